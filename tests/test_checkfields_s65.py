@@ -63,7 +63,7 @@ RELEASE = 'releases:\n  "0.6.0":\n    '
     (RELEASE + 'sections: {"": [a, a]}\n    open: {}\n    null: []\n',
      'releases, 0.6.0: sections, "" lists \'a\' twice; list each once'),
     (RELEASE + 'sections: {"": [a, yes]}\n    open: {}\n    null: []\n',
-     'releases, 0.6.0, sections, "", "" item 2: must be text, got True'),
+     'releases, 0.6.0, sections, "", "" item 2: must be text, got true'),
     (RELEASE + 'sections: {"": [a, Max-Len]}\n    open: {}\n    null: []\n',
      'releases, 0.6.0: sections, "": \'Max-Len\' is no field name'),
     ('releases:\n  "0.6":\n    sections: {"": [a]}\n    open: {}\n    null: []\n',
@@ -175,7 +175,7 @@ def test_a_rope_type_key_is_read_whatever_its_value_as_vllm_reads_it():
     # vLLM reads rope_type where the key is there, null too, not the legacy type beside it
     problems = _problems({"model": {"model_path": "x", "max_model_len": 131072,
                                     "rope_scaling": {"rope_type": None, "type": "yarn", **YARN_4}}})
-    assert ("rope-scaling-wrong", "model.rope_scaling.rope_type must be yarn, got None") in problems
+    assert ("rope-scaling-wrong", "model.rope_scaling.rope_type must be yarn, got null") in problems
 
 
 def test_write_removes_a_rope_scaling_whose_rope_type_is_not_the_models_own():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.tables import load_catalog
+from solver.tables import load_catalog, yaml_brief
 from solver.trinity import load_config_mapping, trinity_config_problems
 
 EXAMPLE = Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml"
@@ -32,7 +32,7 @@ def _rope(rope_scaling: dict[str, object], **sections: object) -> dict[str, obje
 @pytest.mark.parametrize(("modern", "legacy"), [("yarn", "linear"), (None, "yarn"), ("yarn", "YaRN")])
 def test_two_rope_types_that_differ_are_refused_where_vllm_takes_them(modern: object, legacy: object):
     problems = _problems(_rope({"rope_type": modern, "type": legacy, **YARN}))
-    refused = ("rope-types-differ-refused", DIFFER_WORDS.format(modern=repr(modern), legacy=repr(legacy)))
+    refused = ("rope-types-differ-refused", DIFFER_WORDS.format(modern=yaml_brief(modern), legacy=yaml_brief(legacy)))
     assert refused in problems
     assert [code for code, _ in problems].count("rope-types-differ-refused") == 1
 

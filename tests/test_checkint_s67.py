@@ -48,8 +48,8 @@ def test_a_whole_number_or_its_text_in_an_int_key_says_nothing(value: Any):
     assert _problems({"model": QWEN, "buffer": {"batch_size": value}}) == []
 
 
-@pytest.mark.parametrize(("value", "shown"), [(8.0, "8.0"), (8.5, "8.5"), (1e3, "1000.0"), (math.inf, "inf"),
-                                              (True, "True"), ("8.0", "'8.0'"), ("0x10", "'0x10'"), ("1e3", "'1e3'")])
+@pytest.mark.parametrize(("value", "shown"), [(8.0, "8.0"), (8.5, "8.5"), (1e3, "1000.0"), (math.inf, ".inf"),
+                                              (True, "true"), ("8.0", "'8.0'"), ("0x10", "'0x10'"), ("1e3", "'1e3'")])
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_every_release_refuses_what_an_int_field_does_not_take(value: Any, shown: str, version: str | None):
     assert _problems({"model": QWEN, "buffer": {"batch_size": value}}, version) == [(

@@ -1025,9 +1025,10 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pools 'K' and '\u212a' ('\\u212a') differ only in case: output tells them apart by case alone; rename one"),
         ("pools:\n  - {name: on, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool True, name: must be text, got True (YAML reads it, unquoted, as true or false: put it in quotes)"),
+         ("pool true, name: must be text, got true (YAML reads it, unquoted, as true or false: quote it to keep it as "
+          "text)")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: 010, model: 4B, max_model_len: 4096}\n",
-         "job 8, name: must be text, got 8 (YAML reads it, unquoted, as a number: put it in quotes)"),
+         "job 8, name: must be text, got 8 (YAML reads it, unquoted, as a number: quote it to keep it as text)"),
         ('pools:\n  - {name: "a\\e[31m", gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n',
          "pool 'a\\x1b[31m', name: must be printable text (no control characters), got 'a\\x1b[31m'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: ../x, model: 4B, max_model_len: 4096}\n",
@@ -1048,7 +1049,7 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool a, host_ram_gb: must be above 0, got 0"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: .inf}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096}\n"),
-         "pool a, host_ram_gb: must be a finite number, got inf"),
+         "pool a, host_ram_gb: must be a finite number, got .inf"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 0}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool a, gpus_per_node: must be above 0, got 0"),

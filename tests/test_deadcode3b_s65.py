@@ -35,8 +35,8 @@ def _cells_with_source(tmp_path: Path, source: str) -> Path:
     ("{document: my bench}", "source: missing field 'section' (fields: document, section)"),
     ("{document: my bench, section: t1, page: 3}", "source: unknown field 'page' (fields: document, section)"),
     ("{document: 5, section: t1}",
-     "source, document: must be text, got 5 (YAML reads it, unquoted, as a number: put it in quotes)"),
-    ("5", "source: must be text, got 5 (YAML reads it, unquoted, as a number: put it in quotes)"),
+     "source, document: must be text, got 5 (YAML reads it, unquoted, as a number: quote it to keep it as text)"),
+    ("5", "source: must be text, got 5 (YAML reads it, unquoted, as a number: quote it to keep it as text)"),
     ("[1, 2]", "source: must be text, got [1, 2]"),
 ], ids=["missing", "unknown", "mapping-field-type", "number", "list"])
 def test_a_cells_files_source_problem_names_its_field_not_pydantic_tags(cli, tmp_path: Path, source: str, problem: str):

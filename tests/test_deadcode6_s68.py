@@ -43,7 +43,7 @@ def test_a_file_system_that_cannot_be_asked_is_not_read_only(tmp_path: Path, mon
     assert on_read_only_mount(tmp_path) is False
 
 
-@pytest.mark.parametrize(("value", "shown"), [(float("inf"), "inf"), (float("nan"), "nan")])
+@pytest.mark.parametrize(("value", "shown"), [(float("inf"), ".inf"), (float("nan"), ".nan")])
 def test_a_non_finite_rope_factor_is_not_a_number(value: float, shown: str):
     # OmegaConf reads .inf and .nan as floats: a YaRN factor, no count (`NUMBER_KEYS`), is refused as no number too.
     rope = {"rope_type": "yarn", "factor": value, "original_max_position_embeddings": 32768}

@@ -1035,7 +1035,7 @@ def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (("  logits: ", "  logits: .inf  # "), "coefficients, logits: must be a finite number, got inf"),
+        (("  logits: ", "  logits: .inf  # "), "coefficients, logits: must be a finite number, got .inf"),
         (("  states: ", "  states: -1  # "), "coefficients, states: must be at least 0, got -1"),
         (("  states: ", "  states: many  # "), "coefficients, states: must be a number, got 'many'"),
         # Quoted, a number is text, as in every other file of numbers (and as margin's was already).
@@ -1047,11 +1047,12 @@ def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
                                                        "YAML reads it as text: write it without quotes)")),
         (("margin: 0.01", "margin: '0.01'"),
          "margin: must be a number, got '0.01' (quoted, YAML reads it as text: write it without quotes)"),
-        (("  usable: ", "  usable: true  # "), "coefficients, usable: must be a number, got True"),
+        (("  usable: ", "  usable: true  # "), "coefficients, usable: must be a number, got true"),
         (("margin: 0.01", "margin: 1.0"), "margin: must be below 1, got 1.0"),  # no room left to fit in
         (("  usable_env: ", "  usable_env: 0.5  # "),
          "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),
-        (("least_memory_gib: 80.0", "least_memory_gib: .nan"), "fit, range, least_memory_gib: must be a finite number, got nan"),
+        (("least_memory_gib: 80.0", "least_memory_gib: .nan"),
+         "fit, range, least_memory_gib: must be a finite number, got .nan"),
         (("least_memory_gib: 80.0", "least_memory_gib: 500.0"),
          "fit, range: least_memory_gib (500) is above most_memory_gib (95.5771)"),
         # The range's true-or-false fields are flags, as every other: quoted, a YAML boolean is text.

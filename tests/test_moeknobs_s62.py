@@ -130,8 +130,8 @@ def test_scaling_off_gives_the_cluster_placement_a_flat_offload_weight(tmp_path:
 @pytest.mark.parametrize(("value", "shown"), [
     ("2", "got 2"),
     ("'yes'", "got 'yes' (quoted, YAML reads it as text: write it without quotes)"),
-    ("null", "got None"),
-    ("[true]", "got [True]"),
+    ("null", "got null"),
+    ("[true]", "got [true]"),
 ])
 def test_a_bad_offload_moe_scaling_exits_2_in_one_line(cli: Cli, tmp_path: Path, value: str, shown: str):
     path = _weights_file(tmp_path, f"offload: 1.0\nsp: 0.1\nenv: 0.01\noffload_moe_scaling: {value}\n")

@@ -299,7 +299,7 @@ def test_a_trinity_fields_error_names_the_top_section_as_quotes(tmp_path: Path, 
     with pytest.raises(TableError) as raised:
         load_validated(TrinityFields, path)
     assert str(raised.value) == (f"{path}: releases, 0.6.0, sections, {where}: must be text, got 1 (YAML reads it, "
-                                 "unquoted, as a number: put it in quotes)")
+                                 "unquoted, as a number: quote it to keep it as text)")
 
 
 @pytest.mark.parametrize(("release", "error"), [

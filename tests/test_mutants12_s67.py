@@ -124,7 +124,7 @@ def test_the_flags_batch_and_rollout_are_named_in_the_order_of_the_limits(cli: C
 
 
 @pytest.mark.parametrize(("field", "problem"), [
-    ("gpus_per_node: 8, nodes: false", "nodes: must be a whole number, got False"),
+    ("gpus_per_node: 8, nodes: false", "nodes: must be a whole number, got false"),
     ("nodes: 1, gpus_per_node: 0", "gpus_per_node: must be above 0, got 0"),
     ("gpus_per_node: 8, nodes: 1, host_ram_gb: 0", "host_ram_gb: must be above 0, got 0")])
 def test_only_a_pools_nodes_of_0_is_told_how_buy_weighs_a_gpu_type(

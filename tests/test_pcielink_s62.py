@@ -82,7 +82,7 @@ def test_the_shipped_weights_weigh_sp_three_times_over_pcie_and_a_file_with_the_
 
 @pytest.mark.parametrize(("value", "problem"), [
     ("0.5", "sp_pcie_factor: must be at least 1, got 0.5"),
-    ("yes", "sp_pcie_factor: must be a number, got True"),
+    ("yes", "sp_pcie_factor: must be a number, got true"),
 ])
 def test_a_bad_sp_pcie_factor_is_refused_in_one_line(cli, tmp_path: Path, value: str, problem: str):
     weights = tmp_path / "weights.yaml"

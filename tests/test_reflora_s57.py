@@ -43,7 +43,7 @@ def _trainer_rank(rank: str) -> str:
     return f"trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model: {{lora_rank: {rank}}}\n"
 
 
-@pytest.mark.parametrize(("rank", "shown"), [("true", "True"), ("false", "False"), ("8.5", "8.5"), ('"r8"', "'r8'")])
+@pytest.mark.parametrize(("rank", "shown"), [("true", "true"), ("false", "false"), ("8.5", "8.5"), ('"r8"', "'r8'")])
 @pytest.mark.parametrize(("flags", "line"), [
     # Trinity 0.5 merges trainer_config into its typed veRLConfig as it loads the config (lora_rank: int).
     (("--trinity-version", "0.5"), ("lora-rank-not-a-number-refused", f", with Trinity 0.5: {FIX}")),
@@ -71,7 +71,7 @@ def test_a_lora_config_rank_of_true_is_refused_with_every_release(cli, tmp_path:
     text = CONFIG.format(lora="  lora_configs: [{lora_rank: true}]\n", trainer="")
     assert config_lines(cli, tmp_path, text, flags, "lora-rank") == ([(
         "lora-rank-not-a-number-refused",
-        f"model.lora_configs[0].lora_rank is True, {TYPED}, with every Trinity release and verl version: {FIX}")],
+        f"model.lora_configs[0].lora_rank is true, {TYPED}, with every Trinity release and verl version: {FIX}")],
         True, 1)
 
 

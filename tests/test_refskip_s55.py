@@ -49,7 +49,7 @@ def test_a_ref_whose_forward_runs_keeps_both_lines(cli, tmp_path: Path, lora: st
     # would read as 1): verl runs no LoRA (an empty path is LoRA, and an empty list of LoRA configs is refused:
     # test_lora_s56). Trinity 0.5's typed config refuses the rank true itself (test_reflora_s57): a third line says so.
     refused = [("lora-rank-not-a-number-refused", (
-        "trainer.trainer_config.actor_rollout_ref.model.lora_rank is True, not a whole number: Trinity's typed config "
+        "trainer.trainer_config.actor_rollout_ref.model.lora_rank is true, not a whole number: Trinity's typed config "
         "(OmegaConf's int field) refuses it, with Trinity 0.5: write the rank as a whole number"))]
     assert _problems(cli, tmp_path, "grpo", lora, roles) == [
         ("role-sp-differs", (f"{REF_SP} 4 is not the actor's 2: Trinity 0.5 runs that role's forward at SP 4 within "

@@ -1655,7 +1655,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
          ["trainer.ulysses_sequence_parallel_size must be at least 1, got 0"]),
         ({}, "4B", 0, ["the trainer needs at least 1 GPU, got 0"]),
         ({"model": {"max_model_len": True}}, "4B", 1,
-         [f"model.max_model_len must be a whole number, got True: {INT_FIELD_REFUSES}"]),
+         [f"model.max_model_len must be a whole number, got true: {INT_FIELD_REFUSES}"]),
         ({"model": {"max_model_len": 4096, "max_prompt_tokens": 0, "max_response_tokens": 4096}}, "4B", 1, []),
         ({"model": {"max_model_len": 4096, "max_prompt_tokens": 1024, "max_response_tokens": -1}}, "4B", 1,
          ["model.max_response_tokens must be at least 0, got -1"]),
@@ -2538,7 +2538,7 @@ def test_interpolations_resolve_as_omegaconf_resolves_them(expression: str, reso
     ("${oc.decode:'a}'}", "k: OmegaConf cannot decode 'a}' in \"${oc.decode:'a}'}\": '}' closes nothing (character 2)"),
     ("${}", "k: OmegaConf cannot read '${}': an empty interpolation (character 1)"),
     ("a${oc.decode:true}",
-     "k: '${oc.decode:true}': OmegaConf's oc.decode takes text or null, not True (quote it: \"true\")"),
+     "k: '${oc.decode:true}': OmegaConf's oc.decode takes text or null, not true (quote it: \"true\")"),
     # references to keys the config has not, or above its top
     ("${..max_model_len}", "k: cannot resolve '${..max_model_len}': it climbs above the config's top"),
     ("${model.max_model_len}", "k: cannot resolve '${model.max_model_len}': the config has no model"),
@@ -2561,10 +2561,10 @@ def test_the_checks_read_a_typed_keys_text_as_before(text: str, decoded: object)
 
 
 @pytest.mark.parametrize(("text", "problems"), [
-    ("inf", [f"model.max_model_len must be a whole number, got inf: {INT_FIELD_REFUSES}"]),  # a float to OmegaConf
+    ("inf", [f"model.max_model_len must be a whole number, got .inf: {INT_FIELD_REFUSES}"]),  # a float to OmegaConf
     (".inf", [f"model.max_model_len must be a whole number, got '.inf': {INT_FIELD_REFUSES}"]),  # text to it
-    ("nan", [f"model.max_model_len must be a whole number, got nan: {INT_FIELD_REFUSES}"]),
-    ("true", [f"model.max_model_len must be a whole number, got True: {INT_FIELD_REFUSES}"]),
+    ("nan", [f"model.max_model_len must be a whole number, got .nan: {INT_FIELD_REFUSES}"]),
+    ("true", [f"model.max_model_len must be a whole number, got true: {INT_FIELD_REFUSES}"]),
     ("[1,2]", [f"model.max_model_len must be a whole number, got [1, 2]: {INT_FIELD_REFUSES}"]),  # a list to OmegaConf
     ("16384", []),
 ])

@@ -120,6 +120,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         read_user_file,
         resolved_path,
         same_file,
+        unquoted_text_hint,
         yaml_error_place,
         yaml_limit,
         yaml_tab_problem,
@@ -172,6 +173,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         shown_value,
         thousands_of_tokens,
         with_own_hint,
+        yaml_brief,
     )
 else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
 
@@ -322,9 +324,11 @@ __all__ = [
     "tenths_down",
     "thousands_of_tokens",
     "trinity_release",
+    "unquoted_text_hint",
     "vouches_for",
     "with_own_hint",
     "without_none",
+    "yaml_brief",
     "yaml_error_place",
     "yaml_limit",
     "yaml_tab_problem",

@@ -17,7 +17,7 @@ from solver.tables.loaders import load_catalog
 from solver.tables.model_config import load_model_config, model_config_file
 from solver.tables.reading import given_path, load_validated, read_user_file
 from solver.tables.schema import Model
-from solver.tables.text import QueryError, TableError, check_types, normalise, with_own_hint
+from solver.tables.text import QueryError, TableError, check_types, normalise, with_own_hint, yaml_brief
 
 OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
 """What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
@@ -171,8 +171,8 @@ def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") 
 def _read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[RunningJob, ...]:
     raw = _current_json(path)
     if raw["schema_version"] != schema_version:
-        raise TableError(f"{path}: schema_version is {raw['schema_version']!r}: this release of rft-solver reads "
-                         f"{schema_version} (place the fleet again with this release's solve cluster --json)")
+        raise TableError(f"{path}: schema_version is {yaml_brief(raw['schema_version'])}: this release of rft-solver "
+                         f"reads {schema_version} (place the fleet again with this release's solve cluster --json)")
     try:
         current = CurrentFile.model_validate(raw)
     except ValidationError as error:

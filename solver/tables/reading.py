@@ -7,6 +7,7 @@ readers of a user's file (`read_user_file`), of the models file (`load_models`) 
 from __future__ import annotations
 
 import copy
+import datetime
 import difflib
 import os
 import re
@@ -37,6 +38,7 @@ from solver.tables.text import (
     named_jobs,
     normalise,
     thousands_of_tokens,
+    yaml_brief,
 )
 
 
@@ -116,10 +118,18 @@ class UniqueKeys:
                 raise TableError(f"line {key_node.start_mark.line + 1}: a key must be a plain value, "
                                  f"not a {type(key).__name__}")
             if key in seen:
-                raise TableError(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice")
+                raise TableError(f"line {key_node.start_mark.line + 1}: key {_key_as_written(key, key_node)} appears "
+                                 "twice")
             seen.add(key)
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # type: ignore[misc]
         return mapping
+
+
+def _key_as_written(key: Any, node: yaml.Node) -> str:
+    """A mapping's `key`, read from `node`, as a message names it: ``'gpu'``, ``true``, or as written where YAML read it
+    as another value (``'yes', which YAML reads as true,``)."""
+    shown = repr(key) if isinstance(key, str) else yaml_brief(key)
+    return shown if isinstance(key, str) or node.value == shown else f"{node.value!r}, which YAML reads as {shown},"
 
 
 class WrittenKeys:
@@ -268,9 +278,10 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
             node = node[key]
             label, field = _ITEM_LABELS.get(container, ("item {}", ""))
             identity = node.get(field) if isinstance(node, dict) else None
-            if not isinstance(identity, (str, int, float)):  # a list or a mapping names nothing
+            if not isinstance(identity, (str, int, float, datetime.date)):  # a list or a mapping names nothing
                 identity = None
-            written = str(identity)  # no control codes raw, nor outer spaces or an empty name unseen
+            written = identity if isinstance(identity, str) else yaml_brief(identity)  # false, not False
+            # no control codes raw, nor outer spaces or an empty name unseen
             text = written if written.isprintable() and written == written.strip(" ") != "" else repr(identity)
             shown = text if len(text) <= 40 else f"{text[:37]}..."
             words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
@@ -381,7 +392,7 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
         problem = listed
     elif first["type"] in _PLAIN_PROBLEMS:
         refused = _Refused(first["type"], first["input"], location, raw, recheck)
-        problem = f"{_plain_problem(first)}, got {brief(first['input'])}{_hint(refused)}"
+        problem = f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused)}"
     else:
         problem = _own_words(first)
     where = _describe_location(raw, location)
@@ -670,11 +681,24 @@ def _gpu_memory_with_unit(refused: _Refused) -> str | None:
 
 
 def _text_read_unquoted_as_another_type(refused: _Refused) -> str | None:
-    """Text that YAML reads, unquoted, as true or false or a number (a name ``on``, ``010``)."""
-    if not (refused.kind == "string_type" and isinstance(refused.value, (bool, int, float))):
-        return None
-    kind = "true or false" if isinstance(refused.value, bool) else "a number"
-    return f" (YAML reads it, unquoted, as {kind}: put it in quotes)"
+    """Text that YAML reads, unquoted, as another type (`unquoted_text_hint`)."""
+    return (unquoted_text_hint(refused.value) or None) if refused.kind == "string_type" else None
+
+
+def unquoted_text_hint(value: Any) -> str:
+    """For a value a YAML file gave where text is asked, which YAML read, unquoted, as another type: true or false
+    (a name ``on``, ``no``), a number (``010``, ``1.0e+3``), a date (``2024-01-01``) or null (``~``, or nothing), the
+    hint to quote it: `` (YAML reads it, unquoted, as a date: quote it to keep it as text)``; "" for other values."""
+    if value is None:  # most often nothing written at all
+        return (" (YAML reads an empty value, or ~ or null unquoted, as null: give the text, in quotes to keep ~ or "
+                "null)")
+    kind = next((words for types, words in _READ_AS_ANOTHER_TYPE if isinstance(value, types)), None)
+    return f" (YAML reads it, unquoted, as {kind}: quote it to keep it as text)" if kind else ""
+
+
+_READ_AS_ANOTHER_TYPE: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "true or false"), ((int, float), "a number"), (datetime.date, "a date"))
+"""The types YAML reads unquoted text as, besides null, each in words (bool before int: a bool is an int)."""
 
 
 _HINTS: tuple[Callable[[_Refused], str | None], ...] = (

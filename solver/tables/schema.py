@@ -58,6 +58,7 @@ from solver.tables.text import (
     normalise,
     require_printable,
     thousands_of_tokens,
+    yaml_brief,
 )
 
 Count = Annotated[int, Strict(), Gt(0)]
@@ -623,7 +624,7 @@ class Table(Frozen):
                     cells = {canonical(model): cell for model, cell in row["cells"].items()}
                     if len(cells) < len(row["cells"]):
                         twice = first_repeated([canonical(model) for model in row["cells"]])
-                        raise ValueError(f"row max_model_len={brief(row.get('max_model_len'))}: two cells for "
+                        raise ValueError(f"row max_model_len={yaml_brief(row.get('max_model_len'))}: two cells for "
                                          f"{twice} (by two of its names)")
                     row = {**row, "cells": cells}
                 renamed["rows"].append(row)

@@ -1,9 +1,11 @@
 """One-line errors (and `Undecided`, a question left open) and the helpers that word them: printable text, names as
-matched, brief, cut, numbers as shown, counted, and_more."""
+matched, brief (yaml_brief for a file's values), cut, numbers as shown, counted, and_more."""
 
 from __future__ import annotations
 
+import datetime
 import difflib
+import math
 import numbers
 import os
 import re
@@ -314,9 +316,31 @@ class _Brief(reprlib.Repr):
         return super().repr1(x, level)
 
 
-_BRIEF = _Brief()
-_BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
-_BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
+class _YamlBrief(_Brief):
+    """`_Brief` in YAML's spelling, for a value a file gave: true, false, null, a date as written (``2024-01-01``),
+    ``.inf`` and ``.nan``; text quoted as Python does (``'32k'``), which YAML reads back as the same text."""
+
+    def repr1(self, x: Any, level: int) -> str:
+        if isinstance(x, bool):
+            return "true" if x else "false"
+        if x is None:
+            return "null"
+        if isinstance(x, datetime.date):  # a datetime too: YAML's timestamp, as str() writes it
+            return str(x)
+        if isinstance(x, float) and not math.isfinite(x):
+            return ".nan" if math.isnan(x) else ".inf" if x > 0 else "-.inf"
+        return super().repr1(x, level)
+
+
+def _cut_like_a_message(shown: _Brief) -> _Brief:
+    """`shown` with the limits of a one-line message: three levels deep, six items of a list or mapping."""
+    shown.maxlevel, shown.maxstring, shown.maxlong, shown.maxother = 3, 100, 5000, 100
+    shown.maxlist = shown.maxtuple = shown.maxdict = shown.maxset = 6
+    return shown
+
+
+_BRIEF = _cut_like_a_message(_Brief())
+_YAML_BRIEF = _cut_like_a_message(_YamlBrief())
 
 
 def and_more(items: Sized, shown: int = 1) -> str:
@@ -366,11 +390,22 @@ def brief(value: Any) -> str:
     """`value`'s repr, cut to 60 characters (a one-line message must stay one short line). Nested lists
     and mappings are cut as they are shown, so that YAML's aliases, which can nest a value a billion times
     in a few lines, cost no more than a short value."""
+    return _cut_repr(_BRIEF, value)
+
+
+def yaml_brief(value: Any) -> str:
+    """A value a YAML or JSON file gave, as `brief` shows it but in the file's spelling: ``true``, ``null``,
+    ``2024-01-01`` (Python's ``True``, ``None``, ``datetime.date(2024, 1, 1)`` are not what the user wrote)."""
+    return _cut_repr(_YAML_BRIEF, value)
+
+
+def _cut_repr(shown: reprlib.Repr, value: Any) -> str:
+    """`value` as `shown` writes it, cut to 60 characters."""
     try:
-        shown = _BRIEF.repr(value)
+        written = shown.repr(value)
     except ValueError:  # an integer longer than Python writes out (4300 digits)
         return f"a whole number of about {int(value.bit_length() * 0.30103)} digits"
-    return cut(shown)
+    return cut(written)
 
 
 def path_text(path: os.PathLike[str] | str) -> str:

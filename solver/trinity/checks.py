@@ -37,13 +37,13 @@ from solver.rules import (
 from solver.tables import (
     Model,
     TrinityVersion,
-    brief,
     it_or_them,
     load_trinity_fields,
     remove_padding_violation,
     shown_number,
     sp_attention_violation,
     sp_rule_violation,
+    yaml_brief,
 )
 from solver.tables.model_config import LEGACY_ROPE_TYPES, rope_scaling_problem
 from solver.trinity.interpolation import (
@@ -190,7 +190,7 @@ class _ConfigChecks:
                         if isinstance(raw, str) and "oc.decode" in raw else
                         ("an oc.env value stays text there", "write the number, or ${oc.decode:...} around it"))
             self.add(ConfigProblemCode.NUMBER_AS_TEXT, (
-                f"{dotted(path)} is the text {brief(resolved)}: {dotted(path[:2])} reaches the model as written "
+                f"{dotted(path)} is the text {yaml_brief(resolved)}: {dotted(path[:2])} reaches the model as written "
                 f"({why}); {fix}"))
         return decoded
 
@@ -247,10 +247,10 @@ class _ConfigChecks:
         if path[-1] in NUMBER_KEYS:
             return self.whole_number(path)
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{dotted(path)} must be a number, got {brief(raw)}")
+            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{dotted(path)} must be a number, got {yaml_brief(raw)}")
             return None
         if not math.isfinite(raw):  # OmegaConf's inf or nan: no count of tokens, GPUs or positions
-            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{dotted(path)} must be a finite number, got {raw!r}")
+            self.add(ConfigProblemCode.NOT_A_NUMBER, f"{dotted(path)} must be a finite number, got {yaml_brief(raw)}")
             return None
         return raw
 
@@ -263,7 +263,7 @@ class _ConfigChecks:
         whole = omegaconf_integer(resolved)
         if whole is not None:
             return whole
-        wrong = f"{dotted(path)} must be a whole number, got {brief(resolved)}"
+        wrong = f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
         if _schema_refuses(path, self.version):
             self.add(ConfigProblemCode.WRONG_TYPE_REFUSED, f"{wrong}: {_typed_field_refuses_words(path, 'int')}")
         else:
@@ -550,7 +550,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         _check_given_over_own(checks, model, length)
     elif own_rope is not None and rope is not None:  # no mapping: its value, which has no RoPE type
         checks.add(ConfigProblemCode.ROPE_SCALING_REPLACES_OWN, (
-            f"model.rope_scaling ({brief(rope)}) would replace {model.name}'s own {own_rope} RoPE scaling: "
+            f"model.rope_scaling ({yaml_brief(rope)}) would replace {model.name}'s own {own_rope} RoPE scaling: "
             "remove it"))
     wanted = model.yarn_factor(int(length)) if length is not None else None
     if (length is not None and rope is None and wanted is None and length > model.vllm_longest_length
@@ -564,7 +564,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
-                   f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
+                   f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
     unneeded = length is not None and length <= native and own_rope is None and given_rope == "yarn"
     if unneeded and length is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
@@ -611,7 +611,7 @@ def _check_rope_types(checks: _ConfigChecks, rope: Any) -> None:
     modern, legacy = (checks.value(path) for path in paths)
     if checks.unreadable & set(paths) or modern == legacy or (modern, legacy) in VLLM_SAME_ROPE_TYPES:
         return
-    given = f"model.rope_scaling names its type twice, rope_type {brief(modern)} and type {brief(legacy)}"
+    given = f"model.rope_scaling names its type twice, rope_type {yaml_brief(modern)} and type {yaml_brief(legacy)}"
     fix = "remove type, or give it rope_type's value"
     if _vllm_takes_rope_scaling(checks):
         checks.add(ConfigProblemCode.ROPE_TYPES_DIFFER_REFUSED, (
@@ -663,8 +663,8 @@ def _check_given_over_own(checks: _ConfigChecks, model: Model, length: float | N
     own = f"{model.name}'s own {model.rope_scaling} RoPE scaling"
     if given_rope != model.rope_scaling:
         checks.add(ConfigProblemCode.ROPE_SCALING_REPLACES_OWN, (
-            f"model.rope_scaling ({brief(given_rope)}) would replace {own}: the rollout's vLLM takes the given one, "
-            f"not the config.json's, and derives {vllm_length_words(model, given)} from it as its longest length "
+            f"model.rope_scaling ({yaml_brief(given_rope)}) would replace {own}: the rollout's vLLM takes the given "
+            f"one, not the config.json's, and derives {vllm_length_words(model, given)} from it as its longest length "
             f"(from the config.json's: {vllm_length_words(model, model.vllm_longest_length)}); remove it"))
     if length is not None and length > given and _vllm_refuses_past_native(checks):
         skipped = " (it applies no RoPE scaling's factor to a Gemma 3's length)" if model.vllm_skips_rope_factor else ""
@@ -738,9 +738,9 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
     rollout_rope = None if value_at(checks.mapping, rollout_rope_path) == MISSING else checks.value(rollout_rope_path)
     rope = checks.value(_ROPE_SCALING)
     if isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values() and rollout_rope != rope:
-        trainer_rope = f"model.rope_scaling, {brief(rope)}" if rope is not None else "no model.rope_scaling"
+        trainer_rope = f"model.rope_scaling, {yaml_brief(rope)}" if rope is not None else "no model.rope_scaling"
         checks.add(ConfigProblemCode.ROLLOUT_ROPE_SCALING_DIFFERS, (
-            f"explorer.rollout_model.rope_scaling ({brief(rollout_rope)}) is not what the trainer takes "
+            f"explorer.rollout_model.rope_scaling ({yaml_brief(rollout_rope)}) is not what the trainer takes "
             f"({trainer_rope}): the rollout's vLLM samples at other positions than the trainer trains at; remove it "
             "(Trinity gives the rollout model.rope_scaling)"))
     rollout_length = checks.number((*ROLLOUT_MODEL, "max_model_len"))
@@ -811,7 +811,7 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     unread = checks.unreadable & {(*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type")}  # a problem already
     if rope_type != "yarn" and not unread:
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
-                   f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")
+                   f"model.rope_scaling.rope_type must be yarn, got {yaml_brief(rope_type)}")
     # A value that cannot be read is a problem already (number says so): only a wrong or missing one is.
     factor_path = (*_ROPE_SCALING, "factor")
     factor = checks.number(factor_path)
@@ -933,7 +933,7 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigPro
     checks.flags_judged.add(path)
     value = checks.flag(path)
     if value is not None and omegaconf_boolean(value) is None:
-        wrong = f"{'.'.join(path)} must be true or false, got {brief(value)}"
+        wrong = f"{'.'.join(path)} must be true or false, got {yaml_brief(value)}"
         if _schema_refuses(path, version):
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, f"{wrong}: Trinity refuses the config")
         else:
@@ -1156,7 +1156,7 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
     trainer's or the actor's) has the trainer strategy fsdp2."""
     given = checks.value(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, checks.mapping, version)
-    got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
+    got = yaml_brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
     noted = (("trainer", "offload_policy"), offload_path("actor", "offload_policy")) if actor_noted else ()
     for policy in [("trainer", "offload_policy"), *(offload_path(role, "offload_policy") for role in ROLES)]:
         if policy in noted:
@@ -1355,10 +1355,10 @@ def _check_read_type(checks: _ConfigChecks, path: Path, version: TrinityVersion 
         return
     value = checks.flag(path) if path[-1] in FLAG_KEYS else checks.value(path)
     if path[-1] in FLAG_KEYS and value is not None and omegaconf_boolean(value) is None:
-        wrong, field, code = (f"must be true or false, got {brief(value)}", "bool",
+        wrong, field, code = (f"must be true or false, got {yaml_brief(value)}", "bool",
                               ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED)
     elif path[-1] in TEXT_KEYS and isinstance(value, (Mapping, list)):
-        wrong, field, code = f"must be text, got {brief(value)}", "str", ConfigProblemCode.WRONG_TYPE_REFUSED
+        wrong, field, code = f"must be text, got {yaml_brief(value)}", "str", ConfigProblemCode.WRONG_TYPE_REFUSED
     else:
         return
     if _schema_refuses(path, version):

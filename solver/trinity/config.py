@@ -25,12 +25,12 @@ from solver.tables import (
     MAX_TRAIN_BATCH,
     TrinityVersion,
     and_joined,
-    brief,
     check_types,
     counted,
     it_or_them,
     looks_like,
     model_name_from_path,
+    yaml_brief,
 )
 from solver.trinity.interpolation import VariablesRead, dotted
 from solver.trinity.keys import (
@@ -108,7 +108,7 @@ def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int
     listed = AUXILIARY_MODELS
     auxiliary = reader.get(listed) or []
     if not isinstance(auxiliary, list):
-        raise ConfigError(f"{reader.where(listed)} must be a list, got {brief(auxiliary)}")
+        raise ConfigError(f"{reader.where(listed)} must be a list, got {yaml_brief(auxiliary)}")
     for index in range(len(auxiliary)):
         if not isinstance(reader.get((*listed, index)), Mapping):
             raise ConfigError(f"{reader.where((*listed, index))} must be a mapping")
@@ -133,7 +133,7 @@ def _read_model(reader: ConfigReader, names: OptionNames) -> tuple[str, str]:
         raise ConfigError(f"{reader.name}: missing model.model_path"
                           f"{looks_like(reader.data, None) or model_path_needed(names)}")
     if not isinstance(model_path, str):
-        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
+        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {yaml_brief(model_path)}")
     model = model_name_from_path(model_path)
     if not model:
         raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
@@ -151,7 +151,7 @@ def _read_mode(reader: ConfigReader) -> str | None:
                           "the tables never measured (rft-solver plans the trainer of mode both or train)")
     if mode not in (None, *TRAINER_MODES):
         raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
-                          f"colocate, as Trinity takes it, got {brief(mode)}")
+                          f"colocate, as Trinity takes it, got {yaml_brief(mode)}")
     return mode
 
 
@@ -162,7 +162,7 @@ def _check_one_trainer(reader: ConfigReader) -> None:
     if stages is None:
         return
     if not isinstance(stages, list):
-        raise ConfigError(f"{reader.where(('stages',))} must be a list of stages, got {brief(stages)}")
+        raise ConfigError(f"{reader.where(('stages',))} must be a list of stages, got {yaml_brief(stages)}")
     for index in range(len(stages)):
         if not isinstance(reader.get(("stages", index)), Mapping):
             raise ConfigError(f"{reader.where(('stages', index))} must be a mapping")
@@ -184,7 +184,7 @@ def _check_verl_trainer(reader: ConfigReader) -> None:
                           "FSDP trainer)")
     if trainer_type != "verl":
         raise ConfigError(f"{reader.where(('trainer', 'trainer_type'))} must be verl (or tinker), as Trinity takes it, "
-                          f"got {brief(trainer_type)}")
+                          f"got {yaml_brief(trainer_type)}")
 
 
 def _check_local_rollout(reader: ConfigReader, mode: str | None) -> None:
@@ -587,8 +587,8 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
     why = ("is not a list: Trinity's typed config refuses it when it loads the config" if not isinstance(value, list)
            else "is an empty list: Trinity takes its first LoRA config (lora_configs[0]) and so fails to load the "
            "config" if not value else
-           f"holds {brief(value[0])}, not a LoRA config (a mapping): Trinity's typed config refuses it when it loads "
-           "the config" if len(value) == 1 else
+           f"holds {yaml_brief(value[0])}, not a LoRA config (a mapping): Trinity's typed config refuses it when it "
+           "loads the config" if len(value) == 1 else
            f"holds {len(value)} LoRA configs: Trinity refuses more than one (\"Only one lora adapter is supported\")")
     return f"{key} {why}: give it one LoRA config, or drop it for no LoRA"
 
@@ -695,7 +695,7 @@ def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | No
         return None
     if rank is None:
         return "null"
-    return brief(rank) if omegaconf_integer(rank) is None else None
+    return yaml_brief(rank) if omegaconf_integer(rank) is None else None
 
 
 def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from solver.tables import NUMBER_TOO_LONG, brief
+from solver.tables import NUMBER_TOO_LONG, yaml_brief
 from solver.trinity.keys import INT_FIELDS, ConfigError
 
 _SUPPORTED = "only references to keys, ${oc.env:VAR,default} and ${oc.decode:...} are supported"
@@ -442,8 +442,9 @@ class _Resolution:
         if text is None:
             return None, None
         if not isinstance(text, str):
-            given = "a list or mapping" if isinstance(text, (list, dict)) else brief(text)
             written = interpolation.arguments[0]
+            given = ("a list or mapping" if isinstance(text, (list, dict))
+                     else written.text.strip() if isinstance(written, _Token) else yaml_brief(text))  # inf, as written
             quoted = self._decodable(text, written.text) if isinstance(written, _Token) else None
             hint = f' (quote it: "{quoted}")' if quoted is not None else ""
             raise ResolvesToNothing(
@@ -452,7 +453,7 @@ class _Resolution:
             element = _Parser(text, _lex(text, "value")).single_element()
         except _GrammarError as error:
             raise ResolvesToNothing(
-                f"{self.where}: OmegaConf cannot decode {brief(text)} in {source!r}: {error}") from None
+                f"{self.where}: OmegaConf cannot decode {yaml_brief(text)} in {source!r}: {error}") from None
         if isinstance(element, _Interpolation):
             return self.located(element)
         return self.value(element), None
@@ -475,7 +476,7 @@ class _Resolution:
             name = self.resolve(part)
             if not isinstance(name, str):
                 raise ConfigError(f"{self.where}: cannot resolve {reference.source!r}: {part.source!r} gives "
-                                  f"{brief(name)}, not a key's name")
+                                  f"{yaml_brief(name)}, not a key's name")
             parts.append(name)
         return "".join(parts)
 
@@ -489,7 +490,7 @@ class _Resolution:
         name = arguments[0]
         if not isinstance(name, str):
             raise ConfigError(f"{self.where}: cannot resolve {source!r}: oc.env takes a variable's name, not "
-                              f"{brief(name)}")
+                              f"{yaml_brief(name)}")
         self.config.environment_read()
         if len(arguments) == 2:
             default = None if arguments[1] is None else str(arguments[1])
@@ -566,7 +567,7 @@ class ConfigValues:
                 return None
             kind, named = (list, "list") if isinstance(key, int) else (Mapping, "mapping")
             if not isinstance(node, kind):
-                raise ConfigError(f"{self.where(path[:depth])} must be a {named}, got {brief(node)}")
+                raise ConfigError(f"{self.where(path[:depth])} must be a {named}, got {yaml_brief(node)}")
             if key not in node if isinstance(node, Mapping) else not 0 <= int(key) < len(node):
                 return None
             if (node[key] if isinstance(node, Mapping) else node[int(key)]) == MISSING:
@@ -594,7 +595,7 @@ class ConfigValues:
             parts = _Parser(text, _lex(text, "")).top()
         except (_GrammarError, RecursionError) as error:  # RecursionError: thousands of ${ inside one another
             problem = "its interpolations nest too deep" if isinstance(error, RecursionError) else error
-            raise ConfigError(f"{where}: OmegaConf cannot read {brief(text)}: {problem}") from None
+            raise ConfigError(f"{where}: OmegaConf cannot read {yaml_brief(text)}: {problem}") from None
         resolution = _Resolution(self, at, where)
         self._resolving.append(at)
         try:
@@ -606,7 +607,7 @@ class ConfigValues:
             else:
                 found = resolution.value(_Joined(parts)), at
         except RecursionError:  # an environment variable decoded into itself, chains thousands long
-            raise ConfigError(f"{where}: cannot resolve {brief(text)}: its interpolations nest too deep") from None
+            raise ConfigError(f"{where}: cannot resolve {yaml_brief(text)}: its interpolations nest too deep") from None
         except ResolvesToNothing as error:
             if at in self._environmental:  # the run's environment may resolve it
                 raise ConfigError(str(error)) from None
@@ -668,7 +669,7 @@ class ConfigValues:
                 raise missing((*at, part))
             key = part
         else:
-            value = "null" if node is None else brief(node)
+            value = "null" if node is None else yaml_brief(node)
             raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: {dotted(at)} is {value}, not a mapping or "
                                     f"list, so it has no {part}")
         if node[key] == MISSING:

@@ -28,7 +28,7 @@ from ruamel.yaml.tokens import CommentToken
 from solver.query import ConfigProblem, ConfigProblemCode, check_host_ram
 from solver.results import CautionCode, Plan, past_validated_note
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
-from solver.tables import Model, TrinityVersion, brief, check_types, it_or_them, parsing_once
+from solver.tables import Model, TrinityVersion, check_types, it_or_them, parsing_once, yaml_brief
 from solver.trinity.checks import trinity_config_problems
 from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import ConfigValues, is_interpolation
@@ -233,7 +233,7 @@ def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str]
             node = child
             continue
         if child is not None:
-            raise ConfigError(f"{'.'.join(path[: depth + 1])} must be a mapping, got {brief(child)}")
+            raise ConfigError(f"{'.'.join(path[: depth + 1])} must be a mapping, got {yaml_brief(child)}")
         subtree: Any = value
         for missing in reversed(path[depth + 1 :]):
             subtree = CommentedMap([(missing, subtree)])
@@ -1195,7 +1195,7 @@ def _as_written(value: Any) -> str:
     """A config's value as YAML writes a scalar (`yaml_scalar`), ``unset`` for none, else briefly."""
     if value is None:
         return "unset"
-    return yaml_scalar(value) if isinstance(value, (bool, int, float, str)) else brief(value)
+    return yaml_scalar(value) if isinstance(value, (bool, int, float, str)) else yaml_brief(value)
 
 
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",

@@ -20,10 +20,11 @@ from solver.tables import (
     TableError,
     TrinityVersion,
     UniqueKeys,
-    brief,
     check_types,
     parsed_once,
     shown_number,
+    unquoted_text_hint,
+    yaml_brief,
     yaml_error_place,
     yaml_limit,
     yaml_tab_problem,
@@ -143,7 +144,7 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
         problem = " ".join(str(problem).split())
         raise ConfigError(f"{name}: {at}{yaml_tab_problem(error, text) or f'malformed YAML: {problem}'}") from None
     if not isinstance(data, Mapping):
-        kind = "an empty document" if data is None else "a list" if isinstance(data, list) else brief(data)
+        kind = "an empty document" if data is None else "a list" if isinstance(data, list) else yaml_brief(data)
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got {kind}")
     return data
 
@@ -184,7 +185,7 @@ class ConfigReader:
             except ValueError:  # longer than Python converts (4300 digits)
                 raise ConfigError(f"{self.where(path)}: {NUMBER_TOO_LONG}") from None
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{self.where(path)} must be a whole number, got {brief(value)}")
+            raise ConfigError(f"{self.where(path)} must be a whole number, got {yaml_brief(value)}")
         if value < minimum:
             raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
         if value > maximum:
@@ -207,7 +208,7 @@ class ConfigReader:
             return False
         read = omegaconf_boolean(value)
         if read is None:
-            raise ConfigError(f"{self.where(path)} must be true or false, got {brief(value)}")
+            raise ConfigError(f"{self.where(path)} must be true or false, got {yaml_brief(value)}")
         return read
 
     def word(self, path: tuple[str, ...]) -> str | None:
@@ -220,7 +221,7 @@ class ConfigReader:
         if value is None:
             return None
         if not isinstance(value, str):
-            raise ConfigError(f"{self.where(path)} must be text, got {brief(value)}")
+            raise ConfigError(f"{self.where(path)} must be text, got {yaml_brief(value)}{unquoted_text_hint(value)}")
         return value
 
 
