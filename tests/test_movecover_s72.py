@@ -47,7 +47,7 @@ def test_an_at_least_job_asked_another_length_says_which_bound(cli: Cli, tmp_pat
 
 
 def test_no_way_as_it_runs_where_ways_ran_out_of_time_is_unproven(cli: Cli, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch):
+                                                                  monkeypatch: pytest.MonkeyPatch):
     # duo started by hand on 2 GPUs, where no plan trains it (its ways take 4): "no-way-at-count" where every solve
     # behind the ways was decided. Where one ran out of time (solo's on 2 GPUs here), the ways may lack one that
     # keeps duo, so its reason claims no more than that the placement is not proven.
@@ -65,3 +65,43 @@ def test_no_way_as_it_runs_where_ways_ran_out_of_time_is_unproven(cli: Cli, tmp_
     assert status == 0 and result["status"] == "feasible" and result["undecided_ways"] > 0
     assert _moves(out)[1][:4] == ("duo", "moves", "move-unproven",
                                   "the placement is not proven best (raise --time-limit)")
+
+
+def _moved_from(cli: Cli, tmp_path: Path, pools: list[dict[str, Any]], job: dict[str, Any],
+                plan: dict[str, object] | None = None, **running: object) -> list[str]:
+    """The `moves:` lines of `solve cluster --current` for `job` alone, where it runs as its placement does, changed
+    by `running` (fields of the placement) and `plan` (fields of its plan)."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump({"pools": pools, "jobs": [job]}), encoding="utf-8")
+    placement = json.loads(cli("cluster", str(fleet), "--json")[1])
+    placement["placements"][0].update(running)
+    placement["placements"][0]["plan"].update(plan or {})
+    now = tmp_path / "now.json"
+    now.write_text(json.dumps(placement), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--current", str(now))
+    assert status == 0
+    return [line for line in out.splitlines() if line.startswith("moves:")]
+
+
+def test_a_job_running_in_a_pool_with_no_way_there_says_so(cli: Cli, tmp_path: Path):
+    # Qwen3-14B at 64k has no plan on L4s (24 GB): a placement that has it run there (written by hand) moves it to
+    # the A100s, and its reason names no count of ways in the L4 pool.
+    l4 = {"name": "l4", "gpu": "L4", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 64}
+    pools = [{**A100_NODES, "nodes": 1}, l4]
+    job = {"name": "big", "model": "Qwen3-14B", "max_model_len": "64k", "rollout_gpus": 0}
+    assert _moved_from(cli, tmp_path, pools, job, pool="l4") == [
+        "moves: big: no way to run it on 8 trainer GPUs in pool l4 (no way there)"]
+
+
+def test_a_job_running_across_nodes_its_ways_do_not_take_says_how_many(cli: Cli, tmp_path: Path):
+    # solo's 8 trainer GPUs written as 4 GPUs of each of 2 nodes: its ways at 8 take one node whole.
+    assert _moved_from(cli, tmp_path, [A100_NODES], SOLO, nodes=[0, 1], gpu_indexes=[0, 1, 2, 3]) == [(
+        "moves: solo: its ways on 8 trainer GPUs in pool a100 take 8 GPUs of one node, not the 4 GPUs of each of 2 "
+        "nodes it runs on")]
+
+
+def test_a_job_running_past_its_stretch_ceiling_names_its_least(cli: Cli, tmp_path: Path):
+    # solo (at_least 32k, no at_most) written as running at 262144, past the 131072 YaRN is validated for: the file
+    # gives no most to name, so the reason names its least.
+    assert _moved_from(cli, tmp_path, [A100_NODES], SOLO, plan={"max_model_len": 262144}) == [
+        "moves: solo: the file asks at_least 32768 now; it runs at 262144"]
