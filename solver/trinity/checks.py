@@ -1032,6 +1032,8 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
                 f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which "
                 f"{_deprecated_size_words(version)}: remove it"))
+
+
 def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tuple[str, ...]],
                          version: TrinityVersion | None) -> str | None:
     """Where the micro-batch size at `path`, left without a value, fails with every release `version` may be, the words
