@@ -60,6 +60,7 @@ from solver.tables import (
     NODE_GPUS,
     POOL_GPU_SOURCE,
     SMALL_CARD_GIB,
+    WAYS_QUESTIONS_PER_SECOND,
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
     Frozen,
@@ -1996,6 +1997,13 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "
         "where one of them must be placed (a required job, or any with minimize='nodes'), the search for a placement "
         "never ran: status 'unknown'"))
+    ways_time_limit_s: int | None = Field(default=None, description=(
+        "where the count of the planner's questions cut the jobs' ways short (ways_cut_short; not the wall clock), the "
+        "time limit, in whole seconds, that would likely work out every job's ways: the questions asked, and as many "
+        "again per job shape asked about (model, length, train batch, pool) for each shape of the jobs cut short "
+        f"that none asked before them had, at {WAYS_QUESTIONS_PER_SECOND} new questions per second; an estimate from "
+        "counts alone, the same on every run. Null where no job was cut short, or the wall clock cut them, and in "
+        "JSON made before the key"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated plans are predicted with; null for the shipped one"))
@@ -2077,6 +2085,9 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
         "as a placement's: the jobs whose ways to run the time limit left unasked (the required jobs, then those of "
         "more priority, are asked first); no purchase places them, and the status is at best 'feasible' ('unknown' "
         "where one must be placed)"))
+    ways_time_limit_s: int | None = Field(default=None, description=(
+        "as a placement's: the time limit that would likely work out every job's ways, where their count cut them "
+        "short"))
     searched: bool | None = Field(default=None, description=(
         "whether the search for a purchase ran: false where it never started, as no job with a way to run was left to "
         "place, or the time limit ran out working out the jobs' ways before a job that must be placed got its own "

@@ -97,6 +97,7 @@ def buy(
         return PurchaseResult(status="unknown" if cut_short else "infeasible", gpus=None, nodes=None, bound=None,
                               pools=(), fits_nowhere=fits_nowhere, required=tuple(must), searched=False,
                               undecided_ways=planner.undecided, ways_cut_short=cut_short,
+                              ways_time_limit_s=ways.covering_time_limit_s,
                               wall_clock_stopped=ways_stopped, wall_time_s=time.monotonic() - started)
     index = {job: new for new, job in enumerate(placed)}
     options = [replace(option, job=index[option.job]) for option in options]
@@ -130,7 +131,8 @@ def buy(
     unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
                              required=tuple(must), searched=True, host_rounded=host_rounded,
                              undecided_ways=planner.undecided,
-                             ways_cut_short=cut_short, interrupted=interrupt.caught,
+                             ways_cut_short=cut_short, ways_time_limit_s=ways.covering_time_limit_s,
+                             interrupted=interrupt.caught,
                              wall_clock_stopped=ways_stopped + staged.search.wall_clock_stopped)
     if staged.first_failed is not None:  # no purchase found (none exists only where CP-SAT proved it)
         failed: Status = "infeasible" if staged.first_failed == cp_model.INFEASIBLE else "unknown"
@@ -205,12 +207,14 @@ def _most_nodes(planner: Planner, fleet: Fleet, job: int, pool_index: int) -> in
 
 class _TieredWays(NamedTuple):
     """The jobs' ways of `_ways_by_tier`, each way's tier, the jobs (indexes) whose ways the time limit left unasked
-    (`cut_short`), and whether the wall clock cut them (else the count of questions, or nothing)."""
+    (`cut_short`), and whether the wall clock cut them (else the count of questions, or nothing; where it did, the
+    time limit that would likely work them all out: `covering_time_limit_s`)."""
 
     options: list[Option]
     tiers: list[int]
     cut_short: tuple[int, ...]
     wall_clock_cut: bool
+    covering_time_limit_s: int | None
 
 
 def _ways_by_tier(planner: Planner, fleet: Fleet, limit: WaysLimit) -> _TieredWays:
@@ -222,15 +226,17 @@ def _ways_by_tier(planner: Planner, fleet: Fleet, limit: WaysLimit) -> _TieredWa
     job's ways whole, as a placement's (`fleet_options`); the jobs past it get none."""
     by_job: dict[int, list[tuple[Option, int]]] = {}  # job -> its ways, each with its tier
     cut_short: tuple[int, ...] = ()
-    wall_clock_cut = False
+    wall_clock_cut, covering = False, None
     order = ways_order(fleet)
     for position, job in enumerate(order):
         if reached := limit.reached(planner):
             cut_short, wall_clock_cut = tuple(sorted(order[position:])), reached == "wall clock"
+            covering = limit.covering_time_limit_s(planner, fleet, order, position)
             break
         by_job[job] = [way for pool in range(len(fleet.pools)) for way in _tiered_ways(planner, fleet, job, pool)]
     tiered = [way for job in sorted(by_job) for way in by_job[job]]  # in the file's order, as a placement's
-    return _TieredWays([option for option, _ in tiered], [tier for _, tier in tiered], cut_short, wall_clock_cut)
+    return _TieredWays([option for option, _ in tiered], [tier for _, tier in tiered], cut_short, wall_clock_cut,
+                       covering)
 
 
 def _tiered_ways(planner: Planner, fleet: Fleet, job: int, pool_index: int) -> list[tuple[Option, int]]:

@@ -25,6 +25,7 @@ from solver.tables import (
     AtLeast,
     Catalog,
     Fleet,
+    Job,
     MemoryModel,
     Model,
     Pool,
@@ -69,13 +70,15 @@ class WaysLimit:
 
     questions: float
     deadline: float
+    since: int = 0
+    """The questions the planner had asked when the limit began (`Planner.asked`)."""
 
     @classmethod
     def of(cls, planner: Planner, started: float) -> WaysLimit:
         """The limit of a run of `planner`'s time limit that began at `started`, counted from the questions it has
         asked (`WAYS_QUESTIONS_PER_SECOND`, `WAYS_WALL_SHARE`)."""
         return cls(questions=planner.asked + ceil(WAYS_QUESTIONS_PER_SECOND * planner.time_limit_s),
-                   deadline=started + WAYS_WALL_SHARE * planner.time_limit_s)
+                   deadline=started + WAYS_WALL_SHARE * planner.time_limit_s, since=planner.asked)
 
     @classmethod
     def after_search(cls, planner: Planner, per_second: float, deadline: float) -> WaysLimit:
@@ -83,7 +86,8 @@ class WaysLimit:
         `solver.tables.HINTS_QUESTIONS_PER_SECOND`; the reasons of the jobs left out,
         `solver.tables.REASONS_QUESTIONS_PER_SECOND`): `per_second` new questions per second of `planner`'s time limit,
         counted from those it has asked by now, and, as a safety net, the wall clock's `deadline`."""
-        return cls(questions=planner.asked + ceil(per_second * planner.time_limit_s), deadline=deadline)
+        return cls(questions=planner.asked + ceil(per_second * planner.time_limit_s), deadline=deadline,
+                   since=planner.asked)
 
     def reached(self, planner: Planner) -> Literal["questions", "wall clock"] | None:
         """What of the limit `planner` has reached: its count of questions (the same on every run), or else the wall
@@ -91,6 +95,21 @@ class WaysLimit:
         if planner.asked >= self.questions:
             return "questions"
         return "wall clock" if clock.seconds_left(self.deadline) <= 0 else None
+
+    def covering_time_limit_s(self, planner: Planner, fleet: Fleet, order: Sequence[int], reached: int) -> int | None:
+        """Where the count of questions (`of`'s: `WAYS_QUESTIONS_PER_SECOND`) cut the jobs' ways short after the first
+        `reached` jobs of `order` (`ways_order`), the time limit, in whole seconds, that would likely work them all out:
+        the questions asked, and as many again per job shape they asked about (`ways_shape`) for each shape of the
+        jobs left that none of them had (a shape asked about already asks few more, often none), at that count per
+        second; None where the wall clock cut them. An estimate from counts alone, the same on every run: only asking
+        the questions would tell their number."""
+        if planner.asked < self.questions:  # the wall clock cut them
+            return None
+        asked = planner.asked - self.since
+        asked_shapes = {ways_shape(fleet.jobs[index]) for index in order[:reached]}
+        new_shapes = {ways_shape(fleet.jobs[index]) for index in order[reached:]} - asked_shapes
+        likely = asked - (-asked * len(new_shapes) // len(asked_shapes))  # rounded up
+        return likely // WAYS_QUESTIONS_PER_SECOND + 1  # a count above them all: no job's turn finds it reached
 
 
 @dataclass(frozen=True)
@@ -105,6 +124,9 @@ class FleetWays:
     undecided_jobs: frozenset[int] = frozenset()
     """The jobs (indexes) whose turn asked a solve that ran out of time (`Planner.undecided`); a job reusing an answer
     asked in an earlier job's turn is not among them, but that job is."""
+    covering_time_limit_s: int | None = None
+    """Where the count of questions cut the ways short, the time limit that would likely work them all out
+    (`covering_time_limit_s`); else None."""
 
 
 @dataclass(frozen=True)
@@ -494,11 +516,13 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
     jobs first, then by priority, then in the file's order; the jobs past it get none."""
     running_by_job = {job.job: job for job in running}
     by_job: dict[int, list[Option]] = {}
-    wall_clock_cut = False
+    wall_clock_cut, covering = False, None
     undecided: set[int] = set()
-    for index in ways_order(fleet):
+    order = ways_order(fleet)
+    for position, index in enumerate(order):
         if limit is not None and (reached := limit.reached(planner)):
             wall_clock_cut = reached == "wall clock"
+            covering = limit.covering_time_limit_s(planner, fleet, order, position)
             break
         before = planner.undecided
         by_job[index] = job_options(planner, fleet, index)
@@ -508,7 +532,7 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
             undecided.add(index)
     options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])
     return FleetWays(options, host_rounded, tuple(sorted(set(range(len(fleet.jobs))) - set(by_job))), wall_clock_cut,
-                     frozenset(undecided))
+                     frozenset(undecided), covering)
 
 
 def ways_order(fleet: Fleet) -> list[int]:
@@ -516,6 +540,12 @@ def ways_order(fleet: Fleet) -> list[int]:
     priority, then in the file's order."""
     return sorted(range(len(fleet.jobs)), key=lambda index: (not fleet.jobs[index].required,
                                                              -fleet.jobs[index].priority, index))
+
+
+def ways_shape(job: Job) -> tuple[object, ...]:
+    """What the planner's questions about a job's ways depend on (`ways_in_pool`): its model, length, train batch and
+    the pool it names (its rollout GPUs only leave some GPU counts no layout)."""
+    return job.model, job.max_model_len, job.train_batch_size, job.pool
 
 
 def jobs_without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:

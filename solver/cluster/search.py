@@ -187,7 +187,7 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool, started: float,
                        no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
                        planning_s=time.monotonic() - started, option_names=planner.option_names,
                        cut_short=ways.cut_short, wall_clock_cut=wall_clock_cut, undecided_jobs=ways.undecided_jobs,
-                       running=tuple(running))
+                       running=tuple(running), covering_time_limit_s=ways.covering_time_limit_s)
     return planned, stuck, unplaced
 
 
@@ -217,6 +217,8 @@ class _Planned:
     """The jobs (indexes) whose turn asked a solve that ran out of time (`FleetWays.undecided_jobs`)."""
     running: tuple[RunningJob, ...] = ()
     """The jobs that run now (``--current``), which the answer says stay, move or stop (`with_current`)."""
+    covering_time_limit_s: int | None = None
+    """The time limit that would likely work out the ways of the jobs `cut_short` (`FleetWays`')."""
 
     @property
     def unproven(self) -> bool:
@@ -294,7 +296,8 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
                            host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
                            tie_broken=search.tie_broken,
                            wall_clock_stopped=planned.ways_stopped + search.wall_clock_stopped + stopped,
-                           ways_cut_short=planned.cut_short_names, wall_time_s=time.monotonic() - planned.started,
+                           ways_cut_short=planned.cut_short_names, ways_time_limit_s=planned.covering_time_limit_s,
+                           wall_time_s=time.monotonic() - planned.started,
                            planning_s=planned.planning_s, building_s=building_s,
                            least_time_limit_s=least_time_limit_to_search_s(planned.planning_s, building_s),
                            interrupted=interrupted)
@@ -332,6 +335,7 @@ def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnIn
                                                planned.option_names),
                          no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
                          wall_clock_stopped=planned.ways_stopped + stopped, ways_cut_short=planned.cut_short_names,
+                         ways_time_limit_s=planned.covering_time_limit_s,
                          wall_time_s=time.monotonic() - planned.started,
                          interrupted=interrupt.caught, planning_s=planned.planning_s, building_s=building_s,
                          least_time_limit_s=(least_time_limit_to_search_s(planned.planning_s, building_s)
@@ -347,6 +351,7 @@ def _ways_cut_short_result(planned: _Planned) -> ClusterResult:
                          unplaced=all_unplaced(fleet, "unknown", False, option_names=planned.option_names),
                          no_way_to_run=(), host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
                          wall_clock_stopped=planned.ways_stopped, ways_cut_short=planned.cut_short_names,
+                         ways_time_limit_s=planned.covering_time_limit_s,
                          wall_time_s=time.monotonic() - planned.started, planning_s=planned.planning_s)
 
 

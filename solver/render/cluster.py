@@ -318,13 +318,13 @@ def _search_warnings(result: ClusterResult, names: OptionNames) -> list[Text]:
     warnings = []
     if result.status == "optimal" and not result.tie_broken:
         warnings.append(Text(tie_break_unproven(result.interrupted, names), style="yellow"))
-    raise_limit = f" (raise {names.time_limit})"
     infeasible = result.status == "infeasible"  # the jobs cut short, or with ways undecided, are not required then
     if result.ways_cut_short:
+        raise_limit = _raise_limit(result.ways_time_limit_s, names, said=result.search_never_ran)
         warnings.append(_ways_cut_short_warning(result.ways_cut_short, (
             "so the placement is not proven best" + raise_limit if result.placements else
             "and as none of them is required, their ways would not make room for the required jobs" if infeasible else
-            "so no placement was found" + ("" if result.search_never_ran else raise_limit))))
+            "so no placement was found" + raise_limit)))
     if infeasible and result.undecided_ways:
         warnings.append(Text(f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run ran out of "
                              f"time ({names.time_limit}), none behind the required jobs' ways: the required jobs do "
@@ -333,6 +333,15 @@ def _search_warnings(result: ClusterResult, names: OptionNames) -> list[Text]:
                                          0 if infeasible else result.undecided_ways,
                                          ": no node's host memory is exceeded, but the placement is not proven optimal"
                                          if result.placements else "", "placement", names)
+
+
+def _raise_limit(covering_s: int | None, names: OptionNames, said: bool) -> str:
+    """What the line of the jobs whose ways were cut short says of the time limit: the limit that would likely work
+    out their ways, where their count cut them (`covering_s`, a result's ``ways_time_limit_s``), else to raise it,
+    unless the status line says so (`said`)."""
+    if covering_s is not None:
+        return f" ({names.valued(names.time_limit, covering_s)} would likely work them all out)"
+    return "" if said else f" (raise {names.time_limit})"
 
 
 def _ways_cut_short_warning(cut_short: tuple[str, ...], so: str) -> Text:
@@ -446,7 +455,7 @@ def purchase_view(result: PurchaseResult, fleet: Fleet, names: OptionNames = COM
     if result.memory_model_source:
         renderables.append(Text(f"memory model: {result.memory_model_source}"))
     if result.ways_cut_short:
-        raise_limit = "" if result.searched is False else f" (raise {names.time_limit})"  # the status line says it
+        raise_limit = _raise_limit(result.ways_time_limit_s, names, said=result.searched is False)
         renderables.append(_ways_cut_short_warning(result.ways_cut_short, f"so no purchase places them{raise_limit}"))
     renderables += _unproven_warnings(result.wall_clock_stopped, result.host_rounded, result.undecided_ways, "",
                                       "purchase", names)

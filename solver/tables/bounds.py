@@ -236,8 +236,13 @@ WAYS_QUESTIONS_PER_SECOND = 100
 """The planner's new questions that working out the jobs' ways may ask (`solver.cluster.options.fleet_options`), per
 second of the time limit: a count, so that where it cuts them short the answer is the same on every run, whatever the
 machine's load. They took 2 to 10 ms each on the 2-core development machine (2026-12-04, busy: 498 questions in 2.3 s
-for 500 jobs, 460 in 4.5 s for 100), so the count ends them within about half the limit; benchmarks/cluster.py's
-fleets ask fewer (738 for its 1000 jobs at 10 s)."""
+for 500 jobs, 460 in 4.5 s for 100), so the count ends them within about half the limit; 1.3 to 2.2 ms at a load of
+about 3 (2026-12-05: 1206 in 1.5 s for tests/data/cluster-40-jobs.yaml, 460 in 0.8 s and 738 in 1.6 s for
+benchmarks/cluster.py's 100 and 1000 jobs; 5 to 6 ms of wall clock at a load of 12). Kept at 100: a higher count
+would not change benchmarks/cluster.py's fleets (they ask 738, the 5000 jobs too, under the 1000 of 10 s), and would
+leave the fleets it cuts less of the wall clock for the search after them (and the reasons' share of the ways' time),
+so that a busy machine's wall clock would stop more of them first, with answers that differ from run to run; where it
+cuts them, the answer names a limit that would likely work them all out (`ClusterResult.ways_time_limit_s`)."""
 
 WAYS_WALL_SHARE = 0.6
 """The share of the time limit by which working out the jobs' ways ends on the wall clock, the safety net behind
