@@ -101,12 +101,12 @@ class WaysLimit:
         `reached` jobs of `order` (`ways_order`), the time limit, in whole seconds, that would likely work them all out:
         the questions asked, and as many again per job shape they asked about (`ways_shape`) for each shape of the
         jobs left that none of them had (a shape asked about already asks few more, often none), at that count per
-        second; None where the wall clock cut them. An estimate from counts alone, the same on every run: only asking
-        the questions would tell their number."""
-        if planner.asked < self.questions:  # the wall clock cut them
+        second; None where the wall clock cut them, or the count before any job's turn (nothing to go by). An estimate
+        from counts alone, the same on every run: only asking the questions would tell their number."""
+        asked_shapes = {ways_shape(fleet.jobs[index]) for index in order[:reached]}
+        if planner.asked < self.questions or not asked_shapes:  # the wall clock cut them, or no job had a turn
             return None
         asked = planner.asked - self.since
-        asked_shapes = {ways_shape(fleet.jobs[index]) for index in order[:reached]}
         new_shapes = {ways_shape(fleet.jobs[index]) for index in order[reached:]} - asked_shapes
         likely = asked - (-asked * len(new_shapes) // len(asked_shapes))  # rounded up
         return likely // WAYS_QUESTIONS_PER_SECOND + 1  # a count above them all: no job's turn finds it reached
