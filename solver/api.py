@@ -23,6 +23,7 @@ from solver.memory import (
     breakdown,
     fits_host_ram,
     longest_fitting,
+    lora_parameters,
     margin_room,
     rollout_engines,
     shown_host_need,
@@ -94,6 +95,7 @@ from solver.rules import (
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
+    MAX_LORA_RANK,
     MAX_TOKENS,
     MAX_WORKERS,
     NODE_GPUS,
@@ -629,6 +631,7 @@ def estimate_memory(
     max_token_len_per_gpu: int | None = None,
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
+    lora_rank: int = 0,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -645,6 +648,9 @@ def estimate_memory(
     `host_ram_gb` (a node's host memory, GiB) makes a setting train only where the host memory it needs
     (`host_memory_gib`: `solver.tables.HOST_NEED_WORDS`) fits there (``host_fits``).
 
+    `lora_rank` (0: full fine-tuning) counts a LoRA run's states (`solver.memory.lora_states_bytes`); the tables,
+    which measured full fine-tuning, then speak only where they say the setting trains.
+
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
     so: the estimate is of one setting, its SP given."""
@@ -654,7 +660,11 @@ def estimate_memory(
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
-                ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames))
+                ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames),
+                ("lora_rank", lora_rank, int))
+    if not 0 <= lora_rank <= MAX_LORA_RANK:
+        raise QueryError(f"lora_rank must be a whole number from 0 (full fine-tuning) to {MAX_LORA_RANK}, got "
+                         f"{shown_value(lora_rank)}")
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "gpus")
     memory = memory if memory is not None else load_memory_model()
@@ -668,12 +678,14 @@ def estimate_memory(
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
-                       budget)
+                       budget, lora_rank)
     if max_token_len_per_gpu is None:
-        longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
+        longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin,
+                                  lora_rank=lora_rank)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size)
+    said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
+                       lora=lora_rank > 0)
     beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
                                 gpu_type.rocm)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
@@ -700,6 +712,7 @@ def memory_answer(
     max_token_len_per_gpu: int | None = None,
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
+    lora_rank: int = 0,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -713,11 +726,12 @@ def memory_answer(
     estimate = estimate_memory(model, gpu, gpus, max_model_len, sp=sp, env=env, offload=offload, margin=margin,
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
-                               option_names=option_names)
+                               option_names=option_names, lora_rank=lora_rank)
     resolved = catalog.model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
-                        max_model_len=max_model_len, sp=sp, env=env, offload=offload,
+                        max_model_len=max_model_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
+                        lora_parameters=lora_parameters(resolved, lora_rank),
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
@@ -816,11 +830,13 @@ class _TablesSaid(NamedTuple):
 
 
 def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting, max_model_len: int,
-                budget: int, longest: int | None, node_gpus: int) -> _TablesSaid:
+                budget: int, longest: int | None, node_gpus: int, lora: bool = False) -> _TablesSaid:
     """What `gpu`'s tables (and those of GPU types with at least its memory, for their failures) say of `setting` on
     `gpus` GPUs at `max_model_len` with `budget` tokens per GPU; and at the default budget, where they refute the
     `longest` length the memory model fits, their verdict there and the longest length they let the setting train
-    (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited."""
+    (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited. For a
+    `lora` run only where they say it trains: they measured full fine-tuning, whose states a LoRA run holds less of,
+    so what trained there trains with LoRA, and what ran out of memory there says nothing of it."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
@@ -831,7 +847,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     larger = larger_tables(catalog, gpu, model)  # GPU types with at least this one's memory: their failures hold
 
     def verdict(length: int) -> TablesVerdict | None:
-        return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger)
+        said = tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger)
+        return None if lora and said is not None and not said.trains else said
 
     tables = verdict(max_model_len if at_default else max(max_model_len, by_tokens))
     if not at_default and tables is not None and not tables.trains:
