@@ -43,6 +43,7 @@ from solver.query import (
     asked_gpus,
     check_counts,
     check_host_ram,
+    check_lora_rank,
     check_margin,
     check_seed,
     check_sp,
@@ -95,7 +96,6 @@ from solver.rules import (
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
-    MAX_LORA_RANK,
     MAX_TOKENS,
     MAX_WORKERS,
     NODE_GPUS,
@@ -219,6 +219,7 @@ def plan(
     train_batch_size: int | None = None,
     trinity_version: str | None = None,
     reference_model: bool = True,
+    lora_rank: int = 0,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -242,7 +243,9 @@ def plan(
     where it has none says so, while for the default 8 it may name one on nodes of 16. `total_gpus` (with
     `rollout_gpus`, in place of `budget_gpus`): the GPUs in all, the trainer's budget what the rollout leaves.
     ``reference_model=False``: the run builds no reference model, so the host memory need counts none of its pinned
-    shards (as ``--no-reference``; `Query.reference_model`). Raises
+    shards (as ``--no-reference``; `Query.reference_model`). `lora_rank` above 0 plans a LoRA run of that rank (as
+    ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by inference and refuting nothing.
+    Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
     the call ends (`answer_query`'s). `option_names`: how the answers' reasons and cautions name the options they point
@@ -259,7 +262,7 @@ def plan(
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, total_gpus=total_gpus, memory=memory,
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
-                       reference_model=reference_model, option_names=option_names)
+                       reference_model=reference_model, lora_rank=lora_rank, option_names=option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -662,9 +665,7 @@ def estimate_memory(
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames),
                 ("lora_rank", lora_rank, int))
-    if not 0 <= lora_rank <= MAX_LORA_RANK:
-        raise QueryError(f"lora_rank must be a whole number from 0 (full fine-tuning) to {MAX_LORA_RANK}, got "
-                         f"{shown_value(lora_rank)}")
+    check_lora_rank(lora_rank)
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "gpus")
     memory = memory if memory is not None else load_memory_model()
@@ -847,8 +848,7 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     larger = larger_tables(catalog, gpu, model)  # GPU types with at least this one's memory: their failures hold
 
     def verdict(length: int) -> TablesVerdict | None:
-        said = tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger)
-        return None if lora and said is not None and not said.trains else said
+        return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora)
 
     tables = verdict(max_model_len if at_default else max(max_model_len, by_tokens))
     if not at_default and tables is not None and not tables.trains:
@@ -957,17 +957,20 @@ def config_query(
     trinity_version: str | None = None,
     reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
+    lora_rank: int | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
-    (`TrinityConfig.reference_model`) and, where it lowers its own token budget, ``auto``. The keywords are
+    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`) and, where it lowers its own token
+    budget, ``auto``. The keywords are
     `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus` frees the
     count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact` pins any
     budget, and ``exact=False`` frees the config's); the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
-                ("reference_model", reference_model, bool | None))  # read before make_query checks the rest
+                ("reference_model", reference_model, bool | None),
+                ("lora_rank", lora_rank, int | None))  # read before make_query checks the rest
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     if rollout_gpus is None and total_gpus is not None:  # the GPUs in all are split with the config's rollout
         rollout_gpus = config.rollout_gpus
@@ -995,7 +998,7 @@ def config_query(
         train_batch_source=train_batch_source if train_batch_source is not None else
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=config.reference_model if reference_model is None else reference_model,
-        option_names=option_names)
+        lora_rank=config.lora_rank if lora_rank is None else lora_rank, option_names=option_names)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

@@ -877,7 +877,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     source: SourceCell | None
     # A cell vouches for the plan even where the solver's witness was an estimate: the table is the better evidence.
     found = vouching_cell(data.shape, data.rows, data.settings, gpus, setting, length, columns=data.columns,
-                          larger=data.larger)
+                          larger=data.larger, lora=query.lora_rank > 0)
     if found is None and not estimated:  # a defect of the model's, never of the input
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
@@ -925,7 +925,7 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
     `solver.rules.counted_tokens`): peak and headroom (an estimate's against the margin estimates are held to,
     `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
     memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients,
-                       query.margin_on(gpu.memory_gib, estimated), tokens)
+                       query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank)
     beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
                                  query.node_gpus, gpu.rocm)
               if estimated else ())

@@ -16,6 +16,7 @@ from solver.cli.options import (
     SP_RULES_HELP,
     add_cells_option,
     add_host_ram_option,
+    add_lora_option,
     add_memory_model_options,
     add_node_gpus_option,
     add_own_gpu_options,
@@ -25,7 +26,7 @@ from solver.cli.options import (
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
-from solver.tables import HOST_NEED_WORDS, MAX_GPUS, MAX_LORA_RANK, host_ram_argument, path_text, shown_number
+from solver.tables import HOST_NEED_WORDS, MAX_GPUS, host_ram_argument, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
                   "on them (whether they train, and why) and its best plan")
@@ -61,10 +62,7 @@ def build_memory_parser() -> Parser:
                         help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or without (the default)")
     parser.add_argument("--offload", action=OnceFlag, default=False,
                         help="with FSDP2 CPU offload, or without (the default)")
-    parser.add_argument("--lora-rank", metavar="R", type=whole_number(1, MAX_LORA_RANK), default=0,
-                        help="count a LoRA run's states at rank R on every linear layer but the output projection "
-                        "(Trinity's default target_modules): the frozen base's fp32 weights and the adapter's "
-                        "weights, gradients and Adam moments (default: full fine-tuning's)")
+    add_lora_option(parser, "full fine-tuning")
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
     add_host_ram_option(parser, f"it says whether what the setting holds there fits ({HOST_NEED_WORDS})")
@@ -91,7 +89,7 @@ def run_memory(args: argparse.Namespace) -> int:
     result = memory_answer(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,
-                           option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank)
+                           option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
     if args.json:
