@@ -1409,7 +1409,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
-    verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len)
+    verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,
+                                   lora=query.lora_rank > 0)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
@@ -1426,7 +1427,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
-                           query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own)
+                           query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own,
+                           query.lora_rank)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))
