@@ -97,7 +97,8 @@ def test_the_planner_plans_lora_without_offload():
     assert full.best is not None and lora.best is not None
     assert (full.best.setting.label, round(full.best.cost, 4), full.best.evidence) == (
         "Env + Offload + SP=4", 0.6565, "documented")
-    assert (lora.best.setting.label, round(lora.best.cost, 4), lora.best.evidence) == ("Env + SP=4", 0.3282, "estimated")
+    assert (lora.best.setting.label, round(lora.best.cost, 4), lora.best.evidence) == (
+        "Env + SP=4", 0.3282, "estimated")
     assert (lora.lora_rank, lora.best.lora_rank, full.lora_rank) == (32, 32, 0)
     assert round(lora.best.memory_gb, 2) == 67.81
     # The tables alone: the full fine-tuning cell vouches for LoRA, inferred, and says so.
@@ -148,8 +149,8 @@ def test_from_config_with_lora_and_without(cli, tmp_path: Path, monkeypatch: pyt
     status, out, err = cli("--from-config", str(with_lora), "--gpu", "h20", "--json")
     assert (status, err) == (0, "")
     answer = json.loads(out)[0]
-    assert (answer["lora_rank"], answer["plans"][0]["env"], answer["plans"][0]["offload"], answer["plans"][0]["sp"]) == (
-        32, True, False, 4)
+    best = answer["plans"][0]
+    assert (answer["lora_rank"], best["env"], best["offload"], best["sp"]) == (32, True, False, 4)
     status, out, err = cli("--from-config", str(without), "--gpu", "h20", "--json")
     answer = json.loads(out)[0]
     assert (status, answer["lora_rank"], answer["plans"][0]["offload"]) == (0, 0, True)
