@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from solver.api import memory_answer, plan
+from solver.render import memory_text
 from solver.memory import GIB, lora_parameters, lora_states_bytes
 from solver.query import ConfigProblemCode
 from solver.tables import load_catalog, load_memory_model
@@ -159,3 +160,24 @@ def test_from_config_with_lora_and_without(cli, tmp_path: Path, monkeypatch: pyt
     assert (status, json.loads(out)[0]["plans"][0]["offload"]) == (0, True)
     status, out, err = cli("--from-config", str(with_lora), "--gpu", "h20")
     assert status == 0 and "(memory model; LoRA rank 32's states)" in out
+
+
+def test_check_exit_codes_and_the_check_command(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # the config's Env + SP=4
+    yarn = ", rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}"
+    with_lora, without = tmp_path / "lora.yaml", tmp_path / "full.yaml"
+    with_lora.write_text(HEAD + MODEL % (yarn + ", lora_configs: [{lora_rank: 32}]") + SP, encoding="utf-8")
+    without.write_text(HEAD + MODEL % yarn + SP, encoding="utf-8")
+    assert cli("--from-config", str(with_lora), "--gpu", "h20", "--check")[0] == 0
+    assert cli("--from-config", str(without), "--gpu", "h20", "--check")[0] == 1  # the table's cell at 40960 says OOM
+    assert cli("--from-config", str(without), "--gpu", "h20", "--check", "--lora-rank", "32")[0] == 0
+    written = tmp_path / "written.yaml"
+    assert cli("--from-config", str(without), "--gpu", "h20", "--lora-rank", "32", "--write", str(written))[0] == 0
+    assert f"solve --from-config {written} --check --gpu H20-96GB --lora-rank 32\n" in written.read_text("utf-8")
+
+
+def test_solve_memory_sends_a_lora_run_to_the_planner_with_its_rank():
+    answer = memory_answer("14B", "h20", 4, 131072, sp=4, env=True, lora_rank=32)
+    assert not answer.trains
+    assert memory_text(answer).splitlines()[-1] == (
+        '  solver.plan("Qwen3-14B", gpu="H20-96GB", budget_gpus=4, max_model_len=131072, lora_rank=32)')

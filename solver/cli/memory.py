@@ -108,7 +108,7 @@ def run_memory(args: argparse.Namespace) -> int:
 def planner_command(args: argparse.Namespace) -> str:
     """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
     not: the same model, GPU (with its memory and interconnect, of your own), GPUs (as a budget), length and memory
-    options, without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
+    options (and --lora-rank), without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
     gigabytes, mebibytes = args.gpu_memory or (None, None)
     words = [
         *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
@@ -120,5 +120,6 @@ def planner_command(args: argparse.Namespace) -> str:
         *(["--host-ram", host_ram_argument(args.host_ram)] if args.host_ram is not None else []),
         *(["--margin", shown_number(args.margin)] if args.margin is not None else []),
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
+        *(["--lora-rank", str(args.lora_rank)] if args.lora_rank else []),
     ]
     return shlex.join(["solve", *words])

@@ -108,9 +108,9 @@ def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: 
 def planner_call(answer: MemoryAnswer) -> str:
     """The `solver.plan` call that looks for a setting that trains where `answer`'s does not: the same model, GPU
     type, GPUs (as a budget) and length, its GPUs per node and host memory where given, its margin where it is
-    not the shipped memory model's default, and the memory-model file it was estimated with (``memory=
-    solver.load_memory_model(...)``), if any; without `sp`, `env`, `offload` and a token budget, which the planner
-    tries for itself."""
+    not the shipped memory model's default, the memory-model file it was estimated with (``memory=
+    solver.load_memory_model(...)``), if any, and its LoRA rank, if any; without `sp`, `env`, `offload` and a token
+    budget, which the planner tries for itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
                 *([f"node_gpus={answer.node_gpus}"] if answer.node_gpus != NODE_GPUS else []),
                 *([f"host_ram_gb={shown_number(answer.host_ram_gib)}"] if answer.host_ram_gib is not None else [])]
@@ -119,6 +119,8 @@ def planner_call(answer: MemoryAnswer) -> str:
         keywords.append(f"margin={answer.margin:g}")
     if answer.memory_model is not None:
         keywords.append(f"memory=solver.load_memory_model({json.dumps(answer.memory_model)})")
+    if answer.lora_rank:
+        keywords.append(f"lora_rank={answer.lora_rank}")
     return f"solver.plan({', '.join([json.dumps(answer.model), *keywords])})"
 
 
