@@ -527,9 +527,10 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
 
 def estimate_tables_verdict(catalog: Catalog, gpu: str, model: Model, plan: Plan) -> TablesVerdict | None:
     """What `gpu`'s tables say of `plan`'s setting of `model` on its GPUs at its length (`cited_tables_verdict`), at
-    Trinity's default token budget, which they measured: None where they do not speak, or the plan lowers it."""
+    Trinity's default token budget, which they measured (for a LoRA plan, only where they vouch: `Plan.lora_rank`):
+    None where they do not speak, or the plan lowers it."""
     return None if plan.lowered_budget else cited_tables_verdict(catalog, gpu, model, plan.gpus, plan.setting,
-                                                                 plan.max_model_len)
+                                                                 plan.max_model_len, lora=plan.lora_rank > 0)
 
 
 def more_gpus_changes(data: PlanningData) -> dict[str, object]:

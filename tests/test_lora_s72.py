@@ -181,3 +181,12 @@ def test_solve_memory_sends_a_lora_run_to_the_planner_with_its_rank():
     assert not answer.trains
     assert memory_text(answer).splitlines()[-1] == (
         '  solver.plan("Qwen3-14B", gpu="H20-96GB", budget_gpus=4, max_model_len=131072, lora_rank=32)')
+
+
+def test_estimate_alone_cites_no_out_of_memory_cell_for_lora():
+    # Env + SP=4 estimated alone: the 4-GPU table's cell at 40960 says it ran out of memory with full fine-tuning.
+    full, = plan("14B", gpu="h20", budget_gpus=4, max_model_len=65536, exact=True, estimate="only", sp=4, offload=False)
+    lora, = plan("14B", gpu="h20", budget_gpus=4, max_model_len=65536, exact=True, estimate="only", sp=4, offload=False,
+                 lora_rank=32)
+    assert full.best is None  # the memory model predicts no fit for full fine-tuning without Offload
+    assert lora.best is not None and lora.best.setting.label == "Env + SP=4" and lora.tables is None
