@@ -678,7 +678,7 @@ def longest_fitting(
         return sum(calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank).values())
 
     def fits(length: int) -> bool:
-        return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, lora_rank=lora_rank).fits
+        return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank).fits
 
     if optimizer_step_gib(model, gpus, setting, coefficients, lora_rank) > _step_usable_gib(memory_gib, margin):
         return None  # the optimizer step does not fit, whatever the length
