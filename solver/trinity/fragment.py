@@ -151,7 +151,8 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
     """The command that checks the Trinity config at `config` as `plan` was made for `model`: ``solve --from-config
     CONFIG --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`; with
     ``--no-reference`` where the plan counted no reference model, `Plan.reference_model`), the LoRA rank whose states
-    it counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), the Trinity release (`version`), the environment variables the config's keys read as the plan was made (`environment`,
+    it counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), the Trinity release (`version`), the
+    environment variables the config's keys read as the plan was made (`environment`,
     `solver.trinity.check_environment`: ``NGPUS=12``, which the check's config reads as the plan's did; a value that
     is no number or flag, or whose variable's name looks private, as the shell's own: `_carried`), and Env's
     variable set as the Env note says (and vLLM's long-length one as its note says, past the longest length vLLM
