@@ -499,10 +499,9 @@ def lora_states_bytes(model: Model, gpus: int, lora_rank: int, per_trained: int)
     parameter: every parameter for full fine-tuning (`lora_rank` 0); with LoRA, `FROZEN_BASE_BYTES` per parameter
     of the base and `per_trained` per parameter of the adapter (`lora_parameters`), all sharded over the GPUs (a
     mixture of experts' routed experts whole, `expert_padding`: frozen with LoRA)."""
-    if not lora_rank:
-        return per_trained * (model.parameters_b * 1e9 / gpus + expert_padding(model, gpus))
-    return (FROZEN_BASE_BYTES * (model.parameters_b * 1e9 / gpus + expert_padding(model, gpus))
-            + per_trained * lora_parameters(model, lora_rank) / gpus)
+    held = per_trained if not lora_rank else FROZEN_BASE_BYTES  # per parameter of the model, as sharded
+    adapter = per_trained * lora_parameters(model, lora_rank) / gpus if lora_rank else 0.0
+    return held * model.parameters_b * 1e9 / gpus + held * expert_padding(model, gpus) + adapter
 
 
 def lora_parameters(model: Model, rank: int) -> int:

@@ -23,7 +23,7 @@ COUNTED = ("the trainer holds gradients and optimizer states for the adapter alo
 AS_FULL = ("the trainer holds gradients and optimizer states for the adapter alone, but the verdict and the plans "
            "count full fine-tuning's, as the tables measured (%s): a LoRA run needs less memory than shown "
            "(conservative: without Offload, LoRA leaves each GPU's shard about 4 of the 16 bytes per parameter "
-           "counted; solve --lora-rank R counts a new adapter's)")
+           "counted; solve --lora-rank RANK counts a new adapter's)")
 """The line where they cannot be (an adapter loaded, or a release that trains every parameter)."""
 ADAPTER = "it loads an adapter, whose rank is the adapter's own"
 ROLE_MODEL = "trainer.trainer_config.actor_rollout_ref.model"

@@ -60,7 +60,7 @@ COUNTED = ("the trainer holds gradients and optimizer states for the adapter alo
 AS_FULL = ("the trainer holds gradients and optimizer states for the adapter alone, but the verdict and the plans "
            "count full fine-tuning's, as the tables measured ({}): a LoRA run needs less memory than shown "
            "(conservative: without Offload, LoRA leaves each GPU's shard about 4 of the 16 bytes per parameter "
-           "counted; solve --lora-rank R counts a new adapter's)")
+           "counted; solve --lora-rank RANK counts a new adapter's)")
 """LoRA's line where full fine-tuning's states are counted (s72), saying why."""
 ADAPTER = "it loads an adapter, whose rank is the adapter's own"
 DUMMY = ("model.lora_configs[0].lora_rank {rank} without a path: Trinity makes a dummy adapter of that rank, which "

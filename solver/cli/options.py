@@ -144,8 +144,8 @@ def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
 
 def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
     """--lora-rank, for the commands that estimate a setting or plan (`default`: what counts without it)."""
-    parser.add_argument("--lora-rank", metavar="R", type=whole_number(0, MAX_LORA_RANK),
-                        help="count a LoRA run's states at rank R on every linear layer but the output projection "
+    parser.add_argument("--lora-rank", metavar="RANK", type=whole_number(0, MAX_LORA_RANK),
+                        help="count a LoRA run's states at rank RANK on every linear layer but the output projection "
                         "(Trinity's default target_modules): the frozen base's fp32 weights and the adapter's "
                         "weights, gradients and Adam moments; the tables, which measured full fine-tuning, then vouch "
                         f"by inference and refute nothing; 0 for full fine-tuning (default: {default})")

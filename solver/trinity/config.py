@@ -592,7 +592,7 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
         f"{when} the trainer holds gradients and optimizer states for the adapter alone, but the verdict and the "
         f"plans count full fine-tuning's, as the tables measured ({uncounted}): a LoRA run needs less memory than "
         "shown (conservative: without Offload, LoRA leaves each GPU's shard about 4 of the 16 bytes per parameter "
-        "counted; solve --lora-rank R counts a new adapter's)"))]
+        "counted; solve --lora-rank RANK counts a new adapter's)"))]
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
