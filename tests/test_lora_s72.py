@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from solver.api import memory_answer, plan
-from solver.render import memory_text
 from solver.memory import GIB, lora_parameters, lora_states_bytes
 from solver.query import ConfigProblemCode
+from solver.render import memory_text
 from solver.tables import load_catalog, load_memory_model
 from solver.trinity import read_trinity_config
 
