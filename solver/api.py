@@ -23,6 +23,7 @@ from solver.memory import (
     breakdown,
     fits_host_ram,
     longest_fitting,
+    lora_parameters,
     margin_room,
     rollout_engines,
     shown_host_need,
@@ -42,6 +43,7 @@ from solver.query import (
     asked_gpus,
     check_counts,
     check_host_ram,
+    check_lora_rank,
     check_margin,
     check_seed,
     check_sp,
@@ -217,6 +219,7 @@ def plan(
     train_batch_size: int | None = None,
     trinity_version: str | None = None,
     reference_model: bool = True,
+    lora_rank: int = 0,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -240,7 +243,9 @@ def plan(
     where it has none says so, while for the default 8 it may name one on nodes of 16. `total_gpus` (with
     `rollout_gpus`, in place of `budget_gpus`): the GPUs in all, the trainer's budget what the rollout leaves.
     ``reference_model=False``: the run builds no reference model, so the host memory need counts none of its pinned
-    shards (as ``--no-reference``; `Query.reference_model`). Raises
+    shards (as ``--no-reference``; `Query.reference_model`). `lora_rank` above 0 plans a LoRA run of that rank (as
+    ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by inference and refuting nothing.
+    Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
     the call ends (`answer_query`'s). `option_names`: how the answers' reasons and cautions name the options they point
@@ -257,7 +262,7 @@ def plan(
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, total_gpus=total_gpus, memory=memory,
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
-                       reference_model=reference_model, option_names=option_names)
+                       reference_model=reference_model, lora_rank=lora_rank, option_names=option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -629,6 +634,7 @@ def estimate_memory(
     max_token_len_per_gpu: int | None = None,
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
+    lora_rank: int = 0,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -645,6 +651,9 @@ def estimate_memory(
     `host_ram_gb` (a node's host memory, GiB) makes a setting train only where the host memory it needs
     (`host_memory_gib`: `solver.tables.HOST_NEED_WORDS`) fits there (``host_fits``).
 
+    `lora_rank` (0: full fine-tuning) counts a LoRA run's states (`solver.memory.lora_states_bytes`); the tables,
+    which measured full fine-tuning, then speak only where they say the setting trains.
+
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
     so: the estimate is of one setting, its SP given."""
@@ -654,7 +663,9 @@ def estimate_memory(
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
-                ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames))
+                ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames),
+                ("lora_rank", lora_rank, int))
+    check_lora_rank(lora_rank)
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "gpus")
     memory = memory if memory is not None else load_memory_model()
@@ -668,12 +679,14 @@ def estimate_memory(
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
-                       budget)
+                       budget, lora_rank)
     if max_token_len_per_gpu is None:
-        longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
+        longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin,
+                                  lora_rank=lora_rank)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size)
+    said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
+                       lora=lora_rank > 0)
     beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
                                 gpu_type.rocm)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
@@ -700,6 +713,7 @@ def memory_answer(
     max_token_len_per_gpu: int | None = None,
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
+    lora_rank: int = 0,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -713,11 +727,12 @@ def memory_answer(
     estimate = estimate_memory(model, gpu, gpus, max_model_len, sp=sp, env=env, offload=offload, margin=margin,
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
-                               option_names=option_names)
+                               option_names=option_names, lora_rank=lora_rank)
     resolved = catalog.model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
-                        max_model_len=max_model_len, sp=sp, env=env, offload=offload,
+                        max_model_len=max_model_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
+                        lora_parameters=lora_parameters(resolved, lora_rank),
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
@@ -816,11 +831,13 @@ class _TablesSaid(NamedTuple):
 
 
 def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting, max_model_len: int,
-                budget: int, longest: int | None, node_gpus: int) -> _TablesSaid:
+                budget: int, longest: int | None, node_gpus: int, lora: bool = False) -> _TablesSaid:
     """What `gpu`'s tables (and those of GPU types with at least its memory, for their failures) say of `setting` on
     `gpus` GPUs at `max_model_len` with `budget` tokens per GPU; and at the default budget, where they refute the
     `longest` length the memory model fits, their verdict there and the longest length they let the setting train
-    (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited."""
+    (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited. For a
+    `lora` run only where they say it trains: they measured full fine-tuning, whose states a LoRA run holds less of,
+    so what trained there trains with LoRA, and what ran out of memory there says nothing of it."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
@@ -831,7 +848,7 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     larger = larger_tables(catalog, gpu, model)  # GPU types with at least this one's memory: their failures hold
 
     def verdict(length: int) -> TablesVerdict | None:
-        return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger)
+        return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora)
 
     tables = verdict(max_model_len if at_default else max(max_model_len, by_tokens))
     if not at_default and tables is not None and not tables.trains:
@@ -940,17 +957,20 @@ def config_query(
     trinity_version: str | None = None,
     reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
+    lora_rank: int | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
-    (`TrinityConfig.reference_model`) and, where it lowers its own token budget, ``auto``. The keywords are
+    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`) and, where it lowers its own token
+    budget, ``auto``. The keywords are
     `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus` frees the
     count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact` pins any
     budget, and ``exact=False`` frees the config's); the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
-                ("reference_model", reference_model, bool | None))  # read before make_query checks the rest
+                ("reference_model", reference_model, bool | None),
+                ("lora_rank", lora_rank, int | None))  # read before make_query checks the rest
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     if rollout_gpus is None and total_gpus is not None:  # the GPUs in all are split with the config's rollout
         rollout_gpus = config.rollout_gpus
@@ -978,7 +998,7 @@ def config_query(
         train_batch_source=train_batch_source if train_batch_source is not None else
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=config.reference_model if reference_model is None else reference_model,
-        option_names=option_names)
+        lora_rank=config.lora_rank if lora_rank is None else lora_rank, option_names=option_names)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,
@@ -1450,7 +1470,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
-    verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len)
+    verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,
+                                   lora=query.lora_rank > 0)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
@@ -1467,7 +1488,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
-                           query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own)
+                           query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own,
+                           query.lora_rank)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))

@@ -524,9 +524,10 @@ def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, se
     the budget is lowered (`PlanningData.lowers_budget`: a lowered estimate reaches past the default's cell)."""
     further = length + GRID
     memory_gib = catalog.gpu(data.gpu).memory_gib
-    if data.lowers_budget or not breakdown(data.shape, memory_gib, gpus, setting, further,
-                                           query.memory.coefficients, query.margin_on(memory_gib)).fits:
-        return ""
+    if data.lowers_budget or query.lora_rank or not breakdown(data.shape, memory_gib, gpus, setting, further,
+                                                              query.memory.coefficients,
+                                                              query.margin_on(memory_gib)).fits:
+        return ""  # for LoRA no table caps an estimate (`solver.rules.LORA_EVIDENCE`)
     own = refuting_cell(data.shape, data.rows, data.settings, gpus, setting, further)
     found = (data.table_gpu(own[0]), own, data.columns) if own is not None else next(
         ((gpu, cell, cells.columns) for gpu, cells in data.larger
@@ -746,7 +747,7 @@ class _Words:
             setting = _setting(combination)
             least = least_token_budget(length, setting.sp) if self.data.lowers_budget else None
             result = breakdown(self.model, self.memory_gib, combination[0], setting, length, coefficients, margin,
-                               least)
+                               least, self.query.lora_rank)
             if result.total_gib > result.usable_gib:
                 over.append((result.total_gib - result.usable_gib, combination, setting, result, least))
         over.sort(key=lambda nearest: nearest[0])  # stable: of those as near, the first in `candidates`' order
@@ -784,8 +785,10 @@ class _Words:
                 unestimated.append(setting.label)
                 continue
             least = least_token_budget(length, sp) if self.data.lowers_budget else None
-            result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least)
-            other = refuting_cell(self.model, self.data.rows, self.data.settings, n, setting, length, others_only=True)
+            result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least,
+                               self.query.lora_rank)
+            other = None if self.query.lora_rank else refuting_cell(self.model, self.data.rows, self.data.settings, n,
+                                                                    setting, length, others_only=True)
             if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
                 why = _why_another_count_speaks(other[0], n, bool(offload))
                 table = self.data.table_words(other[0])
@@ -864,6 +867,11 @@ class _Words:
             return [self._no_estimate_reason(n, length, combinations)]
         rows = [row for row in self.rows(n) if row >= length]
         table = data.table_words(n)
+        if self.query.lora_rank:
+            return [Reason(rule="memory_model", detail=(
+                f"{table} measured full fine-tuning{self.whose(n)}, which holds more than this LoRA run: no cell of "
+                f"it vouches for these settings at {counted(length, 'token')}, and none that ran out of memory speaks "
+                f"for LoRA; {self._predictions(n, length, combinations)}"))]
         if not rows:  # the table ends before the length: at the default budget it measured (`_lowered`)
             beyond = self._beyond_table(n)
             return [beyond.model_copy(update={"detail": beyond.detail + self._lowered(length, combinations)})]

@@ -7,7 +7,8 @@ sequence per micro-batch, `solver.rules.counted_tokens`) and gradient checkpoint
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
   FSDP (a mixture of experts' routed experts whole: the fullest GPU holds the rounded-up count of them,
-  `expert_padding`); with Offload they live in host memory instead;
+  `expert_padding`); with Offload they live in host memory instead; with LoRA (`lora_rank`), the frozen base's fp32
+  weights alone, and the adapter's weights, gradients and Adam moments (`lora_states_bytes`);
 - **gathered**: FSDP's working set of whole layers, Offload or not: while a layer's gradients are
   computed and reduced it holds that layer's bf16 weights and the next one's (prefetched), its bf16
   gradients and their fp32 copy for the reduction, 10 bytes per parameter of a layer, and the embedding
@@ -42,6 +43,7 @@ from typing import Annotated, Any
 
 from pydantic import (
     Field,
+    NonNegativeInt,
     PlainSerializer,
     PositiveInt,
     SerializerFunctionWrapHandler,
@@ -283,6 +285,12 @@ class MemoryQuestion(Frozen, defer_build=True):
     sp: PositiveInt = Field(description="the Ulysses SP degree (--sp)")
     env: bool = Field(description="whether with Env, the allocator's expandable segments (--env)")
     offload: bool = Field(description="whether with FSDP2 CPU Offload (--offload)")
+    lora_rank: NonNegativeInt = Field(default=0, description=(
+        "the LoRA rank whose states were counted (--lora-rank): the frozen base's fp32 weights and the adapter's "
+        "weights, gradients and Adam moments; 0 for full fine-tuning's"))
+    lora_parameters: NonNegativeInt = Field(default=0, description=(
+        "the LoRA adapter's parameters counted (on every linear layer but the output projection: all-linear, "
+        "Trinity's default target_modules); 0 for full fine-tuning"))
     margin: float = Field(description=("the safety margin held to: --margin, or the default on this GPU type (the "
                                        "memory model's, more on a card of at most 48 GiB)"))
     max_token_len_per_gpu: PositiveInt | None = Field(description=(
@@ -390,12 +398,13 @@ def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> d
     return token_features(model, gpus, setting, counted_tokens(model, max_model_len, setting.sp))
 
 
-def token_features(model: Model, gpus: int, setting: Setting, tokens: int) -> dict[str, float]:
-    """`features` for `tokens` tokens per GPU: each term is a constant or in proportion to them."""
+def token_features(model: Model, gpus: int, setting: Setting, tokens: int, lora_rank: int = 0) -> dict[str, float]:
+    """`features` for `tokens` tokens per GPU: each term is a constant or in proportion to them; the states of a LoRA
+    run of `lora_rank` (0: full fine-tuning) as `lora_states_bytes` counts them."""
     parameters = model.parameters_b * 1e9
     embedding = model.vocab_size * model.hidden_size
     return {
-        "states": 0.0 if setting.offload else (16 * parameters / gpus + 16 * expert_padding(model, gpus)) / GIB,
+        "states": 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, STATE_BYTES) / GIB,
         "gathered": (4 * embedding + 10 * (parameters - embedding * (1 if model.tied_embeddings else 2))
                      / model.num_layers) / GIB,
         "checkpoints": 2 * tokens * model.hidden_size * model.num_layers / GIB,
@@ -428,21 +437,21 @@ def _ffn_width(model: Model) -> int:
 
 def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
-    margin: float = 0.0, tokens_per_gpu: int | None = None,
+    margin: float = 0.0, tokens_per_gpu: int | None = None, lora_rank: int = 0,
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory, and of the optimizer step against
     its share (both less a safety `margin`), at the tokens per GPU it counts for `max_model_len` (`counted_tokens`:
     Trinity's default token budget, or `tokens_per_gpu`, a ``max_token_len_per_gpu`` of the user's; one sequence for a
-    model trained one per micro-batch)."""
+    model trained one per micro-batch), for full fine-tuning or a LoRA run of `lora_rank`."""
     tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu)
-    terms = calibrated_terms(model, gpus, setting, tokens, coefficients)
+    terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
     return Breakdown(
         terms=Terms(**terms),
         total_gib=sum(terms.values()),
         usable_gib=_usable_gib(memory_gib, setting, coefficients, margin),
         memory_gib=float(memory_gib),
         tokens_per_gpu=tokens,
-        step_gib=optimizer_step_gib(model, gpus, setting, coefficients),
+        step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank),
         step_usable_gib=_step_usable_gib(memory_gib, margin),
     )
 
@@ -456,21 +465,50 @@ ADAM_STEP_BYTES = 4
 root of the second moment into a new fp32 tensor."""
 
 
-def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: Coefficients) -> float:
+def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: Coefficients, lora_rank: int = 0
+                       ) -> float:
     """The peak at the optimizer step, GiB: `optimizer_step_states_gib` and the overhead; 0 with Offload, whose step
     runs on the CPU. It does not grow with the length, so it binds only for large models at short contexts (Qwen3-32B
     on eight 80 GB GPUs)."""
     if setting.offload:
         return 0.0
-    return optimizer_step_states_gib(model, gpus) + coefficients.overhead
+    return optimizer_step_states_gib(model, gpus, lora_rank) + coefficients.overhead
 
 
-def optimizer_step_states_gib(model: Model, gpus: int) -> float:
+def optimizer_step_states_gib(model: Model, gpus: int, lora_rank: int = 0) -> float:
     """What the optimizer step holds without Offload besides the overhead, GiB: the states as first principles count
-    them (16 bytes per parameter of the shard; the calibrated multiplier also carries what the activation peak holds
-    besides) and `ADAM_STEP_BYTES` more. The calibration fits the overhead against it."""
-    step_bytes = 16 + ADAM_STEP_BYTES
-    return (step_bytes * model.parameters_b * 1e9 / gpus + step_bytes * expert_padding(model, gpus)) / GIB
+    them (16 bytes per trained parameter of the shard; the calibrated multiplier also carries what the activation
+    peak holds besides) and `ADAM_STEP_BYTES` more per trained parameter (`lora_states_bytes`: every parameter, or
+    with LoRA the adapter's). The calibration fits the overhead against it."""
+    return lora_states_bytes(model, gpus, lora_rank, STATE_BYTES + ADAM_STEP_BYTES) / GIB
+
+
+STATE_BYTES = 16
+"""The states per trained parameter: the ZeRO paper's mixed-precision count; verl's FSDP holds fp32 weights and
+gradients and Adam's two fp32 moments. A LoRA adapter's are counted the same: PEFT makes it in the base's dtype,
+fp32 (Trinity 0.6 writes ``model_dtype: fp32`` for the actor; verl 0.9.1's `FSDPEngine._build_module`); under FSDP2
+Trinity's worker casts it to bf16 (`_maybe_patch_lora_fsdp2`), 8 bytes, which the count leaves on the safe side."""
+FROZEN_BASE_BYTES = 4
+"""What a LoRA run's frozen base model holds per parameter: its fp32 weights, sharded by FSDP as full fine-tuning's
+(verl 0.9.1 loads the actor in ``model_dtype`` fp32 whether LoRA trains or not), without gradients or Adam moments
+(``requires_grad`` is off: PEFT freezes them)."""
+
+
+def lora_states_bytes(model: Model, gpus: int, lora_rank: int, per_trained: int) -> float:
+    """What the fullest of `gpus` GPUs holds of the model's states, bytes, at `per_trained` bytes per trained
+    parameter: every parameter for full fine-tuning (`lora_rank` 0); with LoRA, `FROZEN_BASE_BYTES` per parameter
+    of the base and `per_trained` per parameter of the adapter (`lora_parameters`), all sharded over the GPUs (a
+    mixture of experts' routed experts whole, `expert_padding`: frozen with LoRA)."""
+    held = per_trained if not lora_rank else FROZEN_BASE_BYTES  # per parameter of the model, as sharded
+    adapter = per_trained * lora_parameters(model, lora_rank) / gpus if lora_rank else 0.0
+    return held * model.parameters_b * 1e9 / gpus + held * expert_padding(model, gpus) + adapter
+
+
+def lora_parameters(model: Model, rank: int) -> int:
+    """The parameters of a LoRA adapter of `rank` on every linear layer of `model` but the output projection
+    (PEFT's ``all-linear``, Trinity's default ``target_modules``): ``rank x (inputs + outputs)`` per adapted matrix
+    (`adapted_shapes`)."""
+    return rank * sum((rows + columns) * count for rows, columns, count in adapted_shapes(model))
 
 
 def expert_padding(model: Model, gpus: int) -> float:
@@ -501,14 +539,14 @@ is kept for the backward beside the capped logits: one more bf16 copy (the table
 never saw it: it is added as it is, not calibrated)."""
 
 
-def calibrated_terms(model: Model, gpus: int, setting: Setting, tokens: int, coefficients: Coefficients
-                     ) -> dict[str, float]:
+def calibrated_terms(model: Model, gpus: int, setting: Setting, tokens: int, coefficients: Coefficients,
+                     lora_rank: int = 0) -> dict[str, float]:
     """Each term in GiB for `tokens` per GPU, coefficients applied, with the per-token terms held to a physical
     floor (`token_floor_gib`). The fit can trade the checkpoints for the logits, since the vocabulary dwarfs
     the checkpoints of the tabled models (calibration holds them to the floor, which they clear); the floor
     keeps models whose checkpoints outweigh their logits (Qwen3-32B, Llama-3.1-70B) from extrapolating below
     physics. What falls short is added to the checkpoints, the term the fit holds low."""
-    terms = _calibrated(token_features(model, gpus, setting, tokens), coefficients)
+    terms = _calibrated(token_features(model, gpus, setting, tokens, lora_rank), coefficients)
     if model.logit_softcapping:
         terms["logits"] += SOFTCAP_BYTES * tokens * model.vocab_size / GIB
     short = token_floor_gib(model, tokens) - sum(terms[term] for term in PER_TOKEN_TERMS)
@@ -627,7 +665,7 @@ def _step_usable_gib(memory_gib: float, margin: float) -> float:
 
 def longest_fitting(
     model: Model, memory_gib: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
-    grid: int = GRID, ceiling: int = CEILING,
+    grid: int = GRID, ceiling: int = CEILING, lora_rank: int = 0,
 ) -> int | None:
     """The longest ``max_model_len`` on a `grid` of tokens, up to `ceiling`, that fits (None when not even
     one step fits).
@@ -636,12 +674,12 @@ def longest_fitting(
     that fit follow from the two; the length is then checked with `breakdown` (and moved by a token where
     rounding put it one off)."""
     def total(tokens: int) -> float:
-        return sum(calibrated_terms(model, gpus, setting, tokens, coefficients).values())
+        return sum(calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank).values())
 
     def fits(length: int) -> bool:
-        return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin).fits
+        return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank).fits
 
-    if optimizer_step_gib(model, gpus, setting, coefficients) > _step_usable_gib(memory_gib, margin):
+    if optimizer_step_gib(model, gpus, setting, coefficients, lora_rank) > _step_usable_gib(memory_gib, margin):
         return None  # the optimizer step does not fit, whatever the length
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
     per_token = total(1) - total(0)  # above 0: the per-token terms are held to a physical floor
@@ -691,17 +729,32 @@ def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows. An expert layer's routed experts
     are two tensors of one row per expert (`_routed_expert_shapes`), as transformers 5, which Trinity 0.6 needs, holds
     them."""
-    hidden, layers = model.hidden_size, model.num_layers
+    hidden = model.hidden_size
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
+    return embeddings + _layer_shapes(model, routed_experts=True)
+
+
+def adapted_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of the weight matrices a LoRA adapter on ``all-linear`` adapts: every ``nn.Linear`` of
+    the layers (`weight_shapes` less the embeddings, the output projection, which PEFT's ``all-linear`` leaves out,
+    and the norms, one column each); not a mixture of experts' routed experts, which transformers 5 holds as
+    tensors of their own (`_routed_expert_shapes`), no ``nn.Linear``."""
+    return tuple(shape for shape in _layer_shapes(model, routed_experts=False) if shape[1] > 1)
+
+
+def _layer_shapes(model: Model, routed_experts: bool) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' where
+    `routed_experts`."""
+    hidden, layers = model.hidden_size, model.num_layers
     if model.moe is None:
-        return embeddings + _attention_shapes(model) + _mlp_shapes(hidden, model.intermediate_size, layers)
+        return _attention_shapes(model) + _mlp_shapes(hidden, model.intermediate_size, layers)
     moe = model.moe
     sparse = layers - moe.dense_layers
     router = ((moe.experts, hidden, sparse),)
     shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
-    return (embeddings + _attention_shapes(model) + router
-            + _routed_expert_shapes(hidden, moe.moe_intermediate_size, moe.experts, sparse) + shared + gate
+    experts = _routed_expert_shapes(hidden, moe.moe_intermediate_size, moe.experts, sparse) if routed_experts else ()
+    return (_attention_shapes(model) + router + experts + shared + gate
             + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers))
 
 
@@ -884,19 +937,21 @@ def estimates_setting(setting: Setting, without_env: bool = False) -> bool:
 
 def estimated_cells(
     model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float,
-    without_env: bool = False,
+    without_env: bool = False, lora_rank: int = 0,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env and Offload (those of
     `estimates_setting`) and SP degree dividing the count that the model's heads allow: the longest
     ``max_model_len`` (any number of tokens, up to `CEILING`) the memory model predicts to fit (kept when
-    at least one token fits). The planner's rules still decide which of them a plan may use."""
+    at least one token fits), for full fine-tuning or a LoRA run of `lora_rank`. The planner's rules still decide
+    which of them a plan may use."""
     return tuple(cell for gpus in counts
-                 for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin, without_env))
+                 for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin, without_env, lora_rank))
 
 
 @lru_cache(maxsize=1024)
 def _cells_of_count(
-    model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float, without_env: bool
+    model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float, without_env: bool,
+    lora_rank: int,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """`estimated_cells` for one GPU count (cached: the planner asks for the same counts again and again)."""
     cells = []
@@ -906,7 +961,8 @@ def _cells_of_count(
                 setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
                 if not estimates_setting(setting, without_env):
                     continue
-                longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin, grid=1)
+                longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin, grid=1,
+                                          lora_rank=lora_rank)
                 if longest is not None:
                     cells.append((gpus, env, offload, sp, longest))
     return tuple(cells)

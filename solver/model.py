@@ -273,13 +273,16 @@ class PlanningInputs:
     memory: MemoryModel
     margin: float | None
     """The query's --margin (None: the default on the GPU type, `default_margin`)."""
+    lora_rank: int = 0
+    """The query's LoRA rank (`Query.lora_rank`; 0: full fine-tuning)."""
 
     @classmethod
     def of(cls, gpu: str, query: Query) -> PlanningInputs:
         """The inputs of `query` on `gpu`."""
         return cls(gpu=gpu, model=query.model, objective=query.objective, budget_gpus=query.budget_gpus,
                    node_gpus=query.node_gpus, estimate=query.estimate, without_env=query.env is False,
-                   token_budget=query.token_budget, weights=query.weights, memory=query.memory, margin=query.margin)
+                   token_budget=query.token_budget, weights=query.weights, memory=query.memory, margin=query.margin,
+                   lora_rank=query.lora_rank)
 
 
 def lowers_budget(token_budget: TokenBudgetMode, shape: Model) -> bool:
@@ -330,13 +333,16 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
     estimable = estimated_counts(inputs.node_gpus, inputs.budget_gpus)
     untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
-    # The tables of GPU types with at least this one's memory cap its estimates too (not for --estimate alone).
-    larger = () if inputs.estimate == "only" else larger_tables(catalog, gpu, shape)
-    refuting = ((tabled,) if documented else ()) + tuple(catalog.gpu(name) for name, _ in larger)
+    # The tables of GPU types with at least this one's memory cap its estimates too (not for --estimate alone); for
+    # LoRA no table refutes anything: they measured full fine-tuning (`solver.rules.LORA_EVIDENCE`).
+    larger = () if inputs.estimate == "only" or inputs.lora_rank else larger_tables(catalog, gpu, shape)
+    refuting = ((tabled,) if documented and not inputs.lora_rank else ()) + tuple(
+        catalog.gpu(name) for name, _ in larger)
     margin = resolve_margin(inputs.memory, inputs.margin, gpu_type.memory_gib)
     at_default = () if inputs.estimate == "never" else tuple(
         cell for gpus in estimable for cell in capped_estimates(
-            shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, margin, inputs.without_env, refuting))
+            shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, margin, inputs.without_env, refuting,
+            inputs.lora_rank))
     lowering = lowers_budget(inputs.token_budget, shape)
     estimates = at_default if not lowering else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
@@ -363,7 +369,7 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
         longest_estimate=MappingProxyType(longest_estimate),
         table_stops=() if lowering or not at_default else stopped_estimates(
             at_default, estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, margin,
-                                        inputs.without_env)),
+                                        inputs.without_env, inputs.lora_rank)),
         witnesses=tuple((n, n, fitting, e, o, s, 1) for n, e, o, s, fitting in estimates)
         + (cell_witnesses(tabled, refuting, shape, counts) if settings else ()),
     )
@@ -400,12 +406,15 @@ def least_limits(gpu_types: tuple[GpuType, ...], shape: Model) -> Mapping[Combin
 
 @lru_cache(maxsize=1024)
 def capped_estimates(shape: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float,
-                     without_env: bool, refuting: tuple[GpuType, ...]) -> tuple[tuple[int, int, int, int, int], ...]:
-    """The memory model's estimates for `shape` on `gpus` GPUs of `memory_gib` (`estimated_cells`), each capped where
-    the tables of `refuting` say its setting runs out of memory (`within_refuting_tables` of their `least_limits`).
-    Cached per count, as the estimates are: the questions on one GPU type and model ask again."""
-    return within_refuting_tables(estimated_cells(shape, memory_gib, (gpus,), coefficients, margin, without_env),
-                                  least_limits(refuting, shape))
+                     without_env: bool, refuting: tuple[GpuType, ...], lora_rank: int = 0
+                     ) -> tuple[tuple[int, int, int, int, int], ...]:
+    """The memory model's estimates for `shape` on `gpus` GPUs of `memory_gib` (`estimated_cells`, of a LoRA run of
+    `lora_rank` or full fine-tuning), each capped where the tables of `refuting` say its setting runs out of memory
+    (`within_refuting_tables` of their `least_limits`). Cached per count, as the estimates are: the questions on one
+    GPU type and model ask again."""
+    return within_refuting_tables(
+        estimated_cells(shape, memory_gib, (gpus,), coefficients, margin, without_env, lora_rank),
+        least_limits(refuting, shape))
 
 
 def within_refuting_tables(

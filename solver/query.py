@@ -31,6 +31,7 @@ from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
+    MAX_LORA_RANK,
     MAX_TIME_LIMIT_S,
     MAX_TOKENS,
     MAX_TOP,
@@ -179,6 +180,11 @@ class Query(Frozen):
         "whether the run builds a reference model, whose pinned shards the host memory need counts (a Trinity "
         "config's algorithm and LoRA decide it, `TrinityConfig.reference_model`; --no-reference); true where not "
         "known"))
+    lora_rank: int = Field(default=0, ge=0, le=MAX_LORA_RANK, description=(
+        "the LoRA rank whose states the plans count (--lora-rank, or a Trinity config's LoRA: "
+        "`TrinityConfig.lora_rank`): the frozen base's fp32 weights and the adapter's states on every linear layer "
+        "but the output projection; the tables, which measured full fine-tuning, then vouch by inference and refute "
+        "nothing; 0 for full fine-tuning"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -576,6 +582,10 @@ class TrinityConfig(Frozen, defer_build=True):
     reference_model: bool = True
     """Whether Trinity (`version`) builds a reference model of its own for this config, whose pinned shards a node's
     host memory holds (`solver.trinity.config.builds_reference_model`)."""
+    lora_rank: int = 0
+    """The rank of the new LoRA adapter the config trains on Trinity's default target modules with every release it
+    may run on, whose states the verdict and the plans count (`solver.trinity.config.counted_lora_rank`); 0 where
+    they count full fine-tuning's."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
@@ -726,6 +736,7 @@ def make_query(
     trinity_version: str | None = None,
     reference_model: bool = True,
     option_names: OptionNames = API_OPTIONS,
+    lora_rank: int = 0,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -747,8 +758,11 @@ def make_query(
     `total_gpus` (in place of `budget_gpus`, with `rollout_gpus`) counts the trainer's and the rollout's GPUs together:
     the trainer's budget is what the rollout leaves of them (`total_budget`). `reference_model` false leaves the
     reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`).
+    `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`).
     """
-    check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool))
+    check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool),
+                ("lora_rank", lora_rank, int))
+    check_lora_rank(lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
     exact_source = exact_source if exact_source is not None else option_names.exact
@@ -798,7 +812,14 @@ def make_query(
                  node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
-                 reference_model=reference_model, option_names=option_names)
+                 reference_model=reference_model, lora_rank=lora_rank, option_names=option_names)
+
+
+def check_lora_rank(lora_rank: int) -> None:
+    """`QueryError` unless `lora_rank` (its type checked before) is from 0 (full fine-tuning) to `MAX_LORA_RANK`."""
+    if not 0 <= lora_rank <= MAX_LORA_RANK:
+        raise QueryError(f"lora_rank must be a whole number from 0 (full fine-tuning) to {MAX_LORA_RANK}, got "
+                         f"{brief(lora_rank)}")
 
 
 def total_budget(total_gpus: int, budget_gpus: int | None, rollout_gpus: int | None, node_gpus: int,

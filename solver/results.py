@@ -979,6 +979,9 @@ class Plan(Frozen):
     reference_model: bool = Field(default=True, description=(
         "whether host_memory_gb counts a reference model's pinned shards: false where the run builds none (a "
         "--from-config config's algorithm or LoRA says so, or --no-reference); true where not known"))
+    lora_rank: int = Field(default=0, ge=0, description=(
+        "the LoRA rank whose states memory_gb and headroom_gb count (the answer's lora_rank); 0 for full "
+        "fine-tuning"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
@@ -1197,7 +1200,9 @@ class Plan(Frozen):
             return f"documented: {cell}{between}"
         shorter = " at fewer tokens" if self.source.max_model_len > self.max_model_len else ""
         more_gpus = " on more GPUs (which hold no more per GPU)" if self.source.gpus < self.gpus else ""
-        return f"inferred: {cell}, and this plan includes that setting{shorter}{more_gpus}"
+        lora = (f" for full fine-tuning, which holds more than this LoRA run (rank {self.lora_rank})" if self.lora_rank
+                else "")
+        return f"inferred: {cell}{lora}, and this plan includes that setting{shorter}{more_gpus}"
 
 
 ExplainRule = Literal[
@@ -1450,6 +1455,10 @@ class Answer(_Timed, Versioned, _ReasonCautions):
         "whether the host memory figures (the plans', the reasons' and the verdict's) count a reference model's "
         "pinned shards: false where the run builds none (a --from-config config's algorithm or LoRA says so, or "
         "--no-reference); true where not known"))
+    lora_rank: int = Field(default=0, ge=0, description=(
+        "the LoRA rank whose states the plans' memory figures and estimates count (--lora-rank, or a --from-config "
+        "config's LoRA): the frozen base's fp32 weights and the adapter's states; the tables, which measured full "
+        "fine-tuning, vouch for it by inference (no plan is documented) and refute nothing; 0 for full fine-tuning"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
         f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "

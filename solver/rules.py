@@ -348,7 +348,8 @@ def table_cells(gpu_type: GpuType, model: Model) -> TableCells:
 
 def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
                   gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
-                  larger: Sequence[tuple[str, TableCells]] = ()) -> tuple[Evidence, SourceCell] | None:
+                  larger: Sequence[tuple[str, TableCells]] = (), lora: bool = False
+                  ) -> tuple[Evidence, SourceCell] | None:
     """The cell that vouches for `setting` on `gpus` GPUs at `length`, given a GPU type's `table_cells` for
     `model` (its `columns` per count name whose cells they are): documented when the cell at L's row (the
     next row up) of the table for `gpus` GPUs is exactly the setting; otherwise inferred from the shortest
@@ -358,11 +359,13 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     this GPU type or of one with at least its memory (`larger`, `larger_tables`), says the cell's setting
     runs out of memory at L (`refuting_row`: a measurement decides). A table of one GPU vouches for no other
     count (one GPU has no collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`
-    (`vouches_for`). None when no cell vouches."""
+    (`vouches_for`). None when no cell vouches. For a `lora` run, which holds less than the full fine-tuning the cells
+    measured, a cell vouches by inference alone (no cell documents it) and no table refutes one (`LORA_EVIDENCE`)."""
     own = sorted(row for n, row in rows if n == gpus and row >= length)
     if own and settings.get((gpus, own[0])) == setting:
-        return "documented", SourceCell(model=columns[gpus], gpus=gpus, max_model_len=own[0], setting=setting.label)
-    refuters = [(rows, settings), *((cells.rows, cells.settings) for _, cells in larger)]
+        return ("inferred" if lora else "documented",
+                SourceCell(model=columns[gpus], gpus=gpus, max_model_len=own[0], setting=setting.label))
+    refuters = [] if lora else [(rows, settings), *((cells.rows, cells.settings) for _, cells in larger)]
     for count in sorted({n for n, _ in rows if vouches_for(n, gpus)}, reverse=True):
         for row in sorted(row for n, row in rows if n == count and row >= length):
             cell = settings.get((count, row))
@@ -371,6 +374,13 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
                     for their_rows, their_settings in refuters)):
                 return "inferred", SourceCell(model=columns[count], gpus=count, max_model_len=row, setting=cell.label)
     return None
+
+
+LORA_EVIDENCE = ("the tables measured full fine-tuning; a LoRA run holds less (the frozen base's fp32 weights and the "
+                 "adapter's states in place of every parameter's), so a cell that trained vouches for it, inferred, "
+                 "and one that ran out of memory says nothing of it")
+"""How the tables speak for a LoRA run (`vouching_cell`, `tables_verdict` with ``lora``): the planner's estimates of
+one fit with LoRA's smaller states (`solver.memory.lora_states_bytes`) are estimated."""
 
 
 class TablesVerdict(Frozen):
@@ -389,13 +399,16 @@ class TablesVerdict(Frozen):
 
 def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
                    gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
-                   larger: Sequence[tuple[str, TableCells]] = ()) -> TablesVerdict | None:
+                   larger: Sequence[tuple[str, TableCells]] = (), lora: bool = False) -> TablesVerdict | None:
     """The `TablesVerdict` of a GPU type's `table_cells` for `model` (`columns` as `vouching_cell` takes
     them), or where they say nothing, of the tables of GPU types with at least its memory (`larger`: their names
-    and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything."""
-    vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns, larger=larger)
+    and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything. For a `lora`
+    run only a cell that vouches speaks (`LORA_EVIDENCE`)."""
+    vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora)
     if vouching is not None:
         return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
+    if lora:
+        return None
     for gpu, cells in ((None, TableCells(tuple(rows), dict(settings), columns)), *larger):
         refuting = refuting_cell(model, cells.rows, cells.settings, gpus, setting, length)
         if refuting is not None:
@@ -471,13 +484,13 @@ def fewer_reasons(cell: SourceCell, gpus: int, offload: bool) -> tuple[str, ...]
 
 
 def cited_tables_verdict(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting,
-                         length: int) -> TablesVerdict | None:
+                         length: int, lora: bool = False) -> TablesVerdict | None:
     """The `tables_verdict` of `gpu`'s tables (`own_table_cells`), or where they say nothing, of those of GPU types
-    with at least its memory (`larger_tables`), on `setting` of `model` on `gpus` GPUs at `length`, its cell cited
-    (`TablesVerdict.cited`); None where none says anything."""
+    with at least its memory (`larger_tables`), on `setting` of `model` on `gpus` GPUs at `length` (for a `lora` run
+    or not), its cell cited (`TablesVerdict.cited`); None where none says anything."""
     origins, cells = own_table_cells(catalog, gpu, model)
     verdict = tables_verdict(model, cells.rows, cells.settings, gpus, setting, length, columns=cells.columns,
-                             larger=larger_tables(catalog, gpu, model))
+                             larger=larger_tables(catalog, gpu, model), lora=lora)
     return None if verdict is None else verdict.cited(origins)
 
 

@@ -527,9 +527,10 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
 
 def estimate_tables_verdict(catalog: Catalog, gpu: str, model: Model, plan: Plan) -> TablesVerdict | None:
     """What `gpu`'s tables say of `plan`'s setting of `model` on its GPUs at its length (`cited_tables_verdict`), at
-    Trinity's default token budget, which they measured: None where they do not speak, or the plan lowers it."""
+    Trinity's default token budget, which they measured (for a LoRA plan, only where they vouch: `Plan.lora_rank`):
+    None where they do not speak, or the plan lowers it."""
     return None if plan.lowered_budget else cited_tables_verdict(catalog, gpu, model, plan.gpus, plan.setting,
-                                                                 plan.max_model_len)
+                                                                 plan.max_model_len, lora=plan.lora_rank > 0)
 
 
 def more_gpus_changes(data: PlanningData) -> dict[str, object]:
@@ -850,6 +851,7 @@ def _answer(
         node_gpus=query.node_gpus,
         host_ram_gb=query.host_ram_gb,
         reference_model=query.reference_model,
+        lora_rank=query.lora_rank,
         margin=margin,
         memory_model_margin=query.memory.margin if margin != query.memory.margin else None,
         token_budget=query.token_budget,
@@ -877,7 +879,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     source: SourceCell | None
     # A cell vouches for the plan even where the solver's witness was an estimate: the table is the better evidence.
     found = vouching_cell(data.shape, data.rows, data.settings, gpus, setting, length, columns=data.columns,
-                          larger=data.larger)
+                          larger=data.larger, lora=query.lora_rank > 0)
     if found is None and not estimated:  # a defect of the model's, never of the input
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
@@ -911,6 +913,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
                                        query.reference_model)
         if offload or query.host_ram_gb is not None else None,
         reference_model=query.reference_model,
+        lora_rank=query.lora_rank,
         trainer_nodes=trainer_nodes_of(gpus, query.node_gpus),
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
@@ -925,7 +928,7 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
     `solver.rules.counted_tokens`): peak and headroom (an estimate's against the margin estimates are held to,
     `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
     memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients,
-                       query.margin_on(gpu.memory_gib, estimated), tokens)
+                       query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank)
     beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
                                  query.node_gpus, gpu.rocm)
               if estimated else ())

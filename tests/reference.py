@@ -95,6 +95,7 @@ PLAN_ORDER = (
     "headroom_at_step",
     "host_memory_gb",
     "reference_model",
+    "lora_rank",
     "beyond_calibration",
     "beyond_calibration_codes",
     "trainer_nodes",
@@ -506,7 +507,8 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "headroom_at_step": result.step_binds,
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
             else _up_to_a_tenth(_load_need(model, n, node_gpus)) if host_ram_gb is not None else None,
-            "reference_model": True}  # the needs count the reference model's shards (no config says otherwise)
+            "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
+            "lora_rank": 0}  # full fine-tuning's states
 
 
 def _up_to_a_tenth(gib: float) -> float:

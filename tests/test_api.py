@@ -1156,7 +1156,7 @@ def test_config_query_passes_each_keyword_given_to_make_query_as_it_is():
              "seed": 7, "estimate": "only", "memory": solver.load_memory_model().model_copy(update={"margin": 0.05}),
              "margin": 0.1, "token_budget": "auto", "host_ram_gb": 512.0, "node_gpus": 4, "rollout_gpus": 0,
              "total_gpus": None, "node_source": "my nodes", "host_ram_source": "my host", "train_batch_size": 64,
-             "train_batch_source": "my batch", "trinity_version": "0.5", "reference_model": False,
+             "train_batch_source": "my batch", "trinity_version": "0.5", "reference_model": False, "lora_rank": 8,
              "option_names": API_OPTIONS}
     assert set(given) == set(signature(solver.make_query).parameters) - {"catalog"}
     assert config_query(CATALOG, CONFIG, **given) == solver.make_query(CATALOG, **given)

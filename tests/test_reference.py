@@ -105,6 +105,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         # shards, 42.24: 102.2; tests/reference.py)
         "host_memory_gb": 102.2,
         "reference_model": True,  # no config says the run builds none
+    "lora_rank": 0,  # full fine-tuning
         "beyond_calibration": [],  # documented: the memory model's range does not matter
         "beyond_calibration_codes": [],
         "trainer_nodes": 1,  # 4 GPUs, within a node of 8
@@ -333,6 +334,7 @@ GOOD_PLAN = {
     **_predicted("Qwen3-8B", 80.0, 4, Setting(sp=4), 32768),
     "host_memory_gb": None,  # no Offload
     "reference_model": True,  # no config says the run builds none
+    "lora_rank": 0,  # full fine-tuning
     "beyond_calibration": [],  # documented
     "beyond_calibration_codes": [],
     "trainer_nodes": 1,  # 4 GPUs, within a node of 8

@@ -52,10 +52,17 @@ HEAD = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node:
         "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 2}}\n")
 MODEL = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768%s}\n"
 ROLE_MODEL = "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_rank: %s}}}}\n"
-COUNTED = ("the trainer holds gradients and optimizer states for the adapter alone, while the tables and the memory "
-           "model measured full fine-tuning: the verdict and the plans count full fine-tuning's gradients and "
-           "optimizer states, so a LoRA run needs less memory than shown (conservative: without Offload, LoRA leaves "
-           "each GPU's shard about 4 of the 16 bytes per parameter counted; the plans hold for it as they are)")
+COUNTED = ("the trainer holds gradients and optimizer states for the adapter alone: the verdict and the plans count "
+           "LoRA rank {}'s states (the frozen base's fp32 weights and the adapter's on every linear layer but the "
+           "output projection, unless --lora-rank gives another), and the tables, which measured full fine-tuning, "
+           "vouch for it by inference and refute nothing")
+"""LoRA's line where its states are counted (s72), at a rank."""
+AS_FULL = ("the trainer holds gradients and optimizer states for the adapter alone, but the verdict and the plans "
+           "count full fine-tuning's, as the tables measured ({}): a LoRA run needs less memory than shown "
+           "(conservative: without Offload, LoRA leaves each GPU's shard about 4 of the 16 bytes per parameter "
+           "counted; solve --lora-rank RANK counts a new adapter's)")
+"""LoRA's line where full fine-tuning's states are counted (s72), saying why."""
+ADAPTER = "it loads an adapter, whose rank is the adapter's own"
 DUMMY = ("model.lora_configs[0].lora_rank {rank} without a path: Trinity makes a dummy adapter of that rank, which "
          "peft refuses (\"`r` should be a positive integer value\") before the trainer starts: give a rank above 0 "
          "for LoRA, or drop model.lora_configs for no LoRA")
@@ -82,19 +89,20 @@ def test_a_lora_config_with_a_path_at_rank_0_is_lora_only_with_verl_before_0_8()
     # verl before 0.8 (Trinity 0.5's worker, 0.6's verl_legacy) turns LoRA on for any adapter path; verl 0.8's
     # engine only at a rank above 0, so Trinity 0.6 on it trains every parameter.
     text = MODEL % ", lora_configs: [{lora_rank: 0, path: adapters/a}]"
+    from_08 = "Trinity 0.6 on verl 0.8 or later loads no adapter at a lora_rank not above 0 and trains every parameter"
     assert _lines(text) == [("lora-counted-as-full", (
-        f"with verl before 0.8 LoRA (model.lora_configs) {COUNTED}; Trinity 0.6 on verl 0.8 or later loads no adapter "
-        "at a lora_rank not above 0 and trains every parameter"))]
-    assert _lines(text, "0.5") == [("lora-counted-as-full", f"with LoRA (model.lora_configs) {COUNTED}")]
+        f"with verl before 0.8 LoRA (model.lora_configs) {AS_FULL.format(from_08)}"))]
+    assert _lines(text, "0.5") == [
+        ("lora-counted-as-full", f"with LoRA (model.lora_configs) {AS_FULL.format(ADAPTER)}")]
     assert _lines(MODEL % ", lora_configs: [{path: adapters/a}]") == [  # the default rank, 32: every release
-        ("lora-counted-as-full", f"with LoRA (model.lora_configs) {COUNTED}")]
+        ("lora-counted-as-full", f"with LoRA (model.lora_configs) {AS_FULL.format(ADAPTER)}")]
 
 
 @pytest.mark.parametrize(("rank", "lora"), [("0", False), ("'0'", False), ("'+8'", True), ("8", True)])
 def test_a_roles_lora_rank_turns_lora_on_above_0_as_omegaconf_reads_it(rank: str, lora: bool):
     lines = _lines(MODEL % "" + ROLE_MODEL % rank, "0.5")
     key = "trainer.trainer_config.actor_rollout_ref.model.lora_rank"
-    assert lines == ([("lora-counted-as-full", f"with LoRA ({key}) {COUNTED}")] if lora else [])
+    assert lines == ([("lora-counted-as-full", f"with LoRA ({key}) {COUNTED.format(8)}")] if lora else [])
 
 
 def test_the_oc_decode_hint_in_a_lora_rank_quotes_the_whole_number_and_following_it_is_taken():

@@ -16,6 +16,7 @@ from solver.cli.options import (
     SP_RULES_HELP,
     add_cells_option,
     add_host_ram_option,
+    add_lora_option,
     add_memory_model_options,
     add_node_gpus_option,
     add_own_gpu_options,
@@ -61,6 +62,7 @@ def build_memory_parser() -> Parser:
                         help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or without (the default)")
     parser.add_argument("--offload", action=OnceFlag, default=False,
                         help="with FSDP2 CPU offload, or without (the default)")
+    add_lora_option(parser, "full fine-tuning")
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
     add_host_ram_option(parser, f"it says whether what the setting holds there fits ({HOST_NEED_WORDS})")
@@ -87,7 +89,7 @@ def run_memory(args: argparse.Namespace) -> int:
     result = memory_answer(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,
-                           option_names=COMMAND_OPTIONS)
+                           option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
     if args.json:
@@ -106,7 +108,7 @@ def run_memory(args: argparse.Namespace) -> int:
 def planner_command(args: argparse.Namespace) -> str:
     """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
     not: the same model, GPU (with its memory and interconnect, of your own), GPUs (as a budget), length and memory
-    options, without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
+    options (and --lora-rank), without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
     gigabytes, mebibytes = args.gpu_memory or (None, None)
     words = [
         *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
@@ -118,5 +120,6 @@ def planner_command(args: argparse.Namespace) -> str:
         *(["--host-ram", host_ram_argument(args.host_ram)] if args.host_ram is not None else []),
         *(["--margin", shown_number(args.margin)] if args.margin is not None else []),
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
+        *(["--lora-rank", str(args.lora_rank)] if args.lora_rank else []),
     ]
     return shlex.join(["solve", *words])

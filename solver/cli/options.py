@@ -26,6 +26,7 @@ from solver.tables import (
     HOST_NEED_WORDS,
     INTERCONNECTS,
     MAX_GPUS,
+    MAX_LORA_RANK,
     MAX_TRAIN_BATCH,
     MAX_WORKERS,
     NODE_GPUS,
@@ -139,6 +140,15 @@ def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
                         help="whether the run builds a reference model, whose pinned shards the host memory need "
                         "counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA); default: as "
                         "--from-config's algorithm and LoRA say, counted without a config")
+
+
+def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
+    """--lora-rank, for the commands that estimate a setting or plan (`default`: what counts without it)."""
+    parser.add_argument("--lora-rank", metavar="RANK", type=whole_number(0, MAX_LORA_RANK),
+                        help="count a LoRA run's states at rank RANK on every linear layer but the output projection "
+                        "(Trinity's default target_modules): the frozen base's fp32 weights and the adapter's "
+                        "weights, gradients and Adam moments; the tables, which measured full fine-tuning, then vouch "
+                        f"by inference and refute nothing; 0 for full fine-tuning (default: {default})")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

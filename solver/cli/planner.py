@@ -38,6 +38,7 @@ from solver.cli.options import (
     add_cells_option,
     add_estimate_options,
     add_host_ram_option,
+    add_lora_option,
     add_memory_model_options,
     add_node_gpus_option,
     add_own_gpu_options,
@@ -149,6 +150,7 @@ def build_parser() -> Parser:
     add_host_ram_option(estimates, f"{PLANS_HOST_RAM}, the reference model's counted unless --from-config's "
                         "algorithm or LoRA, or --no-reference, says the run builds none")
     add_reference_option(estimates)
+    add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
@@ -282,12 +284,14 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
-                           reference_model=args.reference is not False, option_names=COMMAND_OPTIONS)
+                           reference_model=args.reference is not False, lora_rank=args.lora_rank or 0,
+                           option_names=COMMAND_OPTIONS)
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
             "exact": True, "exact_source": "--exact" if args.exact else "--write (the config's cluster)"}
         query = config_query(catalog, config, **{**asked, **pinned}, token_budget=args.token_budget,
-                             node_gpus=args.node_gpus, reference_model=args.reference, option_names=COMMAND_OPTIONS)
+                             node_gpus=args.node_gpus, reference_model=args.reference, lora_rank=args.lora_rank,
+                             option_names=COMMAND_OPTIONS)
     given = [flag for flag, value in (("--out", args.out), ("--write", args.write)) if value]
     if given and len(query.gpus) > 1:
         raise QueryError(f"{' and '.join(given)} {'take' if len(given) > 1 else 'takes'} one plan: choose one GPU type "

@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import CEILING, GRID, MemoryAnswer, MemoryEstimate, shown_host_gib
+from solver.memory import CEILING, FROZEN_BASE_BYTES, GRID, STATE_BYTES, MemoryAnswer, MemoryEstimate, shown_host_gib
 from solver.query import default_margin
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.phrases import CEILING_WORDS
@@ -80,8 +80,9 @@ def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     active = f", {answer.model_active_parameters_b:.1f}B active" if moe else ""
     setting = Setting(env=answer.env, offload=answer.offload, sp=answer.sp)
     own_budget = ", your token budget" if answer.max_token_len_per_gpu is not None else ""
+    lora = f", LoRA rank {answer.lora_rank}" if answer.lora_rank else ""
     return (f"{answer.model} ({answer.model_parameters_b:.1f}B parameters{active}) on {answer.gpus} x {answer.gpu} "
-            f"({answer.memory_gib:.1f} GiB), {setting.label}, {counted(answer.max_model_len, 'token')} "
+            f"({answer.memory_gib:.1f} GiB), {setting.label}{lora}, {counted(answer.max_model_len, 'token')} "
             f"({answer.tokens_per_gpu} per GPU{own_budget}), margin {answer.margin:g}"
             f"{f', memory model: {answer.memory_model_source}' if answer.memory_model_source else ''}")
 
@@ -107,9 +108,9 @@ def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: 
 def planner_call(answer: MemoryAnswer) -> str:
     """The `solver.plan` call that looks for a setting that trains where `answer`'s does not: the same model, GPU
     type, GPUs (as a budget) and length, its GPUs per node and host memory where given, its margin where it is
-    not the shipped memory model's default, and the memory-model file it was estimated with (``memory=
-    solver.load_memory_model(...)``), if any; without `sp`, `env`, `offload` and a token budget, which the planner
-    tries for itself."""
+    not the shipped memory model's default, the memory-model file it was estimated with (``memory=
+    solver.load_memory_model(...)``), if any, and its LoRA rank, if any; without `sp`, `env`, `offload` and a token
+    budget, which the planner tries for itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
                 *([f"node_gpus={answer.node_gpus}"] if answer.node_gpus != NODE_GPUS else []),
                 *([f"host_ram_gb={shown_number(answer.host_ram_gib)}"] if answer.host_ram_gib is not None else [])]
@@ -118,10 +119,12 @@ def planner_call(answer: MemoryAnswer) -> str:
         keywords.append(f"margin={answer.margin:g}")
     if answer.memory_model is not None:
         keywords.append(f"memory=solver.load_memory_model({json.dumps(answer.memory_model)})")
+    if answer.lora_rank:
+        keywords.append(f"lora_rank={answer.lora_rank}")
     return f"solver.plan({', '.join([json.dumps(answer.model), *keywords])})"
 
 
-def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,
+def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: int, offload: bool,
                 planner_command: str, own_budget: bool = False, names: OptionNames = COMMAND_OPTIONS,
                 passed_memory: str | None = None) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
@@ -130,9 +133,11 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
     `model` on `gpus` GPUs (they decide where they speak), and where the setting does not train, the planner's
     command that finds one that does (`planner_command`, a line of its own to copy; `passed_memory`: the source of a
     memory model the caller passed, which the command cannot name, and the line above it asks for)."""
-    lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result),
-                                   Text(_fit_words(result), style=_fit_style(result)),
-                                   Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
+    lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result)]
+    if result.lora_rank:
+        lines.append(Text(lora_states_words(result)))
+    lines += [Text(_fit_words(result), style=_fit_style(result)),
+              Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
     if result.host_memory_gib is not None:
         lines.append(_host_memory_line(result, result.host_memory_gib, offload, names.host_ram))
     lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
@@ -146,6 +151,18 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         lines += [Text("to find a setting that trains, run the planner, which tries every SP, Env, Offload and token "
                        f"budget{with_memory}:"), Text(f"  {planner_command}", no_wrap=True, overflow="ignore")]
     return Group(*lines)
+
+
+def lora_states_words(answer: MemoryAnswer) -> str:
+    """What a LoRA run's states count (`solver.memory.lora_states_bytes`), and how the tables, which measured full
+    fine-tuning, speak of it."""
+    held = ("in host memory with Offload" if answer.offload
+            else f"sharded over the {answer.gpus} GPUs" if answer.gpus > 1 else "on the GPU")
+    return (f"states with LoRA rank {answer.lora_rank}: the frozen base's fp32 weights ({FROZEN_BASE_BYTES} bytes per "
+            f"parameter) and {answer.lora_parameters:,} adapter parameters on every linear layer but the output "
+            f"projection ({STATE_BYTES} bytes each: fp32 weights, gradients and Adam's two moments), {held}; the "
+            "tables measured full fine-tuning: they speak where they say the setting trains, not where it ran out "
+            "of memory")
 
 
 def _terms_table(result: MemoryEstimate) -> Table:

@@ -22,6 +22,8 @@ MAX_TOKENS = 1 << 24
 """The longest ``max_model_len`` anything may ask for (16M tokens)."""
 MAX_GPUS = 1 << 16
 """The most GPUs a count, a budget or a pool may have."""
+MAX_LORA_RANK = 1 << 16
+"""The largest LoRA rank taken: past every catalogued model's widths (PEFT takes any rank)."""
 MAX_JOBS = 20_000
 """The most jobs a cluster file may list."""
 MAX_CELLS = 2048

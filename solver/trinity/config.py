@@ -531,27 +531,70 @@ def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
     return isinstance(value, list) and len(value) > 0
 
 
+def counted_lora_rank(reader: ConfigReader, version: TrinityVersion | None) -> int:
+    """The rank of the LoRA run whose states the verdict and the plans count (`solver.memory.lora_states_bytes`;
+    `TrinityConfig.lora_rank`): the one LoRA config's ``lora_rank`` (`LORA_CONFIG_RANK` where unset), or with verl
+    before 0.8 ``actor_rollout_ref.model.lora_rank``, where the trainer makes a new adapter of that rank on Trinity's
+    default ``target_modules`` (``all-linear``) with every release the config may run on; else 0, full fine-tuning
+    (conservative, `_lora_uncounted`)."""
+    return 0 if _lora_uncounted(reader, version) is not None else _lora_rank(reader)
+
+
+def _lora_rank(reader: ConfigReader) -> int:
+    """The rank of the LoRA key that turns LoRA on (`_lora_key`), where it is a rank's: the LoRA config's, or verl
+    before 0.8's ``lora_rank``; 0 otherwise (an adapter path, no LoRA, or no whole number)."""
+    lora = _lora_key(reader)
+    if lora == LORA_KEYS[0]:
+        rank = _lora_config_value(reader, "lora_rank")
+        return omegaconf_integer(LORA_CONFIG_RANK if rank is None else rank) or 0
+    return (omegaconf_integer(read_or_none(reader.get, LORA_KEYS[1])) or 0) if lora == LORA_KEYS[1] else 0
+
+
+def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
+    """Why the states counted for a config with LoRA (`_lora_key`) are full fine-tuning's, in words: a release it may
+    run on trains every parameter (`_lora_from_08`), it loads an adapter (whose rank is the adapter's own file's),
+    its ``target_modules`` are not Trinity's default ``all-linear`` (other modules may take more, the output
+    projection's or the embeddings'), or the rank is no whole number; None where LoRA's are counted, or without
+    LoRA."""
+    lora = _lora_key(reader)
+    if lora is None:
+        return None
+    from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
+    if from_08 is not None:
+        return f"Trinity 0.6 on verl 0.8 or later {from_08} and trains every parameter"
+    if lora == LORA_KEYS[2] or _lora_config_path(reader) is not None or read_or_none(reader.get, LORA_KEYS[2]):
+        return "it loads an adapter, whose rank is the adapter's own"
+    targets = read_or_none(reader.get, (*LORA_KEYS[0], 0, "target_modules") if lora == LORA_KEYS[0]
+                           else (*ACTOR_ROLLOUT_REF, "model", "target_modules"))
+    if targets not in (None, "all-linear"):
+        return f"its target_modules {brief(targets)} are not Trinity's default all-linear, which rft-solver counts"
+    return None if _lora_rank(reader) > 0 else "its rank is no whole number above 0"
+
+
 def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
-    """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone:
-    the tables and the memory model measured full fine-tuning, whose gradients and optimizer states the verdict and
-    the plans count, so they are conservative for it (`ConfigProblemCode.LORA_COUNTED_AS_FULL`), by about 12 of the
-    16 bytes per parameter of each GPU's shard without Offload (the gradients and Adam's moments of the frozen
-    weights). Where only verl before 0.8 turns LoRA on, without `version` 0.5, it says so: Trinity 0.6 on verl 0.8 or
-    later ignores the key, or loads no adapter at a rank not above 0 (`_lora_from_08`), and trains every parameter, as
-    counted. None without LoRA, and for LoRA configs Trinity does not load (`_lora_configs_notes` refuses them)."""
+    """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone
+    (`ConfigProblemCode.LORA_COUNTED_AS_FULL`): what the verdict and the plans count, LoRA's states at its rank
+    (`counted_lora_rank`), or where they cannot (`_lora_uncounted`), full fine-tuning's, conservative for it by about
+    12 of the 16 bytes per parameter of each GPU's shard without Offload. None without LoRA, and for LoRA configs
+    Trinity does not load (`_lora_configs_notes` refuses them)."""
     lora = _lora_key(reader)
     if lora is None or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
         return []
     key = ".".join(lora)
+    uncounted = _lora_uncounted(reader, version)
+    if uncounted is None:
+        return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
+            f"with LoRA ({key}) the trainer holds gradients and optimizer states for the adapter alone: the verdict "
+            f"and the plans count LoRA rank {_lora_rank(reader)}'s states (the frozen base's fp32 weights and the "
+            "adapter's on every linear layer but the output projection, unless --lora-rank gives another), and the "
+            "tables, which measured full fine-tuning, vouch for it by inference and refute nothing"))]
     from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
     when = f"with LoRA ({key})" if from_08 is None else f"with verl before 0.8 LoRA ({key})"
-    instead = "" if from_08 is None else f"; Trinity 0.6 on verl 0.8 or later {from_08} and trains every parameter"
     return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
-        f"{when} the trainer holds gradients and optimizer states for the adapter alone, while the tables and the "
-        "memory model measured full fine-tuning: the verdict and the plans count full fine-tuning's gradients and "
-        "optimizer states, so a LoRA run needs less memory than shown (conservative: without Offload, LoRA leaves "
-        "each GPU's shard about 4 of the 16 bytes per parameter counted; the plans hold for it as they are)"
-        f"{instead}"))]
+        f"{when} the trainer holds gradients and optimizer states for the adapter alone, but the verdict and the "
+        f"plans count full fine-tuning's, as the tables measured ({uncounted}): a LoRA run needs less memory than "
+        "shown (conservative: without Offload, LoRA leaves each GPU's shard about 4 of the 16 bytes per parameter "
+        "counted; solve --lora-rank RANK counts a new adapter's)"))]
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
@@ -985,6 +1028,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         ref_sp=ref_sp,
         lora_ref_sp=lora_ref_sp,
         reference_model=builds_reference_model(reader, version),
+        lora_rank=counted_lora_rank(reader, version),
         ref_forward_runs=no_ref is None,
         micro_batch_sequences=_micro_batch_sequences(reader, counted),
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
