@@ -567,7 +567,7 @@ def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str
     targets = read_or_none(reader.get, (*LORA_KEYS[0], 0, "target_modules") if lora == LORA_KEYS[0]
                            else (*ACTOR_ROLLOUT_REF, "model", "target_modules"))
     if targets not in (None, "all-linear"):
-        return f"its target_modules {brief(targets)} are not Trinity's default all-linear, which rft-solver counts"
+        return f"its target_modules {yaml_brief(targets)} are not Trinity's default all-linear, which rft-solver counts"
     return None if _lora_rank(reader) > 0 else "its rank is no whole number above 0"
 
 
