@@ -734,7 +734,7 @@ def make_query(
     train_batch_size: int | None = None,
     train_batch_source: str | None = None,
     trinity_version: str | None = None,
-    reference_model: bool = True,
+    reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
 ) -> Query:
@@ -757,12 +757,15 @@ def make_query(
     `trinity_release` reads it), a plan whose GPUs do not divide it says that Trinity 0.5.0 and 0.5.1 refuse it.
     `total_gpus` (in place of `budget_gpus`, with `rollout_gpus`) counts the trainer's and the rollout's GPUs together:
     the trainer's budget is what the rollout leaves of them (`total_budget`). `reference_model` false leaves the
-    reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`).
+    reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`);
+    None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
     `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`).
     """
-    check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool),
+    check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int))
     check_lora_rank(lora_rank)
+    if reference_model is None:
+        reference_model = lora_rank == 0
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
     exact_source = exact_source if exact_source is not None else option_names.exact

@@ -190,3 +190,24 @@ def test_estimate_alone_cites_no_out_of_memory_cell_for_lora():
                  lora_rank=32)
     assert full.best is None  # the memory model predicts no fit for full fine-tuning without Offload
     assert lora.best is not None and lora.best.setting.label == "Env + SP=4" and lora.tables is None
+
+
+def test_a_lora_run_counts_no_reference_model_unless_told():
+    """Trinity takes the actor without its adapter as the reference with LoRA (both releases): none counted."""
+    asked = {"gpu": "h20", "budget_gpus": 4, "max_model_len": 32768, "exact": True, "host_ram_gb": 1024.0}
+    full, = plan("8B", **asked)
+    lora, = plan("8B", **asked, lora_rank=32)
+    told, = plan("8B", **asked, lora_rank=32, reference_model=True)
+    assert full.best is not None and lora.best is not None and told.best is not None
+    assert (full.reference_model, lora.reference_model, told.reference_model) == (True, False, True)
+    assert lora.best.host_memory_gb is not None and told.best.host_memory_gb is not None
+    assert lora.best.host_memory_gb < told.best.host_memory_gb
+
+
+def test_the_command_with_lora_rank_counts_no_reference_model(cli):
+    def counted(*flags: str) -> bool:
+        code, out, err = cli("--model", "8B", "--gpu", "h20", "--gpus", "4", "--len", "32768", "--host-ram", "1024",
+                             "--json", *flags)
+        assert (code, err) == (0, "")
+        return bool(json.loads(out)[0]["reference_model"])
+    assert (counted(), counted("--lora-rank", "32"), counted("--lora-rank", "32", "--reference")) == (True, False, True)

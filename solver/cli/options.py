@@ -139,7 +139,7 @@ def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     parser.add_argument("--reference", action=OnceFlag,
                         help="whether the run builds a reference model, whose pinned shards the host memory need "
                         "counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA); default: as "
-                        "--from-config's algorithm and LoRA say, counted without a config")
+                        "--from-config's algorithm and LoRA say, without a config counted but with --lora-rank")
 
 
 def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:

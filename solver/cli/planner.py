@@ -284,7 +284,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
-                           reference_model=args.reference is not False, lora_rank=args.lora_rank or 0,
+                           reference_model=args.reference, lora_rank=args.lora_rank or 0,
                            option_names=COMMAND_OPTIONS)
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
