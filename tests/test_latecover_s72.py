@@ -1,0 +1,84 @@
+"""Changed lines of session 72's late merges (buytie, tokbudget, lenwords, yamlwords) that their tests left unrun,
+each run here for what it says: the prompt + response note at another length than the sum (the verdict at
+``--len``'s, or the API's ``max_model_len``'s), a null micro-batch size beside dynamic batching left on for a model
+trained one sequence per micro-batch, and a RoPE factor that is no number, quoted in YAML's spelling."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solver.api import answer_query, config_query, with_config_verdicts
+from solver.tables import load_catalog
+from solver.tables.model_config import load_model_config
+from solver.trinity import read_trinity_config, trinity_config_problems
+
+ROOT = Path(__file__).parent.parent
+Cli = Callable[..., tuple[int, str, str]]
+CATALOG = load_catalog()
+SUM_ONLY = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: 2048\n  max_response_tokens: 14336\n"
+            "cluster:\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n")
+"""Qwen3-8B with no model.max_model_len: Trinity takes prompt + response, 2048 + 14336 = 16384."""
+SUM_NOTE = ("model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
+            "2048 + 14336 = 16384")
+
+
+@pytest.mark.parametrize(("length", "note"), [
+    ("16384", f"{SUM_NOTE}, as the verdict does"),
+    ("32k", f"{SUM_NOTE}; the verdict is at --len's 32768")])
+def test_the_prompt_and_response_note_names_the_length_the_verdict_is_at(cli: Cli, tmp_path: Path, length: str,
+                                                                          note: str):
+    config = tmp_path / "sum.yaml"
+    config.write_text(SUM_ONLY, encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--len", length, "--json")
+    assert (status, err) == (0, "")
+    [answer] = json.loads(out)
+    assert [line for line in answer["current"]["config_problems"] if "max_response_tokens =" in line] == [note]
+
+
+def test_the_api_names_the_verdicts_length_in_the_prompt_and_response_note_by_its_keyword():
+    config = read_trinity_config(SUM_ONLY, "sum.yaml", {})
+    query = config_query(CATALOG, config, gpu="h100", max_model_len=32768)
+    (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, SUM_ONLY, "sum.yaml", {})
+    assert answer.current is not None
+    assert [line for line in answer.current.config_problems if "max_response_tokens =" in line] == [
+        f"{SUM_NOTE}; the verdict is at max_model_len's 32768"]
+
+
+ARR = "trainer.trainer_config.actor_rollout_ref"
+UNBOUNDED = ("trainer.use_dynamic_bsz is true: remove padding off (as internlm2-7b needs) pads each micro-batch to its "
+             "longest sequence, and dynamic batching fills it by the sequences' own lengths, so one of uneven lengths "
+             "holds more tokens than the token budget the memory estimate counts: set it to false, with one sequence "
+             "per micro-batch (solver.trinity.patch_trinity_config does)")
+NULL_06_ON = ("Trinity 0.6 fails on it as the trainer starts with verl before 0.8 (its typed config refuses it), and "
+              "on verl 0.8 or later reads no micro-batch size with dynamic batch sizes on: remove the key for "
+              "Trinity's default (1), or write 1")
+NULL_05 = "Trinity 0.5's typed config refuses it as it loads the config (OmegaConf's int field)"
+
+
+@pytest.mark.parametrize(("version", "null_words"), [("0.6", NULL_06_ON), (None, f"{NULL_05}; {NULL_06_ON}")])
+def test_a_null_size_beside_dynamic_batching_on_for_a_model_of_its_own_attention_is_reported(
+        version: str | None, null_words: str):
+    # InternLM2 trains one sequence per micro-batch (remove padding off): dynamic batching on is flagged, and a null
+    # size Trinity types int is reported as for any model with dynamic batch sizes on (no sizes judged past that).
+    model = load_model_config(ROOT / "tests" / "data" / "hf-configs" / "internlm2-7b.json")
+    config = {"model": {"max_model_len": 4096}, "algorithm": {"algorithm_type": "grpo"}, "trainer": {
+        "use_dynamic_bsz": True, "use_remove_padding": False, "trainer_config": {"actor_rollout_ref": {
+            "model": {"use_remove_padding": False}, "ref": {"log_prob_micro_batch_size_per_gpu": None}}}}}
+    found = trinity_config_problems(config, model, 4, version=version)  # type: ignore[arg-type]
+    assert [(problem.code.value, problem.words) for problem in found] == [
+        ("micro-batch-unbounded", UNBOUNDED),
+        ("micro-batch-unset", f"{ARR}.ref.log_prob_micro_batch_size_per_gpu is null: {null_words}")]
+
+
+@pytest.mark.parametrize(("factor", "shown"), [("abc", "'abc'"), (True, "true"), ([4], "[4]")])
+def test_a_rope_factor_that_is_no_number_is_quoted_as_yaml_writes_it(factor: Any, shown: str):
+    rope = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": 32768}
+    mapping = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 65536, "rope_scaling": rope}}
+    problems = trinity_config_problems(mapping, CATALOG.model("8B"), 8)
+    assert [(problem.code.value, problem.words) for problem in problems] == [
+        ("not-a-number", f"model.rope_scaling.factor must be a number, got {shown}")]
