@@ -1,7 +1,8 @@
 """Changed lines of session 72's late merges (buytie, tokbudget, lenwords, yamlwords) that their tests left unrun,
 each run here for what it says: the prompt + response note at another length than the sum (the verdict at
 ``--len``'s, or the API's ``max_model_len``'s), a null micro-batch size beside dynamic batching left on for a model
-trained one sequence per micro-batch, and a RoPE factor that is no number, quoted in YAML's spelling."""
+trained one sequence per micro-batch, and a RoPE factor or a whole document that is no number or no mapping, quoted in
+YAML's spelling."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
-from solver.trinity import read_trinity_config, trinity_config_problems
+from solver.trinity import ConfigError, read_trinity_config, trinity_config_problems
 
 ROOT = Path(__file__).parent.parent
 Cli = Callable[..., tuple[int, str, str]]
@@ -30,8 +31,8 @@ SUM_NOTE = ("model.max_model_len is not set: Trinity takes max_prompt_tokens + m
 @pytest.mark.parametrize(("length", "note"), [
     ("16384", f"{SUM_NOTE}, as the verdict does"),
     ("32k", f"{SUM_NOTE}; the verdict is at --len's 32768")])
-def test_the_prompt_and_response_note_names_the_length_the_verdict_is_at(cli: Cli, tmp_path: Path, length: str,
-                                                                          note: str):
+def test_the_prompt_and_response_note_names_the_length_the_verdict_is_at(
+        cli: Cli, tmp_path: Path, length: str, note: str):
     config = tmp_path / "sum.yaml"
     config.write_text(SUM_ONLY, encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--len", length, "--json")
@@ -82,3 +83,11 @@ def test_a_rope_factor_that_is_no_number_is_quoted_as_yaml_writes_it(factor: Any
     problems = trinity_config_problems(mapping, CATALOG.model("8B"), 8)
     assert [(problem.code.value, problem.words) for problem in problems] == [
         ("not-a-number", f"model.rope_scaling.factor must be a number, got {shown}")]
+
+
+@pytest.mark.parametrize(("text", "shown"), [("", "an empty document"), ("true\n", "true"), ("text\n", "'text'")])
+def test_a_config_that_is_no_mapping_names_what_it_is_as_yaml_writes_it(text: str, shown: str):
+    with pytest.raises(ConfigError) as refused:
+        read_trinity_config(text, "t.yaml", {})
+    assert str(refused.value) == (
+        f"t.yaml: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got {shown}")
