@@ -1,8 +1,10 @@
 """Changed lines of session 72's late merges (buytie, tokbudget, lenwords, yamlwords) that their tests left unrun,
 each run here for what it says: the prompt + response note at another length than the sum (the verdict at
 ``--len``'s, or the API's ``max_model_len``'s), a null micro-batch size beside dynamic batching left on for a model
-trained one sequence per micro-batch, and a RoPE factor or a whole document that is no number or no mapping, quoted in
-YAML's spelling."""
+trained one sequence per micro-batch, and a RoPE factor, a whole document or oc.decode's referred argument that is no
+number, no mapping or no text, quoted in YAML's spelling. And two arms the tests left unjudged: the rollout that takes
+the actor's token budget (no trainer's budget read on Trinity 0.5 where every pass has its own), and the critic's
+budgets read only where its passes read one (dynamic batch sizes on)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import pytest
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
-from solver.trinity import ConfigError, read_trinity_config, trinity_config_problems
+from solver.trinity import ConfigError, load_config_mapping, read_trinity_config, trinity_config_problems
 
 ROOT = Path(__file__).parent.parent
 Cli = Callable[..., tuple[int, str, str]]
@@ -91,3 +93,41 @@ def test_a_config_that_is_no_mapping_names_what_it_is_as_yaml_writes_it(text: st
         read_trinity_config(text, "t.yaml", {})
     assert str(refused.value) == (
         f"t.yaml: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got {shown}")
+
+
+@pytest.mark.parametrize("value", ["true", ".inf"])
+def test_oc_decode_of_a_reference_to_no_text_names_the_value_as_yaml_writes_it(value: str):
+    # The reference's value, not its written ${x}: a boolean or a float, which OmegaConf's oc.decode refuses.
+    text = (f"model: {{model_path: Qwen/Qwen3-8B, max_model_len: 4096}}\nx: {value}\n"
+            "buffer:\n  batch_size: ${oc.decode:${x}}\n")
+    problems = trinity_config_problems(load_config_mapping(text, "t.yaml"), CATALOG.model("8B"), 8)
+    assert [(problem.code.value, problem.words) for problem in problems] == [("unresolved-value-refused", (
+        f"buffer.batch_size: '${{oc.decode:${{x}}}}': OmegaConf's oc.decode takes text or null, not {value}; every "
+        "Trinity release refuses the config as it loads it (OmegaConf resolves each value then)"))]
+
+
+BELOW_05 = ("trainer.max_token_len_per_gpu 4096 x SP 1 is below model.max_model_len 16384: Trinity 0.5 raises it to "
+            "ceil(16384 / 1) = 16384 (Trinity 0.5.0 to its default, ceil(2 x 16384 / 1) = 32768)")
+
+
+@pytest.mark.parametrize(("roles", "trainer_read"), [
+    ({"actor": {"ppo_max_token_len_per_gpu": 65536}, "ref": {"log_prob_max_token_len_per_gpu": 65536}}, False),
+    ({"ref": {"log_prob_max_token_len_per_gpu": 65536}}, True)])
+def test_on_trinity_0_5_the_trainers_budget_is_judged_only_where_a_pass_takes_it(
+        roles: dict[str, Any], trainer_read: bool):
+    # The rollout sets none of its own but takes the actor's where set: then no pass reads the trainer's 4096.
+    mapping = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 16384},
+               "algorithm": {"algorithm_type": "grpo"},
+               "trainer": {"max_token_len_per_gpu": 4096, "trainer_config": {"actor_rollout_ref": roles}}}
+    problems = trinity_config_problems(mapping, CATALOG.model("8B"), 8, version="0.5")
+    below = [problem.words for problem in problems if problem.code.value == "token-budget-below-length"]
+    assert below[:1] == ([BELOW_05] if trainer_read else [])
+
+
+@pytest.mark.parametrize(("dynamic", "budgets"), [
+    (False, ()), (True, (("trainer.trainer_config.critic.ppo_max_token_len_per_gpu", 65536),))])
+def test_the_critics_budgets_are_read_only_where_its_passes_read_one(dynamic: bool, budgets: tuple[Any, ...]):
+    config = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 8192},
+              "algorithm": {"algorithm_type": "ppo"}, "trainer": {
+                  "use_dynamic_bsz": dynamic, "trainer_config": {"critic": {"ppo_max_token_len_per_gpu": 65536}}}}
+    assert read_trinity_config(json.dumps(config), "t.yaml", {}).critic_token_budgets == budgets
