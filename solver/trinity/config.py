@@ -736,9 +736,7 @@ def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | No
         rank = reader.get(path)
     except ConfigError:  # said by the checks that read it, or not read
         return None
-    if rank is None:
-        return "null"
-    return yaml_brief(rank) if omegaconf_integer(rank) is None else None
+    return yaml_brief(rank) if omegaconf_integer(rank) is None else None  # null too: no int
 
 
 def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:

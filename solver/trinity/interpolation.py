@@ -669,9 +669,8 @@ class ConfigValues:
                 raise missing((*at, part))
             key = part
         else:
-            value = "null" if node is None else yaml_brief(node)
-            raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: {dotted(at)} is {value}, not a mapping or "
-                                    f"list, so it has no {part}")
+            raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: {dotted(at)} is {yaml_brief(node)}, not a "
+                                    f"mapping or list, so it has no {part}")
         if node[key] == MISSING:
             raise MissingValue(f"{where}: cannot resolve {source!r}: {dotted((*at, key))} is ???, a value missing",
                                (*at, key))
