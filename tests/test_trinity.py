@@ -1554,8 +1554,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn"}}},
             "4B",
             1,
-            ["model.rope_scaling.factor must be max_model_len / 40960 = 2.0, got None",
-             "model.rope_scaling.original_max_position_embeddings must be 40960, got None"],
+            ["model.rope_scaling.factor must be max_model_len / 40960 = 2.0, not given",
+             "model.rope_scaling.original_max_position_embeddings must be 40960, not given"],
         ),
         (  # too small a factor: the positions stop short of the length (no rollout: a vLLM one refuses it)
             {"mode": "train",
@@ -1666,7 +1666,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ),
         (  # a missing original length is said once: YaRN then takes the native, which the factor covers
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
-            "4B", 1, ["model.rope_scaling.original_max_position_embeddings must be 40960, got None"],
+            "4B", 1, ["model.rope_scaling.original_max_position_embeddings must be 40960, not given"],
         ),
         (  # the model's own RoPE scaling, as written (whole: transformers refuses a llama3 without its keys), is kept
             {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,

@@ -820,10 +820,10 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     # Other values than the guide's may still cover the length (Qwen's model cards: factor 4 over 32768).
     if factor is None and checks.absent(factor_path):
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
-                   f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
+                   f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, not given")
     if original is None and checks.absent(original_path):
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
-                   f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
+                   f"model.rope_scaling.original_max_position_embeddings must be {native}, not given")
     if factor is not None:
         original = native if original is None else original  # missing: said above; YaRN then takes the native
         # vLLM's length: factor x original, or the config.json's model_max_length where longer
