@@ -243,8 +243,9 @@ def plan(
     where it has none says so, while for the default 8 it may name one on nodes of 16. `total_gpus` (with
     `rollout_gpus`, in place of `budget_gpus`): the GPUs in all, the trainer's budget what the rollout leaves.
     ``reference_model=False``: the run builds no reference model, so the host memory need counts none of its pinned
-    shards (as ``--no-reference``; `Query.reference_model`); None: none with LoRA, else counted. `lora_rank` above 0 plans a LoRA run of that rank (as
-    ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by inference and refuting nothing.
+    shards (as ``--no-reference``; `Query.reference_model`); None: none with LoRA, else counted. `lora_rank` above 0
+    plans a LoRA run of that rank (as ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by
+    inference and refuting nothing.
     Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
