@@ -98,8 +98,8 @@ def test_a_fragment_emit_dir_wrote_checked_as_it_is_is_told_to_set_model_path(cl
         "model:\n", "", 1), encoding="utf-8")
     status, out, err = cli("--from-config", str(fragment), "--check", "--gpu", "A100-80GB")
     assert status == 0 and err == ""
-    assert out.splitlines()[1] == (f"{fragment.name} runs vanilla on 6 trainer GPUs at 8192 tokens (Env off, read "
-                                   "from this shell's PYTORCH_CUDA_ALLOC_CONF): it trains (documented: the A100-80GB "
+    assert out.splitlines()[1] == (f"{fragment.name} runs vanilla on 6 trainer GPUs at 8192 tokens (Env off, "
+                                   "PYTORCH_CUDA_ALLOC_CONF unset in this shell): it trains (documented: the A100-80GB "
                                    "table for 6")
 
 

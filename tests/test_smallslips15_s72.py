@@ -1,6 +1,7 @@
 """Small word slips (session 72, helper smallslips15): a config.json's values quoted as JSON spells them; a
 ``--current`` file's boolean schema_version refused; a fragment's missing model_path told with a neutral example; the
-``max_model_len`` row naming the config's own YaRN where the apply block keeps it."""
+``max_model_len`` row naming the config's own YaRN where the apply block keeps it; the verdict saying the allocator
+variable is unset where it is, not that Env was read from it."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 
 @pytest.mark.parametrize(("edit", "problem"), [
     ({"num_hidden_layers": True}, "num_hidden_layers: expected a whole number from 1 to 16384, got true"),
-    ({"peft_type": None}, "a LoRA/PEFT adapter's config (peft_type null), not a model's: give its base model's "
-                          "config.json, whose shape the adapter trains"),
+    ({"peft_type": None}, ("a LoRA/PEFT adapter's config (peft_type null), not a model's: give its base model's "
+                           "config.json, whose shape the adapter trains")),
 ], ids=["number-true", "adapter-null"])
 def test_a_config_jsons_value_is_quoted_as_json_spells_it(cli, tmp_path: Path, edit: dict[str, object],
                                                           problem: str):
@@ -32,8 +33,8 @@ def test_a_current_files_boolean_schema_version_is_refused(cli, tmp_path: Path):
     current = tmp_path / "now.json"
     current.write_text(json.dumps({"schema_version": True, "placements": []}), encoding="utf-8")
     assert cli("cluster", str(EXAMPLES / "fleet.yaml"), "--current", str(current)) == (
-        2, "", f"solve cluster: error: --current {current}: schema_version is true: this release of rft-solver reads "
-               "1 (place the fleet again with this release's solve cluster --json)\n")
+        2, "", (f"solve cluster: error: --current {current}: schema_version is true: this release of rft-solver "
+                "reads 1 (place the fleet again with this release's solve cluster --json)\n"))
 
 
 def test_a_32b_fragments_missing_model_path_names_no_other_model(cli, tmp_path: Path):
@@ -43,9 +44,10 @@ def test_a_32b_fragments_missing_model_path_names_no_other_model(cli, tmp_path: 
     assert cli("cluster", str(fleet), "--emit-dir", str(tmp_path / "out"))[0] == 0
     fragment = tmp_path / "out" / "b.yaml"
     assert cli("--from-config", str(fragment), "--check", "--gpu", "A100-80GB") == (
-        2, "", f"solve: error: --from-config {fragment}: missing model.model_path: set it to the model, by its "
-               "Hugging Face name (organisation/model) or a local checkpoint's folder (a fragment that --out or solve "
-               "cluster --emit-dir wrote leaves it to your config: check the config you merge the fragment into)\n")
+        2, "", (f"solve: error: --from-config {fragment}: missing model.model_path: set it to the model, by its "
+                "Hugging Face name (organisation/model) or a local checkpoint's folder (a fragment that --out or "
+                "solve cluster --emit-dir wrote leaves it to your config: check the config you merge the fragment "
+                "into)\n"))
 
 
 CARDS = ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 131072\n  rope_scaling:\n    rope_type: yarn\n"
@@ -69,3 +71,18 @@ def test_the_length_row_names_the_configs_kept_yarn_not_the_guides(cli, tmp_path
     config.write_text(CARDS.replace("factor: 4.0", "factor: 2.0"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200")
     assert "max_model_len  131072 (YaRN rope scaling, factor 3.2)" in out.splitlines()
+
+
+@pytest.mark.parametrize(("alloc_conf", "said", "is_set"), [
+    (None, "Env off, PYTORCH_CUDA_ALLOC_CONF unset in this shell", False),
+    ("expandable_segments:False", "Env off, read from this shell's PYTORCH_CUDA_ALLOC_CONF", True),
+], ids=["unset", "set-off"])
+def test_the_verdict_says_when_the_allocator_variable_is_unset(cli, monkeypatch: pytest.MonkeyPatch,
+                                                               alloc_conf: str | None, said: str, is_set: bool):
+    if alloc_conf is not None:
+        monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", alloc_conf)
+    status, out, err = cli("--from-config", str(EXAMPLES / "trinity.yaml"), "--gpu", "A100-80GB", "--json")
+    [current] = [answer["current"] for answer in json.loads(out)]
+    assert (status, err, current["env_variable"], current["env_variable_set"]) == (
+        0, "", "PYTORCH_CUDA_ALLOC_CONF", is_set)
+    assert current["verdict"].startswith(f"trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens ({said}): ")
