@@ -1058,7 +1058,7 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
                      f"verdict does: unset {name}"))
                  for name in names[1:] if (expandable_segments(environ[name])[-1:] == ["True"]) != env]
     return current.model_copy(update={
-        "env": env, "env_variable": variable,
+        "env": env, "env_variable": variable, "env_variable_set": bool(names),
         "config_problems": (*current.config_problems, *(problem.words for problem in problems)),
         "config_problem_codes": (*current.config_problem_codes, *(problem.code for problem in problems))})
 

@@ -1234,6 +1234,9 @@ class CurrentSettings(Frozen, defer_build=True):
         "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "
         "and PYTORCH_ALLOC_CONF, as PyTorch 2.10 and 2.11 read them on every GPU; PYTORCH_CUDA_ALLOC_CONF where none "
         "is set"))
+    env_variable_set: bool = Field(default=False, description=(
+        "whether env_variable is set in the environment the verdict read; false where none of the allocator variables "
+        "is (Env is then off)"))
     offload: bool = Field(description=(
         "whether the verdict takes Offload as on: fsdp2 with the offload flags, offload_policy among them"))
     sp: PositiveInt = Field(description="the config's Ulysses SP degree (trainer.ulysses_sequence_parallel_size)")
@@ -1576,7 +1579,8 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                     " (the budget's: the config does not give its GPUs)")
     runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
-    env = f"Env {'on' if current.env else 'off'}, read from this shell's {current.env_variable}"
+    env = (f"Env {'on' if current.env else 'off'}, read from this shell's {current.env_variable}"
+           if current.env_variable_set else f"Env off, {current.env_variable} unset in this shell")
     length = "" if current.length_given else f"{query.option_names.length}; "
     said = f"{runs} {setting.label} on {count} at {counted(current.max_model_len, 'token')} ({length}{env}): "
     if current.plan is not None:

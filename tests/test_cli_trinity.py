@@ -545,9 +545,10 @@ FACTOR_UNSET = ("cannot check model.rope_scaling.factor: environment variable FA
 """The same block's factor, the source guide's ${oc.env:FACTOR} without a default: Trinity refuses it unset."""
 
 
-VANILLA_RAN_OUT = ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's "
-                   "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out "
-                   "of memory there. At 32768 tokens each GPU holds more than at 16384. The best plan follows.")
+VANILLA_RAN_OUT = ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, "
+                   "PYTORCH_CUDA_ALLOC_CONF unset in this shell): the A100-80GB table for 6 GPUs says 'Env' at 16384, "
+                   "so vanilla ran out of memory there. At 32768 tokens each GPU holds more than at 16384. The best "
+                   "plan follows.")
 """The verdict on the user config's settings on an A100-80GB, as the text prints it and the JSON's ``verdict`` holds
 it."""
 
@@ -558,7 +559,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
-                                 "env_variable": "PYTORCH_CUDA_ALLOC_CONF",
+                                 "env_variable": "PYTORCH_CUDA_ALLOC_CONF", "env_variable_set": False,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
                                  "trains": False, "plan": None,
                                  "broken_rule": None, "broken_rule_code": None, "predicted": None,
@@ -609,9 +610,9 @@ def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Pa
     user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 3"),
                            encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
-    assert status == 0 and ("trinity.yaml runs SP=3 on 6 trainer GPUs at 32768 tokens (Env off, read from this "
-                            "shell's PYTORCH_CUDA_ALLOC_CONF): it breaks a rule: Qwen3-8B: SP=3 does not divide its "
-                            "32 attention heads. The best plan follows.") in " ".join(out.split())
+    assert status == 0 and ("trinity.yaml runs SP=3 on 6 trainer GPUs at 32768 tokens (Env off, "
+                            "PYTORCH_CUDA_ALLOC_CONF unset in this shell): it breaks a rule: Qwen3-8B: SP=3 does not "
+                            "divide its 32 attention heads. The best plan follows.") in " ".join(out.split())
     user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
                            encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
@@ -2201,8 +2202,8 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
                       "      ref: {fsdp_config: {param_offload: true}}\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20")
     said = " ".join(out.split())
-    assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's " \
-        "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: " in said
+    assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, PYTORCH_CUDA_ALLOC_CONF " \
+        "unset in this shell): it trains (estimated: " in said
     assert ("). The planner did not rank these settings: its estimates keep Env on (--no-env estimates without it). "
             "The plan below adds Env: its cost is higher (0.6565 against 0.65) by Env's ranking weight alone, not "
             "step time. but:") in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
@@ -2230,12 +2231,12 @@ def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     said = " ".join(out.split())
     assert status == 0 and (
-        "trinity.yaml runs SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's "
-        "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: the memory model predicts 61.1 GiB per GPU, 10.2 GiB to "
-        "spare). The planner did not rank these settings: its estimates keep Env on (--no-env estimates without "
-        "it). The plan below adds Env: its cost is higher (0.3282 against 0.325) by Env's ranking weight alone, not "
-        "step time. Its max_token_len_per_gpu is 25600, not 16384 (fewer micro-batches, which the cost does not "
-        "count). but:") in said
+        "trinity.yaml runs SP=4 on 4 trainer GPUs at 65536 tokens (Env off, "
+        "PYTORCH_CUDA_ALLOC_CONF unset in this shell): it trains (estimated: the memory model predicts 61.1 GiB per "
+        "GPU, 10.2 GiB to spare). The planner did not rank these settings: its estimates keep Env on (--no-env "
+        "estimates without it). The plan below adds Env: its cost is higher (0.3282 against 0.325) by Env's ranking "
+        "weight alone, not step time. Its max_token_len_per_gpu is 25600, not 16384 (fewer micro-batches, which the "
+        "cost does not count). but:") in said
     assert "plan Env + SP=4 on 4 of 4 GPUs" in said and "max_token_len_per_gpu = 25600" in said
 
 
@@ -2913,8 +2914,8 @@ def test_a_config_judged_at_another_length_says_so(cli):
     status, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--len", "60k")
     assert status == 0 and " ".join(out.split()).startswith(
         "H20-96GB · Qwen3-8B · cheapest plan for 61440 tokens on exactly 6 GPUs: optimal trinity.yaml's settings would "
-        "run vanilla on 6 trainer GPUs at 61440 tokens (--len; Env off, read from this shell's "
-        "PYTORCH_CUDA_ALLOC_CONF): ")
+        "run vanilla on 6 trainer GPUs at 61440 tokens (--len; Env off, PYTORCH_CUDA_ALLOC_CONF unset in this "
+        "shell): ")
     status, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--len", "60k", "--json")
     assert json.loads(out)[0]["current"]["length_given"] is False
 

@@ -54,6 +54,6 @@ def test_the_verdict_still_reads_env_from_the_shell_and_says_why_in_a_but_line(
     status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g")
     assert (status, err) == (0, "")
     verdict, but = out.splitlines()[1:3]
-    assert verdict.startswith("trinity.yaml runs vanilla on 4 trainer GPUs at 32768 tokens (Env off, read from this "
-                              "shell's PYTORCH_CUDA_ALLOC_CONF)")
+    assert verdict.startswith("trinity.yaml runs vanilla on 4 trainer GPUs at 32768 tokens (Env off, "
+                              "PYTORCH_CUDA_ALLOC_CONF unset in this shell)")
     assert but == "  but: " + LINE.format(name="PYTORCH_CUDA_ALLOC_CONF", when=ONE_NODE)

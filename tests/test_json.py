@@ -303,9 +303,10 @@ CURRENT_SETTINGS = {"config": "trinity.yaml", "gpus": 8, "gpus_given": True, "en
                     "plan": None, "broken_rule": None, "host_memory_needed": None, "predicted": [90.1, 71.3],
                     "predicted_step": None, "out_of_memory": None, "config_problems": [], "broken_rule_code": None,
                     "config_problem_codes": [], "refused": False, "env_variable": "PYTORCH_CUDA_ALLOC_CONF",
-                    "verdict": ("trinity.yaml runs vanilla on 8 trainer GPUs at 32768 tokens (Env off, read from this "
-                                "shell's PYTORCH_CUDA_ALLOC_CONF): nothing in the tables and the memory model's "
-                                "estimates says it trains (the memory model predicts 90.1 GiB per GPU, of 71.3 "
+                    "env_variable_set": False,
+                    "verdict": ("trinity.yaml runs vanilla on 8 trainer GPUs at 32768 tokens (Env off, "
+                                "PYTORCH_CUDA_ALLOC_CONF unset in this shell): nothing in the tables and the memory "
+                                "model's estimates says it trains (the memory model predicts 90.1 GiB per GPU, of 71.3 "
                                 "usable). The best plan follows.")}
 """A config's settings as ``solve --from-config --json`` prints them, where they do not fit by the memory model."""
 

@@ -620,7 +620,7 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
             '"vocab_size": 1000, "model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": '
             + factor + "}}"),
            rf"rope_scaling: factor: expected a number of at least 1, got {shown} \(transformers refuses it too\)$")
-          for factor, shown in (('"x"', "'x'"), ("0.5", r"0\.5"), ("true", "True"))),
+          for factor, shown in (('"x"', "'x'"), ("0.5", r"0\.5"), ("true", "true"))),
     ],
 )
 def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
@@ -2879,8 +2879,9 @@ def test_every_listed_model_type_ties_its_embeddings_as_its_class_does(tmp_path:
 
 @pytest.mark.parametrize("capping", [True, False])
 def test_a_boolean_logit_softcapping_is_refused(tmp_path: Path, capping: bool):
+    shown = "true" if capping else "false"
     with pytest.raises(TableError,
-                       match=f"final_logit_softcapping: expected a finite number above 0 or null, got {capping}"):
+                       match=f"final_logit_softcapping: expected a finite number above 0 or null, got {shown}"):
         load_model_config(_dense_config(tmp_path, model_type="llama", final_logit_softcapping=capping))
 
 
@@ -3129,7 +3130,7 @@ def test_a_config_json_that_is_not_json_names_the_line(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("key", "value", "got"), [
-    ("num_hidden_layers", True, "True"),  # a JSON boolean is no count of layers
+    ("num_hidden_layers", True, "true"),  # a JSON boolean is no count of layers
     ("hidden_size", 3072.0, "3072.0"),  # nor is a float, even a whole one
     ("num_key_value_heads", 0, "0"),  # given as 0, not absent: not as many as the attention heads
     ("max_position_embeddings", (1 << 30) + 1, "1073741825"),

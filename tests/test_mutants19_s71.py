@@ -70,10 +70,10 @@ def test_a_config_without_problems_has_its_verdict_right_above_the_best_plan(cli
     assert (status, err) == (0, "")
     assert out.splitlines()[:4] == [
         "A100-80GB · Qwen3-8B · cheapest plan for 32768 tokens on exactly 6 GPUs: optimal",
-        ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's "
-         "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env'"),
-        ("at 16384, so vanilla ran out of memory there. At 32768 tokens each GPU holds more than at 16384. The best "
-         "plan follows."),
+        ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, "
+         "PYTORCH_CUDA_ALLOC_CONF unset in this shell): the A100-80GB table for 6 GPUs says 'Env' at"),
+        ("16384, so vanilla ran out of memory there. At 32768 tokens each GPU holds more than at 16384. The best plan "
+         "follows."),
         "plan           Env + SP=2 on 6 of 6 GPUs, with 2 rollout GPUs"]
 
 

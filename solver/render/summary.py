@@ -201,10 +201,11 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     kept += [batch] if batch and answer.other_batch is not None else []
     best += f" with {and_joined(kept)}" if kept else ""
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
+    kept_in = answer.current.config if answer.current is not None and config_keys.yarn_kept else None
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
         ("for rollout", _rollout_kept_words(answer, plan, names)),
-        ("max_model_len", _length_words(answer, plan, model)),
+        ("max_model_len", _length_words(answer, plan, model, kept_in)),
         ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
         (known_length_word(model), _validated_words(answer, plan, model, names)),
         ("token budget", _budget_words(plan, model, version)),
@@ -227,7 +228,6 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         if value is not None:
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    kept_in = answer.current.config if answer.current is not None and config_keys.yarn_kept else None
     lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in),
              *_config_key_lines(answer, config_keys.changed)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
@@ -243,12 +243,14 @@ def _config_key_lines(answer: Answer, config_keys: Sequence[str]) -> list[str]:
             *config_keys]
 
 
-def _length_words(answer: Answer, plan: Plan, model: Model) -> Text:
+def _length_words(answer: Answer, plan: Plan, model: Model, yarn_kept_in: str | None) -> Text:
     """The summary's ``max_model_len`` row: the plan's length, first (in bold yellow) whether it is past what the model
-    is validated for (`Plan.past_validated_length`), with the rope scaling that reaches it (and its caution), and ``at
-    least`` where the longest length the memory model is asked about fits."""
-    yarn = (f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan, model)})"
-            if plan.rope_scaling_factor else "")
+    is validated for (`Plan.past_validated_length`), with the rope scaling that reaches it (and its caution): the
+    config named `yarn_kept_in`'s own, where the ``apply`` block leaves it (`ConfigApplied.yarn_kept`), else the
+    guide's factor; and ``at least`` where the longest length the memory model is asked about fits."""
+    scaling = (f"{yarn_kept_in}'s own, which stays" if yarn_kept_in is not None
+               else f"factor {plan.rope_scaling_factor!r}")
+    yarn = f" (YaRN rope scaling, {scaling}{_yarn_caution(plan, model)})" if plan.rope_scaling_factor else ""
     if model.beyond_native_on_own_scaling(plan.max_model_len):  # past the native context the row names first
         provides, follows = own_scaling_parts(model, plan.max_model_len)
         yarn = f", {provides} ({follows})"

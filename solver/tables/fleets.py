@@ -170,7 +170,7 @@ def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") 
 
 def _read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[RunningJob, ...]:
     raw = _current_json(path)
-    if raw["schema_version"] != schema_version:
+    if isinstance(raw["schema_version"], bool) or raw["schema_version"] != schema_version:  # true == 1 in Python
         raise TableError(f"{path}: schema_version is {yaml_brief(raw['schema_version'])}: this release of rft-solver "
                          f"reads {schema_version} (place the fleet again with this release's solve cluster --json)")
     try:

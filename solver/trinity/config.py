@@ -120,7 +120,7 @@ def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int
 def model_path_needed(names: OptionNames) -> str:
     """What a config without ``model.model_path`` is told: the model comes from it, and a fragment rft-solver wrote
     (as `names` name what writes one) has none."""
-    return (": set it to the model, by its Hugging Face name (Qwen/Qwen3-8B) or a local checkpoint's folder (a "
+    return (": set it to the model, by its Hugging Face name (organisation/model) or a local checkpoint's folder (a "
             f"fragment that {names.fragment_writers} wrote leaves it to your config: check the config you merge the "
             "fragment into)")
 
