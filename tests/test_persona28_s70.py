@@ -81,7 +81,7 @@ def test_an_empty_config_json_is_named_as_empty(cli: Cli, tmp_path: Path, text: 
     assert cli("--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "32768") == (2, "", refused)
 
 
-@pytest.mark.parametrize(("written", "shown"), [("Infinity", "inf"), ("1e400", "inf"), ("NaN", "nan")])
+@pytest.mark.parametrize(("written", "shown"), [("Infinity", "Infinity"), ("1e400", "Infinity"), ("NaN", "NaN")])
 def test_a_logit_cap_that_is_no_finite_number_is_refused(cli: Cli, tmp_path: Path, written: str, shown: str):
     # Gemma-2's config with its cap of 30 written as JSON's Infinity (or too large a number, read as one):
     # transformers' tanh(logits / cap) * cap would turn every logit NaN, and it was planned as capped logits.

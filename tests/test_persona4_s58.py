@@ -91,8 +91,9 @@ def test_a_fragment_emit_dir_wrote_checked_as_it_is_is_told_to_set_model_path(cl
     status, out, err = cli("--from-config", str(fragment), "--check", "--gpu", "A100-80GB")
     assert (status, out) == (2, "")
     assert err == (f"solve: error: --from-config {fragment}: missing model.model_path: set it to the model, by its "
-                   "Hugging Face name (organisation/model) or a local checkpoint's folder (a fragment that --out or solve "
-                   "cluster --emit-dir wrote leaves it to your config: check the config you merge the fragment into)\n")
+                   "Hugging Face name (organisation/model) or a local checkpoint's folder (a fragment that --out or "
+                   "solve cluster --emit-dir wrote leaves it to your config: check the config you merge the fragment "
+                   "into)\n")
     # Given the model, as the hint says, the fragment is checked.
     fragment.write_text("model:\n  model_path: Qwen/Qwen3-4B\n" + fragment.read_text(encoding="utf-8").replace(
         "model:\n", "", 1), encoding="utf-8")

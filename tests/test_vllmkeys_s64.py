@@ -90,7 +90,7 @@ def test_the_yarn_written_reaches_past_a_smaller_key_and_a_model_max_length_besi
     assert (model.vllm_allowed_length, model.vllm_longest_as_written(65536)) == (131072, 131072)
 
 
-@pytest.mark.parametrize(("value", "shown"), [("8k", "'8k'"), (0, "0"), (4096.0, "4096.0"), (True, "True")])
+@pytest.mark.parametrize(("value", "shown"), [("8k", "'8k'"), (0, "0"), (4096.0, "4096.0"), (True, "true")])
 def test_a_length_key_that_is_no_whole_number_is_bad_input(cli, tmp_path: Path, value: object, shown: str):
     folder = _folder(tmp_path, seq_length=value)
     status, out, err = cli("--model-config", str(folder), "--gpu", "h800", "--len", "8k")

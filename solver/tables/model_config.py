@@ -11,7 +11,7 @@ from typing import Any, TypeGuard
 
 from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file, yaml_looks_like
 from solver.tables.schema import MLA, VLLM_UNSCALED_ROPE_TYPES, Model, MoE
-from solver.tables.text import TableError, either, first_repeated, yaml_brief
+from solver.tables.text import TableError, either, first_repeated, json_brief
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
@@ -238,7 +238,7 @@ def load_model_config(path: Path | str) -> Model:
     _check_no_adapter_alone(path)
     config = _config_json(path)
     if "peft_type" in config:
-        raise _adapter_refusal(f"{path}: a LoRA/PEFT adapter's config (peft_type {yaml_brief(config['peft_type'])}), "
+        raise _adapter_refusal(f"{path}: a LoRA/PEFT adapter's config (peft_type {json_brief(config['peft_type'])}), "
                                "not a model's", config)
     _check_text_model(path, config)
     shape = _config_shape(path, config)
@@ -267,7 +267,7 @@ def _config_flag(path: Path, config: dict[str, Any], key: str) -> bool:
     ``output_router_logits`` and ``use_sliding_window``); `TableError` where it is not true, false or null."""
     given = config.get(key)
     if given is not None and not isinstance(given, bool):
-        raise TableError(f"{path}: {key}: expected true, false or null, got {yaml_brief(given)}")
+        raise TableError(f"{path}: {key}: expected true, false or null, got {json_brief(given)}")
     return bool(given)
 
 
@@ -330,7 +330,7 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
     if given is not None:
         if not isinstance(given, list) or len(given) != layers or not all(_is_name(each) for each in given):
             raise TableError(f"{path}: layer_types: expected a list of num_hidden_layers ({layers}) attention types "
-                             f"such as \"sliding_attention\" or \"full_attention\", got {yaml_brief(given)}")
+                             f"such as \"sliding_attention\" or \"full_attention\", got {json_brief(given)}")
         return given
     model_type = config.get("model_type")
     if model_type == "gemma2":
@@ -435,12 +435,12 @@ def _check_text_model(path: Path, config: dict[str, Any]) -> None:
     valid ``final_logit_softcapping``; a mixture of experts with routed experts (and Qwen2-MoE's shared expert)
     in every layer."""
     if config.get("model_type") is not None and not _is_name(config["model_type"]):
-        raise TableError(f"{path}: model_type: expected text such as \"llama\", got {yaml_brief(config['model_type'])}")
+        raise TableError(f"{path}: model_type: expected text such as \"llama\", got {json_brief(config['model_type'])}")
     capping = config.get("final_logit_softcapping")
     if capping is not None and (isinstance(capping, bool) or not isinstance(capping, int | float)
                                 or not 0 < capping < math.inf):  # Infinity, 1e400: transformers' logits turn NaN
         raise TableError(f"{path}: final_logit_softcapping: expected a finite number above 0 or null, got "
-                         f"{yaml_brief(capping)}")
+                         f"{json_brief(capping)}")
     if config.get("model_type") in UNGATED_MODEL_TYPES:
         raise TableError(f"{path}: model_type {config['model_type']}: its MLP has two matrices, not the three of a "
                          "gated MLP (gate, up, down) that rft-solver counts; it reads gated-MLP models (Llama, Qwen, "
@@ -455,10 +455,10 @@ def _check_text_model(path: Path, config: dict[str, Any]) -> None:
                          "the query, key, value and output ones rft-solver counts; it reads DeepSeek-V2's and V3's "
                          f"(model_type {' or '.join(MLA_MODEL_TYPES)})")
     if config.get("quantization_config") is not None:
-        raise TableError(f"{path}: quantization_config {yaml_brief(config['quantization_config'])}: {QUANTIZED}")
+        raise TableError(f"{path}: quantization_config {json_brief(config['quantization_config'])}: {QUANTIZED}")
     if (config.get("model_type") in DEEPSEEK_LAYOUT_MODEL_TYPES and config.get("model_type") not in MTP_MODEL_TYPES
             and config.get("num_nextn_predict_layers") not in (None, 0)):
-        raise TableError(f"{path}: num_nextn_predict_layers {yaml_brief(config['num_nextn_predict_layers'])}: "
+        raise TableError(f"{path}: num_nextn_predict_layers {json_brief(config['num_nextn_predict_layers'])}: "
                          f"{UNREAD_MTP}")
     towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
     if towers:
@@ -477,7 +477,7 @@ def _config_number(path: Path, within: dict[str, Any], key: str, default: int | 
         raise TableError(f"{path}: missing {key}: a model's config.json gives it (a whole number from {lowest} to "
                          f"{limit})")
     if not isinstance(value, int) or isinstance(value, bool) or not lowest <= value <= limit:
-        raise TableError(f"{path}: {key}: expected a whole number from {lowest} to {limit}, got {yaml_brief(value)}")
+        raise TableError(f"{path}: {key}: expected a whole number from {lowest} to {limit}, got {json_brief(value)}")
     return value
 
 
@@ -512,7 +512,7 @@ def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
     vocab = _config_number(path, config, "vocab_size")
     tied = _tied_embeddings(path, config)
     if not isinstance(tied, bool):
-        raise TableError(f"{path}: tie_word_embeddings: expected true or false, got {yaml_brief(tied)}")
+        raise TableError(f"{path}: tie_word_embeddings: expected true or false, got {json_brief(tied)}")
     parameters = layers * (attention + 2 * hidden) + mlps + vocab * hidden * (1 if tied else 2) + hidden
     return {"head_dim": head_dim, "hidden_size": hidden, "num_layers": layers, "num_attention_heads": heads,
             "num_key_value_heads": kv_heads, "intermediate_size": intermediate, "vocab_size": vocab,
@@ -549,7 +549,7 @@ def _config_moe(path: Path, config: dict[str, Any], layers: int) -> MoE | None:
     experts, active = _config_number(path, config, key), _uniform_number(path, config, active_key, layers)
     for other in MOE_CONFIG_KEYS:
         if config.get(other) not in (None, experts):
-            raise TableError(f"{path}: {key} {experts} and {other} {yaml_brief(config[other])}: two counts of routed "
+            raise TableError(f"{path}: {key} {experts} and {other} {json_brief(config[other])}: two counts of routed "
                              "experts; give one")
     if active > experts:
         raise TableError(f"{path}: {active_key}: expected at most {key} ({experts}), got {active}")
@@ -590,7 +590,7 @@ def _uniform_number(path: Path, config: dict[str, Any], key: str, indexed_layers
                          "each layer's by its index, so give one per layer (or one whole number)")
     if any(each != value[0] for each in value):
         differing = next(each for each in value if each != value[0])
-        raise TableError(f"{path}: {key}: differs between layers ({yaml_brief(value[0])} and {yaml_brief(differing)}); "
+        raise TableError(f"{path}: {key}: differs between layers ({json_brief(value[0])} and {json_brief(differing)}); "
                          "rft-solver counts one value for every layer")
     return _config_number(path, {key: value[0]}, key)
 
@@ -604,7 +604,7 @@ def _intermediate_width_moe(path: Path, config: dict[str, Any], layers: int, exp
     for key, built, words in (("moe_intermediate_size", width, f"its experts {width} wide (intermediate_size)"),
                               ("num_shared_expert", 1, "one shared expert")):
         if config.get(key) is not None and _uniform_number(path, config, key) != built:
-            raise TableError(f"{path}: {key} {yaml_brief(config[key])}: transformers' {config['model_type']} class "
+            raise TableError(f"{path}: {key} {json_brief(config[key])}: transformers' {config['model_type']} class "
                              f"builds {words} whatever this says, so its checkpoint would not load")
     moe = MoE(experts=experts, active_experts=active, moe_intermediate_size=width,
               shared_expert_intermediate_size=width, shared_expert_gate=False,
@@ -630,7 +630,7 @@ def _llama4_moe_layers(path: Path, config: dict[str, Any], layers: int) -> set[i
     if not isinstance(given, list) or not given or any(
             not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < layers for index in given):
         raise TableError(f"{path}: moe_layers: expected a list of layer indices from 0 to {layers - 1}, or null, got "
-                         f"{yaml_brief(given)}")
+                         f"{json_brief(given)}")
     return set(given)
 
 
@@ -643,7 +643,7 @@ def _ernie_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) -> 
         lowest = -1 if key == "moe_layer_end_index" else 1 if key == "moe_layer_interval" else 0
         if not isinstance(value, int) or isinstance(value, bool) or not lowest <= value <= CONFIG_LIMITS[key]:
             raise TableError(f"{path}: {key}: expected a whole number from {lowest} to {CONFIG_LIMITS[key]}, got "
-                             f"{yaml_brief(value)}")
+                             f"{json_brief(value)}")
     last = layers - 1 if keys["moe_layer_end_index"] == -1 else keys["moe_layer_end_index"]
     expert_layers = sum(1 for index in range(layers) if (index + 1) % keys["moe_layer_interval"] == 0
                         and keys["moe_layer_start_index"] <= index <= last)
@@ -672,7 +672,7 @@ def _deepseek_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) 
     dense = 0 if dense is None else dense
     if not isinstance(dense, int) or isinstance(dense, bool) or not 0 <= dense < layers:
         raise TableError(f"{path}: first_k_dense_replace: expected a whole number from 0 to {layers - 1} (fewer than "
-                         f"num_hidden_layers), got {yaml_brief(dense)}")
+                         f"num_hidden_layers), got {json_brief(dense)}")
     return routed.model_copy(update={
         "shared_expert_intermediate_size": shared * routed.moe_intermediate_size, "shared_expert_gate": False,
         "dense_layers": dense, "dense_intermediate_size": _config_number(path, config, "intermediate_size") if dense
@@ -688,7 +688,7 @@ def _check_no_expert_count(path: Path, config: dict[str, Any]) -> None:
         raise TableError(f"{path}: missing the count of routed experts ({counts}): model_type "
                          f"{config['model_type']} is a mixture of experts, which would be read as a dense model")
     if given:
-        raise TableError(f"{path}: {given[0]} {yaml_brief(config[given[0]])} but no count of routed experts "
+        raise TableError(f"{path}: {given[0]} {json_brief(config[given[0]])} but no count of routed experts "
                          f"({counts}): give it, or remove the mixture of experts' keys for a dense model")
 
 
@@ -709,11 +709,11 @@ def _check_moe_layout(path: Path, config: dict[str, Any]) -> None:
     deepseek = config.get("model_type") in DEEPSEEK_LAYOUT_MODEL_TYPES
     for shared in SHARED_EXPERT_KEYS:
         if config.get(shared) not in (None, 0) and READ_SHARED_EXPERT_KEYS.get(str(config.get("model_type"))) != shared:
-            raise TableError(f"{path}: {shared} {yaml_brief(config[shared])}: shared experts beside the routed ones, "
+            raise TableError(f"{path}: {shared} {json_brief(config[shared])}: shared experts beside the routed ones, "
                              f"which would go uncounted; {reads}")
     for dense, none_dense in DENSE_LAYER_KEYS.items():
         if config.get(dense) not in (None, none_dense) and not (deepseek and dense == "first_k_dense_replace"):
-            raise TableError(f"{path}: {dense} {yaml_brief(config[dense])}: some layers dense, the others mixtures of "
+            raise TableError(f"{path}: {dense} {json_brief(config[dense])}: some layers dense, the others mixtures of "
                              f"experts; {reads}")
 
 
@@ -742,14 +742,14 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int, f
         for layer_type, each in scaling.items():
             if each is not None and not isinstance(each, dict):
                 raise TableError(f"{path}: {key}.{layer_type}: expected an object such as {{\"rope_type\": "
-                                 f"\"yarn\", ...}} or null, got {yaml_brief(each)}")
+                                 f"\"yarn\", ...}} or null, got {json_brief(each)}")
             if each is not None and layer_type != "full_attention":  # the full-attention layers' is checked below
                 _check_rope_scaling(path, key, each, config.get("model_type"))
         # One per layer type (transformers 5's Gemma-3): the full-attention layers' reaches the whole context.
         scaling = scaling["full_attention"]
     if scaling is not None and not isinstance(scaling, dict):
         raise TableError(f"{path}: {key}: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
-                         f"got {yaml_brief(scaling)}")
+                         f"got {json_brief(scaling)}")
     if scaling is not None:
         _check_rope_scaling(path, key, scaling, config.get("model_type"))
     rope_type = _rope_type(scaling) if scaling is not None else None
@@ -767,7 +767,7 @@ def _check_rope_scaling(path: Path, key: str, scaling: dict[str, Any], model_typ
     given = _rope_type(scaling)
     if given is not None and not _is_name(given):
         raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
-                         f"{yaml_brief(given)}")
+                         f"{json_brief(given)}")
     problem = rope_scaling_problem(LEGACY_ROPE_TYPES.get((str(model_type), given), given or "default"), scaling)
     if problem is not None:
         raise TableError(f"{path}: {key}: {problem}")
@@ -778,7 +778,7 @@ def rope_scaling_problem(rope_type: object, keys: Collection[str]) -> str | None
     gives `keys`, in words: a type it has no rotary embedding of, or a key that type needs missing (`ROPE_TYPE_KEYS`);
     None where it builds it. The one rule for a config.json's scaling and a Trinity config's ``model.rope_scaling``."""
     if not isinstance(rope_type, str) or rope_type not in ROPE_TYPE_KEYS:
-        return (f"rope_type {yaml_brief(rope_type)}: transformers builds no such RoPE scaling; it builds "
+        return (f"rope_type {json_brief(rope_type)}: transformers builds no such RoPE scaling; it builds "
                 f"{either(list(ROPE_TYPE_KEYS))}")
     missing = [needed for needed in ROPE_TYPE_KEYS[rope_type] if needed not in keys]
     return f"missing {missing[0]}: transformers refuses a {rope_type} RoPE scaling without it" if missing else None
@@ -807,7 +807,7 @@ def _rope_factor(path: Path, key: str, scaling: dict[str, Any]) -> float | None:
     transformers checks it."""
     factor = scaling.get("factor")
     if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 1):
-        raise TableError(f"{path}: {key}: factor: expected a number of at least 1, got {yaml_brief(factor)} "
+        raise TableError(f"{path}: {key}: factor: expected a number of at least 1, got {json_brief(factor)} "
                          "(transformers refuses it too)")
     return factor
 
@@ -867,7 +867,7 @@ def _vllm_context(path: Path, config: dict[str, Any], length_key: tuple[str, int
     derived = length * (factor if factor is not None else 1.0)  # vLLM takes a null factor as 1.0
     if not math.isfinite(derived):
         raise TableError(f"{path}: {key}: factor: expected a number of at least 1 whose product with {int(length)} "
-                         f"positions is finite, got {yaml_brief(factor)}")
+                         f"positions is finite, got {json_brief(factor)}")
     return max(derived, allowed)
 
 
@@ -903,7 +903,7 @@ def _tied_embeddings(path: Path, config: dict[str, Any]) -> object:
     model_type = config.get("model_type")
     if isinstance(model_type, str) and model_type in TIED_BY_MODEL_TYPE:
         return TIED_BY_MODEL_TYPE[model_type]
-    which = f"model_type {yaml_brief(model_type)}" if model_type is not None else "no model_type"
+    which = f"model_type {json_brief(model_type)}" if model_type is not None else "no model_type"
     raise TableError(f"{path}: tie_word_embeddings is not given, and with {which} its default is not known here: add "
                      "\"tie_word_embeddings\": true or false (transformers' default is true unless the model's class "
                      "says otherwise; Llama's and Qwen's say false, Gemma's true)")

@@ -343,6 +343,19 @@ _BRIEF = _cut_like_a_message(_Brief())
 _YAML_BRIEF = _cut_like_a_message(_YamlBrief())
 
 
+class _JsonBrief(_YamlBrief):
+    """`_YamlBrief` in JSON's spelling of the numbers that are not finite (``Infinity``, ``NaN``, as Python's json
+    module reads and writes them), for a value a JSON file gave."""
+
+    def repr1(self, x: Any, level: int) -> str:
+        if isinstance(x, float) and not math.isfinite(x):
+            return "NaN" if math.isnan(x) else "Infinity" if x > 0 else "-Infinity"
+        return super().repr1(x, level)
+
+
+_JSON_BRIEF = _cut_like_a_message(_JsonBrief())
+
+
 def and_more(items: Sized, shown: int = 1) -> str:
     """``; and 3 more`` where `items` holds more than the `shown` first ones a message names; else empty."""
     return f"; and {len(items) - shown} more" if len(items) > shown else ""
@@ -397,6 +410,11 @@ def yaml_brief(value: Any) -> str:
     """A value a YAML or JSON file gave, as `brief` shows it but in the file's spelling: ``true``, ``null``,
     ``2024-01-01`` (Python's ``True``, ``None``, ``datetime.date(2024, 1, 1)`` are not what the user wrote)."""
     return _cut_repr(_YAML_BRIEF, value)
+
+
+def json_brief(value: Any) -> str:
+    """A value a JSON file gave (a config.json), as `yaml_brief` shows it but with JSON's ``Infinity`` and ``NaN``."""
+    return _cut_repr(_JSON_BRIEF, value)
 
 
 def _cut_repr(shown: reprlib.Repr, value: Any) -> str:
