@@ -8,22 +8,17 @@ replaces or clashes with the per-GPU one."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from test_padbound_s71 import ARR, EXAMPLE, INTERNLM2, Cli
 
 from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
 from solver.trinity import trinity_config_problems
 
-ROOT = Path(__file__).parent.parent
-INTERNLM2 = ROOT / "tests" / "data" / "hf-configs" / "internlm2-7b.json"
-EXAMPLE = ROOT / "docs" / "examples" / "trinity.yaml"
-Cli = Callable[..., tuple[int, str, str]]
-ARR = "trainer.trainer_config.actor_rollout_ref"
 WRITE = "set it to 1 (solver.trinity.patch_trinity_config does)"
 NULL_05 = "Trinity 0.5's typed config refuses it as it loads the config (OmegaConf's int field)"
 NULL_06 = ("Trinity 0.6 fails on it as the trainer starts: with verl before 0.8 its typed config refuses it, and verl "
