@@ -479,12 +479,16 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
         ROLE_KEYS_IGNORED,
         YARN_TRAINER,
         critic_budget_note,
+        kept_interpolated_keys,
         kept_interpolations,
         keys_05_refuses_why,
     )
 
+    config_name = str(args.from_config)
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
-        config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
+        config_text, best, model, name=config_name, environ=os.environ, version=args.trinity_version)]
+    kept_keys = kept_interpolated_keys(config_text, best, model, name=config_name, environ=os.environ,
+                                       version=args.trinity_version)  # said above: the patch sets none of them
     if removed:
         notes.append(f"solve: note: {args.write}: {', '.join(removed)} removed: {keys_05_refuses_why(len(removed))}")
     notes += [f"solve: note: {args.write}: {unused}"] if unused else []
@@ -494,7 +498,7 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     notes += [f"solve: note: {args.write}: {key} {budget} {'lowered' if budget > planned else 'raised'} to the "
               f"plan's {planned}: set by hand, it overrides trainer.max_token_len_per_gpu for its role{scope}"
               for key, budget in (config.role_token_budgets if config is not None else ())
-              if budget != planned]  # the patch set it to the plan's
+              if budget != planned and key not in kept_keys]  # the patch set it to the plan's
     if undone := lowered_budget_undone(best, args.trinity_version):
         notes.append(f"solve: note: {args.write}: trainer.max_token_len_per_gpu {planned} is below Trinity's default "
                      f"ceil(2 x {best.max_model_len} / {best.sp}) = {token_budget(best.max_model_len, best.sp)}: "

@@ -61,6 +61,7 @@ _EXPORTS = {
     "config_yarn_kept": "solver.trinity.patch",
     "critic_budget_note": "solver.trinity.keys",
     "fragment_for": "solver.trinity.fragment",
+    "kept_interpolated_keys": "solver.trinity.patch",
     "kept_interpolations": "solver.trinity.patch",
     "keys_05_refuses": "solver.trinity.keys",
     "keys_05_refuses_why": "solver.trinity.keys",
@@ -106,6 +107,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.patch import anchored_keys as anchored_keys
     from solver.trinity.patch import config_keys_changed as config_keys_changed
     from solver.trinity.patch import config_yarn_kept as config_yarn_kept
+    from solver.trinity.patch import kept_interpolated_keys as kept_interpolated_keys
     from solver.trinity.patch import kept_interpolations as kept_interpolations
     from solver.trinity.patch import patch_trinity_config as patch_trinity_config
     from solver.trinity.patch import patched_config_problems as patched_config_problems

@@ -1203,9 +1203,23 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
     data = load_config_mapping(_with_lf(text), name)
-    keys = keys_for_plan(plan, model, data, environ, version)
     return [f"{'.'.join(path)} stays {value_at(data, path)}, which gives {given} in this environment: the plan holds "
-            "for that value" for path, given in _kept(data, keys, environ or {}).items()]
+            "for that value" for path, given in _kept_for_plan(data, plan, model, environ, version).items()]
+
+
+def kept_interpolated_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
+                           environ: Mapping[str, str] | None = None,
+                           version: TrinityVersion | None = None) -> tuple[str, ...]:
+    """The dotted keys `patch_trinity_config` leaves as the config's interpolations (those `kept_interpolations`
+    names): the patch sets none of them, though what they give may change with a key they refer to."""
+    data = load_config_mapping(_with_lf(text), name)
+    return tuple(".".join(path) for path in _kept_for_plan(data, plan, model, environ, version))
+
+
+def _kept_for_plan(data: Any, plan: Plan, model: Model, environ: Mapping[str, str] | None,
+                   version: TrinityVersion | None) -> dict[tuple[str, ...], Any]:
+    """The plan's keys whose interpolation in the config `data` the patch keeps, with what each gives (`_kept`)."""
+    return _kept(data, keys_for_plan(plan, model, data, environ, version), environ or {})
 
 
 @parsing_once()
