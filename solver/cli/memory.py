@@ -66,7 +66,7 @@ def build_memory_parser() -> Parser:
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
     add_host_ram_option(parser, f"it says whether what the setting holds there fits ({HOST_NEED_WORDS})")
-    add_own_gpu_options(parser)
+    add_own_gpu_options(parser, planned=False)
     add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     return parser

@@ -74,10 +74,17 @@ HOST_RAM_UNITS = ("GiB: 512, 512G, 512GB and 512GiB are each 512 GiB (RAM is sol
 """What --host-ram's help says of its units (`read_host_ram`), for the commands that take it."""
 
 
-def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, listed: bool = False) -> None:
+def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, listed: bool = False,
+                        planned: bool = True) -> None:
     """--gpu-memory and --gpu-interconnect, which describe a GPU type of your own, for the commands that plan or
-    estimate a GPU type (`listed`: one of --gpu's list)."""
+    estimate a GPU type (`listed`: one of --gpu's list; not `planned`: one setting estimated, solve memory's, whose
+    estimate is the same over any link: no cost weighs SP, and no caution asks for an unstated interconnect)."""
     lacked = " (of a list's names, the one it lacks)" if listed else ""
+    links = ("(infinity-fabric: AMD's, whose Env plans are cautioned as ROCm's; pcie: SP's all-to-all then crosses "
+             "PCIe: the cost weighs SP sp_pcie_factor times, and an SP plan is cautioned); default: not stated, SP "
+             "weighed as on NVLink, and an SP plan cautioned to state it") if planned else (
+        "(infinity-fabric: AMD's, whose Env settings are cautioned as ROCm's; pcie: SP's all-to-all then crosses PCIe, "
+        "and an SP setting is cautioned); default: not stated, no caution (the estimate is the same over any link)")
     parser.add_argument("--gpu-memory", metavar="SIZE", type=gpu_memory,
                         help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64, "
                         "64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, exactly: "
@@ -86,10 +93,7 @@ def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
                         "whose plans it then gets")
     parser.add_argument("--gpu-interconnect", metavar="LINK", choices=INTERCONNECTS,
                         help="with --gpu-memory: how that GPU type's GPUs in a node reach one another: "
-                        f"{either(INTERCONNECTS)} (infinity-fabric: AMD's, whose Env "
-                        "plans are cautioned as ROCm's; pcie: SP's all-to-all then crosses PCIe: the cost weighs SP "
-                        "sp_pcie_factor times, and an SP plan is cautioned); default: not stated, SP weighed as on "
-                        "NVLink, and an SP plan cautioned to state it")
+                        f"{either(INTERCONNECTS)} {links}")
 
 
 def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -1,0 +1,54 @@
+"""A newcomer's review with small cards (review-s73-persona36): `--write`'s notes on a role's token budget that the
+config gives as an interpolation of another's (Trinity's own examples give the ref's `log_prob_max_token_len_per_gpu`
+as `${...actor.ppo_max_token_len_per_gpu}`), which the patch keeps, say that it stays, not that the patch set it; and
+`solve memory --help` says what `--gpu-interconnect` does there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from solver.trinity import ROLE_KEYS_IGNORED
+
+ACTOR = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
+REF = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
+CONFIG = ("model:\n  model_path: Qwen/Qwen3-0.6B\n  max_model_len: 8192\ncluster:\n  node_num: 1\n  gpu_per_node: 2\n"
+          "explorer:\n  rollout_model:\n    engine_num: 1\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+          "      actor:\n        ppo_max_token_len_per_gpu: 32768\n      ref:\n"
+          f"        log_prob_max_token_len_per_gpu: ${{{ACTOR}}}\n")
+
+
+def test_write_names_an_interpolated_role_budget_once_as_kept_not_as_lowered(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert status == 0
+    assert (f"solve: note: {patched}: {ACTOR} 32768 lowered to the plan's 16384: set by hand, it overrides "
+            f"trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})\n") in err
+    kept = (f"solve: note: {patched}: {REF} stays ${{{ACTOR}}}, which gives 16384 in this environment: the plan "
+            "holds for that value")
+    assert [line for line in err.splitlines() if f": {REF} " in line] == [kept]
+    assert f"        log_prob_max_token_len_per_gpu: ${{{ACTOR}}}\n" in patched.read_text(encoding="utf-8")
+
+
+def test_memory_help_says_what_its_interconnect_does_there(cli: Callable[..., tuple[int, str, str]]) -> None:
+    # solve memory shows no cost and cautions no unstated interconnect (its estimate is the same over any link):
+    # --gpu-interconnect there gives the cautions alone, and its help says so; the planner's speaks of the cost.
+    status, out, _ = cli("memory", "--help")
+    memory_help = " ".join(out.split())
+    assert status == 0 and ("--gpu-interconnect LINK with --gpu-memory: how that GPU type's GPUs in a node reach one "
+                            "another: nvlink, infinity-fabric or pcie (infinity-fabric: AMD's, whose Env settings are "
+                            "cautioned as ROCm's; pcie: SP's all-to-all then crosses PCIe, and an SP setting is "
+                            "cautioned); default: not stated, no caution (the estimate is the same over any link)"
+                            ) in memory_help
+    status, out, _ = cli("--help")
+    assert status == 0 and ("the cost weighs SP sp_pcie_factor times, and an SP plan is cautioned); default: not "
+                            "stated, SP weighed as on NVLink, and an SP plan cautioned to state it") in " ".join(
+                                out.split())
+    status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "my3090", "--gpu-memory", "24576MiB", "--gpus", "2",
+                         "--len", "8k", "--sp", "2", "--env", "--json")
+    assert status == 0 and '"caution_codes": []' in out
