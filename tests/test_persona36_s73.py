@@ -52,3 +52,15 @@ def test_memory_help_says_what_its_interconnect_does_there(cli: Callable[..., tu
     status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "my3090", "--gpu-memory", "24576MiB", "--gpus", "2",
                          "--len", "8k", "--sp", "2", "--env", "--json")
     assert status == 0 and '"caution_codes": []' in out
+
+
+@pytest.mark.parametrize(("model", "guess"), [
+    ("06B", " (did you mean Qwen3-0.6B?)"), ("Qwen3-06B", " (did you mean Qwen3-0.6B?)"),
+    ("qwen3-06b-base", " (did you mean Qwen3-0.6B-Base?)"), ("17B", ""), ("Qwen3-017B", ""),
+])
+def test_a_size_written_without_its_decimal_point_after_a_zero_is_guessed(
+        cli: Callable[..., tuple[int, str, str]], model: str, guess: str) -> None:
+    # 06B can only be 0.6B (no size starts with a zero); 17B may be another model's size: no guess, as 5B is not 8B.
+    status, out, err = cli("--model", model, "--gpu", "4090", "--gpus", "2", "--len", "8k")
+    assert (status, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"solve: error: unknown model {model!r}{guess}; accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")

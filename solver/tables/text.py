@@ -134,10 +134,12 @@ def _guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     # with it as its last part (70B: Llama-3.1-70B), or is it after a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's
     # older id: llama-3.1-8b-instruct; not after a short form, as 8B ends it too), or is it with one keystroke doubled
     # (a1000: a100) or other hyphens (qwen-3-8b: qwen3-8b; tried first), or with its version left out or cut to the
-    # major one (qwen8b: qwen3-8b, llama3-8b: llama-3.1-8b), or its size in millions (600m: 0.6b), and only one does:
+    # major one (qwen8b: qwen3-8b, llama3-8b: llama-3.1-8b), or its size in millions (600m: 0.6b) or without its
+    # decimal point after a zero (06b: 0.6b; not 17b, which may be another size), and only one does:
     # a name one character away otherwise is often another thing (v100 is not h100, 5B is not 8B). Ollama's tags
     # put a colon before the size (qwen3:32b, llama3.1:8b): they are tried as the name with a hyphen there.
     in_billions = _MILLIONS.sub(lambda size: f"{int(size[1]) / 1000:g}b", wanted.replace(":", "-"))
+    in_billions = _SIZE_WITHOUT_POINT.sub(r"0.\1b", in_billions)
     if in_billions != wanted:
         return names.get(in_billions) or _guessed_name(in_billions, names)
     completions = sorted((known for known in names if known.startswith(wanted)), key=len)
@@ -197,6 +199,9 @@ def _numbers(name: str) -> list[str]:
 
 _MILLIONS = re.compile(r"(?<![\d.])(\d+)m(?=-|$)")
 """A model's size in millions of parameters (``600m``), which `guessed_name` tries in billions (``0.6b``)."""
+_SIZE_WITHOUT_POINT = re.compile(r"(?<![\d.])0(\d+)b(?=-|$)")
+"""A model's size in billions written without the decimal point after its zero (``06b``), which `guessed_name` tries
+with it (``0.6b``): no size starts with a zero."""
 _MEMORY_SIZE = re.compile(r"\d+(\.\d+)?g(i?b)?|\d{1,3}(\.\d+)?|(hbm)?\d+e")
 """A memory size or kind as a GPU's name ends with it (``141gb``, ``96g``, or bare: ``141``; ``3e``, ``hbm3e``: the
 H20-3e is the H20 with 141GB of HBM3e): another card than the name before it."""
