@@ -1,7 +1,8 @@
 """A newcomer's review with small cards (review-s73-persona36): `--write`'s notes on a role's token budget that the
 config gives as an interpolation of another's (Trinity's own examples give the ref's `log_prob_max_token_len_per_gpu`
-as `${...actor.ppo_max_token_len_per_gpu}`), which the patch keeps, say that it stays, not that the patch set it; and
-`solve memory --help` says what `--gpu-interconnect` does there."""
+as `${...actor.ppo_max_token_len_per_gpu}`), which the patch keeps, say that it stays, not that the patch set it;
+`solve memory --help` says what `--gpu-interconnect` does there; a model size typed without its decimal point after a
+zero (`06B`) gets a guess."""
 
 from __future__ import annotations
 
