@@ -1,0 +1,49 @@
+"""Small slips (session 73): a trainer-budget line with dynamic batch sizes off says what verl 0.8 or later does
+then; a config of an own-code model asks the token budget its plans are judged at."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from test_padbound_s71 import EXAMPLE, INTERNLM2, Cli
+
+from solver.tables import load_catalog
+from solver.trinity import trinity_config_problems
+
+CATALOG = load_catalog()
+
+
+def _trainer_budget_line(version: str | None) -> str:
+    """The first ``token-budget-below-length`` line on a Qwen3-8B config on 4 GPUs whose trainer's dynamic batch sizes
+    are off, its ref's own on, and whose trainer budget, which the ref takes, holds no sequence of 4096."""
+    config = {"model": {"max_model_len": 4096}, "algorithm": {"algorithm_type": "grpo"}, "trainer": {
+        "use_dynamic_bsz": False, "max_token_len_per_gpu": 1000, "trainer_config": {
+            "actor_rollout_ref": {"ref": {"log_prob_use_dynamic_bsz": True}}}}}
+    found = trinity_config_problems(config, CATALOG.model("Qwen3-8B"), 4, version=version)  # type: ignore[arg-type]
+    return next(problem.words for problem in found if problem.code.value == "token-budget-below-length")
+
+
+def test_a_trainer_budget_with_dynamic_batch_sizes_off_is_said_as_verl_0_8_reads_none():
+    below = "trainer.max_token_len_per_gpu 1000 x SP 1 is below model.max_model_len 4096: "
+    assert _trainer_budget_line(None) == (
+        f"{below}Trinity with verl before 0.8 raises it to ceil(4096 / 1) = 4096 (Trinity 0.5.0 to its default, "
+        "ceil(2 x 4096 / 1) = 8192), and Trinity 0.6 on verl 0.8 or later reads no token budget with dynamic batch "
+        "sizes off")
+    assert _trainer_budget_line("0.6") == (
+        f"{below}Trinity 0.6 on verl before 0.8 raises it to ceil(4096 / 1) = 4096, and on verl 0.8 or later reads no "
+        "token budget with dynamic batch sizes off")
+
+
+def test_an_own_code_model_with_dynamic_batch_sizes_off_asks_the_default_budget(cli: Cli, tmp_path: Path):
+    config: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text())
+    config["trainer"].update(use_dynamic_bsz=False, use_remove_padding=False)
+    given = tmp_path / "off.yaml"
+    given.write_text(yaml.safe_dump(config))
+    status, out, err = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--json")
+    assert status == 0, err
+    # one sequence per micro-batch lowers no budget of a model whose plans read none: the query is at the default
+    answer = json.loads(out)[0]
+    assert (answer["token_budget"], answer["current"]["max_token_len_per_gpu"]) == ("default", None)
