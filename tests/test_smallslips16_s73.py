@@ -47,3 +47,28 @@ def test_an_own_code_model_with_dynamic_batch_sizes_off_asks_the_default_budget(
     # one sequence per micro-batch lowers no budget of a model whose plans read none: the query is at the default
     answer = json.loads(out)[0]
     assert (answer["token_budget"], answer["current"]["max_token_len_per_gpu"]) == ("default", None)
+
+
+def test_the_apply_block_leaves_a_configs_own_checkpoint_as_write_does(cli: Cli, tmp_path: Path):
+    config: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text())
+    config["trainer"]["save_hf_checkpoint"] = "last"
+    given, written = tmp_path / "ckpt.yaml", tmp_path / "written.yaml"
+    given.write_text(yaml.safe_dump(config))
+    flags = ("--from-config", str(given), "--gpu", "h100", "--offload")
+    status, out, err = cli(*flags, "--write", str(written))
+    assert status == 0, err
+    assert yaml.safe_load(written.read_text())["trainer"]["save_hf_checkpoint"] == "last"
+    kept = ("# trainer.save_hf_checkpoint: ckpt.yaml's stays, as --write keeps it: the plan's never, as in the A100 "
+            "offload measurements of Trinity-RFT's guide, is for a config without one")
+    status, view, err = cli(*flags)
+    assert status == 0, err
+    for lines in (out.splitlines(), view.splitlines()):
+        assert [line for line in lines if "save_hf_checkpoint" in line] == [kept]
+    # a config without one gets the plan's, as --write writes it
+    del config["trainer"]["save_hf_checkpoint"]
+    given.write_text(yaml.safe_dump(config))
+    status, view, err = cli(*flags)
+    assert status == 0, err
+    lines = view.splitlines()
+    assert lines[lines.index("trainer.save_hf_checkpoint: never") - 1] == (
+        "# as in the A100 offload measurements of Trinity-RFT's guide:")
