@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import NamedTuple
 
 from rich.console import Group, RenderableType
@@ -62,10 +63,10 @@ class ConfigApplied(NamedTuple):
 
     changed: Sequence[str] = ()
     """The config's keys that the plan changes too (``solver.trinity.config_keys_changed``), as lines."""
-    kept: Collection[tuple[str, ...]] = ()
-    """The paths of the plan's keys that --write leaves as the config has them (``solver.trinity.config_keys_kept``:
-    its own YaRN that reaches the plan's length, its ``trainer.save_hf_checkpoint``): the block leaves them too,
-    saying so."""
+    kept: Mapping[tuple[str, ...], str] = MappingProxyType({})
+    """The plan's keys that --write leaves as the config has them, by path, with the config's values
+    (``solver.trinity.config_keys_kept``: its own YaRN that reaches the plan's length, its
+    ``trainer.save_hf_checkpoint``): the block leaves them too, saying so."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
@@ -74,7 +75,7 @@ NO_CONFIG_APPLIED = ConfigApplied()
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
-                kept_in: str | None = None, kept: Collection[tuple[str, ...]] = ()) -> list[str]:
+                kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
@@ -93,7 +94,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     if (past := past_validated_note(plan, model, names)) is not None:
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
-    if plan.rope_scaling_factor is not None and kept_in is not None and _yarn_kept(kept):
+    if plan.rope_scaling_factor is not None and kept_in is not None and ROPE_FACTOR in kept:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None:
         lines.append(
@@ -135,11 +136,15 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
 
 CHECKPOINT_KEY = ("trainer", "save_hf_checkpoint")
 """Where an Offload plan saves no Hugging Face weights, unless the config chooses its own."""
+ROPE_FACTOR = ("model", "rope_scaling", "factor")
+"""A YaRN's factor, which a config's own YaRN that --write keeps sets (`ConfigApplied.kept`)."""
 
 
-def _yarn_kept(kept: Collection[tuple[str, ...]]) -> bool:
-    """Whether the keys --write keeps (`ConfigApplied.kept`) are the config's own ``model.rope_scaling``."""
-    return any(path[:2] == ("model", "rope_scaling") for path in kept)
+def _kept_yarn(kept_in: str | None, kept: Mapping[tuple[str, ...], str]) -> str | None:
+    """The YaRN of the config named `kept_in` that --write keeps (`ConfigApplied.kept`), in words (None: none)."""
+    if kept_in is None or ROPE_FACTOR not in kept:
+        return None
+    return f"{kept_in}'s factor {kept[ROPE_FACTOR]} over {kept[(*ROPE_FACTOR[:2], 'original_max_position_embeddings')]}"
 
 
 def _yarn_caution(plan: Plan, model: Model) -> str:
@@ -219,7 +224,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
         ("for rollout", _rollout_kept_words(answer, plan, names)),
-        ("max_model_len", _length_words(answer, plan, model, kept_in if _yarn_kept(config_keys.kept) else None)),
+        ("max_model_len", _length_words(answer, plan, model, _kept_yarn(kept_in, config_keys.kept))),
         ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
         (known_length_word(model), _validated_words(answer, plan, model, names)),
         ("token budget", _budget_words(plan, model, version)),
@@ -257,13 +262,12 @@ def _config_key_lines(answer: Answer, config_keys: Sequence[str]) -> list[str]:
             *config_keys]
 
 
-def _length_words(answer: Answer, plan: Plan, model: Model, yarn_kept_in: str | None) -> Text:
+def _length_words(answer: Answer, plan: Plan, model: Model, kept_yarn: str | None) -> Text:
     """The summary's ``max_model_len`` row: the plan's length, first (in bold yellow) whether it is past what the model
     is validated for (`Plan.past_validated_length`), with the rope scaling that reaches it (and its caution): the
-    config named `yarn_kept_in`'s own, where the ``apply`` block leaves it (`ConfigApplied.kept`), else the
-    guide's factor; and ``at least`` where the longest length the memory model is asked about fits."""
-    scaling = (f"{yarn_kept_in}'s own, which stays" if yarn_kept_in is not None
-               else f"factor {plan.rope_scaling_factor!r}")
+    config's own, `kept_yarn` (`_kept_yarn`), where the ``apply`` block leaves it, else the guide's factor; and
+    ``at least`` where the longest length the memory model is asked about fits."""
+    scaling = f"{kept_yarn}, which stays" if kept_yarn is not None else f"factor {plan.rope_scaling_factor!r}"
     yarn = f" (YaRN rope scaling, {scaling}{_yarn_caution(plan, model)})" if plan.rope_scaling_factor else ""
     if model.beyond_native_on_own_scaling(plan.max_model_len):  # past the native context the row names first
         provides, follows = own_scaling_parts(model, plan.max_model_len)

@@ -1188,13 +1188,15 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
 
 def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
                      environ: Mapping[str, str] | None = None,
-                     version: TrinityVersion | None = None) -> frozenset[tuple[str, ...]]:
-    """The paths of the plan's keys that `patch_trinity_config` leaves as the config `text` has them, the user's
-    choice (`PlanKey.default_only`): a YaRN ``model.rope_scaling`` of its own form that reaches the plan's length
-    (`YARN_KEPT`), and with Offload ``trainer.save_hf_checkpoint``; the ``apply`` lines then leave them too."""
+                     version: TrinityVersion | None = None) -> dict[tuple[str, ...], str]:
+    """The plan's keys that `patch_trinity_config` leaves as the config `text` has them, the user's choice
+    (`PlanKey.default_only`): a YaRN ``model.rope_scaling`` of its own form that reaches the plan's length
+    (`YARN_KEPT`), and with Offload ``trainer.save_hf_checkpoint``; by path, each with the config's value as written
+    (``4.0``). The ``apply`` lines then leave them too."""
     reading = load_config_mapping(_with_lf(text), name)
-    return frozenset(key.path for key in keys_for_plan(plan, model, reading, environ, version)
-                     if _users_choice(key, value_at(reading, key.path)))
+    keys = keys_for_plan(plan, model, reading, environ, version)
+    return {key.path: _as_written(value_at(reading, key.path)) for key in keys
+            if _users_choice(key, value_at(reading, key.path))}
 
 
 def _as_written(value: Any) -> str:
