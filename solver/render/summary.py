@@ -138,13 +138,15 @@ CHECKPOINT_KEY = ("trainer", "save_hf_checkpoint")
 """Where an Offload plan saves no Hugging Face weights, unless the config chooses its own."""
 ROPE_FACTOR = ("model", "rope_scaling", "factor")
 """A YaRN's factor, which a config's own YaRN that --write keeps sets (`ConfigApplied.kept`)."""
+ROPE_ORIGINAL = ("model", "rope_scaling", "original_max_position_embeddings")
+"""The positions a YaRN's factor multiplies, which a config's own YaRN that --write keeps sets too."""
 
 
 def _kept_yarn(kept_in: str | None, kept: Mapping[tuple[str, ...], str]) -> str | None:
     """The YaRN of the config named `kept_in` that --write keeps (`ConfigApplied.kept`), in words (None: none)."""
     if kept_in is None or ROPE_FACTOR not in kept:
         return None
-    return f"{kept_in}'s factor {kept[ROPE_FACTOR]} over {kept[(*ROPE_FACTOR[:2], 'original_max_position_embeddings')]}"
+    return f"{kept_in}'s factor {kept[ROPE_FACTOR]} over {kept[ROPE_ORIGINAL]}"
 
 
 def _yarn_caution(plan: Plan, model: Model) -> str:
