@@ -1,9 +1,12 @@
 """Small slips (session 73): a trainer-budget line with dynamic batch sizes off says what verl 0.8 or later does
-then; a config of an own-code model asks the token budget its plans are judged at."""
+then; a config of an own-code model asks the token budget its plans are judged at; the apply block leaves a config's
+own ``trainer.save_hf_checkpoint`` as --write does, and the length row names a kept YaRN's factor; docs/memory.md
+gives the host memory figures the command does."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +87,18 @@ def test_the_length_row_names_the_kept_yarns_factor_as_the_config_writes_it(cli:
     assert status == 0, err
     assert [line for line in out.splitlines() if line.startswith("max_model_len ")] == [
         "max_model_len  131072 (YaRN rope scaling, cards.yaml's factor 4 over 32768, which stays)"]
+
+
+def test_memory_md_gives_the_reference_models_host_memory_as_the_command_does(cli: Cli):
+    shown = []
+    for flag in ("--reference", "--no-reference"):
+        status, out, err = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32768", "--host-ram", "1000",
+                               "--no-offload", flag)
+        assert status == 0, err
+        shown.append(re.findall(r"^host memory +([0-9.]+) GiB per node while the model loads", out, re.MULTILINE))
+    [[whole], [load]] = shown
+    page = " ".join((Path(__file__).parent.parent / "docs" / "memory.md").read_text(encoding="utf-8").split())
+    reference = f"{float(whole) - float(load):.1f}"
+    assert (f"Qwen3-8B on a node of 8 GPUs: without Offload {whole} GiB ({load} for the load, as `--no-reference` "
+            f"shows it, and {reference} for the reference model's fp32 shards, which the load's 4 bytes a parameter "
+            f"would make {load} too: the rounding)") in page
