@@ -965,9 +965,10 @@ def config_query(
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
     (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`) and, where it lowers its own token
     budget and its model reads one (not `one_sequence_per_micro_batch`: its plans are the same), ``auto``. The
-    keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus` frees the
-    count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact` pins any
-    budget, and ``exact=False`` frees the config's); the sources default to where the config's values came from."""
+    keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
+    frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
+    pins any budget, and ``exact=False`` frees the config's); the sources default to where the config's values came
+    from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),

@@ -73,6 +73,14 @@ NO_CONFIG_APPLIED = ConfigApplied()
 """What the ``apply`` block says of no config (none read with --from-config): nothing."""
 
 
+CHECKPOINT_KEY = ("trainer", "save_hf_checkpoint")
+"""Where an Offload plan saves no Hugging Face weights, unless the config chooses its own."""
+ROPE_FACTOR = ("model", "rope_scaling", "factor")
+"""A YaRN's factor, which a config's own YaRN that --write keeps sets (`ConfigApplied.kept`)."""
+ROPE_ORIGINAL = ("model", "rope_scaling", "original_max_position_embeddings")
+"""The positions a YaRN's factor multiplies, which a config's own YaRN that --write keeps sets too."""
+
+
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
                 kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept) -> list[str]:
@@ -94,7 +102,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     if (past := past_validated_note(plan, model, names)) is not None:
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
-    if plan.rope_scaling_factor is not None and kept_in is not None and ROPE_FACTOR in kept:
+    if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None:
         lines.append(
@@ -132,14 +140,6 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             lines += [f"# Trinity 0.6 also takes these{before}:",
                       "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
     return lines
-
-
-CHECKPOINT_KEY = ("trainer", "save_hf_checkpoint")
-"""Where an Offload plan saves no Hugging Face weights, unless the config chooses its own."""
-ROPE_FACTOR = ("model", "rope_scaling", "factor")
-"""A YaRN's factor, which a config's own YaRN that --write keeps sets (`ConfigApplied.kept`)."""
-ROPE_ORIGINAL = ("model", "rope_scaling", "original_max_position_embeddings")
-"""The positions a YaRN's factor multiplies, which a config's own YaRN that --write keeps sets too."""
 
 
 def _kept_yarn(kept_in: str | None, kept: Mapping[tuple[str, ...], str]) -> str | None:
