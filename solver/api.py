@@ -964,10 +964,11 @@ def config_query(
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
     (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`) and, where it lowers its own token
-    budget, ``auto``. The keywords are
-    `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus` frees the
-    count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact` pins any
-    budget, and ``exact=False`` frees the config's); the sources default to where the config's values came from."""
+    budget and its model reads one (not `one_sequence_per_micro_batch`: its plans are the same), ``auto``. The
+    keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
+    frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
+    pins any budget, and ``exact=False`` frees the config's); the sources default to where the config's values came
+    from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),
@@ -978,7 +979,7 @@ def config_query(
     asked = max_model_len if max_model_len is not None else config.max_model_len
     own_nodes = node_gpus is None and config.node_gpus is not None
     own_batch = train_batch_size is None and config.train_batch_size is not None
-    return make_query(
+    query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
         exact=exact if exact is not None else from_config and objective != "min_gpus",
@@ -1000,6 +1001,10 @@ def config_query(
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=config.reference_model if reference_model is None else reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank, option_names=option_names)
+    if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
+            catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
+        return query.model_copy(update={"token_budget": "default"})
+    return query
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

@@ -416,7 +416,7 @@ CHECK_QUALITY = "check the model's quality at this length"
 """What to do about a length past what a model is known to handle, in words (`yarn_caution`, `check_or_plan_words`)."""
 YARN_KEPT = "one that covers the length needs no change"
 """Why a config's own YaRN that reaches the plan's length stays (``--write`` keeps it, and the ``apply`` lines leave
-it: `solver.trinity.config_yarn_kept`), in words."""
+it: `solver.trinity.config_keys_kept`), in words."""
 OTHER_YARN = "YaRN on a model that is not Qwen's, for which rft-solver knows of no validation"
 
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import NamedTuple
 
 from rich.console import Group, RenderableType
@@ -62,26 +63,35 @@ class ConfigApplied(NamedTuple):
 
     changed: Sequence[str] = ()
     """The config's keys that the plan changes too (``solver.trinity.config_keys_changed``), as lines."""
-    yarn_kept: bool = False
-    """Whether --write keeps the config's own YaRN, which reaches the plan's length
-    (``solver.trinity.config_yarn_kept``): the block then leaves it too, saying so."""
+    kept: Mapping[tuple[str, ...], str] = MappingProxyType({})
+    """The plan's keys that --write leaves as the config has them, by path, with the config's values
+    (``solver.trinity.config_keys_kept``: its own YaRN that reaches the plan's length, its
+    ``trainer.save_hf_checkpoint``): the block leaves them too, saying so."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
 """What the ``apply`` block says of no config (none read with --from-config): nothing."""
 
 
+CHECKPOINT_KEY = ("trainer", "save_hf_checkpoint")
+"""Where an Offload plan saves no Hugging Face weights, unless the config chooses its own."""
+ROPE_FACTOR = ("model", "rope_scaling", "factor")
+"""A YaRN's factor, which a config's own YaRN that --write keeps sets (`ConfigApplied.kept`)."""
+ROPE_ORIGINAL = ("model", "rope_scaling", "original_max_position_embeddings")
+"""The positions a YaRN's factor multiplies, which a config's own YaRN that --write keeps sets too."""
+
+
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
-                yarn_kept_in: str | None = None) -> list[str]:
+                kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
     `remove_padding_violation`, with dynamic batch sizes off and one sequence per micro-batch, and no token budget,
     which that leaves unread: `one_sequence_per_micro_batch`); a comment names an
     option as `names` do, and says where no Hugging Face checkpoint comes from as for a plan on `gpu`
-    (`no_checkpoint_words`). The YaRN line is a comment where the config named `yarn_kept_in` has its own that
-    reaches the length, which --write keeps (`ConfigApplied.yarn_kept`)."""
+    (`no_checkpoint_words`). The YaRN and checkpoint lines are comments where the config named `kept_in` has its own
+    there, which --write keeps (`kept`: `ConfigApplied.kept`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -92,8 +102,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     if (past := past_validated_note(plan, model, names)) is not None:
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
-    if plan.rope_scaling_factor is not None and yarn_kept_in is not None:
-        lines.append(f"# model.rope_scaling: {yarn_kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
+    if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
+        lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None:
         lines.append(
             f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor!r}, "
@@ -116,7 +126,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                   *(f"{'.'.join(path)}: 1" for path in CRITIC_MICRO_BATCH_SIZES)]
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
-        lines += [f"# {no_checkpoint_words(gpu)}:", "trainer.save_hf_checkpoint: never"]
+        if kept_in is not None and CHECKPOINT_KEY in kept:
+            lines.append(f"# {'.'.join(CHECKPOINT_KEY)}: {kept_in}'s stays, as {names.write} keeps it: the plan's "
+                         f"never, {no_checkpoint_words(gpu)}, is for a config without one")
+        else:
+            lines += [f"# {no_checkpoint_words(gpu)}:", f"{'.'.join(CHECKPOINT_KEY)}: never"]
         lines.append(
             "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"
@@ -126,6 +140,13 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             lines += [f"# Trinity 0.6 also takes these{before}:",
                       "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
     return lines
+
+
+def _kept_yarn(kept_in: str | None, kept: Mapping[tuple[str, ...], str]) -> str | None:
+    """The YaRN of the config named `kept_in` that --write keeps (`ConfigApplied.kept`), in words (None: none)."""
+    if kept_in is None or ROPE_FACTOR not in kept:
+        return None
+    return f"{kept_in}'s factor {kept[ROPE_FACTOR]} over {kept[ROPE_ORIGINAL]}"
 
 
 def _yarn_caution(plan: Plan, model: Model) -> str:
@@ -201,11 +222,11 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     kept += [batch] if batch and answer.other_batch is not None else []
     best += f" with {and_joined(kept)}" if kept else ""
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
-    kept_in = answer.current.config if answer.current is not None and config_keys.yarn_kept else None
+    kept_in = answer.current.config if answer.current is not None else None
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
         ("for rollout", _rollout_kept_words(answer, plan, names)),
-        ("max_model_len", _length_words(answer, plan, model, kept_in)),
+        ("max_model_len", _length_words(answer, plan, model, _kept_yarn(kept_in, config_keys.kept))),
         ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
         (known_length_word(model), _validated_words(answer, plan, model, names)),
         ("token budget", _budget_words(plan, model, version)),
@@ -228,7 +249,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         if value is not None:
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in),
+    lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept),
              *_config_key_lines(answer, config_keys.changed)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 
@@ -243,13 +264,12 @@ def _config_key_lines(answer: Answer, config_keys: Sequence[str]) -> list[str]:
             *config_keys]
 
 
-def _length_words(answer: Answer, plan: Plan, model: Model, yarn_kept_in: str | None) -> Text:
+def _length_words(answer: Answer, plan: Plan, model: Model, kept_yarn: str | None) -> Text:
     """The summary's ``max_model_len`` row: the plan's length, first (in bold yellow) whether it is past what the model
     is validated for (`Plan.past_validated_length`), with the rope scaling that reaches it (and its caution): the
-    config named `yarn_kept_in`'s own, where the ``apply`` block leaves it (`ConfigApplied.yarn_kept`), else the
-    guide's factor; and ``at least`` where the longest length the memory model is asked about fits."""
-    scaling = (f"{yarn_kept_in}'s own, which stays" if yarn_kept_in is not None
-               else f"factor {plan.rope_scaling_factor!r}")
+    config's own, `kept_yarn` (`_kept_yarn`), where the ``apply`` block leaves it, else the guide's factor; and
+    ``at least`` where the longest length the memory model is asked about fits."""
+    scaling = f"{kept_yarn}, which stays" if kept_yarn is not None else f"factor {plan.rope_scaling_factor!r}"
     yarn = f" (YaRN rope scaling, {scaling}{_yarn_caution(plan, model)})" if plan.rope_scaling_factor else ""
     if model.beyond_native_on_own_scaling(plan.max_model_len):  # past the native context the row names first
         provides, follows = own_scaling_parts(model, plan.max_model_len)

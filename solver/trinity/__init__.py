@@ -58,7 +58,7 @@ _EXPORTS = {
     "check_flags": "solver.trinity.fragment",
     "check_trinity_config": "solver.trinity.checks",
     "config_keys_changed": "solver.trinity.patch",
-    "config_yarn_kept": "solver.trinity.patch",
+    "config_keys_kept": "solver.trinity.patch",
     "critic_budget_note": "solver.trinity.keys",
     "fragment_for": "solver.trinity.fragment",
     "kept_interpolated_keys": "solver.trinity.patch",
@@ -106,7 +106,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.patch import PatchedConfig as PatchedConfig
     from solver.trinity.patch import anchored_keys as anchored_keys
     from solver.trinity.patch import config_keys_changed as config_keys_changed
-    from solver.trinity.patch import config_yarn_kept as config_yarn_kept
+    from solver.trinity.patch import config_keys_kept as config_keys_kept
     from solver.trinity.patch import kept_interpolated_keys as kept_interpolated_keys
     from solver.trinity.patch import kept_interpolations as kept_interpolations
     from solver.trinity.patch import patch_trinity_config as patch_trinity_config

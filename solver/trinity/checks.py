@@ -426,13 +426,14 @@ release on verl before 0.8)."""
 
 
 def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: str,
-                   version: TrinityVersion | None) -> str:
+                   version: TrinityVersion | None, *, read_on_08: bool) -> str:
     """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
     and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's).
     A forward's budget (`_trinity_raises`) is never raised, and verl stops there as `micro_batch_stop_words` says with
     Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2. A raised
     budget holds every sequence, but with Trinity 0.5.1 not every padded batch: a line of its own
-    (`raised_budget_stop_words`). With 0.6 the words name that release alone, not 0.5.0's raise."""
+    (`raised_budget_stop_words`). With 0.6 the words name that release alone, not 0.5.0's raise. verl 0.8 or later
+    reads the trainer's budget only where `read_on_08` (its dynamic batch sizes on)."""
     # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
     # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
     who = _RAISING_RELEASE.get(version, "Trinity with verl before 0.8")
@@ -455,8 +456,11 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
                 "0.8 or later ignores the key")
     if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys
         return raised
+    on_08 = f"{'' if version == '0.6' else 'Trinity 0.6 '}on verl 0.8 or later"
     if path in ROLE_BUDGET_KEYS:
-        return f"{raised}, and {'' if version == '0.6' else 'Trinity 0.6 '}on verl 0.8 or later ignores the key"
+        return f"{raised}, and {on_08} ignores the key"
+    if not read_on_08:
+        return f"{raised}, and {on_08} reads no token budget with dynamic batch sizes off"
     return f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
 
 
@@ -511,7 +515,8 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
                 f"{'.'.join(path)} {shown_number(budget)} x SP {role_sp}{named} is below "
-                f"{checks.length_words(length)}: {_budget_effect(path, length, role_sp, subject, version)}"
+                f"{checks.length_words(length)}: "
+                f"{_budget_effect(path, length, role_sp, subject, version, read_on_08=read_on_08)}"
             )
             if version != "0.6" and _trinity_raises(path, subject):
                 checks.add(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, raised_budget_stop_words(

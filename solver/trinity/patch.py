@@ -1015,8 +1015,13 @@ def _writes(key: PlanKey, current: Any) -> bool:
     it only sets where present (`PlanKey.existing_only`), nor the plan's value already (of its type: written again,
     an anchored value would move its anchor to an alias)."""
     already = _scalar_kind(current) is _scalar_kind(key.value) and current == key.value
-    return (not (key.default_only and current is not None) and not (key.existing_only and current is None)
-            and not already)
+    return not _users_choice(key, current) and not (key.existing_only and current is None) and not already
+
+
+def _users_choice(key: PlanKey, current: Any) -> bool:
+    """Whether the config's `current` value at `key` (None: nothing) is the user's own choice, which
+    `patch_trinity_config` keeps (`PlanKey.default_only`)."""
+    return key.default_only and current is not None
 
 
 def _written(reading: Any, keys: list[PlanKey], environ: Mapping[str, str]) -> list[PlanKey]:
@@ -1181,14 +1186,17 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
             for key in _written(reading, keys, environ or {}) if key.existing_only or key.value is False]
 
 
-def config_yarn_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
-                     environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> bool:
-    """Whether `patch_trinity_config` keeps the config `text`'s own ``model.rope_scaling`` for `plan`: a YaRN of its
-    own form that reaches the plan's length, whose keys `keys_for_plan` gives as the user's choice
-    (`PlanKey.default_only`); the ``apply`` lines then leave it as the config has it too (`YARN_KEPT`)."""
+def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
+                     environ: Mapping[str, str] | None = None,
+                     version: TrinityVersion | None = None) -> dict[tuple[str, ...], str]:
+    """The plan's keys that `patch_trinity_config` leaves as the config `text` has them, the user's choice
+    (`PlanKey.default_only`): a YaRN ``model.rope_scaling`` of its own form that reaches the plan's length
+    (`YARN_KEPT`), and with Offload ``trainer.save_hf_checkpoint``; by path, each with the config's value as written
+    (``4.0``). The ``apply`` lines then leave them too."""
     reading = load_config_mapping(_with_lf(text), name)
-    return any(key.path[:2] == ("model", "rope_scaling") and key.default_only
-               for key in keys_for_plan(plan, model, reading, environ, version))
+    keys = keys_for_plan(plan, model, reading, environ, version)
+    return {key.path: _as_written(value_at(reading, key.path)) for key in keys
+            if _users_choice(key, value_at(reading, key.path))}
 
 
 def _as_written(value: Any) -> str:
