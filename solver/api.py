@@ -113,6 +113,7 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    check_built_again,
     check_choice,
     check_once,
     check_types,
@@ -433,7 +434,9 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
 
 def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
     """A `Fleet` built in code with its pools' GPU types and its jobs' models as the catalogue names them (``a100``
-    -> ``A100-80GB``), as `load_fleet` gives a cluster file's; `QueryError` for a name the catalogue lacks."""
+    -> ``A100-80GB``), as `load_fleet` gives a cluster file's; `QueryError` for a name the catalogue lacks, or a fleet
+    that breaks its own checks (changed by `model_copy`, which checks nothing: `check_built_again`)."""
+    check_built_again(fleet, "fleet")
     known = catalog.for_fleet(fleet)
     return fleet.model_copy(update={
         "pools": tuple(pool.model_copy(update={"gpu": known.gpu(pool.gpu, partial(_pool_gpu_with_count, pool)).name})
