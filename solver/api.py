@@ -29,6 +29,7 @@ from solver.memory import (
     shown_host_need,
 )
 from solver.query import (
+    MODEL_PATH_KEY,
     NODE_SIZE_KEY,
     ROLE_TOKEN_BUDGETS,
     TRAINER_TOKEN_BUDGET,
@@ -981,6 +982,8 @@ def config_query(
     asked = max_model_len if max_model_len is not None else config.max_model_len
     own_nodes = node_gpus is None and config.node_gpus is not None
     own_batch = train_batch_size is None and config.train_batch_size is not None
+    if model is None:
+        _check_config_model(catalog, config)
     return make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1003,6 +1006,19 @@ def config_query(
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=config.reference_model if reference_model is None else reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank, option_names=option_names)
+
+
+def _check_config_model(catalog: Catalog, config: TrinityConfig) -> None:
+    """`QueryError` for a `config` whose ``model.model_path`` names a model `catalog` lacks (a fine-tune of one, say),
+    saying how to give it before the long list of those accepted, as ``--from-config`` does: ``model=`` a catalogue
+    model of its shape, or its config.json in a ``catalog=`` (`OWN_MODEL_IN_CODE`)."""
+    try:
+        catalog.model(config.model)
+    except QueryError as error:
+        unknown, _, accepted = str(error).partition("; accepted: ")
+        own = OWN_MODEL_IN_CODE.removeprefix("; or, for a model of your own, ")
+        raise QueryError(f"{MODEL_PATH_KEY}: {unknown}: give model=M (a catalogue model of its shape, such as the "
+                         f"one it was fine-tuned from), or {own}; accepted: {accepted}") from None
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,
