@@ -29,7 +29,6 @@ MAX_CONFIG_BYTES = 256 * 1024
 (twice for a config whose aliases repeat an anchor), and writes that round trip twice (`patched_trinity_config`)."""
 
 
-
 def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
     """A Trinity config's text and what rft-solver reads of it (`QueryError` in one line where it cannot)."""
     from solver.rules import COMMAND_OPTIONS
