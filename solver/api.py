@@ -29,6 +29,7 @@ from solver.memory import (
     shown_host_need,
 )
 from solver.query import (
+    MODEL_PATH_KEY,
     NODE_SIZE_KEY,
     ROLE_TOKEN_BUDGETS,
     TRAINER_TOKEN_BUDGET,
@@ -113,6 +114,7 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    check_built_again,
     check_choice,
     check_once,
     check_types,
@@ -433,7 +435,9 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
 
 def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
     """A `Fleet` built in code with its pools' GPU types and its jobs' models as the catalogue names them (``a100``
-    -> ``A100-80GB``), as `load_fleet` gives a cluster file's; `QueryError` for a name the catalogue lacks."""
+    -> ``A100-80GB``), as `load_fleet` gives a cluster file's; `QueryError` for a name the catalogue lacks, or a fleet
+    that breaks its own checks (changed by `model_copy`, which checks nothing: `check_built_again`)."""
+    check_built_again(fleet, "fleet")
     known = catalog.for_fleet(fleet)
     return fleet.model_copy(update={
         "pools": tuple(pool.model_copy(update={"gpu": known.gpu(pool.gpu, partial(_pool_gpu_with_count, pool)).name})
@@ -979,6 +983,8 @@ def config_query(
     asked = max_model_len if max_model_len is not None else config.max_model_len
     own_nodes = node_gpus is None and config.node_gpus is not None
     own_batch = train_batch_size is None and config.train_batch_size is not None
+    if model is None:
+        _check_config_model(catalog, config)
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1005,6 +1011,19 @@ def config_query(
             catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
         return query.model_copy(update={"token_budget": "default"})
     return query
+
+
+def _check_config_model(catalog: Catalog, config: TrinityConfig) -> None:
+    """`QueryError` for a `config` whose ``model.model_path`` names a model `catalog` lacks (a fine-tune of one, say),
+    saying how to give it before the long list of those accepted, as ``--from-config`` does: ``model=`` a catalogue
+    model of its shape, or its config.json in a ``catalog=`` (`OWN_MODEL_IN_CODE`)."""
+    try:
+        catalog.model(config.model)
+    except QueryError as error:
+        unknown, _, accepted = str(error).partition("; accepted: ")
+        own = OWN_MODEL_IN_CODE.removeprefix("; or, for a model of your own, ")
+        raise QueryError(f"{MODEL_PATH_KEY}: {unknown}: give model=M (a catalogue model of its shape, such as the "
+                         f"one it was fine-tuned from), or {own}; accepted: {accepted}") from None
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

@@ -84,6 +84,8 @@ Progress = Callable[[str, float, float, float], None]
 (`solver.cluster.place`'s `progress`)."""
 
 
+MODEL_PATH_KEY = "model.model_path"
+"""The Trinity config key that names the model: a Hugging Face id, or a local folder."""
 NODE_SIZE_PATH = ("cluster", "gpu_per_node")
 NODE_SIZE_KEY = ".".join(NODE_SIZE_PATH)
 """The Trinity config key that gives the GPUs of a node."""

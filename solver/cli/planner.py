@@ -58,7 +58,6 @@ from solver.cli.parser import KeptLinesFormatter, OnceFlag, Parser
 from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
 from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
 from solver.cli.trinity_options import (
-    MODEL_PATH,
     check_planner_config,
     hand_applied_keys,
     local_config_json,
@@ -251,11 +250,12 @@ def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> 
     """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
     --gpu-memory and --cells), the added model's name and the --cells files' GPU types; refuses an output over the
     config's config.json."""
+    from solver.query import MODEL_PATH_KEY
     local = local_config_json(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
             if getattr(args, name, None) is not None:
-                refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH} names", local)])
+                refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH_KEY} names", local)])
     if args.model_config is not None:
         described: Model | None = model_config_option(args.model_config)
     elif local is not None and config is not None and args.model is None:

@@ -29,10 +29,6 @@ MAX_CONFIG_BYTES = 256 * 1024
 (twice for a config whose aliases repeat an anchor), and writes that round trip twice (`patched_trinity_config`)."""
 
 
-MODEL_PATH = "model.model_path"
-"""The Trinity config key that names the model: a Hugging Face id, or a local folder."""
-
-
 def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
     """A Trinity config's text and what rft-solver reads of it (`QueryError` in one line where it cannot)."""
     from solver.rules import COMMAND_OPTIONS
@@ -97,6 +93,7 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
     """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
     other than FSDP, an unknown model, no length, a --write, --rollout-gpus or --write's --train-batch-size at odds
     with the config."""
+    from solver.query import MODEL_PATH_KEY
     if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{_config_file(args)}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
@@ -106,7 +103,7 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
             catalog.model(config.model)
         except QueryError as error:  # the way out before the list of models, which is long
             unknown, _, accepted = str(error).partition("; accepted: ")
-            raise QueryError(f"{_config_file(args)}: {MODEL_PATH}: {unknown}{_not_found_locally(config)}: give "
+            raise QueryError(f"{_config_file(args)}: {MODEL_PATH_KEY}: {unknown}{_not_found_locally(config)}: give "
                              "--model M (a catalogue model of its shape, such as the one it was fine-tuned from), or "
                              f"--model-config PATH (its config.json); accepted: {accepted}") from None
     if objective != "max_len" and args.max_model_len is None and config.max_model_len is None:

@@ -109,6 +109,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     from solver.tables.reading import (
         NUMBER_TOO_LONG,
         UniqueKeys,
+        check_built_again,
         check_once,
         file_identity,
         given_path,
@@ -268,6 +269,7 @@ __all__ = [
     "ascii_number",
     "brief",
     "cell_text",
+    "check_built_again",
     "check_choice",
     "check_once",
     "check_types",

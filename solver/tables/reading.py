@@ -374,11 +374,12 @@ def _members(annotation: Any) -> tuple[Any, ...]:
     return tuple(member for argument in arguments for member in _members(argument))
 
 
-def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: Callable[[Any], object],
+def _validation_message(path: Path | str, raw: Any, error: ValidationError, recheck: Callable[[Any], object],
                         schema: type[BaseModel]) -> str:
-    """`error` in one line (naming a mapping's fields where one is missing or unknown, `schema`'s; with a hint
-    where the value refused is a mistake `_HINTS` recognises); `recheck` validates other data the same way (for the
-    hint of a number YAML reads as text, which must not suggest a value its field refuses)."""
+    """`error` in one line after `path` (a file's, or an argument's name), naming a mapping's fields where one is
+    missing or unknown (`schema`'s), with a hint where the value refused is a mistake `_HINTS` recognises; `recheck`
+    validates other data the same way (for the hint of a number YAML reads as text, which must not suggest a value its
+    field refuses)."""
     errors = _innermost(error.errors())
     first = _first_said(errors)
     location = _data_location(raw, tuple(first["loc"]))
@@ -750,6 +751,17 @@ def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | N
     except ValidationError as error:
         raise TableError(_validation_message(path, raw, error, lambda data: model.model_validate(data, context=context),
                                              model) + looks_like(raw, model)) from None
+
+
+def check_built_again(built: BaseModel, name: str) -> None:
+    """`QueryError`, in one line naming the argument `name` and the field as `load_validated` names a file's, where
+    `built` breaks its own model's checks: pydantic's `model_copy(update=...)`, the way to change a frozen model,
+    checks nothing (a `Fleet` given two jobs of one name, or a job on a pool it lacks)."""
+    raw = built.model_dump(mode="json", warnings=False)  # a value of the wrong type is the message's, not a warning
+    try:
+        type(built).model_validate(raw)
+    except ValidationError as error:
+        raise QueryError(_validation_message(name, raw, error, type(built).model_validate, type(built))) from None
 
 
 def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None) -> str:
