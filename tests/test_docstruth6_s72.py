@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from test_clusterkeep2_s71 import _fleet, _running_now
+from test_clusterwhy_s73 import undecided_for
 
-import solver.cluster.search
 from solver.tables.bounds import MAX_NAME_CHARACTERS
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -23,10 +23,8 @@ DOCS = Path(__file__).parent.parent / "docs"
 def test_a_move_whose_ways_a_solve_left_undecided_is_unproven(
         cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # duo started by hand on 2 GPUs, where no plan trains it (no-way-at-count when the ways are decided): with a solve
-    # behind the ways out of time, its missing way may be one the time cut, so only the placement's proof is said.
-    placed = solver.cluster.search.with_current
-    monkeypatch.setattr(solver.cluster.search, "with_current", lambda planner, fleet, result, *rest: placed(
-        planner, fleet, result.model_copy(update={"undecided_ways": 1}), *rest))
+    # behind its ways out of time, its missing way may be one the time cut, so only the placement's proof is said.
+    undecided_for(monkeypatch, "Qwen3-4B")
     now = _running_now(cli, tmp_path, (1, {"trainer_gpus": 2, "gpu_indexes": [0, 1]}))
     status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--current", str(now), "--json")
     duo = json.loads(out)["placements"][1]
