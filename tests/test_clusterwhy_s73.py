@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from ortools.sat.python import cp_model
 from test_clusterkeep2_s71 import _fleet, _running_now
 from test_keepplaced_s70 import JOBS, POOLS
 from test_movereason_s72 import _changed, _hand_started, _moves, _now, _written
+from test_mutants18_s70 import ONE_JOB, RUNS_ON_NODE_1
 
 import solver.cluster.options
 import solver.cluster.search
@@ -143,3 +145,15 @@ def test_a_job_kept_on_the_planners_own_settings_says_nothing_more(cli: Cli, tmp
     assert status == 1 and {(current, code) for _, current, code, _ in _stays(out)} == {("stays", None)}
     assert not any("stay_reason" in placed for placed in json.loads(out)["placements"])
     assert "stays:" not in cli("cluster", str(tmp_path / "now.yaml"), "--current", str(now))[1]
+
+
+def test_a_job_kept_with_its_own_offload_names_it(cli: Cli, tmp_path: Path):
+    # s70's job on node 1 with Offload, where the planner picks vanilla there: it stays, and says so.
+    fleet, now = tmp_path / "fleet.yaml", tmp_path / "now.json"
+    fleet.write_text(yaml.safe_dump(ONE_JOB), encoding="utf-8")
+    running = {**RUNS_ON_NODE_1, "plan": {**RUNS_ON_NODE_1["plan"], "offload": True}}
+    now.write_text(json.dumps({"schema_version": 1, "placements": [running]}), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--json")
+    assert status == 0 and _stays(out) == [("p06-a", "stays", "settings-kept", (
+        "its settings are kept as they run (SP=1 with Offload at 8192 tokens on 6 trainer GPUs; the planner's plan "
+        "there: vanilla)"))]
