@@ -1855,7 +1855,8 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "none"))
     current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stays where the job runs as it does now (its model, "
-        "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it "
+        "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload; stay_reason says "
+        "where those are its own settings, not the planner's pick), moves where it "
         "runs otherwise now (a restart; move_reason says why), starts where it does not run now; left out without "
         "--current"))
     move_reason: str | None = Field(default=None, description=(

@@ -214,7 +214,7 @@ class _Planned:
     """Whether the wall clock cut the jobs' ways, or the reasons of the jobs with none, short (else their count of
     questions, the same on every run, did, or nothing)."""
     undecided_jobs: frozenset[int] = frozenset()
-    """The jobs (indexes) whose turn asked a solve that ran out of time (`FleetWays.undecided_jobs`)."""
+    """The jobs (indexes) whose ways rest on a solve that ran out of time (`FleetWays.undecided_jobs`)."""
     running: tuple[RunningJob, ...] = ()
     """The jobs that run now (``--current``), which the answer says stay, move or stop (`with_current`)."""
     covering_time_limit_s: int | None = None
