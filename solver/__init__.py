@@ -45,6 +45,7 @@ _EXPORTS = {
     "ReasonCode": "solver.results",
     "UnplacedCode": "solver.results",
     "MoveCode": "solver.results",
+    "StayCode": "solver.results",
     "PoolCode": "solver.results",
     "BeyondCode": "solver.results",
     "UnphysicalCode": "solver.results",
@@ -161,6 +162,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import ReasonCode as ReasonCode
     from solver.results import RolloutEngines as RolloutEngines
     from solver.results import RolloutKept as RolloutKept
+    from solver.results import StayCode as StayCode
     from solver.results import TrinitySettings as TrinitySettings
     from solver.results import UnphysicalCode as UnphysicalCode
     from solver.results import Unplaced as Unplaced

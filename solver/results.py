@@ -290,6 +290,13 @@ class MoveCode(str, Enum):
     MOVE_UNPROVEN = "move-unproven"
 
 
+class StayCode(str, Enum):
+    """The machine-readable code of what a job that runs now and stays says (`Placement.stay_reason_code`, with
+    ``solve cluster --current``), beside its words: the one source of the codes that docs/json.md's table documents."""
+
+    SETTINGS_KEPT = "settings-kept"
+
+
 class PoolCode(str, Enum):
     """The machine-readable code of why a job `solve cluster` left out has no place in one pool it may use
     (`UnplacedPool.reason_code`): the one source of the codes that docs/json.md's table documents."""
@@ -1794,7 +1801,8 @@ class RolloutEngines(Frozen, defer_build=True):
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
 
-PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code")
+PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "stay_reason",
+                                "stay_reason_code")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -1847,13 +1855,19 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "none"))
     current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stays where the job runs as it does now (its model, "
-        "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload), moves where it "
+        "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload; stay_reason says "
+        "where those are its own settings, not the planner's pick), moves where it "
         "runs otherwise now (a restart; move_reason says why), starts where it does not run now; left out without "
         "--current"))
     move_reason: str | None = Field(default=None, description=(
         "where current is moves: why, in words (move_reason_code is what a program tests); left out otherwise"))
     move_reason_code: MoveCode | None = Field(default=None, description=(
         "where current is moves: a stable code for why (docs/json.md lists them); left out otherwise"))
+    stay_reason: str | None = Field(default=None, description=(
+        "where current is stays on settings the planner would not pick there (its SP, Offload or length): that they "
+        "are kept as they run, in words (stay_reason_code is what a program tests); left out otherwise"))
+    stay_reason_code: StayCode | None = Field(default=None, description=(
+        "where stay_reason is given: a stable code for it (docs/json.md lists them); left out otherwise"))
 
     @model_validator(mode="after")
     def _engine_sizes_agree(self) -> Placement:

@@ -660,8 +660,8 @@ def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_wa
                                               {"name": "b", "model": "4B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     [(before, after, staged)] = seen
-    # objective, bound, proven, tie_broken, wall_clock_stopped, kept (no running jobs)
-    assert after == before and before[2:] == (None, None, True, False, (), None)
+    # objective, bound, proven, tie_broken, wall_clock_stopped, kept (no running jobs), kept_proven
+    assert after == before and before[2:] == (None, None, True, False, (), None, False)
     assert (staged.first_failed, staged.search.objective, staged.search.bound, staged.search.proven) == (
         None, 3, 3, True)
     assert (result.status, result.objective, result.bound) == ("optimal", 3, 3)

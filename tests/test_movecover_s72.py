@@ -1,7 +1,7 @@
 """`solve cluster --current` (session 72, coverage of the move reasons): a running job whose file now asks another
 ``at_least`` length says which bound it breaks (its least, its least with its most, or its most), one within them
-stays, and a job with no way as it runs, where a solve behind the ways ran out of time, says only that the placement
-is not proven best."""
+stays, and a job with no way as it runs, where a solve behind its own ways ran out of time, says only that the
+placement is not proven best."""
 
 from __future__ import annotations
 
@@ -49,17 +49,17 @@ def test_an_at_least_job_asked_another_length_says_which_bound(cli: Cli, tmp_pat
 def test_no_way_as_it_runs_where_ways_ran_out_of_time_is_unproven(cli: Cli, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch):
     # duo started by hand on 2 GPUs, where no plan trains it (its ways take 4): "no-way-at-count" where every solve
-    # behind the ways was decided. Where one ran out of time (solo's on 2 GPUs here), the ways may lack one that
-    # keeps duo, so its reason claims no more than that the placement is not proven.
+    # behind its ways was decided. Where its own on 2 GPUs ran out of time, its ways may lack the one that keeps it,
+    # so its reason claims no more than that the placement is not proven (another job's, s73: its real reason).
     now = _running_now(cli, tmp_path, (1, {"trainer_gpus": 2, "gpu_indexes": [0, 1]}))
     real = solver.cluster.options.answer_for
 
-    def out_of_time_for_solo_on_2(catalog: Any, query: Any, gpu: str, explained: bool = True, data: Any = None) -> Any:
+    def out_of_time_for_duo_on_2(catalog: Any, query: Any, gpu: str, explained: bool = True, data: Any = None) -> Any:
         answer = real(catalog, query, gpu, explained, data)
-        undecided = query.model == SOLO["model"] and query.budget_gpus == 2
+        undecided = query.model == DUO["model"] and query.budget_gpus == 2
         return answer.model_copy(update={"status": "unknown", "plans": ()}) if undecided else answer
 
-    monkeypatch.setattr(solver.cluster.options, "answer_for", out_of_time_for_solo_on_2)
+    monkeypatch.setattr(solver.cluster.options, "answer_for", out_of_time_for_duo_on_2)
     status, out, _ = cli("cluster", str(_fleet(tmp_path)), "--current", str(now), "--json")
     result = json.loads(out)
     assert status == 0 and result["status"] == "feasible" and result["undecided_ways"] > 0

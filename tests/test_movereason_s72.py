@@ -17,7 +17,6 @@ from test_clusterkeep2_s71 import _fleet, _running_now
 from test_keepplaced_s70 import JOBS, POOLS
 from test_mutants18_s70 import RUNS_ON_NODE_1, _placed
 
-import solver.cluster.search
 from solver.tables import load_catalog
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -153,19 +152,6 @@ def test_minimize_nodes_moves_jobs_for_fewer_nodes_and_says_so(cli: Cli, tmp_pat
     why = "keeping it where it runs uses more nodes than this placement (1)"
     assert status == 0 and _moves(out) == [("a", "moves", "fewer-nodes", f"{why}; its GPUs now run b"),
                                            ("b", "moves", "fewer-nodes", why)]
-
-
-def test_a_placement_not_proven_best_says_only_that(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # The same move in a placement not proven best (as the time limit leaves it): no claim about priority.
-    placed = solver.cluster.search.with_current
-    monkeypatch.setattr(solver.cluster.search, "with_current", lambda planner, fleet, result, *rest: placed(
-        planner, fleet, result.model_copy(update={"status": "feasible"}), *rest))
-    now = _now(cli, _written(tmp_path / "now.yaml", POOLS, JOBS))
-    fleet = _written(tmp_path / "raised.yaml", POOLS, _changed("c8-b", priority=3))
-    status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--json")
-    assert status == 1 and [move for move in _moves(out) if move[1] == "moves"] == [
-        ("q14-a", "moves", "move-unproven",
-         "the placement is not proven best (raise --time-limit); its GPUs now run c8-b (priority 3)")]
 
 
 def test_a_job_on_other_gpus_than_its_ways_take_says_so(cli: Cli, tmp_path: Path):

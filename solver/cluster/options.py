@@ -122,8 +122,8 @@ class FleetWays:
     cut_short: tuple[int, ...] = ()
     wall_clock_cut: bool = False
     undecided_jobs: frozenset[int] = frozenset()
-    """The jobs (indexes) whose turn asked a solve that ran out of time (`Planner.undecided`); a job reusing an answer
-    asked in an earlier job's turn is not among them, but that job is."""
+    """The jobs (indexes) whose ways rest on a solve that ran out of time (`Planner.undecided_given`), asked in their
+    own turn or reused from an earlier job's."""
     covering_time_limit_s: int | None = None
     """Where the count of questions cut the ways short, the time limit that would likely work them all out
     (`covering_time_limit_s`); else None."""
@@ -148,6 +148,8 @@ class Option:
     host_tenths: int = 0
     """Host memory, tenths of a GiB, that a job sharing a node takes there (`solver.tables.HOST_NEED_WORDS`), where
     the pool gives its nodes' host memory and jobs sharing a node could exceed it (else 0)."""
+    as_it_runs: bool = False
+    """Whether it is a running job's own settings (`as_it_runs_ways`), which the planner would not pick there."""
 
     @property
     def footprint(self) -> Footprint:
@@ -227,6 +229,10 @@ class Planner:
         """How many new questions `best` and `answer` have asked (those their caches did not answer)."""
         self.undecided = 0
         """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
+        self.undecided_keys: set[tuple[object, ...]] = set()
+        """The questions of `best` whose solve ran out of time (`undecided` counts them)."""
+        self.undecided_given = 0
+        """How many times `best` gave one of those answers, asked then or earlier: what a caller's ways rest on."""
         self.answers: dict[tuple[str, Query], Answer] = {}
         """The decided answers `answer` got (`Answer.decided`), by GPU type and question: a question asked again gets
         the same answer, unasked."""
@@ -254,8 +260,11 @@ class Planner:
                 self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
             answer = answer_for(self.catalog, query, gpu, explained=False, data=self.prepared[inputs])
             self.asked += 1
-            self.undecided += not answer.decided  # a way left out, or a plan perhaps not its best
+            if not answer.decided:  # a way left out, or a plan perhaps not its best
+                self.undecided += 1
+                self.undecided_keys.add(key)
             self.cache[key] = answer.best
+        self.undecided_given += key in self.undecided_keys
         return self.cache[key]
 
     def answer(self, query: Query, gpu: str, explained: bool = True) -> Answer:
@@ -395,7 +404,7 @@ def as_it_runs_ways(planner: Planner, fleet: Fleet, running: RunningJob) -> list
         except QueryError:  # an SP the rules refuse there (one that does not divide its GPUs): no plan has it
             return []
         if plan is not None:
-            way = way_with(planner, fleet, running.job, running.pool, room, plan)
+            way = replace(way_with(planner, fleet, running.job, running.pool, room, plan), as_it_runs=True)
             return [way] if keeps_running(fleet, way, running) else []
     return []
 
@@ -524,11 +533,11 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
             wall_clock_cut = reached == "wall clock"
             covering = limit.covering_time_limit_s(planner, fleet, order, position)
             break
-        before = planner.undecided
+        before = planner.undecided_given
         by_job[index] = job_options(planner, fleet, index)
         if index in running_by_job:
             by_job[index] += running_ways(planner, fleet, running_by_job[index], by_job[index])
-        if planner.undecided > before:
+        if planner.undecided_given > before:
             undecided.add(index)
     options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])
     return FleetWays(options, host_rounded, tuple(sorted(set(range(len(fleet.jobs))) - set(by_job))), wall_clock_cut,

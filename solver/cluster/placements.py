@@ -8,10 +8,9 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from solver.cluster.model import Kept
 from solver.cluster.options import Option, Planner, asks_length, keeps_running, layout
 from solver.memory import rollout_engines, shown_host_need
-from solver.results import ClusterResult, MoveCode, Placement, PoolUse
+from solver.results import ClusterResult, MoveCode, Placement, PoolUse, StayCode
 from solver.tables import AtLeast, Fleet, RunningJob, and_joined, counted, either
 
 
@@ -72,13 +71,16 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
 
 
 def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running: Sequence[RunningJob],
-                 options: Sequence[Option] = (), kept: Kept | None = None) -> ClusterResult:
+                 options: Sequence[Option] = (), kept_most: int | None = None,
+                 undecided_jobs: frozenset[int] = frozenset()) -> ClusterResult:
     """`result` with each placement's `current`, where the fleet runs `running` now: ``stays`` where it runs as it
-    does now (its model, pool, nodes, GPUs, trainer and rollout GPUs, and its plan's length, SP and Offload),
-    ``moves`` otherwise, with why (`why_moved`: from the ways the search had, `options`, and the running jobs it
-    `kept`, None where the greedy placement stands), ``starts`` where it does not run now; and each unplaced job that
-    runs now marked ``stops``. A result without a placement (no objective: `infeasible`, `unknown`) is left as it is:
-    it tells no running job to stop."""
+    does now (its model, pool, nodes, GPUs, trainer and rollout GPUs, and its plan's length, SP and Offload), saying
+    so where those settings are its own, not the planner's pick (`kept_as_it_runs`); ``moves`` otherwise, with why
+    (`why_moved`: from the ways the search had, `options`, the running jobs it keeps where that is proven the most
+    a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs whose ways rest on
+    a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now; and each unplaced
+    job that runs now marked ``stops``. A result without a placement (no objective: `infeasible`, `unknown`) is left as
+    it is: it tells no running job to stop."""
     if result.objective is None:
         return result
     now = {fleet.jobs[job.job].name: job for job in running}
@@ -100,12 +102,15 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         plan = placed.plan
         as_placed = (placed.pool, placed.nodes, placed.gpu_indexes, placed.trainer_gpus, placed.rollout_gpus,
                      plan.max_model_len, plan.sp, plan.offload)
+        mine = ways[job.job, job.pool]
         if as_now == as_placed and job.model in (None, placed.model):
-            return {"current": "stays"}
+            kept_so = kept_as_it_runs(fleet, job, mine)
+            return {"current": "stays"} if kept_so is None else {
+                "current": "stays", "stay_reason": kept_so, "stay_reason_code": StayCode.SETTINGS_KEPT}
         pool = fleet.pools[job.pool].name
         holders = list(dict.fromkeys(holder for node, gpu in itertools.product(job.nodes, job.gpu_indexes)
                                      for holder in taking[pool, node, gpu] if holder[0] != placed.job))
-        code, words = why_moved(planner, fleet, result, job, (ways[job.job, job.pool], holders), kept)
+        code, words = why_moved(planner, fleet, result, job, (mine, holders), (kept_most, job.job in undecided_jobs))
         return {"current": "moves", "move_reason": words, "move_reason_code": code}
 
     return result.model_copy(update={
@@ -115,50 +120,72 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
 
 
 def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: RunningJob,
-              there: tuple[Sequence[Option], Sequence[tuple[str, int]]], kept: Kept | None) -> tuple[MoveCode, str]:
+              there: tuple[Sequence[Option], Sequence[tuple[str, int]]],
+              proofs: tuple[int | None, bool]) -> tuple[MoveCode, str]:
     """Why the running `job` moves in `result` (its code and words), from the file as it asks the job now, the
     ways the search had for it in its pool and the jobs `result` places on its GPUs (`there`: each job's name and
     priority): the file pins it to another pool, asks another model, length or rollout GPUs;
     no way runs it at its trainer GPU count in its pool, or none as it runs (`keeps_running`: on as many GPUs and
-    nodes, with its SP and Offload); else the search chose
-    to move it though a way keeps it: where the placement is proven (`result.status` optimal, its running jobs
-    `kept` known), keeping it as well as those kept would place less priority (or use more nodes), as the stage of
-    running jobs kept proves (it would keep one more); not proven otherwise. A reason about its ways is not proven
-    where a solve behind the ways ran out of time (`ClusterResult.undecided_ways`)."""
+    nodes, with its SP and Offload); else the search chose to move it though a way keeps it: where the stage of
+    running jobs kept proved the most a placement of `result`'s objective keeps (`proofs`' first: that many, the
+    jobs it keeps; None where not proven, or not over every job's ways), keeping it as well would keep one more, so
+    that placement would place less priority (or use more nodes); not proven otherwise. A reason about its ways is
+    not proven where a solve behind them ran out of time (`proofs`' second)."""
     pool = fleet.pools[job.pool]
     changed = _asks_otherwise(planner, fleet, job)
     if changed is not None:
         return changed
     mine, holders = there
+    kept_most, undecided = proofs
     unproven = (MoveCode.MOVE_UNPROVEN, f"the placement is not proven best (raise {planner.option_names.time_limit})")
     if not any(keeps_running(fleet, option, job) for option in mine):
-        if result.undecided_ways:
+        if undecided:
             return unproven
-        counts = sorted({option.plan.gpus for option in mine})
-        if job.trainer_gpus not in counts:
-            ways = f"its ways there take {either([str(count) for count in counts])}" if counts else "no way there"
+        at_count = _planners_pick(mine, job.trainer_gpus)  # none of `mine` is its own settings: none keeps it
+        if at_count is None:
+            counts = [str(count) for count in sorted({option.plan.gpus for option in mine})]
+            ways = f"its ways there take {either(counts)}" if counts else "no way there"
             return (MoveCode.NO_WAY_AT_COUNT,
                     f"no way to run it on {job.trainer_gpus} trainer GPUs in pool {pool.name} ({ways})")
-        at_count = min((option for option in mine if option.plan.gpus == job.trainer_gpus), key=lambda o: o.cost)
         takes = (at_count.gpus_per_node(pool.gpus_per_node), at_count.nodes)
         if takes != (len(job.gpu_indexes), len(job.nodes)):
             shape = (f"its ways on {job.trainer_gpus} trainer GPUs in pool {pool.name} take {_gpus_on(*takes)}, "
                      f"not the {_gpus_on(len(job.gpu_indexes), len(job.nodes))} it runs on")
             return MoveCode.NO_WAY_AS_IT_RUNS, shape
-        offload = "with Offload" if job.offload else "without Offload"
-        settings = (f"the planner has no plan for it with SP={job.sp} {offload} at {job.max_model_len} tokens on "
-                    f"its {job.trainer_gpus} trainer GPUs in pool {pool.name} (its plan there: "
-                    f"{at_count.plan.setting.label})")
+        settings = (f"the planner has no plan for it with {_settings(job)} on its {job.trainer_gpus} trainer GPUs in "
+                    f"pool {pool.name} (its plan there: {at_count.plan.setting.label})")
         return MoveCode.NO_WAY_AS_IT_RUNS, settings
     nodes = result.objective_counts == "nodes"
     named = [name if nodes else f"{name} (priority {priority})" for name, priority in holders]
     on_its_gpus = f"; its GPUs now run {and_joined(named)}" if named else ""
-    if result.status != "optimal" or kept is None:
+    if kept_most is None:
         return unproven[0], unproven[1] + on_its_gpus
-    staying = f" (as well as the {counted(len(kept.staying), 'running job')} kept)" if kept.staying else ""
+    staying = f" (as well as the {counted(kept_most, 'running job')} kept)" if kept_most else ""
     worse = "uses more nodes than" if nodes else "places less priority than"
     return (MoveCode.FEWER_NODES if nodes else MoveCode.MORE_PRIORITY,
             f"keeping it where it runs{staying} {worse} this placement ({result.objective}){on_its_gpus}")
+
+
+def kept_as_it_runs(fleet: Fleet, job: RunningJob, mine: Sequence[Option]) -> str | None:
+    """Where the running `job` stays on its own settings (`Option.as_it_runs`: its SP, Offload or length are not
+    the planner's pick on its trainer GPUs), that they are kept as they run, in words, with the planner's plan there
+    (`mine`: its ways in its pool); else None."""
+    if not any(option.as_it_runs for option in mine):
+        return None
+    pick = _planners_pick(mine, job.trainer_gpus)
+    instead = "" if pick is None else f"; the planner's plan there: {pick.plan.setting.label}"
+    return f"its settings are kept as they run ({_settings(job)} on {job.trainer_gpus} trainer GPUs{instead})"
+
+
+def _planners_pick(mine: Sequence[Option], trainer_gpus: int) -> Option | None:
+    """The planner's own way among `mine` on `trainer_gpus` trainer GPUs, the cheapest; None where it has none."""
+    return min((option for option in mine if option.plan.gpus == trainer_gpus and not option.as_it_runs),
+               key=lambda option: option.cost, default=None)
+
+
+def _settings(job: RunningJob) -> str:
+    """The settings the running `job` runs with, in words: ``SP=4 without Offload at 16384 tokens``."""
+    return f"SP={job.sp} {'with' if job.offload else 'without'} Offload at {job.max_model_len} tokens"
 
 
 def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[MoveCode, str] | None:

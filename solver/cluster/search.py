@@ -214,7 +214,7 @@ class _Planned:
     """Whether the wall clock cut the jobs' ways, or the reasons of the jobs with none, short (else their count of
     questions, the same on every run, did, or nothing)."""
     undecided_jobs: frozenset[int] = frozenset()
-    """The jobs (indexes) whose turn asked a solve that ran out of time (`FleetWays.undecided_jobs`)."""
+    """The jobs (indexes) whose ways rest on a solve that ran out of time (`FleetWays.undecided_jobs`)."""
     running: tuple[RunningJob, ...] = ()
     """The jobs that run now (``--current``), which the answer says stay, move or stop (`with_current`)."""
     covering_time_limit_s: int | None = None
@@ -278,7 +278,7 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
     certain = first_proven and not planned.unproven
-    kept_most = len(search.kept.staying) if search.kept is not None and search.proven else None
+    kept_most = search.kept_most
     try:
         placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed,
                                                 certain, (hints_by, reasons_by), planned.cut_short, search.kept,
@@ -301,7 +301,11 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
                            planning_s=planned.planning_s, building_s=building_s,
                            least_time_limit_s=least_time_limit_to_search_s(planned.planning_s, building_s),
                            interrupted=interrupted)
-    return with_current(planner, fleet, result, planned.running, options, search.kept) if planned.running else result
+    if not planned.running:
+        return result
+    # Not over every job's ways (some left out, or host memory rounded up): another placement may keep one more.
+    return with_current(planner, fleet, result, planned.running, options, None if planned.unproven else kept_most,
+                        planned.undecided_jobs)
 
 
 def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnInterrupt,
@@ -422,6 +426,15 @@ class Search:
     kept: Kept | None = None
     """The running jobs that stay, and the pattern that fills each node they share (`KeptJobs.kept`); None where the
     fleet runs nothing now, or the search found no placement."""
+    kept_proven: bool = False
+    """Whether the stage of running jobs kept (``stays``) proved its count the most that a placement of the first
+    stage's objective keeps (the later stages hold it: their placements keep as many)."""
+
+    @property
+    def kept_most(self) -> int | None:
+        """How many running jobs the placement keeps where they run, where the stage of running jobs kept proved that
+        the most a placement of the first stage's objective keeps (whatever the stages after it proved); else None."""
+        return len(self.kept.staying) if self.kept is not None and self.kept_proven else None
 
 
 @dataclass(frozen=True)
@@ -468,6 +481,8 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
         search = replace(search, values=[solver.value(x) for x in built.chosen],
                          counts={key: solver.value(var) for key, var in built.pattern_counts.items()},
                          kept=None if built.kept is None else built.kept.kept(solver.value))
+        if name == "stays":  # OPTIMAL is a proof, even where Ctrl-C came as it ended
+            search = replace(search, kept_proven=status == cp_model.OPTIMAL)
         if name != "tie-break":
             search = replace(search, proven=search.proven and status == cp_model.OPTIMAL and not interrupt.caught)
         else:  # its outcome leaves the status as it is: only which of the equally good placements comes out

@@ -385,12 +385,15 @@ def _marked_required(required: tuple[str, ...], fleet: Fleet) -> frozenset[str]:
 
 
 def _move_reasons(placements: tuple[Placement, ...]) -> list[Text]:
-    """Why each job that runs now moves (``--current``), a line per reason with the jobs it is given for."""
-    moved: dict[str, list[str]] = {}
+    """Why each job that runs now moves (``--current``), then what a job that stays on its own settings says, a line
+    per reason with the jobs it is given for."""
+    said: dict[tuple[str, str], list[str]] = {}
     for placement in placements:
-        if placement.move_reason is not None:
-            moved.setdefault(placement.move_reason, []).append(placement.job)
-    return [Text(f"moves: {named_jobs(jobs)}: {reason}") for reason, jobs in moved.items()]
+        for current, reason in (("moves", placement.move_reason), ("stays", placement.stay_reason)):
+            if reason is not None:
+                said.setdefault((current, reason), []).append(placement.job)
+    return [Text(f"{current}: {named_jobs(jobs)}: {reason}")
+            for (current, reason), jobs in sorted(said.items(), key=lambda item: item[0][0] != "moves")]
 
 
 def _placed_cautions(placements: tuple[Placement, ...]) -> list[Text]:
