@@ -228,12 +228,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def load_model_config(path: Path | str) -> Model:
+def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
     """A text model's shape from a local Hugging Face ``config.json``, or a model folder's (no network): a dense
     model's, or a mixture of experts' with routed experts in every layer (Qwen3-MoE's, Mixtral's; Qwen2-MoE's with
     its shared expert) or after dense ones (DeepSeek's, GLM-4-MoE's, with their shared experts), with DeepSeek-V2's
     latent attention or not; its parameter count is computed from the shapes. `TableError`, one line naming the
-    file and the key, when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
+    file and the key, when it cannot be, and where a vLLM rollout serves the model (`vllm_rollout`) when vLLM
+    refuses to build it (`Model.vllm_refusal`, kept there for a trainer alone). `Catalog.with_model` adds it to a
+    catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
     _check_no_adapter_alone(path)
     config = _config_json(path)
@@ -247,6 +249,9 @@ def load_model_config(path: Path | str) -> Model:
     own = rope_type not in (None, "default", "yarn") or _trained_yarn(config, rope_type)
     vllm_length_key = _vllm_length_key(path, config)
     vllm_context = _vllm_context(path, config, vllm_length_key)
+    vllm_refusal = _qwen2_layers_refusal(path, config, shape["num_layers"])
+    if vllm_refusal is not None and vllm_rollout:
+        raise TableError(f"{path}: {vllm_refusal}")
     return Model(name=name, aliases=aliases, **shape, native_context=native,
                  logit_softcapping=config.get("final_logit_softcapping",
                                               SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
@@ -259,7 +264,8 @@ def load_model_config(path: Path | str) -> Model:
                  ulysses_unreached=_ulysses_unreached(config),
                  uncounted_mtp_layers=_mtp_layers(path, config),
                  router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
-                 vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]))
+                 vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
+                 vllm_refusal=vllm_refusal)
 
 
 def _config_flag(path: Path, config: dict[str, Any], key: str) -> bool:
@@ -271,52 +277,59 @@ def _config_flag(path: Path, config: dict[str, Any], key: str) -> bool:
     return bool(given)
 
 
+def _kept_window(path: Path, config: dict[str, Any]) -> object:
+    """A config.json's ``sliding_window`` as transformers' config class keeps it (`SLIDING_WINDOW_DEFAULTS` where it
+    gives none; None where the class drops it, `USE_SLIDING_WINDOW_MODEL_TYPES`), not yet checked."""
+    model_type = str(config.get("model_type"))
+    if model_type in USE_SLIDING_WINDOW_MODEL_TYPES and not _config_flag(path, config, "use_sliding_window"):
+        return None
+    return config.get("sliding_window", SLIDING_WINDOW_DEFAULTS.get(model_type))
+
+
 def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tuple[int, int] | None:
     """The sliding window a vLLM 0.19.1 engine caches a config.json's local layers' keys and values over, and how
     many of its `layers` are local (`Model.vllm_sliding_window`); None where it caches every layer's for the whole
-    sequence. The window is the one transformers' config class keeps (`SLIDING_WINDOW_DEFAULTS`,
-    `USE_SLIDING_WINDOW_MODEL_TYPES`; 0 is none, ``vllm/config/model.py:599-605``). Where the layers' types
-    (`_layer_types`) are all one, vLLM caches every layer over the window (``engine/arg_utils.py:1560-1565`` sets it
-    for the whole model; ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the classes
-    of `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window (``llama.py:184-203``,
-    ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none. `TableError` for a window or layer types that are
-    not whole numbers or a list of them, and for a Qwen2 or Qwen3 config whose layers vLLM refuses to build
-    (`_check_qwen2_layers`)."""
-    model_type = str(config.get("model_type"))
-    window = config.get("sliding_window", SLIDING_WINDOW_DEFAULTS.get(model_type))
-    if model_type in USE_SLIDING_WINDOW_MODEL_TYPES and not _config_flag(path, config, "use_sliding_window"):
-        window = None
-    if model_type in QWEN2_MODEL_TYPES:
-        _check_qwen2_layers(path, config, layers, window)
+    sequence. The window is the one transformers' config class keeps (`_kept_window`; 0 is none,
+    ``vllm/config/model.py:599-605``). Where the layers' types (`_layer_types`) are all one, vLLM caches every layer
+    over the window (``engine/arg_utils.py:1560-1565`` sets it for the whole model;
+    ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the classes of
+    `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window (``llama.py:184-203``,
+    ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none (a class that refuses to build such layers,
+    `_qwen2_layers_refusal`, none either). `TableError` for a window or layer types that are not whole numbers or a
+    list of them."""
+    window = _kept_window(path, config)
     if window is None or (window == 0 and not isinstance(window, bool)):
         return None
     window = _config_number(path, {"sliding_window": window}, "sliding_window")
     types = _layer_types(path, config, layers)
     if types is None or len(set(types)) == 1:
         return window, layers
-    if model_type not in PER_LAYER_WINDOW_MODEL_TYPES:
+    if config.get("model_type") not in PER_LAYER_WINDOW_MODEL_TYPES:
         return None
     return window, types.count("sliding_attention")
 
 
-def _check_qwen2_layers(path: Path, config: dict[str, Any], layers: int, window: object) -> None:
-    """`TableError` for a `QWEN2_MODEL_TYPES` config whose `layers` mix attention types (`_layer_types`; without a
-    `window`, transformers' class makes every layer full attention where the config gives no ``layer_types``) while
-    its ``max_window_layers`` is not their number: vLLM 0.19.1 refuses to build it (``qwen2.py:373-382``)."""
+def _qwen2_layers_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
+    """Why vLLM 0.19.1 refuses to build a `QWEN2_MODEL_TYPES` config whose `layers` mix attention types
+    (`_layer_types`; without a window, `_kept_window`, transformers' class makes every layer full attention where the
+    config gives no ``layer_types``) while its ``max_window_layers`` is not their number (``qwen2.py:373-382``), in
+    words; None where it builds it. `TableError` for layer types or a ``max_window_layers`` that cannot be read."""
+    if config.get("model_type") not in QWEN2_MODEL_TYPES:
+        return None
     given = config.get("layer_types") is not None
-    if window is None and not given:
-        return
+    if _kept_window(path, config) is None and not given:
+        return None
     types = _layer_types(path, config, layers) or []
     max_window_layers = _config_number(path, config, "max_window_layers", 28, lowest=0)
     if len(set(types)) < 2 or max_window_layers == layers:
-        return
+        return None
     counts = ", ".join(f"{types.count(kind)} {kind}" for kind in sorted(set(types)))
     source = "layer_types give" if given else f"use_sliding_window with max_window_layers {max_window_layers} gives"
     accepted = (f"layer_types of one type, or max_window_layers {layers}" if given else
                 f"max_window_layers 0 or {layers} (vLLM then windows every layer), or use_sliding_window false")
-    raise TableError(f"{path}: {source} a {config.get('model_type')} model layers of mixed attention ({counts} of "
-                     f"{layers}), which vLLM 0.19.1 refuses to build unless max_window_layers ({max_window_layers}) is "
-                     f"num_hidden_layers (qwen2.py:373-382), so Trinity's rollout cannot start; accepted: {accepted}")
+    return (f"{source} a {config.get('model_type')} model layers of mixed attention ({counts} of {layers}), which "
+            f"vLLM 0.19.1 refuses to build unless max_window_layers ({max_window_layers}) is num_hidden_layers "
+            f"(qwen2.py:373-382), so Trinity's rollout cannot start; accepted: {accepted}")
 
 
 def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] | None:

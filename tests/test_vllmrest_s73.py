@@ -1,0 +1,62 @@
+"""vLLM's own rules, judged only where a vLLM rollout takes the model: a Qwen2 or Qwen3 config whose layers mix
+sliding and full attention (which vLLM refuses to build) planned for a trainer alone, with a note."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_slidingkv_s71 import _published, _written
+from test_vllmwin_s72 import VLLM_REFUSES
+
+from solver.tables import TableError, load_catalog, load_model_config
+
+MIXED = {"use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 18}
+MIXED_REFUSAL = ("use_sliding_window with max_window_layers 18 gives a qwen3 model layers of mixed attention "
+                 "(18 full_attention, 18 sliding_attention of 36), " + VLLM_REFUSES.format(mwl=18)
+                 + "max_window_layers 0 or 36 (vLLM then windows every layer), or use_sliding_window false")
+PLANNED_ANYWAY = ("; planned all the same, as no vLLM rollout starts here (no rollout GPUs), and the trainer's memory "
+                  "does not depend on it\n")
+
+
+def _mixed_qwen3(folder: Path) -> Path:
+    """A Qwen3-8B config.json whose layers vLLM refuses to build, in `folder`."""
+    return _written(folder, {**_published("Qwen3-8B"), **MIXED})
+
+
+def test_read_for_a_trainer_alone_the_refusal_is_kept_not_raised(tmp_path: Path):
+    path = _mixed_qwen3(tmp_path)
+    with pytest.raises(TableError, match="^" + f"{path}: {MIXED_REFUSAL}".replace("(", r"\(").replace(")", r"\)")):
+        load_model_config(path)
+    model = load_model_config(path, vllm_rollout=False)
+    assert (model.vllm_refusal, model.vllm_sliding_window) == (MIXED_REFUSAL, None)
+    # a config of Qwen3-8B's shape is the catalogue's model, which keeps the refusal too
+    assert load_catalog().with_model(model).model(model.name).vllm_refusal == MIXED_REFUSAL
+    assert load_model_config(_written(tmp_path / "plain", _published("Qwen3-8B")), vllm_rollout=False).vllm_refusal \
+        is None
+
+
+def test_rollout_gpus_0_plans_the_trainer_with_a_note(cli, tmp_path: Path):
+    path = _mixed_qwen3(tmp_path / "Qwen3-8B")
+    asked = ("--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "8k")
+    status, out, err = cli(*asked, "--rollout-gpus", "0")
+    assert status == 0 and "max_model_len  8192" in out
+    assert err == f"solve: note: Qwen3-8B: {MIXED_REFUSAL}{PLANNED_ANYWAY}"
+    for rollout in (("--rollout-gpus", "2"), ()):  # a rollout beside the trainer, or one left unsaid: refused
+        status, out, err = cli(*asked, *rollout)
+        assert (status, out, err) == (2, "", f"solve: error: --model-config {path}: {MIXED_REFUSAL}\n")
+
+
+@pytest.mark.parametrize(("mode", "status"), [("train", 0), ("both", 2)])
+def test_a_trinity_config_plans_it_where_it_starts_no_vllm_rollout(cli, tmp_path: Path, mode: str, status: int):
+    path = _mixed_qwen3(tmp_path / "Qwen3-8B")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(json.dumps({"mode": mode, "model": {"model_path": str(path.parent), "max_model_len": 8192},
+                                  "cluster": {"node_num": 1, "gpu_per_node": 8}}), encoding="utf-8")
+    done, out, err = cli("--from-config", str(config), "--gpu", "h100")
+    assert done == status
+    if mode == "train":
+        assert "max_model_len  8192" in out and err.endswith(f"solve: note: Qwen3-8B: {MIXED_REFUSAL}{PLANNED_ANYWAY}")
+    else:
+        assert (out, err) == ("", f"solve: error: {path}: {MIXED_REFUSAL}\n")
