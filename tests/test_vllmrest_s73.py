@@ -60,3 +60,50 @@ def test_a_trinity_config_plans_it_where_it_starts_no_vllm_rollout(cli, tmp_path
         assert "max_model_len  8192" in out and err.endswith(f"solve: note: Qwen3-8B: {MIXED_REFUSAL}{PLANNED_ANYWAY}")
     else:
         assert (out, err) == ("", f"solve: error: {path}: {MIXED_REFUSAL}\n")
+
+
+def _as(model_type: str, **changes: object) -> dict[str, object]:
+    """Qwen3-8B's config.json under another model type, with `changes`."""
+    return {**_published("Qwen3-8B"), "model_type": model_type, **changes}
+
+
+SEED_OSS_REFUSAL = ("sliding_window 4096 with max_window_layers 18 gives a seed_oss model a sliding window in all 36 "
+                    "layers, which vLLM 0.19.1 refuses to build unless max_window_layers is num_hidden_layers "
+                    "(seed_oss.py:281-293), so Trinity's rollout cannot start; accepted: max_window_layers 36, or no "
+                    "max_window_layers, or sliding_window 0 or null")
+
+
+@pytest.mark.parametrize(("config", "refusal"), [
+    # MiMo's vLLM class builds on Qwen2's model, its config class on Qwen2's: the same rule
+    (_as("mimo", **MIXED), MIXED_REFUSAL.replace("qwen3 model", "mimo model")),
+    (_as("mimo", layer_types=["full_attention"] * 35 + ["sliding_attention"], max_window_layers=30),
+     "layer_types give a mimo model layers of mixed attention (35 full_attention, 1 sliding_attention of 36), "
+     + VLLM_REFUSES.format(mwl=30) + "layer_types of one type, or max_window_layers 36"),
+    # Seed-OSS's vLLM class refuses its model-wide window beside another max_window_layers
+    (_as("seed_oss", sliding_window=4096, max_window_layers=18), SEED_OSS_REFUSAL),
+])
+def test_other_classes_with_qwen2s_limitation_are_refused_alike(tmp_path: Path, config: dict[str, object],
+                                                               refusal: str):
+    path = _written(tmp_path, config)
+    with pytest.raises(TableError) as refused:
+        load_model_config(path)
+    assert str(refused.value) == f"{path}: {refusal}"
+    assert load_model_config(path, vllm_rollout=False).vllm_refusal == refusal
+
+
+@pytest.mark.parametrize(("config", "window"), [
+    (_as("mimo", sliding_window=4096, max_window_layers=18), None),  # no use_sliding_window: no window kept
+    # no sliding_window key: Qwen2's default window, on every layer
+    ({key: value for key, value in _as("mimo", use_sliding_window=True, max_window_layers=0).items()
+      if key != "sliding_window"}, (4096, 36)),
+    (_as("seed_oss", sliding_window=4096, max_window_layers=36), (4096, 36)),
+    (_as("seed_oss", sliding_window=4096), (4096, 36)),  # no max_window_layers: vLLM asserts nothing
+    (_as("seed_oss", sliding_window=0, max_window_layers=18), None),  # 0 is vLLM's "none"
+    # layers of mixed types: vLLM sets no model-wide window, and Seed-OSS's class none per layer
+    (_as("seed_oss", sliding_window=4096, max_window_layers=18,
+         layer_types=["full_attention"] * 18 + ["sliding_attention"] * 18), None),
+])
+def test_what_those_classes_build_is_counted_as_vllm_caches_it(tmp_path: Path, config: dict[str, object],
+                                                               window: object):
+    model = load_model_config(_written(tmp_path, config))
+    assert (model.vllm_refusal, model.vllm_sliding_window) == (None, window)

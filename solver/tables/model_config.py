@@ -157,25 +157,35 @@ NO_LIMIT_LENGTH = int(1e30)
 model with no limit: a config.json's is no length past `CONFIG_LIMITS`, but that "no limit", which vLLM 0.19.1 takes
 as the length it derives (``derive_max_model_len_and_key`` takes any ``model_max_length`` in place of the other
 keys), so it refuses no length (`_vllm_length_key`)."""
-SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096, "qwen2": 4096, "qwen2_moe": 4096,
-                           "qwen3": 4096, "qwen3_moe": 4096}
+SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096, "mimo": 4096, "qwen2": 4096,
+                           "qwen2_moe": 4096, "qwen3": 4096, "qwen3_moe": 4096}
 """A config.json's ``sliding_window`` where it gives no such key, by model type: its transformers 5.9.0 config class's
 default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``; Qwen's,
 kept only with ``use_sliding_window``, ``configuration_qwen2.py:75``, ``configuration_qwen2_moe.py:85``,
-``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``); the other classes' is none."""
-USE_SLIDING_WINDOW_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``, and MiMo's, whose checkpoint's own config class
+builds on Qwen2's); the other classes' is none."""
+USE_SLIDING_WINDOW_MODEL_TYPES = ("mimo", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """Model types whose transformers 5.9.0 config class drops the ``sliding_window`` unless ``use_sliding_window`` is
 true, its default false (``configuration_qwen2.py:84``, ``configuration_qwen2_moe.py:105``,
-``configuration_qwen3.py:87``, ``configuration_qwen3_moe.py:115``): Qwen2.5's and Qwen3's configs give a window
-that nothing uses."""
+``configuration_qwen3.py:87``, ``configuration_qwen3_moe.py:115``; MiMo's, built on Qwen2's): Qwen2.5's and Qwen3's
+configs give a window that nothing uses."""
 PER_LAYER_WINDOW_MODEL_TYPES = ("gemma2", "gemma3_text", "llama", "mistral", "olmo2")
 """Model types whose vLLM 0.19.1 class gives each layer its own sliding window by its ``layer_types``
 (``per_layer_sliding_window``: ``model_executor/models/gemma2.py``, ``gemma3.py``, ``llama.py``, which Mistral's
 class builds on, ``olmo2.py``); another's, where the types mix, caches every layer whole."""
-QWEN2_MODEL_TYPES = ("qwen2", "qwen3")
-"""Model types whose vLLM 0.19.1 class builds on its ``Qwen2Model`` (``qwen2.py``, ``qwen3.py:254``), which refuses
-layer types that mix sliding and full attention unless ``max_window_layers`` is ``num_hidden_layers``
-(``qwen2.py:373-382``, an assert, so the engine does not start)."""
+QWEN2_MODEL_TYPES = ("mimo", "qwen2", "qwen3")
+"""Model types whose vLLM 0.19.1 class builds on its ``Qwen2Model`` (``qwen2.py``, ``qwen3.py:254``, ``mimo.py:61``;
+Qwen2's reward models, ``qwen2_rm.py:51``, are of ``model_type`` qwen2), which refuses layer types that mix sliding
+and full attention unless ``max_window_layers`` is ``num_hidden_layers`` (``qwen2.py:373-382``, an assert, so the
+engine does not start). MiMo's config class is its checkpoint's own (transformers has none), built on Qwen2's, whose
+layer types it derives alike. The other classes built on it are multimodal models' language models (``qwen3_vl.py``'s
+``Qwen3LLMModel``; Qwen2-VL's, Qwen2-Audio's, MiniCPM-V's and others' ``Qwen2ForCausalLM``), whose configs
+`load_model_config` refuses as multimodal, and an embedding model (``voyage.py``), no rollout."""
+WHOLE_WINDOW_LAYERS_MODEL_TYPES = ("seed_oss",)
+"""Model types whose vLLM 0.19.1 class refuses a sliding window it takes for the whole model (the layers of one
+type, `_vllm_sliding_window`) where the config.json gives a ``max_window_layers`` other than ``num_hidden_layers``
+(``seed_oss.py:281-293``, an assert as Qwen2's, but on vLLM's model-wide window): transformers 5.9.0's Seed-OSS class
+declares neither key (``configuration_seed_oss.py``), and keeps them as the config.json gives them."""
 ROPE_TYPE_KEYS: dict[str, tuple[str, ...]] = {
     "default": (), "linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
     "longrope": ("short_factor", "long_factor"), "llama3": ("factor", "low_freq_factor", "high_freq_factor"),
@@ -249,7 +259,7 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
     own = rope_type not in (None, "default", "yarn") or _trained_yarn(config, rope_type)
     vllm_length_key = _vllm_length_key(path, config)
     vllm_context = _vllm_context(path, config, vllm_length_key)
-    vllm_refusal = _qwen2_layers_refusal(path, config, shape["num_layers"])
+    vllm_refusal = _vllm_refusal(path, config, shape["num_layers"])
     if vllm_refusal is not None and vllm_rollout:
         raise TableError(f"{path}: {vllm_refusal}")
     return Model(name=name, aliases=aliases, **shape, native_context=native,
@@ -295,7 +305,7 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
     ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the classes of
     `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window (``llama.py:184-203``,
     ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none (a class that refuses to build such layers,
-    `_qwen2_layers_refusal`, none either). `TableError` for a window or layer types that are not whole numbers or a
+    `_vllm_refusal`, none either). `TableError` for a window or layer types that are not whole numbers or a
     list of them."""
     window = _kept_window(path, config)
     if window is None or (window == 0 and not isinstance(window, bool)):
@@ -307,6 +317,30 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
     if config.get("model_type") not in PER_LAYER_WINDOW_MODEL_TYPES:
         return None
     return window, types.count("sliding_attention")
+
+
+def _vllm_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
+    """Why vLLM 0.19.1 refuses to build the model a config.json of `layers` describes (`Model.vllm_refusal`), in
+    words: layers of mixed attention in a class built on its Qwen2 model (`_qwen2_layers_refusal`), or a window it
+    takes for the whole model beside another ``max_window_layers`` (`_whole_window_refusal`); None where it builds
+    it."""
+    return _qwen2_layers_refusal(path, config, layers) or _whole_window_refusal(path, config, layers)
+
+
+def _whole_window_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
+    """Why vLLM 0.19.1 refuses to build a `WHOLE_WINDOW_LAYERS_MODEL_TYPES` config of `layers`: a sliding window it
+    takes for the whole model (`_vllm_sliding_window`: a window, 0 none, over layers of one type) beside a given
+    ``max_window_layers`` other than `layers` (``seed_oss.py:281-293``), in words; None where it builds it."""
+    if config.get("model_type") not in WHOLE_WINDOW_LAYERS_MODEL_TYPES or config.get("max_window_layers") is None:
+        return None
+    window = _vllm_sliding_window(path, config, layers)
+    max_window_layers = _config_number(path, config, "max_window_layers", lowest=0)
+    if window is None or window[1] != layers or max_window_layers == layers:
+        return None
+    return (f"sliding_window {window[0]} with max_window_layers {max_window_layers} gives a {config['model_type']} "
+            f"model a sliding window in all {layers} layers, which vLLM 0.19.1 refuses to build unless "
+            f"max_window_layers is num_hidden_layers (seed_oss.py:281-293), so Trinity's rollout cannot start; "
+            f"accepted: max_window_layers {layers}, or no max_window_layers, or sliding_window 0 or null")
 
 
 def _qwen2_layers_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
@@ -336,9 +370,9 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
     """A config.json's attention type per layer as transformers 5.9.0's config class keeps it (``full_attention``,
     ``sliding_attention``): its ``layer_types``, else the class's own (Gemma-2's every other layer local,
     ``configuration_gemma2.py:95-98``; Gemma-3's all but every ``sliding_window_pattern``-th, 6 by default,
-    ``configuration_gemma3.py:109-115``; Qwen2's and Qwen3's from ``max_window_layers`` on, with a sliding window,
-    ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below it, ``configuration_qwen2_moe.py:106-111``);
-    None where neither gives them. `TableError` for ``layer_types`` that are not one type per layer."""
+    ``configuration_gemma3.py:109-115``; Qwen2's, Qwen3's and MiMo's from ``max_window_layers`` on, with a sliding
+    window, ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below it,
+    ``configuration_qwen2_moe.py:106-111``); None where neither gives them. `TableError` for ``layer_types`` that are not one type per layer."""
     given = config.get("layer_types")
     if given is not None:
         if not isinstance(given, list) or len(given) != layers or not all(_is_name(each) for each in given):
@@ -351,7 +385,7 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
     elif model_type == "gemma3_text":
         pattern = _config_number(path, config, "sliding_window_pattern", 6)
         local = [(index + 1) % pattern != 0 for index in range(layers)]
-    elif model_type in ("qwen2", "qwen3", "qwen2_moe"):
+    elif model_type in (*QWEN2_MODEL_TYPES, "qwen2_moe"):
         max_window_layers = _config_number(path, config, "max_window_layers", 28, lowest=0)
         local = ([index >= max_window_layers for index in range(layers)] if model_type != "qwen2_moe"
                  else [index % 2 == 0 and index < max_window_layers for index in range(layers)])
