@@ -11,6 +11,7 @@ from test_slidingkv_s71 import _published, _written
 from test_vllmwin_s72 import VLLM_REFUSES
 
 from solver.tables import TableError, load_catalog, load_model_config
+from solver.trinity import trinity_config_problems
 
 MIXED = {"use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 18}
 MIXED_REFUSAL = ("use_sliding_window with max_window_layers 18 gives a qwen3 model layers of mixed attention "
@@ -107,3 +108,41 @@ def test_what_those_classes_build_is_counted_as_vllm_caches_it(tmp_path: Path, c
                                                                window: object):
     model = load_model_config(_written(tmp_path, config))
     assert (model.vllm_refusal, model.vllm_sliding_window) == (None, window)
+
+
+def _rollout_rope_lines(rope: dict[str, object], top: dict[str, object] | None = None,
+                        rollout: dict[str, object] | None = None) -> list[str]:
+    """The rope-scaling-wrong lines of a Qwen3-8B config whose rollout model gives `rope` of its own (and the keys
+    `rollout`; the config the top-level keys `top`)."""
+    mapping = {**(top or {}), "model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768},
+               "explorer": {"rollout_model": {"rope_scaling": rope, **(rollout or {})}}}
+    return [problem.words for problem in trinity_config_problems(mapping, load_catalog().model("8B"), 8)
+            if problem.code.value == "rope-scaling-wrong"]
+
+
+VLLM_TYPES = ("default, proportional, mllama4, linear, ntk, dynamic, xdrope, llama3, yarn, deepseek_yarn, "
+              "deepseek_llama_scaling, longrope or openpangu")
+
+
+@pytest.mark.parametrize(("rope", "lines"), [
+    # handed to vLLM as it is: no one fills original_max_position_embeddings in, which vLLM reads
+    ({"rope_type": "yarn", "factor": 2.0}, ["explorer.rollout_model.rope_scaling: missing "
+                                            "original_max_position_embeddings: vLLM 0.19.1 refuses a yarn RoPE "
+                                            "scaling without it"]),
+    ({"rope_type": "su", "short_factor": [1.0], "long_factor": [1.0]},
+     [f"explorer.rollout_model.rope_scaling: rope_type 'su': vLLM 0.19.1 builds no such RoPE scaling; it builds "
+      f"{VLLM_TYPES}"]),
+    ({"rope_type": "dynamic", "beta": 2.0}, ["explorer.rollout_model.rope_scaling: missing alpha or factor: vLLM "
+                                             "0.19.1 refuses a dynamic RoPE scaling without it"]),
+    # types vLLM builds, transformers not: no line (the rule is vLLM's, not the config.json's)
+    ({"rope_type": "ntk", "factor": 2.0}, []),
+    ({"rope_type": "dynamic", "alpha": 2.0}, []),
+    ({"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 40960}, []),
+])
+def test_the_rollouts_own_rope_scaling_is_judged_as_vllm_builds_it(rope: dict[str, object], lines: list[str]):
+    assert _rollout_rope_lines(rope) == lines
+
+
+@pytest.mark.parametrize(("top", "rollout"), [({"mode": "train"}, None), (None, {"engine_type": "sglang"})])
+def test_no_vllm_rollout_no_such_line(top: dict[str, object] | None, rollout: dict[str, object] | None):
+    assert _rollout_rope_lines({"rope_type": "yarn", "factor": 2.0}, top, rollout) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -196,6 +196,21 @@ ROPE_TYPE_KEYS: dict[str, tuple[str, ...]] = {
 ``_validate_<type>_rope_parameters`` requires (``:804-997``, a KeyError where one is missing, ``:1020-1022``),
 but ``rope_theta`` and ``original_max_position_embeddings``, which ``standardize_rope_params`` fills in
 (``:727-773``)."""
+_YARN_KEYS = (("factor",), ("original_max_position_embeddings",))
+VLLM_ROPE_TYPE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "default": (), "proportional": (), "mllama4": (), "linear": (("factor",),), "ntk": (("factor",),),
+    "dynamic": (("alpha", "factor"),), "xdrope": (("alpha",), ("xdrope_section",)),
+    "llama3": (("factor",), ("low_freq_factor",), ("high_freq_factor",), ("original_max_position_embeddings",)),
+    "yarn": _YARN_KEYS, "deepseek_yarn": _YARN_KEYS, "deepseek_llama_scaling": _YARN_KEYS,
+    "longrope": (("short_factor",), ("long_factor",), ("original_max_position_embeddings",)),
+    "openpangu": (("mrope_section",), ("mrope_interleaved",))}
+"""The RoPE scaling types vLLM 0.19.1 builds a rotary embedding of, and the keys it reads from a scaling of each (one
+of each group): ``get_rope`` (``model_executor/layers/rotary_embedding/__init__.py:95-338``; another type raises
+"Unknown RoPE scaling type"), as it takes a mapping no one has filled in, Trinity 0.6's: it hands vLLM the rollout's
+``rope_scaling`` as ``hf_overrides={"rope_parameters": ...}`` (``common/models/vllm_model.py:132-138``), which vLLM
+sets after reading the config.json (``vllm/config/model.py:470-478``, ``:507-508``), past transformers'
+``standardize_rope_params``, which would fill ``original_max_position_embeddings`` in
+(``transformers_utils/config.py:414``, ``:786``)."""
 LEGACY_ROPE_TYPES = {("phi3", "su"): "longrope"}
 """(``model_type``, ``rope_type``) pairs whose config class renames the type: Phi-3's ``su``, its LongRoPE's older
 name (``models/phi3/configuration_phi3.py:101-104`` in transformers 5.9.0)."""
@@ -372,7 +387,8 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
     ``configuration_gemma2.py:95-98``; Gemma-3's all but every ``sliding_window_pattern``-th, 6 by default,
     ``configuration_gemma3.py:109-115``; Qwen2's, Qwen3's and MiMo's from ``max_window_layers`` on, with a sliding
     window, ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below it,
-    ``configuration_qwen2_moe.py:106-111``); None where neither gives them. `TableError` for ``layer_types`` that are not one type per layer."""
+    ``configuration_qwen2_moe.py:106-111``); None where neither gives them. `TableError` for ``layer_types`` that are
+    not one type per layer."""
     given = config.get("layer_types")
     if given is not None:
         if not isinstance(given, list) or len(given) != layers or not all(_is_name(each) for each in given):
@@ -824,11 +840,25 @@ def rope_scaling_problem(rope_type: object, keys: Collection[str]) -> str | None
     """What transformers 5.9.0 refuses to build in a RoPE scaling of `rope_type` (as its config class names it) that
     gives `keys`, in words: a type it has no rotary embedding of, or a key that type needs missing (`ROPE_TYPE_KEYS`);
     None where it builds it. The one rule for a config.json's scaling and a Trinity config's ``model.rope_scaling``."""
-    if not isinstance(rope_type, str) or rope_type not in ROPE_TYPE_KEYS:
-        return (f"rope_type {json_brief(rope_type)}: transformers builds no such RoPE scaling; it builds "
-                f"{either(list(ROPE_TYPE_KEYS))}")
-    missing = [needed for needed in ROPE_TYPE_KEYS[rope_type] if needed not in keys]
-    return f"missing {missing[0]}: transformers refuses a {rope_type} RoPE scaling without it" if missing else None
+    needs = {kind: tuple((key,) for key in keys_needed) for kind, keys_needed in ROPE_TYPE_KEYS.items()}
+    return _unbuilt_rope("transformers", needs, rope_type, keys)
+
+
+def vllm_rope_problem(rope_type: object, keys: Collection[str]) -> str | None:
+    """What vLLM 0.19.1 fails to build in a RoPE scaling of `rope_type` that gives `keys`, handed to it as it is (as
+    Trinity 0.6 hands it the rollout's, `VLLM_ROPE_TYPE_KEYS`), in words; None where it builds it."""
+    return _unbuilt_rope("vLLM 0.19.1", VLLM_ROPE_TYPE_KEYS, rope_type, keys)
+
+
+def _unbuilt_rope(builder: str, needs: Mapping[str, tuple[tuple[str, ...], ...]], rope_type: object,
+                  keys: Collection[str]) -> str | None:
+    """What `builder` fails to build in a RoPE scaling of `rope_type` that gives `keys`, in words: a type not in
+    `needs`, or a key its type needs (one of each group of `needs`) missing; None where it builds it."""
+    if not isinstance(rope_type, str) or rope_type not in needs:
+        return (f"rope_type {json_brief(rope_type)}: {builder} builds no such RoPE scaling; it builds "
+                f"{either(list(needs))}")
+    missing = [" or ".join(group) for group in needs[rope_type] if not set(group) & set(keys)]
+    return f"missing {missing[0]}: {builder} refuses a {rope_type} RoPE scaling without it" if missing else None
 
 
 def _rope_key(config: dict[str, Any]) -> str:
