@@ -84,7 +84,7 @@ SEED_OSS_REFUSAL = ("sliding_window 4096 with max_window_layers 18 gives a seed_
     (_as("seed_oss", sliding_window=4096, max_window_layers=18), SEED_OSS_REFUSAL),
 ])
 def test_other_classes_with_qwen2s_limitation_are_refused_alike(tmp_path: Path, config: dict[str, object],
-                                                               refusal: str):
+                                                                refusal: str):
     path = _written(tmp_path, config)
     with pytest.raises(TableError) as refused:
         load_model_config(path)
@@ -120,20 +120,20 @@ def _rollout_rope_lines(rope: dict[str, object], top: dict[str, object] | None =
             if problem.code.value == "rope-scaling-wrong"]
 
 
+ROLLOUT_ROPE = "explorer.rollout_model.rope_scaling"
 VLLM_TYPES = ("default, proportional, mllama4, linear, ntk, dynamic, xdrope, llama3, yarn, deepseek_yarn, "
               "deepseek_llama_scaling, longrope or openpangu")
 
 
 @pytest.mark.parametrize(("rope", "lines"), [
     # handed to vLLM as it is: no one fills original_max_position_embeddings in, which vLLM reads
-    ({"rope_type": "yarn", "factor": 2.0}, ["explorer.rollout_model.rope_scaling: missing "
-                                            "original_max_position_embeddings: vLLM 0.19.1 refuses a yarn RoPE "
-                                            "scaling without it"]),
-    ({"rope_type": "su", "short_factor": [1.0], "long_factor": [1.0]},
-     [f"explorer.rollout_model.rope_scaling: rope_type 'su': vLLM 0.19.1 builds no such RoPE scaling; it builds "
-      f"{VLLM_TYPES}"]),
-    ({"rope_type": "dynamic", "beta": 2.0}, ["explorer.rollout_model.rope_scaling: missing alpha or factor: vLLM "
-                                             "0.19.1 refuses a dynamic RoPE scaling without it"]),
+    ({"rope_type": "yarn", "factor": 2.0}, [
+        f"{ROLLOUT_ROPE}: missing original_max_position_embeddings: vLLM 0.19.1 refuses a yarn RoPE scaling "
+        + "without it"]),
+    ({"rope_type": "su", "short_factor": [1.0], "long_factor": [1.0]}, [
+        f"{ROLLOUT_ROPE}: rope_type 'su': vLLM 0.19.1 builds no such RoPE scaling; it builds {VLLM_TYPES}"]),
+    ({"rope_type": "dynamic", "beta": 2.0}, [
+        f"{ROLLOUT_ROPE}: missing alpha or factor: vLLM 0.19.1 refuses a dynamic RoPE scaling without it"]),
     # types vLLM builds, transformers not: no line (the rule is vLLM's, not the config.json's)
     ({"rope_type": "ntk", "factor": 2.0}, []),
     ({"rope_type": "dynamic", "alpha": 2.0}, []),
