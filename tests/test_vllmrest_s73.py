@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_slidingkv_s71 import _published, _written
+from test_slidingkv_s71 import _published, _refusal, _written
 from test_vllmwin_s72 import VLLM_REFUSES
 
 from solver.tables import TableError, load_catalog, load_model_config
@@ -85,11 +85,8 @@ SEED_OSS_REFUSAL = ("sliding_window 4096 with max_window_layers 18 gives a seed_
 ])
 def test_other_classes_with_qwen2s_limitation_are_refused_alike(tmp_path: Path, config: dict[str, object],
                                                                 refusal: str):
-    path = _written(tmp_path, config)
-    with pytest.raises(TableError) as refused:
-        load_model_config(path)
-    assert str(refused.value) == f"{path}: {refusal}"
-    assert load_model_config(path, vllm_rollout=False).vllm_refusal == refusal
+    assert _refusal(tmp_path, config) == refusal
+    assert load_model_config(tmp_path / "config.json", vllm_rollout=False).vllm_refusal == refusal
 
 
 @pytest.mark.parametrize(("config", "window"), [
@@ -146,3 +143,37 @@ def test_the_rollouts_own_rope_scaling_is_judged_as_vllm_builds_it(rope: dict[st
 @pytest.mark.parametrize(("top", "rollout"), [({"mode": "train"}, None), (None, {"engine_type": "sglang"})])
 def test_no_vllm_rollout_no_such_line(top: dict[str, object] | None, rollout: dict[str, object] | None):
     assert _rollout_rope_lines({"rope_type": "yarn", "factor": 2.0}, top, rollout) == []
+
+
+def _phi3(**rope: object) -> dict[str, object]:
+    """Phi-3-mini-128k-instruct's config.json with its RoPE scaling's keys changed as `rope` gives them."""
+    config = _published("Phi-3-mini-128k-instruct")
+    return {**config, "rope_scaling": {**config["rope_scaling"], **rope}}
+
+
+PHI3_FACTORS = "transformers' Phi-3 config class takes a list of 48 numbers (one per pair of rotary dimensions), got "
+
+
+@pytest.mark.parametrize(("config", "refusal"), [
+    (_phi3(type="linear", factor=2.0), ("rope_type 'linear': transformers' Phi-3 config class takes none but "
+                                        "default, longrope, su or yarn (su and yarn read as longrope)")),
+    (_phi3(short_factor=[1.0] * 47), f"short_factor: {PHI3_FACTORS}[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, ...]"),
+    (_phi3(long_factor=["a"] * 48), f"long_factor: {PHI3_FACTORS}['a', 'a', 'a', 'a', 'a', 'a', ...]"),
+])
+def test_phi3s_own_rope_rules_refuse_what_its_config_class_refuses(tmp_path: Path, config: dict[str, object],
+                                                                   refusal: str):
+    assert _refusal(tmp_path, config) == f"rope_scaling: {refusal}"
+
+
+def test_phi3s_yarn_is_read_as_the_longrope_its_config_class_makes_it(tmp_path: Path):
+    # no factor needed, and vLLM derives the length from max_position_embeddings, as for longrope
+    model = load_model_config(_written(tmp_path, _phi3(type="yarn")))
+    assert (model.rope_scaling, model.native_context, model.vllm_context, model.config_yarn_factor) == (
+        "longrope", 131072, None, None)
+
+
+@pytest.mark.parametrize(("bidirectional", "window"), [(True, (257, 22)), (False, (512, 22))])
+def test_gemma3s_bidirectional_attention_halves_the_window_vllm_caches(tmp_path: Path, bidirectional: bool,
+                                                                       window: tuple[int, int]):
+    config = {**_published("gemma-3-1b-pt"), "use_bidirectional_attention": bidirectional}
+    assert load_model_config(_written(tmp_path, config)).vllm_sliding_window == window

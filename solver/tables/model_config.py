@@ -315,17 +315,19 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
     """The sliding window a vLLM 0.19.1 engine caches a config.json's local layers' keys and values over, and how
     many of its `layers` are local (`Model.vllm_sliding_window`); None where it caches every layer's for the whole
     sequence. The window is the one transformers' config class keeps (`_kept_window`; 0 is none,
-    ``vllm/config/model.py:599-605``). Where the layers' types (`_layer_types`) are all one, vLLM caches every layer
-    over the window (``engine/arg_utils.py:1560-1565`` sets it for the whole model;
-    ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the classes of
-    `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window (``llama.py:184-203``,
-    ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none (a class that refuses to build such layers,
-    `_vllm_refusal`, none either). `TableError` for a window or layer types that are not whole numbers or a
-    list of them."""
+    ``vllm/config/model.py:599-605``; a Gemma-3's of bidirectional attention halved, plus one). Where the layers'
+    types (`_layer_types`) are all one, vLLM caches every layer over the window (``engine/arg_utils.py:1560-1565``
+    sets it for the whole model; ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the
+    classes of `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window
+    (``llama.py:184-203``, ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none (a class that refuses to
+    build such layers, `_vllm_refusal`, none either). `TableError` for a window or layer types that are not whole
+    numbers or a list of them."""
     window = _kept_window(path, config)
     if window is None or (window == 0 and not isinstance(window, bool)):
         return None
     window = _config_number(path, {"sliding_window": window}, "sliding_window")
+    if config.get("model_type") == "gemma3_text" and _config_flag(path, config, "use_bidirectional_attention"):
+        window = window // 2 + 1  # transformers' class halves it (configuration_gemma3.py:105-106), vLLM takes that
     types = _layer_types(path, config, layers)
     if types is None or len(set(types)) == 1:
         return window, layers
@@ -807,15 +809,15 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int, f
                 raise TableError(f"{path}: {key}.{layer_type}: expected an object such as {{\"rope_type\": "
                                  f"\"yarn\", ...}} or null, got {json_brief(each)}")
             if each is not None and layer_type != "full_attention":  # the full-attention layers' is checked below
-                _check_rope_scaling(path, key, each, config.get("model_type"))
+                _check_rope_scaling(path, key, each, config)
         # One per layer type (transformers 5's Gemma-3): the full-attention layers' reaches the whole context.
         scaling = scaling["full_attention"]
     if scaling is not None and not isinstance(scaling, dict):
         raise TableError(f"{path}: {key}: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
                          f"got {json_brief(scaling)}")
     if scaling is not None:
-        _check_rope_scaling(path, key, scaling, config.get("model_type"))
-    rope_type = _rope_type(scaling) if scaling is not None else None
+        _check_rope_scaling(path, key, scaling, config)
+    rope_type = _rope_type(scaling, config.get("model_type")) if scaling is not None else None
     factor = _rope_factor(path, key, scaling) if scaling is not None else None
     native = _config_number(path, config, "max_position_embeddings")
     if (rope_type == "yarn" and isinstance(scaling, dict) and not _trained_yarn(config, rope_type)
@@ -824,16 +826,49 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int, f
     return rope_type, native, factor
 
 
-def _check_rope_scaling(path: Path, key: str, scaling: dict[str, Any], model_type: object) -> None:
+def _check_rope_scaling(path: Path, key: str, scaling: dict[str, Any], config: dict[str, Any]) -> None:
     """`TableError` for a RoPE scaling (one of a config.json's `key`) that transformers refuses to build: a
-    ``rope_type`` it has no rotary embedding of, or without a key that type needs (`ROPE_TYPE_KEYS`)."""
+    ``rope_type`` it has no rotary embedding of, or without a key that type needs (`ROPE_TYPE_KEYS`); a Phi-3's
+    that its config class refuses (`_phi3_rope_problem`)."""
     given = _rope_type(scaling)
     if given is not None and not _is_name(given):
         raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
                          f"{json_brief(given)}")
-    problem = rope_scaling_problem(LEGACY_ROPE_TYPES.get((str(model_type), given), given or "default"), scaling)
+    model_type = str(config.get("model_type"))
+    read = (PHI3_ROPE_TYPES.get(given or "default", given) if model_type == "phi3"
+            else LEGACY_ROPE_TYPES.get((model_type, given), given or "default"))
+    problem = ((_phi3_rope_problem(scaling, config) if model_type == "phi3" else None)
+               or rope_scaling_problem(read, scaling))
     if problem is not None:
         raise TableError(f"{path}: {key}: {problem}")
+
+
+PHI3_ROPE_TYPES = {"default": "default", "longrope": "longrope", "su": "longrope", "yarn": "longrope"}
+"""The RoPE scaling types transformers 5.9.0's Phi-3 config class takes, and the type it reads each as: ``su`` and
+``yarn`` as ``longrope`` (``configuration_phi3.py:101-104``; `LEGACY_ROPE_TYPES` names only ``su``, which a Trinity
+config's ``model.rope_scaling`` may give a Phi-3 as its own type); another it refuses (``:122-123``)."""
+
+
+def _phi3_rope_problem(scaling: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """What transformers 5.9.0's Phi-3 config class refuses in its config.json's RoPE `scaling`, in words: a type
+    other than `PHI3_ROPE_TYPES`', or a ``short_factor`` or ``long_factor`` that is not a list of numbers, one per
+    pair of its heads' rotary dimensions (``hidden_size // num_attention_heads`` times ``partial_rotary_factor``, half
+    of them: ``configuration_phi3.py:107-149``); None where it takes it."""
+    given = _rope_type(scaling) or "default"
+    if given not in PHI3_ROPE_TYPES:
+        return (f"rope_type {json_brief(given)}: transformers' Phi-3 config class takes none but "
+                f"{either(list(PHI3_ROPE_TYPES))} (su and yarn read as longrope)")
+    partial = scaling.get("partial_rotary_factor", config.get("partial_rotary_factor", 1.0))
+    if not _is_number(partial):
+        return f"partial_rotary_factor: expected a number, got {json_brief(partial)}"
+    pairs = int(config["hidden_size"] // config["num_attention_heads"] * partial) // 2  # read as the shape already
+    for name in ("short_factor", "long_factor"):
+        factors = scaling.get(name)
+        if factors is not None and (not isinstance(factors, list) or len(factors) != pairs
+                                    or not all(_is_number(each) for each in factors)):
+            return (f"{name}: transformers' Phi-3 config class takes a list of {pairs} numbers (one per pair of "
+                    f"rotary dimensions), got {json_brief(factors)}")
+    return None
 
 
 def rope_scaling_problem(rope_type: object, keys: Collection[str]) -> str | None:
@@ -874,9 +909,11 @@ def _per_layer_type(scaling: object) -> TypeGuard[dict[str, Any]]:
         scaling.get("full_attention"), dict)
 
 
-def _rope_type(scaling: dict[str, Any]) -> Any:
-    """A RoPE scaling's type: its ``rope_type``, else its legacy ``type``."""
-    return scaling.get("rope_type") or scaling.get("type")
+def _rope_type(scaling: dict[str, Any], model_type: object = None) -> Any:
+    """A RoPE scaling's type: its ``rope_type``, else its legacy ``type``; a Phi-3's (`model_type`) ``yarn`` read as
+    ``longrope``, as its config class reads it (`PHI3_ROPE_TYPES`; its ``su`` is kept, `LEGACY_ROPE_TYPES`)."""
+    given = scaling.get("rope_type") or scaling.get("type")
+    return "longrope" if model_type == "phi3" and given == "yarn" else given
 
 
 def _rope_factor(path: Path, key: str, scaling: dict[str, Any]) -> float | None:
@@ -933,11 +970,11 @@ def _vllm_context(path: Path, config: dict[str, Any], length_key: tuple[str, int
         return length
     factor: float | None = 1.0
     for each in scaling.values() if _per_layer_type(scaling) else (scaling,):
-        if not isinstance(each, dict) or _rope_type(each) in VLLM_UNSCALED_ROPE_TYPES:
+        if not isinstance(each, dict) or _rope_type(each, config.get("model_type")) in VLLM_UNSCALED_ROPE_TYPES:
             continue
         if "factor" in each:
             factor = _rope_factor(path, key, each)
-        if _rope_type(each) == "yarn":
+        if _rope_type(each, config.get("model_type")) == "yarn":
             original = each.get("original_max_position_embeddings", config.get("original_max_position_embeddings"))
             length = _config_number(path, {"original_max_position_embeddings": original},
                                     "original_max_position_embeddings", config["max_position_embeddings"])
@@ -954,6 +991,11 @@ def _trained_yarn(config: dict[str, Any], rope_type: object) -> bool:
     positions, its attention scaled by the factor's ``mscale_all_dim``), which a factor rft-solver writes must not
     replace."""
     return rope_type == "yarn" and config.get("model_type") in MLA_MODEL_TYPES
+
+
+def _is_number(value: object) -> bool:
+    """Whether a config.json's value is a number (an integer or a float, not true or false)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _is_name(value: object) -> bool:
