@@ -173,10 +173,11 @@ def test_models_length_is_judged_by_the_rollouts_own_rope_scaling():
 
 
 def test_a_rollout_rope_scaling_vllm_does_not_stretch_by_is_judged_at_the_native_context():
-    # vLLM multiplies no llama3 factor into the length (VLLM_UNSCALED_ROPE_TYPES)
+    # vLLM multiplies no llama3 factor into the length (VLLM_UNSCALED_ROPE_TYPES); the keys it builds one from given
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+              "original_max_position_embeddings": 40960}
     mapping = {"model": {**QWEN, "max_model_len": 32768},
-               "explorer": {"rollout_model": {"max_model_len": 50000, "rope_scaling": {"rope_type": "llama3",
-                                                                                       "factor": 8.0}}}}
+               "explorer": {"rollout_model": {"max_model_len": 50000, "rope_scaling": llama3}}}
     assert [code for code, _ in _problems(mapping)] == ["rollout-rope-scaling-differs", "rollout-length-refused"]
 
 

@@ -605,8 +605,8 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     ("model: {max_model_len: '${oc.env:LEN}'}", "8B", 8, None, [C.UNRESOLVED_VALUE]),
     ("model: {critic_model_path: '${model.nope}'}", "8B", 8, None, [C.UNRESOLVED_VALUE_REFUSED]),
     ("model: {critic_model_path: [a, b]}", "8B", 8, None, [C.WRONG_TYPE_REFUSED]),
-    ("explorer: {rollout_model: {rope_scaling: {rope_type: yarn, factor: 2.0}}}", "8B", 8, None,
-     [C.ROLLOUT_ROPE_SCALING_DIFFERS]),
+    (("explorer: {rollout_model: {rope_scaling: {rope_type: yarn, factor: 2.0, "
+      "original_max_position_embeddings: 40960}}}"), "8B", 8, None, [C.ROLLOUT_ROPE_SCALING_DIFFERS]),
     ("model: {max_model_len: 4096}\nexplorer: {rollout_model: {max_model_len: 2048}}", "8B", 8, None,
      [C.ROLLOUT_LENGTH_SHORT]),
     ("model: {max_model_len: 32768}\nexplorer: {rollout_model: {max_model_len: 65536}}", "8B", 8, None,

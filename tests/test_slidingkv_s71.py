@@ -163,7 +163,8 @@ def test_a_rope_scaling_transformers_refuses_is_refused(tmp_path: Path, scaling:
 
 
 @pytest.mark.parametrize(("model_type", "scaling", "own"), [
-    ("phi3", {"type": "su", "short_factor": [1.0], "long_factor": [1.0]}, "su"),  # Phi-3's class renames it
+    # Phi-3's class renames it; its factors one per pair of Qwen3-8B's 128 rotary dimensions, as it checks them
+    ("phi3", {"type": "su", "short_factor": [1.0] * 64, "long_factor": [1.0] * 64}, "su"),
     ("qwen3", {"rope_type": "dynamic", "factor": None}, "dynamic"),  # given, if null: transformers warns only
     ("qwen3", {"rope_type": "proportional"}, "proportional"),
     ("qwen3", {"factor": 2.0}, None),  # no type: transformers' default

@@ -1,9 +1,10 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
 memory as sold, or with a row off the 1024-token grid), a short --len (or a cluster file's job length), a
 config.json one term off a tabled model's shape, with multi-token prediction layers (not counted) or with
-output_router_logits (not counted), or whose class computes every expert (Llama 4), or whose YaRN factor the plan
-replaces, a pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too, or
-naming the PCIe cards of a GPU type the catalogue has as SXM boards."""
+output_router_logits (not counted), or whose class computes every expert (Llama 4), or that vLLM refuses to build
+(read for a trainer alone), or whose YaRN factor the plan replaces, a pool's GPU type or --gpu named without its
+memory where the catalogue has it with other memory too, or naming the PCIe cards of a GPU type the catalogue has as
+SXM boards."""
 
 from __future__ import annotations
 
@@ -93,6 +94,16 @@ def note_every_expert_computed(prog: str, catalog: Catalog, added: str, jobs: Se
                f"{layer_peak_bytes(routed) / 2**20:.2f}; Offload's cost counts its parameters as all active (r = 1)")
 
 
+def note_vllm_refusal(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
+    """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) is one vLLM
+    refuses to build, read for a trainer alone (`Model.vllm_refusal`): planned all the same, since no vLLM rollout
+    starts here. `jobs`: the cluster jobs that give it."""
+    if not added or (refusal := catalog.model(added).vllm_refusal) is None:
+        return
+    print_note(f"{prog}: note: {added}{_of_jobs(jobs)}: {refusal}; planned all the same, as no vLLM rollout starts "
+               "here (no rollout GPUs), and the trainer's memory does not depend on it")
+
+
 def note_check_without_gpu(prog: str, config_name: str, gpus: Sequence[str]) -> None:
     """A note on stderr where ``--check`` judged `config_name` with no --gpu: on which GPU types (`gpus`), since a
     Trinity config names none and its verdict on another GPU type may differ."""
@@ -120,7 +131,8 @@ def _of_jobs(jobs: Sequence[str]) -> str:
 
 def note_added_model(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
     """The notes on the model a config.json added (`note_near_tabled_shape`, `note_uncounted_mtp_layers`,
-    `note_router_logits_output`, `note_every_expert_computed`)."""
+    `note_router_logits_output`, `note_every_expert_computed`, `note_vllm_refusal`)."""
+    note_vllm_refusal(prog, catalog, added, jobs)
     note_near_tabled_shape(prog, catalog, added, jobs)
     note_uncounted_mtp_layers(prog, catalog, added, jobs)
     note_router_logits_output(prog, catalog, added, jobs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -189,10 +190,11 @@ def memory_model_option(path: Path | None, prog: str) -> MemoryModel | None:
     return memory
 
 
-def model_config_option(path: Path | None) -> Model | None:
-    """The --model-config file's model (None without one); its errors name the option."""
+def model_config_option(path: Path | None, *, vllm_rollout: bool = True) -> Model | None:
+    """The --model-config file's model (None without one); its errors name the option. `vllm_rollout`: as
+    `load_model_config` takes it (False for a trainer alone)."""
     from solver.tables import load_model_config
-    return option_file("--model-config", load_model_config, path)
+    return option_file("--model-config", partial(load_model_config, vllm_rollout=vllm_rollout), path)
 
 
 def weights_option(path: Path | None) -> Weights | None:

@@ -256,10 +256,12 @@ def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> 
         for name in OUTPUT_FLAGS:
             if getattr(args, name, None) is not None:
                 refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH_KEY} names", local)])
+    rollout_gpus = args.rollout_gpus if args.rollout_gpus is not None or config is None else config.rollout_gpus
+    vllm_rollout = rollout_gpus != 0  # none: a trainer alone, which what only vLLM refuses does not stop
     if args.model_config is not None:
-        described: Model | None = model_config_option(args.model_config)
+        described: Model | None = model_config_option(args.model_config, vllm_rollout=vllm_rollout)
     elif local is not None and config is not None and args.model is None:
-        described = local_model(local, config)
+        described = local_model(local, config, vllm_rollout=vllm_rollout)
     else:
         described = None
     return catalog_with(described, args.gpu, args.gpu_memory, args.cells or (), interconnect=args.gpu_interconnect)

@@ -377,7 +377,8 @@ class Catalog(Frozen):
                                                 "vllm_length_key": model.vllm_length_key,
                                                 "vllm_skips_rope_factor": model.vllm_skips_rope_factor,
                                                 "router_logits_output": model.router_logits_output,
-                                                "vllm_sliding_window": model.vllm_sliding_window})
+                                                "vllm_sliding_window": model.vllm_sliding_window,
+                                                "vllm_refusal": model.vllm_refusal})
         else:
             model = model.model_copy(update={"aliases": ()})
         twin = next((m for m in self.models if m.shape == model.shape), None) if not named else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -157,25 +157,35 @@ NO_LIMIT_LENGTH = int(1e30)
 model with no limit: a config.json's is no length past `CONFIG_LIMITS`, but that "no limit", which vLLM 0.19.1 takes
 as the length it derives (``derive_max_model_len_and_key`` takes any ``model_max_length`` in place of the other
 keys), so it refuses no length (`_vllm_length_key`)."""
-SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096, "qwen2": 4096, "qwen2_moe": 4096,
-                           "qwen3": 4096, "qwen3_moe": 4096}
+SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096, "mimo": 4096, "qwen2": 4096,
+                           "qwen2_moe": 4096, "qwen3": 4096, "qwen3_moe": 4096}
 """A config.json's ``sliding_window`` where it gives no such key, by model type: its transformers 5.9.0 config class's
 default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``; Qwen's,
 kept only with ``use_sliding_window``, ``configuration_qwen2.py:75``, ``configuration_qwen2_moe.py:85``,
-``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``); the other classes' is none."""
-USE_SLIDING_WINDOW_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``, and MiMo's, whose checkpoint's own config class
+builds on Qwen2's); the other classes' is none."""
+USE_SLIDING_WINDOW_MODEL_TYPES = ("mimo", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """Model types whose transformers 5.9.0 config class drops the ``sliding_window`` unless ``use_sliding_window`` is
 true, its default false (``configuration_qwen2.py:84``, ``configuration_qwen2_moe.py:105``,
-``configuration_qwen3.py:87``, ``configuration_qwen3_moe.py:115``): Qwen2.5's and Qwen3's configs give a window
-that nothing uses."""
+``configuration_qwen3.py:87``, ``configuration_qwen3_moe.py:115``; MiMo's, built on Qwen2's): Qwen2.5's and Qwen3's
+configs give a window that nothing uses."""
 PER_LAYER_WINDOW_MODEL_TYPES = ("gemma2", "gemma3_text", "llama", "mistral", "olmo2")
 """Model types whose vLLM 0.19.1 class gives each layer its own sliding window by its ``layer_types``
 (``per_layer_sliding_window``: ``model_executor/models/gemma2.py``, ``gemma3.py``, ``llama.py``, which Mistral's
 class builds on, ``olmo2.py``); another's, where the types mix, caches every layer whole."""
-QWEN2_MODEL_TYPES = ("qwen2", "qwen3")
-"""Model types whose vLLM 0.19.1 class builds on its ``Qwen2Model`` (``qwen2.py``, ``qwen3.py:254``), which refuses
-layer types that mix sliding and full attention unless ``max_window_layers`` is ``num_hidden_layers``
-(``qwen2.py:373-382``, an assert, so the engine does not start)."""
+QWEN2_MODEL_TYPES = ("mimo", "qwen2", "qwen3")
+"""Model types whose vLLM 0.19.1 class builds on its ``Qwen2Model`` (``qwen2.py``, ``qwen3.py:254``, ``mimo.py:61``;
+Qwen2's reward models, ``qwen2_rm.py:51``, are of ``model_type`` qwen2), which refuses layer types that mix sliding
+and full attention unless ``max_window_layers`` is ``num_hidden_layers`` (``qwen2.py:373-382``, an assert, so the
+engine does not start). MiMo's config class is its checkpoint's own (transformers has none), built on Qwen2's, whose
+layer types it derives alike. The other classes built on it are multimodal models' language models (``qwen3_vl.py``'s
+``Qwen3LLMModel``; Qwen2-VL's, Qwen2-Audio's, MiniCPM-V's and others' ``Qwen2ForCausalLM``), whose configs
+`load_model_config` refuses as multimodal, and an embedding model (``voyage.py``), no rollout."""
+WHOLE_WINDOW_LAYERS_MODEL_TYPES = ("seed_oss",)
+"""Model types whose vLLM 0.19.1 class refuses a sliding window it takes for the whole model (the layers of one
+type, `_vllm_sliding_window`) where the config.json gives a ``max_window_layers`` other than ``num_hidden_layers``
+(``seed_oss.py:281-293``, an assert as Qwen2's, but on vLLM's model-wide window): transformers 5.9.0's Seed-OSS class
+declares neither key (``configuration_seed_oss.py``), and keeps them as the config.json gives them."""
 ROPE_TYPE_KEYS: dict[str, tuple[str, ...]] = {
     "default": (), "linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
     "longrope": ("short_factor", "long_factor"), "llama3": ("factor", "low_freq_factor", "high_freq_factor"),
@@ -186,6 +196,21 @@ ROPE_TYPE_KEYS: dict[str, tuple[str, ...]] = {
 ``_validate_<type>_rope_parameters`` requires (``:804-997``, a KeyError where one is missing, ``:1020-1022``),
 but ``rope_theta`` and ``original_max_position_embeddings``, which ``standardize_rope_params`` fills in
 (``:727-773``)."""
+_YARN_KEYS = (("factor",), ("original_max_position_embeddings",))
+VLLM_ROPE_TYPE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "default": (), "proportional": (), "mllama4": (), "linear": (("factor",),), "ntk": (("factor",),),
+    "dynamic": (("alpha", "factor"),), "xdrope": (("alpha",), ("xdrope_section",)),
+    "llama3": (("factor",), ("low_freq_factor",), ("high_freq_factor",), ("original_max_position_embeddings",)),
+    "yarn": _YARN_KEYS, "deepseek_yarn": _YARN_KEYS, "deepseek_llama_scaling": _YARN_KEYS,
+    "longrope": (("short_factor",), ("long_factor",), ("original_max_position_embeddings",)),
+    "openpangu": (("mrope_section",), ("mrope_interleaved",))}
+"""The RoPE scaling types vLLM 0.19.1 builds a rotary embedding of, and the keys it reads from a scaling of each (one
+of each group): ``get_rope`` (``model_executor/layers/rotary_embedding/__init__.py:95-338``; another type raises
+"Unknown RoPE scaling type"), as it takes a mapping no one has filled in, Trinity 0.6's: it hands vLLM the rollout's
+``rope_scaling`` as ``hf_overrides={"rope_parameters": ...}`` (``common/models/vllm_model.py:132-138``), which vLLM
+sets after reading the config.json (``vllm/config/model.py:470-478``, ``:507-508``), past transformers'
+``standardize_rope_params``, which would fill ``original_max_position_embeddings`` in
+(``transformers_utils/config.py:414``, ``:786``)."""
 LEGACY_ROPE_TYPES = {("phi3", "su"): "longrope"}
 """(``model_type``, ``rope_type``) pairs whose config class renames the type: Phi-3's ``su``, its LongRoPE's older
 name (``models/phi3/configuration_phi3.py:101-104`` in transformers 5.9.0)."""
@@ -228,12 +253,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def load_model_config(path: Path | str) -> Model:
+def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
     """A text model's shape from a local Hugging Face ``config.json``, or a model folder's (no network): a dense
     model's, or a mixture of experts' with routed experts in every layer (Qwen3-MoE's, Mixtral's; Qwen2-MoE's with
     its shared expert) or after dense ones (DeepSeek's, GLM-4-MoE's, with their shared experts), with DeepSeek-V2's
     latent attention or not; its parameter count is computed from the shapes. `TableError`, one line naming the
-    file and the key, when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
+    file and the key, when it cannot be, and where a vLLM rollout serves the model (`vllm_rollout`) when vLLM
+    refuses to build it (`Model.vllm_refusal`, kept there for a trainer alone). `Catalog.with_model` adds it to a
+    catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
     _check_no_adapter_alone(path)
     config = _config_json(path)
@@ -247,6 +274,9 @@ def load_model_config(path: Path | str) -> Model:
     own = rope_type not in (None, "default", "yarn") or _trained_yarn(config, rope_type)
     vllm_length_key = _vllm_length_key(path, config)
     vllm_context = _vllm_context(path, config, vllm_length_key)
+    vllm_refusal = _vllm_refusal(path, config, shape["num_layers"])
+    if vllm_refusal is not None and vllm_rollout:
+        raise TableError(f"{path}: {vllm_refusal}")
     return Model(name=name, aliases=aliases, **shape, native_context=native,
                  logit_softcapping=config.get("final_logit_softcapping",
                                               SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
@@ -259,7 +289,8 @@ def load_model_config(path: Path | str) -> Model:
                  ulysses_unreached=_ulysses_unreached(config),
                  uncounted_mtp_layers=_mtp_layers(path, config),
                  router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
-                 vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]))
+                 vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
+                 vllm_refusal=vllm_refusal)
 
 
 def _config_flag(path: Path, config: dict[str, Any], key: str) -> bool:
@@ -271,61 +302,95 @@ def _config_flag(path: Path, config: dict[str, Any], key: str) -> bool:
     return bool(given)
 
 
+def _kept_window(path: Path, config: dict[str, Any]) -> object:
+    """A config.json's ``sliding_window`` as transformers' config class keeps it (`SLIDING_WINDOW_DEFAULTS` where it
+    gives none; None where the class drops it, `USE_SLIDING_WINDOW_MODEL_TYPES`), not yet checked."""
+    model_type = str(config.get("model_type"))
+    if model_type in USE_SLIDING_WINDOW_MODEL_TYPES and not _config_flag(path, config, "use_sliding_window"):
+        return None
+    return config.get("sliding_window", SLIDING_WINDOW_DEFAULTS.get(model_type))
+
+
 def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tuple[int, int] | None:
     """The sliding window a vLLM 0.19.1 engine caches a config.json's local layers' keys and values over, and how
     many of its `layers` are local (`Model.vllm_sliding_window`); None where it caches every layer's for the whole
-    sequence. The window is the one transformers' config class keeps (`SLIDING_WINDOW_DEFAULTS`,
-    `USE_SLIDING_WINDOW_MODEL_TYPES`; 0 is none, ``vllm/config/model.py:599-605``). Where the layers' types
-    (`_layer_types`) are all one, vLLM caches every layer over the window (``engine/arg_utils.py:1560-1565`` sets it
-    for the whole model; ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the classes
-    of `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window (``llama.py:184-203``,
-    ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none. `TableError` for a window or layer types that are
-    not whole numbers or a list of them, and for a Qwen2 or Qwen3 config whose layers vLLM refuses to build
-    (`_check_qwen2_layers`)."""
-    model_type = str(config.get("model_type"))
-    window = config.get("sliding_window", SLIDING_WINDOW_DEFAULTS.get(model_type))
-    if model_type in USE_SLIDING_WINDOW_MODEL_TYPES and not _config_flag(path, config, "use_sliding_window"):
-        window = None
-    if model_type in QWEN2_MODEL_TYPES:
-        _check_qwen2_layers(path, config, layers, window)
+    sequence. The window is the one transformers' config class keeps (`_kept_window`; 0 is none,
+    ``vllm/config/model.py:599-605``; a Gemma-3's of bidirectional attention halved, plus one). Where the layers'
+    types (`_layer_types`) are all one, vLLM caches every layer over the window (``engine/arg_utils.py:1560-1565``
+    sets it for the whole model; ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the
+    classes of `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window
+    (``llama.py:184-203``, ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none (a class that refuses to
+    build such layers, `_vllm_refusal`, none either). `TableError` for a window or layer types that are not whole
+    numbers or a list of them."""
+    window = _kept_window(path, config)
     if window is None or (window == 0 and not isinstance(window, bool)):
         return None
     window = _config_number(path, {"sliding_window": window}, "sliding_window")
+    if config.get("model_type") == "gemma3_text" and _config_flag(path, config, "use_bidirectional_attention"):
+        window = window // 2 + 1  # transformers' class halves it (configuration_gemma3.py:105-106), vLLM takes that
     types = _layer_types(path, config, layers)
     if types is None or len(set(types)) == 1:
         return window, layers
-    if model_type not in PER_LAYER_WINDOW_MODEL_TYPES:
+    if config.get("model_type") not in PER_LAYER_WINDOW_MODEL_TYPES:
         return None
     return window, types.count("sliding_attention")
 
 
-def _check_qwen2_layers(path: Path, config: dict[str, Any], layers: int, window: object) -> None:
-    """`TableError` for a `QWEN2_MODEL_TYPES` config whose `layers` mix attention types (`_layer_types`; without a
-    `window`, transformers' class makes every layer full attention where the config gives no ``layer_types``) while
-    its ``max_window_layers`` is not their number: vLLM 0.19.1 refuses to build it (``qwen2.py:373-382``)."""
+def _vllm_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
+    """Why vLLM 0.19.1 refuses to build the model a config.json of `layers` describes (`Model.vllm_refusal`), in
+    words: layers of mixed attention in a class built on its Qwen2 model (`_qwen2_layers_refusal`), or a window it
+    takes for the whole model beside another ``max_window_layers`` (`_whole_window_refusal`); None where it builds
+    it."""
+    return _qwen2_layers_refusal(path, config, layers) or _whole_window_refusal(path, config, layers)
+
+
+def _whole_window_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
+    """Why vLLM 0.19.1 refuses to build a `WHOLE_WINDOW_LAYERS_MODEL_TYPES` config of `layers`: a sliding window it
+    takes for the whole model (`_vllm_sliding_window`: a window, 0 none, over layers of one type) beside a given
+    ``max_window_layers`` other than `layers` (``seed_oss.py:281-293``), in words; None where it builds it."""
+    if config.get("model_type") not in WHOLE_WINDOW_LAYERS_MODEL_TYPES or config.get("max_window_layers") is None:
+        return None
+    window = _vllm_sliding_window(path, config, layers)
+    max_window_layers = _config_number(path, config, "max_window_layers", lowest=0)
+    if window is None or window[1] != layers or max_window_layers == layers:
+        return None
+    return (f"sliding_window {window[0]} with max_window_layers {max_window_layers} gives a {config['model_type']} "
+            f"model a sliding window in all {layers} layers, which vLLM 0.19.1 refuses to build unless "
+            f"max_window_layers is num_hidden_layers (seed_oss.py:281-293), so Trinity's rollout cannot start; "
+            f"accepted: max_window_layers {layers}, or no max_window_layers, or sliding_window 0 or null")
+
+
+def _qwen2_layers_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
+    """Why vLLM 0.19.1 refuses to build a `QWEN2_MODEL_TYPES` config whose `layers` mix attention types
+    (`_layer_types`; without a window, `_kept_window`, transformers' class makes every layer full attention where the
+    config gives no ``layer_types``) while its ``max_window_layers`` is not their number (``qwen2.py:373-382``), in
+    words; None where it builds it. `TableError` for layer types or a ``max_window_layers`` that cannot be read."""
+    if config.get("model_type") not in QWEN2_MODEL_TYPES:
+        return None
     given = config.get("layer_types") is not None
-    if window is None and not given:
-        return
+    if _kept_window(path, config) is None and not given:
+        return None
     types = _layer_types(path, config, layers) or []
     max_window_layers = _config_number(path, config, "max_window_layers", 28, lowest=0)
     if len(set(types)) < 2 or max_window_layers == layers:
-        return
+        return None
     counts = ", ".join(f"{types.count(kind)} {kind}" for kind in sorted(set(types)))
     source = "layer_types give" if given else f"use_sliding_window with max_window_layers {max_window_layers} gives"
     accepted = (f"layer_types of one type, or max_window_layers {layers}" if given else
                 f"max_window_layers 0 or {layers} (vLLM then windows every layer), or use_sliding_window false")
-    raise TableError(f"{path}: {source} a {config.get('model_type')} model layers of mixed attention ({counts} of "
-                     f"{layers}), which vLLM 0.19.1 refuses to build unless max_window_layers ({max_window_layers}) is "
-                     f"num_hidden_layers (qwen2.py:373-382), so Trinity's rollout cannot start; accepted: {accepted}")
+    return (f"{source} a {config.get('model_type')} model layers of mixed attention ({counts} of {layers}), which "
+            f"vLLM 0.19.1 refuses to build unless max_window_layers ({max_window_layers}) is num_hidden_layers "
+            f"(qwen2.py:373-382), so Trinity's rollout cannot start; accepted: {accepted}")
 
 
 def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] | None:
     """A config.json's attention type per layer as transformers 5.9.0's config class keeps it (``full_attention``,
     ``sliding_attention``): its ``layer_types``, else the class's own (Gemma-2's every other layer local,
     ``configuration_gemma2.py:95-98``; Gemma-3's all but every ``sliding_window_pattern``-th, 6 by default,
-    ``configuration_gemma3.py:109-115``; Qwen2's and Qwen3's from ``max_window_layers`` on, with a sliding window,
-    ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below it, ``configuration_qwen2_moe.py:106-111``);
-    None where neither gives them. `TableError` for ``layer_types`` that are not one type per layer."""
+    ``configuration_gemma3.py:109-115``; Qwen2's, Qwen3's and MiMo's from ``max_window_layers`` on, with a sliding
+    window, ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below it,
+    ``configuration_qwen2_moe.py:106-111``); None where neither gives them. `TableError` for ``layer_types`` that are
+    not one type per layer."""
     given = config.get("layer_types")
     if given is not None:
         if not isinstance(given, list) or len(given) != layers or not all(_is_name(each) for each in given):
@@ -338,7 +403,7 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
     elif model_type == "gemma3_text":
         pattern = _config_number(path, config, "sliding_window_pattern", 6)
         local = [(index + 1) % pattern != 0 for index in range(layers)]
-    elif model_type in ("qwen2", "qwen3", "qwen2_moe"):
+    elif model_type in (*QWEN2_MODEL_TYPES, "qwen2_moe"):
         max_window_layers = _config_number(path, config, "max_window_layers", 28, lowest=0)
         local = ([index >= max_window_layers for index in range(layers)] if model_type != "qwen2_moe"
                  else [index % 2 == 0 and index < max_window_layers for index in range(layers)])
@@ -744,15 +809,15 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int, f
                 raise TableError(f"{path}: {key}.{layer_type}: expected an object such as {{\"rope_type\": "
                                  f"\"yarn\", ...}} or null, got {json_brief(each)}")
             if each is not None and layer_type != "full_attention":  # the full-attention layers' is checked below
-                _check_rope_scaling(path, key, each, config.get("model_type"))
+                _check_rope_scaling(path, key, each, config)
         # One per layer type (transformers 5's Gemma-3): the full-attention layers' reaches the whole context.
         scaling = scaling["full_attention"]
     if scaling is not None and not isinstance(scaling, dict):
         raise TableError(f"{path}: {key}: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
                          f"got {json_brief(scaling)}")
     if scaling is not None:
-        _check_rope_scaling(path, key, scaling, config.get("model_type"))
-    rope_type = _rope_type(scaling) if scaling is not None else None
+        _check_rope_scaling(path, key, scaling, config)
+    rope_type = _rope_type(scaling, config.get("model_type")) if scaling is not None else None
     factor = _rope_factor(path, key, scaling) if scaling is not None else None
     native = _config_number(path, config, "max_position_embeddings")
     if (rope_type == "yarn" and isinstance(scaling, dict) and not _trained_yarn(config, rope_type)
@@ -761,27 +826,74 @@ def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int, f
     return rope_type, native, factor
 
 
-def _check_rope_scaling(path: Path, key: str, scaling: dict[str, Any], model_type: object) -> None:
+def _check_rope_scaling(path: Path, key: str, scaling: dict[str, Any], config: dict[str, Any]) -> None:
     """`TableError` for a RoPE scaling (one of a config.json's `key`) that transformers refuses to build: a
-    ``rope_type`` it has no rotary embedding of, or without a key that type needs (`ROPE_TYPE_KEYS`)."""
+    ``rope_type`` it has no rotary embedding of, or without a key that type needs (`ROPE_TYPE_KEYS`); a Phi-3's
+    that its config class refuses (`_phi3_rope_problem`)."""
     given = _rope_type(scaling)
     if given is not None and not _is_name(given):
         raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
                          f"{json_brief(given)}")
-    problem = rope_scaling_problem(LEGACY_ROPE_TYPES.get((str(model_type), given), given or "default"), scaling)
+    model_type = str(config.get("model_type"))
+    read = (PHI3_ROPE_TYPES.get(given or "default", given) if model_type == "phi3"
+            else LEGACY_ROPE_TYPES.get((model_type, given), given or "default"))
+    problem = ((_phi3_rope_problem(scaling, config) if model_type == "phi3" else None)
+               or rope_scaling_problem(read, scaling))
     if problem is not None:
         raise TableError(f"{path}: {key}: {problem}")
+
+
+PHI3_ROPE_TYPES = {"default": "default", "longrope": "longrope", "su": "longrope", "yarn": "longrope"}
+"""The RoPE scaling types transformers 5.9.0's Phi-3 config class takes, and the type it reads each as: ``su`` and
+``yarn`` as ``longrope`` (``configuration_phi3.py:101-104``; `LEGACY_ROPE_TYPES` names only ``su``, which a Trinity
+config's ``model.rope_scaling`` may give a Phi-3 as its own type); another it refuses (``:122-123``)."""
+
+
+def _phi3_rope_problem(scaling: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """What transformers 5.9.0's Phi-3 config class refuses in its config.json's RoPE `scaling`, in words: a type
+    other than `PHI3_ROPE_TYPES`', or a ``short_factor`` or ``long_factor`` that is not a list of numbers, one per
+    pair of its heads' rotary dimensions (``hidden_size // num_attention_heads`` times ``partial_rotary_factor``, half
+    of them: ``configuration_phi3.py:107-149``); None where it takes it."""
+    given = _rope_type(scaling) or "default"
+    if given not in PHI3_ROPE_TYPES:
+        return (f"rope_type {json_brief(given)}: transformers' Phi-3 config class takes none but "
+                f"{either(list(PHI3_ROPE_TYPES))} (su and yarn read as longrope)")
+    partial = scaling.get("partial_rotary_factor", config.get("partial_rotary_factor", 1.0))
+    if not _is_number(partial):
+        return f"partial_rotary_factor: expected a number, got {json_brief(partial)}"
+    pairs = int(config["hidden_size"] // config["num_attention_heads"] * partial) // 2  # read as the shape already
+    for name in ("short_factor", "long_factor"):
+        factors = scaling.get(name)
+        if factors is not None and (not isinstance(factors, list) or len(factors) != pairs
+                                    or not all(_is_number(each) for each in factors)):
+            return (f"{name}: transformers' Phi-3 config class takes a list of {pairs} numbers (one per pair of "
+                    f"rotary dimensions), got {json_brief(factors)}")
+    return None
 
 
 def rope_scaling_problem(rope_type: object, keys: Collection[str]) -> str | None:
     """What transformers 5.9.0 refuses to build in a RoPE scaling of `rope_type` (as its config class names it) that
     gives `keys`, in words: a type it has no rotary embedding of, or a key that type needs missing (`ROPE_TYPE_KEYS`);
     None where it builds it. The one rule for a config.json's scaling and a Trinity config's ``model.rope_scaling``."""
-    if not isinstance(rope_type, str) or rope_type not in ROPE_TYPE_KEYS:
-        return (f"rope_type {json_brief(rope_type)}: transformers builds no such RoPE scaling; it builds "
-                f"{either(list(ROPE_TYPE_KEYS))}")
-    missing = [needed for needed in ROPE_TYPE_KEYS[rope_type] if needed not in keys]
-    return f"missing {missing[0]}: transformers refuses a {rope_type} RoPE scaling without it" if missing else None
+    needs = {kind: tuple((key,) for key in keys_needed) for kind, keys_needed in ROPE_TYPE_KEYS.items()}
+    return _unbuilt_rope("transformers", needs, rope_type, keys)
+
+
+def vllm_rope_problem(rope_type: object, keys: Collection[str]) -> str | None:
+    """What vLLM 0.19.1 fails to build in a RoPE scaling of `rope_type` that gives `keys`, handed to it as it is (as
+    Trinity 0.6 hands it the rollout's, `VLLM_ROPE_TYPE_KEYS`), in words; None where it builds it."""
+    return _unbuilt_rope("vLLM 0.19.1", VLLM_ROPE_TYPE_KEYS, rope_type, keys)
+
+
+def _unbuilt_rope(builder: str, needs: Mapping[str, tuple[tuple[str, ...], ...]], rope_type: object,
+                  keys: Collection[str]) -> str | None:
+    """What `builder` fails to build in a RoPE scaling of `rope_type` that gives `keys`, in words: a type not in
+    `needs`, or a key its type needs (one of each group of `needs`) missing; None where it builds it."""
+    if not isinstance(rope_type, str) or rope_type not in needs:
+        return (f"rope_type {json_brief(rope_type)}: {builder} builds no such RoPE scaling; it builds "
+                f"{either(list(needs))}")
+    missing = [" or ".join(group) for group in needs[rope_type] if not set(group) & set(keys)]
+    return f"missing {missing[0]}: {builder} refuses a {rope_type} RoPE scaling without it" if missing else None
 
 
 def _rope_key(config: dict[str, Any]) -> str:
@@ -797,9 +909,11 @@ def _per_layer_type(scaling: object) -> TypeGuard[dict[str, Any]]:
         scaling.get("full_attention"), dict)
 
 
-def _rope_type(scaling: dict[str, Any]) -> Any:
-    """A RoPE scaling's type: its ``rope_type``, else its legacy ``type``."""
-    return scaling.get("rope_type") or scaling.get("type")
+def _rope_type(scaling: dict[str, Any], model_type: object = None) -> Any:
+    """A RoPE scaling's type: its ``rope_type``, else its legacy ``type``; a Phi-3's (`model_type`) ``yarn`` read as
+    ``longrope``, as its config class reads it (`PHI3_ROPE_TYPES`; its ``su`` is kept, `LEGACY_ROPE_TYPES`)."""
+    given = scaling.get("rope_type") or scaling.get("type")
+    return "longrope" if model_type == "phi3" and given == "yarn" else given
 
 
 def _rope_factor(path: Path, key: str, scaling: dict[str, Any]) -> float | None:
@@ -856,11 +970,11 @@ def _vllm_context(path: Path, config: dict[str, Any], length_key: tuple[str, int
         return length
     factor: float | None = 1.0
     for each in scaling.values() if _per_layer_type(scaling) else (scaling,):
-        if not isinstance(each, dict) or _rope_type(each) in VLLM_UNSCALED_ROPE_TYPES:
+        if not isinstance(each, dict) or _rope_type(each, config.get("model_type")) in VLLM_UNSCALED_ROPE_TYPES:
             continue
         if "factor" in each:
             factor = _rope_factor(path, key, each)
-        if _rope_type(each) == "yarn":
+        if _rope_type(each, config.get("model_type")) == "yarn":
             original = each.get("original_max_position_embeddings", config.get("original_max_position_embeddings"))
             length = _config_number(path, {"original_max_position_embeddings": original},
                                     "original_max_position_embeddings", config["max_position_embeddings"])
@@ -877,6 +991,11 @@ def _trained_yarn(config: dict[str, Any], rope_type: object) -> bool:
     positions, its attention scaled by the factor's ``mscale_all_dim``), which a factor rft-solver writes must not
     replace."""
     return rope_type == "yarn" and config.get("model_type") in MLA_MODEL_TYPES
+
+
+def _is_number(value: object) -> bool:
+    """Whether a config.json's value is a number (an integer or a float, not true or false)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _is_name(value: object) -> bool:

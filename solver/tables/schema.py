@@ -403,6 +403,10 @@ class Model(Frozen):
     (tokens) and how many of its layers vLLM caches over it, not the whole sequence (Mistral-7B-v0.1's 4096 in all
     32; Gemma-2's in every other layer; `solver.memory.vllm_cached_tokens`); None otherwise (the trainer's memory
     does not depend on it)."""
+    vllm_refusal: PrintableText | None = None
+    """For a model read from a config.json for a trainer alone (``load_model_config(..., vllm_rollout=False)``): why
+    vLLM 0.19.1 refuses to build it (a Qwen2 or Qwen3 config whose layers mix sliding and full attention), which a
+    vLLM rollout of it would be refused for, in words; None otherwise."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not

@@ -45,7 +45,7 @@ from solver.tables import (
     sp_rule_violation,
     yaml_brief,
 )
-from solver.tables.model_config import LEGACY_ROPE_TYPES, rope_scaling_problem
+from solver.tables.model_config import LEGACY_ROPE_TYPES, rope_scaling_problem, vllm_rope_problem
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -748,6 +748,8 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
             f"explorer.rollout_model.rope_scaling ({yaml_brief(rollout_rope)}) is not what the trainer takes "
             f"({trainer_rope}): the rollout's vLLM samples at other positions than the trainer trains at; remove it "
             "(Trinity gives the rollout model.rope_scaling)"))
+    if isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values():
+        _check_rollout_rope_built(checks, rollout_rope_path, rollout_rope)
     rollout_length = checks.number((*ROLLOUT_MODEL, "max_model_len"))
     prompt, response = (checks.number((*ROLLOUT_MODEL, key)) if not checks.absent((*ROLLOUT_MODEL, key))
                         else checks.number(("model", key)) for key in ("max_prompt_tokens", "max_response_tokens"))
@@ -761,6 +763,18 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
         f"explorer.rollout_model.max_model_len {shown_number(rollout_length)} is below {what}: the rollout's vLLM "
         f"stops each sequence at {shown_number(rollout_length)} tokens (a longer prompt fails its request); remove it "
         "(Trinity gives the rollout model.max_model_len)"))
+
+
+def _check_rollout_rope_built(checks: _ConfigChecks, path: Path, rope: Mapping[str, Any]) -> None:
+    """Check the rollout model's own RoPE scaling mapping `rope` (at `path`) by the rule vLLM builds it by
+    (`vllm_rope_problem`): Trinity hands it to the rollout's vLLM as it is, past transformers' validation (so not by
+    `rope_scaling_problem`'s rule), and vLLM fails as it starts where it builds no such scaling."""
+    given = checks.rope_type(path)
+    if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
+        return
+    problem = vllm_rope_problem("default" if given is None else given, rope)
+    if problem is not None:
+        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG, f"{dotted(path)}: {problem}")
 
 
 def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: float | None) -> None:
