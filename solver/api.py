@@ -44,12 +44,12 @@ from solver.query import (
     check_counts,
     check_host_ram,
     check_lora_rank,
-    counts_reference,
     check_margin,
     check_seed,
     check_sp,
     check_time_limit,
     check_token_budget,
+    counts_reference,
     make_query,
     resolve_margin,
 )

@@ -143,7 +143,8 @@ def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     without either; --from-config decides it: `solver.query.TrinityConfig.reference_model`)."""
     parser.add_argument("--reference", action=OnceFlag,
                         help="whether the run builds a reference model, whose pinned shards the host memory need "
-                        f"counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA); default: {default}")
+                        "counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA); default: "
+                        f"{default}")
 
 
 def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:

@@ -238,8 +238,8 @@ class Planner:
         they spent: the search's stages get that much less (`place`, `buy`)."""
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
-             estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None,
-             training: JobTraining = JobTraining(), *, env: bool | None = None,
+             estimate: EstimateMode, host_ram_gb: float | None, offload: bool | None, training: JobTraining, *,
+             env: bool | None = None,
              margin: float | None = None, sp: int | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
         evidence `estimate` allows (only where a node's `host_ram_gb` holds its need, `host_memory_gib`; `offload`
