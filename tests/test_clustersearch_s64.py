@@ -154,7 +154,7 @@ def test_token_budget_auto_keeps_the_stop_its_room(tmp_path: Path):
     assert (plan["max_token_len_per_gpu"], plan["lowered_budget"]) == (62464, True)
     assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True, token_budget="auto")
     at_run_margin = Planner(CATALOG, load_weights(), "auto", token_budget="auto").best(
-        "H20-96GB", "Qwen3-30B-A3B", 4, 131072, 8, "auto", 1024, env=True, offload=True)
+        "H20-96GB", "Qwen3-30B-A3B", 4, 131072, 8, "auto", 1024, True, JobTraining(), env=True)
     assert at_run_margin is not None and at_run_margin.max_token_len_per_gpu == 64512
     assert CautionCode.THIN_HEADROOM in at_run_margin.caution_codes
 
