@@ -50,6 +50,7 @@ from solver.query import (
     check_sp,
     check_time_limit,
     check_token_budget,
+    counts_reference,
     make_query,
     resolve_margin,
 )
@@ -640,6 +641,7 @@ def estimate_memory(
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
+    reference_model: bool | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -657,7 +659,8 @@ def estimate_memory(
     (`host_memory_gib`: `solver.tables.HOST_NEED_WORDS`) fits there (``host_fits``).
 
     `lora_rank` (0: full fine-tuning) counts a LoRA run's states (`solver.memory.lora_states_bytes`); the tables,
-    which measured full fine-tuning, then speak only where they say the setting trains.
+    which measured full fine-tuning, then speak only where they say the setting trains. `reference_model` says whether
+    the host memory need counts the reference model's pinned shards (None: but with `lora_rank`, as `plan`'s).
 
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
@@ -669,8 +672,9 @@ def estimate_memory(
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames),
-                ("lora_rank", lora_rank, int))
+                ("lora_rank", lora_rank, int), ("reference_model", reference_model, bool | None))
     check_lora_rank(lora_rank)
+    reference = counts_reference(reference_model, lora_rank)
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "gpus")
     memory = memory if memory is not None else load_memory_model()
@@ -695,8 +699,9 @@ def estimate_memory(
     beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
                                 gpu_type.rocm)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
-                          host_memory_gib=shown_host_need(resolved, gpus, node_size, offload),
-                          host_ram_gib=host_ram_gb).with_cautions(
+                          host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, None, reference,
+                                                          lora_rank),
+                          reference_model=reference, host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
                               option_names)
@@ -719,6 +724,7 @@ def memory_answer(
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
+    reference_model: bool | None = None,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -732,7 +738,7 @@ def memory_answer(
     estimate = estimate_memory(model, gpu, gpus, max_model_len, sp=sp, env=env, offload=offload, margin=margin,
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
-                               option_names=option_names, lora_rank=lora_rank)
+                               option_names=option_names, lora_rank=lora_rank, reference_model=reference_model)
     resolved = catalog.model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
@@ -765,6 +771,8 @@ def map_plans(
     workers: int = 1,
     catalog: Catalog | None = None,
     option_names: OptionNames = API_OPTIONS,
+    lora_rank: int = 0,
+    reference_model: bool | None = None,
 ) -> tuple[GpuMap, ...]:
     """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
     list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
@@ -774,13 +782,16 @@ def map_plans(
     `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
     own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions);
     `weights` may also be a cost-weights file's path (`Path` or `str`, as --weights), which the maps' ``weights``
-    echo as given, and their titles name. `QueryError` as `plan`'s (and `load_weights`' for a path)."""
+    echo as given, and their titles name; `lora_rank` and `reference_model` as `plan`'s, which the maps echo where
+    given. `QueryError` as `plan`'s (and `load_weights`' for a path)."""
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
                 ("catalog", catalog, Catalog | None),
                 ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None),
-                ("option_names", option_names, OptionNames))
+                ("option_names", option_names, OptionNames), ("lora_rank", lora_rank, int),
+                ("reference_model", reference_model, bool | None))
+    check_lora_rank(lora_rank)
     for index, budget in enumerate(budgets or ()):
         check_types((f"budgets[{index}]", budget, int))
     if budgets is not None and (gpus_up_to is not None or not budgets):
@@ -807,7 +818,8 @@ def map_plans(
     loaded = load_weights(given_path("weights", weights)) if isinstance(weights, Path | str) else weights
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": loaded, "estimate": estimate,
-               "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names}
+               "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names,
+               "lora_rank": lora_rank, "reference_model": reference_model}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
                          budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)
@@ -1506,9 +1518,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
-                         query.trinity_version, query.reference_model):
+                         query.trinity_version, query.reference_model, query.lora_rank):
         host_needed = shown_host_need(model, current.gpus, query.node_gpus, setting.offload, query.trinity_version,
-                                      query.reference_model)
+                                      query.reference_model, query.lora_rank)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:

@@ -831,6 +831,15 @@ class _Words:
             return f"on {self.gpus(n)}: no {self.data.gpu} table names {self.data.model}"
         return f"no table for {self.gpus(n)}{self._nor_fewer(n)}"
 
+    def _lora_table(self, n: int) -> str:
+        """What the table for `n` GPUs says of a LoRA run past what it vouches for: it measured full fine-tuning, whose
+        cells that trained vouch up to the longest of them, and whose '-' says nothing of LoRA."""
+        documented = self.longest_documented(n)
+        vouched = (f"its cells that trained vouch up to {counted(documented, 'token')}" if documented
+                   else "no cell of it trained")
+        return (f"{self.data.table_words(n)} measured full fine-tuning{self.whose(n)}, which holds more than this LoRA "
+                f"run: {vouched}, and a '-' or its rows' end says nothing of LoRA")
+
     def _nor_fewer(self, n: int) -> str:
         """``, nor a cell for fewer GPUs that vouches`` where a table that may vouch for `n` GPUs exists (of
         two GPUs or more, fewer than `n`)."""
@@ -838,7 +847,7 @@ class _Words:
             1 < m < n for m, _ in self.data.rows) else ""
 
     def _beyond_table(self, n: int) -> Reason:
-        if not self.rows(n):
+        if not self.rows(n) or self.query.lora_rank:
             longest = self.data.longest_estimate.get(n, 0) // GRID * GRID
             lowered = " with a lowered token budget" if self.data.lowers_budget else ""
             reaching = [Setting(env=bool(e), offload=bool(o), sp=s) for m, e, o, s, fits in self.data.estimates
@@ -846,8 +855,8 @@ class _Words:
             capped = next(filter(None, (_capped_by(self.catalog, self.data, self.query, n, setting, longest)
                                         for setting in reaching)), "")
             return Reason(rule="memory_model", detail=(
-                f"{self._no_table(n)}; the memory model's longest fitting length there is {longest} "
-                f"tokens{lowered}{capped}"))
+                f"{self._lora_table(n) if self.rows(n) else self._no_table(n)}; the memory model's longest fitting "
+                f"length there is {longest} tokens{lowered}{capped}"))
         rows, documented = self.rows(n), self.longest_documented(n)
         nor = "; nor does a cell of a table for fewer GPUs vouch" if self._nor_fewer(n) else ""
         if documented != rows[-1]:  # its last rows say '-': a measurement, not the table's end, stops it

@@ -197,6 +197,9 @@ class MemoryEstimate(Breakdown, defer_build=True):
     host_memory_gib: float | None = Field(default=None, description=(
         "the host memory one node needs (`host_memory_gib`, rounded up to a tenth: `shown_host_gib`): "
         f"{HOST_NEED_WORDS}"))
+    reference_model: bool = Field(default=True, description=(
+        "whether host_memory_gib counts the reference model's pinned shards (--reference/--no-reference; by default "
+        "but with --lora-rank): false for a run that builds none"))
     host_ram_gib: float | None = Field(default=None, description=(
         "the host memory a node has, as given (``--host-ram``); None when not given"))
     tables: TablesVerdict | None = Field(default=None, description=(
@@ -789,39 +792,64 @@ def _attention_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
                     (hidden, heads * mla.v_head_dim, layers), (hidden, 1, 2 * layers))
 
 
+def adapter_shapes(model: Model, rank: int) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of the tensors of a LoRA adapter of `rank` (`adapted_shapes`): each adapted matrix's
+    ``lora_A`` (rank x inputs) and ``lora_B`` (outputs x rank), as PEFT makes them."""
+    return tuple(shape for rows, columns, count in adapted_shapes(model)
+                 for shape in ((rank, columns, count), (rows, rank, count)))
+
+
 @lru_cache(maxsize=1024)
-def pinned_rounding(model: Model, gpus: int, bytes_per_value: int) -> float:
+def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: int = 0) -> float:
     """How much more pinned memory the shards of `model` over `gpus` GPUs take than their bytes (at least 1): each
-    tensor's shard (its rows split over the GPUs, rounded up) rounded up to a power of two, over all tensors
-    (cached: every planning question with host memory asks again for each GPU count)."""
+    tensor's shard (its rows split over the GPUs, rounded up) rounded up to a power of two, over all tensors of the
+    model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`) (cached: every planning question with host
+    memory asks again for each GPU count)."""
     def pinned(rows: int, columns: int) -> int:
         return 1 << (bytes_per_value * -(-rows // gpus) * columns - 1).bit_length()
 
-    shapes = weight_shapes(model)
+    shapes = adapter_shapes(model, lora_rank) if lora_rank else weight_shapes(model)
     held = sum(pinned(rows, columns) * count for rows, columns, count in shapes)
     return held / sum(bytes_per_value * rows * columns * count / gpus for rows, columns, count in shapes)
 
 
 def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
-                    version: TrinityVersion | None = None, reference: bool = True) -> float:
+                    version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0) -> float:
     """Host memory one node needs, GiB. What loading takes at start-up, with Offload or not: `LOAD_BYTES` per
-    parameter of the whole model, on every rank of a model with tied embeddings and on one otherwise, as verl
-    loads it, beside the node's pinned shards of the reference model where the run has one (`reference`;
-    `REFERENCE_BYTES` of Trinity's `version`, None: 0.6) and, with Offload, the actor's pinned fp32 parameter shards.
-    With Offload, the larger of that and what its trainer GPUs' shares (of all `gpus`) hold while training:
-    `PINNED_BYTES` and the reference model's per parameter, rounded as `pinned_rounding` says, and `PAGEABLE_BYTES`."""
+    parameter of the whole model (and of a LoRA adapter of `lora_rank`, which PEFT adds before FSDP shards them), on
+    every rank of a model with tied embeddings and on one otherwise, as verl loads it, beside the node's pinned shards
+    of the reference model where the run has one (`reference`; `REFERENCE_BYTES` of Trinity's `version`, None: 0.6)
+    and, with Offload, the actor's pinned parameter shards. With Offload, the larger of that and what its trainer
+    GPUs' shares (of all `gpus`) hold while training: the reference model's and the actor's (`offloaded_actor_bytes`,
+    for full fine-tuning or LoRA)."""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
     loaders = on_node if model.tied_embeddings else 1
     reference_bytes = REFERENCE_BYTES[version or "0.6"]
     reference_held = reference_bytes * pinned_rounding(model, gpus, reference_bytes) if reference else 0
-    pinned = [size * pinned_rounding(model, gpus, size) for size in PINNED_BYTES]
-    loading = LOAD_BYTES * parameters * loaders + (reference_held + (pinned[0] if offload else 0)) * shards
+    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank)
+    loaded = parameters + (lora_parameters(model, lora_rank) if lora_rank else 0)
+    loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
     if not offload:
         return loading / GIB
-    training = (sum(pinned) + reference_held + PAGEABLE_BYTES) * shards
+    training = (actor_states + reference_held) * shards
     return max(training, loading) / GIB
+
+
+def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0) -> tuple[float, float]:
+    """What Offload keeps of the actor in host memory, bytes per parameter of the model: its pinned parameter shards,
+    and those with its pinned gradients and pageable Adam moments while training (`PINNED_BYTES`, rounded as
+    `pinned_rounding` says, and `PAGEABLE_BYTES`). With LoRA (`lora_rank`), FSDP2's CPU offload holds the frozen
+    base's fp32 parameter shards alone (`FROZEN_BASE_BYTES`: no gradient, no Adam state), and the adapter's
+    (`lora_parameters`) all three, counted in fp32 as on the GPU (`STATE_BYTES`)."""
+    pinned = [size * pinned_rounding(model, gpus, size) for size in PINNED_BYTES]
+    if not lora_rank:
+        return pinned[0], sum(pinned) + PAGEABLE_BYTES
+    base = FROZEN_BASE_BYTES * pinned_rounding(model, gpus, FROZEN_BASE_BYTES)
+    share = lora_parameters(model, lora_rank) / (model.parameters_b * 1e9)
+    adapter = [size * pinned_rounding(model, gpus, size, lora_rank) for size in PINNED_BYTES]
+    return base + share * adapter[0], base + share * (sum(adapter) + PAGEABLE_BYTES)
 
 
 def shown_host_tenths(need_gib: float) -> int:
@@ -837,19 +865,22 @@ def shown_host_gib(need_gib: float) -> float:
 
 
 def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
-                    version: TrinityVersion | None = None, reference: bool = True) -> float:
-    """The host memory one node needs (`host_memory_gib`, for Trinity's `version`, with a reference model or not) as
-    rft-solver gives it: rounded up to a tenth of a GiB (`shown_host_gib`)."""
-    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference))
+                    version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0) -> float:
+    """The host memory one node needs (`host_memory_gib`, for Trinity's `version`, with a reference model or not, for
+    full fine-tuning or LoRA of `lora_rank`) as rft-solver gives it: rounded up to a tenth of a GiB
+    (`shown_host_gib`)."""
+    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank))
 
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
-                  offload: bool = True, version: TrinityVersion | None = None, reference: bool = True) -> bool:
+                  offload: bool = True, version: TrinityVersion | None = None, reference: bool = True,
+                  lora_rank: int = 0) -> bool:
     """Whether the host memory a node needs (`host_memory_gib`, with Offload or without, under Trinity's `version`,
-    with a reference model or not) fits a node's `host_ram_gb` (GiB; None: not checked): the planner's rule, and the
-    --from-config verdict's (`host_ram_holds`, as `MemoryEstimate.host_fits`)."""
-    return host_ram_gb is None or host_ram_holds(host_memory_gib(model, gpus, node_gpus, offload, version, reference),
-                                                 host_ram_gb)
+    with a reference model or not, for full fine-tuning or LoRA of `lora_rank`) fits a node's `host_ram_gb` (GiB;
+    None: not checked): the planner's rule, and the --from-config verdict's (`host_ram_holds`, as
+    `MemoryEstimate.host_fits`)."""
+    return host_ram_gb is None or host_ram_holds(
+        host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank), host_ram_gb)
 
 
 def host_ram_holds(need_gib: float, host_ram_gb: float | None) -> bool:

@@ -766,8 +766,7 @@ def make_query(
     check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int))
     check_lora_rank(lora_rank)
-    if reference_model is None:
-        reference_model = lora_rank == 0
+    reference_model = counts_reference(reference_model, lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
     exact_source = exact_source if exact_source is not None else option_names.exact
@@ -818,6 +817,13 @@ def make_query(
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
                  reference_model=reference_model, lora_rank=lora_rank, option_names=option_names)
+
+
+def counts_reference(reference_model: bool | None, lora_rank: int) -> bool:
+    """Whether the host memory need counts the reference model: as `reference_model` says, or where it says nothing
+    (None) for full fine-tuning alone (`lora_rank` 0: with LoRA, Trinity takes the actor without its adapter as the
+    reference)."""
+    return lora_rank == 0 if reference_model is None else reference_model
 
 
 def check_lora_rank(lora_rank: int) -> None:

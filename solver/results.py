@@ -1709,7 +1709,7 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
-                          "weights", "memory_model_source", "budgets_listed")
+                          "lora_rank", "reference_model", "weights", "memory_model_source", "budgets_listed")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
 
 
@@ -1731,6 +1731,11 @@ class GpuMap(Frozen, Versioned, defer_build=True):
         "'only' with --estimate (the tables set aside), 'never' with --no-estimate; left out by default"))
     token_budget: Literal["auto"] | None = Field(default=None, description=(
         "'auto' with --token-budget auto (estimated plans may take a lower token budget); left out by default"))
+    lora_rank: PositiveInt | None = Field(default=None, description=(
+        "the LoRA rank the plans count (--lora-rank); left out for full fine-tuning"))
+    reference_model: bool | None = Field(default=None, description=(
+        "whether the plans' host memory need counts a reference model, as given (--reference, --no-reference); left "
+        "out where not given: counted but with --lora-rank"))
     weights: str | None = Field(default=None, description=(
         "the cost weights' file given (--weights), as given (a byte of its name that is not UTF-8 as its escape, "
         "\\xe9), which the title names; left out where none was (the shipped weights, or through the API a Weights "

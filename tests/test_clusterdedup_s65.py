@@ -23,7 +23,7 @@ import solver.cluster.search
 from solver.cli import main
 from solver.cluster.options import Option, Planner, fleet_options, pools_with_ways
 from solver.render import cluster_json, purchase_json
-from solver.tables import WAYS_QUESTIONS_PER_SECOND, load_fleet, load_weights
+from solver.tables import WAYS_QUESTIONS_PER_SECOND, JobTraining, load_fleet, load_weights
 
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 QUAD = {"name": "quad", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 4}
@@ -82,8 +82,8 @@ def test_the_reason_reuses_the_whole_pool_answer_the_search_asked_first(
 
 def test_a_decided_answer_is_kept_and_an_unexplained_one_asked_again_where_words_are_wanted():
     planner = Planner(CATALOG, load_weights(), "auto")
-    query = planner.question("A100-80GB", "Qwen3-14B", 8, "auto", None, None, objective="min_gpus", budget_gpus=8,
-                             max_model_len=4_000_000)
+    query = planner.question("A100-80GB", "Qwen3-14B", 8, "auto", None, JobTraining(), objective="min_gpus",
+                             budget_gpus=8, max_model_len=4_000_000)
     unexplained = planner.answer(query, "A100-80GB", explained=False)
     assert (unexplained.status, unexplained.reason_code, planner.asked) == ("infeasible", "not-explained", 1)
     assert planner.answer(query, "A100-80GB", explained=False) is unexplained and planner.asked == 1

@@ -25,7 +25,7 @@ from solver.cli import main
 from solver.cluster.options import Planner
 from solver.render import AT_LEAST_NOTE, AT_MOST_NOTE
 from solver.results import CautionCode
-from solver.tables import DETERMINISTIC_PER_SECOND, load_fleet, load_weights
+from solver.tables import DETERMINISTIC_PER_SECOND, JobTraining, load_fleet, load_weights
 
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 TWO_14B = [{"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2} for name in ("x", "y")]
@@ -133,11 +133,12 @@ def test_a_stretch_stops_at_the_last_length_on_the_grid_with_the_room_the_cautio
     assert placed(solved(instance, tmp_path)) == (4, 124928, (True, True, 4), 2.64, [], "estimated")
     planner = Planner(CATALOG, load_weights(), "auto")
     assert planner.roomy_margin("H20-96GB", "Qwen3-30B-A3B") == pytest.approx(0.038062, abs=1e-6)
-    thin = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, None, 8, "auto", 1024)
+    thin = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, None, 8, "auto", 1024, None, JobTraining())
     assert thin is not None and thin.max_model_len == 129024 and "--margin 0.04 keeps 2.7 GiB" in thin.cautions[0]
-    rounded = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, None, 8, "auto", 1024, margin=0.04)
+    rounded = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, None, 8, "auto", 1024, None, JobTraining(), margin=0.04)
     assert rounded is not None and rounded.max_model_len == 123904
-    past = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, 124928 + 1024, 8, "auto", 1024, env=True)
+    past = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, 124928 + 1024, 8, "auto", 1024, None, JobTraining(),
+                        env=True)
     assert past is not None and (past.setting, round(past.headroom_gb, 2)) == (thin.setting, 1.99)
     assert CautionCode.THIN_HEADROOM in past.caution_codes
 
@@ -153,7 +154,7 @@ def test_token_budget_auto_keeps_the_stop_its_room(tmp_path: Path):
     assert (plan["max_token_len_per_gpu"], plan["lowered_budget"]) == (62464, True)
     assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True, token_budget="auto")
     at_run_margin = Planner(CATALOG, load_weights(), "auto", token_budget="auto").best(
-        "H20-96GB", "Qwen3-30B-A3B", 4, 131072, 8, "auto", 1024, env=True, offload=True)
+        "H20-96GB", "Qwen3-30B-A3B", 4, 131072, 8, "auto", 1024, True, JobTraining(), env=True)
     assert at_run_margin is not None and at_run_margin.max_token_len_per_gpu == 64512
     assert CautionCode.THIN_HEADROOM in at_run_margin.caution_codes
 

@@ -20,7 +20,7 @@ from solver.cli import main
 from solver.cluster.options import Planner
 from solver.rules import COMMAND_OPTIONS
 from solver.solve import WorkBudget, work_budget
-from solver.tables import QueryError, load_weights
+from solver.tables import JobTraining, QueryError, load_weights
 
 BUY_MODULE = import_module("solver.cluster.buy")
 """`solver.cluster.buy` the module (the package's `buy` is its function)."""
@@ -30,8 +30,8 @@ WIDE = 400
 
 def test_an_undecided_answer_is_not_kept_and_is_asked_again():
     planner = Planner(CATALOG, load_weights(), "auto")
-    query = planner.question("H20-96GB", "Qwen3-32B", 8, "auto", None, None, objective="min_gpus", budget_gpus=64,
-                             max_model_len=131072)
+    query = planner.question("H20-96GB", "Qwen3-32B", 8, "auto", None, JobTraining(), objective="min_gpus",
+                             budget_gpus=64, max_model_len=131072)
     with work_budget(WorkBudget(0.0)):  # no deterministic time left: the solve stops undecided
         first = planner.answer(query, "H20-96GB", explained=False)
         again = planner.answer(query, "H20-96GB", explained=False)

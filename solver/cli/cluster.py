@@ -72,6 +72,8 @@ FILE_FIELDS = {
     "--gpus": "a pool's nodes and gpus_per_node; the placement chooses each job's trainer GPUs",
     "--model": "a job's model", "--model-config": "a job's model_config", "--len": "a job's max_model_len",
     "--rollout-gpus": "a job's rollout_gpus", "--train-batch-size": "a job's train_batch_size",
+    "--lora-rank": "a job's lora_rank", "--reference": "a job's reference_model",
+    "--no-reference": "a job's reference_model",
 }
 """The planner's options whose values a cluster file gives, by the field that gives them."""
 

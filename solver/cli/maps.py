@@ -24,9 +24,11 @@ from solver.cli.options import (
     add_cells_option,
     add_estimate_options,
     add_host_ram_option,
+    add_lora_option,
     add_memory_model_options,
     add_node_gpus_option,
     add_own_gpu_options,
+    add_reference_option,
     add_token_budget_option,
     add_train_batch_option,
     add_weights_option,
@@ -77,6 +79,8 @@ def build_map_parser() -> Parser:
     add_token_budget_option(parser)
     add_train_batch_option(parser)
     add_host_ram_option(parser)
+    add_lora_option(parser, "full fine-tuning")
+    add_reference_option(parser)
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given, as solve's; given, the Offload caution counts them all
     add_own_gpu_options(parser, listed=True)
@@ -104,7 +108,7 @@ def run_map(args: argparse.Namespace) -> int:
                          token_budget=args.token_budget or "default", host_ram_gb=args.host_ram,
                          node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
                          memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
-                         option_names=COMMAND_OPTIONS)
+                         option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0, reference_model=args.reference)
     if args.weights:  # the maps echo the file as given, as map_plans does a path (read once, above)
         gpu_maps = tuple(gpu_map.model_copy(update={"weights": path_text(args.weights)}) for gpu_map in gpu_maps)
     screen = new_console()

@@ -20,6 +20,7 @@ from solver.cli.options import (
     add_memory_model_options,
     add_node_gpus_option,
     add_own_gpu_options,
+    add_reference_option,
     memory_model_option,
     model_config_option,
 )
@@ -63,6 +64,7 @@ def build_memory_parser() -> Parser:
     parser.add_argument("--offload", action=OnceFlag, default=False,
                         help="with FSDP2 CPU offload, or without (the default)")
     add_lora_option(parser, "full fine-tuning")
+    add_reference_option(parser)
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
     add_host_ram_option(parser, f"it says whether what the setting holds there fits ({HOST_NEED_WORDS})")
@@ -89,7 +91,8 @@ def run_memory(args: argparse.Namespace) -> int:
     result = memory_answer(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,
-                           option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0)
+                           option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0,
+                           reference_model=args.reference)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
     if args.json:
@@ -108,7 +111,8 @@ def run_memory(args: argparse.Namespace) -> int:
 def planner_command(args: argparse.Namespace) -> str:
     """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
     not: the same model, GPU (with its memory and interconnect, of your own), GPUs (as a budget), length and memory
-    options (and --lora-rank), without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
+    options (and --lora-rank, --reference or --no-reference), without --sp, --env, --offload and --token-budget, which
+    the planner tries for itself."""
     gigabytes, mebibytes = args.gpu_memory or (None, None)
     words = [
         *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
@@ -121,5 +125,6 @@ def planner_command(args: argparse.Namespace) -> str:
         *(["--margin", shown_number(args.margin)] if args.margin is not None else []),
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
         *(["--lora-rank", str(args.lora_rank)] if args.lora_rank else []),
+        *([] if args.reference is None else ["--reference" if args.reference else "--no-reference"]),
     ]
     return shlex.join(["solve", *words])

@@ -138,13 +138,18 @@ def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
                         "the data loader and the rollout are not counted: leave room for them (default: not checked)")
 
 
-def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """--reference/--no-reference, for the commands that plan with --host-ram and read a Trinity config (--from-config
-    decides it where neither is given: `solver.query.TrinityConfig.reference_model`)."""
+REFERENCE_DEFAULT = "counted but with --lora-rank"
+"""Whether a command without a Trinity config counts the reference model (`add_reference_option`)."""
+
+
+def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                         default: str = REFERENCE_DEFAULT) -> None:
+    """--reference/--no-reference, for the commands that count a node's host memory need (`default`: what counts
+    without either; --from-config decides it: `solver.query.TrinityConfig.reference_model`)."""
     parser.add_argument("--reference", action=OnceFlag,
                         help="whether the run builds a reference model, whose pinned shards the host memory need "
-                        "counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA); default: as "
-                        "--from-config's algorithm and LoRA say, without a config counted but with --lora-rank")
+                        "counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA); default: "
+                        f"{default}")
 
 
 def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:

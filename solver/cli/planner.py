@@ -34,6 +34,7 @@ from solver.cli.options import (
     MODEL_CONFIG_HELP,
     MODEL_NAMES,
     PLANS_HOST_RAM,
+    REFERENCE_DEFAULT,
     SP_RULES_HELP,
     add_cells_option,
     add_estimate_options,
@@ -148,7 +149,7 @@ def build_parser() -> Parser:
     add_token_budget_option(estimates, from_config=True)
     add_host_ram_option(estimates, f"{PLANS_HOST_RAM}, the reference model's counted unless --from-config's "
                         "algorithm or LoRA, or --no-reference, says the run builds none")
-    add_reference_option(estimates)
+    add_reference_option(estimates, f"as --from-config's algorithm and LoRA say, without a config {REFERENCE_DEFAULT}")
     add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),

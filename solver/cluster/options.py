@@ -14,7 +14,7 @@ from typing import Literal
 from solver import clock
 from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, margin_room, shown_host_tenths
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
-from solver.query import EstimateMode, Objective, Query, make_query, resolve_margin
+from solver.query import EstimateMode, Objective, Query, counts_reference, make_query, resolve_margin
 from solver.results import Answer, CautionCode, Plan, ReasonCode, ReasonWords, UnplacedPool, tables_refute_caution
 from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
 from solver.solve import WorkBudget, answer_for, at_token_budget, estimate_tables_verdict
@@ -26,6 +26,7 @@ from solver.tables import (
     Catalog,
     Fleet,
     Job,
+    JobTraining,
     MemoryModel,
     Model,
     Pool,
@@ -243,16 +244,17 @@ class Planner:
         they spent: the search's stages get that much less (`place`, `buy`)."""
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
-             estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None,
-             train_batch_size: int | None = None, *, env: bool | None = None,
+             estimate: EstimateMode, host_ram_gb: float | None, offload: bool | None, training: JobTraining, *,
+             env: bool | None = None,
              margin: float | None = None, sp: int | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
         evidence `estimate` allows (only where a node's `host_ram_gb` holds its need, `host_memory_gib`; `offload`
-        pins it, `env` pins Env, `sp` the SP degree; with `train_batch_size`, SP leaves data-parallel ranks that
-        divide it), its estimates held to `margin` (None: the planner's)."""
-        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size, env, margin, sp)
+        pins it, `env` pins Env, `sp` the SP degree; with the job's `training`'s train batch, SP leaves data-parallel
+        ranks that divide it; its LoRA rank and reference model count), its estimates held to `margin` (None: the
+        planner's)."""
+        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, training, env, margin, sp)
         if key not in self.cache:
-            query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=gpus,
+            query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, training, budget_gpus=gpus,
                                   exact=True, objective="cheapest" if length else "max_len", max_model_len=length,
                                   offload=offload, env=env, margin=margin, sp=sp)
             inputs = PlanningInputs.of(gpu, query)
@@ -281,13 +283,14 @@ class Planner:
         return answer
 
     def question(self, gpu: str, model: str, node_gpus: int, estimate: EstimateMode, host_ram_gb: float | None,
-                 train_batch_size: int | None, *, objective: Objective, budget_gpus: int, max_model_len: int | None,
+                 training: JobTraining, *, objective: Objective, budget_gpus: int, max_model_len: int | None,
                  exact: bool = False, offload: bool | None = None, env: bool | None = None, sp: int | None = None,
                  margin: float | None = None) -> Query:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
         on `estimate`'s evidence, with the planner's weights, time limit, memory model, margin (unless `margin`
         raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default) and Trinity
-        release, and the pool's and the job's limits named as a cluster file gives them."""
+        release, the job's `training` (its train batch, LoRA rank and reference model), and the pool's and the job's
+        limits named as a cluster file gives them."""
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, env=env, sp=sp,
                           weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory,
@@ -295,8 +298,9 @@ class Planner:
                           host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=POOL_NODE_SOURCE,
                           host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" else "default",
-                          train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
+                          train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=self.trinity_version, option_names=self.option_names,
+                          lora_rank=training.lora_rank, reference_model=training.reference_model,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE})
 
@@ -311,10 +315,10 @@ class Planner:
         return room.holding(room.thin_gib)
 
     def restated(self, gpu: str, model: str, plan: Plan, node_gpus: int, estimate: EstimateMode,
-                 host_ram_gb: float | None, train_batch_size: int | None) -> Plan:
+                 host_ram_gb: float | None, training: JobTraining) -> Plan:
         """`plan` (an answer of `best` whose estimates were held to another margin) as it is at the planner's margin:
         the same GPUs, setting, length and token budget, with the memory figures and cautions of that margin."""
-        query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=plan.gpus,
+        query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, training, budget_gpus=plan.gpus,
                               exact=True, objective="cheapest", max_model_len=plan.max_model_len)
         return at_token_budget(self.catalog, query, gpu, plan, plan.max_token_len_per_gpu)
 
@@ -328,12 +332,14 @@ class Planner:
             return plan
         return plan.with_caution(tables_refute_caution(verdict, gpu, model, plan, self.option_names))
 
-    def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
-        """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,
-        as placements give it: `shown_host_tenths`, rounded up to a tenth, a whole number of them: the jobs' figures,
-        added up exactly, are what a node's host memory must hold)."""
-        return shown_host_tenths(host_memory_gib(self.catalog.model(model), gpus, offload=offload,
-                                                 version=self.trinity_version))
+    def host_tenths(self, job: Job, gpus: int, offload: bool) -> int:
+        """Host memory, tenths of a GiB, that a trainer of `job` on `gpus` GPUs on one node needs there
+        (`host_memory_gib`, with its LoRA rank and reference model, as placements give it: `shown_host_tenths`, rounded
+        up to a tenth, a whole number of them: the jobs' figures, added up exactly, are what a node's host memory must
+        hold)."""
+        return shown_host_tenths(host_memory_gib(
+            self.catalog.model(job.model), gpus, offload=offload, version=self.trinity_version,
+            reference=counts_reference(job.reference_model, job.lora_rank), lora_rank=job.lora_rank))
 
 
 def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:
@@ -400,7 +406,7 @@ def as_it_runs_ways(planner: Planner, fleet: Fleet, running: RunningJob) -> list
     for estimate in dict.fromkeys(estimate for _, estimate in tiers):  # the tiers' evidence, each once, in order
         try:
             plan = planner.best(pool.gpu, job.model, running.trainer_gpus, running.max_model_len, pool.gpus_per_node,
-                                estimate, pool.host_ram_gb, running.offload, job.train_batch_size, sp=running.sp)
+                                estimate, pool.host_ram_gb, running.offload, job.training, sp=running.sp)
         except QueryError:  # an SP the rules refuse there (one that does not divide its GPUs): no plan has it
             return []
         if plan is not None:
@@ -456,7 +462,7 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
     def plan_at(gpus: int, host_ram_gb: float | None, offload: bool | None, at: int | None,
                 env: bool | None = None, margin: float | None = None) -> Plan | None:
         return planner.best(pool.gpu, job.model, gpus, at, pool.gpus_per_node, estimate, host_ram_gb, offload,
-                            job.train_batch_size, env=env, margin=margin)
+                            job.training, env=env, margin=margin)
 
     def longest(gpus: int, host_ram_gb: float | None, offload: bool | None, env: bool | None = None,
                 margin: float | None = None) -> Plan | None:
@@ -478,7 +484,7 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
         if roomy is None or roomy.max_model_len < asked.at_least:
             return plan_at(gpus, host_ram_gb, offload, asked.at_least)
         return planner.restated(pool.gpu, job.model, roomy, pool.gpus_per_node, estimate, host_ram_gb,
-                                job.train_batch_size)
+                                job.training)
 
     ways = []
     for gpus in counts:
@@ -507,7 +513,7 @@ def way_with(planner: Planner, fleet: Fleet, index: int, pool_index: int, room: 
     gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
     return Option(job=index, pool=pool_index, plan=plan, size=room[0], whole_nodes=room[1], rollout_gpus=room[2],
                   gain=gain, cost=round(plan.cost * COST_SCALE),
-                  host_tenths=planner.host_tenths(job.model, plan.gpus, plan.offload) if shares_node else 0)
+                  host_tenths=planner.host_tenths(job, plan.gpus, plan.offload) if shares_node else 0)
 
 
 def stretch_ceiling(asked: AtLeast, model: Model) -> int:
@@ -554,7 +560,7 @@ def ways_order(fleet: Fleet) -> list[int]:
 def ways_shape(job: Job) -> tuple[object, ...]:
     """What the planner's questions about a job's ways depend on (`ways_in_pool`): its model, length, train batch and
     the pool it names (its rollout GPUs only leave some GPU counts no layout)."""
-    return job.model, job.max_model_len, job.train_batch_size, job.pool
+    return job.model, job.max_model_len, job.training, job.pool
 
 
 def jobs_without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:

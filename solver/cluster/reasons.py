@@ -55,6 +55,7 @@ from solver.tables import (
     AtLeast,
     Fleet,
     Job,
+    JobTraining,
     Pool,
     RunningJob,
     TokenBudgetMode,
@@ -464,7 +465,7 @@ class SmallerAsks:
             for node in nodes:
                 self.idle_gpus[option.pool][node] -= option.gpus_per_node(pool.gpus_per_node)
                 self.idle_host[option.pool][node] -= (0 if pool.host_ram_gb is None or not option.size else
-                                                      planner.host_tenths(fleet.jobs[job].model, option.plan.gpus,
+                                                      planner.host_tenths(fleet.jobs[job], option.plan.gpus,
                                                                           option.plan.offload))
         self.empty = [[node for node in range(pool.nodes) if self.idle_gpus[index][node] == pool.gpus_per_node]
                       for index, pool in enumerate(fleet.pools)]
@@ -506,7 +507,7 @@ class SmallerAsks:
                 if self._out_of_time(index, "a shorter length"):
                     return None
                 longest = self.planner.best(pool.gpu, job.model, trainer_gpus, None, pool.gpus_per_node,
-                                            self.planner.estimate, pool.host_ram_gb, None, job.train_batch_size)
+                                            self.planner.estimate, pool.host_ram_gb, None, job.training)
                 cuts |= {longest.max_model_len} if longest is not None and longest.max_model_len < length else set()
         for cut in sorted(cuts, reverse=True)[:SHORTER_TRIES]:
             if self._out_of_time(index, "a shorter length"):
@@ -534,20 +535,20 @@ class SmallerAsks:
         changed = self.fleet.model_copy(update={"jobs": tuple(
             changed_job if i == index else other for i, other in enumerate(self.fleet.jobs))})
         for option in job_options(self.planner, changed, index):
-            if nodes := self._room_for(option, job.model):
+            if nodes := self._room_for(option, job):
                 return FitsWith(rollout_gpus=changed_job.rollout_gpus, max_model_len=changed_job.asked_max_model_len,
                                 pool=self.fleet.pools[option.pool].name, nodes=nodes, whole_nodes=option.whole_nodes,
                                 trainer_gpus=option.plan.gpus)
         return None
 
-    def _room_for(self, option: Option, model: str) -> tuple[int, ...]:
-        """The first node whose idle GPUs and host memory hold `option` (a way of a job of `model`), or the first idle
+    def _room_for(self, option: Option, job: Job) -> tuple[int, ...]:
+        """The first node whose idle GPUs and host memory hold `option` (a way of `job`), or the first idle
         nodes it takes whole; () where the idle room holds it nowhere."""
         pool = self.fleet.pools[option.pool]
         if not option.size:
             empty = self.empty[option.pool]
             return tuple(empty[:option.whole_nodes]) if len(empty) >= option.whole_nodes else ()
-        need = 0 if pool.host_ram_gb is None else self.planner.host_tenths(model, option.plan.gpus, option.plan.offload)
+        need = 0 if pool.host_ram_gb is None else self.planner.host_tenths(job, option.plan.gpus, option.plan.offload)
         return next(((node,) for node in range(pool.nodes) if option.size <= self.idle_gpus[option.pool][node]
                      and need <= self.idle_host[option.pool][node]), ())
 
@@ -613,7 +614,7 @@ def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], seve
                          "node)")
             continue
         least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
-        own_footprints = {(option.size, planner.host_tenths(job.model, option.plan.gpus, option.plan.offload))
+        own_footprints = {(option.size, planner.host_tenths(job, option.plan.gpus, option.plan.offload))
                           for option in shared}
         for gpus, tenths in sorted(own_footprints):
             if not least or tenths < least[-1][1]:
@@ -641,7 +642,7 @@ def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset
     shape), within `limit` (None: none): a shape it reaches first is told that it was not asked (`_not_asked`), here
     and after."""
     job = fleet.jobs[index]
-    shape = (job.model, job.max_model_len, job.rollout_gpus, job.train_batch_size, job.pool, without)
+    shape = (job.model, job.max_model_len, job.rollout_gpus, job.training, job.pool, without)
     if shape not in planner.reasons:
         reached = None if limit is None else limit.reached(planner)
         planner.reasons[shape] = (_reasons(planner, fleet, index, without) if reached is None
@@ -746,7 +747,7 @@ def _whole_pool_question(planner: Planner, job: Job, pool: Pool, length: int | N
     """The planner's question of `job`'s model on the pool's GPUs (`MAX_ESTIMATED_GPUS` at most), no rollout beside
     the trainer: the fewest that train `length`, or (None) the longest length they train."""
     return planner.question(pool.gpu, job.model, pool.gpus_per_node, planner.estimate, pool.host_ram_gb,
-                            job.train_batch_size, max_model_len=length,
+                            job.training, max_model_len=length,
                             objective="max_len" if length is None else "min_gpus",
                             budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS))
 
@@ -785,7 +786,7 @@ def reasons_may_ask_reach(planner: Planner, fleet: Fleet, with_ways: dict[int, f
     trainer GPU there, a question is left to ask (`_reach_budgets`) and its length may be beyond the reach of the
     pool's GPUs (`_may_be_beyond_reach`). That is asked now, on
     `Planner.reach_work` too, so the answer is the same on every run; a question left undecided counts as may."""
-    beyond: dict[tuple[str, int | None, int, int], bool] = {}  # (model, train batch, pool, length) -> may be beyond
+    beyond: dict[tuple[str, JobTraining, int, int], bool] = {}  # (model, training, pool, length) -> may be beyond
     for index, pools in sorted(with_ways.items()):
         job = fleet.jobs[index]
         for pool_index, pool in enumerate(fleet.pools):
@@ -795,7 +796,7 @@ def reasons_may_ask_reach(planner: Planner, fleet: Fleet, with_ways: dict[int, f
             least = _whole_pool_question(planner, job, pool, job.asked_max_model_len)
             if not _reach_budgets(least):
                 continue
-            key = (job.model, job.train_batch_size, pool_index, job.asked_max_model_len)
+            key = (job.model, job.training, pool_index, job.asked_max_model_len)
             if key not in beyond:
                 beyond[key] = _may_be_beyond_reach(planner, job, pool, least)
             if beyond[key]:

@@ -95,6 +95,11 @@ OFFLOAD_HOST_NEED = ("the actor's states and the reference model's shards, or th
                      "models' pinned shards, whichever is more")
 """What a node's host memory need holds with Offload (`solver.memory.host_memory_gib`): its share of the states
 while training, or what loading takes with the actor's pinned parameter shards there too."""
+LOADING_ALONE_DETAIL = "verl reads it in fp32 before FSDP shards it; no reference model"
+"""`LOADING_HOST_DETAIL` for a run that builds no reference model (``--no-reference``)."""
+OFFLOAD_ALONE_NEED = ("the actor's states, or the model while it loads beside the actor's pinned shards, whichever is "
+                      "more; no reference model")
+"""`OFFLOAD_HOST_NEED` for a run that builds no reference model (``--no-reference``)."""
 HOST_NEED_WORDS = f"{LOADING_HOST_NEED}; with Offload, {OFFLOAD_HOST_NEED}"
 """What a node's host memory need holds, with Offload or not, where one text says both."""
 

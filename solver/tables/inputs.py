@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from math import isfinite
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, NamedTuple
 
 from annotated_types import Ge, Gt, Le, Lt, MinLen
 from pydantic import (
@@ -30,6 +30,7 @@ from solver.tables.bounds import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_JOBS,
+    MAX_LORA_RANK,
     MAX_NODE_GPUS,
     MAX_TRAIN_BATCH,
     checked_host_ram,
@@ -277,6 +278,16 @@ def _no_device_name(name: str) -> str:
     return name
 
 
+class JobTraining(NamedTuple):
+    """What a cluster job's plans count besides its model and length (`_JobFields.training`), as the planner's
+    questions take it: the train batch its data-parallel ranks divide (None: not checked), its LoRA rank (0: full
+    fine-tuning) and whether its run builds a reference model (None: unless LoRA)."""
+
+    train_batch_size: int | None = None
+    lora_rank: int = 0
+    reference_model: bool | None = None
+
+
 class _JobFields(Frozen, defer_build=True):
     """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
 
@@ -296,6 +307,18 @@ class _JobFields(Frozen, defer_build=True):
     train_batch_size: Annotated[int, Strict(), Gt(0), Le(MAX_TRAIN_BATCH)] | None = Field(default=None, description=(
         "experiences per training step (Trinity's buffer.train_batch_size): only trainers whose data-parallel ranks "
         "(GPUs / SP) divide it, as --train-batch-size; absent, it is not checked"))
+    lora_rank: Annotated[int, Strict(), Ge(0), Le(MAX_LORA_RANK)] = Field(default=0, description=(
+        "the rank of the LoRA adapter the job trains (Trinity's model.lora_configs), as --lora-rank: its plans count "
+        "the frozen base's fp32 weights and the adapter's states; 0 (the default): full fine-tuning"))
+    reference_model: Flag | None = Field(default=None, description=(
+        "whether the job's run builds a reference model, whose pinned shards its host memory need counts, as "
+        "--reference/--no-reference; absent, counted but with a lora_rank"))
+
+    @property
+    def training(self) -> JobTraining:
+        """What the job's plans count besides its model and length: its train batch, LoRA rank and reference
+        model."""
+        return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model)
 
     @property
     def rollout_gpus_given(self) -> bool:

@@ -103,7 +103,7 @@ def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Pla
     if plan.host_memory_gb is None or plan.trainer_nodes is None:
         return plan
     need = shown_host_need(model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version,
-                           plan.reference_model)
+                           plan.reference_model, plan.lora_rank)
     return plan.model_copy(update={"host_memory_gb": need})
 
 
