@@ -21,6 +21,7 @@ from solver.memory import (
     MemoryEstimate,
     beyond_calibration,
     breakdown,
+    critic_parameters,
     fits_host_ram,
     longest_fitting,
     lora_parameters,
@@ -94,6 +95,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    CRITIC_STATES,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_TOKENS,
@@ -103,6 +105,7 @@ from solver.tables import (
     OWN_MODEL_HINT,
     Catalog,
     CountedGpu,
+    CriticStates,
     Fleet,
     MemoryModel,
     Model,
@@ -636,6 +639,7 @@ def estimate_memory(
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
+    critic: CriticStates | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -655,6 +659,11 @@ def estimate_memory(
     `lora_rank` (0: full fine-tuning) counts a LoRA run's states (`solver.memory.lora_states_bytes`); the tables,
     which measured full fine-tuning, then speak only where they say the setting trains.
 
+    `critic` counts a PPO critic trained beside the actor on the same GPUs: ``"resident"``, its states on the GPUs
+    (`solver.memory.resident_critic_gib`), or ``"offloaded"``, in host memory; None (the default) for none, the
+    tables' runs. The tables, which measured the actor alone, then speak only where they say the setting runs out
+    of memory.
+
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
     so: the estimate is of one setting, its SP given."""
@@ -667,6 +676,7 @@ def estimate_memory(
                 ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames),
                 ("lora_rank", lora_rank, int))
     check_lora_rank(lora_rank)
+    check_choice("critic", critic, (None, *CRITIC_STATES))
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "gpus")
     memory = memory if memory is not None else load_memory_model()
@@ -680,18 +690,18 @@ def estimate_memory(
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
-                       budget, lora_rank)
+                       budget, lora_rank, critic)
     if max_token_len_per_gpu is None:
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin,
-                                  lora_rank=lora_rank)
+                                  lora_rank=lora_rank, critic=critic)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
-                       lora=lora_rank > 0)
+                       lora=lora_rank > 0, critic=critic is not None)
     beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
                                 gpu_type.rocm)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
-                          host_memory_gib=shown_host_need(resolved, gpus, node_size, offload),
+                          host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, critic=critic),
                           host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
@@ -715,6 +725,7 @@ def memory_answer(
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
+    critic: CriticStates | None = None,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -728,12 +739,13 @@ def memory_answer(
     estimate = estimate_memory(model, gpu, gpus, max_model_len, sp=sp, env=env, offload=offload, margin=margin,
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
-                               option_names=option_names, lora_rank=lora_rank)
+                               option_names=option_names, lora_rank=lora_rank, critic=critic)
     resolved = catalog.model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
                         max_model_len=max_model_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
-                        lora_parameters=lora_parameters(resolved, lora_rank),
+                        lora_parameters=lora_parameters(resolved, lora_rank), critic=critic,
+                        critic_parameters_b=critic_parameters(resolved) / 1e9 if critic else 0.0,
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
@@ -832,13 +844,15 @@ class _TablesSaid(NamedTuple):
 
 
 def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting, max_model_len: int,
-                budget: int, longest: int | None, node_gpus: int, lora: bool = False) -> _TablesSaid:
+                budget: int, longest: int | None, node_gpus: int, lora: bool = False,
+                critic: bool = False) -> _TablesSaid:
     """What `gpu`'s tables (and those of GPU types with at least its memory, for their failures) say of `setting` on
     `gpus` GPUs at `max_model_len` with `budget` tokens per GPU; and at the default budget, where they refute the
     `longest` length the memory model fits, their verdict there and the longest length they let the setting train
     (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited. For a
     `lora` run only where they say it trains: they measured full fine-tuning, whose states a LoRA run holds less of,
-    so what trained there trains with LoRA, and what ran out of memory there says nothing of it."""
+    so what trained there trains with LoRA, and what ran out of memory there says nothing of it. For a run with a
+    `critic`, only where they say it runs out of memory: they measured the actor alone."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
@@ -849,7 +863,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     larger = larger_tables(catalog, gpu, model)  # GPU types with at least this one's memory: their failures hold
 
     def verdict(length: int) -> TablesVerdict | None:
-        return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora)
+        return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora,
+                              critic=critic)
 
     tables = verdict(max_model_len if at_default else max(max_model_len, by_tokens))
     if not at_default and tables is not None and not tables.trains:

@@ -399,12 +399,15 @@ class TablesVerdict(Frozen):
 
 def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
                    gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
-                   larger: Sequence[tuple[str, TableCells]] = (), lora: bool = False) -> TablesVerdict | None:
+                   larger: Sequence[tuple[str, TableCells]] = (), lora: bool = False,
+                   critic: bool = False) -> TablesVerdict | None:
     """The `TablesVerdict` of a GPU type's `table_cells` for `model` (`columns` as `vouching_cell` takes
     them), or where they say nothing, of the tables of GPU types with at least its memory (`larger`: their names
     and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything. For a `lora`
-    run only a cell that vouches speaks (`LORA_EVIDENCE`)."""
-    vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora)
+    run only a cell that vouches speaks (`LORA_EVIDENCE`); for a run with a `critic`, whose states the cells (the
+    actor's alone) never held, only one that refutes; for both, none."""
+    vouching = None if critic else vouching_cell(model, rows, settings, gpus, setting, length, columns=columns,
+                                                 larger=larger, lora=lora)
     if vouching is not None:
         return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
     if lora:

@@ -15,6 +15,7 @@ from solver.cli.options import (
     MODEL_NAMES,
     SP_RULES_HELP,
     add_cells_option,
+    add_critic_option,
     add_host_ram_option,
     add_lora_option,
     add_memory_model_options,
@@ -63,6 +64,7 @@ def build_memory_parser() -> Parser:
     parser.add_argument("--offload", action=OnceFlag, default=False,
                         help="with FSDP2 CPU offload, or without (the default)")
     add_lora_option(parser, "full fine-tuning")
+    add_critic_option(parser, "none, the tables' runs")
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
     add_host_ram_option(parser, f"it says whether what the setting holds there fits ({HOST_NEED_WORDS})")
@@ -89,7 +91,7 @@ def run_memory(args: argparse.Namespace) -> int:
     result = memory_answer(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,
-                           option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0)
+                           option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0, critic=args.critic)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
     if args.json:
