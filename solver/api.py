@@ -223,6 +223,7 @@ def plan(
     trinity_version: str | None = None,
     reference_model: bool | None = None,
     lora_rank: int = 0,
+    critic: CriticStates | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -248,7 +249,9 @@ def plan(
     ``reference_model=False``: the run builds no reference model, so the host memory need counts none of its pinned
     shards (as ``--no-reference``; `Query.reference_model`); None: none with LoRA, else counted. `lora_rank` above 0
     plans a LoRA run of that rank (as ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by
-    inference and refuting nothing.
+    inference and refuting nothing. `critic` plans a run with a PPO critic beside the actor (as ``--critic``;
+    `Query.critic`): ``"resident"``, its states on the GPUs, or ``"offloaded"``, in host memory; the tables, which
+    measured the actor alone, then vouch for no plan and still refute.
     Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
@@ -266,7 +269,8 @@ def plan(
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, total_gpus=total_gpus, memory=memory,
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
-                       reference_model=reference_model, lora_rank=lora_rank, option_names=option_names)
+                       reference_model=reference_model, lora_rank=lora_rank, critic=critic,
+                       option_names=option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -974,12 +978,13 @@ def config_query(
     reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int | None = None,
+    critic: CriticStates | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
-    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`) and, where it lowers its own token
-    budget, ``auto``. The keywords are
+    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`), its critic (`TrinityConfig.critic`;
+    `critic` given replaces it) and, where it lowers its own token budget, ``auto``. The keywords are
     `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus` frees the
     count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact` pins any
     budget, and ``exact=False`` frees the config's); the sources default to where the config's values came from."""
@@ -1014,7 +1019,8 @@ def config_query(
         train_batch_source=train_batch_source if train_batch_source is not None else
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=config.reference_model if reference_model is None else reference_model,
-        lora_rank=config.lora_rank if lora_rank is None else lora_rank, option_names=option_names)
+        lora_rank=config.lora_rank if lora_rank is None else lora_rank,
+        critic=config.critic if critic is None else critic, option_names=option_names)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,
@@ -1487,7 +1493,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,
-                                   lora=query.lora_rank > 0)
+                                   lora=query.lora_rank > 0, critic=query.critic is not None)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
@@ -1497,15 +1503,15 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
-                         query.trinity_version, query.reference_model):
+                         query.trinity_version, query.reference_model, query.critic):
         host_needed = shown_host_need(model, current.gpus, query.node_gpus, setting.offload, query.trinity_version,
-                                      query.reference_model)
+                                      query.reference_model, query.critic)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own,
-                           query.lora_rank)
+                           query.lora_rank, query.critic)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))

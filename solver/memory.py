@@ -1006,21 +1006,21 @@ def estimates_setting(setting: Setting, without_env: bool = False) -> bool:
 
 def estimated_cells(
     model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float,
-    without_env: bool = False, lora_rank: int = 0,
+    without_env: bool = False, lora_rank: int = 0, critic: CriticStates | None = None,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env and Offload (those of
     `estimates_setting`) and SP degree dividing the count that the model's heads allow: the longest
     ``max_model_len`` (any number of tokens, up to `CEILING`) the memory model predicts to fit (kept when
-    at least one token fits), for full fine-tuning or a LoRA run of `lora_rank`. The planner's rules still decide
-    which of them a plan may use."""
-    return tuple(cell for gpus in counts
-                 for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin, without_env, lora_rank))
+    at least one token fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO `critic` or not. The
+    planner's rules still decide which of them a plan may use."""
+    return tuple(cell for gpus in counts for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin,
+                                                                     without_env, lora_rank, critic))
 
 
 @lru_cache(maxsize=1024)
 def _cells_of_count(
     model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float, without_env: bool,
-    lora_rank: int,
+    lora_rank: int, critic: CriticStates | None,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """`estimated_cells` for one GPU count (cached: the planner asks for the same counts again and again)."""
     cells = []
@@ -1031,7 +1031,7 @@ def _cells_of_count(
                 if not estimates_setting(setting, without_env):
                     continue
                 longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin, grid=1,
-                                          lora_rank=lora_rank)
+                                          lora_rank=lora_rank, critic=critic)
                 if longest is not None:
                     cells.append((gpus, env, offload, sp, longest))
     return tuple(cells)

@@ -110,7 +110,8 @@ def run_memory(args: argparse.Namespace) -> int:
 def planner_command(args: argparse.Namespace) -> str:
     """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
     not: the same model, GPU (with its memory and interconnect, of your own), GPUs (as a budget), length and memory
-    options (and --lora-rank), without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
+    options (and --lora-rank and --critic), without --sp, --env, --offload and --token-budget, which the planner tries
+    for itself."""
     gigabytes, mebibytes = args.gpu_memory or (None, None)
     words = [
         *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
@@ -123,5 +124,6 @@ def planner_command(args: argparse.Namespace) -> str:
         *(["--margin", shown_number(args.margin)] if args.margin is not None else []),
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
         *(["--lora-rank", str(args.lora_rank)] if args.lora_rank else []),
+        *(["--critic", args.critic] if args.critic else []),
     ]
     return shlex.join(["solve", *words])

@@ -110,8 +110,8 @@ def planner_call(answer: MemoryAnswer) -> str:
     """The `solver.plan` call that looks for a setting that trains where `answer`'s does not: the same model, GPU
     type, GPUs (as a budget) and length, its GPUs per node and host memory where given, its margin where it is
     not the shipped memory model's default, the memory-model file it was estimated with (``memory=
-    solver.load_memory_model(...)``), if any, and its LoRA rank, if any; without `sp`, `env`, `offload` and a token
-    budget, which the planner tries for itself."""
+    solver.load_memory_model(...)``), if any, its LoRA rank and its critic, if any; without `sp`, `env`, `offload` and
+    a token budget, which the planner tries for itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
                 *([f"node_gpus={answer.node_gpus}"] if answer.node_gpus != NODE_GPUS else []),
                 *([f"host_ram_gb={shown_number(answer.host_ram_gib)}"] if answer.host_ram_gib is not None else [])]
@@ -122,6 +122,8 @@ def planner_call(answer: MemoryAnswer) -> str:
         keywords.append(f"memory=solver.load_memory_model({json.dumps(answer.memory_model)})")
     if answer.lora_rank:
         keywords.append(f"lora_rank={answer.lora_rank}")
+    if answer.critic:
+        keywords.append(f"critic={json.dumps(answer.critic)}")
     return f"solver.plan({', '.join([json.dumps(answer.model), *keywords])})"
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     from solver.tables.bounds import (
         BARE_HOST_RAM_GB,
         CONFIG_SHAPE,
+        CRITIC_STATES,
         DEFAULT_MARGIN,
         DETERMINISTIC_PER_SECOND,
         HINTS_QUESTIONS_PER_SECOND,
@@ -51,7 +52,6 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         SMALL_CARD_GIB,
         WAYS_QUESTIONS_PER_SECOND,
         WAYS_WALL_SHARE,
-        CRITIC_STATES,
         CriticStates,
         TokenBudgetMode,
         TrinityVersion,
