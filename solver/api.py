@@ -983,8 +983,9 @@ def config_query(
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
-    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`), its critic (`TrinityConfig.critic`;
-    `critic` given replaces it) and, where it lowers its own token budget, ``auto``. The keywords are
+    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`) and, where it lowers its own token
+    budget, ``auto``; a critic only where `critic` is given (the config's note names the value its flags give,
+    `TrinityConfig.critic`). The keywords are
     `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus` frees the
     count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact` pins any
     budget, and ``exact=False`` frees the config's); the sources default to where the config's values came from."""
@@ -1020,7 +1021,7 @@ def config_query(
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=config.reference_model if reference_model is None else reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank,
-        critic=config.critic if critic is None else critic, option_names=option_names)
+        critic=critic, option_names=option_names)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

@@ -504,7 +504,8 @@ def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None) ->
     `critic` is ``resident``, none without a critic or with its states ``offloaded``. Trinity places the critic's
     worker in the actor's process on every trainer GPU (one resource pool, ``create_colocated_worker_cls``,
     ``trainer/verl/trainer.py:264-266``, ``:408``), so both models' states are held at once unless one offloads;
-    verl's engine moves an offloading critic's states to the host outside its own passes (``engine/base.py:314-335``)."""
+    verl's engine moves an offloading critic's states to the host outside its own passes
+    (``engine/base.py:314-335``)."""
     return critic_states_gib(model, gpus) if critic == "resident" else 0.0
 
 
@@ -738,8 +739,8 @@ def longest_fitting(
     def fits(length: int) -> bool:
         return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank, critic).fits
 
-    if optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic) > _step_usable_gib(memory_gib,
-                                                                                                     margin):
+    step = optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic)
+    if step > _step_usable_gib(memory_gib, margin):
         return None  # the optimizer step does not fit, whatever the length
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
     per_token = total(1) - total(0)  # above 0: the per-token terms are held to a physical floor

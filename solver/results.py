@@ -1468,10 +1468,10 @@ class Answer(_Timed, Versioned, _ReasonCautions):
         "config's LoRA): the frozen base's fp32 weights and the adapter's states; the tables, which measured full "
         "fine-tuning, vouch for it by inference (no plan is documented) and refute nothing; 0 for full fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
-        "the PPO critic the plans' memory figures and estimates count beside the actor (--critic, or a --from-config "
-        "config whose algorithm trains one): resident, its states on the GPUs, or offloaded, in host memory (the "
-        "host memory figures count them); the tables, which measured the actor alone, vouch for no plan (every plan "
-        "is estimated) and still refute; null for none"))
+        "the PPO critic the plans' memory figures and estimates count beside the actor (--critic; a --from-config "
+        "config's note names the value for its critic): resident, its states on the GPUs, or offloaded, in host "
+        "memory (the host memory figures count them); the tables, which measured the actor alone, vouch for no plan "
+        "(every plan is estimated) and still refute; null for none"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
         f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "

@@ -6,8 +6,8 @@ actor's unless its own flags offload them. The figures are Qwen3-8B's at 32768 t
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -99,7 +99,8 @@ def test_the_planner_counts_the_critic_and_no_cell_vouches():
     offloaded = answer(None, sp=4, env=True, offload=True).total_gib + CRITIC_GIB
     assert resident[3] == round(offloaded, 4) == 54.6797
     # Offloaded, the cell's own setting is estimated (with Env, as every estimate is).
-    assert best("offloaded") == ("offloaded", "Env + SP=4", "estimated", round(answer(None, sp=4, env=True).total_gib, 4))
+    assert best("offloaded") == ("offloaded", "Env + SP=4", "estimated",
+                                 round(answer(None, sp=4, env=True).total_gib, 4))
 
 
 def test_host_ram_counts_an_offloaded_critic_in_the_planner():
@@ -118,9 +119,10 @@ def test_a_critic_that_is_no_choice_is_refused():
         plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic=True)  # type: ignore[arg-type]
 
 
-CONFIG = ("cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n"
+CONFIG = ("cluster: {node_num: 1, gpu_per_node: 8}\n"
+          "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n"
           "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ntrainer: {ulysses_sequence_parallel_size: 4}\n")
-CRITIC_OFFLOAD = ("  trainer_config: {critic: {model: {fsdp_config: {param_offload: true, optimizer_offload: true}}}}\n")
+CRITIC_OFFLOAD = "  trainer_config: {critic: {model: {fsdp_config: {param_offload: true, optimizer_offload: true}}}}\n"
 
 
 @pytest.mark.parametrize(("algorithm", "critic"), [
@@ -128,41 +130,44 @@ CRITIC_OFFLOAD = ("  trainer_config: {critic: {model: {fsdp_config: {param_offlo
     ("", "resident"),  # unset: Trinity's default, ppo
     ("algorithm: {algorithm_type: grpo}\n", None),
 ])
-def test_a_config_counts_the_critic_its_algorithm_trains(algorithm: str, critic: str | None):
+def test_a_config_says_where_the_critic_its_algorithm_trains_holds_its_states(algorithm: str, critic: str | None):
     config = read_trinity_config(algorithm + CONFIG, "run.yaml", {})
     assert config.critic == critic
     assert ("critic-not-counted" in [code.value for code in config.note_codes]) == (critic is not None)
-    assert config_query(load_catalog(), config, gpu="A100-80GB").critic == critic
+    # The plans count it where asked: the note names the value (config_query's critic=, the command's --critic).
+    assert config_query(load_catalog(), config, gpu="A100-80GB").critic is None
+    assert config_query(load_catalog(), config, gpu="A100-80GB", critic="resident").critic == "resident"
 
 
-def test_a_config_whose_critic_offloads_is_counted_offloaded_and_the_note_says_what_is_not():
+def test_a_config_whose_critic_offloads_names_it_offloaded_and_what_is_not_counted():
     text = "algorithm: {algorithm_type: ppo}\n" + CONFIG.replace(
         "trainer: {ulysses_sequence_parallel_size: 4}\n",
         "trainer:\n  ulysses_sequence_parallel_size: 4\n" + CRITIC_OFFLOAD)
     config = read_trinity_config(text, "run.yaml", {})
     assert config.critic == "offloaded"
     assert config.notes[[code.value for code in config.note_codes].index("critic-not-counted")] == (
-        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs: the verdict "
-        "and the plans count its fp32 states, 16 bytes per parameter, in host memory while the actor trains; its own "
-        "pass takes them back to the GPU (param_offload, not offload_policy), beside the actor's where those stay "
-        "there, which is not counted, and no table vouches for them (the tables measured the actor alone); its "
-        "activations are not counted (its pass holds no vocabulary-wide logits and peaks below the actor's)")
+        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which the "
+        "tables do not count (they measured the actor alone): the verdict and the plans are for the actor alone; "
+        'critic="offloaded" counts its fp32 states, 16 bytes per parameter, in host memory while the actor trains (its '
+        "own param_offload: its own pass takes them back to the GPU, which is not counted), but not its activations")
 
 
-def test_from_config_plans_with_the_critic_and_json_says_so(cli: Callable[..., tuple[int, str, str]],
-                                                            tmp_path: Path):
+def test_from_config_with_critic_plans_with_it_and_json_says_so(cli: Callable[..., tuple[int, str, str]],
+                                                                tmp_path: Path):
     path = tmp_path / "ppo.yaml"
     path.write_text("algorithm: {algorithm_type: ppo}\n" + CONFIG, encoding="utf-8")
     status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--json")
     found = json.loads(out)[0]
-    # 4 trainer GPUs: SP=4 is the documented cell, but the critic's 28.2 GiB leave it over (89.3 GiB of 71.3).
+    # Not asked: the documented cell (SP=4 on 4 trainer GPUs) decides, for the actor alone.
+    assert (status, found["critic"], found["plans"][0]["evidence"], found["current"]["trains"]) == (
+        0, None, "documented", True), err
+    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "resident", "--json")
+    found = json.loads(out)[0]
+    # Asked: the critic's 28.2 GiB leave the config's SP=4 over (89.3 GiB of 71.3); the best plan is estimated.
     assert (status, found["critic"], found["plans"][0]["critic"], found["plans"][0]["evidence"]) == (
         0, "resident", "resident", "estimated"), err
     assert (found["current"]["trains"], found["current"]["predicted"]) == (False, [89.3, 71.3])
-    grpo = tmp_path / "grpo.yaml"
-    grpo.write_text("algorithm: {algorithm_type: grpo}\n" + CONFIG, encoding="utf-8")
-    status, out, err = cli("--from-config", str(grpo), "--gpu", "A100-80GB", "--json")
-    assert (status, json.loads(out)[0]["critic"], json.loads(out)[0]["current"]["trains"]) == (0, None, True), err
+    assert found["plans"][0]["env"] and found["plans"][0]["offload"] and found["plans"][0]["sp"] == 4
 
 
 def test_solve_memory_shows_the_critic_row_and_refuses_a_bad_value(cli: Callable[..., tuple[int, str, str]]):

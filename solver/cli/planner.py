@@ -152,7 +152,7 @@ def build_parser() -> Parser:
                         "algorithm or LoRA, or --no-reference, says the run builds none")
     add_reference_option(estimates)
     add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
-    add_critic_option(estimates, "a --from-config config's, where its algorithm trains one, else none")
+    add_critic_option(estimates, "none; --from-config notes a config's critic and names WHERE")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")

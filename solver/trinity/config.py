@@ -997,7 +997,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped, option_names)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
-    critic = _read_critic(reader, strategy, "critic" in counted)
+    critic = _read_critic(reader, strategy, "critic" in counted, option_names)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
@@ -1091,32 +1091,33 @@ class CriticRead(NamedTuple):
     notes: list[ConfigProblem]
 
 
-def _read_critic(reader: ConfigReader, strategy: str, sequence_counted: bool) -> CriticRead:
+def _read_critic(reader: ConfigReader, strategy: str, sequence_counted: bool, names: OptionNames) -> CriticRead:
     """Where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its default
-    where ``algorithm.algorithm_type`` is unset): where its states are counted (`TrinityConfig.critic`: offloaded where
+    where ``algorithm.algorithm_type`` is unset): where its states are held (`TrinityConfig.critic`: offloaded where
     its own flags offload them, `_critic_offloads`, else resident), (key, value) of each of its own token budgets set
     (`CRITIC_BUDGETS`; unreadable ones are left out, and all where its passes read none, `sequence_counted`) and a
-    note: verl puts it on the trainer's GPUs beside the actor, the verdict and the plans count its states, the tables
-    vouch for none of them, and what is still not counted; else (None, (), [])."""
+    note: verl puts it on the trainer's GPUs beside the actor, the tables do not count it, and the verdict and the
+    plans count its states where asked (the option `names` name, with the value the config's flags give); else
+    (None, (), [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if not trains_critic(algorithm):
         return CriticRead(None, (), [])
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
     offload = _critic_offloads(reader, strategy)
-    held = ("on every trainer GPU beside the actor's (offloading them gives room)" if offload is None
+    states: CriticStates = "resident" if offload is None else "offloaded"
+    held = ("on every trainer GPU beside the actor's" if offload is None
             else "in host memory while the actor trains (its own offload_policy)" if offload == "offload_policy"
-            else "in host memory while the actor trains; its own pass takes them back to the GPU (param_offload, "
-            "not offload_policy), beside the actor's where those stay there, which is not counted")
+            else "in host memory while the actor trains (its own param_offload: its own pass takes them back to the "
+            "GPU, which is not counted)")
+    asked = names.valued(names.named("critic"), f'"{states}"' if names.keywords else states)
     found = ((".".join(path), read_or_none(reader.integer, path))
              for path in (() if sequence_counted else CRITIC_BUDGETS))
     budgets = tuple((key, budget) for key, budget in found if budget is not None)
-    return CriticRead("resident" if offload is None else "offloaded", budgets, [ConfigProblem(
-        ConfigProblemCode.CRITIC_NOT_COUNTED, (
-            f"{which} trains a critic model beside the actor on the same trainer GPUs: the verdict and the plans count "
-            f"its fp32 states, 16 bytes per parameter, {held}, and no table vouches for them (the tables measured the "
-            "actor alone); its activations are not counted (its pass holds no vocabulary-wide logits and peaks below "
-            "the actor's)"))])
+    return CriticRead(states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_NOT_COUNTED, (
+        f"{which} trains a critic model beside the actor on the same trainer GPUs, which the tables do not count "
+        f"(they measured the actor alone): the verdict and the plans are for the actor alone; {asked} counts its fp32 "
+        f"states, 16 bytes per parameter, {held}, but not its activations"))])
 
 
 def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[ConfigProblem]]:
