@@ -28,6 +28,7 @@ from solver.rules import (
     token_budget,
 )
 from solver.tables import (
+    CRITIC_STATES,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -41,6 +42,7 @@ from solver.tables import (
     SMALL_CARD_GIB,
     Catalog,
     CountedGpu,
+    CriticStates,
     Frozen,
     MemoryModel,
     Model,
@@ -187,6 +189,10 @@ class Query(Frozen):
         "`TrinityConfig.lora_rank`): the frozen base's fp32 weights and the adapter's states on every linear layer "
         "but the output projection; the tables, which measured full fine-tuning, then vouch by inference and refute "
         "nothing; 0 for full fine-tuning"))
+    critic: CriticStates | None = Field(default=None, description=(
+        "a PPO critic the plans count beside the actor (--critic; a Trinity config whose algorithm trains one names "
+        "the value, `TrinityConfig.critic`): resident, its states on the GPUs, or offloaded, in host memory; the "
+        "tables, which measured the actor alone, then vouch for nothing and still refute; null for none"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -588,6 +594,10 @@ class TrinityConfig(Frozen, defer_build=True):
     """The rank of the new LoRA adapter the config trains on Trinity's default target modules with every release it
     may run on, whose states the verdict and the plans count (`solver.trinity.config.counted_lora_rank`); 0 where
     they count full fine-tuning's."""
+    critic: CriticStates | None = None
+    """Where the critic the config's algorithm trains keeps its states while the actor trains (resident, or offloaded
+    by its own flags: `solver.trinity.config.CriticRead`), as its note names it for ``--critic``, which makes the
+    verdict and the plans count it; None where it trains none."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
@@ -739,6 +749,7 @@ def make_query(
     reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
+    critic: CriticStates | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -761,11 +772,13 @@ def make_query(
     the trainer's budget is what the rollout leaves of them (`total_budget`). `reference_model` false leaves the
     reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`);
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
-    `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`).
+    `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`); `critic` one with a PPO critic
+    (`Query.critic`).
     """
     check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int))
     check_lora_rank(lora_rank)
+    check_choice(option_names.named("critic"), critic, (None, *CRITIC_STATES))
     reference_model = counts_reference(reference_model, lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
@@ -816,7 +829,7 @@ def make_query(
                  node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
-                 reference_model=reference_model, lora_rank=lora_rank, option_names=option_names)
+                 reference_model=reference_model, lora_rank=lora_rank, critic=critic, option_names=option_names)
 
 
 def counts_reference(reference_model: bool | None, lora_rank: int) -> bool:

@@ -38,7 +38,7 @@ from ruamel.yaml import YAML
 from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode
 from solver.render import apply_lines
 from solver.results import Plan, rocm_env_caution, yarn_beyond_words
-from solver.rules import COMMAND_OPTIONS, SourceCell, token_budget
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, SourceCell, token_budget
 from solver.solve import plan as solve
 from solver.tables import MAX_TRAIN_BATCH, Catalog, Model, QueryError, TrinityVersion, brief, load_catalog
 from solver.trinity import (
@@ -818,42 +818,51 @@ def test_offload_flags_under_a_roles_engine_are_named_and_left_out() -> None:
 
 
 def test_a_ppo_config_is_told_that_its_critic_is_not_counted() -> None:
-    # Trinity's ppo (the one algorithm whose use_critic is true) puts a critic on the trainer's GPUs beside the actor.
+    # Trinity's ppo (the one algorithm whose use_critic is true) puts a critic on the trainer's GPUs beside the actor;
+    # the note names the option that counts it (tests/test_critic_s73.py), with where the config holds its states.
     base = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-    critic = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which "
-              "neither the tables nor the memory model count: the verdict and the plans are for the actor alone; "
-              "expect less room, or offload the critic's states")
-    assert read_trinity_config(base + "algorithm: {algorithm_type: ppo}\n", "t.yaml", {}).notes == (critic,)
+    counted = ("which the tables do not count (they measured the actor alone): the verdict and the plans are for the "
+               "actor alone; --critic resident counts its fp32 states, 16 bytes per parameter, on every trainer GPU "
+               "beside the actor's, but not its activations")
+    config = read_trinity_config(base + "algorithm: {algorithm_type: ppo}\n", "t.yaml", {})
+    assert (config.notes, config.critic) == ((
+        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, " + counted,),
+        "resident")
     for algorithm in ("grpo", "sppo"):
-        assert read_trinity_config(base + f"algorithm: {{algorithm_type: {algorithm}}}\n", "t.yaml", {}).notes == ()
-    # Unset, it is Trinity's default, ppo.
-    assert read_trinity_config(base, "t.yaml", {}).notes == ((
+        config = read_trinity_config(base + f"algorithm: {{algorithm_type: {algorithm}}}\n", "t.yaml", {})
+        assert (config.notes, config.critic) == ((), None)
+    # Unset, it is Trinity's default, ppo; the API names its keyword.
+    assert read_trinity_config(base, "t.yaml", {}, option_names=API_OPTIONS).notes == ((
         "PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor on "
-        "the same trainer GPUs, which neither the tables nor the memory model count: the verdict and the plans are for "
-        "the actor alone; expect less room, or offload the critic's states"),)
+        "the same trainer GPUs, " + counted.replace("--critic resident", 'critic="resident"')),)
 
 
 def test_a_critic_that_offloads_is_not_told_to_and_its_own_budget_is_read_for_the_notes() -> None:
-    # The critic's model.fsdp_config offloading its states (both flags, or offload_policy under fsdp2) takes the
-    # advice away; its ppo_max_token_len_per_gpu is read (for the notes alone), and only where a critic trains.
+    # The critic's model.fsdp_config offloading its states (both flags, or offload_policy under fsdp2) makes the note
+    # name them offloaded; its ppo_max_token_len_per_gpu is read (for the notes alone), and only where a critic trains.
     base = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "algorithm: {algorithm_type: ppo}\ntrainer: {trainer_strategy: fsdp2, trainer_config: {critic: "
             "{ppo_max_token_len_per_gpu: 65536, model: {fsdp_config: FLAGS}}}}\n")
-    told = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which "
-            "neither the tables nor the memory model count: the verdict and the plans are for the actor alone; "
-            "expect less room")
-    for flags, advised in (("{param_offload: true, optimizer_offload: true}", False), ("{offload_policy: true}", False),
-                           ("{param_offload: true}", True), ("{}", True), ("{param_offload: maybe}", True)):
+    told = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which the "
+            "tables do not count (they measured the actor alone): the verdict and the plans are for the actor alone; "
+            "--critic {} counts its fp32 states, 16 bytes per parameter, {}, but not its activations")
+    resident = told.format("resident", "on every trainer GPU beside the actor's")
+    param_offload = told.format("offloaded", "in host memory while the actor trains (its own param_offload: its own "
+                                "pass takes them back to the GPU, which is not counted)")
+    policy = told.format("offloaded", "in host memory while the actor trains (its own offload_policy)")
+    for flags, note in (("{param_offload: true, optimizer_offload: true}", param_offload),
+                        ("{offload_policy: true}", policy), ("{param_offload: true}", resident), ("{}", resident),
+                        ("{param_offload: maybe}", resident)):
         config = read_trinity_config(base.replace("FLAGS", flags), "t.yaml", {})
-        assert config.notes == (told + (", or offload the critic's states" if advised else ""),), flags
+        assert config.notes == (note,), flags
         assert config.critic_token_budgets == (("trainer.trainer_config.critic.ppo_max_token_len_per_gpu", 65536),)
     # Trinity 0.6's flags under trainer count for the actor, not the critic (docs/trinity.md says so).
     flags_06 = "fsdp2, param_offload: true, optimizer_offload: true, offload_policy: true"
     trainer_level = read_trinity_config(base.replace("FLAGS", "{}").replace("fsdp2", flags_06), "t.yaml", {})
-    assert trainer_level.offload and trainer_level.notes == (told + ", or offload the critic's states",)
+    assert trainer_level.offload and trainer_level.notes == (resident,)
     # offload_policy is FSDP2's: under fsdp it offloads nothing.
     fsdp = base.replace("FLAGS", "{offload_policy: true}").replace("fsdp2", "fsdp")
-    assert read_trinity_config(fsdp, "t.yaml", {}).notes == (told + ", or offload the critic's states",)
+    assert read_trinity_config(fsdp, "t.yaml", {}).notes == (resident,)
     grpo = read_trinity_config(base.replace("FLAGS", "{}").replace("ppo}", "grpo}"), "t.yaml", {})
     assert grpo.notes == () and grpo.critic_token_budgets == ()
 

@@ -225,7 +225,7 @@ def trains_critic(algorithm: Any) -> bool:
 def critic_budget_note(key: str, budget: int, above: str) -> str:
     """The note on a critic's own token budget (`key`, one of `CRITIC_BUDGETS`, dotted) `budget`, above `above` (the
     verdict's or the plan's budget, in words)."""
-    return (f"{key} {budget} is above {above}: the critic, which neither the tables nor the "
+    return (f"{key} {budget} is above {above}: the critic, whose activations neither the tables nor the "
             "memory model count, takes more tokens per GPU than that (rft-solver checks the critic's budget against "
             "the length alone, and sets none of its keys)")
 
