@@ -5,7 +5,9 @@ tensor_parallel_size cannot hold the weights and one sequence's KV cache within 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,20 +32,21 @@ def _config(tmp_path: Path, model: str, rollout: str, length: int = 8192, gpus: 
     return config
 
 
-def _current(cli, config: Path, *options: str) -> dict:  # type: ignore[no-untyped-def]
+def _current(cli: Callable[..., tuple[int, str, str]], config: Path, *options: str) -> dict[str, Any]:
     """The JSON verdict on `config` (`--json`), stderr empty."""
     status, out, err = cli("--from-config", str(config), "--json", *options)
     assert (status, err) == (0, "")
     [answer] = json.loads(out)
-    return answer["current"]  # type: ignore[no-any-return]
+    current: dict[str, Any] = answer["current"]
+    return current
 
 
 QWEN3_14B_TP1 = (
-    "explorer.rollout_model.tensor_parallel_size 1: Qwen3-14B's 16-bit weights (27.5 GiB) and one 8192-token sequence's "
-    "KV cache (1.2 GiB) per GPU take more than what vLLM takes of one RTX-4090-24GB (20.6 GiB: Trinity's default "
-    "gpu_memory_utilization 0.9 of its 24.0 GiB, less 1 GiB for the CUDA context), so the rollout's vLLM fails as it "
-    "loads; set it to 4, the smallest size that suits the heads and holds them in half of that (6.9 + 0.3 GiB of "
-    "20.6), leaving the rest to sequences in flight, as rft-solver sizes a fragment's engines (each of "
+    "explorer.rollout_model.tensor_parallel_size 1: Qwen3-14B's 16-bit weights (27.5 GiB) and one 8192-token "
+    "sequence's KV cache (1.2 GiB) per GPU take more than what vLLM takes of one RTX-4090-24GB (20.6 GiB: Trinity's "
+    "default gpu_memory_utilization 0.9 of its 24.0 GiB, less 1 GiB for the CUDA context), so the rollout's vLLM "
+    "fails as it loads; set it to 4, the smallest size that suits the heads and holds them in half of that (6.9 + "
+    "0.3 GiB of 20.6), leaving the rest to sequences in flight, as rft-solver sizes a fragment's engines (each of "
     "explorer.rollout_model.engine_num's engines then takes 4 GPUs of the cluster)")
 
 
