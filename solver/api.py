@@ -1012,8 +1012,9 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
                          name: str, environ: Mapping[str, str], version: TrinityVersion | None = None
                          ) -> tuple[Answer, ...]:
     """`answers` (to `query`, made from the config) with the verdict on the Trinity config's own settings
-    (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not; no
-    `Answer.rollout_kept`: the config's rollout has GPUs of its own); `config`
+    (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not, and whether the
+    config's rollout engine holds its model there, `_with_rollout_memory`; no `Answer.rollout_kept`: the config's
+    rollout has GPUs of its own); `config`
     as `solver.trinity.read_trinity_config` reads `text` (the file `name`), Env read from `environ`, and
     `version` the Trinity release it is for (None: as its keys say). Unchanged where the config gives no
     length to judge at."""

@@ -579,8 +579,8 @@ class TrinityConfig(Frozen, defer_build=True):
     """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
     vllm_rollout: VllmRollout | None = None
     """The rollout's vLLM engine, whose memory the verdict checks on each GPU type; None where no vLLM rollout starts
-    (``mode: train``, another ``engine_type``), or where its weights are split other than by tensor parallelism
-    (``pipeline_parallel_size`` above 1, ``enable_expert_parallel``), which is not checked."""
+    (``mode: train``, another ``engine_type``, ``engine_num`` 0), or where its weights are split other than by tensor
+    parallelism (``pipeline_parallel_size`` above 1, ``enable_expert_parallel``), which is not checked."""
     train_batch_size: int | None = None
     """Experiences per training step; None where the config sets no batch size."""
     train_batch_source: str = TRAIN_BATCH_KEY

@@ -122,7 +122,9 @@ def test_the_rollout_s_own_length_is_the_one_checked(cli, tmp_path: Path):
     ("engine_num: 1, tensor_parallel_size: 1, pipeline_parallel_size: 2", ""),
     ("engine_num: 1, tensor_parallel_size: 1, enable_expert_parallel: true", ""),
     ("engine_num: 1, tensor_parallel_size: 1, gpu_memory_utilization: 1.5", ""),
-    ("engine_num: 0", "mode: train\n"),
+    ("engine_num: 1", "mode: train\n"),
+    ("engine_num: 0", ""),
+    ("engine_num: 1, engine_type: tinker", ""),
 ])
 def test_engines_split_otherwise_out_of_range_or_absent_are_not_checked(tmp_path: Path, rollout: str, head: str):
     config = _config(tmp_path, "Qwen3-14B", rollout, head=head)

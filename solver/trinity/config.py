@@ -124,15 +124,17 @@ FLOAT32_DTYPES = ("float32", "float")
 
 def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | None:
     """The rollout's vLLM engine as `VllmRollout` (Trinity's defaults where unset: ``tensor_parallel_size`` 1,
-    ``dtype`` bfloat16); None where none starts (``mode: train``, an ``engine_type`` not vLLM's), where its weights are
-    split other than by tensor parallelism (``pipeline_parallel_size`` above 1, ``enable_expert_parallel``), or where
-    a key it reads cannot be read or is out of vLLM's range (a ``gpu_memory_utilization`` not above 0 and at most 1):
-    its memory is then not checked."""
+    ``dtype`` bfloat16); None where none starts (``mode: train``, an ``engine_type`` not vLLM's, ``engine_num`` 0),
+    where its weights are split other than by tensor parallelism (``pipeline_parallel_size`` above 1,
+    ``enable_expert_parallel``), or where a key it reads cannot be read or is out of vLLM's range (a
+    ``gpu_memory_utilization`` not above 0 and at most 1): its memory is then not checked."""
     engine = reader.word((*ROLLOUT_MODEL, "engine_type"))
     if mode == "train" or (engine is not None and not engine.startswith("vllm")):
         return None
     try:
         size = reader.count((*ROLLOUT_MODEL, "tensor_parallel_size"), 1)
+        if reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) == 0:
+            return None
         if reader.count((*ROLLOUT_MODEL, "pipeline_parallel_size"), 1) > 1 or reader.flag(
                 (*ROLLOUT_MODEL, "enable_expert_parallel")):
             return None
