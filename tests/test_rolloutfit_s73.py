@@ -15,7 +15,7 @@ from solver.api import answer_query, config_query, with_config_verdicts
 from solver.memory import GIB, rollout_engine, rollout_engines
 from solver.results import RolloutEngines
 from solver.tables import load_catalog
-from solver.trinity import read_trinity_config
+from solver.trinity import read_trinity_config, trinity_config_problems
 
 CATALOG = load_catalog()
 CODE = "rollout-engine-memory-refused"
@@ -151,3 +151,10 @@ def test_an_engine_holds_up_to_all_of_its_room_and_float32_doubles_what_it_holds
     half, whole = (rollout_engine(model, 24.0, 2, 4096, largest=False, value_bytes=size) for size in (2, 4))
     assert (whole.weights_gib, whole.kv_cache_gib) == (2 * half.weights_gib, 2 * half.kv_cache_gib)
     assert rollout_engine(model, 24.0, 1, 4096, largest=False, utilization=0.01).room_gib == 0.0
+
+
+def test_a_misspelt_memory_share_is_named_now_that_it_is_read():
+    [problem] = trinity_config_problems({"explorer": {"rollout_model": {"gpu_memory_utilisation": 0.5}}},
+                                        CATALOG.model("Qwen3-8B"), 8)
+    assert problem.words.startswith("explorer.rollout_model.gpu_memory_utilisation: did you mean "
+                                    "gpu_memory_utilization? That key is unset")
