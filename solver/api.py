@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from solver.memory import (
     GRID,
+    ROLLOUT_CONTEXT_GIB,
+    ROLLOUT_UTILIZATION,
     MemoryAnswer,
     MemoryEstimate,
     beyond_calibration,
@@ -26,7 +28,9 @@ from solver.memory import (
     longest_fitting,
     lora_parameters,
     margin_room,
+    rollout_engine,
     rollout_engines,
+    rollout_sizes,
     shown_host_need,
 )
 from solver.query import (
@@ -42,6 +46,7 @@ from solver.query import (
     Progress,
     Query,
     TrinityConfig,
+    VllmRollout,
     asked_gpus,
     check_counts,
     check_host_ram,
@@ -109,6 +114,7 @@ from solver.tables import (
     CountedGpu,
     CriticStates,
     Fleet,
+    GpuType,
     MemoryModel,
     Model,
     Pool,
@@ -1064,8 +1070,9 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
                          name: str, environ: Mapping[str, str], version: TrinityVersion | None = None
                          ) -> tuple[Answer, ...]:
     """`answers` (to `query`, made from the config) with the verdict on the Trinity config's own settings
-    (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not; no
-    `Answer.rollout_kept`: the config's rollout has GPUs of its own); `config`
+    (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not, and whether the
+    config's rollout engine holds its model there, `_with_rollout_memory`; no `Answer.rollout_kept`: the config's
+    rollout has GPUs of its own); `config`
     as `solver.trinity.read_trinity_config` reads `text` (the file `name`), Env read from `environ`, and
     `version` the Trinity release it is for (None: as its keys say). Unchanged where the config gives no
     length to judge at."""
@@ -1080,10 +1087,55 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     if current is None:
         return answers
     query, settings = current
+    model, node_gpus = catalog.model(query.model), config.node_gpus or query.node_gpus
     # The config's explorer has GPUs of its own (its cluster's, or elsewhere): none of the budget to keep for it.
+    judged = ((answer, _with_rollout_memory(_with_env(settings, environ, catalog.gpu(answer.gpu).rocm),
+                                            config.vllm_rollout, model, catalog.gpu(answer.gpu), node_gpus))
+              for answer in answers)
     return tuple(answer.model_copy(update={"current": _in_words(answer, query, _vouched(
-        catalog, query, _with_env(settings, environ, catalog.gpu(answer.gpu).rocm), answer.gpu)), "rollout_kept": None})
-        for answer in answers)
+        catalog, query, settings_on_gpu, answer.gpu)), "rollout_kept": None}) for answer, settings_on_gpu in judged)
+
+
+def _with_rollout_memory(current: CurrentSettings, engine: VllmRollout | None, model: Model, gpu: GpuType,
+                         node_gpus: int) -> CurrentSettings:
+    """`current` with a problem (`ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED`) where the config's vLLM rollout
+    `engine` of `model` cannot hold on a `gpu` what it needs as it loads (`RolloutEngines.holds`, `rollout_engine`'s
+    figures at the rollout's length: its own, else the verdict's), naming the tensor-parallel size the memory model
+    sizes engines at in a node of `node_gpus` (`rollout_engines`, at the engine's utilization and dtype)."""
+    if engine is None:
+        return current
+    length = engine.max_model_len or current.max_model_len
+    utilization = engine.gpu_memory_utilization or ROLLOUT_UTILIZATION
+    size, sizes = engine.tensor_parallel_size, rollout_sizes(model, node_gpus)
+    own = rollout_engine(model, gpu.memory_gib, size, length, largest=size >= sizes[-1], utilization=utilization,
+                         value_bytes=engine.value_bytes)
+    if own.holds:
+        return current
+    sized = rollout_engines(model, gpu.memory_gib, node_gpus, length, node_gpus, utilization=utilization,
+                            value_bytes=engine.value_bytes)
+    given = (f"its gpu_memory_utilization {engine.gpu_memory_utilization:g}" if engine.gpu_memory_utilization
+             else f"Trinity's default gpu_memory_utilization {ROLLOUT_UTILIZATION:g}")
+    held = (f"{model.name}'s {8 * engine.value_bytes}-bit weights ({own.weights_gib:.1f} GiB) and one {length}-token "
+            f"sequence's KV cache ({own.kv_cache_gib:.1f} GiB) per GPU")
+    room = (f"what vLLM takes of one {gpu.name} ({own.room_gib:.1f} GiB: {given} of its {gpu.memory_gib:.1f} GiB, "
+            f"less {ROLLOUT_CONTEXT_GIB:g} GiB for the CUDA context)")
+    figures = f"{sized.weights_gib:.1f} + {sized.kv_cache_gib:.1f} GiB of {sized.room_gib:.1f}"
+    if sized.fits:
+        fix = (f"set it to {sized.size}, the smallest size that suits the heads and holds them in half of that "
+               f"({figures}), leaving the rest to sequences in flight, as rft-solver sizes a fragment's engines "
+               f"(each of explorer.rollout_model.engine_num's engines then takes {sized.size} GPUs of the cluster)")
+    elif sized.holds:
+        fix = (f"{sized.size}, the largest size that suits the heads in a node of {node_gpus} GPUs, holds them "
+               f"({figures}) with less than half left to sequences in flight: set it to {sized.size}, or give the "
+               "rollout GPUs with more memory")
+    else:
+        fix = (f"no size that suits the heads in a node of {node_gpus} GPUs holds them ({sized.size}: {figures}): "
+               "give the rollout GPUs with more memory, or a shorter length")
+    problem = ConfigProblem(ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED, (
+        f"explorer.rollout_model.tensor_parallel_size {size}: {held} take more than {room}, so the rollout's vLLM "
+        f"fails as it loads; {fix}"))
+    return current.model_copy(update={"config_problems": (*current.config_problems, problem.words),
+                                      "config_problem_codes": (*current.config_problem_codes, problem.code)})
 
 
 def _in_words(answer: Answer, query: Query, current: CurrentSettings) -> CurrentSettings:

@@ -1074,23 +1074,40 @@ ROLLOUT_CONTEXT_GIB = 1.0
 
 
 def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_model_len: int,
-                    node_gpus: int = NODE_GPUS) -> RolloutEngines:
+                    node_gpus: int = NODE_GPUS, *, utilization: float = ROLLOUT_UTILIZATION,
+                    value_bytes: int = 2) -> RolloutEngines:
     """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus` (1 or more), that
     keeps an engine in one node of `node_gpus`, that the heads allow (as SP: it divides the attention
-    heads, and it and the KV heads divide one another), and that `fits`: one GPU holds the bf16 weights
-    and the KV cache of one `max_model_len` sequence (`vllm_cached_tokens`: less in sliding-window layers) in half
-    of `ROLLOUT_UTILIZATION` of its memory. When
+    heads, and it and the KV heads divide one another), and that `fits` (`rollout_engine`'s figures: one GPU holds the
+    weights and the KV cache of one `max_model_len` sequence in half of what vLLM takes of it). When
     no size does, the largest allowed one (whose `fits` is False). A starting point for the rollout, which
-    rft-solver does not plan."""
-    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
-    allowed = [t for t in range(1, node_gpus + 1) if not sp_rule_violation(heads, kv_heads, t)]
+    rft-solver does not plan; `utilization` and `value_bytes` as `rollout_engine` takes them."""
+    allowed = rollout_sizes(model, node_gpus)
     sizes = [t for t in allowed if t <= rollout_gpus and rollout_gpus % t == 0]
-    cached = vllm_cached_tokens(model, max_model_len)
-    options = [RolloutEngines(size=t, weights_gib=2 * model.parameters_b * 1e9 / t / GIB,
-                              kv_cache_gib=_kv_layer_token_bytes(model, t) * cached / GIB,
-                              room_gib=memory_gib * ROLLOUT_UTILIZATION - ROLLOUT_CONTEXT_GIB, largest=t == allowed[-1])
-               for t in sizes]
+    options = [rollout_engine(model, memory_gib, t, max_model_len, largest=t == allowed[-1], utilization=utilization,
+                              value_bytes=value_bytes) for t in sizes]
     return next((option for option in options if option.fits), options[-1])
+
+
+def rollout_sizes(model: Model, node_gpus: int) -> list[int]:
+    """The tensor-parallel sizes a rollout engine of `model` may have, smallest first: those within one node of
+    `node_gpus` that the heads allow (as SP: a size divides the attention heads, and it and the KV heads divide one
+    another)."""
+    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
+    return [t for t in range(1, node_gpus + 1) if not sp_rule_violation(heads, kv_heads, t)]
+
+
+def rollout_engine(model: Model, memory_gib: float, size: int, max_model_len: int, *, largest: bool,
+                   utilization: float = ROLLOUT_UTILIZATION, value_bytes: int = 2) -> RolloutEngines:
+    """What one GPU of a vLLM rollout engine of tensor-parallel `size` holds on a GPU of `memory_gib`: the weights,
+    `value_bytes` a value (2 for bf16, vLLM's ``dtype`` as Trinity gives it; 4 for float32), its share of the KV cache
+    of one `max_model_len` sequence (`vllm_cached_tokens`: less in sliding-window layers; vLLM's ``kv_cache_dtype``
+    ``auto`` caches it in the weights' dtype), and the room vLLM takes of it (`utilization` of its memory, vLLM's
+    ``gpu_memory_utilization``, less `ROLLOUT_CONTEXT_GIB`; none below that); `largest` as `RolloutEngines` has it."""
+    return RolloutEngines(size=size, weights_gib=value_bytes * model.parameters_b * 1e9 / size / GIB,
+                          kv_cache_gib=_kv_layer_token_bytes(model, size, value_bytes)
+                          * vllm_cached_tokens(model, max_model_len) / GIB,
+                          room_gib=max(memory_gib * utilization - ROLLOUT_CONTEXT_GIB, 0.0), largest=largest)
 
 
 VLLM_BATCHED_TOKENS = 2048
@@ -1111,11 +1128,11 @@ def vllm_cached_tokens(model: Model, max_model_len: int) -> int:
     return (model.num_layers - local) * max_model_len + local * min(max_model_len, window - 1 + VLLM_BATCHED_TOKENS)
 
 
-def _kv_layer_token_bytes(model: Model, size: int) -> float:
-    """The bf16 KV cache one token takes in one layer on one GPU of a vLLM engine of tensor-parallel `size`: the keys
-    and values of its share of the KV heads (each GPU at least one); with latent attention, the latent and RoPE key,
-    which vLLM caches whole on every GPU of the engine."""
+def _kv_layer_token_bytes(model: Model, size: int, value_bytes: int) -> float:
+    """The KV cache, `value_bytes` a value (2: bf16), one token takes in one layer on one GPU of a vLLM engine of
+    tensor-parallel `size`: the keys and values of its share of the KV heads (each GPU at least one); with latent
+    attention, the latent and RoPE key, which vLLM caches whole on every GPU of the engine."""
     if model.mla is not None:
-        return 2 * (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim)
+        return value_bytes * (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim)
     kv_heads = model.num_key_value_heads
-    return 2 * kv_heads * model.head_size * 2 / min(size, kv_heads)
+    return 2 * kv_heads * model.head_size * value_bytes / min(size, kv_heads)

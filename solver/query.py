@@ -454,6 +454,7 @@ class ConfigProblemCode(str, Enum):
     ROLLOUT_ROPE_SCALING_DIFFERS = "rollout-rope-scaling-differs"
     ROLLOUT_LENGTH_SHORT = "rollout-length-short"
     ROLLOUT_LENGTH_REFUSED = "rollout-length-refused"
+    ROLLOUT_ENGINE_MEMORY_REFUSED = "rollout-engine-memory-refused"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
     ROPE_TYPES_DIFFER_REFUSED = "rope-types-differ-refused"
@@ -509,7 +510,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED,
     ConfigProblemCode.PAST_DERIVED_LENGTH_REFUSED, ConfigProblemCode.UNRESOLVED_VALUE_REFUSED,
     ConfigProblemCode.ROPE_TYPES_DIFFER_REFUSED, ConfigProblemCode.WRONG_TYPE_REFUSED,
-    ConfigProblemCode.ROLLOUT_LENGTH_REFUSED, ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED})
+    ConfigProblemCode.ROLLOUT_LENGTH_REFUSED, ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED,
+    ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a
 flag or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above
@@ -519,8 +521,9 @@ number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Tri
 length past the longest the rollout's vLLM derives from the model's config.json with no ``model.rope_scaling``, or
 past what a given one covers, that vLLM refuses, the rollout model's own length or RoPE scaling so, or a given one
 naming two types that vLLM refuses, a micro-batch size that every release leaves verl without with dynamic batch
-sizes off): the config as written does not run, which the verdict says (`solver.results.CurrentSettings.refused`),
-and ``solve --check`` fails on them as on a verdict that it does not train. docs/trinity.md lists each code and the
+sizes off, a rollout engine whose GPUs cannot hold the weights and one sequence's KV cache as vLLM loads it): the
+config as written does not run, which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve
+--check`` fails on them as on a verdict that it does not train. docs/trinity.md lists each code and the
 Trinity release code that refuses it; a code that only some releases or verl versions refuse
 (``deprecated-config-path``, ``flag-not-boolean`` and ``misspelt-key``, under ``trainer.trainer_config`` without Trinity
 0.5; ``batch-divides-trainer-gpus``, which 0.5.2 accepts; ``empty-adapter-path`` and ``trailing-slash``, which Trinity
@@ -535,6 +538,20 @@ class ConfigProblem(NamedTuple):
 
     code: ConfigProblemCode
     words: str
+
+
+class VllmRollout(NamedTuple):
+    """A config's vLLM rollout engine, as far as its memory is checked (`solver.trinity.read_trinity_config` reads it
+    from ``explorer.rollout_model``)."""
+
+    tensor_parallel_size: int
+    gpu_memory_utilization: float | None
+    """vLLM's share of each GPU as the config gives it; None where unset (Trinity's default, 0.9, applies)."""
+    value_bytes: int
+    """Bytes a weight (and a KV cache value) takes as vLLM loads the ``dtype`` given: 4 for ``float32`` or ``float``,
+    else 2 (Trinity's default ``bfloat16``, ``float16``, ``auto``)."""
+    max_model_len: int | None
+    """The rollout model's own ``max_model_len``; None where unset (Trinity gives it ``model``'s)."""
 
 
 class TrinityConfig(Frozen, defer_build=True):
@@ -568,6 +585,10 @@ class TrinityConfig(Frozen, defer_build=True):
     (``engine_type`` tinker or external)."""
     auxiliary_gpus: int = 0
     """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
+    vllm_rollout: VllmRollout | None = None
+    """The rollout's vLLM engine, whose memory the verdict checks on each GPU type; None where no vLLM rollout starts
+    (``mode: train``, another ``engine_type``, ``engine_num`` 0), or where its weights are split other than by tensor
+    parallelism (``pipeline_parallel_size`` above 1, ``enable_expert_parallel``), which is not checked."""
     train_batch_size: int | None = None
     """Experiences per training step; None where the config sets no batch size."""
     train_batch_source: str = TRAIN_BATCH_KEY

@@ -1815,6 +1815,12 @@ class RolloutEngines(Frozen, defer_build=True):
         the other half to the KV cache of the sequences in flight (a rule of thumb, not a measurement)."""
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
+    @property
+    def holds(self) -> bool:
+        """Whether the weights and one sequence's KV cache take at most what vLLM takes: else the engine fails as it
+        loads (vLLM finds no room for the KV cache of one sequence of its length)."""
+        return self.weights_gib + self.kv_cache_gib <= self.room_gib
+
 
 PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "stay_reason",
                                 "stay_reason_code")

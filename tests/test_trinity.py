@@ -35,7 +35,7 @@ from command_words import (
 from conftest import PADDED_051
 from ruamel.yaml import YAML
 
-from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode
+from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode, VllmRollout
 from solver.render import apply_lines
 from solver.results import Plan, rocm_env_caution, yarn_beyond_words
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, SourceCell, token_budget
@@ -466,6 +466,8 @@ def test_every_fragment_is_valid_yaml_passes_the_checks_and_reads_back() -> None
             offload=plan.offload,
             max_token_len_per_gpu=plan.max_token_len_per_gpu,
             strategy="fsdp2" if plan.offload else None,
+            vllm_rollout=VllmRollout(tensor_parallel_size=1, gpu_memory_utilization=None, value_bytes=2,
+                                     max_model_len=None),
         )
 
 
@@ -502,6 +504,8 @@ def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
         max_token_len_per_gpu=None,
         train_batch_size=768,  # buffer.batch_size 96 x algorithm.repeat_times 8
         train_batch_source="buffer.batch_size x algorithm.repeat_times",
+        vllm_rollout=VllmRollout(tensor_parallel_size=1, gpu_memory_utilization=None, value_bytes=2,
+                                 max_model_len=None),  # engine_type vllm_async, dtype bfloat16
     )
 
 
@@ -1759,8 +1763,9 @@ def test_no_key_trinity_has_is_taken_for_a_misspelt_one() -> None:
         ("trainer", key) for key in TRINITY_06_TRAINER_KEYS} | {
         offload_path(role, "", IGNORED_SECTION)[:-1] for role in ROLES} | {
         GRADIENT_CHECKPOINTING_KEY, ("model", "min_response_tokens"), ("trainer", "trainer_config_path")}
-    assert len(named) == 102  # with the five micro-batch sizes (test_padbound_s71), three deprecated, the critic's
-    # own remove padding (test_ownbudget_s72), the rollout's and the critic's dynamic batch keys (test_tokbudget_s72)
+    assert len(named) == 106  # with the five micro-batch sizes (test_padbound_s71), three deprecated, the critic's
+    # own remove padding (test_ownbudget_s72), the rollout's and the critic's dynamic batch keys (test_tokbudget_s72),
+    # the rollout engine's expert parallelism, memory share, dtype and length (test_rolloutfit_s73)
     for path in sorted(named):
         mapping: dict[str, Any] = {path[-1]: None}
         for part in reversed(path[:-1]):

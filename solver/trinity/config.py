@@ -17,6 +17,7 @@ from solver.query import (
     ConfigProblem,
     ConfigProblemCode,
     TrinityConfig,
+    VllmRollout,
 )
 from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
 from solver.rules import API_OPTIONS, OptionNames
@@ -116,6 +117,38 @@ def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int
         sub = ConfigReader(reader.data, reader.name, reader.environ, base=(*listed, index))
         auxiliary_gpus += sub.count(("engine_num",), 1, minimum=0) * engine_gpus(sub, ())
     return engines + auxiliary_gpus, per_engine, auxiliary_gpus
+
+
+FLOAT32_DTYPES = ("float32", "float")
+"""vLLM's ``dtype`` values that load the weights in float32 (4 bytes a value; its others take 2)."""
+
+
+def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | None:
+    """The rollout's vLLM engine as `VllmRollout` (Trinity's defaults where unset: ``tensor_parallel_size`` 1,
+    ``dtype`` bfloat16); None where none starts (``mode: train``, an ``engine_type`` not vLLM's, ``engine_num`` 0),
+    where its weights are split other than by tensor parallelism (``pipeline_parallel_size`` above 1,
+    ``enable_expert_parallel``), or where a key it reads cannot be read or is out of vLLM's range (a
+    ``gpu_memory_utilization`` not above 0 and at most 1): its memory is then not checked."""
+    engine = reader.word((*ROLLOUT_MODEL, "engine_type"))
+    if mode == "train" or (engine is not None and not engine.startswith("vllm")):
+        return None
+    try:
+        size = reader.count((*ROLLOUT_MODEL, "tensor_parallel_size"), 1)
+        if reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) == 0:
+            return None
+        if reader.count((*ROLLOUT_MODEL, "pipeline_parallel_size"), 1) > 1 or reader.flag(
+                (*ROLLOUT_MODEL, "enable_expert_parallel")):
+            return None
+        utilization = reader.get((*ROLLOUT_MODEL, "gpu_memory_utilization"))
+        dtype = reader.word((*ROLLOUT_MODEL, "dtype"))
+        length = reader.integer((*ROLLOUT_MODEL, "max_model_len"))
+    except ConfigError:
+        return None
+    if utilization is not None and (isinstance(utilization, bool) or not isinstance(utilization, int | float)
+                                    or not 0 < utilization <= 1):
+        return None
+    return VllmRollout(tensor_parallel_size=size, gpu_memory_utilization=utilization,
+                       value_bytes=4 if dtype in FLOAT32_DTYPES else 2, max_model_len=length)
 
 
 def model_path_needed(names: OptionNames) -> str:
@@ -1020,6 +1053,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         note_codes=tuple(note.code for note in notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
+        vllm_rollout=_read_vllm_rollout(reader, mode),
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
         critic_token_budgets=critic.budgets,
