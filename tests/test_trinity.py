@@ -102,6 +102,14 @@ def long_plan() -> Plan:
     return _best(model="4B", objective="max_len", budget_gpus=6)
 
 
+def _user_config(plan: Plan) -> str:
+    """The user's config (`USER_CONFIG`: one node of 8 GPUs) with as many rollout engines (of one GPU) as leave the
+    trainer `plan`'s GPUs: `patch_trinity_config` keeps the cluster, and refuses a plan on other GPUs than it gives."""
+    text = USER_CONFIG.read_text(encoding="utf-8")
+    assert "    engine_num: 2\n" in text and "  gpu_per_node: 8\n" in text
+    return text.replace("    engine_num: 2\n", f"    engine_num: {8 - plan.gpus}\n")
+
+
 def _safe_load(text: str) -> Any:
     return YAML(typ="safe", pure=True).load(io.StringIO(text))
 
@@ -909,7 +917,7 @@ def _changes(before: str, after: str) -> tuple[list[str], list[str]]:
 
 
 def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
-    before = USER_CONFIG.read_text(encoding="utf-8")
+    before = _user_config(long_plan())
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     removed, added = _changes(before, after)
     assert removed == [
@@ -984,7 +992,7 @@ def test_patch_adds_a_sections_keys_before_a_block_sequence_and_after_a_flow_one
 
 
 def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
-    before = USER_CONFIG.read_text(encoding="utf-8")
+    before = _user_config(sp2_plan())
     after = patch_trinity_config(before, sp2_plan(), catalog().model("4B"))
     removed, added = _changes(before, after)
     assert removed == [
@@ -1031,7 +1039,7 @@ def test_patch_keeps_the_comments_after_a_removed_first_or_flow_style_key() -> N
         "  custom_chat_template: x\ntrainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
     # alike, a key added after a flow-style value goes before the lines that lead into the next section
     appended = ("model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n\n# the cluster\n"
-                "cluster:\n  gpu_per_node: 2\n")
+                "cluster:\n  gpu_per_node: 3\n")  # less the one rollout engine: the plan's 2 GPUs
     assert patch_trinity_config(appended, plan, model).startswith(
         "model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n  max_model_len: 24576\n\n# the cluster\ncluster:\n")
 
@@ -1081,10 +1089,11 @@ def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeat
 
 
 def test_patch_fills_an_empty_section_in_place_and_keeps_the_files_last_comment_last() -> None:
-    text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\ncluster:\n  gpu_per_node: 8\n# the end\n"
+    # 3 GPUs, less the one rollout engine: the plan's 2
+    text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\ncluster:\n  gpu_per_node: 3\n# the end\n"
     assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
         "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
-        "  max_token_len_per_gpu: 24576\ncluster:\n  gpu_per_node: 8\n# the end\n")
+        "  max_token_len_per_gpu: 24576\ncluster:\n  gpu_per_node: 3\n# the end\n")
 
 
 def test_patch_notes_host_memory_only_for_offload() -> None:
@@ -1189,9 +1198,8 @@ def test_patch_keeps_the_lines_before_the_document_start_and_from_its_end_on() -
 def test_patch_keeps_an_interpolation_that_gives_the_plans_value() -> None:
     # ${oc.env:MAX_MODEL_LEN,4096} gives 4096 without the variable, the plan's length: it stays, and the
     # note says so; with MAX_MODEL_LEN=8192 set, it gives another length and becomes the plan's number.
-    before = USER_CONFIG.read_text(encoding="utf-8")
     plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
-    model = catalog().model("4B")
+    before, model = _user_config(plan), catalog().model("4B")
     after = patch_trinity_config(before, plan, model, environ={})
     assert "  max_model_len: ${oc.env:MAX_MODEL_LEN,4096}  # prompt + response\n" in after
     assert read_trinity_config(after, "patched.yaml", {}).max_model_len == 4096
@@ -1311,7 +1319,7 @@ def test_an_anchor_and_comment_that_ruamel_writes_unmoved_are_left_as_they_are()
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
 def test_patched_user_config_reads_back_and_passes_the_checks(make: Any) -> None:
     plan, model = make(), catalog().model("4B")
-    before = USER_CONFIG.read_text(encoding="utf-8")
+    before = _user_config(plan)
     after = patch_trinity_config(before, plan, model)
     config = read_trinity_config(after, "patched.yaml", {})
     assert (config.max_model_len, config.sp, config.offload, config.max_token_len_per_gpu) == (

@@ -252,6 +252,15 @@ def _read_trainer_gpus(reader: ConfigReader, rollout: int) -> tuple[int | None, 
     return gpu_per_node, trainer_gpus
 
 
+def cluster_trainer_gpus(data: Any, name: str, environ: Mapping[str, str]) -> tuple[int | None, int]:
+    """The trainer GPUs a Trinity config's cluster gives (`read_trinity_config`'s ``trainer_gpus``: None without
+    ``cluster.gpu_per_node``) and the rollout's, read from the config as nested mappings (`data`, named `name`, its
+    ``${oc.env:...}`` from `environ`); `ConfigError` as `read_trinity_config` raises it for these keys."""
+    reader = ConfigReader(data, name, VariablesRead(environ))
+    rollout = _rollout_gpus(reader, _read_mode(reader))[0]
+    return _read_trainer_gpus(reader, rollout)[1], rollout
+
+
 def _actor_note_flags(reader: ConfigReader) -> dict[str, bool]:
     """The actor's offload flags in its ``fsdp_config`` that can be read for the notes (``actor.fsdp_config.<flag>``:
     on or off); every role's flags are checked (`_flag_for_notes`)."""
