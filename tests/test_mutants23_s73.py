@@ -14,8 +14,10 @@ from ortools.sat.python import cp_model
 from test_clusterkeep2_s71 import A100_NODES, DUO
 
 import solver.cluster.reasons
+from solver.api import memory_answer
 from solver.cluster.model import placement_solver
 from solver.memory import expert_padding, lora_states_bytes
+from solver.query import QueryError
 from solver.tables import load_catalog
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -82,3 +84,45 @@ def test_a_lora_runs_whole_routed_experts_are_frozen_weights():
     assert expert_padding(moe, 6) == pytest.approx(2 / 3 * 3 * 2048 * 768 * 48) == pytest.approx(150_994_944)
     assert lora_states_bytes(moe, 6, 32, 16) == pytest.approx(
         4 * moe.parameters_b * 1e9 / 6 + 4 * 150_994_944 + 16 * 30_081_024 / 6)
+
+
+def test_a_lora_runs_longest_length_where_full_fine_tunings_optimizer_step_does_not_fit():
+    # Qwen3-14B on 2 H20s: full fine-tuning's optimizer step (20 bytes per parameter of the shard) does not fit, at
+    # any length; LoRA's (the frozen base's 4 bytes and the adapter's 20) does, and 18432 tokens train with Env.
+    lora = memory_answer("14B", "h20", 2, 8192, env=True, lora_rank=32)
+    full = memory_answer("14B", "h20", 2, 8192, env=True)
+    assert (round(lora.step_gib, 2), lora.fits, lora.longest_len) == (29.7, True, 18432)
+    assert (round(full.step_gib, 2), full.fits, full.longest_len) == (138.54, False, None)
+
+
+def test_the_host_need_a_plan_without_host_ram_needs_counts_no_reference_model_where_told(
+        cli: Cli, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-8B loads 4 bytes per parameter on one rank: 30.6 GiB per node without a reference model (the 8B's bf16
+    # pinned shards would add about 40), more than --host-ram 30; with one the plan would need 72.0.
+    monkeypatch.setenv("COLUMNS", "400")
+    status, out, err = cli("--model", "8B", "--gpu", "A100-80GB", "--len", "32k", "--host-ram", "30",
+                           "--no-reference")
+    assert (status, err) == (1, "")
+    assert ("within 6 GPUs trains with --host-ram 30 GiB; without --host-ram, Env + SP=2 on 6 GPUs trains it "
+            "(32768 tokens), and it needs 30.6 GiB of host memory per node while the model loads\n") in out
+
+
+def test_the_least_host_need_is_the_least_without_a_reference_model_where_told(
+        cli: Cli, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-4B (tied embeddings: every rank loads it) at SP=1 and 20480 tokens: without its reference model's shards
+    # 4 GPUs without Offload need the least per node (60.0 GiB); with them, 3 GPUs with Offload would (77.5 against
+    # 81.1).
+    monkeypatch.setenv("COLUMNS", "400")
+    status, out, err = cli("--model", "4B", "--gpu", "A100-80GB", "--len", "20k", "--host-ram", "30", "--sp", "1",
+                           "--no-reference")
+    assert (status, err) == (1, "")
+    assert ("without --host-ram, vanilla on 6 GPUs trains it (20480 tokens), and it needs 89.9 GiB of host memory per "
+            "node while the model loads; at the least, vanilla on 4 GPUs trains it (20480 tokens),\nand it needs 60.0 "
+            "GiB of host memory per node while the model loads;") in out
+
+
+def test_the_largest_lora_rank_is_taken_and_one_more_refused():
+    assert memory_answer("0.6B", "h100", 1, 4096, lora_rank=65536).lora_rank == 65536
+    with pytest.raises(QueryError, match=r"^lora_rank must be a whole number from 0 \(full fine-tuning\) to 65536, "
+                                         r"got 65537$"):
+        memory_answer("0.6B", "h100", 1, 4096, lora_rank=65537)
