@@ -17,8 +17,7 @@ import solver.cluster.reasons
 from solver.api import memory_answer
 from solver.cluster.model import placement_solver
 from solver.memory import expert_padding, lora_states_bytes
-from solver.query import QueryError
-from solver.tables import load_catalog
+from solver.tables import QueryError, load_catalog
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -72,8 +71,8 @@ def test_a_tie_in_the_jobs_favour_counts_no_placement_of_less_priority(cli: Cli,
     assert (status, answer["status"], [(placed["job"], placed["current"]) for placed in answer["placements"]]) == (
         1, "optimal", [("x", "starts"), ("y", "starts")])
     assert [(left["job"], left.get("current"), left["reason"].split("; ", 1)[1]) for left in answer["unplaced"]] == [
-        ("r", "stops", "x (priority 5) holds the room it needs: priority 5 is the least that places it (with as much "
-                       "priority placed, more running jobs stay with it)"),
+        ("r", "stops", ("x (priority 5) holds the room it needs: priority 5 is the least that places it (with as "
+                        "much priority placed, more running jobs stay with it)")),
         ("j", None, "x (priority 5) holds the room it needs: priority 6 is the least that places it")]
 
 
