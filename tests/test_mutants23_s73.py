@@ -14,7 +14,7 @@ from ortools.sat.python import cp_model
 from test_clusterkeep2_s71 import A100_NODES, DUO
 
 import solver.cluster.reasons
-from solver.api import memory_answer
+from solver.api import memory_answer, plan
 from solver.cluster.model import placement_solver
 from solver.memory import expert_padding, lora_states_bytes
 from solver.tables import QueryError, load_catalog
@@ -125,3 +125,31 @@ def test_the_largest_lora_rank_is_taken_and_one_more_refused():
     with pytest.raises(QueryError, match=r"^lora_rank must be a whole number from 0 \(full fine-tuning\) to 65536, "
                                          r"got 65537$"):
         memory_answer("0.6B", "h100", 1, 4096, lora_rank=65537)
+
+
+def test_a_cell_another_table_refutes_still_vouches_for_lora(tmp_path: Path):
+    # A user's 2-GPU table trained Env + SP=2 at 16384; its 4-GPU table ran out of memory there (kept though it
+    # contradicts): that refutes the cell for 4 GPUs of full fine-tuning, and says nothing of a LoRA run.
+    cells_file = tmp_path / "mine.yaml"
+    cells_file.write_text(
+        "gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
+        "  - {gpus: 2, section: '2 x mine', models: [Qwen3-8B], rows: [{max_model_len: 8192, cells: {Qwen3-8B: Env}},\n"
+        "      {max_model_len: 16384, cells: {Qwen3-8B: Env + SP=2}}]}\n"
+        "  - {gpus: 4, section: '4 x mine', models: [Qwen3-8B], rows: [\n"
+        "      {max_model_len: 8192, cells: {Qwen3-8B: vanilla}}, {max_model_len: 16384, cells: {Qwen3-8B: '-'}}]}\n",
+        encoding="utf-8")
+    catalog = load_catalog().with_cells(cells_file, keep_contradictions=True)
+    full, lora = (memory_answer("8B", "Mine-80GB", 4, 16384, sp=2, env=True, lora_rank=rank, catalog=catalog)
+                  for rank in (0, 32))
+    assert full.tables is not None and (full.tables.trains, full.tables.source.gpus) == (False, 4)
+    assert lora.tables is not None and (lora.tables.trains, lora.tables.evidence) == (True, "inferred")
+    assert (lora.tables.source.gpus, lora.tables.source.max_model_len, lora.tables.source.setting) == (
+        2, 16384, "Env + SP=2")
+
+
+def test_a_larger_gpu_types_out_of_memory_cell_caps_no_lora_estimate():
+    # H20's 4-GPU table (96 GB, at least H100's 80) says Env + SP=4 of Qwen3-14B runs out of memory at 40960 with
+    # full fine-tuning, which caps H100's estimates of it; a LoRA run's are not capped: Env + SP=4 on 4 H100s.
+    lora, = plan("14B", gpu="h100", budget_gpus=4, max_model_len=65536, exact=True, lora_rank=32)
+    assert lora.best is not None
+    assert (lora.best.gpus, lora.best.setting.label, lora.best.evidence) == (4, "Env + SP=4", "estimated")
