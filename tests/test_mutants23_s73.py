@@ -12,6 +12,7 @@ import pytest
 import yaml
 from ortools.sat.python import cp_model
 from test_clusterkeep2_s71 import A100_NODES, DUO
+from test_lora_s72 import MODEL, ROLE_MODEL, _counted
 
 import solver.cluster.reasons
 from solver.api import memory_answer, plan
@@ -153,3 +154,18 @@ def test_a_larger_gpu_types_out_of_memory_cell_caps_no_lora_estimate():
     lora, = plan("14B", gpu="h100", budget_gpus=4, max_model_len=65536, exact=True, lora_rank=32)
     assert lora.best is not None
     assert (lora.best.gpus, lora.best.setting.label, lora.best.evidence) == (4, "Env + SP=4", "estimated")
+
+
+@pytest.mark.parametrize(("text", "rank", "lines"), [
+    # A rank of 0 or below turns no LoRA on: full fine-tuning, counted so, no line.
+    (MODEL % "" + ROLE_MODEL % "lora_rank: -1", 0, []),
+    # lora_rank turns LoRA on first (verl before 0.8), but the adapter it loads has its own rank: not counted.
+    (MODEL % "" + ROLE_MODEL % "lora_rank: 8, lora_adapter_path: /ckpt/adapter", 0,
+     [("with LoRA (trainer.trainer_config.actor_rollout_ref.model.lora_rank) the trainer holds gradients and "
+       "optimizer states for the adapter alone, but the verdict and the plans count full fine-tuning's, as the tables "
+       "measured (it loads an adapter, whose rank is the adapter's own): a LoRA run needs less memory than shown "
+       "(conservative: without Offload, LoRA leaves each GPU's shard about 4 of the 16 bytes per parameter counted; "
+       "solve --lora-rank RANK counts a new adapter's)")]),
+])
+def test_a_trinity_05_configs_counted_lora_rank(text: str, rank: int, lines: list[str]):
+    assert _counted(text, "0.5") == (rank, lines)
