@@ -169,3 +169,11 @@ def test_a_larger_gpu_types_out_of_memory_cell_caps_no_lora_estimate():
 ])
 def test_a_trinity_05_configs_counted_lora_rank(text: str, rank: int, lines: list[str]):
     assert _counted(text, "0.5") == (rank, lines)
+
+
+def test_lora_on_every_module_but_all_linear_counts_full_fine_tuning():
+    # PEFT's "all" is no target_modules of Trinity's default: the adapter may take more than all-linear's.
+    rank, (line,) = _counted(MODEL % ", lora_configs: [{lora_rank: 16, target_modules: all}]")
+    assert rank == 0
+    assert "as the tables measured (its target_modules 'all' are not Trinity's default all-linear, which rft-solver " \
+           "counts): a LoRA run needs less memory than shown" in line
