@@ -13,6 +13,7 @@ import yaml
 from ortools.sat.python import cp_model
 from test_clusterkeep2_s71 import A100_NODES, DUO
 from test_lora_s72 import MODEL, ROLE_MODEL, _counted
+from test_tokbudget_s72 import ONE_SEQUENCE, _config, _verdict
 
 import solver.cluster.reasons
 from solver.api import memory_answer, plan
@@ -177,3 +178,30 @@ def test_lora_on_every_module_but_all_linear_counts_full_fine_tuning():
     assert rank == 0
     assert "as the tables measured (its target_modules 'all' are not Trinity's default all-linear, which rft-solver " \
            "counts): a LoRA run needs less memory than shown" in line
+
+
+def test_dynamic_batch_sizes_off_on_every_pass_that_runs_reads_no_budget_where_the_ref_runs_none():
+    # RAFT computes no ref log-probs: the actor's two passes, both one sequence per micro-batch, are every pass the
+    # verdict counts, so no line names the trainer's budget of 12000, which none of them reads.
+    config = _config()
+    config["algorithm"] = {"algorithm_type": "raft"}
+    assert _verdict(config) == (8192, [
+        ("lowered-token-budget", f"{ONE_SEQUENCE}: the verdict is at 8192 tokens per GPU")])
+
+
+@pytest.mark.parametrize("actor", [{}, {"ppo_max_token_len_per_gpu": 20000}])
+def test_one_pass_off_below_the_budget_the_others_read_says_nothing(actor: dict):
+    # Trinity 0.5: the actor's training alone has dynamic batch sizes off (one sequence, 8192 tokens per GPU, fewer
+    # than the 16384 the ref and the log-prob recompute read): no line, nor one on the actor's own budget, unread.
+    config = _config({"actor": {"use_dynamic_bsz": False, **actor}}, use_dynamic_bsz=True, max_token_len_per_gpu=None)
+    assert _verdict(config, "0.5") == (None, [])
+
+
+def test_a_lowered_budget_beside_a_pass_off_is_the_budget_in_effect():
+    # Trinity 0.5, the actor's training off (8192 tokens per GPU), the other passes at the trainer's 12000: the most
+    # any role takes, the budget the verdict is at.
+    config = _config({"actor": {"use_dynamic_bsz": False}}, use_dynamic_bsz=True)
+    assert _verdict(config, "0.5") == (12000, [("lowered-token-budget", (
+        "the token budget in effect, 12000 (the most any role takes), is below Trinity's default ceil(2 x 8192 / 1) = "
+        "16384, which the tables measured: the verdict is at 12000 tokens per GPU (each step takes more micro-batches);"
+        " Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"))])
