@@ -5,6 +5,7 @@ in the job's favour counts only the placements with it that hold as much priorit
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,12 +15,14 @@ from ortools.sat.python import cp_model
 from test_clusterkeep2_s71 import A100_NODES, DUO
 from test_lora_s72 import MODEL, ROLE_MODEL, _counted
 from test_tokbudget_s72 import ONE_SEQUENCE, _config, _verdict
+from test_waysbudget_s72 import THREE_SHAPES
 
 import solver.cluster.reasons
 from solver.api import memory_answer, plan
 from solver.cluster.model import placement_solver
+from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.memory import expert_padding, lora_states_bytes
-from solver.tables import QueryError, load_catalog
+from solver.tables import QueryError, load_catalog, load_weights
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -205,3 +208,19 @@ def test_a_lowered_budget_beside_a_pass_off_is_the_budget_in_effect():
         "the token budget in effect, 12000 (the most any role takes), is below Trinity's default ceil(2 x 8192 / 1) = "
         "16384, which the tables measured: the verdict is at 12000 tokens per GPU (each step takes more micro-batches);"
         " Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"))])
+
+
+def test_a_count_spent_before_the_first_jobs_turn_names_no_limit():
+    # Nothing to go by (no job's ways asked): every job cut short, no time limit estimated.
+    ways = fleet_options(Planner(load_catalog(), load_weights(), "auto"), THREE_SHAPES,
+                         WaysLimit(questions=0, deadline=math.inf))
+    assert (ways.cut_short, ways.wall_clock_cut, ways.covering_time_limit_s) == ((0, 1, 2, 3), False, None)
+
+
+def test_the_refs_micro_batch_is_not_counted_where_it_runs_no_forward():
+    # RAFT computes no ref log-probs: the ref's micro-batch of 4 sequences is never filled, so the verdict counts the
+    # actor's passes' one sequence alone.
+    config = _config({"ref": {"log_prob_micro_batch_size_per_gpu": 4}})
+    config["algorithm"] = {"algorithm_type": "raft"}
+    assert _verdict(config) == (8192, [
+        ("lowered-token-budget", f"{ONE_SEQUENCE}: the verdict is at 8192 tokens per GPU")])
