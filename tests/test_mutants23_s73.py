@@ -14,9 +14,11 @@ import yaml
 from ortools.sat.python import cp_model
 from test_clusterkeep2_s71 import A100_NODES, DUO
 from test_lora_s72 import MODEL, ROLE_MODEL, _counted
+from test_smallslips11_s69 import TWO_REQUIRED, _write
 from test_tokbudget_s72 import ONE_SEQUENCE, _config, _verdict
 from test_waysbudget_s72 import THREE_SHAPES
 
+import solver
 import solver.cluster.reasons
 from solver.api import memory_answer, plan
 from solver.cluster.model import placement_solver
@@ -224,3 +226,16 @@ def test_the_refs_micro_batch_is_not_counted_where_it_runs_no_forward():
     config["algorithm"] = {"algorithm_type": "raft"}
     assert _verdict(config) == (8192, [
         ("lowered-token-budget", f"{ONE_SEQUENCE}: the verdict is at 8192 tokens per GPU")])
+
+
+def test_a_search_that_never_ran_says_raise_the_limit_once_where_no_limit_is_estimated(tmp_path: Path):
+    # At 0.01 s the required b and c get no ways: no search runs, and the status line says to raise the limit. Where no
+    # limit is estimated (the wall clock cut them), the cut-short line does not say it again.
+    path = _write(tmp_path, TWO_REQUIRED)
+    fleet = solver.load_fleet(path, load_catalog())
+    cut = solver.place(fleet, time_limit_s=0.01).model_copy(update={"ways_time_limit_s": None})
+    assert cut.search_never_ran
+    assert " ".join(solver.cluster_text(cut, fleet).split()).startswith(
+        "status: unknown: time ran out working out the jobs' ways to run, so the search for a placement never ran "
+        "(raise time_limit_s) the time limit cut working out the jobs' ways short: b, c got none (the jobs of more "
+        "priority are asked first), so no placement was found pool a100")
