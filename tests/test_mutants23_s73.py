@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 from ortools.sat.python import cp_model
+from test_clusterbuy_s60 import fleet_file
 from test_clusterkeep2_s71 import A100_NODES, DUO
 from test_lora_s72 import MODEL, ROLE_MODEL, _counted
+from test_minnodes_s64 import _questions_per_second
 from test_smallslips11_s69 import TWO_REQUIRED, _write
 from test_tokbudget_s72 import ONE_SEQUENCE, _config, _verdict
 from test_waysbudget_s72 import THREE_SHAPES
@@ -239,3 +241,15 @@ def test_a_search_that_never_ran_says_raise_the_limit_once_where_no_limit_is_est
         "status: unknown: time ran out working out the jobs' ways to run, so the search for a placement never ran "
         "(raise time_limit_s) the time limit cut working out the jobs' ways short: b, c got none (the jobs of more "
         "priority are asked first), so no placement was found pool a100")
+
+
+def test_a_purchase_for_the_jobs_with_ways_names_the_limit_that_would_work_out_the_others(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # 3 questions a second, 1 s: the count ends after the first job's 4 questions; the others, not required (the
+    # first is), are left out of the purchase, searched for the first alone: 5 s would likely work them all out.
+    _questions_per_second(monkeypatch, 3)
+    fleet = THREE_SHAPES.model_dump(exclude_defaults=True)
+    fleet["jobs"] = [{**fleet["jobs"][0], "required": True}, *fleet["jobs"][1:]]
+    bought = json.loads(cli("cluster", str(fleet_file(fleet, tmp_path)), "--buy", "--time-limit", "1", "--json")[1])
+    assert (bought["searched"], bought["ways_cut_short"], bought["ways_time_limit_s"]) == (
+        True, ["second", "third", "again"], 5)
