@@ -16,6 +16,7 @@ from test_clusterbuy_s60 import fleet_file
 from test_clusterkeep2_s71 import A100_NODES, DUO
 from test_lora_s72 import MODEL, ROLE_MODEL, _counted
 from test_minnodes_s64 import _questions_per_second
+from test_mutants20_s71 import HF_CONFIGS
 from test_smallslips11_s69 import TWO_REQUIRED, _write
 from test_tokbudget_s72 import ONE_SEQUENCE, _config, _verdict
 from test_waysbudget_s72 import THREE_SHAPES
@@ -253,3 +254,13 @@ def test_a_purchase_for_the_jobs_with_ways_names_the_limit_that_would_work_out_t
     bought = json.loads(cli("cluster", str(fleet_file(fleet, tmp_path)), "--buy", "--time-limit", "1", "--json")[1])
     assert (bought["searched"], bought["ways_cut_short"], bought["ways_time_limit_s"]) == (
         True, ["second", "third", "again"], 5)
+
+
+def test_a_config_jsons_negative_infinity_is_shown_as_json_writes_it(cli: Cli, tmp_path: Path):
+    text = (HF_CONFIGS / "gemma-2-9b.json").read_text(encoding="utf-8")
+    path = tmp_path / "config.json"
+    path.write_text(text.replace('"final_logit_softcapping": 30.0', '"final_logit_softcapping": -Infinity'),
+                    encoding="utf-8")
+    assert cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32k") == (2, "", (
+        f"solve memory: error: --model-config {path}: final_logit_softcapping: expected a finite number above 0 or "
+        "null, got -Infinity\n"))
