@@ -17,8 +17,10 @@ from test_clusterkeep2_s71 import A100_NODES, DUO
 from test_lora_s72 import MODEL, ROLE_MODEL, _counted
 from test_minnodes_s64 import _questions_per_second
 from test_mutants20_s71 import HF_CONFIGS
+from test_slidingkv_s71 import _published, _refusal
 from test_smallslips11_s69 import TWO_REQUIRED, _write
 from test_tokbudget_s72 import ONE_SEQUENCE, _config, _verdict
+from test_vllmwin_s72 import VLLM_REFUSES
 from test_waysbudget_s72 import THREE_SHAPES
 
 import solver
@@ -270,3 +272,21 @@ def test_a_config_jsons_negative_infinity_is_shown_as_json_writes_it(cli: Cli, t
     assert cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32k") == (2, "", (
         f"solve memory: error: --model-config {path}: final_logit_softcapping: expected a finite number above 0 or "
         "null, got -Infinity\n"))
+
+
+@pytest.mark.parametrize(("changes", "refusal"), [
+    # no max_window_layers: transformers' Qwen3 class keeps its default of 28
+    ({"use_sliding_window": True, "sliding_window": 4096},
+     "use_sliding_window with max_window_layers 28 gives a qwen3 model layers of mixed attention (28 full_attention, "
+     "8 sliding_attention of 36), " + VLLM_REFUSES.format(mwl=28)
+     + "max_window_layers 0 or 36 (vLLM then windows every layer), or use_sliding_window false"),
+    # layer_types null is none given: use_sliding_window decides
+    ({"use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 18, "layer_types": None},
+     "use_sliding_window with max_window_layers 18 gives a qwen3 model layers of mixed attention (18 full_attention, "
+     "18 sliding_attention of 36), " + VLLM_REFUSES.format(mwl=18)
+     + "max_window_layers 0 or 36 (vLLM then windows every layer), or use_sliding_window false"),
+])
+def test_qwen3_mixed_windows_without_max_window_layers_or_with_null_layer_types(tmp_path: Path,
+                                                                                changes: dict, refusal: str):
+    source = {key: value for key, value in _published("Qwen3-8B").items() if key != "max_window_layers"}
+    assert _refusal(tmp_path, {**source, **changes}) == refusal
