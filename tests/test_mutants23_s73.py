@@ -29,7 +29,7 @@ from solver.api import memory_answer, plan
 from solver.cluster.model import placement_solver
 from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.memory import expert_padding, lora_states_bytes
-from solver.tables import QueryError, load_catalog, load_weights
+from solver.tables import Fleet, Job, Pool, QueryError, load_catalog, load_weights
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -290,3 +290,17 @@ def test_qwen3_mixed_windows_without_max_window_layers_or_with_null_layer_types(
                                                                                 changes: dict, refusal: str):
     source = {key: value for key, value in _published("Qwen3-8B").items() if key != "max_window_layers"}
     assert _refusal(tmp_path, {**source, **changes}) == refusal
+
+
+def test_the_questions_estimated_for_the_shapes_left_are_rounded_up(monkeypatch: pytest.MonkeyPatch):
+    # a (pool x, one GPU a node) asks 1 question, b (pool y) 4: 5 for two shapes, and c's shape is new: 5 / 2 more,
+    # rounded up, 8 in all; at 1 a second, a count above them: 8 // 1 + 1 = 9 s (c asks 4: 9 questions in all).
+    _questions_per_second(monkeypatch, 1)
+    fleet = Fleet(pools=(Pool(name="x", gpu="A100-80GB", nodes=1, gpus_per_node=1),
+                         Pool(name="y", gpu="A100-80GB", nodes=1, gpus_per_node=8)),
+                  jobs=(Job(name="a", model="Qwen3-0.6B", max_model_len=4096, pool="x"),
+                        Job(name="b", model="Qwen3-4B", max_model_len=8192, pool="y"),
+                        Job(name="c", model="Qwen3-8B", max_model_len=8192, pool="y")))
+    planner = Planner(load_catalog().for_fleet(fleet), load_weights(), "auto")
+    ways = fleet_options(planner, fleet, WaysLimit(questions=2, deadline=math.inf))
+    assert (ways.cut_short, planner.asked, ways.covering_time_limit_s) == ((2,), 5, 9)
