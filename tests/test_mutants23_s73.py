@@ -1,6 +1,9 @@
 """Tests that kill mutants of session 72's code which its own tests let live (mutants23; the table:
 /work/keep/review-s73-mutants23.md): a least-priority solve the wall clock stops is named in the answer, and a tie
-in the job's favour counts only the placements with it that hold as much priority as the most."""
+in the job's favour counts only the placements with it that hold as much priority as the most (s72's R7, R14); LoRA's
+states (frozen routed experts, its own optimizer step) and the tables with LoRA (no larger GPU type caps it, no table
+refutes a cell for it); a config's LoRA rank counted or not; host memory without a reference model; dynamic batch
+sizes off on some passes; the time limit the jobs' ways name; JSON's -Infinity; Qwen3's mixed windows refused."""
 
 from __future__ import annotations
 
