@@ -20,6 +20,7 @@ from test_clusterkeep2_s71 import A100_NODES, DUO
 from test_lora_s72 import MODEL, ROLE_MODEL, _counted
 from test_minnodes_s64 import _questions_per_second
 from test_mutants20_s71 import HF_CONFIGS
+from test_planner import refuted_two_gpu_cells
 from test_slidingkv_s71 import _published, _refusal
 from test_smallslips11_s69 import TWO_REQUIRED, _write
 from test_tokbudget_s72 import ONE_SEQUENCE, _config, _verdict
@@ -145,15 +146,7 @@ def test_the_largest_lora_rank_is_taken_and_one_more_refused():
 def test_a_cell_another_table_refutes_still_vouches_for_lora(tmp_path: Path):
     # A user's 2-GPU table trained Env + SP=2 at 16384; its 4-GPU table ran out of memory there (kept though it
     # contradicts): that refutes the cell for 4 GPUs of full fine-tuning, and says nothing of a LoRA run.
-    cells_file = tmp_path / "mine.yaml"
-    cells_file.write_text(
-        "gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
-        "  - {gpus: 2, section: '2 x mine', models: [Qwen3-8B], rows: [{max_model_len: 8192, cells: {Qwen3-8B: Env}},\n"
-        "      {max_model_len: 16384, cells: {Qwen3-8B: Env + SP=2}}]}\n"
-        "  - {gpus: 4, section: '4 x mine', models: [Qwen3-8B], rows: [\n"
-        "      {max_model_len: 8192, cells: {Qwen3-8B: vanilla}}, {max_model_len: 16384, cells: {Qwen3-8B: '-'}}]}\n",
-        encoding="utf-8")
-    catalog = load_catalog().with_cells(cells_file, keep_contradictions=True)
+    catalog = refuted_two_gpu_cells(tmp_path)
     full, lora = (memory_answer("8B", "Mine-80GB", 4, 16384, sp=2, env=True, lora_rank=rank, catalog=catalog)
                   for rank in (0, 32))
     assert full.tables is not None and (full.tables.trains, full.tables.source.gpus) == (False, 4)
