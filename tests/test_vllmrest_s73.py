@@ -125,12 +125,12 @@ VLLM_TYPES = ("default, proportional, mllama4, linear, ntk, dynamic, xdrope, lla
 @pytest.mark.parametrize(("rope", "lines"), [
     # handed to vLLM as it is: no one fills original_max_position_embeddings in, which vLLM reads
     ({"rope_type": "yarn", "factor": 2.0}, [
-        f"{ROLLOUT_ROPE}: missing original_max_position_embeddings: vLLM 0.19.1 refuses a yarn RoPE scaling "
+        f"{ROLLOUT_ROPE}: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type yarn "
         + "without it"]),
     ({"rope_type": "su", "short_factor": [1.0], "long_factor": [1.0]}, [
         f"{ROLLOUT_ROPE}: rope_type 'su': vLLM 0.19.1 builds no such RoPE scaling; it builds {VLLM_TYPES}"]),
     ({"rope_type": "dynamic", "beta": 2.0}, [
-        f"{ROLLOUT_ROPE}: missing alpha or factor: vLLM 0.19.1 refuses a dynamic RoPE scaling without it"]),
+        f"{ROLLOUT_ROPE}: missing alpha or factor: vLLM 0.19.1 refuses rope_type dynamic without it"]),
     # types vLLM builds, transformers not: no line (the rule is vLLM's, not the config.json's)
     ({"rope_type": "ntk", "factor": 2.0}, []),
     ({"rope_type": "dynamic", "alpha": 2.0}, []),
