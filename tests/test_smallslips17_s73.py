@@ -1,14 +1,18 @@
 """What s73's reviews left, settled by helper smallslips17: the SP-over-PCIe caution names SP 1 only where a plan
-without SP fits the plan's length (else it says SP is what trains it)."""
+without SP fits the plan's length (else it says SP is what trains it); every card answers to its name and aliases
+with its memory size written either way (``RTX4090-24G``)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+
+import pytest
 
 import solver
 from solver.results import CautionCode, sp_over_pcie_caution
-from solver.tables import load_catalog
+from solver.tables import GpuType, load_catalog
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -58,3 +62,25 @@ def test_the_longest_plan_s_pcie_caution_speaks_of_its_own_length():
     assert answer.best is not None and (answer.best.sp, answer.best.max_model_len) == (2, 16384)
     assert answer.best.cautions[-1].endswith(", and no plan without SP fits 16384 tokens here: SP over PCIe is what "
                                              "trains this length, so time a step before a long run")
+
+
+def _sized_forms(gpu: GpuType) -> list[str]:
+    """What people write for `gpu`: its name and each alias, each with its memory size as ``-24GB``, ``-24G``,
+    `` 24gb`` or `` 24g`` after it (where it names none)."""
+    stems = [re.sub(rf"-{gpu.memory_gb}gb?$", "", known, flags=re.IGNORECASE) for known in (gpu.name, *gpu.aliases)]
+    return [f"{stem}{size}" for stem in stems
+            for size in (f"-{gpu.memory_gb}GB", f"-{gpu.memory_gb}G", f" {gpu.memory_gb}gb", f" {gpu.memory_gb}g")]
+
+
+@pytest.mark.parametrize("gpu", load_catalog().gpu_types, ids=lambda gpu: gpu.name)
+def test_every_card_answers_to_its_names_with_its_size_written_either_way(gpu: GpuType):
+    # RTX4090-24G was unknown while A100 40G and l40s-48g resolved: one alias apart. The rule is now the same for each.
+    catalog = load_catalog()
+    assert {form: catalog.gpu(form).name for form in _sized_forms(gpu)} == dict.fromkeys(_sized_forms(gpu), gpu.name)
+
+
+def test_the_persona_s_4090_spelling_resolves_and_a_size_alone_is_still_a_guess(cli: Cli):
+    assert load_catalog().gpu("RTX4090-24G").name == "RTX-4090-24GB"
+    status, _, err = cli("--model", "0.6B", "--gpu", "24g", "--gpus", "1", "--len", "4096")
+    assert status == 2 and err.startswith("solve: error: unknown GPU '24g' (did you mean A10-24GB, L4-24GB or "
+                                          "RTX-4090-24GB?)")
