@@ -1,6 +1,7 @@
 """What s73's reviews left, settled by helper smallslips17: the SP-over-PCIe caution names SP 1 only where a plan
 without SP fits the plan's length (else it says SP is what trains it); every card answers to its name and aliases
-with its memory size written either way (``RTX4090-24G``)."""
+with its memory size written either way (``RTX4090-24G``); the trainer's dynamic-batch-off line names the roles
+that still read its budget, per release."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 import solver
 from solver.results import CautionCode, sp_over_pcie_caution
 from solver.tables import GpuType, load_catalog
+from solver.trinity import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -84,3 +86,34 @@ def test_the_persona_s_4090_spelling_resolves_and_a_size_alone_is_still_a_guess(
     status, _, err = cli("--model", "0.6B", "--gpu", "24g", "--gpus", "1", "--len", "4096")
     assert status == 2 and err.startswith("solve: error: unknown GPU '24g' (did you mean A10-24GB, L4-24GB or "
                                           "RTX-4090-24GB?)")
+
+
+def _dynamic_off_line(version: str | None, **ref: object) -> str:
+    """The ``dynamic-batch-off`` line on ``trainer.use_dynamic_bsz`` of a Qwen3-8B config on 4 GPUs whose trainer's
+    dynamic batch sizes are off and its ref's own key (`ref`, beside ``log_prob_use_dynamic_bsz: true``) on."""
+    config = {"model": {"max_model_len": 4096}, "algorithm": {"algorithm_type": "grpo"}, "trainer": {
+        "use_dynamic_bsz": False, "max_token_len_per_gpu": 8192, "trainer_config": {
+            "actor_rollout_ref": {"ref": {"log_prob_use_dynamic_bsz": True, **ref}}}}}
+    found = trinity_config_problems(config, load_catalog().model("Qwen3-8B"), 4,
+                                    version=version)  # type: ignore[arg-type]
+    [line] = [problem.words for problem in found if problem.code.value == "dynamic-batch-off"]
+    return line
+
+
+DYNAMIC_OFF = ("trainer.use_dynamic_bsz is false: verl then ignores the token budget (max_token_len_per_gpu), which "
+               "the tables measured and the plan sets, and fills micro-batches by sequence count: set it to true")
+
+
+def test_the_trainer_s_dynamic_batch_line_names_the_ref_that_still_reads_its_budget_per_release():
+    # The ref's own key turns dynamic batching back on where Trinity reads it (0.5; 0.6 on verl before 0.8), and the
+    # ref, setting no budget of its own, takes the trainer's: verl does not ignore that budget there.
+    said = ("trainer.use_dynamic_bsz is false: verl then fills micro-batches by sequence count, ignoring the token "
+            "budget (max_token_len_per_gpu), which the tables measured and the plan sets, in every pass but the ref's "
+            "({}), whose own key turns dynamic batch sizes back on and which takes this budget, setting none of its "
+            "own{}: set it to true")
+    on_08 = "; on Trinity 0.6 with verl 0.8 or later every pass follows this key"
+    assert _dynamic_off_line("0.5") == said.format("Trinity 0.5", "")
+    assert _dynamic_off_line("0.6") == said.format("Trinity 0.6 on verl before 0.8", on_08)
+    assert _dynamic_off_line(None) == said.format("Trinity 0.5 and Trinity 0.6 on verl before 0.8", on_08)
+    # A ref with a budget of its own reads none of the trainer's: the line stays as it was.
+    assert _dynamic_off_line(None, log_prob_max_token_len_per_gpu=8192) == DYNAMIC_OFF
