@@ -1,15 +1,17 @@
 """What s73's reviews left, settled by helper smallslips17: the SP-over-PCIe caution names SP 1 only where a plan
 without SP fits the plan's length (else it says SP is what trains it); every card answers to its name and aliases
 with its memory size written either way (``RTX4090-24G``); the trainer's dynamic-batch-off line names the roles
-that still read its budget, per release."""
+that still read its budget, per release; the length row gives a kept YaRN's interpolated factor as it resolves."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+import yaml
 
 import solver
 from solver.results import CautionCode, sp_over_pcie_caution
@@ -117,3 +119,19 @@ def test_the_trainer_s_dynamic_batch_line_names_the_ref_that_still_reads_its_bud
     assert _dynamic_off_line(None) == said.format("Trinity 0.5 and Trinity 0.6 on verl before 0.8", on_08)
     # A ref with a budget of its own reads none of the trainer's: the line stays as it was.
     assert _dynamic_off_line(None, log_prob_max_token_len_per_gpu=8192) == DYNAMIC_OFF
+
+
+def test_the_length_row_gives_a_kept_yarn_s_interpolated_factor_as_it_resolves(cli: Cli, tmp_path: Path):
+    # Its factor and positions refer to keys of their own: the row showed ``factor ${yarn.factor} over
+    # ${yarn.original}``, text that says nothing of the length; the plan reads 4 over 32768, which reaches 131072.
+    config = {"yarn": {"factor": 4, "original": 32768}, "model": {
+        "model_path": "Qwen/Qwen3-4B", "max_model_len": 131072, "rope_scaling": {
+            "rope_type": "yarn", "factor": "${yarn.factor}", "original_max_position_embeddings": "${yarn.original}"}},
+        "cluster": {"node_num": 1, "gpu_per_node": 8}, "explorer": {"rollout_model": {"engine_num": 4}}}
+    given = tmp_path / "cards.yaml"
+    given.write_text(yaml.safe_dump(config))
+    status, out, err = cli("--from-config", str(given), "--gpu", "h200")
+    assert status == 0, err
+    assert [line for line in out.splitlines() if line.startswith("max_model_len ")] == [
+        "max_model_len  131072 (YaRN rope scaling, cards.yaml's factor 4 over 32768, which stays)"]
+    assert "# model.rope_scaling: cards.yaml's stays, as --write keeps it" in out
