@@ -55,6 +55,7 @@ from solver.rules import (
     validated_length,
 )
 from solver.tables import (
+    FAST_NODE_INTERCONNECTS,
     HOST_NEED_WORDS,
     MAX_HOST_RAM_GB,
     NODE_GPUS,
@@ -68,6 +69,7 @@ from solver.tables import (
     LeftOutWhenNone,
     MemoryModel,
     Model,
+    NodeInterconnect,
     Setting,
     TokenBudgetMode,
     TrinityVersion,
@@ -173,6 +175,7 @@ class CautionCode(str, Enum):
     ROCM_ENV_MAY_NOT_APPLY = "rocm-env-may-not-apply"
     SP_OVER_PCIE = "sp-over-pcie"
     INTERCONNECT_NOT_STATED = "interconnect-not-stated"
+    TRAINER_SPANS_NODES = "trainer-spans-nodes"
 
 
 class Caution(NamedTuple):
@@ -735,6 +738,21 @@ def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMM
             f"memory where the cards cannot reach one another directly, in every layer{advice}")
 
 
+def trainer_spans_nodes_caution(trainer_nodes: int, node_interconnect: NodeInterconnect | None) -> Caution | None:
+    """The caution for a placed job whose trainer spans `trainer_nodes` nodes of a pool whose nodes are not stated to
+    be joined by a fast fabric (`node_interconnect`, the pool's: unstated or ``ethernet``, not one of
+    `FAST_NODE_INTERCONNECTS`): FSDP's traffic between them, which the cost does not count; None otherwise."""
+    if trainer_nodes == 1 or node_interconnect in FAST_NODE_INTERCONNECTS:
+        return None
+    joined = ("nodes joined by Ethernet (the pool's node_interconnect)" if node_interconnect == "ethernet"
+              else "nodes the fleet does not say a fast fabric joins (the pool states no node_interconnect)")
+    advice = ("time a step against a trainer within one node" if node_interconnect == "ethernet"
+              else "state node_interconnect: infiniband or roce where one joins them, or time a step")
+    return Caution(CautionCode.TRAINER_SPANS_NODES, (
+        f"its trainer spans {joined}: FSDP gathers and reduces every layer's parameters and gradients between them in "
+        f"every step, which the cost does not count, and over Ethernet a step may take far longer; {advice}"))
+
+
 def pcie_statement(gpu: GpuType, option_names: OptionNames = COMMAND_OPTIONS) -> str:
     """What states that `gpu`, a GPU type of your own, reaches its others over PCIe alone, where it was described:
     the cells file that gives it (the one way such a GPU type has tables of its own), its pool in a cluster file
@@ -1028,7 +1046,8 @@ class Plan(Frozen):
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, with "
         "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
         "AMD GPU, SP on GPUs that reach one another over PCIe (GpuType.interconnect), SP on a GPU type of your own "
-        "whose interconnect is not stated (weighed as NVLink); empty where there is nothing"))
+        "whose interconnect is not stated (weighed as NVLink), in a cluster's placement a trainer across nodes that "
+        "its pool does not state a fast node_interconnect joins; empty where there is nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
         "a stable code for each of cautions, in the same order (docs/json.md lists them): what a program tests "
         "instead of the words; empty in JSON made before codes"))

@@ -491,8 +491,9 @@ def check_placements(
     """Problems with a solver result (validity only, not optimality); an empty list means valid.
 
     The plan of each placement is checked with `reference.check_plan(..., budget_gpus=trainer_gpus,
-    exact=True)`, which wants unused_gpus == 0; `ignore_unused_gpus=True` drops only that one complaint.
-    With minimize_nodes every job must be placed.
+    exact=True)`, which wants unused_gpus == 0; `ignore_unused_gpus=True` drops only that one complaint. A plan
+    whose trainer spans nodes (more GPUs than a node) is cautioned ``trainer-spans-nodes`` unless its pool states
+    ``node_interconnect: infiniband`` or ``roce``. With minimize_nodes every job must be placed.
     """
     problems: list[str] = []
     jobs = {job["name"]: job for job in _jobs(instance)}
@@ -574,6 +575,10 @@ def check_placements(
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)
+        spans = "trainer-spans-nodes" in (plan.get("caution_codes") or [])
+        if spans != (n > g and pool.get("node_interconnect") not in ("infiniband", "roce")):
+            problems.append(f"{where}: a trainer-spans-nodes caution {'given' if spans else 'missing'} ({n} trainer "
+                            f"GPUs on nodes of {g}, node_interconnect {pool.get('node_interconnect')!r})")
 
         # The length.
         wanted, at_least = _length_request(job)

@@ -935,6 +935,7 @@ CAUTION_CODES_BY_WORDS = (
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),
+    ("its trainer spans ", "", "trainer-spans-nodes"),
 )
 """How a caution's words say its kind: (start, words within, code), the first that matches (docs/json.md)."""
 
