@@ -1,7 +1,8 @@
 """What s73's reviews left, settled by helper smallslips17: the SP-over-PCIe caution names SP 1 only where a plan
 without SP fits the plan's length (else it says SP is what trains it); every card answers to its name and aliases
 with its memory size written either way (``RTX4090-24G``); the trainer's dynamic-batch-off line names the roles
-that still read its budget, per release; the length row gives a kept YaRN's interpolated factor as it resolves."""
+that still read its budget, per release; the length row gives a kept YaRN's interpolated factor as it resolves; a placed trainer across nodes that no fast fabric is
+said to join is cautioned (a pool's ``node_interconnect``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -135,3 +137,59 @@ def test_the_length_row_gives_a_kept_yarn_s_interpolated_factor_as_it_resolves(c
     assert [line for line in out.splitlines() if line.startswith("max_model_len ")] == [
         "max_model_len  131072 (YaRN rope scaling, cards.yaml's factor 4 over 32768, which stays)"]
     assert "# model.rope_scaling: cards.yaml's stays, as --write keeps it" in out
+
+
+SMALL_JOB_FLEET = """pools:
+  - {{name: lab, gpu: A100-40GB, nodes: 3, gpus_per_node: 4{link}}}
+jobs:
+  - {{name: tiny, model: Qwen3-0.6B, max_model_len: 8192, rollout_gpus: 1}}
+"""
+"""A small job the placement widens to 8 trainer GPUs on 2 nodes of 4 (its pool's node interconnect: `link`)."""
+
+
+def _placed(cli: Cli, tmp_path: Path, link: str) -> tuple[dict[str, Any], str]:
+    """The placement of `SMALL_JOB_FLEET` with `link`, as JSON, and the text, its words unwrapped."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(SMALL_JOB_FLEET.format(link=link), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json")
+    assert status == 0, err
+    [placement] = json.loads(out)["placements"]
+    status, text, _ = cli("cluster", str(fleet))
+    assert status == 0
+    return placement, " ".join(text.split())  # the words wrap at the terminal's width
+
+
+SPANS_WORDS = ("FSDP gathers and reduces every layer's parameters and gradients between them in every step, which "
+               "the cost does not count, and over Ethernet a step may take far longer; ")
+
+
+def test_a_trainer_across_nodes_no_fast_fabric_joins_is_cautioned(cli: Cli, tmp_path: Path):
+    placement, text = _placed(cli, tmp_path, "")
+    assert (placement["trainer_gpus"], placement["plan"]["trainer_nodes"]) == (8, 2)
+    words = ("its trainer spans nodes the fleet does not say a fast fabric joins (the pool states no "
+             f"node_interconnect): {SPANS_WORDS}state node_interconnect: infiniband or roce where one joins them, or "
+             "time a step")
+    assert (placement["plan"]["caution_codes"][-1], placement["plan"]["cautions"][-1]) == (
+        "trainer-spans-nodes", words)
+    assert f"caution: tiny: {words}" in text
+    placement, _ = _placed(cli, tmp_path, ", node_interconnect: ethernet")
+    assert placement["plan"]["cautions"][-1] == (
+        f"its trainer spans nodes joined by Ethernet (the pool's node_interconnect): {SPANS_WORDS}time a step against "
+        "a trainer within one node")
+
+
+def test_a_fast_node_interconnect_or_a_trainer_within_a_node_is_not_cautioned(cli: Cli, tmp_path: Path):
+    for fast in ("infiniband", "roce"):
+        placement, text = _placed(cli, tmp_path, f", node_interconnect: {fast}")
+        assert placement["trainer_gpus"] == 8
+        assert "trainer-spans-nodes" not in placement["plan"]["caution_codes"] and "its trainer spans" not in text
+    (result,) = solver.plan("0.6B", gpu="a100-40gb", budget_gpus=8, max_model_len=8192, node_gpus=4)
+    assert result.best is not None and result.best.trainer_nodes == 2
+    assert CautionCode.TRAINER_SPANS_NODES not in result.best.caution_codes  # the planner's: no fleet to say it
+
+
+def test_a_node_interconnect_of_another_name_is_refused_in_one_line(cli: Cli, tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(SMALL_JOB_FLEET.format(link=", node_interconnect: ib"), encoding="utf-8")
+    assert cli("cluster", str(fleet)) == (2, "", f"solve cluster: error: {fleet}: pool lab, node_interconnect: Input "
+                                                 "should be 'infiniband', 'roce' or 'ethernet'\n")
