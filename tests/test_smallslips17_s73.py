@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from test_smallslips16_s73 import cards_view
 
 import solver
 from solver.results import CautionCode, sp_over_pcie_caution
@@ -126,16 +126,8 @@ def test_the_trainer_s_dynamic_batch_line_names_the_ref_that_still_reads_its_bud
 def test_the_length_row_gives_a_kept_yarn_s_interpolated_factor_as_it_resolves(cli: Cli, tmp_path: Path):
     # Its factor and positions refer to keys of their own: the row showed ``factor ${yarn.factor} over
     # ${yarn.original}``, text that says nothing of the length; the plan reads 4 over 32768, which reaches 131072.
-    config = {"yarn": {"factor": 4, "original": 32768}, "model": {
-        "model_path": "Qwen/Qwen3-4B", "max_model_len": 131072, "rope_scaling": {
-            "rope_type": "yarn", "factor": "${yarn.factor}", "original_max_position_embeddings": "${yarn.original}"}},
-        "cluster": {"node_num": 1, "gpu_per_node": 8}, "explorer": {"rollout_model": {"engine_num": 4}}}
-    given = tmp_path / "cards.yaml"
-    given.write_text(yaml.safe_dump(config))
-    status, out, err = cli("--from-config", str(given), "--gpu", "h200")
-    assert status == 0, err
-    assert [line for line in out.splitlines() if line.startswith("max_model_len ")] == [
-        "max_model_len  131072 (YaRN rope scaling, cards.yaml's factor 4 over 32768, which stays)"]
+    row, out = cards_view(cli, tmp_path, "${yarn.factor}", "${yarn.original}", yarn={"factor": 4, "original": 32768})
+    assert row == "max_model_len  131072 (YaRN rope scaling, cards.yaml's factor 4 over 32768, which stays)"
     assert "# model.rope_scaling: cards.yaml's stays, as --write keeps it" in out
 
 
@@ -191,5 +183,6 @@ def test_a_fast_node_interconnect_or_a_trainer_within_a_node_is_not_cautioned(cl
 def test_a_node_interconnect_of_another_name_is_refused_in_one_line(cli: Cli, tmp_path: Path):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(SMALL_JOB_FLEET.format(link=", node_interconnect: ib"), encoding="utf-8")
-    assert cli("cluster", str(fleet)) == (2, "", f"solve cluster: error: {fleet}: pool lab, node_interconnect: Input "
-                                                 "should be 'infiniband', 'roce' or 'ethernet'\n")
+    refusal = (f"solve cluster: error: {fleet}: pool lab, node_interconnect: Input should be 'infiniband', 'roce' or "
+               "'ethernet'\n")
+    assert cli("cluster", str(fleet)) == (2, "", refusal)

@@ -146,8 +146,8 @@ def _named_entry(wanted: tuple[str, ...], entries: tuple[_Entry, ...]) -> _Entry
     named = next((entry for form in wanted for entry in entries
                   if form in {normalise(known) for known in (entry.name, *entry.aliases)}), None)
     return named or next((entry for form in wanted for entry in entries if isinstance(entry, GpuType)
-                          and sized_gpu_form(form) in sized_gpu_names((entry.name, *entry.aliases),
-                                                                        entry.memory_gb)), None)
+                          and sized_gpu_form(form) in sized_gpu_names((entry.name, *entry.aliases), entry.memory_gb)),
+                         None)
 
 
 def _meant_names(wanted: str, entries: tuple[_Entry, ...], refused: tuple[GpuWithoutBf16, ...]) -> list[str]:

@@ -511,8 +511,8 @@ def _trainer_dynamic_off_words(checks: _ConfigChecks, version: TrinityVersion | 
             f"{'its' if len(readers) == 1 else 'their'} own{on_08}: set it to true")
 
 
-_DYNAMIC_OFF_WORDS = ("verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and the "
-                     "plan sets, and fills micro-batches by sequence count: set it to true")
+_DYNAMIC_OFF_WORDS = ("verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and "
+                      "the plan sets, and fills micro-batches by sequence count: set it to true")
 """Why a dynamic batch size key must be on, said where it is off (the trainer's: `_trainer_dynamic_off_words`)."""
 
 
