@@ -1,8 +1,8 @@
 """What s73's reviews left, settled by helper smallslips17: the SP-over-PCIe caution names SP 1 only where a plan
 without SP fits the plan's length (else it says SP is what trains it); every card answers to its name and aliases
 with its memory size written either way (``RTX4090-24G``); the trainer's dynamic-batch-off line names the roles
-that still read its budget, per release; the length row gives a kept YaRN's interpolated factor as it resolves; a placed trainer across nodes that no fast fabric is
-said to join is cautioned (a pool's ``node_interconnect``)."""
+that still read its budget, per release; the length row gives a kept YaRN's interpolated factor as it resolves; a
+placed trainer across nodes that no fast fabric is said to join is cautioned (a pool's ``node_interconnect``)."""
 
 from __future__ import annotations
 
