@@ -55,6 +55,7 @@ from solver.rules import (
     validated_length,
 )
 from solver.tables import (
+    FAST_NODE_INTERCONNECTS,
     HOST_NEED_WORDS,
     MAX_HOST_RAM_GB,
     NODE_GPUS,
@@ -69,6 +70,7 @@ from solver.tables import (
     LeftOutWhenNone,
     MemoryModel,
     Model,
+    NodeInterconnect,
     Setting,
     TokenBudgetMode,
     TrinityVersion,
@@ -174,6 +176,7 @@ class CautionCode(str, Enum):
     ROCM_ENV_MAY_NOT_APPLY = "rocm-env-may-not-apply"
     SP_OVER_PCIE = "sp-over-pcie"
     INTERCONNECT_NOT_STATED = "interconnect-not-stated"
+    TRAINER_SPANS_NODES = "trainer-spans-nodes"
 
 
 class Caution(NamedTuple):
@@ -711,18 +714,44 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
 
 
 def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS,
-                         costed: bool = True) -> str | None:
+                         costed: bool = True, fits_without_sp: bool | None = None,
+                         max_model_len: int | None = None) -> str | None:
     """The caution for a plan with SP on a GPU type whose GPUs reach one another over PCIe alone
     (`GpuType.interconnect` ``pcie``), in words, naming SP 1 as `option_names` do; None otherwise. Not `costed`, for
-    `solve memory`'s breakdown, which shows no cost: the words say nothing of the cost's weight."""
+    `solve memory`'s breakdown, which shows no cost: the words say nothing of the cost's weight. `fits_without_sp`:
+    whether the same question without SP has a plan at the plan's `max_model_len` (None where that is not known): only
+    where it has is SP 1 named as what may train faster; where it has none, the words say that SP is what trains that
+    length there."""
     if sp == 1 or gpu.interconnect != "pcie":
         return None
     without_sp = option_names.valued(option_names.named("sp"), 1)
-    advice = (f"; the cost weighs that above NVLink's by a ranking weight, not a measured time, so a plan without SP "
-              f"that fits ({without_sp}) may train faster" if costed
-              else f", so the same run without SP, where it fits ({without_sp}), may train faster")
+    weighed = "the cost weighs that above NVLink's by a ranking weight, not a measured time"
+    if not costed:
+        advice = f", so the same run without SP, where it fits ({without_sp}), may train faster: time a step of each"
+    elif fits_without_sp is False:
+        advice = (f"; {weighed}, and no plan without SP fits {max_model_len} tokens here: SP over PCIe is what "
+                  "trains this length, so time a step before a long run")
+    else:
+        plan = f"a plan without SP that fits ({without_sp})" if fits_without_sp else \
+            f"a plan without SP ({without_sp}), where one fits,"
+        advice = f"; {weighed}, so {plan} may train faster: time a step of each"
     return (f"SP={sp} on {gpu.name} cards, which reach one another over PCIe: Ulysses' all-to-all crosses it, or host "
-            f"memory where the cards cannot reach one another directly, in every layer{advice}: time a step of each")
+            f"memory where the cards cannot reach one another directly, in every layer{advice}")
+
+
+def trainer_spans_nodes_caution(trainer_nodes: int, node_interconnect: NodeInterconnect | None) -> Caution | None:
+    """The caution for a placed job whose trainer spans `trainer_nodes` nodes of a pool whose nodes are not stated to
+    be joined by a fast fabric (`node_interconnect`, the pool's: unstated or ``ethernet``, not one of
+    `FAST_NODE_INTERCONNECTS`): FSDP's traffic between them, which the cost does not count; None otherwise."""
+    if trainer_nodes == 1 or node_interconnect in FAST_NODE_INTERCONNECTS:
+        return None
+    joined = ("nodes joined by Ethernet (the pool's node_interconnect)" if node_interconnect == "ethernet"
+              else "nodes the fleet does not say a fast fabric joins (the pool states no node_interconnect)")
+    advice = ("time a step against a trainer within one node" if node_interconnect == "ethernet"
+              else "state node_interconnect: infiniband or roce where one joins them, or time a step")
+    return Caution(CautionCode.TRAINER_SPANS_NODES, (
+        f"its trainer spans {joined}: FSDP gathers and reduces every layer's parameters and gradients between them in "
+        f"every step, which the cost does not count, and over Ethernet a step may take far longer; {advice}"))
 
 
 def pcie_statement(gpu: GpuType, option_names: OptionNames = COMMAND_OPTIONS) -> str:
@@ -1021,7 +1050,8 @@ class Plan(Frozen):
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, with "
         "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
         "AMD GPU, SP on GPUs that reach one another over PCIe (GpuType.interconnect), SP on a GPU type of your own "
-        "whose interconnect is not stated (weighed as NVLink); empty where there is nothing"))
+        "whose interconnect is not stated (weighed as NVLink), in a cluster's placement a trainer across nodes that "
+        "its pool does not state a fast node_interconnect joins; empty where there is nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
         "a stable code for each of cautions, in the same order (docs/json.md lists them): what a program tests "
         "instead of the words; empty in JSON made before codes"))
@@ -1035,7 +1065,8 @@ class Plan(Frozen):
     def with_cautions(self, model: Model, gpu: GpuType, room: MarginRoom, train_batch_size: int | None = None,
                       train_batch_source: str = "--train-batch-size", version: TrinityVersion | None = None,
                       unchecked_host_ram: str | None = None, node_gpus: int = NODE_GPUS,
-                      option_names: OptionNames = COMMAND_OPTIONS, node_gpus_given: bool = False) -> Plan:
+                      option_names: OptionNames = COMMAND_OPTIONS, node_gpus_given: bool = False,
+                      fits_without_sp: bool | None = None) -> Plan:
         """This plan, of `model` on `gpu`, with its `cautions` (its room to spare weighed against `room`, the margin
         it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual
         batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
@@ -1045,7 +1076,8 @@ class Plan(Frozen):
         (`Query.unchecked_host_ram`), one for an Offload need larger than servers commonly have for the GPUs of a
         node of `node_gpus` (for its trainer GPUs there where that size is not `node_gpus_given`), or a workstation
         for all its cards (`unchecked_host_need`); the options the cautions point to named as `option_names` name
-        them (the query's)."""
+        them (the query's); and for SP over PCIe, whether the question without SP has a plan (`fits_without_sp`, as
+        `sp_over_pcie_caution` takes it)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
@@ -1056,7 +1088,8 @@ class Plan(Frozen):
                                    node_gpus if node_gpus_given else None, self.offload, unchecked_host_ram,
                                    option_names.node_gpus)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
-                               sp_over_pcie_caution(gpu, self.sp, option_names), option_names,
+                               sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
+                                                    self.max_model_len), option_names,
                                interconnect_unstated_caution(gpu, self.sp, option_names))
         return self.model_copy(update=caution_fields(cautions))
 

@@ -300,7 +300,8 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     best = answer.best
     if query.train_batch_size is None or best is None:
         return answer
-    free = optional_best(catalog, query.model_copy(update={"train_batch_size": None, "top": 1}), answer.gpu)
+    free_query = query.model_copy(update={"train_batch_size": None, "top": 1})
+    free = optional_best(catalog, free_query, answer.gpu)
     if free is None or (free.gpus, free.setting, free.max_model_len) == (best.gpus, best.setting, best.max_model_len):
         return answer
     # Its cautions but the one on its ranks, which the answer's other_batch says already (a batch they divide).
@@ -308,7 +309,8 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     model = catalog.model(query.model)
     free = free.with_cautions(model, gpu, _margin_room(query, gpu, free.setting, model), query.train_batch_size,
                               unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus,
-                              option_names=query.option_names, node_gpus_given=query.node_gpus_given)
+                              option_names=query.option_names, node_gpus_given=query.node_gpus_given,
+                              fits_without_sp=_fits_without_sp(catalog, free_query, gpu, free.sp, free.max_model_len))
     return answer.model_copy(update={"other_batch": free})
 
 
@@ -923,7 +925,19 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         rollout_gpus=layout[1] if layout else None,
     ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting, data.shape), query.train_batch_size,
                     query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus,
-                    query.option_names, query.node_gpus_given)
+                    query.option_names, query.node_gpus_given, _fits_without_sp(catalog, query, gpu, sp, length))
+
+
+def _fits_without_sp(catalog: Catalog, query: Query, gpu: GpuType, sp: int, length: int) -> bool | None:
+    """For a plan of `query` with SP degree `sp` at `length` tokens on `gpu`, a GPU type whose GPUs reach one another
+    over PCIe alone: whether the same question with SP 1 pinned (the cheapest plan at that length) has a plan, as one
+    more solve proves it; None where that solve leaves it open, and for any other plan (the SP-over-PCIe caution,
+    which names SP 1 only where it fits, is not said)."""
+    if sp == 1 or gpu.interconnect != "pcie":
+        return None
+    without_sp = answer_for(catalog, query.model_copy(update={
+        "sp": 1, "objective": "cheapest", "max_model_len": length, "top": 1}), gpu.name, explained=False)
+    return None if without_sp.status == "unknown" else without_sp.best is not None
 
 
 def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting: Setting, length: int,
@@ -949,7 +963,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
         model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,
         query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus, query.option_names,
-        query.node_gpus_given)
+        query.node_gpus_given, _fits_without_sp(catalog, query, gpu_type, plan.sp, plan.max_model_len))
 
 
 def _margin_room(query: Query, gpu: GpuType, setting: Setting, model: Model) -> MarginRoom:

@@ -55,6 +55,9 @@ candidate (max gain, then min cost) is always at least as good as any other, and
 every combination of (unplaced | pool + footprint + node(s)) per job is tried, depth first, dropping a
 partial placement only once it already overfills a node (it can only get worse).
 `best_value_naive` skips the footprint step (it tries every (n, L) candidate) as a check of that step.
+
+A placed plan whose trainer spans nodes of a pool that states no ``node_interconnect: infiniband`` or ``roce`` carries
+the ``trainer-spans-nodes`` caution, in the solver's words (`solver.results.trainer_spans_nodes_caution`, shared).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from typing import Any
 from reference import _estimate_margin, _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
 
 from solver.memory import margin_room
+from solver.results import trainer_spans_nodes_caution
 from solver.tables import Catalog, Setting, load_memory_model
 
 ONE = "one"
@@ -457,6 +461,12 @@ def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = Fals
             indexes = list(range(first, first + size))
         else:
             indexes = list(range(g))
+        plan = {**candidate["plan"], "nodes": len(option["nodes"]), "rollout_gpus": rollout}
+        # A trainer across nodes no fast fabric is said to join: the caution's words are the solver's, shared.
+        spans = trainer_spans_nodes_caution(-(-candidate["n"] // g), option["pool"].get("node_interconnect"))
+        if spans is not None:
+            plan.update(cautions=[*plan["cautions"], spans.words],
+                        caution_codes=[*plan["caution_codes"], spans.code.value])
         placements.append(
             {
                 "job": job["name"],
@@ -465,7 +475,7 @@ def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = Fals
                 "gpu_indexes": indexes,
                 "trainer_gpus": candidate["n"],
                 "rollout_gpus": rollout,
-                "plan": {**candidate["plan"], "nodes": len(option["nodes"]), "rollout_gpus": rollout},
+                "plan": plan,
             }
         )
     return {"status": "optimal", "objective": None, "bound": None, "placements": placements, "unplaced": unplaced}
@@ -491,8 +501,9 @@ def check_placements(
     """Problems with a solver result (validity only, not optimality); an empty list means valid.
 
     The plan of each placement is checked with `reference.check_plan(..., budget_gpus=trainer_gpus,
-    exact=True)`, which wants unused_gpus == 0; `ignore_unused_gpus=True` drops only that one complaint.
-    With minimize_nodes every job must be placed.
+    exact=True)`, which wants unused_gpus == 0; `ignore_unused_gpus=True` drops only that one complaint. A plan
+    whose trainer spans nodes (more GPUs than a node) is cautioned ``trainer-spans-nodes`` unless its pool states
+    ``node_interconnect: infiniband`` or ``roce``. With minimize_nodes every job must be placed.
     """
     problems: list[str] = []
     jobs = {job["name"]: job for job in _jobs(instance)}
@@ -574,6 +585,10 @@ def check_placements(
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)
+        spans = "trainer-spans-nodes" in (plan.get("caution_codes") or [])
+        if spans != (n > g and pool.get("node_interconnect") not in ("infiniband", "roce")):
+            problems.append(f"{where}: a trainer-spans-nodes caution {'given' if spans else 'missing'} ({n} trainer "
+                            f"GPUs on nodes of {g}, node_interconnect {pool.get('node_interconnect')!r})")
 
         # The length.
         wanted, at_least = _length_request(job)

@@ -54,6 +54,9 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   multiple of 1024); where the rule above does not make it estimated at L, its max_token_len_per_gpu is the
   larger of ceil(L / s) and the lesser of Tc and ceil(2L / s) - 1 rounded down to a multiple of 1024
   (lowered_budget: whether that is below ceil(2L / s)); its memory fields are the memory model's at that budget.
+- A plan with SP (s > 1) on a GPU type whose GPUs reach one another over PCIe is cautioned; the caution names SP 1 as
+  what may train faster only where the same query, cheapest, with SP pinned to 1 at the plan's length has a plan,
+  and else says that no plan without SP fits that length.
 
 What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`), for the memory
 figures and for whether an estimate fits; and the words of a plan's cautions (`solver.results.Plan.with_cautions`),
@@ -65,7 +68,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from typing import Any
 
@@ -778,9 +781,20 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
     }
     plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type, query.train_batch_size,
                                                         None if query.host_ram_gb is not None else "--host-ram",
-                                                        query.node_gpus, query.margin, query.host_node_gpus)
+                                                        query.node_gpus, query.margin, query.host_node_gpus,
+                                                        _fits_without_sp(catalog, query, gpu_type, sp, length))
     plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
     return plan
+
+
+def _fits_without_sp(catalog: Catalog, query: Query, gpu_type: Any, sp: int, length: int) -> bool | None:
+    """For a plan with `sp` above 1 at `length` on a GPU type over PCIe: whether the query, cheapest, with SP pinned
+    to 1 at that length, has a plan; None for any other plan."""
+    if sp == 1 or gpu_type.interconnect != "pcie":
+        return None
+    without_sp = replace(query, sp=1, max_model_len=length)
+    return bool(enumerate_plans(catalog, objective="cheapest",
+                                **{field.name: getattr(without_sp, field.name) for field in fields(without_sp)}))
 
 
 def ranked_alternatives(plans: list[dict], model: Any, gpu: Any, weights: Weights | None = None) -> list[dict]:
@@ -819,7 +833,8 @@ def _is_int(value: Any) -> bool:
 
 def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
               unchecked_host_ram: str | None, node_gpus: int,
-              margin: float | None = None, host_node_gpus: int | None = None) -> tuple[list[str], list[str]]:
+              margin: float | None = None, host_node_gpus: int | None = None,
+              fits_without_sp: bool | None = None) -> tuple[list[str], list[str]]:
     """The words of `plan`'s cautions and their codes, as the planner gives them (shared: see the module's docstring;
     `check_plan` checks the codes against the words)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
@@ -829,7 +844,8 @@ def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
     cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size,
                                              unchecked_host_ram=unchecked_host_ram,
                                              node_gpus=host_node_gpus or node_gpus,
-                                             node_gpus_given=host_node_gpus is not None)
+                                             node_gpus_given=host_node_gpus is not None,
+                                             fits_without_sp=fits_without_sp)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
 
 
@@ -921,6 +937,7 @@ CAUTION_CODES_BY_WORDS = (
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),
+    ("its trainer spans ", "", "trainer-spans-nodes"),
 )
 """How a caution's words say its kind: (start, words within, code), the first that matches (docs/json.md)."""
 

@@ -80,7 +80,7 @@ def test_a_refusal_names_the_keywords_where_the_command_names_its_flags():
 
 
 def test_the_cautions_name_the_keywords():
-    (pcie,) = solver.plan("8B", gpu="l40s", max_model_len=32768, budget_gpus=4)
+    (pcie,) = solver.plan("8B", gpu="l40s", max_model_len=8192, budget_gpus=8)  # at 32768 on 4 none fits without SP
     assert pcie.best is not None and pcie.best.cautions[0].endswith(
         "so a plan without SP that fits (sp=1) may train faster: time a step of each")
     (one,) = solver.plan("8B", gpu="h100", max_model_len=8192, budget_gpus=1)
@@ -185,6 +185,7 @@ API_QUESTIONS: list[dict[str, Any]] = [
      "trinity_version": "0.5"},
     {"model": "8B", "gpu": "a100", "max_model_len": 262144, "budget_gpus": 3, "exact": True, "explain": True},
     {"model": "8B", "gpu": "h200", "objective": "max_len", "budget_gpus": 64},
+    {"model": "8B", "gpu": "l40s", "max_model_len": 8192, "budget_gpus": 8},  # SP=2 over PCIe: sp=1 fits too
     {"model": "32B", "gpu": "a100", "max_model_len": 600000, "budget_gpus": 64, "time_limit_s": 0.001,
      "explain": True},
     {"model": "8B", "gpu": "h20", "max_model_len": 65536, "budget_gpus": 2, "offload": False, "env": True, "sp": 2,

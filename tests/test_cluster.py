@@ -1181,19 +1181,19 @@ def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: st
 @pytest.mark.parametrize(("text", "message"), [
     ("pools:\n  - {name: a, gpu: a100, count: 2, gpus_per_node: 8}\n",
      ("pool a: unknown field 'count' (did you mean nodes? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
-      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect)")),
+      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect)")),
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_memory_gb: 1024}\n",
      ("pool a: unknown field 'host_memory_gb' (did you mean host_ram_gb? fields: name, gpu, nodes, gpus_per_node, "
-      "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect)")),
+      "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect)")),
     ("pools:\n  - {name: a, gpu_type: a100, nodes: 2, gpus_per_node: 8}\n",
      ("pool a: unknown field 'gpu_type' (did you mean gpu? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
-      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect)")),
+      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect)")),
     ("nodes:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\n",
      "unknown field 'nodes' (did you mean pools? fields: pools, jobs)"),
     # Only a job's: a pool's sp is no field, and gets no word on the placement.
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, sp: 2}\n",
      ("pool a: unknown field 'sp' (fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
-      "gpu_memory_mib, gpu_interconnect)")),
+      "gpu_memory_mib, gpu_interconnect, node_interconnect)")),
 ])
 def test_a_pool_or_fleet_field_by_a_guessed_name_is_told_the_field(tmp_path: Path, text: str, message: str):
     path = tmp_path / "fleet.yaml"

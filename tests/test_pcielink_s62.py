@@ -105,12 +105,12 @@ def test_the_reviews_two_4090s_keep_their_plan_at_the_pcie_cost_with_a_caution(c
     assert best["cautions"][-1] == (
         "SP=2 on RTX-4090-24GB cards, which reach one another over PCIe: Ulysses' all-to-all crosses it, or host "
         "memory where the cards cannot reach one another directly, in every layer; the cost weighs that above "
-        "NVLink's by a ranking weight, not a measured time, so a plan without SP that fits (--sp 1) may train faster: "
-        "time a step of each")
+        "NVLink's by a ranking weight, not a measured time, and no plan without SP fits 15360 tokens here: SP over "
+        "PCIe is what trains this length, so time a step before a long run")
     _, text, _ = cli("--gpu", "4090", "--gpus", "2", "--model", "1.7B", "--maximize", "len")
     assert "cost           1.313 relative step time (best)" in text
     assert "caution        SP=2 on RTX-4090-24GB cards, which reach one another over PCIe: " in text
-    # The plan without SP that fits, which the caution points to: shorter, and no such caution.
+    # The longest plan without SP: shorter, so the caution names none (session 73: it sent the user to --sp 1).
     _, out, _ = cli("--gpu", "4090", "--gpus", "2", "--model", "1.7B", "--maximize", "len", "--sp", "1", "--json")
     [without_sp] = json.loads(out)[0]["plans"]
     assert (without_sp["env"], without_sp["offload"], without_sp["max_model_len"], without_sp["cost"]) == (

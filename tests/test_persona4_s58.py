@@ -159,7 +159,8 @@ def test_a_pools_gpu_given_as_its_type_is_told_the_field(tmp_path: Path):
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == (f"{path}: pool h100: unknown field 'type' (did you mean gpu? fields: name, gpu, "
-                                 "nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect)")
+                                 "nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, "
+                                 "node_interconnect)")
 
 
 @pytest.mark.parametrize(("job", "said"), [

@@ -77,16 +77,23 @@ def test_the_apply_block_leaves_a_configs_own_checkpoint_as_write_does(cli: Cli,
         "# as in the A100 offload measurements of Trinity-RFT's guide:")
 
 
-def test_the_length_row_names_the_kept_yarns_factor_as_the_config_writes_it(cli: Cli, tmp_path: Path):
-    config = {"model": {"model_path": "Qwen/Qwen3-4B", "max_model_len": 131072, "rope_scaling": {
-        "rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 32768}},
+def cards_view(cli: Cli, tmp_path: Path, factor: object, original: object, **sections: object) -> tuple[str, str]:
+    """`--from-config`'s view on H200s of ``cards.yaml``, a Qwen3-4B config at 131072 tokens with its own YaRN of
+    `factor` over `original` (and `sections` more): its ``max_model_len`` row, and the whole of it."""
+    config = {**sections, "model": {"model_path": "Qwen/Qwen3-4B", "max_model_len": 131072, "rope_scaling": {
+        "rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original}},
         "cluster": {"node_num": 1, "gpu_per_node": 8}, "explorer": {"rollout_model": {"engine_num": 4}}}
     given = tmp_path / "cards.yaml"
     given.write_text(yaml.safe_dump(config))
     status, out, err = cli("--from-config", str(given), "--gpu", "h200")
     assert status == 0, err
-    assert [line for line in out.splitlines() if line.startswith("max_model_len ")] == [
-        "max_model_len  131072 (YaRN rope scaling, cards.yaml's factor 4 over 32768, which stays)"]
+    [row] = [line for line in out.splitlines() if line.startswith("max_model_len ")]
+    return row, out
+
+
+def test_the_length_row_names_the_kept_yarns_factor_as_the_config_writes_it(cli: Cli, tmp_path: Path):
+    assert cards_view(cli, tmp_path, 4, 32768)[0] == (
+        "max_model_len  131072 (YaRN rope scaling, cards.yaml's factor 4 over 32768, which stays)")
 
 
 def test_memory_md_gives_the_reference_models_host_memory_as_the_command_does(cli: Cli):

@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from solver.cluster.options import Option, Planner, asks_length, keeps_running, layout
 from solver.memory import rollout_engines, shown_host_need
-from solver.results import ClusterResult, MoveCode, Placement, PoolUse, StayCode
+from solver.results import ClusterResult, MoveCode, Placement, PoolUse, StayCode, trainer_spans_nodes_caution
+from solver.rules import trainer_nodes_of
 from solver.tables import AtLeast, Fleet, RunningJob, and_joined, counted, either
 
 
@@ -58,6 +59,8 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
         option.plan.reference_model, option.plan.lora_rank)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
                               option.plan.max_model_len, pool.gpus_per_node) if option.rollout_gpus else None
+    plan = planner.with_tables_caution(pool.gpu, job.model, option.plan)
+    spans = trainer_spans_nodes_caution(trainer_nodes_of(option.plan.gpus, pool.gpus_per_node), pool.node_interconnect)
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
                      gpu_indexes=gpus,
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus,
@@ -65,7 +68,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      moved_to_widen=moved_to_widen or None,
                      asked_max_model_len=job.asked_max_model_len, at_least=isinstance(job.max_model_len, AtLeast),
                      at_most=job.at_most,
-                     plan=planner.with_tables_caution(pool.gpu, job.model, option.plan).model_copy(
+                     plan=(plan if spans is None else plan.with_caution(spans)).model_copy(
                          update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
                      rollout_engines=engines)

@@ -168,6 +168,13 @@ def host_mib_as_gb_hint(value: float, gib_form: str) -> str:
 InterconnectName = Literal["nvlink", "infinity-fabric", "pcie"]
 """The interconnects a GPU type may state, by name (`Interconnect` checks one as a field)."""
 
+NodeInterconnect = Literal["infiniband", "roce", "ethernet"]
+"""How a pool's nodes reach one another, as a cluster file states it (``node_interconnect``)."""
+
+FAST_NODE_INTERCONNECTS: tuple[NodeInterconnect, ...] = ("infiniband", "roce")
+"""The node interconnects fast enough for a trainer across nodes, whose FSDP gathers and reduces every layer between
+them every step: no caution then (`solver.results.trainer_spans_nodes_caution`)."""
+
 INTERCONNECTS: tuple[str, ...] = get_args(InterconnectName)
 """The interconnects a GPU type may state, as a refusal of another lists them."""
 

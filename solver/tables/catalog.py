@@ -32,6 +32,8 @@ from solver.tables.text import (
     memory_size_alone,
     normalise,
     shown_value,
+    sized_gpu_form,
+    sized_gpu_names,
 )
 
 
@@ -138,9 +140,14 @@ def _one_asked_for(value: object) -> str:
 
 
 def _named_entry(wanted: tuple[str, ...], entries: tuple[_Entry, ...]) -> _Entry | None:
-    """The entry whose name or an alias (normalised) is the first of the `wanted` forms that one's is, or None."""
-    return next((entry for form in wanted for entry in entries
-                 if form in {normalise(known) for known in (entry.name, *entry.aliases)}), None)
+    """The entry whose name or an alias (normalised) is the first of the `wanted` forms that one's is; else the GPU
+    type whose name or an alias, with or without its memory size, is one of them as `sized_gpu_names` match them
+    (``RTX4090-24G``: RTX-4090-24GB); else None."""
+    named = next((entry for form in wanted for entry in entries
+                  if form in {normalise(known) for known in (entry.name, *entry.aliases)}), None)
+    return named or next((entry for form in wanted for entry in entries if isinstance(entry, GpuType)
+                          and sized_gpu_form(form) in sized_gpu_names((entry.name, *entry.aliases), entry.memory_gb)),
+                         None)
 
 
 def _meant_names(wanted: str, entries: tuple[_Entry, ...], refused: tuple[GpuWithoutBf16, ...]) -> list[str]:
@@ -300,7 +307,8 @@ class Catalog(Frozen):
     def gpu(self, name: str, with_count: Callable[[CountedGpu], str] | None = None) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case, or the name nvidia-smi or amd-smi
         prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``), its form factor hyphenated or not
-        (``l40s-pcie``, ``l40spcie``): `gpu_name_forms`; `QueryError` for a GPU type without bf16
+        (``l40s-pcie``, ``l40spcie``): `gpu_name_forms`; a name or alias with its memory size after it
+        (``RTX4090-24G``, ``A100 40G``: `sized_gpu_names`); `QueryError` for a GPU type without bf16
         (`refuse_without_bf16`), or an unknown name: `RefusedNameError` with `with_count`'s words where it is a GPU
         type with a count (``a100x4``: `counted_gpu`), or one of more than `MAX_NAME_CHARACTERS`."""
         _refuse_too_long("GPU", name)

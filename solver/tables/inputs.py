@@ -33,6 +33,7 @@ from solver.tables.bounds import (
     MAX_LORA_RANK,
     MAX_NODE_GPUS,
     MAX_TRAIN_BATCH,
+    NodeInterconnect,
     checked_host_ram,
     read_host_ram,
 )
@@ -232,6 +233,9 @@ class Pool(Frozen, defer_build=True):
         "for a GPU type the catalogue lacks, with its memory: how its GPUs in a node reach one another, nvlink, "
         "infinity-fabric or pcie, as --gpu-interconnect; absent, not stated: its SP is weighed as on NVLink, and an SP "
         "plan is cautioned to state it"))
+    node_interconnect: NodeInterconnect | None = Field(default=None, description=(
+        "how the pool's nodes reach one another: infiniband or roce (a fast fabric), or ethernet; absent, not "
+        "stated: a job whose trainer spans nodes there is cautioned (trainer-spans-nodes), as on ethernet"))
 
     @field_validator("host_ram_gb", mode="before")
     @classmethod

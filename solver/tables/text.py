@@ -259,6 +259,25 @@ def gpu_name_forms(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((normalise(name), smi_name_form(name))))
 
 
+_SIZE_IN_G = re.compile(r"(?<=\d)g$")
+"""A memory size's ``G`` at the end of a GPU name (``a100-40g``), read as ``GB``."""
+
+
+@_cached_names
+def sized_gpu_form(name: str) -> str:
+    """A GPU name as `sized_gpu_names` are matched: normalised, a memory size's ``G`` at its end read as ``GB``
+    (``RTX4090-24G``, ``rtx4090 24gb``: ``rtx4090-24gb``)."""
+    return _SIZE_IN_G.sub("gb", normalise(name))
+
+
+@lru_cache(maxsize=1024)
+def sized_gpu_names(names: tuple[str, ...], memory_gb: int) -> frozenset[str]:
+    """The forms a GPU type of `names` (its name and aliases) and `memory_gb` answers to besides those names, as
+    `sized_gpu_form` reads a name given: each of them with or without its memory size after a hyphen or space
+    (``-24GB``, ``-24G``, `` 24gb``): the same rule for every card, whichever aliases it lists."""
+    return frozenset(sized_gpu_form(form) for name in names for form in (name, f"{name}-{memory_gb}gb"))
+
+
 _MEMORY_SIZE_ALONE = re.compile(r"(\d+(?:\.\d+)?)(?:-?g(?:i?b)?)?")
 """A GPU name that is a memory size alone, in GB (``96gb``, ``96 GB``, ``141g``, or a bare number, ``96``): the
 digits."""

@@ -37,6 +37,7 @@ from solver.rules import (
 from solver.tables import (
     Model,
     TrinityVersion,
+    and_joined,
     it_or_them,
     load_trinity_fields,
     remove_padding_violation,
@@ -470,6 +471,51 @@ critic's two (each overrides ``trainer.max_token_len_per_gpu`` for its role, or 
 before 0.8)."""
 
 
+def _own_budget_set(checks: _ConfigChecks, role: str) -> bool:
+    """Whether `role` (`ROLE_BUDGET_PATHS`') sets a token budget of its own: a pass that reads a budget takes the
+    trainer's where it sets none (the rollout the actor's, where set, first)."""
+    paths = ROLE_BUDGET_PATHS[role][:1] + (ROLE_BUDGET_PATHS["actor"] if role == "rollout" else ())
+    return any(checks.number(path) is not None for path in paths)
+
+
+def _trainer_budget_readers(checks: _ConfigChecks, version: TrinityVersion | None) -> dict[str, list[str]]:
+    """With ``trainer.use_dynamic_bsz`` off: the roles whose own key turns dynamic batch sizes back on (not
+    `sequence_counted_roles` of a release `version` may be; the critic only where the algorithm trains one) and that
+    read the trainer's budget, setting none of their own (`_own_budget_set`), each with those releases in words."""
+    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
+    readers: dict[str, list[str]] = {}
+    for release in (version,) if version is not None else _LEGACY_RELEASES:
+        on = set(ROLE_BUDGET_PATHS) - sequence_counted_roles(checks.flag, release) - (set() if critic else {"critic"})
+        for role in sorted(on, key=list(ROLE_BUDGET_PATHS).index):
+            if not _own_budget_set(checks, role):
+                readers.setdefault(role, []).append(_LEGACY_RELEASES[release])
+    return readers
+
+
+_LEGACY_RELEASES: dict[TrinityVersion, str] = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}
+"""The releases whose roles' own dynamic batch size keys count (`ROLE_DYNAMIC_BATCH_KEYS`), in words."""
+
+
+def _trainer_dynamic_off_words(checks: _ConfigChecks, version: TrinityVersion | None) -> str:
+    """Why ``trainer.use_dynamic_bsz`` must be on, said where it is off: verl then ignores the token budget, but in
+    the passes of roles whose own key turns dynamic batch sizes back on and that read the trainer's budget
+    (`_trainer_budget_readers`), on the releases where they do."""
+    readers = _trainer_budget_readers(checks, version)
+    if not readers:
+        return _DYNAMIC_OFF_WORDS
+    passes = and_joined([f"the {role}'s ({' and '.join(releases)})" for role, releases in readers.items()])
+    on_08 = "" if version == "0.5" else "; on Trinity 0.6 with verl 0.8 or later every pass follows this key"
+    return (f"verl then fills micro-batches by sequence count, ignoring the token budget (max_token_len_per_gpu), "
+            f"which the tables measured and the plan sets, in every pass but {passes}, whose own key turns dynamic "
+            f"batch sizes back on and which take{'s' if len(readers) == 1 else ''} this budget, setting none of "
+            f"{'its' if len(readers) == 1 else 'their'} own{on_08}: set it to true")
+
+
+_DYNAMIC_OFF_WORDS = ("verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and "
+                      "the plan sets, and fills micro-batches by sequence count: set it to true")
+"""Why a dynamic batch size key must be on, said where it is off (the trainer's: `_trainer_dynamic_off_words`)."""
+
+
 def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, role_sps: Mapping[str, int],
                          version: TrinityVersion | None) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_BUDGET_KEYS`), where set, hold a
@@ -486,13 +532,9 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     if counted >= set(ROLE_BUDGET_PATHS):  # every pass fills its micro-batches by sequence count
         return
     unread = {path for role in counted for path in ROLE_BUDGET_PATHS[role]}
-    # A pass that reads a budget takes the trainer's where it sets none (the rollout the actor's, where set, first);
-    # Trinity 0.6 on verl 0.8 or later gives each the trainer's, where that reads one (dynamic batch sizes on).
-    sources = {role: paths[:1] + (ROLE_BUDGET_PATHS["actor"] if role == "rollout" else ())
-               for role, paths in ROLE_BUDGET_PATHS.items()}
+    # Trinity 0.6 on verl 0.8 or later gives each pass the trainer's, where that reads one (dynamic batch sizes on).
     read_on_08 = version != "0.5" and not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
-    if not read_on_08 and all(any(checks.number(path) is not None for path in sources[role])
-                              for role in set(sources) - counted):
+    if not read_on_08 and all(_own_budget_set(checks, role) for role in set(ROLE_BUDGET_PATHS) - counted):
         unread.add(trainer_path)
     roles = [role for role in OWN_SP_ROLES if role.name not in counted]
     budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS) if path not in unread}
@@ -979,9 +1021,10 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on; off for a `model` whose
     micro-batches are padded (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`)."""
     if remove_padding_violation(model) is None:
-        _check_flags_on(checks, DYNAMIC_BATCH_KEYS, ConfigProblemCode.DYNAMIC_BATCH_OFF, (
-            "verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and the plan sets, "
-            "and fills micro-batches by sequence count: set it to true"), version)
+        trainer, *roles = DYNAMIC_BATCH_KEYS
+        _check_flags_on(checks, (trainer,), ConfigProblemCode.DYNAMIC_BATCH_OFF,
+                        _trainer_dynamic_off_words(checks, version), version)
+        _check_flags_on(checks, roles, ConfigProblemCode.DYNAMIC_BATCH_OFF, _DYNAMIC_OFF_WORDS, version)
         _check_null_micro_batch_sizes(checks, version)
         return
     trainer, *roles = DYNAMIC_BATCH_KEYS

@@ -1225,11 +1225,13 @@ def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config
     """The plan's keys that `patch_trinity_config` leaves as the config `text` has them, the user's choice
     (`PlanKey.default_only`): a YaRN ``model.rope_scaling`` of its own form that reaches the plan's length
     (`YARN_KEPT`), and with Offload ``trainer.save_hf_checkpoint``; by path, each with the config's value as written
-    (``4.0``). The ``apply`` lines then leave them too."""
+    (``4.0``), an interpolation's as it resolves in `environ` (``${yarn.factor}``: ``4``), as the plan reads it. The
+    ``apply`` lines then leave them too."""
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
-    return {key.path: _as_written(value_at(reading, key.path)) for key in keys
-            if _users_choice(key, value_at(reading, key.path))}
+    values = ConfigValues(reading, environ or {})
+    return {key.path: _as_written(read_or_none(values.get, key.path) if is_interpolation(written) else written)
+            for key in keys if _users_choice(key, written := value_at(reading, key.path))}
 
 
 def _as_written(value: Any) -> str:
