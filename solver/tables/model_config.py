@@ -945,8 +945,8 @@ def _vllm_skips_rope_factor(config: dict[str, Any]) -> bool:
 def _vllm_rope_theta_lost(path: Path, config: dict[str, Any]) -> tuple[float, float] | None:
     """A config.json's RoPE base and the one vLLM 0.19.1 rotates at where Trinity hands it a RoPE scaling without
     ``rope_theta`` (which replaces the config's ``rope_parameters``, ``rope_theta`` with them): its class's default
-    (`VLLM_DEFAULT_ROPE_THETA`, else `VLLM_FALLBACK_ROPE_THETA`), where the two differ; None where they agree, and
-    where the config's RoPE parameters are per layer type (`Model.vllm_rope_theta_lost`). Its base is its
+    (`VLLM_DEFAULT_ROPE_THETA`, else `VLLM_FALLBACK_ROPE_THETA`), where the two differ; None where they agree, and,
+    not judged, where the config's RoPE parameters are per layer type (`Model.vllm_rope_theta_lost`). Its base is its
     ``rope_theta`` (``rotary_emb_base`` as vLLM reads an older name, ``transformers_utils/config.py:383``), else its
     ``rope_parameters``' own, else transformers' default, 10000 (``modeling_rope_utils.py:703``); `TableError` where
     it is no positive number."""
