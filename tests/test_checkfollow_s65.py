@@ -32,13 +32,12 @@ def _rope(rope_scaling: dict[str, object], **sections: object) -> dict[str, obje
 
 @pytest.mark.parametrize(("modern", "legacy"), [("yarn", "linear"), (None, "yarn"), ("yarn", "YaRN")])
 @pytest.mark.parametrize("version", [None, "0.6", "0.5"])
-def test_two_rope_types_that_differ_are_a_but_line_where_vllm_takes_them(modern: object, legacy: object,
-                                                                        version: str | None):
+def test_two_rope_types_that_differ_are_a_but_line(modern: object, legacy: object, version: str | None):
     problems = _problems(_rope({"rope_type": modern, "type": legacy, **YARN}), version)
     words = DIFFER_WORDS.format(modern=yaml_brief(modern), legacy=yaml_brief(legacy),
                                 older=OLDER if version == "0.5" else "")
     assert problems[0] == ("rope-scaling-wrong", words)
-    assert not any("twice" in words for _, words in problems[1:])
+    assert not any("twice" in other for _, other in problems[1:])
 
 
 @pytest.mark.parametrize(("modern", "legacy"), [("yarn", "yarn"), ("longrope", "su"), ("default", "mrope")])

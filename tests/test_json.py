@@ -662,8 +662,9 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
      "8B", 8, None, [C.ROPE_TYPE_MISSING_REFUSED]),
     ("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960}}",
      "8B", 8, "0.5", [C.ROPE_SCALING_WRONG]),
-    ("model: {max_model_len: 32768, rope_scaling: {rope_type: llama3, factor: 8.0, low_freq_factor: 1.0, "
-     "high_freq_factor: 4.0, original_max_position_embeddings: 8192}}", "llama-3.1-8b", 8, None, [C.ROPE_THETA_DROPPED]),
+    (("model: {max_model_len: 32768, rope_scaling: {rope_type: llama3, factor: 8.0, low_freq_factor: 1.0, "
+      "high_freq_factor: 4.0, original_max_position_embeddings: 8192}}"), "llama-3.1-8b", 8, None,
+     [C.ROPE_THETA_DROPPED]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
       "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_SHORT_REFUSED]),
     (("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "

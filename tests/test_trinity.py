@@ -1556,9 +1556,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
             "4B",
             1,
             # the rollout's vLLM reads it as given, and fails without its factor (s73); the factor the length needs
-            ["model.rope_scaling: missing factor: vLLM 0.19.1 refuses a yarn RoPE scaling without it, and fails as it "
-             "starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' filling-in; "
-             "add it",
+            [("model.rope_scaling: missing factor: vLLM 0.19.1 refuses a yarn RoPE scaling without it, and fails as it "
+              "starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' "
+              "filling-in; add it"),
              "model.rope_scaling.factor must be max_model_len / 40960 = 2.0, not given"],
         ),
         (  # too small a factor: the positions stop short of the length (no rollout: a vLLM one refuses it)
@@ -1670,9 +1670,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ),
         (  # a missing original length is said once: the rollout's vLLM, reading it as given, fails without it (s73)
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
-            "4B", 1, ["model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses a yarn RoPE "
-                      "scaling without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's "
-                      "rope_parameters, past transformers' filling-in; add original_max_position_embeddings: 40960"],
+            "4B", 1, [("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses a yarn RoPE "
+                       "scaling without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's "
+                       "rope_parameters, past transformers' filling-in; add original_max_position_embeddings: 40960")],
         ),
         (  # the model's own RoPE scaling, as written (whole, with the original length vLLM reads), is kept; but
             # without model.rope_theta vLLM rotates Llama at its class's 10000, not 500000 (s73)
@@ -1688,11 +1688,12 @@ def _config(**trainer: Any) -> dict[str, Any]:
             "llama-3.1-8b", 8, [],
         ),
         (  # YaRN over the model's own scaling is to remove: said once, not also as YaRN within the native context
-            {"model": {"max_model_len": 4096, "rope_theta": 500000, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
+            {"model": {"max_model_len": 4096, "rope_theta": 500000,
+                       "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
             "llama-3.1-8b", 8, ["model.rope_scaling ('yarn') would replace Llama-3.1-8B's own llama3 RoPE scaling",
-                                "model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses a "
-                                "yarn RoPE scaling without it, and fails as it starts, as Trinity hands vLLM the "
-                                "mapping as the model's rope_parameters, past transformers' filling-in; add it"],
+                                ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses a "
+                                 "yarn RoPE scaling without it, and fails as it starts, as Trinity hands vLLM the "
+                                 "mapping as the model's rope_parameters, past transformers' filling-in; add it")],
         ),
     ],
 )

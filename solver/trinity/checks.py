@@ -615,8 +615,8 @@ to ``:442`` in vLLM 0.19.1)."""
 
 def _check_rope_types(checks: _ConfigChecks, rope: Any) -> None:
     """Check a ``model.rope_scaling`` mapping (`rope`) that names its type twice, in ``rope_type`` and the legacy
-    ``type``, of two values (but for `VLLM_SAME_ROPE_TYPES`): the rollout's vLLM takes ``rope_type`` alone, as Trinity hands the mapping to it
-    (`HANDED_PAST_WORDS`), past the comparison that refuses two that differ (``patch_rope_parameters_dict``,
+    ``type``, of two values (but for `VLLM_SAME_ROPE_TYPES`): the rollout's vLLM takes ``rope_type`` alone, as
+    Trinity hands the mapping to it (`HANDED_PAST_WORDS`), past the comparison that refuses two that differ (``patch_rope_parameters_dict``,
     ``vllm/transformers_utils/config.py:430-442`` in vLLM 0.19.1, run on the config.json alone), so the config runs,
     the ``type`` saying what is not taken; on Trinity 0.5 with a vLLM before 0.12, which 0.5.0 also takes, vLLM
     compares them and refuses the two as it starts (``patch_rope_scaling_dict``, ``transformers_utils/config.py:377``
@@ -656,8 +656,8 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
     rope_type = given if "rope_type" in rope else "default"  # a null one is no type vLLM builds
     if "rope_type" not in rope and "type" in rope and not model.vllm_skips_rope_factor:
         code, problem = ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, (
-            f"{dotted(path)} names its type in type alone ({yaml_brief(given)}): the rollout's vLLM reads rope_type and "
-            f"fails as it starts (KeyError 'rope_type'), as {HANDED_PAST_WORDS}; add rope_type: {given}")
+            f"{dotted(path)} names its type in type alone ({yaml_brief(given)}): the rollout's vLLM reads rope_type "
+            f"and fails as it starts (KeyError 'rope_type'), as {HANDED_PAST_WORDS}; add rope_type: {given}")
     elif (unbuilt := vllm_rope_problem(rope_type, rope)) is not None:
         original = "original_max_position_embeddings"
         fix = ("give it one of those" if not isinstance(rope_type, str) or rope_type not in VLLM_ROPE_TYPE_KEYS else
@@ -693,8 +693,8 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
     own, taken = (f"{theta:.0f}" if theta.is_integer() else repr(theta) for theta in model.vllm_rope_theta_lost)
     checks.add(ConfigProblemCode.ROPE_THETA_DROPPED, (
         f"{dotted(path)} is given and model.rope_theta is not: the rollout's vLLM takes the scaling in place of "
-        f"{model.name}'s RoPE parameters, its rope_theta with them, and rotates at base {taken}, not the model's {own}, "
-        f"silently ({HANDED_PAST_WORDS}); set model.rope_theta: {own}"))
+        f"{model.name}'s RoPE parameters, its rope_theta with them, and rotates at base {taken}, not the model's "
+        f"{own}, silently ({HANDED_PAST_WORDS}); set model.rope_theta: {own}"))
 
 
 def _check_rope_built(checks: _ConfigChecks, model: Model, rope: Any) -> None:
