@@ -516,9 +516,9 @@ number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Tri
 length past the longest the rollout's vLLM derives from the model's config.json with no ``model.rope_scaling``, or
 past what a given one covers, that vLLM refuses, the rollout model's own length or RoPE scaling so, a RoPE scaling
 that vLLM, reading it as given, fails on (its type in ``type`` alone, a key it needs missing), a micro-batch size
-that every release leaves verl without with dynamic batch sizes off): the config as written does not run, which the verdict says (`solver.results.CurrentSettings.refused`),
-and ``solve --check`` fails on them as on a verdict that it does not train. docs/trinity.md lists each code and the
-Trinity release code that refuses it; a code that only some releases or verl versions refuse
+that every release leaves verl without with dynamic batch sizes off): the config as written does not run, which the
+verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a verdict that it
+does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code that only some releases or verl versions refuse
 (``deprecated-config-path``, ``flag-not-boolean`` and ``misspelt-key``, under ``trainer.trainer_config`` without Trinity
 0.5; ``batch-divides-trainer-gpus``, which 0.5.2 accepts; ``empty-adapter-path`` and ``trailing-slash``, which Trinity
 0.6 on verl 0.8 or later ignores or loads no adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8;

@@ -206,7 +206,7 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     ``rope_type``, which the rollout's vLLM reads alone (Trinity hands it the mapping as it is, past the filling-in
     that would copy the legacy ``type`` over: `solver.trinity.checks.HANDED_PAST_WORDS`), and under ``type`` too where
     `config` has that key (the model cards' form), and ``model.rope_theta`` where vLLM would otherwise rotate the model
-    at another base (`Model.vllm_rope_theta_lost`; a config's own is kept); the same scaling under
+    at another base (`Model.vllm_rope_theta_lost`; a config's own is kept); the same, where present, under
     ``explorer.rollout_model.rope_scaling`` where `config` gives the rollout model the one it gives the model, so
     that the two still agree."""
     length, native = plan.max_model_len, model.native_context
@@ -234,8 +234,8 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
                           "where the rope_scaling comes without it")] if lost is not None else []
     rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
     agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
-    rollout_keys = [key.model_copy(update={"path": (*rollout_rope, key.path[-1]), "comment": None})
-                    for key in rope_keys] if agreed else []
+    rollout_keys = [key.model_copy(update={"path": (*rollout_rope, key.path[-1]), "comment": None,
+                                           "existing_only": True}) for key in rope_keys] if agreed else []
     return [*keys, *rope_keys, *theta_keys, *rollout_keys]
 
 
