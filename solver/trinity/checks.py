@@ -615,12 +615,12 @@ to ``:442`` in vLLM 0.19.1)."""
 
 def _check_rope_types(checks: _ConfigChecks, rope: Any) -> None:
     """Check a ``model.rope_scaling`` mapping (`rope`) that names its type twice, in ``rope_type`` and the legacy
-    ``type``, of two values (but for `VLLM_SAME_ROPE_TYPES`): the rollout's vLLM takes ``rope_type`` alone, as
-    Trinity hands the mapping to it (`HANDED_PAST_WORDS`), past the comparison that refuses two that differ
+    ``type``, of two values (but for `VLLM_SAME_ROPE_TYPES`): the rollout's vLLM takes ``rope_type`` alone, as Trinity
+    hands the mapping to it (`HANDED_PAST_WORDS`), past the comparison that refuses two that differ
     (``patch_rope_parameters_dict``, ``vllm/transformers_utils/config.py:430-442`` in vLLM 0.19.1, run on the
-    config.json alone), so the config runs, the ``type`` saying what is not taken; on Trinity 0.5 with a vLLM before 0.12, which 0.5.0 also takes, vLLM
-    compares them and refuses the two as it starts (``patch_rope_scaling_dict``, ``transformers_utils/config.py:377``
-    in vLLM 0.11.0)."""
+    config.json alone), so the config runs, the ``type`` saying what is not taken; on Trinity 0.5 with a vLLM before
+    0.12, which 0.5.0 also takes, vLLM compares them and refuses the two as it starts (``patch_rope_scaling_dict``,
+    ``transformers_utils/config.py:377`` in vLLM 0.11.0)."""
     paths = ((*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type"))
     if not isinstance(rope, Mapping) or not all(path[-1] in rope for path in paths):
         return
