@@ -17,15 +17,20 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from solver.memory import (
     GRID,
+    ROLLOUT_CONTEXT_GIB,
+    ROLLOUT_UTILIZATION,
     MemoryAnswer,
     MemoryEstimate,
     beyond_calibration,
     breakdown,
+    critic_parameters,
     fits_host_ram,
     longest_fitting,
     lora_parameters,
     margin_room,
+    rollout_engine,
     rollout_engines,
+    rollout_sizes,
     shown_host_need,
 )
 from solver.query import (
@@ -41,6 +46,7 @@ from solver.query import (
     Progress,
     Query,
     TrinityConfig,
+    VllmRollout,
     asked_gpus,
     check_counts,
     check_host_ram,
@@ -96,6 +102,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    CRITIC_STATES,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_TOKENS,
@@ -105,7 +112,9 @@ from solver.tables import (
     OWN_MODEL_HINT,
     Catalog,
     CountedGpu,
+    CriticStates,
     Fleet,
+    GpuType,
     MemoryModel,
     Model,
     Pool,
@@ -223,6 +232,7 @@ def plan(
     trinity_version: str | None = None,
     reference_model: bool | None = None,
     lora_rank: int = 0,
+    critic: CriticStates | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -248,7 +258,9 @@ def plan(
     ``reference_model=False``: the run builds no reference model, so the host memory need counts none of its pinned
     shards (as ``--no-reference``; `Query.reference_model`); None: none with LoRA, else counted. `lora_rank` above 0
     plans a LoRA run of that rank (as ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by
-    inference and refuting nothing.
+    inference and refuting nothing. `critic` plans a run with a PPO critic beside the actor (as ``--critic``;
+    `Query.critic`): ``"resident"``, its states on the GPUs, or ``"offloaded"``, in host memory; the tables, which
+    measured the actor alone, then vouch for no plan and still refute.
     Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
@@ -266,7 +278,8 @@ def plan(
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, total_gpus=total_gpus, memory=memory,
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
-                       reference_model=reference_model, lora_rank=lora_rank, option_names=option_names)
+                       reference_model=reference_model, lora_rank=lora_rank, critic=critic,
+                       option_names=option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -642,6 +655,7 @@ def estimate_memory(
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
     reference_model: bool | None = None,
+    critic: CriticStates | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -662,6 +676,11 @@ def estimate_memory(
     which measured full fine-tuning, then speak only where they say the setting trains. `reference_model` says whether
     the host memory need counts the reference model's pinned shards (None: but with `lora_rank`, as `plan`'s).
 
+    `critic` counts a PPO critic trained beside the actor on the same GPUs: ``"resident"``, its states on the GPUs
+    (`solver.memory.resident_critic_gib`), or ``"offloaded"``, in host memory; None (the default) for none, the
+    tables' runs. The tables, which measured the actor alone, then speak only where they say the setting runs out
+    of memory.
+
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
     so: the estimate is of one setting, its SP given."""
@@ -675,6 +694,7 @@ def estimate_memory(
                 ("lora_rank", lora_rank, int), ("reference_model", reference_model, bool | None))
     check_lora_rank(lora_rank)
     reference = counts_reference(reference_model, lora_rank)
+    check_choice("critic", critic, (None, *CRITIC_STATES))
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "gpus")
     memory = memory if memory is not None else load_memory_model()
@@ -688,19 +708,19 @@ def estimate_memory(
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
-                       budget, lora_rank)
+                       budget, lora_rank, critic)
     if max_token_len_per_gpu is None:
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin,
-                                  lora_rank=lora_rank)
+                                  lora_rank=lora_rank, critic=critic)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
-                       lora=lora_rank > 0)
+                       lora=lora_rank > 0, critic=critic is not None)
     beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
                                 gpu_type.rocm)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, None, reference,
-                                                          lora_rank),
+                                                          lora_rank, critic),
                           reference_model=reference, host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
@@ -725,6 +745,7 @@ def memory_answer(
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
     reference_model: bool | None = None,
+    critic: CriticStates | None = None,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -738,12 +759,14 @@ def memory_answer(
     estimate = estimate_memory(model, gpu, gpus, max_model_len, sp=sp, env=env, offload=offload, margin=margin,
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
-                               option_names=option_names, lora_rank=lora_rank, reference_model=reference_model)
+                               option_names=option_names, lora_rank=lora_rank, reference_model=reference_model,
+                               critic=critic)
     resolved = catalog.model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
                         max_model_len=max_model_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
-                        lora_parameters=lora_parameters(resolved, lora_rank),
+                        lora_parameters=lora_parameters(resolved, lora_rank), critic=critic,
+                        critic_parameters_b=critic_parameters(resolved) / 1e9 if critic else 0.0,
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
@@ -848,13 +871,15 @@ class _TablesSaid(NamedTuple):
 
 
 def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting, max_model_len: int,
-                budget: int, longest: int | None, node_gpus: int, lora: bool = False) -> _TablesSaid:
+                budget: int, longest: int | None, node_gpus: int, lora: bool = False,
+                critic: bool = False) -> _TablesSaid:
     """What `gpu`'s tables (and those of GPU types with at least its memory, for their failures) say of `setting` on
     `gpus` GPUs at `max_model_len` with `budget` tokens per GPU; and at the default budget, where they refute the
     `longest` length the memory model fits, their verdict there and the longest length they let the setting train
     (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited. For a
     `lora` run only where they say it trains: they measured full fine-tuning, whose states a LoRA run holds less of,
-    so what trained there trains with LoRA, and what ran out of memory there says nothing of it."""
+    so what trained there trains with LoRA, and what ran out of memory there says nothing of it. For a run with a
+    `critic`, only where they say it runs out of memory: they measured the actor alone."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
@@ -865,7 +890,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     larger = larger_tables(catalog, gpu, model)  # GPU types with at least this one's memory: their failures hold
 
     def verdict(length: int) -> TablesVerdict | None:
-        return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora)
+        return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora,
+                              critic=critic)
 
     tables = verdict(max_model_len if at_default else max(max_model_len, by_tokens))
     if not at_default and tables is not None and not tables.trains:
@@ -975,12 +1001,14 @@ def config_query(
     reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int | None = None,
+    critic: CriticStates | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
     (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`) and, where it lowers its own token
-    budget and its model reads one (not `one_sequence_per_micro_batch`: its plans are the same), ``auto``. The
+    budget and its model reads one (not `one_sequence_per_micro_batch`: its plans are the same), ``auto``; a critic
+    only where `critic` is given (the config's note names the value its flags give, `TrinityConfig.critic`). The
     keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
     pins any budget, and ``exact=False`` frees the config's); the sources default to where the config's values came
@@ -1018,7 +1046,7 @@ def config_query(
         train_batch_source=train_batch_source if train_batch_source is not None else
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=config.reference_model if reference_model is None else reference_model,
-        lora_rank=config.lora_rank if lora_rank is None else lora_rank, option_names=option_names)
+        lora_rank=config.lora_rank if lora_rank is None else lora_rank, critic=critic, option_names=option_names)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
             catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
         return query.model_copy(update={"token_budget": "default"})
@@ -1042,8 +1070,9 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
                          name: str, environ: Mapping[str, str], version: TrinityVersion | None = None
                          ) -> tuple[Answer, ...]:
     """`answers` (to `query`, made from the config) with the verdict on the Trinity config's own settings
-    (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not; no
-    `Answer.rollout_kept`: the config's rollout has GPUs of its own); `config`
+    (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not, and whether the
+    config's rollout engine holds its model there, `_with_rollout_memory`; no `Answer.rollout_kept`: the config's
+    rollout has GPUs of its own); `config`
     as `solver.trinity.read_trinity_config` reads `text` (the file `name`), Env read from `environ`, and
     `version` the Trinity release it is for (None: as its keys say). Unchanged where the config gives no
     length to judge at."""
@@ -1058,10 +1087,55 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     if current is None:
         return answers
     query, settings = current
+    model, node_gpus = catalog.model(query.model), config.node_gpus or query.node_gpus
     # The config's explorer has GPUs of its own (its cluster's, or elsewhere): none of the budget to keep for it.
+    judged = ((answer, _with_rollout_memory(_with_env(settings, environ, catalog.gpu(answer.gpu).rocm),
+                                            config.vllm_rollout, model, catalog.gpu(answer.gpu), node_gpus))
+              for answer in answers)
     return tuple(answer.model_copy(update={"current": _in_words(answer, query, _vouched(
-        catalog, query, _with_env(settings, environ, catalog.gpu(answer.gpu).rocm), answer.gpu)), "rollout_kept": None})
-        for answer in answers)
+        catalog, query, settings_on_gpu, answer.gpu)), "rollout_kept": None}) for answer, settings_on_gpu in judged)
+
+
+def _with_rollout_memory(current: CurrentSettings, engine: VllmRollout | None, model: Model, gpu: GpuType,
+                         node_gpus: int) -> CurrentSettings:
+    """`current` with a problem (`ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED`) where the config's vLLM rollout
+    `engine` of `model` cannot hold on a `gpu` what it needs as it loads (`RolloutEngines.holds`, `rollout_engine`'s
+    figures at the rollout's length: its own, else the verdict's), naming the tensor-parallel size the memory model
+    sizes engines at in a node of `node_gpus` (`rollout_engines`, at the engine's utilization and dtype)."""
+    if engine is None:
+        return current
+    length = engine.max_model_len or current.max_model_len
+    utilization = engine.gpu_memory_utilization or ROLLOUT_UTILIZATION
+    size, sizes = engine.tensor_parallel_size, rollout_sizes(model, node_gpus)
+    own = rollout_engine(model, gpu.memory_gib, size, length, largest=size >= sizes[-1], utilization=utilization,
+                         value_bytes=engine.value_bytes)
+    if own.holds:
+        return current
+    sized = rollout_engines(model, gpu.memory_gib, node_gpus, length, node_gpus, utilization=utilization,
+                            value_bytes=engine.value_bytes)
+    given = (f"its gpu_memory_utilization {engine.gpu_memory_utilization:g}" if engine.gpu_memory_utilization
+             else f"Trinity's default gpu_memory_utilization {ROLLOUT_UTILIZATION:g}")
+    held = (f"{model.name}'s {8 * engine.value_bytes}-bit weights ({own.weights_gib:.1f} GiB) and one {length}-token "
+            f"sequence's KV cache ({own.kv_cache_gib:.1f} GiB) per GPU")
+    room = (f"what vLLM takes of one {gpu.name} ({own.room_gib:.1f} GiB: {given} of its {gpu.memory_gib:.1f} GiB, "
+            f"less {ROLLOUT_CONTEXT_GIB:g} GiB for the CUDA context)")
+    figures = f"{sized.weights_gib:.1f} + {sized.kv_cache_gib:.1f} GiB of {sized.room_gib:.1f}"
+    if sized.fits:
+        fix = (f"set it to {sized.size}, the smallest size that suits the heads and holds them in half of that "
+               f"({figures}), leaving the rest to sequences in flight, as rft-solver sizes a fragment's engines "
+               f"(each of explorer.rollout_model.engine_num's engines then takes {sized.size} GPUs of the cluster)")
+    elif sized.holds:
+        fix = (f"{sized.size}, the largest size that suits the heads in a node of {node_gpus} GPUs, holds them "
+               f"({figures}) with less than half left to sequences in flight: set it to {sized.size}, or give the "
+               "rollout GPUs with more memory")
+    else:
+        fix = (f"no size that suits the heads in a node of {node_gpus} GPUs holds them ({sized.size}: {figures}): "
+               "give the rollout GPUs with more memory, or a shorter length")
+    problem = ConfigProblem(ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED, (
+        f"explorer.rollout_model.tensor_parallel_size {size}: {held} take more than {room}, so the rollout's vLLM "
+        f"fails as it loads; {fix}"))
+    return current.model_copy(update={"config_problems": (*current.config_problems, problem.words),
+                                      "config_problem_codes": (*current.config_problem_codes, problem.code)})
 
 
 def _in_words(answer: Answer, query: Query, current: CurrentSettings) -> CurrentSettings:
@@ -1508,7 +1582,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,
-                                   lora=query.lora_rank > 0)
+                                   lora=query.lora_rank > 0, critic=query.critic is not None)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
@@ -1518,15 +1592,15 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
-                         query.trinity_version, query.reference_model, query.lora_rank):
+                         query.trinity_version, query.reference_model, query.lora_rank, query.critic):
         host_needed = shown_host_need(model, current.gpus, query.node_gpus, setting.offload, query.trinity_version,
-                                      query.reference_model, query.lora_rank)
+                                      query.reference_model, query.lora_rank, query.critic)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own,
-                           query.lora_rank)
+                           query.lora_rank, query.critic)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))

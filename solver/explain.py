@@ -525,8 +525,8 @@ def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, se
     further = length + GRID
     memory_gib = catalog.gpu(data.gpu).memory_gib
     if data.lowers_budget or query.lora_rank or not breakdown(data.shape, memory_gib, gpus, setting, further,
-                                                              query.memory.coefficients,
-                                                              query.margin_on(memory_gib)).fits:
+                                                              query.memory.coefficients, query.margin_on(memory_gib),
+                                                              critic=query.critic).fits:
         return ""  # for LoRA no table caps an estimate (`solver.rules.LORA_EVIDENCE`)
     own = refuting_cell(data.shape, data.rows, data.settings, gpus, setting, further)
     found = (data.table_gpu(own[0]), own, data.columns) if own is not None else next(
@@ -747,7 +747,7 @@ class _Words:
             setting = _setting(combination)
             least = least_token_budget(length, setting.sp) if self.data.lowers_budget else None
             result = breakdown(self.model, self.memory_gib, combination[0], setting, length, coefficients, margin,
-                               least, self.query.lora_rank)
+                               least, self.query.lora_rank, self.query.critic)
             if result.total_gib > result.usable_gib:
                 over.append((result.total_gib - result.usable_gib, combination, setting, result, least))
         over.sort(key=lambda nearest: nearest[0])  # stable: of those as near, the first in `candidates`' order
@@ -786,7 +786,7 @@ class _Words:
                 continue
             least = least_token_budget(length, sp) if self.data.lowers_budget else None
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least,
-                               self.query.lora_rank)
+                               self.query.lora_rank, self.query.critic)
             other = None if self.query.lora_rank else refuting_cell(self.model, self.data.rows, self.data.settings, n,
                                                                     setting, length, others_only=True)
             if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
@@ -881,6 +881,11 @@ class _Words:
                 f"{table} measured full fine-tuning{self.whose(n)}, which holds more than this LoRA run: no cell of "
                 f"it vouches for these settings at {counted(length, 'token')}, and none that ran out of memory speaks "
                 f"for LoRA; {self._predictions(n, length, combinations)}"))]
+        if self.query.critic:
+            return [Reason(rule="memory_model", detail=(
+                f"{table} measured the actor alone{self.whose(n)}, without the PPO critic this run trains beside "
+                f"it: no cell of it vouches for these settings at {counted(length, 'token')}; "
+                f"{self._predictions(n, length, combinations)}"))]
         if not rows:  # the table ends before the length: at the default budget it measured (`_lowered`)
             beyond = self._beyond_table(n)
             return [beyond.model_copy(update={"detail": beyond.detail + self._lowered(length, combinations)})]

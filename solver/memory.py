@@ -24,7 +24,14 @@ sequence per micro-batch, `solver.rules.counted_tokens`) and gradient checkpoint
   recomputed, not at the logits' peak, and scale with the attention's widths, not the hidden one;
 - **fragmentation**: without Env, PyTorch's caching allocator cannot reuse the holes that the largest
   transient tensors (the logits) leave, so some of their size is lost again: ``4 * T * vocab``;
-- **overhead**: CUDA context, NCCL buffers, allocator slack: 1 GiB.
+- **overhead**: CUDA context, NCCL buffers, allocator slack: 1 GiB;
+- **critic** (besides the terms, first principles, not calibrated): a PPO critic's states where they stay on the GPU
+  beside the actor's (`resident_critic_gib`), 16 bytes per parameter of the model less its output projection with a
+  value head (`critic_parameters`), sharded as the actor's; its own pass, at the actor's SP and token budget (Trinity
+  0.6 gives it the trainer's) but with no vocabulary-wide logits, peaks below the actor's, but its optimizer step
+  counts (`optimizer_step_gib`). Not counted: a critic offloaded by ``param_offload`` and ``optimizer_offload`` rather
+  than FSDP2's ``offload_policy`` takes its states back to the GPU for its own pass (verl 0.9.1's
+  ``engine/base.py:314-328``), beside an actor's that stay there.
 
 Each term is multiplied by a calibrated coefficient (`Coefficients`), checkpoints, logits and recompute
 held together to a physical floor per token (`token_floor_gib`); without Offload the optimizer step's own
@@ -89,6 +96,7 @@ from solver.tables import (
     NODE_GPUS,
     CalibrationRange,
     Coefficients,
+    CriticStates,
     Frozen,
     GpuType,
     MemoryModel,
@@ -156,6 +164,9 @@ class Breakdown(Frozen):
         "the optimizer step's peak (`optimizer_step_gib`; 0 with Offload), which must be within step_usable_gib "
         "besides"))
     step_usable_gib: float = Field(description="what the optimizer step may take: STEP_USABLE of the memory, less the margin")
+    critic_gib: float = Field(default=0.0, description=(
+        "the states of a PPO critic resident on the GPU beside the actor's (`critic_states_gib`), counted in total_gib "
+        "and step_gib: first principles, not calibrated; 0 without a critic or with its states offloaded"))
 
     @property
     def step_fits(self) -> bool:
@@ -294,6 +305,12 @@ class MemoryQuestion(Frozen, defer_build=True):
     lora_parameters: NonNegativeInt = Field(default=0, description=(
         "the LoRA adapter's parameters counted (on every linear layer but the output projection: all-linear, "
         "Trinity's default target_modules); 0 for full fine-tuning"))
+    critic: CriticStates | None = Field(default=None, description=(
+        "a PPO critic counted beside the actor (--critic): resident, its states on the GPUs (critic_gib), or "
+        "offloaded, in host memory; null for none, the tables' runs"))
+    critic_parameters_b: ParametersB = Field(default=0.0, description=(
+        "the critic's parameters counted, billions: the model's less its output projection, with a value head; 0 "
+        "without a critic"))
     margin: float = Field(description=("the safety margin held to: --margin, or the default on this GPU type (the "
                                        "memory model's, more on a card of at most 48 GiB)"))
     max_token_len_per_gpu: PositiveInt | None = Field(description=(
@@ -440,23 +457,59 @@ def _ffn_width(model: Model) -> int:
 
 def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
-    margin: float = 0.0, tokens_per_gpu: int | None = None, lora_rank: int = 0,
+    margin: float = 0.0, tokens_per_gpu: int | None = None, lora_rank: int = 0, critic: CriticStates | None = None,
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory, and of the optimizer step against
     its share (both less a safety `margin`), at the tokens per GPU it counts for `max_model_len` (`counted_tokens`:
     Trinity's default token budget, or `tokens_per_gpu`, a ``max_token_len_per_gpu`` of the user's; one sequence for a
-    model trained one per micro-batch), for full fine-tuning or a LoRA run of `lora_rank`."""
+    model trained one per micro-batch), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO critic's states
+    where they stay on the GPU (`critic`: `resident_critic_gib`)."""
     tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu)
     terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
+    critic_gib = resident_critic_gib(model, gpus, critic)
     return Breakdown(
         terms=Terms(**terms),
-        total_gib=sum(terms.values()),
+        total_gib=sum(terms.values()) + critic_gib,
         usable_gib=_usable_gib(memory_gib, setting, coefficients, margin),
         memory_gib=float(memory_gib),
         tokens_per_gpu=tokens,
-        step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank),
+        step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic),
         step_usable_gib=_step_usable_gib(memory_gib, margin),
+        critic_gib=critic_gib,
     )
+
+
+CRITIC_HEAD_PARAMETERS = 1
+"""What a critic's value head holds per hidden width, besides one bias: the ``score`` projection of transformers'
+``GenericForTokenClassification`` (``modeling_layers.py:283`` in 5.25: ``nn.Linear(hidden_size, num_labels)``, a
+bias by default), with ``num_labels`` 1 as verl sets it (``engine/fsdp/transformer_impl.py:296`` in 0.9.1)."""
+
+
+def critic_parameters(model: Model) -> float:
+    """The parameters of a PPO critic made from `model` as verl 0.9.1 loads it, ``AutoModelForTokenClassification``
+    (``utils/model.py:645``): the model without its output projection (an untied model's own vocabulary matrix; a tied
+    one keeps the embeddings it shares), and a value head of one output (`CRITIC_HEAD_PARAMETERS`)."""
+    output = 0 if model.tied_embeddings else model.vocab_size * model.hidden_size
+    return model.parameters_b * 1e9 - output + CRITIC_HEAD_PARAMETERS * model.hidden_size + 1
+
+
+def critic_states_gib(model: Model, gpus: int) -> float:
+    """What the fullest of `gpus` GPUs holds of a PPO critic's states, GiB: `STATE_BYTES` per parameter
+    (`critic_parameters`), sharded over the GPUs as the actor's (a mixture of experts' routed experts whole,
+    `expert_padding`). verl trains it in full whatever the actor's LoRA (Trinity 0.6 gives its model config no LoRA
+    rank, ``trainer/verl/trainer.py:355``), from fp32 weights (``model_dtype: fp32``, ``trainer/verl/config.py:511``;
+    verl's default for training, ``transformer_impl.py:262``) with AdamW (``config.py:624``)."""
+    return STATE_BYTES * (critic_parameters(model) / gpus + expert_padding(model, gpus)) / GIB
+
+
+def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None) -> float:
+    """The critic's states (`critic_states_gib`) that stay on each GPU while the actor trains: all of them where
+    `critic` is ``resident``, none without a critic or with its states ``offloaded``. Trinity places the critic's
+    worker in the actor's process on every trainer GPU (one resource pool, ``create_colocated_worker_cls``,
+    ``trainer/verl/trainer.py:264-266``, ``:408``), so both models' states are held at once unless one offloads;
+    verl's engine moves an offloading critic's states to the host outside its own passes
+    (``engine/base.py:314-335``)."""
+    return critic_states_gib(model, gpus) if critic == "resident" else 0.0
 
 
 STEP_USABLE = 0.98
@@ -468,14 +521,19 @@ ADAM_STEP_BYTES = 4
 root of the second moment into a new fp32 tensor."""
 
 
-def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: Coefficients, lora_rank: int = 0
-                       ) -> float:
+def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: Coefficients, lora_rank: int = 0,
+                       critic: CriticStates | None = None) -> float:
     """The peak at the optimizer step, GiB: `optimizer_step_states_gib` and the overhead; 0 with Offload, whose step
     runs on the CPU. It does not grow with the length, so it binds only for large models at short contexts (Qwen3-32B
-    on eight 80 GB GPUs)."""
-    if setting.offload:
-        return 0.0
-    return optimizer_step_states_gib(model, gpus, lora_rank) + coefficients.overhead
+    on eight 80 GB GPUs). With a critic's states resident (`critic`: `resident_critic_gib`), the larger of the actor's
+    step beside them and the critic's own step (its states and `ADAM_STEP_BYTES` per parameter) beside the actor's
+    states (none with Offload)."""
+    resident = resident_critic_gib(model, gpus, critic)
+    steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank) + resident]
+    if resident:
+        actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, STATE_BYTES) / GIB
+        steps.append(actor + resident * (STATE_BYTES + ADAM_STEP_BYTES) / STATE_BYTES)
+    return max(steps) + coefficients.overhead if steps else 0.0
 
 
 def optimizer_step_states_gib(model: Model, gpus: int, lora_rank: int = 0) -> float:
@@ -668,21 +726,24 @@ def _step_usable_gib(memory_gib: float, margin: float) -> float:
 
 def longest_fitting(
     model: Model, memory_gib: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
-    grid: int = GRID, ceiling: int = CEILING, lora_rank: int = 0,
+    grid: int = GRID, ceiling: int = CEILING, lora_rank: int = 0, critic: CriticStates | None = None,
 ) -> int | None:
     """The longest ``max_model_len`` on a `grid` of tokens, up to `ceiling`, that fits (None when not even
-    one step fits).
+    one step fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO critic or not (`critic`).
 
     The memory is a constant plus a cost per token per GPU (`token_features`), so the most tokens per GPU
     that fit follow from the two; the length is then checked with `breakdown` (and moved by a token where
     rounding put it one off)."""
+    critic_gib = resident_critic_gib(model, gpus, critic)
+
     def total(tokens: int) -> float:
-        return sum(calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank).values())
+        return sum(calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank).values()) + critic_gib
 
     def fits(length: int) -> bool:
-        return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank).fits
+        return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank, critic).fits
 
-    if optimizer_step_gib(model, gpus, setting, coefficients, lora_rank) > _step_usable_gib(memory_gib, margin):
+    step = optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic)
+    if step > _step_usable_gib(memory_gib, margin):
         return None  # the optimizer step does not fit, whatever the length
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
     per_token = total(1) - total(0)  # above 0: the per-token terms are held to a physical floor
@@ -814,14 +875,17 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: in
 
 
 def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
-                    version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0) -> float:
+                    version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
+                    critic: CriticStates | None = None) -> float:
     """Host memory one node needs, GiB. What loading takes at start-up, with Offload or not: `LOAD_BYTES` per
     parameter of the whole model (and of a LoRA adapter of `lora_rank`, which PEFT adds before FSDP shards them), on
     every rank of a model with tied embeddings and on one otherwise, as verl loads it, beside the node's pinned shards
     of the reference model where the run has one (`reference`; `REFERENCE_BYTES` of Trinity's `version`, None: 0.6)
-    and, with Offload, the actor's pinned parameter shards. With Offload, the larger of that and what its trainer
-    GPUs' shares (of all `gpus`) hold while training: the reference model's and the actor's (`offloaded_actor_bytes`,
-    for full fine-tuning or LoRA)."""
+    and, with Offload, the actor's pinned parameter shards. With Offload, or a PPO critic whose states are offloaded
+    (`critic`), the larger of that and what its trainer GPUs' shares (of all `gpus`) hold while training: the
+    reference model's, with Offload the actor's (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it
+    offloads the critic's, as full fine-tuning's per parameter of `critic_parameters`. (The critic loads before the
+    actor and frees its copy as FSDP shards it: its loading is not counted beside the actor's.)"""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
@@ -831,9 +895,11 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank)
     loaded = parameters + (lora_parameters(model, lora_rank) if lora_rank else 0)
     loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
-    if not offload:
+    critic_held = (offloaded_actor_bytes(model, gpus)[1] * critic_parameters(model) * on_node / gpus
+                   if critic == "offloaded" else 0.0)
+    if not offload and not critic_held:
         return loading / GIB
-    training = (actor_states + reference_held) * shards
+    training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
     return max(training, loading) / GIB
 
 
@@ -865,22 +931,23 @@ def shown_host_gib(need_gib: float) -> float:
 
 
 def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
-                    version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0) -> float:
+                    version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
+                    critic: CriticStates | None = None) -> float:
     """The host memory one node needs (`host_memory_gib`, for Trinity's `version`, with a reference model or not, for
-    full fine-tuning or LoRA of `lora_rank`) as rft-solver gives it: rounded up to a tenth of a GiB
-    (`shown_host_gib`)."""
-    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank))
+    full fine-tuning or LoRA of `lora_rank`, with a critic or not) as rft-solver gives it: rounded up to a tenth of a
+    GiB (`shown_host_gib`)."""
+    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic))
 
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
                   offload: bool = True, version: TrinityVersion | None = None, reference: bool = True,
-                  lora_rank: int = 0) -> bool:
+                  lora_rank: int = 0, critic: CriticStates | None = None) -> bool:
     """Whether the host memory a node needs (`host_memory_gib`, with Offload or without, under Trinity's `version`,
-    with a reference model or not, for full fine-tuning or LoRA of `lora_rank`) fits a node's `host_ram_gb` (GiB;
-    None: not checked): the planner's rule, and the --from-config verdict's (`host_ram_holds`, as
+    with a reference model or not, for full fine-tuning or LoRA of `lora_rank`, with a critic or not) fits a node's
+    `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's (`host_ram_holds`, as
     `MemoryEstimate.host_fits`)."""
     return host_ram_gb is None or host_ram_holds(
-        host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank), host_ram_gb)
+        host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic), host_ram_gb)
 
 
 def host_ram_holds(need_gib: float, host_ram_gb: float | None) -> bool:
@@ -968,21 +1035,21 @@ def estimates_setting(setting: Setting, without_env: bool = False) -> bool:
 
 def estimated_cells(
     model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float,
-    without_env: bool = False, lora_rank: int = 0,
+    without_env: bool = False, lora_rank: int = 0, critic: CriticStates | None = None,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env and Offload (those of
     `estimates_setting`) and SP degree dividing the count that the model's heads allow: the longest
     ``max_model_len`` (any number of tokens, up to `CEILING`) the memory model predicts to fit (kept when
-    at least one token fits), for full fine-tuning or a LoRA run of `lora_rank`. The planner's rules still decide
-    which of them a plan may use."""
-    return tuple(cell for gpus in counts
-                 for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin, without_env, lora_rank))
+    at least one token fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO `critic` or not. The
+    planner's rules still decide which of them a plan may use."""
+    return tuple(cell for gpus in counts for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin,
+                                                                     without_env, lora_rank, critic))
 
 
 @lru_cache(maxsize=1024)
 def _cells_of_count(
     model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float, without_env: bool,
-    lora_rank: int,
+    lora_rank: int, critic: CriticStates | None,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """`estimated_cells` for one GPU count (cached: the planner asks for the same counts again and again)."""
     cells = []
@@ -993,7 +1060,7 @@ def _cells_of_count(
                 if not estimates_setting(setting, without_env):
                     continue
                 longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin, grid=1,
-                                          lora_rank=lora_rank)
+                                          lora_rank=lora_rank, critic=critic)
                 if longest is not None:
                     cells.append((gpus, env, offload, sp, longest))
     return tuple(cells)
@@ -1007,23 +1074,40 @@ ROLLOUT_CONTEXT_GIB = 1.0
 
 
 def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_model_len: int,
-                    node_gpus: int = NODE_GPUS) -> RolloutEngines:
+                    node_gpus: int = NODE_GPUS, *, utilization: float = ROLLOUT_UTILIZATION,
+                    value_bytes: int = 2) -> RolloutEngines:
     """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus` (1 or more), that
     keeps an engine in one node of `node_gpus`, that the heads allow (as SP: it divides the attention
-    heads, and it and the KV heads divide one another), and that `fits`: one GPU holds the bf16 weights
-    and the KV cache of one `max_model_len` sequence (`vllm_cached_tokens`: less in sliding-window layers) in half
-    of `ROLLOUT_UTILIZATION` of its memory. When
+    heads, and it and the KV heads divide one another), and that `fits` (`rollout_engine`'s figures: one GPU holds the
+    weights and the KV cache of one `max_model_len` sequence in half of what vLLM takes of it). When
     no size does, the largest allowed one (whose `fits` is False). A starting point for the rollout, which
-    rft-solver does not plan."""
-    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
-    allowed = [t for t in range(1, node_gpus + 1) if not sp_rule_violation(heads, kv_heads, t)]
+    rft-solver does not plan; `utilization` and `value_bytes` as `rollout_engine` takes them."""
+    allowed = rollout_sizes(model, node_gpus)
     sizes = [t for t in allowed if t <= rollout_gpus and rollout_gpus % t == 0]
-    cached = vllm_cached_tokens(model, max_model_len)
-    options = [RolloutEngines(size=t, weights_gib=2 * model.parameters_b * 1e9 / t / GIB,
-                              kv_cache_gib=_kv_layer_token_bytes(model, t) * cached / GIB,
-                              room_gib=memory_gib * ROLLOUT_UTILIZATION - ROLLOUT_CONTEXT_GIB, largest=t == allowed[-1])
-               for t in sizes]
+    options = [rollout_engine(model, memory_gib, t, max_model_len, largest=t == allowed[-1], utilization=utilization,
+                              value_bytes=value_bytes) for t in sizes]
     return next((option for option in options if option.fits), options[-1])
+
+
+def rollout_sizes(model: Model, node_gpus: int) -> list[int]:
+    """The tensor-parallel sizes a rollout engine of `model` may have, smallest first: those within one node of
+    `node_gpus` that the heads allow (as SP: a size divides the attention heads, and it and the KV heads divide one
+    another)."""
+    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
+    return [t for t in range(1, node_gpus + 1) if not sp_rule_violation(heads, kv_heads, t)]
+
+
+def rollout_engine(model: Model, memory_gib: float, size: int, max_model_len: int, *, largest: bool,
+                   utilization: float = ROLLOUT_UTILIZATION, value_bytes: int = 2) -> RolloutEngines:
+    """What one GPU of a vLLM rollout engine of tensor-parallel `size` holds on a GPU of `memory_gib`: the weights,
+    `value_bytes` a value (2 for bf16, vLLM's ``dtype`` as Trinity gives it; 4 for float32), its share of the KV cache
+    of one `max_model_len` sequence (`vllm_cached_tokens`: less in sliding-window layers; vLLM's ``kv_cache_dtype``
+    ``auto`` caches it in the weights' dtype), and the room vLLM takes of it (`utilization` of its memory, vLLM's
+    ``gpu_memory_utilization``, less `ROLLOUT_CONTEXT_GIB`; none below that); `largest` as `RolloutEngines` has it."""
+    return RolloutEngines(size=size, weights_gib=value_bytes * model.parameters_b * 1e9 / size / GIB,
+                          kv_cache_gib=_kv_layer_token_bytes(model, size, value_bytes)
+                          * vllm_cached_tokens(model, max_model_len) / GIB,
+                          room_gib=max(memory_gib * utilization - ROLLOUT_CONTEXT_GIB, 0.0), largest=largest)
 
 
 VLLM_BATCHED_TOKENS = 2048
@@ -1044,11 +1128,11 @@ def vllm_cached_tokens(model: Model, max_model_len: int) -> int:
     return (model.num_layers - local) * max_model_len + local * min(max_model_len, window - 1 + VLLM_BATCHED_TOKENS)
 
 
-def _kv_layer_token_bytes(model: Model, size: int) -> float:
-    """The bf16 KV cache one token takes in one layer on one GPU of a vLLM engine of tensor-parallel `size`: the keys
-    and values of its share of the KV heads (each GPU at least one); with latent attention, the latent and RoPE key,
-    which vLLM caches whole on every GPU of the engine."""
+def _kv_layer_token_bytes(model: Model, size: int, value_bytes: int) -> float:
+    """The KV cache, `value_bytes` a value (2: bf16), one token takes in one layer on one GPU of a vLLM engine of
+    tensor-parallel `size`: the keys and values of its share of the KV heads (each GPU at least one); with latent
+    attention, the latent and RoPE key, which vLLM caches whole on every GPU of the engine."""
     if model.mla is not None:
-        return 2 * (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim)
+        return value_bytes * (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim)
     kv_heads = model.num_key_value_heads
-    return 2 * kv_heads * model.head_size * 2 / min(size, kv_heads)
+    return 2 * kv_heads * model.head_size * value_bytes / min(size, kv_heads)

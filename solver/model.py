@@ -38,6 +38,7 @@ from solver.tables import (
     MAX_TOKENS,
     Catalog,
     Coefficients,
+    CriticStates,
     GpuType,
     Interconnect,
     MemoryModel,
@@ -275,6 +276,8 @@ class PlanningInputs:
     """The query's --margin (None: the default on the GPU type, `default_margin`)."""
     lora_rank: int = 0
     """The query's LoRA rank (`Query.lora_rank`; 0: full fine-tuning)."""
+    critic: CriticStates | None = None
+    """The query's PPO critic (`Query.critic`; None: none)."""
 
     @classmethod
     def of(cls, gpu: str, query: Query) -> PlanningInputs:
@@ -282,7 +285,7 @@ class PlanningInputs:
         return cls(gpu=gpu, model=query.model, objective=query.objective, budget_gpus=query.budget_gpus,
                    node_gpus=query.node_gpus, estimate=query.estimate, without_env=query.env is False,
                    token_budget=query.token_budget, weights=query.weights, memory=query.memory, margin=query.margin,
-                   lora_rank=query.lora_rank)
+                   lora_rank=query.lora_rank, critic=query.critic)
 
 
 def lowers_budget(token_budget: TokenBudgetMode, shape: Model) -> bool:
@@ -342,7 +345,7 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
     at_default = () if inputs.estimate == "never" else tuple(
         cell for gpus in estimable for cell in capped_estimates(
             shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, margin, inputs.without_env, refuting,
-            inputs.lora_rank))
+            inputs.lora_rank, inputs.critic))
     lowering = lowers_budget(inputs.token_budget, shape)
     estimates = at_default if not lowering else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
@@ -369,9 +372,10 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
         longest_estimate=MappingProxyType(longest_estimate),
         table_stops=() if lowering or not at_default else stopped_estimates(
             at_default, estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, margin,
-                                        inputs.without_env, inputs.lora_rank)),
+                                        inputs.without_env, inputs.lora_rank, inputs.critic)),
+        # With a critic no cell vouches: the cells measured the actor alone (`solver.rules.CRITIC_EVIDENCE`).
         witnesses=tuple((n, n, fitting, e, o, s, 1) for n, e, o, s, fitting in estimates)
-        + (cell_witnesses(tabled, refuting, shape, counts) if settings else ()),
+        + (cell_witnesses(tabled, refuting, shape, counts) if settings and inputs.critic is None else ()),
     )
 
 
@@ -406,14 +410,14 @@ def least_limits(gpu_types: tuple[GpuType, ...], shape: Model) -> Mapping[Combin
 
 @lru_cache(maxsize=1024)
 def capped_estimates(shape: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float,
-                     without_env: bool, refuting: tuple[GpuType, ...], lora_rank: int = 0
-                     ) -> tuple[tuple[int, int, int, int, int], ...]:
+                     without_env: bool, refuting: tuple[GpuType, ...], lora_rank: int = 0,
+                     critic: CriticStates | None = None) -> tuple[tuple[int, int, int, int, int], ...]:
     """The memory model's estimates for `shape` on `gpus` GPUs of `memory_gib` (`estimated_cells`, of a LoRA run of
-    `lora_rank` or full fine-tuning), each capped where the tables of `refuting` say its setting runs out of memory
-    (`within_refuting_tables` of their `least_limits`). Cached per count, as the estimates are: the questions on one
-    GPU type and model ask again."""
+    `lora_rank` or full fine-tuning, with a PPO `critic` or not), each capped where the tables of `refuting` say its
+    setting runs out of memory (`within_refuting_tables` of their `least_limits`). Cached per count, as the estimates
+    are: the questions on one GPU type and model ask again."""
     return within_refuting_tables(
-        estimated_cells(shape, memory_gib, (gpus,), coefficients, margin, without_env, lora_rank),
+        estimated_cells(shape, memory_gib, (gpus,), coefficients, margin, without_env, lora_rank, critic),
         least_limits(refuting, shape))
 
 
@@ -711,7 +715,7 @@ def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan
         return
     room = [(n, offload) for n in data.counts for offload in (0, 1)
             if fits_host_ram(data.shape, n, query.node_gpus, query.host_ram_gb, bool(offload),
-                             query.trinity_version, query.reference_model, query.lora_rank)]
+                             query.trinity_version, query.reference_model, query.lora_rank, query.critic)]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.offload], room), guards, "host_ram")
 
 
@@ -720,7 +724,7 @@ def minimize_host_need(model: cp_model.CpModel, data: PlanningData, query: Query
     the prepared counts may have, as `fits_host_ram` reckons them), then the objective's rank: the plan that
     needs the least host memory. It replaces the objective `add_objective` set."""
     needs = {(n, offload): shown_host_need(data.shape, n, query.node_gpus, bool(offload), query.trinity_version,
-                                           query.reference_model, query.lora_rank)
+                                           query.reference_model, query.lora_rank, query.critic)
              for n in data.counts for offload in (0, 1)}
     levels = sorted(set(needs.values()))
     level = model.new_int_var(0, len(levels) - 1, "host_need_level")

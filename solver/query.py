@@ -28,6 +28,7 @@ from solver.rules import (
     token_budget,
 )
 from solver.tables import (
+    CRITIC_STATES,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -41,6 +42,7 @@ from solver.tables import (
     SMALL_CARD_GIB,
     Catalog,
     CountedGpu,
+    CriticStates,
     Frozen,
     MemoryModel,
     Model,
@@ -187,6 +189,10 @@ class Query(Frozen):
         "`TrinityConfig.lora_rank`): the frozen base's fp32 weights and the adapter's states on every linear layer "
         "but the output projection; the tables, which measured full fine-tuning, then vouch by inference and refute "
         "nothing; 0 for full fine-tuning"))
+    critic: CriticStates | None = Field(default=None, description=(
+        "a PPO critic the plans count beside the actor (--critic; a Trinity config whose algorithm trains one names "
+        "the value, `TrinityConfig.critic`): resident, its states on the GPUs, or offloaded, in host memory; the "
+        "tables, which measured the actor alone, then vouch for nothing and still refute; null for none"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -448,6 +454,7 @@ class ConfigProblemCode(str, Enum):
     ROLLOUT_ROPE_SCALING_DIFFERS = "rollout-rope-scaling-differs"
     ROLLOUT_LENGTH_SHORT = "rollout-length-short"
     ROLLOUT_LENGTH_REFUSED = "rollout-length-refused"
+    ROLLOUT_ENGINE_MEMORY_REFUSED = "rollout-engine-memory-refused"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
     ROPE_TYPE_MISSING_REFUSED = "rope-type-missing-refused"
@@ -506,26 +513,28 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.PAST_DERIVED_LENGTH_REFUSED, ConfigProblemCode.UNRESOLVED_VALUE_REFUSED,
     ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED,
     ConfigProblemCode.WRONG_TYPE_REFUSED, ConfigProblemCode.ROLLOUT_LENGTH_REFUSED,
-    ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED})
+    ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
-or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and response
-over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above an actor SP of
-1 whose forward verl cannot gather back, LoRA configs Trinity does not load, an empty LoRA adapter path that Trinity
-0.5's worker loads, a path ending in "/" that the worker loads, a LoRA rank that is no whole number, null in a key
-Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks, a length past the longest the
-rollout's vLLM derives from the model's config.json with no ``model.rope_scaling``, or past what a given one covers,
-that vLLM refuses, the rollout model's own length or RoPE scaling so, a RoPE scaling that vLLM, reading it as given,
-fails on (its type in ``type`` alone, a key it needs missing), a micro-batch size that every release leaves verl without
-with dynamic batch sizes off): the config as written does not run, which the verdict says
-(`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a verdict that it does not train.
-docs/trinity.md lists each code and the Trinity release code that refuses it; a code that only some releases or verl
-versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and ``misspelt-key``, under ``trainer.trainer_config``
-without Trinity 0.5; ``batch-divides-trainer-gpus``, which 0.5.2 accepts; ``empty-adapter-path`` and ``trailing-slash``,
-which Trinity 0.6 on verl 0.8 or later ignores or loads no adapter from; ``ref-model``, which Trinity 0.6 drops on verl
-before 0.8; ``typed-null``, a null under ``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later reads as false
-or ignores; ``rope-scaling-missing``, where no vLLM rollout refuses the length; ``rope-scaling-wrong`` in their place
-under ``--trinity-version 0.5``, whose 0.5.0 also takes a vLLM before 0.12; ``micro-batch-unset``, where only some verl
-versions are left without a size) is not one."""
+or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
+response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above an
+actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load, an empty LoRA adapter path
+that Trinity 0.5's worker loads, a path ending in "/" that the worker loads, a LoRA rank that is no whole number,
+null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks, a length past
+the longest the rollout's vLLM derives from the model's config.json with no ``model.rope_scaling``, or past what a
+given one covers, that vLLM refuses, the rollout model's own length or RoPE scaling so, a RoPE scaling that vLLM,
+reading it as given, fails on (its type in ``type`` alone, a key it needs missing), a micro-batch size that every
+release leaves verl without with dynamic batch sizes off, a rollout engine whose GPUs cannot hold the weights and one
+sequence's KV cache as vLLM loads it): the config as written does not run, which the verdict says
+(`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a verdict that it does not
+train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code that only some releases
+or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and ``misspelt-key``, under
+``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which 0.5.2 accepts;
+``empty-adapter-path`` and ``trailing-slash``, which Trinity 0.6 on verl 0.8 or later ignores or loads no adapter
+from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8; ``typed-null``, a null under
+``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later reads as false or ignores; ``rope-scaling-missing``,
+where no vLLM rollout refuses the length; ``rope-scaling-wrong`` in their place under ``--trinity-version 0.5``,
+whose 0.5.0 also takes a vLLM before 0.12; ``micro-batch-unset``, where only some verl versions are left without a
+size) is not one."""
 
 
 class ConfigProblem(NamedTuple):
@@ -533,6 +542,20 @@ class ConfigProblem(NamedTuple):
 
     code: ConfigProblemCode
     words: str
+
+
+class VllmRollout(NamedTuple):
+    """A config's vLLM rollout engine, as far as its memory is checked (`solver.trinity.read_trinity_config` reads it
+    from ``explorer.rollout_model``)."""
+
+    tensor_parallel_size: int
+    gpu_memory_utilization: float | None
+    """vLLM's share of each GPU as the config gives it; None where unset (Trinity's default, 0.9, applies)."""
+    value_bytes: int
+    """Bytes a weight (and a KV cache value) takes as vLLM loads the ``dtype`` given: 4 for ``float32`` or ``float``,
+    else 2 (Trinity's default ``bfloat16``, ``float16``, ``auto``)."""
+    max_model_len: int | None
+    """The rollout model's own ``max_model_len``; None where unset (Trinity gives it ``model``'s)."""
 
 
 class TrinityConfig(Frozen, defer_build=True):
@@ -566,6 +589,10 @@ class TrinityConfig(Frozen, defer_build=True):
     (``engine_type`` tinker or external)."""
     auxiliary_gpus: int = 0
     """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
+    vllm_rollout: VllmRollout | None = None
+    """The rollout's vLLM engine, whose memory the verdict checks on each GPU type; None where no vLLM rollout starts
+    (``mode: train``, another ``engine_type``, ``engine_num`` 0), or where its weights are split other than by tensor
+    parallelism (``pipeline_parallel_size`` above 1, ``enable_expert_parallel``), which is not checked."""
     train_batch_size: int | None = None
     """Experiences per training step; None where the config sets no batch size."""
     train_batch_source: str = TRAIN_BATCH_KEY
@@ -592,6 +619,10 @@ class TrinityConfig(Frozen, defer_build=True):
     """The rank of the new LoRA adapter the config trains on Trinity's default target modules with every release it
     may run on, whose states the verdict and the plans count (`solver.trinity.config.counted_lora_rank`); 0 where
     they count full fine-tuning's."""
+    critic: CriticStates | None = None
+    """Where the critic the config's algorithm trains keeps its states while the actor trains (resident, or offloaded
+    by its own flags: `solver.trinity.config.CriticRead`), as its note names it for ``--critic``, which makes the
+    verdict and the plans count it; None where it trains none."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
@@ -743,6 +774,7 @@ def make_query(
     reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
+    critic: CriticStates | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -765,11 +797,13 @@ def make_query(
     the trainer's budget is what the rollout leaves of them (`total_budget`). `reference_model` false leaves the
     reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`);
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
-    `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`).
+    `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`); `critic` one with a PPO critic
+    (`Query.critic`).
     """
     check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int))
     check_lora_rank(lora_rank)
+    check_choice(option_names.named("critic"), critic, (None, *CRITIC_STATES))
     reference_model = counts_reference(reference_model, lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
@@ -820,7 +854,7 @@ def make_query(
                  node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
-                 reference_model=reference_model, lora_rank=lora_rank, option_names=option_names)
+                 reference_model=reference_model, lora_rank=lora_rank, critic=critic, option_names=option_names)
 
 
 def counts_reference(reference_model: bool | None, lora_rank: int) -> bool:

@@ -63,6 +63,7 @@ from solver.tables import (
     WAYS_QUESTIONS_PER_SECOND,
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
+    CriticStates,
     Frozen,
     GpuType,
     LeftOutWhenNone,
@@ -989,6 +990,9 @@ class Plan(Frozen):
     lora_rank: int = Field(default=0, ge=0, description=(
         "the LoRA rank whose states memory_gb and headroom_gb count (the answer's lora_rank); 0 for full "
         "fine-tuning"))
+    critic: CriticStates | None = Field(default=None, description=(
+        "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
+        "on the GPUs, or offloaded, in host memory; null for none"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
@@ -1165,7 +1169,8 @@ class Plan(Frozen):
         figure counts no reference model (`reference_model`)."""
         if self.host_memory_gb is None:
             return None
-        purpose = ("for Offload" if self.offload else "while the model loads") + (
+        purpose = ("for Offload" if self.offload else "for the critic's offloaded states, or while the model loads"
+                   if self.critic == "offloaded" else "while the model loads") + (
             "" if self.reference_model else " (no reference model)")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
@@ -1469,6 +1474,11 @@ class Answer(_Timed, Versioned, _ReasonCautions):
         "the LoRA rank whose states the plans' memory figures and estimates count (--lora-rank, or a --from-config "
         "config's LoRA): the frozen base's fp32 weights and the adapter's states; the tables, which measured full "
         "fine-tuning, vouch for it by inference (no plan is documented) and refute nothing; 0 for full fine-tuning"))
+    critic: CriticStates | None = Field(default=None, description=(
+        "the PPO critic the plans' memory figures and estimates count beside the actor (--critic; a --from-config "
+        "config's note names the value for its critic): resident, its states on the GPUs, or offloaded, in host "
+        "memory (the host memory figures count them); the tables, which measured the actor alone, vouch for no plan "
+        "(every plan is estimated) and still refute; null for none"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
         f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "
@@ -1804,6 +1814,12 @@ class RolloutEngines(Frozen, defer_build=True):
         """Whether the weights and one sequence's KV cache take at most half of what vLLM takes, leaving
         the other half to the KV cache of the sequences in flight (a rule of thumb, not a measurement)."""
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
+
+    @property
+    def holds(self) -> bool:
+        """Whether the weights and one sequence's KV cache take at most what vLLM takes: else the engine fails as it
+        loads (vLLM finds no room for the KV cache of one sequence of its length)."""
+        return self.weights_gib + self.kv_cache_gib <= self.room_gib
 
 
 PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "stay_reason",

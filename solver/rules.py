@@ -383,6 +383,12 @@ LORA_EVIDENCE = ("the tables measured full fine-tuning; a LoRA run holds less (t
 one fit with LoRA's smaller states (`solver.memory.lora_states_bytes`) are estimated."""
 
 
+CRITIC_EVIDENCE = ("the tables measured the actor alone; a PPO critic trained beside it on the same GPUs holds its "
+                   "own states, so no cell vouches for the run, and one that ran out of memory still refutes it")
+"""How the tables speak for a run with a PPO critic (`tables_verdict` with ``critic``): the planner's plans of one are
+estimated, with the critic's states counted (`solver.memory.resident_critic_gib`)."""
+
+
 class TablesVerdict(Frozen):
     """What a GPU type's tables say of one setting on one GPU count at one length: it trains (a cell
     vouches), or it runs out of memory (a row of the count's own table, or of a table for more GPUs, says so:
@@ -399,12 +405,15 @@ class TablesVerdict(Frozen):
 
 def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
                    gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
-                   larger: Sequence[tuple[str, TableCells]] = (), lora: bool = False) -> TablesVerdict | None:
+                   larger: Sequence[tuple[str, TableCells]] = (), lora: bool = False,
+                   critic: bool = False) -> TablesVerdict | None:
     """The `TablesVerdict` of a GPU type's `table_cells` for `model` (`columns` as `vouching_cell` takes
     them), or where they say nothing, of the tables of GPU types with at least its memory (`larger`: their names
     and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything. For a `lora`
-    run only a cell that vouches speaks (`LORA_EVIDENCE`)."""
-    vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora)
+    run only a cell that vouches speaks (`LORA_EVIDENCE`); for a run with a `critic` only one that refutes
+    (`CRITIC_EVIDENCE`); for both, none."""
+    vouching = None if critic else vouching_cell(model, rows, settings, gpus, setting, length, columns=columns,
+                                                 larger=larger, lora=lora)
     if vouching is not None:
         return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
     if lora:
@@ -484,13 +493,13 @@ def fewer_reasons(cell: SourceCell, gpus: int, offload: bool) -> tuple[str, ...]
 
 
 def cited_tables_verdict(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting,
-                         length: int, lora: bool = False) -> TablesVerdict | None:
+                         length: int, lora: bool = False, critic: bool = False) -> TablesVerdict | None:
     """The `tables_verdict` of `gpu`'s tables (`own_table_cells`), or where they say nothing, of those of GPU types
     with at least its memory (`larger_tables`), on `setting` of `model` on `gpus` GPUs at `length` (for a `lora` run
-    or not), its cell cited (`TablesVerdict.cited`); None where none says anything."""
+    or not, with a `critic` or not), its cell cited (`TablesVerdict.cited`); None where none says anything."""
     origins, cells = own_table_cells(catalog, gpu, model)
     verdict = tables_verdict(model, cells.rows, cells.settings, gpus, setting, length, columns=cells.columns,
-                             larger=larger_tables(catalog, gpu, model), lora=lora)
+                             larger=larger_tables(catalog, gpu, model), lora=lora, critic=critic)
     return None if verdict is None else verdict.cited(origins)
 
 

@@ -421,7 +421,7 @@ def _within(query: Query, data: PlanningData, plan: Plan) -> bool:
     return (all(pin is None or pin == value for pin, value in pinned)
             and (not query.exact or plan.gpus == query.budget_gpus)
             and fits_host_ram(data.shape, plan.gpus, query.node_gpus, query.host_ram_gb, plan.offload,
-                              query.trinity_version, query.reference_model, query.lora_rank))
+                              query.trinity_version, query.reference_model, query.lora_rank, query.critic))
 
 
 def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answer:
@@ -527,10 +527,11 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
 
 def estimate_tables_verdict(catalog: Catalog, gpu: str, model: Model, plan: Plan) -> TablesVerdict | None:
     """What `gpu`'s tables say of `plan`'s setting of `model` on its GPUs at its length (`cited_tables_verdict`), at
-    Trinity's default token budget, which they measured (for a LoRA plan, only where they vouch: `Plan.lora_rank`):
-    None where they do not speak, or the plan lowers it."""
+    Trinity's default token budget, which they measured (for a LoRA plan, only where they vouch: `Plan.lora_rank`; with
+    a critic, only where they refute: `Plan.critic`): None where they do not speak, or the plan lowers it."""
     return None if plan.lowered_budget else cited_tables_verdict(catalog, gpu, model, plan.gpus, plan.setting,
-                                                                 plan.max_model_len, lora=plan.lora_rank > 0)
+                                                                 plan.max_model_len, lora=plan.lora_rank > 0,
+                                                                 critic=plan.critic is not None)
 
 
 def more_gpus_changes(data: PlanningData) -> dict[str, object]:
@@ -852,6 +853,7 @@ def _answer(
         host_ram_gb=query.host_ram_gb,
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
+        critic=query.critic,
         margin=margin,
         memory_model_margin=query.memory.margin if margin != query.memory.margin else None,
         token_budget=query.token_budget,
@@ -878,8 +880,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     evidence: Evidence
     source: SourceCell | None
     # A cell vouches for the plan even where the solver's witness was an estimate: the table is the better evidence.
-    found = vouching_cell(data.shape, data.rows, data.settings, gpus, setting, length, columns=data.columns,
-                          larger=data.larger, lora=query.lora_rank > 0)
+    found = None if query.critic else vouching_cell(  # with a critic no cell vouches (`CRITIC_EVIDENCE`)
+        data.shape, data.rows, data.settings, gpus, setting, length, columns=data.columns, larger=data.larger,
+        lora=query.lora_rank > 0)
     if found is None and not estimated:  # a defect of the model's, never of the input
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
@@ -910,10 +913,11 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         source=source,
         **_memory_figures(data.shape, gpu, query, gpus, setting, length, tokens, estimated=source is None),
         host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
-                                       query.reference_model, query.lora_rank)
-        if offload or query.host_ram_gb is not None else None,
+                                       query.reference_model, query.lora_rank, query.critic)
+        if offload or query.critic == "offloaded" or query.host_ram_gb is not None else None,
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
+        critic=query.critic,
         trainer_nodes=trainer_nodes_of(gpus, query.node_gpus),
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
@@ -928,7 +932,7 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
     `solver.rules.counted_tokens`): peak and headroom (an estimate's against the margin estimates are held to,
     `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
     memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients,
-                       query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank)
+                       query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank, query.critic)
     beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
                                  query.node_gpus, gpu.rocm)
               if estimated else ())
@@ -1500,7 +1504,7 @@ def _lifts_every_need(data: PlanningData, query: Query) -> bool:
     limit, and its best plan their GPUs, settings and length (not their words: it states its host need, with no
     caution on an unchecked one)."""
     return all(fits_host_ram(data.shape, gpus, query.node_gpus, MAX_HOST_RAM_GB, offload, query.trinity_version,
-                             query.reference_model, query.lora_rank)
+                             query.reference_model, query.lora_rank, query.critic)
                for gpus in data.counts for offload in (False, True))
 
 
@@ -1556,7 +1560,7 @@ def _shown_host_need(model: Model, node_gpus: int, plan: Plan, query: Query) -> 
     """The host memory per node `plan` of `model` needs on nodes of `node_gpus` as `query` counts it (under its
     Trinity release, with a reference model or not), GiB as shown (`shown_host_need`)."""
     return shown_host_need(model, plan.gpus, node_gpus, plan.offload, query.trinity_version, query.reference_model,
-                           query.lora_rank)
+                           query.lora_rank, query.critic)
 
 
 def _host_need_words(model: Model, node_gpus: int, plan: Plan, query: Query) -> str:

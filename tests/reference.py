@@ -96,6 +96,7 @@ PLAN_ORDER = (
     "host_memory_gb",
     "reference_model",
     "lora_rank",
+    "critic",
     "beyond_calibration",
     "beyond_calibration_codes",
     "trainer_nodes",
@@ -508,7 +509,8 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
             else _up_to_a_tenth(_load_need(model, n, node_gpus)) if host_ram_gb is not None else None,
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
-            "lora_rank": 0}  # full fine-tuning's states
+            "lora_rank": 0,  # full fine-tuning's states
+            "critic": None}  # no critic
 
 
 def _up_to_a_tenth(gib: float) -> float:

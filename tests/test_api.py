@@ -1157,7 +1157,7 @@ def test_config_query_passes_each_keyword_given_to_make_query_as_it_is():
              "margin": 0.1, "token_budget": "auto", "host_ram_gb": 512.0, "node_gpus": 4, "rollout_gpus": 0,
              "total_gpus": None, "node_source": "my nodes", "host_ram_source": "my host", "train_batch_size": 64,
              "train_batch_source": "my batch", "trinity_version": "0.5", "reference_model": False, "lora_rank": 8,
-             "option_names": API_OPTIONS}
+             "critic": "resident", "option_names": API_OPTIONS}
     assert set(given) == set(signature(solver.make_query).parameters) - {"catalog"}
     assert config_query(CATALOG, CONFIG, **given) == solver.make_query(CATALOG, **given)
     in_all = {**given, "budget_gpus": None, "total_gpus": 8, "rollout_gpus": 4}  # in place of the trainer's budget
@@ -1716,7 +1716,8 @@ def test_a_verdict_marks_the_lines_that_refuse_by_their_codes_and_json_without_c
     for shown_answer in (answer, solver.Answer.model_validate(raw)):
         shown = io.StringIO()
         Console(file=shown, width=300).print(answers_view((shown_answer,), query, CATALOG))
-        marks.append([line.split(":")[0].strip() for line in shown.getvalue().splitlines() if line.startswith("  ")])
+        marks.append([line.split(":")[0].strip() for line in shown.getvalue().splitlines()
+                      if line.startswith("  ") and not line.startswith("   ")])  # not a wrapped line's rest
         marks.append(", but the config as written is refused (the refused: line below says why)" in shown.getvalue())
     assert marks == [["refused", "but"], True, ["but", "but"], False]
 

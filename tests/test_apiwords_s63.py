@@ -20,6 +20,10 @@ from solver.trinity import patch_trinity_config, read_trinity_config
 
 ROOT = Path(__file__).resolve().parent.parent
 TRINITY_YAML = (ROOT / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
+TRINITY_ON_8 = (TRINITY_YAML.replace("  node_num: 1\n", "  node_num: 2\n")
+                .replace("  engine_num: 2\n", "  engine_num: 8\n"))
+"""The example config on 2 nodes of 8 GPUs, 8 engines of one GPU: 8 for the trainer, the plans' it is patched with
+(the patch keeps the cluster)."""
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
 """A command-line flag in running text."""
@@ -129,12 +133,12 @@ def test_patch_trinity_config_notes_name_the_keywords_and_replace_the_commands_n
     catalog = solver.load_catalog()
     (answer,) = solver.plan("8B", gpu="h100", max_model_len=131072, budget_gpus=8, offload=True)
     model = catalog.model(answer.model)
-    assert answer.best is not None
-    patched = patch_trinity_config(TRINITY_YAML, answer.best, model)
+    assert answer.best is not None and answer.best.gpus == 8
+    patched = patch_trinity_config(TRINITY_ON_8, answer.best, model)
     assert "  # host memory: 183.0 GiB per node for Offload; not checked: host_ram_gb not given\n" in patched
     assert ("  # these three are Trinity 0.6's (0.5 refuses them: version=\"0.5\" leaves them out); on verl before\n"
             in patched)
-    written = patch_trinity_config(TRINITY_YAML, answer.best, model, option_names=COMMAND_OPTIONS)  # as --write
+    written = patch_trinity_config(TRINITY_ON_8, answer.best, model, option_names=COMMAND_OPTIONS)  # as --write
     assert "not checked: --host-ram not given" in written and "--trinity-version 0.5 leaves them out" in written
     # A config --write wrote, patched again through the API: its notes are replaced, not kept beside the API's.
     again = patch_trinity_config(written, answer.best, model)
@@ -227,8 +231,8 @@ def test_no_api_answer_names_a_flag_but_in_a_command_to_run():
             texts += words_of(answer.model_dump(mode="python"))
     for gpu in ("h100", "a100"):
         (answer,) = solver.plan("8B", gpu=gpu, max_model_len=131072, budget_gpus=8, offload=True)
-        assert answer.best is not None
-        texts.append(patch_trinity_config(TRINITY_YAML, answer.best, catalog.model(answer.model)))
+        assert answer.best is not None and answer.best.gpus == 8
+        texts.append(patch_trinity_config(TRINITY_ON_8, answer.best, catalog.model(answer.model)))
     named = {flag: text for text in texts for flag in flags_in(text)}
     assert named == {}
     # The sweep reads what it should: the words it checks hold the keywords, and the command lines it allows are there.

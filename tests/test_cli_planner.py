@@ -88,7 +88,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     for answer in answers:
         assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
                                 "pins", "train_batch_size", "rollout_gpus", "total_gpus", "node_gpus", "host_ram_gb",
-                                "reference_model", "lora_rank", "margin",
+                                "reference_model", "lora_rank", "critic", "margin",
                                 "token_budget", "memory_model_source", "status", "reason", "reason_code", "plans",
                                 "apply", "rollout_kept", "schema_version", "rft_solver_version"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
@@ -103,7 +103,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "yarn_beyond_validated": False, "past_validated_length": None, "cost": 0.325,
         "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
-        "headroom_at_step": False, "host_memory_gb": None, "reference_model": True, "lora_rank": 0,
+        "headroom_at_step": False, "host_memory_gb": None, "reference_model": True, "lora_rank": 0, "critic": None,
         "beyond_calibration": [],
         "beyond_calibration_codes": [],
         "trainer_nodes": 1, "nodes": None, "rollout_gpus": None, "cautions": [], "caution_codes": [],

@@ -1657,9 +1657,9 @@ def test_a_critic_budget_above_the_verdicts_and_the_plans_is_named_and_write_kee
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     patched = tmp_path / "patched.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
-    critic = ("trainer.trainer_config.critic.ppo_max_token_len_per_gpu 131072 is above {}: the critic, which neither "
-              "the tables nor the memory model count, takes more tokens per GPU than that (rft-solver checks the "
-              "critic's budget against the length alone, and sets none of its keys)")
+    critic = ("trainer.trainer_config.critic.ppo_max_token_len_per_gpu 131072 is above {}: the critic, whose "
+              "activations neither the tables nor the memory model count, takes more tokens per GPU than that "
+              "(rft-solver checks the critic's budget against the length alone, and sets none of its keys)")
     verdicts, plans = critic.format("the verdict's 32768 tokens per GPU"), critic.format("the plan's 32768")
     assert status == 0 and f"but: {verdicts}" in " ".join(out.split())
     assert f"solve: note: {patched}: {plans}\n" in err
@@ -3227,11 +3227,14 @@ OVER_LINE = ("  refused: model.max_prompt_tokens 4096 + model.max_response_token
              "model.max_model_len 8192, which Trinity refuses to load: lower them, or\n"
              "           plan for 12288 tokens or more (--len 12288)\n")
 """`OVER_8K`'s line as a pipe shows it, marked refused:."""
-CRITIC_LINES = (("PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the "
-                 "actor on the same trainer GPUs, which neither the\n"),
-                ("tables nor the memory model count: the verdict and the plans are for the actor alone; expect less "
-                 "room, or offload the critic's states\n"))
-"""PPO's critic line as a pipe shows it, without its mark and the indent under it."""
+CRITIC_WORDS = ("PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the "
+                "actor on the same trainer GPUs, which the tables{}not count (they measured the actor alone): the "
+                "verdict and the plans are for the actor alone; --critic resident counts its fp32 states, 16 bytes"
+                "{}parameter, on every trainer GPU beside the actor's, but not its activations\n")
+"""PPO's critic line as a pipe shows it, without its mark, at either of its two wraps: a but: line's (`CRITIC_LINES`),
+or one beside a refused: line, indented more (`CRITIC_LINES_INDENTED`)."""
+CRITIC_LINES = CRITIC_WORDS.format(" do\n       ", " per\n       ")
+CRITIC_LINES_INDENTED = CRITIC_WORDS.format("\n           do ", "\n           per ")
 FITS_8K = ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read from this shell's "
            "PYTORCH_CUDA_ALLOC_CONF): it fits in memory (inferred: the A100-80GB\ntable for 6 GPUs says 'vanilla' at "
            "8192, and this plan includes that setting), but the config as written is refused ")
@@ -3242,11 +3245,10 @@ FITS_8K = ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read
     (PPO_HEAD + MODEL_8K, "expandable_segments:True",
      ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read from this shell's "
       "PYTORCH_CUDA_ALLOC_CONF): it trains (inferred: the A100-80GB table for 6\nGPUs says 'vanilla' at 8192, and this "
-      f"plan includes that setting).\n  but: {CRITIC_LINES[0]}       {CRITIC_LINES[1]}")),
+      f"plan includes that setting).\n  but: {CRITIC_LINES}")),
     # Some refuse: the refusing line is marked refused:, which the verdict names; the others stay but:.
     (PPO_HEAD + OVER_8K, "expandable_segments:True",
-     (f"{FITS_8K}(the refused: line below says why).\n{OVER_LINE}  but:     {CRITIC_LINES[0]}           "
-      f"{CRITIC_LINES[1]}")),
+     f"{FITS_8K}(the refused: line below says why).\n{OVER_LINE}  but:     {CRITIC_LINES_INDENTED}"),
     # All refuse.
     (REFUSING_HEAD + OVER_8K + CONFIG_PATH, "expandable_segments:True",
      (f"{FITS_8K}(the refused: lines below say why).\n{OVER_LINE}"

@@ -64,17 +64,18 @@ def test_the_memory_page_names_every_gpu_type_of_the_catalogue():
 
 
 def test_the_memory_page_says_the_model_counts_the_actor_alone():
-    # A critic (Trinity's default algorithm, ppo, trains one) shares the trainer GPUs; the memory model counts none.
+    # A critic (Trinity's default algorithm, ppo, trains one) shares the trainer GPUs; the memory model counts its
+    # states where asked (--critic), never its activations.
     page = " ".join((ROOT / "docs" / "memory.md").read_text(encoding="utf-8").split())
     assert "one model trains on the trainer GPUs, the actor" in page
-    assert "It counts no critic: an algorithm that trains one (Trinity's `ppo`, its default `algorithm_type`)" in page
+    assert ("A critic, which an algorithm that trains one (Trinity's `ppo`, its default `algorithm_type`) holds beside "
+            "the actor on the same GPUs, is counted where asked (`--critic`;") in page
 
 
 def test_the_trinity_page_says_the_critic_advice_reads_the_critics_own_offload_flags():
     # _critic_offloads reads trainer_config.critic.model.fsdp_config alone, not Trinity 0.6's trainer-level flags.
     page = " ".join((ROOT / "docs" / "trinity.md").read_text(encoding="utf-8").split())
-    assert ("The advice reads the critic's own flags only: Trinity 0.6's flags under `trainer` do not count for it"
-            in page)
+    assert "Only the critic's own flags count: Trinity 0.6's flags under `trainer` do not" in page
 
 
 def test_the_memory_page_names_the_model_types_a_config_is_read_checked_or_refused_by():

@@ -855,6 +855,9 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
      ("--gpu", "h100", "--trinity-version", "0.5"), "", None, [C.BATCH_DIVIDES_TRAINER_GPUS]),
     (CONFIG_HEAD + GRPO + "trainer: {ulysses_sequence_parallel_size: 2}\nbuffer: {train_batch_size: 75}\n",
      ("--gpu", "h100"), "", None, []),
+    # A rollout engine of one GPU cannot hold Qwen3-8B's 15.3 GiB of weights in the 13.4 GiB vLLM takes of a 16 GiB
+    # card (test_rolloutfit_s73).
+    (CONFIG_HEAD + GRPO, ("--gpu", "my-16g", "--gpu-memory", "16"), "", None, [C.ROLLOUT_ENGINE_MEMORY_REFUSED]),
     # the docs' example, and the tests' user config (its YaRN within the native context, its factor unset)
     ((ROOT / "docs/examples/trinity.yaml").read_text(encoding="utf-8"), ("--gpu", "h20"), "expandable_segments:True",
      None, []),

@@ -196,7 +196,7 @@ def test_a_pools_host_memory_reason_counts_the_reference_shards_of_the_trinity_r
 def test_a_rope_scaling_without_keys_its_type_needs_names_the_first_missing(
         tmp_path: Path, scaling: dict[str, Any], missing: str):
     assert _refusal(tmp_path, {**_published("Qwen3-8B"), "rope_scaling": scaling}) == (
-        f"rope_scaling: missing {missing}: transformers refuses a {scaling['rope_type']} RoPE scaling without it")
+        f"rope_scaling: missing {missing}: transformers refuses rope_type {scaling['rope_type']} without it")
 
 
 def test_check_flags_a_micro_batch_of_no_sequence():

@@ -6,6 +6,7 @@ import re
 import threading
 import time
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,6 +62,7 @@ from solver.solve import alternative_plan, answer_for, best_plan, least_host_pla
 from solver.tables import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
+    Catalog,
     Interconnect,
     QueryError,
     Setting,
@@ -697,10 +699,9 @@ def test_a_solve_that_starts_after_ctrl_c_stopped_its_group_does_not_run(monkeyp
     assert solved == []
 
 
-def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp_path):
-    # The CP-SAT model's evidence (`PlanningData.witnesses`) and the plan's label (`vouching_cell`) are one rule
-    # written twice: over the shipped tables, and cells of a user's where a 4-GPU table refutes a 2-GPU cell
-    # (which then vouches for 4 GPUs no more), every count up to 8, every setting and every row, they agree.
+def refuted_two_gpu_cells(tmp_path: Path) -> Catalog:
+    """The shipped catalogue with a user's Mine-80GB cells of Qwen3-8B (written under `tmp_path`), kept though they
+    contradict: a 2-GPU table that trained Env + SP=2 at 16384, and a 4-GPU table that ran out of memory there."""
     cells_file = tmp_path / "mine.yaml"
     cells_file.write_text(
         "gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
@@ -709,7 +710,14 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
         "  - {gpus: 4, section: '4 x mine', models: [Qwen3-8B], rows: [\n"
         "      {max_model_len: 8192, cells: {Qwen3-8B: vanilla}}, {max_model_len: 16384, cells: {Qwen3-8B: '-'}}]}\n",
         encoding="utf-8")
-    catalog = load_catalog().with_cells(cells_file, keep_contradictions=True)
+    return load_catalog().with_cells(cells_file, keep_contradictions=True)
+
+
+def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp_path):
+    # The CP-SAT model's evidence (`PlanningData.witnesses`) and the plan's label (`vouching_cell`) are one rule
+    # written twice: over the shipped tables, and cells of a user's where a 4-GPU table refutes a 2-GPU cell
+    # (which then vouches for 4 GPUs no more), every count up to 8, every setting and every row, they agree.
+    catalog = refuted_two_gpu_cells(tmp_path)
     checked = 0
     for gpu_type in (g for g in catalog.gpu_types if g.tables):
         for model in (m for m in catalog.models if m.tables_of is None and table_cells(gpu_type, m).rows):

@@ -106,6 +106,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "host_memory_gb": 102.2,
         "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
+    "critic": None,  # no critic
         "beyond_calibration": [],  # documented: the memory model's range does not matter
         "beyond_calibration_codes": [],
         "trainer_nodes": 1,  # 4 GPUs, within a node of 8
@@ -335,6 +336,7 @@ GOOD_PLAN = {
     "host_memory_gb": None,  # no Offload
     "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
+    "critic": None,  # no critic
     "beyond_calibration": [],  # documented
     "beyond_calibration_codes": [],
     "trainer_nodes": 1,  # 4 GPUs, within a node of 8

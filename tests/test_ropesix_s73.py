@@ -23,7 +23,7 @@ OFF_GUIDE = ("rope-scaling-off-guide", (
     "max_model_len / 40960 = 3.2 over 40960"))
 TYPE_ALONE = (f"model.rope_scaling names its type in type alone ('yarn'): the rollout's vLLM reads rope_type and "
               f"fails as it starts (KeyError 'rope_type'), as {HANDED}; add rope_type: yarn")
-NO_ORIGINAL = ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses a yarn RoPE scaling "
+NO_ORIGINAL = ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type yarn "
                f"without it, and fails as it starts, as {HANDED}; add original_max_position_embeddings: 40960")
 THETA = ("model.rope_scaling is given and model.rope_theta is not: the rollout's vLLM takes the scaling in place of "
          "Llama-3.1-8B's RoPE parameters, its rope_theta with them, and rotates at base 10000, not the model's 500000, "

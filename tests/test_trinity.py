@@ -35,10 +35,10 @@ from command_words import (
 from conftest import PADDED_051
 from ruamel.yaml import YAML
 
-from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode
+from solver.query import ACTOR_ROLLOUT_REF, ConfigProblemCode, VllmRollout
 from solver.render import apply_lines
 from solver.results import Plan, rocm_env_caution, yarn_beyond_words
-from solver.rules import COMMAND_OPTIONS, SourceCell, token_budget
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, SourceCell, token_budget
 from solver.solve import plan as solve
 from solver.tables import MAX_TRAIN_BATCH, Catalog, Model, QueryError, TrinityVersion, brief, load_catalog
 from solver.trinity import (
@@ -100,6 +100,14 @@ def sp2_plan() -> Plan:
 def long_plan() -> Plan:
     """The README's main job: Env + Offload + SP=4 on 4 of 6 GPUs at 102400 (YaRN 2.5)."""
     return _best(model="4B", objective="max_len", budget_gpus=6)
+
+
+def _user_config(plan: Plan) -> str:
+    """The user's config (`USER_CONFIG`: one node of 8 GPUs) with as many rollout engines (of one GPU) as leave the
+    trainer `plan`'s GPUs: `patch_trinity_config` keeps the cluster, and refuses a plan on other GPUs than it gives."""
+    text = USER_CONFIG.read_text(encoding="utf-8")
+    assert "    engine_num: 2\n" in text and "  gpu_per_node: 8\n" in text
+    return text.replace("    engine_num: 2\n", f"    engine_num: {8 - plan.gpus}\n")
 
 
 def _safe_load(text: str) -> Any:
@@ -466,6 +474,8 @@ def test_every_fragment_is_valid_yaml_passes_the_checks_and_reads_back() -> None
             offload=plan.offload,
             max_token_len_per_gpu=plan.max_token_len_per_gpu,
             strategy="fsdp2" if plan.offload else None,
+            vllm_rollout=VllmRollout(tensor_parallel_size=1, gpu_memory_utilization=None, value_bytes=2,
+                                     max_model_len=None),
         )
 
 
@@ -502,6 +512,8 @@ def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
         max_token_len_per_gpu=None,
         train_batch_size=768,  # buffer.batch_size 96 x algorithm.repeat_times 8
         train_batch_source="buffer.batch_size x algorithm.repeat_times",
+        vllm_rollout=VllmRollout(tensor_parallel_size=1, gpu_memory_utilization=None, value_bytes=2,
+                                 max_model_len=None),  # engine_type vllm_async, dtype bfloat16
     )
 
 
@@ -818,42 +830,51 @@ def test_offload_flags_under_a_roles_engine_are_named_and_left_out() -> None:
 
 
 def test_a_ppo_config_is_told_that_its_critic_is_not_counted() -> None:
-    # Trinity's ppo (the one algorithm whose use_critic is true) puts a critic on the trainer's GPUs beside the actor.
+    # Trinity's ppo (the one algorithm whose use_critic is true) puts a critic on the trainer's GPUs beside the actor;
+    # the note names the option that counts it (tests/test_critic_s73.py), with where the config holds its states.
     base = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-    critic = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which "
-              "neither the tables nor the memory model count: the verdict and the plans are for the actor alone; "
-              "expect less room, or offload the critic's states")
-    assert read_trinity_config(base + "algorithm: {algorithm_type: ppo}\n", "t.yaml", {}).notes == (critic,)
+    counted = ("which the tables do not count (they measured the actor alone): the verdict and the plans are for the "
+               "actor alone; --critic resident counts its fp32 states, 16 bytes per parameter, on every trainer GPU "
+               "beside the actor's, but not its activations")
+    config = read_trinity_config(base + "algorithm: {algorithm_type: ppo}\n", "t.yaml", {})
+    assert (config.notes, config.critic) == ((
+        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, " + counted,),
+        "resident")
     for algorithm in ("grpo", "sppo"):
-        assert read_trinity_config(base + f"algorithm: {{algorithm_type: {algorithm}}}\n", "t.yaml", {}).notes == ()
-    # Unset, it is Trinity's default, ppo.
-    assert read_trinity_config(base, "t.yaml", {}).notes == ((
+        config = read_trinity_config(base + f"algorithm: {{algorithm_type: {algorithm}}}\n", "t.yaml", {})
+        assert (config.notes, config.critic) == ((), None)
+    # Unset, it is Trinity's default, ppo; the API names its keyword.
+    assert read_trinity_config(base, "t.yaml", {}, option_names=API_OPTIONS).notes == ((
         "PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor on "
-        "the same trainer GPUs, which neither the tables nor the memory model count: the verdict and the plans are for "
-        "the actor alone; expect less room, or offload the critic's states"),)
+        "the same trainer GPUs, " + counted.replace("--critic resident", 'critic="resident"')),)
 
 
 def test_a_critic_that_offloads_is_not_told_to_and_its_own_budget_is_read_for_the_notes() -> None:
-    # The critic's model.fsdp_config offloading its states (both flags, or offload_policy under fsdp2) takes the
-    # advice away; its ppo_max_token_len_per_gpu is read (for the notes alone), and only where a critic trains.
+    # The critic's model.fsdp_config offloading its states (both flags, or offload_policy under fsdp2) makes the note
+    # name them offloaded; its ppo_max_token_len_per_gpu is read (for the notes alone), and only where a critic trains.
     base = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "algorithm: {algorithm_type: ppo}\ntrainer: {trainer_strategy: fsdp2, trainer_config: {critic: "
             "{ppo_max_token_len_per_gpu: 65536, model: {fsdp_config: FLAGS}}}}\n")
-    told = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which "
-            "neither the tables nor the memory model count: the verdict and the plans are for the actor alone; "
-            "expect less room")
-    for flags, advised in (("{param_offload: true, optimizer_offload: true}", False), ("{offload_policy: true}", False),
-                           ("{param_offload: true}", True), ("{}", True), ("{param_offload: maybe}", True)):
+    told = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which the "
+            "tables do not count (they measured the actor alone): the verdict and the plans are for the actor alone; "
+            "--critic {} counts its fp32 states, 16 bytes per parameter, {}, but not its activations")
+    resident = told.format("resident", "on every trainer GPU beside the actor's")
+    param_offload = told.format("offloaded", "in host memory while the actor trains (its own param_offload: its own "
+                                "pass takes them back to the GPU, which is not counted)")
+    policy = told.format("offloaded", "in host memory while the actor trains (its own offload_policy)")
+    for flags, note in (("{param_offload: true, optimizer_offload: true}", param_offload),
+                        ("{offload_policy: true}", policy), ("{param_offload: true}", resident), ("{}", resident),
+                        ("{param_offload: maybe}", resident)):
         config = read_trinity_config(base.replace("FLAGS", flags), "t.yaml", {})
-        assert config.notes == (told + (", or offload the critic's states" if advised else ""),), flags
+        assert config.notes == (note,), flags
         assert config.critic_token_budgets == (("trainer.trainer_config.critic.ppo_max_token_len_per_gpu", 65536),)
     # Trinity 0.6's flags under trainer count for the actor, not the critic (docs/trinity.md says so).
     flags_06 = "fsdp2, param_offload: true, optimizer_offload: true, offload_policy: true"
     trainer_level = read_trinity_config(base.replace("FLAGS", "{}").replace("fsdp2", flags_06), "t.yaml", {})
-    assert trainer_level.offload and trainer_level.notes == (told + ", or offload the critic's states",)
+    assert trainer_level.offload and trainer_level.notes == (resident,)
     # offload_policy is FSDP2's: under fsdp it offloads nothing.
     fsdp = base.replace("FLAGS", "{offload_policy: true}").replace("fsdp2", "fsdp")
-    assert read_trinity_config(fsdp, "t.yaml", {}).notes == (told + ", or offload the critic's states",)
+    assert read_trinity_config(fsdp, "t.yaml", {}).notes == (resident,)
     grpo = read_trinity_config(base.replace("FLAGS", "{}").replace("ppo}", "grpo}"), "t.yaml", {})
     assert grpo.notes == () and grpo.critic_token_budgets == ()
 
@@ -896,7 +917,7 @@ def _changes(before: str, after: str) -> tuple[list[str], list[str]]:
 
 
 def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
-    before = USER_CONFIG.read_text(encoding="utf-8")
+    before = _user_config(long_plan())
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     removed, added = _changes(before, after)
     assert removed == [
@@ -971,7 +992,7 @@ def test_patch_adds_a_sections_keys_before_a_block_sequence_and_after_a_flow_one
 
 
 def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
-    before = USER_CONFIG.read_text(encoding="utf-8")
+    before = _user_config(sp2_plan())
     after = patch_trinity_config(before, sp2_plan(), catalog().model("4B"))
     removed, added = _changes(before, after)
     assert removed == [
@@ -1018,7 +1039,7 @@ def test_patch_keeps_the_comments_after_a_removed_first_or_flow_style_key() -> N
         "  custom_chat_template: x\ntrainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
     # alike, a key added after a flow-style value goes before the lines that lead into the next section
     appended = ("model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n\n# the cluster\n"
-                "cluster:\n  gpu_per_node: 2\n")
+                "cluster:\n  gpu_per_node: 3\n")  # less the one rollout engine: the plan's 2 GPUs
     assert patch_trinity_config(appended, plan, model).startswith(
         "model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n  max_model_len: 24576\n\n# the cluster\ncluster:\n")
 
@@ -1068,10 +1089,11 @@ def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeat
 
 
 def test_patch_fills_an_empty_section_in_place_and_keeps_the_files_last_comment_last() -> None:
-    text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\ncluster:\n  gpu_per_node: 8\n# the end\n"
+    # 3 GPUs, less the one rollout engine: the plan's 2
+    text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\ncluster:\n  gpu_per_node: 3\n# the end\n"
     assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
         "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
-        "  max_token_len_per_gpu: 24576\ncluster:\n  gpu_per_node: 8\n# the end\n")
+        "  max_token_len_per_gpu: 24576\ncluster:\n  gpu_per_node: 3\n# the end\n")
 
 
 def test_patch_notes_host_memory_only_for_offload() -> None:
@@ -1176,9 +1198,8 @@ def test_patch_keeps_the_lines_before_the_document_start_and_from_its_end_on() -
 def test_patch_keeps_an_interpolation_that_gives_the_plans_value() -> None:
     # ${oc.env:MAX_MODEL_LEN,4096} gives 4096 without the variable, the plan's length: it stays, and the
     # note says so; with MAX_MODEL_LEN=8192 set, it gives another length and becomes the plan's number.
-    before = USER_CONFIG.read_text(encoding="utf-8")
     plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
-    model = catalog().model("4B")
+    before, model = _user_config(plan), catalog().model("4B")
     after = patch_trinity_config(before, plan, model, environ={})
     assert "  max_model_len: ${oc.env:MAX_MODEL_LEN,4096}  # prompt + response\n" in after
     assert read_trinity_config(after, "patched.yaml", {}).max_model_len == 4096
@@ -1298,7 +1319,7 @@ def test_an_anchor_and_comment_that_ruamel_writes_unmoved_are_left_as_they_are()
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
 def test_patched_user_config_reads_back_and_passes_the_checks(make: Any) -> None:
     plan, model = make(), catalog().model("4B")
-    before = USER_CONFIG.read_text(encoding="utf-8")
+    before = _user_config(plan)
     after = patch_trinity_config(before, plan, model)
     config = read_trinity_config(after, "patched.yaml", {})
     assert (config.max_model_len, config.sp, config.offload, config.max_token_len_per_gpu) == (
@@ -1556,7 +1577,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
             "4B",
             1,
             # the rollout's vLLM reads it as given, and fails without its factor (s73); the factor the length needs
-            [("model.rope_scaling: missing factor: vLLM 0.19.1 refuses a yarn RoPE scaling without it, and fails as it "
+            [("model.rope_scaling: missing factor: vLLM 0.19.1 refuses rope_type yarn without it, and fails as it "
               "starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' "
               "filling-in; add it"),
              "model.rope_scaling.factor must be max_model_len / 40960 = 2.0, not given"],
@@ -1670,8 +1691,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ),
         (  # a missing original length is said once: the rollout's vLLM, reading it as given, fails without it (s73)
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
-            "4B", 1, [("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses a yarn RoPE "
-                       "scaling without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's "
+            "4B", 1, [("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type "
+                       "yarn without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's "
                        "rope_parameters, past transformers' filling-in; add original_max_position_embeddings: 40960")],
         ),
         (  # the model's own RoPE scaling, as written (whole, with the original length vLLM reads), is kept; but
@@ -1691,8 +1712,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             {"model": {"max_model_len": 4096, "rope_theta": 500000,
                        "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
             "llama-3.1-8b", 8, ["model.rope_scaling ('yarn') would replace Llama-3.1-8B's own llama3 RoPE scaling",
-                                ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses a "
-                                 "yarn RoPE scaling without it, and fails as it starts, as Trinity hands vLLM the "
+                                ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses "
+                                 "rope_type yarn without it, and fails as it starts, as Trinity hands vLLM the "
                                  "mapping as the model's rope_parameters, past transformers' filling-in; add it")],
         ),
     ],
@@ -1768,8 +1789,9 @@ def test_no_key_trinity_has_is_taken_for_a_misspelt_one() -> None:
         ("trainer", key) for key in TRINITY_06_TRAINER_KEYS} | {
         offload_path(role, "", IGNORED_SECTION)[:-1] for role in ROLES} | {
         GRADIENT_CHECKPOINTING_KEY, ("model", "min_response_tokens"), ("trainer", "trainer_config_path")}
-    assert len(named) == 102  # with the five micro-batch sizes (test_padbound_s71), three deprecated, the critic's
-    # own remove padding (test_ownbudget_s72), the rollout's and the critic's dynamic batch keys (test_tokbudget_s72)
+    assert len(named) == 106  # with the five micro-batch sizes (test_padbound_s71), three deprecated, the critic's
+    # own remove padding (test_ownbudget_s72), the rollout's and the critic's dynamic batch keys (test_tokbudget_s72),
+    # the rollout engine's expert parallelism, memory share, dtype and length (test_rolloutfit_s73)
     for path in sorted(named):
         mapping: dict[str, Any] = {path[-1]: None}
         for part in reversed(path[:-1]):

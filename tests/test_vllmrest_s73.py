@@ -127,13 +127,13 @@ VLLM_TYPES = ("default, proportional, mllama4, linear, ntk, dynamic, xdrope, lla
 @pytest.mark.parametrize(("rope", "lines"), [
     # handed to vLLM as it is: no one fills original_max_position_embeddings in, which vLLM reads
     ({"rope_type": "yarn", "factor": 2.0}, [
-        (f"{ROLLOUT_ROPE}: missing original_max_position_embeddings: vLLM 0.19.1 refuses a yarn RoPE scaling "
+        (f"{ROLLOUT_ROPE}: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type yarn "
          f"without it, and {HANDED}; add original_max_position_embeddings: 40960")]),
     ({"rope_type": "su", "short_factor": [1.0], "long_factor": [1.0]}, [
         (f"{ROLLOUT_ROPE}: rope_type 'su': vLLM 0.19.1 builds no such RoPE scaling; it builds {VLLM_TYPES}, and "
          f"{HANDED}; give it one of those")]),
     ({"rope_type": "dynamic", "beta": 2.0}, [
-        (f"{ROLLOUT_ROPE}: missing alpha or factor: vLLM 0.19.1 refuses a dynamic RoPE scaling without it, and "
+        (f"{ROLLOUT_ROPE}: missing alpha or factor: vLLM 0.19.1 refuses rope_type dynamic without it, and "
          f"{HANDED}; add it")]),
     # types vLLM builds, transformers not: no line (the rule is vLLM's, not the config.json's)
     ({"rope_type": "ntk", "factor": 2.0}, []),

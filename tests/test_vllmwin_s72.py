@@ -15,7 +15,7 @@ from solver.tables.schema import Model
 from solver.trinity import trinity_config_problems
 
 NTK_REFUSED = f"rope_type 'ntk': transformers builds no such RoPE scaling; it builds {ACCEPTED}"
-LONGROPE_REFUSED = "missing long_factor: transformers refuses a longrope RoPE scaling without it"
+LONGROPE_REFUSED = "missing long_factor: transformers refuses rope_type longrope without it"
 VLLM_REFUSES = ("which vLLM 0.19.1 refuses to build unless max_window_layers ({mwl}) is num_hidden_layers "
                 "(qwen2.py:373-382), so Trinity's rollout cannot start; accepted: ")
 
@@ -89,9 +89,9 @@ def _rope_problems(rope: dict[str, Any], model: Model, length: int = 32768) -> l
 @pytest.mark.parametrize(("rope", "words"), [
     ({"rope_type": "ntk", "factor": 2.0}, NTK_REFUSED),
     ({"type": "ntk", "factor": 2.0}, NTK_REFUSED),
-    ({"rope_type": "linear"}, "missing factor: transformers refuses a linear RoPE scaling without it"),
+    ({"rope_type": "linear"}, "missing factor: transformers refuses rope_type linear without it"),
     ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0},
-     "missing high_freq_factor: transformers refuses a llama3 RoPE scaling without it"),
+     "missing high_freq_factor: transformers refuses rope_type llama3 without it"),
     ({"rope_type": "longrope", "short_factor": [1.0]}, LONGROPE_REFUSED),
 ])
 def test_a_trinity_rope_scaling_is_judged_by_the_rule_a_config_json_is_read_by(tmp_path: Path, rope: dict[str, Any],

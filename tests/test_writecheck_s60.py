@@ -24,6 +24,9 @@ LLAMA70 = (EXAMPLE.replace("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-70B").replace(
 """Llama-3.1-70B on 16 trainer GPUs: its longest length on H200 is an estimate with a thin headroom's caution."""
 FLOW = "mode: both\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
 """A config whose model section is in flow style, on one line: 7 trainer GPUs, an inferred plan at 16384."""
+T32 = QWEN32.replace("engine_num: 4\n    tensor_parallel_size: 1", "engine_num: 2\n    tensor_parallel_size: 2")
+"""The review's t32.yaml with its 4 rollout GPUs in engines of 2: one H100 cannot hold Qwen3-32B's 61 GiB of weights
+and a 131072-token sequence's 32 GiB of KV cache (`rollout-engine-memory-refused`: test_rolloutfit_s73)."""
 INTRO = "# To check this file as its plan was made:"
 ENV = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 
@@ -60,7 +63,7 @@ def test_the_written_command_is_the_emitted_headers_naming_the_file_with_the_pla
     config, out = folder / "t32.yaml", folder / "t32 h100.yaml"
     flags = ("--gpu", "h100", "--token-budget", "auto", "--margin", "0.02", "--cells",
              str(ROOT / "docs" / "examples" / "my-cells.yaml"))
-    written, _ = _write(cli, config, out, QWEN32, *flags)
+    written, _ = _write(cli, config, out, T32, *flags)
     status, emitted, _ = cli("--from-config", str(config), *flags, "--emit", "trinity")
     assert status == 0
     header = next(line for line in emitted.splitlines() if " solve --from-config CONFIG --check " in line)
@@ -78,7 +81,7 @@ def test_the_written_command_is_the_emitted_headers_naming_the_file_with_the_pla
 @pytest.mark.parametrize(("text", "flags", "evidence"), [
     (EXAMPLE, ("--gpu", "a100"), "documented"),
     (EXAMPLE.replace("engine_num: 2", "engine_num: 0"), ("--gpu", "a100", "--len", "32k"), "inferred"),
-    (QWEN32, ("--gpu", "h100", "--token-budget", "auto"), "estimated"),
+    (T32, ("--gpu", "h100", "--token-budget", "auto"), "estimated"),
     (LLAMA70, ("--gpu", "h200", "--maximize", "len", "--host-ram", "1024"), "estimated"),
 ])
 def test_the_printed_command_passes_on_the_written_file_and_a_rewrite_stacks_no_second(

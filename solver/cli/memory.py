@@ -15,6 +15,7 @@ from solver.cli.options import (
     MODEL_NAMES,
     SP_RULES_HELP,
     add_cells_option,
+    add_critic_option,
     add_host_ram_option,
     add_lora_option,
     add_memory_model_options,
@@ -65,6 +66,7 @@ def build_memory_parser() -> Parser:
                         help="with FSDP2 CPU offload, or without (the default)")
     add_lora_option(parser, "full fine-tuning")
     add_reference_option(parser)
+    add_critic_option(parser, "none, the tables' runs")
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
     add_host_ram_option(parser, f"it says whether what the setting holds there fits ({HOST_NEED_WORDS})")
@@ -92,7 +94,7 @@ def run_memory(args: argparse.Namespace) -> int:
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,
                            option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0,
-                           reference_model=args.reference)
+                           reference_model=args.reference, critic=args.critic)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
     if args.json:
@@ -111,8 +113,8 @@ def run_memory(args: argparse.Namespace) -> int:
 def planner_command(args: argparse.Namespace) -> str:
     """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
     not: the same model, GPU (with its memory and interconnect, of your own), GPUs (as a budget), length and memory
-    options (and --lora-rank, --reference or --no-reference), without --sp, --env, --offload and --token-budget, which
-    the planner tries for itself."""
+    options (and --lora-rank, --reference or --no-reference, and --critic), without --sp, --env, --offload and
+    --token-budget, which the planner tries for itself."""
     gigabytes, mebibytes = args.gpu_memory or (None, None)
     words = [
         *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
@@ -126,5 +128,6 @@ def planner_command(args: argparse.Namespace) -> str:
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
         *(["--lora-rank", str(args.lora_rank)] if args.lora_rank else []),
         *([] if args.reference is None else ["--reference" if args.reference else "--no-reference"]),
+        *(["--critic", args.critic] if args.critic else []),
     ]
     return shlex.join(["solve", *words])

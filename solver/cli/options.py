@@ -23,6 +23,7 @@ from solver.cli.atomic import errors_named_by
 from solver.cli.output import print_note
 from solver.cli.parser import OnceFlag
 from solver.tables import (
+    CRITIC_STATES,
     DEFAULT_MARGIN,
     HOST_NEED_WORDS,
     INTERCONNECTS,
@@ -159,6 +160,15 @@ def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, d
                         "(Trinity's default target_modules): the frozen base's fp32 weights and the adapter's "
                         "weights, gradients and Adam moments; the tables, which measured full fine-tuning, then vouch "
                         f"by inference and refute nothing; 0 for full fine-tuning (default: {default})")
+
+
+def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
+    """--critic, for the commands that estimate a setting or plan (`default`: what counts without it)."""
+    parser.add_argument("--critic", metavar="WHERE", choices=CRITIC_STATES,
+                        help="count a PPO critic trained beside the actor on the same GPUs (Trinity's ppo), its fp32 "
+                        "states 16 bytes per parameter: WHERE is resident (on the GPUs) or offloaded (in host memory, "
+                        "by its own offload flags); the tables, which measured the actor alone, then vouch for "
+                        f"nothing and refute as before (default: {default})")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -37,6 +37,7 @@ from solver.cli.options import (
     REFERENCE_DEFAULT,
     SP_RULES_HELP,
     add_cells_option,
+    add_critic_option,
     add_estimate_options,
     add_host_ram_option,
     add_lora_option,
@@ -151,6 +152,7 @@ def build_parser() -> Parser:
                         "algorithm or LoRA, or --no-reference, says the run builds none")
     add_reference_option(estimates, f"as --from-config's algorithm and LoRA say, without a config {REFERENCE_DEFAULT}")
     add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
+    add_critic_option(estimates, "none; --from-config notes a config's critic and names WHERE")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
@@ -282,7 +284,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
              "memory": memory_model_option(args.memory_model, "solve"), "margin": args.margin,
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus, "total_gpus": args.total_gpus,
              "train_batch_size": args.train_batch_size,
-             "trinity_version": args.trinity_version}  # --model-config describes the model
+             "trinity_version": args.trinity_version, "critic": args.critic}  # --model-config describes the model
 
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},

@@ -138,7 +138,7 @@ def engines_note(engines: RolloutEngines, model: str, gpu: str, prefix: str = "s
               "size divides")
     room = (f"{gpu} ({engines.room_gib:.1f} GiB: {ROLLOUT_UTILIZATION:.0%} of its memory, less "
             f"{ROLLOUT_CONTEXT_GIB:g} GiB for the CUDA context)")
-    if engines.weights_gib + engines.kv_cache_gib > engines.room_gib:
+    if not engines.holds:
         return (f"{prefix}{held} at tensor-parallel size {engines.size} take more than vLLM takes of one {room}: "
                 f"the engines cannot hold them; {advice}")
     if not engines.fits:

@@ -83,8 +83,9 @@ def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     setting = Setting(env=answer.env, offload=answer.offload, sp=answer.sp)
     own_budget = ", your token budget" if answer.max_token_len_per_gpu is not None else ""
     lora = f", LoRA rank {answer.lora_rank}" if answer.lora_rank else ""
+    critic = f", critic {answer.critic}" if answer.critic else ""
     return (f"{answer.model} ({answer.model_parameters_b:.1f}B parameters{active}) on {answer.gpus} x {answer.gpu} "
-            f"({answer.memory_gib:.1f} GiB), {setting.label}{lora}, {counted(answer.max_model_len, 'token')} "
+            f"({answer.memory_gib:.1f} GiB), {setting.label}{lora}{critic}, {counted(answer.max_model_len, 'token')} "
             f"({answer.tokens_per_gpu} per GPU{own_budget}), margin {answer.margin:g}"
             f"{f', memory model: {answer.memory_model_source}' if answer.memory_model_source else ''}")
 
@@ -111,8 +112,8 @@ def planner_call(answer: MemoryAnswer) -> str:
     """The `solver.plan` call that looks for a setting that trains where `answer`'s does not: the same model, GPU
     type, GPUs (as a budget) and length, its GPUs per node and host memory where given, its margin where it is
     not the shipped memory model's default, the memory-model file it was estimated with (``memory=
-    solver.load_memory_model(...)``), if any, and its LoRA rank, if any; without `sp`, `env`, `offload` and a token
-    budget, which the planner tries for itself."""
+    solver.load_memory_model(...)``), if any, its LoRA rank and its critic, if any; without `sp`, `env`, `offload` and
+    a token budget, which the planner tries for itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
                 *([f"node_gpus={answer.node_gpus}"] if answer.node_gpus != NODE_GPUS else []),
                 *([f"host_ram_gb={shown_number(answer.host_ram_gib)}"] if answer.host_ram_gib is not None else [])]
@@ -123,6 +124,8 @@ def planner_call(answer: MemoryAnswer) -> str:
         keywords.append(f"memory=solver.load_memory_model({json.dumps(answer.memory_model)})")
     if answer.lora_rank:
         keywords.append(f"lora_rank={answer.lora_rank}")
+    if answer.critic:
+        keywords.append(f"critic={json.dumps(answer.critic)}")
     return f"solver.plan({', '.join([json.dumps(answer.model), *keywords])})"
 
 
@@ -138,6 +141,8 @@ def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: in
     lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result)]
     if result.lora_rank:
         lines.append(Text(lora_states_words(result)))
+    if result.critic:
+        lines.append(Text(critic_states_words(result)))
     lines += [Text(_fit_words(result), style=_fit_style(result)),
               Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
     if result.host_memory_gib is not None:
@@ -167,13 +172,26 @@ def lora_states_words(answer: MemoryAnswer) -> str:
             "of memory")
 
 
+def critic_states_words(answer: MemoryAnswer) -> str:
+    """What a PPO critic's states count (`solver.memory.resident_critic_gib`), and how the tables, which measured the
+    actor alone, speak of it."""
+    held = ("in host memory while the actor trains (its own offload), none on the GPUs" if answer.critic == "offloaded"
+            else f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's, at its optimizer step too")
+    return (f"critic: {answer.critic_parameters_b:.2f}B parameters (the model with a value head for its output "
+            f"projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), {held}; the tables "
+            "measured the actor alone: they speak where they say the setting ran out of memory, not where it trained")
+
+
 def _terms_table(result: MemoryEstimate) -> Table:
-    """The breakdown's table: GiB per term, the total and what is usable."""
+    """The breakdown's table: GiB per term, the total and what is usable (a resident critic's states a row of their
+    own)."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
     for term, gib in result.terms.items():
         view.add_row(term.replace("_", " "), f"{gib:.2f}")
+    if result.critic_gib:
+        view.add_row("critic", f"{result.critic_gib:.2f}")
     view.add_row(Text("total", style="bold"), Text(f"{result.total_gib:.2f}", style="bold"))
     view.add_row("usable", f"{result.usable_gib:.2f}")
     return view

@@ -476,6 +476,8 @@ def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
     named = f"memory model: {memory_source}" if memory_source else "memory model"
     if answer.lora_rank:
         named += f"; LoRA rank {answer.lora_rank}'s states"
+    if answer.critic:
+        named += f"; a PPO critic's states, {answer.critic}"
     if plan.source is None and answer.memory_model_margin is not None and answer.margin is not None:
         named += f"; margin {answer.margin:g}, the memory model's own {answer.memory_model_margin:g}"
     if plan.headroom_gb >= 0:

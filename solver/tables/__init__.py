@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     from solver.tables.bounds import (
         BARE_HOST_RAM_GB,
         CONFIG_SHAPE,
+        CRITIC_STATES,
         DEFAULT_MARGIN,
         DETERMINISTIC_PER_SECOND,
         HINTS_QUESTIONS_PER_SECOND,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         SMALL_CARD_GIB,
         WAYS_QUESTIONS_PER_SECOND,
         WAYS_WALL_SHARE,
+        CriticStates,
         TokenBudgetMode,
         TrinityVersion,
         check_choice,
@@ -200,6 +202,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "BARE_HOST_RAM_GB",
     "CONFIG_SHAPE",
+    "CRITIC_STATES",
     "DEFAULT_MARGIN",
     "DETERMINISTIC_PER_SECOND",
     "ESCALATION_ORDER",
@@ -246,6 +249,7 @@ __all__ = [
     "Cell",
     "Coefficients",
     "CountedGpu",
+    "CriticStates",
     "FitSummary",
     "Fleet",
     "Frozen",

@@ -193,6 +193,13 @@ MEMORY_MODEL_FILE = "memory-model.yaml"
 TrinityVersion = Literal["0.5", "0.6"]
 """The Trinity-RFT releases whose offload keys differ: 0.6 has them under ``trainer`` too, 0.5 refuses those."""
 
+CriticStates = Literal["resident", "offloaded"]
+"""Where a PPO critic trained beside the actor keeps its states while the actor trains: on the trainer GPUs
+(``resident``), or in host memory (``offloaded``: its own ``offload_policy``, or ``param_offload`` with
+``optimizer_offload``)."""
+CRITIC_STATES: tuple[CriticStates, ...] = ("resident", "offloaded")
+"""The values of `CriticStates`, as a choice lists them."""
+
 TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.[0-9]+)?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
 """A Trinity-RFT release as users write it, its minor version the group: ``0.5``, ``0.5.2`` (``pip show
 trinity-rft``), ``v0.6.1`` (a git tag), ``0.6.0.dev0``."""

@@ -902,7 +902,7 @@ def _unbuilt_rope(builder: str, needs: Mapping[str, tuple[tuple[str, ...], ...]]
         return (f"rope_type {json_brief(rope_type)}: {builder} builds no such RoPE scaling; it builds "
                 f"{either(list(needs))}")
     missing = [" or ".join(group) for group in needs[rope_type] if not set(group) & set(keys)]
-    return f"missing {missing[0]}: {builder} refuses a {rope_type} RoPE scaling without it" if missing else None
+    return f"missing {missing[0]}: {builder} refuses rope_type {rope_type} without it" if missing else None
 
 
 def _rope_key(config: dict[str, Any]) -> str:

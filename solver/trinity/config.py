@@ -17,12 +17,14 @@ from solver.query import (
     ConfigProblem,
     ConfigProblemCode,
     TrinityConfig,
+    VllmRollout,
 )
 from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
 from solver.rules import API_OPTIONS, OptionNames
 from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
+    CriticStates,
     TrinityVersion,
     and_joined,
     check_types,
@@ -115,6 +117,38 @@ def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int
         sub = ConfigReader(reader.data, reader.name, reader.environ, base=(*listed, index))
         auxiliary_gpus += sub.count(("engine_num",), 1, minimum=0) * engine_gpus(sub, ())
     return engines + auxiliary_gpus, per_engine, auxiliary_gpus
+
+
+FLOAT32_DTYPES = ("float32", "float")
+"""vLLM's ``dtype`` values that load the weights in float32 (4 bytes a value; its others take 2)."""
+
+
+def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | None:
+    """The rollout's vLLM engine as `VllmRollout` (Trinity's defaults where unset: ``tensor_parallel_size`` 1,
+    ``dtype`` bfloat16); None where none starts (``mode: train``, an ``engine_type`` not vLLM's, ``engine_num`` 0),
+    where its weights are split other than by tensor parallelism (``pipeline_parallel_size`` above 1,
+    ``enable_expert_parallel``), or where a key it reads cannot be read or is out of vLLM's range (a
+    ``gpu_memory_utilization`` not above 0 and at most 1): its memory is then not checked."""
+    engine = reader.word((*ROLLOUT_MODEL, "engine_type"))
+    if mode == "train" or (engine is not None and not engine.startswith("vllm")):
+        return None
+    try:
+        size = reader.count((*ROLLOUT_MODEL, "tensor_parallel_size"), 1)
+        if reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) == 0:
+            return None
+        if reader.count((*ROLLOUT_MODEL, "pipeline_parallel_size"), 1) > 1 or reader.flag(
+                (*ROLLOUT_MODEL, "enable_expert_parallel")):
+            return None
+        utilization = reader.get((*ROLLOUT_MODEL, "gpu_memory_utilization"))
+        dtype = reader.word((*ROLLOUT_MODEL, "dtype"))
+        length = reader.integer((*ROLLOUT_MODEL, "max_model_len"))
+    except ConfigError:
+        return None
+    if utilization is not None and (isinstance(utilization, bool) or not isinstance(utilization, int | float)
+                                    or not 0 < utilization <= 1):
+        return None
+    return VllmRollout(tensor_parallel_size=size, gpu_memory_utilization=utilization,
+                       value_bytes=4 if dtype in FLOAT32_DTYPES else 2, max_model_len=length)
 
 
 def model_path_needed(names: OptionNames) -> str:
@@ -216,6 +250,15 @@ def _read_trainer_gpus(reader: ConfigReader, rollout: int) -> tuple[int | None, 
             f"trainer takes GPUs of its own beside the rollout's, so {room}"
         )
     return gpu_per_node, trainer_gpus
+
+
+def cluster_trainer_gpus(data: Any, name: str, environ: Mapping[str, str]) -> tuple[int | None, int]:
+    """The trainer GPUs a Trinity config's cluster gives (`read_trinity_config`'s ``trainer_gpus``: None without
+    ``cluster.gpu_per_node``) and the rollout's, read from the config as nested mappings (`data`, named `name`, its
+    ``${oc.env:...}`` from `environ`); `ConfigError` as `read_trinity_config` raises it for these keys."""
+    reader = ConfigReader(data, name, VariablesRead(environ))
+    rollout = _rollout_gpus(reader, _read_mode(reader))[0]
+    return _read_trainer_gpus(reader, rollout)[1], rollout
 
 
 def _actor_note_flags(reader: ConfigReader) -> dict[str, bool]:
@@ -996,8 +1039,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped, option_names)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
-    critic_budgets, critic_notes = _read_critic(reader, strategy, "critic" in counted)
-    notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic_notes,
+    critic = _read_critic(reader, strategy, "critic" in counted, option_names)
+    notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
@@ -1019,9 +1062,11 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         note_codes=tuple(note.code for note in notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
+        vllm_rollout=_read_vllm_rollout(reader, mode),
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
-        critic_token_budgets=critic_budgets,
+        critic_token_budgets=critic.budgets,
+        critic=critic.states,
         version=version,
         ref_sp=ref_sp,
         lora_ref_sp=lora_ref_sp,
@@ -1057,15 +1102,17 @@ def _explorer_alloc_conf_notes(reader: ConfigReader) -> list[ConfigProblem]:
         for name, setting in settings if isinstance(setting, str) and expandable_segments(setting)]
 
 
-def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:
-    """Whether the critic's ``model.fsdp_config`` offloads its states: ``param_offload`` and ``optimizer_offload``
-    both on, or ``offload_policy`` on under fsdp2 (flags that cannot be read count as off: the critic's keys are not
-    checked). Its own flags alone: Trinity 0.6 copies those under ``trainer`` into the critic's engine on verl 0.8 or
-    later (trainer/verl/config.py's ``_build_critic_config``), but not on older verl (verl_legacy's
-    ``synchronize_config`` copies them to the actor and the ref only), so they do not count."""
+def _critic_offloads(reader: ConfigReader, strategy: str) -> str | None:
+    """How the critic's ``model.fsdp_config`` offloads its states: ``offload_policy`` (on under fsdp2: they stay in
+    host memory) or ``param_offload`` (with ``optimizer_offload``: verl takes them back to the GPU for the critic's
+    own pass), None where it does not (flags that cannot be read count as off: the critic's keys are not checked).
+    Its own flags alone: Trinity 0.6 copies those under ``trainer`` into the critic's engine on verl 0.8 or later
+    (trainer/verl/config.py's ``_build_critic_config``), but not on older verl (verl_legacy's ``synchronize_config``
+    copies them to the actor and the ref only), so they do not count."""
     flags = {flag: read_or_none(reader.flag, (*CRITIC, "model", "fsdp_config", flag)) for flag in OFFLOAD_FLAGS}
-    return bool(flags["param_offload"] and flags["optimizer_offload"]
-                or flags["offload_policy"] and strategy == "fsdp2")
+    if flags["offload_policy"] and strategy == "fsdp2":
+        return "offload_policy"
+    return "param_offload" if flags["param_offload"] and flags["optimizer_offload"] else None
 
 
 def _micro_batch_sequences(reader: ConfigReader, counted: frozenset[str]) -> tuple[tuple[str, int], ...]:
@@ -1078,25 +1125,42 @@ def _micro_batch_sequences(reader: ConfigReader, counted: frozenset[str]) -> tup
                  if role in counted)
 
 
-def _read_critic(reader: ConfigReader, strategy: str,
-                 sequence_counted: bool) -> tuple[tuple[tuple[str, int], ...], list[ConfigProblem]]:
+class CriticRead(NamedTuple):
+    """What `_read_critic` reads of a config's critic: where the verdict and the plans count its states (None: the
+    algorithm trains none), its own token budgets set, and the note on it."""
+
+    states: CriticStates | None
+    budgets: tuple[tuple[str, int], ...]
+    notes: list[ConfigProblem]
+
+
+def _read_critic(reader: ConfigReader, strategy: str, sequence_counted: bool, names: OptionNames) -> CriticRead:
     """Where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its default
-    where ``algorithm.algorithm_type`` is unset), (key, value) of each of the critic's own token budgets set
+    where ``algorithm.algorithm_type`` is unset): where its states are held (`TrinityConfig.critic`: offloaded where
+    its own flags offload them, `_critic_offloads`, else resident), (key, value) of each of its own token budgets set
     (`CRITIC_BUDGETS`; unreadable ones are left out, and all where its passes read none, `sequence_counted`) and a
-    note: verl puts it on the trainer's GPUs beside the actor, and neither the tables nor the memory model count it
-    (offloading it is advised unless it does already); else ((), [])."""
+    note: verl puts it on the trainer's GPUs beside the actor, the tables do not count it, and the verdict and the
+    plans count its states where asked (the option `names` name, with the value the config's flags give); else
+    (None, (), [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if not trains_critic(algorithm):
-        return (), []
+        return CriticRead(None, (), [])
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
-    advice = "" if _critic_offloads(reader, strategy) else ", or offload the critic's states"
+    offload = _critic_offloads(reader, strategy)
+    states: CriticStates = "resident" if offload is None else "offloaded"
+    held = ("on every trainer GPU beside the actor's" if offload is None
+            else "in host memory while the actor trains (its own offload_policy)" if offload == "offload_policy"
+            else "in host memory while the actor trains (its own param_offload: its own pass takes them back to the "
+            "GPU, which is not counted)")
+    asked = names.valued(names.named("critic"), f'"{states}"' if names.keywords else states)
     found = ((".".join(path), read_or_none(reader.integer, path))
              for path in (() if sequence_counted else CRITIC_BUDGETS))
     budgets = tuple((key, budget) for key, budget in found if budget is not None)
-    return budgets, [ConfigProblem(ConfigProblemCode.CRITIC_NOT_COUNTED, (
-        f"{which} trains a critic model beside the actor on the same trainer GPUs, which neither the tables nor the "
-        f"memory model count: the verdict and the plans are for the actor alone; expect less room{advice}"))]
+    return CriticRead(states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_NOT_COUNTED, (
+        f"{which} trains a critic model beside the actor on the same trainer GPUs, which the tables do not count "
+        f"(they measured the actor alone): the verdict and the plans are for the actor alone; {asked} counts its fp32 "
+        f"states, 16 bytes per parameter, {held}, but not its activations"))])
 
 
 def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[ConfigProblem]]:

@@ -225,7 +225,7 @@ def trains_critic(algorithm: Any) -> bool:
 def critic_budget_note(key: str, budget: int, above: str) -> str:
     """The note on a critic's own token budget (`key`, one of `CRITIC_BUDGETS`, dotted) `budget`, above `above` (the
     verdict's or the plan's budget, in words)."""
-    return (f"{key} {budget} is above {above}: the critic, which neither the tables nor the "
+    return (f"{key} {budget} is above {above}: the critic, whose activations neither the tables nor the "
             "memory model count, takes more tokens per GPU than that (rft-solver checks the critic's budget against "
             "the length alone, and sets none of its keys)")
 
@@ -326,7 +326,8 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("cluster",): ("node_num", "gpu_per_node"),
     ("explorer",): ("rollout_model", "auxiliary_models", "env_vars"),
     ("explorer", "rollout_model"): ("engine_num", "tensor_parallel_size", "engine_type", "data_parallel_size",
-                                    "pipeline_parallel_size"),
+                                    "pipeline_parallel_size", "enable_expert_parallel", "gpu_memory_utilization",
+                                    "dtype", "max_model_len"),
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),

@@ -28,8 +28,18 @@ from ruamel.yaml.tokens import CommentToken
 from solver.query import ConfigProblem, ConfigProblemCode, check_host_ram
 from solver.results import CautionCode, Plan, past_validated_note
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
-from solver.tables import Model, TrinityVersion, check_types, it_or_them, parsing_once, yaml_brief
+from solver.tables import (
+    Model,
+    QueryError,
+    TrinityVersion,
+    check_types,
+    counted,
+    it_or_them,
+    parsing_once,
+    yaml_brief,
+)
 from solver.trinity.checks import trinity_config_problems
+from solver.trinity.config import cluster_trainer_gpus
 from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
@@ -703,7 +713,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
       plan's.
 
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
-    section on the way to a key that is not a mapping.
+    section on the way to a key that is not a mapping, or a cluster that cannot be read (`cluster_trainer_gpus`);
+    `QueryError` for a `plan` on other trainer GPUs than the config's cluster gives the trainer, which the patch
+    keeps (`_check_cluster_takes`).
     """
     check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("gpu", gpu, str | None),
@@ -720,6 +732,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
+    _check_cluster_takes(plan, reading, name, {} if environ is None else environ, option_names)
     _keep_anchors(data)
     aliased = _aliased_scalars(data)
     unpatched = _dumped(yaml, data, text)
@@ -735,6 +748,26 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
         patched = patched.replace("\n", ending)
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged),
                          command if left_out is not None else None, left_out or ())
+
+
+def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],
+                         option_names: OptionNames) -> None:
+    """`QueryError` where the config `reading` (as nested mappings, its ``${oc.env:...}`` from `environ`) gives the
+    trainer other GPUs than `plan` takes: the patch keeps the config's cluster, on which the trainer would run the plan
+    on GPUs it was not made for (``--write`` plans on the config's GPUs alone; a plan of the API's may be on any).
+    A config without ``cluster.gpu_per_node`` gives no count: any plan is patched in. A plan with rollout GPUs of its
+    own (a placement's, or one planned with them) is told that a fragment writes its cluster."""
+    trainer_gpus, rollout = cluster_trainer_gpus(reading, name, environ)
+    if trainer_gpus is None or trainer_gpus == plan.gpus:
+        return
+    less = f", less {counted(rollout, 'rollout GPU')}" if rollout else ""
+    own = ("" if plan.rollout_gpus is None else f"; this plan has a cluster of its own, of {plan.gpus} trainer and "
+           f"{counted(plan.rollout_gpus, 'rollout GPU')}")
+    raise QueryError(
+        f"{name}: the plan is for {counted(plan.gpus, 'trainer GPU')}, but the config's cluster gives the trainer "
+        f"{trainer_gpus} (cluster.node_num x cluster.gpu_per_node{less}), and {option_names.write} keeps that cluster: "
+        f"give it a plan on exactly {trainer_gpus}, or set the cluster for this plan{own} "
+        f"({option_names.fragment_writers} writes a fragment with it)")
 
 
 def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:

@@ -1,0 +1,187 @@
+"""A PPO critic counted (s73): verl 0.9.1 builds the critic as ``AutoModelForTokenClassification`` (the model less its
+output projection, with a one-output value head), trains it from fp32 weights with AdamW (16 bytes per parameter,
+sharded as the actor's) and Trinity colocates it with the actor on every trainer GPU, so its states sit beside the
+actor's unless its own flags offload them. The figures are Qwen3-8B's at 32768 tokens on 4 A100s, worked by hand."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from solver.api import config_query, memory_answer, plan
+from solver.memory import GIB, critic_parameters, host_memory_gib, pinned_rounding
+from solver.rules import cited_tables_verdict
+from solver.tables import QueryError, Setting, load_catalog
+from solver.trinity import read_trinity_config
+
+QWEN3_8B = 8.191e9
+"""Qwen3-8B's parameters (tables/models.yaml)."""
+QWEN3_8B_CRITIC = 8_191_000_000 - 151936 * 4096 + 4096 + 1
+"""Less its untied output projection (151936 x 4096), with a value head of 4096 weights and a bias: 7,568,674,241."""
+CRITIC_GIB = 16 * QWEN3_8B_CRITIC / 4 / GIB
+"""Its fp32 weights, gradients and Adam's two moments on each of 4 GPUs: 28.1955 GiB."""
+ACTOR_STEP_GIB = 20 * QWEN3_8B / 4 / GIB
+"""The actor's optimizer step without Offload: its 16 bytes per parameter and Adam's temporary, 4 more: 38.1423 GiB."""
+
+
+def answer(critic: str | None, **setting: object):  # type: ignore[no-untyped-def]
+    return memory_answer("Qwen3-8B", "A100-80GB", 4, 32768, critic=critic, **setting)  # type: ignore[arg-type]
+
+
+def test_the_critic_is_the_model_less_its_output_projection_with_a_value_head():
+    catalog = load_catalog()
+    assert critic_parameters(catalog.model("Qwen3-8B")) == pytest.approx(7_568_674_241, abs=1e-3)
+    # A tied model keeps the embeddings it shares: Qwen3-4B's 4.022B and a head of 2560 weights and a bias.
+    assert critic_parameters(catalog.model("Qwen3-4B")) == pytest.approx(4.022e9 + 2561, abs=1e-3)
+
+
+def test_a_resident_critic_adds_its_states_to_the_peak_and_to_the_optimizer_step():
+    alone, resident = answer(None, sp=2, env=True), answer("resident", sp=2, env=True)
+    assert resident.critic_gib == pytest.approx(CRITIC_GIB, abs=1e-9) and round(CRITIC_GIB, 4) == 28.1955
+    assert resident.terms == alone.terms and alone.critic_gib == 0.0
+    assert resident.total_gib == pytest.approx(alone.total_gib + CRITIC_GIB, abs=1e-9)
+    # The actor's step beside the critic's states (66.34 GiB) outweighs the critic's own beside the actor's 16 bytes
+    # per parameter (30.51 + 35.24 = 65.76), and the overhead, 1 GiB, comes on top.
+    assert alone.step_gib == pytest.approx(ACTOR_STEP_GIB + 1.0, abs=1e-9)
+    assert resident.step_gib == pytest.approx(ACTOR_STEP_GIB + CRITIC_GIB + 1.0, abs=1e-9)
+    assert (round(resident.total_gib, 2), round(resident.step_gib, 2)) == (108.33, 67.34)
+    assert (alone.longest_len, resident.longest_len) == (27648, 6144)
+    assert (resident.critic, resident.critic_parameters_b, alone.critic, alone.critic_parameters_b) == (
+        "resident", pytest.approx(7.568674241), None, 0.0)
+
+
+def test_with_offload_the_critics_own_step_is_the_one_on_the_gpu():
+    resident = answer("resident", sp=2, env=True, offload=True)
+    assert resident.step_gib == pytest.approx(CRITIC_GIB * 20 / 16 + 1.0, abs=1e-9)  # 36.2444: no actor states
+    assert answer(None, sp=2, env=True, offload=True).step_gib == 0.0
+
+
+def test_an_offloaded_critic_takes_no_gpu_memory_but_host_memory():
+    alone, offloaded = answer(None, sp=2, env=True), answer("offloaded", sp=2, env=True)
+    assert (offloaded.critic_gib, offloaded.total_gib, offloaded.step_gib) == (0.0, alone.total_gib, alone.step_gib)
+    model = load_catalog().model("Qwen3-8B")
+    rounding = pinned_rounding(model, 4, 4)
+    # Without Offload: the reference model's pinned fp32 shards and the critic's pinned fp32 weights and gradients
+    # and pageable Adam moments, all four GPUs' shares on the node (more than loading's 4 bytes per parameter).
+    held = (4 * rounding * QWEN3_8B + (8 * rounding + 8) * QWEN3_8B_CRITIC) / GIB
+    assert host_memory_gib(model, 4, None, offload=False, critic="offloaded") == pytest.approx(held, abs=1e-9)
+    assert (alone.host_memory_gib, offloaded.host_memory_gib) == (71.2, 172.1)
+    # With Offload the actor's pinned fp32 weights and gradients and pageable Adam moments come beside them.
+    both = ((4 + 4 + 4) * rounding + 8) * QWEN3_8B / GIB + (8 * rounding + 8) * QWEN3_8B_CRITIC / GIB
+    assert host_memory_gib(model, 4, None, offload=True, critic="offloaded") == pytest.approx(both, abs=1e-9)
+    assert answer("offloaded", sp=2, env=True, offload=True).host_memory_gib == 314.4
+
+
+def test_the_tables_measured_the_actor_alone_so_they_only_refute():
+    catalog = load_catalog()
+    model = catalog.model("Qwen3-8B")
+    documented = cited_tables_verdict(catalog, "A100-80GB", model, 4, Setting(sp=4), 32768)
+    assert documented is not None and (documented.trains, documented.evidence) == (True, "documented")
+    assert cited_tables_verdict(catalog, "A100-80GB", model, 4, Setting(sp=4), 32768, critic=True) is None
+    refuted = cited_tables_verdict(catalog, "A100-80GB", model, 4, Setting(env=True, sp=2), 32768, critic=True)
+    assert refuted is not None and not refuted.trains and refuted.source.setting == "SP=4"
+    # solve memory: the documented cell no longer decides; the memory model does, with the critic counted.
+    assert answer(None, sp=4).tables is not None and answer("resident", sp=4).tables is None
+
+
+def test_the_planner_counts_the_critic_and_no_cell_vouches():
+    def best(critic: str | None):  # type: ignore[no-untyped-def]
+        found = plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic=critic)[0]
+        return found.critic, found.best.setting.label, found.best.evidence, round(found.best.memory_gb, 4)
+
+    assert best(None) == (None, "SP=4", "documented", round(answer(None, sp=4).total_gib, 4))
+    # Resident, Env + SP=4 takes 86.1 GiB of 73.5: Offload takes the actor's states off the GPU, not the critic's.
+    resident = best("resident")
+    assert resident[:3] == ("resident", "Env + Offload + SP=4", "estimated")
+    offloaded = answer(None, sp=4, env=True, offload=True).total_gib + CRITIC_GIB
+    assert resident[3] == round(offloaded, 4) == 54.6797
+    # Offloaded, the cell's own setting is estimated (with Env, as every estimate is).
+    assert best("offloaded") == ("offloaded", "Env + SP=4", "estimated",
+                                 round(answer(None, sp=4, env=True).total_gib, 4))
+
+
+def test_host_ram_counts_an_offloaded_critic_in_the_planner():
+    found = plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic="offloaded",
+                 host_ram_gb=172.0)[0]
+    assert found.best is None  # its 172.1 GiB per node is more than 172.0
+    held = plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic="offloaded",
+                host_ram_gb=172.1)[0].best
+    assert held is not None and (held.setting.label, held.host_memory_gb) == ("Env + SP=4", 172.1)
+
+
+def test_a_critic_that_is_no_choice_is_refused():
+    with pytest.raises(QueryError, match="^critic must be one of None, resident, offloaded, got 'yes'$"):
+        answer("yes")
+    with pytest.raises(QueryError, match="^critic must be one of None, resident, offloaded, got True$"):
+        plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic=True)  # type: ignore[arg-type]
+
+
+CONFIG = ("cluster: {node_num: 1, gpu_per_node: 8}\n"
+          "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n"
+          "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ntrainer: {ulysses_sequence_parallel_size: 4}\n")
+CRITIC_OFFLOAD = "  trainer_config: {critic: {model: {fsdp_config: {param_offload: true, optimizer_offload: true}}}}\n"
+
+
+@pytest.mark.parametrize(("algorithm", "critic"), [
+    ("algorithm: {algorithm_type: ppo}\n", "resident"),
+    ("", "resident"),  # unset: Trinity's default, ppo
+    ("algorithm: {algorithm_type: grpo}\n", None),
+])
+def test_a_config_says_where_the_critic_its_algorithm_trains_holds_its_states(algorithm: str, critic: str | None):
+    config = read_trinity_config(algorithm + CONFIG, "run.yaml", {})
+    assert config.critic == critic
+    assert ("critic-not-counted" in [code.value for code in config.note_codes]) == (critic is not None)
+    # The plans count it where asked: the note names the value (config_query's critic=, the command's --critic).
+    assert config_query(load_catalog(), config, gpu="A100-80GB").critic is None
+    assert config_query(load_catalog(), config, gpu="A100-80GB", critic="resident").critic == "resident"
+
+
+def test_a_config_whose_critic_offloads_names_it_offloaded_and_what_is_not_counted():
+    text = "algorithm: {algorithm_type: ppo}\n" + CONFIG.replace(
+        "trainer: {ulysses_sequence_parallel_size: 4}\n",
+        "trainer:\n  ulysses_sequence_parallel_size: 4\n" + CRITIC_OFFLOAD)
+    config = read_trinity_config(text, "run.yaml", {})
+    assert config.critic == "offloaded"
+    assert config.notes[[code.value for code in config.note_codes].index("critic-not-counted")] == (
+        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which the "
+        "tables do not count (they measured the actor alone): the verdict and the plans are for the actor alone; "
+        'critic="offloaded" counts its fp32 states, 16 bytes per parameter, in host memory while the actor trains (its '
+        "own param_offload: its own pass takes them back to the GPU, which is not counted), but not its activations")
+
+
+def test_from_config_with_critic_plans_with_it_and_json_says_so(cli: Callable[..., tuple[int, str, str]],
+                                                                tmp_path: Path):
+    path = tmp_path / "ppo.yaml"
+    path.write_text("algorithm: {algorithm_type: ppo}\n" + CONFIG, encoding="utf-8")
+    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--json")
+    found = json.loads(out)[0]
+    # Not asked: the documented cell (SP=4 on 4 trainer GPUs) decides, for the actor alone.
+    assert (status, found["critic"], found["plans"][0]["evidence"], found["current"]["trains"]) == (
+        0, None, "documented", True), err
+    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "resident", "--json")
+    found = json.loads(out)[0]
+    # Asked: the critic's 28.2 GiB leave the config's SP=4 over (89.3 GiB of 71.3); the best plan is estimated.
+    assert (status, found["critic"], found["plans"][0]["critic"], found["plans"][0]["evidence"]) == (
+        0, "resident", "resident", "estimated"), err
+    assert (found["current"]["trains"], found["current"]["predicted"]) == (False, [89.3, 71.3])
+    assert found["plans"][0]["env"] and found["plans"][0]["offload"] and found["plans"][0]["sp"] == 4
+
+
+def test_solve_memory_shows_the_critic_row_and_refuses_a_bad_value(cli: Callable[..., tuple[int, str, str]]):
+    status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "2",
+                           "--env", "--critic", "resident")
+    assert status == 1 and "│ critic        │  28.20 │" in out and "│ total         │ 108.33 │" in out, err
+    assert "critic: 7.57B parameters (the model with a value head for its output projection)" in " ".join(out.split())
+    status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k",
+                           "--critic", "yes")
+    assert (status, out, err.splitlines()[1:]) == (2, "", [
+        "solve memory: error: argument --critic: invalid choice: 'yes' (choose from 'resident', 'offloaded')"])
+    status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "4",
+                           "--critic", "offloaded", "--json")
+    shown = json.loads(out)
+    # The documented cell (SP=4) no longer decides: the memory model does, and fits it (61.07 GiB of 71.3 usable).
+    assert (status, shown["critic"], shown["critic_gib"], shown["tables"], shown["fits"]) == (
+        0, "offloaded", 0.0, None, True), err
