@@ -163,12 +163,16 @@ YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768}
 
 
 def test_a_legacy_type_key_is_read_as_rope_type():
-    # vLLM copies type to rope_type where rope_type is absent (patch_rope_parameters_dict)
-    legacy = _problems({"model": {"model_path": "x", "max_model_len": 131072,
-                                  "rope_scaling": {"type": "yarn", **YARN_4}}})
-    modern = _problems({"model": {"model_path": "x", "max_model_len": 131072,
-                                  "rope_scaling": {"rope_type": "yarn", **YARN_4}}})
+    # transformers copies type to rope_type where rope_type is absent (standardize_rope_params): mode train
+    legacy = _problems({"mode": "train", "model": {"model_path": "x", "max_model_len": 131072,
+                                                   "rope_scaling": {"type": "yarn", **YARN_4}}})
+    modern = _problems({"mode": "train", "model": {"model_path": "x", "max_model_len": 131072,
+                                                   "rope_scaling": {"rope_type": "yarn", **YARN_4}}})
     assert legacy == modern and [code for code, _ in legacy] == ["rope-scaling-off-guide"]
+    # Trinity hands a vLLM rollout the mapping past that: vLLM reads rope_type alone (s73, test_ropesix_s73)
+    rollout = _problems({"model": {"model_path": "x", "max_model_len": 131072,
+                                   "rope_scaling": {"type": "yarn", **YARN_4}}})
+    assert [code for code, _ in rollout] == ["rope-type-missing-refused", "rope-scaling-off-guide"]
 
 
 def test_a_rope_type_key_is_read_whatever_its_value_as_vllm_reads_it():
@@ -186,15 +190,11 @@ def test_write_removes_a_rope_scaling_whose_rope_type_is_not_the_models_own():
     assert not _stale_rope({"rope_type": "llama3", "type": "llama3", "factor": 8.0}, plan, llama)
 
 
-@pytest.mark.parametrize(("rope_scaling", "named"), [
-    ({"type": None}, {"type"}),  # rope_type beside it would conflict with it: vLLM raises on two types that differ
-    # vLLM reads rope_type here, and raises where type differs: both are set (session 65, checkfollow)
-    ({"rope_type": None, "type": "yarn"}, {"rope_type", "type"}),
-    ({"type": "yarn"}, {"type"}),
-    ({"factor": 2.0}, {"rope_type"}),
-])
-def test_the_plan_names_the_yarn_type_with_the_key_vllm_reads(rope_scaling: dict[str, object], named: set[str]):
-    keys = {key.path[-1] for key in keys_for_plan(long_plan(), load_catalog().model("4B"),
-                                                  {"model": {"rope_scaling": rope_scaling}})
+@pytest.mark.parametrize("rope_scaling", [{"type": None}, {"rope_type": None, "type": "yarn"}, {"type": "yarn"},
+                                          {"factor": 2.0}])
+def test_the_plan_names_the_yarn_type_with_the_key_vllm_reads(rope_scaling: dict[str, object]):
+    # rope_type always, which vLLM reads alone as Trinity hands it the mapping; type where the config has it (s73)
+    keys = {key.path[-1]: key.existing_only for key in keys_for_plan(
+        long_plan(), load_catalog().model("4B"), {"model": {"rope_scaling": rope_scaling}})
             if key.path[:2] == ("model", "rope_scaling")}
-    assert keys == {*named, "factor", "original_max_position_embeddings"}
+    assert keys == {"rope_type": False, "type": True, "factor": False, "original_max_position_embeddings": False}

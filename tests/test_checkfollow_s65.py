@@ -1,5 +1,6 @@
-"""Follow-ups of the field-list work (session 65): a ``model.rope_scaling`` naming two types that differ, refused as
-vLLM refuses it and set whole by ``--write``; a typed ``???`` said once for its place; references judged by the names
+"""Follow-ups of the field-list work (session 65): a ``model.rope_scaling`` naming two types that differ, a `but:`
+line since the rollout's vLLM takes ``rope_type`` alone as Trinity hands it the mapping (s73), and set whole by
+``--write``; a typed ``???`` said once for its place; references judged by the names
 of the Trinity version given."""
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from solver.trinity import load_config_mapping, trinity_config_problems
 
 EXAMPLE = Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml"
 YARN = {"factor": 1.6, "original_max_position_embeddings": 40960}
-DIFFER_WORDS = ("model.rope_scaling names its type twice, rope_type {modern} and type {legacy}: the rollout's vLLM "
-                "refuses the two as it starts (\"You should only specify one of them\"); remove type, or give it "
-                "rope_type's value")
+DIFFER_WORDS = ("model.rope_scaling names its type twice, rope_type {modern} and type {legacy}: a vLLM rollout takes "
+                "rope_type alone{older}; remove type, or give it rope_type's value")
+OLDER = " (on Trinity 0.5 with a vLLM before 0.12, as 0.5.0 also takes, vLLM refuses the two as it starts)"
 
 
 def _problems(mapping: dict[str, object], version: str | None = None) -> list[tuple[str, str]]:
@@ -30,11 +31,13 @@ def _rope(rope_scaling: dict[str, object], **sections: object) -> dict[str, obje
 
 
 @pytest.mark.parametrize(("modern", "legacy"), [("yarn", "linear"), (None, "yarn"), ("yarn", "YaRN")])
-def test_two_rope_types_that_differ_are_refused_where_vllm_takes_them(modern: object, legacy: object):
-    problems = _problems(_rope({"rope_type": modern, "type": legacy, **YARN}))
-    refused = ("rope-types-differ-refused", DIFFER_WORDS.format(modern=yaml_brief(modern), legacy=yaml_brief(legacy)))
-    assert refused in problems
-    assert [code for code, _ in problems].count("rope-types-differ-refused") == 1
+@pytest.mark.parametrize("version", [None, "0.6", "0.5"])
+def test_two_rope_types_that_differ_are_a_but_line(modern: object, legacy: object, version: str | None):
+    problems = _problems(_rope({"rope_type": modern, "type": legacy, **YARN}), version)
+    words = DIFFER_WORDS.format(modern=yaml_brief(modern), legacy=yaml_brief(legacy),
+                                older=OLDER if version == "0.5" else "")
+    assert problems[0] == ("rope-scaling-wrong", words)
+    assert not any("twice" in other for _, other in problems[1:])
 
 
 @pytest.mark.parametrize(("modern", "legacy"), [("yarn", "yarn"), ("longrope", "su"), ("default", "mrope")])
@@ -52,9 +55,7 @@ def test_two_rope_types_vllm_takes_are_not_refused(modern: str, legacy: str):
 ])
 def test_two_rope_types_no_vllm_rollout_takes_are_a_but_line(sections: dict[str, object], rollout: list[str]):
     problems = _problems(_rope({"rope_type": "yarn", "type": "linear", **YARN}, **sections))
-    assert problems[:1] == [("rope-scaling-wrong", (
-        "model.rope_scaling names its type twice, rope_type 'yarn' and type 'linear', which a vLLM rollout refuses as "
-        "it starts (none takes it here); remove type, or give it rope_type's value"))]
+    assert problems[:1] == [("rope-scaling-wrong", DIFFER_WORDS.format(modern="'yarn'", legacy="'linear'", older=""))]
     assert [code for code, _ in problems[1:]] == rollout
 
 
@@ -72,11 +73,11 @@ def _current(cli, config: Path) -> tuple[int, dict[str, object]]:
     return status, json.loads(out)[0]["current"]
 
 
-def test_check_refuses_two_rope_types_and_write_sets_both(cli, tmp_path: Path):
+def test_check_says_two_rope_types_and_write_sets_both(cli, tmp_path: Path):
     config = _example_with_rope(
         tmp_path, "{rope_type: yarn, type: linear, factor: 1.2, original_max_position_embeddings: 40960}")
     status, current = _current(cli, config)
-    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["rope-types-differ-refused"])
+    assert (status, current["refused"], current["config_problem_codes"]) == (1, False, ["rope-scaling-wrong"])
     written = tmp_path / "w.yaml"
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--write", str(written))
     assert status == 0 and "model.rope_scaling.type: yarn  # now linear" in out
@@ -93,7 +94,7 @@ def test_write_sets_a_legacy_type_beside_rope_type_that_it_turns_to_yarn(cli, tm
     status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--write", str(written))
     rope = load_config_mapping(written.read_text(encoding="utf-8"), "w.yaml")["model"]["rope_scaling"]
     assert status == 0 and (rope["rope_type"], rope["type"]) == ("yarn", "yarn")
-    assert "rope-types-differ-refused" not in _current(cli, written)[1]["config_problem_codes"]
+    assert "rope-scaling-wrong" not in _current(cli, written)[1]["config_problem_codes"]
 
 
 TYPED_MISSING = ("cannot check trainer.trainer_config is ???, a value missing (OmegaConf refuses to read it): give "

@@ -653,7 +653,18 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     ("model: {max_model_len: 65536, rope_scaling: linear}", "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: linear, factor: 1.6, "
       "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
-    ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None, [C.ROPE_SCALING_WRONG] * 2),
+    # vLLM reads the mapping as given: without its factor it fails (original_max_position_embeddings is said with it)
+    ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None,
+     [C.ROPE_SCALING_UNBUILT_REFUSED, C.ROPE_SCALING_WRONG]),
+    ("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None,
+     [C.ROPE_SCALING_WRONG] * 2),
+    ("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960}}",
+     "8B", 8, None, [C.ROPE_TYPE_MISSING_REFUSED]),
+    ("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960}}",
+     "8B", 8, "0.5", [C.ROPE_SCALING_WRONG]),
+    (("model: {max_model_len: 32768, rope_scaling: {rope_type: llama3, factor: 8.0, low_freq_factor: 1.0, "
+      "high_freq_factor: 4.0, original_max_position_embeddings: 8192}}"), "llama-3.1-8b", 8, None,
+     [C.ROPE_THETA_DROPPED]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
       "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_SHORT_REFUSED]),
     (("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
@@ -661,12 +672,12 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 4.0, "
       "original_max_position_embeddings: 32768}}"), "8B", 8, None, [C.ROPE_SCALING_OFF_GUIDE]),
     ("model: {max_model_len: 4096, rope_scaling: {rope_type: yarn, factor: 4.0}}", "8B", 8, None,
-     [C.ROPE_SCALING_UNNEEDED]),
+     [C.ROPE_SCALING_UNNEEDED, C.ROPE_SCALING_UNBUILT_REFUSED]),
     ("model: {max_model_len: 4096, rope_scaling: {rope_type: yarn, factor: 4.0}}", "llama-3.1-8b", 8, None,
-     [C.ROPE_SCALING_REPLACES_OWN]),
-    # Two types that differ: the rollout's vLLM raises on them as it starts; mode train starts no rollout.
+     [C.ROPE_SCALING_REPLACES_OWN, C.ROPE_SCALING_UNBUILT_REFUSED, C.ROPE_THETA_DROPPED]),
+    # Two types that differ: the rollout's vLLM takes rope_type alone, as Trinity hands it the mapping.
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, type: linear, factor: 1.6, "
-      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_TYPES_DIFFER_REFUSED]),
+      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn, type: linear, factor: 1.6, "
       "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: "

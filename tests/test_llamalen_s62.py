@@ -99,7 +99,8 @@ def test_a_yarn_given_is_said_to_replace_the_own_scaling_not_refused_for_the_len
     text = CONFIG.replace("  max_model_len: 163840\n", "  max_model_len: 163840\n  rope_scaling: {rope_type: yarn, "
                           "factor: 1.25, original_max_position_embeddings: 131072}\n")
     _, out, _ = cli("--from-config", str(_config(tmp_path, text)), *CHECK, "--json")
-    assert json.loads(out)[0]["current"]["config_problem_codes"] == ["rope-scaling-replaces-own"]
+    # and, without model.rope_theta, vLLM would rotate Llama at base 10000 (s73)
+    assert json.loads(out)[0]["current"]["config_problem_codes"] == ["rope-scaling-replaces-own", "rope-theta-dropped"]
 
 
 def test_write_warns_and_its_check_command_sets_the_variable_so_the_written_config_passes(

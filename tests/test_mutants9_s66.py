@@ -63,14 +63,16 @@ def test_two_rope_types_of_which_one_cannot_be_read_are_no_second_problem():
 
 def test_the_legacy_pairs_vllm_takes_are_one_way_round():
     # (rope_type, type): longrope beside the legacy su is taken; su as rope_type beside longrope is two types
-    factors = {"short_factor": [1.0], "long_factor": [1.0]}  # longrope's keys, without which transformers refuses it
+    factors = {"short_factor": [1.0], "long_factor": [1.0],  # longrope's keys, without which transformers refuses it
+               "original_max_position_embeddings": 40960}  # and vLLM, which reads it as given (s73)
     assert _problems({"model": {"model_path": "x", "rope_scaling": {"rope_type": "longrope", "type": "su",
                                                                     **factors}}}) == []
     (code, words), *others = _problems({"model": {"model_path": "x",
                                                   "rope_scaling": {"rope_type": "su", "type": "longrope", **factors}}})
-    assert code == "rope-types-differ-refused" and "rope_type 'su' and type 'longrope'" in words
-    # and su, Phi-3's legacy name, is no RoPE scaling transformers builds for Qwen3-8B (tests/test_vllmwin_s72.py)
-    assert [(code, words.partition(":")[0]) for code, words in others] == [("rope-scaling-wrong", "model.rope_scaling")]
+    assert code == "rope-scaling-wrong" and "rope_type 'su' and type 'longrope'" in words
+    # and su, Phi-3's legacy name, is no RoPE scaling vLLM builds, reading it as given (tests/test_ropesix_s73.py)
+    assert [(code, words.partition(":")[0]) for code, words in others] == [
+        ("rope-scaling-unbuilt-refused", "model.rope_scaling")]
 
 
 def test_a_missing_value_in_the_rollout_models_typed_fields_is_not_refused():

@@ -1446,12 +1446,13 @@ def test_patch_keeps_flow_style_and_extra_rope_keys() -> None:
     before = "model:\n  model_path: x\n  rope_scaling: {rope_type: yarn, factor: 2.0, mscale: 1}\n"
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert "  rope_scaling: {rope_type: yarn, factor: 2.5, mscale: 1, original_max_position_embeddings: 40960}\n" in after
-    # The model cards' key for the type (``type``) stays the one set: no second key beside it (a YaRN that reaches
-    # the length is kept: this one reaches 65536).
+    # The model cards' key for the type (``type``) stays, and rope_type joins it, which the rollout's vLLM reads alone
+    # as Trinity hands it the mapping (s73; a YaRN that reaches the length is kept: this one reaches 65536).
     before = ("model:\n  model_path: x\n"
               "  rope_scaling: {type: yarn, factor: 2.0, original_max_position_embeddings: 32768}\n")
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
-    assert "  rope_scaling: {type: yarn, factor: 2.5, original_max_position_embeddings: 40960}\n" in after
+    assert ("  rope_scaling: {type: yarn, factor: 2.5, original_max_position_embeddings: 40960, rope_type: yarn}\n"
+            in after)
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
 
 
@@ -1575,8 +1576,11 @@ def _config(**trainer: Any) -> dict[str, Any]:
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn"}}},
             "4B",
             1,
-            ["model.rope_scaling.factor must be max_model_len / 40960 = 2.0, not given",
-             "model.rope_scaling.original_max_position_embeddings must be 40960, not given"],
+            # the rollout's vLLM reads it as given, and fails without its factor (s73); the factor the length needs
+            [("model.rope_scaling: missing factor: vLLM 0.19.1 refuses rope_type yarn without it, and fails as it "
+              "starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' "
+              "filling-in; add it"),
+             "model.rope_scaling.factor must be max_model_len / 40960 = 2.0, not given"],
         ),
         (  # too small a factor: the positions stop short of the length (no rollout: a vLLM one refuses it)
             {"mode": "train",
@@ -1685,18 +1689,32 @@ def _config(**trainer: Any) -> dict[str, Any]:
                        "rope_scaling": {"rope_type": "yarn", "factor": 1.0, "original_max_position_embeddings": 40960}}},
             "4B", 1, ["model.rope_scaling: max_model_len 40960 is within Qwen3-4B's native context of 40960"],
         ),
-        (  # a missing original length is said once: YaRN then takes the native, which the factor covers
+        (  # a missing original length is said once: the rollout's vLLM, reading it as given, fails without it (s73)
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
-            "4B", 1, ["model.rope_scaling.original_max_position_embeddings must be 40960, not given"],
+            "4B", 1, [("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type "
+                       "yarn without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's "
+                       "rope_parameters, past transformers' filling-in; add original_max_position_embeddings: 40960")],
         ),
-        (  # the model's own RoPE scaling, as written (whole: transformers refuses a llama3 without its keys), is kept
+        (  # the model's own RoPE scaling, as written (whole, with the original length vLLM reads), is kept; but
+            # without model.rope_theta vLLM rotates Llama at its class's 10000, not 500000 (s73)
             {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
-                                                               "low_freq_factor": 1.0, "high_freq_factor": 4.0}}},
+                                                               "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                               "original_max_position_embeddings": 8192}}},
+            "llama-3.1-8b", 8, ["model.rope_scaling is given and model.rope_theta is not"],
+        ),
+        (  # given model.rope_theta: nothing
+            {"model": {"max_model_len": 4096, "rope_theta": 500000,
+                       "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                        "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}},
             "llama-3.1-8b", 8, [],
         ),
         (  # YaRN over the model's own scaling is to remove: said once, not also as YaRN within the native context
-            {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
-            "llama-3.1-8b", 8, ["model.rope_scaling ('yarn') would replace Llama-3.1-8B's own llama3 RoPE scaling"],
+            {"model": {"max_model_len": 4096, "rope_theta": 500000,
+                       "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
+            "llama-3.1-8b", 8, ["model.rope_scaling ('yarn') would replace Llama-3.1-8B's own llama3 RoPE scaling",
+                                ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses "
+                                 "rope_type yarn without it, and fails as it starts, as Trinity hands vLLM the "
+                                 "mapping as the model's rope_parameters, past transformers' filling-in; add it")],
         ),
     ],
 )
@@ -2373,10 +2391,11 @@ def test_plan_keys_name_the_yarn_type_as_the_config_does_and_caution_beyond_the_
     plan, model = long_plan(), catalog().model("4B")
     rope = ("model", "rope_scaling")
     both = keys_for_plan(plan, model, {"model": {"rope_scaling": {"type": "yarn", "rope_type": "yarn"}}})
-    # both keys where the config has both: vLLM refuses two that differ (rope-types-differ-refused)
+    # both keys where the config has both: the type says what vLLM takes from rope_type
     assert _key(both, (*rope, "rope_type")) is not None and _key(both, (*rope, "type")).existing_only
+    # type alone (the model cards' form): rope_type too, which the rollout's vLLM reads alone (s73)
     old = keys_for_plan(plan, model, {"model": {"rope_scaling": {"type": "yarn"}}})
-    assert _key(old, (*rope, "type")) is not None and _key(old, (*rope, "rope_type")) is None
+    assert _key(old, (*rope, "type")).existing_only and not _key(old, (*rope, "rope_type")).existing_only
     assert not plan.yarn_beyond_validated and _key(old, (*rope, "factor")).comment == "max_model_len / 40960"
     beyond = keys_for_plan(plan.model_copy(update={"yarn_beyond_validated": True}), model)
     assert _key(beyond, (*rope, "factor")).comment == f"max_model_len / 40960; {yarn_beyond_words(model)}"

@@ -109,15 +109,17 @@ def test_what_those_classes_build_is_counted_as_vllm_caches_it(tmp_path: Path, c
 
 def _rollout_rope_lines(rope: dict[str, object], top: dict[str, object] | None = None,
                         rollout: dict[str, object] | None = None) -> list[str]:
-    """The rope-scaling-wrong lines of a Qwen3-8B config whose rollout model gives `rope` of its own (and the keys
-    `rollout`; the config the top-level keys `top`)."""
+    """The rope-scaling-unbuilt-refused lines of a Qwen3-8B config whose rollout model gives `rope` of its own (and
+    the keys `rollout`; the config the top-level keys `top`)."""
     mapping = {**(top or {}), "model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768},
                "explorer": {"rollout_model": {"rope_scaling": rope, **(rollout or {})}}}
     return [problem.words for problem in trinity_config_problems(mapping, load_catalog().model("8B"), 8)
-            if problem.code.value == "rope-scaling-wrong"]
+            if problem.code.value == "rope-scaling-unbuilt-refused"]
 
 
 ROLLOUT_ROPE = "explorer.rollout_model.rope_scaling"
+HANDED = ("fails as it starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' "
+          "filling-in")
 VLLM_TYPES = ("default, proportional, mllama4, linear, ntk, dynamic, xdrope, llama3, yarn, deepseek_yarn, "
               "deepseek_llama_scaling, longrope or openpangu")
 
@@ -125,12 +127,14 @@ VLLM_TYPES = ("default, proportional, mllama4, linear, ntk, dynamic, xdrope, lla
 @pytest.mark.parametrize(("rope", "lines"), [
     # handed to vLLM as it is: no one fills original_max_position_embeddings in, which vLLM reads
     ({"rope_type": "yarn", "factor": 2.0}, [
-        f"{ROLLOUT_ROPE}: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type yarn "
-        + "without it"]),
+        (f"{ROLLOUT_ROPE}: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type yarn "
+         f"without it, and {HANDED}; add original_max_position_embeddings: 40960")]),
     ({"rope_type": "su", "short_factor": [1.0], "long_factor": [1.0]}, [
-        f"{ROLLOUT_ROPE}: rope_type 'su': vLLM 0.19.1 builds no such RoPE scaling; it builds {VLLM_TYPES}"]),
+        (f"{ROLLOUT_ROPE}: rope_type 'su': vLLM 0.19.1 builds no such RoPE scaling; it builds {VLLM_TYPES}, and "
+         f"{HANDED}; give it one of those")]),
     ({"rope_type": "dynamic", "beta": 2.0}, [
-        f"{ROLLOUT_ROPE}: missing alpha or factor: vLLM 0.19.1 refuses rope_type dynamic without it"]),
+        (f"{ROLLOUT_ROPE}: missing alpha or factor: vLLM 0.19.1 refuses rope_type dynamic without it, and "
+         f"{HANDED}; add it")]),
     # types vLLM builds, transformers not: no line (the rule is vLLM's, not the config.json's)
     ({"rope_type": "ntk", "factor": 2.0}, []),
     ({"rope_type": "dynamic", "alpha": 2.0}, []),

@@ -80,7 +80,9 @@ def test_the_cli_refuses_such_a_qwen_config_in_one_line(cli, tmp_path: Path):
 
 
 def _rope_problems(rope: dict[str, Any], model: Model, length: int = 32768) -> list[tuple[str, str]]:
-    mapping = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": length, "rope_scaling": rope}}
+    # mode train: transformers' rule is the one where no vLLM rollout takes it (one that does reads it by vLLM's,
+    # tests/test_ropesix_s73.py)
+    mapping = {"mode": "train", "model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": length, "rope_scaling": rope}}
     return [(problem.code.value, problem.words) for problem in trinity_config_problems(mapping, model, 8)]
 
 

@@ -211,6 +211,15 @@ of each group): ``get_rope`` (``model_executor/layers/rotary_embedding/__init__.
 sets after reading the config.json (``vllm/config/model.py:470-478``, ``:507-508``), past transformers'
 ``standardize_rope_params``, which would fill ``original_max_position_embeddings`` in
 (``transformers_utils/config.py:414``, ``:786``)."""
+VLLM_DEFAULT_ROPE_THETA = {"qwen2": 1e6, "mimo": 1e6, "qwen3": 1e6, "seed_oss": 1e6, "exaone4": 1e6,
+                           "ernie4_5_moe": 5e5, "falcon_h1": 1e11}
+"""The RoPE base (``rope_theta``) vLLM 0.19.1's model class of each ``model_type`` puts in a ``rope_parameters``
+that lacks one (``set_default_rope_theta``, ``transformers_utils/config.py:368-374``: ``qwen2.py:249``, which
+MiMo's class builds on, ``qwen3.py:175``, ``seed_oss.py:201``, ``exaone4.py:178``, ``ernie45_moe.py:334``,
+``falcon_h1.py:223``); every other class leaves it out, and ``get_rope`` rotates at `VLLM_FALLBACK_ROPE_THETA`
+(``model_executor/layers/rotary_embedding/__init__.py:60``)."""
+VLLM_FALLBACK_ROPE_THETA = 10000.0
+"""The RoPE base vLLM 0.19.1's ``get_rope`` takes from a ``rope_parameters`` without ``rope_theta``."""
 LEGACY_ROPE_TYPES = {("phi3", "su"): "longrope"}
 """(``model_type``, ``rope_type``) pairs whose config class renames the type: Phi-3's ``su``, its LongRoPE's older
 name (``models/phi3/configuration_phi3.py:101-104`` in transformers 5.9.0)."""
@@ -290,7 +299,7 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
                  uncounted_mtp_layers=_mtp_layers(path, config),
                  router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
-                 vllm_refusal=vllm_refusal)
+                 vllm_refusal=vllm_refusal, vllm_rope_theta_lost=_vllm_rope_theta_lost(path, config))
 
 
 def _config_flag(path: Path, config: dict[str, Any], key: str) -> bool:
@@ -931,6 +940,28 @@ def _vllm_skips_rope_factor(config: dict[str, Any]) -> bool:
     ``model_type`` (``gemma3``, ``gemma3_text``), whose ``max_position_embeddings`` counts its own factor already
     (``vllm/config/model.py:2104-2106`` in vLLM 0.19.1, which looks for ``gemma3`` in the type)."""
     return "gemma3" in str(config.get("model_type") or "")
+
+
+def _vllm_rope_theta_lost(path: Path, config: dict[str, Any]) -> tuple[float, float] | None:
+    """A config.json's RoPE base and the one vLLM 0.19.1 rotates at where Trinity hands it a RoPE scaling without
+    ``rope_theta`` (which replaces the config's ``rope_parameters``, ``rope_theta`` with them): its class's default
+    (`VLLM_DEFAULT_ROPE_THETA`, else `VLLM_FALLBACK_ROPE_THETA`), where the two differ; None where they agree, and,
+    not judged, where the config's RoPE parameters are per layer type (`Model.vllm_rope_theta_lost`). Its base is its
+    ``rope_theta`` (``rotary_emb_base`` as vLLM reads an older name, ``transformers_utils/config.py:383``), else its
+    ``rope_parameters``' own, else transformers' default, 10000 (``modeling_rope_utils.py:703``); `TableError` where
+    it is no positive number."""
+    key = _rope_key(config)
+    given = config.get(key)
+    parameters: dict[str, Any] = given if isinstance(given, dict) else {}
+    if _per_layer_type(parameters):
+        return None
+    name = next((name for name in ("rope_theta", "rotary_emb_base") if config.get(name) is not None), None)
+    own = config[name] if name is not None else parameters.get("rope_theta", VLLM_FALLBACK_ROPE_THETA)
+    if not isinstance(own, (int, float)) or isinstance(own, bool) or not math.isfinite(own) or own <= 0:
+        raise TableError(f"{path}: {name or key + '.rope_theta'}: expected a positive number such as 1000000, got "
+                         f"{json_brief(own)}")
+    taken = VLLM_DEFAULT_ROPE_THETA.get(str(config.get("model_type")), VLLM_FALLBACK_ROPE_THETA)
+    return (float(own), taken) if own != taken else None
 
 
 def _vllm_length_key(path: Path, config: dict[str, Any]) -> tuple[str, int]:

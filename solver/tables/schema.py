@@ -407,6 +407,15 @@ class Model(Frozen):
     """For a model read from a config.json for a trainer alone (``load_model_config(..., vllm_rollout=False)``): why
     vLLM 0.19.1 refuses to build it (a Qwen2 or Qwen3 config whose layers mix sliding and full attention), which a
     vLLM rollout of it would be refused for, in words; None otherwise."""
+    vllm_rope_theta_lost: tuple[Annotated[float, Gt(0), AllowInfNan(False)],
+                                Annotated[float, Gt(0), AllowInfNan(False)]] | None = None
+    """The model's RoPE base (``rope_theta``) and the one vLLM 0.19.1 rotates it at instead where Trinity hands it a
+    RoPE scaling without ``model.rope_theta``, where the two differ (Llama-3.1's 500000 and 10000): Trinity sets the
+    scaling as the config's whole ``rope_parameters`` (``hf_overrides``, ``common/models/vllm_model.py:132-138`` in
+    0.6.0, ``:89-97`` in 0.5.0, ``:91-99`` in 0.5.2, with vLLM 0.12 or later), which drops the base transformers
+    put there, and vLLM's class puts its own default in its place
+    (`solver.tables.model_config.VLLM_DEFAULT_ROPE_THETA`); None where they agree (the Qwen3 dense and Qwen2.5
+    models, whose vLLM class defaults to their 1000000)."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not

@@ -46,7 +46,12 @@ from solver.tables import (
     sp_rule_violation,
     yaml_brief,
 )
-from solver.tables.model_config import LEGACY_ROPE_TYPES, rope_scaling_problem, vllm_rope_problem
+from solver.tables.model_config import (
+    LEGACY_ROPE_TYPES,
+    VLLM_ROPE_TYPE_KEYS,
+    rope_scaling_problem,
+    vllm_rope_problem,
+)
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -619,7 +624,10 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
             f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     _check_rope_types(checks, rope)
-    if not unneeded and (length is None or wanted is None):  # else removing it, or what _check_yarn says, fixes it
+    vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
+    if isinstance(rope, Mapping) and vllm_takes:
+        _check_vllm_rope(checks, model, _ROPE_SCALING, rope)
+    elif not unneeded and (length is None or wanted is None):  # else removing it, or what _check_yarn says, fixes it
         _check_rope_built(checks, model, rope)
     if length is not None and wanted is not None:
         if rope is None and length > model.vllm_longest_length and _vllm_refuses_past_native(checks):
@@ -642,31 +650,93 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
 
 
 VLLM_SAME_ROPE_TYPES = (("longrope", "su"), ("default", "mrope"))
-"""The ``(rope_type, type)`` pairs of a RoPE scaling that the rollout's vLLM takes though they differ: a legacy name in
-``type`` beside its modern one (``patch_rope_parameters_dict``, ``vllm/transformers_utils/config.py:430`` to ``:442``
-in vLLM 0.19.1); it raises on any other two that differ."""
+"""The ``(rope_type, type)`` pairs of a RoPE scaling that name one type, a legacy name in ``type`` beside its modern
+one, as vLLM takes them from a config.json (``patch_rope_parameters_dict``, ``vllm/transformers_utils/config.py:430``
+to ``:442`` in vLLM 0.19.1)."""
 
 
 def _check_rope_types(checks: _ConfigChecks, rope: Any) -> None:
     """Check a ``model.rope_scaling`` mapping (`rope`) that names its type twice, in ``rope_type`` and the legacy
-    ``type``: where the two differ (but for `VLLM_SAME_ROPE_TYPES`), the rollout's vLLM raises as it starts, so the
-    config is refused where a vLLM rollout takes ``model``'s RoPE scaling (`_vllm_takes_rope_scaling`); elsewhere it
-    is wrong all the same."""
+    ``type``, of two values (but for `VLLM_SAME_ROPE_TYPES`): the rollout's vLLM takes ``rope_type`` alone, as Trinity
+    hands the mapping to it (`HANDED_PAST_WORDS`), past the comparison that refuses two that differ
+    (``patch_rope_parameters_dict``, ``vllm/transformers_utils/config.py:430-442`` in vLLM 0.19.1, run on the
+    config.json alone), so the config runs, the ``type`` saying what is not taken; on Trinity 0.5 with a vLLM before
+    0.12, which 0.5.0 also takes, vLLM compares them and refuses the two as it starts (``patch_rope_scaling_dict``,
+    ``transformers_utils/config.py:377`` in vLLM 0.11.0)."""
     paths = ((*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type"))
     if not isinstance(rope, Mapping) or not all(path[-1] in rope for path in paths):
         return
     modern, legacy = (checks.value(path) for path in paths)
     if checks.unreadable & set(paths) or modern == legacy or (modern, legacy) in VLLM_SAME_ROPE_TYPES:
         return
-    given = f"model.rope_scaling names its type twice, rope_type {yaml_brief(modern)} and type {yaml_brief(legacy)}"
-    fix = "remove type, or give it rope_type's value"
-    if _vllm_takes_rope_scaling(checks):
-        checks.add(ConfigProblemCode.ROPE_TYPES_DIFFER_REFUSED, (
-            f"{given}: the rollout's vLLM refuses the two as it starts (\"You should only specify one of them\"); "
-            f"{fix}"))
+    older = (" (on Trinity 0.5 with a vLLM before 0.12, as 0.5.0 also takes, vLLM refuses the two as it starts)"
+             if checks.version == "0.5" else "")
+    checks.add(ConfigProblemCode.ROPE_SCALING_WRONG, (
+        f"model.rope_scaling names its type twice, rope_type {yaml_brief(modern)} and type {yaml_brief(legacy)}: "
+        f"a vLLM rollout takes rope_type alone{older}; remove type, or give it rope_type's value"))
+
+
+HANDED_PAST_WORDS = "Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' filling-in"
+"""Why the rollout's vLLM reads a RoPE scaling from Trinity as it is given, in words: Trinity hands it on as
+``hf_overrides={"rope_parameters": ...}`` (``common/models/vllm_model.py:132-138`` in 0.6.0, ``:89-97`` in 0.5.0,
+``:91-99`` in 0.5.2, with vLLM 0.12 or later), which vLLM sets after reading the config.json
+(``vllm/config/model.py:470-478``, ``:507-508``, ``_apply_dict_overrides`` ``:413-428`` in vLLM 0.19.1), past
+``patch_rope_parameters`` (``transformers_utils/config.py:786``), whose transformers' ``standardize_rope_params``
+copies ``type`` to ``rope_type``, fills ``original_max_position_embeddings`` in and keeps ``rope_theta``."""
+
+
+def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapping[str, Any]) -> None:
+    """Check a RoPE scaling mapping `rope` (at `path`) that the rollout's vLLM takes as it is (`HANDED_PAST_WORDS`):
+    one naming its type in the legacy ``type`` alone (not a Gemma 3's: vLLM reads no Gemma 3 scaling for its length),
+    which ``_get_and_verify_max_len`` reads as ``rope_type`` (a KeyError, ``vllm/config/model.py:2111`` in vLLM
+    0.19.1), or one vLLM builds no rotary embedding of (`vllm_rope_problem`: a yarn without
+    ``original_max_position_embeddings``, a KeyError at ``:2119``), fails as vLLM starts: refused, but on Trinity 0.5,
+    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`)."""
+    if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
+        return
+    given = checks.rope_type(path)
+    rope_type = given if "rope_type" in rope else "default"  # a null one is no type vLLM builds
+    if "rope_type" not in rope and "type" in rope and not model.vllm_skips_rope_factor:
+        code, problem = ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, (
+            f"{dotted(path)} names its type in type alone ({yaml_brief(given)}): the rollout's vLLM reads rope_type "
+            f"and fails as it starts (KeyError 'rope_type'), as {HANDED_PAST_WORDS}; add rope_type: {given}")
+    elif (unbuilt := vllm_rope_problem(rope_type, rope)) is not None:
+        original = "original_max_position_embeddings"
+        fix = ("give it one of those" if not isinstance(rope_type, str) or rope_type not in VLLM_ROPE_TYPE_KEYS else
+               f"add {original}: {model.native_context}" if rope_type == "yarn" and model.rope_scaling is None
+               and vllm_rope_problem(rope_type, {*rope, original}) is None else "add it")
+        code, problem = ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
+            f"{dotted(path)}: {unbuilt}, and fails as it starts, as {HANDED_PAST_WORDS}; {fix}")
     else:
-        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG, (
-            f"{given}, which a vLLM rollout refuses as it starts (none takes it here); {fix}"))
+        return
+    if checks.version == "0.5":
+        code, problem = ConfigProblemCode.ROPE_SCALING_WRONG, (
+            f"{problem} (with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before 0.12, as 0.5.0 also takes, "
+            "fills it in)")
+    checks.add(code, problem)
+
+
+def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
+    """Check that the rollout's vLLM rotates `model` at its own RoPE base where it takes a RoPE scaling mapping
+    without ``rope_theta`` (the rollout's own, else ``model``'s) and no ``rope_theta`` is set (the rollout model's own,
+    else ``model``'s: ``set_if_none``, ``common/config_validator.py:680`` in 0.6.0): the scaling replaces the
+    config.json's RoPE parameters, its base with them (`HANDED_PAST_WORDS`), and vLLM takes its class's default
+    (`Model.vllm_rope_theta_lost`). The run starts and samples with RoPE at another base than the model was trained
+    with (and than the trainer's): a `but:` line, since nothing refuses it."""
+    rollout_path = (*ROLLOUT_MODEL, "rope_scaling")
+    if (model.vllm_rope_theta_lost is None or not _vllm_rollout(checks)
+            or value_at(checks.mapping, rollout_path) == MISSING):  # a ??? there: Trinity keeps none
+        return
+    path = _ROPE_SCALING if checks.absent(rollout_path) else rollout_path
+    rope = checks.value(path)
+    thetas = ((*ROLLOUT_MODEL, "rope_theta"), ("model", "rope_theta"))
+    if not isinstance(rope, Mapping) or "rope_theta" in rope or not all(checks.absent(theta) for theta in thetas):
+        return
+    own, taken = (f"{theta:.0f}" if theta.is_integer() else repr(theta) for theta in model.vllm_rope_theta_lost)
+    checks.add(ConfigProblemCode.ROPE_THETA_DROPPED, (
+        f"{dotted(path)} is given and model.rope_theta is not: the rollout's vLLM takes the scaling in place of "
+        f"{model.name}'s RoPE parameters, its rope_theta with them, and rotates at base {taken}, not the model's "
+        f"{own}, silently ({HANDED_PAST_WORDS}); set model.rope_theta: {own}"))
 
 
 def _check_rope_built(checks: _ConfigChecks, model: Model, rope: Any) -> None:
@@ -768,7 +838,7 @@ def _vllm_rollout(checks: _ConfigChecks) -> bool:
     return checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
 
 
-def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
+def _check_rollout_model(checks: _ConfigChecks, model: Model, length: float | None) -> None:
     """Check the RoPE scaling and the length the rollout model sets of its own, which Trinity keeps where given (it
     sets each from ``model`` where unset: ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0,
     ``:594`` in 0.5.0) and the rollout's vLLM takes (``vllm_model.py:132`` to ``:152`` in 0.6.0): a
@@ -791,7 +861,7 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
             f"({trainer_rope}): the rollout's vLLM samples at other positions than the trainer trains at; remove it "
             "(Trinity gives the rollout model.rope_scaling)"))
     if isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values():
-        _check_rollout_rope_built(checks, rollout_rope_path, rollout_rope)
+        _check_vllm_rope(checks, model, rollout_rope_path, rollout_rope)
     rollout_length = checks.number((*ROLLOUT_MODEL, "max_model_len"))
     prompt, response = (checks.number((*ROLLOUT_MODEL, key)) if not checks.absent((*ROLLOUT_MODEL, key))
                         else checks.number(("model", key)) for key in ("max_prompt_tokens", "max_response_tokens"))
@@ -805,18 +875,6 @@ def _check_rollout_model(checks: _ConfigChecks, length: float | None) -> None:
         f"explorer.rollout_model.max_model_len {shown_number(rollout_length)} is below {what}: the rollout's vLLM "
         f"stops each sequence at {shown_number(rollout_length)} tokens (a longer prompt fails its request); remove it "
         "(Trinity gives the rollout model.max_model_len)"))
-
-
-def _check_rollout_rope_built(checks: _ConfigChecks, path: Path, rope: Mapping[str, Any]) -> None:
-    """Check the rollout model's own RoPE scaling mapping `rope` (at `path`) by the rule vLLM builds it by
-    (`vllm_rope_problem`): Trinity hands it to the rollout's vLLM as it is, past transformers' validation (so not by
-    `rope_scaling_problem`'s rule), and vLLM fails as it starts where it builds no such scaling."""
-    given = checks.rope_type(path)
-    if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
-        return
-    problem = vllm_rope_problem("default" if given is None else given, rope)
-    if problem is not None:
-        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG, f"{dotted(path)}: {problem}")
 
 
 def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: float | None) -> None:
@@ -882,7 +940,7 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     if factor is None and checks.absent(factor_path):
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, not given")
-    if original is None and checks.absent(original_path):
+    if original is None and checks.absent(original_path) and not _vllm_takes_rope_scaling(checks):  # else refused
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling.original_max_position_embeddings must be {native}, not given")
     if factor is not None:
@@ -1350,8 +1408,9 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
-    _check_rollout_model(checks, length)
+    _check_rollout_model(checks, model, length)
     _check_rollout_length_refused(checks, model, length)
+    _check_rope_theta(checks, model)
     _check_dynamic_batch(checks, model, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)

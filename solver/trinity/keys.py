@@ -269,11 +269,12 @@ verl, the trainer gets it too)."""
 
 
 def rope_type_key(rope_scaling: Any) -> str:
-    """The key a RoPE scaling mapping (`rope_scaling`; any other value has none) names its type with, as the
-    rollout's vLLM reads it: the legacy ``type`` where the mapping has that key and no ``rope_type``, whatever their
-    values (vLLM then copies ``type`` to ``rope_type``: ``patch_rope_parameters_dict``,
+    """The key a RoPE scaling mapping (`rope_scaling`; any other value has none) names its type with, as a
+    config.json's is read: the legacy ``type`` where the mapping has that key and no ``rope_type``, whatever their
+    values (vLLM copies ``type`` to ``rope_type`` there: ``patch_rope_parameters_dict``,
     ``vllm/transformers_utils/config.py:444`` in vLLM 0.19.1; transformers 5's ``standardize_rope_params`` alike),
-    else ``rope_type``."""
+    else ``rope_type``. A Trinity config's reaches vLLM past both, which reads ``rope_type`` alone
+    (`solver.trinity.checks.HANDED_PAST_WORDS`)."""
     legacy = isinstance(rope_scaling, Mapping) and "type" in rope_scaling and "rope_type" not in rope_scaling
     return "type" if legacy else "rope_type"
 

@@ -31,7 +31,6 @@ from solver.trinity.keys import (
     ROLES,
     ROLLOUT_MODEL,
     offload_path,
-    rope_type_key,
     trainer_level_offload,
     value_at,
 )
@@ -203,11 +202,13 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     rollout model the model's, as `readings` read them: a length of the rollout's own is left; unset, Trinity gives it
     the model's, ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0, ``:594`` in 0.5.0), and
     YaRN's rope scaling where the length needs it (`PlanKey.default_only` where `config`'s, of its own form,
-    reaches the length, `_yarn_reaches`: --write keeps it, as the model cards' factor 4 over 32768), under the key
-    `config` names the type
-    with (and under the legacy ``type`` too where `config` has it beside ``rope_type``: the rollout's vLLM refuses the
-    two where they differ); the same, where present, under ``explorer.rollout_model.rope_scaling`` where `config`
-    gives the rollout model the one it gives the model, so that the two still agree."""
+    reaches the length, `_yarn_reaches`: --write keeps it, as the model cards' factor 4 over 32768), its type under
+    ``rope_type``, which the rollout's vLLM reads alone (Trinity hands it the mapping as it is, past the filling-in
+    that would copy the legacy ``type`` over: `solver.trinity.checks.HANDED_PAST_WORDS`), and under ``type`` too where
+    `config` has that key (the model cards' form), and ``model.rope_theta`` where vLLM would otherwise rotate the model
+    at another base (`Model.vllm_rope_theta_lost`; a config's own is kept); the same, where present, under
+    ``explorer.rollout_model.rope_scaling`` where `config` gives the rollout model the one it gives the model, so
+    that the two still agree."""
     length, native = plan.max_model_len, model.native_context
     rollout_length = (*ROLLOUT_MODEL, "max_model_len")
     given_length = readings.number(("model", "max_model_len"))
@@ -219,22 +220,23 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
         return keys
     kept = _yarn_reaches(readings.value, length, native)  # the user's own, which --write keeps
     rope = ("model", "rope_scaling")
-    # A config that names the type as the model cards do (``type``, without ``rope_type``) keeps that key.
     given = value_at(config, rope)
-    named = rope_type_key(given)
-    both = named == "rope_type" and isinstance(given, Mapping) and "type" in given
     rope_keys = [
-        PlanKey(path=(*rope, named), value="yarn", default_only=kept),
-        *([PlanKey(path=(*rope, "type"), value="yarn", existing_only=True)] if both else []),
+        PlanKey(path=(*rope, "rope_type"), value="yarn", default_only=kept),
+        PlanKey(path=(*rope, "type"), value="yarn", existing_only=True),
         PlanKey(path=(*rope, "factor"), value=factor, default_only=kept, comment=f"max_model_len / {native}"
                 + (f"; {yarn_beyond_words(model)}" if plan.yarn_beyond_validated else "")),
         PlanKey(path=(*rope, "original_max_position_embeddings"), value=native, default_only=kept),
     ]
+    lost = model.vllm_rope_theta_lost
+    theta_keys = [PlanKey(path=("model", "rope_theta"), value=int(lost[0]) if lost[0].is_integer() else lost[0],
+                          default_only=True, comment=f"{model.name}'s own; the rollout's vLLM takes {lost[1]:.0f} "
+                          "where the rope_scaling comes without it")] if lost is not None else []
     rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
     agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
     rollout_keys = [key.model_copy(update={"path": (*rollout_rope, key.path[-1]), "comment": None,
                                            "existing_only": True}) for key in rope_keys] if agreed else []
-    return [*keys, *rope_keys, *rollout_keys]
+    return [*keys, *rope_keys, *theta_keys, *rollout_keys]
 
 
 def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> bool:
