@@ -1,6 +1,6 @@
 """Lines session 73 changed in solver/ that no test ran (coverage12): a PPO critic named in the planner's memory line,
-in `solve memory`'s planner call and in --explain's evidence; a Phi-3 RoPE scaling's partial_rotary_factor; a
-rollout RoPE scaling whose type cannot be read."""
+in `solve memory`'s headline and planner call, in --explain's evidence; an offloaded critic's host need on a plan
+without Offload; a Phi-3 RoPE scaling's partial_rotary_factor; a rollout RoPE scaling whose type cannot be read."""
 
 from __future__ import annotations
 
@@ -37,6 +37,32 @@ def test_solve_memorys_planner_call_carries_the_critic() -> None:
                                        'lora_rank=16, critic="offloaded")')
     alone = solver.memory_answer("Qwen3-8B", "A100-80GB", 4, 32768, sp=2, env=True)
     assert planner_call(alone) == call.removesuffix(', critic="resident")') + ")"
+
+
+HOST_LINE = ("host memory    172.1 GiB per node for the critic's offloaded states, or while the model loads; not "
+             "checked: host_ram_gb not given")
+"""The host memory line of Qwen3-8B's plan at 32768 tokens within 4 A100s with an offloaded critic: its 172.1 GiB per
+node are the bound test_critic_s73's host_ram_gb holds the planner to."""
+
+
+@pytest.mark.parametrize(("critic", "named"), [("resident", "critic resident, "), (None, "")])
+def test_solve_memorys_headline_names_the_critic(critic: Literal["resident"] | None, named: str) -> None:
+    answer = solver.memory_answer("Qwen3-8B", "A100-80GB", 4, 32768, critic=critic, sp=2, env=True)
+    assert solver.memory_text(answer).splitlines()[0] == (
+        f"Qwen3-8B (8.2B parameters) on 4 x A100-80GB (80.0 GiB), Env + SP=2, {named}32768 tokens (32768 per GPU), "
+        "margin 0.01")
+
+
+@pytest.mark.parametrize(("critic", "label", "need", "lines"), [
+    ("offloaded", "Env + SP=4", 172.1, [HOST_LINE]),
+    (None, "SP=4", None, []),  # no critic, no Offload, no host memory given: no host need named
+])
+def test_an_offloaded_critics_host_need_is_given_on_a_plan_without_offload(
+        critic: Literal["offloaded"] | None, label: str, need: float | None, lines: list[str]) -> None:
+    answers = solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic=critic)
+    best = answers[0].best
+    assert best is not None and (best.setting.label, best.host_memory_gb) == (label, need)
+    assert [line for line in solver.answers_text(answers).splitlines() if line.startswith("host ")] == lines
 
 
 def test_explain_says_the_table_measured_the_actor_alone() -> None:
