@@ -1,9 +1,11 @@
 """Lines session 73 changed in solver/ that no test ran (coverage12): a PPO critic named in the planner's memory line,
 in `solve memory`'s headline and planner call, in --explain's evidence; an offloaded critic's host need on a plan
-without Offload; a Phi-3 RoPE scaling's partial_rotary_factor; a rollout RoPE scaling whose type cannot be read."""
+without Offload; `solve memory`'s planner command and `solve map`'s title with or without the reference model; a
+Phi-3 RoPE scaling's partial_rotary_factor; a rollout RoPE scaling whose type cannot be read."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -79,6 +81,24 @@ def test_explain_says_the_table_measured_the_actor_alone() -> None:
         "GiB of 73.5 usable; Env + Offload 143.8 GiB of 73.5 usable; vanilla, Offload not estimated (estimates turn "
         "Env on unless env=False)")]
     assert evidence(None) == []
+
+
+@pytest.mark.parametrize(("given", "carried"), [
+    ("--no-reference", " --no-reference"), ("--reference", " --reference"), (None, "")])
+def test_solve_memorys_planner_command_carries_the_reference_option(cli: Callable[..., tuple[int, str, str]],
+                                                                    given: str | None, carried: str) -> None:
+    status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "2",
+                           "--env", *([given] if given else []))
+    assert (status, err) == (1, "")  # 80.1 GiB of 73.5: the planner's command closes the view
+    assert out.splitlines()[-1] == f"  solve --model 8B --gpu A100-80GB --gpus 4 --len 32768{carried}"
+
+
+@pytest.mark.parametrize(("reference_model", "said"), [
+    (True, ", reference model counted"), (False, ", no reference model"), (None, "")])
+def test_a_maps_title_says_whether_the_reference_model_is_counted(reference_model: bool | None, said: str) -> None:
+    gpu_maps = solver.map_plans("Qwen3-8B", gpu="H100-80GB", budgets=[8], lora_rank=16, reference_model=reference_model)
+    assert solver.map_text(gpu_maps).splitlines()[0] == (
+        f"H100-80GB: longest context per model and GPU budget, LoRA rank 16{said}")
 
 
 @pytest.mark.parametrize(("rope", "refusal"), [
