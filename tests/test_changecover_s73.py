@@ -120,8 +120,8 @@ def test_a_phi3_partial_rotary_factor_halves_the_factors_it_takes(tmp_path: Path
 
 
 def test_a_rollout_rope_scaling_whose_type_cannot_be_read_is_not_judged_by_vllms_rule() -> None:
-    # rope_type yarn alone would be refused (no original_max_position_embeddings); its legacy type, which vLLM
-    # compares with it, cannot be resolved: Trinity refuses the config as it loads it, and that is the line.
+    # rope_type yarn alone would be refused (no original_max_position_embeddings); its legacy type cannot be
+    # resolved: Trinity refuses the config as it loads it, and that is the line.
     rope = {"rope_type": "yarn", "type": "${model.nothing}", "factor": 2.0}
     mapping = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768},
                "explorer": {"rollout_model": {"rope_scaling": rope}}}
@@ -133,5 +133,5 @@ def test_a_rollout_rope_scaling_whose_type_cannot_be_read_is_not_judged_by_vllms
                                              "release refuses the config as it loads it (OmegaConf resolves each "
                                              "value then)"))]
     readable = {**mapping, "explorer": {"rollout_model": {"rope_scaling": {"rope_type": "yarn", "factor": 2.0}}}}
-    assert "rope-scaling-wrong" in [problem.code.value
-                                    for problem in trinity_config_problems(readable, load_catalog().model("8B"), 8)]
+    assert "rope-scaling-unbuilt-refused" in [
+        problem.code.value for problem in trinity_config_problems(readable, load_catalog().model("8B"), 8)]

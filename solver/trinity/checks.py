@@ -692,9 +692,9 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
     0.19.1), or one vLLM builds no rotary embedding of (`vllm_rope_problem`: a yarn without
     ``original_max_position_embeddings``, a KeyError at ``:2119``), fails as vLLM starts: refused, but on Trinity 0.5,
     whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`)."""
+    given = checks.rope_type(path)  # read first: what cannot be read is said there, and judged no further
     if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
         return
-    given = checks.rope_type(path)
     rope_type = given if "rope_type" in rope else "default"  # a null one is no type vLLM builds
     if "rope_type" not in rope and "type" in rope and not model.vllm_skips_rope_factor:
         code, problem = ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, (
