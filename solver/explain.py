@@ -45,14 +45,14 @@ from solver.solve import (
     within_deadline,
 )
 from solver.tables import (
-    LOADING_HOST_DETAIL,
+    LOADING_ALONE_NEED,
     LOADING_HOST_NEED,
-    OFFLOAD_HOST_NEED,
     Catalog,
     Model,
     Setting,
     consecutive_runs,
     counted,
+    host_need_detail,
 )
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
@@ -627,8 +627,8 @@ class _Words:
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({query.pin_flags})")
         if "host_ram" in rules:
-            parts.append(f"host memory ({query.host_ram_bound_words} is too little for Offload, or for "
-                         f"{LOADING_HOST_NEED})")
+            loading = LOADING_HOST_NEED if query.reference_model else LOADING_ALONE_NEED
+            parts.append(f"host memory ({query.host_ram_bound_words} is too little for Offload, or for {loading})")
         return parts
 
     def _sp_words(self, rules: tuple[str, ...]) -> list[str]:
@@ -691,9 +691,9 @@ class _Words:
                 f"{counted(counts, 'trainer GPU', runs)}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
                 f"({query.option_names.rollout_gpus}) they {no_rollout_layout_words(query.node_gpus)}"))
         if rule == "host_ram":
-            what = (f"Offload needs more host memory ({OFFLOAD_HOST_NEED})"
-                    if all(offload for _, _, offload, _ in combinations) else
-                    f"loading the model needs more host memory ({LOADING_HOST_DETAIL})")
+            offloaded = all(offload for _, _, offload, _ in combinations)
+            what = (f"{'Offload needs' if offloaded else 'loading the model needs'} more host memory "
+                    f"({host_need_detail(offloaded, query.reference_model)})")
             return Reason(rule="host_ram", detail=f"{what} than {query.host_ram_bound_words} (on {on})")
         labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
         return Reason(rule="pin", detail=f"{query.pin_flags} rules out {labels}")

@@ -382,6 +382,11 @@ LORA_EVIDENCE = ("the tables measured full fine-tuning; a LoRA run holds less (t
 """How the tables speak for a LoRA run (`vouching_cell`, `tables_verdict` with ``lora``): the planner's estimates of
 one fit with LoRA's smaller states (`solver.memory.lora_states_bytes`) are estimated."""
 
+LORA_CONFIGS_WORDS = ("a new adapter on all-linear (Trinity's default target_modules), as planned; with LoRA Trinity "
+                      "builds no reference model")
+"""What the LoRA config that a plan's keys turn LoRA on with says (``model.lora_configs: [{lora_rank: R}]``, written
+where no config of the user's gives its own: `solver.trinity.plan_keys`, the apply lines)."""
+
 
 CRITIC_EVIDENCE = ("the tables measured the actor alone; a PPO critic trained beside it on the same GPUs holds its "
                    "own states, so no cell vouches for the run, and one that ran out of memory still refutes it")

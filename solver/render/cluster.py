@@ -18,7 +18,7 @@ from rich.text import Text
 from solver.render.layout import PIPED_WIDTH, TableOrBlocks, check_text_options, view_text
 from solver.render.phrases import lowered_note
 from solver.render.styles import setting_style
-from solver.results import ClusterResult, Placement, PoolUse, PurchaseResult, Unplaced, index_range
+from solver.results import ClusterResult, Placement, Plan, PoolUse, PurchaseResult, Unplaced, index_range
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
     Fleet,
@@ -59,6 +59,11 @@ AT_MOST_NOTE = "(N..M): the job asked for at_least N tokens and at_most M, longe
 TRAINER_NODES_NOTE = ("host GiB/node (node N, ...): needed only on the nodes named, those its trainer runs on; its "
                       "other nodes hold its rollout alone")
 """A cluster table's note on the jobs with nodes of their rollout alone, whose host need is their trainer's nodes'."""
+TRAINING_NOTE = ("training: full fine-tuning, or LoRA of the job's lora_rank; ref or no ref: whether its run builds a "
+                 "reference model (the job's reference_model; absent, none with LoRA), whose pinned shards the host "
+                 "memory need counts")
+"""A cluster table's note on its training column, shown where a job placed there trains LoRA or builds no reference
+model."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -134,7 +139,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [MORE_ROLLOUT_NOTE] if more_rollout else []) + (
         [AT_LEAST_NOTE] if any(at_most is None for at_most in columns.lengthened.values()) else []) + (
         [AT_MOST_NOTE] if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
-        [TRAINER_NODES_NOTE] if rollout_nodes else [])
+        [TRAINER_NODES_NOTE] if rollout_nodes else []) + ([TRAINING_NOTE] if columns.training else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (
@@ -151,7 +156,8 @@ class _PoolColumns:
     offloads), YaRN's factor as --top shows it (`scaled`), the token budget where --token-budget auto lowered one
     (`lowered`); the jobs that asked for at_least a length and run longer (`lengthened`, their names, each with its
     at_most cap or None: at the length asked, "(≥N)" would add nothing); and the jobs placed here that must be
-    (`required`, their names); whether each job says if it stays where it runs now (`current`: with --current)."""
+    (`required`, their names); whether each job says if it stays where it runs now (`current`: with --current); and
+    whether each says what it trains (`training`: where a job trains LoRA or builds no reference model)."""
 
     offloads: bool
     scaled: bool
@@ -159,6 +165,7 @@ class _PoolColumns:
     lengthened: Mapping[str, int | None]
     required: frozenset[str]
     current: bool = False
+    training: bool = False
 
     @classmethod
     def of(cls, pool: Pool, here: list[Placement], required: frozenset[str]) -> _PoolColumns:
@@ -169,12 +176,14 @@ class _PoolColumns:
                    lengthened={placement.job: placement.at_most for placement in here if placement.at_least
                                and placement.plan.max_model_len > placement.asked_max_model_len},
                    required=frozenset(placement.job for placement in here if placement.job in required),
-                   current=any(placement.current is not None for placement in here))
+                   current=any(placement.current is not None for placement in here),
+                   training=any(placement.plan.lora_rank or not placement.plan.reference_model for placement in here))
 
     @property
     def headers(self) -> tuple[str, ...]:
         """The table's headers, in order."""
-        return ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
+        return ("nodes", "GPUs", "job", "trainer", "rollout", "plan", *(("training",) if self.training else ()),
+                "max_model_len",
                 *(("YaRN",) if self.scaled else ()), *(("tokens/GPU",) if self.lowered else ()), "cost", "evidence",
                 *(("host GiB/node",) if self.offloads else ()), *(("now",) if self.current else ()))
 
@@ -188,7 +197,8 @@ def _host_need(placement: Placement) -> float | None:
 def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
     """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, name (marked where it is
     required), trainer GPUs (with those widening added, and whether it moved the job) and rollout GPUs (against
-    those it asked), plan, length, cost, evidence, host memory, and whether it stays where it runs now (--current)."""
+    those it asked), plan, what it trains (`training_words`), length, cost, evidence, host memory, and whether it
+    stays where it runs now (--current)."""
     plan = placement.plan
     nodes = ", ".join(map(str, placement.nodes))
     indexes = placement.gpu_indexes
@@ -208,10 +218,17 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
                else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")
     job = f"{placement.job} (required)" if placement.job in columns.required else placement.job
     return (nodes, gpus, job, f"{placement.trainer_gpus}{f' ({added})' if added else ''}", rollout,
-            Text(plan.setting.label, style=setting_style(plan.setting)), length,
+            Text(plan.setting.label, style=setting_style(plan.setting)),
+            *((training_words(plan),) if columns.training else ()), length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
             f"{plan.cost:.4g}", plan.evidence_label, *host, *((placement.current or "",) if columns.current else ()))
+
+
+def training_words(plan: Plan) -> str:
+    """What `plan` trains, as a cluster table's training column says it: ``LoRA 16`` or ``full`` (fine-tuning), then
+    ``ref`` or ``no ref``, whether its run builds a reference model (``LoRA 16, no ref``)."""
+    return f"{f'LoRA {plan.lora_rank}' if plan.lora_rank else 'full'}, {'ref' if plan.reference_model else 'no ref'}"
 
 
 UNPLACED_JOBS_WIDTH = 40

@@ -26,16 +26,13 @@ from solver.rules import (
     tables_said,
 )
 from solver.tables import (
-    LOADING_ALONE_DETAIL,
-    LOADING_HOST_DETAIL,
     NODE_GPUS,
-    OFFLOAD_ALONE_NEED,
-    OFFLOAD_HOST_NEED,
     Catalog,
     MemoryModel,
     Setting,
     check_types,
     counted,
+    host_need_detail,
     load_catalog,
     load_memory_model,
     shown_number,
@@ -230,10 +227,8 @@ def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool, ho
         room = f"; more than {host_ram_bound_words(result.host_ram_gib, host_ram)}: it does not train there"
     else:
         room = host_ram_check_words(result.host_ram_gib, host_ram) if offload or result.host_ram_gib is not None else ""
-    if offload:
-        what = f"for Offload ({OFFLOAD_HOST_NEED if result.reference_model else OFFLOAD_ALONE_NEED})"
-    else:
-        what = f"while the model loads ({LOADING_HOST_DETAIL if result.reference_model else LOADING_ALONE_DETAIL})"
+    when = "for Offload" if offload else "while the model loads"
+    what = f"{when} ({host_need_detail(offload, result.reference_model)})"
     return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
                 style="" if result.host_fits else "red")
 

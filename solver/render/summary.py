@@ -36,6 +36,7 @@ from solver.results import (
 )
 from solver.rules import (
     COMMAND_OPTIONS,
+    LORA_CONFIGS_WORDS,
     OptionNames,
     counted_tokens,
     host_ram_check_words,
@@ -102,6 +103,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     if (past := past_validated_note(plan, model, names)) is not None:
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
+    if plan.lora_rank and kept_in is None:  # a config's own LoRA stays
+        lines += [f"# {LORA_CONFIGS_WORDS}:", f"model.lora_configs: [{{lora_rank: {plan.lora_rank}}}]"]
     if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None:
@@ -131,10 +134,9 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                          f"never, {no_checkpoint_words(gpu)}, is for a config without one")
         else:
             lines += [f"# {no_checkpoint_words(gpu)}:", f"{'.'.join(CHECKPOINT_KEY)}: never"]
-        lines.append(
-            "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
-            "{param_offload: true, optimizer_offload: true, offload_policy: true}"
-        )
+        roles = "{actor,ref}" if plan.reference_model else "actor"  # a run without a reference model offloads none
+        lines.append(f"trainer.trainer_config.actor_rollout_ref.{roles}.fsdp_config: "
+                     "{param_offload: true, optimizer_offload: true, offload_policy: true}")
         if version != "0.5":
             before = "" if version else " (leave them out before 0.6, which refuses them)"
             lines += [f"# Trinity 0.6 also takes these{before}:",

@@ -100,8 +100,19 @@ LOADING_ALONE_DETAIL = "verl reads it in fp32 before FSDP shards it; no referenc
 OFFLOAD_ALONE_NEED = ("the actor's states, or the model while it loads beside the actor's pinned shards, whichever is "
                       "more; no reference model")
 """`OFFLOAD_HOST_NEED` for a run that builds no reference model (``--no-reference``)."""
+LOADING_ALONE_NEED = "the model while it loads; no reference model"
+"""`LOADING_HOST_NEED` for a run that builds no reference model (``--no-reference``)."""
 HOST_NEED_WORDS = f"{LOADING_HOST_NEED}; with Offload, {OFFLOAD_HOST_NEED}"
 """What a node's host memory need holds, with Offload or not, where one text says both."""
+
+
+def host_need_detail(offload: bool, reference_model: bool) -> str:
+    """What a node's host memory need holds, for a line that says why it is so large: with `offload`, the states or the
+    load (`OFFLOAD_HOST_NEED`), without, the load (`LOADING_HOST_DETAIL`), each with the reference model's shards
+    where the run builds one (`reference_model`) and naming that there is none where not."""
+    if offload:
+        return OFFLOAD_HOST_NEED if reference_model else OFFLOAD_ALONE_NEED
+    return LOADING_HOST_DETAIL if reference_model else LOADING_ALONE_DETAIL
 
 
 def read_host_ram(text: str) -> float:

@@ -47,7 +47,7 @@ from solver.tables import (
     counted,
     host_ram_argument,
 )
-from solver.trinity.keys import YARN_TRAINER, written_for_05_comment, yaml_scalar
+from solver.trinity.keys import YARN_TRAINER, written_for_05_comment, yaml_flow
 from solver.trinity.plan_keys import (
     COMMENT_WIDTH,
     PlanKey,
@@ -110,7 +110,7 @@ def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], st
             comment = section_comments.get(prefix)
             lines.append("  " * depth + f"{parent[depth]}:" + (f"  # {comment}" if comment else ""))
         opened = parent
-        line = "  " * len(parent) + f"{key.path[-1]}: {yaml_scalar(key.value)}"
+        line = "  " * len(parent) + f"{key.path[-1]}: {yaml_flow(key.value)}"
         lines.append(line + (f"  # {key.comment}" if key.comment else ""))
     return lines
 

@@ -112,6 +112,16 @@ def yaml_scalar(value: Any) -> str:
     raise TypeError(f"no YAML form for {value!r}")
 
 
+def yaml_flow(value: Any) -> str:
+    """A config value as YAML's flow style writes it: a scalar as `yaml_scalar`, a list and a mapping in brackets
+    (``[{lora_rank: 16}]``); `TypeError` for any other kind."""
+    if isinstance(value, list):
+        return "[" + ", ".join(yaml_flow(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{name}: {yaml_flow(item)}" for name, item in value.items()) + "}"
+    return yaml_scalar(value)
+
+
 CRITIC = ("trainer", "trainer_config", "critic")
 """verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes, checks its
 SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets none of its keys (facts.md documents only the actor's

@@ -19,12 +19,13 @@ from solver.query import (
     ROLE_TOKEN_BUDGETS,
 )
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
-from solver.rules import COMMAND_OPTIONS, host_ram_check_words, one_sequence_per_micro_batch
+from solver.rules import COMMAND_OPTIONS, LORA_CONFIGS_WORDS, host_ram_check_words, one_sequence_per_micro_batch
 from solver.tables import Model, QueryError, TrinityVersion, brief, remove_padding_violation
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
+    LORA_CONFIGS,
     OFFLOAD_FLAGS,
     REMOVE_PADDING_KEYS,
     ROLE_SP_KEYS,
@@ -214,7 +215,8 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     given_length = readings.number(("model", "max_model_len"))
     same_length = given_length is not None and readings.number(rollout_length) == given_length
     keys = [PlanKey(path=("model", "max_model_len"), value=length),
-            *([PlanKey(path=rollout_length, value=length, existing_only=True)] if same_length else [])]
+            *([PlanKey(path=rollout_length, value=length, existing_only=True)] if same_length else []),
+            *_lora_keys(plan, config)]
     factor = model.yarn_factor(length)
     if factor is None:
         return keys
@@ -237,6 +239,18 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     rollout_keys = [key.model_copy(update={"path": (*rollout_rope, key.path[-1]), "comment": None,
                                            "existing_only": True}) for key in rope_keys] if agreed else []
     return [*keys, *rope_keys, *theta_keys, *rollout_keys]
+
+
+def _lora_keys(plan: Plan, config: Any) -> list[PlanKey]:
+    """The LoRA config that turns on LoRA at the rank `plan` counted (`Plan.lora_rank`), for a fragment made without a
+    config (`config` None: a cluster job's, or one planned with --lora-rank alone), which every release reads
+    (``model.lora_configs``: Trinity 0.6 on verl 0.8 or later reads no other LoRA key, and before 0.8, as 0.5, it fills
+    verl's ``lora_rank`` from it); Trinity then makes a new adapter on its default ``target_modules``, ``all-linear``,
+    which the plans count, and builds no reference model. None for full fine-tuning, or where `config` gives its
+    own."""
+    if not plan.lora_rank or config is not None:
+        return []
+    return [PlanKey(path=LORA_CONFIGS, value=[{"lora_rank": plan.lora_rank}], comment=LORA_CONFIGS_WORDS)]
 
 
 def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> bool:
@@ -350,13 +364,16 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
     on (off, with one sequence per micro-batch, where its micro-batches are `padded`: `_dynamic_batch_keys`), and its
     offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which refuses that
-    key: `KEYS_05_LACKS`)."""
+    key: `KEYS_05_LACKS`; none for the ref where `plan` counts no reference model, `Plan.reference_model`: the run
+    builds none to offload)."""
     # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _dynamic_batch_keys(
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded)
     keys += _micro_batch_keys(role) if padded else []
     keys += _own_budget_keys(plan, role, readings)
+    if role == "ref" and not plan.reference_model:
+        return keys
     for section in ("fsdp_config", *([IGNORED_SECTION] if version != "0.5" else [])):
         for flag in OFFLOAD_FLAGS:
             path = offload_path(role, flag, section)
