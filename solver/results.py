@@ -55,6 +55,7 @@ from solver.rules import (
     validated_length,
 )
 from solver.tables import (
+    HOST_HELD_CRITICS,
     HOST_NEED_WORDS,
     MAX_HOST_RAM_GB,
     NODE_GPUS,
@@ -992,7 +993,8 @@ class Plan(Frozen):
         "fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
-        "on the GPUs, or offloaded, in host memory; null for none"))
+        "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
+        "GPUs for its own update; null for none"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
@@ -1170,7 +1172,7 @@ class Plan(Frozen):
         if self.host_memory_gb is None:
             return None
         purpose = ("for Offload" if self.offload else "for the critic's offloaded states, or while the model loads"
-                   if self.critic == "offloaded" else "while the model loads") + (
+                   if self.critic in HOST_HELD_CRITICS else "while the model loads") + (
             "" if self.reference_model else " (no reference model)")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
@@ -1476,8 +1478,9 @@ class Answer(_Timed, Versioned, _ReasonCautions):
         "fine-tuning, vouch for it by inference (no plan is documented) and refute nothing; 0 for full fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
         "the PPO critic the plans' memory figures and estimates count beside the actor (--critic; a --from-config "
-        "config's note names the value for its critic): resident, its states on the GPUs, or offloaded, in host "
-        "memory (the host memory figures count them); the tables, which measured the actor alone, vouch for no plan "
+        "config's note names the value for its critic): resident, its states on the GPUs; offloaded, in host "
+        "memory (FSDP2's offload_policy); or reloaded, in host memory but back on the GPUs for its own update (the "
+        "host memory figures count them where held there); the tables, which measured the actor alone, vouch for no plan "
         "(every plan is estimated) and still refute; null for none"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "

@@ -74,6 +74,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    HOST_HELD_CRITICS,
     MAX_ESTIMATED_GPUS,
     MAX_HOST_RAM_GB,
     MAX_NODE_GPUS,
@@ -914,7 +915,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         **_memory_figures(data.shape, gpu, query, gpus, setting, length, tokens, estimated=source is None),
         host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
                                        query.reference_model, query.lora_rank, query.critic)
-        if offload or query.critic == "offloaded" or query.host_ram_gb is not None else None,
+        if offload or query.critic in HOST_HELD_CRITICS or query.host_ram_gb is not None else None,
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
         critic=query.critic,
