@@ -978,10 +978,14 @@ class Plan(Frozen):
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
     memory_gb: Annotated[GiBFigure, Ge(0)] = Field(description="the memory model's predicted peak per trainer GPU, GiB")
     headroom_gb: GiBFigure = Field(description=(
-        "memory left over at the tighter peak, GiB: the activations' usable memory (less the safety margin) or, "
-        "without Offload, the optimizer step's share where that is tighter (headroom_at_step)"))
+        "memory left over at the tightest peak, GiB: the activations' usable memory (less the safety margin), "
+        "without Offload the optimizer step's share where that is tighter (headroom_at_step), or with a PPO critic "
+        "the usable memory at its own update where that is (headroom_at_critic_pass)"))
     headroom_at_step: bool = Field(default=False, description=(
         "whether headroom_gb is the optimizer step's room (memory_gb is the activations' peak)"))
+    headroom_at_critic_pass: bool = Field(default=False, description=(
+        "whether headroom_gb is the room a PPO critic's own update leaves, its second activation peak (memory_gb is "
+        "the actor's)"))
     host_memory_gb: Amount | None = Field(default=None, description=(
         "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): "
         f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given"))
@@ -1185,9 +1189,10 @@ class Plan(Frozen):
 
     @property
     def room_words(self) -> str:
-        """The room the memory model leaves the plan (or what it lacks), in words, at the tighter of the
-        activations and the optimizer step."""
-        at = " at the optimizer step's peak, the tighter one" if self.headroom_at_step else ""
+        """The room the memory model leaves the plan (or what it lacks), in words, at the tightest of the
+        activations, the optimizer step and a critic's own update."""
+        at = (" at the optimizer step's peak, the tighter one" if self.headroom_at_step
+              else " at the critic's own update, the tighter peak" if self.headroom_at_critic_pass else "")
         if self.headroom_gb >= 0:
             return f"{self.headroom_gb:.1f} GiB to spare{at}"
         over = f"{-self.headroom_gb:.1f}" if self.headroom_gb <= -0.05 else "less than 0.1"  # never "0.0 GiB over"

@@ -938,7 +938,8 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
                                  query.node_gpus, gpu.rocm)
               if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
-            "headroom_at_step": memory.step_binds, **beyond_fields(beyond)}
+            "headroom_at_step": memory.step_binds, "headroom_at_critic_pass": memory.critic_pass_binds,
+            **beyond_fields(beyond)}
 
 
 def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens: int) -> Plan:
