@@ -26,6 +26,7 @@ from solver.rules import (
     tables_said,
 )
 from solver.tables import (
+    HOST_HELD_CRITICS,
     LOADING_ALONE_DETAIL,
     LOADING_HOST_DETAIL,
     NODE_GPUS,
@@ -250,16 +251,19 @@ def _fit_style(result: MemoryEstimate) -> str:
     return "red" if not result.fits else "green" if result.host_fits else "yellow"
 
 
-def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool, host_ram: str) -> Text:
-    """The host memory a node needs (`need_gib`; `offload`: for the states too), and whether --host-ram (`host_ram`:
-    the option as the caller names it) holds it, as the plan summary says it (`host_ram_check_words`: where neither
-    Offload nor --host-ram makes it matter, nothing)."""
+def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, host_ram: str) -> Text:
+    """The host memory a node needs (`need_gib`; `offload`: for the states too; a critic's where they are held there),
+    and whether --host-ram (`host_ram`: the option as the caller names it) holds it, as the plan summary says it
+    (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing)."""
     if result.host_ram_gib is not None and not result.host_fits:
         room = f"; more than {host_ram_bound_words(result.host_ram_gib, host_ram)}: it does not train there"
     else:
         room = host_ram_check_words(result.host_ram_gib, host_ram) if offload or result.host_ram_gib is not None else ""
     if offload:
         what = f"for Offload ({OFFLOAD_HOST_NEED if result.reference_model else OFFLOAD_ALONE_NEED})"
+    elif result.critic in HOST_HELD_CRITICS:
+        beside = " and the reference model's shards" if result.reference_model else ""
+        what = f"for the critic's offloaded states{beside}, or the model while it loads, whichever is more"
     else:
         what = f"while the model loads ({LOADING_HOST_DETAIL if result.reference_model else LOADING_ALONE_DETAIL})"
     return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
