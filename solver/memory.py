@@ -37,8 +37,9 @@ Each term is multiplied by a calibrated coefficient (`Coefficients`), checkpoint
 held together to a physical floor per token (`token_floor_gib`); without Offload the optimizer step's own
 peak (`optimizer_step_gib`) must fit in `STEP_USABLE` of the memory too (both less a safety margin); the plan fits when the sum is
 within the usable fraction of the GPU's memory, a fraction that Env (expandable segments, less
-fragmentation) raises; with a critic, its own update's peak must be within it too. All coefficients are non-negative, so the model is monotone: more GPUs, more
-memory, Offload or Env never make a plan stop fitting, and a longer context never makes one start.
+fragmentation) raises; with a critic, its own update's peak must be within it too. All coefficients are
+non-negative, so the model is monotone: more GPUs, more memory, Offload or Env never make a plan stop fitting, and a
+longer context never makes one start.
 """
 
 from __future__ import annotations
@@ -411,9 +412,9 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
     def _at_a_limit(self, verdict: str) -> bool:
         """Whether a comparison that `verdict` rests on is closer than the JSON's rounding can tell
         (`JSON_GIB_SLACK`): the peak against the usable memory, the optimizer step's against its share, a critic's own
-        update against the usable memory, or their rooms against each other; or whether the host memory holds the need, which is rounded up to a tenth
-        (`shown_host_gib`) after the JSON rounds it, so a need of 100.00003 GiB (100.1 shown: more than a --host-ram
-        of 100.05) prints as 100.0 (which is not)."""
+        update against the usable memory, or their rooms against each other; or whether the host memory holds the
+        need, which is rounded up to a tenth (`shown_host_gib`) after the JSON rounds it, so a need of 100.00003 GiB
+        (100.1 shown: more than a --host-ram of 100.05) prints as 100.0 (which is not)."""
         activations, step = self.usable_gib - self.total_gib, self.step_usable_gib - self.step_gib
         critic = self._critic_pass_room()
         steps = [step] if self.step_gib else []  # with Offload no optimizer step on the GPU: nothing to compare
@@ -948,11 +949,12 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     parameter of the whole model (and of a LoRA adapter of `lora_rank`, which PEFT adds before FSDP shards them), on
     every rank of a model with tied embeddings and on one otherwise, as verl loads it, beside the node's pinned shards
     of the reference model where the run has one (`reference`; `REFERENCE_BYTES` of Trinity's `version`, None: 0.6)
-    and, with Offload, the actor's pinned parameter shards. With Offload, or a PPO critic whose states are in host memory
-    while the actor trains (`critic`: `HOST_HELD_CRITICS`), the larger of that and what its trainer GPUs' shares (of all `gpus`) hold while training: the
-    reference model's, with Offload the actor's (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it
-    offloads the critic's, as full fine-tuning's per parameter of `critic_parameters`. (The critic loads before the
-    actor and frees its copy as FSDP shards it: its loading is not counted beside the actor's.)"""
+    and, with Offload, the actor's pinned parameter shards. With Offload, or a PPO critic whose states are in host
+    memory while the actor trains (`critic`: `HOST_HELD_CRITICS`), the larger of that and what its trainer GPUs'
+    shares (of all `gpus`) hold while training: the reference model's, with Offload the actor's
+    (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it offloads the critic's, as full fine-tuning's
+    per parameter of `critic_parameters`. (The critic loads before the actor and frees its copy as FSDP shards it: its
+    loading is not counted beside the actor's.)"""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus

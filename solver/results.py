@@ -1485,8 +1485,8 @@ class Answer(_Timed, Versioned, _ReasonCautions):
         "the PPO critic the plans' memory figures and estimates count beside the actor (--critic; a --from-config "
         "config's note names the value for its critic): resident, its states on the GPUs; offloaded, in host "
         "memory (FSDP2's offload_policy); or reloaded, in host memory but back on the GPUs for its own update (the "
-        "host memory figures count them where held there); the tables, which measured the actor alone, vouch for no plan "
-        "(every plan is estimated) and still refute; null for none"))
+        "host memory figures count them where held there); the tables, which measured the actor alone, vouch for no "
+        "plan (every plan is estimated) and still refute; null for none"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
         f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "

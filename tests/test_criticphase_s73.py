@@ -85,7 +85,8 @@ def test_the_planner_follows_the_second_peak():
     reloaded = plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic="reloaded")[0].plans[0]
     # Env + SP=4 (57.88 GiB) holds an offload_policy critic; a reloaded one's update is 0.32 GiB over there, so the
     # actor offloads: at SP=2 (32768 tokens per GPU) its update takes 28.20 + 3.23 + 1.62 + 1 + 18.44 = 52.48 GiB.
-    assert (offloaded.env, offloaded.offload, offloaded.sp, offloaded.headroom_at_critic_pass) == (True, False, 4, False)
+    assert (offloaded.env, offloaded.offload, offloaded.sp, offloaded.headroom_at_critic_pass) == (
+        True, False, 4, False)
     assert (reloaded.env, reloaded.offload, reloaded.sp, reloaded.headroom_at_critic_pass) == (True, True, 2, True)
     update = CRITIC_STATES + GATHERED + 2 * SP_BUFFERS + 1.0 + 2 * FLOOR
     assert reloaded.headroom_gb == pytest.approx(USABLE - update, abs=1e-9)

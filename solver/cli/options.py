@@ -168,7 +168,8 @@ def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
                         help="count a PPO critic trained beside the actor on the same GPUs (Trinity's ppo), its fp32 "
                         "states 16 bytes per parameter: WHERE is resident (on the GPUs), offloaded (in host memory: "
                         "its own offload_policy) or reloaded (in host memory, back on the GPUs for its own update: "
-                        "param_offload and optimizer_offload without offload_policy); the tables, which measured the actor alone, then vouch for "
+                        "param_offload and optimizer_offload without offload_policy); the tables, which measured the "
+                        "actor alone, then vouch for "
                         f"nothing and refute as before (default: {default})")
 
 

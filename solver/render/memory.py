@@ -175,7 +175,7 @@ def lora_states_words(answer: MemoryAnswer) -> str:
             "of memory")
 
 
-CRITIC_HELD_WORDS: dict[CriticStates, str] = {
+CRITIC_HELD_WORDS: dict[CriticStates | None, str] = {
     "offloaded": "in host memory throughout (FSDP2's offload_policy: its own update gathers each layer from there and "
                  "steps on the CPU), none on the GPUs",
     "reloaded": "in host memory while the actor trains, and back on each GPU for its own update and optimizer step "
@@ -188,8 +188,8 @@ trains (a resident one's are a figure: `critic_states_words`)."""
 def critic_states_words(answer: MemoryAnswer) -> str:
     """What a PPO critic's states count (`solver.memory.resident_critic_gib`), and how the tables, which measured the
     actor alone, speak of it."""
-    held = (CRITIC_HELD_WORDS[answer.critic] if answer.critic in CRITIC_HELD_WORDS
-            else f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's, at its optimizer step too")
+    held = CRITIC_HELD_WORDS.get(
+        answer.critic, f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's, at its optimizer step too")
     return (f"critic: {answer.critic_parameters_b:.2f}B parameters (the model with a value head for its output "
             f"projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), {held}; the tables "
             "measured the actor alone: they speak where they say the setting ran out of memory, not where it trained")
