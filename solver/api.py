@@ -259,7 +259,8 @@ def plan(
     shards (as ``--no-reference``; `Query.reference_model`); None: none with LoRA, else counted. `lora_rank` above 0
     plans a LoRA run of that rank (as ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by
     inference and refuting nothing. `critic` plans a run with a PPO critic beside the actor (as ``--critic``;
-    `Query.critic`): ``"resident"``, its states on the GPUs, or ``"offloaded"``, in host memory; the tables, which
+    `Query.critic`): ``"resident"``, its states on the GPUs; ``"offloaded"``, in host memory (its own
+    ``offload_policy``); or ``"reloaded"``, in host memory but back on the GPUs for its own update; the tables, which
     measured the actor alone, then vouch for no plan and still refute.
     Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,

@@ -27,18 +27,19 @@ sequence per micro-batch, `solver.rules.counted_tokens`) and gradient checkpoint
 - **overhead**: CUDA context, NCCL buffers, allocator slack: 1 GiB;
 - **critic** (besides the terms, first principles, not calibrated): a PPO critic's states where they stay on the GPU
   beside the actor's (`resident_critic_gib`), 16 bytes per parameter of the model less its output projection with a
-  value head (`critic_parameters`), sharded as the actor's; its own pass, at the actor's SP and token budget (Trinity
-  0.6 gives it the trainer's) but with no vocabulary-wide logits, peaks below the actor's, but its optimizer step
-  counts (`optimizer_step_gib`). Not counted: a critic offloaded by ``param_offload`` and ``optimizer_offload`` rather
-  than FSDP2's ``offload_policy`` takes its states back to the GPU for its own pass (verl 0.9.1's
-  ``engine/base.py:314-328``), beside an actor's that stay there.
+  value head (`critic_parameters`), sharded as the actor's; its optimizer step (`optimizer_step_gib`); and its own
+  update, a second peak (`critic_pass_gib`): the actor's states where they stay on the GPU, the critic's where they
+  are there for its pass (resident, or reloaded by ``param_offload`` and ``optimizer_offload`` without FSDP2's
+  ``offload_policy``: verl 0.9.1's ``engine/base.py:314-335``) and its activations, at the actor's SP and token
+  budget (Trinity 0.6 gives it the trainer's) but with no vocabulary-wide logits.
 
 Each term is multiplied by a calibrated coefficient (`Coefficients`), checkpoints, logits and recompute
 held together to a physical floor per token (`token_floor_gib`); without Offload the optimizer step's own
 peak (`optimizer_step_gib`) must fit in `STEP_USABLE` of the memory too (both less a safety margin); the plan fits when the sum is
 within the usable fraction of the GPU's memory, a fraction that Env (expandable segments, less
-fragmentation) raises. All coefficients are non-negative, so the model is monotone: more GPUs, more
-memory, Offload or Env never make a plan stop fitting, and a longer context never makes one start.
+fragmentation) raises; with a critic, its own update's peak must be within it too. All coefficients are
+non-negative, so the model is monotone: more GPUs, more memory, Offload or Env never make a plan stop fitting, and a
+longer context never makes one start.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    HOST_HELD_CRITICS,
     HOST_NEED_WORDS,
     MAX_ESTIMATED_GPUS,
     NODE_GPUS,
@@ -167,6 +169,10 @@ class Breakdown(Frozen):
     critic_gib: float = Field(default=0.0, description=(
         "the states of a PPO critic resident on the GPU beside the actor's (`critic_states_gib`), counted in total_gib "
         "and step_gib: first principles, not calibrated; 0 without a critic or with its states offloaded"))
+    critic_pass_gib: float = Field(default=0.0, description=(
+        "the peak of a PPO critic's own update (`critic_pass_gib`), which must be within usable_gib besides: the "
+        "actor's states where they stay on the GPU, the critic's where they are there for its pass (resident or "
+        "reloaded), and its activations (the terms less the logits); 0 without a critic"))
 
     @property
     def step_fits(self) -> bool:
@@ -174,21 +180,43 @@ class Breakdown(Frozen):
         return self.step_gib <= self.step_usable_gib
 
     @property
+    def critic_pass_fits(self) -> bool:
+        """Whether a PPO critic's own update (`critic_pass_gib`; none without a critic) is within the usable memory."""
+        return self.critic_pass_gib <= self.usable_gib
+
+    @property
     def fits(self) -> bool:
-        """Whether the total is within the usable memory, and the optimizer step's peak within its share."""
-        return self.total_gib <= self.usable_gib and self.step_fits
+        """Whether the total is within the usable memory, the optimizer step's peak within its share, and a critic's
+        own update within the usable memory."""
+        return self.total_gib <= self.usable_gib and self.step_fits and self.critic_pass_fits
+
+    def _critic_pass_room(self) -> float:
+        """The room a critic's own update leaves of the usable memory; without a critic, the activations' (no less)."""
+        return self.usable_gib - (self.critic_pass_gib or self.total_gib)
 
     @property
     def step_binds(self) -> bool:
-        """Whether the optimizer step (without Offload) has less room than the activations: `headroom_gib` is its."""
-        return bool(self.step_gib) and self.step_usable_gib - self.step_gib < self.usable_gib - self.total_gib
+        """Whether the optimizer step (without Offload) has less room than the activations and than a critic's own
+        update: `headroom_gib` is its."""
+        room = self.step_usable_gib - self.step_gib
+        return bool(self.step_gib) and room < self.usable_gib - self.total_gib and room < self._critic_pass_room()
+
+    @property
+    def critic_pass_binds(self) -> bool:
+        """Whether a PPO critic's own update has less room than the activations, and no more than the optimizer
+        step (`step_binds` is not): `headroom_gib` is its."""
+        return (bool(self.critic_pass_gib) and not self.step_binds
+                and self._critic_pass_room() < self.usable_gib - self.total_gib)
 
     @property
     def headroom_gib(self) -> float:
-        """Memory left at the tighter of the two peaks, negative for what it lacks: the activations against the
-        usable memory, and without Offload the optimizer step against its share (`step_binds`)."""
+        """Memory left at the tightest peak, negative for what it lacks: the activations against the usable memory,
+        without Offload the optimizer step against its share (`step_binds`), and a critic's own update against the
+        usable memory (`critic_pass_binds`)."""
         if self.step_binds:
             return self.step_usable_gib - self.step_gib
+        if self.critic_pass_binds:
+            return self._critic_pass_room()
         return self.usable_gib - self.total_gib
 
 
@@ -306,8 +334,9 @@ class MemoryQuestion(Frozen, defer_build=True):
         "the LoRA adapter's parameters counted (on every linear layer but the output projection: all-linear, "
         "Trinity's default target_modules); 0 for full fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
-        "a PPO critic counted beside the actor (--critic): resident, its states on the GPUs (critic_gib), or "
-        "offloaded, in host memory; null for none, the tables' runs"))
+        "a PPO critic counted beside the actor (--critic): resident, its states on the GPUs (critic_gib); "
+        "offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the GPUs for its "
+        "own update (critic_pass_gib); null for none, the tables' runs"))
     critic_parameters_b: ParametersB = Field(default=0.0, description=(
         "the critic's parameters counted, billions: the model's less its output projection, with a value head; 0 "
         "without a critic"))
@@ -382,14 +411,17 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
 
     def _at_a_limit(self, verdict: str) -> bool:
         """Whether a comparison that `verdict` rests on is closer than the JSON's rounding can tell
-        (`JSON_GIB_SLACK`): the peak against the usable memory, the optimizer step's against its share, or their
-        rooms against each other; or whether the host memory holds the need, which is rounded up to a tenth
-        (`shown_host_gib`) after the JSON rounds it, so a need of 100.00003 GiB (100.1 shown: more than a --host-ram
-        of 100.05) prints as 100.0 (which is not)."""
+        (`JSON_GIB_SLACK`): the peak against the usable memory, the optimizer step's against its share, a critic's own
+        update against the usable memory, or their rooms against each other; or whether the host memory holds the
+        need, which is rounded up to a tenth (`shown_host_gib`) after the JSON rounds it, so a need of 100.00003 GiB
+        (100.1 shown: more than a --host-ram of 100.05) prints as 100.0 (which is not)."""
         activations, step = self.usable_gib - self.total_gib, self.step_usable_gib - self.step_gib
+        critic = self._critic_pass_room()
         steps = [step] if self.step_gib else []  # with Offload no optimizer step on the GPU: nothing to compare
-        fits = [activations, *steps]
-        gaps = {"step_fits": steps, "fits": fits, "step_binds": [step - activations] if self.step_gib else [],
+        critics = [critic] if self.critic_pass_gib else []  # without a critic, no update of its own
+        fits = [activations, *steps, *critics]
+        gaps = {"step_fits": steps, "fits": fits,
+                "step_binds": [step - activations, step - critic] if self.step_gib else [],
                 "host_fits": [], "trains": fits if self.tables is None else []}[verdict]
         need, host_ram = self.host_memory_gib, self.host_ram_gib
         host_at_a_limit = (verdict in ("host_fits", "trains") and need is not None and host_ram is not None
@@ -463,7 +495,7 @@ def breakdown(
     its share (both less a safety `margin`), at the tokens per GPU it counts for `max_model_len` (`counted_tokens`:
     Trinity's default token budget, or `tokens_per_gpu`, a ``max_token_len_per_gpu`` of the user's; one sequence for a
     model trained one per micro-batch), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO critic's states
-    where they stay on the GPU (`critic`: `resident_critic_gib`)."""
+    where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`)."""
     tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu)
     terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
     critic_gib = resident_critic_gib(model, gpus, critic)
@@ -476,6 +508,7 @@ def breakdown(
         step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic),
         step_usable_gib=_step_usable_gib(memory_gib, margin),
         critic_gib=critic_gib,
+        critic_pass_gib=critic_pass_gib(model, gpus, tokens, terms, critic),
     )
 
 
@@ -512,6 +545,38 @@ def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None) ->
     return critic_states_gib(model, gpus) if critic == "resident" else 0.0
 
 
+def critic_pass_states_gib(model: Model, gpus: int, critic: CriticStates | None) -> float:
+    """The critic's states (`critic_states_gib`) on each GPU during its own update and optimizer step: where `critic`
+    is ``resident``, and where ``reloaded``: verl's engine (0.9.1, ``engine/base.py:314-335``; Trinity 0.5's
+    ``CriticWorker.update_critic``, ``trainer/verl/fsdp_workers.py:1583-1586``) loads the weights and gradients
+    (``param_offload``) and Adam's moments (``optimizer_offload``) back for it. None where ``offloaded`` (FSDP2's
+    ``offload_policy``: they stay in host memory, the step runs there) or without a critic."""
+    return critic_states_gib(model, gpus) if critic in ("resident", "reloaded") else 0.0
+
+
+CRITIC_PASS_TERMS = tuple(term for term in TERMS if term != "logits")
+"""The terms a PPO critic's own update holds (`critic_pass_gib`): all but the logits (its value head has one output)."""
+
+
+def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float],
+                    critic: CriticStates | None) -> float:
+    """The peak of a PPO critic's own update on a trainer GPU at `tokens` per GPU, GiB, beside the actor's calibrated
+    `terms` there (0 without a critic). Trinity places both on every trainer GPU (`resident_critic_gib`) and gives the
+    critic the trainer's SP and token budget (0.6: ``trainer/verl/config.py:462``, ``:478``; 0.5:
+    ``verl_config.py:594-601``), so its pass holds: the actor's states where they stay on the GPU (its ``states`` term,
+    none with Offload; their gradients, freed after the actor's update, counted still), the critic's where they are
+    there for its pass (`critic_pass_states_gib`), and its activations: `CRITIC_PASS_TERMS` as the actor's (the
+    gathered layers' embedding matrix with a gradient, which the critic keeps, and the output matrix, which it has
+    not, counted: the more; the fragmentation the actor's logits leave without Env, which its cache may still hold),
+    the checkpoints and recompute held to their own floor (`token_floor_gib` without the logits: their calibrated
+    multipliers were fitted beside the logits')."""
+    if critic is None:
+        return 0.0
+    per_token = max(terms["checkpoints"] + terms["recompute"], token_floor_gib(model, tokens, logits=False))
+    others = sum(terms[term] for term in CRITIC_PASS_TERMS if term not in ("checkpoints", "recompute"))
+    return others + per_token + critic_pass_states_gib(model, gpus, critic)
+
+
 STEP_USABLE = 0.98
 """The share of a GPU's memory the optimizer step's peak may take before the safety margin (97.0% at the default
 margin): no activations are held then, so little is lost to fragmentation (Qwen3-8B with Env on two A100s, a
@@ -527,12 +592,13 @@ def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: 
     runs on the CPU. It does not grow with the length, so it binds only for large models at short contexts (Qwen3-32B
     on eight 80 GB GPUs). With a critic's states resident (`critic`: `resident_critic_gib`), the larger of the actor's
     step beside them and the critic's own step (its states and `ADAM_STEP_BYTES` per parameter) beside the actor's
-    states (none with Offload)."""
+    states (none with Offload); with them reloaded for its update (`critic_pass_states_gib`), its own step so too."""
     resident = resident_critic_gib(model, gpus, critic)
     steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank) + resident]
-    if resident:
+    critic_states = critic_pass_states_gib(model, gpus, critic)
+    if critic_states:
         actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, STATE_BYTES) / GIB
-        steps.append(actor + resident * (STATE_BYTES + ADAM_STEP_BYTES) / STATE_BYTES)
+        steps.append(actor + critic_states * (STATE_BYTES + ADAM_STEP_BYTES) / STATE_BYTES)
     return max(steps) + coefficients.overhead if steps else 0.0
 
 
@@ -620,16 +686,16 @@ PER_TOKEN_TERMS = ("checkpoints", "logits", "recompute")
 """The terms `calibrated_terms` holds to `token_floor_gib` together."""
 
 
-def token_floor_gib(model: Model, tokens: int) -> float:
+def token_floor_gib(model: Model, tokens: int, logits: bool = True) -> float:
     """The least `PER_TOKEN_TERMS` can take together for `tokens` per GPU, GiB: a bf16 hidden state per layer
     (each layer's input, which gradient checkpointing keeps; the first is the embedding output) and the final norm's
     output, which the output projection keeps, and the larger of the two peaks that follow each other, the logits'
-    (`LOGIT_FLOOR_BYTES` per logit, and `SOFTCAP_BYTES` where the model caps them) and one layer's recompute
-    and backward (`layer_peak_bytes`). (Calibration holds its fit to it too; for every catalogued model the
-    logits' peak is the larger.)"""
+    (`LOGIT_FLOOR_BYTES` per logit, and `SOFTCAP_BYTES` where the model caps them; none for a pass without `logits`,
+    a critic's) and one layer's recompute and backward (`layer_peak_bytes`). (Calibration holds its fit to it too; for
+    every catalogued model the logits' peak is the larger.)"""
     checkpoints = 2 * model.hidden_size * (model.num_layers + 1)
-    logits = (LOGIT_FLOOR_BYTES + SOFTCAP_BYTES * model.logit_softcapping) * model.vocab_size
-    return tokens * (checkpoints + max(logits, layer_peak_bytes(model))) / GIB
+    logit_bytes = (LOGIT_FLOOR_BYTES + SOFTCAP_BYTES * model.logit_softcapping) * model.vocab_size if logits else 0
+    return tokens * (checkpoints + max(logit_bytes, layer_peak_bytes(model))) / GIB
 
 
 def layer_peak_bytes(model: Model) -> int:
@@ -731,13 +797,15 @@ def longest_fitting(
     """The longest ``max_model_len`` on a `grid` of tokens, up to `ceiling`, that fits (None when not even
     one step fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO critic or not (`critic`).
 
-    The memory is a constant plus a cost per token per GPU (`token_features`), so the most tokens per GPU
-    that fit follow from the two; the length is then checked with `breakdown` (and moved by a token where
-    rounding put it one off)."""
+    The memory at each activation peak (the actor's; a critic's own update, `critic_pass_gib`) is a constant plus a
+    cost per token per GPU (`token_features`), so the most tokens per GPU that fit follow from the two, the fewer of
+    the peaks'; the length is then checked with `breakdown` (and moved by a token where rounding put it one off)."""
     critic_gib = resident_critic_gib(model, gpus, critic)
 
-    def total(tokens: int) -> float:
-        return sum(calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank).values()) + critic_gib
+    def peaks(tokens: int) -> tuple[float, ...]:
+        terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
+        actor = sum(terms.values()) + critic_gib
+        return (actor, critic_pass_gib(model, gpus, tokens, terms, critic)) if critic else (actor,)
 
     def fits(length: int) -> bool:
         return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank, critic).fits
@@ -746,8 +814,8 @@ def longest_fitting(
     if step > _step_usable_gib(memory_gib, margin):
         return None  # the optimizer step does not fit, whatever the length
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
-    per_token = total(1) - total(0)  # above 0: the per-token terms are held to a physical floor
-    most_tokens = max(0, int((usable - total(0)) / per_token))
+    # above 0 per token: the per-token terms are held to a physical floor
+    most_tokens = max(0, min(int((usable - fixed) / (one - fixed)) for fixed, one in zip(peaks(0), peaks(1))))
     length = min(ceiling, longest_length_of_tokens(model, most_tokens, setting.sp))
     if not (length == 0 or fits(length)) or (length < ceiling and fits(length + 1)):
         length = _last_fitting(fits, ceiling)  # rounding put it off: search (memory grows with the length)
@@ -881,11 +949,12 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     parameter of the whole model (and of a LoRA adapter of `lora_rank`, which PEFT adds before FSDP shards them), on
     every rank of a model with tied embeddings and on one otherwise, as verl loads it, beside the node's pinned shards
     of the reference model where the run has one (`reference`; `REFERENCE_BYTES` of Trinity's `version`, None: 0.6)
-    and, with Offload, the actor's pinned parameter shards. With Offload, or a PPO critic whose states are offloaded
-    (`critic`), the larger of that and what its trainer GPUs' shares (of all `gpus`) hold while training: the
-    reference model's, with Offload the actor's (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it
-    offloads the critic's, as full fine-tuning's per parameter of `critic_parameters`. (The critic loads before the
-    actor and frees its copy as FSDP shards it: its loading is not counted beside the actor's.)"""
+    and, with Offload, the actor's pinned parameter shards. With Offload, or a PPO critic whose states are in host
+    memory while the actor trains (`critic`: `HOST_HELD_CRITICS`), the larger of that and what its trainer GPUs'
+    shares (of all `gpus`) hold while training: the reference model's, with Offload the actor's
+    (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it offloads the critic's, as full fine-tuning's
+    per parameter of `critic_parameters`. (The critic loads before the actor and frees its copy as FSDP shards it: its
+    loading is not counted beside the actor's.)"""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
@@ -896,7 +965,7 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     loaded = parameters + (lora_parameters(model, lora_rank) if lora_rank else 0)
     loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
     critic_held = (offloaded_actor_bytes(model, gpus)[1] * critic_parameters(model) * on_node / gpus
-                   if critic == "offloaded" else 0.0)
+                   if critic in HOST_HELD_CRITICS else 0.0)
     if not offload and not critic_held:
         return loading / GIB
     training = (reference_held + (actor_states if offload else 0)) * shards + critic_held

@@ -56,6 +56,7 @@ from solver.rules import (
 )
 from solver.tables import (
     FAST_NODE_INTERCONNECTS,
+    HOST_HELD_CRITICS,
     HOST_NEED_WORDS,
     MAX_HOST_RAM_GB,
     NODE_GPUS,
@@ -1006,10 +1007,14 @@ class Plan(Frozen):
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
     memory_gb: Annotated[GiBFigure, Ge(0)] = Field(description="the memory model's predicted peak per trainer GPU, GiB")
     headroom_gb: GiBFigure = Field(description=(
-        "memory left over at the tighter peak, GiB: the activations' usable memory (less the safety margin) or, "
-        "without Offload, the optimizer step's share where that is tighter (headroom_at_step)"))
+        "memory left over at the tightest peak, GiB: the activations' usable memory (less the safety margin), "
+        "without Offload the optimizer step's share where that is tighter (headroom_at_step), or with a PPO critic "
+        "the usable memory at its own update where that is (headroom_at_critic_pass)"))
     headroom_at_step: bool = Field(default=False, description=(
         "whether headroom_gb is the optimizer step's room (memory_gb is the activations' peak)"))
+    headroom_at_critic_pass: bool = Field(default=False, description=(
+        "whether headroom_gb is the room a PPO critic's own update leaves, its second activation peak (memory_gb is "
+        "the actor's)"))
     host_memory_gb: Amount | None = Field(default=None, description=(
         "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): "
         f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given"))
@@ -1021,7 +1026,8 @@ class Plan(Frozen):
         "fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
-        "on the GPUs, or offloaded, in host memory; null for none"))
+        "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
+        "GPUs for its own update; null for none"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
@@ -1203,7 +1209,7 @@ class Plan(Frozen):
         if self.host_memory_gb is None:
             return None
         purpose = ("for Offload" if self.offload else "for the critic's offloaded states, or while the model loads"
-                   if self.critic == "offloaded" else "while the model loads") + (
+                   if self.critic in HOST_HELD_CRITICS else "while the model loads") + (
             "" if self.reference_model else " (no reference model)")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
@@ -1216,9 +1222,10 @@ class Plan(Frozen):
 
     @property
     def room_words(self) -> str:
-        """The room the memory model leaves the plan (or what it lacks), in words, at the tighter of the
-        activations and the optimizer step."""
-        at = " at the optimizer step's peak, the tighter one" if self.headroom_at_step else ""
+        """The room the memory model leaves the plan (or what it lacks), in words, at the tightest of the
+        activations, the optimizer step and a critic's own update."""
+        at = (" at the optimizer step's peak, the tighter one" if self.headroom_at_step
+              else " at the critic's own update, the tighter peak" if self.headroom_at_critic_pass else "")
         if self.headroom_gb >= 0:
             return f"{self.headroom_gb:.1f} GiB to spare{at}"
         over = f"{-self.headroom_gb:.1f}" if self.headroom_gb <= -0.05 else "less than 0.1"  # never "0.0 GiB over"
@@ -1509,9 +1516,10 @@ class Answer(_Timed, Versioned, _ReasonCautions):
         "fine-tuning, vouch for it by inference (no plan is documented) and refute nothing; 0 for full fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
         "the PPO critic the plans' memory figures and estimates count beside the actor (--critic; a --from-config "
-        "config's note names the value for its critic): resident, its states on the GPUs, or offloaded, in host "
-        "memory (the host memory figures count them); the tables, which measured the actor alone, vouch for no plan "
-        "(every plan is estimated) and still refute; null for none"))
+        "config's note names the value for its critic): resident, its states on the GPUs; offloaded, in host "
+        "memory (FSDP2's offload_policy); or reloaded, in host memory but back on the GPUs for its own update (the "
+        "host memory figures count them where held there); the tables, which measured the actor alone, vouch for no "
+        "plan (every plan is estimated) and still refute; null for none"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
         f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "

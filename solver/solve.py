@@ -74,6 +74,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    HOST_HELD_CRITICS,
     MAX_ESTIMATED_GPUS,
     MAX_HOST_RAM_GB,
     MAX_NODE_GPUS,
@@ -916,7 +917,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         **_memory_figures(data.shape, gpu, query, gpus, setting, length, tokens, estimated=source is None),
         host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
                                        query.reference_model, query.lora_rank, query.critic)
-        if offload or query.critic == "offloaded" or query.host_ram_gb is not None else None,
+        if offload or query.critic in HOST_HELD_CRITICS or query.host_ram_gb is not None else None,
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
         critic=query.critic,
@@ -951,7 +952,8 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
                                  query.node_gpus, gpu.rocm)
               if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
-            "headroom_at_step": memory.step_binds, **beyond_fields(beyond)}
+            "headroom_at_step": memory.step_binds, "headroom_at_critic_pass": memory.critic_pass_binds,
+            **beyond_fields(beyond)}
 
 
 def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens: int) -> Plan:

@@ -96,6 +96,7 @@ PLAN_ORDER = (
     "memory_gb",
     "headroom_gb",
     "headroom_at_step",
+    "headroom_at_critic_pass",
     "host_memory_gb",
     "reference_model",
     "lora_rank",
@@ -509,6 +510,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
                        tokens)
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "headroom_at_step": result.step_binds,
+            "headroom_at_critic_pass": False,  # no critic
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
             else _up_to_a_tenth(_load_need(model, n, node_gpus)) if host_ram_gb is not None else None,
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)

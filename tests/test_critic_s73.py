@@ -113,9 +113,9 @@ def test_host_ram_counts_an_offloaded_critic_in_the_planner():
 
 
 def test_a_critic_that_is_no_choice_is_refused():
-    with pytest.raises(QueryError, match="^critic must be one of None, resident, offloaded, got 'yes'$"):
+    with pytest.raises(QueryError, match="^critic must be one of None, resident, offloaded, reloaded, got 'yes'$"):
         answer("yes")
-    with pytest.raises(QueryError, match="^critic must be one of None, resident, offloaded, got True$"):
+    with pytest.raises(QueryError, match="^critic must be one of None, resident, offloaded, reloaded, got True$"):
         plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic=True)  # type: ignore[arg-type]
 
 
@@ -178,7 +178,8 @@ def test_solve_memory_shows_the_critic_row_and_refuses_a_bad_value(cli: Callable
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k",
                            "--critic", "yes")
     assert (status, out, err.splitlines()[1:]) == (2, "", [
-        "solve memory: error: argument --critic: invalid choice: 'yes' (choose from 'resident', 'offloaded')"])
+        "solve memory: error: argument --critic: invalid choice: 'yes' "
+        "(choose from 'resident', 'offloaded', 'reloaded')"])
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "4",
                            "--critic", "offloaded", "--json")
     shown = json.loads(out)

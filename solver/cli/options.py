@@ -166,8 +166,10 @@ def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
     """--critic, for the commands that estimate a setting or plan (`default`: what counts without it)."""
     parser.add_argument("--critic", metavar="WHERE", choices=CRITIC_STATES,
                         help="count a PPO critic trained beside the actor on the same GPUs (Trinity's ppo), its fp32 "
-                        "states 16 bytes per parameter: WHERE is resident (on the GPUs) or offloaded (in host memory, "
-                        "by its own offload flags); the tables, which measured the actor alone, then vouch for "
+                        "states 16 bytes per parameter: WHERE is resident (on the GPUs), offloaded (in host memory: "
+                        "its own offload_policy) or reloaded (in host memory, back on the GPUs for its own update: "
+                        "param_offload and optimizer_offload without offload_policy); the tables, which measured the "
+                        "actor alone, then vouch for "
                         f"nothing and refute as before (default: {default})")
 
 

@@ -26,10 +26,13 @@ from solver.rules import (
     tables_said,
 )
 from solver.tables import (
+    HOST_HELD_CRITICS,
     NODE_GPUS,
     Catalog,
+    CriticStates,
     MemoryModel,
     Setting,
+    and_joined,
     check_types,
     counted,
     host_need_detail,
@@ -139,7 +142,7 @@ def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: in
     if result.lora_rank:
         lines.append(Text(lora_states_words(result)))
     if result.critic:
-        lines.append(Text(critic_states_words(result)))
+        lines += [Text(critic_states_words(result)), Text(critic_pass_words(result))]
     lines += [Text(_fit_words(result), style=_fit_style(result)),
               Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
     if result.host_memory_gib is not None:
@@ -169,14 +172,37 @@ def lora_states_words(answer: MemoryAnswer) -> str:
             "of memory")
 
 
+CRITIC_HELD_WORDS: dict[CriticStates | None, str] = {
+    "offloaded": "in host memory throughout (FSDP2's offload_policy: its own update gathers each layer from there and "
+                 "steps on the CPU), none on the GPUs",
+    "reloaded": "in host memory while the actor trains, and back on each GPU for its own update and optimizer step "
+                "(param_offload and optimizer_offload without offload_policy)",
+}
+"""Where a critic's states are held, in words, for the `CriticStates` that keep them off the GPUs while the actor
+trains (a resident one's are a figure: `critic_states_words`)."""
+
+
 def critic_states_words(answer: MemoryAnswer) -> str:
     """What a PPO critic's states count (`solver.memory.resident_critic_gib`), and how the tables, which measured the
     actor alone, speak of it."""
-    held = ("in host memory while the actor trains (its own offload), none on the GPUs" if answer.critic == "offloaded"
-            else f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's, at its optimizer step too")
+    held = CRITIC_HELD_WORDS.get(
+        answer.critic, f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's, at its optimizer step too")
     return (f"critic: {answer.critic_parameters_b:.2f}B parameters (the model with a value head for its output "
             f"projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), {held}; the tables "
             "measured the actor alone: they speak where they say the setting ran out of memory, not where it trained")
+
+
+def critic_pass_words(answer: MemoryAnswer) -> str:
+    """A PPO critic's own update, the second activation peak (`solver.memory.critic_pass_gib`), against the usable
+    memory, with what it holds."""
+    held = [] if answer.offload else [f"the actor's states ({answer.terms['states']:.2f} GiB)"]
+    held += {"resident": ["the critic's states"], "reloaded": ["the critic's states (back on the GPU for it)"]}.get(
+        answer.critic or "", [])
+    held.append("its activations (every term but the logits; the checkpoints and recompute at least their floor "
+                "without them)")
+    over = "" if answer.critic_pass_fits else " (too much)"
+    return (f"critic's own update: {answer.critic_pass_gib:.2f} GiB of the {answer.usable_gib:.2f} usable{over}, "
+            f"holding {and_joined(held)}")
 
 
 def _terms_table(result: MemoryEstimate) -> Table:
@@ -195,15 +221,18 @@ def _terms_table(result: MemoryEstimate) -> Table:
 
 
 def _fit_words(result: MemoryEstimate) -> str:
-    """Whether the breakdown fits, by how much, and what share of the memory is usable (where the activations
-    decide), and (without Offload) what the optimizer step takes of its share."""
+    """Whether the breakdown fits, by how much, and what share of the memory is usable (where the activations, or a
+    critic's own update, decide), and (without Offload) what the optimizer step takes of its share."""
     fits = result.fits
     usable = f"the usable memory ({result.usable_gib / result.memory_gib:.1%} of the memory, the margin taken off)"
-    spare = "to spare at the optimizer step" if result.step_binds else f"to spare of {usable}"
+    critic = result.critic_pass_binds
+    spare = ("to spare at the optimizer step" if result.step_binds
+             else f"to spare at the critic's own update, of {usable}" if critic else f"to spare of {usable}")
     # Where the host memory rules the setting out, a bare "fits" would read as the answer: say whose memory it is.
     fitted = "fits" if result.host_fits else "fits the GPUs' memory (the host memory below rules it out)"
     verdict = (f"{fitted}: {result.headroom_gib:.2f} GiB {spare}" if fits
                else f"does not fit: the optimizer step is {-result.headroom_gib:.2f} GiB over" if result.step_binds
+               else f"does not fit: the critic's own update is {-result.headroom_gib:.2f} GiB over {usable}" if critic
                else f"does not fit: {-result.headroom_gib:.2f} GiB over {usable}")
     if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
         share = result.step_usable_gib / result.memory_gib
@@ -219,16 +248,21 @@ def _fit_style(result: MemoryEstimate) -> str:
     return "red" if not result.fits else "green" if result.host_fits else "yellow"
 
 
-def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool, host_ram: str) -> Text:
-    """The host memory a node needs (`need_gib`; `offload`: for the states too), and whether --host-ram (`host_ram`:
-    the option as the caller names it) holds it, as the plan summary says it (`host_ram_check_words`: where neither
-    Offload nor --host-ram makes it matter, nothing)."""
+def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, host_ram: str) -> Text:
+    """The host memory a node needs (`need_gib`; `offload`: for the states too; a critic's where they are held there),
+    and whether --host-ram (`host_ram`: the option as the caller names it) holds it, as the plan summary says it
+    (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing)."""
     if result.host_ram_gib is not None and not result.host_fits:
         room = f"; more than {host_ram_bound_words(result.host_ram_gib, host_ram)}: it does not train there"
     else:
         room = host_ram_check_words(result.host_ram_gib, host_ram) if offload or result.host_ram_gib is not None else ""
-    when = "for Offload" if offload else "while the model loads"
-    what = f"{when} ({host_need_detail(offload, result.reference_model)})"
+    if offload:
+        what = f"for Offload ({host_need_detail(True, result.reference_model)})"
+    elif result.critic in HOST_HELD_CRITICS:
+        beside = " and the reference model's shards" if result.reference_model else ""
+        what = f"for the critic's offloaded states{beside}, or the model while it loads, whichever is more"
+    else:
+        what = f"while the model loads ({host_need_detail(False, result.reference_model)})"
     return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
                 style="" if result.host_fits else "red")
 

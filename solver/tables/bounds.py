@@ -211,12 +211,17 @@ MEMORY_MODEL_FILE = "memory-model.yaml"
 TrinityVersion = Literal["0.5", "0.6"]
 """The Trinity-RFT releases whose offload keys differ: 0.6 has them under ``trainer`` too, 0.5 refuses those."""
 
-CriticStates = Literal["resident", "offloaded"]
-"""Where a PPO critic trained beside the actor keeps its states while the actor trains: on the trainer GPUs
-(``resident``), or in host memory (``offloaded``: its own ``offload_policy``, or ``param_offload`` with
-``optimizer_offload``)."""
-CRITIC_STATES: tuple[CriticStates, ...] = ("resident", "offloaded")
+CriticStates = Literal["resident", "offloaded", "reloaded"]
+"""Where a PPO critic trained beside the actor keeps its states, by its own FSDP offload flags (verl 0.9.1 and Trinity
+0.5's worker alike): on the trainer GPUs throughout (``resident``: no flags); in host memory throughout, its own pass
+gathering each layer from there (``offloaded``: FSDP2's ``offload_policy``, which turns the other two flags off,
+``engine/fsdp/transformer_impl.py:459-463``; rft-solver writes all three); or in host memory between its own passes and
+back on the GPUs for them (``reloaded``: ``param_offload`` and ``optimizer_offload`` without ``offload_policy``, which
+its update loads back, ``engine/base.py:314-335``)."""
+CRITIC_STATES: tuple[CriticStates, ...] = ("resident", "offloaded", "reloaded")
 """The values of `CriticStates`, as a choice lists them."""
+HOST_HELD_CRITICS: tuple[CriticStates, ...] = ("offloaded", "reloaded")
+"""The `CriticStates` whose states are in host memory while the actor trains."""
 
 TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.[0-9]+)?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
 """A Trinity-RFT release as users write it, its minor version the group: ``0.5``, ``0.5.2`` (``pip show
