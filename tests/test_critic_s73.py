@@ -178,8 +178,8 @@ def test_solve_memory_shows_the_critic_row_and_refuses_a_bad_value(cli: Callable
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k",
                            "--critic", "yes")
     assert (status, out, err.splitlines()[1:]) == (2, "", [
-        "solve memory: error: argument --critic: invalid choice: 'yes' "
-        "(choose from 'resident', 'offloaded', 'reloaded')"])
+        ("solve memory: error: argument --critic: invalid choice: 'yes' "
+         "(choose from 'resident', 'offloaded', 'reloaded')")])
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "4",
                            "--critic", "offloaded", "--json")
     shown = json.loads(out)

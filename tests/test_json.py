@@ -58,7 +58,8 @@ def documented_codes(heading: str) -> list[str]:
 
 CODES: dict[str, type[Enum]] = {
     "Caution codes": CautionCode, "Reason codes": ReasonCode, "Unplaced codes": UnplacedCode, "Pool codes": PoolCode,
-    "Move codes": MoveCode, "Stay codes": StayCode, "Beyond-calibration codes": BeyondCode, "Config problem codes": ConfigProblemCode,
+    "Move codes": MoveCode, "Stay codes": StayCode, "Beyond-calibration codes": BeyondCode,
+    "Config problem codes": ConfigProblemCode,
     "Broken rule codes": BrokenRuleCode, "Unphysical codes": UnphysicalCode}
 """Each enum of codes, by the heading of docs/json.md's table of it."""
 

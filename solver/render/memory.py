@@ -188,8 +188,9 @@ def critic_states_words(answer: MemoryAnswer) -> str:
     held = CRITIC_HELD_WORDS.get(
         answer.critic, f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's, at its optimizer step too")
     return (f"critic: {answer.critic_parameters_b:.2f}B parameters (the model with a value head for its output "
-            f"projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), {held}; the tables "
-            "measured the actor alone: they speak where they say the setting ran out of memory, not where it trained")
+            f"projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), {held}; the "
+            "tables measured the actor alone: they speak where they say the setting ran out of memory, not where it "
+            "trained")
 
 
 def critic_pass_words(answer: MemoryAnswer) -> str:
