@@ -237,9 +237,10 @@ def test_a_schema_starts_with_its_draft_and_the_command_as_its_title(command: st
 
 def _as_pydantic_writes_now(schema: Any) -> Any:
     """`schema` with each ``{"allOf": [{"$ref": R}], ...}`` written as ``{"$ref": R, ...}``, each text, true/false or
-    whole-number ``{"const": C}`` given its ``"type"`` (``"string"``, ``"boolean"``, ``"integer"``), and each object
-    of any keys (``dict[str, Any]``) given its ``"additionalProperties": true``, which pydantic 2.6 leaves out (JSON
-    Schema's default: the same schema)."""
+    whole-number ``{"const": C}`` given its ``"type"`` (``"string"``, ``"boolean"``, ``"integer"``), each object of
+    any keys (``dict[str, Any]``) given its ``"additionalProperties": true``, which pydantic 2.6 leaves out (JSON
+    Schema's default: the same schema), and an enum of one member (``StayCode``), which pydantic 2.6 writes as its
+    ``"const"``, as ``{"enum": [C]}``."""
     if isinstance(schema, list):
         return [_as_pydantic_writes_now(item) for item in schema]
     if not isinstance(schema, dict):
@@ -250,6 +251,8 @@ def _as_pydantic_writes_now(schema: Any) -> Any:
     if isinstance(const := unwrapped.get("const"), (str, bool, int)):
         unwrapped.setdefault("type", "boolean" if isinstance(const, bool) else "integer" if isinstance(const, int)
                              else "string")
+    if "const" in unwrapped and "enum" not in unwrapped and "title" in unwrapped:  # a one-member Enum class
+        unwrapped["enum"] = [unwrapped.pop("const")]
     if unwrapped.get("type") == "object" and not {"properties", "$ref"} & set(unwrapped):
         unwrapped.setdefault("additionalProperties", True)
     return unwrapped
