@@ -152,6 +152,7 @@ __all__ = [
     "answer_query",
     "buy_nodes",
     "calibrate_memory_model",
+    "check_config_model",
     "config_query",
     "estimate_memory",
     "fragment_check",
@@ -1025,7 +1026,8 @@ def config_query(
     own_nodes = node_gpus is None and config.node_gpus is not None
     own_batch = train_batch_size is None and config.train_batch_size is not None
     if model is None:
-        _check_config_model(catalog, config)
+        check_config_model(catalog, config, "model=M",
+                           OWN_MODEL_IN_CODE.removeprefix("; or, for a model of your own, "))
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1054,17 +1056,18 @@ def config_query(
     return query
 
 
-def _check_config_model(catalog: Catalog, config: TrinityConfig) -> None:
+def check_config_model(catalog: Catalog, config: TrinityConfig, shape: str, own: str, *, where: str = "",
+                       why: str = "") -> None:
     """`QueryError` for a `config` whose ``model.model_path`` names a model `catalog` lacks (a fine-tune of one, say),
-    saying how to give it before the long list of those accepted, as ``--from-config`` does: ``model=`` a catalogue
-    model of its shape, or its config.json in a ``catalog=`` (`OWN_MODEL_IN_CODE`)."""
+    saying how to give it before the long list of those accepted: `shape` (``model=M``, ``--model M``) a catalogue
+    model of its shape, or `own`, its config.json (`OWN_MODEL_IN_CODE`'s way, or ``--model-config PATH``); `where`
+    before the key (the config's file), `why` after the model's name (it was not found locally)."""
     try:
         catalog.model(config.model)
-    except QueryError as error:
+    except QueryError as error:  # the way out before the list of models, which is long
         unknown, _, accepted = str(error).partition("; accepted: ")
-        own = OWN_MODEL_IN_CODE.removeprefix("; or, for a model of your own, ")
-        raise QueryError(f"{MODEL_PATH_KEY}: {unknown}: give model=M (a catalogue model of its shape, such as the "
-                         f"one it was fine-tuned from), or {own}; accepted: {accepted}") from None
+        raise QueryError(f"{where}{MODEL_PATH_KEY}: {unknown}{why}: give {shape} (a catalogue model of its shape, "
+                         f"such as the one it was fine-tuned from), or {own}; accepted: {accepted}") from None
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

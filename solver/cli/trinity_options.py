@@ -98,19 +98,14 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
     """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
     other than FSDP, an unknown model, no length, a --write, --rollout-gpus or --write's --train-batch-size at odds
     with the config."""
-    from solver.query import MODEL_PATH_KEY
     if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{_config_file(args)}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
                          "by hand")
     if args.model is None and not added:
-        try:
-            catalog.model(config.model)
-        except QueryError as error:  # the way out before the list of models, which is long
-            unknown, _, accepted = str(error).partition("; accepted: ")
-            raise QueryError(f"{_config_file(args)}: {MODEL_PATH_KEY}: {unknown}{_not_found_locally(config)}: give "
-                             "--model M (a catalogue model of its shape, such as the one it was fine-tuned from), or "
-                             f"--model-config PATH (its config.json); accepted: {accepted}") from None
+        from solver.api import check_config_model
+        check_config_model(catalog, config, "--model M", "--model-config PATH (its config.json)",
+                           where=f"{_config_file(args)}: ", why=_not_found_locally(config))
     if objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
         raise QueryError(f"{_config_file(args)}: no model.max_model_len to plan for: give --len L (or --maximize len)")
     if args.write:
