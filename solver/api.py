@@ -119,7 +119,9 @@ from solver.tables import (
     Model,
     Pool,
     QueryError,
+    RunningJob,
     Setting,
+    TableError,
     TokenBudgetMode,
     TrinityVersion,
     Weights,
@@ -324,7 +326,7 @@ def place(
     trinity_version: str | None = None,
     required: Sequence[str] | None = None,
     option_names: OptionNames = API_OPTIONS,
-    current: Path | str | None = None,
+    current: ClusterResult | Path | str | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
@@ -334,22 +336,38 @@ def place(
     `required` the names of jobs that must be placed besides those the fleet marks ``required`` (the answer is
     infeasible where they cannot all be),
     `option_names` as `plan`'s (its reasons name ``minimize="nodes"``, ``solver.buy_nodes``, ``time_limit_s``),
-    `current` the path of the placement the fleet runs now (an earlier ``solve cluster --json``: its running jobs stay
-    where they run unless moving one places more priority; each placement says whether it stays, moves or starts).
-    Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster or `current` file."""
+    `current` the placement the fleet runs now, an earlier `place`'s `ClusterResult` or the path of an earlier
+    ``solve cluster --json`` (its running jobs stay where they run unless moving one places more priority; each
+    placement says whether it stays, moves or starts). Raises `QueryError` (one line) for a bad option, `TableError`
+    for a bad cluster or `current` file."""
     from solver.cluster import place as place_jobs
-    from solver.tables import read_current
 
-    check_types(("option_names", option_names, OptionNames))
+    check_types(("option_names", option_names, OptionNames), ("current", current, ClusterResult | Path | str | None))
     fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version, required=required, widen=widen, minimize=minimize, option_names=option_names)
-    running = () if current is None else read_current(given_path("current", current), fleet, SCHEMA_VERSION,
-                                                      flag="" if option_names.keywords else "--current ")
+    running = () if current is None else _running_now(current, fleet, option_names)
     result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen,
                         running=running)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+
+
+def _running_now(current: ClusterResult | Path | str, fleet: Fleet,
+                 option_names: OptionNames) -> tuple[RunningJob, ...]:
+    """The jobs of `fleet` that run now, as `place`'s `current` places them: a `ClusterResult` read as its JSON is
+    (`current_jobs`; `QueryError` for one changed by `model_copy` into no placement: a job placed twice, a GPU taken
+    twice), or the file at its path (`read_current`'s `TableError`, naming the file as `option_names` name
+    ``--current``)."""
+    from solver.tables import current_jobs, read_current  # a fleet's modules: only where a placement is asked for
+
+    if not isinstance(current, ClusterResult):
+        return read_current(given_path("current", current), fleet, SCHEMA_VERSION,
+                            flag="" if option_names.keywords else "--current ")
+    try:
+        return current_jobs(current.model_dump(mode="json"), "current", fleet, SCHEMA_VERSION)
+    except TableError as error:
+        raise QueryError(str(error)) from None
 
 
 def buy_nodes(
@@ -441,12 +459,18 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     check_seed(seed)
     release = trinity_release("trinity_version", trinity_version)
     catalog = catalog if catalog is not None else load_catalog()
-    fleet = (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
-             else load_fleet(given_path("fleet", fleet), catalog))
-    fleet = _with_required(fleet, required, option_names)
+    fleet = _with_required(_given_fleet(fleet, catalog), required, option_names)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
                       time_limit_s, memory, margin, token_budget, release, option_names)
     return fleet, planner
+
+
+def _given_fleet(fleet: Fleet | Path | str, catalog: Catalog) -> Fleet:
+    """A fleet as the API's functions take it: a `Fleet` built or changed in code, checked again and named as
+    `catalog` names (`_named_as_the_catalogue`'s `QueryError`), or the path of a cluster file, loaded with `catalog`
+    (`load_fleet`'s `TableError`)."""
+    return (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
+            else load_fleet(given_path("fleet", fleet), catalog))
 
 
 def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
@@ -598,7 +622,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
                 ("catalog", catalog, Catalog | None))
     release = trinity_release("version", version)
     catalog = catalog if catalog is not None else load_catalog()
-    fleet = fleet if isinstance(fleet, Fleet) else load_fleet(given_path("fleet", fleet), catalog)
+    fleet = _given_fleet(fleet, catalog)
     known = catalog.for_fleet(fleet)
     jobs, pools = {job.name: job for job in fleet.jobs}, {pool.name: pool for pool in fleet.pools}
     placed = []

@@ -1476,8 +1476,11 @@ ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current"
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
-class Answer(_Timed, Versioned, _ReasonCautions):
-    """The planner's answer for one GPU type: plans best first, or none and the reason."""
+class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
+    """The planner's answer for one GPU type: plans best first, or none and the reason. Its JSON (``model_dump``,
+    ``model_dump_json``, `as_json`) leaves the fields of `ANSWER_LEFT_OUT_WHEN_NONE` out where they are None."""
+
+    left_out_where_none = ANSWER_LEFT_OUT_WHEN_NONE
 
     gpu: str = Field(description="the GPU type, as the catalogue names it")
     model: str = Field(description="the model, as the catalogue names it")
@@ -1618,14 +1621,9 @@ class Answer(_Timed, Versioned, _ReasonCautions):
         return reason if reason.startswith("no plan") else f"no plan: {reason}"
 
     def as_json(self) -> dict[str, Any]:
-        """The answer as ``solve --json`` prints it: the fields of `ANSWER_LEFT_OUT_WHEN_NONE` only when present."""
-        absent = {name for name in ANSWER_LEFT_OUT_WHEN_NONE if getattr(self, name) is None}
-        return self.model_dump(mode="json", exclude=absent)
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        """Its JSON Schema, as `as_json` gives it: the fields of `ANSWER_LEFT_OUT_WHEN_NONE` optional, never null."""
-        return left_out_when_none(handler(core_schema), handler, ANSWER_LEFT_OUT_WHEN_NONE)
+        """The answer as ``solve --json`` prints it (its ``model_dump(mode="json")``): the fields of
+        `ANSWER_LEFT_OUT_WHEN_NONE` only when present."""
+        return self.model_dump(mode="json")
 
 
 def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> str:

@@ -25,6 +25,7 @@ from solver.tables import (
     Pool,
     QueryError,
     and_joined,
+    check_built_again,
     check_types,
     counted,
     it_or_them,
@@ -265,11 +266,15 @@ def cluster_text(result: ClusterResult | PurchaseResult, fleet: Fleet | Path | s
     `fleet` (the `Fleet` it placed, or its cluster file's path, loaded with the shipped catalogue), laid out for
     `width` columns as on a pipe that wide, with ANSI colour codes where `color`; the view's own lines name options
     as `option_names` do (the API's keywords; the result's reasons and cautions are its own, as `place` worded them).
-    `QueryError` (one line) for a bad argument, or a result on other pools; `TableError` for a bad cluster file."""
+    `QueryError` (one line) for a bad argument (a `Fleet` that breaks its checks among them), or a result on other
+    pools; `TableError` for a bad cluster file."""
     check_types(("result", result, ClusterResult | PurchaseResult), ("fleet", fleet, Fleet | Path | str),
                 ("option_names", option_names, OptionNames))
     check_text_options(width, color)
-    fleet = fleet if isinstance(fleet, Fleet) else load_fleet(fleet)
+    if isinstance(fleet, Fleet):
+        check_built_again(fleet, "fleet")  # changed by `model_copy`, which checks nothing: as `solver.place` does
+    else:
+        fleet = load_fleet(fleet)
     pools, placed = [pool.name for pool in fleet.pools], [use.pool for use in result.pools]
     if placed and placed != pools:  # a purchase that found none (`gpus` None) is on no pool
         raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "

@@ -163,23 +163,25 @@ def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") 
     purchase, ``solve cluster --buy --json``'s, included: what to buy, not what runs), naming the file after `flag`
     (``--current ``)."""
     try:
-        return _read_current(path, fleet, schema_version)
+        return current_jobs(_current_json(path), str(path), fleet, schema_version)
     except TableError as error:
         raise TableError(f"{flag}{error}") from None
 
 
-def _read_current(path: Path, fleet: Fleet, schema_version: int) -> tuple[RunningJob, ...]:
-    raw = _current_json(path)
+def current_jobs(raw: dict[str, Any], where: str, fleet: Fleet, schema_version: int) -> tuple[RunningJob, ...]:
+    """The jobs of `fleet` that run now, as the placement `raw` places them (``solve cluster --json``'s JSON object, or
+    a `ClusterResult`'s ``model_dump(mode="json")``, of `schema_version`), in its order, as `read_current` reads
+    them; `TableError`, one line starting with `where` (the file), where it is no such placement."""
     if isinstance(raw["schema_version"], bool) or raw["schema_version"] != schema_version:  # true == 1 in Python
-        raise TableError(f"{path}: schema_version is {yaml_brief(raw['schema_version'])}: this release of rft-solver "
+        raise TableError(f"{where}: schema_version is {yaml_brief(raw['schema_version'])}: this release of rft-solver "
                          f"reads {schema_version} (place the fleet again with this release's solve cluster --json)")
     try:
         current = CurrentFile.model_validate(raw)
     except ValidationError as error:
         first = error.errors()[0]
-        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
         said = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
-        raise TableError(f"{path}: {where + ': ' if where else ''}{said[:1].lower()}{said[1:]}") from None
+        field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
+        raise TableError(f"{where}: {field + ': ' if field else ''}{said[:1].lower()}{said[1:]}") from None
     jobs = {job.name: index for index, job in enumerate(fleet.jobs)}
     pools = {pool.name: index for index, pool in enumerate(fleet.pools)}
     return tuple(_running(placed, jobs[placed.job], pools[placed.pool]) for placed in current.placements

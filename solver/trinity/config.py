@@ -252,13 +252,24 @@ def _read_trainer_gpus(reader: ConfigReader, rollout: int) -> tuple[int | None, 
     return gpu_per_node, trainer_gpus
 
 
-def cluster_trainer_gpus(data: Any, name: str, environ: Mapping[str, str]) -> tuple[int | None, int]:
-    """The trainer GPUs a Trinity config's cluster gives (`read_trinity_config`'s ``trainer_gpus``: None without
-    ``cluster.gpu_per_node``) and the rollout's, read from the config as nested mappings (`data`, named `name`, its
-    ``${oc.env:...}`` from `environ`); `ConfigError` as `read_trinity_config` raises it for these keys."""
+class ClusterGpus(NamedTuple):
+    """The GPUs a Trinity config's cluster gives (`cluster_trainer_gpus`): the trainer's (`read_trinity_config`'s
+    ``trainer_gpus``) and a node's (``cluster.gpu_per_node``), both None without ``cluster.gpu_per_node``, and the
+    rollout's."""
+
+    trainer_gpus: int | None
+    node_gpus: int | None
+    rollout_gpus: int
+
+
+def cluster_trainer_gpus(data: Any, name: str, environ: Mapping[str, str]) -> ClusterGpus:
+    """The GPUs a Trinity config's cluster gives the trainer, a node and the rollout, read from the config as nested
+    mappings (`data`, named `name`, its ``${oc.env:...}`` from `environ`); `ConfigError` as `read_trinity_config`
+    raises it for these keys."""
     reader = ConfigReader(data, name, VariablesRead(environ))
     rollout = _rollout_gpus(reader, _read_mode(reader))[0]
-    return _read_trainer_gpus(reader, rollout)[1], rollout
+    node_gpus, trainer_gpus = _read_trainer_gpus(reader, rollout)
+    return ClusterGpus(trainer_gpus=trainer_gpus, node_gpus=node_gpus, rollout_gpus=rollout)
 
 
 def _actor_note_flags(reader: ConfigReader) -> dict[str, bool]:

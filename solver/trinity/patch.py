@@ -27,7 +27,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ConfigProblem, ConfigProblemCode, check_host_ram
 from solver.results import CautionCode, Plan, past_validated_note
-from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, trainer_nodes_of
 from solver.tables import (
     Model,
     QueryError,
@@ -753,21 +753,43 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
 def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],
                          option_names: OptionNames) -> None:
     """`QueryError` where the config `reading` (as nested mappings, its ``${oc.env:...}`` from `environ`) gives the
-    trainer other GPUs than `plan` takes: the patch keeps the config's cluster, on which the trainer would run the plan
-    on GPUs it was not made for (``--write`` plans on the config's GPUs alone; a plan of the API's may be on any).
-    A config without ``cluster.gpu_per_node`` gives no count: any plan is patched in. A plan with rollout GPUs of its
-    own (a placement's, or one planned with them) is told that a fragment writes its cluster."""
-    trainer_gpus, rollout = cluster_trainer_gpus(reading, name, environ)
-    if trainer_gpus is None or trainer_gpus == plan.gpus:
+    trainer other GPUs than `plan` takes, or lays them on other nodes (the plan's `trainer_nodes`: made for nodes of
+    another size): the patch keeps the config's cluster, on which the trainer would run the plan on GPUs it was not
+    made for (``--write`` plans on the config's GPUs and nodes alone; a plan of the API's may be on any). A config
+    without ``cluster.gpu_per_node`` gives no count: any plan is patched in. A plan with rollout GPUs of its own (a
+    placement's, or one planned with them) is told that a fragment writes its cluster."""
+    cluster = cluster_trainer_gpus(reading, name, environ)
+    if cluster.trainer_gpus is None or cluster.node_gpus is None:
         return
-    less = f", less {counted(rollout, 'rollout GPU')}" if rollout else ""
+    nodes = trainer_nodes_of(cluster.trainer_gpus, cluster.node_gpus)
+    if cluster.trainer_gpus == plan.gpus and plan.trainer_nodes in (None, nodes):
+        return
+    less = f", less {counted(cluster.rollout_gpus, 'rollout GPU')}" if cluster.rollout_gpus else ""
+    read = f"cluster.node_num x cluster.gpu_per_node{less}"
     own = ("" if plan.rollout_gpus is None else f"; this plan has a cluster of its own, of {plan.gpus} trainer and "
            f"{counted(plan.rollout_gpus, 'rollout GPU')}")
-    raise QueryError(
-        f"{name}: the plan is for {counted(plan.gpus, 'trainer GPU')}, but the config's cluster gives the trainer "
-        f"{trainer_gpus} (cluster.node_num x cluster.gpu_per_node{less}), and {option_names.write} keeps that cluster: "
-        f"give it a plan on exactly {trainer_gpus}, or set the cluster for this plan{own} "
-        f"({option_names.fragment_writers} writes a fragment with it)")
+    if cluster.trainer_gpus != plan.gpus:
+        differs = (f"the plan is for {counted(plan.gpus, 'trainer GPU')}, but the config's cluster gives the trainer "
+                   f"{cluster.trainer_gpus} ({read})")
+        fix = f"give it a plan on exactly {cluster.trainer_gpus}"
+    else:
+        planned = plan.trainer_nodes or 1
+        on_planned = _on_nodes(planned, plan.gpus // planned if planned > 1 else None)
+        differs = (f"the plan is for {counted(plan.gpus, 'trainer GPU')} {on_planned}, "
+                   f"but the config's cluster gives the trainer {cluster.trainer_gpus} "
+                   f"{_on_nodes(nodes, cluster.node_gpus)} ({read})")
+        fix = (f"give it a plan on nodes of {cluster.node_gpus} GPUs "
+               f"({option_names.valued(option_names.node_gpus, cluster.node_gpus)})")
+    raise QueryError(f"{name}: {differs}, and {option_names.write} keeps that cluster: {fix}, or set the cluster for "
+                     f"this plan{own} ({option_names.fragment_writers} writes a fragment with it)")
+
+
+def _on_nodes(nodes: int, node_gpus: int | None) -> str:
+    """Where a trainer runs, in words: ``on one node`` (``of 8``, with its size `node_gpus`) or ``on 2 nodes of 4``
+    (a trainer on several takes them whole: `node_gpus` given)."""
+    if nodes == 1:
+        return "on one node" + ("" if node_gpus is None else f" of {node_gpus}")
+    return f"on {nodes} nodes of {node_gpus}"
 
 
 def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
