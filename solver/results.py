@@ -1477,10 +1477,9 @@ ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current"
 
 
 class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
-    """The planner's answer for one GPU type: plans best first, or none and the reason. Its JSON (``model_dump``,
-    ``model_dump_json``, `as_json`) leaves the fields of `ANSWER_LEFT_OUT_WHEN_NONE` out where they are None."""
+    """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
-    left_out_where_none = ANSWER_LEFT_OUT_WHEN_NONE
+    left_out_where_none = ANSWER_LEFT_OUT_WHEN_NONE  # by model_dump and model_dump_json too, as its schema says
 
     gpu: str = Field(description="the GPU type, as the catalogue names it")
     model: str = Field(description="the model, as the catalogue names it")
@@ -1688,10 +1687,12 @@ def refusing_problems(current: CurrentSettings) -> list[bool]:
 
 
 def _refusing_lines(current: CurrentSettings) -> str:
-    """Which lines below say why the config is refused, in words: ``the refused: line below says why`` (or
-    ``lines ... say``); `current_view` marks them ``refused:`` rather than ``but:``, so none need counting."""
-    several = sum(refusing_problems(current)) > 1
-    return f"the refused: {'lines' if several else 'line'} below {'say' if several else 'says'} why"
+    """Which of the config's problems say why it is refused, in words true where the verdict is read alone (its JSON,
+    `CurrentSettings.verdict`) as under the view's lines (`current_view` marks them ``refused:``): ``the problem that
+    refuses it says why`` (or ``the 2 problems that refuse it say why``; one in JSON made before codes, which
+    leaves the problems that refuse it unmarked)."""
+    count = sum(refusing_problems(current))
+    return f"the {count} problems that refuse it say why" if count > 1 else "the problem that refuses it says why"
 
 
 def _dearer(answer: Answer, current: CurrentSettings, query: Query) -> str:

@@ -3173,37 +3173,37 @@ def refused_verdict(runs: tuple[str, str], lines: str) -> str:
 @pytest.mark.parametrize(("config_text", "flags", "alloc_conf", "code", "verdict"), [
     # Trinity 0.5 checks the ref's own SP as the actor's: 4 does not divide 6 trainer GPUs (0.6 only notes it) ...
     (REFUSING_HEAD + REF_SP % 4, ("--trinity-version", "0.5"), "expandable_segments:True", "sp-divides-gpus",
-     refused_verdict(RUNS_16K, "the refused: line below says why")),
+     refused_verdict(RUNS_16K, "the problem that refuses it says why")),
     # ... and 3 does not divide its 32 attention heads.
     (REFUSING_HEAD + REF_SP % 3, ("--trinity-version", "0.5"), "expandable_segments:True", "sp-model-heads",
-     refused_verdict(RUNS_16K, "the refused: line below says why")),
+     refused_verdict(RUNS_16K, "the problem that refuses it says why")),
     (REFUSING_HEAD + OVER_8K, (), "expandable_segments:True", "prompt-response-over-length",
-     refused_verdict(RUNS_8K, "the refused: line below says why")),
+     refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     # mode train without buffer.train_batch_size (PPO's critic, Trinity's default, is a second line).
     ("mode: train\nbuffer: {batch_size: 32}\ncluster: {node_num: 1, gpu_per_node: 6}\n" + MODEL_8K, (),
-     "expandable_segments:True", "train-batch-required", refused_verdict(RUNS_8K, "the refused: line below says why")),
+     "expandable_segments:True", "train-batch-required", refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     (REFUSING_HEAD + MODEL_8K + "trainer: {param_offload: true}\n", ("--trinity-version", "0.5"),
      "expandable_segments:True", "trainer-offload-keys-refused",
-     refused_verdict(RUNS_8K, "the refused: line below says why")),
+     refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     (REFUSING_HEAD + MODEL_8K + CONFIG_PATH, ("--trinity-version", "0.5"), "expandable_segments:True",
-     "config-path-refused", refused_verdict(RUNS_8K, "the refused: line below says why")),
+     "config-path-refused", refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     # Two refusing lines of three (PPO's critic refuses nothing): the verdict names them.
     (REFUSING_HEAD.replace("algorithm: {algorithm_type: grpo}\n", "") + OVER_8K + CONFIG_PATH,
      ("--trinity-version", "0.5"), "expandable_segments:True", "config-path-refused",
-     refused_verdict(RUNS_8K, "the refused: lines below say why")),
+     refused_verdict(RUNS_8K, "the 2 problems that refuse it say why")),
     # Every release refuses a flag that is not a boolean under trainer itself (its typed Config) ...
     (REFUSING_HEAD + MODEL_8K + "trainer: {use_dynamic_bsz: maybe}\n", (), "expandable_segments:True",
-     "flag-not-boolean-refused", refused_verdict(RUNS_8K, "the refused: line below says why")),
+     "flag-not-boolean-refused", refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     # ... and Trinity 0.5 a misspelt key under trainer_config (its typed veRLConfig) ...
     (REFUSING_HEAD + MODEL_8K + ACTOR_TYPO, ("--trinity-version", "0.5"), "expandable_segments:True",
-     "misspelt-key-refused", refused_verdict(RUNS_8K, "the refused: line below says why")),
+     "misspelt-key-refused", refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     # ... and ranks of the ref at its own SP 1, 6 GPUs / 1, that do not divide the train batch of 75 (0.5.2 checks
     # them; 0.5.0 and 0.5.1 refuse a batch the 6 GPUs do not divide).
     (REFUSING_HEAD + REF_SP % 1 + "buffer: {train_batch_size: 75}\n", ("--trinity-version", "0.5"),
-     "expandable_segments:True", "batch-divides", refused_verdict(RUNS_16K, "the refused: line below says why")),
+     "expandable_segments:True", "batch-divides", refused_verdict(RUNS_16K, "the problem that refuses it says why")),
     (REFUSING_HEAD + MODEL_8K, (), "expandable_segments:true", "alloc-conf-refused", refused_verdict(
         ("runs vanilla on 6 trainer GPUs at 8192 tokens (Env off, read from this shell's PYTORCH_CUDA_ALLOC_CONF): ",
-         "documented: the A100-80GB table for 6 GPUs says 'vanilla' at 8192"), "the refused: line below says why")),
+         "documented: the A100-80GB table for 6 GPUs says 'vanilla' at 8192"), "the problem that refuses it says why")),
 ])
 def test_where_trinity_refuses_the_config_the_verdict_says_so_and_check_exits_1(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config_text: str, flags: tuple[str, ...],
@@ -3248,10 +3248,10 @@ FITS_8K = ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read
       f"plan includes that setting).\n  but: {CRITIC_LINES}")),
     # Some refuse: the refusing line is marked refused:, which the verdict names; the others stay but:.
     (PPO_HEAD + OVER_8K, "expandable_segments:True",
-     f"{FITS_8K}(the refused: line below says why).\n{OVER_LINE}  but:     {CRITIC_LINES_INDENTED}"),
+     f"{FITS_8K}(the problem that refuses it says why).\n{OVER_LINE}  but:     {CRITIC_LINES_INDENTED}"),
     # All refuse.
     (REFUSING_HEAD + OVER_8K + CONFIG_PATH, "expandable_segments:True",
-     (f"{FITS_8K}(the refused: lines below say why).\n{OVER_LINE}"
+     (f"{FITS_8K}(the 2 problems that refuse it say why).\n{OVER_LINE}"
       "  refused: trainer.trainer_config_path is deprecated, and trainer.trainer_config is empty: Trinity 0.5 "
       "refuses the config; move its settings under\n           trainer.trainer_config\n")),
     # The settings do not train, and the config would not load had they the memory: the verdict says both.

@@ -54,7 +54,7 @@ def test_the_length_past_llama_3_1s_native_context_is_refused_and_check_exits_1(
     status, out, err = cli("--from-config", str(_config(tmp_path)), *CHECK)
     text = " ".join(out.split())
     assert (status, err) == (1, "")
-    assert REFUSED in text and "but the config as written is refused (the refused: line below says why)" in text
+    assert REFUSED in text and "but the config as written is refused (the problem that refuses it says why)" in text
 
 
 def test_the_refusal_in_json_has_its_code(cli, tmp_path: Path):

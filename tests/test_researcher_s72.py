@@ -48,7 +48,7 @@ def test_a_config_judged_at_len_is_refused_at_that_length_not_as_written(cli, tm
     verdict = answer["current"]["verdict"]
     assert (status, answer["current"]["refused"]) == (1, True)
     assert verdict.startswith("trinity.yaml's settings would run vanilla on 3 trainer GPUs at 16384 tokens (--len; ")
-    assert ", but the config judged at this length is refused (the refused: line below says why)." in verdict
+    assert ", but the config judged at this length is refused (the problem that refuses it says why)." in verdict
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80gb", "--check", "--json")
     [answer] = json.loads(out)  # at its own length nothing refuses it (vanilla does not train there: exit 1)
     assert (status, answer["current"]["refused"], "refused" in answer["current"]["verdict"]) == (1, False, False)

@@ -51,7 +51,7 @@ def test_the_users_config_is_refused_by_its_vllm_rollout_and_check_exits_1(cli, 
     status, out, err = cli("--from-config", str(_config(tmp_path)), *CHECK)
     text = " ".join(out.split())
     assert (status, err) == (1, "")
-    assert REFUSED in text and "but the config as written is refused (the refused: line below says why)" in text
+    assert REFUSED in text and "but the config as written is refused (the problem that refuses it says why)" in text
 
 
 def test_the_users_config_in_json_is_refused_with_its_code(cli, tmp_path: Path):

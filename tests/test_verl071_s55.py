@@ -57,7 +57,7 @@ def test_05_refuses_a_ref_sp_above_an_actor_sp_of_one_whose_forward_runs(cli, tm
     words = (f"{SLICED}, so the first ref step fails (remove padding on, its default): set the ref's SP to the actor's "
              "(--write does)")
     assert _judged(cli, config, "0.5")[:4] == (0, True, [("ref-sp-ungrouped-refused", words)], 1)
-    assert f"but the config as written is refused (the refused: line below says why). refused: {words}" in _judged(
+    assert f"but the config as written is refused (the problem that refuses it says why). refused: {words}" in _judged(
         cli, config, "0.5")[4]
     # Trinity 0.6 on verl 0.8 or later runs the ref at the trainer's SP: said, not refused, with or without 0.6.
     for version in ("0.6", "none"):
