@@ -192,11 +192,14 @@ def test_placement_configs_are_what_emit_dir_writes(cli, tmp_path: Path, unwrapp
                for text in solver.placement_configs(result, short).values())
     assert sorted(written) == ["chat-14b", "code-8b", "math-4b", "probe-0.6b"]
     assert "export CUDA_VISIBLE_DEVICES=4,5,6\n" in written["probe-0.6b"]
-    renamed = [pool.model_copy(update={"name": f"{pool.name}-2"}) for pool in fleet.pools]
-    for without in ({"jobs": fleet.jobs[1:]}, {"pools": renamed}):
+    renamed = {"pools": tuple(pool.model_copy(update={"name": f"{pool.name}-2"}) for pool in fleet.pools),
+               "jobs": tuple(job.model_copy(update={"pool": job.pool and f"{job.pool}-2"}) for job in fleet.jobs)}
+    for without in ({"jobs": fleet.jobs[1:]}, renamed):
         with pytest.raises(QueryError, match=r"^the fleet has no job 'math-4b' in a pool 'a100': pass the fleet it "
                                              r"was placed from$"):
             solver.placement_configs(result, fleet.model_copy(update=without))
+    with pytest.raises(QueryError, match=r"^fleet: job math-4b, pool: no pool named 'a100' \(pools: a100-2, h20-2\)$"):
+        solver.placement_configs(result, fleet.model_copy(update={"pools": renamed["pools"]}))  # checked again (s74)
 
 
 def test_placement_configs_know_the_fleets_own_gpu_types_and_rocm(tmp_path: Path):

@@ -3258,8 +3258,8 @@ FITS_8K = ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read
     (REFUSING_HEAD + OVER_8K.replace("8192", "32768"), "",
      ("trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's "
       "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env'\nat 16384, so vanilla ran out of memory "
-      "there. At 32768 tokens each GPU holds more than at 16384. The config as written is refused too (the refused: "
-      "line below\nsays why). The best plan follows.\n"
+      "there. At 32768 tokens each GPU holds more than at 16384. The config as written is refused too (the problem "
+      "that refuses\nit says why). The best plan follows.\n"
       "  refused: model.max_prompt_tokens 4096 + model.max_response_tokens 32768 = 36864, above model.max_model_len "
       "32768, which Trinity refuses to load: lower them,\n"
       "           or plan for 36864 tokens or more (--len 36864)\n")),

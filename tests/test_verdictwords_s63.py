@@ -39,8 +39,8 @@ def test_a_verdict_that_does_not_train_reads_in_sentences(cli, tmp_path: Path, m
         "PYTORCH_CUDA_ALLOC_CONF unset in this shell): the A100-80GB table for 6 GPUs says '-' at 51200 (its GPU has "
         "at least the memory of H100-80GB), so SP=2 ran out of memory there. It ran out with Offload too, which holds "
         "as much per GPU on 8 GPUs as on 6 (the states are on the CPU); without Offload each GPU holds more. At 65536 "
-        "tokens each GPU holds more than at 51200. The config as written is refused too (the refused: line below says "
-        "why). The best plan follows.")
+        "tokens each GPU holds more than at 51200. The config as written is refused too (the problem that refuses it "
+        "says why). The best plan follows.")
     assert " and " not in verdict.split("ran out of memory there.")[1]
 
 
