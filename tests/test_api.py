@@ -1721,7 +1721,8 @@ def test_a_verdict_marks_the_lines_that_refuse_by_their_codes_and_json_without_c
         Console(file=shown, width=300).print(answers_view((shown_answer,), query, CATALOG))
         marks.append([line.split(":")[0].strip() for line in shown.getvalue().splitlines()
                       if line.startswith("  ") and not line.startswith("   ")])  # not a wrapped line's rest
-        marks.append(", but the config as written is refused (the problem that refuses it says why)" in shown.getvalue())
+        refused = ", but the config as written is refused (the problem that refuses it says why)"
+        marks.append(refused in shown.getvalue())
     assert marks == [["refused", "but"], True, ["but", "but"], False]
 
 

@@ -3181,7 +3181,8 @@ def refused_verdict(runs: tuple[str, str], lines: str) -> str:
      refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     # mode train without buffer.train_batch_size (PPO's critic, Trinity's default, is a second line).
     ("mode: train\nbuffer: {batch_size: 32}\ncluster: {node_num: 1, gpu_per_node: 6}\n" + MODEL_8K, (),
-     "expandable_segments:True", "train-batch-required", refused_verdict(RUNS_8K, "the problem that refuses it says why")),
+     "expandable_segments:True", "train-batch-required",
+     refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     (REFUSING_HEAD + MODEL_8K + "trainer: {param_offload: true}\n", ("--trinity-version", "0.5"),
      "expandable_segments:True", "trainer-offload-keys-refused",
      refused_verdict(RUNS_8K, "the problem that refuses it says why")),

@@ -47,7 +47,8 @@ def test_a_refused_config_that_fits_by_a_no_env_estimate_still_says_why_the_best
     assert status == 0 and (
         "trinity.yaml runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, "
         "PYTORCH_CUDA_ALLOC_CONF unset in this shell): it fits in memory (estimated: the memory model predicts 59.5 "
-        "GiB per GPU, 25.6 GiB to spare), but the config as written is refused (the problem that refuses it says why). The "
+        "GiB per GPU, 25.6 GiB to spare), but the config as written is refused (the problem that refuses it says "
+        "why). The "
         "planner did not rank these settings: its estimates keep Env on (--no-env estimates without it). The plan "
         "below adds Env: its cost is higher (0.6565 against 0.65) by Env's ranking weight alone, not step time. "
         "refused: model.max_prompt_tokens 4096 + model.max_response_tokens 65536 = 69632, above "
