@@ -234,20 +234,29 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
                           "where the rope_scaling comes without it")] if lost is not None else []
     rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
     agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
-    rollout_keys = _yarn_keys(rollout_rope, factor, native, kept) if agreed else []
-    return [*keys, *_yarn_keys(rope, factor, native, kept, factor_words), *theta_keys, *rollout_keys]
+    rollout_keys = _yarn_keys(rollout_rope, model, factor, kept) if agreed else []
+    return [*keys, *_yarn_keys(rope, model, factor, kept, factor_words), *theta_keys, *rollout_keys]
 
 
-def _yarn_keys(rope: Path, factor: float, native: int, kept: bool, factor_words: str | None = None) -> list[PlanKey]:
-    """The YaRN keys of the RoPE scaling mapping at `rope` (``model.rope_scaling``, or the rollout model's copy of
-    it): `factor` (its comment `factor_words`) over the `native` context, each only where missing where the mapping is
-    the user's own that reaches the length (`kept`), its type under ``rope_type``, which the rollout's vLLM reads
-    alone (added right after a legacy ``type``), and under ``type`` too only where the mapping has that key."""
+def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool,
+               factor_words: str | None = None) -> list[PlanKey]:
+    """The YaRN keys of `model`'s RoPE scaling mapping at `rope` (``model.rope_scaling``, or the rollout model's copy
+    of it): `factor` over its native context, each only where missing where the mapping is the user's own that
+    reaches the length (`kept`), its type under ``rope_type``, which the rollout's vLLM reads alone (added right after
+    a legacy ``type``), and under ``type`` too only where the mapping has that key; and the model's own
+    ``partial_rotary_factor`` where missing and vLLM's class would take another (`Model.vllm_partial_rotary_lost`:
+    Trinity has no key of its own for it). Comments (`factor_words` on the factor) on ``model.rope_scaling``'s
+    alone."""
+    partial = model.vllm_partial_rotary_lost
     return [
         PlanKey(path=(*rope, "rope_type"), value="yarn", default_only=kept, after="type"),
         PlanKey(path=(*rope, "type"), value="yarn", existing_only=True),
         PlanKey(path=(*rope, "factor"), value=factor, default_only=kept, comment=factor_words),
-        PlanKey(path=(*rope, "original_max_position_embeddings"), value=native, default_only=kept),
+        PlanKey(path=(*rope, "original_max_position_embeddings"), value=model.native_context, default_only=kept),
+        *([PlanKey(path=(*rope, "partial_rotary_factor"), value=partial[0], default_only=True,
+                   comment=None if factor_words is None else f"{model.name}'s own; the rollout's vLLM takes "
+                   f"{partial[1]!r} where the rope_scaling comes without it")]
+          if partial is not None else []),
     ]
 
 
