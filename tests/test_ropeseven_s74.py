@@ -202,3 +202,29 @@ def test_write_fragments_and_the_apply_line_give_it(cli, tmp_path: Path):
     assert status == 0 and ("    original_max_position_embeddings: 4096\n"
                             "    # Phi-partial's own; the rollout's vLLM takes 1.0 where the rope_scaling comes without "
                             "it\n    partial_rotary_factor: 0.75\n") in out
+
+
+# The 2507 updates' RoPE bases in the catalogue (5000000, 10000000) were written from memory of their config.json,
+# which nothing offline holds: a config.json given under such a name is read for its own base.
+
+QWEN3_8B = Path(__file__).parent / "data" / "hf-configs" / "Qwen3-8B.json"
+
+
+def _qwen3_4b_2507(tmp_path: Path, rope_theta: float) -> Path:
+    """A config.json of Qwen3-4B's shape named Qwen3-4B-Instruct-2507, of 262144 positions, at `rope_theta`."""
+    config = json.loads(QWEN3_8B.read_text(encoding="utf-8")) | {
+        "_name_or_path": "Qwen3-4B-Instruct-2507", "hidden_size": 2560, "num_hidden_layers": 36,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 9728, "tie_word_embeddings": True,
+        "max_position_embeddings": 262144, "rope_theta": rope_theta}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("rope_theta", "lost"), [(5e6, (5e6, 1e6)), (1e7, (1e7, 1e6)), (1e6, None)])
+def test_a_catalogue_models_config_json_gives_its_own_rope_base(tmp_path: Path, rope_theta: float,
+                                                                lost: tuple[float, float] | None):
+    catalog = load_catalog()
+    assert catalog.model("Qwen3-4B-Instruct-2507").vllm_rope_theta_lost == (5e6, 1e6)  # the catalogue's
+    model = catalog.with_model(load_model_config(_qwen3_4b_2507(tmp_path, rope_theta))).model("Qwen3-4B-Instruct-2507")
+    assert model.tables_of == "Qwen3-4B" and model.vllm_rope_theta_lost == lost
