@@ -104,9 +104,9 @@ def test_rope_type_without_a_type_goes_where_new_keys_go(cli, tmp_path: Path):
 PHI3 = Path(__file__).parent / "data" / "hf-configs" / "Phi-3-mini-128k-instruct.json"
 HANDED = "Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' filling-in"
 PARTIAL = ("model.rope_scaling is given without partial_rotary_factor: the rollout's vLLM takes the scaling in place "
-           "of Phi-partial's RoPE parameters, its partial_rotary_factor with them, and rotates at partial_rotary_factor "
-           "1.0 (the share of each head's dimensions RoPE rotates), not the model's 0.75, silently "
-           f"({HANDED}); add partial_rotary_factor: 0.75 to it")
+           "of Phi-partial's RoPE parameters, its partial_rotary_factor with them, and rotates at "
+           "partial_rotary_factor 1.0 (the share of each head's dimensions RoPE rotates), not the model's 0.75, "
+           f"silently ({HANDED}); add partial_rotary_factor: 0.75 to it")
 YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096}
 
 
@@ -174,7 +174,8 @@ def test_a_rope_scaling_without_the_models_partial_rotary_factor_is_a_but_line(t
 @pytest.mark.parametrize(("model_keys", "sections"), [
     ({"rope_scaling": {**YARN, "partial_rotary_factor": 0.75}}, {}),  # given in the mapping itself
     ({"rope_scaling": YARN}, {"mode": "train"}),  # no vLLM rollout
-    ({"rope_scaling": YARN}, {"explorer": {"rollout_model": {"rope_scaling": {**YARN, "partial_rotary_factor": 0.75}}}}),
+    ({"rope_scaling": YARN},
+     {"explorer": {"rollout_model": {"rope_scaling": {**YARN, "partial_rotary_factor": 0.75}}}}),
 ])
 def test_the_share_given_or_nothing_handed_keeps_it(tmp_path: Path, model_keys: dict[str, object],
                                                    sections: dict[str, object]):
@@ -200,8 +201,8 @@ def test_write_fragments_and_the_apply_line_give_it(cli, tmp_path: Path):
     status, out, err = cli("--model-config", str(model), "--len", "8192", "--gpus", "4", "--gpu", "h200", "--emit",
                            "trinity")
     assert status == 0 and ("    original_max_position_embeddings: 4096\n"
-                            "    # Phi-partial's own; the rollout's vLLM takes 1.0 where the rope_scaling comes without "
-                            "it\n    partial_rotary_factor: 0.75\n") in out
+                            "    # Phi-partial's own; the rollout's vLLM takes 1.0 where the rope_scaling comes "
+                            "without it\n    partial_rotary_factor: 0.75\n") in out
 
 
 # The 2507 updates' RoPE bases in the catalogue (5000000, 10000000) were written from memory of their config.json,
