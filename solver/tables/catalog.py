@@ -363,8 +363,8 @@ class Catalog(Frozen):
         ``NAME (config shape)``, so that no table of the model it names is taken for it. Its aliases (its folder's
         name) only find a model of its shape, and are not kept: two checkpoints in folders of one name are two
         models. Of a catalogue model's shape under another name (a fine-tuned checkpoint), that model's cells stand
-        for it where no table names it (`Model.tables_of`), and its parameter count is that model's (the config's, computed from the
-        shapes, differs in the fourth digit), so that its memory is that model's."""
+        for it where no table names it (`Model.tables_of`), and its parameter count is that model's (the config's,
+        computed from the shapes, differs in the fourth digit), so that its memory is that model's."""
         check_types(("model", model, Model))
 
         def names(entry: Model) -> set[str]:
