@@ -61,6 +61,20 @@ def test_the_rollouts_copy_is_completed_as_the_models_and_the_written_file_passe
         *current["config_problem_codes"]}
 
 
+@pytest.mark.parametrize(("given", "lines"), [
+    ("{rope_type: yarn, factor: 2.0, original_max_position_embeddings: 40960}",
+     ["explorer.rollout_model.rope_scaling.factor: 3.2  # now 2.0"]),
+    (CARD, ["explorer.rollout_model.rope_scaling.rope_type: yarn  # now unset"]),
+])
+def test_the_apply_block_names_the_rollouts_keys_it_changes(cli, tmp_path: Path, given: str, lines: list[str]):
+    config = tmp_path / "trinity.yaml"
+    config.write_text(_config(given, given), encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h200")
+    assert status == 0, err
+    header = f"# and these keys of {config.name}, which the plan changes too (after each, its value now):\n"
+    assert header + "".join(f"{line}\n" for line in lines) in out
+
+
 def test_an_aliased_rollout_rope_scaling_is_written_once_and_passes_check(cli, tmp_path: Path):
     text = _config(SHORT, SHORT).replace(f"  rope_scaling: {SHORT}\n", "  rope_scaling: &rope\n    type: yarn\n"
                                          "    factor: 2.0\n", 1).replace(f"    rope_scaling: {SHORT}\n",

@@ -1214,13 +1214,15 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys of the config `text` that `patch_trinity_config` changes for `plan` only because the config has them
     (`PlanKey.existing_only`: a role's own SP and token budget, dynamic batch sizes, gradient checkpointing and remove
-    padding back on, the rollout model's YaRN where it was the model's), and the offload flags it turns off: what
-    applying the plan's own keys by hand leaves as they were. Each a line to paste, as the ``apply`` lines are, with
-    the config's value as a comment: ``key: new  # now old``."""
+    padding back on; or keys a plan without a config sets none of: the rollout model's YaRN where it was the model's),
+    and the offload flags it turns off: what applying the plan's own keys by hand leaves as they were. Each a line to
+    paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now old``."""
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
+    own = {key.path for key in keys_for_plan(plan, model, None, environ, version) if not key.existing_only}
     return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(value_at(reading, key.path))}"
-            for key in _written(reading, keys, environ or {}) if key.existing_only or key.value is False]
+            for key in _written(reading, keys, environ or {})
+            if key.existing_only or key.value is False or key.path not in own]
 
 
 def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
