@@ -460,6 +460,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_TYPE_MISSING_REFUSED = "rope-type-missing-refused"
     ROPE_SCALING_UNBUILT_REFUSED = "rope-scaling-unbuilt-refused"
     ROPE_THETA_DROPPED = "rope-theta-dropped"
+    ROPE_PARTIAL_DROPPED = "rope-partial-dropped"
     PAST_NATIVE_ON_OWN_SCALING_REFUSED = "past-native-on-own-scaling-refused"
     PAST_DERIVED_LENGTH_REFUSED = "past-derived-length-refused"
     DYNAMIC_BATCH_OFF = "dynamic-batch-off"

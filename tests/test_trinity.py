@@ -1447,11 +1447,12 @@ def test_patch_keeps_flow_style_and_extra_rope_keys() -> None:
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert "  rope_scaling: {rope_type: yarn, factor: 2.5, mscale: 1, original_max_position_embeddings: 40960}\n" in after
     # The model cards' key for the type (``type``) stays, and rope_type joins it, which the rollout's vLLM reads alone
-    # as Trinity hands it the mapping (s73; a YaRN that reaches the length is kept: this one reaches 65536).
+    # as Trinity hands it the mapping (s73; a YaRN that reaches the length is kept: this one reaches 65536), right
+    # after it (s74).
     before = ("model:\n  model_path: x\n"
               "  rope_scaling: {type: yarn, factor: 2.0, original_max_position_embeddings: 32768}\n")
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
-    assert ("  rope_scaling: {type: yarn, factor: 2.5, original_max_position_embeddings: 40960, rope_type: yarn}\n"
+    assert ("  rope_scaling: {type: yarn, rope_type: yarn, factor: 2.5, original_max_position_embeddings: 40960}\n"
             in after)
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
 

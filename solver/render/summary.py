@@ -108,9 +108,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None:
+        partial = model.vllm_partial_rotary_lost  # the model's own, which the rollout's vLLM takes from here alone
         lines.append(
             f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor!r}, "
-            f"original_max_position_embeddings: {model.native_context}}}"
+            f"original_max_position_embeddings: {model.native_context}"
+            + (f", partial_rotary_factor: {partial[0]!r}}}" if partial is not None else "}")
         )
     lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
     if not one_sequence_per_micro_batch(model):  # else dynamic batch sizes off leave the budget unread

@@ -358,13 +358,13 @@ class Catalog(Frozen):
 
     def with_model(self, model: Model) -> Catalog:
         """This catalogue with one more model (from ``--model-config``). Of the same shape as a model its
-        name names (in any case), it is that model, with the config's native context and RoPE scaling
-        (and its tables apply); of another shape, it is renamed ``NAME (config shape)``, so that no table of
-        the model it names is taken for it. Its aliases (its folder's name) only find a model of its
-        shape, and are not kept: two checkpoints in folders of one name are two models. Of a catalogue model's
-        shape under another name (a fine-tuned checkpoint), that model's cells stand for it where no table
-        names it (`Model.tables_of`), and its parameter count is that model's (the config's, computed from the
-        shapes, differs in the fourth digit), so that its memory is that model's."""
+        name names (in any case), it is that model, with the config's native context and RoPE scaling, and the RoPE
+        base and rotated share vLLM would lose (its tables apply); of another shape, it is renamed
+        ``NAME (config shape)``, so that no table of the model it names is taken for it. Its aliases (its folder's
+        name) only find a model of its shape, and are not kept: two checkpoints in folders of one name are two
+        models. Of a catalogue model's shape under another name (a fine-tuned checkpoint), that model's cells stand
+        for it where no table names it (`Model.tables_of`), and its parameter count is that model's (the config's,
+        computed from the shapes, differs in the fourth digit), so that its memory is that model's."""
         check_types(("model", model, Model))
 
         def names(entry: Model) -> set[str]:
@@ -386,7 +386,9 @@ class Catalog(Frozen):
                                                 "vllm_skips_rope_factor": model.vllm_skips_rope_factor,
                                                 "router_logits_output": model.router_logits_output,
                                                 "vllm_sliding_window": model.vllm_sliding_window,
-                                                "vllm_refusal": model.vllm_refusal})
+                                                "vllm_refusal": model.vllm_refusal,
+                                                "vllm_rope_theta_lost": model.vllm_rope_theta_lost,
+                                                "vllm_partial_rotary_lost": model.vllm_partial_rotary_lost})
         else:
             model = model.model_copy(update={"aliases": ()})
         twin = next((m for m in self.models if m.shape == model.shape), None) if not named else None

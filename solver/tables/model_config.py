@@ -220,6 +220,17 @@ MiMo's class builds on, ``qwen3.py:175``, ``seed_oss.py:201``, ``exaone4.py:178`
 (``model_executor/layers/rotary_embedding/__init__.py:60``)."""
 VLLM_FALLBACK_ROPE_THETA = 10000.0
 """The RoPE base vLLM 0.19.1's ``get_rope`` takes from a ``rope_parameters`` without ``rope_theta``."""
+VLLM_DEFAULT_PARTIAL_ROTARY = {"glm4": 0.5, "glm4_moe": 0.5}
+"""The share of each head's dimensions RoPE rotates (``partial_rotary_factor``) that vLLM 0.19.1's model class of each
+``model_type`` puts in a ``rope_parameters`` that lacks one (``glm4.py:91-97``, ``glm4_moe.py:287``; transformers'
+config classes default to the same, 0.5); every other class of a checked type passes ``rope_parameters`` as it is
+to ``get_rope`` (Phi-3's, ``phi3.py:10``, as Llama's, ``llama.py:245-248``), which rotates whole heads without one,
+`VLLM_FALLBACK_PARTIAL_ROTARY` (``model_executor/layers/rotary_embedding/__init__.py:62``)."""
+VLLM_FALLBACK_PARTIAL_ROTARY = 1.0
+"""The ``partial_rotary_factor`` vLLM 0.19.1's ``get_rope`` takes from a ``rope_parameters`` without one."""
+PARTIAL_ROTARY_KEYS = ("partial_rotary_factor", "rotary_pct", "rotary_emb_fraction")
+"""The names vLLM 0.19.1 reads a config.json's ``partial_rotary_factor`` under, in its order
+(``transformers_utils/config.py:385-386``)."""
 LEGACY_ROPE_TYPES = {("phi3", "su"): "longrope"}
 """(``model_type``, ``rope_type``) pairs whose config class renames the type: Phi-3's ``su``, its LongRoPE's older
 name (``models/phi3/configuration_phi3.py:101-104`` in transformers 5.9.0)."""
@@ -299,7 +310,8 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
                  uncounted_mtp_layers=_mtp_layers(path, config),
                  router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
-                 vllm_refusal=vllm_refusal, vllm_rope_theta_lost=_vllm_rope_theta_lost(path, config))
+                 vllm_refusal=vllm_refusal, vllm_rope_theta_lost=_vllm_rope_theta_lost(path, config),
+                 vllm_partial_rotary_lost=_vllm_partial_rotary_lost(path, config))
 
 
 def _config_flag(path: Path, config: dict[str, Any], key: str) -> bool:
@@ -961,6 +973,31 @@ def _vllm_rope_theta_lost(path: Path, config: dict[str, Any]) -> tuple[float, fl
         raise TableError(f"{path}: {name or key + '.rope_theta'}: expected a positive number such as 1000000, got "
                          f"{json_brief(own)}")
     taken = VLLM_DEFAULT_ROPE_THETA.get(str(config.get("model_type")), VLLM_FALLBACK_ROPE_THETA)
+    return (float(own), taken) if own != taken else None
+
+
+def _vllm_partial_rotary_lost(path: Path, config: dict[str, Any]) -> tuple[float, float] | None:
+    """A config.json's share of each head's dimensions RoPE rotates and the one vLLM 0.19.1 rotates where Trinity hands
+    it a RoPE scaling without ``partial_rotary_factor`` (which replaces the config's ``rope_parameters``, the share
+    transformers put there with them, as `_vllm_rope_theta_lost` says of the base): its class's default
+    (`VLLM_DEFAULT_PARTIAL_ROTARY`, else `VLLM_FALLBACK_PARTIAL_ROTARY`), where the two differ (Phi-4-mini's 0.75 and
+    1.0); None where they agree, and, not judged, where the config's RoPE parameters are per layer type. Its share is
+    its RoPE parameters' own, else its first of `PARTIAL_ROTARY_KEYS` (which vLLM's ``patch_rope_parameters`` sets on
+    the config, and transformers' ``standardize_rope_params`` adds to the RoPE parameters where they lack one,
+    ``modeling_rope_utils.py:788-789`` in 5.17.0), else its class's default; `TableError` where it is not a number
+    above 0 and at most 1, which vLLM refuses (``rotary_embedding/__init__.py:64-65``)."""
+    key = _rope_key(config)
+    given = config.get(key)
+    parameters: dict[str, Any] = given if isinstance(given, dict) else {}
+    if _per_layer_type(parameters):
+        return None
+    taken = VLLM_DEFAULT_PARTIAL_ROTARY.get(str(config.get("model_type")), VLLM_FALLBACK_PARTIAL_ROTARY)
+    names = [(f"{key}.partial_rotary_factor", parameters.get("partial_rotary_factor")),
+             *((name, config.get(name)) for name in PARTIAL_ROTARY_KEYS)]
+    name, own = next(((name, value) for name, value in names if value is not None), (None, taken))
+    if not _is_number(own) or not 0 < own <= 1:
+        raise TableError(f"{path}: {name}: expected a number above 0 and at most 1 such as 0.5, got "
+                         f"{json_brief(own)} (vLLM refuses it too)")
     return (float(own), taken) if own != taken else None
 
 

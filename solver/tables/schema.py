@@ -416,6 +416,13 @@ class Model(Frozen):
     put there, and vLLM's class puts its own default in its place
     (`solver.tables.model_config.VLLM_DEFAULT_ROPE_THETA`); None where they agree (the Qwen3 dense and Qwen2.5
     models, whose vLLM class defaults to their 1000000)."""
+    vllm_partial_rotary_lost: tuple[Annotated[float, Gt(0), Le(1)], Annotated[float, Gt(0), Le(1)]] | None = None
+    """The share of each head's dimensions the model's RoPE rotates (``partial_rotary_factor``) and the one vLLM 0.19.1
+    rotates instead where Trinity hands it a RoPE scaling without one, where the two differ (a Phi-4-mini's 0.75 and
+    1.0): the scaling replaces the config's whole ``rope_parameters``, which held the share, as it does the base
+    (`vllm_rope_theta_lost`), and vLLM's class takes its own default
+    (`solver.tables.model_config.VLLM_DEFAULT_PARTIAL_ROTARY`); None where they agree (every catalogue model rotates
+    whole heads)."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not

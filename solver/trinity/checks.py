@@ -723,20 +723,48 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
     config.json's RoPE parameters, its base with them (`HANDED_PAST_WORDS`), and vLLM takes its class's default
     (`Model.vllm_rope_theta_lost`). The run starts and samples with RoPE at another base than the model was trained
     with (and than the trainer's): a `but:` line, since nothing refuses it."""
-    rollout_path = (*ROLLOUT_MODEL, "rope_scaling")
-    if (model.vllm_rope_theta_lost is None or not _vllm_rollout(checks)
-            or value_at(checks.mapping, rollout_path) == MISSING):  # a ??? there: Trinity keeps none
-        return
-    path = _ROPE_SCALING if checks.absent(rollout_path) else rollout_path
-    rope = checks.value(path)
+    lost = model.vllm_rope_theta_lost
+    handed = _handed_rope(checks) if lost is not None else None
     thetas = ((*ROLLOUT_MODEL, "rope_theta"), ("model", "rope_theta"))
-    if not isinstance(rope, Mapping) or "rope_theta" in rope or not all(checks.absent(theta) for theta in thetas):
+    if lost is None or handed is None or "rope_theta" in handed[1] or not all(checks.absent(at) for at in thetas):
         return
-    own, taken = (f"{theta:.0f}" if theta.is_integer() else repr(theta) for theta in model.vllm_rope_theta_lost)
+    path = handed[0]
+    own, taken = (f"{theta:.0f}" if theta.is_integer() else repr(theta) for theta in lost)
     checks.add(ConfigProblemCode.ROPE_THETA_DROPPED, (
         f"{dotted(path)} is given and model.rope_theta is not: the rollout's vLLM takes the scaling in place of "
         f"{model.name}'s RoPE parameters, its rope_theta with them, and rotates at base {taken}, not the model's "
         f"{own}, silently ({HANDED_PAST_WORDS}); set model.rope_theta: {own}"))
+
+
+def _handed_rope(checks: _ConfigChecks) -> tuple[Path, Mapping[str, Any]] | None:
+    """The RoPE scaling mapping a vLLM rollout takes (`_vllm_rollout`) in place of the model's RoPE parameters
+    (`HANDED_PAST_WORDS`), and its path: the rollout model's own, else ``model.rope_scaling`` (``set_if_none``,
+    ``common/config_validator.py:680`` in 0.6.0); None where no vLLM rollout starts, the rollout's is ``???``
+    (Trinity keeps none) or what it takes is no mapping."""
+    rollout_path = (*ROLLOUT_MODEL, "rope_scaling")
+    if not _vllm_rollout(checks) or value_at(checks.mapping, rollout_path) == MISSING:
+        return None
+    path = _ROPE_SCALING if checks.absent(rollout_path) else rollout_path
+    rope = checks.value(path)
+    return (path, rope) if isinstance(rope, Mapping) else None
+
+
+def _check_rope_partial(checks: _ConfigChecks, model: Model) -> None:
+    """Check that the rollout's vLLM rotates the share of each head's dimensions `model` rotates where it takes a RoPE
+    scaling mapping without ``partial_rotary_factor`` (`_handed_rope`): the scaling replaces the config.json's RoPE
+    parameters, which held the share (`HANDED_PAST_WORDS`), and vLLM's class takes its own default
+    (`Model.vllm_partial_rotary_lost`); Trinity has no key of its own for it, so only the mapping can give it. The run
+    starts and samples with another RoPE than the model was trained with: a `but:` line, as `_check_rope_theta`."""
+    lost = model.vllm_partial_rotary_lost
+    handed = _handed_rope(checks) if lost is not None else None
+    if lost is None or handed is None or "partial_rotary_factor" in handed[1]:
+        return
+    own, taken = lost
+    checks.add(ConfigProblemCode.ROPE_PARTIAL_DROPPED, (
+        f"{dotted(handed[0])} is given without partial_rotary_factor: the rollout's vLLM takes the scaling in place of "
+        f"{model.name}'s RoPE parameters, its partial_rotary_factor with them, and rotates at partial_rotary_factor "
+        f"{taken!r} (the share of each head's dimensions RoPE rotates), not the model's {own!r}, silently "
+        f"({HANDED_PAST_WORDS}); add partial_rotary_factor: {own!r} to it"))
 
 
 def _check_rope_built(checks: _ConfigChecks, model: Model, rope: Any) -> None:
@@ -1411,6 +1439,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rollout_model(checks, model, length)
     _check_rollout_length_refused(checks, model, length)
     _check_rope_theta(checks, model)
+    _check_rope_partial(checks, model)
     _check_dynamic_batch(checks, model, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)

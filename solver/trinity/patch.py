@@ -134,15 +134,17 @@ def _is_block(value: Any) -> bool:
     return isinstance(value, CommentedMap | CommentedSeq) and not value.fa.flow_style()
 
 
-def _add(mapping: CommentedMap, key: str, value: Any) -> None:
+def _add(mapping: CommentedMap, key: str, value: Any, after: str | None = None) -> None:
     """Add `key`, missing from `mapping`, with a scalar `value` (a plan's keys are scalars; `_set` adds missing
-    sections): before the mapping's first block (``trainer_config``), after the scalar key there, whose end-of-line
-    comment stays beside it while the lines after it (leading into the block) go after the new key; at the end of a
-    mapping that has no block, starts with one or merges another (``<<:``)."""
+    sections): right after the scalar key `after` where the mapping has it (`PlanKey.after`), else before the
+    mapping's first block (``trainer_config``), after the scalar key there, whose end-of-line comment stays beside it
+    while the lines after it (leading into what follows) go after the new key; at the end of a mapping where that is
+    its end, that has no block, starts with one or merges another (``<<:``)."""
     keys = list(mapping.keys())
-    first = next((index for index, name in enumerate(keys) if _is_block(mapping[name])), None)
+    first = (keys.index(after) + 1 if after in keys else
+             next((index for index, name in enumerate(keys) if _is_block(mapping[name])), None))
     merges = getattr(mapping, merge_attrib, None)  # a ``<<: *anchor``, whose keys `keys` holds too: at the end
-    if not first or merges:  # first: None (no block), 0 (a block)
+    if not first or merges or first == len(keys):  # first: None (no block), 0 (a block)
         _append(mapping, key, value)
         return
     mapping.insert(first, key, value)
@@ -232,10 +234,12 @@ def _scalar_text(value: Any) -> str:
     return f"{'' if anchor is None else f'&{anchor} '}{quote}{yaml_scalar(plain)}{quote}"
 
 
-def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str], aliased: dict[int, Any]) -> None:
-    """Set `path` to `value`, adding missing sections (whole, at the end of their parent) and keys (`_add`: a
-    scalar beside its section's scalars, before its first nested block). (A key set only where
-    present, `PlanKey.existing_only`, reaches here only where the config has it: `_writes`.)"""
+def _set(root: CommentedMap, key: PlanKey, lines: list[str], aliased: dict[int, Any]) -> None:
+    """Set `key`'s path to its value, adding missing sections (whole, at the end of their parent) and keys (`_add`: a
+    scalar after the key it names, `PlanKey.after`, else beside its section's scalars, before its first nested
+    block). (A key set only where present, `PlanKey.existing_only`, reaches here only where the config has it:
+    `_writes`.)"""
+    path, value = key.path, key.value
     node = root
     for depth, part in enumerate(path[:-1]):
         child = node.get(part)
@@ -256,7 +260,7 @@ def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str]
     if last in node:
         _replace(node, last, value, lines, aliased)
     else:
-        _add(node, last, value)
+        _add(node, last, value, key.after)
 
 
 def _indentation(text: str) -> tuple[int, int, int]:
@@ -550,7 +554,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     aliased = _shared_anchors(places, written)
     _alias_comments_moved(data, places, aliased, written)
     for key in writes:
-        _set(data, key.path, key.value, lines, aliased)
+        _set(data, key, lines, aliased)
     _alias_comments_copied(places, aliased)
     _drop_stale_sum_comment(data, reading, plan, environ)
     left_out = _note_evidence(data, plan, model, gpu, indent, check, path, version, option_names)
@@ -1232,13 +1236,15 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys of the config `text` that `patch_trinity_config` changes for `plan` only because the config has them
     (`PlanKey.existing_only`: a role's own SP and token budget, dynamic batch sizes, gradient checkpointing and remove
-    padding back on, the rollout model's YaRN where it was the model's), and the offload flags it turns off: what
-    applying the plan's own keys by hand leaves as they were. Each a line to paste, as the ``apply`` lines are, with
-    the config's value as a comment: ``key: new  # now old``."""
+    padding back on; or keys a plan without a config sets none of: the rollout model's YaRN where it was the model's),
+    and the offload flags it turns off: what applying the plan's own keys by hand leaves as they were. Each a line to
+    paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now old``."""
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
+    own = {key.path for key in keys_for_plan(plan, model, None, environ, version) if not key.existing_only}
     return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(value_at(reading, key.path))}"
-            for key in _written(reading, keys, environ or {}) if key.existing_only or key.value is False]
+            for key in _written(reading, keys, environ or {})
+            if key.existing_only or key.value is False or key.path not in own]
 
 
 def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",

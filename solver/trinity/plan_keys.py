@@ -80,6 +80,9 @@ class PlanKey(BaseModel):
     """A value the plan suggests but the user's own choice overrides: --write sets it only where missing."""
     existing_only: bool = False
     """A value for a key of the user's config only: set where the config has it, never added."""
+    after: str | None = None
+    """The scalar key of the same mapping that --write adds this one right after where the mapping has it (``rope_type``
+    after the legacy ``type`` it repeats); else a new key goes where --write puts new keys."""
 
 
 def host_memory_comment(plan: Plan, model: Model, version: TrinityVersion | None, nodes: int | None = None,
@@ -223,22 +226,38 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     kept = _yarn_reaches(readings.value, length, native)  # the user's own, which --write keeps
     rope = ("model", "rope_scaling")
     given = value_at(config, rope)
-    rope_keys = [
-        PlanKey(path=(*rope, "rope_type"), value="yarn", default_only=kept),
-        PlanKey(path=(*rope, "type"), value="yarn", existing_only=True),
-        PlanKey(path=(*rope, "factor"), value=factor, default_only=kept, comment=f"max_model_len / {native}"
-                + (f"; {yarn_beyond_words(model)}" if plan.yarn_beyond_validated else "")),
-        PlanKey(path=(*rope, "original_max_position_embeddings"), value=native, default_only=kept),
-    ]
+    factor_words = f"max_model_len / {native}" + (f"; {yarn_beyond_words(model)}" if plan.yarn_beyond_validated
+                                                  else "")
     lost = model.vllm_rope_theta_lost
     theta_keys = [PlanKey(path=("model", "rope_theta"), value=int(lost[0]) if lost[0].is_integer() else lost[0],
                           default_only=True, comment=f"{model.name}'s own; the rollout's vLLM takes {lost[1]:.0f} "
                           "where the rope_scaling comes without it")] if lost is not None else []
     rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
     agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
-    rollout_keys = [key.model_copy(update={"path": (*rollout_rope, key.path[-1]), "comment": None,
-                                           "existing_only": True}) for key in rope_keys] if agreed else []
-    return [*keys, *rope_keys, *theta_keys, *rollout_keys]
+    rollout_keys = _yarn_keys(rollout_rope, model, factor, kept) if agreed else []
+    return [*keys, *_yarn_keys(rope, model, factor, kept, factor_words), *theta_keys, *rollout_keys]
+
+
+def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool,
+               factor_words: str | None = None) -> list[PlanKey]:
+    """The YaRN keys of `model`'s RoPE scaling mapping at `rope` (``model.rope_scaling``, or the rollout model's copy
+    of it): `factor` over its native context, each only where missing where the mapping is the user's own that
+    reaches the length (`kept`), its type under ``rope_type``, which the rollout's vLLM reads alone (added right after
+    a legacy ``type``), and under ``type`` too only where the mapping has that key; and the model's own
+    ``partial_rotary_factor`` where missing and vLLM's class would take another (`Model.vllm_partial_rotary_lost`:
+    Trinity has no key of its own for it). Comments (`factor_words` on the factor) on ``model.rope_scaling``'s
+    alone."""
+    partial = model.vllm_partial_rotary_lost
+    return [
+        PlanKey(path=(*rope, "rope_type"), value="yarn", default_only=kept, after="type"),
+        PlanKey(path=(*rope, "type"), value="yarn", existing_only=True),
+        PlanKey(path=(*rope, "factor"), value=factor, default_only=kept, comment=factor_words),
+        PlanKey(path=(*rope, "original_max_position_embeddings"), value=model.native_context, default_only=kept),
+        *([PlanKey(path=(*rope, "partial_rotary_factor"), value=partial[0], default_only=True,
+                   comment=None if factor_words is None else f"{model.name}'s own; the rollout's vLLM takes "
+                   f"{partial[1]!r} where the rope_scaling comes without it")]
+          if partial is not None else []),
+    ]
 
 
 def _lora_keys(plan: Plan, config: Any) -> list[PlanKey]:
