@@ -42,6 +42,7 @@ from solver.rules import (
     host_ram_check_words,
     least_token_budget,
     one_sequence_per_micro_batch,
+    rope_theta_to_set,
     sp_degrees,
     tables_refute_words,
     tables_said,
@@ -80,6 +81,9 @@ ROPE_FACTOR = ("model", "rope_scaling", "factor")
 """A YaRN's factor, which a config's own YaRN that --write keeps sets (`ConfigApplied.kept`)."""
 ROPE_ORIGINAL = ("model", "rope_scaling", "original_max_position_embeddings")
 """The positions a YaRN's factor multiplies, which a config's own YaRN that --write keeps sets too."""
+THETA_KEY = ("model", "rope_theta")
+"""The RoPE base a YaRN plan sets where the rollout's vLLM would drop the model's (`rope_theta_to_set`), unless the
+config has its own, which --write keeps."""
 
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
@@ -112,6 +116,12 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor!r}, "
             f"original_max_position_embeddings: {model.native_context}}}"
         )
+    theta, lost = rope_theta_to_set(model), model.vllm_rope_theta_lost
+    if plan.rope_scaling_factor is not None and lost is not None and kept_in is not None and THETA_KEY in kept:
+        lines.append(f"# model.rope_theta: {kept_in}'s stays, as {names.write} keeps it")
+    elif plan.rope_scaling_factor is not None and lost is not None:
+        lines += [(f"# {model.name}'s own RoPE base; the rollout's vLLM takes {lost[1]:.0f} where the "
+                   "rope_scaling comes without it:"), f"model.rope_theta: {theta}"]
     lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
     if not one_sequence_per_micro_batch(model):  # else dynamic batch sizes off leave the budget unread
         lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")

@@ -1,0 +1,86 @@
+"""A new user's first hour (persona 38: Qwen3-30B-A3B and Qwen3-14B with GRPO on MI300X and H100 nodes): what they
+copied or read that was wrong, each fixed here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_jsonapply_s63 import _apply_keys, _flat, _json_answer
+
+MOE_64K = ["--model", "30B-A3B", "--gpu", "mi300x", "--len", "64k", "--total-gpus", "8", "--rollout-gpus", "4"]
+
+MOE_CONFIG = """\
+algorithm:
+  algorithm_type: grpo
+  repeat_times: 8
+buffer:
+  batch_size: 32
+model:
+  model_path: Qwen/Qwen3-30B-A3B
+  max_model_len: 65536
+cluster:
+  node_num: 2
+  gpu_per_node: 8
+explorer:
+  rollout_model:
+    engine_num: 4
+    tensor_parallel_size: 2
+"""
+
+
+def _apply_block(text: str) -> list[str]:
+    """The apply block's lines: after the ``apply`` row, up to the blank line that ends it."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("apply ")) + 1
+    return lines[start:lines.index("", start)]
+
+
+def test_the_apply_lines_set_a_moes_rope_theta_beside_its_yarn(cli):
+    """Qwen3-MoE's vLLM class takes no RoPE base of its own: a rope_scaling without model.rope_theta rolls out at
+    10000, not the model's 1000000. The JSON's apply and --emit trinity set it; the apply lines, which people copy,
+    left it out, and the config they made then drew a `but:` line asking for it."""
+    status, text, _ = cli(*MOE_64K)
+    assert status == 0
+    block = _apply_block(text)
+    at = block.index("model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}")
+    assert block[at + 1:at + 3] == [
+        "# Qwen3-30B-A3B's own RoPE base; the rollout's vLLM takes 10000 where the rope_scaling comes without it:",
+        "model.rope_theta: 1000000"]
+    config = _flat(_json_answer(cli, *MOE_64K)["apply"]["config"])
+    assert _apply_keys(text) == {path: value for path, value in config.items()
+                                 if path[0] not in ("cluster", "explorer")}
+
+
+def test_the_apply_lines_pasted_into_a_config_leave_no_rope_theta_warning(cli, tmp_path: Path):
+    config = tmp_path / "moe.yaml"
+    config.write_text(MOE_CONFIG)
+    status, text, _ = cli("--from-config", str(config), "--gpu", "mi300x")
+    assert status == 0
+    pasted = [line for line in _apply_block(text) if line.startswith("model.")]
+    assert pasted == ["model.max_model_len: 65536",
+                      "model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}",
+                      "model.rope_theta: 1000000"]
+    config.write_text(MOE_CONFIG.replace("  max_model_len: 65536\n", "  max_model_len: 65536\n  rope_scaling: "
+                                         "{rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
+                                         "  rope_theta: 1000000\n"))
+    status, text, _ = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
+    assert status == 0 and '"rope-theta-dropped"' not in text
+
+
+def test_a_configs_own_rope_theta_stays_in_the_apply_lines(cli, tmp_path: Path):
+    config = tmp_path / "moe.yaml"
+    config.write_text(MOE_CONFIG.replace("  max_model_len: 65536\n", "  max_model_len: 65536\n  rope_theta: 1000000\n"))
+    status, text, _ = cli("--from-config", str(config), "--gpu", "mi300x")
+    assert status == 0
+    block = _apply_block(text)
+    assert "# model.rope_theta: moe.yaml's stays, as --write keeps it" in block
+    assert not any(line.startswith("model.rope_theta:") for line in block)
+
+
+def test_a_dense_qwen3s_apply_lines_set_no_rope_theta(cli):
+    """vLLM's Qwen3 dense class defaults to its 1000000: nothing is lost, and nothing is written."""
+    status, text, _ = cli("--model", "14B", "--gpu", "mi300x", "--len", "64k", "--total-gpus", "8",
+                          "--rollout-gpus", "4")
+    assert status == 0
+    assert "model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}" in text
+    assert "rope_theta" not in text
