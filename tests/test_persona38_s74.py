@@ -3,6 +3,7 @@ copied or read that was wrong, each fixed here."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from test_jsonapply_s63 import _apply_keys, _flat, _json_answer
@@ -84,3 +85,24 @@ def test_a_dense_qwen3s_apply_lines_set_no_rope_theta(cli):
     assert status == 0
     assert "model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}" in text
     assert "rope_theta" not in text
+
+
+def _config_problems(cli, config: Path) -> dict[str, str]:
+    """What --from-config --json says of the config's own settings: each problem by its code."""
+    status, out, err = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
+    assert status == 0, err
+    (answer,) = json.loads(out)
+    return dict(zip(answer["current"]["config_problem_codes"], answer["current"]["config_problems"], strict=True))
+
+
+def test_the_missing_yarn_line_names_a_moes_rope_theta_too(cli, tmp_path: Path):
+    """The refused: line's fix for a config with no rope_scaling is what --write sets: for Qwen3-30B-A3B that is its
+    rope_theta too, which the line left out, so the config fixed by it drew the rope-theta-dropped line next."""
+    config = tmp_path / "moe.yaml"
+    config.write_text(MOE_CONFIG)
+    assert _config_problems(cli, config)["rope-scaling-missing-refused"].endswith(
+        "set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960} and model.rope_theta: 1000000 "
+        "(as --write does)")
+    config.write_text(MOE_CONFIG.replace("  max_model_len: 65536\n", "  max_model_len: 65536\n  rope_theta: 1000000\n"))
+    assert _config_problems(cli, config)["rope-scaling-missing-refused"].endswith(
+        "set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960} (as --write does)")
