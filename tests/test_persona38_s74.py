@@ -106,3 +106,16 @@ def test_the_missing_yarn_line_names_a_moes_rope_theta_too(cli, tmp_path: Path):
     config.write_text(MOE_CONFIG.replace("  max_model_len: 65536\n", "  max_model_len: 65536\n  rope_theta: 1000000\n"))
     assert _config_problems(cli, config)["rope-scaling-missing-refused"].endswith(
         "set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960} (as --write does)")
+
+
+def test_the_default_budget_the_readme_gives_for_a_gpu_type_without_tables(cli):
+    """The README and the guide said 6 GPUs without --gpus, the A100's and H20's; an H100 or MI300X user got 8."""
+    for gpu, budget in (("mi300x", 8), ("h100", 8), ("a100", 6), ("h20", 6)):
+        assert _json_answer(cli, "--model", "14B", "--gpu", gpu, "--len", "32k")["budget_gpus"] == budget
+    root = Path(__file__).parent.parent
+    readme = " ".join((root / "README.md").read_text().split())
+    guide = " ".join((root / "docs" / "guide.md").read_text().split())
+    assert ("(without `--gpus`: 6 for the A100 and H20, 8 for a GPU type without tables, such as the H100 or MI300X)"
+            in readme)
+    assert ("without `--gpus`, the budget is the largest documented count: 6 for the A100 and H20 (8 for a GPU type "
+            "without tables, such as the H100 or MI300X);" in guide)
