@@ -119,3 +119,18 @@ def test_the_default_budget_the_readme_gives_for_a_gpu_type_without_tables(cli):
             in readme)
     assert ("without `--gpus`, the budget is the largest documented count: 6 for the A100 and H20 (8 for a GPU type "
             "without tables, such as the H100 or MI300X);" in guide)
+
+
+def test_costs_side_by_side_across_gpu_types_say_they_do_not_compare(cli):
+    """MI300X 0.2777 beside H100 0.6565 read as an MI300X 2.4 times faster: the costs count GPUs and settings (Env +
+    SP=2 against Env + Offload + SP=4 here), not a GPU type's speed, as the cluster's legend and docs/cli.md say."""
+    query = ("--model", "14B", "--len", "64k", "--total-gpus", "8", "--rollout-gpus", "4")
+    status, text, _ = cli(*query, "--gpu", "mi300x,h100")
+    assert status == 0
+    assert [line for line in text.splitlines() if line.startswith("cost ")] == [
+        f"cost           {cost} relative step time (best); compare it within one GPU type: a cost counts GPUs and "
+        "settings, not a GPU type's speed" for cost in ("0.2777", "0.6565")]
+    status, text, _ = cli(*query, "--gpu", "mi300x")
+    assert status == 0
+    assert [line for line in text.splitlines() if line.startswith("cost ")] == [
+        "cost           0.2777 relative step time (best)"]

@@ -81,6 +81,9 @@ ROPE_FACTOR = ("model", "rope_scaling", "factor")
 """A YaRN's factor, which a config's own YaRN that --write keeps sets (`ConfigApplied.kept`)."""
 ROPE_ORIGINAL = ("model", "rope_scaling", "original_max_position_embeddings")
 """The positions a YaRN's factor multiplies, which a config's own YaRN that --write keeps sets too."""
+ACROSS_GPU_TYPES = "compare it within one GPU type: a cost counts GPUs and settings, not a GPU type's speed"
+"""What the ``cost`` row adds where the answers are for several GPU types, whose costs side by side do not say which
+runs faster (4 A100s and 4 H100s with the same settings cost the same)."""
 THETA_KEY = ("model", "rope_theta")
 """The RoPE base a YaRN plan sets where the rollout's vLLM would drop the model's (`rope_theta_to_set`), unless the
 config has its own, which --write keeps."""
@@ -242,7 +245,8 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
         (known_length_word(model), _validated_words(answer, plan, model, names)),
         ("token budget", _budget_words(plan, model, version)),
-        ("cost", f"{plan.cost:.4g} relative step time ({best})"),
+        ("cost", f"{plan.cost:.4g} relative step time ({best})"
+                 + (f"; {ACROSS_GPU_TYPES}" if several_gpu_types else "")),
         ("evidence", _evidence_words(answer, plan)),
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),
