@@ -87,10 +87,11 @@ def test_a_dense_qwen3s_apply_lines_set_no_rope_theta(cli):
     assert "rope_theta" not in text
 
 
-def _config_problems(cli, config: Path) -> dict[str, str]:
-    """What --from-config --json says of the config's own settings: each problem by its code."""
-    status, out, err = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
-    assert status == 0, err
+def _config_problems(cli, config: Path, status: int = 0) -> dict[str, str]:
+    """What --from-config --json says of the config's own settings (with the exit `status` expected): each problem
+    by its code."""
+    status_now, out, err = cli("--from-config", str(config), "--gpu", "mi300x", "--json")
+    assert status_now == status, err
     (answer,) = json.loads(out)
     return dict(zip(answer["current"]["config_problem_codes"], answer["current"]["config_problems"], strict=True))
 
@@ -134,3 +135,35 @@ def test_costs_side_by_side_across_gpu_types_say_they_do_not_compare(cli):
     assert status == 0
     assert [line for line in text.splitlines() if line.startswith("cost ")] == [
         "cost           0.2777 relative step time (best)"]
+
+
+def test_a_rollout_engine_note_names_the_hip_context_on_an_mi300x(cli, tmp_path: Path):
+    """The memory model's words say HIP and RCCL on an AMD GPU; the rollout engines' note said CUDA there too."""
+    query = ("--model", "32B", "--len", "128k", "--total-gpus", "16", "--rollout-gpus", "8", "--emit", "trinity")
+    status, _, err = cli(*query, "--gpu", "mi300x")
+    assert status == 0
+    assert ("solve: note: rollout engines of tensor-parallel size 2: Qwen3-32B's bf16 weights (30.5 GiB) and one "
+            "sequence's KV cache (16.0 GiB) per GPU take at most half of what vLLM takes of one MI300X (171.8 GiB: 90% "
+            "of its memory, less 1 GiB for the HIP context), leaving the rest to sequences in flight") in " ".join(
+                err.split())
+    status, _, err = cli(*query, "--gpu", "h100")
+    assert status == 0 and "less 1 GiB for the CUDA context)" in " ".join(err.split())
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: mi300x, gpu: MI300X, nodes: 2, gpus_per_node: 8}\n"
+                     "jobs:\n  - {name: big, model: Qwen3-32B, max_model_len: 131072, rollout_gpus: 8}\n")
+    status, _, err = cli("cluster", str(fleet), "--emit-dir", str(tmp_path / "configs"))
+    assert status == 0
+    assert ("solve cluster: note: big: rollout engines of tensor-parallel size 2: Qwen3-32B's bf16 weights (30.5 GiB) "
+            "and one sequence's KV cache (16.0 GiB) per GPU take at most half of what vLLM takes of one MI300X "
+            "(171.8 GiB: 90% of its memory, less 1 GiB for the HIP context)") in " ".join(err.split())
+
+
+def test_a_refused_rollout_engine_names_the_hip_context_on_an_mi300x(cli, tmp_path: Path):
+    config = tmp_path / "big.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-32B\n  max_model_len: 524288\n  rope_scaling: {rope_type: "
+                      "yarn, factor: 12.8, original_max_position_embeddings: 40960}\ncluster:\n  node_num: 2\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 8\n"
+                      "    tensor_parallel_size: 1\n")
+    said = _config_problems(cli, config, status=1)["rollout-engine-memory-refused"]
+    assert ("take more than what vLLM takes of one MI300X (171.8 GiB: Trinity's default gpu_memory_utilization 0.9 of "
+            "its 192.0 GiB, less 1 GiB for the HIP context)") in said
