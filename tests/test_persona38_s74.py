@@ -167,3 +167,15 @@ def test_a_refused_rollout_engine_names_the_hip_context_on_an_mi300x(cli, tmp_pa
     said = _config_problems(cli, config, status=1)["rollout-engine-memory-refused"]
     assert ("take more than what vLLM takes of one MI300X (171.8 GiB: Trinity's default gpu_memory_utilization 0.9 of "
             "its 192.0 GiB, less 1 GiB for the HIP context)") in said
+
+
+def test_solve_map_says_what_to_give_in_place_of_the_rollout_options(cli):
+    """Half the GPUs for the rollout: solve map refused --rollout-gpus without saying that its budgets are the
+    trainer's alone, so what to give it."""
+    why = ("the map's budgets count trainer GPUs alone: give --gpus-up-to (or --budgets) the trainer's share, the "
+           "total less the rollout's, or ask solve --total-gpus T --rollout-gpus R")
+    for option, value in (("--rollout-gpus", "4"), ("--total-gpus", "8")):
+        status, out, err = cli("map", "--gpu", "mi300x", "--model", "14B", option, value)
+        assert (status, out) == (2, "")
+        assert err == ("usage: solve map [options] (--help lists them)\n"
+                       f"solve map: error: {option} is an option of solve, not of solve map: {why}\n")
