@@ -67,7 +67,7 @@ class ConfigApplied(NamedTuple):
     """The config's keys that the plan changes too (``solver.trinity.config_keys_changed``), as lines."""
     kept: Mapping[tuple[str, ...], str] = MappingProxyType({})
     """The plan's keys that --write leaves as the config has them, by path, with the config's values
-    (``solver.trinity.config_keys_kept``: its own YaRN that reaches the plan's length, its
+    (``solver.trinity.config_keys_kept``: its own YaRN that reaches the plan's length, its ``model.rope_theta``, its
     ``trainer.save_hf_checkpoint``): the block leaves them too, saying so."""
 
 
@@ -98,8 +98,9 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     `remove_padding_violation`, with dynamic batch sizes off and one sequence per micro-batch, and no token budget,
     which that leaves unread: `one_sequence_per_micro_batch`); a comment names an
     option as `names` do, and says where no Hugging Face checkpoint comes from as for a plan on `gpu`
-    (`no_checkpoint_words`). The YaRN and checkpoint lines are comments where the config named `kept_in` has its own
-    there, which --write keeps (`kept`: `ConfigApplied.kept`)."""
+    (`no_checkpoint_words`); beside a YaRN, the model's own ``model.rope_theta`` where the rollout's vLLM would drop
+    it (`rope_theta_to_set`), as the fragment sets it. The YaRN, RoPE base and checkpoint lines are comments where the
+    config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
