@@ -78,6 +78,7 @@ from solver.results import (
     beyond_fields,
     config_verdict,
     expandable_segments,
+    gpu_runtime,
     lowered_budget_raised_by,
 )
 from solver.rules import (
@@ -1146,7 +1147,7 @@ def _with_rollout_memory(current: CurrentSettings, engine: VllmRollout | None, m
     held = (f"{model.name}'s {8 * engine.value_bytes}-bit weights ({own.weights_gib:.1f} GiB) and one {length}-token "
             f"sequence's KV cache ({own.kv_cache_gib:.1f} GiB) per GPU")
     room = (f"what vLLM takes of one {gpu.name} ({own.room_gib:.1f} GiB: {given} of its {gpu.memory_gib:.1f} GiB, "
-            f"less {ROLLOUT_CONTEXT_GIB:g} GiB for the CUDA context)")
+            f"less {ROLLOUT_CONTEXT_GIB:g} GiB for the {gpu_runtime(gpu.rocm)[0]} context)")
     figures = f"{sized.weights_gib:.1f} + {sized.kv_cache_gib:.1f} GiB of {sized.room_gib:.1f}"
     if sized.fits:
         fix = (f"set it to {sized.size}, the smallest size that suits the heads and holds them in half of that "

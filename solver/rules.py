@@ -115,6 +115,16 @@ def validated_length(model: Model) -> int:
     return max(model.native_context, min(int(YARN_VALIDATED_FACTOR * model.native_context), YARN_VALIDATED_TOKENS))
 
 
+def rope_theta_to_set(model: Model) -> int | float | None:
+    """The ``model.rope_theta`` a YaRN plan sets beside its ``rope_scaling``: `model`'s own RoPE base, where the
+    rollout's vLLM would otherwise rotate it at another (`Model.vllm_rope_theta_lost`: Qwen3-30B-A3B's 1000000);
+    None where it would not."""
+    lost = model.vllm_rope_theta_lost
+    if lost is None:
+        return None
+    return int(lost[0]) if lost[0].is_integer() else lost[0]
+
+
 def token_budget(max_model_len: int, sp: int) -> int:
     """Trinity's default ``max_token_len_per_gpu``: ``ceil(2 * max_model_len / sp)``."""
     return ceil(2 * max_model_len / sp)

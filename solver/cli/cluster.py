@@ -328,7 +328,7 @@ def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Flee
     fragments = placement_configs(result, fleet, catalog, version=args.trinity_version,
                                   check_options=planning_check_options(args), option_names=COMMAND_OPTIONS)
     written = _write_configs(args.emit_dir, fragments)
-    _note_rollout_engines(result)
+    _note_rollout_engines(result, catalog)
     _note_configs_not_written(args, result, fleet)
     return written
 
@@ -407,12 +407,12 @@ def _note_what_was_read(placements: tuple[Placement, ...], fleet: Fleet, catalog
     note_gpu_variants_of_pools("solve cluster", catalog, fleet, written_gpus)
 
 
-def _note_rollout_engines(result: ClusterResult) -> None:
+def _note_rollout_engines(result: ClusterResult, catalog: Catalog) -> None:
     """On stderr, for each job whose --emit-dir config sizes rollout engines above one GPU or too small, what
     `solve --emit trinity` says of the same engines (`engines_note`), naming the job."""
     for placement in result.placements:
         engines = placement.rollout_engines
-        if engines is not None and (note := engines_note(engines, placement.model, placement.gpu,
+        if engines is not None and (note := engines_note(engines, placement.model, catalog.gpu(placement.gpu),
                                                          prefix=f"solve cluster: note: {placement.job}: ")):
             print_note(note)
 

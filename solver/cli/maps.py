@@ -42,11 +42,16 @@ from solver.cli.parser import Parser
 from solver.cli.status import FULL_DISK_STATUS
 from solver.tables import MAX_ESTIMATED_GPUS, NODE_GPUS, PAST_NODE_COLUMNS, PAST_NODE_WIDTH, path_text
 
+TRAINER_BUDGETS = ("the map's budgets count trainer GPUs alone: give --gpus-up-to (or --budgets) the trainer's "
+                   "share, the total less the rollout's, or ask solve --total-gpus T --rollout-gpus R")
+"""Where ``solve map`` sends a user who gives it solve's rollout options: its budgets are the trainer's alone."""
+
 
 def build_map_parser() -> Parser:
     """The argument parser for ``solve map``."""
     parser = Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
                     "budget, or (--by len) the cheapest setting per length and budget.",
+                    instead=dict.fromkeys(("--rollout-gpus", "--total-gpus"), TRAINER_BUDGETS),
                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
                     f"printed), 2 bad input, {FULL_DISK_STATUS}.")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where 
     from solver.query import Objective, TrinityConfig
     from solver.render.summary import ConfigApplied
     from solver.results import Answer, Plan, RolloutEngines, SettingsArguments, TrinitySettings
-    from solver.tables import Catalog, Model
+    from solver.tables import Catalog, GpuType, Model
     from solver.trinity import EngineError, PatchedConfig
 
     Fragment = tuple[str, TrinitySettings]
@@ -122,17 +122,18 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
                          "--train-batch-size, or change the config's batch first")
 
 
-def engines_note(engines: RolloutEngines, model: str, gpu: str, prefix: str = "solve: note: ") -> str | None:
+def engines_note(engines: RolloutEngines, model: str, gpu: GpuType, prefix: str = "solve: note: ") -> str | None:
     """Why the rollout engines of `model` (its name) on `gpu` are larger than one GPU, or that even the largest holds
     too little, after `prefix` (`solve cluster` names the job there); None for engines of one GPU that hold enough."""
     from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
+    from solver.results import gpu_runtime
     held = (f"{model}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
             f"({engines.kv_cache_gib:.1f} GiB) per GPU")
     advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
               "memory" if engines.largest else "give the rollout more GPUs, a count that a larger tensor-parallel "
               "size divides")
-    room = (f"{gpu} ({engines.room_gib:.1f} GiB: {ROLLOUT_UTILIZATION:.0%} of its memory, less "
-            f"{ROLLOUT_CONTEXT_GIB:g} GiB for the CUDA context)")
+    room = (f"{gpu.name} ({engines.room_gib:.1f} GiB: {ROLLOUT_UTILIZATION:.0%} of its memory, less "
+            f"{ROLLOUT_CONTEXT_GIB:g} GiB for the {gpu_runtime(gpu.rocm)[0]} context)")
     if not engines.holds:
         return (f"{prefix}{held} at tensor-parallel size {engines.size} take more than vLLM takes of one {room}: "
                 f"the engines cannot hold them; {advice}")
@@ -445,7 +446,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             continue
         notes += [note] if (note := _layout_note(answer)) else []
         if config is None and (suggested := fragment_engines(answer, catalog)):  # as solver.api.trinity_config
-            notes += [note] if (note := engines_note(suggested, model.name, answer.gpu)) else []
+            notes += [note] if (note := engines_note(suggested, model.name, catalog.gpu(answer.gpu))) else []
         check = fragment_check(answer.gpu, catalog, _check_options(args))
         keys = _keys_arguments(args, answer, answer.plans[0], catalog, model, config, layout)
         try:

@@ -42,6 +42,7 @@ from solver.rules import (
     host_ram_check_words,
     least_token_budget,
     one_sequence_per_micro_batch,
+    rope_theta_to_set,
     sp_degrees,
     tables_refute_words,
     tables_said,
@@ -66,7 +67,7 @@ class ConfigApplied(NamedTuple):
     """The config's keys that the plan changes too (``solver.trinity.config_keys_changed``), as lines."""
     kept: Mapping[tuple[str, ...], str] = MappingProxyType({})
     """The plan's keys that --write leaves as the config has them, by path, with the config's values
-    (``solver.trinity.config_keys_kept``: its own YaRN that reaches the plan's length, its
+    (``solver.trinity.config_keys_kept``: its own YaRN that reaches the plan's length, its ``model.rope_theta``, its
     ``trainer.save_hf_checkpoint``): the block leaves them too, saying so."""
 
 
@@ -80,6 +81,12 @@ ROPE_FACTOR = ("model", "rope_scaling", "factor")
 """A YaRN's factor, which a config's own YaRN that --write keeps sets (`ConfigApplied.kept`)."""
 ROPE_ORIGINAL = ("model", "rope_scaling", "original_max_position_embeddings")
 """The positions a YaRN's factor multiplies, which a config's own YaRN that --write keeps sets too."""
+ACROSS_GPU_TYPES = "compare it within one GPU type: a cost counts GPUs and settings, not a GPU type's speed"
+"""What the ``cost`` row adds where the answers are for several GPU types, whose costs side by side do not say which
+runs faster (4 A100s and 4 H100s with the same settings cost the same)."""
+THETA_KEY = ("model", "rope_theta")
+"""The RoPE base a YaRN plan sets where the rollout's vLLM would drop the model's (`rope_theta_to_set`), unless the
+config has its own, which --write keeps."""
 
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
@@ -91,8 +98,9 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     `remove_padding_violation`, with dynamic batch sizes off and one sequence per micro-batch, and no token budget,
     which that leaves unread: `one_sequence_per_micro_batch`); a comment names an
     option as `names` do, and says where no Hugging Face checkpoint comes from as for a plan on `gpu`
-    (`no_checkpoint_words`). The YaRN and checkpoint lines are comments where the config named `kept_in` has its own
-    there, which --write keeps (`kept`: `ConfigApplied.kept`)."""
+    (`no_checkpoint_words`); beside a YaRN, the model's own ``model.rope_theta`` where the rollout's vLLM would drop
+    it (`rope_theta_to_set`), as the fragment sets it. The YaRN, RoPE base and checkpoint lines are comments where the
+    config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -114,6 +122,12 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             f"original_max_position_embeddings: {model.native_context}"
             + (f", partial_rotary_factor: {partial[0]!r}}}" if partial is not None else "}")
         )
+    theta, lost = rope_theta_to_set(model), model.vllm_rope_theta_lost
+    if plan.rope_scaling_factor is not None and lost is not None and kept_in is not None and THETA_KEY in kept:
+        lines.append(f"# model.rope_theta: {kept_in}'s stays, as {names.write} keeps it")
+    elif plan.rope_scaling_factor is not None and lost is not None:
+        lines += [(f"# {model.name}'s own RoPE base; the rollout's vLLM takes {lost[1]:.0f} where the "
+                   "rope_scaling comes without it:"), f"model.rope_theta: {theta}"]
     lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
     if not one_sequence_per_micro_batch(model):  # else dynamic batch sizes off leave the budget unread
         lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
@@ -234,7 +248,8 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
         (known_length_word(model), _validated_words(answer, plan, model, names)),
         ("token budget", _budget_words(plan, model, version)),
-        ("cost", f"{plan.cost:.4g} relative step time ({best})"),
+        ("cost", f"{plan.cost:.4g} relative step time ({best})"
+                 + (f"; {ACROSS_GPU_TYPES}" if several_gpu_types else "")),
         ("evidence", _evidence_words(answer, plan)),
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),

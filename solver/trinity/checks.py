@@ -30,6 +30,7 @@ from solver.rules import (
     least_token_budget,
     micro_batch_stop_words,
     raised_budget_stop_words,
+    rope_theta_to_set,
     sp_gpus_violation,
     splits_batch,
     whole_nodes_violation,
@@ -591,6 +592,17 @@ def _yarn_setting(wanted: float, native: int) -> str:
     return f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
 
 
+def _theta_setting(checks: _ConfigChecks, model: Model) -> str:
+    """What the YaRN fix of a config with no ``model.rope_scaling`` sets beside it for the rollout's vLLM, as --write
+    does (`solver.rules.rope_theta_to_set`): `model`'s own RoPE base, where vLLM would otherwise rotate it at another
+    and the config sets no ``rope_theta`` (`_check_rope_theta` would then ask for it); "" otherwise."""
+    theta = rope_theta_to_set(model)
+    thetas = ((*ROLLOUT_MODEL, "rope_theta"), ("model", "rope_theta"))
+    if theta is None or not all(checks.absent(path) for path in thetas):
+        return ""
+    return f" and model.rope_theta: {theta}"
+
+
 def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | None) -> None:
     """Check ``model.rope_scaling`` against `model` and `length`: a mapping, replacing no RoPE scaling of the model's
     own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`); past the native
@@ -635,11 +647,11 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                 f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
                 f"of {native}, which the rollout's vLLM refuses unless "
                 + (f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts (it applies no RoPE scaling's factor "
-                   f"to a Gemma 3's length): {_yarn_setting(wanted, native)} (as {checks.names.write} does), and set "
-                   "the variable"
+                   f"to a Gemma 3's length): {_yarn_setting(wanted, native)}{_theta_setting(checks, model)} (as "
+                   f"{checks.names.write} does), and set the variable"
                    if model.vllm_skips_rope_factor else
                    f"a rope_scaling covers it or {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts: "
-                   f"{_yarn_setting(wanted, native)} (as {checks.names.write} does)")))
+                   f"{_yarn_setting(wanted, native)}{_theta_setting(checks, model)} (as {checks.names.write} does)")))
         elif rope is None:
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
                 f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "

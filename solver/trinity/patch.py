@@ -1252,9 +1252,9 @@ def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config
                      version: TrinityVersion | None = None) -> dict[tuple[str, ...], str]:
     """The plan's keys that `patch_trinity_config` leaves as the config `text` has them, the user's choice
     (`PlanKey.default_only`): a YaRN ``model.rope_scaling`` of its own form that reaches the plan's length
-    (`YARN_KEPT`), and with Offload ``trainer.save_hf_checkpoint``; by path, each with the config's value as written
-    (``4.0``), an interpolation's as it resolves in `environ` (``${yarn.factor}``: ``4``), as the plan reads it. The
-    ``apply`` lines then leave them too."""
+    (`YARN_KEPT`), its own ``model.rope_theta`` beside a YaRN, and with Offload ``trainer.save_hf_checkpoint``; by
+    path, each with the config's value as written (``4.0``), an interpolation's as it resolves in `environ`
+    (``${yarn.factor}``: ``4``), as the plan reads it. The ``apply`` lines then leave them too."""
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     values = ConfigValues(reading, environ or {})

@@ -19,7 +19,13 @@ from solver.query import (
     ROLE_TOKEN_BUDGETS,
 )
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
-from solver.rules import COMMAND_OPTIONS, LORA_CONFIGS_WORDS, host_ram_check_words, one_sequence_per_micro_batch
+from solver.rules import (
+    COMMAND_OPTIONS,
+    LORA_CONFIGS_WORDS,
+    host_ram_check_words,
+    one_sequence_per_micro_batch,
+    rope_theta_to_set,
+)
 from solver.tables import Model, QueryError, TrinityVersion, brief, remove_padding_violation
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
@@ -228,10 +234,10 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     given = value_at(config, rope)
     factor_words = f"max_model_len / {native}" + (f"; {yarn_beyond_words(model)}" if plan.yarn_beyond_validated
                                                   else "")
-    lost = model.vllm_rope_theta_lost
-    theta_keys = [PlanKey(path=("model", "rope_theta"), value=int(lost[0]) if lost[0].is_integer() else lost[0],
-                          default_only=True, comment=f"{model.name}'s own; the rollout's vLLM takes {lost[1]:.0f} "
-                          "where the rope_scaling comes without it")] if lost is not None else []
+    lost, theta = model.vllm_rope_theta_lost, rope_theta_to_set(model)
+    theta_keys = [PlanKey(path=("model", "rope_theta"), value=theta, default_only=True,
+                          comment=f"{model.name}'s own; the rollout's vLLM takes {lost[1]:.0f} "
+                          "where the rope_scaling comes without it")] if lost is not None and theta is not None else []
     rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
     agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
     rollout_keys = _yarn_keys(rollout_rope, model, factor, kept) if agreed else []
