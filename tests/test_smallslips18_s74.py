@@ -3,7 +3,8 @@ asked once per distinct question within a query, not once per plan; `Planner.und
 it records; a cluster file's names read as written (``name: 010`` is ``010``); ``--write`` warning of a rollout
 engine that cannot hold the model as the check refuses it; a null rollout ``gpu_memory_utilization``, ``dtype`` or
 ``enable_expert_parallel`` refused as Trinity's typed config refuses it; a Phi-3's bad top-level
-``partial_rotary_factor`` named as that key."""
+``partial_rotary_factor`` named as that key; and, from s73's render diff, ``memory_text``'s ``solver.plan`` call
+carrying the reference model as ``solve memory``'s command carries ``--no-reference``."""
 
 from __future__ import annotations
 
@@ -175,3 +176,19 @@ def test_an_auxiliary_models_null_dtype_is_refused_as_the_rollout_models(cli: Cl
 def test_a_phi3s_bad_partial_rotary_factor_is_named_where_it_is(tmp_path: Path, config: dict[str, object],
                                                                 refusal: str):
     assert _refusal(tmp_path, config) == refusal
+
+
+@pytest.mark.parametrize(("asked", "carried"), [
+    ({"reference_model": False}, ", reference_model=False"),  # the command's --no-reference
+    ({"lora_rank": 16, "reference_model": True}, ", lora_rank=16, reference_model=True"),  # LoRA counts none by default
+    ({"lora_rank": 16}, ", lora_rank=16"),
+    ({}, ""),
+])
+def test_memory_texts_planner_call_carries_the_reference_model_as_the_command_does(asked: dict[str, Any],
+                                                                                  carried: str):
+    # s73's render diff: solve memory's planner command carried --no-reference, the API's solver.plan call did not,
+    # so it planned with the reference model's host memory the answer left out.
+    answer = solver.memory_answer("8B", gpu="A100-80GB", gpus=4, max_model_len=65536, offload=True, **asked)
+    assert not answer.trains
+    assert solver.memory_text(answer).splitlines()[-1] == (
+        f'  solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=65536{carried})')

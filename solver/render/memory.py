@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import CEILING, FROZEN_BASE_BYTES, GRID, STATE_BYTES, MemoryAnswer, MemoryEstimate, shown_host_gib
-from solver.query import default_margin
+from solver.query import counts_reference, default_margin
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.phrases import CEILING_WORDS
 from solver.results import Calibration
@@ -112,8 +112,10 @@ def planner_call(answer: MemoryAnswer) -> str:
     """The `solver.plan` call that looks for a setting that trains where `answer`'s does not: the same model, GPU
     type, GPUs (as a budget) and length, its GPUs per node and host memory where given, its margin where it is
     not the shipped memory model's default, the memory-model file it was estimated with (``memory=
-    solver.load_memory_model(...)``), if any, its LoRA rank and its critic, if any; without `sp`, `env`, `offload` and
-    a token budget, which the planner tries for itself."""
+    solver.load_memory_model(...)``), if any, its LoRA rank, whether it counts a reference model where that is not
+    what the planner takes for its LoRA rank (`counts_reference`: ``reference_model=False``, as the command's
+    --no-reference), and its critic, if any; without `sp`, `env`, `offload` and a token budget, which the planner
+    tries for itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
                 *([f"node_gpus={answer.node_gpus}"] if answer.node_gpus != NODE_GPUS else []),
                 *([f"host_ram_gb={shown_number(answer.host_ram_gib)}"] if answer.host_ram_gib is not None else [])]
@@ -124,6 +126,8 @@ def planner_call(answer: MemoryAnswer) -> str:
         keywords.append(f"memory=solver.load_memory_model({json.dumps(answer.memory_model)})")
     if answer.lora_rank:
         keywords.append(f"lora_rank={answer.lora_rank}")
+    if answer.reference_model != counts_reference(None, answer.lora_rank):
+        keywords.append(f"reference_model={answer.reference_model}")
     if answer.critic:
         keywords.append(f"critic={json.dumps(answer.critic)}")
     return f"solver.plan({', '.join([json.dumps(answer.model), *keywords])})"
