@@ -4,7 +4,8 @@ it records; a cluster file's names read as written (``name: 010`` is ``010``); `
 engine that cannot hold the model as the check refuses it; a null rollout ``gpu_memory_utilization``, ``dtype`` or
 ``enable_expert_parallel`` refused as Trinity's typed config refuses it; a Phi-3's bad top-level
 ``partial_rotary_factor`` named as that key; and, from s73's render diff, ``memory_text``'s ``solver.plan`` call
-carrying the reference model as ``solve memory``'s command carries ``--no-reference``."""
+carrying the reference model as ``solve memory``'s command carries ``--no-reference``, and ``catalog=`` for a model
+of your own, as docs/api.md said it did."""
 
 from __future__ import annotations
 
@@ -18,14 +19,14 @@ from config_cases import config_lines, with_key, written
 from test_cluster import CATALOG
 from test_nulls_s58 import _refused
 from test_rolloutfit_s73 import QWEN3_14B_TP1, _config
-from test_slidingkv_s71 import _refusal
+from test_slidingkv_s71 import _refusal, _written
 from test_vllmrest_s73 import _phi3
 
 import solver
 import solver.solve
 from solver.cluster.options import Planner
 from solver.solve import WorkBudget, work_budget
-from solver.tables import JobTraining, load_weights
+from solver.tables import JobTraining, QueryError, load_catalog, load_model_config, load_weights
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -192,3 +193,21 @@ def test_memory_texts_planner_call_carries_the_reference_model_as_the_command_do
     assert not answer.trains
     assert solver.memory_text(answer).splitlines()[-1] == (
         f'  solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=65536{carried})')
+
+
+def test_memory_texts_planner_call_names_the_catalogue_of_a_model_of_your_own(tmp_path: Path):
+    # docs/api.md said the call carries your catalog= for a model or GPU type of your own; it did not, and without it
+    # the call is refused: the shipped catalogue lacks the model.
+    model = load_model_config(_written(tmp_path, _phi3()))
+    catalog = load_catalog().with_models((model,))
+    answer = solver.memory_answer(model.name, gpu="A100-80GB", gpus=1, max_model_len=131072, catalog=catalog)
+    call = solver.memory_text(answer, catalog).splitlines()[-1].strip()
+    assert not answer.trains and call == (
+        'solver.plan("Phi-3-mini-128k-instruct", gpu="A100-80GB", budget_gpus=1, max_model_len=131072, '
+        "catalog=catalog)")
+    with pytest.raises(QueryError):
+        solver.plan(model.name, gpu="A100-80GB", budget_gpus=1, max_model_len=131072)
+    assert solver.plan(model.name, gpu="A100-80GB", budget_gpus=1, max_model_len=131072, catalog=catalog)
+    # Where the shipped catalogue has both, none is named, whatever catalogue is passed.
+    shipped = solver.memory_answer("8B", gpu="A100-80GB", gpus=4, max_model_len=65536, offload=True)
+    assert "catalog" not in solver.memory_text(shipped, load_catalog()).splitlines()[-1]
