@@ -165,6 +165,7 @@ __all__ = [
     "placement_configs",
     "placement_settings",
     "plan",
+    "rollout_memory_problem",
     "trinity_config",
     "trinity_settings",
     "with_config_verdicts",
