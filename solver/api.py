@@ -168,6 +168,7 @@ __all__ = [
     "placement_configs",
     "placement_settings",
     "plan",
+    "rollout_memory_problem",
     "trinity_config",
     "trinity_settings",
     "with_config_verdicts",
@@ -1127,19 +1128,31 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
 
 def _with_rollout_memory(current: CurrentSettings, engine: VllmRollout | None, model: Model, gpu: GpuType,
                          node_gpus: int) -> CurrentSettings:
-    """`current` with a problem (`ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED`) where the config's vLLM rollout
-    `engine` of `model` cannot hold on a `gpu` what it needs as it loads (`RolloutEngines.holds`, `rollout_engine`'s
-    figures at the rollout's length: its own, else the verdict's), naming the tensor-parallel size the memory model
-    sizes engines at in a node of `node_gpus` (`rollout_engines`, at the engine's utilization and dtype)."""
-    if engine is None:
+    """`current` with the problem `rollout_memory_problem` finds in the config's vLLM rollout `engine` (at the
+    verdict's length, where the rollout gives none of its own), if any."""
+    problem = rollout_memory_problem(engine, model, gpu, node_gpus, current.max_model_len)
+    if problem is None:
         return current
-    length = engine.max_model_len or current.max_model_len
+    return current.model_copy(update={"config_problems": (*current.config_problems, problem.words),
+                                      "config_problem_codes": (*current.config_problem_codes, problem.code)})
+
+
+def rollout_memory_problem(engine: VllmRollout | None, model: Model, gpu: GpuType, node_gpus: int,
+                           length: int) -> ConfigProblem | None:
+    """The problem (`ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED`) where a config's vLLM rollout `engine` of `model`
+    cannot hold on a `gpu` what it needs as it loads (`RolloutEngines.holds`, `rollout_engine`'s figures at the
+    rollout's length: its own, else `length`), naming the tensor-parallel size the memory model sizes engines at in a
+    node of `node_gpus` (`rollout_engines`, at the engine's utilization and dtype); None where it holds, or none
+    starts (`engine` None): the check's line, and ``--write``'s warning on the file it writes."""
+    if engine is None:
+        return None
+    length = engine.max_model_len or length
     utilization = engine.gpu_memory_utilization or ROLLOUT_UTILIZATION
     size, sizes = engine.tensor_parallel_size, rollout_sizes(model, node_gpus)
     own = rollout_engine(model, gpu.memory_gib, size, length, largest=size >= sizes[-1], utilization=utilization,
                          value_bytes=engine.value_bytes)
     if own.holds:
-        return current
+        return None
     sized = rollout_engines(model, gpu.memory_gib, node_gpus, length, node_gpus, utilization=utilization,
                             value_bytes=engine.value_bytes)
     given = (f"its gpu_memory_utilization {engine.gpu_memory_utilization:g}" if engine.gpu_memory_utilization
@@ -1160,11 +1173,9 @@ def _with_rollout_memory(current: CurrentSettings, engine: VllmRollout | None, m
     else:
         fix = (f"no size that suits the heads in a node of {node_gpus} GPUs holds them ({sized.size}: {figures}): "
                "give the rollout GPUs with more memory, or a shorter length")
-    problem = ConfigProblem(ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED, (
+    return ConfigProblem(ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED, (
         f"explorer.rollout_model.tensor_parallel_size {size}: {held} take more than {room}, so the rollout's vLLM "
         f"fails as it loads; {fix}"))
-    return current.model_copy(update={"config_problems": (*current.config_problems, problem.words),
-                                      "config_problem_codes": (*current.config_problem_codes, problem.code)})
 
 
 def _in_words(answer: Answer, query: Query, current: CurrentSettings) -> CurrentSettings:

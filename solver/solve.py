@@ -102,6 +102,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
 
     def answer(gpu: str) -> Answer:
         joined, timed = _SOLVE_GROUP.set(group), _CALL_DEADLINE.set(deadline)  # the caller's, in the pool's threads
+        asked_sp_one = _SP_ONE_FITS.set({})  # this answer's own, asked afresh for each query
         try:
             asked = _asked_first(catalog, query, gpu)
             answer = _with_measured(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions))
@@ -116,6 +117,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
         finally:
             _SOLVE_GROUP.reset(joined)
             _CALL_DEADLINE.reset(timed)
+            _SP_ONE_FITS.reset(asked_sp_one)
 
     others = [_workers().submit(answer, gpu) for gpu in query.gpus[1:]]
     try:
@@ -173,6 +175,11 @@ _SOLVE_GROUP: ContextVar[_SolveGroup | None] = ContextVar("rft_solver_solve_grou
 
 _CALL_DEADLINE: ContextVar[float | None] = ContextVar("rft_solver_call_deadline", default=None)
 """The `time.monotonic()` by which this thread's solves must end (`call_deadline`; None: none)."""
+
+_SP_ONE_FITS: ContextVar[dict[tuple[str, Query], bool | None] | None] = ContextVar("rft_solver_sp_one_fits",
+                                                                                   default=None)
+"""Within one answer of a `plan` call, the SP=1 questions `_fits_without_sp` asked (on a GPU type) and what each
+answered, so that its plans at one length ask theirs once (None: outside one, where each asks it)."""
 
 
 @contextmanager
@@ -936,9 +943,15 @@ def _fits_without_sp(catalog: Catalog, query: Query, gpu: GpuType, sp: int, leng
     which names SP 1 only where it fits, is not said)."""
     if sp == 1 or gpu.interconnect != "pcie":
         return None
-    without_sp = answer_for(catalog, query.model_copy(update={
-        "sp": 1, "objective": "cheapest", "max_model_len": length, "top": 1}), gpu.name, explained=False)
-    return None if without_sp.status == "unknown" else without_sp.best is not None
+    question = query.model_copy(update={"sp": 1, "objective": "cheapest", "max_model_len": length, "top": 1})
+    asked = _SP_ONE_FITS.get()
+    if asked is not None and (gpu.name, question) in asked:
+        return asked[gpu.name, question]
+    without_sp = answer_for(catalog, question, gpu.name, explained=False)
+    fits = None if without_sp.status == "unknown" else without_sp.best is not None
+    if asked is not None:
+        asked[gpu.name, question] = fits
+    return fits
 
 
 def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting: Setting, length: int,

@@ -1024,11 +1024,6 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
           '  - {name: "\\u212a", gpu: h20, nodes: 1, gpus_per_node: 8}\n'
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pools 'K' and '\u212a' ('\\u212a') differ only in case: output tells them apart by case alone; rename one"),
-        ("pools:\n  - {name: on, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         ("pool true, name: must be text, got true (YAML reads it, unquoted, as true or false: quote it to keep it as "
-          "text)")),
-        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: 010, model: 4B, max_model_len: 4096}\n",
-         "job 8, name: must be text, got 8 (YAML reads it, unquoted, as a number: quote it to keep it as text)"),
         ('pools:\n  - {name: "a\\e[31m", gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n',
          "pool 'a\\x1b[31m', name: must be printable text (no control characters), got 'a\\x1b[31m'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: ../x, model: 4B, max_model_len: 4096}\n",
@@ -3381,8 +3376,9 @@ def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Pat
     original = Planner.best
 
     def slow_when_widening(self, gpu, model, gpus, *args, **kwargs):  # 7 GPUs and more: only widening asks
-        if gpus >= 7:
-            self.undecided += 1
+        if gpus >= 7:  # as `Planner.best` records a solve that ran out of time, and gives its answer
+            self.undecided_keys.add((gpu, model, gpus, *args, *kwargs.values()))
+            self.undecided_given += 1
             return None
         return original(self, gpu, model, gpus, *args, **kwargs)
 

@@ -90,12 +90,12 @@ MESSAGES = [
       "MiB, 48.0 GiB, give gpu_memory_mib: 49152)")),
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 99999999}]", JOB,
      "pool a, gpu_memory_gb: must be at most 4096, got 99999999"),
-    # Text YAML reads, unquoted, as another type.
-    ("[{name: on, gpu: a100, nodes: 1, gpus_per_node: 8}]", JOB,
-     ("pool true, name: must be text, got true (YAML reads it, unquoted, as true or false: quote it to keep it as "
+    # Text YAML reads, unquoted, as another type (a name is its text as written: test_smallslips18_s74).
+    ("[{name: a, gpu: on, nodes: 1, gpus_per_node: 8}]", JOB,
+     ("pool a, gpu: must be text, got true (YAML reads it, unquoted, as true or false: quote it to keep it as "
       "text)")),
-    ("[{name: 1.5, gpu: a100, nodes: 1, gpus_per_node: 8}]", JOB,
-     "pool 1.5, name: must be text, got 1.5 (YAML reads it, unquoted, as a number: quote it to keep it as text)"),
+    ("[{name: a, gpu: 1.5, nodes: 1, gpus_per_node: 8}]", JOB,
+     "pool a, gpu: must be text, got 1.5 (YAML reads it, unquoted, as a number: quote it to keep it as text)"),
     # A validator's own words; a list where a number is; a number where a list is.
     (f"[{{{POOL}}}]", f"{JOB}, model_config: x", "job j: model and model_config both name the model: give one"),
     (f"[{{{POOL}}}]", f"{JOB}, rollout_gpus: [1]", "job j, rollout_gpus: must be a whole number, got [1]"),

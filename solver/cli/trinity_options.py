@@ -241,7 +241,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
-        patched, warnings, unused = _patched_config(args, config_text, best, model, answers[0].gpu, catalog, config)
+        patched, warnings, unused = _patched_config(args, config_text, best, model, answers[0].gpu, catalog, config,
+                                                    node_gpus)
         files[args.write] = patched.text
         notes += warnings
     write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
@@ -342,16 +343,17 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
 
 
 def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, model: Model, gpu: str, catalog: Catalog,
-                    config: TrinityConfig | None) -> tuple[PatchedConfig, list[str], str | None]:
+                    config: TrinityConfig | None, node_gpus: int) -> tuple[PatchedConfig, list[str], str | None]:
     """The --from-config `config_text` (read as `config`) patched for `best`, a plan on `gpu` of `catalog` (for
     --write), with the command that checks the written file as the plan was made (`fragment_check`, and the
     environment variables the config read, as the fragment's header has them): the patched
     config (its text, the keys it removed), a warning for each of its problems (`patched_config_problems`: the rules of
-    Trinity's it still breaks, keys it changed on a YAML anchor, ...; a note for a YaRN off the guide, which the patch
-    kept) and a note where the command could not be
+    Trinity's it still breaks, keys it changed on a YAML anchor, ...; its rollout engine, which the patch leaves as it
+    is, where it cannot hold the model on `gpu` in nodes of `node_gpus`, as the check says: `rollout_memory_problem`;
+    a note for a YaRN off the guide, which the patch kept) and a note where the command could not be
     written in it, and the length it pays for that no sequence uses (`unused_length`); `QueryError` where its prompt
     and response exceed the plan's length, which Trinity refuses to load."""
-    from solver.api import fragment_check
+    from solver.api import fragment_check, rollout_memory_problem
     from solver.query import ConfigProblemCode
     from solver.results import YARN_KEPT
     from solver.rules import COMMAND_OPTIONS
@@ -382,6 +384,9 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     problems = patched_config_problems(config_text, patched, best, model, name=str(args.from_config),
                                        environ=os.environ, version=args.trinity_version,
                                        option_names=COMMAND_OPTIONS)
+    engine = None if config is None else rollout_memory_problem(config.vllm_rollout, model, catalog.gpu(gpu),
+                                                                config.node_gpus or node_gpus, best.max_model_len)
+    problems += [engine] if engine is not None else []
     # A YaRN the patch kept (it reaches the length: `keys_for_plan`) is the one off the guide: nothing needed.
     kept = f"{COMMAND_OPTIONS.write} kept it: {YARN_KEPT}"
     off_guide = ConfigProblemCode.ROPE_SCALING_OFF_GUIDE

@@ -228,8 +228,6 @@ class Planner:
         host memory or the Offload pin)."""
         self.asked = 0
         """How many new questions `best` and `answer` have asked (those their caches did not answer)."""
-        self.undecided = 0
-        """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
         self.undecided_keys: set[tuple[object, ...]] = set()
         """The questions of `best` whose solve ran out of time (`undecided` counts them)."""
         self.undecided_given = 0
@@ -242,6 +240,11 @@ class Planner:
         self.reach_work = WorkBudget(REACH_SHARE * DETERMINISTIC_PER_SECOND * time_limit_s)
         """The deterministic time left to the questions whether more nodes train a length (`REACH_SHARE`), and what
         they spent: the search's stages get that much less (`place`, `buy`)."""
+
+    @property
+    def undecided(self) -> int:
+        """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
+        return len(self.undecided_keys)
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
              estimate: EstimateMode, host_ram_gb: float | None, offload: bool | None, training: JobTraining, *,
@@ -263,7 +266,6 @@ class Planner:
             answer = answer_for(self.catalog, query, gpu, explained=False, data=self.prepared[inputs])
             self.asked += 1
             if not answer.decided:  # a way left out, or a plan perhaps not its best
-                self.undecided += 1
                 self.undecided_keys.add(key)
             self.cache[key] = answer.best
         self.undecided_given += key in self.undecided_keys

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import CEILING, FROZEN_BASE_BYTES, GRID, STATE_BYTES, MemoryAnswer, MemoryEstimate, shown_host_gib
-from solver.query import default_margin
+from solver.query import counts_reference, default_margin
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.phrases import CEILING_WORDS
 from solver.results import Calibration
@@ -31,6 +31,7 @@ from solver.tables import (
     Catalog,
     CriticStates,
     MemoryModel,
+    QueryError,
     Setting,
     and_joined,
     check_types,
@@ -97,23 +98,39 @@ def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: 
     shipped one). Its lines name the API's keywords (``host_ram_gb``), and where the setting does not train, the
     planner's call (`planner_call`) in place of the command's ``solve ...`` line: with the memory-model file the
     answer was estimated with, or, for a `MemoryModel` passed to `memory_answer`, which the call cannot name, a line
-    above it that asks for it by its source. `QueryError` (one line) for a bad argument."""
+    above it that asks for it by its source; ``catalog=catalog`` where the model or GPU type is one of your own, which
+    the shipped catalogue lacks (`catalog` holds it). `QueryError` (one line) for a bad argument."""
     check_types(("answer", answer, MemoryAnswer), ("catalog", catalog, Catalog | None))
     check_text_options(width, color)
     model = (catalog if catalog is not None else load_catalog()).model(answer.model)
     passed = answer.memory_model_source if answer.memory_model is None else None  # a MemoryModel, not a file
+    call = planner_call(answer, own_catalog=catalog is not None and not _shipped(answer))
     view = memory_view(answer, memory_label(answer, model.moe is not None), answer.gpu, answer.model, answer.gpus,
-                       answer.offload, planner_call(answer), own_budget=answer.max_token_len_per_gpu is not None,
+                       answer.offload, call, own_budget=answer.max_token_len_per_gpu is not None,
                        names=API_OPTIONS, passed_memory=passed)
     return view_text(view, width, color)
 
 
-def planner_call(answer: MemoryAnswer) -> str:
+def _shipped(answer: MemoryAnswer) -> bool:
+    """Whether the shipped catalogue has `answer`'s model and GPU type (else one is of your own)."""
+    shipped = load_catalog()
+    try:
+        shipped.model(answer.model)
+        shipped.gpu(answer.gpu)
+    except QueryError:
+        return False
+    return True
+
+
+def planner_call(answer: MemoryAnswer, own_catalog: bool = False) -> str:
     """The `solver.plan` call that looks for a setting that trains where `answer`'s does not: the same model, GPU
     type, GPUs (as a budget) and length, its GPUs per node and host memory where given, its margin where it is
     not the shipped memory model's default, the memory-model file it was estimated with (``memory=
-    solver.load_memory_model(...)``), if any, its LoRA rank and its critic, if any; without `sp`, `env`, `offload` and
-    a token budget, which the planner tries for itself."""
+    solver.load_memory_model(...)``), if any, its LoRA rank, whether it counts a reference model where that is not
+    what the planner takes for its LoRA rank (`counts_reference`: ``reference_model=False``, as the command's
+    --no-reference), its critic, if any, and, with `own_catalog`, ``catalog=catalog``, the catalogue that holds a model
+    or GPU type of your own; without `sp`, `env`, `offload` and a token budget, which the planner tries for
+    itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
                 *([f"node_gpus={answer.node_gpus}"] if answer.node_gpus != NODE_GPUS else []),
                 *([f"host_ram_gb={shown_number(answer.host_ram_gib)}"] if answer.host_ram_gib is not None else [])]
@@ -124,8 +141,12 @@ def planner_call(answer: MemoryAnswer) -> str:
         keywords.append(f"memory=solver.load_memory_model({json.dumps(answer.memory_model)})")
     if answer.lora_rank:
         keywords.append(f"lora_rank={answer.lora_rank}")
+    if answer.reference_model != counts_reference(None, answer.lora_rank):
+        keywords.append(f"reference_model={answer.reference_model}")
     if answer.critic:
         keywords.append(f"critic={json.dumps(answer.critic)}")
+    if own_catalog:
+        keywords.append("catalog=catalog")
     return f"solver.plan({', '.join([json.dumps(answer.model), *keywords])})"
 
 

@@ -15,7 +15,7 @@ from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
 from solver.tables.inputs import TYPED, CurrentFile, CurrentPlacement, Fleet, FleetFile, Job, JobEntry, Pool
 from solver.tables.loaders import load_catalog
 from solver.tables.model_config import load_model_config, model_config_file
-from solver.tables.reading import given_path, load_validated, read_user_file
+from solver.tables.reading import FleetLoader, given_path, load_validated, read_user_file
 from solver.tables.schema import Model
 from solver.tables.text import QueryError, TableError, check_types, normalise, with_own_hint, yaml_brief
 
@@ -55,7 +55,7 @@ def read_fleet(path: Path, catalog: Catalog) -> ReadFleet:
     """A cluster file and its jobs' ``model_config`` files, each read once, their models named as `catalog` names
     them (`Catalog.with_model`); `TableError` for a bad file. Its pools and jobs' names are checked by
     `checked_fleet`, against a catalogue that may have gained GPU types since (cells files') and these models."""
-    entries = load_validated(FleetFile, path, context={TYPED: True})
+    entries = load_validated(FleetFile, path, context={TYPED: True}, loader=FleetLoader)
     return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog))
 
 

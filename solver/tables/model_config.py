@@ -858,10 +858,11 @@ def _check_rope_scaling(path: Path, key: str, scaling: dict[str, Any], config: d
     model_type = str(config.get("model_type"))
     read = (PHI3_ROPE_TYPES.get(given or "default", given) if model_type == "phi3"
             else LEGACY_ROPE_TYPES.get((model_type, given), given or "default"))
-    problem = ((_phi3_rope_problem(scaling, config) if model_type == "phi3" else None)
-               or rope_scaling_problem(read, scaling))
+    problem = _phi3_rope_problem(key, scaling, config) if model_type == "phi3" else None
+    if problem is None and (unbuilt := rope_scaling_problem(read, scaling)) is not None:
+        problem = f"{key}: {unbuilt}"
     if problem is not None:
-        raise TableError(f"{path}: {key}: {problem}")
+        raise TableError(f"{path}: {problem}")
 
 
 PHI3_ROPE_TYPES = {"default": "default", "longrope": "longrope", "su": "longrope", "yarn": "longrope"}
@@ -870,25 +871,28 @@ PHI3_ROPE_TYPES = {"default": "default", "longrope": "longrope", "su": "longrope
 config's ``model.rope_scaling`` may give a Phi-3 as its own type); another it refuses (``:122-123``)."""
 
 
-def _phi3_rope_problem(scaling: dict[str, Any], config: dict[str, Any]) -> str | None:
-    """What transformers 5.9.0's Phi-3 config class refuses in its config.json's RoPE `scaling`, in words: a type
-    other than `PHI3_ROPE_TYPES`', or a ``short_factor`` or ``long_factor`` that is not a list of numbers, one per
-    pair of its heads' rotary dimensions (``hidden_size // num_attention_heads`` times ``partial_rotary_factor``, half
-    of them: ``configuration_phi3.py:107-149``); None where it takes it."""
+def _phi3_rope_problem(key: str, scaling: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """What transformers 5.9.0's Phi-3 config class refuses in its config.json's RoPE `scaling` (its `key`), in words
+    after the key it lies in: a type other than `PHI3_ROPE_TYPES`', or a ``short_factor`` or ``long_factor`` that is
+    not a list of numbers, one per pair of its heads' rotary dimensions (``hidden_size // num_attention_heads`` times
+    ``partial_rotary_factor``, the scaling's own, else the config's at its top level: half of them,
+    ``configuration_phi3.py:107-149``); None where it takes it."""
     given = _rope_type(scaling) or "default"
     if given not in PHI3_ROPE_TYPES:
-        return (f"rope_type {json_brief(given)}: transformers' Phi-3 config class takes none but "
+        return (f"{key}: rope_type {json_brief(given)}: transformers' Phi-3 config class takes none but "
                 f"{either(list(PHI3_ROPE_TYPES))} (su and yarn read as longrope)")
-    partial = scaling.get("partial_rotary_factor", config.get("partial_rotary_factor", 1.0))
+    held_by = scaling if "partial_rotary_factor" in scaling else config
+    partial = held_by.get("partial_rotary_factor", 1.0)
     if not _is_number(partial):
-        return f"partial_rotary_factor: expected a number, got {json_brief(partial)}"
+        where = f"{key}: " if held_by is scaling else ""
+        return f"{where}partial_rotary_factor: expected a number, got {json_brief(partial)}"
     pairs = int(config["hidden_size"] // config["num_attention_heads"] * partial) // 2  # read as the shape already
     for name in ("short_factor", "long_factor"):
         factors = scaling.get(name)
         if factors is not None and (not isinstance(factors, list) or len(factors) != pairs
                                     or not all(_is_number(each) for each in factors)):
-            return (f"{name}: transformers' Phi-3 config class takes a list of {pairs} numbers (one per pair of "
-                    f"rotary dimensions), got {json_brief(factors)}")
+            return (f"{key}: {name}: transformers' Phi-3 config class takes a list of {pairs} numbers (one per pair "
+                    f"of rotary dimensions), got {json_brief(factors)}")
     return None
 
 

@@ -159,11 +159,35 @@ def _keys_as_written(node: yaml.MappingNode) -> None:
 
 _TEXT_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_NULL_TAG = "tag:yaml.org,2002:null"
 
 
 class UniqueKeyLoader(WrittenKeys, UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """PyYAML's safe loader (libyaml's, where installed) with `WrittenKeys` and `UniqueKeys`: the tables' files and
     a user's files that a schema validates."""
+
+
+class WrittenNames:
+    """For a PyYAML loader (before it in the bases): the value of a key `NAME_KEYS` names that YAML 1.1 reads as
+    something other than text (``010``, ``1.50``, ``on``, ``2024-01-01``) is its text as written, so that
+    ``name: 010`` is the name ``010``, not the octal 8; null (nothing, ``~``, ``null``) stays null, as no name."""
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """The loader's merge of the mappings a merge key brings in, then the values of its names as written."""
+        super().flatten_mapping(node)  # type: ignore[misc]
+        node.value = [(key, yaml.ScalarNode(_TEXT_TAG, value.value, value.start_mark, value.end_mark)
+                       if isinstance(key, yaml.ScalarNode) and key.value in NAME_KEYS
+                       and isinstance(value, yaml.ScalarNode) and value.tag not in (_TEXT_TAG, _NULL_TAG) else value)
+                      for key, value in node.value]
+
+
+NAME_KEYS = frozenset({"name", "pool"})
+"""The keys of a cluster file whose values are names (a pool's and a job's, and the pool a job names), each the text
+as written (`WrittenNames`)."""
+
+
+class FleetLoader(WrittenNames, UniqueKeyLoader):
+    """`UniqueKeyLoader` with `WrittenNames`: a cluster file's."""
 
 
 NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"
@@ -242,10 +266,10 @@ def yaml_tab_problem(error: BaseException, text: str) -> str | None:
     return "tabs are not allowed for indentation in YAML; use spaces"
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_yaml(path: Path, loader: type[UniqueKeyLoader]) -> Any:
     text = read_user_file(path)
     try:
-        return yaml.load(text, Loader=UniqueKeyLoader)
+        return yaml.load(text, Loader=loader)
     except TableError as error:
         raise TableError(f"{path}: {error}") from None
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)
@@ -739,10 +763,11 @@ def _top_level_kind(raw: object) -> str:
     return "a number" if isinstance(raw, int | float) else f"a {type(raw).__name__}"
 
 
-def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | None = None) -> _Schema:
-    """The file at `path` as `model`, or `TableError` in one line (naming the kind of file it looks like instead, where
-    its top-level keys are another's: `_FILE_KINDS`)."""
-    raw = _read_yaml(path)
+def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | None = None,
+                   loader: type[UniqueKeyLoader] = UniqueKeyLoader) -> _Schema:
+    """The file at `path` as `model`, read by `loader`, or `TableError` in one line (naming the kind of file it looks
+    like instead, where its top-level keys are another's: `_FILE_KINDS`)."""
+    raw = _read_yaml(path, loader)
     if not isinstance(raw, dict):  # a CSV, say, reads as one string: say which keys the file takes
         raise TableError(f"{path}: expected a mapping at the top level, got {_top_level_kind(raw)} (fields: "
                          f"{', '.join(_fields_at(model, ()))})")

@@ -831,7 +831,7 @@ def _written_null(reader: ConfigReader, path: tuple[str | int, ...]) -> bool:
         return False
 
 
-FIELD_TYPE_WORDS = {"int": "a whole number", "bool": "true or false", "str": "text"}
+FIELD_TYPE_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text"}
 """What OmegaConf's typed field of each type (`NOT_OPTIONAL_KEYS`' types) takes, in words."""
 
 

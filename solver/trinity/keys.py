@@ -390,6 +390,9 @@ NOT_OPTIONAL_KEYS: dict[tuple[str, ...], str] = {
     **{("explorer", "rollout_model", key): "int"
        for key in ("engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size")},
     ("explorer", "rollout_model", "engine_type"): "str",
+    ("explorer", "rollout_model", "enable_expert_parallel"): "bool",
+    ("explorer", "rollout_model", "gpu_memory_utilization"): "float",
+    ("explorer", "rollout_model", "dtype"): "str",
     ("trainer", "trainer_type"): "str",
     ("trainer", "trainer_strategy"): "str",
     TRAINER_SP_KEY: "int",
@@ -397,15 +400,18 @@ NOT_OPTIONAL_KEYS: dict[tuple[str, ...], str] = {
     ("trainer", "use_remove_padding"): "bool",
     **{("trainer", flag): "bool" for flag in OFFLOAD_FLAGS},
 }
-"""The keys rft-solver reads that Trinity's own config types plainly (``int``, ``bool`` or ``str``, not
+"""The keys rft-solver reads that Trinity's own config types plainly (``int``, ``float``, ``bool`` or ``str``, not
 ``Optional[...]``), by their type: ``Config.mode``, ``AlgorithmConfig``, ``BufferConfig``, ``ModelConfig``'s
 ``critic_model_path``, ``TinkerConfig`` and ``ExternalModelConfig``'s ``enable``, ``ClusterConfig``,
 ``InferenceModelConfig`` (the rollout model) and ``TrainerConfig`` (``trinity/common/config.py``: ``:863``, ``:586``,
 ``:669``, ``:455``, ``:435``, ``:446``, ``:625``, ``:508``, ``:747`` in 0.5.2; ``:938``, ``:618``, ``:708``,
-``:460``, ``:440``, ``:451``, ``:664``, ``:513``, ``:804`` in 0.6.0; 0.6.0's rollout parallel sizes and trainer
-flags are keys 0.5 lacks). Every release's ``load_config`` merges the config into that schema
-(``OmegaConf.merge``, ``:983`` in 0.5.2, ``:1058`` in 0.6.0), and OmegaConf 2.3.0 refuses null in such a field
-("Incompatible value 'None' for field of type 'int'"), so a null there does not load. The ``Optional`` ones
+``:460``, ``:440``, ``:451``, ``:664``, ``:513``, ``:804`` in 0.6.0, where the rollout model's ``float``
+``gpu_memory_utilization`` and ``str`` ``dtype`` are at ``:537`` and ``:538``, ``:521`` and ``:522`` in 0.5.2;
+0.6.0's rollout parallel sizes, ``enable_expert_parallel`` and trainer flags are keys 0.5 lacks). Every release's
+``load_config`` merges the config into that schema (``OmegaConf.merge``, ``:983`` in 0.5.2, ``:1058`` in 0.6.0), and
+OmegaConf 2.3.0 refuses null in such a field ("Incompatible value 'None' for field of type 'int'", or 'float', 'bool',
+'str': checked for the rollout model's three by merging a null into a schema of them), so a null there does not
+load. The ``Optional`` ones
 rft-solver reads (``model.max_model_len``, ``max_prompt_tokens``, ``max_response_tokens``,
 ``trainer.max_token_len_per_gpu``, ``algorithm.entropy_loss_fn``, and the roles' token budgets, SP and dynamic-batch
 keys under ``trainer.trainer_config``) take null as unset."""
