@@ -140,6 +140,7 @@ def buy(
     chosen = {option.job: option for option, value in zip(placed_with, search.values) if value}
     nodes = node_indexes(after, chosen, search.counts)
     widen_by = started + planner.time_limit_s if widen and not interrupt.caught else None
+    undecided = planner.undecided  # widening's own questions leave the purchase as it is, as `place`'s placement
     try:
         grown = grown_placements(planner, after, chosen, nodes, seed, widen_by)
     except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
@@ -148,7 +149,7 @@ def buy(
     pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=more, gpus=more * pool.gpus_per_node,
                                nodes_after=pool.nodes + more, nodes_used=use.nodes_used, gpus_used=use.gpus_used)
                   for pool, more, use in zip(fleet.pools, extra, pool_use(after, placements)))
-    proven = staged.search.proven and not host_rounded and not planner.undecided and not cut_short
+    proven = staged.search.proven and not host_rounded and not undecided and not cut_short
     return unfound.model_copy(update={
         "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus for pool in pools),
         "nodes": sum(pool.nodes for pool in pools), "bound": staged.search.bound, "pools": pools,
