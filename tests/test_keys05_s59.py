@@ -43,10 +43,16 @@ NULL_UNDER_TRAINER_CONFIG = {None: ["typed-null"], "0.5": ["typed-null-refused"]
 KEYS: list[tuple[str, Any, dict[str | None, list[str]]]] = [
     ("explorer.rollout_model.data_parallel_size", 1, UNKNOWN_05),
     ("explorer.rollout_model.pipeline_parallel_size", 1, UNKNOWN_05),
+    ("explorer.rollout_model.enable_expert_parallel", True, UNKNOWN_05),
+    ("explorer.rollout_model.enable_expert_parallel", False, UNKNOWN_05),
+    ("explorer.rollout_model.enable_expert_parallel", None,
+     {None: ["typed-null-refused"], "0.5": ["unknown-key-refused"], "0.6": ["typed-null-refused"]}),
     # a null: 0.5 lacks the key, said once; 0.6 types it int
     ("explorer.rollout_model.data_parallel_size", None,
      {None: ["typed-null-refused"], "0.5": ["unknown-key-refused"], "0.6": ["typed-null-refused"]}),
     ("explorer.auxiliary_models", [{"model_path": "Qwen/Qwen3-0.6B", "engine_num": 0, "pipeline_parallel_size": 1}],
+     UNKNOWN_05),
+    ("explorer.auxiliary_models", [{"model_path": "Qwen/Qwen3-0.6B", "engine_num": 0, "enable_expert_parallel": True}],
      UNKNOWN_05),
     # a null in an auxiliary model alike: said once with 0.5, as the key it lacks
     ("explorer.auxiliary_models", [{"model_path": "Qwen/Qwen3-0.6B", "engine_num": 0, "pipeline_parallel_size": None}],
@@ -105,6 +111,9 @@ LACKING_WORDS = {
     "explorer.rollout_model.pipeline_parallel_size": (
         "Trinity 0.6's inference model", "InferenceModelConfig",
         "Trinity 0.5 takes an engine's GPUs as its tensor_parallel_size"),
+    "explorer.rollout_model.enable_expert_parallel": (
+        "Trinity 0.6's inference model", "InferenceModelConfig",
+        "Trinity 0.5's rollout engines run without expert parallelism"),
     f"{ARR}.actor.fsdp_config.entropy_from_logits_with_chunking": (
         "verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the actor's own"),
     f"{ARR}.actor.fsdp_config.entropy_checkpointing": (
@@ -123,7 +132,8 @@ def test_the_keys_0_5_lacks_are_those_the_run_found():
 
 @pytest.mark.parametrize("key", sorted(LACKING_WORDS))
 def test_a_key_0_5_lacks_is_named_with_its_section_and_what_to_do(cli, tmp_path: Path, key: str):
-    path = written(tmp_path, with_key(key, None if key.endswith("engine") else 1))
+    path = written(tmp_path, with_key(key, None if key.endswith("engine") else True if key.endswith("parallel")
+                                      else 1))
     status, out, err = cli("--from-config", str(path), "--gpu", "h100", "--trinity-version", "0.5", "--json")
     assert status == 0, err
     whose, schema, why = LACKING_WORDS[key]

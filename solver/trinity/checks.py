@@ -68,6 +68,7 @@ from solver.trinity.keys import (
     CRITIC_BUDGETS,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
+    ENGINE_KEYS_05_LACKS,
     ENTROPY_KEYS,
     EXTERNAL_MODEL,
     FORWARD_BUDGETS,
@@ -86,7 +87,6 @@ from solver.trinity.keys import (
     ROLE_KEY_SCOPES,
     ROLES,
     ROLLOUT_MODEL,
-    ROLLOUT_PARALLEL_KEYS,
     SET_TO_TRAINERS_BY_06,
     TRAINER_SP_KEY,
     UNTYPED_SECTIONS,
@@ -1285,7 +1285,7 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
 
 def _check_keys_05_lacks(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check that a config for Trinity 0.5 has none of the keys rft-solver reads that every 0.5 release lacks
-    (`KEYS_05_LACKS`; each ``explorer.auxiliary_models`` entry's `ROLLOUT_PARALLEL_KEYS` too), in any value, null too
+    (`KEYS_05_LACKS`; each ``explorer.auxiliary_models`` entry's `ENGINE_KEYS_05_LACKS` too), in any value, null too
     (refused); and say `EXTERNAL_MODEL`, which 0.5.0 and 0.5.1 lack but 0.5.2 has, where it holds a value (a null is
     refused by every release, `typed-null-refused`)."""
     if version != "0.5":
@@ -1294,7 +1294,7 @@ def _check_keys_05_lacks(checks: _ConfigChecks, version: TrinityVersion | None) 
     entries = enumerate(auxiliary if isinstance(auxiliary, list) else [])
     written = [*(((path, checks.value(path[:-1])), lacking) for path, lacking in KEYS_05_LACKS.items()),
                *((((*AUXILIARY_MODELS, index, key), entry), KEYS_05_LACKS[ROLLOUT_MODEL + (key,)])
-                 for index, entry in entries for key in ROLLOUT_PARALLEL_KEYS)]
+                 for index, entry in entries for key in ENGINE_KEYS_05_LACKS)]
     for (path, section), lacking in written:
         if isinstance(section, Mapping) and path[-1] in section:
             left = f" ({checks.names.write} leaves it to you; {lacking.instead})" if lacking.instead else ""

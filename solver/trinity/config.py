@@ -40,6 +40,7 @@ from solver.trinity.keys import (
     CRITIC,
     CRITIC_BUDGETS,
     ENGINE_KEY_TYPES,
+    ENGINE_KEYS_05_LACKS,
     ENTROPY_KEYS,
     IGNORED_SECTION,
     LORA_CONFIGS,
@@ -51,7 +52,6 @@ from solver.trinity.keys import (
     ROLE_SP_KEYS,
     ROLES,
     ROLLOUT_MODEL,
-    ROLLOUT_PARALLEL_KEYS,
     TRAINER_CONFIG_NULLS,
     TRAINER_CONFIG_SECTIONS,
     TRAINER_SP_KEY,
@@ -844,10 +844,10 @@ def _typed_refusal_words(key: str, shown: str, field_type: str) -> str:
 def _typed_keys(reader: ConfigReader, version: TrinityVersion | None) -> list[tuple[tuple[str | int, ...], str]]:
     """The keys rft-solver reads that Trinity's own config types plainly, with their types: `NOT_OPTIONAL_KEYS`, and
     each of ``explorer.auxiliary_models``' (`ENGINE_KEY_TYPES`, as the rollout model's); with `version` 0.5, not those
-    of Trinity 0.6's ``trainer`` that 0.5 lacks (`keys_05_refuses`), nor an inference model's `ROLLOUT_PARALLEL_KEYS`
+    of Trinity 0.6's ``trainer`` that 0.5 lacks (`keys_05_refuses`), nor an inference model's `ENGINE_KEYS_05_LACKS`
     (`KEYS_05_LACKS`), which it refuses in any value (said once, by the checks)."""
     trainer = read_or_none(reader.get, ("trainer",))
-    engine_lacks = ROLLOUT_PARALLEL_KEYS if version == "0.5" else ()
+    engine_lacks = ENGINE_KEYS_05_LACKS if version == "0.5" else ()
     lacking = ({("trainer", key) for key in keys_05_refuses(trainer)} | {(*ROLLOUT_MODEL, key) for key in engine_lacks}
                if version == "0.5" else set())
     auxiliary = read_or_none(reader.get, AUXILIARY_MODELS)

@@ -442,11 +442,17 @@ none.)"""
 ROLLOUT_PARALLEL_KEYS = ("data_parallel_size", "pipeline_parallel_size")
 """An inference model's parallel sizes besides its tensor-parallel one: Trinity 0.6's (``InferenceModelConfig``,
 ``trinity/common/config.py:523`` in 0.6.0), which every 0.5 release's lacks (``:508`` in 0.5.2)."""
+ENGINE_KEYS_05_LACKS = (*ROLLOUT_PARALLEL_KEYS, "enable_expert_parallel")
+"""The keys of an inference model rft-solver reads that every Trinity 0.5 release's lacks: `ROLLOUT_PARALLEL_KEYS` and
+``enable_expert_parallel`` (``:525`` in 0.6.0)."""
 KEYS_05_LACKS: dict[tuple[str, ...], Lacking05] = {
     **{(*ROLLOUT_MODEL, key): Lacking05(
         "Trinity 0.6's inference model", "InferenceModelConfig",
         "Trinity 0.5 takes an engine's GPUs as its tensor_parallel_size")
        for key in ROLLOUT_PARALLEL_KEYS},
+    (*ROLLOUT_MODEL, "enable_expert_parallel"): Lacking05(
+        "Trinity 0.6's inference model", "InferenceModelConfig",
+        "Trinity 0.5's rollout engines run without expert parallelism"),
     **{(*ACTOR_ROLLOUT_REF, "actor", "fsdp_config", key): Lacking05(
         "verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the "
         "actor's own") for key in ENTROPY_KEYS},
@@ -455,9 +461,10 @@ KEYS_05_LACKS: dict[tuple[str, ...], Lacking05] = {
         "from its fsdp_config") for role in ROLES},
 }
 """The keys rft-solver reads that every Trinity 0.5 release's typed config lacks, besides `keys_05_refuses`' (and each
-``explorer.auxiliary_models`` entry's `ROLLOUT_PARALLEL_KEYS`, as the rollout model's), with the section that has
-them: Trinity 0.6's rollout parallel sizes, which 0.5's ``load_config`` refuses ("Key 'data_parallel_size' not in
-'InferenceModelConfig'"), and verl 0.8's actor ``fsdp_config`` entropy keys and a role's ``engine``, which 0.5's
+``explorer.auxiliary_models`` entry's `ENGINE_KEYS_05_LACKS`, as the rollout model's), with the section that has
+them: Trinity 0.6's rollout parallel sizes and ``enable_expert_parallel`` (``:525`` in 0.6.0), which 0.5's
+``load_config`` refuses ("Key 'data_parallel_size' not in 'InferenceModelConfig'"), and verl 0.8's actor
+``fsdp_config`` entropy keys and a role's ``engine``, which 0.5's
 ``veRLConfig`` lacks (``FSDPConfig``, ``Actor``, ``Ref``: ``trainer/verl/verl_config.py:97``, ``:149``, ``:187`` in
 0.5.2), so its merge of ``trainer.trainer_config`` refuses them (``config_validator.py:1185`` in 0.5.2). Each is
 refused in any value, null too: checked by running the ``load_config`` of Trinity 0.5.0, 0.5.1 and 0.5.2, then that
