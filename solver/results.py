@@ -1845,7 +1845,7 @@ class RolloutEngines(Frozen, defer_build=True):
     kv_cache_gib: Annotated[GiBFigure, Ge(0)] = Field(description=(
         "the KV cache of one max_model_len sequence, per GPU of the engine"))
     room_gib: Annotated[GiBFigure, Ge(0)] = Field(description=(
-        "what vLLM takes of one GPU, less the CUDA context's 1 GiB"))
+        "what vLLM takes of one GPU, less the CUDA (on an AMD GPU, HIP) context's 1 GiB"))
     largest: bool = Field(description="whether no larger size is allowed, whatever the rollout GPUs: none "
                           "stays in one node and suits the heads")
 
