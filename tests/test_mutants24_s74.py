@@ -4,16 +4,20 @@ update against the usable memory and the other peaks (Breakdown's verdicts, and 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from solver.api import memory_answer
-from solver.memory import Breakdown, MemoryAnswer, Terms
+from solver.memory import GIB, Breakdown, MemoryAnswer, Terms, critic_parameters, critic_states_gib
+from solver.tables import TableError, load_catalog
+from solver.tables.model_config import load_model_config, vllm_rope_problem
 
 TERMS = Terms(states=40.0, gathered=2.0, checkpoints=3.0, logits=2.0, recompute=1.0, sp_buffers=1.0,
               fragmentation=0.0, overhead=1.0)
 """Terms of 50 GiB, for breakdowns whose peaks the tests set."""
+HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 
 
 def _breakdown(**figures: float) -> Breakdown:
@@ -72,3 +76,60 @@ def test_a_step_as_tight_as_the_critics_update_reads_back_either_way():
     raw["step_gib"] -= 0.01  # a room 0.01 GiB more: not at the limit, and not the tighter
     with pytest.raises(ValueError, match="step_binds is True, but the other fields say False"):
         MemoryAnswer.model_validate({**raw, "step_binds": True})
+
+
+def test_a_mixture_of_experts_critic_holds_whole_experts_on_each_gpu():
+    # M14: Qwen3-30B-A3B's critic on 6 GPUs: the fullest holds 22 of each expert layer's 128 routed experts (FSDP2
+    # shards them whole), and a sixth of the rest.
+    model = load_catalog().model("Qwen3-30B-A3B")
+    routed = model.routed_expert_parameters
+    per_gpu = (critic_parameters(model) - routed) / 6 + routed * 22 / 128
+    assert critic_states_gib(model, 6) == pytest.approx(16 * per_gpu / GIB, rel=1e-12)
+    assert critic_states_gib(model, 8) == pytest.approx(16 * critic_parameters(model) / 8 / GIB, rel=1e-12)
+
+
+def test_vllm_builds_no_llama3_scaling_without_its_original_length():
+    # R2: vLLM 0.19.1's Llama3RotaryEmbedding reads original_max_position_embeddings from the mapping it is handed.
+    given = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    assert vllm_rope_problem("llama3", given) == (
+        "missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type llama3 without it")
+    assert vllm_rope_problem("llama3", {**given, "original_max_position_embeddings": 8192}) is None
+
+
+def test_the_first_key_missing_is_named():
+    # R4: of several missing keys, the first the type needs, in vLLM's order.
+    assert vllm_rope_problem("longrope", {"original_max_position_embeddings": 4096}) == (
+        "missing short_factor: vLLM 0.19.1 refuses rope_type longrope without it")
+    assert vllm_rope_problem("xdrope", {}) == "missing alpha: vLLM 0.19.1 refuses rope_type xdrope without it"
+
+
+def _config_json(tmp_path: Path, name: str, **keys: object) -> Path:
+    """tests/data/hf-configs' config.json of `name` with `keys` set (None: removed), written under `tmp_path`."""
+    config = json.loads((HF_CONFIGS / f"{name}.json").read_text(encoding="utf-8")) | keys
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({key: value for key, value in config.items() if value is not None}), encoding="utf-8")
+    return path
+
+
+def test_rope_theta_is_read_before_the_older_rotary_emb_base(tmp_path: Path):
+    # R7: Llama 3.2's base of 500000 beside a rotary_emb_base of 1000000, which vLLM reads only without rope_theta.
+    assert load_model_config(_config_json(tmp_path, "Llama-3.2-3B", rotary_emb_base=1e6)).vllm_rope_theta_lost == (
+        5e5, 1e4)
+    assert load_model_config(_config_json(tmp_path, "Llama-3.2-3B", rope_theta=None, rotary_emb_base=2e5)
+                             ).vllm_rope_theta_lost == (2e5, 1e4)
+
+
+def test_rope_parameters_per_layer_type_are_not_judged(tmp_path: Path):
+    # R8: transformers 5's mapping per layer type has no one base to lose; a Qwen3 config of it is left unjudged
+    # (not read as the fallback 10000 against vLLM's Qwen3 default of 1000000).
+    per_type = {kind: {"rope_type": "default", "rope_theta": 1e6} for kind in ("full_attention", "sliding_attention")}
+    path = _config_json(tmp_path, "Qwen3-8B", rope_theta=None, rope_scaling=None, rope_parameters=per_type)
+    assert load_model_config(path).vllm_rope_theta_lost is None
+
+
+def test_a_base_of_zero_is_refused(tmp_path: Path):
+    # R9: no positive number.
+    path = _config_json(tmp_path, "Qwen3-8B", rope_theta=0)
+    with pytest.raises(TableError) as raised:
+        load_model_config(path)
+    assert str(raised.value) == f"{path}: rope_theta: expected a positive number such as 1000000, got 0"
