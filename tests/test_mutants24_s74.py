@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from solver.api import memory_answer
-from solver.memory import GIB, Breakdown, MemoryAnswer, Terms, critic_parameters, critic_states_gib
+from solver.memory import (
+    GIB,
+    Breakdown,
+    MemoryAnswer,
+    Terms,
+    critic_parameters,
+    critic_states_gib,
+    shown_host_need,
+)
 from solver.tables import TableError, load_catalog
 from solver.tables.model_config import load_model_config, vllm_rope_problem
 
@@ -133,3 +141,20 @@ def test_a_base_of_zero_is_refused(tmp_path: Path):
     with pytest.raises(TableError) as raised:
         load_model_config(path)
     assert str(raised.value) == f"{path}: rope_theta: expected a positive number such as 1000000, got 0"
+
+
+def test_a_config_jsons_yarn_is_read_as_yarn_but_for_phi3(tmp_path: Path):
+    # R13: Phi-3's config class alone reads yarn as longrope; a Qwen3's YaRN re-derives its length from its original
+    # 32768 positions (not max_position_embeddings' 40960), which vLLM scales by its factor.
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    model = load_model_config(_config_json(tmp_path, "Qwen3-8B", rope_scaling=yarn))
+    assert (model.native_context, model.config_yarn_factor, model.vllm_context) == (32768, 4.0, 131072)
+
+
+@pytest.mark.parametrize("offload", [True, False])
+def test_a_resident_critic_takes_no_host_memory(offload: bool):
+    # M27: its states stay on the GPUs; only an offloaded or reloaded one's are in host memory.
+    model = load_catalog().model("Qwen3-8B")
+    alone = shown_host_need(model, 8, offload=offload)
+    assert shown_host_need(model, 8, offload=offload, critic="resident") == alone
+    assert shown_host_need(model, 8, offload=offload, critic="offloaded") > alone
