@@ -17,6 +17,7 @@ from solver.memory import (
     Terms,
     critic_parameters,
     critic_states_gib,
+    rollout_engine,
     shown_host_need,
 )
 from solver.tables import TableError, load_catalog
@@ -158,3 +159,12 @@ def test_a_resident_critic_takes_no_host_memory(offload: bool):
     alone = shown_host_need(model, 8, offload=offload)
     assert shown_host_need(model, 8, offload=offload, critic="resident") == alone
     assert shown_host_need(model, 8, offload=offload, critic="offloaded") > alone
+
+
+@pytest.mark.parametrize("value_bytes", [2, 4])
+def test_a_latent_attention_engines_cache_takes_the_weights_dtype(value_bytes: int):
+    # M37: DeepSeek-V2-Lite's latent (512) and RoPE key (64) per layer (27) and token, in bf16 or float32 as vLLM's
+    # kv_cache_dtype auto caches them, whole on each GPU.
+    model = load_model_config(HF_CONFIGS / "DeepSeek-V2-Lite.json")
+    engine = rollout_engine(model, 80.0, 2, 4096, largest=True, value_bytes=value_bytes)
+    assert engine.kv_cache_gib == value_bytes * (512 + 64) * 27 * 4096 / GIB
