@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_clusterwhy_s73 import Cli, _duo_on_two_gpus, undecided_for
+from test_tokbudget_s72 import _verdict
 
 from solver.api import memory_answer
 from solver.memory import (
@@ -168,3 +170,41 @@ def test_a_latent_attention_engines_cache_takes_the_weights_dtype(value_bytes: i
     model = load_model_config(HF_CONFIGS / "DeepSeek-V2-Lite.json")
     engine = rollout_engine(model, 80.0, 2, 4096, largest=True, value_bytes=value_bytes)
     assert engine.kv_cache_gib == value_bytes * (512 + 64) * 27 * 4096 / GIB
+
+
+def test_a_jobs_own_undecided_solve_leaves_its_move_unproven(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # C7, C9: duo's (Qwen3-4B) own solves run out of time: that no way runs it on its 2 GPUs is not proven.
+    undecided_for(monkeypatch, "Qwen3-4B")
+    result, text = _duo_on_two_gpus(cli, tmp_path)
+    duo = result["placements"][1]
+    assert (duo["job"], duo["current"], duo["move_reason_code"], duo["move_reason"]) == (
+        "duo", "moves", "move-unproven", "the placement is not proven best (raise --time-limit)")
+
+
+def _qwen3_8b_at_32k(trainer_sp: int, roles: dict[str, Any]) -> dict[str, Any]:
+    """Qwen3-8B at 32768 tokens on a node of 8 GPUs, 4 of them the rollout's, the trainer's SP `trainer_sp`, the
+    roles' keys `roles`, dynamic batch sizes on but where a role turns its own off."""
+    return {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768}, "algorithm": {"algorithm_type": "grpo"},
+            "cluster": {"node_num": 1, "gpu_per_node": 8}, "explorer": {"rollout_model": {"engine_num": 4}},
+            "trainer": {"ulysses_sequence_parallel_size": trainer_sp, "trainer_config": {"actor_rollout_ref": roles}}}
+
+
+def test_a_ref_that_reads_no_budget_is_not_said_to_take_it_over_the_actors_groups():
+    # D16: Trinity 0.5's ref at SP 4 over the actor's SP 2 takes its budget x 4 / 2 per GPU, but with its dynamic batch
+    # sizes off it reads no budget: its one sequence, 16384 tokens per GPU, is no more than the verdict's 32768.
+    ref = {"ulysses_sequence_parallel_size": 4, "log_prob_max_token_len_per_gpu": 32768}
+    assert [code for code, _ in _verdict(_qwen3_8b_at_32k(2, {"ref": ref}), "0.5")[1]] == ["token-budget-above-verdict"]
+    assert _verdict(_qwen3_8b_at_32k(2, {"ref": {**ref, "log_prob_use_dynamic_bsz": False}}), "0.5") == (None, [])
+
+
+def test_an_actor_that_reads_no_budget_is_not_raised_from_the_trainers_fill():
+    # D17: Trinity 0.5 fills the unset trainer budget at the trainer's SP 4 (16384), which holds no sequence at the
+    # actor's SP 1; with the actor's dynamic batch sizes off nothing reads it for the actor: no line on its raise.
+    actor = {"ulysses_sequence_parallel_size": 1}
+    assert [code for code, _ in _verdict(_qwen3_8b_at_32k(4, {"actor": actor}), "0.5")[1]] == [
+        "token-budget-below-verdict", "token-budget-below-length"]
+    assert _verdict(_qwen3_8b_at_32k(4, {"actor": {**actor, "use_dynamic_bsz": False}}), "0.5") == (32768, [(
+        "lowered-token-budget", "the token budget in effect, 32768 (the most any role takes), is below Trinity's "
+        "default ceil(2 x 32768 / 1) = 65536, which the tables measured: the verdict is at 32768 tokens per GPU (each "
+        "step takes more micro-batches); Trinity 0.5.0 raises it back to the default: use 0.5.1 or later")])
