@@ -192,10 +192,12 @@ def _qwen3_8b_at_32k(trainer_sp: int, roles: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_ref_that_reads_no_budget_is_not_said_to_take_it_over_the_actors_groups():
     # D16: Trinity 0.5's ref at SP 4 over the actor's SP 2 takes its budget x 4 / 2 per GPU, but with its dynamic batch
-    # sizes off it reads no budget: its one sequence, 16384 tokens per GPU, is no more than the verdict's 32768.
+    # sizes off it reads no budget: its micro-batches of 2 sequences, 2 x ceil(32768 / 2) = 32768 tokens per GPU, are
+    # the verdict's, and its budget of 32768 is read nowhere (not 32768 x 4 / 2 = 65536 per GPU).
     ref = {"ulysses_sequence_parallel_size": 4, "log_prob_max_token_len_per_gpu": 32768}
     assert [code for code, _ in _verdict(_qwen3_8b_at_32k(2, {"ref": ref}), "0.5")[1]] == ["token-budget-above-verdict"]
-    assert _verdict(_qwen3_8b_at_32k(2, {"ref": {**ref, "log_prob_use_dynamic_bsz": False}}), "0.5") == (None, [])
+    off = {**ref, "log_prob_use_dynamic_bsz": False, "log_prob_micro_batch_size_per_gpu": 2}
+    assert _verdict(_qwen3_8b_at_32k(2, {"ref": off}), "0.5") == (None, [])
 
 
 def test_an_actor_that_reads_no_budget_is_not_raised_from_the_trainers_fill():
