@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from test_clusterwhy_s73 import Cli, _duo_on_two_gpus, undecided_for
+from test_ropesix_s73 import _problems
 from test_tokbudget_s72 import _verdict
 
 from solver.api import memory_answer
@@ -24,6 +25,7 @@ from solver.memory import (
 )
 from solver.tables import TableError, load_catalog
 from solver.tables.model_config import load_model_config, vllm_rope_problem
+from solver.trinity import trinity_config_problems
 
 TERMS = Terms(states=40.0, gathered=2.0, checkpoints=3.0, logits=2.0, recompute=1.0, sp_buffers=1.0,
               fragmentation=0.0, overhead=1.0)
@@ -210,3 +212,48 @@ def test_an_actor_that_reads_no_budget_is_not_raised_from_the_trainers_fill():
         "lowered-token-budget", "the token budget in effect, 32768 (the most any role takes), is below Trinity's "
         "default ceil(2 x 32768 / 1) = 65536, which the tables measured: the verdict is at 32768 tokens per GPU (each "
         "step takes more micro-batches); Trinity 0.5.0 raises it back to the default: use 0.5.1 or later")])
+
+
+def _trainer_dynamic_off_line(roles: dict[str, Any], critic: dict[str, Any] | None = None) -> str:
+    """Trinity 0.5's ``dynamic-batch-off`` line on ``trainer.use_dynamic_bsz`` of a GRPO config of Qwen3-8B (no critic
+    trained) on 4 GPUs, the trainer's dynamic batch sizes off and its budget 8192, with the roles' keys `roles` and the
+    critic's `critic`."""
+    sections = {"actor_rollout_ref": roles, **({"critic": critic} if critic else {})}
+    config = {"model": {"max_model_len": 4096}, "algorithm": {"algorithm_type": "grpo"}, "trainer": {
+        "use_dynamic_bsz": False, "max_token_len_per_gpu": 8192, "trainer_config": sections}}
+    found = trinity_config_problems(config, load_catalog().model("Qwen3-8B"), 4, version="0.5")
+    [line] = [problem.words for problem in found if problem.code.value == "dynamic-batch-off"]
+    return line
+
+
+DYNAMIC_OFF = ("trainer.use_dynamic_bsz is false: verl then ignores the token budget (max_token_len_per_gpu), which "
+               "the tables measured and the plan sets, and fills micro-batches by sequence count: set it to true")
+
+
+def test_a_rollout_pass_on_takes_the_actors_budget_before_the_trainers():
+    # K2: the log-prob recompute turns dynamic batching back on; it takes the actor's budget where set, so no pass
+    # reads the trainer's.
+    rollout = {"rollout": {"log_prob_use_dynamic_bsz": True}}
+    assert _trainer_dynamic_off_line({**rollout, "actor": {"ppo_max_token_len_per_gpu": 8192}}) == DYNAMIC_OFF
+    assert _trainer_dynamic_off_line(rollout) == (
+        "trainer.use_dynamic_bsz is false: verl then fills micro-batches by sequence count, ignoring the token budget "
+        "(max_token_len_per_gpu), which the tables measured and the plan sets, in every pass but the rollout's "
+        "(Trinity 0.5), whose own key turns dynamic batch sizes back on and which takes this budget, setting none of "
+        "its own: set it to true")
+
+
+def test_a_critics_key_counts_only_where_the_algorithm_trains_one():
+    # K3: GRPO trains no critic: its use_dynamic_bsz turns no pass back on.
+    assert _trainer_dynamic_off_line({}, critic={"use_dynamic_bsz": True}) == DYNAMIC_OFF
+
+
+def test_a_yarn_without_its_original_length_beside_the_models_own_scaling_is_told_to_add_it():
+    # K13: the native positions to add are named only for a model without a RoPE scaling of its own (Qwen3-8B: its
+    # 40960); Llama 3.1's own llama3 scaling leaves which to give open.
+    yarn = {"max_model_len": 131072, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
+    unbuilt = ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type yarn "
+               "without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's rope_parameters, "
+               "past transformers' filling-in; ")
+    assert ("rope-scaling-unbuilt-refused", unbuilt + "add it") in _problems("llama-3.1-8b", yarn, "0.6")
+    assert ("rope-scaling-unbuilt-refused", unbuilt + "add original_max_position_embeddings: 40960") in _problems(
+        "8B", yarn, "0.6")
