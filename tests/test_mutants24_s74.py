@@ -257,3 +257,45 @@ def test_a_yarn_without_its_original_length_beside_the_models_own_scaling_is_tol
     assert ("rope-scaling-unbuilt-refused", unbuilt + "add it") in _problems("llama-3.1-8b", yarn, "0.6")
     assert ("rope-scaling-unbuilt-refused", unbuilt + "add original_max_position_embeddings: 40960") in _problems(
         "8B", yarn, "0.6")
+
+
+def test_gemma_3s_scaling_of_a_type_alone_is_not_refused():
+    # K10, K11: vLLM reads no Gemma 3 scaling for its length (vllm_skips_rope_factor): a type given in type alone is
+    # no KeyError there, and the mapping is read as vLLM's default type, which needs no key.
+    model = load_model_config(HF_CONFIGS / "gemma-3-1b-pt.json")
+    mapping = {"model": {"model_path": "x", "max_model_len": 32768, "rope_scaling": {"type": "yarn", "factor": 8.0}}}
+    assert [problem.code.value for problem in trinity_config_problems(mapping, model, 8, version="0.6")] == [
+        "rope-scaling-unneeded", "rope-theta-dropped"]
+
+
+def test_a_base_that_is_no_whole_number_is_given_as_it_is(tmp_path: Path):
+    # K19: Llama 3.2's base written as 500000.5 is lost alike, and named as written.
+    model = load_model_config(_config_json(tmp_path, "Llama-3.2-3B", rope_theta=500000.5))
+    rope = {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192}
+    mapping = {"model": {"model_path": "x", "max_model_len": 8192, "rope_scaling": rope}}
+    [(code, words)] = [(problem.code.value, problem.words)
+                       for problem in trinity_config_problems(mapping, model, 8, version="0.6")]
+    assert code == "rope-theta-dropped"
+    assert words.endswith("rotates at base 10000, not the model's 500000.5, silently (Trinity hands vLLM the mapping "
+                          "as the model's rope_parameters, past transformers' filling-in); set model.rope_theta: 500000.5")
+
+
+def test_a_rollout_scaling_with_a_missing_value_is_judged_no_further():
+    # K20: the ??? is refused as Trinity loads the config; vLLM's rule is not applied to the rest.
+    assert _problems("8B", {"max_model_len": 8192}, "0.6", explorer={
+        "rollout_model": {"rope_scaling": {"rope_type": "yarn", "factor": "???"}}}) == [("unresolved-value-refused", (
+            "explorer.rollout_model.rope_scaling.factor is ???, a value missing: every Trinity release refuses the "
+            "config as it loads it (explorer.rollout_model.rope_scaling is no typed section, so the merge keeps the "
+            "??? and OmegaConf.to_object raises on it); give it a value, or remove the key"))]
+
+
+@pytest.mark.parametrize(("version", "older"), [
+    ("0.5", " (on Trinity 0.5 with a vLLM before 0.12, as 0.5.0 also takes, vLLM refuses the two as it starts)"),
+    ("0.6", "")])
+def test_two_types_are_refused_by_older_vllm_on_trinity_05(version: str, older: str):
+    # K22
+    rope = {"rope_type": "yarn", "type": "linear", "factor": 4.0, "original_max_position_embeddings": 32768}
+    assert _problems("8B", {"max_model_len": 131072, "rope_scaling": rope}, version)[0] == ("rope-scaling-wrong", (
+        "model.rope_scaling names its type twice, rope_type 'yarn' and type 'linear': a vLLM rollout takes rope_type "
+        f"alone{older}; remove type, or give it rope_type's value"))
