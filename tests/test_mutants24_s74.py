@@ -71,7 +71,8 @@ def _raw(critic: str | None) -> dict[str, Any]:
 def test_a_step_whose_room_is_the_usable_memory_without_a_critic_is_no_limit():
     # M3: without a critic the only other room is the activations' (23 GiB); a step whose room is the usable memory
     # itself is nowhere near it, so a step_binds that says otherwise is refused.
-    raw = {key: value for key, value in _raw(None).items() if key not in ("fits", "headroom_gib", "step_fits", "trains")}
+    raw = {key: value for key, value in _raw(None).items()
+           if key not in ("fits", "headroom_gib", "step_fits", "trains")}
     raw["step_gib"] = raw["step_usable_gib"] - raw["usable_gib"]
     assert MemoryAnswer.model_validate({**raw, "step_binds": False}).step_binds is False
     with pytest.raises(ValueError, match="step_binds is True, but the other fields say False"):
@@ -179,9 +180,11 @@ def test_a_jobs_own_undecided_solve_leaves_its_move_unproven(
     # C7, C9: duo's (Qwen3-4B) own solves run out of time: that no way runs it on its 2 GPUs is not proven.
     undecided_for(monkeypatch, "Qwen3-4B")
     result, text = _duo_on_two_gpus(cli, tmp_path)
+    why = "the placement is not proven best (raise --time-limit)"
     duo = result["placements"][1]
     assert (duo["job"], duo["current"], duo["move_reason_code"], duo["move_reason"]) == (
-        "duo", "moves", "move-unproven", "the placement is not proven best (raise --time-limit)")
+        "duo", "moves", "move-unproven", why)
+    assert f"moves: duo: {why}" in text.splitlines()
 
 
 def _qwen3_8b_at_32k(trainer_sp: int, roles: dict[str, Any]) -> dict[str, Any]:
@@ -209,9 +212,10 @@ def test_an_actor_that_reads_no_budget_is_not_raised_from_the_trainers_fill():
     assert [code for code, _ in _verdict(_qwen3_8b_at_32k(4, {"actor": actor}), "0.5")[1]] == [
         "token-budget-below-verdict", "token-budget-below-length"]
     assert _verdict(_qwen3_8b_at_32k(4, {"actor": {**actor, "use_dynamic_bsz": False}}), "0.5") == (32768, [(
-        "lowered-token-budget", "the token budget in effect, 32768 (the most any role takes), is below Trinity's "
-        "default ceil(2 x 32768 / 1) = 65536, which the tables measured: the verdict is at 32768 tokens per GPU (each "
-        "step takes more micro-batches); Trinity 0.5.0 raises it back to the default: use 0.5.1 or later")])
+        "lowered-token-budget", ("the token budget in effect, 32768 (the most any role takes), is below Trinity's "
+                                 "default ceil(2 x 32768 / 1) = 65536, which the tables measured: the verdict is at "
+                                 "32768 tokens per GPU (each step takes more micro-batches); Trinity 0.5.0 raises it "
+                                 "back to the default: use 0.5.1 or later"))])
 
 
 def _trainer_dynamic_off_line(roles: dict[str, Any], critic: dict[str, Any] | None = None) -> str:
@@ -278,7 +282,8 @@ def test_a_base_that_is_no_whole_number_is_given_as_it_is(tmp_path: Path):
                        for problem in trinity_config_problems(mapping, model, 8, version="0.6")]
     assert code == "rope-theta-dropped"
     assert words.endswith("rotates at base 10000, not the model's 500000.5, silently (Trinity hands vLLM the mapping "
-                          "as the model's rope_parameters, past transformers' filling-in); set model.rope_theta: 500000.5")
+                          "as the model's rope_parameters, past transformers' filling-in); set model.rope_theta: "
+                          "500000.5")
 
 
 def test_a_rollout_scaling_with_a_missing_value_is_judged_no_further():
