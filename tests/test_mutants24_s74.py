@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_clusterwhy_s73 import Cli, _duo_on_two_gpus, undecided_for
+from test_clusterwhy_s73 import Cli, _duo_on_two_gpus, _raised, undecided_for
+from test_movereason_s72 import _moves
 from test_ropesix_s73 import _problems
 from test_tokbudget_s72 import _verdict
 
@@ -304,3 +305,14 @@ def test_two_types_are_refused_by_older_vllm_on_trinity_05(version: str, older: 
     assert _problems("8B", {"max_model_len": 131072, "rope_scaling": rope}, version)[0] == ("rope-scaling-wrong", (
         "model.rope_scaling names its type twice, rope_type 'yarn' and type 'linear': a vLLM rollout takes rope_type "
         f"alone{older}; remove type, or give it rope_type's value"))
+
+
+def test_another_jobs_undecided_ways_leave_a_move_for_priority_unproven(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # C11: p06-a's (Qwen3-0.6B) solves run out of time: a placement over ways not all decided may keep one more
+    # running job, so q14-a's move for c8-b is not proven (the stays stage proves it over every job's ways).
+    undecided_for(monkeypatch, "Qwen3-0.6B")
+    result, _ = _raised(cli, tmp_path)
+    assert [move for move in _moves(json.dumps(result)) if move[1] == "moves"] == [
+        ("q14-a", "moves", "move-unproven",
+         "the placement is not proven best (raise --time-limit); its GPUs now run c8-b (priority 3)")]
