@@ -2023,7 +2023,11 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
     current: Literal["stops"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stops where the job runs now and there is a placement; "
         "left out otherwise"))
-
+    lora_rank: int = Field(default=0, description=(
+        "the job's LoRA rank (its lora_rank), whose states its plans count; 0 for full fine-tuning"))
+    reference_model: bool | None = Field(default=None, description=(
+        "whether the job's run builds a reference model, whose pinned shards its host memory need counts (its "
+        "reference_model; absent, none with LoRA); null in JSON made before the key"))
 
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""
