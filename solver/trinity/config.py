@@ -676,12 +676,21 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
     without a ``path`` whose ``lora_rank`` is a whole number not above 0, from which Trinity makes a dummy adapter
     (``create_dummy_lora``, ``config_validator.py:704`` to ``:706`` in 0.5.2, ``:785`` to ``:787`` in 0.6.0) that
     peft refuses (``get_peft_model``: ``r <= 0`` raises in ``LoraLayer.update_layer``, ``tuners/lora/layer.py:239``
-    in peft 0.21.2)."""
+    in peft 0.21.2); and one whose ``target_modules`` is a list or a mapping, which Trinity's ``LoRAConfig`` types a
+    string (``common/config.py:113`` in 0.6.0, ``:112`` in 0.5.2), so that OmegaConf's merge refuses it as
+    ``load_config`` loads the config ("Cannot convert 'ListConfig' to string", omegaconf 2.3.0)."""
     value = read_or_none(reader.get, LORA_KEYS[0])
     key = ".".join(LORA_KEYS[0])
     if value is None:
         return None
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
+        targets = _lora_config_value(reader, "target_modules")
+        if isinstance(targets, list | Mapping):
+            kind = "list" if isinstance(targets, list) else "mapping"
+            return (f"{key}[0].target_modules {yaml_brief(targets)} is a {kind}: Trinity's LoRA config takes a "
+                    "string, so its typed config refuses it when it loads "
+                    "the config: give all-linear, or one regular expression that peft matches whole module names "
+                    "with (.*\\.(q_proj|v_proj))")
         rank = omegaconf_integer(_lora_config_value(reader, "lora_rank"))
         if rank is None or rank > 0 or _lora_config_path(reader) is not None:
             return None
