@@ -193,14 +193,14 @@ def test_target_modules_other_than_a_string_is_refused(tmp_path: Path, cli: Call
     # 2.3.0's merge in load_config raises "Cannot convert 'ListConfig' to string", so the config never loads, and
     # an adapter over the modules listed is never trained. (Counted as full fine-tuning before session 74.)
     config = _trinity_config(tmp_path, f", lora_configs: [{{lora_rank: 16, target_modules: {targets}}}]", 8192)
-    code, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
+    _, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
     current = json.loads(out)[0]["current"]
     brief = "['q_proj', 'v_proj']" if kind == "list" else "{'q_proj': 1}"
     assert (err, current["refused"], current["config_problem_codes"]) == ("", True, ["lora-configs-refused"])
-    assert current["config_problems"] == [
+    assert current["config_problems"] == [(
         f"model.lora_configs[0].target_modules {brief} is a {kind}: Trinity's LoRA config takes a string, so its typed "
         "config refuses it when it loads the config: give all-linear, or one regular expression that peft matches "
-        r"whole module names with (.*\.(q_proj|v_proj))"]
+        r"whole module names with (.*\.(q_proj|v_proj))")]
     # Refused, it turns the rollout's LoRA on nowhere: no slots are counted for it.
     assert "LoRA slots" not in out
 
@@ -211,6 +211,6 @@ def test_a_target_modules_string_other_than_all_linear_is_still_counted_as_full_
     # the output projection or the embeddings, so the states counted stay full fine-tuning's (lora_rank 0).
     config = _trinity_config(tmp_path, r", lora_configs: [{lora_rank: 16, target_modules: '.*\.(q_proj|v_proj)'}]",
                              8192)
-    code, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
+    _, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
     [answer] = json.loads(out)
     assert (err, answer["lora_rank"], answer["current"]["config_problem_codes"]) == ("", 0, ["lora-counted-as-full"])
