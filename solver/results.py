@@ -1837,10 +1837,14 @@ class GpuMap(Frozen, Versioned, defer_build=True):
         return schema
 
 
+ROLLOUT_ENGINES_LEFT_OUT_WHEN_NONE = ("lora_gib",)
+"""The fields of a `RolloutEngines` that its JSON leaves out where they are None."""
+
+
 class RolloutEngines(LeftOutWhenNone, defer_build=True):
     """The tensor-parallel size of vLLM rollout engines, and what one GPU of an engine holds (GiB)."""
 
-    left_out_where_none = ("lora_gib",)
+    left_out_where_none = ROLLOUT_ENGINES_LEFT_OUT_WHEN_NONE
 
     size: PositiveInt = Field(description="the tensor-parallel size: the GPUs of one engine")
     weights_gib: Annotated[GiBFigure, Ge(0)] = Field(description=(
