@@ -15,6 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from solver.query import counts_reference
 from solver.render.layout import PIPED_WIDTH, TableOrBlocks, check_text_options, view_text
 from solver.render.phrases import lowered_note
 from solver.render.styles import setting_style
@@ -230,7 +231,7 @@ def training_words(lora_rank: int, reference_model: bool | None) -> str:
     """What a job trains, as a cluster table's training column says it: ``LoRA 16`` (its `lora_rank`) or ``full``
     (fine-tuning), then ``ref`` or ``no ref``, whether its run builds a reference model (``LoRA 16, no ref``; None,
     from JSON made before the key, as its default: none with LoRA)."""
-    reference = (not lora_rank) if reference_model is None else reference_model
+    reference = counts_reference(reference_model, lora_rank)
     return f"{f'LoRA {lora_rank}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}"
 
 
