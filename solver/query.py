@@ -869,14 +869,15 @@ def counts_reference(reference_model: bool | None, lora_rank: int) -> bool:
     return lora_rank == 0 if reference_model is None else reference_model
 
 
-def check_reference_with_lora(reference_model: bool | None, lora_rank: int, names: OptionNames) -> None:
+def check_reference_with_lora(reference_model: bool | None, lora_rank: int, names: OptionNames,
+                              rank_given: str | None = None) -> None:
     """`QueryError` where a LoRA run (`lora_rank` above 0) is said to build a reference model (`NO_LORA_REFERENCE`),
-    named as `names` name the options."""
+    named as `names` name the options, and the rank as `rank_given` says where it is no option's (a config's)."""
     if lora_rank and reference_model:
-        given = (f"reference_model=True with lora_rank={lora_rank}" if names.keywords
-                 else f"--reference with --lora-rank {lora_rank}")
-        instead = "give reference_model=False" if names.keywords else "give --no-reference"
-        raise QueryError(f"{given}: {NO_LORA_REFERENCE}; {instead}, or leave it out")
+        reference, instead = (("reference_model=True", "reference_model=False") if names.keywords
+                              else ("--reference", "--no-reference"))
+        rank = rank_given or (f"lora_rank={lora_rank}" if names.keywords else f"--lora-rank {lora_rank}")
+        raise QueryError(f"{reference} with {rank}: {NO_LORA_REFERENCE}; give {instead}, or leave it out")
 
 
 def check_lora_rank(lora_rank: int) -> None:

@@ -214,3 +214,21 @@ def test_a_target_modules_string_other_than_all_linear_is_still_counted_as_full_
     _, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
     [answer] = json.loads(out)
     assert (err, answer["lora_rank"], answer["current"]["config_problem_codes"]) == ("", 0, ["lora-counted-as-full"])
+
+
+def test_reference_with_a_config_s_lora_is_refused_naming_the_config(
+        tmp_path: Path, cli: Callable[..., tuple[int, str, str]]) -> None:
+    config = _trinity_config(tmp_path, ", lora_configs: [{lora_rank: 16}]", 8192)
+    code, out, err = cli("--from-config", str(config), "--gpu", "h100", "--reference")
+    assert (code, out, err.splitlines()[-1]) == (2, "", (
+        f"solve: error: --reference with the config's LoRA (rank 16): {NO_REFERENCE}; give --no-reference, or leave "
+        "it out"))
+    assert cli("--from-config", str(config), "--gpu", "h100", "--reference", "--lora-rank", "8")[2].splitlines()[-1] \
+        .startswith("solve: error: --reference with --lora-rank 8: no Trinity release")
+    # Without --reference the config's LoRA counts none, and with a rank of its own, a config without LoRA neither
+    # (it counted the config's reference model before session 74).
+    for model_keys, rank in ((", lora_configs: [{lora_rank: 16}]", ()), ("", ("--lora-rank", "8"))):
+        config = _trinity_config(tmp_path, model_keys, 8192)
+        out = cli("--from-config", str(config), "--gpu", "h100", *rank, "--json")[1]
+        assert json.loads(out)[0]["reference_model"] is False
+    assert json.loads(cli("--from-config", str(config), "--gpu", "h100", "--json")[1])[0]["reference_model"] is True
