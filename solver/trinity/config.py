@@ -162,7 +162,7 @@ def _rollout_lora_rank(reader: ConfigReader) -> int:
     """vLLM's ``max_lora_rank`` for the rollout's engines, 0 with LoRA off: the one LoRA config's ``lora_rank``
     (`_lora_rank`) where ``model.lora_configs`` turns LoRA on and Trinity loads it (it then sets
     ``explorer.rollout_model.enable_lora`` and gives vLLM that rank, ``common/config_validator.py:780`` to ``:817`` in
-    0.6.0), else `VLLM_DEFAULT_LORA_RANK` where the config sets ``enable_lora`` itself; `ConfigError` where that
+    0.6.0, ``:700`` and ``:726`` to ``:727`` in 0.5.2), else `VLLM_DEFAULT_LORA_RANK` where the config sets ``enable_lora`` itself; `ConfigError` where that
     cannot be read as a boolean."""
     if _lora_key(reader) == LORA_KEYS[0] and _lora_configs_refusal(reader) is None:
         return _lora_rank(reader)
