@@ -598,10 +598,12 @@ def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:
 
 
 def left_out(job: Job, **why: Any) -> Unplaced:
-    """`job` left out for `why` (`Unplaced`'s fields but the job's own): with its LoRA rank and whether its run builds
-    a reference model, as its plans would count them."""
-    return Unplaced(job=job.name, lora_rank=job.lora_rank,
-                    reference_model=counts_reference(job.reference_model, job.lora_rank), **why)
+    """`job` left out for `why` (`Unplaced`'s fields but the job's own): where it trains LoRA or builds no reference
+    model, with its LoRA rank and whether its run builds one, as its plans would count them."""
+    reference = counts_reference(job.reference_model, job.lora_rank)
+    full_with_reference = reference and not job.lora_rank
+    return Unplaced(job=job.name, lora_rank=None if full_with_reference else job.lora_rank,
+                    reference_model=None if full_with_reference else reference, **why)
 
 
 def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool) -> str:

@@ -178,8 +178,7 @@ class _PoolColumns:
                                and placement.plan.max_model_len > placement.asked_max_model_len},
                    required=frozenset(placement.job for placement in here if placement.job in required),
                    current=any(placement.current is not None for placement in here),
-                   training=any(_shows_training(placement.plan.lora_rank, placement.plan.reference_model)
-                                for placement in here))
+                   training=any(placement.plan.lora_rank or not placement.plan.reference_model for placement in here))
 
     @property
     def headers(self) -> tuple[str, ...]:
@@ -229,15 +228,10 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
 
 def training_words(lora_rank: int, reference_model: bool | None) -> str:
     """What a job trains, as a cluster table's training column says it: ``LoRA 16`` (its `lora_rank`) or ``full``
-    (fine-tuning), then ``ref`` or ``no ref``, whether its run builds a reference model (``LoRA 16, no ref``; None,
-    from JSON made before the key, as its default: none with LoRA)."""
+    (fine-tuning), then ``ref`` or ``no ref``, whether its run builds a reference model (``LoRA 16, no ref``; None:
+    as a job's default, `counts_reference`)."""
     reference = counts_reference(reference_model, lora_rank)
     return f"{f'LoRA {lora_rank}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}"
-
-
-def _shows_training(lora_rank: int, reference_model: bool | None) -> bool:
-    """Whether a job trains LoRA or builds no reference model: where a cluster table shows its training column."""
-    return lora_rank > 0 or reference_model is False
 
 
 UNPLACED_JOBS_WIDTH = 40
@@ -450,12 +444,12 @@ def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:
 def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     """The `unplaced` jobs under `title`, a row per reason with the jobs it is given for (in the order of their first
     job), in its words for several jobs where it is given for more than one; where a job trains LoRA or builds no
-    reference model, what each trains (`training_words`, in the order of the row's jobs, ``;`` between them), as
-    the placed jobs' tables say it."""
+    reference model (`Unplaced.lora_rank` given), what each trains (`training_words`, in the order of the row's jobs,
+    ``;`` between them), as the placed jobs' tables say it."""
     by_reason: dict[str, list[Unplaced]] = {}
     for job in unplaced:
         by_reason.setdefault(job.reason, []).append(job)
-    training = any(_shows_training(job.lora_rank, job.reference_model) for job in unplaced)
+    training = any(job.lora_rank is not None for job in unplaced)
     view = Table(title=title, title_justify="left", caption_justify="left", caption=TRAINING_NOTE if training else None)
     longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
     view.add_column("jobs" if len(by_reason) < len(unplaced) else "job",
@@ -465,7 +459,8 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     view.add_column("reason")
     for reason, given in by_reason.items():
         several = len(given) > 1 and given[0].reason_for_several
-        trains = ("; ".join(training_words(job.lora_rank, job.reference_model) for job in given),) if training else ()
+        trains = ("; ".join(training_words(job.lora_rank or 0, job.reference_model) for job in given),) if training \
+            else ()
         view.add_row(", ".join(job.job + (" (stops)" if job.current else "") for job in given), *trains,
                      several or reason)
     return view
