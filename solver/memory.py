@@ -1167,7 +1167,8 @@ def rollout_sizes(model: Model, node_gpus: int) -> list[int]:
 
 
 def rollout_engine(model: Model, memory_gib: float, size: int, max_model_len: int, *, largest: bool,
-                   utilization: float = ROLLOUT_UTILIZATION, value_bytes: int = 2, lora_rank: int = 0) -> RolloutEngines:
+                   utilization: float = ROLLOUT_UTILIZATION, value_bytes: int = 2,
+                   lora_rank: int = 0) -> RolloutEngines:
     """What one GPU of a vLLM rollout engine of tensor-parallel `size` holds on a GPU of `memory_gib`: the weights,
     `value_bytes` a value (2 for bf16, vLLM's ``dtype`` as Trinity gives it; 4 for float32), its share of the KV cache
     of one `max_model_len` sequence (`vllm_cached_tokens`: less in sliding-window layers; vLLM's ``kv_cache_dtype``

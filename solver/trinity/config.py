@@ -131,7 +131,8 @@ vLLM ``enable_lora`` as the config has it, ``common/models/vllm_model.py:169`` i
 
 def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | None:
     """The rollout's vLLM engine as `VllmRollout` (Trinity's defaults where unset: ``tensor_parallel_size`` 1,
-    ``dtype`` bfloat16; LoRA as `_rollout_lora_rank` reads it); None where none starts (``mode: train``, an ``engine_type`` not vLLM's, ``engine_num`` 0),
+    ``dtype`` bfloat16; LoRA as `_rollout_lora_rank` reads it); None where none starts (``mode: train``, an
+    ``engine_type`` not vLLM's, ``engine_num`` 0),
     where its weights are split other than by tensor parallelism (``pipeline_parallel_size`` above 1,
     ``enable_expert_parallel``), or where a key it reads cannot be read or is out of vLLM's range (a
     ``gpu_memory_utilization`` not above 0 and at most 1): its memory is then not checked."""
@@ -162,8 +163,8 @@ def _rollout_lora_rank(reader: ConfigReader) -> int:
     """vLLM's ``max_lora_rank`` for the rollout's engines, 0 with LoRA off: the one LoRA config's ``lora_rank``
     (`_lora_rank`) where ``model.lora_configs`` turns LoRA on and Trinity loads it (it then sets
     ``explorer.rollout_model.enable_lora`` and gives vLLM that rank, ``common/config_validator.py:780`` to ``:817`` in
-    0.6.0, ``:700`` and ``:726`` to ``:727`` in 0.5.2), else `VLLM_DEFAULT_LORA_RANK` where the config sets ``enable_lora`` itself; `ConfigError` where that
-    cannot be read as a boolean."""
+    0.6.0, ``:700`` and ``:726`` to ``:727`` in 0.5.2), else `VLLM_DEFAULT_LORA_RANK` where the config sets
+    ``enable_lora`` itself; `ConfigError` where that cannot be read as a boolean."""
     if _lora_key(reader) == LORA_KEYS[0] and _lora_configs_refusal(reader) is None:
         return _lora_rank(reader)
     return VLLM_DEFAULT_LORA_RANK if reader.flag((*ROLLOUT_MODEL, "enable_lora")) else 0
