@@ -52,6 +52,7 @@ from solver.query import (
     check_host_ram,
     check_lora_rank,
     check_margin,
+    check_reference_with_lora,
     check_seed,
     check_sp,
     check_time_limit,
@@ -662,7 +663,7 @@ def fragment_engines(answer: Answer, catalog: Catalog) -> RolloutEngines | None:
     if not rollout or answer.best is None:
         return None
     return rollout_engines(catalog.model(answer.model), catalog.gpu(answer.gpu).memory_gib, rollout,
-                           answer.best.max_model_len, answer.node_gpus)
+                           answer.best.max_model_len, answer.node_gpus, lora_rank=answer.best.lora_rank)
 
 
 def estimate_memory(
@@ -721,6 +722,7 @@ def estimate_memory(
                 ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames),
                 ("lora_rank", lora_rank, int), ("reference_model", reference_model, bool | None))
     check_lora_rank(lora_rank)
+    check_reference_with_lora(reference_model, lora_rank, option_names)
     reference = counts_reference(reference_model, lora_rank)
     check_choice("critic", critic, (None, *CRITIC_STATES))
     catalog = catalog if catalog is not None else load_catalog()
@@ -843,6 +845,7 @@ def map_plans(
                 ("option_names", option_names, OptionNames), ("lora_rank", lora_rank, int),
                 ("reference_model", reference_model, bool | None))
     check_lora_rank(lora_rank)
+    check_reference_with_lora(reference_model, lora_rank, option_names)
     for index, budget in enumerate(budgets or ()):
         check_types((f"budgets[{index}]", budget, int))
     if budgets is not None and (gpus_up_to is not None or not budgets):
@@ -1054,6 +1057,9 @@ def config_query(
     if model is None:
         check_config_model(catalog, config, "model=M",
                            OWN_MODEL_IN_CODE.removeprefix("; or, for a model of your own, "))
+    if lora_rank is None:  # the config's LoRA, as make_query would refuse it with the option's
+        check_reference_with_lora(reference_model, config.lora_rank, option_names,
+                                  f"the config's LoRA (rank {config.lora_rank})")
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1074,7 +1080,7 @@ def config_query(
         train_batch_size=config.train_batch_size if own_batch else train_batch_size,
         train_batch_source=train_batch_source if train_batch_source is not None else
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
-        reference_model=config.reference_model if reference_model is None else reference_model,
+        reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank, critic=critic, option_names=option_names)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
             catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
@@ -1150,18 +1156,19 @@ def rollout_memory_problem(engine: VllmRollout | None, model: Model, gpu: GpuTyp
     utilization = engine.gpu_memory_utilization or ROLLOUT_UTILIZATION
     size, sizes = engine.tensor_parallel_size, rollout_sizes(model, node_gpus)
     own = rollout_engine(model, gpu.memory_gib, size, length, largest=size >= sizes[-1], utilization=utilization,
-                         value_bytes=engine.value_bytes)
+                         value_bytes=engine.value_bytes, lora_rank=engine.lora_rank)
     if own.holds:
         return None
     sized = rollout_engines(model, gpu.memory_gib, node_gpus, length, node_gpus, utilization=utilization,
-                            value_bytes=engine.value_bytes)
+                            value_bytes=engine.value_bytes, lora_rank=engine.lora_rank)
     given = (f"its gpu_memory_utilization {engine.gpu_memory_utilization:g}" if engine.gpu_memory_utilization
              else f"Trinity's default gpu_memory_utilization {ROLLOUT_UTILIZATION:g}")
-    held = (f"{model.name}'s {8 * engine.value_bytes}-bit weights ({own.weights_gib:.1f} GiB) and one {length}-token "
+    held = (f"{model.name}'s {8 * engine.value_bytes}-bit weights ({own.weights_gib:.1f} GiB){own.lora_words} and one "
+            f"{length}-token "
             f"sequence's KV cache ({own.kv_cache_gib:.1f} GiB) per GPU")
     room = (f"what vLLM takes of one {gpu.name} ({own.room_gib:.1f} GiB: {given} of its {gpu.memory_gib:.1f} GiB, "
             f"less {ROLLOUT_CONTEXT_GIB:g} GiB for the {gpu_runtime(gpu.rocm)[0]} context)")
-    figures = f"{sized.weights_gib:.1f} + {sized.kv_cache_gib:.1f} GiB of {sized.room_gib:.1f}"
+    figures = f"{sized.weights_gib:.1f}{sized.lora_figure} + {sized.kv_cache_gib:.1f} GiB of {sized.room_gib:.1f}"
     if sized.fits:
         fix = (f"set it to {sized.size}, the smallest size that suits the heads and holds them in half of that "
                f"({figures}), leaving the rest to sequences in flight, as rft-solver sizes a fragment's engines "

@@ -1144,17 +1144,17 @@ ROLLOUT_CONTEXT_GIB = 1.0
 
 def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_model_len: int,
                     node_gpus: int = NODE_GPUS, *, utilization: float = ROLLOUT_UTILIZATION,
-                    value_bytes: int = 2) -> RolloutEngines:
+                    value_bytes: int = 2, lora_rank: int = 0) -> RolloutEngines:
     """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus` (1 or more), that
     keeps an engine in one node of `node_gpus`, that the heads allow (as SP: it divides the attention
     heads, and it and the KV heads divide one another), and that `fits` (`rollout_engine`'s figures: one GPU holds the
     weights and the KV cache of one `max_model_len` sequence in half of what vLLM takes of it). When
     no size does, the largest allowed one (whose `fits` is False). A starting point for the rollout, which
-    rft-solver does not plan; `utilization` and `value_bytes` as `rollout_engine` takes them."""
+    rft-solver does not plan; `utilization`, `value_bytes` and `lora_rank` as `rollout_engine` takes them."""
     allowed = rollout_sizes(model, node_gpus)
     sizes = [t for t in allowed if t <= rollout_gpus and rollout_gpus % t == 0]
     options = [rollout_engine(model, memory_gib, t, max_model_len, largest=t == allowed[-1], utilization=utilization,
-                              value_bytes=value_bytes) for t in sizes]
+                              value_bytes=value_bytes, lora_rank=lora_rank) for t in sizes]
     return next((option for option in options if option.fits), options[-1])
 
 
@@ -1167,16 +1167,82 @@ def rollout_sizes(model: Model, node_gpus: int) -> list[int]:
 
 
 def rollout_engine(model: Model, memory_gib: float, size: int, max_model_len: int, *, largest: bool,
-                   utilization: float = ROLLOUT_UTILIZATION, value_bytes: int = 2) -> RolloutEngines:
+                   utilization: float = ROLLOUT_UTILIZATION, value_bytes: int = 2,
+                   lora_rank: int = 0) -> RolloutEngines:
     """What one GPU of a vLLM rollout engine of tensor-parallel `size` holds on a GPU of `memory_gib`: the weights,
     `value_bytes` a value (2 for bf16, vLLM's ``dtype`` as Trinity gives it; 4 for float32), its share of the KV cache
     of one `max_model_len` sequence (`vllm_cached_tokens`: less in sliding-window layers; vLLM's ``kv_cache_dtype``
-    ``auto`` caches it in the weights' dtype), and the room vLLM takes of it (`utilization` of its memory, vLLM's
+    ``auto`` caches it in the weights' dtype), with LoRA of `lora_rank` (vLLM's ``max_lora_rank``; 0: LoRA off) its
+    LoRA slots (`vllm_lora_bytes`), and the room vLLM takes of it (`utilization` of its memory, vLLM's
     ``gpu_memory_utilization``, less `ROLLOUT_CONTEXT_GIB`; none below that); `largest` as `RolloutEngines` has it."""
     return RolloutEngines(size=size, weights_gib=value_bytes * model.parameters_b * 1e9 / size / GIB,
                           kv_cache_gib=_kv_layer_token_bytes(model, size, value_bytes)
                           * vllm_cached_tokens(model, max_model_len) / GIB,
+                          lora_gib=vllm_lora_bytes(model, size, lora_rank, value_bytes) / GIB if lora_rank else None,
                           room_gib=max(memory_gib * utilization - ROLLOUT_CONTEXT_GIB, 0.0), largest=largest)
+
+
+VLLM_MAX_LORAS = 1
+"""The adapters a vLLM engine serves at once as Trinity starts it (``max_loras``): one per LoRA config, and Trinity
+takes one (``common/config_validator.py:806`` to ``:817`` in 0.6.0 give vLLM ``max_loras`` and ``max_lora_rank``, the
+config's ``lora_rank``, beside ``enable_lora``, ``:781``; ``common/models/vllm_model.py:169``, ``:176``)."""
+VLLM_LORA_TOKEN_BYTES = 56
+"""What vLLM 0.19.1's punica wrapper keeps on the GPU per batched token (``max_num_batched_tokens``) for LoRA: four
+int64 indices (``PunicaWrapperBase.__init__``, ``lora/punica_wrapper/punica_base.py:138`` to ``:149``, the embeddings'
+two) and two int32 mappings in each of its two kernel metadata (``LoRAKernelMeta.make``,
+``lora/ops/triton_ops/lora_kernel_metadata.py:56`` to ``:62``; ``punica_gpu.py:57``, ``:68``): 5 x 8 + 2 x 2 x 4. Its
+tensors per sequence and per adapter (a few KiB) are left out."""
+
+
+def vllm_lora_bytes(model: Model, size: int, rank: int, value_bytes: int = 2) -> float:
+    """What one GPU of a vLLM 0.19.1 engine of tensor-parallel `size` holds for LoRA at ``max_lora_rank`` `rank`,
+    bytes: each LoRA layer's ``lora_a_stacked`` (rank x its inputs on the GPU) and ``lora_b_stacked`` (its outputs on
+    the GPU x rank) for each of `VLLM_MAX_LORAS` slots, in the weights' dtype (``lora_dtype`` auto, `value_bytes`),
+    over every layer vLLM wraps whatever the adapter's target modules (`vllm_lora_widths`), and the punica wrapper's
+    per-token indices (`VLLM_LORA_TOKEN_BYTES` at `VLLM_BATCHED_TOKENS`)."""
+    widths = sum((inputs + outputs) * count for inputs, outputs, count in vllm_lora_widths(model, size))
+    return VLLM_MAX_LORAS * rank * widths * value_bytes + VLLM_LORA_TOKEN_BYTES * VLLM_BATCHED_TOKENS
+
+
+def vllm_lora_widths(model: Model, size: int) -> tuple[tuple[float, float, int], ...]:
+    """(inputs, outputs, count) on one GPU of a vLLM engine of tensor-parallel `size` of the layers whose LoRA slots
+    vLLM 0.19.1 makes (``LoRAModelManager._create_lora_modules``, ``lora/model_manager.py:363`` to ``:441``: every
+    linear layer and the embeddings, ``lora/utils.py:208`` to ``:229``, none left out without a ``target_modules`` of
+    vLLM's own). A column-parallel layer (the query, key and value projections, an MLP's gate and up) keeps its
+    inputs whole and its share of the outputs (the KV heads' at least one head), a row-parallel one (the output and
+    down projections) its share of the inputs and its outputs whole (``BaseLinearLayerWithLoRA.create_lora_weights``,
+    ``lora/layers/base_linear.py:35`` to ``:85``; ``column_parallel_linear.py:197`` to ``:235``); a replicated router
+    both whole; a mixture of experts' routed experts each a gated MLP (``FusedMoEWithLoRA``,
+    ``lora/layers/fused_moe.py:353`` to ``:412``). The embeddings take the vocabulary whole (``embed_tokens``,
+    ``vocal_parallel_embedding.py:49`` to ``:67``; again for a tied output projection, which is the same
+    ``VocabParallelEmbedding``), and so does the output projection's logits processor (``logits_processor.py:93`` to
+    ``:111``). A latent attention's projections are counted whole on every GPU (on the safe side)."""
+    hidden, layers = model.hidden_size, model.num_layers
+    vocabulary = ((model.vocab_size, hidden, 2 if model.tied_embeddings else 1), (hidden, model.vocab_size, 1))
+    if model.mla is not None:
+        attention: tuple[tuple[float, float, int], ...] = tuple(
+            (columns, rows, count) for rows, columns, count in _attention_shapes(model) if columns > 1)
+    else:
+        queries = model.num_attention_heads * model.head_size
+        kv_heads = model.num_key_value_heads
+        attention = ((hidden, queries / size, layers), (hidden, kv_heads * model.head_size / min(size, kv_heads),
+                                                         2 * layers), (queries / size, hidden, layers))
+    if model.moe is None:
+        return vocabulary + attention + _vllm_mlp_widths(hidden, model.intermediate_size, size, layers)
+    moe = model.moe
+    sparse = layers - moe.dense_layers
+    gate = ((hidden, 1, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
+    return (vocabulary + attention + ((hidden, moe.experts, sparse),) + gate
+            + _vllm_mlp_widths(hidden, moe.moe_intermediate_size, size, moe.experts * sparse)
+            + _vllm_mlp_widths(hidden, moe.shared_expert_intermediate_size, size, sparse)
+            + _vllm_mlp_widths(hidden, moe.dense_intermediate_size, size, moe.dense_layers))
+
+
+def _vllm_mlp_widths(hidden: int, width: int, size: int, count: int) -> tuple[tuple[float, float, int], ...]:
+    """(inputs, outputs, count) on one GPU of tensor-parallel `size` of `count` gated MLPs `width` wide
+    (`vllm_lora_widths`): the gate and up projections column-parallel, down row-parallel; none for no width or
+    count."""
+    return ((hidden, width / size, 2 * count), (width / size, hidden, count)) if width and count else ()
 
 
 VLLM_BATCHED_TOKENS = 2048

@@ -38,6 +38,7 @@ from solver.tables import (
     MAX_TOP,
     MAX_TRAIN_BATCH,
     MAX_WORKERS,
+    NO_LORA_REFERENCE,
     NODE_GPUS,
     SMALL_CARD_GIB,
     Catalog,
@@ -557,6 +558,9 @@ class VllmRollout(NamedTuple):
     else 2 (Trinity's default ``bfloat16``, ``float16``, ``auto``)."""
     max_model_len: int | None
     """The rollout model's own ``max_model_len``; None where unset (Trinity gives it ``model``'s)."""
+    lora_rank: int = 0
+    """vLLM's ``max_lora_rank`` where the config turns the rollout's LoRA on (``model.lora_configs``, or
+    ``enable_lora``), whose slots its engines hold (`solver.memory.vllm_lora_bytes`); 0 with LoRA off."""
 
 
 class TrinityConfig(Frozen, defer_build=True):
@@ -804,6 +808,7 @@ def make_query(
     check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int))
     check_lora_rank(lora_rank)
+    check_reference_with_lora(reference_model, lora_rank, option_names)
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_STATES))
     reference_model = counts_reference(reference_model, lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
@@ -863,6 +868,17 @@ def counts_reference(reference_model: bool | None, lora_rank: int) -> bool:
     (None) for full fine-tuning alone (`lora_rank` 0: with LoRA, Trinity takes the actor without its adapter as the
     reference)."""
     return lora_rank == 0 if reference_model is None else reference_model
+
+
+def check_reference_with_lora(reference_model: bool | None, lora_rank: int, names: OptionNames,
+                              rank_given: str | None = None) -> None:
+    """`QueryError` where a LoRA run (`lora_rank` above 0) is said to build a reference model (`NO_LORA_REFERENCE`),
+    named as `names` name the options, and the rank as `rank_given` says where it is no option's (a config's)."""
+    if lora_rank and reference_model:
+        reference, instead = (("reference_model=True", "reference_model=False") if names.keywords
+                              else ("--reference", "--no-reference"))
+        rank = rank_given or (f"lora_rank={lora_rank}" if names.keywords else f"--lora-rank {lora_rank}")
+        raise QueryError(f"{reference} with {rank}: {NO_LORA_REFERENCE}; give {instead}, or leave it out")
 
 
 def check_lora_rank(lora_rank: int) -> None:

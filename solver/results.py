@@ -1836,14 +1836,24 @@ class GpuMap(Frozen, Versioned, defer_build=True):
         return schema
 
 
-class RolloutEngines(Frozen, defer_build=True):
+ROLLOUT_ENGINES_LEFT_OUT_WHEN_NONE = ("lora_gib",)
+"""The fields of a `RolloutEngines` that its JSON leaves out where they are None."""
+
+
+class RolloutEngines(LeftOutWhenNone, defer_build=True):
     """The tensor-parallel size of vLLM rollout engines, and what one GPU of an engine holds (GiB)."""
+
+    left_out_where_none = ROLLOUT_ENGINES_LEFT_OUT_WHEN_NONE
 
     size: PositiveInt = Field(description="the tensor-parallel size: the GPUs of one engine")
     weights_gib: Annotated[GiBFigure, Ge(0)] = Field(description=(
         "the model's bf16 weights, every expert's, per GPU of the engine"))
     kv_cache_gib: Annotated[GiBFigure, Ge(0)] = Field(description=(
         "the KV cache of one max_model_len sequence, per GPU of the engine"))
+    lora_gib: Annotated[GiBFigure, Ge(0)] | None = Field(default=None, description=(
+        "where the engines serve a LoRA adapter (Trinity turns vLLM's enable_lora on for model.lora_configs): the "
+        "LoRA slots vLLM makes at its max_lora_rank on every linear layer and the embeddings, per GPU of the "
+        "engine; left out without LoRA"))
     room_gib: Annotated[GiBFigure, Ge(0)] = Field(description=(
         "what vLLM takes of one GPU, less the CUDA (on an AMD GPU, HIP) context's 1 GiB"))
     largest: bool = Field(description="whether no larger size is allowed, whatever the rollout GPUs: none "
@@ -1851,15 +1861,31 @@ class RolloutEngines(Frozen, defer_build=True):
 
     @property
     def fits(self) -> bool:
-        """Whether the weights and one sequence's KV cache take at most half of what vLLM takes, leaving
-        the other half to the KV cache of the sequences in flight (a rule of thumb, not a measurement)."""
-        return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
+        """Whether what one GPU holds as it loads (`held_gib`) takes at most half of what vLLM takes, leaving the other
+        half to the KV cache of the sequences in flight (a rule of thumb, not a measurement)."""
+        return self.held_gib <= self.room_gib / 2
 
     @property
     def holds(self) -> bool:
-        """Whether the weights and one sequence's KV cache take at most what vLLM takes: else the engine fails as it
-        loads (vLLM finds no room for the KV cache of one sequence of its length)."""
-        return self.weights_gib + self.kv_cache_gib <= self.room_gib
+        """Whether what one GPU holds as it loads (`held_gib`) takes at most what vLLM takes: else the engine fails as
+        it loads (vLLM finds no room for the KV cache of one sequence of its length)."""
+        return self.held_gib <= self.room_gib
+
+    @property
+    def held_gib(self) -> float:
+        """What one GPU of an engine holds as it loads: the weights, one sequence's KV cache and the LoRA slots."""
+        return self.weights_gib + self.kv_cache_gib + (self.lora_gib or 0.0)
+
+    @property
+    def lora_words(self) -> str:
+        """The clause on the LoRA slots that follows the weights where what one GPU holds is given in words, or ""
+        without LoRA: ``, vLLM's LoRA slots (0.1 GiB)``."""
+        return "" if self.lora_gib is None else f", vLLM's LoRA slots ({self.lora_gib:.1f} GiB)"
+
+    @property
+    def lora_figure(self) -> str:
+        """The LoRA slots' term where what one GPU holds is added up in figures (`` + 0.1``), or "" without LoRA."""
+        return "" if self.lora_gib is None else f" + {self.lora_gib:.1f}"
 
 
 PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "stay_reason",
@@ -1993,7 +2019,7 @@ class FitsWith(Frozen, defer_build=True):
     trainer_gpus: int = Field(description="the trainer GPUs of the planner's plan for it there")
 
 
-UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current")
+UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "lora_rank", "reference_model")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2022,7 +2048,13 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
     current: Literal["stops"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stops where the job runs now and there is a placement; "
         "left out otherwise"))
-
+    lora_rank: int | None = Field(default=None, description=(
+        "where the job trains LoRA or builds no reference model (what a cluster table's training column shows): its "
+        "LoRA rank (its lora_rank), whose states its plans count, 0 for full fine-tuning; left out for full "
+        "fine-tuning with a reference model"))
+    reference_model: bool | None = Field(default=None, description=(
+        "where lora_rank is given: whether the job's run builds a reference model, whose pinned shards its host "
+        "memory need counts (its reference_model; absent, none with LoRA); left out with lora_rank"))
 
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""

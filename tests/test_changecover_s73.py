@@ -93,12 +93,15 @@ def test_solve_memorys_planner_command_carries_the_reference_option(cli: Callabl
     assert out.splitlines()[-1] == f"  solve --model 8B --gpu A100-80GB --gpus 4 --len 32768{carried}"
 
 
-@pytest.mark.parametrize(("reference_model", "said"), [
-    (True, ", reference model counted"), (False, ", no reference model"), (None, "")])
-def test_a_maps_title_says_whether_the_reference_model_is_counted(reference_model: bool | None, said: str) -> None:
-    gpu_maps = solver.map_plans("Qwen3-8B", gpu="H100-80GB", budgets=[8], lora_rank=16, reference_model=reference_model)
+@pytest.mark.parametrize(("lora_rank", "reference_model", "said"), [
+    (0, True, ", reference model counted"), (16, False, ", LoRA rank 16, no reference model"),
+    (16, None, ", LoRA rank 16")])  # True with LoRA is refused since session 74: no Trinity release builds one
+def test_a_maps_title_says_whether_the_reference_model_is_counted(lora_rank: int, reference_model: bool | None,
+                                                                  said: str) -> None:
+    gpu_maps = solver.map_plans("Qwen3-8B", gpu="H100-80GB", budgets=[8], lora_rank=lora_rank,
+                                reference_model=reference_model)
     assert solver.map_text(gpu_maps).splitlines()[0] == (
-        f"H100-80GB: longest context per model and GPU budget, LoRA rank 16{said}")
+        f"H100-80GB: longest context per model and GPU budget{said}")
 
 
 @pytest.mark.parametrize(("rope", "refusal"), [

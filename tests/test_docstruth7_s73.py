@@ -22,12 +22,12 @@ def _between(start: str, end: str) -> str:
 def test_every_option_the_planner_command_carries_is_named(cli: Cli) -> None:
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "my-gpu", "--gpu-memory", "40", "--gpu-interconnect",
                          "pcie", "--gpus", "2", "--len", "64k", "--node-gpus", "4", "--host-ram", "64", "--margin",
-                         "0.05", "--lora-rank", "16", "--reference", "--critic", "offloaded")
+                         "0.05", "--lora-rank", "16", "--no-reference", "--critic", "offloaded")
     command = out.splitlines()[-1]
     assert status == 1 and command.startswith("  solve --model 8B --gpu my-gpu --gpus 2 --len 65536 --gpu-memory 40 ")
     carried = set(re.findall(r"--[a-z-]+", command)) - {"--model", "--gpu", "--gpus", "--len"}
     assert carried == {"--gpu-memory", "--gpu-interconnect", "--node-gpus", "--host-ram", "--margin", "--lora-rank",
-                       "--reference", "--critic"}
+                       "--no-reference", "--critic"}  # --reference with --lora-rank is refused (session 74)
     named = _between("**Where the setting does not train**", "It exits 0")
     assert [option for option in sorted(carried) if f"`{option}`" not in named and f"`{option}/" not in named] == []
     assert "`--memory-model`" in named and "`--cells`" in named and "`--no-reference`" in named

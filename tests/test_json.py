@@ -24,6 +24,7 @@ from solver.results import (
     ANSWER_LEFT_OUT_WHEN_NONE,
     MAP_LEFT_OUT_WHEN_NONE,
     PLACEMENT_LEFT_OUT_WHEN_NONE,
+    ROLLOUT_ENGINES_LEFT_OUT_WHEN_NONE,
     UNPLACED_LEFT_OUT_WHEN_NONE,
     BeyondCode,
     CautionCode,
@@ -322,6 +323,8 @@ def test_the_schema_leaves_out_only_what_the_json_leaves_out():
     optional = {("solve", "Answer"): set(ANSWER_LEFT_OUT_WHEN_NONE), ("map", "GpuMap"): set(MAP_LEFT_OUT_WHEN_NONE),
                 **{(command, "Unplaced"): set(UNPLACED_LEFT_OUT_WHEN_NONE) for command in ("cluster", "cluster-buy")},
                 **{(command, "Placement"): set(PLACEMENT_LEFT_OUT_WHEN_NONE) for command in ("cluster", "cluster-buy")},
+                **{(command, "RolloutEngines"): set(ROLLOUT_ENGINES_LEFT_OUT_WHEN_NONE)
+                   for command in ("cluster", "cluster-buy")},
                 **{(command, "SourceCell"): {"gpu", "table_source"} for command in JSON_SCHEMA_TYPES}}
     for command in JSON_SCHEMA_TYPES:
         schema = json.loads(json_schema(command))

@@ -14,7 +14,7 @@ import pytest
 
 from solver.api import memory_answer, plan
 from solver.memory import GIB, lora_parameters, lora_states_bytes
-from solver.query import ConfigProblemCode
+from solver.query import ConfigProblemCode, QueryError
 from solver.render import memory_text
 from solver.tables import load_catalog, load_memory_model
 from solver.trinity import read_trinity_config
@@ -192,16 +192,16 @@ def test_estimate_alone_cites_no_out_of_memory_cell_for_lora():
     assert lora.best is not None and lora.best.setting.label == "Env + SP=4" and lora.tables is None
 
 
-def test_a_lora_run_counts_no_reference_model_unless_told():
-    """Trinity takes the actor without its adapter as the reference with LoRA (both releases): none counted."""
+def test_a_lora_run_counts_no_reference_model_and_refuses_one():
+    """Trinity takes the actor without its adapter as the reference with LoRA (both releases): none counted, and
+    one said to be built is refused (session 74: it was counted as told)."""
     asked = {"gpu": "h20", "budget_gpus": 4, "max_model_len": 32768, "exact": True, "host_ram_gb": 1024.0}
     full, = plan("8B", **asked)
     lora, = plan("8B", **asked, lora_rank=32)
-    told, = plan("8B", **asked, lora_rank=32, reference_model=True)
-    assert full.best is not None and lora.best is not None and told.best is not None
-    assert (full.reference_model, lora.reference_model, told.reference_model) == (True, False, True)
-    assert lora.best.host_memory_gb is not None and told.best.host_memory_gb is not None
-    assert lora.best.host_memory_gb < told.best.host_memory_gb
+    assert full.best is not None and lora.best is not None
+    assert (full.reference_model, lora.reference_model) == (True, False)
+    with pytest.raises(QueryError, match=r"^reference_model=True with lora_rank=32: no Trinity release builds"):
+        plan("8B", **asked, lora_rank=32, reference_model=True)
 
 
 def test_the_command_with_lora_rank_counts_no_reference_model(cli):
@@ -210,4 +210,7 @@ def test_the_command_with_lora_rank_counts_no_reference_model(cli):
                              "--json", *flags)
         assert (code, err) == (0, "")
         return bool(json.loads(out)[0]["reference_model"])
-    assert (counted(), counted("--lora-rank", "32"), counted("--lora-rank", "32", "--reference")) == (True, False, True)
+    assert (counted(), counted("--lora-rank", "32")) == (True, False)
+    code, out, err = cli("--model", "8B", "--gpu", "h20", "--gpus", "4", "--lora-rank", "32", "--reference")
+    assert (code, out, err.splitlines()[-1][:62]) == (
+        2, "", "solve: error: --reference with --lora-rank 32: no Trinity rele")

@@ -82,14 +82,9 @@ def test_solve_memory_counts_lora_s_host_memory_and_takes_reference(cli: Callabl
     assert ("host memory: 71.5 GiB per node for Offload (the actor's states, or the model while it loads beside the "
             "actor's pinned shards, whichever is more; no reference model), within --host-ram 100 GiB"
             ) in " ".join(out.split())
-    code, out, err = cli(*asked, "--reference")
-    assert (code, err) == (1, "")
-    words = " ".join(out.split())
-    assert ("host memory: 112.2 GiB per node for Offload (the actor's states and the reference model's shards, or the "
-            "model while it loads beside both models' pinned shards, whichever is more); more than --host-ram 100 GiB"
-            ) in words
-    assert ("solve --model 8B --gpu h100 --gpus 8 --len 8192 --host-ram 100 --lora-rank 16 --reference"
-            ) in words
+    code, out, err = cli(*asked, "--reference")  # no release builds one for LoRA (counted as told before s74)
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1].startswith("solve memory: error: --reference with --lora-rank 16: no Trinity release")
     code, out, _ = cli(*asked[:-2], "--no-reference", "--json")
     answer = json.loads(out)
     assert (code, answer["host_memory_gib"], answer["reference_model"]) == (0, 71.5, False)
@@ -122,9 +117,11 @@ def test_solve_map_plans_lora_runs(cli: Callable[..., tuple[int, str, str]]) -> 
     (gpu_map,) = json.loads(out)
     assert "lora_rank" not in gpu_map and "reference_model" not in gpu_map
     assert gpu_map["rows"][0]["plans"] == [None]
-    code, out, _ = cli(*asked, "--lora-rank", "16", "--reference")
-    assert out.splitlines()[0] == ("H100-80GB: longest context per model and GPU budget, LoRA rank 16, reference "
-                                   "model counted, host memory 40 GiB per node")
+    code, out, _ = cli(*asked, "--lora-rank", "16")
+    assert out.splitlines()[0] == ("H100-80GB: longest context per model and GPU budget, LoRA rank 16, host memory "
+                                   "40 GiB per node")
+    code, out, err = cli(*asked, "--lora-rank", "16", "--reference")  # no release builds one for LoRA (s74)
+    assert (code, out) == (2, "") and err.startswith("solve map: error: --reference with --lora-rank 16: no Trinity")
 
 
 def test_map_plans_checks_the_lora_rank() -> None:
@@ -137,7 +134,6 @@ FLEET = """pools:
   - {name: a, gpu: H100, nodes: 1, gpus_per_node: 8, host_ram_gb: 60}
 jobs:
   - {name: lora, model: Qwen3-8B, max_model_len: 8192, lora_rank: 16}
-  - {name: lora-ref, model: Qwen3-8B, max_model_len: 8192, lora_rank: 16, reference_model: true}
   - {name: full, model: Qwen3-8B, max_model_len: 8192, reference_model: false}
 """
 
@@ -152,9 +148,6 @@ def test_a_cluster_job_gives_its_lora_rank_and_reference_model(tmp_path: Path,
     assert (code, placed["job"], placed["host_memory_gb"]) == (1, "lora", 30.7)
     assert (placed["plan"]["lora_rank"], placed["plan"]["reference_model"]) == (16, False)
     reasons = {job["job"]: job["reason"] for job in answer["unplaced"]}
-    # With its reference model the LoRA job loads beside its pinned shards: more than 60 GiB on any count.
-    assert "Env on 7 GPUs trains it (8192 tokens), and it needs 71.2 GiB of host memory per node while the model " \
-           "loads" in reasons["lora-ref"]
     # Full fine-tuning without a reference model: its load alone, 30.6 GiB (the room is the LoRA job's).
     assert "it needs at least 3 GPUs and 30.6 GiB of host memory on one node" in reasons["full"]
 

@@ -124,10 +124,10 @@ def test_the_cluster_table_marks_what_each_job_trains_where_one_is_lora_or_witho
         "job's reference_model; absent, none with LoRA), whose pinned shards the host memory need counts"]
     assert len(lines[3]) == 121  # within the 160 columns of a pipe
     # A job that builds its reference model beside one that does not says so; full fine-tuning with one alone adds
-    # no column.
-    fleet.write_text(FLEET.replace("lora_rank: 16,", "lora_rank: 16, reference_model: true,"), encoding="utf-8")
+    # no column. (A LoRA job with one, shown "LoRA 16, ref" before session 74, is refused: no release builds one.)
+    fleet.write_text(FLEET.replace("lora_rank: 16, ", ""), encoding="utf-8")
     rows = [line for line in cli("cluster", str(fleet))[1].splitlines() if line.startswith("│")]
-    assert [row.split("│")[7].strip() for row in rows] == ["LoRA 16, ref", "full, no ref"]
+    assert [row.split("│")[7].strip() for row in rows] == ["full, ref", "full, no ref"]
     fleet.write_text(FLEET.replace("lora_rank: 16, ", "").replace(", reference_model: false", ""), encoding="utf-8")
     code, out, _ = cli("cluster", str(fleet))
     assert code == 0 and "┃ training" not in out and "│ Env  │          8192 │" in out

@@ -149,8 +149,8 @@ def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     without either; --from-config decides it: `solver.query.TrinityConfig.reference_model`)."""
     parser.add_argument("--reference", action=OnceFlag,
                         help="whether the run builds a reference model, whose pinned shards the host memory need "
-                        "counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA); default: "
-                        f"{default}")
+                        "counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA: refused with "
+                        f"--lora-rank, as no release builds one); default: {default}")
 
 
 def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:

@@ -127,7 +127,7 @@ def engines_note(engines: RolloutEngines, model: str, gpu: GpuType, prefix: str 
     too little, after `prefix` (`solve cluster` names the job there); None for engines of one GPU that hold enough."""
     from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
     from solver.results import gpu_runtime
-    held = (f"{model}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
+    held = (f"{model}'s bf16 weights ({engines.weights_gib:.1f} GiB){engines.lora_words} and one sequence's KV cache "
             f"({engines.kv_cache_gib:.1f} GiB) per GPU")
     advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
               "memory" if engines.largest else "give the rollout more GPUs, a count that a larger tensor-parallel "

@@ -58,7 +58,8 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
         model, option.plan.gpus, pool.gpus_per_node, option.plan.offload, planner.trinity_version,
         option.plan.reference_model, option.plan.lora_rank)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
-                              option.plan.max_model_len, pool.gpus_per_node) if option.rollout_gpus else None
+                              option.plan.max_model_len, pool.gpus_per_node,
+                              lora_rank=option.plan.lora_rank) if option.rollout_gpus else None
     plan = planner.with_tables_caution(pool.gpu, job.model, option.plan)
     spans = trainer_spans_nodes_caution(trainer_nodes_of(option.plan.gpus, pool.gpus_per_node), pool.node_interconnect)
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),

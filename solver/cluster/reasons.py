@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ortools.sat.python import cp_model
 
@@ -32,7 +32,7 @@ from solver.cluster.options import (
     layout,
 )
 from solver.model import stopped_by_wall_clock
-from solver.query import Query
+from solver.query import Query, counts_reference
 from solver.results import (
     Answer,
     FitsWith,
@@ -121,7 +121,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
         if index in placed:
             continue
         if index in cut_short:
-            unplaced.append(Unplaced(job=job.name, reason_code=UnplacedCode.TIME_LIMIT, reason=(
+            unplaced.append(left_out(job, reason_code=UnplacedCode.TIME_LIMIT, reason=(
                 "no ways to run worked out within the time limit (the jobs of more priority are asked first; raise "
                 f"{planner.option_names.time_limit})")))
             continue
@@ -133,8 +133,8 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
         room = _NoRoom(planner, index, job, pools[index], host_checked[index], goals, unproven, holders, certain,
                        elsewhere, smaller_asks, fits_with[index])
         words = room.words(several=False)
-        unplaced.append(Unplaced(
-            job=job.name, reason_code=no_room, reason=words.text,
+        unplaced.append(left_out(
+            job, reason_code=no_room, reason=words.text,
             reason_for_several=room.words(several=True).text,
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
             fits_with=fits_with[index]).with_reason(words))
@@ -593,8 +593,17 @@ def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:
     """A job left out for want of a way to run in any pool it may use, and `why` (no words for several jobs where
     its words read true of each as they are: `Unplaced.reason_for_several`)."""
     several = None if why.words_for_several == why.words else why.words_for_several.text
-    return Unplaced(job=job.name, reason=why.words.text, reason_for_several=several,
-                    reason_code=UnplacedCode.NO_WAY_TO_RUN, pools=why.pools).with_reason(why.words)
+    return left_out(job, reason=why.words.text, reason_for_several=several, reason_code=UnplacedCode.NO_WAY_TO_RUN,
+                    pools=why.pools).with_reason(why.words)
+
+
+def left_out(job: Job, **why: Any) -> Unplaced:
+    """`job` left out for `why` (`Unplaced`'s fields but the job's own): where it trains LoRA or builds no reference
+    model, with its LoRA rank and whether its run builds one, as its plans would count them."""
+    reference = counts_reference(job.reference_model, job.lora_rank)
+    full_with_reference = reference and not job.lora_rank
+    return Unplaced(job=job.name, lora_rank=None if full_with_reference else job.lora_rank,
+                    reference_model=None if full_with_reference else reference, **why)
 
 
 def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool) -> str:
@@ -954,4 +963,4 @@ def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool, host_rounded:
                                             "figures, which fewer jobs per run may keep"))
         if host_rounded else
         (UnplacedCode.TIME_LIMIT, f"no placement found within the time limit (raise {option_names.time_limit})"))
-    return tuple(Unplaced(job=job.name, reason=reason, reason_code=code) for job in fleet.jobs)
+    return tuple(left_out(job, reason=reason, reason_code=code) for job in fleet.jobs)

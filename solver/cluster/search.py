@@ -42,6 +42,7 @@ from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use, wit
 from solver.cluster.reasons import (
     SmallerAsks,
     all_unplaced,
+    left_out,
     reasons_may_ask_reach,
     unplaced_reasons,
     unplaced_without_a_way,
@@ -371,7 +372,7 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
            f"the required {'job' if len(stuck) == 1 else 'jobs'} {names} {fit} nowhere, and a placement places "
            "every required job or none")
     without_way = {unplaced_job.job for unplaced_job in unplaced}
-    others = tuple(Unplaced(job=job.name, reason=why, reason_code=UnplacedCode.ANOTHER_JOB_FITS_NOWHERE)
+    others = tuple(left_out(job, reason=why, reason_code=UnplacedCode.ANOTHER_JOB_FITS_NOWHERE)
                    for job in fleet.jobs if job.name not in without_way)
     return ClusterResult(status="unknown" if planned.required_undecided else "infeasible", objective=None, bound=None,
                          objective_counts=planned.counted_by, placements=(), unplaced=unplaced + others,

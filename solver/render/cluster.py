@@ -15,10 +15,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from solver.query import counts_reference
 from solver.render.layout import PIPED_WIDTH, TableOrBlocks, check_text_options, view_text
 from solver.render.phrases import lowered_note
 from solver.render.styles import setting_style
-from solver.results import ClusterResult, Placement, Plan, PoolUse, PurchaseResult, Unplaced, index_range
+from solver.results import ClusterResult, Placement, PoolUse, PurchaseResult, Unplaced, index_range
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
     Fleet,
@@ -220,16 +221,18 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     job = f"{placement.job} (required)" if placement.job in columns.required else placement.job
     return (nodes, gpus, job, f"{placement.trainer_gpus}{f' ({added})' if added else ''}", rollout,
             Text(plan.setting.label, style=setting_style(plan.setting)),
-            *((training_words(plan),) if columns.training else ()), length,
+            *((training_words(plan.lora_rank, plan.reference_model),) if columns.training else ()), length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
             f"{plan.cost:.4g}", plan.evidence_label, *host, *((placement.current or "",) if columns.current else ()))
 
 
-def training_words(plan: Plan) -> str:
-    """What `plan` trains, as a cluster table's training column says it: ``LoRA 16`` or ``full`` (fine-tuning), then
-    ``ref`` or ``no ref``, whether its run builds a reference model (``LoRA 16, no ref``)."""
-    return f"{f'LoRA {plan.lora_rank}' if plan.lora_rank else 'full'}, {'ref' if plan.reference_model else 'no ref'}"
+def training_words(lora_rank: int, reference_model: bool | None) -> str:
+    """What a job trains, as a cluster table's training column says it: ``LoRA 16`` (its `lora_rank`) or ``full``
+    (fine-tuning), then ``ref`` or ``no ref``, whether its run builds a reference model (``LoRA 16, no ref``; None:
+    as a job's default, `counts_reference`)."""
+    reference = counts_reference(reference_model, lora_rank)
+    return f"{f'LoRA {lora_rank}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}"
 
 
 UNPLACED_JOBS_WIDTH = 40
@@ -445,18 +448,26 @@ def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:
 
 def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     """The `unplaced` jobs under `title`, a row per reason with the jobs it is given for (in the order of their first
-    job), in its words for several jobs where it is given for more than one."""
+    job), in its words for several jobs where it is given for more than one; where a job trains LoRA or builds no
+    reference model (`Unplaced.lora_rank` given), what each trains (`training_words`, in the order of the row's jobs,
+    ``;`` between them), as the placed jobs' tables say it."""
     by_reason: dict[str, list[Unplaced]] = {}
     for job in unplaced:
         by_reason.setdefault(job.reason, []).append(job)
-    view = Table(title=title, title_justify="left")
+    training = any(job.lora_rank is not None for job in unplaced)
+    view = Table(title=title, title_justify="left", caption_justify="left", caption=TRAINING_NOTE if training else None)
     longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
     view.add_column("jobs" if len(by_reason) < len(unplaced) else "job",
                     max_width=max(UNPLACED_JOBS_WIDTH, longest + 1), overflow="fold")
+    if training:
+        view.add_column("training")
     view.add_column("reason")
     for reason, given in by_reason.items():
         several = len(given) > 1 and given[0].reason_for_several
-        view.add_row(", ".join(job.job + (" (stops)" if job.current else "") for job in given), several or reason)
+        trains = ("; ".join(training_words(job.lora_rank or 0, job.reference_model) for job in given),) if training \
+            else ()
+        view.add_row(", ".join(job.job + (" (stops)" if job.current else "") for job in given), *trains,
+                     several or reason)
     return view
 
 

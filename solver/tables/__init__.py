@@ -88,6 +88,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         read_fleet,
     )
     from solver.tables.inputs import (
+        NO_LORA_REFERENCE,
         POOL_GPU_SOURCE,
         AtLeast,
         CalibrationRange,
@@ -231,6 +232,7 @@ __all__ = [
     "MAX_WORKERS",
     "MEMORY_MODEL_FILE",
     "NODE_GPUS",
+    "NO_LORA_REFERENCE",
     "NO_SETTING",
     "NUMBER_TOO_LONG",
     "OWN_GPU_HINT",

@@ -292,6 +292,14 @@ class JobTraining(NamedTuple):
     reference_model: bool | None = None
 
 
+NO_LORA_REFERENCE = ("no Trinity release builds a reference model for a LoRA run (the actor with its adapter "
+                     "disabled gives the ref's log-probs)")
+"""Why a LoRA run is not said to build a reference model: Trinity 0.6 on verl 0.8 or later sets ``ref_in_actor`` for
+a LoRA rank above 0 (``trainer/verl/trainer.py:250`` to ``:258`` in 0.6.0, so no ``ActorRolloutRef`` role), and verl
+before 0.8 (Trinity 0.5, and 0.6's legacy trainer, ``verl_legacy/verl_trainer.py:412``) initialises no reference
+worker where ``ref_in_actor`` (``ray_trainer.py:360`` in verl 0.9.1 sets it the same way)."""
+
+
 class _JobFields(Frozen, defer_build=True):
     """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
 
@@ -317,6 +325,13 @@ class _JobFields(Frozen, defer_build=True):
     reference_model: Flag | None = Field(default=None, description=(
         "whether the job's run builds a reference model, whose pinned shards its host memory need counts, as "
         "--reference/--no-reference; absent, counted but with a lora_rank"))
+
+    @model_validator(mode="after")
+    def _no_reference_with_lora(self) -> _JobFields:
+        if self.lora_rank and self.reference_model:
+            raise ValueError(f"reference_model true with lora_rank {self.lora_rank}: {NO_LORA_REFERENCE}; give "
+                             "reference_model false, or leave it out")
+        return self
 
     @property
     def training(self) -> JobTraining:

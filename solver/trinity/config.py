@@ -123,9 +123,16 @@ FLOAT32_DTYPES = ("float32", "float")
 """vLLM's ``dtype`` values that load the weights in float32 (4 bytes a value; its others take 2)."""
 
 
+VLLM_DEFAULT_LORA_RANK = 16
+"""vLLM 0.19.1's ``max_lora_rank`` where none is given (``LoRAConfig``, ``vllm/config/lora.py:32``): a config that
+sets ``explorer.rollout_model.enable_lora`` without ``model.lora_configs`` starts its engines at it (Trinity gives
+vLLM ``enable_lora`` as the config has it, ``common/models/vllm_model.py:169`` in 0.6.0)."""
+
+
 def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | None:
     """The rollout's vLLM engine as `VllmRollout` (Trinity's defaults where unset: ``tensor_parallel_size`` 1,
-    ``dtype`` bfloat16); None where none starts (``mode: train``, an ``engine_type`` not vLLM's, ``engine_num`` 0),
+    ``dtype`` bfloat16; LoRA as `_rollout_lora_rank` reads it); None where none starts (``mode: train``, an
+    ``engine_type`` not vLLM's, ``engine_num`` 0),
     where its weights are split other than by tensor parallelism (``pipeline_parallel_size`` above 1,
     ``enable_expert_parallel``), or where a key it reads cannot be read or is out of vLLM's range (a
     ``gpu_memory_utilization`` not above 0 and at most 1): its memory is then not checked."""
@@ -142,13 +149,25 @@ def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | 
         utilization = reader.get((*ROLLOUT_MODEL, "gpu_memory_utilization"))
         dtype = reader.word((*ROLLOUT_MODEL, "dtype"))
         length = reader.integer((*ROLLOUT_MODEL, "max_model_len"))
+        lora_rank = _rollout_lora_rank(reader)
     except ConfigError:
         return None
     if utilization is not None and (isinstance(utilization, bool) or not isinstance(utilization, int | float)
                                     or not 0 < utilization <= 1):
         return None
     return VllmRollout(tensor_parallel_size=size, gpu_memory_utilization=utilization,
-                       value_bytes=4 if dtype in FLOAT32_DTYPES else 2, max_model_len=length)
+                       value_bytes=4 if dtype in FLOAT32_DTYPES else 2, max_model_len=length, lora_rank=lora_rank)
+
+
+def _rollout_lora_rank(reader: ConfigReader) -> int:
+    """vLLM's ``max_lora_rank`` for the rollout's engines, 0 with LoRA off: the one LoRA config's ``lora_rank``
+    (`_lora_rank`) where ``model.lora_configs`` turns LoRA on and Trinity loads it (it then sets
+    ``explorer.rollout_model.enable_lora`` and gives vLLM that rank, ``common/config_validator.py:780`` to ``:817`` in
+    0.6.0, ``:700`` and ``:726`` to ``:727`` in 0.5.2), else `VLLM_DEFAULT_LORA_RANK` where the config sets
+    ``enable_lora`` itself; `ConfigError` where that cannot be read as a boolean."""
+    if _lora_key(reader) == LORA_KEYS[0] and _lora_configs_refusal(reader) is None:
+        return _lora_rank(reader)
+    return VLLM_DEFAULT_LORA_RANK if reader.flag((*ROLLOUT_MODEL, "enable_lora")) else 0
 
 
 def model_path_needed(names: OptionNames) -> str:
@@ -669,12 +688,21 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
     without a ``path`` whose ``lora_rank`` is a whole number not above 0, from which Trinity makes a dummy adapter
     (``create_dummy_lora``, ``config_validator.py:704`` to ``:706`` in 0.5.2, ``:785`` to ``:787`` in 0.6.0) that
     peft refuses (``get_peft_model``: ``r <= 0`` raises in ``LoraLayer.update_layer``, ``tuners/lora/layer.py:239``
-    in peft 0.21.2)."""
+    in peft 0.21.2); and one whose ``target_modules`` is a list or a mapping, which Trinity's ``LoRAConfig`` types a
+    string (``common/config.py:113`` in 0.6.0, ``:112`` in 0.5.2), so that OmegaConf's merge refuses it as
+    ``load_config`` loads the config ("Cannot convert 'ListConfig' to string", omegaconf 2.3.0)."""
     value = read_or_none(reader.get, LORA_KEYS[0])
     key = ".".join(LORA_KEYS[0])
     if value is None:
         return None
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
+        targets = _lora_config_value(reader, "target_modules")
+        if isinstance(targets, list | Mapping):
+            kind = "list" if isinstance(targets, list) else "mapping"
+            return (f"{key}[0].target_modules {yaml_brief(targets)} is a {kind}: Trinity's LoRA config takes a "
+                    "string, so its typed config refuses it when it loads "
+                    "the config: give all-linear, or one regular expression that peft matches whole module names "
+                    "with (.*\\.(q_proj|v_proj))")
         rank = omegaconf_integer(_lora_config_value(reader, "lora_rank"))
         if rank is None or rank > 0 or _lora_config_path(reader) is not None:
             return None
