@@ -1394,7 +1394,7 @@ def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     passes = "" if every else f" for {and_joined([_PASSES[key] for key in counted])}"
     source = dict(config.micro_batch_sources).get(most) or (
         f"{'the largest' if len(set(counted.values())) > 1 else 'the'} micro-batch size per GPU, 1 where unset")
-    unsliced = (f", {_PASSES[most]} at the ref's own SP 1, which Trinity 0.5 slices none of"
+    unsliced = (f" ({_PASSES[most]}: Trinity 0.5 runs it at the ref's own SP 1, slicing none of its micro-batches)"
                 if sp != config.sp else "")
     what = (f"dynamic batch sizes off{passes}: verl reads no token budget{' there' if passes else ''} and fills each "
             f"micro-batch with {sequences} sequence{'' if sequences == 1 else 's'} ({source}), up to {sequences} x "

@@ -1171,7 +1171,7 @@ def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool,
             continue
         sizes[role] = max(whole // (ranks or 1), 1)
         sources[role] = (f"{dotted(path)} {whole}, a deprecated size for the whole batch, over {ranks} data-parallel "
-                         f"ranks (trainer GPUs / SP), as verl before 0.8 takes it" if ranks else
+                         f"ranks, trainer GPUs / SP, as verl before 0.8 takes it" if ranks else
                          f"{dotted(path)} {whole}, a deprecated size for the whole batch, counted whole: the config "
                          "gives no trainer GPUs to divide it by")
     keys = dict(zip(sizes, (".".join(path) for path in ROLE_TOKEN_BUDGETS), strict=True))
