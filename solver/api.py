@@ -1376,12 +1376,13 @@ def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """The line on the passes the verdict counts that run with dynamic batch sizes off
     (`TrinityConfig.micro_batch_sequences`): verl reads no budget there, and its micro-batches hold up to their size
     in sequences of the length over SP, tokens per GPU (verl 0.9.1 ``workers/engine/utils.py:122``, each SP group's
-    micro-batch split over its GPUs; the ref's whole where Trinity 0.5 runs it at SP 1, `TrinityConfig.sequence_pass_sp`),
-    as a model trained one sequence per micro-batch is counted (`solver.rules.counted_tokens`); the line names the
-    pass that takes the most, and where its sequences come from (`TrinityConfig.micro_batch_sources`). Where every pass does and that is below Trinity's default, the verdict is at it
-    (a ``lowered-token-budget`` line); more than the verdict's budget, a ``token-budget-above-verdict`` line; fewer,
-    where the verdict stays at the default (estimates off), a ``token-budget-below-verdict`` line; none where it is
-    the verdict's budget, or fewer and another pass reads a larger budget."""
+    micro-batch split over its GPUs; the ref's whole where Trinity 0.5 runs it at SP 1:
+    `TrinityConfig.sequence_pass_sp`), as a model trained one sequence per micro-batch is counted
+    (`solver.rules.counted_tokens`); the line names the pass that takes the most, and where its sequences come from
+    (`TrinityConfig.micro_batch_sources`). Where every pass does and that is below Trinity's default, the verdict is
+    at it (a ``lowered-token-budget`` line); more than the verdict's budget, a ``token-budget-above-verdict`` line;
+    fewer, where the verdict stays at the default (estimates off), a ``token-budget-below-verdict`` line; none where it
+    is the verdict's budget, or fewer and another pass reads a larger budget."""
     config = verdict.config
     counted = {key: sequences for key, sequences in config.micro_batch_sequences if key in verdict.passes}
     if not counted:

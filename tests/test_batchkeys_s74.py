@@ -2,9 +2,9 @@
 doubles the actor's and the ref's micro-batch sizes per GPU (a chosen and a rejected sequence per example; the unset
 rollout's is filled from the doubled actor's), so the verdict and the plans count twice the sequences. A deprecated
 size for the whole batch (the actor's ``ppo_micro_batch_size``, the ref's ``log_prob_micro_batch_size``) is counted as
-Trinity's verl workers take it, over the data-parallel ranks (floored), and refused below them (0 per GPU). Trinity 0.5
-runs the ref at its own SP: at SP 1 verl slices none of its micro-batches, so each GPU takes them whole; above 1 they are
-sliced over the actor's SP groups, so they count at the actor's SP."""
+Trinity's verl workers take it, over the data-parallel ranks (floored), and refused below them (0 per GPU). Trinity
+0.5 runs the ref at its own SP: at SP 1 verl slices none of its micro-batches, so each GPU takes them whole; above 1
+they are sliced over the actor's SP groups, so they count at the actor's SP."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ from test_tokbudget_s72 import ARR, CATALOG, Cli, _config, _verdict
 from solver.api import config_query
 from solver.trinity import read_trinity_config, trinity_config_problems
 
-ACTOR, REF, ROLLOUT = (f"{ARR}.{key}" for key in ("actor.ppo_max_token_len_per_gpu", "ref.log_prob_max_token_len_per_gpu",
-                                                  "rollout.log_prob_max_token_len_per_gpu"))
-DOUBLED = ("the micro-batch size per GPU, 1 where unset, doubled: Trinity on verl before 0.8 doubles the actor's and the "
-           "ref's for DPO, a chosen and a rejected sequence per example")
-ABOVE = ("more than Trinity's default ceil(2 x 8192 / {sp}) = {default}, which the tables measured: more tokens per GPU "
-         "than the verdict assumes; set the micro-batch sizes to 1, or turn dynamic batch sizes on")
+ACTOR, REF, ROLLOUT = (f"{ARR}.{key}" for key in (
+    "actor.ppo_max_token_len_per_gpu", "ref.log_prob_max_token_len_per_gpu", "rollout.log_prob_max_token_len_per_gpu"))
+DOUBLED = ("the micro-batch size per GPU, 1 where unset, doubled: Trinity on verl before 0.8 doubles the actor's and "
+           "the ref's for DPO, a chosen and a rejected sequence per example")
+ABOVE = ("more than Trinity's default ceil(2 x 8192 / {sp}) = {default}, which the tables measured: more tokens per "
+         "GPU than the verdict assumes; set the micro-batch sizes to 1, or turn dynamic batch sizes on")
 ONE_SEQUENCE = ("dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 1 sequence (the "
                 "micro-batch size per GPU, 1 where unset), up to 1 x ceil(8192 / {sp}) = {tokens} tokens per GPU, "
                 "below Trinity's default ceil(2 x 8192 / {sp}) = {default}, which the tables measured: the verdict is "
@@ -103,9 +103,9 @@ def test_a_deprecated_size_replaces_the_dpo_doubled_one_and_counts_whole_without
     config = _dpo({"actor": {"ppo_micro_batch_size": 32}, "ref": {"log_prob_micro_batch_size": 8}})
     sequences, sources = _counted(config)
     assert sequences == ((ACTOR, 4), (REF, 1), (ROLLOUT, 2))  # the rollout's from the doubled per-GPU size, 2
-    assert (sources[REF], sources[ROLLOUT]) == (
-        f"{ARR}.ref.log_prob_micro_batch_size 8, a deprecated size for the whole batch, over 8 data-parallel ranks, "
-        "trainer GPUs / SP, as verl before 0.8 takes it", DOUBLED)
+    assert sources[ROLLOUT] == DOUBLED
+    assert sources[REF] == (f"{ARR}.ref.log_prob_micro_batch_size 8, a deprecated size for the whole batch, over 8 "
+                            "data-parallel ranks, trainer GPUs / SP, as verl before 0.8 takes it")
     del config["cluster"]
     assert _counted(config) == (((ACTOR, 32), (REF, 8), (ROLLOUT, 2)), {
         ACTOR: f"{ARR}.actor.ppo_micro_batch_size 32, a deprecated size for the whole batch, counted whole: the config "
@@ -124,8 +124,8 @@ def _refused(config: dict[str, Any], version: str | None = None) -> list[tuple[s
 def test_a_deprecated_size_below_the_data_parallel_ranks_is_refused():
     roles = {"actor": {"ppo_micro_batch_size": 4}, "ref": {"log_prob_micro_batch_size": 3}}
     words = ("{key} is {size}, a deprecated size for the whole batch, below the {ranks} data-parallel ranks (trainer "
-             "GPUs 8 / SP {sp}): verl before 0.8 divides it by them to 0 sequences per GPU, on which the trainer fails, "
-             "and verl 0.8 or later refuses it: remove it, and set {per_gpu} instead")
+             "GPUs 8 / SP {sp}): verl before 0.8 divides it by them to 0 sequences per GPU, on which the trainer "
+             "fails, and verl 0.8 or later refuses it: remove it, and set {per_gpu} instead")
     assert _refused(_config(roles)) == [
         ("micro-batch-unset-refused", words.format(key=f"{ARR}.actor.ppo_micro_batch_size", size=4, ranks=8, sp=1,
                                                    per_gpu="ppo_micro_batch_size_per_gpu")),
@@ -163,7 +163,7 @@ def test_trinity_0_5_counts_the_refs_pass_at_its_own_sp_1_whole_and_above_1_at_t
     assert _verdict(_ref_sp(1, ref_size=2), "0.5") == (None, [("token-budget-above-verdict", (
         "dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 2 sequences (the largest "
         "micro-batch size per GPU, 1 where unset), up to 2 x ceil(8192 / 1) = 16384 tokens per GPU (the ref's forward: "
-        f"Trinity 0.5 runs it at the ref's own SP 1, slicing none of its micro-batches), {ABOVE.format(sp=2, default=8192)}"
-    ))])
+        "Trinity 0.5 runs it at the ref's own SP 1, slicing none of its micro-batches), "
+        f"{ABOVE.format(sp=2, default=8192)}"))])
     # Trinity 0.6 runs the ref at the trainer's SP whatever its own key says: counted at 2
     assert _verdict(_ref_sp(1), "0.6") == at_actor

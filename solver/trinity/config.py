@@ -1131,7 +1131,7 @@ def _critic_offloads(reader: ConfigReader, strategy: str) -> str | None:
 
 
 class MicroBatchCounts(NamedTuple):
-    """What `micro_batch_counts` reads: `TrinityConfig.micro_batch_sequences` and `TrinityConfig.micro_batch_sources`."""
+    """What `micro_batch_counts` reads: `TrinityConfig.micro_batch_sequences` and `micro_batch_sources`."""
 
     sequences: tuple[tuple[str, int], ...]
     sources: tuple[tuple[str, str], ...]
