@@ -1143,17 +1143,17 @@ DPO_DOUBLED_WORDS = ("the micro-batch size per GPU, 1 where unset, doubled: Trin
 
 
 def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool, ranks: int | None) -> MicroBatchCounts:
-    """The sequences per micro-batch on a GPU of the roles `counted` (`sequence_counted_roles`), by their token
-    budgets' keys, and where they are not the size written, whence, in words. A role's micro-batch size
+    """The sequences per micro-batch on a GPU of the roles `counted` (`sequence_counted_roles`), by their token budgets'
+    keys, and where they are not the size written, whence, in words. A role's micro-batch size
     (`ROLE_MICRO_BATCH_SIZES`; 1 where unset or unreadable; the rollout's, unset, the actor's), which with `dpo`
     (``algorithm_type: dpo``) Trinity doubles for the actor and the ref before filling the rollout's from the actor's
     (0.5.0 ``common/verl_config.py:655-667``, 0.5.2 ``trainer/verl/verl_config.py:672-684``, 0.6.0
-    ``trainer/verl_legacy/verl_config.py:685-697``: its DPO loss takes each micro-batch's chosen and rejected
-    sequences in turn, ``algorithm/policy_loss_fn/dpo_loss.py:30-31``); Trinity 0.6 on verl 0.8 or later doubles
-    nothing (``trainer/verl/config.py:286``), so the doubled count is the most any release takes. The actor's or the
-    ref's deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`), where set, replaces its size, doubled
-    or not: Trinity's verl workers divide it by the data-parallel `ranks` (trainer GPUs / SP; floored) and give it as
-    the size per GPU (0.5.0 ``trainer/verl/fsdp_workers.py:223-229``, ``:253-263``; 0.6.0
+    ``trainer/verl_legacy/verl_config.py:685-697``: its DPO loss takes each micro-batch's chosen and rejected sequences
+    in turn, ``algorithm/policy_loss_fn/dpo_loss.py:30-31``); Trinity 0.6 on verl 0.8 or later doubles nothing (its
+    ``trainer/verl/config.py`` has no DPO branch), so the doubled count is the most any release takes. The actor's or
+    the ref's deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`), where set, replaces its size,
+    doubled or not: Trinity's verl workers divide it by the data-parallel `ranks` (trainer GPUs / SP; floored) and give
+    it as the size per GPU (0.5.0 ``trainer/verl/fsdp_workers.py:223-229``, ``:253-263``; 0.6.0
     ``trainer/verl_legacy/fsdp_workers.py:247-253``, ``:278-287``; verl 0.7.0's own ``workers/fsdp_workers.py:249``,
     ``:272``), after the rollout's was filled from the actor's size per GPU; verl 0.8 or later refuses it (no
     ``fsdp_workers.py`` there), so this is the one count that runs. Unknown `ranks` (no trainer GPUs) count it whole,
