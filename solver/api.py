@@ -1383,23 +1383,30 @@ def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """The line on the passes the verdict counts that run with dynamic batch sizes off
     (`TrinityConfig.micro_batch_sequences`): verl reads no budget there, and its micro-batches hold up to their size
     in sequences of the length over SP, tokens per GPU (verl 0.9.1 ``workers/engine/utils.py:122``, each SP group's
-    micro-batch split over its GPUs), as a model trained one sequence per micro-batch is counted
-    (`solver.rules.counted_tokens`). Where every pass does and that is below Trinity's default, the verdict is at it
-    (a ``lowered-token-budget`` line); more than the verdict's budget, a ``token-budget-above-verdict`` line; fewer,
-    where the verdict stays at the default (estimates off), a ``token-budget-below-verdict`` line; none where it is
-    the verdict's budget, or fewer and another pass reads a larger budget."""
-    counted = {key: sequences for key, sequences in verdict.config.micro_batch_sequences if key in verdict.passes}
+    micro-batch split over its GPUs; the ref's whole where Trinity 0.5 runs it at SP 1:
+    `TrinityConfig.sequence_pass_sp`), as a model trained one sequence per micro-batch is counted
+    (`solver.rules.counted_tokens`); the line names the pass that takes the most, and where its sequences come from
+    (`TrinityConfig.micro_batch_sources`). Where every pass does and that is below Trinity's default, the verdict is
+    at it (a ``lowered-token-budget`` line); more than the verdict's budget, a ``token-budget-above-verdict`` line;
+    fewer, where the verdict stays at the default (estimates off), a ``token-budget-below-verdict`` line; none where it
+    is the verdict's budget, or fewer and another pass reads a larger budget."""
+    config = verdict.config
+    counted = {key: sequences for key, sequences in config.micro_batch_sequences if key in verdict.passes}
     if not counted:
         return []
-    sequences = max(counted.values())
-    length, sp, judged = verdict.length, verdict.config.sp, verdict.judged
-    tokens = sequences * least_token_budget(length, sp)
+    length, judged = verdict.length, verdict.judged
+    budgets = config.role_budgets_in_effect(length)
+    most = max(counted, key=lambda key: budgets[key])  # the first of the passes that take the most tokens
+    sequences, sp, tokens = counted[most], config.sequence_pass_sp(most), budgets[most]
     every = counted.keys() == verdict.passes
     passes = "" if every else f" for {and_joined([_PASSES[key] for key in counted])}"
-    largest = "the largest " if len(set(counted.values())) > 1 else ""
+    source = dict(config.micro_batch_sources).get(most) or (
+        f"{'the largest' if len(set(counted.values())) > 1 else 'the'} micro-batch size per GPU, 1 where unset")
+    unsliced = (f" ({_PASSES[most]}: Trinity 0.5 runs it at the ref's own SP 1, slicing none of its micro-batches)"
+                if sp != config.sp else "")
     what = (f"dynamic batch sizes off{passes}: verl reads no token budget{' there' if passes else ''} and fills each "
-            f"micro-batch with {sequences} sequence{'' if sequences == 1 else 's'} ({largest or 'the '}micro-batch "
-            f"size per GPU, 1 where unset), up to {sequences} x ceil({length} / {sp}) = {tokens} tokens per GPU")
+            f"micro-batch with {sequences} sequence{'' if sequences == 1 else 's'} ({source}), up to {sequences} x "
+            f"ceil({length} / {sp}) = {tokens} tokens per GPU{unsliced}")
     if tokens > judged:
         return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT, (
             f"{what}, more than {verdict.measure}: more tokens per GPU than the verdict assumes; set the micro-batch "

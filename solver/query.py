@@ -636,8 +636,13 @@ class TrinityConfig(Frozen, defer_build=True):
     """(key, sequences) of each role's token budget (`ROLE_TOKEN_BUDGETS`) whose passes run with dynamic batch sizes
     off on every release (`solver.trinity.sequence_counted_roles`): verl reads no budget there, and fills each
     micro-batch on a GPU with that many sequences, its micro-batch size (`ROLE_MICRO_BATCH_SIZES`; the rollout's, unset,
-    the actor's; 1 where unset, as Trinity before verl 0.8 gives it), so its budget in effect is that many sequences of
-    the length over SP (`role_budgets_in_effect`)."""
+    the actor's; 1 where unset, as Trinity before verl 0.8 gives it; doubled for DPO, or a deprecated size for the
+    whole batch over the data-parallel ranks: `micro_batch_sources`), so its budget in effect is that many sequences
+    of the length over the SP its pass splits them over (`role_budgets_in_effect`, `sequence_pass_sp`)."""
+    micro_batch_sources: tuple[tuple[str, str], ...] = ()
+    """(key, words) of each of `micro_batch_sequences` whose sequences are not the micro-batch size per GPU as written
+    (`solver.trinity.config.micro_batch_counts`): where they come from, in words (Trinity doubles the actor's and the
+    ref's for DPO; a deprecated size for the whole batch over the data-parallel ranks)."""
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""
@@ -694,8 +699,18 @@ class TrinityConfig(Frozen, defer_build=True):
         own = self.own_budgets()
         trainer = own.pop(TRAINER_TOKEN_BUDGET, None) or self.default_budget(max_model_len)
         budgets = role_budgets(trainer, own, self.raised_actor_budget(max_model_len))
-        return budgets | {key: sequences * least_token_budget(max_model_len, self.sp)
+        return budgets | {key: sequences * least_token_budget(max_model_len, self.sequence_pass_sp(key))
                           for key, sequences in self.micro_batch_sequences}
+
+    def sequence_pass_sp(self, key: str) -> int:
+        """The SP over which the pass of the token budget `key` that runs with dynamic batch sizes off
+        (`micro_batch_sequences`) splits each micro-batch: the actor's (`sp`), its SP groups' (Trinity 0.5's worker
+        builds them from the actor's SP, ``fsdp_workers.py:136`` in 0.5.0), but 1 for the ref's where Trinity 0.5 runs
+        it at its own SP 1 (`ref_sp`): verl 0.7 slices a role's micro-batch only where that role's own SP is above 1
+        (``workers/actor/dp_actor.py:72-73``, ``:167`` in 0.7.0), so each GPU takes the ref's whole. Above 1, the
+        ref's is sliced over the actor's groups (``utils/ulysses.py:117-130``: padded to the ref's SP, cut into the
+        group's size), so each GPU takes its share at the actor's SP."""
+        return 1 if key == ".".join(ROLE_TOKEN_BUDGETS[1]) and self.ref_sp == 1 else self.sp
 
     def budget_in_effect(self, max_model_len: int) -> int:
         """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`): the ref's only where

@@ -1194,6 +1194,29 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
                 f"{_deprecated_size_words(version)}: remove it"))
 
 
+def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int, sp: int,
+                                        version: TrinityVersion | None) -> None:
+    """Check the actor's and the ref's deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`), where
+    its role runs with dynamic batch sizes off on every release `version` may be (`sequence_counted_roles`), against
+    the data-parallel ranks, `trainer_gpus` / `sp`: Trinity's verl workers divide it by them, floored (0.6.0
+    ``trainer/verl_legacy/fsdp_workers.py:247-253``, ``:278-287``; 0.5.0 ``trainer/verl/fsdp_workers.py:223-229``,
+    ``:253-263``), so a size below them gives 0 sequences per GPU, on which the actor fails as the trainer starts
+    (``mini_batch % 0``, 0.6.0 ``:255-263``) and the ref at its first step (``DataProto.split(0)``, verl 0.7.0
+    ``protocol.py:925``), and verl 0.8 or later refuses the size whatever it is (`_deprecated_size_words`): refused
+    for any model (``micro-batch-unset-refused``). A size the ranks do not divide is floored, which verl takes and the
+    verdict counts (`solver.trinity.config.micro_batch_counts`)."""
+    ranks = trainer_gpus // sp
+    counted = sequence_counted_roles(checks.flag, version)
+    for path in DEPRECATED_MICRO_BATCH_SIZES[:2]:
+        size = checks.number(path)
+        if path[-2] in counted and size is not None and ranks > 0 and size < ranks:
+            checks.add(ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, (
+                f"{dotted(path)} is {shown_number(size)}, a deprecated size for the whole batch, below the {ranks} "
+                f"data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}): verl before 0.8 divides it by them to 0 "
+                "sequences per GPU, on which the trainer fails, and verl 0.8 or later refuses it: remove it, and set "
+                f"{ROLE_MICRO_BATCH_SIZES[0 if path[-2] == 'actor' else 1][-1]} instead"))
+
+
 def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tuple[str, ...]],
                          version: TrinityVersion | None) -> str | None:
     """Where the micro-batch size at `path`, left without a value, fails with every release `version` may be, the words
@@ -1444,6 +1467,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, version, batch, sp, role_sps.values())
+    _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)

@@ -39,6 +39,7 @@ from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC,
     CRITIC_BUDGETS,
+    DEPRECATED_MICRO_BATCH_SIZES,
     ENGINE_KEY_TYPES,
     ENGINE_KEYS_05_LACKS,
     ENTROPY_KEYS,
@@ -1079,6 +1080,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
     critic = _read_critic(reader, strategy, "critic" in counted, option_names)
+    micro_batches = micro_batch_counts(reader, counted, reader.word(("algorithm", "algorithm_type")) == "dpo",
+                                       trainer_gpus // sp if trainer_gpus else None)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
@@ -1112,7 +1115,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         reference_model=builds_reference_model(reader, version),
         lora_rank=counted_lora_rank(reader, version),
         ref_forward_runs=no_ref is None,
-        micro_batch_sequences=_micro_batch_sequences(reader, counted),
+        micro_batch_sequences=micro_batches.sequences,
+        micro_batch_sources=micro_batches.sources,
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
         environment=tuple(variables.found.items()),
     )
@@ -1154,14 +1158,53 @@ def _critic_offloads(reader: ConfigReader, strategy: str) -> str | None:
     return "param_offload" if flags["param_offload"] and flags["optimizer_offload"] else None
 
 
-def _micro_batch_sequences(reader: ConfigReader, counted: frozenset[str]) -> tuple[tuple[str, int], ...]:
-    """`TrinityConfig.micro_batch_sequences` for the roles `counted` (`sequence_counted_roles`): each role's
-    micro-batch size (`ROLE_MICRO_BATCH_SIZES`; the rollout's, unset, the actor's; 1 where unset or unreadable), by
-    its token budget's key."""
+class MicroBatchCounts(NamedTuple):
+    """What `micro_batch_counts` reads: `TrinityConfig.micro_batch_sequences` and `micro_batch_sources`."""
+
+    sequences: tuple[tuple[str, int], ...]
+    sources: tuple[tuple[str, str], ...]
+
+
+DPO_DOUBLED_WORDS = ("the micro-batch size per GPU, 1 where unset, doubled: Trinity on verl before 0.8 doubles the "
+                     "actor's and the ref's for DPO, a chosen and a rejected sequence per example")
+"""Where a DPO pass's sequences per micro-batch come from, in words (`micro_batch_counts`)."""
+
+
+def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool, ranks: int | None) -> MicroBatchCounts:
+    """The sequences per micro-batch on a GPU of the roles `counted` (`sequence_counted_roles`), by their token budgets'
+    keys, and where they are not the size written, whence, in words. A role's micro-batch size
+    (`ROLE_MICRO_BATCH_SIZES`; 1 where unset or unreadable; the rollout's, unset, the actor's), which with `dpo`
+    (``algorithm_type: dpo``) Trinity doubles for the actor and the ref before filling the rollout's from the actor's
+    (0.5.0 ``common/verl_config.py:655-667``, 0.5.2 ``trainer/verl/verl_config.py:672-684``, 0.6.0
+    ``trainer/verl_legacy/verl_config.py:685-697``: its DPO loss takes each micro-batch's chosen and rejected sequences
+    in turn, ``algorithm/policy_loss_fn/dpo_loss.py:30-31``); Trinity 0.6 on verl 0.8 or later doubles nothing (its
+    ``trainer/verl/config.py`` has no DPO branch), so the doubled count is the most any release takes. The actor's or
+    the ref's deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`), where set, replaces its size,
+    doubled or not: Trinity's verl workers divide it by the data-parallel `ranks` (trainer GPUs / SP; floored) and give
+    it as the size per GPU (0.5.0 ``trainer/verl/fsdp_workers.py:223-229``, ``:253-263``; 0.6.0
+    ``trainer/verl_legacy/fsdp_workers.py:247-253``, ``:278-287``; verl 0.7.0's own ``workers/fsdp_workers.py:249``,
+    ``:272``), after the rollout's was filled from the actor's size per GPU; verl 0.8 or later refuses it (no
+    ``fsdp_workers.py`` there), so this is the one count that runs. Unknown `ranks` (no trainer GPUs) count it whole,
+    one rank's; a size below the ranks, 0 per GPU, is refused (`solver.trinity.checks`) and counted as 1. The rollout's
+    own deprecated size is read by no Trinity worker (its log-prob pass takes ``log_prob_micro_batch_size_per_gpu``:
+    0.6.0 ``verl_legacy/fsdp_workers.py:1006-1007``), so it is not counted."""
     actor, ref, rollout = (read_or_none(reader.integer, path) for path in ROLE_MICRO_BATCH_SIZES)
-    sizes = {"actor": actor, "ref": ref, "rollout": rollout if rollout is not None else actor}
-    return tuple((".".join(path), sizes[role] or 1) for role, path in zip(sizes, ROLE_TOKEN_BUDGETS, strict=True)
-                 if role in counted)
+    times = 2 if dpo else 1
+    sizes = {"actor": (actor or 1) * times, "ref": (ref or 1) * times,
+             "rollout": (rollout or 1) if rollout is not None else (actor or 1) * times}
+    sources = {role: DPO_DOUBLED_WORDS for role in sizes if dpo and (role != "rollout" or rollout is None)}
+    for role, path in zip(("actor", "ref"), DEPRECATED_MICRO_BATCH_SIZES, strict=False):
+        whole = read_or_none(reader.integer, path)
+        if whole is None:
+            continue
+        sizes[role] = max(whole // (ranks or 1), 1)
+        sources[role] = (f"{dotted(path)} {whole}, a deprecated size for the whole batch, over {ranks} data-parallel "
+                         f"ranks, trainer GPUs / SP, as verl before 0.8 takes it" if ranks else
+                         f"{dotted(path)} {whole}, a deprecated size for the whole batch, counted whole: the config "
+                         "gives no trainer GPUs to divide it by")
+    keys = dict(zip(sizes, (".".join(path) for path in ROLE_TOKEN_BUDGETS), strict=True))
+    return MicroBatchCounts(tuple((keys[role], sizes[role]) for role in sizes if role in counted),
+                            tuple((keys[role], sources[role]) for role in sources if role in counted))
 
 
 class CriticRead(NamedTuple):

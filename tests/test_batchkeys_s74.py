@@ -1,0 +1,169 @@
+"""Batch keys the verdict on a config counts with dynamic batch sizes off (session 74). DPO: Trinity on verl before 0.8
+doubles the actor's and the ref's micro-batch sizes per GPU (a chosen and a rejected sequence per example; the unset
+rollout's is filled from the doubled actor's), so the verdict and the plans count twice the sequences. A deprecated
+size for the whole batch (the actor's ``ppo_micro_batch_size``, the ref's ``log_prob_micro_batch_size``) is counted as
+Trinity's verl workers take it, over the data-parallel ranks (floored), and refused below them (0 per GPU). Trinity
+0.5 runs the ref at its own SP: at SP 1 verl slices none of its micro-batches, so each GPU takes them whole; above 1
+they are sliced over the actor's SP groups, so they count at the actor's SP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_tokbudget_s72 import ARR, CATALOG, Cli, _config, _verdict
+
+from solver.api import config_query
+from solver.trinity import read_trinity_config, trinity_config_problems
+
+ACTOR, REF, ROLLOUT = (f"{ARR}.{key}" for key in (
+    "actor.ppo_max_token_len_per_gpu", "ref.log_prob_max_token_len_per_gpu", "rollout.log_prob_max_token_len_per_gpu"))
+DOUBLED = ("the micro-batch size per GPU, 1 where unset, doubled: Trinity on verl before 0.8 doubles the actor's and "
+           "the ref's for DPO, a chosen and a rejected sequence per example")
+ABOVE = ("more than Trinity's default ceil(2 x 8192 / {sp}) = {default}, which the tables measured: more tokens per "
+         "GPU than the verdict assumes; set the micro-batch sizes to 1, or turn dynamic batch sizes on")
+ONE_SEQUENCE = ("dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 1 sequence (the "
+                "micro-batch size per GPU, 1 where unset), up to 1 x ceil(8192 / {sp}) = {tokens} tokens per GPU, "
+                "below Trinity's default ceil(2 x 8192 / {sp}) = {default}, which the tables measured: the verdict is "
+                "at {tokens} tokens per GPU")
+
+
+def _dpo(roles: dict[str, Any] | None = None, **trainer: Any) -> dict[str, Any]:
+    """`_config`'s (Qwen3-8B at 8192 on 8 GPUs, dynamic batch sizes off) for DPO, which needs a train batch."""
+    config = _config(roles, **trainer)
+    config["algorithm"]["algorithm_type"] = "dpo"
+    config["buffer"]["train_batch_size"] = 64
+    return config
+
+
+def _counted(config: dict[str, Any], version: str | None = None) -> tuple[tuple[tuple[str, int], ...], dict[str, str]]:
+    """The sequences per micro-batch the reader counts for `config`, and the words on where they come from."""
+    read = read_trinity_config(yaml.safe_dump(config), "c.yaml", {}, version)  # type: ignore[arg-type]
+    return read.micro_batch_sequences, dict(read.micro_batch_sources)
+
+
+def test_dpo_counts_two_sequences_per_micro_batch_where_grpo_counts_one():
+    # GRPO: one sequence of 8192 per micro-batch, below the default 16384: the verdict is at 8192
+    assert _verdict(_config()) == (8192, [("lowered-token-budget", ONE_SEQUENCE.format(sp=1, tokens=8192,
+                                                                                       default=16384))])
+    # DPO: Trinity doubles each size to 2, 2 x 8192 = 16384, the default: the verdict is at it, with nothing to say
+    assert _counted(_dpo()) == (((ACTOR, 2), (REF, 2), (ROLLOUT, 2)), {ACTOR: DOUBLED, REF: DOUBLED, ROLLOUT: DOUBLED})
+    assert _verdict(_dpo()) == (None, [])
+    assert _verdict(_dpo(), estimate="never") == (None, [])
+
+
+def test_dpo_doubles_the_sizes_written_and_the_rollouts_filled_from_the_actors():
+    sizes = {"actor": {"ppo_micro_batch_size_per_gpu": 2}, "ref": {"log_prob_micro_batch_size_per_gpu": 3}}
+    assert _counted(_dpo(sizes))[0] == ((ACTOR, 4), (REF, 6), (ROLLOUT, 4))
+    # the rollout's own size is not doubled (Trinity doubles the actor's and the ref's alone)
+    own = {**sizes, "rollout": {"log_prob_micro_batch_size_per_gpu": 1}}
+    assert _counted(_dpo(own)) == (((ACTOR, 4), (REF, 6), (ROLLOUT, 1)), {ACTOR: DOUBLED, REF: DOUBLED})
+    assert _verdict(_dpo(own)) == (None, [("token-budget-above-verdict", (
+        f"dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 6 sequences ({DOUBLED}), "
+        f"up to 6 x ceil(8192 / 1) = 49152 tokens per GPU, {ABOVE.format(sp=1, default=16384)}"))])
+
+
+def test_dpo_with_dynamic_batch_sizes_on_is_bounded_by_the_token_budget():
+    config = _dpo({"actor": {"ppo_micro_batch_size_per_gpu": 4}}, use_dynamic_bsz=True)
+    assert _counted(config, "0.6") == ((), {})
+    assert _verdict(config, "0.6") == _verdict(_config({"actor": {"ppo_micro_batch_size_per_gpu": 4}},
+                                                       use_dynamic_bsz=True), "0.6")
+
+
+def test_the_plans_made_from_a_dpo_config_count_its_two_sequences():
+    def budget_mode(config: dict[str, Any]) -> str:
+        read = read_trinity_config(yaml.safe_dump(config), "c.yaml", {})
+        return config_query(CATALOG, read, gpu="H100").token_budget
+    # one sequence lowers the budget below the default, so the plans may too; DPO's two take the default
+    assert (budget_mode(_config()), budget_mode(_dpo())) == ("auto", "default")
+
+
+@pytest.mark.parametrize(("sp", "size", "sequences"), [(1, 32, 4), (2, 32, 8), (4, 6, 3), (1, 12, 1)])
+def test_a_deprecated_whole_batch_size_counts_over_the_data_parallel_ranks(sp: int, size: int, sequences: int):
+    config = _config({"actor": {"ppo_micro_batch_size": size}}, ulysses_sequence_parallel_size=sp)
+    words = (f"{ARR}.actor.ppo_micro_batch_size {size}, a deprecated size for the whole batch, over {8 // sp} "
+             "data-parallel ranks, trainer GPUs / SP, as verl before 0.8 takes it")
+    assert _counted(config) == (((ACTOR, sequences), (REF, 1), (ROLLOUT, 1)), {ACTOR: words})
+    tokens, default = sequences * -(-8192 // sp), -(-2 * 8192 // sp)
+    what = (f"dynamic batch sizes off: verl reads no token budget and fills each micro-batch with {sequences} "
+            f"sequence{'s' if sequences > 1 else ''} ({words}), up to {sequences} x ceil(8192 / {sp}) = {tokens} "
+            "tokens per GPU")
+    if sequences > 1:  # 32768, 32768 and 6144 tokens per GPU, above the defaults 16384, 8192 and 4096
+        assert _verdict(config) == (None, [("token-budget-above-verdict",
+                                            f"{what}, {ABOVE.format(sp=sp, default=default)}")])
+    else:  # 12 over 8 ranks, floored to 1: one sequence, 8192, below the default 16384
+        assert _verdict(config) == (8192, [("lowered-token-budget", (
+            f"{what}, below Trinity's default ceil(2 x 8192 / 1) = 16384, which the tables measured: the verdict is at "
+            "8192 tokens per GPU"))])
+
+
+def test_a_deprecated_size_replaces_the_dpo_doubled_one_and_counts_whole_without_trainer_gpus():
+    config = _dpo({"actor": {"ppo_micro_batch_size": 32}, "ref": {"log_prob_micro_batch_size": 8}})
+    sequences, sources = _counted(config)
+    assert sequences == ((ACTOR, 4), (REF, 1), (ROLLOUT, 2))  # the rollout's from the doubled per-GPU size, 2
+    assert sources[ROLLOUT] == DOUBLED
+    assert sources[REF] == (f"{ARR}.ref.log_prob_micro_batch_size 8, a deprecated size for the whole batch, over 8 "
+                            "data-parallel ranks, trainer GPUs / SP, as verl before 0.8 takes it")
+    del config["cluster"]
+    assert _counted(config) == (((ACTOR, 32), (REF, 8), (ROLLOUT, 2)), {
+        ACTOR: f"{ARR}.actor.ppo_micro_batch_size 32, a deprecated size for the whole batch, counted whole: the config "
+               "gives no trainer GPUs to divide it by",
+        REF: f"{ARR}.ref.log_prob_micro_batch_size 8, a deprecated size for the whole batch, counted whole: the config "
+             "gives no trainer GPUs to divide it by",
+        ROLLOUT: DOUBLED})
+
+
+def _refused(config: dict[str, Any], version: str | None = None) -> list[tuple[str, str]]:
+    """The ``micro-batch-unset-refused`` lines of `config` for Qwen3-8B on its 8 trainer GPUs."""
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
+    return [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith("micro-batch")]
+
+
+def test_a_deprecated_size_below_the_data_parallel_ranks_is_refused():
+    roles = {"actor": {"ppo_micro_batch_size": 4}, "ref": {"log_prob_micro_batch_size": 3}}
+    words = ("{key} is {size}, a deprecated size for the whole batch, below the {ranks} data-parallel ranks (trainer "
+             "GPUs 8 / SP {sp}): verl before 0.8 divides it by them to 0 sequences per GPU, on which the trainer "
+             "fails, and verl 0.8 or later refuses it: remove it, and set {per_gpu} instead")
+    assert _refused(_config(roles)) == [
+        ("micro-batch-unset-refused", words.format(key=f"{ARR}.actor.ppo_micro_batch_size", size=4, ranks=8, sp=1,
+                                                   per_gpu="ppo_micro_batch_size_per_gpu")),
+        ("micro-batch-unset-refused", words.format(key=f"{ARR}.ref.log_prob_micro_batch_size", size=3, ranks=8, sp=1,
+                                                   per_gpu="log_prob_micro_batch_size_per_gpu"))]
+    # at SP 2, 4 ranks: the actor's 4 gives 1 per GPU, the ref's 3 still 0
+    assert [line for _, line in _refused(_config(roles, ulysses_sequence_parallel_size=2))] == [words.format(
+        key=f"{ARR}.ref.log_prob_micro_batch_size", size=3, ranks=4, sp=2, per_gpu="log_prob_micro_batch_size_per_gpu")]
+    # a size the ranks do not divide is floored, which verl takes; dynamic batch sizes on read no size
+    assert _refused(_config({"actor": {"ppo_micro_batch_size": 12}})) == []
+    assert _refused(_config(roles, use_dynamic_bsz=True), "0.6") == []
+
+
+def test_check_exits_1_on_a_deprecated_size_below_the_ranks(cli: Cli, tmp_path: Path):
+    path = tmp_path / "trinity.yaml"
+    for size, status in ((4, 1), (8, 0)):
+        path.write_text(yaml.safe_dump(_config({"actor": {"ppo_micro_batch_size": size}})))
+        code, out, err = cli("--from-config", str(path), "--gpu", "h100", "--check")
+        assert (code, err, "ppo_micro_batch_size is 4, a deprecated size" in out) == (status, "", status == 1)
+
+
+def _ref_sp(ref_sp: int, ref_size: int = 1) -> dict[str, Any]:
+    """`_config`'s at the trainer's SP 2, with the ref's own SP `ref_sp` and micro-batch size `ref_size`."""
+    ref = {"ulysses_sequence_parallel_size": ref_sp, "log_prob_micro_batch_size_per_gpu": ref_size}
+    return _config({"ref": ref}, ulysses_sequence_parallel_size=2)
+
+
+def test_trinity_0_5_counts_the_refs_pass_at_its_own_sp_1_whole_and_above_1_at_the_actors():
+    at_actor = (4096, [("lowered-token-budget", ONE_SEQUENCE.format(sp=2, tokens=4096, default=8192))])
+    assert _verdict(_config(ulysses_sequence_parallel_size=2), "0.5") == at_actor
+    # ref SP 4: verl pads the ref's micro-batch to 4 and slices it over the actor's SP groups of 2: 1 x 4096
+    assert _verdict(_ref_sp(4), "0.5") == at_actor
+    # ref SP 1: verl slices nothing, so each GPU takes the ref's whole sequence, 8192, the default at SP 2
+    assert _verdict(_ref_sp(1), "0.5") == (None, [])
+    assert _verdict(_ref_sp(1, ref_size=2), "0.5") == (None, [("token-budget-above-verdict", (
+        "dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 2 sequences (the largest "
+        "micro-batch size per GPU, 1 where unset), up to 2 x ceil(8192 / 1) = 16384 tokens per GPU (the ref's forward: "
+        "Trinity 0.5 runs it at the ref's own SP 1, slicing none of its micro-batches), "
+        f"{ABOVE.format(sp=2, default=8192)}"))])
+    # Trinity 0.6 runs the ref at the trainer's SP whatever its own key says: counted at 2
+    assert _verdict(_ref_sp(1), "0.6") == at_actor
