@@ -1129,7 +1129,7 @@ def _critic_readings(reader: ConfigReader, strategy: str, version: TrinityVersio
     """How the releases `version` may be read the critic's offload flags (those that cannot be read count as off):
     Trinity 0.5, and 0.6 on verl before 0.8, its own `CRITIC_MODEL_FSDP` under its own strategy (unset, the trainer's
     `strategy`); Trinity 0.6 on verl 0.8 or later its engine's, `CRITIC_ENGINE`, each unset the one under ``trainer``,
-    under the trainer's strategy. The latter only for 0.6 (the `version` given, or without it a config with 0.6's keys:
+    under the trainer's strategy (unset, 0.6's fsdp2). The latter only for 0.6 (the `version` given, or without it a config with 0.6's keys:
     flags under ``trainer`` or a critic engine), as the actor's are read (`_read_offload`)."""
     def flag(path: tuple[str, ...]) -> bool | None:
         value: bool | None = read_or_none(reader.flag, path)
@@ -1142,8 +1142,9 @@ def _critic_readings(reader: ConfigReader, strategy: str, version: TrinityVersio
     if not engine_read:
         return [CriticReading(own, f"its own {dotted(CRITIC_MODEL_FSDP[2:])}", "")]
     engine_flags = {name: flag((*CRITIC_ENGINE, name)) for name in OFFLOAD_FLAGS}
+    trainers = trainer_strategy(reader.word(("trainer", "trainer_strategy")), reader.data, "0.6")
     engine = _critic_held({name: flag(("trainer", name)) if value is None else value
-                           for name, value in engine_flags.items()}, strategy)
+                           for name, value in engine_flags.items()}, trainers)
     return [CriticReading(own, f"its own {dotted(CRITIC_MODEL_FSDP[2:])}", "verl before 0.8"),
             CriticReading(engine, f"{dotted(CRITIC_ENGINE[2:])}, else trainer's", "verl 0.8 or later")]
 

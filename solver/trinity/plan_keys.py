@@ -20,8 +20,11 @@ from solver.query import (
 )
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import COMMAND_OPTIONS, LORA_CONFIGS_WORDS, host_ram_check_words, one_sequence_per_micro_batch
-from solver.tables import Model, QueryError, TrinityVersion, brief, remove_padding_violation
+from solver.tables import CriticStates, Model, QueryError, TrinityVersion, brief, remove_padding_violation
 from solver.trinity.keys import (
+    CRITIC,
+    CRITIC_ENGINE,
+    CRITIC_MODEL_FSDP,
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
@@ -156,6 +159,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, commented=False)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         *(_micro_batch_keys("critic") if padded else []),
+        *_critic_keys(plan, version, version_option),
     ]
 
 
@@ -385,6 +389,32 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
                 # so an offloaded one stays so.
                 keys.append(PlanKey(path=path, value=plan.offload, existing_only=True))
     return keys
+
+
+CRITIC_FLAGS: dict[CriticStates, tuple[bool, bool, bool]] = {
+    "resident": (False, False, False), "reloaded": (True, True, False), "offloaded": (True, True, True)}
+"""The critic's `OFFLOAD_FLAGS` that hold its states as each of `CriticStates` says (an offloaded one's all three, as
+the actor's Offload: FSDP2's ``offload_policy`` turns the other two off)."""
+
+
+def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str) -> list[PlanKey]:
+    """The critic's offload flags where `plan` counts one (`Plan.critic`; none where it counts none), as it counts
+    its states (`CRITIC_FLAGS`), where the releases `version` may be read them: its own `CRITIC_MODEL_FSDP` (Trinity
+    0.5, and 0.6 on verl before 0.8) and, but for 0.5, which refuses it, its engine's `CRITIC_ENGINE` (0.6 on verl 0.8
+    or later; made for no release, its comment names `version_option`, which leaves it out). An offloaded one's own
+    strategy FSDP2, which ``offload_policy`` needs (on verl 0.8 or later the critic runs the trainer's)."""
+    if plan.critic is None:
+        return []
+    refused = f" (0.5 refuses them: {version_option} leaves them out)" if version is None else ""
+    comments = {CRITIC_MODEL_FSDP: f"the PPO critic's states {plan.critic}, as the plan counts them",
+                CRITIC_ENGINE: f"Trinity 0.6 on verl 0.8 or later reads these{refused}, not the critic's model's"}
+    strategy = PlanKey(path=(*CRITIC, "strategy"), value="fsdp2", comment=(
+        "offload_policy needs FSDP2 (verl 0.8 or later runs the critic at trainer.trainer_strategy, fsdp2 unset in "
+        "Trinity 0.6)"))
+    return [*([strategy] if plan.critic == "offloaded" else []),
+            *(PlanKey(path=(*section, flag), value=value, comment=comments[section] if flag == OFFLOAD_FLAGS[0] else None)
+              for section in (CRITIC_MODEL_FSDP, *([CRITIC_ENGINE] if version != "0.5" else []))
+              for flag, value in zip(OFFLOAD_FLAGS, CRITIC_FLAGS[plan.critic], strict=True))]
 
 
 def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
