@@ -1043,7 +1043,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped, option_names)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
-    critic = _read_critic(reader, strategy, version, "critic" in counted, option_names)
+    critic = _read_critic(reader, version, "critic" in counted, option_names)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
@@ -1125,26 +1125,28 @@ def _critic_held(flags: Mapping[str, bool | None], strategy: str) -> CriticState
     return "reloaded" if flags["param_offload"] and flags["optimizer_offload"] else "resident"
 
 
-def _critic_readings(reader: ConfigReader, strategy: str, version: TrinityVersion | None) -> list[CriticReading]:
+def _critic_readings(reader: ConfigReader, version: TrinityVersion | None) -> list[CriticReading]:
     """How the releases `version` may be read the critic's offload flags (those that cannot be read count as off):
-    Trinity 0.5, and 0.6 on verl before 0.8, its own `CRITIC_MODEL_FSDP` under its own strategy (unset, the trainer's
-    `strategy`); Trinity 0.6 on verl 0.8 or later its engine's, `CRITIC_ENGINE`, each unset the one under ``trainer``,
-    under the trainer's strategy (unset, 0.6's fsdp2). The latter only for 0.6 (the `version` given, or without it a config with 0.6's keys:
-    flags under ``trainer`` or a critic engine), as the actor's are read (`_read_offload`)."""
+    Trinity 0.5, and 0.6 on verl before 0.8, its own `CRITIC_MODEL_FSDP` under its own strategy (unset, the
+    trainer's); Trinity 0.6 on verl 0.8 or later its engine's, `CRITIC_ENGINE`, each unset the one under ``trainer``,
+    under the trainer's strategy. The latter only for 0.6 (the `version` given, or without it a config with 0.6's
+    keys: flags under ``trainer`` or a critic engine), as the actor's are read (`_read_offload`); the trainer's
+    strategy, unset, is the release's default (`trainer_strategy`: 0.6's fsdp2, 0.5's fsdp)."""
     def flag(path: tuple[str, ...]) -> bool | None:
         value: bool | None = read_or_none(reader.flag, path)
         return value
 
-    own_strategy = read_or_none(reader.word, (*CRITIC, "strategy")) or strategy
-    own = _critic_held({name: flag((*CRITIC_MODEL_FSDP, name)) for name in OFFLOAD_FLAGS}, own_strategy)
     engine_read = version == "0.6" or (version is None and (
         trainer_level_offload(reader.data) or read_or_none(reader.get, CRITIC_ENGINE) is not None))
+    trainers = trainer_strategy(reader.word(("trainer", "trainer_strategy")), reader.data,
+                                "0.6" if engine_read else version)
+    own_strategy = read_or_none(reader.word, (*CRITIC, "strategy")) or trainers
+    own = _critic_held({name: flag((*CRITIC_MODEL_FSDP, name)) for name in OFFLOAD_FLAGS}, own_strategy)
     if not engine_read:
         return [CriticReading(own, f"its own {dotted(CRITIC_MODEL_FSDP[2:])}", "")]
-    engine_flags = {name: flag((*CRITIC_ENGINE, name)) for name in OFFLOAD_FLAGS}
-    trainers = trainer_strategy(reader.word(("trainer", "trainer_strategy")), reader.data, "0.6")
-    engine = _critic_held({name: flag(("trainer", name)) if value is None else value
-                           for name, value in engine_flags.items()}, trainers)
+    engine_flags = {name: flag((*CRITIC_ENGINE, name) if read_or_none(reader.get, (*CRITIC_ENGINE, name)) is not None
+                               else ("trainer", name)) for name in OFFLOAD_FLAGS}
+    engine = _critic_held(engine_flags, trainers)
     return [CriticReading(own, f"its own {dotted(CRITIC_MODEL_FSDP[2:])}", "verl before 0.8"),
             CriticReading(engine, f"{dotted(CRITIC_ENGINE[2:])}, else trainer's", "verl 0.8 or later")]
 
@@ -1181,7 +1183,7 @@ class CriticRead(NamedTuple):
     notes: list[ConfigProblem]
 
 
-def _read_critic(reader: ConfigReader, strategy: str, version: TrinityVersion | None, sequence_counted: bool,
+def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_counted: bool,
                  names: OptionNames) -> CriticRead:
     """Where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its default
     where ``algorithm.algorithm_type`` is unset): where its flags hold its states (`TrinityConfig.critic`, as the
@@ -1193,7 +1195,7 @@ def _read_critic(reader: ConfigReader, strategy: str, version: TrinityVersion | 
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if not trains_critic(algorithm):
         return CriticRead(None, (), [])
-    readings = _critic_readings(reader, strategy, version)
+    readings = _critic_readings(reader, version)
     counted = max(readings, key=lambda reading: GPU_HELD_CRITICS.index(reading.states))
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
