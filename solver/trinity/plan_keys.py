@@ -158,8 +158,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(_micro_batch_keys("rollout") if padded else []),
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, commented=False)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
+        *_critic_keys(plan, version, version_option),  # its model's keys beside the one above (the fragment nests them)
         *(_micro_batch_keys("critic") if padded else []),
-        *_critic_keys(plan, version, version_option),
     ]
 
 
@@ -411,10 +411,11 @@ def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str
     strategy = PlanKey(path=(*CRITIC, "strategy"), value="fsdp2", comment=(
         "offload_policy needs FSDP2 (verl 0.8 or later runs the critic at trainer.trainer_strategy, fsdp2 unset in "
         "Trinity 0.6)"))
-    return [*([strategy] if plan.critic == "offloaded" else []),
-            *(PlanKey(path=(*section, flag), value=value, comment=comments[section] if flag == OFFLOAD_FLAGS[0] else None)
+    return [*(PlanKey(path=(*section, flag), value=value,
+                      comment=comments[section] if flag == OFFLOAD_FLAGS[0] else None)
               for section in (CRITIC_MODEL_FSDP, *([CRITIC_ENGINE] if version != "0.5" else []))
-              for flag, value in zip(OFFLOAD_FLAGS, CRITIC_FLAGS[plan.critic], strict=True))]
+              for flag, value in zip(OFFLOAD_FLAGS, CRITIC_FLAGS[plan.critic], strict=True)),
+            *([strategy] if plan.critic == "offloaded" else [])]
 
 
 def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
