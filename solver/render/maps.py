@@ -236,8 +236,8 @@ def map_limits(gpu_map: GpuMap) -> str:
 
 def map_title(gpu_map: GpuMap) -> str:
     """`gpu_map`'s title: its GPU type (and model, by length), what its cells are, a LoRA rank, a reference model and a
-    critic given, the limits its plans keep to (`map_limits`), and the choices its question names: a token budget auto, the
-    cost weights' file, and a memory model of one's own."""
+    critic given, the limits its plans keep to (`map_limits`), and the choices its question names: a token budget
+    auto, the cost weights' file, and a memory model of one's own."""
     mapped = (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
               else f"{gpu_map.gpu}: longest context per model and GPU budget")
     return "".join((

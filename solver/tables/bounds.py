@@ -223,8 +223,8 @@ CRITIC_STATES: tuple[CriticStates, ...] = ("resident", "offloaded", "reloaded")
 HOST_HELD_CRITICS: tuple[CriticStates, ...] = ("offloaded", "reloaded")
 """The `CriticStates` whose states are in host memory while the actor trains."""
 NO_CRITIC: Final = "none"
-"""The ``--critic`` value (the API's ``critic=``) that leaves a critic out: a Trinity config's own, which the verdict and
-the plans otherwise count as its flags hold it (`TrinityConfig.critic`); where no config is read, the same as none
+"""The ``--critic`` value (the API's ``critic=``) that leaves a critic out: a Trinity config's own, which the verdict
+and the plans otherwise count as its flags hold it (`TrinityConfig.critic`); where no config is read, the same as none
 given."""
 CriticChoice = Literal["none", "resident", "offloaded", "reloaded"]
 """What ``--critic`` takes: `NO_CRITIC` or one of `CriticStates`."""

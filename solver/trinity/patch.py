@@ -731,9 +731,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
+    trained = trains_critic(value_at(reading, ("algorithm", "algorithm_type")))
     command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path,
-                                                       check_environment,
-                                                       trains_critic(value_at(reading, ("algorithm", "algorithm_type"))))
+                                                       check_environment, trained)
     _check_cluster_takes(plan, reading, name, {} if environ is None else environ, option_names)
     _keep_anchors(data)
     aliased = _aliased_scalars(data)

@@ -101,12 +101,12 @@ def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Pla
     """`plan` of `model` with the host memory need (`Plan.host_memory_gb`, where it has one) of the Trinity release
     `version` (None: 0.6's), whose reference model's shards differ (`solver.memory.REFERENCE_BYTES`): a plan made for
     no release, or another, gets the figure a config written for `version` holds, with a reference model where the
-    plan counted one (`Plan.reference_model`), on the nodes its trainer fills (`Plan.trainer_nodes`; a plan from JSON
-    made before that field keeps its own figure)."""
+    plan counted one (`Plan.reference_model`) and its critic (`Plan.critic`), on the nodes its trainer fills
+    (`Plan.trainer_nodes`; a plan from JSON made before that field keeps its own figure)."""
     if plan.host_memory_gb is None or plan.trainer_nodes is None:
         return plan
     need = shown_host_need(model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version,
-                           plan.reference_model, plan.lora_rank)
+                           plan.reference_model, plan.lora_rank, plan.critic)
     return plan.model_copy(update={"host_memory_gb": need})
 
 
