@@ -1161,7 +1161,8 @@ def test_write_with_yarn_says_where_trinity_hands_it_and_not_for_05(cli, tmp_pat
 
 def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cli, tmp_path: Path):
     bare = tmp_path / "bare.yaml"  # no cluster section: the trainer's GPU count is Ray's business
-    bare.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n", encoding="utf-8")
+    bare.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n",
+                    encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(bare), "--gpu", "a100", "--write", str(patched)) == (
         2, "", f"solve: error: --write keeps {bare}'s cluster, which does not say how many GPUs the trainer gets (no "
@@ -1756,7 +1757,8 @@ def test_offload_flags_under_the_roles_engine_are_left_out_and_patched_into_fsdp
 
 
 LOCAL_MODEL_CONFIG = ("algorithm: {{algorithm_type: grpo}}\n"
-                      "model: {{model_path: {path}, max_model_len: {length}}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
+                      "model: {{model_path: {path}, max_model_len: {length}}}\n"
+                      "cluster: {{node_num: 1, gpu_per_node: 8}}\n"
                       "explorer: {{rollout_model: {{engine_num: 2}}}}\n")
 """A Trinity config of 6 trainer GPUs whose model_path and length are to be filled in."""
 
@@ -3214,7 +3216,8 @@ def refused_verdict(runs: tuple[str, str], lines: str) -> str:
     (REFUSING_HEAD + OVER_8K, (), "expandable_segments:True", "prompt-response-over-length",
      refused_verdict(RUNS_8K, "the refused: line below says why")),
     # mode train without buffer.train_batch_size (PPO's critic, Trinity's default, left out, is a second line).
-    ("mode: train\nbuffer: {batch_size: 32}\ncluster: {node_num: 1, gpu_per_node: 6}\n" + MODEL_8K, ("--critic", "none"),
+    ("mode: train\nbuffer: {batch_size: 32}\ncluster: {node_num: 1, gpu_per_node: 6}\n" + MODEL_8K,
+     ("--critic", "none"),
      "expandable_segments:True", "train-batch-required", refused_verdict(RUNS_8K, "the refused: line below says why")),
     (REFUSING_HEAD + MODEL_8K + "trainer: {param_offload: true}\n", ("--trinity-version", "0.5"),
      "expandable_segments:True", "trainer-offload-keys-refused",

@@ -72,10 +72,11 @@ def test_where_the_readings_differ_the_note_names_both():
     (note,) = [words for words, code in zip(config.notes, config.note_codes, strict=True)
                if code.value == "critic-trained"]
     assert note == (
-        "PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor on the "
-        "same trainer GPUs; the verdict and the plans count its states by the more held on the GPUs of two readings, "
-        "verl before 0.8's of its own critic.model.fsdp_config (reloaded) and verl 0.8 or later's of critic.fsdp, else "
-        "trainer's (resident): resident (on the GPUs throughout), and its own update (critic=\"none\" leaves it out)")
+        "PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor on "
+        "the same trainer GPUs; the verdict and the plans count its states by the more held on the GPUs of two "
+        "readings, verl before 0.8's of its own critic.model.fsdp_config (reloaded) and verl 0.8 or later's of "
+        "critic.fsdp, else trainer's (resident): resident (on the GPUs throughout), and its own update "
+        "(critic=\"none\" leaves it out)")
 
 
 def verdict(cli: Cli, path: Path, *flags: str) -> dict:  # type: ignore[type-arg]
@@ -179,7 +180,8 @@ def test_a_fragment_for_a_critic_checks_as_planned_without_critic_none(cli: Cli,
     status, out, _ = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--critic", "reloaded",
                          "--emit", "trinity")
     assert status == 0
-    assert "#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu A100-80GB\n" in out
+    assert ("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu A100-80GB\n"
+            in out)
     assert ("    critic:\n      model:\n        fsdp_config:\n          param_offload: true  # the PPO critic's states "
             "reloaded, as the plan counts them\n          optimizer_offload: true\n          offload_policy: false\n"
             "      fsdp:\n") in out
@@ -212,5 +214,6 @@ def test_a_bad_critic_exits_2_with_one_line(cli: Cli, command: tuple[str, ...]):
         f"{prog}: error: argument --critic: invalid choice: 'yes' (choose from 'none', 'resident', 'offloaded', "
         "'reloaded')"))
     config = read_trinity_config(CONFIG, "run.yaml", {})
-    with pytest.raises(QueryError, match="^critic must be one of None, none, resident, offloaded, reloaded, got 'yes'$"):
+    with pytest.raises(QueryError,
+                       match="^critic must be one of None, none, resident, offloaded, reloaded, got 'yes'$"):
         config_query(load_catalog(), config, gpu="A100-80GB", critic="yes")  # type: ignore[arg-type]
