@@ -217,3 +217,14 @@ def test_a_bad_critic_exits_2_with_one_line(cli: Cli, command: tuple[str, ...]):
     with pytest.raises(QueryError,
                        match="^critic must be one of None, none, resident, offloaded, reloaded, got 'yes'$"):
         config_query(load_catalog(), config, gpu="A100-80GB", critic="yes")  # type: ignore[arg-type]
+
+
+def test_a_critic_asked_of_an_algorithm_that_trains_none_is_named_in_the_written_check(cli: Cli, tmp_path: Path):
+    # GRPO trains no critic, so the written file's keys alone would not make its check count one: the command asks.
+    path, patched = tmp_path / "grpo.yaml", tmp_path / "patched.yaml"
+    path.write_text("algorithm: {algorithm_type: grpo}\n" + CONFIG, encoding="utf-8")
+    assert cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "reloaded", "--write", str(patched))[0] == 0
+    (command,) = [line for line in patched.read_text(encoding="utf-8").splitlines() if " --check " in line]
+    assert command.endswith(f"solve --from-config {patched} --check --gpu A100-80GB --critic reloaded")
+    assert verdict(cli, patched, "--critic", "reloaded")["critic"] == "reloaded"
+    assert verdict(cli, patched)["critic"] is None

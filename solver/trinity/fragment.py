@@ -154,8 +154,8 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
     ``--no-reference`` where the plan counted no reference model, `Plan.reference_model`), the LoRA rank whose states
     it counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), ``--critic none`` where it counted no critic
     but the config's algorithm trains one (`critic_trained`; a fragment has no ``algorithm_type``: Trinity's default,
-    PPO; where the plan counted one, the critic's keys it writes say where, `Plan.critic`), the Trinity release
-    (`version`), the
+    PPO), and ``--critic`` with the plan's where it counted one that the algorithm does not train (where both have
+    one, the critic's keys the plan writes say where, `Plan.critic`), the Trinity release (`version`), the
     environment variables the config's keys read as the plan was made (`environment`,
     `solver.trinity.check_environment`: ``NGPUS=12``, which the check's config reads as the plan's did; a value that
     is no number or flag, or whose variable's name looks private, as the shell's own: `_carried`), and Env's
@@ -172,7 +172,8 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
     held = () if host_ram_gb is None else (
         "--host-ram", host_ram_argument(host_ram_gb), *(() if plan.reference_model else ("--no-reference",)))
     lora = ("--lora-rank", str(plan.lora_rank)) if plan.lora_rank else ()
-    critic = ("--critic", NO_CRITIC) if plan.critic is None and critic_trained else ()
+    critic = (("--critic", NO_CRITIC) if plan.critic is None and critic_trained
+              else ("--critic", plan.critic) if plan.critic is not None and not critic_trained else ())
     options = [*flags, *held, *lora, *critic, *(("--trinity-version", version) if version is not None else ())]
     variables = {**{name: _carried(name, value) for name, value in environment}, **plan_environment(plan, model)}
     return f"{_assignments(variables)}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
