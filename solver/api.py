@@ -104,6 +104,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    CRITIC_CHOICES,
     CRITIC_STATES,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
@@ -114,6 +115,7 @@ from solver.tables import (
     OWN_MODEL_HINT,
     Catalog,
     CountedGpu,
+    CriticChoice,
     CriticStates,
     Fleet,
     GpuType,
@@ -133,6 +135,7 @@ from solver.tables import (
     check_once,
     check_types,
     counted,
+    counted_critic,
     given_path,
     it_or_them,
     load_catalog,
@@ -826,6 +829,7 @@ def map_plans(
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
     reference_model: bool | None = None,
+    critic: CriticStates | None = None,
 ) -> tuple[GpuMap, ...]:
     """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
     list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
@@ -835,8 +839,8 @@ def map_plans(
     `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
     own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions);
     `weights` may also be a cost-weights file's path (`Path` or `str`, as --weights), which the maps' ``weights``
-    echo as given, and their titles name; `lora_rank` and `reference_model` as `plan`'s, which the maps echo where
-    given. `QueryError` as `plan`'s (and `load_weights`' for a path)."""
+    echo as given, and their titles name; `lora_rank`, `reference_model` and `critic` as `plan`'s, which the maps echo
+    where given. `QueryError` as `plan`'s (and `load_weights`' for a path)."""
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
@@ -873,7 +877,7 @@ def map_plans(
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": loaded, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names,
-               "lora_rank": lora_rank, "reference_model": reference_model}
+               "lora_rank": lora_rank, "reference_model": reference_model, "critic": critic}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
                          budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)
@@ -1032,14 +1036,15 @@ def config_query(
     reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int | None = None,
-    critic: CriticStates | None = None,
+    critic: CriticChoice | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
     (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`) and, where it lowers its own token
-    budget and its model reads one (not `one_sequence_per_micro_batch`: its plans are the same), ``auto``; a critic
-    only where `critic` is given (the config's note names the value its flags give, `TrinityConfig.critic`). The
+    budget and its model reads one (not `one_sequence_per_micro_batch`: its plans are the same), ``auto``; and the
+    critic its algorithm trains, as its flags hold it (`TrinityConfig.critic`), unless `critic` is given: one of
+    `CriticStates` in its stead, or ``"none"`` (`NO_CRITIC`) for none (the run trains it all the same). The
     keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
     pins any budget, and ``exact=False`` frees the config's); the sources default to where the config's values came
@@ -1048,6 +1053,7 @@ def config_query(
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int | None))  # read before make_query checks the rest
+    check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     if rollout_gpus is None and total_gpus is not None:  # the GPUs in all are split with the config's rollout
         rollout_gpus = config.rollout_gpus
@@ -1081,7 +1087,8 @@ def config_query(
         train_batch_source=train_batch_source if train_batch_source is not None else
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
-        lora_rank=config.lora_rank if lora_rank is None else lora_rank, critic=critic, option_names=option_names)
+        lora_rank=config.lora_rank if lora_rank is None else lora_rank,
+        critic=config.critic if critic is None else counted_critic(critic), option_names=option_names)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
             catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
         return query.model_copy(update={"token_budget": "default"})
@@ -1234,7 +1241,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import load_config_mapping, trinity_config_problems
-    from solver.trinity.config import verdict_length_note
+    from solver.trinity.config import verdict_critic_note, verdict_length_note
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -1255,7 +1262,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       length_from_option=not own_length,
                                       option_names=query.option_names)
     problems = [problem for problem in checked if not (said and said in problem.words)]
-    problems += (verdict_length_note(ConfigProblem(code, words), config.max_model_len, length, query.option_names)
+    problems += (verdict_critic_note(verdict_length_note(ConfigProblem(code, words), config.max_model_len, length,
+                                                         query.option_names), query.critic, config.critic,
+                                     query.option_names)
                  for code, words in zip(config.note_codes, config.notes, strict=True))
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)

@@ -191,9 +191,10 @@ class Query(Frozen):
         "but the output projection; the tables, which measured full fine-tuning, then vouch by inference and refute "
         "nothing; 0 for full fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
-        "a PPO critic the plans count beside the actor (--critic; a Trinity config whose algorithm trains one names "
-        "the value, `TrinityConfig.critic`): resident, its states on the GPUs, or offloaded, in host memory; the "
-        "tables, which measured the actor alone, then vouch for nothing and still refute; null for none"))
+        "a PPO critic the plans count beside the actor (--critic; by default a Trinity config's own, as its flags "
+        "hold it, `TrinityConfig.critic`): resident, its states on the GPUs; offloaded, in host memory; reloaded, in "
+        "host memory and back on the GPUs for its own update; the tables, which measured the actor alone, then vouch "
+        "for nothing and still refute; null for none"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -485,7 +486,7 @@ class ConfigProblemCode(str, Enum):
     CONFIG_PATH_REFUSED = "config-path-refused"
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
     TRAIN_BATCH_REQUIRED = "train-batch-required"
-    CRITIC_NOT_COUNTED = "critic-not-counted"
+    CRITIC_TRAINED = "critic-trained"
     LORA_COUNTED_AS_FULL = "lora-counted-as-full"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
@@ -625,9 +626,9 @@ class TrinityConfig(Frozen, defer_build=True):
     may run on, whose states the verdict and the plans count (`solver.trinity.config.counted_lora_rank`); 0 where
     they count full fine-tuning's."""
     critic: CriticStates | None = None
-    """Where the critic the config's algorithm trains keeps its states while the actor trains (resident, or offloaded
-    by its own flags: `solver.trinity.config.CriticRead`), as its note names it for ``--critic``, which makes the
-    verdict and the plans count it; None where it trains none."""
+    """Where the critic the config's algorithm trains keeps its states, as its flags hold them with the releases it
+    may run on (`solver.trinity.config.CriticRead`), which the verdict and the plans count unless ``--critic`` says
+    otherwise (``--critic none``: none); None where it trains none."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at

@@ -1759,7 +1759,8 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
-                          "lora_rank", "reference_model", "weights", "memory_model_source", "budgets_listed")
+                          "lora_rank", "reference_model", "critic", "weights", "memory_model_source",
+                          "budgets_listed")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
 
 
@@ -1786,6 +1787,8 @@ class GpuMap(Frozen, Versioned, defer_build=True):
     reference_model: bool | None = Field(default=None, description=(
         "whether the plans' host memory need counts a reference model, as given (--reference, --no-reference); left "
         "out where not given: counted but with --lora-rank"))
+    critic: CriticStates | None = Field(default=None, description=(
+        "where the PPO critic the plans count holds its states (--critic); left out where none is"))
     weights: str | None = Field(default=None, description=(
         "the cost weights' file given (--weights), as given (a byte of its name that is not UTF-8 as its escape, "
         "\\xe9), which the title names; left out where none was (the shipped weights, or through the API a Weights "

@@ -1126,7 +1126,7 @@ def test_a_config_verdict_no_table_speaks_for_gives_the_memory_models_prediction
     # Qwen3-8B at 8192 on 4 A100-40GBs, no rollout GPUs (asked for as none): no table says why it does not train.
     # The memory model's activations do not fit, so the optimizer step's peak is not said too; without estimates
     # nothing is predicted.
-    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+    text = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
             "cluster: {node_num: 1, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 0}}\n")
     config = read_trinity_config(text, "t.yaml", {})
     verdicts = {}
@@ -1681,7 +1681,8 @@ def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
     # Qwen3-8B at 65536 tokens on 4 A100s, SP=4 without Env at 16384 tokens per GPU by hand: it trains by estimate.
     # The best plan is Env + SP=4 at 25600; given as Env + Offload + SP=4 at that cost instead, the verdict names the
     # setting (not Env alone) and the token budget, and says it costs more; given on 2 GPUs, it names the counts.
-    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.6, "
+    text = ("algorithm: {algorithm_type: grpo}\n"
+            "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.6, "
             "original_max_position_embeddings: 40960}}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "explorer: {rollout_model: {engine_num: 4}}\ntrainer: {ulysses_sequence_parallel_size: 4, "
             "max_token_len_per_gpu: 16384}\n")

@@ -49,11 +49,12 @@ def test_a_variable_left_unset_is_not_carried_and_the_emitted_header_carries_a_s
     monkeypatch.delenv("NGPUS", raising=False)  # the default, 8: the check's shell takes it too
     header = "# To check your config once these keys are in it (CONFIG: its file), as this plan was made:\n#   "
     _, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--emit", "trinity")
-    assert f"{header}solve --from-config CONFIG --check --gpu A100-80GB\n" in out
+    # A fragment has no algorithm_type: its check leaves out the critic of Trinity's default, PPO, as the plan did.
+    assert f"{header}solve --from-config CONFIG --check --gpu A100-80GB --critic none\n" in out
     monkeypatch.setenv("NGPUS", "12")
     _, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--emit", "trinity")
     assert (f"{header}NGPUS=12 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check "
-            "--gpu A100-80GB\n") in out
+            "--gpu A100-80GB --critic none\n") in out
 
 
 _PLAN = plan("4B", max_model_len=8192, gpu="a100")[0].plans[0]
@@ -68,7 +69,7 @@ _PLAN = plan("4B", max_model_len=8192, gpu="a100")[0].plans[0]
 def test_the_check_command_sets_the_variables_as_a_shell_reads_them(
         environment: tuple[tuple[str, str], ...], words: str):
     assert check_command(_PLAN, load_catalog().model("4B"), ("--gpu", "A100-80GB"), None, None,
-                         environment=environment) == (
+                         environment=environment, critic_trained=False) == (  # GRPO's config: no --critic none
         f"{words} --from-config CONFIG --check --gpu A100-80GB")
 
 

@@ -80,7 +80,8 @@ def test_the_emitted_header_carries_the_same_variables_as_the_written_note(
     _planning_shell(monkeypatch)
     status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--emit", "trinity")
     assert status == 0 and PATH not in out + err
-    assert f"#   {COMMAND.format(config='CONFIG')}\n" in out
+    # A fragment has no algorithm_type: its check leaves out the critic of Trinity's default, PPO, as the plan did.
+    assert f"#   {COMMAND.format(config='CONFIG')} --critic none\n" in out
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash to paste the command into")
@@ -154,7 +155,7 @@ _PLAN = plan("4B", max_model_len=8192, gpu="a100")[0].plans[0]
 def test_the_check_command_writes_numbers_and_flags_and_the_shells_own_for_the_rest(
         environment: tuple[tuple[str, str], ...], words: str):
     command = check_command(_PLAN, load_catalog().model("4B"), ("--gpu", "A100-80GB"), None, None,
-                            environment=environment)
+                            environment=environment, critic_trained=False)  # GRPO's config: no --critic none
     assert command == f"{words} --from-config CONFIG --check --gpu A100-80GB"
 
 

@@ -3327,7 +3327,7 @@ def test_a_config_without_a_cluster_is_not_told_its_rollout_has_no_gpu_left(cli,
     # Its rollout engine goes beside the trainer's GPUs, which a note on stderr says how to count in the cluster
     # (with what --emit makes from it).
     config = tmp_path / "bare.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\n"
                       "explorer:\n  rollout_model:\n    engine_num: 1\n", encoding="utf-8")
     flags = ("--from-config", str(config), "--gpu", "a100", "--gpus", "8")
     status, out, _ = cli(*flags)

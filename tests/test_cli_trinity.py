@@ -525,7 +525,9 @@ def test_emitted_config_reads_back_to_the_same_plan(cli, tmp_path: Path):
     _, fragment, _ = cli(*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "2")
     config = tmp_path / "emitted.yaml"
     config.write_text(fragment.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-4B\n", 1), encoding="utf-8")
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--env", "--json")
+    # As its header's check command says: a fragment has no algorithm_type (Trinity's default: PPO, whose critic
+    # the plan did not count).
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--env", "--critic", "none", "--json")
     (answer,) = json.loads(out)
     _, original, _ = cli(*FLAGSHIP, "--json")
     best = json.loads(original)[0]["plans"][0]
@@ -810,7 +812,7 @@ def test_from_config_says_how_write_applies_the_plan(cli, tmp_path: Path):
     # The next step after a verdict is --write: the apply row names it, with the answer's --gpu where the answers
     # cover several GPU types (--write takes one); with --write given, or without a config, the row is the plain one.
     config = tmp_path / "grpo.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 40960}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 40960}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n",
                       encoding="utf-8")
     write = "--write FILE writes a copy of grpo.yaml with the plan applied"
@@ -1125,7 +1127,8 @@ def test_a_config_without_a_length_names_the_missing_key(cli, tmp_path: Path):
 def test_write_for_a_model_with_its_own_rope_scaling_removes_a_yarn_block(cli, tmp_path: Path):
     # A YaRN block would replace Llama 3.1's llama3 scaling: --write removes it, whatever the length.
     config = tmp_path / "llama.yaml"
-    config.write_text("model:\n  model_path: meta-llama/Llama-3.1-8B\n  max_model_len: 262144\n  rope_scaling:\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: meta-llama/Llama-3.1-8B\n  max_model_len: 262144\n  rope_scaling:\n"
                       "    rope_type: yarn\n    factor: 2.0\n    original_max_position_embeddings: 131072\n"
                       "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 0\n",
                       encoding="utf-8")
@@ -1138,7 +1141,8 @@ def test_a_config_naming_llama_by_hugging_faces_older_id_is_planned_for_that_mod
     # meta-llama/Meta-Llama-3.1-8B-Instruct was the id before Meta renamed it; configs written then still use it.
     config = tmp_path / "llama.yaml"
     for model, name in (("Meta-Llama-3.1-8B-Instruct", "Llama-3.1-8B"), ("Meta-Llama-3.1-70B", "Llama-3.1-70B")):
-        config.write_text(f"model:\n  model_path: meta-llama/{model}\n  max_model_len: 8192\n", encoding="utf-8")
+        config.write_text(f"algorithm: {{algorithm_type: grpo}}\nmodel:\n  model_path: meta-llama/{model}\n"
+                          "  max_model_len: 8192\n", encoding="utf-8")
         status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--gpus", "8", "--json")
         assert status == 0 and {answer["model"] for answer in json.loads(out)} == {name}
 
@@ -1157,7 +1161,8 @@ def test_write_with_yarn_says_where_trinity_hands_it_and_not_for_05(cli, tmp_pat
 
 def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cli, tmp_path: Path):
     bare = tmp_path / "bare.yaml"  # no cluster section: the trainer's GPU count is Ray's business
-    bare.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n", encoding="utf-8")
+    bare.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n",
+                    encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(bare), "--gpu", "a100", "--write", str(patched)) == (
         2, "", f"solve: error: --write keeps {bare}'s cluster, which does not say how many GPUs the trainer gets (no "
@@ -1172,7 +1177,8 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
     status, out, _ = cli("--from-config", str(bare), "--gpu", "a100", "--gpus", "4", "--write", str(patched))
     assert status == 0 and "on exactly 4 GPUs" in out
     two_nodes = tmp_path / "two-nodes.yaml"  # 8 trainer GPUs on two nodes of 4: SP must divide 4
-    two_nodes.write_text("mode: train\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 131072\n"
+    two_nodes.write_text("mode: train\nalgorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n"
+                         "  max_model_len: 131072\n"
                          "cluster:\n  node_num: 2\n  gpu_per_node: 4\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--json")
     [answer] = json.loads(out)
@@ -1221,7 +1227,8 @@ def test_write_refuses_a_section_of_the_wrong_type_and_writes_nothing(cli, tmp_p
 
 def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
-    config.write_text("mode: train\nmodel: {model_path: Qwen/Qwen3-14B, max_model_len: 32768}\n"
+    config.write_text("mode: train\nalgorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: Qwen/Qwen3-14B, max_model_len: 32768}\n"
                       "cluster: {node_num: 1, gpu_per_node: 6}\n", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "0.6B", "--write", str(patched)) == (
@@ -1380,7 +1387,9 @@ def test_a_fragment_for_a_config_keeps_its_rollout_engines_and_gives_the_cluster
     # fewest trainer GPUs must leave Trinity a layout with those 8 (the trainer gets the rest of whole
     # nodes), and the fragment gives the cluster for them without replacing the engines.
     config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 16384}\ncluster: {node_num: 2, gpu_per_node: 8}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: Qwen/Qwen3-4B, max_model_len: 16384}\n"
+                      "cluster: {node_num: 2, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 4}}\n", encoding="utf-8")
     fragment = tmp_path / "fragment.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--minimize", "gpus", "--out", str(fragment))
@@ -1403,12 +1412,14 @@ def test_write_keeps_the_cr_line_endings_of_a_classic_mac_file(cli, tmp_path: Pa
     # YAML reads CR alone as a line break too. Before, the file came back with LF lines, its comments' CRs left
     # before an LF, and the blank line after the model section's last key (a CR in its comment) gone.
     config = tmp_path / "trinity.yaml"
-    config.write_bytes(b"model:\r  model_path: Qwen/Qwen3-4B\r  max_model_len: 8192  # short\r\r# the trainer\r"
+    config.write_bytes(b"algorithm: {algorithm_type: grpo}\r"
+                       b"model:\r  model_path: Qwen/Qwen3-4B\r  max_model_len: 8192  # short\r\r# the trainer\r"
                        b"trainer:\r  save_interval: 10\r")
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "2", "--len", "24k", "--write",
                str(patched))[0] == 0
-    assert patched.read_bytes() == (b"model:\r  model_path: Qwen/Qwen3-4B\r"
+    assert patched.read_bytes() == (b"algorithm: {algorithm_type: grpo}\r"
+                                    b"model:\r  model_path: Qwen/Qwen3-4B\r"
                                     b"  # To check this file as its plan was made:\r"
                                     b"  #   solve --from-config " + bytes(patched) + b" --check --gpu A100-80GB\r"
                                     b"  max_model_len: 24576  # short\r\r"
@@ -1420,11 +1431,13 @@ def test_write_gives_lf_lines_to_an_lf_file_with_a_stray_cr(cli, tmp_path: Path)
     # One line of an LF file ends in CR alone (pasted from a classic Mac file): LF is the file's ending, so the CR is
     # written as LF, as YAML read it, and no other line takes CR.
     config = tmp_path / "trinity.yaml"
-    config.write_bytes(b"model:\n  model_path: Qwen/Qwen3-4B\r  max_model_len: 8192\ntrainer:\n  save_interval: 10\n")
+    config.write_bytes(b"algorithm: {algorithm_type: grpo}\n"
+                       b"model:\n  model_path: Qwen/Qwen3-4B\r  max_model_len: 8192\ntrainer:\n  save_interval: 10\n")
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "2", "--len", "24k", "--write",
                str(patched))[0] == 0
-    assert patched.read_bytes() == (b"model:\n  model_path: Qwen/Qwen3-4B\n"
+    assert patched.read_bytes() == (b"algorithm: {algorithm_type: grpo}\n"
+                                    b"model:\n  model_path: Qwen/Qwen3-4B\n"
                                     b"  # To check this file as its plan was made:\n"
                                     b"  #   solve --from-config " + bytes(patched) + b" --check --gpu A100-80GB\n"
                                     b"  max_model_len: 24576\ntrainer:\n"
@@ -1592,7 +1605,8 @@ def test_a_fragment_without_rollout_gpus_passes_its_own_check(cli, tmp_path: Pat
     assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore\n" in text
     config = tmp_path / "trinity.yaml"
     # Merged into a user's config, which in mode train gives buffer.train_batch_size (Trinity refuses it unset).
-    merged = "buffer: {train_batch_size: 64}\n" + text.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-8B\n", 1)
+    merged = "buffer: {train_batch_size: 64}\n" + text.replace("model:\n", "algorithm: {algorithm_type: grpo}\n"
+                                                                           "model:\n  model_path: Qwen/Qwen3-8B\n", 1)
     config.write_text(merged, encoding="utf-8")
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
@@ -1603,7 +1617,8 @@ def test_a_fragment_without_rollout_gpus_passes_its_own_check(cli, tmp_path: Pat
 def test_per_role_token_budgets_other_than_the_default_are_caveats_and_write_sets_them_to_the_plans(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\ntrainer:\n"
                       "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
                       "        ppo_max_token_len_per_gpu: 131072  # mine\n      ref:\n"
@@ -1717,6 +1732,7 @@ def test_offload_flags_under_the_roles_engine_are_left_out_and_patched_into_fsdp
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     config = tmp_path / "trinity.yaml"
     config.write_text(
+        "algorithm: {algorithm_type: grpo}\n"
         "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
         "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\ntrainer:\n  trainer_strategy: fsdp2\n"
         "  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n"
@@ -1740,7 +1756,9 @@ def test_offload_flags_under_the_roles_engine_are_left_out_and_patched_into_fsdp
     assert json.loads(out)[0]["current"]["offload"]
 
 
-LOCAL_MODEL_CONFIG = ("model: {{model_path: {path}, max_model_len: {length}}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
+LOCAL_MODEL_CONFIG = ("algorithm: {{algorithm_type: grpo}}\n"
+                      "model: {{model_path: {path}, max_model_len: {length}}}\n"
+                      "cluster: {{node_num: 1, gpu_per_node: 8}}\n"
                       "explorer: {{rollout_model: {{engine_num: 2}}}}\n")
 """A Trinity config of 6 trainer GPUs whose model_path and length are to be filled in."""
 
@@ -2025,7 +2043,7 @@ def test_flags_in_both_sections_of_a_role_are_set_alike(cli, tmp_path: Path, fla
     # Several flags in engine and in fsdp_config: the fragment nests each section's keys together, and
     # --write sets both sections the plan's way.
     config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
                       "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
                       "        engine: {param_offload: false, optimizer_offload: false}\n"
@@ -2191,7 +2209,8 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     # estimates keep Env on. With --no-env the config's own settings are the best plan, and nothing needs saying.
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\n"
                       "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 2}}\n"
@@ -2223,7 +2242,7 @@ def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
     # and takes the most that fits, 25600 tokens per GPU: a difference the cost does not count, named too.
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n"
                       "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
                       "trainer:\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 16384\n",
@@ -2246,7 +2265,8 @@ def test_settings_with_env_that_train_by_estimate_get_no_word_on_env(cli, tmp_pa
     # reason, and none is given.
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen2.5-7B\n  max_model_len: 16384\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen2.5-7B\n  max_model_len: 16384\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
                       "trainer:\n  ulysses_sequence_parallel_size: 2\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--maximize", "len")
@@ -2303,7 +2323,9 @@ def test_a_config_budget_between_the_planners_and_the_most_that_fits_trains(cli,
 
 def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-14B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: Qwen/Qwen3-14B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 0}}\ntrainer:\n  ulysses_sequence_parallel_size: 8\n"
                       "  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
                       "        fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}\n"
@@ -2325,7 +2347,9 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     # A config a table documents is refused for its host memory alone (Qwen3-4B ties its embeddings: every rank
     # loads it, 15 GiB each).
     documented = tmp_path / "documented.yaml"
-    documented.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 20480}\ncluster: {node_num: 1, gpu_per_node: "
+    documented.write_text("algorithm: {algorithm_type: grpo}\n"
+                          "model: {model_path: Qwen/Qwen3-4B, max_model_len: 20480}\n"
+                          "cluster: {node_num: 1, gpu_per_node: "
                           "8}\nexplorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n", encoding="utf-8")
     assert json.loads(cli("--from-config", str(documented), "--gpu", "a100", "--json")[1])[0]["current"]["trains"]
     status, out, _ = cli("--from-config", str(documented), "--gpu", "a100", "--host-ram", "50", "--json")
@@ -2382,6 +2406,7 @@ def test_an_a800_config_is_judged_by_the_a100_tables(cli, tmp_path: Path, monkey
     # The A800-80GB reports the A100-80GB's memory: the A100's tables are its own, and say Env + SP=2 trains.
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     config, current = verdict_of(cli, tmp_path, (
+        "algorithm: {algorithm_type: grpo}\n"
         "model: {model_path: Qwen/Qwen3-4B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 4}\n"
         "explorer: {rollout_model: {engine_num: 2}}\ntrainer: {ulysses_sequence_parallel_size: 2}\n"), "a800")
     assert current["trains"] and current["plan"]["source"] == {
@@ -2394,6 +2419,7 @@ def test_an_a800_config_is_judged_by_the_a100_tables(cli, tmp_path: Path, monkey
 def test_a_verdict_the_optimizer_step_rules_out_says_so(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     config, current = verdict_of(cli, tmp_path, (
+        "algorithm: {algorithm_type: grpo}\n"
         "model: {model_path: Qwen/Qwen3-32B, max_model_len: 2048}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
         "explorer: {rollout_model: {engine_num: 0}}\ntrainer: {ulysses_sequence_parallel_size: 8}\n"), "h100")
     total, usable = current["predicted"]
@@ -2441,7 +2467,8 @@ def test_role_keys_beside_an_offload_plan_are_written_with_its_flags(cli, tmp_pa
     # Qwen3-4B at 102400 on 4 of 6 A100s: Env + Offload + SP=4. The roles' own keys (dynamic batches back on, a
     # budget above the plan's lowered) and the offload flags go under each role together.
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 102400\ncluster:\n  node_num: 1\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 102400\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 6\nexplorer:\n  rollout_model:\n    engine_num: 2\ntrainer:\n  trainer_config:\n"
                       "    actor_rollout_ref:\n" + role_keys, encoding="utf-8")
     patched = tmp_path / "patched.yaml"
@@ -2474,7 +2501,9 @@ def test_fsdp2_offload_is_the_actors_offload_policy(cli, tmp_path: Path, monkeyp
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")  # the config has no YaRN: vLLM takes the length so
     config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 6}\n"
                       "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  trainer_strategy: fsdp2\n"
                       "  ulysses_sequence_parallel_size: 4\n"
                       f"  trainer_config: {{actor_rollout_ref: {{actor: {{fsdp_config: {flags}}}}}}}\n", encoding="utf-8")
@@ -2485,6 +2514,7 @@ def test_fsdp2_offload_is_the_actors_offload_policy(cli, tmp_path: Path, monkeyp
 
 
 ANCHORED_OFFLOAD = (
+    "algorithm: {algorithm_type: grpo}\n"
     "model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\ncluster: {node_num: 2, gpu_per_node: 8}\n"
     "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 2}\ntrainer:\n"
     "  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  trainer_config:\n"
@@ -2529,7 +2559,8 @@ def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli
 
 def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 40960\nexplorer:\n  rollout_model:\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 40960\nexplorer:\n  rollout_model:\n"
                       "    engine_num: 2\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--gpus", "4", "--emit", "trinity")
     assert status == 0 and "ulysses_sequence_parallel_size: 4" in out
@@ -2550,7 +2581,8 @@ def test_trinity_06_offload_flags_under_trainer_decide_and_are_written_there(cli
     # Trinity 0.6 keeps the offload flags under trainer itself and copies them over the roles' own.
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")  # the config has no YaRN: vLLM takes the length so
-    text = ("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+    text = ("algorithm: {algorithm_type: grpo}\n"
+            "model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
             "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  trainer_strategy: fsdp2\n"
             "  ulysses_sequence_parallel_size: 4\n  offload_policy: %s\n")
     config = tmp_path / "trinity.yaml"
@@ -2613,7 +2645,8 @@ def test_the_actors_offload_policy_decides_and_is_read_strictly(cli, tmp_path: P
 def test_write_warns_of_an_anchor_only_where_it_writes(cli, tmp_path: Path):
     # The flags under the shared anchor are false already, and the plan has no Offload: nothing written in it.
     config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nalgorithm: {algorithm_type: grpo}\n"
                       "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n        fsdp_config: &fs\n"
                       "          param_offload: false\n      ref:\n        fsdp_config: *fs\n", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
@@ -2803,7 +2836,9 @@ def test_trinity_version_decides_where_the_offload_flags_go(cli, tmp_path: Path,
             dict.fromkeys(flags, True)
     # --write for 0.6 on a config with the roles' flags alone adds the trainer's, and needs no note.
     config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 6}\n"
                       "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
                       "      actor: {fsdp_config: {offload_policy: false}}\n", encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched), "--trinity-version", "0.6")
@@ -2816,7 +2851,8 @@ def test_trinity_version_06_reads_an_unset_trainer_strategy_as_fsdp2(cli, tmp_pa
                                                                       monkeypatch: pytest.MonkeyPatch):
     # The roles' offload flags alone and no trainer_strategy: Trinity before 0.6 runs fsdp (no Offload), 0.6 fsdp2.
     config = tmp_path / "t.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 24576}\ncluster: {gpu_per_node: 1}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: Qwen/Qwen3-8B, max_model_len: 24576}\ncluster: {gpu_per_node: 1}\n"
                       "mode: train\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
                       "      actor: {fsdp_config: {offload_policy: true}}\n", encoding="utf-8")
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # Env, as the table's cell has it
@@ -3179,8 +3215,9 @@ def refused_verdict(runs: tuple[str, str], lines: str) -> str:
      refused_verdict(RUNS_16K, "the problem that refuses it says why")),
     (REFUSING_HEAD + OVER_8K, (), "expandable_segments:True", "prompt-response-over-length",
      refused_verdict(RUNS_8K, "the problem that refuses it says why")),
-    # mode train without buffer.train_batch_size (PPO's critic, Trinity's default, is a second line).
-    ("mode: train\nbuffer: {batch_size: 32}\ncluster: {node_num: 1, gpu_per_node: 6}\n" + MODEL_8K, (),
+    # mode train without buffer.train_batch_size (PPO's critic, Trinity's default, left out, is a second line).
+    ("mode: train\nbuffer: {batch_size: 32}\ncluster: {node_num: 1, gpu_per_node: 6}\n" + MODEL_8K,
+     ("--critic", "none"),
      "expandable_segments:True", "train-batch-required",
      refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     (REFUSING_HEAD + MODEL_8K + "trainer: {param_offload: true}\n", ("--trinity-version", "0.5"),
@@ -3188,9 +3225,9 @@ def refused_verdict(runs: tuple[str, str], lines: str) -> str:
      refused_verdict(RUNS_8K, "the problem that refuses it says why")),
     (REFUSING_HEAD + MODEL_8K + CONFIG_PATH, ("--trinity-version", "0.5"), "expandable_segments:True",
      "config-path-refused", refused_verdict(RUNS_8K, "the problem that refuses it says why")),
-    # Two refusing lines of three (PPO's critic refuses nothing): the verdict names them.
+    # Two refusing lines of three (PPO's critic, left out, refuses nothing): the verdict names them.
     (REFUSING_HEAD.replace("algorithm: {algorithm_type: grpo}\n", "") + OVER_8K + CONFIG_PATH,
-     ("--trinity-version", "0.5"), "expandable_segments:True", "config-path-refused",
+     ("--trinity-version", "0.5", "--critic", "none"), "expandable_segments:True", "config-path-refused",
      refused_verdict(RUNS_8K, "the 2 problems that refuse it say why")),
     # Every release refuses a flag that is not a boolean under trainer itself (its typed Config) ...
     (REFUSING_HEAD + MODEL_8K + "trainer: {use_dynamic_bsz: maybe}\n", (), "expandable_segments:True",
@@ -3229,13 +3266,12 @@ OVER_LINE = ("  refused: model.max_prompt_tokens 4096 + model.max_response_token
              "           plan for 12288 tokens or more (--len 12288)\n")
 """`OVER_8K`'s line as a pipe shows it, marked refused:."""
 CRITIC_WORDS = ("PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the "
-                "actor on the same trainer GPUs, which the tables{}not count (they measured the actor alone): the "
-                "verdict and the plans are for the actor alone; --critic resident counts its fp32 states, 16 bytes"
-                "{}parameter, on every trainer GPU beside the actor's, but not its activations\n")
-"""PPO's critic line as a pipe shows it, without its mark, at either of its two wraps: a but: line's (`CRITIC_LINES`),
-or one beside a refused: line, indented more (`CRITIC_LINES_INDENTED`)."""
-CRITIC_LINES = CRITIC_WORDS.format(" do\n       ", " per\n       ")
-CRITIC_LINES_INDENTED = CRITIC_WORDS.format("\n           do ", "\n           per ")
+                "actor on the same trainer GPUs; --critic none{}leaves{}it out: the verdict and the plans are for the "
+                "actor alone, though the run trains it (its flags hold its states resident)\n")
+"""PPO's critic line, left out (--critic none), as a pipe shows it, without its mark, at either of its two wraps: a
+but: line's (`CRITIC_LINES`), or one beside a refused: line, indented more (`CRITIC_LINES_INDENTED`)."""
+CRITIC_LINES = CRITIC_WORDS.format(" ", "\n       ")
+CRITIC_LINES_INDENTED = CRITIC_WORDS.format("\n           ", " ")
 FITS_8K = ("trinity.yaml runs Env on 6 trainer GPUs at 8192 tokens (Env on, read from this shell's "
            "PYTORCH_CUDA_ALLOC_CONF): it fits in memory (inferred: the A100-80GB\ntable for 6 GPUs says 'vanilla' at "
            "8192, and this plan includes that setting), but the config as written is refused ")
@@ -3270,9 +3306,11 @@ def test_a_pipe_shows_the_verdict_and_marks_the_lines_that_refuse_the_config(
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", alloc_conf)
     config = tmp_path / "trinity.yaml"
     config.write_text(config_text, encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5", "--critic",
+                         "none")
     assert (status, out.split("\n", 1)[1].split("plan           ")[0]) == (0, shown)
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5", "--json")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.5", "--critic",
+                         "none", "--json")
     assert (status, json.loads(out)[0]["current"]["refused"]) == (0, "refused:" in shown)
 
 
@@ -3349,7 +3387,8 @@ def test_a_config_written_for_a_lowered_budget_is_read_back_at_that_budget_and_t
     # roles' budgets to that, so reading it back gives the same plan, with its figures, and --check passes (the roles
     # at 16384 would hold no sequence: its verdict would find no plan).
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
                       "  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
                       "        ppo_max_token_len_per_gpu: 16384  # by hand\n      ref:\n"
@@ -3375,7 +3414,7 @@ def test_write_notes_that_trinity_050_undoes_a_lowered_budget(cli, tmp_path: Pat
     # The plan lowers the budget to 50176 (Trinity's default at SP=4 is 65536): Trinity 0.5.0 raises it back, which
     # --write's notes say (in the fragment comment's words) unless the config is for Trinity 0.6.
     config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n",
                       encoding="utf-8")
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
@@ -3437,7 +3476,8 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     roles = ("  trainer_config:\n    actor_rollout_ref:\n      actor: {{ppo_max_token_len_per_gpu: {0}}}\n"
              "      ref: {{log_prob_max_token_len_per_gpu: {0}}}\n")
-    head = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+    head = ("algorithm: {algorithm_type: grpo}\n"
+            "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
             "explorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
             "  max_token_len_per_gpu: 16384\n")
     config = tmp_path / "trinity.yaml"
@@ -3529,7 +3569,8 @@ def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli
     # --write too, whose copy sets them. Where --emit carries them, and with --json, they are not added; nothing goes
     # to stderr.
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
                       "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
                       "        ppo_max_token_len_per_gpu: 32768\n        fsdp_config: {param_offload: true}\n",
@@ -3557,7 +3598,8 @@ def test_the_config_keys_in_the_apply_block_come_per_gpu_type_and_read_the_envir
     # Qwen3-8B at 32768, no Offload: the plan turns off the config's trainer-level offload_policy (Trinity 0.6's
     # flags: the two it lacks are named as unset) and the actor's param_offload, an interpolation of $OFFLOAD.
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
                       "  offload_policy: true\n  ulysses_sequence_parallel_size: 2\n  trainer_config:\n"
                       "    actor_rollout_ref:\n      actor:\n"
@@ -3676,7 +3718,7 @@ def test_trinity_05_refuses_a_critic_sp_that_does_not_divide_the_trainer_gpus(cl
     current = json.loads(out)[0]["current"]
     assert (status, current["trains"]) == (0, True)
     assert current["config_problem_codes"] == ["sp-divides-gpus", *["token-budget-below-length"] * 2,
-                                               "critic-not-counted"]
+                                               "critic-trained"]
     assert current["config_problems"][:3] == [
         (f"{key}.ulysses_sequence_parallel_size: SP=4 does not divide 6 GPUs (the trainer's), and Trinity 0.5 checks "
          "the critic's SP as the actor's: it refuses the config"),

@@ -133,37 +133,40 @@ CRITIC_OFFLOAD = "  trainer_config: {critic: {model: {fsdp_config: {param_offloa
 def test_a_config_says_where_the_critic_its_algorithm_trains_holds_its_states(algorithm: str, critic: str | None):
     config = read_trinity_config(algorithm + CONFIG, "run.yaml", {})
     assert config.critic == critic
-    assert ("critic-not-counted" in [code.value for code in config.note_codes]) == (critic is not None)
-    # The plans count it where asked: the note names the value (config_query's critic=, the command's --critic).
-    assert config_query(load_catalog(), config, gpu="A100-80GB").critic is None
-    assert config_query(load_catalog(), config, gpu="A100-80GB", critic="resident").critic == "resident"
+    assert ("critic-trained" in [code.value for code in config.note_codes]) == (critic is not None)
+    # The plans count it as its flags hold it by default (s74); critic="none" leaves it out, another value replaces it.
+    assert config_query(load_catalog(), config, gpu="A100-80GB").critic == critic
+    assert config_query(load_catalog(), config, gpu="A100-80GB", critic="none").critic is None
+    assert config_query(load_catalog(), config, gpu="A100-80GB", critic="offloaded").critic == "offloaded"
 
 
-def test_a_config_whose_critic_offloads_names_it_offloaded_and_what_is_not_counted():
+def test_a_config_whose_critic_offloads_names_it_reloaded_and_how_to_leave_it_out():
     text = "algorithm: {algorithm_type: ppo}\n" + CONFIG.replace(
         "trainer: {ulysses_sequence_parallel_size: 4}\n",
         "trainer:\n  ulysses_sequence_parallel_size: 4\n" + CRITIC_OFFLOAD)
     config = read_trinity_config(text, "run.yaml", {})
-    assert config.critic == "offloaded"
-    assert config.notes[[code.value for code in config.note_codes].index("critic-not-counted")] == (
-        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which the "
-        "tables do not count (they measured the actor alone): the verdict and the plans are for the actor alone; "
-        'critic="offloaded" counts its fp32 states, 16 bytes per parameter, in host memory while the actor trains (its '
-        "own param_offload: its own pass takes them back to the GPU, which is not counted), but not its activations")
+    # param_offload and optimizer_offload without offload_policy: back on the GPUs for its own update (s74).
+    assert config.critic == "reloaded"
+    assert config.notes[[code.value for code in config.note_codes].index("critic-trained")] == (
+        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; the verdict and "
+        "the plans count its states as its own critic.model.fsdp_config holds them: reloaded (param_offload and "
+        "optimizer_offload: in host memory, back on the GPUs for its own update), and its own update "
+        '(critic="none" leaves it out)')
 
 
 def test_from_config_with_critic_plans_with_it_and_json_says_so(cli: Callable[..., tuple[int, str, str]],
                                                                 tmp_path: Path):
     path = tmp_path / "ppo.yaml"
     path.write_text("algorithm: {algorithm_type: ppo}\n" + CONFIG, encoding="utf-8")
-    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--json")
+    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "none", "--json")
     found = json.loads(out)[0]
-    # Not asked: the documented cell (SP=4 on 4 trainer GPUs) decides, for the actor alone.
+    # Left out: the documented cell (SP=4 on 4 trainer GPUs) decides, for the actor alone.
     assert (status, found["critic"], found["plans"][0]["evidence"], found["current"]["trains"]) == (
         0, None, "documented", True), err
-    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "resident", "--json")
+    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--json")
     found = json.loads(out)[0]
-    # Asked: the critic's 28.2 GiB leave the config's SP=4 over (89.3 GiB of 71.3); the best plan is estimated.
+    # By default (s74), as its flags hold it, resident: the critic's 28.2 GiB leave the config's SP=4 over (89.3 GiB
+    # of 71.3); the best plan is estimated.
     assert (status, found["critic"], found["plans"][0]["critic"], found["plans"][0]["evidence"]) == (
         0, "resident", "resident", "estimated"), err
     assert (found["current"]["trains"], found["current"]["predicted"]) == (False, [89.3, 71.3])
@@ -179,7 +182,7 @@ def test_solve_memory_shows_the_critic_row_and_refuses_a_bad_value(cli: Callable
                            "--critic", "yes")
     assert (status, out, err.splitlines()[1:]) == (2, "", [
         ("solve memory: error: argument --critic: invalid choice: 'yes' "
-         "(choose from 'resident', 'offloaded', 'reloaded')")])
+         "(choose from 'none', 'resident', 'offloaded', 'reloaded')")])
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "4",
                            "--critic", "offloaded", "--json")
     shown = json.loads(out)

@@ -112,7 +112,8 @@ def test_a_rope_scaling_without_a_factor_keeps_the_length_or_the_factor_before_i
 # with its line break, which is "\n" but for a NEL (U+0085) one; there the comment left nothing, and ruamel's writer
 # failed on the empty comment (IndexError) without the line that drops it.
 
-SUM_LAST_NEL = ("cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n"
+SUM_LAST_NEL = ("algorithm: {algorithm_type: grpo}\n"
+                "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n"
                 "    tensor_parallel_size: 1\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: 2048\n"
                 "  max_response_tokens: 30720\n  max_model_len: 32768  # prompt + response\x85")
 

@@ -72,10 +72,12 @@ def test_the_memory_page_says_the_model_counts_the_actor_alone():
             "the actor on the same GPUs, is counted where asked (`--critic`;") in page
 
 
-def test_the_trinity_page_says_the_critic_advice_reads_the_critics_own_offload_flags():
-    # _critic_offloads reads trainer_config.critic.model.fsdp_config alone, not Trinity 0.6's trainer-level flags.
+def test_the_trinity_page_says_how_each_release_reads_the_critics_offload_flags():
+    # _critic_readings (s74): its own model.fsdp_config before verl 0.8; on verl 0.8 its engine's, else the trainer's.
     page = " ".join((ROOT / "docs" / "trinity.md").read_text(encoding="utf-8").split())
-    assert "Only the critic's own flags count: Trinity 0.6's flags under `trainer` do not" in page
+    assert "Trinity 0.5, and 0.6 on verl before 0.8: its own `trainer_config.critic.model.fsdp_config`" in page
+    assert "Trinity 0.6 on verl 0.8 or later: its engine, `trainer_config.critic.fsdp`" in page
+    assert "where they differ the one that holds more on the GPUs counts" in page
 
 
 def test_the_memory_page_names_the_model_types_a_config_is_read_checked_or_refused_by():

@@ -228,7 +228,7 @@ def test_each_emitted_configs_header_prints_the_check_that_checks_it_on_its_pool
         assert f"config.yaml runs {label} on {plan['gpus']} trainer GPU" in said and ": it trains (" in said
     chat = (out / "chat-14b.yaml").read_text(encoding="utf-8")
     assert (f"{CHECK_INTRO}\n#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check "
-            "--gpu A100-80GB --host-ram 1024\n") in chat
+            "--gpu A100-80GB --host-ram 1024 --critic none\n") in chat  # its plan counted no critic (s74)
 
 
 def test_a_pools_own_gpu_and_the_placements_options_are_in_the_check(cli, monkeypatch, tmp_path):
@@ -243,7 +243,7 @@ def test_a_pools_own_gpu_and_the_placements_options_are_in_the_check(cli, monkey
     assert cli("cluster", str(fleet), "--emit-dir", str(out), "--margin", "0.05")[0] == 0
     fragment = (out / "small.yaml").read_text(encoding="utf-8")
     assert (f"{CHECK_INTRO}\n#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check "
-            "--gpu lab-48 --gpu-memory 46068MiB --margin 0.05\n") in fragment
+            "--gpu lab-48 --gpu-memory 46068MiB --margin 0.05 --critic none\n") in fragment
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     status, answer, err = _run_printed_check(cli, monkeypatch, fragment, "Qwen3-0.6B", tmp_path)
     assert status == 0 and answer.startswith("lab-48 · Qwen3-0.6B · "), err
@@ -251,9 +251,10 @@ def test_a_pools_own_gpu_and_the_placements_options_are_in_the_check(cli, monkey
 
 
 @pytest.mark.parametrize(("flags", "command"), [
-    (("--gpu", "h100", "--host-ram", "0.5TB"), "--gpu H100-80GB --host-ram 512"),
+    # A fragment has no algorithm_type: the check leaves out Trinity's default PPO's critic, as the plan did (s74).
+    (("--gpu", "h100", "--host-ram", "0.5TB"), "--gpu H100-80GB --host-ram 512 --critic none"),
     (("--gpu", "mine", "--gpu-memory", "48", "--trinity-version", "0.5"),
-     "--gpu mine --gpu-memory 48 --trinity-version 0.5"),
+     "--gpu mine --gpu-memory 48 --critic none --trinity-version 0.5"),
 ])
 def test_solve_emit_prints_the_check_for_its_gpu(cli, monkeypatch, tmp_path, flags: tuple[str, ...], command: str):
     status, fragment, _ = cli("--model", "8B", "--len", "16384", "--gpus", "2", "--emit", "trinity", *flags)
@@ -270,12 +271,12 @@ def test_the_api_fragments_print_the_check_as_the_commands_do(tmp_path):
     # type of your own with its memory); trinity_fragment writes one only where asked (`check`).
     (answer,) = solver.plan("8B", gpu="h100", max_model_len=16384, budget_gpus=2)
     assert (f"{CHECK_INTRO}\n#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check "
-            "--gpu H100-80GB\n") in solver.trinity_config(answer)
+            "--gpu H100-80GB --critic none\n") in solver.trinity_config(answer)
     model = load_catalog().model(answer.model)
     assert CHECK_INTRO not in solver.trinity.trinity_fragment(answer.plans[0], model, gpu=answer.gpu)
     mine = CATALOG.with_gpu_types([solver.described_gpu_type("mine", 64)])
     (own,) = solver.plan("8B", gpu="mine", max_model_len=16384, budget_gpus=2, catalog=mine)
-    assert "--check --gpu mine --gpu-memory 64\n" in solver.trinity_config(own, mine)
+    assert "--check --gpu mine --gpu-memory 64 --critic none\n" in solver.trinity_config(own, mine)
     fleet = Path("docs/examples/fleet.yaml")
     result = solver.place(fleet)
     asked = solver.placement_configs(result, fleet, check_options=("--no-estimate",))
@@ -304,7 +305,7 @@ def test_the_check_passes_the_plannings_cells_memory_model_margin_and_estimate_m
     assert status == 0, err
     lines = fragment.splitlines()
     assert lines[lines.index(CHECK_INTRO) + 1].endswith(
-        f" --check --gpu lab-80 --cells '{cells}' --memory-model '{memory_model}' --margin 0 --estimate")
+        f" --check --gpu lab-80 --cells '{cells}' --memory-model '{memory_model}' --margin 0 --estimate --critic none")
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     status, answer, err = _run_printed_check(cli, monkeypatch, fragment, "Qwen3-8B", tmp_path)
     assert status == 0 and answer.startswith("lab-80 · Qwen3-8B · "), err

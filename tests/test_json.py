@@ -738,7 +738,7 @@ NOTED: list[tuple[str, list[ConfigProblemCode]]] = [
     (ROLES % ("megatron", "", "{}"), [C.NOT_FSDP_STRATEGY]),
     (ROLES % ("fsdp", "", "{ulysses_sequence_parallel_size: 2}"), [C.ROLE_SP_DIFFERS]),
     ("mode: train\n" + GRPO, [C.TRAIN_BATCH_REQUIRED]),
-    ("algorithm: {algorithm_type: ppo}\n", [C.CRITIC_NOT_COUNTED]),
+    ("algorithm: {algorithm_type: ppo}\n", [C.CRITIC_TRAINED]),
     (GRPO + "trainer: {trainer_config: {actor_rollout_ref: {model: {lora_rank: 8}}}}\n", [C.LORA_COUNTED_AS_FULL]),
     (ROLES % ("fsdp", "", "{entropy_from_logits_with_chunking: true}"), [C.CHUNKED_ENTROPY]),
     (GRPO, []),
@@ -802,7 +802,7 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
      None, [C.TOKEN_BUDGET_ABOVE_VERDICT, C.TOKEN_BUDGET_BELOW_VERDICT]),
     (CONFIG_HEAD + "algorithm: {algorithm_type: ppo}\ntrainer: {trainer_config: {critic: "
      "{ppo_max_token_len_per_gpu: 200000}}}\n", ("--gpu", "h100"), "expandable_segments:true", None,
-     [C.CRITIC_NOT_COUNTED, C.CRITIC_BUDGET_ABOVE_VERDICT, C.ALLOC_CONF_REFUSED]),
+     [C.CRITIC_TRAINED, C.CRITIC_BUDGET_ABOVE_VERDICT, C.ALLOC_CONF_REFUSED]),
     # settings that fit, in configs that Trinity refuses as written (current.refused)
     (CONFIG_HEAD.replace("32768}", "8192, max_prompt_tokens: 4096, max_response_tokens: 8192}") + GRPO,
      ("--gpu", "h100"), "expandable_segments:True", None, [C.PROMPT_RESPONSE_OVER_LENGTH]),
@@ -921,18 +921,18 @@ def test_a_config_verdict_refuses_codes_that_do_not_match_its_words():
 
 def test_a_config_verdict_derives_refused_from_its_codes_and_reads_it_back():
     current = {**CURRENT_SETTINGS, "config_problems": ["a", "b"],
-               "config_problem_codes": ["critic-not-counted", "alloc-conf-refused"]}
+               "config_problem_codes": ["critic-trained", "alloc-conf-refused"]}
     settings = CurrentSettings.model_validate({key: value for key, value in current.items() if key != "refused"})
     assert (settings.refused, settings.model_dump(mode="json")["refused"]) == (True, True)
     assert CurrentSettings.model_validate({**current, "refused": True}) == settings
     with pytest.raises(ValidationError, match="refused is False, but config_problem_codes say True"):
         CurrentSettings.model_validate({**current, "refused": False})
     # a code that refuses nothing, and JSON made before codes (or before refused): not refused
-    assert not CurrentSettings.model_validate({**current, "config_problem_codes": ["critic-not-counted"] * 2}).refused
+    assert not CurrentSettings.model_validate({**current, "config_problem_codes": ["critic-trained"] * 2}).refused
     assert not CurrentSettings.model_validate({**current, "config_problem_codes": []}).refused
     # codes that are no codes: the field's own validation names them, not the derived flag
     with pytest.raises(ValidationError, match="config_problem_codes.1\n  Input should be") as refused:
-        CurrentSettings.model_validate({**current, "config_problem_codes": ["critic-not-counted", "nonsense"],
+        CurrentSettings.model_validate({**current, "config_problem_codes": ["critic-trained", "nonsense"],
                                         "refused": True})
     assert "refused is" not in str(refused.value)
 

@@ -83,7 +83,7 @@ def test_a_lora_job_s_config_turns_lora_on_at_its_rank(tmp_path: Path, cli: Call
     read = read_trinity_config(merged.read_text(encoding="utf-8"), "merged.yaml", {}, version)
     assert (read.lora_rank, read.reference_model) == (16, False)
     [check] = [line.removeprefix("#   ") for line in lora.splitlines() if "--check" in line]
-    assert check.endswith(f"--host-ram 160 --no-reference --lora-rank 16 --trinity-version {version}")
+    assert check.endswith(f"--host-ram 160 --no-reference --lora-rank 16 --critic none --trinity-version {version}")
     argv = shlex.split(check.replace("CONFIG", str(merged)))[2:]  # after the allocator variable and "solve"
     assert cli(*argv)[0] == 0
 

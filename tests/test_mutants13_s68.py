@@ -142,7 +142,8 @@ def test_a_crash_with_standard_error_full_still_exits_70(monkeypatch: pytest.Mon
 def test_a_private_name_in_any_case_hides_its_value() -> None:
     plan = answer_for(CATALOG, _query("Qwen3-4B", 1, 8192), "A100-80GB").plans[0]
     command = check_command(plan, CATALOG.model("Qwen3-4B"), ("--gpu", "A100-80GB"), None, None,
-                            environment=(("hf_token", "12"), ("Wandb_Api_Key", "1"), ("ngpus", "8")))
+                            environment=(("hf_token", "12"), ("Wandb_Api_Key", "1"), ("ngpus", "8")),
+                            critic_trained=False)  # a config that trains no critic: no --critic none
     assert command == ('hf_token="${hf_token:?}" Wandb_Api_Key="${Wandb_Api_Key:?}" ngpus=8 '
                        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu "
                        "A100-80GB")  # the plan has Env: its variable too
@@ -165,7 +166,8 @@ def test_the_check_command_carries_a_variable_only_the_check_at_the_plans_length
     monkeypatch.setenv("FACTOR", "2.0")  # not its default, 1.0, which a shell without it reads the same (s69)
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--emit", "trinity")
     assert status == 0 and "# plan: vanilla on 4 A100-80GB trainer GPUs (4 for rollout), max_model_len 4096\n" in out
-    assert "#   FACTOR=2.0 solve --from-config CONFIG --check --gpu A100-80GB\n" in out
+    # The fragment has no algorithm_type: its check leaves out Trinity's default PPO's critic, as the plan did.
+    assert "#   FACTOR=2.0 solve --from-config CONFIG --check --gpu A100-80GB --critic none\n" in out
 
 
 @pytest.mark.parametrize(("name", "guess"), [

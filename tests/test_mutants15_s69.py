@@ -196,8 +196,9 @@ def test_stdout_that_refuses_writes_for_another_reason_than_the_disk_stays_exit_
 def test_write_on_a_flow_style_config_with_a_documented_plan_still_gives_the_check_command(cli, tmp_path: Path):
     # A documented plan within the validated length: the note would hold the command alone, which stderr says.
     config, out = tmp_path / "in.yaml", tmp_path / "out.yaml"
-    config.write_text("{model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}, cluster: {node_num: 1, gpu_per_node: "
-                      "8}, explorer: {rollout_model: {engine_num: 4}}}\n", encoding="utf-8")
+    config.write_text("{algorithm: {algorithm_type: grpo}, model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}, "
+                      "cluster: {node_num: 1, gpu_per_node: 8}, explorer: {rollout_model: {engine_num: 4}}}\n",
+                      encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100-80gb", "--write", str(out))
     assert (status, "#" in out.read_text(encoding="utf-8")) == (0, False)
     note = (f"solve: note: {out}: a config in flow style ({{...}}) holds no comment line, so --write set the plan's "

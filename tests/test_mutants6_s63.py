@@ -237,7 +237,7 @@ def test_no_plan_on_the_nodes_given_names_the_batch_and_the_rollout_among_the_li
 def test_a_config_without_a_node_size_lets_a_refusal_name_a_plan_on_nodes_of_16(cli, tmp_path: Path):
     # No cluster.gpu_per_node: the node size is the default 8, not the config's, so the nearest plan may take nodes
     # of 16 (SP=16 reaches 131072 tokens of Llama-3.1-70B on L40Ss, as nodes of 8 cannot).
-    config = _config(tmp_path, ("project: p\nname: n\nmode: both\nmodel:\n"
+    config = _config(tmp_path, ("project: p\nname: n\nmode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n"
                                 "  model_path: /mnt/models/Llama-3.1-70B-Instruct\n  max_model_len: 131072\n"
                                 "trainer:\n  trainer_type: verl\n"))
     status, out, _ = cli("--from-config", str(config), "--gpu", "l40s", "--gpus", "16", "--token-budget", "auto",

@@ -18,7 +18,7 @@ from solver.trinity import trinity_config_problems
 
 ACTOR, REF, ROLLOUT = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
 
-Q14B_65K = ("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\n"
+Q14B_65K = ("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\n"
             "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
             "cluster: {node_num: 1, gpu_per_node: 8}\n"
             "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 2}}\n"
@@ -127,7 +127,7 @@ def test_trinity_05_checks_a_trainer_sp_given_to_both_the_ref_and_the_critic_onc
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
     current = json.loads(out)[0]["current"]
     assert (status, current["refused"], current["config_problem_codes"]) == (0, True, [
-        "sp-divides-gpus", "role-sp-differs", "critic-not-counted", "lowered-token-budget",
+        "sp-divides-gpus", "role-sp-differs", "critic-trained", "lowered-token-budget",
         "token-budget-above-verdict"])
     assert current["config_problems"][0] == (
         "trainer.ulysses_sequence_parallel_size: SP=4 does not divide 6 GPUs (the trainer's), and Trinity 0.5 gives it "
@@ -179,7 +179,7 @@ def test_trinity_05_checks_the_critics_sp_against_the_heads_where_its_model_is_t
     config = tmp_path / "trinity.yaml"
     config.write_text(SP3_ROLES.format(critic=critic, ref_sp=1), encoding="utf-8")
     codes, words = trinity_05_problems(cli, config)
-    assert (codes, words[0]) == (["sp-model-heads", "critic-not-counted"], (
+    assert (codes, words[0]) == (["sp-model-heads", "critic-trained"], (
         "trainer.trainer_config.critic.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of "
         "Qwen3-8B, and Trinity 0.5 checks the critic's SP as the actor's: it refuses the config"))
 
@@ -189,7 +189,7 @@ def test_trinity_05_checks_the_refs_sp_against_the_heads_whatever_the_critics_mo
     config = tmp_path / "trinity.yaml"
     config.write_text(SP3_ROLES.format(critic="Qwen/Qwen3-4B", ref_sp=3), encoding="utf-8")
     codes, words = trinity_05_problems(cli, config)
-    assert (codes, words[0]) == (["sp-model-heads", "ref-sp-ungrouped-refused", "critic-not-counted"], (
+    assert (codes, words[0]) == (["sp-model-heads", "ref-sp-ungrouped-refused", "critic-trained"], (
         "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size: SP=3 does not divide its 32 "
         "attention heads of Qwen3-8B, and Trinity 0.5 checks the ref's SP as the actor's: it refuses the config"))
 
@@ -200,7 +200,7 @@ def test_trinity_05_does_not_check_the_trainers_sp_again_where_the_actor_runs_at
     config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
                       "trainer: {ulysses_sequence_parallel_size: 4}\n", encoding="utf-8")
-    assert trinity_05_problems(cli, config)[0] == ["critic-not-counted"]
+    assert trinity_05_problems(cli, config)[0] == ["critic-trained"]
     problems = trinity_config_problems(yaml.safe_load("trainer: {ulysses_sequence_parallel_size: 4}\n"),
                                        load_catalog().model("Qwen3-8B"), 6, version="0.5")
     assert [(problem.code.value, problem.words) for problem in problems] == [

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from solver.results import RolloutEngines
 
-CONFIG = ("model:\n  model_path: Qwen/Qwen3-32B\n  max_model_len: 65536\n"
+CONFIG = ("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-32B\n  max_model_len: 65536\n"
           "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
           "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n"
           "    tensor_parallel_size: 2\ntrainer:\n  ulysses_sequence_parallel_size: 2\n")

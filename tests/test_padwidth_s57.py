@@ -58,8 +58,10 @@ def test_a_forward_budget_below_the_length_names_the_check_each_release_makes(
     forward = "the critic's value forward" if algorithm == "ppo" else "the actor's log-prob recompute"
     lines, refused, check = _lines(cli, tmp_path, section, flags, "token-budget-below-length", algorithm)
     assert lines == [("token-budget-below-length", named + effect.format(forward=forward))]
-    # A but: line with every release: a batch of short enough sequences passes both checks.
-    assert (refused, check) == (False, 0)
+    # A but: line with every release: a batch of short enough sequences passes both checks. PPO's critic, counted
+    # resident (s74), puts its 28.20 GiB beside the actor's 61.07 on each of the 4 H100s, 89.26 of the 70.97 usable
+    # (`solve memory --model 8B --gpu h100 --gpus 4 --len 16k --sp 2 --critic resident`): --check exits 1 on that.
+    assert (refused, check) == (False, 1 if algorithm == "ppo" else 0)
 
 
 TAKEN_BY_06 = {

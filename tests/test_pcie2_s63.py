@@ -114,10 +114,10 @@ def test_the_trinity_fragment_s_check_command_keeps_the_interconnect(cli: Cli):
     status, out, _ = cli(*OWN_3090, "--gpu-interconnect", "pcie", "--model", "1.7B", "--gpus", "4", "--maximize",
                          "len", "--emit", "trinity")
     assert status == 0
-    assert ("solve --from-config CONFIG --check --gpu rtx-3090 --gpu-memory 24576MiB --gpu-interconnect pcie\n"
-            in out)
+    assert ("solve --from-config CONFIG --check --gpu rtx-3090 --gpu-memory 24576MiB --gpu-interconnect pcie "
+            "--critic none\n" in out)  # the plan counted no critic, which a fragment's PPO default would (s74)
     status, out, _ = cli(*OWN_3090, "--model", "1.7B", "--gpus", "4", "--maximize", "len", "--emit", "trinity")
-    assert status == 0 and "--check --gpu rtx-3090 --gpu-memory 24576MiB\n" in out
+    assert status == 0 and "--check --gpu rtx-3090 --gpu-memory 24576MiB --critic none\n" in out
 
 
 def test_gpu_interconnect_without_gpu_memory_is_refused_in_one_line(cli: Cli):

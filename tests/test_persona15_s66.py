@@ -89,7 +89,7 @@ def test_cluster_estimate_places_past_a_refuting_cell_and_its_configs_check_says
     plan = "# plan: Env + Offload + SP=4 on 4 A100-80GB trainer GPUs (2 for rollout), max_model_len 110592\n"
     assert plan in fragment
     assert ("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu A100-80GB "
-            "--estimate\n") in fragment
+            "--estimate --critic none\n") in fragment  # the plan counted no critic (s74)
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     status, _, _ = cli("--from-config", str(_config(tmp_path, 110592, "2.7")), "--check", "--gpu", "A100-80GB",
                        "--estimate")

@@ -10,7 +10,8 @@ YARN = "    rope_type: yarn\n    factor: 1.1\n    original_max_position_embeddin
 """The YaRN of 45056 tokens over Qwen3's 40960, at the model section's indentation: a longer length needs another
 (one that reaches the length --write keeps)."""
 
-CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: 4096\n  max_response_tokens: 12288\n"
+CONFIG = ("algorithm: {algorithm_type: grpo}\n"
+          "model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: 4096\n  max_response_tokens: 12288\n"
           f"  max_model_len: 45056\n  rope_scaling:\n{YARN}cluster:\n  node_num: 1\n  gpu_per_node: 8\n"
           "explorer:\n  rollout_model:\n    engine_num: 2\n    rope_scaling:\n"
           + YARN.replace("    ", "      "))

@@ -148,8 +148,9 @@ def test_a_config_written_for_0_5_says_0_5_s_host_need() -> None:
     # The header's command checks a config as the plan was made: without the reference model where it counted none.
     checked = {plan_.reference_model: trinity_fragment(plan_, QWEN3_8B, host_ram_gb=512.0, check=("--gpu", "h100"))
                for plan_ in (best, alone)}
-    assert "--gpu h100 --host-ram 512 --no-reference\n" in checked[False]
-    assert "--gpu h100 --host-ram 512\n" in checked[True] and "--no-reference" not in checked[True]
+    # (and, as the plan counted no critic, without the PPO one a fragment's lack of algorithm_type means: s74)
+    assert "--gpu h100 --host-ram 512 --no-reference --critic none\n" in checked[False]
+    assert "--gpu h100 --host-ram 512 --critic none\n" in checked[True] and "--no-reference" not in checked[True]
 
 
 def test_the_command_follows_the_config_and_the_flag(tmp_path: Path, cli: Callable[..., tuple[int, str, str]]) -> None:

@@ -10,7 +10,8 @@ from solver.api import answer_query, config_query, with_config_verdicts
 from solver.tables import load_catalog
 from solver.trinity import read_trinity_config
 
-NO_LENGTH = ("model:\n  model_path: Qwen/Qwen3-4B\n  max_prompt_tokens: 4096\n  max_response_tokens: 28672\n"
+NO_LENGTH = ("algorithm: {algorithm_type: grpo}\n"
+             "model:\n  model_path: Qwen/Qwen3-4B\n  max_prompt_tokens: 4096\n  max_response_tokens: 28672\n"
              "cluster:\n  gpu_per_node: 4\n")
 SUM = "model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = 4096 + 28672 = 32768"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-CONFIG = ("model:\n  model_path: Qwen/Qwen3-32B\n  max_prompt_tokens: 4096\n  max_response_tokens: 61440\n"
+CONFIG = ("algorithm: {algorithm_type: grpo}\n"
+          "model:\n  model_path: Qwen/Qwen3-32B\n  max_prompt_tokens: 4096\n  max_response_tokens: 61440\n"
           "  max_model_len: 65536\n"
           "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
           "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n"

@@ -78,4 +78,5 @@ def test_the_apis_fragment_notes_name_its_keywords(cli, tmp_path):
     assert status == 0 and "not checked: --host-ram not given" in out and "--trinity-version 0.5 leaves them out" in out
     # The check command in the header is a command: it keeps the command's flags.
     checked = solver.trinity_config(held, version="0.5")
-    assert "solve --from-config CONFIG --check --gpu A100-40GB --host-ram 48 --trinity-version 0.5" in checked
+    assert "solve --from-config CONFIG --check --gpu A100-40GB --host-ram 48 --critic none --trinity-version 0.5" in (
+        checked)

@@ -115,7 +115,7 @@ def test_a_check_command_gives_host_ram_past_4096_with_its_unit(cli, tmp_path: P
     # --host-ram 6144 alone is refused (a bare number past 4096), so the command that checks a config says 6144GB.
     status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "4096", "--host-ram", "6TB", "--emit", "trinity")
     assert status == 0, err
-    assert "#   solve --from-config CONFIG --check --gpu A100-80GB --host-ram 6144GB\n" in out
+    assert "#   solve --from-config CONFIG --check --gpu A100-80GB --host-ram 6144GB --critic none\n" in out
     assert host_memory("6144GB") == 6144 and BARE_HOST_RAM_GB == 4096
     status, out, err = cli("memory", "--model", "32B", "--gpu", "a100", "--gpus", "1", "--len", "131072",
                            "--host-ram", "6TB")

@@ -97,7 +97,7 @@ def test_the_apis_cost_line_names_the_batch_as_its_keyword():
 
 
 def test_a_configs_batch_is_named_in_words_on_the_cost_line(cli: Cli, tmp_path: Path):
-    config = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768},
+    config = {"algorithm": {"algorithm_type": "grpo"}, "model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768},
               "cluster": {"node_num": 1, "gpu_per_node": 8}, "buffer": {"train_batch_size": 256},
               "explorer": {"rollout_model": {"engine_num": 2}}}
     path = _write(tmp_path, config)

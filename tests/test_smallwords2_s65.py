@@ -54,7 +54,8 @@ def test_a_length_past_what_qwens_yarn_validates_is_still_past_the_validated_one
 
 # (2) --write's text names the config's own keys the written copy changes too.
 
-ROLE_KEYS_CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
+ROLE_KEYS_CONFIG = ("algorithm: {algorithm_type: grpo}\n"
+                    "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
                     "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
                     "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
                     "        ppo_max_token_len_per_gpu: 32768\n        fsdp_config: {param_offload: true}\n")
@@ -80,7 +81,8 @@ def test_write_names_the_configs_keys_its_copy_changes_too_as_json_apply_holds_t
 
 # (3) Only the example config's very "# prompt + response" comment goes as stale.
 
-SUM_CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: 2048\n  max_response_tokens: 30720\n"
+SUM_CONFIG = ("algorithm: {{algorithm_type: grpo}}\n"
+              "model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: 2048\n  max_response_tokens: 30720\n"
               "  max_model_len: 32768  {comment}\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n"
               "  rollout_model:\n    engine_num: 2\n    tensor_parallel_size: 1\n")
 

@@ -119,7 +119,8 @@ def test_a_fleet_given_as_a_dict_says_how_to_build_one():
 
 # (4) --write drops a "# prompt + response" comment its length no longer is.
 
-CONFIG = """model:
+CONFIG = """algorithm: {{algorithm_type: grpo}}
+model:
   model_path: Qwen/Qwen3-8B
   max_prompt_tokens: 2048
   max_response_tokens: 30720

@@ -67,15 +67,17 @@ def _exports(fragment: str) -> dict[str, str]:
 
 def _check(cli: CLI, tmp_path: Path, config: str, gpu: str, version: str,
            environment: dict[str, str]) -> tuple[int, str]:
-    """``solve --from-config X --gpu G --check --trinity-version V`` on `config`, in a shell with `environment`
-    exported (and no other allocator setting): its exit status and output."""
+    """``solve --from-config X --gpu G --check --trinity-version V --critic none`` on `config`, in a shell with
+    `environment` exported (and no other allocator setting): its exit status and output. ``--critic none`` as the
+    fragments' header says (s74): their plans counted no critic, and a fragment has no algorithm_type (PPO's)."""
     path = tmp_path / "read-back.yaml"
     path.write_text(config, encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
         for name, value in environment.items():
             patch.setenv(name, value)
-        status, out, err = cli("--from-config", str(path), "--gpu", gpu, "--check", "--trinity-version", version)
+        status, out, err = cli("--from-config", str(path), "--gpu", gpu, "--check", "--trinity-version", version,
+                               "--critic", "none")
     return status, out + err
 
 

@@ -829,16 +829,15 @@ def test_offload_flags_under_a_roles_engine_are_named_and_left_out() -> None:
     assert read_trinity_config(_ENGINE_CONFIG.replace("true", "false"), "t.yaml", {}).notes == config.notes
 
 
-def test_a_ppo_config_is_told_that_its_critic_is_not_counted() -> None:
+def test_a_ppo_config_is_told_how_its_critic_is_counted() -> None:
     # Trinity's ppo (the one algorithm whose use_critic is true) puts a critic on the trainer's GPUs beside the actor;
-    # the note names the option that counts it (tests/test_critic_s73.py), with where the config holds its states.
+    # the verdict and the plans count it as the config holds its states (s74), and the note says how to leave it out.
     base = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-    counted = ("which the tables do not count (they measured the actor alone): the verdict and the plans are for the "
-               "actor alone; --critic resident counts its fp32 states, 16 bytes per parameter, on every trainer GPU "
-               "beside the actor's, but not its activations")
+    counted = ("the verdict and the plans count its states as its own critic.model.fsdp_config holds them: resident "
+               "(on the GPUs throughout), and its own update (--critic none leaves it out)")
     config = read_trinity_config(base + "algorithm: {algorithm_type: ppo}\n", "t.yaml", {})
     assert (config.notes, config.critic) == ((
-        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, " + counted,),
+        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; " + counted,),
         "resident")
     for algorithm in ("grpo", "sppo"):
         config = read_trinity_config(base + f"algorithm: {{algorithm_type: {algorithm}}}\n", "t.yaml", {})
@@ -846,32 +845,38 @@ def test_a_ppo_config_is_told_that_its_critic_is_not_counted() -> None:
     # Unset, it is Trinity's default, ppo; the API names its keyword.
     assert read_trinity_config(base, "t.yaml", {}, option_names=API_OPTIONS).notes == ((
         "PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor on "
-        "the same trainer GPUs, " + counted.replace("--critic resident", 'critic="resident"')),)
+        "the same trainer GPUs; " + counted.replace("--critic none", 'critic="none"')),)
 
 
-def test_a_critic_that_offloads_is_not_told_to_and_its_own_budget_is_read_for_the_notes() -> None:
-    # The critic's model.fsdp_config offloading its states (both flags, or offload_policy under fsdp2) makes the note
-    # name them offloaded; its ppo_max_token_len_per_gpu is read (for the notes alone), and only where a critic trains.
+def test_a_critic_that_offloads_is_counted_so_and_its_own_budget_is_read_for_the_notes() -> None:
+    # The critic's model.fsdp_config offloading its states (offload_policy under fsdp2: offloaded; param_offload and
+    # optimizer_offload: reloaded) is counted so; its ppo_max_token_len_per_gpu is read (for the notes alone), and only
+    # where a critic trains.
     base = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "algorithm: {algorithm_type: ppo}\ntrainer: {trainer_strategy: fsdp2, trainer_config: {critic: "
             "{ppo_max_token_len_per_gpu: 65536, model: {fsdp_config: FLAGS}}}}\n")
-    told = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which the "
-            "tables do not count (they measured the actor alone): the verdict and the plans are for the actor alone; "
-            "--critic {} counts its fp32 states, 16 bytes per parameter, {}, but not its activations")
-    resident = told.format("resident", "on every trainer GPU beside the actor's")
-    param_offload = told.format("offloaded", "in host memory while the actor trains (its own param_offload: its own "
-                                "pass takes them back to the GPU, which is not counted)")
-    policy = told.format("offloaded", "in host memory while the actor trains (its own offload_policy)")
-    for flags, note in (("{param_offload: true, optimizer_offload: true}", param_offload),
-                        ("{offload_policy: true}", policy), ("{param_offload: true}", resident), ("{}", resident),
-                        ("{param_offload: maybe}", resident)):
+    told = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; the verdict "
+            "and the plans count its states {}: {}, and its own update (--critic none leaves it out)")
+    own = "as its own critic.model.fsdp_config holds them"
+    resident = told.format(own, "resident (on the GPUs throughout)")
+    reloaded = told.format(own, "reloaded (param_offload and optimizer_offload: in host memory, back on the GPUs for "
+                                "its own update)")
+    policy = told.format(own, "offloaded (offload_policy under fsdp2: in host memory throughout)")
+    for flags, note, critic in (("{param_offload: true, optimizer_offload: true}", reloaded, "reloaded"),
+                                ("{offload_policy: true}", policy, "offloaded"),
+                                ("{param_offload: true}", resident, "resident"), ("{}", resident, "resident"),
+                                ("{param_offload: maybe}", resident, "resident")):
         config = read_trinity_config(base.replace("FLAGS", flags), "t.yaml", {})
-        assert config.notes == (note,), flags
+        assert (config.notes, config.critic) == ((note,), critic), flags
         assert config.critic_token_budgets == (("trainer.trainer_config.critic.ppo_max_token_len_per_gpu", 65536),)
-    # Trinity 0.6's flags under trainer count for the actor, not the critic (docs/trinity.md says so).
+    # Trinity 0.6's flags under trainer: verl 0.8 or later copies them into the critic's engine (offloaded), verl
+    # before 0.8 does not (its own, resident): the one that holds more on the GPUs counts (docs/trinity.md says so).
     flags_06 = "fsdp2, param_offload: true, optimizer_offload: true, offload_policy: true"
     trainer_level = read_trinity_config(base.replace("FLAGS", "{}").replace("fsdp2", flags_06), "t.yaml", {})
-    assert trainer_level.offload and trainer_level.notes == (resident,)
+    assert trainer_level.offload and (trainer_level.notes, trainer_level.critic) == ((told.format(
+        "by the more held on the GPUs of two readings, verl before 0.8's of its own critic.model.fsdp_config "
+        "(resident) and verl 0.8 or later's of critic.fsdp, else trainer's (offloaded)",
+        "resident (on the GPUs throughout)"),), "resident")
     # offload_policy is FSDP2's: under fsdp it offloads nothing.
     fsdp = base.replace("FLAGS", "{offload_policy: true}").replace("fsdp2", "fsdp")
     assert read_trinity_config(fsdp, "t.yaml", {}).notes == (resident,)
@@ -1790,10 +1795,10 @@ def test_no_key_trinity_has_is_taken_for_a_misspelt_one() -> None:
         ("trainer", key) for key in TRINITY_06_TRAINER_KEYS} | {
         offload_path(role, "", IGNORED_SECTION)[:-1] for role in ROLES} | {
         GRADIENT_CHECKPOINTING_KEY, ("model", "min_response_tokens"), ("trainer", "trainer_config_path")}
-    assert len(named) == 107  # with the five micro-batch sizes (test_padbound_s71), three deprecated, the critic's
+    assert len(named) == 112  # with the five micro-batch sizes (test_padbound_s71), three deprecated, the critic's
     # own remove padding (test_ownbudget_s72), the rollout's and the critic's dynamic batch keys (test_tokbudget_s72),
     # the rollout engine's expert parallelism, memory share, dtype and length (test_rolloutfit_s73), its enable_lora
-    # (test_lorarest2_s74)
+    # (test_lorarest2_s74), the critic's strategy and engine with its three offload flags (test_criticconfig2_s74)
     for path in sorted(named):
         mapping: dict[str, Any] = {path[-1]: None}
         for part in reversed(path[:-1]):
@@ -2360,7 +2365,7 @@ def test_chunked_entropy_with_an_entropy_loss_is_noted_where_the_release_reads_i
                 f"trainer: {{trainer_config: {{actor_rollout_ref: {{actor: {{{actor}}}}}}}}}\n")
         config = read_trinity_config(text, "trinity.yaml", {}, version)
         return [(code.value, words) for code, words in zip(config.note_codes, config.notes, strict=True)
-                if code.value != "critic-not-counted"]
+                if code.value != "critic-trained"]
 
     chunked = "entropy_from_logits_with_chunking: true"
     assert notes("algorithm_type: grpo", chunked) == [("chunked-entropy", (

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LLAMA70 = (EXAMPLE.replace("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-70B").replace("engine_num: 2", "engine_num: 0")
            .replace("node_num: 1", "node_num: 2"))
 """Llama-3.1-70B on 16 trainer GPUs: its longest length on H200 is an estimate with a thin headroom's caution."""
-FLOW = "mode: both\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+FLOW = ("mode: both\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nalgorithm: {algorithm_type: grpo}\n")
 """A config whose model section is in flow style, on one line: 7 trainer GPUs, an inferred plan at 16384."""
 T32 = QWEN32.replace("engine_num: 4\n    tensor_parallel_size: 1", "engine_num: 2\n    tensor_parallel_size: 2")
 """The review's t32.yaml with its 4 rollout GPUs in engines of 2: one H100 cannot hold Qwen3-32B's 61 GiB of weights
@@ -67,7 +68,9 @@ def test_the_written_command_is_the_emitted_headers_naming_the_file_with_the_pla
     status, emitted, _ = cli("--from-config", str(config), *flags, "--emit", "trinity")
     assert status == 0
     header = next(line for line in emitted.splitlines() if " solve --from-config CONFIG --check " in line)
-    assert written_check(written) == header.removeprefix("#   ").replace("CONFIG", shlex.quote(str(out)))
+    # The fragment has no algorithm_type: its check leaves out PPO's critic, which the GRPO config's has none of.
+    assert f"{written_check(written)} --critic none" == header.removeprefix("#   ").replace(
+        "CONFIG", shlex.quote(str(out)))
     assert written_check(written) == (
         f"{ENV} solve --from-config '{out}' --check --gpu H100-80GB --cells "
         f"{ROOT / 'docs' / 'examples' / 'my-cells.yaml'} --margin 0.02")
@@ -170,7 +173,8 @@ def test_a_flow_style_model_gets_its_note_above_its_line_and_checks(cli, tmp_pat
 
 def test_a_config_all_in_flow_style_gets_the_command_on_stderr(cli, tmp_path, monkeypatch):
     out = tmp_path / "out.yaml"
-    text = "{model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}, cluster: {node_num: 1, gpu_per_node: 8}}\n"
+    text = ("{algorithm: {algorithm_type: grpo}, model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}, "
+            "cluster: {node_num: 1, gpu_per_node: 8}}\n")
     written, err = _write(cli, tmp_path / "in.yaml", out, text, "--gpu", "a100")
     assert "#" not in written
     command = f"{ENV} solve --from-config {out} --check --gpu A100-80GB"

@@ -223,12 +223,14 @@ def test_the_merge_falls_back_to_ruamels_text_where_it_would_read_otherwise(monk
 def test_write_keeps_the_anchor_and_comment_of_a_length_whose_value_is_on_the_next_line(cli, tmp_path) -> None:
     # s56's known bug, as a user meets it: --write lost both "&len" and "# the context".
     config = tmp_path / "grpo.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: &len  # the context\n    8192\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: &len  # the context\n    8192\n"
                       "cluster: {node_num: 1, gpu_per_node: 2}\n", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     status, _, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--len", "24576", "--write", str(patched))
     assert status == 0
     assert patched.read_text(encoding="utf-8").startswith(
+        "algorithm: {algorithm_type: grpo}\n"
         "model:\n  model_path: Qwen/Qwen3-4B\n  # To check this file as its plan was made:\n"
         f"  #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config {patched} --check "
         "--gpu A100-80GB\n"
@@ -351,7 +353,7 @@ def test_write_keeps_a_token_budget_anchor_whose_aliases_it_sets_alike(cli, tmp_
     # The user's one number to edit: the trainer's budget, which the roles' own budgets repeat. The plan's budget
     # (49152) goes on the anchor, the aliases stay, and no warning says that they keep the old one.
     config = tmp_path / "grpo.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 8192\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 8192\n"
                       "cluster: {node_num: 1, gpu_per_node: 2}\n"
                       "trainer:\n  max_token_len_per_gpu: &budget 40000  # one number to edit\n  trainer_config:\n"
                       "    actor_rollout_ref:\n      actor:\n        ppo_max_token_len_per_gpu: *budget\n"

@@ -14,8 +14,9 @@ YARN = "  rope_scaling:\n    rope_type: yarn\n    factor: 1.6\n    original_max_
 
 def _config(length: int, rollout: str, rope: str = "") -> str:
     """Qwen3-8B at `length` tokens (with `rope`, the model's RoPE scaling lines) on 6 trainer GPUs and 2 rollout
-    GPUs, its rollout model given the lines `rollout` after its engines."""
-    return (f"model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: {length}\n{rope}cluster:\n  node_num: 1\n"
+    GPUs, its rollout model given the lines `rollout` after its engines; GRPO (no critic)."""
+    return ("algorithm: {algorithm_type: grpo}\n"
+            f"model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: {length}\n{rope}cluster:\n  node_num: 1\n"
             f"  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n{rollout}")
 
 

@@ -22,6 +22,7 @@ from solver.cli.options import (
     GPU_NAMES,
     MODEL_CONFIG_HELP,
     add_cells_option,
+    add_critic_option,
     add_estimate_options,
     add_host_ram_option,
     add_lora_option,
@@ -40,7 +41,14 @@ from solver.cli.options import (
 from solver.cli.output import escaped_line, new_console, on_terminal, piped_columns, print_note
 from solver.cli.parser import Parser
 from solver.cli.status import FULL_DISK_STATUS
-from solver.tables import MAX_ESTIMATED_GPUS, NODE_GPUS, PAST_NODE_COLUMNS, PAST_NODE_WIDTH, path_text
+from solver.tables import (
+    MAX_ESTIMATED_GPUS,
+    NODE_GPUS,
+    PAST_NODE_COLUMNS,
+    PAST_NODE_WIDTH,
+    counted_critic,
+    path_text,
+)
 
 TRAINER_BUDGETS = ("the map's budgets count trainer GPUs alone: give --gpus-up-to (or --budgets) the trainer's "
                    "share, the total less the rollout's, or ask solve --total-gpus T --rollout-gpus R")
@@ -86,6 +94,7 @@ def build_map_parser() -> Parser:
     add_host_ram_option(parser)
     add_lora_option(parser, "full fine-tuning")
     add_reference_option(parser)
+    add_critic_option(parser, "none")
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given, as solve's; given, the Offload caution counts them all
     add_own_gpu_options(parser, listed=True)
@@ -113,7 +122,8 @@ def run_map(args: argparse.Namespace) -> int:
                          token_budget=args.token_budget or "default", host_ram_gb=args.host_ram,
                          node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
                          memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
-                         option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0, reference_model=args.reference)
+                         option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0, reference_model=args.reference,
+                         critic=counted_critic(args.critic))
     if args.weights:  # the maps echo the file as given, as map_plans does a path (read once, above)
         gpu_maps = tuple(gpu_map.model_copy(update={"weights": path_text(args.weights)}) for gpu_map in gpu_maps)
     screen = new_console()

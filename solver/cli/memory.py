@@ -28,7 +28,7 @@ from solver.cli.options import (
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
-from solver.tables import HOST_NEED_WORDS, MAX_GPUS, host_ram_argument, path_text, shown_number
+from solver.tables import HOST_NEED_WORDS, MAX_GPUS, counted_critic, host_ram_argument, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
                   "on them (whether they train, and why) and its best plan")
@@ -94,7 +94,7 @@ def run_memory(args: argparse.Namespace) -> int:
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,
                            option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0,
-                           reference_model=args.reference, critic=args.critic)
+                           reference_model=args.reference, critic=counted_critic(args.critic))
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
     if args.json:
@@ -128,6 +128,6 @@ def planner_command(args: argparse.Namespace) -> str:
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
         *(["--lora-rank", str(args.lora_rank)] if args.lora_rank else []),
         *([] if args.reference is None else ["--reference" if args.reference else "--no-reference"]),
-        *(["--critic", args.critic] if args.critic else []),
+        *(["--critic", args.critic] if counted_critic(args.critic) else []),
     ]
     return shlex.join(["solve", *words])

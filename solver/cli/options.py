@@ -23,7 +23,7 @@ from solver.cli.atomic import errors_named_by
 from solver.cli.output import print_note
 from solver.cli.parser import OnceFlag
 from solver.tables import (
-    CRITIC_STATES,
+    CRITIC_CHOICES,
     DEFAULT_MARGIN,
     HOST_NEED_WORDS,
     INTERCONNECTS,
@@ -164,12 +164,12 @@ def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, d
 
 def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
     """--critic, for the commands that estimate a setting or plan (`default`: what counts without it)."""
-    parser.add_argument("--critic", metavar="WHERE", choices=CRITIC_STATES,
+    parser.add_argument("--critic", metavar="WHERE", choices=CRITIC_CHOICES,
                         help="count a PPO critic trained beside the actor on the same GPUs (Trinity's ppo), its fp32 "
                         "states 16 bytes per parameter: WHERE is resident (on the GPUs), offloaded (in host memory: "
                         "its own offload_policy) or reloaded (in host memory, back on the GPUs for its own update: "
-                        "param_offload and optimizer_offload without offload_policy); the tables, which measured the "
-                        "actor alone, then vouch for "
+                        "param_offload and optimizer_offload without offload_policy), or none to count none; the "
+                        "tables, which measured the actor alone, then vouch for "
                         f"nothing and refute as before (default: {default})")
 
 

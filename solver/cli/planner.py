@@ -68,7 +68,7 @@ from solver.cli.trinity_options import (
     with_apply,
     write_trinity,
 )
-from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_TOP, NODE_GPUS, QueryError, counted
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_TOP, NODE_GPUS, QueryError, counted, counted_critic
 
 if TYPE_CHECKING:
     from solver.cli.trinity_options import Fragment
@@ -152,7 +152,7 @@ def build_parser() -> Parser:
                         "algorithm or LoRA, or --no-reference, says the run builds none")
     add_reference_option(estimates, f"as --from-config's algorithm and LoRA say, without a config {REFERENCE_DEFAULT}")
     add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
-    add_critic_option(estimates, "none; --from-config notes a config's critic and names WHERE")
+    add_critic_option(estimates, "none; --from-config a config's PPO critic, as its flags hold it")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
@@ -287,7 +287,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
              "trinity_version": args.trinity_version, "critic": args.critic}  # --model-config describes the model
 
     if config is None:
-        query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
+        query = make_query(catalog, **{**asked, "model": asked["model"] or "", "critic": counted_critic(args.critic)},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
                            reference_model=args.reference, lora_rank=args.lora_rank or 0,
                            option_names=COMMAND_OPTIONS)

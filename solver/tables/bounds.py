@@ -9,7 +9,7 @@ from __future__ import annotations
 import numbers
 import re
 from math import floor, isfinite
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 
 from solver.tables.text import QueryError, ascii_number, brief, cut, shown_number
 
@@ -222,6 +222,19 @@ CRITIC_STATES: tuple[CriticStates, ...] = ("resident", "offloaded", "reloaded")
 """The values of `CriticStates`, as a choice lists them."""
 HOST_HELD_CRITICS: tuple[CriticStates, ...] = ("offloaded", "reloaded")
 """The `CriticStates` whose states are in host memory while the actor trains."""
+NO_CRITIC: Final = "none"
+"""The ``--critic`` value (the API's ``critic=``) that leaves a critic out: a Trinity config's own, which the verdict
+and the plans otherwise count as its flags hold it (`TrinityConfig.critic`); where no config is read, the same as none
+given."""
+CriticChoice = Literal["none", "resident", "offloaded", "reloaded"]
+"""What ``--critic`` takes: `NO_CRITIC` or one of `CriticStates`."""
+CRITIC_CHOICES: tuple[CriticChoice, ...] = (NO_CRITIC, *CRITIC_STATES)
+"""The values of `CriticChoice`, as the option lists them."""
+
+
+def counted_critic(choice: CriticChoice | None) -> CriticStates | None:
+    """The critic a ``--critic`` `choice` counts where no config is read: None for `NO_CRITIC` and for none given."""
+    return None if choice is None or choice == NO_CRITIC else choice
 
 TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.[0-9]+)?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
 """A Trinity-RFT release as users write it, its minor version the group: ``0.5``, ``0.5.2`` (``pip show

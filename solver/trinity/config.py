@@ -24,6 +24,8 @@ from solver.rules import API_OPTIONS, OptionNames
 from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
+    NO_CRITIC,
+    CriticChoice,
     CriticStates,
     TrinityVersion,
     and_joined,
@@ -39,6 +41,8 @@ from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC,
     CRITIC_BUDGETS,
+    CRITIC_ENGINE,
+    CRITIC_MODEL_FSDP,
     DEPRECATED_MICRO_BATCH_SIZES,
     ENGINE_KEY_TYPES,
     ENGINE_KEYS_05_LACKS,
@@ -1079,7 +1083,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped, option_names)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
-    critic = _read_critic(reader, strategy, "critic" in counted, option_names)
+    critic = _read_critic(reader, version, "critic" in counted, option_names)
     micro_batches = micro_batch_counts(reader, counted, reader.word(("algorithm", "algorithm_type")) == "dpo",
                                        trainer_gpus // sp if trainer_gpus else None)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
@@ -1145,17 +1149,61 @@ def _explorer_alloc_conf_notes(reader: ConfigReader) -> list[ConfigProblem]:
         for name, setting in settings if isinstance(setting, str) and expandable_segments(setting)]
 
 
-def _critic_offloads(reader: ConfigReader, strategy: str) -> str | None:
-    """How the critic's ``model.fsdp_config`` offloads its states: ``offload_policy`` (on under fsdp2: they stay in
-    host memory) or ``param_offload`` (with ``optimizer_offload``: verl takes them back to the GPU for the critic's
-    own pass), None where it does not (flags that cannot be read count as off: the critic's keys are not checked).
-    Its own flags alone: Trinity 0.6 copies those under ``trainer`` into the critic's engine on verl 0.8 or later
-    (trainer/verl/config.py's ``_build_critic_config``), but not on older verl (verl_legacy's ``synchronize_config``
-    copies them to the actor and the ref only), so they do not count."""
-    flags = {flag: read_or_none(reader.flag, (*CRITIC, "model", "fsdp_config", flag)) for flag in OFFLOAD_FLAGS}
+class CriticReading(NamedTuple):
+    """Where a critic's states are held as one verl that a release may run reads its flags (`_critic_readings`)."""
+
+    states: CriticStates
+    flags: str
+    """The flags it reads, in words."""
+    verl: str
+    """Which verl reads them so ("" where every verl the release may run does)."""
+
+
+def _critic_held(flags: Mapping[str, bool | None], strategy: str) -> CriticStates:
+    """Where the critic's offload `flags` (`OFFLOAD_FLAGS`, None: unset, off) under `strategy` hold its states:
+    offloaded with ``offload_policy`` under fsdp2 (FSDP1 ignores it), reloaded with ``param_offload`` and
+    ``optimizer_offload`` (`CriticStates`), else resident."""
     if flags["offload_policy"] and strategy == "fsdp2":
-        return "offload_policy"
-    return "param_offload" if flags["param_offload"] and flags["optimizer_offload"] else None
+        return "offloaded"
+    return "reloaded" if flags["param_offload"] and flags["optimizer_offload"] else "resident"
+
+
+def _critic_readings(reader: ConfigReader, version: TrinityVersion | None) -> list[CriticReading]:
+    """How the releases `version` may be read the critic's offload flags (those that cannot be read count as off):
+    Trinity 0.5, and 0.6 on verl before 0.8, its own `CRITIC_MODEL_FSDP` under its own strategy (unset, the
+    trainer's); Trinity 0.6 on verl 0.8 or later its engine's, `CRITIC_ENGINE`, each unset the one under ``trainer``,
+    under the trainer's strategy. The latter only for 0.6 (the `version` given, or without it a config with 0.6's
+    keys: flags under ``trainer`` or a critic engine), as the actor's are read (`_read_offload`); the trainer's
+    strategy, unset, is the release's default (`trainer_strategy`: 0.6's fsdp2, 0.5's fsdp)."""
+    def flag(path: tuple[str, ...]) -> bool | None:
+        value: bool | None = read_or_none(reader.flag, path)
+        return value
+
+    engine_read = version == "0.6" or (version is None and (
+        trainer_level_offload(reader.data) or read_or_none(reader.get, CRITIC_ENGINE) is not None))
+    trainers = trainer_strategy(reader.word(("trainer", "trainer_strategy")), reader.data,
+                                "0.6" if engine_read else version)
+    own_strategy = read_or_none(reader.word, (*CRITIC, "strategy")) or trainers
+    own = _critic_held({name: flag((*CRITIC_MODEL_FSDP, name)) for name in OFFLOAD_FLAGS}, own_strategy)
+    if not engine_read:
+        return [CriticReading(own, f"its own {dotted(CRITIC_MODEL_FSDP[2:])}", "")]
+    engine_flags = {name: flag((*CRITIC_ENGINE, name) if read_or_none(reader.get, (*CRITIC_ENGINE, name)) is not None
+                               else ("trainer", name)) for name in OFFLOAD_FLAGS}
+    engine = _critic_held(engine_flags, trainers)
+    return [CriticReading(own, f"its own {dotted(CRITIC_MODEL_FSDP[2:])}", "verl before 0.8"),
+            CriticReading(engine, f"{dotted(CRITIC_ENGINE[2:])}, else trainer's", "verl 0.8 or later")]
+
+
+GPU_HELD_CRITICS: tuple[CriticStates, ...] = ("offloaded", "reloaded", "resident")
+"""`CriticStates` from the least held on the GPUs to the most: where the verl a release may run read a config's critic
+apart, the verdict counts the one that holds the most (as it counts the actor's Offload only where both read it on)."""
+
+CRITIC_STATES_WORDS: dict[CriticStates, str] = {
+    "resident": "resident (on the GPUs throughout)",
+    "offloaded": "offloaded (offload_policy under fsdp2: in host memory throughout)",
+    "reloaded": "reloaded (param_offload and optimizer_offload: in host memory, back on the GPUs for its own update)",
+}
+"""Where a critic's states are held, as the notes say it."""
 
 
 class MicroBatchCounts(NamedTuple):
@@ -1208,41 +1256,67 @@ def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool,
 
 
 class CriticRead(NamedTuple):
-    """What `_read_critic` reads of a config's critic: where the verdict and the plans count its states (None: the
-    algorithm trains none), its own token budgets set, and the note on it."""
+    """What `_read_critic` reads of a config's critic: where its flags hold its states, which the verdict and the
+    plans count unless asked otherwise (None: the algorithm trains none), its own token budgets set, and the note on
+    it."""
 
     states: CriticStates | None
     budgets: tuple[tuple[str, int], ...]
     notes: list[ConfigProblem]
 
 
-def _read_critic(reader: ConfigReader, strategy: str, sequence_counted: bool, names: OptionNames) -> CriticRead:
+def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_counted: bool,
+                 names: OptionNames) -> CriticRead:
     """Where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its default
-    where ``algorithm.algorithm_type`` is unset): where its states are held (`TrinityConfig.critic`: offloaded where
-    its own flags offload them, `_critic_offloads`, else resident), (key, value) of each of its own token budgets set
-    (`CRITIC_BUDGETS`; unreadable ones are left out, and all where its passes read none, `sequence_counted`) and a
-    note: verl puts it on the trainer's GPUs beside the actor, the tables do not count it, and the verdict and the
-    plans count its states where asked (the option `names` name, with the value the config's flags give); else
-    (None, (), [])."""
+    where ``algorithm.algorithm_type`` is unset): where its flags hold its states (`TrinityConfig.critic`, as the
+    releases `version` may be read them, `_critic_readings`: where they differ, the one that holds the most on the
+    GPUs, `GPU_HELD_CRITICS`), (key, value) of each of its own token budgets set (`CRITIC_BUDGETS`; unreadable ones
+    are left out, and all where its passes read none, `sequence_counted`) and a note
+    (`ConfigProblemCode.CRITIC_TRAINED`): verl trains it on the trainer's GPUs beside the actor, and the verdict and
+    the plans count it so, which the option `names` name leaves out (`critic_note`); else (None, (), [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if not trains_critic(algorithm):
         return CriticRead(None, (), [])
+    readings = _critic_readings(reader, version)
+    counted = max(readings, key=lambda reading: GPU_HELD_CRITICS.index(reading.states))
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
-    offload = _critic_offloads(reader, strategy)
-    states: CriticStates = "resident" if offload is None else "offloaded"
-    held = ("on every trainer GPU beside the actor's" if offload is None
-            else "in host memory while the actor trains (its own offload_policy)" if offload == "offload_policy"
-            else "in host memory while the actor trains (its own param_offload: its own pass takes them back to the "
-            "GPU, which is not counted)")
-    asked = names.valued(names.named("critic"), f'"{states}"' if names.keywords else states)
+    head = f"{which} trains a critic model beside the actor on the same trainer GPUs"
+    why = (f"as {counted.flags} holds them" if len(readings) == 1 or readings[0].states == readings[1].states else
+           "by the more held on the GPUs of two readings, " + " and ".join(
+               f"{reading.verl}'s of {reading.flags} ({reading.states})" for reading in readings))
     found = ((".".join(path), read_or_none(reader.integer, path))
              for path in (() if sequence_counted else CRITIC_BUDGETS))
     budgets = tuple((key, budget) for key, budget in found if budget is not None)
-    return CriticRead(states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_NOT_COUNTED, (
-        f"{which} trains a critic model beside the actor on the same trainer GPUs, which the tables do not count "
-        f"(they measured the actor alone): the verdict and the plans are for the actor alone; {asked} counts its fp32 "
-        f"states, 16 bytes per parameter, {held}, but not its activations"))])
+    return CriticRead(counted.states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_TRAINED, critic_note(
+        head, why, counted.states, None, names))])
+
+
+def verdict_critic_note(note: ConfigProblem, asked: CriticStates | None, counted: CriticStates | None,
+                        names: OptionNames) -> ConfigProblem:
+    """`note`, one of `TrinityConfig.notes` with its code, for a verdict that counts the critic `asked` (None: none)
+    where the config's flags hold it `counted` (`TrinityConfig.critic`): its critic's note then says what was asked
+    (`critic_note`); other notes, and that one where nothing else was asked, as they are."""
+    if note.code is not ConfigProblemCode.CRITIC_TRAINED or asked == counted or counted is None:
+        return note
+    head = note.words.split("; ", 1)[0]
+    return ConfigProblem(note.code, critic_note(head, "", counted, NO_CRITIC if asked is None else asked, names))
+
+
+def critic_note(head: str, why: str, counted: CriticStates, asked: CriticChoice | None, names: OptionNames) -> str:
+    """The note on a config's critic: its `head` (what trains it, `_read_critic`; no semicolon in it), then what the
+    verdict and the plans count: where not `asked` (None), where its flags hold its states (`counted`, `why` so, in
+    words) and how to leave it out; else the value asked, or for `NO_CRITIC` none (as the option `names` name it:
+    ``--critic none``)."""
+    left_out = names.valued(names.named("critic"), f'"{NO_CRITIC}"' if names.keywords else NO_CRITIC)
+    if asked is None:
+        return (f"{head}; the verdict and the plans count its states {why}: {CRITIC_STATES_WORDS[counted]}, and its "
+                f"own update ({left_out} leaves it out)")
+    if asked == NO_CRITIC:
+        return (f"{head}; {left_out} leaves it out: the verdict and the plans are for the actor alone, though the run "
+                f"trains it (its flags hold its states {counted})")
+    given = names.valued(names.named("critic"), f'"{asked}"' if names.keywords else asked)
+    return f"{head}; {given} counts its states {CRITIC_STATES_WORDS[asked]}, where its flags hold them {counted}"
 
 
 def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[ConfigProblem]]:

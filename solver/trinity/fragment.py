@@ -39,6 +39,7 @@ from solver.rules import (
 )
 from solver.tables import (
     MAX_GPUS,
+    NO_CRITIC,
     Model,
     QueryError,
     TrinityVersion,
@@ -147,11 +148,14 @@ def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
 
 def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb: float | None,
                   version: TrinityVersion | None, config: str = "CONFIG",
-                  environment: tuple[tuple[str, str], ...] = ()) -> str:
+                  environment: tuple[tuple[str, str], ...] = (), critic_trained: bool = True) -> str:
     """The command that checks the Trinity config at `config` as `plan` was made for `model`: ``solve --from-config
     CONFIG --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`; with
     ``--no-reference`` where the plan counted no reference model, `Plan.reference_model`), the LoRA rank whose states
-    it counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), the Trinity release (`version`), the
+    it counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), ``--critic none`` where it counted no critic
+    but the config's algorithm trains one (`critic_trained`; a fragment has no ``algorithm_type``: Trinity's default,
+    PPO), and ``--critic`` with the plan's where it counted one that the algorithm does not train (where both have
+    one, the critic's keys the plan writes say where, `Plan.critic`), the Trinity release (`version`), the
     environment variables the config's keys read as the plan was made (`environment`,
     `solver.trinity.check_environment`: ``NGPUS=12``, which the check's config reads as the plan's did; a value that
     is no number or flag, or whose variable's name looks private, as the shell's own: `_carried`), and Env's
@@ -168,7 +172,9 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
     held = () if host_ram_gb is None else (
         "--host-ram", host_ram_argument(host_ram_gb), *(() if plan.reference_model else ("--no-reference",)))
     lora = ("--lora-rank", str(plan.lora_rank)) if plan.lora_rank else ()
-    options = [*flags, *held, *lora, *(("--trinity-version", version) if version is not None else ())]
+    critic = (("--critic", NO_CRITIC) if plan.critic is None and critic_trained
+              else ("--critic", plan.critic) if plan.critic is not None and not critic_trained else ())
+    options = [*flags, *held, *lora, *critic, *(("--trinity-version", version) if version is not None else ())]
     variables = {**{name: _carried(name, value) for name, value in environment}, **plan_environment(plan, model)}
     return f"{_assignments(variables)}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
 

@@ -123,9 +123,23 @@ def yaml_flow(value: Any) -> str:
 
 
 CRITIC = ("trainer", "trainer_config", "critic")
-"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes, checks its
-SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets none of its keys (facts.md documents only the actor's
-and the ref's)."""
+"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags (where the verdict and the plans count its
+states) and its token budget, checks its SP and its token budget as the ref's (`OWN_SP_ROLES`), and sets its offload
+flags (and an offloaded one's strategy) for a plan that counts it."""
+CRITIC_MODEL_FSDP = (*CRITIC, "model", "fsdp_config")
+"""Where Trinity 0.5, and 0.6 on verl before 0.8, read the critic's offload flags: its own, unset false
+(``CriticModel.fsdp_config``, ``trainer/verl/verl_config.py:252`` in 0.5.2, ``trainer/verl_legacy/verl_config.py:257``
+in 0.6.0; neither copies the trainer's to it: 0.6.0's ``synchronize_config`` sets the actor's and the ref's alone,
+``:644-648``), under the critic's strategy (``critic.strategy``, unset the trainer's: ``set_if_none``, ``:605`` in
+0.6.0, ``verl_config.py:598`` in 0.5.2)."""
+CRITIC_ENGINE = (*CRITIC, "fsdp")
+"""Where Trinity 0.6 on verl 0.8 or later reads the critic's offload flags: its FSDP engine (``FSDPCriticConfig.fsdp``,
+``workers/config/critic.py:206``, ``:215`` in verl 0.9.1; ``:204``, ``:213`` in 0.8.0), which Trinity builds from the
+flags under ``trainer`` (``_build_critic_config``, ``trainer/verl/config.py:483``; ``_build_fsdp_engine_config``,
+``:504-506``) and deep-merges this section over (``:204``), under the trainer's strategy (``critic.strategy`` is
+frozen, ``:733``). It reads no ``critic.model.fsdp_config``: the trainer builds the critic's model config itself
+(``trainer/verl/trainer.py:342-361``). Trinity 0.5's typed ``Critic`` refuses this key, and 0.6.0 on verl before 0.8
+drops it (``build_dataclass_from_mapping``, ``common/dataclass_utils.py:17``). Read from the code, not run."""
 DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*ACTOR_ROLLOUT_REF, "actor", "use_dynamic_bsz"),
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_use_dynamic_bsz"))
 """Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
@@ -342,9 +356,11 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
     CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size", "use_dynamic_bsz",
-             *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1]),
+             *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1], "strategy",
+             CRITIC_ENGINE[-1]),
     (*CRITIC, "model"): ("fsdp_config", CRITIC_REMOVE_PADDING_KEY[-1]),
-    (*CRITIC, "model", "fsdp_config"): OFFLOAD_FLAGS,
+    CRITIC_MODEL_FSDP: OFFLOAD_FLAGS,
+    CRITIC_ENGINE: OFFLOAD_FLAGS,
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "model"): ("use_remove_padding", "lora_rank", "lora_adapter_path"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",

@@ -52,6 +52,7 @@ from solver.trinity.keys import (
     keys_05_refuses_words,
     rope_type_key,
     trainer_level_offload,
+    trains_critic,
     value_at,
     written_for_05_comment,
     yaml_scalar,
@@ -727,8 +728,6 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     check_host_ram(host_ram_gb, option_names)
     check_gpu_name(gpu)
     check_config_arguments(text, name, {} if environ is None else environ, version)
-    command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path,
-                                                       check_environment)
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
     text = _with_lf(text).removeprefix("\ufeff")
@@ -736,6 +735,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
+    trained = trains_critic(value_at(reading, ("algorithm", "algorithm_type")))
+    command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path,
+                                                       check_environment, trained)
     _check_cluster_takes(plan, reading, name, {} if environ is None else environ, option_names)
     _keep_anchors(data)
     aliased = _aliased_scalars(data)

@@ -26,8 +26,11 @@ from solver.rules import (
     one_sequence_per_micro_batch,
     rope_theta_to_set,
 )
-from solver.tables import Model, QueryError, TrinityVersion, brief, remove_padding_violation
+from solver.tables import CriticStates, Model, QueryError, TrinityVersion, brief, remove_padding_violation
 from solver.trinity.keys import (
+    CRITIC,
+    CRITIC_ENGINE,
+    CRITIC_MODEL_FSDP,
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
@@ -107,12 +110,12 @@ def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Pla
     """`plan` of `model` with the host memory need (`Plan.host_memory_gb`, where it has one) of the Trinity release
     `version` (None: 0.6's), whose reference model's shards differ (`solver.memory.REFERENCE_BYTES`): a plan made for
     no release, or another, gets the figure a config written for `version` holds, with a reference model where the
-    plan counted one (`Plan.reference_model`), on the nodes its trainer fills (`Plan.trainer_nodes`; a plan from JSON
-    made before that field keeps its own figure)."""
+    plan counted one (`Plan.reference_model`) and its critic (`Plan.critic`), on the nodes its trainer fills
+    (`Plan.trainer_nodes`; a plan from JSON made before that field keeps its own figure)."""
     if plan.host_memory_gb is None or plan.trainer_nodes is None:
         return plan
     need = shown_host_need(model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version,
-                           plan.reference_model, plan.lora_rank)
+                           plan.reference_model, plan.lora_rank, plan.critic)
     return plan.model_copy(update={"host_memory_gb": need})
 
 
@@ -164,6 +167,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(_micro_batch_keys("rollout") if padded else []),
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, commented=False)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
+        *_critic_keys(plan, version, version_option),  # its model's keys beside the one above (the fragment nests them)
         *(_micro_batch_keys("critic") if padded else []),
     ]
 
@@ -410,6 +414,33 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
                 # so an offloaded one stays so.
                 keys.append(PlanKey(path=path, value=plan.offload, existing_only=True))
     return keys
+
+
+CRITIC_FLAGS: dict[CriticStates, tuple[bool, bool, bool]] = {
+    "resident": (False, False, False), "reloaded": (True, True, False), "offloaded": (True, True, True)}
+"""The critic's `OFFLOAD_FLAGS` that hold its states as each of `CriticStates` says (an offloaded one's all three, as
+the actor's Offload: FSDP2's ``offload_policy`` turns the other two off)."""
+
+
+def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str) -> list[PlanKey]:
+    """The critic's offload flags where `plan` counts one (`Plan.critic`; none where it counts none), as it counts
+    its states (`CRITIC_FLAGS`), where the releases `version` may be read them: its own `CRITIC_MODEL_FSDP` (Trinity
+    0.5, and 0.6 on verl before 0.8) and, but for 0.5, which refuses it, its engine's `CRITIC_ENGINE` (0.6 on verl 0.8
+    or later; made for no release, its comment names `version_option`, which leaves it out). An offloaded one's own
+    strategy FSDP2, which ``offload_policy`` needs (on verl 0.8 or later the critic runs the trainer's)."""
+    if plan.critic is None:
+        return []
+    refused = f" (0.5 refuses them: {version_option} leaves them out)" if version is None else ""
+    comments = {CRITIC_MODEL_FSDP: f"the PPO critic's states {plan.critic}, as the plan counts them",
+                CRITIC_ENGINE: f"Trinity 0.6 on verl 0.8 or later reads these{refused}, not the critic's model's"}
+    strategy = PlanKey(path=(*CRITIC, "strategy"), value="fsdp2", comment=(
+        "offload_policy needs FSDP2 (verl 0.8 or later runs the critic at trainer.trainer_strategy, fsdp2 unset in "
+        "Trinity 0.6)"))
+    return [*(PlanKey(path=(*section, flag), value=value,
+                      comment=comments[section] if flag == OFFLOAD_FLAGS[0] else None)
+              for section in (CRITIC_MODEL_FSDP, *([CRITIC_ENGINE] if version != "0.5" else []))
+              for flag, value in zip(OFFLOAD_FLAGS, CRITIC_FLAGS[plan.critic], strict=True)),
+            *([strategy] if plan.critic == "offloaded" else [])]
 
 
 def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
