@@ -22,8 +22,9 @@ SHORT = "{type: yarn, factor: 2.0}"
 
 
 def _config(model_rope: str, rollout_rope: str) -> str:
-    """Qwen3-4B at 131072 tokens on 4 trainer and 4 rollout GPUs, the model's and the rollout's RoPE scaling given."""
-    return (f"model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 131072\n  rope_scaling: {model_rope}\n"
+    """Qwen3-4B at 131072 tokens on 4 trainer and 4 rollout GPUs, the model's and the rollout's RoPE scaling given
+    (GRPO: no critic, which is not the subject here)."""
+    return (f"algorithm: {{algorithm_type: grpo}}\nmodel:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 131072\n  rope_scaling: {model_rope}\n"
             "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n"
             f"    rope_scaling: {rollout_rope}\n")
 
