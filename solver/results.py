@@ -300,6 +300,7 @@ class StayCode(str, Enum):
     ``solve cluster --current``), beside its words: the one source of the codes that docs/json.md's table documents."""
 
     SETTINGS_KEPT = "settings-kept"
+    COUNT_KEPT = "count-kept"
 
 
 class PoolCode(str, Enum):
@@ -1863,7 +1864,7 @@ class RolloutEngines(Frozen, defer_build=True):
 
 
 PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "stay_reason",
-                                "stay_reason_code")
+                                "stay_reason_code", "stopped_at_validated")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -1892,6 +1893,10 @@ class Placement(LeftOutWhenNone, defer_build=True):
     at_most: int | None = Field(default=None, description=(
         "the longest an at_least job asked to be raised to (its max_model_len's at_most), tokens; null where it gave "
         "none"))
+    stopped_at_validated: Literal[True] | None = Field(default=None, description=(
+        "true where the job asked for at_least a length and runs at the longest its model is known to handle (its "
+        "native context, or as far as YaRN is validated for it), though a plan on its GPUs reaches further; left out "
+        "otherwise"))
     plan: Plan = Field(description=(
         "the planner's plan it runs with, its nodes the count the trainer and rollout take together"))
     widened_from: int | None = Field(default=None, description=(
