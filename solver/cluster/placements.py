@@ -79,11 +79,11 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
                  undecided_jobs: frozenset[int] = frozenset()) -> ClusterResult:
     """`result` with each placement's `current`, where the fleet runs `running` now: ``stays`` where it runs as it
     does now (its model, pool, nodes, GPUs, trainer and rollout GPUs, and its plan's length, SP and Offload), saying
-    so where its trainer GPU count or settings are its own, not the planner's pick (`kept_as_it_runs`); ``moves`` otherwise, with why
-    (`why_moved`: from the ways the search had, `options`, the running jobs it keeps where that is proven the most
-    a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs whose ways rest on
-    a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now; and each unplaced
-    job that runs now marked ``stops``. A result without a placement (no objective: `infeasible`, `unknown`) is left as
+    so where its trainer GPU count or settings are its own, not the planner's (`kept_as_it_runs`); ``moves``
+    otherwise, with why (`why_moved`: from the ways the search had, `options`, the running jobs it keeps where that is
+    proven the most a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs
+    whose ways rest on a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now;
+    and each unplaced job that runs now marked ``stops``. A result without a placement (no objective: `infeasible`, `unknown`) is left as
     it is: it tells no running job to stop."""
     if result.objective is None:
         return result
@@ -189,10 +189,11 @@ def kept_as_it_runs(fleet: Fleet, job: RunningJob, mine: Sequence[Option]) -> tu
                                               if not (option.at_running_count or option.as_it_runs)})]
     others = (f"its other ways in pool {fleet.pools[job.pool].name} take {either(counts)}" if counts
               else f"no other way of its runs in pool {fleet.pools[job.pool].name}")
+    on = f"{job.trainer_gpus} trainer GPUs"
     if not own_settings:
-        return StayCode.COUNT_KEPT, f"its trainer GPU count is kept as it runs ({job.trainer_gpus} trainer GPUs; {others})"
-    return (StayCode.COUNT_KEPT, f"its trainer GPU count and settings are kept as they run ({_settings(job)} on "
-                                 f"{job.trainer_gpus} trainer GPUs; {others}{instead})")
+        return StayCode.COUNT_KEPT, f"its trainer GPU count is kept as it runs ({on}; {others})"
+    return StayCode.COUNT_KEPT, (f"its trainer GPU count and settings are kept as they run ({_settings(job)} on {on}; "
+                                 f"{others}{instead})")
 
 
 def _planners_pick(mine: Sequence[Option], trainer_gpus: int) -> Option | None:
