@@ -83,8 +83,8 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
     otherwise, with why (`why_moved`: from the ways the search had, `options`, the running jobs it keeps where that is
     proven the most a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs
     whose ways rest on a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now;
-    and each unplaced job that runs now marked ``stops``. A result without a placement (no objective: `infeasible`, `unknown`) is left as
-    it is: it tells no running job to stop."""
+    and each unplaced job that runs now marked ``stops``. A result without a placement (no objective: `infeasible`,
+    `unknown`) is left as it is: it tells no running job to stop."""
     if result.objective is None:
         return result
     now = {fleet.jobs[job.job].name: job for job in running}
