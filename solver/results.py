@@ -1922,7 +1922,7 @@ class Placement(LeftOutWhenNone, defer_build=True):
     current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stays where the job runs as it does now (its model, "
         "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload; stay_reason says "
-        "where those are its own settings, not the planner's pick), moves where it "
+        "where its settings or trainer GPU count are its own, not the planner's pick), moves where it "
         "runs otherwise now (a restart; move_reason says why), starts where it does not run now; left out without "
         "--current"))
     move_reason: str | None = Field(default=None, description=(
@@ -1930,8 +1930,9 @@ class Placement(LeftOutWhenNone, defer_build=True):
     move_reason_code: MoveCode | None = Field(default=None, description=(
         "where current is moves: a stable code for why (docs/json.md lists them); left out otherwise"))
     stay_reason: str | None = Field(default=None, description=(
-        "where current is stays on settings the planner would not pick there (its SP, Offload or length): that they "
-        "are kept as they run, in words (stay_reason_code is what a program tests); left out otherwise"))
+        "where current is stays on settings the planner would not pick there (its SP, Offload or length) or a "
+        "trainer GPU count its other ways there do not take: that they are kept as they run, in words "
+        "(stay_reason_code is what a program tests); left out otherwise"))
     stay_reason_code: StayCode | None = Field(default=None, description=(
         "where stay_reason is given: a stable code for it (docs/json.md lists them); left out otherwise"))
 
