@@ -83,7 +83,8 @@ def test_an_at_most_above_the_validated_length_says_so_in_its_own_line(cli: Cli,
 
 def test_a_stretch_stopped_short_of_the_validated_length_says_nothing_more(cli: Cli, tmp_path: Path):
     # docs/examples/stretch.yaml: moe-64k stops at 124928 for thin headroom, chat-14b at its at_most of 81920.
-    instance = yaml.safe_load(Path("docs/examples/stretch.yaml").read_text(encoding="utf-8"))
+    example = Path(__file__).parent.parent / "docs" / "examples" / "stretch.yaml"
+    instance = yaml.safe_load(example.read_text(encoding="utf-8"))
     instance["jobs"][0]["max_model_len"] = {"at_least": 65536}  # 64k, as the reference reads lengths
     instance["jobs"][1]["max_model_len"] = {"at_least": 65536, "at_most": 81920}
     path = _written(tmp_path, instance)
