@@ -196,8 +196,9 @@ class _PurchaseModel:
         gpus = sum(count * pool.gpus_per_node for count, pool in zip(bought, owned.pools))
         # The placement's stages on the purchase, which choose among the purchases of as few GPUs and nodes.
         placing = _weighed_stages(placement_stages(raised, options, built, every_job=False), raised)
-        return cls(raised, options, host_rounded, built, [("bought GPUs", gpus, False), ("bought nodes", sum(bought),
-                                                                                           False)], placing)
+        purchase: list[tuple[str, cp_model.LinearExprT, bool]] = [
+            ("bought GPUs", gpus, False), ("bought nodes", sum(bought), False)]
+        return cls(raised, options, host_rounded, built, purchase, placing)
 
 
 def _placed_as_bought(planner: Planner, after: Fleet, limit: WaysLimit, interrupt: StopOnInterrupt,
