@@ -300,6 +300,7 @@ class StayCode(str, Enum):
     ``solve cluster --current``), beside its words: the one source of the codes that docs/json.md's table documents."""
 
     SETTINGS_KEPT = "settings-kept"
+    COUNT_KEPT = "count-kept"
 
 
 class PoolCode(str, Enum):
@@ -1892,7 +1893,7 @@ class RolloutEngines(LeftOutWhenNone, defer_build=True):
 
 
 PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "stay_reason",
-                                "stay_reason_code")
+                                "stay_reason_code", "stopped_at_validated")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -1921,6 +1922,10 @@ class Placement(LeftOutWhenNone, defer_build=True):
     at_most: int | None = Field(default=None, description=(
         "the longest an at_least job asked to be raised to (its max_model_len's at_most), tokens; null where it gave "
         "none"))
+    stopped_at_validated: Literal[True] | None = Field(default=None, description=(
+        "true where the job asked for at_least a length and runs at the longest its model is known to handle (its "
+        "native context, or as far as YaRN is validated for it), though a plan on its GPUs reaches further; left out "
+        "otherwise"))
     plan: Plan = Field(description=(
         "the planner's plan it runs with, its nodes the count the trainer and rollout take together"))
     widened_from: int | None = Field(default=None, description=(
@@ -1946,7 +1951,7 @@ class Placement(LeftOutWhenNone, defer_build=True):
     current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stays where the job runs as it does now (its model, "
         "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload; stay_reason says "
-        "where those are its own settings, not the planner's pick), moves where it "
+        "where its settings or trainer GPU count are its own, not the planner's pick), moves where it "
         "runs otherwise now (a restart; move_reason says why), starts where it does not run now; left out without "
         "--current"))
     move_reason: str | None = Field(default=None, description=(
@@ -1954,8 +1959,9 @@ class Placement(LeftOutWhenNone, defer_build=True):
     move_reason_code: MoveCode | None = Field(default=None, description=(
         "where current is moves: a stable code for why (docs/json.md lists them); left out otherwise"))
     stay_reason: str | None = Field(default=None, description=(
-        "where current is stays on settings the planner would not pick there (its SP, Offload or length): that they "
-        "are kept as they run, in words (stay_reason_code is what a program tests); left out otherwise"))
+        "where current is stays on settings the planner would not pick there (its SP, Offload or length) or a "
+        "trainer GPU count its other ways there do not take: that they are kept as they run, in words "
+        "(stay_reason_code is what a program tests); left out otherwise"))
     stay_reason_code: StayCode | None = Field(default=None, description=(
         "where stay_reason is given: a stable code for it (docs/json.md lists them); left out otherwise"))
 

@@ -1778,8 +1778,8 @@ def test_jobs_whose_fewest_gpus_are_all_the_fleet_has_are_told_their_layouts_do_
     pinned = [{**job, "pool": "a100"} for job in jobs] + [{**jobs[2], "name": "j3", "pool": "other"}]
     result = solved({"pools": pools, "jobs": pinned}, tmp_path, minimize_nodes=True)
     assert result["status"] == "infeasible" and {entry["reason"] for entry in result["unplaced"]} == {(
-        "the jobs do not all fit the fleet together: the 3 jobs only pool a100 can run (j0, j1, j2) take at their "
-        f"fewest 16 of its 16 GPUs, but their layouts do not pack into the nodes{after}")}  # a100: they fill it most
+        "the jobs do not all fit the fleet together: at their fewest they take 20 of the fleet's 24 GPUs (the 3 jobs "
+        f"only pool a100 can run (j0, j1, j2) take 16 of its 16), but their layouts do not pack into the nodes{after}")}
 
 
 def test_greedy_takes_the_first_pool_then_the_cheapest_plan_and_whole_nodes_that_are_just_enough(tmp_path: Path):
@@ -3277,15 +3277,16 @@ PACKED = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gp
         "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"
         "jobs: [{name: x, model: 8B, max_model_len: 65536, rollout_gpus: 1, pool: a}, {name: y, model: 8B, "
         "max_model_len: 65536, rollout_gpus: 1}, {name: z, model: 8B, max_model_len: 65536, rollout_gpus: 1}]\n",
-        "the jobs do not all fit the fleet together: the job only pool a can run (x) takes at its fewest 5 of its 8 "
-        "GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed",
+        "the jobs do not all fit the fleet together: at their fewest they take 15 of the fleet's 16 GPUs (the job only "
+        "pool a can run (x) takes 5 of its 8), but their layouts do not pack into the nodes; without --minimize nodes, "
+        "as many as fit are placed",
         id="packing-one"),
     pytest.param(  # 15 of 16 GPUs of pool a, but 5 + 5 do not fit a node; the H20 pool is no help to them
         "pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 4, gpus_per_node: 8}]\n"
         f"jobs: [{PACKED}]\n",
-        "the jobs do not all fit the fleet together: the 3 jobs only pool a can run (x, y, z) take at their fewest 15 "
-        "of its 16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are "
-        "placed",
+        "the jobs do not all fit the fleet together: at their fewest they take 15 of the fleet's 48 GPUs (the 3 jobs "
+        "only pool a can run (x, y, z) take 15 of its 16), but their layouts do not pack into the nodes; without "
+        "--minimize nodes, as many as fit are placed",
         id="packing"),
     pytest.param(  # 14 of 16 GPUs, but only one 14B Offload job's states fit a node's 400 GB of host memory
         "pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_ram_gb: 400}]\n"

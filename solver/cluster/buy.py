@@ -9,15 +9,15 @@ pools as bought, `place`'s own placement (its ways there, its model and stages),
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from math import ceil, inf
 from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
-from solver.cluster.model import add_bought_nodes, build_placement_model, placement_solver
+from solver.cluster.model import PlacementModel, add_bought_nodes, build_placement_model, placement_solver
 from solver.cluster.options import (
     Option,
     Planner,
@@ -84,7 +84,6 @@ def buy(
     # No purchase needs more nodes in a pool than its jobs on their largest ways there, each on nodes of its own.
     most = [sum(nodes for (_, at), nodes in most_by_job.items() if at == pool) for pool in range(len(fleet.pools))]
     raised = _raised(fleet, most)
-    options, host_rounded = host_footprints(raised, options)
     stuck = [job for job in jobs_without_ways(raised, options) if job not in ways.cut_short]
     # Asked where the ways were, so that a reason's GPUs are those no purchase goes past, not what the others need.
     reasons = [why_no_option(planner, asked, job, limit=limit) for job in stuck]
@@ -100,28 +99,37 @@ def buy(
                               ways_time_limit_s=ways.covering_time_limit_s,
                               wall_clock_stopped=ways_stopped, wall_time_s=time.monotonic() - started)
     index = {job: new for new, job in enumerate(placed)}
-    options = [replace(option, job=index[option.job]) for option in options]
+    exact = [replace(option, job=index[option.job]) for option in options]
     jobs = {"jobs": tuple(fleet.jobs[job].model_copy(update={"required": fleet.jobs[job].name in must})
                           for job in placed)}
-    owned, raised = fleet.model_copy(update=jobs), raised.model_copy(update=jobs)
-    built = build_placement_model(raised, options, every_job=False)
-    bought = add_bought_nodes(built, owned, options, tiers, most)
-    bought_gpus = sum(count * pool.gpus_per_node for count, pool in zip(bought, fleet.pools))
-    purchase: list[tuple[str, cp_model.LinearExprT, bool]] = [
-        ("bought GPUs", bought_gpus, False), ("bought nodes", sum(bought), False)]
-    # The placement's stages on the purchase, which choose among the purchases of as few GPUs and nodes.
-    placing = _weighed_stages(placement_stages(raised, options, built, every_job=False), raised)
+    owned = fleet.model_copy(update=jobs)
+    model = _PurchaseModel.of(owned, exact, tiers, most)
     solver = placement_solver(workers, seed)
     deadline = started + planner.time_limit_s * SEARCH_SHARE - READ_BACK_S
     # The run's deterministic time, less what the reasons' questions whether more nodes reach a length took.
     budget = DETERMINISTIC_PER_SECOND * planner.time_limit_s - planner.reach_work.spent
     report = None if progress is None else partial(ProgressCallback, report=progress, started=started)
     with StopOnInterrupt(solver) as interrupt:
-        staged = solve_stages(greedy_start(raised, options, built), built, purchase, interrupt, deadline, budget,
-                              lambda bound: max(bound, 0), report)
+        staged = solve_stages(greedy_start(model.raised, model.options, model.built), model.built, model.purchase,
+                              interrupt, deadline, budget, lambda bound: max(bound, 0), report)
+        if model.host_rounded and staged.first_failed is None and not interrupt.caught:
+            # Rounded host needs may buy more than the exact ones need: every purchase of no more GPUs than this one
+            # buys few enough nodes per pool that fewer classes may do, or none (`host_footprints` weighs the
+            # pool's nodes); where they round fewer pools, the purchase is asked again on them, this one its bound.
+            gpus = sum(more * pool.gpus_per_node
+                       for more, pool in zip(_bought(fleet, model.options, staged.search), fleet.pools))
+            tighter = [min(up_to, gpus // pool.gpus_per_node) for up_to, pool in zip(most, fleet.pools)]
+            again = _PurchaseModel.of(owned, exact, tiers, tighter)
+            if len(again.host_rounded) < len(model.host_rounded):
+                restaged = solve_stages(greedy_start(again.raised, again.options, again.built), again.built,
+                                        again.purchase, interrupt, deadline, budget - staged.spent,
+                                        lambda bound: max(bound, 0), report)
+                if restaged.first_failed is None:
+                    model, staged = again, replace(restaged, spent=staged.spent + restaged.spent)
+        options, host_rounded, built = model.options, model.host_rounded, model.built
         if staged.first_failed is None:
             # The purchase that places the jobs best, then the jobs on the pools as bought as solve cluster places them.
-            chose = solve_stages(staged.search, built, placing, interrupt, deadline,
+            chose = solve_stages(staged.search, built, model.placing, interrupt, deadline,
                                  (budget - staged.spent) * PURCHASE_CHOICE_SHARE, int, report)
             extra = _bought(fleet, options, chose.search)
             after = _raised(owned, extra)
@@ -161,6 +169,36 @@ def buy(
         "placement_proven": chose.search.proven and search.proven and not interrupt.caught,
         "interrupted": interrupt.caught,
         "wall_time_s": time.monotonic() - started})
+
+
+@dataclass(frozen=True)
+class _PurchaseModel:
+    """The purchase's model: the placement model on the fleet with each pool raised by its bound (`raised`), on the
+    jobs' ways with the host memory they take on a node as it counts it (`options`: `host_footprints` on the raised
+    pools, which rounds it up in `host_rounded`), the nodes bought per pool (`add_bought_nodes`), its stages (the
+    fewest GPUs bought, then nodes: `purchase`) and the placement's stages on the purchase (`placing`)."""
+
+    raised: Fleet
+    options: list[Option]
+    host_rounded: tuple[str, ...]
+    built: PlacementModel
+    purchase: list[tuple[str, cp_model.LinearExprT, bool]]
+    placing: list[tuple[str, cp_model.LinearExprT, bool]]
+
+    @classmethod
+    def of(cls, owned: Fleet, exact: list[Option], tiers: Sequence[int], most: Sequence[int]) -> _PurchaseModel:
+        """The model of buying up to `most` nodes per pool of `owned`, on the jobs' ways with their own host needs
+        (`exact`, each of its evidence tier in `tiers`)."""
+        raised = _raised(owned, list(most))
+        options, host_rounded = host_footprints(raised, exact)
+        built = build_placement_model(raised, options, every_job=False)
+        bought = add_bought_nodes(built, owned, options, tiers, most)
+        gpus = sum(count * pool.gpus_per_node for count, pool in zip(bought, owned.pools))
+        # The placement's stages on the purchase, which choose among the purchases of as few GPUs and nodes.
+        placing = _weighed_stages(placement_stages(raised, options, built, every_job=False), raised)
+        purchase: list[tuple[str, cp_model.LinearExprT, bool]] = [
+            ("bought GPUs", gpus, False), ("bought nodes", sum(bought), False)]
+        return cls(raised, options, host_rounded, built, purchase, placing)
 
 
 def _placed_as_bought(planner: Planner, after: Fleet, limit: WaysLimit, interrupt: StopOnInterrupt,

@@ -151,6 +151,12 @@ class Option:
     the pool gives its nodes' host memory and jobs sharing a node could exceed it (else 0)."""
     as_it_runs: bool = False
     """Whether it is a running job's own settings (`as_it_runs_ways`), which the planner would not pick there."""
+    at_running_count: bool = False
+    """Whether it is a way at a running job's trainer GPU count that its other ways in the pool do not take
+    (`running_count_ways`)."""
+    stopped_at_validated: bool = False
+    """Whether an ``at_least`` job's stretch stops at the longest its model is known to handle (`stretch_ceiling`'s
+    `validated_length`, below its ``at_most``) where a plan on its GPUs reaches further."""
 
     @property
     def footprint(self) -> Footprint:
@@ -379,7 +385,7 @@ def running_count_ways(planner: Planner, fleet: Fleet, running: RunningJob, offe
     for estimate in dict.fromkeys(estimate for _, estimate in tiers):  # the tiers' evidence, each once, in order
         found = ways_in_pool(planner, fleet, running.job, running.pool, [running.trainer_gpus], estimate)
         if found:
-            return found
+            return [replace(way, at_running_count=True) for way in found]
     return []
 
 
@@ -466,27 +472,32 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
         return planner.best(pool.gpu, job.model, gpus, at, pool.gpus_per_node, estimate, host_ram_gb, offload,
                             job.training, env=env, margin=margin)
 
+    # Where the ceiling is the longest the model is known to handle (not the job's least, nor its at_most).
+    validated_ceiling = ceiling is not None and isinstance(asked, AtLeast) and asked.at_least < ceiling != asked.at_most
+
     def longest(gpus: int, host_ram_gb: float | None, offload: bool | None, env: bool | None = None,
-                margin: float | None = None) -> Plan | None:
+                margin: float | None = None) -> tuple[Plan | None, bool]:
+        """The longest plan, and whether it stops at the model's validated length though a plan reaches further."""
         found = plan_at(gpus, host_ram_gb, offload, length, env, margin)
         if found is not None and ceiling is not None and found.max_model_len > ceiling:
-            found = plan_at(gpus, host_ram_gb, offload, ceiling, env, margin)
-        return found
+            return plan_at(gpus, host_ram_gb, offload, ceiling, env, margin), validated_ceiling
+        return found, False
 
-    def best(gpus: int, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
-        found = longest(gpus, host_ram_gb, offload)
+    def best(gpus: int, host_ram_gb: float | None = None, offload: bool | None = None) -> tuple[Plan | None, bool]:
+        found, stopped = longest(gpus, host_ram_gb, offload)
         if not (isinstance(asked, AtLeast) and found is not None and found.max_model_len > asked.at_least
                 and CautionCode.THIN_HEADROOM in found.caution_codes):
-            return found
+            return found, stopped
         # A stretch onto thin headroom goes as far as a plan keeps the room the caution asks for: the longest with
         # Env (whose plans reach furthest: more usable memory, no fragmentation), held to the margin that keeps
         # exactly that room, restated at the run's margin with its token budget (--token-budget auto would raise it
         # back onto thin headroom there); no shorter than the least asked.
-        roomy = longest(gpus, host_ram_gb, offload, env=True, margin=planner.roomy_margin(pool.gpu, job.model))
+        roomy, stopped = longest(gpus, host_ram_gb, offload, env=True,
+                                 margin=planner.roomy_margin(pool.gpu, job.model))
         if roomy is None or roomy.max_model_len < asked.at_least:
-            return plan_at(gpus, host_ram_gb, offload, asked.at_least)
+            return plan_at(gpus, host_ram_gb, offload, asked.at_least), False
         return planner.restated(pool.gpu, job.model, roomy, pool.gpus_per_node, estimate, host_ram_gb,
-                                job.training)
+                                job.training), stopped
 
     ways = []
     for gpus in counts:
@@ -495,11 +506,12 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
             continue
         # On one node, which other jobs may share, of a pool that gives its nodes' host memory: the jobs there share it.
         shares_node = bool(room[0]) and pool.host_ram_gb is not None
-        plan = best(gpus, pool.host_ram_gb)
-        plans = [plan]
+        plan, stopped = best(gpus, pool.host_ram_gb)
+        plans = [(plan, stopped)]
         if plan is not None and plan.offload and shares_node:
             plans.append(best(gpus, pool.host_ram_gb, offload=False))
-        ways += [way_with(planner, fleet, index, pool_index, room, found) for found in plans
+        ways += [replace(way_with(planner, fleet, index, pool_index, room, found), stopped_at_validated=stopped)
+                 for found, stopped in plans
                  if found is not None and not (isinstance(asked, AtLeast) and found.max_model_len < asked.at_least)]
     return ways
 

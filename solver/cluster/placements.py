@@ -68,7 +68,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      asked_rollout_gpus=job.rollout_gpus, widened_from=widened_from,
                      moved_to_widen=moved_to_widen or None,
                      asked_max_model_len=job.asked_max_model_len, at_least=isinstance(job.max_model_len, AtLeast),
-                     at_most=job.at_most,
+                     at_most=job.at_most, stopped_at_validated=option.stopped_at_validated or None,
                      plan=(plan if spans is None else plan.with_caution(spans)).model_copy(
                          update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
@@ -80,12 +80,12 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
                  undecided_jobs: frozenset[int] = frozenset()) -> ClusterResult:
     """`result` with each placement's `current`, where the fleet runs `running` now: ``stays`` where it runs as it
     does now (its model, pool, nodes, GPUs, trainer and rollout GPUs, and its plan's length, SP and Offload), saying
-    so where those settings are its own, not the planner's pick (`kept_as_it_runs`); ``moves`` otherwise, with why
-    (`why_moved`: from the ways the search had, `options`, the running jobs it keeps where that is proven the most
-    a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs whose ways rest on
-    a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now; and each unplaced
-    job that runs now marked ``stops``. A result without a placement (no objective: `infeasible`, `unknown`) is left as
-    it is: it tells no running job to stop."""
+    so where its trainer GPU count or settings are its own, not the planner's (`kept_as_it_runs`); ``moves``
+    otherwise, with why (`why_moved`: from the ways the search had, `options`, the running jobs it keeps where that is
+    proven the most a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs
+    whose ways rest on a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now;
+    and each unplaced job that runs now marked ``stops``. A result without a placement (no objective: `infeasible`,
+    `unknown`) is left as it is: it tells no running job to stop."""
     if result.objective is None:
         return result
     now = {fleet.jobs[job.job].name: job for job in running}
@@ -111,7 +111,7 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         if as_now == as_placed and job.model in (None, placed.model):
             kept_so = kept_as_it_runs(fleet, job, mine)
             return {"current": "stays"} if kept_so is None else {
-                "current": "stays", "stay_reason": kept_so, "stay_reason_code": StayCode.SETTINGS_KEPT}
+                "current": "stays", "stay_reason": kept_so[1], "stay_reason_code": kept_so[0]}
         pool = fleet.pools[job.pool].name
         holders = list(dict.fromkeys(holder for node, gpu in itertools.product(job.nodes, job.gpu_indexes)
                                      for holder in taking[pool, node, gpu] if holder[0] != placed.job))
@@ -171,15 +171,30 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
             f"keeping it where it runs{staying} {worse} this placement ({result.objective}){on_its_gpus}")
 
 
-def kept_as_it_runs(fleet: Fleet, job: RunningJob, mine: Sequence[Option]) -> str | None:
-    """Where the running `job` stays on its own settings (`Option.as_it_runs`: its SP, Offload or length are not
-    the planner's pick on its trainer GPUs), that they are kept as they run, in words, with the planner's plan there
-    (`mine`: its ways in its pool); else None."""
-    if not any(option.as_it_runs for option in mine):
+def kept_as_it_runs(fleet: Fleet, job: RunningJob, mine: Sequence[Option]) -> tuple[StayCode, str] | None:
+    """Where the running `job` stays on a trainer GPU count its ways in its pool do not take (`Option.at_running_count`:
+    grown past them, or started so by hand), or on its own settings (`Option.as_it_runs`: its SP, Offload or length
+    are not the planner's pick on its trainer GPUs), that they are kept as they run, with its code, in words naming
+    the counts its other ways there take or the planner's plan there (`mine`: its ways in its pool); else None."""
+    own_count = not any(option.plan.gpus == job.trainer_gpus and not (option.at_running_count or option.as_it_runs)
+                        for option in mine)
+    own_settings = any(option.as_it_runs for option in mine)
+    if not (own_count or own_settings):
         return None
     pick = _planners_pick(mine, job.trainer_gpus)
-    instead = "" if pick is None else f"; the planner's plan there: {pick.plan.setting.label}"
-    return f"its settings are kept as they run ({_settings(job)} on {job.trainer_gpus} trainer GPUs{instead})"
+    instead = "" if pick is None or not own_settings else f"; the planner's plan there: {pick.plan.setting.label}"
+    if not own_count:
+        return (StayCode.SETTINGS_KEPT,
+                f"its settings are kept as they run ({_settings(job)} on {job.trainer_gpus} trainer GPUs{instead})")
+    counts = [str(count) for count in sorted({option.plan.gpus for option in mine
+                                              if not (option.at_running_count or option.as_it_runs)})]
+    others = (f"its other ways in pool {fleet.pools[job.pool].name} take {either(counts)}" if counts
+              else f"no other way of its runs in pool {fleet.pools[job.pool].name}")
+    on = f"{job.trainer_gpus} trainer GPUs"
+    if not own_settings:
+        return StayCode.COUNT_KEPT, f"its trainer GPU count is kept as it runs ({on}; {others})"
+    return StayCode.COUNT_KEPT, (f"its trainer GPU count and settings are kept as they run ({_settings(job)} on {on}; "
+                                 f"{others}{instead})")
 
 
 def _planners_pick(mine: Sequence[Option], trainer_gpus: int) -> Option | None:

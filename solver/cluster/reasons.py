@@ -936,15 +936,17 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> s
         bound = [job for job, where in pools.items() if where == {index}]
         bound_need, pool_has = sum(fewest[job] for job in bound), pool.nodes * pool.gpus_per_node
         named = named_jobs([fleet.jobs[job].name for job in bound])
-        jobs = (f"the job only pool {pool.name} can run ({named}) takes at its fewest" if len(bound) == 1 else
-                f"the {len(bound)} jobs only pool {pool.name} can run ({named}) take at their fewest")
+        jobs, fewest_words = ((f"the job only pool {pool.name} can run ({named}) takes", "at its fewest")
+                              if len(bound) == 1 else
+                              (f"the {len(bound)} jobs only pool {pool.name} can run ({named}) take", "at their fewest"))
         if bound_need > pool_has:
-            return f": {jobs} {bound_need} GPUs, more than its {pool_has}{after}"
+            return f": {jobs} {fewest_words} {bound_need} GPUs, more than its {pool_has}{after}"
         if bound and (tightest is None or bound_need / pool_has > tightest[0]):
-            tightest = (bound_need / pool_has, f": {jobs} {bound_need} of its {pool_has} GPUs, {packing}")
-    if tightest is not None:
-        return tightest[1] + after
-    return f": at their fewest they take {need} of the fleet's {has} GPUs, {packing}{after}"
+            tightest = (bound_need / pool_has, f" ({jobs} {bound_need} of its {pool_has})")
+    # Where no pool's own jobs overflow it, the packing is the fleet's: the pool its own jobs fill the most is named
+    # beside it, not as the cause (its jobs may pack there alone, the others leaving no room for them elsewhere).
+    within = "" if tightest is None else tightest[1]
+    return f": at their fewest they take {need} of the fleet's {has} GPUs{within}, {packing}{after}"
 
 
 def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool, host_rounded: tuple[str, ...] = (),

@@ -139,8 +139,10 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [f"{lowered_note(names)}: set it in the job's config"] if columns.lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MOVED_NOTE] if moved else []) + (
         [MORE_ROLLOUT_NOTE] if more_rollout else []) + (
-        [AT_LEAST_NOTE] if any(at_most is None for at_most in columns.lengthened.values()) else []) + (
-        [AT_MOST_NOTE] if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
+        [AT_LEAST_NOTE + _validated_stops(here, capped=False)]
+        if any(at_most is None for at_most in columns.lengthened.values()) else []) + (
+        [AT_MOST_NOTE + _validated_stops(here, capped=True)]
+        if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
         [TRAINER_NODES_NOTE] if rollout_nodes else []) + ([TRAINING_NOTE] if columns.training else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
@@ -149,6 +151,19 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     for placement in sorted(here, key=lambda p: (p.nodes, p.gpu_indexes, p.job)):  # as the GPUs lie
         view.add_row(*_pool_row(pool, placement, columns))
     return TableOrBlocks(view, heading=columns.headers.index("job"))
+
+
+def _validated_stops(here: list[Placement], capped: bool) -> str:
+    """What an at_least note (`AT_LEAST_NOTE`, or `AT_MOST_NOTE` where `capped`) adds of the jobs placed `here` (with
+    an at_most where `capped`, else without) whose stretch stops at the longest their model is known to handle though
+    a plan reaches further (`Placement.stopped_at_validated`): each job, its length, and why it stops there; "" where
+    none does."""
+    stops = [f"; {placement.job} stops at {placement.plan.max_model_len}, "
+             + (f"as far as YaRN is validated for {placement.model}" if placement.plan.rope_scaling_factor
+                else f"{placement.model}'s native context")
+             + ", though a plan reaches further" for placement in here
+             if placement.stopped_at_validated and (placement.at_most is not None) == capped]
+    return "".join(stops)
 
 
 @dataclass(frozen=True)
