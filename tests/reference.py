@@ -868,7 +868,8 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
                       over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
-    has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB) and `shortfall_gib` more (what its gathered
+    has less than 1 GiB to spare (on a card of at most 48 GiB too: its default margin holds back the GiB such a card
+    runs optimistic by already) and `shortfall_gib` more (what its gathered
     layers may take beyond the fit, `_gathered_shortfall_gib`), one on a single GPU exactly where the guide
     strongly advises more (one GPU of at most 80 GiB, for a model of 4B parameters or more or more than 20480
     tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
@@ -890,7 +891,7 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     thin = any("GiB to spare where the estimate extrapolates" in caution for caution in cautions)
     room = plan.get("headroom_gb")
     expected = (plan.get("evidence") == "estimated" and bool(plan.get("beyond_calibration"))
-                and isinstance(room, float) and 0 <= room < (2.0 if memory_gib <= 48 else 1.0) + shortfall_gib)
+                and isinstance(room, float) and 0 <= room < 1.0 + shortfall_gib)
     if thin != expected:
         problems.append(f"a thin-headroom caution {'given' if thin else 'missing'} ({room!r} GiB to spare)")
     single = any(caution.startswith("one trainer GPU: ") for caution in cautions)
