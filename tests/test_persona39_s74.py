@@ -52,9 +52,9 @@ def test_a_key_no_trinity_release_has_is_refused(cli, tmp_path: Path):
     status, current = _check(cli, tmp_path, CONFIG_8K.replace("save_interval: 100", "save_interval: 100\n  foo_bar: 1"))
     assert status == 1 and current["refused"] is True
     assert current["config_problem_codes"] == ["no-such-key-refused"]
-    assert current["config_problems"] == [
+    assert current["config_problems"] == [(
         "trainer.foo_bar: no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity refuses the config (it "
-        "knows no such key): remove it, or move it where Trinity reads it"]
+        "knows no such key): remove it, or move it where Trinity reads it")]
 
 
 def test_a_misspelt_key_is_said_once_with_the_key_it_means(cli, tmp_path: Path):
@@ -74,7 +74,7 @@ def test_a_key_of_one_release_is_not_refused_without_a_release(cli, tmp_path: Pa
     refusal (with 0.5, `unknown-key-refused` says it)."""
     text = CONFIG_8K.replace("tensor_parallel_size: 1", "tensor_parallel_size: 1\n    data_parallel_size: 1")
     status, current = _check(cli, tmp_path, text)
-    assert "no-such-key-refused" not in current["config_problem_codes"]
+    assert (status, current["refused"], current["config_problem_codes"]) == (0, False, [])
 
 
 def test_the_keys_every_release_lacks_in_a_list_of_sections_and_in_order():
