@@ -173,7 +173,8 @@ def test_write_warns_of_the_patched_configs_problems_in_order(cli, tmp_path: Pat
                                        version="0.5")
     assert [(problem.code, problem.words) for problem in problems] == [
         (C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS), (C.ROLLOUT_LENGTH_REFUSED, ROLLOUT_WORDS),
-        (C.OFFLOAD_NEEDS_FSDP2, rule), (BASE_REFUSED.code, BASE_REFUSED.words), (C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
+        (C.OFFLOAD_NEEDS_FSDP2, rule), (BASE_REFUSED.code, BASE_REFUSED.words),
+        (C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
 
 
 def test_a_key_the_trainer_overrides_on_a_merged_one_is_said_left_where_the_05_patch_removes_its_own(plan_and_model):

@@ -288,7 +288,8 @@ def test_fragment_refuses_settings_that_are_not_what_its_text_says(monkeypatch: 
 def test_fragment_refuses_keys_of_a_section_that_are_not_together(monkeypatch: pytest.MonkeyPatch) -> None:
     # A defect of rft-solver's: a section opened twice would be a duplicate YAML key, which loaders read otherwise.
     keys = [PlanKey(path=("model", "max_model_len"), value=24576),
-            PlanKey(path=("trainer", "trainer_config", "x"), value=1), PlanKey(path=("trainer", "save_interval"), value=2),
+            PlanKey(path=("trainer", "trainer_config", "x"), value=1),
+            PlanKey(path=("trainer", "save_interval"), value=2),
             PlanKey(path=("trainer", "trainer_config", "z"), value=3)]
     monkeypatch.setattr("solver.trinity.settings.keys_for_plan", lambda *arguments, **options: keys)
     with pytest.raises(ValueError, match=r"^keys under trainer\.trainer_config are not grouped together$"):
@@ -1766,7 +1767,8 @@ def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
     spelt = {"model": {"max_model_len": 4096}, "trainer": {"ulysses_sequence_parallel_size": 2,
                                                            "ulysses_sequence_paralel_size": 4}}
     # The key meant is there: no misspelling, but a key Trinity's typed trainer section lacks.
-    assert check_trinity_config(spelt, catalog().model("8B"), 4) == [f"trainer.ulysses_sequence_paralel_size: {NO_SUCH_KEY}"]
+    assert check_trinity_config(spelt, catalog().model("8B"), 4) == [
+        f"trainer.ulysses_sequence_paralel_size: {NO_SUCH_KEY}"]
 
 
 @pytest.mark.parametrize(("section", "key", "meant"), [
