@@ -482,6 +482,7 @@ class ConfigProblemCode(str, Enum):
     TRAINER_KEYS_MERGED_REFUSED = "trainer-keys-merged-refused"
     UNKNOWN_KEY_REFUSED = "unknown-key-refused"
     UNKNOWN_KEY = "unknown-key"
+    NO_SUCH_KEY_REFUSED = "no-such-key-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
@@ -516,12 +517,14 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.PAST_DERIVED_LENGTH_REFUSED, ConfigProblemCode.UNRESOLVED_VALUE_REFUSED,
     ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED,
     ConfigProblemCode.WRONG_TYPE_REFUSED, ConfigProblemCode.ROLLOUT_LENGTH_REFUSED,
-    ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED})
+    ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED,
+    ConfigProblemCode.NO_SUCH_KEY_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
-response over the length, a required train batch, keys the release refuses, the allocator setting, a ref SP above an
-actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity does not load, an empty LoRA adapter path
-that Trinity 0.5's worker loads, a path ending in "/" that the worker loads, a LoRA rank that is no whole number,
+response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
+the allocator setting, a ref SP above an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity
+does not load, an empty LoRA adapter path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads,
+a LoRA rank that is no whole number,
 null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks, a length past
 the longest the rollout's vLLM derives from the model's config.json with no ``model.rope_scaling``, or past what a
 given one covers, that vLLM refuses, the rollout model's own length or RoPE scaling so, a RoPE scaling that vLLM,

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from config_cases import ARR, BASE, with_key
 from test_apiwords_s63 import flags_in
-from test_patchcheck_s57 import MERGED, MERGED_WORDS
+from test_patchcheck_s57 import BASE_REFUSED, MERGED, MERGED_WORDS
 
 import solver
 from solver.api import answer_query, config_query, with_config_verdicts
@@ -212,8 +212,9 @@ def test_patched_config_problems_name_the_api_by_default_and_write_for_the_comma
     patched = patched_trinity_config(MERGED, plan, model, version="0.5")
     api = patched_config_problems(MERGED, patched, plan, model, version="0.5")
     command = patched_config_problems(MERGED, patched, plan, model, version="0.5", option_names=COMMAND_OPTIONS)
-    assert [problem.words for problem in command] == [MERGED_WORDS]
-    assert [problem.words for problem in api] == [MERGED_WORDS.replace("--write", PATCH)]
+    base = BASE_REFUSED.words  # the anchor's own key, which Trinity refuses: words that name no option
+    assert [problem.words for problem in command] == [MERGED_WORDS, base]
+    assert [problem.words for problem in api] == [MERGED_WORDS.replace("--write", PATCH), base]
     assert not flags_in(api[0].words)
 
 

@@ -77,8 +77,9 @@ def test_an_environment_variable_or_an_unknown_resolver_is_not_judged(value: str
 
 def test_a_reference_through_a_key_that_reads_the_environment_is_not_judged():
     mapping = {"model": {"which": "${oc.env:WHICH,nope}", "lora_configs": [{"lora_rank": "${model.${model.which}}"}]}}
-    ((code, words),) = _problems(mapping)
+    ((own, own_words), (code, words)) = _problems(mapping)
     assert code == "unresolved-value" and "the config has no model.nope" in words
+    assert own == "no-such-key-refused" and own_words.startswith("model.which: no release of Trinity")  # the test's key
 
 
 def test_resolves_to_nothing_is_raised_only_where_no_environment_variable_is_read():

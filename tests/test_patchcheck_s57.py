@@ -31,6 +31,11 @@ HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, g
 MERGED = HEAD + "base: &base\n  balance_batch: true\n  param_offload: false\ntrainer:\n  <<: *base\n  megatron: {}\n"
 """A trainer section with a key of 0.6's of its own (megatron) and two merged in from an anchor (an offload flag and
 balance_batch), whose lines in the check have codes of their own."""
+BASE_REFUSED = ConfigProblem(C.NO_SUCH_KEY_REFUSED, (
+    "base: no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity refuses the config (it knows no such "
+    "key): remove it, or move it where Trinity reads it"))
+"""The anchor's own key, ``base``, which Trinity's typed Config lacks in every release: the configs that hold it are
+refused for it too (s74), whatever the patch does."""
 MERGED_WORDS = ("trainer.param_offload, trainer.balance_batch: keys of Trinity 0.6's trainer, which Trinity 0.5 "
                 "refuses (its TrainerConfig has no such key), so the config does not load; a '<<: *anchor' merges "
                 "them into trainer, and --write leaves the anchor as it is, since other sections may share it: remove "
@@ -67,10 +72,11 @@ def test_merged_keys_for_05_get_their_own_line_not_the_checks(plan_and_model):
         ("trainer.megatron",), ("trainer.param_offload", "trainer.balance_batch"))
     # The check alone, on the patched text, says what --write does not do: remove the merged keys.
     checked = trinity_config_problems(load_config_mapping(patched.text, "patched"), model, plan.gpus, version="0.5")
-    assert [problem.code for problem in checked] == [C.TRAINER_OFFLOAD_KEYS_REFUSED, C.TRAINER_KEYS_REFUSED]
-    assert all("--write does" in problem.words for problem in checked)
+    assert [problem.code for problem in checked] == [C.TRAINER_OFFLOAD_KEYS_REFUSED, C.TRAINER_KEYS_REFUSED,
+                                                     C.NO_SUCH_KEY_REFUSED]
+    assert all("--write does" in problem.words for problem in checked[:2])
     assert patched_config_problems(MERGED, patched, plan, model, version="0.5") == [
-        ConfigProblem(C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS)]
+        ConfigProblem(C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS), BASE_REFUSED]
     assert C.TRAINER_KEYS_MERGED_REFUSED in REFUSED_CONFIG_CODES  # Trinity 0.5 does not load it
 
 
@@ -84,14 +90,16 @@ def test_a_05_key_the_trainer_sets_and_an_anchor_merges_in_too_is_left_merged_no
         ("trainer.megatron",), ("trainer.balance_batch", "trainer.megatron"))
     assert patched_config_problems(text, patched, plan, model, version="0.5") == [ConfigProblem(
         C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS.replace("trainer.param_offload, trainer.balance_batch",
-                                                            "trainer.balance_batch, trainer.megatron"))]
+                                                            "trainer.balance_batch, trainer.megatron")), BASE_REFUSED]
 
 
 def test_a_patched_config_without_problems_has_none(plan_and_model):
+    # MERGED has the anchor's key alone (for 0.6, its trainer keys load).
     plan, model = plan_and_model
     for text, version in ((HEAD, None), (HEAD, "0.5"), (MERGED, "0.6"), (MERGED, None)):
         patched = patched_trinity_config(text, plan, model, version=version)
-        assert patched_config_problems(text, patched, plan, model, version=version) == [], (text, version)
+        assert patched_config_problems(text, patched, plan, model, version=version) == (
+            [] if text == HEAD else [BASE_REFUSED]), (text, version)
 
 
 def test_a_key_the_patch_changes_on_an_anchor_is_a_problem_with_its_code(plan_and_model):
@@ -156,7 +164,8 @@ def test_write_warns_of_the_patched_configs_problems_in_order(cli, tmp_path: Pat
     rule = ("trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy "
             "fsdp2, got none (Trinity before 0.6 takes fsdp)")
     assert (status, [line for line in err.splitlines() if line.startswith("solve: warning:")]) == (0, [
-        f"solve: warning: {patched}: {words}" for words in (MERGED_WORDS, ROLLOUT_WORDS, rule, ANCHORED_WORDS)])
+        f"solve: warning: {patched}: {words}"
+        for words in (MERGED_WORDS, ROLLOUT_WORDS, rule, BASE_REFUSED.words, ANCHORED_WORDS)])
     plan, model = solver.plan("8B", gpu="a100-80g", max_model_len=16384, budget_gpus=6, exact=True)[0].best, (
         solver.load_catalog().model("8B"))
     assert plan is not None
@@ -164,7 +173,8 @@ def test_write_warns_of_the_patched_configs_problems_in_order(cli, tmp_path: Pat
                                        version="0.5")
     assert [(problem.code, problem.words) for problem in problems] == [
         (C.TRAINER_KEYS_MERGED_REFUSED, MERGED_WORDS), (C.ROLLOUT_LENGTH_REFUSED, ROLLOUT_WORDS),
-        (C.OFFLOAD_NEEDS_FSDP2, rule), (C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
+        (C.OFFLOAD_NEEDS_FSDP2, rule), (BASE_REFUSED.code, BASE_REFUSED.words),
+        (C.ANCHORED_KEY_CHANGED, ANCHORED_WORDS)]
 
 
 def test_a_key_the_trainer_overrides_on_a_merged_one_is_said_left_where_the_05_patch_removes_its_own(plan_and_model):
@@ -178,4 +188,4 @@ def test_a_key_the_trainer_overrides_on_a_merged_one_is_said_left_where_the_05_p
         C.TRAINER_KEYS_MERGED_REFUSED, (
             "trainer.megatron: a key of Trinity 0.6's trainer, which Trinity 0.5 refuses (its TrainerConfig has no "
             "such key), so the config does not load; a '<<: *anchor' merges it into trainer, and --write leaves the "
-            "anchor as it is, since other sections may share it: remove it there"))]
+            "anchor as it is, since other sections may share it: remove it there")), BASE_REFUSED]

@@ -288,7 +288,8 @@ def test_fragment_refuses_settings_that_are_not_what_its_text_says(monkeypatch: 
 def test_fragment_refuses_keys_of_a_section_that_are_not_together(monkeypatch: pytest.MonkeyPatch) -> None:
     # A defect of rft-solver's: a section opened twice would be a duplicate YAML key, which loaders read otherwise.
     keys = [PlanKey(path=("model", "max_model_len"), value=24576),
-            PlanKey(path=("trainer", "trainer_config", "x"), value=1), PlanKey(path=("trainer", "y"), value=2),
+            PlanKey(path=("trainer", "trainer_config", "x"), value=1),
+            PlanKey(path=("trainer", "save_interval"), value=2),
             PlanKey(path=("trainer", "trainer_config", "z"), value=3)]
     monkeypatch.setattr("solver.trinity.settings.keys_for_plan", lambda *arguments, **options: keys)
     with pytest.raises(ValueError, match=r"^keys under trainer\.trainer_config are not grouped together$"):
@@ -1386,7 +1387,7 @@ def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
     assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    # host memory: 102.2 GiB per node for Offload; not "
             "checked: host_ram_gb not given\n    trainer_strategy: fsdp2\n") in after
     assert after.endswith("                    offload_policy: true\n\n# end of file\n")
-    assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
+    assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == [f"buffer.items: {NO_SUCH_KEY}"]
 
 
 def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_strategy() -> None:
@@ -1742,6 +1743,11 @@ def test_no_trainer_gpus_is_said_once_though_trinity_05_checks_a_role_sp_as_well
          "attention heads of Qwen3-4B, and Trinity 0.5 checks the ref's SP as the actor's: it refuses the config")]
 
 
+NO_SUCH_KEY = ("no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity refuses the config (it knows no "
+               "such key): remove it, or move it where Trinity reads it")
+"""The words of a key that every Trinity release's typed section lacks (`no-such-key-refused`), after its path."""
+
+
 def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
     # A misspelt key leaves the one meant unset: each is named with the key it likely means, at any depth read.
     mapping = {"model": {"max_model_len": 32768, "min_response_tokens": 16},
@@ -1758,12 +1764,16 @@ def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
         f"trainer.max_tokens_len_per_gpu: did you mean max_token_len_per_gpu? {unset}",
         ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_polcy: did you mean offload_policy? "
          f"{dropped}"),
-    ]  # not trainr: the config has its trainer; nor Trinity's min_response_tokens, less alike to max_response_tokens
+        f"trainr: {NO_SUCH_KEY}",
+    ]  # trainr no misspelling: the config has its trainer; nor Trinity's min_response_tokens, less alike to
+    # max_response_tokens; but Trinity refuses trainr as it refuses any key its typed Config lacks
     assert check_trinity_config({"trainr": {}, "model": {"max_model_len": 4096}}, catalog().model("8B"), 4) == [
         f"trainr: did you mean trainer? {unset}"]
     spelt = {"model": {"max_model_len": 4096}, "trainer": {"ulysses_sequence_parallel_size": 2,
                                                            "ulysses_sequence_paralel_size": 4}}
-    assert check_trinity_config(spelt, catalog().model("8B"), 4) == []  # the key meant is there: a key of the user's
+    # The key meant is there: no misspelling, but a key Trinity's typed trainer section lacks.
+    assert check_trinity_config(spelt, catalog().model("8B"), 4) == [
+        f"trainer.ulysses_sequence_paralel_size: {NO_SUCH_KEY}"]
 
 
 @pytest.mark.parametrize(("section", "key", "meant"), [

@@ -4,6 +4,7 @@ sections of Trinity's typed config."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from math import isfinite
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, NamedTuple
@@ -149,6 +150,31 @@ class TrinityRelease(Frozen, defer_build=True):
             section = self._child(section, path[depth])
         return True
 
+    def lacked(self, config: Mapping[str, Any]) -> tuple[tuple[str | int, ...], ...]:
+        """The paths of `config`'s keys that this release's typed sections lack, which its merge refuses, in the
+        config's order: each
+        section's keys checked, and its sections' below the keys it has (a field typed ``Any`` or ``dict`` keeps any
+        key; an item of a list or mapping of sections is checked as a section)."""
+        lacked: list[tuple[str | int, ...]] = []
+
+        def walk(node: Any, section: str, at: tuple[str | int, ...]) -> None:
+            item = f"{section}.{ITEM}".removeprefix(".")
+            if item in self.sections:
+                items = node.items() if isinstance(node, Mapping) else enumerate(node) if isinstance(node, list) else ()
+                for key, value in items:
+                    walk(value, item, (*at, key))
+            elif section in self.sections and isinstance(node, Mapping):
+                for key, value in node.items():
+                    if not isinstance(key, str):
+                        continue
+                    if key in self.sections[section]:
+                        walk(value, f"{section}.{key}".removeprefix("."), (*at, key))
+                    else:
+                        lacked.append((*at, key))
+
+        walk(config, "", ())
+        return tuple(lacked)
+
     def _child(self, section: str, key: str | int) -> str:
         """The path of the section at `key` in `section` (its items', where `section` holds sections as items)."""
         item = f"{section}.{ITEM}".removeprefix(".")
@@ -173,6 +199,12 @@ class TrinityFields(Frozen, defer_build=True):
         where the config lacks its key at ``lacking - 1`` (`TrinityRelease.fills`)."""
         return any(release.fills(path, lacking) for name, release in self.releases.items()
                    if minor is None or name.startswith(f"{minor}."))
+
+    def lacked_by_every_release(self, config: Mapping[str, Any]) -> tuple[tuple[str | int, ...], ...]:
+        """The paths of `config`'s keys that every release's typed sections lack (`TrinityRelease.lacked`), in the
+        config's order: every release refuses the config as it loads it."""
+        first, *others = (release.lacked(config) for release in self.releases.values())
+        return tuple(path for path in first if all(path in lacked for lacked in others))
 
 
 UNION_TAGS = ("<tokens>", "<at_least>")

@@ -1484,7 +1484,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)
-    _check_misspelt_keys(checks, version)
+    _check_no_such_keys(checks, _check_misspelt_keys(checks, version))
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version)
     _check_missing_kept(checks)
@@ -1594,9 +1594,11 @@ def _read_elsewhere_words(key: str, section: tuple[str, ...]) -> str:
     return f"; or is it {key} misplaced (a key of {' and of '.join(places)}, read there)?" if places else ""
 
 
-def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) -> frozenset[Path]:
     """Check for keys spelt almost as one rft-solver reads (`READ_KEYS`) that their section lacks: that key is then
-    unset, whatever the misspelt one says (and Trinity refuses a key it does not know where `_schema_refuses`)."""
+    unset, whatever the misspelt one says (and Trinity refuses a key it does not know where `_schema_refuses`).
+    Return their paths."""
+    misspelt: set[Path] = set()
     for section, known in READ_KEYS.items():
         mapping = value_at(checks.mapping, section) if section else checks.mapping
         if not isinstance(mapping, Mapping):
@@ -1606,6 +1608,7 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
             if (isinstance(key, str) and key not in known and key not in OWN_KEYS_NEAR_READ
                     and (meant := _misspelling_of(key, lacking))):
                 path = (*section, key)
+                misspelt.add(path)
                 unset = (f"{'.'.join(path)}: did you mean {meant}? That key is unset, and read as such"
                          f"{_read_elsewhere_words(key, section)}")
                 if _schema_refuses(path, version):
@@ -1614,4 +1617,17 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
                 else:
                     checks.add(ConfigProblemCode.MISSPELT_KEY,
                                f"{unset} ({_unchecked_words(version, 'drops the key')})")
+    return frozenset(misspelt)
+
+
+def _check_no_such_keys(checks: _ConfigChecks, misspelt: frozenset[Path]) -> None:
+    """Check for keys that every Trinity release's typed sections lack (`TrinityFields.lacked_by_every_release`;
+    ``trainer.trainer_config``, typed ``Any``, keeps any key): every release refuses the config as it loads it. A key
+    `misspelt` for one rft-solver reads is said there, with the key it likely means."""
+    fields = load_trinity_fields()
+    releases = f"{min(fields.releases)} to {max(fields.releases)}"
+    for path in (path for path in fields.lacked_by_every_release(checks.mapping) if path not in misspelt):
+        checks.add(ConfigProblemCode.NO_SUCH_KEY_REFUSED, (
+            f"{dotted(path)}: no release of Trinity ({releases}) has this key there, so Trinity refuses the config "
+            "(it knows no such key): remove it, or move it where Trinity reads it"))
 

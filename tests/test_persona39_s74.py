@@ -1,0 +1,84 @@
+"""A platform engineer scripting rft-solver (persona 39: every command with --json, validated against the schemas,
+exit statuses, files and error lines): what disagreed with the docs or misled a script, each fixed here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from solver.tables import load_trinity_fields
+
+CONFIG_8K = """\
+algorithm:
+  algorithm_type: grpo
+  repeat_times: 8
+buffer:
+  batch_size: 96
+model:
+  model_path: Qwen/Qwen3-8B
+  max_prompt_tokens: 2048
+  max_response_tokens: 6144
+  max_model_len: 8192
+cluster:
+  node_num: 1
+  gpu_per_node: 8
+explorer:
+  rollout_model:
+    engine_num: 2
+    tensor_parallel_size: 1
+trainer:
+  save_interval: 100
+"""
+"""A config whose settings train (vanilla on six H20s at 8192 tokens: documented), for `--check` to pass."""
+
+
+def _check(cli, tmp_path: Path, text: str) -> tuple[int, dict]:
+    """`solve --from-config --check --gpu h20 --json` of `text`: its exit status and its one answer's `current`."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text(text)
+    status, out, _ = cli("--from-config", str(config), "--check", "--gpu", "h20", "--json")
+    (answer,) = json.loads(out)
+    return status, answer["current"]
+
+
+def test_the_config_as_given_passes_the_check(cli, tmp_path: Path):
+    status, current = _check(cli, tmp_path, CONFIG_8K)
+    assert (status, current["trains"], current["refused"], current["config_problem_codes"]) == (0, True, False, [])
+
+
+def test_a_key_no_trinity_release_has_is_refused(cli, tmp_path: Path):
+    """Trinity's load_config merges the file into its typed Config, which refuses a key it lacks in every release:
+    --check passed such a config (exit 0, "it trains"), which Trinity then refused as it loaded it."""
+    status, current = _check(cli, tmp_path, CONFIG_8K.replace("save_interval: 100", "save_interval: 100\n  foo_bar: 1"))
+    assert status == 1 and current["refused"] is True
+    assert current["config_problem_codes"] == ["no-such-key-refused"]
+    assert current["config_problems"] == [(
+        "trainer.foo_bar: no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity refuses the config (it "
+        "knows no such key): remove it, or move it where Trinity reads it")]
+
+
+def test_a_misspelt_key_is_said_once_with_the_key_it_means(cli, tmp_path: Path):
+    status, current = _check(cli, tmp_path, CONFIG_8K.replace("trainer:", "trainr:"))
+    assert status == 1 and current["config_problem_codes"] == ["misspelt-key-refused"]
+
+
+def test_keys_under_a_field_typed_any_are_not_judged(cli, tmp_path: Path):
+    """``trainer.trainer_config`` is typed Any: Trinity keeps what a config writes there (verl judges it later)."""
+    text = CONFIG_8K + "  trainer_config:\n    my_own_section: {anything: 1}\n"
+    status, current = _check(cli, tmp_path, text)
+    assert (status, current["config_problem_codes"]) == (0, [])
+
+
+def test_a_key_of_one_release_is_not_refused_without_a_release(cli, tmp_path: Path):
+    """Trinity 0.6's rollout ``data_parallel_size`` is a key 0.5 lacks: without --trinity-version it is no such key's
+    refusal (with 0.5, `unknown-key-refused` says it)."""
+    text = CONFIG_8K.replace("tensor_parallel_size: 1", "tensor_parallel_size: 1\n    data_parallel_size: 1")
+    status, current = _check(cli, tmp_path, text)
+    assert (status, current["refused"], current["config_problem_codes"]) == (0, False, [])
+
+
+def test_the_keys_every_release_lacks_in_a_list_of_sections_and_in_order():
+    config = {"zzz": 1, "buffer": {"explorer_input": {"eval_tasksets": [{"name": "a", "bogus": 2}]}},
+              "trainer": {"trainer_config": {"free": 1}, "save_intervall": 3}, "aaa": 4}
+    assert load_trinity_fields().lacked_by_every_release(config) == (
+        ("zzz",), ("buffer", "explorer_input", "eval_tasksets", 0, "bogus"), ("trainer", "save_intervall"), ("aaa",))
