@@ -64,10 +64,18 @@ TRAINER_NODES_NOTE = ("host GiB/node (node N, ...): needed only on the nodes nam
 """A cluster table's note on the jobs with nodes of their rollout alone, whose host need is their trainer's nodes'."""
 TRAINING_NOTE = ("training: full fine-tuning, or LoRA of the job's lora_rank; ref or no ref: whether its run builds a "
                  "reference model (the job's reference_model; absent, none with LoRA), whose pinned shards the host "
-                 "memory need counts; critic resident, offloaded or reloaded: the PPO critic it trains beside the "
-                 "actor (the job's critic), where the critic keeps its states")
+                 "memory need counts")
 """A cluster table's note on its training column, shown where a job placed there trains LoRA, builds no reference
 model or trains a PPO critic."""
+CRITIC_NOTE = ("; critic resident, offloaded or reloaded: the PPO critic it trains beside the actor (the job's critic), "
+               "where the critic keeps its states")
+"""What `TRAINING_NOTE` says besides where a job of the table trains a PPO critic."""
+
+
+def training_note(critic: bool) -> str:
+    """The note on a cluster table's training column (`TRAINING_NOTE`), with what it says of a PPO critic where a job
+    of the table trains one (`critic`)."""
+    return TRAINING_NOTE + (CRITIC_NOTE if critic else "")
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -145,7 +153,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         if any(at_most is None for at_most in columns.lengthened.values()) else []) + (
         [AT_MOST_NOTE + _validated_stops(here, capped=True)]
         if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
-        [TRAINER_NODES_NOTE] if rollout_nodes else []) + ([TRAINING_NOTE] if columns.training else [])
+        [TRAINER_NODES_NOTE] if rollout_nodes else []) + (
+        [training_note(any(placement.plan.critic for placement in here))] if columns.training else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (
@@ -476,7 +485,8 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     for job in unplaced:
         by_reason.setdefault(job.reason, []).append(job)
     training = any(job.lora_rank is not None for job in unplaced)
-    view = Table(title=title, title_justify="left", caption_justify="left", caption=TRAINING_NOTE if training else None)
+    view = Table(title=title, title_justify="left", caption_justify="left",
+                 caption=training_note(any(job.critic for job in unplaced)) if training else None)
     longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
     view.add_column("jobs" if len(by_reason) < len(unplaced) else "job",
                     max_width=max(UNPLACED_JOBS_WIDTH, longest + 1), overflow="fold")
