@@ -9,15 +9,18 @@ optimum."""
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from cluster_api import buy, place
-from cluster_reference import best_value, check_placements, value_of
+from cluster_reference import best_value, check_placements, random_instance, value_of
+from test_cluster import reaches_the_optimum_then_widens
 
-from solver.tables import Fleet, load_catalog, load_fleet
+from solver.tables import CRITIC_STATES, Fleet, load_catalog, load_fleet
 
 CATALOG = load_catalog()
 
@@ -173,3 +176,14 @@ def test_the_api_s_place_and_buy_nodes_take_a_job_s_critic(tmp_path: Path):
     assert (placed["long-8b"].gpus, placed["long-8b"].setting.label, placed["long-8b"].critic) == (
         8, "Env + Offload + SP=4", "resident")
     assert placed["math-4b"].critic is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_fleets_with_critics_reach_the_brute_force_optimum_then_widen(seed: int, tmp_path: Path):
+    # tests/cluster_reference.py's tiny random fleets, each job with a critic or none: the placement (unwidened and
+    # widened) is checked by the reference, which counts each job's critic, and reaches its optimum.
+    rng = random.Random(7400 + seed)
+    instance = random_instance(rng)
+    for job in instance["jobs"]:
+        job["critic"] = rng.choice(("none", *CRITIC_STATES))
+    reaches_the_optimum_then_widens(instance, tmp_path, minimize_nodes=False, estimates=True)
