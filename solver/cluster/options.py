@@ -309,7 +309,8 @@ class Planner:
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=self.trinity_version, option_names=self.option_names,
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
-                          critic=training.critic).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
+                          critic=training.critic,
+                          ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE})
 
     def roomy_margin(self, gpu: str, model: str) -> float:

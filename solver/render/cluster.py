@@ -67,8 +67,8 @@ TRAINING_NOTE = ("training: full fine-tuning, or LoRA of the job's lora_rank; re
                  "memory need counts")
 """A cluster table's note on its training column, shown where a job placed there trains LoRA, builds no reference
 model or trains a PPO critic."""
-CRITIC_NOTE = ("; critic resident, offloaded or reloaded: the PPO critic it trains beside the actor (the job's critic), "
-               "where the critic keeps its states")
+CRITIC_NOTE = ("; critic resident, offloaded or reloaded: the PPO critic it trains beside the actor (the job's "
+               "critic), where the critic keeps its states")
 """What `TRAINING_NOTE` says besides where a job of the table trains a PPO critic."""
 
 
