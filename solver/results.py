@@ -2028,7 +2028,7 @@ class FitsWith(Frozen, defer_build=True):
     trainer_gpus: int = Field(description="the trainer GPUs of the planner's plan for it there")
 
 
-UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "lora_rank", "reference_model")
+UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "lora_rank", "reference_model", "critic")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2058,12 +2058,15 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "with --current (the placement the fleet runs now): stops where the job runs now and there is a placement; "
         "left out otherwise"))
     lora_rank: int | None = Field(default=None, description=(
-        "where the job trains LoRA or builds no reference model (what a cluster table's training column shows): its "
-        "LoRA rank (its lora_rank), whose states its plans count, 0 for full fine-tuning; left out for full "
-        "fine-tuning with a reference model"))
+        "where the job trains LoRA, builds no reference model or trains a PPO critic (what a cluster table's training "
+        "column shows): its LoRA rank (its lora_rank), whose states its plans count, 0 for full fine-tuning; left out "
+        "for full fine-tuning with a reference model and no critic"))
     reference_model: bool | None = Field(default=None, description=(
         "where lora_rank is given: whether the job's run builds a reference model, whose pinned shards its host "
         "memory need counts (its reference_model; absent, none with LoRA); left out with lora_rank"))
+    critic: CriticStates | None = Field(default=None, description=(
+        "where the job trains a PPO critic beside the actor (its critic), where the critic keeps its states, as its "
+        "plans would count them: resident, offloaded or reloaded; left out where it trains none"))
 
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""

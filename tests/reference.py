@@ -54,6 +54,11 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   multiple of 1024); where the rule above does not make it estimated at L, its max_token_len_per_gpu is the
   larger of ceil(L / s) and the lesser of Tc and ceil(2L / s) - 1 rounded down to a multiple of 1024
   (lowered_budget: whether that is below ceil(2L / s)); its memory fields are the memory model's at that budget.
+- With a PPO `critic` ("resident", "offloaded" or "reloaded"): no cell vouches (the tables measured the actor
+  alone), so only estimates plan, the memory model counting the critic's states where they stay on the GPU and its
+  own update's peak (`breakdown(..., critic=...)`), the tables still refuting; an offloaded or reloaded critic's
+  states count in host memory, per trainer GPU what Offload keeps of the actor per parameter for each of the
+  critic's parameters (the model's less its untied output projection, with a one-output value head).
 - A plan with SP (s > 1) on a GPU type whose GPUs reach one another over PCIe is cautioned; the caution names SP 1 as
   what may train faster only where the same query, cheapest, with SP pinned to 1 at the plan's length has a plan,
   and else says that no plan without SP fits that length.
@@ -177,17 +182,19 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
     return problems
 
 
-def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None, offload: bool) -> list[str]:
+def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None, offload: bool,
+                      critic: str | None = None) -> list[str]:
     """With --host-ram: every plan loads the model into host memory at start-up (`_load_need`); Offload keeps the
-    states there too, each node its trainer GPUs' share (`_host_need`); more than `host_ram_gb`, the need rounded up
-    to a tenth of a GiB as plans give it, does not fit."""
+    states there too, each node its trainer GPUs' share (`_host_need`), and so does an offloaded or reloaded PPO
+    `critic` its own; more than `host_ram_gb`, the need rounded up to a tenth of a GiB as plans give it, does not
+    fit."""
     if host_ram_gb is None:
         return []
     if not offload:
-        need = _up_to_a_tenth(_load_need(model, n, node_gpus))
+        need = _up_to_a_tenth(_load_need(model, n, node_gpus, critic))
         problem = f"loading the model needs {need:.1f} GiB of host memory per node, more than --host-ram"
         return [f"{problem} {host_ram_gb:g}"] if need > host_ram_gb else []
-    need = _up_to_a_tenth(_host_need(model, n, node_gpus))
+    need = _up_to_a_tenth(_host_need(model, n, node_gpus, critic))
     return [f"Offload needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"] \
         if need > host_ram_gb else []
 
@@ -240,9 +247,10 @@ def _estimate_margin(memory_gib: float, margin: float | None = None) -> float:
 
 @functools.cache
 def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int,
-                      env_pinned_off: bool, margin: float | None = None) -> int:
+                      env_pinned_off: bool, margin: float | None = None, critic: str | None = None) -> int:
     """The longest length (up to 2**21 tokens) at which the shipped memory model, with its margin, fits this
-    setting; 0 when not even 1 token does, or the setting is not estimated (Env off, unless pinned off).
+    setting (with a PPO `critic` beside the actor: its states where they stay on the GPU, and its own update's peak);
+    0 when not even 1 token does, or the setting is not estimated (Env off, unless pinned off).
     Memory grows with the length (a tested property), so a bisection finds it."""
     memory = load_memory_model()
     if not env and not env_pinned_off:
@@ -250,7 +258,7 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 
     def fits(length: int) -> bool:
         return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
-                         memory.coefficients, _estimate_margin(memory_gib, margin)).fits
+                         memory.coefficients, _estimate_margin(memory_gib, margin), critic=critic).fits
 
     if not fits(1):
         return 0
@@ -262,13 +270,14 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 
 
 def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool,
-                      offload: bool, sp: int, env_pinned_off: bool, margin: float | None = None) -> int:
+                      offload: bool, sp: int, env_pinned_off: bool, margin: float | None = None,
+                      critic: str | None = None) -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
     (the memory model's longest, no longer than the last row of each refuting table, `_tables_asked`,
     that does not say the setting ran out of memory); one fewer where a refuting table says the setting ran out of
     memory at the longest length that takes Tc, floor(Tc x s / 2) (cells that contradict themselves); 0 when
     nothing is estimated."""
-    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin)
+    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic)
     asked = _tables_asked(tables, n, bool(offload))
     for table, asked_offload in asked:
         if _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, longest):
@@ -291,17 +300,19 @@ def _tables_asked(tables: list[dict[int, Table]], n: int, offload: bool) -> list
 
 
 def _table_stop(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
-                sp: int, env_pinned_off: bool, margin: float | None = None) -> int | None:
+                sp: int, env_pinned_off: bool, margin: float | None = None, critic: str | None = None) -> int | None:
     """Where a refuting table stops the setting's estimate short of the memory model's longest: the longest L that
     `_estimated` holds at, when it does not hold at the memory model's longest; None otherwise (or when no length is
     estimated). A bisection: a length that a table says ran out of memory, so does every longer one."""
-    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin)
-    if not longest or _estimated(tables, the_model, memory_gib, n, env, offload, sp, longest, env_pinned_off, margin):
+    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic)
+    if not longest or _estimated(tables, the_model, memory_gib, n, env, offload, sp, longest, env_pinned_off, margin,
+                                 critic):
         return None
     low, high = 0, longest  # estimated at low (0: none), not at high
     while high - low > 1:
         middle = (low + high) // 2
-        estimated = _estimated(tables, the_model, memory_gib, n, env, offload, sp, middle, env_pinned_off, margin)
+        estimated = _estimated(tables, the_model, memory_gib, n, env, offload, sp, middle, env_pinned_off, margin,
+                               critic)
         low, high = (middle, high) if estimated else (low, middle)
     return low or None
 
@@ -317,11 +328,13 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
 
 
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
-               sp: int, length: int, env_pinned_off: bool, margin: float | None = None) -> bool:
-    """Whether the memory model vouches for the setting on n GPUs at L: it fits, and no refuting table
-    (`_tables_asked`) says the setting ran out of memory at L."""
+               sp: int, length: int, env_pinned_off: bool, margin: float | None = None,
+               critic: str | None = None) -> bool:
+    """Whether the memory model vouches for the setting on n GPUs at L (with a PPO `critic`, its states and update
+    counted): it fits, and no refuting table (`_tables_asked`) says the setting ran out of memory at L (the tables
+    measured the actor alone: what ran out of memory without a critic does with one)."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off,
-                                        margin)
+                                        margin, critic)
             and not any(_ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, length)
                         for table, asked_offload in _tables_asked(tables, n, bool(offload))))
 
@@ -500,22 +513,24 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
             length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None,
-            estimated: bool, margin: float | None = None) -> dict[str, float | None]:
+            estimated: bool, margin: float | None = None, critic: str | None = None) -> dict[str, float | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
-    shipped memory model (not the tables); the host memory a node of `node_gpus` needs: with Offload (`_host_need`),
-    or with `host_ram_gb` given (`_load_need`). An `estimated` plan's at the margin estimates there are held to."""
+    shipped memory model (not the tables), with a PPO `critic` beside the actor where one is counted; the host memory
+    a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given or a critic held in host
+    memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to."""
     memory = load_memory_model()
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, _estimate_margin(memory_gib, margin) if estimated else memory.margin,
-                       tokens)
+                       tokens, critic=critic)
+    held = critic in ("offloaded", "reloaded")
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "headroom_at_step": result.step_binds,
-            "headroom_at_critic_pass": False,  # no critic
-            "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
-            else _up_to_a_tenth(_load_need(model, n, node_gpus)) if host_ram_gb is not None else None,
+            "headroom_at_critic_pass": result.critic_pass_binds,
+            "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus, critic)) if offload
+            else _up_to_a_tenth(_load_need(model, n, node_gpus, critic)) if host_ram_gb is not None or held else None,
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
             "lora_rank": 0,  # full fine-tuning's states
-            "critic": None}  # no critic
+            "critic": critic}
 
 
 def _up_to_a_tenth(gib: float) -> float:
@@ -554,25 +569,48 @@ def _pinned_fp32(model: Any, n: int) -> float:
     return sum(block(4 * shard) for shard in shards) * model.parameters_b * 1e9 / values
 
 
-def _host_need(model: Any, n: int, node_gpus: int) -> float:
+def _critic_parameters(model: Any) -> float:
+    """The parameters of a PPO critic made from the model: the model's less its output projection (an untied model's
+    vocabulary x hidden matrix; a tied one's is its embeddings, which the critic keeps), with a value head of one
+    output: a weight per hidden unit and a bias."""
+    output = 0 if model.tied_embeddings else model.vocab_size * model.hidden_size
+    return model.parameters_b * 1e9 - output + model.hidden_size + 1
+
+
+def _held_critic(model: Any, n: int, critic: str | None) -> float:
+    """Bytes one trainer GPU's share of a PPO critic keeps in host memory while the actor trains: for an offloaded or
+    reloaded `critic`, what Offload keeps of a full fine-tuned actor per parameter (pinned fp32 parameters and
+    gradients, `_pinned_fp32` each, and Adam's two fp32 moments, 8 bytes a value) for each of the critic's
+    parameters; none for a resident critic, nor without one."""
+    if critic not in ("offloaded", "reloaded"):
+        return 0.0
+    parameters = model.parameters_b * 1e9
+    return (2 * _pinned_fp32(model, n) + 8 * parameters / n) * _critic_parameters(model) / parameters
+
+
+def _host_need(model: Any, n: int, node_gpus: int, critic: str | None = None) -> float:
     """GiB of host memory a node needs for Offload, the larger of two moments. Training: per trainer GPU on the
     node, pinned fp32 parameters, pinned fp32 gradients and the reference model's pinned fp32 weights (Trinity 0.6's)
-    (`_pinned_fp32` each), and Adam's two fp32 moments, 8 bytes a value. Loading: the whole fp32 model on each of the
-    node's ranks (tied embeddings) or on one, beside the node's pinned fp32 parameter and reference shards."""
+    (`_pinned_fp32` each), and Adam's two fp32 moments, 8 bytes a value, and the share of a `critic` held there
+    (`_held_critic`). Loading: the whole fp32 model on each of the node's ranks (tied embeddings) or on one, beside
+    the node's pinned fp32 parameter and reference shards."""
     pinned_fp32 = _pinned_fp32(model, n)
-    per_gpu = 3 * pinned_fp32 + 8 * model.parameters_b * 1e9 / n
+    per_gpu = 3 * pinned_fp32 + 8 * model.parameters_b * 1e9 / n + _held_critic(model, n, critic)
     on_node = min(n, node_gpus)
     loading = 4 * model.parameters_b * 1e9 * (on_node if model.tied_embeddings else 1) + 2 * pinned_fp32 * on_node
     return max(per_gpu * on_node, loading) / 2**30
 
 
-def _load_need(model: Any, n: int, node_gpus: int) -> float:
-    """GiB of host memory a node needs while verl loads the model without Offload: the whole model in fp32 on each
+def _load_need(model: Any, n: int, node_gpus: int, critic: str | None = None) -> float:
+    """GiB of host memory a node needs without Offload: while verl loads the model, the whole model in fp32 on each
     of the node's ranks (tied embeddings) or on one, beside the node's pinned fp32 shards of the reference model,
-    which verl builds first (Trinity 0.6's)."""
+    which verl builds first (Trinity 0.6's); with a `critic` held in host memory, the larger of that and, while
+    training, the reference shards and the critic's (`_held_critic`) per trainer GPU on the node."""
     on_node = min(n, node_gpus)
     ranks = on_node if model.tied_embeddings else 1
-    return (4 * model.parameters_b * 1e9 * ranks + _pinned_fp32(model, n) * on_node) / 2**30
+    loading = 4 * model.parameters_b * 1e9 * ranks + _pinned_fp32(model, n) * on_node
+    training = (_pinned_fp32(model, n) + _held_critic(model, n, critic)) * on_node
+    return max(loading, training) / 2**30
 
 
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int,
@@ -655,6 +693,15 @@ class Query:
     budget_margin: float | None = None
     """The margin at which a token budget lowered with ``auto`` is chosen (None: `margin`): a cluster's at_least
     stretch stopped short of thin headroom keeps the budget of the margin it stopped at (`check_plan`)."""
+    critic: str | None = None
+    """A PPO critic trained beside the actor ("resident", "offloaded" or "reloaded"; None: none): the memory model
+    counts it, no cell vouches for a plan (the tables measured the actor alone; they still refute), and an offloaded
+    or reloaded one's states count in host memory."""
+
+    def cell_evidence(self, tables: dict[int, Table], the_model: Any, n: int, env: bool, offload: bool, sp: int,
+                      length: int, refuting: list[dict[int, Table]]) -> tuple[str, Any] | None:
+        """`_evidence`, the cell that vouches for the setting, where the query counts no critic; None with one."""
+        return None if self.critic else _evidence(tables, the_model, n, env, offload, sp, length, refuting)
 
     @property
     def without_env(self) -> bool:
@@ -701,31 +748,33 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
             continue
         for e in _pinned_values(query.env, [False, True]):
             for o in _pinned_values(query.offload, [False, True]):
-                if _host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o):
+                if _host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic):
                     continue
                 for s in _pinned_values(query.sp, list(range(1, n + 1))):
                     if (_sp_rule_problems(the_model, n, s) or _node_problem(n, s, query.node_gpus)
                             or _batch_problem(query.train_batch_size, n, s)):
                         continue
                     longest = 0 if not query.estimates else _longest_estimate(
-                        the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env, query.margin)
+                        the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env, query.margin,
+                        query.critic)
                     most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                    query.without_env, query.margin) \
+                                                    query.without_env, query.margin, query.critic) \
                         if query.estimates and query.token_budget == "auto" else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
                     # rows), the estimate's grid, and at the default budget where a table stops the estimate.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
                     stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env,
-                                       query.margin) if query.estimates and query.token_budget == "default" else None
+                                       query.margin, query.critic) \
+                        if query.estimates and query.token_budget == "default" else None
                     lengths = sorted(rows | set(range(1024, reach + 1, 1024)) | ({stop} if stop else set())) \
                         if objective == "max_len" else [query.max_model_len]
                     for length in lengths:
-                        found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
+                        found = query.cell_evidence(tables, the_model, n, e, o, s, length, refuting[1:])
                         tokens = _max_token_len_per_gpu(length, s)
                         if found is None and query.estimates and _estimated(
                                 refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                                query.margin):
+                                query.margin, query.critic):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
@@ -775,7 +824,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         "evidence": evidence,
         "source": None if source is None else _cited(source, catalog, gpu_type, the_model),
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
-                  query.host_ram_gb, evidence == "estimated", query.margin),
+                  query.host_ram_gb, evidence == "estimated", query.margin, query.critic),
         **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus)
                          if evidence == "estimated" else []),
         "trainer_nodes": _trainer_nodes(n, query.node_gpus),
@@ -1036,7 +1085,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         if (plan["nodes"], plan["rollout_gpus"]) != (layout["nodes"], layout["rollout_gpus"]):
             problems.append(f"nodes/rollout_gpus {plan['nodes']}/{plan['rollout_gpus']}, expected "
                             f"{layout['nodes']}/{layout['rollout_gpus']}")
-    problems.extend(_host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o))
+    problems.extend(_host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic))
 
     # Pins.
     for name, pin, value in (("sp", query.sp, s), ("env", query.env, e), ("offload", query.offload, o)):
@@ -1048,8 +1097,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         if length != query.max_model_len:
             problems.append(f"max_model_len={length} but {query.max_model_len} was asked for")
     elif plan["evidence"] == "estimated":
-        stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env, query.margin) \
-            if query.token_budget == "default" else None
+        stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env, query.margin,
+                           query.critic) if query.token_budget == "default" else None
         if length % 1024 and length != stop:
             problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid), nor where a "
                             "table stops the estimate")
@@ -1062,12 +1111,12 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     lowered = None
     budget_margin = query.margin if query.budget_margin is None else query.budget_margin
     if estimated and query.token_budget == "auto" and plan["evidence"] == "estimated" and \
-            _evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
+            query.cell_evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
             not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                           budget_margin) and \
+                           budget_margin, query.critic) and \
             length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                               query.without_env, budget_margin))
+                                                               query.without_env, budget_margin, query.critic))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
@@ -1089,7 +1138,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
 
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
-                        query.host_ram_gb, plan["evidence"] == "estimated", query.margin)
+                        query.host_ram_gb, plan["evidence"] == "estimated", query.margin, query.critic)
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
@@ -1108,7 +1157,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         problems.append(f"cost={plan['cost']!r}, expected {want_cost!r}")
 
     # Evidence and source: a cell when one vouches, else the memory model's estimate.
-    found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
+    found = query.cell_evidence(tables, the_model, n, e, o, s, length, refuting[1:])
     if found is not None:
         evidence, source = found[0], _cited(found[1], catalog, gpu_type, the_model)
         if plan["evidence"] != evidence:
@@ -1124,7 +1173,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         )
     else:
         if lowered is None and not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length,
-                                              query.without_env, query.margin):
+                                              query.without_env, query.margin, query.critic):
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")

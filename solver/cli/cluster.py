@@ -73,7 +73,7 @@ FILE_FIELDS = {
     "--model": "a job's model", "--model-config": "a job's model_config", "--len": "a job's max_model_len",
     "--rollout-gpus": "a job's rollout_gpus", "--train-batch-size": "a job's train_batch_size",
     "--lora-rank": "a job's lora_rank", "--reference": "a job's reference_model",
-    "--no-reference": "a job's reference_model",
+    "--no-reference": "a job's reference_model", "--critic": "a job's critic",
 }
 """The planner's options whose values a cluster file gives, by the field that gives them."""
 

@@ -297,8 +297,8 @@ class Planner:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
         on `estimate`'s evidence, with the planner's weights, time limit, memory model, margin (unless `margin`
         raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default) and Trinity
-        release, the job's `training` (its train batch, LoRA rank and reference model), and the pool's and the job's
-        limits named as a cluster file gives them."""
+        release, the job's `training` (its train batch, LoRA rank, reference model and critic), and the pool's and
+        the job's limits named as a cluster file gives them."""
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, env=env, sp=sp,
                           weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory,
@@ -309,6 +309,7 @@ class Planner:
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=self.trinity_version, option_names=self.option_names,
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
+                          critic=training.critic,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE})
 
@@ -342,12 +343,13 @@ class Planner:
 
     def host_tenths(self, job: Job, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `job` on `gpus` GPUs on one node needs there
-        (`host_memory_gib`, with its LoRA rank and reference model, as placements give it: `shown_host_tenths`, rounded
-        up to a tenth, a whole number of them: the jobs' figures, added up exactly, are what a node's host memory must
-        hold)."""
+        (`host_memory_gib`, with its LoRA rank, reference model and critic, as placements give it: `shown_host_tenths`,
+        rounded up to a tenth, a whole number of them: the jobs' figures, added up exactly, are what a node's host
+        memory must hold)."""
         return shown_host_tenths(host_memory_gib(
             self.catalog.model(job.model), gpus, offload=offload, version=self.trinity_version,
-            reference=counts_reference(job.reference_model, job.lora_rank), lora_rank=job.lora_rank))
+            reference=counts_reference(job.reference_model, job.lora_rank), lora_rank=job.lora_rank,
+            critic=job.training.critic))
 
 
 def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:

@@ -598,12 +598,14 @@ def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:
 
 
 def left_out(job: Job, **why: Any) -> Unplaced:
-    """`job` left out for `why` (`Unplaced`'s fields but the job's own): where it trains LoRA or builds no reference
-    model, with its LoRA rank and whether its run builds one, as its plans would count them."""
+    """`job` left out for `why` (`Unplaced`'s fields but the job's own): where it trains LoRA, builds no reference
+    model or trains a PPO critic, with its LoRA rank, whether its run builds one and its critic, as its plans would
+    count them."""
     reference = counts_reference(job.reference_model, job.lora_rank)
-    full_with_reference = reference and not job.lora_rank
-    return Unplaced(job=job.name, lora_rank=None if full_with_reference else job.lora_rank,
-                    reference_model=None if full_with_reference else reference, **why)
+    critic = job.training.critic
+    as_default = reference and not job.lora_rank and critic is None
+    return Unplaced(job=job.name, lora_rank=None if as_default else job.lora_rank,
+                    reference_model=None if as_default else reference, critic=critic, **why)
 
 
 def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool) -> str:

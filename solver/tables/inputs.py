@@ -34,8 +34,12 @@ from solver.tables.bounds import (
     MAX_LORA_RANK,
     MAX_NODE_GPUS,
     MAX_TRAIN_BATCH,
+    NO_CRITIC,
+    CriticChoice,
+    CriticStates,
     NodeInterconnect,
     checked_host_ram,
+    counted_critic,
     read_host_ram,
 )
 from solver.tables.schema import (
@@ -317,11 +321,13 @@ def _no_device_name(name: str) -> str:
 class JobTraining(NamedTuple):
     """What a cluster job's plans count besides its model and length (`_JobFields.training`), as the planner's
     questions take it: the train batch its data-parallel ranks divide (None: not checked), its LoRA rank (0: full
-    fine-tuning) and whether its run builds a reference model (None: unless LoRA)."""
+    fine-tuning), whether its run builds a reference model (None: unless LoRA) and where the PPO critic it trains
+    beside the actor keeps its states (None: it trains none)."""
 
     train_batch_size: int | None = None
     lora_rank: int = 0
     reference_model: bool | None = None
+    critic: CriticStates | None = None
 
 
 NO_LORA_REFERENCE = ("no Trinity release builds a reference model for a LoRA run (the actor with its adapter "
@@ -357,6 +363,10 @@ class _JobFields(Frozen, defer_build=True):
     reference_model: Flag | None = Field(default=None, description=(
         "whether the job's run builds a reference model, whose pinned shards its host memory need counts, as "
         "--reference/--no-reference; absent, counted but with a lora_rank"))
+    critic: CriticChoice = Field(default=NO_CRITIC, description=(
+        "the PPO critic the job's run trains beside the actor, as --critic: resident, its states on the trainer GPUs; "
+        "offloaded, in host memory; reloaded, in host memory but back on the GPUs for its own update; none (the "
+        "default): no critic"))
 
     @model_validator(mode="after")
     def _no_reference_with_lora(self) -> _JobFields:
@@ -367,9 +377,9 @@ class _JobFields(Frozen, defer_build=True):
 
     @property
     def training(self) -> JobTraining:
-        """What the job's plans count besides its model and length: its train batch, LoRA rank and reference
-        model."""
-        return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model)
+        """What the job's plans count besides its model and length: its train batch, LoRA rank, reference model
+        and critic."""
+        return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model, counted_critic(self.critic))
 
     @property
     def rollout_gpus_given(self) -> bool:
