@@ -88,7 +88,9 @@ def test_the_docs_say_a_config_s_lora_refuses_reference():
     assert ("(but for LoRA: `--lora-rank`'s, or a config's that every release it may run on turns on, "
             "`model.lora_configs` with a new adapter or one it loads, which none builds one for: refused)") in memory
     api = " ".join((DOCS / "api.md").read_text(encoding="utf-8").split())
-    assert "`reference_model=True` with LoRA, the config's or `lora_rank=`'s, is a `QueryError`" in api
+    assert ("`reference_model=True` with LoRA, the config's (`TrinityConfig.lora_key`, the key that turns it on with "
+            "every release it may run on: a new adapter, or one it loads, whatever rank the plans count) or "
+            "`lora_rank=`'s, is a `QueryError`") in api
 
 
 def test_json_md_s_rollout_engine_example_gives_the_check_s_figures(tmp_path: Path, cli: Cli):
