@@ -1063,9 +1063,9 @@ def config_query(
     if model is None:
         check_config_model(catalog, config, "model=M",
                            OWN_MODEL_IN_CODE.removeprefix("; or, for a model of your own, "))
-    if lora_rank is None:  # the config's LoRA, as make_query would refuse it with the option's
-        check_reference_with_lora(reference_model, config.lora_rank, option_names,
-                                  f"the config's LoRA (rank {config.lora_rank})")
+    if lora_rank is None and config.lora_key is not None:  # as make_query would refuse the option's
+        counted = f"rank {config.lora_rank}" if config.lora_rank else config.lora_key
+        check_reference_with_lora(reference_model, config.lora_rank, option_names, f"the config's LoRA ({counted})")
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,

@@ -624,6 +624,11 @@ class TrinityConfig(Frozen, defer_build=True):
     reference_model: bool = True
     """Whether Trinity (`version`) builds a reference model of its own for this config, whose pinned shards a node's
     host memory holds (`solver.trinity.config.builds_reference_model`)."""
+    lora_key: str | None = None
+    """The key that turns LoRA on with every release the config may run on (``model.lora_configs``; with `version`
+    0.5 any of `solver.trinity.config.LORA_KEYS`), whose actor without its adapter gives the ref's log-probs, so that
+    none builds a reference model (``--reference`` is refused with it), whatever rank `lora_rank` counts; else None
+    (`solver.trinity.config.lora_on_every_release`)."""
     lora_rank: int = 0
     """The rank of the new LoRA adapter the config trains on Trinity's default target modules with every release it
     may run on, whose states the verdict and the plans count (`solver.trinity.config.counted_lora_rank`); 0 where
@@ -890,13 +895,14 @@ def counts_reference(reference_model: bool | None, lora_rank: int) -> bool:
 
 
 def check_reference_with_lora(reference_model: bool | None, lora_rank: int, names: OptionNames,
-                              rank_given: str | None = None) -> None:
-    """`QueryError` where a LoRA run (`lora_rank` above 0) is said to build a reference model (`NO_LORA_REFERENCE`),
-    named as `names` name the options, and the rank as `rank_given` says where it is no option's (a config's)."""
-    if lora_rank and reference_model:
+                              lora_given: str | None = None) -> None:
+    """`QueryError` where a LoRA run (`lora_rank` above 0, or the LoRA `lora_given` names where it is no option's: a
+    config's, whatever rank it counts) is said to build a reference model (`NO_LORA_REFERENCE`), named as `names`
+    name the options."""
+    if (lora_rank or lora_given) and reference_model:
         reference, instead = (("reference_model=True", "reference_model=False") if names.keywords
                               else ("--reference", "--no-reference"))
-        rank = rank_given or (f"lora_rank={lora_rank}" if names.keywords else f"--lora-rank {lora_rank}")
+        rank = lora_given or (f"lora_rank={lora_rank}" if names.keywords else f"--lora-rank {lora_rank}")
         raise QueryError(f"{reference} with {rank}: {NO_LORA_REFERENCE}; give {instead}, or leave it out")
 
 

@@ -593,6 +593,16 @@ def _lora_key(reader: ConfigReader) -> tuple[str, ...] | None:
     return next((path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))), None)
 
 
+def lora_on_every_release(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
+    """The dotted key that turns LoRA on (`_lora_key`) with every release the config may run on (`version` 0.5, or
+    where Trinity 0.6 on verl 0.8 or later turns it on too: `_lora_from_08`), so that none builds a reference model
+    (`TrinityConfig.lora_key`); None otherwise."""
+    lora = _lora_key(reader)
+    if lora is None or version != "0.5" and _lora_from_08(reader, lora) is not None:
+        return None
+    return ".".join(lora)
+
+
 def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
     """Whether the value of the `LORA_KEYS` key `path` turns LoRA on: any adapter path, an empty one too (verl's
     ``lora_adapter_path is not None``, ``fsdp_workers.py:169`` in 0.5.2), a rank above 0 (``lora_rank > 0``; a
@@ -1117,6 +1127,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         ref_sp=ref_sp,
         lora_ref_sp=lora_ref_sp,
         reference_model=builds_reference_model(reader, version),
+        lora_key=lora_on_every_release(reader, version),
         lora_rank=counted_lora_rank(reader, version),
         ref_forward_runs=no_ref is None,
         micro_batch_sequences=micro_batches.sequences,
