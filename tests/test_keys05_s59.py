@@ -136,8 +136,8 @@ def test_the_keys_0_5_lacks_are_those_the_run_found():
 
 @pytest.mark.parametrize("key", sorted(LACKING_WORDS))
 def test_a_key_0_5_lacks_is_named_with_its_section_and_what_to_do(cli, tmp_path: Path, key: str):
-    path = written(tmp_path, with_key(key, None if key.endswith(("engine", "fsdp")) else True if key.endswith("parallel")
-                                      else 1))
+    value = None if key.endswith(("engine", "fsdp")) else True if key.endswith("parallel") else 1
+    path = written(tmp_path, with_key(key, value))
     status, out, err = cli("--from-config", str(path), "--gpu", "h100", "--trinity-version", "0.5", "--json")
     assert status == 0, err
     whose, schema, why = LACKING_WORDS[key]
