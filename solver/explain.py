@@ -45,6 +45,7 @@ from solver.solve import (
     within_deadline,
 )
 from solver.tables import (
+    HOST_HELD_CRITICS,
     LOADING_ALONE_NEED,
     LOADING_HOST_NEED,
     Catalog,
@@ -692,8 +693,9 @@ class _Words:
                 f"({query.option_names.rollout_gpus}) they {no_rollout_layout_words(query.node_gpus)}"))
         if rule == "host_ram":
             offloaded = all(offload for _, _, offload, _ in combinations)
-            what = (f"{'Offload needs' if offloaded else 'loading the model needs'} more host memory "
-                    f"({host_need_detail(offloaded, query.reference_model)})")
+            needs = ("Offload needs" if offloaded else "the offloaded critic needs"
+                     if query.critic in HOST_HELD_CRITICS else "loading the model needs")
+            what = f"{needs} more host memory ({host_need_detail(offloaded, query.reference_model, query.critic)})"
             return Reason(rule="host_ram", detail=f"{what} than {query.host_ram_bound_words} (on {on})")
         labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
         return Reason(rule="pin", detail=f"{query.pin_flags} rules out {labels}")
