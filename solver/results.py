@@ -1319,6 +1319,9 @@ class CurrentSettings(Frozen, defer_build=True):
     predicted_step: tuple[FiniteFloat, FiniteFloat] | None = Field(default=None, description=(
         "with `predicted`, when it is the optimizer step that does not fit: its peak per GPU and what it may take "
         "(98% of the memory less the safety margin), GiB"))
+    predicted_critic_pass: tuple[FiniteFloat, FiniteFloat] | None = Field(default=None, description=(
+        "with `predicted`, when it is a PPO critic's own update that does not fit (the peak and the optimizer step "
+        "do): its peak per GPU and the usable memory, GiB"))
     out_of_memory: SourceCell | None = Field(default=None, description=(
         "when they do not train: the cell of the GPU count's own table, or of a table for more GPUs, that says "
         "they ran out of memory (its setting: what trained there instead, or '-')"))
@@ -1727,7 +1730,8 @@ def _dearer(answer: Answer, current: CurrentSettings, query: Query) -> str:
 def _short_of_gpu_memory(current: CurrentSettings) -> bool:
     """Whether the memory model predicts the settings do not fit the GPUs (their peak, or the optimizer step's)."""
     return current.predicted is not None and (current.predicted[0] > current.predicted[1]
-                                              or current.predicted_step is not None)
+                                              or current.predicted_step is not None
+                                              or current.predicted_critic_pass is not None)
 
 
 def _predicted(current: CurrentSettings) -> str:
@@ -1738,7 +1742,10 @@ def _predicted(current: CurrentSettings) -> str:
     step = "" if current.predicted_step is None else (
         f", but {current.predicted_step[0]:.2f} GiB at the optimizer step, more than the "
         f"{current.predicted_step[1]:.2f} it may take")
-    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{step})"
+    critic = "" if current.predicted_critic_pass is None else (
+        f", but {current.predicted_critic_pass[0]:.2f} GiB at the PPO critic's own update, more than the "
+        f"{current.predicted_critic_pass[1]:.2f} usable")
+    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{step}{critic})"
 
 
 class ModelMapRow(Frozen, defer_build=True):
