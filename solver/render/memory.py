@@ -217,9 +217,9 @@ def critic_states_words(answer: MemoryAnswer) -> str:
 def critic_pass_words(answer: MemoryAnswer) -> str:
     """A PPO critic's own update, the second activation peak (`solver.memory.critic_pass_gib`), against the usable
     memory, with what it holds."""
-    held = [] if answer.offload else [
+    held = [] if answer.offload else [(
         "the actor's states less their gradients (the actor frees them after each of its updates, which follow the "
-        "critic's)"]
+        "critic's)")]
     held += {"resident": ["the critic's states"], "reloaded": ["the critic's states (back on the GPU for it)"]}.get(
         answer.critic or "", [])
     held.append("its activations (every term but the logits; the checkpoints and recompute at least their floor "
