@@ -172,8 +172,9 @@ class Breakdown(Frozen):
         "and step_gib: first principles, not calibrated; 0 without a critic or with its states offloaded"))
     critic_pass_gib: float = Field(default=0.0, description=(
         "the peak of a PPO critic's own update (`critic_pass_gib`), which must be within usable_gib besides: the "
-        "actor's states where they stay on the GPU, the critic's where they are there for its pass (resident or "
-        "reloaded), and its activations (the terms less the logits); 0 without a critic"))
+        "actor's states where they stay on the GPU, less their gradients (freed after the actor's update), the "
+        "critic's where they are there for its pass (resident or reloaded), and its activations (the terms less the "
+        "logits); 0 without a critic"))
 
     @property
     def step_fits(self) -> bool:
