@@ -1728,7 +1728,8 @@ def _dearer(answer: Answer, current: CurrentSettings, query: Query) -> str:
 
 
 def _short_of_gpu_memory(current: CurrentSettings) -> bool:
-    """Whether the memory model predicts the settings do not fit the GPUs (their peak, or the optimizer step's)."""
+    """Whether the memory model predicts the settings do not fit the GPUs (their peak, the optimizer step's, or a PPO
+    critic's own update's)."""
     return current.predicted is not None and (current.predicted[0] > current.predicted[1]
                                               or current.predicted_step is not None
                                               or current.predicted_critic_pass is not None)
