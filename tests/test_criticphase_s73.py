@@ -4,8 +4,8 @@ loads an offloaded critic's states back for its update unless FSDP2's ``offload_
 (``transformer_impl.py:459-463``). So `--critic` is ``resident``, ``offloaded`` (offload_policy) or ``reloaded``
 (param_offload and optimizer_offload without it), and the update holds the actor's states where they stay (less
 their gradients, s74), the critic's where they are there for it, and its activations: every term but the logits, the
-checkpoints and recompute at least their floor without them. The figures are Qwen3-8B's at 32768 tokens on 4 A100s, worked by hand from the
-shipped coefficients (tables/memory-model.yaml)."""
+checkpoints and recompute at least their floor without them. The figures are Qwen3-8B's at 32768 tokens on 4 A100s,
+worked by hand from the shipped coefficients (tables/memory-model.yaml)."""
 
 from __future__ import annotations
 
