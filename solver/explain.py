@@ -629,7 +629,9 @@ class _Words:
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({query.pin_flags})")
         if "host_ram" in rules:
-            loading = LOADING_HOST_NEED if query.reference_model else LOADING_ALONE_NEED
+            loading = (host_need_detail(False, query.reference_model, query.critic)
+                       if query.critic in HOST_HELD_CRITICS else
+                       LOADING_HOST_NEED if query.reference_model else LOADING_ALONE_NEED)
             parts.append(f"host memory ({query.host_ram_bound_words} is too little for Offload, or for {loading})")
         return parts
 

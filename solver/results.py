@@ -961,11 +961,15 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                            *(Caution(code, words) for code, words in given if words)))
 
 
-def host_need_words(amount: str, offload: bool) -> str:
+def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
     """What a plan needs of a node's host memory, in words: ``with Offload it needs 162.6 GiB of host memory per
-    node``, or ``it needs 30.6 GiB of host memory per node while the model loads`` (`amount`: the GiB, as written)."""
+    node``, ``it needs 172.1 GiB of host memory per node for the offloaded critic`` (a PPO `critic` whose states are
+    there while the actor trains, `HOST_HELD_CRITICS`), or ``it needs 30.6 GiB of host memory per node while the
+    model loads`` (`amount`: the GiB, as written)."""
     if offload:
         return f"with Offload it needs {amount} GiB of host memory per node"
+    if critic in HOST_HELD_CRITICS:
+        return f"it needs {amount} GiB of host memory per node for the offloaded critic"
     return f"it needs {amount} GiB of host memory per node while the model loads"
 
 
@@ -1650,7 +1654,7 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         return f"{said}it trains ({evidence}).{_dearer(answer, current, query)}"
     cell = current.out_of_memory
     host = [] if current.host_memory_needed is None else [(
-        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than "
+        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload, query.critic)}, more than "
         f"{query.host_ram_bound_words}")]
     if current.broken_rule:
         verdict = [f"it breaks a rule: {current.broken_rule}", *host]

@@ -199,3 +199,16 @@ def test_trinity_0_5_refuses_the_critics_engine(cli: Cli, tmp_path: Path, versio
     refused = [problem for problem, code in zip(current["config_problems"], current["config_problem_codes"],
                                                 strict=True) if code == "unknown-key-refused"]
     assert (refused, current["refused"]) == (lines, bool(lines))
+
+
+def test_the_answer_and_explain_say_the_host_memory_is_the_critics(cli: Cli):
+    status, out, err = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--exact", "--len", "32768",
+                           "--critic", "offloaded", "--host-ram", "150", "--explain", "--json")
+    assert status == 1, err  # no plan
+    (answer,) = json.loads(out)
+    assert answer["reason"].endswith("without --host-ram, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it needs "
+                                     "172.1 GiB of host memory per node for the offloaded critic")
+    (limit,) = [step["detail"] for step in answer["explanation"] if step["rule"] == "limit"]
+    assert limit == ("no plan passes this rule: host memory (--host-ram 150 GiB is too little for Offload, or for the "
+                     "critic's states and the reference model's shards, or the model while it loads beside the "
+                     "reference model's pinned shards, whichever is more)")
