@@ -1652,7 +1652,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     # plan's tables line says.
     if vouching is not None and (out_of_memory is None or vouching.lowered_budget):
         return current.model_copy(update={"trains": True, "plan": vouching})
-    predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
+    predicted, predicted_step, critic_pass, problems, host_needed = None, None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
                          query.trinity_version, query.reference_model, query.lora_rank, query.critic):
@@ -1667,8 +1667,11 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))
+        elif memory.total_gib <= memory.usable_gib and not memory.critic_pass_fits:
+            critic_pass = (round(memory.critic_pass_gib, 2), round(memory.usable_gib, 2))
     return current.model_copy(update={"trains": False, "plan": None, "predicted": predicted,
-                                      "predicted_step": predicted_step, "host_memory_needed": host_needed,
+                                      "predicted_step": predicted_step, "predicted_critic_pass": critic_pass,
+                                      "host_memory_needed": host_needed,
                                       "out_of_memory": out_of_memory, "config_problems": problems})
 
 

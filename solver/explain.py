@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, breakdown, estimates_setting
+from solver.memory import GRID, Breakdown, breakdown, estimates_setting
 from solver.model import RULES, Combination, PlanningData, SolverStatus, build_model, prepare
 from solver.query import Query
 from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
@@ -45,8 +45,10 @@ from solver.solve import (
     within_deadline,
 )
 from solver.tables import (
+    HOST_HELD_CRITICS,
     LOADING_ALONE_NEED,
     LOADING_HOST_NEED,
+    NO_CRITIC,
     Catalog,
     Model,
     Setting,
@@ -627,7 +629,9 @@ class _Words:
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({query.pin_flags})")
         if "host_ram" in rules:
-            loading = LOADING_HOST_NEED if query.reference_model else LOADING_ALONE_NEED
+            loading = (host_need_detail(False, query.reference_model, query.critic)
+                       if query.critic in HOST_HELD_CRITICS else
+                       LOADING_HOST_NEED if query.reference_model else LOADING_ALONE_NEED)
             parts.append(f"host memory ({query.host_ram_bound_words} is too little for Offload, or for {loading})")
         return parts
 
@@ -692,8 +696,9 @@ class _Words:
                 f"({query.option_names.rollout_gpus}) they {no_rollout_layout_words(query.node_gpus)}"))
         if rule == "host_ram":
             offloaded = all(offload for _, _, offload, _ in combinations)
-            what = (f"{'Offload needs' if offloaded else 'loading the model needs'} more host memory "
-                    f"({host_need_detail(offloaded, query.reference_model)})")
+            needs = ("Offload needs" if offloaded else "the offloaded critic needs"
+                     if query.critic in HOST_HELD_CRITICS else "loading the model needs")
+            what = f"{needs} more host memory ({host_need_detail(offloaded, query.reference_model, query.critic)})"
             return Reason(rule="host_ram", detail=f"{what} than {query.host_ram_bound_words} (on {on})")
         labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
         return Reason(rule="pin", detail=f"{query.pin_flags} rules out {labels}")
@@ -807,15 +812,33 @@ class _Words:
                                    f"but the {gpu} table for {self.gpus(count)}, whose GPU has at least this one's "
                                    f"memory, says it ran out of memory{whose} at {row}{fewer}")
                 continue
-            predictions.append((f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
-                                if result.total_gib > result.usable_gib or result.step_fits else
-                                f"{setting.label} {result.step_gib:.2f} GiB at the optimizer step, more than the "
-                                f"{result.step_usable_gib:.2f} it may take")
-                               + (f" (at {counted(least, 'token')} per GPU, its least budget)" if least else ""))
+            if result.total_gib > result.usable_gib or (result.step_fits and result.critic_pass_fits):
+                words = f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
+            elif not result.step_fits:
+                words = (f"{setting.label} {result.step_gib:.2f} GiB at the optimizer step, more than the "
+                         f"{result.step_usable_gib:.2f} it may take")
+            else:  # the peak and the step fit: a PPO critic's own update is what does not
+                words = self._critic_pass_over(n, setting, length, least, result)
+            predictions.append(words + (f" (at {counted(least, 'token')} per GPU, its least budget)" if least else ""))
         if unestimated:
             predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless "
                                f"{self.query.option_names.switch('env', False)})")
         return f"the memory model predicts at {counted(length, 'token')}: {'; '.join(predictions)}"
+
+    def _critic_pass_over(self, n: int, setting: Setting, length: int, least: int | None, result: Breakdown) -> str:
+        """For `setting` on `n` GPUs at `length` (`least` tokens per GPU, or the default budget), whose peak and
+        optimizer step fit (`result`) but whose PPO critic's own update does not: that update's figure, and the
+        critics the memory model fits it with (none; offloaded, FSDP2's offload_policy), where it does, in words."""
+        coefficients, margin = self.query.memory.coefficients, self.query.margin_on(self.memory_gib)
+        names = self.query.option_names
+        fitting = [names.valued(names.named("critic"), f'"{critic or NO_CRITIC}"' if names.keywords
+                                else critic or NO_CRITIC)
+                   for critic in (None, "offloaded") if critic != self.query.critic
+                   and breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least,
+                                 self.query.lora_rank, critic).fits]
+        fits = f"; with {' or '.join(fitting)} the memory model fits it" if fitting else ""
+        return (f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, but the PPO critic's "
+                f"own update takes {result.critic_pass_gib:.2f} GiB of the {result.usable_gib:.2f} usable{fits}")
 
     def _no_table(self, n: int) -> str:
         """That no table speaks for `n` GPUs: none of the GPU type names the model at all (none has its memory,

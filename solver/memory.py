@@ -28,10 +28,11 @@ sequence per micro-batch, `solver.rules.counted_tokens`) and gradient checkpoint
 - **critic** (besides the terms, first principles, not calibrated): a PPO critic's states where they stay on the GPU
   beside the actor's (`resident_critic_gib`), 16 bytes per parameter of the model less its output projection with a
   value head (`critic_parameters`), sharded as the actor's; its optimizer step (`optimizer_step_gib`); and its own
-  update, a second peak (`critic_pass_gib`): the actor's states where they stay on the GPU, the critic's where they
-  are there for its pass (resident, or reloaded by ``param_offload`` and ``optimizer_offload`` without FSDP2's
-  ``offload_policy``: verl 0.9.1's ``engine/base.py:314-335``) and its activations, at the actor's SP and token
-  budget (Trinity 0.6 gives it the trainer's) but with no vocabulary-wide logits.
+  update, a second peak (`critic_pass_gib`): the actor's states where they stay on the GPU less their gradients,
+  freed before it (`actor_held_at_critic_pass`), the critic's where they are there for its pass (resident, or
+  reloaded by ``param_offload`` and ``optimizer_offload`` without FSDP2's ``offload_policy``: verl 0.9.1's
+  ``engine/base.py:314-335``) and its activations, at the actor's SP and token budget (Trinity 0.6 gives it the
+  trainer's) but with no vocabulary-wide logits.
 
 Each term is multiplied by a calibrated coefficient (`Coefficients`), checkpoints, logits and recompute
 held together to a physical floor per token (`token_floor_gib`); without Offload the optimizer step's own
@@ -171,8 +172,9 @@ class Breakdown(Frozen):
         "and step_gib: first principles, not calibrated; 0 without a critic or with its states offloaded"))
     critic_pass_gib: float = Field(default=0.0, description=(
         "the peak of a PPO critic's own update (`critic_pass_gib`), which must be within usable_gib besides: the "
-        "actor's states where they stay on the GPU, the critic's where they are there for its pass (resident or "
-        "reloaded), and its activations (the terms less the logits); 0 without a critic"))
+        "actor's states where they stay on the GPU, less their gradients (freed after the actor's update), the "
+        "critic's where they are there for its pass (resident or reloaded), and its activations (the terms less the "
+        "logits); 0 without a critic"))
 
     @property
     def step_fits(self) -> bool:
@@ -508,7 +510,7 @@ def breakdown(
         step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic),
         step_usable_gib=_step_usable_gib(memory_gib, margin),
         critic_gib=critic_gib,
-        critic_pass_gib=critic_pass_gib(model, gpus, tokens, terms, critic),
+        critic_pass_gib=critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank),
     )
 
 
@@ -556,15 +558,34 @@ def critic_pass_states_gib(model: Model, gpus: int, critic: CriticStates | None)
 
 CRITIC_PASS_TERMS = tuple(term for term in TERMS if term != "logits")
 """The terms a PPO critic's own update holds (`critic_pass_gib`): all but the logits (its value head has one output)."""
+GRADIENT_BYTES = 4
+"""The fp32 gradients among `STATE_BYTES`, per trained parameter, which the optimizer frees after each update."""
+
+
+def actor_held_at_critic_pass(model: Model, gpus: int, lora_rank: int = 0) -> float:
+    """The share of the actor's states (`lora_states_bytes`) still on a GPU while a PPO critic updates: all but their
+    gradients (`GRADIENT_BYTES` per trained parameter; a LoRA run's frozen base has none). The trainer updates the
+    critic before the actor in each step (Trinity 0.6.0's ``trainer/verl/trainer.py:556-562``,
+    ``trainer/verl_legacy/verl_trainer.py:615-627``; verl 0.9.1's ``trainer/ppo/ray_trainer.py:1678-1690``), and the
+    actor's previous update ends by freeing its gradients: on verl 0.8 or later its engine's train mode zeroes them
+    as it exits (``zero_grad_on_exit``, default true: verl 0.9.1's ``workers/engine/base.py:312``,
+    ``workers/engine/fsdp/transformer_impl.py:786``, ``:1138-1139``, entered by ``train_mini_batch``,
+    ``workers/engine_workers.py:282``, for ``update_actor``, ``:713-714``), on verl before 0.8 Trinity's
+    ``update_policy`` does (``trainer/verl_legacy/dp_actor.py:623`` in 0.6.0), each by PyTorch's
+    ``Optimizer.zero_grad``, which sets them to None (the default since PyTorch 2.0). Read from the code, not
+    measured."""
+    return (lora_states_bytes(model, gpus, lora_rank, STATE_BYTES - GRADIENT_BYTES)
+            / lora_states_bytes(model, gpus, lora_rank, STATE_BYTES))
 
 
 def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float],
-                    critic: CriticStates | None) -> float:
+                    critic: CriticStates | None, lora_rank: int = 0) -> float:
     """The peak of a PPO critic's own update on a trainer GPU at `tokens` per GPU, GiB, beside the actor's calibrated
-    `terms` there (0 without a critic). Trinity places both on every trainer GPU (`resident_critic_gib`) and gives the
-    critic the trainer's SP and token budget (0.6: ``trainer/verl/config.py:462``, ``:478``; 0.5:
-    ``verl_config.py:594-601``), so its pass holds: the actor's states where they stay on the GPU (its ``states`` term,
-    none with Offload; their gradients, freed after the actor's update, counted still), the critic's where they are
+    `terms` there (0 without a critic), for full fine-tuning or a LoRA run of `lora_rank`. Trinity places both on every
+    trainer GPU (`resident_critic_gib`) and gives the critic the trainer's SP and token budget (0.6:
+    ``trainer/verl/config.py:462``, ``:478``; 0.5: ``verl_config.py:594-601``), so its pass holds: the actor's states
+    where they stay on the GPU (its ``states`` term, none with Offload) less their gradients, freed after the actor's
+    update, which follows the critic's (`actor_held_at_critic_pass`), the critic's states where they are
     there for its pass (`critic_pass_states_gib`), and its activations: `CRITIC_PASS_TERMS` as the actor's (the
     gathered layers' embedding matrix with a gradient, which the critic keeps, and the output matrix, which it has
     not, counted: the more; the fragmentation the actor's logits leave without Env, which its cache may still hold),
@@ -573,8 +594,9 @@ def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float
     if critic is None:
         return 0.0
     per_token = max(terms["checkpoints"] + terms["recompute"], token_floor_gib(model, tokens, logits=False))
-    others = sum(terms[term] for term in CRITIC_PASS_TERMS if term not in ("checkpoints", "recompute"))
-    return others + per_token + critic_pass_states_gib(model, gpus, critic)
+    others = sum(terms[term] for term in CRITIC_PASS_TERMS if term not in ("states", "checkpoints", "recompute"))
+    actor = terms["states"] * actor_held_at_critic_pass(model, gpus, lora_rank)
+    return actor + others + per_token + critic_pass_states_gib(model, gpus, critic)
 
 
 STEP_USABLE = 0.98
@@ -592,12 +614,14 @@ def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: 
     runs on the CPU. It does not grow with the length, so it binds only for large models at short contexts (Qwen3-32B
     on eight 80 GB GPUs). With a critic's states resident (`critic`: `resident_critic_gib`), the larger of the actor's
     step beside them and the critic's own step (its states and `ADAM_STEP_BYTES` per parameter) beside the actor's
-    states (none with Offload); with them reloaded for its update (`critic_pass_states_gib`), its own step so too."""
+    states less their gradients (`actor_held_at_critic_pass`; none with Offload); with them reloaded for its update
+    (`critic_pass_states_gib`), its own step so too."""
     resident = resident_critic_gib(model, gpus, critic)
     steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank) + resident]
     critic_states = critic_pass_states_gib(model, gpus, critic)
     if critic_states:
-        actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, STATE_BYTES) / GIB
+        held = STATE_BYTES - GRADIENT_BYTES
+        actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, held) / GIB
         steps.append(actor + critic_states * (STATE_BYTES + ADAM_STEP_BYTES) / STATE_BYTES)
     return max(steps) + coefficients.overhead if steps else 0.0
 
@@ -805,7 +829,7 @@ def longest_fitting(
     def peaks(tokens: int) -> tuple[float, ...]:
         terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
         actor = sum(terms.values()) + critic_gib
-        return (actor, critic_pass_gib(model, gpus, tokens, terms, critic)) if critic else (actor,)
+        return (actor, critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank)) if critic else (actor,)
 
     def fits(length: int) -> bool:
         return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank, critic).fits

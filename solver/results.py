@@ -961,11 +961,15 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                            *(Caution(code, words) for code, words in given if words)))
 
 
-def host_need_words(amount: str, offload: bool) -> str:
+def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
     """What a plan needs of a node's host memory, in words: ``with Offload it needs 162.6 GiB of host memory per
-    node``, or ``it needs 30.6 GiB of host memory per node while the model loads`` (`amount`: the GiB, as written)."""
+    node``, ``it needs 172.1 GiB of host memory per node for the offloaded critic`` (a PPO `critic` whose states are
+    there while the actor trains, `HOST_HELD_CRITICS`), or ``it needs 30.6 GiB of host memory per node while the
+    model loads`` (`amount`: the GiB, as written)."""
     if offload:
         return f"with Offload it needs {amount} GiB of host memory per node"
+    if critic in HOST_HELD_CRITICS:
+        return f"it needs {amount} GiB of host memory per node for the offloaded critic"
     return f"it needs {amount} GiB of host memory per node while the model loads"
 
 
@@ -1319,6 +1323,9 @@ class CurrentSettings(Frozen, defer_build=True):
     predicted_step: tuple[FiniteFloat, FiniteFloat] | None = Field(default=None, description=(
         "with `predicted`, when it is the optimizer step that does not fit: its peak per GPU and what it may take "
         "(98% of the memory less the safety margin), GiB"))
+    predicted_critic_pass: tuple[FiniteFloat, FiniteFloat] | None = Field(default=None, description=(
+        "with `predicted`, when it is a PPO critic's own update that does not fit (the peak and the optimizer step "
+        "do): its peak per GPU and the usable memory, GiB"))
     out_of_memory: SourceCell | None = Field(default=None, description=(
         "when they do not train: the cell of the GPU count's own table, or of a table for more GPUs, that says "
         "they ran out of memory (its setting: what trained there instead, or '-')"))
@@ -1647,7 +1654,7 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         return f"{said}it trains ({evidence}).{_dearer(answer, current, query)}"
     cell = current.out_of_memory
     host = [] if current.host_memory_needed is None else [(
-        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than "
+        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload, query.critic)}, more than "
         f"{query.host_ram_bound_words}")]
     if current.broken_rule:
         verdict = [f"it breaks a rule: {current.broken_rule}", *host]
@@ -1725,9 +1732,11 @@ def _dearer(answer: Answer, current: CurrentSettings, query: Query) -> str:
 
 
 def _short_of_gpu_memory(current: CurrentSettings) -> bool:
-    """Whether the memory model predicts the settings do not fit the GPUs (their peak, or the optimizer step's)."""
+    """Whether the memory model predicts the settings do not fit the GPUs (their peak, the optimizer step's, or a PPO
+    critic's own update's)."""
     return current.predicted is not None and (current.predicted[0] > current.predicted[1]
-                                              or current.predicted_step is not None)
+                                              or current.predicted_step is not None
+                                              or current.predicted_critic_pass is not None)
 
 
 def _predicted(current: CurrentSettings) -> str:
@@ -1738,7 +1747,10 @@ def _predicted(current: CurrentSettings) -> str:
     step = "" if current.predicted_step is None else (
         f", but {current.predicted_step[0]:.2f} GiB at the optimizer step, more than the "
         f"{current.predicted_step[1]:.2f} it may take")
-    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{step})"
+    critic = "" if current.predicted_critic_pass is None else (
+        f", but {current.predicted_critic_pass[0]:.2f} GiB at the PPO critic's own update, more than the "
+        f"{current.predicted_critic_pass[1]:.2f} usable")
+    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{step}{critic})"
 
 
 class ModelMapRow(Frozen, defer_build=True):

@@ -1595,7 +1595,7 @@ def _shown_host_need(model: Model, node_gpus: int, plan: Plan, query: Query) -> 
 def _host_need_words(model: Model, node_gpus: int, plan: Plan, query: Query) -> str:
     """The host memory per node `plan` of `model` needs on nodes of `node_gpus` as `query` counts it, in words
     (`host_need_words`)."""
-    return host_need_words(f"{_shown_host_need(model, node_gpus, plan, query):.1f}", plan.offload)
+    return host_need_words(f"{_shown_host_need(model, node_gpus, plan, query):.1f}", plan.offload, plan.critic)
 
 
 def _host_words(model: Model, node_gpus: int, plan: Plan, query: Query) -> ReasonWords:

@@ -565,7 +565,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
                                  "trains": False, "plan": None,
                                  "broken_rule": None, "broken_rule_code": None, "predicted": None,
-                                 "predicted_step": None, "host_memory_needed": None,
+                                 "predicted_step": None, "predicted_critic_pass": None, "host_memory_needed": None,
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET],
                                  "config_problem_codes": ["rope-scaling-unneeded", "unresolved-value"],

@@ -63,6 +63,8 @@ KEYS: list[tuple[str, Any, dict[str | None, list[str]]]] = [
     (f"{ARR}.actor.engine", {"param_offload": True},
      {None: ["offload-flags-under-engine"], "0.5": ["unknown-key-refused"], "0.6": ["offload-flags-under-engine"]}),
     (f"{ARR}.ref.engine", None, UNKNOWN_05),
+    (f"{CRITIC}.fsdp", {"param_offload": True}, UNKNOWN_05),
+    (f"{CRITIC}.fsdp", None, UNKNOWN_05),
     ("model.external_model", {"enable": False}, {None: [], "0.5": ["unknown-key"], "0.6": []}),
     # a null: 0.5.0 and 0.5.1 lack the key, 0.5.2 and 0.6 refuse the null: one line, refused by every release
     ("model.external_model", None,
@@ -121,6 +123,8 @@ LACKING_WORDS = {
     f"{ARR}.actor.engine": ("verl 0.8's actor", "Actor",
                             "Trinity 0.5 reads a role's offload flags from its fsdp_config"),
     f"{ARR}.ref.engine": ("verl 0.8's ref", "Ref", "Trinity 0.5 reads a role's offload flags from its fsdp_config"),
+    f"{CRITIC}.fsdp": ("verl 0.8's critic", "Critic",
+                       "Trinity 0.5 reads the critic's offload flags from its model.fsdp_config"),
 }
 """Each key every Trinity 0.5 release lacks: whose section has it, the class of 0.5 that lacks it, and the line's
 last words."""
@@ -132,8 +136,8 @@ def test_the_keys_0_5_lacks_are_those_the_run_found():
 
 @pytest.mark.parametrize("key", sorted(LACKING_WORDS))
 def test_a_key_0_5_lacks_is_named_with_its_section_and_what_to_do(cli, tmp_path: Path, key: str):
-    path = written(tmp_path, with_key(key, None if key.endswith("engine") else True if key.endswith("parallel")
-                                      else 1))
+    value = None if key.endswith(("engine", "fsdp")) else True if key.endswith("parallel") else 1
+    path = written(tmp_path, with_key(key, value))
     status, out, err = cli("--from-config", str(path), "--gpu", "h100", "--trinity-version", "0.5", "--json")
     assert status == 0, err
     whose, schema, why = LACKING_WORDS[key]

@@ -217,7 +217,9 @@ def critic_states_words(answer: MemoryAnswer) -> str:
 def critic_pass_words(answer: MemoryAnswer) -> str:
     """A PPO critic's own update, the second activation peak (`solver.memory.critic_pass_gib`), against the usable
     memory, with what it holds."""
-    held = [] if answer.offload else [f"the actor's states ({answer.terms['states']:.2f} GiB)"]
+    held = [] if answer.offload else [(
+        "the actor's states less their gradients (the actor frees them after each of its updates, which follow the "
+        "critic's)")]
     held += {"resident": ["the critic's states"], "reloaded": ["the critic's states (back on the GPU for it)"]}.get(
         answer.critic or "", [])
     held.append("its activations (every term but the logits; the checkpoints and recompute at least their floor "
@@ -278,13 +280,9 @@ def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, host
         room = f"; more than {host_ram_bound_words(result.host_ram_gib, host_ram)}: it does not train there"
     else:
         room = host_ram_check_words(result.host_ram_gib, host_ram) if offload or result.host_ram_gib is not None else ""
-    if offload:
-        what = f"for Offload ({host_need_detail(True, result.reference_model)})"
-    elif result.critic in HOST_HELD_CRITICS:
-        beside = " and the reference model's shards" if result.reference_model else ""
-        what = f"for the critic's offloaded states{beside}, or the model while it loads, whichever is more"
-    else:
-        what = f"while the model loads ({host_need_detail(False, result.reference_model)})"
+    detail = host_need_detail(offload, result.reference_model, result.critic)
+    what = (f"for Offload ({detail})" if offload else f"for the offloaded critic ({detail})"
+            if result.critic in HOST_HELD_CRITICS else f"while the model loads ({detail})")
     return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
                 style="" if result.host_fits else "red")
 

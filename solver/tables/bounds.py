@@ -106,10 +106,19 @@ HOST_NEED_WORDS = f"{LOADING_HOST_NEED}; with Offload, {OFFLOAD_HOST_NEED}"
 """What a node's host memory need holds, with Offload or not, where one text says both."""
 
 
-def host_need_detail(offload: bool, reference_model: bool) -> str:
+def host_need_detail(offload: bool, reference_model: bool, critic: CriticStates | None = None) -> str:
     """What a node's host memory need holds, for a line that says why it is so large: with `offload`, the states or the
     load (`OFFLOAD_HOST_NEED`), without, the load (`LOADING_HOST_DETAIL`), each with the reference model's shards
-    where the run builds one (`reference_model`) and naming that there is none where not."""
+    where the run builds one (`reference_model`) and naming that there is none where not; with a PPO `critic` whose
+    states are in host memory while the actor trains (`HOST_HELD_CRITICS`), its states too, or the load."""
+    if critic in HOST_HELD_CRITICS:
+        states = "the actor's and the critic's states" if offload else "the critic's states"
+        if not reference_model:
+            beside = " beside the actor's pinned shards" if offload else ""
+            return f"{states}, or the model while it loads{beside}, whichever is more; no reference model"
+        pinned = "both models'" if offload else "the reference model's"
+        return (f"{states} and the reference model's shards, or the model while it loads beside {pinned} pinned "
+                "shards, whichever is more")
     if offload:
         return OFFLOAD_HOST_NEED if reference_model else OFFLOAD_ALONE_NEED
     return LOADING_HOST_DETAIL if reference_model else LOADING_ALONE_DETAIL

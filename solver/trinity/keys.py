@@ -475,6 +475,8 @@ KEYS_05_LACKS: dict[tuple[str, ...], Lacking05] = {
     **{(*ACTOR_ROLLOUT_REF, role, IGNORED_SECTION): Lacking05(
         f"verl 0.8's {role}", role.capitalize(), "Trinity 0.5 reads a role's offload flags "
         "from its fsdp_config") for role in ROLES},
+    CRITIC_ENGINE: Lacking05("verl 0.8's critic", "Critic",
+                             "Trinity 0.5 reads the critic's offload flags from its model.fsdp_config"),
 }
 """The keys rft-solver reads that every Trinity 0.5 release's typed config lacks, besides `keys_05_refuses`' (and each
 ``explorer.auxiliary_models`` entry's `ENGINE_KEYS_05_LACKS`, as the rollout model's), with the section that has
@@ -484,7 +486,9 @@ them: Trinity 0.6's rollout parallel sizes and ``enable_expert_parallel`` (``:52
 ``veRLConfig`` lacks (``FSDPConfig``, ``Actor``, ``Ref``: ``trainer/verl/verl_config.py:97``, ``:149``, ``:187`` in
 0.5.2), so its merge of ``trainer.trainer_config`` refuses them (``config_validator.py:1185`` in 0.5.2). Each is
 refused in any value, null too: checked by running the ``load_config`` of Trinity 0.5.0, 0.5.1 and 0.5.2, then that
-merge, their other imports stubbed, on OmegaConf 2.3.0; 0.6.0 loads each."""
+merge, their other imports stubbed, on OmegaConf 2.3.0; 0.6.0 loads each. And the critic's engine, `CRITIC_ENGINE`,
+which every 0.5 release's ``Critic`` lacks (``common/verl_config.py:257`` in 0.5.0, ``:258`` in 0.5.1,
+``trainer/verl/verl_config.py:260`` in 0.5.2), so that merge refuses it: read from the code, not run."""
 EXTERNAL_MODEL = ("model", "external_model")
 """Trinity's external rollout model: a key of 0.5.2's ``ModelConfig`` (``trinity/common/config.py:504``) that 0.5.0's
 and 0.5.1's lack, so they refuse it in any value ("Key 'external_model' not in 'ModelConfig'", checked as
