@@ -524,19 +524,18 @@ or a key its typed schema refuses, a role's SP or data-parallel ranks that Trini
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
 the allocator setting, a ref SP above an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity
 does not load, an empty LoRA adapter path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads,
-a LoRA rank that is no whole number,
-null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity 0.5's typed ``Ref`` lacks, a length past
-the longest the rollout's vLLM derives from the model's config.json with no ``model.rope_scaling``, or past what a
-given one covers, that vLLM refuses, the rollout model's own length or RoPE scaling so, a RoPE scaling that vLLM,
-reading it as given, fails on (its type in ``type`` alone, a key it needs missing), a micro-batch size that every
-release leaves verl without with dynamic batch sizes off, a rollout engine whose GPUs cannot hold the weights and one
-sequence's KV cache as vLLM loads it): the config as written does not run, which the verdict says
-(`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a verdict that it does not
-train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code that only some releases
-or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and ``misspelt-key``, under
-``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which 0.5.2 accepts;
-``empty-adapter-path`` and ``trailing-slash``, which Trinity 0.6 on verl 0.8 or later ignores or loads no adapter
-from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8; ``typed-null``, a null under
+a LoRA rank that is no whole number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity
+0.5's typed ``Ref`` lacks, a length past the longest the rollout's vLLM derives from the model's config.json with no
+``model.rope_scaling``, or past what a given one covers, that vLLM refuses, the rollout model's own length or RoPE
+scaling so, a RoPE scaling that vLLM, reading it as given, fails on (its type in ``type`` alone, a key it needs
+missing), a micro-batch size that every release leaves verl without with dynamic batch sizes off, a rollout engine
+whose GPUs cannot hold the weights and one sequence's KV cache as vLLM loads it): the config as written does not run,
+which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
+verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
+that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
+``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which 0.5.2
+accepts; ``empty-adapter-path`` and ``trailing-slash``, which Trinity 0.6 on verl 0.8 or later ignores or loads no
+adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8; ``typed-null``, a null under
 ``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later reads as false or ignores; ``rope-scaling-missing``,
 where no vLLM rollout refuses the length; ``rope-scaling-wrong`` in their place under ``--trinity-version 0.5``,
 whose 0.5.0 also takes a vLLM before 0.12; ``micro-batch-unset``, where only some verl versions are left without a

@@ -156,9 +156,9 @@ class TrinityRelease(Frozen, defer_build=True):
 
     def lacked(self, config: Mapping[str, Any]) -> tuple[tuple[str | int, ...], ...]:
         """The paths of `config`'s keys that this release's typed sections lack, which its merge refuses, in the
-        config's order: each
-        section's keys checked, and its sections' below the keys it has (a field typed ``Any`` or ``dict`` keeps any
-        key; an item of a list or mapping of sections is checked as a section)."""
+        config's order: each section's keys checked, and its sections' below the keys it has (a field typed ``Any`` or
+        ``dict`` keeps any key; an item of a list or mapping of sections is checked as a section). A key YAML reads as
+        no text (``1:``, ``true:``, ``null:``), which no section has, is lacked too, named as YAML writes it."""
         lacked: list[tuple[str | int, ...]] = []
 
         def walk(node: Any, section: str, at: tuple[str | int, ...]) -> None:
@@ -170,8 +170,8 @@ class TrinityRelease(Frozen, defer_build=True):
             elif section in self.sections and isinstance(node, Mapping):
                 for key, value in node.items():
                     if not isinstance(key, str):
-                        continue
-                    if key in self.sections[section]:
+                        lacked.append((*at, _yaml_key_text(key)))
+                    elif key in self.sections[section]:
                         walk(value, f"{section}.{key}".removeprefix("."), (*at, key))
                     else:
                         lacked.append((*at, key))
@@ -183,6 +183,11 @@ class TrinityRelease(Frozen, defer_build=True):
         """The path of the section at `key` in `section` (its items', where `section` holds sections as items)."""
         item = f"{section}.{ITEM}".removeprefix(".")
         return item if item in self.sections else f"{section}.{key}".removeprefix(".")
+
+
+def _yaml_key_text(key: object) -> str:
+    """A mapping key YAML read as no text, as YAML writes it (``true``, ``null``, ``1.5``)."""
+    return "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
 
 
 class TrinityFields(Frozen, defer_build=True):
