@@ -119,3 +119,17 @@ def test_a_configs_changed_critic_keys_are_said_once(cli, tmp_path: Path):
     keys = [line.split(":")[0] for line in block if not line.startswith(("#", "export "))]
     assert len(keys) == len(set(keys))
     assert not any(line.startswith("# and these keys of") for line in block)  # all are the apply lines' own
+
+
+@pytest.mark.parametrize(("critic", "words"), [
+    ("none", "351.6 GiB per node for Offload;"),
+    ("offloaded", "608.3 GiB per node for Offload and the critic's offloaded states;"),
+    ("reloaded", "608.3 GiB per node for Offload and the critic's offloaded states;")])
+def test_the_host_memory_row_names_the_critics_states_it_counts(cli, critic: str, words: str):
+    """Qwen3-14B at 16k with Offload: a critic held in host memory adds 256.7 GiB a node, which the row said was "for
+    Offload" alone (the actor's)."""
+    status, text, _ = cli("--model", "14B", "--len", "16k", "--gpu", "h100", "--gpus", "4", "--exact", "--env",
+                          "--offload", "--sp", "2", "--critic", critic)
+    assert status == 0
+    assert next(line for line in text.splitlines() if line.startswith("host memory")).split(None, 2)[2].startswith(
+        words)
