@@ -103,8 +103,9 @@ def test_the_apply_lines_pasted_into_the_config_give_the_critic_planned(cli, tmp
     config.write_text(_pasted(PPO_CONFIG, _apply_keys(text)))
     status, text, _ = cli("--from-config", str(config), "--gpu", "h100")
     assert status == 0
-    assert f"the verdict and the plans count its states as its own critic.model.fsdp_config holds them: {critic} (" in (
-        " ".join(text.split()))
+    assert ("the verdict and the plans count its states as both readings hold them, verl before 0.8's of its own "
+            "critic.model.fsdp_config and verl 0.8 or later's of critic.fsdp, else the trainer's: "
+            f"{critic} (") in " ".join(text.split())
     assert next(line for line in text.splitlines() if line.startswith("plan ")) == planned
 
 
@@ -133,3 +134,21 @@ def test_the_host_memory_row_names_the_critics_states_it_counts(cli, critic: str
     assert status == 0
     assert next(line for line in text.splitlines() if line.startswith("host memory")).split(None, 2)[2].startswith(
         words)
+
+
+def test_readings_that_agree_are_both_named(cli, tmp_path: Path):
+    """The user's config holds its critic reloaded by both readings: its own critic.model.fsdp_config (verl before
+    0.8) and the flags under trainer (verl 0.8 or later, which reads no critic.model.fsdp_config); the note named the
+    former alone, as if it decided on every release."""
+    config = tmp_path / "ppo.yaml"
+    config.write_text(PPO_CONFIG)
+    status, text, _ = cli("--from-config", str(config), "--gpu", "h100")
+    assert status == 0
+    assert ("the verdict and the plans count its states as both readings hold them, verl before 0.8's of its own "
+            "critic.model.fsdp_config and verl 0.8 or later's of critic.fsdp, else the trainer's: reloaded "
+            "(param_offload and optimizer_offload: in host memory, back on the GPUs for its own update), and its own "
+            "update (--critic none leaves it out)") in " ".join(text.split())
+    config.write_text(PPO_CONFIG.replace("  param_offload: true\n  optimizer_offload: true\n", "", 1))
+    status, text, _ = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.5")
+    assert ("the verdict and the plans count its states as its own critic.model.fsdp_config holds them: reloaded"
+            in " ".join(text.split()))  # one reading: Trinity 0.5's
