@@ -11,6 +11,8 @@ import yaml
 from test_jsonapply_s63 import _apply_keys, _flat, _json_answer
 from test_persona38_s74 import _apply_block
 
+import solver
+
 PPO_CONFIG = """\
 algorithm:
   algorithm_type: ppo
@@ -152,3 +154,15 @@ def test_readings_that_agree_are_both_named(cli, tmp_path: Path):
     status, text, _ = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.5")
     assert ("the verdict and the plans count its states as its own critic.model.fsdp_config holds them: reloaded"
             in " ".join(text.split()))  # one reading: Trinity 0.5's
+
+
+def test_the_api_takes_critic_none_as_config_query_and_the_command_do():
+    """``critic="none"`` (``--critic none``, `config_query`'s) was refused by `plan`, `estimate_memory`,
+    `memory_answer` and `map_plans`, whose None alone said none."""
+    (answer,) = solver.plan("8B", gpu="h100", budget_gpus=4, max_model_len=32768, critic="none")
+    assert answer.critic is None and answer.best is not None and answer.best.setting.label == "Env + SP=4"
+    none = solver.estimate_memory("8B", "h100", 4, 32768, sp=4, env=True, critic="none")
+    assert none == solver.estimate_memory("8B", "h100", 4, 32768, sp=4, env=True)
+    assert round(none.total_gib, 2) == 57.88
+    assert solver.memory_answer("8B", "h100", 4, 32768, sp=4, env=True, critic="none").critic is None
+    assert solver.map_plans(model="8B", gpu="h100", gpus_up_to=2, critic="none")[0].critic is None
