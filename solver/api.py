@@ -105,7 +105,6 @@ from solver.rules import (
 )
 from solver.tables import (
     CRITIC_CHOICES,
-    CRITIC_STATES,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_TOKENS,
@@ -116,7 +115,6 @@ from solver.tables import (
     Catalog,
     CountedGpu,
     CriticChoice,
-    CriticStates,
     Fleet,
     GpuType,
     MemoryModel,
@@ -241,7 +239,7 @@ def plan(
     trinity_version: str | None = None,
     reference_model: bool | None = None,
     lora_rank: int = 0,
-    critic: CriticStates | None = None,
+    critic: CriticChoice | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -687,7 +685,7 @@ def estimate_memory(
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
     reference_model: bool | None = None,
-    critic: CriticStates | None = None,
+    critic: CriticChoice | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -727,7 +725,8 @@ def estimate_memory(
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
     reference = counts_reference(reference_model, lora_rank)
-    check_choice("critic", critic, (None, *CRITIC_STATES))
+    check_choice("critic", critic, (None, *CRITIC_CHOICES))
+    critic = counted_critic(critic)
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "gpus")
     memory = memory if memory is not None else load_memory_model()
@@ -778,7 +777,7 @@ def memory_answer(
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
     reference_model: bool | None = None,
-    critic: CriticStates | None = None,
+    critic: CriticChoice | None = None,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -798,8 +797,8 @@ def memory_answer(
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
                         max_model_len=max_model_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
-                        lora_parameters=lora_parameters(resolved, lora_rank), critic=critic,
-                        critic_parameters_b=critic_parameters(resolved) / 1e9 if critic else 0.0,
+                        lora_parameters=lora_parameters(resolved, lora_rank), critic=counted_critic(critic),
+                        critic_parameters_b=critic_parameters(resolved) / 1e9 if counted_critic(critic) else 0.0,
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
@@ -829,7 +828,7 @@ def map_plans(
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
     reference_model: bool | None = None,
-    critic: CriticStates | None = None,
+    critic: CriticChoice | None = None,
 ) -> tuple[GpuMap, ...]:
     """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
     list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
@@ -877,7 +876,7 @@ def map_plans(
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": loaded, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names,
-               "lora_rank": lora_rank, "reference_model": reference_model, "critic": critic}
+               "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic)}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
                          budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)

@@ -28,7 +28,7 @@ from solver.rules import (
     token_budget,
 )
 from solver.tables import (
-    CRITIC_STATES,
+    CRITIC_CHOICES,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -43,6 +43,7 @@ from solver.tables import (
     SMALL_CARD_GIB,
     Catalog,
     CountedGpu,
+    CriticChoice,
     CriticStates,
     Frozen,
     MemoryModel,
@@ -56,6 +57,7 @@ from solver.tables import (
     check_choice,
     check_types,
     counted,
+    counted_critic,
     host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
@@ -802,7 +804,7 @@ def make_query(
     reference_model: bool | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
-    critic: CriticStates | None = None,
+    critic: CriticChoice | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -826,13 +828,13 @@ def make_query(
     reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`);
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
     `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`); `critic` one with a PPO critic
-    (`Query.critic`).
+    (`Query.critic`; ``"none"``, as ``--critic none``, and None: none).
     """
     check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
-    check_choice(option_names.named("critic"), critic, (None, *CRITIC_STATES))
+    check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     reference_model = counts_reference(reference_model, lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
@@ -883,7 +885,8 @@ def make_query(
                  node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
-                 reference_model=reference_model, lora_rank=lora_rank, critic=critic, option_names=option_names)
+                 reference_model=reference_model, lora_rank=lora_rank, critic=counted_critic(critic),
+                 option_names=option_names)
 
 
 def counts_reference(reference_model: bool | None, lora_rank: int) -> bool:

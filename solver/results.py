@@ -1213,9 +1213,10 @@ class Plan(Frozen):
         figure counts no reference model (`reference_model`)."""
         if self.host_memory_gb is None:
             return None
-        purpose = ("for Offload" if self.offload else "for the critic's offloaded states, or while the model loads"
-                   if self.critic in HOST_HELD_CRITICS else "while the model loads") + (
-            "" if self.reference_model else " (no reference model)")
+        held = self.critic in HOST_HELD_CRITICS  # its states in host memory, counted in the figure
+        purpose = ("for Offload" + (" and the critic's offloaded states" if held else "") if self.offload else
+                   "for the critic's offloaded states, or while the model loads" if held else
+                   "while the model loads") + ("" if self.reference_model else " (no reference model)")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
         trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)

@@ -75,7 +75,7 @@ def test_where_the_readings_differ_the_note_names_both():
         "PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor on "
         "the same trainer GPUs; the verdict and the plans count its states by the more held on the GPUs of two "
         "readings, verl before 0.8's of its own critic.model.fsdp_config (reloaded) and verl 0.8 or later's of "
-        "critic.fsdp, else trainer's (resident): resident (on the GPUs throughout), and its own update "
+        "critic.fsdp, else the trainer's (resident): resident (on the GPUs throughout), and its own update "
         "(critic=\"none\" leaves it out)")
 
 

@@ -157,6 +157,30 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             before = "" if version else " (leave them out before 0.6, which refuses them)"
             lines += [f"# Trinity 0.6 also takes these{before}:",
                       "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
+    return lines + _critic_lines(plan, version)
+
+
+def _critic_lines(plan: Plan, version: TrinityVersion | None) -> list[str]:
+    """The apply lines of the PPO critic's offload flags where `plan` counts one (`Plan.critic`), as the fragment sets
+    them (`solver.trinity.plan_keys.CRITIC_FLAGS`): its model's, which Trinity 0.5 and 0.6 on verl before 0.8 read,
+    and but for `version` 0.5 its engine's, which 0.6 on verl 0.8 or later reads; an offloaded one's strategy FSDP2.
+    Without them a config keeps its critic's own flags (unset: on the GPUs), whatever the plan counted."""
+    if plan.critic is None:
+        return []
+    # Imported here: only a plan with a critic needs solver.trinity.
+    from solver.trinity.keys import CRITIC, CRITIC_ENGINE, CRITIC_MODEL_FSDP, OFFLOAD_FLAGS, yaml_flow
+    from solver.trinity.plan_keys import CRITIC_FLAGS
+
+    flags = yaml_flow(dict(zip(OFFLOAD_FLAGS, CRITIC_FLAGS[plan.critic], strict=True)))
+    lines = [(f"# the PPO critic's states {plan.critic}, as the plan counts them (Trinity 0.5, and 0.6 on verl "
+              "before 0.8, read these):"), f"{'.'.join(CRITIC_MODEL_FSDP)}: {flags}"]
+    if version != "0.5":
+        before = "" if version else " (leave them out before 0.6, which refuses them)"
+        lines += [f"# Trinity 0.6 on verl 0.8 or later reads these instead{before}:",
+                  f"{'.'.join(CRITIC_ENGINE)}: {flags}"]
+    if plan.critic == "offloaded":
+        lines += ["# offload_policy needs FSDP2 (verl 0.8 or later runs the critic at trainer.trainer_strategy):",
+                  f"{'.'.join(CRITIC)}.strategy: fsdp2"]
     return lines
 
 

@@ -1202,7 +1202,7 @@ def _critic_readings(reader: ConfigReader, version: TrinityVersion | None) -> li
                                else ("trainer", name)) for name in OFFLOAD_FLAGS}
     engine = _critic_held(engine_flags, trainers)
     return [CriticReading(own, f"its own {dotted(CRITIC_MODEL_FSDP[2:])}", "verl before 0.8"),
-            CriticReading(engine, f"{dotted(CRITIC_ENGINE[2:])}, else trainer's", "verl 0.8 or later")]
+            CriticReading(engine, f"{dotted(CRITIC_ENGINE[2:])}, else the trainer's", "verl 0.8 or later")]
 
 
 GPU_HELD_CRITICS: tuple[CriticStates, ...] = ("offloaded", "reloaded", "resident")
@@ -1293,9 +1293,12 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
     head = f"{which} trains a critic model beside the actor on the same trainer GPUs"
-    why = (f"as {counted.flags} holds them" if len(readings) == 1 or readings[0].states == readings[1].states else
-           "by the more held on the GPUs of two readings, " + " and ".join(
-               f"{reading.verl}'s of {reading.flags} ({reading.states})" for reading in readings))
+    differ = len({reading.states for reading in readings}) > 1
+    sources = " and ".join(f"{reading.verl}'s of {reading.flags}" + (f" ({reading.states})" if differ else "")
+                           for reading in readings)
+    why = (f"as {counted.flags} holds them" if len(readings) == 1 else
+           f"by the more held on the GPUs of two readings, {sources}" if differ else
+           f"as both readings hold them, {sources}")
     found = ((".".join(path), read_or_none(reader.integer, path))
              for path in (() if sequence_counted else CRITIC_BUDGETS))
     budgets = tuple((key, budget) for key, budget in found if budget is not None)

@@ -1246,7 +1246,7 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
     own = {key.path for key in keys_for_plan(plan, model, None, environ, version) if not key.existing_only}
     return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(value_at(reading, key.path))}"
             for key in _written(reading, keys, environ or {})
-            if key.existing_only or key.value is False or key.path not in own]
+            if key.existing_only or key.path not in own]
 
 
 def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
