@@ -130,12 +130,14 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    brief,
     check_built_again,
     check_choice,
     check_once,
     check_types,
     counted,
     counted_critic,
+    empty_name,
     given_path,
     it_or_them,
     load_catalog,
@@ -198,6 +200,8 @@ def _check_named(catalog: Catalog, model: object, gpu: object, count_keyword: st
     `asked_gpus` reads them; None for no GPU type) that `catalog` lacks, saying how code gives one of its own
     (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`), or, for a GPU type with a count (``a100x4``), the keywords that give them
     apart (the count to `count_keyword`); other values are left to the checks that name their types."""
+    _refuse_empty_name("model", model, "a model", ("4B", "8B"), lists=False)
+    _refuse_empty_name("gpu", gpu, "a GPU type", ("a100", "h100"), lists=gpu_lists)
     gpus = gpu if gpu_lists and isinstance(gpu, list | tuple) else [gpu]
     listed = (gpus if gpus is gpu else [name.strip() for name in gpu.split(",")]
               if gpu_lists and isinstance(gpu, str) and "," in gpu else None)  # a comma list: the names apart
@@ -215,6 +219,17 @@ def _check_named(catalog: Catalog, model: object, gpu: object, count_keyword: st
                 find(name)
             except QueryError as error:
                 raise QueryError(with_own_hint(error, hint)) from None
+
+
+def _refuse_empty_name(keyword: str, value: object, kind: str, examples: tuple[str, str], *, lists: bool) -> None:
+    """`QueryError` in the command's words (`empty_name`), naming `keyword`, where `value` is an empty name (``''``),
+    or, where it `lists` them, holds one (``['a100', '']``, ``'a100,'``); `kind` (``a GPU type``) and two `examples`
+    (``a100``, ``h100``) say what to give."""
+    names = (value if lists and isinstance(value, list | tuple)
+             else value.split(",") if lists and isinstance(value, str) else [value])
+    if any(isinstance(name, str) and not name.strip() for name in names):
+        several, example = (", or several in a list", list(examples)) if lists else ("", examples[0])
+        raise QueryError(empty_name(f"{keyword}={brief(value)}", f"{kind}{several}", f"{keyword}={example!r}"))
 
 
 def plan(
@@ -861,6 +876,7 @@ def map_plans(
                          "tables document")
     for index, name in enumerate(names):
         check_types((f"model[{index}]", name, str))
+    _refuse_empty_name("model", model, "a model", ("4B", "8B"), lists=True)
     catalog = catalog if catalog is not None else load_catalog()
     for named in [*names, None]:  # the models first, then the GPU type, as `plan` checks them
         _check_named(catalog, named, gpu if named is None else None, "gpus_up_to", gpu_lists=True)

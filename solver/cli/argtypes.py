@@ -22,6 +22,7 @@ from solver.tables import (
     ascii_number,
     brief,
     cut,
+    empty_name,
     length_forms,
     mib_as_gb_hint,
     read_host_ram,
@@ -84,7 +85,7 @@ def _names(text: str, kind: str, example: str, several: bool) -> tuple[str, ...]
     names = tuple(name.strip() for name in text.split(",")) if several else (text.strip(),)
     if not all(names):
         more = ", or several separated by commas" if several else ""
-        raise argparse.ArgumentTypeError(f"an empty name in {brief(text)}: give {kind}{more} ({example})")
+        raise argparse.ArgumentTypeError(empty_name(brief(text), f"{kind}{more}", example))
     return names
 
 

@@ -1,0 +1,65 @@
+"""Small slips a session's reviews left, mended: the API refuses an empty GPU or model name in the command's words,
+naming its keyword; a job's name says it takes ASCII letters only (a pool's takes any); ..."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import solver
+from solver.tables import QueryError
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: solver.plan("4B", gpu="", max_model_len=4096),
+     "an empty name in gpu='': give a GPU type, or several in a list (gpu=['a100', 'h100'])"),
+    (lambda: solver.plan("4B", gpu="a100,", max_model_len=4096),
+     "an empty name in gpu='a100,': give a GPU type, or several in a list (gpu=['a100', 'h100'])"),
+    (lambda: solver.plan("4B", gpu=["a100", " "], max_model_len=4096),
+     "an empty name in gpu=['a100', ' ']: give a GPU type, or several in a list (gpu=['a100', 'h100'])"),
+    (lambda: solver.plan("", gpu="a100", max_model_len=4096), "an empty name in model='': give a model (model='4B')"),
+    (lambda: solver.estimate_memory("4B", "", 8, 4096), "an empty name in gpu='': give a GPU type (gpu='a100')"),
+    (lambda: solver.memory_answer(" ", "a100", 8, 4096), "an empty name in model=' ': give a model (model='4B')"),
+    (lambda: solver.map_plans(["4B", ""], gpus_up_to=8),
+     "an empty name in model=['4B', '']: give a model, or several in a list (model=['4B', '8B'])"),
+    (lambda: solver.map_plans("4B", gpu="", gpus_up_to=8),
+     "an empty name in gpu='': give a GPU type, or several in a list (gpu=['a100', 'h100'])"),
+])
+def test_the_api_refuses_an_empty_name_in_the_commands_words(call: Callable[[], object], message: str):
+    with pytest.raises(QueryError) as refused:
+        call()
+    assert str(refused.value) == message
+
+
+def test_the_command_says_the_same_words_without_a_keyword(cli: Cli):
+    status, out, err = cli("memory", "--gpu", "", "--model", "4B", "--gpus", "8", "--max-model-len", "4096")
+    assert (status, out, err.splitlines()[-1]) == (
+        2, "", "solve memory: error: argument --gpu: an empty name in '': give a GPU type (a100)")
+
+
+CLUSTER = """pools:
+  - {{name: {pool}, gpu: a100, nodes: 1, gpus_per_node: 8}}
+jobs:
+  - {{name: {job}, model: 4B, max_model_len: 4096}}
+"""
+
+
+def test_a_job_name_takes_ascii_letters_and_says_so(cli: Cli, tmp_path: Path):
+    path = tmp_path / "c.yaml"
+    path.write_text(CLUSTER.format(pool="a100", job="数学-工作"), encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert (status, out, err) == (2, "", (
+        f"solve cluster: error: {path}: job 数学-工作, name: must be ASCII letters and digits (A-Z, a-z, 0-9), '.', "
+        "'_' and '-', starting with a letter or digit, got '数学-工作'\n"))
+
+
+def test_a_pool_name_takes_any_letters(cli: Cli, tmp_path: Path):
+    path = tmp_path / "c.yaml"
+    path.write_text(CLUSTER.format(pool="ä100", job="math"), encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--json")
+    assert (status, json.loads(out)["placements"][0]["pool"]) == (0, "ä100")
