@@ -63,3 +63,14 @@ def test_a_pool_name_takes_any_letters(cli: Cli, tmp_path: Path):
     path.write_text(CLUSTER.format(pool="ä100", job="math"), encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--json")
     assert (status, json.loads(out)["placements"][0]["pool"]) == (0, "ä100")
+
+
+@pytest.mark.parametrize(("host_ram", "echoed"), [("256", 256), ("256.5", 256.5)])
+def test_solve_and_map_echo_the_host_memory_alike(cli: Cli, host_ram: str, echoed: float):
+    asked = ("--model", "4B", "--gpu", "a100", "--host-ram", host_ram, "--json")
+    status, out, _ = cli(*asked, "--len", "4096")
+    answer_text = out
+    map_status, map_out, _ = cli("map", *asked, "--gpus-up-to", "2")
+    assert (status, map_status) == (0, 0)
+    assert f'"host_ram_gb": {echoed},' in answer_text and f'"host_ram_gb": {echoed},' in map_out
+    assert json.loads(answer_text)[0]["host_ram_gb"] == json.loads(map_out)[0]["host_ram_gb"] == echoed
