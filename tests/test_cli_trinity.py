@@ -1699,9 +1699,9 @@ def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_
     # The rollout's length, the model's (through the alias), is set with it (session 71: left at 65536, it was past
     # Qwen3-8B's native 40960, which vLLM refuses); the explorer's timeout, which repeats the anchor too, is left.
     assert status == 0 and err.startswith(
-        f"{A100_NOTE}solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat (*len): the patch "
-        "sets it to 16384 and explorer.rollout_model.max_model_len to 16384, written out (no longer *len), and leaves "
-        "explorer.max_timeout at 65536 (the anchor moves there)\nsolve: note: ")
+        f"{A100_NOTE}solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat "
+        "(*len): the patch sets it to 16384 and explorer.rollout_model.max_model_len to 16384, written out (no longer "
+        "*len), and leaves explorer.max_timeout at 65536 (the anchor moves there)\nsolve: note: ")
     assert ("  max_model_len: 16384\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  max_timeout: &len 65536\n"
             "  rollout_model:\n    engine_num: 2\n    max_model_len: 16384\ntrainer:\n") in patched.read_text(
                 encoding="utf-8")

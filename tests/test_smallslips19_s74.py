@@ -74,3 +74,12 @@ def test_solve_and_map_echo_the_host_memory_alike(cli: Cli, host_ram: str, echoe
     assert (status, map_status) == (0, 0)
     assert f'"host_ram_gb": {echoed},' in answer_text and f'"host_ram_gb": {echoed},' in map_out
     assert json.loads(answer_text)[0]["host_ram_gb"] == json.loads(map_out)[0]["host_ram_gb"] == echoed
+
+
+def test_the_note_on_the_input_comes_before_the_one_on_the_file_not_written(cli: Cli, tmp_path: Path):
+    target = tmp_path / "p2.yaml"
+    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "2000k", "--out", str(target))
+    assert (status, err.splitlines()[0], err.splitlines()[-1]) == (
+        1, ("solve: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need that name (the memory decides "
+            "the plans)"), f"solve: note: no plan, so {target} is not written")
+    assert not target.exists()
