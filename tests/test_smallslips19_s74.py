@@ -4,6 +4,8 @@ naming its keyword; a job's name says it takes ASCII letters only (a pool's take
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,3 +85,23 @@ def test_the_note_on_the_input_comes_before_the_one_on_the_file_not_written(cli:
         1, ("solve: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need that name (the memory decides "
             "the plans)"), f"solve: note: no plan, so {target} is not written")
     assert not target.exists()
+
+
+def test_dash_is_refused_naming_dev_stdin(cli: Cli):
+    status, _, err = cli("cluster", "-")
+    assert (status, err.splitlines()[-1]) == (2, (
+        "solve cluster: error: argument FILE.yaml: expected a file name, got '-' (rft-solver reads named files: give "
+        "/dev/stdin for standard input)"))
+
+
+@pytest.mark.skipif(not Path("/dev/stdin").exists(), reason="no /dev/stdin on this system")
+@pytest.mark.parametrize("command", [["cluster", "/dev/stdin"], ["--from-config", "/dev/stdin", "--gpu", "h100"]])
+def test_dev_stdin_reads_standard_input(tmp_path: Path, command: list[str]):
+    given = (CLUSTER.format(pool="a100", job="math") if command[0] == "cluster"
+             else "model: {model_path: Qwen/Qwen3-4B, max_model_len: 4096}\ncluster: {node_num: 1, gpu_per_node: 8}\n")
+    ran = subprocess.run([sys.executable, "-m", "solver", *command, "--json"], input=given, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert ran.returncode == 0, ran.stderr
+    read = json.loads(ran.stdout)
+    assert (read["placements"][0]["job"] if command[0] == "cluster" else read[0]["model"]) == (
+        "math" if command[0] == "cluster" else "Qwen3-4B")
