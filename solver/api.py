@@ -57,6 +57,7 @@ from solver.query import (
     check_sp,
     check_time_limit,
     check_token_budget,
+    check_vllm_lora_rank,
     counts_reference,
     make_query,
     resolve_margin,
@@ -305,6 +306,7 @@ def plan(
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
                        reference_model=reference_model, lora_rank=lora_rank, critic=critic,
                        option_names=option_names)
+    check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -1079,6 +1081,10 @@ def config_query(
     if model is None:
         check_config_model(catalog, config, "model=M",
                            OWN_MODEL_IN_CODE.removeprefix("; or, for a model of your own, "))
+    if lora_rank is not None:  # the config's own: its refused line (lora-rank-vllm-refused)
+        check_lora_rank(lora_rank)
+        check_vllm_lora_rank(lora_rank, rollout_gpus if rollout_gpus is not None else config.rollout_gpus,
+                             option_names)
     if lora_rank is None and config.lora_key is not None:  # as make_query would refuse the option's
         counted = f"rank {config.lora_rank}" if config.lora_rank else config.lora_key
         check_reference_with_lora(reference_model, config.lora_rank, option_names, f"the config's LoRA ({counted})")

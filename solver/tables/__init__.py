@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         PAST_NODE_WIDTH,
         REASONS_QUESTIONS_PER_SECOND,
         SMALL_CARD_GIB,
+        VLLM_LORA_RANKS,
         WAYS_QUESTIONS_PER_SECOND,
         WAYS_WALL_SHARE,
         CriticChoice,
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         read_host_ram,
         tenths_down,
         trinity_release,
+        vllm_lora_rank_refusal,
     )
     from solver.tables.catalog import (
         Catalog,
@@ -249,6 +251,7 @@ __all__ = [
     "POOL_GPU_SOURCE",
     "REASONS_QUESTIONS_PER_SECOND",
     "SMALL_CARD_GIB",
+    "VLLM_LORA_RANKS",
     "WAYS_QUESTIONS_PER_SECOND",
     "WAYS_WALL_SHARE",
     "YARN_VALIDATED_FACTOR",
@@ -355,6 +358,7 @@ __all__ = [
     "thousands_of_tokens",
     "trinity_release",
     "unquoted_text_hint",
+    "vllm_lora_rank_refusal",
     "vouches_for",
     "with_own_hint",
     "without_none",
