@@ -164,8 +164,8 @@ def test_check_refuses_a_lora_rank_vllm_refuses(cli: Cli, tmp_path: Path):
     status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
     current = json.loads(out)[0]["current"]
     assert (status, current["refused"]) == (1, True)
-    assert ("lora-rank-vllm-refused", f"model.lora_configs[0].lora_rank {VLLM_RANK_WORDS}, or mode: train where no "
-            "vLLM rollout starts") in zip(current["config_problem_codes"], current["config_problems"], strict=True)
+    assert ("lora-rank-vllm-refused", (f"model.lora_configs[0].lora_rank {VLLM_RANK_WORDS}, or mode: train where no "
+                                       "vLLM rollout starts")) in zip(current["config_problem_codes"], current["config_problems"], strict=True)
     config.write_text(config.read_text(encoding="utf-8").replace("mode: both", "mode: train"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
     assert "lora-rank-vllm-refused" not in json.loads(out)[0]["current"]["config_problem_codes"]
@@ -173,8 +173,8 @@ def test_check_refuses_a_lora_rank_vllm_refuses(cli: Cli, tmp_path: Path):
 
 def test_a_lora_rank_vllm_refuses_is_refused_where_a_rollout_is_planned(cli: Cli):
     status, out, err = cli("--model", "8B", "--gpu", "h100", "--len", "16k", "--lora-rank", "24")
-    assert (status, out, err) == (2, "", f"solve: error: --lora-rank {VLLM_RANK_WORDS}, or --rollout-gpus 0 for a "
-                                         "trainer alone\n")
+    assert (status, out, err) == (2, "", (f"solve: error: --lora-rank {VLLM_RANK_WORDS}, or --rollout-gpus 0 for a "
+                                          "trainer alone\n"))
     assert cli("--model", "8B", "--gpu", "h100", "--len", "16k", "--lora-rank", "24", "--rollout-gpus", "0")[0] == 0
     assert cli("--model", "8B", "--gpu", "h100", "--len", "16k", "--lora-rank", "32")[0] == 0
     with pytest.raises(QueryError) as refused:
