@@ -57,6 +57,7 @@ from solver.query import (
     check_sp,
     check_time_limit,
     check_token_budget,
+    check_vllm_lora_rank,
     counts_reference,
     make_query,
     resolve_margin,
@@ -128,12 +129,14 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    brief,
     check_built_again,
     check_choice,
     check_once,
     check_types,
     counted,
     counted_critic,
+    empty_name,
     given_path,
     it_or_them,
     load_catalog,
@@ -196,6 +199,8 @@ def _check_named(catalog: Catalog, model: object, gpu: object, count_keyword: st
     `asked_gpus` reads them; None for no GPU type) that `catalog` lacks, saying how code gives one of its own
     (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`), or, for a GPU type with a count (``a100x4``), the keywords that give them
     apart (the count to `count_keyword`); other values are left to the checks that name their types."""
+    _refuse_empty_name("model", model, "a model", ("4B", "8B"), lists=False)
+    _refuse_empty_name("gpu", gpu, "a GPU type", ("a100", "h100"), lists=gpu_lists)
     gpus = gpu if gpu_lists and isinstance(gpu, list | tuple) else [gpu]
     listed = (gpus if gpus is gpu else [name.strip() for name in gpu.split(",")]
               if gpu_lists and isinstance(gpu, str) and "," in gpu else None)  # a comma list: the names apart
@@ -213,6 +218,17 @@ def _check_named(catalog: Catalog, model: object, gpu: object, count_keyword: st
                 find(name)
             except QueryError as error:
                 raise QueryError(with_own_hint(error, hint)) from None
+
+
+def _refuse_empty_name(keyword: str, value: object, kind: str, examples: tuple[str, str], *, lists: bool) -> None:
+    """`QueryError` in the command's words (`empty_name`), naming `keyword`, where `value` is an empty name (``''``),
+    or, where it `lists` them, holds one (``['a100', '']``, ``'a100,'``); `kind` (``a GPU type``) and two `examples`
+    (``a100``, ``h100``) say what to give."""
+    names = (value if lists and isinstance(value, list | tuple)
+             else value.split(",") if lists and isinstance(value, str) else [value])
+    if any(isinstance(name, str) and not name.strip() for name in names):
+        several, example = (", or several in a list", list(examples)) if lists else ("", examples[0])
+        raise QueryError(empty_name(f"{keyword}={brief(value)}", f"{kind}{several}", f"{keyword}={example!r}"))
 
 
 def plan(
@@ -288,6 +304,7 @@ def plan(
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
                        reference_model=reference_model, lora_rank=lora_rank, critic=critic,
                        option_names=option_names)
+    check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
@@ -860,6 +877,7 @@ def map_plans(
                          "tables document")
     for index, name in enumerate(names):
         check_types((f"model[{index}]", name, str))
+    _refuse_empty_name("model", model, "a model", ("4B", "8B"), lists=True)
     catalog = catalog if catalog is not None else load_catalog()
     for named in [*names, None]:  # the models first, then the GPU type, as `plan` checks them
         _check_named(catalog, named, gpu if named is None else None, "gpus_up_to", gpu_lists=True)
@@ -1062,6 +1080,10 @@ def config_query(
     if model is None:
         check_config_model(catalog, config, "model=M",
                            OWN_MODEL_IN_CODE.removeprefix("; or, for a model of your own, "))
+    if lora_rank is not None:  # the config's own: its refused line (lora-rank-vllm-refused)
+        check_lora_rank(lora_rank)
+        check_vllm_lora_rank(lora_rank, rollout_gpus if rollout_gpus is not None else config.rollout_gpus,
+                             option_names)
     if lora_rank is None and config.lora_key is not None:  # as make_query would refuse the option's
         counted = f"rank {config.lora_rank}" if config.lora_rank else config.lora_key
         check_reference_with_lora(reference_model, config.lora_rank, option_names, f"the config's LoRA ({counted})")

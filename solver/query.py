@@ -65,6 +65,7 @@ from solver.tables import (
     sp_attention_violation,
     sp_rule_violation,
     trinity_release,
+    vllm_lora_rank_refusal,
 )
 
 
@@ -442,6 +443,7 @@ class ConfigProblemCode(str, Enum):
     TRAILING_SLASH = "trailing-slash"
     LORA_RANK_NOT_A_NUMBER_REFUSED = "lora-rank-not-a-number-refused"
     LORA_RANK_NOT_A_NUMBER = "lora-rank-not-a-number"
+    LORA_RANK_VLLM_REFUSED = "lora-rank-vllm-refused"
     TYPED_NULL_REFUSED = "typed-null-refused"
     TYPED_NULL = "typed-null"
     REF_MODEL_REFUSED = "ref-model-refused"
@@ -512,7 +514,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.CONFIG_PATH_REFUSED, ConfigProblemCode.ALLOC_CONF_REFUSED,
     ConfigProblemCode.REF_SP_UNGROUPED_REFUSED, ConfigProblemCode.LORA_CONFIGS_REFUSED,
     ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.TRAILING_SLASH_REFUSED,
-    ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.TYPED_NULL_REFUSED,
+    ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.LORA_RANK_VLLM_REFUSED,
+    ConfigProblemCode.TYPED_NULL_REFUSED,
     ConfigProblemCode.REF_MODEL_REFUSED, ConfigProblemCode.UNKNOWN_KEY_REFUSED,
     ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED,
     ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED,
@@ -913,6 +916,17 @@ def check_lora_rank(lora_rank: int) -> None:
     if not 0 <= lora_rank <= MAX_LORA_RANK:
         raise QueryError(f"lora_rank must be a whole number from 0 (full fine-tuning) to {MAX_LORA_RANK}, got "
                          f"{brief(lora_rank)}")
+
+
+def check_vllm_lora_rank(lora_rank: int, rollout_gpus: int | None, option_names: OptionNames) -> None:
+    """`QueryError` for a LoRA rank (`lora_rank`, as an option gave it) that a vLLM rollout refuses
+    (`vllm_lora_rank_refusal`) where the run has one beside its trainer (`rollout_gpus` not 0; None, not said, counts
+    one, as a --model-config that vLLM refuses is refused), naming the options as `option_names` do."""
+    refusal = None if rollout_gpus == 0 else vllm_lora_rank_refusal(lora_rank)
+    if refusal is not None:
+        lora = "lora_rank" if option_names.keywords else "--lora-rank"
+        raise QueryError(f"{option_names.valued(lora, refusal)}: give one of those, or "
+                         f"{option_names.valued(option_names.rollout_gpus, 0)} for a trainer alone")
 
 
 def total_budget(total_gpus: int, budget_gpus: int | None, rollout_gpus: int | None, node_gpus: int,

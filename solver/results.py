@@ -14,7 +14,7 @@ from enum import Enum
 from math import ceil
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, get_args
 
-from annotated_types import Ge, Gt
+from annotated_types import Ge, Gt, Le
 from pydantic import (
     AllowInfNan,
     BaseModel,
@@ -96,6 +96,10 @@ GiBFigure = Annotated[FiniteFloat, PlainSerializer(lambda gib: round(gib, 2), re
                                                  when_used="json")]
 """A memory model figure in GiB: finite, kept whole, so that the text rounds it once (as `solve memory` does), and
 rounded to two decimals where JSON is made."""
+HostRamGb = Annotated[float, Gt(0), AllowInfNan(False),
+                     PlainSerializer(lambda gib: int(gib) if gib.is_integer() else gib)]  # the schema: the field's
+"""The host memory per node a query was given (--host-ram, GiB), as its JSON echoes it: a whole amount without its
+``.0`` (512, not 512.0), in ``solve --json`` and ``solve map --json`` alike."""
 PlacementCount = Literal["priority", "nodes"]
 """What a cluster placement's objective counts: the placed jobs' priority, or the nodes used (--minimize nodes)."""
 
@@ -1514,7 +1518,7 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "the query's --total-gpus, the trainer's and the rollout's GPUs together, of which budget_gpus is what "
         "rollout_gpus leave; null where none was given (budget_gpus is then the trainer's alone)"))
     node_gpus: int = Field(default=NODE_GPUS, ge=1, description="the query's GPUs per node (--node-gpus)")
-    host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description=(
+    host_ram_gb: Annotated[HostRamGb, Le(MAX_HOST_RAM_GB)] | None = Field(default=None, description=(
         "the query's host memory per node (--host-ram, GiB), which the plans' host memory fits in; null where none "
         "was given"))
     reference_model: bool = Field(default=True, description=(
@@ -1787,7 +1791,7 @@ class GpuMap(Frozen, Versioned, defer_build=True):
     model: str | None = Field(default=None, description="with by 'len': the model mapped; left out otherwise")
     train_batch_size: PositiveInt | None = Field(default=None, description=(
         "the train batch the plans' data-parallel ranks divide (--train-batch-size); left out where not given"))
-    host_ram_gb: Annotated[float, Gt(0), AllowInfNan(False)] | None = Field(default=None, description=(
+    host_ram_gb: HostRamGb | None = Field(default=None, description=(
         "the host memory per node the plans fit in, GiB (--host-ram), a whole amount without its .0 (512, not "
         "512.0); left out where not given"))
     node_gpus: PositiveInt | None = Field(default=None, description=(
@@ -1833,10 +1837,7 @@ class GpuMap(Frozen, Versioned, defer_build=True):
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _as_printed(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        data: dict[str, Any] = handler(self)
-        if self.host_ram_gb is not None and self.host_ram_gb.is_integer():
-            data["host_ram_gb"] = int(self.host_ram_gb)
-        return without_none(data, MAP_LEFT_OUT_WHEN_NONE)
+        return without_none(handler(self), MAP_LEFT_OUT_WHEN_NONE)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:

@@ -326,17 +326,17 @@ def test_an_option_no_command_takes_nor_one_after_a_double_dash_is_named_so(cli)
 
 
 @pytest.mark.parametrize(("argv", "error"), [
-    # A file to read: standard input is not read.
+    # A file to read: '-' is a name, and /dev/stdin names standard input (session 74).
     (["--model", "4B", "--cells", "-"], ("argument --cells: expected a file name, got '-' (rft-solver reads named "
-                                         "files, not standard input)")),
+                                         "files: give /dev/stdin for standard input)")),
     (["--model", "4B", "--weights", "-"], ("argument --weights: expected a file name, got '-' (rft-solver reads named "
-                                           "files, not standard input)")),
+                                           "files: give /dev/stdin for standard input)")),
     (["--model", "4B", "--memory-model", "-"], ("argument --memory-model: expected a file name, got '-' (rft-solver "
-                                                "reads named files, not standard input)")),
+                                                "reads named files: give /dev/stdin for standard input)")),
     (["--model-config", "-"], ("argument --model-config: expected a file or folder name, got '-' (rft-solver reads "
-                               "named files, not standard input)")),
-    (["cluster", "-"], ("argument FILE.yaml: expected a file name, got '-' (rft-solver reads named files, not "
-                        "standard input)")),
+                               "named files: give /dev/stdin for standard input)")),
+    (["cluster", "-"], ("argument FILE.yaml: expected a file name, got '-' (rft-solver reads named files: give "
+                        "/dev/stdin for standard input)")),
     # A file to write: what it would write goes to standard output without the option.
     (["map", "--svg", "-"], ("argument --svg: expected a file name, got '-' (rft-solver writes named files; what it "
                              "would write goes to standard output without the option)")),

@@ -30,6 +30,9 @@ from solver.trinity.patch import _paths_to
 
 DATA = Path(__file__).parent / "data" / "trinity"
 FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100-80g"]
+A100_NOTE = ("solve: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need that name (the memory decides "
+             "the plans)\n")
+"""The note on --gpu a100, which comes before the notes on what is made and written."""
 
 
 @pytest.fixture
@@ -202,7 +205,8 @@ def test_emit_names_the_gpu_types_without_a_plan(cli):
         "# plan: Env + Offload + SP=4 on 4 H20-96GB trainer GPUs, max_model_len 112640\n")
     assert err.startswith("solve: A100-80GB: no plan: 112640 tokens is beyond what") and err.count("\n") == 1
     status, out, err = cli("--model", "8B", "--len", "500k", "--gpu", "a100", "--emit", "trinity")
-    assert (status, out) == (1, "") and err.startswith("solve: A100-80GB: no plan: 512000 tokens")
+    # The note on the input (--gpu a100) before the ones on what is made (session 74).
+    assert (status, out) == (1, "") and err.startswith(f"{A100_NOTE}solve: A100-80GB: no plan: 512000 tokens")
 
 
 def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
@@ -1512,13 +1516,13 @@ def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
     near = ("solve: note: Qwen3-8B (config shape) has Qwen3-8B's shape but for vocab_size 300000 (Qwen3-8B's: "
             "151936), so no table's cells stand for it and its plans are estimates (the memory a trainer needs "
             "depends on the shape); a checkpoint of that model's very shape would take its cells\n")
-    assert (status, err) == (1, f"solve: note: no plan, so {patched} is not written\n{near}")
+    assert (status, err) == (1, f"{near}solve: note: no plan, so {patched} is not written\n")  # the input's first
     assert not patched.exists()
     patched.write_text("mine\n", encoding="utf-8")
     status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100-80g", "--write",
                          str(patched))
-    assert (status, err) == (1, (f"solve: note: no plan, so {patched} is not written (the file there is left as "
-                                 f"it was)\n{near}")) and patched.read_text(encoding="utf-8") == "mine\n"
+    assert (status, err) == (1, (f"{near}solve: note: no plan, so {patched} is not written (the file there is "
+                                 "left as it was)\n")) and patched.read_text(encoding="utf-8") == "mine\n"
 
 
 def test_links_in_a_loop_are_refused_as_outputs(cli, tmp_path: Path):
@@ -1695,9 +1699,9 @@ def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_
     # The rollout's length, the model's (through the alias), is set with it (session 71: left at 65536, it was past
     # Qwen3-8B's native 40960, which vLLM refuses); the explorer's timeout, which repeats the anchor too, is left.
     assert status == 0 and err.startswith(
-        f"solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat (*len): the patch "
-        "sets it to 16384 and explorer.rollout_model.max_model_len to 16384, written out (no longer *len), and leaves "
-        "explorer.max_timeout at 65536 (the anchor moves there)\nsolve: note: ")
+        f"{A100_NOTE}solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat "
+        "(*len): the patch sets it to 16384 and explorer.rollout_model.max_model_len to 16384, written out (no longer "
+        "*len), and leaves explorer.max_timeout at 65536 (the anchor moves there)\nsolve: note: ")
     assert ("  max_model_len: 16384\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  max_timeout: &len 65536\n"
             "  rollout_model:\n    engine_num: 2\n    max_model_len: 16384\ntrainer:\n") in patched.read_text(
                 encoding="utf-8")
@@ -1705,7 +1709,8 @@ def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_
     config.write_text(config.read_text(encoding="utf-8").replace("&len 65536", "32768").replace("*len", "65536"),
                       encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--write", str(patched))
-    assert status == 0 and err.startswith(f"solve: warning: {patched}: explorer.rollout_model.max_model_len 65536 is ")
+    assert status == 0 and err.startswith(f"{A100_NOTE}solve: warning: {patched}: explorer.rollout_model.max_model_len "
+                                          "65536 is ")
     assert "    max_model_len: 65536\ntrainer:\n" in patched.read_text(encoding="utf-8")
     # An anchor no alias repeats (*len2 is another anchor's; a comment is no alias) gets no warning.
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536  # see *len\n"
@@ -2651,7 +2656,7 @@ def test_write_warns_of_an_anchor_only_where_it_writes(cli, tmp_path: Path):
                       "          param_offload: false\n      ref:\n        fsdp_config: *fs\n", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
-    assert status == 0 and "is the anchor" not in err and err.startswith(f"solve: note: {patched} needs Env")
+    assert status == 0 and "is the anchor" not in err and err.startswith(f"{A100_NOTE}solve: note: {patched} needs Env")
     # The anchored mapping is left as it was: the plan (Env on 7 GPUs) adds two trainer keys below it.
     note, model, rest = patched.read_text(encoding="utf-8").partition("model: {")
     assert note.startswith("# evidence: inferred: ") and note.endswith(" --check --gpu A100-80GB\n")

@@ -1010,7 +1010,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool '', name: must not be empty, got ''"),
         (('pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n'
           'jobs:\n  - {name: "", model: 4B, max_model_len: 4096}\n'),
-         "job '', name: must be letters, digits, '.', '_' and '-', starting with a letter or digit, got ''"),
+         ("job '', name: must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a letter "
+          "or digit, got ''")),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
           '  - {name: "a ", gpu: h20, nodes: 1, gpus_per_node: 8}\n'
           'jobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: "a "}\n'),
@@ -1027,10 +1028,11 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         ('pools:\n  - {name: "a\\e[31m", gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n',
          "pool 'a\\x1b[31m', name: must be printable text (no control characters), got 'a\\x1b[31m'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: ../x, model: 4B, max_model_len: 4096}\n",
-         "job ../x, name: must be letters, digits"),
+         "job ../x, name: must be ASCII letters and digits"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
           "  - {name: .x, model: 4B, max_model_len: 4096}\n"),
-         "job .x, name: must be letters, digits, '.', '_' and '-', starting with a letter or digit, got '.x'"),
+         ("job .x, name: must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a letter "
+          "or digit, got '.x'")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, colour: red}\n",
          ("job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, "
           "required, train_batch_size, lora_rank, reference_model, critic, model, model_config)")),

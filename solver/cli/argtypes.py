@@ -22,6 +22,7 @@ from solver.tables import (
     ascii_number,
     brief,
     cut,
+    empty_name,
     length_forms,
     mib_as_gb_hint,
     read_host_ram,
@@ -84,7 +85,7 @@ def _names(text: str, kind: str, example: str, several: bool) -> tuple[str, ...]
     names = tuple(name.strip() for name in text.split(",")) if several else (text.strip(),)
     if not all(names):
         more = ", or several separated by commas" if several else ""
-        raise argparse.ArgumentTypeError(f"an empty name in {brief(text)}: give {kind}{more} ({example})")
+        raise argparse.ArgumentTypeError(empty_name(brief(text), f"{kind}{more}", example))
     return names
 
 
@@ -144,10 +145,13 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
     return (value, None) if unit == "gb" else (None, value * 1024 if unit == "gib" else value)
 
 
+READS_NAMED_FILES = "reads named files: give /dev/stdin for standard input"
+"""Why a file to read is not ``-``, and how to read standard input all the same: every file an option reads (a
+Trinity config, a cluster file, --cells ...) is opened by its name, which /dev/stdin is where the system has one."""
 PathKind = Literal["file to read", "file or folder to read", "file to write", "folder to write in"]
 PATH_WORDS: dict[PathKind, tuple[str, str]] = {
-    "file to read": ("a file name", "reads named files, not standard input"),
-    "file or folder to read": ("a file or folder name", "reads named files, not standard input"),
+    "file to read": ("a file name", READS_NAMED_FILES),
+    "file or folder to read": ("a file or folder name", READS_NAMED_FILES),
     "file to write": ("a file name", ("writes named files; what it would write goes to standard output without "
                                       "the option")),
     "folder to write in": ("a folder name", "writes its files into a named folder, not to standard output"),

@@ -212,7 +212,8 @@ def run_planner(args: argparse.Namespace) -> int:
 
 
 def _answer(args: argparse.Namespace) -> int:
-    """`run_planner`'s work: check the flags, read the config, plan, print the answers and their notes."""
+    """`run_planner`'s work: check the flags, read the config, plan, print the answers and their notes: those on
+    the input (--gpu, --cells, --model-config ...) before those on the files made and written."""
     from solver.api import answer_query, with_config_verdicts
     _check_trinity_flags(args)
     config_text, config = option_file("--from-config", partial(read_config_file, version=args.trinity_version),
@@ -232,8 +233,8 @@ def _answer(args: argparse.Namespace) -> int:
     if config is not None:
         answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,
                                        args.trinity_version)
-    fragments = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
-                              query.node_gpus, config)
+    fragments, written_notes = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
+                                             query.node_gpus, config)
     if args.json:  # each best plan's settings, as --emit writes them
         answers = with_apply(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus, config)
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
@@ -244,6 +245,8 @@ def _answer(args: argparse.Namespace) -> int:
         if answer.plans and answer.plans[0].rope_scaling_factor is not None))
     if args.check and args.gpu is None:
         note_check_without_gpu("solve", args.from_config.name, [answer.gpu for answer in answers])
+    for note in written_notes:  # after the notes on the input
+        print_note(note)
     untrained = args.check and any(answer.current is None or not answer.current.trains or answer.current.refused
                                    for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN
@@ -275,7 +278,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
     """The query the options (and --from-config's config) ask; `QueryError` where --out or --write would have
     more than one GPU type's plan."""
     from solver.api import config_query
-    from solver.query import make_query
+    from solver.query import check_vllm_lora_rank, make_query
     from solver.rules import COMMAND_OPTIONS
     asked = {"model": args.model or added or None, "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
              "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
@@ -291,6 +294,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
                            reference_model=args.reference, lora_rank=args.lora_rank or 0,
                            option_names=COMMAND_OPTIONS)
+        check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, COMMAND_OPTIONS)  # config_query's checks it too
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
             "exact": True, "exact_source": "--exact" if args.exact else "--write (the config's cluster)"}

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from solver.cli.atomic import errors_named_by, write_all_atomically
 from solver.cli.options import planning_check_options
-from solver.cli.output import print_note
 from solver.tables import CONFIG_SHAPE, QueryError, TableError, TrinityVersion, counted
 
 if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
@@ -199,9 +198,12 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
 
 
 def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
-                  config_text: str, node_gpus: int, config: TrinityConfig | None) -> list[Fragment | None]:
+                  config_text: str, node_gpus: int,
+                  config: TrinityConfig | None) -> tuple[list[Fragment | None], list[str]]:
     """For --emit, --out and --write: the Trinity fragment of each answer's best plan and its settings (None for an
-    answer without a plan), after writing --out and --write if asked; none for the other options.
+    answer without a plan), after writing --out and --write if asked, with the notes on what was made and written
+    (or not written, for want of a plan), for the caller to print after its notes on the input; none for the other
+    options.
     A fragment leaves the rollout engines alone when its rollout GPUs are the `config`'s, and otherwise
     keeps its engines' size and auxiliary models (refused when they do not divide: `engines_refusal`);
     without a config, its engines are of the size `rollout_engines` suggests.
@@ -212,7 +214,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     """
     from solver.api import fragment_layout
     if not _writing_trinity(args):
-        return []
+        return [], []
     from solver.tables import remove_padding_violation
     from solver.trinity import trainer_level_offload
     from solver.trinity.keys import REMOVE_PADDING_KEYS, value_at
@@ -246,16 +248,13 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         files[args.write] = patched.text
         notes += warnings
     write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
-    for note in notes:  # only once the files are in place: a refusal, or a failed write, is one line
-        print_note(note)
     for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
-        print_note(f"solve: note: no plan, so {unwritten} is not written{stale}")
+        notes.append(f"solve: note: no plan, so {unwritten} is not written{stale}")
     if args.write and best is not None:
-        for note in _written_notes(args, config_text, best, model, config, patched.removed_for_05, unused,
-                                   answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm):
-            print_note(note)
-    return fragments
+        notes += _written_notes(args, config_text, best, model, config, patched.removed_for_05, unused,
+                                answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm)
+    return fragments, notes  # printed only once the files are in place: a refusal, or a failed write, is one line
 
 
 def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,

@@ -24,6 +24,20 @@ MAX_GPUS = 1 << 16
 """The most GPUs a count, a budget or a pool may have."""
 MAX_LORA_RANK = 1 << 16
 """The largest LoRA rank taken: past every catalogued model's widths (PEFT takes any rank)."""
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The ``max_lora_rank`` values vLLM 0.19.1 takes (``MaxLoRARanks``, ``vllm/config/lora.py:24``; another fails its
+``LoRAConfig`` as the engine starts): Trinity gives its rollout's vLLM the one LoRA config's ``lora_rank`` as that
+(``common/config_validator.py:806`` to ``:815`` in 0.6.0), so a LoRA run with a vLLM rollout takes these alone."""
+
+
+def vllm_lora_rank_refusal(rank: int) -> str | None:
+    """Why a LoRA run of `rank` (above 0) cannot start a vLLM rollout (`VLLM_LORA_RANKS`), in words that follow the
+    rank's name; None for a rank vLLM takes, and for 0 (no LoRA)."""
+    if rank == 0 or rank in VLLM_LORA_RANKS:
+        return None
+    return (f"{rank}, which Trinity gives the rollout's vLLM as its max_lora_rank: vLLM 0.19.1 takes "
+            f"{', '.join(map(str, VLLM_LORA_RANKS[:-1]))} or {VLLM_LORA_RANKS[-1]} alone, and fails as the rollout "
+            "starts")
 MAX_JOBS = 20_000
 """The most jobs a cluster file may list."""
 MAX_CELLS = 2048

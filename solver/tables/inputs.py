@@ -348,7 +348,8 @@ class _JobFields(Frozen, defer_build=True):
 
     name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100),
                     AfterValidator(_no_device_name)] = Field(description=(
-        "letters, digits, '.', '_' and '-', at most 100 (it names the job's config file), not a Windows device name"))
+        "ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a letter or digit, at most 100 (it "
+        "names the job's config file), not a Windows device name"))
     max_model_len: Annotated[
         Annotated[AskedTokens, Tag(UNION_TAGS[0])] | Annotated[AtLeast, Tag(UNION_TAGS[1])],
         Discriminator(lambda value: UNION_TAGS[1] if isinstance(value, dict | AtLeast) else UNION_TAGS[0]),

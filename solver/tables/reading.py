@@ -343,7 +343,8 @@ _PLAIN_PROBLEMS = {
     "less_than": "must be below {lt}",
     "too_short": "must list at least {min_length}",
     "too_long": "must list at most {max_length}",
-    "string_pattern_mismatch": "must be letters, digits, '.', '_' and '-', starting with a letter or digit",
+    "string_pattern_mismatch": ("must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a "
+                                "letter or digit"),  # a job's name, which names its config file
     "int_type": "must be a whole number",
     "int_from_float": "must be a whole number",
     "float_type": "must be a number",

@@ -423,6 +423,13 @@ def it_or_them(count: int) -> str:
     return "it" if count == 1 else "them"
 
 
+def empty_name(given: str, kind: str, example: str) -> str:
+    """The line refusing an empty name (``''``, ``a100,``) where `given` (``''``; in code its keyword, ``gpu=''``)
+    should give `kind` (``a GPU type``, ``a GPU type, or several separated by commas``) as `example` does (``a100``):
+    the same words for every command and every API call."""
+    return f"an empty name in {given}: give {kind} ({example})"
+
+
 def brief(value: Any) -> str:
     """`value`'s repr, cut to 60 characters (a one-line message must stay one short line). Nested lists
     and mappings are cut as they are shown, so that YAML's aliases, which can nest a value a billion times

@@ -34,6 +34,7 @@ from solver.tables import (
     it_or_them,
     looks_like,
     model_name_from_path,
+    vllm_lora_rank_refusal,
     yaml_brief,
 )
 from solver.trinity.interpolation import VariablesRead, dotted
@@ -141,13 +142,10 @@ def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | 
     where its weights are split other than by tensor parallelism (``pipeline_parallel_size`` above 1,
     ``enable_expert_parallel``), or where a key it reads cannot be read or is out of vLLM's range (a
     ``gpu_memory_utilization`` not above 0 and at most 1): its memory is then not checked."""
-    engine = reader.word((*ROLLOUT_MODEL, "engine_type"))
-    if mode == "train" or (engine is not None and not engine.startswith("vllm")):
+    if not _starts_vllm(reader, mode):
         return None
     try:
         size = reader.count((*ROLLOUT_MODEL, "tensor_parallel_size"), 1)
-        if reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) == 0:
-            return None
         if reader.count((*ROLLOUT_MODEL, "pipeline_parallel_size"), 1) > 1 or reader.flag(
                 (*ROLLOUT_MODEL, "enable_expert_parallel")):
             return None
@@ -162,6 +160,34 @@ def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | 
         return None
     return VllmRollout(tensor_parallel_size=size, gpu_memory_utilization=utilization,
                        value_bytes=4 if dtype in FLOAT32_DTYPES else 2, max_model_len=length, lora_rank=lora_rank)
+
+
+def _starts_vllm(reader: ConfigReader, mode: str | None) -> bool:
+    """Whether the config starts a vLLM rollout: a `mode` that explores (not ``train``), an ``engine_type`` vLLM's
+    (unset, or starting ``vllm``) and an ``engine_num`` not 0 (False where it cannot be read)."""
+    engine = reader.word((*ROLLOUT_MODEL, "engine_type"))
+    if mode == "train" or (engine is not None and not engine.startswith("vllm")):
+        return False
+    try:
+        return reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) != 0
+    except ConfigError:
+        return False
+
+
+def _vllm_lora_rank_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
+    """The line on a LoRA rank the config's vLLM rollout (`_starts_vllm`) refuses as its ``max_lora_rank``
+    (`_rollout_lora_rank`; `vllm_lora_rank_refusal`: vLLM 0.19.1's ``LoRAConfig`` takes a few ranks alone), which
+    fails the rollout as it starts (`ConfigProblemCode.LORA_RANK_VLLM_REFUSED`); none without LoRA, or where the rank
+    cannot be read (other lines say why)."""
+    if not _starts_vllm(reader, mode):
+        return []
+    try:
+        refusal = vllm_lora_rank_refusal(_rollout_lora_rank(reader))
+    except ConfigError:
+        return []
+    return [] if refusal is None else [ConfigProblem(ConfigProblemCode.LORA_RANK_VLLM_REFUSED, (
+        f"model.lora_configs[0].lora_rank {refusal}: give one of those, or mode: train where no vLLM rollout "
+        "starts"))]
 
 
 def _rollout_lora_rank(reader: ConfigReader) -> int:
@@ -1100,7 +1126,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
-             *_lora_rank_notes(reader, version), *_null_notes(reader, version), *_explorer_alloc_conf_notes(reader))
+             *_lora_rank_notes(reader, version), *_vllm_lora_rank_notes(reader, mode), *_null_notes(reader, version),
+             *_explorer_alloc_conf_notes(reader))
     return TrinityConfig(
         model=model,
         model_path=model_path,

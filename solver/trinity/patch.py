@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from copy import deepcopy
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -43,6 +44,7 @@ from solver.trinity.config import cluster_trainer_gpus
 from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
+    CRITIC_ENGINE,
     OFFLOAD_FLAGS,
     ROLLOUT_MODEL,
     UNTYPED_SECTIONS,
@@ -51,7 +53,6 @@ from solver.trinity.keys import (
     keys_05_refuses_why,
     keys_05_refuses_words,
     rope_type_key,
-    trainer_level_offload,
     trains_critic,
     value_at,
     written_for_05_comment,
@@ -63,6 +64,7 @@ from solver.trinity.plan_keys import (
     caution_comment,
     check_gpu_name,
     comment_paragraph,
+    critic_engine_comment,
     evidence_comment,
     host_memory_comment,
     keys_for_plan,
@@ -406,45 +408,59 @@ _OFFLOAD_FLAG_LINE = re.compile(rf"( *)(?:{'|'.join(OFFLOAD_FLAGS)}):", re.MULTI
 """The start of a line that holds an offload flag (a block mapping's key), and its indentation."""
 
 
-def _flags_note(indent: int, option_names: OptionNames) -> list[str]:
-    """--write's note above Trinity 0.6's offload flags under ``trainer``, which it adds for no Trinity release named
-    (`_note_trainer_flags`): the fragment's comment on them (`trinity_06_keys_comment`, naming `option_names`' option
-    for Trinity 0.5), wrapped (`_wrapped`) at column `indent`, as the lines of text it writes, without their line
-    ends."""
-    return [f"{' ' * indent}# {line}" for line in _wrapped(trinity_06_keys_comment(option_names.trinity_05), indent)]
+NOTED_FLAGS: dict[tuple[str, ...], Callable[[str], str]] = {("trainer",): trinity_06_keys_comment,
+                                                            CRITIC_ENGINE: critic_engine_comment}
+"""The sections whose offload flags --write notes where it adds them for no Trinity release named, as the fragment
+comments them, with the words of that note (naming the option that leaves them out, which Trinity 0.5 refuses):
+Trinity 0.6's own under ``trainer`` (`trinity_06_keys_comment`), and the PPO critic's FSDP engine's, which 0.6 on
+verl 0.8 or later reads (`critic_engine_comment`)."""
 
 
-def _without_flags_note(text: str) -> tuple[str, bool]:
-    """`text` without the note an earlier --write (or `patch_trinity_config`) left just above an offload flag
-    (`_flags_note`, in either's words, at that flag's indentation), and whether it had one: the flags under it are
-    then the patch's, not the user's."""
+def _flags_note(indent: int, option_names: OptionNames,
+                words: Callable[[str], str] = trinity_06_keys_comment) -> list[str]:
+    """--write's note above the offload flags of a section of `NOTED_FLAGS` (by default ``trainer``'s), which it adds
+    for no Trinity release named (`_note_flags`): the fragment's comment on them (`words`, naming `option_names`'
+    option for Trinity 0.5), wrapped (`_wrapped`) at column `indent`, as the lines of text it writes, without their
+    line ends."""
+    return [f"{' ' * indent}# {line}" for line in _wrapped(words(option_names.trinity_05), indent)]
+
+
+def _without_flags_note(text: str) -> tuple[str, frozenset[tuple[str, ...]]]:
+    """`text` without the notes an earlier --write (or `patch_trinity_config`) left just above an offload flag
+    (`_flags_note`, in either's words, at that flag's indentation), and the sections (of `NOTED_FLAGS`) whose flags
+    had one: the flags there are then the patch's, not the user's."""
     lines = text.splitlines(keepends=True)
     noted: list[tuple[int, int]] = []  # the lines of each note: start, end
+    sections: set[tuple[str, ...]] = set()
     for index, line in enumerate(lines):
         if (flag := _OFFLOAD_FLAG_LINE.match(line)) is None:
             continue
-        for note in (_flags_note(len(flag[1]), names) for names in (COMMAND_OPTIONS, API_OPTIONS)):
+        notes = ((section, _flags_note(len(flag[1]), names, words)) for section, words in NOTED_FLAGS.items()
+                 for names in (COMMAND_OPTIONS, API_OPTIONS))
+        for section, note in notes:
             start = index - len(note)
             if start >= 0 and [above.rstrip("\n") for above in lines[start:index]] == note:
                 noted.append((start, index))
+                sections.add(section)
                 break
     for start, end in reversed(noted):
         del lines[start:end]
-    return "".join(lines), bool(noted)
+    return "".join(lines), frozenset(sections)
 
 
-def _note_trainer_flags(data: CommentedMap, indent: int, option_names: OptionNames) -> None:
-    """The fragment's comment on Trinity 0.6's offload flags under ``trainer`` (`trinity_06_keys_comment`: Trinity 0.5
-    refuses them, and ``--trinity-version 0.5`` leaves them out, `option_names`' words), as comment lines (at column
-    `indent`) just above the first of them in `data`; none in a flow-style ``trainer``, on one line (a config in flow
-    style holds no comment line: the note on stderr says it)."""
-    trainer = data.get("trainer")
-    if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style():
+def _note_flags(data: CommentedMap, section: tuple[str, ...], indent: int, option_names: OptionNames) -> None:
+    """The fragment's comment on the offload flags of `section` (of `NOTED_FLAGS`: Trinity 0.5 refuses them, and
+    ``--trinity-version 0.5`` leaves them out, `option_names`' words), as comment lines just above the first of them
+    in `data`, at the column of their depth (`indent` a level); none in a flow-style section, on one line (a config
+    in flow style holds no comment line: the note on stderr says it)."""
+    mapping = value_at(data, section)
+    if not isinstance(mapping, CommentedMap) or mapping.fa.flow_style():
         return
-    first = next((key for key in trainer if key in OFFLOAD_FLAGS), None)
+    first = next((key for key in mapping if key in OFFLOAD_FLAGS), None)
     if first is not None:
-        comment = trinity_06_keys_comment(option_names.trinity_05)
-        trainer.yaml_set_comment_before_after_key(first, before="\n".join(_wrapped(comment, indent)), indent=indent)
+        column = indent * len(section)
+        comment = NOTED_FLAGS[section](option_names.trinity_05)
+        mapping.yaml_set_comment_before_after_key(first, before="\n".join(_wrapped(comment, column)), indent=column)
 
 
 def _paragraph_end(lines: list[str], start: int, end: int) -> int:
@@ -537,13 +553,14 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
                 gpu: str | None, indent: int, places: dict[int, list[_Place]],
-                check: str | None, path: str, flags_noted: bool,
+                check: str | None, path: str, flags_noted: AbstractSet[tuple[str, ...]],
                 option_names: OptionNames) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note what a plan that is not documented rests on and the command `check` that checks the written config
     at `path` (`_note_evidence`, naming `gpu`'s table) and an Offload plan's host memory (`_note_host_memory`), and, for
-    no Trinity release named, that 0.5 refuses the offload flags it puts under ``trainer`` where they are not the
-    config's own (`_note_trainer_flags`; `flags_noted`: an earlier --write's note said so of those there), each at
+    no Trinity release named, that 0.5 refuses the offload flags it puts under ``trainer`` and the critic's engine where
+    they are not the config's own (`_note_flags`, `NOTED_FLAGS`; `flags_noted`: the sections where an earlier
+    --write's note said so of those there), each at
     column `indent`, the config's mapping indentation, naming the options as `option_names` do (`places`: where the
     scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` (and the rollout
     model's, where it is the same or refers to it: `_rollout_rope_is_models`) and, for Trinity 0.5, 0.6's keys under
@@ -560,8 +577,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     _drop_stale_sum_comment(data, reading, plan, environ)
     left_out = _note_evidence(data, plan, model, gpu, indent, check, path, version, option_names)
     _note_host_memory(data, plan, model, version, host_ram_gb, indent, option_names.host_ram)
-    if version is None and (flags_noted or not trainer_level_offload(reading)):
-        _note_trainer_flags(data, indent, option_names)
+    for section in NOTED_FLAGS if version is None else ():  # added, or noted by an earlier --write
+        if section in flags_noted or not any(value_at(reading, (*section, flag)) is not None for flag in OFFLOAD_FLAGS):
+            _note_flags(data, section, indent, option_names)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
@@ -707,7 +725,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     - No `version`: 0.6's offload flags under ``trainer``, where the config has none of its own (nothing in a config
       says 0.5, whose keys are 0.6's too; without them 0.6 on verl before 0.8 runs without Offload), get the
       fragment's comment on them (`trinity_06_keys_comment`: 0.5 refuses them) on lines just above them
-      (`_note_trainer_flags`); a later patch replaces it, taking the flags under it for its own (`_without_flags_note`).
+      (`_note_flags`), and so do the PPO critic's under its FSDP engine (``critic.fsdp``, which 0.6 on verl 0.8 or
+      later reads: `critic_engine_comment`); a later patch replaces it, taking the flags under it for its own
+      (`_without_flags_note`).
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
     - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
       override ``trainer.max_token_len_per_gpu`` for their role (on verl before 0.8; `ROLE_KEYS_IGNORED`): one other

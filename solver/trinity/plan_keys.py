@@ -77,6 +77,14 @@ def trinity_06_keys_comment(version_option: str = COMMAND_OPTIONS.trinity_05) ->
             "Trinity 0.6 reads these, not the roles' fsdp_config flags")
 
 
+def critic_engine_comment(version_option: str | None = COMMAND_OPTIONS.trinity_05) -> str:
+    """The fragment's comment on the critic's offload flags under its FSDP engine (`CRITIC_ENGINE`), which Trinity 0.6
+    on verl 0.8 or later reads (--write's note above them where it adds them): made for no Trinity release, naming the
+    caller's `version_option` that leaves them out, which 0.5 refuses; None: made for 0.6."""
+    refused = "" if version_option is None else f" (0.5 refuses them: {version_option} leaves them out)"
+    return f"Trinity 0.6 on verl 0.8 or later reads these{refused}, not the critic's model's"
+
+
 class PlanKey(BaseModel):
     """One config key a plan sets: its path, its value and the comment written beside it."""
 
@@ -430,9 +438,8 @@ def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str
     strategy FSDP2, which ``offload_policy`` needs (on verl 0.8 or later the critic runs the trainer's)."""
     if plan.critic is None:
         return []
-    refused = f" (0.5 refuses them: {version_option} leaves them out)" if version is None else ""
     comments = {CRITIC_MODEL_FSDP: f"the PPO critic's states {plan.critic}, as the plan counts them",
-                CRITIC_ENGINE: f"Trinity 0.6 on verl 0.8 or later reads these{refused}, not the critic's model's"}
+                CRITIC_ENGINE: critic_engine_comment(version_option if version is None else None)}
     strategy = PlanKey(path=(*CRITIC, "strategy"), value="fsdp2", comment=(
         "offload_policy needs FSDP2 (verl 0.8 or later runs the critic at trainer.trainer_strategy, fsdp2 unset in "
         "Trinity 0.6)"))
