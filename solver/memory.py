@@ -27,9 +27,10 @@ sequence per micro-batch, `solver.rules.counted_tokens`) and gradient checkpoint
 - **overhead**: CUDA context, NCCL buffers, allocator slack: 1 GiB;
 - **critic** (besides the terms, first principles, not calibrated): a PPO critic's states where they stay on the GPU
   beside the actor's (`resident_critic_gib`), 16 bytes per parameter of the model less its output projection with a
-  value head (`critic_parameters`), sharded as the actor's; its optimizer step (`optimizer_step_gib`); and its own
-  update, a second peak (`critic_pass_gib`): the actor's states where they stay on the GPU less their gradients,
-  freed before it (`actor_held_at_critic_pass`), the critic's where they are there for its pass (resident, or
+  value head (`critic_parameters`), sharded as the actor's, less their gradients (4 bytes), which its own update frees
+  as it ends; its optimizer step (`optimizer_step_gib`); and its own update, a second peak (`critic_pass_gib`), with
+  all 16: the actor's states where they stay on the GPU less their gradients, freed before it
+  (`actor_held_at_critic_pass`), the critic's where they are there for its pass (resident, or
   reloaded by ``param_offload`` and ``optimizer_offload`` without FSDP2's ``offload_policy``: verl 0.9.1's
   ``engine/base.py:314-335``) and its activations, at the actor's SP and token budget (Trinity 0.6 gives it the
   trainer's) but with no vocabulary-wide logits.
@@ -168,8 +169,9 @@ class Breakdown(Frozen):
         "besides"))
     step_usable_gib: float = Field(description="what the optimizer step may take: STEP_USABLE of the memory, less the margin")
     critic_gib: float = Field(default=0.0, description=(
-        "the states of a PPO critic resident on the GPU beside the actor's (`critic_states_gib`), counted in total_gib "
-        "and step_gib: first principles, not calibrated; 0 without a critic or with its states offloaded"))
+        "the states of a PPO critic resident on the GPU beside the actor's, less their gradients, which its own update "
+        "frees (`resident_critic_gib`), counted in total_gib and step_gib: first principles, not calibrated; 0 without "
+        "a critic or with its states offloaded"))
     critic_pass_gib: float = Field(default=0.0, description=(
         "the peak of a PPO critic's own update (`critic_pass_gib`), which must be within usable_gib besides: the "
         "actor's states where they stay on the GPU, less their gradients (freed after the actor's update), the "
@@ -538,13 +540,22 @@ def critic_states_gib(model: Model, gpus: int) -> float:
 
 
 def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None) -> float:
-    """The critic's states (`critic_states_gib`) that stay on each GPU while the actor trains: all of them where
-    `critic` is ``resident``, none without a critic or with its states ``offloaded``. Trinity places the critic's
-    worker in the actor's process on every trainer GPU (one resource pool, ``create_colocated_worker_cls``,
-    ``trainer/verl/trainer.py:264-266``, ``:408``), so both models' states are held at once unless one offloads;
-    verl's engine moves an offloading critic's states to the host outside its own passes
-    (``engine/base.py:314-335``)."""
-    return critic_states_gib(model, gpus) if critic == "resident" else 0.0
+    """The critic's states (`critic_states_gib`) that stay on each GPU while the actor trains: where `critic` is
+    ``resident``, all but their gradients (`HELD_STATE_BYTES` of `STATE_BYTES`), none without a critic or with its
+    states ``offloaded``. Trinity places the critic's worker in the actor's process on every trainer GPU (one resource
+    pool, ``create_colocated_worker_cls``, ``trainer/verl/trainer.py:264-266``, ``:408``), so both models' states are
+    held at once unless one offloads; verl's engine moves an offloading critic's states to the host outside its own
+    passes (``engine/base.py:314-335``). The critic's update ends by freeing its gradients, whichever model the
+    trainer updates first, and its forward (``compute_values``) makes none: on verl 0.8 or later (Trinity 0.6.0's
+    ``TrinityCriticWorker``, verl's ``TrainingWorker``) its engine's train mode zeroes them as it exits (verl 0.9.1's
+    ``workers/engine/fsdp/transformer_impl.py:1138-1139``, ``zero_grad_on_exit`` default true at
+    ``workers/engine/base.py:312``, entered by ``train_mini_batch``, ``workers/engine_workers.py:282``; 0.8.0's
+    ``:917`` unconditionally) and its forward runs under ``torch.no_grad`` (``base.py:147``; 0.8.0's ``:146``); on
+    verl 0.7 (Trinity 0.5.x, and 0.6.0's legacy ``fsdp_workers.py:1645``, which build verl's ``DataParallelPPOCritic``)
+    ``update_critic`` ends with ``critic_optimizer.zero_grad()`` (``workers/critic/dp_critic.py:262`` in 0.7.0 and
+    0.7.1) and ``compute_values`` runs under ``torch.no_grad`` (``:177``). Each is PyTorch's ``Optimizer.zero_grad``,
+    which sets them to None (the default since PyTorch 2.0). Read from the code, not measured."""
+    return critic_states_gib(model, gpus) * HELD_STATE_BYTES / STATE_BYTES if critic == "resident" else 0.0
 
 
 def critic_pass_states_gib(model: Model, gpus: int, critic: CriticStates | None) -> float:
@@ -574,7 +585,7 @@ def actor_held_at_critic_pass(model: Model, gpus: int, lora_rank: int = 0) -> fl
     ``update_policy`` does (``trainer/verl_legacy/dp_actor.py:623`` in 0.6.0), each by PyTorch's
     ``Optimizer.zero_grad``, which sets them to None (the default since PyTorch 2.0). Read from the code, not
     measured."""
-    return (lora_states_bytes(model, gpus, lora_rank, STATE_BYTES - GRADIENT_BYTES)
+    return (lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES)
             / lora_states_bytes(model, gpus, lora_rank, STATE_BYTES))
 
 
@@ -620,8 +631,7 @@ def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: 
     steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank) + resident]
     critic_states = critic_pass_states_gib(model, gpus, critic)
     if critic_states:
-        held = STATE_BYTES - GRADIENT_BYTES
-        actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, held) / GIB
+        actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES) / GIB
         steps.append(actor + critic_states * (STATE_BYTES + ADAM_STEP_BYTES) / STATE_BYTES)
     return max(steps) + coefficients.overhead if steps else 0.0
 
@@ -639,6 +649,9 @@ STATE_BYTES = 16
 gradients and Adam's two fp32 moments. A LoRA adapter's are counted the same: PEFT makes it in the base's dtype,
 fp32 (Trinity 0.6 writes ``model_dtype: fp32`` for the actor; verl 0.9.1's `FSDPEngine._build_module`); under FSDP2
 Trinity's worker casts it to bf16 (`_maybe_patch_lora_fsdp2`), 8 bytes, which the count leaves on the safe side."""
+HELD_STATE_BYTES = STATE_BYTES - GRADIENT_BYTES
+"""The states per trained parameter a model keeps on the GPU between its own updates: all but the gradients, which
+each update frees as it ends (the actor's: `actor_held_at_critic_pass`; a critic's: `resident_critic_gib`)."""
 FROZEN_BASE_BYTES = 4
 """What a LoRA run's frozen base model holds per parameter: its fp32 weights, sharded by FSDP as full fine-tuning's
 (verl 0.9.1 loads the actor in ``model_dtype`` fp32 whether LoRA trains or not), without gradients or Adam moments

@@ -74,12 +74,13 @@ def test_explain_says_the_table_measured_the_actor_alone() -> None:
         return [reason.detail for reason in answer.explanation or () if reason.rule == "memory_model"]
 
     # The 1-GPU table's cells trained the actor alone: with a critic beside it none vouches, and the memory model
-    # (its 59.9 GiB of critic states on the one GPU) speaks instead.
-    assert evidence("resident") == [(
+    # (its 44.9 GiB of critic states less their gradients on the one GPU, s74: 59.9 with them) speaks instead; Env +
+    # Offload + SP=2 on 2 GPUs now trains it (31744 tokens before), so Env + Offload on 1 GPU, which ranks after it,
+    # is no longer among the combinations explained.
+    assert evidence("resident")[0] == (
         "the A100-80GB table for 1 GPU measured the actor alone, without the PPO critic this run trains beside it: no "
-        "cell of it vouches for these settings at 32768 tokens; the memory model predicts at 32768 tokens: Env 205.5 "
-        "GiB of 73.5 usable; Env + Offload 143.8 GiB of 73.5 usable; vanilla, Offload not estimated (estimates turn "
-        "Env on unless env=False)")]
+        "cell of it vouches for these settings at 32768 tokens; the memory model predicts at 32768 tokens: Env 190.5 "
+        "GiB of 73.5 usable; vanilla not estimated (estimates turn Env on unless env=False)")
     assert evidence(None) == []
 
 

@@ -3544,9 +3544,11 @@ def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_sa
     # The roles' budgets at 16384, what Trinity gives them unset at the config's 32768 tokens at SP=4: at 16384 tokens
     # they are read as unset (the verdict on SP=4 is at 8192), and the plan, SP=2, takes 16384 too, so the apply block
     # has no line for them: the but: line says applying the plan leaves them at its budget, not that it sets them.
-    # Only the trainer's key is named without the note that Trinity 0.6 on verl 0.8 ignores the roles' own.
+    # Only the trainer's key is named without the note that Trinity 0.6 on verl 0.8 ignores the roles' own. GRPO
+    # trains no critic (s74: with PPO's resident critic, less its gradients, the config's own SP=4 trains).
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
-    head = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+    head = ("algorithm: {algorithm_type: grpo}\n"
+            "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
             "explorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n  ulysses_sequence_parallel_size: 4\n")
     config = tmp_path / "trinity.yaml"
     config.write_text(head + "  trainer_config:\n    actor_rollout_ref:\n"

@@ -64,16 +64,17 @@ def _plan_of(result: dict[str, Any], job: str) -> tuple[object, ...]:
             plan["host_memory_gb"], plan["critic"])
 
 
-def test_a_resident_critic_moves_a_job_that_fits_4_gpus_plain_to_an_estimate_with_sp(cli: Cli, tmp_path: Path):
-    # Qwen3-4B at 16384 on 4 A100s: the tables document it plain; a resident critic's states (16 bytes per parameter
-    # of the critic, sharded) leave no cell to vouch and take Env + SP=2 to fit.
+def test_a_resident_critic_moves_a_job_that_fits_4_gpus_plain_to_an_estimate_with_env(cli: Cli, tmp_path: Path):
+    # Qwen3-4B at 16384 on 4 A100s: the tables document it plain; a resident critic's states (12 bytes per parameter
+    # of the critic beside the actor, its gradients freed after its own update, sharded) leave no cell to vouch and
+    # take Env to fit (70.05 GiB of 73.5; s74: Env + SP=2 with its gradients counted).
     alone = _fleet(_job("math-4b", "Qwen3-4B", 16384), host_ram_gb=512)
     assert _plan_of(_checked(cli, alone, _written(tmp_path, alone, "alone")), "math-4b") == (
         4, False, False, 1, "documented", 0.25, 81.1, None)
     resident = _fleet(_job("math-4b", "Qwen3-4B", 16384, "resident"), host_ram_gb=512)
     result = _checked(cli, resident, _written(tmp_path, resident, "resident"))
-    assert _plan_of(result, "math-4b") == (4, True, False, 2, "estimated", 0.27775, 81.1, "resident")
-    assert result["placements"][0]["plan"]["memory_gb"] == 54.04
+    assert _plan_of(result, "math-4b") == (4, True, False, 1, "estimated", 0.2525, 81.1, "resident")
+    assert result["placements"][0]["plan"]["memory_gb"] == 70.05
     # Offloaded or reloaded, the critic's states are in host memory (93.4 GiB, not 81.1) and Env alone fits.
     for critic in ("offloaded", "reloaded"):
         held = _fleet(_job("math-4b", "Qwen3-4B", 16384, critic), host_ram_gb=512)
@@ -111,14 +112,14 @@ def test_an_offloaded_critic_s_host_memory_shrinks_its_trainer_on_a_shared_node(
 
 
 def test_a_job_left_out_gives_its_critic_in_the_json_and_the_table(cli: Cli, tmp_path: Path):
-    # Qwen3-8B at 65536 with a resident critic: 4 A100s reach 60416 tokens at most (Env + Offload + SP=4).
-    instance = _fleet(_job("long-8b", "Qwen3-8B", 65536, "resident"), _job("math-4b", "Qwen3-4B", 16384))
+    # Qwen3-8B at 81920 with a resident critic: 4 A100s reach 70656 tokens at most (Env + Offload + SP=4).
+    instance = _fleet(_job("long-8b", "Qwen3-8B", 81920, "resident"), _job("math-4b", "Qwen3-4B", 16384))
     path = _written(tmp_path, instance)
     result = _checked(cli, instance, path)
     [unplaced] = result["unplaced"]
     assert (unplaced["job"], unplaced["reason_code"], unplaced["lora_rank"], unplaced["reference_model"],
             unplaced["critic"]) == ("long-8b", "no-way-to-run", 0, True, "resident")
-    assert "the longest is 60416 on the 1024-token grid (Env + Offload + SP=4 on 4 GPUs, estimated)" in (
+    assert "the longest is 70656 on the 1024-token grid (Env + Offload + SP=4 on 4 GPUs, estimated)" in (
         unplaced["reason"])
     assert result["placements"][0]["plan"]["critic"] is None  # math-4b's
     status, text, _ = cli("cluster", str(path))
@@ -161,7 +162,7 @@ def test_emit_dir_writes_the_critic_s_keys_and_checks_with_critic_none_only_with
 
 
 def test_the_api_s_place_and_buy_nodes_take_a_job_s_critic(tmp_path: Path):
-    instance = _fleet(_job("long-8b", "Qwen3-8B", 65536, "resident"), _job("math-4b", "Qwen3-4B", 16384))
+    instance = _fleet(_job("long-8b", "Qwen3-8B", 81920, "resident"), _job("math-4b", "Qwen3-4B", 16384))
     fleet = load_fleet(_written(tmp_path, instance), CATALOG)
     assert fleet.jobs[0].training.critic == "resident" and fleet.jobs[1].training.critic is None
     # A Fleet built in code: a Job with critic= as the file's field.

@@ -23,6 +23,9 @@ QWEN3_8B_CRITIC = 8_191_000_000 - 151936 * 4096 + 4096 + 1
 """Less its untied output projection (151936 x 4096), with a value head of 4096 weights and a bias: 7,568,674,241."""
 CRITIC_GIB = 16 * QWEN3_8B_CRITIC / 4 / GIB
 """Its fp32 weights, gradients and Adam's two moments on each of 4 GPUs: 28.1955 GiB."""
+RESIDENT_GIB = 12 * QWEN3_8B_CRITIC / 4 / GIB
+"""What of them stays beside the actor's update and step: all but the gradients, which its own update frees as it ends
+(s74, test_criticgrads_s74): 21.1466 GiB."""
 ACTOR_STEP_GIB = 20 * QWEN3_8B / 4 / GIB
 """The actor's optimizer step without Offload: its 16 bytes per parameter and Adam's temporary, 4 more: 38.1423 GiB."""
 
@@ -40,15 +43,16 @@ def test_the_critic_is_the_model_less_its_output_projection_with_a_value_head():
 
 def test_a_resident_critic_adds_its_states_to_the_peak_and_to_the_optimizer_step():
     alone, resident = answer(None, sp=2, env=True), answer("resident", sp=2, env=True)
-    assert resident.critic_gib == pytest.approx(CRITIC_GIB, abs=1e-9) and round(CRITIC_GIB, 4) == 28.1955
+    assert resident.critic_gib == pytest.approx(RESIDENT_GIB, abs=1e-9) and round(RESIDENT_GIB, 4) == 21.1466
     assert resident.terms == alone.terms and alone.critic_gib == 0.0
-    assert resident.total_gib == pytest.approx(alone.total_gib + CRITIC_GIB, abs=1e-9)
-    # The actor's step beside the critic's states (66.34 GiB) outweighs the critic's own beside the actor's 16 bytes
-    # per parameter (30.51 + 35.24 = 65.76), and the overhead, 1 GiB, comes on top.
+    assert resident.total_gib == pytest.approx(alone.total_gib + RESIDENT_GIB, abs=1e-9)
+    # The actor's step beside the critic's states less their gradients (38.14 + 21.15 = 59.29 GiB) outweighs the
+    # critic's own beside the actor's 12 bytes per parameter (22.88 + 35.24 = 58.13), and the overhead, 1 GiB, comes
+    # on top.
     assert alone.step_gib == pytest.approx(ACTOR_STEP_GIB + 1.0, abs=1e-9)
-    assert resident.step_gib == pytest.approx(ACTOR_STEP_GIB + CRITIC_GIB + 1.0, abs=1e-9)
-    assert (round(resident.total_gib, 2), round(resident.step_gib, 2)) == (108.33, 67.34)
-    assert (alone.longest_len, resident.longest_len) == (27648, 6144)
+    assert resident.step_gib == pytest.approx(ACTOR_STEP_GIB + RESIDENT_GIB + 1.0, abs=1e-9)
+    assert (round(resident.total_gib, 2), round(resident.step_gib, 2)) == (101.28, 60.29)
+    assert (alone.longest_len, resident.longest_len) == (27648, 12288)
     assert (resident.critic, resident.critic_parameters_b, alone.critic, alone.critic_parameters_b) == (
         "resident", pytest.approx(7.568674241), None, 0.0)
 
@@ -93,11 +97,12 @@ def test_the_planner_counts_the_critic_and_no_cell_vouches():
         return found.critic, found.best.setting.label, found.best.evidence, round(found.best.memory_gb, 4)
 
     assert best(None) == (None, "SP=4", "documented", round(answer(None, sp=4).total_gib, 4))
-    # Resident, Env + SP=4 takes 86.1 GiB of 73.5: Offload takes the actor's states off the GPU, not the critic's.
+    # Resident, Env + SP=4 takes 79.0 GiB of 73.5: Offload takes the actor's states off the GPU, not the critic's,
+    # and leaves room for SP=2 (s74: SP=4 with the critic's gradients counted).
     resident = best("resident")
-    assert resident[:3] == ("resident", "Env + Offload + SP=4", "estimated")
-    offloaded = answer(None, sp=4, env=True, offload=True).total_gib + CRITIC_GIB
-    assert resident[3] == round(offloaded, 4) == 54.6797
+    assert resident[:3] == ("resident", "Env + Offload + SP=2", "estimated")
+    offloaded = answer(None, sp=2, env=True, offload=True).total_gib + RESIDENT_GIB
+    assert resident[3] == round(offloaded, 4) == 69.8812
     # Offloaded, the cell's own setting is estimated (with Env, as every estimate is).
     assert best("offloaded") == ("offloaded", "Env + SP=4", "estimated",
                                  round(answer(None, sp=4, env=True).total_gib, 4))
@@ -165,18 +170,18 @@ def test_from_config_with_critic_plans_with_it_and_json_says_so(cli: Callable[..
         0, None, "documented", True), err
     status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--json")
     found = json.loads(out)[0]
-    # By default (s74), as its flags hold it, resident: the critic's 28.2 GiB leave the config's SP=4 over (89.3 GiB
+    # By default (s74), as its flags hold it, resident: the critic's 21.1 GiB leave the config's SP=4 over (82.2 GiB
     # of 71.3); the best plan is estimated.
     assert (status, found["critic"], found["plans"][0]["critic"], found["plans"][0]["evidence"]) == (
         0, "resident", "resident", "estimated"), err
-    assert (found["current"]["trains"], found["current"]["predicted"]) == (False, [89.3, 71.3])
-    assert found["plans"][0]["env"] and found["plans"][0]["offload"] and found["plans"][0]["sp"] == 4
+    assert (found["current"]["trains"], found["current"]["predicted"]) == (False, [82.2, 71.3])
+    assert found["plans"][0]["env"] and found["plans"][0]["offload"] and found["plans"][0]["sp"] == 2
 
 
 def test_solve_memory_shows_the_critic_row_and_refuses_a_bad_value(cli: Callable[..., tuple[int, str, str]]):
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "2",
                            "--env", "--critic", "resident")
-    assert status == 1 and "│ critic        │  28.20 │" in out and "│ total         │ 108.33 │" in out, err
+    assert status == 1 and "│ critic        │  21.15 │" in out and "│ total         │ 101.28 │" in out, err
     assert "critic: 7.57B parameters (the model with a value head for its output projection)" in " ".join(out.split())
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k",
                            "--critic", "yes")

@@ -5,7 +5,8 @@ under its own strategy; 0.6 on verl 0.8 or later its engine's ``critic.fsdp``, e
 the trainer's strategy (where the two readings differ, the one that holds more on the GPUs). ``--critic X`` replaces
 it, ``--critic none`` leaves it out; plans that count a critic write its keys; a fragment's check command says
 ``--critic none`` where its plan counted none. The figures are Qwen3-8B's at 32768 tokens on 4 A100s (SP=4, Env off):
-28.20 GiB of critic states beside the actor's 61.07 GiB, 89.26 of the 71.28 usable."""
+21.15 GiB of critic states (less their gradients, freed after its own update: s74) beside the actor's 61.07 GiB, 82.21
+of the 71.28 usable."""
 
 from __future__ import annotations
 
@@ -93,16 +94,16 @@ def test_the_verdict_counts_the_configs_critic_as_solve_memory_does(cli: Cli, tm
     found = verdict(cli, path)
     alone = memory_answer("Qwen3-8B", "A100-80GB", 4, 32768, sp=4)
     counted = memory_answer("Qwen3-8B", "A100-80GB", 4, 32768, sp=4, critic=critic)  # type: ignore[arg-type]
-    # Resident: its 28.20 GiB beside the actor's 61.07, 89.26 of 71.28, which does not fit; reloaded: none on the GPUs
+    # Resident: its 21.15 GiB beside the actor's 61.07, 82.21 of 71.28, which does not fit; reloaded: none on the GPUs
     # while the actor trains (61.07), but back for its own update, 69.19 (the actor's 31.40 of states less their
     # gradients, 23.55, its own 28.20 and activations), which fits (s74; 77.04 with the actor's gradients): the
     # memory model vouches (no table does for a run with a critic).
     resident = critic == "resident"
     assert (round(alone.total_gib, 2), round(counted.critic_gib, 2), round(counted.usable_gib, 2)) == (
-        61.07, 28.2 if resident else 0.0, 71.28)
+        61.07, 21.15 if resident else 0.0, 71.28)
     assert (round(counted.critic_pass_gib, 2), counted.fits) == (69.19, not resident)
     assert (found["critic"], found["current"]["trains"], found["current"]["predicted"]) == (
-        critic, not resident, [89.3, 71.3] if resident else None)
+        critic, not resident, [82.2, 71.3] if resident else None)
     if not resident:
         assert found["current"]["plan"]["evidence"] == "estimated"
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "4",

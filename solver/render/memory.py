@@ -207,7 +207,8 @@ def critic_states_words(answer: MemoryAnswer) -> str:
     """What a PPO critic's states count (`solver.memory.resident_critic_gib`), and how the tables, which measured the
     actor alone, speak of it."""
     held = CRITIC_HELD_WORDS.get(
-        answer.critic, f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's, at its optimizer step too")
+        answer.critic, f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's, at its optimizer step too (less "
+                       "the gradients, which the critic's own update frees as it ends)")
     return (f"critic: {answer.critic_parameters_b:.2f}B parameters (the model with a value head for its output "
             f"projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), {held}; the "
             "tables measured the actor alone: they speak where they say the setting ran out of memory, not where it "
