@@ -1263,7 +1263,7 @@ def vllm_lora_widths(model: Model, size: int) -> tuple[tuple[float, float, int],
         queries = model.num_attention_heads * model.head_size
         kv_heads = model.num_key_value_heads
         attention = ((hidden, queries / size, layers), (hidden, kv_heads * model.head_size / min(size, kv_heads),
-                                                         2 * layers), (queries / size, hidden, layers))
+                                                        2 * layers), (queries / size, hidden, layers))
     if model.moe is None:
         return vocabulary + attention + _vllm_mlp_widths(hidden, model.intermediate_size, size, layers)
     moe = model.moe

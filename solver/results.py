@@ -93,11 +93,11 @@ Amount = Annotated[float, Ge(0), AllowInfNan(False)]
 """GiB or a cost in a result: finite and not negative, so that a result rebuilt from its JSON (`Answer`) holds what the
 planner gives (counts and lengths are 1 or more, as `PositiveInt`)."""
 GiBFigure = Annotated[FiniteFloat, PlainSerializer(lambda gib: round(gib, 2), return_type=float,
-                                                 when_used="json")]
+                                                   when_used="json")]
 """A memory model figure in GiB: finite, kept whole, so that the text rounds it once (as `solve memory` does), and
 rounded to two decimals where JSON is made."""
 HostRamGb = Annotated[float, Gt(0), AllowInfNan(False),
-                     PlainSerializer(lambda gib: int(gib) if gib.is_integer() else gib)]  # the schema: the field's
+                      PlainSerializer(lambda gib: int(gib) if gib.is_integer() else gib)]  # the schema: the field's
 """The host memory per node a query was given (--host-ram, GiB), as its JSON echoes it: a whole amount without its
 ``.0`` (512, not 512.0), in ``solve --json`` and ``solve map --json`` alike."""
 PlacementCount = Literal["priority", "nodes"]

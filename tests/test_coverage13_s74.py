@@ -77,7 +77,7 @@ def test_a_latent_attentions_projections_are_whole_on_every_gpu(tmp_path: Path) 
       "dynamic, yarn, longrope, llama3 or proportional")),
 ])
 def test_a_config_jsons_rope_scaling_transformers_cannot_build_is_refused(tmp_path: Path, scaling: dict[str, Any],
-                                                                         problem: str) -> None:
+                                                                          problem: str) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps({**TINY_V3, "rope_scaling": scaling}), encoding="utf-8")
     with pytest.raises(TableError) as refused:
@@ -125,7 +125,7 @@ SMALL_QWEN3 = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B"]
 
 
 def test_buy_keeps_its_purchase_where_the_tighter_bound_rounds_as_many_pools(tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # Twelve jobs: the bound's 12 nodes round the host needs, and so do the 5 the purchase buys; nothing is asked
     # again, and the purchase stands, feasible (rounded), its placement checked by the reference.
     made = _purchase_bounds(monkeypatch)

@@ -118,7 +118,8 @@ def test_host_ram_counts_an_offloaded_critic_in_the_planner():
 
 
 def test_a_critic_that_is_no_choice_is_refused():
-    with pytest.raises(QueryError, match="^critic must be one of None, none, resident, offloaded, reloaded, got 'yes'$"):
+    with pytest.raises(QueryError,
+                       match="^critic must be one of None, none, resident, offloaded, reloaded, got 'yes'$"):
         answer("yes")
     with pytest.raises(QueryError, match="^critic must be one of None, none, resident, offloaded, reloaded, got True$"):
         plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic=True)  # type: ignore[arg-type]

@@ -88,7 +88,7 @@ def verdict(cli: Cli, path: Path, *flags: str) -> dict:  # type: ignore[type-arg
 
 @pytest.mark.parametrize(("extra", "critic"), [("", "resident"), (OWN % RELOAD, "reloaded")])
 def test_the_verdict_counts_the_configs_critic_as_solve_memory_does(cli: Cli, tmp_path: Path, extra: str,
-                                                                     critic: str):
+                                                                    critic: str):
     path = tmp_path / "ppo.yaml"
     path.write_text(CONFIG + extra, encoding="utf-8")
     found = verdict(cli, path)
@@ -227,7 +227,8 @@ def test_a_critic_asked_of_an_algorithm_that_trains_none_is_named_in_the_written
     # GRPO trains no critic, so the written file's keys alone would not make its check count one: the command asks.
     path, patched = tmp_path / "grpo.yaml", tmp_path / "patched.yaml"
     path.write_text("algorithm: {algorithm_type: grpo}\n" + CONFIG, encoding="utf-8")
-    assert cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "reloaded", "--write", str(patched))[0] == 0
+    assert cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "reloaded", "--write",
+               str(patched))[0] == 0
     (command,) = [line for line in patched.read_text(encoding="utf-8").splitlines() if " --check " in line]
     assert command.endswith(f"solve --from-config {patched} --check --gpu A100-80GB --critic reloaded")
     assert verdict(cli, patched, "--critic", "reloaded")["critic"] == "reloaded"

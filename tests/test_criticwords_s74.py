@@ -163,7 +163,7 @@ def test_the_critics_update_finds_the_actors_states_without_their_gradients():
     held = lora_states_bytes(model, 4, 16, 12) / lora_states_bytes(model, 4, 16, 16)
     assert actor_held_at_critic_pass(model, 4, 16) == held and 0.99 < held < 1.0
     alone, reloaded = _breakdown(None, 32768, Setting(env=True, sp=4)), _breakdown("reloaded", 32768,
-                                                                                  Setting(env=True, sp=4))
+                                                                                   Setting(env=True, sp=4))
     # Qwen3-8B at 32768 (SP=4, Env): the actor's 31.40 GiB of states are 23.55 at the critic's update: 66.00 GiB in
     # all, where s73 counted 73.85 (their gradients too) and found it 0.32 over.
     assert round(alone.terms["states"], 4) == 31.399

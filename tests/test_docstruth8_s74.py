@@ -68,7 +68,7 @@ def test_the_api_refuses_it_in_its_keywords(tmp_path: Path):
 
 @pytest.mark.parametrize(("version", "refused"), [(None, False), ("0.6", False), ("0.5", True)])
 def test_a_lora_key_trinity_06_on_verl_08_ignores_is_refused_on_05_alone(tmp_path: Path, cli: Cli,
-                                                                        version: str | None, refused: bool):
+                                                                         version: str | None, refused: bool):
     # actor_rollout_ref.model.lora_adapter_path: verl before 0.8 loads it; Trinity 0.6 on verl 0.8 or later ignores
     # it (FROZEN_KEYS) and builds a reference model, so --reference is refused only for Trinity 0.5.
     trainer = ("trainer: {trainer_config: {actor_rollout_ref: {model: {lora_adapter_path: /adapters/mine}}}}\n")

@@ -73,7 +73,7 @@ def test_a_lora_job_with_a_reference_model_is_refused(tmp_path: Path,
     fleet.write_text(FLEET.replace("lora_rank: 16}", "lora_rank: 16, reference_model: true}"), encoding="utf-8")
     code, out, err = cli("cluster", str(fleet))
     assert (code, out, err) == (2, "", (f"solve cluster: error: {fleet}: job lora: reference_model true with "
-                                       f"lora_rank 16: {NO_REFERENCE}; give reference_model false, or leave it out\n"))
+                                        f"lora_rank 16: {NO_REFERENCE}; give reference_model false, or leave it out\n"))
     fleet.write_text(FLEET.replace("lora_rank: 16}", "lora_rank: 16, reference_model: false}"), encoding="utf-8")
     assert cli("cluster", str(fleet))[0] == 1  # placed where it may be, not refused
 
@@ -85,7 +85,7 @@ def test_the_commands_refuse_reference_with_lora_rank(cli: Callable[..., tuple[i
     name = "solve memory" if command[0] == "memory" else "solve map" if command[0] == "map" else "solve"
     code, out, err = cli(*command, "--model", "8B", "--gpu", "h100", "--lora-rank", "16", "--reference")
     assert (code, out, err.splitlines()[-1]) == (2, "", (f"{name}: error: --reference with --lora-rank 16: "
-                                                        f"{NO_REFERENCE}; give --no-reference, or leave it out"))
+                                                         f"{NO_REFERENCE}; give --no-reference, or leave it out"))
     assert cli(*command, "--model", "8B", "--gpu", "h100", "--lora-rank", "16", "--no-reference")[0] == 0
 
 

@@ -64,8 +64,8 @@ def test_verl_08s_reading_holds_the_engines_flags_under_the_trainers_strategy_no
     critic, note = critic_note(CONFIG + text, "0.6")
     assert critic == "reloaded"
     assert ("count its states by the more held on the GPUs of two readings, verl before 0.8's of its own "
-            "critic.model.fsdp_config (offloaded) and verl 0.8 or later's of critic.fsdp, else the trainer's (reloaded): "
-            "reloaded (") in note
+            "critic.model.fsdp_config (offloaded) and verl 0.8 or later's of critic.fsdp, else the trainer's "
+            "(reloaded): reloaded (") in note
 
 
 def test_two_readings_that_agree_are_said_together_not_weighed():
@@ -240,7 +240,7 @@ def test_buy_asked_again_gives_the_purchases_choice_what_both_questions_left(tmp
 
 
 def test_buy_asks_no_question_again_where_the_tighter_bound_rounds_as_many_pools(tmp_path: Path,
-                                                                                monkeypatch: pytest.MonkeyPatch):
+                                                                                 monkeypatch: pytest.MonkeyPatch):
     # U3: twelve jobs, the bound's 12 nodes and the purchase's 5 both round pool p: the purchase is not asked again,
     # its choice gets its share of what the one question left
     calls = _staged_budgets(monkeypatch)

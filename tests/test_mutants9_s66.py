@@ -101,9 +101,9 @@ def test_a_missing_value_deeper_in_the_rollout_model_is_not_its_rope_scalings():
     problems = _problems({"model": {"model_path": "x", "critic_model_path": "${explorer.rollout_model.extra.x}"},
                           "explorer": {"rollout_model": {"extra": {"x": "???"}}}})
     assert problems[0][0] == "no-such-key-refused"  # the test's own key, extra, which Trinity refuses too
-    assert problems[1:] == [("unresolved-value", ("cannot check model.critic_model_path: cannot resolve "
-                                              "'${explorer.rollout_model.extra.x}': explorer.rollout_model.extra.x is "
-                                              "???, a value missing"))]
+    assert problems[1:] == [("unresolved-value", (
+        "cannot check model.critic_model_path: cannot resolve '${explorer.rollout_model.extra.x}': "
+        "explorer.rollout_model.extra.x is ???, a value missing"))]
 
 
 def test_write_keeps_the_comment_line_after_a_dropped_sum_comment_on_its_own_line():

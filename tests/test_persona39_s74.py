@@ -85,8 +85,9 @@ def test_the_keys_every_release_lacks_in_a_list_of_sections_and_in_order():
 
 
 def test_a_key_yaml_reads_as_no_text_is_refused_as_yaml_writes_it(cli, tmp_path: Path):
-    """``2:``, ``null:``, ``1.5:`` and ``true:`` are keys YAML reads as a number or null, which no typed section has: Trinity's
-    merge refuses them ("Key '2' not in 'Trainer'"; a null key's type), so --check does (it skipped them)."""
+    """``2:``, ``null:``, ``1.5:`` and ``true:`` are keys YAML reads as a number, null or a boolean, which no typed
+    section has: Trinity's merge refuses them ("Key '2' not in 'Trainer'"; a null key's type), so --check does (it
+    skipped them)."""
     text = CONFIG_8K.replace("save_interval: 100", "save_interval: 100\n  2: x\n  null: y\n  1.5: z\n  true: w")
     status, current = _check(cli, tmp_path, text)
     assert (status, current["refused"]) == (1, True)

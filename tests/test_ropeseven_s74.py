@@ -24,7 +24,8 @@ SHORT = "{type: yarn, factor: 2.0}"
 def _config(model_rope: str, rollout_rope: str) -> str:
     """Qwen3-4B at 131072 tokens on 4 trainer and 4 rollout GPUs, the model's and the rollout's RoPE scaling given
     (GRPO: no critic, which is not the subject here)."""
-    return (f"algorithm: {{algorithm_type: grpo}}\nmodel:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 131072\n  rope_scaling: {model_rope}\n"
+    return ("algorithm: {algorithm_type: grpo}\n"
+            f"model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 131072\n  rope_scaling: {model_rope}\n"
             "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n"
             f"    rope_scaling: {rollout_rope}\n")
 
@@ -193,7 +194,7 @@ def test_a_rope_scaling_without_the_models_partial_rotary_factor_is_a_but_line(t
      {"explorer": {"rollout_model": {"rope_scaling": {**YARN, "partial_rotary_factor": 0.75}}}}),
 ])
 def test_the_share_given_or_nothing_handed_keeps_it(tmp_path: Path, model_keys: dict[str, object],
-                                                   sections: dict[str, object]):
+                                                    sections: dict[str, object]):
     # (the rollout's own mapping beside the model's is a line of its own: rollout-rope-scaling-differs)
     assert "rope-partial-dropped" not in [code for code, _ in _partial_problems(tmp_path, model_keys, **sections)]
 

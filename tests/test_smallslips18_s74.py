@@ -187,7 +187,7 @@ def test_a_phi3s_bad_partial_rotary_factor_is_named_where_it_is(tmp_path: Path, 
     ({}, ""),
 ])
 def test_memory_texts_planner_call_carries_the_reference_model_as_the_command_does(asked: dict[str, Any],
-                                                                                  carried: str):
+                                                                                   carried: str):
     # s73's render diff: solve memory's planner command carried --no-reference, the API's solver.plan call did not,
     # so it planned with the reference model's host memory the answer left out.
     answer = solver.memory_answer("8B", gpu="A100-80GB", gpus=4, max_model_len=65536, offload=True, **asked)

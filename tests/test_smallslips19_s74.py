@@ -164,8 +164,9 @@ def test_check_refuses_a_lora_rank_vllm_refuses(cli: Cli, tmp_path: Path):
     status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
     current = json.loads(out)[0]["current"]
     assert (status, current["refused"]) == (1, True)
+    problems = zip(current["config_problem_codes"], current["config_problems"], strict=True)
     assert ("lora-rank-vllm-refused", (f"model.lora_configs[0].lora_rank {VLLM_RANK_WORDS}, or mode: train where no "
-                                       "vLLM rollout starts")) in zip(current["config_problem_codes"], current["config_problems"], strict=True)
+                                       "vLLM rollout starts")) in problems
     config.write_text(config.read_text(encoding="utf-8").replace("mode: both", "mode: train"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
     assert "lora-rank-vllm-refused" not in json.loads(out)[0]["current"]["config_problem_codes"]

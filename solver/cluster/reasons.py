@@ -940,7 +940,8 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> s
         named = named_jobs([fleet.jobs[job].name for job in bound])
         jobs, fewest_words = ((f"the job only pool {pool.name} can run ({named}) takes", "at its fewest")
                               if len(bound) == 1 else
-                              (f"the {len(bound)} jobs only pool {pool.name} can run ({named}) take", "at their fewest"))
+                              (f"the {len(bound)} jobs only pool {pool.name} can run ({named}) take",
+                               "at their fewest"))
         if bound_need > pool_has:
             return f": {jobs} {fewest_words} {bound_need} GPUs, more than its {pool_has}{after}"
         if bound and (tightest is None or bound_need / pool_has > tightest[0]):
