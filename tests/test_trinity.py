@@ -1917,8 +1917,9 @@ def test_config_keys_changed_names_what_the_plans_own_keys_leave_as_they_were() 
         f"{actor}.ppo_max_token_len_per_gpu: 8192  # now 131072",
         f"{actor}.fsdp_config.param_offload: false  # now true"]
     # Trinity 0.6's flags under trainer, turned off where the config has one: those it lacks are named as unset.
-    assert config_keys_changed("model: {model_path: Qwen/Qwen3-4B}\ntrainer: {offload_policy: true}\n", plan,
-                               catalog().model("4B"), environ={}) == [
+    # (GRPO: a PPO critic, which the plan counts none of, would keep the flags under its engine: test_critickept_s74)
+    flags = "algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-4B}\ntrainer: {offload_policy: true}\n"
+    assert config_keys_changed(flags, plan, catalog().model("4B"), environ={}) == [
         "trainer.param_offload: false  # now unset", "trainer.optimizer_offload: false  # now unset",
         "trainer.offload_policy: false  # now true"]
 
@@ -1957,7 +1958,8 @@ def test_config_keys_changed_reads_interpolations_in_the_environment_and_keeps_t
     assert config_keys_changed(budget, plan, model, environ={"ACTOR_BUDGET": "131072"}) == [
         f"{actor}.ppo_max_token_len_per_gpu: 8192  # now ${{oc.decode:${{oc.env:ACTOR_BUDGET,8192}}}}"]
     assert config_keys_changed(budget, plan, model, environ={}) == []
-    trainer_flags = "model: {model_path: Qwen/Qwen3-4B}\ntrainer: {offload_policy: true}\n"
+    trainer_flags = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-4B}\n"
+                     "trainer: {offload_policy: true}\n")
     assert config_keys_changed(trainer_flags, plan, model, environ={}, version="0.5") == []
     assert config_keys_changed(trainer_flags, plan, model, environ={}, version="0.6") == [
         "trainer.param_offload: false  # now unset", "trainer.optimizer_offload: false  # now unset",

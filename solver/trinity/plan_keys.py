@@ -42,6 +42,7 @@ from solver.trinity.keys import (
     ROLLOUT_MODEL,
     offload_path,
     trainer_level_offload,
+    trains_critic,
     value_at,
 )
 
@@ -175,7 +176,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(_micro_batch_keys("rollout") if padded else []),
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, commented=False)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
-        *_critic_keys(plan, version, version_option),  # its model's keys beside the one above (the fragment nests them)
+        # its model's keys beside the one above (the fragment nests them)
+        *_critic_keys(plan, version, version_option, readings),
         *(_micro_batch_keys("critic") if padded else []),
     ]
 
@@ -430,14 +432,16 @@ CRITIC_FLAGS: dict[CriticStates, tuple[bool, bool, bool]] = {
 the actor's Offload: FSDP2's ``offload_policy`` turns the other two off)."""
 
 
-def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str) -> list[PlanKey]:
-    """The critic's offload flags where `plan` counts one (`Plan.critic`; none where it counts none), as it counts
-    its states (`CRITIC_FLAGS`), where the releases `version` may be read them: its own `CRITIC_MODEL_FSDP` (Trinity
-    0.5, and 0.6 on verl before 0.8) and, but for 0.5, which refuses it, its engine's `CRITIC_ENGINE` (0.6 on verl 0.8
-    or later; made for no release, its comment names `version_option`, which leaves it out). An offloaded one's own
-    strategy FSDP2, which ``offload_policy`` needs (on verl 0.8 or later the critic runs the trainer's)."""
+def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str,
+                 readings: _ConfigReadings) -> list[PlanKey]:
+    """The critic's offload flags where `plan` counts one (`Plan.critic`; where it counts none, `_critic_kept_keys`),
+    as it counts its states (`CRITIC_FLAGS`), where the releases `version` may be read them: its own
+    `CRITIC_MODEL_FSDP` (Trinity 0.5, and 0.6 on verl before 0.8) and, but for 0.5, which refuses it, its engine's
+    `CRITIC_ENGINE` (0.6 on verl 0.8 or later; made for no release, its comment names `version_option`, which leaves it
+    out). An offloaded one's own strategy FSDP2, which ``offload_policy`` needs (on verl 0.8 or later the critic runs
+    the trainer's)."""
     if plan.critic is None:
-        return []
+        return _critic_kept_keys(plan, version, readings)
     comments = {CRITIC_MODEL_FSDP: f"the PPO critic's states {plan.critic}, as the plan counts them",
                 CRITIC_ENGINE: critic_engine_comment(version_option if version is None else None)}
     strategy = PlanKey(path=(*CRITIC, "strategy"), value="fsdp2", comment=(
@@ -448,6 +452,20 @@ def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str
               for section in (CRITIC_MODEL_FSDP, *([CRITIC_ENGINE] if version != "0.5" else []))
               for flag, value in zip(OFFLOAD_FLAGS, CRITIC_FLAGS[plan.critic], strict=True)),
             *([strategy] if plan.critic == "offloaded" else [])]
+
+
+def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _ConfigReadings) -> list[PlanKey]:
+    """Where `plan` counts no critic (``--critic none``) for a config whose algorithm trains one, and sets Trinity 0.6's
+    flags under ``trainer`` to no Offload (`_trainer_offload_flags`): each of those the config's ``trainer`` holds on,
+    under the critic's engine (`CRITIC_ENGINE`) where the config sets it not, as it was: verl 0.8 or later copies the
+    trainer's flags into the critic's engine (Trinity 0.6.0's ``trainer/verl/config.py:504-506``), so the critic keeps
+    where its states were held. None for 0.5, which refuses that key."""
+    if version == "0.5" or plan.offload or not trains_critic(readings.value(("algorithm", "algorithm_type"))):
+        return []
+    held = [flag for flag in OFFLOAD_FLAGS if readings.value(("trainer", flag)) is True]
+    return [PlanKey(path=(*CRITIC_ENGINE, flag), value=True, default_only=True, comment=(
+        "the PPO critic's, as trainer's held them: the plan counted no critic and turns trainer's off"
+        if flag == held[0] else None)) for flag in held]
 
 
 def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
