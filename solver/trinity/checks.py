@@ -66,6 +66,7 @@ from solver.trinity.interpolation import (
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC_BUDGETS,
+    CRITIC_FORWARD_WHOLE_SIZE,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
     ENGINE_KEYS_05_LACKS,
@@ -1116,14 +1117,16 @@ def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], cod
 
 
 def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
-    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on; off for a `model` whose
-    micro-batches are padded (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`)."""
+    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on, and where they are off the
+    critic's forward size (`_check_critic_forward_unset`); off for a `model` whose micro-batches are padded
+    (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`)."""
     if remove_padding_violation(model) is None:
         trainer, *roles = DYNAMIC_BATCH_KEYS
         _check_flags_on(checks, (trainer,), ConfigProblemCode.DYNAMIC_BATCH_OFF,
                         _trainer_dynamic_off_words(checks, version), version)
         _check_flags_on(checks, roles, ConfigProblemCode.DYNAMIC_BATCH_OFF, _DYNAMIC_OFF_WORDS, version)
         _check_null_micro_batch_sizes(checks, version)
+        _check_critic_forward_unset(checks, version)
         return
     trainer, *roles = DYNAMIC_BATCH_KEYS
     why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
@@ -1167,8 +1170,9 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
     and the critic's, `CRITIC_MICRO_BATCH_SIZES`, where the algorithm trains one): more are padded past the token
     budget; a null where every release refuses it (`MICRO_BATCH_SIZES_TYPED_INT`) is refused; unset (or null), a key
     that a release hands verl as none fails as the trainer runs (`_unset_micro_batch_words`), refused where every
-    release `version` may be does so (`_fails_on_every_verl`); a deprecated size for the whole batch
-    (`DEPRECATED_MICRO_BATCH_SIZES`) replaces or clashes with the per-GPU one."""
+    release `version` may be does so (`_fails_on_every_verl`), but for the critic's forward where its deprecated size
+    replaces it (`_taken_from_whole_size`); a deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`)
+    replaces or clashes with the per-GPU one."""
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
     paths = (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ()))
     for path in paths:
@@ -1181,17 +1185,70 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
             checks.add(ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, (
                 f"{dotted(path)} is null: {_null_micro_batch_words(version)}: set it to 1 ({checks.names.write} "
                 "does)"))
-        elif checks.absent(path) and (unset := _unset_micro_batch_words(path, version)):
-            everywhere = _fails_on_every_verl(checks, path, paths, version)
-            code = (ConfigProblemCode.MICRO_BATCH_UNSET if everywhere is None
-                    else ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED)
-            checks.add(code, (f"{dotted(path)} is {'null' if checks.written_null(path) else 'not set'}: {unset}"
-                              f"{everywhere or ''}: set it to 1 ({checks.names.write} does)"))
+        else:
+            _check_unset_size(checks, path, paths, version, f"set it to 1 ({checks.names.write} does)")
     for path in DEPRECATED_MICRO_BATCH_SIZES[:None if critic else 2]:
         if (size := checks.number(path)) is not None:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
                 f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which "
                 f"{_deprecated_size_words(version)}: remove it"))
+
+
+def _check_unset_size(checks: _ConfigChecks, path: Path, paths: Iterable[Path], version: TrinityVersion | None,
+                      fix: str) -> None:
+    """Check that the micro-batch size at `path`, one of `paths` read with dynamic batch sizes off, is set where a
+    release hands verl none for it (`_unset_micro_batch_words`), but for the critic's forward where its deprecated size
+    replaces it (`_taken_from_whole_size`): refused where every release `version` may be fails so
+    (`_fails_on_every_verl`), with `fix` said last."""
+    if not checks.absent(path) or _taken_from_whole_size(checks, path):
+        return
+    if unset := _unset_micro_batch_words(path, version):
+        everywhere = _fails_on_every_verl(checks, path, paths, version)
+        code = ConfigProblemCode.MICRO_BATCH_UNSET if everywhere is None else ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED
+        checks.add(code, (f"{dotted(path)} is {'null' if checks.written_null(path) else 'not set'}: {unset}"
+                          f"{everywhere or ''}: {fix}"))
+
+
+def _check_critic_forward_unset(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """For a model trained with dynamic batch sizes (`_check_dynamic_batch`), check the critic's value forward size per
+    GPU (`CRITIC_MICRO_BATCH_SIZES`) where the algorithm trains a critic that runs with them off on every release
+    `version` may be (`sequence_counted_roles`) anyway: unset, Trinity 0.5 and 0.6 on verl before 0.8 give verl 0.7.1's
+    value forward none to split its batch by (``workers/critic/dp_critic.py:171``, ``DataProto.split``,
+    ``protocol.py:913``: ``range(0, n, None)``, a ``TypeError`` at its first step), as `_check_unset_size` says."""
+    forward = CRITIC_MICRO_BATCH_SIZES[1]
+    if (trains_critic(checks.value(("algorithm", "algorithm_type")))
+            and "critic" in sequence_counted_roles(checks.flag, version)):
+        _check_unset_size(checks, forward, (forward,), version, "set it to 1, or turn dynamic batch sizes on")
+
+
+def _taken_from_whole_size(checks: _ConfigChecks, path: Path) -> bool:
+    """Whether `path` is the critic's forward size per GPU (`CRITIC_MICRO_BATCH_SIZES`) and the config sets the critic's
+    deprecated size for the whole batch, in which case the releases that leave the forward's none (verl before 0.8)
+    replace it with ``forward_micro_batch_size`` over the data-parallel ranks, or fail as the critic starts where that
+    is unset (`_check_critic_forward_whole_size`)."""
+    return path == CRITIC_MICRO_BATCH_SIZES[1] and checks.number(DEPRECATED_MICRO_BATCH_SIZES[2]) is not None
+
+
+def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check, where the algorithm trains a critic whose deprecated size for the whole batch (``ppo_micro_batch_size``,
+    `DEPRECATED_MICRO_BATCH_SIZES`) is set, that its value forward's is too (`CRITIC_FORWARD_WHOLE_SIZE`), with dynamic
+    batch sizes on or off: else the critic of Trinity 0.5, and of 0.6 on verl before 0.8, fails as it starts. Refused
+    (``micro-batch-unset-refused``) where `version` is 0.5, else ``micro-batch-unset``: Trinity 0.6 on verl 0.8 or
+    later gives it 1."""
+    whole = DEPRECATED_MICRO_BATCH_SIZES[2]
+    if (not trains_critic(checks.value(("algorithm", "algorithm_type"))) or (size := checks.number(whole)) is None
+            or not checks.absent(CRITIC_FORWARD_WHOLE_SIZE)):
+        return
+    forward = dotted(CRITIC_FORWARD_WHOLE_SIZE)
+    who = {"0.5": "Trinity 0.5's critic worker", "0.6": "Trinity 0.6's critic worker on verl before 0.8"}.get(
+        version or "", "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,")
+    on_08 = "" if version == "0.5" else "; Trinity 0.6 on verl 0.8 or later gives it 1 and runs"
+    code = ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED if version == "0.5" else ConfigProblemCode.MICRO_BATCH_UNSET
+    checks.add(code, (
+        f"{forward} is {'null' if checks.written_null(CRITIC_FORWARD_WHOLE_SIZE) else 'not set'} beside "
+        f"{dotted(whole)} {shown_number(size)}: {who} divides both by the data-parallel ranks as it starts and fails "
+        f"on the one without a value (None //= ranks, a TypeError){on_08}: add {forward} (verl's own config gives it "
+        f"ppo_micro_batch_size's value, {shown_number(size)}), or remove {dotted(whole)}"))
 
 
 def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int, sp: int,
@@ -1477,6 +1534,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rope_theta(checks, model)
     _check_rope_partial(checks, model)
     _check_dynamic_batch(checks, model, version)
+    _check_critic_forward_whole_size(checks, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
     _check_trainer_level_flags(checks, version)

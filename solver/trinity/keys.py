@@ -217,6 +217,18 @@ it over the data-parallel ranks (Trinity 0.5.0 ``trainer/verl/fsdp_workers.py:22
 (``workers/config/actor.py:200``, the ref's after ``workers/engine_workers.py:547``, ``workers/config/critic.py:108``
 in 0.9.1), and the actor's alone too (``engine_workers.py:578`` in 0.8.0, ``:637`` in 0.9.1)."""
 
+CRITIC_FORWARD_WHOLE_SIZE = (*CRITIC, "forward_micro_batch_size")
+"""The critic's deprecated size for the whole batch of its value forward, beside ``ppo_micro_batch_size``
+(`DEPRECATED_MICRO_BATCH_SIZES`): where that is set, the critic worker of Trinity 0.5 and of 0.6 on verl before 0.8
+divides both by the data-parallel ranks as it starts, and gives the quotients as the sizes per GPU (0.5.0
+``trainer/verl/fsdp_workers.py:1199-1207``, 0.5.2 ``:1216-1224``, 0.6.0 ``verl_legacy/fsdp_workers.py:1318-1326``,
+verl 0.7.1's own ``workers/fsdp_workers.py:1340-1348``, whatever ``use_dynamic_bsz``); Trinity leaves it unset
+(``Optional``, none: 0.5.0 ``common/verl_config.py:265``, 0.5.2 ``trainer/verl/verl_config.py:268``, 0.6.0
+``verl_legacy/verl_config.py:274``) and fills it from nothing, so left unset it fails there (``None //= ranks``, a
+``TypeError``). verl's own config fills it from ``ppo_micro_batch_size`` (``trainer/config/critic/dp_critic.yaml:65``
+in 0.7.1), which Trinity does not read. Trinity 0.6 on verl 0.8 or later gives it 1 (``trainer/verl/config.py:479``),
+and verl 0.9.1's critic divides neither (its engine worker, no ``fsdp_workers.py``)."""
+
 
 class ForwardBudget(NamedTuple):
     """A token budget that Trinity fills, where unset, from a role's own after raising that one to hold a sequence,
@@ -356,8 +368,8 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
     CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size", "use_dynamic_bsz",
-             *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1], "strategy",
-             CRITIC_ENGINE[-1]),
+             *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1],
+             CRITIC_FORWARD_WHOLE_SIZE[-1], "strategy", CRITIC_ENGINE[-1]),
     (*CRITIC, "model"): ("fsdp_config", CRITIC_REMOVE_PADDING_KEY[-1]),
     CRITIC_MODEL_FSDP: OFFLOAD_FLAGS,
     CRITIC_ENGINE: OFFLOAD_FLAGS,
