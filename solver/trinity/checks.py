@@ -1194,8 +1194,8 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
                 f"{_deprecated_size_words(version)}: remove it"))
 
 
-def _check_unset_size(checks: _ConfigChecks, path: Path, paths: Iterable[Path], version: TrinityVersion | None,
-                      fix: str) -> None:
+def _check_unset_size(checks: _ConfigChecks, path: tuple[str, ...], paths: Iterable[tuple[str, ...]],
+                      version: TrinityVersion | None, fix: str) -> None:
     """Check that the micro-batch size at `path`, one of `paths` read with dynamic batch sizes off, is set where a
     release hands verl none for it (`_unset_micro_batch_words`), but for the critic's forward where its deprecated size
     replaces it (`_taken_from_whole_size`): refused where every release `version` may be fails so
