@@ -158,14 +158,17 @@ ONE_SEQUENCE_WIDER_WORDS = ("before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) it i
                             "plus its longest response, wider only where a prompt or a response passes "
                             "max_prompt_tokens or max_response_tokens (a multi-turn workflow, "
                             "model.enable_prompt_truncation off, a rollout max_tokens above max_response_tokens), up "
-                            "to twice max_model_len, and a DPO micro-batch holds two sequences there (Trinity doubles "
-                            "its size): the estimate counts neither")
+                            "to twice max_model_len; and for DPO a micro-batch holds two sequences, a chosen and a "
+                            "rejected one, which Trinity's DPO loss takes as a pair (before verl 0.8 Trinity doubles "
+                            "the size to 2; on verl 0.8 or later the actor's must be written 2: with 1 the loss finds "
+                            "no rejected sequence, dpo-pair-split): the estimate counts neither")
 """Where a micro-batch of one padded sequence (`counted_tokens`) holds more than ``max_model_len`` tokens, in words:
 verl 0.7.0's actor runs the batch's padded width (``workers/actor/dp_actor.py:110-111`` without remove padding),
 which Trinity's ``to_data_proto`` pads to (0.5.0 ``trainer/verl/utils.py:31-32``, 0.6.0 ``:62-63``); a prompt and a
 response are each below ``max_model_len`` (an experience is cut at ``max_model_len - 1`` tokens,
 ``common/models/model.py:337-342`` in 0.6.0); for DPO it doubles the actor's and ref's micro-batch sizes
-(0.5.0 ``common/verl_config.py:655-658``, 0.6.0 ``verl_legacy/verl_config.py:686-688``)."""
+(0.5.0 ``common/verl_config.py:655-658``, 0.6.0 ``verl_legacy/verl_config.py:686-688``), which Trinity 0.6 on verl 0.8
+or later does not, where its DPO loss pairs a micro-batch's rows (``solver.trinity.checks._check_dpo_pairs``)."""
 
 
 def default_budget_reach(max_model_len: int, sp: int) -> int:

@@ -85,7 +85,8 @@ def test_the_critics_forward_unset_is_refused_only_where_every_verl_fails():
 @pytest.mark.parametrize(("version", "verl"), [("0.5", "Trinity 0.5's verl"), (None, "verl before 0.8")])
 def test_a_deprecated_size_for_the_whole_batch_is_flagged(version: str | None, verl: str):
     roles = {**ONE, "actor": {"ppo_micro_batch_size_per_gpu": 1, "ppo_micro_batch_size": 8}}
-    critic = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1, "ppo_micro_batch_size": 4}
+    critic = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1, "ppo_micro_batch_size": 4,
+              "forward_micro_batch_size": 4}  # without it the critic fails as it starts: test_batchcritic_s75
     beside = "" if version == "0.5" else ", and verl 0.8 or later refuses it beside the per-GPU size"
     words = (f"a deprecated size for the whole batch, which {verl} takes over the per-GPU size, divided by the "
              f"data-parallel ranks (trainer GPUs / SP), so a micro-batch may hold more than one sequence{beside}: "

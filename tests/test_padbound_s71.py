@@ -125,10 +125,11 @@ def test_check_flags_dynamic_batching_on_or_unset_for_such_a_model_in_place_of_d
     scope = "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the verl"
     assert _problems(role_on, "0.5") == [
         ("micro-batch-unbounded", f"{ARR}.actor.use_dynamic_bsz is true: {WHY} ({scope})")]
-    # a model of transformers' own code: dynamic batching off is the problem, as before
+    # a model of transformers' own code: dynamic batching off is the problem, as before, and with it off the trained
+    # critic's forward size unset, which verl before 0.8 cannot split a batch by (test_batchcritic_s75)
     qwen3 = load_catalog().model("8B")
     assert [code for code, _ in _problems({"trainer": {"use_dynamic_bsz": False}}, model=qwen3)] == [
-        "dynamic-batch-off"]
+        "dynamic-batch-off", "micro-batch-unset"]
     assert _problems({"trainer": {"use_dynamic_bsz": True}}, model=qwen3) == []
 
 

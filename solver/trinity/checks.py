@@ -1251,6 +1251,35 @@ def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVers
         f"ppo_micro_batch_size's value, {shown_number(size)}), or remove {dotted(whole)}"))
 
 
+def _check_dpo_pairs(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check, for DPO with dynamic batch sizes off where the release may be Trinity 0.6 (on verl 0.8 or later, every
+    role takes the trainer's ``use_dynamic_bsz``), that the actor's micro-batch size per GPU (`ROLE_MICRO_BATCH_SIZES`)
+    is even. Trinity puts each example's chosen sequence before its rejected one (``split_dpo_experience_to_single_turn``,
+    ``common/experience.py:499`` in 0.6.0), and its DPO loss takes a micro-batch's even rows as chosen and its odd ones
+    as rejected, each half summed over the whole micro-batch (``algorithm/policy_loss_fn/dpo_loss.py:30-40``,
+    ``masked_sum``, ``algorithm/utils.py:52-55``; on verl 0.8 or later through ``trainer/verl/losses.py:68``). On verl
+    before 0.8 Trinity doubles the size (``trainer/verl_legacy/verl_config.py:685-688``), so each micro-batch holds
+    whole pairs; on verl 0.8 or later it does not (``trainer/verl/config.py`` has no DPO branch), and verl cuts the
+    batch into micro-batches of that many rows in order (verl 0.9.1 ``workers/engine/utils.py:124-128``, no shuffle:
+    ``shuffle: False``, ``trainer/verl/config.py:299``). An odd size splits a pair: at 1 the rejected half is empty,
+    summed to 0, so every sequence is trained as a chosen one; above 1 the next micro-batch's rows are taken the other
+    way round. It runs, but is not DPO: ``dpo-pair-split``, not a refusal. Read from the code, not run."""
+    key = ROLE_MICRO_BATCH_SIZES[0]
+    size = checks.number(key)
+    if (version == "0.5" or checks.value(("algorithm", "algorithm_type")) != "dpo"
+            or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0])) or size is None or size % 2 != 1):
+        return
+    split = ("each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to 0 "
+             "and trains every sequence, the rejected ones too, as a chosen one" if size == 1 else
+             f"each micro-batch holds {shown_number(size)} sequences, which splits a pair over two micro-batches, and "
+             "the loss takes the next one's rows the other way round, its rejected sequences as chosen")
+    checks.add(ConfigProblemCode.DPO_PAIR_SPLIT, (
+        f"{dotted(key)} is {shown_number(size)} for DPO with dynamic batch sizes off: Trinity 0.6 on verl 0.8 or later "
+        "does not double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in "
+        f"pairs, a chosen and a rejected sequence: {split}; it runs, but is not DPO: on verl 0.8 or later set it to "
+        f"{shown_number(size + 1)}, an even size (on verl before 0.8, Trinity doubles what is written)"))
+
+
 def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int, sp: int,
                                         version: TrinityVersion | None) -> None:
     """Check the actor's and the ref's deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`), where
@@ -1535,6 +1564,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rope_partial(checks, model)
     _check_dynamic_batch(checks, model, version)
     _check_critic_forward_whole_size(checks, version)
+    _check_dpo_pairs(checks, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
     _check_trainer_level_flags(checks, version)

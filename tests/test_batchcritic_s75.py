@@ -1,0 +1,150 @@
+"""Batch keys of the critic and of DPO (session 75). A trained critic's ``ppo_micro_batch_size`` (deprecated, for the
+whole batch) without ``forward_micro_batch_size``: the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,
+divides both by the data-parallel ranks as it starts and fails on the unset one (``None //= ranks``), with dynamic
+batch sizes on or off; Trinity 0.6 on verl 0.8 or later gives it 1. The critic's forward size per GPU left unset with
+dynamic batch sizes off fails verl 0.7's first value forward for any model, not only a padded one. DPO with dynamic
+batch sizes off on verl 0.8 or later: Trinity doubles no size, and its loss pairs each micro-batch's rows, so an odd
+actor size splits the pairs (``dpo-pair-split``, a line that refuses nothing: the run is not DPO, but runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_tokbudget_s72 import ARR, CATALOG, CRITIC, Cli, _config
+
+from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
+from solver.rules import ONE_SEQUENCE_WIDER_WORDS
+from solver.trinity import trinity_config_problems
+
+WHOLE, FORWARD_WHOLE = f"{CRITIC}.ppo_micro_batch_size", f"{CRITIC}.forward_micro_batch_size"
+FORWARD = f"{CRITIC}.forward_micro_batch_size_per_gpu"
+ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
+FAILS = {
+    None: ("micro-batch-unset", "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,", "; Trinity 0.6 on "
+           "verl 0.8 or later gives it 1 and runs"),
+    "0.5": ("micro-batch-unset-refused", "Trinity 0.5's critic worker", ""),
+    "0.6": ("micro-batch-unset", "Trinity 0.6's critic worker on verl before 0.8", "; Trinity 0.6 on verl 0.8 or later "
+            "gives it 1 and runs"),
+}
+"""By release asked for: the code of the line on a critic's whole-batch size without its forward's, whose worker
+fails, and what it says on verl 0.8 or later."""
+
+
+def _problems(config: dict[str, Any], version: str | None = None, prefix: tuple[str, ...] = ("micro-batch", "dpo"),
+              ) -> list[tuple[str, str]]:
+    """(code, words) of `config`'s problems for Qwen3-8B on 8 trainer GPUs whose code starts with one of `prefix`."""
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
+    return [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith(prefix)]
+
+
+def _ppo(critic: dict[str, Any], **trainer: Any) -> dict[str, Any]:
+    """`_config`'s (Qwen3-8B at 8192 on 8 GPUs, dynamic batch sizes off unless `trainer` says otherwise) for PPO, whose
+    critic section is `critic`."""
+    config = _config(**trainer)
+    config["algorithm"]["algorithm_type"] = "ppo"
+    config["trainer"]["trainer_config"]["critic"] = critic
+    return config
+
+
+def _dpo(size: Any = 1, **trainer: Any) -> dict[str, Any]:
+    """`_config`'s for DPO, with the actor's micro-batch size per GPU `size` (None: unset)."""
+    config = _config({"actor": {} if size is None else {"ppo_micro_batch_size_per_gpu": size}}, **trainer)
+    config["algorithm"]["algorithm_type"] = "dpo"
+    config["buffer"]["train_batch_size"] = 64
+    return config
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+@pytest.mark.parametrize("dynamic", [True, False])
+def test_a_critics_whole_batch_size_without_its_forwards_fails_as_the_critic_starts(version: str | None,
+                                                                                     dynamic: bool):
+    code, who, on_08 = FAILS[version]
+    critic = {"ppo_micro_batch_size": 8, "forward_micro_batch_size_per_gpu": 1}
+    assert _problems(_ppo(critic, use_dynamic_bsz=dynamic), version, ("micro-batch-unset",)) == [(code, (
+        f"{FORWARD_WHOLE} is not set beside {WHOLE} 8: {who} divides both by the data-parallel ranks as it starts and "
+        f"fails on the one without a value (None //= ranks, a TypeError){on_08}: add {FORWARD_WHOLE} (verl's own "
+        f"config gives it ppo_micro_batch_size's value, 8), or remove {WHOLE}"))]
+    # written null: the same, said so
+    nulled = _problems(_ppo({**critic, "forward_micro_batch_size": None}, use_dynamic_bsz=dynamic), version,
+                       ("micro-batch-unset",))
+    assert [(found, words.split(" beside")[0]) for found, words in nulled] == [(code, f"{FORWARD_WHOLE} is null")]
+    # set, the worker divides both; no whole-batch size, it divides neither; no critic trained, nothing read
+    assert _problems(_ppo({**critic, "forward_micro_batch_size": 8}, use_dynamic_bsz=dynamic), version,
+                     ("micro-batch-unset",)) == []
+    assert _problems(_ppo({"forward_micro_batch_size_per_gpu": 1}, use_dynamic_bsz=dynamic), version) == []
+    grpo = _ppo(critic, use_dynamic_bsz=dynamic)
+    grpo["algorithm"]["algorithm_type"] = "grpo"
+    assert _problems(grpo, version) == []
+
+
+@pytest.mark.parametrize(("version", "code", "gives"), [
+    (None, "micro-batch-unset", "Trinity 0.5, and 0.6 on verl before 0.8, give"),
+    ("0.5", "micro-batch-unset-refused", "Trinity 0.5 gives"),
+    ("0.6", "micro-batch-unset", "Trinity 0.6 on verl before 0.8 gives")])
+def test_a_critics_forward_size_unset_with_dynamic_batch_sizes_off_is_said_for_any_model(
+        version: str | None, code: str, gives: str):
+    line = (code, f"{FORWARD} is not set: {gives} the critic's value forward none, by which verl cannot split a batch, "
+                  "so it fails: set it to 1, or turn dynamic batch sizes on")
+    assert _problems(_ppo({}), version) == [line]
+    assert _problems(_ppo({"forward_micro_batch_size_per_gpu": None}), version) == [
+        (line[0], line[1].replace("is not set", "is null"))]
+    assert _problems(_ppo({"forward_micro_batch_size_per_gpu": 1}), version) == []
+    # dynamic batch sizes on: verl's value forward splits by the token budget
+    assert _problems(_ppo({}, use_dynamic_bsz=True), version) == []
+    # the whole-batch sizes set: the worker replaces the forward's size per GPU, so only its own line
+    assert _problems(_ppo({"ppo_micro_batch_size": 8, "forward_micro_batch_size": 8}), version) == []
+
+
+def test_a_critics_own_dynamic_batch_sizes_count_where_the_release_reads_them():
+    # Trinity 0.5 takes the critic's own key over the trainer's; Trinity 0.6 gives it the trainer's, off
+    own_on = _ppo({"use_dynamic_bsz": True})
+    assert _problems(own_on, "0.5") == []
+    assert [code for code, _ in _problems(own_on, "0.6")] == ["micro-batch-unset"]
+    assert _problems(own_on) == []  # not off on every release: Trinity 0.5 runs it on
+
+
+def test_dpo_with_an_odd_actor_size_and_dynamic_batch_sizes_off_splits_its_pairs():
+    head = (f"{ACTOR_SIZE} is {{size}} for DPO with dynamic batch sizes off: Trinity 0.6 on verl 0.8 or later does not "
+            "double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in pairs, "
+            "a chosen and a rejected sequence: ")
+    tail = ("; it runs, but is not DPO: on verl 0.8 or later set it to {even}, an even size (on verl before 0.8, "
+            "Trinity doubles what is written)")
+    one = ("dpo-pair-split", head.format(size=1) + (
+        "each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to 0 and trains "
+        "every sequence, the rejected ones too, as a chosen one") + tail.format(even=2))
+    assert _problems(_dpo(1)) == _problems(_dpo(1), "0.6") == [one]
+    assert _problems(_dpo(3), "0.6") == [("dpo-pair-split", head.format(size=3) + (
+        "each micro-batch holds 3 sequences, which splits a pair over two micro-batches, and the loss takes the next "
+        "one's rows the other way round, its rejected sequences as chosen") + tail.format(even=4))]
+    # Trinity 0.5 (verl before 0.8) doubles the size; an even size keeps whole pairs; dynamic batch sizes on read none
+    assert _problems(_dpo(1), "0.5") == _problems(_dpo(2)) == _problems(_dpo(1, use_dynamic_bsz=True), "0.6") == []
+    # unset: verl 0.8 or later reads none at all (another line's, for a padded model), nothing to pair
+    assert _problems(_dpo(None), "0.6") == []
+    grpo = _dpo(1)
+    grpo["algorithm"]["algorithm_type"] = "grpo"
+    assert _problems(grpo) == []
+
+
+def test_the_padded_caution_names_what_dpo_needs_and_a_code_that_exists():
+    assert ("for DPO a micro-batch holds two sequences, a chosen and a rejected one, which Trinity's DPO loss takes as "
+            "a pair (before verl 0.8 Trinity doubles the size to 2; on verl 0.8 or later the actor's must be written "
+            "2: with 1 the loss finds no rejected sequence, dpo-pair-split)") in ONE_SEQUENCE_WIDER_WORDS
+    assert ConfigProblemCode("dpo-pair-split") is ConfigProblemCode.DPO_PAIR_SPLIT
+    assert ConfigProblemCode.DPO_PAIR_SPLIT not in REFUSED_CONFIG_CODES
+
+
+def test_check_exits_1_on_the_critics_missing_forward_size_with_trinity_0_5_alone(cli: Cli, tmp_path: Path):
+    path = tmp_path / "trinity.yaml"
+    path.write_text(yaml.safe_dump(_ppo({"ppo_micro_batch_size": 8}, use_dynamic_bsz=True)))
+    lead = f"{FORWARD_WHOLE} is not set beside {WHOLE} 8"
+    for version, status, head in ((("--trinity-version", "0.5"), 1, "refused:"), ((), 0, "but:")):
+        code, out, err = cli("--from-config", str(path), "--gpu", "h100", "--check", *version)
+        said = [line.split(":", 1)[0].strip() for line in out.splitlines() if lead in line]
+        assert (code, err, said) == (status, "", [head.rstrip(":")])
+    # DPO's split pairs refuse nothing: a but: line, exit 0
+    path.write_text(yaml.safe_dump(_dpo(1)))
+    code, out, err = cli("--from-config", str(path), "--gpu", "h100", "--check")
+    assert (code, err, f"but: {ACTOR_SIZE} is 1 for DPO" in out) == (0, "", True)
