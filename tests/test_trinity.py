@@ -1555,7 +1555,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "Yes"}}, "4B", 1, []),
         # text that OmegaConf takes for the whole number 0, which a boolean field reads as false
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "0"}}, "4B", 1,
-         ["trainer.use_dynamic_bsz is false: verl then ignores the token budget"]),
+         ["trainer.use_dynamic_bsz is false: verl then ignores the token budget",  # and PPO's critic's forward
+          "trainer.trainer_config.critic.forward_micro_batch_size_per_gpu is not set: Trinity 0.5, and 0.6 on verl"]),
         # text that a typed field takes as a number (OmegaConf converts it with int()), not a problem
         ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": " 16384 "}}, "4B", 1, []),
         ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": "016384"}}, "4B", 1, []),
@@ -1805,7 +1806,8 @@ def test_no_key_trinity_has_is_taken_for_a_misspelt_one() -> None:
         ("trainer", key) for key in TRINITY_06_TRAINER_KEYS} | {
         offload_path(role, "", IGNORED_SECTION)[:-1] for role in ROLES} | {
         GRADIENT_CHECKPOINTING_KEY, ("model", "min_response_tokens"), ("trainer", "trainer_config_path")}
-    assert len(named) == 112  # with the five micro-batch sizes (test_padbound_s71), three deprecated, the critic's
+    assert len(named) == 113  # with the five micro-batch sizes (test_padbound_s71), four deprecated (the critic's
+    # forward_micro_batch_size: test_batchcritic_s75), the critic's
     # own remove padding (test_ownbudget_s72), the rollout's and the critic's dynamic batch keys (test_tokbudget_s72),
     # the rollout engine's expert parallelism, memory share, dtype and length (test_rolloutfit_s73), its enable_lora
     # (test_lorarest2_s74), the critic's strategy and engine with its three offload flags (test_criticconfig2_s74)
