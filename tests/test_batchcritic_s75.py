@@ -22,12 +22,11 @@ from solver.trinity import trinity_config_problems
 WHOLE, FORWARD_WHOLE = f"{CRITIC}.ppo_micro_batch_size", f"{CRITIC}.forward_micro_batch_size"
 FORWARD = f"{CRITIC}.forward_micro_batch_size_per_gpu"
 ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
+RUNS_ON_08 = "; Trinity 0.6 on verl 0.8 or later gives it 1 and runs"
 FAILS = {
-    None: ("micro-batch-unset", "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,", "; Trinity 0.6 on "
-           "verl 0.8 or later gives it 1 and runs"),
+    None: ("micro-batch-unset", "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,", RUNS_ON_08),
     "0.5": ("micro-batch-unset-refused", "Trinity 0.5's critic worker", ""),
-    "0.6": ("micro-batch-unset", "Trinity 0.6's critic worker on verl before 0.8", "; Trinity 0.6 on verl 0.8 or later "
-            "gives it 1 and runs"),
+    "0.6": ("micro-batch-unset", "Trinity 0.6's critic worker on verl before 0.8", RUNS_ON_08),
 }
 """By release asked for: the code of the line on a critic's whole-batch size without its forward's, whose worker
 fails, and what it says on verl 0.8 or later."""
@@ -86,8 +85,8 @@ def test_a_critics_whole_batch_size_without_its_forwards_fails_as_the_critic_sta
     ("0.6", "micro-batch-unset", "Trinity 0.6 on verl before 0.8 gives")])
 def test_a_critics_forward_size_unset_with_dynamic_batch_sizes_off_is_said_for_any_model(
         version: str | None, code: str, gives: str):
-    line = (code, f"{FORWARD} is not set: {gives} the critic's value forward none, by which verl cannot split a batch, "
-                  "so it fails: set it to 1, or turn dynamic batch sizes on")
+    line = (code, (f"{FORWARD} is not set: {gives} the critic's value forward none, by which verl cannot split a "
+                   "batch, so it fails: set it to 1, or turn dynamic batch sizes on"))
     assert _problems(_ppo({}), version) == [line]
     assert _problems(_ppo({"forward_micro_batch_size_per_gpu": None}), version) == [
         (line[0], line[1].replace("is not set", "is null"))]
@@ -108,13 +107,13 @@ def test_a_critics_own_dynamic_batch_sizes_count_where_the_release_reads_them():
 
 def test_dpo_with_an_odd_actor_size_and_dynamic_batch_sizes_off_splits_its_pairs():
     head = (f"{ACTOR_SIZE} is {{size}} for DPO with dynamic batch sizes off: Trinity 0.6 on verl 0.8 or later does not "
-            "double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in pairs, "
-            "a chosen and a rejected sequence: ")
+            "double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in "
+            "pairs, a chosen and a rejected sequence: ")
     tail = ("; it runs, but is not DPO: on verl 0.8 or later set it to {even}, an even size (on verl before 0.8, "
             "Trinity doubles what is written)")
     one = ("dpo-pair-split", head.format(size=1) + (
-        "each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to 0 and trains "
-        "every sequence, the rejected ones too, as a chosen one") + tail.format(even=2))
+        "each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to 0 and "
+        "trains every sequence, the rejected ones too, as a chosen one") + tail.format(even=2))
     assert _problems(_dpo(1)) == _problems(_dpo(1), "0.6") == [one]
     assert _problems(_dpo(3), "0.6") == [("dpo-pair-split", head.format(size=3) + (
         "each micro-batch holds 3 sequences, which splits a pair over two micro-batches, and the loss takes the next "

@@ -1204,7 +1204,8 @@ def _check_unset_size(checks: _ConfigChecks, path: tuple[str, ...], paths: Itera
         return
     if unset := _unset_micro_batch_words(path, version):
         everywhere = _fails_on_every_verl(checks, path, paths, version)
-        code = ConfigProblemCode.MICRO_BATCH_UNSET if everywhere is None else ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED
+        code = (ConfigProblemCode.MICRO_BATCH_UNSET if everywhere is None
+                else ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED)
         checks.add(code, (f"{dotted(path)} is {'null' if checks.written_null(path) else 'not set'}: {unset}"
                           f"{everywhere or ''}: {fix}"))
 
@@ -1253,8 +1254,8 @@ def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVers
 
 def _check_dpo_pairs(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check, for DPO with dynamic batch sizes off where the release may be Trinity 0.6 (on verl 0.8 or later, every
-    role takes the trainer's ``use_dynamic_bsz``), that the actor's micro-batch size per GPU (`ROLE_MICRO_BATCH_SIZES`)
-    is even. Trinity puts each example's chosen sequence before its rejected one (``split_dpo_experience_to_single_turn``,
+    role takes the trainer's ``use_dynamic_bsz``), that the actor's micro-batch size per GPU (`ROLE_MICRO_BATCH_SIZES`) is
+    even. Trinity puts each example's chosen sequence before its rejected one (``split_dpo_experience_to_single_turn``,
     ``common/experience.py:499`` in 0.6.0), and its DPO loss takes a micro-batch's even rows as chosen and its odd ones
     as rejected, each half summed over the whole micro-batch (``algorithm/policy_loss_fn/dpo_loss.py:30-40``,
     ``masked_sum``, ``algorithm/utils.py:52-55``; on verl 0.8 or later through ``trainer/verl/losses.py:68``). On verl
