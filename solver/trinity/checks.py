@@ -1254,17 +1254,18 @@ def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVers
 
 def _check_dpo_pairs(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check, for DPO with dynamic batch sizes off where the release may be Trinity 0.6 (on verl 0.8 or later, every
-    role takes the trainer's ``use_dynamic_bsz``), that the actor's micro-batch size per GPU (`ROLE_MICRO_BATCH_SIZES`) is
-    even. Trinity puts each example's chosen sequence before its rejected one (``split_dpo_experience_to_single_turn``,
-    ``common/experience.py:499`` in 0.6.0), and its DPO loss takes a micro-batch's even rows as chosen and its odd ones
-    as rejected, each half summed over the whole micro-batch (``algorithm/policy_loss_fn/dpo_loss.py:30-40``,
-    ``masked_sum``, ``algorithm/utils.py:52-55``; on verl 0.8 or later through ``trainer/verl/losses.py:68``). On verl
-    before 0.8 Trinity doubles the size (``trainer/verl_legacy/verl_config.py:685-688``), so each micro-batch holds
-    whole pairs; on verl 0.8 or later it does not (``trainer/verl/config.py`` has no DPO branch), and verl cuts the
-    batch into micro-batches of that many rows in order (verl 0.9.1 ``workers/engine/utils.py:124-128``, no shuffle:
-    ``shuffle: False``, ``trainer/verl/config.py:299``). An odd size splits a pair: at 1 the rejected half is empty,
-    summed to 0, so every sequence is trained as a chosen one; above 1 the next micro-batch's rows are taken the other
-    way round. It runs, but is not DPO: ``dpo-pair-split``, not a refusal. Read from the code, not run."""
+    role takes the trainer's ``use_dynamic_bsz``), that the actor's micro-batch size per GPU (`ROLE_MICRO_BATCH_SIZES`)
+    is even. Trinity puts each example's chosen sequence before its rejected one
+    (``split_dpo_experience_to_single_turn``, ``common/experience.py:499`` in 0.6.0), and its DPO loss takes a
+    micro-batch's even rows as chosen and its odd ones as rejected, each half summed over the whole micro-batch
+    (``algorithm/policy_loss_fn/dpo_loss.py:30-40``, ``masked_sum``, ``algorithm/utils.py:52-55``; on verl 0.8 or later
+    through ``trainer/verl/losses.py:68``). On verl before 0.8 Trinity doubles the size
+    (``trainer/verl_legacy/verl_config.py:685-688``), so each micro-batch holds whole pairs; on verl 0.8 or later it
+    does not (``trainer/verl/config.py`` has no DPO branch), and verl cuts the batch into micro-batches of that many
+    rows in order (verl 0.9.1 ``workers/engine/utils.py:124-128``, no shuffle: ``shuffle: False``,
+    ``trainer/verl/config.py:299``). An odd size splits a pair: at 1 the rejected half is empty, summed to 0, so every
+    sequence is trained as a chosen one; above 1 the next micro-batch's rows are taken the other way round. It runs, but
+    is not DPO: ``dpo-pair-split``, not a refusal. Read from the code, not run."""
     key = ROLE_MICRO_BATCH_SIZES[0]
     size = checks.number(key)
     if (version == "0.5" or checks.value(("algorithm", "algorithm_type")) != "dpo"
