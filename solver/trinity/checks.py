@@ -1243,7 +1243,7 @@ def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVers
     forward = dotted(CRITIC_FORWARD_WHOLE_SIZE)
     who = {"0.5": "Trinity 0.5's critic worker", "0.6": "Trinity 0.6's critic worker on verl before 0.8"}.get(
         version or "", "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,")
-    on_08 = "" if version == "0.5" else "; Trinity 0.6 on verl 0.8 or later gives it 1 and runs"
+    on_08 = "" if version == "0.5" else "; Trinity 0.6 on verl 0.8 or later gives it 1"
     code = ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED if version == "0.5" else ConfigProblemCode.MICRO_BATCH_UNSET
     checks.add(code, (
         f"{forward} is {'null' if checks.written_null(CRITIC_FORWARD_WHOLE_SIZE) else 'not set'} beside "
