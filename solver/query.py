@@ -534,7 +534,8 @@ a LoRA rank that is no whole number, null in a key Trinity types as no ``Optiona
 0.5's typed ``Ref`` lacks, a length past the longest the rollout's vLLM derives from the model's config.json with no
 ``model.rope_scaling``, or past what a given one covers, that vLLM refuses, the rollout model's own length or RoPE
 scaling so, a RoPE scaling that vLLM, reading it as given, fails on (its type in ``type`` alone, a key it needs
-missing), a micro-batch size that every release leaves verl without with dynamic batch sizes off, a rollout engine
+missing), a micro-batch size that every release leaves verl without with dynamic batch sizes off (or, with them on
+too, a critic's value forward beside its whole-batch size, on which its worker fails as it starts), a rollout engine
 whose GPUs cannot hold the weights and one sequence's KV cache as vLLM loads it): the config as written does not run,
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
