@@ -931,7 +931,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited. For a
     `lora` run only where they say it trains: they measured full fine-tuning, whose states a LoRA run holds less of,
     so what trained there trains with LoRA, and what ran out of memory there says nothing of it. For a run with a
-    `critic`, only where they say it runs out of memory: they measured the actor alone."""
+    `critic`, only where they say it runs out of memory: they measured the actor alone, so they give no longest length
+    it trains."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
@@ -955,8 +956,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     beyond = verdict(past) if at_default and refuted_longest is None and past <= MAX_TOKENS else None
     return _TablesSaid(None if tables is None else tables.cited(origins),
                        None if refuted_longest is None else refuted_longest.cited(origins),
-                       None if refuted_longest is None else _tables_longest(catalog, model.name, gpu, gpus, setting,
-                                                                            node_gpus),
+                       None if refuted_longest is None or critic else _tables_longest(catalog, model.name, gpu, gpus,
+                                                                                      setting, node_gpus),
                        beyond.cited(origins) if beyond is not None and beyond.trains else None)
 
 

@@ -253,7 +253,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "their verdict there, the cell that says so; None otherwise"))
     tables_longest: int | None = Field(default=None, description=(
         "with `longest_refuted`: the longest length the tables let the setting train on these GPUs (the planner's, "
-        "from the tables alone); None otherwise, or where they let it train at no length"))
+        "from the tables alone); None otherwise, where they let it train at no length, and with a critic (they "
+        "measured the actor alone: they vouch for no length of a run that trains one)"))
     tables_longer: TablesVerdict | None = Field(default=None, description=(
         "where the tables let the setting train on these GPUs longer than `longest_len` (at the default token "
         f"budget): their verdict at the next length past it (`longest_len` + {GRID}), documented or inferred, with "

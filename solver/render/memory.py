@@ -317,6 +317,7 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offl
                "no length fits with this setting, by the memory model")
     if result.longest_refuted is not None and result.longest_len:  # a measurement there says otherwise
         allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
+                   else " (they measured the actor alone, so with a critic they vouch for no length)" if result.critic
                    else ": they let it train at no length")
         source = result.longest_refuted.source
         where = ("there" if source.max_model_len == result.longest_len else
