@@ -25,6 +25,7 @@ from solver.memory import (
     breakdown,
     critic_parameters,
     fits_host_ram,
+    host_critic_gib,
     longest_fitting,
     lora_parameters,
     margin_room,
@@ -770,6 +771,7 @@ def estimate_memory(
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, None, reference,
                                                           lora_rank, critic),
+                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic),
                           reference_model=reference, host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,

@@ -78,6 +78,7 @@ from solver.tables import (
     check_types,
     consecutive_runs,
     counted,
+    host_need_purpose,
     left_out_when_none,
     remove_padding_violation,
     shown_number,
@@ -967,14 +968,12 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
 
 def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
     """What a plan needs of a node's host memory, in words: ``with Offload it needs 162.6 GiB of host memory per
-    node``, ``it needs 172.1 GiB of host memory per node for the offloaded critic`` (a PPO `critic` whose states are
-    there while the actor trains, `HOST_HELD_CRITICS`), or ``it needs 30.6 GiB of host memory per node while the
-    model loads`` (`amount`: the GiB, as written)."""
-    if offload:
+    node``, else ``it needs 30.6 GiB of host memory per node`` and what for (`host_need_purpose`: ``while the model
+    loads``, or for the states of a PPO `critic` there while the actor trains, `HOST_HELD_CRITICS`, with Offload or
+    not) (`amount`: the GiB, as written)."""
+    if offload and critic not in HOST_HELD_CRITICS:
         return f"with Offload it needs {amount} GiB of host memory per node"
-    if critic in HOST_HELD_CRITICS:
-        return f"it needs {amount} GiB of host memory per node for the offloaded critic"
-    return f"it needs {amount} GiB of host memory per node while the model loads"
+    return f"it needs {amount} GiB of host memory per node {host_need_purpose(offload, critic)}"
 
 
 class Plan(Frozen):
@@ -1221,10 +1220,8 @@ class Plan(Frozen):
         figure counts no reference model (`reference_model`)."""
         if self.host_memory_gb is None:
             return None
-        held = self.critic in HOST_HELD_CRITICS  # its states in host memory, counted in the figure
-        purpose = ("for Offload" + (" and the critic's offloaded states" if held else "") if self.offload else
-                   "for the critic's offloaded states, or while the model loads" if held else
-                   "while the model loads") + ("" if self.reference_model else " (no reference model)")
+        purpose = host_need_purpose(self.offload, self.critic) + ("" if self.reference_model
+                                                                  else " (no reference model)")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
         trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)
