@@ -23,9 +23,11 @@ def test_the_planners_memory_line_names_the_critics_states() -> None:
     answers = solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic="resident")
     best = answers[0].best
     assert best is not None and best.evidence == "estimated"
-    memory = [line for line in solver.answers_text(answers).splitlines() if line.startswith("memory ")]
-    assert memory == [(f"memory         {best.memory_gb:.1f} GiB per GPU predicted, {best.room_words} (memory "
-                       "model; a PPO critic's states, resident)")]
+    # s75: the row names both peaks (`Plan.peaks_words`), and wraps
+    said = " ".join(solver.answers_text(answers).split())
+    assert (f"memory {best.memory_gb:.1f} GiB per GPU predicted{best.peaks_words}, {best.room_words} (memory model; a "
+            "PPO critic's states, resident)") in said
+    assert best.peaks_words == " for the actor's pass and 52.5 for the critic's own update"
 
 
 def test_solve_memorys_planner_call_carries_the_critic() -> None:
