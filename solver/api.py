@@ -25,6 +25,7 @@ from solver.memory import (
     breakdown,
     critic_parameters,
     fits_host_ram,
+    host_critic_gib,
     longest_fitting,
     lora_parameters,
     margin_room,
@@ -770,6 +771,7 @@ def estimate_memory(
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, None, reference,
                                                           lora_rank, critic),
+                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic),
                           reference_model=reference, host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
@@ -931,7 +933,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited. For a
     `lora` run only where they say it trains: they measured full fine-tuning, whose states a LoRA run holds less of,
     so what trained there trains with LoRA, and what ran out of memory there says nothing of it. For a run with a
-    `critic`, only where they say it runs out of memory: they measured the actor alone."""
+    `critic`, only where they say it runs out of memory: they measured the actor alone, so they give no longest length
+    it trains."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
@@ -955,8 +958,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     beyond = verdict(past) if at_default and refuted_longest is None and past <= MAX_TOKENS else None
     return _TablesSaid(None if tables is None else tables.cited(origins),
                        None if refuted_longest is None else refuted_longest.cited(origins),
-                       None if refuted_longest is None else _tables_longest(catalog, model.name, gpu, gpus, setting,
-                                                                            node_gpus),
+                       None if refuted_longest is None or critic else _tables_longest(catalog, model.name, gpu, gpus,
+                                                                                      setting, node_gpus),
                        beyond.cited(origins) if beyond is not None and beyond.trains else None)
 
 

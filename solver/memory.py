@@ -240,6 +240,10 @@ class MemoryEstimate(Breakdown, defer_build=True):
     host_memory_gib: float | None = Field(default=None, description=(
         "the host memory one node needs (`host_memory_gib`, rounded up to a tenth: `shown_host_gib`): "
         f"{HOST_NEED_WORDS}"))
+    host_critic_gib: float = Field(default=0.0, description=(
+        "what one node holds of a PPO critic's states in host memory while the actor trains (offloaded or reloaded: "
+        "`host_critic_gib`), part of the training need that host_memory_gib takes where it is more than the load; 0 "
+        "otherwise"))
     reference_model: bool = Field(default=True, description=(
         "whether host_memory_gib counts the reference model's pinned shards (--reference/--no-reference; by default "
         "but with --lora-rank): false for a run that builds none"))
@@ -253,7 +257,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "their verdict there, the cell that says so; None otherwise"))
     tables_longest: int | None = Field(default=None, description=(
         "with `longest_refuted`: the longest length the tables let the setting train on these GPUs (the planner's, "
-        "from the tables alone); None otherwise, or where they let it train at no length"))
+        "from the tables alone); None otherwise, where they let it train at no length, and with a critic (they "
+        "measured the actor alone: they vouch for no length of a run that trains one)"))
     tables_longer: TablesVerdict | None = Field(default=None, description=(
         "where the tables let the setting train on these GPUs longer than `longest_len` (at the default token "
         f"budget): their verdict at the next length past it (`longest_len` + {GRID}), documented or inferred, with "
@@ -1001,12 +1006,22 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank)
     loaded = parameters + (lora_parameters(model, lora_rank) if lora_rank else 0)
     loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
-    critic_held = (offloaded_actor_bytes(model, gpus)[1] * critic_parameters(model) * on_node / gpus
-                   if critic in HOST_HELD_CRITICS else 0.0)
+    critic_held = host_critic_gib(model, gpus, node_gpus, critic) * GIB
     if not offload and not critic_held:
         return loading / GIB
     training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
     return max(training, loading) / GIB
+
+
+def host_critic_gib(model: Model, gpus: int, node_gpus: int | None, critic: CriticStates | None) -> float:
+    """What one node holds in host memory of a PPO critic's states while the actor trains, GiB (part of
+    `host_memory_gib`'s training need): where `critic` keeps them there (`HOST_HELD_CRITICS`), its trainer GPUs' share
+    (of all `gpus`, `node_gpus` to a node) as full fine-tuning's Offload holds them (`offloaded_actor_bytes`) per
+    parameter of `critic_parameters`; 0 otherwise."""
+    if critic not in HOST_HELD_CRITICS:
+        return 0.0
+    on_node = trainer_gpus_on_node(gpus, node_gpus)
+    return offloaded_actor_bytes(model, gpus)[1] * critic_parameters(model) * on_node / gpus / GIB
 
 
 def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0) -> tuple[float, float]:

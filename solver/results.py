@@ -78,6 +78,7 @@ from solver.tables import (
     check_types,
     consecutive_runs,
     counted,
+    host_need_purpose,
     left_out_when_none,
     remove_padding_violation,
     shown_number,
@@ -967,14 +968,12 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
 
 def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
     """What a plan needs of a node's host memory, in words: ``with Offload it needs 162.6 GiB of host memory per
-    node``, ``it needs 172.1 GiB of host memory per node for the offloaded critic`` (a PPO `critic` whose states are
-    there while the actor trains, `HOST_HELD_CRITICS`), or ``it needs 30.6 GiB of host memory per node while the
-    model loads`` (`amount`: the GiB, as written)."""
-    if offload:
+    node``, else ``it needs 30.6 GiB of host memory per node`` and what for (`host_need_purpose`: ``while the model
+    loads``, or for the states of a PPO `critic` there while the actor trains, `HOST_HELD_CRITICS`, with Offload or
+    not) (`amount`: the GiB, as written)."""
+    if offload and critic not in HOST_HELD_CRITICS:
         return f"with Offload it needs {amount} GiB of host memory per node"
-    if critic in HOST_HELD_CRITICS:
-        return f"it needs {amount} GiB of host memory per node for the offloaded critic"
-    return f"it needs {amount} GiB of host memory per node while the model loads"
+    return f"it needs {amount} GiB of host memory per node {host_need_purpose(offload, critic)}"
 
 
 class Plan(Frozen):
@@ -1024,6 +1023,10 @@ class Plan(Frozen):
     headroom_at_critic_pass: bool = Field(default=False, description=(
         "whether headroom_gb is the room a PPO critic's own update leaves, its second activation peak (memory_gb is "
         "the actor's)"))
+    critic_pass_gb: GiBFigure | None = Field(default=None, description=(
+        "with a PPO critic (critic): the memory model's predicted peak of its own update per trainer GPU, GiB, the "
+        "second activation peak beside memory_gb, the actor's (headroom_at_critic_pass says where it is the tighter); "
+        "null without a critic, and in JSON made before the field"))
     host_memory_gb: Amount | None = Field(default=None, description=(
         "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): "
         f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given"))
@@ -1217,10 +1220,8 @@ class Plan(Frozen):
         figure counts no reference model (`reference_model`)."""
         if self.host_memory_gb is None:
             return None
-        held = self.critic in HOST_HELD_CRITICS  # its states in host memory, counted in the figure
-        purpose = ("for Offload" + (" and the critic's offloaded states" if held else "") if self.offload else
-                   "for the critic's offloaded states, or while the model loads" if held else
-                   "while the model loads") + ("" if self.reference_model else " (no reference model)")
+        purpose = host_need_purpose(self.offload, self.critic) + ("" if self.reference_model
+                                                                  else " (no reference model)")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
         trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)
@@ -1231,11 +1232,27 @@ class Plan(Frozen):
                 f"{others} only its rollout)")
 
     @property
+    def _critic_pass_shown(self) -> bool:
+        """Whether the plan's words give a PPO critic's own update's peak beside the actor's: with a critic, where the
+        two differ as the words round them (a tenth of a GiB)."""
+        return self.critic_pass_gb is not None and f"{self.critic_pass_gb:.1f}" != f"{self.memory_gb:.1f}"
+
+    @property
+    def peaks_words(self) -> str:
+        """What follows the actor's predicted peak per GPU in words: with a PPO critic whose own update's peak differs
+        (`critic_pass_gb`), `` for the actor's pass and 52.5 for the critic's own update``; "" otherwise."""
+        if not self._critic_pass_shown:
+            return ""
+        return f" for the actor's pass and {self.critic_pass_gb:.1f} for the critic's own update"
+
+    @property
     def room_words(self) -> str:
         """The room the memory model leaves the plan (or what it lacks), in words, at the tightest of the
-        activations, the optimizer step and a critic's own update."""
+        activations, the optimizer step and a critic's own update (naming the actor's pass where `peaks_words`
+        gives both passes and it is the tighter)."""
         at = (" at the optimizer step's peak, the tighter one" if self.headroom_at_step
-              else " at the critic's own update, the tighter peak" if self.headroom_at_critic_pass else "")
+              else " at the critic's own update, the tighter peak" if self.headroom_at_critic_pass
+              else " at the actor's pass, the tighter peak" if self._critic_pass_shown else "")
         if self.headroom_gb >= 0:
             return f"{self.headroom_gb:.1f} GiB to spare{at}"
         over = f"{-self.headroom_gb:.1f}" if self.headroom_gb <= -0.05 else "less than 0.1"  # never "0.0 GiB over"
@@ -1253,7 +1270,8 @@ class Plan(Frozen):
         for a `gpu` or `model` that is not a str (an Answer's ``gpu`` and ``model`` are)."""
         check_types(("gpu", gpu, str), ("model", model, str | None))
         if self.source is None:
-            return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, {self.room_words}"
+            return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU{self.peaks_words}, "
+                    f"{self.room_words}"
                     f"{self.beyond_calibration_words}")
         cell = self.source.words(gpu, model)
         if self.evidence == "documented":

@@ -966,6 +966,7 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
               if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
             "headroom_at_step": memory.step_binds, "headroom_at_critic_pass": memory.critic_pass_binds,
+            "critic_pass_gb": None if query.critic is None else memory.critic_pass_gib,
             **beyond_fields(beyond)}
 
 

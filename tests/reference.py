@@ -102,6 +102,7 @@ PLAN_ORDER = (
     "headroom_gb",
     "headroom_at_step",
     "headroom_at_critic_pass",
+    "critic_pass_gb",
     "host_memory_gb",
     "reference_model",
     "lora_rank",
@@ -526,6 +527,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "headroom_at_step": result.step_binds,
             "headroom_at_critic_pass": result.critic_pass_binds,
+            "critic_pass_gb": None if critic is None else result.critic_pass_gib,
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus, critic)) if offload
             else _up_to_a_tenth(_load_need(model, n, node_gpus, critic)) if host_ram_gb is not None or held else None,
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
@@ -870,8 +872,10 @@ def ranked_alternatives(plans: list[dict], model: Any, gpu: Any, weights: Weight
 
 
 def _rounded_figures(figures: dict) -> dict[str, float]:
-    """The memory model's peak and headroom of `figures` as the JSON gives them: to two decimals."""
-    return {key: round(figures[key], 2) for key in ("memory_gb", "headroom_gb")}
+    """The memory model's peak and headroom of `figures` (and a PPO critic's own update's peak, where there is one) as
+    the JSON gives them: to two decimals."""
+    return {key: round(figures[key], 2) for key in ("memory_gb", "headroom_gb", "critic_pass_gb")
+            if figures.get(key) is not None}
 
 
 def _is_bool(value: Any) -> bool:

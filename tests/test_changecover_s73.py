@@ -23,9 +23,11 @@ def test_the_planners_memory_line_names_the_critics_states() -> None:
     answers = solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, critic="resident")
     best = answers[0].best
     assert best is not None and best.evidence == "estimated"
-    memory = [line for line in solver.answers_text(answers).splitlines() if line.startswith("memory ")]
-    assert memory == [(f"memory         {best.memory_gb:.1f} GiB per GPU predicted, {best.room_words} (memory "
-                       "model; a PPO critic's states, resident)")]
+    # s75: the row names both peaks (`Plan.peaks_words`), and wraps
+    said = " ".join(solver.answers_text(answers).split())
+    assert (f"memory {best.memory_gb:.1f} GiB per GPU predicted{best.peaks_words}, {best.room_words} (memory model; a "
+            "PPO critic's states, resident)") in said
+    assert best.peaks_words == " for the actor's pass and 52.5 for the critic's own update"
 
 
 def test_solve_memorys_planner_call_carries_the_critic() -> None:
@@ -41,8 +43,8 @@ def test_solve_memorys_planner_call_carries_the_critic() -> None:
     assert planner_call(alone) == call.removesuffix(', critic="resident")') + ")"
 
 
-HOST_LINE = ("host memory    172.1 GiB per node for the critic's offloaded states, or while the model loads; not "
-             "checked: host_ram_gb not given")
+HOST_LINE = ("host memory    172.1 GiB per node for the critic's offloaded states; not checked: host_ram_gb not "
+             "given")
 """The host memory line of Qwen3-8B's plan at 32768 tokens within 4 A100s with an offloaded critic: its 172.1 GiB per
 node are the bound test_critic_s73's host_ram_gb holds the planner to."""
 

@@ -35,8 +35,9 @@ def _details(cli: Cli, rule: str, *argv: str) -> list[str]:
         "the offloaded critic needs more host memory (the critic's states, or the model while it loads, whichever is "
         "more; no reference model) than --host-ram 16 GiB (on 8 GPUs)")),
     (("--offload", "--critic", "offloaded", "--no-reference"), (
-        "Offload needs more host memory (the actor's and the critic's states, or the model while it loads beside the "
-        "actor's pinned shards, whichever is more; no reference model) than --host-ram 16 GiB (on 8 GPUs)")),
+        "Offload needs more host memory (the actor's states and the critic's states, or the model while it loads "
+        "beside the actor's pinned shards, whichever is more; no reference model) than --host-ram 16 GiB (on 8 "
+        "GPUs)")),
     (("--no-offload", "--critic", "resident"), (
         "loading the model needs more host memory (verl reads it in fp32 before FSDP shards it, beside the reference "
         "model's pinned shards) than --host-ram 16 GiB (on 8 GPUs)")),

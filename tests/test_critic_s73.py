@@ -157,7 +157,7 @@ def test_a_config_whose_critic_offloads_names_it_reloaded_and_how_to_leave_it_ou
         "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; the verdict and "
         "the plans count its states as its own critic.model.fsdp_config holds them: reloaded (param_offload and "
         "optimizer_offload: in host memory, back on the GPUs for its own update), and its own update "
-        '(critic="none" leaves it out)')
+        'as a second peak; critic="none" counts the actor alone')
 
 
 def test_from_config_with_critic_plans_with_it_and_json_says_so(cli: Callable[..., tuple[int, str, str]],

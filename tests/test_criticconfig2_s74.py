@@ -77,7 +77,7 @@ def test_where_the_readings_differ_the_note_names_both():
         "the same trainer GPUs; the verdict and the plans count its states by the more held on the GPUs of two "
         "readings, verl before 0.8's of its own critic.model.fsdp_config (reloaded) and verl 0.8 or later's of "
         "critic.fsdp, else the trainer's (resident): resident (on the GPUs throughout), and its own update "
-        "(critic=\"none\" leaves it out)")
+        "as a second peak; critic=\"none\" counts the actor alone")
 
 
 def verdict(cli: Cli, path: Path, *flags: str) -> dict:  # type: ignore[type-arg]

@@ -123,10 +123,10 @@ def test_the_verdict_gives_the_critics_own_update(cli: Cli, tmp_path: Path, monk
     (False, True, ("the critic's states and the reference model's shards, or the model while it loads beside the "
                    "reference model's pinned shards, whichever is more")),
     (False, False, "the critic's states, or the model while it loads, whichever is more; no reference model"),
-    (True, True, ("the actor's and the critic's states and the reference model's shards, or the model while it loads "
-                  "beside both models' pinned shards, whichever is more")),
-    (True, False, ("the actor's and the critic's states, or the model while it loads beside the actor's pinned "
-                   "shards, whichever is more; no reference model")),
+    (True, True, ("the actor's states, the critic's states and the reference model's shards, or the model while it "
+                  "loads beside both models' pinned shards, whichever is more")),
+    (True, False, ("the actor's states and the critic's states, or the model while it loads beside the actor's "
+                   "pinned shards, whichever is more; no reference model")),
 ])
 def test_a_host_held_critic_is_in_the_host_needs_detail(offload: bool, reference: bool, words: str):
     assert host_need_detail(offload, reference, "offloaded") == words
@@ -136,13 +136,15 @@ def test_a_host_held_critic_is_in_the_host_needs_detail(offload: bool, reference
 
 
 @pytest.mark.parametrize(("flags", "line"), [
-    ((), ("172.1 GiB per node for the offloaded critic (the critic's states and the reference model's shards, or the "
-          "model while it loads beside the reference model's pinned shards, whichever is more)")),
-    (("--no-reference",), ("131.5 GiB per node for the offloaded critic (the critic's states, or the model while it "
-                           "loads, whichever is more; no reference model)")),
-    (("--offload",), ("314.4 GiB per node for Offload (the actor's and the critic's states and the reference model's "
-                      "shards, or the model while it loads beside both models' pinned shards, whichever is more); "
-                      "not checked: --host-ram not given")),
+    # s75: the purpose as the plan's row says it (`host_need_purpose`), the critic's share in the detail
+    ((), ("172.1 GiB per node for the critic's offloaded states (the critic's states (131.5 GiB) and the reference "
+          "model's shards, or the model while it loads beside the reference model's pinned shards, whichever is "
+          "more)")),
+    (("--no-reference",), ("131.5 GiB per node for the critic's offloaded states (the critic's states (131.5 GiB), "
+                           "or the model while it loads, whichever is more; no reference model)")),
+    (("--offload",), ("314.4 GiB per node for Offload and the critic's offloaded states (the actor's states, the "
+                      "critic's states (131.5 GiB) and the reference model's shards, or the model while it loads "
+                      "beside both models' pinned shards, whichever is more); not checked: --host-ram not given")),
 ])
 def test_solve_memory_words_the_critics_host_memory_in_the_detail(cli: Cli, flags: tuple[str, ...], line: str):
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp",
@@ -207,7 +209,7 @@ def test_the_answer_and_explain_say_the_host_memory_is_the_critics(cli: Cli):
     assert status == 1, err  # no plan
     (answer,) = json.loads(out)
     assert answer["reason"].endswith("without --host-ram, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it needs "
-                                     "172.1 GiB of host memory per node for the offloaded critic")
+                                     "172.1 GiB of host memory per node for the critic's offloaded states")
     (limit,) = [step["detail"] for step in answer["explanation"] if step["rule"] == "limit"]
     assert limit == ("no plan passes this rule: host memory (--host-ram 150 GiB is too little for Offload, or for the "
                      "critic's states and the reference model's shards, or the model while it loads beside the "

@@ -149,7 +149,7 @@ def test_readings_that_agree_are_both_named(cli, tmp_path: Path):
     assert ("the verdict and the plans count its states as both readings hold them, verl before 0.8's of its own "
             "critic.model.fsdp_config and verl 0.8 or later's of critic.fsdp, else the trainer's: reloaded "
             "(param_offload and optimizer_offload: in host memory, back on the GPUs for its own update), and its own "
-            "update (--critic none leaves it out)") in " ".join(text.split())
+            "update as a second peak; --critic none counts the actor alone") in " ".join(text.split())
     config.write_text(PPO_CONFIG.replace("  param_offload: true\n  optimizer_offload: true\n", "", 1))
     status, text, _ = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.5")
     assert ("the verdict and the plans count its states as its own critic.model.fsdp_config holds them: reloaded"

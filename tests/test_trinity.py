@@ -835,7 +835,7 @@ def test_a_ppo_config_is_told_how_its_critic_is_counted() -> None:
     # the verdict and the plans count it as the config holds its states (s74), and the note says how to leave it out.
     base = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
     counted = ("the verdict and the plans count its states as its own critic.model.fsdp_config holds them: resident "
-               "(on the GPUs throughout), and its own update (--critic none leaves it out)")
+               "(on the GPUs throughout), and its own update as a second peak; --critic none counts the actor alone")
     config = read_trinity_config(base + "algorithm: {algorithm_type: ppo}\n", "t.yaml", {})
     assert (config.notes, config.critic) == ((
         "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; " + counted,),
@@ -857,7 +857,8 @@ def test_a_critic_that_offloads_is_counted_so_and_its_own_budget_is_read_for_the
             "algorithm: {algorithm_type: ppo}\ntrainer: {trainer_strategy: fsdp2, trainer_config: {critic: "
             "{ppo_max_token_len_per_gpu: 65536, model: {fsdp_config: FLAGS}}}}\n")
     told = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; the verdict "
-            "and the plans count its states {}: {}, and its own update (--critic none leaves it out)")
+            "and the plans count its states {}: {}, and its own update as a second peak; --critic none counts the "
+            "actor alone")
     own = "as its own critic.model.fsdp_config holds them"
     resident = told.format(own, "resident (on the GPUs throughout)")
     reloaded = told.format(own, "reloaded (param_offload and optimizer_offload: in host memory, back on the GPUs for "

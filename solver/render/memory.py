@@ -26,7 +26,6 @@ from solver.rules import (
     tables_said,
 )
 from solver.tables import (
-    HOST_HELD_CRITICS,
     NODE_GPUS,
     Catalog,
     CriticStates,
@@ -37,6 +36,7 @@ from solver.tables import (
     check_types,
     counted,
     host_need_detail,
+    host_need_purpose,
     load_catalog,
     load_memory_model,
     shown_number,
@@ -274,16 +274,16 @@ def _fit_style(result: MemoryEstimate) -> str:
 
 
 def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, host_ram: str) -> Text:
-    """The host memory a node needs (`need_gib`; `offload`: for the states too; a critic's where they are held there),
+    """The host memory a node needs (`need_gib`; `offload`: for the states too; a critic's where they are held there,
+    with their share: `host_need_purpose`, `host_need_detail`),
     and whether --host-ram (`host_ram`: the option as the caller names it) holds it, as the plan summary says it
     (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing)."""
     if result.host_ram_gib is not None and not result.host_fits:
         room = f"; more than {host_ram_bound_words(result.host_ram_gib, host_ram)}: it does not train there"
     else:
         room = host_ram_check_words(result.host_ram_gib, host_ram) if offload or result.host_ram_gib is not None else ""
-    detail = host_need_detail(offload, result.reference_model, result.critic)
-    what = (f"for Offload ({detail})" if offload else f"for the offloaded critic ({detail})"
-            if result.critic in HOST_HELD_CRITICS else f"while the model loads ({detail})")
+    detail = host_need_detail(offload, result.reference_model, result.critic, result.host_critic_gib or None)
+    what = f"{host_need_purpose(offload, result.critic)} ({detail})"
     return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
                 style="" if result.host_fits else "red")
 
@@ -303,7 +303,7 @@ def _tables_line(result: MemoryEstimate, tables: TablesVerdict, gpu: str, model:
                 style="yellow" if host_short else "green" if tables.trains else "red")
 
 
-def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offload: bool, own_budget: bool) -> str:
+def _longest_words(result: MemoryAnswer, gpu: str, model: str, gpus: int, offload: bool, own_budget: bool) -> str:
     """The longest length the memory model fits with the breakdown's setting (with `own_budget`: that its token
     budget holds), in words, with what `gpu`'s tables say where a measurement there refutes it, or lets the setting
     train longer."""
@@ -317,6 +317,7 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offl
                "no length fits with this setting, by the memory model")
     if result.longest_refuted is not None and result.longest_len:  # a measurement there says otherwise
         allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
+                   else " (they measured the actor alone, so with a critic they vouch for no length)" if result.critic
                    else ": they let it train at no length")
         source = result.longest_refuted.source
         where = ("there" if source.max_model_len == result.longest_len else

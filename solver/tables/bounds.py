@@ -120,16 +120,31 @@ HOST_NEED_WORDS = f"{LOADING_HOST_NEED}; with Offload, {OFFLOAD_HOST_NEED}"
 """What a node's host memory need holds, with Offload or not, where one text says both."""
 
 
-def host_need_detail(offload: bool, reference_model: bool, critic: CriticStates | None = None) -> str:
+def host_need_purpose(offload: bool, critic: CriticStates | None = None) -> str:
+    """What a node's host memory need is for, in words, as a plan's ``host memory`` row and ``solve memory``'s line
+    say it: ``for Offload``, ``for Offload and the critic's offloaded states`` (a PPO `critic` whose states are in host
+    memory while the actor trains, `HOST_HELD_CRITICS`), ``for the critic's offloaded states`` without Offload, else
+    ``while the model loads``."""
+    held = critic in HOST_HELD_CRITICS
+    if offload:
+        return "for Offload and the critic's offloaded states" if held else "for Offload"
+    return "for the critic's offloaded states" if held else "while the model loads"
+
+
+def host_need_detail(offload: bool, reference_model: bool, critic: CriticStates | None = None,
+                     critic_gib: float | None = None) -> str:
     """What a node's host memory need holds, for a line that says why it is so large: with `offload`, the states or the
     load (`OFFLOAD_HOST_NEED`), without, the load (`LOADING_HOST_DETAIL`), each with the reference model's shards
     where the run builds one (`reference_model`) and naming that there is none where not; with a PPO `critic` whose
-    states are in host memory while the actor trains (`HOST_HELD_CRITICS`), its states too, or the load."""
+    states are in host memory while the actor trains (`HOST_HELD_CRITICS`), its states too (with their share of a
+    node's, `critic_gib`, where given: ``the critic's states (131.4 GiB)``), or the load."""
     if critic in HOST_HELD_CRITICS:
-        states = "the actor's and the critic's states" if offload else "the critic's states"
+        critics = "the critic's states" if critic_gib is None else f"the critic's states ({critic_gib:.1f} GiB)"
         if not reference_model:
+            states = f"the actor's states and {critics}" if offload else critics
             beside = " beside the actor's pinned shards" if offload else ""
             return f"{states}, or the model while it loads{beside}, whichever is more; no reference model"
+        states = f"the actor's states, {critics}" if offload else critics
         pinned = "both models'" if offload else "the reference model's"
         return (f"{states} and the reference model's shards, or the model while it loads beside {pinned} pinned "
                 "shards, whichever is more")

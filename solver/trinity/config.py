@@ -1352,7 +1352,7 @@ def critic_note(head: str, why: str, counted: CriticStates, asked: CriticChoice 
     left_out = names.valued(names.named("critic"), f'"{NO_CRITIC}"' if names.keywords else NO_CRITIC)
     if asked is None:
         return (f"{head}; the verdict and the plans count its states {why}: {CRITIC_STATES_WORDS[counted]}, and its "
-                f"own update ({left_out} leaves it out)")
+                f"own update as a second peak; {left_out} counts the actor alone")
     if asked == NO_CRITIC:
         return (f"{head}; {left_out} leaves it out: the verdict and the plans are for the actor alone, though the run "
                 f"trains it (its flags hold its states {counted})")
