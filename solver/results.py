@@ -305,6 +305,7 @@ class StayCode(str, Enum):
 
     SETTINGS_KEPT = "settings-kept"
     COUNT_KEPT = "count-kept"
+    POOL_KEPT = "pool-kept"
 
 
 class PoolCode(str, Enum):
