@@ -1966,7 +1966,8 @@ class Placement(LeftOutWhenNone, defer_build=True):
     current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stays where the job runs as it does now (its model, "
         "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload; stay_reason says "
-        "where its settings or trainer GPU count are its own, not the planner's pick), moves where it "
+        "where its settings or trainer GPU count are its own, not the planner's pick, or keeping it forgoes a wider or "
+        "cheaper way in the room the placement leaves idle), moves where it "
         "runs otherwise now (a restart; move_reason says why), starts where it does not run now; left out without "
         "--current"))
     move_reason: str | None = Field(default=None, description=(
@@ -1975,8 +1976,9 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "where current is moves: a stable code for why (docs/json.md lists them); left out otherwise"))
     stay_reason: str | None = Field(default=None, description=(
         "where current is stays on settings the planner would not pick there (its SP, Offload or length) or a "
-        "trainer GPU count its other ways there do not take: that they are kept as they run, in words "
-        "(stay_reason_code is what a program tests); left out otherwise"))
+        "trainer GPU count its other ways there do not take: that they are kept as they run; and where keeping it "
+        "forgoes the wider way the idle GPUs beside it would grow it to, or a cheaper way of its in another pool's "
+        "idle room: that way; in words (stay_reason_code is what a program tests); left out otherwise"))
     stay_reason_code: StayCode | None = Field(default=None, description=(
         "where stay_reason is given: a stable code for it (docs/json.md lists them); left out otherwise"))
 
