@@ -115,6 +115,7 @@ def test_a_job_whose_trainer_has_no_layout_beside_its_rollout_says_its_critic_wa
     assert [(p["trainer_gpus"], p["rollout_gpus"]) for p in plain["placements"]] == [(4, 4)]
     status, out, _ = cli("cluster", str(_fleet(tmp_path, _job("q", "Qwen3-14B", 65536, 4, "resident"))), "--json")
     [left] = json.loads(out)["unplaced"]
+    assert (status, left["reason_code"]) == (1, "no-way-to-run")
     assert left["reason"] == (
         "a100, with its PPO critic (resident) counted: with 4 rollout GPUs, no trainer GPU count that trains it (8 at "
         "the fewest) has a layout on its 1 node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the "
@@ -163,8 +164,8 @@ def test_a_job_kept_beside_idle_gpus_says_what_widening_would_grow_it_to(cli: Cl
     alone = _fleet(tmp_path, _job("a", "Qwen3-4B", 16384), pools=[A100_8], name="alone")
     fresh = json.loads(cli("cluster", str(alone), "--json")[1])["placements"]
     assert [(p["trainer_gpus"], p["widened_from"], p["plan"]["cost"]) for p in fresh] == [(8, 6, 0.125)]
-    why = ("its trainer GPU count is kept as it runs (4 trainer GPUs); the 4 idle GPUs beside it on its node would grow "
-           "it to 8 trainer GPUs (vanilla, cost 0.125, not 0.25), which would restart it")
+    why = ("its trainer GPU count is kept as it runs (4 trainer GPUs); the 4 idle GPUs beside it on its node would "
+           "grow it to 8 trainer GPUs (vanilla, cost 0.125, not 0.25), which would restart it")
     stays, text = _current(cli, alone, running)
     assert stays == [("a", "stays", 4, "count-kept", why)]
     assert f"stays: a: {why}" in text

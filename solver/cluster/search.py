@@ -282,15 +282,14 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     kept_most = search.kept_most
     widened = widen_by is not None  # whether the placement grew its jobs onto idle GPUs
     try:
-        placements, unplaced, stopped, final = _decode(fleet, options, values, counts, planner, widen_by, first_proven,
-                                                       seed,
-                                                certain, (hints_by, reasons_by), planned.cut_short, search.kept,
-                                                onto_idle_nodes=not planned.every_job, kept_most=kept_most)
+        placements, unplaced, stopped, final = _decode(
+            fleet, options, values, counts, planner, widen_by, first_proven, seed, certain, (hints_by, reasons_by),
+            planned.cut_short, search.kept, onto_idle_nodes=not planned.every_job, kept_most=kept_most)
     except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
         interrupted, widened = True, False
-        placements, unplaced, stopped, final = _decode(fleet, options, values, counts, planner, None, first_proven,
-                                                certain=certain, asked_by=(None, reasons_by),
-                                                cut_short=planned.cut_short, kept=search.kept, kept_most=kept_most)
+        placements, unplaced, stopped, final = _decode(
+            fleet, options, values, counts, planner, None, first_proven, certain=certain, asked_by=(None, reasons_by),
+            cut_short=planned.cut_short, kept=search.kept, kept_most=kept_most)
     proven = search.proven and not planned.unproven
     result = ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                            objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -571,8 +570,7 @@ def _decode(
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
     asked_by: tuple[float | None, float | None] = (None, None), cut_short: tuple[int, ...] = (),
     kept: Kept | None = None, onto_idle_nodes: bool = True, kept_most: int | None = None,
-) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...],
-           dict[int, tuple[Option, list[int]]]]:
+) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...], dict[int, tuple[Option, list[int]]]]:
     """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them or, where
     `onto_idle_nodes`, moved to a node of their pool no job uses (`widen_jobs`, with CP-SAT's `seed`, its solves ending
     by `widen_by`, a `time.monotonic()`; None: no widening); and why the others are left out. `proven`: whether the
