@@ -138,8 +138,8 @@ def test_a_job_kept_on_its_own_count_and_settings_names_both(cli: Cli, tmp_path:
     result = _checked(cli, ONE_JOB, path, "--current", str(running))
     assert _stays(result) == [("j", "stays", 3, "count-kept", (
         "its trainer GPU count and settings are kept as they run (SP=1 with Offload at 8192 tokens on 3 trainer GPUs; "
-        "its other ways in pool h20 take 1, 2, 4 or 6; the planner's plan there: vanilla); the 3 idle GPUs beside it on "
-        "its node would grow it to 6 trainer GPUs (vanilla, cost 0.1667, not 0.6667), which would restart it"))]
+        "its other ways in pool h20 take 1, 2, 4 or 6; the planner's plan there: vanilla); the 3 idle GPUs beside it "
+        "on its node would grow it to 6 trainer GPUs (vanilla, cost 0.1667, not 0.6667), which would restart it"))]
 
 
 def test_a_job_kept_in_its_pool_says_what_the_idle_gpus_beside_it_would_give(cli: Cli, tmp_path: Path):
@@ -148,8 +148,8 @@ def test_a_job_kept_in_its_pool_says_what_the_idle_gpus_beside_it_would_give(cli
     # node's 2 idle ones would grow it to (the H20 node would run it no cheaper than that: no pool is named).
     path, running = _running(cli, tmp_path, pool="a100", trainer_gpus=4, gpu_indexes=[0, 1, 2, 3, 4, 5])
     result = _checked(cli, ONE_JOB, path, "--current", str(running))
-    why = ("its trainer GPU count is kept as it runs (4 trainer GPUs); the 2 idle GPUs beside it on its node would grow "
-           "it to 6 trainer GPUs (vanilla, cost 0.1667, not 0.25), which would restart it")
+    why = ("its trainer GPU count is kept as it runs (4 trainer GPUs); the 2 idle GPUs beside it on its node would "
+           "grow it to 6 trainer GPUs (vanilla, cost 0.1667, not 0.25), which would restart it")
     assert _stays(result) == [("j", "stays", 4, "count-kept", why)]
     assert f"stays: j: {why}" in _unwrapped(cli("cluster", str(path), "--current", str(running))[1])
 
