@@ -11,6 +11,7 @@ come from the tables (the cell in the way, where a table ends) and the model's s
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from time import monotonic
@@ -552,6 +553,17 @@ def _best(catalog: Catalog, query: Query, prober: _Prober, **changes: object) ->
     return answer.best, answer.decided
 
 
+def _over(result: Breakdown) -> tuple[float, bool] | None:
+    """How far over the usable memory the memory model predicts a setting (`result`), GiB, and whether that is a PPO
+    critic's own update: the further of its peak and the critic's update, where its peak is over, or the critic's
+    update is over and the optimizer step fits (else the step rules it out first); None where neither is."""
+    actor = result.total_gib - result.usable_gib
+    critic = result.critic_pass_gib - result.usable_gib if result.critic_pass_gib else -math.inf
+    if actor <= 0 and (critic <= 0 or not result.step_fits):
+        return None
+    return (critic, True) if critic > actor else (actor, False)
+
+
 class _Words:
     """Puts rules into words for one GPU type and model, from the tables and the query."""
 
@@ -743,9 +755,10 @@ class _Words:
     def nearest_over(self, candidates: list[Combination], length: int,
                      evidence_excludes: Callable[[Combination], bool]) -> str:
         """Of the `candidates` that the evidence alone excludes (`evidence_excludes`, asked only of those over, nearest
-        first, until one is), the one the memory model predicts least over the usable memory at `length`, with its
-        figures, in parentheses (the first in `candidates`' order of those as near); "" where none is over it (a
-        table, or the optimizer step, rules them out)."""
+        first, until one is), the one the memory model predicts least over the usable memory at `length` (`_over`: its
+        peak, or a PPO critic's own update, whichever is further over), with its figures, in parentheses (the first in
+        `candidates`' order of those as near); "" where none is over it (a table, or the optimizer step, rules them
+        out)."""
         coefficients, margin = self.query.memory.coefficients, self.query.margin_on(self.memory_gib)
         over = []
         for combination in candidates:
@@ -753,16 +766,21 @@ class _Words:
             least = least_token_budget(length, setting.sp) if self.data.lowers_budget else None
             result = breakdown(self.model, self.memory_gib, combination[0], setting, length, coefficients, margin,
                                least, self.query.lora_rank, self.query.critic)
-            if result.total_gib > result.usable_gib:
-                over.append((result.total_gib - result.usable_gib, combination, setting, result, least))
-        over.sort(key=lambda nearest: nearest[0])  # stable: of those as near, the first in `candidates`' order
+            if (how_far := _over(result)) is not None:
+                over.append((how_far, combination, setting, result, least))
+        over.sort(key=lambda nearest: nearest[0][0])  # stable: of those as near, the first in `candidates`' order
         found = next((nearest for nearest in over if evidence_excludes(nearest[1])), None)
         if found is None:
             return ""
-        gib, combination, setting, result, least = found
+        (gib, critics_update), combination, setting, result, least = found
         budget = f" at {counted(least, 'token')} per GPU, its least budget" if least else ""
+        peak = f"{result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
+        if critics_update:
+            actor = (f", {result.total_gib - result.usable_gib:.1f} GiB over, and"
+                     if result.total_gib > result.usable_gib else ", but")
+            peak += f"{actor} the PPO critic's own update takes {result.critic_pass_gib:.1f} GiB"
         return (f" (the nearest, {setting.label} on {self.gpus(combination[0])}: the memory model predicts "
-                f"{result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, {gib:.1f} GiB over{budget})")
+                f"{peak}, {gib:.1f} GiB over{budget})")
 
     def _no_estimate_reason(self, n: int, length: int, combinations: list[Combination]) -> Reason:
         """What rules out settings for a GPU count without a table: no smaller table's cell vouches, and the

@@ -306,6 +306,7 @@ class StayCode(str, Enum):
 
     SETTINGS_KEPT = "settings-kept"
     COUNT_KEPT = "count-kept"
+    POOL_KEPT = "pool-kept"
 
 
 class PoolCode(str, Enum):
@@ -1983,7 +1984,8 @@ class Placement(LeftOutWhenNone, defer_build=True):
     current: Literal["stays", "moves", "starts"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stays where the job runs as it does now (its model, "
         "pool, nodes, GPUs, trainer and rollout GPUs, and its plan's max_model_len, sp and offload; stay_reason says "
-        "where its settings or trainer GPU count are its own, not the planner's pick), moves where it "
+        "where its settings or trainer GPU count are its own, not the planner's pick, or keeping it forgoes a wider or "
+        "cheaper way in the room the placement leaves idle), moves where it "
         "runs otherwise now (a restart; move_reason says why), starts where it does not run now; left out without "
         "--current"))
     move_reason: str | None = Field(default=None, description=(
@@ -1992,8 +1994,9 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "where current is moves: a stable code for why (docs/json.md lists them); left out otherwise"))
     stay_reason: str | None = Field(default=None, description=(
         "where current is stays on settings the planner would not pick there (its SP, Offload or length) or a "
-        "trainer GPU count its other ways there do not take: that they are kept as they run, in words "
-        "(stay_reason_code is what a program tests); left out otherwise"))
+        "trainer GPU count its other ways there do not take: that they are kept as they run; and where keeping it "
+        "forgoes the wider way the idle GPUs beside it would grow it to, or a cheaper way of its in another pool's "
+        "idle room: that way; in words (stay_reason_code is what a program tests); left out otherwise"))
     stay_reason_code: StayCode | None = Field(default=None, description=(
         "where stay_reason is given: a stable code for it (docs/json.md lists them); left out otherwise"))
 
@@ -2164,9 +2167,9 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
     ways_time_limit_s: int | None = Field(default=None, description=(
         "where the count of the planner's questions cut the jobs' ways short (ways_cut_short; not the wall clock), the "
         "time limit, in whole seconds, that would likely work out every job's ways: the questions asked, and as many "
-        "again per job shape asked about (model, length, train batch, pool) for each shape of the jobs cut short "
-        f"that none asked before them had, at {WAYS_QUESTIONS_PER_SECOND} new questions per second; an estimate from "
-        "counts alone, the same on every run. Null where no job was cut short, or the wall clock cut them, and in "
+        "again per job shape asked about (model, length, train batch, LoRA rank, reference model, critic, pool) for "
+        f"each shape of the jobs cut short that none asked before them had, at {WAYS_QUESTIONS_PER_SECOND} new "
+        "questions per second; an estimate from counts alone, the same on every run. Null where no job was cut short, or the wall clock cut them, and in "
         "JSON made before the key"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "

@@ -1,6 +1,6 @@
 """`solve cluster`'s loose ends (session 74): an `at_least` job that stops at its model's validated length though a
 plan reaches further says so in its table's legend (`stopped_at_validated`); a running job kept on a trainer GPU count
-its ways do not take says so (`count-kept`), one kept in its pool where another would run it cheaper says nothing;
+its ways do not take says so (`count-kept`; since s75 with the wider way the idle GPUs beside it would give it);
 the SP-over-PCIe caution of two jobs of different lengths and budgets is each one's own; a fleet whose jobs fit no
 pool's room together names the fleet's packing, not one pool's; and `--buy` no longer buys more than the exact host
 needs take where they were rounded on the bound's nodes. Every placement is checked with tests/cluster_reference.py's
@@ -122,7 +122,11 @@ def test_a_job_kept_on_a_count_its_ways_do_not_take_says_so(cli: Cli, tmp_path: 
     # Started by hand on 3 trainer GPUs: a way at 3 is added so that it can stay, and it does. Before, it read
     # `stays` with no word, though no way of its at 3 is the planner's.
     path, running = _running(cli, tmp_path, trainer_gpus=3, gpu_indexes=[0, 1, 2, 3, 4])
-    why = "its trainer GPU count is kept as it runs (3 trainer GPUs; its other ways in pool h20 take 1, 2, 4 or 6)"
+    # Since s75 it also names the wider way that the node's 3 idle GPUs would give it (a100's idle node would run it
+    # on 6 GPUs too, but no cheaper than that: no pool is named).
+    why = ("its trainer GPU count is kept as it runs (3 trainer GPUs; its other ways in pool h20 take 1, 2, 4 or 6); "
+           "the 3 idle GPUs beside it on its node would grow it to 6 trainer GPUs (vanilla, cost 0.1667, not 0.3333), "
+           "which would restart it")
     result = _checked(cli, ONE_JOB, path, "--current", str(running))
     assert _stays(result) == [("j", "stays", 3, "count-kept", why)]
     status, text, _ = cli("cluster", str(path), "--current", str(running))
@@ -134,16 +138,20 @@ def test_a_job_kept_on_its_own_count_and_settings_names_both(cli: Cli, tmp_path:
     result = _checked(cli, ONE_JOB, path, "--current", str(running))
     assert _stays(result) == [("j", "stays", 3, "count-kept", (
         "its trainer GPU count and settings are kept as they run (SP=1 with Offload at 8192 tokens on 3 trainer GPUs; "
-        "its other ways in pool h20 take 1, 2, 4 or 6; the planner's plan there: vanilla)"))]
+        "its other ways in pool h20 take 1, 2, 4 or 6; the planner's plan there: vanilla); the 3 idle GPUs beside it "
+        "on its node would grow it to 6 trainer GPUs (vanilla, cost 0.1667, not 0.6667), which would restart it"))]
 
 
-def test_a_job_kept_in_its_pool_where_another_runs_it_cheaper_says_nothing(cli: Cli, tmp_path: Path):
+def test_a_job_kept_in_its_pool_says_what_the_idle_gpus_beside_it_would_give(cli: Cli, tmp_path: Path):
     # On 4 trainer GPUs of the A100 node, a count its ways there take: it stays (a running job moves for priority
-    # alone), where without --current it runs on 6 H20s.
+    # alone), where without --current it runs on 6 H20s. Before s75 it said nothing; now it names the 6 GPUs the
+    # node's 2 idle ones would grow it to (the H20 node would run it no cheaper than that: no pool is named).
     path, running = _running(cli, tmp_path, pool="a100", trainer_gpus=4, gpu_indexes=[0, 1, 2, 3, 4, 5])
     result = _checked(cli, ONE_JOB, path, "--current", str(running))
-    assert _stays(result) == [("j", "stays", 4, None, None)]
-    assert "stays:" not in cli("cluster", str(path), "--current", str(running))[1]
+    why = ("its trainer GPU count is kept as it runs (4 trainer GPUs); the 2 idle GPUs beside it on its node would "
+           "grow it to 6 trainer GPUs (vanilla, cost 0.1667, not 0.25), which would restart it")
+    assert _stays(result) == [("j", "stays", 4, "count-kept", why)]
+    assert f"stays: j: {why}" in _unwrapped(cli("cluster", str(path), "--current", str(running))[1])
 
 
 PCIE = {"pools": [{"name": "lab", "gpu": "L40S-48GB", "nodes": 2, "gpus_per_node": 4}],

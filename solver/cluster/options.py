@@ -242,7 +242,9 @@ class Planner:
         """The decided answers `answer` got (`Answer.decided`), by GPU type and question: a question asked again gets
         the same answer, unasked."""
         self.reasons: dict[tuple[object, ...], NoWayReason] = {}
-        """Why a job of a shape (model, length, rollout GPUs, train batch, pool) has no way to run, once asked."""
+        """Why a job of a shape (model, length, rollout GPUs, training: its `JobTraining`, the train batch, LoRA rank,
+        reference model and critic; pool; and the pools the question leaves out) has no way to run, once asked
+        (`why_no_option`)."""
         self.reach_work = WorkBudget(REACH_SHARE * DETERMINISTIC_PER_SECOND * time_limit_s)
         """The deterministic time left to the questions whether more nodes train a length (`REACH_SHARE`), and what
         they spent: the search's stages get that much less (`place`, `buy`)."""
@@ -574,8 +576,9 @@ def ways_order(fleet: Fleet) -> list[int]:
 
 
 def ways_shape(job: Job) -> tuple[object, ...]:
-    """What the planner's questions about a job's ways depend on (`ways_in_pool`): its model, length, train batch and
-    the pool it names (its rollout GPUs only leave some GPU counts no layout)."""
+    """What the planner's questions about a job's ways depend on (`ways_in_pool`): its model, length, training (its
+    `JobTraining`: train batch, LoRA rank, reference model and critic) and the pool it names (its rollout GPUs only
+    leave some GPU counts no layout)."""
     return job.model, job.max_model_len, job.training, job.pool
 
 

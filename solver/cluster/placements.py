@@ -8,11 +8,12 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from solver.cluster.options import Option, Planner, asks_length, keeps_running, layout
+from solver.cluster.options import Option, Planner, asks_length, host_capacity_tenths, keeps_running, layout
+from solver.cluster.widen import ways_to_grow
 from solver.memory import rollout_engines, shown_host_need
 from solver.results import ClusterResult, MoveCode, Placement, PoolUse, StayCode, trainer_spans_nodes_caution
 from solver.rules import trainer_nodes_of
-from solver.tables import AtLeast, Fleet, RunningJob, and_joined, counted, either
+from solver.tables import AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
 
 
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
@@ -21,6 +22,38 @@ def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ..
                          nodes_used=len({node for p in placements if p.pool == pool.name for node in p.nodes}),
                          gpus_used=sum(p.trainer_gpus + p.rollout_gpus for p in placements if p.pool == pool.name))
                  for pool in fleet.pools)
+
+
+class IdleRoom:
+    """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle: per
+    pool, each node's idle GPUs (`gpus`) and host memory (`host`, tenths of a GiB: the pool's less the placed jobs' own
+    needs on a node they share, `Planner.host_tenths`; 0 where the pool does not give it), and the nodes no job uses
+    (`empty`)."""
+
+    def __init__(self, planner: Planner, fleet: Fleet, final: Mapping[int, tuple[Option, Sequence[int]]]) -> None:
+        self.planner, self.fleet = planner, fleet
+        self.gpus = [[pool.gpus_per_node] * pool.nodes for pool in fleet.pools]
+        self.host = [[host_capacity_tenths(pool) or 0] * pool.nodes for pool in fleet.pools]
+        for job, (option, nodes) in final.items():
+            pool = fleet.pools[option.pool]
+            for node in nodes:
+                self.gpus[option.pool][node] -= option.gpus_per_node(pool.gpus_per_node)
+                self.host[option.pool][node] -= (0 if pool.host_ram_gb is None or not option.size else
+                                                 planner.host_tenths(fleet.jobs[job], option.plan.gpus,
+                                                                     option.plan.offload))
+        self.empty = [[node for node in range(pool.nodes) if self.gpus[index][node] == pool.gpus_per_node]
+                      for index, pool in enumerate(fleet.pools)]
+
+    def room_for(self, option: Option, job: Job) -> tuple[int, ...]:
+        """The first node whose idle GPUs and host memory hold `option` (a way of `job`), or the first idle
+        nodes it takes whole; () where the idle room holds it nowhere."""
+        pool = self.fleet.pools[option.pool]
+        if not option.size:
+            empty = self.empty[option.pool]
+            return tuple(empty[:option.whole_nodes]) if len(empty) >= option.whole_nodes else ()
+        need = 0 if pool.host_ram_gb is None else self.planner.host_tenths(job, option.plan.gpus, option.plan.offload)
+        return next(((node,) for node in range(pool.nodes) if option.size <= self.gpus[option.pool][node]
+                     and need <= self.host[option.pool][node]), ())
 
 
 def gpus_on_nodes(fleet: Fleet, in_order: Iterable[tuple[int, Option, int]],
@@ -77,10 +110,13 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
 
 def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running: Sequence[RunningJob],
                  options: Sequence[Option] = (), kept_most: int | None = None,
-                 undecided_jobs: frozenset[int] = frozenset()) -> ClusterResult:
+                 undecided_jobs: frozenset[int] = frozenset(), *,
+                 final: Mapping[int, tuple[Option, Sequence[int]]], widens: bool) -> ClusterResult:
     """`result` with each placement's `current`, where the fleet runs `running` now: ``stays`` where it runs as it
     does now (its model, pool, nodes, GPUs, trainer and rollout GPUs, and its plan's length, SP and Offload), saying
-    so where its trainer GPU count or settings are its own, not the planner's (`kept_as_it_runs`); ``moves``
+    so where its trainer GPU count or settings are its own, not the planner's (`kept_as_it_runs`), and where keeping
+    it forgoes a wider way on the idle GPUs beside it (`widens`: where the placement grows jobs) or a cheaper way in
+    another pool's idle room (`forgone_words`, the room `final` leaves: each placed job's way and nodes); ``moves``
     otherwise, with why (`why_moved`: from the ways the search had, `options`, the running jobs it keeps where that is
     proven the most a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs
     whose ways rest on a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now;
@@ -89,6 +125,7 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
     if result.objective is None:
         return result
     now = {fleet.jobs[job.job].name: job for job in running}
+    idle = IdleRoom(planner, fleet, final)
     ways: dict[tuple[int, int], list[Option]] = defaultdict(list)  # (job, pool) -> its ways there
     for option in options:
         ways[option.job, option.pool].append(option)
@@ -109,7 +146,8 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
                      plan.max_model_len, plan.sp, plan.offload)
         mine = ways[job.job, job.pool]
         if as_now == as_placed and job.model in (None, placed.model):
-            kept_so = kept_as_it_runs(fleet, job, mine)
+            forgone = forgone_words(planner, fleet, job, (final[job.job][0], options), idle, widens)
+            kept_so = stay_words(job, kept_as_it_runs(fleet, job, mine), forgone)
             return {"current": "stays"} if kept_so is None else {
                 "current": "stays", "stay_reason": kept_so[1], "stay_reason_code": kept_so[0]}
         pool = fleet.pools[job.pool].name
@@ -195,6 +233,53 @@ def kept_as_it_runs(fleet: Fleet, job: RunningJob, mine: Sequence[Option]) -> tu
         return StayCode.COUNT_KEPT, f"its trainer GPU count is kept as it runs ({on}; {others})"
     return StayCode.COUNT_KEPT, (f"its trainer GPU count and settings are kept as they run ({_settings(job)} on {on}; "
                                  f"{others}{instead})")
+
+
+def stay_words(job: RunningJob, kept_so: tuple[StayCode, str] | None,
+               forgone: tuple[str, str]) -> tuple[StayCode, str] | None:
+    """What the running `job`, which stays, says (its code and words): that its count or settings are kept as they run
+    (`kept_so`: `kept_as_it_runs`'), then what keeping it forgoes (`forgone`: `forgone_words`' wider way on the idle
+    GPUs beside it, where it fits one, its count said kept as it runs, `count-kept`, and cheaper ways in another pool,
+    else `pool-kept`), one after the other; None where it says nothing."""
+    wider, cheaper = forgone
+    if kept_so is None and not wider:
+        return None if not cheaper else (StayCode.POOL_KEPT, cheaper)
+    count = f"its trainer GPU count is kept as it runs ({counted(job.trainer_gpus, 'trainer GPU')})"
+    code, words = kept_so or (StayCode.COUNT_KEPT, count)
+    return code, "; ".join(said for said in (words, wider, cheaper) if said)
+
+
+def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[Option, Sequence[Option]],
+                  idle: IdleRoom, widens: bool) -> tuple[str, str]:
+    """What keeping the running `job` where it runs forgoes, in words ("" for none of each), in the room the
+    placement leaves `idle`: where the placement grows jobs (`widens`), the wider way of its (`ways_to_grow`) that
+    widening would pick on the idle GPUs and host memory of its node (the most length, then the least cost, then the
+    fewest GPUs) where that is not its own (`ways`' first, the way that keeps it); and, where a way of its in another
+    pool (among `ways`' second, the search's) fits that pool's idle room and runs it as long for less cost than that
+    (or its own), the cheapest such."""
+    own, options = ways
+    wider, grown = "", own
+    free_gpus = idle.gpus[job.pool][job.nodes[0]]
+    if widens and own.size and free_gpus:
+        asked = fleet.jobs[job.job]
+        free_host = idle.host[job.pool][job.nodes[0]] + planner.host_tenths(asked, own.plan.gpus, own.plan.offload)
+        grown = min((way for way in ways_to_grow(planner, fleet, own, free_gpus)
+                     if fleet.pools[job.pool].host_ram_gb is None
+                     or planner.host_tenths(asked, way.plan.gpus, way.plan.offload) <= free_host),
+                    key=lambda way: (-way.gain, way.cost, way.size))
+        if grown is not own:
+            longer = (f", {grown.plan.max_model_len} tokens, not {own.plan.max_model_len}" if grown.gain > own.gain
+                      else "")
+            wider = (f"the {counted(free_gpus, 'idle GPU')} beside it on its node would grow it to {grown.plan.gpus} "
+                     f"trainer GPUs ({grown.plan.setting.label}, cost {grown.plan.cost:.4g}, not {own.plan.cost:.4g}"
+                     f"{longer}), which would restart it")
+    cheaper = min((option for option in options if option.job == job.job and option.pool != job.pool
+                   and option.gain >= grown.gain and option.cost < grown.cost
+                   and idle.room_for(option, fleet.jobs[job.job])), key=lambda option: option.cost, default=None)
+    return wider, "" if cheaper is None else (
+        f"kept in pool {fleet.pools[job.pool].name}, where it runs, though pool {fleet.pools[cheaper.pool].name}'s "
+        f"idle room would run it for less ({cheaper.plan.gpus} trainer GPUs, {cheaper.plan.setting.label}, cost "
+        f"{cheaper.plan.cost:.4g}, not {own.plan.cost:.4g})")
 
 
 def _planners_pick(mine: Sequence[Option], trainer_gpus: int) -> Option | None:

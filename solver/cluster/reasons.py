@@ -31,6 +31,7 @@ from solver.cluster.options import (
     job_options,
     layout,
 )
+from solver.cluster.placements import IdleRoom
 from solver.model import stopped_by_wall_clock
 from solver.query import Query, counts_reference
 from solver.results import (
@@ -442,9 +443,8 @@ beside its rollout."""
 
 
 class SmallerAsks:
-    """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle: per
-    pool, each node's idle GPUs and host memory (the placed jobs' own needs, `Planner.host_tenths`), and the nodes no
-    job uses; and, for a job left out for want of room, the smaller asks with which one of the planner's ways for it
+    """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle
+    (`IdleRoom`); and, for a job left out for want of room, the smaller asks with which one of the planner's ways for it
     (`job_options`) fits there (`fits_with`): the fewest rollout GPUs dropped, and the least length cut, asked within
     `HINTS_QUESTIONS_PER_SECOND` new questions per second of the time limit, counted from those asked as it is made,
     and until the wall clock's `until` (a `time.monotonic()`, read on `clock`), the safety net (`limit`;
@@ -458,17 +458,7 @@ class SmallerAsks:
         self.cut_short: dict[str, str] = {}
         """The jobs (names) whose smaller asks the limit left some of unasked, with those, in words (their reasons say
         so)."""
-        self.idle_gpus = [[pool.gpus_per_node] * pool.nodes for pool in fleet.pools]
-        self.idle_host = [[host_capacity_tenths(pool) or 0] * pool.nodes for pool in fleet.pools]
-        for job, (option, nodes) in final.items():
-            pool = fleet.pools[option.pool]
-            for node in nodes:
-                self.idle_gpus[option.pool][node] -= option.gpus_per_node(pool.gpus_per_node)
-                self.idle_host[option.pool][node] -= (0 if pool.host_ram_gb is None or not option.size else
-                                                      planner.host_tenths(fleet.jobs[job], option.plan.gpus,
-                                                                          option.plan.offload))
-        self.empty = [[node for node in range(pool.nodes) if self.idle_gpus[index][node] == pool.gpus_per_node]
-                      for index, pool in enumerate(fleet.pools)]
+        self.idle = IdleRoom(planner, fleet, final)
 
     def fits_with(self, index: int) -> tuple[FitsWith, ...]:
         """For job `index`, left out: with the fewest rollout GPUs dropped (`_fewer_rollout`), and at the least length
@@ -482,7 +472,7 @@ class SmallerAsks:
         job = self.fleet.jobs[index]
         usable = [p for p, pool in enumerate(self.fleet.pools) if job.may_use(pool) and pool.nodes]
         # A rollout of more than this leaves no trainer GPU room on any one node's idle GPUs or all the idle nodes.
-        most = max((max(*self.idle_gpus[p], len(self.empty[p]) * self.fleet.pools[p].gpus_per_node) - 1
+        most = max((max(*self.idle.gpus[p], len(self.idle.empty[p]) * self.fleet.pools[p].gpus_per_node) - 1
                     for p in usable), default=-1)
         for rollout in range(min(most, job.rollout_gpus - 1), -1, -1)[:FEWER_ROLLOUT_TRIES]:
             if self._out_of_time(index, "fewer rollout GPUs or a shorter length"):
@@ -503,7 +493,7 @@ class SmallerAsks:
         for p, pool in enumerate(self.fleet.pools):
             if not (job.may_use(pool) and pool.nodes):
                 continue
-            for trainer_gpus in range(1, max(self.idle_gpus[p]) - job.rollout_gpus + 1):
+            for trainer_gpus in range(1, max(self.idle.gpus[p]) - job.rollout_gpus + 1):
                 if self._out_of_time(index, "a shorter length"):
                     return None
                 longest = self.planner.best(pool.gpu, job.model, trainer_gpus, None, pool.gpus_per_node,
@@ -535,22 +525,11 @@ class SmallerAsks:
         changed = self.fleet.model_copy(update={"jobs": tuple(
             changed_job if i == index else other for i, other in enumerate(self.fleet.jobs))})
         for option in job_options(self.planner, changed, index):
-            if nodes := self._room_for(option, job):
+            if nodes := self.idle.room_for(option, job):
                 return FitsWith(rollout_gpus=changed_job.rollout_gpus, max_model_len=changed_job.asked_max_model_len,
                                 pool=self.fleet.pools[option.pool].name, nodes=nodes, whole_nodes=option.whole_nodes,
                                 trainer_gpus=option.plan.gpus)
         return None
-
-    def _room_for(self, option: Option, job: Job) -> tuple[int, ...]:
-        """The first node whose idle GPUs and host memory hold `option` (a way of `job`), or the first idle
-        nodes it takes whole; () where the idle room holds it nowhere."""
-        pool = self.fleet.pools[option.pool]
-        if not option.size:
-            empty = self.empty[option.pool]
-            return tuple(empty[:option.whole_nodes]) if len(empty) >= option.whole_nodes else ()
-        need = 0 if pool.host_ram_gb is None else self.planner.host_tenths(job, option.plan.gpus, option.plan.offload)
-        return next(((node,) for node in range(pool.nodes) if option.size <= self.idle_gpus[option.pool][node]
-                     and need <= self.idle_host[option.pool][node]), ())
 
     def words(self, job: Job, fits_with: tuple[FitsWith, ...], several: bool) -> str:
         """The clause saying that `job` would fit the idle room each of `fits_with` names with its smaller ask ("" for
@@ -580,10 +559,10 @@ class SmallerAsks:
         where = f" in {pool.name}" if len(self.fleet.pools) > 1 else ""
         if not fits.whole_nodes:
             host = ("" if pool.host_ram_gb is None else
-                    f" and {self.idle_host[index][nodes[0]] / 10:.1f} GiB of idle host memory")
-            room = f"in node {nodes[0]}'s {counted(self.idle_gpus[index][nodes[0]], 'idle GPU')}{host}"
+                    f" and {self.idle.host[index][nodes[0]] / 10:.1f} GiB of idle host memory")
+            room = f"in node {nodes[0]}'s {counted(self.idle.gpus[index][nodes[0]], 'idle GPU')}{host}"
         else:
-            empty = len(self.empty[index])
+            empty = len(self.idle.empty[index])
             room = (f"on the {counted(empty, 'idle node')}" if len(nodes) == empty else
                     f"on {len(nodes)} of the {counted(empty, 'idle node')}")
         return f"{room}{where} (a trainer of {counted(fits.trainer_gpus, 'GPU')})"
@@ -704,13 +683,14 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         length = job.asked_max_model_len
         query = _whole_pool_question(planner, job, pool, length)
         answer = planner.answer(query, pool.gpu)  # asked already where `reasons_may_ask_reach` asked it first
+        critic_one, critic_several = (_critic_counted(job, several) for several in (False, True))
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
             one, several = (
-                f"{pool.name}: with {rollout}, no trainer GPU count that trains {it} ({answer.plans[0].gpus} at the "
-                f"fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} GPUs{layouts}"
-                f"{_fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)}"
-                for it, them in (("it", False), ("them", True)))
+                f"{pool.name}{critic}: with {rollout}, no trainer GPU count that trains {it} ({answer.plans[0].gpus} "
+                f"at the fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} GPUs"
+                f"{layouts}{_fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)}"
+                for it, them, critic in (("it", False, critic_one), ("them", True, critic_several)))
             reasons.append((one, several))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT))
         else:
@@ -727,9 +707,10 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                             else "")
                     where = f"{pool.name} ({room}beside {rollout})"
                     answer = beside
-            words = (f"{where}: " + answer.reason_words
-                     + _estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named))
-            reasons.append((words, words))  # the planner's reason speaks of the model, for one job or several
+            # The planner's reason speaks of the model, for one job or several.
+            would = _estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)
+            reasons.append((f"{where}{critic_one}: " + answer.reason_words + would,
+                            f"{where}{critic_several}: " + answer.reason_words + would))
             reach, budget = ((None, None) if answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH
                              else _more_nodes_reach(planner, whole_pool, pool))
             auto_reach = _token_budget_auto_reach(query, answer, pool, job.rollout_gpus)
@@ -739,6 +720,14 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
     # One pool at least: every job may use one (`Fleet` checks a job's pool), and `_elsewhere` asks where one is left.
     return NoWayReason(ReasonWords.joined("; ", (one for one, _ in reasons)),
                        ReasonWords.joined("; ", (several for _, several in reasons)), tuple(codes))
+
+
+def _critic_counted(job: Job, several: bool) -> str:
+    """Where `job` trains a PPO critic, that the planner's answers for it count the critic (`JobTraining.critic`), in
+    words after a comma, for one job or, where `several` are given them, each of them; "" for a job without one."""
+    critic = job.training.critic
+    whose = "each one's" if several else "its"
+    return "" if critic is None else f", with {whose} PPO critic ({critic}) counted"
 
 
 def _token_budget_auto_reach(query: Query, answer: Answer, pool: Pool, rollout_gpus: int) -> bool | None:

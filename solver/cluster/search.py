@@ -280,15 +280,16 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     # ... of all that the jobs' ways allow: their host memory exact, none of them left out for want of time.
     certain = first_proven and not planned.unproven
     kept_most = search.kept_most
+    widened = widen_by is not None  # whether the placement grew its jobs onto idle GPUs
     try:
-        placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed,
-                                                certain, (hints_by, reasons_by), planned.cut_short, search.kept,
-                                                onto_idle_nodes=not planned.every_job, kept_most=kept_most)
+        placements, unplaced, stopped, final = _decode(
+            fleet, options, values, counts, planner, widen_by, first_proven, seed, certain, (hints_by, reasons_by),
+            planned.cut_short, search.kept, onto_idle_nodes=not planned.every_job, kept_most=kept_most)
     except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
-        interrupted = True
-        placements, unplaced, stopped = _decode(fleet, options, values, counts, planner, None, first_proven,
-                                                certain=certain, asked_by=(None, reasons_by),
-                                                cut_short=planned.cut_short, kept=search.kept, kept_most=kept_most)
+        interrupted, widened = True, False
+        placements, unplaced, stopped, final = _decode(
+            fleet, options, values, counts, planner, None, first_proven, certain=certain, asked_by=(None, reasons_by),
+            cut_short=planned.cut_short, kept=search.kept, kept_most=kept_most)
     proven = search.proven and not planned.unproven
     result = ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                            objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -306,7 +307,7 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
         return result
     # Not over every job's ways (some left out, or host memory rounded up): another placement may keep one more.
     return with_current(planner, fleet, result, planned.running, options, None if planned.unproven else kept_most,
-                        planned.undecided_jobs)
+                        planned.undecided_jobs, final=final, widens=widened)
 
 
 def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnInterrupt,
@@ -569,7 +570,7 @@ def _decode(
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
     asked_by: tuple[float | None, float | None] = (None, None), cut_short: tuple[int, ...] = (),
     kept: Kept | None = None, onto_idle_nodes: bool = True, kept_most: int | None = None,
-) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...]]:
+) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...], dict[int, tuple[Option, list[int]]]]:
     """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them or, where
     `onto_idle_nodes`, moved to a node of their pool no job uses (`widen_jobs`, with CP-SAT's `seed`, its solves ending
     by `widen_by`, a `time.monotonic()`; None: no widening); and why the others are left out. `proven`: whether the
@@ -579,8 +580,9 @@ def _decode(
     pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a
     `time.monotonic()`, the wall clock's safety net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left
     unasked) are left out for want of time; the running jobs `kept` stay where they run (`kept_most` of them: the most
-    a placement of the placed priority keeps, where proven, else None). Last, the steps the wall clock
-    stopped (``widening``, ``hints``, ``reasons``, ``least priority``)."""
+    a placement of the placed priority keeps, where proven, else None). Then the steps the wall clock
+    stopped (``widening``, ``hints``, ``reasons``, ``least priority``); last, each placed job's way and nodes as the
+    placement ends (grown, some jobs moved to idle nodes)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes = node_indexes(fleet, chosen, counts, kept)
     grown = grown_placements(planner, fleet, chosen, nodes, seed, widen_by, {} if kept is None else kept.staying,
@@ -595,7 +597,7 @@ def _decode(
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
                                            else ()) + (("reasons",) if left_out.wall_clock_cut else ())
                + (("least priority",) if left_out.least_priority_stopped else ()))
-    return grown.placements, left_out.unplaced, stopped
+    return grown.placements, left_out.unplaced, stopped, final
 
 
 @dataclass(frozen=True)

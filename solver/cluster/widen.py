@@ -164,7 +164,7 @@ def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Optio
         for option in here:
             free = option.job not in kept
             room = pool.gpus_per_node - option.size if may_move else idle  # others may leave, or it moves
-            grown = _ways_to_grow(planner, fleet, option, room) if free else [option]
+            grown = ways_to_grow(planner, fleet, option, room) if free else [option]
             ways = [Way(o, model.new_bool_var(f"pool{pool_index}_node{node}_{option_name(fleet, o)}")) for o in grown]
             moves = [Way(o, model.new_bool_var(f"pool{pool_index}_idle_node_{option_name(fleet, o)}"), moves=True)
                      for o in grown] if free and may_move else []
@@ -183,7 +183,7 @@ def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Optio
     return WideningModel(model=model, ways=tuple(every_way), idle_nodes=idle_nodes)
 
 
-def _ways_to_grow(planner: Planner, fleet: Fleet, option: Option, idle: int) -> list[Option]:
+def ways_to_grow(planner: Planner, fleet: Fleet, option: Option, idle: int) -> list[Option]:
     """A placed job's ways with `idle` GPUs beside it: its own (`option`), then those the planner has for each wider
     count it may grow to (`_widening_counts`) on the same evidence."""
     evidence = planner.estimate if option.plan.evidence == "estimated" else "never"
