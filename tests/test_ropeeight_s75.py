@@ -4,9 +4,14 @@ mapping --write leaves (one function, `rope_scaling_written`)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+
+from solver.tables import load_catalog
+from solver.tables.model_config import load_model_config
+from solver.trinity import trinity_config_problems
 
 COMMENT = "# a comment after the anchored mapping\n"
 """The user's comment right after the anchored ``model.rope_scaling`` block."""
@@ -96,3 +101,54 @@ def test_without_a_config_mapping_the_apply_line_is_the_plans_own(cli, tmp_path:
     line = "model.rope_scaling: {rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960}"
     assert f"\n{line}\n" in out and "  rope_scaling:\n    rope_type: yarn\n    factor: 3.2\n" in _written(
         cli, tmp_path, text)
+
+
+# rope-partial-dropped and rope-theta-dropped on Trinity 0.5: 0.5.0 also takes a vLLM before 0.12, to which it hands
+# the mapping as the rope_scaling engine argument, which replaces the config.json's rope_scaling alone (vLLM 0.11.0's
+# hf_overrides_kw {"rope_scaling": ...}); the note names the release and what such a vLLM keeps.
+
+OLDER_VLLM = (" (on Trinity 0.5 with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before 0.12, as 0.5.0 also "
+              "takes, keeps the model's {kept}: 0.5.0 hands it the mapping as rope_scaling, which replaces the "
+              "config.json's rope_scaling alone)")
+HANDED = "Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' filling-in"
+YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096}
+
+
+def _phi_partial(tmp_path: Path) -> Path:
+    """A Phi-3 config.json of 4096 native positions rotating 0.75 of each head (as Phi-4-mini does)."""
+    config = json.loads((Path(__file__).parent / "data" / "hf-configs" / "Phi-3-mini-128k-instruct.json").read_text(
+        encoding="utf-8"))
+    for key in ("rope_scaling", "original_max_position_embeddings", "sliding_window"):
+        config.pop(key)
+    config |= {"_name_or_path": "Phi-partial", "max_position_embeddings": 4096, "partial_rotary_factor": 0.75}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("version", [None, "0.6", "0.5"])
+def test_the_partial_rotary_note_names_what_an_older_vllm_keeps_on_05(tmp_path: Path, version: str | None):
+    model = load_model_config(_phi_partial(tmp_path))
+    mapping = {"model": {"model_path": "x", "max_model_len": 8192, "rope_scaling": YARN}}
+    problems = [(problem.code.value, problem.words)
+                for problem in trinity_config_problems(mapping, model, 8, version=version)]
+    older = OLDER_VLLM.format(kept="partial_rotary_factor") if version == "0.5" else ""
+    assert problems == [("rope-partial-dropped", (
+        "model.rope_scaling is given without partial_rotary_factor: the rollout's vLLM takes the scaling in place "
+        "of Phi-partial's RoPE parameters, its partial_rotary_factor with them, and rotates at "
+        "partial_rotary_factor 1.0 (the share of each head's dimensions RoPE rotates), not the model's 0.75, "
+        f"silently ({HANDED}){older}; add partial_rotary_factor: 0.75 to it"))]
+
+
+@pytest.mark.parametrize("version", [None, "0.5"])
+def test_the_rope_base_note_names_what_an_older_vllm_keeps_on_05(version: str | None):
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+              "original_max_position_embeddings": 8192}
+    mapping = {"model": {"model_path": "x", "max_model_len": 8192, "rope_scaling": llama3}}
+    problems = trinity_config_problems(mapping, load_catalog().model("Llama-3.1-8B"), 8, version=version)
+    older = OLDER_VLLM.format(kept="rope_theta") if version == "0.5" else ""
+    assert [(problem.code.value, problem.words) for problem in problems
+            if problem.code.value == "rope-theta-dropped"] == [("rope-theta-dropped", (
+                "model.rope_scaling is given and model.rope_theta is not: the rollout's vLLM takes the scaling in "
+                "place of Llama-3.1-8B's RoPE parameters, its rope_theta with them, and rotates at base 10000, not "
+                f"the model's 500000, silently ({HANDED}){older}; set model.rope_theta: 500000"))]

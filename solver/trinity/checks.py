@@ -745,7 +745,22 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
     checks.add(ConfigProblemCode.ROPE_THETA_DROPPED, (
         f"{dotted(path)} is given and model.rope_theta is not: the rollout's vLLM takes the scaling in place of "
         f"{model.name}'s RoPE parameters, its rope_theta with them, and rotates at base {taken}, not the model's "
-        f"{own}, silently ({HANDED_PAST_WORDS}); set model.rope_theta: {own}"))
+        f"{own}, silently ({HANDED_PAST_WORDS}){_kept_before_vllm_012(checks, 'rope_theta')}; "
+        f"set model.rope_theta: {own}"))
+
+
+def _kept_before_vllm_012(checks: _ConfigChecks, kept: str) -> str:
+    """What a RoPE parameter's note adds on Trinity 0.5 (`checks.version`), whose 0.5.0 also takes a vLLM before
+    0.12 (``vllm!=0.12.0,<=0.15.1,>=0.10.2``), that keeps the model's `kept` (``rope_theta``,
+    ``partial_rotary_factor``): 0.5.0 hands such a vLLM the mapping as its ``rope_scaling`` engine argument
+    (``common/models/vllm_model.py:99-104`` in 0.5.0), which replaces the config.json's ``rope_scaling`` alone
+    (``hf_overrides_kw`` ``{"rope_scaling": ...}``, ``vllm/config/model.py:398-400`` in vLLM 0.11.0), the model's
+    other attributes kept; "" for other releases (0.6 takes vLLM 0.19.1 or later)."""
+    if checks.version != "0.5":
+        return ""
+    return (f" (on Trinity 0.5 with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before 0.12, as 0.5.0 also "
+            f"takes, keeps the model's {kept}: 0.5.0 hands it the mapping as rope_scaling, which replaces the "
+            "config.json's rope_scaling alone)")
 
 
 def _handed_rope(checks: _ConfigChecks) -> tuple[Path, Mapping[str, Any]] | None:
@@ -776,7 +791,8 @@ def _check_rope_partial(checks: _ConfigChecks, model: Model) -> None:
         f"{dotted(handed[0])} is given without partial_rotary_factor: the rollout's vLLM takes the scaling in place of "
         f"{model.name}'s RoPE parameters, its partial_rotary_factor with them, and rotates at partial_rotary_factor "
         f"{taken!r} (the share of each head's dimensions RoPE rotates), not the model's {own!r}, silently "
-        f"({HANDED_PAST_WORDS}); add partial_rotary_factor: {own!r} to it"))
+        f"({HANDED_PAST_WORDS}){_kept_before_vllm_012(checks, 'partial_rotary_factor')}; add partial_rotary_factor: "
+        f"{own!r} to it"))
 
 
 def _check_rope_built(checks: _ConfigChecks, model: Model, rope: Any) -> None:
