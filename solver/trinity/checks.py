@@ -894,6 +894,41 @@ def _vllm_rollout(checks: _ConfigChecks) -> bool:
     return checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
 
 
+SGLANG_LONG_LENGTH_VARIABLE = ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
+"""What an sglang rollout needs set to take a ``context_length`` past the longest it derives from the model's
+config.json (``_derive_context_length``, ``sglang/srt/configs/model_config.py:556-585`` in sglang 0.5.13, which
+Trinity 0.6.0 takes; an ``EnvBool``, ``srt/environ.py:591``: ``1``, ``true``, ``yes`` or ``y``, in any case)."""
+
+
+def _check_sglang_length(checks: _ConfigChecks, model: Model, length: float | None) -> None:
+    """Check the length an sglang rollout (``engine_type: sglang``, a mode that explores; Trinity 0.6, as 0.5.0 has no
+    sglang engine) takes, the rollout model's own ``max_model_len`` else `length`: Trinity hands it to sglang as
+    ``context_length`` and hands it no RoPE scaling (``common/models/sglang_model.py:490-512`` in 0.6.0:
+    ``model.rope_scaling`` reaches the trainer alone), and sglang derives its longest length from the config.json
+    (``get_context_length``, ``srt/utils/hf_transformers/common.py:378-395`` in 0.5.13: its length key, by a RoPE
+    scaling's factor only where that names no original length, as transformers 5 fills one in for a YaRN, Llama 3's
+    and LongRoPE; the native context here) and refuses one past it unless `SGLANG_LONG_LENGTH_VARIABLE` is set. Not
+    vLLM's rules (`_vllm_rollout`), which do not apply to it."""
+    engine = checks.value((*ROLLOUT_MODEL, "engine_type"))
+    if checks.value(("mode",)) == "train" or engine != "sglang" or checks.version == "0.5":
+        return
+    own = checks.number((*ROLLOUT_MODEL, "max_model_len"))
+    taken = own if own is not None else length
+    allowed = checks.environ.get(SGLANG_LONG_LENGTH_VARIABLE[0], "0").strip().lower() in ("1", "true", "yes", "y")
+    if taken is None or taken <= model.native_context or allowed:
+        return
+    variable = "=".join(SGLANG_LONG_LENGTH_VARIABLE)
+    words = (checks.length_words(taken, "max_model_len") if own is None else
+             f"explorer.rollout_model.max_model_len {shown_number(own)}")
+    checks.add(ConfigProblemCode.SGLANG_LENGTH_REFUSED, (
+        f"{words} is beyond {model.name}'s native context of {model.native_context}, the longest the rollout's sglang "
+        f"derives from its config.json: sglang refuses it as it starts unless {variable} is set before Ray starts, "
+        "and Trinity hands sglang no RoPE scaling (model.rope_scaling reaches the trainer alone), so it then samples "
+        "past the positions the model was trained on unless explorer.rollout_model.extra_engine_args gives "
+        "json_model_override_args a rope_scaling; set the variable and that, or "
+        f"{checks.lower_length_words(model.native_context)}"))
+
+
 def _check_rollout_model(checks: _ConfigChecks, model: Model, length: float | None) -> None:
     """Check the RoPE scaling and the length the rollout model sets of its own, which Trinity keeps where given (it
     sets each from ``model`` where unset: ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0,
@@ -1490,6 +1525,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rope_scaling(checks, model, length)
     _check_rollout_model(checks, model, length)
     _check_rollout_length_refused(checks, model, length)
+    _check_sglang_length(checks, model, length)
     _check_rope_theta(checks, model)
     _check_rope_partial(checks, model)
     _check_dynamic_batch(checks, model, version)
