@@ -152,3 +152,78 @@ def test_the_rope_base_note_names_what_an_older_vllm_keeps_on_05(version: str | 
                 "model.rope_scaling is given and model.rope_theta is not: the rollout's vLLM takes the scaling in "
                 "place of Llama-3.1-8B's RoPE parameters, its rope_theta with them, and rotates at base 10000, not "
                 f"the model's 500000, silently ({HANDED}){older}; set model.rope_theta: 500000"))]
+
+
+# sglang: Trinity 0.6.0 hands it the length as context_length and no RoPE scaling; sglang 0.5.13 refuses a length past
+# the one it derives from the config.json unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set.
+
+SGLANG_REFUSED = (
+    "max_model_len 131072 is beyond Qwen3-4B's native context of 40960, the longest the rollout's sglang derives from "
+    "its config.json: sglang refuses it as it starts unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set before "
+    "Ray starts, and Trinity hands sglang no RoPE scaling (model.rope_scaling reaches the trainer alone), so it then "
+    "samples past the positions the model was trained on unless explorer.rollout_model.extra_engine_args gives "
+    "json_model_override_args a rope_scaling; set the variable and that, or lower max_model_len to 40960")
+GUIDE_YARN = {"rope_type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960}
+
+
+def _qwen_problems(model_keys: dict[str, object], rollout: dict[str, object], environ: dict[str, str] | None = None,
+                   version: str | None = None, mode: str = "both") -> list[tuple[str, str]]:
+    mapping = {"mode": mode, "model": {"model_path": "x", "max_model_len": 131072, **model_keys},
+               "explorer": {"rollout_model": rollout}}
+    return [(problem.code.value, problem.words) for problem in trinity_config_problems(
+        mapping, load_catalog().model("Qwen3-4B"), 8, environ=environ, version=version)]
+
+
+def test_an_sglang_rollout_past_the_native_context_is_refused_whatever_the_rope_scaling():
+    # the YaRN vLLM would take does not reach sglang: refused all the same, and no vLLM line
+    assert _qwen_problems({"rope_scaling": GUIDE_YARN}, {"engine_type": "sglang"}) == [
+        ("sglang-length-refused", SGLANG_REFUSED)]
+    # without one: the trainer's line (no vLLM refusal), and sglang's
+    assert [code for code, _ in _qwen_problems({}, {"engine_type": "sglang"})] == [
+        "rope-scaling-missing", "sglang-length-refused"]
+    # vLLM's refusal stays vLLM's
+    assert [code for code, _ in _qwen_problems({}, {})] == ["rope-scaling-missing-refused"]
+
+
+@pytest.mark.parametrize(("rollout", "environ", "version", "mode"), [
+    ({"engine_type": "sglang"}, {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "Yes"}, None, "both"),  # sglang's EnvBool
+    ({"engine_type": "sglang", "max_model_len": 40960}, None, None, "both"),  # the rollout's own length, within it
+    ({"engine_type": "sglang"}, None, "0.5", "both"),  # 0.5.0 has no sglang engine
+    ({"engine_type": "sglang"}, None, None, "train"),  # no rollout
+    ({"engine_type": "vllm"}, None, None, "both"),
+])
+def test_no_sglang_line_where_sglang_takes_it_or_starts_none(rollout: dict[str, object],
+                                                              environ: dict[str, str] | None, version: str | None,
+                                                              mode: str):
+    codes = [code for code, _ in _qwen_problems({"rope_scaling": GUIDE_YARN}, rollout, environ, version, mode)]
+    assert "sglang-length-refused" not in codes
+
+
+def test_the_rollouts_own_length_is_the_one_sglang_judges():
+    problems = _qwen_problems({"max_model_len": 32768}, {"engine_type": "sglang", "max_model_len": 65536})
+    assert ("sglang-length-refused", SGLANG_REFUSED.replace(
+        "max_model_len 131072", "explorer.rollout_model.max_model_len 65536")) in problems
+
+
+# The trainer's RoPE scaling in its legacy form (type alone, no original length): Trinity's legacy verl path sets it on
+# the model's config, whose transformers setter fills rope_type and the original length in; judged as the standard form.
+
+@pytest.mark.parametrize("version", [None, "0.5"])
+@pytest.mark.parametrize("legacy", [{"type": "yarn", "factor": 3.2}, {"rope_type": "yarn", "factor": 3.2},
+                                    {"type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960}])
+def test_the_trainers_legacy_guide_yarn_is_the_guides(legacy: dict[str, object], version: str | None):
+    assert _qwen_problems({"rope_scaling": legacy}, {}, version=version, mode="train") == []
+
+
+def test_the_trainers_legacy_yarn_is_judged_over_the_filled_in_original_length():
+    assert _qwen_problems({"rope_scaling": {"type": "yarn", "factor": 2.0}}, {}, mode="train") == [(
+        "rope-scaling-wrong", "model.rope_scaling (factor 2.0 over 40960) covers 81920 tokens, fewer than "
+        "max_model_len 131072: set it as Trinity-RFT's guide does, factor max_model_len / 40960 = 3.2 over 40960")]
+    assert _qwen_problems({"rope_scaling": {"type": "linear", "factor": 3.2}}, {}, mode="train") == [
+        ("rope-scaling-wrong", "model.rope_scaling.rope_type must be yarn, got 'linear'")]
+    # a factor is needed all the same: transformers' YaRN refuses one without it
+    assert _qwen_problems({"rope_scaling": {"type": "yarn"}}, {}, mode="train") == [
+        ("rope-scaling-wrong", "model.rope_scaling.factor must be max_model_len / 40960 = 3.2, not given")]
+    # where a vLLM rollout takes it as given, it is still refused (vLLM reads rope_type and the original length)
+    assert [code for code, _ in _qwen_problems({"rope_scaling": {"rope_type": "yarn", "factor": 3.2}}, {})] == [
+        "rope-scaling-unbuilt-refused"]

@@ -1016,7 +1016,15 @@ def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: f
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
     """Check a ``model.rope_scaling`` mapping where `length` is beyond the `native` context: YaRN, with a factor and
     original length that cover the length as the guide sets them (factor `wanted` over `native`); one that covers
-    fewer is refused where vLLM refuses it, past the `allowed` length too (`Model.vllm_allowed_length`)."""
+    fewer is refused where vLLM refuses it, past the `allowed` length too (`Model.vllm_allowed_length`). Its type in
+    the legacy ``type`` and a missing original length are judged as the trainer takes them, filled in (where a vLLM
+    rollout takes the mapping as it is, `_check_vllm_rope` refuses them): Trinity 0.5, and 0.6 on verl before 0.8, set
+    it on the model's config (``actor_model_config.rope_scaling = ...``, ``trainer/verl_legacy/fsdp_workers.py:390``
+    to ``:391`` in 0.6.0; 0.6 on verl 0.8 or later reads the config.json alone, ``trainer/verl/config.py:250-253``),
+    and transformers 5's setter standardizes it (``configuration_utils.py:730-736`` in 5.25.0;
+    ``standardize_rope_params``, ``modeling_rope_utils.py:842`` and ``:853-860``): ``rope_type`` from ``type``, the
+    original length the config.json's ``max_position_embeddings``, the native context of a model without a RoPE
+    scaling of its own (transformers 4.57.1 reads them so too, ``modeling_rope_utils.py:310-311``, ``:562``)."""
     rope_type = checks.rope_type()
     unread = checks.unreadable & {(*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type")}  # a problem already
     if rope_type != "yarn" and not unread:
@@ -1031,11 +1039,8 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     if factor is None and checks.absent(factor_path):
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, not given")
-    if original is None and checks.absent(original_path) and not _vllm_takes_rope_scaling(checks):  # else refused
-        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
-                   f"model.rope_scaling.original_max_position_embeddings must be {native}, not given")
     if factor is not None:
-        original = native if original is None else original  # missing: said above; YaRN then takes the native
+        original = native if original is None else original  # missing: filled in, as above
         # vLLM's length: factor x original, or the config.json's model_max_length where longer
         refused = rope_type == "yarn" and length > allowed and _vllm_refuses_past_native(checks)
         judged = checks.length_words(length, "max_model_len")
