@@ -227,3 +227,21 @@ def test_the_trainers_legacy_yarn_is_judged_over_the_filled_in_original_length()
     # where a vLLM rollout takes it as given, it is still refused (vLLM reads rope_type and the original length)
     assert [code for code, _ in _qwen_problems({"rope_scaling": {"rope_type": "yarn", "factor": 3.2}}, {})] == [
         "rope-scaling-unbuilt-refused"]
+
+
+# Rollout engines: the auxiliary models' engines count in the explorer's GPUs, each of tensor x data x pipeline
+# parallel GPUs (Trinity 0.6.0's cluster.auxiliary_model_gpu_num, config_validator.py:242-246); what is not judged of
+# them is in docs/trinity.md ("What is not checked of the rollout engines").
+
+def test_auxiliary_and_pipeline_parallel_engines_count_in_the_explorers_gpus():
+    from solver.trinity import read_trinity_config
+
+    text = ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 8192\ncluster:\n  node_num: 2\n  gpu_per_node: 8\n"
+            "explorer:\n  rollout_model:\n    engine_num: 2\n    tensor_parallel_size: 2\n"
+            "    pipeline_parallel_size: 2\n  auxiliary_models:\n    - model_path: Qwen/Qwen3-0.6B\n"
+            "      engine_num: 2\n      tensor_parallel_size: 1\n      data_parallel_size: 2\n"
+            "    - model_path: judge\n      engine_type: external\n      engine_num: 4\n")
+    config = read_trinity_config(text, "trinity.yaml", {})
+    # rollout 2 x (2 x 2) = 8, auxiliary 2 x (1 x 2) = 4 (the external one takes none): 16 - 12 = 4 trainer GPUs
+    assert (config.rollout_gpus, config.rollout_engine_gpus, config.auxiliary_gpus, config.trainer_gpus) == (
+        12, 4, 4, 4)
