@@ -245,3 +245,28 @@ def test_auxiliary_and_pipeline_parallel_engines_count_in_the_explorers_gpus():
     # rollout 2 x (2 x 2) = 8, auxiliary 2 x (1 x 2) = 4 (the external one takes none): 16 - 12 = 4 trainer GPUs
     assert (config.rollout_gpus, config.rollout_engine_gpus, config.auxiliary_gpus, config.trainer_gpus) == (
         12, 4, 4, 4)
+
+
+def test_an_sglang_rollouts_refusal_is_its_own_in_the_check(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # (the sglang cases of test_ropecheck_s62 and test_llamalen_s62, which said no refusal before)
+    monkeypatch.delenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", raising=False)
+    config = tmp_path / "trinity.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 131072\n"
+                      "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n"
+                      "    engine_type: sglang\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["refused"], current["config_problem_codes"]) == (
+        1, True, ["rope-scaling-missing", "sglang-length-refused"])
+    monkeypatch.setenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (current["refused"], current["config_problem_codes"]) == (False, ["rope-scaling-missing"])
+
+
+def test_llama_31_past_its_native_context_on_sglang_is_refused_by_sglang_alone():
+    mapping = {"model": {"model_path": "x", "max_model_len": 163840},
+               "explorer": {"rollout_model": {"engine_type": "sglang"}}}
+    problems = trinity_config_problems(mapping, load_catalog().model("llama-3.1-8b"), 8)
+    assert [problem.code.value for problem in problems] == ["sglang-length-refused"]
+    assert problems[0].words.startswith("max_model_len 163840 is beyond Llama-3.1-8B's native context of 131072")
