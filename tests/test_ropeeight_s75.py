@@ -217,8 +217,9 @@ def test_the_trainers_legacy_guide_yarn_is_the_guides(legacy: dict[str, object],
 
 def test_the_trainers_legacy_yarn_is_judged_over_the_filled_in_original_length():
     assert _qwen_problems({"rope_scaling": {"type": "yarn", "factor": 2.0}}, {}, mode="train") == [(
-        "rope-scaling-wrong", "model.rope_scaling (factor 2.0 over 40960) covers 81920 tokens, fewer than "
-        "max_model_len 131072: set it as Trinity-RFT's guide does, factor max_model_len / 40960 = 3.2 over 40960")]
+        "rope-scaling-wrong", ("model.rope_scaling (factor 2.0 over 40960) covers 81920 tokens, fewer than "
+                               "max_model_len 131072: set it as Trinity-RFT's guide does, factor max_model_len / 40960 "
+                               "= 3.2 over 40960"))]
     assert _qwen_problems({"rope_scaling": {"type": "linear", "factor": 3.2}}, {}, mode="train") == [
         ("rope-scaling-wrong", "model.rope_scaling.rope_type must be yarn, got 'linear'")]
     # a factor is needed all the same: transformers' YaRN refuses one without it
@@ -251,8 +252,8 @@ def test_an_sglang_rollouts_refusal_is_its_own_in_the_check(cli, tmp_path: Path,
     # (the sglang cases of test_ropecheck_s62 and test_llamalen_s62, which said no refusal before)
     monkeypatch.delenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", raising=False)
     config = tmp_path / "trinity.yaml"
-    config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 131072\n"
-                      "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n"
+                      "  max_model_len: 131072\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n"
                       "    engine_type: sglang\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--check", "--json")
     current = json.loads(out)[0]["current"]

@@ -86,9 +86,10 @@ def test_the_rollouts_own_type_alone_is_refused_too():
 
 @pytest.mark.parametrize("version", [None, "0.6", "0.5"])
 def test_llama_31_loses_its_rope_base_without_rope_theta(version: str | None):
-    older = ("; set model.rope_theta", " (on Trinity 0.5 with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before "
-             "0.12, as 0.5.0 also takes, keeps the model's rope_theta: 0.5.0 hands it the mapping as rope_scaling, "
-             "which replaces the config.json's rope_scaling alone); set model.rope_theta")  # s75
+    older = ("; set model.rope_theta", (  # s75
+        " (on Trinity 0.5 with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before 0.12, as 0.5.0 also takes, "
+        "keeps the model's rope_theta: 0.5.0 hands it the mapping as rope_scaling, which replaces the config.json's "
+        "rope_scaling alone); set model.rope_theta"))
     assert _problems("llama-3.1-8b", {"max_model_len": 32768, "rope_scaling": LLAMA3}, version) == [
         ("rope-theta-dropped", THETA.replace(*older) if version == "0.5" else THETA)]
 

@@ -329,7 +329,8 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     type, what the ``apply`` block says of the config: its keys that the best plan changes beyond its own keys
     (`config_keys_changed`: a role's own token budget or SP, offload flags turned off, ...), as lines, which the block
     would leave as they were, the keys --write keeps as the config has them (`config_keys_kept`), which the block
-    leaves too, and the config's ``model.rope_scaling`` as --write leaves it (`rope_scaling_written`); with --write too, so that the lines say what the written copy sets."""
+    leaves too, and the config's ``model.rope_scaling`` as --write leaves it (`rope_scaling_written`); with --write
+    too, so that the lines say what the written copy sets."""
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
