@@ -253,7 +253,8 @@ def test_an_sglang_rollouts_refusal_is_its_own_in_the_check(cli, tmp_path: Path,
     monkeypatch.delenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", raising=False)
     config = tmp_path / "trinity.yaml"
     config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n"
-                      "  max_model_len: 131072\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n"
+                      "  max_model_len: 131072\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n"
+                      "  rollout_model:\n    engine_num: 4\n"
                       "    engine_type: sglang\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--check", "--json")
     current = json.loads(out)[0]["current"]
