@@ -469,6 +469,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_PARTIAL_DROPPED = "rope-partial-dropped"
     PAST_NATIVE_ON_OWN_SCALING_REFUSED = "past-native-on-own-scaling-refused"
     PAST_DERIVED_LENGTH_REFUSED = "past-derived-length-refused"
+    SGLANG_LENGTH_REFUSED = "sglang-length-refused"
     DYNAMIC_BATCH_OFF = "dynamic-batch-off"
     GRADIENT_CHECKPOINTING_OFF = "gradient-checkpointing-off"
     REMOVE_PADDING_OFF = "remove-padding-off"
@@ -524,7 +525,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED,
     ConfigProblemCode.WRONG_TYPE_REFUSED, ConfigProblemCode.ROLLOUT_LENGTH_REFUSED,
     ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED,
-    ConfigProblemCode.NO_SUCH_KEY_REFUSED})
+    ConfigProblemCode.NO_SUCH_KEY_REFUSED, ConfigProblemCode.SGLANG_LENGTH_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,

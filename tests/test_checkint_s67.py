@@ -140,7 +140,9 @@ def test_the_rollouts_own_length_past_the_native_context_is_refused():
 @pytest.mark.parametrize(("mapping", "environ"), [
     ({"explorer": {"rollout_model": {"max_model_len": 65536}}}, {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}),
     ({"mode": "train", "explorer": {"rollout_model": {"max_model_len": 65536}}}, {}),
-    ({"explorer": {"rollout_model": {"max_model_len": 65536, "engine_type": "sglang"}}}, {}),
+    # sglang's rules, not vLLM's: its own variable lets it take the length (s75: test_ropeeight_s75)
+    ({"explorer": {"rollout_model": {"max_model_len": 65536, "engine_type": "sglang"}}},
+     {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}),
     ({"explorer": {"rollout_model": {"max_model_len": 40960}}}, {}),
 ])
 def test_no_refusal_where_vllm_takes_the_rollouts_length(mapping: dict[str, Any], environ: dict[str, str]):

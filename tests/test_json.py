@@ -654,7 +654,7 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     ("model: {max_model_len: 65536}", "8B", 8, None, [C.ROPE_SCALING_MISSING_REFUSED]),
     ("mode: train\nmodel: {max_model_len: 65536}", "8B", 8, None, [C.ROPE_SCALING_MISSING]),
     ("model: {max_model_len: 65536}\nexplorer: {rollout_model: {engine_type: sglang}}", "8B", 8, None,
-     [C.ROPE_SCALING_MISSING]),
+     [C.ROPE_SCALING_MISSING, C.SGLANG_LENGTH_REFUSED]),  # sglang refuses the length itself (s75)
     # Past Llama 3.1's native context on its own llama3 scaling, which vLLM stretches by no factor: refused alike.
     ("model: {max_model_len: 163840}", "llama-3.1-8b", 8, None, [C.PAST_NATIVE_ON_OWN_SCALING_REFUSED]),
     ("mode: train\nmodel: {max_model_len: 163840}", "llama-3.1-8b", 8, None, []),
@@ -664,8 +664,9 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     # vLLM reads the mapping as given: without its factor it fails (original_max_position_embeddings is said with it)
     ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None,
      [C.ROPE_SCALING_UNBUILT_REFUSED, C.ROPE_SCALING_WRONG]),
+    # the trainer's missing original length is filled in (s75): only the missing factor
     ("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None,
-     [C.ROPE_SCALING_WRONG] * 2),
+     [C.ROPE_SCALING_WRONG]),
     ("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960}}",
      "8B", 8, None, [C.ROPE_TYPE_MISSING_REFUSED]),
     ("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960}}",
@@ -909,6 +910,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.ROPE_PARTIAL_DROPPED]  # a config.json's partial_rotary_factor: test_ropeseven_s74
     given += [C.NO_SUCH_KEY_REFUSED]  # a key no Trinity release has there: test_persona39_s74
     given += [C.LORA_RANK_VLLM_REFUSED]  # a LoRA rank vLLM refuses as max_lora_rank: test_smallslips19_s74
+    given += [C.SGLANG_LENGTH_REFUSED]  # an sglang rollout past the native context: test_ropeeight_s75
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 

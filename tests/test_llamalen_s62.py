@@ -69,11 +69,10 @@ def test_the_refusal_in_json_has_its_code(cli, tmp_path: Path):
 @pytest.mark.parametrize(("text", "codes"), [
     (CONFIG.replace("163840", "131072").replace("159744", "126976"), []),  # within the native context
     (CONFIG.replace("mode: both", "mode: train"), []),  # no explorer: no rollout starts
-    (CONFIG.replace("engine_type: vllm", "engine_type: sglang"), []),  # not vLLM
     # the rollout's own length: no refusal, but the rollout stops its sequences there (s66)
     (CONFIG.replace("tensor_parallel_size: 8}", "tensor_parallel_size: 8, max_model_len: 131072}"),
      ["rollout-length-short"]),
-], ids=["native", "mode-train", "sglang", "rollout-own-length"])
+], ids=["native", "mode-train", "rollout-own-length"])  # sglang refuses it itself (s75): test_ropeeight_s75
 def test_no_vllm_rollout_that_takes_the_length_is_no_line(cli, tmp_path: Path, text: str, codes: list[str]):
     status, out, _ = cli("--from-config", str(_config(tmp_path, text)), *CHECK, "--json")
     current = json.loads(out)[0]["current"]

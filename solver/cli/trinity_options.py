@@ -328,16 +328,18 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     """For the view of answers to --from-config (not --emit or --json, whose fragment and ``apply`` hold them): per GPU
     type, what the ``apply`` block says of the config: its keys that the best plan changes beyond its own keys
     (`config_keys_changed`: a role's own token budget or SP, offload flags turned off, ...), as lines, which the block
-    would leave as they were, and the keys --write keeps as the config has them (`config_keys_kept`), which the block
-    leaves too; with --write too, so that the lines say what the written copy sets."""
+    would leave as they were, the keys --write keeps as the config has them (`config_keys_kept`), which the block
+    leaves too, and the config's ``model.rope_scaling`` as --write leaves it (`rope_scaling_written`); with --write
+    too, so that the lines say what the written copy sets."""
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
-    from solver.trinity import config_keys_changed, config_keys_kept
+    from solver.trinity import config_keys_changed, config_keys_kept, rope_scaling_written
 
     config = {"name": str(args.from_config), "environ": os.environ, "version": args.trinity_version}
     return {answer.gpu: ConfigApplied(config_keys_changed(config_text, answer.best, model, **config),
-                                      config_keys_kept(config_text, answer.best, model, **config))
+                                      config_keys_kept(config_text, answer.best, model, **config),
+                                      rope_scaling_written(config_text, answer.best, model, **config))
             for answer in answers if answer.best is not None}
 
 

@@ -69,6 +69,10 @@ class ConfigApplied(NamedTuple):
     """The plan's keys that --write leaves as the config has them, by path, with the config's values
     (``solver.trinity.config_keys_kept``: its own YaRN that reaches the plan's length, its ``model.rope_theta``, its
     ``trainer.save_hf_checkpoint``): the block leaves them too, saying so."""
+    rope_scaling: str | None = None
+    """The ``model.rope_scaling`` mapping --write leaves where the config has one and the plan sets YaRN
+    (``solver.trinity.rope_scaling_written``: its own keys too, a legacy ``type`` beside ``rope_type``), in flow
+    style: the block's line gives it whole, as pasting it replaces the config's."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
@@ -91,7 +95,8 @@ config has its own, which --write keeps."""
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
-                kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept) -> list[str]:
+                kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept,
+                rope_scaling: str | None = None) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
@@ -100,7 +105,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     option as `names` do, and says where no Hugging Face checkpoint comes from as for a plan on `gpu`
     (`no_checkpoint_words`); beside a YaRN, the model's own ``model.rope_theta`` where the rollout's vLLM would drop
     it (`rope_theta_to_set`), as the fragment sets it. The YaRN, RoPE base and checkpoint lines are comments where the
-    config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`)."""
+    config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`); the YaRN line gives
+    the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -115,6 +121,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         lines += [f"# {LORA_CONFIGS_WORDS}:", f"model.lora_configs: [{{lora_rank: {plan.lora_rank}}}]"]
     if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
+    elif plan.rope_scaling_factor is not None and rope_scaling is not None:
+        lines.append(f"model.rope_scaling: {rope_scaling}")
     elif plan.rope_scaling_factor is not None:
         partial = model.vllm_partial_rotary_lost  # the model's own, which the rollout's vLLM takes from here alone
         lines.append(
@@ -292,7 +300,8 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         if value is not None:
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept),
+    lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept,
+                          config_keys.rope_scaling),
              *_config_key_lines(answer, config_keys.changed)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 

@@ -74,6 +74,7 @@ _EXPORTS = {
     "plan_fragment": "solver.trinity.fragment",
     "plan_settings": "solver.trinity.settings",
     "read_trinity_config": "solver.trinity.config",
+    "rope_scaling_written": "solver.trinity.patch",
     "settings_for": "solver.trinity.settings",
     "trainer_level_offload": "solver.trinity.keys",
     "trinity_config_problems": "solver.trinity.checks",
@@ -112,6 +113,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.patch import patch_trinity_config as patch_trinity_config
     from solver.trinity.patch import patched_config_problems as patched_config_problems
     from solver.trinity.patch import patched_trinity_config as patched_trinity_config
+    from solver.trinity.patch import rope_scaling_written as rope_scaling_written
     from solver.trinity.reader import check_config_arguments as check_config_arguments
     from solver.trinity.reader import load_config_mapping as load_config_mapping
     from solver.trinity.reader import overlong_sequences as overlong_sequences

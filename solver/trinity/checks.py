@@ -746,7 +746,22 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
     checks.add(ConfigProblemCode.ROPE_THETA_DROPPED, (
         f"{dotted(path)} is given and model.rope_theta is not: the rollout's vLLM takes the scaling in place of "
         f"{model.name}'s RoPE parameters, its rope_theta with them, and rotates at base {taken}, not the model's "
-        f"{own}, silently ({HANDED_PAST_WORDS}); set model.rope_theta: {own}"))
+        f"{own}, silently ({HANDED_PAST_WORDS}){_kept_before_vllm_012(checks, 'rope_theta')}; "
+        f"set model.rope_theta: {own}"))
+
+
+def _kept_before_vllm_012(checks: _ConfigChecks, kept: str) -> str:
+    """What a RoPE parameter's note adds on Trinity 0.5 (`checks.version`), whose 0.5.0 also takes a vLLM before
+    0.12 (``vllm!=0.12.0,<=0.15.1,>=0.10.2``), that keeps the model's `kept` (``rope_theta``,
+    ``partial_rotary_factor``): 0.5.0 hands such a vLLM the mapping as its ``rope_scaling`` engine argument
+    (``common/models/vllm_model.py:99-104`` in 0.5.0), which replaces the config.json's ``rope_scaling`` alone
+    (``hf_overrides_kw`` ``{"rope_scaling": ...}``, ``vllm/config/model.py:398-400`` in vLLM 0.11.0), the model's
+    other attributes kept; "" for other releases (0.6 takes vLLM 0.19.1 or later)."""
+    if checks.version != "0.5":
+        return ""
+    return (f" (on Trinity 0.5 with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before 0.12, as 0.5.0 also "
+            f"takes, keeps the model's {kept}: 0.5.0 hands it the mapping as rope_scaling, which replaces the "
+            "config.json's rope_scaling alone)")
 
 
 def _handed_rope(checks: _ConfigChecks) -> tuple[Path, Mapping[str, Any]] | None:
@@ -777,7 +792,8 @@ def _check_rope_partial(checks: _ConfigChecks, model: Model) -> None:
         f"{dotted(handed[0])} is given without partial_rotary_factor: the rollout's vLLM takes the scaling in place of "
         f"{model.name}'s RoPE parameters, its partial_rotary_factor with them, and rotates at partial_rotary_factor "
         f"{taken!r} (the share of each head's dimensions RoPE rotates), not the model's {own!r}, silently "
-        f"({HANDED_PAST_WORDS}); add partial_rotary_factor: {own!r} to it"))
+        f"({HANDED_PAST_WORDS}){_kept_before_vllm_012(checks, 'partial_rotary_factor')}; add partial_rotary_factor: "
+        f"{own!r} to it"))
 
 
 def _check_rope_built(checks: _ConfigChecks, model: Model, rope: Any) -> None:
@@ -879,6 +895,41 @@ def _vllm_rollout(checks: _ConfigChecks) -> bool:
     return checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
 
 
+SGLANG_LONG_LENGTH_VARIABLE = ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
+"""What an sglang rollout needs set to take a ``context_length`` past the longest it derives from the model's
+config.json (``_derive_context_length``, ``sglang/srt/configs/model_config.py:556-585`` in sglang 0.5.13, which
+Trinity 0.6.0 takes; an ``EnvBool``, ``srt/environ.py:591``: ``1``, ``true``, ``yes`` or ``y``, in any case)."""
+
+
+def _check_sglang_length(checks: _ConfigChecks, model: Model, length: float | None) -> None:
+    """Check the length an sglang rollout (``engine_type: sglang``, a mode that explores; Trinity 0.6, as 0.5.0 has no
+    sglang engine) takes, the rollout model's own ``max_model_len`` else `length`: Trinity hands it to sglang as
+    ``context_length`` and hands it no RoPE scaling (``common/models/sglang_model.py:490-512`` in 0.6.0:
+    ``model.rope_scaling`` reaches the trainer alone), and sglang derives its longest length from the config.json
+    (``get_context_length``, ``srt/utils/hf_transformers/common.py:378-395`` in 0.5.13: its length key, by a RoPE
+    scaling's factor only where that names no original length, as transformers 5 fills one in for a YaRN, Llama 3's
+    and LongRoPE; the native context here) and refuses one past it unless `SGLANG_LONG_LENGTH_VARIABLE` is set. Not
+    vLLM's rules (`_vllm_rollout`), which do not apply to it."""
+    engine = checks.value((*ROLLOUT_MODEL, "engine_type"))
+    if checks.value(("mode",)) == "train" or engine != "sglang" or checks.version == "0.5":
+        return
+    own = checks.number((*ROLLOUT_MODEL, "max_model_len"))
+    taken = own if own is not None else length
+    allowed = checks.environ.get(SGLANG_LONG_LENGTH_VARIABLE[0], "0").strip().lower() in ("1", "true", "yes", "y")
+    if taken is None or taken <= model.native_context or allowed:
+        return
+    variable = "=".join(SGLANG_LONG_LENGTH_VARIABLE)
+    words = (checks.length_words(taken, "max_model_len") if own is None else
+             f"explorer.rollout_model.max_model_len {shown_number(own)}")
+    checks.add(ConfigProblemCode.SGLANG_LENGTH_REFUSED, (
+        f"{words} is beyond {model.name}'s native context of {model.native_context}, the longest the rollout's sglang "
+        f"derives from its config.json: sglang refuses it as it starts unless {variable} is set before Ray starts, "
+        "and Trinity hands sglang no RoPE scaling (model.rope_scaling reaches the trainer alone), so it then samples "
+        "past the positions the model was trained on unless explorer.rollout_model.extra_engine_args gives "
+        "json_model_override_args a rope_scaling; set the variable and that, or "
+        f"{checks.lower_length_words(model.native_context)}"))
+
+
 def _check_rollout_model(checks: _ConfigChecks, model: Model, length: float | None) -> None:
     """Check the RoPE scaling and the length the rollout model sets of its own, which Trinity keeps where given (it
     sets each from ``model`` where unset: ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0,
@@ -966,7 +1017,15 @@ def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: f
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
     """Check a ``model.rope_scaling`` mapping where `length` is beyond the `native` context: YaRN, with a factor and
     original length that cover the length as the guide sets them (factor `wanted` over `native`); one that covers
-    fewer is refused where vLLM refuses it, past the `allowed` length too (`Model.vllm_allowed_length`)."""
+    fewer is refused where vLLM refuses it, past the `allowed` length too (`Model.vllm_allowed_length`). Its type in
+    the legacy ``type`` and a missing original length are judged as the trainer takes them, filled in (where a vLLM
+    rollout takes the mapping as it is, `_check_vllm_rope` refuses them): Trinity 0.5, and 0.6 on verl before 0.8, set
+    it on the model's config (``actor_model_config.rope_scaling = ...``, ``trainer/verl_legacy/fsdp_workers.py:390``
+    to ``:391`` in 0.6.0; 0.6 on verl 0.8 or later reads the config.json alone, ``trainer/verl/config.py:250-253``),
+    and transformers 5's setter standardizes it (``configuration_utils.py:730-736`` in 5.25.0;
+    ``standardize_rope_params``, ``modeling_rope_utils.py:842`` and ``:853-860``): ``rope_type`` from ``type``, the
+    original length the config.json's ``max_position_embeddings``, the native context of a model without a RoPE
+    scaling of its own (transformers 4.57.1 reads them so too, ``modeling_rope_utils.py:310-311``, ``:562``)."""
     rope_type = checks.rope_type()
     unread = checks.unreadable & {(*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type")}  # a problem already
     if rope_type != "yarn" and not unread:
@@ -981,11 +1040,8 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     if factor is None and checks.absent(factor_path):
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, not given")
-    if original is None and checks.absent(original_path) and not _vllm_takes_rope_scaling(checks):  # else refused
-        checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
-                   f"model.rope_scaling.original_max_position_embeddings must be {native}, not given")
     if factor is not None:
-        original = native if original is None else original  # missing: said above; YaRN then takes the native
+        original = native if original is None else original  # missing: filled in, as above
         # vLLM's length: factor x original, or the config.json's model_max_length where longer
         refused = rope_type == "yarn" and length > allowed and _vllm_refuses_past_native(checks)
         judged = checks.length_words(length, "max_model_len")
@@ -1562,6 +1618,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rope_scaling(checks, model, length)
     _check_rollout_model(checks, model, length)
     _check_rollout_length_refused(checks, model, length)
+    _check_sglang_length(checks, model, length)
     _check_rope_theta(checks, model)
     _check_rope_partial(checks, model)
     _check_dynamic_batch(checks, model, version)

@@ -56,6 +56,7 @@ from solver.trinity.keys import (
     trains_critic,
     value_at,
     written_for_05_comment,
+    yaml_flow,
     yaml_scalar,
 )
 from solver.trinity.plan_keys import (
@@ -81,17 +82,38 @@ from solver.trinity.reader import (
 
 def _tail(node: Any) -> tuple[Any, Any, int] | None:
     """Where the comment after `node`'s block lives: (container, key or index, slot), or None (for a flow-style
-    collection, on one line, it lives with the key that holds it)."""
+    collection, on one line, it lives with the key that holds it). A mapping's block ends with its own last key (not
+    one a ``<<: *anchor`` merges in, which is written at the anchor)."""
     if isinstance(node, CommentedMap | CommentedSeq) and node.fa.flow_style():
         return None
-    if isinstance(node, CommentedMap) and len(node):
-        last = list(node.keys())[-1]
-        deeper = _tail(node[last])
-        return deeper if deeper is not None else (node, last, 2)
+    if isinstance(node, CommentedMap) and (own := [key for key, _ in node.non_merged_items()]):
+        return _tail_at(node, own[-1], 2)
     if isinstance(node, CommentedSeq) and len(node):
-        deeper = _tail(node[-1])
-        return deeper if deeper is not None else (node, len(node) - 1, 0)
+        return _tail_at(node, len(node) - 1, 0)
     return None
+
+
+def _tail_at(container: Any, key: Any, slot: int) -> tuple[Any, Any, int]:
+    """Where the comment after the block of ``container[key]`` lives (`_tail`), or (container, key, slot), its
+    key's own, where the value is no block or is written there as an alias (`_written_as_alias`): the comment after
+    the aliased block's text belongs to the anchor's place, not the alias's (before, a key appended after an alias
+    took that comment from the anchor's place to its own)."""
+    deeper = None if _written_as_alias(container, key) else _tail(container[key])
+    return deeper if deeper is not None else (container, key, slot)
+
+
+def _written_as_alias(container: Any, key: Any) -> bool:
+    """Whether ``container[key]``, as the round trip read it, is an alias: ruamel records the position of the node
+    it takes a value to be, so an alias's is its anchor's, before the alias's key (a mapping's) or at or before an
+    earlier item's or its list's start (a list's); a value the patch added has no position, and is none."""
+    try:
+        if isinstance(container, CommentedMap):
+            return bool(container.lc.value(key) < container.lc.key(key))
+        position = container.lc.item(key)
+        earlier = [container.lc.item(index) for index in range(key)]
+        return bool(position < (container.lc.line, container.lc.col) or any(at >= position for at in earlier))
+    except (AttributeError, KeyError, TypeError):  # a value the patch added: no position
+        return False
 
 
 def _take_trailing(node: Any) -> str:
@@ -112,12 +134,11 @@ def _take_trailing(node: Any) -> str:
     return rest
 
 
-def _give_trailing(node: Any, container: Any, key: Any, rest: str) -> None:
-    """Put the lines `rest` after `node`'s block (node is ``container[key]``)."""
+def _give_trailing(container: Any, key: Any, rest: str) -> None:
+    """Put the lines `rest` after the block of ``container[key]`` (`_tail_at`)."""
     if not rest:
         return
-    where = _tail(node) or (container, key, 0 if isinstance(container, CommentedSeq) else 2)
-    holder, holder_key, slot = where
+    holder, holder_key, slot = _tail_at(container, key, 0 if isinstance(container, CommentedSeq) else 2)
     entry = holder.ca.items.setdefault(holder_key, [None, None, None, None])
     token = entry[slot]
     if isinstance(token, CommentToken):
@@ -129,7 +150,7 @@ def _give_trailing(node: Any, container: Any, key: Any, rest: str) -> None:
 def _append(mapping: CommentedMap, key: str, value: Any) -> None:
     rest = _take_trailing(mapping)
     mapping[key] = value
-    _give_trailing(value, mapping, key, rest)
+    _give_trailing(mapping, key, rest)
 
 
 def _is_block(value: Any) -> bool:
@@ -163,6 +184,8 @@ def _delete(mapping: CommentedMap, key: str) -> None:
     keys = list(mapping.keys())
     wrapper = CommentedMap()
     wrapper[key] = mapping[key]
+    if key in mapping.lc.data:  # where the round trip read it: an alias's tail is its key's own (`_tail_at`)
+        wrapper.lc.add_kv_line_col(key, mapping.lc.data[key])
     if key in mapping.ca.items:
         wrapper.ca.items[key] = mapping.ca.items[key]
     rest = _take_trailing(wrapper)
@@ -171,7 +194,7 @@ def _delete(mapping: CommentedMap, key: str) -> None:
     index = keys.index(key)
     if rest and index > 0:
         previous = keys[index - 1]
-        _give_trailing(mapping[previous], mapping, previous, rest)
+        _give_trailing(mapping, previous, rest)
     elif rest and mapping:  # the first key's: they go before the new first key, after the comments there
         comment = mapping.ca.comment  # [the end-of-line comment of the mapping's key, the comments before its first]
         if comment is None:
@@ -1282,6 +1305,24 @@ def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config
     values = ConfigValues(reading, environ or {})
     return {key.path: _as_written(read_or_none(values.get, key.path) if is_interpolation(written) else written)
             for key in keys if _users_choice(key, written := value_at(reading, key.path))}
+
+
+def rope_scaling_written(text: str, plan: Plan, model: Model, *, name: str = "config",
+                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str | None:
+    """The ``model.rope_scaling`` mapping that `patch_trinity_config` leaves in the config `text` for `plan`, where the
+    config has a mapping there: its own with the plan's keys set as the patch sets them (`_set`: ``rope_type`` right
+    after a legacy ``type``, which stays, as its other keys do), in YAML's flow style (`yaml_flow`), so that the
+    ``apply`` line says what --write writes; None where the config has no mapping there (the line's own then)."""
+    text = _with_lf(text).removeprefix("\ufeff")
+    reading = load_config_mapping(text, name)
+    rope = ("model", "rope_scaling")
+    if not isinstance(value_at(reading, rope), Mapping):
+        return None
+    data = load_config_mapping(text, name, _round_trip_yaml(text))
+    for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
+        if key.path[:len(rope)] == rope:
+            _set(data, key, text.splitlines(), {})
+    return yaml_flow(value_at(data, rope))
 
 
 def _as_written(value: Any) -> str:
