@@ -1289,9 +1289,10 @@ def _check_remove_padding(checks: _ConfigChecks, model: Model, version: TrinityV
         "true"), version)
 
 
-def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> frozenset[Path]:
     """Check that a config for Trinity 0.5 has none of Trinity 0.6's keys under ``trainer`` itself that 0.5's
-    ``TrainerConfig`` lacks (`keys_05_refuses`): its offload flags, and the rest."""
+    ``TrainerConfig`` lacks (`keys_05_refuses`): its offload flags, and the rest. Return their paths, which
+    `_check_no_such_keys` leaves to these lines."""
     present = keys_05_refuses(checks.value(("trainer",))) if version == "0.5" else ()
     offload = [f"trainer.{key}" for key in present if key in OFFLOAD_FLAGS]
     others = [f"trainer.{key}" for key in present if key not in OFFLOAD_FLAGS]
@@ -1304,6 +1305,7 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
         checks.add(ConfigProblemCode.TRAINER_KEYS_REFUSED, _refused_keys_words(others) + (
             f" ({checks.names.write} does; 0.5 takes remove padding from {padding}, on by default)"
             if ".".join(REMOVE_PADDING_KEYS[0]) in others else f" ({checks.names.write} does)"))
+    return frozenset(("trainer", key) for key in present)
 
 
 def _check_keys_05_lacks(checks: _ConfigChecks, version: TrinityVersion | None) -> frozenset[Path]:
@@ -1485,8 +1487,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_dynamic_batch(checks, model, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
-    _check_trainer_level_flags(checks, version)
-    said_05 = _check_keys_05_lacks(checks, version)
+    said_05 = _check_trainer_level_flags(checks, version) | _check_keys_05_lacks(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)
@@ -1631,10 +1632,12 @@ def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: T
     (`TrinityFields.lacking`; ``trainer.trainer_config``, typed ``Any``, keeps any key): each of them refuses the
     config as it loads it, and the line names the releases that have the key. With a `version`, a key that some of
     its releases lack and others have (0.5.2's, not 0.5.0's) is said as a caution, naming both. A key `said` already
-    (misspelt for one rft-solver reads, with the key it likely means; one of `_check_keys_05_lacks`) is left out."""
+    (misspelt for one rft-solver reads, with the key it likely means; one of Trinity 0.6's that 0.5 lacks), and the
+    keys below it, are left out."""
     fields = load_trinity_fields()
     chosen = [name for name in fields.releases if version is None or name.startswith(f"{version}.")]
-    lacking = {path: releases for path, releases in fields.lacking(checks.mapping).items() if path not in said}
+    lacking = {path: releases for path, releases in fields.lacking(checks.mapping).items()
+               if not any(path[:len(above)] == above for above in said)}
     refused = [path for path, releases in lacking.items() if set(chosen) <= set(releases)]
     for path, lacked_by in lacking.items():
         having = [name for name in fields.releases if name not in lacked_by]
