@@ -96,8 +96,8 @@ SELECTOR = CONFIG_8K.replace("  batch_size: 96\n", "  batch_size: 96\n  explorer
 
 def _key_lines(text: str, version: str | None) -> list[ConfigProblem]:
     """The problems of `text` (on 6 trainer GPUs) that say a key is lacked."""
-    return [problem for problem in trinity_config_problems(yaml.safe_load(text), MODEL, 6, version=version)  # type: ignore[arg-type]
-            if problem.code in (C.NO_SUCH_KEY_REFUSED, C.UNKNOWN_KEY)]
+    problems = trinity_config_problems(yaml.safe_load(text), MODEL, 6, version=version)  # type: ignore[arg-type]
+    return [problem for problem in problems if problem.code in (C.NO_SUCH_KEY_REFUSED, C.UNKNOWN_KEY)]
 
 
 def test_a_key_only_another_release_has_is_refused_naming_it() -> None:

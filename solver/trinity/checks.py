@@ -1635,24 +1635,29 @@ def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: T
     (misspelt for one rft-solver reads, with the key it likely means; one of Trinity 0.6's that 0.5 lacks), and the
     keys below it, are left out."""
     fields = load_trinity_fields()
-    chosen = [name for name in fields.releases if version is None or name.startswith(f"{version}.")]
+    chosen = {name for name in fields.releases if version is None or name.startswith(f"{version}.")}
     lacking = {path: releases for path, releases in fields.lacking(checks.mapping).items()
                if not any(path[:len(above)] == above for above in said)}
-    refused = [path for path, releases in lacking.items() if set(chosen) <= set(releases)]
+    refused = {path for path, releases in lacking.items() if chosen <= set(releases)}
     for path, lacked_by in lacking.items():
         having = [name for name in fields.releases if name not in lacked_by]
-        releases = [name for name in chosen if name in lacked_by]
         if path in refused:
             checks.add(ConfigProblemCode.NO_SUCH_KEY_REFUSED, _no_such_key_words(path, [*fields.releases], version,
                                                                                  having))
-        elif version is not None and releases and not any(below[:len(path)] == path for below in refused):
-            have = [name for name in having if name in chosen]
-            checks.add(ConfigProblemCode.UNKNOWN_KEY, (
-                f"{dotted(path)}: Trinity {and_joined(releases)} {'has' if len(releases) == 1 else 'have'} no such "
-                f"key there ({and_joined(have)} {'has' if len(have) == 1 else 'have'} it), so "
-                f"{'it refuses' if len(releases) == 1 else 'they refuse'} the config as "
-                f"{'it loads' if len(releases) == 1 else 'they load'} it: with "
-                f"{'it' if len(releases) == 1 else 'those'}, remove it"))
+        elif version is not None and chosen & set(lacked_by) and not any(below[:len(path)] == path
+                                                                         for below in refused):
+            checks.add(ConfigProblemCode.UNKNOWN_KEY, _some_lack_words(
+                path, [name for name in lacked_by if name in chosen], [name for name in having if name in chosen]))
+
+
+def _some_lack_words(path: Path, lacking: list[str], having: list[str]) -> str:
+    """That the releases `lacking` the key at `path` refuse the config, and those `having` it (of one minor version)
+    take it, in words."""
+    one = len(lacking) == 1
+    return (f"{dotted(path)}: Trinity {and_joined(lacking)} {'has' if one else 'have'} no such key there "
+            f"({and_joined(having)} {'has' if len(having) == 1 else 'have'} it), so "
+            f"{'it refuses' if one else 'they refuse'} the config as {'it loads' if one else 'they load'} it: with "
+            f"{'it' if one else 'those'}, remove it")
 
 
 def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion | None, having: list[str]) -> str:
