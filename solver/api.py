@@ -409,16 +409,21 @@ def buy_nodes(
     trinity_version: str | None = None,
     required: Sequence[str] | None = None,
     option_names: OptionNames = API_OPTIONS,
+    current: ClusterResult | Path | str | None = None,
 ) -> PurchaseResult:
     """The fewest GPUs, then nodes, to add to a fleet's pools (a `Fleet`, or the path of a cluster file) so that every
     job with a way to run in some pool it may use is placed (`solve cluster --buy`), or only the required ones, where
     some are: those the fleet marks ``required`` and those `required` names (the others are placed where room is
     left); the jobs with none are named apart. The answer holds the placement with the nodes bought, grown onto
-    idle GPUs as a placement's (`widen` False: not). The keywords as `place`'s. Raises `QueryError` (one line) for a
-    bad option, `TableError` for a bad cluster file."""
+    idle GPUs as a placement's (`widen` False: not). The keywords as `place`'s, but `current`, which is refused as
+    ``solve cluster --buy --current`` is: a purchase weighs no running jobs. Raises `QueryError` (one line) for a bad
+    option, `TableError` for a bad cluster file."""
     from solver.cluster import buy
 
     check_types(("option_names", option_names, OptionNames))
+    if current is not None:
+        raise QueryError("buy_nodes with current: buy_nodes weighs no running jobs; call solver.place(current=...) on "
+                         "the fleet with the nodes it names added")
     fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,

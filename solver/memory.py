@@ -69,6 +69,7 @@ from solver.results import (
     Beyond,
     BeyondCode,
     CautionCode,
+    HostRamGb,
     MarginRoom,
     RolloutEngines,
     Versioned,
@@ -247,8 +248,9 @@ class MemoryEstimate(Breakdown, defer_build=True):
     reference_model: bool = Field(default=True, description=(
         "whether host_memory_gib counts the reference model's pinned shards (--reference/--no-reference; by default "
         "but with --lora-rank): false for a run that builds none"))
-    host_ram_gib: float | None = Field(default=None, description=(
-        "the host memory a node has, as given (``--host-ram``); None when not given"))
+    host_ram_gib: HostRamGb | None = Field(default=None, description=(
+        "the host memory a node has, as given (``--host-ram``), a whole amount without its ``.0`` in JSON; None "
+        "when not given"))
     tables: TablesVerdict | None = Field(default=None, description=(
         "what the GPU type's tables say of the same setting, count and length (they decide where they speak); "
         "None where they say nothing"))

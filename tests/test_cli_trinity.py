@@ -1860,11 +1860,13 @@ def test_no_output_overwrites_the_config_json_of_a_local_model_path(cli, tmp_pat
     config.write_text(f"model: {{model_path: {folder}, max_model_len: 32768}}\ncluster: {{gpu_per_node: 8}}\n",
                       encoding="utf-8")
     before = (folder / "config.json").read_bytes()
-    for flag in ("--write", "--out"):
-        target = folder / "config.json"
-        assert cli("--from-config", str(config), "--gpu", "a100", flag, str(target)) == (
-            2, "", (f"solve: error: {flag} {target} would overwrite the config.json that model.model_path names: "
-                    "write to another file\n"))
+    target = folder / "config.json"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(target)) == (
+        2, "", (f"solve: error: --write {target} would overwrite the config.json that model.model_path names: "
+                "write to another file\n"))
+    assert cli("--from-config", str(config), "--gpu", "a100", "--out", str(target)) == (  # refused as .json first (s75)
+        2, "", (f"solve: error: --out {target}: --out writes YAML, not JSON: name the file .yaml (--json prints the "
+                f"JSON on standard output: redirect that, > {target})\n"))
     assert (folder / "config.json").read_bytes() == before
 
 

@@ -40,7 +40,7 @@ def write_atomically(path: Path, text: str, option: str | None = None) -> None:
     file the user may not write is refused; a new file gets the usual ones (0666 less the umask).
     A symbolic link is written through (the file it names is replaced); a target that exists and is not a
     regular file (a device, a FIFO, a folder) is refused. Ctrl-C, or a request to end, while it writes comes
-    once the file is in place (`_signals_held`). Its errors name the `option` that gives the file (if any)."""
+    once the file is in place (`signals_held`). Its errors name the `option` that gives the file (if any)."""
     write_all_atomically({path: text}, None if option is None else {path: option})
 
 
@@ -54,7 +54,7 @@ def write_all_atomically(files: dict[Path, str], options: Mapping[Path, str] | N
     from solver.tables import resolved_path
     refuse_one_file_twice(list(files))
     staged: list[tuple[str, Path, Path]] = []  # (temporary name, target, the path given)
-    with _signals_held():
+    with signals_held():
         try:
             for path, text in files.items():
                 with _named_by(path, options):
@@ -181,11 +181,12 @@ def _no_temporary_file(path: Path, reason: str, kind: type[QueryError] = QueryEr
 
 
 @contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
+def signals_held() -> Iterator[None]:
     """Hold Ctrl-C and the requests to end (`HELD_SIGNALS`) while the block writes files, then deliver each that
     came, in turn, to its own handler again (one the process ignores stays ignored): every file is renamed into
-    place or none is, and no temporary file is left behind. Outside the main thread, where Python cannot handle
-    signals, the block runs as it is."""
+    place or none is, and no temporary file is left behind. Nested, the inner block's signals come to the outer's
+    hold (``solve cluster --emit-dir``: its configs and the placement that names them). Outside the main thread,
+    where Python cannot handle signals, the block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

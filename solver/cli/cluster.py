@@ -19,6 +19,7 @@ from solver.cli.atomic import (
     not_a_regular_file,
     not_writable_words,
     refuse_one_file_twice,
+    signals_held,
     writable_status,
     write_all_atomically,
 )
@@ -153,9 +154,11 @@ def run_cluster(args: argparse.Namespace) -> int:
         _check_emit_dir_before_placing(args, fleet)
     result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen,
                                                               current=args.current))
-    written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else {}
-    result = _naming_configs(result, written)
-    _print_placement(args, result, fleet, list(written.values()))
+    # Ctrl-C while the configs are written comes once they are all in place and the placement naming them is printed.
+    with signals_held() if args.emit_dir is not None else contextlib.nullcontext():
+        written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else {}
+        result = _naming_configs(result, written)
+        _print_placement(args, result, fleet, list(written.values()))
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
     if not args.json:
         _note_buy(args, result, fleet)
@@ -342,14 +345,14 @@ def _naming_configs(result: ClusterResult, written: dict[str, Path]) -> ClusterR
 
 def _write_configs(folder: Path, fragments: dict[str, str]) -> dict[str, Path]:
     """Each job's config of `fragments` (by job) written as ``JOB.yaml`` in `folder`, all or none, the folder made
-    only now that there is an answer to write (and removed again where nothing could be written); their paths, by
-    job."""
+    only now that there is an answer to write (and removed again where nothing could be written, an error or an
+    interrupt stopping the write); their paths, by job."""
     made = bool(fragments) and not folder.is_dir() and _made_folder(folder)
     written = {name: folder / f"{name}.yaml" for name in fragments}
     try:
         texts = dict(zip(written.values(), fragments.values(), strict=True))
         write_all_atomically(texts, dict.fromkeys(texts, "--emit-dir"))
-    except QueryError:
+    except (QueryError, KeyboardInterrupt):
         if made:  # nothing written (or, rarely, some: then the folder stays with them)
             with contextlib.suppress(OSError):
                 folder.rmdir()

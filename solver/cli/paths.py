@@ -39,7 +39,8 @@ def refuse_missing_examples(args: argparse.Namespace) -> None:
 def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     """`QueryError`, before any work, when a file the command would write is one it reads (nothing given
     is ever lost), is not a regular file, is not writable, is where the command's own output goes, has no
-    folder to go in, or goes in the shipped GPU tables' folder (`refuse_tables_folder`)."""
+    folder to go in, goes in the shipped GPU tables' folder (`refuse_tables_folder`), or, for --out, is named
+    ``.json`` (`refuse_json_name`)."""
     from solver.tables import resolved_path, same_file
     inputs = input_paths(args)
     written: list[tuple[str, Path]] = []
@@ -59,6 +60,8 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
         written.append((name, target))
         refuse_overwriting(name, target, inputs)
+        if name == "out":
+            refuse_json_name(target)
         refuse_tables_folder(resolved.parent, f"--{name} {target}", "file")  # a new file there loads as a table
 
 
@@ -68,6 +71,14 @@ def refuse_nameless(flag: str, path: Path) -> None:
     from solver.tables import file_identity
     with errors_named_by(flag):
         file_identity(path)
+
+
+def refuse_json_name(target: Path) -> None:
+    """`QueryError` where --out's `target` is named ``.json``: every --out writes YAML (a Trinity fragment, a memory
+    model), and --json prints its JSON on standard output, never to --out's file."""
+    if target.suffix.lower() == ".json":
+        raise QueryError(f"--out {target}: --out writes YAML, not JSON: name the file .yaml (--json prints the JSON "
+                         f"on standard output: redirect that, > {target})")
 
 
 def refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) -> None:

@@ -209,11 +209,15 @@ class TrinityFields(Frozen, defer_build=True):
         return any(release.fills(path, lacking) for name, release in self.releases.items()
                    if minor is None or name.startswith(f"{minor}."))
 
-    def lacked_by_every_release(self, config: Mapping[str, Any]) -> tuple[tuple[str | int, ...], ...]:
-        """The paths of `config`'s keys that every release's typed sections lack (`TrinityRelease.lacked`), in the
-        config's order: every release refuses the config as it loads it."""
-        first, *others = (release.lacked(config) for release in self.releases.values())
-        return tuple(path for path in first if all(path in lacked for lacked in others))
+    def lacking(self, config: Mapping[str, Any]) -> dict[tuple[str | int, ...], tuple[str, ...]]:
+        """Each path of `config`'s keys that some release's typed sections lack (`TrinityRelease.lacked`: it refuses
+        the config as it loads it), with the releases that lack it, in the table's order (one that lacks a key above
+        it lacks it too); the paths in the config's order, as the first release that lacks each walks it."""
+        lacked = {name: release.lacked(config) for name, release in self.releases.items()}
+        held = {name: frozenset(paths) for name, paths in lacked.items()}
+        return {path: tuple(name for name, theirs in held.items()
+                            if any(path[:depth] in theirs for depth in range(1, len(path) + 1)))
+                for path in dict.fromkeys(path for paths in lacked.values() for path in paths)}
 
 
 UNION_TAGS = ("<tokens>", "<at_least>")

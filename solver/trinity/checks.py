@@ -1433,9 +1433,10 @@ def _check_remove_padding(checks: _ConfigChecks, model: Model, version: TrinityV
         "true"), version)
 
 
-def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> frozenset[Path]:
     """Check that a config for Trinity 0.5 has none of Trinity 0.6's keys under ``trainer`` itself that 0.5's
-    ``TrainerConfig`` lacks (`keys_05_refuses`): its offload flags, and the rest."""
+    ``TrainerConfig`` lacks (`keys_05_refuses`): its offload flags, and the rest. Return their paths, which
+    `_check_no_such_keys` leaves to these lines."""
     present = keys_05_refuses(checks.value(("trainer",))) if version == "0.5" else ()
     offload = [f"trainer.{key}" for key in present if key in OFFLOAD_FLAGS]
     others = [f"trainer.{key}" for key in present if key not in OFFLOAD_FLAGS]
@@ -1448,31 +1449,38 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
         checks.add(ConfigProblemCode.TRAINER_KEYS_REFUSED, _refused_keys_words(others) + (
             f" ({checks.names.write} does; 0.5 takes remove padding from {padding}, on by default)"
             if ".".join(REMOVE_PADDING_KEYS[0]) in others else f" ({checks.names.write} does)"))
+    return frozenset(("trainer", key) for key in present)
 
 
-def _check_keys_05_lacks(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_keys_05_lacks(checks: _ConfigChecks, version: TrinityVersion | None) -> frozenset[Path]:
     """Check that a config for Trinity 0.5 has none of the keys rft-solver reads that every 0.5 release lacks
     (`KEYS_05_LACKS`; each ``explorer.auxiliary_models`` entry's `ENGINE_KEYS_05_LACKS` too), in any value, null too
     (refused); and say `EXTERNAL_MODEL`, which 0.5.0 and 0.5.1 lack but 0.5.2 has, where it holds a value (a null is
-    refused by every release, `typed-null-refused`)."""
+    refused by every release, `typed-null-refused`). Return the paths of those keys the config has (said here, or
+    by `typed-null-refused`), which `_check_no_such_keys` leaves to these lines."""
     if version != "0.5":
-        return
+        return frozenset()
     auxiliary = checks.value(AUXILIARY_MODELS)
     entries = enumerate(auxiliary if isinstance(auxiliary, list) else [])
     written = [*(((path, checks.value(path[:-1])), lacking) for path, lacking in KEYS_05_LACKS.items()),
                *((((*AUXILIARY_MODELS, index, key), entry), KEYS_05_LACKS[ROLLOUT_MODEL + (key,)])
                  for index, entry in entries for key in ENGINE_KEYS_05_LACKS)]
+    said: set[Path] = set()
     for (path, section), lacking in written:
         if isinstance(section, Mapping) and path[-1] in section:
+            said.add(path)
             left = f" ({checks.names.write} leaves it to you; {lacking.instead})" if lacking.instead else ""
             checks.add(ConfigProblemCode.UNKNOWN_KEY_REFUSED,
                        f"{keys_05_refuses_words([dotted(path)], lacking)}: remove it{left}")
     model = checks.value(EXTERNAL_MODEL[:-1])
+    if isinstance(model, Mapping) and EXTERNAL_MODEL[-1] in model:
+        said.add(EXTERNAL_MODEL)
     if isinstance(model, Mapping) and model.get(EXTERNAL_MODEL[-1]) is not None:
         checks.add(ConfigProblemCode.UNKNOWN_KEY, (
             f"{'.'.join(EXTERNAL_MODEL)}: a key of Trinity 0.5.2's model, which 0.5.0 and 0.5.1 refuse (their "
             "ModelConfig has no such key), so they do not load the config: with those, remove it "
             f"({checks.names.write} leaves it to you)"))
+    return frozenset(said)
 
 
 def _refused_keys_words(keys: list[str]) -> str:
@@ -1626,12 +1634,11 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_dpo_pairs(checks, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
-    _check_trainer_level_flags(checks, version)
-    _check_keys_05_lacks(checks, version)
+    said_05 = _check_trainer_level_flags(checks, version) | _check_keys_05_lacks(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)
-    _check_no_such_keys(checks, _check_misspelt_keys(checks, version))
+    _check_no_such_keys(checks, said_05 | _check_misspelt_keys(checks, version), version)
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version)
     _check_missing_kept(checks)
@@ -1767,14 +1774,46 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
     return frozenset(misspelt)
 
 
-def _check_no_such_keys(checks: _ConfigChecks, misspelt: frozenset[Path]) -> None:
-    """Check for keys that every Trinity release's typed sections lack (`TrinityFields.lacked_by_every_release`;
-    ``trainer.trainer_config``, typed ``Any``, keeps any key): every release refuses the config as it loads it. A key
-    `misspelt` for one rft-solver reads is said there, with the key it likely means."""
+def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: TrinityVersion | None) -> None:
+    """Check for keys that the typed sections of every Trinity release `version` stands for (None: any release) lack
+    (`TrinityFields.lacking`; ``trainer.trainer_config``, typed ``Any``, keeps any key): each of them refuses the
+    config as it loads it, and the line names the releases that have the key. With a `version`, a key that some of
+    its releases lack and others have (0.5.2's, not 0.5.0's) is said as a caution, naming both. A key `said` already
+    (misspelt for one rft-solver reads, with the key it likely means; one of Trinity 0.6's that 0.5 lacks), and the
+    keys below it, are left out."""
     fields = load_trinity_fields()
-    releases = f"{min(fields.releases)} to {max(fields.releases)}"
-    for path in (path for path in fields.lacked_by_every_release(checks.mapping) if path not in misspelt):
-        checks.add(ConfigProblemCode.NO_SUCH_KEY_REFUSED, (
-            f"{dotted(path)}: no release of Trinity ({releases}) has this key there, so Trinity refuses the config "
-            "(it knows no such key): remove it, or move it where Trinity reads it"))
+    chosen = {name for name in fields.releases if version is None or name.startswith(f"{version}.")}
+    lacking = {path: releases for path, releases in fields.lacking(checks.mapping).items()
+               if not any(path[:len(above)] == above for above in said)}
+    refused = {path for path, releases in lacking.items() if chosen <= set(releases)}
+    for path, lacked_by in lacking.items():
+        having = [name for name in fields.releases if name not in lacked_by]
+        if path in refused:
+            checks.add(ConfigProblemCode.NO_SUCH_KEY_REFUSED, _no_such_key_words(path, [*fields.releases], version,
+                                                                                 having))
+        elif version is not None and chosen & set(lacked_by) and not any(below[:len(path)] == path
+                                                                         for below in refused):
+            checks.add(ConfigProblemCode.UNKNOWN_KEY, _some_lack_words(
+                path, [name for name in lacked_by if name in chosen], [name for name in having if name in chosen]))
+
+
+def _some_lack_words(path: Path, lacking: list[str], having: list[str]) -> str:
+    """That the releases `lacking` the key at `path` refuse the config, and those `having` it (of one minor version)
+    take it, in words."""
+    one = len(lacking) == 1
+    return (f"{dotted(path)}: Trinity {and_joined(lacking)} {'has' if one else 'have'} no such key there "
+            f"({and_joined(having)} {'has' if len(having) == 1 else 'have'} it), so "
+            f"{'it refuses' if one else 'they refuse'} the config as {'it loads' if one else 'they load'} it: with "
+            f"{'it' if one else 'those'}, remove it")
+
+
+def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion | None, having: list[str]) -> str:
+    """Why the key at `path` is refused, in words: none of the `releases` (the table's) has it, or (`version` given)
+    none of `version`'s, and those `having` it do."""
+    if not having:
+        return (f"{dotted(path)}: no release of Trinity ({min(releases)} to {max(releases)}) has this "
+                "key there, so Trinity refuses the config (it knows no such key): remove it, or move it where Trinity "
+                "reads it")
+    return (f"{dotted(path)}: Trinity {version} has no such key there, so it refuses the config (it knows no such "
+            f"key): remove it, or run a release that has it (Trinity {and_joined(having)})")
 
