@@ -41,6 +41,7 @@ from solver.tables.bounds import (
     checked_host_ram,
     counted_critic,
     read_host_ram,
+    vllm_lora_rank_refusal,
 )
 from solver.tables.schema import (
     AskedTokens,
@@ -379,6 +380,16 @@ class _JobFields(Frozen, defer_build=True):
         if self.lora_rank and self.reference_model:
             raise ValueError(f"reference_model true with lora_rank {self.lora_rank}: {NO_LORA_REFERENCE}; give "
                              "reference_model false, or leave it out")
+        return self
+
+    @model_validator(mode="after")
+    def _vllm_lora_rank(self) -> _JobFields:
+        """A LoRA rank the job's vLLM rollout refuses as its ``max_lora_rank`` (`vllm_lora_rank_refusal`), where the
+        job has one (rollout_gpus above 0; its placement counts the engine's LoRA slots), as ``solve --lora-rank``'s
+        check."""
+        refusal = vllm_lora_rank_refusal(self.lora_rank) if self.rollout_gpus else None
+        if refusal is not None:
+            raise ValueError(f"lora_rank {refusal}: give one of those, or rollout_gpus 0 for a trainer alone")
         return self
 
     @property

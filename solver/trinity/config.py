@@ -766,7 +766,7 @@ def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str
     if not all_linear(targets):
         uncounted = _targets_uncounted(targets)
         if uncounted is not None:
-            return f"its target_modules {yaml_brief(targets)} {uncounted}"
+            return f"its target_modules {_shown_targets(targets)} {uncounted}"
     return None if _lora_rank(reader) > 0 else "its rank is no whole number above 0"
 
 
@@ -775,6 +775,12 @@ def _lora_targets(reader: ConfigReader, lora: tuple[str, ...] | None) -> Any:
     before 0.8's ``actor_rollout_ref.model.target_modules``; None where unset."""
     return read_or_none(reader.get, (*LORA_KEYS[0], 0, "target_modules") if lora == LORA_KEYS[0]
                         else (*ACTOR_ROLLOUT_REF, "model", "target_modules"))
+
+
+def _shown_targets(targets: Any) -> str:
+    """``target_modules`` as a line shows it: a regex in quotes as written (its backslashes single), else
+    `yaml_brief`."""
+    return f"'{targets}'" if isinstance(targets, str) else yaml_brief(targets)
 
 
 def _targets_uncounted(targets: Any) -> str | None:
@@ -831,7 +837,7 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...]) -> str:
     linears = peft_target_match(targets).linears
     if len(linears) == len(PEFT_LAYER_LINEARS):
         return ""
-    return (f"; its target_modules {yaml_brief(targets)} matches {and_joined(list(linears))} alone, whose smaller "
+    return (f"; its target_modules {_shown_targets(targets)} matches {and_joined(list(linears))} alone, whose smaller "
             "adapter is counted as all-linear's, on the safe side")
 
 
@@ -900,7 +906,7 @@ def _targets_refusal(targets: Any) -> str | None:
         why = "matches no module"
     except re.error as error:
         why = f"is no regular expression ({error})"
-    return (f"{'.'.join(LORA_KEYS[0])}[0].target_modules {yaml_brief(targets)} {why}: peft matches it whole "
+    return (f"{'.'.join(LORA_KEYS[0])}[0].target_modules {_shown_targets(targets)} {why}: peft matches it whole "
             f"(re.fullmatch) against each module's full name ({PEFT_MODULE_NAMES}), and Trinity fails as it makes the "
             "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")
 
