@@ -366,7 +366,8 @@ class _JobFields(Frozen, defer_build=True):
         "(GPUs / SP) divide it, as --train-batch-size; absent, it is not checked"))
     lora_rank: Annotated[int, Strict(), Ge(0), Le(MAX_LORA_RANK)] = Field(default=0, description=(
         "the rank of the LoRA adapter the job trains (Trinity's model.lora_configs), as --lora-rank: its plans count "
-        "the frozen base's fp32 weights and the adapter's states; 0 (the default): full fine-tuning"))
+        "the frozen base's fp32 weights and the adapter's states; 0 (the default): full fine-tuning; with "
+        "rollout_gpus, one vLLM takes as its max_lora_rank (1, 8, 16, 32, 64, 128, 256, 320 or 512)"))
     reference_model: Flag | None = Field(default=None, description=(
         "whether the job's run builds a reference model, whose pinned shards its host memory need counts, as "
         "--reference/--no-reference; absent, counted but with a lora_rank"))
