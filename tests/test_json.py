@@ -907,6 +907,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.ROPE_PARTIAL_DROPPED]  # a config.json's partial_rotary_factor: test_ropeseven_s74
     given += [C.NO_SUCH_KEY_REFUSED]  # a key no Trinity release has there: test_persona39_s74
     given += [C.LORA_RANK_VLLM_REFUSED]  # a LoRA rank vLLM refuses as max_lora_rank: test_smallslips19_s74
+    given += [C.ENGINE_ARGS_LORA_REFUSED, C.SGLANG_LORA_REFUSED]  # the rollout's LoRA: test_lorarest3_s75
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 

@@ -195,3 +195,14 @@ def test_a_cluster_job_s_lora_rank_vllm_refuses_is_refused_where_it_has_a_rollou
     assert cli("cluster", str(fleet))[0] == 0
     fleet.write_text(FLEET.replace("lora_rank: 24", "lora_rank: 32"), encoding="utf-8")
     assert cli("cluster", str(fleet))[0] == 0
+
+
+def test_extra_engine_args_max_lora_rank_0_with_enable_lora_is_refused() -> None:
+    text = _config(rollout="    enable_lora: true\n    extra_engine_args: {max_lora_rank: 0}\n")
+    assert _lines(text) == [("lora-rank-vllm-refused", (
+        "explorer.rollout_model.extra_engine_args.max_lora_rank 0, which Trinity gives the rollout's vLLM as its "
+        "max_lora_rank: vLLM 0.19.1 takes 1, 8, 16, 32, 64, 128, 256, 320 or 512 alone, and fails as the rollout "
+        "starts: give one of those, or mode: train where no vLLM rollout starts"))]
+    # A rank that is no whole number beside model.lora_configs is lora-rank-not-a-number-refused's alone.
+    codes = [code for code, _ in _lines(_config("  lora_configs: [{lora_rank: true, path: /ckpt/adapter}]\n"))]
+    assert "lora-rank-vllm-refused" not in codes and "lora-rank-not-a-number-refused" in codes

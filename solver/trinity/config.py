@@ -191,13 +191,14 @@ def _vllm_lora_rank_notes(reader: ConfigReader, mode: str | None) -> list[Config
         lora = _rollout_lora(reader)
     except ConfigError:
         return []
-    if lora.rank == 0 and lora.key:
-        return [ConfigProblem(ConfigProblemCode.LORA_RANK_VLLM_REFUSED, (
-            f"{lora.key} {_lora_config_value(reader, 'lora_rank')} beside a path: Trinity turns the rollout's LoRA "
+    if lora.rank == 0 and lora.key == LORA_CONFIG_RANK_KEY:
+        rank = omegaconf_integer(_lora_config_value(reader, "lora_rank"))
+        return [] if rank is None else [ConfigProblem(ConfigProblemCode.LORA_RANK_VLLM_REFUSED, (
+            f"{lora.key} {rank} beside a path: Trinity turns the rollout's LoRA "
             "on and gives vLLM the largest lora_rank above 0 as its max_lora_rank, here 0, which vLLM 0.19.1 refuses "
             "as the rollout starts: give the adapter's rank (1, 8, 16, 32, 64, 128, 256, 320 or 512), or mode: "
             "train where no vLLM rollout starts"))]
-    refusal = vllm_lora_rank_refusal(lora.rank)
+    refusal = vllm_lora_rank_refusal(lora.rank, lora_on=bool(lora.key))
     return [] if refusal is None else [ConfigProblem(ConfigProblemCode.LORA_RANK_VLLM_REFUSED, (
         f"{lora.key} {refusal}: give one of those, or mode: train where no vLLM rollout starts"))]
 
@@ -210,6 +211,10 @@ ENGINE_LORA_KEYS = ("enable_lora", "max_loras", "max_lora_rank")
 """The LoRA keywords of vLLM's ``AsyncEngineArgs`` (``vllm/engine/arg_utils.py:516`` to ``:518`` in 0.19.1) that
 ``extra_engine_args`` may give: Trinity gives ``enable_lora`` itself always (``vllm_model.py:169``), and the other two
 in ``lora_kwargs`` where ``model.lora_configs`` turns LoRA on (``common/config_validator.py:806`` to ``:815``)."""
+
+
+LORA_CONFIG_RANK_KEY = f"{dotted(LORA_CONFIGS)}[0].lora_rank"
+"""The one LoRA config's rank, as a line names it."""
 
 
 class RolloutLora(NamedTuple):
@@ -230,7 +235,7 @@ def _rollout_lora(reader: ConfigReader) -> RolloutLora:
     unset (``vllm/config/lora.py:32`` to ``:34``); `ConfigError` where those cannot be read as a boolean or whole
     numbers."""
     if _lora_key(reader) == LORA_KEYS[0] and _lora_configs_refusal(reader) is None:
-        return RolloutLora(max(_lora_rank(reader), 0), 1, f"{'.'.join(LORA_KEYS[0])}[0].lora_rank")
+        return RolloutLora(max(_lora_rank(reader), 0), 1, LORA_CONFIG_RANK_KEY)
     if not reader.flag((*ROLLOUT_MODEL, "enable_lora")):
         return RolloutLora(0, 1, "")
     rank_key = (*ENGINE_ARGS, "max_lora_rank")
