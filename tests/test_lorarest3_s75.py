@@ -206,3 +206,14 @@ def test_extra_engine_args_max_lora_rank_0_with_enable_lora_is_refused() -> None
     # A rank that is no whole number beside model.lora_configs is lora-rank-not-a-number-refused's alone.
     codes = [code for code, _ in _lines(_config("  lora_configs: [{lora_rank: true, path: /ckpt/adapter}]\n"))]
     assert "lora-rank-vllm-refused" not in codes and "lora-rank-not-a-number-refused" in codes
+
+
+def test_extra_engine_args_is_read_whole_and_its_other_keys_are_vllm_s() -> None:
+    # Trinity types it Dict[str, Any] and passes it on as it is: only an int is a rank; other keys are not judged.
+    text = _config(rollout="    enable_lora: true\n    extra_engine_args: {max_lora_ranks: 64, max_num_seqs: 8}\n")
+    config = read_trinity_config(text, "trinity.yaml", {})
+    assert config.vllm_rollout is not None and config.vllm_rollout.lora_rank == 16  # vLLM's default: the key unset
+    assert _lines(text) == []
+    quoted = _config(rollout="    enable_lora: true\n    extra_engine_args: {max_lora_rank: '64'}\n")
+    assert read_trinity_config(quoted, "trinity.yaml", {}).vllm_rollout is None  # text: its memory is not checked
+    assert _lines(quoted) == []

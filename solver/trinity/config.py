@@ -238,14 +238,26 @@ def _rollout_lora(reader: ConfigReader) -> RolloutLora:
         return RolloutLora(max(_lora_rank(reader), 0), 1, LORA_CONFIG_RANK_KEY)
     if not reader.flag((*ROLLOUT_MODEL, "enable_lora")):
         return RolloutLora(0, 1, "")
-    rank_key = (*ENGINE_ARGS, "max_lora_rank")
-    rank = reader.integer(rank_key, VLLM_DEFAULT_LORA_RANK, minimum=0, maximum=MAX_LORA_RANK)
-    slots = reader.integer((*ENGINE_ARGS, "max_loras"), 1, maximum=MAX_LORA_SLOTS)
-    return RolloutLora(rank or 0, slots or 1, ".".join(rank_key))
+    arguments = read_or_none(reader.get, ENGINE_ARGS)
+    given = arguments if isinstance(arguments, Mapping) else {}
+    rank = _engine_argument(given, "max_lora_rank", VLLM_DEFAULT_LORA_RANK, MAX_LORA_RANK, minimum=0)
+    return RolloutLora(rank, _engine_argument(given, "max_loras", 1, MAX_LORA_SLOTS),
+                       dotted((*ENGINE_ARGS, "max_lora_rank")))
 
 
 MAX_LORA_SLOTS = 1024
 """The most LoRA slots (vLLM's ``max_loras``) an engine's memory is counted for: far past any rollout's."""
+
+
+def _engine_argument(arguments: Mapping[Any, Any], key: str, default: int, maximum: int, minimum: int = 1) -> int:
+    """The whole number `key` of the rollout's ``extra_engine_args`` (`arguments`, which Trinity types ``Dict[str,
+    Any]`` and passes to vLLM as they are: an int, not text), `default` where unset; `ConfigError` for another value
+    or one outside `minimum` to `maximum`. Read whole from the section, whose other keys are vLLM's to judge."""
+    value = arguments.get(key, default)
+    if type(value) is not int or not minimum <= value <= maximum:
+        raise ConfigError(f"{dotted((*ENGINE_ARGS, key))} must be a whole number from {minimum} to {maximum}, got "
+                          f"{yaml_brief(value)}")
+    return value
 
 
 def _engine_args_lora_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
