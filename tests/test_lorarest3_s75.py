@@ -162,7 +162,8 @@ def test_lora_rank_0_beside_a_path_gives_vllm_max_lora_rank_0_and_is_refused() -
 
 def test_an_sglang_rollout_with_lora_is_refused_and_counts_no_slots(tmp_path: Path, cli: Cli) -> None:
     sglang = "    engine_type: sglang\n"
-    for lora, rollout in (("  lora_configs: [{lora_rank: 16}]\n", sglang), ("", sglang + "    enable_lora: true\n")):
+    sglang_own = sglang + "    enable_lora: true\n    extra_engine_args: {max_lora_rank: text}\n"  # SGLang's own args
+    for lora, rollout in (("  lora_configs: [{lora_rank: 16}]\n", sglang), ("", sglang_own)):
         text = _config(lora, rollout)
         assert read_trinity_config(text, "trinity.yaml", {}).vllm_rollout is None
         assert _lines(text)[-1] == ("sglang-lora-refused", (

@@ -234,7 +234,7 @@ def _rollout_lora(reader: ConfigReader) -> RolloutLora:
     ``extra_engine_args``' ``max_lora_rank`` and ``max_loras`` (`ENGINE_ARGS`), `VLLM_DEFAULT_LORA_RANK` and 1 where
     unset (``vllm/config/lora.py:32`` to ``:34``); `ConfigError` where those cannot be read as a boolean or whole
     numbers."""
-    if _lora_key(reader) == LORA_KEYS[0] and _lora_configs_refusal(reader) is None:
+    if _lora_configs_loaded(reader):
         return RolloutLora(max(_lora_rank(reader), 0), 1, LORA_CONFIG_RANK_KEY)
     if not reader.flag((*ROLLOUT_MODEL, "enable_lora")):
         return RolloutLora(0, 1, "")
@@ -243,6 +243,12 @@ def _rollout_lora(reader: ConfigReader) -> RolloutLora:
     rank = _engine_argument(given, "max_lora_rank", VLLM_DEFAULT_LORA_RANK, MAX_LORA_RANK, minimum=0)
     return RolloutLora(rank, _engine_argument(given, "max_loras", 1, MAX_LORA_SLOTS),
                        dotted((*ENGINE_ARGS, "max_lora_rank")))
+
+
+def _lora_configs_loaded(reader: ConfigReader) -> bool:
+    """Whether ``model.lora_configs`` turns LoRA on (`_lora_key`) and Trinity loads it (`_lora_configs_refusal`): it
+    then turns the rollout's LoRA on and gives vLLM ``lora_kwargs`` (`_rollout_lora`)."""
+    return _lora_key(reader) == LORA_KEYS[0] and _lora_configs_refusal(reader) is None
 
 
 MAX_LORA_SLOTS = 1024
@@ -268,7 +274,7 @@ def _engine_args_lora_notes(reader: ConfigReader, mode: str | None) -> list[Conf
     arguments = read_or_none(reader.get, ENGINE_ARGS)
     if not _starts_vllm(reader, mode) or not isinstance(arguments, Mapping):
         return []
-    by_lora_configs = _lora_key(reader) == LORA_KEYS[0] and _lora_configs_refusal(reader) is None
+    by_lora_configs = _lora_configs_loaded(reader)
     twice = [key for key in ENGINE_LORA_KEYS if key in arguments and (key == "enable_lora" or by_lora_configs)]
     if not twice:
         return []
@@ -283,7 +289,8 @@ def _engine_args_lora_notes(reader: ConfigReader, mode: str | None) -> list[Conf
 
 def _sglang_lora_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
     """The line on LoRA with an SGLang rollout (``engine_type`` sglang, in a mode that explores, ``engine_num`` not
-    0) where the config turns the rollout's LoRA on (`_rollout_lora`: ``model.lora_configs`` or ``enable_lora``):
+    0) where the config turns the rollout's LoRA on (``model.lora_configs``, `_lora_configs_loaded`, or
+    ``enable_lora``):
     Trinity 0.6.0 starts SGLang without LoRA (``common/models/sglang_patch/server_patch.py:314`` to ``:343``), and its
     SGLang engine (``common/models/sglang_model.py``) has no ``get_lora_request``, which the model wrapper calls on
     each ``generate`` and ``chat`` with LoRA on (``common/models/model.py:504`` to ``:532``, ``:605`` to ``:614``), so
@@ -292,9 +299,10 @@ def _sglang_lora_notes(reader: ConfigReader, mode: str | None) -> list[ConfigPro
     if reader.word((*ROLLOUT_MODEL, "engine_type")) != "sglang" or mode == "train":
         return []
     try:
-        if reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) == 0 or not _rollout_lora(reader).key:
+        if reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) == 0 or not (
+                _lora_configs_loaded(reader) or reader.flag((*ROLLOUT_MODEL, "enable_lora"))):
             return []
-    except ConfigError:
+    except ConfigError:  # other lines say why
         return []
     return [ConfigProblem(ConfigProblemCode.SGLANG_LORA_REFUSED, (
         "explorer.rollout_model.engine_type sglang with LoRA: Trinity 0.6 starts SGLang without LoRA and its SGLang "
