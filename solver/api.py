@@ -1192,11 +1192,11 @@ def rollout_memory_problem(engine: VllmRollout | None, model: Model, gpu: GpuTyp
     utilization = engine.gpu_memory_utilization or ROLLOUT_UTILIZATION
     size, sizes = engine.tensor_parallel_size, rollout_sizes(model, node_gpus)
     own = rollout_engine(model, gpu.memory_gib, size, length, largest=size >= sizes[-1], utilization=utilization,
-                         value_bytes=engine.value_bytes, lora_rank=engine.lora_rank)
+                         value_bytes=engine.value_bytes, lora_rank=engine.lora_rank, max_loras=engine.max_loras)
     if own.holds:
         return None
     sized = rollout_engines(model, gpu.memory_gib, node_gpus, length, node_gpus, utilization=utilization,
-                            value_bytes=engine.value_bytes, lora_rank=engine.lora_rank)
+                            value_bytes=engine.value_bytes, lora_rank=engine.lora_rank, max_loras=engine.max_loras)
     given = (f"its gpu_memory_utilization {engine.gpu_memory_utilization:g}" if engine.gpu_memory_utilization
              else f"Trinity's default gpu_memory_utilization {ROLLOUT_UTILIZATION:g}")
     held = (f"{model.name}'s {8 * engine.value_bytes}-bit weights ({own.weights_gib:.1f} GiB){own.lora_words} and one "

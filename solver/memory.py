@@ -1198,17 +1198,18 @@ ROLLOUT_CONTEXT_GIB = 1.0
 
 def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_model_len: int,
                     node_gpus: int = NODE_GPUS, *, utilization: float = ROLLOUT_UTILIZATION,
-                    value_bytes: int = 2, lora_rank: int = 0) -> RolloutEngines:
+                    value_bytes: int = 2, lora_rank: int = 0, max_loras: int = 1) -> RolloutEngines:
     """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus` (1 or more), that
     keeps an engine in one node of `node_gpus`, that the heads allow (as SP: it divides the attention
     heads, and it and the KV heads divide one another), and that `fits` (`rollout_engine`'s figures: one GPU holds the
     weights and the KV cache of one `max_model_len` sequence in half of what vLLM takes of it). When
     no size does, the largest allowed one (whose `fits` is False). A starting point for the rollout, which
-    rft-solver does not plan; `utilization`, `value_bytes` and `lora_rank` as `rollout_engine` takes them."""
+    rft-solver does not plan; `utilization`, `value_bytes`, `lora_rank` and `max_loras` as `rollout_engine` takes
+    them."""
     allowed = rollout_sizes(model, node_gpus)
     sizes = [t for t in allowed if t <= rollout_gpus and rollout_gpus % t == 0]
     options = [rollout_engine(model, memory_gib, t, max_model_len, largest=t == allowed[-1], utilization=utilization,
-                              value_bytes=value_bytes, lora_rank=lora_rank) for t in sizes]
+                              value_bytes=value_bytes, lora_rank=lora_rank, max_loras=max_loras) for t in sizes]
     return next((option for option in options if option.fits), options[-1])
 
 
@@ -1222,24 +1223,21 @@ def rollout_sizes(model: Model, node_gpus: int) -> list[int]:
 
 def rollout_engine(model: Model, memory_gib: float, size: int, max_model_len: int, *, largest: bool,
                    utilization: float = ROLLOUT_UTILIZATION, value_bytes: int = 2,
-                   lora_rank: int = 0) -> RolloutEngines:
+                   lora_rank: int = 0, max_loras: int = 1) -> RolloutEngines:
     """What one GPU of a vLLM rollout engine of tensor-parallel `size` holds on a GPU of `memory_gib`: the weights,
     `value_bytes` a value (2 for bf16, vLLM's ``dtype`` as Trinity gives it; 4 for float32), its share of the KV cache
     of one `max_model_len` sequence (`vllm_cached_tokens`: less in sliding-window layers; vLLM's ``kv_cache_dtype``
     ``auto`` caches it in the weights' dtype), with LoRA of `lora_rank` (vLLM's ``max_lora_rank``; 0: LoRA off) its
-    LoRA slots (`vllm_lora_bytes`), and the room vLLM takes of it (`utilization` of its memory, vLLM's
+    `max_loras` LoRA slots (`vllm_lora_bytes`), and the room vLLM takes of it (`utilization` of its memory, vLLM's
     ``gpu_memory_utilization``, less `ROLLOUT_CONTEXT_GIB`; none below that); `largest` as `RolloutEngines` has it."""
     return RolloutEngines(size=size, weights_gib=value_bytes * model.parameters_b * 1e9 / size / GIB,
                           kv_cache_gib=_kv_layer_token_bytes(model, size, value_bytes)
                           * vllm_cached_tokens(model, max_model_len) / GIB,
-                          lora_gib=vllm_lora_bytes(model, size, lora_rank, value_bytes) / GIB if lora_rank else None,
+                          lora_gib=vllm_lora_bytes(model, size, lora_rank, value_bytes, max_loras) / GIB
+                          if lora_rank else None,
                           room_gib=max(memory_gib * utilization - ROLLOUT_CONTEXT_GIB, 0.0), largest=largest)
 
 
-VLLM_MAX_LORAS = 1
-"""The adapters a vLLM engine serves at once as Trinity starts it (``max_loras``): one per LoRA config, and Trinity
-takes one (``common/config_validator.py:806`` to ``:817`` in 0.6.0 give vLLM ``max_loras`` and ``max_lora_rank``, the
-config's ``lora_rank``, beside ``enable_lora``, ``:781``; ``common/models/vllm_model.py:169``, ``:176``)."""
 VLLM_LORA_TOKEN_BYTES = 56
 """What vLLM 0.19.1's punica wrapper keeps on the GPU per batched token (``max_num_batched_tokens``) for LoRA: four
 int64 indices (``PunicaWrapperBase.__init__``, ``lora/punica_wrapper/punica_base.py:138`` to ``:149``, the embeddings'
@@ -1248,14 +1246,16 @@ two) and two int32 mappings in each of its two kernel metadata (``LoRAKernelMeta
 tensors per sequence and per adapter (a few KiB) are left out."""
 
 
-def vllm_lora_bytes(model: Model, size: int, rank: int, value_bytes: int = 2) -> float:
+def vllm_lora_bytes(model: Model, size: int, rank: int, value_bytes: int = 2, max_loras: int = 1) -> float:
     """What one GPU of a vLLM 0.19.1 engine of tensor-parallel `size` holds for LoRA at ``max_lora_rank`` `rank`,
     bytes: each LoRA layer's ``lora_a_stacked`` (rank x its inputs on the GPU) and ``lora_b_stacked`` (its outputs on
-    the GPU x rank) for each of `VLLM_MAX_LORAS` slots, in the weights' dtype (``lora_dtype`` auto, `value_bytes`),
-    over every layer vLLM wraps whatever the adapter's target modules (`vllm_lora_widths`), and the punica wrapper's
-    per-token indices (`VLLM_LORA_TOKEN_BYTES` at `VLLM_BATCHED_TOKENS`)."""
+    the GPU x rank) for each of `max_loras` slots (vLLM's ``max_loras``: 1 as Trinity starts it for its one LoRA
+    config, ``common/config_validator.py:806`` to ``:817`` in 0.6.0, and vLLM's default), in the weights' dtype
+    (``lora_dtype`` auto, `value_bytes`), over every layer vLLM wraps whatever the adapter's target modules
+    (`vllm_lora_widths`), and the punica wrapper's per-token indices (`VLLM_LORA_TOKEN_BYTES` at
+    `VLLM_BATCHED_TOKENS`)."""
     widths = sum((inputs + outputs) * count for inputs, outputs, count in vllm_lora_widths(model, size))
-    return VLLM_MAX_LORAS * rank * widths * value_bytes + VLLM_LORA_TOKEN_BYTES * VLLM_BATCHED_TOKENS
+    return max_loras * rank * widths * value_bytes + VLLM_LORA_TOKEN_BYTES * VLLM_BATCHED_TOKENS
 
 
 def vllm_lora_widths(model: Model, size: int) -> tuple[tuple[float, float, int], ...]:

@@ -444,6 +444,8 @@ class ConfigProblemCode(str, Enum):
     LORA_RANK_NOT_A_NUMBER_REFUSED = "lora-rank-not-a-number-refused"
     LORA_RANK_NOT_A_NUMBER = "lora-rank-not-a-number"
     LORA_RANK_VLLM_REFUSED = "lora-rank-vllm-refused"
+    ENGINE_ARGS_LORA_REFUSED = "engine-args-lora-refused"
+    SGLANG_LORA_REFUSED = "sglang-lora-refused"
     TYPED_NULL_REFUSED = "typed-null-refused"
     TYPED_NULL = "typed-null"
     REF_MODEL_REFUSED = "ref-model-refused"
@@ -517,6 +519,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.REF_SP_UNGROUPED_REFUSED, ConfigProblemCode.LORA_CONFIGS_REFUSED,
     ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.TRAILING_SLASH_REFUSED,
     ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.LORA_RANK_VLLM_REFUSED,
+    ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED, ConfigProblemCode.SGLANG_LORA_REFUSED,
     ConfigProblemCode.TYPED_NULL_REFUSED,
     ConfigProblemCode.REF_MODEL_REFUSED, ConfigProblemCode.UNKNOWN_KEY_REFUSED,
     ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED,
@@ -572,6 +575,9 @@ class VllmRollout(NamedTuple):
     lora_rank: int = 0
     """vLLM's ``max_lora_rank`` where the config turns the rollout's LoRA on (``model.lora_configs``, or
     ``enable_lora``), whose slots its engines hold (`solver.memory.vllm_lora_bytes`); 0 with LoRA off."""
+    max_loras: int = 1
+    """vLLM's ``max_loras``, the LoRA slots of that rank each engine makes: 1 as Trinity starts it, or the config's
+    ``extra_engine_args.max_loras`` where it gives vLLM ``enable_lora`` itself."""
 
 
 class TrinityConfig(Frozen, defer_build=True):

@@ -208,10 +208,11 @@ def test_target_modules_other_than_a_string_is_refused(tmp_path: Path, cli: Call
 
 def test_a_target_modules_string_other_than_all_linear_is_still_counted_as_full_fine_tuning(
         tmp_path: Path, cli: Callable[..., tuple[int, str, str]]) -> None:
-    # peft matches a string whole against each module's full name (re.fullmatch): a regular expression may take
-    # the output projection or the embeddings, so the states counted stay full fine-tuning's (lora_rank 0).
-    config = _trinity_config(tmp_path, r", lora_configs: [{lora_rank: 16, target_modules: '.*\.(q_proj|v_proj)'}]",
-                             8192)
+    # peft matches a string whole against each module's full name (re.fullmatch): a regular expression that takes
+    # the output projection (or the embeddings) keeps the states counted full fine-tuning's (lora_rank 0); one that
+    # takes decoder linears alone is counted as all-linear's (test_lorarest3_s75).
+    targets = r"'.*\.(q_proj|v_proj)|lm_head'"
+    config = _trinity_config(tmp_path, f", lora_configs: [{{lora_rank: 16, target_modules: {targets}}}]", 8192)
     _, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
     [answer] = json.loads(out)
     assert (err, answer["lora_rank"], answer["current"]["config_problem_codes"]) == ("", 0, ["lora-counted-as-full"])

@@ -30,10 +30,10 @@ VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 (``common/config_validator.py:806`` to ``:815`` in 0.6.0), so a LoRA run with a vLLM rollout takes these alone."""
 
 
-def vllm_lora_rank_refusal(rank: int) -> str | None:
+def vllm_lora_rank_refusal(rank: int, lora_on: bool = False) -> str | None:
     """Why a LoRA run of `rank` (above 0) cannot start a vLLM rollout (`VLLM_LORA_RANKS`), in words that follow the
-    rank's name; None for a rank vLLM takes, and for 0 (no LoRA)."""
-    if rank == 0 or rank in VLLM_LORA_RANKS:
+    rank's name; None for a rank vLLM takes, and for 0 (no LoRA) unless `lora_on` (vLLM is given 0 with LoRA on)."""
+    if rank == 0 and not lora_on or rank in VLLM_LORA_RANKS:
         return None
     return (f"{rank}, which Trinity gives the rollout's vLLM as its max_lora_rank: vLLM 0.19.1 takes "
             f"{', '.join(map(str, VLLM_LORA_RANKS[:-1]))} or {VLLM_LORA_RANKS[-1]} alone, and fails as the rollout "

@@ -41,6 +41,7 @@ from solver.tables.bounds import (
     checked_host_ram,
     counted_critic,
     read_host_ram,
+    vllm_lora_rank_refusal,
 )
 from solver.tables.schema import (
     AskedTokens,
@@ -369,7 +370,8 @@ class _JobFields(Frozen, defer_build=True):
         "(GPUs / SP) divide it, as --train-batch-size; absent, it is not checked"))
     lora_rank: Annotated[int, Strict(), Ge(0), Le(MAX_LORA_RANK)] = Field(default=0, description=(
         "the rank of the LoRA adapter the job trains (Trinity's model.lora_configs), as --lora-rank: its plans count "
-        "the frozen base's fp32 weights and the adapter's states; 0 (the default): full fine-tuning"))
+        "the frozen base's fp32 weights and the adapter's states; 0 (the default): full fine-tuning; with "
+        "rollout_gpus, one vLLM takes as its max_lora_rank (1, 8, 16, 32, 64, 128, 256, 320 or 512)"))
     reference_model: Flag | None = Field(default=None, description=(
         "whether the job's run builds a reference model, whose pinned shards its host memory need counts, as "
         "--reference/--no-reference; absent, counted but with a lora_rank"))
@@ -383,6 +385,16 @@ class _JobFields(Frozen, defer_build=True):
         if self.lora_rank and self.reference_model:
             raise ValueError(f"reference_model true with lora_rank {self.lora_rank}: {NO_LORA_REFERENCE}; give "
                              "reference_model false, or leave it out")
+        return self
+
+    @model_validator(mode="after")
+    def _vllm_lora_rank(self) -> _JobFields:
+        """A LoRA rank the job's vLLM rollout refuses as its ``max_lora_rank`` (`vllm_lora_rank_refusal`), where the
+        job has one (rollout_gpus above 0; its placement counts the engine's LoRA slots), as ``solve --lora-rank``'s
+        check."""
+        refusal = vllm_lora_rank_refusal(self.lora_rank) if self.rollout_gpus else None
+        if refusal is not None:
+            raise ValueError(f"lora_rank {refusal}: give one of those, or rollout_gpus 0 for a trainer alone")
         return self
 
     @property

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from solver.query import (
@@ -23,6 +25,7 @@ from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandabl
 from solver.rules import API_OPTIONS, OptionNames
 from solver.tables import (
     MAX_GPUS,
+    MAX_LORA_RANK,
     MAX_TRAIN_BATCH,
     NO_CRITIC,
     CriticChoice,
@@ -137,7 +140,7 @@ vLLM ``enable_lora`` as the config has it, ``common/models/vllm_model.py:169`` i
 
 def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | None:
     """The rollout's vLLM engine as `VllmRollout` (Trinity's defaults where unset: ``tensor_parallel_size`` 1,
-    ``dtype`` bfloat16; LoRA as `_rollout_lora_rank` reads it); None where none starts (``mode: train``, an
+    ``dtype`` bfloat16; LoRA as `_rollout_lora` reads it); None where none starts (``mode: train``, an
     ``engine_type`` not vLLM's, ``engine_num`` 0),
     where its weights are split other than by tensor parallelism (``pipeline_parallel_size`` above 1,
     ``enable_expert_parallel``), or where a key it reads cannot be read or is out of vLLM's range (a
@@ -152,14 +155,15 @@ def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | 
         utilization = reader.get((*ROLLOUT_MODEL, "gpu_memory_utilization"))
         dtype = reader.word((*ROLLOUT_MODEL, "dtype"))
         length = reader.integer((*ROLLOUT_MODEL, "max_model_len"))
-        lora_rank = _rollout_lora_rank(reader)
+        lora = _rollout_lora(reader)
     except ConfigError:
         return None
     if utilization is not None and (isinstance(utilization, bool) or not isinstance(utilization, int | float)
                                     or not 0 < utilization <= 1):
         return None
     return VllmRollout(tensor_parallel_size=size, gpu_memory_utilization=utilization,
-                       value_bytes=4 if dtype in FLOAT32_DTYPES else 2, max_model_len=length, lora_rank=lora_rank)
+                       value_bytes=4 if dtype in FLOAT32_DTYPES else 2, max_model_len=length, lora_rank=lora.rank,
+                       max_loras=lora.max_loras)
 
 
 def _starts_vllm(reader: ConfigReader, mode: str | None) -> bool:
@@ -175,30 +179,135 @@ def _starts_vllm(reader: ConfigReader, mode: str | None) -> bool:
 
 
 def _vllm_lora_rank_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
-    """The line on a LoRA rank the config's vLLM rollout (`_starts_vllm`) refuses as its ``max_lora_rank``
-    (`_rollout_lora_rank`; `vllm_lora_rank_refusal`: vLLM 0.19.1's ``LoRAConfig`` takes a few ranks alone), which
-    fails the rollout as it starts (`ConfigProblemCode.LORA_RANK_VLLM_REFUSED`); none without LoRA, or where the rank
-    cannot be read (other lines say why)."""
+    """The line on a ``max_lora_rank`` the config's vLLM rollout (`_starts_vllm`) is given (`_rollout_lora`) that
+    vLLM refuses (`vllm_lora_rank_refusal`: vLLM 0.19.1's ``LoRAConfig`` takes a few ranks alone), which fails the
+    rollout as it starts (`ConfigProblemCode.LORA_RANK_VLLM_REFUSED`): the one LoRA config's ``lora_rank``, 0 where
+    it is not above 0 beside a ``path`` (Trinity gives vLLM the largest rank above 0, none), or
+    ``extra_engine_args.max_lora_rank`` beside ``enable_lora``; none without LoRA, or where the rank cannot be read
+    (other lines say why)."""
     if not _starts_vllm(reader, mode):
         return []
     try:
-        refusal = vllm_lora_rank_refusal(_rollout_lora_rank(reader))
+        lora = _rollout_lora(reader)
     except ConfigError:
         return []
+    if lora.rank == 0 and lora.key == LORA_CONFIG_RANK_KEY:
+        rank = omegaconf_integer(_lora_config_value(reader, "lora_rank"))
+        return [] if rank is None else [ConfigProblem(ConfigProblemCode.LORA_RANK_VLLM_REFUSED, (
+            f"{lora.key} {rank} beside a path: Trinity turns the rollout's LoRA "
+            "on and gives vLLM the largest lora_rank above 0 as its max_lora_rank, here 0, which vLLM 0.19.1 refuses "
+            "as the rollout starts: give the adapter's rank (1, 8, 16, 32, 64, 128, 256, 320 or 512), or mode: "
+            "train where no vLLM rollout starts"))]
+    refusal = vllm_lora_rank_refusal(lora.rank, lora_on=bool(lora.key))
     return [] if refusal is None else [ConfigProblem(ConfigProblemCode.LORA_RANK_VLLM_REFUSED, (
-        f"model.lora_configs[0].lora_rank {refusal}: give one of those, or mode: train where no vLLM rollout "
-        "starts"))]
+        f"{lora.key} {refusal}: give one of those, or mode: train where no vLLM rollout starts"))]
 
 
-def _rollout_lora_rank(reader: ConfigReader) -> int:
-    """vLLM's ``max_lora_rank`` for the rollout's engines, 0 with LoRA off: the one LoRA config's ``lora_rank``
-    (`_lora_rank`) where ``model.lora_configs`` turns LoRA on and Trinity loads it (it then sets
-    ``explorer.rollout_model.enable_lora`` and gives vLLM that rank, ``common/config_validator.py:780`` to ``:817`` in
-    0.6.0, ``:700`` and ``:726`` to ``:727`` in 0.5.2), else `VLLM_DEFAULT_LORA_RANK` where the config sets
-    ``enable_lora`` itself; `ConfigError` where that cannot be read as a boolean."""
-    if _lora_key(reader) == LORA_KEYS[0] and _lora_configs_refusal(reader) is None:
-        return _lora_rank(reader)
-    return VLLM_DEFAULT_LORA_RANK if reader.flag((*ROLLOUT_MODEL, "enable_lora")) else 0
+ENGINE_ARGS = (*ROLLOUT_MODEL, "extra_engine_args")
+"""The keyword arguments a config gives the rollout's engine beside Trinity's own: Trinity 0.6.0 passes them to
+vLLM's ``AsyncEngineArgs`` after its own keywords and ``lora_kwargs`` (``common/models/vllm_model.py:142`` to
+``:178``), so a keyword given twice fails the call (``TypeError``: got multiple values) as the engine starts."""
+ENGINE_LORA_KEYS = ("enable_lora", "max_loras", "max_lora_rank")
+"""The LoRA keywords of vLLM's ``AsyncEngineArgs`` (``vllm/engine/arg_utils.py:516`` to ``:518`` in 0.19.1) that
+``extra_engine_args`` may give: Trinity gives ``enable_lora`` itself always (``vllm_model.py:169``), and the other two
+in ``lora_kwargs`` where ``model.lora_configs`` turns LoRA on (``common/config_validator.py:806`` to ``:815``)."""
+
+
+LORA_CONFIG_RANK_KEY = f"{dotted(LORA_CONFIGS)}[0].lora_rank"
+"""The one LoRA config's rank, as a line names it."""
+
+
+class RolloutLora(NamedTuple):
+    """vLLM's LoRA in the rollout's engines (`_rollout_lora`): its ``max_lora_rank`` (0 with LoRA off, or where
+    Trinity gives 0), its ``max_loras`` and the dotted key that gives the rank ("" with LoRA off)."""
+
+    rank: int
+    max_loras: int
+    key: str
+
+
+def _rollout_lora(reader: ConfigReader) -> RolloutLora:
+    """vLLM's LoRA for the rollout's engines: where ``model.lora_configs`` turns LoRA on and Trinity loads it, it sets
+    ``explorer.rollout_model.enable_lora`` and gives vLLM ``max_loras`` 1 and the largest ``lora_rank`` above 0
+    (`_lora_rank`; 0 where none is) as ``max_lora_rank`` (``common/config_validator.py:780`` to ``:817`` in 0.6.0,
+    ``:700`` and ``:726`` to ``:727`` in 0.5.2); else, where the config sets ``enable_lora`` itself, vLLM takes
+    ``extra_engine_args``' ``max_lora_rank`` and ``max_loras`` (`ENGINE_ARGS`), `VLLM_DEFAULT_LORA_RANK` and 1 where
+    unset (``vllm/config/lora.py:32`` to ``:34``); `ConfigError` where those cannot be read as a boolean or whole
+    numbers."""
+    if _lora_configs_loaded(reader):
+        return RolloutLora(max(_lora_rank(reader), 0), 1, LORA_CONFIG_RANK_KEY)
+    if not reader.flag((*ROLLOUT_MODEL, "enable_lora")):
+        return RolloutLora(0, 1, "")
+    arguments = read_or_none(reader.get, ENGINE_ARGS)
+    given = arguments if isinstance(arguments, Mapping) else {}
+    rank = _engine_argument(given, "max_lora_rank", VLLM_DEFAULT_LORA_RANK, MAX_LORA_RANK, minimum=0)
+    return RolloutLora(rank, _engine_argument(given, "max_loras", 1, MAX_LORA_SLOTS),
+                       dotted((*ENGINE_ARGS, "max_lora_rank")))
+
+
+def _lora_configs_loaded(reader: ConfigReader) -> bool:
+    """Whether ``model.lora_configs`` turns LoRA on (`_lora_key`) and Trinity loads it (`_lora_configs_refusal`): it
+    then turns the rollout's LoRA on and gives vLLM ``lora_kwargs`` (`_rollout_lora`)."""
+    return _lora_key(reader) == LORA_KEYS[0] and _lora_configs_refusal(reader) is None
+
+
+MAX_LORA_SLOTS = 1024
+"""The most LoRA slots (vLLM's ``max_loras``) an engine's memory is counted for: far past any rollout's."""
+
+
+def _engine_argument(arguments: Mapping[Any, Any], key: str, default: int, maximum: int, minimum: int = 1) -> int:
+    """The whole number `key` of the rollout's ``extra_engine_args`` (`arguments`, which Trinity types ``Dict[str,
+    Any]`` and passes to vLLM as they are: an int, not text), `default` where unset; `ConfigError` for another value
+    or one outside `minimum` to `maximum`. Read whole from the section, whose other keys are vLLM's to judge."""
+    value = arguments.get(key, default)
+    if type(value) is not int or not minimum <= value <= maximum:
+        raise ConfigError(f"{dotted((*ENGINE_ARGS, key))} must be a whole number from {minimum} to {maximum}, got "
+                          f"{yaml_brief(value)}")
+    return value
+
+
+def _engine_args_lora_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
+    """The line on LoRA keywords in the vLLM rollout's ``extra_engine_args`` (`ENGINE_LORA_KEYS`) that Trinity gives
+    vLLM too, so that the engine fails as it starts (`ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED`): ``enable_lora``,
+    and ``max_loras`` or ``max_lora_rank`` where ``model.lora_configs`` turns LoRA on (without it, vLLM takes them
+    from ``extra_engine_args``, `_rollout_lora`); none where no vLLM rollout starts (`_starts_vllm`)."""
+    arguments = read_or_none(reader.get, ENGINE_ARGS)
+    if not _starts_vllm(reader, mode) or not isinstance(arguments, Mapping):
+        return []
+    by_lora_configs = _lora_configs_loaded(reader)
+    twice = [key for key in ENGINE_LORA_KEYS if key in arguments and (key == "enable_lora" or by_lora_configs)]
+    if not twice:
+        return []
+    keys = and_joined([f"{'.'.join(ENGINE_ARGS)}.{key}" for key in twice])
+    given = ["enable_lora always"] * ("enable_lora" in twice) + [
+        "max_loras and max_lora_rank from model.lora_configs"] * (twice != ["enable_lora"])
+    return [ConfigProblem(ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED, (
+        f"{keys}: Trinity gives vLLM {'this keyword' if len(twice) == 1 else 'these keywords'} itself "
+        f"({'; '.join(given)}) and passes extra_engine_args beside, so vLLM's engine arguments get a keyword twice "
+        f"and the rollout fails as it starts (TypeError): remove {it_or_them(len(twice))} from extra_engine_args"))]
+
+
+def _sglang_lora_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
+    """The line on LoRA with an SGLang rollout (``engine_type`` sglang, in a mode that explores, ``engine_num`` not
+    0) where the config turns the rollout's LoRA on (``model.lora_configs``, `_lora_configs_loaded`, or
+    ``enable_lora``):
+    Trinity 0.6.0 starts SGLang without LoRA (``common/models/sglang_patch/server_patch.py:314`` to ``:343``), and its
+    SGLang engine (``common/models/sglang_model.py``) has no ``get_lora_request``, which the model wrapper calls on
+    each ``generate`` and ``chat`` with LoRA on (``common/models/model.py:504`` to ``:532``, ``:605`` to ``:614``), so
+    the rollout fails there (`ConfigProblemCode.SGLANG_LORA_REFUSED`). None otherwise: no vLLM LoRA slots are counted
+    for an engine not vLLM's (`_starts_vllm`), and an ``external`` one serves elsewhere."""
+    if reader.word((*ROLLOUT_MODEL, "engine_type")) != "sglang" or mode == "train":
+        return []
+    try:
+        if reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) == 0 or not (
+                _lora_configs_loaded(reader) or reader.flag((*ROLLOUT_MODEL, "enable_lora"))):
+            return []
+    except ConfigError:  # other lines say why
+        return []
+    return [ConfigProblem(ConfigProblemCode.SGLANG_LORA_REFUSED, (
+        "explorer.rollout_model.engine_type sglang with LoRA: Trinity 0.6 starts SGLang without LoRA and its SGLang "
+        "engine cannot give the adapter's request, which each generation with LoRA on asks for, so the rollout "
+        "fails at its first: leave engine_type unset (vllm) for LoRA, or drop LoRA"))]
 
 
 def model_path_needed(names: OptionNames) -> str:
@@ -678,11 +787,43 @@ def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str
         return f"Trinity 0.6 on verl 0.8 or later {from_08} and trains every parameter"
     if lora == LORA_KEYS[2] or _lora_config_path(reader) is not None or read_or_none(reader.get, LORA_KEYS[2]):
         return "it loads an adapter, whose rank is the adapter's own"
-    targets = read_or_none(reader.get, (*LORA_KEYS[0], 0, "target_modules") if lora == LORA_KEYS[0]
-                           else (*ACTOR_ROLLOUT_REF, "model", "target_modules"))
-    if targets not in (None, "all-linear"):
-        return f"its target_modules {yaml_brief(targets)} are not Trinity's default all-linear, which rft-solver counts"
+    targets = _lora_targets(reader, lora)
+    if not all_linear(targets):
+        uncounted = _targets_uncounted(targets)
+        if uncounted is not None:
+            return f"its target_modules {_shown_targets(targets)} {uncounted}"
     return None if _lora_rank(reader) > 0 else "its rank is no whole number above 0"
+
+
+def _lora_targets(reader: ConfigReader, lora: tuple[str, ...] | None) -> Any:
+    """The ``target_modules`` of the LoRA key `lora` that turns LoRA on (`_lora_key`): the one LoRA config's, or verl
+    before 0.8's ``actor_rollout_ref.model.target_modules``; None where unset."""
+    return read_or_none(reader.get, (*LORA_KEYS[0], 0, "target_modules") if lora == LORA_KEYS[0]
+                        else (*ACTOR_ROLLOUT_REF, "model", "target_modules"))
+
+
+def _shown_targets(targets: Any) -> str:
+    """``target_modules`` as a line shows it: a regex in quotes as written (its backslashes single), else
+    `yaml_brief`."""
+    return f"'{targets}'" if isinstance(targets, str) else yaml_brief(targets)
+
+
+def _targets_uncounted(targets: Any) -> str | None:
+    """Why LoRA on ``target_modules`` `targets` (not ``all-linear``) is counted as full fine-tuning, in words that
+    follow the key: no regex (a list), one PEFT cannot take or that matches no module (`peft_target_match`), or one
+    that matches a module ``all-linear`` leaves out (the embeddings, the output projection, a norm); None for a regex
+    that matches linear layers of the decoder layers alone, which all-linear's count holds (all seven, or fewer: on
+    the safe side)."""
+    if not isinstance(targets, str):
+        return "are not one regular expression, which rft-solver matches"
+    try:
+        match = peft_target_match(targets)
+    except re.error:
+        return "is no regular expression"
+    if match.outer or match.other is not None:
+        beyond = and_joined([*match.outer, *([match.other] if match.other else [])])
+        return f"matches {beyond}, which all-linear leaves out and rft-solver does not count"
+    return None if match.linears else "matches no module"
 
 
 def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
@@ -700,8 +841,9 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
         return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
             f"with LoRA ({key}) the trainer holds gradients and optimizer states for the adapter alone: the verdict "
             f"and the plans count LoRA rank {_lora_rank(reader)}'s states (the frozen base's fp32 weights and the "
-            "adapter's on every linear layer but the output projection, unless --lora-rank gives another), and the "
-            "tables, which measured full fine-tuning, vouch for it by inference and refute nothing"))]
+            "adapter's on every linear layer but the output projection, unless --lora-rank gives another"
+            f"{_fewer_targets(reader, lora)}), and the tables, which measured full fine-tuning, vouch for it by "
+            "inference and refute nothing"))]
     from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
     when = f"with LoRA ({key})" if from_08 is None else f"with verl before 0.8 LoRA ({key})"
     return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
@@ -709,6 +851,19 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
         f"plans count full fine-tuning's, as the tables measured ({uncounted}): a LoRA run needs less memory than "
         "shown (conservative: without Offload, LoRA leaves each GPU's shard about 4 of the 16 bytes per parameter "
         "counted; solve --lora-rank RANK counts a new adapter's)"))]
+
+
+def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...]) -> str:
+    """The clause on a ``target_modules`` regex that adapts fewer linear layers than ``all-linear``
+    (`peft_target_match`), counted as all-linear's adapter, on the safe side; "" where it adapts all of them."""
+    targets = _lora_targets(reader, lora)
+    if all_linear(targets):
+        return ""
+    linears = peft_target_match(targets).linears
+    if len(linears) == len(PEFT_LAYER_LINEARS):
+        return ""
+    return (f"; its target_modules {_shown_targets(targets)} matches {and_joined(list(linears))} alone, whose smaller "
+            "adapter is counted as all-linear's, on the safe side")
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
@@ -745,8 +900,11 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
                     "the config: give all-linear, or one regular expression that peft matches whole module names "
                     "with (.*\\.(q_proj|v_proj))")
         rank = omegaconf_integer(_lora_config_value(reader, "lora_rank"))
-        if rank is None or rank > 0 or _lora_config_path(reader) is not None:
+        unread = rank is None and _lora_config_value(reader, "lora_rank") is not None  # another line refuses it
+        if _lora_config_path(reader) is not None or unread:
             return None
+        if rank is None or rank > 0:
+            return _targets_refusal(targets)
         return (f"{key}[0].lora_rank {rank} without a path: Trinity makes a dummy adapter of that rank, which peft "
                 "refuses (\"`r` should be a positive integer value\") before the trainer starts: give a rank above 0 "
                 "for LoRA, or drop model.lora_configs for no LoRA")
@@ -757,6 +915,25 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
            "loads the config" if len(value) == 1 else
            f"holds {len(value)} LoRA configs: Trinity refuses more than one (\"Only one lora adapter is supported\")")
     return f"{key} {why}: give it one LoRA config, or drop it for no LoRA"
+
+
+def _targets_refusal(targets: Any) -> str | None:
+    """The refusal of the one LoRA config's ``target_modules`` regex `targets` from which Trinity makes a new adapter
+    (no ``path``): one that is no regular expression, or matches no module (`peft_target_match`), fails PEFT's
+    ``get_peft_model`` as Trinity's ``create_dummy_lora`` makes it (``utils/lora_utils.py:38`` in 0.6.0; ``re.error``,
+    or "Target modules ... not found in the base model", ``tuners/tuners_utils.py:1063`` to ``:1068`` in peft
+    0.21.2) before the trainer starts; None for all-linear, a list (refused as such) and a regex that matches."""
+    if all_linear(targets) or not isinstance(targets, str):
+        return None
+    try:
+        if peft_target_match(targets) != TargetMatch((), (), None):
+            return None
+        why = "matches no module"
+    except re.error as error:
+        why = f"is no regular expression ({error})"
+    return (f"{'.'.join(LORA_KEYS[0])}[0].target_modules {_shown_targets(targets)} {why}: peft matches it whole "
+            f"(re.fullmatch) against each module's full name ({PEFT_MODULE_NAMES}), and Trinity fails as it makes the "
+            "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")
 
 
 def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
@@ -831,6 +1008,61 @@ def _lora_config_value(reader: ConfigReader, key: str) -> Any:
     """The value of `key` in the one LoRA config of ``model.lora_configs`` (`_one_lora_config`); None where there is
     no such config, it lacks the key, or it cannot be read."""
     return read_or_none(reader.get, (*LORA_KEYS[0], 0, key)) if _one_lora_config(reader) else None
+
+
+PEFT_LAYER_LINEARS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
+                      "mlp.up_proj", "mlp.down_proj")
+"""The linear layers of a Qwen3 decoder layer (``model.layers.N.``), those PEFT's ``all-linear`` adapts
+(`solver.memory.adapted_shapes`)."""
+PEFT_OUTER_MODULES = ("model.embed_tokens", "lm_head")
+"""The modules outside the layers that PEFT adapts where a ``target_modules`` regex names them (an embedding, and the
+output projection, which ``all-linear`` leaves out: ``_maybe_include_all_linear_layers``,
+``tuners/tuners_utils.py:2464`` to ``:2469`` in peft 0.21.2), whose adapters rft-solver does not count."""
+PEFT_OTHER_MODULES = ("", "model", "model.layers", "model.norm", "model.rotary_emb")
+"""A Qwen3 model's other module names outside the layers (``""`` the model itself), beside `PEFT_LAYER_OTHERS`."""
+PEFT_LAYER_OTHERS = ("", "self_attn", "self_attn.q_norm", "self_attn.k_norm", "mlp", "mlp.act_fn", "input_layernorm",
+                     "post_attention_layernorm")
+"""A Qwen3 decoder layer's module names other than its linear layers (``""`` the layer itself)."""
+PEFT_LAYERS = 128
+"""The decoder layers whose module names a ``target_modules`` regex is matched against (``model.layers.0`` to
+``model.layers.127``: more than any catalogued model has)."""
+PEFT_MODULE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, "
+                     "model.embed_tokens and lm_head")
+"""The module names a ``target_modules`` regex is to match, as a refusal names them."""
+
+
+class TargetMatch(NamedTuple):
+    """What a ``target_modules`` regex matches whole (`peft_target_match`): the layer's linear layers
+    (`PEFT_LAYER_LINEARS`, without ``self_attn.``/``mlp.``), the modules outside the layers PEFT adapts
+    (`PEFT_OUTER_MODULES`) and the first other module (a norm, a layer or the model; None where none)."""
+
+    linears: tuple[str, ...]
+    outer: tuple[str, ...]
+    other: str | None
+
+
+@lru_cache(maxsize=256)
+def peft_target_match(pattern: str) -> TargetMatch:
+    """The modules of a Qwen3 model whose full names (``model.layers.0.self_attn.q_proj``) the ``target_modules``
+    regex `pattern` matches whole, as PEFT matches a string (``re.fullmatch``, ``match_target_against_key``,
+    ``utils/other.py:1516`` to ``:1521``, from ``check_target_module_exists``, ``tuners/tuners_utils.py:2370`` to
+    ``:2371`` in peft 0.21.2), in any of `PEFT_LAYERS` layers; `re.error` where it is no regular expression."""
+    regex = re.compile(pattern)
+
+    def in_a_layer(name: str) -> bool:
+        return any(regex.fullmatch(f"model.layers.{layer}{'.' if name else ''}{name}") for layer in range(PEFT_LAYERS))
+
+    linears = tuple(name.split(".")[1] for name in PEFT_LAYER_LINEARS if in_a_layer(name))
+    outer = tuple(name for name in PEFT_OUTER_MODULES if regex.fullmatch(name))
+    other = next((name or "the model itself" for name in PEFT_OTHER_MODULES if regex.fullmatch(name)), None)
+    layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in PEFT_LAYER_OTHERS if in_a_layer(name)), None)
+    return TargetMatch(linears, outer, other or layer)
+
+
+def all_linear(targets: object) -> bool:
+    """Whether ``target_modules`` `targets` is PEFT's ``all-linear`` (unset, Trinity's default, or the word in any case:
+    PEFT lowers it, ``tuners/tuners_utils.py:2439`` to ``:2442`` in peft 0.21.2)."""
+    return targets is None or isinstance(targets, str) and targets.lower() == "all-linear"
 
 
 LORA_CONFIG_RANK = 32
@@ -1126,7 +1358,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
-             *_lora_rank_notes(reader, version), *_vllm_lora_rank_notes(reader, mode), *_null_notes(reader, version),
+             *_lora_rank_notes(reader, version), *_vllm_lora_rank_notes(reader, mode),
+             *_engine_args_lora_notes(reader, mode), *_sglang_lora_notes(reader, mode), *_null_notes(reader, version),
              *_explorer_alloc_conf_notes(reader))
     return TrinityConfig(
         model=model,

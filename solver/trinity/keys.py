@@ -363,7 +363,7 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("explorer",): ("rollout_model", "auxiliary_models", "env_vars"),
     ("explorer", "rollout_model"): ("engine_num", "tensor_parallel_size", "engine_type", "data_parallel_size",
                                     "pipeline_parallel_size", "enable_expert_parallel", "gpu_memory_utilization",
-                                    "dtype", "max_model_len", "enable_lora"),
+                                    "dtype", "max_model_len", "enable_lora", "extra_engine_args"),
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
     ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
