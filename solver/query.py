@@ -318,6 +318,14 @@ class Query(Frozen):
         return f"with more host memory{'' if named else f' than {self.host_ram_named}'}"
 
     @property
+    def critic_words(self) -> str:
+        """The PPO critic the plans count (`critic`), in words after the model's name: `` with a resident PPO
+        critic``, `` with an offloaded PPO critic``; "" for none."""
+        if self.critic is None:
+            return ""
+        return f" with {'an' if self.critic == 'offloaded' else 'a'} {self.critic} PPO critic"
+
+    @property
     def host_ram_named(self) -> str:
         """The host memory given, named briefly: as the caller gave the option (`host_ram_limit_words`: ``--host-ram 64
         GiB``, ``host_ram_gb=64``), ``the pool's 32 GiB`` (`host_ram_hardware_words`), or ``the node's RAM of 64 GiB``

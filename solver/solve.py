@@ -735,13 +735,15 @@ def _ranked_from_asked(catalog: Catalog, data: PlanningData, query: Query, asked
 
 def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:
     """Why `query` has no plan on `gpu` where `data` holds none (`PlanningData.holds_no_plan`): no table of the model,
-    and (where estimates are on) nothing the memory model fits, within what larger GPUs' tables allow."""
+    and (where estimates are on) nothing the memory model fits with the PPO critic counted, within what larger GPUs'
+    tables allow."""
     capping = data.capping_gpus  # their failures cap the estimates too
     nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)" + (
         f" within what the {capping} tables allow (their GPUs have at least this one's memory)" if capping else "")
     if query.estimate == "only":
-        return f"with {query.option_names.estimate_only} (the tables set aside), {nothing_fits}"
-    return f"the tables have no {query.model} on {gpu}" + ("" if query.estimate == "never" else f", and {nothing_fits}")
+        return f"with {query.option_names.estimate_only} (the tables set aside),{query.critic_words} {nothing_fits}"
+    return (f"the tables have no {query.model} on {gpu}"
+            + ("" if query.estimate == "never" else f", and{query.critic_words} {nothing_fits}"))
 
 
 def _ranking_solver(data: PlanningData, query: Query) -> cp_model.CpSolver:
@@ -1312,9 +1314,9 @@ class _NoPlanReason(NamedTuple):
 
 def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> _NoPlanReason:
     """Name the limit that leaves `query` without a plan on this GPU type, found by solving again (and from
-    the plans `nearby`); and, when only the length is out of reach, the longest plan within the same budget
-    and pins."""
-    where = f"{data.model} on {data.gpu}"
+    the plans `nearby`), naming the PPO critic it counts; and, when only the length is out of reach, the longest plan
+    within the same budget and pins."""
+    where = f"{data.model}{query.critic_words} on {data.gpu}"
     if query.exact and (exact := _exact_count_reason(catalog, data, query, where, nearby)):
         return _NoPlanReason(ReasonCode.EXACT_COUNT_HAS_NO_PLAN, exact)
     if min(data.counts) > query.budget_gpus:

@@ -77,7 +77,8 @@ def _job(name: str, model: str, length: int, rollout_gpus: int = 0, critic: str 
     return job if critic is None else {**job, "critic": critic}
 
 
-BEYOND = ("32768 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-32B on A100-80GB "
+BEYOND = ("32768 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-32B with a resident "
+          "PPO critic on A100-80GB "
           "within 8 GPUs with 1024 GiB of host memory per node (the pool's host_ram_gb): the longest is 23552 on the "
           "1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated); --token-budget auto trains 32768 "
           "tokens: Env + Offload + SP=8 on 8 GPUs with max_token_len_per_gpu = 5120 (estimated, extrapolated)")
@@ -86,7 +87,8 @@ BEYOND = ("32768 tokens is beyond what the tables and the memory model's estimat
 
 def test_an_unplaced_jobs_reason_says_its_critic_was_counted(cli: Cli, tmp_path: Path):
     # Without its critic the job places (Env + Offload + SP=2 on the 8 GPUs); with a resident one the planner's
-    # reason blamed the length alone, naming no critic.
+    # reason blamed the length alone, naming no critic: now the planner's own words name it (session 75's lead), the
+    # same for one job or several.
     plain = json.loads(cli("cluster", str(_fleet(tmp_path, _job("big", "Qwen3-32B", 32768), name="plain")),
                            "--json")[1])
     assert [(p["job"], p["plan"]["env"], p["plan"]["offload"], p["plan"]["sp"]) for p in plain["placements"]] == [
@@ -96,15 +98,17 @@ def test_an_unplaced_jobs_reason_says_its_critic_was_counted(cli: Cli, tmp_path:
     status, out, _ = cli("cluster", str(path), "--json")
     [left] = json.loads(out)["unplaced"]
     assert (status, left["critic"], left["reason_code"]) == (1, "resident", "no-way-to-run")
-    assert left["reason"] == f"a100, with its PPO critic (resident) counted: {BEYOND}"
-    assert left["reason_for_several"] == f"a100, with each one's PPO critic (resident) counted: {BEYOND}"
+    assert left["reason"] == f"a100: {BEYOND}"
+    assert left["reason_for_several"] is None  # the same words for several
     text = " ".join(cli("cluster", str(path))[1].split())
-    assert "a100, with its PPO critic (resident) counted: 32768 tokens is beyond" in text
+    assert "│ a100: 32768 tokens is beyond" in text  # the table's cells wrap the rest
     # Two such jobs share a row, in the words for several.
     two = _fleet(tmp_path, _job("big", "Qwen3-32B", 32768, critic="resident"),
                  _job("big2", "Qwen3-32B", 32768, critic="resident"), name="two")
-    assert ("big, big2 │ full, ref, critic resident; full, ref, critic resident │ a100, with each one's PPO critic "
-            "(resident) counted: 32768") in " ".join(cli("cluster", str(two))[1].split())
+    two_json = json.loads(cli("cluster", str(two), "--json")[1])["unplaced"]
+    assert [(job["job"], job["reason"]) for job in two_json] == [("big", f"a100: {BEYOND}"), ("big2", f"a100: {BEYOND}")]
+    assert ("big, big2 │ full, ref, critic resident; full, ref, critic resident │ a100: 32768 tokens is") in " ".join(
+        cli("cluster", str(two))[1].split())
 
 
 def test_a_job_whose_trainer_has_no_layout_beside_its_rollout_says_its_critic_was_counted(cli: Cli, tmp_path: Path):
@@ -133,8 +137,8 @@ def test_the_planners_reasons_are_kept_by_the_job_shape_they_are_asked_by(tmp_pa
     assert list(planner.reasons) == [
         ("Qwen3-32B", 32768, 0, JobTraining(critic="resident"), None, frozenset()),
         ("Qwen3-32B", 32768, 0, JobTraining(), None, frozenset())]
-    assert with_critic.words.text.startswith("a100, with its PPO critic (resident) counted: 32768 tokens is beyond")
-    assert not without.words.text.startswith("a100, with")
+    assert "Qwen3-32B with a resident PPO critic on A100-80GB" in with_critic.words.text
+    assert "PPO critic" not in without.words.text
 
 
 def _current(cli: Cli, fleet: Path, running: Path, *flags: str) -> tuple[list[tuple[Any, ...]], str]:
@@ -205,3 +209,43 @@ def test_a_job_kept_in_its_pool_where_another_pools_idle_room_runs_it_for_less_s
     other = _job("other", "Qwen3-4B", 8192, 2)
     full = _fleet(tmp_path, job, {**other, "pool": "h20"}, pools=[a100, h20], name="full")
     assert _current(cli, full, running)[0] == [("j", "stays", 4, None, None), ("other", "starts", 2, None, None)]
+
+
+
+def _no_plan(model: str, gpus: int, critic: str | None, **more: Any) -> str:
+    """The reason `solve` gives for no plan of `model` at 32768 tokens within `gpus` A100-80GB with `critic`."""
+    (answer,) = solver.plan(model, gpu="A100-80GB", max_model_len=32768, budget_gpus=gpus, critic=critic,
+                            option_names=COMMAND_OPTIONS, **more)
+    assert (answer.status, answer.plans) == ("infeasible", ())
+    return answer.reason
+
+
+def test_solves_own_no_plan_reasons_name_the_critic_they_count(cli: Cli):
+    # The planner's reasons speak of the model with the critic it counts, in every kind of no plan: a length beyond
+    # reach (the cluster's reasons above quote it), nothing that trains, no table and nothing the estimates fit.
+    assert _no_plan("32B", 8, "resident").startswith(
+        "32768 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-32B with a resident "
+        "PPO critic on A100-80GB within 8 GPUs: the longest is 23552")
+    assert _no_plan("8B", 1, "offloaded").startswith(
+        "32768 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B with an offloaded "
+        "PPO critic on A100-80GB within 1 GPU: the longest is")
+    assert _no_plan("8B", 1, "resident").startswith(
+        "nothing in the tables and the memory model's estimates for Qwen3-8B with a resident PPO critic on A100-80GB "
+        "within 1 GPU trains")
+    assert _no_plan("32B", 2, "reloaded") == (
+        "the tables have no Qwen3-32B on A100-80GB, and with a reloaded PPO critic the memory model estimates that "
+        "nothing fits (not even 1024 tokens)")
+    assert _no_plan("32B", 2, "reloaded", estimate="only").startswith(
+        "with --estimate (the tables set aside), with a reloaded PPO critic the memory model estimates that "
+        "nothing fits")
+    # Without a critic, the words are as they were.
+    assert _no_plan("32B", 1, None).startswith(
+        "32768 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-32B on A100-80GB "
+        "within 1 GPU")
+    assert "PPO critic" not in _no_plan("8B", 1, None)
+    # The command prints it on its no-plan line (exit status 1).
+    status, out, _ = cli("--model", "32B", "--gpu", "A100-80GB", "--gpus", "8", "--len", "32768", "--critic",
+                         "resident")
+    assert status == 1
+    assert ("no plan: 32768 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-32B "
+            "with a resident PPO critic on A100-80GB within 8 GPUs") in " ".join(out.split())

@@ -683,14 +683,14 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         length = job.asked_max_model_len
         query = _whole_pool_question(planner, job, pool, length)
         answer = planner.answer(query, pool.gpu)  # asked already where `reasons_may_ask_reach` asked it first
-        critic_one, critic_several = (_critic_counted(job, several) for several in (False, True))
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
             one, several = (
-                f"{pool.name}{critic}: with {rollout}, no trainer GPU count that trains {it} ({answer.plans[0].gpus} "
-                f"at the fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} GPUs"
-                f"{layouts}{_fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)}"
-                for it, them, critic in (("it", False, critic_one), ("them", True, critic_several)))
+                f"{pool.name}{_critic_counted(job, them)}: with {rollout}, no trainer GPU count that trains {it} "
+                f"({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.nodes, 'node')} of "
+                f"{pool.gpus_per_node} GPUs{layouts}"
+                f"{_fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)}"
+                for it, them in (("it", False), ("them", True)))
             reasons.append((one, several))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT))
         else:
@@ -707,10 +707,9 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                             else "")
                     where = f"{pool.name} ({room}beside {rollout})"
                     answer = beside
-            # The planner's reason speaks of the model, for one job or several.
+            # The planner's reason speaks of the model and the critic it counts, for one job or several.
             would = _estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)
-            reasons.append((f"{where}{critic_one}: " + answer.reason_words + would,
-                            f"{where}{critic_several}: " + answer.reason_words + would))
+            reasons.append((f"{where}: " + answer.reason_words + would, f"{where}: " + answer.reason_words + would))
             reach, budget = ((None, None) if answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH
                              else _more_nodes_reach(planner, whole_pool, pool))
             auto_reach = _token_budget_auto_reach(query, answer, pool, job.rollout_gpus)
