@@ -1,0 +1,239 @@
+"""Mutation pass over session 74's code (helper mutants26, s75): tests that kill the mutants its own tests left alive
+(the critic kept by ``--critic none --write``, the critic's engine comment, ...). Each asserts what the command or
+function does, exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import json
+
+import pytest
+import yaml
+
+import solver
+from solver.tables import load_catalog
+from solver.api import answer_query, config_query, with_config_verdicts
+from solver.trinity import patch_trinity_config, read_trinity_config
+
+from solver.trinity.plan_keys import critic_engine_comment
+
+PPO = """\
+algorithm: {algorithm_type: ppo}
+model: {model_path: MODEL, max_model_len: LENGTH}
+cluster: {node_num: 1, gpu_per_node: 8}
+explorer:
+  rollout_model: {engine_num: ENGINES, tensor_parallel_size: 1}
+trainer:
+  trainer_strategy: fsdp2
+  param_offload: true
+  optimizer_offload: true
+  offload_policy: true
+"""
+"""A PPO config with Trinity 0.6's three offload flags on under ``trainer`` (on verl 0.8 or later the critic's engine
+copies them: its critic is offloaded there)."""
+
+FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
+
+
+@pytest.fixture(autouse=True)
+def _env_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+
+
+def _config(tmp_path: Path, model: str = "Qwen/Qwen3-4B", length: int = 8192, engines: int = 4,
+            extra: str = "") -> Path:
+    path = tmp_path / "ppo.yaml"
+    path.write_text(PPO.replace("MODEL", model).replace("LENGTH", str(length)).replace("ENGINES", str(engines))
+                    + extra, encoding="utf-8")
+    return path
+
+
+def _written(cli, config: Path, *flags: str) -> dict:
+    written = config.parent / "written.yaml"
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--critic", "none", *flags,
+                         "--write", str(written))
+    assert status == 0, err
+    return yaml.safe_load(written.read_text(encoding="utf-8"))
+
+
+def test_critic_none_keeps_all_three_of_the_trainers_flags_for_the_critic(cli, tmp_path: Path):
+    # KK9: offload_policy too (the critic offloaded, as the trainer's three flags held it on verl 0.8 or later)
+    written = _written(cli, _config(tmp_path))
+    assert [written["trainer"][flag] for flag in FLAGS] == [False, False, False]
+    assert written["trainer"]["trainer_config"]["critic"] == {"fsdp": dict.fromkeys(FLAGS, True)}
+
+
+def test_critic_none_keeps_nothing_for_trinity_05(cli, tmp_path: Path):
+    # KK1: 0.5 refuses the critic's engine (and has no trainer-level flags, which --write removes)
+    written = _written(cli, _config(tmp_path), "--trinity-version", "0.5")
+    assert not set(FLAGS) & set(written["trainer"])
+    assert "trainer_config" not in written["trainer"]
+
+
+def test_critic_none_keeps_nothing_where_the_plan_runs_offload(cli, tmp_path: Path):
+    # KK2: Qwen3-14B at 32768 tokens on 2 H100s runs Offload: the trainer's flags stay on, the critic's engine copies them
+    written = _written(cli, _config(tmp_path, "Qwen/Qwen3-14B", 32768, 6))
+    assert [written["trainer"][flag] for flag in FLAGS] == [True, True, True]
+    assert "critic" not in written["trainer"].get("trainer_config", {})
+
+
+def test_critic_none_leaves_a_flag_the_critics_engine_sets_itself(cli, tmp_path: Path):
+    # KK5: the kept flags are set only where the config sets them not (default_only): its own false stays
+    own = "  trainer_config:\n    critic:\n      fsdp: {param_offload: false}\n"
+    written = _written(cli, _config(tmp_path, extra=own))
+    assert written["trainer"]["trainer_config"]["critic"]["fsdp"] == {
+        "param_offload": False, "optimizer_offload": True, "offload_policy": True}
+
+
+def test_the_kept_flags_comment_sits_above_the_first(cli, tmp_path: Path):
+    # KK6: the fragment comments the first kept flag alone
+    status, out, err = cli("--from-config", str(_config(tmp_path)), "--gpu", "h100", "--critic", "none",
+                           "--emit", "trinity")
+    assert status == 0, err
+    lines = out.splitlines()
+    start = lines.index("      fsdp:")
+    assert lines[start + 1:start + 6] == [
+        "        # the PPO critic's, as trainer's held them: the plan counted no critic and turns trainer's",
+        "        # off",
+        "        param_offload: true",
+        "        optimizer_offload: true",
+        "        offload_policy: true"]
+
+
+def test_the_critics_engine_comment_names_the_option_only_for_no_release(cli):
+    # PK1, PK2: made for Trinity 0.6, the comment names no option (0.5 is not in question)
+    assert critic_engine_comment(None) == "Trinity 0.6 on verl 0.8 or later reads these, not the critic's model's"
+    assert critic_engine_comment() == ("Trinity 0.6 on verl 0.8 or later reads these (0.5 refuses them: "
+                                       "--trinity-version 0.5 leaves them out), not the critic's model's")
+    status, out, err = cli("--model", "Qwen3-4B", "--len", "8192", "--gpu", "h100", "--gpus", "4",
+                           "--critic", "resident", "--trinity-version", "0.6", "--emit", "trinity")
+    assert status == 0, err
+    lines = out.splitlines()
+    start = lines.index("      fsdp:")
+    assert lines[start + 1:start + 3] == [
+        "        # Trinity 0.6 on verl 0.8 or later reads these, not the critic's model's",
+        "        param_offload: false"]
+
+
+RESIDENT_OK = """\
+algorithm: {algorithm_type: ppo}
+model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}
+cluster: {node_num: 1, gpu_per_node: 8}
+explorer:
+  rollout_model: {engine_num: 4, tensor_parallel_size: 1}
+trainer:
+  trainer_strategy: fsdp2
+"""
+"""A PPO config with no offload flags of its own: Qwen3-4B at 8192 tokens on 4 H100s."""
+
+ENGINE_NOTE = ["        # Trinity 0.6 on verl 0.8 or later reads these (0.5 refuses them: --trinity-version 0.5",
+               "        #   leaves them out), not the critic's model's"]
+
+
+def _critic_written(cli, tmp_path: Path, text: str, name: str, *flags: str) -> list[str]:
+    """The lines of `text` --write'n for an offloaded critic (`flags` added), from the config `name`."""
+    config, written = tmp_path / name, tmp_path / f"{name}.written.yaml"
+    config.write_text(text, encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--critic", "offloaded", *flags,
+                         "--write", str(written))
+    assert status == 0, err
+    return written.read_text(encoding="utf-8").splitlines()
+
+
+def _engine_lines(lines: list[str]) -> list[str]:
+    start = lines.index("      fsdp:")
+    return lines[start + 1:start + 6]
+
+
+def test_the_critics_engine_note_sits_at_its_flags_column_and_stays_on_a_second_write(cli, tmp_path: Path):
+    # PA4: at the column of the flags four levels down; PA2, PA5: a later --write takes the note's flags for its own
+    # and notes them again
+    first = _critic_written(cli, tmp_path, RESIDENT_OK, "a.yaml")
+    flags = ["        param_offload: true", "        optimizer_offload: true", "        offload_policy: true"]
+    assert _engine_lines(first) == [*ENGINE_NOTE, *flags]
+    again = _critic_written(cli, tmp_path, "\n".join(first) + "\n", "b.yaml")
+    assert _engine_lines(again) == [*ENGINE_NOTE, *flags]
+    # made for 0.6 (PA1): no note, and none left from the earlier --write
+    for text in (RESIDENT_OK, "\n".join(first) + "\n"):
+        for_06 = _critic_written(cli, tmp_path, text, "c.yaml", "--trinity-version", "0.6")
+        assert _engine_lines(for_06)[:3] == flags
+        assert not any("refuses" in line for line in for_06)
+
+
+def test_the_critics_engine_flags_of_the_configs_own_get_no_note(cli, tmp_path: Path):
+    # PA3: its own flags, false, are the user's: set, not noted
+    own = RESIDENT_OK + ("  trainer_config:\n    critic:\n      fsdp:\n        param_offload: false\n"
+                         "        optimizer_offload: false\n        offload_policy: false\n")
+    lines = _critic_written(cli, tmp_path, own, "own.yaml")
+    assert _engine_lines(lines)[:3] == [
+        "        param_offload: true", "        optimizer_offload: true", "        offload_policy: true"]
+    assert not any("refuses" in line for line in lines)
+
+
+def test_the_apis_note_is_taken_back_by_a_later_patch():
+    # PA6: the note in the API's words (version="0.5") is an earlier patch's too: a patch for 0.6 removes it
+    plan = solver.plan("4B", gpu="h100", max_model_len=8192, budget_gpus=4, critic="offloaded")[0].best
+    model = load_catalog().model("4B")
+    first = patch_trinity_config(RESIDENT_OK, plan, model)
+    assert 'version="0.5" leaves them' in first
+    assert patch_trinity_config(first, plan, model) == first
+    for_06 = patch_trinity_config(first, plan, model, version="0.6")
+    assert "refuses" not in for_06
+    assert for_06 == patch_trinity_config(RESIDENT_OK, plan, model, version="0.6")
+
+
+def test_the_written_check_command_asks_for_no_critic_only_where_the_algorithm_trains_one(cli, tmp_path: Path):
+    # PA17: a GRPO config trains no critic: its check needs no --critic none; a PPO one, planned without, does
+    for algorithm, asked in (("grpo", ""), ("ppo", " --critic none")):
+        config, written = tmp_path / f"{algorithm}.yaml", tmp_path / f"{algorithm}.written.yaml"
+        config.write_text(RESIDENT_OK.replace("ppo", algorithm), encoding="utf-8")
+        flags = ("--critic", "none") if algorithm == "ppo" else ()
+        status, _, err = cli("--from-config", str(config), "--gpu", "h100", *flags, "--write", str(written))
+        assert status == 0, err
+        (check,) = [line for line in written.read_text(encoding="utf-8").splitlines() if " --check " in line]
+        assert check.endswith(f" --check --gpu H100-80GB{asked}")
+
+
+def _config_problems(cli, config: Path, *flags: str, status: int = 0) -> list[str]:
+    """The config's problems as --check --json says them, its exit `status` checked (1: the config is refused)."""
+    found, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json", *flags)
+    assert found == status, err
+    problems: list[str] = json.loads(out)[0]["current"]["config_problems"]
+    return problems
+
+
+def test_asking_for_the_critic_the_flags_hold_leaves_the_note_as_read(cli, tmp_path: Path):
+    # CR5: --critic resident where the flags hold it resident: the note is the reading's, not a "counts" one
+    config = tmp_path / "ppo.yaml"
+    config.write_text(RESIDENT_OK, encoding="utf-8")
+    note = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; the verdict "
+            "and the plans count its states as its own critic.model.fsdp_config holds them: resident (on the GPUs "
+            "throughout), and its own update (--critic none leaves it out)")
+    assert _config_problems(cli, config) == [note]
+    assert _config_problems(cli, config, "--critic", "resident") == [note]
+
+
+def test_another_note_stays_as_it_is_where_another_critic_is_asked(cli, tmp_path: Path):
+    # CR6: only the critic's note says what was asked; the train batch's stays the same
+    config = tmp_path / "train.yaml"
+    config.write_text("mode: train\n" + RESIDENT_OK, encoding="utf-8")
+    assert _config_problems(cli, config, "--critic", "none", status=1) == [
+        "buffer.train_batch_size is unset, which Trinity requires with mode train: it refuses the config (the verdict "
+        "and the plans check no train batch)",
+        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; --critic none "
+        "leaves it out: the verdict and the plans are for the actor alone, though the run trains it (its flags hold "
+        "its states resident)"]
+
+
+def test_the_apis_critic_note_quotes_the_value_asked():
+    # CR9: in the API's words, critic="offloaded", as the keyword takes it
+    catalog = load_catalog()
+    config = read_trinity_config(RESIDENT_OK, "ppo.yaml", {})
+    query = config_query(catalog, config, gpu="h100", critic="offloaded")
+    (answer,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, RESIDENT_OK, "ppo.yaml", {})
+    assert answer.current is not None
+    assert answer.current.config_problems == (
+        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; "
+        'critic="offloaded" counts its states offloaded (offload_policy under fsdp2: in host memory throughout), '
+        "where its flags hold them resident",)
