@@ -237,3 +237,61 @@ def test_the_apis_critic_note_quotes_the_value_asked():
         "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; "
         'critic="offloaded" counts its states offloaded (offload_policy under fsdp2: in host memory throughout), '
         "where its flags hold them resident",)
+
+
+LORA_24 = """\
+mode: both
+algorithm: {algorithm_type: ppo}
+model:
+  model_path: Qwen/Qwen3-8B
+  max_model_len: 16384
+  lora_configs: [{lora_rank: 24}]
+cluster:
+  node_num: 1
+  gpu_per_node: 8
+explorer:
+  rollout_model:
+    ROLLOUT
+"""
+"""A config whose LoRA rank, 24, vLLM 0.19.1 refuses as its max_lora_rank, its rollout model's keys to fill in."""
+
+
+@pytest.mark.parametrize(("rollout", "refused"), [
+    ("engine_num: 2", True), ("tensor_parallel_size: 1", True),  # VL4: engine_num unset is 1 engine
+    ("{engine_type: vllm_async, engine_num: 2}", True),
+    ("{engine_type: sglang, engine_num: 2}", False),  # VL1: no vLLM rollout
+    ("engine_num: 0", False),  # VL3: no rollout engine
+])
+def test_a_vllm_refused_lora_rank_only_where_a_vllm_rollout_starts(cli, tmp_path: Path, rollout: str, refused: bool):
+    config = tmp_path / "lora.yaml"
+    text = LORA_24.replace("ROLLOUT", rollout)
+    if rollout.startswith("{"):
+        text = text.replace("rollout_model:\n    ", "rollout_model: ")
+    config.write_text(text, encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
+    assert status in (0, 1), err  # 1: the config does not train (sglang's rollout is not counted)
+    assert json.loads(out)[0]["current"]["config_problem_codes"] == [
+        "critic-trained", "lora-counted-as-full", *(["lora-rank-vllm-refused"] if refused else [])]
+
+
+def test_a_job_kept_on_its_own_settings_names_the_planners_cheapest_way_there(cli, tmp_path: Path):
+    # C5: on 4 trainer GPUs its ways are Env + SP=4 (cost 3282) and, on a node whose host memory the pool gives,
+    # Env + Offload + SP=4 (6565, reaching 92160 tokens, which the placement takes): the planner's plan there is the
+    # cheaper; before, no test told min from max
+    fleet = {"pools": [{"name": "h", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}],
+             "jobs": [{"name": "j", "model": "Qwen3-14B", "max_model_len": {"at_least": 16384}, "rollout_gpus": 2}]}
+    path, running = tmp_path / "fleet.yaml", tmp_path / "now.json"
+    path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--json")
+    assert status == 0, err
+    now = json.loads(out)
+    placed = now["placements"][0]
+    assert (placed["trainer_gpus"], placed["plan"]["sp"], placed["plan"]["offload"]) == (4, 4, True)
+    placed["plan"].update(sp=2, max_model_len=16384)
+    running.write_text(json.dumps(now), encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--current", str(running), "--json")
+    assert status == 0, err
+    kept = json.loads(out)["placements"][0]
+    assert (kept["current"], kept["stay_reason_code"], kept["stay_reason"]) == ("stays", "settings-kept", (
+        "its settings are kept as they run (SP=2 with Offload at 16384 tokens on 4 trainer GPUs; the planner's plan "
+        "there: Env + SP=4)"))
