@@ -4,18 +4,18 @@ function does, exactly."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import json
+from pathlib import Path
 
 import pytest
 import yaml
 
 import solver
-from solver.tables import load_catalog
 from solver.api import answer_query, config_query, with_config_verdicts
+from solver.cluster.options import Planner
+from solver.cluster.reasons import _may_be_beyond_reach, _whole_pool_question, reasons_may_ask_reach
+from solver.tables import load_catalog, load_fleet, load_weights
 from solver.trinity import patch_trinity_config, read_trinity_config
-
 from solver.trinity.plan_keys import critic_engine_comment
 
 PPO = """\
@@ -219,11 +219,11 @@ def test_another_note_stays_as_it_is_where_another_critic_is_asked(cli, tmp_path
     config = tmp_path / "train.yaml"
     config.write_text("mode: train\n" + RESIDENT_OK, encoding="utf-8")
     assert _config_problems(cli, config, "--critic", "none", status=1) == [
-        "buffer.train_batch_size is unset, which Trinity requires with mode train: it refuses the config (the verdict "
-        "and the plans check no train batch)",
-        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; --critic none "
+        ("buffer.train_batch_size is unset, which Trinity requires with mode train: it refuses the config (the verdict "
+        "and the plans check no train batch)"),
+        ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; --critic none "
         "leaves it out: the verdict and the plans are for the actor alone, though the run trains it (its flags hold "
-        "its states resident)"]
+        "its states resident)")]
 
 
 def test_the_apis_critic_note_quotes_the_value_asked():
@@ -234,9 +234,9 @@ def test_the_apis_critic_note_quotes_the_value_asked():
     (answer,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, RESIDENT_OK, "ppo.yaml", {})
     assert answer.current is not None
     assert answer.current.config_problems == (
-        "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; "
+        ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; "
         'critic="offloaded" counts its states offloaded (offload_policy under fsdp2: in host memory throughout), '
-        "where its flags hold them resident",)
+        "where its flags hold them resident"),)
 
 
 LORA_24 = """\
@@ -295,3 +295,25 @@ def test_a_job_kept_on_its_own_settings_names_the_planners_cheapest_way_there(cl
     assert (kept["current"], kept["stay_reason_code"], kept["stay_reason"]) == ("stays", "settings-kept", (
         "its settings are kept as they run (SP=2 with Offload at 16384 tokens on 4 trainer GPUs; the planner's plan "
         "there: Env + SP=4)"))
+
+
+def test_whether_reasons_may_ask_reach_is_asked_per_training(tmp_path: Path):
+    # C14: two 8B jobs alike but for the critic one trains: on 4 A100-40GBs the whole pool trains the first's 16384
+    # tokens (not beyond reach) but not the second's (which it trains shorter: may be beyond). The answer is cached
+    # per model, training, pool and length: keyed without the training, the second took the first's answer
+    fleet = {"pools": [{"name": "big", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8},
+                       {"name": "small", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 4}],
+             "jobs": [{"name": "a", "model": "Qwen3-8B", "max_model_len": 16384, "rollout_gpus": 0},
+                      {"name": "b", "model": "Qwen3-8B", "max_model_len": 16384, "rollout_gpus": 0,
+                       "critic": "resident"}]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
+    loaded = load_fleet(path, load_catalog())
+    small = loaded.pools[1]
+    planner = Planner(load_catalog(), load_weights(), "auto")
+    assert [_may_be_beyond_reach(planner, job, small, _whole_pool_question(planner, job, small, 16384))
+            for job in loaded.jobs] == [False, True]
+    both_in_big = {0: frozenset({0}), 1: frozenset({0})}
+    assert reasons_may_ask_reach(Planner(load_catalog(), load_weights(), "auto"), loaded, both_in_big) is True
+    only_a = {0: frozenset({0})}
+    assert reasons_may_ask_reach(Planner(load_catalog(), load_weights(), "auto"), loaded, only_a) is False
