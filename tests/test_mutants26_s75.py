@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_api import buy
 
 import solver
 from solver.api import answer_query, config_query, with_config_verdicts
@@ -72,7 +73,8 @@ def test_critic_none_keeps_nothing_for_trinity_05(cli, tmp_path: Path):
 
 
 def test_critic_none_keeps_nothing_where_the_plan_runs_offload(cli, tmp_path: Path):
-    # KK2: Qwen3-14B at 32768 tokens on 2 H100s runs Offload: the trainer's flags stay on, the critic's engine copies them
+    # KK2: Qwen3-14B at 32768 tokens on 2 H100s runs Offload: the trainer's flags stay on, which the critic's
+    # engine copies
     written = _written(cli, _config(tmp_path, "Qwen/Qwen3-14B", 32768, 6))
     assert [written["trainer"][flag] for flag in FLAGS] == [True, True, True]
     assert "critic" not in written["trainer"].get("trainer_config", {})
@@ -317,3 +319,23 @@ def test_whether_reasons_may_ask_reach_is_asked_per_training(tmp_path: Path):
     assert reasons_may_ask_reach(Planner(load_catalog(), load_weights(), "auto"), loaded, both_in_big) is True
     only_a = {0: frozenset({0})}
     assert reasons_may_ask_reach(Planner(load_catalog(), load_weights(), "auto"), loaded, only_a) is False
+
+
+def test_buy_asks_again_on_the_floor_of_the_bought_gpus_in_a_pool_of_larger_nodes(tmp_path: Path):
+    # U7: test_clusterrest_s74's eight jobs on A100 nodes of 16 (host needs rounded on 5 nodes or more, not on 4),
+    # and one more in a pool of H100 nodes of 8: the first purchase, on rounded needs, buys 4 + 1 nodes, 72 GPUs; the
+    # second ask bounds the A100 pool by the nodes of 16 those GPUs fill, 4 (rounded up, 5: the needs round again and
+    # the purchase stays at 72 GPUs, feasible). It buys 3 + 1 nodes, 56 GPUs, optimal.
+    models = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B"] * 2
+    fleet = {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": 0, "gpus_per_node": 16, "host_ram_gb": 128},
+                       {"name": "q", "gpu": "H100-80GB", "nodes": 0, "gpus_per_node": 8}],
+             "jobs": [*({"name": f"j{index}", "model": model, "max_model_len": 8192, "rollout_gpus": 0, "pool": "p",
+                         "required": True} for index, model in enumerate(models)),
+                      {"name": "q0", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 0, "pool": "q",
+                       "required": True}]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
+    catalog = load_catalog()
+    purchase = json.loads(buy(load_fleet(path, catalog), catalog=catalog, time_limit_s=60).model_dump_json())
+    assert (purchase["status"], purchase["gpus"], purchase["nodes"], purchase["host_rounded"]) == (
+        "optimal", 56, 4, [])
