@@ -339,3 +339,10 @@ def test_buy_asks_again_on_the_floor_of_the_bought_gpus_in_a_pool_of_larger_node
     purchase = json.loads(buy(load_fleet(path, catalog), catalog=catalog, time_limit_s=60).model_dump_json())
     assert (purchase["status"], purchase["gpus"], purchase["nodes"], purchase["host_rounded"]) == (
         "optimal", 56, 4, [])
+
+
+def test_a_memory_answer_without_a_critic_counts_no_critic_parameters():
+    # AP5: critic_parameters_b is the critic's size only where one is counted
+    assert [(answer.critic, round(answer.critic_parameters_b, 4)) for answer in (
+        solver.memory_answer("4B", gpu="h100", gpus=4, max_model_len=8192, critic=critic)
+        for critic in (None, "none", "resident"))] == [(None, 0.0), (None, 0.0), ("resident", 4.022)]
