@@ -346,3 +346,16 @@ def test_a_memory_answer_without_a_critic_counts_no_critic_parameters():
     assert [(answer.critic, round(answer.critic_parameters_b, 4)) for answer in (
         solver.memory_answer("4B", gpu="h100", gpus=4, max_model_len=8192, critic=critic)
         for critic in (None, "none", "resident"))] == [(None, 0.0), (None, 0.0), ("resident", 4.022)]
+
+
+@pytest.mark.parametrize("section", [("fsdp",), ("model", "fsdp_config")])
+def test_a_misspelt_offload_flag_of_the_critics_is_named(cli, tmp_path: Path, section: tuple[str, ...]):
+    # KE1, KE2: the critic's engine's flags and its model's are keys rft-solver reads: a near miss is named
+    nested = "".join(f"{'  ' * (depth + 3)}{part}:\n" for depth, part in enumerate(section))
+    config = tmp_path / "ppo.yaml"
+    config.write_text(RESIDENT_OK + "  trainer_config:\n    critic:\n" + nested
+                      + f"{'  ' * (len(section) + 3)}param_ofload: true\n", encoding="utf-8")
+    dotted = ".".join(("trainer", "trainer_config", "critic", *section))
+    assert _config_problems(cli, config)[0] == (
+        f"{dotted}.param_ofload: did you mean param_offload? That key is unset, and read as such (Trinity 0.5 refuses "
+        "the config, and 0.6 on verl before 0.8 drops the key)")
