@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 from cluster_api import buy
 
 import solver
+import solver.solve as solve_module
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.cluster.options import Planner
 from solver.cluster.reasons import _may_be_beyond_reach, _whole_pool_question, reasons_may_ask_reach
+from solver.query import make_query
 from solver.tables import load_catalog, load_fleet, load_weights
 from solver.trinity import patch_trinity_config, read_trinity_config
 from solver.trinity.plan_keys import critic_engine_comment
@@ -359,3 +362,14 @@ def test_a_misspelt_offload_flag_of_the_critics_is_named(cli, tmp_path: Path, se
     assert _config_problems(cli, config)[0] == (
         f"{dotted}.param_ofload: did you mean param_offload? That key is unset, and read as such (Trinity 0.5 refuses "
         "the config, and 0.6 on verl before 0.8 drops the key)")
+
+
+def test_an_sp_one_question_left_open_decides_nothing(monkeypatch: pytest.MonkeyPatch):
+    # SO1: the SP-over-PCIe caution's SP=1 question (Qwen3-4B at 8192 tokens on RTX 4090s: no plan with SP 1) says
+    # None where its solve ends undecided (status unknown, no plan found), not that SP 1 does not fit
+    catalog = load_catalog()
+    query, gpu = make_query(catalog, model="Qwen3-4B", max_model_len=8192), catalog.gpu("4090")
+    assert solve_module._fits_without_sp(catalog, query, gpu, 2, 8192) is False
+    undecided = SimpleNamespace(status="unknown", best=None)
+    monkeypatch.setattr(solve_module, "answer_for", lambda *args, **kwargs: undecided)
+    assert solve_module._fits_without_sp(catalog, query, gpu, 2, 8192) is None
