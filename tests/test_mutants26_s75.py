@@ -19,6 +19,7 @@ from solver.cluster.options import Planner
 from solver.cluster.reasons import _may_be_beyond_reach, _whole_pool_question, reasons_may_ask_reach
 from solver.query import make_query
 from solver.tables import load_catalog, load_fleet, load_weights
+from solver.tables.model_config import _vllm_partial_rotary_lost
 from solver.trinity import patch_trinity_config, read_trinity_config
 from solver.trinity.plan_keys import critic_engine_comment
 
@@ -373,3 +374,14 @@ def test_an_sp_one_question_left_open_decides_nothing(monkeypatch: pytest.Monkey
     undecided = SimpleNamespace(status="unknown", best=None)
     monkeypatch.setattr(solve_module, "answer_for", lambda *args, **kwargs: undecided)
     assert solve_module._fits_without_sp(catalog, query, gpu, 2, 8192) is None
+
+
+def test_a_share_beside_rope_parameters_per_layer_type_is_not_judged():
+    # MC3: RoPE parameters per layer type (transformers 5's Gemma-3 form) are not judged: no share said lost, where
+    # the same share beside one set of parameters is (0.5 of the config against vLLM's 1.0)
+    per_layer = {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
+                 "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}
+    config = {"model_type": "llama", "partial_rotary_factor": 0.5}
+    path = Path("config.json")
+    assert _vllm_partial_rotary_lost(path, {**config, "rope_parameters": per_layer}) is None
+    assert _vllm_partial_rotary_lost(path, {**config, "rope_parameters": per_layer["full_attention"]}) == (0.5, 1.0)
