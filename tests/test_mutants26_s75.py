@@ -385,3 +385,34 @@ def test_a_share_beside_rope_parameters_per_layer_type_is_not_judged():
     path = Path("config.json")
     assert _vllm_partial_rotary_lost(path, {**config, "rope_parameters": per_layer}) is None
     assert _vllm_partial_rotary_lost(path, {**config, "rope_parameters": per_layer["full_attention"]}) == (0.5, 1.0)
+
+
+NULL_EXPERT_PARALLEL = """\
+algorithm: {algorithm_type: grpo}
+model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}
+cluster: {node_num: 1, gpu_per_node: 8}
+explorer:
+  rollout_model: {engine_num: 4, tensor_parallel_size: 1, enable_expert_parallel: null}
+  auxiliary_models:
+  - {model_path: Qwen/Qwen3-0.6B, engine_num: 1, enable_expert_parallel: null}
+"""
+
+
+def test_a_null_key_trinity_05_lacks_is_said_once_for_05(cli, tmp_path: Path):
+    # XC2: with --trinity-version 0.5 a null enable_expert_parallel (the rollout model's and an auxiliary model's) is
+    # a key 0.5 refuses in any value, said so once each; not also a null its typed field refuses
+    config = tmp_path / "null.yaml"
+    config.write_text(NULL_EXPERT_PARALLEL, encoding="utf-8")
+    refused = ("enable_expert_parallel: a key of Trinity 0.6's inference model, which Trinity 0.5 refuses (its "
+               "InferenceModelConfig has no such key), so the config does not load: remove it (--write leaves it to "
+               "you; Trinity 0.5's rollout engines run without expert parallelism)")
+    assert _config_problems(cli, config, "--trinity-version", "0.5", status=1) == [
+        f"explorer.rollout_model.{refused}", f"explorer.auxiliary_models[0].{refused}"]
+
+
+def test_the_apis_estimate_takes_critic_none_as_no_critic():
+    # XA1: critic="none" is no critic, as None: no critic's own update counted
+    asked = {"gpu": "h100", "gpus": 4, "max_model_len": 8192, "sp": 1, "env": True, "offload": False}
+    none = solver.estimate_memory("4B", **asked, critic="none")
+    assert none == solver.estimate_memory("4B", **asked)
+    assert (none.critic_gib, none.critic_pass_gib) == (0.0, 0.0)
