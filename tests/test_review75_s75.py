@@ -1,6 +1,6 @@
-"""Review of session 75's diff (session 75, review75): what a running job kept by ``--current`` forgoes names the cost
-it is weighed against (`forgone_words`: the wider way's where widening would grow it, and a longer length where the
-other pool's way runs one)."""
+"""Review of session 75's diff (session 75, review75): a running job kept by ``--current`` says another pool's idle room
+would run it for less (`forgone_words`, ``pool-kept``) only where that way costs less than it runs at, as docs/json.md
+says, not merely less than the wider way the idle GPUs beside it would grow it to, and says the longer length it runs."""
 
 from __future__ import annotations
 
@@ -37,27 +37,29 @@ def _option(pool: int, gpus: int, length: int, cost: float, gain: int) -> Option
                   cost=round(cost * 10000))
 
 
-def test_a_cheaper_pool_is_weighed_against_the_wider_way_and_says_its_longer_length(tmp_path: Path,
-                                                                                    monkeypatch: pytest.MonkeyPatch):
-    # The job runs on 4 of a100's 8 GPUs at 16384 (cost 0.25); widening would grow it to 8 GPUs at 20480 (cost 0.4);
+def test_another_pool_runs_it_for_less_only_below_its_own_cost_and_says_the_longer_length(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The job runs on 4 of a100's 8 GPUs at 16384 (cost 0.25); widening would grow it to 8 GPUs at 20480 (cost 0.4).
     # h20's idle node runs it at 20480 on 4 GPUs for 0.3: less than the wider way's 0.4, more than its own 0.25.
-    # Before, the line said "run it for less (..., cost 0.3, not 0.25)": more, not less, and not the length.
+    # Before, the line said so: "would run it for less (4 trainer GPUs, ..., cost 0.3, not 0.25)", more, not less.
     planner, fleet = _fleet(tmp_path)
-    own, wider, other = _option(0, 4, 16384, 0.25, 0), _option(0, 8, 20480, 0.4, 4), _option(1, 4, 20480, 0.3, 4)
+    own, wider, dearer = _option(0, 4, 16384, 0.25, 0), _option(0, 8, 20480, 0.4, 4), _option(1, 4, 20480, 0.3, 4)
     monkeypatch.setattr(placements, "ways_to_grow", lambda *_: [own, wider])
     idle = IdleRoom(planner, fleet, {0: (own, [0])})
     running = RunningJob(job=0, pool=0, nodes=(0,), gpu_indexes=(0, 1, 2, 3), trainer_gpus=4, rollout_gpus=0,
                          max_model_len=16384, sp=1, offload=False)
     label = own.plan.setting.label
-    wider_words, cheaper_words = forgone_words(planner, fleet, running, (own, [own, other]), idle, widens=True)
-    assert wider_words == (f"the 4 idle GPUs beside it on its node would grow it to 8 trainer GPUs ({label}, cost 0.4, "
-                           "not 0.25, 20480 tokens, not 16384), which would restart it")
-    assert cheaper_words == (f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 "
-                             f"trainer GPUs, {label}, cost 0.3, not the wider way's 0.4, 20480 tokens, not 16384)")
-    # Without widening it is weighed against its own way: h20's 0.3 is more than 0.25, so nothing is said; a way
-    # there of 0.2 at the same length is said against its own 0.25.
-    assert forgone_words(planner, fleet, running, (own, [own, other]), idle, widens=False) == ("", "")
-    cheaper = _option(1, 4, 16384, 0.2, 0)
-    assert forgone_words(planner, fleet, running, (own, [own, cheaper]), idle, widens=False) == ("", (
+    grown = (f"the 4 idle GPUs beside it on its node would grow it to 8 trainer GPUs ({label}, cost 0.4, not 0.25, "
+             "20480 tokens, not 16384), which would restart it")
+    assert forgone_words(planner, fleet, running, (own, [own, dearer]), idle, widens=True) == (grown, "")
+    # At 0.2 it runs as long as the wider way for less than both: said, with its length.
+    cheaper = _option(1, 4, 20480, 0.2, 4)
+    assert forgone_words(planner, fleet, running, (own, [own, dearer, cheaper]), idle, widens=True) == (grown, (
         f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, {label}, "
-        "cost 0.2, not 0.25)"))
+        "cost 0.2, not 0.25, 20480 tokens, not 16384)"))
+    # Not as long as the wider way (16384): not said beside it; without widening, said against its own way alone.
+    shorter = _option(1, 4, 16384, 0.1, 0)
+    assert forgone_words(planner, fleet, running, (own, [own, shorter]), idle, widens=True) == (grown, "")
+    assert forgone_words(planner, fleet, running, (own, [own, shorter]), idle, widens=False) == ("", (
+        f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, {label}, "
+        "cost 0.1, not 0.25)"))

@@ -255,9 +255,9 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
     placement leaves `idle`: where the placement grows jobs (`widens`), the wider way of its (`ways_to_grow`) that
     widening would pick on the idle GPUs and host memory of its node (the most length, then the least cost, then the
     fewest GPUs) where that is not its own (`ways`' first, the way that keeps it); and, where a way of its in another
-    pool (among `ways`' second, the search's) fits that pool's idle room and runs it as long for less cost than that
-    (or its own), the cheapest such, its cost said against the one it is weighed against (the wider way's, or its
-    own), and its length where longer than its own (an ``at_least`` job's)."""
+    pool (among `ways`' second, the search's) fits that pool's idle room and runs it as long as that for less cost
+    than it runs at and than that (docs/json.md's ``pool-kept``), the cheapest such, with its length where longer than
+    its own (an ``at_least`` job's)."""
     own, options = ways
     wider, grown = "", own
     free_gpus = idle.gpus[job.pool][job.nodes[0]]
@@ -273,16 +273,12 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
                      f"trainer GPUs ({grown.plan.setting.label}, cost {grown.plan.cost:.4g}, not {own.plan.cost:.4g}"
                      f"{_longer_words(grown, own)}), which would restart it")
     cheaper = min((option for option in options if option.job == job.job and option.pool != job.pool
-                   and option.gain >= grown.gain and option.cost < grown.cost
+                   and option.gain >= grown.gain and option.cost < min(own.cost, grown.cost)
                    and idle.room_for(option, fleet.jobs[job.job])), key=lambda option: option.cost, default=None)
-    if cheaper is None:
-        return wider, ""
-    # Weighed against the wider way where widening would grow it: its own may cost less than the cheaper way.
-    against = f"not {own.plan.cost:.4g}" if grown is own else f"not the wider way's {grown.plan.cost:.4g}"
-    return wider, (
+    return wider, "" if cheaper is None else (
         f"kept in pool {fleet.pools[job.pool].name}, where it runs, though pool {fleet.pools[cheaper.pool].name}'s "
         f"idle room would run it for less ({cheaper.plan.gpus} trainer GPUs, {cheaper.plan.setting.label}, cost "
-        f"{cheaper.plan.cost:.4g}, {against}{_longer_words(cheaper, own)})")
+        f"{cheaper.plan.cost:.4g}, not {own.plan.cost:.4g}{_longer_words(cheaper, own)})")
 
 
 def _longer_words(way: Option, own: Option) -> str:
