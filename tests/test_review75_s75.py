@@ -1,6 +1,7 @@
-"""Review of session 75's diff (session 75, review75): a running job kept by ``--current`` says another pool's idle room
-would run it for less (`forgone_words`, ``pool-kept``) only where that way costs less than it runs at, as docs/json.md
-says, not merely less than the wider way the idle GPUs beside it would grow it to, and says the longer length it runs."""
+"""Review of session 75's diff (session 75, review75): a running job kept by ``--current`` says another pool's idle
+room would run it for less (`forgone_words`, ``pool-kept``) only where that way costs less than it runs at, as
+docs/json.md says, not merely less than the wider way the idle GPUs beside it would grow it to, and says the longer
+length it runs."""
 
 from __future__ import annotations
 
@@ -55,11 +56,11 @@ def test_another_pool_runs_it_for_less_only_below_its_own_cost_and_says_the_long
     # At 0.2 it runs as long as the wider way for less than both: said, with its length.
     cheaper = _option(1, 4, 20480, 0.2, 4)
     assert forgone_words(planner, fleet, running, (own, [own, dearer, cheaper]), idle, widens=True) == (grown, (
-        f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, {label}, "
-        "cost 0.2, not 0.25, 20480 tokens, not 16384)"))
+        f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, "
+        f"{label}, cost 0.2, not 0.25, 20480 tokens, not 16384)"))
     # Not as long as the wider way (16384): not said beside it; without widening, said against its own way alone.
     shorter = _option(1, 4, 16384, 0.1, 0)
     assert forgone_words(planner, fleet, running, (own, [own, shorter]), idle, widens=True) == (grown, "")
     assert forgone_words(planner, fleet, running, (own, [own, shorter]), idle, widens=False) == ("", (
-        f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, {label}, "
-        "cost 0.1, not 0.25)"))
+        f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, "
+        f"{label}, cost 0.1, not 0.25)"))
