@@ -255,8 +255,9 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
     placement leaves `idle`: where the placement grows jobs (`widens`), the wider way of its (`ways_to_grow`) that
     widening would pick on the idle GPUs and host memory of its node (the most length, then the least cost, then the
     fewest GPUs) where that is not its own (`ways`' first, the way that keeps it); and, where a way of its in another
-    pool (among `ways`' second, the search's) fits that pool's idle room and runs it as long for less cost than that
-    (or its own), the cheapest such."""
+    pool (among `ways`' second, the search's) fits that pool's idle room and runs it as long as that for less cost
+    than it runs at and than that (docs/json.md's ``pool-kept``), the cheapest such, with its length where longer than
+    its own (an ``at_least`` job's)."""
     own, options = ways
     wider, grown = "", own
     free_gpus = idle.gpus[job.pool][job.nodes[0]]
@@ -268,18 +269,22 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
                      or planner.host_tenths(asked, way.plan.gpus, way.plan.offload) <= free_host),
                     key=lambda way: (-way.gain, way.cost, way.size))
         if grown is not own:
-            longer = (f", {grown.plan.max_model_len} tokens, not {own.plan.max_model_len}" if grown.gain > own.gain
-                      else "")
             wider = (f"the {counted(free_gpus, 'idle GPU')} beside it on its node would grow it to {grown.plan.gpus} "
                      f"trainer GPUs ({grown.plan.setting.label}, cost {grown.plan.cost:.4g}, not {own.plan.cost:.4g}"
-                     f"{longer}), which would restart it")
+                     f"{_longer_words(grown, own)}), which would restart it")
     cheaper = min((option for option in options if option.job == job.job and option.pool != job.pool
-                   and option.gain >= grown.gain and option.cost < grown.cost
+                   and option.gain >= grown.gain and option.cost < min(own.cost, grown.cost)
                    and idle.room_for(option, fleet.jobs[job.job])), key=lambda option: option.cost, default=None)
     return wider, "" if cheaper is None else (
         f"kept in pool {fleet.pools[job.pool].name}, where it runs, though pool {fleet.pools[cheaper.pool].name}'s "
         f"idle room would run it for less ({cheaper.plan.gpus} trainer GPUs, {cheaper.plan.setting.label}, cost "
-        f"{cheaper.plan.cost:.4g}, not {own.plan.cost:.4g})")
+        f"{cheaper.plan.cost:.4g}, not {own.plan.cost:.4g}{_longer_words(cheaper, own)})")
+
+
+def _longer_words(way: Option, own: Option) -> str:
+    """Where `way` runs a job longer than its `own` way (an ``at_least`` job's gain), its length against that, after a
+    comma; "" otherwise."""
+    return f", {way.plan.max_model_len} tokens, not {own.plan.max_model_len}" if way.gain > own.gain else ""
 
 
 def _planners_pick(mine: Sequence[Option], trainer_gpus: int) -> Option | None:
