@@ -557,19 +557,20 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     said += filter(None, [past_validated_note(plan, model, option_names)])
     if plan.offload and version == "0.5":
         said.append(written_for_05_comment(option_names.trinity_05, "the offload flags"))
-    wrapped = [line for words in said for line in _wrapped(words, indent)]
-    placeholder = f" ({CHECK_PLACEHOLDER}: its path)" if path == CHECK_PLACEHOLDER else ""
-    intro = f"To check this file{placeholder} as its plan was made:"
-    note = [*wrapped, *([intro, f"  {check}"] if check is not None else [])]
-    if not note:
+    if not said and check is None:
         return None
     section = data.get("model")
     if not isinstance(section, CommentedMap) or "max_model_len" not in section or data.fa.flow_style():
         return tuple(said)
-    if section.fa.flow_style():  # on the model line's: above it
-        data.yaml_set_comment_before_after_key("model", before="\n".join(note), indent=0)
+    column = 0 if section.fa.flow_style() else indent  # above a flow-style model line, at the file's margin
+    placeholder = f" ({CHECK_PLACEHOLDER}: its path)" if path == CHECK_PLACEHOLDER else ""
+    intro = f"To check this file{placeholder} as its plan was made:"
+    note = "\n".join([*(line for words in said for line in _wrapped(words, column)),
+                      *([intro, f"  {check}"] if check is not None else [])])
+    if section.fa.flow_style():
+        data.yaml_set_comment_before_after_key("model", before=note, indent=0)
     else:
-        section.yaml_set_comment_before_after_key("max_model_len", before="\n".join(note), indent=indent)
+        section.yaml_set_comment_before_after_key("max_model_len", before=note, indent=indent)
     return None
 
 
