@@ -1,5 +1,6 @@
-"""Docs true to the code, s75: docs/json.md's key list of `solve memory --json` whole and in order, and `solve map
---json`'s optional keys all named (docs/cluster.md's --seed, which no command takes: test_docstruth_s67)."""
+"""Docs true to the code, s75: docs/json.md's key list of `solve memory --json` whole and in order, `solve map
+--json`'s optional keys all named, and `solve memory`'s tables giving no longest or longer length with a critic
+(docs/api.md, docs/memory.md). docs/cluster.md's --seed, which no command takes: test_docstruth_s67."""
 
 from __future__ import annotations
 
@@ -35,3 +36,16 @@ def test_the_json_page_names_every_key_solve_map_json_leaves_out_where_it_does_n
     named = set(re.findall(r"`([a-z_]+)`", listed))
     assert set(MAP_LEFT_OUT_WHEN_NONE) <= named
     assert "critic" in named
+
+
+def test_with_a_critic_the_tables_give_solve_memory_no_longest_nor_longer_length():
+    # docs/api.md and docs/memory.md: tables_longest and tables_longer are None with a critic (the tables measured
+    # the actor alone), where without one the same setting gets them.
+    refuted = {"sp": 4, "env": True}
+    assert solver.estimate_memory("8B", "a100", 4, 32768, **refuted).tables_longest == 51200
+    held = solver.estimate_memory("8B", "a100", 4, 32768, **refuted, critic="reloaded")
+    assert (held.longest_len, held.longest_refuted is not None, held.tables_longest) == (55296, True, None)
+    longer = solver.estimate_memory("0.6B", "a100", 2, 8192).tables_longer
+    assert longer is not None and (longer.trains, longer.evidence) == (True, "documented")
+    with_critic = solver.estimate_memory("0.6B", "a100", 2, 8192, critic="resident")
+    assert (with_critic.longest_len, with_critic.tables_longer) == (22528, None)
