@@ -49,3 +49,32 @@ def test_with_a_critic_the_tables_give_solve_memory_no_longest_nor_longer_length
     assert longer is not None and (longer.trains, longer.evidence) == (True, "documented")
     with_critic = solver.estimate_memory("0.6B", "a100", 2, 8192, critic="resident")
     assert (with_critic.longest_len, with_critic.tables_longer) == (22528, None)
+
+
+def _optional_keys() -> set[str]:
+    """Every key a schema of docs/schema/ leaves optional (printed where present), of any object in it."""
+    optional: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict):
+                optional.update(key for key in node["properties"] if key not in node.get("required", ()))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for path in (ROOT / "docs" / "schema").glob("*.json"):
+        walk(json.loads(path.read_text(encoding="utf-8")))
+    return optional
+
+
+def test_the_json_page_names_every_key_a_schema_leaves_optional():
+    # The list once lacked a placement's stay_reason, stay_reason_code and stopped_at_validated, its engines'
+    # lora_gib, and an unplaced job's lora_rank, reference_model and critic.
+    listed = _between(JSON_PAGE, "Only the keys printed where present are optional", "JSON made by a\nrelease")
+    listed += _between(JSON_PAGE, "`solve map --json` is an array of `GpuMap`s", "MAP_LEFT_OUT_WHEN_NONE")
+    named = set(re.findall(r"`([a-z_]+)`", listed))
+    assert sorted(_optional_keys() - named) == []
+    assert {"stay_reason", "stopped_at_validated", "lora_gib", "critic"} <= _optional_keys()
