@@ -78,3 +78,14 @@ def test_the_json_page_names_every_key_a_schema_leaves_optional():
     named = set(re.findall(r"`([a-z_]+)`", listed))
     assert sorted(_optional_keys() - named) == []
     assert {"stay_reason", "stopped_at_validated", "lora_gib", "critic"} <= _optional_keys()
+
+
+def test_a_resident_critic_takes_the_8b_case_to_offload_at_1_7_times_the_step_time():
+    # docs/memory.md said "twice the step time" of Qwen3-8B at 32768 on 4 A100s with a resident critic.
+    (alone,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=4)
+    (with_critic,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=4, critic="resident")
+    assert [(answer.best.setting.label, answer.best.cost) for answer in (alone, with_critic)] == [
+        ("SP=4", 0.325), ("Env + Offload + SP=2", 0.5555)]
+    assert round(with_critic.best.cost / alone.best.cost, 1) == 1.7
+    page = " ".join((ROOT / "docs" / "memory.md").read_text(encoding="utf-8").split())
+    assert "Env + Offload + SP=2, 1.7 times the step time (cost 0.5555, not `SP=4`'s 0.325)" in page
