@@ -44,9 +44,11 @@ def test_every_option_the_pages_name_is_taken_by_a_command_or_shown_refused(cli:
     taken = {option for build in parsers for action in build()._actions for option in action.option_strings}
     benchmarks = {option for script in (ROOT / "benchmarks").glob("*.py")
                   for option in re.findall(r"add_argument\(\"(--[a-z-]+)\"", script.read_text(encoding="utf-8"))}
-    named = {option: page.name for page in PAGES for option in options_named(page)}
-    assert {option: page for option, page in named.items()
-            if option not in taken | benchmarks | set(OTHER_TOOLS) | set(SHOWN_REFUSED)} == {}
+    # A benchmark's option is named in README.md's list of them alone (docs/cluster.md once named a --seed that
+    # solve cluster lacks, which benchmarks/cluster.py's --seed hid).
+    assert [f"{page.name}: {option}" for page in PAGES for option in sorted(options_named(page))
+            if option not in taken | set(OTHER_TOOLS) | set(SHOWN_REFUSED)
+            | (benchmarks if page.name == "README.md" else set())] == []
     for option in SHOWN_REFUSED:
         status, _, err = cli(option)
         assert status == 2 and f"{option} " in err.splitlines()[-1] + " ", (option, err)
