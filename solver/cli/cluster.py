@@ -345,14 +345,14 @@ def _naming_configs(result: ClusterResult, written: dict[str, Path]) -> ClusterR
 
 def _write_configs(folder: Path, fragments: dict[str, str]) -> dict[str, Path]:
     """Each job's config of `fragments` (by job) written as ``JOB.yaml`` in `folder`, all or none, the folder made
-    only now that there is an answer to write (and removed again where nothing could be written, an error or an
-    interrupt stopping the write); their paths, by job."""
+    only now that there is an answer to write (and removed again where nothing could be written, an error stopping
+    the write: Ctrl-C and the requests to end are held until it is done, `signals_held`); their paths, by job."""
     made = bool(fragments) and not folder.is_dir() and _made_folder(folder)
     written = {name: folder / f"{name}.yaml" for name in fragments}
     try:
         texts = dict(zip(written.values(), fragments.values(), strict=True))
         write_all_atomically(texts, dict.fromkeys(texts, "--emit-dir"))
-    except (QueryError, KeyboardInterrupt):
+    except QueryError:
         if made:  # nothing written (or, rarely, some: then the folder stays with them)
             with contextlib.suppress(OSError):
                 folder.rmdir()
