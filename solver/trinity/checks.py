@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from solver.memory import rollout_sizes
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
@@ -39,6 +40,7 @@ from solver.tables import (
     Model,
     TrinityVersion,
     and_joined,
+    either,
     it_or_them,
     load_trinity_fields,
     remove_padding_violation,
@@ -969,6 +971,33 @@ def _check_rollout_model(checks: _ConfigChecks, model: Model, length: float | No
         "(Trinity gives the rollout model.max_model_len)"))
 
 
+ROLLOUT_TP_PATH = (*ROLLOUT_MODEL, "tensor_parallel_size")
+"""The rollout engine's tensor-parallel size, which Trinity hands vLLM as it is (``common/models/vllm_model.py:146``
+in 0.6.0)."""
+
+
+def _check_rollout_tensor_parallel(checks: _ConfigChecks, model: Model) -> None:
+    """Check that the model's heads allow the vLLM rollout's tensor-parallel size (where a vLLM rollout starts,
+    `_vllm_rollout`, with engines: ``engine_num`` not 0), as they do an SP degree (`sp_rule_violation`): vLLM 0.19.1
+    refuses a size that does not divide the attention heads as the engine starts (``verify_with_parallel_config``,
+    ``config/model.py:1111``), and its Qwen3 attention asserts that the size and the KV heads divide one another
+    (``model_executor/models/qwen3.py:83`` to ``:90``). The words name the sizes the heads allow within a node
+    (`rollout_sizes`: ``cluster.gpu_per_node``, else 8)."""
+    size = checks.number(ROLLOUT_TP_PATH)
+    if size is None or size < 1 or not _vllm_rollout(checks) or checks.number((*ROLLOUT_MODEL, "engine_num")) == 0:
+        return
+    violation = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, int(size), degree="TP")
+    if violation is None:
+        return
+    node = checks.number(NODE_SIZE_PATH)
+    node_gpus = int(node) if node is not None and node >= 1 else 8
+    where = f"within a node of {node_gpus} GPUs" if node is not None and node >= 1 else "up to 8"
+    checks.add(ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, (
+        f"{dotted(ROLLOUT_TP_PATH)}: {violation} of {model.name}: the rollout's vLLM refuses it as the engine "
+        f"starts; set it to {either([str(t) for t in rollout_sizes(model, node_gpus)])}, the sizes the heads allow "
+        f"{where} (and the cluster's GPUs to match)"))
+
+
 def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: float | None) -> None:
     """Check the length the rollout's vLLM takes against the longest it derives from the RoPE scaling it takes, where
     the rollout model sets its own ``max_model_len`` or ``rope_scaling`` (the `refused:` lines on
@@ -1617,6 +1646,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
     _check_rollout_model(checks, model, length)
+    _check_rollout_tensor_parallel(checks, model)
     _check_rollout_length_refused(checks, model, length)
     _check_sglang_length(checks, model, length)
     _check_rope_theta(checks, model)
