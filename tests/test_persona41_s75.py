@@ -1,0 +1,138 @@
+"""A user's afternoon (session 75, persona41): PPO with a critic, GRPO with LoRA and a TP=2 rollout, SFT. What it
+found: a vLLM rollout's tensor_parallel_size that the model's heads do not allow passed ``--check``
+(`rollout-tp-heads-refused`), and ``--top``'s source cell gave a PPO critic plan's actor peak alone where the
+critic's own update is the tighter one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solver.tables import load_catalog, sp_rule_violation
+from solver.trinity import trinity_config_problems
+
+CATALOG = load_catalog()
+CODE = "rollout-tp-heads-refused"
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def _grpo(tmp_path: Path, rollout: str, *, cluster: str = "cluster: {node_num: 1, gpu_per_node: 8}\n",
+          mode: str = "both") -> Path:
+    """A GRPO config for Qwen3-14B (40 attention heads, 8 KV heads) at 32768 tokens with a LoRA of rank 32 and
+    `rollout` as its ``explorer.rollout_model`` (flow mapping text)."""
+    config = tmp_path / "grpo.yaml"
+    config.write_text(f"mode: {mode}\nalgorithm: {{algorithm_type: grpo, repeat_times: 8}}\n"
+                      "buffer: {batch_size: 32}\n"
+                      "model: {model_path: Qwen/Qwen3-14B, max_model_len: 32768, lora_configs: [{lora_rank: 32}]}\n"
+                      f"{cluster}explorer: {{rollout_model: {{{rollout}}}}}\n", encoding="utf-8")
+    return config
+
+
+def _current(cli: Cli, config: Path, *options: str) -> tuple[int, dict[str, Any]]:
+    """`--check --json`'s exit status and verdict on `config` on H100s, with Env on as the plan has it."""
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json", *options)
+    [answer] = json.loads(out)
+    current: dict[str, Any] = answer["current"]
+    return status, current
+
+
+TP3 = ("explorer.rollout_model.tensor_parallel_size: TP=3 does not divide its 40 attention heads of Qwen3-14B: the "
+       "rollout's vLLM refuses it as the engine starts; set it to 1, 2, 4 or 8, the sizes the heads allow within a "
+       "node of 8 GPUs (and the cluster's GPUs to match)")
+
+
+@pytest.fixture(autouse=True)
+def _env_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Env on in the shell, as the plans have it: the verdicts then differ only by the rollout."""
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+
+
+def test_a_rollout_tensor_parallel_size_that_does_not_divide_the_heads_is_refused(cli: Cli, tmp_path: Path):
+    # vLLM 0.19.1 raises "Total number of attention heads (40) must be divisible by tensor parallel size (3)" as the
+    # engine starts; rft-solver passed it (exit 0). Now refused: --check exits 1, and the line names 1, 2, 4 or 8.
+    status, current = _current(cli, _grpo(tmp_path, "engine_num: 1, tensor_parallel_size: 3"))
+    assert (status, current["refused"]) == (1, True)
+    assert current["config_problem_codes"] == [CODE, "lora-counted-as-full"]  # the second: the LoRA note
+    assert current["config_problems"][0] == TP3
+
+
+def test_a_size_and_kv_heads_that_do_not_divide_one_another_are_refused(cli: Cli, tmp_path: Path):
+    # 5 divides the 40 attention heads, but neither it nor the 8 KV heads divides the other: vLLM's Qwen3 attention
+    # asserts it (model_executor/models/qwen3.py:83-90).
+    _, current = _current(cli, _grpo(tmp_path, "engine_num: 1, tensor_parallel_size: 5",
+                                     cluster="cluster: {node_num: 1, gpu_per_node: 6}\n"))
+    assert [words for words in current["config_problems"] if words.startswith("explorer.rollout_model.tensor")] == [(
+        "explorer.rollout_model.tensor_parallel_size: TP=5 and its 8 KV heads do not divide one another of "
+        "Qwen3-14B: the rollout's vLLM refuses it as the engine starts; set it to 1, 2 or 4, the sizes the heads "
+        "allow within a node of 6 GPUs (and the cluster's GPUs to match)")]
+
+
+@pytest.mark.parametrize(("rollout", "mode"), [
+    ("engine_num: 2, tensor_parallel_size: 2", "both"),  # the heads allow 2
+    ("engine_num: 1, tensor_parallel_size: 3, engine_type: tinker", "both"),  # no vLLM starts
+    ("engine_num: 0, tensor_parallel_size: 3", "both"),  # no engine
+    ("engine_num: 1, tensor_parallel_size: 3", "train"),  # no explorer
+])
+def test_no_line_where_the_heads_allow_the_size_or_no_vllm_engine_starts(cli: Cli, tmp_path: Path, rollout: str,
+                                                                         mode: str):
+    config = _grpo(tmp_path, rollout, mode=mode)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json", "--train-batch-size", "256")
+    [answer] = json.loads(out)
+    assert status == 0 and CODE not in answer["current"]["config_problem_codes"]
+
+
+def test_without_gpu_per_node_the_line_names_the_sizes_up_to_8():
+    # The API's checks, on nested mappings: no cluster.gpu_per_node, so the sizes the heads allow up to 8.
+    mapping = {"algorithm": {"algorithm_type": "grpo"}, "model": {"model_path": "Qwen/Qwen3-14B"},
+               "explorer": {"rollout_model": {"tensor_parallel_size": 6}}}
+    problems = trinity_config_problems(mapping, CATALOG.model("Qwen3-14B"), 4, max_model_len=32768)
+    assert [problem.words for problem in problems if problem.code.value == CODE] == [(
+        "explorer.rollout_model.tensor_parallel_size: TP=6 does not divide its 40 attention heads of Qwen3-14B: the "
+        "rollout's vLLM refuses it as the engine starts; set it to 1, 2, 4 or 8, the sizes the heads allow up to 8 "
+        "(and the cluster's GPUs to match)")]
+
+
+def test_write_warns_of_the_size_and_the_written_config_still_fails_its_check(cli: Cli, tmp_path: Path):
+    # The plan sets no rollout size: --write keeps 3 (4 trainer GPUs of a node of 7), writes the file and warns of
+    # it; its check exits 1.
+    written = tmp_path / "fixed.yaml"
+    config = _grpo(tmp_path, "engine_num: 1, tensor_parallel_size: 3",
+                   cluster="cluster: {node_num: 1, gpu_per_node: 7}\n")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--write", str(written))
+    words = TP3.replace("1, 2, 4 or 8", "1, 2 or 4").replace("node of 8", "node of 7")
+    assert status == 0 and f"solve: warning: {written}: {words}\n" in err
+    assert "tensor_parallel_size: 3" in written.read_text(encoding="utf-8")
+    assert _current(cli, written)[0] == 1
+
+
+def test_sp_rule_violation_names_the_degree_it_is_given():
+    assert sp_rule_violation(40, 8, 3) == "SP=3 does not divide its 40 attention heads"
+    assert sp_rule_violation(40, 8, 3, degree="TP") == "TP=3 does not divide its 40 attention heads"
+    assert sp_rule_violation(40, 8, 2, degree="TP") is None
+
+
+def test_top_gives_both_peaks_of_a_critic_plan_in_its_source_cell(cli: Cli):
+    # Qwen3-8B at 16384 on H100s with a reloaded critic: on 4 GPUs the critic's own update (66.0 GiB) peaks above the
+    # actor's pass (57.9), the tighter one, which the source cell left out; now both, and a note says which is which.
+    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "16384", "--critic", "reloaded",
+                         "--top", "5")
+    assert status == 0
+    cells = [line.split("│")[-2].strip() for line in out.splitlines() if line.startswith("│ ")]
+    assert cells == ["memory model: 62.8 / 48.5 GiB", "memory model: 65.1 / 52.2 GiB", "memory model: 68.1 / 57.2 GiB",
+                     "memory model: 72.2 / 64.1 GiB", "memory model: 57.9 / 66.0 GiB"]
+    assert ("memory model: A / C GiB: the predicted peak per GPU of the actor's pass (A) and of the PPO critic's own "
+            "update (C)\n") in out
+    assert "57.9 GiB per GPU predicted for the actor's pass and 66.0 for the critic's own update" not in out  # plan #1
+    assert "62.8 GiB per GPU predicted for the actor's pass and 48.5 for the critic's own update" in out
+
+
+def test_top_without_a_critic_keeps_its_source_cell_and_no_note(cli: Cli):
+    # The actor's pass is the same figure as with a reloaded critic, which leaves it as it is alone.
+    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "16384", "--top", "2")
+    assert status == 0 and "actor's pass (A)" not in out
+    assert [line.split("│")[-2].strip() for line in out.splitlines() if line.startswith("│ ")] == [
+        "memory model: 62.8 GiB", "memory model: 65.1 GiB"]
