@@ -136,3 +136,39 @@ def test_top_without_a_critic_keeps_its_source_cell_and_no_note(cli: Cli):
     assert status == 0 and "actor's pass (A)" not in out
     assert [line.split("│")[-2].strip() for line in out.splitlines() if line.startswith("│ ")] == [
         "memory model: 62.8 GiB", "memory model: 65.1 GiB"]
+
+
+def _fleet_with_critic(tmp_path: Path, critic: str) -> Path:
+    """A fleet of one node of 8 H100s and one PPO job whose ``critic:`` is `critic` as written."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: h100, gpu: H100, nodes: 1, gpus_per_node: 8}\n"
+                     f"jobs:\n  - name: ppo-8b\n    model: Qwen3-8B\n    max_model_len: 16384\n    critic: {critic}\n",
+                     encoding="utf-8")
+    return fleet
+
+
+@pytest.mark.parametrize(("critic", "got"), [
+    ("no", "false (YAML reads it, unquoted, as true or false: write one of the words)"),  # YAML 1.1's no
+    ("off", "false (YAML reads it, unquoted, as true or false: write one of the words)"),
+    ("~", "null (YAML reads it, unquoted, as null: write one of the words)"),
+    ("1", "1 (YAML reads it, unquoted, as a number: write one of the words)"),
+    ("Resident", "'Resident'"),
+    ("'no'", "'no'"),
+])
+def test_a_job_s_critic_of_another_word_is_refused_saying_what_yaml_read(cli: Cli, tmp_path: Path, critic: str,
+                                                                          got: str):
+    # Pydantic's "Input should be ..." said neither what was given nor that YAML read `no` as false; a job's other
+    # fields say "must be ..., got ...", and so does this one now.
+    fleet = _fleet_with_critic(tmp_path, critic)
+    assert cli("cluster", str(fleet)) == (2, "", (
+        f"solve cluster: error: {fleet}: job ppo-8b, critic: must be 'none', 'resident', 'offloaded' or 'reloaded', "
+        f"got {got}\n"))
+
+
+def test_a_pool_s_interconnect_by_another_tool_s_name_is_refused_in_the_same_words(cli: Cli, tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: lab, gpu: H100, nodes: 1, gpus_per_node: 8, gpu_interconnect: nvswitch}\n"
+                     "jobs:\n  - {name: a, model: Qwen3-8B, max_model_len: 8192}\n", encoding="utf-8")
+    assert cli("cluster", str(fleet)) == (2, "", (
+        f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: must be 'nvlink', 'infinity-fabric' or 'pcie', "
+        "got 'nvswitch'; did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)\n"))

@@ -733,14 +733,15 @@ def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None
 
 
 def _with_interconnect_meant(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """Pydantic's check of an interconnect, its refusal of one by another tool's name ended with the one meant."""
+    """Pydantic's check of an interconnect, its refusal of one by another tool's name in the words of any other
+    (``must be 'nvlink', ... or 'pcie', got 'xgmi'``) ended with the one meant."""
     try:
         return handler(value)
     except ValidationError as error:
         meant = interconnect_meant(value)
         if not meant:
             raise
-        raise ValueError(f"{error.errors()[0]['msg']}; {meant}") from None
+        raise ValueError(f"must be {error.errors()[0]['ctx']['expected']}, got {yaml_brief(value)}; {meant}") from None
 
 
 Interconnect = Annotated[InterconnectName, WrapValidator(_with_interconnect_meant)]
