@@ -172,3 +172,56 @@ def test_a_pool_s_interconnect_by_another_tool_s_name_is_refused_in_the_same_wor
     assert cli("cluster", str(fleet)) == (2, "", (
         f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: must be 'nvlink', 'infinity-fabric' or 'pcie', "
         "got 'nvswitch'; did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)\n"))
+
+
+def _engine_problems(explorer: dict[str, Any], node_gpus: int | None = 8, version: Any = None) -> list[str]:
+    """The `engine-nodes-refused` lines of the API's checks on a GRPO config of Qwen3-8B with `explorer`, on nodes of
+    `node_gpus` (None: unset)."""
+    mapping: dict[str, Any] = {"algorithm": {"algorithm_type": "grpo"}, "model": {"model_path": "Qwen/Qwen3-8B"},
+                               "explorer": explorer}
+    if node_gpus is not None:
+        mapping["cluster"] = {"node_num": 4, "gpu_per_node": node_gpus}
+    problems = trinity_config_problems(mapping, CATALOG.model("Qwen3-8B"), 8, max_model_len=16384, version=version)
+    return [problem.words for problem in problems if problem.code.value == "engine-nodes-refused"]
+
+
+NOT_WHOLE = ("explorer.rollout_model: an engine of 12 GPUs (tensor_parallel_size 4 x pipeline_parallel_size 3) spans "
+             "nodes of 8 (cluster.gpu_per_node) but is not whole nodes: Trinity 0.6 refuses the config (an engine "
+             "across nodes takes whole ones); make it 8 GPUs or fewer, or a multiple of 8")
+DATA_ACROSS = ("explorer.auxiliary_models[0]: an engine of 16 GPUs (tensor_parallel_size 4 x data_parallel_size 4) "
+               "spans nodes of 8 (cluster.gpu_per_node) with data_parallel_size 4: Trinity 0.6 refuses the config "
+               "(vLLM takes no data parallelism across nodes); keep each engine within a node, or set "
+               "data_parallel_size to 1")
+
+
+def test_engines_across_nodes_that_trinity_0_6_refuses_are_refused():
+    # Trinity 0.6.0's _validate_multinode_inference_models (common/config_validator.py:301-339) raises on both.
+    explorer = {"rollout_model": {"tensor_parallel_size": 4, "pipeline_parallel_size": 3},
+                "auxiliary_models": [{"model_path": "Qwen/Qwen3-32B", "tensor_parallel_size": 4,
+                                      "data_parallel_size": 4}]}
+    assert _engine_problems(explorer) == [NOT_WHOLE, DATA_ACROSS]
+    assert _engine_problems(explorer, version="0.6") == [NOT_WHOLE, DATA_ACROSS]
+    assert _engine_problems(explorer, version="0.5") == []  # 0.5.2 has neither check (nor the keys)
+    assert _engine_problems(explorer, node_gpus=None) == []  # Trinity finds the node size: not judged
+
+
+@pytest.mark.parametrize("engine", [
+    {"tensor_parallel_size": 8, "pipeline_parallel_size": 2},  # whole nodes, no data parallelism: multi-node vLLM
+    {"tensor_parallel_size": 4, "data_parallel_size": 2},  # a node's 8 GPUs
+    {"tensor_parallel_size": 4, "data_parallel_size": 4, "engine_type": "sglang"},  # not vLLM's rule
+    {"tensor_parallel_size": 12, "engine_type": "tinker"},  # runs elsewhere
+])
+def test_engines_within_a_node_or_across_whole_nodes_pass(engine: dict[str, Any]):
+    assert _engine_problems({"rollout_model": engine}) == []
+
+
+def test_check_exits_1_on_an_engine_across_nodes(cli: Cli, tmp_path: Path):
+    config = tmp_path / "e.yaml"
+    config.write_text("mode: both\nalgorithm: {algorithm_type: grpo, repeat_times: 8}\nbuffer: {batch_size: 32}\n"
+                      "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n"
+                      "cluster: {node_num: 2, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {tensor_parallel_size: 4, pipeline_parallel_size: 3}}\n",
+                      encoding="utf-8")
+    status, current = _current(cli, config)
+    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["engine-nodes-refused"])
+    assert current["config_problems"] == [NOT_WHOLE]
