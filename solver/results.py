@@ -293,6 +293,7 @@ class MoveCode(str, Enum):
     MODEL_CHANGED = "model-changed"
     LENGTH_CHANGED = "length-changed"
     ROLLOUT_CHANGED = "rollout-changed"
+    TRAINING_CHANGED = "training-changed"
     NO_WAY_AT_COUNT = "no-way-at-count"
     NO_WAY_AS_IT_RUNS = "no-way-as-it-runs"
     MORE_PRIORITY = "more-priority"

@@ -225,3 +225,57 @@ def test_check_exits_1_on_an_engine_across_nodes(cli: Cli, tmp_path: Path):
     status, current = _current(cli, config)
     assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["engine-nodes-refused"])
     assert current["config_problems"] == [NOT_WHOLE]
+
+
+RUNNING_FLEET = """pools:
+  - {{name: h100, gpu: H100, nodes: 2, gpus_per_node: 8, host_ram_gb: 1536}}
+jobs:
+  - {{name: ppo-8b, model: Qwen3-8B, max_model_len: 16384, rollout_gpus: 4, critic: {critic}, priority: 3}}
+  - {{name: grpo-14b, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: 4, lora_rank: {rank}}}
+"""
+
+
+def _placed_now(cli: Cli, tmp_path: Path) -> Path:
+    """The placement of `RUNNING_FLEET` with a reloaded critic and LoRA rank 32, as its --json wrote it."""
+    fleet = tmp_path / "now.yaml"
+    fleet.write_text(RUNNING_FLEET.format(critic="reloaded", rank=32), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    assert status == 0
+    placement = tmp_path / "now.json"
+    placement.write_text(out, encoding="utf-8")
+    return placement
+
+
+@pytest.mark.parametrize(("critic", "rank", "moves"), [
+    ("resident", 32, {"ppo-8b": "the file asks critic resident now; it runs with critic reloaded"}),
+    ("none", 32, {"ppo-8b": "the file asks critic none now; it runs with critic reloaded"}),
+    ("reloaded", 64, {"grpo-14b": "the file asks lora_rank 64 now; it runs with lora_rank 32"}),
+    ("reloaded", 32, {}),
+])
+def test_a_running_job_whose_lora_rank_or_critic_the_file_changed_moves(cli: Cli, tmp_path: Path, critic: str,
+                                                                         rank: int, moves: dict[str, str]):
+    # A run changes its LoRA rank or critic only by restarting: it said "stays" for LoRA 32 -> 64 (its ways still
+    # fit as it ran), and "moves" for a changed critic with a reason about its SP and Offload.
+    placement = _placed_now(cli, tmp_path)
+    fleet = tmp_path / "then.yaml"
+    fleet.write_text(RUNNING_FLEET.format(critic=critic, rank=rank), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--current", str(placement), "--json")
+    assert status == 0
+    placed = {entry["job"]: entry for entry in json.loads(out)["placements"]}
+    assert {job: entry["move_reason"] for job, entry in placed.items() if entry["current"] == "moves"} == moves
+    assert {job: entry["move_reason_code"] for job, entry in placed.items() if entry["current"] == "moves"} == {
+        job: "training-changed" for job in moves}
+    assert {job for job, entry in placed.items() if entry["current"] == "stays"} == {"ppo-8b", "grpo-14b"} - {*moves}
+
+
+def test_a_placement_without_lora_rank_keys_is_not_compared_on_them(cli: Cli, tmp_path: Path):
+    # An older placement's plans give no lora_rank or critic: the jobs stay as before, whatever the file asks.
+    placement = _placed_now(cli, tmp_path)
+    raw = json.loads(placement.read_text(encoding="utf-8"))
+    for entry in raw["placements"]:
+        del entry["plan"]["lora_rank"], entry["plan"]["critic"]
+    placement.write_text(json.dumps(raw), encoding="utf-8")
+    fleet = tmp_path / "then.yaml"
+    fleet.write_text(RUNNING_FLEET.format(critic="reloaded", rank=64), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--current", str(placement), "--json")
+    assert status == 0 and [entry["current"] for entry in json.loads(out)["placements"]] == ["stays", "stays"]
