@@ -293,6 +293,7 @@ class MoveCode(str, Enum):
     MODEL_CHANGED = "model-changed"
     LENGTH_CHANGED = "length-changed"
     ROLLOUT_CHANGED = "rollout-changed"
+    TRAINING_CHANGED = "training-changed"
     NO_WAY_AT_COUNT = "no-way-at-count"
     NO_WAY_AS_IT_RUNS = "no-way-as-it-runs"
     MORE_PRIORITY = "more-priority"
@@ -1233,7 +1234,7 @@ class Plan(Frozen):
                 f"{others} only its rollout)")
 
     @property
-    def _critic_pass_shown(self) -> bool:
+    def critic_pass_shown(self) -> bool:
         """Whether the plan's words give a PPO critic's own update's peak beside the actor's: with a critic, where the
         two differ as the words round them (a tenth of a GiB)."""
         return self.critic_pass_gb is not None and f"{self.critic_pass_gb:.1f}" != f"{self.memory_gb:.1f}"
@@ -1242,7 +1243,7 @@ class Plan(Frozen):
     def peaks_words(self) -> str:
         """What follows the actor's predicted peak per GPU in words: with a PPO critic whose own update's peak differs
         (`critic_pass_gb`), `` for the actor's pass and 52.5 for the critic's own update``; "" otherwise."""
-        if not self._critic_pass_shown:
+        if not self.critic_pass_shown:
             return ""
         return f" for the actor's pass and {self.critic_pass_gb:.1f} for the critic's own update"
 
@@ -1253,7 +1254,7 @@ class Plan(Frozen):
         gives both passes and it is the tighter)."""
         at = (" at the optimizer step's peak, the tighter one" if self.headroom_at_step
               else " at the critic's own update, the tighter peak" if self.headroom_at_critic_pass
-              else " at the actor's pass, the tighter peak" if self._critic_pass_shown else "")
+              else " at the actor's pass, the tighter peak" if self.critic_pass_shown else "")
         if self.headroom_gb >= 0:
             return f"{self.headroom_gb:.1f} GiB to spare{at}"
         over = f"{-self.headroom_gb:.1f}" if self.headroom_gb <= -0.05 else "less than 0.1"  # never "0.0 GiB over"
