@@ -106,16 +106,19 @@ class WaysLimit:
     def covering_time_limit_s(self, planner: Planner, fleet: Fleet, order: Sequence[int], reached: int) -> int | None:
         """Where the count of questions (`of`'s: `WAYS_QUESTIONS_PER_SECOND`) cut the jobs' ways short after the first
         `reached` jobs of `order` (`ways_order`), the time limit, in whole seconds, that would likely work them all out:
-        the questions asked, and as many again per job shape they asked about (`ways_shape`) for each shape of the
-        jobs left that none of them had (a shape asked about already asks few more, often none), at that count per
-        second; None where the wall clock cut them, or the count before any job's turn (nothing to go by). An estimate
-        from counts alone, the same on every run: only asking the questions would tell their number."""
+        the questions asked, and for each shape (`ways_shape`) of the jobs left that none of them had, as many as they
+        asked per shape they asked about (a shape asked about already asks few more, often none), raised by one part
+        in the number of those shapes, at that count per second; None where the wall clock cut them, or the count
+        before any job's turn (nothing to go by). An estimate from counts alone, the same on every run: only asking the
+        questions would tell their number. The raise is a floor under it where a short limit reached few shapes, which
+        may ask fewer than those after them (at ``--time-limit 1``, their mean alone named 11 s for
+        tests/data/cluster-40-jobs.yaml, which needs 13); where it reached many, it is small."""
         asked_shapes = {ways_shape(fleet.jobs[index]) for index in order[:reached]}
         if planner.asked < self.questions or not asked_shapes:  # the wall clock cut them, or no job had a turn
             return None
-        asked = planner.asked - self.since
         new_shapes = {ways_shape(fleet.jobs[index]) for index in order[reached:]} - asked_shapes
-        likely = asked - (-asked * len(new_shapes) // len(asked_shapes))  # rounded up
+        asked, shapes = planner.asked - self.since, len(asked_shapes)
+        likely = asked - (-asked * (shapes + 1) * len(new_shapes) // shapes ** 2)  # rounded up
         return likely // WAYS_QUESTIONS_PER_SECOND + 1  # a count above them all: no job's turn finds it reached
 
 
