@@ -2185,6 +2185,9 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "where the search found none for another reason than time (none exists, or Ctrl-C came first)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
+    trinity_version: TrinityVersion | None = Field(default=None, exclude=True, description=(
+        "the Trinity release the placement was made for (place's trinity_version), whose host memory figures its "
+        "plans were held to: its fragments' release unless another is named; None where none was, or read from JSON"))
 
     @property
     def search_never_ran(self) -> bool:

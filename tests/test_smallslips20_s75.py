@@ -1,6 +1,7 @@
 """Small slips of earlier sessions (s75, smallslips20): no step of ``solve cluster`` is given time past its time limit
 (a job's ways stop between two questions once the ways' wall clock has passed, the later steps get what is left, none
-once it has passed)."""
+once it has passed); the time limit named to work out the jobs' ways cut short is safe where a short limit asked few
+shapes; an answer's or a placement's fragment shows the host memory figure of the Trinity release it was held to"""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ import pytest
 import yaml
 from cluster_api import buy, place
 
+import solver
 import solver.clock
 import solver.cluster.reasons
 import solver.cluster.search
 import solver.cluster.widen
 from solver.cluster.options import Planner, WaysLimit, fleet_options
-from solver.tables import load_catalog, load_fleet, load_weights
+from solver.tables import Fleet, Job, Pool, load_catalog, load_fleet, load_weights
 
 CATALOG = load_catalog()
 buy_module = importlib.import_module("solver.cluster.buy")  # `solver.cluster.buy` the name is the function
@@ -148,3 +150,54 @@ def test_a_purchase_widens_by_the_time_limit_less_the_read_back_time(tmp_path: P
     bought = buy(_fleet(tmp_path, [PROBE], nodes=0), catalog=CATALOG, time_limit_s=7.0)
     assert (bought.nodes, bought.placements[0].widened_from) == (1, 6)
     assert untils == [readings[0] + 7.0 - solver.cluster.search.READ_BACK_S]
+
+
+FORTY_JOBS = Path(__file__).resolve().parent / "data" / "cluster-40-jobs.yaml"
+
+
+def test_the_limit_named_at_one_second_works_the_forty_jobs_ways_out():
+    # At 1 s the count (100) cuts the ways after 3 jobs of 3 shapes (112 questions), 25 shapes new among the 37 left:
+    # their mean alone named 11 s, which still cuts 6 jobs short; raised by a third (one part in 3), 14 s.
+    fleet = load_fleet(FORTY_JOBS, CATALOG)
+
+    def ways_within(limit_s: float) -> tuple[int, int, int | None]:
+        planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto", time_limit_s=limit_s)
+        ways = fleet_options(planner, fleet, WaysLimit.of(planner, 0.0))
+        return len(ways.cut_short), planner.asked, ways.covering_time_limit_s
+
+    assert ways_within(1) == (37, 112, 14)
+    assert ways_within(11)[0] == 6  # the mean's estimate falls short
+    assert ways_within(14) == (0, 1206, None)  # the one named works them all out
+
+
+def _host_lines(fragment: str) -> list[str]:
+    """The host memory lines of a fragment's header."""
+    return [line for line in fragment.splitlines() if line.startswith("# host memory:")]
+
+
+def test_an_answer_held_to_05s_host_figure_shows_05s_in_its_fragment():
+    # Trinity 0.5's reference model is bf16 (0.6's fp32): the 14B on 8 A100s with Offload needs 311.3 GiB a node for
+    # 0.5, 351.6 for 0.6. Planned for 0.5 within 320 GiB, its fragment (no release named) showed 0.6's 351.6 GiB
+    # "within host_ram_gb of 320 GiB"; it is now the answer's own release's, and its rules (no 0.6 keys).
+    [answer] = solver.plan("Qwen3-14B", gpu="a100", budget_gpus=8, exact=True, max_model_len=32768,
+                           host_ram_gb=320.0, trinity_version="0.5", offload=True)
+    assert answer.best is not None and answer.best.host_memory_gb == 311.3
+    assert _host_lines(solver.trinity_config(answer)) == [
+        "# host memory: 311.3 GiB per node for Offload, within host_ram_gb of 320 GiB"]
+    assert solver.trinity_settings(answer).trinity_06_keys == ()
+    # Read back from JSON (which keeps no query), no release is known: as for none named, 0.6's figure.
+    read_back = solver.Answer.model_validate_json(answer.model_dump_json())
+    assert _host_lines(solver.trinity_config(read_back)) == [
+        "# host memory: 351.6 GiB per node for Offload, within host_ram_gb of 320 GiB"]
+
+
+def test_a_placement_held_to_05s_host_figure_shows_05s_in_its_fragment():
+    # The same 14B job at 64k on a node of 320 GiB: placed for 0.5 on 8 GPUs with Offload (311.3 GiB), for 0.6 without
+    # (135.6); the 0.5 placement's fragment showed 0.6's 351.6 GiB "within the pool's host_ram_gb of 320 GiB".
+    fleet = Fleet(pools=(Pool(name="a", gpu="A100-80GB", nodes=1, gpus_per_node=8, host_ram_gb=320.0),),
+                  jobs=(Job(name="long", model="Qwen3-14B", max_model_len=65536),))
+    placed = place(fleet, catalog=CATALOG, time_limit_s=5, trinity_version="0.5")
+    assert (placed.trinity_version, placed.placements[0].plan.host_memory_gb) == ("0.5", 311.3)
+    assert _host_lines(solver.placement_configs(placed, fleet)["long"]) == [
+        "# host memory: 311.3 GiB per node for Offload, within the pool's host_ram_gb of 320 GiB"]
+    assert "trinity_version" not in placed.model_dump_json()  # as before: the JSON does not keep it
