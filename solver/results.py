@@ -2169,8 +2169,9 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "time limit, in whole seconds, that would likely work out every job's ways: the questions asked, and as many "
         "again per job shape asked about (model, length, train batch, LoRA rank, reference model, critic, pool) for "
         "each shape of the jobs cut short that none asked before them had, raised by one part in the number of shapes "
-        f"asked about, at {WAYS_QUESTIONS_PER_SECOND} new questions per second; an estimate from counts alone, the same on every run. Null where no job was cut short, or the wall clock cut them, and in "
-        "JSON made before the key"))
+        f"asked about, at {WAYS_QUESTIONS_PER_SECOND} new questions per second; an estimate from counts alone, the "
+        "same on every run. Null where no job was cut short, or the wall clock cut them, and in JSON made before the "
+        "key"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated plans are predicted with; null for the shipped one"))

@@ -26,7 +26,8 @@ def one_node_rollout(engines: int, tensor_parallel_size: int | None = 1) -> str:
     """A Trinity config's ``cluster`` (one node of 8 GPUs) and ``explorer`` (`engines` rollout engines of
     `tensor_parallel_size` GPUs each; None: that key left out), as the YAML text of a test's config holds them."""
     engine = "" if tensor_parallel_size is None else f"    tensor_parallel_size: {tensor_parallel_size}\n"
-    return f"cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: {engines}\n{engine}"
+    return ("cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n"
+            f"    engine_num: {engines}\n{engine}")
 
 def with_key(key: str, value: Any, base: dict[str, Any] | None = None) -> dict[str, Any]:
     """`base` (`BASE`) with `key` (dotted) set to `value`."""

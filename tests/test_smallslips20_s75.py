@@ -77,8 +77,8 @@ def test_past_the_time_limit_the_search_and_widening_get_no_time(tmp_path: Path,
     assert (in_time.placements[0].widened_from, in_time.wall_clock_stopped) == (6, ())
     assert {name for name, _ in cluster_solve_limits} == {"place jobs", "widen jobs onto idle GPUs"}
     # Past the limit once the ways are worked out: the first stage gets no time (it stops at once, and the greedy
-    # placement stands: the job on its smallest way), no later stage is solved, and widening asks and solves nothing (before: 0.01 s a stage,
-    # 0.05 s a widening solve).
+    # placement stands: the job on its smallest way), no later stage is solved, and widening asks and solves nothing
+    # (before: 0.01 s a stage, 0.05 s a widening solve).
     _late_after_the_ways(monkeypatch, 1.0)
     cluster_solve_limits.clear()
     late = place(fleet, catalog=CATALOG, time_limit_s=5.0)

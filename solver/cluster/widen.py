@@ -98,8 +98,8 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
     whatever ``--workers`` is). Each solve does at most `WIDEN_DETERMINISTIC_TIME` of work, and, as a safety net, ends
     within `WIDEN_TIME_LIMIT_S` and by `until` (a `time.monotonic()`: the placement's time limit), both read on
     `clock`: a solve gets only what is left of them (none once `until` has passed: the previous stage's answer
-    stands), and past `until` no job's wider ways are asked (the placement stands as placed). The jobs `kept` where they run now neither grow nor move (either would
-    restart them)."""
+    stands), and past `until` no job's wider ways are asked (the placement stands as placed). The jobs `kept` where
+    they run now neither grow nor move (either would restart them)."""
     if clock.seconds_left(until) <= 0:  # no time left: nor for the planner's questions of the wider ways
         return Widened({}, wall_clock_stopped=True)
     built = build_widening_model(planner, fleet, chosen, nodes, kept, onto_idle_nodes)
