@@ -2169,9 +2169,10 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "where the count of the planner's questions cut the jobs' ways short (ways_cut_short; not the wall clock), the "
         "time limit, in whole seconds, that would likely work out every job's ways: the questions asked, and as many "
         "again per job shape asked about (model, length, train batch, LoRA rank, reference model, critic, pool) for "
-        f"each shape of the jobs cut short that none asked before them had, at {WAYS_QUESTIONS_PER_SECOND} new "
-        "questions per second; an estimate from counts alone, the same on every run. Null where no job was cut short, or the wall clock cut them, and in "
-        "JSON made before the key"))
+        "each shape of the jobs cut short that none asked before them had, raised by one part in the number of shapes "
+        f"asked about, at {WAYS_QUESTIONS_PER_SECOND} new questions per second; an estimate from counts alone, the "
+        "same on every run. Null where no job was cut short, or the wall clock cut them, and in JSON made before the "
+        "key"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated plans are predicted with; null for the shipped one"))
@@ -2186,6 +2187,9 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "where the search found none for another reason than time (none exists, or Ctrl-C came first)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
+    trinity_version: TrinityVersion | None = Field(default=None, exclude=True, description=(
+        "the Trinity release the placement was made for (place's trinity_version), whose host memory figures its "
+        "plans were held to: its fragments' release unless another is named; None where none was, or read from JSON"))
 
     @property
     def search_never_ran(self) -> bool:
