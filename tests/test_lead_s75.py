@@ -1,12 +1,20 @@
 """The lead's own fixes of session 75: --write's note above a flow-style ``model`` line is wrapped at the column it
 is written at (the file's margin), so a later --write, which finds where each paragraph ends by a greedy wrap there,
-takes all of it away (the two-peak evidence of a PPO critic's plan left its second line behind)."""
+takes all of it away (the two-peak evidence of a PPO critic's plan left its second line behind); and --write removes
+a key of an anchored mapping another merges (ruamel.yaml fails at it itself: exit 70 before)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
 import solver
 from solver.tables import load_catalog
-from solver.trinity.patch import patch_trinity_config
+from solver.trinity.patch import _delete_merged, patch_trinity_config
 from solver.trinity.plan_keys import COMMENT_WIDTH
 
 FLOW_MODEL = """\
@@ -37,3 +45,36 @@ def test_the_note_above_a_flow_style_model_is_wrapped_at_the_margin_and_rewritte
     again = patch_trinity_config(written, plan, model, version="0.6")
     assert again == patch_trinity_config(FLOW_MODEL, plan, model, version="0.6")
     assert sum(line.startswith("#   the critic's own update") for line in again.splitlines()) == 1
+
+
+ANCHORED_ROPE = """\
+model: &m {model_path: Qwen/Qwen3-4B, max_model_len: 16384, rope_scaling: {rope_type: yarn, factor: 2.0}}
+cluster: {node_num: 1, gpu_per_node: 8}
+algorithm: {algorithm_type: grpo}
+explorer:
+  rollout_model: {<<: *m, engine_num: 4}
+"""
+"""A config Trinity takes whose rollout model merges ``model`` (a YAML anchor) with a YaRN not needed at 16384."""
+
+
+def test_write_removes_a_key_of_an_anchored_mapping_another_merges(cli, tmp_path: Path):
+    # ruamel.yaml fails deleting a key of a mapping another merges (KeyError: 1 in update_key_value): --write crashed
+    # with exit 70 on this config (coverage15's find). Now the YaRN is gone from the anchor, and from the merge.
+    config, written = tmp_path / "anchored.yaml", tmp_path / "written.yaml"
+    config.write_text(ANCHORED_ROPE, encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h200", "--write", str(written))
+    assert status == 0, err
+    text = written.read_text(encoding="utf-8")
+    assert "model: &m {model_path: Qwen/Qwen3-4B, max_model_len: 16384}\n" in text
+    assert "  rollout_model: {<<: *m, engine_num: 4}\n" in text and "rope_scaling" not in text
+    environ = {**os.environ, "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+    check = subprocess.run([sys.executable, "-m", "solver", "--from-config", str(written), "--check", "--gpu", "h200"],
+                           capture_output=True, text=True, env=environ, check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_merging_mapping_keeps_its_own_key_or_takes_the_next_merged_ones():
+    data = YAML().load("a: &a {x: 1, y: 2}\nb: &b {y: 3}\nown: {<<: *a, y: 4}\nboth: {<<: [*a, *b]}\nonly: {<<: *a}\n")
+    _delete_merged(data["a"], "y")
+    assert (dict(data["a"]), dict(data["own"]), dict(data["both"]), dict(data["only"])) == (
+        {"x": 1}, {"x": 1, "y": 4}, {"x": 1, "y": 3}, {"x": 1})

@@ -20,6 +20,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
+from ruamel.yaml.compat import ordereddict
 from ruamel.yaml.error import CommentMark
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarbool import ScalarBoolean
@@ -179,6 +180,26 @@ def _add(mapping: CommentedMap, key: str, value: Any, after: str | None = None) 
         mapping.ca.items[key] = [None, None, CommentToken("\n" + rest, CommentMark(0), None), None]
 
 
+def _delete_merged(mapping: CommentedMap, key: str) -> None:
+    """``del mapping[key]``, and `key` gone too from each mapping that merges `mapping` (``<<: *anchor``) and does
+    not set it itself, or taken from the next mapping it merges that has it: ruamel.yaml (0.18 and 0.19 alike) fails
+    at that itself (``CommentedMap.update_key_value`` reads each merged mapping as a pair: ``KeyError: 1``)."""
+    referers = list(mapping._ref)
+    mapping._ref.clear()  # ruamel's own update of them, which fails
+    try:
+        del mapping[key]
+    finally:
+        mapping._ref.extend(referers)
+    for referer in referers:
+        if key in referer._ok or not ordereddict.__contains__(referer, key):  # its own key, or not merged in
+            continue
+        source = next((merged for merged in referer.merge if key in merged), None)
+        if source is None:
+            ordereddict.__delitem__(referer, key)
+        else:
+            ordereddict.__setitem__(referer, key, source[key])
+
+
 def _delete(mapping: CommentedMap, key: str) -> None:
     """Remove `key`; the lines after its block (which lead into what follows) go to the key before it."""
     keys = list(mapping.keys())
@@ -189,7 +210,7 @@ def _delete(mapping: CommentedMap, key: str) -> None:
     if key in mapping.ca.items:
         wrapper.ca.items[key] = mapping.ca.items[key]
     rest = _take_trailing(wrapper)
-    del mapping[key]
+    _delete_merged(mapping, key)
     mapping.ca.items.pop(key, None)
     index = keys.index(key)
     if rest and index > 0:
