@@ -78,3 +78,19 @@ def test_a_merging_mapping_keeps_its_own_key_or_takes_the_next_merged_ones():
     _delete_merged(data["a"], "y")
     assert (dict(data["a"]), dict(data["own"]), dict(data["both"]), dict(data["only"])) == (
         {"x": 1}, {"x": 1, "y": 4}, {"x": 1, "y": 3}, {"x": 1})
+
+
+def test_write_sets_a_key_a_section_only_merges_in_to_null(cli, tmp_path: Path):
+    # `model` merges a stale YaRN from another anchor: the anchor may be others' too, so the key is set to null in
+    # `model` itself (Trinity reads null as unset). Before: exit 70 (the merged-only mapping has no line data).
+    config, written = tmp_path / "merged.yaml", tmp_path / "written.yaml"
+    config.write_text(
+        "base: &base {model_path: Qwen/Qwen3-4B, max_model_len: 16384, rope_scaling: {rope_type: yarn, factor: 2.0, "
+        "original_max_position_embeddings: 40960}}\nmodel: {<<: *base}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "algorithm: {algorithm_type: grpo}\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h200", "--write", str(written))
+    assert status == 0, err
+    text = written.read_text(encoding="utf-8")
+    assert "\nmodel: {<<: *base, rope_scaling: null}\n" in text
+    assert text.startswith("base: &base {model_path: Qwen/Qwen3-4B, max_model_len: 16384, rope_scaling: {rope_type: "
+                           "yarn, factor: 2.0, original_max_position_embeddings: 40960}}\n")
