@@ -635,9 +635,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
                                                                                        plan, model):
         rollout = value_at(data, ROLLOUT_MODEL)
         takes_models = _rollout_rope_is_models(reading, environ)
+        _delete(section, "rope_scaling")  # first: a rollout merging the model's mapping loses it with it
         if isinstance(rollout, CommentedMap) and "rope_scaling" in rollout and takes_models:
             _delete(rollout, "rope_scaling")  # so that they still agree, and no interpolation refers to it
-        _delete(section, "rope_scaling")
     trainer = data.get("trainer")
     if version != "0.5" or not isinstance(trainer, CommentedMap):
         return (), left_out
