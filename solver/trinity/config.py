@@ -69,6 +69,7 @@ from solver.trinity.keys import (
     keys_05_refuses,
     offload_path,
     sp_key_in_effect,
+    started_rollout_engine,
     trainer_level_offload,
     trains_critic,
 )
@@ -138,14 +139,14 @@ sets ``explorer.rollout_model.enable_lora`` without ``model.lora_configs`` start
 vLLM ``enable_lora`` as the config has it, ``common/models/vllm_model.py:169`` in 0.6.0)."""
 
 
-def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | None:
+def _read_vllm_rollout(reader: ConfigReader) -> VllmRollout | None:
     """The rollout's vLLM engine as `VllmRollout` (Trinity's defaults where unset: ``tensor_parallel_size`` 1,
     ``dtype`` bfloat16; LoRA as `_rollout_lora` reads it); None where none starts (``mode: train``, an
     ``engine_type`` not vLLM's, ``engine_num`` 0),
     where its weights are split other than by tensor parallelism (``pipeline_parallel_size`` above 1,
     ``enable_expert_parallel``), or where a key it reads cannot be read or is out of vLLM's range (a
     ``gpu_memory_utilization`` not above 0 and at most 1): its memory is then not checked."""
-    if not _starts_vllm(reader, mode):
+    if _rollout_engine(reader) != "vllm":
         return None
     try:
         size = reader.count((*ROLLOUT_MODEL, "tensor_parallel_size"), 1)
@@ -166,26 +167,21 @@ def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | 
                        max_loras=lora.max_loras)
 
 
-def _starts_vllm(reader: ConfigReader, mode: str | None) -> bool:
-    """Whether the config starts a vLLM rollout: a `mode` that explores (not ``train``), an ``engine_type`` vLLM's
-    (unset, or starting ``vllm``) and an ``engine_num`` not 0 (False where it cannot be read)."""
-    engine = reader.word((*ROLLOUT_MODEL, "engine_type"))
-    if mode == "train" or (engine is not None and not engine.startswith("vllm")):
-        return False
-    try:
-        return reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) != 0
-    except ConfigError:
-        return False
+def _rollout_engine(reader: ConfigReader) -> str | None:
+    """The rollout engine the config starts (`started_rollout_engine`: ``vllm``, another ``engine_type``, or None),
+    its keys as `reader` reads them."""
+    return started_rollout_engine(lambda path: read_or_none(reader.word, path),
+                                  lambda path: read_or_none(lambda key: reader.count(key, 1, minimum=0), path))
 
 
-def _vllm_lora_rank_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
-    """The line on a ``max_lora_rank`` the config's vLLM rollout (`_starts_vllm`) is given (`_rollout_lora`) that
+def _vllm_lora_rank_notes(reader: ConfigReader) -> list[ConfigProblem]:
+    """The line on a ``max_lora_rank`` the config's vLLM rollout (`_rollout_engine`) is given (`_rollout_lora`) that
     vLLM refuses (`vllm_lora_rank_refusal`: vLLM 0.19.1's ``LoRAConfig`` takes a few ranks alone), which fails the
     rollout as it starts (`ConfigProblemCode.LORA_RANK_VLLM_REFUSED`): the one LoRA config's ``lora_rank``, 0 where
     it is not above 0 beside a ``path`` (Trinity gives vLLM the largest rank above 0, none), or
     ``extra_engine_args.max_lora_rank`` beside ``enable_lora``; none without LoRA, or where the rank cannot be read
     (other lines say why)."""
-    if not _starts_vllm(reader, mode):
+    if _rollout_engine(reader) != "vllm":
         return []
     try:
         lora = _rollout_lora(reader)
@@ -266,13 +262,13 @@ def _engine_argument(arguments: Mapping[Any, Any], key: str, default: int, maxim
     return value
 
 
-def _engine_args_lora_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
+def _engine_args_lora_notes(reader: ConfigReader) -> list[ConfigProblem]:
     """The line on LoRA keywords in the vLLM rollout's ``extra_engine_args`` (`ENGINE_LORA_KEYS`) that Trinity gives
     vLLM too, so that the engine fails as it starts (`ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED`): ``enable_lora``,
     and ``max_loras`` or ``max_lora_rank`` where ``model.lora_configs`` turns LoRA on (without it, vLLM takes them
-    from ``extra_engine_args``, `_rollout_lora`); none where no vLLM rollout starts (`_starts_vllm`)."""
+    from ``extra_engine_args``, `_rollout_lora`); none where no vLLM rollout starts (`_rollout_engine`)."""
     arguments = read_or_none(reader.get, ENGINE_ARGS)
-    if not _starts_vllm(reader, mode) or not isinstance(arguments, Mapping):
+    if _rollout_engine(reader) != "vllm" or not isinstance(arguments, Mapping):
         return []
     by_lora_configs = _lora_configs_loaded(reader)
     twice = [key for key in ENGINE_LORA_KEYS if key in arguments and (key == "enable_lora" or by_lora_configs)]
@@ -287,20 +283,19 @@ def _engine_args_lora_notes(reader: ConfigReader, mode: str | None) -> list[Conf
         f"and the rollout fails as it starts (TypeError): remove {it_or_them(len(twice))} from extra_engine_args"))]
 
 
-def _sglang_lora_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
-    """The line on LoRA with an SGLang rollout (``engine_type`` sglang, in a mode that explores, ``engine_num`` not
-    0) where the config turns the rollout's LoRA on (``model.lora_configs``, `_lora_configs_loaded`, or
-    ``enable_lora``):
+def _sglang_lora_notes(reader: ConfigReader) -> list[ConfigProblem]:
+    """The line on LoRA with an SGLang rollout (`_rollout_engine`: ``engine_type`` sglang, in a mode that explores,
+    ``engine_num`` not 0) where the config turns the rollout's LoRA on (``model.lora_configs``, `_lora_configs_loaded`,
+    or ``enable_lora``):
     Trinity 0.6.0 starts SGLang without LoRA (``common/models/sglang_patch/server_patch.py:314`` to ``:343``), and its
     SGLang engine (``common/models/sglang_model.py``) has no ``get_lora_request``, which the model wrapper calls on
     each ``generate`` and ``chat`` with LoRA on (``common/models/model.py:504`` to ``:532``, ``:605`` to ``:614``), so
     the rollout fails there (`ConfigProblemCode.SGLANG_LORA_REFUSED`). None otherwise: no vLLM LoRA slots are counted
-    for an engine not vLLM's (`_starts_vllm`), and an ``external`` one serves elsewhere."""
-    if reader.word((*ROLLOUT_MODEL, "engine_type")) != "sglang" or mode == "train":
+    for an engine not vLLM's (`_rollout_engine`), and an ``external`` one serves elsewhere."""
+    if _rollout_engine(reader) != "sglang":
         return []
     try:
-        if reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) == 0 or not (
-                _lora_configs_loaded(reader) or reader.flag((*ROLLOUT_MODEL, "enable_lora"))):
+        if not (_lora_configs_loaded(reader) or reader.flag((*ROLLOUT_MODEL, "enable_lora"))):
             return []
     except ConfigError:  # other lines say why
         return []
@@ -1358,8 +1353,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
-             *_lora_rank_notes(reader, version), *_vllm_lora_rank_notes(reader, mode),
-             *_engine_args_lora_notes(reader, mode), *_sglang_lora_notes(reader, mode), *_null_notes(reader, version),
+             *_lora_rank_notes(reader, version), *_vllm_lora_rank_notes(reader),
+             *_engine_args_lora_notes(reader), *_sglang_lora_notes(reader), *_null_notes(reader, version),
              *_explorer_alloc_conf_notes(reader))
     return TrinityConfig(
         model=model,
@@ -1378,7 +1373,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         note_codes=tuple(note.code for note in notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
-        vllm_rollout=_read_vllm_rollout(reader, mode),
+        vllm_rollout=_read_vllm_rollout(reader),
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
         critic_token_budgets=critic.budgets,
