@@ -83,3 +83,69 @@ def test_engine_num_0_starts_no_rollout_engine_for_the_reading() -> None:
         sglang = read_trinity_config(head + f"explorer: {{rollout_model: {{engine_num: {engine_num}, "
                                      "engine_type: sglang}}\n", "trinity.yaml", {})
         assert [code.value for code in sglang.note_codes] == codes
+
+
+# 2. extra_engine_args' max_lora_rank and max_loras beside enable_lora, read as vLLM 0.19.1's LoRAConfig reads them
+# (pydantic's lax mode: an int of at least 1, and a Literal of the ranks); what it refuses is refused in one line.
+
+LORA_HEAD = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+             "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n"
+             "explorer:\n  rollout_model:\n    engine_num: 2\n    tensor_parallel_size: 1\n    enable_lora: true\n")
+RANKS = "1, 8, 16, 32, 64, 128, 256, 320 or 512"
+
+
+def _engine_args(arguments: str) -> tuple[tuple[int, int] | None, list[tuple[str, str]]]:
+    config = read_trinity_config(LORA_HEAD + f"    extra_engine_args: {arguments}\n", "trinity.yaml", {})
+    engine = config.vllm_rollout
+    return (None if engine is None else (engine.lora_rank, engine.max_loras),
+            [(code.value, words) for words, code in zip(config.notes, config.note_codes, strict=True)])
+
+
+@pytest.mark.parametrize(("arguments", "read"), [
+    ("{max_loras: 4.0}", (16, 4)),  # before, left the engine unchecked
+    ("{max_loras: '4'}", (16, 4)),
+    ("{max_loras: true}", (16, 1)),
+    ("{max_lora_rank: 64.0, max_loras: 2}", (64, 2)),
+    ("{max_loras: 5000}", (16, 1024)),  # counted at MAX_LORA_SLOTS: a lower bound
+])
+def test_what_vllm_takes_is_read(arguments: str, read: tuple[int, int]):
+    assert _engine_args(arguments) == (read, [])
+
+
+def _slots_refused(given: str) -> tuple[str, str]:
+    return ("engine-args-lora-refused", (
+        f"explorer.rollout_model.extra_engine_args.max_loras {given}: vLLM 0.19.1 takes a whole number of at least 1 "
+        "as max_loras (the LoRA adapters each engine holds at once) and fails as the rollout starts: give one, or "
+        "remove it (vLLM's default 1)"))
+
+
+def _rank_refused(given: str, fix: str = "give one of those") -> tuple[str, str]:
+    return ("lora-rank-vllm-refused", (
+        f"explorer.rollout_model.extra_engine_args.max_lora_rank {given}, which Trinity gives the rollout's vLLM as its "
+        f"max_lora_rank: vLLM 0.19.1 takes {RANKS} alone, and fails as the rollout starts: {fix}, or mode: train "
+        "where no vLLM rollout starts"))
+
+
+@pytest.mark.parametrize(("arguments", "lines"), [
+    ("{max_loras: 0}", [_slots_refused("0")]),  # before, no line and the engine unchecked
+    ("{max_loras: -2}", [_slots_refused("-2")]),
+    ("{max_loras: 4.5}", [_slots_refused("4.5")]),
+    ("{max_loras: null}", [_slots_refused("null")]),
+    ("{max_loras: 'x'}", [_slots_refused("'x'")]),
+    ("{max_lora_rank: -8}", [_rank_refused("-8")]),
+    ("{max_lora_rank: 0}", [_rank_refused("0")]),
+    ("{max_lora_rank: '16'}", [_rank_refused("'16'", "give one of those as a number")]),  # no Literal match from text
+    ("{max_lora_rank: 24}", [_rank_refused("24")]),  # the line it had, now with no engine counted
+    ("{max_lora_rank: 24, max_loras: 0}", [_rank_refused("24"), _slots_refused("0")]),  # one line each
+])
+def test_what_vllm_refuses_is_refused_in_one_line_each(arguments: str, lines: list[tuple[str, str]]):
+    assert _engine_args(arguments) == (None, lines)  # the engine never starts: no memory of it is checked
+
+
+def test_engine_args_refusals_only_where_vllm_reads_them():
+    without_lora = LORA_HEAD.replace("    enable_lora: true\n", "")
+    trained = "mode: train\nbuffer: {batch_size: 16, train_batch_size: 64}\n" + LORA_HEAD
+    for head in (without_lora, trained, LORA_HEAD.replace("engine_num: 2", "engine_num: 0")):
+        config = read_trinity_config(head + "    extra_engine_args: {max_loras: 0, max_lora_rank: '16'}\n",
+                                     "trinity.yaml", {})
+        assert list(config.note_codes) == []
