@@ -84,9 +84,19 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
             plan.evidence_label,
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}"
              f"{'' if plan.source.model == answer.model else f' ({plan.source.model})'}" if plan.source
-             else f"memory model: {plan.memory_gb:.1f} GiB"),
+             else f"memory model: {_peak_words(plan)}"),
         )
     return TableOrBlocks(view, heading=0, heading_form="#{}")
+
+
+def _peak_words(plan: Plan) -> str:
+    """A ranked plan's peak per GPU as the memory model predicts it: the actor's pass (`Plan.memory_gb`), or, with a
+    PPO critic whose own update peaks higher (`Plan.critic_pass_gb`, against the same usable memory: the binding
+    one of the two), that, marked ``(critic)``."""
+    critic = plan.critic_pass_gb
+    if critic is not None and f"{critic:.1f}" != f"{plan.memory_gb:.1f}" and critic > plan.memory_gb:
+        return f"{critic:.1f} GiB (critic)"
+    return f"{plan.memory_gb:.1f} GiB"
 
 
 def _on_trainer_nodes(plan: Plan) -> str:
