@@ -5,7 +5,11 @@ naming the critic and the cheapest way."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+import yaml
 
 from solver.tables import load_catalog
 from solver.trinity import read_trinity_config, trinity_config_problems
@@ -164,3 +168,41 @@ def test_the_ranking_shows_the_binding_peak(cli, critic: str, cells: list[str]):
     rows = [line for line in out.splitlines() if line.startswith(("│ 1 │", "│ 2 │"))]
     assert status == 0 and len(rows) == len(cells)
     assert all(row.endswith(f"│ {cell}") for row, cell in zip(rows, cells, strict=True))
+
+
+# 4. The no-room reason names the PPO critic that sets the room a job needs, as the cluster's other reasons do.
+
+def _fleet_file(tmp_path: Path, jobs: list[dict[str, object]], name: str = "fleet") -> Path:
+    path = tmp_path / f"{name}.yaml"
+    pool = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
+    path.write_text(yaml.safe_dump({"pools": [pool], "jobs": jobs}), encoding="utf-8")
+    return path
+
+
+FIRST = {"name": "first", "model": "Qwen3-8B", "max_model_len": 16384, "priority": 10}
+"""A job that takes the node of 8 A100s first (its priority)."""
+
+
+def _critic_job(name: str, critic: str | None = "resident") -> dict[str, object]:
+    job: dict[str, object] = {"name": name, "model": "Qwen3-14B", "max_model_len": 65536}
+    return job if critic is None else {**job, "critic": critic}
+
+
+def test_the_no_room_reason_names_the_critic_that_sets_the_need(cli, tmp_path: Path):
+    status, out, _ = cli("cluster", str(_fleet_file(tmp_path, [FIRST, _critic_job("crit")])), "--json")
+    [left] = json.loads(out)["unplaced"]
+    assert (status, left["reason_code"]) == (1, "no-room")
+    assert left["reason"] == (
+        "no room left in a100 (it needs at least 8 GPUs of one node, with its PPO critic (resident) counted) after the "
+        "jobs placed (the most priority in all, then length, then cost); first (priority 10) holds the room it needs: "
+        "priority 11 is the least that places it")
+    assert left["reason_for_several"] == (
+        "no room left in a100 (each needs at least 8 GPUs of one node, with each one's PPO critic (resident) counted) "
+        "after the jobs placed (the most priority in all, then length, then cost); first (priority 10) holds the room "
+        "each needs: priority 11 is the least that places one of them")
+    # Without a critic (4 GPUs are its fewest), beside a first job holding 6 of the 8 (its rollout 4), as they were.
+    fleet = _fleet_file(tmp_path, [{**FIRST, "rollout_gpus": 4}, _critic_job("plain", None)], "plain")
+    [plain] = json.loads(cli("cluster", str(fleet), "--json")[1])["unplaced"]
+    assert plain["reason"] == (
+        "no room left in a100 (it needs at least 4 GPUs of one node) after the jobs placed (the most priority in all, "
+        "then length, then cost); first (priority 10) holds the room it needs: priority 11 is the least that places it")
