@@ -372,7 +372,8 @@ def place(
     running = () if current is None else _running_now(current, fleet, option_names)
     result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen,
                         running=running)
-    return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+    return result.model_copy(update={"trinity_version": planner.trinity_version,
+                                     **({} if memory is None else {"memory_model_source": memory.own_source})})
 
 
 def _running_now(current: ClusterResult | Path | str, fleet: Fleet,
@@ -571,7 +572,10 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         raise QueryError(f"answer must be an Answer, got a tuple of {counted(len(answer), 'Answer')} (plan gives one "
                          f"per GPU type): pass one, such as answers[0] ({answer[0].gpu}'s)")
     check_types(("answer", answer, Answer), ("catalog", catalog, Catalog | None))
-    release = trinity_release("version", version)
+    # None: the release the answer was planned for, whose host memory figure its plans were held to (none named, or
+    # an answer read from JSON, which does not keep its query: none).
+    release = (trinity_release("version", version) if version is not None or answer.query is None
+               else answer.query.trinity_version)
     catalog = catalog if catalog is not None else load_catalog()
     if answer.best is None:
         raise QueryError(f"{answer.gpu}: {answer.no_plan_line}")
@@ -647,7 +651,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
                 ("catalog", catalog, Catalog | None))
-    release = trinity_release("version", version)
+    # None: the release the placement was made for (`ClusterResult.trinity_version`), as an answer's fragment is.
+    release = trinity_release("version", version) if version is not None else result.trinity_version
     catalog = catalog if catalog is not None else load_catalog()
     fleet = _given_fleet(fleet, catalog)
     known = catalog.for_fleet(fleet)

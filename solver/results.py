@@ -293,6 +293,7 @@ class MoveCode(str, Enum):
     MODEL_CHANGED = "model-changed"
     LENGTH_CHANGED = "length-changed"
     ROLLOUT_CHANGED = "rollout-changed"
+    TRAINING_CHANGED = "training-changed"
     NO_WAY_AT_COUNT = "no-way-at-count"
     NO_WAY_AS_IT_RUNS = "no-way-as-it-runs"
     MORE_PRIORITY = "more-priority"
@@ -1233,7 +1234,7 @@ class Plan(Frozen):
                 f"{others} only its rollout)")
 
     @property
-    def _critic_pass_shown(self) -> bool:
+    def critic_pass_shown(self) -> bool:
         """Whether the plan's words give a PPO critic's own update's peak beside the actor's: with a critic, where the
         two differ as the words round them (a tenth of a GiB)."""
         return self.critic_pass_gb is not None and f"{self.critic_pass_gb:.1f}" != f"{self.memory_gb:.1f}"
@@ -1242,7 +1243,7 @@ class Plan(Frozen):
     def peaks_words(self) -> str:
         """What follows the actor's predicted peak per GPU in words: with a PPO critic whose own update's peak differs
         (`critic_pass_gb`), `` for the actor's pass and 52.5 for the critic's own update``; "" otherwise."""
-        if not self._critic_pass_shown:
+        if not self.critic_pass_shown:
             return ""
         return f" for the actor's pass and {self.critic_pass_gb:.1f} for the critic's own update"
 
@@ -1253,7 +1254,7 @@ class Plan(Frozen):
         gives both passes and it is the tighter)."""
         at = (" at the optimizer step's peak, the tighter one" if self.headroom_at_step
               else " at the critic's own update, the tighter peak" if self.headroom_at_critic_pass
-              else " at the actor's pass, the tighter peak" if self._critic_pass_shown else "")
+              else " at the actor's pass, the tighter peak" if self.critic_pass_shown else "")
         if self.headroom_gb >= 0:
             return f"{self.headroom_gb:.1f} GiB to spare{at}"
         over = f"{-self.headroom_gb:.1f}" if self.headroom_gb <= -0.05 else "less than 0.1"  # never "0.0 GiB over"
@@ -2168,9 +2169,10 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "where the count of the planner's questions cut the jobs' ways short (ways_cut_short; not the wall clock), the "
         "time limit, in whole seconds, that would likely work out every job's ways: the questions asked, and as many "
         "again per job shape asked about (model, length, train batch, LoRA rank, reference model, critic, pool) for "
-        f"each shape of the jobs cut short that none asked before them had, at {WAYS_QUESTIONS_PER_SECOND} new "
-        "questions per second; an estimate from counts alone, the same on every run. Null where no job was cut short, or the wall clock cut them, and in "
-        "JSON made before the key"))
+        "each shape of the jobs cut short that none asked before them had, raised by one part in the number of shapes "
+        f"asked about, at {WAYS_QUESTIONS_PER_SECOND} new questions per second; an estimate from counts alone, the "
+        "same on every run. Null where no job was cut short, or the wall clock cut them, and in JSON made before the "
+        "key"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated plans are predicted with; null for the shipped one"))
@@ -2185,6 +2187,9 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "where the search found none for another reason than time (none exists, or Ctrl-C came first)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
+    trinity_version: TrinityVersion | None = Field(default=None, exclude=True, description=(
+        "the Trinity release the placement was made for (place's trinity_version), whose host memory figures its "
+        "plans were held to: its fragments' release unless another is named; None where none was, or read from JSON"))
 
     @property
     def search_never_ran(self) -> bool:

@@ -1,5 +1,7 @@
 """A small Trinity config that trains on H100 80GB with nothing said of it, changed one key at a time, and what
-``solve --from-config`` says of it: shared by the tests of the reader's lines on nulls and on keys a release lacks."""
+``solve --from-config`` says of it: shared by the tests of the reader's lines on nulls and on keys a release lacks; and
+the ``cluster`` and ``explorer`` of one 8-GPU node that the tests' configs written as YAML text share
+(`one_node_rollout`)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,14 @@ BASE = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 8192, "max_pro
 divide the train batch of 56); every key a test makes null is given or derived from others."""
 ARR = "trainer.trainer_config.actor_rollout_ref"
 
+
+
+def one_node_rollout(engines: int, tensor_parallel_size: int | None = 1) -> str:
+    """A Trinity config's ``cluster`` (one node of 8 GPUs) and ``explorer`` (`engines` rollout engines of
+    `tensor_parallel_size` GPUs each; None: that key left out), as the YAML text of a test's config holds them."""
+    engine = "" if tensor_parallel_size is None else f"    tensor_parallel_size: {tensor_parallel_size}\n"
+    return ("cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n"
+            f"    engine_num: {engines}\n{engine}")
 
 def with_key(key: str, value: Any, base: dict[str, Any] | None = None) -> dict[str, Any]:
     """`base` (`BASE`) with `key` (dotted) set to `value`."""

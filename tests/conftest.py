@@ -15,6 +15,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -228,3 +229,17 @@ def config_lines(cli: Callable[..., tuple[int, str, str]], tmp_path: Path, text:
     lines = [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
                                                   strict=True) if code.startswith(prefix)]
     return lines, current["refused"], cli("--from-config", str(config), "--gpu", "h100", "--check", *flags)[0]
+
+
+SET_HANDLER = signal.signal
+"""`signal.signal` itself, which tests replace (`monkeypatch`) while `python_ctrl_c` may still have to put a handler
+back."""
+
+
+@pytest.fixture
+def python_ctrl_c() -> Iterator[None]:
+    """Python's own Ctrl-C handler for the test, as a terminal's run has it, also where the suite runs with Ctrl-C
+    ignored (a script's background job)."""
+    previous = SET_HANDLER(signal.SIGINT, signal.default_int_handler)
+    yield
+    SET_HANDLER(signal.SIGINT, previous)

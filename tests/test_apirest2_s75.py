@@ -164,6 +164,7 @@ def test_a_write_failing_between_configs_writes_none_and_removes_the_folder(cli,
     assert list(tmp_path.iterdir()) == []  # no config, no temporary file, no folder
 
 
+@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
 def test_ctrl_c_while_the_configs_are_written_comes_once_the_placement_naming_them_is_printed(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     staged = solver.cli.atomic._staged

@@ -10,7 +10,6 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -425,20 +424,6 @@ def test_files_are_written_from_a_thread_other_than_the_main_one(tmp_path: Path)
     worker.join()
     assert errors == [] and [path.read_text(encoding="utf-8") for path in files] == ["new\n"] * 2
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a.yaml", "b.yaml"]
-
-
-SET_HANDLER = signal.signal
-"""`signal.signal` itself, which tests replace (`monkeypatch`) while `python_ctrl_c` may still have to put a handler
-back."""
-
-
-@pytest.fixture
-def python_ctrl_c() -> Iterator[None]:
-    """Python's own Ctrl-C handler for the test, as a terminal's run has it, also where the suite runs with Ctrl-C
-    ignored (a script's background job)."""
-    previous = SET_HANDLER(signal.SIGINT, signal.default_int_handler)
-    yield
-    SET_HANDLER(signal.SIGINT, previous)
 
 
 @pytest.mark.usefixtures("python_ctrl_c")

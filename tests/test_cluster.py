@@ -550,7 +550,7 @@ def widen_limits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, widen_limits: list[float]):
     # Widening's solves end by the placement's time limit: each gets at most the time left of it, and where none
-    # is left, the least time (enough for a node or two: the lone job above still grows onto its idle GPUs).
+    # is left, widening asks nothing and solves nothing: the lone job stays as placed, and the answer says why.
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     [placement] = solved(instance, tmp_path)["placements"]
     assert placement["widened_from"] == 6 and len(widen_limits) == 3
@@ -558,8 +558,9 @@ def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.Mo
     widen_limits.clear()
     widen = solver.cluster.search.widen_jobs
     monkeypatch.setattr(solver.cluster.search, "widen_jobs", lambda *args: widen(*args[:-1], time.monotonic() - 1))
-    [placement] = solved(instance, tmp_path)["placements"]
-    assert placement["widened_from"] == 6 and widen_limits == [solver.cluster.widen.WIDEN_LEAST_S] * 3
+    answer = solved(instance, tmp_path)
+    assert (answer["placements"][0]["widened_from"], answer["wall_clock_stopped"], widen_limits) == (
+        None, ["widening"], [])
 
 
 def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -582,8 +583,10 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
 
 def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                widen_limits: list[float]):
-    # On a clock that reads 0.3 s later each time widening looks, 1 s before its end: 0.7 s, 0.4 s, then 0.1 s (the
-    # planner's questions of the wider ways read the clock of no deadline that conftest gives them).
+    # On a clock that reads 0.3 s later each time widening looks, 1 s before its end: 0.7 s left as it starts, then
+    # its solves get 0.4 s, 0.1 s and none (the third stops at once, the second's answer stands, and the answer
+    # names widening); the planner's questions of the wider ways read the clock of no deadline that conftest gives
+    # them.
     widen = solver.cluster.search.widen_jobs
 
     def on_a_fake_clock(*args):
@@ -595,8 +598,9 @@ def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, m
 
     monkeypatch.setattr(solver.cluster.search, "widen_jobs", on_a_fake_clock)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
-    [placement] = solved(instance, tmp_path)["placements"]
-    assert placement["widened_from"] == 6 and widen_limits == pytest.approx([0.7, 0.4, 0.1])
+    answer = solved(instance, tmp_path)
+    assert (answer["placements"][0]["widened_from"], answer["wall_clock_stopped"]) == (6, ["widening"])
+    assert widen_limits == pytest.approx([0.4, 0.1, 0.0])
 
 
 def ctrl_c_after_the_search(monkeypatch: pytest.MonkeyPatch) -> None:

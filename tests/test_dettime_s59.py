@@ -199,7 +199,6 @@ def test_widening_solves_the_wall_clock_stops_are_named(tmp_path: Path, monkeypa
     grown = place(fleet, catalog=CATALOG)
     assert (grown.placements[0].widened_from, grown.wall_clock_stopped) == (6, ())
     monkeypatch.setattr(solver.cluster.widen, "WIDEN_TIME_LIMIT_S", 0.0)
-    monkeypatch.setattr(solver.cluster.widen, "WIDEN_LEAST_S", 0.0)
     stopped = place(fleet, catalog=CATALOG)
     assert (stopped.placements[0].widened_from, stopped.wall_clock_stopped) == (None, ("widening",))
 

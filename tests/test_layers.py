@@ -16,7 +16,7 @@ LAYERS = ("tables", "rules", "query", "results", "memory", "model", "clock", "so
 """docs/api.md's order; `tables`, `cluster`, `trinity`, `render` and `cli` are packages."""
 PACKAGES = {
     "tables": ("text", "bounds", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
-    "cluster": ("options", "model", "placements", "reasons", "widen", "greedy", "search", "buy"),
+    "cluster": ("options", "model", "widen", "placements", "reasons", "greedy", "search", "buy"),
     "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "settings", "fragment", "patch"),
     "render": ("styles", "layout", "phrases", "tables", "schema", "summary", "ranking", "verdict", "answers",
                "cluster", "memory", "maps"),

@@ -285,8 +285,8 @@ def test_a_pools_unknown_link_is_refused_without_a_guess(cli: Cli, tmp_path: Pat
                      "gpu_interconnect: foo}\njobs:\n  - {name: a, model: Qwen3-8B, max_model_len: 8192}\n",
                      encoding="utf-8")
     assert cli("cluster", str(fleet)) == (
-        2, "", (f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: Input should be 'nvlink', "
-                "'infinity-fabric' or 'pcie'\n"))
+        2, "", (f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: must be 'nvlink', "
+                "'infinity-fabric' or 'pcie', got 'foo'\n"))
 
 
 @pytest.mark.parametrize(("section", "where"), [("", '"", "" item 1'), ("model", "model, model item 1")])

@@ -179,8 +179,8 @@ def test_a_bad_pool_interconnect_is_refused_naming_the_accepted_values(cli: Cli,
     fleet.write_text(FLEET.format(link="gpu_interconnect: pci, "), encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: Input should be 'nvlink', "
-                   "'infinity-fabric' or 'pcie'\n")
+    assert err == (f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: must be 'nvlink', "
+                   "'infinity-fabric' or 'pcie', got 'pci'\n")
 
 
 def test_a_pool_interconnect_without_its_memory_is_refused(cli: Cli, tmp_path: Path):
@@ -259,8 +259,8 @@ def test_a_bad_cells_file_interconnect_is_refused_naming_the_accepted_values(cli
                      encoding="utf-8")
     status, out, err = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "64k", "--cells", str(cells))
     assert (status, out) == (2, "")
-    assert err == (f"solve: error: --cells {cells}: interconnect: Input should be 'nvlink', 'infinity-fabric' or "
-                   f"'pcie'{meant}\n")
+    assert err == (f"solve: error: --cells {cells}: interconnect: must be 'nvlink', 'infinity-fabric' or "
+                   f"'pcie', got {link!r}{meant}\n")
 
 
 def test_the_l20_and_h20_interconnect_lines_say_they_are_not_sourced():

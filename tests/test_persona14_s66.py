@@ -110,9 +110,12 @@ def test_a_full_width_word_is_named_in_ascii(cli: Cli, argv: list[str], error: s
 def test_no_color_and_a_dumb_terminal_on_the_tables_shading(solve_script: Path, variables: dict[str, str],
                                                             colours: bool, bold: bool) -> None:
     # The installed command, stdout a pseudo-terminal: rich reads NO_COLOR and TERM as the command makes its console.
-    # In a process of its own (session 72): run in-process with a thread reading the terminal, it failed now and then
-    # in a loaded suite, never alone (450 runs in a row under load passed), so whatever it met there was the worker's
-    # state, which a process of its own does not share.
+    # In a process of its own (session 72): in-process, it failed now and then in a loaded suite, never alone. Not a
+    # race in time but the order xdist gave a worker's tests (smallslips20, s75): rich parses a style once per process
+    # (`Style.parse`'s cache) and keeps the first console's ANSI codes on it (`Style._ansi`), so where
+    # test_cli_tables' narrow-terminal test (a forced terminal of 16 colours) had shaded the cells first, the 256-colour
+    # terminal here got `37;101m`, not `48;5;...`, and NO_COLOR="" read as colour off. A process of its own parses
+    # its styles anew.
     leader, follower = os.openpty()
     kept = {name: value for name, value in os.environ.items()
             if name not in {"NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS"}}

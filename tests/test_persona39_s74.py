@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from config_cases import one_node_rollout
+
 from solver.tables import load_trinity_fields
 
 CONFIG_8K = """\
@@ -19,13 +21,7 @@ model:
   max_prompt_tokens: 2048
   max_response_tokens: 6144
   max_model_len: 8192
-cluster:
-  node_num: 1
-  gpu_per_node: 8
-explorer:
-  rollout_model:
-    engine_num: 2
-    tensor_parallel_size: 1
+""" + one_node_rollout(2) + """\
 trainer:
   save_interval: 100
 """

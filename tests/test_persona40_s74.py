@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from config_cases import one_node_rollout
 from test_jsonapply_s63 import _apply_keys, _flat, _json_answer
 from test_persona38_s74 import _apply_block
 
@@ -23,13 +24,7 @@ model:
   max_prompt_tokens: 2048
   max_response_tokens: 30720
   max_model_len: 32768
-cluster:
-  node_num: 1
-  gpu_per_node: 8
-explorer:
-  rollout_model:
-    engine_num: 4
-    tensor_parallel_size: 1
+""" + one_node_rollout(4) + """\
 trainer:
   param_offload: true
   optimizer_offload: true

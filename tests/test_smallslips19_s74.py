@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from config_cases import one_node_rollout
 
 import solver
 from solver.tables import QueryError
@@ -115,13 +116,7 @@ algorithm: {algorithm_type: ppo}
 model:
   model_path: Qwen/Qwen3-8B
   max_model_len: 32768
-cluster:
-  node_num: 1
-  gpu_per_node: 8
-explorer:
-  rollout_model:
-    engine_num: 2
-"""
+""" + one_node_rollout(2, None)
 CRITIC_ENGINE_NOTE = """      fsdp:
         # Trinity 0.6 on verl 0.8 or later reads these (0.5 refuses them: --trinity-version 0.5
         #   leaves them out), not the critic's model's

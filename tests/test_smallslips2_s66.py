@@ -90,7 +90,7 @@ def test_the_ctrl_c_lines_docs_cli_md_quotes_are_the_commands():
 
 XGMI = "did you mean 'infinity-fabric'? (amd-smi's and rocm-smi's XGMI links are AMD's Infinity Fabric)"
 NVSWITCH = "did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)"
-ACCEPTED = "Input should be 'nvlink', 'infinity-fabric' or 'pcie'"
+ACCEPTED = "must be 'nvlink', 'infinity-fabric' or 'pcie'"
 
 
 @pytest.mark.parametrize(("link", "meant"), [("xgmi", XGMI), ("XGMI", XGMI), ("nvswitch", NVSWITCH)])
@@ -101,7 +101,7 @@ def test_a_pools_link_by_another_tools_name_is_told_the_interconnect_it_is(cli: 
                      f"gpu_interconnect: {link}}}\njobs:\n  - {{name: a, model: Qwen3-8B, max_model_len: 8192}}\n",
                      encoding="utf-8")
     assert cli("cluster", str(fleet)) == (
-        2, "", f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: {ACCEPTED}; {meant}\n")
+        2, "", f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: {ACCEPTED}, got {link!r}; {meant}\n")
 
 
 @pytest.mark.parametrize(("link", "meant"), [("xgmi", f"; {XGMI}"), ("nvswitch", f"; {NVSWITCH}"), ("pci", "")])

@@ -29,13 +29,14 @@ THREE_SHAPES = Fleet(pools=(ONE_NODE,), jobs=tuple(
 
 def test_the_limit_counts_the_questions_asked_and_as_many_again_per_new_shape_left(monkeypatch: pytest.MonkeyPatch):
     # A count of 4 stops after the first job (4 questions); two shapes of the three jobs left are new ("again" is the
-    # first's): 4 + 2 x 4 = 12 questions, at 3 a second a count above them: 12 // 3 + 1 = 5 s.
+    # first's): 4 + 2 x 4 = 12 questions, each new shape's 4 raised by one part in the one shape asked (smallslips20,
+    # s75: a floor where few were asked): 4 + 2 x 8 = 20, at 3 a second a count above them: 20 // 3 + 1 = 7 s.
     _questions_per_second(monkeypatch, 3)
     planner = Planner(CATALOG, load_weights(), "auto")
     ways = fleet_options(planner, THREE_SHAPES, WaysLimit(questions=4, deadline=math.inf))
-    assert (ways.cut_short, planner.asked, ways.covering_time_limit_s) == ((1, 2, 3), 4, 5)
-    # ... and 5 s works them all out: 12 questions, as estimated ("again" asks none), under the count of 15.
-    planner = Planner(CATALOG, load_weights(), "auto", time_limit_s=5)
+    assert (ways.cut_short, planner.asked, ways.covering_time_limit_s) == ((1, 2, 3), 4, 7)
+    # ... and 7 s works them all out: 12 questions ("again" asks none), under the count of 21.
+    planner = Planner(CATALOG, load_weights(), "auto", time_limit_s=7)
     ways = fleet_options(planner, THREE_SHAPES, WaysLimit.of(planner, 0.0))
     assert (ways.cut_short, planner.asked, ways.covering_time_limit_s) == ((), 12, None)
 
@@ -49,7 +50,7 @@ def test_the_limit_counts_from_the_questions_asked_when_the_limit_began(monkeypa
     ways = fleet_options(planner, THREE_SHAPES, WaysLimit(questions=planner.asked + 4, deadline=math.inf,
                                                           since=planner.asked))
     # "first" asks nothing new, "second" 4, which reach the count: "third" and "again" are cut, one shape new. The
-    # shapes asked, two, asked 4 questions: 4 + 4 / 2 = 6, at 3 a second 6 // 3 + 1 = 3 s.
+    # shapes asked, two, asked 4 questions: 4 + 4 / 2 raised by a half = 7, at 3 a second 7 // 3 + 1 = 3 s.
     assert (ways.cut_short, planner.asked, ways.covering_time_limit_s) == ((2, 3), 8, 3)
 
 
@@ -78,13 +79,13 @@ def test_the_command_names_the_limit_in_its_line_and_its_json(cli, tmp_path: Pat
     assert (status, err, " ".join(out.split()).split(" pool a: ")[0]) == (1, "", (
         "status: feasible; placed priority (of 4): 1, bound 1 on the jobs whose ways were worked out the time limit "
         "cut working out the jobs' ways short: second, third, again got none (the jobs of more priority are asked "
-        "first), so the placement is not proven best (--time-limit 5 would likely work them all out)"))
+        "first), so the placement is not proven best (--time-limit 7 would likely work them all out)"))
     placed = json.loads(cli("cluster", str(path), "--time-limit", "1", "--json")[1])
-    assert (placed["ways_cut_short"], placed["ways_time_limit_s"]) == (["second", "third", "again"], 5)
-    placed = json.loads(cli("cluster", str(path), "--time-limit", "5", "--json")[1])
+    assert (placed["ways_cut_short"], placed["ways_time_limit_s"]) == (["second", "third", "again"], 7)
+    placed = json.loads(cli("cluster", str(path), "--time-limit", "7", "--json")[1])
     assert (placed["ways_cut_short"], placed["ways_time_limit_s"]) == ([], None)
     bought = json.loads(cli("cluster", str(path), "--buy", "--time-limit", "1", "--json")[1])
-    assert (bought["ways_cut_short"], bought["ways_time_limit_s"]) == (["second", "third", "again"], 5)
+    assert (bought["ways_cut_short"], bought["ways_time_limit_s"]) == (["second", "third", "again"], 7)
 
 
 def test_the_api_names_the_limit_in_its_words(tmp_path: Path):

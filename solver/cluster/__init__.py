@@ -24,8 +24,8 @@ The modules, each using only those before it: `options` (the jobs' ways to run, 
 `buy` (`buy`: the fewest nodes to add so that every job is placed, on the same model and stages). The deadlines read
 the wall clock on `solver.clock`, as the planner's solves do. The names other layers use are imported from here
 (`__all__`); those the modules share with each other alone, the private ones and the knobs a test may patch
-(`PATTERN_GROWTH`, `PATTERN_FLOOR` and `PATTERN_BUDGET` in `options`, `WIDEN_DETERMINISTIC_TIME`, `WIDEN_TIME_LIMIT_S`
-and `WIDEN_LEAST_S` in `widen`, `REASONS_SHARE` and `DETERMINISTIC_PER_SECOND` in `search`,
+(`PATTERN_GROWTH`, `PATTERN_FLOOR` and `PATTERN_BUDGET` in `options`, `WIDEN_DETERMINISTIC_TIME` and
+`WIDEN_TIME_LIMIT_S` in `widen`, `REASONS_SHARE` and `DETERMINISTIC_PER_SECOND` in `search`,
 `HINTS_QUESTIONS_PER_SECOND` and `REASONS_QUESTIONS_PER_SECOND` in `reasons`), from their modules: a patch takes
 effect only where the code reads it.
 """

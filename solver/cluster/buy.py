@@ -147,7 +147,8 @@ def buy(
         return unfound.model_copy(update={"status": failed, "wall_time_s": time.monotonic() - started})
     chosen = {option.job: option for option, value in zip(placed_with, search.values) if value}
     nodes = node_indexes(after, chosen, search.counts)
-    widen_by = started + planner.time_limit_s if widen and not interrupt.caught else None
+    # Widening ends by the time limit, less the time kept to read the answer back, as `place`'s does.
+    widen_by = started + planner.time_limit_s - READ_BACK_S if widen and not interrupt.caught else None
     undecided = planner.undecided  # widening's own questions leave the purchase as it is, as `place`'s placement
     try:
         grown = grown_placements(planner, after, chosen, nodes, seed, widen_by)

@@ -6,7 +6,8 @@ few classes as keep those few (`host_footprints`)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from math import ceil
 from typing import Literal
@@ -62,6 +63,11 @@ questions whether more of a pool's nodes train a length (`reasons`' `more_nodes_
 the search's (`search.place`, `buy.buy`): about 0.0001 each, so about a thousand at the default 10 s."""
 
 
+class WallClockPassed(Exception):
+    """`Planner.best` was to ask a new question past the deadline `Planner.asking_until` set: what it was asked for (a
+    job's ways, asked whole or not at all) is left unasked."""
+
+
 @dataclass(frozen=True)
 class WaysLimit:
     """How far working out the jobs' ways, and why the jobs with none have none, may go (or, after the search, the
@@ -100,16 +106,19 @@ class WaysLimit:
     def covering_time_limit_s(self, planner: Planner, fleet: Fleet, order: Sequence[int], reached: int) -> int | None:
         """Where the count of questions (`of`'s: `WAYS_QUESTIONS_PER_SECOND`) cut the jobs' ways short after the first
         `reached` jobs of `order` (`ways_order`), the time limit, in whole seconds, that would likely work them all out:
-        the questions asked, and as many again per job shape they asked about (`ways_shape`) for each shape of the
-        jobs left that none of them had (a shape asked about already asks few more, often none), at that count per
-        second; None where the wall clock cut them, or the count before any job's turn (nothing to go by). An estimate
-        from counts alone, the same on every run: only asking the questions would tell their number."""
+        the questions asked, and for each shape (`ways_shape`) of the jobs left that none of them had, as many as they
+        asked per shape they asked about (a shape asked about already asks few more, often none), raised by one part
+        in the number of those shapes, at that count per second; None where the wall clock cut them, or the count
+        before any job's turn (nothing to go by). An estimate from counts alone, the same on every run: only asking the
+        questions would tell their number. The raise is a floor under it where a short limit reached few shapes, which
+        may ask fewer than those after them (at ``--time-limit 1``, their mean alone named 11 s for
+        tests/data/cluster-40-jobs.yaml, which needs 13); where it reached many, it is small."""
         asked_shapes = {ways_shape(fleet.jobs[index]) for index in order[:reached]}
         if planner.asked < self.questions or not asked_shapes:  # the wall clock cut them, or no job had a turn
             return None
-        asked = planner.asked - self.since
         new_shapes = {ways_shape(fleet.jobs[index]) for index in order[reached:]} - asked_shapes
-        likely = asked - (-asked * len(new_shapes) // len(asked_shapes))  # rounded up
+        asked, shapes = planner.asked - self.since, len(asked_shapes)
+        likely = asked - (-asked * (shapes + 1) * len(new_shapes) // shapes ** 2)  # rounded up
         return likely // WAYS_QUESTIONS_PER_SECOND + 1  # a count above them all: no job's turn finds it reached
 
 
@@ -248,6 +257,19 @@ class Planner:
         self.reach_work = WorkBudget(REACH_SHARE * DETERMINISTIC_PER_SECOND * time_limit_s)
         """The deterministic time left to the questions whether more nodes train a length (`REACH_SHARE`), and what
         they spent: the search's stages get that much less (`place`, `buy`)."""
+        self.asks_until: float | None = None
+        """While `asking_until` sets it, the wall clock's deadline (a `time.monotonic()`, read on `clock`) past which
+        `best` asks no new question (`WallClockPassed`); None: no such deadline."""
+
+    @contextmanager
+    def asking_until(self, deadline: float | None) -> Iterator[None]:
+        """Within the block, `best` raises `WallClockPassed` in place of a new question once the wall clock has passed
+        `deadline` (None: no deadline); a question it has answered before is answered still."""
+        previous, self.asks_until = self.asks_until, deadline
+        try:
+            yield
+        finally:
+            self.asks_until = previous
 
     @property
     def undecided(self) -> int:
@@ -265,6 +287,8 @@ class Planner:
         planner's)."""
         key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, training, env, margin, sp)
         if key not in self.cache:
+            if self.asks_until is not None and clock.seconds_left(self.asks_until) <= 0:
+                raise WallClockPassed
             query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, training, budget_gpus=gpus,
                                   exact=True, objective="cheapest" if length else "max_len", max_model_len=length,
                                   offload=offload, env=env, margin=margin, sp=sp)
@@ -438,9 +462,10 @@ def asks_length(asked: int | AtLeast, length: int, model: Model) -> bool:
 def keeps_running(fleet: Fleet, option: Option, running: RunningJob) -> bool:
     """Whether `option` runs its job as it runs now (`running`): the model the fleet asks (where `running` names
     one), in its pool, on as many nodes and GPUs of them, with its trainer and rollout GPUs and its plan's length, SP
-    degree and Offload."""
-    plan = option.plan
+    degree and Offload, and (where `running` gives them) the LoRA rank and critic the fleet asks."""
+    plan, training = option.plan, fleet.jobs[option.job].training
     return (running.model in (None, fleet.jobs[option.job].model) and option.pool == running.pool
+            and running.training in (None, (training.lora_rank, training.critic))
             and option.nodes == len(running.nodes)
             and option.gpus_per_node(fleet.pools[running.pool].gpus_per_node) == len(running.gpu_indexes)
             and plan.gpus == running.trainer_gpus and option.rollout_gpus == running.rollout_gpus
@@ -546,23 +571,32 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
     """Every job's ways to run (`job_options`, and for the jobs `running` now, the ways that may keep them as they run:
     `running_ways`), with the host memory each takes on a node it shares and the pools where that is rounded up
     (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no limit), the required
-    jobs first, then by priority, then in the file's order; the jobs past it get none."""
+    jobs first, then by priority, then in the file's order; the jobs past it get none, and so does the job whose
+    questions its wall clock's deadline passes between (`Planner.asking_until`): no job's ways run on past it."""
     running_by_job = {job.job: job for job in running}
     by_job: dict[int, list[Option]] = {}
     wall_clock_cut, covering = False, None
     undecided: set[int] = set()
     order = ways_order(fleet)
     for position, index in enumerate(order):
-        if limit is not None and (reached := limit.reached(planner)):
+        reached = None if limit is None else limit.reached(planner)
+        if reached is None:
+            before = planner.undecided_given
+            try:  # a job's ways whole, or none: the wall clock may pass between two of its questions
+                with planner.asking_until(None if limit is None else limit.deadline):
+                    ways = job_options(planner, fleet, index)
+                    if index in running_by_job:
+                        ways += running_ways(planner, fleet, running_by_job[index], ways)
+            except WallClockPassed:
+                reached = "wall clock"
+            else:
+                by_job[index] = ways
+                if planner.undecided_given > before:
+                    undecided.add(index)
+        if limit is not None and reached is not None:
             wall_clock_cut = reached == "wall clock"
-            covering = limit.covering_time_limit_s(planner, fleet, order, position)
+            covering = None if wall_clock_cut else limit.covering_time_limit_s(planner, fleet, order, position)
             break
-        before = planner.undecided_given
-        by_job[index] = job_options(planner, fleet, index)
-        if index in running_by_job:
-            by_job[index] += running_ways(planner, fleet, running_by_job[index], by_job[index])
-        if planner.undecided_given > before:
-            undecided.add(index)
     options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])
     return FleetWays(options, host_rounded, tuple(sorted(set(range(len(fleet.jobs))) - set(by_job))), wall_clock_cut,
                      frozenset(undecided), covering)

@@ -13,7 +13,7 @@ from solver.cluster.widen import ways_to_grow
 from solver.memory import rollout_engines, shown_host_need
 from solver.results import ClusterResult, MoveCode, Placement, PoolUse, StayCode, trainer_spans_nodes_caution
 from solver.rules import trainer_nodes_of
-from solver.tables import AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
+from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
 
 
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
@@ -145,7 +145,8 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         as_placed = (placed.pool, placed.nodes, placed.gpu_indexes, placed.trainer_gpus, placed.rollout_gpus,
                      plan.max_model_len, plan.sp, plan.offload)
         mine = ways[job.job, job.pool]
-        if as_now == as_placed and job.model in (None, placed.model):
+        trains_as_now = job.training in (None, (placed.plan.lora_rank, placed.plan.critic))
+        if as_now == as_placed and job.model in (None, placed.model) and trains_as_now:
             forgone = forgone_words(planner, fleet, job, (final[job.job][0], options), idle, widens)
             kept_so = stay_words(job, kept_as_it_runs(fleet, job, mine), forgone)
             return {"current": "stays"} if kept_so is None else {
@@ -301,8 +302,8 @@ def _settings(job: RunningJob) -> str:
 
 
 def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[MoveCode, str] | None:
-    """Where the file asks the running `job` otherwise now than it runs (another pool, model, length or rollout GPUs),
-    the code and words of the first such change; else None."""
+    """Where the file asks the running `job` otherwise now than it runs (another pool, model, length, rollout GPUs,
+    LoRA rank or critic), the code and words of the first such change; else None."""
     asked, pool = fleet.jobs[job.job], fleet.pools[job.pool]
     if not asked.may_use(pool):
         return MoveCode.POOL_NOT_ALLOWED, f"the file pins it to pool {asked.pool} now; it runs in pool {pool.name}"
@@ -321,6 +322,12 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
     if asked.rollout_gpus != job.rollout_gpus and (room is None or room[2] != job.rollout_gpus):
         return (MoveCode.ROLLOUT_CHANGED,
                 f"the file asks {counted(asked.rollout_gpus, 'rollout GPU')} now; it runs with {job.rollout_gpus}")
+    training = asked.training
+    if job.training is not None and job.training != (training.lora_rank, training.critic):
+        rank, critic = job.training
+        changed = ((f"lora_rank {training.lora_rank}", f"lora_rank {rank}") if rank != training.lora_rank
+                   else (f"critic {training.critic or NO_CRITIC}", f"critic {critic or NO_CRITIC}"))
+        return MoveCode.TRAINING_CHANGED, f"the file asks {changed[0]} now; it runs with {changed[1]}"
     return None
 
 

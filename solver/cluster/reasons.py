@@ -270,7 +270,7 @@ class LeastPriority:
         model.add_assumptions(assumed)
         solver = placement_solver(1, self.seed)
         solver.parameters.max_deterministic_time = self.work
-        solver.parameters.max_time_in_seconds = max(clock.seconds_left(self.deadline), 0.01)
+        solver.parameters.max_time_in_seconds = max(clock.seconds_left(self.deadline), 0.0)  # none left: stops at once
         status = checked(solver, model, solver.solve(model))
         self.work -= solver.response_proto.deterministic_time
         self.wall_clock_stopped |= stopped_by_wall_clock(solver, status)

@@ -501,9 +501,10 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
 
 def _set_limits(solver: cp_model.CpSolver, work: float, deadline: float) -> None:
     """Limit `solver`'s next solve to `work` of deterministic time (at least `LEAST_WORK`) and, as a safety net, to
-    the wall clock's `deadline` (a `time.monotonic()`, read on `clock`; at least 0.01 s)."""
+    the wall clock's `deadline` (a `time.monotonic()`, read on `clock`): what is left of it, none once it has passed
+    (CP-SAT then stops at once, as the wall clock's stop)."""
     solver.parameters.max_deterministic_time = max(work, LEAST_WORK)
-    solver.parameters.max_time_in_seconds = max(clock.seconds_left(deadline), 0.01)
+    solver.parameters.max_time_in_seconds = max(clock.seconds_left(deadline), 0.0)
 
 
 class StopOnInterrupt:

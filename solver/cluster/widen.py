@@ -26,11 +26,6 @@ WIDEN_TIME_LIMIT_S = 1.0
 `clock`, as the placement's deadlines are: a test of exact answers lets the deterministic limit alone end them)."""
 
 
-WIDEN_LEAST_S = 0.05
-"""The time each of `widen_jobs`'s solves is given where the placement's time limit has passed (the previous stage's
-answer stands where it runs out)."""
-
-
 def _widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
     """The trainer GPU counts a job may grow to on a node of `pool`: the counts the tables of its GPU type measured,
     and powers of two. verl splits each batch evenly over a trainer's data-parallel ranks (its GPUs over SP), so
@@ -102,8 +97,11 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
     (where a job may move) the fewest jobs moved, the last in file order first (one worker, so the answer is the same
     whatever ``--workers`` is). Each solve does at most `WIDEN_DETERMINISTIC_TIME` of work, and, as a safety net, ends
     within `WIDEN_TIME_LIMIT_S` and by `until` (a `time.monotonic()`: the placement's time limit), both read on
-    `clock`, given at least `WIDEN_LEAST_S`. The jobs `kept` where they run now neither grow nor move (either would
-    restart them)."""
+    `clock`: a solve gets only what is left of them (none once `until` has passed: the previous stage's answer
+    stands), and past `until` no job's wider ways are asked (the placement stands as placed). The jobs `kept` where
+    they run now neither grow nor move (either would restart them)."""
+    if clock.seconds_left(until) <= 0:  # no time left: nor for the planner's questions of the wider ways
+        return Widened({}, wall_clock_stopped=True)
     built = build_widening_model(planner, fleet, chosen, nodes, kept, onto_idle_nodes)
     if len(built.ways) == len({way.option.job for way in built.ways}):  # no job has another way
         return Widened({})
@@ -123,7 +121,7 @@ def widen_jobs(planner: Planner, fleet: Fleet, chosen: dict[int, Option], nodes:
     for expression, maximise in stages:
         (built.model.maximize if maximise else built.model.minimize)(expression)
         ends_by = min(until, time.monotonic() + WIDEN_TIME_LIMIT_S)  # its own net, or the placement's limit first
-        solver.parameters.max_time_in_seconds = max(clock.seconds_left(ends_by), WIDEN_LEAST_S)
+        solver.parameters.max_time_in_seconds = max(clock.seconds_left(ends_by), 0.0)  # none left: it stops at once
         status = checked(solver, built.model, solver.solve(built.model))
         wall_clock_stopped |= stopped_by_wall_clock(solver, status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

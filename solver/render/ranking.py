@@ -56,10 +56,12 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
     on = [_on_trainer_nodes(plan) if need is not None else "" for plan, need in zip(answer.plans, needs, strict=True)]
     past = {plan.past_validated_length for plan in answer.plans if plan.past_validated_length is not None}
     single = [f"#{rank}" for rank, plan in enumerate(answer.plans, start=1) if plan.single_gpu_advised_against]
+    critic_peaks = any(plan.critic_pass_shown and plan.source is None for plan in answer.plans)
     notes = ([lowered_note(names)] if lowered else []) + [past_validated_note(model, validated, names)
                                                           for validated in sorted(past)] + (
         [RANKED_TRAINER_NODES_NOTE] if any(on) else []) + (
-        [f"{', '.join(single)}: {SINGLE_GPU_CAUTION_SHORT}"] if single else [])
+        [f"{', '.join(single)}: {SINGLE_GPU_CAUTION_SHORT}"] if single else []) + (
+        [RANKED_CRITIC_PASS_NOTE] if critic_peaks else [])
     view = Table(title="ranked plans", title_justify="left", caption="\n".join(notes) or None, caption_justify="left")
     yarn = any(plan.rope_scaling_factor for plan in answer.plans)  # an empty column only takes a narrow screen's room
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
@@ -84,19 +86,21 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
             plan.evidence_label,
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}"
              f"{'' if plan.source.model == answer.model else f' ({plan.source.model})'}" if plan.source
-             else f"memory model: {_peak_words(plan)}"),
+             else f"memory model: {_peaks_cell(plan)} GiB"),
         )
     return TableOrBlocks(view, heading=0, heading_form="#{}")
 
 
-def _peak_words(plan: Plan) -> str:
-    """A ranked plan's peak per GPU as the memory model predicts it: the actor's pass (`Plan.memory_gb`), or, with a
-    PPO critic whose own update peaks higher (`Plan.critic_pass_gb`, against the same usable memory: the binding
-    one of the two), that, marked ``(critic)``."""
-    critic = plan.critic_pass_gb
-    if critic is not None and f"{critic:.1f}" != f"{plan.memory_gb:.1f}" and critic > plan.memory_gb:
-        return f"{critic:.1f} GiB (critic)"
-    return f"{plan.memory_gb:.1f} GiB"
+RANKED_CRITIC_PASS_NOTE = ("memory model: A / C GiB: the predicted peak per GPU of the actor's pass (A) and of the "
+                           "PPO critic's own update (C)")
+"""The ranking's note on the source cells that give a critic's own update's peak beside the actor's (`_peaks_cell`)."""
+
+
+def _peaks_cell(plan: Plan) -> str:
+    """An estimated plan's predicted peak per GPU in its source cell: ``57.9 / 66.0`` where a PPO critic's own update
+    peaks otherwise (`Plan.critic_pass_shown`: both, as the `memory` row gives them), else the actor's alone."""
+    critic = f" / {plan.critic_pass_gb:.1f}" if plan.critic_pass_shown else ""
+    return f"{plan.memory_gb:.1f}{critic}"
 
 
 def _on_trainer_nodes(plan: Plan) -> str:

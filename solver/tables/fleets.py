@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from solver.tables.bounds import CriticStates
 from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
 from solver.tables.inputs import TYPED, CurrentFile, CurrentPlacement, Fleet, FleetFile, Job, JobEntry, Pool
 from solver.tables.loaders import load_catalog
@@ -154,6 +155,9 @@ class RunningJob(NamedTuple):
     sp: int
     offload: bool
     model: str | None = None
+    training: tuple[int, CriticStates | None] | None = None
+    """Its LoRA rank (0: full fine-tuning) and PPO critic (None: none), as its plan gives them; None where the
+    placement gives no LoRA rank (not compared)."""
 
 
 def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") -> tuple[RunningJob, ...]:
@@ -223,4 +227,5 @@ def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
     return RunningJob(job=job, pool=pool, nodes=placed.nodes, gpu_indexes=placed.gpu_indexes,
                       trainer_gpus=placed.trainer_gpus, rollout_gpus=placed.rollout_gpus,
                       max_model_len=placed.plan.max_model_len, sp=placed.plan.sp, offload=placed.plan.offload,
-                      model=placed.model)
+                      model=placed.model, training=None if placed.plan.lora_rank is None else (
+                          placed.plan.lora_rank, placed.plan.critic))

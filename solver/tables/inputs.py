@@ -627,6 +627,10 @@ class _CurrentPlan(_Read):
     max_model_len: Annotated[int, Strict(), Gt(0)]
     sp: Annotated[int, Strict(), Gt(0)]
     offload: Annotated[bool, Strict()]
+    lora_rank: Annotated[int, Strict(), Ge(0)] | None = None
+    """The LoRA rank it trains at (0: full fine-tuning); None where the placement gives none (not compared)."""
+    critic: CriticStates | None = None
+    """Where the PPO critic it trains keeps its states (None: it trains none, or the placement does not say)."""
 
 
 class CurrentPlacement(_Read):

@@ -358,6 +358,7 @@ _PLAIN_PROBLEMS = {
     "list_type": "must be a list",
     "tuple_type": "must be a list",
     "model_type": "must be a mapping",
+    "literal_error": "must be {expected}",  # one of a field's words (a job's critic, a pool's interconnects)
 }
 """Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""
 
@@ -722,6 +723,16 @@ def unquoted_text_hint(value: Any) -> str:
     return f" (YAML reads it, unquoted, as {kind}: quote it to keep it as text)" if kind else ""
 
 
+def _word_read_as_another_type(refused: _Refused) -> str | None:
+    """A value YAML read, unquoted, as another type than text (``critic: no``, false) where one of a field's words
+    is asked: what YAML read it as, and to write one of them."""
+    if refused.kind != "literal_error" or isinstance(refused.value, str):
+        return None
+    kind = "null" if refused.value is None else next(
+        (words for types, words in _READ_AS_ANOTHER_TYPE if isinstance(refused.value, types)), None)
+    return f" (YAML reads it, unquoted, as {kind}: write one of the words)" if kind else None
+
+
 _READ_AS_ANOTHER_TYPE: tuple[tuple[type | tuple[type, ...], str], ...] = (
     (bool, "true or false"), ((int, float), "a number"), (datetime.date, "a date"))
 """The types YAML reads unquoted text as, besides null, each in words (bool before int: a bool is an int)."""
@@ -737,6 +748,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _node_past_one_host,
     _gpu_memory_with_unit,
     _text_read_unquoted_as_another_type,
+    _word_read_as_another_type,
 )
 """The mistakes a refused value's message recognises, each a function of the `_Refused` value that gives its hint
 (`` (...)``, or "" where it has nothing to add), or None where the value is not that mistake. They are tried in

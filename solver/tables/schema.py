@@ -733,14 +733,15 @@ def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None
 
 
 def _with_interconnect_meant(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """Pydantic's check of an interconnect, its refusal of one by another tool's name ended with the one meant."""
+    """Pydantic's check of an interconnect, its refusal of one by another tool's name in the words of any other
+    (``must be 'nvlink', ... or 'pcie', got 'xgmi'``) ended with the one meant."""
     try:
         return handler(value)
     except ValidationError as error:
         meant = interconnect_meant(value)
         if not meant:
             raise
-        raise ValueError(f"{error.errors()[0]['msg']}; {meant}") from None
+        raise ValueError(f"must be {error.errors()[0]['ctx']['expected']}, got {yaml_brief(value)}; {meant}") from None
 
 
 Interconnect = Annotated[InterconnectName, WrapValidator(_with_interconnect_meant)]
@@ -949,10 +950,11 @@ def remove_padding_violation(model: Model) -> str | None:
     return f"{PACKED_WITHOUT_MASK}, and {model.name}'s own attention code would attend across them"
 
 
-def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:
-    """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it."""
+def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int, degree: str = "SP") -> str | None:
+    """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it; the same
+    rule holds a vLLM engine's tensor-parallel size, named by `degree` (``TP``)."""
     if attention_heads % sp:
-        return f"SP={sp} does not divide its {counted(attention_heads, 'attention head')}"
+        return f"{degree}={sp} does not divide its {counted(attention_heads, 'attention head')}"
     if not sp_suits_kv_heads(kv_heads, sp):
-        return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
+        return f"{degree}={sp} and its {kv_heads} KV heads do not divide one another"
     return None

@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from solver.memory import rollout_sizes
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
@@ -39,6 +40,7 @@ from solver.tables import (
     Model,
     TrinityVersion,
     and_joined,
+    either,
     it_or_them,
     load_trinity_fields,
     remove_padding_violation,
@@ -973,6 +975,75 @@ def _check_rollout_model(checks: _ConfigChecks, model: Model, length: float | No
         "(Trinity gives the rollout model.max_model_len)"))
 
 
+ROLLOUT_TP_PATH = (*ROLLOUT_MODEL, "tensor_parallel_size")
+"""The rollout engine's tensor-parallel size, which Trinity hands vLLM as it is (``common/models/vllm_model.py:146``
+in 0.6.0)."""
+
+
+def _check_rollout_tensor_parallel(checks: _ConfigChecks, model: Model) -> None:
+    """Check that the model's heads allow the vLLM rollout's tensor-parallel size (where a vLLM rollout starts,
+    `_vllm_rollout`, with engines: ``engine_num`` not 0), as they do an SP degree (`sp_rule_violation`): vLLM 0.19.1
+    refuses a size that does not divide the attention heads as the engine starts (``verify_with_parallel_config``,
+    ``config/model.py:1111``), and its Qwen3 attention asserts that the size and the KV heads divide one another
+    (``model_executor/models/qwen3.py:83`` to ``:90``). The words name the sizes the heads allow within a node
+    (`rollout_sizes`: ``cluster.gpu_per_node``, else 8)."""
+    size = checks.number(ROLLOUT_TP_PATH)
+    if size is None or size < 1 or not _vllm_rollout(checks) or checks.number((*ROLLOUT_MODEL, "engine_num")) == 0:
+        return
+    violation = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, int(size), degree="TP")
+    if violation is None:
+        return
+    node = checks.number(NODE_SIZE_PATH)
+    node_gpus = int(node) if node is not None and node >= 1 else 8
+    where = f"within a node of {node_gpus} GPUs" if node is not None and node >= 1 else "up to 8"
+    checks.add(ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, (
+        f"{dotted(ROLLOUT_TP_PATH)}: {violation} of {model.name}: the rollout's vLLM refuses it as the engine "
+        f"starts; set it to {either([str(t) for t in rollout_sizes(model, node_gpus)])}, the sizes the heads allow "
+        f"{where} (and the cluster's GPUs to match)"))
+
+
+ENGINE_PARALLEL_KEYS = ("tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size")
+"""The sizes whose product is an inference engine's GPUs (Trinity 0.6's ``gpu_per_engine``)."""
+
+
+def _check_engine_nodes(checks: _ConfigChecks) -> None:
+    """Check, as Trinity 0.6 does as it loads the config (``_validate_multinode_inference_models``,
+    ``common/config_validator.py:301`` to ``:339`` in 0.6.0, in every mode), each inference engine (the rollout
+    model's and each auxiliary model's, not ``tinker`` or ``external``) wider than a node of ``cluster.gpu_per_node``
+    (where given): its GPUs, the product of `ENGINE_PARALLEL_KEYS` (each 1 where unset), must be whole nodes, and a vLLM
+    engine across nodes takes no data parallelism. Not for `version` 0.5, which has neither rule (nor the data and
+    pipeline parallel keys)."""
+    node = checks.number(NODE_SIZE_PATH)
+    if checks.version == "0.5" or node is None or node < 1:
+        return
+    auxiliary = checks.value(AUXILIARY_MODELS)
+    engines = [ROLLOUT_MODEL, *((*AUXILIARY_MODELS, index) for index in range(
+        len(auxiliary) if isinstance(auxiliary, list) else 0))]
+    for engine in engines:
+        if not isinstance(checks.value(engine), Mapping):
+            continue
+        engine_type = str(checks.value((*engine, "engine_type")) or "vllm")
+        sizes = [checks.number((*engine, key)) for key in ENGINE_PARALLEL_KEYS]
+        if engine_type in ("tinker", "external") or any(size is not None and size < 1 for size in sizes):
+            continue  # (a size that cannot be read has its own line, and counts as unset here)
+        tensor, data, pipeline = (int(size) if size is not None else 1 for size in sizes)
+        gpus = tensor * data * pipeline
+        if gpus <= node:
+            continue
+        product = " x ".join(f"{key} {int(size)}" for size, key in zip(sizes, ENGINE_PARALLEL_KEYS, strict=True)
+                             if size is not None and size > 1)
+        head = (f"{dotted(engine)}: an engine of {gpus} GPUs ({product}) spans nodes of {int(node)} "
+                f"({NODE_SIZE_KEY})")
+        if gpus % node:
+            checks.add(ConfigProblemCode.ENGINE_NODES_REFUSED, (
+                f"{head} but is not whole nodes: Trinity 0.6 refuses the config (an engine across nodes takes whole "
+                f"ones); make it {int(node)} GPUs or fewer, or a multiple of {int(node)}"))
+        elif data > 1 and engine_type.startswith("vllm"):
+            checks.add(ConfigProblemCode.ENGINE_NODES_REFUSED, (
+                f"{head} with data_parallel_size {data}: Trinity 0.6 refuses the config (vLLM takes no data "
+                "parallelism across nodes); keep each engine within a node, or set data_parallel_size to 1"))
+
+
 def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: float | None) -> None:
     """Check the length the rollout's vLLM takes against the longest it derives from the RoPE scaling it takes, where
     the rollout model sets its own ``max_model_len`` or ``rope_scaling`` (the `refused:` lines on
@@ -1629,6 +1700,8 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
     _check_rollout_model(checks, model, length)
+    _check_rollout_tensor_parallel(checks, model)
+    _check_engine_nodes(checks)
     _check_rollout_length_refused(checks, model, length)
     _check_sglang_length(checks, model, length)
     _check_rope_theta(checks, model)
