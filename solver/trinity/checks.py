@@ -982,13 +982,13 @@ in 0.6.0)."""
 
 def _check_rollout_tensor_parallel(checks: _ConfigChecks, model: Model) -> None:
     """Check that the model's heads allow the vLLM rollout's tensor-parallel size (where a vLLM rollout starts,
-    `_vllm_rollout`, with engines: ``engine_num`` not 0), as they do an SP degree (`sp_rule_violation`): vLLM 0.19.1
+    `_vllm_rollout`: ``engine_num`` not 0 among its rules), as they do an SP degree (`sp_rule_violation`): vLLM 0.19.1
     refuses a size that does not divide the attention heads as the engine starts (``verify_with_parallel_config``,
     ``config/model.py:1111``), and its Qwen3 attention asserts that the size and the KV heads divide one another
     (``model_executor/models/qwen3.py:83`` to ``:90``). The words name the sizes the heads allow within a node
     (`rollout_sizes`: ``cluster.gpu_per_node``, else 8)."""
     size = checks.number(ROLLOUT_TP_PATH)
-    if size is None or size < 1 or not _vllm_rollout(checks) or checks.number((*ROLLOUT_MODEL, "engine_num")) == 0:
+    if size is None or size < 1 or not _vllm_rollout(checks):
         return
     violation = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, int(size), degree="TP")
     if violation is None:
