@@ -138,8 +138,9 @@ def test_a_job_kept_on_its_own_count_and_settings_names_both(cli: Cli, tmp_path:
     result = _checked(cli, ONE_JOB, path, "--current", str(running))
     assert _stays(result) == [("j", "stays", 3, "count-kept", (
         "its trainer GPU count and settings are kept as they run (SP=1 with Offload at 8192 tokens on 3 trainer GPUs; "
-        "its other ways in pool h20 take 1, 2, 4 or 6; the planner's plan there: vanilla); the 3 idle GPUs beside it "
-        "on its node would grow it to 6 trainer GPUs (vanilla, cost 0.1667, not 0.6667), which would restart it"))]
+        "its other ways in pool h20 take 1, 2, 4 or 6; the planner's cheapest way on 3 trainer GPUs: vanilla); the 3 "
+        "idle GPUs beside it on its node would grow it to 6 trainer GPUs (vanilla, cost 0.1667, not 0.6667), which "
+        "would restart it"))]
 
 
 def test_a_job_kept_in_its_pool_says_what_the_idle_gpus_beside_it_would_give(cli: Cli, tmp_path: Path):

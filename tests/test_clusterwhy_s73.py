@@ -133,7 +133,7 @@ def test_a_job_kept_on_settings_the_planner_would_not_pick_says_so(cli: Cli, tmp
     # kept as they run. Before, it read `stays` with no word.
     # 8 is no count its ways on the A100 take (1, 2, 4 or 6), so its count is named too (session 74: count-kept).
     why = ("its trainer GPU count and settings are kept as they run (SP=4 without Offload at 16384 tokens on 8 trainer "
-           "GPUs; its other ways in pool a100 take 1, 2, 4 or 6; the planner's plan there: Env)")
+           "GPUs; its other ways in pool a100 take 1, 2, 4 or 6; the planner's cheapest way on 8 trainer GPUs: Env)")
     assert _stays(_hand_started(cli, tmp_path, "16k", 4)) == [("hand", "stays", "count-kept", why)]
     now = tmp_path / "hand.json"
     status, text, _ = cli("cluster", str(tmp_path / "hand.yaml"), "--current", str(now))
@@ -156,5 +156,5 @@ def test_a_job_kept_with_its_own_offload_names_it(cli: Cli, tmp_path: Path):
     now.write_text(json.dumps({"schema_version": 1, "placements": [running]}), encoding="utf-8")
     status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--json")
     assert status == 0 and _stays(out) == [("p06-a", "stays", "settings-kept", (
-        "its settings are kept as they run (SP=1 with Offload at 8192 tokens on 6 trainer GPUs; the planner's plan "
-        "there: vanilla)"))]
+        "its settings are kept as they run (SP=1 with Offload at 8192 tokens on 6 trainer GPUs; the planner's "
+        "cheapest way on 6 trainer GPUs: vanilla)"))]

@@ -210,11 +210,12 @@ def test_extra_engine_args_max_lora_rank_0_with_enable_lora_is_refused() -> None
 
 
 def test_extra_engine_args_is_read_whole_and_its_other_keys_are_vllm_s() -> None:
-    # Trinity types it Dict[str, Any] and passes it on as it is: only an int is a rank; other keys are not judged.
+    # Trinity types it Dict[str, Any] and passes it on as it is: vLLM's Literal takes no text for a rank (refused, as
+    # vLLM refuses it: test_smallslips21_s75); other keys are not judged.
     text = _config(rollout="    enable_lora: true\n    extra_engine_args: {max_lora_ranks: 64, max_num_seqs: 8}\n")
     config = read_trinity_config(text, "trinity.yaml", {})
     assert config.vllm_rollout is not None and config.vllm_rollout.lora_rank == 16  # vLLM's default: the key unset
     assert _lines(text) == []
     quoted = _config(rollout="    enable_lora: true\n    extra_engine_args: {max_lora_rank: '64'}\n")
-    assert read_trinity_config(quoted, "trinity.yaml", {}).vllm_rollout is None  # text: its memory is not checked
-    assert _lines(quoted) == []
+    assert read_trinity_config(quoted, "trinity.yaml", {}).vllm_rollout is None  # text: the engine never starts
+    assert [code for code, _ in _lines(quoted)] == ["lora-rank-vllm-refused"]

@@ -128,7 +128,7 @@ def test_a_job_started_with_an_sp_the_planner_would_not_pick_stays(cli: Cli, tmp
 def test_settings_the_planner_has_no_plan_with_move_and_say_so(cli: Cli, tmp_path: Path):
     # SP=1 at 32k on 8 A100s runs out of memory by the tables and estimates (solve --sp 1 says the longest is 24576).
     why = ("the planner has no plan for it with SP=1 without Offload at 32768 tokens on its 8 trainer GPUs in pool "
-           "a100 (its plan there: Env + SP=2)")
+           "a100 (its cheapest way there: Env + SP=2)")
     assert _moves(_hand_started(cli, tmp_path, "32k", 1)) == [("hand", "moves", "no-way-as-it-runs", why)]
 
 

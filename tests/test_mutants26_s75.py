@@ -283,8 +283,9 @@ def test_a_vllm_refused_lora_rank_only_where_a_vllm_rollout_starts(cli, tmp_path
 
 def test_a_job_kept_on_its_own_settings_names_the_planners_cheapest_way_there(cli, tmp_path: Path):
     # C5: on 4 trainer GPUs its ways are Env + SP=4 (cost 3282) and, on a node whose host memory the pool gives,
-    # Env + Offload + SP=4 (6565, reaching 92160 tokens, which the placement takes): the planner's plan there is the
-    # cheaper; before, no test told min from max
+    # Env + Offload + SP=4 (6565, reaching 92160 tokens, which the placement takes): the words name the planner's
+    # cheapest way there, the cheaper, and say it is the cheapest (smallslips21), as the placement takes the longer
+    # one; before, no test told min from max
     fleet = {"pools": [{"name": "h", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}],
              "jobs": [{"name": "j", "model": "Qwen3-14B", "max_model_len": {"at_least": 16384}, "rollout_gpus": 2}]}
     path, running = tmp_path / "fleet.yaml", tmp_path / "now.json"
@@ -300,8 +301,8 @@ def test_a_job_kept_on_its_own_settings_names_the_planners_cheapest_way_there(cl
     assert status == 0, err
     kept = json.loads(out)["placements"][0]
     assert (kept["current"], kept["stay_reason_code"], kept["stay_reason"]) == ("stays", "settings-kept", (
-        "its settings are kept as they run (SP=2 with Offload at 16384 tokens on 4 trainer GPUs; the planner's plan "
-        "there: Env + SP=4); the 2 idle GPUs beside it on its node would grow it to 6 trainer GPUs (Env + Offload + "
+        "its settings are kept as they run (SP=2 with Offload at 16384 tokens on 4 trainer GPUs; the planner's "
+        "cheapest way on 4 trainer GPUs: Env + SP=4); the 2 idle GPUs beside it on its node would grow it to 6 trainer GPUs (Env + Offload + "
         "SP=2, cost 0.3703, not 0.5555, 40960 tokens, not 16384), which would restart it"))  # count-kept's words too
 
 

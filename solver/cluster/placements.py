@@ -197,7 +197,7 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
                      f"not the {_gpus_on(len(job.gpu_indexes), len(job.nodes))} it runs on")
             return MoveCode.NO_WAY_AS_IT_RUNS, shape
         settings = (f"the planner has no plan for it with {_settings(job)} on its {job.trainer_gpus} trainer GPUs in "
-                    f"pool {pool.name} (its plan there: {at_count.plan.setting.label})")
+                    f"pool {pool.name} (its cheapest way there: {at_count.plan.setting.label})")
         return MoveCode.NO_WAY_AS_IT_RUNS, settings
     nodes = result.objective_counts == "nodes"
     named = [name if nodes else f"{name} (priority {priority})" for name, priority in holders]
@@ -214,14 +214,16 @@ def kept_as_it_runs(fleet: Fleet, job: RunningJob, mine: Sequence[Option]) -> tu
     """Where the running `job` stays on a trainer GPU count its ways in its pool do not take (`Option.at_running_count`:
     grown past them, or started so by hand), or on its own settings (`Option.as_it_runs`: its SP, Offload or length
     are not the planner's pick on its trainer GPUs), that they are kept as they run, with its code, in words naming
-    the counts its other ways there take or the planner's plan there (`mine`: its ways in its pool); else None."""
+    the counts its other ways there take or the planner's cheapest way on its trainer GPUs (`_planners_pick`; a
+    placement may take another, a longer one for an ``at_least`` job), of `mine`, its ways in its pool; else None."""
     own_count = not any(option.plan.gpus == job.trainer_gpus and not (option.at_running_count or option.as_it_runs)
                         for option in mine)
     own_settings = any(option.as_it_runs for option in mine)
     if not (own_count or own_settings):
         return None
     pick = _planners_pick(mine, job.trainer_gpus)
-    instead = "" if pick is None or not own_settings else f"; the planner's plan there: {pick.plan.setting.label}"
+    instead = ("" if pick is None or not own_settings else
+               f"; the planner's cheapest way on {job.trainer_gpus} trainer GPUs: {pick.plan.setting.label}")
     if not own_count:
         return (StayCode.SETTINGS_KEPT,
                 f"its settings are kept as they run ({_settings(job)} on {job.trainer_gpus} trainer GPUs{instead})")

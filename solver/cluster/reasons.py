@@ -591,17 +591,20 @@ def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], seve
     """The pools a job has `ways` in (keyed by pool name, in the fleet's order), each with the least its ways there
     take, in words: the fewest GPUs of one node (where the pool's host memory could run short, each (GPUs, host
     memory) of a way that no other way needs less of both: an Offload way may take fewer GPUs and more host memory),
-    or the fewest whole nodes; where `several` jobs are given them, what each needs."""
+    or the fewest whole nodes; where `several` jobs are given them, what each needs; with the PPO critic that sets
+    that need where the job trains one (`_critic_counted`)."""
     needs = "each needs" if several else "it needs"
+    critic = _critic_counted(job, several)
     rooms = []
     for name, options in ways.items():
         shared = [option for option in options if option.size]
         if not shared:
-            rooms.append(f"{name} ({needs} at least {min(option.whole_nodes for option in options)} whole nodes)")
+            rooms.append(f"{name} ({needs} at least {min(option.whole_nodes for option in options)} whole "
+                         f"nodes{critic})")
             continue
         if not any(option.host_tenths for option in shared):
             rooms.append(f"{name} ({needs} at least {counted(min(option.size for option in shared), 'GPU')} of one "
-                         "node)")
+                         f"node{critic})")
             continue
         least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
         own_footprints = {(option.size, planner.host_tenths(job, option.plan.gpus, option.plan.offload))
@@ -612,7 +615,7 @@ def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], seve
         least_needs = [f"{counted(gpus, 'GPU')} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
         rooms.append(f"{name} ({needs} at least {least_needs[0]} of host memory"
                      f"{''.join(f', or {n}' for n in least_needs[1:])}"
-                     f"{',' if len(least_needs) > 1 else ''} on one node)")
+                     f"{',' if len(least_needs) > 1 else ''} on one node{critic})")
     return ", ".join(rooms)
 
 

@@ -73,6 +73,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         tenths_down,
         trinity_release,
         vllm_lora_rank_refusal,
+        vllm_lora_rank_words,
     )
     from solver.tables.catalog import (
         Catalog,
@@ -361,6 +362,7 @@ __all__ = [
     "trinity_release",
     "unquoted_text_hint",
     "vllm_lora_rank_refusal",
+    "vllm_lora_rank_words",
     "vouches_for",
     "with_own_hint",
     "without_none",

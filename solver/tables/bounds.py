@@ -35,9 +35,17 @@ def vllm_lora_rank_refusal(rank: int, lora_on: bool = False) -> str | None:
     rank's name; None for a rank vLLM takes, and for 0 (no LoRA) unless `lora_on` (vLLM is given 0 with LoRA on)."""
     if rank == 0 and not lora_on or rank in VLLM_LORA_RANKS:
         return None
-    return (f"{rank}, which Trinity gives the rollout's vLLM as its max_lora_rank: vLLM 0.19.1 takes "
+    return vllm_lora_rank_words(str(rank))
+
+
+def vllm_lora_rank_words(shown: str) -> str:
+    """Why vLLM refuses the ``max_lora_rank`` written `shown` (`VLLM_LORA_RANKS`), in words that follow the rank's
+    name."""
+    return (f"{shown}, which Trinity gives the rollout's vLLM as its max_lora_rank: vLLM 0.19.1 takes "
             f"{', '.join(map(str, VLLM_LORA_RANKS[:-1]))} or {VLLM_LORA_RANKS[-1]} alone, and fails as the rollout "
             "starts")
+
+
 MAX_JOBS = 20_000
 """The most jobs a cluster file may list."""
 MAX_CELLS = 2048

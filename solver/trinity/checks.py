@@ -99,6 +99,7 @@ from solver.trinity.keys import (
     offload_path,
     rope_type_key,
     sp_key_in_effect,
+    started_rollout_engine,
     trains_critic,
     value_at,
 )
@@ -883,18 +884,21 @@ def _long_length_allowed(checks: _ConfigChecks) -> bool:
 
 
 def _vllm_takes_rope_scaling(checks: _ConfigChecks) -> bool:
-    """Whether the config starts a vLLM rollout that takes ``model.rope_scaling``: a mode that explores (all but
-    ``train``), an ``engine_type`` vLLM's (unset or starting ``vllm``), and no ``rope_scaling`` of the rollout model's
-    own (Trinity gives it ``model``'s where it has none: ``set_if_none``, ``common/config_validator.py:680`` to
-    ``:685`` in 0.6.0)."""
+    """Whether the config starts a vLLM rollout that takes ``model.rope_scaling`` (`_vllm_rollout`), with no
+    ``rope_scaling`` of the rollout model's own (Trinity gives it ``model``'s where it has none: ``set_if_none``,
+    ``common/config_validator.py:680`` to ``:685`` in 0.6.0)."""
     return _vllm_rollout(checks) and checks.absent((*ROLLOUT_MODEL, "rope_scaling"))
 
 
+def _rollout_engine(checks: _ConfigChecks) -> str | None:
+    """The rollout engine the config starts (`started_rollout_engine`: ``vllm``, another ``engine_type``, or None:
+    ``mode: train``, ``engine_num`` 0), its keys as `checks` reads them."""
+    return started_rollout_engine(checks.value, checks.number)
+
+
 def _vllm_rollout(checks: _ConfigChecks) -> bool:
-    """Whether the config starts a vLLM rollout: a mode that explores (all but ``train``), and an ``engine_type``
-    vLLM's (unset or starting ``vllm``)."""
-    engine = checks.value((*ROLLOUT_MODEL, "engine_type"))
-    return checks.value(("mode",)) != "train" and (engine is None or str(engine).startswith("vllm"))
+    """Whether the config starts a vLLM rollout (`_rollout_engine`)."""
+    return _rollout_engine(checks) == "vllm"
 
 
 SGLANG_LONG_LENGTH_VARIABLE = ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
@@ -904,16 +908,16 @@ Trinity 0.6.0 takes; an ``EnvBool``, ``srt/environ.py:591``: ``1``, ``true``, ``
 
 
 def _check_sglang_length(checks: _ConfigChecks, model: Model, length: float | None) -> None:
-    """Check the length an sglang rollout (``engine_type: sglang``, a mode that explores; Trinity 0.6, as 0.5.0 has no
-    sglang engine) takes, the rollout model's own ``max_model_len`` else `length`: Trinity hands it to sglang as
-    ``context_length`` and hands it no RoPE scaling (``common/models/sglang_model.py:490-512`` in 0.6.0:
-    ``model.rope_scaling`` reaches the trainer alone), and sglang derives its longest length from the config.json
-    (``get_context_length``, ``srt/utils/hf_transformers/common.py:378-395`` in 0.5.13: its length key, by a RoPE
-    scaling's factor only where that names no original length, as transformers 5 fills one in for a YaRN, Llama 3's
-    and LongRoPE; the native context here) and refuses one past it unless `SGLANG_LONG_LENGTH_VARIABLE` is set. Not
-    vLLM's rules (`_vllm_rollout`), which do not apply to it."""
-    engine = checks.value((*ROLLOUT_MODEL, "engine_type"))
-    if checks.value(("mode",)) == "train" or engine != "sglang" or checks.version == "0.5":
+    """Check the length an sglang rollout (`_rollout_engine`: ``engine_type: sglang``, a mode that explores,
+    ``engine_num`` not 0; Trinity 0.6, as 0.5.0 has no sglang engine) takes, the rollout model's own ``max_model_len``
+    else `length`: Trinity hands it to sglang as ``context_length`` and hands it no RoPE scaling
+    (``common/models/sglang_model.py:490-512`` in 0.6.0: ``model.rope_scaling`` reaches the trainer alone), and sglang
+    derives its longest length from the config.json (``get_context_length``,
+    ``srt/utils/hf_transformers/common.py:378-395`` in 0.5.13: its length key, by a RoPE scaling's factor only where
+    that names no original length, as transformers 5 fills one in for a YaRN, Llama 3's and LongRoPE; the native context
+    here) and refuses one past it unless `SGLANG_LONG_LENGTH_VARIABLE` is set. Not vLLM's rules (`_vllm_rollout`), which
+    do not apply to it."""
+    if _rollout_engine(checks) != "sglang" or checks.version == "0.5":
         return
     own = checks.number((*ROLLOUT_MODEL, "max_model_len"))
     taken = own if own is not None else length
@@ -978,13 +982,13 @@ in 0.6.0)."""
 
 def _check_rollout_tensor_parallel(checks: _ConfigChecks, model: Model) -> None:
     """Check that the model's heads allow the vLLM rollout's tensor-parallel size (where a vLLM rollout starts,
-    `_vllm_rollout`, with engines: ``engine_num`` not 0), as they do an SP degree (`sp_rule_violation`): vLLM 0.19.1
+    `_vllm_rollout`: ``engine_num`` not 0 among its rules), as they do an SP degree (`sp_rule_violation`): vLLM 0.19.1
     refuses a size that does not divide the attention heads as the engine starts (``verify_with_parallel_config``,
     ``config/model.py:1111``), and its Qwen3 attention asserts that the size and the KV heads divide one another
     (``model_executor/models/qwen3.py:83`` to ``:90``). The words name the sizes the heads allow within a node
     (`rollout_sizes`: ``cluster.gpu_per_node``, else 8)."""
     size = checks.number(ROLLOUT_TP_PATH)
-    if size is None or size < 1 or not _vllm_rollout(checks) or checks.number((*ROLLOUT_MODEL, "engine_num")) == 0:
+    if size is None or size < 1 or not _vllm_rollout(checks):
         return
     violation = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, int(size), degree="TP")
     if violation is None:

@@ -7,7 +7,9 @@ import math
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
+
+from pydantic import Field, TypeAdapter, ValidationError
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
@@ -25,9 +27,9 @@ from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandabl
 from solver.rules import API_OPTIONS, OptionNames
 from solver.tables import (
     MAX_GPUS,
-    MAX_LORA_RANK,
     MAX_TRAIN_BATCH,
     NO_CRITIC,
+    VLLM_LORA_RANKS,
     CriticChoice,
     CriticStates,
     TrinityVersion,
@@ -38,6 +40,7 @@ from solver.tables import (
     looks_like,
     model_name_from_path,
     vllm_lora_rank_refusal,
+    vllm_lora_rank_words,
     yaml_brief,
 )
 from solver.trinity.interpolation import VariablesRead, dotted
@@ -69,6 +72,7 @@ from solver.trinity.keys import (
     keys_05_refuses,
     offload_path,
     sp_key_in_effect,
+    started_rollout_engine,
     trainer_level_offload,
     trains_critic,
 )
@@ -138,14 +142,15 @@ sets ``explorer.rollout_model.enable_lora`` without ``model.lora_configs`` start
 vLLM ``enable_lora`` as the config has it, ``common/models/vllm_model.py:169`` in 0.6.0)."""
 
 
-def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | None:
+def _read_vllm_rollout(reader: ConfigReader) -> VllmRollout | None:
     """The rollout's vLLM engine as `VllmRollout` (Trinity's defaults where unset: ``tensor_parallel_size`` 1,
     ``dtype`` bfloat16; LoRA as `_rollout_lora` reads it); None where none starts (``mode: train``, an
     ``engine_type`` not vLLM's, ``engine_num`` 0),
     where its weights are split other than by tensor parallelism (``pipeline_parallel_size`` above 1,
     ``enable_expert_parallel``), or where a key it reads cannot be read or is out of vLLM's range (a
-    ``gpu_memory_utilization`` not above 0 and at most 1): its memory is then not checked."""
-    if not _starts_vllm(reader, mode):
+    ``gpu_memory_utilization`` not above 0 and at most 1, a LoRA keyword of ``extra_engine_args`` vLLM refuses,
+    `RolloutLora.refused`): its memory is then not checked."""
+    if _rollout_engine(reader) != "vllm":
         return None
     try:
         size = reader.count((*ROLLOUT_MODEL, "tensor_parallel_size"), 1)
@@ -158,6 +163,8 @@ def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | 
         lora = _rollout_lora(reader)
     except ConfigError:
         return None
+    if lora.refused:  # vLLM never starts the engine
+        return None
     if utilization is not None and (isinstance(utilization, bool) or not isinstance(utilization, int | float)
                                     or not 0 < utilization <= 1):
         return None
@@ -166,26 +173,21 @@ def _read_vllm_rollout(reader: ConfigReader, mode: str | None) -> VllmRollout | 
                        max_loras=lora.max_loras)
 
 
-def _starts_vllm(reader: ConfigReader, mode: str | None) -> bool:
-    """Whether the config starts a vLLM rollout: a `mode` that explores (not ``train``), an ``engine_type`` vLLM's
-    (unset, or starting ``vllm``) and an ``engine_num`` not 0 (False where it cannot be read)."""
-    engine = reader.word((*ROLLOUT_MODEL, "engine_type"))
-    if mode == "train" or (engine is not None and not engine.startswith("vllm")):
-        return False
-    try:
-        return reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) != 0
-    except ConfigError:
-        return False
+def _rollout_engine(reader: ConfigReader) -> str | None:
+    """The rollout engine the config starts (`started_rollout_engine`: ``vllm``, another ``engine_type``, or None),
+    its keys as `reader` reads them."""
+    return started_rollout_engine(lambda path: read_or_none(reader.word, path),
+                                  lambda path: read_or_none(lambda key: reader.count(key, 1, minimum=0), path))
 
 
-def _vllm_lora_rank_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
-    """The line on a ``max_lora_rank`` the config's vLLM rollout (`_starts_vllm`) is given (`_rollout_lora`) that
+def _vllm_lora_rank_notes(reader: ConfigReader) -> list[ConfigProblem]:
+    """The line on a ``max_lora_rank`` the config's vLLM rollout (`_rollout_engine`) is given (`_rollout_lora`) that
     vLLM refuses (`vllm_lora_rank_refusal`: vLLM 0.19.1's ``LoRAConfig`` takes a few ranks alone), which fails the
     rollout as it starts (`ConfigProblemCode.LORA_RANK_VLLM_REFUSED`): the one LoRA config's ``lora_rank``, 0 where
-    it is not above 0 beside a ``path`` (Trinity gives vLLM the largest rank above 0, none), or
-    ``extra_engine_args.max_lora_rank`` beside ``enable_lora``; none without LoRA, or where the rank cannot be read
-    (other lines say why)."""
-    if not _starts_vllm(reader, mode):
+    it is not above 0 beside a ``path`` (Trinity gives vLLM the largest rank above 0, none); none without LoRA, or
+    where the rank cannot be read (other lines say why). An ``extra_engine_args.max_lora_rank`` beside
+    ``enable_lora`` that vLLM refuses is `_engine_args_lora_notes`' line (`RolloutLora.refused`)."""
+    if _rollout_engine(reader) != "vllm":
         return []
     try:
         lora = _rollout_lora(reader)
@@ -219,11 +221,14 @@ LORA_CONFIG_RANK_KEY = f"{dotted(LORA_CONFIGS)}[0].lora_rank"
 
 class RolloutLora(NamedTuple):
     """vLLM's LoRA in the rollout's engines (`_rollout_lora`): its ``max_lora_rank`` (0 with LoRA off, or where
-    Trinity gives 0), its ``max_loras`` and the dotted key that gives the rank ("" with LoRA off)."""
+    Trinity gives 0), its ``max_loras``, the dotted key that gives the rank ("" with LoRA off), and the lines on the
+    values of ``extra_engine_args`` that vLLM refuses (`_engine_argument_refusal`: its engine then never starts, and the
+    rank and slots are their defaults)."""
 
     rank: int
     max_loras: int
     key: str
+    refused: tuple[ConfigProblem, ...] = ()
 
 
 def _rollout_lora(reader: ConfigReader) -> RolloutLora:
@@ -232,17 +237,19 @@ def _rollout_lora(reader: ConfigReader) -> RolloutLora:
     (`_lora_rank`; 0 where none is) as ``max_lora_rank`` (``common/config_validator.py:780`` to ``:817`` in 0.6.0,
     ``:700`` and ``:726`` to ``:727`` in 0.5.2); else, where the config sets ``enable_lora`` itself, vLLM takes
     ``extra_engine_args``' ``max_lora_rank`` and ``max_loras`` (`ENGINE_ARGS`), `VLLM_DEFAULT_LORA_RANK` and 1 where
-    unset (``vllm/config/lora.py:32`` to ``:34``); `ConfigError` where those cannot be read as a boolean or whole
-    numbers."""
+    unset (``vllm/config/lora.py:32`` to ``:34``), read as vLLM reads them (`_engine_argument`: one it refuses is
+    `RolloutLora.refused`); `ConfigError` where the rank or ``enable_lora`` cannot be read."""
     if _lora_configs_loaded(reader):
         return RolloutLora(max(_lora_rank(reader), 0), 1, LORA_CONFIG_RANK_KEY)
     if not reader.flag((*ROLLOUT_MODEL, "enable_lora")):
         return RolloutLora(0, 1, "")
     arguments = read_or_none(reader.get, ENGINE_ARGS)
     given = arguments if isinstance(arguments, Mapping) else {}
-    rank = _engine_argument(given, "max_lora_rank", VLLM_DEFAULT_LORA_RANK, MAX_LORA_RANK, minimum=0)
-    return RolloutLora(rank, _engine_argument(given, "max_loras", 1, MAX_LORA_SLOTS),
-                       dotted((*ENGINE_ARGS, "max_lora_rank")))
+    defaults = {"max_lora_rank": VLLM_DEFAULT_LORA_RANK, "max_loras": 1}
+    read = {key: _engine_argument(given, key, default) for key, default in defaults.items()}
+    rank, slots = (defaults[key] if value is None else value for key, value in read.items())
+    return RolloutLora(rank, min(slots, MAX_LORA_SLOTS), dotted((*ENGINE_ARGS, "max_lora_rank")), tuple(
+        _engine_argument_refusal(key, given[key]) for key, value in read.items() if value is None))
 
 
 def _lora_configs_loaded(reader: ConfigReader) -> bool:
@@ -252,32 +259,66 @@ def _lora_configs_loaded(reader: ConfigReader) -> bool:
 
 
 MAX_LORA_SLOTS = 1024
-"""The most LoRA slots (vLLM's ``max_loras``) an engine's memory is counted for: far past any rollout's."""
+"""The most LoRA slots (vLLM's ``max_loras``) an engine's memory is counted for: far past any rollout's (a larger
+``max_loras``, which vLLM takes, is counted at this: a lower bound of its memory, as the memory model's figures are)."""
+
+_VLLM_LORA_RANK: Any = Literal[VLLM_LORA_RANKS]
+VLLM_LORA_FIELDS: dict[str, TypeAdapter[Any]] = {
+    "max_lora_rank": TypeAdapter(_VLLM_LORA_RANK),
+    "max_loras": TypeAdapter(Annotated[int, Field(ge=1)]),
+}
+"""vLLM 0.19.1's types of the two LoRA keywords ``extra_engine_args`` may give it (``LoRAConfig``,
+``vllm/config/lora.py:32`` to ``:35``: ``MaxLoRARanks``, a ``Literal`` of `VLLM_LORA_RANKS`, and an int of at least
+1), which its engine arguments hand ``LoRAConfig`` as they are where LoRA is on (``engine/arg_utils.py:1845`` to
+``:1860``): a pydantic dataclass (``config/utils.py:52``), in pydantic's lax mode, as these read them (vLLM needs
+pydantic 2.12 or later)."""
 
 
-def _engine_argument(arguments: Mapping[Any, Any], key: str, default: int, maximum: int, minimum: int = 1) -> int:
-    """The whole number `key` of the rollout's ``extra_engine_args`` (`arguments`, which Trinity types ``Dict[str,
-    Any]`` and passes to vLLM as they are: an int, not text), `default` where unset; `ConfigError` for another value
-    or one outside `minimum` to `maximum`. Read whole from the section, whose other keys are vLLM's to judge."""
-    value = arguments.get(key, default)
-    if type(value) is not int or not minimum <= value <= maximum:
-        raise ConfigError(f"{dotted((*ENGINE_ARGS, key))} must be a whole number from {minimum} to {maximum}, got "
-                          f"{yaml_brief(value)}")
-    return value
+def _engine_argument(arguments: Mapping[Any, Any], key: str, default: int) -> int | None:
+    """The LoRA keyword `key` (``max_lora_rank`` or ``max_loras``) of the rollout's ``extra_engine_args``
+    (`arguments`, which Trinity types ``Dict[str, Any]`` and passes to vLLM as they are) as vLLM reads it
+    (`VLLM_LORA_FIELDS`: ``max_loras`` 4.0 and ``"4"`` are 4, and a ``max_lora_rank`` 16.0 is 16, but ``"16"`` is no
+    rank), `default` where unset; None for a value vLLM refuses (`_engine_argument_refusal`). Read whole from the
+    section, whose other keys are vLLM's to judge."""
+    if key not in arguments:
+        return default
+    try:
+        return int(VLLM_LORA_FIELDS[key].validate_python(arguments[key]))
+    except ValidationError:
+        return None
 
 
-def _engine_args_lora_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
-    """The line on LoRA keywords in the vLLM rollout's ``extra_engine_args`` (`ENGINE_LORA_KEYS`) that Trinity gives
-    vLLM too, so that the engine fails as it starts (`ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED`): ``enable_lora``,
-    and ``max_loras`` or ``max_lora_rank`` where ``model.lora_configs`` turns LoRA on (without it, vLLM takes them
-    from ``extra_engine_args``, `_rollout_lora`); none where no vLLM rollout starts (`_starts_vllm`)."""
+def _engine_argument_refusal(key: str, value: Any) -> ConfigProblem:
+    """The line on the LoRA keyword `key` of the rollout's ``extra_engine_args`` whose `value` vLLM refuses
+    (`_engine_argument`), which fails the rollout as it starts: a rank not of `VLLM_LORA_RANKS`
+    (`ConfigProblemCode.LORA_RANK_VLLM_REFUSED`), ``max_loras`` not a whole number of at least 1
+    (`ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED`)."""
+    given = f"{dotted((*ENGINE_ARGS, key))} {yaml_brief(value)}"
+    if key == "max_lora_rank":
+        return ConfigProblem(ConfigProblemCode.LORA_RANK_VLLM_REFUSED, (
+            f"{vllm_lora_rank_words(given)}: give one of those{' as a number' if isinstance(value, str) else ''}, "
+            "or mode: train where no vLLM rollout starts"))
+    return ConfigProblem(ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED, (
+        f"{given}: vLLM 0.19.1 takes a whole number of at least 1 as max_loras (the LoRA adapters each engine holds "
+        "at once) and fails as the rollout starts: give one, or remove it (vLLM's default 1)"))
+
+
+def _engine_args_lora_notes(reader: ConfigReader) -> list[ConfigProblem]:
+    """The lines on LoRA keywords in the vLLM rollout's ``extra_engine_args`` (`ENGINE_LORA_KEYS`) that fail its
+    engine as it starts: those Trinity gives vLLM too (`ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED`), ``enable_lora``,
+    and ``max_loras`` or ``max_lora_rank`` where ``model.lora_configs`` turns LoRA on; else, where vLLM takes those two
+    from ``extra_engine_args`` (`_rollout_lora`), a value of them it refuses (`RolloutLora.refused`). None where no
+    vLLM rollout starts (`_rollout_engine`)."""
     arguments = read_or_none(reader.get, ENGINE_ARGS)
-    if not _starts_vllm(reader, mode) or not isinstance(arguments, Mapping):
+    if _rollout_engine(reader) != "vllm" or not isinstance(arguments, Mapping):
         return []
     by_lora_configs = _lora_configs_loaded(reader)
     twice = [key for key in ENGINE_LORA_KEYS if key in arguments and (key == "enable_lora" or by_lora_configs)]
     if not twice:
-        return []
+        try:
+            return list(_rollout_lora(reader).refused)
+        except ConfigError:  # other lines say why
+            return []
     keys = and_joined([f"{'.'.join(ENGINE_ARGS)}.{key}" for key in twice])
     given = ["enable_lora always"] * ("enable_lora" in twice) + [
         "max_loras and max_lora_rank from model.lora_configs"] * (twice != ["enable_lora"])
@@ -287,20 +328,19 @@ def _engine_args_lora_notes(reader: ConfigReader, mode: str | None) -> list[Conf
         f"and the rollout fails as it starts (TypeError): remove {it_or_them(len(twice))} from extra_engine_args"))]
 
 
-def _sglang_lora_notes(reader: ConfigReader, mode: str | None) -> list[ConfigProblem]:
-    """The line on LoRA with an SGLang rollout (``engine_type`` sglang, in a mode that explores, ``engine_num`` not
-    0) where the config turns the rollout's LoRA on (``model.lora_configs``, `_lora_configs_loaded`, or
-    ``enable_lora``):
+def _sglang_lora_notes(reader: ConfigReader) -> list[ConfigProblem]:
+    """The line on LoRA with an SGLang rollout (`_rollout_engine`: ``engine_type`` sglang, in a mode that explores,
+    ``engine_num`` not 0) where the config turns the rollout's LoRA on (``model.lora_configs``, `_lora_configs_loaded`,
+    or ``enable_lora``):
     Trinity 0.6.0 starts SGLang without LoRA (``common/models/sglang_patch/server_patch.py:314`` to ``:343``), and its
     SGLang engine (``common/models/sglang_model.py``) has no ``get_lora_request``, which the model wrapper calls on
     each ``generate`` and ``chat`` with LoRA on (``common/models/model.py:504`` to ``:532``, ``:605`` to ``:614``), so
     the rollout fails there (`ConfigProblemCode.SGLANG_LORA_REFUSED`). None otherwise: no vLLM LoRA slots are counted
-    for an engine not vLLM's (`_starts_vllm`), and an ``external`` one serves elsewhere."""
-    if reader.word((*ROLLOUT_MODEL, "engine_type")) != "sglang" or mode == "train":
+    for an engine not vLLM's (`_rollout_engine`), and an ``external`` one serves elsewhere."""
+    if _rollout_engine(reader) != "sglang":
         return []
     try:
-        if reader.count((*ROLLOUT_MODEL, "engine_num"), 1, minimum=0) == 0 or not (
-                _lora_configs_loaded(reader) or reader.flag((*ROLLOUT_MODEL, "enable_lora"))):
+        if not (_lora_configs_loaded(reader) or reader.flag((*ROLLOUT_MODEL, "enable_lora"))):
             return []
     except ConfigError:  # other lines say why
         return []
@@ -1358,8 +1398,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
-             *_lora_rank_notes(reader, version), *_vllm_lora_rank_notes(reader, mode),
-             *_engine_args_lora_notes(reader, mode), *_sglang_lora_notes(reader, mode), *_null_notes(reader, version),
+             *_lora_rank_notes(reader, version), *_vllm_lora_rank_notes(reader),
+             *_engine_args_lora_notes(reader), *_sglang_lora_notes(reader), *_null_notes(reader, version),
              *_explorer_alloc_conf_notes(reader))
     return TrinityConfig(
         model=model,
@@ -1378,7 +1418,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         note_codes=tuple(note.code for note in notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
-        vllm_rollout=_read_vllm_rollout(reader, mode),
+        vllm_rollout=_read_vllm_rollout(reader),
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
         critic_token_budgets=critic.budgets,

@@ -5,7 +5,7 @@ and so is the node size's key, which `solver.api` names: the modules here import
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from solver.query import (
@@ -446,6 +446,21 @@ keys under ``trainer.trainer_config``) take null as unset."""
 
 
 ROLLOUT_MODEL = ("explorer", "rollout_model")
+
+
+def started_rollout_engine(word: Callable[[tuple[str, ...]], Any],
+                           whole: Callable[[tuple[str, ...]], float | None]) -> str | None:
+    """The rollout engine a config starts, the one rule the config's reading and its checks share: ``vllm`` for an
+    ``explorer.rollout_model.engine_type`` unset or starting ``vllm``, else that ``engine_type``; None where none
+    starts: ``mode: train`` (no explorer), or an ``engine_num`` of 0. `word` reads a key's value as its reader does
+    and `whole` ``engine_num`` as a whole number, each None where the key is absent or cannot be read (the reader's
+    own line says why; such an ``engine_num`` is not taken for 0)."""
+    if word(("mode",)) == "train" or whole((*ROLLOUT_MODEL, "engine_num")) == 0:
+        return None
+    engine = word((*ROLLOUT_MODEL, "engine_type"))
+    return "vllm" if engine is None or str(engine).startswith("vllm") else str(engine)
+
+
 AUXILIARY_MODELS = ("explorer", "auxiliary_models")
 ENGINE_KEY_TYPES = {path[-1]: field_type for path, field_type in NOT_OPTIONAL_KEYS.items()
                     if path[:-1] == ROLLOUT_MODEL}
