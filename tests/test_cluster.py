@@ -4081,8 +4081,8 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
                                                          "the jobs placed (the most priority in all, then length, then "
                                                          "cost); a0 (priority 5) holds the room it needs: priority 5 "
                                                          "is the least that places it (with as much priority placed, "
-                                                         "the placed jobs cost less with it); with rollout_gpus 0 (not 8; "
-                                                         "its explorer "
+                                                         "the placed jobs cost less with it); with rollout_gpus 0 "
+                                                         "(not 8; its explorer "
                                                          "on GPUs outside the fleet) it would fit on the 2 idle nodes "
                                                          "(a trainer of 16 GPUs)",
                                                          "reason_for_several": (

@@ -254,8 +254,8 @@ class LeastPriority:
         if held is None:
             return None
         least = self.placed_priority - (held - self.fleet.jobs[index].priority) + 1
-        with_it = [placed, self._holding(priority, held)]
-        without_it = [~placed, self._holding(priority, self.placed_priority)]
+        with_it: list[cp_model.LiteralT] = [placed, self._holding(priority, held)]
+        without_it: list[cp_model.LiteralT] = [~placed, self._holding(priority, self.placed_priority)]
         for stage, objective, maximise in after:
             if stage not in self.proven_stages:  # the search may not reach the best of this stage: no tie it breaks
                 return least
@@ -286,7 +286,7 @@ class LeastPriority:
         self._built().model.add(objective == value).only_enforce_if(holds)
         return holds
 
-    def _best(self, objective: cp_model.LinearExprT, maximise: bool, assumed: list[cp_model.IntVar]) -> int | None:
+    def _best(self, objective: cp_model.LinearExprT, maximise: bool, assumed: list[cp_model.LiteralT]) -> int | None:
         """The most (or, unless `maximise`, the least) of `objective` the placement model reaches with the literals
         `assumed` true, within the work and the wall clock left; None where the solve is not proven optimal."""
         model = self._built().model

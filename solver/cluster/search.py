@@ -425,7 +425,8 @@ class Search:
     def proven_stages(self) -> frozenset[str]:
         """The stages after the first (`placement_stages`' names) that the search proved: the running jobs kept where
         that stage proved its count (`kept_proven`), and, where every stage is proven, the length and cost too."""
-        return frozenset([*(["stays"] if self.kept_proven else []), *(["stays", "length", "cost"] if self.proven else [])])
+        proven = ["stays", "length", "cost"] if self.proven else []
+        return frozenset([*(["stays"] if self.kept_proven else []), *proven])
 
 
 @dataclass(frozen=True)
