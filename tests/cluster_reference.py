@@ -702,19 +702,20 @@ def check_placements(
 ROOM_HOLDERS = re.compile(r"; (?P<names>[^;]+?) \(priority (?P<priority>\d+)(?: together)?(?P<tie>, as much as "
                           r"its own)?\) holds? the room it needs(?: in (?P<pool>[^:;,]+))?(?:, with [^:;]+ on "
                           r"(?:another of its|other) ways)?(?:: priority (?P<least>\d+) (?:(?P<exact>is the least "
-                          r"that places "
-                          r"it)(?P<moving> \(moving other jobs\))?|would place it))?(?:;|$)")
+                          r"that places it)(?: \((?P<moving>moving other jobs)?(?:; )?(?P<broken>with as much "
+                          r"priority placed, [^);]+ with it)?\))?|would place it))?(?:;|$)")
 """A no-room reason's clause naming the placed jobs that hold the room the job needs (four named, the rest
 counted), the priority they hold together, the pool where the job has ways in several (and the jobs sharing their
 node put on other ways of theirs), and, in a placement whose
 priority is proven the most, the priority that places the job: the least (`exact`; below theirs where other jobs
-move: `moving`), or one that does."""
+move: `moving`; at which length or cost break the tie in its favour: `broken`), or one that does."""
 
 
 def least_placing_priority(catalog: Catalog, instance: dict, name: str, estimates: bool = False,
                            token_budget: str = "default") -> int | None:
-    """The least priority at which every placement of the most priority places job `name` (None where it has no
-    way to run): one more than the priority the best placement without it holds beyond the best with it."""
+    """The least priority at which the best placement places job `name` (None where it has no way to run): one more
+    than the priority the best placement without it holds beyond the best with it, or as much where, at that, the
+    best with it runs its ``at_least`` jobs longer, or as long for less cost (the stages after priority)."""
     jobs = _jobs(instance)
     outweighing = 1 + sum(_priority(job) for job in jobs)  # a priority every placement with the job beats all without
     without = {**instance, "jobs": [job for job in jobs if job["name"] != name]}
@@ -723,7 +724,8 @@ def least_placing_priority(catalog: Catalog, instance: dict, name: str, estimate
     best_with = best_value(catalog, raised, estimates=estimates, token_budget=token_budget)
     if best_without is None or best_with is None or best_with[0] <= best_without[0]:
         return None
-    return best_without[0] - (best_with[0] - outweighing) + 1
+    least = best_without[0] - (best_with[0] - outweighing) + 1
+    return least - 1 if (-best_with[1], best_with[2]) < (-best_without[1], best_without[2]) else least
 
 
 def check_room_claims(catalog: Catalog, instance: dict, result: dict, estimates: bool = False,
@@ -757,7 +759,7 @@ def check_room_claims(catalog: Catalog, instance: dict, result: dict, estimates:
         own, held = _priority(jobs[name]), int(claim["priority"])
         said, exact = int(claim["least"]), claim["exact"] is not None
         if held < own or (held == own) != bool(claim["tie"]) or (claim["tie"] and not exact) or said > held + 1 or (
-                not exact and said != held + 1) or bool(claim["moving"]) != (said <= held):
+                not exact and said != held + 1) or bool(claim["moving"]) != (said + bool(claim["broken"]) <= held):
             problems.append(f"{name}: priority {own}, its room held by {held}: {entry['reason']}")
         least = least_placing_priority(catalog, instance, name, estimates, token_budget)
         if least is None or least > said or (exact and least != said):

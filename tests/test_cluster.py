@@ -215,14 +215,14 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
     assert [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [("y", 4, 2)]
     assert result["unplaced"] == [{"job": "x", "reason": (
         "no room left in a100 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); y (priority 2) holds the room it needs: priority 3 is the least that places it; with "
-        "rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)"),
+        "then length, then cost); y (priority 2) holds the room it needs: priority 2 is the least that places it (with "
+        "as much priority placed, the placed jobs cost less with it); with rollout_gpus 1 (not 4) it would fit in node "
+        "0's 2 idle GPUs (a trainer of 1 GPU)"),
         "reason_for_several": (
             "no room left in a100 (each needs at least 5 GPUs of one node) after the jobs placed (the most priority "
-            "in all, then length, then cost); y (priority 2) holds the room each needs: priority 3 is the least that "
-            "places "
-            "one of them; with rollout_gpus 1 (not 4) one of them would fit in node 0's 2 idle GPUs (a trainer of 1 "
-            "GPU)"),
+            "in all, then length, then cost); y (priority 2) holds the room each needs: priority 2 is the least that "
+            "places one of them (with as much priority placed, the placed jobs cost less with one of them); with "
+            "rollout_gpus 1 (not 4) one of them would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)"),
         "reason_code": "no-room",
         "pools": pool_codes(("a100", "no-room")),
         "fits_with": [{"rollout_gpus": 1, "max_model_len": 8192, "pool": "a100", "nodes": [0], "whole_nodes": 0,
@@ -248,7 +248,8 @@ def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_
     assert unplaced["reason"] == (
         "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 5.2 GiB of host memory on one node) "
         f"after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the room it "
-        f"needs: priority 3 is the least that places it{hint}")
+        f"needs: priority 2 is the least that places it (with as much priority placed, the placed jobs cost less with "
+        f"it){hint}")
     assert len(unplaced["fits_with"]) == bool(hint)
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
@@ -270,10 +271,11 @@ def test_a_job_on_whole_nodes_is_told_the_fewer_rollout_gpus_that_fit_a_pool_s_i
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
-@pytest.mark.parametrize(("asked", "words"), [
-    (131072, "at 51200 tokens (not 131072)"), ({"at_least": 65536}, "with at_least 51200 tokens (not 65536)")])
-def test_a_job_left_out_is_told_the_least_length_cut_that_fits_a_node_s_idle_gpus(asked: int | dict, words: str,
-                                                                                  tmp_path: Path):
+@pytest.mark.parametrize(("asked", "tie", "words"), [
+    (131072, "the placed jobs cost less", "at 51200 tokens (not 131072)"),
+    ({"at_least": 65536}, "the at_least jobs run longer", "with at_least 51200 tokens (not 65536)")])
+def test_a_job_left_out_is_told_the_least_length_cut_that_fits_a_node_s_idle_gpus(asked: int | dict, tie: str,
+                                                                                  words: str, tmp_path: Path):
     # 14B beside its 2 rollout GPUs leaves 2 GPUs idle; 4B without a rollout trains 51200 tokens at the most on 2.
     instance = {"pools": [ONE_NODE], "jobs": [
         {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
@@ -281,9 +283,8 @@ def test_a_job_left_out_is_told_the_least_length_cut_that_fits_a_node_s_idle_gpu
     result = solved(instance, tmp_path)
     [unplaced] = result["unplaced"]
     assert unplaced["reason"].endswith(
-        f"y (priority 2) holds the room it needs: priority 3 is the least that places it; {words} it would fit in "
-        f"node 0's 2 "
-        "idle GPUs (a trainer of 2 GPUs)")
+        f"y (priority 2) holds the room it needs: priority 2 is the least that places it (with as much priority "
+        f"placed, {tie} with it); {words} it would fit in node 0's 2 idle GPUs (a trainer of 2 GPUs)")
     assert unplaced["fits_with"] == [{"rollout_gpus": 0, "max_model_len": 51200, "pool": "a100", "nodes": [0],
                                       "whole_nodes": 0, "trainer_gpus": 2}]
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
@@ -372,7 +373,8 @@ def test_ctrl_c_while_the_smaller_asks_are_asked_leaves_the_placement_as_placed_
     result = place(fleet_of(SHORT_OF_ROLLOUT_ROOM, tmp_path), catalog=CATALOG)
     [unplaced] = result.unplaced
     assert (result.interrupted, asked, unplaced.fits_with) == (True, [1], ())
-    assert unplaced.reason.endswith("y (priority 2) holds the room it needs: priority 3 is the least that places it")
+    assert unplaced.reason.endswith("y (priority 2) holds the room it needs: priority 2 is the least that places it "
+                                    "(with as much priority placed, the placed jobs cost less with it)")
 
 
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one
@@ -1870,8 +1872,8 @@ def test_a_row_of_several_unplaced_jobs_says_its_reason_of_each_of_them(cli, tmp
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": jobs}), encoding="utf-8")
     no_room = ("no room left in a100 ({} needs at least {} GPUs of one node) after the jobs placed (the most priority "
-               "in all, then length, then cost); y (priority 2) holds the room {} needs: priority 3 is the least "
-               "that places {}; "
+               "in all, then length, then cost); y (priority 2) holds the room {} needs: priority 2 is the least "
+               "that places {} (with as much priority placed, the placed jobs cost less with {}); "
                "with rollout_gpus 1 (not {}) {} would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)")
     too_long = ("a100: 300000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
                 "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 "
@@ -1879,29 +1881,29 @@ def test_a_row_of_several_unplaced_jobs_says_its_reason_of_each_of_them(cli, tmp
                 "GPUs with max_token_len_per_gpu = 46080 (estimated, extrapolated)")
     status, out, _ = cli("cluster", str(path))
     assert status == 1 and unplaced_rows(out) == [
-        ["x-0, x-1", no_room.format("each", 5, "each", "one of them", 4, "one of them")],
+        ["x-0, x-1", no_room.format("each", 5, "each", "one of them", "one of them", 4, "one of them")],
         ["r-0, r-1", "a100: each job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"],
         ["m-0, m-1", ("a100: with 2 rollout GPUs, no trainer GPU count that trains them (8 at the fewest) has a layout "
                       "on its 1 node of 8 GPUs; with rollout_gpus: 0 (their explorers on GPUs outside the fleet), a "
                       "trainer of 8 GPUs has one")],
         ["h-0, h-1", too_long],
-        ["solo", no_room.format("it", 6, "it", "it", 5, "it")]]
+        ["solo", no_room.format("it", 6, "it", "it", "it", 5, "it")]]
     status, out, _ = cli("cluster", str(path), "--json")
     unplaced = {entry["job"]: entry["reason"] for entry in json.loads(out)["unplaced"]}
     assert status == 1 and unplaced == {
-        **dict.fromkeys(["x-0", "x-1"], no_room.format("it", 5, "it", "it", 4, "it")),
+        **dict.fromkeys(["x-0", "x-1"], no_room.format("it", 5, "it", "it", "it", 4, "it")),
         **dict.fromkeys(["r-0", "r-1"], "a100: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a "
                                         "trainer"),
         **dict.fromkeys(["m-0", "m-1"], (
             "a100: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a layout on its 1 "
             "node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer of 8 GPUs has "
             "one")),
-        **dict.fromkeys(["h-0", "h-1"], too_long), "solo": no_room.format("it", 6, "it", "it", 5, "it")}
+        **dict.fromkeys(["h-0", "h-1"], too_long), "solo": no_room.format("it", 6, "it", "it", "it", 5, "it")}
     several = {entry["job"]: entry["reason_for_several"] for entry in json.loads(out)["unplaced"]}
-    assert several["x-0"] == no_room.format("each", 5, "each", "one of them", 4, "one of them")
+    assert several["x-0"] == no_room.format("each", 5, "each", "one of them", "one of them", 4, "one of them")
     # h's reason reads true of each as it is: null, and the row above shows the reason itself.
-    assert (several["h-0"], several["solo"]) == (None, no_room.format("each", 6, "each", "one of them", 5,
-                                                                      "one of them"))
+    assert (several["h-0"], several["solo"]) == (None, no_room.format("each", 6, "each", "one of them",
+                                                                      "one of them", 5, "one of them"))
 
 
 def test_a_reason_for_several_jobs_left_out_by_the_greedy_placement_speaks_of_each(tmp_path: Path):
@@ -3686,18 +3688,22 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
               for i in range(2))]
     result = solved({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 4)
-    # Placing it takes the room of both (4 together, more than its own 3): priority 5 is the least that places it.
+    # Placing it takes the room of both (4 together, more than its own 3): priority 4 is the least that places it,
+    # where its one plan costs less than their two (priority 5 until persona42 weighed that tie).
     assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs of one "
                                                            "node) after the jobs placed (the most priority in all, "
                                                            "then length, then cost); small-0, small-1 (priority 4 "
-                                                           "together) hold the room it needs: priority 5 is the "
-                                                           "least that places it",
+                                                           "together) hold the room it needs: priority 4 is the "
+                                                           "least that places it (with as much priority placed, the "
+                                                           "placed jobs cost less with it)",
                                                            "reason_for_several": (
                                                                "no room left in a100 (each needs at least 8 GPUs of "
                                                                "one node) after the jobs placed (the most priority "
                                                                "in all, then length, then cost); small-0, small-1 "
                                                                "(priority 4 together) hold the room each needs: "
-                                                               "priority 5 is the least that places one of them"),
+                                                               "priority 4 is the least that places one of them (with "
+                                                               "as much priority placed, the placed jobs cost less "
+                                                               "with one of them)"),
                                                            "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
 
@@ -3717,13 +3723,15 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
                                                          "least 2 GPUs and 183.0 GiB of host memory, or 4 GPUs and "
                                                          "71.2 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then length, then cost); x (priority 3) "
-                                                         "holds the room it needs: priority 4 is the least that "
-                                                         "places it",
+                                                         "holds the room it needs: priority 3 is the least that "
+                                                         "places it (with as much priority placed, the placed jobs "
+                                                         "cost less with it)",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 2 GPUs and "
                                        "183.0 GiB of host memory, or 4 GPUs and 71.2 GiB, on one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); x (priority "
-                                       "3) holds the room each needs: priority 4 is the least that places one of them"),
+                                       "3) holds the room each needs: priority 3 is the least that places one of them "
+                                       "(with as much priority placed, the placed jobs cost less with one of them)"),
                                    "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": []}]
 
@@ -4071,18 +4079,20 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
     # Two nodes are idle; the third it needs is one of theirs (priority 5). Its 16 trainer GPUs alone take those two.
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 3 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
-                                                         "cost); a0 (priority 5) holds the room it needs: priority 6 "
-                                                         "is the least that places it; with rollout_gpus 0 (not 8; "
-                                                         "its explorer "
+                                                         "cost); a0 (priority 5) holds the room it needs: priority 5 "
+                                                         "is the least that places it (with as much priority placed, "
+                                                         "the placed jobs cost less with it); with rollout_gpus 0 "
+                                                         "(not 8; its explorer "
                                                          "on GPUs outside the fleet) it would fit on the 2 idle nodes "
                                                          "(a trainer of 16 GPUs)",
                                                          "reason_for_several": (
                                                              "no room left in a100 (each needs at least 3 whole "
                                                              "nodes) after the jobs placed (the most priority in "
                                                              "all, then length, then cost); a0 (priority 5) holds "
-                                                             "the room each needs: priority 6 is the least that "
-                                                             "places one of "
-                                                             "them; with rollout_gpus 0 (not 8; the explorer on "
+                                                             "the room each needs: priority 5 is the least that "
+                                                             "places one of them (with as much priority placed, the "
+                                                             "placed jobs cost less with one of them); with "
+                                                             "rollout_gpus 0 (not 8; the explorer on "
                                                              "GPUs outside the fleet) one of them would fit on the "
                                                              "2 idle nodes (a trainer of 16 GPUs)"),
                                                          "reason_code": "no-room",

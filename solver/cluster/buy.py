@@ -17,7 +17,13 @@ from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
-from solver.cluster.model import PlacementModel, add_bought_nodes, build_placement_model, placement_solver
+from solver.cluster.model import (
+    PlacementModel,
+    add_bought_nodes,
+    build_placement_model,
+    placement_solver,
+    placement_stages,
+)
 from solver.cluster.options import (
     Option,
     Planner,
@@ -42,7 +48,6 @@ from solver.cluster.search import (
     grown_placements,
     node_indexes,
     placement_search,
-    placement_stages,
     solve_stages,
 )
 from solver.query import Progress

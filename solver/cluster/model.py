@@ -238,6 +238,22 @@ def keep_running_jobs(built: PlacementModel, fleet: Fleet, options: list[Option]
     return replace(built, kept=KeptJobs({job.job: job for job in running}, ways, stays, fills))
 
 
+def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
+                     every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
+    """The objectives `solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
+    placed jobs (with `every_job`, the fewest nodes used instead), the running jobs kept where they run (where
+    `built` keeps them: `keep_running_jobs`), the length the ``at_least`` jobs gain, the least total cost, and last a
+    tie-break."""
+    priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
+    gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
+    cost = sum(o.cost * x for o, x in zip(options, built.chosen))
+    first_stage = ("nodes", nodes_used(built, options), False) if every_job else ("priority", priority, True)
+    stays: list[tuple[str, cp_model.LinearExprT, bool]] = [] if built.kept is None else [
+        ("stays", sum(built.kept.stays.values()), True)]
+    return [first_stage, *stays, ("length", gain, True), ("cost", cost, False),
+            ("tie-break", tie_break(fleet, options, built), False)]
+
+
 def placement_solver(workers: int, seed: int) -> cp_model.CpSolver:
     """The placement's CP-SAT solver (`new_cp_solver`: Ctrl-C is left to `search.StopOnInterrupt`), relaxing every
     constraint: the LP relaxation of all of them, not only the linear ones, closes the pattern counts' bounds within a

@@ -20,6 +20,7 @@ from solver.cluster.model import (
     fewest_gpus,
     keep_running_jobs,
     placement_solver,
+    placement_stages,
 )
 from solver.cluster.options import (
     Footprint,
@@ -81,11 +82,12 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      certain: bool = False, smaller_asks: SmallerAsks | None = None,
                      cut_short: Collection[int] = (), reasons_by: float | None = None,
                      final: Mapping[int, tuple[Option, list[int]]] | None = None,
-                     running: Sequence[RunningJob] = (), kept_most: int | None = None, seed: int = 0) -> LeftOut:
+                     running: Sequence[RunningJob] = (), proven_stages: frozenset[str] = frozenset(),
+                     seed: int = 0) -> LeftOut:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes; `final`: the placement
     as it ends, grown onto idle GPUs and nodes, whose idle nodes the words of a pinned job count; None: `placed`;
-    `running`: the jobs that run now, which the placement kept where they run, after priority; `kept_most`: as many
-    as it keeps, where that is proven the most, else None) is: no room where it could go (as far
+    `running`: the jobs that run now, which the placement kept where they run, after priority; `proven_stages`: the
+    stages after priority that the search proved, `Search.proven_stages`) is: no room where it could go (as far
     as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that hold the room
     it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow: none left out,
     their host memory exact), the priority that places it (`LeastPriority`, with CP-SAT's `seed`, by the wall
@@ -110,7 +112,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                           else (UnplacedCode.NO_ROOM_UNPROVEN, PoolCode.NO_ROOM_UNPROVEN))
     least = LeastPriority(fleet, options, sum(fleet.jobs[job].priority for job in placed), seed,
                           LEAST_PRIORITY_SHARE * DETERMINISTIC_PER_SECOND * planner.time_limit_s,
-                          reasons_by, running, kept_most) if certain and reasons_by is not None else None
+                          reasons_by, running, proven_stages) if certain and reasons_by is not None else None
     holders = _RoomHolders(fleet, placed, options, placed if final is None else final, least)
     short_of_room = [index for index in range(len(fleet.jobs))
                      if index not in placed and index not in cut_short and pools[index]]
@@ -199,27 +201,37 @@ LEAST_PRIORITY_SHARE = 0.05
 of the least priority placing each job left out (`LeastPriority`) take together, after the search."""
 
 
+_TIE_BROKEN = {"stays": "more running jobs stay", "length": "the at_least jobs run longer",
+               "cost": "the placed jobs cost less"}
+"""What breaks the tie at the least priority that places a job left out, by stage (`LeastPriority.tied`)."""
+
+
 class LeastPriority:
     """The least priority that surely places a job left out of a placement whose priority is proven the most
     (`placed_priority`): one more than the placed priority less the most the other jobs hold in a placement with the
     job (with it, that placement holds more than every one without it; with one less, one without it holds as much),
-    or, where jobs run now (`running`: the placement kept the most of them where they run, after priority, and
-    `kept_most`, where proven), that one less where a placement with the job, its other jobs holding that most, keeps
-    more of them than that (`tied`: the running jobs kept break the tie in its favour). Those are CP-SAT solves of the
-    placement model (`build_placement_model`, the required jobs placed, with `keep_running_jobs`, built once) with
-    the job placed (an assumption), asked once per job (`of`), with CP-SAT's `seed`, within `work` of deterministic
-    time for all the jobs together and, as a safety net, by the wall clock's `deadline` (a `time.monotonic()`;
-    `wall_clock_stopped` where it stopped one); None where the first solve is not proven optimal within them (one
-    more where a solve of the running jobs kept is not)."""
+    or that one less where, at it, the stages after priority break the tie in the job's favour (`tied`, job -> the
+    stage: the most running jobs kept where they run, where jobs run now (`running`), then the longest ``at_least``
+    lengths, then the least cost, as `placement_stages` orders them, each where the search proved it: `proven_stages`):
+    the best placement with the job, its other jobs holding that most, beats the best without it, holding the placed
+    priority, at the first stage where they differ.
+    Those are CP-SAT solves of the placement model (`build_placement_model`, the required jobs placed, with
+    `keep_running_jobs`, built once) with the job placed or not (an assumption), asked once per job (`of`), with
+    CP-SAT's `seed`, within `work` of deterministic time for all the jobs together and, as a safety net, by the wall
+    clock's `deadline` (a `time.monotonic()`; `wall_clock_stopped` where it stopped one); None where the first solve
+    is not proven optimal within them (not one less where a solve of a stage after it is not)."""
 
     def __init__(self, fleet: Fleet, options: list[Option], placed_priority: int, seed: int, work: float,
-                 deadline: float, running: Sequence[RunningJob] = (), kept_most: int | None = None) -> None:
+                 deadline: float, running: Sequence[RunningJob] = (), proven_stages: frozenset[str] = frozenset()
+                 ) -> None:
         self.fleet, self.options, self.placed_priority, self.seed = fleet, options, placed_priority, seed
-        self.work, self.deadline, self.running, self.kept_most = work, deadline, running, kept_most
+        self.work, self.deadline, self.running, self.proven_stages = work, deadline, running, proven_stages
         self.found: dict[int, int | None] = {}
-        self.tied: set[int] = set()
+        self.tied: dict[int, str] = {}
         self.wall_clock_stopped = False
         self.built: PlacementModel | None = None
+        self.stages: list[tuple[str, cp_model.LinearExprT, bool]] = []
+        """The placement's stages (`placement_stages`) but its tie-break, on the model `_built` builds."""
 
     def of(self, index: int) -> int | None:
         """The least priority that surely places job `index`; None where not proven."""
@@ -232,44 +244,57 @@ class LeastPriority:
     def _solved(self, index: int) -> int | None:
         built = self._built()
         model = built.model
-        placed = model.new_bool_var(f"least_priority_places_{self.fleet.jobs[index].name}")
-        model.add(sum(x for option, x in zip(self.options, built.chosen) if option.job == index) == 1
-                  ).only_enforce_if(placed)
-        priority = self._priority(built)
-        held = self._most(priority, [placed])
+        name = self.fleet.jobs[index].name
+        placed = model.new_bool_var(f"least_priority_places_{name}")
+        ways = sum(x for option, x in zip(self.options, built.chosen) if option.job == index)
+        model.add(ways == 1).only_enforce_if(placed)
+        model.add(ways == 0).only_enforce_if(~placed)
+        (_, priority, _), *after = self.stages
+        held = self._best(priority, True, [placed])
         if held is None:
             return None
         least = self.placed_priority - (held - self.fleet.jobs[index].priority) + 1
-        if built.kept is None or self.kept_most is None or self.work <= 0:
-            return least
-        as_much = model.new_bool_var(f"least_priority_holds_{self.fleet.jobs[index].name}")
-        model.add(priority == held).only_enforce_if(as_much)
-        kept_with = self._most(sum(built.kept.stays.values()), [placed, as_much])
-        if kept_with is None or kept_with <= self.kept_most:
-            return least
-        self.tied.add(index)
-        return least - 1
+        with_it: list[cp_model.LiteralT] = [placed, self._holding(priority, held)]
+        without_it: list[cp_model.LiteralT] = [~placed, self._holding(priority, self.placed_priority)]
+        for stage, objective, maximise in after:
+            if stage not in self.proven_stages:  # the search may not reach the best of this stage: no tie it breaks
+                return least
+            best_with = self._best(objective, maximise, with_it)
+            best_without = self._best(objective, maximise, without_it)
+            if best_with is None or best_without is None:
+                return least
+            if best_with != best_without:
+                if (best_with > best_without) == maximise:
+                    self.tied[index] = stage
+                    return least - 1
+                return least
+            with_it.append(self._holding(objective, best_with))
+            without_it.append(self._holding(objective, best_without))
+        return least
 
     def _built(self) -> PlacementModel:
-        """The placement model, with the running jobs' literals where jobs run now (built once)."""
+        """The placement model, with the running jobs' literals where jobs run now, and its `stages` (built once)."""
         if self.built is None:
             built = build_placement_model(self.fleet, self.options, every_job=False)
             self.built = keep_running_jobs(built, self.fleet, self.options, self.running) if self.running else built
+            *self.stages, _ = placement_stages(self.fleet, self.options, self.built, every_job=False)
         return self.built
 
-    def _priority(self, built: PlacementModel) -> cp_model.LinearExprT:
-        """The priority a placement places."""
-        return sum(self.fleet.jobs[option.job].priority * x for option, x in zip(self.options, built.chosen))
+    def _holding(self, objective: cp_model.LinearExprT, value: int) -> cp_model.IntVar:
+        """A literal that holds `objective` at `value` where true (an assumption of a later solve)."""
+        holds = self._built().model.new_bool_var(f"least_priority_holds_{value}")
+        self._built().model.add(objective == value).only_enforce_if(holds)
+        return holds
 
-    def _most(self, objective: cp_model.LinearExprT, assumed: list[cp_model.IntVar]) -> int | None:
-        """The most of `objective` the placement model reaches with the literals `assumed` true, within the work and
-        the wall clock left; None where the solve is not proven optimal."""
+    def _best(self, objective: cp_model.LinearExprT, maximise: bool, assumed: list[cp_model.LiteralT]) -> int | None:
+        """The most (or, unless `maximise`, the least) of `objective` the placement model reaches with the literals
+        `assumed` true, within the work and the wall clock left; None where the solve is not proven optimal."""
         model = self._built().model
-        model.maximize(objective)
+        (model.maximize if maximise else model.minimize)(objective)
         model.clear_assumptions()
         model.add_assumptions(assumed)
         solver = placement_solver(1, self.seed)
-        solver.parameters.max_deterministic_time = self.work
+        solver.parameters.max_deterministic_time = max(self.work, 0.0)
         solver.parameters.max_time_in_seconds = max(clock.seconds_left(self.deadline), 0.0)  # none left: stops at once
         status = checked(solver, model, solver.solve(model))
         self.work -= solver.response_proto.deterministic_time
@@ -341,9 +366,9 @@ class _RoomHolders:
         if least is None:
             return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
                     f"priority {room.priority + 1} would place {places}")
-        tied = self.least is not None and left_out in self.least.tied
+        tied = None if self.least is None else self.least.tied.get(left_out)
         why = [*(["moving other jobs"] if least + (1 if tied else 0) <= room.priority else []),
-               *([f"with as much priority placed, more running jobs stay with {it}"] if tied else [])]
+               *([f"with as much priority placed, {_TIE_BROKEN[tied]} with {it}"] if tied else [])]
         return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
                 f"priority {least} is the least that places {places}" + (f" ({'; '.join(why)})" if why else ""))
 

@@ -23,11 +23,10 @@ from solver.cluster.model import (
     build_placement_model,
     hint_placement,
     keep_running_jobs,
-    nodes_used,
     placement_solver,
+    placement_stages,
     required_jobs,
     required_names,
-    tie_break,
 )
 from solver.cluster.options import (
     Footprint,
@@ -284,12 +283,12 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     try:
         placements, unplaced, stopped, final = _decode(
             fleet, options, values, counts, planner, widen_by, first_proven, seed, certain, (hints_by, reasons_by),
-            planned.cut_short, search.kept, onto_idle_nodes=not planned.every_job, kept_most=kept_most)
+            planned.cut_short, search.kept, onto_idle_nodes=not planned.every_job, proven_stages=search.proven_stages)
     except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
         interrupted, widened = True, False
         placements, unplaced, stopped, final = _decode(
             fleet, options, values, counts, planner, None, first_proven, certain=certain, asked_by=(None, reasons_by),
-            cut_short=planned.cut_short, kept=search.kept, kept_most=kept_most)
+            cut_short=planned.cut_short, kept=search.kept, proven_stages=search.proven_stages)
     proven = search.proven and not planned.unproven
     result = ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                            objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -381,22 +380,6 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
                          undecided_ways=planned.undecided, wall_time_s=time.monotonic() - planned.started)
 
 
-def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
-                     every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
-    """The objectives `solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
-    placed jobs (with `every_job`, the fewest nodes used instead), the running jobs kept where they run (where
-    `built` keeps them: `keep_running_jobs`), the length the ``at_least`` jobs gain, the least total cost, and last a
-    tie-break."""
-    priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
-    gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
-    cost = sum(o.cost * x for o, x in zip(options, built.chosen))
-    first_stage = ("nodes", nodes_used(built, options), False) if every_job else ("priority", priority, True)
-    stays: list[tuple[str, cp_model.LinearExprT, bool]] = [] if built.kept is None else [
-        ("stays", sum(built.kept.stays.values()), True)]
-    return [first_stage, *stays, ("length", gain, True), ("cost", cost, False),
-            ("tie-break", tie_break(fleet, options, built), False)]
-
-
 def _time_for_reasons(fleet: Fleet, with_ways: dict[int, frozenset[int]], planning_s: float) -> float:
     """Seconds the search leaves for the reasons of the jobs it leaves out (`REASONS_SHARE` of `planning_s`, the
     time their ways took): none where they ask the planner nothing (`_reasons_ask_planner`)."""
@@ -437,6 +420,13 @@ class Search:
         """How many running jobs the placement keeps where they run, where the stage of running jobs kept proved that
         the most a placement of the first stage's objective keeps (whatever the stages after it proved); else None."""
         return len(self.kept.staying) if self.kept is not None and self.kept_proven else None
+
+    @property
+    def proven_stages(self) -> frozenset[str]:
+        """The stages after the first (`placement_stages`' names) that the search proved: the running jobs kept where
+        that stage proved its count (`kept_proven`), and, where every stage is proven, the length and cost too."""
+        proven = ["stays", "length", "cost"] if self.proven else []
+        return frozenset([*(["stays"] if self.kept_proven else []), *proven])
 
 
 @dataclass(frozen=True)
@@ -570,7 +560,7 @@ def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
     asked_by: tuple[float | None, float | None] = (None, None), cut_short: tuple[int, ...] = (),
-    kept: Kept | None = None, onto_idle_nodes: bool = True, kept_most: int | None = None,
+    kept: Kept | None = None, onto_idle_nodes: bool = True, proven_stages: frozenset[str] = frozenset(),
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...], dict[int, tuple[Option, list[int]]]]:
     """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them or, where
     `onto_idle_nodes`, moved to a node of their pool no job uses (`widen_jobs`, with CP-SAT's `seed`, its solves ending
@@ -580,8 +570,8 @@ def _decode(
     as grown, are asked within their count of questions and until `asked_by`'s first (None: no hints), and why the other
     pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a
     `time.monotonic()`, the wall clock's safety net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left
-    unasked) are left out for want of time; the running jobs `kept` stay where they run (`kept_most` of them: the most
-    a placement of the placed priority keeps, where proven, else None). Then the steps the wall clock
+    unasked) are left out for want of time; the running jobs `kept` stay where they run; the search proved the
+    `proven_stages` after its first (`Search.proven_stages`). Then the steps the wall clock
     stopped (``widening``, ``hints``, ``reasons``, ``least priority``); last, each placed job's way and nodes as the
     placement ends (grown, some jobs moved to idle nodes)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
@@ -593,7 +583,7 @@ def _decode(
     hints_by, reasons_by = asked_by
     smaller_asks = None if hints_by is None else SmallerAsks(planner, fleet, final, hints_by)
     left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by,
-                                final, running=() if kept is None else kept.running, kept_most=kept_most,
+                                final, running=() if kept is None else kept.running, proven_stages=proven_stages,
                                 seed=seed)
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
                                            else ()) + (("reasons",) if left_out.wall_clock_cut else ())
