@@ -14,6 +14,7 @@ import yaml
 from test_criticreasons_s75 import A100_8, _current, _fleet, _job, _placed
 from test_lorarest3_s75 import _config as _lorarest3_config
 from test_lorarest3_s75 import _lines as _lorarest3_lines
+from test_ropeeight_s75 import _written as _ropeeight_written
 
 import solver
 import solver.cli.atomic
@@ -202,3 +203,17 @@ def test_a_new_adapter_on_all_linear_written_out_is_not_refused(targets: str) ->
     # all-linear is PEFT's word (in any case), not a regular expression that matches no module.
     lines = _lorarest3_lines(_lorarest3_config(f"  lora_configs: [{{lora_rank: 16, target_modules: {targets}}}]\n"))
     assert [code for code, _ in lines] == ["lora-counted-as-full"]
+
+
+def test_a_comment_after_an_anchored_list_entry_stays_where_a_later_entry_is_its_alias(
+        cli: Cli, tmp_path: Path) -> None:
+    # The list ending explorer holds an alias of its first entry: the trainer section appended at the end takes no
+    # comment through it from the anchor's block, which keeps its own.
+    comment = "# a comment after the anchored entry\n"
+    text = ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n"
+            "  max_model_len: 16384\ncluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n"
+            "    engine_num: 4\n"
+            f"  auxiliary_models:\n  - &judge\n    model_path: Qwen/Qwen3-0.6B\n{comment}  - *judge\n")
+    written = _ropeeight_written(cli, tmp_path, text)
+    assert written.endswith(f"  - &judge\n    model_path: Qwen/Qwen3-0.6B\n{comment}  - *judge\ntrainer:\n"
+                            "  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 32768\n")
