@@ -167,11 +167,12 @@ def test_keys_trinity_05_lacks_are_said_once_not_again_as_no_such_key(cli: Cli, 
 
 
 @pytest.mark.parametrize(("arguments", "slots"), [
-    ("{max_loras: 1024}", 1024), ("{max_loras: 1}", 1), ("{max_loras: true}", None), ("{max_loras: 0}", None),
-    ("{max_loras: 1025}", None), ("{max_lora_rank: true}", None)])
+    ("{max_loras: 1024}", 1024), ("{max_loras: 1}", 1), ("{max_loras: true}", 1), ("{max_loras: 0}", None),
+    ("{max_loras: 1025}", 1024), ("{max_lora_rank: true}", 1)])
 def test_extra_engine_args_lora_keys_are_read_as_whole_numbers_in_range(arguments: str, slots: int | None) -> None:
-    # A max_loras from 1 to 1024 counts that many slots; a bool (YAML's true is no int to vLLM), 0 or 1025 leaves the
-    # rollout engine's memory unchecked (None), as a value that cannot be read does.
+    # A max_loras from 1 to 1024 counts that many slots, more counted at 1024 (a lower bound), YAML's true as vLLM's
+    # pydantic reads it (1: smallslips21's TypeAdapters); 0, which vLLM refuses, leaves the rollout engine's memory
+    # unchecked (None: its own line says why).
     text = _lorarest3_config(rollout=f"    enable_lora: true\n    extra_engine_args: {arguments}\n")
     engine = read_trinity_config(text, "trinity.yaml", {}).vllm_rollout
     assert (None if engine is None else engine.max_loras) == slots
