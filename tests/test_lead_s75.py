@@ -5,6 +5,7 @@ a key of an anchored mapping another merges (ruamel.yaml fails at it itself: exi
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -94,3 +95,23 @@ def test_write_sets_a_key_a_section_only_merges_in_to_null(cli, tmp_path: Path):
     assert "\nmodel: {<<: *base, rope_scaling: null}\n" in text
     assert text.startswith("base: &base {model_path: Qwen/Qwen3-4B, max_model_len: 16384, rope_scaling: {rope_type: "
                            "yarn, factor: 2.0, original_max_position_embeddings: 40960}}\n")
+
+
+def test_a_rollout_enable_lora_not_a_boolean_is_refused_as_trinitys_typed_config_refuses_it(cli, tmp_path: Path):
+    # InferenceModelConfig.enable_lora is a plain bool in every release (common/config.py:607 in 0.6.0, :575 in 0.5.2,
+    # :555 in 0.5.0): OmegaConf refuses a word it does not read as one, and null. Before, no line said anything.
+    lines = {}
+    for value in ("maybe", "null", "yes"):
+        config = tmp_path / f"{value}.yaml"
+        config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 16384}\ncluster: {node_num: 1, "
+                          "gpu_per_node: 8}\nalgorithm: {algorithm_type: grpo}\nexplorer:\n  rollout_model: "
+                          f"{{engine_num: 4, enable_lora: {value}}}\n", encoding="utf-8")
+        status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
+        current = json.loads(out)[0]["current"]
+        lines[value] = (status, current["config_problem_codes"], current["config_problems"])
+    assert lines["maybe"] == (1, ["flag-not-boolean-refused"], [
+        "explorer.rollout_model.enable_lora must be true or false, got 'maybe': every Trinity release refuses the "
+        "config as it loads it (its typed config's bool field)"])
+    assert lines["null"][:2] == (1, ["typed-null-refused"])
+    assert lines["null"][2][0].startswith("explorer.rollout_model.enable_lora is null, not true or false")
+    assert lines["yes"] == (0, [], [])  # OmegaConf reads yes as true

@@ -1722,7 +1722,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     return checks
 
 
-FLAG_KEYS = frozenset(("enable", "use_dynamic_bsz", "log_prob_use_dynamic_bsz", "use_remove_padding",
+FLAG_KEYS = frozenset(("enable", "use_dynamic_bsz", "log_prob_use_dynamic_bsz", "use_remove_padding", "enable_lora",
                        *OFFLOAD_FLAGS, *ENTROPY_KEYS))
 """The keys of `READ_KEYS` that hold a boolean."""
 TEXT_KEYS = frozenset(("mode", "algorithm_type", "entropy_loss_fn", "model_path", "critic_model_path", "engine_type",

@@ -419,6 +419,7 @@ NOT_OPTIONAL_KEYS: dict[tuple[str, ...], str] = {
        for key in ("engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size")},
     ("explorer", "rollout_model", "engine_type"): "str",
     ("explorer", "rollout_model", "enable_expert_parallel"): "bool",
+    ("explorer", "rollout_model", "enable_lora"): "bool",
     ("explorer", "rollout_model", "gpu_memory_utilization"): "float",
     ("explorer", "rollout_model", "dtype"): "str",
     ("trainer", "trainer_type"): "str",
@@ -434,7 +435,8 @@ NOT_OPTIONAL_KEYS: dict[tuple[str, ...], str] = {
 ``InferenceModelConfig`` (the rollout model) and ``TrainerConfig`` (``trinity/common/config.py``: ``:863``, ``:586``,
 ``:669``, ``:455``, ``:435``, ``:446``, ``:625``, ``:508``, ``:747`` in 0.5.2; ``:938``, ``:618``, ``:708``,
 ``:460``, ``:440``, ``:451``, ``:664``, ``:513``, ``:804`` in 0.6.0, where the rollout model's ``float``
-``gpu_memory_utilization`` and ``str`` ``dtype`` are at ``:537`` and ``:538``, ``:521`` and ``:522`` in 0.5.2;
+``gpu_memory_utilization`` and ``str`` ``dtype`` are at ``:537`` and ``:538``, ``:521`` and ``:522`` in 0.5.2, its
+``bool`` ``enable_lora`` at ``:607``, ``:575`` in 0.5.2, ``:555`` in 0.5.0;
 0.6.0's rollout parallel sizes, ``enable_expert_parallel`` and trainer flags are keys 0.5 lacks). Every release's
 ``load_config`` merges the config into that schema (``OmegaConf.merge``, ``:983`` in 0.5.2, ``:1058`` in 0.6.0), and
 OmegaConf 2.3.0 refuses null in such a field ("Incompatible value 'None' for field of type 'int'", or 'float', 'bool',
