@@ -109,9 +109,9 @@ def test_a_rollout_enable_lora_not_a_boolean_is_refused_as_trinitys_typed_config
         status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
         current = json.loads(out)[0]["current"]
         lines[value] = (status, current["config_problem_codes"], current["config_problems"])
-    assert lines["maybe"] == (1, ["flag-not-boolean-refused"], [
+    assert lines["maybe"] == (1, ["flag-not-boolean-refused"], [(
         "explorer.rollout_model.enable_lora must be true or false, got 'maybe': every Trinity release refuses the "
-        "config as it loads it (its typed config's bool field)"])
+        "config as it loads it (its typed config's bool field)")])
     assert lines["null"][:2] == (1, ["typed-null-refused"])
     assert lines["null"][2][0].startswith("explorer.rollout_model.enable_lora is null, not true or false")
     assert lines["yes"] == (0, [], [])  # OmegaConf reads yes as true
