@@ -202,9 +202,10 @@ def _delete_merged(mapping: CommentedMap, key: str) -> None:
 
 def _delete(mapping: CommentedMap, key: str) -> None:
     """Remove `key`; the lines after its block (which lead into what follows) go to the key before it. A key the
-    mapping only merges in (``<<: *anchor``: not its own) is set to null there instead, its anchor left as it is (it
-    may be others' too): Trinity reads a null as the key unset."""
-    if key not in mapping._ok:
+    mapping merges in (``<<: *anchor``), its own or not, is set to null there instead, its anchor left as it is (it
+    may be others' too; removed, the merged value would take the own one's place): Trinity reads a null as the key
+    unset."""
+    if key not in mapping._ok or any(key in merged for merged in mapping.merge):
         mapping[key] = None
         return
     keys = list(mapping.keys())
