@@ -1,6 +1,7 @@
 """review75b's fixes (session 75): --write removing a key a section sets itself and also merges in (``<<: *anchor``)
-left the anchor's value in its place (a YaRN of another factor took over), and the engine-nodes check names the
-engines that run elsewhere by keys.REMOTE_ENGINES, as the config's reading does."""
+left the anchor's value in its place (a YaRN of another factor took over): it is set to null, but for a key Trinity
+0.5 refuses in any value, still removed; and the engine-nodes check names the engines that run elsewhere by
+keys.REMOTE_ENGINES, as the config's reading does."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+import solver
 from solver.tables import load_catalog
-from solver.trinity import trinity_config_problems
+from solver.trinity import patched_trinity_config, trinity_config_problems
 from solver.trinity.patch import _delete
 
 CATALOG = load_catalog()
@@ -34,14 +36,29 @@ def _dumped(data: Any) -> str:
     return out.getvalue()
 
 
-def test_delete_sets_null_a_key_the_mapping_sets_and_also_merges():
-    data = YAML().load("a: &a {x: 1, y: 2}\nown: {<<: *a, y: 4}\nplain: {x: 1, y: 3}\n")
-    _delete(data["own"], "y")
-    _delete(data["plain"], "y")
+def test_delete_unsets_a_key_the_mapping_sets_and_also_merges_where_asked():
+    data = YAML().load("a: &a {x: 1, y: 2}\nown: {<<: *a, y: 4}\nplain: {x: 1, y: 3}\nkept: {<<: *a, y: 5}\n")
+    _delete(data["own"], "y", unset=True)
+    _delete(data["plain"], "y", unset=True)
+    _delete(data["kept"], "y")  # removed: the anchor's shows through (0.5's refused trainer keys: warned of)
     text = _dumped(data)
-    assert text == "a: &a {x: 1, y: 2}\nown: {<<: *a, y: null}\nplain: {x: 1}\n"
+    assert text == "a: &a {x: 1, y: 2}\nown: {<<: *a, y: null}\nplain: {x: 1}\nkept: {<<: *a}\n"
     # Removed, as before, `own` read back took the anchor's y (2) in place of its own: now it is null (unset).
     assert dict(YAML(typ="safe").load(text)["own"]) == {"x": 1, "y": None}
+
+
+def test_the_05_patch_still_removes_a_trainer_key_its_anchor_also_gives():
+    # A key Trinity 0.5 refuses in any value: set to null it would still be refused once the anchor's is removed.
+    plan = solver.plan("8B", gpu="a100", max_model_len=16384, budget_gpus=6)[0].best
+    assert plan is not None
+    text = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n"
+            "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n"
+            "base: &base\n  megatron: {a: 1}\ntrainer:\n  <<: *base\n  megatron: {b: 2}\n")
+    patched = patched_trinity_config(text, plan, CATALOG.model("8B"), version="0.5")
+    assert (patched.removed_for_05, patched.merged_for_05) == (("trainer.megatron",), ("trainer.megatron",))
+    assert "trainer:\n  <<: *base\n" in patched.text and "megatron: {b: 2}" not in patched.text
+    assert "megatron: null" not in patched.text and "megatron:\n" not in patched.text
 
 
 def test_write_leaves_no_merged_yarn_in_place_of_the_section_s_own(cli, tmp_path: Path):
