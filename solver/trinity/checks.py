@@ -85,6 +85,7 @@ from solver.trinity.keys import (
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
     READ_KEYS,
+    REMOTE_ENGINES,
     REMOVE_PADDING_KEYS,
     ROLE_BUDGET_PATHS,
     ROLE_KEY_SCOPES,
@@ -1009,10 +1010,10 @@ ENGINE_PARALLEL_KEYS = ("tensor_parallel_size", "data_parallel_size", "pipeline_
 def _check_engine_nodes(checks: _ConfigChecks) -> None:
     """Check, as Trinity 0.6 does as it loads the config (``_validate_multinode_inference_models``,
     ``common/config_validator.py:301`` to ``:339`` in 0.6.0, in every mode), each inference engine (the rollout
-    model's and each auxiliary model's, not ``tinker`` or ``external``) wider than a node of ``cluster.gpu_per_node``
-    (where given): its GPUs, the product of `ENGINE_PARALLEL_KEYS` (each 1 where unset), must be whole nodes, and a vLLM
-    engine across nodes takes no data parallelism. Not for `version` 0.5, which has neither rule (nor the data and
-    pipeline parallel keys)."""
+    model's and each auxiliary model's, not one that runs elsewhere: `REMOTE_ENGINES`) wider than a node of
+    ``cluster.gpu_per_node`` (where given): its GPUs, the product of `ENGINE_PARALLEL_KEYS` (each 1 where unset), must
+    be whole nodes, and a vLLM engine across nodes takes no data parallelism. Not for `version` 0.5, which has neither
+    rule (nor the data and pipeline parallel keys)."""
     node = checks.number(NODE_SIZE_PATH)
     if checks.version == "0.5" or node is None or node < 1:
         return
@@ -1024,7 +1025,7 @@ def _check_engine_nodes(checks: _ConfigChecks) -> None:
             continue
         engine_type = str(checks.value((*engine, "engine_type")) or "vllm")
         sizes = [checks.number((*engine, key)) for key in ENGINE_PARALLEL_KEYS]
-        if engine_type in ("tinker", "external") or any(size is not None and size < 1 for size in sizes):
+        if engine_type in REMOTE_ENGINES or any(size is not None and size < 1 for size in sizes):
             continue  # (a size that cannot be read has its own line, and counts as unset here)
         tensor, data, pipeline = (int(size) if size is not None else 1 for size in sizes)
         gpus = tensor * data * pipeline

@@ -200,11 +200,13 @@ def _delete_merged(mapping: CommentedMap, key: str) -> None:
             ordereddict.__setitem__(referer, key, source[key])
 
 
-def _delete(mapping: CommentedMap, key: str) -> None:
+def _delete(mapping: CommentedMap, key: str, unset: bool = False) -> None:
     """Remove `key`; the lines after its block (which lead into what follows) go to the key before it. A key the
     mapping only merges in (``<<: *anchor``: not its own) is set to null there instead, its anchor left as it is (it
-    may be others' too): Trinity reads a null as the key unset."""
-    if key not in mapping._ok:
+    may be others' too): Trinity reads a null as the key unset. So is, where the key is to be `unset` (not for one
+    Trinity refuses in any value, as 0.5 does 0.6's trainer keys), one of its own that it merges in too: removed, the
+    merged value would take its place."""
+    if key not in mapping._ok or (unset and any(key in merged for merged in mapping.merge)):
         mapping[key] = None
         return
     keys = list(mapping.keys())
@@ -635,9 +637,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
                                                                                        plan, model):
         rollout = value_at(data, ROLLOUT_MODEL)
         takes_models = _rollout_rope_is_models(reading, environ)
-        _delete(section, "rope_scaling")  # first: a rollout merging the model's mapping loses it with it
+        _delete(section, "rope_scaling", unset=True)  # first: a rollout merging the model's mapping loses it with it
         if isinstance(rollout, CommentedMap) and "rope_scaling" in rollout and takes_models:
-            _delete(rollout, "rope_scaling")  # so that they still agree, and no interpolation refers to it
+            _delete(rollout, "rope_scaling", unset=True)  # so that they still agree, and no interpolation refers to it
     trainer = data.get("trainer")
     if version != "0.5" or not isinstance(trainer, CommentedMap):
         return (), left_out
