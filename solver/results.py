@@ -308,6 +308,7 @@ class StayCode(str, Enum):
     SETTINGS_KEPT = "settings-kept"
     COUNT_KEPT = "count-kept"
     POOL_KEPT = "pool-kept"
+    WAYS_CUT_SHORT = "ways-cut-short"
 
 
 class PoolCode(str, Enum):
