@@ -209,8 +209,7 @@ def keep_running_jobs(built: PlacementModel, fleet: Fleet, options: list[Option]
     """`built` with a literal per `running` job that one of its ways keeps as it runs (`keeps_running`): true only where
     the job runs that way on its nodes. A job on whole nodes keeps them with its way; a job sharing a node keeps it
     where one of the patterns the pool fills is that node's (a literal per pattern, at most one; a pattern's nodes
-    kept are among those it fills) and holds, with the other running jobs that stay there, their footprints. A job
-    whose ways the time limit cut short (`Option.ways_cut_short`) stays."""
+    kept are among those it fills) and holds, with the other running jobs that stay there, their footprints."""
     model = built.model
     ways: dict[int, Option] = {}
     stays: dict[int, cp_model.IntVar] = {}
@@ -223,8 +222,6 @@ def keep_running_jobs(built: PlacementModel, fleet: Fleet, options: list[Option]
         ways[job.job], way = found
         stays[job.job] = model.new_bool_var(f"stays_{fleet.jobs[job.job].name}")
         model.add_implication(stays[job.job], way)
-        if ways[job.job].ways_cut_short:  # its only way, as it runs: no stop for want of time to weigh the others
-            model.add(stays[job.job] == 1)
         if ways[job.job].size:
             on_node[job.pool, job.nodes[0]].append((ways[job.job].footprint, stays[job.job]))
     fills = {(pool, node): {pattern: model.new_bool_var(f"pool{pool}_node{node}_kept_{pattern_name(pattern)}")

@@ -165,7 +165,7 @@ class Option:
     (`running_count_ways`)."""
     ways_cut_short: bool = False
     """Whether it is a running job's way as it runs, its only one: the time limit cut working out its ways short
-    (`fleet_options`), so the placement keeps it so (`keep_running_jobs`) rather than stop it for want of time."""
+    (`fleet_options`), so the placement may keep it as it runs (`keep_running_jobs`), not stop it for want of time."""
     stopped_at_validated: bool = False
     """Whether an ``at_least`` job's stretch stops at the longest its model is known to handle (`stretch_ceiling`'s
     `validated_length`, below its ``at_most``) where a plan on its GPUs reaches further."""
