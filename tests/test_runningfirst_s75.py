@@ -44,10 +44,11 @@ def test_ways_order_puts_running_jobs_before_the_others_of_their_priority(tmp_pa
 
 
 def _placed(cli: Cli, tmp_path: Path, now: Path) -> tuple[object, ...]:
-    status, out, err = cli("cluster", str(_fleet(tmp_path, JOBS)), "--json", "--current", str(now), "--time-limit", "1")
+    status, out, _ = cli("cluster", str(_fleet(tmp_path, JOBS)), "--json", "--current", str(now), "--time-limit", "1")
     answer = json.loads(out)
     return (status, answer["status"], answer["ways_cut_short"],
-            [(p["job"], p.get("current"), p.get("stay_reason_code"), p.get("stay_reason")) for p in answer["placements"]],
+            [(placed["job"], placed.get("current"), placed.get("stay_reason_code"), placed.get("stay_reason"))
+             for placed in answer["placements"]],
             [(u["job"], u.get("current"), u["reason"]) for u in answer["unplaced"]])
 
 
@@ -74,6 +75,6 @@ def test_a_running_job_kept_as_it_runs_still_stops_for_more_priority(cli: Cli, t
     _questions_per_second(monkeypatch, 1)
     assert _placed(cli, tmp_path, now) == (1, "feasible", [], [
         ("new", "starts", None, None), ("runs", "stays", "ways-cut-short", KEPT)], [
-        ("also", "stops", "no room left in a100 (it needs at least 7 GPUs of one node) after the jobs placed (the most "
-         "priority in all, then running jobs kept where they run, then length, then cost); runs (priority 1) holds the "
-         "room it needs")])
+        ("also", "stops", ("no room left in a100 (it needs at least 7 GPUs of one node) after the jobs placed (the "
+                           "most priority in all, then running jobs kept where they run, then length, then cost); "
+                           "runs (priority 1) holds the room it needs"))])
