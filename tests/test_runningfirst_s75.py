@@ -70,11 +70,12 @@ def test_a_running_job_whose_ways_were_cut_short_stays_as_it_runs(cli: Cli, tmp_
 def test_a_running_job_kept_as_it_runs_still_stops_for_more_priority(cli: Cli, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch):
     # 1 question a second: new's ways alone are asked; runs and also have their ways as they run, and new (priority 2)
-    # needs the room of one of them: also stops for priority, named by its room, not for want of time.
+    # needs the room of one of them: also stops for priority, named by its room (its other ways unweighed, it says).
     now = _running(cli, tmp_path, {"runs", "also"})
     _questions_per_second(monkeypatch, 1)
     assert _placed(cli, tmp_path, now) == (1, "feasible", [], [
         ("new", "starts", None, None), ("runs", "stays", "ways-cut-short", KEPT)], [
         ("also", "stops", ("no room left in a100 (it needs at least 7 GPUs of one node) after the jobs placed (the "
-                           "most priority in all, then running jobs kept where they run, then length, then cost); "
-                           "runs (priority 1) holds the room it needs"))])
+                           "most priority in all, then running jobs kept where they run, then length, then cost) (on "
+                           "its way as it runs alone: the time limit cut working out its other ways short; raise "
+                           "--time-limit); runs (priority 1) holds the room it needs"))])
