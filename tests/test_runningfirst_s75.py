@@ -79,3 +79,15 @@ def test_a_running_job_kept_as_it_runs_still_stops_for_more_priority(cli: Cli, t
                            "most priority in all, then running jobs kept where they run, then length, then cost) (on "
                            "its way as it runs alone: the time limit cut working out its other ways short; raise "
                            "--time-limit); runs (priority 1) holds the room it needs"))])
+
+
+def test_the_status_line_bounds_the_ways_worked_out_where_a_running_job_was_kept_on_its_way_alone(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    now = _running(cli, tmp_path, {"runs", "also"})
+    _questions_per_second(monkeypatch, 6)
+    status, out, _ = cli("cluster", str(_fleet(tmp_path, JOBS)), "--current", str(now), "--time-limit", "1")
+    assert (status, out.splitlines()[:2]) == (0, [
+        "status: feasible; placed priority (of 4): 4, bound 4 on the ways worked out",
+        "running now: 1 stays, 1 moves, 0 stop; 1 starts"])
+    assert f"stays: also: {KEPT}" in out.replace("\n", " ")
+

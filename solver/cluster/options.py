@@ -576,7 +576,7 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
     (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no limit), in
     `ways_order`; the jobs past it get none, and so does the job whose questions its wall clock's deadline passes
     between (`Planner.asking_until`): no job's ways run on past it. A running job among them gets its way as it runs
-    alone (`as_it_runs_ways`'s question, past the limit: one per running job at most), marked `ways_cut_short`."""
+    alone (`as_it_runs_ways`' questions, past the limit: one per evidence tier at most), marked `ways_cut_short`."""
     running_by_job = {job.job: job for job in running}
     by_job: dict[int, list[Option]] = {}
     wall_clock_cut, covering = False, None
