@@ -163,6 +163,9 @@ class Option:
     at_running_count: bool = False
     """Whether it is a way at a running job's trainer GPU count that its other ways in the pool do not take
     (`running_count_ways`)."""
+    ways_cut_short: bool = False
+    """Whether it is a running job's way as it runs, its only one: the time limit cut working out its ways short
+    (`fleet_options`), so the placement may keep it as it runs (`keep_running_jobs`), not stop it for want of time."""
     stopped_at_validated: bool = False
     """Whether an ``at_least`` job's stretch stops at the longest its model is known to handle (`stretch_ceiling`'s
     `validated_length`, below its ``at_most``) where a plan on its GPUs reaches further."""
@@ -570,14 +573,15 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
                   running: Sequence[RunningJob] = ()) -> FleetWays:
     """Every job's ways to run (`job_options`, and for the jobs `running` now, the ways that may keep them as they run:
     `running_ways`), with the host memory each takes on a node it shares and the pools where that is rounded up
-    (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no limit), the required
-    jobs first, then by priority, then in the file's order; the jobs past it get none, and so does the job whose
-    questions its wall clock's deadline passes between (`Planner.asking_until`): no job's ways run on past it."""
+    (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no limit), in
+    `ways_order`; the jobs past it get none, and so does the job whose questions its wall clock's deadline passes
+    between (`Planner.asking_until`): no job's ways run on past it. A running job among them gets its way as it runs
+    alone (`as_it_runs_ways`' questions, past the limit: one per evidence tier at most), marked `ways_cut_short`."""
     running_by_job = {job.job: job for job in running}
     by_job: dict[int, list[Option]] = {}
     wall_clock_cut, covering = False, None
     undecided: set[int] = set()
-    order = ways_order(fleet)
+    order = ways_order(fleet, frozenset(running_by_job))
     for position, index in enumerate(order):
         reached = None if limit is None else limit.reached(planner)
         if reached is None:
@@ -596,17 +600,21 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
         if limit is not None and reached is not None:
             wall_clock_cut = reached == "wall clock"
             covering = None if wall_clock_cut else limit.covering_time_limit_s(planner, fleet, order, position)
+            for index in (index for index in order[position:] if index in running_by_job):
+                as_it_runs = as_it_runs_ways(planner, fleet, running_by_job[index])
+                if as_it_runs:  # else it has no way yet, and is cut short with the others
+                    by_job[index] = [replace(way, as_it_runs=False, ways_cut_short=True) for way in as_it_runs]
             break
     options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])
     return FleetWays(options, host_rounded, tuple(sorted(set(range(len(fleet.jobs))) - set(by_job))), wall_clock_cut,
                      frozenset(undecided), covering)
 
 
-def ways_order(fleet: Fleet) -> list[int]:
+def ways_order(fleet: Fleet, running: frozenset[int] = frozenset()) -> list[int]:
     """The order the jobs' ways are worked out in within a `WaysLimit` (indexes): the required jobs first, then by
-    priority, then in the file's order."""
+    priority, the jobs `running` now (indexes) before the others of theirs, then in the file's order."""
     return sorted(range(len(fleet.jobs)), key=lambda index: (not fleet.jobs[index].required,
-                                                             -fleet.jobs[index].priority, index))
+                                                             -fleet.jobs[index].priority, index not in running, index))
 
 
 def ways_shape(job: Job) -> tuple[object, ...]:

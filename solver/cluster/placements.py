@@ -146,6 +146,10 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
                      plan.max_model_len, plan.sp, plan.offload)
         mine = ways[job.job, job.pool]
         trains_as_now = job.training in (None, (placed.plan.lora_rank, placed.plan.critic))
+        if any(option.ways_cut_short for option in mine):
+            return {"current": "stays", "stay_reason_code": StayCode.WAYS_CUT_SHORT, "stay_reason": (
+                "kept as it runs: the time limit cut working out its ways short, so no other way of its was weighed "
+                f"(raise {planner.option_names.time_limit})")}
         if as_now == as_placed and job.model in (None, placed.model) and trains_as_now:
             forgone = forgone_words(planner, fleet, job, (final[job.job][0], options), idle, widens)
             kept_so = stay_words(job, kept_as_it_runs(fleet, job, mine), forgone)

@@ -169,9 +169,12 @@ class _NoRoom:
         """The reason, in words for one job or, where `several`, for several jobs given it, true of each alone, with
         the codes of the cautions they say."""
         elsewhere = self.elsewhere.words_for_several if several else self.elsewhere.words
+        cut_short = any(option.ways_cut_short for ways in self.ways.values() for option in ways)
+        weighed = (" (on its way as it runs alone: the time limit cut working out its other ways short; raise "
+                   f"{self.planner.option_names.time_limit})" if cut_short else "")  # a running job's, each alone
         return (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in "
                 f"{_least_rooms(self.planner, self.job, self.ways, several)} after the jobs placed ({self.goals})"
-                f"{self.unproven}"
+                f"{weighed}{self.unproven}"
                 f"{self.holders.words(self.index, self.ways, self.certain, several)}"
                 f"{self.holders.pin_words(self.job, several)}{'; ' if elsewhere else ''}" + elsewhere
                 + ('' if self.smaller_asks is None else self.smaller_asks.words(self.job, self.fits_with, several)))

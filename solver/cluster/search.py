@@ -222,8 +222,10 @@ class _Planned:
 
     @property
     def unproven(self) -> bool:
-        """Whether the ways leave any placement unproven: host memory rounded up, ways undecided or left unasked."""
-        return bool(self.host_rounded or self.undecided or self.cut_short)
+        """Whether the ways leave any placement unproven: host memory rounded up, ways undecided or left unasked (a
+        running job's too, kept as it runs: `Option.ways_cut_short`)."""
+        return bool(self.host_rounded or self.undecided or self.cut_short
+                    or any(option.ways_cut_short for option in self.options))
 
     @property
     def required_undecided(self) -> bool:

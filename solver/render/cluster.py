@@ -19,7 +19,7 @@ from solver.query import counts_reference
 from solver.render.layout import PIPED_WIDTH, TableOrBlocks, check_text_options, view_text
 from solver.render.phrases import lowered_note
 from solver.render.styles import setting_style
-from solver.results import ClusterResult, Placement, PoolUse, PurchaseResult, Unplaced, index_range
+from solver.results import ClusterResult, Placement, PoolUse, PurchaseResult, StayCode, Unplaced, index_range
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
     CriticStates,
@@ -339,6 +339,9 @@ def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool, nam
         bound = f"bound {result.bound} with the host memory rounded"
     if result.ways_cut_short and result.bound is not None:
         bound = f"bound {result.bound} on the jobs whose ways were worked out"
+    elif result.bound is not None and any(placed.stay_reason_code == StayCode.WAYS_CUT_SHORT
+                                          for placed in result.placements):
+        bound = f"bound {result.bound} on the ways worked out"  # a running job's on its way as it runs alone
     lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
     if result.bound is None and not result.interrupted:
         lines += _time_to_search(result, names)
