@@ -21,7 +21,6 @@ divide the train batch of 56); every key a test makes null is given or derived f
 ARR = "trainer.trainer_config.actor_rollout_ref"
 
 
-
 def one_node_rollout(engines: int, tensor_parallel_size: int | None = 1) -> str:
     """A Trinity config's ``cluster`` (one node of 8 GPUs) and ``explorer`` (`engines` rollout engines of
     `tensor_parallel_size` GPUs each; None: that key left out), as the YAML text of a test's config holds them."""

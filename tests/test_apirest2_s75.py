@@ -144,7 +144,7 @@ def test_the_check_exits_1_on_a_key_the_version_lacks(cli, tmp_path: Path) -> No
 
 
 def test_a_write_failing_between_configs_writes_none_and_removes_the_folder(cli, tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     # A disk filling after the first config: none is written, nor the folder made for them (the lead's s75 review: an
     # interrupt cannot stop the write, Ctrl-C being held until it is done: the next test).
     synced = os.fsync

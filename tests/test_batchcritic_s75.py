@@ -59,7 +59,7 @@ def _dpo(size: Any = 1, **trainer: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 @pytest.mark.parametrize("dynamic", [True, False])
 def test_a_critics_whole_batch_size_without_its_forwards_fails_as_the_critic_starts(version: str | None,
-                                                                                     dynamic: bool):
+                                                                                    dynamic: bool):
     code, who, on_08 = FAILS[version]
     critic = {"ppo_micro_batch_size": 8, "forward_micro_batch_size_per_gpu": 1}
     assert _problems(_ppo(critic, use_dynamic_bsz=dynamic), version, ("micro-batch-unset",)) == [(code, (

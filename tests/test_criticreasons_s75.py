@@ -106,7 +106,8 @@ def test_an_unplaced_jobs_reason_says_its_critic_was_counted(cli: Cli, tmp_path:
     two = _fleet(tmp_path, _job("big", "Qwen3-32B", 32768, critic="resident"),
                  _job("big2", "Qwen3-32B", 32768, critic="resident"), name="two")
     two_json = json.loads(cli("cluster", str(two), "--json")[1])["unplaced"]
-    assert [(job["job"], job["reason"]) for job in two_json] == [("big", f"a100: {BEYOND}"), ("big2", f"a100: {BEYOND}")]
+    assert [(job["job"], job["reason"]) for job in two_json] == [
+        ("big", f"a100: {BEYOND}"), ("big2", f"a100: {BEYOND}")]
     assert ("big, big2 │ full, ref, critic resident; full, ref, critic resident │ a100: 32768 tokens is") in " ".join(
         cli("cluster", str(two))[1].split())
 
@@ -209,7 +210,6 @@ def test_a_job_kept_in_its_pool_where_another_pools_idle_room_runs_it_for_less_s
     other = _job("other", "Qwen3-4B", 8192, 2)
     full = _fleet(tmp_path, job, {**other, "pool": "h20"}, pools=[a100, h20], name="full")
     assert _current(cli, full, running)[0] == [("j", "stays", 4, None, None), ("other", "starts", 2, None, None)]
-
 
 
 def _no_plan(model: str, gpus: int, critic: str | None, **more: Any) -> str:

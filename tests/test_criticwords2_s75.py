@@ -83,7 +83,7 @@ def test_the_words_give_one_peak_where_both_round_alike():
 
 
 def test_the_emitted_header_and_a_configs_verdict_say_both_peaks(cli: Cli, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch):
+                                                                 monkeypatch: pytest.MonkeyPatch):
     status, out, err = cli(*A100, "--critic", "reloaded", "--emit", "trinity")
     assert status == 0, err
     assert ("evidence: estimated: the memory model predicts 57.9 GiB per GPU for the actor's pass and 66.0 for the "

@@ -12,22 +12,15 @@ import sys
 from pathlib import Path
 
 from ruamel.yaml import YAML
+from test_mutants26_s75 import RESIDENT_OK
 
 import solver
 from solver.tables import load_catalog
 from solver.trinity.patch import _delete_merged, patch_trinity_config
 from solver.trinity.plan_keys import COMMENT_WIDTH
 
-FLOW_MODEL = """\
-algorithm: {algorithm_type: ppo}
-model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}
-cluster: {node_num: 1, gpu_per_node: 8}
-explorer:
-  rollout_model: {engine_num: 4, tensor_parallel_size: 1}
-trainer:
-  trainer_strategy: fsdp2
-"""
-"""A PPO config whose ``model`` is one flow-style line: --write's note goes above it, at column 0."""
+FLOW_MODEL = RESIDENT_OK
+"""A PPO config whose ``model`` is one flow-style line (mutants26's): --write's note goes above it, at column 0."""
 
 
 def test_the_note_above_a_flow_style_model_is_wrapped_at_the_margin_and_rewritten_whole():

@@ -123,7 +123,7 @@ def _counted(text: str, version: str | None = None) -> tuple[int, list[str]]:
      "it loads an adapter, whose rank is the adapter's own"),
     (MODEL % ", lora_configs: [{lora_rank: 16, target_modules: '.*_proj|lm_head'}]", None, 0,
      ("its target_modules '.*_proj|lm_head' matches lm_head, which all-linear leaves out and rft-solver does not "
-     "count")),
+      "count")),
     (MODEL % "" + ROLE_MODEL % "lora_rank: 8", "0.5", 8, None),
     (MODEL % "" + ROLE_MODEL % "lora_rank: 8", None, 0,
      "Trinity 0.6 on verl 0.8 or later ignores lora_rank and trains every parameter"),

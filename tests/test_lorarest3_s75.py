@@ -99,8 +99,8 @@ def test_a_regex_that_matches_no_module_or_is_none_is_refused(tmp_path: Path, cl
         1, "", True, ["lora-configs-refused"])
     assert current["config_problems"] == [
         (f"model.lora_configs[0].target_modules '{pattern}' {why}: peft matches it whole (re.fullmatch) against each "
-        f"module's full name ({MODULE_NAMES}), and Trinity fails as it makes the adapter: give all-linear, or a "
-        "regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")]
+         f"module's full name ({MODULE_NAMES}), and Trinity fails as it makes the adapter: give all-linear, or a "
+         "regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")]
     # An adapter of its own (a path) takes its own target modules: nothing refused.
     config.write_text(_config(f"  lora_configs: [{{lora_rank: 16, path: /ckpt/a, target_modules: '{pattern}'}}]\n"),
                       encoding="utf-8")

@@ -226,10 +226,10 @@ def test_another_note_stays_as_it_is_where_another_critic_is_asked(cli, tmp_path
     config.write_text("mode: train\n" + RESIDENT_OK, encoding="utf-8")
     assert _config_problems(cli, config, "--critic", "none", status=1) == [
         ("buffer.train_batch_size is unset, which Trinity requires with mode train: it refuses the config (the verdict "
-        "and the plans check no train batch)"),
+         "and the plans check no train batch)"),
         ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; --critic none "
-        "leaves it out: the verdict and the plans are for the actor alone, though the run trains it (its flags hold "
-        "its states resident)")]
+         "leaves it out: the verdict and the plans are for the actor alone, though the run trains it (its flags hold "
+         "its states resident)")]
 
 
 def test_the_apis_critic_note_quotes_the_value_asked():
@@ -241,8 +241,8 @@ def test_the_apis_critic_note_quotes_the_value_asked():
     assert answer.current is not None
     assert answer.current.config_problems == (
         ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; "
-        'critic="offloaded" counts its states offloaded (offload_policy under fsdp2: in host memory throughout), '
-        "where its flags hold them resident"),)
+         'critic="offloaded" counts its states offloaded (offload_policy under fsdp2: in host memory throughout), '
+         "where its flags hold them resident"),)
 
 
 LORA_24 = """\
@@ -302,8 +302,9 @@ def test_a_job_kept_on_its_own_settings_names_the_planners_cheapest_way_there(cl
     kept = json.loads(out)["placements"][0]
     assert (kept["current"], kept["stay_reason_code"], kept["stay_reason"]) == ("stays", "settings-kept", (
         "its settings are kept as they run (SP=2 with Offload at 16384 tokens on 4 trainer GPUs; the planner's "
-        "cheapest way on 4 trainer GPUs: Env + SP=4); the 2 idle GPUs beside it on its node would grow it to 6 trainer GPUs (Env + Offload + "
-        "SP=2, cost 0.3703, not 0.5555, 40960 tokens, not 16384), which would restart it"))  # count-kept's words too
+        "cheapest way on 4 trainer GPUs: Env + SP=4); the 2 idle GPUs beside it on its node would grow it to 6 "
+        "trainer GPUs (Env + Offload + SP=2, cost 0.3703, not 0.5555, 40960 tokens, not 16384), which would restart "
+        "it"))  # count-kept's words too
 
 
 def test_whether_reasons_may_ask_reach_is_asked_per_training(tmp_path: Path):

@@ -156,7 +156,7 @@ def _fleet_with_critic(tmp_path: Path, critic: str) -> Path:
     ("'no'", "'no'"),
 ])
 def test_a_job_s_critic_of_another_word_is_refused_saying_what_yaml_read(cli: Cli, tmp_path: Path, critic: str,
-                                                                          got: str):
+                                                                         got: str):
     # Pydantic's "Input should be ..." said neither what was given nor that YAML read `no` as false; a job's other
     # fields say "must be ..., got ...", and so does this one now.
     fleet = _fleet_with_critic(tmp_path, critic)
@@ -253,7 +253,7 @@ def _placed_now(cli: Cli, tmp_path: Path) -> Path:
     ("reloaded", 32, {}),
 ])
 def test_a_running_job_whose_lora_rank_or_critic_the_file_changed_moves(cli: Cli, tmp_path: Path, critic: str,
-                                                                         rank: int, moves: dict[str, str]):
+                                                                        rank: int, moves: dict[str, str]):
     # A run changes its LoRA rank or critic only by restarting: it said "stays" for LoRA 32 -> 64 (its ways still
     # fit as it ran), and "moves" for a changed critic with a reason about its SP and Offload.
     placement = _placed_now(cli, tmp_path)

@@ -193,8 +193,8 @@ def test_an_sglang_rollout_past_the_native_context_is_refused_whatever_the_rope_
     ({"engine_type": "vllm"}, None, None, "both"),
 ])
 def test_no_sglang_line_where_sglang_takes_it_or_starts_none(rollout: dict[str, object],
-                                                              environ: dict[str, str] | None, version: str | None,
-                                                              mode: str):
+                                                             environ: dict[str, str] | None, version: str | None,
+                                                             mode: str):
     codes = [code for code, _ in _qwen_problems({"rope_scaling": GUIDE_YARN}, rollout, environ, version, mode)]
     assert "sglang-length-refused" not in codes
 

@@ -57,7 +57,7 @@ KEPT = ("kept as it runs: the time limit cut working out its ways short, so no o
 
 
 def test_a_running_job_whose_ways_were_cut_short_stays_as_it_runs(cli: Cli, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch):
+                                                                  monkeypatch: pytest.MonkeyPatch):
     # 6 questions a second: new's ways (priority 2) are asked, then runs's (running, as also is: then file order);
     # also's are cut short: it gets its way as it runs alone, and stays so (it stopped before session 75).
     now = _running(cli, tmp_path, {"runs", "also"})

@@ -96,8 +96,8 @@ def test_a_little_past_the_time_limit_still_gives_no_time(tmp_path: Path, monkey
 
 
 def test_each_widening_solve_gets_what_is_left_and_none_past_the_end(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch,
-                                                                    cluster_solve_limits: list[tuple[str, float]]):
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     cluster_solve_limits: list[tuple[str, float]]):
     # Widening alone on a clock 0.25 s later at each look, 0.6 s before its end: it starts (0.35 s left), its first
     # solve gets 0.1 s, its second none (the first's answer stands, and the answer names widening).
     widen = solver.cluster.search.widen_jobs
@@ -117,7 +117,7 @@ def test_each_widening_solve_gets_what_is_left_and_none_past_the_end(tmp_path: P
 
 
 def test_a_jobs_ways_stop_between_two_of_its_questions_once_the_wall_clock_passes(tmp_path: Path,
-                                                                                   monkeypatch: pytest.MonkeyPatch):
+                                                                                  monkeypatch: pytest.MonkeyPatch):
     # The 14B job at 64k asks the planner about several GPU counts. With no wall clock, all of them; where the ways'
     # deadline passes after its second question, it asks no third, and gets no ways at all (a job's ways are whole or
     # none): cut short by the wall clock, with no time limit estimated.

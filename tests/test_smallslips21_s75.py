@@ -126,8 +126,8 @@ def _slots_refused(given: str) -> tuple[str, str]:
 
 def _rank_refused(given: str, fix: str = "give one of those") -> tuple[str, str]:
     return ("lora-rank-vllm-refused", (
-        f"explorer.rollout_model.extra_engine_args.max_lora_rank {given}, which Trinity gives the rollout's vLLM as its "
-        f"max_lora_rank: vLLM 0.19.1 takes {RANKS} alone, and fails as the rollout starts: {fix}, or mode: train "
+        f"explorer.rollout_model.extra_engine_args.max_lora_rank {given}, which Trinity gives the rollout's vLLM as "
+        f"its max_lora_rank: vLLM 0.19.1 takes {RANKS} alone, and fails as the rollout starts: {fix}, or mode: train "
         "where no vLLM rollout starts"))
 
 
