@@ -473,6 +473,7 @@ class ConfigProblemCode(str, Enum):
     ROLLOUT_ENGINE_MEMORY_REFUSED = "rollout-engine-memory-refused"
     ROLLOUT_TP_HEADS_REFUSED = "rollout-tp-heads-refused"
     ENGINE_NODES_REFUSED = "engine-nodes-refused"
+    SGLANG_PARALLEL_REFUSED = "sglang-parallel-refused"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
     ROPE_TYPE_MISSING_REFUSED = "rope-type-missing-refused"
@@ -539,7 +540,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.WRONG_TYPE_REFUSED, ConfigProblemCode.ROLLOUT_LENGTH_REFUSED,
     ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED,
     ConfigProblemCode.NO_SUCH_KEY_REFUSED, ConfigProblemCode.SGLANG_LENGTH_REFUSED,
-    ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED})
+    ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
+    ConfigProblemCode.SGLANG_PARALLEL_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
