@@ -554,7 +554,8 @@ scaling so, a RoPE scaling that vLLM, reading it as given, fails on (its type in
 missing), a micro-batch size that every release leaves verl without with dynamic batch sizes off (or, with them on
 too, a critic's value forward beside its whole-batch size, on which its worker fails as it starts), a rollout engine
 whose GPUs cannot hold the weights and one sequence's KV cache as vLLM loads it, or whose tensor-parallel size the
-model's heads do not allow, an engine across nodes that Trinity 0.6 refuses): the config as written does not run,
+model's heads do not allow, an engine across nodes that Trinity 0.6 refuses, or an SGLang engine whose
+tensor-parallel size is no multiple of its data-parallel size): the config as written does not run,
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
 that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
