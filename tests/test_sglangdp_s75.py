@@ -49,13 +49,13 @@ def test_unset_sizes_are_1_and_each_auxiliary_sglang_engine_is_judged():
                                       "tensor_parallel_size": 6, "data_parallel_size": 4},
                                      {"model_path": "Qwen/Qwen3-32B", "engine_type": "sglang",
                                       "tensor_parallel_size": 4, "data_parallel_size": 2}]}
-    assert _sglang_problems(explorer) == [
-        "explorer.rollout_model: the SGLang engine's tensor_parallel_size 1 (unset) is not a multiple of its "
-        "data_parallel_size 2: Trinity 0.6 refuses the config as it loads it; set data_parallel_size to 1 (a divisor "
-        "of 1), or tensor_parallel_size to a multiple of 2",
-        "explorer.auxiliary_models[0]: the SGLang engine's tensor_parallel_size 6 is not a multiple of its "
-        "data_parallel_size 4: Trinity 0.6 refuses the config as it loads it; set data_parallel_size to 1, 2, 3 or 6 "
-        "(a divisor of 6), or tensor_parallel_size to a multiple of 4"]
+    unset = ("explorer.rollout_model: the SGLang engine's tensor_parallel_size 1 (unset) is not a multiple of its "
+             "data_parallel_size 2: Trinity 0.6 refuses the config as it loads it; set data_parallel_size to 1 (a "
+             "divisor of 1), or tensor_parallel_size to a multiple of 2")
+    auxiliary = ("explorer.auxiliary_models[0]: the SGLang engine's tensor_parallel_size 6 is not a multiple of its "
+                 "data_parallel_size 4: Trinity 0.6 refuses the config as it loads it; set data_parallel_size to 1, 2, "
+                 "3 or 6 (a divisor of 6), or tensor_parallel_size to a multiple of 4")
+    assert _sglang_problems(explorer) == [unset, auxiliary]
 
 
 @pytest.mark.parametrize("engine", [
