@@ -1014,12 +1014,16 @@ class _LocalEngine(NamedTuple):
     """The engine's section: ``explorer.rollout_model`` or ``explorer.auxiliary_models[i]``."""
     engine_type: str
     """Its ``engine_type`` (``vllm`` where unset, Trinity's default)."""
-    sizes: tuple[float | None, float | None, float | None]
+    sizes: tuple[float | None, ...]
     """Its `ENGINE_PARALLEL_KEYS`, as given (None where unset or unreadable)."""
+
+    def given(self, key: str) -> float | None:
+        """The size under `key` (one of `ENGINE_PARALLEL_KEYS`) as given (None where unset or unreadable)."""
+        return self.sizes[ENGINE_PARALLEL_KEYS.index(key)]
 
     def size(self, key: str) -> int:
         """The size under `key` (one of `ENGINE_PARALLEL_KEYS`), 1 where unset (Trinity's default)."""
-        size = self.sizes[ENGINE_PARALLEL_KEYS.index(key)]
+        size = self.given(key)
         return int(size) if size is not None else 1
 
 
@@ -1036,8 +1040,7 @@ def _local_engines(checks: _ConfigChecks) -> list[_LocalEngine]:
         if not isinstance(checks.value(path), Mapping):
             continue
         engine_type = str(checks.value((*path, "engine_type")) or "vllm")
-        tensor, data, pipeline = (checks.number((*path, key)) for key in ENGINE_PARALLEL_KEYS)
-        sizes = (tensor, data, pipeline)
+        sizes = tuple(checks.number((*path, key)) for key in ENGINE_PARALLEL_KEYS)
         if engine_type not in REMOTE_ENGINES and not any(size is not None and size < 1 for size in sizes):
             engines.append(_LocalEngine(path, engine_type, sizes))
     return engines
@@ -1083,7 +1086,7 @@ def _check_sglang_parallel(checks: _ConfigChecks) -> None:
         tensor, data = engine.size("tensor_parallel_size"), engine.size("data_parallel_size")
         if engine.engine_type != "sglang" or tensor % data == 0:
             continue
-        unset = " (unset)" if engine.sizes[0] is None else ""
+        unset = " (unset)" if engine.given("tensor_parallel_size") is None else ""
         divisors = [str(size) for size in range(1, tensor + 1) if tensor % size == 0]
         checks.add(ConfigProblemCode.SGLANG_PARALLEL_REFUSED, (
             f"{dotted(engine.path)}: the SGLang engine's tensor_parallel_size {tensor}{unset} is not a multiple of its "
