@@ -473,6 +473,7 @@ class ConfigProblemCode(str, Enum):
     ROLLOUT_ENGINE_MEMORY_REFUSED = "rollout-engine-memory-refused"
     ROLLOUT_TP_HEADS_REFUSED = "rollout-tp-heads-refused"
     ENGINE_NODES_REFUSED = "engine-nodes-refused"
+    SGLANG_PARALLEL_REFUSED = "sglang-parallel-refused"
     ROPE_SCALING_UNNEEDED = "rope-scaling-unneeded"
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
     ROPE_TYPE_MISSING_REFUSED = "rope-type-missing-refused"
@@ -539,7 +540,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.WRONG_TYPE_REFUSED, ConfigProblemCode.ROLLOUT_LENGTH_REFUSED,
     ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED,
     ConfigProblemCode.NO_SUCH_KEY_REFUSED, ConfigProblemCode.SGLANG_LENGTH_REFUSED,
-    ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED})
+    ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
+    ConfigProblemCode.SGLANG_PARALLEL_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
@@ -552,7 +554,8 @@ scaling so, a RoPE scaling that vLLM, reading it as given, fails on (its type in
 missing), a micro-batch size that every release leaves verl without with dynamic batch sizes off (or, with them on
 too, a critic's value forward beside its whole-batch size, on which its worker fails as it starts), a rollout engine
 whose GPUs cannot hold the weights and one sequence's KV cache as vLLM loads it, or whose tensor-parallel size the
-model's heads do not allow, an engine across nodes that Trinity 0.6 refuses): the config as written does not run,
+model's heads do not allow, an engine across nodes that Trinity 0.6 refuses, or an SGLang engine whose
+tensor-parallel size is no multiple of its data-parallel size): the config as written does not run,
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
 that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and

@@ -1007,42 +1007,91 @@ ENGINE_PARALLEL_KEYS = ("tensor_parallel_size", "data_parallel_size", "pipeline_
 """The sizes whose product is an inference engine's GPUs (Trinity 0.6's ``gpu_per_engine``)."""
 
 
+class _LocalEngine(NamedTuple):
+    """An inference engine the config runs on the cluster's GPUs (`_local_engines`)."""
+
+    path: Path
+    """The engine's section: ``explorer.rollout_model`` or ``explorer.auxiliary_models[i]``."""
+    engine_type: str
+    """Its ``engine_type`` (``vllm`` where unset, Trinity's default)."""
+    sizes: tuple[float | None, ...]
+    """Its `ENGINE_PARALLEL_KEYS`, as given (None where unset or unreadable)."""
+
+    def given(self, key: str) -> float | None:
+        """The size under `key` (one of `ENGINE_PARALLEL_KEYS`) as given (None where unset or unreadable)."""
+        return self.sizes[ENGINE_PARALLEL_KEYS.index(key)]
+
+    def size(self, key: str) -> int:
+        """The size under `key` (one of `ENGINE_PARALLEL_KEYS`), 1 where unset (Trinity's default)."""
+        size = self.given(key)
+        return int(size) if size is not None else 1
+
+
+def _local_engines(checks: _ConfigChecks) -> list[_LocalEngine]:
+    """The inference engines whose parallel sizes Trinity 0.6 judges as it loads the config
+    (``_validate_multinode_inference_models``, ``common/config_validator.py:311`` to ``:316`` in 0.6.0): the rollout
+    model's and each auxiliary model's, not one that runs elsewhere (`REMOTE_ENGINES`), nor one with a size below 1
+    (a size that cannot be read has its own line, and counts as unset)."""
+    auxiliary = checks.value(AUXILIARY_MODELS)
+    paths = [ROLLOUT_MODEL, *((*AUXILIARY_MODELS, index) for index in range(
+        len(auxiliary) if isinstance(auxiliary, list) else 0))]
+    engines = []
+    for path in paths:
+        if not isinstance(checks.value(path), Mapping):
+            continue
+        engine_type = str(checks.value((*path, "engine_type")) or "vllm")
+        sizes = tuple(checks.number((*path, key)) for key in ENGINE_PARALLEL_KEYS)
+        if engine_type not in REMOTE_ENGINES and not any(size is not None and size < 1 for size in sizes):
+            engines.append(_LocalEngine(path, engine_type, sizes))
+    return engines
+
+
 def _check_engine_nodes(checks: _ConfigChecks) -> None:
     """Check, as Trinity 0.6 does as it loads the config (``_validate_multinode_inference_models``,
-    ``common/config_validator.py:301`` to ``:339`` in 0.6.0, in every mode), each inference engine (the rollout
-    model's and each auxiliary model's, not one that runs elsewhere: `REMOTE_ENGINES`) wider than a node of
-    ``cluster.gpu_per_node`` (where given): its GPUs, the product of `ENGINE_PARALLEL_KEYS` (each 1 where unset), must
-    be whole nodes, and a vLLM engine across nodes takes no data parallelism. Not for `version` 0.5, which has neither
-    rule (nor the data and pipeline parallel keys)."""
+    ``common/config_validator.py:301`` to ``:339`` in 0.6.0, in every mode), each inference engine (`_local_engines`)
+    wider than a node of ``cluster.gpu_per_node`` (where given): its GPUs, the product of `ENGINE_PARALLEL_KEYS` (each
+    1 where unset), must be whole nodes, and a vLLM engine across nodes takes no data parallelism. Not for `version`
+    0.5, which has neither rule (nor the data and pipeline parallel keys)."""
     node = checks.number(NODE_SIZE_PATH)
     if checks.version == "0.5" or node is None or node < 1:
         return
-    auxiliary = checks.value(AUXILIARY_MODELS)
-    engines = [ROLLOUT_MODEL, *((*AUXILIARY_MODELS, index) for index in range(
-        len(auxiliary) if isinstance(auxiliary, list) else 0))]
-    for engine in engines:
-        if not isinstance(checks.value(engine), Mapping):
-            continue
-        engine_type = str(checks.value((*engine, "engine_type")) or "vllm")
-        sizes = [checks.number((*engine, key)) for key in ENGINE_PARALLEL_KEYS]
-        if engine_type in REMOTE_ENGINES or any(size is not None and size < 1 for size in sizes):
-            continue  # (a size that cannot be read has its own line, and counts as unset here)
-        tensor, data, pipeline = (int(size) if size is not None else 1 for size in sizes)
-        gpus = tensor * data * pipeline
+    for engine in _local_engines(checks):
+        data = engine.size("data_parallel_size")
+        gpus = math.prod(engine.size(key) for key in ENGINE_PARALLEL_KEYS)
         if gpus <= node:
             continue
-        product = " x ".join(f"{key} {int(size)}" for size, key in zip(sizes, ENGINE_PARALLEL_KEYS, strict=True)
+        product = " x ".join(f"{key} {int(size)}" for size, key in zip(engine.sizes, ENGINE_PARALLEL_KEYS, strict=True)
                              if size is not None and size > 1)
-        head = (f"{dotted(engine)}: an engine of {gpus} GPUs ({product}) spans nodes of {int(node)} "
+        head = (f"{dotted(engine.path)}: an engine of {gpus} GPUs ({product}) spans nodes of {int(node)} "
                 f"({NODE_SIZE_KEY})")
         if gpus % node:
             checks.add(ConfigProblemCode.ENGINE_NODES_REFUSED, (
                 f"{head} but is not whole nodes: Trinity 0.6 refuses the config (an engine across nodes takes whole "
                 f"ones); make it {int(node)} GPUs or fewer, or a multiple of {int(node)}"))
-        elif data > 1 and engine_type.startswith("vllm"):
+        elif data > 1 and engine.engine_type.startswith("vllm"):
             checks.add(ConfigProblemCode.ENGINE_NODES_REFUSED, (
                 f"{head} with data_parallel_size {data}: Trinity 0.6 refuses the config (vLLM takes no data "
                 "parallelism across nodes); keep each engine within a node, or set data_parallel_size to 1"))
+
+
+def _check_sglang_parallel(checks: _ConfigChecks) -> None:
+    """Check, as Trinity 0.6 does as it loads the config (``_validate_multinode_inference_models``,
+    ``common/config_validator.py:341`` to ``:349`` in 0.6.0, in every mode, whatever the engine's size), that each
+    SGLang engine (`_local_engines` whose ``engine_type`` is ``sglang``) has a ``tensor_parallel_size`` that is a
+    multiple of its ``data_parallel_size`` (each 1 where unset, Trinity's defaults, ``common/config.py:522`` and
+    ``:523``). Not for `version` 0.5, which has no SGLang engine (nor ``data_parallel_size``)."""
+    if checks.version == "0.5":
+        return
+    for engine in _local_engines(checks):
+        tensor, data = engine.size("tensor_parallel_size"), engine.size("data_parallel_size")
+        if engine.engine_type != "sglang" or tensor % data == 0:
+            continue
+        unset = " (unset)" if engine.given("tensor_parallel_size") is None else ""
+        divisors = [str(size) for size in range(1, tensor + 1) if tensor % size == 0]
+        checks.add(ConfigProblemCode.SGLANG_PARALLEL_REFUSED, (
+            f"{dotted(engine.path)}: the SGLang engine's tensor_parallel_size {tensor}{unset} is not a multiple of its "
+            f"data_parallel_size {data}: Trinity 0.6 refuses the config as it loads it; set data_parallel_size to "
+            f"{either(divisors)} (a divisor of {tensor}), or tensor_parallel_size to a multiple of {data}"))
 
 
 def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: float | None) -> None:
@@ -1703,6 +1752,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rollout_model(checks, model, length)
     _check_rollout_tensor_parallel(checks, model)
     _check_engine_nodes(checks)
+    _check_sglang_parallel(checks)
     _check_rollout_length_refused(checks, model, length)
     _check_sglang_length(checks, model, length)
     _check_rope_theta(checks, model)
