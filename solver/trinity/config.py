@@ -282,8 +282,12 @@ def _engine_argument(arguments: Mapping[Any, Any], key: str, default: int) -> in
     section, whose other keys are vLLM's to judge."""
     if key not in arguments:
         return default
+    value = arguments[key]
+    if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
+        value = int(value)  # pydantic 2.12's Literal takes 16.0 as 16 and true as 1 (vLLM 0.19.1 needs 2.12 or later);
+        # an earlier pydantic, which rft-solver also runs on, refuses both
     try:
-        return int(VLLM_LORA_FIELDS[key].validate_python(arguments[key]))
+        return int(VLLM_LORA_FIELDS[key].validate_python(value))
     except ValidationError:
         return None
 
