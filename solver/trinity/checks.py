@@ -1774,7 +1774,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
 
 
 FLAG_KEYS = frozenset(("enable", "use_dynamic_bsz", "log_prob_use_dynamic_bsz", "use_remove_padding", "enable_lora",
-                       *OFFLOAD_FLAGS, *ENTROPY_KEYS))
+                       "enable_expert_parallel", *OFFLOAD_FLAGS, *ENTROPY_KEYS))
 """The keys of `READ_KEYS` that hold a boolean."""
 TEXT_KEYS = frozenset(("mode", "algorithm_type", "entropy_loss_fn", "model_path", "critic_model_path", "engine_type",
                        "trainer_type", "trainer_strategy", "save_hf_checkpoint", "lora_adapter_path", "path"))
@@ -1785,9 +1785,15 @@ LORA_CONFIG_KEYS = ("path", "lora_rank")
 `ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED`'s)."""
 
 
+AUXILIARY_TYPED_KEYS = tuple(key for key in READ_KEYS[ROLLOUT_MODEL] if key in FLAG_KEYS | TEXT_KEYS | NUMBER_KEYS)
+"""The keys of an ``explorer.auxiliary_models`` entry judged for their type as the rollout model's are (the same
+``InferenceModelConfig``): the rollout model's `READ_KEYS` that hold a boolean, text or a number."""
+
+
 def _keys_read(checks: _ConfigChecks) -> list[Path]:
     """Every key rft-solver reads (`READ_KEYS`, then the one LoRA config's `LORA_CONFIG_KEYS`), in a section that is a
-    mapping as read (a section that cannot be read is said once, itself)."""
+    mapping as read (a section that cannot be read is said once, itself), then each auxiliary model's
+    `AUXILIARY_TYPED_KEYS` (in an entry that is a mapping)."""
     paths: list[Path] = []
     for section, keys in READ_KEYS.items():
         if not section or isinstance(checks.value(section), Mapping):
@@ -1795,6 +1801,10 @@ def _keys_read(checks: _ConfigChecks) -> list[Path]:
     configs = checks.value(LORA_CONFIGS)
     if isinstance(configs, list) and configs and isinstance(checks.value((*LORA_CONFIGS, 0)), Mapping):
         paths += [(*LORA_CONFIGS, 0, key) for key in LORA_CONFIG_KEYS]
+    auxiliary = checks.value(AUXILIARY_MODELS)
+    for index in range(len(auxiliary) if isinstance(auxiliary, list) else 0):
+        if isinstance(checks.value((*AUXILIARY_MODELS, index)), Mapping):
+            paths += [(*AUXILIARY_MODELS, index, key) for key in AUXILIARY_TYPED_KEYS]
     return paths
 
 
