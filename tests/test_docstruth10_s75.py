@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_lead_s75 import ANCHORED_ROPE  # a rollout model merging `model`, whose YaRN 16384 tokens do not need
 
 import solver
 from solver.tables import load_catalog
@@ -46,16 +47,6 @@ def test_the_no_room_reason_s_critic_is_the_one_cluster_md_shows(cli, tmp_path: 
     assert "each one's PPO critic (resident) counted" in left["reason_for_several"]
     # Before, the page named the critic only in the reasons why a pool has no plan.
     assert shown in _page("cluster.md")
-
-
-ANCHORED_ROPE = """\
-model: &m {model_path: Qwen/Qwen3-4B, max_model_len: 16384, rope_scaling: {rope_type: yarn, factor: 2.0}}
-cluster: {node_num: 1, gpu_per_node: 8}
-algorithm: {algorithm_type: grpo}
-explorer:
-  rollout_model: {<<: *m, engine_num: 4}
-"""
-"""A rollout model that merges ``model`` (a YAML anchor), whose YaRN 16384 tokens do not need."""
 
 
 def test_a_rollout_merging_the_model_loses_its_stale_yarn_with_it_as_trinity_md_says():
