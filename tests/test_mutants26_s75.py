@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from cluster_api import buy
+from test_critickept_s74 import PPO as TRAINER_FLAGS_PPO
 
 import solver
 import solver.solve as solve_module
@@ -122,15 +123,8 @@ def test_the_critics_engine_comment_names_the_option_only_for_no_release(cli):
         "        param_offload: false"]
 
 
-RESIDENT_OK = """\
-algorithm: {algorithm_type: ppo}
-model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}
-cluster: {node_num: 1, gpu_per_node: 8}
-explorer:
-  rollout_model: {engine_num: 4, tensor_parallel_size: 1}
-trainer:
-  trainer_strategy: fsdp2
-"""
+RESIDENT_OK = TRAINER_FLAGS_PPO.replace("ALGORITHM", "ppo").replace(
+    "  param_offload: true\n  optimizer_offload: true\n", "")
 """A PPO config with no offload flags of its own: Qwen3-4B at 8192 tokens on 4 H100s."""
 
 ENGINE_NOTE = ["        # Trinity 0.6 on verl 0.8 or later reads these (0.5 refuses them: --trinity-version 0.5",
