@@ -1,0 +1,85 @@
+"""Docs true to the code, s76: every name of the package the pages cite (``solver.api.fragment_layout``,
+``solver.trinity.checks._check_critic_forward_unset``) and every file of the repository they name resolves; and
+benchmarks/README.md's ranges over the quiet runs since 2026-12-02 are the same in its target table and in the
+planner's paragraph (which said a start-up ratio of 1.47 to 1.89 and explanations of 0.20 to 3.31 s where the
+table, and s73's end at 1.93, said 1.93 and 0.16)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md",
+         ROOT / "tests" / "README.md")
+INSTALLED_ONLY = {"solver.data", "solver.examples"}
+"""Packages an install makes of the repository's tables/ and docs/examples/ (pyproject.toml's `package-dir`), which
+the pages name as installed."""
+
+
+def _resolves(name: str) -> bool:
+    """Whether the dotted `name` (``solver.results.Answer.as_json``) is a module of the package, or an attribute or
+    pydantic field of one."""
+    parts = name.split(".")
+    found: object = None
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        break
+    assert isinstance(found, ModuleType), name
+    for part in parts[cut:]:
+        if part in getattr(found, "model_fields", {}):
+            return True
+        if not hasattr(found, part):
+            return False
+        found = getattr(found, part)
+    return True
+
+
+def _unresolved(text: str) -> list[str]:
+    """The names of the package (``solver.x.y``) and the repository's files (``solver/model.py``) `text` cites
+    that do not exist."""
+    names = {name for name in re.findall(r"(?<![\w./-])solver(?:\.[A-Za-z_]\w*)+", text)
+             if name not in INSTALLED_ONLY}
+    files = set(re.findall(r"(?<![\w./-])((?:solver|tests|benchmarks|tables|docs)/[\w/.-]+\.(?:py|yaml|md|json))",
+                           text))
+    return sorted([name for name in names if not _resolves(name)]
+                  + [file for file in files if not (ROOT / file).exists()])
+
+
+def test_every_name_and_file_the_pages_cite_exists():
+    assert [f"{page.name}: {name}" for page in PAGES for name in _unresolved(page.read_text(encoding="utf-8"))] == []
+
+
+def test_a_name_or_file_that_does_not_exist_is_found():
+    text = ("`solver.api.fragment_layout`, `solver.results.Answer.as_json`, `solver.results.Plan.cost`, "
+            "`solver.api.fragment_layouts`, `solver.trinity.checks.no_such_check`, solver/model.py, solver/models.py")
+    assert _unresolved(text) == ["solver.api.fragment_layouts", "solver.trinity.checks.no_such_check",
+                                 "solver/models.py"]
+
+
+BENCHMARKS = " ".join((ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8").split())
+
+
+def _range(pattern: str) -> tuple[float, float]:
+    """The range `pattern` (two groups) finds once in benchmarks/README.md."""
+    [found] = re.findall(pattern, BENCHMARKS)
+    return float(found[0]), float(found[1])
+
+
+def test_the_benchmark_page_gives_one_range_of_the_quiet_runs_in_its_table_and_its_paragraph():
+    # The target table's rows, then the planner's paragraph after the latest runs.
+    ratio = _range(r"the floor \d\.\d+\); (\d\.\d+) to (\d\.\d+) in every run since 2026-12-02")
+    explanations = _range(r"complete \((\d\.\d+) to (\d\.\d+) s, complete, in every run since 2026-12-02\)")
+    assert _range(r"start-up ratio (\d\.\d+) to (\d\.\d+) \(the floor") == ratio == (1.47, 1.93)
+    assert _range(r"explanations (\d\.\d+) to (\d\.\d+) s, always complete") == explanations == (0.16, 3.31)
+    # Every quiet session's start and end quoted lies within them (s73's end: ratio 1.93, the 4B explanation 0.16 s).
+    history = " ".join((ROOT / "benchmarks" / "HISTORY.md").read_text(encoding="utf-8").split())
+    ratios = [float(value) for value in re.findall(r"start-up \d+ ms \(ratio (\d\.\d+)", BENCHMARKS + history)]
+    assert ratios and ratio[0] <= min(ratios) and max(ratios) <= ratio[1]
+    quoted = [float(value) for value in re.findall(r"explanations \d\.\d+, \d\.\d+ and (\d\.\d+) s", BENCHMARKS)]
+    assert quoted and min(quoted) == explanations[0]
