@@ -2,7 +2,8 @@
 ``solver.trinity.checks._check_critic_forward_unset``) and every file of the repository they name resolves; and
 benchmarks/README.md's ranges over the quiet runs since 2026-12-02 are the same in its target table and in the
 planner's paragraph (which said a start-up ratio of 1.47 to 1.89 and explanations of 0.20 to 3.31 s where the
-table, and s73's end at 1.93, said 1.93 and 0.16)."""
+table, and s73's end at 1.93, said 1.93 and 0.16); and README.md's list of solver/ names each of its modules and
+packages (it left out clock.py)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,12 @@ def test_a_name_or_file_that_does_not_exist_is_found():
 BENCHMARKS = " ".join((ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8").split())
 
 
+def _between(text: str, start: str, end: str) -> str:
+    """The part of `text` from `start` up to `end`."""
+    first = text.index(start)
+    return text[first:text.index(end, first)]
+
+
 def _range(pattern: str) -> tuple[float, float]:
     """The range `pattern` (two groups) finds once in benchmarks/README.md."""
     [found] = re.findall(pattern, BENCHMARKS)
@@ -83,3 +90,11 @@ def test_the_benchmark_page_gives_one_range_of_the_quiet_runs_in_its_table_and_i
     assert ratios and ratio[0] <= min(ratios) and max(ratios) <= ratio[1]
     quoted = [float(value) for value in re.findall(r"explanations \d\.\d+, \d\.\d+ and (\d\.\d+) s", BENCHMARKS)]
     assert quoted and min(quoted) == explanations[0]
+
+
+def test_the_readme_names_every_module_and_package_of_solver():
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    listed = _between(readme, "- `solver/`: ", " - `tests/`: ")
+    parts = {path.name + ("/" if path.is_dir() else "") for path in (ROOT / "solver").iterdir()
+             if path.name not in {"__init__.py", "__main__.py", "py.typed", "__pycache__"}}
+    assert sorted(part for part in parts if f"`{part}`" not in listed) == []  # clock.py was left out
