@@ -3,14 +3,25 @@
 benchmarks/README.md's ranges over the quiet runs since 2026-12-02 are the same in its target table and in the
 planner's paragraph (which said a start-up ratio of 1.47 to 1.89 and explanations of 0.20 to 3.31 s where the
 table, and s73's end at 1.93, said 1.93 and 0.16); and README.md's list of solver/ names each of its modules and
-packages (it left out clock.py)."""
+packages (it left out clock.py); and every `solve` command the pages' bash blocks give to run parses."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import re
+import shlex
 from pathlib import Path
 from types import ModuleType
+
+from solver.cli.calibrate import build_calibrate_parser
+from solver.cli.cluster import build_cluster_parser
+from solver.cli.examples import build_examples_parser
+from solver.cli.maps import build_map_parser
+from solver.cli.memory import build_memory_parser
+from solver.cli.planner import build_parser
+from solver.cli.tables import build_tables_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md",
@@ -98,3 +109,34 @@ def test_the_readme_names_every_module_and_package_of_solver():
     parts = {path.name + ("/" if path.is_dir() else "") for path in (ROOT / "solver").iterdir()
              if path.name not in {"__init__.py", "__main__.py", "py.typed", "__pycache__"}}
     assert sorted(part for part in parts if f"`{part}`" not in listed) == []  # clock.py was left out
+
+
+PARSERS = {"tables": build_tables_parser, "map": build_map_parser, "memory": build_memory_parser,
+           "calibrate": build_calibrate_parser, "cluster": build_cluster_parser, "examples": build_examples_parser}
+"""The commands' parsers by the word that names them; `build_parser` (the planner's) for none."""
+
+
+def _refusal(command: str) -> str | None:
+    """What the command line `command` (``solve ...``, without a redirection) is refused with as it is parsed, the
+    last line on stderr; None where it parses."""
+    words = shlex.split(command)[1:]
+    parser = PARSERS[words.pop(0)]() if words and words[0] in PARSERS else build_parser()
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            parser.parse_args(words)
+    except SystemExit as stop:
+        return err.getvalue().strip().splitlines()[-1] if stop.code else None
+    return None
+
+
+def test_every_command_the_pages_give_to_run_parses():
+    commands = [(page.name, re.sub(r"^(?:[A-Z_]+=\S+ )+|^\.venv/bin/", "", line.strip()).split(" #")[0].split(" > ")[0])
+                for page in PAGES for block in re.findall(r"```bash\n(.*?)```", page.read_text(encoding="utf-8"),
+                                                          flags=re.DOTALL)
+                for line in block.replace("\\\n", " ").splitlines()]
+    commands = [(page, command) for page, command in commands if re.match(r"solve\b", command)]
+    assert len(commands) >= 10
+    assert [(page, command, _refusal(command)) for page, command in commands if _refusal(command)] == []
+    assert _refusal("solve --model 8B --max-model-len 8k") == (
+        "solve: error: unrecognized arguments: --max-model-len 8k (did you mean --len?)")
