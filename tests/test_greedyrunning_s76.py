@@ -82,8 +82,8 @@ def test_the_greedy_placement_keeps_every_running_job_where_it_runs(cli: Cli, tm
     assert _where(answer) == [(*placed[:-1], "stays") for placed in running] == [
         ("new", [1], list(range(8)), 6, 2, "stays"), ("runs", [0], [0, 1, 2, 3], 2, 2, "stays"),
         ("also", [0], [4, 5, 6], 2, 1, "stays")]
-    assert (answer["status"], answer["objective"], answer["bound"], answer["wall_clock_stopped"], answer["unplaced"]) == (
-        "feasible", 4, None, ["priority"], [])
+    assert (answer["status"], answer["objective"], answer["bound"], answer["wall_clock_stopped"],
+            answer["unplaced"]) == ("feasible", 4, None, ["priority"], [])
 
 
 def test_a_required_job_the_kept_jobs_leave_no_room_is_placed_first(cli: Cli, tmp_path: Path,
@@ -96,7 +96,8 @@ def test_a_required_job_the_kept_jobs_leave_no_room_is_placed_first(cli: Cli, tm
     must = {"name": "must", "model": "Qwen3-14B", "max_model_len": "32k", "rollout_gpus": 6, "required": True}
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _fleet(tmp_path, [must, *JOBS[1:]]), now, "--no-widen")
-    assert (status, err, lines[0], lines[2]) == (0, "", GREEDY.replace("(of 4): 4", "(of 3): 3"), "running now: 1 stays, 1 moves, 0 stop; 1 starts")
+    assert (status, err, lines[0], lines[2]) == (0, "", GREEDY.replace("(of 4): 4", "(of 3): 3"),
+                                                  "running now: 1 stays, 1 moves, 0 stop; 1 starts")
     assert _where(answer) == [("must", [0], list(range(8)), 2, 6, "starts"), ("runs", [1], [2, 3, 4], 1, 2, "moves"),
                               ("also", [1], [0, 1], 1, 1, "stays")]
 

@@ -694,8 +694,8 @@ def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: boo
     return status == cp_model.INFEASIBLE, stopped_by_wall_clock(solver, status) and not interrupt.caught
 
 
-def _as_model_values(built: PlacementModel, choice: dict[int, tuple[Option, list[int]]],
-                     options: list[Option]) -> tuple[list[int], dict[tuple[int, int], tuple[int, tuple[Footprint, ...]]]]:
+def _as_model_values(built: PlacementModel, choice: dict[int, tuple[Option, list[int]]], options: list[Option]
+                     ) -> tuple[list[int], dict[tuple[int, int], tuple[int, tuple[Footprint, ...]]]]:
     """A greedy placement in the model's terms: the options' literals, and the node pattern (a key of
     `built.pattern_counts`) that fills each node (pool, node) that its jobs share."""
     picked = {id(option) for option, _ in choice.values()}
