@@ -1,5 +1,5 @@
 """The greedy baseline (`greedy`): jobs by priority (the required ones first), each on its first way and the first
-node with room (`greedy_choice`, from which the search starts too)."""
+node with room (`greedy_choice`, from which the search starts too, the jobs that run now kept where they run first)."""
 
 from __future__ import annotations
 
