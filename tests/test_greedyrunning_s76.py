@@ -12,27 +12,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import yaml
-from test_runningfirst_s75 import JOBS, POOL
+from test_runningfirst_s75 import JOBS, _fleet, _running
+from test_smallslips20_s75 import FORTY_JOBS
 
 import solver.cluster.search
 
 Cli = Callable[..., tuple[int, str, str]]
-
-
-def _fleet(tmp_path: Path, jobs: list[dict[str, object]]) -> Path:
-    path = tmp_path / "fleet.yaml"
-    path.write_text(yaml.safe_dump({"pools": [POOL], "jobs": jobs}), encoding="utf-8")
-    return path
-
-
-def _now(cli: Cli, tmp_path: Path, jobs: list[dict[str, object]], *options: str) -> Path:
-    """The placement of `jobs` as `solve cluster --json` gives it (with `options`), where `--current` reads it."""
-    status, out, err = cli("cluster", str(_fleet(tmp_path, jobs)), "--json", *options)
-    assert (status, err) == (0, "")
-    path = tmp_path / "now.json"
-    path.write_text(out, encoding="utf-8")
-    return path
 
 
 def _written(tmp_path: Path, jobs: list[tuple[str, int, list[int], int, int, int, bool]]) -> Path:
@@ -74,7 +59,7 @@ def test_the_greedy_placement_keeps_every_running_job_where_it_runs(cli: Cli, tm
                                                                     monkeypatch: pytest.MonkeyPatch):
     # The three jobs as placed (new on node 1, widened to 6 trainer GPUs; runs and also sharing node 0): the greedy
     # placement by priority, each on its smallest way, moved all three (0 stay, 3 move); it now keeps them as they run.
-    now = _now(cli, tmp_path, JOBS)
+    now = _running(cli, tmp_path, {"new", "runs", "also"})
     running = _where(json.loads(now.read_text()))
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _fleet(tmp_path, JOBS), now)
@@ -103,8 +88,6 @@ def test_a_required_job_the_kept_jobs_leave_no_room_is_placed_first(cli: Cli, tm
     assert _where(answer) == [("must", [0], list(range(8)), 2, 6, "starts"), ("runs", [1], [2, 3, 4], 1, 2, "moves"),
                               ("also", [1], [0, 1], 1, 1, "stays")]
 
-
-FORTY_JOBS = Path(__file__).resolve().parent / "data" / "cluster-40-jobs.yaml"
 
 
 def test_the_forty_jobs_fleet_keeps_its_25_running_jobs(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
