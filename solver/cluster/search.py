@@ -35,6 +35,7 @@ from solver.cluster.options import (
     WaysLimit,
     fleet_options,
     jobs_without_ways,
+    keeps_running,
     pools_with_ways,
 )
 from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use, with_current
@@ -257,15 +258,26 @@ def placement_search(fleet: Fleet, options: list[Option], every_job: bool, runni
     built = build_placement_model(fleet, options, every_job)
     if running:
         built = keep_running_jobs(built, fleet, options, running)
-    return built, placement_stages(fleet, options, built, every_job), greedy_start(fleet, options, built)
+    return built, placement_stages(fleet, options, built, every_job), greedy_start(fleet, options, built, running)
 
 
-def greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel) -> Search:
-    """The search's start: a greedy placement, hinted to CP-SAT (which never returns less); it stands if time runs
-    out before a first solution."""
-    values, counts = _as_model_values(built, greedy_choice(fleet, options, smallest_first=True), options, fleet)
+def greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel,
+                 running: Sequence[RunningJob] = ()) -> Search:
+    """The search's start: a greedy placement (`greedy_choice`: the `running` jobs kept where they run first), hinted to
+    CP-SAT (which never returns less); it stands if time runs out before a first solution, the running jobs it keeps
+    staying where they run (`Search.kept`)."""
+    choice = greedy_choice(fleet, options, smallest_first=True, running=running)
+    values, filling = _as_model_values(built, choice, options)
+    filled = Counter(filling.values())
+    counts = {key: filled[key] for key in built.pattern_counts}
     hint_placement(built, values, counts)
-    return Search(values=values, counts=counts)
+    if not running:
+        return Search(values=values, counts=counts)
+    staying = {job.job: job for job in running if job.job in choice and choice[job.job][1] == list(job.nodes)
+               and keeps_running(fleet, choice[job.job][0], job)}
+    fills = {(job.pool, job.nodes[0]): filling[job.pool, job.nodes[0]][1] for job in staying.values()
+             if choice[job.job][0].size}
+    return Search(values=values, counts=counts, kept=Kept(staying, fills, tuple(running)))
 
 
 def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by: float | None, interrupted: bool,
@@ -682,19 +694,17 @@ def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: boo
     return status == cp_model.INFEASIBLE, stopped_by_wall_clock(solver, status) and not interrupt.caught
 
 
-def _as_model_values(
-    built: PlacementModel, choice: dict[int, tuple[Option, list[int]]], options: list[Option], fleet: Fleet
-) -> tuple[list[int], dict[tuple[int, tuple[Footprint, ...]], int]]:
-    """A greedy placement in the model's terms: the options' literals and the node-pattern counts."""
+def _as_model_values(built: PlacementModel, choice: dict[int, tuple[Option, list[int]]], options: list[Option]
+                     ) -> tuple[list[int], dict[tuple[int, int], tuple[int, tuple[Footprint, ...]]]]:
+    """A greedy placement in the model's terms: the options' literals, and the node pattern (a key of
+    `built.pattern_counts`) that fills each node (pool, node) that its jobs share."""
     picked = {id(option) for option, _ in choice.values()}
     values = [int(id(option) in picked) for option in options]
-    filled: Counter[tuple[int, tuple[Footprint, ...]]] = Counter()
-    for pool_index in range(len(fleet.pools)):
-        keys = [key for key in built.pattern_counts if key[0] == pool_index]
-        per_node: dict[int, list[Footprint]] = defaultdict(list)
-        for option, spot in choice.values():
-            if option.pool == pool_index and option.size:
-                per_node[spot[0]].append(option.footprint)
-        for contents in per_node.values():  # a node's packing fits within one of its pool's patterns (`patterns`)
-            filled[next(key for key in keys if not Counter(contents) - Counter(key[1]))] += 1
-    return values, {key: filled[key] for key in built.pattern_counts}
+    per_node: dict[tuple[int, int], list[Footprint]] = defaultdict(list)
+    for option, spot in choice.values():
+        if option.size:
+            per_node[option.pool, spot[0]].append(option.footprint)
+    # A node's packing fits within one of its pool's patterns (`patterns`).
+    return values, {(pool, node): next(key for key in built.pattern_counts
+                                       if key[0] == pool and not Counter(contents) - Counter(key[1]))
+                    for (pool, node), contents in per_node.items()}
