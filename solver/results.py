@@ -818,21 +818,22 @@ def padding_cautions(model: Model, max_model_len: int, dpo: bool = False) -> tup
     violation = remove_padding_violation(model)
     if violation is None:
         return ()
+    counted = ("" if dpo else "that sequence, ") + padded_count_words(model, max_model_len, dpo)
     return ((f"use_remove_padding false for {model.name}: {violation}; padded instead, so use_dynamic_bsz false with "
              "one sequence per micro-batch (micro-batch sizes 1), which leaves max_token_len_per_gpu unread: the "
-             f"memory estimate counts {padded_count_words(model, max_model_len, dpo)}; "
+             f"memory estimate counts {counted}; "
              f"{ONE_SEQUENCE_WIDER_WORDS}; it costs speed: a step runs a forward and backward per sequence, where "
              "dynamic batching would pack several"),)
 
 
 def padded_count_words(model: Model, max_model_len: int, dpo: bool) -> str:
     """What the memory estimate counts of a micro-batch of `model` trained one padded sequence per micro-batch at
-    `max_model_len` (SP 1), in words: that sequence, or for `dpo` the pair the DPO config's actor holds
+    `max_model_len` (SP 1), in words: that sequence's tokens, or for `dpo` the pair the DPO config's actor holds
     (`counted_tokens`)."""
     tokens = counted_tokens(model, max_model_len, 1, dpo=dpo)
     if dpo:
         return f"the DPO pair, a chosen and a rejected sequence, 2 x max_model_len = {tokens} tokens per GPU"
-    return f"that sequence, max_model_len = {tokens} tokens per GPU"
+    return f"max_model_len = {tokens} tokens per GPU"
 
 
 NO_LIMIT_WORDS = "no limit (transformers' no-limit model_max_length: vLLM refuses no length)"
