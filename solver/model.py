@@ -416,9 +416,9 @@ def capped_estimates(shape: Model, memory_gib: float, gpus: int, coefficients: C
                      critic: CriticStates | None = None,
                      dpo: bool = False) -> tuple[tuple[int, int, int, int, int], ...]:
     """The memory model's estimates for `shape` on `gpus` GPUs of `memory_gib` (`estimated_cells`, of a LoRA run of
-    `lora_rank` or full fine-tuning, with a PPO `critic` or not, for DPO or not: `dpo`), each capped where the tables of `refuting` say its
-    setting runs out of memory (`within_refuting_tables` of their `least_limits`). Cached per count, as the estimates
-    are: the questions on one GPU type and model ask again."""
+    `lora_rank` or full fine-tuning, with a PPO `critic` or not, for DPO or not: `dpo`), each capped where the tables
+    of `refuting` say its setting runs out of memory (`within_refuting_tables` of their `least_limits`). Cached per
+    count, as the estimates are: the questions on one GPU type and model ask again."""
     return within_refuting_tables(
         estimated_cells(shape, memory_gib, (gpus,), coefficients, margin, without_env, lora_rank, critic, dpo),
         least_limits(refuting, shape))

@@ -964,11 +964,12 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
                 interconnect_unstated: str | None = None, dpo: bool = False) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
-    layout, remove padding off for it (`padding_cautions`, for `dpo` or not), its length (`length_cautions`), `thin` headroom, a large
-    `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice (`single`), `uneven`
-    data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an
-    AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe (`sp_over_pcie_caution`) or on a GPU type of
-    your own whose interconnect is not stated (`interconnect_unstated_caution`; each where given)."""
+    layout, remove padding off for it (`padding_cautions`, for `dpo` or not), its length (`length_cautions`), `thin`
+    headroom, a large `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice
+    (`single`), `uneven` data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each
+    where given), Env on an AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe
+    (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
+    (`interconnect_unstated_caution`; each where given)."""
     given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),

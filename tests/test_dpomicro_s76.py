@@ -17,10 +17,10 @@ from test_padbound_s71 import ARR, EXAMPLE, INTERNLM2, Cli
 from solver.trinity.plan_keys import DPO_PAIR_COMMENT
 
 ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
-NOTE = ("solve: note: {path} trains DPO with one padded sequence per micro-batch for internlm2-7b, so what is made from "
-        f"it writes {ACTOR_SIZE} 2, one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later "
-        "needs; but no one size fits both verl lines: before verl 0.8 ({before}) Trinity doubles it to 4 sequences, "
-        "two pairs, so there write 1{option}")
+NOTE = ("solve: note: {path} trains DPO with one padded sequence per micro-batch for internlm2-7b, so what is made "
+        f"from it writes {ACTOR_SIZE} 2, one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or "
+        "later needs; but no one size fits both verl lines: before verl 0.8 ({before}) Trinity doubles it to 4 "
+        "sequences, two pairs, so there write 1{option}")
 
 
 def _dpo(size: Any, version: str | None) -> dict[str, Any]:
@@ -59,8 +59,9 @@ def test_other_algorithms_and_roles_keep_one_sequence():
     assert [words.split(":")[0] for words in _unbounded_of(_config("grpo", None, {
         **ONE, "actor": {"ppo_micro_batch_size_per_gpu": 2}}))] == [f"{ACTOR_SIZE} is 2"]
     # DPO's ref holds no pair that its forward needs: one sequence, as every role's
-    assert [words.split(":")[0] for words in _unbounded_of(_config("dpo", None, {
-        **ONE, "ref": {"log_prob_micro_batch_size_per_gpu": 2}}))] == [f"{ARR}.ref.log_prob_micro_batch_size_per_gpu is 2"]
+    ref = {**ONE, "ref": {"log_prob_micro_batch_size_per_gpu": 2}}
+    assert [words.split(":")[0] for words in _unbounded_of(_config("dpo", None, ref))] == [
+        f"{ARR}.ref.log_prob_micro_batch_size_per_gpu is 2"]
 
 
 def _unbounded_of(config: dict[str, Any]) -> list[str]:
