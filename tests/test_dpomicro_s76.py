@@ -6,6 +6,7 @@ lines; ``micro-batch-unbounded`` takes 1 and, where the release may be 0.6, 2 fo
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,11 @@ import yaml
 from test_ownbudget_s72 import ONE, _config, _problems
 from test_padbound_s71 import ARR, EXAMPLE, INTERNLM2, Cli
 
+from solver.memory import breakdown, longest_fitting
+from solver.rules import counted_tokens, longest_length_of_tokens
+from solver.tables import load_catalog, load_memory_model
+from solver.tables.model_config import load_model_config
+from solver.tables.schema import Setting
 from solver.trinity.plan_keys import DPO_PAIR_COMMENT
 
 ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
@@ -106,3 +112,54 @@ def test_the_comment_says_which_size_for_which_line():
         "2 for DPO: one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later trains it (with 1 "
         "its DPO loss finds no rejected sequence); no one size fits both verl lines: before verl 0.8 (Trinity 0.5, 0.6 "
         "on verl 0.7) Trinity doubles it to 4, two pairs, so write 1 there")
+
+
+def _dpo_config_answer(cli: Cli, tmp_path: Path, algorithm: str) -> dict[str, Any]:
+    """The --json answer for docs/examples/trinity.yaml with InternLM2-7B and `algorithm`: 32768 tokens on the 6
+    trainer GPUs of H100 its cluster leaves beside 2 rollout GPUs."""
+    config = yaml.safe_load(EXAMPLE.read_text())
+    config["algorithm"]["algorithm_type"] = algorithm
+    given = tmp_path / f"{algorithm}.yaml"
+    given.write_text(yaml.safe_dump(config))
+    status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--json")
+    assert status == 0
+    (answer,) = json.loads(out)
+    return answer  # type: ignore[no-any-return]
+
+
+def test_a_padded_models_dpo_plans_count_the_pair(cli: Cli, tmp_path: Path):
+    grpo, dpo = (_dpo_config_answer(cli, tmp_path, algorithm) for algorithm in ("grpo", "dpo"))
+    assert "dpo_pairs" not in grpo and dpo["dpo_pairs"] is True
+    best = {name: (answer["plans"][0]["env"], answer["plans"][0]["offload"], answer["plans"][0]["gpus"],
+                   answer["plans"][0]["memory_gb"]) for name, answer in (("grpo", grpo), ("dpo", dpo))}
+    # the pair's checkpoints and logits take Env alone past the GPU: Offload makes room
+    assert best == {"grpo": (True, False, 6, 51.7), "dpo": (True, True, 6, 60.14)}
+    caution = next(words for words in dpo["plans"][0]["cautions"] if words.startswith("use_remove_padding"))
+    assert ("the memory estimate counts the DPO pair, a chosen and a rejected sequence, 2 x max_model_len = 65536 "
+            "tokens per GPU; before verl 0.8") in caution
+
+
+def test_the_pair_is_counted_in_one_place_and_only_for_a_padded_model():
+    model = load_model_config(INTERNLM2)
+    assert [counted_tokens(model, 32768, 1, dpo=dpo) for dpo in (False, True)] == [32768, 65536]
+    assert [longest_length_of_tokens(model, 65537, 1, dpo) for dpo in (False, True)] == [65537, 32768]
+    qwen = load_catalog().model("8B")  # remove padding on: its token budget bounds a pair like any sequences
+    assert counted_tokens(qwen, 32768, 1, dpo=True) == counted_tokens(qwen, 32768, 1) == 65536
+    setting = Setting(env=True, offload=False, sp=1)
+    coefficients = load_memory_model().coefficients
+    one, pair = (breakdown(model, 80.0, 6, setting, 32768, coefficients, dpo=dpo) for dpo in (False, True))
+    assert (round(one.total_gib, 1), round(pair.total_gib, 1), one.fits, pair.fits) == (51.7, 79.9, True, False)
+    assert pair.terms.checkpoints == 2 * one.terms.checkpoints and pair.terms.states == one.terms.states
+    assert [longest_fitting(model, 80.0, 6, setting, coefficients, dpo=dpo) for dpo in (False, True)] == [58368, 28672]
+
+
+def test_the_verdict_on_a_dpo_config_counts_the_pair(cli: Cli, tmp_path: Path):
+    predicted = {}
+    for algorithm in ("grpo", "dpo"):
+        config = yaml.safe_load(EXAMPLE.read_text())
+        config["algorithm"]["algorithm_type"] = algorithm
+        given = tmp_path / f"{algorithm}.yaml"
+        given.write_text(yaml.safe_dump(config))
+        status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100")
+        predicted[algorithm] = (status, " ".join(out.split()).split("the memory model predicts ")[1].split(" GiB")[0])
+    assert predicted == {"grpo": (0, "55.6"), "dpo": (0, "87.7")}  # vanilla on 6 GPUs at 32768: one sequence, a pair
