@@ -154,10 +154,11 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
     `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
     model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
-    for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`). For `version`
-    0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as
-    the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no
-    Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known)."""
+    for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`; for a DPO `config`,
+    the actor's one pair by `version`). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`,
+    `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on 0.6's flags says it
+    (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face checkpoint says it
+    (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     return [
