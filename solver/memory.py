@@ -2,7 +2,7 @@
 
 Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` trainer GPUs, SP degree
 ``s``, ``T = ceil(2L/s)`` tokens per GPU (Trinity's default token budget; ``T = L`` for a model trained one padded
-sequence per micro-batch, `solver.rules.counted_tokens`) and gradient checkpointing:
+sequence per micro-batch, ``2L`` for its DPO pair, `solver.rules.counted_tokens`) and gradient checkpointing:
 
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
