@@ -1071,7 +1071,8 @@ def config_query(
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
-    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`) and, where it lowers its own token
+    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`), whether it trains DPO
+    (`TrinityConfig.dpo`, `Query.dpo`) and, where it lowers its own token
     budget and its model reads one (not `one_sequence_per_micro_batch`: its plans are the same), ``auto``; and the
     critic its algorithm trains, as its flags hold it (`TrinityConfig.critic`), unless `critic` is given: one of
     `CriticStates` in its stead, or ``"none"`` (`NO_CRITIC`) for none (the run trains it all the same). The
@@ -1123,6 +1124,7 @@ def config_query(
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank,
         critic=config.critic if critic is None else counted_critic(critic), option_names=option_names)
+    query = query.model_copy(update={"dpo": config.dpo})
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
             catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
         return query.model_copy(update={"token_budget": "default"})
@@ -1697,7 +1699,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own,
-                           query.lora_rank, query.critic)
+                           query.lora_rank, query.critic, query.dpo)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))

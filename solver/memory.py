@@ -2,7 +2,7 @@
 
 Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` trainer GPUs, SP degree
 ``s``, ``T = ceil(2L/s)`` tokens per GPU (Trinity's default token budget; ``T = L`` for a model trained one padded
-sequence per micro-batch, `solver.rules.counted_tokens`) and gradient checkpointing:
+sequence per micro-batch, ``2L`` for its DPO pair, `solver.rules.counted_tokens`) and gradient checkpointing:
 
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
@@ -501,13 +501,15 @@ def _ffn_width(model: Model) -> int:
 def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
     margin: float = 0.0, tokens_per_gpu: int | None = None, lora_rank: int = 0, critic: CriticStates | None = None,
+    dpo: bool = False,
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory, and of the optimizer step against
     its share (both less a safety `margin`), at the tokens per GPU it counts for `max_model_len` (`counted_tokens`:
     Trinity's default token budget, or `tokens_per_gpu`, a ``max_token_len_per_gpu`` of the user's; one sequence for a
-    model trained one per micro-batch), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO critic's states
+    model trained one per micro-batch, a pair for `dpo`), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO
+    critic's states
     where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`)."""
-    tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu)
+    tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu, dpo)
     terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
     critic_gib = resident_critic_gib(model, gpus, critic)
     return Breakdown(
@@ -837,9 +839,11 @@ def _step_usable_gib(memory_gib: float, margin: float) -> float:
 def longest_fitting(
     model: Model, memory_gib: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
     grid: int = GRID, ceiling: int = CEILING, lora_rank: int = 0, critic: CriticStates | None = None,
+    dpo: bool = False,
 ) -> int | None:
     """The longest ``max_model_len`` on a `grid` of tokens, up to `ceiling`, that fits (None when not even
-    one step fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO critic or not (`critic`).
+    one step fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO critic or not (`critic`), for DPO
+    or not (`dpo`: `counted_tokens`).
 
     The memory at each activation peak (the actor's; a critic's own update, `critic_pass_gib`) is a constant plus a
     cost per token per GPU (`token_features`), so the most tokens per GPU that fit follow from the two, the fewer of
@@ -852,7 +856,8 @@ def longest_fitting(
         return (actor, critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank)) if critic else (actor,)
 
     def fits(length: int) -> bool:
-        return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank, critic).fits
+        return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank, critic,
+                         dpo).fits
 
     step = optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic)
     if step > _step_usable_gib(memory_gib, margin):
@@ -860,7 +865,7 @@ def longest_fitting(
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
     # above 0 per token: the per-token terms are held to a physical floor
     most_tokens = max(0, min(int((usable - fixed) / (one - fixed)) for fixed, one in zip(peaks(0), peaks(1))))
-    length = min(ceiling, longest_length_of_tokens(model, most_tokens, setting.sp))
+    length = min(ceiling, longest_length_of_tokens(model, most_tokens, setting.sp, dpo))
     if not (length == 0 or fits(length)) or (length < ceiling and fits(length + 1)):
         length = _last_fitting(fits, ceiling)  # rounding put it off: search (memory grows with the length)
     length -= length % grid
@@ -1158,21 +1163,21 @@ def estimates_setting(setting: Setting, without_env: bool = False) -> bool:
 
 def estimated_cells(
     model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float,
-    without_env: bool = False, lora_rank: int = 0, critic: CriticStates | None = None,
+    without_env: bool = False, lora_rank: int = 0, critic: CriticStates | None = None, dpo: bool = False,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env and Offload (those of
     `estimates_setting`) and SP degree dividing the count that the model's heads allow: the longest
     ``max_model_len`` (any number of tokens, up to `CEILING`) the memory model predicts to fit (kept when
-    at least one token fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO `critic` or not. The
-    planner's rules still decide which of them a plan may use."""
+    at least one token fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO `critic` or not, for DPO
+    or not (`dpo`). The planner's rules still decide which of them a plan may use."""
     return tuple(cell for gpus in counts for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin,
-                                                                     without_env, lora_rank, critic))
+                                                                     without_env, lora_rank, critic, dpo))
 
 
 @lru_cache(maxsize=1024)
 def _cells_of_count(
     model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float, without_env: bool,
-    lora_rank: int, critic: CriticStates | None,
+    lora_rank: int, critic: CriticStates | None, dpo: bool,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """`estimated_cells` for one GPU count (cached: the planner asks for the same counts again and again)."""
     cells = []
@@ -1183,7 +1188,7 @@ def _cells_of_count(
                 if not estimates_setting(setting, without_env):
                     continue
                 longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin, grid=1,
-                                          lora_rank=lora_rank, critic=critic)
+                                          lora_rank=lora_rank, critic=critic, dpo=dpo)
                 if longest is not None:
                     cells.append((gpus, env, offload, sp, longest))
     return tuple(cells)

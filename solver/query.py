@@ -198,6 +198,10 @@ class Query(Frozen):
         "hold it, `TrinityConfig.critic`): resident, its states on the GPUs; offloaded, in host memory; reloaded, in "
         "host memory and back on the GPUs for its own update; the tables, which measured the actor alone, then vouch "
         "for nothing and still refute; null for none"))
+    dpo: bool = Field(default=False, description=(
+        "whether the run trains DPO (a Trinity config's algorithm_type dpo): for a model trained one padded sequence "
+        "per micro-batch, the actor's micro-batch holds a pair, a chosen and a rejected sequence, which the plans' "
+        "memory estimate counts (`solver.rules.counted_tokens`); false where not known"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -680,6 +684,9 @@ class TrinityConfig(Frozen, defer_build=True):
     """(key, words) of each of `micro_batch_sequences` whose sequences are not the micro-batch size per GPU as written
     (`solver.trinity.config.micro_batch_counts`): where they come from, in words (Trinity doubles the actor's and the
     ref's for DPO; a deprecated size for the whole batch over the data-parallel ranks)."""
+    dpo: bool = False
+    """Whether the config trains DPO (``algorithm.algorithm_type: dpo``), whose plans count a pair of padded sequences
+    per micro-batch for a model trained one per micro-batch (`Query.dpo`)."""
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""

@@ -46,6 +46,7 @@ from solver.rules import (
     SourceCell,
     TablesVerdict,
     batch_over_trainer_gpus_words,
+    counted_tokens,
     fewer_reasons,
     tables_refute_words,
     token_budget,
@@ -807,21 +808,32 @@ def layout_cautions(model: Model) -> tuple[str, ...]:
     return (words,)
 
 
-def padding_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
+def padding_cautions(model: Model, max_model_len: int, dpo: bool = False) -> tuple[str, ...]:
     """The caution for a model that remove padding would train wrong (`remove_padding_violation`), in words: its
     plans turn it off, so each micro-batch is padded to its longest sequence, which dynamic batching, filling it by the
     sequences' own lengths up to the token budget, would take past any budget; so they turn dynamic batch sizes off
     too, with one sequence per micro-batch, which leaves the budget unread: the memory estimate counts that sequence,
-    `max_model_len` tokens per GPU (`counted_tokens`, and where verl pads it wider, `ONE_SEQUENCE_WIDER_WORDS`), at a
-    cost in speed. None otherwise."""
+    `max_model_len` tokens per GPU, for `dpo` a pair (`counted_tokens`, and where verl pads it wider,
+    `ONE_SEQUENCE_WIDER_WORDS`), at a cost in speed. None otherwise."""
     violation = remove_padding_violation(model)
     if violation is None:
         return ()
+    counted = ("" if dpo else "that sequence, ") + padded_count_words(model, max_model_len, dpo)
     return ((f"use_remove_padding false for {model.name}: {violation}; padded instead, so use_dynamic_bsz false with "
              "one sequence per micro-batch (micro-batch sizes 1), which leaves max_token_len_per_gpu unread: the "
-             f"memory estimate counts that sequence, max_model_len = {max_model_len} tokens per GPU; "
+             f"memory estimate counts {counted}; "
              f"{ONE_SEQUENCE_WIDER_WORDS}; it costs speed: a step runs a forward and backward per sequence, where "
              "dynamic batching would pack several"),)
+
+
+def padded_count_words(model: Model, max_model_len: int, dpo: bool) -> str:
+    """What the memory estimate counts of a micro-batch of `model` trained one padded sequence per micro-batch at
+    `max_model_len` (SP 1), in words: that sequence's tokens, or for `dpo` the pair the DPO config's actor holds
+    (`counted_tokens`)."""
+    tokens = counted_tokens(model, max_model_len, 1, dpo=dpo)
+    if dpo:
+        return f"the DPO pair, a chosen and a rejected sequence, 2 x max_model_len = {tokens} tokens per GPU"
+    return f"max_model_len = {tokens} tokens per GPU"
 
 
 NO_LIMIT_WORDS = "no limit (transformers' no-limit model_max_length: vLLM refuses no length)"
@@ -950,13 +962,14 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
 def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
                 rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None,
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
-                interconnect_unstated: str | None = None) -> tuple[Caution, ...]:
+                interconnect_unstated: str | None = None, dpo: bool = False) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
-    layout, remove padding off for it (`padding_cautions`), its length (`length_cautions`), `thin` headroom, a large
-    `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice (`single`), `uneven`
-    data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each where given), Env on an
-    AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe (`sp_over_pcie_caution`) or on a GPU type of
-    your own whose interconnect is not stated (`interconnect_unstated_caution`; each where given)."""
+    layout, remove padding off for it (`padding_cautions`, for `dpo` or not), its length (`length_cautions`), `thin`
+    headroom, a large `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice
+    (`single`), `uneven` data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each
+    where given), Env on an AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe
+    (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
+    (`interconnect_unstated_caution`; each where given)."""
     given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
@@ -964,7 +977,7 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
              (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
-                             for words in padding_cautions(model, max_model_len)),
+                             for words in padding_cautions(model, max_model_len, dpo)),
                            *_length_cautions(model, max_model_len),
                            *(Caution(code, words) for code, words in given if words)))
 
@@ -1087,7 +1100,7 @@ class Plan(Frozen):
                       train_batch_source: str = "--train-batch-size", version: TrinityVersion | None = None,
                       unchecked_host_ram: str | None = None, node_gpus: int = NODE_GPUS,
                       option_names: OptionNames = COMMAND_OPTIONS, node_gpus_given: bool = False,
-                      fits_without_sp: bool | None = None) -> Plan:
+                      fits_without_sp: bool | None = None, dpo: bool = False) -> Plan:
         """This plan, of `model` on `gpu`, with its `cautions` (its room to spare weighed against `room`, the margin
         it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual
         batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
@@ -1098,7 +1111,7 @@ class Plan(Frozen):
         node of `node_gpus` (for its trainer GPUs there where that size is not `node_gpus_given`), or a workstation
         for all its cards (`unchecked_host_need`); the options the cautions point to named as `option_names` name
         them (the query's); and for SP over PCIe, whether the question without SP has a plan (`fits_without_sp`, as
-        `sp_over_pcie_caution` takes it)."""
+        `sp_over_pcie_caution` takes it); `dpo`: the query's (`Query.dpo`), as `padding_cautions` takes it."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
@@ -1111,7 +1124,7 @@ class Plan(Frozen):
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,
-                               interconnect_unstated_caution(gpu, self.sp, option_names))
+                               interconnect_unstated_caution(gpu, self.sp, option_names), dpo)
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
@@ -1506,7 +1519,7 @@ class ApplySettings(TrinitySettings):
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
                              "unpinned", "more_host_ram", "token_budget_auto", "tables", "memory_model_margin",
-                             "reason_caution_codes")
+                             "reason_caution_codes", "dpo_pairs")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1556,6 +1569,10 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "memory (FSDP2's offload_policy); or reloaded, in host memory but back on the GPUs for its own update (the "
         "host memory figures count them where held there); the tables, which measured the actor alone, vouch for no "
         "plan (every plan is estimated) and still refute; null for none"))
+    dpo_pairs: Literal[True] | None = Field(default=None, description=(
+        "true where the plans' memory figures and estimates count a DPO pair per micro-batch, a chosen and a "
+        "rejected sequence, twice max_model_len tokens per GPU: a --from-config config that trains DPO, of a model "
+        "trained one padded sequence per micro-batch; left out otherwise"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
         f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "

@@ -137,31 +137,44 @@ def one_sequence_per_micro_batch(model: Model) -> bool:
     return remove_padding_violation(model) is not None
 
 
-def counted_tokens(model: Model, max_model_len: int, sp: int, budget: int | None = None) -> int:
+def padded_sequences(dpo: bool) -> int:
+    """The sequences of up to ``max_model_len`` tokens in the actor's micro-batch of a model trained one padded sequence
+    per micro-batch (`one_sequence_per_micro_batch`): one, or for `dpo` a pair, a chosen and a rejected sequence, which
+    Trinity's DPO loss takes from the micro-batch's rows on every verl line that trains DPO (before verl 0.8 Trinity
+    doubles the size 1 to 2, 0.6.0 ``trainer/verl_legacy/verl_config.py:685-688``; on 0.8 or later it is written 2,
+    `solver.trinity.checks._check_dpo_pairs`), each padded to the micro-batch's width: twice one sequence's
+    activations."""
+    return 2 if dpo else 1
+
+
+def counted_tokens(model: Model, max_model_len: int, sp: int, budget: int | None = None, dpo: bool = False) -> int:
     """The tokens per GPU the memory model counts for `model` at `max_model_len` and SP `sp`: for a model of
-    `one_sequence_per_micro_batch` (at SP=1), that one padded sequence, `max_model_len` (verl 0.8 pads a micro-batch
+    `one_sequence_per_micro_batch` (at SP=1), its padded sequences (`padded_sequences`: for `dpo`, a pair) of
+    `max_model_len` each (verl 0.8 pads a micro-batch
     to its own longest; before 0.8, to the batch's longest prompt plus longest response, which Trinity keeps within
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` where no prompt or response passes its own limit:
     `ONE_SEQUENCE_WIDER_WORDS`); else `budget` (a ``max_token_len_per_gpu`` of one's own), or Trinity's default
     (`token_budget`)."""
     if one_sequence_per_micro_batch(model):
-        return ceil(max_model_len / sp)
+        return padded_sequences(dpo) * ceil(max_model_len / sp)
     return token_budget(max_model_len, sp) if budget is None else budget
 
 
-def longest_length_of_tokens(model: Model, tokens: int, sp: int) -> int:
-    """The longest ``max_model_len`` whose `counted_tokens` for `model` at SP `sp` are at most `tokens`."""
-    return tokens * sp if one_sequence_per_micro_batch(model) else tokens * sp // 2
+def longest_length_of_tokens(model: Model, tokens: int, sp: int, dpo: bool = False) -> int:
+    """The longest ``max_model_len`` whose `counted_tokens` for `model` at SP `sp` (for `dpo` too) are at most
+    `tokens`."""
+    return tokens // padded_sequences(dpo) * sp if one_sequence_per_micro_batch(model) else tokens * sp // 2
 
 
 ONE_SEQUENCE_WIDER_WORDS = ("before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) it is padded to the batch's longest prompt "
                             "plus its longest response, wider only where a prompt or a response passes "
                             "max_prompt_tokens or max_response_tokens (a multi-turn workflow, "
                             "model.enable_prompt_truncation off, a rollout max_tokens above max_response_tokens), up "
-                            "to twice max_model_len; and for DPO a micro-batch holds two sequences, a chosen and a "
-                            "rejected one, which Trinity's DPO loss takes as a pair (before verl 0.8 Trinity doubles "
-                            "the size to 2; on verl 0.8 or later the actor's must be written 2: with 1 the loss finds "
-                            "no rejected sequence, dpo-pair-split): the estimate counts neither")
+                            "to twice max_model_len, which the estimate does not count; and for DPO a micro-batch "
+                            "holds two sequences, a chosen and a rejected one, which Trinity's DPO loss takes as a "
+                            "pair (before verl 0.8 Trinity doubles the size to 2; on verl 0.8 or later the actor's "
+                            "must be written 2: with 1 the loss finds no rejected sequence, dpo-pair-split), which the "
+                            "estimate counts where the plans are made from a config of algorithm_type dpo")
 """Where a micro-batch of one padded sequence (`counted_tokens`) holds more than ``max_model_len`` tokens, in words:
 verl 0.7.0's actor runs the batch's padded width (``workers/actor/dp_actor.py:110-111`` without remove padding),
 which Trinity's ``to_data_proto`` pads to (0.5.0 ``trainer/verl/utils.py:31-32``, 0.6.0 ``:62-63``); a prompt and a

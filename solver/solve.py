@@ -64,6 +64,7 @@ from solver.rules import (
     larger_tables,
     lowered_token_budget,
     most_estimated_tokens,
+    one_sequence_per_micro_batch,
     rollout_layout,
     rollout_layout_violation,
     sp_degrees_within,
@@ -866,6 +867,7 @@ def _answer(
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
         critic=query.critic,
+        dpo_pairs=True if query.dpo and one_sequence_per_micro_batch(catalog.model(query.model)) else None,
         margin=margin,
         memory_model_margin=query.memory.margin if margin != query.memory.margin else None,
         token_budget=query.token_budget,
@@ -935,7 +937,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         rollout_gpus=layout[1] if layout else None,
     ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting, data.shape), query.train_batch_size,
                     query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus,
-                    query.option_names, query.node_gpus_given, _fits_without_sp(catalog, query, gpu, sp, length))
+                    query.option_names, query.node_gpus_given, _fits_without_sp(catalog, query, gpu, sp, length),
+                    query.dpo)
 
 
 def _fits_without_sp(catalog: Catalog, query: Query, gpu: GpuType, sp: int, length: int) -> bool | None:
@@ -962,7 +965,7 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
     `solver.rules.counted_tokens`): peak and headroom (an estimate's against the margin estimates are held to,
     `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
     memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients,
-                       query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank, query.critic)
+                       query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank, query.critic, query.dpo)
     beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
                                  query.node_gpus, gpu.rocm)
               if estimated else ())

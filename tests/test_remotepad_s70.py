@@ -38,11 +38,12 @@ CAUTION = (f"use_remove_padding false for internlm2-7b: {PACKED}; padded instead
            "on verl 0.7) it is padded to the batch's longest prompt plus its longest response, wider only where a "
            "prompt or a response passes max_prompt_tokens or max_response_tokens (a multi-turn workflow, "
            "model.enable_prompt_truncation off, a rollout max_tokens above max_response_tokens), up to twice "
-           "max_model_len; and for DPO a micro-batch holds two sequences, a chosen and a rejected one, which "
-           "Trinity's DPO loss takes as a pair (before verl 0.8 Trinity doubles the size to 2; on verl 0.8 or later "
-           "the actor's must be written 2: with 1 the loss finds no rejected sequence, dpo-pair-split): the estimate "
-           "counts neither; it costs speed: a step runs a forward and backward per sequence, where dynamic batching "
-           "would pack several")  # test_padbound_s71: the keys; test_padtokens_s71
+           "max_model_len, which the estimate does not count; and for DPO a micro-batch holds two sequences, a chosen "
+           "and a rejected one, which Trinity's DPO loss takes as a pair (before verl 0.8 Trinity doubles the size to "
+           "2; on verl 0.8 or later the actor's must be written 2: with 1 the loss finds no rejected sequence, "
+           "dpo-pair-split), which the estimate counts where the plans are made from a config of algorithm_type dpo; "
+           "it costs speed: a step runs a forward and backward per sequence, where dynamic batching would pack "
+           "several")  # test_padbound_s71: the keys; test_padtokens_s71
 
 TRAINER_KEY = "trainer.use_remove_padding"
 MODEL_KEY = "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding"

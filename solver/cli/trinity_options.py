@@ -213,6 +213,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     prompt and response exceed the plan's length, which Trinity refuses to load (`QueryError`: nothing written).
     """
     from solver.api import fragment_layout
+    from solver.query import ROLE_MICRO_BATCH_SIZES
     if not _writing_trinity(args):
         return [], []
     from solver.tables import remove_padding_violation
@@ -240,6 +241,15 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         notes.append(f"solve: note: {args.from_config} has no trainer.use_remove_padding (Trinity 0.6's), so what is "
                      f"made from it adds it, false for {model.name}; Trinity before 0.6 refuses it (--trinity-version "
                      "0.5 leaves it out)")
+    if (layout is not None and args.trinity_version != "0.5" and remove_padding_violation(model) is not None
+            and value_at(layout, ("algorithm", "algorithm_type")) == "dpo"):
+        notes.append(f"solve: note: {args.from_config} trains DPO with one padded sequence per micro-batch for "
+                     f"{model.name}, so what is made from it writes {'.'.join(ROLE_MICRO_BATCH_SIZES[0])} 2, one pair, "
+                     "a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later needs; but no one size "
+                     "fits both verl lines: before verl 0.8 "
+                     f"({'Trinity 0.6 on verl 0.7' if args.trinity_version else 'Trinity 0.5, 0.6 on verl 0.7'}) "
+                     "Trinity doubles it to 4 sequences, two pairs, so there write 1"
+                     f"{'' if args.trinity_version else ' (--trinity-version 0.5 does)'}")
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none

@@ -27,6 +27,7 @@ from solver.results import (
     lowered_budget_undone,
     no_checkpoint_words,
     own_scaling_parts,
+    padded_count_words,
     past_derived_length_words,
     past_validated_note,
     past_validated_words,
@@ -38,7 +39,6 @@ from solver.rules import (
     COMMAND_OPTIONS,
     LORA_CONFIGS_WORDS,
     OptionNames,
-    counted_tokens,
     host_ram_check_words,
     least_token_budget,
     one_sequence_per_micro_batch,
@@ -209,12 +209,13 @@ def _yarn_caution(plan: Plan, model: Model) -> str:
     return f"; {yarn_validation_words(model)}" + (f"; {CHECK_QUALITY}" if plan.past_validated_length is None else "")
 
 
-def _budget_words(plan: Plan, model: Model, version: TrinityVersion | None) -> str:
+def _budget_words(plan: Plan, model: Model, version: TrinityVersion | None, dpo: bool = False) -> str:
     """A plan's token budget and where it comes from (`_budget_origin`), in words; for a model trained one sequence
-    per micro-batch, that none is read and what the estimate counts instead (`counted_tokens`)."""
+    per micro-batch, that none is read and what the estimate counts instead (`padded_count_words`: for `dpo`, the
+    answer's `Answer.dpo_pairs`, a pair)."""
     if one_sequence_per_micro_batch(model):
         return (f"none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts "
-                f"max_model_len = {counted_tokens(model, plan.max_model_len, plan.sp)} tokens per GPU")
+                f"{padded_count_words(model, plan.max_model_len, dpo)}")
     return f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"
 
 
@@ -279,7 +280,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("max_model_len", _length_words(answer, plan, model, _kept_yarn(kept_in, config_keys.kept))),
         ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
         (known_length_word(model), _validated_words(answer, plan, model, names)),
-        ("token budget", _budget_words(plan, model, version)),
+        ("token budget", _budget_words(plan, model, version, bool(answer.dpo_pairs))),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"
                  + (f"; {ACROSS_GPU_TYPES}" if several_gpu_types else "")),
         ("evidence", _evidence_words(answer, plan)),

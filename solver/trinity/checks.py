@@ -1355,10 +1355,13 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
     replaces it (`_taken_from_whole_size`); a deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`)
     replaces or clashes with the per-GPU one."""
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
+    dpo = checks.value(("algorithm", "algorithm_type")) == "dpo"
     paths = (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ()))
     for path in paths:
         size = checks.number(path)
-        if size is not None and size != 1:
+        if dpo and path == ROLE_MICRO_BATCH_SIZES[0] and size is not None:
+            _check_dpo_pair_size(checks, size, version)
+        elif size is not None and size != 1:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
                 f"{dotted(path)} is {shown_number(size)}: with dynamic batch sizes off a micro-batch takes that many "
                 "sequences, padded to the longest, which the token budget does not bound: set it to 1"))
@@ -1373,6 +1376,31 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
                 f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which "
                 f"{_deprecated_size_words(version)}: remove it"))
+
+
+def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVersion | None) -> None:
+    """Check, for DPO on a padded model with dynamic batch sizes off (`_check_micro_batch_sizes`), that the actor's
+    micro-batch size per GPU `size` holds one pair, a chosen and a rejected sequence, on the release `version` may be
+    (`solver.trinity.plan_keys.DPO_PAIR_SIZES`): 1 on Trinity 0.5, which doubles it (before verl 0.8); where the
+    release may be 0.6, 2 (one pair on verl 0.8 or later, two before 0.8, where Trinity doubles it: no one size fits
+    both, as ``--write``'s note says) or 1 (one pair before verl 0.8; on 0.8 or later its ``dpo-pair-split`` line,
+    `_check_dpo_pairs`). Any other size holds more pairs, padded to the longest, which the token budget does not
+    bound (``micro-batch-unbounded``)."""
+    if size in ((1,) if version == "0.5" else (1, 2)):
+        return
+    doubled = shown_number(2 * size)
+    if version == "0.5":
+        held = (f"Trinity 0.5 doubles it for DPO, so a micro-batch takes {doubled} sequences, padded to the longest, "
+                "which the token budget does not bound: set it to 1, one pair, a chosen and a rejected sequence, once "
+                "doubled")
+    else:
+        before = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity 0.5, and 0.6 on verl before 0.8,"
+        held = (f"a micro-batch takes that many sequences on Trinity 0.6 with verl 0.8 or later, and {doubled} where "
+                f"{before} doubles it for DPO, padded to the longest, which the token budget does not bound: set it "
+                "to 2, one pair, a chosen and a rejected sequence, on verl 0.8 or later, and to 1 before 0.8, which "
+                "Trinity doubles to one pair")
+    checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
+        f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is {shown_number(size)} for DPO with dynamic batch sizes off: {held}"))
 
 
 def _check_unset_size(checks: _ConfigChecks, path: tuple[str, ...], paths: Iterable[tuple[str, ...]],

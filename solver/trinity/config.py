@@ -1396,8 +1396,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
     critic = _read_critic(reader, version, "critic" in counted, option_names)
-    micro_batches = micro_batch_counts(reader, counted, reader.word(("algorithm", "algorithm_type")) == "dpo",
-                                       trainer_gpus // sp if trainer_gpus else None)
+    dpo = reader.word(("algorithm", "algorithm_type")) == "dpo"
+    micro_batches = micro_batch_counts(reader, counted, dpo, trainer_gpus // sp if trainer_gpus else None)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
@@ -1436,6 +1436,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         ref_forward_runs=no_ref is None,
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sources=micro_batches.sources,
+        dpo=dpo,
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
         environment=tuple(variables.found.items()),
     )

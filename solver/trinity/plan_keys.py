@@ -154,10 +154,11 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
     `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
     model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
-    for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`). For `version`
-    0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as
-    the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no
-    Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known)."""
+    for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`; for a DPO `config`,
+    the actor's one pair by `version`). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`,
+    `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on 0.6's flags says it
+    (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face checkpoint says it
+    (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     return [
@@ -363,13 +364,32 @@ PADDED_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro
 """The comment on ``trainer.use_dynamic_bsz: false`` for a model whose micro-batches are padded."""
 
 
-def _micro_batch_keys(section: str) -> list[PlanKey]:
+def _micro_batch_keys(section: str, readings: _ConfigReadings = _NO_CONFIG,
+                      version: TrinityVersion | None = None) -> list[PlanKey]:
     """One sequence per micro-batch for `section`'s passes (a role's, the rollout's recompute: `ROLE_MICRO_BATCH_SIZES`;
     the critic's, `CRITIC_MICRO_BATCH_SIZES`, whatever the algorithm: a fragment is merged into a config that may train
-    one), which a padded micro-batch needs to stay within the token budget with dynamic batch sizes off. Set outright:
-    Trinity leaves some unset where verl then fails (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
+    one), which a padded micro-batch needs to stay within the token budget with dynamic batch sizes off; but the
+    actor's one pair for DPO (`DPO_PAIR_SIZES`: the config's ``algorithm_type``, as `readings` read it, by the release
+    `version`). Set outright: Trinity leaves some unset where verl then fails
+    (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
     paths = [path for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES) if path[-2] == section]
+    if section == "actor" and readings.value(("algorithm", "algorithm_type")) == "dpo":
+        size = DPO_PAIR_SIZES[version == "0.5"]
+        return [PlanKey(path=path, value=size, comment=DPO_PAIR_COMMENT if size == 2 else None) for path in paths]
     return [PlanKey(path=path, value=1) for path in paths]
+
+
+DPO_PAIR_SIZES = (2, 1)
+"""The actor's micro-batch size per GPU that holds one DPO pair, a chosen and a rejected sequence, for a padded model
+(dynamic batch sizes off), by whether the release is Trinity 0.5: 1 there, which Trinity doubles before verl 0.8
+(0.5.0 ``common/verl_config.py:655-658``); 2 where it may be 0.6, whose DPO loss on verl 0.8 or later takes a
+micro-batch's rows as they are (`solver.trinity.checks._check_dpo_pairs`), and which pip gives verl 0.8 or later
+unless verl is pinned (Trinity 0.6.0 requires ``verl>=0.7.1``)."""
+DPO_PAIR_COMMENT = ("2 for DPO: one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later "
+                    "trains it (with 1 its DPO loss finds no rejected sequence); no one size fits both verl lines: "
+                    "before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) Trinity doubles it to 4, two pairs, so write 1 "
+                    "there")
+"""The comment on the actor's micro-batch size of `DPO_PAIR_SIZES` 2."""
 
 
 def _remove_padding_keys(model: Model, readings: _ConfigReadings, path: Path, version_option: str = "",
@@ -409,7 +429,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _dynamic_batch_keys(
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded)
-    keys += _micro_batch_keys(role) if padded else []
+    keys += _micro_batch_keys(role, readings, version) if padded else []
     keys += _own_budget_keys(plan, role, readings)
     if role == "ref" and not plan.reference_model:
         return keys

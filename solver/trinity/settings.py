@@ -73,7 +73,10 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
                                trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
     from solver.trinity.checks import check_trinity_config  # ruamel: only once settings are made, not on import
 
-    problems = check_trinity_config(settings.config, model, plan.gpus, environ=settings.environment, version=version)
+    # DPO's actor size (`solver.trinity.plan_keys.DPO_PAIR_SIZES`) is checked as for the algorithm of `layout`
+    dpo = layout is not None and value_at(layout, ("algorithm", "algorithm_type")) == "dpo"
+    checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo else settings.config
+    problems = check_trinity_config(checked, model, plan.gpus, environ=settings.environment, version=version)
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
     return ordered, settings
