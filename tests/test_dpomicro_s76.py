@@ -163,3 +163,17 @@ def test_the_verdict_on_a_dpo_config_counts_the_pair(cli: Cli, tmp_path: Path):
         status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100")
         predicted[algorithm] = (status, " ".join(out.split()).split("the memory model predicts ")[1].split(" GiB")[0])
     assert predicted == {"grpo": (0, "55.6"), "dpo": (0, "87.7")}  # vanilla on 6 GPUs at 32768: one sequence, a pair
+
+
+def test_an_interpolated_dpo_algorithm_is_read_alike_by_the_keys_their_check_and_the_note(cli: Cli, tmp_path: Path):
+    """``algorithm_type: ${oc.env:ALGO,dpo}``: the fragment's keys, their own check and the note all read its default
+    (an internal error, exit 70, where the check read the text as written and refused the pair's size 2)."""
+    config = yaml.safe_load(EXAMPLE.read_text())
+    config["algorithm"]["algorithm_type"] = "${oc.env:ALGO,dpo}"
+    given = tmp_path / "dpo.yaml"
+    given.write_text(yaml.safe_dump(config))
+    status, out, err = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--emit",
+                           "trinity")
+    actor = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
+    assert (status, actor["ppo_micro_batch_size_per_gpu"], "trains DPO" in err, "internal error" in err) == (
+        0, 2, True, False)

@@ -219,6 +219,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     from solver.tables import remove_padding_violation
     from solver.trinity import trainer_level_offload
     from solver.trinity.keys import REMOVE_PADDING_KEYS, value_at
+    from solver.trinity.plan_keys import config_trains_dpo
 
     layout = _config_layout(args, config_text, config)
     fragments, notes = _fragments(args, answers, catalog, model, node_gpus, config, layout)
@@ -242,7 +243,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
                      f"made from it adds it, false for {model.name}; Trinity before 0.6 refuses it (--trinity-version "
                      "0.5 leaves it out)")
     if (layout is not None and args.trinity_version != "0.5" and remove_padding_violation(model) is not None
-            and value_at(layout, ("algorithm", "algorithm_type")) == "dpo"):
+            and config_trains_dpo(layout)):
         notes.append(f"solve: note: {args.from_config} trains DPO with one padded sequence per micro-batch for "
                      f"{model.name}, so what is made from it writes {'.'.join(ROLE_MICRO_BATCH_SIZES[0])} 2, one pair, "
                      "a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later needs; but no one size "

@@ -373,10 +373,21 @@ def _micro_batch_keys(section: str, readings: _ConfigReadings = _NO_CONFIG,
     `version`). Set outright: Trinity leaves some unset where verl then fails
     (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
     paths = [path for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES) if path[-2] == section]
-    if section == "actor" and readings.value(("algorithm", "algorithm_type")) == "dpo":
+    if section == "actor" and _trains_dpo(readings):
         size = DPO_PAIR_SIZES[version == "0.5"]
         return [PlanKey(path=path, value=size, comment=DPO_PAIR_COMMENT if size == 2 else None) for path in paths]
     return [PlanKey(path=path, value=1) for path in paths]
+
+
+def config_trains_dpo(config: Any) -> bool:
+    """Whether `config` (None for none) trains DPO, its ``algorithm.algorithm_type`` read as `keys_for_plan` reads it
+    without an environment (an interpolation's default taken), so that the keys and their check agree."""
+    return _trains_dpo(_config_readings(config, None))
+
+
+def _trains_dpo(readings: _ConfigReadings) -> bool:
+    """Whether `readings`' ``algorithm.algorithm_type`` is DPO."""
+    return bool(readings.value(("algorithm", "algorithm_type")) == "dpo")
 
 
 DPO_PAIR_SIZES = (2, 1)

@@ -23,7 +23,7 @@ from solver.tables import (
     counted,
 )
 from solver.trinity.keys import REMOTE_ENGINES, value_at
-from solver.trinity.plan_keys import PlanKey, keys_for_plan
+from solver.trinity.plan_keys import PlanKey, config_trains_dpo, keys_for_plan
 
 
 class EngineError(OneLineError):
@@ -74,8 +74,7 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
     from solver.trinity.checks import check_trinity_config  # ruamel: only once settings are made, not on import
 
     # DPO's actor size (`solver.trinity.plan_keys.DPO_PAIR_SIZES`) is checked as for the algorithm of `layout`
-    dpo = layout is not None and value_at(layout, ("algorithm", "algorithm_type")) == "dpo"
-    checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo else settings.config
+    checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if config_trains_dpo(layout) else settings.config
     problems = check_trinity_config(checked, model, plan.gpus, environ=settings.environment, version=version)
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
