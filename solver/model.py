@@ -35,6 +35,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    HOST_HELD_CRITICS,
     MAX_TOKENS,
     Catalog,
     Coefficients,
@@ -220,22 +221,36 @@ class FoundPlan:
 
 @lru_cache(maxsize=4096)
 def exact_cost(weights: Weights, held_per_active: Fraction, interconnect: Interconnect | None,
-               combination: Combination) -> Fraction:
-    """The relative step time ``(1/n)(1 + w_off*r*o)(1 + w_sp*p*(s-1))(1 + w_env*e)``, exactly, for a model that holds
-    `held_per_active` parameters (r, `Model.held_per_active`) per parameter a token computes with, on GPUs that reach
-    one another over `interconnect` (p: the weights' ``sp_pcie_factor`` on ``pcie``, else 1; cached: every plan's
-    cost asks again, and fractions are slow to multiply).
+               combination: Combination, critic: CriticStates | None = None) -> Fraction:
+    """The relative step time ``(1/n)(1 + w_off*r*o + c)(1 + w_sp*p*(s-1))(1 + w_env*e)``, exactly, for a model that
+    holds `held_per_active` parameters (r, `Model.held_per_active`) per parameter a token computes with, on GPUs that
+    reach one another over `interconnect` (p: the weights' ``sp_pcie_factor`` on ``pcie``, else 1), with a PPO
+    `critic` beside the actor or none (c, `critic_work`; cached: every plan's cost asks again, and fractions are slow
+    to multiply).
 
     Offload's weight is its added time for a dense model (r = 1); it scales with r, since Offload moves and updates
     every parameter held each step, while the step's compute scales with the active ones, unless the weights turn
     that off (`Weights.offload_moe_scaling`: r taken as 1). SP's weight is its added time per extra rank over
-    NVLink; over PCIe its all-to-all, every layer, is slower. Weights are read as the decimals they are written as
+    NVLink; over PCIe its all-to-all, every layer, is slower. The critic runs on the plan's GPUs with its SP and Env,
+    but the plan's Offload moves the actor's states alone. Weights are read as the decimals they are written as
     (``0.1`` is 1/10), so equal costs are equal.
     """
     n, env, offload, sp = combination
     w_off, w_sp, w_env = _weight_fractions(weights, interconnect)
     r = held_per_active if weights.offload_moe_scaling else 1
-    return Fraction(1, n) * (1 + w_off * r * offload) * (1 + w_sp * (sp - 1)) * (1 + w_env * env)
+    work = 1 + w_off * r * offload + critic_work(weights, held_per_active, critic)
+    return Fraction(1, n) * work * (1 + w_sp * (sp - 1)) * (1 + w_env * env)
+
+
+def critic_work(weights: Weights, held_per_active: Fraction, critic: CriticStates | None) -> Fraction:
+    """A PPO `critic`'s work per step against the actor's without Offload, for a model of `held_per_active` parameters
+    per active one: 0 for none; else the weights' ``critic``, times ``1 + w_off*r`` where its states are in host
+    memory (offloaded or reloaded: `HOST_HELD_CRITICS`), which the actor's Offload adds to the actor's step."""
+    if critic is None:
+        return Fraction(0)
+    w_off = Fraction(repr(weights.offload))
+    r = held_per_active if weights.offload_moe_scaling else 1
+    return Fraction(repr(weights.critic)) * (1 + w_off * r * int(critic in HOST_HELD_CRITICS))
 
 
 @lru_cache(maxsize=16)
@@ -366,7 +381,8 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
         larger=larger,
         counts=counts,
         rows=rows,
-        ranks=cost_ranks(counts, inputs.objective, inputs.weights, shape.held_per_active, gpu_type.interconnect),
+        ranks=cost_ranks(counts, inputs.objective, inputs.weights, shape.held_per_active, gpu_type.interconnect,
+                         inputs.critic),
         settings=settings,
         estimates=estimates,
         estimate_longest=MappingProxyType({} if not lowering else {
@@ -474,11 +490,10 @@ def cell_witnesses(tabled: GpuType, refuting: tuple[GpuType, ...], shape: Model,
 
 @lru_cache(maxsize=64)
 def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights, held_per_active: Fraction,
-               interconnect: Interconnect | None) -> tuple[RankedCombination, ...]:
+               interconnect: Interconnect | None, critic: CriticStates | None = None) -> tuple[RankedCombination, ...]:
     """(n, e, o, s, rank, cost rank, cost tier) for every combination of the GPU `counts`, Env, Offload and SP
-    up to the largest count, for a model of `held_per_active` parameters on GPUs joined by `interconnect`
-    (`exact_cost`): its place in the
-    objective's order, 0 for the best, and in the cheapest plan's
+    up to the largest count, for a model of `held_per_active` parameters on GPUs joined by `interconnect`, with a PPO
+    `critic` or none (`exact_cost`): its place in the objective's order, 0 for the best, and in the cheapest plan's
     order, and the cost rank of the first combination of exactly its cost (its tier: equal costs, one tier).
     Every combination gets them, feasible or not; the constraints decide which the plan may take."""
     combinations = [
@@ -491,7 +506,7 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights, 
     # Costs as whole numbers, times one multiple of every denominator, so that the sort compares integers
     # instead of fractions (the same order, much faster for many GPU counts): the cost on one GPU of each
     # setting, exactly, then divided by the count.
-    per_setting = {setting: exact_cost(weights, held_per_active, interconnect, (1, *setting))
+    per_setting = {setting: exact_cost(weights, held_per_active, interconnect, (1, *setting), critic)
                    for setting in {c[1:] for c in combinations}}
     scale = math.lcm(*(cost.denominator for cost in per_setting.values())) * math.lcm(*counts)
     on_one_gpu = {setting: cost.numerator * (scale // cost.denominator) for setting, cost in per_setting.items()}
@@ -510,11 +525,11 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights, 
 
 @lru_cache(maxsize=64)
 def ranks_table(counts: tuple[int, ...], objective: Objective, weights: Weights, held_per_active: Fraction,
-                interconnect: Interconnect | None, columns: int) -> TableValues:
-    """The first `columns` of each of `cost_ranks`' entries, as a CP-SAT table's values (`table_values`; cached:
-    every model with these counts has this table, thousands of rows for 64 GPUs)."""
+                interconnect: Interconnect | None, columns: int, critic: CriticStates | None = None) -> TableValues:
+    """The first `columns` of each of `cost_ranks`' entries (of a run with a PPO `critic` or none), as a CP-SAT table's
+    values (`table_values`; cached: every model with these counts has this table, thousands of rows for 64 GPUs)."""
     return table_values([entry[:columns]
-                         for entry in cost_ranks(counts, objective, weights, held_per_active, interconnect)])
+                         for entry in cost_ranks(counts, objective, weights, held_per_active, interconnect, critic)])
 
 
 def table_values(rows: Sequence[Sequence[int]]) -> TableValues:
@@ -804,11 +819,11 @@ def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     if _ranks_apart(query):
         add_table(model, [plan.gpus, plan.env, plan.offload, plan.sp, plan.rank, plan.cost_rank],
                   ranks_table(data.counts, query.objective, query.weights, data.shape.held_per_active,
-                              data.interconnect, columns=6))
+                              data.interconnect, columns=6, critic=query.critic))
     else:  # one rank: a column more made large tables (64 GPUs) three times slower to search
         add_table(model, [plan.gpus, plan.env, plan.offload, plan.sp, plan.rank],
                   ranks_table(data.counts, query.objective, query.weights, data.shape.held_per_active,
-                              data.interconnect, columns=5))
+                              data.interconnect, columns=5, critic=query.critic))
     model.minimize(objective_expression(data, query, plan))
     if query.objective == "max_len":
         # Search the longest lengths first, then the cheapest ranks (solve.py makes the search follow it).

@@ -19,10 +19,11 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   ceil(2 x row / s), as L at C's SP s) with env >= C.env,
   offload >= C.offload, sp >= C.sp (the source is the shortest such row; what trains on fewer GPUs trains
   on more); otherwise estimated (below) or infeasible. When maximising, L is a row of the source's table.
-- cost = (1/n) * (1 + w_off*r*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)), where r is
-  the parameters the model holds per parameter a token passes through: 1 for a dense model; for a mixture of experts,
-  parameters_b (read as its decimal) over parameters_b less the gated MLPs (3 * hidden * moe_intermediate each) of
-  the experts a token does not take (experts - active_experts) in each layer that is not dense.
+- cost = (1/n) * (1 + w_off*r*o + c) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)), where
+  r is the parameters the model holds per parameter a token passes through: 1 for a dense model; for a mixture of
+  experts, parameters_b (read as its decimal) over parameters_b less the gated MLPs (3 * hidden * moe_intermediate
+  each) of the experts a token does not take (experts - active_experts) in each layer that is not dense; and c is 0
+  without a PPO critic, else w_critic * (1 + w_off*r*h), h 1 where its states are offloaded or reloaded.
 - Nodes of `node_gpus` (default 8): a trainer on more GPUs than a node uses whole nodes and has SP
   dividing the node. With `rollout_gpus` R > 0, n + R <= node_gpus, or n < node_gpus and n + R whole
   nodes, or n is whole nodes. A plan of a query with `rollout_gpus` (0 too) gives its layout: `nodes`
@@ -135,10 +136,12 @@ def held_per_active(model: Any) -> Fraction:
 
 
 @functools.cache  # pure: the same costs are asked for by every enumeration
-def exact_cost(weights: Weights, model: Any, gpu: Any, n: int, env: bool, offload: bool, sp: int) -> Fraction:
-    """cost = (1/n) * (1 + w_off*r*o) * (1 + w_sp*p*(s-1)) * (1 + w_env*e), as an exact fraction, with p the weights'
-    sp_pcie_factor where `gpu`'s GPUs reach one another over PCIe alone (its interconnect ``pcie``), else 1, and r = 1
-    for every model where the weights turn Offload's scaling off."""
+def exact_cost(weights: Weights, model: Any, gpu: Any, n: int, env: bool, offload: bool, sp: int,
+               critic: str | None = None) -> Fraction:
+    """cost = (1/n) * (1 + w_off*r*o + c) * (1 + w_sp*p*(s-1)) * (1 + w_env*e), as an exact fraction, with p the
+    weights' sp_pcie_factor where `gpu`'s GPUs reach one another over PCIe alone (its interconnect ``pcie``), else 1,
+    r = 1 for every model where the weights turn Offload's scaling off, and c a PPO `critic`'s work: 0 without one,
+    else w_critic * (1 + w_off*r*h), h 1 for a critic whose states are in host memory ("offloaded", "reloaded")."""
     w_off = Fraction(repr(weights.offload))
     w_sp = Fraction(repr(weights.sp))
     if gpu.interconnect == "pcie":
@@ -147,7 +150,11 @@ def exact_cost(weights: Weights, model: Any, gpu: Any, n: int, env: bool, offloa
     o = 1 if offload else 0
     e = 1 if env else 0
     r = held_per_active(model) if weights.offload_moe_scaling else Fraction(1)
-    return Fraction(1, n) * (1 + w_off * r * o) * (1 + w_sp * (sp - 1)) * (1 + w_env * e)
+    c = Fraction(0)
+    if critic is not None:
+        h = 1 if critic in ("offloaded", "reloaded") else 0
+        c = Fraction(repr(weights.critic)) * (1 + w_off * r * h)
+    return Fraction(1, n) * (1 + w_off * r * o + c) * (1 + w_sp * (sp - 1)) * (1 + w_env * e)
 
 
 def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
@@ -784,7 +791,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         if found is None or (objective == "max_len" and found[0] == "estimated"
                                              and length % 1024 and length != stop):
                             continue  # when maximising, an estimate is on its grid or where a table stops it
-                        cost = exact_cost(weights, the_model, gpu_type, n, e, o, s)
+                        cost = exact_cost(weights, the_model, gpu_type, n, e, o, s, query.critic)
                         ranked.append((rank_key(objective, n, e, o, s, length, cost),
                                        (n, bool(e), bool(o), s, length, tokens, found, cost)))
     ranked.sort(key=lambda pair: pair[0])
@@ -857,7 +864,7 @@ def ranked_alternatives(plans: list[dict], model: Any, gpu: Any, weights: Weight
     weights = load_weights() if weights is None else weights
 
     def cost(plan: dict) -> Fraction:
-        return exact_cost(weights, model, gpu, plan["gpus"], plan["env"], plan["offload"], plan["sp"])
+        return exact_cost(weights, model, gpu, plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["critic"])
 
     kept: list[dict] = []
     for plan in plans:
@@ -1156,7 +1163,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"{key}={plan.get(key)!r}, expected {want!r}")
 
     # Cost.
-    want_cost = float(exact_cost(weights, the_model, gpu_type, n, e, o, s))
+    want_cost = float(exact_cost(weights, the_model, gpu_type, n, e, o, s, query.critic))
     if not math.isclose(plan["cost"], want_cost, rel_tol=1e-12, abs_tol=0.0):
         problems.append(f"cost={plan['cost']!r}, expected {want_cost!r}")
 

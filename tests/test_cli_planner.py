@@ -593,7 +593,7 @@ def test_a_refused_sp_names_the_degrees_that_fit(cli, argv: list[str], message: 
     assert cli(*argv) == (2, "", f"solve: error: {message}\n")
 
 
-WEIGHT_FIELDS = "offload, sp, env, offload_moe_scaling, sp_pcie_factor"
+WEIGHT_FIELDS = "offload, sp, env, offload_moe_scaling, sp_pcie_factor, critic"
 
 
 @pytest.mark.parametrize(

@@ -73,13 +73,15 @@ def test_a_resident_critic_moves_a_job_that_fits_4_gpus_plain_to_an_estimate_wit
         4, False, False, 1, "documented", 0.25, 81.1, None)
     resident = _fleet(_job("math-4b", "Qwen3-4B", 16384, "resident"), host_ram_gb=512)
     result = _checked(cli, resident, _written(tmp_path, resident, "resident"))
-    assert _plan_of(result, "math-4b") == (4, True, False, 1, "estimated", 0.2525, 81.1, "resident")
+    # The cost counts the critic's work (s76): (1/4) x (1 + 1) x 1.01.
+    assert _plan_of(result, "math-4b") == (4, True, False, 1, "estimated", 0.505, 81.1, "resident")
     assert result["placements"][0]["plan"]["memory_gb"] == 70.05
-    # Offloaded or reloaded, the critic's states are in host memory (93.4 GiB, not 81.1) and Env alone fits.
+    # Offloaded or reloaded, the critic's states are in host memory (93.4 GiB, not 81.1) and Env alone fits; its cost
+    # counts Offload's weight for them: (1/4) x (1 + 1 x 2) x 1.01.
     for critic in ("offloaded", "reloaded"):
         held = _fleet(_job("math-4b", "Qwen3-4B", 16384, critic), host_ram_gb=512)
         assert _plan_of(_checked(cli, held, _written(tmp_path, held, critic)), "math-4b") == (
-            4, True, False, 1, "estimated", 0.2525, 93.4, critic)
+            4, True, False, 1, "estimated", 0.7575, 93.4, critic)
 
 
 def test_the_training_column_names_the_critic_and_only_where_a_job_trains_one(cli: Cli, tmp_path: Path):
@@ -93,9 +95,11 @@ def test_the_training_column_names_the_critic_and_only_where_a_job_trains_one(cl
             "where the critic keeps its states") in " ".join(text.split())
 
 
-def test_an_offloaded_critic_s_host_memory_shrinks_its_trainer_on_a_shared_node(cli: Cli, tmp_path: Path):
+def test_an_offloaded_critic_s_host_memory_reshapes_the_shared_node(cli: Cli, tmp_path: Path):
     # Two Qwen3-4B jobs on one node of 8 A100s with 170 GiB of host memory: 4 GPUs each, 81.1 GiB each, fit. With an
-    # offloaded critic, 4 GPUs need 93.4 GiB, over what the other leaves (88.9): the job takes 3 GPUs (77.5 GiB).
+    # offloaded critic, 4 GPUs need 93.4 GiB, over what the other leaves (88.9). Before s76 the job took 3 GPUs (77.5
+    # GiB; costs 0.3367 + 0.25); now that its cost counts the critic (three times its step without one), it takes 6
+    # (105.8 GiB) and leaves the other 2 with Env (51.1 GiB): 0.505 + 0.505, less than 3 and 4's 1.01 + 0.25.
     plain = _fleet(_job("math-4b", "Qwen3-4B", 16384), _job("code-4b", "Qwen3-4B", 16384), gpus_per_node=8,
                    host_ram_gb=170)
     before = _checked(cli, plain, _written(tmp_path, plain, "plain"))
@@ -103,9 +107,9 @@ def test_an_offloaded_critic_s_host_memory_shrinks_its_trainer_on_a_shared_node(
                                                                           81.1, None)] * 2
     critic = {**plain, "jobs": [{**plain["jobs"][0], "critic": "offloaded"}, plain["jobs"][1]]}
     after = _checked(cli, critic, _written(tmp_path, critic, "critic"))
-    assert _plan_of(after, "math-4b") == (3, True, False, 1, "estimated", 0.33666666666666667, 77.5, "offloaded")
-    assert _plan_of(after, "code-4b") == (4, False, False, 1, "documented", 0.25, 81.1, None)
-    assert [placed["host_memory_gb"] for placed in after["placements"]] == [77.5, 81.1]
+    assert _plan_of(after, "math-4b") == (6, True, False, 1, "estimated", 0.505, 105.8, "offloaded")
+    assert _plan_of(after, "code-4b") == (2, True, False, 1, "documented", 0.505, 51.1, None)
+    assert [placed["host_memory_gb"] for placed in after["placements"]] == [105.8, 51.1]
     # The reference counts the critic: the same placement read as of jobs without one is wrong.
     assert check_placements(CATALOG, plain, after, estimates=True) != []
     assert check_placements(CATALOG, critic, before, estimates=True) != []

@@ -3,8 +3,7 @@ the critic's own update (`Plan.critic_pass_gb`), and the one its room to spare i
 evidence (``--emit trinity``'s header, a config's verdict) and JSON; ``solve memory``'s host memory line gives a
 host-held critic's share (`MemoryEstimate.host_critic_gib`); with a critic the tables vouch for no length where they
 refute the longest one; the critic note says ``--critic none counts the actor alone``; one function words what a host
-memory need is for (`host_need_purpose`); and the cost model counts no critic (docs/planner.md says what that
-leaves out). Figures: Qwen3-8B on 4 A100-80GBs at 32768 tokens (73.53 GiB usable with Env)."""
+memory need is for (`host_need_purpose`) (the cost's critic term, s76: test_criticcost_s76.py). Figures: Qwen3-8B on 4 A100-80GBs at 32768 tokens (73.53 GiB usable with Env)."""
 
 from __future__ import annotations
 
@@ -185,20 +184,3 @@ def test_a_reasons_host_need_words_a_critic_with_offload_too():
     assert host_need_words("314.4", True, "offloaded") == (
         "it needs 314.4 GiB of host memory per node for Offload and the critic's offloaded states")
     assert host_need_words("183.0", True, "resident") == "with Offload it needs 183.0 GiB of host memory per node"
-
-
-# 6. the cost counts no critic
-
-
-def test_the_cost_counts_no_critic_and_the_docs_say_so():
-    costs = {}
-    for critic in ("resident", "offloaded", None):
-        (answer,) = solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, exact=True, max_model_len=4096, sp=1,
-                                env=True, offload=False, critic=critic)
-        assert answer.best is not None
-        costs[critic] = answer.best.cost
-    assert costs == {"resident": 0.2525, "offloaded": 0.2525, None: 0.2525}  # (1/4) x 1.01
-    planner = " ".join((ROOT / "docs" / "planner.md").read_text(encoding="utf-8").split())
-    assert ("**A known limit: the cost ignores a PPO critic.** `--critic` (and a `--from-config` PPO config's own "
-            "critic) changes the memory figures and the host memory a plan needs, never its cost") in planner
-    assert "Offload's `2x` would be about `1.5x`, `(2 + 1) / (1 + 1)`" in planner

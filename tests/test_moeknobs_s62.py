@@ -52,9 +52,11 @@ def _review(cli: Cli, *more: str) -> list[tuple[int, bool, bool, int, int, float
 
 
 def test_the_shipped_weights_scale_and_so_does_a_file_that_leaves_the_key_out(tmp_path: Path):
-    assert load_weights() == Weights(offload=1.0, sp=0.1, env=0.01, offload_moe_scaling=True, sp_pcie_factor=3.0)
+    assert load_weights() == Weights(offload=1.0, sp=0.1, env=0.01, offload_moe_scaling=True, sp_pcie_factor=3.0,
+                                     critic=1.0)
     shipped = yaml.safe_load((Path(solver.tables.shipped_tables_directory()) / "costs.yaml").read_text())
-    assert shipped == {"offload": 1.0, "sp": 0.1, "env": 0.01, "offload_moe_scaling": True, "sp_pcie_factor": 3.0}
+    assert shipped == {"offload": 1.0, "sp": 0.1, "env": 0.01, "offload_moe_scaling": True, "sp_pcie_factor": 3.0,
+                       "critic": 1.0}
     assert load_weights(_weights_file(tmp_path, "offload: 1.0\nsp: 0.1\nenv: 0.01\n")).offload_moe_scaling is True
     assert Weights(offload=1.0, sp=0.1, env=0.01).offload_moe_scaling is True
 
@@ -143,7 +145,7 @@ def test_a_misspelt_key_is_named_with_the_fields(cli: Cli, tmp_path: Path):
     path = _weights_file(tmp_path, "offload: 1.0\nsp: 0.1\nenv: 0.01\noffload_moe_scalin: false\n")
     assert cli(*REVIEW, "--weights", str(path)) == (
         2, "", (f"solve: error: --weights {path}: unknown field 'offload_moe_scalin' (did you mean "
-                "offload_moe_scaling? fields: offload, sp, env, offload_moe_scaling, sp_pcie_factor)\n"))
+                "offload_moe_scaling? fields: offload, sp, env, offload_moe_scaling, sp_pcie_factor, critic)\n"))
 
 
 # --- the Llama 4 note ---------------------------------------------------------------------------------------------

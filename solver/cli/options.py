@@ -244,8 +244,8 @@ def planning_check_options(args: argparse.Namespace) -> tuple[str, ...]:
 def add_weights_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--weights, for the commands that plan."""
     parser.add_argument("--weights", metavar="FILE", type=path_argument("file to read"),
-                        help="cost weights YAML (offload, sp, env, offload_moe_scaling, sp_pcie_factor; default: the "
-                        "shipped costs.yaml)")
+                        help="cost weights YAML (offload, sp, env, offload_moe_scaling, sp_pcie_factor, critic; "
+                        "default: the shipped costs.yaml)")
 
 
 def add_workers_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,

@@ -65,11 +65,13 @@ pool's ``host_ram_gb`` is read as ``--host-ram`` reads it (`Pool`)."""
 
 
 class Weights(Frozen):
-    """Cost weights: ``cost = (1/n) * (1 + offload*r*o) * (1 + sp*p*(s-1)) * (1 + env*e)``, for a model of r parameters
-    held per parameter active (`Model.held_per_active`: 1 for a dense model; r = 1 for every model where
+    """Cost weights: ``cost = (1/n) * (1 + offload*r*o + c) * (1 + sp*p*(s-1)) * (1 + env*e)``, for a model of r
+    parameters held per parameter active (`Model.held_per_active`: 1 for a dense model; r = 1 for every model where
     ``offload_moe_scaling`` is false), with p the `sp_pcie_factor` on a GPU type whose GPUs talk over PCIe
-    (`GpuType.interconnect`), 1 on others. A weight left out (of a file or of the constructor: ``offload: 2`` alone
-    changes Offload's weight only) takes the shipped ``costs.yaml``'s value, its default here."""
+    (`GpuType.interconnect`), 1 on others, and c a PPO critic's work: 0 without one, else ``critic * (1 + offload*r*h)``
+    with h 1 where its states are in host memory (offloaded or reloaded). A weight left out (of a file or of the
+    constructor: ``offload: 2`` alone changes Offload's weight only) takes the shipped ``costs.yaml``'s value, its
+    default here."""
 
     offload: Weight = 1.0
     sp: Weight = 0.1
@@ -80,6 +82,9 @@ class Weights(Frozen):
     sp_pcie_factor: Annotated[float, Strict(), Ge(1), Le(1000), AllowInfNan(False)] = Field(default=3.0, description=(
         "how many times SP's weight counts on a GPU type whose GPUs reach one another over PCIe (interconnect: "
         "pcie): Ulysses' all-to-all crosses PCIe, or host memory, every layer; 1 weighs it as on NVLink"))
+    critic: Weight = 1.0
+    """A PPO critic's work per step (its forward and its own update, on the plan's GPUs with its SP and Env) against
+    the actor's step without Offload; where its states are in host memory it adds Offload's weight of its own."""
 
 
 TRINITY_RELEASE = re.compile(r"\d+\.\d+\.\d+")
