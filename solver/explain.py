@@ -493,10 +493,12 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
 
 
 def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) -> str:
-    """The longest length with a plan on each GPU count (the query's pins kept), in words, marked where
-    only the memory model speaks for it."""
+    """The longest length with a plan on each GPU count of the budget (the query's count alone with `exact`; the
+    query's pins kept), in words, marked where only the memory model speaks for it."""
     parts = []
-    for count in (count for count in data.counts if count <= query.budget_gpus):  # the budget's counts
+    budget_counts = (count for count in data.counts
+                     if (count == query.budget_gpus if query.exact else count <= query.budget_gpus))
+    for count in budget_counts:
         longest, decided = _best(catalog, query, prober, objective="max_len", max_model_len=None, budget_gpus=count,
                                  exact=True)
         reach = ("none" if decided else "unknown (out of time)") if longest is None else str(
