@@ -1375,7 +1375,7 @@ def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, w
                                                     for n in laid_out)):
         return ReasonWords()
     return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
-            f"{counted(query.rollout_gpus, 'rollout GPU')} ({query.rollout_source or query.option_names.rollout_gpus}) "
+            f"{counted(query.rollout_gpus, 'rollout GPU')} ({query.rollout_named}) "
             f"room on nodes of {query.node_gpus}, "
             "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
             "whole nodes" + _nearest_words(catalog, data, query))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 CLI = Callable[..., tuple[int, str, str]]
 
@@ -38,3 +39,42 @@ def test_explain_lists_every_count_within_a_budget(cli: CLI) -> None:
         "limit no plan passes this rule: nothing in the tables and the memory model's estimates vouches for "
         "Qwen3-30B-A3B on H20-96GB at 131072 tokens within 8 GPUs (longest per GPU count: 7 GPUs: 12288 "
         "(estimated, extrapolated), 8 GPUs: 123904 (estimated, extrapolated))")
+
+
+GRPO_14B = """\
+model:
+  model_path: Qwen/Qwen3-14B
+  max_model_len: 65536
+  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}
+cluster:
+  node_num: 2
+  gpu_per_node: 8
+explorer:
+  rollout_model:
+    engine_num: 4
+    tensor_parallel_size: 2
+"""
+"""GRPO's config (shortened) for Qwen3-14B at 65536 tokens on 2 nodes of 8 H20s: 4 engines of 2 GPUs, 8 trainer GPUs."""
+
+
+def rollout_layout_line(out: str) -> str:
+    """`--explain`'s rollout_layout reason, its wrapped lines joined."""
+    words = " ".join(out.split())
+    return words[words.index("rollout_layout "):words.index(" sp_divides_gpus")]
+
+
+def test_explain_names_a_configs_rollout_gpus_by_its_explorer(cli: CLI, tmp_path: Path) -> None:
+    """The rollout GPUs a config's explorer takes are named so in --explain's rules (as its node size is named
+    cluster.gpu_per_node), not as --rollout-gpus, which the command line did not give."""
+    config = tmp_path / "grpo.yaml"
+    config.write_text(GRPO_14B)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--minimize", "gpus", "--explain")
+    assert status == 0
+    assert rollout_layout_line(out) == (
+        "rollout_layout 1-7 trainer GPUs: with the 8 rollout GPUs (the config's explorer) they fit neither one node of "
+        "8, nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")
+    status, out, _ = cli("--model", "14B", "--gpu", "h20", "--len", "64k", "--gpus", "8", "--rollout-gpus", "8",
+                         "--minimize", "gpus", "--explain")
+    assert status == 0
+    assert "rollout_layout 1-7 trainer GPUs: with the 8 rollout GPUs (--rollout-gpus) they fit neither" in " ".join(
+        out.split())
