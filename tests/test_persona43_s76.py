@@ -78,3 +78,16 @@ def test_explain_names_a_configs_rollout_gpus_by_its_explorer(cli: CLI, tmp_path
     assert status == 0
     assert "rollout_layout 1-7 trainer GPUs: with the 8 rollout GPUs (--rollout-gpus) they fit neither" in " ".join(
         out.split())
+
+
+def test_a_resident_critics_figure_says_it_is_12_of_its_16_bytes(cli: CLI) -> None:
+    """`solve memory`'s critic line says which of the 16 bytes per parameter its figure holds beside the actor: 12,
+    so that 30.19B parameters on 16 GPUs read as 21.09 GiB (12 bytes), not 28.1 (16), for PPO on Qwen3-30B-A3B on
+    two nodes of 8 H20s."""
+    status, out, _ = cli("memory", "--model", "30B-A3B", "--gpu", "h20", "--gpus", "16", "--len", "128k", "--sp", "8",
+                         "--env", "--offload", "--critic", "resident")
+    assert status == 0
+    assert ("critic: 30.19B parameters (the model with a value head for its output projection), 16 bytes each (fp32 "
+            "weights, gradients and Adam's two moments), 21.09 GiB on each GPU beside the actor's pass and optimizer "
+            "step: 12 of the 16 bytes, less the gradients, which the critic's own update frees as it ends; the tables "
+            "measured the actor alone") in " ".join(out.split())
