@@ -1353,8 +1353,7 @@ def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, wher
     plan at it at any length; with the plan on fewer GPUs (`_fewer_gpus_words`, of `nearby`), else the nearest plan
     ("" where neither stops it)."""
     spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
-              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus,
-                                          query.option_names.rollout_gpus))
+              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus, query.rollout_named))
     exactly = f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}"
     if spread:
         head = f"{exactly}: {spread}"

@@ -42,6 +42,8 @@ def test_explain_lists_every_count_within_a_budget(cli: CLI) -> None:
 
 
 GRPO_14B = """\
+algorithm:
+  algorithm_type: grpo
 model:
   model_path: Qwen/Qwen3-14B
   max_model_len: 65536
@@ -91,3 +93,14 @@ def test_a_resident_critics_figure_says_it_is_12_of_its_16_bytes(cli: CLI) -> No
             "weights, gradients and Adam's two moments), 21.09 GiB on each GPU beside the actor's pass and optimizer "
             "step: 12 of the 16 bytes, less the gradients, which the critic's own update frees as it ends; the tables "
             "measured the actor alone") in " ".join(out.split())
+
+
+def test_an_exact_count_without_room_for_a_configs_rollout_names_its_explorer(cli: CLI, tmp_path: Path) -> None:
+    """`--gpus 7 --exact` beside the config's 8 rollout GPUs: the reason names them as the config's explorer's."""
+    config = tmp_path / "grpo.yaml"
+    config.write_text(GRPO_14B)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--gpus", "7", "--exact")
+    assert status == 1
+    assert ("no plan for exactly 7 trainer GPUs with Qwen3-14B on H20-96GB: 7 trainer + 8 rollout GPUs (the config's "
+            "explorer) fit neither one node of 8, nor whole nodes with the trainer in one of them, nor with the trainer "
+            "on whole nodes;") in " ".join(out.split())
