@@ -102,5 +102,5 @@ def test_an_exact_count_without_room_for_a_configs_rollout_names_its_explorer(cl
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--gpus", "7", "--exact")
     assert status == 1
     assert ("no plan for exactly 7 trainer GPUs with Qwen3-14B on H20-96GB: 7 trainer + 8 rollout GPUs (the config's "
-            "explorer) fit neither one node of 8, nor whole nodes with the trainer in one of them, nor with the trainer "
-            "on whole nodes;") in " ".join(out.split())
+            "explorer) fit neither one node of 8, nor whole nodes with the trainer in one of them, nor with the "
+            "trainer on whole nodes;") in " ".join(out.split())
