@@ -1031,6 +1031,11 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
     return None if best is None else best.max_model_len
 
 
+CONFIG_ROLLOUT_SOURCE = "the config's explorer"
+"""Where a Trinity config's rollout GPUs come from, as messages name them (`Query.rollout_source`): its explorer's
+engines (``engine_num`` times each one's GPUs) and auxiliary models."""
+
+
 def config_query(
     catalog: Catalog,
     config: TrinityConfig,
@@ -1086,6 +1091,8 @@ def config_query(
                 ("lora_rank", lora_rank, int | None))  # read before make_query checks the rest
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
+    own_rollout = rollout_gpus is None and bool(config.rollout_gpus) and (
+        total_gpus is not None or config.trainer_gpus is not None)
     if rollout_gpus is None and total_gpus is not None:  # the GPUs in all are split with the config's rollout
         rollout_gpus = config.rollout_gpus
     asked = max_model_len if max_model_len is not None else config.max_model_len
@@ -1124,7 +1131,9 @@ def config_query(
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank,
         critic=config.critic if critic is None else counted_critic(critic), option_names=option_names)
-    query = query.model_copy(update={"dpo": config.dpo})
+    # the config's own readings that make_query takes no keyword for
+    own = {"dpo": config.dpo, "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
+    query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
             catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
         return query.model_copy(update={"token_budget": "default"})

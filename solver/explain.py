@@ -458,7 +458,7 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
         alone = _best(catalog, query, prober, **more_gpus, rollout_gpus=None)[0] if query.rollout_gpus else None
         tokens_need = f"{counted(asked, 'token')} {'needs' if asked == 1 else 'need'}"
         need = (f"{tokens_need} {words.gpus(alone.gpus)}, but beside the "
-                f"{counted(query.rollout_gpus or 0, 'rollout GPU')} ({query.option_names.rollout_gpus}) a trainer "
+                f"{counted(query.rollout_gpus or 0, 'rollout GPU')} ({query.rollout_named}) a trainer "
                 "takes "
                 f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
                 else f"{tokens_need} {words.gpus(more.gpus)}")
@@ -493,10 +493,12 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
 
 
 def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) -> str:
-    """The longest length with a plan on each GPU count (the query's pins kept), in words, marked where
-    only the memory model speaks for it."""
+    """The longest length with a plan on each GPU count of the budget (the query's count alone with `exact`; the
+    query's pins kept), in words, marked where only the memory model speaks for it."""
     parts = []
-    for count in (count for count in data.counts if count <= query.budget_gpus):  # the budget's counts
+    budget_counts = (count for count in data.counts
+                     if (count == query.budget_gpus if query.exact else count <= query.budget_gpus))
+    for count in budget_counts:
         longest, decided = _best(catalog, query, prober, objective="max_len", max_model_len=None, budget_gpus=count,
                                  exact=True)
         reach = ("none" if decided else "unknown (out of time)") if longest is None else str(
@@ -705,7 +707,7 @@ class _Words:
         if rule == "rollout_layout":
             return Reason(rule="rollout_layout", detail=(
                 f"{counted(counts, 'trainer GPU', runs)}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
-                f"({query.option_names.rollout_gpus}) they {no_rollout_layout_words(query.node_gpus)}"))
+                f"({query.rollout_named}) they {no_rollout_layout_words(query.node_gpus)}"))
         if rule == "host_ram":
             offloaded = all(offload for _, _, offload, _ in combinations)
             needs = ("Offload needs" if offloaded else "the offloaded critic needs"

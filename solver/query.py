@@ -171,8 +171,8 @@ class Query(Frozen):
     rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
                                      "count must leave them a layout on the nodes")
     rollout_source: str | None = Field(default=None, description=(
-        "where the rollout GPUs came from, as messages name them (a cluster job's rollout_gpus); null: the option "
-        "option_names names (--rollout-gpus)"))
+        "where the rollout GPUs came from, as messages name them (a cluster job's rollout_gpus, a Trinity config's "
+        "explorer); null: the option option_names names (--rollout-gpus)"))
     total_gpus: int | None = Field(default=None, gt=0, description=(
         "the trainer's and the rollout's GPUs together (--total-gpus), whose rollout_gpus the trainer's budget_gpus "
         "leaves; null where the budget is the trainer's alone"))
@@ -380,6 +380,12 @@ class Query(Frozen):
         if self.rollout_source is None:
             return self.option_names.valued(self.option_names.rollout_gpus, self.rollout_gpus), True
         return f"its {counted(self.rollout_gpus, 'rollout GPU')} ({self.rollout_source})", False
+
+    @property
+    def rollout_named(self) -> str:
+        """Where the rollout GPUs came from, as messages name them: `rollout_source` (``the job's rollout_gpus``, a
+        config's explorer), else the option (``--rollout-gpus``)."""
+        return self.rollout_source or self.option_names.rollout_gpus
 
     @property
     def batch_limit(self) -> tuple[str, bool]:

@@ -1357,8 +1357,7 @@ def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, wher
     plan at it at any length; with the plan on fewer GPUs (`_fewer_gpus_words`, of `nearby`), else the nearest plan
     ("" where neither stops it)."""
     spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
-              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus,
-                                          query.option_names.rollout_gpus))
+              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus, query.rollout_named))
     exactly = f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}"
     if spread:
         head = f"{exactly}: {spread}"
@@ -1379,7 +1378,7 @@ def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, w
                                                     for n in laid_out)):
         return ReasonWords()
     return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
-            f"{counted(query.rollout_gpus, 'rollout GPU')} ({query.rollout_source or query.option_names.rollout_gpus}) "
+            f"{counted(query.rollout_gpus, 'rollout GPU')} ({query.rollout_named}) "
             f"room on nodes of {query.node_gpus}, "
             "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
             "whole nodes" + _nearest_words(catalog, data, query))

@@ -73,5 +73,5 @@ def test_the_command_prints_the_held_states(cli):  # type: ignore[no-untyped-def
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k", "--sp", "4",
                          "--env", "--critic", "resident")
     assert status == 1 and "│ critic        │ 21.15 │" in out and "│ total         │ 79.03 │" in out
-    assert ("21.15 GiB on each GPU beside the actor's, at its optimizer step too (less the gradients, which the "
-            "critic's own update frees as it ends)") in " ".join(out.split())
+    assert ("21.15 GiB on each GPU beside the actor's pass and optimizer step: 12 of the 16 bytes, less the "
+            "gradients, which the critic's own update frees as it ends;") in " ".join(out.split())

@@ -10,7 +10,16 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import CEILING, FROZEN_BASE_BYTES, GRID, STATE_BYTES, MemoryAnswer, MemoryEstimate, shown_host_gib
+from solver.memory import (
+    CEILING,
+    FROZEN_BASE_BYTES,
+    GRID,
+    HELD_STATE_BYTES,
+    STATE_BYTES,
+    MemoryAnswer,
+    MemoryEstimate,
+    shown_host_gib,
+)
 from solver.query import counts_reference, default_margin
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.phrases import CEILING_WORDS
@@ -207,8 +216,9 @@ def critic_states_words(answer: MemoryAnswer) -> str:
     """What a PPO critic's states count (`solver.memory.resident_critic_gib`), and how the tables, which measured the
     actor alone, speak of it."""
     held = CRITIC_HELD_WORDS.get(
-        answer.critic, f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's, at its optimizer step too (less "
-                       "the gradients, which the critic's own update frees as it ends)")
+        answer.critic, f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's pass and optimizer step: "
+                       f"{HELD_STATE_BYTES} of the {STATE_BYTES} bytes, less the gradients, which the critic's own "
+                       "update frees as it ends")
     return (f"critic: {answer.critic_parameters_b:.2f}B parameters (the model with a value head for its output "
             f"projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), {held}; the "
             "tables measured the actor alone: they speak where they say the setting ran out of memory, not where it "
