@@ -930,8 +930,8 @@ def _adapted_expert_shapes(hidden: int, width: int, experts: int, layers: int) -
     runs first, ``tuners/tuners_utils.py:833`` to ``:849``; transformers 5.12.1 converts ``qwen3_moe`` and DeepSeek's
     as ``qwen2_moe``, ``conversion_mapping.py:45`` to ``:57``): ``all-linear`` takes the v4 names of the router and
     the experts' projections too (``utils/transformers_weight_conversion.py:369`` to ``:373``), made into the
-    parameters ``gate.weight``, ``gate_up_proj`` at twice the rank and ``down_proj`` (``:448`` to ``:481``), each
-    a ``ParamWrapper`` of rank x experts (``tuners/lora/layer.py:2454`` to ``:2455``): per expert, its fused gate and
+    parameters ``gate.weight``, ``gate_up_proj`` at twice the rank and ``down_proj`` (``:444`` to ``:482``), each
+    a ``ParamWrapper`` of rank x experts (``tuners/lora/layer.py:2455`` to ``:2456``): per expert, its fused gate and
     up projection (2 x `width` by `hidden`) twice, and its down projection once."""
     return (2 * width, hidden, 2 * experts * layers), (hidden, width, experts * layers)
 
