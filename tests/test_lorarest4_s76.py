@@ -146,3 +146,46 @@ def test_a_mixture_of_experts_routed_experts_are_counted_as_peft_adapts_them() -
     # 16 bytes per adapter parameter over 8 GPUs: 3.66 GiB more per GPU than before.
     more = lora_states_bytes(moe, 8, 32, 16) - (4 * moe.parameters_b * 1e9 / 8 + 16 * 30_081_024 / 8)
     assert more == pytest.approx(16 * 1_962_934_272 / 8) == pytest.approx(3.656 * 2**30, rel=1e-3)
+
+
+MOE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens "
+             "and lm_head; for a mixture of experts, mlp.gate and mlp.experts.{gate,up,down}_proj in place of the "
+             "MLP's")
+
+
+def test_a_regex_is_matched_against_a_mixture_of_experts_names_as_peft_resolves_them() -> None:
+    # Qwen3-MoE in transformers 5: the router mlp.gate (its gate.weight adapted) and the experts by their v4 names.
+    assert peft_target_match(".*mlp\\.gate", None, True) == TargetMatch(("gate",), (), None)
+    assert peft_target_match(".*mlp\\.gate") == TargetMatch((), (), None)  # a dense model has no router
+    assert peft_target_match(".*experts.*", None, True) == TargetMatch(
+        ("experts.gate_proj", "experts.up_proj", "experts.down_proj"), (), "model.layers.N.mlp.experts")
+    assert peft_target_match("all-linear", None, True).linears == (
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate", "experts.gate_proj", "experts.up_proj", "experts.down_proj")
+
+
+@pytest.mark.parametrize(("model", "pattern", "refusal"), [
+    ("Qwen3-8B", ".*mlp\\.gate", "on Qwen3-8B (a dense model), matches no module"),
+    ("Qwen3-30B-A3B", ".*mlp\\.gate_proj", "on Qwen3-30B-A3B (a mixture of experts), matches no module"),
+    ("Qwen3-30B-A3B", ".*gate_proj", (
+        "on Qwen3-30B-A3B (a mixture of experts), matches the routed experts' gate_proj without their up_proj, which "
+        "PEFT fuses into gate_up_proj (\"Cannot convert PEFT target(s) ... because they are fused\")")),
+    ("Qwen3-30B-A3B", ".*mlp\\.gate", None),
+])
+def test_a_regex_one_architecture_takes_is_refused_on_the_other(tmp_path: Path, cli: Cli, model: str, pattern: str,
+                                                                refusal: str | None) -> None:
+    text = _config(f"  lora_configs: [{{lora_rank: 16, target_modules: '{pattern}'}}]\n").replace("Qwen3-8B", model)
+    config = tmp_path / "trinity.yaml"
+    config.write_text(text, encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
+    [answer] = json.loads(out)
+    refused = [words for words, code in zip(answer["current"]["config_problems"],
+                                            answer["current"]["config_problem_codes"], strict=True)
+               if code == "lora-configs-refused"]
+    assert (status, err, answer["current"]["refused"], answer["lora_rank"]) == (0, "", refusal is not None, 16)
+    assert refused == ([] if refusal is None else [(
+        f"model.lora_configs[0].target_modules '{pattern}', {refusal}: peft matches it whole (re.fullmatch) against "
+        f"each module's full name ({MOE_NAMES}), and Trinity fails as it makes the adapter: give all-linear, or a "
+        "regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")])
+    if refusal is None:  # the router alone: counted as all-linear's adapter, the experts' too (on the safe side)
+        assert (f"its target_modules '{pattern}' matches gate alone, whose smaller adapter is counted as all-linear's"
+                in answer["current"]["config_problems"][0])

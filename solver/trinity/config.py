@@ -941,7 +941,7 @@ def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
     if not isinstance(targets, str) and not all_linear(targets):
         return "are not one regular expression, which rft-solver matches"
     try:
-        match = peft_target_match(targets or ALL_LINEAR, excluded)
+        match = _peft_match_taken(targets or ALL_LINEAR, excluded)
     except re.error:
         return "is no regular expression"
     if match.outer or match.other is not None:
@@ -1018,8 +1018,8 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...]) -> str:
     targets, excluded = _lora_targets(reader, lora), _lora_excluded(reader, lora)
     if all_linear(targets) and excluded is None:
         return ""
-    linears = peft_target_match(targets or ALL_LINEAR, excluded).linears
-    if len(linears) == len(PEFT_LAYER_LINEARS):
+    linears = _peft_match_taken(targets or ALL_LINEAR, excluded).linears
+    if linears in ALL_ADAPTED:
         return ""
     less = "" if excluded is None else f" less exclude_modules '{excluded}'"
     return (f"; its target_modules {_shown_targets(targets or ALL_LINEAR)}{less} matches {and_joined(list(linears))} "
@@ -1099,9 +1099,10 @@ def _targets_refusal(targets: Any, excluded: Any) -> str | None:
                 f"(re.fullmatch) against each module's full name, and Trinity fails as it makes the adapter: give a "
                 "regular expression that matches whole names, such as .*\\.v_proj, or remove it")
     try:
-        if peft_target_match(targets or ALL_LINEAR, excluded) != TargetMatch((), (), None):
-            return None
-        if excluded is not None and (all_linear(targets) or peft_target_match(targets) != TargetMatch((), (), None)):
+        if any(peft_target_match(targets or ALL_LINEAR, excluded, moe) != NO_MATCH for moe in (False, True)):
+            return None  # the checks, which know the model, refuse it where it matches none of its modules
+        if excluded is not None and (all_linear(targets) or any(peft_target_match(targets, None, moe) != NO_MATCH
+                                                                for moe in (False, True))):
             return (f"{key}.exclude_modules '{excluded}' leaves out every module target_modules "
                     f"{_shown_targets(targets or ALL_LINEAR)} matches: peft adapts none (\"No modules were targeted "
                     "for adaptation\"), and Trinity fails as it makes the adapter: exclude fewer, or remove it")
@@ -1200,6 +1201,19 @@ PEFT_OTHER_MODULES = ("", "model", "model.layers", "model.norm", "model.rotary_e
 PEFT_LAYER_OTHERS = ("", "self_attn", "self_attn.q_norm", "self_attn.k_norm", "mlp", "mlp.act_fn", "input_layernorm",
                      "post_attention_layernorm")
 """A Qwen3 decoder layer's module names other than its linear layers (``""`` the layer itself)."""
+PEFT_MOE_LAYER_ADAPTED = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate",
+                          "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj")
+"""What PEFT 0.21.2 adapts of a Qwen3-MoE decoder layer (transformers 5.12.1) where a ``target_modules`` regex names
+it (`solver.memory.adapted_shapes`): the attention's linear layers; the router, ``mlp.gate`` (a ``Qwen3MoeTopKRouter``,
+no ``nn.Linear``, whose ``gate.weight`` PEFT adapts); and the routed experts, by the v4 names PEFT probes them with
+(``mlp.experts.gate_proj``, ``up_proj``, ``down_proj``: the fused parameters ``gate_up_proj`` and ``down_proj``,
+``utils/transformers_weight_conversion.py:375`` to ``:399``)."""
+PEFT_MOE_LAYER_OTHERS = ("", "self_attn", "self_attn.q_norm", "self_attn.k_norm", "mlp", "mlp.experts",
+                         "mlp.experts.act_fn", "input_layernorm", "post_attention_layernorm")
+"""A Qwen3-MoE decoder layer's other module names (``""`` the layer itself)."""
+FUSED_EXPERTS = ("experts.gate_proj", "experts.up_proj")
+"""The experts' projections PEFT fuses into ``gate_up_proj``: a regex that names one alone fails ("Cannot convert
+PEFT target(s) ... because they are fused", ``utils/transformers_weight_conversion.py:463`` to ``:470``)."""
 PEFT_LAYERS = 128
 """The decoder layers whose module names a ``target_modules`` regex is matched against (``model.layers.0`` to
 ``model.layers.127``: more than any catalogued model has)."""
@@ -1218,15 +1232,16 @@ class TargetMatch(NamedTuple):
     other: str | None
 
 
-@lru_cache(maxsize=256)
-def peft_target_match(pattern: str, excluded: str | None = None) -> TargetMatch:
+@lru_cache(maxsize=512)
+def peft_target_match(pattern: str, excluded: str | None = None, moe: bool = False) -> TargetMatch:
     """The modules of a Qwen3 model whose full names (``model.layers.0.self_attn.q_proj``) the ``target_modules``
     regex `pattern` matches whole, as PEFT matches a string (``re.fullmatch``, ``match_target_against_key``,
     ``utils/other.py:1516`` to ``:1521``, from ``check_target_module_exists``, ``tuners/tuners_utils.py:2370`` to
     ``:2371`` in peft 0.21.2), in any of `PEFT_LAYERS` layers, or that ``all-linear`` adapts (the layers' linear layers,
     ``_maybe_include_all_linear_layers``, ``:2430`` to ``:2490``); less those the ``exclude_modules`` regex `excluded`
-    matches whole, which PEFT leaves out first (``:2350`` to ``:2353``); `re.error` where either is no regular
-    expression."""
+    matches whole, which PEFT leaves out first (``:2350`` to ``:2353``); a Qwen3-MoE model's names where `moe`
+    (`PEFT_MOE_LAYER_ADAPTED`, which PEFT resolves a regex against, ``utils/transformers_weight_conversion.py:375``
+    to ``:399``); `re.error` where either is no regular expression."""
     regex = None if all_linear(pattern) else re.compile(pattern)
     exclusion = None if excluded is None else re.compile(excluded)
 
@@ -1238,11 +1253,46 @@ def peft_target_match(pattern: str, excluded: str | None = None) -> TargetMatch:
     def in_a_layer(name: str, linear: bool = False) -> bool:
         return any(adapted(f"model.layers.{layer}{'.' if name else ''}{name}", linear) for layer in range(PEFT_LAYERS))
 
-    linears = tuple(name.split(".")[1] for name in PEFT_LAYER_LINEARS if in_a_layer(name, linear=True))
+    layer_adapted, layer_others = (PEFT_MOE_LAYER_ADAPTED, PEFT_MOE_LAYER_OTHERS) if moe else (PEFT_LAYER_LINEARS,
+                                                                                               PEFT_LAYER_OTHERS)
+    linears = tuple(name.split(".", 1)[1] for name in layer_adapted if in_a_layer(name, linear=True))
     outer = tuple(name for name in PEFT_OUTER_MODULES if adapted(name, False))
     other = next((name or "the model itself" for name in PEFT_OTHER_MODULES if adapted(name, False)), None)
-    layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in PEFT_LAYER_OTHERS if in_a_layer(name)), None)
+    layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in layer_others if in_a_layer(name)), None)
     return TargetMatch(linears, outer, other or layer)
+
+
+ALL_ADAPTED = tuple(tuple(name.split(".", 1)[1] for name in names) for names in (PEFT_LAYER_LINEARS,
+                                                                                PEFT_MOE_LAYER_ADAPTED))
+"""A dense and a Qwen3-MoE decoder layer's names a regex matches where it adapts all that ``all-linear`` adapts
+(`peft_target_match`'s ``linears``)."""
+NO_MATCH = TargetMatch((), (), None)
+"""A ``target_modules`` regex's match where it matches no module (`peft_target_match`)."""
+
+
+def peft_target_refusal(pattern: str, excluded: str | None, moe: bool) -> str | None:
+    """Why PEFT fails on a ``target_modules`` regex `pattern` less `excluded` (`peft_target_match`) for a dense Qwen3
+    model, or a Qwen3-MoE one where `moe`, in words that follow the key: it matches no module, or one of the experts'
+    `FUSED_EXPERTS` alone; None where PEFT takes it; `re.error` where either is no regular expression."""
+    match = peft_target_match(pattern, excluded, moe)
+    if match == NO_MATCH:
+        return "matches no module"
+    fused = [name for name in FUSED_EXPERTS if name in match.linears]
+    if len(fused) == 1:
+        alone, other = fused[0].split(".")[1], next(name for name in FUSED_EXPERTS if name != fused[0]).split(".")[1]
+        return (f"matches the routed experts' {alone} without their {other}, which PEFT fuses into gate_up_proj "
+                "(\"Cannot convert PEFT target(s) ... because they are fused\")")
+    return None
+
+
+def _peft_match_taken(pattern: str, excluded: str | None) -> TargetMatch:
+    """`peft_target_match` on the architecture where PEFT takes `pattern` less `excluded`: a dense Qwen3 model's, else
+    a Qwen3-MoE one's where it takes it alone (the checks, which know the model, refuse it on the other: see
+    `solver.trinity.checks`); the dense one's where it takes neither."""
+    if peft_target_refusal(pattern, excluded, False) is not None and peft_target_refusal(pattern, excluded,
+                                                                                           True) is None:
+        return peft_target_match(pattern, excluded, True)
+    return peft_target_match(pattern, excluded)
 
 
 ALL_LINEAR = "all-linear"
