@@ -916,11 +916,29 @@ def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
 
 
 def adapted_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
-    """(rows, columns, count) of the weight matrices a LoRA adapter on ``all-linear`` adapts: every ``nn.Linear`` of
-    the layers (`weight_shapes` less the embeddings, the output projection, which PEFT's ``all-linear`` leaves out,
-    and the norms, one column each); not a mixture of experts' routed experts, which transformers 5 holds as
-    tensors of their own (`_routed_expert_shapes`), no ``nn.Linear``."""
-    return tuple(shape for shape in _layer_shapes(model, routed_experts=False) if shape[1] > 1)
+    """(rows, columns, count) of the weight matrices a LoRA adapter on ``all-linear`` adapts, each at the rank: every
+    ``nn.Linear`` of the layers (`weight_shapes` less the embeddings, the output projection, which PEFT's
+    ``all-linear`` leaves out, and the norms, one column each), and a mixture of experts' routed experts
+    (`_adapted_expert_shapes`)."""
+    shapes = tuple(shape for shape in _layer_shapes(model, routed_experts=False) if shape[1] > 1)
+    if model.moe is None:
+        return shapes
+    moe = model.moe
+    return shapes + _adapted_expert_shapes(model.hidden_size, moe.moe_intermediate_size, moe.experts,
+                                           model.num_layers - moe.dense_layers)
+
+
+def _adapted_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) at the rank of what LoRA on ``all-linear`` adapts of the routed experts of `layers`
+    expert layers, which transformers 5 holds as tensors of their own (`_routed_expert_shapes`), no ``nn.Linear``:
+    PEFT 0.21.2 on transformers 5 adds them back (``convert_peft_config_for_transformers``, which ``inject_adapter``
+    runs first, ``tuners/tuners_utils.py:833`` to ``:849``; transformers 5.12.1 converts ``qwen3_moe`` and DeepSeek's
+    as ``qwen2_moe``, ``conversion_mapping.py:45`` to ``:57``): ``all-linear`` takes the v4 names of the router and
+    the experts' projections too (``utils/transformers_weight_conversion.py:369`` to ``:373``), made into the
+    parameters ``gate.weight``, ``gate_up_proj`` at twice the rank and ``down_proj`` (``:444`` to ``:482``), each
+    a ``ParamWrapper`` of rank x experts (``tuners/lora/layer.py:2455`` to ``:2456``): per expert, its fused gate and
+    up projection (2 x `width` by `hidden`) twice, and its down projection once."""
+    return (2 * width, hidden, 2 * experts * layers), (hidden, width, experts * layers)
 
 
 def _layer_shapes(model: Model, routed_experts: bool) -> tuple[tuple[int, int, int], ...]:

@@ -463,6 +463,7 @@ class ConfigProblemCode(str, Enum):
     LORA_RANK_NOT_A_NUMBER = "lora-rank-not-a-number"
     LORA_RANK_VLLM_REFUSED = "lora-rank-vllm-refused"
     ENGINE_ARGS_LORA_REFUSED = "engine-args-lora-refused"
+    ENGINE_ARGS_REPEATED_REFUSED = "engine-args-repeated-refused"
     SGLANG_LORA_REFUSED = "sglang-lora-refused"
     TYPED_NULL_REFUSED = "typed-null-refused"
     TYPED_NULL = "typed-null"
@@ -518,6 +519,7 @@ class ConfigProblemCode(str, Enum):
     TRAIN_BATCH_REQUIRED = "train-batch-required"
     CRITIC_TRAINED = "critic-trained"
     LORA_COUNTED_AS_FULL = "lora-counted-as-full"
+    LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
@@ -540,7 +542,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.REF_SP_UNGROUPED_REFUSED, ConfigProblemCode.LORA_CONFIGS_REFUSED,
     ConfigProblemCode.EMPTY_ADAPTER_PATH_REFUSED, ConfigProblemCode.TRAILING_SLASH_REFUSED,
     ConfigProblemCode.LORA_RANK_NOT_A_NUMBER_REFUSED, ConfigProblemCode.LORA_RANK_VLLM_REFUSED,
-    ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED, ConfigProblemCode.SGLANG_LORA_REFUSED,
+    ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED, ConfigProblemCode.ENGINE_ARGS_REPEATED_REFUSED,
+    ConfigProblemCode.SGLANG_LORA_REFUSED,
     ConfigProblemCode.TYPED_NULL_REFUSED,
     ConfigProblemCode.REF_MODEL_REFUSED, ConfigProblemCode.UNKNOWN_KEY_REFUSED,
     ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED,

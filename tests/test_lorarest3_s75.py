@@ -130,17 +130,20 @@ def test_extra_engine_args_lora_keywords_trinity_gives_too_are_refused() -> None
                    "    extra_engine_args: {max_lora_rank: 64, max_loras: 2, enable_lora: true}\n")
     config = read_trinity_config(both, "trinity.yaml", {})
     assert config.vllm_rollout is not None and (config.vllm_rollout.lora_rank, config.vllm_rollout.max_loras) == (16, 1)
-    assert _lines(both)[1:] == [("engine-args-lora-refused", (
+    # One rule for every keyword Trinity gives vLLM itself (test_lorarest4_s76): LoRA's are some of them.
+    assert _lines(both)[1:] == [("engine-args-repeated-refused", (
         "explorer.rollout_model.extra_engine_args.enable_lora, explorer.rollout_model.extra_engine_args.max_loras and "
         "explorer.rollout_model.extra_engine_args.max_lora_rank: Trinity gives vLLM these keywords itself (enable_lora "
-        "always; max_loras and max_lora_rank from model.lora_configs) and passes extra_engine_args beside, so vLLM's "
-        "engine arguments get a keyword twice and the rollout fails as it starts (TypeError): remove them from "
-        "extra_engine_args"))]
+        "from explorer.rollout_model.enable_lora, which model.lora_configs turns on; max_loras and max_lora_rank from "
+        "model.lora_configs) and passes extra_engine_args beside, so vLLM's engine arguments get a keyword twice and "
+        "the rollout fails as it starts (TypeError): remove them from extra_engine_args (and set the keys named "
+        "instead)"))]
     alone = _config(rollout="    extra_engine_args: {enable_lora: true}\n")
-    assert _lines(alone) == [("engine-args-lora-refused", (
+    assert _lines(alone) == [("engine-args-repeated-refused", (
         "explorer.rollout_model.extra_engine_args.enable_lora: Trinity gives vLLM this keyword itself (enable_lora "
-        "always) and passes extra_engine_args beside, so vLLM's engine arguments get a keyword twice and the rollout "
-        "fails as it starts (TypeError): remove it from extra_engine_args"))]
+        "from explorer.rollout_model.enable_lora, which model.lora_configs turns on) and passes extra_engine_args "
+        "beside, so vLLM's engine arguments get a keyword twice and the rollout fails as it starts (TypeError): "
+        "remove it from extra_engine_args (and set the key named instead)"))]
     assert _lines("mode: train\n" + alone) == []  # no rollout starts
     assert _lines(_config(rollout="    extra_engine_args: {max_lora_rank: 64}\n")) == []  # LoRA off: vLLM unused
 

@@ -80,7 +80,7 @@ def test_engine_num_0_starts_no_rollout_engine_for_the_reading() -> None:
     head = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192, lora_configs: [{lora_rank: 16}]}\n")
     lora = "lora-counted-as-full"  # the note on LoRA's count, whatever the rollout
-    for engine_num, codes in ((2, [lora, "engine-args-lora-refused"]), (0, [lora])):
+    for engine_num, codes in ((2, [lora, "engine-args-repeated-refused"]), (0, [lora])):
         vllm = read_trinity_config(head + f"explorer: {{rollout_model: {{engine_num: {engine_num}, "
                                    "extra_engine_args: {max_loras: 2}}}\n", "trinity.yaml", {})
         assert ([code.value for code in vllm.note_codes], vllm.vllm_rollout is None) == (codes, engine_num == 0)

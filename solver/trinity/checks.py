@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -55,6 +56,7 @@ from solver.tables.model_config import (
     rope_scaling_problem,
     vllm_rope_problem,
 )
+from solver.trinity.config import PEFT_MODULE_NAMES, all_linear, peft_target_refusal
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -1673,6 +1675,34 @@ def _check_no_config_path(checks: _ConfigChecks, version: TrinityVersion | None)
             "and 0.6 on verl before 0.8) and otherwise never reads it; move its settings under trainer.trainer_config"))
 
 
+def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
+    """Check that PEFT takes the ``target_modules`` regex (less its ``exclude_modules``) of the one LoRA config from
+    which Trinity makes a new adapter (no ``path``, a rank above 0) on `model`'s modules (`peft_target_refusal`: a
+    Qwen3-MoE's where it is a mixture of experts), where it takes it on the other architecture's (on neither,
+    ``solver.trinity.config`` refuses it alike): else Trinity fails as it makes the adapter."""
+    configs = checks.value(LORA_CONFIGS)
+    if not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
+        return
+    targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
+    whole_rank = omegaconf_integer(rank)
+    if (configs[0].get("path") is not None or not isinstance(targets, str) or all_linear(targets)
+            or excluded is not None and not isinstance(excluded, str) or whole_rank is not None and whole_rank < 1):
+        return
+    moe = model.moe is not None
+    try:
+        why = peft_target_refusal(targets, excluded, moe)
+        if why is None or peft_target_refusal(targets, excluded, not moe) is not None:
+            return
+    except re.error:  # refused as such
+        return
+    kind = "a mixture of experts" if moe else "a dense model"
+    checks.add(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
+        f"{dotted((*LORA_CONFIGS, 0, 'target_modules'))} '{targets}', on {model.name} ({kind}), {why}: peft matches it "
+        f"whole (re.fullmatch) against each module's full name ({PEFT_MODULE_NAMES}; for a mixture of experts, "
+        "mlp.gate and mlp.experts.{gate,up,down}_proj in place of the MLP's), and Trinity fails as it makes the "
+        "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"))
+
+
 def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
     """Check ``cluster.gpu_per_node`` (where given) and that `trainer_gpus` wider than a node take whole nodes."""
     per_node = checks.number(NODE_SIZE_PATH)
@@ -1790,6 +1820,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_dpo_pairs(checks, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
+    _check_lora_targets(checks, model)
     said_05 = _check_trainer_level_flags(checks, version) | _check_keys_05_lacks(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks, version)

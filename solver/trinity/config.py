@@ -186,7 +186,7 @@ def _vllm_lora_rank_notes(reader: ConfigReader) -> list[ConfigProblem]:
     rollout as it starts (`ConfigProblemCode.LORA_RANK_VLLM_REFUSED`): the one LoRA config's ``lora_rank``, 0 where
     it is not above 0 beside a ``path`` (Trinity gives vLLM the largest rank above 0, none); none without LoRA, or
     where the rank cannot be read (other lines say why). An ``extra_engine_args.max_lora_rank`` beside
-    ``enable_lora`` that vLLM refuses is `_engine_args_lora_notes`' line (`RolloutLora.refused`)."""
+    ``enable_lora`` that vLLM refuses is `_engine_args_twice_notes`' line (`RolloutLora.refused`)."""
     if _rollout_engine(reader) != "vllm":
         return []
     try:
@@ -209,10 +209,46 @@ ENGINE_ARGS = (*ROLLOUT_MODEL, "extra_engine_args")
 """The keyword arguments a config gives the rollout's engine beside Trinity's own: Trinity 0.6.0 passes them to
 vLLM's ``AsyncEngineArgs`` after its own keywords and ``lora_kwargs`` (``common/models/vllm_model.py:142`` to
 ``:178``), so a keyword given twice fails the call (``TypeError``: got multiple values) as the engine starts."""
-ENGINE_LORA_KEYS = ("enable_lora", "max_loras", "max_lora_rank")
-"""The LoRA keywords of vLLM's ``AsyncEngineArgs`` (``vllm/engine/arg_utils.py:516`` to ``:518`` in 0.19.1) that
-``extra_engine_args`` may give: Trinity gives ``enable_lora`` itself always (``vllm_model.py:169``), and the other two
-in ``lora_kwargs`` where ``model.lora_configs`` turns LoRA on (``common/config_validator.py:806`` to ``:815``)."""
+ENGINE_GIVEN_KEYS = {
+    "model": "model.model_path",
+    "enforce_eager": "explorer.rollout_model.enforce_eager",
+    "worker_cls": "",
+    "tensor_parallel_size": "explorer.rollout_model.tensor_parallel_size",
+    "pipeline_parallel_size": "explorer.rollout_model.pipeline_parallel_size",
+    "data_parallel_size": "explorer.rollout_model.data_parallel_size",
+    "enable_expert_parallel": "explorer.rollout_model.enable_expert_parallel",
+    "seed": "explorer.rollout_model.seed",
+    "distributed_executor_backend": "",
+    "max_model_len": "model.max_model_len",
+    "enable_prefix_caching": "explorer.rollout_model.enable_prefix_caching",
+    "enable_chunked_prefill": "explorer.rollout_model.enable_chunked_prefill",
+    "dtype": "explorer.rollout_model.dtype",
+    "trust_remote_code": "",
+    "gpu_memory_utilization": "explorer.rollout_model.gpu_memory_utilization",
+    "override_generation_config": ("model.temperature, model.top_p, model.top_k, model.max_response_tokens and "
+                                   "model.repetition_penalty"),
+    "enable_return_routed_experts": "algorithm.enable_router_replay",
+    "reasoning_parser": "explorer.rollout_model.reasoning_parser",
+    "disable_log_stats": "",
+    "enable_log_requests": "explorer.rollout_model.enable_log_requests",
+    "enable_lora": "explorer.rollout_model.enable_lora, which model.lora_configs turns on",
+    "logprobs_mode": "",
+    "nnodes": "",
+    "node_rank": "",
+    "async_scheduling": "",
+    "weight_transfer_config": "synchronizer.sync_method",
+}
+"""The keywords Trinity 0.6.0 always gives vLLM's ``AsyncEngineArgs`` itself (``common/models/vllm_model.py:142`` to
+``:172``), each with the config key it takes it from (``set_if_none`` from ``model``'s where the rollout model's is
+unset, ``common/config_validator.py:672`` to ``:690``), "" where Trinity fixes it (its worker class, executor
+backend, logging, logprobs mode, scheduling, and the engine's nodes, which it derives from the engine's GPUs)."""
+ENGINE_LORA_KEYWORDS = ("max_loras", "max_lora_rank")
+"""The keywords Trinity gives vLLM in ``lora_kwargs`` where ``model.lora_configs`` turns LoRA on
+(``common/config_validator.py:806`` to ``:815``; ``vllm/engine/arg_utils.py:517`` to ``:518`` in 0.19.1), taken from
+it (`_lora_configs_loaded`)."""
+ENGINE_ROPE_KEYS = (("model", "rope_scaling"), ("model", "rope_theta"), (*ROLLOUT_MODEL, "rope_scaling"),
+                    (*ROLLOUT_MODEL, "rope_theta"))
+"""The keys from which Trinity gives vLLM ``hf_overrides`` (``vllm_model.py:132`` to ``:139``), where one is set."""
 
 
 LORA_CONFIG_RANK_KEY = f"{dotted(LORA_CONFIGS)}[0].lora_rank"
@@ -307,29 +343,46 @@ def _engine_argument_refusal(key: str, value: Any) -> ConfigProblem:
         "at once) and fails as the rollout starts: give one, or remove it (vLLM's default 1)"))
 
 
-def _engine_args_lora_notes(reader: ConfigReader) -> list[ConfigProblem]:
-    """The lines on LoRA keywords in the vLLM rollout's ``extra_engine_args`` (`ENGINE_LORA_KEYS`) that fail its
-    engine as it starts: those Trinity gives vLLM too (`ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED`), ``enable_lora``,
-    and ``max_loras`` or ``max_lora_rank`` where ``model.lora_configs`` turns LoRA on; else, where vLLM takes those two
-    from ``extra_engine_args`` (`_rollout_lora`), a value of them it refuses (`RolloutLora.refused`). None where no
-    vLLM rollout starts (`_rollout_engine`)."""
+def _engine_args_twice_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """The line on keywords of the vLLM rollout's ``extra_engine_args`` that Trinity 0.6 gives vLLM itself
+    (`_given_twice`): passed beside them, each fails the engine as it starts (``TypeError``: got multiple values for
+    keyword argument), so the config is refused (`ConfigProblemCode.ENGINE_ARGS_REPEATED_REFUSED`), naming the config
+    key that sets each instead; else, where vLLM takes ``max_lora_rank`` and ``max_loras`` from ``extra_engine_args``
+    (`_rollout_lora`), a value of them it refuses (`RolloutLora.refused`). None where no vLLM rollout starts
+    (`_rollout_engine`), and with `version` 0.5, which has no ``extra_engine_args`` (another line refuses the key)."""
     arguments = read_or_none(reader.get, ENGINE_ARGS)
-    if _rollout_engine(reader) != "vllm" or not isinstance(arguments, Mapping):
+    if version == "0.5" or _rollout_engine(reader) != "vllm" or not isinstance(arguments, Mapping):
         return []
-    by_lora_configs = _lora_configs_loaded(reader)
-    twice = [key for key in ENGINE_LORA_KEYS if key in arguments and (key == "enable_lora" or by_lora_configs)]
+    twice = _given_twice(reader, arguments)
     if not twice:
         try:
             return list(_rollout_lora(reader).refused)
         except ConfigError:  # other lines say why
             return []
-    keys = and_joined([f"{'.'.join(ENGINE_ARGS)}.{key}" for key in twice])
-    given = ["enable_lora always"] * ("enable_lora" in twice) + [
-        "max_loras and max_lora_rank from model.lora_configs"] * (twice != ["enable_lora"])
-    return [ConfigProblem(ConfigProblemCode.ENGINE_ARGS_LORA_REFUSED, (
-        f"{keys}: Trinity gives vLLM {'this keyword' if len(twice) == 1 else 'these keywords'} itself "
-        f"({'; '.join(given)}) and passes extra_engine_args beside, so vLLM's engine arguments get a keyword twice "
-        f"and the rollout fails as it starts (TypeError): remove {it_or_them(len(twice))} from extra_engine_args"))]
+    keys = and_joined([dotted((*ENGINE_ARGS, key)) for key in twice])
+    by_source: dict[str, list[str]] = {}
+    for key, source in twice.items():
+        by_source.setdefault(source, []).append(key)
+    sources = "; ".join(f"{and_joined(keys)} {f'from {source}' if source else 'fixed by Trinity'}"
+                        for source, keys in by_source.items())
+    named = len(by_source) - ("" in by_source)
+    instead = f" (and set the {'key' if named == 1 else 'keys'} named instead)" if named else ""
+    return [ConfigProblem(ConfigProblemCode.ENGINE_ARGS_REPEATED_REFUSED, (
+        f"{keys}: Trinity gives vLLM {'this keyword' if len(twice) == 1 else 'these keywords'} itself ({sources}) "
+        "and passes extra_engine_args beside, so vLLM's engine arguments get a keyword twice and the rollout fails "
+        f"as it starts (TypeError): remove {it_or_them(len(twice))} from extra_engine_args{instead}"))]
+
+
+def _given_twice(reader: ConfigReader, arguments: Mapping[Any, Any]) -> dict[str, str]:
+    """The keys of ``extra_engine_args`` `arguments` that Trinity 0.6 gives vLLM too, each with the config key it
+    takes it from ("" where Trinity fixes it), in Trinity's order: `ENGINE_GIVEN_KEYS` always, ``hf_overrides`` where
+    a RoPE key is set (`ENGINE_ROPE_KEYS`), `ENGINE_LORA_KEYWORDS` where ``model.lora_configs`` turns LoRA on."""
+    given = dict(ENGINE_GIVEN_KEYS)
+    if any(read_or_none(reader.get, path) is not None for path in ENGINE_ROPE_KEYS):
+        given["hf_overrides"] = and_joined([dotted(path) for path in ENGINE_ROPE_KEYS[:2]])
+    if _lora_configs_loaded(reader):
+        given.update(dict.fromkeys(ENGINE_LORA_KEYWORDS, dotted(LORA_CONFIGS)))
+    return {key: source for key, source in given.items() if key in arguments}
 
 
 def _sglang_lora_notes(reader: ConfigReader) -> list[ConfigProblem]:
@@ -829,21 +882,48 @@ def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str
     from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
     if from_08 is not None:
         return f"Trinity 0.6 on verl 0.8 or later {from_08} and trains every parameter"
-    if lora == LORA_KEYS[2] or _lora_config_path(reader) is not None or read_or_none(reader.get, LORA_KEYS[2]):
+    if _loads_adapter(reader, lora):
         return "it loads an adapter, whose rank is the adapter's own"
     targets = _lora_targets(reader, lora)
-    if not all_linear(targets):
-        uncounted = _targets_uncounted(targets)
-        if uncounted is not None:
-            return f"its target_modules {_shown_targets(targets)} {uncounted}"
+    uncounted = _targets_uncounted(targets, _lora_excluded(reader, lora))
+    if uncounted is not None:
+        return f"its target_modules {_shown_targets(targets or ALL_LINEAR)} {uncounted}"
     return None if _lora_rank(reader) > 0 else "its rank is no whole number above 0"
+
+
+def _loads_adapter(reader: ConfigReader, lora: tuple[str, ...]) -> bool:
+    """Whether the LoRA key `lora` that turns LoRA on (`_lora_key`) loads an adapter (``lora_adapter_path``, or the
+    one LoRA config's ``path``), whose target modules are its own file's, rather than making a new one."""
+    return (lora == LORA_KEYS[2] or _lora_config_path(reader) is not None
+            or bool(read_or_none(reader.get, LORA_KEYS[2])))
 
 
 def _lora_targets(reader: ConfigReader, lora: tuple[str, ...] | None) -> Any:
     """The ``target_modules`` of the LoRA key `lora` that turns LoRA on (`_lora_key`): the one LoRA config's, or verl
     before 0.8's ``actor_rollout_ref.model.target_modules``; None where unset."""
-    return read_or_none(reader.get, (*LORA_KEYS[0], 0, "target_modules") if lora == LORA_KEYS[0]
-                        else (*ACTOR_ROLLOUT_REF, "model", "target_modules"))
+    return read_or_none(reader.get, _lora_targets_key(lora, "target_modules"))
+
+
+def _lora_targets_key(lora: tuple[str, ...] | None, key: str) -> tuple[str | int, ...]:
+    """The path of `key` (``target_modules`` or ``exclude_modules``) beside the LoRA key `lora` that turns LoRA on:
+    the one LoRA config's, or verl before 0.8's under ``actor_rollout_ref.model``."""
+    return (*LORA_KEYS[0], 0, key) if lora == LORA_KEYS[0] else (*ACTOR_ROLLOUT_REF, "model", key)
+
+
+def _lora_excluded(reader: ConfigReader, lora: tuple[str, ...] | None) -> str | None:
+    """The ``exclude_modules`` regex beside the LoRA key `lora` (`_lora_targets_key`), which Trinity hands PEFT with
+    ``target_modules`` (``LoRAConfig.exclude_modules: Optional[str]``, ``common/config.py:114`` in 0.6.0, ``:113`` in
+    0.5.2; ``utils/lora_utils.py:36`` for the dummy adapter, ``trainer/verl/config.py:246`` and
+    ``trainer/verl_legacy/verl_config.py:629`` for the trainer's); None where unset or not a string (a list or a
+    mapping, which `_lora_configs_refusal` refuses)."""
+    excluded = read_or_none(reader.get, _lora_targets_key(lora, "exclude_modules"))
+    if not isinstance(excluded, str):
+        return None
+    try:
+        re.compile(excluded)
+    except re.error:  # refused as such (`_targets_refusal`)
+        return None
+    return excluded
 
 
 def _shown_targets(targets: Any) -> str:
@@ -852,16 +932,16 @@ def _shown_targets(targets: Any) -> str:
     return f"'{targets}'" if isinstance(targets, str) else yaml_brief(targets)
 
 
-def _targets_uncounted(targets: Any) -> str | None:
-    """Why LoRA on ``target_modules`` `targets` (not ``all-linear``) is counted as full fine-tuning, in words that
-    follow the key: no regex (a list), one PEFT cannot take or that matches no module (`peft_target_match`), or one
-    that matches a module ``all-linear`` leaves out (the embeddings, the output projection, a norm); None for a regex
-    that matches linear layers of the decoder layers alone, which all-linear's count holds (all seven, or fewer: on
-    the safe side)."""
-    if not isinstance(targets, str):
+def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
+    """Why LoRA on ``target_modules`` `targets` less ``exclude_modules`` `excluded` is counted as full fine-tuning, in
+    words that follow the key: no regex (a list), one PEFT cannot take or that matches no module
+    (`peft_target_match`), or one that matches a module ``all-linear`` leaves out (the embeddings, the output
+    projection, a norm) and `excluded` leaves in; None for ``all-linear``, and a regex that matches linear layers of
+    the decoder layers alone, which all-linear's count holds (all seven, or fewer: on the safe side)."""
+    if not isinstance(targets, str) and not all_linear(targets):
         return "are not one regular expression, which rft-solver matches"
     try:
-        match = peft_target_match(targets)
+        match = _peft_match_taken(targets or ALL_LINEAR, excluded)
     except re.error:
         return "is no regular expression"
     if match.outer or match.other is not None:
@@ -897,17 +977,53 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
         "counted; solve --lora-rank RANK counts a new adapter's)"))]
 
 
+def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+    """The caution on a ``target_modules`` regex from which the trainer makes a new adapter with every release the
+    config may run on (`lora_on_every_release`, not `_loads_adapter`), and which PEFT takes
+    (`ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT`): PEFT keeps a regex as it is (``LoraConfig.__post_init__``,
+    ``tuners/lora/config.py:1014`` to ``:1016`` in peft 0.21.2; only ``all-linear`` becomes a set of module names,
+    ``tuners/tuners_utils.py:2489``), and Trinity's ``_save_lora`` writes it into each checkpoint's
+    ``lora_adapter/adapter_config.json`` as ``list(target_modules)``, the string's single characters
+    (``trainer/verl/workers.py:177`` and ``trainer/verl_legacy/fsdp_workers.py:1098`` in 0.6.0,
+    ``trainer/verl/fsdp_workers.py:1011`` in 0.5.2, ``:1004`` in 0.5.0). PEFT takes a list as name endings (a name
+    that is one, or ends in "." and one: ``tuners_utils.py:2372`` to ``:2376``), which match no module (or a decoder
+    layer, by a digit), so loading that adapter with PEFT fails (``PeftModel.from_pretrained``, as verl loads a
+    ``lora_adapter_path``: ``workers/engine/fsdp/transformer_impl.py:352`` in verl 0.9.1,
+    ``trainer/verl_legacy/fsdp_workers.py:496`` in Trinity 0.6.0). The run itself is unaffected: vLLM loads the
+    saved adapter by its tensors' names (``lora/lora_model.py:210`` to ``:221`` in vLLM 0.19.1). None otherwise."""
+    lora = _lora_key(reader)
+    if (lora is None or lora_on_every_release(reader, version) is None or _loads_adapter(reader, lora)
+            or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None):
+        return []
+    targets = _lora_targets(reader, lora)
+    if all_linear(targets) or not isinstance(targets, str):
+        return []
+    try:
+        peft_target_match(targets)
+    except re.error:  # refused, or counted as full fine-tuning, as such
+        return []
+    return [ConfigProblem(ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT, (
+        f"{dotted(_lora_targets_key(lora, 'target_modules'))} {_shown_targets(targets)} is a regular expression, "
+        "which Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its single characters "
+        f"({yaml_brief(list(dict.fromkeys(targets))[:4])[:-1]}, ...]): this run is unaffected (vLLM loads the adapter "
+        "by its tensors' names), but PEFT reads those characters as module-name endings, so loading that adapter "
+        "with PEFT (a later run's model.lora_configs[0].path, or PeftModel.from_pretrained) fails: give all-linear, "
+        "which Trinity saves as module names, or write the regular expression back into the saved "
+        "adapter_config.json before you load it"))]
+
+
 def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...]) -> str:
     """The clause on a ``target_modules`` regex that adapts fewer linear layers than ``all-linear``
     (`peft_target_match`), counted as all-linear's adapter, on the safe side; "" where it adapts all of them."""
-    targets = _lora_targets(reader, lora)
-    if all_linear(targets):
+    targets, excluded = _lora_targets(reader, lora), _lora_excluded(reader, lora)
+    if all_linear(targets) and excluded is None:
         return ""
-    linears = peft_target_match(targets).linears
-    if len(linears) == len(PEFT_LAYER_LINEARS):
+    linears = _peft_match_taken(targets or ALL_LINEAR, excluded).linears
+    if linears in ALL_ADAPTED:
         return ""
-    return (f"; its target_modules {_shown_targets(targets)} matches {and_joined(list(linears))} alone, whose smaller "
-            "adapter is counted as all-linear's, on the safe side")
+    less = "" if excluded is None else f" less exclude_modules '{excluded}'"
+    return (f"; its target_modules {_shown_targets(targets or ALL_LINEAR)}{less} matches {and_joined(list(linears))} "
+            "alone, whose smaller adapter is counted as all-linear's, on the safe side")
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
@@ -936,19 +1052,21 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
     if value is None:
         return None
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
+        for name in ("target_modules", "exclude_modules"):
+            given = _lora_config_value(reader, name)
+            if isinstance(given, list | Mapping):
+                kind = "list" if isinstance(given, list) else "mapping"
+                fix = (("give all-linear, or ", "") if name == "target_modules" else ("give ", ", or remove it"))
+                return (f"{key}[0].{name} {yaml_brief(given)} is a {kind}: Trinity's LoRA config takes a string, so "
+                        f"its typed config refuses it when it loads the config: {fix[0]}one regular expression that "
+                        f"peft matches whole module names with (.*\\.(q_proj|v_proj)){fix[1]}")
         targets = _lora_config_value(reader, "target_modules")
-        if isinstance(targets, list | Mapping):
-            kind = "list" if isinstance(targets, list) else "mapping"
-            return (f"{key}[0].target_modules {yaml_brief(targets)} is a {kind}: Trinity's LoRA config takes a "
-                    "string, so its typed config refuses it when it loads "
-                    "the config: give all-linear, or one regular expression that peft matches whole module names "
-                    "with (.*\\.(q_proj|v_proj))")
         rank = omegaconf_integer(_lora_config_value(reader, "lora_rank"))
         unread = rank is None and _lora_config_value(reader, "lora_rank") is not None  # another line refuses it
         if _lora_config_path(reader) is not None or unread:
             return None
         if rank is None or rank > 0:
-            return _targets_refusal(targets)
+            return _targets_refusal(targets, _lora_config_value(reader, "exclude_modules"))
         return (f"{key}[0].lora_rank {rank} without a path: Trinity makes a dummy adapter of that rank, which peft "
                 "refuses (\"`r` should be a positive integer value\") before the trainer starts: give a rank above 0 "
                 "for LoRA, or drop model.lora_configs for no LoRA")
@@ -961,21 +1079,37 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
     return f"{key} {why}: give it one LoRA config, or drop it for no LoRA"
 
 
-def _targets_refusal(targets: Any) -> str | None:
-    """The refusal of the one LoRA config's ``target_modules`` regex `targets` from which Trinity makes a new adapter
-    (no ``path``): one that is no regular expression, or matches no module (`peft_target_match`), fails PEFT's
-    ``get_peft_model`` as Trinity's ``create_dummy_lora`` makes it (``utils/lora_utils.py:38`` in 0.6.0; ``re.error``,
-    or "Target modules ... not found in the base model", ``tuners/tuners_utils.py:1063`` to ``:1068`` in peft
-    0.21.2) before the trainer starts; None for all-linear, a list (refused as such) and a regex that matches."""
-    if all_linear(targets) or not isinstance(targets, str):
+def _targets_refusal(targets: Any, excluded: Any) -> str | None:
+    """The refusal of the one LoRA config's ``target_modules`` regex `targets` less its ``exclude_modules`` regex
+    `excluded` from which Trinity makes a new adapter (no ``path``): a target or an exclusion that is no regular
+    expression, a target that matches no module (`peft_target_match`), or an exclusion that leaves out every module
+    it matches (PEFT matches the exclusion whole first, ``check_target_module_exists``,
+    ``tuners/tuners_utils.py:2350`` to ``:2353`` in peft 0.21.2) fails PEFT's ``get_peft_model`` as Trinity's
+    ``create_dummy_lora`` makes it (``utils/lora_utils.py:38`` in 0.6.0; ``re.error``, or "Target modules ... not
+    found in the base model" or "No modules were targeted for adaptation", ``tuners/tuners_utils.py:1056`` to
+    ``:1090``) before the trainer starts; None for a list (refused as such) and a target that matches."""
+    excluded = excluded if isinstance(excluded, str) else None
+    if not isinstance(targets, str) and not all_linear(targets):
         return None
+    key = f"{'.'.join(LORA_KEYS[0])}[0]"
     try:
-        if peft_target_match(targets) != TargetMatch((), (), None):
-            return None
+        re.compile(excluded or "")
+    except re.error as error:
+        return (f"{key}.exclude_modules '{excluded}' is no regular expression ({error}): peft matches it whole "
+                f"(re.fullmatch) against each module's full name, and Trinity fails as it makes the adapter: give a "
+                "regular expression that matches whole names, such as .*\\.v_proj, or remove it")
+    try:
+        if any(peft_target_match(targets or ALL_LINEAR, excluded, moe) != NO_MATCH for moe in (False, True)):
+            return None  # the checks, which know the model, refuse it where it matches none of its modules
+        if excluded is not None and (all_linear(targets) or any(peft_target_match(targets, None, moe) != NO_MATCH
+                                                                for moe in (False, True))):
+            return (f"{key}.exclude_modules '{excluded}' leaves out every module target_modules "
+                    f"{_shown_targets(targets or ALL_LINEAR)} matches: peft adapts none (\"No modules were targeted "
+                    "for adaptation\"), and Trinity fails as it makes the adapter: exclude fewer, or remove it")
         why = "matches no module"
     except re.error as error:
         why = f"is no regular expression ({error})"
-    return (f"{'.'.join(LORA_KEYS[0])}[0].target_modules {_shown_targets(targets)} {why}: peft matches it whole "
+    return (f"{key}.target_modules {_shown_targets(targets)} {why}: peft matches it whole "
             f"(re.fullmatch) against each module's full name ({PEFT_MODULE_NAMES}), and Trinity fails as it makes the "
             "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")
 
@@ -1067,6 +1201,19 @@ PEFT_OTHER_MODULES = ("", "model", "model.layers", "model.norm", "model.rotary_e
 PEFT_LAYER_OTHERS = ("", "self_attn", "self_attn.q_norm", "self_attn.k_norm", "mlp", "mlp.act_fn", "input_layernorm",
                      "post_attention_layernorm")
 """A Qwen3 decoder layer's module names other than its linear layers (``""`` the layer itself)."""
+PEFT_MOE_LAYER_ADAPTED = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate",
+                          "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj")
+"""What PEFT 0.21.2 adapts of a Qwen3-MoE decoder layer (transformers 5.12.1) where a ``target_modules`` regex names
+it (`solver.memory.adapted_shapes`): the attention's linear layers; the router, ``mlp.gate`` (a ``Qwen3MoeTopKRouter``,
+no ``nn.Linear``, whose ``gate.weight`` PEFT adapts); and the routed experts, by the v4 names PEFT probes them with
+(``mlp.experts.gate_proj``, ``up_proj``, ``down_proj``: the fused parameters ``gate_up_proj`` and ``down_proj``,
+``utils/transformers_weight_conversion.py:375`` to ``:399``)."""
+PEFT_MOE_LAYER_OTHERS = ("", "self_attn", "self_attn.q_norm", "self_attn.k_norm", "mlp", "mlp.experts",
+                         "mlp.experts.act_fn", "input_layernorm", "post_attention_layernorm")
+"""A Qwen3-MoE decoder layer's other module names (``""`` the layer itself)."""
+FUSED_EXPERTS = ("experts.gate_proj", "experts.up_proj")
+"""The experts' projections PEFT fuses into ``gate_up_proj``: a regex that names one alone fails ("Cannot convert
+PEFT target(s) ... because they are fused", ``utils/transformers_weight_conversion.py:463`` to ``:470``)."""
 PEFT_LAYERS = 128
 """The decoder layers whose module names a ``target_modules`` regex is matched against (``model.layers.0`` to
 ``model.layers.127``: more than any catalogued model has)."""
@@ -1085,22 +1232,71 @@ class TargetMatch(NamedTuple):
     other: str | None
 
 
-@lru_cache(maxsize=256)
-def peft_target_match(pattern: str) -> TargetMatch:
+@lru_cache(maxsize=512)
+def peft_target_match(pattern: str, excluded: str | None = None, moe: bool = False) -> TargetMatch:
     """The modules of a Qwen3 model whose full names (``model.layers.0.self_attn.q_proj``) the ``target_modules``
     regex `pattern` matches whole, as PEFT matches a string (``re.fullmatch``, ``match_target_against_key``,
     ``utils/other.py:1516`` to ``:1521``, from ``check_target_module_exists``, ``tuners/tuners_utils.py:2370`` to
-    ``:2371`` in peft 0.21.2), in any of `PEFT_LAYERS` layers; `re.error` where it is no regular expression."""
-    regex = re.compile(pattern)
+    ``:2371`` in peft 0.21.2), in any of `PEFT_LAYERS` layers, or that ``all-linear`` adapts (the layers' linear layers,
+    ``_maybe_include_all_linear_layers``, ``:2430`` to ``:2490``); less those the ``exclude_modules`` regex `excluded`
+    matches whole, which PEFT leaves out first (``:2350`` to ``:2353``); a Qwen3-MoE model's names where `moe`
+    (`PEFT_MOE_LAYER_ADAPTED`, which PEFT resolves a regex against, ``utils/transformers_weight_conversion.py:375``
+    to ``:399``); `re.error` where either is no regular expression."""
+    regex = None if all_linear(pattern) else re.compile(pattern)
+    exclusion = None if excluded is None else re.compile(excluded)
 
-    def in_a_layer(name: str) -> bool:
-        return any(regex.fullmatch(f"model.layers.{layer}{'.' if name else ''}{name}") for layer in range(PEFT_LAYERS))
+    def adapted(full_name: str, linear: bool) -> bool:
+        if exclusion is not None and exclusion.fullmatch(full_name):
+            return False
+        return linear if regex is None else bool(regex.fullmatch(full_name))
 
-    linears = tuple(name.split(".")[1] for name in PEFT_LAYER_LINEARS if in_a_layer(name))
-    outer = tuple(name for name in PEFT_OUTER_MODULES if regex.fullmatch(name))
-    other = next((name or "the model itself" for name in PEFT_OTHER_MODULES if regex.fullmatch(name)), None)
-    layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in PEFT_LAYER_OTHERS if in_a_layer(name)), None)
+    def in_a_layer(name: str, linear: bool = False) -> bool:
+        return any(adapted(f"model.layers.{layer}{'.' if name else ''}{name}", linear) for layer in range(PEFT_LAYERS))
+
+    layer_adapted, layer_others = (PEFT_MOE_LAYER_ADAPTED, PEFT_MOE_LAYER_OTHERS) if moe else (PEFT_LAYER_LINEARS,
+                                                                                               PEFT_LAYER_OTHERS)
+    linears = tuple(name.split(".", 1)[1] for name in layer_adapted if in_a_layer(name, linear=True))
+    outer = tuple(name for name in PEFT_OUTER_MODULES if adapted(name, False))
+    other = next((name or "the model itself" for name in PEFT_OTHER_MODULES if adapted(name, False)), None)
+    layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in layer_others if in_a_layer(name)), None)
     return TargetMatch(linears, outer, other or layer)
+
+
+ALL_ADAPTED = tuple(tuple(name.split(".", 1)[1] for name in names) for names in (PEFT_LAYER_LINEARS,
+                                                                                PEFT_MOE_LAYER_ADAPTED))
+"""A dense and a Qwen3-MoE decoder layer's names a regex matches where it adapts all that ``all-linear`` adapts
+(`peft_target_match`'s ``linears``)."""
+NO_MATCH = TargetMatch((), (), None)
+"""A ``target_modules`` regex's match where it matches no module (`peft_target_match`)."""
+
+
+def peft_target_refusal(pattern: str, excluded: str | None, moe: bool) -> str | None:
+    """Why PEFT fails on a ``target_modules`` regex `pattern` less `excluded` (`peft_target_match`) for a dense Qwen3
+    model, or a Qwen3-MoE one where `moe`, in words that follow the key: it matches no module, or one of the experts'
+    `FUSED_EXPERTS` alone; None where PEFT takes it; `re.error` where either is no regular expression."""
+    match = peft_target_match(pattern, excluded, moe)
+    if match == NO_MATCH:
+        return "matches no module"
+    fused = [name for name in FUSED_EXPERTS if name in match.linears]
+    if len(fused) == 1:
+        alone, other = fused[0].split(".")[1], next(name for name in FUSED_EXPERTS if name != fused[0]).split(".")[1]
+        return (f"matches the routed experts' {alone} without their {other}, which PEFT fuses into gate_up_proj "
+                "(\"Cannot convert PEFT target(s) ... because they are fused\")")
+    return None
+
+
+def _peft_match_taken(pattern: str, excluded: str | None) -> TargetMatch:
+    """`peft_target_match` on the architecture where PEFT takes `pattern` less `excluded`: a dense Qwen3 model's, else
+    a Qwen3-MoE one's where it takes it alone (the checks, which know the model, refuse it on the other: see
+    `solver.trinity.checks`); the dense one's where it takes neither."""
+    if peft_target_refusal(pattern, excluded, False) is not None and peft_target_refusal(pattern, excluded,
+                                                                                           True) is None:
+        return peft_target_match(pattern, excluded, True)
+    return peft_target_match(pattern, excluded)
+
+
+ALL_LINEAR = "all-linear"
+"""PEFT's word for every linear layer but the output projection, Trinity's default ``target_modules``."""
 
 
 def all_linear(targets: object) -> bool:
@@ -1399,11 +1595,12 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     dpo = reader.word(("algorithm", "algorithm_type")) == "dpo"
     micro_batches = micro_batch_counts(reader, counted, dpo, trainer_gpus // sp if trainer_gpus else None)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
-             *_lora_counted_as_full_notes(reader, version), *_chunked_entropy_notes(reader, version),
+             *_lora_counted_as_full_notes(reader, version), *_saved_targets_notes(reader, version),
+             *_chunked_entropy_notes(reader, version),
              *_lora_configs_notes(reader),
              *_empty_adapter_path_notes(reader, version), *_trailing_slash_notes(reader, version, option_names),
              *_lora_rank_notes(reader, version), *_vllm_lora_rank_notes(reader),
-             *_engine_args_lora_notes(reader), *_sglang_lora_notes(reader), *_null_notes(reader, version),
+             *_engine_args_twice_notes(reader, version), *_sglang_lora_notes(reader), *_null_notes(reader, version),
              *_explorer_alloc_conf_notes(reader))
     return TrinityConfig(
         model=model,
