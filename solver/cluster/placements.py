@@ -262,9 +262,10 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
     placement leaves `idle`: where the placement grows jobs (`widens`), the wider way of its (`ways_to_grow`) that
     widening would pick on the idle GPUs and host memory of its node (the most length, then the least cost, then the
     fewest GPUs) where that is not its own (`ways`' first, the way that keeps it); and, where a way of its in another
-    pool (among `ways`' second, the search's) fits that pool's idle room and runs it as long as that for less cost
-    than it runs at and than that (docs/json.md's ``pool-kept``), the cheapest such, with its length where longer than
-    its own (an ``at_least`` job's)."""
+    pool of its pool's GPU type (among `ways`' second, the search's) fits that pool's idle room and runs it as long as
+    that for less cost than it runs at and than that (docs/json.md's ``pool-kept``), the cheapest such, with its length
+    where longer than its own (an ``at_least`` job's). A pool of another GPU type is not named: a cost counts GPUs and
+    settings, not a GPU type's speed (docs/planner.md), so a lower one there says nothing of a faster step."""
     own, options = ways
     wider, grown = "", own
     free_gpus = idle.gpus[job.pool][job.nodes[0]]
@@ -279,8 +280,9 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
             wider = (f"the {counted(free_gpus, 'idle GPU')} beside it on its node would grow it to {grown.plan.gpus} "
                      f"trainer GPUs ({grown.plan.setting.label}, cost {grown.plan.cost:.4g}, not {own.plan.cost:.4g}"
                      f"{_longer_words(grown, own)}), which would restart it")
+    gpu = fleet.pools[job.pool].gpu
     cheaper = min((option for option in options if option.job == job.job and option.pool != job.pool
-                   and option.gain >= grown.gain and option.cost < min(own.cost, grown.cost)
+                   and fleet.pools[option.pool].gpu == gpu and option.gain >= grown.gain and option.cost < min(own.cost, grown.cost)
                    and idle.room_for(option, fleet.jobs[job.job])), key=lambda option: option.cost, default=None)
     return wider, "" if cheaper is None else (
         f"kept in pool {fleet.pools[job.pool].name}, where it runs, though pool {fleet.pools[cheaper.pool].name}'s "
