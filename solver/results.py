@@ -2159,9 +2159,11 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "jobs left out ('hints'), working out the jobs' ways ('ways') and working out why the other pools a job left "
         "out may use have no way for it ('reasons'; the reasons say what either left unasked, and the answer comes "
         "within the time limit), and, before the work it is given, the least priority that places each job left out "
-        "('least priority': a job not reached is given a priority that places it, not the least). Empty: the same "
-        "file, options and seed give the same answer on every run, whatever the machine's load (with workers=1); "
-        "otherwise another run may give another"))
+        "('least priority': a job not reached is given a priority that places it, not the least), and, with "
+        "--current, the planner's questions of the wider ways of the running jobs kept beside idle GPUs ('stay "
+        "notes': each job they left unasked says so in its stay_reason). Empty: the same file, options and seed "
+        "give the same answer on every run, whatever the machine's load (with workers=1); otherwise another run may "
+        "give another"))
     ways_cut_short: tuple[str, ...] = Field(default=(), description=(
         "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
         "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "
