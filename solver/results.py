@@ -1998,8 +1998,9 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "where current is stays on settings the planner would not pick there (its SP, Offload or length) or a "
         "trainer GPU count its other ways there do not take: that they are kept as they run; and where keeping it "
         "forgoes the wider way the idle GPUs beside it would grow it to, or a cheaper way of its in the idle room of "
-        "another pool of its GPU type: that way; where the time limit cut working out its ways short and it was kept on its way as it "
-        "runs alone: that; in words (stay_reason_code is what a program tests); left out otherwise"))
+        "another pool of its GPU type: that way; where the time limit cut working out its ways short and it was "
+        "kept on its way as it runs alone: that; in words (stay_reason_code is what a program tests); left out "
+        "otherwise"))
     stay_reason_code: StayCode | None = Field(default=None, description=(
         "where stay_reason is given: a stable code for it (docs/json.md lists them); left out otherwise"))
 

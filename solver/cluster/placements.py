@@ -312,8 +312,9 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
                      f"{_longer_words(grown, own)}), which would restart it")
     gpu = fleet.pools[job.pool].gpu
     cheaper = min((option for option in options if option.job == job.job and option.pool != job.pool
-                   and fleet.pools[option.pool].gpu == gpu and option.gain >= grown.gain and option.cost < min(own.cost, grown.cost)
-                   and idle.room_for(option, fleet.jobs[job.job])), key=lambda option: option.cost, default=None)
+                   and fleet.pools[option.pool].gpu == gpu and option.gain >= grown.gain
+                   and option.cost < min(own.cost, grown.cost) and idle.room_for(option, fleet.jobs[job.job])),
+                  key=lambda option: option.cost, default=None)
     return wider, "" if cheaper is None else (
         f"kept in pool {fleet.pools[job.pool].name}, where it runs, though pool {fleet.pools[cheaper.pool].name}'s "
         f"idle room would run it for less ({cheaper.plan.gpus} trainer GPUs, {cheaper.plan.setting.label}, cost "
