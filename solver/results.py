@@ -2014,9 +2014,10 @@ class Placement(LeftOutWhenNone, defer_build=True):
     stay_reason: str | None = Field(default=None, description=(
         "where current is stays on settings the planner would not pick there (its SP, Offload or length) or a "
         "trainer GPU count its other ways there do not take: that they are kept as they run; and where keeping it "
-        "forgoes the wider way the idle GPUs beside it would grow it to, or a cheaper way of its in another pool's "
-        "idle room: that way; where the time limit cut working out its ways short and it was kept on its way as it "
-        "runs alone: that; in words (stay_reason_code is what a program tests); left out otherwise"))
+        "forgoes the wider way the idle GPUs beside it would grow it to, or a cheaper way of its in the idle room of "
+        "another pool of its GPU type: that way; where the time limit cut working out its ways short and it was "
+        "kept on its way as it runs alone: that; in words (stay_reason_code is what a program tests); left out "
+        "otherwise"))
     stay_reason_code: StayCode | None = Field(default=None, description=(
         "where stay_reason is given: a stable code for it (docs/json.md lists them); left out otherwise"))
 
@@ -2176,9 +2177,11 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "jobs left out ('hints'), working out the jobs' ways ('ways') and working out why the other pools a job left "
         "out may use have no way for it ('reasons'; the reasons say what either left unasked, and the answer comes "
         "within the time limit), and, before the work it is given, the least priority that places each job left out "
-        "('least priority': a job not reached is given a priority that places it, not the least). Empty: the same "
-        "file, options and seed give the same answer on every run, whatever the machine's load (with workers=1); "
-        "otherwise another run may give another"))
+        "('least priority': a job not reached is given a priority that places it, not the least), and, with "
+        "--current, the planner's questions of the wider ways of the running jobs kept beside idle GPUs ('stay "
+        "notes': each job they left unasked says so in its stay_reason). Empty: the same file, options and seed "
+        "give the same answer on every run, whatever the machine's load (with workers=1); otherwise another run may "
+        "give another"))
     ways_cut_short: tuple[str, ...] = Field(default=(), description=(
         "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
         "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "

@@ -177,6 +177,10 @@ _SOLVE_GROUP: ContextVar[_SolveGroup | None] = ContextVar("rft_solver_solve_grou
 _CALL_DEADLINE: ContextVar[float | None] = ContextVar("rft_solver_call_deadline", default=None)
 """The `time.monotonic()` by which this thread's solves must end (`call_deadline`; None: none)."""
 
+_RUN_DEADLINE: ContextVar[float | None] = ContextVar("rft_solver_run_deadline", default=None)
+"""The `time.monotonic()` by which this thread's solves must end, where a cluster command's planner asks them: the end
+of the run's time limit (`run_deadline`; None: none)."""
+
 _SP_ONE_FITS: ContextVar[dict[tuple[str, Query], bool | None] | None] = ContextVar("rft_solver_sp_one_fits",
                                                                                    default=None)
 """Within one answer of a `plan` call, the SP=1 questions `_fits_without_sp` asked (on a GPU type) and what each
@@ -192,6 +196,18 @@ def call_deadline(seconds: float | None) -> Iterator[None]:
         yield
     finally:
         _CALL_DEADLINE.reset(token)
+
+
+@contextmanager
+def run_deadline(deadline: float | None) -> Iterator[None]:
+    """Within the block, every solve of this thread ends by `deadline` (a `time.monotonic()`: the end of the time
+    limit of the cluster command whose planner asks it; None: no deadline but theirs), however much of its own time
+    limit is left: that is the run's, so a solve it cuts short ran out of the time limit its words name."""
+    token = _RUN_DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _RUN_DEADLINE.reset(token)
 
 
 class WorkBudget:
@@ -225,9 +241,11 @@ def work_budget(budget: WorkBudget) -> Iterator[None]:
 
 def within_deadline(seconds: float) -> float:
     """The seconds of the wall clock a solve that starts now may run: `seconds`, or fewer where this thread's
-    `call_deadline` comes sooner (`clock.seconds_left`; at least a millisecond, CP-SAT's smallest useful limit)."""
-    ends_by, deadline = time.monotonic() + seconds, _CALL_DEADLINE.get()
-    return max(clock.seconds_left(ends_by if deadline is None else min(ends_by, deadline)), 0.001)
+    `call_deadline` or `run_deadline` comes sooner (`clock.seconds_left`; at least a millisecond, CP-SAT's smallest
+    useful limit)."""
+    deadlines = (_CALL_DEADLINE.get(), _RUN_DEADLINE.get())
+    ends_by = min([time.monotonic() + seconds, *(deadline for deadline in deadlines if deadline is not None)])
+    return max(clock.seconds_left(ends_by), 0.001)
 
 
 def time_limit_words(query: Query) -> str:

@@ -31,11 +31,11 @@ def test_no_wider_way_is_said_where_none_beats_its_own_and_another_pool_is_weigh
     running = RunningJob(job=0, pool=0, nodes=(0,), gpu_indexes=(0, 1, 2, 3), trainer_gpus=4, rollout_gpus=0,
                          max_model_len=16384, sp=1, offload=False)
     assert forgone_words(planner, fleet, running, (own, [own]), idle, widens=True) == ("", "")
-    # h20's idle node runs it for 0.2 at its own length: cheaper than its own way, which is all it is weighed against.
+    # spare's idle node runs it for 0.2 at its own length: cheaper than its own way, which is all it is weighed against.
     cheaper = _option(1, 4, 16384, 0.2, 0)
     label = own.plan.setting.label
     assert forgone_words(planner, fleet, running, (own, [own, cheaper]), idle, widens=True) == ("", (
-        f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, "
+        f"kept in pool a100, where it runs, though pool spare's idle room would run it for less (4 trainer GPUs, "
         f"{label}, cost 0.2, not 0.25)"))
 
 

@@ -191,9 +191,11 @@ def test_a_widened_job_kept_by_current_says_its_count_is_kept(cli: Cli, tmp_path
         "its trainer GPU count is kept as it runs (8 trainer GPUs; its other ways in pool a100 take 4)"))]
 
 
-def test_a_job_kept_in_its_pool_where_another_pools_idle_room_runs_it_for_less_says_so(cli: Cli, tmp_path: Path):
+def test_a_job_kept_in_its_pool_says_nothing_of_another_gpu_types_idle_room(cli: Cli, tmp_path: Path):
     # Qwen3-8B at 32768 started on a node of 4 A100s (SP=4, cost 0.325); a node of 4 H20s, idle, runs it with Env +
-    # SP=2 for 0.2777, and a placement without --current puts it there. Before, it stayed saying nothing.
+    # SP=2 for 0.2777, and a placement without --current puts it there. Session 75 said it stayed "though pool h20's
+    # idle room would run it for less"; a cost counts GPUs and settings, not a GPU type's speed, so since session 76
+    # another GPU type's pool is not named (test_clusterlimits_s76 names a pool of its own type).
     a100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 4}
     h20 = {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 4}
     job = _job("j", "Qwen3-8B", 32768)
@@ -201,15 +203,9 @@ def test_a_job_kept_in_its_pool_where_another_pools_idle_room_runs_it_for_less_s
     both = _fleet(tmp_path, job, pools=[a100, h20])
     fresh = json.loads(cli("cluster", str(both), "--json")[1])["placements"]
     assert [(p["pool"], p["plan"]["cost"]) for p in fresh] == [("h20", 0.27775)]
-    why = ("kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, "
-           "Env + SP=2, cost 0.2777, not 0.325)")
     stays, text = _current(cli, both, running)
-    assert stays == [("j", "stays", 4, "pool-kept", why)]
-    assert f"stays: j: {why}" in text
-    # An H20 node taken by another job leaves no idle room there: nothing is said.
-    other = _job("other", "Qwen3-4B", 8192, 2)
-    full = _fleet(tmp_path, job, {**other, "pool": "h20"}, pools=[a100, h20], name="full")
-    assert _current(cli, full, running)[0] == [("j", "stays", 4, None, None), ("other", "starts", 2, None, None)]
+    assert stays == [("j", "stays", 4, None, None)]
+    assert "stays: j" not in text
 
 
 def _no_plan(model: str, gpus: int, critic: str | None, **more: Any) -> str:

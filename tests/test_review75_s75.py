@@ -20,11 +20,11 @@ CATALOG = load_catalog()
 
 
 def _fleet(tmp_path: Path) -> tuple[Planner, solver.Fleet]:
-    """A job of Qwen3-8B on a node of 8 A100s, and a pool of one idle node of 8 H20s."""
+    """A job of Qwen3-8B on a node of 8 A100s, and a pool of one idle node of 8 A100s (spare)."""
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"pools": [
         {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},
-        {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}],
+        {"name": "spare", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
         "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": {"at_least": 16384}}]}), encoding="utf-8")
     return Planner(CATALOG, load_weights(), "auto"), load_fleet(path, CATALOG)
 
@@ -41,7 +41,7 @@ def _option(pool: int, gpus: int, length: int, cost: float, gain: int) -> Option
 def test_another_pool_runs_it_for_less_only_below_its_own_cost_and_says_the_longer_length(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The job runs on 4 of a100's 8 GPUs at 16384 (cost 0.25); widening would grow it to 8 GPUs at 20480 (cost 0.4).
-    # h20's idle node runs it at 20480 on 4 GPUs for 0.3: less than the wider way's 0.4, more than its own 0.25.
+    # spare's idle node runs it at 20480 on 4 GPUs for 0.3: less than the wider way's 0.4, more than its own 0.25.
     # Before, the line said so: "would run it for less (4 trainer GPUs, ..., cost 0.3, not 0.25)", more, not less.
     planner, fleet = _fleet(tmp_path)
     own, wider, dearer = _option(0, 4, 16384, 0.25, 0), _option(0, 8, 20480, 0.4, 4), _option(1, 4, 20480, 0.3, 4)
@@ -56,11 +56,11 @@ def test_another_pool_runs_it_for_less_only_below_its_own_cost_and_says_the_long
     # At 0.2 it runs as long as the wider way for less than both: said, with its length.
     cheaper = _option(1, 4, 20480, 0.2, 4)
     assert forgone_words(planner, fleet, running, (own, [own, dearer, cheaper]), idle, widens=True) == (grown, (
-        f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, "
+        f"kept in pool a100, where it runs, though pool spare's idle room would run it for less (4 trainer GPUs, "
         f"{label}, cost 0.2, not 0.25, 20480 tokens, not 16384)"))
     # Not as long as the wider way (16384): not said beside it; without widening, said against its own way alone.
     shorter = _option(1, 4, 16384, 0.1, 0)
     assert forgone_words(planner, fleet, running, (own, [own, shorter]), idle, widens=True) == (grown, "")
     assert forgone_words(planner, fleet, running, (own, [own, shorter]), idle, widens=False) == ("", (
-        f"kept in pool a100, where it runs, though pool h20's idle room would run it for less (4 trainer GPUs, "
+        f"kept in pool a100, where it runs, though pool spare's idle room would run it for less (4 trainer GPUs, "
         f"{label}, cost 0.1, not 0.25)"))

@@ -52,6 +52,7 @@ from solver.cluster.search import (
 )
 from solver.query import Progress
 from solver.results import PoolPurchase, PurchaseResult, Status
+from solver.solve import run_deadline
 from solver.tables import DETERMINISTIC_PER_SECOND, MAX_ESTIMATED_GPUS, Fleet
 
 PURCHASE_CHOICE_SHARE = 0.5
@@ -73,8 +74,15 @@ def buy(
     use is placed, as `place` places them (only the jobs the fleet marks ``required``, where it marks some: the others
     where room is left), with the jobs that have none named apart, and the placement with the nodes bought (`place`'s
     own there: `_placed_as_bought`), grown onto idle GPUs as a placement's unless not `widen`; the planner and the
-    options as `place`'s."""
+    options as `place`'s (each of the planner's solves ends with the time limit: `run_deadline`)."""
     started = time.monotonic()
+    with run_deadline(started + planner.time_limit_s):
+        return _buy(fleet, planner, workers, seed, progress, widen, started)
+
+
+def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Progress | None, widen: bool,
+         started: float) -> PurchaseResult:
+    """`buy`'s purchase, begun at `started` (a `time.monotonic()`)."""
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
     limit = WaysLimit.of(planner, started)

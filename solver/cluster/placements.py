@@ -8,7 +8,15 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from solver.cluster.options import Option, Planner, asks_length, host_capacity_tenths, keeps_running, layout
+from solver.cluster.options import (
+    Option,
+    Planner,
+    WallClockPassed,
+    asks_length,
+    host_capacity_tenths,
+    keeps_running,
+    layout,
+)
 from solver.cluster.widen import ways_to_grow
 from solver.memory import rollout_engines, shown_host_need
 from solver.results import ClusterResult, MoveCode, Placement, PoolUse, StayCode, trainer_spans_nodes_caution
@@ -111,7 +119,8 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
 def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running: Sequence[RunningJob],
                  options: Sequence[Option] = (), kept_most: int | None = None,
                  undecided_jobs: frozenset[int] = frozenset(), *,
-                 final: Mapping[int, tuple[Option, Sequence[int]]], widens: bool) -> ClusterResult:
+                 final: Mapping[int, tuple[Option, Sequence[int]]], widens: bool,
+                 until: float | None = None) -> ClusterResult:
     """`result` with each placement's `current`, where the fleet runs `running` now: ``stays`` where it runs as it
     does now (its model, pool, nodes, GPUs, trainer and rollout GPUs, and its plan's length, SP and Offload), saying
     so where its trainer GPU count or settings are its own, not the planner's (`kept_as_it_runs`), and where keeping
@@ -121,7 +130,10 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
     proven the most a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs
     whose ways rest on a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now;
     and each unplaced job that runs now marked ``stops``. A result without a placement (no objective: `infeasible`,
-    `unknown`) is left as it is: it tells no running job to stop."""
+    `unknown`) is left as it is: it tells no running job to stop. The planner's questions of the wider ways are asked
+    until the wall clock's `until` (a `time.monotonic()`, the run's time limit; None: no limit): a job whose wider ways
+    it leaves unasked says so (`unweighed_words`), and the answer names the step (``stay notes``) in
+    `wall_clock_stopped`."""
     if result.objective is None:
         return result
     now = {fleet.jobs[job.job].name: job for job in running}
@@ -130,6 +142,7 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
     for option in options:
         ways[option.job, option.pool].append(option)
     priorities = {fleet_job.name: fleet_job.priority for fleet_job in fleet.jobs}
+    unweighed: list[str] = []  # the jobs whose wider ways the wall clock left unasked
     taking: dict[tuple[str, int, int], list[tuple[str, int]]] = defaultdict(list)  # (pool, node, GPU) -> its jobs
     for placed in result.placements:
         for node, gpu in itertools.product(placed.nodes, placed.gpu_indexes):
@@ -151,7 +164,14 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
                 "kept as it runs: the time limit cut working out its ways short, so no other way of its was weighed "
                 f"(raise {planner.option_names.time_limit})")}
         if as_now == as_placed and job.model in (None, placed.model) and trains_as_now:
-            forgone = forgone_words(planner, fleet, job, (final[job.job][0], options), idle, widens)
+            ways_kept = (final[job.job][0], options)
+            try:
+                with planner.asking_until(until):
+                    forgone = forgone_words(planner, fleet, job, ways_kept, idle, widens)
+            except WallClockPassed:  # its wider ways unasked: another pool's weighed against its own way alone
+                unweighed.append(placed.job)
+                forgone = (unweighed_words(planner, idle, job), forgone_words(planner, fleet, job, ways_kept, idle,
+                                                                              widens=False)[1])
             kept_so = stay_words(job, kept_as_it_runs(fleet, job, mine), forgone)
             return {"current": "stays"} if kept_so is None else {
                 "current": "stays", "stay_reason": kept_so[1], "stay_reason_code": kept_so[0]}
@@ -161,10 +181,20 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         code, words = why_moved(planner, fleet, result, job, (mine, holders), (kept_most, job.job in undecided_jobs))
         return {"current": "moves", "move_reason": words, "move_reason_code": code}
 
+    placements = tuple(placed.model_copy(update=current(placed)) for placed in result.placements)
     return result.model_copy(update={
-        "placements": tuple(placed.model_copy(update=current(placed)) for placed in result.placements),
+        "placements": placements,
         "unplaced": tuple(left.model_copy(update={"current": "stops" if left.job in now else None})
-                          for left in result.unplaced)})
+                          for left in result.unplaced),
+        "wall_clock_stopped": result.wall_clock_stopped + (("stay notes",) if unweighed else ())})
+
+
+def unweighed_words(planner: Planner, idle: IdleRoom, job: RunningJob) -> str:
+    """What the running `job`, kept beside idle GPUs on its node, says where the time limit left the planner's
+    questions of its wider ways there unasked (`with_current`)."""
+    free_gpus = idle.gpus[job.pool][job.nodes[0]]
+    return (f"the time limit ran out before the wider ways the {counted(free_gpus, 'idle GPU')} beside it on its node "
+            f"would give it were weighed (raise {planner.option_names.time_limit})")
 
 
 def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: RunningJob,
@@ -262,9 +292,10 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
     placement leaves `idle`: where the placement grows jobs (`widens`), the wider way of its (`ways_to_grow`) that
     widening would pick on the idle GPUs and host memory of its node (the most length, then the least cost, then the
     fewest GPUs) where that is not its own (`ways`' first, the way that keeps it); and, where a way of its in another
-    pool (among `ways`' second, the search's) fits that pool's idle room and runs it as long as that for less cost
-    than it runs at and than that (docs/json.md's ``pool-kept``), the cheapest such, with its length where longer than
-    its own (an ``at_least`` job's)."""
+    pool of its pool's GPU type (among `ways`' second, the search's) fits that pool's idle room and runs it as long as
+    that for less cost than it runs at and than that (docs/json.md's ``pool-kept``), the cheapest such, with its length
+    where longer than its own (an ``at_least`` job's). A pool of another GPU type is not named: a cost counts GPUs and
+    settings, not a GPU type's speed (docs/planner.md), so a lower one there says nothing of a faster step."""
     own, options = ways
     wider, grown = "", own
     free_gpus = idle.gpus[job.pool][job.nodes[0]]
@@ -279,9 +310,11 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
             wider = (f"the {counted(free_gpus, 'idle GPU')} beside it on its node would grow it to {grown.plan.gpus} "
                      f"trainer GPUs ({grown.plan.setting.label}, cost {grown.plan.cost:.4g}, not {own.plan.cost:.4g}"
                      f"{_longer_words(grown, own)}), which would restart it")
+    gpu = fleet.pools[job.pool].gpu
     cheaper = min((option for option in options if option.job == job.job and option.pool != job.pool
-                   and option.gain >= grown.gain and option.cost < min(own.cost, grown.cost)
-                   and idle.room_for(option, fleet.jobs[job.job])), key=lambda option: option.cost, default=None)
+                   and fleet.pools[option.pool].gpu == gpu and option.gain >= grown.gain
+                   and option.cost < min(own.cost, grown.cost) and idle.room_for(option, fleet.jobs[job.job])),
+                  key=lambda option: option.cost, default=None)
     return wider, "" if cheaper is None else (
         f"kept in pool {fleet.pools[job.pool].name}, where it runs, though pool {fleet.pools[cheaper.pool].name}'s "
         f"idle room would run it for less ({cheaper.plan.gpus} trainer GPUs, {cheaper.plan.setting.label}, cost "

@@ -60,7 +60,7 @@ from solver.results import (
     UnplacedCode,
 )
 from solver.rules import OptionNames
-from solver.solve import checked
+from solver.solve import checked, run_deadline
 from solver.tables import DETERMINISTIC_PER_SECOND, Fleet, RunningJob
 
 REASONS_SHARE = 0.6
@@ -121,14 +121,16 @@ def place(
     answers and spends its deterministic time); `widen`: let placed jobs grow onto idle GPUs of their nodes where that
     makes them faster or longer; `running`: the jobs that run now (`read_current`), kept where they run unless moving
     one places more priority (or, with `minimize`, uses fewer nodes); each placement and unplaced job then says
-    whether it stays, moves, starts or stops (`with_current`)."""
-    return _place(fleet, planner, minimize, workers, seed, progress, widen, running)
+    whether it stays, moves, starts or stops (`with_current`). Each of the planner's solves ends with the time limit
+    (`run_deadline`)."""
+    started = time.monotonic()
+    with run_deadline(started + planner.time_limit_s):
+        return _place(fleet, planner, minimize, workers, seed, progress, widen, running, started)
 
 
 def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, workers: int, seed: int,
-           progress: Progress | None, widen: bool, running: Sequence[RunningJob]) -> ClusterResult:
-    """`place`'s placement, before it says which jobs stay."""
-    started = time.monotonic()
+           progress: Progress | None, widen: bool, running: Sequence[RunningJob], started: float) -> ClusterResult:
+    """`place`'s placement, begun at `started` (a `time.monotonic()`)."""
     time_limit_s = planner.time_limit_s
     every_job = minimize == "nodes"
     required = required_jobs(fleet, every_job)
@@ -320,7 +322,7 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
         return result
     # Not over every job's ways (some left out, or host memory rounded up): another placement may keep one more.
     return with_current(planner, fleet, result, planned.running, options, None if planned.unproven else kept_most,
-                        planned.undecided_jobs, final=final, widens=widened)
+                        planned.undecided_jobs, final=final, widens=widened, until=reasons_by)
 
 
 def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnInterrupt,

@@ -109,7 +109,8 @@ WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes
                     "bought GPUs": "the GPUs-bought stage", "bought nodes": "the nodes-bought stage",
                     "ways": "working out the jobs' ways",
                     "reasons": "working out why the other pools of the jobs left out have no way for them",
-                    "least priority": "the least priority that places each job left out"}
+                    "least priority": "the least priority that places each job left out",
+                    "stay notes": "weighing the wider ways of the running jobs kept beside idle GPUs"}
 """The steps `ClusterResult.wall_clock_stopped` names, in words."""
 
 
