@@ -1359,7 +1359,9 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
     paths = (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ()))
     for path in paths:
         size = checks.number(path)
-        if dpo and path == ROLE_MICRO_BATCH_SIZES[0] and size is not None:
+        pair = dpo and path == ROLE_MICRO_BATCH_SIZES[0]
+        fix = _one_pair_words(version, checks.names.write) if pair else f"set it to 1 ({checks.names.write} does)"
+        if pair and size is not None:
             _check_dpo_pair_size(checks, size, version)
         elif size is not None and size != 1:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
@@ -1367,10 +1369,9 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
                 "sequences, padded to the longest, which the token budget does not bound: set it to 1"))
         elif path in MICRO_BATCH_SIZES_TYPED_INT and checks.written_null(path):
             checks.add(ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, (
-                f"{dotted(path)} is null: {_null_micro_batch_words(version)}: set it to 1 ({checks.names.write} "
-                "does)"))
+                f"{dotted(path)} is null: {_null_micro_batch_words(version)}: {fix}"))
         else:
-            _check_unset_size(checks, path, paths, version, f"set it to 1 ({checks.names.write} does)")
+            _check_unset_size(checks, path, paths, version, fix)
     for path in DEPRECATED_MICRO_BATCH_SIZES[:None if critic else 2]:
         if (size := checks.number(path)) is not None:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
@@ -1391,16 +1392,25 @@ def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVer
     doubled = shown_number(2 * size)
     if version == "0.5":
         held = (f"Trinity 0.5 doubles it for DPO, so a micro-batch takes {doubled} sequences, padded to the longest, "
-                "which the token budget does not bound: set it to 1, one pair, a chosen and a rejected sequence, once "
-                "doubled")
+                "which the token budget does not bound")
     else:
         before = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity 0.5, and 0.6 on verl before 0.8,"
         held = (f"a micro-batch takes that many sequences on Trinity 0.6 with verl 0.8 or later, and {doubled} where "
-                f"{before} doubles it for DPO, padded to the longest, which the token budget does not bound: set it "
-                "to 2, one pair, a chosen and a rejected sequence, on verl 0.8 or later, and to 1 before 0.8, which "
-                "Trinity doubles to one pair")
+                f"{before} doubles it for DPO, padded to the longest, which the token budget does not bound")
     checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
-        f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is {shown_number(size)} for DPO with dynamic batch sizes off: {held}"))
+        f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is {shown_number(size)} for DPO with dynamic batch sizes off: {held}: "
+        f"{_one_pair_words(version)}"))
+
+
+def _one_pair_words(version: TrinityVersion | None, writer: str = "") -> str:
+    """How to set DPO's actor micro-batch size per GPU for a padded model so that it holds one pair, a chosen and a
+    rejected sequence, on the release `version` may be (`solver.trinity.plan_keys.DPO_PAIR_SIZES`), in words; with
+    `writer`, naming it as the one that writes that size (``--write``)."""
+    does = f" ({writer} does)" if writer else ""
+    if version == "0.5":
+        return f"set it to 1{does}, one pair, a chosen and a rejected sequence, once doubled"
+    return (f"set it to 2{does}, one pair, a chosen and a rejected sequence, on verl 0.8 or later, and to 1 before "
+            "0.8, which Trinity doubles to one pair")
 
 
 def _check_unset_size(checks: _ConfigChecks, path: tuple[str, ...], paths: Iterable[tuple[str, ...]],
