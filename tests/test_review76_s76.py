@@ -13,6 +13,7 @@ from test_dpomicro_s76 import ACTOR_SIZE
 from test_ownbudget_s72 import ONE, _config, _problems
 from test_padbound_s71 import EXAMPLE, INTERNLM2, Cli
 
+from solver.tables import load_catalog
 from solver.trinity.plan_keys import config_trains_dpo
 
 PATCHER = "solver.trinity.patch_trinity_config"
@@ -86,3 +87,19 @@ def test_a_null_dpo_actor_size_on_trinity_0_5_is_told_1_which_it_doubles():
     assert null == [("micro-batch-unset-refused", (
         f"{ACTOR_SIZE} is null: Trinity 0.5's typed config refuses it as it loads the config (OmegaConf's int field): "
         f"set it to 1 ({PATCHER} does), one pair, a chosen and a rejected sequence, once doubled"))]
+
+
+def _pair_split(model: object = None) -> str:
+    """The end of the ``dpo-pair-split`` line of DPO's actor size 3 with dynamic batch sizes off, no release given."""
+    found = _problems(_config("dpo", None, {**ONE, "actor": {"ppo_micro_batch_size_per_gpu": 3}}), None, model)
+    return next(words for code, words in found if code == "dpo-pair-split").split("it runs, but is not DPO: ")[1]
+
+
+def test_a_split_pair_of_a_padded_model_is_told_one_pair_not_the_next_even_size():
+    # micro-batch-unbounded says 2 for the same key: the two lines no longer disagree (it said 4)
+    assert _pair_split() == (
+        "on verl 0.8 or later set it to 2, one pair (more sequences are padded past the token budget: "
+        "micro-batch-unbounded; on verl before 0.8, Trinity doubles what is written)")
+    # a model that keeps remove padding on takes any even size: the next one
+    assert _pair_split(load_catalog().model("Qwen3-8B")) == (
+        "on verl 0.8 or later set it to 4, an even size (on verl before 0.8, Trinity doubles what is written)")

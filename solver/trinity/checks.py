@@ -1471,7 +1471,7 @@ def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVers
         f"ppo_micro_batch_size's value, {shown_number(size)}), or remove {dotted(whole)}"))
 
 
-def _check_dpo_pairs(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_dpo_pairs(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
     """Check, for DPO with dynamic batch sizes off where the release may be Trinity 0.6 (on verl 0.8 or later, every
     role takes the trainer's ``use_dynamic_bsz``), that the actor's micro-batch size per GPU (`ROLE_MICRO_BATCH_SIZES`)
     is even. Trinity puts each example's chosen sequence before its rejected one
@@ -1484,7 +1484,9 @@ def _check_dpo_pairs(checks: _ConfigChecks, version: TrinityVersion | None) -> N
     rows in order (verl 0.9.1 ``workers/engine/utils.py:124-128``, no shuffle: ``shuffle: False``,
     ``trainer/verl/config.py:299``). An odd size splits a pair: at 1 the rejected half is empty, summed to 0, so every
     sequence is trained as a chosen one; above 1 the next micro-batch's rows are taken the other way round. It runs, but
-    is not DPO: ``dpo-pair-split``, not a refusal. Read from the code, not run."""
+    is not DPO: ``dpo-pair-split``, not a refusal; the even size it names is the next one, but 2, one pair, for a
+    `model` whose micro-batches are padded (`remove_padding_violation`), where more are ``micro-batch-unbounded``.
+    Read from the code, not run."""
     key = ROLE_MICRO_BATCH_SIZES[0]
     size = checks.number(key)
     if (version == "0.5" or checks.value(("algorithm", "algorithm_type")) != "dpo"
@@ -1494,11 +1496,13 @@ def _check_dpo_pairs(checks: _ConfigChecks, version: TrinityVersion | None) -> N
              "and trains every sequence, the rejected ones too, as a chosen one" if size == 1 else
              f"each micro-batch holds {shown_number(size)} sequences, which splits a pair over two micro-batches, and "
              "the loss takes the next one's rows the other way round, its rejected sequences as chosen")
+    even = (f"{shown_number(size + 1)}, an even size (" if size == 1 or remove_padding_violation(model) is None else
+            "2, one pair (more sequences are padded past the token budget: micro-batch-unbounded; ")
     checks.add(ConfigProblemCode.DPO_PAIR_SPLIT, (
         f"{dotted(key)} is {shown_number(size)} for DPO with dynamic batch sizes off: Trinity 0.6 on verl 0.8 or later "
         "does not double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in "
         f"pairs, a chosen and a rejected sequence: {split}; it runs, but is not DPO: on verl 0.8 or later set it to "
-        f"{shown_number(size + 1)}, an even size (on verl before 0.8, Trinity doubles what is written)"))
+        f"{even}on verl before 0.8, Trinity doubles what is written)"))
 
 
 def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int, sp: int,
@@ -1797,7 +1801,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rope_partial(checks, model)
     _check_dynamic_batch(checks, model, version)
     _check_critic_forward_whole_size(checks, version)
-    _check_dpo_pairs(checks, version)
+    _check_dpo_pairs(checks, model, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
     said_05 = _check_trainer_level_flags(checks, version) | _check_keys_05_lacks(checks, version)
