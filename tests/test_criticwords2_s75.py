@@ -3,7 +3,8 @@ the critic's own update (`Plan.critic_pass_gb`), and the one its room to spare i
 evidence (``--emit trinity``'s header, a config's verdict) and JSON; ``solve memory``'s host memory line gives a
 host-held critic's share (`MemoryEstimate.host_critic_gib`); with a critic the tables vouch for no length where they
 refute the longest one; the critic note says ``--critic none counts the actor alone``; one function words what a host
-memory need is for (`host_need_purpose`) (the cost's critic term, s76: test_criticcost_s76.py). Figures: Qwen3-8B on 4 A100-80GBs at 32768 tokens (73.53 GiB usable with Env)."""
+memory need is for (`host_need_purpose`) (the cost's critic term, s76: test_criticcost_s76.py). Figures: Qwen3-8B
+on 4 A100-80GBs at 32768 tokens (73.53 GiB usable with Env)."""
 
 from __future__ import annotations
 

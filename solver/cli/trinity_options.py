@@ -242,8 +242,10 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         notes.append(f"solve: note: {args.from_config} has no trainer.use_remove_padding (Trinity 0.6's), so what is "
                      f"made from it adds it, false for {model.name}; Trinity before 0.6 refuses it (--trinity-version "
                      "0.5 leaves it out)")
+    # the fragment's keys read the config's interpolations at their defaults; --write's, in this shell's environment
+    made_in = [*([None] if args.emit or args.out else []), *([os.environ] if args.write else [])]
     if (layout is not None and args.trinity_version != "0.5" and remove_padding_violation(model) is not None
-            and config_trains_dpo(layout)):
+            and any(config_trains_dpo(layout, environ) for environ in made_in)):
         notes.append(f"solve: note: {args.from_config} trains DPO with one padded sequence per micro-batch for "
                      f"{model.name}, so what is made from it writes {'.'.join(ROLE_MICRO_BATCH_SIZES[0])} 2, one pair, "
                      "a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later needs; but no one size "

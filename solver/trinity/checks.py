@@ -1361,7 +1361,9 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
     paths = (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ()))
     for path in paths:
         size = checks.number(path)
-        if dpo and path == ROLE_MICRO_BATCH_SIZES[0] and size is not None:
+        pair = dpo and path == ROLE_MICRO_BATCH_SIZES[0]
+        fix = _one_pair_words(version, checks.names.write) if pair else f"set it to 1 ({checks.names.write} does)"
+        if pair and size is not None:
             _check_dpo_pair_size(checks, size, version)
         elif size is not None and size != 1:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
@@ -1369,10 +1371,9 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
                 "sequences, padded to the longest, which the token budget does not bound: set it to 1"))
         elif path in MICRO_BATCH_SIZES_TYPED_INT and checks.written_null(path):
             checks.add(ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, (
-                f"{dotted(path)} is null: {_null_micro_batch_words(version)}: set it to 1 ({checks.names.write} "
-                "does)"))
+                f"{dotted(path)} is null: {_null_micro_batch_words(version)}: {fix}"))
         else:
-            _check_unset_size(checks, path, paths, version, f"set it to 1 ({checks.names.write} does)")
+            _check_unset_size(checks, path, paths, version, fix)
     for path in DEPRECATED_MICRO_BATCH_SIZES[:None if critic else 2]:
         if (size := checks.number(path)) is not None:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
@@ -1393,16 +1394,25 @@ def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVer
     doubled = shown_number(2 * size)
     if version == "0.5":
         held = (f"Trinity 0.5 doubles it for DPO, so a micro-batch takes {doubled} sequences, padded to the longest, "
-                "which the token budget does not bound: set it to 1, one pair, a chosen and a rejected sequence, once "
-                "doubled")
+                "which the token budget does not bound")
     else:
         before = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity 0.5, and 0.6 on verl before 0.8,"
         held = (f"a micro-batch takes that many sequences on Trinity 0.6 with verl 0.8 or later, and {doubled} where "
-                f"{before} doubles it for DPO, padded to the longest, which the token budget does not bound: set it "
-                "to 2, one pair, a chosen and a rejected sequence, on verl 0.8 or later, and to 1 before 0.8, which "
-                "Trinity doubles to one pair")
+                f"{before} doubles it for DPO, padded to the longest, which the token budget does not bound")
     checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
-        f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is {shown_number(size)} for DPO with dynamic batch sizes off: {held}"))
+        f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is {shown_number(size)} for DPO with dynamic batch sizes off: {held}: "
+        f"{_one_pair_words(version)}"))
+
+
+def _one_pair_words(version: TrinityVersion | None, writer: str = "") -> str:
+    """How to set DPO's actor micro-batch size per GPU for a padded model so that it holds one pair, a chosen and a
+    rejected sequence, on the release `version` may be (`solver.trinity.plan_keys.DPO_PAIR_SIZES`), in words; with
+    `writer`, naming it as the one that writes that size (``--write``)."""
+    does = f" ({writer} does)" if writer else ""
+    if version == "0.5":
+        return f"set it to 1{does}, one pair, a chosen and a rejected sequence, once doubled"
+    return (f"set it to 2{does}, one pair, a chosen and a rejected sequence, on verl 0.8 or later, and to 1 before "
+            "0.8, which Trinity doubles to one pair")
 
 
 def _check_unset_size(checks: _ConfigChecks, path: tuple[str, ...], paths: Iterable[tuple[str, ...]],
@@ -1463,7 +1473,7 @@ def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVers
         f"ppo_micro_batch_size's value, {shown_number(size)}), or remove {dotted(whole)}"))
 
 
-def _check_dpo_pairs(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_dpo_pairs(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
     """Check, for DPO with dynamic batch sizes off where the release may be Trinity 0.6 (on verl 0.8 or later, every
     role takes the trainer's ``use_dynamic_bsz``), that the actor's micro-batch size per GPU (`ROLE_MICRO_BATCH_SIZES`)
     is even. Trinity puts each example's chosen sequence before its rejected one
@@ -1476,7 +1486,9 @@ def _check_dpo_pairs(checks: _ConfigChecks, version: TrinityVersion | None) -> N
     rows in order (verl 0.9.1 ``workers/engine/utils.py:124-128``, no shuffle: ``shuffle: False``,
     ``trainer/verl/config.py:299``). An odd size splits a pair: at 1 the rejected half is empty, summed to 0, so every
     sequence is trained as a chosen one; above 1 the next micro-batch's rows are taken the other way round. It runs, but
-    is not DPO: ``dpo-pair-split``, not a refusal. Read from the code, not run."""
+    is not DPO: ``dpo-pair-split``, not a refusal; the even size it names is the next one, but 2, one pair, for a
+    `model` whose micro-batches are padded (`remove_padding_violation`), where more are ``micro-batch-unbounded``.
+    Read from the code, not run."""
     key = ROLE_MICRO_BATCH_SIZES[0]
     size = checks.number(key)
     if (version == "0.5" or checks.value(("algorithm", "algorithm_type")) != "dpo"
@@ -1486,11 +1498,13 @@ def _check_dpo_pairs(checks: _ConfigChecks, version: TrinityVersion | None) -> N
              "and trains every sequence, the rejected ones too, as a chosen one" if size == 1 else
              f"each micro-batch holds {shown_number(size)} sequences, which splits a pair over two micro-batches, and "
              "the loss takes the next one's rows the other way round, its rejected sequences as chosen")
+    even = (f"{shown_number(size + 1)}, an even size (" if size == 1 or remove_padding_violation(model) is None else
+            "2, one pair (more sequences are padded past the token budget: micro-batch-unbounded; ")
     checks.add(ConfigProblemCode.DPO_PAIR_SPLIT, (
         f"{dotted(key)} is {shown_number(size)} for DPO with dynamic batch sizes off: Trinity 0.6 on verl 0.8 or later "
         "does not double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in "
         f"pairs, a chosen and a rejected sequence: {split}; it runs, but is not DPO: on verl 0.8 or later set it to "
-        f"{shown_number(size + 1)}, an even size (on verl before 0.8, Trinity doubles what is written)"))
+        f"{even}on verl before 0.8, Trinity doubles what is written)"))
 
 
 def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int, sp: int,
@@ -1817,7 +1831,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_rope_partial(checks, model)
     _check_dynamic_batch(checks, model, version)
     _check_critic_forward_whole_size(checks, version)
-    _check_dpo_pairs(checks, version)
+    _check_dpo_pairs(checks, model, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
     _check_lora_targets(checks, model)

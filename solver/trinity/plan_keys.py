@@ -379,10 +379,11 @@ def _micro_batch_keys(section: str, readings: _ConfigReadings = _NO_CONFIG,
     return [PlanKey(path=path, value=1) for path in paths]
 
 
-def config_trains_dpo(config: Any) -> bool:
+def config_trains_dpo(config: Any, environ: Mapping[str, str] | None = None) -> bool:
     """Whether `config` (None for none) trains DPO, its ``algorithm.algorithm_type`` read as `keys_for_plan` reads it
-    without an environment (an interpolation's default taken), so that the keys and their check agree."""
-    return _trains_dpo(_config_readings(config, None))
+    in `environ` (None: without an environment, an interpolation's default taken, as a fragment's keys are made), so
+    that the keys, their check and the note on them agree."""
+    return _trains_dpo(_config_readings(config, environ))
 
 
 def _trains_dpo(readings: _ConfigReadings) -> bool:

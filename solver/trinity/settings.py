@@ -74,7 +74,8 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
     from solver.trinity.checks import check_trinity_config  # ruamel: only once settings are made, not on import
 
     # DPO's actor size (`solver.trinity.plan_keys.DPO_PAIR_SIZES`) is checked as for the algorithm of `layout`
-    checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if config_trains_dpo(layout) else settings.config
+    dpo = config_trains_dpo(layout)
+    checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo else settings.config
     problems = check_trinity_config(checked, model, plan.gpus, environ=settings.environment, version=version)
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
