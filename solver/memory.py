@@ -13,7 +13,8 @@ sequence per micro-batch, ``2L`` for its DPO pair, `solver.rules.counted_tokens`
   computed and reduced it holds that layer's bf16 weights and the next one's (prefetched), its bf16
   gradients and their fp32 copy for the reduction, 10 bytes per parameter of a layer, and the embedding
   and output matrices with a gradient, 4 bytes per value: ``4 * vocab * hidden + 10 * P_layer``, where
-  ``P_layer`` is the parameters less the embeddings', per layer;
+  ``P_layer`` is the parameters less the embeddings', per layer (the largest layer's: an expert layer's where a
+  mixture of experts' first layers are dense, `largest_layer_parameters`);
 - **checkpoints**: one bf16 hidden state per layer per token, ``2 * T * hidden * layers`` bytes;
 - **logits**: ``4 * T * vocab`` bytes, unchunked (and, for a model that caps them, `SOFTCAP_BYTES` per logit more,
   uncalibrated); verl's logits are bf16, and the fitted multiplier (about 7.8 bytes per logit) stands for about four
@@ -464,12 +465,10 @@ def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> d
 def token_features(model: Model, gpus: int, setting: Setting, tokens: int, lora_rank: int = 0) -> dict[str, float]:
     """`features` for `tokens` tokens per GPU: each term is a constant or in proportion to them; the states of a LoRA
     run of `lora_rank` (0: full fine-tuning) as `lora_states_bytes` counts them."""
-    parameters = model.parameters_b * 1e9
     embedding = model.vocab_size * model.hidden_size
     return {
         "states": 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, STATE_BYTES) / GIB,
-        "gathered": (4 * embedding + 10 * (parameters - embedding * (1 if model.tied_embeddings else 2))
-                     / model.num_layers) / GIB,
+        "gathered": (4 * embedding + 10 * largest_layer_parameters(model)) / GIB,
         "checkpoints": 2 * tokens * model.hidden_size * model.num_layers / GIB,
         "logits": 4 * tokens * model.vocab_size / GIB,
         "recompute": 2 * tokens * (model.hidden_size + _ffn_width(model)) / GIB,
@@ -477,6 +476,19 @@ def token_features(model: Model, gpus: int, setting: Setting, tokens: int, lora_
         "fragmentation": 0.0 if setting.env else 4 * tokens * model.vocab_size / GIB,
         "overhead": 1.0,
     }
+
+
+def largest_layer_parameters(model: Model) -> float:
+    """The parameters of `model`'s largest layer, which FSDP gathers whole: the parameters less the embeddings', per
+    layer, and, for a mixture of experts with dense layers (DeepSeek's first ones), what an expert layer's MLP holds
+    beyond a dense one's, spread over the layers in that mean, added back (DeepSeek-V2-Lite: 584.9M, not 566.2M)."""
+    embedding = model.vocab_size * model.hidden_size
+    mean = (model.parameters_b * 1e9 - embedding * (1 if model.tied_embeddings else 2)) / model.num_layers
+    moe = model.moe
+    if moe is None or not moe.dense_layers:
+        return mean
+    beyond = moe.layer_parameters(model.hidden_size) - 3 * model.hidden_size * moe.dense_width
+    return mean + max(0, beyond) * moe.dense_layers / model.num_layers
 
 
 def gathered_shortfall_gib(model: Model, memory: MemoryModel) -> float:

@@ -208,15 +208,19 @@ def test_what_a_deepseek_config_cannot_be_counted_by_is_refused(tmp_path: Path, 
 def test_solve_memory_breaks_deepseek_v2_lite_down_by_hand(cli, tmp_path: Path):
     # 8 H100s, Env and SP=2 at 32768 tokens: T = 32768 a GPU. Each term from first principles, times the shipped
     # coefficient: states 16 bytes a parameter over 8 GPUs; gathered the two embedding matrices' 4 bytes a value and
-    # 10 bytes per layer parameter; checkpoints a 2048-wide bf16 state per layer; fp32 logits over 102400; recompute
-    # one layer of 2048 + 11264; SP buffers 2048 wide; no fragmentation with Env. The per-token terms clear their
-    # floor (T x (2 x 2048 x 28 + 7 x 102400) bytes, 25.375 GiB).
+    # 10 bytes per parameter of the largest layer, an expert layer (the mean per layer, and what its 64 experts with
+    # their router rows and its shared experts hold beyond the one dense layer's MLP, spread over the 27); checkpoints
+    # a 2048-wide bf16 state per layer; fp32 logits over 102400; recompute one layer of 2048 + 11264; SP buffers
+    # 2048 wide; no fragmentation with Env. The per-token terms clear their floor (T x (2 x 2048 x 28 + 7 x 102400)
+    # bytes, 25.375 GiB).
     _config(tmp_path, DEEPSEEK_V2_LITE)
     status, out, _ = cli("memory", "--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "32768",
                          "--env", "--sp", "2", "--json")
     answer = json.loads(out)
     parameters, embeddings, tokens = 15706484224, 102400 * 2048, 32768
-    raw = {"states": 16 * parameters / 8, "gathered": 4 * embeddings + 10 * (parameters - 2 * embeddings) / 27,
+    beyond_dense = 64 * (3 * 2048 * 1408 + 2048) + 3 * 2048 * 2816 - 3 * 2048 * 10944
+    raw = {"states": 16 * parameters / 8,
+           "gathered": 4 * embeddings + 10 * (parameters - 2 * embeddings + beyond_dense) / 27,
            "checkpoints": 2 * tokens * 2048 * 27, "logits": 4 * tokens * 102400,
            "recompute": 2 * tokens * (2048 + 11264), "sp_buffers": 2 * tokens * 2048, "fragmentation": 0,
            "overhead": GIB}

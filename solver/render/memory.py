@@ -192,14 +192,15 @@ def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: in
 
 def lora_states_words(answer: MemoryAnswer) -> str:
     """What a LoRA run's states count (`solver.memory.lora_states_bytes`), and how the tables, which measured full
-    fine-tuning, speak of it."""
+    fine-tuning, speak of it (with a critic too, neither way: `solver.rules.tables_verdict`)."""
     held = ("in host memory with Offload" if answer.offload
             else f"sharded over the {answer.gpus} GPUs" if answer.gpus > 1 else "on the GPU")
+    speak = ("they speak where they say the setting trains, not where it ran out of memory" if answer.critic is None
+             else "a cell that ran out of memory says nothing of it")
     return (f"states with LoRA rank {answer.lora_rank}: the frozen base's fp32 weights ({FROZEN_BASE_BYTES} bytes per "
             f"parameter) and {answer.lora_parameters:,} adapter parameters on every linear layer but the output "
             f"projection ({STATE_BYTES} bytes each: fp32 weights, gradients and Adam's two moments), {held}; the "
-            "tables measured full fine-tuning: they speak where they say the setting trains, not where it ran out "
-            "of memory")
+            f"tables measured full fine-tuning: {speak}")
 
 
 CRITIC_HELD_WORDS: dict[CriticStates | None, str] = {
@@ -219,10 +220,11 @@ def critic_states_words(answer: MemoryAnswer) -> str:
         answer.critic, f"{answer.critic_gib:.2f} GiB on each GPU beside the actor's pass and optimizer step: "
                        f"{HELD_STATE_BYTES} of the {STATE_BYTES} bytes, less the gradients, which the critic's own "
                        "update frees as it ends")
+    speak = ("they speak where they say the setting ran out of memory, not where it trained" if not answer.lora_rank
+             else "no cell vouches for the run either, so with LoRA they say nothing of it")
     return (f"critic: {answer.critic_parameters_b:.2f}B parameters (the model with a value head for its output "
             f"projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), {held}; the "
-            "tables measured the actor alone: they speak where they say the setting ran out of memory, not where it "
-            "trained")
+            f"tables measured the actor alone: {speak}")
 
 
 def critic_pass_words(answer: MemoryAnswer) -> str:
