@@ -1706,15 +1706,16 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     """Caution on LoRA (the one LoRA config, a new adapter that PEFT takes or one loaded from its ``path``) on a
     mixture of experts (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED`): with transformers 5 (Trinity 0.6.0 requires
-    5.12.1 or later) PEFT converts the config of every model type with fused experts, Qwen3-MoE's among them, and leaves
-    its ``target_parameters`` a Python set (``_convert_peft_config_moe``, ``utils/transformers_weight_conversion.py:437``
-    to ``:481`` in peft 0.21.2; ``target_modules`` a set of module names too, so that no regex is saved split).
-    Trinity's ``_save_lora`` turns ``target_modules`` alone into a list and ``json.dump``s the config, which raises on
-    the set part-way through ``adapter_config.json`` and is caught and only logged (``trainer/verl/workers.py:174``
-    to ``:216`` in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095`` to ``:1112`` alike), so each checkpoint's
-    adapter config is cut short at ``"target_parameters":``; vLLM reads it with ``json.load`` (``lora/peft_helper.py:108`` to ``:109``
-    in vLLM 0.19.1) as the explorer reloads the adapter at each weight sync (``common/models/vllm_model.py:570`` to
-    ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE on CPU (tests/test_lorarest5_s76.py)."""
+    5.12.1 or later) PEFT converts the config of every model type with fused experts, Qwen3-MoE's among them, and
+    leaves its ``target_parameters`` a Python set (``_convert_peft_config_moe``,
+    ``utils/transformers_weight_conversion.py:437`` to ``:481`` in peft 0.21.2; ``target_modules`` a set of module
+    names too, so that no regex is saved split). Trinity's ``_save_lora`` turns ``target_modules`` alone into a list
+    and ``json.dump``s the config, which raises on the set part-way through ``adapter_config.json`` and is caught and
+    only logged (``trainer/verl/workers.py:174`` to ``:216`` in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095``
+    to ``:1112`` alike), so each checkpoint's adapter config is cut short at ``"target_parameters":``; vLLM reads it
+    with ``json.load`` (``lora/peft_helper.py:108`` to ``:109`` in vLLM 0.19.1) as the explorer reloads the adapter
+    at each weight sync (``common/models/vllm_model.py:570`` to ``:581``), and PEFT as it loads it. Checked with a
+    tiny random Qwen3-MoE on CPU (docs/trinity.md)."""
     configs = checks.value(LORA_CONFIGS)
     if model.moe is None or not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
         return
