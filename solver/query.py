@@ -520,6 +520,7 @@ class ConfigProblemCode(str, Enum):
     CRITIC_TRAINED = "critic-trained"
     LORA_COUNTED_AS_FULL = "lora-counted-as-full"
     LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
+    LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"

@@ -76,8 +76,9 @@ def test_a_regex_of_decoder_linears_alone_is_counted_as_all_linear_s_adapter() -
     assert read_trinity_config(upper, "trinity.yaml", {}).lora_rank == 16
 
 
-def test_a_regex_that_takes_the_embeddings_or_a_norm_is_counted_as_full_fine_tuning() -> None:
-    for pattern, beyond in ((".*embed_tokens|.*_proj", "model.embed_tokens"), (".*norm", "model.norm")):
+def test_a_regex_that_takes_the_embeddings_is_counted_as_full_fine_tuning() -> None:
+    # A norm is refused as PEFT refuses it (not counted): test_lorarest5_s76.
+    for pattern, beyond in ((".*embed_tokens|.*_proj", "model.embed_tokens"), (".*lm_head|.*_proj", "lm_head")):
         text = _config(f"  lora_configs: [{{lora_rank: 16, target_modules: '{pattern}'}}]\n")
         assert read_trinity_config(text, "trinity.yaml", {}).lora_rank == 0
         assert (f"(its target_modules '{pattern}' matches {beyond}, which all-linear leaves out and rft-solver does "

@@ -74,7 +74,9 @@ def test_keys_trinity_fixes_and_those_it_gives_only_sometimes() -> None:
 
 
 SAVED = ("is a regular expression, which Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its "
-         "single characters ({chars}, ...]): this run is unaffected (vLLM loads the adapter by its tensors' names), "
+         "single characters ({chars}, ...]) on a dense model (on a mixture of experts PEFT turns it into module names "
+         "before the save, and lora-moe-config-unsaved says what fails): this run is unaffected (vLLM loads the "
+         "adapter by its tensors' names), "
          "but PEFT reads those characters as module-name endings, so loading that adapter with PEFT (a later run's "
          "model.lora_configs[0].path, or PeftModel.from_pretrained) fails: give all-linear, which Trinity saves as "
          "module names, or write the regular expression back into the saved adapter_config.json before you load it")
@@ -187,5 +189,7 @@ def test_a_regex_one_architecture_takes_is_refused_on_the_other(tmp_path: Path, 
         f"each module's full name ({MOE_NAMES}), and Trinity fails as it makes the adapter: give all-linear, or a "
         "regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")])
     if refusal is None:  # the router alone: counted as all-linear's adapter, the experts' too (on the safe side)
-        assert (f"its target_modules '{pattern}' matches gate alone, whose smaller adapter is counted as all-linear's"
-                in answer["current"]["config_problems"][0])
+        [counted] = [words for words, code in zip(answer["current"]["config_problems"],
+                                                  answer["current"]["config_problem_codes"], strict=True)
+                     if code == "lora-counted-as-full"]  # beside the mixture of experts' caution: test_lorarest5_s76
+        assert f"its target_modules '{pattern}' matches gate alone, whose smaller adapter is counted as" in counted

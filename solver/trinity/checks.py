@@ -1717,6 +1717,44 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
         "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"))
 
 
+def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
+    """Caution on LoRA (the one LoRA config, a new adapter that PEFT takes or one loaded from its ``path``) on a
+    mixture of experts (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED`): with transformers 5 (Trinity 0.6.0 requires
+    5.12.1 or later) PEFT converts the config of every model type with fused experts, Qwen3-MoE's among them, and
+    leaves its ``target_parameters`` a Python set (``_convert_peft_config_moe``,
+    ``utils/transformers_weight_conversion.py:437`` to ``:481`` in peft 0.21.2; ``target_modules`` a set of module
+    names too, so that no regex is saved split). Trinity's ``_save_lora`` turns ``target_modules`` alone into a list
+    and ``json.dump``s the config, which raises on the set part-way through ``adapter_config.json`` and is caught and
+    only logged (``trainer/verl/workers.py:174`` to ``:216`` in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095``
+    to ``:1112`` alike), so each checkpoint's adapter config is cut short at ``"target_parameters":``; vLLM reads it
+    with ``json.load`` (``lora/peft_helper.py:108`` to ``:109`` in vLLM 0.19.1) as the explorer reloads the adapter
+    at each weight sync (``common/models/vllm_model.py:570`` to ``:581``), and PEFT as it loads it. Checked with a
+    tiny random Qwen3-MoE on CPU (docs/trinity.md)."""
+    configs = checks.value(LORA_CONFIGS)
+    if model.moe is None or not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
+        return
+    targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
+    whole_rank = omegaconf_integer(rank)
+    if rank is not None and (whole_rank is None or whole_rank < 1):
+        return  # no LoRA, or refused as such
+    if configs[0].get("path") is None and not all_linear(targets):
+        try:
+            if not isinstance(targets, str) or peft_target_refusal(
+                    targets, excluded if isinstance(excluded, str) else None, True) is not None:
+                return  # refused as such
+        except re.error:
+            return
+    checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
+        f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: with transformers 5 (Trinity 0.6 "
+        "requires 5.12.1 or later) peft 0.21.2 makes the adapter's target_parameters a set for the routed experts, "
+        "which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each checkpoint's "
+        "lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a set of module "
+        "names by then, are not saved split), so the explorer's vLLM fails to "
+        "reload the adapter at the first weight sync (json.load), and so does any later load of it: train "
+        f"{model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
+        "target_parameters as a list before the run"))
+
+
 def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
     """Check ``cluster.gpu_per_node`` (where given) and that `trainer_gpus` wider than a node take whole nodes."""
     per_node = checks.number(NODE_SIZE_PATH)
@@ -1835,6 +1873,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
     _check_lora_targets(checks, model)
+    _check_moe_lora_saved(checks, model)
     said_05 = _check_trainer_level_flags(checks, version) | _check_keys_05_lacks(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks, version)

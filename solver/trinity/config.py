@@ -990,7 +990,11 @@ def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -
     layer, by a digit), so loading that adapter with PEFT fails (``PeftModel.from_pretrained``, as verl loads a
     ``lora_adapter_path``: ``workers/engine/fsdp/transformer_impl.py:352`` in verl 0.9.1,
     ``trainer/verl_legacy/fsdp_workers.py:496`` in Trinity 0.6.0). The run itself is unaffected: vLLM loads the
-    saved adapter by its tensors' names (``lora/lora_model.py:210`` to ``:221`` in vLLM 0.19.1). None otherwise."""
+    saved adapter by its tensors' names (``lora/lora_model.py:210`` to ``:221`` in vLLM 0.19.1). That is a dense
+    model's: on a mixture of experts with transformers 5, PEFT resolves the regex into a set of module names before
+    the save (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:355`` to ``:399`` in peft
+    0.21.2), and the save fails whole instead (``solver.trinity.checks``' ``lora-moe-config-unsaved``), which the line
+    says, as this reading of the config does not know the model's kind. None otherwise."""
     lora = _lora_key(reader)
     if (lora is None or lora_on_every_release(reader, version) is None or _loads_adapter(reader, lora)
             or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None):
@@ -1005,7 +1009,9 @@ def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -
     return [ConfigProblem(ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT, (
         f"{dotted(_lora_targets_key(lora, 'target_modules'))} {_shown_targets(targets)} is a regular expression, "
         "which Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its single characters "
-        f"({yaml_brief(list(dict.fromkeys(targets))[:4])[:-1]}, ...]): this run is unaffected (vLLM loads the adapter "
+        f"({yaml_brief(list(dict.fromkeys(targets))[:4])[:-1]}, ...]) on a dense model (on a mixture of experts PEFT "
+        "turns it into module names before the save, and lora-moe-config-unsaved says what fails): this run is "
+        "unaffected (vLLM loads the adapter "
         "by its tensors' names), but PEFT reads those characters as module-name endings, so loading that adapter "
         "with PEFT (a later run's model.lora_configs[0].path, or PeftModel.from_pretrained) fails: give all-linear, "
         "which Trinity saves as module names, or write the regular expression back into the saved "
@@ -1082,12 +1088,14 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
 def _targets_refusal(targets: Any, excluded: Any) -> str | None:
     """The refusal of the one LoRA config's ``target_modules`` regex `targets` less its ``exclude_modules`` regex
     `excluded` from which Trinity makes a new adapter (no ``path``): a target or an exclusion that is no regular
-    expression, a target that matches no module (`peft_target_match`), or an exclusion that leaves out every module
-    it matches (PEFT matches the exclusion whole first, ``check_target_module_exists``,
+    expression, a target PEFT fails on with a dense model and a mixture of experts alike (`peft_target_refusal`: one
+    that matches no module, a fused expert's half alone, or a module PEFT cannot adapt, such as a norm; the checks,
+    which know the model, refuse one that fails on its architecture alone), or an exclusion that leaves out every
+    module it matches (PEFT matches the exclusion whole first, ``check_target_module_exists``,
     ``tuners/tuners_utils.py:2350`` to ``:2353`` in peft 0.21.2) fails PEFT's ``get_peft_model`` as Trinity's
     ``create_dummy_lora`` makes it (``utils/lora_utils.py:38`` in 0.6.0; ``re.error``, or "Target modules ... not
     found in the base model" or "No modules were targeted for adaptation", ``tuners/tuners_utils.py:1056`` to
-    ``:1090``) before the trainer starts; None for a list (refused as such) and a target that matches."""
+    ``:1090``) before the trainer starts; None for a list (refused as such) and a target that PEFT takes on either."""
     excluded = excluded if isinstance(excluded, str) else None
     if not isinstance(targets, str) and not all_linear(targets):
         return None
@@ -1099,14 +1107,15 @@ def _targets_refusal(targets: Any, excluded: Any) -> str | None:
                 f"(re.fullmatch) against each module's full name, and Trinity fails as it makes the adapter: give a "
                 "regular expression that matches whole names, such as .*\\.v_proj, or remove it")
     try:
-        if any(peft_target_match(targets or ALL_LINEAR, excluded, moe) != NO_MATCH for moe in (False, True)):
-            return None  # the checks, which know the model, refuse it where it matches none of its modules
-        if excluded is not None and (all_linear(targets) or any(peft_target_match(targets, None, moe) != NO_MATCH
-                                                                for moe in (False, True))):
+        dense, experts = (peft_target_refusal(targets or ALL_LINEAR, excluded, moe) for moe in (False, True))
+        if dense is None or experts is None:
+            return None  # the checks, which know the model, refuse it where PEFT fails on its architecture
+        if dense == experts == MATCHES_NO_MODULE and excluded is not None and (all_linear(targets) or any(
+                peft_target_match(targets, None, moe) != NO_MATCH for moe in (False, True))):
             return (f"{key}.exclude_modules '{excluded}' leaves out every module target_modules "
                     f"{_shown_targets(targets or ALL_LINEAR)} matches: peft adapts none (\"No modules were targeted "
                     "for adaptation\"), and Trinity fails as it makes the adapter: exclude fewer, or remove it")
-        why = "matches no module"
+        why = dense if dense == experts else f"{dense} on a dense model, and {experts} on a mixture of experts"
     except re.error as error:
         why = f"is no regular expression ({error})"
     return (f"{key}.target_modules {_shown_targets(targets)} {why}: peft matches it whole "
@@ -1270,18 +1279,29 @@ NO_MATCH = TargetMatch((), (), None)
 """A ``target_modules`` regex's match where it matches no module (`peft_target_match`)."""
 
 
+MATCHES_NO_MODULE = "matches no module"
+"""`peft_target_refusal`'s words for a regex that matches no module."""
+
+
 def peft_target_refusal(pattern: str, excluded: str | None, moe: bool) -> str | None:
     """Why PEFT fails on a ``target_modules`` regex `pattern` less `excluded` (`peft_target_match`) for a dense Qwen3
-    model, or a Qwen3-MoE one where `moe`, in words that follow the key: it matches no module, or one of the experts'
-    `FUSED_EXPERTS` alone; None where PEFT takes it; `re.error` where either is no regular expression."""
+    model, or a Qwen3-MoE one where `moe`, in words that follow the key: it matches no module, one of the experts'
+    `FUSED_EXPERTS` alone (PEFT's conversion refuses it first), or a module that is no layer PEFT adapts (a norm, an
+    MLP block, ``mlp.experts``, an activation, an attention block, a decoder layer, the model: ``_create_new_module``
+    raises "Target module ... is not supported", ``tuners/lora/model.py:559`` in peft 0.21.2, and for ``.*`` on a
+    mixture of experts "target_modules should not contain an empty string"), the first of them named; None where PEFT
+    takes it; `re.error` where either is no regular expression."""
     match = peft_target_match(pattern, excluded, moe)
     if match == NO_MATCH:
-        return "matches no module"
+        return MATCHES_NO_MODULE
     fused = [name for name in FUSED_EXPERTS if name in match.linears]
     if len(fused) == 1:
         alone, other = fused[0].split(".")[1], next(name for name in FUSED_EXPERTS if name != fused[0]).split(".")[1]
         return (f"matches the routed experts' {alone} without their {other}, which PEFT fuses into gate_up_proj "
                 "(\"Cannot convert PEFT target(s) ... because they are fused\")")
+    if match.other is not None:
+        return (f"matches {match.other}, which PEFT cannot adapt (\"Target module ... is not supported\": it adapts "
+                "linear layers and embeddings alone)")
     return None
 
 
