@@ -290,6 +290,7 @@ class MoveCode(str, Enum):
     --current``), beside its words: the one source of the codes that docs/json.md's table documents."""
 
     POOL_NOT_ALLOWED = "pool-not-allowed"
+    POOL_NO_NODES = "pool-no-nodes"
     MODEL_CHANGED = "model-changed"
     LENGTH_CHANGED = "length-changed"
     ROLLOUT_CHANGED = "rollout-changed"

@@ -163,7 +163,7 @@ class RunningJob(NamedTuple):
 def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") -> tuple[RunningJob, ...]:
     """The jobs of `fleet` that run now, as the placement at `path` (``solve cluster --json``'s output, of
     `schema_version`) places them, in its order; a job, pool, node or GPU the fleet no longer has is not running
-    (its entry is skipped). `TableError`, one line, for a file that cannot be read or is no such placement (a
+    (its entry is skipped), but a job in a pool now out of service (``nodes: 0``) runs there until it stops. `TableError`, one line, for a file that cannot be read or is no such placement (a
     purchase, ``solve cluster --buy --json``'s, included: what to buy, not what runs), naming the file after `flag`
     (``--current ``)."""
     try:
@@ -218,8 +218,9 @@ def _current_json(path: Path) -> dict[str, Any]:
 
 
 def _still_there(placed: CurrentPlacement, pool: Pool) -> bool:
-    """Whether the fleet's `pool` still has every node and GPU that `placed` takes."""
-    return max(placed.nodes) < pool.nodes and max(placed.gpu_indexes) < pool.gpus_per_node
+    """Whether the fleet's `pool` still has every node and GPU that `placed` takes: a pool out of service
+    (``nodes: 0``) has them until its jobs stop (it runs nothing new, `Job.may_run_in`)."""
+    return (not pool.nodes or max(placed.nodes) < pool.nodes) and max(placed.gpu_indexes) < pool.gpus_per_node
 
 
 def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
