@@ -1,5 +1,6 @@
 """Small slips s76's reviews left (helper smallslips22): ``solve cluster --current`` tells a job running in a pool
-now out of service (``nodes: 0``) to stop, or to move, naming the pool's zero nodes."""
+now out of service (``nodes: 0``) to stop, or to move, naming the pool's zero nodes; a ``--current`` file's wrong
+value is refused in the fleet file's one-line form."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 
 from solver import load_weights
@@ -89,3 +91,30 @@ def test_a_job_running_in_a_pool_of_no_nodes_gets_no_way_there_to_stay(cli: Cli,
         assert (len(offered), len(running_count_ways(planner, fleet, as_it_runs, [])),
                 len(as_it_runs_ways(planner, fleet, as_it_runs)),
                 len(running_ways(planner, fleet, as_it_runs, offered))) == (ways * 4, ways, ways, ways)
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (lambda placed: placed.update(trainer_gpus="six"), "job small, trainer_gpus: must be a whole number, got 'six'"),
+    (lambda placed: placed["plan"].update(offload="maybe"),
+     "job small, plan, offload: must be true or false, got 'maybe'"),
+    (lambda placed: placed["plan"].update(critic="big"),
+     "job small, plan, critic: must be 'resident', 'offloaded' or 'reloaded', got 'big'"),
+    (lambda placed: placed.update(nodes=["0"]), "job small, nodes, nodes item 1: must be a whole number, got '0'"),
+    (lambda placed: placed["plan"].update(sp=0), "job small, plan, sp: must be above 0, got 0"),
+    (lambda placed: placed.pop("pool"),
+     ("job small: missing field 'pool' (fields: job, pool, model, nodes, gpu_indexes, trainer_gpus, rollout_gpus, "
+      "plan)")),
+], ids=["text-count", "word-bool", "critic", "quoted-node", "sp-0", "no-pool"])
+def test_a_current_file_of_a_wrong_value_is_refused_as_a_fleet_file_is(cli: Cli, tmp_path: Path,
+                                                                      change: Callable[[dict], object], problem: str):
+    # Before: pydantic's words and a JSON path ("placements[0].trainer_gpus: input should be a valid integer"), in
+    # JSON mode and plain. Now the one-line form of the fleet file's errors (the item by its job, what was found, what
+    # the key takes), without its hints about YAML: the file is JSON.
+    fleet = _write(tmp_path / "up.yaml", UP)
+    placed = json.loads(cli("cluster", str(fleet), "--json")[1])
+    change(placed["placements"][0])
+    current = tmp_path / "now.json"
+    current.write_text(json.dumps(placed), encoding="utf-8")
+    for json_mode in ((), ("--json",)):
+        assert cli("cluster", str(fleet), "--current", str(current), *json_mode) == (
+            2, "", f"solve cluster: error: --current {current}: {problem}\n")
