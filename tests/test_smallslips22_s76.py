@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import solver
 from solver import load_weights
 from solver.cluster.options import Planner, as_it_runs_ways, job_options, running_count_ways, running_ways
 from solver.tables import current_jobs, load_catalog, load_fleet
@@ -118,3 +119,42 @@ def test_a_current_file_of_a_wrong_value_is_refused_as_a_fleet_file_is(cli: Cli,
     for json_mode in ((), ("--json",)):
         assert cli("cluster", str(fleet), "--current", str(current), *json_mode) == (
             2, "", f"solve cluster: error: --current {current}: {problem}\n")
+
+
+def test_a_fragment_for_a_release_whose_host_need_breaks_the_limit_planned_within_is_refused(tmp_path: Path):
+    # Before, an answer planned for Trinity 0.5 within 60 GiB (Env + SP=2 on 8 H100s, 50.9 GiB per node) got, asked
+    # for 0.6's fragment, "host memory: 71.2 GiB per node while the model loads, within host_ram_gb of 60 GiB".
+    (answer,) = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768, host_ram_gb=60.0,
+                            trinity_version="0.5")
+    assert "# host memory: 50.9 GiB per node while the model loads, within host_ram_gb of 60 GiB" in (
+        solver.trinity_config(answer).splitlines())
+    assert solver.trinity_config(answer, version="0.5") == solver.trinity_config(answer)
+    refused = ("the answer's plan needs 71.2 GiB of host memory per node under Trinity 0.6, more than host_ram_gb of "
+               "60 GiB it was planned within (for another release): plan it again with trinity_version='0.6', or "
+               "pass version= the release it was planned for")
+    for make in (solver.trinity_config, solver.trinity_settings):
+        with pytest.raises(solver.QueryError) as raised:
+            make(answer, version="0.6")
+        assert str(raised.value) == refused
+    # Read back from JSON, the answer keeps no release: 0.6's figure is judged unless the release is named.
+    read_back = solver.Answer.model_validate_json(answer.model_dump_json())
+    with pytest.raises(solver.QueryError, match="under Trinity 0.6, more than host_ram_gb of 60 GiB"):
+        solver.trinity_config(read_back)
+    assert solver.trinity_config(read_back, version="0.5") == solver.trinity_config(answer)
+    # 0.5's need is the lower: an answer planned for 0.6 (or for none) gets 0.5's fragment.
+    (newer,) = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768, host_ram_gb=80.0)
+    assert "# host memory: 50.9 GiB per node while the model loads, within host_ram_gb of 80 GiB" in (
+        solver.trinity_config(newer, version="0.5").splitlines())
+    fleet = _write(tmp_path / "fleet.yaml", {
+        "pools": [{"name": "h", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 60}],
+        "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 32768}]})
+    placed = solver.place(fleet, trinity_version="0.5")
+    assert "# host memory: 50.9 GiB per node while the model loads, within the pool's host_ram_gb of 60 GiB" in (
+        solver.placement_configs(placed, fleet)["j"].splitlines())
+    for make_all in (solver.placement_configs, solver.placement_settings):
+        with pytest.raises(solver.QueryError) as raised:
+            make_all(placed, fleet, version="0.6")
+        assert str(raised.value) == (
+            "job j's plan needs 71.2 GiB of host memory per node under Trinity 0.6, more than the pool's host_ram_gb "
+            "of 60 GiB it was planned within (for another release): plan it again with trinity_version='0.6', or "
+            "pass version= the release it was planned for")
