@@ -15,6 +15,7 @@ import solver
 from solver import load_weights
 from solver.cluster.options import Planner, as_it_runs_ways, job_options, running_count_ways, running_ways
 from solver.tables import current_jobs, load_catalog, load_fleet
+from solver.trinity import load_config_mapping, trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -158,3 +159,58 @@ def test_a_fragment_for_a_release_whose_host_need_breaks_the_limit_planned_withi
             "job j's plan needs 71.2 GiB of host memory per node under Trinity 0.6, more than the pool's host_ram_gb "
             "of 60 GiB it was planned within (for another release): plan it again with trinity_version='0.6', or "
             "pass version= the release it was planned for")
+
+
+USER_CONFIG = (Path(__file__).parent / "data" / "trinity" / "user-config.yaml").read_text(encoding="utf-8")
+"""A user's Trinity config (tests/data/trinity), where keys are added (`_with_keys`)."""
+
+
+def _with_keys(added: str, after: str) -> str:
+    """`USER_CONFIG` with the YAML lines `added` after the line `after`."""
+    assert USER_CONFIG.count(after) == 1
+    return USER_CONFIG.replace(after, after + added)
+
+
+ROLLOUT_LINE, EXPLORER_LINE = "    tensor_parallel_size: 1\n", "  runner_per_model: 8\n"
+EXPERT_05, PARALLEL_05 = ("Trinity 0.5's rollout engines run without expert parallelism",
+                          "Trinity 0.5 takes an engine's GPUs as its tensor_parallel_size")
+
+
+@pytest.mark.parametrize(("added", "after", "key", "why"), [
+    ("    enable_expert_parallel: maybe\n", ROLLOUT_LINE, "explorer.rollout_model.enable_expert_parallel", EXPERT_05),
+    ("    data_parallel_size: two\n", ROLLOUT_LINE, "explorer.rollout_model.data_parallel_size", PARALLEL_05),
+    ("  auxiliary_models:\n  - model_path: /models/judge\n    enable_expert_parallel: maybe\n", EXPLORER_LINE,
+     "explorer.auxiliary_models[0].enable_expert_parallel", EXPERT_05),
+], ids=["flag", "count", "auxiliary-flag"])
+def test_a_wrong_typed_key_trinity_05_lacks_gets_the_one_line_of_its_lack(added: str, after: str, key: str, why: str):
+    # Before, with version 0.5 a second line said its type ("... must be true or false, got 'maybe': every Trinity
+    # release refuses the config as it loads it"), though 0.5 refuses the key whatever its value.
+    mapping = load_config_mapping(_with_keys(added, after), "config.yaml")
+    name = key.rsplit(".", 1)[1]
+    said = {version: [(problem.code.value, problem.words)
+                      for problem in trinity_config_problems(mapping, CATALOG.model("Qwen3-0.6B"), 6, version=version,
+                                                             environ={"FACTOR": "4"}) if name in problem.words]
+            for version in ("0.5", "0.6")}
+    assert said["0.5"] == [("unknown-key-refused", (
+        f"{key}: a key of Trinity 0.6's inference model, which Trinity 0.5 refuses (its InferenceModelConfig has no "
+        f"such key), so the config does not load: remove it (solver.trinity.patch_trinity_config leaves it to you; "
+        f"{why})"))]
+    wrong = "must be true or false, got 'maybe'" if "expert" in key else "must be a whole number, got 'two'"
+    field = "bool" if "expert" in key else "int"
+    assert said["0.6"] == [(f"{'flag-not-boolean' if field == 'bool' else 'wrong-type'}-refused", (
+        f"{key} {wrong}: every Trinity release refuses the config as it loads it (its typed config's {field} field)"))]
+
+
+@pytest.mark.parametrize("version", ["0.5", "0.6", None])
+def test_an_auxiliary_models_misspelt_key_is_looked_for_as_the_rollout_models(version: str | None):
+    # Before, the rollout model's tensor_paralel_size got "did you mean tensor_parallel_size?", an auxiliary model's
+    # only "no release of Trinity (0.5.0 to 0.6.0) has this key there": its engine's size read as 1, unsaid.
+    config = _with_keys("  auxiliary_models:\n  - model_path: /models/judge\n    tensor_paralel_size: 2\n",
+                        EXPLORER_LINE).replace(ROLLOUT_LINE, "    tensor_paralel_size: 1\n")
+    said = [(problem.code.value, problem.words) for problem in trinity_config_problems(
+        load_config_mapping(config, "config.yaml"), CATALOG.model("Qwen3-0.6B"), 6, version=version,
+        environ={"FACTOR": "4"}) if "paralel" in problem.words]
+    assert said == [("misspelt-key-refused", (
+        f"explorer.{section}.tensor_paralel_size: did you mean tensor_parallel_size? That key is unset, and read as "
+        "such; Trinity refuses the config (it knows no such key)")) for section in ("rollout_model",
+                                                                                   "auxiliary_models[0]")]
