@@ -214,3 +214,26 @@ def test_an_auxiliary_models_misspelt_key_is_looked_for_as_the_rollout_models(ve
         f"explorer.{section}.tensor_paralel_size: did you mean tensor_parallel_size? That key is unset, and read as "
         "such; Trinity refuses the config (it knows no such key)")) for section in ("rollout_model",
                                                                                    "auxiliary_models[0]")]
+
+
+@pytest.mark.parametrize(("critic", "options", "host"), [
+    ("offloaded", (), ("172.1 GiB per node for the critic's offloaded states (the critic's states (131.5 GiB) and the "
+                       "reference model's shards, or the model while it loads beside the reference model's pinned "
+                       "shards, whichever is more)")),
+    ("reloaded", ("--no-reference",), ("131.5 GiB per node for the critic's offloaded states (the critic's states "
+                                       "(131.5 GiB), or the model while it loads, whichever is more; no reference "
+                                       "model)")),
+], ids=["offloaded", "reloaded-no-reference"])
+def test_the_plans_host_memory_row_gives_the_critics_share_as_solve_memory_does(
+        cli: Cli, critic: str, options: tuple[str, ...], host: str):
+    # Before, the row said "172.1 GiB per node for the critic's offloaded states" alone, where solve memory (and its
+    # host_critic_gib) gives the critic's 131.5 GiB of it: now both from the same figure, in the same words.
+    asked = ("--model", "8B", "--gpu", "h100", "--len", "32768", "--critic", critic, *options)
+    status, out, _ = cli(*asked, "--gpus", "8", "--host-ram", "512", "--json")
+    (plan,) = [answer["plans"][0] for answer in json.loads(out)]
+    memory = json.loads(cli("memory", *asked, "--gpus", "8", "--env", "--sp", str(plan["sp"]), "--json")[1])
+    assert (status, plan["host_critic_gb"]) == (0, round(memory["host_critic_gib"], 2))
+    said = " ".join(cli(*asked, "--gpus", "8", "--host-ram", "512", "--explain")[1].split())
+    assert f"host memory {host}, within --host-ram 512 GiB" in said
+    assert f"host memory: {host}" in " ".join(cli("memory", *asked, "--gpus", "8", "--env", "--sp",
+                                                  str(plan["sp"]))[1].split())
