@@ -26,6 +26,7 @@ from solver.memory import (
     critic_parameters,
     fits_host_ram,
     host_critic_gib,
+    host_ram_holds,
     longest_fitting,
     lora_parameters,
     margin_room,
@@ -93,6 +94,7 @@ from solver.rules import (
     batch_split_violation,
     cited_tables_verdict,
     counted_tokens,
+    host_ram_bound_words,
     larger_tables,
     least_token_budget,
     micro_batch_stop_words,
@@ -583,6 +585,8 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
+    _within_host_memory(answer.best, catalog.model(answer.model), release, answer.host_ram_gb,
+                        API_OPTIONS.host_ram, "the answer")
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
     return catalog, SettingsArguments(
@@ -647,7 +651,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
     the job's plan (with its train batch's caution), its nodes, rollout GPUs and engines, the GPUs of a node it shares
     and its train batch, on its pool's GPU type and host memory; `QueryError` for a placement whose job or pool the
     fleet lacks, a GPU type or model the catalog lacks, or wrong types."""
-    from solver.cluster import JOB_BATCH_SOURCE
+    from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
                 ("catalog", catalog, Catalog | None))
@@ -664,6 +668,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
         rocm = known.gpu(placement.gpu).rocm
+        _within_host_memory(placement.plan, known.model(placement.model), release, pool.host_ram_gb,
+                            POOL_HOST_RAM_SOURCE, f"job {placement.job}")
         keys = SettingsArguments(
             plan=placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
             model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
@@ -671,6 +677,24 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb, keys=keys))
     return known, placed
+
+
+def _within_host_memory(plan: Plan, model: Model, release: TrinityVersion | None, host_ram_gb: float | None,
+                        source: str, planned: str) -> None:
+    """`QueryError` where `plan` (of `model`, `planned`'s: the answer's, a job's) needs more host memory per node
+    under the Trinity release its fragment is for (`release`; None: 0.6's) than the `host_ram_gb` (from `source`) it
+    was planned within, as a plan made for another release may: its fragment would call that need within it."""
+    from solver.trinity.plan_keys import for_release  # no ruamel
+
+    if host_ram_gb is None:
+        return
+    need = for_release(plan, model, release).host_memory_gb
+    if need is not None and not host_ram_holds(need, host_ram_gb):  # the planner's rule
+        shown = release or "0.6"
+        raise QueryError(
+            f"{planned}'s plan needs {need:.1f} GiB of host memory per node under Trinity {shown}, more than "
+            f"{host_ram_bound_words(host_ram_gb, source)} it was planned within (for another release): plan it "
+            f"again with trinity_version='{shown}', or pass version= the release it was planned for")
 
 
 def fragment_layout(answer: Answer) -> tuple[int, int | None]:

@@ -79,6 +79,7 @@ from solver.tables import (
     check_types,
     consecutive_runs,
     counted,
+    host_need_detail,
     host_need_purpose,
     left_out_when_none,
     remove_padding_violation,
@@ -291,6 +292,7 @@ class MoveCode(str, Enum):
     --current``), beside its words: the one source of the codes that docs/json.md's table documents."""
 
     POOL_NOT_ALLOWED = "pool-not-allowed"
+    POOL_NO_NODES = "pool-no-nodes"
     MODEL_CHANGED = "model-changed"
     LENGTH_CHANGED = "length-changed"
     ROLLOUT_CHANGED = "rollout-changed"
@@ -1046,6 +1048,10 @@ class Plan(Frozen):
     host_memory_gb: Amount | None = Field(default=None, description=(
         "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): "
         f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given"))
+    host_critic_gb: GiBFigure | None = Field(default=None, description=(
+        "with a PPO critic whose states are in host memory while the actor trains (critic offloaded or reloaded): what "
+        "one node holds of them, GiB, part of host_memory_gb's training need (as solve memory's host_critic_gib); "
+        "null otherwise, and in JSON made before the field"))
     reference_model: bool = Field(default=True, description=(
         "whether host_memory_gb counts a reference model's pinned shards: false where the run builds none (a "
         "--from-config config's algorithm or LoRA says so, or --no-reference); true where not known"))
@@ -1233,11 +1239,14 @@ class Plan(Frozen):
         """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is), on a layout
         of `nodes` nodes with `rollout_gpus` rollout GPUs (by default the plan's own: `nodes`, `rollout_gpus`): per
         node its trainer runs on, where the others hold its rollout alone (`trainer_node_count`); it says where the
-        figure counts no reference model (`reference_model`)."""
+        figure counts no reference model (`reference_model`), and, with a PPO critic held in host memory, what it holds
+        with the critic's share (`host_critic_gb`), as ``solve memory`` says it (`host_need_detail`)."""
         if self.host_memory_gb is None:
             return None
-        purpose = host_need_purpose(self.offload, self.critic) + ("" if self.reference_model
-                                                                  else " (no reference model)")
+        detail = (None if self.host_critic_gb is None else
+                  host_need_detail(self.offload, self.reference_model, self.critic, self.host_critic_gb))
+        purpose = host_need_purpose(self.offload, self.critic) + (
+            f" ({detail})" if detail else "" if self.reference_model else " (no reference model)")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
         trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)

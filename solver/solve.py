@@ -21,7 +21,15 @@ from typing import Any, Literal, NamedTuple
 from ortools.sat.python import cp_model
 
 from solver import clock
-from solver.memory import GRID, beyond_calibration, breakdown, fits_host_ram, margin_room, shown_host_need
+from solver.memory import (
+    GRID,
+    beyond_calibration,
+    breakdown,
+    fits_host_ram,
+    host_critic_gib,
+    margin_room,
+    shown_host_need,
+)
 from solver.model import (
     FoundPlan,
     PlanningData,
@@ -948,6 +956,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
                                        query.reference_model, query.lora_rank, query.critic)
         if offload or query.critic in HOST_HELD_CRITICS or query.host_ram_gb is not None else None,
+        host_critic_gb=host_critic_gib(data.shape, gpus, query.node_gpus, query.critic) or None,
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
         critic=query.critic,

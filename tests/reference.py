@@ -105,6 +105,7 @@ PLAN_ORDER = (
     "headroom_at_critic_pass",
     "critic_pass_gb",
     "host_memory_gb",
+    "host_critic_gb",
     "reference_model",
     "lora_rank",
     "critic",
@@ -537,6 +538,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "critic_pass_gb": None if critic is None else result.critic_pass_gib,
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus, critic)) if offload
             else _up_to_a_tenth(_load_need(model, n, node_gpus, critic)) if host_ram_gb is not None or held else None,
+            "host_critic_gb": _held_critic(model, n, critic) * min(n, node_gpus) / 2**30 if held else None,
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
             "lora_rank": 0,  # full fine-tuning's states
             "critic": critic}
@@ -879,9 +881,9 @@ def ranked_alternatives(plans: list[dict], model: Any, gpu: Any, weights: Weight
 
 
 def _rounded_figures(figures: dict) -> dict[str, float]:
-    """The memory model's peak and headroom of `figures` (and a PPO critic's own update's peak, where there is one) as
-    the JSON gives them: to two decimals."""
-    return {key: round(figures[key], 2) for key in ("memory_gb", "headroom_gb", "critic_pass_gb")
+    """The memory model's peak and headroom of `figures` (and a PPO critic's own update's peak and its states' share of
+    a node's host memory, where there are) as the JSON gives them: to two decimals."""
+    return {key: round(figures[key], 2) for key in ("memory_gb", "headroom_gb", "critic_pass_gb", "host_critic_gb")
             if figures.get(key) is not None}
 
 

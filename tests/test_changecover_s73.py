@@ -43,8 +43,8 @@ def test_solve_memorys_planner_call_carries_the_critic() -> None:
     assert planner_call(alone) == call.removesuffix(', critic="resident")') + ")"
 
 
-HOST_LINE = ("host memory    172.1 GiB per node for the critic's offloaded states; not checked: host_ram_gb not "
-             "given")
+HOST_LINE = ("host memory    172.1 GiB per node for the critic's offloaded states (the critic's states (131.5 GiB) and "
+             "the reference model's shards, or the model while it")
 """The host memory line of Qwen3-8B's plan at 32768 tokens within 4 A100s with an offloaded critic: its 172.1 GiB per
 node are the bound test_critic_s73's host_ram_gb holds the planner to."""
 

@@ -18,7 +18,7 @@ import solver
 from solver.memory import GIB, critic_parameters, host_critic_gib, host_memory_gib, offloaded_actor_bytes
 from solver.render.memory import memory_text
 from solver.rules import COMMAND_OPTIONS
-from solver.tables import CriticStates, host_need_purpose, load_catalog
+from solver.tables import CriticStates, host_need_detail, host_need_purpose, load_catalog
 from solver.trinity import read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -176,7 +176,10 @@ def test_the_plan_and_solve_memory_word_the_purpose_alike(offload: bool, critic:
     (planned,) = solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=4, exact=True, max_model_len=4096, sp=1,
                              env=True, offload=offload, critic=critic, host_ram_gb=2048.0)
     assert planned.best is not None
-    assert planned.best.host_memory_words() == f"{answer.host_memory_gib:.1f} GiB per node {purpose}"
+    # With the critic's share where it is held in host memory (s76), in solve memory's words, of its figure.
+    share = (f" ({host_need_detail(offload, True, critic, answer.host_critic_gib)})" if answer.host_critic_gib
+             else "")
+    assert planned.best.host_memory_words() == f"{answer.host_memory_gib:.1f} GiB per node {purpose}{share}"
 
 
 def test_a_reasons_host_need_words_a_critic_with_offload_too():

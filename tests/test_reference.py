@@ -104,6 +104,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         # 93.3) and loading (4 whole fp32 copies, tied embeddings, 59.93, beside the fp32 weight and reference
         # shards, 42.24: 102.2; tests/reference.py)
         "host_memory_gb": 102.2,
+        "host_critic_gb": None,  # no critic held in host memory
         "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
     "critic": None,  # no critic
@@ -335,6 +336,7 @@ GOOD_PLAN = {
     "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
     **_predicted("Qwen3-8B", 80.0, 4, Setting(sp=4), 32768),
     "host_memory_gb": None,  # no Offload
+    "host_critic_gb": None,  # no critic held in host memory
     "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
     "critic": None,  # no critic

@@ -185,10 +185,15 @@ def test_an_answer_held_to_05s_host_figure_shows_05s_in_its_fragment():
     assert _host_lines(solver.trinity_config(answer)) == [
         "# host memory: 311.3 GiB per node for Offload, within host_ram_gb of 320 GiB"]
     assert solver.trinity_settings(answer).trinity_06_keys == ()
-    # Read back from JSON (which keeps no query), no release is known: as for none named, 0.6's figure.
+    # Read back from JSON (which keeps no query), no release is known: as for none named, 0.6's figure, which is past
+    # the 320 GiB it was planned within: refused (s76; it said "351.6 GiB ..., within host_ram_gb of 320 GiB"), and
+    # named, 0.5's.
     read_back = solver.Answer.model_validate_json(answer.model_dump_json())
-    assert _host_lines(solver.trinity_config(read_back)) == [
-        "# host memory: 351.6 GiB per node for Offload, within host_ram_gb of 320 GiB"]
+    with pytest.raises(solver.QueryError, match="needs 351.6 GiB of host memory per node under Trinity 0.6, more "
+                                                "than host_ram_gb of 320 GiB it was planned within"):
+        solver.trinity_config(read_back)
+    assert _host_lines(solver.trinity_config(read_back, version="0.5")) == [
+        "# host memory: 311.3 GiB per node for Offload, within host_ram_gb of 320 GiB"]
 
 
 def test_a_placement_held_to_05s_host_figure_shows_05s_in_its_fragment():

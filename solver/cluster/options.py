@@ -393,7 +393,7 @@ def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:
     keeps the placement model small: the tables' counts alone give most jobs their ways."""
     options = []
     for pool_index, pool in enumerate(fleet.pools):
-        if not fleet.jobs[index].may_use(pool) or not pool.nodes:  # a pool out of service (nodes: 0) runs nothing
+        if not fleet.jobs[index].may_run_in(pool):
             continue
         found: list[Option] = []
         for tier_counts, estimate in evidence_tiers(planner, fleet, index, pool_index):
@@ -406,10 +406,10 @@ def running_count_ways(planner: Planner, fleet: Fleet, running: RunningJob, offe
     """The ways of a job that runs now (`running`) at the trainer GPU count it runs with, in its pool, where its ways
     there (`offered`) have none at that count (it was grown past the counts the planner offers, or started by hand):
     those of the first evidence tier that has a plan for it (`evidence_tiers`: the tables alone, then the estimates),
-    so that the placement may keep it as it runs; none where the job may no longer use the pool, or its ways have one
-    at that count there."""
+    so that the placement may keep it as it runs; none where the job may no longer run in the pool (`Job.may_run_in`),
+    or its ways have one at that count there."""
     pool = fleet.pools[running.pool]
-    if not fleet.jobs[running.job].may_use(pool) or any(
+    if not fleet.jobs[running.job].may_run_in(pool) or any(
             option.pool == running.pool and option.plan.gpus == running.trainer_gpus for option in offered):
         return []
     tiers = evidence_tiers(planner, fleet, running.job, running.pool)
@@ -434,11 +434,12 @@ def running_ways(planner: Planner, fleet: Fleet, running: RunningJob, offered: S
 def as_it_runs_ways(planner: Planner, fleet: Fleet, running: RunningJob) -> list[Option]:
     """The way that keeps a job that runs now (`running`) as it runs (`keeps_running`): the planner's plan with its
     SP degree and Offload on its trainer GPUs at its length, from the first evidence tier that has one
-    (`evidence_tiers`), in its pool and layout; none where the job may no longer use the pool, runs another model or a
-    length it no longer asks (`asks_length`), or the planner has no such plan (or refuses its SP there)."""
+    (`evidence_tiers`), in its pool and layout; none where the job may no longer run in the pool (`Job.may_run_in`),
+    runs another model or a length it no longer asks (`asks_length`), or the planner has no such plan (or refuses its
+    SP there)."""
     job, pool = fleet.jobs[running.job], fleet.pools[running.pool]
     room = layout(running.trainer_gpus, job.rollout_gpus, pool.gpus_per_node)
-    if (room is None or not job.may_use(pool) or running.model not in (None, job.model)
+    if (room is None or not job.may_run_in(pool) or running.model not in (None, job.model)
             or not asks_length(job.max_model_len, running.max_model_len, planner.catalog.model(job.model))):
         return []
     tiers = evidence_tiers(planner, fleet, running.job, running.pool)

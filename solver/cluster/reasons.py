@@ -498,7 +498,7 @@ class SmallerAsks:
         idle room (within `FEWER_ROLLOUT_TRIES` counts, from the most that leave a trainer GPU room on one node's idle
         GPUs or on the idle nodes of a pool it may use), and where; None where none does."""
         job = self.fleet.jobs[index]
-        usable = [p for p, pool in enumerate(self.fleet.pools) if job.may_use(pool) and pool.nodes]
+        usable = [p for p, pool in enumerate(self.fleet.pools) if job.may_run_in(pool)]
         # A rollout of more than this leaves no trainer GPU room on any one node's idle GPUs or all the idle nodes.
         most = max((max(*self.idle.gpus[p], len(self.idle.empty[p]) * self.fleet.pools[p].gpus_per_node) - 1
                     for p in usable), default=-1)
@@ -519,7 +519,7 @@ class SmallerAsks:
         length = job.asked_max_model_len
         cuts = set()
         for p, pool in enumerate(self.fleet.pools):
-            if not (job.may_use(pool) and pool.nodes):
+            if not job.may_run_in(pool):
                 continue
             for trainer_gpus in range(1, max(self.idle.gpus[p]) - job.rollout_gpus + 1):
                 if self._out_of_time(index, "a shorter length"):

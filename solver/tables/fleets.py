@@ -9,14 +9,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import ValidationError
-
 from solver.tables.bounds import CriticStates
 from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
 from solver.tables.inputs import TYPED, CurrentFile, CurrentPlacement, Fleet, FleetFile, Job, JobEntry, Pool
 from solver.tables.loaders import load_catalog
 from solver.tables.model_config import load_model_config, model_config_file
-from solver.tables.reading import FleetLoader, given_path, load_validated, read_user_file
+from solver.tables.reading import FleetLoader, given_path, load_validated, read_user_file, validated_data
 from solver.tables.schema import Model
 from solver.tables.text import QueryError, TableError, check_types, normalise, with_own_hint, yaml_brief
 
@@ -163,9 +161,9 @@ class RunningJob(NamedTuple):
 def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") -> tuple[RunningJob, ...]:
     """The jobs of `fleet` that run now, as the placement at `path` (``solve cluster --json``'s output, of
     `schema_version`) places them, in its order; a job, pool, node or GPU the fleet no longer has is not running
-    (its entry is skipped). `TableError`, one line, for a file that cannot be read or is no such placement (a
-    purchase, ``solve cluster --buy --json``'s, included: what to buy, not what runs), naming the file after `flag`
-    (``--current ``)."""
+    (its entry is skipped), but a job in a pool now out of service (``nodes: 0``) runs there until it stops.
+    `TableError`, one line, for a file that cannot be read or is no such placement (a purchase, ``solve cluster --buy
+    --json``'s, included: what to buy, not what runs), naming the file after `flag` (``--current ``)."""
     try:
         return current_jobs(_current_json(path), str(path), fleet, schema_version)
     except TableError as error:
@@ -179,13 +177,7 @@ def current_jobs(raw: dict[str, Any], where: str, fleet: Fleet, schema_version: 
     if isinstance(raw["schema_version"], bool) or raw["schema_version"] != schema_version:  # true == 1 in Python
         raise TableError(f"{where}: schema_version is {yaml_brief(raw['schema_version'])}: this release of rft-solver "
                          f"reads {schema_version} (place the fleet again with this release's solve cluster --json)")
-    try:
-        current = CurrentFile.model_validate(raw)
-    except ValidationError as error:
-        first = error.errors()[0]
-        said = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
-        field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
-        raise TableError(f"{where}: {field + ': ' if field else ''}{said[:1].lower()}{said[1:]}") from None
+    current = validated_data(CurrentFile, raw, where, yaml_read=False)  # JSON, not YAML: no YAML hints
     jobs = {job.name: index for index, job in enumerate(fleet.jobs)}
     pools = {pool.name: index for index, pool in enumerate(fleet.pools)}
     return tuple(_running(placed, jobs[placed.job], pools[placed.pool]) for placed in current.placements
@@ -218,8 +210,9 @@ def _current_json(path: Path) -> dict[str, Any]:
 
 
 def _still_there(placed: CurrentPlacement, pool: Pool) -> bool:
-    """Whether the fleet's `pool` still has every node and GPU that `placed` takes."""
-    return max(placed.nodes) < pool.nodes and max(placed.gpu_indexes) < pool.gpus_per_node
+    """Whether the fleet's `pool` still has every node and GPU that `placed` takes: a pool out of service
+    (``nodes: 0``) has them until its jobs stop (it runs nothing new, `Job.may_run_in`)."""
+    return (not pool.nodes or max(placed.nodes) < pool.nodes) and max(placed.gpu_indexes) < pool.gpus_per_node
 
 
 def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:

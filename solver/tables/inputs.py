@@ -417,6 +417,10 @@ class _JobFields(Frozen, defer_build=True):
         """Whether the job may run in `pool`: the pool it names, or any where it names none."""
         return self.pool in (None, pool.name)
 
+    def may_run_in(self, pool: Pool) -> bool:
+        """Whether the job may run in `pool` now (`may_use`) and the pool has nodes (``nodes: 0``: out of service)."""
+        return self.may_use(pool) and pool.nodes > 0
+
     @property
     def asked_max_model_len(self) -> int:
         """The length the job asks for: its `max_model_len` exactly, or its ``at_least``."""

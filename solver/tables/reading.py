@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, get_args, get_origin
 
@@ -288,6 +289,7 @@ _ITEM_LABELS = {
     "gpus": ("gpu {}", "name"),
     "without_bf16": ("without_bf16 {}", "name"),
     "jobs": ("job {}", "name"),
+    "placements": ("job {}", "job"),  # an earlier solve cluster --json's (--current)
 }
 """How to name an item of each list in an error: by the field that identifies it."""
 
@@ -401,11 +403,11 @@ def _members(annotation: Any) -> tuple[Any, ...]:
 
 
 def _validation_message(path: Path | str, raw: Any, error: ValidationError, recheck: Callable[[Any], object],
-                        schema: type[BaseModel]) -> str:
+                        schema: type[BaseModel], yaml_read: bool = True) -> str:
     """`error` in one line after `path` (a file's, or an argument's name), naming a mapping's fields where one is
-    missing or unknown (`schema`'s), with a hint where the value refused is a mistake `_HINTS` recognises; `recheck`
-    validates other data the same way (for the hint of a number YAML reads as text, which must not suggest a value its
-    field refuses)."""
+    missing or unknown (`schema`'s), with a hint where the value refused is a mistake `_HINTS` recognises (in data YAML
+    read: `yaml_read`); `recheck` validates other data the same way (for the hint of a number YAML reads as text,
+    which must not suggest a value its field refuses)."""
     errors = _innermost(error.errors())
     first = _first_said(errors)
     location = _data_location(raw, tuple(first["loc"]))
@@ -419,7 +421,7 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
         problem = listed
     elif first["type"] in _PLAIN_PROBLEMS:
         refused = _Refused(first["type"], first["input"], location, raw, recheck)
-        problem = f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused)}"
+        problem = f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused) if yaml_read else ''}"
     else:
         problem = _own_words(first)
     where = _describe_location(raw, location)
@@ -784,11 +786,19 @@ def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | N
     if not isinstance(raw, dict):  # a CSV, say, reads as one string: say which keys the file takes
         raise TableError(f"{path}: expected a mapping at the top level, got {_top_level_kind(raw)} (fields: "
                          f"{', '.join(_fields_at(model, ()))})")
+    return validated_data(model, raw, path, context, looks_like(raw, model))
+
+
+def validated_data(model: type[_Schema], raw: Any, where: Path | str, context: dict[str, Any] | None = None,
+                   note: str = "", yaml_read: bool = True) -> _Schema:
+    """`raw` (a file's data, read: by YAML, or by JSON where not `yaml_read`, which its hints then do not assume) as
+    `model`, or `TableError` in one line after `where` (the file): the field named as a file's are, what was found
+    and what the field takes, then `note`."""
     try:
         return model.model_validate(raw, context=context)
     except ValidationError as error:
-        raise TableError(_validation_message(path, raw, error, lambda data: model.model_validate(data, context=context),
-                                             model) + looks_like(raw, model)) from None
+        recheck = partial(model.model_validate, context=context)
+        raise TableError(_validation_message(where, raw, error, recheck, model, yaml_read) + note) from None
 
 
 def check_built_again(built: BaseModel, name: str) -> None:

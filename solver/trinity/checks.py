@@ -1880,7 +1880,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_whole_nodes(checks, trainer_gpus)
     _check_no_such_keys(checks, said_05 | _check_misspelt_keys(checks, version), version)
     _check_ref_model(checks, version)
-    _check_keys_read_elsewhere(checks, version)
+    _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
     return checks
 
@@ -1920,14 +1920,18 @@ def _keys_read(checks: _ConfigChecks) -> list[Path]:
     return paths
 
 
-def _check_keys_read_elsewhere(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_keys_read_elsewhere(checks: _ConfigChecks, version: TrinityVersion | None,
+                               lacked: frozenset[Path] = frozenset()) -> None:
     """Check each key rft-solver reads (`_keys_read`) that no check above read, as the reader of the config reads it
     for its notes or its plan: one whose interpolation resolves to nothing, or cannot be resolved here (`value`), and
     one whose value is not a number (`NUMBER_KEYS`), a line each; and each boolean or text, read above or not, for
-    its type (`_check_read_type`, with `version`)."""
+    its type (`_check_read_type`, with `version`). A key the release lacks (`lacked`: said so already, the one line
+    it needs) is left out."""
     judged = checks.read()
     for path in _keys_read(checks):
         key = path[-1]
+        if path in lacked:
+            continue
         if key in FLAG_KEYS or key in TEXT_KEYS:
             _check_read_type(checks, path, version)
         elif path in judged:
@@ -1989,7 +1993,7 @@ def _misspelling_of(key: str, lacking: Iterable[str]) -> str | None:
     return near[0] if near else next((read for read in lacking if _words_reshaped(key, read)), None)
 
 
-def _read_elsewhere_words(key: str, section: tuple[str, ...]) -> str:
+def _read_elsewhere_words(key: str, section: Path) -> str:
     """Where `key`, spelt almost as a key `section` lacks, is itself a key rft-solver reads in other sections
     (`READ_KEYS`: Trinity's ``mode`` at the top, misplaced under ``actor_rollout_ref``), that it may be that key
     misplaced, in words (``; or is it mode misplaced (a key of the config's top level, read there)?``); "" otherwise."""
@@ -1998,13 +2002,23 @@ def _read_elsewhere_words(key: str, section: tuple[str, ...]) -> str:
     return f"; or is it {key} misplaced (a key of {' and of '.join(places)}, read there)?" if places else ""
 
 
+def _sections_read(mapping: Mapping[str, Any]) -> list[tuple[Path, Any, tuple[str, ...]]]:
+    """Each section of the config `mapping` whose keys rft-solver reads, as written (None where absent), with those
+    keys: `READ_KEYS`' sections, and each ``explorer.auxiliary_models`` entry, whose keys are the rollout model's
+    (Trinity's same ``InferenceModelConfig``)."""
+    entries = value_at(mapping, AUXILIARY_MODELS)
+    return [*((section, value_at(mapping, section) if section else mapping, known)
+              for section, known in READ_KEYS.items()),
+            *(((*AUXILIARY_MODELS, index), entry, READ_KEYS[ROLLOUT_MODEL])
+              for index, entry in enumerate(entries if isinstance(entries, list) else []))]
+
+
 def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) -> frozenset[Path]:
-    """Check for keys spelt almost as one rft-solver reads (`READ_KEYS`) that their section lacks: that key is then
-    unset, whatever the misspelt one says (and Trinity refuses a key it does not know where `_schema_refuses`).
-    Return their paths."""
+    """Check for keys spelt almost as one rft-solver reads (`_sections_read`: `READ_KEYS`, and each auxiliary model's
+    the rollout model's) that their section lacks: that key is then unset, whatever the misspelt one says (and
+    Trinity refuses a key it does not know where `_schema_refuses`). Return their paths."""
     misspelt: set[Path] = set()
-    for section, known in READ_KEYS.items():
-        mapping = value_at(checks.mapping, section) if section else checks.mapping
+    for section, mapping, known in _sections_read(checks.mapping):
         if not isinstance(mapping, Mapping):
             continue
         lacking = [key for key in known if key not in mapping]
@@ -2013,7 +2027,7 @@ def _check_misspelt_keys(checks: _ConfigChecks, version: TrinityVersion | None) 
                     and (meant := _misspelling_of(key, lacking))):
                 path = (*section, key)
                 misspelt.add(path)
-                unset = (f"{'.'.join(path)}: did you mean {meant}? That key is unset, and read as such"
+                unset = (f"{dotted(path)}: did you mean {meant}? That key is unset, and read as such"
                          f"{_read_elsewhere_words(key, section)}")
                 if _schema_refuses(path, version):
                     checks.add(ConfigProblemCode.MISSPELT_KEY_REFUSED,
