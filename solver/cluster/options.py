@@ -18,7 +18,7 @@ from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import EstimateMode, Objective, Query, counts_reference, make_query, resolve_margin
 from solver.results import Answer, CautionCode, Plan, ReasonCode, ReasonWords, UnplacedPool, tables_refute_caution
 from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
-from solver.solve import WorkBudget, answer_for, at_token_budget, estimate_tables_verdict
+from solver.solve import WorkBudget, answer_for, at_token_budget, estimate_tables_verdict, run_deadline
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
     WAYS_QUESTIONS_PER_SECOND,
@@ -577,7 +577,8 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
     (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no limit), in
     `ways_order`; the jobs past it get none, and so does the job whose questions its wall clock's deadline passes
     between (`Planner.asking_until`): no job's ways run on past it. A running job among them gets its way as it runs
-    alone (`as_it_runs_ways`' questions, past the limit: one per evidence tier at most), marked `ways_cut_short`."""
+    alone (`as_it_runs_ways`' questions, past the limit: one per evidence tier at most, each with the planner's own
+    time limit, not `run_deadline`'s), marked `ways_cut_short`."""
     running_by_job = {job.job: job for job in running}
     by_job: dict[int, list[Option]] = {}
     wall_clock_cut, covering = False, None
@@ -602,7 +603,8 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
             wall_clock_cut = reached == "wall clock"
             covering = None if wall_clock_cut else limit.covering_time_limit_s(planner, fleet, order, position)
             for index in (index for index in order[position:] if index in running_by_job):
-                as_it_runs = as_it_runs_ways(planner, fleet, running_by_job[index])
+                with run_deadline(None):  # past the limit, each with its own: a millisecond would leave it no way
+                    as_it_runs = as_it_runs_ways(planner, fleet, running_by_job[index])
                 if as_it_runs:  # else it has no way yet, and is cut short with the others
                     by_job[index] = [replace(way, as_it_runs=False, ways_cut_short=True) for way in as_it_runs]
             break
