@@ -17,7 +17,8 @@ LAYERS = ("tables", "rules", "query", "results", "memory", "model", "clock", "so
 PACKAGES = {
     "tables": ("text", "bounds", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
     "cluster": ("options", "model", "widen", "placements", "reasons", "greedy", "search", "buy"),
-    "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "settings", "fragment", "patch"),
+    "trinity": ("keys", "interpolation", "reader", "peft", "config", "checks", "plan_keys", "settings", "fragment",
+                "patch"),
     "render": ("styles", "layout", "phrases", "tables", "schema", "summary", "ranking", "verdict", "answers",
                "cluster", "memory", "maps"),
     "cli": ("status", "output", "atomic", "paths", "argtypes", "parser", "options", "catalogs", "notes",

@@ -56,7 +56,6 @@ from solver.tables.model_config import (
     rope_scaling_problem,
     vllm_rope_problem,
 )
-from solver.trinity.config import PEFT_MODULE_NAMES, all_linear, peft_target_refusal
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -106,6 +105,7 @@ from solver.trinity.keys import (
     trains_critic,
     value_at,
 )
+from solver.trinity.peft import PEFT_MODULE_NAMES, all_linear, peft_target_refusal
 from solver.trinity.reader import (
     omegaconf_boolean,
     omegaconf_integer,
