@@ -1105,10 +1105,12 @@ def _targets_refusal(targets: Any, excluded: Any) -> str | None:
     ``tuners/tuners_utils.py:2350`` to ``:2353`` in peft 0.21.2) fails PEFT's ``get_peft_model`` as Trinity's
     ``create_dummy_lora`` makes it (``utils/lora_utils.py:38`` in 0.6.0; ``re.error``, or "Target modules ... not
     found in the base model" or "No modules were targeted for adaptation", ``tuners/tuners_utils.py:1056`` to
-    ``:1090``) before the trainer starts; None for a list (refused as such) and a target that PEFT takes on either."""
+    ``:1090``) before the trainer starts; None for a target that PEFT takes on either. A number or a boolean is the
+    text Trinity's typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf 2.3.0's ``StringNode``:
+    ``str(value)``, ``omegaconf/nodes.py:186`` to ``:195``), which matches no module."""
     excluded = excluded if isinstance(excluded, str) else None
-    if not isinstance(targets, str) and not all_linear(targets):
-        return None
+    if not all_linear(targets):
+        targets = str(targets)
     key = f"{'.'.join(LORA_KEYS[0])}[0]"
     try:
         re.compile(excluded or "")
