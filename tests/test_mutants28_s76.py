@@ -1,0 +1,88 @@
+"""Tests that kill the mutants of session 76's changes that its own tests left alive (helper mutants28): the greedy
+placement that stands under --current, ..."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
+from test_clusterlimits_s76 import A100_8, SHARERS
+from test_runningfirst_s75 import JOBS, POOL
+
+import solver.clock
+import solver.cluster.search
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def _pool_fleet(tmp_path: Path, nodes: int, jobs: list[dict[str, object]]) -> Path:
+    """A fleet of pool a100 (`POOL`) with `nodes` nodes of 8 GPUs, and `jobs`."""
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{**POOL, "nodes": nodes}], "jobs": jobs}), encoding="utf-8")
+    return path
+
+
+def test_the_required_jobs_rerun_keeps_the_running_jobs_where_they_still_fit(cli: Cli, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    # A running job on each of the 3 nodes leaves the required job (8 GPUs of a node) nowhere; placed first, it takes
+    # node 0, and runs, on node 0, moves to node 1, the first with room; also (node 2) and more (node 1, beside runs)
+    # are kept where they run, though node 1 is the first with room for them too.
+    now = _written(tmp_path, [("runs", 0, [0, 1, 2], 1, 2, 16384, True), ("also", 2, [0, 1], 1, 1, 8192, False),
+                              ("more", 1, [0, 1], 1, 1, 8192, False)])
+    must = {"name": "must", "model": "Qwen3-14B", "max_model_len": "32k", "rollout_gpus": 6, "required": True}
+    more = {**JOBS[2], "name": "more"}
+    _no_first_placement(monkeypatch)
+    status, err, lines, answer = _fallback(cli, _pool_fleet(tmp_path, 3, [must, *JOBS[1:], more]), now, "--no-widen")
+    assert (status, err, lines[0], lines[2]) == (0, "", GREEDY, "running now: 2 stay, 1 moves, 0 stop; 1 starts")
+    assert _where(answer) == [("must", [0], list(range(8)), 2, 6, "starts"), ("runs", [1], [2, 3, 4], 1, 2, "moves"),
+                              ("also", [2], [0, 1], 1, 1, "stays"), ("more", [1], [0, 1], 1, 1, "stays")]
+
+
+def test_running_jobs_are_kept_before_a_required_job_where_every_required_job_is_placed(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # runs, on node 0, is kept there first; the required job (6 GPUs of a node) then takes node 1. Placed first, it
+    # would take node 0 and move runs.
+    now = _written(tmp_path, [("runs", 0, [0, 1, 2], 1, 2, 16384, True)])
+    must = {"name": "must", "model": "Qwen3-14B", "max_model_len": "32k", "rollout_gpus": 4, "required": True}
+    _no_first_placement(monkeypatch)
+    status, err, lines, answer = _fallback(cli, _pool_fleet(tmp_path, 2, [must, JOBS[1]]), now, "--no-widen")
+    assert (status, err, lines[0], lines[2]) == (0, "", GREEDY.replace("(of 4): 4", "(of 2): 2"),
+                                                  "running now: 1 stays, 0 move, 0 stop; 1 starts")
+    assert _where(answer) == [("must", [1], list(range(6)), 2, 4, "starts"), ("runs", [0], [0, 1, 2], 1, 2, "stays")]
+
+
+def test_past_the_time_limit_another_pool_is_weighed_against_the_kept_way_alone(cli: Cli, tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch):
+    # a, kept beside 4 idle GPUs where b left, its wider ways unasked: pool a100-b's 6 GPUs (cost 0.1667) run it for
+    # less than its own way (0.25), though not than the 8 GPUs (0.125) widening would grow it to, which no one asked.
+    both = tmp_path / "both.yaml"
+    both.write_text(yaml.safe_dump({"pools": [A100_8], "jobs": SHARERS}), encoding="utf-8")
+    running = tmp_path / "running.json"
+    running.write_text(cli("cluster", str(both), "--json")[1], encoding="utf-8")
+    alone = tmp_path / "alone.yaml"
+    alone.write_text(yaml.safe_dump({"pools": [A100_8, {**A100_8, "name": "a100-b"}], "jobs": SHARERS[:1]}),
+                     encoding="utf-8")
+    now = [-math.inf]
+    with_current = solver.cluster.search.with_current
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        now[0] = math.inf
+        return with_current(*args, **kwargs)
+
+    monkeypatch.setattr(solver.cluster.search, "with_current", late)
+    monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: deadline - now[0])
+    status, out, _ = cli("cluster", str(alone), "--current", str(running), "--json")
+    answer = json.loads(out)
+    assert status == 0
+    assert [(placed["pool"], placed["stay_reason_code"], placed["stay_reason"]) for placed in answer["placements"]] == [
+        ("a100", "count-kept", "its trainer GPU count is kept as it runs (4 trainer GPUs); the time limit ran out "
+         "before the wider ways the 4 idle GPUs beside it on its node would give it were weighed (raise --time-limit); "
+         "kept in pool a100, where it runs, though pool a100-b's idle room would run it for less (6 trainer GPUs, "
+         "vanilla, cost 0.1667, not 0.25)")]
+    assert answer["wall_clock_stopped"] == ["stay notes"]
