@@ -11,12 +11,16 @@ from typing import Any
 
 import pytest
 import yaml
+from cluster_api import place
 from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
-from test_clusterlimits_s76 import A100_8, SHARERS
+from test_clusterlimits_s76 import A100_8, A100_WIDE, CATALOG, SHARERS, _fleet, _late, planner_solve_limits
+from test_padbound_s71 import EXAMPLE
 from test_runningfirst_s75 import JOBS, POOL
 
 import solver.clock
 import solver.cluster.search
+from solver.cluster.options import Planner
+from solver.tables import load_fleet, load_weights
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -86,3 +90,30 @@ def test_past_the_time_limit_another_pool_is_weighed_against_the_kept_way_alone(
          "kept in pool a100, where it runs, though pool a100-b's idle room would run it for less (6 trainer GPUs, "
          "vanilla, cost 0.1667, not 0.25)")]
     assert answer["wall_clock_stopped"] == ["stay notes"]
+
+
+def test_a_dpo_config_of_a_model_with_remove_padding_on_counts_no_pair(cli: Cli, tmp_path: Path):
+    # Qwen3-8B trains with remove padding on: its token budget bounds a pair as any sequences, so no pair is counted
+    # and the answer says none (dpo_pairs left out), as for GRPO.
+    answers = {}
+    for algorithm in ("grpo", "dpo"):
+        config = yaml.safe_load(EXAMPLE.read_text())
+        config["algorithm"]["algorithm_type"] = algorithm
+        given = tmp_path / f"{algorithm}.yaml"
+        given.write_text(yaml.safe_dump(config))
+        status, out, err = cli("--from-config", str(given), "--gpu", "h100", "--json")
+        (answer,) = json.loads(out)
+        answers[algorithm] = (status, err, answer["model"], "dpo_pairs" in answer, answer["plans"][0]["memory_gb"])
+    assert answers["grpo"] == answers["dpo"] == (0, "", "Qwen3-8B", False, 69.67)
+
+
+def test_a_runs_deadline_ends_with_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           planner_solve_limits: list[float]):
+    _late(monkeypatch, solver.cluster.search, "_place", 0.25)
+    place(load_fleet(_fleet(tmp_path, "fleet", [A100_WIDE]), CATALOG), catalog=CATALOG, time_limit_s=10.0)
+    assert planner_solve_limits and set(planner_solve_limits) == {0.25}
+    planner_solve_limits.clear()
+    job = load_fleet(_fleet(tmp_path, "fleet", [A100_WIDE]), CATALOG).jobs[0]
+    planner = Planner(CATALOG, load_weights(), "auto", time_limit_s=10.0)
+    assert planner.best("A100-80GB", job.model, 2, 16384, 8, "auto", None, None, job.training) is not None
+    assert set(planner_solve_limits) == {10.0}
