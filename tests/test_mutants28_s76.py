@@ -15,11 +15,14 @@ from cluster_api import place
 from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
 from test_clusterlimits_s76 import A100_8, A100_WIDE, CATALOG, SHARERS, _fleet, _late, planner_solve_limits
 from test_padbound_s71 import EXAMPLE
+from command_words import make_query
+from reference import enumerate_plans, ranked_alternatives
 from test_runningfirst_s75 import JOBS, POOL
 
 import solver.clock
 import solver.cluster.search
 from solver.cluster.options import Planner
+from solver.solve import plan as solve_plan
 from solver.tables import load_fleet, load_weights
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -117,3 +120,19 @@ def test_a_runs_deadline_ends_with_the_run(tmp_path: Path, monkeypatch: pytest.M
     planner = Planner(CATALOG, load_weights(), "auto", time_limit_s=10.0)
     assert planner.best("A100-80GB", job.model, 2, 16384, 8, "auto", None, None, job.training) is not None
     assert set(planner_solve_limits) == {10.0}
+
+
+@pytest.mark.parametrize(("critic", "ranked"), [
+    ("resident", [(4, True, True, 4, 0.98475), (8, True, True, 2, 0.416625)]),
+    ("offloaded", [(2, True, True, 2, 2.222), (4, True, True, 2, 1.111), (6, True, True, 2, 0.7406666666666667),
+                   (8, True, False, 4, 0.492375)])])
+def test_the_fewest_gpus_ranked_plans_with_a_critic_match_the_brute_force(critic: str,
+                                                                          ranked: list[tuple[object, ...]]):
+    # min_gpus with top > 1 ranks by a cost column of its own (`_ranks_apart`), which counts the critic too.
+    query = {"gpu": "H100-80GB", "model": "Qwen3-14B", "objective": "min_gpus", "budget_gpus": 8,
+             "max_model_len": 32768, "critic": critic}
+    (answer,) = solve_plan(make_query(CATALOG, top=5, **query), CATALOG)
+    got = [plan.model_dump(mode="json") for plan in answer.plans]
+    every = enumerate_plans(CATALOG, estimates=True, **query)
+    assert got == ranked_alternatives(every, CATALOG.model("Qwen3-14B"), CATALOG.gpu("H100-80GB"))[:5]
+    assert [(plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["cost"]) for plan in got] == ranked
