@@ -15,6 +15,7 @@ from cluster_api import place
 from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
 from test_clusterlimits_s76 import A100_8, A100_WIDE, CATALOG, SHARERS, _fleet, _late, planner_solve_limits
 from test_padbound_s71 import EXAMPLE
+from test_persona43_s76 import GRPO_14B
 from command_words import make_query
 from reference import enumerate_plans, ranked_alternatives
 from test_runningfirst_s75 import JOBS, POOL
@@ -136,3 +137,13 @@ def test_the_fewest_gpus_ranked_plans_with_a_critic_match_the_brute_force(critic
     every = enumerate_plans(CATALOG, estimates=True, **query)
     assert got == ranked_alternatives(every, CATALOG.model("Qwen3-14B"), CATALOG.gpu("H100-80GB"))[:5]
     assert [(plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["cost"]) for plan in got] == ranked
+
+
+def test_no_count_within_the_budget_with_room_for_a_configs_rollout_names_its_explorer(cli: Cli, tmp_path: Path):
+    # --gpus 7 (not exact) beside the config's 8 rollout GPUs on nodes of 8: no count leaves them a layout.
+    config = tmp_path / "grpo.yaml"
+    config.write_text(GRPO_14B)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--gpus", "7")
+    assert status == 1
+    assert ("no plan for 7 or fewer trainer GPUs with Qwen3-14B on H20-96GB: none of them leaves the 8 rollout GPUs "
+            "(the config's explorer) room on nodes of 8, in the trainer's node") in " ".join(out.split())
