@@ -14,7 +14,7 @@ import yaml
 from cluster_api import place
 from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
 from test_clusterlimits_s76 import A100_8, A100_WIDE, CATALOG, SHARERS, _fleet, _late, planner_solve_limits
-from test_padbound_s71 import EXAMPLE
+from test_padbound_s71 import EXAMPLE, INTERNLM2
 from test_persona43_s76 import GRPO_14B
 from command_words import make_query
 from reference import enumerate_plans, ranked_alternatives
@@ -147,3 +147,18 @@ def test_no_count_within_the_budget_with_room_for_a_configs_rollout_names_its_ex
     assert status == 1
     assert ("no plan for 7 or fewer trainer GPUs with Qwen3-14B on H20-96GB: none of them leaves the 8 rollout GPUs "
             "(the config's explorer) room on nodes of 8, in the trainer's node") in " ".join(out.split())
+
+
+def test_the_longest_length_of_a_padded_models_dpo_config_lies_on_the_grid(cli: Cli, tmp_path: Path):
+    # InternLM2-7B has no tables: where the estimates without the pair (longer) were taken as the uncapped ones, every
+    # cell read as stopped by a table, and the longest length left the grid (40358).
+    config = yaml.safe_load(EXAMPLE.read_text())
+    config["algorithm"]["algorithm_type"] = "dpo"
+    given = tmp_path / "dpo.yaml"
+    given.write_text(yaml.safe_dump(config))
+    status, out, err = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100",
+                           "--maximize", "len", "--json")
+    (answer,) = json.loads(out)
+    assert (status, err) == (0, "")
+    assert [(plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["max_model_len"])
+            for plan in answer["plans"]] == [(6, True, True, 1, 39936)]  # 39 x 1024: no table stops a pair's estimate
