@@ -20,9 +20,11 @@ from command_words import make_query
 from reference import enumerate_plans, ranked_alternatives
 from test_runningfirst_s75 import JOBS, POOL
 
+import solver
 import solver.clock
 import solver.cluster.search
 from solver.cluster.options import Planner
+from solver.memory import adapted_shapes
 from solver.solve import plan as solve_plan
 from solver.tables import load_fleet, load_weights
 
@@ -162,3 +164,26 @@ def test_the_longest_length_of_a_padded_models_dpo_config_lies_on_the_grid(cli: 
     assert (status, err) == (0, "")
     assert [(plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["max_model_len"])
             for plan in answer["plans"]] == [(6, True, True, 1, 39936)]  # 39 x 1024: no table stops a pair's estimate
+
+
+def test_lora_counts_the_routed_experts_of_the_expert_layers_alone(tmp_path: Path):
+    # DeepSeek-V2-Lite-like (test_moecost_s61's): 27 layers, the first dense; 64 routed experts of width 1408 in each
+    # of the other 26, each adapted as its fused gate and up projection twice and its down projection once.
+    config = {"model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944, "num_hidden_layers": 27,
+              "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 102400, "kv_lora_rank": 512,
+              "q_lora_rank": None, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+              "n_routed_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408, "n_shared_experts": 2,
+              "first_k_dense_replace": 1, "tie_word_embeddings": False, "max_position_embeddings": 163840}
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    shapes = adapted_shapes(solver.load_model_config(tmp_path))
+    assert shapes[-2:] == ((2 * 1408, 2048, 2 * 64 * 26), (2048, 1408, 64 * 26))
+
+
+def test_rollout_gpus_given_beside_a_config_are_named_as_the_option(cli: Cli, tmp_path: Path):
+    config = tmp_path / "grpo.yaml"
+    config.write_text(GRPO_14B)
+    # the rollout GPUs are the command line's here (the same 8 as the config's explorer's), named as its option
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--gpus", "7", "--rollout-gpus", "8")
+    assert status == 1
+    assert ("no plan for 7 or fewer trainer GPUs with Qwen3-14B on H20-96GB: none of them leaves the 8 rollout GPUs "
+            "(--rollout-gpus) room on nodes of 8") in " ".join(out.split())
