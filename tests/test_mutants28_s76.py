@@ -187,3 +187,15 @@ def test_rollout_gpus_given_beside_a_config_are_named_as_the_option(cli: Cli, tm
     assert status == 1
     assert ("no plan for 7 or fewer trainer GPUs with Qwen3-14B on H20-96GB: none of them leaves the 8 rollout GPUs "
             "(--rollout-gpus) room on nodes of 8") in " ".join(out.split())
+
+
+def test_a_padded_models_dpo_plan_summary_says_the_pair_is_counted(cli: Cli, tmp_path: Path):
+    config = yaml.safe_load(EXAMPLE.read_text())
+    config["algorithm"]["algorithm_type"] = "dpo"
+    given = tmp_path / "dpo.yaml"
+    given.write_text(yaml.safe_dump(config))
+    status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100")
+    assert status == 0
+    assert ("token budget none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts the "
+            "DPO pair, a chosen and a rejected sequence, 2 x max_model_len = 65536 tokens per GPU cost") in " ".join(
+                out.split())
