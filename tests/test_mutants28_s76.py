@@ -23,6 +23,7 @@ from test_runningfirst_s75 import JOBS, POOL
 import solver
 import solver.clock
 import solver.cluster.search
+from solver.cluster.greedy import greedy
 from solver.cluster.options import Planner
 from solver.memory import adapted_shapes
 from solver.solve import plan as solve_plan
@@ -199,3 +200,24 @@ def test_a_padded_models_dpo_plan_summary_says_the_pair_is_counted(cli: Cli, tmp
     assert ("token budget none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts the "
             "DPO pair, a chosen and a rejected sequence, 2 x max_model_len = 65536 tokens per GPU cost") in " ".join(
                 out.split())
+
+
+def test_the_greedy_baseline_places_the_higher_priority_first(tmp_path: Path):
+    # Each job takes a whole node of 8 (2 trainer GPUs beside 6 rollout): the one node runs the job of priority 5,
+    # though the file lists the job of priority 1 first.
+    jobs = [{"name": name, "model": "Qwen3-14B", "max_model_len": "32k", "rollout_gpus": 6, "priority": priority}
+            for name, priority in (("low", 1), ("high", 5))]
+    result = greedy(load_fleet(_pool_fleet(tmp_path, 1, jobs), CATALOG), CATALOG)
+    assert ([placed.job for placed in result.placements], [left.job for left in result.unplaced]) == (
+        ["high"], ["low"])
+
+
+def test_trinity_05_writes_dpos_size_1_without_the_verl_lines_note(cli: Cli, tmp_path: Path):
+    config = yaml.safe_load(EXAMPLE.read_text())
+    config["algorithm"]["algorithm_type"] = "dpo"
+    given = tmp_path / "dpo.yaml"
+    given.write_text(yaml.safe_dump(config))
+    common = ("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--trinity-version", "0.5")
+    status, out, err = cli(*common, "--emit", "trinity")
+    actor = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
+    assert (status, actor["ppo_micro_batch_size_per_gpu"], "trains DPO" in err, "verl" in err) == (0, 1, False, False)
