@@ -15,6 +15,8 @@ from cluster_api import place
 from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
 from test_clusterlimits_s76 import A100_8, A100_WIDE, CATALOG, SHARERS, _fleet, _late, planner_solve_limits
 from test_padbound_s71 import EXAMPLE, INTERNLM2
+from test_lorarest4_s76 import MOE_NAMES
+from test_lorarest4_s76 import _config as _lora_config
 from test_persona43_s76 import GRPO_14B
 from command_words import make_query
 from reference import enumerate_plans, ranked_alternatives
@@ -221,3 +223,33 @@ def test_trinity_05_writes_dpos_size_1_without_the_verl_lines_note(cli: Cli, tmp
     status, out, err = cli(*common, "--emit", "trinity")
     actor = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
     assert (status, actor["ppo_micro_batch_size_per_gpu"], "trains DPO" in err, "verl" in err) == (0, 1, False, False)
+
+
+def _lora_refused(cli: Cli, tmp_path: Path, lora: str) -> tuple[object, ...]:
+    """test_lorarest4_s76's Qwen3-8B config with `lora` (a LoRA config's keys): the exit status and the config's
+    ``lora-configs-refused`` lines."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text(_lora_config(f"  lora_configs: [{{{lora}}}]\n"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json")
+    [answer] = json.loads(out)
+    current = answer["current"]
+    return status, [words for words, code in zip(current["config_problems"], current["config_problem_codes"],
+                                                 strict=True) if code == "lora-configs-refused"]
+
+
+def test_a_regex_whose_exclusion_leaves_a_dense_model_nothing_is_refused_there(cli: Cli, tmp_path: Path):
+    # q_proj excluded, mlp.gate a mixture of experts' router alone: nothing on Qwen3-8B, which PEFT refuses.
+    status, refused = _lora_refused(cli, tmp_path, "lora_rank: 16, target_modules: '.*(mlp\\.gate|q_proj)', "
+                                                   "exclude_modules: '.*q_proj'")
+    assert (status, refused) == (0, [
+        "model.lora_configs[0].target_modules '.*(mlp\\.gate|q_proj)', on Qwen3-8B (a dense model), matches no module: "
+        f"peft matches it whole (re.fullmatch) against each module's full name ({MOE_NAMES}), and Trinity fails as it "
+        "makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
+        ".*\\.(q_proj|v_proj)"])
+
+
+def test_a_rank_0_lora_config_makes_no_adapter_so_its_regex_is_not_refused(cli: Cli, tmp_path: Path):
+    # refused for its rank alone (its own line), not for a regex that matches no module of Qwen3-8B
+    status, refused = _lora_refused(cli, tmp_path, "lora_rank: 0, target_modules: '.*mlp\\.gate'")
+    assert (status, len(refused), refused[0].startswith("model.lora_configs[0].lora_rank 0 without a path")) == (
+        0, 1, True)
