@@ -253,3 +253,20 @@ def test_a_rank_0_lora_config_makes_no_adapter_so_its_regex_is_not_refused(cli: 
     status, refused = _lora_refused(cli, tmp_path, "lora_rank: 0, target_modules: '.*mlp\\.gate'")
     assert (status, len(refused), refused[0].startswith("model.lora_configs[0].lora_rank 0 without a path")) == (
         0, 1, True)
+
+
+def test_a_lora_config_that_loads_an_adapter_is_not_refused_for_its_regex(cli: Cli, tmp_path: Path):
+    # its target modules are the adapter's own file's (a dense model's, whatever the config says)
+    status, refused = _lora_refused(cli, tmp_path, "lora_rank: 16, path: /adapters/a, target_modules: '.*mlp\\.gate'")
+    assert (status, refused) == (0, [])
+
+
+def test_a_dpo_config_of_a_model_with_remove_padding_on_gets_no_dpo_note(cli: Cli, tmp_path: Path):
+    config = yaml.safe_load(EXAMPLE.read_text())
+    config["algorithm"]["algorithm_type"] = "dpo"
+    given = tmp_path / "dpo.yaml"
+    given.write_text(yaml.safe_dump(config))
+    status, out, err = cli("--from-config", str(given), "--gpu", "h100", "--emit", "trinity")
+    actor = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
+    # remove padding on: dynamic batch sizes bound a pair as any sequences; no micro-batch size is written
+    assert (status, err, actor) == (0, "", {"fsdp_config": {"param_offload": False}})
