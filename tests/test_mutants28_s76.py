@@ -270,3 +270,10 @@ def test_a_dpo_config_of_a_model_with_remove_padding_on_gets_no_dpo_note(cli: Cl
     actor = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
     # remove padding on: dynamic batch sizes bound a pair as any sequences; no micro-batch size is written
     assert (status, err, actor) == (0, "", {"fsdp_config": {"param_offload": False}})
+
+
+def test_two_lora_configs_are_refused_as_such_not_for_the_first_ones_regex(cli: Cli, tmp_path: Path):
+    status, refused = _lora_refused(cli, tmp_path, "lora_rank: 16, target_modules: '.*mlp\\.gate'}, "
+                                                   "{lora_rank: 16, target_modules: all-linear")
+    assert (status, refused) == (0, ["model.lora_configs holds 2 LoRA configs: Trinity refuses more than one (\"Only one "
+                                     "lora adapter is supported\"): give it one LoRA config, or drop it for no LoRA"])
