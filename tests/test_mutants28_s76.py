@@ -277,3 +277,14 @@ def test_two_lora_configs_are_refused_as_such_not_for_the_first_ones_regex(cli: 
                                                    "{lora_rank: 16, target_modules: all-linear")
     assert (status, refused) == (0, ["model.lora_configs holds 2 LoRA configs: Trinity refuses more than one (\"Only one "
                                      "lora adapter is supported\"): give it one LoRA config, or drop it for no LoRA"])
+
+
+def test_explain_weighs_a_padded_models_dpo_pair_in_the_nearest_over_memory(cli: Cli, tmp_path: Path):
+    config = yaml.safe_load(EXAMPLE.read_text())
+    config["algorithm"]["algorithm_type"] = "dpo"
+    given = tmp_path / "dpo.yaml"
+    given.write_text(yaml.safe_dump(config))
+    status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--len",
+                         "65536", "--explain")
+    assert ("internlm2-7b on H100-80GB at 65536 tokens within the limits above (the nearest, Env + Offload on 6 GPUs: "
+            "the memory model predicts 116.6 GiB of 73.2 usable, 43.4 GiB over)") in " ".join(out.split())
