@@ -30,6 +30,7 @@ from solver.cluster.options import Planner
 from solver.memory import adapted_shapes
 from solver.solve import plan as solve_plan
 from solver.tables import load_fleet, load_weights
+from solver.trinity import read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -288,3 +289,15 @@ def test_explain_weighs_a_padded_models_dpo_pair_in_the_nearest_over_memory(cli:
                          "65536", "--explain")
     assert ("internlm2-7b on H100-80GB at 65536 tokens within the limits above (the nearest, Env + Offload on 6 GPUs: "
             "the memory model predicts 116.6 GiB of 73.2 usable, 43.4 GiB over)") in " ".join(out.split())
+
+
+def test_an_empty_lora_adapter_path_on_trinity_05_is_counted_as_an_adapter_loaded():
+    # verl before 0.8 turns LoRA on for any lora_adapter_path, an empty one too: it loads an adapter, whose rank is
+    # its own, whatever target_modules the config gives.
+    text = _lora_config() + ("trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model:\n"
+                             "        lora_adapter_path: ''\n        target_modules: '.*q_proj'\n")
+    config = read_trinity_config(text, "trinity.yaml", {}, "0.5")
+    (counted,) = [words for words, code in zip(config.notes, config.note_codes, strict=True)
+                  if code.value == "lora-counted-as-full"]
+    assert ("count full fine-tuning's, as the tables measured (it loads an adapter, whose rank is the adapter's own)"
+            in counted)
