@@ -301,3 +301,18 @@ def test_an_empty_lora_adapter_path_on_trinity_05_is_counted_as_an_adapter_loade
                   if code.value == "lora-counted-as-full"]
     assert ("count full fine-tuning's, as the tables measured (it loads an adapter, whose rank is the adapter's own)"
             in counted)
+
+
+def test_verl_before_08s_target_modules_are_read_beside_its_lora_rank():
+    # LoRA on by actor_rollout_ref.model.lora_rank (Trinity 0.5): its target_modules are read there, not from
+    # model.lora_configs (which the config does not give).
+    text = _lora_config() + ("trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model:\n"
+                             "        lora_rank: 16\n        target_modules: '.*q_proj'\n")
+    config = read_trinity_config(text, "trinity.yaml", {}, "0.5")
+    lines = {code.value: words for words, code in zip(config.notes, config.note_codes, strict=True)}
+    assert ("its target_modules '.*q_proj' matches q_proj alone, whose smaller adapter is counted as all-linear's"
+            in lines["lora-counted-as-full"])
+    assert lines["lora-targets-saved-split"].startswith(
+        "trainer.trainer_config.actor_rollout_ref.model.target_modules '.*q_proj' is a regular expression, which "
+        "Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its single characters (['.', '*', "
+        "'q', '_', ...])")
