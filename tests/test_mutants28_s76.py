@@ -316,3 +316,11 @@ def test_verl_before_08s_target_modules_are_read_beside_its_lora_rank():
         "trainer.trainer_config.actor_rollout_ref.model.target_modules '.*q_proj' is a regular expression, which "
         "Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its single characters (['.', '*', "
         "'q', '_', ...])")
+
+
+def test_explains_more_gpus_names_a_configs_rollout_gpus_by_its_explorer(cli: Cli, tmp_path: Path):
+    config = tmp_path / "grpo.yaml"
+    config.write_text(GRPO_14B)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--gpus", "6", "--explain")
+    assert ("more_gpus 65536 tokens need 4 GPUs, but beside the 8 rollout GPUs (the config's explorer) a trainer takes "
+            "8 GPUs, 2 more than the budget (with the 8 rollout GPUs, 16 in all)") in " ".join(out.split())
