@@ -60,15 +60,16 @@ def test_the_required_jobs_rerun_keeps_the_running_jobs_where_they_still_fit(cli
 
 def test_running_jobs_are_kept_before_a_required_job_where_every_required_job_is_placed(
         cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # runs, on node 0, is kept there first; the required job (6 GPUs of a node) then takes node 1. Placed first, it
-    # would take node 0 and move runs.
-    now = _written(tmp_path, [("runs", 0, [0, 1, 2], 1, 2, 16384, True)])
+    # runs, on node 0 on 2 trainer GPUs (not its smallest way), is kept there first; the required job (6 GPUs of a
+    # node) then takes node 1. Placed first, it would take node 0 and leave runs its smallest way on node 1.
+    now = _written(tmp_path, [("runs", 0, [0, 1, 2, 3], 2, 2, 16384, False)])
     must = {"name": "must", "model": "Qwen3-14B", "max_model_len": "32k", "rollout_gpus": 4, "required": True}
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _pool_fleet(tmp_path, 2, [must, JOBS[1]]), now, "--no-widen")
     assert (status, err, lines[0], lines[2]) == (0, "", GREEDY.replace("(of 4): 4", "(of 2): 2"),
                                                   "running now: 1 stays, 0 move, 0 stop; 1 starts")
-    assert _where(answer) == [("must", [1], list(range(6)), 2, 4, "starts"), ("runs", [0], [0, 1, 2], 1, 2, "stays")]
+    assert _where(answer) == [("must", [1], list(range(6)), 2, 4, "starts"),
+                              ("runs", [0], [0, 1, 2, 3], 2, 2, "stays")]
 
 
 def test_past_the_time_limit_another_pool_is_weighed_against_the_kept_way_alone(cli: Cli, tmp_path: Path,
