@@ -12,14 +12,22 @@ from typing import Any
 import pytest
 import yaml
 from cluster_api import place
-from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
-from test_clusterlimits_s76 import A100_8, A100_WIDE, CATALOG, SHARERS, _fleet, _late, planner_solve_limits
-from test_padbound_s71 import EXAMPLE, INTERNLM2
-from test_lorarest4_s76 import MOE_NAMES
-from test_lorarest4_s76 import _config as _lora_config
-from test_persona43_s76 import GRPO_14B
 from command_words import make_query
 from reference import enumerate_plans, ranked_alternatives
+from test_clusterlimits_s76 import (
+    A100_8,
+    A100_WIDE,
+    CATALOG,
+    SHARERS,
+    _fleet,
+    _late,
+    planner_solve_limits,  # noqa: F401 (a fixture)
+)
+from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
+from test_lorarest4_s76 import MOE_NAMES
+from test_lorarest4_s76 import _config as _lora_config
+from test_padbound_s71 import EXAMPLE, INTERNLM2
+from test_persona43_s76 import GRPO_14B
 from test_runningfirst_s75 import JOBS, POOL
 
 import solver
@@ -96,10 +104,10 @@ def test_past_the_time_limit_another_pool_is_weighed_against_the_kept_way_alone(
     answer = json.loads(out)
     assert status == 0
     assert [(placed["pool"], placed["stay_reason_code"], placed["stay_reason"]) for placed in answer["placements"]] == [
-        ("a100", "count-kept", "its trainer GPU count is kept as it runs (4 trainer GPUs); the time limit ran out "
+        ("a100", "count-kept", ("its trainer GPU count is kept as it runs (4 trainer GPUs); the time limit ran out "
          "before the wider ways the 4 idle GPUs beside it on its node would give it were weighed (raise --time-limit); "
          "kept in pool a100, where it runs, though pool a100-b's idle room would run it for less (6 trainer GPUs, "
-         "vanilla, cost 0.1667, not 0.25)")]
+         "vanilla, cost 0.1667, not 0.25)"))]
     assert answer["wall_clock_stopped"] == ["stay notes"]
 
 
@@ -119,7 +127,7 @@ def test_a_dpo_config_of_a_model_with_remove_padding_on_counts_no_pair(cli: Cli,
 
 
 def test_a_runs_deadline_ends_with_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           planner_solve_limits: list[float]):
+                                           planner_solve_limits: list[float]):  # noqa: F811
     _late(monkeypatch, solver.cluster.search, "_place", 0.25)
     place(load_fleet(_fleet(tmp_path, "fleet", [A100_WIDE]), CATALOG), catalog=CATALOG, time_limit_s=10.0)
     assert planner_solve_limits and set(planner_solve_limits) == {0.25}
@@ -201,9 +209,9 @@ def test_a_padded_models_dpo_plan_summary_says_the_pair_is_counted(cli: Cli, tmp
     given.write_text(yaml.safe_dump(config))
     status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100")
     assert status == 0
-    assert ("token budget none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts the "
-            "DPO pair, a chosen and a rejected sequence, 2 x max_model_len = 65536 tokens per GPU cost") in " ".join(
-                out.split())
+    assert ("token budget none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts "
+            "the DPO pair, a chosen and a rejected sequence, 2 x max_model_len = 65536 tokens per GPU cost"
+            ) in " ".join(out.split())
 
 
 def test_the_greedy_baseline_places_the_higher_priority_first(tmp_path: Path):
@@ -221,7 +229,8 @@ def test_trinity_05_writes_dpos_size_1_without_the_verl_lines_note(cli: Cli, tmp
     config["algorithm"]["algorithm_type"] = "dpo"
     given = tmp_path / "dpo.yaml"
     given.write_text(yaml.safe_dump(config))
-    common = ("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--trinity-version", "0.5")
+    common = ("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--trinity-version",
+              "0.5")
     status, out, err = cli(*common, "--emit", "trinity")
     actor = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
     assert (status, actor["ppo_micro_batch_size_per_gpu"], "trains DPO" in err, "verl" in err) == (0, 1, False, False)
@@ -243,11 +252,11 @@ def test_a_regex_whose_exclusion_leaves_a_dense_model_nothing_is_refused_there(c
     # q_proj excluded, mlp.gate a mixture of experts' router alone: nothing on Qwen3-8B, which PEFT refuses.
     status, refused = _lora_refused(cli, tmp_path, "lora_rank: 16, target_modules: '.*(mlp\\.gate|q_proj)', "
                                                    "exclude_modules: '.*q_proj'")
-    assert (status, refused) == (0, [
+    assert (status, refused) == (0, [(
         "model.lora_configs[0].target_modules '.*(mlp\\.gate|q_proj)', on Qwen3-8B (a dense model), matches no module: "
         f"peft matches it whole (re.fullmatch) against each module's full name ({MOE_NAMES}), and Trinity fails as it "
         "makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
-        ".*\\.(q_proj|v_proj)"])
+        ".*\\.(q_proj|v_proj)")])
 
 
 def test_a_rank_0_lora_config_makes_no_adapter_so_its_regex_is_not_refused(cli: Cli, tmp_path: Path):
@@ -277,8 +286,9 @@ def test_a_dpo_config_of_a_model_with_remove_padding_on_gets_no_dpo_note(cli: Cl
 def test_two_lora_configs_are_refused_as_such_not_for_the_first_ones_regex(cli: Cli, tmp_path: Path):
     status, refused = _lora_refused(cli, tmp_path, "lora_rank: 16, target_modules: '.*mlp\\.gate'}, "
                                                    "{lora_rank: 16, target_modules: all-linear")
-    assert (status, refused) == (0, ["model.lora_configs holds 2 LoRA configs: Trinity refuses more than one (\"Only one "
-                                     "lora adapter is supported\"): give it one LoRA config, or drop it for no LoRA"])
+    assert (status, refused) == (0, [(
+        "model.lora_configs holds 2 LoRA configs: Trinity refuses more than one (\"Only one lora adapter is "
+        "supported\"): give it one LoRA config, or drop it for no LoRA")])
 
 
 def test_explain_weighs_a_padded_models_dpo_pair_in_the_nearest_over_memory(cli: Cli, tmp_path: Path):
@@ -288,6 +298,7 @@ def test_explain_weighs_a_padded_models_dpo_pair_in_the_nearest_over_memory(cli:
     given.write_text(yaml.safe_dump(config))
     status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--len",
                          "65536", "--explain")
+    assert status == 1
     assert ("internlm2-7b on H100-80GB at 65536 tokens within the limits above (the nearest, Env + Offload on 6 GPUs: "
             "the memory model predicts 116.6 GiB of 73.2 usable, 43.4 GiB over)") in " ".join(out.split())
 
@@ -323,5 +334,6 @@ def test_explains_more_gpus_names_a_configs_rollout_gpus_by_its_explorer(cli: Cl
     config = tmp_path / "grpo.yaml"
     config.write_text(GRPO_14B)
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--gpus", "6", "--explain")
+    assert status == 1
     assert ("more_gpus 65536 tokens need 4 GPUs, but beside the 8 rollout GPUs (the config's explorer) a trainer takes "
             "8 GPUs, 2 more than the budget (with the 8 rollout GPUs, 16 in all)") in " ".join(out.split())
