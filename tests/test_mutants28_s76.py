@@ -39,6 +39,7 @@ from solver.memory import adapted_shapes
 from solver.solve import plan as solve_plan
 from solver.tables import load_fleet, load_weights
 from solver.trinity import read_trinity_config
+from solver.trinity.config import peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -109,6 +110,12 @@ def test_past_the_time_limit_another_pool_is_weighed_against_the_kept_way_alone(
          "kept in pool a100, where it runs, though pool a100-b's idle room would run it for less (6 trainer GPUs, "
          "vanilla, cost 0.1667, not 0.25)"))]
     assert answer["wall_clock_stopped"] == ["stay notes"]
+    now[0] = -math.inf
+    status, text, _ = cli("cluster", str(alone), "--current", str(running))
+    assert status == 0
+    assert ("the wall clock stopped weighing the wider ways of the running jobs kept beside idle GPUs before the work "
+            "it is given (a busy machine, or the jobs' ways took much of the time limit): another run may give another "
+            "answer (raise --time-limit)") in " ".join(text.split())
 
 
 def test_a_dpo_config_of_a_model_with_remove_padding_on_counts_no_pair(cli: Cli, tmp_path: Path):
@@ -337,3 +344,32 @@ def test_explains_more_gpus_names_a_configs_rollout_gpus_by_its_explorer(cli: Cl
     assert status == 1
     assert ("more_gpus 65536 tokens need 4 GPUs, but beside the 8 rollout GPUs (the config's explorer) a trainer takes "
             "8 GPUs, 2 more than the budget (with the 8 rollout GPUs, 16 in all)") in " ".join(out.split())
+
+
+def test_both_fused_expert_projections_are_taken_together():
+    assert peft_target_refusal(".*experts\\.(gate|up)_proj", None, True) is None
+    assert peft_target_refusal(".*experts\\.gate_proj", None, True) == (
+        "matches the routed experts' gate_proj without their up_proj, which PEFT fuses into gate_up_proj (\"Cannot "
+        "convert PEFT target(s) ... because they are fused\")")
+
+
+def _counted_as(lora: str) -> str:
+    """The ``lora-counted-as-full`` line of test_lorarest4_s76's Qwen3-8B config with the LoRA config `lora`."""
+    text = _lora_config(f"  lora_configs: [{{{lora}}}]\n")
+    config = read_trinity_config(text, "trinity.yaml", {}, None)
+    (words,) = [words for words, code in zip(config.notes, config.note_codes, strict=True)
+                if code.value == "lora-counted-as-full"]
+    return words
+
+
+def test_an_exclusion_is_matched_whole_as_peft_matches_it():
+    # '.*self_attn' names the attention module alone, whole: its projections stay in, every linear layer adapted.
+    assert ("the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on every linear "
+            "layer but the output projection, unless --lora-rank gives another), and the tables") in _counted_as(
+                "lora_rank: 16, target_modules: '.*_proj', exclude_modules: '.*self_attn'")
+
+
+def test_a_regex_that_both_architectures_refuse_is_counted_as_full_fine_tuning():
+    # the experts' gate_proj alone: no module of a dense model, and fused on a mixture of experts
+    assert ("count full fine-tuning's, as the tables measured (its target_modules '.*experts\\.gate_proj' matches no "
+            "module)") in _counted_as("lora_rank: 16, target_modules: '.*experts\\.gate_proj'")
