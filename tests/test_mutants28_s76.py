@@ -373,3 +373,19 @@ def test_a_regex_that_both_architectures_refuse_is_counted_as_full_fine_tuning()
     # the experts' gate_proj alone: no module of a dense model, and fused on a mixture of experts
     assert ("count full fine-tuning's, as the tables measured (its target_modules '.*experts\\.gate_proj' matches no "
             "module)") in _counted_as("lora_rank: 16, target_modules: '.*experts\\.gate_proj'")
+
+
+def test_a_running_job_on_whole_nodes_is_kept_only_where_no_job_took_one_of_them(cli: Cli, tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch):
+    # big runs on both nodes (16 trainer GPUs); the required job, placed first, takes one of them: big is not kept on
+    # the two (it was, on the node the required job took too, and the greedy placement failed), but placed afresh.
+    big = {"name": "big", "model": "Qwen3-32B", "max_model_len": "64k", "rollout_gpus": 0}
+    now = tmp_path / "now.json"
+    now.write_text(cli("cluster", str(_pool_fleet(tmp_path, 2, [big])), "--json", "--no-widen")[1], encoding="utf-8")
+    must = {"name": "must", "model": "Qwen3-14B", "max_model_len": "32k", "rollout_gpus": 6, "required": True}
+    _no_first_placement(monkeypatch)
+    status, err, lines, answer = _fallback(cli, _pool_fleet(tmp_path, 2, [must, big]), now, "--no-widen")
+    assert (status, err, lines[0], lines[2]) == (0, "", GREEDY.replace("(of 4): 4", "(of 2): 2"),
+                                                  "running now: 0 stay, 1 moves, 0 stop; 1 starts")
+    assert (_where(answer), answer["unplaced"]) == ([("must", [1], list(range(8)), 2, 6, "starts"),
+                                                     ("big", [0], [0, 1, 2, 3], 4, 0, "moves")], [])
