@@ -416,12 +416,13 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
 
 def _check_options(args: argparse.Namespace) -> tuple[str, ...]:
     """The planner's options that the command checking a config as the plans were made needs (the --emit header's and
-    --write's, `fragment_check`): `planning_check_options`', then, with --from-config, --model or --model-config
-    where given, which name the model where the config's model.model_path names none the planner knows (without it,
-    the header's command is `solver.trinity_config`'s, which has no model option)."""
-    model = (*(("--model", args.model) if args.model is not None else ()),
-             *(("--model-config", str(args.model_config)) if args.model_config is not None else ()))
-    return (*planning_check_options(args), *(model if args.from_config is not None else ()))
+    --write's, `fragment_check`): `planning_check_options`', then --model-config where given, and --model where
+    given with --from-config: they name the model where the config's model.model_path names none the planner knows
+    (a catalogue model's --model without --from-config is left out, so that the header's command is
+    `solver.trinity_config`'s, which has no model option)."""
+    model = ("--model", args.model) if args.model is not None and args.from_config is not None else ()
+    return (*planning_check_options(args), *model,
+            *(("--model-config", str(args.model_config)) if args.model_config is not None else ()))
 
 
 def _config_environment(args: argparse.Namespace, config: TrinityConfig | None, layout: Any, best: Plan,
