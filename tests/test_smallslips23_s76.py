@@ -6,6 +6,7 @@ critic; ``solve cluster``'s table notes an estimated plan's predicted memory; a 
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -92,3 +93,22 @@ def test_rules_keeps_no_unused_wording_of_how_the_tables_speak():
     named = [path.name for path in (Path(__file__).parent.parent / "solver").rglob("*.py")
              if "_EVIDENCE`" in path.read_text(encoding="utf-8")]
     assert named == []
+
+
+# 3. solve cluster's table notes each estimated plan's predicted memory and room, as solve's memory row gives them.
+
+def test_cluster_table_notes_an_estimated_plans_memory(cli: Cli, tmp_path: Path):
+    (tmp_path / "ds.json").write_text(DEEPSEEK.read_text(encoding="utf-8"), encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                     "  - {name: doc, model: 8B, max_model_len: 32768}\n"
+                     "  - {name: ds, model_config: ds.json, max_model_len: 8192}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet))
+    table_end = out.index("┘\n") + 2
+    assert status == 0 and "│ documented   " in out and "│ estimated, extrapolated │" in out
+    assert out[table_end:].splitlines()[:2] == [
+        "ds: 73.1 GiB per GPU predicted, 0.4 GiB to spare (memory model)",  # none for doc's documented plan
+        "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"]
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    [ds] = [placement["plan"] for placement in json.loads(out)["placements"] if placement["job"] == "ds"]
+    assert (ds["memory_gb"], ds["headroom_gb"], ds["source"]) == (73.14, 0.39, None)

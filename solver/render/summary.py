@@ -525,7 +525,7 @@ def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
     the margin it is held to where that is not the memory model's default); where it says a documented or inferred
     plan does not fit, why: the memory model errs on the safe side, and the table (a measurement) says the plan
     trains."""
-    predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted{plan.peaks_words}, {plan.room_words}"
+    predicted = plan.prediction_words
     named = f"memory model: {memory_source}" if memory_source else "memory model"
     if answer.lora_rank:
         named += f"; LoRA rank {answer.lora_rank}'s states"
