@@ -112,3 +112,50 @@ def test_cluster_table_notes_an_estimated_plans_memory(cli: Cli, tmp_path: Path)
     status, out, _ = cli("cluster", str(fleet), "--json")
     [ds] = [placement["plan"] for placement in json.loads(out)["placements"] if placement["job"] == "ds"]
     assert (ds["memory_gb"], ds["headroom_gb"], ds["source"]) == (73.14, 0.39, None)
+
+
+# 5. --check on a config that has the plan's keys says --write would change only comments, not "with the plan applied".
+
+HAS_THE_PLAN = """model:
+  model_path: Qwen/Qwen3-8B
+  max_prompt_tokens: 2048
+  max_response_tokens: 6144
+  max_model_len: 8192
+algorithm:
+  algorithm_type: grpo
+cluster:
+  node_num: 1
+  gpu_per_node: 8
+trainer:
+  ulysses_sequence_parallel_size: 1
+  max_token_len_per_gpu: 16384
+"""
+"""Qwen3-8B at 8192 tokens on 7 trainer H100s with the best plan's keys (Env on 7 GPUs, SP 1, a budget of 16384)."""
+
+APPLY = "apply          the lines below (dotted keys; --emit trinity writes YAML); "
+
+
+def _apply_row(out: str) -> str:
+    lines = out.splitlines()
+    at = next(index for index, line in enumerate(lines) if line.startswith("apply "))
+    return " ".join([lines[at], *(line.strip() for line in lines[at + 1:] if line.startswith("    "))])
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (HAS_THE_PLAN, "q.yaml has these keys already: --write FILE writes a copy that differs in its comments alone"),
+    # Without its token budget, which --write writes out: a copy that changes a key.
+    (HAS_THE_PLAN.replace("  max_token_len_per_gpu: 16384\n", ""),
+     "--write FILE writes a copy of q.yaml with the plan applied"),
+    (HAS_THE_PLAN.replace("max_model_len: 8192", "max_model_len: 8192  # prompt + response"),  # a comment alone
+     "q.yaml has these keys already: --write FILE writes a copy that differs in its comments alone"),
+])
+def test_check_says_when_write_would_change_only_comments(cli: Cli, tmp_path: Path, text: str, said: str):
+    config = tmp_path / "q.yaml"
+    config.write_text(text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--check", "--gpu", "h100")
+    assert status == 0 and "plan           Env on 7 of 7 GPUs, with 1 rollout GPU" in out
+    assert _apply_row(out) == APPLY + said
+    status, out, _ = cli("--from-config", str(config), "--check", "--gpu", "h100", "--write", str(tmp_path / "w.yaml"))
+    assert _apply_row(out) == APPLY.rstrip("; ")  # --write names no next step
+    written = yaml.safe_load((tmp_path / "w.yaml").read_text(encoding="utf-8"))
+    assert (written == yaml.safe_load(text)) == ("already" in said)  # the copy's keys and values: as said

@@ -343,7 +343,8 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     (`config_keys_changed`: a role's own token budget or SP, offload flags turned off, ...), as lines, which the block
     would leave as they were, the keys --write keeps as the config has them (`config_keys_kept`), which the block
     leaves too, and the config's ``model.rope_scaling`` as --write leaves it (`rope_scaling_written`); with --write
-    too, so that the lines say what the written copy sets."""
+    too, so that the lines say what the written copy sets; without it, whether a copy --write wrote would differ
+    from the config in its comments alone (`_comments_alone_written`)."""
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
@@ -352,8 +353,23 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     config = {"name": str(args.from_config), "environ": os.environ, "version": args.trinity_version}
     return {answer.gpu: ConfigApplied(config_keys_changed(config_text, answer.best, model, **config),
                                       config_keys_kept(config_text, answer.best, model, **config),
-                                      rope_scaling_written(config_text, answer.best, model, **config))
+                                      rope_scaling_written(config_text, answer.best, model, **config),
+                                      args.write is None and _comments_alone_written(config_text, answer.best, model,
+                                                                                     config))
             for answer in answers if answer.best is not None}
+
+
+def _comments_alone_written(config_text: str, best: Plan, model: Model, config: dict[str, Any]) -> bool:
+    """Whether the copy of the config (`config_text`, read with `config`: its name, environment and Trinity release)
+    that --write would write for `best` holds the same keys and values, differing in comments alone: false where
+    --write would refuse the plan (on another cluster than the config's)."""
+    from solver.trinity import ConfigError, load_config_mapping, patch_trinity_config
+
+    try:
+        patched = patch_trinity_config(config_text, best, model, **config)
+    except (QueryError, ConfigError):
+        return False
+    return bool(load_config_mapping(patched, config["name"]) == load_config_mapping(config_text, config["name"]))
 
 
 def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, model: Model, gpu: str, catalog: Catalog,
