@@ -649,8 +649,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
                      version: str | None) -> tuple[Catalog, list[_Placed]]:
     """The catalog for `fleet` (`Catalog.for_fleet`) and what each of `result`'s placements' fragments is made of:
     the job's plan (with its train batch's caution), its nodes, rollout GPUs and engines, the GPUs of a node it shares
-    and its train batch, on its pool's GPU type and host memory, and its model_config file; `QueryError` for a placement whose job or pool the
-    fleet lacks, a GPU type or model the catalog lacks, or wrong types."""
+    and its train batch, on its pool's GPU type and host memory, and its model_config file; `QueryError` for a
+    placement whose job or pool the fleet lacks, a GPU type or model the catalog lacks, or wrong types."""
     from solver.cluster import JOB_BATCH_SOURCE
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
