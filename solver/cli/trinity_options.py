@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from solver.cli.atomic import errors_named_by, write_all_atomically
 from solver.cli.options import planning_check_options
-from solver.tables import CONFIG_SHAPE, QueryError, TableError, TrinityVersion, counted
+from solver.tables import CONFIG_SHAPE, OneLineError, QueryError, TableError, TrinityVersion, counted
 
 if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
     from solver.query import Objective, TrinityConfig
@@ -362,12 +362,12 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
 def _comments_alone_written(config_text: str, best: Plan, model: Model, config: dict[str, Any]) -> bool:
     """Whether the copy of the config (`config_text`, read with `config`: its name, environment and Trinity release)
     that --write would write for `best` holds the same keys and values, differing in comments alone: false where
-    --write would refuse the plan (on another cluster than the config's)."""
-    from solver.trinity import ConfigError, load_config_mapping, patch_trinity_config
+    the patch refuses the plan (on another cluster than the config's, say), which --write would say."""
+    from solver.trinity import load_config_mapping, patch_trinity_config
 
     try:
         patched = patch_trinity_config(config_text, best, model, **config)
-    except (QueryError, ConfigError):
+    except OneLineError:
         return False
     return bool(load_config_mapping(patched, config["name"]) == load_config_mapping(config_text, config["name"]))
 
