@@ -107,3 +107,16 @@ def test_the_greedy_start_hints_the_running_jobs_it_keeps(tmp_path: Path):
     assert len(fills) > 1
     assert (start.objective, [name for name, _, _ in stages]) == (
         2, ["priority", "stays", "length", "cost", "tie-break"])
+
+
+def test_with_minimize_nodes_the_greedy_start_stands_where_it_uses_as_few_nodes(cli: Cli, tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch):
+    # The first stage counts nodes: the greedy start uses node 1 alone, as the nodes stage's placement does (1 node);
+    # it keeps both jobs, and stands.
+    fleet, now = _fleet(tmp_path, JOBS[1:]), _written(tmp_path, BOTH_ON_NODE_1)
+    _stopped_after_priority(monkeypatch)
+    status, out, err = cli("cluster", str(fleet), "--current", str(now), "--no-widen", "--minimize", "nodes", "--json")
+    answer = json.loads(out)
+    assert (status, err, answer["objective"], answer["objective_counts"], answer["wall_clock_stopped"]) == (
+        0, "", 1, "nodes", ["stays"])
+    assert _where(answer) == [("runs", [1], [0, 1, 2, 3], 2, 2, "stays"), ("also", [1], [4, 5, 6], 2, 1, "stays")]
