@@ -652,7 +652,8 @@ def test_a_ctrl_c_the_process_ignores_does_not_stop_the_search(tmp_path: Path, m
 def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_was(tmp_path: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch):
     # `solve_stages` returns the placement of its last stage (a frozen `_Staged`), not writing it into the greedy
-    # start it is given: the start keeps no objective, and the answer is the one `place` returns.
+    # start it is given: the start keeps its own objective (the priority the greedy placement places, 3: both jobs;
+    # session 76, `placement_search`) and no bound, and the answer is the one `place` returns.
     solve_stages, seen = solver.cluster.search.solve_stages, []
 
     def recorded(start, *args):
@@ -667,7 +668,7 @@ def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_wa
     result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     [(before, after, staged)] = seen
     # objective, bound, proven, tie_broken, wall_clock_stopped, kept (no running jobs), kept_proven
-    assert after == before and before[2:] == (None, None, True, False, (), None, False)
+    assert after == before and before[2:] == (3, None, True, False, (), None, False)
     assert (staged.first_failed, staged.search.objective, staged.search.bound, staged.search.proven) == (
         None, 3, 3, True)
     assert (result.status, result.objective, result.bound) == ("optimal", 3, 3)

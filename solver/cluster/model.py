@@ -286,10 +286,18 @@ def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_
 
 
 def hint_placement(built: PlacementModel, values: list[int],
-                   counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> None:
-    """Start the next search from this placement."""
+                   counts: dict[tuple[int, tuple[Footprint, ...]], int], kept: Kept | None = None) -> None:
+    """Start the next search from this placement: with the running jobs it keeps where they run and the patterns
+    filling the nodes they share (`kept`), where `built` keeps running jobs (`keep_running_jobs`)."""
     built.model.clear_hints()
     for literal, value in zip(built.chosen, values):
         built.model.add_hint(literal, value)
     for key, var in built.pattern_counts.items():
         built.model.add_hint(var, counts[key])
+    if built.kept is None or kept is None:
+        return
+    for job, stays in built.kept.stays.items():
+        built.model.add_hint(stays, job in kept.staying)
+    for spot, by_pattern in built.kept.fills.items():
+        for pattern, literal in by_pattern.items():
+            built.model.add_hint(literal, kept.fills.get(spot) == pattern)

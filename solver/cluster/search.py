@@ -164,9 +164,8 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
         if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and placed_jobs and not every_job
                                              and required <= placed_jobs):
             return _no_placement_result(planned, staged, interrupt, (budget - staged.spent, deadline), building_s)
-    if first_failed is not None:  # out of time before a first solution: the greedy placement stands
-        search = replace(search, proven=False, objective=sum(fleet.jobs[o.job].priority
-                                                             for o, value in zip(options, search.values) if value))
+    if first_failed is not None:  # out of time before a first solution: the greedy placement stands, its priority
+        search = replace(search, proven=False)  # its objective (`placement_search`)
     # After the search, within the time limit: widening, then the hints, leave the reasons their time.
     reasons_by = started + time_limit_s - READ_BACK_S
     widen_by = reasons_by - reasons_s if widen and not interrupt.caught else None
@@ -260,7 +259,21 @@ def placement_search(fleet: Fleet, options: list[Option], every_job: bool, runni
     built = build_placement_model(fleet, options, every_job)
     if running:
         built = keep_running_jobs(built, fleet, options, running)
-    return built, placement_stages(fleet, options, built, every_job), greedy_start(fleet, options, built, running)
+    start = greedy_start(fleet, options, built, running)
+    return (built, placement_stages(fleet, options, built, every_job),
+            replace(start, objective=_first_stage_value(fleet, options, start, every_job)))
+
+
+def _first_stage_value(fleet: Fleet, options: list[Option], search: Search, every_job: bool) -> int | None:
+    """What the first stage counts (`placement_stages`) of the placement `search` holds: the nodes it uses where
+    `every_job` must be placed, else the priority it places; None where it leaves a required job out (no placement of
+    the model)."""
+    chosen = [option for option, value in zip(options, search.values) if value]
+    if not required_jobs(fleet, every_job) <= {option.job for option in chosen}:
+        return None
+    if every_job:
+        return sum(search.counts.values()) + sum(option.whole_nodes for option in chosen)
+    return sum(fleet.jobs[option.job].priority for option in chosen)
 
 
 def greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel,
@@ -272,14 +285,16 @@ def greedy_start(fleet: Fleet, options: list[Option], built: PlacementModel,
     values, filling = _as_model_values(built, choice, options)
     filled = Counter(filling.values())
     counts = {key: filled[key] for key in built.pattern_counts}
-    hint_placement(built, values, counts)
     if not running:
+        hint_placement(built, values, counts)
         return Search(values=values, counts=counts)
     staying = {job.job: job for job in running if job.job in choice and choice[job.job][1] == list(job.nodes)
                and keeps_running(fleet, choice[job.job][0], job)}
     fills = {(job.pool, job.nodes[0]): filling[job.pool, job.nodes[0]][1] for job in staying.values()
              if choice[job.job][0].size}
-    return Search(values=values, counts=counts, kept=Kept(staying, fills, tuple(running)))
+    kept = Kept(staying, fills, tuple(running))
+    hint_placement(built, values, counts, kept)
+    return Search(values=values, counts=counts, kept=kept)
 
 
 def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by: float | None, interrupted: bool,
@@ -461,10 +476,11 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
                  progress: Callable[..., ProgressCallback] | None) -> _Staged:
     """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within `budget`
     of CP-SAT's deterministic time, each keeping the value the one before it reached and starting from its answer
-    (the first from `start`, a greedy placement); the first stage gets 60% of the budget, the second half of what is
-    left then (as does the length stage after the running jobs' kept), the rest the rest (what a stage leaves goes to
-    the next). The wall clock's `deadline` is a safety net
-    for all of them together: a stage it stops first is named in the answer (`Search.wall_clock_stopped`).
+    (the first from `start`, a greedy placement, which takes the first stage's answer's place where it reaches the
+    same objective and keeps more running jobs: `_keeps_more`); the first stage gets 60% of the budget, the second
+    half of what is left then (as does the length stage after the running jobs' kept), the rest the rest (what a stage
+    leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together: a stage it stops
+    first is named in the answer (`Search.wall_clock_stopped`).
     Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found no placement; a
     later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every stage
     before it is proven."""
@@ -499,10 +515,19 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
         if position == 0:
             search = replace(search, objective=round(solver.objective_value),
                              bound=first_bound(round(solver.best_objective_bound)))
+            if _keeps_more(start, search):  # the start stands, should the stage of running jobs kept not run
+                search = replace(search, values=start.values, counts=start.counts, kept=start.kept)
         reached = round(solver.objective_value)
         model.add(expression >= reached if maximise else expression <= reached)
-        hint_placement(built, search.values, search.counts)
+        hint_placement(built, search.values, search.counts, search.kept)
     return _Staged(search, spent=spent)
+
+
+def _keeps_more(start: Search, search: Search) -> bool:
+    """Whether the search's `start` (its greedy placement: `placement_search`) reaches the first stage's objective
+    that `search`, its placement, reached, and keeps more running jobs where they run (`Search.kept`)."""
+    return (start.kept is not None and search.kept is not None and start.objective == search.objective
+            and len(start.kept.staying) > len(search.kept.staying))
 
 
 def _set_limits(solver: cp_model.CpSolver, work: float, deadline: float) -> None:
