@@ -27,6 +27,15 @@ REVIEW = ("--model", "30B-A3B", "--gpu", "h100", "--gpus", "16", "--maximize", "
 """The review's command: the longest context of Qwen3-30B-A3B within 16 H100s, five ranked plans."""
 
 
+DEEPSEEK_V2_LITE_LIKE = {
+    "model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944, "num_hidden_layers": 27,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 102400, "kv_lora_rank": 512,
+    "q_lora_rank": None, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 64,
+    "num_experts_per_tok": 6, "moe_intermediate_size": 1408, "n_shared_experts": 2, "first_k_dense_replace": 1,
+    "tie_word_embeddings": False, "max_position_embeddings": 163840}
+"""A DeepSeek-V2-Lite-like config.json: 27 layers, the first dense, 64 routed experts of 1408, 6 taken, 2 shared."""
+
+
 def test_a_mixture_of_experts_holds_its_parameters_over_its_active_ones_per_active_one():
     moe = CATALOG.model("Qwen3-30B-A3B")
     assert moe.held_per_active == MOE_RATIO == Fraction(23828125, 2594461)  # 9.18: 30.5B held, 3.32B active
@@ -38,11 +47,7 @@ def test_a_mixture_of_experts_holds_its_parameters_over_its_active_ones_per_acti
 def test_a_mixture_of_experts_read_from_a_config_gets_its_ratio_from_its_shape(tmp_path: Path):
     # DeepSeek-V2-Lite-like: 27 layers, the first dense, 64 routed experts of 1408, 6 taken, and 2 shared experts
     # (always taken): the ratio counts the 63 x 26 routed experts a token does not take.
-    config = {"model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944, "num_hidden_layers": 27,
-              "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 102400, "kv_lora_rank": 512,
-              "q_lora_rank": None, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
-              "n_routed_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408, "n_shared_experts": 2,
-              "first_k_dense_replace": 1, "tie_word_embeddings": False, "max_position_embeddings": 163840}
+    config = DEEPSEEK_V2_LITE_LIKE
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     model = solver.load_model_config(tmp_path)
     idle = 26 * (64 - 6) * 3 * 2048 * 1408

@@ -26,6 +26,7 @@ from test_clusterlimits_s76 import (
 from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
 from test_lorarest4_s76 import MOE_NAMES
 from test_lorarest4_s76 import _config as _lora_config
+from test_moecost_s61 import DEEPSEEK_V2_LITE_LIKE
 from test_padbound_s71 import EXAMPLE, INTERNLM2
 from test_persona43_s76 import GRPO_14B
 from test_runningfirst_s75 import JOBS, POOL
@@ -189,11 +190,7 @@ def test_the_longest_length_of_a_padded_models_dpo_config_lies_on_the_grid(cli: 
 def test_lora_counts_the_routed_experts_of_the_expert_layers_alone(tmp_path: Path):
     # DeepSeek-V2-Lite-like (test_moecost_s61's): 27 layers, the first dense; 64 routed experts of width 1408 in each
     # of the other 26, each adapted as its fused gate and up projection twice and its down projection once.
-    config = {"model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944, "num_hidden_layers": 27,
-              "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 102400, "kv_lora_rank": 512,
-              "q_lora_rank": None, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
-              "n_routed_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408, "n_shared_experts": 2,
-              "first_k_dense_replace": 1, "tie_word_embeddings": False, "max_position_embeddings": 163840}
+    config = DEEPSEEK_V2_LITE_LIKE
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     shapes = adapted_shapes(solver.load_model_config(tmp_path))
     assert shapes[-2:] == ((2 * 1408, 2048, 2 * 64 * 26), (2048, 1408, 64 * 26))
