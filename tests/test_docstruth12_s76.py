@@ -97,3 +97,18 @@ def test_planner_md_says_the_resident_critic_leaves_no_room_for_the_best_plan_wi
     (answer,) = solver.plan("Qwen3-14B", gpu="h100", budget_gpus=8, max_model_len=32768, critic="resident", sp=4,
                             offload=False)
     assert answer.best is None and "the longest is 26624 on the 1024-token grid" in (answer.reason or "")
+
+
+def test_concepts_md_a_resident_critic_leaves_the_8b_cell_s_setting_no_room() -> None:
+    assert ("Qwen3-8B at 32768 on 4 A100s, documented at `SP=4`, takes Env + Offload + SP=2 with a resident critic"
+            in _prose("concepts.md"))
+    settings = []
+    for critic in (None, "resident"):
+        (answer,) = solver.plan("Qwen3-8B", gpu="a100", budget_gpus=4, exact=True, max_model_len=32768, critic=critic)
+        best = answer.best
+        assert best is not None
+        settings.append((best.env, best.offload, best.sp, best.evidence))
+    assert settings == [(False, False, 4, "documented"), (True, True, 2, "estimated")]
+    (pinned,) = solver.plan("Qwen3-8B", gpu="a100", budget_gpus=4, exact=True, max_model_len=32768,
+                            critic="resident", sp=4, offload=False)
+    assert pinned.best is None  # memory, not the cost, rules the cell's setting out
