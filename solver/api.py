@@ -603,7 +603,9 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
     `trinity_fragment`'s. Each header has the ``solve --from-config CONFIG --check`` command that checks a config with
     the fragment merged in on the job's pool's GPU type (`fragment_check`), with `check_options`, the placement's
-    options that the check needs too (``("--cells", "mine.yaml")``, as ``solve cluster`` passes its own).
+    options that the check needs too (``("--cells", "mine.yaml")``, as ``solve cluster`` passes its own), and for a
+    job that gave its model by ``model_config``, ``--model-config`` with that file (a config's ``model.model_path``
+    may name a model the planner does not know).
     `option_names`: how the notes name the options they point to (`API_OPTIONS`: this function's ``version="0.5"``;
     ``solve cluster`` passes `COMMAND_OPTIONS`, its flags). `QueryError` for a placement whose job or pool the fleet
     lacks, or wrong types."""
@@ -614,7 +616,8 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     known, placements = _placements_made(result, fleet, catalog, version)
     fragments = {}
     for placed in placements:
-        check = None if check_options is None else fragment_check(placed.gpu, known, check_options)
+        model = ("--model-config", str(placed.model_config)) if placed.model_config is not None else ()
+        check = None if check_options is None else fragment_check(placed.gpu, known, (*check_options, *model))
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
                                              option_names=option_names, check=check)[0]
@@ -635,13 +638,14 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
 
 class _Placed(NamedTuple):
     """What a placement's fragment is made of, for `placement_configs` and `placement_settings`: the job's name, the
-    GPU type (the placement's name for it, and whether it is an AMD one) and host memory its header words, and its
-    keys' arguments."""
+    GPU type (the placement's name for it, and whether it is an AMD one) and host memory its header words, the
+    config.json the job's model was read from (None: a catalogue model) and its keys' arguments."""
 
     job: str
     gpu: str
     rocm: bool
     host_ram_gb: float | None
+    model_config: Path | None
     keys: SettingsArguments
 
 
@@ -649,8 +653,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
                      version: str | None) -> tuple[Catalog, list[_Placed]]:
     """The catalog for `fleet` (`Catalog.for_fleet`) and what each of `result`'s placements' fragments is made of:
     the job's plan (with its train batch's caution), its nodes, rollout GPUs and engines, the GPUs of a node it shares
-    and its train batch, on its pool's GPU type and host memory; `QueryError` for a placement whose job or pool the
-    fleet lacks, a GPU type or model the catalog lacks, or wrong types."""
+    and its train batch, on its pool's GPU type and host memory, and its model_config file; `QueryError` for a
+    placement whose job or pool the fleet lacks, a GPU type or model the catalog lacks, or wrong types."""
     from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
@@ -661,6 +665,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
     fleet = _given_fleet(fleet, catalog)
     known = catalog.for_fleet(fleet)
     jobs, pools = {job.name: job for job in fleet.jobs}, {pool.name: pool for pool in fleet.pools}
+    model_configs = dict(fleet.model_config_of)
     placed = []
     for placement in result.placements:
         job, pool = jobs.get(placement.job), pools.get(placement.pool)
@@ -675,7 +680,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
-        placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb, keys=keys))
+        placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
+                              model_config=model_configs.get(placement.model), keys=keys))
     return known, placed
 
 

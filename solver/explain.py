@@ -532,7 +532,7 @@ def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, se
     if data.lowers_budget or query.lora_rank or not breakdown(data.shape, memory_gib, gpus, setting, further,
                                                               query.memory.coefficients, query.margin_on(memory_gib),
                                                               critic=query.critic, dpo=query.dpo).fits:
-        return ""  # for LoRA no table caps an estimate (`solver.rules.LORA_EVIDENCE`)
+        return ""  # for LoRA no table caps an estimate (`solver.rules.tables_verdict`)
     own = refuting_cell(data.shape, data.rows, data.settings, gpus, setting, further)
     found = (data.table_gpu(own[0]), own, data.columns) if own is not None else next(
         ((gpu, cell, cells.columns) for gpu, cells in data.larger

@@ -354,7 +354,7 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
     untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
     # The tables of GPU types with at least this one's memory cap its estimates too (not for --estimate alone); for
-    # LoRA no table refutes anything: they measured full fine-tuning (`solver.rules.LORA_EVIDENCE`).
+    # LoRA no table refutes anything: they measured full fine-tuning (`solver.rules.tables_verdict`).
     larger = () if inputs.estimate == "only" or inputs.lora_rank else larger_tables(catalog, gpu, shape)
     refuting = ((tabled,) if documented and not inputs.lora_rank else ()) + tuple(
         catalog.gpu(name) for name, _ in larger)
@@ -391,7 +391,7 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
         table_stops=() if lowering or not at_default else stopped_estimates(
             at_default, estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, margin,
                                         inputs.without_env, inputs.lora_rank, inputs.critic, inputs.dpo)),
-        # With a critic no cell vouches: the cells measured the actor alone (`solver.rules.CRITIC_EVIDENCE`).
+        # With a critic no cell vouches: the cells measured the actor alone (`solver.rules.tables_verdict`).
         witnesses=tuple((n, n, fitting, e, o, s, 1) for n, e, o, s, fitting in estimates)
         + (cell_witnesses(tabled, refuting, shape, counts) if settings and inputs.critic is None else ()),
     )

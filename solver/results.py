@@ -1271,6 +1271,13 @@ class Plan(Frozen):
         return f" for the actor's pass and {self.critic_pass_gb:.1f} for the critic's own update"
 
     @property
+    def prediction_words(self) -> str:
+        """The memory model's predicted peak per GPU and the room it leaves, in words, as `solve`'s ``memory`` row
+        and `solve cluster`'s table give them: ``49.7 GiB per GPU predicted, 23.5 GiB to spare`` (`peaks_words`,
+        `room_words`)."""
+        return f"{self.memory_gb:.1f} GiB per GPU predicted{self.peaks_words}, {self.room_words}"
+
+    @property
     def room_words(self) -> str:
         """The room the memory model leaves the plan (or what it lacks), in words, at the tightest of the
         activations, the optimizer step and a critic's own update (naming the actor's pass where `peaks_words`

@@ -386,7 +386,7 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     runs out of memory at L (`refuting_row`: a measurement decides). A table of one GPU vouches for no other
     count (one GPU has no collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`
     (`vouches_for`). None when no cell vouches. For a `lora` run, which holds less than the full fine-tuning the cells
-    measured, a cell vouches by inference alone (no cell documents it) and no table refutes one (`LORA_EVIDENCE`)."""
+    measured, a cell vouches by inference alone (no cell documents it) and no table refutes one (`tables_verdict`)."""
     own = sorted(row for n, row in rows if n == gpus and row >= length)
     if own and settings.get((gpus, own[0])) == setting:
         return ("inferred" if lora else "documented",
@@ -402,22 +402,10 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     return None
 
 
-LORA_EVIDENCE = ("the tables measured full fine-tuning; a LoRA run holds less (the frozen base's fp32 weights and the "
-                 "adapter's states in place of every parameter's), so a cell that trained vouches for it, inferred, "
-                 "and one that ran out of memory says nothing of it")
-"""How the tables speak for a LoRA run (`vouching_cell`, `tables_verdict` with ``lora``): the planner's estimates of
-one fit with LoRA's smaller states (`solver.memory.lora_states_bytes`) are estimated."""
-
 LORA_CONFIGS_WORDS = ("a new adapter on all-linear (Trinity's default target_modules), as planned; with LoRA Trinity "
                       "builds no reference model")
 """What the LoRA config that a plan's keys turn LoRA on with says (``model.lora_configs: [{lora_rank: R}]``, written
 where no config of the user's gives its own: `solver.trinity.plan_keys`, the apply lines)."""
-
-
-CRITIC_EVIDENCE = ("the tables measured the actor alone; a PPO critic trained beside it on the same GPUs holds its "
-                   "own states, so no cell vouches for the run, and one that ran out of memory still refutes it")
-"""How the tables speak for a run with a PPO critic (`tables_verdict` with ``critic``): the planner's plans of one are
-estimated, with the critic's states counted (`solver.memory.resident_critic_gib`)."""
 
 
 class TablesVerdict(Frozen):
@@ -440,9 +428,12 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
                    critic: bool = False) -> TablesVerdict | None:
     """The `TablesVerdict` of a GPU type's `table_cells` for `model` (`columns` as `vouching_cell` takes
     them), or where they say nothing, of the tables of GPU types with at least its memory (`larger`: their names
-    and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything. For a `lora`
-    run only a cell that vouches speaks (`LORA_EVIDENCE`); for a run with a `critic` only one that refutes
-    (`CRITIC_EVIDENCE`); for both, none."""
+    and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything. The tables
+    measured full fine-tuning of the actor alone: for a `lora` run, which holds less (the frozen base's fp32 weights
+    and the adapter's states in place of every parameter's), only a cell that vouches speaks, inferred; for a run
+    with a PPO `critic`, which holds the critic's states beside the actor's, only one that refutes; for both, none (the
+    words: `solver.render.memory.lora_states_words`, `critic_states_words`). The planner's plans they do not vouch
+    for are estimated, with LoRA's states (`solver.memory.lora_states_bytes`) and the critic's counted."""
     vouching = None if critic else vouching_cell(model, rows, settings, gpus, setting, length, columns=columns,
                                                  larger=larger, lora=lora)
     if vouching is not None:

@@ -920,7 +920,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     evidence: Evidence
     source: SourceCell | None
     # A cell vouches for the plan even where the solver's witness was an estimate: the table is the better evidence.
-    found = None if query.critic else vouching_cell(  # with a critic no cell vouches (`CRITIC_EVIDENCE`)
+    found = None if query.critic else vouching_cell(  # with a critic no cell vouches (`solver.rules.tables_verdict`)
         data.shape, data.rows, data.settings, gpus, setting, length, columns=data.columns, larger=data.larger,
         lora=query.lora_rank > 0)
     if found is None and not estimated:  # a defect of the model's, never of the input

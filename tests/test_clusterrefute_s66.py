@@ -38,7 +38,9 @@ def test_the_text_cautions_a_placed_plan_the_a100_table_refutes(cli: Callable[..
     assert (status, err) == (0, "")
     lines = out.splitlines()
     assert "│ 0     │ all  │ q4  │       4 │       4 │ Env + Offload + SP=4 │ 110592 (≥65536) │" in lines[5]
-    assert lines[9:] == [
+    # The estimate's predicted memory, under the table (smallslips23_s76).
+    assert lines[8] == "q4: 73.0 GiB per GPU predicted, 0.6 GiB to spare (memory model)"
+    assert lines[10:] == [
         ("caution: q4: estimated from the memory model alone, but the tables say it runs out of memory (the A100-80GB "
          "table for 4 GPUs says '-' at 112640: the source's"),
         ("cells read as the first setting that trained in their order, '-' where none did, so this setting, or one "

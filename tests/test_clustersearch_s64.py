@@ -164,7 +164,8 @@ def test_a_pools_table_shows_the_cap_of_an_at_least_job(tmp_path: Path, capsys: 
     lines = capsys.readouterr().out.splitlines()
     rows = {line.split("│")[3].strip(): line.split("│")[7].strip() for line in lines if line.startswith("│ ")}
     assert rows == {"moe-64k": "124928 (≥65536)", "chat-14b": "81920 (65536..81920)"}
-    assert lines[-3:-1] == [AT_LEAST_NOTE, AT_MOST_NOTE]
+    assert lines[-4:-1] == [AT_LEAST_NOTE, AT_MOST_NOTE,  # then the estimated plan's memory (smallslips23_s76)
+                            "moe-64k: 85.2 GiB per GPU predicted, 2.6 GiB to spare (memory model)"]
     # Without a cap, no note of one; a capped job at its least shows neither.
     path = tmp_path / "fleet.yaml"
     path.write_text(json.dumps(moe_64k({"at_least": 65536})), encoding="utf-8")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from solver.cli.atomic import errors_named_by, write_all_atomically
 from solver.cli.options import planning_check_options
-from solver.tables import CONFIG_SHAPE, QueryError, TableError, TrinityVersion, counted
+from solver.tables import CONFIG_SHAPE, OneLineError, QueryError, TableError, TrinityVersion, counted
 
 if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
     from solver.query import Objective, TrinityConfig
@@ -343,7 +343,8 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     (`config_keys_changed`: a role's own token budget or SP, offload flags turned off, ...), as lines, which the block
     would leave as they were, the keys --write keeps as the config has them (`config_keys_kept`), which the block
     leaves too, and the config's ``model.rope_scaling`` as --write leaves it (`rope_scaling_written`); with --write
-    too, so that the lines say what the written copy sets."""
+    too, so that the lines say what the written copy sets; without it, whether a copy --write wrote would differ
+    from the config in its comments alone (`_comments_alone_written`)."""
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
@@ -352,8 +353,23 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     config = {"name": str(args.from_config), "environ": os.environ, "version": args.trinity_version}
     return {answer.gpu: ConfigApplied(config_keys_changed(config_text, answer.best, model, **config),
                                       config_keys_kept(config_text, answer.best, model, **config),
-                                      rope_scaling_written(config_text, answer.best, model, **config))
+                                      rope_scaling_written(config_text, answer.best, model, **config),
+                                      args.write is None and _comments_alone_written(config_text, answer.best, model,
+                                                                                     config))
             for answer in answers if answer.best is not None}
+
+
+def _comments_alone_written(config_text: str, best: Plan, model: Model, config: dict[str, Any]) -> bool:
+    """Whether the copy of the config (`config_text`, read with `config`: its name, environment and Trinity release)
+    that --write would write for `best` holds the same keys and values, differing in comments alone: false where
+    the patch refuses the plan (on another cluster than the config's, say), which --write would say."""
+    from solver.trinity import load_config_mapping, patch_trinity_config
+
+    try:
+        patched = patch_trinity_config(config_text, best, model, **config)
+    except OneLineError:
+        return False
+    return bool(load_config_mapping(patched, config["name"]) == load_config_mapping(config_text, config["name"]))
 
 
 def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, model: Model, gpu: str, catalog: Catalog,
@@ -416,12 +432,13 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
 
 def _check_options(args: argparse.Namespace) -> tuple[str, ...]:
     """The planner's options that the command checking a config as the plans were made needs (the --emit header's and
-    --write's, `fragment_check`): `planning_check_options`', then, with --from-config, --model or --model-config
-    where given, which name the model where the config's model.model_path names none the planner knows (without it,
-    the header's command is `solver.trinity_config`'s, which has no model option)."""
-    model = (*(("--model", args.model) if args.model is not None else ()),
-             *(("--model-config", str(args.model_config)) if args.model_config is not None else ()))
-    return (*planning_check_options(args), *(model if args.from_config is not None else ()))
+    --write's, `fragment_check`): `planning_check_options`', then --model-config where given, and --model where
+    given with --from-config: they name the model where the config's model.model_path names none the planner knows
+    (a catalogue model's --model without --from-config is left out, so that the header's command is
+    `solver.trinity_config`'s, which has no model option)."""
+    model = ("--model", args.model) if args.model is not None and args.from_config is not None else ()
+    return (*planning_check_options(args), *model,
+            *(("--model-config", str(args.model_config)) if args.model_config is not None else ()))
 
 
 def _config_environment(args: argparse.Namespace, config: TrinityConfig | None, layout: Any, best: Plan,

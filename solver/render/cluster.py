@@ -133,7 +133,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
                names: OptionNames) -> RenderableType:
     """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, the job,
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
-    evidence and host memory), or its title alone where nothing is placed; its notes name options as `names` do."""
+    evidence and host memory), with a note on each estimated plan's predicted memory (as `solve`'s ``memory`` row
+    gives it), or its title alone where nothing is placed; its notes name options as `names` do."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
@@ -155,14 +156,21 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [AT_MOST_NOTE + _validated_stops(here, capped=True)]
         if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
         [TRAINER_NODES_NOTE] if rollout_nodes else []) + (
-        [training_note(any(placement.plan.critic for placement in here))] if columns.training else [])
+        [training_note(any(placement.plan.critic for placement in here))] if columns.training else []) + [
+        f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
+        if placement.plan.source is None]
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (
             "trainer", "rollout", "max_model_len", "YaRN", "tokens/GPU", "host GiB/node") else "left")
-    for placement in sorted(here, key=lambda p: (p.nodes, p.gpu_indexes, p.job)):  # as the GPUs lie
+    for placement in _as_the_gpus_lie(here):
         view.add_row(*_pool_row(pool, placement, columns))
     return TableOrBlocks(view, heading=columns.headers.index("job"))
+
+
+def _as_the_gpus_lie(here: list[Placement]) -> list[Placement]:
+    """The jobs placed in a pool in the order of its table's rows: as their nodes and GPUs lie."""
+    return sorted(here, key=lambda placement: (placement.nodes, placement.gpu_indexes, placement.job))
 
 
 def _validated_stops(here: list[Placement], capped: bool) -> str:

@@ -73,6 +73,9 @@ class ConfigApplied(NamedTuple):
     """The ``model.rope_scaling`` mapping --write leaves where the config has one and the plan sets YaRN
     (``solver.trinity.rope_scaling_written``: its own keys too, a legacy ``type`` beside ``rope_type``), in flow
     style: the block's line gives it whole, as pasting it replaces the config's."""
+    comments_alone: bool = False
+    """Whether the copy --write would write (without --write) differs from the config in its comments alone: the
+    config has the plan's keys already (`_apply_heading` says so)."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
@@ -243,13 +246,18 @@ APPLY_HEADING = apply_heading(COMMAND_OPTIONS)
 """`apply_heading` in the command's words."""
 
 
-def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names: OptionNames) -> str:
+def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names: OptionNames,
+                   comments_alone: bool = False) -> str:
     """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config, unless `writing` it
     already, what applies the plan to a copy of it (``--write FILE``, with the answer's --gpu where the answers are
-    for `several_gpu_types`: --write takes one; the API's function takes one answer)."""
+    for `several_gpu_types`: --write takes one; the API's function takes one answer), or where that copy would change
+    its comments alone (`comments_alone`), that the config has its keys already."""
     heading = apply_heading(names)
     if answer.current is None or writing:
         return heading
+    if comments_alone:
+        return (f"{heading}; {answer.current.config} has these keys already: {names.write_copy} a copy that differs "
+                "in its comments alone")
     gpu = f"--gpu {answer.gpu} " if several_gpu_types and not names.keywords else ""
     return f"{heading}; {gpu}{names.write_copy} a copy of {answer.current.config} with the plan applied"
 
@@ -295,7 +303,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("unpinned", _unpinned_words(answer, plan, pins, names)),
         ("host limit", _host_limit_words(answer, plan, host_limit)),
         ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
-        ("apply", _apply_heading(answer, several_gpu_types, writing, names)),
+        ("apply", _apply_heading(answer, several_gpu_types, writing, names, config_keys.comments_alone)),
     ]
     for label, value in rows:
         if value is not None:
@@ -525,7 +533,7 @@ def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
     the margin it is held to where that is not the memory model's default); where it says a documented or inferred
     plan does not fit, why: the memory model errs on the safe side, and the table (a measurement) says the plan
     trains."""
-    predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted{plan.peaks_words}, {plan.room_words}"
+    predicted = plan.prediction_words
     named = f"memory model: {memory_source}" if memory_source else "memory model"
     if answer.lora_rank:
         named += f"; LoRA rank {answer.lora_rank}'s states"

@@ -77,8 +77,12 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
                                           OWN_MODEL_HINT.format("model_config")))
                  for job in entries.jobs)
     _check_one_context_per_model(path, entries.jobs, jobs, configured, catalog)
+    files = {name: model_config_file(path.parent / name) for name in configured}
+    first_files: dict[str, Path] = {}
+    for name, model in configured.items():
+        first_files.setdefault(model.name, files[name])
     return Fleet(pools=pools, jobs=jobs, models=read.models, gpu_types=described,
-                 model_config_files=tuple(dict.fromkeys(model_config_file(path.parent / name) for name in configured)))
+                 model_config_files=tuple(dict.fromkeys(files.values())), model_config_of=tuple(first_files.items()))
 
 
 def pool_gpu_with_count(gpus_per_node: int, found: CountedGpu) -> str:

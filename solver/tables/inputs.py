@@ -511,6 +511,9 @@ class Fleet(Frozen, defer_build=True):
         "the GPU types that pools describe by their memory (gpu_memory_gb or gpu_memory_mib)"))
     model_config_files: tuple[Path, ...] = Field(default=(), description=(
         "the config.json files those models were read from (inputs, which no output may overwrite)"))
+    model_config_of: tuple[tuple[str, Path], ...] = Field(default=(), description=(
+        "each of those models' name and the config.json file it was first read from, which the check command in a "
+        "job's config gives as --model-config"))
 
     @model_validator(mode="after")
     def _check_names(self) -> Fleet:
