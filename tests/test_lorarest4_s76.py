@@ -108,8 +108,8 @@ def test_a_target_modules_regex_is_cautioned_as_trinity_saves_it(tmp_path: Path,
         "makes the adapter: give a regular expression that matches whole names, such as .*\\.v_proj, or remove it")),
     ("exclude_modules: '.*'", (
         "model.lora_configs[0].exclude_modules '.*' leaves out every module target_modules 'all-linear' matches: peft "
-        "adapts none (\"No modules were targeted for adaptation\"), and Trinity fails as it makes the adapter: "
-        "exclude fewer, or remove it")),
+        "adapts none (\"All modules were excluded\"), and Trinity fails as it makes the adapter: "
+        "exclude fewer, or remove it")),  # PEFT's words where no module is left (docstruth12; it said "No modules ...")
     ("target_modules: '.*\\.v_proj', exclude_modules: 'model\\.layers\\.\\d+\\.self_attn\\.v_proj'", (
         "model.lora_configs[0].exclude_modules 'model\\.layers\\.\\d+\\.self_attn\\.v_proj' leaves out every module "
         "target_modules '.*\\.v_proj' matches: peft adapts none (\"No modules were targeted for adaptation\"), and "

@@ -83,6 +83,7 @@ from solver.trinity.peft import (
     PEFT_MODULE_NAMES,
     TargetMatch,
     all_linear,
+    excludes_every_module,
     peft_target_match,
     peft_target_refusal,
 )
@@ -1104,8 +1105,9 @@ def _targets_refusal(targets: Any, excluded: Any) -> str | None:
     module it matches (PEFT matches the exclusion whole first, ``check_target_module_exists``,
     ``tuners/tuners_utils.py:2350`` to ``:2353`` in peft 0.21.2) fails PEFT's ``get_peft_model`` as Trinity's
     ``create_dummy_lora`` makes it (``utils/lora_utils.py:38`` in 0.6.0; ``re.error``, or "Target modules ... not
-    found in the base model" or "No modules were targeted for adaptation", ``tuners/tuners_utils.py:1056`` to
-    ``:1090``) before the trainer starts; None for a target that PEFT takes on either. A number or a boolean is the
+    found in the base model", "All modules were excluded" or "No modules were targeted for adaptation",
+    ``tuners/tuners_utils.py:1051`` to ``:1086``) before the trainer starts; None for a target that PEFT takes on
+    either. A number or a boolean is the
     text Trinity's typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf 2.3.0's ``StringNode``:
     ``str(value)``, ``omegaconf/nodes.py:186`` to ``:195``), which matches no module."""
     excluded = excluded if isinstance(excluded, str) else None
@@ -1125,14 +1127,24 @@ def _targets_refusal(targets: Any, excluded: Any) -> str | None:
         if dense == experts == MATCHES_NO_MODULE and excluded is not None and (all_linear(targets) or any(
                 peft_target_match(targets, None, moe) != NO_MATCH for moe in (False, True))):
             return (f"{key}.exclude_modules '{excluded}' leaves out every module target_modules "
-                    f"{_shown_targets(targets or ALL_LINEAR)} matches: peft adapts none (\"No modules were targeted "
-                    "for adaptation\"), and Trinity fails as it makes the adapter: exclude fewer, or remove it")
+                    f"{_shown_targets(targets or ALL_LINEAR)} matches: peft adapts none ({_none_adapted(excluded)}), "
+                    "and Trinity fails as it makes the adapter: exclude fewer, or remove it")
         why = dense if dense == experts else f"{dense} on a dense model, and {experts} on a mixture of experts"
     except re.error as error:
         why = f"is no regular expression ({error})"
     return (f"{key}.target_modules {_shown_targets(targets)} {why}: peft matches it whole "
             f"(re.fullmatch) against each module's full name ({PEFT_MODULE_NAMES}), and Trinity fails as it makes the "
             "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")
+
+
+def _none_adapted(excluded: str) -> str:
+    """PEFT's words where the ``exclude_modules`` regex `excluded` leaves it no module to adapt: "All modules were
+    excluded" where it leaves out every module (`excludes_every_module`), else "No modules were targeted for
+    adaptation"; each with the architecture it is for where a dense model and a mixture of experts differ."""
+    words = {moe: ('"All modules were excluded"' if excludes_every_module(excluded, moe)
+                   else '"No modules were targeted for adaptation"') for moe in (False, True)}
+    return words[False] if words[False] == words[True] else (
+        f"{words[False]} on a dense model, {words[True]} on a mixture of experts")
 
 
 def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:

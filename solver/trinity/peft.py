@@ -90,6 +90,22 @@ NO_MATCH = TargetMatch((), (), None)
 """A ``target_modules`` regex's match where it matches no module (`peft_target_match`)."""
 
 
+def excludes_every_module(excluded: str, moe: bool) -> bool:
+    """Whether the ``exclude_modules`` regex `excluded` matches whole every module name of a Qwen3 model (a Qwen3-MoE
+    one's where `moe`) but the model itself, which PEFT skips: PEFT then leaves every module out and raises "All
+    modules were excluded" (``tuners/tuners_utils.py:1052`` to ``:1057`` in peft 0.21.2), not "No modules were
+    targeted for adaptation", which it raises where some module is neither adapted nor excluded (``:1074`` to
+    ``:1086``); `re.error` where it is no regular expression."""
+    exclusion = re.compile(excluded)
+    # A Qwen3-MoE layer's experts are one module (mlp.experts): their v4 names are no module's.
+    layer_names = ((*(name for name in PEFT_MOE_LAYER_ADAPTED if not name.startswith("mlp.experts.")),
+                    *PEFT_MOE_LAYER_OTHERS) if moe else (*PEFT_LAYER_LINEARS, *PEFT_LAYER_OTHERS))
+    names = [*(name for name in PEFT_OTHER_MODULES if name), *PEFT_OUTER_MODULES,
+             *(f"model.layers.{layer}{'.' if name else ''}{name}" for layer in range(PEFT_LAYERS)
+               for name in layer_names)]
+    return all(exclusion.fullmatch(name) for name in names)
+
+
 MATCHES_NO_MODULE = "matches no module"
 """`peft_target_refusal`'s words for a regex that matches no module."""
 
