@@ -114,7 +114,8 @@ def test_lora_on_a_mixture_of_experts_is_cautioned_as_its_adapter_config_is_cut_
     assert (status, current["refused"], current["config_problem_codes"]) == (0, False, codes)
     assert _coded(current, "lora-moe-config-unsaved") == [MOE_UNSAVED]
     if "lora-targets-saved-split" in codes:  # a dense model's: the line says so, and names this one
-        assert (" on a dense model (on a mixture of experts PEFT turns it into module names before the save, and "
+        assert (" on a dense model (on a mixture of experts whose config PEFT converts, it turns it into module names "
+                "before the save, and "
                 "lora-moe-config-unsaved says what fails): ") in _coded(current, "lora-targets-saved-split")[0]
 
 
