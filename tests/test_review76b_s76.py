@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from solver.tables.model_config import PEFT_CONVERTED_MODEL_TYPES, load_model_config
+from solver.trinity.peft import TargetMatch, peft_target_match, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
@@ -40,7 +41,8 @@ def _codes(tmp_path: Path, cli: Cli, name: str) -> tuple[bool, list[str]]:
     config = tmp_path / "trinity.yaml"
     config.write_text("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
                       "buffer: {batch_size: 15, train_batch_size: 60}\n"
-                      f"model:\n  model_path: /models/{name}\n  max_model_len: 8192\n  lora_configs: [{{lora_rank: 16}}]\n"
+                      f"model:\n  model_path: /models/{name}\n  max_model_len: 8192\n"
+                      "  lora_configs: [{lora_rank: 16}]\n"
                       "explorer:\n  rollout_model:\n    engine_num: 2\n    tensor_parallel_size: 1\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--model-config", str(HF_CONFIGS / f"{name}.json"),
                            "--gpu", "h100", "--json")
@@ -57,3 +59,27 @@ def test_lora_on_qwen2_moe_is_not_cautioned_as_cut_short(tmp_path: Path, cli: Cl
 def test_lora_on_mixtral_is_still_cautioned_as_cut_short(tmp_path: Path, cli: Cli) -> None:
     assert _codes(tmp_path, cli, "Mixtral-8x7B-v0.1") == (
         True, ["lora-moe-config-unsaved", "lora-counted-as-full", "rollout-engine-memory-refused"])
+
+
+# PEFT skips the model itself ("") as it matches target_modules (inject_adapter, tuners/tuners_utils.py:949-950 in
+# peft 0.21.2): a regex that also matches the empty string adapts what else it matches, and is not refused.
+
+OPTIONAL_Q = "(.*\\.q_proj)?"
+
+
+def test_a_regex_matching_the_empty_string_matches_no_other_module() -> None:
+    assert peft_target_match(OPTIONAL_Q) == TargetMatch(("q_proj",), (), None)  # was other="the model itself"
+    assert [peft_target_refusal(OPTIONAL_Q, None, moe) for moe in (False, True)] == [None, None]
+    assert peft_target_match(".*").other == "model"  # the first module PEFT fails on: Qwen3Model
+
+
+def test_a_config_whose_regex_matches_the_empty_string_is_taken(tmp_path: Path, cli: Cli) -> None:
+    config = tmp_path / "trinity.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n"
+                      f"  lora_configs: [{{lora_rank: 16, target_modules: '{OPTIONAL_Q}'}}]\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    # Before: refused, "matches the model itself, which PEFT cannot adapt".
+    assert (status, err, current["refused"]) == (0, "", False)
+    assert "lora-configs-refused" not in current["config_problem_codes"]
