@@ -74,9 +74,9 @@ def test_keys_trinity_fixes_and_those_it_gives_only_sometimes() -> None:
 
 
 SAVED = ("is a regular expression, which Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its "
-         "single characters ({chars}, ...]) on a dense model (on a mixture of experts PEFT turns it into module names "
-         "before the save, and lora-moe-config-unsaved says what fails): this run is unaffected (vLLM loads the "
-         "adapter by its tensors' names), "
+         "single characters ({chars}, ...]) on a dense model (on a mixture of experts whose config PEFT converts, it "
+         "turns it into module names before the save, and lora-moe-config-unsaved says what fails): this run is "
+         "unaffected (vLLM loads the adapter by its tensors' names), "
          "but PEFT reads those characters as module-name endings, so loading that adapter with PEFT (a later run's "
          "model.lora_configs[0].path, or PeftModel.from_pretrained) fails: give all-linear, which Trinity saves as "
          "module names, or write the regular expression back into the saved adapter_config.json before you load it")

@@ -127,7 +127,7 @@ def test_llama4_texts_defaults_count_scouts_experts_and_shared_expert(tmp_path: 
     assert model.active_parameters_b == pytest.approx((total - 48 * 15 * mlp) / 1e9)  # 17.17B
     assert (model.moe, model.unchecked_layout) == (MoE(
         experts=16, active_experts=1, moe_intermediate_size=8192, shared_expert_intermediate_size=8192,
-        shared_expert_gate=False, computes_every_expert=True), None)
+        shared_expert_gate=False, computes_every_expert=True, peft_converts_experts=False), None)
 
 
 @pytest.mark.parametrize("changes", [

@@ -62,6 +62,16 @@ modeling_llama4.py's ``Llama4TextMoe``); Llama 4's other layers (outside ``moe_l
 ``interleave_moe_layer_step``-th by default) a dense gated MLP ``intermediate_size_mlp`` wide."""
 LLAMA4_DENSE_WIDTH = 16384
 """``Llama4TextConfig``'s default ``intermediate_size_mlp``, its dense layers' width (configuration_llama4.py)."""
+PEFT_CONVERTED_MODEL_TYPES = ("afmoe", "cohere2_moe", "deepseek_v2", "deepseek_v3", "deepseek_v32", "dots1",
+                              "ernie4_5_moe", "exaone_moe", "flex_olmo", "glm4_moe", "glm4_moe_lite", "glm4v_moe",
+                              "glm_moe_dsa", "hunyuan_v1_moe", "longcat_flash", "mellum", "minimax", "minimax_m2",
+                              "mixtral", "olmoe", "qwen3_moe", "qwen3_next", "qwen3_omni_moe", "qwen3_omni_moe_thinker",
+                              "solar_open")
+"""Mixture-of-experts model types whose LoRA config PEFT 0.21.2 converts for transformers 5's fused experts
+(`MoE.peft_converts_experts`): those transformers 5.12.1 maps to Mixtral's or Qwen2-MoE's conversion
+(``_MODEL_TO_CONVERSION_PATTERN``, ``conversion_mapping.py:39`` to ``:65``), and ``mixtral``, which PEFT adds
+(``utils/transformers_weight_conversion.py:44`` to ``:45``); not ``qwen2_moe`` itself, nor ``granitemoe``, ``phimoe``
+or ``llama4_text``, whose configs ``_convert_peft_config_moe`` returns unchanged (``:414`` to ``:416``)."""
 EVERY_EXPERT_MODEL_TYPES = ("llama4_text",)
 """Model types whose transformers class computes every expert for every token (`MoE.computes_every_expert`):
 modeling_llama4.py's ``Llama4TextMoe`` (transformers 5.25 lines 169-177, 5.12.1 lines 167-175) repeats the hidden
@@ -588,6 +598,8 @@ def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
         head_dim = _config_number(path, config, "head_dim", hidden // heads)
         attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     moe = _config_moe(path, config, layers)
+    if moe is not None and config.get("model_type") not in PEFT_CONVERTED_MODEL_TYPES:
+        moe = moe.model_copy(update={"peft_converts_experts": False})
     if moe is None:
         intermediate = _config_number(path, config, "intermediate_size")
         mlps = layers * 3 * hidden * intermediate

@@ -238,6 +238,13 @@ class MoE(Frozen):
     """Whether transformers' class passes every token through every expert, the ones the router did not choose with
     a weight of 0 (Llama 4's ``Llama4TextMoe``: ``hidden_states.repeat`` over the experts, then one ``bmm`` through all
     of them), so that its activations are every expert's, not the active ones'; False for a class that routes."""
+    peft_converts_experts: Flag = True
+    """Whether PEFT (0.21.2, on transformers 5) converts a LoRA config for this model's fused experts
+    (``_convert_peft_config_moe``, ``utils/transformers_weight_conversion.py:402`` to ``:481``, for a model type
+    transformers' ``_MODEL_TO_CONVERSION_PATTERN`` maps, and Mixtral: ``PEFT_CONVERTED_MODEL_TYPES``), leaving its
+    ``target_parameters`` a set that Trinity's ``_save_lora`` cannot write (``lora-moe-config-unsaved``): the
+    catalogue's Qwen3-MoE models; False for a config.json of another model type (Qwen2-MoE's, say), whose LoRA config
+    PEFT leaves as given."""
 
     @property
     def computed_experts(self) -> int:

@@ -1720,7 +1720,8 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     """Caution on LoRA (the one LoRA config, a new adapter that PEFT takes or one loaded from its ``path``) on a
     mixture of experts (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED`): with transformers 5 (Trinity 0.6.0 requires
-    5.12.1 or later) PEFT converts the config of every model type with fused experts, Qwen3-MoE's among them, and
+    5.12.1 or later) PEFT converts the config of the model types it knows the fused experts of
+    (`MoE.peft_converts_experts`: Qwen3-MoE's, Mixtral's, DeepSeek's, not Qwen2-MoE's), and
     leaves its ``target_parameters`` a Python set (``_convert_peft_config_moe``,
     ``utils/transformers_weight_conversion.py:437`` to ``:481`` in peft 0.21.2; ``target_modules`` a set of module
     names too, so that no regex is saved split). Trinity's ``_save_lora`` turns ``target_modules`` alone into a list
@@ -1731,7 +1732,8 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     at each weight sync (``common/models/vllm_model.py:570`` to ``:581``), and PEFT as it loads it. Checked with a
     tiny random Qwen3-MoE on CPU (docs/trinity.md)."""
     configs = checks.value(LORA_CONFIGS)
-    if model.moe is None or not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
+    if (model.moe is None or not model.moe.peft_converts_experts or not isinstance(configs, list) or len(configs) != 1
+            or not isinstance(configs[0], Mapping)):
         return
     targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
     whole_rank = omegaconf_integer(rank)

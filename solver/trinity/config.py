@@ -1002,10 +1002,11 @@ def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -
     ``lora_adapter_path``: ``workers/engine/fsdp/transformer_impl.py:352`` in verl 0.9.1,
     ``trainer/verl_legacy/fsdp_workers.py:496`` in Trinity 0.6.0). The run itself is unaffected: vLLM loads the
     saved adapter by its tensors' names (``lora/lora_model.py:210`` to ``:221`` in vLLM 0.19.1). That is a dense
-    model's: on a mixture of experts with transformers 5, PEFT resolves the regex into a set of module names before
-    the save (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:355`` to ``:399`` in peft
-    0.21.2), and the save fails whole instead (``solver.trinity.checks``' ``lora-moe-config-unsaved``), which the line
-    says, as this reading of the config does not know the model's kind. None otherwise."""
+    model's: on a mixture of experts whose config PEFT converts (`MoE.peft_converts_experts`), with transformers 5
+    PEFT resolves the regex into a set of module names before the save (``_resolve_string_target_modules``,
+    ``utils/transformers_weight_conversion.py:355`` to ``:399`` in peft 0.21.2), and the save fails whole instead
+    (``solver.trinity.checks``' ``lora-moe-config-unsaved``), which the line says, as this reading of the config
+    does not know the model's kind. None otherwise."""
     lora = _lora_key(reader)
     if (lora is None or lora_on_every_release(reader, version) is None or _loads_adapter(reader, lora)
             or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None):
@@ -1020,13 +1021,12 @@ def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -
     return [ConfigProblem(ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT, (
         f"{dotted(_lora_targets_key(lora, 'target_modules'))} {_shown_targets(targets)} is a regular expression, "
         "which Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its single characters "
-        f"({yaml_brief(list(dict.fromkeys(targets))[:4])[:-1]}, ...]) on a dense model (on a mixture of experts PEFT "
-        "turns it into module names before the save, and lora-moe-config-unsaved says what fails): this run is "
-        "unaffected (vLLM loads the adapter "
-        "by its tensors' names), but PEFT reads those characters as module-name endings, so loading that adapter "
-        "with PEFT (a later run's model.lora_configs[0].path, or PeftModel.from_pretrained) fails: give all-linear, "
-        "which Trinity saves as module names, or write the regular expression back into the saved "
-        "adapter_config.json before you load it"))]
+        f"({yaml_brief(list(dict.fromkeys(targets))[:4])[:-1]}, ...]) on a dense model (on a mixture of experts whose "
+        "config PEFT converts, it turns it into module names before the save, and lora-moe-config-unsaved says what "
+        "fails): this run is unaffected (vLLM loads the adapter by its tensors' names), but PEFT reads those "
+        "characters as module-name endings, so loading that adapter with PEFT (a later run's "
+        "model.lora_configs[0].path, or PeftModel.from_pretrained) fails: give all-linear, which Trinity saves as "
+        "module names, or write the regular expression back into the saved adapter_config.json before you load it"))]
 
 
 def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...]) -> str:

@@ -16,8 +16,11 @@ PEFT_OUTER_MODULES = ("model.embed_tokens", "lm_head")
 """The modules outside the layers that PEFT adapts where a ``target_modules`` regex names them (an embedding, and the
 output projection, which ``all-linear`` leaves out: ``_maybe_include_all_linear_layers``,
 ``tuners/tuners_utils.py:2464`` to ``:2469`` in peft 0.21.2), whose adapters rft-solver does not count."""
-PEFT_OTHER_MODULES = ("", "model", "model.layers", "model.norm", "model.rotary_emb")
-"""A Qwen3 model's other module names outside the layers (``""`` the model itself), beside `PEFT_LAYER_OTHERS`."""
+PEFT_OTHER_MODULES = ("model", "model.layers", "model.norm", "model.rotary_emb")
+"""A Qwen3 model's other module names outside the layers, beside `PEFT_LAYER_OTHERS`; not the model itself (``""``),
+which PEFT never matches (``inject_adapter`` skips the empty name, ``tuners/tuners_utils.py:949`` to ``:950`` in peft
+0.21.2), so that a regex that also matches the empty string, such as ``(.*\\.q_proj)?``, adapts what else it
+matches."""
 PEFT_LAYER_OTHERS = ("", "self_attn", "self_attn.q_norm", "self_attn.k_norm", "mlp", "mlp.act_fn", "input_layernorm",
                      "post_attention_layernorm")
 """A Qwen3 decoder layer's module names other than its linear layers (``""`` the layer itself)."""
@@ -77,7 +80,7 @@ def peft_target_match(pattern: str, excluded: str | None = None, moe: bool = Fal
                                                                                                PEFT_LAYER_OTHERS)
     linears = tuple(name.split(".", 1)[1] for name in layer_adapted if in_a_layer(name, linear=True))
     outer = tuple(name for name in PEFT_OUTER_MODULES if adapted(name, False))
-    other = next((name or "the model itself" for name in PEFT_OTHER_MODULES if adapted(name, False)), None)
+    other = next((name for name in PEFT_OTHER_MODULES if adapted(name, False)), None)
     layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in layer_others if in_a_layer(name)), None)
     return TargetMatch(linears, outer, other or layer)
 
