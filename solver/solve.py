@@ -189,6 +189,10 @@ _RUN_DEADLINE: ContextVar[float | None] = ContextVar("rft_solver_run_deadline", 
 """The `time.monotonic()` by which this thread's solves must end, where a cluster command's planner asks them: the end
 of the run's time limit (`run_deadline`; None: none)."""
 
+_RUN_FLOOR: ContextVar[float] = ContextVar("rft_solver_run_floor", default=0.0)
+"""The seconds from its start that each of this thread's solves may run, where the run's deadline leaves it fewer
+(`past_run_deadline`; 0: none)."""
+
 _SP_ONE_FITS: ContextVar[dict[tuple[str, Query], bool | None] | None] = ContextVar("rft_solver_sp_one_fits",
                                                                                    default=None)
 """Within one answer of a `plan` call, the SP=1 questions `_fits_without_sp` asked (on a GPU type) and what each
@@ -216,6 +220,18 @@ def run_deadline(deadline: float | None) -> Iterator[None]:
         yield
     finally:
         _RUN_DEADLINE.reset(token)
+
+
+@contextmanager
+def past_run_deadline(floor_s: float) -> Iterator[None]:
+    """Within the block, every solve of this thread may run `floor_s` seconds from its start where `run_deadline`'s
+    deadline leaves it fewer (or none: it has passed), and no more than its own time limit: a question whose answer
+    is wanted past the run's end (a millisecond may leave it none), bounded all the same."""
+    token = _RUN_FLOOR.set(floor_s)
+    try:
+        yield
+    finally:
+        _RUN_FLOOR.reset(token)
 
 
 class WorkBudget:
@@ -250,9 +266,10 @@ def work_budget(budget: WorkBudget) -> Iterator[None]:
 def within_deadline(seconds: float) -> float:
     """The seconds of the wall clock a solve that starts now may run: `seconds`, or fewer where this thread's
     `call_deadline` or `run_deadline` comes sooner (`clock.seconds_left`; at least a millisecond, CP-SAT's smallest
-    useful limit)."""
-    deadlines = (_CALL_DEADLINE.get(), _RUN_DEADLINE.get())
-    ends_by = min([time.monotonic() + seconds, *(deadline for deadline in deadlines if deadline is not None)])
+    useful limit); the run's, no sooner than `past_run_deadline`'s floor from now."""
+    now, run = time.monotonic(), _RUN_DEADLINE.get()
+    deadlines = (_CALL_DEADLINE.get(), None if run is None else max(run, now + _RUN_FLOOR.get()))
+    ends_by = min([now + seconds, *(deadline for deadline in deadlines if deadline is not None)])
     return max(clock.seconds_left(ends_by), 0.001)
 
 

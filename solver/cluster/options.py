@@ -18,8 +18,9 @@ from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import EstimateMode, Objective, Query, counts_reference, make_query, resolve_margin
 from solver.results import Answer, CautionCode, Plan, ReasonCode, ReasonWords, UnplacedPool, tables_refute_caution
 from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
-from solver.solve import WorkBudget, answer_for, at_token_budget, estimate_tables_verdict, run_deadline
+from solver.solve import WorkBudget, answer_for, at_token_budget, estimate_tables_verdict, past_run_deadline
 from solver.tables import (
+    AS_IT_RUNS_FLOOR_S,
     DETERMINISTIC_PER_SECOND,
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
@@ -571,14 +572,16 @@ def stretch_ceiling(asked: AtLeast, model: Model) -> int:
 
 
 def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None,
-                  running: Sequence[RunningJob] = ()) -> FleetWays:
+                  running: Sequence[RunningJob] = (), required: frozenset[int] = frozenset()) -> FleetWays:
     """Every job's ways to run (`job_options`, and for the jobs `running` now, the ways that may keep them as they run:
     `running_ways`), with the host memory each takes on a node it shares and the pools where that is rounded up
     (`host_footprints`): what the search and the greedy baseline place. Within `limit` (None: no limit), in
     `ways_order`; the jobs past it get none, and so does the job whose questions its wall clock's deadline passes
     between (`Planner.asking_until`): no job's ways run on past it. A running job among them gets its way as it runs
-    alone (`as_it_runs_ways`' questions, past the limit: one per evidence tier at most, each with the planner's own
-    time limit, not `run_deadline`'s), marked `ways_cut_short`."""
+    alone (`as_it_runs_ways`' questions, past the limit: one per evidence tier at most, each with what is left of
+    `run_deadline`'s, or `AS_IT_RUNS_FLOOR_S` where less: `past_run_deadline`), marked `ways_cut_short`; none where a
+    job the placement must place (`required`, indexes) is cut short (it runs not, or has no way as it runs: the
+    required come first), as no placement is then searched (`search.place`), which those ways were for."""
     running_by_job = {job.job: job for job in running}
     by_job: dict[int, list[Option]] = {}
     wall_clock_cut, covering = False, None
@@ -602,11 +605,16 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
         if limit is not None and reached is not None:
             wall_clock_cut = reached == "wall clock"
             covering = None if wall_clock_cut else limit.covering_time_limit_s(planner, fleet, order, position)
-            for index in (index for index in order[position:] if index in running_by_job):
-                with run_deadline(None):  # past the limit, each with its own: a millisecond would leave it no way
+            left = order[position:]
+            if any(index in required and index not in running_by_job for index in left):
+                break  # a required job cut short: no placement is searched, for the ways as they run to serve
+            for index in (index for index in left if index in running_by_job):
+                with past_run_deadline(AS_IT_RUNS_FLOOR_S):  # a millisecond past the run's end may leave it no way
                     as_it_runs = as_it_runs_ways(planner, fleet, running_by_job[index])
-                if as_it_runs:  # else it has no way yet, and is cut short with the others
+                if as_it_runs:
                     by_job[index] = [replace(way, as_it_runs=False, ways_cut_short=True) for way in as_it_runs]
+                elif index in required:  # cut short with the others: no placement is searched (the required first)
+                    break
             break
     options, host_rounded = host_footprints(fleet, [option for index in sorted(by_job) for option in by_job[index]])
     return FleetWays(options, host_rounded, tuple(sorted(set(range(len(fleet.jobs))) - set(by_job))), wall_clock_cut,

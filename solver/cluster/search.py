@@ -180,7 +180,7 @@ def _plan_jobs(planner: Planner, fleet: Fleet, every_job: bool, started: float,
     run (`stuck`, indexes) and why (`Unplaced`): both asked now, within the time limit (`WaysLimit`: the ways first,
     then the reasons, which get what the ways left of it), so that the time they take counts against it."""
     limit = WaysLimit.of(planner, started)
-    ways = fleet_options(planner, fleet, limit, running)
+    ways = fleet_options(planner, fleet, limit, running, required_jobs(fleet, every_job))
     stuck = [job for job in jobs_without_ways(fleet, ways.options) if job not in ways.cut_short]
     reasons = [why_no_option(planner, fleet, i, limit=limit) for i in stuck]
     unplaced = tuple(unplaced_without_a_way(fleet.jobs[i], why) for i, why in zip(stuck, reasons))

@@ -19,6 +19,7 @@ imports neither pydantic nor the tables' models (``solve --help`` needs those al
 
 if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli_s67.py checks that they agree)
     from solver.tables.bounds import (
+        AS_IT_RUNS_FLOOR_S,
         BARE_HOST_RAM_GB,
         CONFIG_SHAPE,
         CRITIC_CHOICES,
@@ -212,6 +213,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AS_IT_RUNS_FLOOR_S",
     "BARE_HOST_RAM_GB",
     "CONFIG_SHAPE",
     "CRITIC_CHOICES",

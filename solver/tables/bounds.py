@@ -344,6 +344,13 @@ WAYS_WALL_SHARE = 0.6
 """The share of the time limit by which working out the jobs' ways ends on the wall clock, the safety net behind
 `WAYS_QUESTIONS_PER_SECOND` (a busy machine): `solver.cluster.options.WaysLimit`."""
 
+AS_IT_RUNS_FLOOR_S = 1.0
+"""The seconds of the wall clock from its start that each of the questions asked past the jobs' ways' limit, for a
+running job's way as it runs (`solver.cluster.options.fleet_options`), may take where the run's time limit leaves it
+fewer (or none: it has passed): a millisecond may leave a mixture of experts' question no answer on a busy machine
+(the job would then be told to stop for want of time); a whole ``--time-limit`` each would let a few of them run far
+past it. They take milliseconds, so that a second lets each end on its proof, the same answer on every run."""
+
 HINTS_QUESTIONS_PER_SECOND = 20
 """The planner's new questions that the smaller asks of the jobs left out (`solver.cluster.reasons.SmallerAsks`) may
 ask, per second of the time limit: a count, so that where it ends them the answer is the same on every run, whatever
