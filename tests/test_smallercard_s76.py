@@ -70,9 +70,9 @@ def test_explain_gives_the_note_after_the_memory_model_s_figure(cli):
     [answer] = json.loads(out)
     assert answer["plans"][0]["evidence"] == "estimated"
     memory_model = [reason["detail"] for reason in answer["explanation"] if reason["rule"] == "memory_model"]
-    assert memory_model == [
+    assert memory_model == [(
         "on 2 GPUs: no table speaks for big (none has its memory); the memory model predicts at 16384 tokens: SP=2 "
-        f"92.5 GiB of 89.1 usable, though {NOTE}"]
+        f"92.5 GiB of 89.1 usable, though {NOTE}")]
 
 
 def test_explain_says_nothing_of_a_smaller_card_where_none_has_a_cell():
