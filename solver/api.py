@@ -102,6 +102,7 @@ from solver.rules import (
     own_table_cells,
     raised_budget_stop_words,
     shortest_length_of_budget,
+    smaller_card_vouching,
     sp_layout_rule,
     tables_verdict,
     token_budget,
@@ -805,7 +806,7 @@ def estimate_memory(
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
-                       lora=lora_rank > 0, critic=critic is not None)
+                       result.fits, lora=lora_rank > 0, critic=critic is not None)
     beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
                                 gpu_type.rocm)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
@@ -962,10 +963,11 @@ class _TablesSaid(NamedTuple):
     longest_refuted: TablesVerdict | None
     tables_longest: int | None
     tables_longer: TablesVerdict | None
+    smaller_card: TablesVerdict | None
 
 
 def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting, max_model_len: int,
-                budget: int, longest: int | None, node_gpus: int, lora: bool = False,
+                budget: int, longest: int | None, node_gpus: int, fits: bool, lora: bool = False,
                 critic: bool = False) -> _TablesSaid:
     """What `gpu`'s tables (and those of GPU types with at least its memory, for their failures) say of `setting` on
     `gpus` GPUs at `max_model_len` with `budget` tokens per GPU; and at the default budget, where they refute the
@@ -974,7 +976,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     `lora` run only where they say it trains: they measured full fine-tuning, whose states a LoRA run holds less of,
     so what trained there trains with LoRA, and what ran out of memory there says nothing of it. For a run with a
     `critic`, only where they say it runs out of memory: they measured the actor alone, so they give no longest length
-    it trains."""
+    it trains. Where they say nothing and the memory model does not fit it (not `fits`), the verdict of a GPU type's
+    tables with no more memory that say it trains (`smaller_card_vouching`), a note."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
@@ -988,10 +991,13 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
         return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger, lora=lora,
                               critic=critic)
 
-    tables = verdict(max_model_len if at_default else max(max_model_len, by_tokens))
+    judged = max_model_len if at_default else max(max_model_len, by_tokens)
+    tables = verdict(judged)
     if not at_default and tables is not None and not tables.trains:
         refuted = verdict(by_tokens)
         tables = refuted if refuted is not None and not refuted.trains else None
+    smaller = None if fits or tables is not None else smaller_card_vouching(catalog, gpu, model, gpus, setting, judged,
+                                                                            lora=lora, critic=critic)
     at_longest = None if longest is None or not at_default else verdict(longest)
     refuted_longest = at_longest if at_longest is not None and not at_longest.trains else None
     past = (longest or 0) + GRID  # the next length past the memory model's longest: a cell that vouches for it
@@ -1000,7 +1006,7 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
                        None if refuted_longest is None else refuted_longest.cited(origins),
                        None if refuted_longest is None or critic else _tables_longest(catalog, model.name, gpu, gpus,
                                                                                       setting, node_gpus),
-                       beyond.cited(origins) if beyond is not None and beyond.trains else None)
+                       beyond.cited(origins) if beyond is not None and beyond.trains else None, smaller)
 
 
 def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: bool = False,

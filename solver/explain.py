@@ -30,6 +30,8 @@ from solver.rules import (
     no_rollout_layout_words,
     one_sequence_per_micro_batch,
     refuting_cell,
+    smaller_card_vouching,
+    smaller_card_words,
     table_words,
     tried_settings,
     whole_nodes_violation,
@@ -839,11 +841,22 @@ class _Words:
                          f"{result.step_usable_gib:.2f} it may take")
             else:  # the peak and the step fit: a PPO critic's own update is what does not
                 words = self._critic_pass_over(n, setting, length, least, result)
-            predictions.append(words + (f" (at {counted(least, 'token')} per GPU, its least budget)" if least else ""))
+            least_words = f" (at {counted(least, 'token')} per GPU, its least budget)" if least else ""
+            predictions.append(words + least_words + self._smaller_card(n, setting, length, result))
         if unestimated:
             predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless "
                                f"{self.query.option_names.switch('env', False)})")
         return f"the memory model predicts at {counted(length, 'token')}: {'; '.join(predictions)}"
+
+    def _smaller_card(self, n: int, setting: Setting, length: int, result: Breakdown) -> str:
+        """Where the memory model does not fit `setting` on `n` GPUs at `length` (`result`) but a GPU type's tables
+        with at most this one's memory say it trains (`smaller_card_vouching`): ``, though `` and that cell, a note
+        (`smaller_card_words`); "" otherwise."""
+        query = self.query
+        vouching = None if result.fits else smaller_card_vouching(
+            self.catalog, self.data.gpu, self.model, n, setting, length, lora=query.lora_rank > 0,
+            critic=query.critic is not None)
+        return "" if vouching is None else f", though {smaller_card_words(vouching, self.data.gpu, self.data.model)}"
 
     def _critic_pass_over(self, n: int, setting: Setting, length: int, least: int | None, result: Breakdown) -> str:
         """For `setting` on `n` GPUs at `length` (`least` tokens per GPU, or the default budget), whose peak and

@@ -266,6 +266,11 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "where the tables let the setting train on these GPUs longer than `longest_len` (at the default token "
         f"budget): their verdict at the next length past it (`longest_len` + {GRID}), documented or inferred, with "
         "the cell that vouches (at its row, that length or longer); None otherwise"))
+    smaller_card: TablesVerdict | None = Field(default=None, description=(
+        "where `tables` is None and the memory model does not fit the setting: the verdict of the tables of another "
+        "GPU type with at most this one's memory (the catalogue's) that say it trains on as many GPUs at this length "
+        "(`smaller_card_vouching`), its cell naming that GPU type; the estimate is on the safe side there, and still "
+        "decides (a note: a smaller card's cells vouch for no other GPU type); None otherwise"))
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
         "checked, YaRN past what is validated or a length past the native context on the model's own RoPE scaling, "

@@ -82,8 +82,8 @@ class SourceCell(LeftOutWhenNone):
     gpu: str | None = Field(default=None, description=(
         "the GPU type whose table the cell is in where it is not the answer's own: one with at least as much "
         "memory, whose table says the setting ran out of memory (`larger_gpu_types`), or one with the same memory "
-        "whose table for a GPU count the answer's lacks speaks for it (`Catalog.tables_for`); left out for the "
-        "answer's own"))
+        "whose table for a GPU count the answer's lacks speaks for it (`Catalog.tables_for`), or, in a "
+        "smaller_card note, one with at most as much memory (`smaller_gpu_types`); left out for the answer's own"))
     table_source: str | None = Field(default=None, description=(
         "where the cell's table comes from where it is measured cells of yours (--cells: the file's source); left "
         "out for the source document's"))
@@ -454,10 +454,47 @@ def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
     """The other GPU types with tables and at least `gpu`'s memory, the least memory first: where their tables
     say a setting runs out of memory on a GPU count at a length, it does on `gpu` too (the A100-80GB's for the
     H100-80GB, which reports a little less, and the A800-80GB)."""
+    return _tabled_gpu_types_by_memory(catalog, gpu, larger=True)
+
+
+def smaller_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
+    """The other GPU types with tables and at most `gpu`'s memory, the most memory first: the mirror of
+    `larger_gpu_types`, whose tables `smaller_card_vouching` reads."""
+    return _tabled_gpu_types_by_memory(catalog, gpu, larger=False)
+
+
+def _tabled_gpu_types_by_memory(catalog: Catalog, gpu: str, *, larger: bool) -> tuple[GpuType, ...]:
+    """The other GPU types with tables and at least (`larger`) or at most `gpu`'s memory (the catalogue's
+    ``memory_gib``), the nearest to it first."""
     own = catalog.gpu(gpu)
-    return tuple(sorted((other for other in catalog.documented_gpu_types
-                         if other.name != own.name and other.memory_gib >= own.memory_gib),
-                        key=lambda other: other.memory_gib))
+    found = (other for other in catalog.documented_gpu_types if other.name != own.name
+             and (other.memory_gib >= own.memory_gib if larger else other.memory_gib <= own.memory_gib))
+    return tuple(sorted(found, key=lambda other: other.memory_gib, reverse=not larger))
+
+
+def smaller_card_vouching(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting, length: int,
+                          lora: bool = False, critic: bool = False) -> TablesVerdict | None:
+    """Where an estimate on `gpu` says `setting` of `model` on `gpus` GPUs at `length` does not fit: the
+    `cited_tables_verdict` of the first of `smaller_gpu_types` whose tables say it trains (documented or inferred),
+    its cell naming that GPU type; None where none does. A note that the estimate is on the safe side there, not
+    evidence: a smaller card's cells vouch for no other GPU type (docs/memory.md, "When an estimate stands in")."""
+    for other in smaller_gpu_types(catalog, gpu):
+        verdict = cited_tables_verdict(catalog, other.name, model, gpus, setting, length, lora=lora, critic=critic)
+        if verdict is not None and verdict.trains:
+            return verdict.model_copy(update={"source": verdict.source.model_copy(
+                update={"gpu": verdict.source.gpu or other.name})})
+    return None
+
+
+def smaller_card_words(vouching: TablesVerdict, gpu: str, model: str) -> str:
+    """A `smaller_card_vouching` verdict of a setting of `model` that an estimate on `gpu` does not fit, in words: its
+    cell, and that the estimate is on the safe side there but still decides (``solve memory``'s line, the planner's
+    reasons)."""
+    cell = vouching.source
+    column = "" if cell.model == model else f" for {cell.model}, of the same shape"
+    return (f"{table_words(cell.gpu, cell.gpus, cell.table_source)} (its GPU has at most the memory of {gpu}) says "
+            f"{cell.setting!r} at {cell.max_model_len}{column} ({vouching.evidence}): the estimate is on the safe side "
+            "there, and still decides, as a smaller card's cells vouch for no other GPU type")
 
 
 def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[int, TableOrigin], TableCells]:

@@ -32,6 +32,7 @@ from solver.rules import (
     fewer,
     host_ram_bound_words,
     host_ram_check_words,
+    smaller_card_words,
     tables_said,
 )
 from solver.tables import (
@@ -162,7 +163,8 @@ def planner_call(answer: MemoryAnswer, own_catalog: bool = False) -> str:
 def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: int, offload: bool,
                 planner_command: str, own_budget: bool = False, names: OptionNames = COMMAND_OPTIONS,
                 passed_memory: str | None = None) -> Group:
-    """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
+    """A breakdown table of one GPU's predicted peak memory, the verdict (where it does not fit, with the cell of a
+    smaller card's table that says it trains, a note: `smaller_card_words`), the longest length that fits
     (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
     too; the host memory option named as `names` do), its cautions, what `gpu`'s tables say of the same setting for
     `model` on `gpus` GPUs (they decide where they speak), and where the setting does not train, the planner's
@@ -173,8 +175,10 @@ def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: in
         lines.append(Text(lora_states_words(result)))
     if result.critic:
         lines += [Text(critic_states_words(result)), Text(critic_pass_words(result))]
-    lines += [Text(_fit_words(result), style=_fit_style(result)),
-              Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
+    lines.append(Text(_fit_words(result), style=_fit_style(result)))
+    if result.smaller_card is not None:
+        lines.append(Text(f"smaller card: {smaller_card_words(result.smaller_card, gpu, model)}"))
+    lines.append(Text(_longest_words(result, gpu, model, gpus, offload, own_budget)))
     if result.host_memory_gib is not None:
         lines.append(_host_memory_line(result, result.host_memory_gib, offload, names.host_ram))
     lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
