@@ -2890,7 +2890,8 @@ def test_every_mixture_of_experts_key_is_read(tmp_path: Path, key: str):
     # Qwen-MoE's, Mixtral's, DeepSeek's and others' key for the routed experts: all held, num_experts_per_tok of them
     # computed, each as wide as moe_intermediate_size (Mixtral's intermediate_size, where that is not given).
     model = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts_per_tok=2, **{key: 8}))
-    assert model.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192)
+    # llama: no model type whose LoRA config PEFT converts (test_review76b_s76)
+    assert model.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192, peft_converts_experts=False)
     assert model.intermediate_size == 2 * 8192  # the width a token passes through, as the catalogue gives it
     # Per layer: attention (4 x 3072 x 3072), 8 experts of a gated MLP (3 x 3072 x 8192) with their router rows
     # (3072 each) and two norms; the two embedding matrices and the final norm.
@@ -2898,7 +2899,7 @@ def test_every_mixture_of_experts_key_is_read(tmp_path: Path, key: str):
     assert model.parameters_b * 1e9 == pytest.approx(32 * layer + 2 * 32064 * 3072 + 3072)
     wider = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts_per_tok=2,
                                             moe_intermediate_size=1024, **{key: 8}))
-    assert wider.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=1024)
+    assert wider.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=1024, peft_converts_experts=False)
 
 
 @pytest.mark.parametrize(
@@ -2959,8 +2960,9 @@ def test_a_qwen2_moe_shared_expert_is_counted_as_its_model_cards_say(tmp_path: P
     layer = 4 * 2048 * 2048 + 60 * (3 * 2048 * 1408 + 2048) + 3 * 2048 * 5632 + 2048 + 2 * 2048
     assert model.parameters_b * 1e9 == pytest.approx(24 * layer + 2 * 151936 * 2048 + 2048)
     assert (round(model.parameters_b, 2), round(model.active_parameters_b, 2)) == (14.32, 2.69)
+    # qwen2_moe: no model type whose LoRA config PEFT converts (test_review76b_s76)
     assert model.moe == MoE(experts=60, active_experts=4, moe_intermediate_size=1408,
-                            shared_expert_intermediate_size=5632)
+                            shared_expert_intermediate_size=5632, peft_converts_experts=False)
     assert model.intermediate_size == 4 * 1408 + 5632 and model.unchecked_layout is None
     counted = sum(rows * columns * count for rows, columns, count in weight_shapes(model))
     assert counted == pytest.approx(model.parameters_b * 1e9)
@@ -3000,7 +3002,7 @@ def test_a_qwen2_moe_without_a_shared_expert_is_read_as_routed_experts_alone(tmp
     routed = {"num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 1024}
     none = load_model_config(_dense_config(tmp_path, model_type="qwen2_moe", shared_expert_intermediate_size=0,
                                            **routed))
-    assert none.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=1024)
+    assert none.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=1024, peft_converts_experts=False)
     assert none.shape == load_model_config(_dense_config(tmp_path, model_type="qwen3_moe", **routed)).shape
 
 
@@ -3008,7 +3010,8 @@ def test_a_mixture_of_experts_giving_its_count_twice_alike_is_read(tmp_path: Pat
     once = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=8, num_experts_per_tok=2))
     twice = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=8, num_local_experts=8,
                                             num_experts_per_tok=2))
-    assert twice == once and once.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192)
+    assert twice == once and once.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192,
+                                             peft_converts_experts=False)  # llama: PEFT converts none
 
 
 def test_a_mixture_of_experts_whose_shared_and_dense_keys_say_none_is_read(tmp_path: Path):
@@ -3022,7 +3025,8 @@ def test_a_mixture_of_experts_whose_shared_and_dense_keys_say_none_is_read(tmp_p
     layer = 4 * 3072 * 3072 + 4 * (3 * 3072 * 1024 + 3072) + 2 * 3072
     assert model.parameters_b * 1e9 == pytest.approx(32 * layer + 2 * 32064 * 3072 + 3072)
     assert (model.moe, model.intermediate_size, model.active_parameters_b) == (
-        MoE(experts=4, active_experts=4, moe_intermediate_size=1024), 4096, model.parameters_b)
+        MoE(experts=4, active_experts=4, moe_intermediate_size=1024, peft_converts_experts=False), 4096,
+        model.parameters_b)
 
 
 def test_a_dense_config_with_null_or_unused_mixture_of_experts_keys_is_read_as_dense(tmp_path: Path):
