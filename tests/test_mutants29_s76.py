@@ -1,6 +1,7 @@
 """Tests that kill the mutants mutants29 (session 76) found alive in the code merged after 03:05: the mixture of
 experts' LoRA caution and ``target_modules`` refusals (lorarest5), FSDP's largest gathered layer (persona45), an
-auxiliary model's misspelt keys (smallslips22)."""
+auxiliary model's misspelt keys, a release's host need and smaller asks past a pool of no nodes (smallslips22), the
+check line's --model and --model-config and a pool's rows in node order (smallslips23)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_clusterbuy_s60 import fleet_file
+from test_lorarest5_s76 import FIX, MOE_UNSAVED, NAMES, _answer, _coded, _config
+from test_mutants12_s67 import ROLLOUT_FLEET
+from test_persona45_s76 import DEEPSEEK_V2_LITE
+from test_smallslips22_s76 import EXPLORER_LINE, _with_keys
 
 import solver
 from solver.memory import largest_layer_parameters
 from solver.tables import load_catalog
 from solver.trinity import load_config_mapping, trinity_config_problems
-from test_lorarest5_s76 import FIX, MOE_UNSAVED, NAMES, _answer, _coded, _config
-from test_persona45_s76 import DEEPSEEK_V2_LITE
-from test_smallslips22_s76 import EXPLORER_LINE, _with_keys
 
 Cli = Callable[..., tuple[int, str, str]]
 MOE = "Qwen3-30B-A3B"
@@ -121,3 +124,56 @@ def test_a_fragment_for_another_release_without_a_host_limit_is_made() -> None:
     assert answer.best is not None and answer.best.offload
     assert "# host memory: 183.0 GiB per node for Offload; not checked: host_ram_gb not given" in (
         solver.trinity_config(answer, version="0.6").splitlines())
+
+
+def test_smaller_asks_leave_out_a_pool_now_of_no_nodes(tmp_path: Path) -> None:
+    # test_mutants12_s67's fleet with a pool out of service besides: no idle room there to fit a smaller ask in.
+    fleet = {**ROLLOUT_FLEET, "pools": [*ROLLOUT_FLEET["pools"],
+                                        {"name": "down", "gpu": "H20-96GB", "nodes": 0, "gpus_per_node": 8}]}
+    (found,) = solver.place(fleet_file(fleet, tmp_path)).unplaced
+    assert found.job == "j2" and found.reason.endswith(
+        "; with rollout_gpus 0 (not 2; its explorer on GPUs outside the fleet) it would fit in node 0's 2 idle GPUs in "
+        "pair (a trainer of 2 GPUs)")
+
+
+def test_emit_trinity_from_a_config_of_an_unknown_model_path_checks_with_its_model(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("model:\n  model_path: /ckpt/my-finetune\n  max_model_len: 8192\nalgorithm:\n  algorithm_type: "
+                      "grpo\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--model", "8B", "--gpu", "h100", "--emit", "trinity")
+    assert status == 0 and ("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check "
+                            "--gpu H100-80GB --model 8B --critic none") in out.splitlines()
+
+
+def test_cluster_table_rows_and_memory_notes_follow_the_nodes_not_the_names(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "ds.json").write_text((Path(__file__).parent / "data" / "hf-configs" / "DeepSeek-V2-Lite.json")
+                                      .read_text(encoding="utf-8"), encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: A100-80GB, nodes: 2, gpus_per_node: 8}\njobs:\n"
+                     "  - {name: zz, model_config: ds.json, max_model_len: 8192, priority: 2}\n"
+                     "  - {name: aa, model_config: ds.json, max_model_len: 8192}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet))
+    rows = [line.split("│")[1:4] for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and [[cell.strip() for cell in row] for row in rows] == [["0", "all", "zz"],
+                                                                                  ["1", "all", "aa"]]
+    notes = [line for line in out.splitlines() if "(memory model)" in line]
+    assert notes == [f"{job}: 49.7 GiB per GPU predicted, 23.9 GiB to spare (memory model)" for job in ("zz", "aa")]
+
+
+def test_emit_dir_names_the_first_file_a_model_was_read_from_for_each_of_its_jobs(cli: Cli, tmp_path: Path) -> None:
+    # Two copies of one config.json (the model's name from the file's: ds): Fleet.model_config_of keeps the first.
+    for folder in ("m1", "m2"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "ds.json").write_text((Path(__file__).parent / "data" / "hf-configs" /
+                                                    "DeepSeek-V2-Lite.json").read_text(encoding="utf-8"),
+                                                   encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: h100, nodes: 2, gpus_per_node: 8}\njobs:\n"
+                     "  - {name: one, model_config: m1/ds.json, max_model_len: 8192}\n"
+                     "  - {name: two, model_config: m2/ds.json, max_model_len: 8192}\n", encoding="utf-8")
+    status, _, _ = cli("cluster", str(fleet), "--emit-dir", str(tmp_path / "out"))
+    assert status == 0
+    for job in ("one", "two"):
+        text = (tmp_path / "out" / f"{job}.yaml").read_text(encoding="utf-8")
+        assert (f"#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu "
+                f"H100-80GB --model-config {tmp_path}/m1/ds.json --critic none") in text.splitlines()
