@@ -485,15 +485,17 @@ def token_features(model: Model, gpus: int, setting: Setting, tokens: int, lora_
 
 def largest_layer_parameters(model: Model) -> float:
     """The parameters of `model`'s largest layer, which FSDP gathers whole: the parameters less the embeddings', per
-    layer, and, for a mixture of experts with dense layers (DeepSeek's first ones), what an expert layer's MLP holds
-    beyond a dense one's, spread over the layers in that mean, added back (DeepSeek-V2-Lite: 584.9M, not 566.2M)."""
+    layer, and, for a mixture of experts with dense layers (DeepSeek's first ones), what the wider kind of layer's MLP
+    holds beyond the other's, spread over the layers in that mean, added back: an expert layer's over the dense ones
+    (DeepSeek-V2-Lite: 584.9M, not 566.2M), or a dense layer's, where it is the wider, over the expert ones."""
     embedding = model.vocab_size * model.hidden_size
     mean = (model.parameters_b * 1e9 - embedding * (1 if model.tied_embeddings else 2)) / model.num_layers
     moe = model.moe
     if moe is None or not moe.dense_layers:
         return mean
     beyond = moe.layer_parameters(model.hidden_size) - 3 * model.hidden_size * moe.dense_width
-    return mean + max(0, beyond) * moe.dense_layers / model.num_layers
+    others = moe.dense_layers if beyond >= 0 else model.num_layers - moe.dense_layers
+    return mean + abs(beyond) * others / model.num_layers
 
 
 def gathered_shortfall_gib(model: Model, memory: MemoryModel) -> float:

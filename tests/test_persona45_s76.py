@@ -78,6 +78,16 @@ def test_gathered_layers_count_deepseeks_expert_layer(tmp_path: Path, cli) -> No
     assert json.loads(out)["terms"]["gathered"] == 4.8938  # 4.7573 with the mean per layer
 
 
+def test_gathered_layers_count_a_dense_layer_wider_than_an_expert_layer(tmp_path: Path) -> None:
+    # DeepSeek-V2-Lite with its first, dense, layer 200000 wide: that layer is FSDP's largest (the mean had stood)
+    (tmp_path / "config.json").write_text(json.dumps({**DEEPSEEK_V2_LITE, "intermediate_size": 200_000}))
+    model = solver.load_model_config(tmp_path)
+    attention = 2048 * 16 * 192 + 2048 * 576 + 512 + 512 * 16 * 256 + 16 * 128 * 2048 + 2 * 2048
+    dense_layer = attention + 3 * 2048 * 200_000
+    assert dense_layer == 1_242_567_168 > attention + 64 * (3 * 2048 * 1408 + 2048) + 3 * 2048 * 2 * 1408
+    assert largest_layer_parameters(model) == pytest.approx(dense_layer + 2048 / 27)  # the final norm spread
+
+
 @pytest.mark.parametrize("name", ["Llama-3.1-8B", "Qwen3-30B-A3B"])
 def test_gathered_layers_of_uniform_layers_are_the_mean(name: str) -> None:
     model = solver.load_catalog().model(name)
