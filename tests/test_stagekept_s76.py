@@ -6,13 +6,16 @@ as that count (`count_of`), which the stages after it keep."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from test_greedyrunning_s76 import _where, _written
 from test_keepstage_s76 import _answer, _stopped_after_priority
 from test_runningfirst_s75 import JOBS, _fleet
+from test_smallslips20_s75 import FORTY_JOBS
 
 import solver
 from solver.cluster.model import count_of, keeping_running_jobs
@@ -95,3 +98,37 @@ def test_progress_reports_the_first_stage_in_priority(tmp_path: Path):
     (26, 1, True, 26), (26, 1, False, 26)])  # no running jobs: the count itself
 def test_count_of_takes_the_running_jobs_kept_off(value: int, weight: int, maximise: bool, count: int):
     assert count_of(value, weight, maximise) == count
+
+
+RAISED = ("j1-8b", "j3-14b", "j4-32b", "j6-0.6b", "j7-8b", "j13-14b")
+"""Six of the forty-job fleet's jobs that its 15 s placement leaves out, raised to priority 20."""
+
+
+def test_the_forty_jobs_fleet_with_six_jobs_raised_moves_two_running_jobs_not_eleven(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The fleet as its 15 s placement places it (25 jobs) runs now; six jobs it left out are raised to priority 20.
+    # Stopped after the first stage, the answer said "3 stay, 15 move, 7 stop; 6 start" before this rule: now 16
+    # stay and 2 move, as the unstopped search says (its stage of running jobs kept run).
+    status, out, err = cli("cluster", str(FORTY_JOBS), "--json", "--time-limit", "15")
+    assert (status, err) == (1, "")
+    now = tmp_path / "now.json"
+    now.write_text(out, encoding="utf-8")
+    fleet = yaml.safe_load(FORTY_JOBS.read_text(encoding="utf-8"))
+    assert {job["name"] for job in fleet["jobs"]} >= set(RAISED)
+    assert not {placed["job"] for placed in json.loads(out)["placements"]} & set(RAISED)
+    raised = tmp_path / "raised.yaml"
+    raised.write_text(yaml.safe_dump({**fleet, "jobs": [{**job, "priority": 20} if job["name"] in RAISED else job
+                                                        for job in fleet["jobs"]]}), encoding="utf-8")
+    answers = []
+    for stopped in (False, True):
+        if stopped:
+            _stopped_after_priority(monkeypatch)
+        status, text, _ = cli("cluster", str(raised), "--current", str(now), "--no-widen", "--time-limit", "15")
+        _, out, _ = cli("cluster", str(raised), "--current", str(now), "--no-widen", "--time-limit", "15", "--json")
+        answer = json.loads(out)
+        answers.append((status, next(line for line in text.splitlines() if line.startswith("running now:")),
+                        answer["objective"], answer["bound"], answer["wall_clock_stopped"],
+                        sorted(placed["job"] for placed in answer["placements"] if placed.get("current") == "moves")))
+    moved = ["j27-14b", "j5-32b"]
+    assert answers == [(1, "running now: 16 stay, 2 move, 7 stop; 6 start", 182, 182, [], moved),
+                       (1, "running now: 16 stay, 2 move, 7 stop; 6 start", 182, 182, ["stays"], moved)]
