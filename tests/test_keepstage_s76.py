@@ -1,8 +1,9 @@
 """`solve cluster --current` where the wall clock stops the search's stage of running jobs kept (``stays``) before its
 work (session 76): the placed-priority stage's placement, which pays no heed to what runs now, stood, and moved
 running jobs that the greedy start (`greedy_start`: the running jobs kept first) keeps at the same priority. The
-search now takes the greedy start where it reaches the first stage's objective and keeps more running jobs, and
-hints the running jobs it keeps to the stages after it."""
+search took the greedy start where it reached the first stage's objective and kept more running jobs, and hints the
+running jobs it keeps to the stages after it; since test_stagekept_s76, the first stage weighs the running jobs kept
+itself (`keeping_running_jobs`), and, starting from the greedy start, keeps as many."""
 
 from __future__ import annotations
 
@@ -51,9 +52,9 @@ def _answer(cli: Cli, fleet: Path, now: Path) -> tuple[int, str, list[str], dict
 
 def test_the_greedy_start_stands_where_it_keeps_more_at_the_same_priority(cli: Cli, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch):
-    # The priority stage places both jobs (priority 2, proven) with their ways as they run, but keeps neither (its
-    # stays literals are free): on node 0, both moved ("0 stay, 2 move" before). The greedy start keeps both at
-    # priority 2: it stands.
+    # The priority stage places both jobs (priority 2, proven) with their ways as they run; it kept neither where its
+    # stays literals were free: on node 0, both moved ("0 stay, 2 move" before). The greedy start keeps both at
+    # priority 2, and the priority stage, weighing the running jobs kept, keeps them as it does.
     _stopped_after_priority(monkeypatch)
     status, err, lines, answer = _answer(cli, _fleet(tmp_path, JOBS[1:]), _written(tmp_path, BOTH_ON_NODE_1))
     assert (status, err, lines[:2]) == (0, "", ["status: feasible; placed priority (of 2): 2, proven bound 2",

@@ -1,8 +1,9 @@
 """The CP-SAT placement model: a literal per way to run a job and, per pool, how many of its nodes each pattern
 fills (`build_placement_model`), with the GPUs each job takes at its fewest (`fewest_gpus`) held to the pools' where
 every job runs; the nodes a placement uses (`nodes_used`), the nodes bought where a pool may grow
-(`add_bought_nodes`); the running jobs kept where they run (`keep_running_jobs`); the tie-break among equally good
-placements (`tie_break`), and a placement hinted as the next search's start (`hint_placement`)."""
+(`add_bought_nodes`); the running jobs kept where they run (`keep_running_jobs`), weighed in the first stage's
+objective too (`keeping_running_jobs`); the tie-break among equally good placements (`tie_break`), and a placement
+hinted as the next search's start (`hint_placement`)."""
 
 from __future__ import annotations
 
@@ -252,6 +253,26 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
         ("stays", sum(built.kept.stays.values()), True)]
     return [first_stage, *stays, ("length", gain, True), ("cost", cost, False),
             ("tie-break", tie_break(fleet, options, built), False)]
+
+
+def keeping_running_jobs(built: PlacementModel, count: cp_model.LinearExprT, maximise: bool
+                         ) -> tuple[cp_model.LinearExprT, int]:
+    """The first stage's objective as CP-SAT solves it, and the weight of the stage's own `count` in it: where `built`
+    keeps running jobs (`keep_running_jobs`), the count weighed one more than the running jobs that may stay, plus
+    (maximised; minimised, minus) those that stay, so that the stage's placement keeps the most running jobs that a
+    placement of its count keeps, should the stage of running jobs kept not run (`count_of` reads the count back);
+    else the count itself, weight 1."""
+    if built.kept is None:
+        return count, 1
+    weight = len(built.kept.stays) + 1
+    stays = sum(built.kept.stays.values())
+    return weight * count + (stays if maximise else -stays), weight
+
+
+def count_of(value: int, weight: int, maximise: bool) -> int:
+    """The first stage's own count in a `value` (or bound) of its objective as `keeping_running_jobs` weighs it: the
+    running jobs kept, fewer than `weight`, taken off (maximised: rounded down; minimised: up)."""
+    return value // weight if maximise else -(-value // weight)
 
 
 def placement_solver(workers: int, seed: int) -> cp_model.CpSolver:

@@ -21,8 +21,10 @@ from solver.cluster.model import (
     Kept,
     PlacementModel,
     build_placement_model,
+    count_of,
     hint_placement,
     keep_running_jobs,
+    keeping_running_jobs,
     placement_solver,
     placement_stages,
     required_jobs,
@@ -94,15 +96,17 @@ STAGES = {"priority": "placed priority", "nodes": "nodes used", "stays": "runnin
 
 
 class ProgressCallback(cp_model.CpSolverSolutionCallback):
-    """Reports each better placement of a stage to `report` (`Progress`), its bound through `bounded`."""
+    """Reports each better placement of a stage to `report` (`Progress`): what the stage counts in its objective's
+    value and bound (`counted`), the bound through `bounded` then."""
 
-    def __init__(self, stage: str, report: Progress, started: float, bounded: Callable[[int], int]) -> None:
+    def __init__(self, stage: str, report: Progress, started: float, bounded: Callable[[int], int],
+                 counted: Callable[[int], int]) -> None:
         super().__init__()
-        self.stage, self.report, self.started, self.bounded = stage, report, started, bounded
+        self.stage, self.report, self.started, self.bounded, self.counted = stage, report, started, bounded, counted
 
     def on_solution_callback(self) -> None:
-        self.report(self.stage, self.objective_value, self.bounded(round(self.best_objective_bound)),
-                    time.monotonic() - self.started)
+        self.report(self.stage, self.counted(round(self.objective_value)),
+                    self.bounded(self.counted(round(self.best_objective_bound))), time.monotonic() - self.started)
 
 
 def place(
@@ -476,8 +480,9 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
                  progress: Callable[..., ProgressCallback] | None) -> _Staged:
     """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within `budget`
     of CP-SAT's deterministic time, each keeping the value the one before it reached and starting from its answer
-    (the first from `start`, a greedy placement, which takes the first stage's answer's place where it reaches the
-    same objective and keeps more running jobs: `_keeps_more`); the first stage gets 60% of the budget, the second
+    (the first from `start`, a greedy placement; where running jobs may stay, the first stage weighs them below its
+    own count: `keeping_running_jobs`, its objective and bound read back as that count, which the stages after it
+    keep); the first stage gets 60% of the budget, the second
     half of what is left then (as does the length stage after the running jobs' kept), the rest the rest (what a stage
     leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together: a stage it stops
     first is named in the answer (`Search.wall_clock_stopped`).
@@ -491,8 +496,11 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
             return _Staged(replace(search, proven=search.proven and not interrupt.caught), spent=spent)
         share = 0.6 if position == 0 else 0.5 if position == 1 or name == "length" else 1.0
         _set_limits(solver, (budget - spent) * share, deadline)
-        (model.maximize if maximise else model.minimize)(expression)
-        callback = None if progress is None else progress(STAGES[name], bounded=first_bound if position == 0 else int)
+        objective, weight = keeping_running_jobs(built, expression, maximise) if position == 0 else (expression, 1)
+        counted = partial(count_of, weight=weight, maximise=maximise)
+        (model.maximize if maximise else model.minimize)(objective)
+        callback = None if progress is None else progress(STAGES[name], bounded=first_bound if position == 0 else int,
+                                                          counted=counted)
         status = checked(solver, model, interrupt.solve(model, callback))
         spent += solver.response_proto.deterministic_time
         if stopped_by_wall_clock(solver, status) and not interrupt.caught:
@@ -507,27 +515,20 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
                          kept=None if built.kept is None else built.kept.kept(solver.value))
         if name == "stays":  # OPTIMAL is a proof, even where Ctrl-C came as it ended
             search = replace(search, kept_proven=status == cp_model.OPTIMAL)
+        reached, bound = counted(round(solver.objective_value)), counted(round(solver.best_objective_bound))
+        if position == 0:
+            search = replace(search, objective=reached, bound=first_bound(bound))
+        # The first stage proves its count where its bound meets it, though not yet the most running jobs kept with it
+        # (the stage after it proves that).
+        optimal = status == cp_model.OPTIMAL or (weight > 1 and reached == bound)
         if name != "tie-break":
-            search = replace(search, proven=search.proven and status == cp_model.OPTIMAL and not interrupt.caught)
+            search = replace(search, proven=search.proven and optimal and not interrupt.caught)
         else:  # its outcome leaves the status as it is: only which of the equally good placements comes out
             # Proven, even where Ctrl-C came as it ended.
             search = replace(search, tie_broken=status == cp_model.OPTIMAL)
-        if position == 0:
-            search = replace(search, objective=round(solver.objective_value),
-                             bound=first_bound(round(solver.best_objective_bound)))
-            if _keeps_more(start, search):  # the start stands, should the stage of running jobs kept not run
-                search = replace(search, values=start.values, counts=start.counts, kept=start.kept)
-        reached = round(solver.objective_value)
         model.add(expression >= reached if maximise else expression <= reached)
         hint_placement(built, search.values, search.counts, search.kept)
     return _Staged(search, spent=spent)
-
-
-def _keeps_more(start: Search, search: Search) -> bool:
-    """Whether the search's `start` (its greedy placement: `placement_search`) reaches the first stage's objective
-    that `search`, its placement, reached, and keeps more running jobs where they run (`Search.kept`)."""
-    return (start.kept is not None and search.kept is not None and start.objective == search.objective
-            and len(start.kept.staying) > len(search.kept.staying))
 
 
 def _set_limits(solver: cp_model.CpSolver, work: float, deadline: float) -> None:
