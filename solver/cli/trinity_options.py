@@ -354,9 +354,18 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     return {answer.gpu: ConfigApplied(config_keys_changed(config_text, answer.best, model, **config),
                                       config_keys_kept(config_text, answer.best, model, **config),
                                       rope_scaling_written(config_text, answer.best, model, **config),
-                                      args.write is None and _comments_alone_written(config_text, answer.best, model,
-                                                                                     config))
+                                      args.write is None and _runs_the_best_plan(answer)
+                                      and _comments_alone_written(config_text, answer.best, model, config))
             for answer in answers if answer.best is not None}
+
+
+def _runs_the_best_plan(answer: Answer) -> bool:
+    """Whether the config `answer` judged already runs its best plan's GPUs, Offload, SP and length, without which the
+    copy --write writes changes keys: only then is it worth a round trip to see (`_comments_alone_written`)."""
+    current, best = answer.current, answer.best
+    return current is not None and best is not None and (
+        current.gpus, current.offload, current.sp, current.max_model_len) == (
+        best.gpus, best.setting.offload, best.setting.sp, best.max_model_len)
 
 
 def _comments_alone_written(config_text: str, best: Plan, model: Model, config: dict[str, Any]) -> bool:
