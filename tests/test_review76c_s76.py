@@ -1,0 +1,96 @@
+"""Review of s76's last merges (review76c): the first stage of `solve cluster --current` proves its count where its
+bound meets it (stagekept's rule), which no run had made fire: a solution callback stops CP-SAT in that stage, which
+then reports FEASIBLE on its weighted objective (priority x (1 + running jobs) + running jobs kept). The bound the
+rule reads is the one the answer reports (`first_bound`: never above the priority of the jobs with a way), so that an
+answer whose objective meets its reported bound is no longer `feasible` for want of CP-SAT's own proof."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from ortools.sat.python import cp_model
+from test_greedyrunning_s76 import _where, _written
+from test_keepstage_s76 import BOTH_ON_NODE_1
+from test_runningfirst_s75 import JOBS, _fleet
+from test_stagekept_s76 import KEPT_PLACEMENT, _jobs
+
+import solver
+import solver.cluster.search
+from solver.cluster.search import ProgressCallback
+
+Stop = Callable[[tuple[int, int], tuple[int, int]], bool]
+"""Whether to stop the placed-priority stage at a placement: its objective and CP-SAT's bound as CP-SAT weighs them
+(`keeping_running_jobs`), and as read back in priority (`count_of`)."""
+
+
+def _stopping(monkeypatch: pytest.MonkeyPatch, stop: Stop) -> list[tuple[str, str]]:
+    """Each run's placed-priority stage stopped (`stop_search`, as Ctrl-C's or a limit's stop: CP-SAT then reports
+    FEASIBLE) at the first placement `stop` picks; returns each solve's stage and CP-SAT status, filled as it runs."""
+    solves: list[tuple[str, str]] = []
+    stages: list[str] = []
+
+    class Stopping(ProgressCallback):
+        def __init__(self, stage: str, **kwargs: object) -> None:
+            super().__init__(stage, **kwargs)  # type: ignore[arg-type]
+            stages.append(stage)
+
+        def on_solution_callback(self) -> None:
+            super().on_solution_callback()
+            weighed = round(self.objective_value), round(self.best_objective_bound)
+            if self.stage == "placed priority" and stop(weighed, (self.counted(weighed[0]), self.counted(weighed[1]))):
+                self.stop_search()
+
+    checked = solver.cluster.search.checked
+
+    def recorded(cp_solver: cp_model.CpSolver, model: cp_model.CpModel, status: object) -> object:
+        solves.append((stages[-1], cp_solver.status_name(status)))  # type: ignore[arg-type]
+        return checked(cp_solver, model, status)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(solver.cluster.search, "ProgressCallback", Stopping)
+    monkeypatch.setattr(solver.cluster.search, "checked", recorded)
+    return solves
+
+
+def _placed(fleet: Path, now: Path) -> tuple[str, int | None, int | None, list[tuple[object, ...]]]:
+    """`solver.place` on `fleet` with `now` running (unwidened, with progress so that the callback runs): its status,
+    objective, bound and placements (`_where`)."""
+    result = solver.place(fleet, current=now, widen=False, progress=lambda *_: None)
+    return result.status, result.objective, result.bound, _where(json.loads(result.model_dump_json()))
+
+
+def test_the_first_stage_stopped_where_its_priority_meets_its_bound_is_proven(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch):
+    # stagekept's fleet: weight 4 (three running jobs may stay). The stage's second placement weighs 26 (priority 6,
+    # 2 kept) of CP-SAT's bound 27 (6, 3 kept): stopped there, CP-SAT has proved nothing, the rule proves priority 6,
+    # and the stage of running jobs kept (2, proven), the later stages and the tie-break all run.
+    solves = _stopping(monkeypatch, lambda weighed, counted: counted[0] == counted[1] and weighed[0] < weighed[1])
+    assert _placed(*_jobs(tmp_path)) == ("optimal", 6, 6, KEPT_PLACEMENT)
+    assert solves == [("placed priority", "FEASIBLE"), ("running jobs kept", "OPTIMAL"),
+                      ("longer contexts", "OPTIMAL"), ("step-time cost", "OPTIMAL"), ("tie-break", "OPTIMAL")]
+
+
+def test_the_first_stage_stopped_below_its_bound_is_not_proven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Stopped at its first placement, the greedy start's (weighs 15: priority 3, 3 kept; bound 63, 15 in priority,
+    # reported 6): unproven, so the tie-break does not run; the later stages hold priority 3 and keep the three.
+    solves = _stopping(monkeypatch, lambda weighed, counted: True)
+    status, objective, bound, placed = _placed(*_jobs(tmp_path))
+    assert (status, objective, bound) == ("feasible", 3, 6)
+    assert [(job, current) for job, *_, current in placed] == [("runs", "stays"), ("also", "stays"),
+                                                               ("third", "stays")]
+    assert solves == [("placed priority", "FEASIBLE"), ("running jobs kept", "OPTIMAL"),
+                      ("longer contexts", "OPTIMAL"), ("step-time cost", "OPTIMAL")]
+
+
+def test_a_priority_that_meets_the_reported_bound_is_proven_whatever_cp_sat_s_bound(tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch):
+    # keepstage's fleet: runs and also on node 1 (weight 3), both placed by the greedy start (priority 2, 2 kept:
+    # weighs 8), CP-SAT's bound 26 (8 in priority). Stopped there, the answer reported "feasible" with objective 2 and
+    # bound 2 (the priority of every job with a way) before this review, the tie-break not run: now it is proven.
+    solves = _stopping(monkeypatch, lambda weighed, counted: True)
+    fleet, now = _fleet(tmp_path, JOBS[1:]), _written(tmp_path, BOTH_ON_NODE_1)
+    assert _placed(fleet, now) == ("optimal", 2, 2, [("runs", [1], [0, 1, 2, 3], 2, 2, "stays"),
+                                                     ("also", [1], [4, 5, 6], 2, 1, "stays")])
+    assert solves[0] == ("placed priority", "FEASIBLE") and solves[-1] == ("tie-break", "OPTIMAL")
