@@ -94,3 +94,37 @@ def test_a_priority_that_meets_the_reported_bound_is_proven_whatever_cp_sat_s_bo
     assert _placed(fleet, now) == ("optimal", 2, 2, [("runs", [1], [0, 1, 2, 3], 2, 2, "stays"),
                                                      ("also", [1], [4, 5, 6], 2, 1, "stays")])
     assert solves[0] == ("placed priority", "FEASIBLE") and solves[-1] == ("tie-break", "OPTIMAL")
+
+
+# review76b's `MoE.peft_converts_experts` held for the saved config's caution alone: the target_modules check read a
+# Qwen2-MoE config.json's modules as Qwen3-MoE's converted ones, and refused `.*gate_proj` for "the routed experts'
+# gate_proj without their up_proj" (PEFT's conversion error), which PEFT never raises there: it leaves Qwen2-MoE's
+# config as given and adapts `mlp.shared_expert.gate_proj` (an nn.Linear, transformers 5.12.1's
+# Qwen2MoeSparseMoeBlock).
+
+HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
+
+
+def _gate_proj_codes(cli: Callable[..., tuple[int, str, str]], tmp_path: Path, name: str) -> tuple[int, bool, list[str]]:
+    config = tmp_path / "trinity.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "buffer: {batch_size: 15, train_batch_size: 60}\n"
+                      f"model:\n  model_path: /models/{name}\n  max_model_len: 8192\n"
+                      "  lora_configs: [{lora_rank: 16, target_modules: '.*gate_proj'}]\n"
+                      "explorer:\n  rollout_model: {engine_num: 2, tensor_parallel_size: 1}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--model-config", str(HF_CONFIGS / f"{name}.json"),
+                           "--gpu", "h100", "--check", "--json")
+    assert err == ""
+    current = json.loads(out)[0]["current"]
+    return status, current["refused"], current["config_problem_codes"]
+
+
+def test_gate_proj_alone_is_not_refused_on_a_mixture_of_experts_whose_config_peft_leaves_as_given(cli, tmp_path: Path):
+    # Before: refused, ['lora-configs-refused', 'lora-counted-as-full', 'lora-targets-saved-split'].
+    assert _gate_proj_codes(cli, tmp_path, "Qwen1.5-MoE-A2.7B") == (
+        0, False, ["lora-counted-as-full", "lora-targets-saved-split"])
+
+
+def test_gate_proj_alone_is_still_refused_on_qwen3_moe(cli, tmp_path: Path):
+    assert _gate_proj_codes(cli, tmp_path, "Qwen3-30B-A3B") == (
+        1, True, ["lora-configs-refused", "lora-counted-as-full", "lora-targets-saved-split"])
