@@ -482,9 +482,9 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
     of CP-SAT's deterministic time, each keeping the value the one before it reached and starting from its answer
     (the first from `start`, a greedy placement; where running jobs may stay, the first stage weighs them below its
     own count: `keeping_running_jobs`, its objective and bound read back as that count, which the stages after it
-    keep); the first stage gets 60% of the budget, the second
-    half of what is left then (as does the length stage after the running jobs' kept), the rest the rest (what a stage
-    leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together: a stage it stops
+    keep; proven where its bound, as `first_bound` reports it, meets it); the first stage gets 60% of the budget, the
+    second half of what is left then (as does the length stage after the running jobs' kept), the rest the rest (what
+    a stage leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together: a stage it stops
     first is named in the answer (`Search.wall_clock_stopped`).
     Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found no placement; a
     later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every stage
@@ -518,9 +518,9 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
         reached, bound = counted(round(solver.objective_value)), counted(round(solver.best_objective_bound))
         if position == 0:
             search = replace(search, objective=reached, bound=first_bound(bound))
-        # The first stage proves its count where its bound meets it, though not yet the most running jobs kept with it
-        # (the stage after it proves that).
-        optimal = status == cp_model.OPTIMAL or (weight > 1 and reached == bound)
+        # The first stage proves its count where its bound, as the answer reports it (`first_bound`), meets it, though
+        # not yet the most running jobs kept with it (the stage after it proves that).
+        optimal = status == cp_model.OPTIMAL or (position == 0 and reached == search.bound)
         if name != "tie-break":
             search = replace(search, proven=search.proven and optimal and not interrupt.caught)
         else:  # its outcome leaves the status as it is: only which of the equally good placements comes out

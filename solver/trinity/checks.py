@@ -1693,9 +1693,14 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
     """Check that PEFT takes the ``target_modules`` regex (less its ``exclude_modules``) of the one LoRA config from
     which Trinity makes a new adapter (no ``path``, a rank above 0) on `model`'s modules (`peft_target_refusal`: a
     Qwen3-MoE's where it is a mixture of experts), where it takes it on the other architecture's (on neither,
-    ``solver.trinity.config`` refuses it alike): else Trinity fails as it makes the adapter."""
+    ``solver.trinity.config`` refuses it alike): else Trinity fails as it makes the adapter. Not on a mixture of
+    experts whose LoRA config PEFT leaves as given (not `MoE.peft_converts_experts`: Qwen2-MoE's), whose modules are
+    neither's (transformers 5.12.1's ``Qwen2MoeSparseMoeBlock``: ``mlp.shared_expert.gate_proj``, an ``nn.Linear``
+    that ``.*gate_proj`` adapts, and fused experts that PEFT does not convert), so that PEFT may take a regex that
+    the Qwen3-MoE's names refuse."""
     configs = checks.value(LORA_CONFIGS)
-    if not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
+    if (not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping)
+            or model.moe is not None and not model.moe.peft_converts_experts):
         return
     targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
     whole_rank = omegaconf_integer(rank)
