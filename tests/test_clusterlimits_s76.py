@@ -120,7 +120,7 @@ def test_the_ways_solves_get_what_is_left_of_the_runs_time_limit(tmp_path: Path,
 
 
 def test_past_the_runs_time_limit_a_planner_solve_gets_a_millisecond(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                      planner_solve_limits: list[float]):
+                                                                     planner_solve_limits: list[float]):
     _late(monkeypatch, solver.cluster.search, "_place", -1.0)
     place(load_fleet(_fleet(tmp_path, "fleet", [A100_WIDE]), CATALOG), catalog=CATALOG, time_limit_s=10.0)
     assert planner_solve_limits and set(planner_solve_limits) == {0.001}

@@ -53,7 +53,6 @@ def test_verl_before_08_target_modules_no_regex_is_counted_as_full_without_the_s
         + FULL.format(why="Trinity 0.6 on verl 0.8 or later ignores lora_rank and trains every parameter")))]
 
 
-
 @pytest.mark.parametrize(("entry", "refusal"), [
     ("{lora_rank: 16, target_modules: '(['}",
      "target_modules '([' is no regular expression (unterminated character set at position 1)" + WHOLE),

@@ -72,7 +72,7 @@ def test_the_greedy_placement_keeps_every_running_job_where_it_runs(cli: Cli, tm
 
 
 def test_a_required_job_the_kept_jobs_leave_no_room_is_placed_first(cli: Cli, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch):
+                                                                    monkeypatch: pytest.MonkeyPatch):
     # runs on node 0 and also on node 1 (moved there by hand), each on its smallest way; the required job needs 8 GPUs
     # of one node (2 trainer beside 6 rollout), which keeping both leaves it nowhere. The required job then comes
     # first (node 0), the running jobs after it, kept where they still fit: also stays; runs, on node 0, moves to node
@@ -82,12 +82,11 @@ def test_a_required_job_the_kept_jobs_leave_no_room_is_placed_first(cli: Cli, tm
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _fleet(tmp_path, [must, *JOBS[1:]]), now, "--no-widen")
     assert (status, err, lines[0], lines[2]) == (0, "", GREEDY.replace("(of 4): 4", "(of 3): 3"),
-                                                  "running now: 1 stays, 1 moves, 0 stop; 1 starts")
+                                                 "running now: 1 stays, 1 moves, 0 stop; 1 starts")
     assert ("moves: runs: the placement is not proven best (raise --time-limit); its GPUs now run must (priority 1)"
             in lines)
     assert _where(answer) == [("must", [0], list(range(8)), 2, 6, "starts"), ("runs", [1], [2, 3, 4], 1, 2, "moves"),
                               ("also", [1], [0, 1], 1, 1, "stays")]
-
 
 
 def test_the_forty_jobs_fleet_keeps_its_25_running_jobs(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -51,7 +51,7 @@ def _answer(cli: Cli, fleet: Path, now: Path) -> tuple[int, str, list[str], dict
 
 
 def test_the_greedy_start_stands_where_it_keeps_more_at_the_same_priority(cli: Cli, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch):
+                                                                          monkeypatch: pytest.MonkeyPatch):
     # The priority stage places both jobs (priority 2, proven) with their ways as they run; it kept neither where its
     # stays literals were free: on node 0, both moved ("0 stay, 2 move" before). The greedy start keeps both at
     # priority 2, and the priority stage, weighing the running jobs kept, keeps them as it does.

@@ -126,6 +126,6 @@ def test_lora_on_a_mixture_of_experts_is_cautioned_as_its_adapter_config_is_cut_
     ("{lora_rank: 16, target_modules: [q_proj]}", "Qwen3-30B-A3B"),  # refused as such
 ])
 def test_no_moe_caution_without_lora_a_mixture_of_experts_trains(tmp_path: Path, cli: Cli, entry: str,
-                                                                   model: str) -> None:
+                                                                 model: str) -> None:
     _, current = _answer(tmp_path, cli, _config(f"  lora_configs: [{entry}]\n", model))
     assert "lora-moe-config-unsaved" not in current["config_problem_codes"]

@@ -53,7 +53,7 @@ def _pool_fleet(tmp_path: Path, nodes: int, jobs: list[dict[str, object]]) -> Pa
 
 
 def test_the_required_jobs_rerun_keeps_the_running_jobs_where_they_still_fit(cli: Cli, tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch):
+                                                                             monkeypatch: pytest.MonkeyPatch):
     # A running job on each of the 3 nodes leaves the required job (8 GPUs of a node) nowhere; placed first, it takes
     # node 0, and runs, on node 0, moves to node 1, the first with room; also (node 2) and more (node 1, beside runs)
     # are kept where they run, though node 1 is the first with room for them too.
@@ -77,13 +77,13 @@ def test_running_jobs_are_kept_before_a_required_job_where_every_required_job_is
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _pool_fleet(tmp_path, 2, [must, JOBS[1]]), now, "--no-widen")
     assert (status, err, lines[0], lines[2]) == (0, "", GREEDY.replace("(of 4): 4", "(of 2): 2"),
-                                                  "running now: 1 stays, 0 move, 0 stop; 1 starts")
+                                                 "running now: 1 stays, 0 move, 0 stop; 1 starts")
     assert _where(answer) == [("must", [1], list(range(6)), 2, 4, "starts"),
                               ("runs", [0], [0, 1, 2, 3], 2, 2, "stays")]
 
 
 def test_past_the_time_limit_another_pool_is_weighed_against_the_kept_way_alone(cli: Cli, tmp_path: Path,
-                                                                                 monkeypatch: pytest.MonkeyPatch):
+                                                                                monkeypatch: pytest.MonkeyPatch):
     # a, kept beside 4 idle GPUs where b left, its wider ways unasked: pool a100-b's 6 GPUs (cost 0.1667) run it for
     # less than its own way (0.25), though not than the 8 GPUs (0.125) widening would grow it to, which no one asked.
     both = tmp_path / "both.yaml"
@@ -105,11 +105,12 @@ def test_past_the_time_limit_another_pool_is_weighed_against_the_kept_way_alone(
     status, out, _ = cli("cluster", str(alone), "--current", str(running), "--json")
     answer = json.loads(out)
     assert status == 0
+    kept = ("its trainer GPU count is kept as it runs (4 trainer GPUs); the time limit ran out before the wider ways "
+            "the 4 idle GPUs beside it on its node would give it were weighed (raise --time-limit); kept in pool a100, "
+            "where it runs, though pool a100-b's idle room would run it for less (6 trainer GPUs, vanilla, cost "
+            "0.1667, not 0.25)")
     assert [(placed["pool"], placed["stay_reason_code"], placed["stay_reason"]) for placed in answer["placements"]] == [
-        ("a100", "count-kept", ("its trainer GPU count is kept as it runs (4 trainer GPUs); the time limit ran out "
-         "before the wider ways the 4 idle GPUs beside it on its node would give it were weighed (raise --time-limit); "
-         "kept in pool a100, where it runs, though pool a100-b's idle room would run it for less (6 trainer GPUs, "
-         "vanilla, cost 0.1667, not 0.25)"))]
+        ("a100", "count-kept", kept)]
     assert answer["wall_clock_stopped"] == ["stay notes"]
     now[0] = -math.inf
     status, text, _ = cli("cluster", str(alone), "--current", str(running))
@@ -371,16 +372,15 @@ def test_a_regex_that_both_architectures_refuse_is_refused_for_both_reasons():
     # as PEFT fails on it, where it was counted as full fine-tuning)
     text = _lora_config("  lora_configs: [{lora_rank: 16, target_modules: '.*experts\\.gate_proj'}]\n")
     config = read_trinity_config(text, "trinity.yaml", {}, None)
-    assert [(code.value, words.split(": peft matches")[0]) for words, code in
-            zip(config.notes, config.note_codes, strict=True)] == [(
-                "lora-configs-refused", ("model.lora_configs[0].target_modules '.*experts\\.gate_proj' matches no "
-                "module on a dense model, and matches the routed experts' gate_proj without their up_proj, which PEFT "
-                "fuses into gate_up_proj (\"Cannot convert PEFT target(s) ... because they are fused\") on a mixture "
-                "of experts"))]
+    refused = ("model.lora_configs[0].target_modules '.*experts\\.gate_proj' matches no module on a dense model, and "
+               "matches the routed experts' gate_proj without their up_proj, which PEFT fuses into gate_up_proj "
+               "(\"Cannot convert PEFT target(s) ... because they are fused\") on a mixture of experts")
+    assert [(code.value, words.split(": peft matches")[0])
+            for words, code in zip(config.notes, config.note_codes, strict=True)] == [("lora-configs-refused", refused)]
 
 
 def test_a_running_job_on_whole_nodes_is_kept_only_where_no_job_took_one_of_them(cli: Cli, tmp_path: Path,
-                                                                                monkeypatch: pytest.MonkeyPatch):
+                                                                                 monkeypatch: pytest.MonkeyPatch):
     # big runs on both nodes (16 trainer GPUs); the required job, placed first, takes one of them: big is not kept on
     # the two (it was, on the node the required job took too, and the greedy placement failed), but placed afresh.
     big = {"name": "big", "model": "Qwen3-32B", "max_model_len": "64k", "rollout_gpus": 0}
@@ -390,6 +390,6 @@ def test_a_running_job_on_whole_nodes_is_kept_only_where_no_job_took_one_of_them
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _pool_fleet(tmp_path, 2, [must, big]), now, "--no-widen")
     assert (status, err, lines[0], lines[2]) == (0, "", GREEDY.replace("(of 4): 4", "(of 2): 2"),
-                                                  "running now: 0 stay, 1 moves, 0 stop; 1 starts")
+                                                 "running now: 0 stay, 1 moves, 0 stop; 1 starts")
     assert (_where(answer), answer["unplaced"]) == ([("must", [1], list(range(8)), 2, 6, "starts"),
                                                      ("big", [0], [0, 1, 2, 3], 4, 0, "moves")], [])

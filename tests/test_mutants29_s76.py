@@ -31,7 +31,7 @@ MOE = "Qwen3-30B-A3B"
     "{lora_rank: 16, target_modules: '.*mlp\\.gate'}",  # the router: no module of a dense model, taken on this one
 ])
 def test_lora_on_a_mixture_of_experts_is_cautioned_whatever_its_targets_say_elsewhere(tmp_path: Path, cli: Cli,
-                                                                                       entry: str) -> None:
+                                                                                      entry: str) -> None:
     status, current = _answer(tmp_path, cli, _config(f"  lora_configs: [{entry}]\n", MOE))
     assert (status, current["refused"]) == (0, False)
     assert _coded(current, "lora-moe-config-unsaved") == [MOE_UNSAVED]
@@ -155,7 +155,7 @@ def test_cluster_table_rows_and_memory_notes_follow_the_nodes_not_the_names(cli:
     status, out, _ = cli("cluster", str(fleet))
     rows = [line.split("│")[1:4] for line in out.splitlines() if line.startswith("│")]
     assert status == 0 and [[cell.strip() for cell in row] for row in rows] == [["0", "all", "zz"],
-                                                                                  ["1", "all", "aa"]]
+                                                                                ["1", "all", "aa"]]
     notes = [line for line in out.splitlines() if "(memory model)" in line]
     assert notes == [f"{job}: 49.7 GiB per GPU predicted, 23.9 GiB to spare (memory model)" for job in ("zz", "aa")]
 

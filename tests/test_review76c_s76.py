@@ -62,7 +62,7 @@ def _placed(fleet: Path, now: Path) -> tuple[str, int | None, int | None, list[t
 
 
 def test_the_first_stage_stopped_where_its_priority_meets_its_bound_is_proven(tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch):
+                                                                              monkeypatch: pytest.MonkeyPatch):
     # stagekept's fleet: weight 4 (three running jobs may stay). The stage's second placement weighs 26 (priority 6,
     # 2 kept) of CP-SAT's bound 27 (6, 3 kept): stopped there, CP-SAT has proved nothing, the rule proves priority 6,
     # and the stage of running jobs kept (2, proven), the later stages and the tie-break all run.
@@ -105,7 +105,8 @@ def test_a_priority_that_meets_the_reported_bound_is_proven_whatever_cp_sat_s_bo
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 
 
-def _gate_proj_codes(cli: Callable[..., tuple[int, str, str]], tmp_path: Path, name: str) -> tuple[int, bool, list[str]]:
+def _gate_proj_codes(cli: Callable[..., tuple[int, str, str]], tmp_path: Path,
+                     name: str) -> tuple[int, bool, list[str]]:
     config = tmp_path / "trinity.yaml"
     config.write_text("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
                       "buffer: {batch_size: 15, train_batch_size: 60}\n"

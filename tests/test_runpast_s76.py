@@ -96,7 +96,7 @@ def test_no_way_as_it_runs_is_asked_where_a_job_that_must_be_placed_has_no_ways(
 
 
 def test_the_ways_as_they_run_stop_at_a_required_running_job_that_has_none(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch):
+                                                                           monkeypatch: pytest.MonkeyPatch):
     # a and b both run; a now asks twice its length, which it does not run at: it has no way as it runs (none asked),
     # so with --minimize nodes no placement is searched, and b's way as it runs (one question) goes unasked.
     running = _running(tmp_path, JOBS)

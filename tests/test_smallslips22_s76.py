@@ -108,7 +108,7 @@ def test_a_job_running_in_a_pool_of_no_nodes_gets_no_way_there_to_stay(cli: Cli,
       "plan)")),
 ], ids=["text-count", "word-bool", "critic", "quoted-node", "sp-0", "no-pool"])
 def test_a_current_file_of_a_wrong_value_is_refused_as_a_fleet_file_is(cli: Cli, tmp_path: Path,
-                                                                      change: Callable[[dict], object], problem: str):
+                                                                       change: Callable[[dict], object], problem: str):
     # Before: pydantic's words and a JSON path ("placements[0].trainer_gpus: input should be a valid integer"), in
     # JSON mode and plain. Now the one-line form of the fleet file's errors (the item by its job, what was found, what
     # the key takes), without its hints about YAML: the file is JSON.
@@ -213,7 +213,7 @@ def test_an_auxiliary_models_misspelt_key_is_looked_for_as_the_rollout_models(ve
     assert said == [("misspelt-key-refused", (
         f"explorer.{section}.tensor_paralel_size: did you mean tensor_parallel_size? That key is unset, and read as "
         "such; Trinity refuses the config (it knows no such key)")) for section in ("rollout_model",
-                                                                                   "auxiliary_models[0]")]
+                                                                                    "auxiliary_models[0]")]
 
 
 @pytest.mark.parametrize(("critic", "options", "host"), [

@@ -1225,8 +1225,8 @@ def _peft_match_taken(pattern: str, excluded: str | None) -> TargetMatch:
     """`peft_target_match` on the architecture where PEFT takes `pattern` less `excluded`: a dense Qwen3 model's, else
     a Qwen3-MoE one's where it takes it alone (the checks, which know the model, refuse it on the other: see
     `solver.trinity.checks`); the dense one's where it takes neither."""
-    if peft_target_refusal(pattern, excluded, False) is not None and peft_target_refusal(pattern, excluded,
-                                                                                           True) is None:
+    dense, moe = (peft_target_refusal(pattern, excluded, moe) for moe in (False, True))
+    if dense is not None and moe is None:
         return peft_target_match(pattern, excluded, True)
     return peft_target_match(pattern, excluded)
 

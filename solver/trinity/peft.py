@@ -86,7 +86,7 @@ def peft_target_match(pattern: str, excluded: str | None = None, moe: bool = Fal
 
 
 ALL_ADAPTED = tuple(tuple(name.split(".", 1)[1] for name in names) for names in (PEFT_LAYER_LINEARS,
-                                                                                PEFT_MOE_LAYER_ADAPTED))
+                                                                                 PEFT_MOE_LAYER_ADAPTED))
 """A dense and a Qwen3-MoE decoder layer's names a regex matches where it adapts all that ``all-linear`` adapts
 (`peft_target_match`'s ``linears``)."""
 NO_MATCH = TargetMatch((), (), None)
