@@ -78,11 +78,11 @@ def test_explain_says_the_table_measured_the_actor_alone() -> None:
     # The tables' cells trained the actor alone: with a critic beside it none vouches, and the memory model speaks
     # instead (its critic states less their gradients, s74). Env + Offload + SP=2 on 2 GPUs trains it; with the
     # critic's work in the cost (s76) every 1-GPU combination ranks after it, so the 2-GPU table's are explained.
-    assert evidence("resident") == [
+    assert evidence("resident") == [(
         "the A100-80GB table for 2 GPUs measured the actor alone, without the PPO critic this run trains beside it: no "
         "cell of it vouches for these settings at 32768 tokens; the memory model predicts at 32768 tokens: Env 137.2 "
         "GiB of 73.5 usable; Env + Offload 106.4 GiB of 73.5 usable; Env + SP=2 97.7 GiB of 73.5 usable; vanilla, "
-        "Offload, SP=2, Offload + SP=2 not estimated (estimates turn Env on unless env=False)"]
+        "Offload, SP=2, Offload + SP=2 not estimated (estimates turn Env on unless env=False)")]
     assert evidence(None) == []
 
 
