@@ -67,7 +67,10 @@ def test_the_first_stage_stopped_where_its_priority_meets_its_bound_is_proven(tm
     # 2 kept) of CP-SAT's bound 27 (6, 3 kept): stopped there, CP-SAT has proved nothing, the rule proves priority 6,
     # and the stage of running jobs kept (2, proven), the later stages and the tie-break all run.
     solves = _stopping(monkeypatch, lambda weighed, counted: counted[0] == counted[1] and weighed[0] < weighed[1])
-    assert _placed(*_jobs(tmp_path)) == ("optimal", 6, 6, KEPT_PLACEMENT)
+    placed = _placed(*_jobs(tmp_path))
+    if solves[0] == ("placed priority", "OPTIMAL"):  # OR-Tools 9.12 proves the stage before any such placement
+        pytest.skip("this OR-Tools finds no placement below the stage's bound at its priority: nothing to stop at")
+    assert placed == ("optimal", 6, 6, KEPT_PLACEMENT)
     assert solves == [("placed priority", "FEASIBLE"), ("running jobs kept", "OPTIMAL"),
                       ("longer contexts", "OPTIMAL"), ("step-time cost", "OPTIMAL"), ("tie-break", "OPTIMAL")]
 
