@@ -54,6 +54,7 @@ def test_the_rollout_engine_check_counts_every_lora_slot_the_config_gives() -> N
     assert eight is not None and "vLLM's LoRA slots (0.7 GiB)" in eight and "(3.8 + 0.4 + 1.3 GiB of 20.6)" in eight
 
 
+@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
 def test_a_ctrl_c_while_two_files_are_staged_comes_once_both_are_in_place(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # write_all_atomically holds Ctrl-C itself (solve --out with --write, a command's examples): the first file's
