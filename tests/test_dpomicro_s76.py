@@ -29,6 +29,16 @@ NOTE = ("solve: note: {path} trains DPO with one padded sequence per micro-batch
         "sequences, two pairs, so there write 1{option}")
 
 
+def example_with_algorithm(tmp_path: Path, algorithm: str, name: str | None = None) -> Path:
+    """docs/examples/trinity.yaml with ``algorithm.algorithm_type`` `algorithm`, written in `tmp_path` as `name`
+    (``<algorithm>.yaml`` by default)."""
+    config = yaml.safe_load(EXAMPLE.read_text())
+    config["algorithm"]["algorithm_type"] = algorithm
+    given = tmp_path / (name or f"{algorithm}.yaml")
+    given.write_text(yaml.safe_dump(config))
+    return given
+
+
 def _dpo(size: Any, version: str | None) -> dict[str, Any]:
     """test_ownbudget_s72's padded config for DPO, every size 1 but the actor's, `size`."""
     return _config("dpo", version, {**ONE, "actor": {"ppo_micro_batch_size_per_gpu": size}})
@@ -81,10 +91,7 @@ def _unbounded_of(config: dict[str, Any]) -> list[str]:
     (("--trinity-version", "0.5"), 1, None, None)])
 def test_write_and_emit_write_the_pair_size_of_the_release(cli: Cli, tmp_path: Path, version: tuple[str, ...],
                                                            size: int, before: str | None, option: str | None):
-    config = yaml.safe_load(EXAMPLE.read_text())
-    config["algorithm"]["algorithm_type"] = "dpo"
-    given = tmp_path / "dpo.yaml"
-    given.write_text(yaml.safe_dump(config))
+    given = example_with_algorithm(tmp_path, "dpo")
     written = tmp_path / "written.yaml"
     common = ("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", *version)
     status, _, err = cli(*common, "--write", str(written))
@@ -99,9 +106,8 @@ def test_write_and_emit_write_the_pair_size_of_the_release(cli: Cli, tmp_path: P
     assert (emitted["actor"]["ppo_micro_batch_size_per_gpu"], emitted["ref"]["log_prob_micro_batch_size_per_gpu"]) == (
         size, 1)
     assert ("# 2 for DPO: one pair" in out) == (size == 2)
-    # a config of another algorithm: one sequence, no note
-    config["algorithm"]["algorithm_type"] = "grpo"
-    given.write_text(yaml.safe_dump(config))
+    # a config of another algorithm (written in the DPO one's place, which `common` names): one sequence, no note
+    example_with_algorithm(tmp_path, "grpo", given.name)
     status, out, err = cli(*common, "--emit", "trinity")
     assert (status, "trains DPO" in err, yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"][
         "actor"]["ppo_micro_batch_size_per_gpu"]) == (0, False, 1)
@@ -117,10 +123,7 @@ def test_the_comment_says_which_size_for_which_line():
 def _dpo_config_answer(cli: Cli, tmp_path: Path, algorithm: str) -> dict[str, Any]:
     """The --json answer for docs/examples/trinity.yaml with InternLM2-7B and `algorithm`: 32768 tokens on the 6
     trainer GPUs of H100 its cluster leaves beside 2 rollout GPUs."""
-    config = yaml.safe_load(EXAMPLE.read_text())
-    config["algorithm"]["algorithm_type"] = algorithm
-    given = tmp_path / f"{algorithm}.yaml"
-    given.write_text(yaml.safe_dump(config))
+    given = example_with_algorithm(tmp_path, algorithm)
     status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--json")
     assert status == 0
     (answer,) = json.loads(out)
@@ -156,10 +159,7 @@ def test_the_pair_is_counted_in_one_place_and_only_for_a_padded_model():
 def test_the_verdict_on_a_dpo_config_counts_the_pair(cli: Cli, tmp_path: Path):
     predicted = {}
     for algorithm in ("grpo", "dpo"):
-        config = yaml.safe_load(EXAMPLE.read_text())
-        config["algorithm"]["algorithm_type"] = algorithm
-        given = tmp_path / f"{algorithm}.yaml"
-        given.write_text(yaml.safe_dump(config))
+        given = example_with_algorithm(tmp_path, algorithm)
         status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100")
         predicted[algorithm] = (status, " ".join(out.split()).split("the memory model predicts ")[1].split(" GiB")[0])
     assert predicted == {"grpo": (0, "55.6"), "dpo": (0, "87.7")}  # vanilla on 6 GPUs at 32768: one sequence, a pair
@@ -168,10 +168,7 @@ def test_the_verdict_on_a_dpo_config_counts_the_pair(cli: Cli, tmp_path: Path):
 def test_an_interpolated_dpo_algorithm_is_read_alike_by_the_keys_their_check_and_the_note(cli: Cli, tmp_path: Path):
     """``algorithm_type: ${oc.env:ALGO,dpo}``: the fragment's keys, their own check and the note all read its default
     (an internal error, exit 70, where the check read the text as written and refused the pair's size 2)."""
-    config = yaml.safe_load(EXAMPLE.read_text())
-    config["algorithm"]["algorithm_type"] = "${oc.env:ALGO,dpo}"
-    given = tmp_path / "dpo.yaml"
-    given.write_text(yaml.safe_dump(config))
+    given = example_with_algorithm(tmp_path, "${oc.env:ALGO,dpo}", "dpo.yaml")
     status, out, err = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--emit",
                            "trinity")
     actor = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]

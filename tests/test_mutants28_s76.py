@@ -23,11 +23,12 @@ from test_clusterlimits_s76 import (
     _late,
     planner_solve_limits,  # noqa: F401 (a fixture)
 )
+from test_dpomicro_s76 import example_with_algorithm
 from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
 from test_lorarest4_s76 import MOE_NAMES
 from test_lorarest4_s76 import _config as _lora_config
 from test_moecost_s61 import DEEPSEEK_V2_LITE_LIKE
-from test_padbound_s71 import EXAMPLE, INTERNLM2
+from test_padbound_s71 import INTERNLM2
 from test_persona43_s76 import GRPO_14B
 from test_runningfirst_s75 import JOBS, POOL
 
@@ -125,10 +126,7 @@ def test_a_dpo_config_of_a_model_with_remove_padding_on_counts_no_pair(cli: Cli,
     # and the answer says none (dpo_pairs left out), as for GRPO.
     answers = {}
     for algorithm in ("grpo", "dpo"):
-        config = yaml.safe_load(EXAMPLE.read_text())
-        config["algorithm"]["algorithm_type"] = algorithm
-        given = tmp_path / f"{algorithm}.yaml"
-        given.write_text(yaml.safe_dump(config))
+        given = example_with_algorithm(tmp_path, algorithm)
         status, out, err = cli("--from-config", str(given), "--gpu", "h100", "--json")
         (answer,) = json.loads(out)
         answers[algorithm] = (status, err, answer["model"], "dpo_pairs" in answer, answer["plans"][0]["memory_gb"])
@@ -176,10 +174,7 @@ def test_no_count_within_the_budget_with_room_for_a_configs_rollout_names_its_ex
 def test_the_longest_length_of_a_padded_models_dpo_config_lies_on_the_grid(cli: Cli, tmp_path: Path):
     # InternLM2-7B has no tables: where the estimates without the pair (longer) were taken as the uncapped ones, every
     # cell read as stopped by a table, and the longest length left the grid (40358).
-    config = yaml.safe_load(EXAMPLE.read_text())
-    config["algorithm"]["algorithm_type"] = "dpo"
-    given = tmp_path / "dpo.yaml"
-    given.write_text(yaml.safe_dump(config))
+    given = example_with_algorithm(tmp_path, "dpo")
     status, out, err = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100",
                            "--maximize", "len", "--json")
     (answer,) = json.loads(out)
@@ -208,10 +203,7 @@ def test_rollout_gpus_given_beside_a_config_are_named_as_the_option(cli: Cli, tm
 
 
 def test_a_padded_models_dpo_plan_summary_says_the_pair_is_counted(cli: Cli, tmp_path: Path):
-    config = yaml.safe_load(EXAMPLE.read_text())
-    config["algorithm"]["algorithm_type"] = "dpo"
-    given = tmp_path / "dpo.yaml"
-    given.write_text(yaml.safe_dump(config))
+    given = example_with_algorithm(tmp_path, "dpo")
     status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100")
     assert status == 0
     assert ("token budget none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts "
@@ -230,10 +222,7 @@ def test_the_greedy_baseline_places_the_higher_priority_first(tmp_path: Path):
 
 
 def test_trinity_05_writes_dpos_size_1_without_the_verl_lines_note(cli: Cli, tmp_path: Path):
-    config = yaml.safe_load(EXAMPLE.read_text())
-    config["algorithm"]["algorithm_type"] = "dpo"
-    given = tmp_path / "dpo.yaml"
-    given.write_text(yaml.safe_dump(config))
+    given = example_with_algorithm(tmp_path, "dpo")
     common = ("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--trinity-version",
               "0.5")
     status, out, err = cli(*common, "--emit", "trinity")
@@ -278,10 +267,7 @@ def test_a_lora_config_that_loads_an_adapter_is_not_refused_for_its_regex(cli: C
 
 
 def test_a_dpo_config_of_a_model_with_remove_padding_on_gets_no_dpo_note(cli: Cli, tmp_path: Path):
-    config = yaml.safe_load(EXAMPLE.read_text())
-    config["algorithm"]["algorithm_type"] = "dpo"
-    given = tmp_path / "dpo.yaml"
-    given.write_text(yaml.safe_dump(config))
+    given = example_with_algorithm(tmp_path, "dpo")
     status, out, err = cli("--from-config", str(given), "--gpu", "h100", "--emit", "trinity")
     actor = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
     # remove padding on: dynamic batch sizes bound a pair as any sequences; no micro-batch size is written
@@ -297,10 +283,7 @@ def test_two_lora_configs_are_refused_as_such_not_for_the_first_ones_regex(cli: 
 
 
 def test_explain_weighs_a_padded_models_dpo_pair_in_the_nearest_over_memory(cli: Cli, tmp_path: Path):
-    config = yaml.safe_load(EXAMPLE.read_text())
-    config["algorithm"]["algorithm_type"] = "dpo"
-    given = tmp_path / "dpo.yaml"
-    given.write_text(yaml.safe_dump(config))
+    given = example_with_algorithm(tmp_path, "dpo")
     status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100", "--len",
                          "65536", "--explain")
     assert status == 1

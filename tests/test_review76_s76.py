@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_dpomicro_s76 import ACTOR_SIZE
+from test_dpomicro_s76 import ACTOR_SIZE, example_with_algorithm
 from test_ownbudget_s72 import ONE, _config, _problems
-from test_padbound_s71 import EXAMPLE, INTERNLM2, Cli
+from test_padbound_s71 import INTERNLM2, Cli
 
 from solver.tables import load_catalog
 from solver.trinity.plan_keys import config_trains_dpo
@@ -23,11 +23,7 @@ PAIR_FIX = (f"set it to 2 ({PATCHER} does), one pair, a chosen and a rejected se
 
 def _interpolated(tmp_path: Path, default: str) -> Path:
     """The docs' example config with ``algorithm_type: ${oc.env:ALGO,<default>}``."""
-    config = yaml.safe_load(EXAMPLE.read_text())
-    config["algorithm"]["algorithm_type"] = f"${{oc.env:ALGO,{default}}}"
-    given = tmp_path / f"{default}.yaml"
-    given.write_text(yaml.safe_dump(config))
-    return given
+    return example_with_algorithm(tmp_path, f"${{oc.env:ALGO,{default}}}", f"{default}.yaml")
 
 
 def _actor_size(text: str) -> int:
