@@ -405,7 +405,20 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
 LORA_CONFIGS_WORDS = ("a new adapter on all-linear (Trinity's default target_modules), as planned; with LoRA Trinity "
                       "builds no reference model")
 """What the LoRA config that a plan's keys turn LoRA on with says (``model.lora_configs: [{lora_rank: R}]``, written
-where no config of the user's gives its own: `solver.trinity.plan_keys`, the apply lines)."""
+where no config of the user's gives its own: `solver.trinity.plan_keys`, the apply lines), on any model but a mixture
+of experts whose LoRA config PEFT converts (`lora_configs_words`)."""
+
+
+def lora_configs_words(model: Model) -> str:
+    """What the LoRA config a plan's keys turn LoRA on with says for `model`: `LORA_CONFIGS_WORDS`, and on a mixture of
+    experts whose LoRA config PEFT converts (`MoE.peft_converts_experts`) what ``lora-moe-config-unsaved`` cautions of
+    (`solver.trinity.checks`): each checkpoint's adapter config saved cut short, which vLLM fails to reload."""
+    if model.moe is None or not model.moe.peft_converts_experts:
+        return LORA_CONFIGS_WORDS
+    return (f"{LORA_CONFIGS_WORDS}; but with transformers 5 (Trinity 0.6 requires it) PEFT makes the adapter's "
+            "target_parameters a set, which Trinity's _save_lora cannot write as JSON, so the explorer's vLLM fails "
+            f"to reload the adapter at the first weight sync: train {model.name} without LoRA, or patch _save_lora to "
+            "write target_parameters as a list")
 
 
 class TablesVerdict(Frozen):

@@ -37,10 +37,10 @@ from solver.results import (
 )
 from solver.rules import (
     COMMAND_OPTIONS,
-    LORA_CONFIGS_WORDS,
     OptionNames,
     host_ram_check_words,
     least_token_budget,
+    lora_configs_words,
     one_sequence_per_micro_batch,
     rope_theta_to_set,
     sp_degrees,
@@ -121,7 +121,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.lora_rank and kept_in is None:  # a config's own LoRA stays
-        lines += [f"# {LORA_CONFIGS_WORDS}:", f"model.lora_configs: [{{lora_rank: {plan.lora_rank}}}]"]
+        lines += [f"# {lora_configs_words(model)}:", f"model.lora_configs: [{{lora_rank: {plan.lora_rank}}}]"]
     if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None and rope_scaling is not None:

@@ -21,8 +21,8 @@ from solver.query import (
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import (
     COMMAND_OPTIONS,
-    LORA_CONFIGS_WORDS,
     host_ram_check_words,
+    lora_configs_words,
     one_sequence_per_micro_batch,
     rope_theta_to_set,
 )
@@ -240,7 +240,7 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     same_length = given_length is not None and readings.number(rollout_length) == given_length
     keys = [PlanKey(path=("model", "max_model_len"), value=length),
             *([PlanKey(path=rollout_length, value=length, existing_only=True)] if same_length else []),
-            *_lora_keys(plan, config)]
+            *_lora_keys(plan, model, config)]
     factor = model.yarn_factor(length)
     if factor is None:
         return keys
@@ -281,16 +281,16 @@ def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool,
     ]
 
 
-def _lora_keys(plan: Plan, config: Any) -> list[PlanKey]:
+def _lora_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
     """The LoRA config that turns on LoRA at the rank `plan` counted (`Plan.lora_rank`), for a fragment made without a
     config (`config` None: a cluster job's, or one planned with --lora-rank alone), which every release reads
     (``model.lora_configs``: Trinity 0.6 on verl 0.8 or later reads no other LoRA key, and before 0.8, as 0.5, it fills
     verl's ``lora_rank`` from it); Trinity then makes a new adapter on its default ``target_modules``, ``all-linear``,
-    which the plans count, and builds no reference model. None for full fine-tuning, or where `config` gives its
-    own."""
+    which the plans count, and builds no reference model (its comment: `lora_configs_words` of `model`). None for
+    full fine-tuning, or where `config` gives its own."""
     if not plan.lora_rank or config is not None:
         return []
-    return [PlanKey(path=LORA_CONFIGS, value=[{"lora_rank": plan.lora_rank}], comment=LORA_CONFIGS_WORDS)]
+    return [PlanKey(path=LORA_CONFIGS, value=[{"lora_rank": plan.lora_rank}], comment=lora_configs_words(model))]
 
 
 def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, check_trinity_version
+from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, ConfigProblemCode, check_trinity_version
 from solver.results import Plan, SettingsArguments, TrinitySettings, plan_environment
 from solver.rules import API_OPTIONS, OptionNames, batch_split_violation, whole_nodes_violation
 from solver.tables import (
@@ -55,7 +55,7 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
                   gpu: str | None = None) -> tuple[list[PlanKey], TrinitySettings]:
     """The keys of `plan_settings`' `arguments` (checked: `check_settings_arguments`) in the fragment's order, the
     model section's, the cluster's, the explorer's (the rollout model's YaRN, `layout`'s), then the trainer's, and the
-    settings they make, checked against Trinity's rules (`check_trinity_config`): every fragment and every settings
+    settings they make, checked against Trinity's rules (`trinity_config_problems`): every fragment and every settings
     object is made here. `option_names` and the plan's GPU type `gpu` (None: not known) word the keys' comments only.
     `EngineError` as `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never
     of the input."""
@@ -71,12 +71,15 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
     settings = TrinitySettings(config=_nested(ordered),
                                environment=plan_environment(plan, model, arguments.shared_gpus),
                                trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
-    from solver.trinity.checks import check_trinity_config  # ruamel: only once settings are made, not on import
+    from solver.trinity.checks import trinity_config_problems  # ruamel: only once settings are made, not on import
 
     # DPO's actor size (`solver.trinity.plan_keys.DPO_PAIR_SIZES`) is checked as for the algorithm of `layout`
     dpo = config_trains_dpo(layout)
     checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo else settings.config
-    problems = check_trinity_config(checked, model, plan.gpus, environ=settings.environment, version=version)
+    # LoRA on a mixture of experts whose adapter config Trinity saves cut short: the LoRA key's comment says so
+    problems = [problem.words for problem in trinity_config_problems(checked, model, plan.gpus,
+                                                                     environ=settings.environment, version=version)
+                if problem.code is not ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED]
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
     return ordered, settings
