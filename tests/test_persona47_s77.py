@@ -43,3 +43,15 @@ def test_lora_on_a_dense_model_or_an_unconverted_mixture_of_experts_says_no_such
                            "--lora-rank", "16")
     assert (status, err) == (0, "")
     assert f"# {LORA_WORDS}:\nmodel.lora_configs: [{{lora_rank: 16}}]\n" in out
+
+
+def test_a_cluster_job_training_lora_on_mixtral_is_written_with_the_unsaved_caution(cli: Cli, tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: h100s, gpu: h100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                     f"  - {{name: mix, model_config: {HF_CONFIGS / 'Mixtral-8x7B-v0.1.json'}, max_model_len: 16384, "
+                     "lora_rank: 32}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--emit-dir", str(tmp_path / "emit"))
+    assert status == 0, out  # was an internal error (exit 70) as the job's config was made
+    words = LORA_WORDS + MOE_UNSAVED.format(model="Mixtral-8x7B-v0.1")
+    assert fragment_comment(words, "  ") + "  lora_configs: [{lora_rank: 32}]\n" in (
+        tmp_path / "emit" / "mix.yaml").read_text(encoding="utf-8")
