@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -32,6 +33,13 @@ IDLE_SIZES = [  # (GPUs in the fleet, jobs, time limit in seconds): fewer jobs t
     (64, 8, 10),
     (512, 60, 10),
 ]
+CURRENT_SIZES = [  # (GPUs in the fleet, jobs): fleets re-placed with --current, at each of CURRENT_LIMITS
+    (64, 50),
+    (128, 120),
+    (256, 250),
+    (512, 400),
+]
+CURRENT_LIMITS = [1, 3, 10, 30]
 MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 LENGTHS = [4096, 8192, 16384, 20480, 32768, 40960, 51200, 65536, 81920, 102400]
 
@@ -91,6 +99,73 @@ def run_idle(gpus: int, jobs: int, limit: float, seed: int) -> dict:
     return figures
 
 
+def changed_fleet(fleet: dict, seed: int) -> dict:
+    """`fleet` (`generate`'s) as it is re-planned: a fifth of its jobs at another length, one node fewer in its first
+    pool, and a tenth more jobs (from `generate` with another seed)."""
+    rng = random.Random(seed)
+    jobs = [dict(job) for job in fleet["jobs"]]
+    for job in rng.sample(jobs, len(jobs) // 5):
+        job["max_model_len"] = rng.choice(LENGTHS)
+    pools = [dict(pool) for pool in fleet["pools"]]
+    pools[0]["nodes"] = max(1, pools[0]["nodes"] - 1)
+    added = generate(8, max(1, len(jobs) // 10), seed + 1000)["jobs"]
+    jobs += [{**job, "name": f"new-{index:04d}", **({"pool": rng.choice(pools)["name"]} if "pool" in job else {})}
+             for index, job in enumerate(added)]
+    return {"pools": pools, "jobs": jobs}
+
+
+def run_current(gpus: int, jobs: int, limits: list[int], seed: int) -> dict:
+    """Place one fleet (10 s), change it (`changed_fleet`) and place it again with the first placement as what runs
+    now (`current`), at each time limit: per limit the seconds, status, priority and bound, the running jobs that
+    stay, move and stop, when the first stage reached its best priority and when it ended (the stage of running jobs
+    kept reports its first placement: the time between, CP-SAT kept more running jobs and proved the count), as the
+    progress reports time them; and what the greedy start alone keeps."""
+    import solver
+    from solver.cluster import Planner
+    from solver.cluster.options import fleet_options
+    from solver.cluster.search import placement_search
+    from solver.results import SCHEMA_VERSION
+    from solver.tables import load_catalog, load_fleet, load_weights, read_current
+
+    catalog = load_catalog()
+    figures: dict = {"gpus": gpus, "jobs": jobs, "runs": []}
+    with tempfile.TemporaryDirectory() as folder:
+        first_path, path, now = Path(folder) / "first.yaml", Path(folder) / "fleet.yaml", Path(folder) / "now.json"
+        first = generate(gpus, jobs, seed)
+        first_path.write_text(yaml.safe_dump(first), encoding="utf-8")
+        now.write_text(solver.place(first_path, time_limit_s=10).model_dump_json(), encoding="utf-8")
+        path.write_text(yaml.safe_dump(changed_fleet(first, seed)), encoding="utf-8")
+        fleet = load_fleet(path, catalog)
+        running = read_current(now, fleet, SCHEMA_VERSION)
+        figures.update(jobs=len(fleet.jobs), gpus=sum(p.nodes * p.gpus_per_node for p in fleet.pools),
+                       running=len(running))
+        planner = Planner(catalog.for_fleet(fleet), load_weights(), "auto", 30)
+        options = fleet_options(planner, fleet, running=running).options
+        _, _, start = placement_search(fleet, options, False, running)
+        placed = {option.job for option, value in zip(options, start.values) if value}
+        staying = 0 if start.kept is None else len(start.kept.staying)
+        figures["greedy"] = {"priority": start.objective, "stay": staying,
+                             "move": sum(job.job in placed for job in running) - staying,
+                             "stop": sum(job.job not in placed for job in running)}
+        for limit in limits:
+            reports: list[tuple[str, float, float, float]] = []
+            started = time.perf_counter()
+            result = solver.place(path, time_limit_s=limit, current=now,
+                                  progress=lambda *report, reports=reports: reports.append(report))
+            seconds = time.perf_counter() - started
+            priority = [report for report in reports if report[0] == "placed priority"]
+            kept = [report for report in reports if report[0] == "running jobs kept"]
+            said = Counter(p.current for p in result.placements) + Counter(u.current for u in result.unplaced)
+            figures["runs"].append({
+                "limit": limit, "seconds": seconds, "status": result.status, "objective": result.objective,
+                "bound": result.bound, "stay": said["stays"], "move": said["moves"], "stop": said["stops"],
+                "best_at_s": next((report[3] for report in priority if report[1] == priority[-1][1]), None),
+                "first_stage_ends_s": kept[0][3] if kept else None,
+                "priority_reports": len(priority), "cut_short": len(result.ways_cut_short),
+                "stopped": list(result.wall_clock_stopped)})
+    return figures
+
+
 def run_one(gpus: int, jobs: int, limit: float, seed: int, host_ram_gb: float | None) -> dict:
     """Solve one size in this process; returns the figures (and peak memory) as a dict."""
     from solver.cluster import Planner, greedy, place
@@ -129,9 +204,16 @@ def main() -> None:
                              "every job's start-up load and Offload jobs' states (default: not checked)")
     parser.add_argument("--idle", action="store_true",
                         help="fleets with fewer jobs than room: the placement with and without widening onto idle GPUs")
+    parser.add_argument("--current", action="store_true",
+                        help="fleets re-placed with what runs now (--current) at time limits 1, 3, 10 and 30 s: the "
+                             "running jobs that stay, move and stop, beside the greedy start's (--largest: how many "
+                             "fleets)")
     args = parser.parse_args()
     if args.idle:
         idle_table(args.seed)
+        return
+    if args.current:
+        current_table(args.seed, min(args.largest, len(CURRENT_SIZES)))
         return
     if args.one:
         gpus, jobs, limit = args.one
@@ -165,6 +247,27 @@ def idle_table(seed: int) -> None:
                       str(plain["gpus_used"]), f"{widened['seconds']:.1f}", f"{widened['cost']:.3f}",
                       str(widened["gpus_used"]), str(widened["grown"]))
     Console(width=max(Console().width, 140)).print(table)
+
+
+def current_table(seed: int, fleets: int) -> None:
+    """Print the figures of the first `fleets` of `CURRENT_SIZES` re-placed with --current (`run_current`)."""
+    table = Table(title=f"rft-solver cluster benchmarks with running jobs (seed {seed}): --current, then greedy start")
+    for column in ("GPUs", "jobs", "running", "limit s", "time s", "status", "priority", "bound", "cut short",
+                   "stay/move/stop", "best priority at s", "1st stage ends s", "greedy priority",
+                   "greedy stay/move/stop"):
+        table.add_column(column, justify="right")
+    for gpus, jobs in CURRENT_SIZES[:fleets]:
+        row = run_current(gpus, jobs, CURRENT_LIMITS, seed)
+        kept = row["greedy"]
+        for run in row["runs"]:
+            table.add_row(str(row["gpus"]), str(row["jobs"]), str(row["running"]), str(run["limit"]),
+                          f"{run['seconds']:.1f}", run["status"], str(run["objective"]), str(run["bound"]),
+                          str(run["cut_short"]), f"{run['stay']}/{run['move']}/{run['stop']}",
+                          *("-" if run[key] is None else f"{run[key]:.1f}"
+                            for key in ("best_at_s", "first_stage_ends_s")),
+                          str(kept["priority"]),
+                          f"{kept['stay']}/{kept['move']}/{kept['stop']}")
+    Console(width=max(Console().width, 160)).print(table)
 
 
 if __name__ == "__main__":

@@ -86,8 +86,8 @@ GpuNames = str | list[str] | tuple[str, ...] | None
 tables."""
 EstimateMode = Literal["auto", "only", "never"]
 Progress = Callable[[str, float, float, float], None]
-"""Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement
-(`solver.cluster.place`'s `progress`)."""
+"""Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement whose objective
+or bound, as the stage counts them, changes (`solver.cluster.place`'s `progress`)."""
 
 
 MODEL_PATH_KEY = "model.model_path"

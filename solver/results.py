@@ -2202,7 +2202,7 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
         "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "
         "where one of them must be placed (a required job, or any with minimize='nodes'), the search for a placement "
-        "never ran: status 'unknown'"))
+        "never ran: status 'unknown' ('infeasible' where another job that must be placed has no way to run at all)"))
     ways_time_limit_s: int | None = Field(default=None, description=(
         "where the count of the planner's questions cut the jobs' ways short (ways_cut_short; not the wall clock), the "
         "time limit, in whole seconds, that would likely work out every job's ways: the questions asked, and as many "
@@ -2230,12 +2230,18 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "plans were held to: its fragments' release unless another is named; None where none was, or read from JSON"))
 
     @property
-    def search_never_ran(self) -> bool:
+    def required_cut_short(self) -> bool:
         """Whether the time limit ran out working out the jobs' ways before a job that must be placed (a required
-        job, or any with minimize='nodes') got its own, so that no placement was searched for (status unknown)."""
+        job, or any with minimize='nodes') got its own."""
         if self.objective_counts == "nodes":
             return bool(self.ways_cut_short)
         return bool(set(self.required) & set(self.ways_cut_short))
+
+    @property
+    def search_never_ran(self) -> bool:
+        """Whether no placement was searched for as a job that must be placed got no ways in time
+        (`required_cut_short`; status unknown), not as another has no way at all (status infeasible)."""
+        return self.required_cut_short and self.status != "infeasible"
 
     @property
     def gap(self) -> float | None:

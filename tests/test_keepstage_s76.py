@@ -3,7 +3,7 @@ work (session 76): the placed-priority stage's placement, which pays no heed to 
 running jobs that the greedy start (`greedy_start`: the running jobs kept first) keeps at the same priority. The
 search took the greedy start where it reached the first stage's objective and kept more running jobs, and hints the
 running jobs it keeps to the stages after it; since test_stagekept_s76, the first stage weighs the running jobs kept
-itself (`keeping_running_jobs`), and, starting from the greedy start, keeps as many."""
+itself (`first_stage_objective`), and, starting from the greedy start, keeps as many."""
 
 from __future__ import annotations
 

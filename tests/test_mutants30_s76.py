@@ -1,5 +1,5 @@
 """Mutation testing of session 76's last merges (helper mutants30): the first stage's weighing of the running jobs
-kept (`keeping_running_jobs`, `count_of`, `solve_stages`), the ways as they run past the ways' limit
+kept (`first_stage_objective`, `count_of`, `solve_stages`), the ways as they run past the ways' limit
 (`fleet_options`, `past_run_deadline`), a smaller card's note (`smaller_gpu_types`, `smaller_card_words`,
 `_tables_say`). Each test kills a mutant that the merges' own tests left alive."""
 

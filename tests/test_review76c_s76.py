@@ -23,7 +23,7 @@ from solver.cluster.search import ProgressCallback
 
 Stop = Callable[[tuple[int, int], tuple[int, int]], bool]
 """Whether to stop the placed-priority stage at a placement: its objective and CP-SAT's bound as CP-SAT weighs them
-(`keeping_running_jobs`), and as read back in priority (`count_of`)."""
+(`first_stage_objective`), and as read back in priority (`count_of`)."""
 
 
 def _stopping(monkeypatch: pytest.MonkeyPatch, stop: Stop) -> list[tuple[str, str]]:

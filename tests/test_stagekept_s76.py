@@ -1,7 +1,7 @@
 """`solve cluster --current` where the wall clock stops the search after its first stage (session 76): that stage's
 placement stood, and in it which running jobs stay was free, so it moved running jobs that could have stayed at its
 priority (an operator's run moved 12 at priority 91). The first stage now weighs the running jobs kept below its own
-count (`keeping_running_jobs`: priority x (1 + running jobs) + running jobs kept), its objective and bound read back
+count (`first_stage_objective`: priority x (1 + running jobs) + running jobs kept), its objective and bound read back
 as that count (`count_of`), which the stages after it keep."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from test_runningfirst_s75 import JOBS, _fleet
 from test_smallslips20_s75 import FORTY_JOBS
 
 import solver
-from solver.cluster.model import count_of, keeping_running_jobs
+from solver.cluster.model import count_of, first_stage_objective
 from solver.cluster.options import Planner, fleet_options
 from solver.cluster.search import placement_search
 from solver.results import SCHEMA_VERSION
@@ -56,7 +56,7 @@ def test_the_greedy_start_places_less_priority_than_the_first_stage(tmp_path: Pa
     assert built.kept is not None and len(built.kept.stays) == 3
     (name, priority, maximise), (kept_name, _, _) = stages[:2]
     assert (name, maximise, kept_name) == ("priority", True, "stays")
-    objective, weight = keeping_running_jobs(built, priority, maximise)
+    objective, weight = first_stage_objective(built, priority, maximise)
     assert weight == 4 and objective is not priority
 
 

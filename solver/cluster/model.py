@@ -2,7 +2,7 @@
 fills (`build_placement_model`), with the GPUs each job takes at its fewest (`fewest_gpus`) held to the pools' where
 every job runs; the nodes a placement uses (`nodes_used`), the nodes bought where a pool may grow
 (`add_bought_nodes`); the running jobs kept where they run (`keep_running_jobs`), weighed in the first stage's
-objective too (`keeping_running_jobs`); the tie-break among equally good placements (`tie_break`), and a placement
+objective too (`first_stage_objective`); the tie-break among equally good placements (`tie_break`), and a placement
 hinted as the next search's start (`hint_placement`)."""
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
             ("tie-break", tie_break(fleet, options, built), False)]
 
 
-def keeping_running_jobs(built: PlacementModel, count: cp_model.LinearExprT, maximise: bool
+def first_stage_objective(built: PlacementModel, count: cp_model.LinearExprT, maximise: bool
                          ) -> tuple[cp_model.LinearExprT, int]:
     """The first stage's objective as CP-SAT solves it, and the weight of the stage's own `count` in it: where `built`
     keeps running jobs (`keep_running_jobs`), the count weighed one more than the running jobs that may stay, plus
@@ -270,7 +270,7 @@ def keeping_running_jobs(built: PlacementModel, count: cp_model.LinearExprT, max
 
 
 def count_of(value: int, weight: int, maximise: bool) -> int:
-    """The first stage's own count in a `value` (or bound) of its objective as `keeping_running_jobs` weighs it: the
+    """The first stage's own count in a `value` (or bound) of its objective as `first_stage_objective` weighs it: the
     running jobs kept, fewer than `weight`, taken off (maximised: rounded down; minimised: up)."""
     return value // weight if maximise else -(-value // weight)
 

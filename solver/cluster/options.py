@@ -581,7 +581,8 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
     alone (`as_it_runs_ways`' questions, past the limit: one per evidence tier at most, each with what is left of
     `run_deadline`'s, or `AS_IT_RUNS_FLOOR_S` where less: `past_run_deadline`), marked `ways_cut_short`; none where a
     job the placement must place (`required`, indexes) is cut short (it runs not, or has no way as it runs: the
-    required come first), as no placement is then searched (`search.place`), which those ways were for."""
+    required come first) or has no way at all, as no placement is then searched (`search.place`), which those ways
+    were for."""
     running_by_job = {job.job: job for job in running}
     by_job: dict[int, list[Option]] = {}
     wall_clock_cut, covering = False, None
@@ -608,6 +609,8 @@ def fleet_options(planner: Planner, fleet: Fleet, limit: WaysLimit | None = None
             left = order[position:]
             if any(index in required and index not in running_by_job for index in left):
                 break  # a required job cut short: no placement is searched, for the ways as they run to serve
+            if any(index in required and not by_job[index] for index in order[:position]):
+                break  # a required job has no way at all: the placement is infeasible, whatever runs as it runs
             for index in (index for index in left if index in running_by_job):
                 with past_run_deadline(AS_IT_RUNS_FLOOR_S):  # a millisecond past the run's end may leave it no way
                     as_it_runs = as_it_runs_ways(planner, fleet, running_by_job[index])

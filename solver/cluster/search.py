@@ -22,9 +22,9 @@ from solver.cluster.model import (
     PlacementModel,
     build_placement_model,
     count_of,
+    first_stage_objective,
     hint_placement,
     keep_running_jobs,
-    keeping_running_jobs,
     placement_solver,
     placement_stages,
     required_jobs,
@@ -97,16 +97,20 @@ STAGES = {"priority": "placed priority", "nodes": "nodes used", "stays": "runnin
 
 class ProgressCallback(cp_model.CpSolverSolutionCallback):
     """Reports each better placement of a stage to `report` (`Progress`): what the stage counts in its objective's
-    value and bound (`counted`), the bound through `bounded` then."""
+    value and bound (`counted`), the bound through `bounded` then; only where one of them changes (a first stage
+    that keeps running jobs finds placements that keep more of them at the same count)."""
 
     def __init__(self, stage: str, report: Progress, started: float, bounded: Callable[[int], int],
                  counted: Callable[[int], int]) -> None:
         super().__init__()
         self.stage, self.report, self.started, self.bounded, self.counted = stage, report, started, bounded, counted
+        self.reported: tuple[int, int] | None = None
 
     def on_solution_callback(self) -> None:
-        self.report(self.stage, self.counted(round(self.objective_value)),
-                    self.bounded(self.counted(round(self.best_objective_bound))), time.monotonic() - self.started)
+        shown = (self.counted(round(self.objective_value)), self.bounded(self.counted(round(self.best_objective_bound))))
+        if shown != self.reported:
+            self.reported = shown
+            self.report(self.stage, *shown, time.monotonic() - self.started)
 
 
 def place(
@@ -139,10 +143,12 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
     every_job = minimize == "nodes"
     required = required_jobs(fleet, every_job)
     planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started, running)
+    # A required job fits nowhere: infeasible (unknown where its ways rest on a solve out of time), whatever the jobs
+    # cut short would have; the other jobs are not placed either, and say why.
+    if required & set(stuck):
+        return _none_placed(planned, [job for job in stuck if job in required], unplaced)
     if required & set(planned.cut_short):  # a job that must be placed has no ways yet: no placement can be found
         return _ways_cut_short_result(planned)
-    if required & set(stuck):  # a required job fits nowhere: the other jobs are not placed either, and say why
-        return _none_placed(planned, [job for job in stuck if job in required], unplaced)
     options = planned.options
     built, stages, start = placement_search(fleet, options, every_job, running)
     solver = placement_solver(workers, seed)
@@ -412,7 +418,9 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
     return ClusterResult(status="unknown" if planned.required_undecided else "infeasible", objective=None, bound=None,
                          objective_counts=planned.counted_by, placements=(), unplaced=unplaced + others,
                          required=required_names(fleet), no_way_to_run=planned.no_way, pools=pool_use(fleet, ()),
-                         undecided_ways=planned.undecided, wall_time_s=time.monotonic() - planned.started)
+                         undecided_ways=planned.undecided, wall_clock_stopped=planned.ways_stopped,
+                         ways_cut_short=planned.cut_short_names, ways_time_limit_s=planned.covering_time_limit_s,
+                         wall_time_s=time.monotonic() - planned.started, planning_s=planned.planning_s)
 
 
 def _time_for_reasons(fleet: Fleet, with_ways: dict[int, frozenset[int]], planning_s: float) -> float:
@@ -481,7 +489,7 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
     """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within `budget`
     of CP-SAT's deterministic time, each keeping the value the one before it reached and starting from its answer
     (the first from `start`, a greedy placement; where running jobs may stay, the first stage weighs them below its
-    own count: `keeping_running_jobs`, its objective and bound read back as that count, which the stages after it
+    own count: `first_stage_objective`, its objective and bound read back as that count, which the stages after it
     keep; proven where its bound, as `first_bound` reports it, meets it); the first stage gets 60% of the budget, the
     second half of what is left then (as does the length stage after the running jobs' kept), the rest the rest (what
     a stage leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together: a stage it
@@ -496,7 +504,7 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
             return _Staged(replace(search, proven=search.proven and not interrupt.caught), spent=spent)
         share = 0.6 if position == 0 else 0.5 if position == 1 or name == "length" else 1.0
         _set_limits(solver, (budget - spent) * share, deadline)
-        objective, weight = keeping_running_jobs(built, expression, maximise) if position == 0 else (expression, 1)
+        objective, weight = first_stage_objective(built, expression, maximise) if position == 0 else (expression, 1)
         counted = partial(count_of, weight=weight, maximise=maximise)
         (model.maximize if maximise else model.minimize)(objective)
         callback = None if progress is None else progress(STAGES[name], bounded=first_bound if position == 0 else int,

@@ -385,11 +385,14 @@ def _search_warnings(result: ClusterResult, names: OptionNames) -> list[Text]:
     warnings = []
     if result.status == "optimal" and not result.tie_broken:
         warnings.append(Text(tie_break_unproven(result.interrupted, names), style="yellow"))
-    infeasible = result.status == "infeasible"  # the jobs cut short, or with ways undecided, are not required then
+    # The jobs cut short, or with ways undecided, are not required then, unless a required job has no way at all.
+    infeasible = result.status == "infeasible"
     if result.ways_cut_short:
         raise_limit = _raise_limit(result.ways_time_limit_s, names, said=result.search_never_ran)
         warnings.append(_ways_cut_short_warning(result.ways_cut_short, (
             "so the placement is not proven best" + raise_limit if result.placements else
+            "but a job that must be placed has no way to run at all, whatever their ways" if infeasible
+            and result.required_cut_short else
             "and as none of them is required, their ways would not make room for the required jobs" if infeasible else
             "so no placement was found" + raise_limit)))
     if infeasible and result.undecided_ways:
