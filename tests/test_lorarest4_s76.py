@@ -188,8 +188,9 @@ def test_a_regex_one_architecture_takes_is_refused_on_the_other(tmp_path: Path, 
     assert (status, err, answer["current"]["refused"], answer["lora_rank"]) == (0, "", refusal is not None, 16)
     assert refused == ([] if refusal is None else [(
         f"model.lora_configs[0].target_modules '{pattern}', {refusal}: peft matches it whole (re.fullmatch) against "
-        f"each module's full name ({MOE_NAMES if model == 'Qwen3-30B-A3B' else DENSE_NAMES}), and Trinity fails as it makes the adapter: give all-linear, or a "
-        "regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")])
+        f"each module's full name ({MOE_NAMES if model == 'Qwen3-30B-A3B' else DENSE_NAMES}), and Trinity fails as it "
+        "makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
+        ".*\\.(q_proj|v_proj)")])
     if refusal is None:  # the router alone: counted as all-linear's adapter, the experts' too (on the safe side)
         [counted] = [words for words, code in zip(answer["current"]["config_problems"],
                                                   answer["current"]["config_problem_codes"], strict=True)

@@ -65,7 +65,8 @@ def test_a_regex_matching_a_module_peft_cannot_adapt_is_refused_naming_it(tmp_pa
 
 def test_peft_refuses_a_module_it_cannot_adapt_after_a_fused_half_and_takes_linears_and_embeddings() -> None:
     assert peft_target_refusal(".*norm", None, QWEN3) == f"matches model.norm, {UNSUPPORTED}"
-    assert peft_target_refusal(".*mlp\\.experts", None, QWEN3_MOE) == f"matches model.layers.N.mlp.experts, {UNSUPPORTED}"
+    assert peft_target_refusal(".*mlp\\.experts", None, QWEN3_MOE) == (
+        f"matches model.layers.N.mlp.experts, {UNSUPPORTED}")
     assert peft_target_refusal(".*mlp\\.experts", None, QWEN3) == "matches no module"
     # PEFT's conversion refuses a fused half before it adapts any module.
     assert peft_target_refusal(".*(experts\\.gate_proj|norm)", None, QWEN3_MOE) == (

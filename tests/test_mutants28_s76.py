@@ -248,8 +248,8 @@ def test_a_regex_whose_exclusion_leaves_a_dense_model_nothing_is_refused_there(c
                                                    "exclude_modules: '.*q_proj'")
     assert (status, refused) == (0, [(
         "model.lora_configs[0].target_modules '.*(mlp\\.gate|q_proj)', on Qwen3-8B (a dense model), matches no module: "
-        f"peft matches it whole (re.fullmatch) against each module's full name ({DENSE_NAMES}), and Trinity fails as it "
-        "makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
+        f"peft matches it whole (re.fullmatch) against each module's full name ({DENSE_NAMES}), and Trinity fails as "
+        "it makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
         ".*\\.(q_proj|v_proj)")])
 
 

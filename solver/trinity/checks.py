@@ -1720,7 +1720,8 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
         checks.add(ConfigProblemCode.LORA_TARGETS_ASSUMED, (
             f"{key} '{targets}', on {model.name} ({kind}, {what}, whose module names rft-solver has not read), {why} "
             f"among {names.model_type}'s names, which it assumes ({shown_module_names(names)}): peft fails as Trinity "
-            "makes the adapter where they are the model's; check the regular expression against the model's own module names (model.named_modules())"))
+            "makes the adapter where they are the model's; check the regular expression against the model's own module "
+            "names (model.named_modules())"))
         return
     of_type = "" if model.model_type is None else f", model_type {model.model_type}"
     checks.add(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
