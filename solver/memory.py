@@ -112,6 +112,7 @@ from solver.tables import (
     counted,
     sp_rule_violation,
 )
+from solver.tables.peft_names import PeftModuleNames
 
 GIB = 1024**3
 GRID = 1024
@@ -937,10 +938,13 @@ def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
 def adapted_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the weight matrices a LoRA adapter on ``all-linear`` adapts, each at the rank: every
     ``nn.Linear`` of the layers (`weight_shapes` less the embeddings, the output projection, which PEFT's
-    ``all-linear`` leaves out, and the norms, one column each), and a mixture of experts' routed experts
-    (`_adapted_expert_shapes`)."""
-    shapes = tuple(shape for shape in _layer_shapes(model, routed_experts=False) if shape[1] > 1)
-    if model.moe is None:
+    ``all-linear`` leaves out, and the norms, one column each), as the model's type lays them out
+    (`Model.peft_names`: Phi-3's fused ``qkv_proj`` and ``gate_up_proj`` one matrix each; a router only where PEFT
+    adapts it), and the routed experts of a mixture of experts whose LoRA config PEFT converts
+    (`MoE.peft_converts_experts`, `_adapted_expert_shapes`); another's are no ``nn.Linear``, which nothing adapts."""
+    shapes = tuple(shape for shape in _layer_shapes(model, routed_experts=False, linears=model.peft_names)
+                   if shape[1] > 1)
+    if model.moe is None or not model.moe.peft_converts_experts:
         return shapes
     moe = model.moe
     return shapes + _adapted_expert_shapes(model.hidden_size, moe.moe_intermediate_size, moe.experts,
@@ -960,20 +964,24 @@ def _adapted_expert_shapes(hidden: int, width: int, experts: int, layers: int) -
     return (2 * width, hidden, 2 * experts * layers), (hidden, width, experts * layers)
 
 
-def _layer_shapes(model: Model, routed_experts: bool) -> tuple[tuple[int, int, int], ...]:
+def _layer_shapes(model: Model, routed_experts: bool, linears: PeftModuleNames | None = None
+                  ) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' where
-    `routed_experts`."""
+    `routed_experts`; where `linears` gives the model type's names, its ``nn.Linear`` layers as it lays them out (a
+    fused query, key and value, or gate and up projection, one matrix; no router that is none)."""
     hidden, layers = model.hidden_size, model.num_layers
+    fused = linears is not None and linears.fused_gate_up
+    attention = _attention_shapes(model, fused_qkv=linears is not None and linears.fused_qkv)
     if model.moe is None:
-        return _attention_shapes(model) + _mlp_shapes(hidden, model.intermediate_size, layers)
+        return attention + _mlp_shapes(hidden, model.intermediate_size, layers, fused)
     moe = model.moe
     sparse = layers - moe.dense_layers
-    router = ((moe.experts, hidden, sparse),)
+    router = ((moe.experts, hidden, sparse),) if linears is None or linears.router is not None else ()
     shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
     experts = _routed_expert_shapes(hidden, moe.moe_intermediate_size, moe.experts, sparse) if routed_experts else ()
-    return (_attention_shapes(model) + router + experts + shared + gate
-            + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers))
+    return (attention + router + experts + shared + gate
+            + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers, fused))
 
 
 def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
@@ -984,21 +992,25 @@ def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) ->
     return ((experts, 2 * width * hidden, layers), (experts, hidden * width, layers))
 
 
-def _mlp_shapes(hidden: int, width: int, count: int) -> tuple[tuple[int, int, int], ...]:
-    """(rows, columns, count) of `count` gated MLPs `width` wide: their gate and up projections, and down; none for
-    no width or count."""
-    return ((width, hidden, 2 * count), (hidden, width, count)) if width and count else ()
+def _mlp_shapes(hidden: int, width: int, count: int, fused: bool = False) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of `count` gated MLPs `width` wide: their gate and up projections (one matrix twice as
+    wide where `fused`, Phi-3's ``gate_up_proj``), and down; none for no width or count."""
+    if not width or not count:
+        return ()
+    gate_up = (2 * width, hidden, count) if fused else (width, hidden, 2 * count)
+    return gate_up, (hidden, width, count)
 
 
-def _attention_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
+def _attention_shapes(model: Model, fused_qkv: bool = False) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the attention's weight tensors in all layers (`weight_shapes`): the query, key, value
-    and output projections, the layers' two RMSNorms and Qwen3's query and key norms; or a latent attention's
-    projections and norms and the layers' two RMSNorms."""
+    (one matrix where `fused_qkv`, Phi-3's ``qkv_proj``) and output projections, the layers' two RMSNorms and Qwen3's
+    query and key norms; or a latent attention's projections and norms and the layers' two RMSNorms."""
     hidden, heads, layers, mla = model.hidden_size, model.num_attention_heads, model.num_layers, model.mla
     if mla is None:
         queries, keys = heads * model.head_size, model.num_key_value_heads * model.head_size
-        return ((queries, hidden, layers), (keys, hidden, 2 * layers), (hidden, queries, layers),
-                (hidden, 1, 2 * layers), (model.head_size, 1, 2 * layers))
+        projections = (((queries + 2 * keys, hidden, layers),) if fused_qkv
+                       else ((queries, hidden, layers), (keys, hidden, 2 * layers)))
+        return projections + ((hidden, queries, layers), (hidden, 1, 2 * layers), (model.head_size, 1, 2 * layers))
     queries = heads * mla.qk_head_dim
     query = (((mla.q_lora_rank, hidden, layers), (mla.q_lora_rank, 1, layers), (queries, mla.q_lora_rank, layers))
              if mla.q_lora_rank else ((queries, hidden, layers),))

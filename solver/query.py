@@ -521,6 +521,7 @@ class ConfigProblemCode(str, Enum):
     LORA_COUNTED_AS_FULL = "lora-counted-as-full"
     LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
+    LORA_TARGETS_ASSUMED = "lora-targets-assumed"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"

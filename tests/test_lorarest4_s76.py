@@ -13,7 +13,7 @@ import pytest
 from solver.memory import lora_parameters, lora_states_bytes
 from solver.tables import load_catalog
 from solver.trinity import read_trinity_config
-from solver.trinity.peft import TargetMatch, peft_target_match
+from solver.trinity.peft import QWEN3_MOE, TargetMatch, peft_target_match
 
 Cli = Callable[..., tuple[int, str, str]]
 HEAD = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
@@ -150,18 +150,20 @@ def test_a_mixture_of_experts_routed_experts_are_counted_as_peft_adapts_them() -
     assert more == pytest.approx(16 * 1_962_934_272 / 8) == pytest.approx(3.656 * 2**30, rel=1e-3)
 
 
-MOE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens "
-             "and lm_head; for a mixture of experts, mlp.gate and mlp.experts.{gate,up,down}_proj in place of the "
-             "MLP's")
+DENSE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens "
+               "and lm_head")
+MOE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.gate, "
+             "model.layers.N.mlp.experts.{gate,up,down}_proj, model.embed_tokens and lm_head")
+"""The module names a refusal on a dense Qwen3 and on a Qwen3-MoE names (since peftnames_s77: each its own)."""
 
 
 def test_a_regex_is_matched_against_a_mixture_of_experts_names_as_peft_resolves_them() -> None:
     # Qwen3-MoE in transformers 5: the router mlp.gate (its gate.weight adapted) and the experts by their v4 names.
-    assert peft_target_match(".*mlp\\.gate", None, True) == TargetMatch(("gate",), (), None)
+    assert peft_target_match(".*mlp\\.gate", None, QWEN3_MOE) == TargetMatch(("gate",), (), None)
     assert peft_target_match(".*mlp\\.gate") == TargetMatch((), (), None)  # a dense model has no router
-    assert peft_target_match(".*experts.*", None, True) == TargetMatch(
+    assert peft_target_match(".*experts.*", None, QWEN3_MOE) == TargetMatch(
         ("experts.gate_proj", "experts.up_proj", "experts.down_proj"), (), "model.layers.N.mlp.experts")
-    assert peft_target_match("all-linear", None, True).linears == (
+    assert peft_target_match("all-linear", None, QWEN3_MOE).linears == (
         "q_proj", "k_proj", "v_proj", "o_proj", "gate", "experts.gate_proj", "experts.up_proj", "experts.down_proj")
 
 
@@ -186,8 +188,9 @@ def test_a_regex_one_architecture_takes_is_refused_on_the_other(tmp_path: Path, 
     assert (status, err, answer["current"]["refused"], answer["lora_rank"]) == (0, "", refusal is not None, 16)
     assert refused == ([] if refusal is None else [(
         f"model.lora_configs[0].target_modules '{pattern}', {refusal}: peft matches it whole (re.fullmatch) against "
-        f"each module's full name ({MOE_NAMES}), and Trinity fails as it makes the adapter: give all-linear, or a "
-        "regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")])
+        f"each module's full name ({MOE_NAMES if model == 'Qwen3-30B-A3B' else DENSE_NAMES}), and Trinity fails as it "
+        "makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
+        ".*\\.(q_proj|v_proj)")])
     if refusal is None:  # the router alone: counted as all-linear's adapter, the experts' too (on the safe side)
         [counted] = [words for words, code in zip(answer["current"]["config_problems"],
                                                   answer["current"]["config_problem_codes"], strict=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.trinity.peft import peft_target_refusal
+from solver.trinity.peft import QWEN3, QWEN3_MOE, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 HEAD = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
@@ -43,34 +43,38 @@ def _coded(current: dict[str, object], code: str) -> list[str]:
     return [words for words, given in zip(problems, codes, strict=True) if given == code]
 
 
-@pytest.mark.parametrize(("pattern", "module"), [
-    (".*norm", "model.norm"),  # was counted as full fine-tuning: test_lorarest3_s75
-    (".*\\.mlp", "model.layers.N.mlp"),
-    ("model\\.layers\\.\\d+", "model.layers.N"),
-    (".*\\.(q_proj|input_layernorm)", "model.layers.N.input_layernorm"),
-    (".*", "model"),  # the model (Qwen3Model): PEFT skips the root, "" (review76b)
+@pytest.mark.parametrize(("pattern", "module", "on"), [
+    (".*norm", "model.norm", " "),  # was counted as full fine-tuning: test_lorarest3_s75
+    (".*\\.mlp", "model.layers.N.mlp", " "),
+    ("model\\.layers\\.\\d+", "model.layers.N", " "),
+    # OLMo 2's layers have no input_layernorm: the checks, which know Qwen3-8B, refuse it (peftnames_s77)
+    (".*\\.(q_proj|input_layernorm)", "model.layers.N.input_layernorm", ", on Qwen3-8B (a dense model), "),
+    (".*", "model", " "),  # the model (Qwen3Model): PEFT skips the root, "" (review76b)
 ])
 def test_a_regex_matching_a_module_peft_cannot_adapt_is_refused_naming_it(tmp_path: Path, cli: Cli, pattern: str,
-                                                                          module: str) -> None:
+                                                                          module: str, on: str) -> None:
     lora = f"  lora_configs: [{{lora_rank: 16, target_modules: '{pattern}'}}]\n"
     status, current = _answer(tmp_path, cli, _config(lora), "--check")
-    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused"])
-    assert current["config_problems"] == [(
-        f"model.lora_configs[0].target_modules '{pattern}' matches {module}, {UNSUPPORTED}: peft matches it whole "
+    # the checks' refusal beside the config's reading, which counts the adapter that OLMo 2 would take
+    beside = [] if on == " " else ["lora-counted-as-full", "lora-targets-saved-split"]
+    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused", *beside])
+    assert current["config_problems"][:1] == [(
+        f"model.lora_configs[0].target_modules '{pattern}'{on}matches {module}, {UNSUPPORTED}: peft matches it whole "
         f"(re.fullmatch) against each module's full name ({NAMES}), {FIX}")]
 
 
 def test_peft_refuses_a_module_it_cannot_adapt_after_a_fused_half_and_takes_linears_and_embeddings() -> None:
-    assert peft_target_refusal(".*norm", None, False) == f"matches model.norm, {UNSUPPORTED}"
-    assert peft_target_refusal(".*mlp\\.experts", None, True) == f"matches model.layers.N.mlp.experts, {UNSUPPORTED}"
-    assert peft_target_refusal(".*mlp\\.experts", None, False) == "matches no module"
+    assert peft_target_refusal(".*norm", None, QWEN3) == f"matches model.norm, {UNSUPPORTED}"
+    assert peft_target_refusal(".*mlp\\.experts", None, QWEN3_MOE) == (
+        f"matches model.layers.N.mlp.experts, {UNSUPPORTED}")
+    assert peft_target_refusal(".*mlp\\.experts", None, QWEN3) == "matches no module"
     # PEFT's conversion refuses a fused half before it adapts any module.
-    assert peft_target_refusal(".*(experts\\.gate_proj|norm)", None, True) == (
+    assert peft_target_refusal(".*(experts\\.gate_proj|norm)", None, QWEN3_MOE) == (
         "matches the routed experts' gate_proj without their up_proj, which PEFT fuses into gate_up_proj (\"Cannot "
         "convert PEFT target(s) ... because they are fused\")")
-    assert peft_target_refusal(".*norm", ".*norm", False) == "matches no module"  # excluded: nothing left
+    assert peft_target_refusal(".*norm", ".*norm", QWEN3) == "matches no module"  # excluded: nothing left
     for pattern in (".*embed_tokens|.*_proj", "lm_head", ".*mlp\\.gate"):
-        assert peft_target_refusal(pattern, None, pattern == ".*mlp\\.gate") is None
+        assert peft_target_refusal(pattern, None, QWEN3_MOE if pattern == ".*mlp\\.gate" else QWEN3) is None
 
 
 @pytest.mark.parametrize(("pattern", "why"), [

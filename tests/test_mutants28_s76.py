@@ -25,7 +25,7 @@ from test_clusterlimits_s76 import (
 )
 from test_dpomicro_s76 import example_with_algorithm
 from test_greedyrunning_s76 import GREEDY, _fallback, _no_first_placement, _where, _written
-from test_lorarest4_s76 import MOE_NAMES
+from test_lorarest4_s76 import DENSE_NAMES
 from test_lorarest4_s76 import _config as _lora_config
 from test_moecost_s61 import DEEPSEEK_V2_LITE_LIKE
 from test_padbound_s71 import INTERNLM2
@@ -41,7 +41,7 @@ from solver.memory import adapted_shapes
 from solver.solve import plan as solve_plan
 from solver.tables import load_fleet, load_weights
 from solver.trinity import read_trinity_config
-from solver.trinity.config import peft_target_refusal
+from solver.trinity.peft import QWEN3_MOE, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -248,8 +248,8 @@ def test_a_regex_whose_exclusion_leaves_a_dense_model_nothing_is_refused_there(c
                                                    "exclude_modules: '.*q_proj'")
     assert (status, refused) == (0, [(
         "model.lora_configs[0].target_modules '.*(mlp\\.gate|q_proj)', on Qwen3-8B (a dense model), matches no module: "
-        f"peft matches it whole (re.fullmatch) against each module's full name ({MOE_NAMES}), and Trinity fails as it "
-        "makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
+        f"peft matches it whole (re.fullmatch) against each module's full name ({DENSE_NAMES}), and Trinity fails as "
+        "it makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
         ".*\\.(q_proj|v_proj)")])
 
 
@@ -328,8 +328,8 @@ def test_explains_more_gpus_names_a_configs_rollout_gpus_by_its_explorer(cli: Cl
 
 
 def test_both_fused_expert_projections_are_taken_together():
-    assert peft_target_refusal(".*experts\\.(gate|up)_proj", None, True) is None
-    assert peft_target_refusal(".*experts\\.gate_proj", None, True) == (
+    assert peft_target_refusal(".*experts\\.(gate|up)_proj", None, QWEN3_MOE) is None
+    assert peft_target_refusal(".*experts\\.gate_proj", None, QWEN3_MOE) == (
         "matches the routed experts' gate_proj without their up_proj, which PEFT fuses into gate_up_proj (\"Cannot "
         "convert PEFT target(s) ... because they are fused\")")
 

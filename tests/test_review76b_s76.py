@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from solver.tables.model_config import PEFT_CONVERTED_MODEL_TYPES, load_model_config
-from solver.trinity.peft import TargetMatch, peft_target_match, peft_target_refusal
+from solver.trinity.peft import QWEN3, QWEN3_MOE, TargetMatch, peft_target_match, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
@@ -69,7 +69,7 @@ OPTIONAL_Q = "(.*\\.q_proj)?"
 
 def test_a_regex_matching_the_empty_string_matches_no_other_module() -> None:
     assert peft_target_match(OPTIONAL_Q) == TargetMatch(("q_proj",), (), None)  # was other="the model itself"
-    assert [peft_target_refusal(OPTIONAL_Q, None, moe) for moe in (False, True)] == [None, None]
+    assert [peft_target_refusal(OPTIONAL_Q, None, names) for names in (QWEN3, QWEN3_MOE)] == [None, None]
     assert peft_target_match(".*").other == "model"  # the first module PEFT fails on: Qwen3Model
 
 

@@ -388,7 +388,8 @@ class Catalog(Frozen):
                                                 "vllm_sliding_window": model.vllm_sliding_window,
                                                 "vllm_refusal": model.vllm_refusal,
                                                 "vllm_rope_theta_lost": model.vllm_rope_theta_lost,
-                                                "vllm_partial_rotary_lost": model.vllm_partial_rotary_lost})
+                                                "vllm_partial_rotary_lost": model.vllm_partial_rotary_lost,
+                                                "model_type": model.model_type})
         else:
             model = model.model_copy(update={"aliases": ()})
         twin = next((m for m in self.models if m.shape == model.shape), None) if not named else None

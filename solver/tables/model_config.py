@@ -315,13 +315,21 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
                  vllm_context=vllm_context if vllm_context != native else None,
                  vllm_length_key=vllm_length_key if vllm_length_key[0] != "max_position_embeddings" else None,
                  vllm_skips_rope_factor=_vllm_skips_rope_factor(config),
-                 qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config),
+                 qwen_yarn=_is_qwen(config), model_type=_model_type(config),
+                 unchecked_layout=_unchecked_layout(config),
                  ulysses_unreached=_ulysses_unreached(config),
                  uncounted_mtp_layers=_mtp_layers(path, config),
                  router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
                  vllm_refusal=vllm_refusal, vllm_rope_theta_lost=_vllm_rope_theta_lost(path, config),
                  vllm_partial_rotary_lost=_vllm_partial_rotary_lost(path, config))
+
+
+def _model_type(config: dict[str, Any]) -> str | None:
+    """A config.json's ``model_type`` (`Model.model_type`); None where it gives none (its text was checked,
+    `_check_text_model`)."""
+    model_type = config.get("model_type")
+    return None if model_type is None else str(model_type)
 
 
 def _config_flag(path: Path, config: dict[str, Any], key: str) -> bool:

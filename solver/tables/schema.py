@@ -47,6 +47,7 @@ from solver.tables.bounds import (
     interconnect_meant,
     mib_as_gb_hint,
 )
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, PeftModuleNames, peft_module_names
 from solver.tables.text import (
     QueryError,
     brief,
@@ -389,6 +390,10 @@ class Model(Frozen):
     """Whether Qwen's model cards' validation of YaRN (`YARN_VALIDATED_FACTOR`, `YARN_VALIDATED_TOKENS`) speaks
     for the model: a Qwen model's (every model of the catalogue that YaRN extends), not one of another
     ``model_type`` read from a config.json, for which rft-solver knows of no validation."""
+    model_type: PrintableText | None = None
+    """For a model read from a config.json: its ``model_type``, whose module names LoRA's ``target_modules`` is
+    matched against and whose linear layers its adapter is counted on (``solver.tables.peft_names``); None for the
+    catalogue's models (Qwen3's and Qwen3-MoE's names) and a config.json without one."""
     unchecked_layout: PrintableText | None = None
     """For a model read from a config.json of a kind rft-solver's counts were not checked on
     (`CHECKED_MODEL_TYPES`): its ``model_type`` in words (``model_type exaone``, ``no model_type``), for the
@@ -434,6 +439,15 @@ class Model(Frozen):
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not
     depend on); None for a model that stands for itself."""
+
+    @property
+    def peft_names(self) -> PeftModuleNames:
+        """The module names LoRA's ``target_modules`` is matched against and its adapter counted on
+        (`peft_module_names` of `model_type`): the catalogue's models' (no `model_type`, no `unchecked_layout`) are
+        Qwen3's or Qwen3-MoE's; a config.json's of a type the table does not hold, or of none, are those assumed."""
+        if self.model_type is None and self.unchecked_layout is None:
+            return PEFT_NAMES_BY_MODEL_TYPE["qwen3_moe" if self.moe is not None else "qwen3"]
+        return peft_module_names(self.model_type, self.moe is not None)
 
     @property
     def shape(self) -> Shape:

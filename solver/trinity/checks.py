@@ -56,6 +56,7 @@ from solver.tables.model_config import (
     rope_scaling_problem,
     vllm_rope_problem,
 )
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -105,7 +106,7 @@ from solver.trinity.keys import (
     trains_critic,
     value_at,
 )
-from solver.trinity.peft import PEFT_MODULE_NAMES, all_linear, peft_target_refusal
+from solver.trinity.peft import all_linear, peft_target_refusal, shown_module_names
 from solver.trinity.reader import (
     omegaconf_boolean,
     omegaconf_integer,
@@ -1691,35 +1692,42 @@ def _check_no_config_path(checks: _ConfigChecks, version: TrinityVersion | None)
 
 def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
     """Check that PEFT takes the ``target_modules`` regex (less its ``exclude_modules``) of the one LoRA config from
-    which Trinity makes a new adapter (no ``path``, a rank above 0) on `model`'s modules (`peft_target_refusal`: a
-    Qwen3-MoE's where it is a mixture of experts), where it takes it on the other architecture's (on neither,
-    ``solver.trinity.config`` refuses it alike): else Trinity fails as it makes the adapter. Not on a mixture of
-    experts whose LoRA config PEFT leaves as given (not `MoE.peft_converts_experts`: Qwen2-MoE's), whose modules are
-    neither's (transformers 5.12.1's ``Qwen2MoeSparseMoeBlock``: ``mlp.shared_expert.gate_proj``, an ``nn.Linear``
-    that ``.*gate_proj`` adapts, and fused experts that PEFT does not convert), so that PEFT may take a regex that
-    the Qwen3-MoE's names refuse."""
+    which Trinity makes a new adapter (no ``path``, a rank above 0) on `model`'s module names (`Model.peft_names`,
+    `peft_target_refusal`), where it takes it on some model type's (on none, ``solver.trinity.config`` refuses it
+    alike): else Trinity fails as it makes the adapter. Where the model's names are assumed (a ``model_type``
+    ``solver.tables.peft_names`` does not hold), rft-solver cannot know that it fails, and cautions
+    (`ConfigProblemCode.LORA_TARGETS_ASSUMED`) instead."""
     configs = checks.value(LORA_CONFIGS)
-    if (not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping)
-            or model.moe is not None and not model.moe.peft_converts_experts):
+    if not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
         return
     targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
     whole_rank = omegaconf_integer(rank)
     if (configs[0].get("path") is not None or not isinstance(targets, str) or all_linear(targets)
             or excluded is not None and not isinstance(excluded, str) or whole_rank is not None and whole_rank < 1):
         return
-    moe = model.moe is not None
+    names = model.peft_names
     try:
-        why = peft_target_refusal(targets, excluded, moe)
-        if why is None or peft_target_refusal(targets, excluded, not moe) is not None:
+        why = peft_target_refusal(targets, excluded, names)
+        if why is None or all(peft_target_refusal(targets, excluded, other) is not None
+                              for other in PEFT_NAMES_BY_MODEL_TYPE.values()):
             return
     except re.error:  # refused as such
         return
-    kind = "a mixture of experts" if moe else "a dense model"
+    key = dotted((*LORA_CONFIGS, 0, "target_modules"))
+    kind = "a mixture of experts" if model.moe is not None else "a dense model"
+    if names.assumed:
+        what = model.unchecked_layout or f"model_type {model.model_type}"
+        checks.add(ConfigProblemCode.LORA_TARGETS_ASSUMED, (
+            f"{key} '{targets}', on {model.name} ({kind}, {what}, whose module names rft-solver has not read), {why} "
+            f"among {names.model_type}'s names, which it assumes ({shown_module_names(names)}): peft fails as Trinity "
+            "makes the adapter where they are the model's; check the regular expression against the model's own module "
+            "names (model.named_modules())"))
+        return
+    of_type = "" if model.model_type is None else f", model_type {model.model_type}"
     checks.add(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
-        f"{dotted((*LORA_CONFIGS, 0, 'target_modules'))} '{targets}', on {model.name} ({kind}), {why}: peft matches it "
-        f"whole (re.fullmatch) against each module's full name ({PEFT_MODULE_NAMES}; for a mixture of experts, "
-        "mlp.gate and mlp.experts.{gate,up,down}_proj in place of the MLP's), and Trinity fails as it makes the "
-        "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"))
+        f"{key} '{targets}', on {model.name} ({kind}{of_type}), {why}: peft matches it whole (re.fullmatch) against "
+        f"each module's full name ({shown_module_names(names)}), and Trinity fails as it makes the adapter: give "
+        "all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"))
 
 
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
@@ -1747,8 +1755,8 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     if configs[0].get("path") is None and not all_linear(targets):
         try:
             if not isinstance(targets, str) or peft_target_refusal(
-                    targets, excluded if isinstance(excluded, str) else None, True) is not None:
-                return  # refused as such
+                    targets, excluded if isinstance(excluded, str) else None, model.peft_names) is not None:
+                return  # refused, or cautioned on, as such
         except re.error:
             return
     checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (

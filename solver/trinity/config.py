@@ -42,6 +42,7 @@ from solver.tables import (
     vllm_lora_rank_words,
     yaml_brief,
 )
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, PeftModuleNames
 from solver.trinity.interpolation import VariablesRead, dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
@@ -76,12 +77,14 @@ from solver.trinity.keys import (
     trains_critic,
 )
 from solver.trinity.peft import (
-    ALL_ADAPTED,
     ALL_LINEAR,
     MATCHES_NO_MODULE,
     NO_MATCH,
     PEFT_MODULE_NAMES,
+    QWEN3,
+    QWEN3_MOE,
     TargetMatch,
+    adapts_all,
     all_linear,
     excludes_every_module,
     peft_target_match,
@@ -952,7 +955,7 @@ def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
     if not isinstance(targets, str) and not all_linear(targets):
         return "are not one regular expression, which rft-solver matches"
     try:
-        match = _peft_match_taken(targets or ALL_LINEAR, excluded)
+        match = _peft_match_taken(targets or ALL_LINEAR, excluded)[1]
     except re.error:
         return "is no regular expression"
     if match.outer or match.other is not None:
@@ -1035,8 +1038,9 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...]) -> str:
     targets, excluded = _lora_targets(reader, lora), _lora_excluded(reader, lora)
     if all_linear(targets) and excluded is None:
         return ""
-    linears = _peft_match_taken(targets or ALL_LINEAR, excluded).linears
-    if linears in ALL_ADAPTED:
+    names, match = _peft_match_taken(targets or ALL_LINEAR, excluded)
+    linears = match.linears
+    if adapts_all(match, names):
         return ""
     less = "" if excluded is None else f" less exclude_modules '{excluded}'"
     return (f"; its target_modules {_shown_targets(targets or ALL_LINEAR)}{less} matches {and_joined(list(linears))} "
@@ -1099,15 +1103,16 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
 def _targets_refusal(targets: Any, excluded: Any) -> str | None:
     """The refusal of the one LoRA config's ``target_modules`` regex `targets` less its ``exclude_modules`` regex
     `excluded` from which Trinity makes a new adapter (no ``path``): a target or an exclusion that is no regular
-    expression, a target PEFT fails on with a dense model and a mixture of experts alike (`peft_target_refusal`: one
-    that matches no module, a fused expert's half alone, or a module PEFT cannot adapt, such as a norm; the checks,
-    which know the model, refuse one that fails on its architecture alone), or an exclusion that leaves out every
+    expression, a target PEFT fails on with every model type of `PEFT_NAMES_BY_MODEL_TYPE` alike
+    (`peft_target_refusal`: one that matches no module, a fused expert's half alone, or a module PEFT cannot adapt,
+    such as a norm, in the words of a dense Qwen3's and a Qwen3-MoE's; the checks, which know the model, refuse one
+    that fails on its type alone), or an exclusion that leaves out every
     module it matches (PEFT matches the exclusion whole first, ``check_target_module_exists``,
     ``tuners/tuners_utils.py:2350`` to ``:2353`` in peft 0.21.2) fails PEFT's ``get_peft_model`` as Trinity's
     ``create_dummy_lora`` makes it (``utils/lora_utils.py:38`` in 0.6.0; ``re.error``, or "Target modules ... not
     found in the base model", "All modules were excluded" or "No modules were targeted for adaptation",
     ``tuners/tuners_utils.py:1051`` to ``:1086``) before the trainer starts; None for a target that PEFT takes on
-    either. A number or a boolean is the
+    any of them. A number or a boolean is the
     text Trinity's typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf 2.3.0's ``StringNode``:
     ``str(value)``, ``omegaconf/nodes.py:186`` to ``:195``), which matches no module."""
     excluded = excluded if isinstance(excluded, str) else None
@@ -1121,11 +1126,12 @@ def _targets_refusal(targets: Any, excluded: Any) -> str | None:
                 f"(re.fullmatch) against each module's full name, and Trinity fails as it makes the adapter: give a "
                 "regular expression that matches whole names, such as .*\\.v_proj, or remove it")
     try:
-        dense, experts = (peft_target_refusal(targets or ALL_LINEAR, excluded, moe) for moe in (False, True))
-        if dense is None or experts is None:
-            return None  # the checks, which know the model, refuse it where PEFT fails on its architecture
+        if any(peft_target_refusal(targets or ALL_LINEAR, excluded, names) is None
+               for names in PEFT_NAMES_BY_MODEL_TYPE.values()):
+            return None  # the checks, which know the model, refuse it where PEFT fails on its model type
+        dense, experts = (peft_target_refusal(targets or ALL_LINEAR, excluded, names) for names in (QWEN3, QWEN3_MOE))
         if dense == experts == MATCHES_NO_MODULE and excluded is not None and (all_linear(targets) or any(
-                peft_target_match(targets, None, moe) != NO_MATCH for moe in (False, True))):
+                peft_target_match(targets, None, names) != NO_MATCH for names in PEFT_NAMES_BY_MODEL_TYPE.values())):
             return (f"{key}.exclude_modules '{excluded}' leaves out every module target_modules "
                     f"{_shown_targets(targets or ALL_LINEAR)} matches: peft adapts none ({_none_adapted(excluded)}), "
                     "and Trinity fails as it makes the adapter: exclude fewer, or remove it")
@@ -1141,7 +1147,7 @@ def _none_adapted(excluded: str) -> str:
     """PEFT's words where the ``exclude_modules`` regex `excluded` leaves it no module to adapt: "All modules were
     excluded" where it leaves out every module (`excludes_every_module`), else "No modules were targeted for
     adaptation"; each with the architecture it is for where a dense model and a mixture of experts differ."""
-    words = {moe: ('"All modules were excluded"' if excludes_every_module(excluded, moe)
+    words = {moe: ('"All modules were excluded"' if excludes_every_module(excluded, QWEN3_MOE if moe else QWEN3)
                    else '"No modules were targeted for adaptation"') for moe in (False, True)}
     return words[False] if words[False] == words[True] else (
         f"{words[False]} on a dense model, {words[True]} on a mixture of experts")
@@ -1221,14 +1227,13 @@ def _lora_config_value(reader: ConfigReader, key: str) -> Any:
     return read_or_none(reader.get, (*LORA_KEYS[0], 0, key)) if _one_lora_config(reader) else None
 
 
-def _peft_match_taken(pattern: str, excluded: str | None) -> TargetMatch:
-    """`peft_target_match` on the architecture where PEFT takes `pattern` less `excluded`: a dense Qwen3 model's, else
-    a Qwen3-MoE one's where it takes it alone (the checks, which know the model, refuse it on the other: see
-    `solver.trinity.checks`); the dense one's where it takes neither."""
-    dense, moe = (peft_target_refusal(pattern, excluded, moe) for moe in (False, True))
-    if dense is not None and moe is None:
-        return peft_target_match(pattern, excluded, True)
-    return peft_target_match(pattern, excluded)
+def _peft_match_taken(pattern: str, excluded: str | None) -> tuple[PeftModuleNames, TargetMatch]:
+    """The model type's names, and `peft_target_match` on them, where PEFT takes `pattern` less `excluded`: the first
+    of `PEFT_NAMES_BY_MODEL_TYPE` (a dense Qwen3's, then a Qwen3-MoE's, then the others': the checks, which know the
+    model, refuse it on a type where it fails, `solver.trinity.checks`); a dense Qwen3's where it takes none."""
+    taken = next((names for names in PEFT_NAMES_BY_MODEL_TYPE.values()
+                  if peft_target_refusal(pattern, excluded, names) is None), QWEN3)
+    return taken, peft_target_match(pattern, excluded, taken)
 
 
 LORA_CONFIG_RANK = 32

@@ -1,6 +1,6 @@
-"""How PEFT (0.21.2) matches a LoRA config's ``target_modules`` against a Qwen3 model's module names
-(`peft_target_match`), and why it refuses one (`peft_target_refusal`): read by the config reader and the checks
-alike, without the reader's other work."""
+"""How PEFT (0.21.2) matches a LoRA config's ``target_modules`` against a model's module names (`peft_target_match`,
+on a model type's `PeftModuleNames`), and why it refuses one (`peft_target_refusal`): read by the config reader and the
+checks alike, without the reader's other work."""
 
 from __future__ import annotations
 
@@ -8,47 +8,55 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
-PEFT_LAYER_LINEARS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
-                      "mlp.up_proj", "mlp.down_proj")
-"""The linear layers of a Qwen3 decoder layer (``model.layers.N.``), those PEFT's ``all-linear`` adapts
-(`solver.memory.adapted_shapes`)."""
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, PeftModuleNames
+
 PEFT_OUTER_MODULES = ("model.embed_tokens", "lm_head")
 """The modules outside the layers that PEFT adapts where a ``target_modules`` regex names them (an embedding, and the
 output projection, which ``all-linear`` leaves out: ``_maybe_include_all_linear_layers``,
 ``tuners/tuners_utils.py:2464`` to ``:2469`` in peft 0.21.2), whose adapters rft-solver does not count."""
 PEFT_OTHER_MODULES = ("model", "model.layers", "model.norm", "model.rotary_emb")
-"""A Qwen3 model's other module names outside the layers, beside `PEFT_LAYER_OTHERS`; not the model itself (``""``),
-which PEFT never matches (``inject_adapter`` skips the empty name, ``tuners/tuners_utils.py:949`` to ``:950`` in peft
-0.21.2), so that a regex that also matches the empty string, such as ``(.*\\.q_proj)?``, adapts what else it
-matches."""
-PEFT_LAYER_OTHERS = ("", "self_attn", "self_attn.q_norm", "self_attn.k_norm", "mlp", "mlp.act_fn", "input_layernorm",
-                     "post_attention_layernorm")
-"""A Qwen3 decoder layer's module names other than its linear layers (``""`` the layer itself)."""
-PEFT_MOE_LAYER_ADAPTED = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate",
-                          "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj")
-"""What PEFT 0.21.2 adapts of a Qwen3-MoE decoder layer (transformers 5.12.1) where a ``target_modules`` regex names
-it (`solver.memory.adapted_shapes`): the attention's linear layers; the router, ``mlp.gate`` (a ``Qwen3MoeTopKRouter``,
-no ``nn.Linear``, whose ``gate.weight`` PEFT adapts); and the routed experts, by the v4 names PEFT probes them with
-(``mlp.experts.gate_proj``, ``up_proj``, ``down_proj``: the fused parameters ``gate_up_proj`` and ``down_proj``,
-``utils/transformers_weight_conversion.py:375`` to ``:399``)."""
-PEFT_MOE_LAYER_OTHERS = ("", "self_attn", "self_attn.q_norm", "self_attn.k_norm", "mlp", "mlp.experts",
-                         "mlp.experts.act_fn", "input_layernorm", "post_attention_layernorm")
-"""A Qwen3-MoE decoder layer's other module names (``""`` the layer itself)."""
-FUSED_EXPERTS = ("experts.gate_proj", "experts.up_proj")
-"""The experts' projections PEFT fuses into ``gate_up_proj``: a regex that names one alone fails ("Cannot convert
-PEFT target(s) ... because they are fused", ``utils/transformers_weight_conversion.py:463`` to ``:470``)."""
+"""A model's other module names outside the layers (every type of `PEFT_NAMES_BY_MODEL_TYPE`), beside its layers'
+`PeftModuleNames.others`; not the model itself (``""``), which PEFT never matches (``inject_adapter`` skips the empty
+name, ``tuners/tuners_utils.py:949`` to ``:950`` in peft 0.21.2), so that a regex that also matches the empty string,
+such as ``(.*\\.q_proj)?``, adapts what else it matches."""
+QWEN3, QWEN3_MOE = PEFT_NAMES_BY_MODEL_TYPE["qwen3"], PEFT_NAMES_BY_MODEL_TYPE["qwen3_moe"]
+"""A dense Qwen3's and a Qwen3-MoE's module names (transformers 5.12.1): the catalogue's models'."""
 PEFT_LAYERS = 128
 """The decoder layers whose module names a ``target_modules`` regex is matched against (``model.layers.0`` to
 ``model.layers.127``: more than any catalogued model has)."""
-PEFT_MODULE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, "
-                     "model.embed_tokens and lm_head")
-"""The module names a ``target_modules`` regex is to match, as a refusal names them."""
+
+
+def shown_module_names(names: PeftModuleNames) -> str:
+    """The full module names a ``target_modules`` regex is to match on a model of `names`, as a refusal names them:
+    the layers' that ``all-linear`` adapts, those of one block in braces by their common ending
+    (``model.layers.N.self_attn.{q,k,v,o}_proj``), then ``model.embed_tokens and lm_head``."""
+    blocks: dict[str, list[str]] = {}
+    for name in names.adapted:
+        block, _, leaf = name.rpartition(".")
+        blocks.setdefault(block, []).append(leaf)
+    return ", ".join([f"model.layers.N.{block}{'.' if block else ''}{_braced(leaves)}"
+                      for block, leaves in blocks.items()] + ["model.embed_tokens and lm_head"])
+
+
+def _braced(leaves: list[str]) -> str:
+    """`leaves` as one name with braces (``{q,k,v,o}_proj``, ``{w1,w3,w2}``), or the one leaf."""
+    if len(leaves) == 1:
+        return leaves[0]
+    ending = "_" + leaves[0].rsplit("_", 1)[-1]
+    if all(leaf.endswith(ending) and leaf != ending for leaf in leaves):
+        return "{" + ",".join(leaf.removesuffix(ending) for leaf in leaves) + "}" + ending
+    return "{" + ",".join(leaves) + "}"
+
+
+PEFT_MODULE_NAMES = shown_module_names(QWEN3)
+"""The module names a ``target_modules`` regex is to match on a dense Qwen3 model, as a refusal of the config
+(which knows no model) names them."""
 
 
 class TargetMatch(NamedTuple):
-    """What a ``target_modules`` regex matches whole (`peft_target_match`): the layer's linear layers
-    (`PEFT_LAYER_LINEARS`, without ``self_attn.``/``mlp.``), the modules outside the layers PEFT adapts
-    (`PEFT_OUTER_MODULES`) and the first other module (a norm, a layer or the model; None where none)."""
+    """What a ``target_modules`` regex matches whole (`peft_target_match`): the layer's modules ``all-linear`` adapts
+    (`PeftModuleNames.adapted`, without their first part: ``self_attn.``, ``mlp.``), the modules outside the layers
+    PEFT adapts (`PEFT_OUTER_MODULES`) and the first other module (a norm, a layer or the model; None where none)."""
 
     linears: tuple[str, ...]
     outer: tuple[str, ...]
@@ -56,15 +64,16 @@ class TargetMatch(NamedTuple):
 
 
 @lru_cache(maxsize=512)
-def peft_target_match(pattern: str, excluded: str | None = None, moe: bool = False) -> TargetMatch:
-    """The modules of a Qwen3 model whose full names (``model.layers.0.self_attn.q_proj``) the ``target_modules``
-    regex `pattern` matches whole, as PEFT matches a string (``re.fullmatch``, ``match_target_against_key``,
-    ``utils/other.py:1516`` to ``:1521``, from ``check_target_module_exists``, ``tuners/tuners_utils.py:2370`` to
-    ``:2371`` in peft 0.21.2), in any of `PEFT_LAYERS` layers, or that ``all-linear`` adapts (the layers' linear layers,
-    ``_maybe_include_all_linear_layers``, ``:2430`` to ``:2490``); less those the ``exclude_modules`` regex `excluded`
-    matches whole, which PEFT leaves out first (``:2350`` to ``:2353``); a Qwen3-MoE model's names where `moe`
-    (`PEFT_MOE_LAYER_ADAPTED`, which PEFT resolves a regex against, ``utils/transformers_weight_conversion.py:375``
-    to ``:399``); `re.error` where either is no regular expression."""
+def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModuleNames = QWEN3) -> TargetMatch:
+    """The modules of a model of `names` (a dense Qwen3's by default) whose full names
+    (``model.layers.0.self_attn.q_proj``) the ``target_modules`` regex `pattern` matches whole, as PEFT matches a
+    string (``re.fullmatch``, ``match_target_against_key``, ``utils/other.py:1516`` to ``:1521``, from
+    ``check_target_module_exists``, ``tuners/tuners_utils.py:2370`` to ``:2371`` in peft 0.21.2), in any of
+    `PEFT_LAYERS` layers, or that ``all-linear`` adapts (`PeftModuleNames.adapted`,
+    ``_maybe_include_all_linear_layers``, ``:2430`` to ``:2490``; a converted mixture of experts' routed experts by
+    their v4 names, which PEFT resolves a regex against, ``utils/transformers_weight_conversion.py:375`` to
+    ``:399``); less those the ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first
+    (``:2350`` to ``:2353``); `re.error` where either is no regular expression."""
     regex = None if all_linear(pattern) else re.compile(pattern)
     exclusion = None if excluded is None else re.compile(excluded)
 
@@ -76,57 +85,56 @@ def peft_target_match(pattern: str, excluded: str | None = None, moe: bool = Fal
     def in_a_layer(name: str, linear: bool = False) -> bool:
         return any(adapted(f"model.layers.{layer}{'.' if name else ''}{name}", linear) for layer in range(PEFT_LAYERS))
 
-    layer_adapted, layer_others = (PEFT_MOE_LAYER_ADAPTED, PEFT_MOE_LAYER_OTHERS) if moe else (PEFT_LAYER_LINEARS,
-                                                                                               PEFT_LAYER_OTHERS)
-    linears = tuple(name.split(".", 1)[1] for name in layer_adapted if in_a_layer(name, linear=True))
+    linears = tuple(name.split(".", 1)[1] for name in names.adapted if in_a_layer(name, linear=True))
     outer = tuple(name for name in PEFT_OUTER_MODULES if adapted(name, False))
     other = next((name for name in PEFT_OTHER_MODULES if adapted(name, False)), None)
-    layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in layer_others if in_a_layer(name)), None)
+    layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in names.others if in_a_layer(name)), None)
     return TargetMatch(linears, outer, other or layer)
 
 
-ALL_ADAPTED = tuple(tuple(name.split(".", 1)[1] for name in names) for names in (PEFT_LAYER_LINEARS,
-                                                                                 PEFT_MOE_LAYER_ADAPTED))
-"""A dense and a Qwen3-MoE decoder layer's names a regex matches where it adapts all that ``all-linear`` adapts
-(`peft_target_match`'s ``linears``)."""
+def adapts_all(match: TargetMatch, names: PeftModuleNames) -> bool:
+    """Whether `match` (`peft_target_match` on `names`) holds every layer module ``all-linear`` adapts."""
+    return match.linears == tuple(name.split(".", 1)[1] for name in names.adapted)
+
+
 NO_MATCH = TargetMatch((), (), None)
 """A ``target_modules`` regex's match where it matches no module (`peft_target_match`)."""
 
 
-def excludes_every_module(excluded: str, moe: bool) -> bool:
-    """Whether the ``exclude_modules`` regex `excluded` matches whole every module name of a Qwen3 model (a Qwen3-MoE
-    one's where `moe`) but the model itself, which PEFT skips: PEFT then leaves every module out and raises "All
-    modules were excluded" (``tuners/tuners_utils.py:1052`` to ``:1057`` in peft 0.21.2), not "No modules were
-    targeted for adaptation", which it raises where some module is neither adapted nor excluded (``:1074`` to
-    ``:1086``); `re.error` where it is no regular expression."""
+def excludes_every_module(excluded: str, names: PeftModuleNames) -> bool:
+    """Whether the ``exclude_modules`` regex `excluded` matches whole every module name of a model of `names` but the
+    model itself, which PEFT skips: PEFT then leaves every module out and raises "All modules were excluded"
+    (``tuners/tuners_utils.py:1052`` to ``:1057`` in peft 0.21.2), not "No modules were targeted for adaptation",
+    which it raises where some module is neither adapted nor excluded (``:1074`` to ``:1086``); `re.error` where it is
+    no regular expression."""
     exclusion = re.compile(excluded)
-    # A Qwen3-MoE layer's experts are one module (mlp.experts): their v4 names are no module's.
-    layer_names = ((*(name for name in PEFT_MOE_LAYER_ADAPTED if not name.startswith("mlp.experts.")),
-                    *PEFT_MOE_LAYER_OTHERS) if moe else (*PEFT_LAYER_LINEARS, *PEFT_LAYER_OTHERS))
-    names = [*(name for name in PEFT_OTHER_MODULES if name), *PEFT_OUTER_MODULES,
-             *(f"model.layers.{layer}{'.' if name else ''}{name}" for layer in range(PEFT_LAYERS)
-               for name in layer_names)]
-    return all(exclusion.fullmatch(name) for name in names)
+    # A converted mixture of experts' experts are one module (mlp.experts): their v4 names are no module's.
+    experts = {f"{name.rsplit('.', 2)[0]}.{fused}" for name in names.adapted for fused in names.fused}
+    layer_names = (*(name for name in names.adapted if name not in experts), *names.others)
+    full_names = [*(name for name in PEFT_OTHER_MODULES if name), *PEFT_OUTER_MODULES,
+                  *(f"model.layers.{layer}{'.' if name else ''}{name}" for layer in range(PEFT_LAYERS)
+                    for name in layer_names)]
+    return all(exclusion.fullmatch(name) for name in full_names)
 
 
 MATCHES_NO_MODULE = "matches no module"
 """`peft_target_refusal`'s words for a regex that matches no module."""
 
 
-def peft_target_refusal(pattern: str, excluded: str | None, moe: bool) -> str | None:
-    """Why PEFT fails on a ``target_modules`` regex `pattern` less `excluded` (`peft_target_match`) for a dense Qwen3
-    model, or a Qwen3-MoE one where `moe`, in words that follow the key: it matches no module, one of the experts'
-    `FUSED_EXPERTS` alone (PEFT's conversion refuses it first), or a module that is no layer PEFT adapts (a norm, an
-    MLP block, ``mlp.experts``, an activation, an attention block, a decoder layer, the model: ``_create_new_module``
-    raises "Target module ... is not supported", ``tuners/lora/model.py:559`` in peft 0.21.2, and for ``.*`` on a
-    mixture of experts "target_modules should not contain an empty string"), the first of them named; None where PEFT
-    takes it; `re.error` where either is no regular expression."""
-    match = peft_target_match(pattern, excluded, moe)
+def peft_target_refusal(pattern: str, excluded: str | None, names: PeftModuleNames) -> str | None:
+    """Why PEFT fails on a ``target_modules`` regex `pattern` less `excluded` (`peft_target_match`) on a model of
+    `names`, in words that follow the key: it matches no module, one of the routed experts' two projections PEFT fuses
+    (`PeftModuleNames.fused`) alone (PEFT's conversion refuses it first), or a module that is no layer PEFT adapts (a
+    norm, an MLP block, the experts module, an activation, an attention block, a decoder layer, the model:
+    ``_create_new_module`` raises "Target module ... is not supported", ``tuners/lora/model.py:559`` in peft 0.21.2,
+    and for ``.*`` on a mixture of experts "target_modules should not contain an empty string"), the first of them
+    named; None where PEFT takes it; `re.error` where either is no regular expression."""
+    match = peft_target_match(pattern, excluded, names)
     if match == NO_MATCH:
         return MATCHES_NO_MODULE
-    fused = [name for name in FUSED_EXPERTS if name in match.linears]
+    fused = [name for name in names.fused if name in match.linears]
     if len(fused) == 1:
-        alone, other = fused[0].split(".")[1], next(name for name in FUSED_EXPERTS if name != fused[0]).split(".")[1]
+        alone, other = fused[0].split(".")[1], next(name for name in names.fused if name != fused[0]).split(".")[1]
         return (f"matches the routed experts' {alone} without their {other}, which PEFT fuses into gate_up_proj "
                 "(\"Cannot convert PEFT target(s) ... because they are fused\")")
     if match.other is not None:

@@ -1,0 +1,137 @@
+"""The module names of each model type's decoder layer in transformers 5.12.1, as PEFT 0.21.2 matches a LoRA config's
+``target_modules`` against them (`PEFT_NAMES_BY_MODEL_TYPE`), and what it adapts of them; an unknown model type's are
+Qwen3's or Qwen3-MoE's, assumed (`peft_module_names`). Read by ``solver.trinity.peft`` (matching), ``solver.memory``
+(the adapter's parameters) and the checks alike. Every type's model has ``model.embed_tokens``, ``model.layers``,
+``model.norm``, ``model.rotary_emb`` and ``lm_head`` outside its layers (its ``...Model`` and ``...ForCausalLM``)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class PeftModuleNames(NamedTuple):
+    """A model type's decoder-layer module names (after ``model.layers.N.``) in transformers 5.12.1."""
+
+    model_type: str
+    """The ``model_type`` these are of (``qwen3`` and ``qwen3_moe`` for an unknown type's, `assumed`)."""
+    adapted: tuple[str, ...]
+    """The modules PEFT's ``all-linear`` adapts (``_maybe_include_all_linear_layers``, ``tuners/tuners_utils.py:2430``
+    to ``:2490``): every ``nn.Linear`` (an expert layer's and a dense layer's, where the type has both); on a mixture
+    of experts whose LoRA config PEFT converts (`fused` not empty) the router and the routed experts by the v4 names
+    PEFT probes them with (``_MOE_TARGET_MODULE_MAPPING``, ``utils/transformers_weight_conversion.py:339`` to
+    ``:353``: Mixtral's ``w1``, ``w3``, ``w2``; the others' ``gate_proj``, ``up_proj``, ``down_proj``)."""
+    others: tuple[str, ...]
+    """The layer's other module names, which PEFT cannot adapt (``""`` the layer itself)."""
+    router: str | None = None
+    """The router's name where PEFT adapts it (an ``nn.Linear``, or one PEFT converts to ``gate.weight``); None for a
+    dense model, or a router that is neither (Qwen2-MoE's ``Qwen2MoeTopKRouter``)."""
+    fused: tuple[str, ...] = ()
+    """The routed experts' two projections PEFT fuses into ``gate_up_proj`` (``_MOE_FUSED_TARGETS``, ``:356`` to
+    ``:360``): a regex that names one alone fails ("Cannot convert PEFT target(s) ... because they are fused",
+    ``:463`` to ``:470``); none where PEFT does not convert the type's config (its experts are no ``nn.Linear``,
+    so nothing adapts them)."""
+    fused_qkv: bool = False
+    """Whether the attention's query, key and value are one ``nn.Linear`` (Phi-3's ``qkv_proj``)."""
+    fused_gate_up: bool = False
+    """Whether a dense MLP's gate and up projections are one ``nn.Linear`` (Phi-3's and GLM-4's ``gate_up_proj``)."""
+    assumed: bool = False
+    """Whether these are assumed: Qwen3's or Qwen3-MoE's, for a model type this table does not hold."""
+
+
+ATTENTION = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj")
+"""The attention's linear layers of most types (``...Attention``: ``q_proj``, ``k_proj``, ``v_proj``, ``o_proj``)."""
+MLP = ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
+"""A gated MLP's linear layers under ``mlp`` (``...MLP``)."""
+LAYER = ("", "self_attn", "mlp", "mlp.act_fn", "input_layernorm", "post_attention_layernorm")
+"""A Llama-like decoder layer's other modules: itself, its attention and MLP blocks, the activation and two norms."""
+QK_NORMS = ("self_attn.q_norm", "self_attn.k_norm")
+"""Qwen3's, OLMo 2's, OLMoE's and others' query and key norms."""
+FEEDFORWARD_NORMS = ("pre_feedforward_layernorm", "post_feedforward_layernorm")
+"""Gemma 2's and Gemma 3's norms around the MLP."""
+QWEN2_EXPERTS = ("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj")
+"""The router and routed experts PEFT adapts of a type it converts as Qwen2-MoE's (``conversion_mapping.py:39`` to
+``:65`` in transformers 5.12.1): their v4 names."""
+QWEN2_FUSED = ("experts.gate_proj", "experts.up_proj")
+"""The experts' projections PEFT fuses for a type it converts as Qwen2-MoE's."""
+EXPERT_OTHERS = ("mlp.experts", "mlp.experts.act_fn")
+"""A mixture of experts' experts module (``...Experts``, fused parameters, no ``nn.Linear``) and its activation."""
+SHARED_EXPERTS = ("mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj", "mlp.shared_experts.down_proj")
+"""DeepSeek's, GLM-4-MoE's and ERNIE-4.5's shared experts (one gated MLP, ``shared_experts``)."""
+MLA_ATTENTION = ("self_attn.q_proj", "self_attn.q_a_proj", "self_attn.q_b_proj", "self_attn.kv_a_proj_with_mqa",
+                 "self_attn.kv_b_proj", "self_attn.o_proj")
+"""A latent attention's linear layers (``DeepseekV2Attention``: ``q_proj`` without a ``q_lora_rank``, ``q_a_proj``
+and ``q_b_proj`` with one)."""
+MLA_OTHERS = ("self_attn.q_a_layernorm", "self_attn.kv_a_layernorm")
+"""A latent attention's norms."""
+DEEPSEEK_OTHERS = (*LAYER, *MLA_OTHERS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn")
+"""A DeepSeek-V2/V3 layer's other modules."""
+
+
+def _llama_like(model_type: str, *others: str) -> PeftModuleNames:
+    """A dense type laid out as Llama (`ATTENTION`, `MLP`, `LAYER`) with `others` besides."""
+    return PeftModuleNames(model_type, (*ATTENTION, *MLP), (*LAYER, *others))
+
+
+PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
+    PeftModuleNames("qwen3", (*ATTENTION, *MLP), (*LAYER[:2], *QK_NORMS, *LAYER[2:])),
+    PeftModuleNames("qwen3_moe", (*ATTENTION, *QWEN2_EXPERTS), (*LAYER[:2], *QK_NORMS, "mlp", *EXPERT_OTHERS,
+                                                                 *LAYER[4:]), router="mlp.gate", fused=QWEN2_FUSED),
+    _llama_like("llama"), _llama_like("mistral"), _llama_like("qwen2"), _llama_like("granite"), _llama_like("olmo"),
+    _llama_like("gemma"), _llama_like("gemma2", *FEEDFORWARD_NORMS),
+    _llama_like("gemma3_text", *QK_NORMS, *FEEDFORWARD_NORMS),
+    PeftModuleNames("olmo2", (*ATTENTION, *MLP), (*LAYER[:4], LAYER[5], *QK_NORMS, FEEDFORWARD_NORMS[1])),
+    _llama_like("stablelm", "self_attn.q_layernorm", "self_attn.k_layernorm", "dropout"),
+    PeftModuleNames("phi3", ("self_attn.qkv_proj", "self_attn.o_proj", "mlp.gate_up_proj", "mlp.down_proj"),
+                    (*LAYER[:3], "mlp.activation_fn", *LAYER[4:], "resid_attn_dropout", "resid_mlp_dropout"),
+                    fused_qkv=True, fused_gate_up=True),
+    PeftModuleNames("glm4", (*ATTENTION, "mlp.gate_up_proj", "mlp.down_proj"),
+                    (*LAYER, "post_self_attn_layernorm", "post_mlp_layernorm"), fused_gate_up=True),
+    PeftModuleNames("mixtral", (*ATTENTION, "mlp.gate", "mlp.experts.w1", "mlp.experts.w3", "mlp.experts.w2"),
+                    (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]), router="mlp.gate",
+                    fused=("experts.w1", "experts.w3")),
+    PeftModuleNames("qwen2_moe", (*ATTENTION, "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj",
+                                  "mlp.shared_expert.down_proj", "mlp.shared_expert_gate"),
+                    (*LAYER[:3], "mlp.gate", *EXPERT_OTHERS, "mlp.shared_expert", "mlp.shared_expert.act_fn",
+                     *LAYER[4:])),
+    PeftModuleNames("olmoe", (*ATTENTION, *QWEN2_EXPERTS), (*LAYER[:3], *QK_NORMS, *EXPERT_OTHERS, *LAYER[4:]),
+                    router="mlp.gate", fused=QWEN2_FUSED),
+    PeftModuleNames("deepseek_v2", (*MLA_ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS), DEEPSEEK_OTHERS,
+                    router="mlp.gate", fused=QWEN2_FUSED),
+    PeftModuleNames("deepseek_v3", (*MLA_ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS), DEEPSEEK_OTHERS,
+                    router="mlp.gate", fused=QWEN2_FUSED),
+    PeftModuleNames("glm4_moe", (*ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS),
+                    (*LAYER, *QK_NORMS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn"),
+                    router="mlp.gate", fused=QWEN2_FUSED),
+    PeftModuleNames("ernie4_5_moe", (*ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS),
+                    (*LAYER, *EXPERT_OTHERS, "mlp.gate.moe_statics", "mlp.shared_experts",
+                     "mlp.shared_experts.act_fn"), router="mlp.gate", fused=QWEN2_FUSED),
+    PeftModuleNames("hunyuan_v1_moe", (*ATTENTION, "mlp.gate.wg", *QWEN2_EXPERTS[1:], "mlp.shared_mlp.gate_proj",
+                                       "mlp.shared_mlp.up_proj", "mlp.shared_mlp.down_proj"),
+                    (*LAYER, "self_attn.query_layernorm", "self_attn.key_layernorm", "mlp.gate", *EXPERT_OTHERS,
+                     "mlp.shared_mlp", "mlp.shared_mlp.act_fn"), router="mlp.gate.wg", fused=QWEN2_FUSED),
+    PeftModuleNames("llama4_text", (*ATTENTION, "feed_forward.router", "feed_forward.shared_expert.gate_proj",
+                                    "feed_forward.shared_expert.up_proj", "feed_forward.shared_expert.down_proj",
+                                    "feed_forward.gate_proj", "feed_forward.up_proj", "feed_forward.down_proj"),
+                    ("", "self_attn", "self_attn.qk_norm", "feed_forward", "feed_forward.act_fn",
+                     "feed_forward.experts", "feed_forward.experts.act_fn", "feed_forward.shared_expert",
+                     "feed_forward.shared_expert.act_fn", *LAYER[4:]), router="feed_forward.router"),
+    PeftModuleNames("granitemoe", (*ATTENTION, "block_sparse_moe.router.layer"),
+                    (*LAYER[:2], "block_sparse_moe", "block_sparse_moe.input_linear", "block_sparse_moe.output_linear",
+                     "block_sparse_moe.router", "block_sparse_moe.activation", *LAYER[4:]),
+                    router="block_sparse_moe.router.layer"),
+    PeftModuleNames("phimoe", (*ATTENTION, "mlp.router"), (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]),
+                    router="mlp.router"),
+)}
+"""Each model type's module names (`PeftModuleNames`), read from transformers 5.12.1's ``modeling_<type>.py``
+(``...DecoderLayer``, ``...Attention``, ``...MLP``, ``...SparseMoeBlock``/``...MoE``) and PEFT 0.21.2's conversion
+(``utils/transformers_weight_conversion.py``); Qwen3's and Qwen3-MoE's first. A config's ``model_type`` outside it
+(``internlm2``, ``deepseek``: remote code rft-solver has not read) takes `peft_module_names`' assumed ones."""
+
+
+def peft_module_names(model_type: str | None, moe: bool) -> PeftModuleNames:
+    """The module names of a model of `model_type` (`PEFT_NAMES_BY_MODEL_TYPE`); Qwen3's, or Qwen3-MoE's where `moe`,
+    `assumed`, for a type the table does not hold, or none (None)."""
+    names = PEFT_NAMES_BY_MODEL_TYPE.get(model_type or "")
+    if names is not None:
+        return names
+    return PEFT_NAMES_BY_MODEL_TYPE["qwen3_moe" if moe else "qwen3"]._replace(assumed=True)
