@@ -71,3 +71,17 @@ def test_a_pool_of_no_nodes_still_renders_with_its_own_fleet():
     assert "pool h20: 0 x 8 H20-96GB; no nodes now (nodes: 0): nothing runs there" in solver.cluster_text(result, down)
     with pytest.raises(solver.QueryError, match=r"^result is on 0 nodes of 8 GPUs in pool h20, fleet has 1 node of 8"):
         solver.cluster_text(result, fleet)
+
+
+def test_an_answers_apply_changed_on_a_deep_copy_leaves_the_answer_as_it_was():
+    (answer,) = solver.plan("8B", gpu="h100", max_model_len=8192)
+    held = answer.model_copy(update={"apply": solver.ApplySettings.of(solver.trinity_settings(answer))})
+    assert held.apply is not None
+    before, found = held.as_json(), {held}
+    copy = held.apply.model_copy(deep=True)
+    copy.config["trainer"]["ulysses_sequence_parallel_size"] = 8
+    copy.environment["EXTRA"] = "1"
+    assert held.as_json() == before and held in found  # docs/api.md: change a copy
+    assert held.apply.config["trainer"]["ulysses_sequence_parallel_size"] == 1 and "EXTRA" not in held.apply.environment
+    held.apply.config["trainer"]["ulysses_sequence_parallel_size"] = 8  # the answer's own dicts: it changes
+    assert held.as_json()["apply"]["config"]["trainer"]["ulysses_sequence_parallel_size"] == 8 and held not in found
