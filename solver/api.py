@@ -80,6 +80,7 @@ from solver.results import (
     SettingsArguments,
     TrinitySettings,
     beyond_fields,
+    check_placed_on,
     config_verdict,
     expandable_segments,
     gpu_runtime,
@@ -655,7 +656,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
     """The catalog for `fleet` (`Catalog.for_fleet`) and what each of `result`'s placements' fragments is made of:
     the job's plan (with its train batch's caution), its nodes, rollout GPUs and engines, the GPUs of a node it shares
     and its train batch, on its pool's GPU type and host memory, and its model_config file; `QueryError` for a
-    placement whose job or pool the fleet lacks, a GPU type or model the catalog lacks, or wrong types."""
+    placement whose job or pool the fleet lacks, pools of other sizes than the result's, a GPU type or model the
+    catalog lacks, or wrong types."""
     from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
@@ -683,6 +685,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
                               model_config=model_configs.get(placement.model), keys=keys))
+    check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 
 

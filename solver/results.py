@@ -67,21 +67,25 @@ from solver.tables import (
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
     CriticStates,
+    Fleet,
     Frozen,
     GpuType,
     LeftOutWhenNone,
     MemoryModel,
     Model,
     NodeInterconnect,
+    QueryError,
     Setting,
     TokenBudgetMode,
     TrinityVersion,
+    and_joined,
     check_types,
     consecutive_runs,
     counted,
     host_need_detail,
     host_need_purpose,
     left_out_when_none,
+    named_jobs,
     remove_padding_violation,
     shown_number,
     without_none,
@@ -2316,6 +2320,30 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     memory_model_source: str | None = Field(default=None, description="as a placement's")
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")
+
+
+def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> None:
+    """`QueryError` where `result` was not placed on `fleet`: on other pools, on pools of other sizes (a purchase's
+    before the nodes it buys), or with a job, placed or left out, that the fleet lacks."""
+    pools, placed = [pool.name for pool in fleet.pools], [use.pool for use in result.pools]
+    if placed and placed != pools:  # a purchase that found none (`gpus` None) is on no pool
+        raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "
+                         "it placed")
+    # Each pool's nodes and GPUs per node (None where it has, or a purchase buys, no nodes to say it).
+    sizes = ([(use.nodes_after - use.nodes, use.gpus // use.nodes if use.nodes else None) for use in result.pools]
+             if isinstance(result, PurchaseResult)
+             else [(use.nodes, use.gpus // use.nodes if use.nodes else None) for use in result.pools])
+    for pool, (nodes, per_node) in zip(fleet.pools, sizes, strict=False):
+        if nodes != pool.nodes or per_node not in (None, pool.gpus_per_node):
+            raise QueryError(f"result is on {counted(nodes, 'node')} of {per_node or pool.gpus_per_node} GPUs in pool "
+                             f"{pool.name}, fleet has {counted(pool.nodes, 'node')} of {pool.gpus_per_node}: pass the "
+                             "fleet it placed")
+    jobs = {job.name for job in fleet.jobs}
+    left_out = result.fits_nowhere if isinstance(result, PurchaseResult) else result.unplaced
+    lacked = [job for job in [placement.job for placement in result.placements] + [job.job for job in left_out]
+              if job not in jobs]
+    if lacked:
+        raise QueryError(f"result names {named_jobs(lacked)}, which fleet has no job of: pass the fleet it placed")
 
 
 def _poor_fit(mispredicted: int, your_cells: int) -> bool:

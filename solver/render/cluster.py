@@ -19,13 +19,21 @@ from solver.query import counts_reference
 from solver.render.layout import PIPED_WIDTH, TableOrBlocks, check_text_options, view_text
 from solver.render.phrases import lowered_note
 from solver.render.styles import setting_style
-from solver.results import ClusterResult, Placement, PoolUse, PurchaseResult, StayCode, Unplaced, index_range
+from solver.results import (
+    ClusterResult,
+    Placement,
+    PoolUse,
+    PurchaseResult,
+    StayCode,
+    Unplaced,
+    check_placed_on,
+    index_range,
+)
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
     CriticStates,
     Fleet,
     Pool,
-    QueryError,
     and_joined,
     check_built_again,
     check_types,
@@ -308,8 +316,8 @@ def cluster_text(result: ClusterResult | PurchaseResult, fleet: Fleet | Path | s
     `fleet` (the `Fleet` it placed, or its cluster file's path, loaded with the shipped catalogue), laid out for
     `width` columns as on a pipe that wide, with ANSI colour codes where `color`; the view's own lines name options
     as `option_names` do (the API's keywords; the result's reasons and cautions are its own, as `place` worded them).
-    `QueryError` (one line) for a bad argument (a `Fleet` that breaks its checks among them), or a result on other
-    pools; `TableError` for a bad cluster file."""
+    `QueryError` (one line) for a bad argument (a `Fleet` that breaks its checks among them), or a result not placed
+    on `fleet` (`check_placed_on`); `TableError` for a bad cluster file."""
     check_types(("result", result, ClusterResult | PurchaseResult), ("fleet", fleet, Fleet | Path | str),
                 ("option_names", option_names, OptionNames))
     check_text_options(width, color)
@@ -317,10 +325,7 @@ def cluster_text(result: ClusterResult | PurchaseResult, fleet: Fleet | Path | s
         check_built_again(fleet, "fleet")  # changed by `model_copy`, which checks nothing: as `solver.place` does
     else:
         fleet = load_fleet(fleet)
-    pools, placed = [pool.name for pool in fleet.pools], [use.pool for use in result.pools]
-    if placed and placed != pools:  # a purchase that found none (`gpus` None) is on no pool
-        raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "
-                         "it placed")
+    check_placed_on(result, fleet)
     view = (purchase_view(result, fleet, option_names) if isinstance(result, PurchaseResult)
             else cluster_view(result, fleet, result.objective_counts == "nodes", option_names))
     return view_text(view, width, color)
