@@ -1000,7 +1000,8 @@ class Plan(Frozen):
 
     gpus: PositiveInt = Field(description="the trainer GPUs it takes (rollout GPUs come on top)")
     unused_gpus: NonNegativeInt = Field(description=(
-        "the GPUs of the budget it leaves unused (budget_gpus less gpus); 0 with an open budget"))
+        "the GPUs of the trainer's budget it leaves (budget_gpus less gpus), whoever takes them: a rollout on whole "
+        "nodes takes those past its asked GPUs (rollout_gpus above the query's); 0 with an open budget"))
     env: bool = Field(description=(
         "whether with Env: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, exported before Ray starts"))
     offload: bool = Field(description=(
