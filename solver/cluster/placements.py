@@ -349,9 +349,9 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
     if not pool.nodes:
         return MoveCode.POOL_NO_NODES, f"pool {pool.name}, where it runs, has no nodes now (nodes: 0)"
     if gone := job.gone_nodes(pool):
-        nodes = f"node {gone[0]}" if len(gone) == 1 else f"nodes {and_joined([str(node) for node in gone])}"
-        return (MoveCode.NODE_GONE, f"{nodes} of pool {pool.name}, where it runs, {'is' if len(gone) == 1 else 'are'} "
-                                    f"no longer in the pool (nodes: {pool.nodes})")
+        nodes = f"node {gone[0]} of pool {pool.name}, where it runs, is" if len(gone) == 1 else \
+            f"nodes {and_joined([str(node) for node in gone])} of pool {pool.name}, where it runs, are"
+        return MoveCode.NODE_GONE, f"{nodes} no longer in the pool (nodes: {pool.nodes})"
     if job.model not in (None, asked.model):
         return MoveCode.MODEL_CHANGED, f"the file asks model {asked.model} now; it runs {job.model}"
     length = asked.max_model_len
