@@ -297,6 +297,7 @@ class MoveCode(str, Enum):
 
     POOL_NOT_ALLOWED = "pool-not-allowed"
     POOL_NO_NODES = "pool-no-nodes"
+    NODE_GONE = "node-gone"
     MODEL_CHANGED = "model-changed"
     LENGTH_CHANGED = "length-changed"
     ROLLOUT_CHANGED = "rollout-changed"
@@ -1003,7 +1004,8 @@ class Plan(Frozen):
 
     gpus: PositiveInt = Field(description="the trainer GPUs it takes (rollout GPUs come on top)")
     unused_gpus: NonNegativeInt = Field(description=(
-        "the GPUs of the budget it leaves unused (budget_gpus less gpus); 0 with an open budget"))
+        "the GPUs of the trainer's budget it leaves (budget_gpus less gpus), whoever takes them: a rollout on whole "
+        "nodes takes those past its asked GPUs (rollout_gpus above the query's); 0 with an open budget"))
     env: bool = Field(description=(
         "whether with Env: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, exported before Ray starts"))
     offload: bool = Field(description=(

@@ -2063,8 +2063,7 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     assert (status, err) == (1, (f"solve cluster: note: to place every job: solve cluster {path} --buy names the "
                                  "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")) and (
         "unplaced jobs: 1 of 5\n" in out) and (
-        "huge │ no room left in a100 (it needs at least 8 GPUs of one node), h20 (it needs at least 8 GPUs of one "
-        "node) after the jobs placed") in out
+        "huge │ no room left in a100 and h20 (it needs at least 8 GPUs of one node) after the jobs placed") in out
     status, out, err = cli("cluster", str(path), "--minimize", "nodes", "--json")
     assert status == 1 and json.loads(out)["status"] == "infeasible"
     status, out, err = cli("cluster", str(tmp_path / "missing.yaml"))
@@ -4001,18 +4000,18 @@ def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_
 
 def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_needs(tmp_path: Path):
     # Three 4B jobs of more priority take 4 GPUs or more of each A100 node, leaving no 6 GPUs for the 8B job in
-    # either pool: both are named, in the fleet's order (as the reasons of pools without a way name them), each
-    # with the GPUs it needs.
+    # either pool: both are named, in the fleet's order (as the reasons of pools without a way name them), with the
+    # GPUs it needs, once for the two (s77: each pool repeated it).
     instance = {"pools": [{**ONE_NODE, "name": "b"}, {**ONE_NODE, "name": "a"}], "jobs": [
         *({"name": f"m{n}", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 3}
           for n in range(3)),
         {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
-        "no room left in b (it needs at least 6 GPUs of one node), a (it needs at least 6 GPUs of one node) after the "
+        "no room left in b and a (it needs at least 6 GPUs of one node) after the "
         "jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the room it needs in a: "
         "priority 4 is the least that places it"),
         "reason_for_several": (
-            "no room left in b (each needs at least 6 GPUs of one node), a (each needs at least 6 GPUs of one node) "
+            "no room left in b and a (each needs at least 6 GPUs of one node) "
             "after the jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the "
             "room each needs in a: priority 4 is the least that places one of them"),
         "reason_code": "no-room",

@@ -95,17 +95,20 @@ def test_a_job_whose_pool_is_gone_is_not_running_and_starts(cli: Cli, tmp_path: 
 
 
 def test_a_node_the_pool_no_longer_has_is_not_running(cli: Cli, tmp_path: Path, current: Path):
-    # a100 down to one node: p06-a and c8-a ran on node 1, which is gone, so they run nowhere now; m4-a and m4-b stay
-    # on node 0. q14-a moves: beside it on h20 p06-a starts too (priority 6, not 5: the placed priority comes first).
+    # a100 down to one node: p06-a and c8-a ran on node 1, which is gone: they run there until they stop, and cannot
+    # stay (s77: they were taken as not running, p06-a "starts"); m4-a and m4-b stay on node 0. q14-a moves: beside
+    # it on h20 p06-a moves too, naming its node (priority 6, not 5: the placed priority comes first); c8-a stops.
     pools = [{**POOLS[0], "nodes": 1}, POOLS[1]]
     status, out, _ = cli("cluster", str(_write(tmp_path / "smaller.yaml", JOBS, pools)), "--current", str(current),
                          "--json")
     placed = json.loads(out)
     assert (status, placed["status"]) == (1, "optimal")
     assert [(p["job"], p["pool"], p["current"]) for p in placed["placements"]] == [
-        ("p06-a", "h20", "starts"), ("m4-a", "a100", "stays"), ("m4-b", "a100", "stays"), ("q14-a", "h20", "moves")]
+        ("p06-a", "h20", "moves"), ("m4-a", "a100", "stays"), ("m4-b", "a100", "stays"), ("q14-a", "h20", "moves")]
+    assert (placed["placements"][0]["move_reason_code"], placed["placements"][0]["move_reason"]) == (
+        "node-gone", "node 1 of pool a100, where it runs, is no longer in the pool (nodes: 1)")
     left_out = [(u["job"], u.get("current")) for u in placed["unplaced"]]
-    assert left_out == [("c8-a", None), ("c8-b", None), ("q14-b", None)]
+    assert left_out == [("c8-a", "stops"), ("c8-b", None), ("q14-b", None)]
 
 
 def test_the_api_reads_the_same_placement(tmp_path: Path, current: Path):

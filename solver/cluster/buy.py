@@ -294,7 +294,7 @@ def _ways_by_tier(planner: Planner, fleet: Fleet, limit: WaysLimit) -> _TieredWa
 
 def _tiered_ways(planner: Planner, fleet: Fleet, job: int, pool_index: int) -> list[tuple[Option, int]]:
     """`job`'s ways in one pool, of every evidence tier, each with its tier (`_ways_by_tier`); none where it may not
-    use the pool."""
+    use the pool (`Job.may_use`, not `Job.may_run_in`: a pool of ``nodes: 0`` is one to buy into, docs/cluster.md)."""
     pool = fleet.pools[pool_index]
     if not fleet.jobs[job].may_use(pool):
         return []

@@ -83,9 +83,12 @@ def _placed_in_order(fleet: Fleet, by_job: dict[int, list[Option]], keeping: dic
 
 def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
            estimate: EstimateMode = "auto") -> ClusterResult:
-    """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
-    that has room. The same options and rules as `place` with the shipped memory model and Trinity's default
-    token budget (`place` takes others), and no search."""
+    """The baseline (benchmarks/cluster.py's `greedy` column): jobs by priority (the required ones first), each on its
+    first plan (pool order, then cost) and first node that has room. The same options and rules as `place` with the
+    shipped memory model and Trinity's default token budget (`place` takes others), and no search. It weighs no
+    running jobs (it takes no `running`: a baseline of a fresh fleet); the greedy placement `place` starts from, and
+    falls back on where time runs out before its search's first (`search.greedy_start`), keeps them where they run
+    first, on each job's smallest way."""
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate)
     options = fleet_options(planner, fleet).options
     choice = greedy_choice(fleet, options)

@@ -161,11 +161,17 @@ class RunningJob(NamedTuple):
     """Its LoRA rank (0: full fine-tuning) and PPO critic (None: none), as its plan gives them; None where the
     placement gives no LoRA rank (not compared)."""
 
+    def gone_nodes(self, pool: Pool) -> tuple[int, ...]:
+        """The nodes the job runs on that `pool` (its own) no longer has: its ``nodes`` lowered below them (to 0
+        too). The job runs there until it stops, but cannot stay: it moves, or stops."""
+        return tuple(node for node in self.nodes if node >= pool.nodes)
+
 
 def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") -> tuple[RunningJob, ...]:
     """The jobs of `fleet` that run now, as the placement at `path` (``solve cluster --json``'s output, of
-    `schema_version`) places them, in its order; a job, pool, node or GPU the fleet no longer has is not running
-    (its entry is skipped), but a job in a pool now out of service (``nodes: 0``) runs there until it stops.
+    `schema_version`) places them, in its order; a job, pool or GPU the fleet no longer has is not running (its
+    entry is skipped), but a job on nodes its pool no longer has (``nodes`` lowered below them, to 0 too: out of
+    service) runs there until it stops (`RunningJob.gone_nodes`).
     `TableError`, one line, for a file that cannot be read or is no such placement (a purchase, ``solve cluster --buy
     --json``'s, included: what to buy, not what runs), naming the file after `flag` (``--current ``)."""
     try:
@@ -214,9 +220,9 @@ def _current_json(path: Path) -> dict[str, Any]:
 
 
 def _still_there(placed: CurrentPlacement, pool: Pool) -> bool:
-    """Whether the fleet's `pool` still has every node and GPU that `placed` takes: a pool out of service
-    (``nodes: 0``) has them until its jobs stop (it runs nothing new, `Job.may_run_in`)."""
-    return (not pool.nodes or max(placed.nodes) < pool.nodes) and max(placed.gpu_indexes) < pool.gpus_per_node
+    """Whether the fleet's `pool` still has every GPU index that `placed` takes on a node: nodes the pool no longer
+    has (``nodes`` lowered, to 0 too) run their jobs until they stop (`RunningJob.gone_nodes`)."""
+    return max(placed.gpu_indexes) < pool.gpus_per_node
 
 
 def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
