@@ -502,6 +502,7 @@ class ConfigProblemCode(str, Enum):
     MICRO_BATCH_UNSET = "micro-batch-unset"
     MICRO_BATCH_UNSET_REFUSED = "micro-batch-unset-refused"
     DPO_PAIR_SPLIT = "dpo-pair-split"
+    DPO_PAIR_DOUBLED = "dpo-pair-doubled"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"

@@ -1514,6 +1514,7 @@ class SettingsArguments(NamedTuple):
     layout: Any = None
     version: TrinityVersion | None = None
     train_batch_size: int | None = None
+    dpo: bool | None = None
 
 
 class ApplySettings(TrinitySettings):
