@@ -37,6 +37,7 @@ from solver.results import (
 )
 from solver.rules import (
     COMMAND_OPTIONS,
+    DPO_PAIR_SIZES,
     LORA_CONFIGS_WORDS,
     OptionNames,
     host_ram_check_words,
@@ -99,7 +100,7 @@ config has its own, which --write keeps."""
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
                 kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept,
-                rope_scaling: str | None = None) -> list[str]:
+                rope_scaling: str | None = None, dpo: bool = False) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
@@ -109,7 +110,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     (`no_checkpoint_words`); beside a YaRN, the model's own ``model.rope_theta`` where the rollout's vLLM would drop
     it (`rope_theta_to_set`), as the fragment sets it. The YaRN, RoPE base and checkpoint lines are comments where the
     config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`); the YaRN line gives
-    the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`)."""
+    the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`); for `dpo`
+    (`Answer.dpo_pairs`), the actor's one pair, as the fragment writes it (`DPO_PAIR_SIZES`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -150,8 +152,12 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         if version != "0.5":
             before = "" if version else " (leave it out before 0.6, which refuses it)"
             lines += [f"# Trinity 0.6 reads this one instead{before}:", "trainer.use_remove_padding: false"]
+        pair = DPO_PAIR_SIZES[version == "0.5"] if dpo else 1
         lines += ["# one sequence per micro-batch, as the caution above says:", "trainer.use_dynamic_bsz: false",
-                  *(f"{'.'.join(path)}: 1" for path in ROLE_MICRO_BATCH_SIZES),
+                  *(["# DPO's actor: one pair, a chosen and a rejected sequence, on verl 0.8 or later (before 0.8 "
+                     "Trinity doubles it: write 1 there)"] if pair == 2 else []),
+                  *(f"{'.'.join(path)}: {pair if path == ROLE_MICRO_BATCH_SIZES[0] else 1}"
+                    for path in ROLE_MICRO_BATCH_SIZES),
                   "# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
                   *(f"{'.'.join(path)}: 1" for path in CRITIC_MICRO_BATCH_SIZES)]
     if plan.offload:
@@ -310,7 +316,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
     lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept,
-                          config_keys.rope_scaling),
+                          config_keys.rope_scaling, bool(answer.dpo_pairs)),
              *_config_key_lines(answer, config_keys.changed)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 

@@ -21,6 +21,7 @@ from solver.query import (
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import (
     COMMAND_OPTIONS,
+    DPO_PAIR_SIZES,
     LORA_CONFIGS_WORDS,
     host_ram_check_words,
     one_sequence_per_micro_batch,
@@ -372,8 +373,8 @@ def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion |
     """One sequence per micro-batch for `section`'s passes (a role's, the rollout's recompute: `ROLE_MICRO_BATCH_SIZES`;
     the critic's, `CRITIC_MICRO_BATCH_SIZES`, whatever the algorithm: a fragment is merged into a config that may train
     one), which a padded micro-batch needs to stay within the token budget with dynamic batch sizes off; but the
-    actor's one pair for `dpo` (`DPO_PAIR_SIZES`, by the release `version`). Set outright: Trinity leaves some unset where verl then fails
-    (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
+    actor's one pair for `dpo` (`DPO_PAIR_SIZES`, by the release `version`). Set outright: Trinity leaves some unset
+    where verl then fails (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
     paths = [path for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES) if path[-2] == section]
     if section == "actor" and dpo:
         size = DPO_PAIR_SIZES[version == "0.5"]
@@ -408,12 +409,6 @@ def dpo_pair_note(name: str, model: Model, version: TrinityVersion | None,
             f"Trinity doubles it to 4 sequences, two pairs, so there write 1{'' if version else f' ({version_option} does)'}")
 
 
-DPO_PAIR_SIZES = (2, 1)
-"""The actor's micro-batch size per GPU that holds one DPO pair, a chosen and a rejected sequence, for a padded model
-(dynamic batch sizes off), by whether the release is Trinity 0.5: 1 there, which Trinity doubles before verl 0.8
-(0.5.0 ``common/verl_config.py:655-658``); 2 where it may be 0.6, whose DPO loss on verl 0.8 or later takes a
-micro-batch's rows as they are (`solver.trinity.checks._check_dpo_pairs`), and which pip gives verl 0.8 or later
-unless verl is pinned (Trinity 0.6.0 requires ``verl>=0.7.1``)."""
 DPO_PAIR_COMMENT = ("2 for DPO: one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later "
                     "trains it (with 1 its DPO loss finds no rejected sequence); no one size fits both verl lines: "
                     "before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) Trinity doubles it to 4, two pairs, so write 1 "
