@@ -97,6 +97,11 @@ THETA_KEY = ("model", "rope_theta")
 config has its own, which --write keeps."""
 
 
+DPO_PAIR_LINE = ("# DPO's actor: one pair, a chosen and a rejected sequence, on verl 0.8 or later (before 0.8 Trinity "
+                 "doubles it: write 1 there)")
+"""The apply lines' comment on DPO's actor micro-batch size 2 (`apply_lines`)."""
+
+
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
                 kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept,
@@ -154,8 +159,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             lines += [f"# Trinity 0.6 reads this one instead{before}:", "trainer.use_remove_padding: false"]
         pair = DPO_PAIR_SIZES[version == "0.5"] if dpo else 1
         lines += ["# one sequence per micro-batch, as the caution above says:", "trainer.use_dynamic_bsz: false",
-                  *(["# DPO's actor: one pair, a chosen and a rejected sequence, on verl 0.8 or later (before 0.8 "
-                     "Trinity doubles it: write 1 there)"] if pair == 2 else []),
+                  *([DPO_PAIR_LINE] if pair == 2 else []),
                   *(f"{'.'.join(path)}: {pair if path == ROLE_MICRO_BATCH_SIZES[0] else 1}"
                     for path in ROLE_MICRO_BATCH_SIZES),
                   "# and the critic's, where the algorithm trains one (ppo, Trinity's default):",

@@ -403,10 +403,11 @@ def dpo_pair_note(name: str, model: Model, version: TrinityVersion | None,
     if version == "0.5" or not one_sequence_per_micro_batch(model):
         return None
     before = "Trinity 0.6 on verl 0.7" if version else "Trinity 0.5, 0.6 on verl 0.7"
+    writer = "" if version else f" ({version_option} does)"
     return (f"{name} trains DPO with one padded sequence per micro-batch for {model.name}, so what is made from it "
             f"writes {'.'.join(ROLE_MICRO_BATCH_SIZES[0])} 2, one pair, a chosen and a rejected sequence, as Trinity "
             f"0.6 on verl 0.8 or later needs; but no one size fits both verl lines: before verl 0.8 ({before}) "
-            f"Trinity doubles it to 4 sequences, two pairs, so there write 1{'' if version else f' ({version_option} does)'}")
+            f"Trinity doubles it to 4 sequences, two pairs, so there write 1{writer}")
 
 
 DPO_PAIR_COMMENT = ("2 for DPO: one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later "
