@@ -1,7 +1,8 @@
 """Review of session 76's diff (review76): DPO's actor size for a padded model (InternLM2). The note on the size 2
 follows what is written: ``--write`` reads an interpolated ``algorithm_type`` in this shell's environment, as its
-keys do, the fragment (``--emit``, ``--out``) at its default; an unset or null actor size for DPO is told to hold one
-pair (2, or 1 for Trinity 0.5), as ``--write`` writes it, not 1."""
+keys do, and so (since session 77, test_dpofrag_s77) does the fragment (``--emit``, ``--out``), as the plans read it;
+an unset or null actor size for DPO is told to hold one pair (2, or 1 for Trinity 0.5), as ``--write`` writes it,
+not 1."""
 
 from __future__ import annotations
 
