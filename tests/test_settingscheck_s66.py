@@ -95,13 +95,13 @@ def test_solve_json_and_emit_refuse_settings_that_break_trinitys_rules(
 def test_a_fragment_is_checked_once_and_its_settings_are_what_was_checked(monkeypatch: pytest.MonkeyPatch):
     # One check, on the settings: the text plan_fragment writes says the same keys (it refuses one that does not).
     checked: list[object] = []
-    check = solver.trinity.checks.check_trinity_config
+    check = solver.trinity.checks.trinity_config_problems  # s77: the codes, for DPO's pair size (test_dpofrag_s77)
 
-    def counted(mapping: Any, *arguments: Any, **options: Any) -> list[str]:
+    def counted(mapping: Any, *arguments: Any, **options: Any) -> list[Any]:
         checked.append(mapping)
         return check(mapping, *arguments, **options)
 
-    monkeypatch.setattr(solver.trinity.checks, "check_trinity_config", counted)
+    monkeypatch.setattr(solver.trinity.checks, "trinity_config_problems", counted)
     answer = _answer()
     assert answer.best is not None
     text, settings = plan_fragment(answer.best, load_catalog().model(answer.model), 2)
