@@ -241,7 +241,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         notes.append(f"solve: note: {args.from_config} has no trainer.use_remove_padding (Trinity 0.6's), so what is "
                      f"made from it adds it, false for {model.name}; Trinity before 0.6 refuses it (--trinity-version "
                      "0.5 leaves it out)")
-    # the algorithm read in this shell's environment, as the plans read it (`TrinityConfig.dpo`), as is what is made
+    # `TrinityConfig.dpo`: the algorithm read in this shell's environment, as the plans and all made for them read it
     if config is not None and config.dpo and (dpo_note := dpo_pair_note(str(args.from_config), model,
                                                                          args.trinity_version)):
         notes.append(f"solve: note: {dpo_note}")
