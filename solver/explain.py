@@ -29,6 +29,7 @@ from solver.rules import (
     most_estimated_tokens,
     no_rollout_layout_words,
     one_sequence_per_micro_batch,
+    padded_micro_batch_words,
     refuting_cell,
     smaller_card_vouching,
     smaller_card_words,
@@ -433,8 +434,8 @@ def _dash_reasons(prober: _Prober, words: _Words, data: PlanningData, budget: in
 def _shorter_reasons(words: _Words, query: Query, shorter: Plan, model: Model) -> list[Reason]:
     """The longest length with a plan within the budget and pins (`shorter`, the answer's nearest), and what the
     prompt and response must then fit in (and what that is per GPU: `model`'s token budget, or what its micro-batch
-    holds, `one_sequence_per_micro_batch`: `_padded_micro_batch_words`)."""
-    per_gpu = (_padded_micro_batch_words(query) if one_sequence_per_micro_batch(model)
+    holds, `one_sequence_per_micro_batch`: `padded_micro_batch_words`)."""
+    per_gpu = (padded_micro_batch_words(query.dpo) if one_sequence_per_micro_batch(model)
                else f"max_token_len_per_gpu = {shorter.max_token_len_per_gpu}")
     return [
         Reason(rule="shorter_length", detail=(
@@ -446,13 +447,6 @@ def _shorter_reasons(words: _Words, query: Query, shorter: Plan, model: Model) -
             f"{counted(shorter.max_model_len, 'token')}, which is {per_gpu} on "
             f"{'its 1 GPU' if shorter.gpus == 1 else f'each of {shorter.gpus} GPUs'} with SP={shorter.sp}")),
     ]
-
-
-def _padded_micro_batch_words(query: Query) -> str:
-    """What a padded model's micro-batch holds (`solver.rules.padded_sequences`), in words: one sequence, or for a DPO
-    `query` (`Query.dpo`) the pair the plans count."""
-    held = "one DPO pair, a chosen and a rejected sequence," if query.dpo else "one sequence"
-    return f"{held} per micro-batch (dynamic batch sizes off)"
 
 
 def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData,
@@ -485,7 +479,7 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
             held += f" on nodes of {counted(query.node_gpus, 'GPU')}"
             notes.append(f"the host memory is each node's, and {query.node_source} sets another node size")
         if one_sequence_per_micro_batch(data.shape):
-            held += f", {_padded_micro_batch_words(query)}"
+            held += f", {padded_micro_batch_words(query.dpo)}"
         elif data.lowers_budget:
             held += f", even at a token budget lowered by {query.option_names.token_budget_auto}"
         else:

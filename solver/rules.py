@@ -147,6 +147,12 @@ def padded_sequences(dpo: bool) -> int:
     return 2 if dpo else 1
 
 
+def padded_micro_batch_words(dpo: bool) -> str:
+    """What the actor's micro-batch of a model trained one padded sequence per micro-batch holds
+    (`padded_sequences`), in words, with dynamic batch sizes off: one sequence, or for `dpo` one pair."""
+    return f"{'one DPO pair' if dpo else 'one sequence'} per micro-batch (dynamic batch sizes off)"
+
+
 DPO_PAIR_SIZES = (2, 1)
 """The actor's micro-batch size per GPU that holds one DPO pair, a chosen and a rejected sequence, for a padded model
 (dynamic batch sizes off), by whether the release is Trinity 0.5: 1 there, which Trinity doubles before verl 0.8

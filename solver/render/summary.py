@@ -43,6 +43,7 @@ from solver.rules import (
     host_ram_check_words,
     least_token_budget,
     one_sequence_per_micro_batch,
+    padded_micro_batch_words,
     rope_theta_to_set,
     sp_degrees,
     tables_refute_words,
@@ -224,10 +225,10 @@ def _yarn_caution(plan: Plan, model: Model) -> str:
 
 def _budget_words(plan: Plan, model: Model, version: TrinityVersion | None, dpo: bool = False) -> str:
     """A plan's token budget and where it comes from (`_budget_origin`), in words; for a model trained one sequence
-    per micro-batch, that none is read and what the estimate counts instead (`padded_count_words`: for `dpo`, the
-    answer's `Answer.dpo_pairs`, a pair)."""
+    per micro-batch, that none is read, what a micro-batch holds (`padded_micro_batch_words`) and what the estimate
+    counts instead (`padded_count_words`: for `dpo`, the answer's `Answer.dpo_pairs`, a pair)."""
     if one_sequence_per_micro_batch(model):
-        return (f"none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts "
+        return (f"none read: {padded_micro_batch_words(dpo)}, so the estimate counts "
                 f"{padded_count_words(model, plan.max_model_len, dpo)}")
     return f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"
 
