@@ -570,8 +570,9 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     """The catalog (default: the shipped one) and the keys' arguments of `answer`'s fragment, for `trinity_config`
     and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
-    Trinity release and the train batch. `QueryError` for a tuple of answers, wrong types, a release rft-solver does
-    not know, an answer without a plan, or a model or GPU type the catalog lacks."""
+    Trinity release, the train batch and DPO's pair where its plans counted one (`Answer.dpo_pairs`). `QueryError`
+    for a tuple of answers, wrong types, a release rft-solver does not know, an answer without a plan, or a model or
+    GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
         raise QueryError(f"answer must be an Answer, got a tuple of {counted(len(answer), 'Answer')} (plan gives one "
                          f"per GPU type): pass one, such as answers[0] ({answer[0].gpu}'s)")
@@ -594,7 +595,8 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     return catalog, SettingsArguments(
         plan=answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
         model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
-        engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size)
+        engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
+        dpo=bool(answer.dpo_pairs))
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,

@@ -29,6 +29,7 @@ from solver.rules import (
     most_estimated_tokens,
     no_rollout_layout_words,
     one_sequence_per_micro_batch,
+    padded_micro_batch_words,
     refuting_cell,
     smaller_card_vouching,
     smaller_card_words,
@@ -432,9 +433,9 @@ def _dash_reasons(prober: _Prober, words: _Words, data: PlanningData, budget: in
 
 def _shorter_reasons(words: _Words, query: Query, shorter: Plan, model: Model) -> list[Reason]:
     """The longest length with a plan within the budget and pins (`shorter`, the answer's nearest), and what the
-    prompt and response must then fit in (and what that is per GPU: `model`'s token budget, or its one sequence per
-    micro-batch, `one_sequence_per_micro_batch`)."""
-    per_gpu = ("one sequence per micro-batch (dynamic batch sizes off)" if one_sequence_per_micro_batch(model)
+    prompt and response must then fit in (and what that is per GPU: `model`'s token budget, or what its micro-batch
+    holds, `one_sequence_per_micro_batch`: `padded_micro_batch_words`)."""
+    per_gpu = (padded_micro_batch_words(query.dpo) if one_sequence_per_micro_batch(model)
                else f"max_token_len_per_gpu = {shorter.max_token_len_per_gpu}")
     return [
         Reason(rule="shorter_length", detail=(
@@ -478,7 +479,7 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
             held += f" on nodes of {counted(query.node_gpus, 'GPU')}"
             notes.append(f"the host memory is each node's, and {query.node_source} sets another node size")
         if one_sequence_per_micro_batch(data.shape):
-            held += ", one sequence per micro-batch (dynamic batch sizes off)"
+            held += f", {padded_micro_batch_words(query.dpo)}"
         elif data.lowers_budget:
             held += f", even at a token budget lowered by {query.option_names.token_budget_auto}"
         else:

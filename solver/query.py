@@ -199,9 +199,9 @@ class Query(Frozen):
         "host memory and back on the GPUs for its own update; the tables, which measured the actor alone, then vouch "
         "for nothing and still refute; null for none"))
     dpo: bool = Field(default=False, description=(
-        "whether the run trains DPO (a Trinity config's algorithm_type dpo): for a model trained one padded sequence "
-        "per micro-batch, the actor's micro-batch holds a pair, a chosen and a rejected sequence, which the plans' "
-        "memory estimate counts (`solver.rules.counted_tokens`); false where not known"))
+        "whether the run trains DPO (a Trinity config's algorithm_type dpo, or --dpo): for a model trained one padded "
+        "sequence per micro-batch, the actor's micro-batch holds a pair, a chosen and a rejected sequence, which the "
+        "plans' memory estimate counts (`solver.rules.counted_tokens`); false where not known"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -502,6 +502,7 @@ class ConfigProblemCode(str, Enum):
     MICRO_BATCH_UNSET = "micro-batch-unset"
     MICRO_BATCH_UNSET_REFUSED = "micro-batch-unset-refused"
     DPO_PAIR_SPLIT = "dpo-pair-split"
+    DPO_PAIR_DOUBLED = "dpo-pair-doubled"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"

@@ -1520,6 +1520,7 @@ class SettingsArguments(NamedTuple):
     layout: Any = None
     version: TrinityVersion | None = None
     train_batch_size: int | None = None
+    dpo: bool | None = None
 
 
 class ApplySettings(TrinitySettings):
@@ -1593,8 +1594,8 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "plan (every plan is estimated) and still refute; null for none"))
     dpo_pairs: Literal[True] | None = Field(default=None, description=(
         "true where the plans' memory figures and estimates count a DPO pair per micro-batch, a chosen and a "
-        "rejected sequence, twice max_model_len tokens per GPU: a --from-config config that trains DPO, of a model "
-        "trained one padded sequence per micro-batch; left out otherwise"))
+        "rejected sequence, twice max_model_len tokens per GPU: a --from-config config that trains DPO (or --dpo), of "
+        "a model trained one padded sequence per micro-batch; left out otherwise"))
     margin: float | None = Field(default=None, ge=0, lt=1, description=(
         "the safety margin the answer's estimates are held to (--margin, or the default on this GPU type: the memory "
         f"model's, more on cards of at most {SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low); null "

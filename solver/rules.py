@@ -147,6 +147,20 @@ def padded_sequences(dpo: bool) -> int:
     return 2 if dpo else 1
 
 
+def padded_micro_batch_words(dpo: bool) -> str:
+    """What the actor's micro-batch of a model trained one padded sequence per micro-batch holds
+    (`padded_sequences`), in words, with dynamic batch sizes off: one sequence, or for `dpo` one pair."""
+    return f"{'one DPO pair' if dpo else 'one sequence'} per micro-batch (dynamic batch sizes off)"
+
+
+DPO_PAIR_SIZES = (2, 1)
+"""The actor's micro-batch size per GPU that holds one DPO pair, a chosen and a rejected sequence, for a padded model
+(dynamic batch sizes off), by whether the release is Trinity 0.5: 1 there, which Trinity doubles before verl 0.8
+(0.5.0 ``common/verl_config.py:655-658``); 2 where it may be 0.6, whose DPO loss on verl 0.8 or later takes a
+micro-batch's rows as they are (`solver.trinity.checks._check_dpo_pairs`), and which pip gives verl 0.8 or later
+unless verl is pinned (Trinity 0.6.0 requires ``verl>=0.7.1``)."""
+
+
 def counted_tokens(model: Model, max_model_len: int, sp: int, budget: int | None = None, dpo: bool = False) -> int:
     """The tokens per GPU the memory model counts for `model` at `max_model_len` and SP `sp`: for a model of
     `one_sequence_per_micro_batch` (at SP=1), its padded sequences (`padded_sequences`: for `dpo`, a pair) of

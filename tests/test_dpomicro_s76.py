@@ -60,7 +60,8 @@ def test_dpo_takes_one_pair_where_the_release_may_be_0_6(version: str | None):
         "1 before 0.8, which Trinity doubles to one pair")]
     # 1 is one pair before verl 0.8 alone: on 0.8 or later its own line (dpo-pair-split), not this one
     assert [code for code, _ in _problems(_dpo(1, version), version)] == ["dpo-pair-split"]
-    assert _problems(_dpo(2, version), version) == []
+    # 2 is one pair on verl 0.8 or later alone: before 0.8 its own line (dpo-pair-doubled, test_dpofrag_s77)
+    assert [code for code, _ in _problems(_dpo(2, version), version)] == ["dpo-pair-doubled"]
 
 
 def test_dpo_on_trinity_0_5_takes_1_which_it_doubles():

@@ -206,7 +206,7 @@ def test_a_padded_models_dpo_plan_summary_says_the_pair_is_counted(cli: Cli, tmp
     given = example_with_algorithm(tmp_path, "dpo")
     status, out, _ = cli("--from-config", str(given), "--model-config", str(INTERNLM2), "--gpu", "h100")
     assert status == 0
-    assert ("token budget none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts "
+    assert ("token budget none read: one DPO pair per micro-batch (dynamic batch sizes off), so the estimate counts "
             "the DPO pair, a chosen and a rejected sequence, 2 x max_model_len = 65536 tokens per GPU cost"
             ) in " ".join(out.split())
 

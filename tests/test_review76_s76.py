@@ -1,7 +1,8 @@
 """Review of session 76's diff (review76): DPO's actor size for a padded model (InternLM2). The note on the size 2
 follows what is written: ``--write`` reads an interpolated ``algorithm_type`` in this shell's environment, as its
-keys do, the fragment (``--emit``, ``--out``) at its default; an unset or null actor size for DPO is told to hold one
-pair (2, or 1 for Trinity 0.5), as ``--write`` writes it, not 1."""
+keys do, and so (since session 77, test_dpofrag_s77) does the fragment (``--emit``, ``--out``), as the plans read it;
+an unset or null actor size for DPO is told to hold one pair (2, or 1 for Trinity 0.5), as ``--write`` writes it,
+not 1."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ def _actor_size(text: str) -> int:
 
 
 @pytest.mark.parametrize(("default", "algo", "write_size", "emit_size"), [
-    ("dpo", "grpo", 1, 2),  # the note said 2 for --write, which wrote 1
-    ("grpo", "dpo", 2, 1),  # --write wrote 2 with no note
+    ("dpo", "grpo", 1, 1),  # the note said 2 for --write, which wrote 1 (--emit read the default: 2, s77)
+    ("grpo", "dpo", 2, 2),  # --write wrote 2 with no note (--emit read the default: 1, s77)
     ("dpo", None, 2, 2),
     ("grpo", None, 1, 1)])
 def test_the_dpo_note_follows_what_is_written(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -75,7 +76,7 @@ def test_an_unset_dpo_actor_size_is_told_one_pair(version: str | None):
     ref = _problems(_config("dpo", version, {**ONE, "actor": {"ppo_micro_batch_size_per_gpu": 2},
                                              "ref": {"log_prob_micro_batch_size_per_gpu": None}}), version)
     assert [(code, words.endswith(f": set it to 1 ({PATCHER} does)")) for code, words in ref] == [
-        ("micro-batch-unset-refused", True)]
+        ("dpo-pair-doubled", False), ("micro-batch-unset-refused", True)]  # the actor's 2: test_dpofrag_s77
 
 
 def test_a_null_dpo_actor_size_on_trinity_0_5_is_told_1_which_it_doubles():

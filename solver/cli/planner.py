@@ -153,6 +153,11 @@ def build_parser() -> Parser:
     add_reference_option(estimates, f"as --from-config's algorithm and LoRA say, without a config {REFERENCE_DEFAULT}")
     add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
     add_critic_option(estimates, "none; --from-config a config's PPO critic, as its flags hold it")
+    estimates.add_argument("--dpo", action="store_true",
+                           help="the run trains DPO: for a model trained one padded sequence per micro-batch (of "
+                           "--model-config, running its own modeling code), count a pair per micro-batch, a chosen "
+                           "and a rejected sequence, and write the actor's size for it (default: not DPO; "
+                           "--from-config a config's algorithm_type says it)")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
@@ -195,6 +200,8 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
                          "--total-gpus (or write a fragment with its own cluster with --out FILE)")
     if args.check and not args.from_config:
         raise QueryError("--check judges the config of --from-config FILE")
+    if args.dpo and args.from_config:
+        raise QueryError("--from-config's algorithm.algorithm_type says whether the run trains DPO (dpo): drop --dpo")
     if args.emit and (args.top > 1 or args.explain):
         raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain (for another "
                          "of --top's plans, pin its settings: --gpus N --exact --sp S, --env or --no-env, --offload or "
@@ -293,7 +300,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
         query = make_query(catalog, **{**asked, "model": asked["model"] or "", "critic": counted_critic(args.critic)},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
                            reference_model=args.reference, lora_rank=args.lora_rank or 0,
-                           option_names=COMMAND_OPTIONS)
+                           option_names=COMMAND_OPTIONS).model_copy(update={"dpo": args.dpo})
         check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, COMMAND_OPTIONS)  # config_query's checks it too
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {

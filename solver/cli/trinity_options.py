@@ -213,13 +213,12 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     prompt and response exceed the plan's length, which Trinity refuses to load (`QueryError`: nothing written).
     """
     from solver.api import fragment_layout
-    from solver.query import ROLE_MICRO_BATCH_SIZES
     if not _writing_trinity(args):
         return [], []
     from solver.tables import remove_padding_violation
     from solver.trinity import trainer_level_offload
     from solver.trinity.keys import REMOVE_PADDING_KEYS, value_at
-    from solver.trinity.plan_keys import config_trains_dpo
+    from solver.trinity.plan_keys import dpo_pair_note
 
     layout = _config_layout(args, config_text, config)
     fragments, notes = _fragments(args, answers, catalog, model, node_gpus, config, layout)
@@ -242,17 +241,10 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         notes.append(f"solve: note: {args.from_config} has no trainer.use_remove_padding (Trinity 0.6's), so what is "
                      f"made from it adds it, false for {model.name}; Trinity before 0.6 refuses it (--trinity-version "
                      "0.5 leaves it out)")
-    # the fragment's keys read the config's interpolations at their defaults; --write's, in this shell's environment
-    made_in = [*([None] if args.emit or args.out else []), *([os.environ] if args.write else [])]
-    if (layout is not None and args.trinity_version != "0.5" and remove_padding_violation(model) is not None
-            and any(config_trains_dpo(layout, environ) for environ in made_in)):
-        notes.append(f"solve: note: {args.from_config} trains DPO with one padded sequence per micro-batch for "
-                     f"{model.name}, so what is made from it writes {'.'.join(ROLE_MICRO_BATCH_SIZES[0])} 2, one pair, "
-                     "a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later needs; but no one size "
-                     "fits both verl lines: before verl 0.8 "
-                     f"({'Trinity 0.6 on verl 0.7' if args.trinity_version else 'Trinity 0.5, 0.6 on verl 0.7'}) "
-                     "Trinity doubles it to 4 sequences, two pairs, so there write 1"
-                     f"{'' if args.trinity_version else ' (--trinity-version 0.5 does)'}")
+    # `TrinityConfig.dpo`: the algorithm read in this shell's environment, as the plans and all made for them read it
+    if config is not None and config.dpo and (dpo_note := dpo_pair_note(str(args.from_config), model,
+                                                                         args.trinity_version)):
+        notes.append(f"solve: note: {dpo_note}")
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
@@ -314,14 +306,16 @@ def _config_layout(args: argparse.Namespace, config_text: str, config: TrinityCo
 def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalog: Catalog, model: Model,
                     config: TrinityConfig | None, layout: Any) -> SettingsArguments:
     """The keys' arguments of the fragment of `answer`'s `best` plan: the ``cluster``'s nodes and rollout GPUs
-    (`fragment_layout`), its engines (`_fragment_engines`), --from-config's `layout`, --trinity-version and the
-    answer's train batch; --json's ``apply`` and --emit's fragment are made of these same ones."""
+    (`fragment_layout`), its engines (`_fragment_engines`), --from-config's `layout`, --trinity-version, the
+    answer's train batch and whether its plans counted a DPO pair (`Answer.dpo_pairs`: the algorithm read in this
+    shell's environment, as --write reads it); --json's ``apply`` and --emit's fragment are made of these same ones."""
     from solver.api import fragment_layout
     from solver.results import SettingsArguments
     nodes, rollout = fragment_layout(answer)
     return SettingsArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
                              engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
-                             version=args.trinity_version, train_batch_size=answer.train_batch_size)
+                             version=args.trinity_version, train_batch_size=answer.train_batch_size,
+                             dpo=bool(answer.dpo_pairs))
 
 
 def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,

@@ -37,11 +37,13 @@ from solver.results import (
 )
 from solver.rules import (
     COMMAND_OPTIONS,
+    DPO_PAIR_SIZES,
     OptionNames,
     host_ram_check_words,
     least_token_budget,
     lora_configs_words,
     one_sequence_per_micro_batch,
+    padded_micro_batch_words,
     rope_theta_to_set,
     sp_degrees,
     tables_refute_words,
@@ -96,10 +98,15 @@ THETA_KEY = ("model", "rope_theta")
 config has its own, which --write keeps."""
 
 
+DPO_PAIR_LINE = ("# DPO's actor: one pair, a chosen and a rejected sequence, on verl 0.8 or later (before 0.8 Trinity "
+                 "doubles it: write 1 there)")
+"""The apply lines' comment on DPO's actor micro-batch size 2 (`apply_lines`)."""
+
+
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
                 kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept,
-                rope_scaling: str | None = None) -> list[str]:
+                rope_scaling: str | None = None, dpo: bool = False) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
@@ -109,7 +116,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     (`no_checkpoint_words`); beside a YaRN, the model's own ``model.rope_theta`` where the rollout's vLLM would drop
     it (`rope_theta_to_set`), as the fragment sets it. The YaRN, RoPE base and checkpoint lines are comments where the
     config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`); the YaRN line gives
-    the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`)."""
+    the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`); for `dpo`
+    (`Answer.dpo_pairs`), the actor's one pair, as the fragment writes it (`DPO_PAIR_SIZES`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -150,8 +158,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         if version != "0.5":
             before = "" if version else " (leave it out before 0.6, which refuses it)"
             lines += [f"# Trinity 0.6 reads this one instead{before}:", "trainer.use_remove_padding: false"]
+        pair = DPO_PAIR_SIZES[version == "0.5"] if dpo else 1
         lines += ["# one sequence per micro-batch, as the caution above says:", "trainer.use_dynamic_bsz: false",
-                  *(f"{'.'.join(path)}: 1" for path in ROLE_MICRO_BATCH_SIZES),
+                  *([DPO_PAIR_LINE] if pair == 2 else []),
+                  *(f"{'.'.join(path)}: {pair if path == ROLE_MICRO_BATCH_SIZES[0] else 1}"
+                    for path in ROLE_MICRO_BATCH_SIZES),
                   "# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
                   *(f"{'.'.join(path)}: 1" for path in CRITIC_MICRO_BATCH_SIZES)]
     if plan.offload:
@@ -214,10 +225,10 @@ def _yarn_caution(plan: Plan, model: Model) -> str:
 
 def _budget_words(plan: Plan, model: Model, version: TrinityVersion | None, dpo: bool = False) -> str:
     """A plan's token budget and where it comes from (`_budget_origin`), in words; for a model trained one sequence
-    per micro-batch, that none is read and what the estimate counts instead (`padded_count_words`: for `dpo`, the
-    answer's `Answer.dpo_pairs`, a pair)."""
+    per micro-batch, that none is read, what a micro-batch holds (`padded_micro_batch_words`) and what the estimate
+    counts instead (`padded_count_words`: for `dpo`, the answer's `Answer.dpo_pairs`, a pair)."""
     if one_sequence_per_micro_batch(model):
-        return (f"none read: one sequence per micro-batch (dynamic batch sizes off), so the estimate counts "
+        return (f"none read: {padded_micro_batch_words(dpo)}, so the estimate counts "
                 f"{padded_count_words(model, plan.max_model_len, dpo)}")
     return f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"
 
@@ -310,7 +321,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
     lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept,
-                          config_keys.rope_scaling),
+                          config_keys.rope_scaling, bool(answer.dpo_pairs)),
              *_config_key_lines(answer, config_keys.changed)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 

@@ -104,6 +104,7 @@ from solver.trinity.keys import (
     sp_key_in_effect,
     started_rollout_engine,
     trains_critic,
+    trains_dpo,
     value_at,
 )
 from solver.trinity.peft import all_linear, peft_target_refusal, shown_module_names
@@ -1358,7 +1359,7 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
     replaces it (`_taken_from_whole_size`); a deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`)
     replaces or clashes with the per-GPU one."""
     critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
-    dpo = checks.value(("algorithm", "algorithm_type")) == "dpo"
+    dpo = trains_dpo(checks.value(("algorithm", "algorithm_type")))
     paths = (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ()))
     for path in paths:
         size = checks.number(path)
@@ -1387,9 +1388,11 @@ def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVer
     micro-batch size per GPU `size` holds one pair, a chosen and a rejected sequence, on the release `version` may be
     (`solver.trinity.plan_keys.DPO_PAIR_SIZES`): 1 on Trinity 0.5, which doubles it (before verl 0.8); where the
     release may be 0.6, 2 (one pair on verl 0.8 or later, two before 0.8, where Trinity doubles it: no one size fits
-    both, as ``--write``'s note says) or 1 (one pair before verl 0.8; on 0.8 or later its ``dpo-pair-split`` line,
-    `_check_dpo_pairs`). Any other size holds more pairs, padded to the longest, which the token budget does not
-    bound (``micro-batch-unbounded``)."""
+    both, as ``--write``'s note says, `_check_dpo_pair_doubled`) or 1 (one pair before verl 0.8; on 0.8 or later its
+    ``dpo-pair-split`` line, `_check_dpo_pairs`). Any other size holds more pairs, padded to the longest, which the
+    token budget does not bound (``micro-batch-unbounded``)."""
+    if size == 2 and version != "0.5":
+        _check_dpo_pair_doubled(checks, version)
     if size in ((1,) if version == "0.5" else (1, 2)):
         return
     doubled = shown_number(2 * size)
@@ -1403,6 +1406,23 @@ def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVer
     checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
         f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is {shown_number(size)} for DPO with dynamic batch sizes off: {held}: "
         f"{_one_pair_words(version)}"))
+
+
+def _check_dpo_pair_doubled(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Say what DPO's actor micro-batch size per GPU of 2 (`_check_dpo_pair_size`) holds on each verl line where the
+    release `version` may be Trinity 0.6 (None or 0.6): one pair, a chosen and a rejected sequence, on verl 0.8 or
+    later, which doubles nothing (``trainer/verl/config.py`` has no DPO branch in 0.6.0); two pairs, 4 sequences
+    padded to the longest, before 0.8 (Trinity 0.5, and 0.6 on verl 0.7), where Trinity doubles it
+    (``trainer/verl_legacy/verl_config.py:685-688`` in 0.6.0). Trinity 0.6 takes the line of the verl it finds
+    installed (``is_verl_legacy``, ``trainer/trainer.py:371-382``); it requires ``verl>=0.7.1``, so pip may give
+    either. ``dpo-pair-doubled``, not a refusal: the size is right on verl 0.8 or later, and ``--write`` writes it
+    (its note says this too)."""
+    before = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity 0.5, and 0.6 on verl before 0.8,"
+    checks.add(ConfigProblemCode.DPO_PAIR_DOUBLED, (
+        f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is 2 for DPO with dynamic batch sizes off: one pair, a chosen and a "
+        f"rejected sequence, on Trinity 0.6 with verl 0.8 or later; but {before} doubles it to 4 sequences, two "
+        "pairs, padded to the longest, which the token budget does not bound: there set it to 1 (Trinity 0.6 takes "
+        "the verl line of the verl installed beside it: pip show verl)"))
 
 
 def _one_pair_words(version: TrinityVersion | None, writer: str = "") -> str:
@@ -1492,7 +1512,7 @@ def _check_dpo_pairs(checks: _ConfigChecks, model: Model, version: TrinityVersio
     Read from the code, not run."""
     key = ROLE_MICRO_BATCH_SIZES[0]
     size = checks.number(key)
-    if (version == "0.5" or checks.value(("algorithm", "algorithm_type")) != "dpo"
+    if (version == "0.5" or not trains_dpo(checks.value(("algorithm", "algorithm_type")))
             or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0])) or size is None or size % 2 != 1):
         return
     split = ("each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to 0 "

@@ -75,6 +75,7 @@ from solver.trinity.keys import (
     started_rollout_engine,
     trainer_level_offload,
     trains_critic,
+    trains_dpo,
 )
 from solver.trinity.peft import (
     ALL_LINEAR,
@@ -1523,7 +1524,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
     critic = _read_critic(reader, version, "critic" in counted, option_names)
-    dpo = reader.word(("algorithm", "algorithm_type")) == "dpo"
+    dpo = trains_dpo(reader.word(("algorithm", "algorithm_type")))
     micro_batches = micro_batch_counts(reader, counted, dpo, trainer_gpus // sp if trainer_gpus else None)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_saved_targets_notes(reader, version),

@@ -357,7 +357,7 @@ def trinity_fragment(
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str | None = None,
-    option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None,
+    option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None, dpo: bool | None = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -385,14 +385,17 @@ def trinity_fragment(
     with the host memory, the Trinity release and Env's variable as the plan has them; None, no command.
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
     SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does; without it, a header
-    line says to bring hand-set per-role budgets down to the plan's. The output depends
+    line says to bring hand-set per-role budgets down to the plan's. `dpo`: whether the plan counted a DPO pair per
+    micro-batch (an answer's `Answer.dpo_pairs`), for which a padded model's actor holds one pair
+    (`solver.trinity.plan_keys.DPO_PAIR_SIZES`); None: where `layout` trains DPO, its interpolations at their
+    defaults (this takes no environment). The output depends
     only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
     return plan_fragment(plan, model, rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                          layout=layout, version=version, rocm=rocm, train_batch_size=train_batch_size,
                          node_gpus=node_gpus, host_ram_gb=host_ram_gb, host_ram_source=host_ram_source,
-                         option_names=option_names, check=check)[0]
+                         option_names=option_names, check=check, dpo=dpo)[0]
 
 
 def plan_fragment(
@@ -400,13 +403,13 @@ def plan_fragment(
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str | None = None,
-    option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None,
+    option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None, dpo: bool | None = None,
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys (`fragment_keys`, as
     `plan_settings` gives the settings alone)."""
     return fragment_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
                                           engines=engines, layout=layout, version=version,
-                                          train_batch_size=train_batch_size),
+                                          train_batch_size=train_batch_size, dpo=dpo),
                         gpu=gpu, rocm=rocm, node_gpus=node_gpus, host_ram_gb=host_ram_gb,
                         host_ram_source=host_ram_source, option_names=option_names, check=check)
 

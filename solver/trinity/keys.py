@@ -258,6 +258,13 @@ def trains_critic(algorithm: Any) -> bool:
     return algorithm in (None, "ppo")
 
 
+def trains_dpo(algorithm: Any) -> bool:
+    """Whether Trinity's `algorithm` (``algorithm.algorithm_type``, None where unset) trains DPO: the one reading of
+    it that the plans (`solver.trinity.read_trinity_config`'s `TrinityConfig.dpo`, `Query.dpo`), the keys written for
+    them (`solver.trinity.plan_keys.config_trains_dpo`) and the checks share."""
+    return bool(algorithm == "dpo")
+
+
 def critic_budget_note(key: str, budget: int, above: str) -> str:
     """The note on a critic's own token budget (`key`, one of `CRITIC_BUDGETS`, dotted) `budget`, above `above` (the
     verdict's or the plan's budget, in words)."""

@@ -66,7 +66,9 @@ from solver.trinity.plan_keys import (
     caution_comment,
     check_gpu_name,
     comment_paragraph,
+    config_trains_dpo,
     critic_engine_comment,
+    dpo_pair_note,
     evidence_comment,
     host_memory_comment,
     keys_for_plan,
@@ -705,13 +707,16 @@ class PatchedConfig:
     anchor's showing through), and the command that checks it (`check_command`) where the patch was given one to
     write and could not write it in the config (`unwritten_check`: a config in flow style, ``{...}``, holds no
     comment line), and the note's other paragraphs it left out so (`unwritten_note`: what the plan rests on, its
-    cautions, what to do past the validated length), for the caller to say."""
+    cautions, what to do past the validated length), and for a DPO config of a padded model, what the actor's
+    micro-batch size it writes means on each verl line (`dpo_note`: `solver.trinity.plan_keys.dpo_pair_note`,
+    ``--write``'s note; None where none is said), for the caller to say."""
 
     text: str
     removed_for_05: tuple[str, ...]
     merged_for_05: tuple[str, ...] = ()
     unwritten_check: str | None = None
     unwritten_note: tuple[str, ...] = ()
+    dpo_note: str | None = None
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
@@ -824,8 +829,10 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     merged = keys_05_refuses(value_at(load_config_mapping(patched, name), ("trainer",))) if version == "0.5" else ()
     if ending != "\n":
         patched = patched.replace("\n", ending)
+    dpo = config_trains_dpo(reading, environ)  # as the keys read it (`keys_for_plan`)
+    dpo_note = dpo_pair_note(name, model, version, option_names.trinity_05) if dpo else None
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged),
-                         command if left_out is not None else None, left_out or ())
+                         command if left_out is not None else None, left_out or (), dpo_note)
 
 
 def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],
@@ -1394,7 +1401,8 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     left for 0.5 because a ``<<: *anchor`` merges them in (`PatchedConfig.merged_for_05`), in one line of their own
     in place of the check's lines on them, whose words say the patch removes them; what else in the patched config
     breaks Trinity's or verl's rules (`trinity_config_problems`, on the plan's trainer GPUs); and the keys the patch
-    changed on a YAML anchor other keys repeat (`anchored_keys`). [] if none. `option_names` as
+    changed on a YAML anchor other keys repeat (`anchored_keys`). [] if none; not the check's ``dpo-pair-doubled``
+    line where `PatchedConfig.dpo_note` says it. `option_names` as
     `patched_trinity_config`'s: how the words name the patch (``--write`` passes its flags, `COMMAND_OPTIONS`)."""
     check_types(("patched", patched, PatchedConfig), ("plan", plan, Plan), ("model", model, Model),
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
@@ -1403,7 +1411,8 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
                                                               plan.gpus, environ=environ, version=version,
                                                               option_names=option_names)
-               if not (merged and problem.code in _MERGED_KEYS_CODES)]
+               if not (merged and problem.code in _MERGED_KEYS_CODES)
+               and not (patched.dpo_note and problem.code == ConfigProblemCode.DPO_PAIR_DOUBLED)]
     anchored = [ConfigProblem(ConfigProblemCode.ANCHORED_KEY_CHANGED, words)
                 for words in anchored_keys(text, plan, model, name=name, environ=environ, version=version)]
     return merged + checked + anchored

@@ -21,6 +21,7 @@ from solver.query import (
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import (
     COMMAND_OPTIONS,
+    DPO_PAIR_SIZES,
     host_ram_check_words,
     lora_configs_words,
     one_sequence_per_micro_batch,
@@ -43,6 +44,7 @@ from solver.trinity.keys import (
     offload_path,
     trainer_level_offload,
     trains_critic,
+    trains_dpo,
     value_at,
 )
 
@@ -147,20 +149,23 @@ def check_gpu_name(gpu: str | None) -> None:
 
 def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
                   version: TrinityVersion | None = None,
-                  version_option: str = COMMAND_OPTIONS.trinity_05, gpu: str | None = None) -> list[PlanKey]:
+                  version_option: str = COMMAND_OPTIONS.trinity_05, gpu: str | None = None,
+                  dpo: bool | None = None) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags under each
     role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has, set to false;
     Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes,
     gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
     `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
     model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
-    for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`; for a DPO `config`,
-    the actor's one pair by `version`). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`,
+    for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`; for DPO, the actor's
+    one pair by `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`; None: where `config`
+    trains DPO in `environ`, `config_trains_dpo`). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`,
     `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on 0.6's flags says it
     (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face checkpoint says it
     (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
+    pair = _trains_dpo(readings) if dpo is None else dpo
     return [
         *_model_keys(plan, model, config, readings),
         *_trainer_keys(plan, version, gpu, padded),
@@ -172,7 +177,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *_turned_back_on(readings, [GRADIENT_CHECKPOINTING_KEY]),
         *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], commented=version == "0.5"),  # as 0.5 reads
         # a role's keys together, a section's together (the fragment nests them)
-        *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded)),
+        *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded, pair)),
         *_own_budget_keys(plan, "rollout", readings),
         *(_micro_batch_keys("rollout") if padded else []),
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, commented=False)
@@ -364,39 +369,47 @@ PADDED_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro
 """The comment on ``trainer.use_dynamic_bsz: false`` for a model whose micro-batches are padded."""
 
 
-def _micro_batch_keys(section: str, readings: _ConfigReadings = _NO_CONFIG,
-                      version: TrinityVersion | None = None) -> list[PlanKey]:
+def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion | None = None) -> list[PlanKey]:
     """One sequence per micro-batch for `section`'s passes (a role's, the rollout's recompute: `ROLE_MICRO_BATCH_SIZES`;
     the critic's, `CRITIC_MICRO_BATCH_SIZES`, whatever the algorithm: a fragment is merged into a config that may train
     one), which a padded micro-batch needs to stay within the token budget with dynamic batch sizes off; but the
-    actor's one pair for DPO (`DPO_PAIR_SIZES`: the config's ``algorithm_type``, as `readings` read it, by the release
-    `version`). Set outright: Trinity leaves some unset where verl then fails
-    (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
+    actor's one pair for `dpo` (`DPO_PAIR_SIZES`, by the release `version`). Set outright: Trinity leaves some unset
+    where verl then fails (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
     paths = [path for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES) if path[-2] == section]
-    if section == "actor" and _trains_dpo(readings):
+    if section == "actor" and dpo:
         size = DPO_PAIR_SIZES[version == "0.5"]
         return [PlanKey(path=path, value=size, comment=DPO_PAIR_COMMENT if size == 2 else None) for path in paths]
     return [PlanKey(path=path, value=1) for path in paths]
 
 
 def config_trains_dpo(config: Any, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether `config` (None for none) trains DPO, its ``algorithm.algorithm_type`` read as `keys_for_plan` reads it
-    in `environ` (None: without an environment, an interpolation's default taken, as a fragment's keys are made), so
-    that the keys, their check and the note on them agree."""
+    """Whether `config` (None for none) trains DPO, its ``algorithm.algorithm_type`` read in `environ` (None: without an
+    environment, an interpolation's default taken) as `keys_for_plan` reads it (`trains_dpo`, as
+    `solver.trinity.read_trinity_config` reads `TrinityConfig.dpo`)."""
     return _trains_dpo(_config_readings(config, environ))
 
 
 def _trains_dpo(readings: _ConfigReadings) -> bool:
-    """Whether `readings`' ``algorithm.algorithm_type`` is DPO."""
-    return bool(readings.value(("algorithm", "algorithm_type")) == "dpo")
+    """Whether `readings`' ``algorithm.algorithm_type`` is DPO (`trains_dpo`)."""
+    return trains_dpo(readings.value(("algorithm", "algorithm_type")))
 
 
-DPO_PAIR_SIZES = (2, 1)
-"""The actor's micro-batch size per GPU that holds one DPO pair, a chosen and a rejected sequence, for a padded model
-(dynamic batch sizes off), by whether the release is Trinity 0.5: 1 there, which Trinity doubles before verl 0.8
-(0.5.0 ``common/verl_config.py:655-658``); 2 where it may be 0.6, whose DPO loss on verl 0.8 or later takes a
-micro-batch's rows as they are (`solver.trinity.checks._check_dpo_pairs`), and which pip gives verl 0.8 or later
-unless verl is pinned (Trinity 0.6.0 requires ``verl>=0.7.1``)."""
+def dpo_pair_note(name: str, model: Model, version: TrinityVersion | None,
+                  version_option: str = COMMAND_OPTIONS.trinity_05) -> str | None:
+    """What the actor's micro-batch size written for a DPO config (named `name`) of `model` means on each verl line,
+    for the release `version` (`DPO_PAIR_SIZES`), naming the caller's `version_option` that writes 0.5's: ``--write``'s
+    note, and `solver.trinity.PatchedConfig.dpo_note`; None where nothing needs saying (a model trained with remove
+    padding, `one_sequence_per_micro_batch`, whose token budget bounds a micro-batch; 0.5's 1, one pair there)."""
+    if version == "0.5" or not one_sequence_per_micro_batch(model):
+        return None
+    before = "Trinity 0.6 on verl 0.7" if version else "Trinity 0.5, 0.6 on verl 0.7"
+    writer = "" if version else f" ({version_option} does)"
+    return (f"{name} trains DPO with one padded sequence per micro-batch for {model.name}, so what is made from it "
+            f"writes {'.'.join(ROLE_MICRO_BATCH_SIZES[0])} 2, one pair, a chosen and a rejected sequence, as Trinity "
+            f"0.6 on verl 0.8 or later needs; but no one size fits both verl lines: before verl 0.8 ({before}) "
+            f"Trinity doubles it to 4 sequences, two pairs, so there write 1{writer}")
+
+
 DPO_PAIR_COMMENT = ("2 for DPO: one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later "
                     "trains it (with 1 its DPO loss finds no rejected sequence); no one size fits both verl lines: "
                     "before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) Trinity doubles it to 4, two pairs, so write 1 "
@@ -431,9 +444,10 @@ def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | No
 
 
 def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
-               version: TrinityVersion | None, padded: bool) -> list[PlanKey]:
+               version: TrinityVersion | None, padded: bool, dpo: bool) -> list[PlanKey]:
     """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
-    on (off, with one sequence per micro-batch, where its micro-batches are `padded`: `_dynamic_batch_keys`), and its
+    on (off, with one sequence per micro-batch, where its micro-batches are `padded`: `_dynamic_batch_keys`; the
+    actor's one pair for `dpo`: `_micro_batch_keys`), and its
     offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which refuses that
     key: `KEYS_05_LACKS`; none for the ref where `plan` counts no reference model, `Plan.reference_model`: the run
     builds none to offload)."""
@@ -441,7 +455,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _dynamic_batch_keys(
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded)
-    keys += _micro_batch_keys(role, readings, version) if padded else []
+    keys += _micro_batch_keys(role, dpo, version) if padded else []
     keys += _own_budget_keys(plan, role, readings)
     if role == "ref" and not plan.reference_model:
         return keys

@@ -33,7 +33,7 @@ class EngineError(OneLineError):
 def plan_settings(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
-    version: TrinityVersion | None = None, train_batch_size: int | None = None,
+    version: TrinityVersion | None = None, train_batch_size: int | None = None, dpo: bool | None = None,
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
     word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds or outside
@@ -41,7 +41,7 @@ def plan_settings(
     Trinity's rules as the fragment is (`fragment_keys`)."""
     return settings_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
                                           engines=engines, layout=layout, version=version,
-                                          train_batch_size=train_batch_size))
+                                          train_batch_size=train_batch_size, dpo=dpo))
 
 
 def settings_for(arguments: SettingsArguments) -> TrinitySettings:
@@ -60,8 +60,10 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
     `EngineError` as `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never
     of the input."""
     plan, model, layout, version = arguments.plan, arguments.model, arguments.layout, arguments.version
+    # DPO's actor size (`solver.trinity.plan_keys.DPO_PAIR_SIZES`): as the plan counted it, else as `layout` trains
+    dpo = config_trains_dpo(layout) if arguments.dpo is None else arguments.dpo
     keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=option_names.trinity_05,
-                                         gpu=gpu)
+                                         gpu=gpu, dpo=dpo)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     rollout_gpus = arguments.rollout_gpus
     cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, arguments.nodes, arguments.engines,
@@ -73,13 +75,12 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
                                trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
     from solver.trinity.checks import trinity_config_problems  # ruamel: only once settings are made, not on import
 
-    # DPO's actor size (`solver.trinity.plan_keys.DPO_PAIR_SIZES`) is checked as for the algorithm of `layout`
-    dpo = config_trains_dpo(layout)
+    # DPO's actor size is checked for DPO; its 2 where the release may be on either verl line is what its comment says
     checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo else settings.config
     # LoRA on a mixture of experts whose adapter config Trinity saves cut short: the LoRA key's comment says so
-    problems = [problem.words for problem in trinity_config_problems(checked, model, plan.gpus,
-                                                                     environ=settings.environment, version=version)
-                if problem.code is not ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED]
+    passed = (ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.DPO_PAIR_DOUBLED)
+    problems = [problem.words for problem in trinity_config_problems(
+        checked, model, plan.gpus, environ=settings.environment, version=version) if problem.code not in passed]
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
     return ordered, settings
@@ -151,10 +152,11 @@ def check_settings_arguments(arguments: SettingsArguments) -> None:
     nodes, train batch (which the plan's data-parallel ranks divide), engines and shared GPUs' indices, and, with a
     cluster section (rollout GPUs), the trainer and rollout GPUs split into their nodes, of which the trainer takes
     one node's share or whole nodes."""
-    plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size = arguments
+    plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size, dpo = arguments
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None), ("engines", engines, tuple | None),
-                ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None))
+                ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None),
+                ("dpo", dpo, bool | None))
     check_trinity_version("version", version)
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
         raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
