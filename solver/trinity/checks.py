@@ -35,6 +35,7 @@ from solver.rules import (
     rope_theta_to_set,
     sp_gpus_violation,
     splits_batch,
+    transformers_5_words,
     whole_nodes_violation,
 )
 from solver.tables import (
@@ -1724,8 +1725,8 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
 
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     """Caution on LoRA (the one LoRA config, a new adapter that PEFT takes or one loaded from its ``path``) on a
-    mixture of experts (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED`): with transformers 5 (Trinity 0.6.0 requires
-    5.12.1 or later) PEFT converts the config of the model types it knows the fused experts of
+    mixture of experts (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED`): with transformers 5 (the releases that run on it,
+    as `checks`' version is: `transformers_5_words`) PEFT converts the config of the model types it knows the fused experts of
     (`MoE.peft_converts_experts`: Qwen3-MoE's, Mixtral's, DeepSeek's, not Qwen2-MoE's), and
     leaves its ``target_parameters`` a Python set (``_convert_peft_config_moe``,
     ``utils/transformers_weight_conversion.py:437`` to ``:481`` in peft 0.21.2; ``target_modules`` a set of module
@@ -1752,9 +1753,9 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
         except re.error:
             return
     checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
-        f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: with transformers 5 (Trinity 0.6 "
-        "requires 5.12.1 or later) peft 0.21.2 makes the adapter's target_parameters a set for the routed experts, "
-        "which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each checkpoint's "
+        f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: "
+        f"{transformers_5_words(checks.version)} peft 0.21.2 makes the adapter's target_parameters a set for the "
+        "routed experts, which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each checkpoint's "
         "lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a set of module "
         "names by then, are not saved split), so the explorer's vLLM fails to "
         "reload the adapter at the first weight sync (json.load), and so does any later load of it: train "
