@@ -567,8 +567,7 @@ def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
 def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                  version: str | None) -> tuple[Catalog, SettingsArguments]:
     """The catalog (default: the shipped one) and the keys' arguments of `answer`'s fragment, for `trinity_config`
-    and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution, and LoRA's
-    worded for the release: `Plan.with_lora_caution`), its model,
+    and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
     Trinity release and the train batch. `QueryError` for a tuple of answers, wrong types, a release rft-solver does
     not know, an answer without a plan, or a model or GPU type the catalog lacks."""
@@ -592,8 +591,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
     return catalog, SettingsArguments(
-        plan=answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release).with_lora_caution(
-            catalog.model(answer.model), release),
+        plan=answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
         model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size)
 
@@ -679,8 +677,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
         _within_host_memory(placement.plan, known.model(placement.model), release, pool.host_ram_gb,
                             POOL_HOST_RAM_SOURCE, f"job {placement.job}")
         keys = SettingsArguments(
-            plan=placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release).with_lora_caution(
-                known.model(placement.model), release),
+            plan=placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
             model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)

@@ -1159,16 +1159,6 @@ class Plan(Frozen):
         words = self._batch_over_gpus(train_batch_size, train_batch_source, version)
         return self if words is None else self.with_caution(Caution(CautionCode.BATCH_DIVIDES_TRAINER_GPUS, words))
 
-    def with_lora_caution(self, model: Model, version: TrinityVersion | None) -> Plan:
-        """This plan of `model` with its caution on LoRA on a mixture of experts (`lora_moe_caution`) worded for the
-        Trinity release `version`, where it carries one: a plan made for no release, or another (a cluster's
-        placements, an answer planned without ``trinity_version``), as its fragment for `version` says it."""
-        words = lora_moe_caution(model, self.lora_rank, version)
-        if words is None or CautionCode.LORA_MOE_CONFIG_UNSAVED not in self.caution_codes:
-            return self
-        index = self.caution_codes.index(CautionCode.LORA_MOE_CONFIG_UNSAVED)
-        return self.model_copy(update={"cautions": (*self.cautions[:index], words, *self.cautions[index + 1:])})
-
     def with_caution(self, caution: Caution) -> Plan:
         """This plan with `caution` among its cautions, in their shown order (`in_shown_order`), where it lacks one of
         its code or words (JSON made before codes, with words alone: after the others)."""
