@@ -70,7 +70,8 @@ def test_the_text_says_the_caution_once_beside_the_lora_line(cli: Cli) -> None:
     status, out, err = cli(*QWEN_MOE, "--lora-rank", "64")
     assert (status, err) == (0, "")
     assert " ".join(out.split()).count("PEFT makes the adapter's target_parameters a set") == 1
-    assert "LoRA on Qwen3-30B-A3B, a mixture of experts" not in " ".join(out.split())  # no caution row beside the apply line
+    # no caution row beside the apply line's comment
+    assert "LoRA on Qwen3-30B-A3B, a mixture of experts" not in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("model", "codes"), [

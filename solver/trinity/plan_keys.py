@@ -224,17 +224,18 @@ def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigR
 
 def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings,
                 version: TrinityVersion | None) -> list[PlanKey]:
-    """The model section's keys (LoRA's worded for the Trinity release `version`): the length (and ``explorer.rollout_model.max_model_len`` where `config` gives the
-    rollout model the model's, as `readings` read them: a length of the rollout's own is left; unset, Trinity gives it
-    the model's, ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0, ``:594`` in 0.5.0), and
-    YaRN's rope scaling where the length needs it (`PlanKey.default_only` where `config`'s, of its own form,
-    reaches the length, `_yarn_reaches`: --write keeps it, as the model cards' factor 4 over 32768), its type under
-    ``rope_type``, which the rollout's vLLM reads alone (Trinity hands it the mapping as it is, past the filling-in
-    that would copy the legacy ``type`` over: `solver.trinity.checks.HANDED_PAST_WORDS`), and under ``type`` too where
-    `config` has that key (the model cards' form), and ``model.rope_theta`` where vLLM would otherwise rotate the model
-    at another base (`Model.vllm_rope_theta_lost`; a config's own is kept); the same, where present, under
-    ``explorer.rollout_model.rope_scaling`` where `config` gives the rollout model the one it gives the model, so
-    that the two still agree."""
+    """The model section's keys (LoRA's worded for the Trinity release `version`): the length (and
+    ``explorer.rollout_model.max_model_len`` where `config` gives the rollout model the model's, as `readings` read
+    them: a length of the rollout's own is left; unset, Trinity gives it the model's, ``set_if_none``,
+    ``common/config_validator.py:680`` to ``:685`` in 0.6.0, ``:594`` in 0.5.0), and YaRN's rope scaling where the
+    length needs it (`PlanKey.default_only` where `config`'s, of its own form, reaches the length, `_yarn_reaches`:
+    --write keeps it, as the model cards' factor 4 over 32768), its type under ``rope_type``, which the rollout's vLLM
+    reads alone (Trinity hands it the mapping as it is, past the filling-in that would copy the legacy ``type`` over:
+    `solver.trinity.checks.HANDED_PAST_WORDS`), and under ``type`` too where `config` has that key (the model cards'
+    form), and ``model.rope_theta`` where vLLM would otherwise rotate the model at another base
+    (`Model.vllm_rope_theta_lost`; a config's own is kept); the same, where present, under
+    ``explorer.rollout_model.rope_scaling`` where `config` gives the rollout model the one it gives the model, so that
+    the two still agree."""
     length, native = plan.max_model_len, model.native_context
     rollout_length = (*ROLLOUT_MODEL, "max_model_len")
     given_length = readings.number(("model", "max_model_len"))
