@@ -48,6 +48,7 @@ from solver.rules import (
     batch_over_trainer_gpus_words,
     counted_tokens,
     fewer_reasons,
+    lora_moe_unsaved_words,
     tables_refute_words,
     token_budget,
     trainer_gpus_on_node,
@@ -189,6 +190,7 @@ class CautionCode(str, Enum):
     SP_OVER_PCIE = "sp-over-pcie"
     INTERCONNECT_NOT_STATED = "interconnect-not-stated"
     TRAINER_SPANS_NODES = "trainer-spans-nodes"
+    LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
 
 
 class Caution(NamedTuple):
@@ -969,24 +971,35 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
 def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
                 rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None,
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
-                interconnect_unstated: str | None = None, dpo: bool = False) -> tuple[Caution, ...]:
+                interconnect_unstated: str | None = None, dpo: bool = False,
+                lora_moe: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
     layout, remove padding off for it (`padding_cautions`, for `dpo` or not), its length (`length_cautions`), `thin`
     headroom, a large `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice
     (`single`), `uneven` data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each
     where given), Env on an AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe
     (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
-    (`interconnect_unstated_caution`; each where given)."""
+    (`interconnect_unstated_caution`), LoRA on a mixture of experts whose adapter config Trinity saves cut short
+    (`lora_moe`: `lora_moe_caution`; each where given)."""
     given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
-             (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated))
+             (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated),
+             (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
                              for words in padding_cautions(model, max_model_len, dpo)),
                            *_length_cautions(model, max_model_len),
                            *(Caution(code, words) for code, words in given if words)))
+
+
+def lora_moe_caution(model: Model, lora_rank: int, version: TrinityVersion | None) -> str | None:
+    """The caution on LoRA at `lora_rank` (0: none, and no caution) on `model` with the Trinity release `version`
+    (`CautionCode.LORA_MOE_CONFIG_UNSAVED`), where it is a mixture of experts whose adapter config Trinity saves cut
+    short (`lora_moe_unsaved_words`, which the LoRA key's comment says too); None otherwise."""
+    unsaved = lora_moe_unsaved_words(model, version) if lora_rank else None
+    return None if unsaved is None else f"LoRA on {model.name}, a mixture of experts: {unsaved}"
 
 
 def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
@@ -1097,7 +1110,9 @@ class Plan(Frozen):
         "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
         "AMD GPU, SP on GPUs that reach one another over PCIe (GpuType.interconnect), SP on a GPU type of your own "
         "whose interconnect is not stated (weighed as NVLink), in a cluster's placement a trainer across nodes that "
-        "its pool does not state a fast node_interconnect joins; empty where there is nothing"))
+        "its pool does not state a fast node_interconnect joins, LoRA on a mixture of experts whose adapter config "
+        "PEFT converts with transformers 5 (Qwen3-MoE, Mixtral), which Trinity saves cut short; empty where there is "
+        "nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
         "a stable code for each of cautions, in the same order (docs/json.md lists them): what a program tests "
         "instead of the words; empty in JSON made before codes"))
@@ -1123,7 +1138,9 @@ class Plan(Frozen):
         node of `node_gpus` (for its trainer GPUs there where that size is not `node_gpus_given`), or a workstation
         for all its cards (`unchecked_host_need`); the options the cautions point to named as `option_names` name
         them (the query's); and for SP over PCIe, whether the question without SP has a plan (`fits_without_sp`, as
-        `sp_over_pcie_caution` takes it); `dpo`: the query's (`Query.dpo`), as `padding_cautions` takes it."""
+        `sp_over_pcie_caution` takes it); `dpo`: the query's (`Query.dpo`), as `padding_cautions` takes it; with LoRA
+        (`lora_rank`) on a mixture of experts whose adapter config Trinity saves cut short, one worded for `version`
+        (`lora_moe_caution`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
@@ -1136,7 +1153,8 @@ class Plan(Frozen):
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,
-                               interconnect_unstated_caution(gpu, self.sp, option_names), dpo)
+                               interconnect_unstated_caution(gpu, self.sp, option_names), dpo,
+                               lora_moe_caution(model, self.lora_rank, version))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

@@ -25,6 +25,7 @@ from solver.tables import (
     Model,
     Setting,
     TableOrigin,
+    TrinityVersion,
     cell_text,
     counted,
     remove_padding_violation,
@@ -423,16 +424,36 @@ where no config of the user's gives its own: `solver.trinity.plan_keys`, the app
 of experts whose LoRA config PEFT converts (`lora_configs_words`)."""
 
 
-def lora_configs_words(model: Model) -> str:
-    """What the LoRA config a plan's keys turn LoRA on with says for `model`: `LORA_CONFIGS_WORDS`, and on a mixture of
-    experts whose LoRA config PEFT converts (`MoE.peft_converts_experts`) what ``lora-moe-config-unsaved`` cautions of
-    (`solver.trinity.checks`): each checkpoint's adapter config saved cut short, which vLLM fails to reload."""
+def transformers_5_words(version: TrinityVersion | None) -> str:
+    """When a Trinity release runs on transformers 5, the only one on which PEFT converts a mixture of experts' LoRA
+    config (``is_transformers_ge_v5``, ``tuners/tuners_utils.py:833`` in peft 0.21.2), as the wheels pin it: 0.6.0
+    requires 5.12.1 or later (said for `version` None too), 0.5.0 takes any (``transformers>=4.51.0``), 0.5.1 none
+    (``<5.0.0``) and 0.5.2 up to 5.3.0 (``<=5.3.0``), whose conversion mapping has Qwen3-MoE and Mixtral too."""
+    if version == "0.5":
+        return ("with transformers 5 (Trinity 0.5.0 allows it, 0.5.2 up to 5.3.0; 0.5.1 pins transformers below 5, "
+                "where PEFT converts nothing and the adapter's config is saved whole)")
+    return "with transformers 5 (Trinity 0.6 requires 5.12.1 or later)"
+
+
+def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None = None) -> str | None:
+    """What ``lora-moe-config-unsaved`` cautions of for LoRA on `model` with the Trinity release `version`, where it is
+    a mixture of experts whose LoRA config PEFT converts (`MoE.peft_converts_experts`): each checkpoint's adapter
+    config saved cut short, which vLLM fails to reload (`transformers_5_words`: the releases that run into it); None
+    for any other model. A plan's caution (`solver.results.Plan.with_cautions`) and its LoRA key's comment
+    (`lora_configs_words`) say it."""
     if model.moe is None or not model.moe.peft_converts_experts:
-        return LORA_CONFIGS_WORDS
-    return (f"{LORA_CONFIGS_WORDS}; but with transformers 5 (Trinity 0.6 requires it) PEFT makes the adapter's "
-            "target_parameters a set, which Trinity's _save_lora cannot write as JSON, so the explorer's vLLM fails "
-            f"to reload the adapter at the first weight sync: train {model.name} without LoRA, or patch _save_lora to "
-            "write target_parameters as a list")
+        return None
+    return (f"{transformers_5_words(version)} PEFT makes the adapter's target_parameters a set, which Trinity's "
+            "_save_lora cannot write as JSON, so the explorer's vLLM fails to reload the adapter at the first weight "
+            f"sync: train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
+
+
+def lora_configs_words(model: Model, version: TrinityVersion | None = None) -> str:
+    """What the LoRA config a plan's keys turn LoRA on with says for `model` with the Trinity release `version`:
+    `LORA_CONFIGS_WORDS`, and on a mixture of experts whose LoRA config PEFT converts what ``lora-moe-config-unsaved``
+    cautions of (`lora_moe_unsaved_words`)."""
+    unsaved = lora_moe_unsaved_words(model, version)
+    return LORA_CONFIGS_WORDS if unsaved is None else f"{LORA_CONFIGS_WORDS}; but {unsaved}"
 
 
 class TablesVerdict(Frozen):

@@ -14,10 +14,10 @@ Cli = Callable[..., tuple[int, str, str]]
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 LORA_WORDS = ("a new adapter on all-linear (Trinity's default target_modules), as planned; with LoRA Trinity builds no "
               "reference model")
-MOE_UNSAVED = ("; but with transformers 5 (Trinity 0.6 requires it) PEFT makes the adapter's target_parameters a set, "
-               "which Trinity's _save_lora cannot write as JSON, so the explorer's vLLM fails to reload the adapter at "
-               "the first weight sync: train {model} without LoRA, or patch _save_lora to write target_parameters as "
-               "a list")
+MOE_UNSAVED = ("; but with transformers 5 (Trinity 0.6 requires 5.12.1 or later) PEFT makes the adapter's "
+               "target_parameters a set, which Trinity's _save_lora cannot write as JSON, so the explorer's vLLM fails "
+               "to reload the adapter at the first weight sync: train {model} without LoRA, or patch _save_lora to "
+               "write target_parameters as a list")
 
 
 @pytest.mark.parametrize(("model", "name"), [

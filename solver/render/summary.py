@@ -13,13 +13,19 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import CEILING
-from solver.query import CRITIC_MICRO_BATCH_SIZES, CRITIC_REMOVE_PADDING_KEY, ROLE_MICRO_BATCH_SIZES
+from solver.query import (
+    CRITIC_MICRO_BATCH_SIZES,
+    CRITIC_REMOVE_PADDING_KEY,
+    ROLE_MICRO_BATCH_SIZES,
+    ConfigProblemCode,
+)
 from solver.render.phrases import CEILING_WORDS
 from solver.results import (
     CHECK_QUALITY,
     LONG_LENGTH_VARIABLE,
     YARN_KEPT,
     Answer,
+    CautionCode,
     Plan,
     env_when,
     known_length_word,
@@ -129,7 +135,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.lora_rank and kept_in is None:  # a config's own LoRA stays
-        lines += [f"# {lora_configs_words(model)}:", f"model.lora_configs: [{{lora_rank: {plan.lora_rank}}}]"]
+        lines += [f"# {lora_configs_words(model, version)}:",
+                  f"model.lora_configs: [{{lora_rank: {plan.lora_rank}}}]"]
     if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None and rope_scaling is not None:
@@ -273,6 +280,14 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names
     return f"{heading}; {gpu}{names.write_copy} a copy of {answer.current.config} with the plan applied"
 
 
+def _lora_moe_said(answer: Answer, plan: Plan, kept_in: str | None) -> bool:
+    """Whether the summary of `plan` says its caution on LoRA on a mixture of experts elsewhere than in a caution row:
+    in the comment on the apply lines' LoRA config (where no config `kept_in` keeps its own), or in the check of the
+    --from-config's own (``lora-moe-config-unsaved`` among its problems)."""
+    return (bool(plan.lora_rank) and kept_in is None) or (
+        answer.current is not None and ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED in answer.current.config_problem_codes)
+
+
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
                  memory_source: str | None, several_gpu_types: bool, writing: bool, names: OptionNames,
                  config_keys: ConfigApplied = NO_CONFIG_APPLIED, pins: Sequence[str] = (), host_limit: str = "",
@@ -291,8 +306,11 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     kept += [host_limit] if host_limit and _another_plan(answer.more_host_ram, plan) else []
     kept += [batch] if batch and answer.other_batch is not None else []
     best += f" with {and_joined(kept)}" if kept else ""
-    beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
     kept_in = answer.current.config if answer.current is not None else None
+    said = {*length_cautions(model, plan.max_model_len)}  # beside the length
+    if _lora_moe_said(answer, plan, kept_in):
+        said |= {caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=False)
+                 if code is CautionCode.LORA_MOE_CONFIG_UNSAVED}
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
         ("for rollout", _rollout_kept_words(answer, plan, names)),
@@ -305,7 +323,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("evidence", _evidence_words(answer, plan)),
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),
-        *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in beside_length),
+        *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in said),
         ("host memory", _host_memory_words(answer, plan, names)),
         ("tables' best", _tables_best_words(answer, plan)),
         ("tables", _tables_verdict(answer, plan, names)),

@@ -35,6 +35,7 @@ from solver.rules import (
     rope_theta_to_set,
     sp_gpus_violation,
     splits_batch,
+    transformers_5_words,
     whole_nodes_violation,
 )
 from solver.tables import (
@@ -1751,19 +1752,18 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
 
 
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
-    """Caution on LoRA (the one LoRA config, a new adapter that PEFT takes or one loaded from its ``path``) on a
-    mixture of experts (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED`): with transformers 5 (Trinity 0.6.0 requires
-    5.12.1 or later) PEFT converts the config of the model types it knows the fused experts of
-    (`MoE.peft_converts_experts`: Qwen3-MoE's, Mixtral's, DeepSeek's, not Qwen2-MoE's), and
-    leaves its ``target_parameters`` a Python set (``_convert_peft_config_moe``,
-    ``utils/transformers_weight_conversion.py:437`` to ``:481`` in peft 0.21.2; ``target_modules`` a set of module
-    names too, so that no regex is saved split). Trinity's ``_save_lora`` turns ``target_modules`` alone into a list
-    and ``json.dump``s the config, which raises on the set part-way through ``adapter_config.json`` and is caught and
-    only logged (``trainer/verl/workers.py:174`` to ``:216`` in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095``
-    to ``:1112`` alike), so each checkpoint's adapter config is cut short at ``"target_parameters":``; vLLM reads it
-    with ``json.load`` (``lora/peft_helper.py:108`` to ``:109`` in vLLM 0.19.1) as the explorer reloads the adapter
-    at each weight sync (``common/models/vllm_model.py:570`` to ``:581``), and PEFT as it loads it. Checked with a
-    tiny random Qwen3-MoE on CPU (docs/trinity.md)."""
+    """Caution on LoRA (the one LoRA config, a new adapter that PEFT takes or one loaded from its ``path``) on a mixture
+    of experts (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED`): with transformers 5 (the releases of `checks`' version
+    that run on it: `transformers_5_words`) PEFT converts the config of the model types it knows the fused experts of
+    (`MoE.peft_converts_experts`: Qwen3-MoE's, Mixtral's, DeepSeek's, not Qwen2-MoE's), and leaves its
+    ``target_parameters`` a Python set (``_convert_peft_config_moe``, ``utils/transformers_weight_conversion.py:437`` to
+    ``:481`` in peft 0.21.2; ``target_modules`` a set of module names too, so that no regex is saved split). Trinity's
+    ``_save_lora`` turns ``target_modules`` alone into a list and ``json.dump``s the config, which raises on the set
+    part-way through ``adapter_config.json`` and is caught and only logged (``trainer/verl/workers.py:174`` to ``:216``
+    in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095`` to ``:1112`` alike), so each checkpoint's adapter config is
+    cut short at ``"target_parameters":``; vLLM reads it with ``json.load`` (``lora/peft_helper.py:108`` to ``:109`` in
+    vLLM 0.19.1) as the explorer reloads the adapter at each weight sync (``common/models/vllm_model.py:570`` to
+    ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE on CPU (docs/trinity.md)."""
     configs = checks.value(LORA_CONFIGS)
     if (model.moe is None or not model.moe.peft_converts_experts or not isinstance(configs, list) or len(configs) != 1
             or not isinstance(configs[0], Mapping)):
@@ -1780,12 +1780,12 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
         except re.error:
             return
     checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
-        f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: with transformers 5 (Trinity 0.6 "
-        "requires 5.12.1 or later) peft 0.21.2 makes the adapter's target_parameters a set for the routed experts, "
-        "which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each checkpoint's "
-        "lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a set of module "
-        "names by then, are not saved split), so the explorer's vLLM fails to "
-        "reload the adapter at the first weight sync (json.load), and so does any later load of it: train "
+        f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: "
+        f"{transformers_5_words(checks.version)} peft 0.21.2 makes the adapter's target_parameters a set for the "
+        "routed experts, which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each "
+        "checkpoint's lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a "
+        "set of module names by then, are not saved split), so the explorer's vLLM fails to reload the adapter at the "
+        "first weight sync (json.load), and so does any later load of it: train "
         f"{model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
         "target_parameters as a list before the run"))
 

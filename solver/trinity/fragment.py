@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
     LONG_LENGTH_VARIABLE,
+    CautionCode,
     Plan,
     SettingsArguments,
     TrinitySettings,
@@ -48,7 +49,7 @@ from solver.tables import (
     counted,
     host_ram_argument,
 )
-from solver.trinity.keys import YARN_TRAINER, written_for_05_comment, yaml_flow
+from solver.trinity.keys import LORA_CONFIGS, YARN_TRAINER, written_for_05_comment, yaml_flow
 from solver.trinity.plan_keys import (
     COMMENT_WIDTH,
     PlanKey,
@@ -227,9 +228,11 @@ def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[st
             f"#   {command}"]
 
 
-def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Mapping[str, str]) -> list[str]:
+def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Mapping[str, str],
+            keys: Sequence[PlanKey]) -> list[str]:
     """The fragment's comment lines, each paragraph on one line (`wrapped_comments` wraps them) and each command to
-    paste on one of its own: the plan, its evidence, host memory and cautions, what to keep the prompt and response
+    paste on one of its own: the plan, its evidence, host memory and cautions (but those its `keys`' comments say),
+    what to keep the prompt and response
     within, and a note for each that applies: the train batch, a length past the native context on the model's own
     RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable), and in mode train
     without a train batch, that Trinity requires one."""
@@ -246,12 +249,13 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
         _env_note(several, options.rocm, options.option_names) if ENV_VARIABLE[0] in environment else [],
         TRAIN_BATCH_NOTE if options.rollout_gpus == 0 and options.train_batch_size is None else [],
     ]
-    return [*_plan_lines(plan, model, options), *(line for note in notes if note for line in ("#", *note))]
+    return [*_plan_lines(plan, model, options, keys), *(line for note in notes if note for line in ("#", *note))]
 
 
-def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str]:
-    """The header's first lines: the plan, its evidence, host memory and cautions, what to keep the prompt and
-    response within, and the train batch the plan was made for."""
+def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions, keys: Sequence[PlanKey]) -> list[str]:
+    """The header's first lines: the plan, its evidence, host memory and cautions (but LoRA's on a mixture of experts
+    where `keys` write the LoRA config, whose comment says it), what to keep the prompt and response within, and the
+    train batch the plan was made for."""
     gpu, rollout_gpus, train_batch_size = options.gpu, options.rollout_gpus, options.train_batch_size
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
@@ -272,6 +276,9 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str
     # The plan's cautions that the fragment says nowhere else (its length's are beside rope_scaling or below, ROCm's
     # beside the Env export).
     said = {*length_cautions(model, plan.max_model_len), *map(rocm_env_caution, (COMMAND_OPTIONS, API_OPTIONS))}
+    if any(key.path == LORA_CONFIGS for key in keys):
+        said |= {caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=False)
+                 if code is CautionCode.LORA_MOE_CONFIG_UNSAVED}
     lines += [f"# {caution_comment(caution)}" for caution in plan.cautions if caution not in said]
     ranks = plan.gpus // plan.sp
     if train_batch_size is not None and ranks > 1:  # one rank takes any batch
@@ -439,7 +446,7 @@ def fragment_for(
     if plan.offload and arguments.version == "0.5":  # Offload in the roles' flags alone, which 0.6 may override
         comments["trainer", "trainer_config"] = written_for_05_comment(option_names.trinity_05, "these flags")
     body = _emit(ordered, comments)
-    header = _header(plan, model, options, settings.environment)
+    header = _header(plan, model, options, settings.environment, ordered)
     # A config's own per-role budgets above the plan's come down to it among its keys (for one sequence per
     # micro-batch, dynamic batch sizes off, no budget is read)
     if arguments.layout is None and not one_sequence_per_micro_batch(model):

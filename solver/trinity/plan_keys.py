@@ -167,7 +167,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     padded = one_sequence_per_micro_batch(model)
     pair = _trains_dpo(readings) if dpo is None else dpo
     return [
-        *_model_keys(plan, model, config, readings),
+        *_model_keys(plan, model, config, readings, version),
         *_trainer_keys(plan, version, gpu, padded),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded),  # the trainer's own
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version_option if version is None else "")
@@ -227,25 +227,27 @@ def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigR
     return _ConfigReadings(value=value, turned_off=lambda path: turned_off(value(path)), number=number)
 
 
-def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings) -> list[PlanKey]:
-    """The model section's keys: the length (and ``explorer.rollout_model.max_model_len`` where `config` gives the
-    rollout model the model's, as `readings` read them: a length of the rollout's own is left; unset, Trinity gives it
-    the model's, ``set_if_none``, ``common/config_validator.py:680`` to ``:685`` in 0.6.0, ``:594`` in 0.5.0), and
-    YaRN's rope scaling where the length needs it (`PlanKey.default_only` where `config`'s, of its own form,
-    reaches the length, `_yarn_reaches`: --write keeps it, as the model cards' factor 4 over 32768), its type under
-    ``rope_type``, which the rollout's vLLM reads alone (Trinity hands it the mapping as it is, past the filling-in
-    that would copy the legacy ``type`` over: `solver.trinity.checks.HANDED_PAST_WORDS`), and under ``type`` too where
-    `config` has that key (the model cards' form), and ``model.rope_theta`` where vLLM would otherwise rotate the model
-    at another base (`Model.vllm_rope_theta_lost`; a config's own is kept); the same, where present, under
-    ``explorer.rollout_model.rope_scaling`` where `config` gives the rollout model the one it gives the model, so
-    that the two still agree."""
+def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings,
+                version: TrinityVersion | None) -> list[PlanKey]:
+    """The model section's keys (LoRA's worded for the Trinity release `version`): the length (and
+    ``explorer.rollout_model.max_model_len`` where `config` gives the rollout model the model's, as `readings` read
+    them: a length of the rollout's own is left; unset, Trinity gives it the model's, ``set_if_none``,
+    ``common/config_validator.py:680`` to ``:685`` in 0.6.0, ``:594`` in 0.5.0), and YaRN's rope scaling where the
+    length needs it (`PlanKey.default_only` where `config`'s, of its own form, reaches the length, `_yarn_reaches`:
+    --write keeps it, as the model cards' factor 4 over 32768), its type under ``rope_type``, which the rollout's vLLM
+    reads alone (Trinity hands it the mapping as it is, past the filling-in that would copy the legacy ``type`` over:
+    `solver.trinity.checks.HANDED_PAST_WORDS`), and under ``type`` too where `config` has that key (the model cards'
+    form), and ``model.rope_theta`` where vLLM would otherwise rotate the model at another base
+    (`Model.vllm_rope_theta_lost`; a config's own is kept); the same, where present, under
+    ``explorer.rollout_model.rope_scaling`` where `config` gives the rollout model the one it gives the model, so that
+    the two still agree."""
     length, native = plan.max_model_len, model.native_context
     rollout_length = (*ROLLOUT_MODEL, "max_model_len")
     given_length = readings.number(("model", "max_model_len"))
     same_length = given_length is not None and readings.number(rollout_length) == given_length
     keys = [PlanKey(path=("model", "max_model_len"), value=length),
             *([PlanKey(path=rollout_length, value=length, existing_only=True)] if same_length else []),
-            *_lora_keys(plan, model, config)]
+            *_lora_keys(plan, model, config, version)]
     factor = model.yarn_factor(length)
     if factor is None:
         return keys
@@ -286,16 +288,17 @@ def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool,
     ]
 
 
-def _lora_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
+def _lora_keys(plan: Plan, model: Model, config: Any, version: TrinityVersion | None) -> list[PlanKey]:
     """The LoRA config that turns on LoRA at the rank `plan` counted (`Plan.lora_rank`), for a fragment made without a
     config (`config` None: a cluster job's, or one planned with --lora-rank alone), which every release reads
     (``model.lora_configs``: Trinity 0.6 on verl 0.8 or later reads no other LoRA key, and before 0.8, as 0.5, it fills
     verl's ``lora_rank`` from it); Trinity then makes a new adapter on its default ``target_modules``, ``all-linear``,
-    which the plans count, and builds no reference model (its comment: `lora_configs_words` of `model`). None for
-    full fine-tuning, or where `config` gives its own."""
+    which the plans count, and builds no reference model (its comment: `lora_configs_words` of `model` and `version`).
+    None for full fine-tuning, or where `config` gives its own."""
     if not plan.lora_rank or config is not None:
         return []
-    return [PlanKey(path=LORA_CONFIGS, value=[{"lora_rank": plan.lora_rank}], comment=lora_configs_words(model))]
+    return [PlanKey(path=LORA_CONFIGS, value=[{"lora_rank": plan.lora_rank}],
+                    comment=lora_configs_words(model, version))]
 
 
 def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> bool:
