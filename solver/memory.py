@@ -103,6 +103,7 @@ from solver.tables import (
     CalibrationRange,
     Coefficients,
     CriticStates,
+    ExpertLayout,
     Frozen,
     GpuType,
     MemoryModel,
@@ -467,12 +468,14 @@ def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> d
     return token_features(model, gpus, setting, counted_tokens(model, max_model_len, setting.sp))
 
 
-def token_features(model: Model, gpus: int, setting: Setting, tokens: int, lora_rank: int = 0) -> dict[str, float]:
+def token_features(model: Model, gpus: int, setting: Setting, tokens: int, lora_rank: int = 0,
+                   experts: ExpertLayout = "fused") -> dict[str, float]:
     """`features` for `tokens` tokens per GPU: each term is a constant or in proportion to them; the states of a LoRA
-    run of `lora_rank` (0: full fine-tuning) as `lora_states_bytes` counts them."""
+    run of `lora_rank` (0: full fine-tuning) as `lora_states_bytes` counts them, the routed experts laid out as
+    `experts`."""
     embedding = model.vocab_size * model.hidden_size
     return {
-        "states": 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, STATE_BYTES) / GIB,
+        "states": 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, STATE_BYTES, experts) / GIB,
         "gathered": (4 * embedding + 10 * largest_layer_parameters(model)) / GIB,
         "checkpoints": 2 * tokens * model.hidden_size * model.num_layers / GIB,
         "logits": 4 * tokens * model.vocab_size / GIB,
@@ -520,27 +523,28 @@ def _ffn_width(model: Model) -> int:
 def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
     margin: float = 0.0, tokens_per_gpu: int | None = None, lora_rank: int = 0, critic: CriticStates | None = None,
-    dpo: bool = False,
+    dpo: bool = False, experts: ExpertLayout = "fused",
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory, and of the optimizer step against
     its share (both less a safety `margin`), at the tokens per GPU it counts for `max_model_len` (`counted_tokens`:
     Trinity's default token budget, or `tokens_per_gpu`, a ``max_token_len_per_gpu`` of the user's; one sequence for a
     model trained one per micro-batch, a pair for `dpo`), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO
     critic's states
-    where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`)."""
+    where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`), a
+    mixture of experts' routed experts sharded as `experts` lays them out (`expert_padding`)."""
     tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu, dpo)
-    terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
-    critic_gib = resident_critic_gib(model, gpus, critic)
+    terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank, experts)
+    critic_gib = resident_critic_gib(model, gpus, critic, experts)
     return Breakdown(
         terms=Terms(**terms),
         total_gib=sum(terms.values()) + critic_gib,
         usable_gib=_usable_gib(memory_gib, setting, coefficients, margin),
         memory_gib=float(memory_gib),
         tokens_per_gpu=tokens,
-        step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic),
+        step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic, experts),
         step_usable_gib=_step_usable_gib(memory_gib, margin),
         critic_gib=critic_gib,
-        critic_pass_gib=critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank),
+        critic_pass_gib=critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank, experts),
     )
 
 
@@ -558,16 +562,16 @@ def critic_parameters(model: Model) -> float:
     return model.parameters_b * 1e9 - output + CRITIC_HEAD_PARAMETERS * model.hidden_size + 1
 
 
-def critic_states_gib(model: Model, gpus: int) -> float:
+def critic_states_gib(model: Model, gpus: int, experts: ExpertLayout = "fused") -> float:
     """What the fullest of `gpus` GPUs holds of a PPO critic's states, GiB: `STATE_BYTES` per parameter
-    (`critic_parameters`), sharded over the GPUs as the actor's (a mixture of experts' routed experts whole,
-    `expert_padding`). verl trains it in full whatever the actor's LoRA (Trinity 0.6 gives its model config no LoRA
+    (`critic_parameters`), sharded over the GPUs as the actor's (a mixture of experts' routed experts as `experts`
+    lays them out, `expert_padding`). verl trains it in full whatever the actor's LoRA (Trinity 0.6 gives its model config no LoRA
     rank, ``trainer/verl/trainer.py:355``), from fp32 weights (``model_dtype: fp32``, ``trainer/verl/config.py:511``;
     verl's default for training, ``transformer_impl.py:262``) with AdamW (``config.py:624``)."""
-    return STATE_BYTES * (critic_parameters(model) / gpus + expert_padding(model, gpus)) / GIB
+    return STATE_BYTES * (critic_parameters(model) / gpus + expert_padding(model, gpus, experts)) / GIB
 
 
-def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None) -> float:
+def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None, experts: ExpertLayout = "fused") -> float:
     """The critic's states (`critic_states_gib`) that stay on each GPU while the actor trains: where `critic` is
     ``resident``, all but their gradients (`HELD_STATE_BYTES` of `STATE_BYTES`), none without a critic or with its
     states ``offloaded``. Trinity places the critic's worker in the actor's process on every trainer GPU (one resource
@@ -583,16 +587,17 @@ def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None) ->
     ``update_critic`` ends with ``critic_optimizer.zero_grad()`` (``workers/critic/dp_critic.py:262`` in 0.7.0 and
     0.7.1) and ``compute_values`` runs under ``torch.no_grad`` (``:177``). Each is PyTorch's ``Optimizer.zero_grad``,
     which sets them to None (the default since PyTorch 2.0). Read from the code, not measured."""
-    return critic_states_gib(model, gpus) * HELD_STATE_BYTES / STATE_BYTES if critic == "resident" else 0.0
+    return critic_states_gib(model, gpus, experts) * HELD_STATE_BYTES / STATE_BYTES if critic == "resident" else 0.0
 
 
-def critic_pass_states_gib(model: Model, gpus: int, critic: CriticStates | None) -> float:
+def critic_pass_states_gib(model: Model, gpus: int, critic: CriticStates | None,
+                           experts: ExpertLayout = "fused") -> float:
     """The critic's states (`critic_states_gib`) on each GPU during its own update and optimizer step: where `critic`
     is ``resident``, and where ``reloaded``: verl's engine (0.9.1, ``engine/base.py:314-335``; Trinity 0.5's
     ``CriticWorker.update_critic``, ``trainer/verl/fsdp_workers.py:1583-1586``) loads the weights and gradients
     (``param_offload``) and Adam's moments (``optimizer_offload``) back for it. None where ``offloaded`` (FSDP2's
     ``offload_policy``: they stay in host memory, the step runs there) or without a critic."""
-    return critic_states_gib(model, gpus) if critic in ("resident", "reloaded") else 0.0
+    return critic_states_gib(model, gpus, experts) if critic in ("resident", "reloaded") else 0.0
 
 
 CRITIC_PASS_TERMS = tuple(term for term in TERMS if term != "logits")
@@ -601,7 +606,7 @@ GRADIENT_BYTES = 4
 """The fp32 gradients among `STATE_BYTES`, per trained parameter, which the optimizer frees after each update."""
 
 
-def actor_held_at_critic_pass(model: Model, gpus: int, lora_rank: int = 0) -> float:
+def actor_held_at_critic_pass(model: Model, gpus: int, lora_rank: int = 0, experts: ExpertLayout = "fused") -> float:
     """The share of the actor's states (`lora_states_bytes`) still on a GPU while a PPO critic updates: all but their
     gradients (`GRADIENT_BYTES` per trained parameter; a LoRA run's frozen base has none). The trainer updates the
     critic before the actor in each step (Trinity 0.6.0's ``trainer/verl/trainer.py:556-562``,
@@ -613,12 +618,12 @@ def actor_held_at_critic_pass(model: Model, gpus: int, lora_rank: int = 0) -> fl
     ``update_policy`` does (``trainer/verl_legacy/dp_actor.py:623`` in 0.6.0), each by PyTorch's
     ``Optimizer.zero_grad``, which sets them to None (the default since PyTorch 2.0). Read from the code, not
     measured."""
-    return (lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES)
-            / lora_states_bytes(model, gpus, lora_rank, STATE_BYTES))
+    return (lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES, experts)
+            / lora_states_bytes(model, gpus, lora_rank, STATE_BYTES, experts))
 
 
 def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float],
-                    critic: CriticStates | None, lora_rank: int = 0) -> float:
+                    critic: CriticStates | None, lora_rank: int = 0, experts: ExpertLayout = "fused") -> float:
     """The peak of a PPO critic's own update on a trainer GPU at `tokens` per GPU, GiB, beside the actor's calibrated
     `terms` there (0 without a critic), for full fine-tuning or a LoRA run of `lora_rank`. Trinity places both on every
     trainer GPU (`resident_critic_gib`) and gives the critic the trainer's SP and token budget (0.6:
@@ -634,8 +639,8 @@ def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float
         return 0.0
     per_token = max(terms["checkpoints"] + terms["recompute"], token_floor_gib(model, tokens, logits=False))
     others = sum(terms[term] for term in CRITIC_PASS_TERMS if term not in ("states", "checkpoints", "recompute"))
-    actor = terms["states"] * actor_held_at_critic_pass(model, gpus, lora_rank)
-    return actor + others + per_token + critic_pass_states_gib(model, gpus, critic)
+    actor = terms["states"] * actor_held_at_critic_pass(model, gpus, lora_rank, experts)
+    return actor + others + per_token + critic_pass_states_gib(model, gpus, critic, experts)
 
 
 STEP_USABLE = 0.98
@@ -648,28 +653,28 @@ root of the second moment into a new fp32 tensor."""
 
 
 def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: Coefficients, lora_rank: int = 0,
-                       critic: CriticStates | None = None) -> float:
+                       critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
     """The peak at the optimizer step, GiB: `optimizer_step_states_gib` and the overhead; 0 with Offload, whose step
     runs on the CPU. It does not grow with the length, so it binds only for large models at short contexts (Qwen3-32B
     on eight 80 GB GPUs). With a critic's states resident (`critic`: `resident_critic_gib`), the larger of the actor's
     step beside them and the critic's own step (its states and `ADAM_STEP_BYTES` per parameter) beside the actor's
     states less their gradients (`actor_held_at_critic_pass`; none with Offload); with them reloaded for its update
     (`critic_pass_states_gib`), its own step so too."""
-    resident = resident_critic_gib(model, gpus, critic)
-    steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank) + resident]
-    critic_states = critic_pass_states_gib(model, gpus, critic)
+    resident = resident_critic_gib(model, gpus, critic, experts)
+    steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank, experts) + resident]
+    critic_states = critic_pass_states_gib(model, gpus, critic, experts)
     if critic_states:
-        actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES) / GIB
+        actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES, experts) / GIB
         steps.append(actor + critic_states * (STATE_BYTES + ADAM_STEP_BYTES) / STATE_BYTES)
     return max(steps) + coefficients.overhead if steps else 0.0
 
 
-def optimizer_step_states_gib(model: Model, gpus: int, lora_rank: int = 0) -> float:
+def optimizer_step_states_gib(model: Model, gpus: int, lora_rank: int = 0, experts: ExpertLayout = "fused") -> float:
     """What the optimizer step holds without Offload besides the overhead, GiB: the states as first principles count
     them (16 bytes per trained parameter of the shard; the calibrated multiplier also carries what the activation
     peak holds besides) and `ADAM_STEP_BYTES` more per trained parameter (`lora_states_bytes`: every parameter, or
     with LoRA the adapter's). The calibration fits the overhead against it."""
-    return lora_states_bytes(model, gpus, lora_rank, STATE_BYTES + ADAM_STEP_BYTES) / GIB
+    return lora_states_bytes(model, gpus, lora_rank, STATE_BYTES + ADAM_STEP_BYTES, experts) / GIB
 
 
 STATE_BYTES = 16
@@ -686,14 +691,15 @@ FROZEN_BASE_BYTES = 4
 (``requires_grad`` is off: PEFT freezes them)."""
 
 
-def lora_states_bytes(model: Model, gpus: int, lora_rank: int, per_trained: int) -> float:
+def lora_states_bytes(model: Model, gpus: int, lora_rank: int, per_trained: int,
+                      experts: ExpertLayout = "fused") -> float:
     """What the fullest of `gpus` GPUs holds of the model's states, bytes, at `per_trained` bytes per trained
     parameter: every parameter for full fine-tuning (`lora_rank` 0); with LoRA, `FROZEN_BASE_BYTES` per parameter
     of the base and `per_trained` per parameter of the adapter (`lora_parameters`), all sharded over the GPUs (a
-    mixture of experts' routed experts whole, `expert_padding`: frozen with LoRA)."""
+    mixture of experts' routed experts as `experts` lays them out, `expert_padding`: frozen with LoRA)."""
     held = per_trained if not lora_rank else FROZEN_BASE_BYTES  # per parameter of the model, as sharded
     adapter = per_trained * lora_parameters(model, lora_rank) / gpus if lora_rank else 0.0
-    return held * model.parameters_b * 1e9 / gpus + held * expert_padding(model, gpus) + adapter
+    return held * model.parameters_b * 1e9 / gpus + held * expert_padding(model, gpus, experts) + adapter
 
 
 def lora_parameters(model: Model, rank: int) -> int:
@@ -703,15 +709,16 @@ def lora_parameters(model: Model, rank: int) -> int:
     return rank * sum((rows + columns) * count for rows, columns, count in adapted_shapes(model))
 
 
-def expert_padding(model: Model, gpus: int) -> float:
+def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> float:
     """Parameters the fullest of `gpus` GPUs holds beyond an even share of the model's: FSDP2 shards a mixture of
-    experts' routed experts whole (`_routed_expert_shapes`), so each GPU holds the rounded-up count of every expert
-    layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do; 0 for a dense model and where the
-    GPUs divide the experts."""
-    if model.moe is None:
+    experts' `fused` routed experts whole (`_routed_expert_shapes`), so each GPU holds the rounded-up count of every
+    expert layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do, Mixtral's 1 of 8 on 32 GPUs
+    where a quarter would do; 0 for a dense model, where the GPUs divide the experts, and for `separate` experts
+    (transformers 4's, Trinity 0.5.1's), whose weights each shard over every GPU as a dense layer's."""
+    if model.moe is None or experts == "separate":
         return 0.0
-    experts = model.moe.experts
-    return model.routed_expert_parameters * (ceil(experts / gpus) * gpus - experts) / (experts * gpus)
+    count = model.moe.experts
+    return model.routed_expert_parameters * (ceil(count / gpus) * gpus - count) / (count * gpus)
 
 
 def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:
@@ -732,13 +739,13 @@ never saw it: it is added as it is, not calibrated)."""
 
 
 def calibrated_terms(model: Model, gpus: int, setting: Setting, tokens: int, coefficients: Coefficients,
-                     lora_rank: int = 0) -> dict[str, float]:
+                     lora_rank: int = 0, experts: ExpertLayout = "fused") -> dict[str, float]:
     """Each term in GiB for `tokens` per GPU, coefficients applied, with the per-token terms held to a physical
     floor (`token_floor_gib`). The fit can trade the checkpoints for the logits, since the vocabulary dwarfs
     the checkpoints of the tabled models (calibration holds them to the floor, which they clear); the floor
     keeps models whose checkpoints outweigh their logits (Qwen3-32B, Llama-3.1-70B) from extrapolating below
     physics. What falls short is added to the checkpoints, the term the fit holds low."""
-    terms = _calibrated(token_features(model, gpus, setting, tokens, lora_rank), coefficients)
+    terms = _calibrated(token_features(model, gpus, setting, tokens, lora_rank, experts), coefficients)
     if model.logit_softcapping:
         terms["logits"] += SOFTCAP_BYTES * tokens * model.vocab_size / GIB
     short = token_floor_gib(model, tokens) - sum(terms[term] for term in PER_TOKEN_TERMS)
@@ -858,27 +865,28 @@ def _step_usable_gib(memory_gib: float, margin: float) -> float:
 def longest_fitting(
     model: Model, memory_gib: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
     grid: int = GRID, ceiling: int = CEILING, lora_rank: int = 0, critic: CriticStates | None = None,
-    dpo: bool = False,
+    dpo: bool = False, experts: ExpertLayout = "fused",
 ) -> int | None:
     """The longest ``max_model_len`` on a `grid` of tokens, up to `ceiling`, that fits (None when not even
     one step fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO critic or not (`critic`), for DPO
-    or not (`dpo`: `counted_tokens`).
+    or not (`dpo`: `counted_tokens`), a mixture of experts' routed experts laid out as `experts`.
 
     The memory at each activation peak (the actor's; a critic's own update, `critic_pass_gib`) is a constant plus a
     cost per token per GPU (`token_features`), so the most tokens per GPU that fit follow from the two, the fewer of
     the peaks'; the length is then checked with `breakdown` (and moved by a token where rounding put it one off)."""
-    critic_gib = resident_critic_gib(model, gpus, critic)
+    critic_gib = resident_critic_gib(model, gpus, critic, experts)
 
     def peaks(tokens: int) -> tuple[float, ...]:
-        terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
+        terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank, experts)
         actor = sum(terms.values()) + critic_gib
-        return (actor, critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank)) if critic else (actor,)
+        return ((actor, critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank, experts)) if critic
+                else (actor,))
 
     def fits(length: int) -> bool:
         return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank, critic,
-                         dpo).fits
+                         dpo, experts).fits
 
-    step = optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic)
+    step = optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic, experts)
     if step > _step_usable_gib(memory_gib, margin):
         return None  # the optimizer step does not fit, whatever the length
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
@@ -1201,20 +1209,22 @@ def estimates_setting(setting: Setting, without_env: bool = False) -> bool:
 def estimated_cells(
     model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float,
     without_env: bool = False, lora_rank: int = 0, critic: CriticStates | None = None, dpo: bool = False,
+    experts: ExpertLayout = "fused",
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env and Offload (those of
     `estimates_setting`) and SP degree dividing the count that the model's heads allow: the longest
     ``max_model_len`` (any number of tokens, up to `CEILING`) the memory model predicts to fit (kept when
     at least one token fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO `critic` or not, for DPO
-    or not (`dpo`). The planner's rules still decide which of them a plan may use."""
+    or not (`dpo`), a mixture of experts' routed experts laid out as `experts`. The planner's rules still decide
+    which of them a plan may use."""
     return tuple(cell for gpus in counts for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin,
-                                                                     without_env, lora_rank, critic, dpo))
+                                                                     without_env, lora_rank, critic, dpo, experts))
 
 
 @lru_cache(maxsize=1024)
 def _cells_of_count(
     model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float, without_env: bool,
-    lora_rank: int, critic: CriticStates | None, dpo: bool,
+    lora_rank: int, critic: CriticStates | None, dpo: bool, experts: ExpertLayout,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """`estimated_cells` for one GPU count (cached: the planner asks for the same counts again and again)."""
     cells = []
@@ -1225,7 +1235,7 @@ def _cells_of_count(
                 if not estimates_setting(setting, without_env):
                     continue
                 longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin, grid=1,
-                                          lora_rank=lora_rank, critic=critic, dpo=dpo)
+                                          lora_rank=lora_rank, critic=critic, dpo=dpo, experts=experts)
                 if longest is not None:
                     cells.append((gpus, env, offload, sp, longest))
     return tuple(cells)
