@@ -21,7 +21,7 @@ from solver.cli.argtypes import (
 )
 from solver.cli.atomic import errors_named_by
 from solver.cli.output import print_note
-from solver.cli.parser import OnceFlag
+from solver.cli.parser import OnceFlag, refuse_twice
 from solver.tables import (
     CRITIC_CHOICES,
     DEFAULT_MARGIN,
@@ -73,6 +73,7 @@ class _TrinityRelease(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
+        refuse_twice(self, parser, namespace)
         try:
             setattr(namespace, self.dest, trinity_version(values))
         except argparse.ArgumentTypeError as error:
