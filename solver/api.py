@@ -1736,9 +1736,10 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     predicted, predicted_step, critic_pass, problems, host_needed = None, None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
-                         query.trinity_version, query.reference_model, query.lora_rank, query.critic):
+                         query.trinity_version, query.reference_model, query.lora_rank, query.critic,
+                         query.expert_layout):
         host_needed = shown_host_need(model, current.gpus, query.node_gpus, setting.offload, query.trinity_version,
-                                      query.reference_model, query.lora_rank, query.critic)
+                                      query.reference_model, query.lora_rank, query.critic, query.expert_layout)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:

@@ -928,7 +928,7 @@ LOAD_BYTES = 4
 """Host memory per parameter while verl loads the model before FSDP shards it: the whole model in fp32."""
 
 
-def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
+def weight_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of each kind of weight tensor the model holds, as Hugging Face's Qwen3 code lays
     them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP (for a MoE model
     the router, the routed experts and a shared expert with its gate) and the norms, Qwen3's query and key
@@ -936,10 +936,10 @@ def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     than 0.01%); a latent attention's projections and latent norms instead (`MLA`), and
     a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows. An expert layer's routed experts
     are two tensors of one row per expert (`_routed_expert_shapes`), as transformers 5, which Trinity 0.6 needs, holds
-    them."""
+    them `fused`; or, `separate` (transformers 4's, Trinity 0.5.1's), a gated MLP's three matrices per expert."""
     hidden = model.hidden_size
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
-    return embeddings + _layer_shapes(model, routed_experts=True)
+    return embeddings + _layer_shapes(model, routed_experts=experts)
 
 
 def adapted_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
@@ -947,7 +947,7 @@ def adapted_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     ``nn.Linear`` of the layers (`weight_shapes` less the embeddings, the output projection, which PEFT's
     ``all-linear`` leaves out, and the norms, one column each), and a mixture of experts' routed experts
     (`_adapted_expert_shapes`)."""
-    shapes = tuple(shape for shape in _layer_shapes(model, routed_experts=False) if shape[1] > 1)
+    shapes = tuple(shape for shape in _layer_shapes(model, routed_experts=None) if shape[1] > 1)
     if model.moe is None:
         return shapes
     moe = model.moe
@@ -968,9 +968,9 @@ def _adapted_expert_shapes(hidden: int, width: int, experts: int, layers: int) -
     return (2 * width, hidden, 2 * experts * layers), (hidden, width, experts * layers)
 
 
-def _layer_shapes(model: Model, routed_experts: bool) -> tuple[tuple[int, int, int], ...]:
-    """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' where
-    `routed_experts`."""
+def _layer_shapes(model: Model, routed_experts: ExpertLayout | None) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' laid out as
+    `routed_experts` (None: left out)."""
     hidden, layers = model.hidden_size, model.num_layers
     if model.moe is None:
         return _attention_shapes(model) + _mlp_shapes(hidden, model.intermediate_size, layers)
@@ -979,7 +979,9 @@ def _layer_shapes(model: Model, routed_experts: bool) -> tuple[tuple[int, int, i
     router = ((moe.experts, hidden, sparse),)
     shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
-    experts = _routed_expert_shapes(hidden, moe.moe_intermediate_size, moe.experts, sparse) if routed_experts else ()
+    width, count = moe.moe_intermediate_size, moe.experts
+    experts = (() if routed_experts is None else _routed_expert_shapes(hidden, width, count, sparse)
+               if routed_experts == "fused" else _mlp_shapes(hidden, width, count * sparse))
     return (_attention_shapes(model) + router + experts + shared + gate
             + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers))
 
@@ -1023,22 +1025,23 @@ def adapter_shapes(model: Model, rank: int) -> tuple[tuple[int, int, int], ...]:
 
 
 @lru_cache(maxsize=1024)
-def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: int = 0) -> float:
+def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: int = 0,
+                    experts: ExpertLayout = "fused") -> float:
     """How much more pinned memory the shards of `model` over `gpus` GPUs take than their bytes (at least 1): each
     tensor's shard (its rows split over the GPUs, rounded up) rounded up to a power of two, over all tensors of the
-    model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`) (cached: every planning question with host
-    memory asks again for each GPU count)."""
+    model, its routed experts laid out as `experts`, or with `lora_rank` of its LoRA adapter (`adapter_shapes`)
+    (cached: every planning question with host memory asks again for each GPU count)."""
     def pinned(rows: int, columns: int) -> int:
         return 1 << (bytes_per_value * -(-rows // gpus) * columns - 1).bit_length()
 
-    shapes = adapter_shapes(model, lora_rank) if lora_rank else weight_shapes(model)
+    shapes = adapter_shapes(model, lora_rank) if lora_rank else weight_shapes(model, experts)
     held = sum(pinned(rows, columns) * count for rows, columns, count in shapes)
     return held / sum(bytes_per_value * rows * columns * count / gpus for rows, columns, count in shapes)
 
 
 def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                     version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
-                    critic: CriticStates | None = None) -> float:
+                    critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
     """Host memory one node needs, GiB. What loading takes at start-up, with Offload or not: `LOAD_BYTES` per
     parameter of the whole model (and of a LoRA adapter of `lora_rank`, which PEFT adds before FSDP shards them), on
     every rank of a model with tied embeddings and on one otherwise, as verl loads it, beside the node's pinned shards
@@ -1048,44 +1051,48 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     shares (of all `gpus`) hold while training: the reference model's, with Offload the actor's
     (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it offloads the critic's, as full fine-tuning's
     per parameter of `critic_parameters`. (The critic loads before the actor and frees its copy as FSDP shards it: its
-    loading is not counted beside the actor's.)"""
+    loading is not counted beside the actor's.) The pinned shards hold a mixture of experts' routed experts laid out
+    as `experts` (`pinned_rounding`)."""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
     loaders = on_node if model.tied_embeddings else 1
     reference_bytes = REFERENCE_BYTES[version or "0.6"]
-    reference_held = reference_bytes * pinned_rounding(model, gpus, reference_bytes) if reference else 0
-    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank)
+    reference_held = reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts) if reference else 0
+    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts)
     loaded = parameters + (lora_parameters(model, lora_rank) if lora_rank else 0)
     loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
-    critic_held = host_critic_gib(model, gpus, node_gpus, critic) * GIB
+    critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts) * GIB
     if not offload and not critic_held:
         return loading / GIB
     training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
     return max(training, loading) / GIB
 
 
-def host_critic_gib(model: Model, gpus: int, node_gpus: int | None, critic: CriticStates | None) -> float:
+def host_critic_gib(model: Model, gpus: int, node_gpus: int | None, critic: CriticStates | None,
+                    experts: ExpertLayout = "fused") -> float:
     """What one node holds in host memory of a PPO critic's states while the actor trains, GiB (part of
     `host_memory_gib`'s training need): where `critic` keeps them there (`HOST_HELD_CRITICS`), its trainer GPUs' share
     (of all `gpus`, `node_gpus` to a node) as full fine-tuning's Offload holds them (`offloaded_actor_bytes`) per
-    parameter of `critic_parameters`; 0 otherwise."""
+    parameter of `critic_parameters`, its routed experts laid out as `experts`; 0 otherwise."""
     if critic not in HOST_HELD_CRITICS:
         return 0.0
     on_node = trainer_gpus_on_node(gpus, node_gpus)
-    return offloaded_actor_bytes(model, gpus)[1] * critic_parameters(model) * on_node / gpus / GIB
+    return offloaded_actor_bytes(model, gpus, 0, experts)[1] * critic_parameters(model) * on_node / gpus / GIB
 
 
-def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0) -> tuple[float, float]:
+def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0,
+                          experts: ExpertLayout = "fused") -> tuple[float, float]:
     """What Offload keeps of the actor in host memory, bytes per parameter of the model: its pinned parameter shards,
     and those with its pinned gradients and pageable Adam moments while training (`PINNED_BYTES`, rounded as
     `pinned_rounding` says, and `PAGEABLE_BYTES`). With LoRA (`lora_rank`), FSDP2's CPU offload holds the frozen
     base's fp32 parameter shards alone (`FROZEN_BASE_BYTES`: no gradient, no Adam state), and the adapter's
-    (`lora_parameters`) all three, counted in fp32 as on the GPU (`STATE_BYTES`)."""
-    pinned = [size * pinned_rounding(model, gpus, size) for size in PINNED_BYTES]
+    (`lora_parameters`) all three, counted in fp32 as on the GPU (`STATE_BYTES`). The model's routed experts are
+    laid out as `experts` (`pinned_rounding`)."""
+    pinned = [size * pinned_rounding(model, gpus, size, 0, experts) for size in PINNED_BYTES]
     if not lora_rank:
         return pinned[0], sum(pinned) + PAGEABLE_BYTES
-    base = FROZEN_BASE_BYTES * pinned_rounding(model, gpus, FROZEN_BASE_BYTES)
+    base = FROZEN_BASE_BYTES * pinned_rounding(model, gpus, FROZEN_BASE_BYTES, 0, experts)
     share = lora_parameters(model, lora_rank) / (model.parameters_b * 1e9)
     adapter = [size * pinned_rounding(model, gpus, size, lora_rank) for size in PINNED_BYTES]
     return base + share * adapter[0], base + share * (sum(adapter) + PAGEABLE_BYTES)
@@ -1105,22 +1112,24 @@ def shown_host_gib(need_gib: float) -> float:
 
 def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                     version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
-                    critic: CriticStates | None = None) -> float:
+                    critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
     """The host memory one node needs (`host_memory_gib`, for Trinity's `version`, with a reference model or not, for
-    full fine-tuning or LoRA of `lora_rank`, with a critic or not) as rft-solver gives it: rounded up to a tenth of a
-    GiB (`shown_host_gib`)."""
-    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic))
+    full fine-tuning or LoRA of `lora_rank`, with a critic or not, the routed experts laid out as `experts`) as
+    rft-solver gives it: rounded up to a tenth of a GiB (`shown_host_gib`)."""
+    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
+                                          experts))
 
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
                   offload: bool = True, version: TrinityVersion | None = None, reference: bool = True,
-                  lora_rank: int = 0, critic: CriticStates | None = None) -> bool:
+                  lora_rank: int = 0, critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> bool:
     """Whether the host memory a node needs (`host_memory_gib`, with Offload or without, under Trinity's `version`,
-    with a reference model or not, for full fine-tuning or LoRA of `lora_rank`, with a critic or not) fits a node's
+    with a reference model or not, for full fine-tuning or LoRA of `lora_rank`, with a critic or not, the routed
+    experts laid out as `experts`) fits a node's
     `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's (`host_ram_holds`, as
     `MemoryEstimate.host_fits`)."""
     return host_ram_gb is None or host_ram_holds(
-        host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic), host_ram_gb)
+        host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic, experts), host_ram_gb)
 
 
 def host_ram_holds(need_gib: float, host_ram_gb: float | None) -> bool:

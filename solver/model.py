@@ -739,7 +739,8 @@ def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan
         return
     room = [(n, offload) for n in data.counts for offload in (0, 1)
             if fits_host_ram(data.shape, n, query.node_gpus, query.host_ram_gb, bool(offload),
-                             query.trinity_version, query.reference_model, query.lora_rank, query.critic)]
+                             query.trinity_version, query.reference_model, query.lora_rank, query.critic,
+                             query.expert_layout)]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.offload], room), guards, "host_ram")
 
 
@@ -748,7 +749,7 @@ def minimize_host_need(model: cp_model.CpModel, data: PlanningData, query: Query
     the prepared counts may have, as `fits_host_ram` reckons them), then the objective's rank: the plan that
     needs the least host memory. It replaces the objective `add_objective` set."""
     needs = {(n, offload): shown_host_need(data.shape, n, query.node_gpus, bool(offload), query.trinity_version,
-                                           query.reference_model, query.lora_rank, query.critic)
+                                           query.reference_model, query.lora_rank, query.critic, query.expert_layout)
              for n in data.counts for offload in (0, 1)}
     levels = sorted(set(needs.values()))
     level = model.new_int_var(0, len(levels) - 1, "host_need_level")

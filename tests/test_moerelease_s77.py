@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from command_words import make_query
 
-from solver.memory import GIB, STATE_BYTES, critic_states_gib, lora_states_bytes
+from solver.memory import GIB, STATE_BYTES, critic_states_gib, host_memory_gib, lora_states_bytes, weight_shapes
 from solver.tables import counted_expert_layout, load_catalog, load_model_config
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -98,5 +98,19 @@ def test_the_release_is_still_refused_twice_or_unknown(cli: Cli) -> None:
     assert (status, err.splitlines()[-1]) == (2, "solve: error: argument --trinity-version: given twice: give it once")
     status, _, err = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--trinity-version", "0.4.2")
     assert (status, err.splitlines()[-1]) == (
-        2, "solve: error: argument --trinity-version: takes 0.5 or 0.6, or a release of either (0.5.2, v0.6.1), got "
-           "'0.4.2' (rft-solver knows the rules of 0.5 and 0.6 alone)")
+        2, ("solve: error: argument --trinity-version: takes 0.5 or 0.6, or a release of either (0.5.2, v0.6.1), got "
+            "'0.4.2' (rft-solver knows the rules of 0.5 and 0.6 alone)"))
+
+
+def test_the_pinned_reference_shards_follow_the_layout_too() -> None:
+    # Mixtral on 32 GPUs, 8 to a node, Trinity 0.5's bf16 reference pinned, each shard rounded up to a power of two:
+    # fused, a GPU's 1 of 8 rows of gate_up_proj (2 x 14336 x 4096 x 2 bytes, 224 MiB: 256) and of down_proj (112 MiB:
+    # 128), 384 MiB a layer, 12 GiB over 32 layers, 96 GiB a node; separate, 448 of w1's and w3's 14336 rows and 128
+    # of w2's 4096 (3.5 MiB each: 4), 8 experts x 3 x 4 MiB = 96 MiB a layer, 3 GiB, 24 GiB a node: 72 GiB less.
+    fused = host_memory_gib(MIXTRAL, 32, 8, False, "0.5", True, 0, None, "fused")
+    separate = host_memory_gib(MIXTRAL, 32, 8, False, "0.5", True, 0, None, "separate")
+    assert fused - separate == pytest.approx(72, abs=1e-4)
+    # The same values either way: 46,702,800,896, its 46,702,792,704 parameters and the query and key norms
+    # (2 x 128 x 32) that `weight_shapes` counts as Qwen3's for every model.
+    assert (sum(rows * columns * count for rows, columns, count in weight_shapes(MIXTRAL, "separate"))
+            == sum(rows * columns * count for rows, columns, count in weight_shapes(MIXTRAL, "fused")) == 46_702_800_896)
