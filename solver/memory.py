@@ -565,9 +565,10 @@ def critic_parameters(model: Model) -> float:
 def critic_states_gib(model: Model, gpus: int, experts: ExpertLayout = "fused") -> float:
     """What the fullest of `gpus` GPUs holds of a PPO critic's states, GiB: `STATE_BYTES` per parameter
     (`critic_parameters`), sharded over the GPUs as the actor's (a mixture of experts' routed experts as `experts`
-    lays them out, `expert_padding`). verl trains it in full whatever the actor's LoRA (Trinity 0.6 gives its model config no LoRA
-    rank, ``trainer/verl/trainer.py:355``), from fp32 weights (``model_dtype: fp32``, ``trainer/verl/config.py:511``;
-    verl's default for training, ``transformer_impl.py:262``) with AdamW (``config.py:624``)."""
+    lays them out, `expert_padding`). verl trains it in full whatever the actor's LoRA (Trinity 0.6 gives its model
+    config no LoRA rank, ``trainer/verl/trainer.py:355``), from fp32 weights (``model_dtype: fp32``,
+    ``trainer/verl/config.py:511``; verl's default for training, ``transformer_impl.py:262``) with AdamW
+    (``config.py:624``)."""
     return STATE_BYTES * (critic_parameters(model) / gpus + expert_padding(model, gpus, experts)) / GIB
 
 
