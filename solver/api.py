@@ -140,6 +140,7 @@ from solver.tables import (
     check_types,
     counted,
     counted_critic,
+    counted_expert_layout,
     empty_name,
     given_path,
     it_or_them,
@@ -492,7 +493,8 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     catalog = catalog if catalog is not None else load_catalog()
     fleet = _with_required(_given_fleet(fleet, catalog), required, option_names)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
-                      time_limit_s, memory, margin, token_budget, release, option_names)
+                      time_limit_s, memory, margin, token_budget, release, option_names,
+                      counted_expert_layout(trinity_version))
     return fleet, planner
 
 

@@ -115,3 +115,19 @@ def test_the_pinned_reference_shards_follow_the_layout_too() -> None:
     values = {sum(rows * columns * count for rows, columns, count in weight_shapes(MIXTRAL, layout))
               for layout in ("fused", "separate")}
     assert values == {46_702_800_896}
+
+
+def test_a_cluster_places_mixtral_on_32_a100s_under_0_5_1_alone(cli: Cli, tmp_path: Path) -> None:
+    # Host memory without Offload under 0.5 (a bf16 reference pinned): 270.7 GiB a node with whole experts, 72 less
+    # separate (`test_the_pinned_reference_shards_follow_the_layout_too`): 198.8, shown rounded up; 250 holds it.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a100s, gpu: a100-80gb, nodes: 4, gpus_per_node: 8, host_ram_gb: 250}\n"
+                     f"jobs:\n  - {{name: mix, model_config: {MIXTRAL_CONFIG}, max_model_len: 16384}}\n",
+                     encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5.1")
+    assert status == 0, err
+    assert "│ 0, 1, 2, 3 │ all  │ mix │      32 │       0 │ Env  │         16384 │ 0.03156 │" in out
+    assert "│         198.8 │" in out
+    assert "mix: 58.8 GiB per GPU predicted, 14.7 GiB to spare (memory model)" in out
+    status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5")
+    assert (status, "unplaced jobs: 1 of 1" in out) == (1, True), err
