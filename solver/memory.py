@@ -8,7 +8,8 @@ sequence per micro-batch, ``2L`` for its DPO pair, `solver.rules.counted_tokens`
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
   FSDP (a mixture of experts' routed experts whole: the fullest GPU holds the rounded-up count of them,
   `expert_padding`, but for Trinity 0.5.1's transformers 4, which shards each expert evenly); with Offload they
-  live in host memory instead; with LoRA (`lora_rank`), the frozen base's fp32 weights alone, and the adapter's weights, gradients and Adam moments (`lora_states_bytes`);
+  live in host memory instead; with LoRA (`lora_rank`), the frozen base's fp32 weights alone, and the adapter's
+  weights, gradients and Adam moments (`lora_states_bytes`);
 - **gathered**: FSDP's working set of whole layers, Offload or not: while a layer's gradients are
   computed and reduced it holds that layer's bf16 weights and the next one's (prefetched), its bf16
   gradients and their fp32 copy for the reduction, 10 bytes per parameter of a layer, and the embedding
