@@ -141,6 +141,7 @@ from solver.tables import (
     check_types,
     counted,
     counted_critic,
+    counted_expert_layout,
     empty_name,
     given_path,
     it_or_them,
@@ -493,7 +494,8 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     catalog = catalog if catalog is not None else load_catalog()
     fleet = _with_required(_given_fleet(fleet, catalog), required, option_names)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
-                      time_limit_s, memory, margin, token_budget, release, option_names)
+                      time_limit_s, memory, margin, token_budget, release, option_names,
+                      counted_expert_layout(trinity_version))
     return fleet, planner
 
 
@@ -1741,15 +1743,16 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     predicted, predicted_step, critic_pass, problems, host_needed = None, None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
-                         query.trinity_version, query.reference_model, query.lora_rank, query.critic):
+                         query.trinity_version, query.reference_model, query.lora_rank, query.critic,
+                         query.expert_layout):
         host_needed = shown_host_need(model, current.gpus, query.node_gpus, setting.offload, query.trinity_version,
-                                      query.reference_model, query.lora_rank, query.critic)
+                                      query.reference_model, query.lora_rank, query.critic, query.expert_layout)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own,
-                           query.lora_rank, query.critic, query.dpo)
+                           query.lora_rank, query.critic, query.dpo, query.expert_layout)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))

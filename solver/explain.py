@@ -534,7 +534,8 @@ def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, se
     memory_gib = catalog.gpu(data.gpu).memory_gib
     if data.lowers_budget or query.lora_rank or not breakdown(data.shape, memory_gib, gpus, setting, further,
                                                               query.memory.coefficients, query.margin_on(memory_gib),
-                                                              critic=query.critic, dpo=query.dpo).fits:
+                                                              critic=query.critic, dpo=query.dpo,
+                                                              experts=query.expert_layout).fits:
         return ""  # for LoRA no table caps an estimate (`solver.rules.tables_verdict`)
     own = refuting_cell(data.shape, data.rows, data.settings, gpus, setting, further)
     found = (data.table_gpu(own[0]), own, data.columns) if own is not None else next(
@@ -770,7 +771,7 @@ class _Words:
             setting = _setting(combination)
             least = least_token_budget(length, setting.sp) if self.data.lowers_budget else None
             result = breakdown(self.model, self.memory_gib, combination[0], setting, length, coefficients, margin,
-                               least, self.query.lora_rank, self.query.critic, self.query.dpo)
+                               least, self.query.lora_rank, self.query.critic, self.query.dpo, self.query.expert_layout)
             if (how_far := _over(result)) is not None:
                 over.append((how_far, combination, setting, result, least))
         over.sort(key=lambda nearest: nearest[0][0])  # stable: of those as near, the first in `candidates`' order
@@ -814,7 +815,7 @@ class _Words:
                 continue
             least = least_token_budget(length, sp) if self.data.lowers_budget else None
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least,
-                               self.query.lora_rank, self.query.critic, self.query.dpo)
+                               self.query.lora_rank, self.query.critic, self.query.dpo, self.query.expert_layout)
             other = None if self.query.lora_rank else refuting_cell(self.model, self.data.rows, self.data.settings, n,
                                                                     setting, length, others_only=True)
             if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
@@ -869,7 +870,7 @@ class _Words:
                                 else critic or NO_CRITIC)
                    for critic in (None, "offloaded") if critic != self.query.critic
                    and breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least,
-                                 self.query.lora_rank, critic, self.query.dpo).fits]
+                                 self.query.lora_rank, critic, self.query.dpo, self.query.expert_layout).fits]
         fits = f"; with {' or '.join(fitting)} the memory model fits it" if fitting else ""
         return (f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, but the PPO critic's "
                 f"own update takes {result.critic_pass_gib:.2f} GiB of the {result.usable_gib:.2f} usable{fits}")

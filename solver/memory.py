@@ -7,8 +7,9 @@ sequence per micro-batch, ``2L`` for its DPO pair, `solver.rules.counted_tokens`
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
   FSDP (a mixture of experts' routed experts whole: the fullest GPU holds the rounded-up count of them,
-  `expert_padding`); with Offload they live in host memory instead; with LoRA (`lora_rank`), the frozen base's fp32
-  weights alone, and the adapter's weights, gradients and Adam moments (`lora_states_bytes`);
+  `expert_padding`, but for Trinity 0.5.1's transformers 4, which shards each expert evenly); with Offload they
+  live in host memory instead; with LoRA (`lora_rank`), the frozen base's fp32 weights alone, and the adapter's
+  weights, gradients and Adam moments (`lora_states_bytes`);
 - **gathered**: FSDP's working set of whole layers, Offload or not: while a layer's gradients are
   computed and reduced it holds that layer's bf16 weights and the next one's (prefetched), its bf16
   gradients and their fp32 copy for the reduction, 10 bytes per parameter of a layer, and the embedding
@@ -103,6 +104,7 @@ from solver.tables import (
     CalibrationRange,
     Coefficients,
     CriticStates,
+    ExpertLayout,
     Frozen,
     GpuType,
     MemoryModel,
@@ -468,12 +470,14 @@ def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> d
     return token_features(model, gpus, setting, counted_tokens(model, max_model_len, setting.sp))
 
 
-def token_features(model: Model, gpus: int, setting: Setting, tokens: int, lora_rank: int = 0) -> dict[str, float]:
+def token_features(model: Model, gpus: int, setting: Setting, tokens: int, lora_rank: int = 0,
+                   experts: ExpertLayout = "fused") -> dict[str, float]:
     """`features` for `tokens` tokens per GPU: each term is a constant or in proportion to them; the states of a LoRA
-    run of `lora_rank` (0: full fine-tuning) as `lora_states_bytes` counts them."""
+    run of `lora_rank` (0: full fine-tuning) as `lora_states_bytes` counts them, the routed experts laid out as
+    `experts`."""
     embedding = model.vocab_size * model.hidden_size
     return {
-        "states": 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, STATE_BYTES) / GIB,
+        "states": 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, STATE_BYTES, experts) / GIB,
         "gathered": (4 * embedding + 10 * largest_layer_parameters(model)) / GIB,
         "checkpoints": 2 * tokens * model.hidden_size * model.num_layers / GIB,
         "logits": 4 * tokens * model.vocab_size / GIB,
@@ -521,27 +525,28 @@ def _ffn_width(model: Model) -> int:
 def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
     margin: float = 0.0, tokens_per_gpu: int | None = None, lora_rank: int = 0, critic: CriticStates | None = None,
-    dpo: bool = False,
+    dpo: bool = False, experts: ExpertLayout = "fused",
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory, and of the optimizer step against
     its share (both less a safety `margin`), at the tokens per GPU it counts for `max_model_len` (`counted_tokens`:
     Trinity's default token budget, or `tokens_per_gpu`, a ``max_token_len_per_gpu`` of the user's; one sequence for a
     model trained one per micro-batch, a pair for `dpo`), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO
     critic's states
-    where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`)."""
+    where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`), a
+    mixture of experts' routed experts sharded as `experts` lays them out (`expert_padding`)."""
     tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu, dpo)
-    terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
-    critic_gib = resident_critic_gib(model, gpus, critic)
+    terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank, experts)
+    critic_gib = resident_critic_gib(model, gpus, critic, experts)
     return Breakdown(
         terms=Terms(**terms),
         total_gib=sum(terms.values()) + critic_gib,
         usable_gib=_usable_gib(memory_gib, setting, coefficients, margin),
         memory_gib=float(memory_gib),
         tokens_per_gpu=tokens,
-        step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic),
+        step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic, experts),
         step_usable_gib=_step_usable_gib(memory_gib, margin),
         critic_gib=critic_gib,
-        critic_pass_gib=critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank),
+        critic_pass_gib=critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank, experts),
     )
 
 
@@ -559,16 +564,17 @@ def critic_parameters(model: Model) -> float:
     return model.parameters_b * 1e9 - output + CRITIC_HEAD_PARAMETERS * model.hidden_size + 1
 
 
-def critic_states_gib(model: Model, gpus: int) -> float:
+def critic_states_gib(model: Model, gpus: int, experts: ExpertLayout = "fused") -> float:
     """What the fullest of `gpus` GPUs holds of a PPO critic's states, GiB: `STATE_BYTES` per parameter
-    (`critic_parameters`), sharded over the GPUs as the actor's (a mixture of experts' routed experts whole,
-    `expert_padding`). verl trains it in full whatever the actor's LoRA (Trinity 0.6 gives its model config no LoRA
-    rank, ``trainer/verl/trainer.py:355``), from fp32 weights (``model_dtype: fp32``, ``trainer/verl/config.py:511``;
-    verl's default for training, ``transformer_impl.py:262``) with AdamW (``config.py:624``)."""
-    return STATE_BYTES * (critic_parameters(model) / gpus + expert_padding(model, gpus)) / GIB
+    (`critic_parameters`), sharded over the GPUs as the actor's (a mixture of experts' routed experts as `experts`
+    lays them out, `expert_padding`). verl trains it in full whatever the actor's LoRA (Trinity 0.6 gives its model
+    config no LoRA rank, ``trainer/verl/trainer.py:355``), from fp32 weights (``model_dtype: fp32``,
+    ``trainer/verl/config.py:511``; verl's default for training, ``transformer_impl.py:262``) with AdamW
+    (``config.py:624``)."""
+    return STATE_BYTES * (critic_parameters(model) / gpus + expert_padding(model, gpus, experts)) / GIB
 
 
-def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None) -> float:
+def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None, experts: ExpertLayout = "fused") -> float:
     """The critic's states (`critic_states_gib`) that stay on each GPU while the actor trains: where `critic` is
     ``resident``, all but their gradients (`HELD_STATE_BYTES` of `STATE_BYTES`), none without a critic or with its
     states ``offloaded``. Trinity places the critic's worker in the actor's process on every trainer GPU (one resource
@@ -584,16 +590,17 @@ def resident_critic_gib(model: Model, gpus: int, critic: CriticStates | None) ->
     ``update_critic`` ends with ``critic_optimizer.zero_grad()`` (``workers/critic/dp_critic.py:262`` in 0.7.0 and
     0.7.1) and ``compute_values`` runs under ``torch.no_grad`` (``:177``). Each is PyTorch's ``Optimizer.zero_grad``,
     which sets them to None (the default since PyTorch 2.0). Read from the code, not measured."""
-    return critic_states_gib(model, gpus) * HELD_STATE_BYTES / STATE_BYTES if critic == "resident" else 0.0
+    return critic_states_gib(model, gpus, experts) * HELD_STATE_BYTES / STATE_BYTES if critic == "resident" else 0.0
 
 
-def critic_pass_states_gib(model: Model, gpus: int, critic: CriticStates | None) -> float:
+def critic_pass_states_gib(model: Model, gpus: int, critic: CriticStates | None,
+                           experts: ExpertLayout = "fused") -> float:
     """The critic's states (`critic_states_gib`) on each GPU during its own update and optimizer step: where `critic`
     is ``resident``, and where ``reloaded``: verl's engine (0.9.1, ``engine/base.py:314-335``; Trinity 0.5's
     ``CriticWorker.update_critic``, ``trainer/verl/fsdp_workers.py:1583-1586``) loads the weights and gradients
     (``param_offload``) and Adam's moments (``optimizer_offload``) back for it. None where ``offloaded`` (FSDP2's
     ``offload_policy``: they stay in host memory, the step runs there) or without a critic."""
-    return critic_states_gib(model, gpus) if critic in ("resident", "reloaded") else 0.0
+    return critic_states_gib(model, gpus, experts) if critic in ("resident", "reloaded") else 0.0
 
 
 CRITIC_PASS_TERMS = tuple(term for term in TERMS if term != "logits")
@@ -602,7 +609,7 @@ GRADIENT_BYTES = 4
 """The fp32 gradients among `STATE_BYTES`, per trained parameter, which the optimizer frees after each update."""
 
 
-def actor_held_at_critic_pass(model: Model, gpus: int, lora_rank: int = 0) -> float:
+def actor_held_at_critic_pass(model: Model, gpus: int, lora_rank: int = 0, experts: ExpertLayout = "fused") -> float:
     """The share of the actor's states (`lora_states_bytes`) still on a GPU while a PPO critic updates: all but their
     gradients (`GRADIENT_BYTES` per trained parameter; a LoRA run's frozen base has none). The trainer updates the
     critic before the actor in each step (Trinity 0.6.0's ``trainer/verl/trainer.py:556-562``,
@@ -614,12 +621,12 @@ def actor_held_at_critic_pass(model: Model, gpus: int, lora_rank: int = 0) -> fl
     ``update_policy`` does (``trainer/verl_legacy/dp_actor.py:623`` in 0.6.0), each by PyTorch's
     ``Optimizer.zero_grad``, which sets them to None (the default since PyTorch 2.0). Read from the code, not
     measured."""
-    return (lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES)
-            / lora_states_bytes(model, gpus, lora_rank, STATE_BYTES))
+    return (lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES, experts)
+            / lora_states_bytes(model, gpus, lora_rank, STATE_BYTES, experts))
 
 
 def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float],
-                    critic: CriticStates | None, lora_rank: int = 0) -> float:
+                    critic: CriticStates | None, lora_rank: int = 0, experts: ExpertLayout = "fused") -> float:
     """The peak of a PPO critic's own update on a trainer GPU at `tokens` per GPU, GiB, beside the actor's calibrated
     `terms` there (0 without a critic), for full fine-tuning or a LoRA run of `lora_rank`. Trinity places both on every
     trainer GPU (`resident_critic_gib`) and gives the critic the trainer's SP and token budget (0.6:
@@ -635,8 +642,8 @@ def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float
         return 0.0
     per_token = max(terms["checkpoints"] + terms["recompute"], token_floor_gib(model, tokens, logits=False))
     others = sum(terms[term] for term in CRITIC_PASS_TERMS if term not in ("states", "checkpoints", "recompute"))
-    actor = terms["states"] * actor_held_at_critic_pass(model, gpus, lora_rank)
-    return actor + others + per_token + critic_pass_states_gib(model, gpus, critic)
+    actor = terms["states"] * actor_held_at_critic_pass(model, gpus, lora_rank, experts)
+    return actor + others + per_token + critic_pass_states_gib(model, gpus, critic, experts)
 
 
 STEP_USABLE = 0.98
@@ -649,28 +656,28 @@ root of the second moment into a new fp32 tensor."""
 
 
 def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: Coefficients, lora_rank: int = 0,
-                       critic: CriticStates | None = None) -> float:
+                       critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
     """The peak at the optimizer step, GiB: `optimizer_step_states_gib` and the overhead; 0 with Offload, whose step
     runs on the CPU. It does not grow with the length, so it binds only for large models at short contexts (Qwen3-32B
     on eight 80 GB GPUs). With a critic's states resident (`critic`: `resident_critic_gib`), the larger of the actor's
     step beside them and the critic's own step (its states and `ADAM_STEP_BYTES` per parameter) beside the actor's
     states less their gradients (`actor_held_at_critic_pass`; none with Offload); with them reloaded for its update
     (`critic_pass_states_gib`), its own step so too."""
-    resident = resident_critic_gib(model, gpus, critic)
-    steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank) + resident]
-    critic_states = critic_pass_states_gib(model, gpus, critic)
+    resident = resident_critic_gib(model, gpus, critic, experts)
+    steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank, experts) + resident]
+    critic_states = critic_pass_states_gib(model, gpus, critic, experts)
     if critic_states:
-        actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES) / GIB
+        actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES, experts) / GIB
         steps.append(actor + critic_states * (STATE_BYTES + ADAM_STEP_BYTES) / STATE_BYTES)
     return max(steps) + coefficients.overhead if steps else 0.0
 
 
-def optimizer_step_states_gib(model: Model, gpus: int, lora_rank: int = 0) -> float:
+def optimizer_step_states_gib(model: Model, gpus: int, lora_rank: int = 0, experts: ExpertLayout = "fused") -> float:
     """What the optimizer step holds without Offload besides the overhead, GiB: the states as first principles count
     them (16 bytes per trained parameter of the shard; the calibrated multiplier also carries what the activation
     peak holds besides) and `ADAM_STEP_BYTES` more per trained parameter (`lora_states_bytes`: every parameter, or
     with LoRA the adapter's). The calibration fits the overhead against it."""
-    return lora_states_bytes(model, gpus, lora_rank, STATE_BYTES + ADAM_STEP_BYTES) / GIB
+    return lora_states_bytes(model, gpus, lora_rank, STATE_BYTES + ADAM_STEP_BYTES, experts) / GIB
 
 
 STATE_BYTES = 16
@@ -687,14 +694,15 @@ FROZEN_BASE_BYTES = 4
 (``requires_grad`` is off: PEFT freezes them)."""
 
 
-def lora_states_bytes(model: Model, gpus: int, lora_rank: int, per_trained: int) -> float:
+def lora_states_bytes(model: Model, gpus: int, lora_rank: int, per_trained: int,
+                      experts: ExpertLayout = "fused") -> float:
     """What the fullest of `gpus` GPUs holds of the model's states, bytes, at `per_trained` bytes per trained
     parameter: every parameter for full fine-tuning (`lora_rank` 0); with LoRA, `FROZEN_BASE_BYTES` per parameter
     of the base and `per_trained` per parameter of the adapter (`lora_parameters`), all sharded over the GPUs (a
-    mixture of experts' routed experts whole, `expert_padding`: frozen with LoRA)."""
+    mixture of experts' routed experts as `experts` lays them out, `expert_padding`: frozen with LoRA)."""
     held = per_trained if not lora_rank else FROZEN_BASE_BYTES  # per parameter of the model, as sharded
     adapter = per_trained * lora_parameters(model, lora_rank) / gpus if lora_rank else 0.0
-    return held * model.parameters_b * 1e9 / gpus + held * expert_padding(model, gpus) + adapter
+    return held * model.parameters_b * 1e9 / gpus + held * expert_padding(model, gpus, experts) + adapter
 
 
 def lora_parameters(model: Model, rank: int) -> int:
@@ -704,15 +712,16 @@ def lora_parameters(model: Model, rank: int) -> int:
     return rank * sum((rows + columns) * count for rows, columns, count in adapted_shapes(model))
 
 
-def expert_padding(model: Model, gpus: int) -> float:
+def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> float:
     """Parameters the fullest of `gpus` GPUs holds beyond an even share of the model's: FSDP2 shards a mixture of
-    experts' routed experts whole (`_routed_expert_shapes`), so each GPU holds the rounded-up count of every expert
-    layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do; 0 for a dense model and where the
-    GPUs divide the experts."""
-    if model.moe is None:
+    experts' `fused` routed experts whole (`_routed_expert_shapes`), so each GPU holds the rounded-up count of every
+    expert layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do, Mixtral's 1 of 8 on 32 GPUs
+    where a quarter would do; 0 for a dense model, where the GPUs divide the experts, and for `separate` experts
+    (transformers 4's, Trinity 0.5.1's), whose weights each shard over every GPU as a dense layer's."""
+    if model.moe is None or experts == "separate":
         return 0.0
-    experts = model.moe.experts
-    return model.routed_expert_parameters * (ceil(experts / gpus) * gpus - experts) / (experts * gpus)
+    count = model.moe.experts
+    return model.routed_expert_parameters * (ceil(count / gpus) * gpus - count) / (count * gpus)
 
 
 def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:
@@ -733,13 +742,13 @@ never saw it: it is added as it is, not calibrated)."""
 
 
 def calibrated_terms(model: Model, gpus: int, setting: Setting, tokens: int, coefficients: Coefficients,
-                     lora_rank: int = 0) -> dict[str, float]:
+                     lora_rank: int = 0, experts: ExpertLayout = "fused") -> dict[str, float]:
     """Each term in GiB for `tokens` per GPU, coefficients applied, with the per-token terms held to a physical
     floor (`token_floor_gib`). The fit can trade the checkpoints for the logits, since the vocabulary dwarfs
     the checkpoints of the tabled models (calibration holds them to the floor, which they clear); the floor
     keeps models whose checkpoints outweigh their logits (Qwen3-32B, Llama-3.1-70B) from extrapolating below
     physics. What falls short is added to the checkpoints, the term the fit holds low."""
-    terms = _calibrated(token_features(model, gpus, setting, tokens, lora_rank), coefficients)
+    terms = _calibrated(token_features(model, gpus, setting, tokens, lora_rank, experts), coefficients)
     if model.logit_softcapping:
         terms["logits"] += SOFTCAP_BYTES * tokens * model.vocab_size / GIB
     short = token_floor_gib(model, tokens) - sum(terms[term] for term in PER_TOKEN_TERMS)
@@ -859,27 +868,28 @@ def _step_usable_gib(memory_gib: float, margin: float) -> float:
 def longest_fitting(
     model: Model, memory_gib: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
     grid: int = GRID, ceiling: int = CEILING, lora_rank: int = 0, critic: CriticStates | None = None,
-    dpo: bool = False,
+    dpo: bool = False, experts: ExpertLayout = "fused",
 ) -> int | None:
     """The longest ``max_model_len`` on a `grid` of tokens, up to `ceiling`, that fits (None when not even
     one step fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO critic or not (`critic`), for DPO
-    or not (`dpo`: `counted_tokens`).
+    or not (`dpo`: `counted_tokens`), a mixture of experts' routed experts laid out as `experts`.
 
     The memory at each activation peak (the actor's; a critic's own update, `critic_pass_gib`) is a constant plus a
     cost per token per GPU (`token_features`), so the most tokens per GPU that fit follow from the two, the fewer of
     the peaks'; the length is then checked with `breakdown` (and moved by a token where rounding put it one off)."""
-    critic_gib = resident_critic_gib(model, gpus, critic)
+    critic_gib = resident_critic_gib(model, gpus, critic, experts)
 
     def peaks(tokens: int) -> tuple[float, ...]:
-        terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank)
+        terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank, experts)
         actor = sum(terms.values()) + critic_gib
-        return (actor, critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank)) if critic else (actor,)
+        return ((actor, critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank, experts)) if critic
+                else (actor,))
 
     def fits(length: int) -> bool:
         return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin, None, lora_rank, critic,
-                         dpo).fits
+                         dpo, experts).fits
 
-    step = optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic)
+    step = optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic, experts)
     if step > _step_usable_gib(memory_gib, margin):
         return None  # the optimizer step does not fit, whatever the length
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
@@ -921,7 +931,7 @@ LOAD_BYTES = 4
 """Host memory per parameter while verl loads the model before FSDP shards it: the whole model in fp32."""
 
 
-def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
+def weight_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of each kind of weight tensor the model holds, as Hugging Face's Qwen3 code lays
     them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP (for a MoE model
     the router, the routed experts and a shared expert with its gate) and the norms, Qwen3's query and key
@@ -929,10 +939,10 @@ def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     than 0.01%); a latent attention's projections and latent norms instead (`MLA`), and
     a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows. An expert layer's routed experts
     are two tensors of one row per expert (`_routed_expert_shapes`), as transformers 5, which Trinity 0.6 needs, holds
-    them."""
+    them `fused`; or, `separate` (transformers 4's, Trinity 0.5.1's), a gated MLP's three matrices per expert."""
     hidden = model.hidden_size
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
-    return embeddings + _layer_shapes(model, routed_experts=True)
+    return embeddings + _layer_shapes(model, routed_experts=experts)
 
 
 def adapted_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
@@ -942,7 +952,7 @@ def adapted_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     (`Model.peft_names`: Phi-3's fused ``qkv_proj`` and ``gate_up_proj`` one matrix each; a router only where PEFT
     adapts it), and the routed experts of a mixture of experts whose LoRA config PEFT converts
     (`MoE.peft_converts_experts`, `_adapted_expert_shapes`); another's are no ``nn.Linear``, which nothing adapts."""
-    shapes = tuple(shape for shape in _layer_shapes(model, routed_experts=False, linears=model.peft_names)
+    shapes = tuple(shape for shape in _layer_shapes(model, routed_experts=None, linears=model.peft_names)
                    if shape[1] > 1)
     if model.moe is None or not model.moe.peft_converts_experts:
         return shapes
@@ -964,11 +974,11 @@ def _adapted_expert_shapes(hidden: int, width: int, experts: int, layers: int) -
     return (2 * width, hidden, 2 * experts * layers), (hidden, width, experts * layers)
 
 
-def _layer_shapes(model: Model, routed_experts: bool, linears: PeftModuleNames | None = None
+def _layer_shapes(model: Model, routed_experts: ExpertLayout | None, linears: PeftModuleNames | None = None
                   ) -> tuple[tuple[int, int, int], ...]:
-    """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' where
-    `routed_experts`; where `linears` gives the model type's names, its ``nn.Linear`` layers as it lays them out (a
-    fused query, key and value, or gate and up projection, one matrix; no router that is none)."""
+    """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' laid out as
+    `routed_experts` (None: left out); where `linears` gives the model type's names, its ``nn.Linear`` layers as it
+    lays them out (a fused query, key and value, or gate and up projection, one matrix; no router that is none)."""
     hidden, layers = model.hidden_size, model.num_layers
     fused = linears is not None and linears.fused_gate_up
     attention = _attention_shapes(model, fused_qkv=linears is not None and linears.fused_qkv)
@@ -979,7 +989,9 @@ def _layer_shapes(model: Model, routed_experts: bool, linears: PeftModuleNames |
     router = ((moe.experts, hidden, sparse),) if linears is None or linears.router is not None else ()
     shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
-    experts = _routed_expert_shapes(hidden, moe.moe_intermediate_size, moe.experts, sparse) if routed_experts else ()
+    width, count = moe.moe_intermediate_size, moe.experts
+    experts = (() if routed_experts is None else _routed_expert_shapes(hidden, width, count, sparse)
+               if routed_experts == "fused" else _mlp_shapes(hidden, width, count * sparse))
     return (attention + router + experts + shared + gate
             + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers, fused))
 
@@ -1027,22 +1039,23 @@ def adapter_shapes(model: Model, rank: int) -> tuple[tuple[int, int, int], ...]:
 
 
 @lru_cache(maxsize=1024)
-def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: int = 0) -> float:
+def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: int = 0,
+                    experts: ExpertLayout = "fused") -> float:
     """How much more pinned memory the shards of `model` over `gpus` GPUs take than their bytes (at least 1): each
     tensor's shard (its rows split over the GPUs, rounded up) rounded up to a power of two, over all tensors of the
-    model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`) (cached: every planning question with host
-    memory asks again for each GPU count)."""
+    model, its routed experts laid out as `experts`, or with `lora_rank` of its LoRA adapter (`adapter_shapes`)
+    (cached: every planning question with host memory asks again for each GPU count)."""
     def pinned(rows: int, columns: int) -> int:
         return 1 << (bytes_per_value * -(-rows // gpus) * columns - 1).bit_length()
 
-    shapes = adapter_shapes(model, lora_rank) if lora_rank else weight_shapes(model)
+    shapes = adapter_shapes(model, lora_rank) if lora_rank else weight_shapes(model, experts)
     held = sum(pinned(rows, columns) * count for rows, columns, count in shapes)
     return held / sum(bytes_per_value * rows * columns * count / gpus for rows, columns, count in shapes)
 
 
 def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                     version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
-                    critic: CriticStates | None = None) -> float:
+                    critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
     """Host memory one node needs, GiB. What loading takes at start-up, with Offload or not: `LOAD_BYTES` per
     parameter of the whole model (and of a LoRA adapter of `lora_rank`, which PEFT adds before FSDP shards them), on
     every rank of a model with tied embeddings and on one otherwise, as verl loads it, beside the node's pinned shards
@@ -1052,44 +1065,48 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     shares (of all `gpus`) hold while training: the reference model's, with Offload the actor's
     (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it offloads the critic's, as full fine-tuning's
     per parameter of `critic_parameters`. (The critic loads before the actor and frees its copy as FSDP shards it: its
-    loading is not counted beside the actor's.)"""
+    loading is not counted beside the actor's.) The pinned shards hold a mixture of experts' routed experts laid out
+    as `experts` (`pinned_rounding`)."""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
     loaders = on_node if model.tied_embeddings else 1
     reference_bytes = REFERENCE_BYTES[version or "0.6"]
-    reference_held = reference_bytes * pinned_rounding(model, gpus, reference_bytes) if reference else 0
-    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank)
+    reference_held = reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts) if reference else 0
+    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts)
     loaded = parameters + (lora_parameters(model, lora_rank) if lora_rank else 0)
     loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
-    critic_held = host_critic_gib(model, gpus, node_gpus, critic) * GIB
+    critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts) * GIB
     if not offload and not critic_held:
         return loading / GIB
     training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
     return max(training, loading) / GIB
 
 
-def host_critic_gib(model: Model, gpus: int, node_gpus: int | None, critic: CriticStates | None) -> float:
+def host_critic_gib(model: Model, gpus: int, node_gpus: int | None, critic: CriticStates | None,
+                    experts: ExpertLayout = "fused") -> float:
     """What one node holds in host memory of a PPO critic's states while the actor trains, GiB (part of
     `host_memory_gib`'s training need): where `critic` keeps them there (`HOST_HELD_CRITICS`), its trainer GPUs' share
     (of all `gpus`, `node_gpus` to a node) as full fine-tuning's Offload holds them (`offloaded_actor_bytes`) per
-    parameter of `critic_parameters`; 0 otherwise."""
+    parameter of `critic_parameters`, its routed experts laid out as `experts`; 0 otherwise."""
     if critic not in HOST_HELD_CRITICS:
         return 0.0
     on_node = trainer_gpus_on_node(gpus, node_gpus)
-    return offloaded_actor_bytes(model, gpus)[1] * critic_parameters(model) * on_node / gpus / GIB
+    return offloaded_actor_bytes(model, gpus, 0, experts)[1] * critic_parameters(model) * on_node / gpus / GIB
 
 
-def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0) -> tuple[float, float]:
+def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0,
+                          experts: ExpertLayout = "fused") -> tuple[float, float]:
     """What Offload keeps of the actor in host memory, bytes per parameter of the model: its pinned parameter shards,
     and those with its pinned gradients and pageable Adam moments while training (`PINNED_BYTES`, rounded as
     `pinned_rounding` says, and `PAGEABLE_BYTES`). With LoRA (`lora_rank`), FSDP2's CPU offload holds the frozen
     base's fp32 parameter shards alone (`FROZEN_BASE_BYTES`: no gradient, no Adam state), and the adapter's
-    (`lora_parameters`) all three, counted in fp32 as on the GPU (`STATE_BYTES`)."""
-    pinned = [size * pinned_rounding(model, gpus, size) for size in PINNED_BYTES]
+    (`lora_parameters`) all three, counted in fp32 as on the GPU (`STATE_BYTES`). The model's routed experts are
+    laid out as `experts` (`pinned_rounding`)."""
+    pinned = [size * pinned_rounding(model, gpus, size, 0, experts) for size in PINNED_BYTES]
     if not lora_rank:
         return pinned[0], sum(pinned) + PAGEABLE_BYTES
-    base = FROZEN_BASE_BYTES * pinned_rounding(model, gpus, FROZEN_BASE_BYTES)
+    base = FROZEN_BASE_BYTES * pinned_rounding(model, gpus, FROZEN_BASE_BYTES, 0, experts)
     share = lora_parameters(model, lora_rank) / (model.parameters_b * 1e9)
     adapter = [size * pinned_rounding(model, gpus, size, lora_rank) for size in PINNED_BYTES]
     return base + share * adapter[0], base + share * (sum(adapter) + PAGEABLE_BYTES)
@@ -1109,22 +1126,24 @@ def shown_host_gib(need_gib: float) -> float:
 
 def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                     version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
-                    critic: CriticStates | None = None) -> float:
+                    critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
     """The host memory one node needs (`host_memory_gib`, for Trinity's `version`, with a reference model or not, for
-    full fine-tuning or LoRA of `lora_rank`, with a critic or not) as rft-solver gives it: rounded up to a tenth of a
-    GiB (`shown_host_gib`)."""
-    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic))
+    full fine-tuning or LoRA of `lora_rank`, with a critic or not, the routed experts laid out as `experts`) as
+    rft-solver gives it: rounded up to a tenth of a GiB (`shown_host_gib`)."""
+    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
+                                          experts))
 
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
                   offload: bool = True, version: TrinityVersion | None = None, reference: bool = True,
-                  lora_rank: int = 0, critic: CriticStates | None = None) -> bool:
+                  lora_rank: int = 0, critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> bool:
     """Whether the host memory a node needs (`host_memory_gib`, with Offload or without, under Trinity's `version`,
-    with a reference model or not, for full fine-tuning or LoRA of `lora_rank`, with a critic or not) fits a node's
+    with a reference model or not, for full fine-tuning or LoRA of `lora_rank`, with a critic or not, the routed
+    experts laid out as `experts`) fits a node's
     `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's (`host_ram_holds`, as
     `MemoryEstimate.host_fits`)."""
     return host_ram_gb is None or host_ram_holds(
-        host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic), host_ram_gb)
+        host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic, experts), host_ram_gb)
 
 
 def host_ram_holds(need_gib: float, host_ram_gb: float | None) -> bool:
@@ -1213,20 +1232,22 @@ def estimates_setting(setting: Setting, without_env: bool = False) -> bool:
 def estimated_cells(
     model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float,
     without_env: bool = False, lora_rank: int = 0, critic: CriticStates | None = None, dpo: bool = False,
+    experts: ExpertLayout = "fused",
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env and Offload (those of
     `estimates_setting`) and SP degree dividing the count that the model's heads allow: the longest
     ``max_model_len`` (any number of tokens, up to `CEILING`) the memory model predicts to fit (kept when
     at least one token fits), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO `critic` or not, for DPO
-    or not (`dpo`). The planner's rules still decide which of them a plan may use."""
+    or not (`dpo`), a mixture of experts' routed experts laid out as `experts`. The planner's rules still decide
+    which of them a plan may use."""
     return tuple(cell for gpus in counts for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin,
-                                                                     without_env, lora_rank, critic, dpo))
+                                                                     without_env, lora_rank, critic, dpo, experts))
 
 
 @lru_cache(maxsize=1024)
 def _cells_of_count(
     model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float, without_env: bool,
-    lora_rank: int, critic: CriticStates | None, dpo: bool,
+    lora_rank: int, critic: CriticStates | None, dpo: bool, experts: ExpertLayout,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """`estimated_cells` for one GPU count (cached: the planner asks for the same counts again and again)."""
     cells = []
@@ -1237,7 +1258,7 @@ def _cells_of_count(
                 if not estimates_setting(setting, without_env):
                     continue
                 longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin, grid=1,
-                                          lora_rank=lora_rank, critic=critic, dpo=dpo)
+                                          lora_rank=lora_rank, critic=critic, dpo=dpo, experts=experts)
                 if longest is not None:
                     cells.append((gpus, env, offload, sp, longest))
     return tuple(cells)

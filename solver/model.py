@@ -40,6 +40,7 @@ from solver.tables import (
     Catalog,
     Coefficients,
     CriticStates,
+    ExpertLayout,
     GpuType,
     Interconnect,
     MemoryModel,
@@ -295,6 +296,8 @@ class PlanningInputs:
     """The query's PPO critic (`Query.critic`; None: none)."""
     dpo: bool = False
     """Whether the query's run trains DPO (`Query.dpo`)."""
+    expert_layout: ExpertLayout = "fused"
+    """How the query's Trinity release holds a mixture of experts' routed experts (`Query.expert_layout`)."""
 
     @classmethod
     def of(cls, gpu: str, query: Query) -> PlanningInputs:
@@ -302,7 +305,7 @@ class PlanningInputs:
         return cls(gpu=gpu, model=query.model, objective=query.objective, budget_gpus=query.budget_gpus,
                    node_gpus=query.node_gpus, estimate=query.estimate, without_env=query.env is False,
                    token_budget=query.token_budget, weights=query.weights, memory=query.memory, margin=query.margin,
-                   lora_rank=query.lora_rank, critic=query.critic, dpo=query.dpo)
+                   lora_rank=query.lora_rank, critic=query.critic, dpo=query.dpo, expert_layout=query.expert_layout)
 
 
 def lowers_budget(token_budget: TokenBudgetMode, shape: Model) -> bool:
@@ -362,7 +365,7 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
     at_default = () if inputs.estimate == "never" else tuple(
         cell for gpus in estimable for cell in capped_estimates(
             shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, margin, inputs.without_env, refuting,
-            inputs.lora_rank, inputs.critic, inputs.dpo))
+            inputs.lora_rank, inputs.critic, inputs.dpo, inputs.expert_layout))
     lowering = lowers_budget(inputs.token_budget, shape)
     estimates = at_default if not lowering else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
@@ -390,7 +393,8 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
         longest_estimate=MappingProxyType(longest_estimate),
         table_stops=() if lowering or not at_default else stopped_estimates(
             at_default, estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, margin,
-                                        inputs.without_env, inputs.lora_rank, inputs.critic, inputs.dpo)),
+                                        inputs.without_env, inputs.lora_rank, inputs.critic, inputs.dpo,
+                                        inputs.expert_layout)),
         # With a critic no cell vouches: the cells measured the actor alone (`solver.rules.tables_verdict`).
         witnesses=tuple((n, n, fitting, e, o, s, 1) for n, e, o, s, fitting in estimates)
         + (cell_witnesses(tabled, refuting, shape, counts) if settings and inputs.critic is None else ()),
@@ -429,14 +433,16 @@ def least_limits(gpu_types: tuple[GpuType, ...], shape: Model) -> Mapping[Combin
 @lru_cache(maxsize=1024)
 def capped_estimates(shape: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float,
                      without_env: bool, refuting: tuple[GpuType, ...], lora_rank: int = 0,
-                     critic: CriticStates | None = None,
-                     dpo: bool = False) -> tuple[tuple[int, int, int, int, int], ...]:
+                     critic: CriticStates | None = None, dpo: bool = False,
+                     experts: ExpertLayout = "fused") -> tuple[tuple[int, int, int, int, int], ...]:
     """The memory model's estimates for `shape` on `gpus` GPUs of `memory_gib` (`estimated_cells`, of a LoRA run of
-    `lora_rank` or full fine-tuning, with a PPO `critic` or not, for DPO or not: `dpo`), each capped where the tables
+    `lora_rank` or full fine-tuning, with a PPO `critic` or not, for DPO or not: `dpo`, its routed experts laid out
+    as `experts`), each capped where the tables
     of `refuting` say its setting runs out of memory (`within_refuting_tables` of their `least_limits`). Cached per
     count, as the estimates are: the questions on one GPU type and model ask again."""
     return within_refuting_tables(
-        estimated_cells(shape, memory_gib, (gpus,), coefficients, margin, without_env, lora_rank, critic, dpo),
+        estimated_cells(shape, memory_gib, (gpus,), coefficients, margin, without_env, lora_rank, critic, dpo,
+                        experts),
         least_limits(refuting, shape))
 
 
@@ -733,7 +739,8 @@ def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan
         return
     room = [(n, offload) for n in data.counts for offload in (0, 1)
             if fits_host_ram(data.shape, n, query.node_gpus, query.host_ram_gb, bool(offload),
-                             query.trinity_version, query.reference_model, query.lora_rank, query.critic)]
+                             query.trinity_version, query.reference_model, query.lora_rank, query.critic,
+                             query.expert_layout)]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.offload], room), guards, "host_ram")
 
 
@@ -742,7 +749,7 @@ def minimize_host_need(model: cp_model.CpModel, data: PlanningData, query: Query
     the prepared counts may have, as `fits_host_ram` reckons them), then the objective's rank: the plan that
     needs the least host memory. It replaces the objective `add_objective` set."""
     needs = {(n, offload): shown_host_need(data.shape, n, query.node_gpus, bool(offload), query.trinity_version,
-                                           query.reference_model, query.lora_rank, query.critic)
+                                           query.reference_model, query.lora_rank, query.critic, query.expert_layout)
              for n in data.counts for offload in (0, 1)}
     levels = sorted(set(needs.values()))
     level = model.new_int_var(0, len(levels) - 1, "host_need_level")

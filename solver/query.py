@@ -45,6 +45,7 @@ from solver.tables import (
     CountedGpu,
     CriticChoice,
     CriticStates,
+    ExpertLayout,
     Frozen,
     MemoryModel,
     Model,
@@ -58,6 +59,7 @@ from solver.tables import (
     check_types,
     counted,
     counted_critic,
+    counted_expert_layout,
     host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
@@ -184,6 +186,10 @@ class Query(Frozen):
     trinity_version: TrinityVersion | None = Field(default=None, description=(
         "the Trinity release the plans are for (--trinity-version): with 0.5, a plan whose GPUs do not divide the "
         "train batch gets a caution (0.5.0 and 0.5.1 refuse it); null: none named"))
+    expert_layout: ExpertLayout = Field(default="fused", description=(
+        "how the release named (--trinity-version) has transformers hold a mixture of experts' routed experts, which "
+        "decides how FSDP2 shards their states (`solver.tables.counted_expert_layout`): separate for 0.5.1, whose "
+        "transformers 4 makes each expert its own nn.Linear; fused otherwise, the larger where a release allows both"))
     reference_model: bool = Field(default=True, description=(
         "whether the run builds a reference model, whose pinned shards the host memory need counts (a Trinity "
         "config's algorithm and LoRA decide it, `TrinityConfig.reference_model`; --no-reference); true where not "
@@ -931,6 +937,7 @@ def make_query(
                  node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
+                 expert_layout=counted_expert_layout(trinity_version),
                  reference_model=reference_model, lora_rank=lora_rank, critic=counted_critic(critic),
                  option_names=option_names)
 

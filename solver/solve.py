@@ -475,7 +475,8 @@ def _within(query: Query, data: PlanningData, plan: Plan) -> bool:
     return (all(pin is None or pin == value for pin, value in pinned)
             and (not query.exact or plan.gpus == query.budget_gpus)
             and fits_host_ram(data.shape, plan.gpus, query.node_gpus, query.host_ram_gb, plan.offload,
-                              query.trinity_version, query.reference_model, query.lora_rank, query.critic))
+                              query.trinity_version, query.reference_model, query.lora_rank, query.critic,
+                              query.expert_layout))
 
 
 def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answer:
@@ -971,9 +972,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         source=source,
         **_memory_figures(data.shape, gpu, query, gpus, setting, length, tokens, estimated=source is None),
         host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
-                                       query.reference_model, query.lora_rank, query.critic)
+                                       query.reference_model, query.lora_rank, query.critic, query.expert_layout)
         if offload or query.critic in HOST_HELD_CRITICS or query.host_ram_gb is not None else None,
-        host_critic_gb=host_critic_gib(data.shape, gpus, query.node_gpus, query.critic) or None,
+        host_critic_gb=host_critic_gib(data.shape, gpus, query.node_gpus, query.critic, query.expert_layout) or None,
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
         critic=query.critic,
@@ -1010,7 +1011,8 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
     `solver.rules.counted_tokens`): peak and headroom (an estimate's against the margin estimates are held to,
     `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
     memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients,
-                       query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank, query.critic, query.dpo)
+                       query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank, query.critic, query.dpo,
+                       query.expert_layout)
     beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
                                  query.node_gpus, gpu.rocm)
               if estimated else ())
@@ -1583,7 +1585,7 @@ def _lifts_every_need(data: PlanningData, query: Query) -> bool:
     limit, and its best plan their GPUs, settings and length (not their words: it states its host need, with no
     caution on an unchecked one)."""
     return all(fits_host_ram(data.shape, gpus, query.node_gpus, MAX_HOST_RAM_GB, offload, query.trinity_version,
-                             query.reference_model, query.lora_rank, query.critic)
+                             query.reference_model, query.lora_rank, query.critic, query.expert_layout)
                for gpus in data.counts for offload in (False, True))
 
 
@@ -1639,7 +1641,7 @@ def _shown_host_need(model: Model, node_gpus: int, plan: Plan, query: Query) -> 
     """The host memory per node `plan` of `model` needs on nodes of `node_gpus` as `query` counts it (under its
     Trinity release, with a reference model or not), GiB as shown (`shown_host_need`)."""
     return shown_host_need(model, plan.gpus, node_gpus, plan.offload, query.trinity_version, query.reference_model,
-                           query.lora_rank, query.critic)
+                           query.lora_rank, query.critic, query.expert_layout)
 
 
 def _host_need_words(model: Model, node_gpus: int, plan: Plan, query: Query) -> str:

@@ -311,7 +311,7 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
     result = search(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
                     progress=progress, estimate=args.estimate_mode, memory=memory,
                     margin=args.margin, token_budget=args.token_budget or "default",
-                    trinity_version=args.trinity_version, required=args.required, option_names=COMMAND_OPTIONS)
+                    trinity_version=args.trinity_release, required=args.required, option_names=COMMAND_OPTIONS)
     progress.close()
     return result
 

@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from solver.cli.argtypes import (
     gpu_memory,
@@ -21,7 +21,7 @@ from solver.cli.argtypes import (
 )
 from solver.cli.atomic import errors_named_by
 from solver.cli.output import print_note
-from solver.cli.parser import OnceFlag
+from solver.cli.parser import OnceFlag, refuse_twice
 from solver.tables import (
     CRITIC_CHOICES,
     DEFAULT_MARGIN,
@@ -58,11 +58,27 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
     """--trinity-version, for the commands that write Trinity configs (`made`: the options that write them;
     `read`: --from-config's config is read as that release's too)."""
     reads = "the config's release (with 0.6 an unset trainer_strategy is fsdp2), and " if read else ""
-    parser.add_argument("--trinity-version", metavar="V", type=trinity_version,
+    parser.set_defaults(trinity_release=None)
+    parser.add_argument("--trinity-version", metavar="V", action=_TrinityRelease,
                         help=f"{reads}the Trinity-RFT release to write for ({made}): 0.5 or 0.6 (or a release of "
                              "either, 0.5.2: as pip show trinity-rft prints it); 0.6 gets the offload flags "
                              "under trainer too (with verl before 0.8 it takes those), 0.5 the roles' only (it "
                              f"refuses the others); default: {default}")
+
+
+class _TrinityRelease(argparse.Action):
+    """--trinity-version: its minor version as ``trinity_version`` (`solver.cli.argtypes.trinity_version`), and the
+    release as given as ``trinity_release``, whose patch may decide how transformers holds a mixture of experts'
+    routed experts (`solver.tables.counted_expert_layout`: 0.5.1's)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        refuse_twice(self, parser, namespace)
+        try:
+            setattr(namespace, self.dest, trinity_version(values))
+        except argparse.ArgumentTypeError as error:
+            raise argparse.ArgumentError(self, str(error)) from None
+        namespace.trinity_release = values
 
 
 GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one; h20, h100, ...; an unknown name "

@@ -451,7 +451,7 @@ class _Once(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  _option_string: str | None = None) -> None:
-        _refuse_twice(self, parser, namespace)
+        refuse_twice(self, parser, namespace)
         setattr(namespace, self.dest, values)
 
 
@@ -465,11 +465,11 @@ class OnceFlag(argparse.BooleanOptionalAction):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        _refuse_twice(self, parser, namespace)
+        refuse_twice(self, parser, namespace)
         super().__call__(parser, namespace, values, option_string)
 
 
-def _refuse_twice(action: argparse.Action, parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
+def refuse_twice(action: argparse.Action, parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
     """A usage error when `action`'s option was given before (bookkeeping in the namespace, which
     `Parser.parse_known_args` removes)."""
     given = namespace.__dict__.setdefault("_given_once", set())

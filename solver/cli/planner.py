@@ -294,7 +294,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
              "memory": memory_model_option(args.memory_model, "solve"), "margin": args.margin,
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus, "total_gpus": args.total_gpus,
              "train_batch_size": args.train_batch_size,
-             "trinity_version": args.trinity_version, "critic": args.critic}  # --model-config describes the model
+             "trinity_version": args.trinity_release, "critic": args.critic}  # --model-config describes the model
 
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or "", "critic": counted_critic(args.critic)},

@@ -26,6 +26,7 @@ from solver.tables import (
     WAYS_WALL_SHARE,
     AtLeast,
     Catalog,
+    ExpertLayout,
     Fleet,
     Job,
     JobTraining,
@@ -226,7 +227,7 @@ class Planner:
     def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0,
                  memory: MemoryModel | None = None, margin: float | None = None,
                  token_budget: TokenBudgetMode = "default", trinity_version: TrinityVersion | None = None,
-                 option_names: OptionNames = COMMAND_OPTIONS) -> None:
+                 option_names: OptionNames = COMMAND_OPTIONS, expert_layout: ExpertLayout = "fused") -> None:
         self.catalog = catalog
         self.weights = weights
         self.estimate = estimate
@@ -239,6 +240,8 @@ class Planner:
         """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
         self.trinity_version = trinity_version
         """The Trinity release the plans are for, as `Query.trinity_version` (their cautions name its rules)."""
+        self.expert_layout = expert_layout
+        """How that release holds a mixture of experts' routed experts, as `Query.expert_layout`."""
         self.option_names = option_names
         """How the reasons and cautions name the options they point to (`Query.option_names`)."""
         self.cache: dict[tuple[object, ...], Plan | None] = {}
@@ -341,7 +344,8 @@ class Planner:
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
-                                               "rollout_source": JOB_ROLLOUT_SOURCE})
+                                               "rollout_source": JOB_ROLLOUT_SOURCE,
+                                               "expert_layout": self.expert_layout})
 
     def roomy_margin(self, gpu: str, model: str) -> float:
         """The margin at which an estimate of `model` with Env on `gpu` fits exactly where, at the planner's margin,
@@ -379,7 +383,7 @@ class Planner:
         return shown_host_tenths(host_memory_gib(
             self.catalog.model(job.model), gpus, offload=offload, version=self.trinity_version,
             reference=counts_reference(job.reference_model, job.lora_rank), lora_rank=job.lora_rank,
-            critic=job.training.critic))
+            critic=job.training.critic, experts=self.expert_layout))
 
 
 def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:

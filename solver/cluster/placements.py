@@ -97,7 +97,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     model = planner.catalog.model(job.model)
     host = None if pool.host_ram_gb is None else shown_host_need(
         model, option.plan.gpus, pool.gpus_per_node, option.plan.offload, planner.trinity_version,
-        option.plan.reference_model, option.plan.lora_rank, option.plan.critic)
+        option.plan.reference_model, option.plan.lora_rank, option.plan.critic, planner.expert_layout)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
                               option.plan.max_model_len, pool.gpus_per_node,
                               lora_rank=option.plan.lora_rank) if option.rollout_gpus else None

@@ -282,12 +282,34 @@ def counted_critic(choice: CriticChoice | None) -> CriticStates | None:
     """The critic a ``--critic`` `choice` counts where no config is read: None for `NO_CRITIC` and for none given."""
     return None if choice is None or choice == NO_CRITIC else choice
 
-TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.[0-9]+)?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
-"""A Trinity-RFT release as users write it, its minor version the group: ``0.5``, ``0.5.2`` (``pip show
-trinity-rft``), ``v0.6.1`` (a git tag), ``0.6.0.dev0``."""
+TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.([0-9]+))?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
+"""A Trinity-RFT release as users write it, its minor version the first group and its patch the second (None where
+not written): ``0.5``, ``0.5.2`` (``pip show trinity-rft``), ``v0.6.1`` (a git tag), ``0.6.0.dev0``."""
+
+ExpertLayout = Literal["fused", "separate"]
+"""How transformers holds a mixture of experts' routed experts, which decides how FSDP2 shards them: ``fused``
+(transformers 5: ``MixtralExperts``, ``Qwen3MoeExperts``, one ``gate_up_proj`` and one ``down_proj`` tensor per layer
+with a row per expert, ``modeling_mixtral.py:70-71`` in 5.12.1, ``:71-72`` in 5.0.0), whose shards hold whole experts
+(the fullest GPU the rounded-up count of them); ``separate`` (transformers 4: an ``nn.ModuleList`` of one gated MLP of
+three ``nn.Linear`` per expert, ``modeling_mixtral.py:63-65``, ``:97`` in 4.57.1; ``modeling_qwen3_moe.py:203-205``,
+``:222``), each weight sharded by its rows over every GPU, evenly as a dense layer's."""
+SEPARATE_EXPERT_RELEASES = (("0.5", "1"),)
+"""The Trinity releases (minor version, patch) whose transformers pin holds the routed experts `separate` alone:
+0.5.1's ``transformers<5.0.0,>=4.51.0``. 0.5.0 (``transformers>=4.51.0``) and 0.5.2 (``<=5.3.0,>=4.51.0``) take
+transformers 4 or 5, so 0.5 without its patch takes both; 0.6.0 needs ``>=5.12.1``, `fused` alone (each wheel's
+METADATA; their verl, 0.7.0 and 0.7.1, pins no transformers)."""
 
 TRINITY_RELEASE_FORMS = "0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"
 """The releases `trinity_release` takes, as its refusals name them."""
+
+
+def counted_expert_layout(value: str | None) -> ExpertLayout:
+    """The `ExpertLayout` the memory model counts for the Trinity release `value` (as `trinity_release` takes it;
+    None: none named): `separate` where the release's transformers pin allows that alone
+    (`SEPARATE_EXPERT_RELEASES`), else `fused`, the larger where a release allows both (0.5, 0.5.0, 0.5.2): its
+    shards hold whole experts, never less than an even share. A value `trinity_release` refuses counts `fused`."""
+    release = TRINITY_RELEASE.fullmatch(value.strip()) if isinstance(value, str) and value.isascii() else None
+    return "separate" if release is not None and (release[1], release[2]) in SEPARATE_EXPERT_RELEASES else "fused"
 
 
 def trinity_release(name: str, value: object) -> TrinityVersion | None:
