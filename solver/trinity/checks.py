@@ -110,6 +110,7 @@ from solver.trinity.peft import (
     MATCHES_NO_MODULE,
     NO_MATCH,
     all_linear,
+    converted_target_names,
     excludes_every_module,
     peft_target_match,
     peft_target_refusal,
@@ -1766,8 +1767,8 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     (`MoE.peft_converts_experts`: Qwen3-MoE's, Mixtral's, DeepSeek's, not Qwen2-MoE's), and
     leaves its ``target_parameters`` a Python set (``_convert_peft_config_moe``,
     ``utils/transformers_weight_conversion.py:437`` to ``:481`` in peft 0.21.2; ``target_modules`` a set of module
-    names too, so that no regex is saved split). Trinity's ``_save_lora`` turns ``target_modules`` alone into a list
-    and ``json.dump``s the config, which raises on the set part-way through ``adapter_config.json`` and is caught and
+    names too, so that no regex is saved split: `converted_target_names`, which the caution names). Trinity's
+    ``_save_lora`` turns ``target_modules`` alone into a list and ``json.dump``s the config, which raises on the set part-way through ``adapter_config.json`` and is caught and
     only logged (``trainer/verl/workers.py:174`` to ``:216`` in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095``
     to ``:1112`` alike), so each checkpoint's adapter config is cut short at ``"target_parameters":``; vLLM reads it
     with ``json.load`` (``lora/peft_helper.py:108`` to ``:109`` in vLLM 0.19.1) as the explorer reloads the adapter
@@ -1781,19 +1782,23 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     whole_rank = omegaconf_integer(rank)
     if rank is not None and (whole_rank is None or whole_rank < 1):
         return  # no LoRA, or refused as such
+    made = ""
     if configs[0].get("path") is None and not all_linear(targets):
+        excluded = excluded if isinstance(excluded, str) else None
         try:
-            if not isinstance(targets, str) or peft_target_refusal(
-                    targets, excluded if isinstance(excluded, str) else None, model.peft_names) is not None:
+            if not isinstance(targets, str) or peft_target_refusal(targets, excluded, model.peft_names) is not None:
                 return  # refused, or cautioned on, as such
         except re.error:
             return
+        made = (f"; peft made that set of the regular expression '{targets}' ("
+                f"{', '.join(converted_target_names(targets, excluded, model.peft_names))}), names it adapts in every "
+                "layer, whatever layers the regular expression names")
     checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
         f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: with transformers 5 (Trinity 0.6 "
         "requires 5.12.1 or later) peft 0.21.2 makes the adapter's target_parameters a set for the routed experts, "
         "which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each checkpoint's "
         "lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a set of module "
-        "names by then, are not saved split), so the explorer's vLLM fails to "
+        f"names by then, are not saved split{made}), so the explorer's vLLM fails to "
         "reload the adapter at the first weight sync (json.load), and so does any later load of it: train "
         f"{model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
         "target_parameters as a list before the run"))
