@@ -908,9 +908,12 @@ def _loads_adapter(reader: ConfigReader, lora: tuple[str, ...]) -> bool:
 
 
 def _lora_targets(reader: ConfigReader, lora: tuple[str, ...] | None) -> Any:
-    """The ``target_modules`` of the LoRA key `lora` that turns LoRA on (`_lora_key`): the one LoRA config's, or verl
-    before 0.8's ``actor_rollout_ref.model.target_modules``; None where unset."""
-    return read_or_none(reader.get, _lora_targets_key(lora, "target_modules"))
+    """The ``target_modules`` of the LoRA key `lora` that turns LoRA on (`_lora_key`): the one LoRA config's, a number
+    or a boolean there as the text Trinity's typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf
+    2.3.0's ``StringNode``: ``str(value)``, ``omegaconf/nodes.py:186`` to ``:195``), or verl before 0.8's
+    ``actor_rollout_ref.model.target_modules``; None where unset."""
+    targets = read_or_none(reader.get, _lora_targets_key(lora, "target_modules"))
+    return str(targets) if lora == LORA_KEYS[0] and isinstance(targets, int | float) else targets
 
 
 def _lora_targets_key(lora: tuple[str, ...] | None, key: str) -> tuple[str | int, ...]:
