@@ -1782,17 +1782,16 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     whole_rank = omegaconf_integer(rank)
     if rank is not None and (whole_rank is None or whole_rank < 1):
         return  # no LoRA, or refused as such
-    made = ""
+    made, names = "", model.peft_names
     if configs[0].get("path") is None and not all_linear(targets):
         excluded = excluded if isinstance(excluded, str) else None
         try:
-            if not isinstance(targets, str) or peft_target_refusal(targets, excluded, model.peft_names) is not None:
+            if not isinstance(targets, str) or peft_target_refusal(targets, excluded, names) is not None:
                 return  # refused, or cautioned on, as such
         except re.error:
             return
-        made = (f"; peft made that set of the regular expression '{targets}' ("
-                f"{', '.join(converted_target_names(targets, excluded, model.peft_names))}), names it adapts in every "
-                "layer, whatever layers the regular expression names")
+        made = (f"; peft made that set of '{targets}': {', '.join(converted_target_names(targets, excluded, names))}, "
+                "which it adapts in every layer, whatever layers the regular expression names")
     checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
         f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: with transformers 5 (Trinity 0.6 "
         "requires 5.12.1 or later) peft 0.21.2 makes the adapter's target_parameters a set for the routed experts, "
