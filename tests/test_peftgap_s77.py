@@ -181,3 +181,17 @@ def test_a_latent_attentions_query_names_follow_q_lora_rank(tmp_path: Path) -> N
         "lora-configs-refused", ("model.lora_configs[0].target_modules '.*\\.q_proj', on deepseek-1536 (a mixture of "
         "experts, model_type deepseek_v2), matches no module"))
     assert "(model.layers.N.self_attn.{q_a_proj,q_b_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj}, " in refusal.words
+
+
+def test_a_cluster_jobs_lora_config_takes_all_linear_which_no_type_refuses(cli: Cli, tmp_path: Path) -> None:
+    # solve cluster writes a job's LoRA as model.lora_configs: [{lora_rank: 16}] (all-linear), which PEFT takes on
+    # any model's names: no refusal nor caution on InternLM2's assumed ones, in the config or the checks on it.
+    (tmp_path / "internlm2.json").write_text(INTERNLM2.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "fleet.yaml").write_text(
+        "pools:\n- {name: p, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
+        "jobs:\n- {name: j, model_config: internlm2.json, max_model_len: 4096, lora_rank: 16}\n", encoding="utf-8")
+    status, _, _ = cli("cluster", str(tmp_path / "fleet.yaml"), "--emit-dir", str(tmp_path / "out"))
+    written = (tmp_path / "out" / "j.yaml").read_text(encoding="utf-8")
+    assert (status, "  lora_configs: [{lora_rank: 16}]\n" in written, "lora-targets" in written) == (0, True, False)
+    checked = trinity_config_problems(load_config_mapping(written, "j.yaml"), solver.load_model_config(INTERNLM2), 4)
+    assert [problem.code.value for problem in checked if problem.code.value.startswith("lora-")] == []
