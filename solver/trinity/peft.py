@@ -48,11 +48,6 @@ def _braced(leaves: list[str]) -> str:
     return "{" + ",".join(leaves) + "}"
 
 
-PEFT_MODULE_NAMES = shown_module_names(QWEN3)
-"""The module names a ``target_modules`` regex is to match on a dense Qwen3 model, as a refusal of the config
-(which knows no model) names them."""
-
-
 class TargetMatch(NamedTuple):
     """What a ``target_modules`` regex matches whole (`peft_target_match`): the layer's modules ``all-linear`` adapts
     (`PeftModuleNames.adapted`, without their first part: ``self_attn.``, ``mlp.``), the modules outside the layers
