@@ -1773,7 +1773,8 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     ``:216`` in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095`` to ``:1112`` alike), so each checkpoint's adapter
     config is cut short at ``"target_parameters":``; vLLM reads it with ``json.load`` (``lora/peft_helper.py:108`` to
     ``:109`` in vLLM 0.19.1) as the explorer reloads the adapter at each weight sync
-    (``common/models/vllm_model.py:570`` to ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE on CPU (docs/trinity.md)."""
+    (``common/models/vllm_model.py:570`` to ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE
+    on CPU (docs/trinity.md)."""
     configs = checks.value(LORA_CONFIGS)
     if (model.moe is None or not model.moe.peft_converts_experts or not isinstance(configs, list) or len(configs) != 1
             or not isinstance(configs[0], Mapping)):
