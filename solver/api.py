@@ -1350,10 +1350,13 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       length_from_option=not own_length,
                                       option_names=query.option_names)
     problems = [problem for problem in checked if not (said and said in problem.words)]
+    # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
+    # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.
+    moot = _ADAPTER_NOTES if any(problem.code == ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked) else ()
     problems += (verdict_critic_note(verdict_length_note(ConfigProblem(code, words), config.max_model_len, length,
                                                          query.option_names), query.critic, config.critic,
                                      query.option_names)
-                 for code, words in zip(config.note_codes, config.notes, strict=True))
+                 for code, words in zip(config.note_codes, config.notes, strict=True) if code not in moot)
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
@@ -1366,6 +1369,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
                                   config_problem_codes=tuple(problem.code for problem in problems))
+
+
+_ADAPTER_NOTES = (ConfigProblemCode.LORA_COUNTED_AS_FULL, ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT)
+"""The codes of a config reading's lines on how a new LoRA adapter is counted and saved."""
 
 
 def _broken_rule(query: Query, model: Model, gpus: int, sp: int) -> BrokenRule | None:

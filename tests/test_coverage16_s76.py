@@ -17,7 +17,9 @@ NO_MATCH = (
     "(model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens and "
     "lm_head), and Trinity fails as it makes the adapter: give all-linear, or a regular expression that matches whole "
     "names, such as .*\\.(q_proj|v_proj)")
-WHOLE = NO_MATCH.removeprefix("matches no module")
+WHOLE = (": peft matches it whole (re.fullmatch) against each module's full name, and Trinity fails as it makes the "
+         "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")
+"""A regex that does not compile: the config's reading refuses it, naming no model's module names (peftgap_s77)."""
 LEGACY = "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model: {{lora_rank: 8, target_modules: {}}}\n"
 FULL = (" the trainer holds gradients and optimizer states for the adapter alone, but the verdict and the plans count "
         "full fine-tuning's, as the tables measured ({why}): a LoRA run needs less memory than shown (conservative: "
@@ -26,15 +28,17 @@ FULL = (" the trainer holds gradients and optimizer states for the adapter alone
 
 
 @pytest.mark.parametrize(("written", "read"), [("5", "5"), ("true", "True"), ("1.5", "1.5"), ("'5'", "5")])
-def test_a_number_or_boolean_target_modules_is_refused_as_the_text_trinity_reads(written: str, read: str) -> None:
-    # LoRAConfig.target_modules is a str: OmegaConf's StringNode makes str(value) of a scalar, a regex matching none.
+def test_a_number_or_boolean_target_modules_is_refused_as_the_text_trinity_reads(
+        tmp_path: Path, cli: Cli, written: str, read: str) -> None:
+    # LoRAConfig.target_modules is a str: OmegaConf's StringNode makes str(value) of a scalar, a regex matching none;
+    # the checks refuse it on the model's names (peftgap_s77: the config's reading counts it as that text).
     text = _config(f"  lora_configs: [{{lora_rank: 16, target_modules: {written}}}]\n")
-    assert _lines(text) == [("lora-configs-refused", f"model.lora_configs[0].target_modules '{read}' {NO_MATCH}")]
-
-
-def test_a_number_target_modules_refuses_the_config_on_the_command(tmp_path: Path, cli: Cli) -> None:
-    status, current = _check(tmp_path, cli, _config("  lora_configs: [{lora_rank: 16, target_modules: 5}]\n"))
+    assert _lines(text)[0] == ("lora-counted-as-full", (
+        "with LoRA (model.lora_configs)" + FULL.format(why=f"its target_modules '{read}' matches no module")))
+    status, current = _check(tmp_path, cli, text)
     assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused"])
+    assert current["config_problems"] == [(f"model.lora_configs[0].target_modules '{read}', on Qwen3-8B (a dense "
+                                          f"model), {NO_MATCH}")]
 
 
 def test_verl_before_08_target_modules_no_regex_is_counted_as_full_without_the_saved_caution() -> None:
@@ -60,7 +64,8 @@ def test_verl_before_08_target_modules_no_regex_is_counted_as_full_without_the_s
         "exclude_modules '(' is no regular expression (missing ), unterminated subpattern at position 0): peft "
         "matches it whole (re.fullmatch) against each module's full name, and Trinity fails as it makes the adapter: "
         "give a regular expression that matches whole names, such as .*\\.v_proj, or remove it")),
-    ("{lora_rank: 16, target_modules: 5}", f"target_modules '5' {NO_MATCH}"),
+    ("{lora_rank: 16, target_modules: 5}", "target_modules '5', on Qwen3-30B-A3B (a mixture of experts), "
+     + NO_MATCH.replace("mlp.{gate,up,down}_proj", "mlp.gate, model.layers.N.mlp.experts.{gate,up,down}_proj")),
 ])
 def test_a_mixture_of_experts_new_adapter_refused_as_no_regex_gets_no_unsaved_caution(
         tmp_path: Path, cli: Cli, entry: str, refusal: str) -> None:

@@ -18,6 +18,11 @@ from solver.trinity.peft import QWEN3_MOE, TargetMatch, peft_target_match
 Cli = Callable[..., tuple[int, str, str]]
 HEAD = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
         "buffer: {batch_size: 15, train_batch_size: 60}\n")
+DENSE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens "
+               "and lm_head")
+MOE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.gate, "
+             "model.layers.N.mlp.experts.{gate,up,down}_proj, model.embed_tokens and lm_head")
+"""The module names a refusal on a dense Qwen3 and on a Qwen3-MoE names (since peftnames_s77: each its own)."""
 REPEATED = ("and passes extra_engine_args beside, so vLLM's engine arguments get a keyword twice and the rollout "
             "fails as it starts (TypeError): remove")
 
@@ -92,9 +97,11 @@ def test_a_target_modules_regex_is_cautioned_as_trinity_saves_it(tmp_path: Path,
     # all-linear (Trinity's default, saved as module names), an adapter of its own, and a regex refused: no caution.
     for lora in ("  lora_configs: [{lora_rank: 16}]\n",
                  "  lora_configs: [{lora_rank: 16, target_modules: ALL-LINEAR}]\n",
-                 "  lora_configs: [{lora_rank: 16, path: /ckpt/a, target_modules: '.*_proj'}]\n",
-                 "  lora_configs: [{lora_rank: 16, target_modules: q_proj}]\n"):
+                 "  lora_configs: [{lora_rank: 16, path: /ckpt/a, target_modules: '.*_proj'}]\n"):
         assert "lora-targets-saved-split" not in [code for code, _ in _lines(_config(lora))]
+    # a regex the checks refuse on the model's names: the reading's caution is moot, and dropped (peftgap_s77)
+    status, current = _check(tmp_path, cli, _config("  lora_configs: [{lora_rank: 16, target_modules: q_proj}]\n"))
+    assert (status, current["config_problem_codes"]) == (1, ["lora-configs-refused"])
 
 
 @pytest.mark.parametrize(("lora", "refusal"), [
@@ -106,14 +113,17 @@ def test_a_target_modules_regex_is_cautioned_as_trinity_saves_it(tmp_path: Path,
         "model.lora_configs[0].exclude_modules '(' is no regular expression (missing ), unterminated subpattern at "
         "position 0): peft matches it whole (re.fullmatch) against each module's full name, and Trinity fails as it "
         "makes the adapter: give a regular expression that matches whole names, such as .*\\.v_proj, or remove it")),
+    # PEFT's words where no module is left (docstruth12; it said "No modules ..."), on the model's names (peftgap_s77)
     ("exclude_modules: '.*'", (
-        "model.lora_configs[0].exclude_modules '.*' leaves out every module target_modules 'all-linear' matches: peft "
-        "adapts none (\"All modules were excluded\"), and Trinity fails as it makes the adapter: "
-        "exclude fewer, or remove it")),  # PEFT's words where no module is left (docstruth12; it said "No modules ...")
+        "model.lora_configs[0].exclude_modules '.*', on Qwen3-8B (a dense model), leaves out every module "
+        "target_modules 'all-linear' matches (\"All modules were excluded\"): peft matches it whole (re.fullmatch) "
+        f"against each module's full name ({DENSE_NAMES}), and Trinity fails as it makes the adapter: exclude fewer, "
+        "or remove it")),
     ("target_modules: '.*\\.v_proj', exclude_modules: 'model\\.layers\\.\\d+\\.self_attn\\.v_proj'", (
-        "model.lora_configs[0].exclude_modules 'model\\.layers\\.\\d+\\.self_attn\\.v_proj' leaves out every module "
-        "target_modules '.*\\.v_proj' matches: peft adapts none (\"No modules were targeted for adaptation\"), and "
-        "Trinity fails as it makes the adapter: exclude fewer, or remove it")),
+        "model.lora_configs[0].exclude_modules 'model\\.layers\\.\\d+\\.self_attn\\.v_proj', on Qwen3-8B (a dense "
+        "model), leaves out every module target_modules '.*\\.v_proj' matches (\"No modules were targeted for "
+        "adaptation\"): peft matches it whole (re.fullmatch) against each module's full name "
+        f"({DENSE_NAMES}), and Trinity fails as it makes the adapter: exclude fewer, or remove it")),
 ])
 def test_an_exclude_modules_peft_cannot_take_is_refused(tmp_path: Path, cli: Cli, lora: str, refusal: str) -> None:
     status, current = _check(tmp_path, cli, _config(f"  lora_configs: [{{lora_rank: 16, {lora}}}]\n"))
@@ -150,11 +160,6 @@ def test_a_mixture_of_experts_routed_experts_are_counted_as_peft_adapts_them() -
     assert more == pytest.approx(16 * 1_962_934_272 / 8) == pytest.approx(3.656 * 2**30, rel=1e-3)
 
 
-DENSE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens "
-               "and lm_head")
-MOE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.gate, "
-             "model.layers.N.mlp.experts.{gate,up,down}_proj, model.embed_tokens and lm_head")
-"""The module names a refusal on a dense Qwen3 and on a Qwen3-MoE names (since peftnames_s77: each its own)."""
 
 
 def test_a_regex_is_matched_against_a_mixture_of_experts_names_as_peft_resolves_them() -> None:

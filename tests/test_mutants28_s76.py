@@ -39,8 +39,9 @@ from solver.cluster.greedy import greedy
 from solver.cluster.options import Planner
 from solver.memory import adapted_shapes
 from solver.solve import plan as solve_plan
-from solver.tables import load_fleet, load_weights
+from solver.tables import load_catalog, load_fleet, load_weights
 from solver.trinity import read_trinity_config
+from solver.trinity.checks import lora_targets_problem
 from solver.trinity.peft import QWEN3_MOE, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -243,14 +244,15 @@ def _lora_refused(cli: Cli, tmp_path: Path, lora: str) -> tuple[object, ...]:
 
 
 def test_a_regex_whose_exclusion_leaves_a_dense_model_nothing_is_refused_there(cli: Cli, tmp_path: Path):
-    # q_proj excluded, mlp.gate a mixture of experts' router alone: nothing on Qwen3-8B, which PEFT refuses.
+    # q_proj excluded, mlp.gate a mixture of experts' router alone: nothing on Qwen3-8B, which PEFT refuses; the
+    # exclusion named, as what leaves nothing on the model's names (peftgap_s77: the target was named).
     status, refused = _lora_refused(cli, tmp_path, "lora_rank: 16, target_modules: '.*(mlp\\.gate|q_proj)', "
                                                    "exclude_modules: '.*q_proj'")
     assert (status, refused) == (0, [(
-        "model.lora_configs[0].target_modules '.*(mlp\\.gate|q_proj)', on Qwen3-8B (a dense model), matches no module: "
-        f"peft matches it whole (re.fullmatch) against each module's full name ({DENSE_NAMES}), and Trinity fails as "
-        "it makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
-        ".*\\.(q_proj|v_proj)")])
+        "model.lora_configs[0].exclude_modules '.*q_proj', on Qwen3-8B (a dense model), leaves out every module "
+        "target_modules '.*(mlp\\.gate|q_proj)' matches (\"No modules were targeted for adaptation\"): peft matches it "
+        f"whole (re.fullmatch) against each module's full name ({DENSE_NAMES}), and Trinity fails as it makes the "
+        "adapter: exclude fewer, or remove it")])
 
 
 def test_a_rank_0_lora_config_makes_no_adapter_so_its_regex_is_not_refused(cli: Cli, tmp_path: Path):
@@ -350,16 +352,21 @@ def test_an_exclusion_is_matched_whole_as_peft_matches_it():
                 "lora_rank: 16, target_modules: '.*_proj', exclude_modules: '.*self_attn'")
 
 
-def test_a_regex_that_both_architectures_refuse_is_refused_for_both_reasons():
+def test_a_regex_that_both_architectures_refuse_is_refused_for_each_ones_reason():
     # the experts' gate_proj alone: no module of a dense model, and fused on a mixture of experts (lorarest5: refused
-    # as PEFT fails on it, where it was counted as full fine-tuning)
-    text = _lora_config("  lora_configs: [{lora_rank: 16, target_modules: '.*experts\\.gate_proj'}]\n")
-    config = read_trinity_config(text, "trinity.yaml", {}, None)
-    refused = ("model.lora_configs[0].target_modules '.*experts\\.gate_proj' matches no module on a dense model, and "
-               "matches the routed experts' gate_proj without their up_proj, which PEFT fuses into gate_up_proj "
-               "(\"Cannot convert PEFT target(s) ... because they are fused\") on a mixture of experts")
-    assert [(code.value, words.split(": peft matches")[0])
-            for words, code in zip(config.notes, config.note_codes, strict=True)] == [("lora-configs-refused", refused)]
+    # as PEFT fails on it, where it was counted as full fine-tuning); each on its own names since peftgap_s77 (the
+    # config's reading gave both reasons in one line)
+    catalog = load_catalog()
+    refused = {name: lora_targets_problem(".*experts\\.gate_proj", None, catalog.model(name))
+               for name in ("Qwen3-8B", "Qwen3-30B-A3B")}
+    assert [(problem.code.value, problem.words.split(": peft matches")[0]) for problem in refused.values()
+            if problem is not None] == [
+        ("lora-configs-refused", ("model.lora_configs[0].target_modules '.*experts\\.gate_proj', on Qwen3-8B (a dense "
+                                 "model), matches no module")),
+        ("lora-configs-refused", ("model.lora_configs[0].target_modules '.*experts\\.gate_proj', on Qwen3-30B-A3B (a "
+                                 "mixture of experts), matches the routed experts' gate_proj without their up_proj, "
+                                 "which PEFT fuses into gate_up_proj (\"Cannot convert PEFT target(s) ... because "
+                                 "they are fused\")"))]
 
 
 def test_a_running_job_on_whole_nodes_is_kept_only_where_no_job_took_one_of_them(cli: Cli, tmp_path: Path,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from test_clusterbuy_s60 import fleet_file
-from test_lorarest5_s76 import FIX, MOE_UNSAVED, NAMES, _answer, _coded, _config
+from test_lorarest5_s76 import FIX, MOE_NAMES, MOE_UNSAVED, _answer, _coded, _config
 from test_mutants12_s67 import ROLLOUT_FLEET
 from test_persona45_s76 import DEEPSEEK_V2_LITE
 from test_smallslips22_s76 import EXPLORER_LINE, _with_keys
@@ -34,7 +34,11 @@ def test_lora_on_a_mixture_of_experts_is_cautioned_whatever_its_targets_say_else
                                                                                       entry: str) -> None:
     status, current = _answer(tmp_path, cli, _config(f"  lora_configs: [{entry}]\n", MOE))
     assert (status, current["refused"]) == (0, False)
-    assert _coded(current, "lora-moe-config-unsaved") == [MOE_UNSAVED]
+    # a new adapter's regex: the short name PEFT makes of it, adapted in every layer (peftgap_s77)
+    made = ("; peft made that set of '.*mlp\\.gate': gate, which it adapts in every layer, whatever layers the "
+            "regular expression names")
+    assert _coded(current, "lora-moe-config-unsaved") == [
+        MOE_UNSAVED.replace("split)", f"split{made})") if "mlp" in entry else MOE_UNSAVED]
 
 
 def test_two_lora_configs_on_a_mixture_of_experts_are_refused_alone(tmp_path: Path, cli: Cli) -> None:
@@ -43,9 +47,10 @@ def test_two_lora_configs_on_a_mixture_of_experts_are_refused_alone(tmp_path: Pa
     assert (status, current["config_problem_codes"]) == (1, ["lora-configs-refused"])
 
 
-def _refusal(pattern: str, why: str) -> str:
-    return (f"model.lora_configs[0].target_modules '{pattern}' {why}: peft matches it whole (re.fullmatch) against "
-            f"each module's full name ({NAMES}), {FIX}")
+def _refusal(subject: str, why: str, fix: str = FIX) -> str:
+    """The refusal on Qwen3-30B-A3B's own names (peftgap_s77: the config's reading gave a dense model's too)."""
+    return (f"model.lora_configs[0].{subject}, on {MOE} (a mixture of experts), {why}: peft matches it whole "
+            f"(re.fullmatch) against each module's full name ({MOE_NAMES}), {fix}")
 
 
 UNSUPPORTED = ("which PEFT cannot adapt (\"Target module ... is not supported\": it adapts linear layers and "
@@ -54,15 +59,14 @@ UNSUPPORTED = ("which PEFT cannot adapt (\"Target module ... is not supported\":
 
 @pytest.mark.parametrize(("pattern", "excluded", "said"), [
     # An exclusion that leaves what the target matches is no reason: the target's own refusal is.
-    (".*norm", ".*q_proj", _refusal(".*norm", f"matches model.norm, {UNSUPPORTED}")),
-    (".*mlp\\.experts", ".*q_proj", _refusal(".*mlp\\.experts", (
-        f"matches no module on a dense model, and matches model.layers.N.mlp.experts, {UNSUPPORTED} on a mixture of "
-        "experts"))),
+    (".*norm", ".*q_proj", _refusal("target_modules '.*norm'", f"matches model.norm, {UNSUPPORTED}")),
+    (".*mlp\\.experts", ".*q_proj", _refusal("target_modules '.*mlp\\.experts'",
+                                           f"matches model.layers.N.mlp.experts, {UNSUPPORTED}")),
     # The router alone, which the exclusion leaves out: it matches a mixture of experts' module, not a dense one's.
-    (".*mlp\\.gate", ".*gate", (
-        "model.lora_configs[0].exclude_modules '.*gate' leaves out every module target_modules '.*mlp\\.gate' "
-        "matches: peft adapts none (\"No modules were targeted for adaptation\"), and Trinity fails as it makes the "
-        "adapter: exclude fewer, or remove it")),
+    (".*mlp\\.gate", ".*gate", _refusal(
+        "exclude_modules '.*gate'", ("leaves out every module target_modules '.*mlp\\.gate' matches (\"No modules were "
+                                     "targeted for adaptation\")"), "and Trinity fails as it makes the adapter: "
+        "exclude fewer, or remove it")),
 ])
 def test_a_refused_target_with_an_exclusion_names_the_right_reason(tmp_path: Path, cli: Cli, pattern: str,
                                                                    excluded: str, said: str) -> None:

@@ -111,18 +111,16 @@ def test_a_regex_is_judged_on_its_model_types_names(model_type: str, pattern: st
     assert peft_target_refusal(pattern, None, PEFT_NAMES_BY_MODEL_TYPE[model_type]) == refusal
 
 
-def test_the_config_alone_refuses_only_a_regex_every_known_type_fails_on() -> None:
+def test_the_config_alone_refuses_no_regex_that_compiles() -> None:
     def notes(pattern: str) -> list[tuple[str, str]]:
         text = ("model:\n  model_path: /m\n  lora_configs: [{lora_rank: 16, target_modules: '" + pattern + "'}]\n")
         config = read_trinity_config(text, "trinity.yaml", {}, None)
         return [(code.value, words) for words, code in zip(config.notes, config.note_codes, strict=True)
                 if code.value == "lora-configs-refused"]
 
-    assert notes(".*\\.(w1|w3)") == notes(".*qkv_proj") == []  # Mixtral's, Phi-3's: the checks know the model
-    assert notes(".*wqkv") == [("lora-configs-refused", (
-        "model.lora_configs[0].target_modules '.*wqkv' matches no module: peft matches it whole (re.fullmatch) against "
-        "each module's full name (model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, "
-        f"model.embed_tokens and lm_head), {FIX}"))]
+    # Mixtral's, Phi-3's, and one no known type takes (InternLM2's): the checks, which know the model, judge them
+    # (peftgap_s77: the reading refused the last on Qwen3's names)
+    assert notes(".*\\.(w1|w3)") == notes(".*qkv_proj") == notes(".*wqkv") == []
 
 
 def _checked(cli: Cli, tmp_path: Path, config: dict[str, Any], pattern: str) -> tuple[int, dict[str, Any]]:
@@ -164,7 +162,7 @@ def test_the_cli_takes_each_types_own_names(cli: Cli, tmp_path: Path, model_type
 def test_the_cli_refuses_another_types_names_naming_the_models(cli: Cli, tmp_path: Path, model_type: str,
                                                                pattern: str, kind: str, names: str) -> None:
     status, current = _checked(cli, tmp_path, CONFIGS[model_type], pattern)
-    assert (status, current["refused"], current["config_problem_codes"][0]) == (1, True, "lora-configs-refused")
+    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused"])
     assert current["config_problems"][0] == (
         f"model.lora_configs[0].target_modules '{pattern}', on mine ({kind}, model_type {model_type}), matches no "
         f"module: peft matches it whole (re.fullmatch) against each module's full name ({names}, model.embed_tokens "

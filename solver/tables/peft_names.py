@@ -60,7 +60,7 @@ SHARED_EXPERTS = ("mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj", 
 MLA_ATTENTION = ("self_attn.q_proj", "self_attn.q_a_proj", "self_attn.q_b_proj", "self_attn.kv_a_proj_with_mqa",
                  "self_attn.kv_b_proj", "self_attn.o_proj")
 """A latent attention's linear layers (``DeepseekV2Attention``: ``q_proj`` without a ``q_lora_rank``, ``q_a_proj``
-and ``q_b_proj`` with one)."""
+and ``q_b_proj`` with one: `latent_query_names` keeps those the config makes)."""
 MLA_OTHERS = ("self_attn.q_a_layernorm", "self_attn.kv_a_layernorm")
 """A latent attention's norms."""
 DEEPSEEK_OTHERS = (*LAYER, *MLA_OTHERS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn")
@@ -135,3 +135,17 @@ def peft_module_names(model_type: str | None, moe: bool) -> PeftModuleNames:
     if names is not None:
         return names
     return PEFT_NAMES_BY_MODEL_TYPE["qwen3_moe" if moe else "qwen3"]._replace(assumed=True)
+
+
+LOW_RANK_QUERY = ("self_attn.q_a_proj", "self_attn.q_a_layernorm", "self_attn.q_b_proj")
+"""A latent attention's query modules where its config sets ``q_lora_rank``, in place of ``self_attn.q_proj``."""
+
+
+def latent_query_names(names: PeftModuleNames, low_rank_query: bool) -> PeftModuleNames:
+    """`names` of a latent attention (`MLA_ATTENTION`) as its config makes its query: ``q_a_proj``, ``q_a_layernorm``
+    and ``q_b_proj`` (`LOW_RANK_QUERY`) and no ``q_proj`` where ``q_lora_rank`` is set (`low_rank_query`), else
+    ``q_proj`` alone (``DeepseekV2Attention.__init__``, ``modeling_deepseek_v2.py:310`` to ``:315`` in transformers
+    5.12.1; ``modeling_deepseek_v3.py:384`` to ``:389``); other types' `names` as they are."""
+    left_out = {"self_attn.q_proj"} if low_rank_query else set(LOW_RANK_QUERY)
+    return names._replace(adapted=tuple(name for name in names.adapted if name not in left_out),
+                          others=tuple(name for name in names.others if name not in left_out))

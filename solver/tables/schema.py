@@ -47,7 +47,12 @@ from solver.tables.bounds import (
     interconnect_meant,
     mib_as_gb_hint,
 )
-from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, PeftModuleNames, peft_module_names
+from solver.tables.peft_names import (
+    PEFT_NAMES_BY_MODEL_TYPE,
+    PeftModuleNames,
+    latent_query_names,
+    peft_module_names,
+)
 from solver.tables.text import (
     QueryError,
     brief,
@@ -444,10 +449,12 @@ class Model(Frozen):
     def peft_names(self) -> PeftModuleNames:
         """The module names LoRA's ``target_modules`` is matched against and its adapter counted on
         (`peft_module_names` of `model_type`): the catalogue's models' (no `model_type`, no `unchecked_layout`) are
-        Qwen3's or Qwen3-MoE's; a config.json's of a type the table does not hold, or of none, are those assumed."""
+        Qwen3's or Qwen3-MoE's; a config.json's of a type the table does not hold, or of none, are those assumed; a
+        latent attention's query as its ``q_lora_rank`` makes it (`latent_query_names`)."""
         if self.model_type is None and self.unchecked_layout is None:
             return PEFT_NAMES_BY_MODEL_TYPE["qwen3_moe" if self.moe is not None else "qwen3"]
-        return peft_module_names(self.model_type, self.moe is not None)
+        names = peft_module_names(self.model_type, self.moe is not None)
+        return names if self.mla is None else latent_query_names(names, self.mla.q_lora_rank > 0)
 
     @property
     def shape(self) -> Shape:

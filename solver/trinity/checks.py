@@ -57,7 +57,6 @@ from solver.tables.model_config import (
     rope_scaling_problem,
     vllm_rope_problem,
 )
-from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -108,7 +107,17 @@ from solver.trinity.keys import (
     trains_dpo,
     value_at,
 )
-from solver.trinity.peft import all_linear, peft_target_refusal, shown_module_names
+from solver.trinity.peft import (
+    ALL_LINEAR,
+    MATCHES_NO_MODULE,
+    NO_MATCH,
+    all_linear,
+    converted_target_names,
+    excludes_every_module,
+    peft_target_match,
+    peft_target_refusal,
+    shown_module_names,
+)
 from solver.trinity.reader import (
     omegaconf_boolean,
     omegaconf_integer,
@@ -1712,43 +1721,64 @@ def _check_no_config_path(checks: _ConfigChecks, version: TrinityVersion | None)
 
 
 def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
-    """Check that PEFT takes the ``target_modules`` regex (less its ``exclude_modules``) of the one LoRA config from
-    which Trinity makes a new adapter (no ``path``, a rank above 0) on `model`'s module names (`Model.peft_names`,
-    `peft_target_refusal`), where it takes it on some model type's (on none, ``solver.trinity.config`` refuses it
-    alike): else Trinity fails as it makes the adapter. Where the model's names are assumed (a ``model_type``
-    ``solver.tables.peft_names`` does not hold), rft-solver cannot know that it fails, and cautions
-    (`ConfigProblemCode.LORA_TARGETS_ASSUMED`) instead."""
+    """Check the ``target_modules`` regex (less its ``exclude_modules``) of the one LoRA config from which Trinity
+    makes a new adapter (no ``path``, a rank above 0) on `model`'s module names (`lora_targets_problem`). A number or a
+    boolean is the text Trinity's typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf 2.3.0's
+    ``StringNode``: ``str(value)``, ``omegaconf/nodes.py:186`` to ``:195``); a list, a mapping, a rank that is no whole
+    number and a regex that does not compile are the config reading's refusals (``solver.trinity.config``)."""
     configs = checks.value(LORA_CONFIGS)
     if not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
         return
     targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
     whole_rank = omegaconf_integer(rank)
-    if (configs[0].get("path") is not None or not isinstance(targets, str) or all_linear(targets)
-            or excluded is not None and not isinstance(excluded, str) or whole_rank is not None and whole_rank < 1):
+    if (configs[0].get("path") is not None or isinstance(targets, list | Mapping) or all_linear(targets)
+            and excluded is None or excluded is not None and not isinstance(excluded, str)
+            or rank is not None and (whole_rank is None or whole_rank < 1)):
         return
-    names = model.peft_names
     try:
-        why = peft_target_refusal(targets, excluded, names)
-        if why is None or all(peft_target_refusal(targets, excluded, other) is not None
-                              for other in PEFT_NAMES_BY_MODEL_TYPE.values()):
-            return
+        problem = lora_targets_problem(None if all_linear(targets) else str(targets), excluded, model)
     except re.error:  # refused as such
         return
-    key = dotted((*LORA_CONFIGS, 0, "target_modules"))
+    if problem is not None:
+        checks.add(problem.code, problem.words)
+
+
+def lora_targets_problem(targets: str | None, excluded: str | None, model: Model) -> ConfigProblem | None:
+    """Whether PEFT fails on the ``target_modules`` regex `targets` (None: ``all-linear``) less the ``exclude_modules``
+    regex `excluded` as Trinity makes a new adapter for `model` (`peft_target_refusal` on `Model.peft_names`: it
+    matches no module, a fused expert's half alone, or a module PEFT cannot adapt; or `excluded` leaves out every
+    module it matches, "All modules were excluded" or "No modules were targeted for adaptation",
+    ``tuners/tuners_utils.py:1051`` to ``:1086`` in peft 0.21.2), and what rft-solver says of it: the refusal
+    (`ConfigProblemCode.LORA_CONFIGS_REFUSED`) on a model type whose names it has read, naming the type and its names;
+    a caution (`ConfigProblemCode.LORA_TARGETS_ASSUMED`) where they are assumed (a ``model_type``
+    ``solver.tables.peft_names`` does not hold), since rft-solver cannot know that PEFT fails. None where PEFT takes
+    it; `re.error` where either is no regular expression."""
+    names = model.peft_names
+    pattern = targets or ALL_LINEAR
+    why = peft_target_refusal(pattern, excluded, names)
+    if why is None:
+        return None
     kind = "a mixture of experts" if model.moe is not None else "a dense model"
+    key = dotted((*LORA_CONFIGS, 0, "target_modules"))
+    subject, fix = f"{key} '{pattern}'", "give all-linear, or a regular expression that matches whole names, such as "
+    fix += ".*\\.(q_proj|v_proj)"
+    if excluded is not None and why == MATCHES_NO_MODULE and peft_target_match(pattern, None, names) != NO_MATCH:
+        none = "All modules were excluded" if excludes_every_module(excluded, names) else (
+            "No modules were targeted for adaptation")
+        subject = dotted((*LORA_CONFIGS, 0, "exclude_modules")) + f" '{excluded}'"
+        why = f"leaves out every module target_modules '{pattern}' matches (\"{none}\")"
+        fix = "exclude fewer, or remove it"
     if names.assumed:
         what = model.unchecked_layout or f"model_type {model.model_type}"
-        checks.add(ConfigProblemCode.LORA_TARGETS_ASSUMED, (
-            f"{key} '{targets}', on {model.name} ({kind}, {what}, whose module names rft-solver has not read), {why} "
-            f"among {names.model_type}'s names, which it assumes ({shown_module_names(names)}): peft fails as Trinity "
-            "makes the adapter where they are the model's; check the regular expression against the model's own module "
+        return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ASSUMED, (
+            f"{subject}, on {model.name} ({kind}, {what}, whose module names rft-solver has not read), {why} among "
+            f"{names.model_type}'s names, which it assumes ({shown_module_names(names)}): peft fails as Trinity makes "
+            "the adapter where they are the model's; check the regular expression against the model's own module "
             "names (model.named_modules())"))
-        return
     of_type = "" if model.model_type is None else f", model_type {model.model_type}"
-    checks.add(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
-        f"{key} '{targets}', on {model.name} ({kind}{of_type}), {why}: peft matches it whole (re.fullmatch) against "
-        f"each module's full name ({shown_module_names(names)}), and Trinity fails as it makes the adapter: give "
-        "all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"))
+    return ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
+        f"{subject}, on {model.name} ({kind}{of_type}), {why}: peft matches it whole (re.fullmatch) against each "
+        f"module's full name ({shown_module_names(names)}), and Trinity fails as it makes the adapter: {fix}"))
 
 
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
@@ -1757,9 +1787,10 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     that run on it: `transformers_5_words`) PEFT converts the config of the model types it knows the fused experts of
     (`MoE.peft_converts_experts`: Qwen3-MoE's, Mixtral's, DeepSeek's, not Qwen2-MoE's), and leaves its
     ``target_parameters`` a Python set (``_convert_peft_config_moe``, ``utils/transformers_weight_conversion.py:437`` to
-    ``:481`` in peft 0.21.2; ``target_modules`` a set of module names too, so that no regex is saved split). Trinity's
-    ``_save_lora`` turns ``target_modules`` alone into a list and ``json.dump``s the config, which raises on the set
-    part-way through ``adapter_config.json`` and is caught and only logged (``trainer/verl/workers.py:174`` to ``:216``
+    ``:481`` in peft 0.21.2; ``target_modules`` a set of module names too, so that no regex is saved split:
+    `converted_target_names`, which the caution names). Trinity's ``_save_lora`` turns ``target_modules`` alone into a
+    list and ``json.dump``s the config, which raises on the set part-way through ``adapter_config.json`` and is caught
+    and only logged (``trainer/verl/workers.py:174`` to ``:216``
     in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095`` to ``:1112`` alike), so each checkpoint's adapter config is
     cut short at ``"target_parameters":``; vLLM reads it with ``json.load`` (``lora/peft_helper.py:108`` to ``:109`` in
     vLLM 0.19.1) as the explorer reloads the adapter at each weight sync (``common/models/vllm_model.py:570`` to
@@ -1772,20 +1803,23 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     whole_rank = omegaconf_integer(rank)
     if rank is not None and (whole_rank is None or whole_rank < 1):
         return  # no LoRA, or refused as such
+    made, names = "", model.peft_names
     if configs[0].get("path") is None and not all_linear(targets):
+        excluded = excluded if isinstance(excluded, str) else None
         try:
-            if not isinstance(targets, str) or peft_target_refusal(
-                    targets, excluded if isinstance(excluded, str) else None, model.peft_names) is not None:
+            if not isinstance(targets, str) or peft_target_refusal(targets, excluded, names) is not None:
                 return  # refused, or cautioned on, as such
         except re.error:
             return
+        made = (f"; peft made that set of '{targets}': {', '.join(converted_target_names(targets, excluded, names))}, "
+                "which it adapts in every layer, whatever layers the regular expression names")
     checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
         f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: "
         f"{transformers_5_words(checks.version)} peft 0.21.2 makes the adapter's target_parameters a set for the "
         "routed experts, which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each "
         "checkpoint's lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a "
-        "set of module names by then, are not saved split), so the explorer's vLLM fails to reload the adapter at the "
-        "first weight sync (json.load), and so does any later load of it: train "
+        f"set of module names by then, are not saved split{made}), so the explorer's vLLM fails to reload the adapter "
+        "at the first weight sync (json.load), and so does any later load of it: train "
         f"{model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
         "target_parameters as a list before the run"))
 

@@ -79,15 +79,10 @@ from solver.trinity.keys import (
 )
 from solver.trinity.peft import (
     ALL_LINEAR,
-    MATCHES_NO_MODULE,
-    NO_MATCH,
-    PEFT_MODULE_NAMES,
     QWEN3,
-    QWEN3_MOE,
     TargetMatch,
     adapts_all,
     all_linear,
-    excludes_every_module,
     peft_target_match,
     peft_target_refusal,
 )
@@ -914,9 +909,12 @@ def _loads_adapter(reader: ConfigReader, lora: tuple[str, ...]) -> bool:
 
 
 def _lora_targets(reader: ConfigReader, lora: tuple[str, ...] | None) -> Any:
-    """The ``target_modules`` of the LoRA key `lora` that turns LoRA on (`_lora_key`): the one LoRA config's, or verl
-    before 0.8's ``actor_rollout_ref.model.target_modules``; None where unset."""
-    return read_or_none(reader.get, _lora_targets_key(lora, "target_modules"))
+    """The ``target_modules`` of the LoRA key `lora` that turns LoRA on (`_lora_key`): the one LoRA config's, a number
+    or a boolean there as the text Trinity's typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf
+    2.3.0's ``StringNode``: ``str(value)``, ``omegaconf/nodes.py:186`` to ``:195``), or verl before 0.8's
+    ``actor_rollout_ref.model.target_modules``; None where unset."""
+    targets = read_or_none(reader.get, _lora_targets_key(lora, "target_modules"))
+    return str(targets) if lora == LORA_KEYS[0] and isinstance(targets, int | float) else targets
 
 
 def _lora_targets_key(lora: tuple[str, ...] | None, key: str) -> tuple[str | int, ...]:
@@ -1102,56 +1100,25 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
 
 
 def _targets_refusal(targets: Any, excluded: Any) -> str | None:
-    """The refusal of the one LoRA config's ``target_modules`` regex `targets` less its ``exclude_modules`` regex
-    `excluded` from which Trinity makes a new adapter (no ``path``): a target or an exclusion that is no regular
-    expression, a target PEFT fails on with every model type of `PEFT_NAMES_BY_MODEL_TYPE` alike
-    (`peft_target_refusal`: one that matches no module, a fused expert's half alone, or a module PEFT cannot adapt,
-    such as a norm, in the words of a dense Qwen3's and a Qwen3-MoE's; the checks, which know the model, refuse one
-    that fails on its type alone), or an exclusion that leaves out every
-    module it matches (PEFT matches the exclusion whole first, ``check_target_module_exists``,
-    ``tuners/tuners_utils.py:2350`` to ``:2353`` in peft 0.21.2) fails PEFT's ``get_peft_model`` as Trinity's
-    ``create_dummy_lora`` makes it (``utils/lora_utils.py:38`` in 0.6.0; ``re.error``, or "Target modules ... not
-    found in the base model", "All modules were excluded" or "No modules were targeted for adaptation",
-    ``tuners/tuners_utils.py:1051`` to ``:1086``) before the trainer starts; None for a target that PEFT takes on
-    any of them. A number or a boolean is the
-    text Trinity's typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf 2.3.0's ``StringNode``:
-    ``str(value)``, ``omegaconf/nodes.py:186`` to ``:195``), which matches no module."""
-    excluded = excluded if isinstance(excluded, str) else None
-    if not all_linear(targets):
-        targets = str(targets)
+    """The refusal of the one LoRA config's ``target_modules`` `targets` or ``exclude_modules`` `excluded` from which
+    Trinity makes a new adapter (no ``path``) where either is no regular expression: PEFT compiles both
+    (``re.fullmatch``, ``check_target_module_exists``, ``tuners/tuners_utils.py:2350`` to ``:2371`` in peft 0.21.2)
+    and fails (``re.error``) as Trinity's ``create_dummy_lora`` makes the adapter (``utils/lora_utils.py:38`` in
+    0.6.0), whatever the model; None otherwise. What a regex matches depends on the model's module names, which this
+    reading of the config does not know: the checks judge it (``solver.trinity.checks``' `lora_targets_problem`)."""
     key = f"{'.'.join(LORA_KEYS[0])}[0]"
-    try:
-        re.compile(excluded or "")
-    except re.error as error:
-        return (f"{key}.exclude_modules '{excluded}' is no regular expression ({error}): peft matches it whole "
-                f"(re.fullmatch) against each module's full name, and Trinity fails as it makes the adapter: give a "
-                "regular expression that matches whole names, such as .*\\.v_proj, or remove it")
-    try:
-        if any(peft_target_refusal(targets or ALL_LINEAR, excluded, names) is None
-               for names in PEFT_NAMES_BY_MODEL_TYPE.values()):
-            return None  # the checks, which know the model, refuse it where PEFT fails on its model type
-        dense, experts = (peft_target_refusal(targets or ALL_LINEAR, excluded, names) for names in (QWEN3, QWEN3_MOE))
-        if dense == experts == MATCHES_NO_MODULE and excluded is not None and (all_linear(targets) or any(
-                peft_target_match(targets, None, names) != NO_MATCH for names in PEFT_NAMES_BY_MODEL_TYPE.values())):
-            return (f"{key}.exclude_modules '{excluded}' leaves out every module target_modules "
-                    f"{_shown_targets(targets or ALL_LINEAR)} matches: peft adapts none ({_none_adapted(excluded)}), "
-                    "and Trinity fails as it makes the adapter: exclude fewer, or remove it")
-        why = dense if dense == experts else f"{dense} on a dense model, and {experts} on a mixture of experts"
-    except re.error as error:
-        why = f"is no regular expression ({error})"
-    return (f"{key}.target_modules {_shown_targets(targets)} {why}: peft matches it whole "
-            f"(re.fullmatch) against each module's full name ({PEFT_MODULE_NAMES}), and Trinity fails as it makes the "
-            "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")
-
-
-def _none_adapted(excluded: str) -> str:
-    """PEFT's words where the ``exclude_modules`` regex `excluded` leaves it no module to adapt: "All modules were
-    excluded" where it leaves out every module (`excludes_every_module`), else "No modules were targeted for
-    adaptation"; each with the architecture it is for where a dense model and a mixture of experts differ."""
-    words = {moe: ('"All modules were excluded"' if excludes_every_module(excluded, QWEN3_MOE if moe else QWEN3)
-                   else '"No modules were targeted for adaptation"') for moe in (False, True)}
-    return words[False] if words[False] == words[True] else (
-        f"{words[False]} on a dense model, {words[True]} on a mixture of experts")
+    for name, given in (("exclude_modules", excluded), ("target_modules", targets)):
+        if not isinstance(given, str) or all_linear(given) and name == "target_modules":
+            continue  # a number or a boolean compiles, as does the text Trinity's typed config makes of it
+        try:
+            re.compile(given)
+        except re.error as error:
+            fix = ("give a regular expression that matches whole names, such as .*\\.v_proj, or remove it"
+                   if name == "exclude_modules" else
+                   "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")
+            return (f"{key}.{name} '{given}' is no regular expression ({error}): peft matches it whole "
+                    f"(re.fullmatch) against each module's full name, and Trinity fails as it makes the adapter: {fix}")
+    return None
 
 
 def _empty_adapter_path_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:

@@ -48,11 +48,6 @@ def _braced(leaves: list[str]) -> str:
     return "{" + ",".join(leaves) + "}"
 
 
-PEFT_MODULE_NAMES = shown_module_names(QWEN3)
-"""The module names a ``target_modules`` regex is to match on a dense Qwen3 model, as a refusal of the config
-(which knows no model) names them."""
-
-
 class TargetMatch(NamedTuple):
     """What a ``target_modules`` regex matches whole (`peft_target_match`): the layer's modules ``all-linear`` adapts
     (`PeftModuleNames.adapted`, without their first part: ``self_attn.``, ``mlp.``), the modules outside the layers
@@ -72,14 +67,21 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     `PEFT_LAYERS` layers, or that ``all-linear`` adapts (`PeftModuleNames.adapted`,
     ``_maybe_include_all_linear_layers``, ``:2430`` to ``:2490``; a converted mixture of experts' routed experts by
     their v4 names, which PEFT resolves a regex against, ``utils/transformers_weight_conversion.py:375`` to
-    ``:399``); less those the ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first
-    (``:2350`` to ``:2353``); `re.error` where either is no regular expression."""
+    ``:399``; on such a model PEFT matches the short names it makes of the regex instead, `converted_target_names`);
+    less those the ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to
+    ``:2353``); `re.error` where either is no regular expression."""
     regex = None if all_linear(pattern) else re.compile(pattern)
     exclusion = None if excluded is None else re.compile(excluded)
+    short = () if regex is None else converted_target_names(pattern, excluded, names)
+    converted = {name for name in names.adapted if ".experts." in name or name == names.router == "mlp.gate"}
+    mapped = {name.rsplit(".", 1)[-1] for name in converted}
 
     def adapted(full_name: str, linear: bool) -> bool:
         if exclusion is not None and exclusion.fullmatch(full_name):
             return False
+        if short:  # PEFT's list of short names: a module whose name ends in one, the v4 names the experts' alone
+            leaf = full_name.rsplit(".", 1)[-1]
+            return leaf in short and (leaf not in mapped or full_name.split(".", 3)[-1] in converted)
         return linear if regex is None else bool(regex.fullmatch(full_name))
 
     def in_a_layer(name: str, linear: bool = False) -> bool:
@@ -90,6 +92,26 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     other = next((name for name in PEFT_OTHER_MODULES if adapted(name, False)), None)
     layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in names.others if in_a_layer(name)), None)
     return TargetMatch(linears, outer, other or layer)
+
+
+def converted_target_names(pattern: str, excluded: str | None, names: PeftModuleNames) -> tuple[str, ...]:
+    """The short names PEFT makes of the ``target_modules`` regex `pattern` (not ``all-linear``) less `excluded` on a
+    mixture of experts whose config it converts (`PeftModuleNames.fused`; () on another model): the last part of each
+    module name the regex matches whole and `excluded` does not, the routed experts' by their v4 names
+    (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:355`` to ``:399`` in peft 0.21.2),
+    which it then matches as a list, as name endings (``_convert_peft_config_moe``, ``:406`` to ``:450``): a module
+    whose name ends in one is adapted in every layer (``layers\\.0\\..*q_proj`` adapts each layer's ``q_proj``), and
+    ``gate`` and the experts' v4 names adapt the router and the routed experts alone (PEFT maps them to their
+    parameters). In the order of `PEFT_OTHER_MODULES`, `PEFT_OUTER_MODULES` and the layers' names; `re.error` where
+    either is no regular expression."""
+    if not names.fused:
+        return ()
+    regex, exclusion = re.compile(pattern), None if excluded is None else re.compile(excluded)
+    full_names = [*PEFT_OTHER_MODULES, *PEFT_OUTER_MODULES, *(f"model.layers.{layer}{'.' if name else ''}{name}"
+                                                              for name in (*names.adapted, *names.others)
+                                                              for layer in range(PEFT_LAYERS))]
+    return tuple(dict.fromkeys(name.rsplit(".", 1)[-1] for name in full_names if regex.fullmatch(name) and not (
+        exclusion is not None and exclusion.fullmatch(name))))
 
 
 def adapts_all(match: TargetMatch, names: PeftModuleNames) -> bool:
