@@ -16,12 +16,18 @@ from solver.rules import ONE_SEQUENCE_WIDER_WORDS
 COMMON = ("--model-config", str(INTERNLM2), "--gpu", "h100", "--len", "8k", "--dpo")
 
 
+NO_CRITIC = "--dpo trains no PPO critic (Trinity's dpo algorithm uses none): drop --critic {}"
+NO_REFERENCE = ("--dpo without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop --no-reference, "
+                "or give --lora-rank")
+PADDED = "off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the caution says"
+PAIRED = ("off, with one sequence per micro-batch (the micro-batch sizes of 1 below; the actor's 2 holds one DPO pair, "
+          "as its comment says), as the caution says")
+
+
 @pytest.mark.parametrize(("flags", "error"), [
-    (("--critic", "resident"), "--dpo trains no PPO critic (Trinity's dpo algorithm uses none): drop --critic resident"),
-    (("--critic", "reloaded", "--emit", "trinity"),
-     "--dpo trains no PPO critic (Trinity's dpo algorithm uses none): drop --critic reloaded"),
-    (("--no-reference",), "--dpo without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
-                          "--no-reference, or give --lora-rank"),
+    (("--critic", "resident"), NO_CRITIC.format("resident")),
+    (("--critic", "reloaded", "--emit", "trinity"), NO_CRITIC.format("reloaded")),
+    (("--no-reference",), NO_REFERENCE),
 ])
 def test_dpo_refuses_what_trinitys_dpo_never_runs(cli: Cli, tmp_path: Path, flags: tuple[str, ...],
                                                     error: str) -> None:
@@ -48,13 +54,7 @@ def _dynamic_batch_comment(out: str) -> str:
 
 
 @pytest.mark.parametrize(("flags", "comment"), [
-    ((), "off, with one sequence per micro-batch (the micro-batch sizes of 1 below; the actor's 2 holds one DPO "
-         "pair, as its comment says), as the caution says"),
-    (("--trinity-version", "0.6"), "off, with one sequence per micro-batch (the micro-batch sizes of 1 below; the "
-                                   "actor's 2 holds one DPO pair, as its comment says), as the caution says"),
-    (("--trinity-version", "0.5"), "off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as "
-                                   "the caution says"),
-])
+    ((), PAIRED), (("--trinity-version", "0.6"), PAIRED), (("--trinity-version", "0.5"), PADDED)])
 def test_the_trainers_dynamic_batch_comment_names_the_actors_pair(cli: Cli, flags: tuple[str, ...],
                                                                    comment: str) -> None:
     """Where the fragment writes the actor's micro-batch size 2 for DPO's pair, the comment on the trainer's
@@ -68,8 +68,7 @@ def test_the_trainers_dynamic_batch_comment_names_the_actors_pair(cli: Cli, flag
 def test_without_dpo_the_comment_is_as_before(cli: Cli) -> None:
     status, out, err = cli(*COMMON[:-1], "--emit", "trinity")
     assert (status, err) == (0, "")
-    assert _dynamic_batch_comment(out) == ("off, with one sequence per micro-batch (the micro-batch sizes of 1 below), "
-                                           "as the caution says")
+    assert _dynamic_batch_comment(out) == PADDED
 
 
 def test_the_padded_caution_says_dpo_counts_the_pair() -> None:
