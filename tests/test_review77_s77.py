@@ -2,16 +2,20 @@
 no reference model without LoRA: ``DPOAlgorithm``'s ``use_critic`` false, ``use_reference`` true,
 ``algorithm/algorithm.py:263-267`` in 0.6.0), with one line and exit 2, writing no file; the fragment's comment on
 ``trainer.use_dynamic_bsz`` names the actor's DPO pair of 2 where it writes one; the padded caution says that
-``--dpo`` counts the pair too."""
+``--dpo`` counts the pair too; a converted mixture of experts' routed experts, its down projection's v4 name too, are
+no module for "All modules were excluded" (as before s77's per-type names)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from test_padbound_s71 import INTERNLM2, Cli
 
 from solver.rules import ONE_SEQUENCE_WIDER_WORDS
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
+from solver.trinity.peft import excludes_every_module
 
 COMMON = ("--model-config", str(INTERNLM2), "--gpu", "h100", "--len", "8k", "--dpo")
 
@@ -74,3 +78,34 @@ def test_without_dpo_the_comment_is_as_before(cli: Cli) -> None:
 def test_the_padded_caution_says_dpo_counts_the_pair() -> None:
     assert ONE_SEQUENCE_WIDER_WORDS.endswith(
         "which the estimate counts where the plans are made for DPO (a config of algorithm_type dpo, or solve --dpo)")
+
+EXCLUDED_EVERY = (
+    "model.lora_configs[0].exclude_modules '(?!.*down_proj).*' leaves out every module target_modules '.*\\.q_proj' "
+    "matches: peft adapts none (\"No modules were targeted for adaptation\" on a dense model, \"All modules were "
+    "excluded\" on a mixture of experts), and Trinity fails as it makes the adapter: exclude fewer, or remove it")
+
+
+@pytest.mark.parametrize(("excluded", "model_type", "every"), [
+    ("(?!.*down_proj).*", "qwen3_moe", True), ("(?!.*w2).*", "mixtral", True), ("(?!.*down_proj).*", "qwen3", False),
+    ("(?!.*shared_experts\\.down_proj).*", "deepseek_v2", False), ("(?!.*experts\\.down_proj).*", "deepseek_v2", False),
+])
+def test_a_converted_mixture_of_experts_routed_experts_are_no_modules(excluded: str, model_type: str,
+                                                                       every: bool) -> None:
+    """PEFT's "All modules were excluded" looks at modules alone (``named_modules``): a converted mixture of experts'
+    routed experts are one module, ``mlp.experts``, whose down projection (``mlp.experts.down_proj``, Mixtral's
+    ``w2``) is a parameter now, as its fused gate and up are; a dense model's ``mlp.down_proj`` and DeepSeek's shared
+    experts' ``mlp.shared_experts.down_proj`` are modules (and DeepSeek's dense layers' ``mlp.down_proj``)."""
+    assert excludes_every_module(excluded, PEFT_NAMES_BY_MODEL_TYPE[model_type]) is every
+
+
+def test_the_refusal_words_what_peft_raises_on_each_architecture(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "trinity.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "model:\n  model_path: Qwen/Qwen3-30B-A3B\n  max_model_len: 8192\n"
+                      "  lora_configs: [{lora_rank: 16, target_modules: '.*\\.q_proj', "
+                      "exclude_modules: '(?!.*down_proj).*'}]\n"
+                      "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
+    assert (status, err) == (1, "")
+    problems = json.loads(out)[0]["current"]["config_problems"]
+    assert [problem for problem in problems if "exclude_modules" in problem] == [EXCLUDED_EVERY]
