@@ -189,7 +189,8 @@ ONE_SEQUENCE_WIDER_WORDS = ("before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) it i
                             "holds two sequences, a chosen and a rejected one, which Trinity's DPO loss takes as a "
                             "pair (before verl 0.8 Trinity doubles the size to 2; on verl 0.8 or later the actor's "
                             "must be written 2: with 1 the loss finds no rejected sequence, dpo-pair-split), which the "
-                            "estimate counts where the plans are made from a config of algorithm_type dpo")
+                            "estimate counts where the plans are made for DPO (a config of algorithm_type dpo, or "
+                            "solve --dpo)")
 """Where a micro-batch of one padded sequence (`counted_tokens`) holds more than ``max_model_len`` tokens, in words:
 verl 0.7.0's actor runs the batch's padded width (``workers/actor/dp_actor.py:110-111`` without remove padding),
 which Trinity's ``to_data_proto`` pads to (0.5.0 ``trainer/verl/utils.py:31-32``, 0.6.0 ``:62-63``); a prompt and a

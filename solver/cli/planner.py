@@ -202,6 +202,11 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
         raise QueryError("--check judges the config of --from-config FILE")
     if args.dpo and args.from_config:
         raise QueryError("--from-config's algorithm.algorithm_type says whether the run trains DPO (dpo): drop --dpo")
+    if args.dpo and counted_critic(args.critic):  # Trinity's DPOAlgorithm: use_critic False
+        raise QueryError(f"--dpo trains no PPO critic (Trinity's dpo algorithm uses none): drop --critic {args.critic}")
+    if args.dpo and args.reference is False and not args.lora_rank:  # DPOAlgorithm: use_reference True
+        raise QueryError("--dpo without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
+                         "--no-reference, or give --lora-rank")
     if args.emit and (args.top > 1 or args.explain):
         raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain (for another "
                          "of --top's plans, pin its settings: --gpus N --exact --sp S, --env or --no-env, --offload or "

@@ -107,7 +107,8 @@ class ProgressCallback(cp_model.CpSolverSolutionCallback):
         self.reported: tuple[int, int] | None = None
 
     def on_solution_callback(self) -> None:
-        shown = (self.counted(round(self.objective_value)), self.bounded(self.counted(round(self.best_objective_bound))))
+        shown = (self.counted(round(self.objective_value)),
+                 self.bounded(self.counted(round(self.best_objective_bound))))
         if shown != self.reported:
             self.reported = shown
             self.report(self.stage, *shown, time.monotonic() - self.started)

@@ -130,9 +130,11 @@ def excludes_every_module(excluded: str, names: PeftModuleNames) -> bool:
     which it raises where some module is neither adapted nor excluded (``:1074`` to ``:1086``); `re.error` where it is
     no regular expression."""
     exclusion = re.compile(excluded)
-    # A converted mixture of experts' experts are one module (mlp.experts): their v4 names are no module's.
-    experts = {f"{name.rsplit('.', 2)[0]}.{fused}" for name in names.adapted for fused in names.fused}
-    layer_names = (*(name for name in names.adapted if name not in experts), *names.others)
+    # A converted mixture of experts' routed experts are one module (mlp.experts): their v4 names, the fused halves'
+    # and the down projection's alike (mlp.experts.down_proj, Mixtral's w2: parameters now), are no module's.
+    blocks = {fused.rsplit(".", 1)[0] for fused in names.fused}
+    layer_names = (*(name for name in names.adapted if name.rsplit(".", 1)[0].rsplit(".", 1)[-1] not in blocks),
+                   *names.others)
     full_names = [*(name for name in PEFT_OTHER_MODULES if name), *PEFT_OUTER_MODULES,
                   *(f"model.layers.{layer}{'.' if name else ''}{name}" for layer in range(PEFT_LAYERS)
                     for name in layer_names)]

@@ -169,7 +169,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     return [
         *_model_keys(plan, model, config, readings, version),
         *_trainer_keys(plan, version, gpu, padded),
-        *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded),  # the trainer's own
+        *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded,  # the trainer's own
+                             pair and DPO_PAIR_SIZES[version == "0.5"] == 2),
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version_option if version is None else "")
           if version != "0.5" else []),  # a key 0.5 refuses
         *_trainer_offload_flags(plan, config, version, version_option),
@@ -357,19 +358,25 @@ def _turned_back_on(readings: _ConfigReadings, paths: Iterable[Path]) -> list[Pl
     return [PlanKey(path=path, value=True, existing_only=True) for path in paths if readings.turned_off(path)]
 
 
-def _dynamic_batch_keys(readings: _ConfigReadings, paths: Iterable[Path], padded: bool) -> list[PlanKey]:
+def _dynamic_batch_keys(readings: _ConfigReadings, paths: Iterable[Path], padded: bool,
+                        actor_pair: bool = False) -> list[PlanKey]:
     """The dynamic batch size keys of `paths`: back on where the config turns them off (`_turned_back_on`); for a model
     whose micro-batches are `padded` (remove padding off, `remove_padding_violation`), off: the trainer's always, with
-    why, a role's where the config has it (unset, it takes the trainer's)."""
+    why (where the actor's size below is DPO's 2, `actor_pair`, saying so), a role's where the config has it (unset,
+    it takes the trainer's)."""
     if not padded:
         return _turned_back_on(readings, paths)
-    return [PlanKey(path=path, value=False, comment=PADDED_DYNAMIC_BATCH_WORDS) if len(path) == 2
+    comment = PADDED_DPO_DYNAMIC_BATCH_WORDS if actor_pair else PADDED_DYNAMIC_BATCH_WORDS
+    return [PlanKey(path=path, value=False, comment=comment) if len(path) == 2
             else PlanKey(path=path, value=False, existing_only=True) for path in paths]
 
 
 PADDED_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the "
                               "caution says")
 """The comment on ``trainer.use_dynamic_bsz: false`` for a model whose micro-batches are padded."""
+PADDED_DPO_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro-batch sizes of 1 below; the "
+                                  "actor's 2 holds one DPO pair, as its comment says), as the caution says")
+"""`PADDED_DYNAMIC_BATCH_WORDS` where the actor's micro-batch size below is DPO's pair, 2 (`DPO_PAIR_SIZES`)."""
 
 
 def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion | None = None) -> list[PlanKey]:
