@@ -79,10 +79,12 @@ def test_the_padded_caution_says_dpo_counts_the_pair() -> None:
     assert ONE_SEQUENCE_WIDER_WORDS.endswith(
         "which the estimate counts where the plans are made for DPO (a config of algorithm_type dpo, or solve --dpo)")
 
-EXCLUDED_EVERY = (
-    "model.lora_configs[0].exclude_modules '(?!.*down_proj).*' leaves out every module target_modules '.*\\.q_proj' "
-    "matches: peft adapts none (\"No modules were targeted for adaptation\" on a dense model, \"All modules were "
-    "excluded\" on a mixture of experts), and Trinity fails as it makes the adapter: exclude fewer, or remove it")
+EXCLUDED_EVERY = (  # the checks' words since peftgap (s77): the model, and PEFT's words for it, named
+    "model.lora_configs[0].exclude_modules '(?!.*down_proj).*', on Qwen3-30B-A3B (a mixture of experts), leaves out "
+    "every module target_modules '.*\\.q_proj' matches (\"All modules were excluded\"): peft matches it whole "
+    "(re.fullmatch) against each module's full name (model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.gate, "
+    "model.layers.N.mlp.experts.{gate,up,down}_proj, model.embed_tokens and lm_head), and Trinity fails as it makes "
+    "the adapter: exclude fewer, or remove it")
 
 
 @pytest.mark.parametrize(("excluded", "model_type", "every"), [
