@@ -174,6 +174,7 @@ class CautionCode(str, Enum):
     PAST_VALIDATED_LENGTH = "past-validated-length"
     YARN_UNVALIDATED_MODEL = "yarn-unvalidated-model"
     PAST_NATIVE_ON_OWN_SCALING = "past-native-on-own-scaling"
+    PAST_NATIVE_NO_YARN = "past-native-no-yarn"
     PAST_DERIVED_LENGTH = "past-derived-length"
     TABLES_SAY_OUT_OF_MEMORY = "tables-say-out-of-memory"
     THIN_HEADROOM = "thin-headroom"
@@ -862,13 +863,20 @@ def own_scaling_parts(model: Model, max_model_len: int) -> tuple[str, str]:
     (`Model.vllm_longest_as_written`), or refuses it without `LONG_LENGTH_VARIABLE` (`plan_environment` exports it
     then). `own_scaling_words` joins them; the summary's ``max_model_len`` row, which names the native context first,
     sets them beside it."""
-    longest = math.floor(model.vllm_longest_as_written(max_model_len))
-    vllm = (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config, unless "
-            f"{'='.join(LONG_LENGTH_VARIABLE)} is set" if max_model_len > longest
-            else f"vLLM's rollout takes it: the longest length it derives from the model's config is "
-                 f"{vllm_length_words(model, longest)}")
     return (f"which {model.name}'s own {model.rope_scaling} RoPE scaling provides",
-            f"no YaRN written; {vllm}; check the model handles it")
+            f"no YaRN written; {_vllm_takes_words(model, max_model_len)}; check the model handles it")
+
+
+def _vllm_takes_words(model: Model, max_model_len: int) -> str:
+    """Whether vLLM's rollout takes `max_model_len` for `model` with no YaRN written, in words: within the longest
+    length it derives for the model as written (`Model.vllm_longest_as_written`), or refused without
+    `LONG_LENGTH_VARIABLE` (`plan_environment` exports it then)."""
+    longest = math.floor(model.vllm_longest_as_written(max_model_len))
+    if max_model_len > longest:
+        return (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config, unless "
+                f"{'='.join(LONG_LENGTH_VARIABLE)} is set")
+    return (f"vLLM's rollout takes it: the longest length it derives from the model's config is "
+            f"{vllm_length_words(model, longest)}")
 
 
 def own_scaling_words(model: Model, max_model_len: int) -> str:
@@ -876,6 +884,26 @@ def own_scaling_words(model: Model, max_model_len: int) -> str:
     ``beyond the native 131072, which ... provides: no YaRN written; ...``."""
     provides, follows = own_scaling_parts(model, max_model_len)
     return f"beyond the native {model.native_context}, {provides}: {follows}"
+
+
+NO_ROPE_SCALING = "with no RoPE scaling to reach it"
+"""A length past the native context of a model whose type takes no YaRN (`Model.beyond_native_no_yarn`), in words."""
+
+
+def no_yarn_follows(model: Model, max_model_len: int) -> str:
+    """What follows from `max_model_len` past the native context of `model`, whose type takes no YaRN
+    (`Model.beyond_native_no_yarn`: Phi-3's LongRoPE), in words: why none is written, the accepted way, and whether
+    vLLM's rollout takes the length. `no_yarn_words` says it after the length; the summary's ``max_model_len`` row,
+    which names the native context first, beside it."""
+    extension = model.rope_advice.extension
+    return (f"no YaRN written, as model_type {extension.model_type} takes none: {extension.refusal}; "
+            f"{extension.accepted}; {_vllm_takes_words(model, max_model_len)}")
+
+
+def no_yarn_words(model: Model, max_model_len: int) -> str:
+    """`max_model_len`, past the native context of `model`, whose type takes no YaRN, in words (`no_yarn_follows`):
+    ``beyond the native 4096 with no RoPE scaling to reach it: no YaRN written, ...``."""
+    return f"beyond the native {model.native_context} {NO_ROPE_SCALING}: {no_yarn_follows(model, max_model_len)}"
 
 
 def length_key_words(model: Model) -> str:
@@ -894,10 +922,11 @@ def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
     """Where `max_model_len` is past the longest length vLLM derives for `model` as written
     (`Model.vllm_longest_as_written`) for its config.json's length key (`Model.vllm_length_key`: a ``seq_length``
     shorter than its native context): vLLM's rollout refuses it without `LONG_LENGTH_VARIABLE` (`plan_environment`
-    exports it), in words, as `own_scaling_words` says it of a model's own RoPE scaling; None otherwise (and where
-    that says it)."""
+    exports it), in words, as `own_scaling_words` says it of a model's own RoPE scaling and `no_yarn_words` of a type
+    that takes no YaRN; None otherwise (and where those say it)."""
     longest = math.floor(model.vllm_longest_as_written(max_model_len))
-    if model.vllm_length_key is None or max_model_len <= longest or model.beyond_native_on_own_scaling(max_model_len):
+    if (model.vllm_length_key is None or max_model_len <= longest or model.beyond_native_on_own_scaling(max_model_len)
+            or model.beyond_native_no_yarn(max_model_len)):
         return None
     return (f"vLLM's rollout refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set, past the {longest} it derives "
             f"from the model's config: {length_key_words(model)}")
@@ -905,15 +934,18 @@ def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
 
 def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
     """The cautions about `model` at `max_model_len` tokens, with their codes: YaRN past what is validated (for a
-    model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling, a length within
+    model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling or with none (a
+    type that takes no YaRN), a length within
     it past the shorter one vLLM derives from its config.json's length key (`past_derived_length_words`)."""
     yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
     yarn = Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: "
                               f"{yarn_caution(model)}")
     own = Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model, max_model_len))
+    no_yarn = Caution(CautionCode.PAST_NATIVE_NO_YARN, no_yarn_words(model, max_model_len))
     derived = past_derived_length_words(model, max_model_len)
     return ((yarn,) if model.yarn_beyond_validated(max_model_len) else ()) + (
         (own,) if model.beyond_native_on_own_scaling(max_model_len) else ()) + (
+        (no_yarn,) if model.beyond_native_no_yarn(max_model_len) else ()) + (
         (Caution(CautionCode.PAST_DERIVED_LENGTH, derived),) if derived is not None else ())
 
 
