@@ -465,11 +465,12 @@ def lowered_budget_raised_by(version: TrinityVersion | None) -> str | None:
 def yarn_validation_words(model: Model) -> str:
     """What is known of YaRN's validation for `model`, in words: what Qwen's model cards validate (`validated_length`:
     for a model of a native context of 131072 or more, any YaRN is past it; for one of less than 32768, 4 times its
-    native context), or, for a model that is not Qwen's (`Model.qwen_yarn`), that rft-solver knows of none. The
+    native context), or, for a model that is not Qwen's (`Model.qwen_yarn`), that rft-solver knows of none (and what
+    it assumes of a type it has not read, `assumed_yarn_words`). The
     summary's ``max_model_len`` row, which says first that the length is past it, sets them beside the YaRN factor;
     `yarn_caution` says them alone."""
     if not model.qwen_yarn:
-        return "rft-solver knows of no validation of YaRN on a model that is not Qwen's"
+        return "rft-solver knows of no validation of YaRN on a model that is not Qwen's" + assumed_yarn_words(model)
     validated = validated_length(model)
     within = (f"; 4 times its native {model.native_context} is {validated}" if validated < YARN_VALIDATED_TOKENS
               else f", which its native {validated} already covers" if validated == model.native_context
@@ -480,10 +481,20 @@ def yarn_validation_words(model: Model) -> str:
 def yarn_beyond_words(model: Model) -> str:
     """Why a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`) is past it, in
     words: past what Qwen's model cards validate (`yarn_validation_words`), or any YaRN for a model that is not Qwen's
-    (`OTHER_YARN`). A fragment's YaRN factor says it beside the factor; its header says what to do."""
+    (`OTHER_YARN`, with what is assumed of a type rft-solver has not read: `assumed_yarn_words`). A fragment's YaRN factor says it beside the factor; its header says what to do."""
     if not model.qwen_yarn:
-        return OTHER_YARN
+        return OTHER_YARN + assumed_yarn_words(model)
     return f"longer than YaRN is validated for ({yarn_validation_words(model)})"
+
+
+def assumed_yarn_words(model: Model) -> str:
+    """What rft-solver assumes of `model`'s YaRN where its type is not one it has read (`Model.rope_advice`:
+    ``RopeAdvice.assumed``), in words after `OTHER_YARN`; "" for a known type."""
+    if not model.rope_advice.assumed:
+        return ""
+    what = f"model_type {model.model_type}" if model.model_type is not None else "no model_type"
+    return (f" (its {what} is not one whose RoPE rft-solver has read: it assumes YaRN extends it, as it does Qwen3 "
+            "and Llama)")
 
 
 def yarn_caution(model: Model) -> str:
