@@ -200,7 +200,8 @@ def test_the_share_given_or_nothing_handed_keeps_it(tmp_path: Path, model_keys: 
 
 
 def test_write_fragments_and_the_apply_line_give_it(cli, tmp_path: Path):
-    model = _phi_partial(tmp_path)
+    # A StableLM's type (which rotates part of each head too): a Phi-3's takes no YaRN (tests/test_ropetype_s77.py).
+    model = _phi_partial(tmp_path, model_type="stablelm")
     config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
     config.write_text("model:\n  model_path: /nowhere/Phi-partial\n  max_model_len: 8192\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n", encoding="utf-8")
