@@ -481,7 +481,8 @@ def yarn_validation_words(model: Model) -> str:
 def yarn_beyond_words(model: Model) -> str:
     """Why a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`) is past it, in
     words: past what Qwen's model cards validate (`yarn_validation_words`), or any YaRN for a model that is not Qwen's
-    (`OTHER_YARN`, with what is assumed of a type rft-solver has not read: `assumed_yarn_words`). A fragment's YaRN factor says it beside the factor; its header says what to do."""
+    (`OTHER_YARN`, with what is assumed of a type rft-solver has not read: `assumed_yarn_words`). A fragment's YaRN
+    factor says it beside the factor; its header says what to do."""
     if not model.qwen_yarn:
         return OTHER_YARN + assumed_yarn_words(model)
     return f"longer than YaRN is validated for ({yarn_validation_words(model)})"

@@ -30,11 +30,11 @@ CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 QWEN3 = RopeExtension("qwen3")
 PHI3 = RopeExtension("phi3", takes_yarn=False, refusal=PHI3_REFUSAL, accepted=LONGROPE_ACCEPTED)
 PHI3_NO_YARN = (
-    "no YaRN written, as model_type phi3 takes none: transformers' Phi-3 config class reads rope_type yarn as longrope, "
-    "which needs a short_factor and a long_factor per pair of rotary dimensions that no factor gives, a KeyError as the "
-    "trainer builds the model, and the rollout's vLLM refuses a yarn rope_scaling for Phi-3 as it starts; use a "
-    "checkpoint whose config.json gives its own longrope rope_scaling, as Phi-3-mini-128k-instruct's does, or plan "
-    "within the native context")
+    "no YaRN written, as model_type phi3 takes none: transformers' Phi-3 config class reads rope_type yarn as "
+    "longrope, which needs a short_factor and a long_factor per pair of rotary dimensions that no factor gives, a "
+    "KeyError as the trainer builds the model, and the rollout's vLLM refuses a yarn rope_scaling for Phi-3 as it "
+    "starts; use a checkpoint whose config.json gives its own longrope rope_scaling, as Phi-3-mini-128k-instruct's "
+    "does, or plan within the native context")
 """What a Phi-3-mini-4k past its native context is told, after the length."""
 NOT_QWEN = "YaRN on a model that is not Qwen's, for which rft-solver knows of no validation"
 
@@ -94,9 +94,9 @@ def test_llama_31_keeps_its_own_llama3():
     model = load_catalog().model("Llama-3.1-8B")
     assert (model.rope_advice.kind, model.yarn_factor(163840)) == ("own", None)
     assert length_cautions(model, 163840) == (
-        "beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling provides: no YaRN written; vLLM's "
-        "rollout refuses it, past the 131072 it derives from the model's config, unless "
-        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it",)
+        ("beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling provides: no YaRN written; vLLM's "
+         "rollout refuses it, past the 131072 it derives from the model's config, unless "
+         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it"),)
 
 
 def test_phi3_128k_keeps_its_own_longrope():
@@ -115,8 +115,8 @@ def test_phi3_4k_gets_no_yarn_and_says_why(tmp_path: Path):
     model = load_model_config(_phi3_4k(tmp_path))
     assert (model.rope_advice, model.yarn_factor(16384)) == (RopeAdvice("none", PHI3), None)
     assert length_cautions(model, 16384) == (
-        f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN}; vLLM's rollout refuses it, past "
-        "the 4096 it derives from the model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set",)
+        (f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN}; vLLM's rollout refuses it, past "
+         "the 4096 it derives from the model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set"),)
     assert length_cautions(model, 4096) == ()  # within it, nothing to say
 
 
@@ -148,8 +148,8 @@ def test_a_yarn_given_to_phi3_is_refused_and_write_removes_it(cli: Cli, tmp_path
     current = json.loads(out)[0]["current"]
     assert (status, current["config_problem_codes"]) == (1, ["rope-scaling-unbuilt-refused"])
     assert current["config_problems"] == [
-        f"model.rope_scaling: rope_type yarn on Phi-3-mini-4k-instruct, whose model_type phi3 takes no YaRN: "
-        f"{PHI3_REFUSAL}; remove it, and {LONGROPE_ACCEPTED}"]
+        (f"model.rope_scaling: rope_type yarn on Phi-3-mini-4k-instruct, whose model_type phi3 takes no YaRN: "
+         f"{PHI3_REFUSAL}; remove it, and {LONGROPE_ACCEPTED}")]
     status, _, err = cli("--from-config", str(config), *argv, "--write", str(written))
     assert status == 0, err
     assert "rope_scaling" not in written.read_text(encoding="utf-8")

@@ -453,8 +453,8 @@ class Model(Frozen):
     @property
     def rope_advice(self) -> RopeAdvice:
         """What rft-solver advises past the model's native context (`rope_advice` of `model_type` and `rope_scaling`):
-        the catalogue's models' (no `model_type`, no `unchecked_layout`) are Qwen3's; a config.json's of a type the
-        table does not hold, or of none, takes YaRN, assumed."""
+        the catalogue's models' (no `model_type`, no `unchecked_layout`: Qwen's, and Llama 3.1's on its own scaling)
+        are read as Qwen3's; a config.json's of a type the table does not hold, or of none, takes YaRN, assumed."""
         catalogue = self.model_type is None and self.unchecked_layout is None
         return rope_advice("qwen3" if catalogue else self.model_type, self.rope_scaling)
 
