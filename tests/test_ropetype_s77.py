@@ -168,3 +168,10 @@ def test_an_unknown_type_says_the_yarn_it_assumes(cli: Cli, tmp_path: Path):
     assert ("max_model_len  65536, past the native 32768 (YaRN rope scaling, factor 2.0; rft-solver knows of no "
             "validation of YaRN on a model that is not Qwen's (its\n") in out
     assert "model.rope_scaling: {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 32768}\n" in out
+
+
+def test_the_maps_legend_says_what_its_mark_means_for_phi3(cli: Cli, tmp_path: Path):
+    status, out, _ = cli("map", "--model-config", str(_phi3_4k(tmp_path)), "--gpu", "h100", "--gpus-up-to", "4")
+    assert status == 0 and "E+O+SP4@4~!^" in out
+    assert ("; ^ past the native context with no RoPE scaling to reach it (the model's type takes no YaRN) (quality "
+            "untested)") in " ".join(out.split())
