@@ -1124,7 +1124,8 @@ class Plan(Frozen):
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check before running it, in words (`with_cautions`): a model read from a config.json of a kind "
         "whose counts were not checked, YaRN past what is validated, a length past "
-        "the model's native context on its own RoPE scaling, a length within it past the shorter one vLLM derives "
+        "the model's native context on its own RoPE scaling or with none (a type that takes no YaRN, as Phi-3), a "
+        "length within it past the shorter one vLLM derives "
         "from the model's config.json (a smaller length key), thin headroom where an estimate extrapolates, "
         f"Offload needing more host memory per node than the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers "
         "commonly have for each of its GPUs (where the node size is not given, its trainer GPUs there; on a card "
