@@ -493,9 +493,9 @@ def assumed_yarn_words(model: Model) -> str:
     ``RopeAdvice.assumed``), in words after `OTHER_YARN`; "" for a known type."""
     if not model.rope_advice.assumed:
         return ""
-    what = f"model_type {model.model_type}" if model.model_type is not None else "no model_type"
-    return (f" (its {what} is not one whose RoPE rft-solver has read: it assumes YaRN extends it, as it does Qwen3 "
-            "and Llama)")
+    what = (f"its model_type {model.model_type} is not one whose RoPE rft-solver has read"
+            if model.model_type is not None else "its config.json gives no model_type")
+    return f" ({what}: it assumes YaRN extends it, as it does Qwen3 and Llama)"
 
 
 def yarn_caution(model: Model) -> str:

@@ -175,3 +175,14 @@ def test_the_maps_legend_says_what_its_mark_means_for_phi3(cli: Cli, tmp_path: P
     assert status == 0 and "E+O+SP4@4~!^" in out
     assert ("; ^ past the native context with no RoPE scaling to reach it (the model's type takes no YaRN) (quality "
             "untested)") in " ".join(out.split())
+
+
+def test_a_config_without_a_model_type_says_the_yarn_it_assumes(tmp_path: Path):
+    config = json.loads((CONFIGS / "Mistral-7B-v0.3.json").read_text(encoding="utf-8"))
+    del config["model_type"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config | {"architectures": ["AnonForCausalLM"]}), encoding="utf-8")
+    model = load_model_config(path)
+    assert length_cautions(model, 65536)[-1] == (
+        f"YaRN factor 2.0 at 65536 tokens: {NOT_QWEN} (its config.json gives no model_type: it assumes YaRN extends "
+        "it, as it does Qwen3 and Llama): check the model's quality at this length")
