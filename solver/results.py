@@ -179,6 +179,7 @@ class CautionCode(str, Enum):
     PAST_VALIDATED_LENGTH = "past-validated-length"
     YARN_UNVALIDATED_MODEL = "yarn-unvalidated-model"
     PAST_NATIVE_ON_OWN_SCALING = "past-native-on-own-scaling"
+    PAST_NATIVE_NO_YARN = "past-native-no-yarn"
     PAST_DERIVED_LENGTH = "past-derived-length"
     TABLES_SAY_OUT_OF_MEMORY = "tables-say-out-of-memory"
     THIN_HEADROOM = "thin-headroom"
@@ -471,11 +472,12 @@ def lowered_budget_raised_by(version: TrinityVersion | None) -> str | None:
 def yarn_validation_words(model: Model) -> str:
     """What is known of YaRN's validation for `model`, in words: what Qwen's model cards validate (`validated_length`:
     for a model of a native context of 131072 or more, any YaRN is past it; for one of less than 32768, 4 times its
-    native context), or, for a model that is not Qwen's (`Model.qwen_yarn`), that rft-solver knows of none. The
+    native context), or, for a model that is not Qwen's (`Model.qwen_yarn`), that rft-solver knows of none (and what
+    it assumes of a type it has not read, `assumed_yarn_words`). The
     summary's ``max_model_len`` row, which says first that the length is past it, sets them beside the YaRN factor;
     `yarn_caution` says them alone."""
     if not model.qwen_yarn:
-        return "rft-solver knows of no validation of YaRN on a model that is not Qwen's"
+        return "rft-solver knows of no validation of YaRN on a model that is not Qwen's" + assumed_yarn_words(model)
     validated = validated_length(model)
     within = (f"; 4 times its native {model.native_context} is {validated}" if validated < YARN_VALIDATED_TOKENS
               else f", which its native {validated} already covers" if validated == model.native_context
@@ -486,10 +488,21 @@ def yarn_validation_words(model: Model) -> str:
 def yarn_beyond_words(model: Model) -> str:
     """Why a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`) is past it, in
     words: past what Qwen's model cards validate (`yarn_validation_words`), or any YaRN for a model that is not Qwen's
-    (`OTHER_YARN`). A fragment's YaRN factor says it beside the factor; its header says what to do."""
+    (`OTHER_YARN`, with what is assumed of a type rft-solver has not read: `assumed_yarn_words`). A fragment's YaRN
+    factor says it beside the factor; its header says what to do."""
     if not model.qwen_yarn:
-        return OTHER_YARN
+        return OTHER_YARN + assumed_yarn_words(model)
     return f"longer than YaRN is validated for ({yarn_validation_words(model)})"
+
+
+def assumed_yarn_words(model: Model) -> str:
+    """What rft-solver assumes of `model`'s YaRN where its type is not one it has read (`Model.rope_advice`:
+    ``RopeAdvice.assumed``), in words after `OTHER_YARN`; "" for a known type."""
+    if not model.rope_advice.assumed:
+        return ""
+    what = (f"its model_type {model.model_type} is not one whose RoPE rft-solver has read"
+            if model.model_type is not None else "its config.json gives no model_type")
+    return f" ({what}: it assumes YaRN extends it, as it does Qwen3 and Llama)"
 
 
 def yarn_caution(model: Model) -> str:
@@ -869,13 +882,20 @@ def own_scaling_parts(model: Model, max_model_len: int) -> tuple[str, str]:
     (`Model.vllm_longest_as_written`), or refuses it without `LONG_LENGTH_VARIABLE` (`plan_environment` exports it
     then). `own_scaling_words` joins them; the summary's ``max_model_len`` row, which names the native context first,
     sets them beside it."""
-    longest = math.floor(model.vllm_longest_as_written(max_model_len))
-    vllm = (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config, unless "
-            f"{'='.join(LONG_LENGTH_VARIABLE)} is set" if max_model_len > longest
-            else f"vLLM's rollout takes it: the longest length it derives from the model's config is "
-                 f"{vllm_length_words(model, longest)}")
     return (f"which {model.name}'s own {model.rope_scaling} RoPE scaling provides",
-            f"no YaRN written; {vllm}; check the model handles it")
+            f"no YaRN written; {_vllm_takes_words(model, max_model_len)}; check the model handles it")
+
+
+def _vllm_takes_words(model: Model, max_model_len: int) -> str:
+    """Whether vLLM's rollout takes `max_model_len` for `model` with no YaRN written, in words: within the longest
+    length it derives for the model as written (`Model.vllm_longest_as_written`), or refused without
+    `LONG_LENGTH_VARIABLE` (`plan_environment` exports it then)."""
+    longest = math.floor(model.vllm_longest_as_written(max_model_len))
+    if max_model_len > longest:
+        return (f"vLLM's rollout refuses it, past the {longest} it derives from the model's config, unless "
+                f"{'='.join(LONG_LENGTH_VARIABLE)} is set")
+    return (f"vLLM's rollout takes it: the longest length it derives from the model's config is "
+            f"{vllm_length_words(model, longest)}")
 
 
 def own_scaling_words(model: Model, max_model_len: int) -> str:
@@ -883,6 +903,26 @@ def own_scaling_words(model: Model, max_model_len: int) -> str:
     ``beyond the native 131072, which ... provides: no YaRN written; ...``."""
     provides, follows = own_scaling_parts(model, max_model_len)
     return f"beyond the native {model.native_context}, {provides}: {follows}"
+
+
+NO_ROPE_SCALING = "with no RoPE scaling to reach it"
+"""A length past the native context of a model whose type takes no YaRN (`Model.beyond_native_no_yarn`), in words."""
+
+
+def no_yarn_follows(model: Model, max_model_len: int) -> str:
+    """What follows from `max_model_len` past the native context of `model`, whose type takes no YaRN
+    (`Model.beyond_native_no_yarn`: Phi-3's LongRoPE), in words: why none is written, the accepted way, and whether
+    vLLM's rollout takes the length. `no_yarn_words` says it after the length; the summary's ``max_model_len`` row,
+    which names the native context first, beside it."""
+    extension = model.rope_advice.extension
+    return (f"no YaRN written, as model_type {extension.model_type} takes none: {extension.refusal}; "
+            f"{extension.accepted}; {_vllm_takes_words(model, max_model_len)}")
+
+
+def no_yarn_words(model: Model, max_model_len: int) -> str:
+    """`max_model_len`, past the native context of `model`, whose type takes no YaRN, in words (`no_yarn_follows`):
+    ``beyond the native 4096 with no RoPE scaling to reach it: no YaRN written, ...``."""
+    return f"beyond the native {model.native_context} {NO_ROPE_SCALING}: {no_yarn_follows(model, max_model_len)}"
 
 
 def length_key_words(model: Model) -> str:
@@ -901,10 +941,11 @@ def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
     """Where `max_model_len` is past the longest length vLLM derives for `model` as written
     (`Model.vllm_longest_as_written`) for its config.json's length key (`Model.vllm_length_key`: a ``seq_length``
     shorter than its native context): vLLM's rollout refuses it without `LONG_LENGTH_VARIABLE` (`plan_environment`
-    exports it), in words, as `own_scaling_words` says it of a model's own RoPE scaling; None otherwise (and where
-    that says it)."""
+    exports it), in words, as `own_scaling_words` says it of a model's own RoPE scaling and `no_yarn_words` of a type
+    that takes no YaRN; None otherwise (and where those say it)."""
     longest = math.floor(model.vllm_longest_as_written(max_model_len))
-    if model.vllm_length_key is None or max_model_len <= longest or model.beyond_native_on_own_scaling(max_model_len):
+    if (model.vllm_length_key is None or max_model_len <= longest or model.beyond_native_on_own_scaling(max_model_len)
+            or model.beyond_native_no_yarn(max_model_len)):
         return None
     return (f"vLLM's rollout refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set, past the {longest} it derives "
             f"from the model's config: {length_key_words(model)}")
@@ -912,15 +953,18 @@ def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
 
 def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
     """The cautions about `model` at `max_model_len` tokens, with their codes: YaRN past what is validated (for a
-    model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling, a length within
+    model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling or with none (a
+    type that takes no YaRN), a length within
     it past the shorter one vLLM derives from its config.json's length key (`past_derived_length_words`)."""
     yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
     yarn = Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: "
                               f"{yarn_caution(model)}")
     own = Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model, max_model_len))
+    no_yarn = Caution(CautionCode.PAST_NATIVE_NO_YARN, no_yarn_words(model, max_model_len))
     derived = past_derived_length_words(model, max_model_len)
     return ((yarn,) if model.yarn_beyond_validated(max_model_len) else ()) + (
         (own,) if model.beyond_native_on_own_scaling(max_model_len) else ()) + (
+        (no_yarn,) if model.beyond_native_no_yarn(max_model_len) else ()) + (
         (Caution(CautionCode.PAST_DERIVED_LENGTH, derived),) if derived is not None else ())
 
 
@@ -1099,7 +1143,8 @@ class Plan(Frozen):
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check before running it, in words (`with_cautions`): a model read from a config.json of a kind "
         "whose counts were not checked, YaRN past what is validated, a length past "
-        "the model's native context on its own RoPE scaling, a length within it past the shorter one vLLM derives "
+        "the model's native context on its own RoPE scaling or with none (a type that takes no YaRN, as Phi-3), a "
+        "length within it past the shorter one vLLM derives "
         "from the model's config.json (a smaller length key), thin headroom where an estimate extrapolates, "
         f"Offload needing more host memory per node than the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers "
         "commonly have for each of its GPUs (where the node size is not given, its trainer GPUs there; on a card "

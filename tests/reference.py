@@ -997,6 +997,7 @@ CAUTION_CODES_BY_WORDS = (
     ("Offload needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
     ("one trainer GPU: ", "", "single-gpu-advised-against"),
     ("", "data-parallel ranks", "uneven-data-parallel"),
+    ("beyond the native ", "with no RoPE scaling to reach it", "past-native-no-yarn"),
     ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
     ("vLLM's rollout refuses it unless ", "it derives from the model's config: ", "past-derived-length"),
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),

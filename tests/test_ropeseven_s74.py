@@ -128,7 +128,8 @@ YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 
 
 def _phi_partial(tmp_path: Path, **keys: object) -> Path:
     """A Phi-3 config.json of 4096 native positions and no RoPE scaling of its own, rotating 0.75 of each head (as
-    Phi-4-mini does), with `keys` in place of its own."""
+    Phi-4-mini does), with `keys` in place of its own (``model_type: stablelm`` where YaRN is given: a Phi-3's takes
+    none, tests/test_ropetype_s77.py)."""
     config = json.loads(PHI3.read_text(encoding="utf-8"))
     for key in ("rope_scaling", "original_max_position_embeddings", "sliding_window"):
         config.pop(key)
@@ -175,7 +176,7 @@ def test_no_catalogue_model_loses_one():
 
 
 def _partial_problems(tmp_path: Path, model_keys: dict[str, object], **sections: object) -> list[tuple[str, str]]:
-    model = load_model_config(_phi_partial(tmp_path))
+    model = load_model_config(_phi_partial(tmp_path, model_type="stablelm"))  # a Phi-3's takes no YaRN
     mapping = {"model": {"model_path": "x", "max_model_len": 8192, **model_keys}, **sections}
     return [(problem.code.value, problem.words) for problem in trinity_config_problems(mapping, model, 8)]
 
@@ -200,7 +201,7 @@ def test_the_share_given_or_nothing_handed_keeps_it(tmp_path: Path, model_keys: 
 
 
 def test_write_fragments_and_the_apply_line_give_it(cli, tmp_path: Path):
-    model = _phi_partial(tmp_path)
+    model = _phi_partial(tmp_path, model_type="stablelm")  # as _partial_problems
     config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
     config.write_text("model:\n  model_path: /nowhere/Phi-partial\n  max_model_len: 8192\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n", encoding="utf-8")

@@ -53,6 +53,7 @@ from solver.tables.peft_names import (
     latent_query_names,
     peft_module_names,
 )
+from solver.tables.rope_types import RopeAdvice, rope_advice
 from solver.tables.text import (
     QueryError,
     brief,
@@ -457,6 +458,14 @@ class Model(Frozen):
         return names if self.mla is None else latent_query_names(names, self.mla.q_lora_rank > 0)
 
     @property
+    def rope_advice(self) -> RopeAdvice:
+        """What rft-solver advises past the model's native context (`rope_advice` of `model_type` and `rope_scaling`):
+        the catalogue's models' (no `model_type`, no `unchecked_layout`: Qwen's, and Llama 3.1's on its own scaling)
+        are read as Qwen3's; a config.json's of a type the table does not hold, or of none, takes YaRN, assumed."""
+        catalogue = self.model_type is None and self.unchecked_layout is None
+        return rope_advice("qwen3" if catalogue else self.model_type, self.rope_scaling)
+
+    @property
     def shape(self) -> Shape:
         """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
         mixture of experts, its experts, with a shared expert's width after them where it has one, its dense
@@ -533,6 +542,11 @@ class Model(Frozen):
         written for it, and nothing checks that the model handles it)."""
         return max_model_len > self.native_context and self.rope_scaling is not None
 
+    def beyond_native_no_yarn(self, max_model_len: int) -> bool:
+        """Whether a length beyond the native context gets no RoPE scaling to reach it: the model's type takes no
+        YaRN, and it has no scaling of its own (`rope_advice`: a Phi-3 without its LongRoPE factors)."""
+        return max_model_len > self.native_context and self.rope_advice.kind == "none"
+
     @property
     def vllm_longest_length(self) -> float:
         """The longest ``max_model_len`` vLLM derives from the model's config.json (`vllm_context`, else the native
@@ -583,9 +597,10 @@ class Model(Frozen):
     def yarn_factor(self, max_model_len: int) -> float | None:
         """The YaRN factor ``max_model_len / native_context`` a length beyond the native context needs (the float
         above it where the native context times the quotient falls short of the length, as vLLM multiplies them:
-        24000 x 1.152 is 27647.999999999996, which vLLM refuses 27648 past); None within it, and for a model with
-        its own RoPE scaling (nothing is known to extend it)."""
-        if max_model_len <= self.native_context or self.rope_scaling is not None:
+        24000 x 1.152 is 27647.999999999996, which vLLM refuses 27648 past); None within it, and for a model YaRN is
+        not advised for (`rope_advice`): one with its own RoPE scaling (nothing is known to extend it), or of a type
+        that takes no YaRN (Phi-3's LongRoPE)."""
+        if max_model_len <= self.native_context or self.rope_advice.kind != "yarn":
             return None
         factor = max_model_len / self.native_context
         return factor if self.native_context * factor >= max_model_len else nextafter(factor, inf)

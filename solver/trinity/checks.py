@@ -722,7 +722,9 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
     which ``_get_and_verify_max_len`` reads as ``rope_type`` (a KeyError, ``vllm/config/model.py:2111`` in vLLM
     0.19.1), or one vLLM builds no rotary embedding of (`vllm_rope_problem`: a yarn without
     ``original_max_position_embeddings``, a KeyError at ``:2119``), fails as vLLM starts: refused, but on Trinity 0.5,
-    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`)."""
+    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A YaRN for a model whose type
+    takes none (`Model.rope_advice`: Phi-3's config class refuses it as vLLM validates it) is refused on every
+    release."""
     given = checks.rope_type(path)  # read first: what cannot be read is said there, and judged no further
     if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
         return
@@ -738,6 +740,12 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
                and vllm_rope_problem(rope_type, {*rope, original}) is None else "add it")
         code, problem = ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
             f"{dotted(path)}: {unbuilt}, and fails as it starts, as {HANDED_PAST_WORDS}; {fix}")
+    elif rope_type == "yarn" and model.rope_advice.kind == "none":  # every release: the model's config class refuses it
+        extension = model.rope_advice.extension
+        checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
+            f"{dotted(path)}: rope_type yarn on {model.name}, whose model_type {extension.model_type} takes no YaRN: "
+            f"{extension.refusal}; remove it, and {extension.accepted}"))
+        return
     else:
         return
     if checks.version == "0.5":

@@ -16,6 +16,7 @@ from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
     LONG_LENGTH_VARIABLE,
+    NO_ROPE_SCALING,
     CautionCode,
     Plan,
     SettingsArguments,
@@ -241,7 +242,8 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
                else bool(node_gpus and plan.gpus > node_gpus))  # nodes, for Env
     notes = [
         _long_length_note(model, plan.max_model_len)
-        if LONG_LENGTH_VARIABLE[0] in environment or model.beyond_native_on_own_scaling(plan.max_model_len) else [],
+        if LONG_LENGTH_VARIABLE[0] in environment or model.beyond_native_on_own_scaling(plan.max_model_len)
+        or model.beyond_native_no_yarn(plan.max_model_len) else [],
         [f"# {YARN_TRAINER}."] if plan.rope_scaling_factor is not None and options.version != "0.5" else [],
         _whole_nodes_note(plan.gpus, node_gpus)  # where no cluster section says it
         if options.rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus else [],
@@ -305,9 +307,9 @@ def _past_validated(plan: Plan, model: Model, option_names: OptionNames) -> str:
 
 
 def _long_length_note(model: Model, max_model_len: int) -> list[str]:
-    """The note on `max_model_len` past `model`'s native context on its own RoPE scaling, or past the longest length
-    vLLM derives for it as written (`Model.vllm_longest_as_written`): that length, and vLLM's variable to set where
-    it is shorter."""
+    """The note on `max_model_len` past `model`'s native context on its own RoPE scaling, or with none where its type
+    takes no YaRN (`Model.beyond_native_no_yarn`), or past the longest length vLLM derives for it as written
+    (`Model.vllm_longest_as_written`): that length, and vLLM's variable to set where it is shorter."""
     own = model.beyond_native_on_own_scaling(max_model_len)
     longest = model.vllm_longest_as_written(max_model_len)
     derived = (f"vLLM (the explorer's rollout) derives a longest max_model_len of "
@@ -320,10 +322,16 @@ def _long_length_note(model: Model, max_model_len: int) -> list[str]:
         skipped = " (it applies no RoPE scaling's factor to a Gemma 3's length)" if model.vllm_skips_rope_factor else ""
         vllm = (f"{derived}{skipped} and refuses a longer one unless {'='.join(LONG_LENGTH_VARIABLE)} is set (before "
                 "Ray starts).")
-    words = (f"max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own "
-             f"{model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it). {vllm} "
-             "Check that the model handles this length before you train at it.") if own else vllm
-    return [f"# {words}"]
+    beyond = f"max_model_len is beyond {model.name}'s native context of {model.native_context}"
+    check = "Check that the model handles this length before you train at it."
+    if own:
+        vllm = (f"{beyond}, which its own {model.rope_scaling} RoPE scaling provides: no rope_scaling is written "
+                f"(YaRN would replace it). {vllm} {check}")
+    elif model.beyond_native_no_yarn(max_model_len):
+        extension = model.rope_advice.extension
+        vllm = (f"{beyond}, {NO_ROPE_SCALING}: no rope_scaling is written, as model_type {extension.model_type} takes "
+                f"no YaRN: {extension.refusal}; {extension.accepted}. {vllm} {check}")
+    return [f"# {vllm}"]
 
 
 def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:
