@@ -700,17 +700,18 @@ def lora_states_bytes(model: Model, gpus: int, lora_rank: int, per_trained: int,
     """What the fullest of `gpus` GPUs holds of the model's states, bytes, at `per_trained` bytes per trained
     parameter: every parameter for full fine-tuning (`lora_rank` 0); with LoRA, `FROZEN_BASE_BYTES` per parameter
     of the base and `per_trained` per parameter of the adapter (`lora_parameters`), all sharded over the GPUs (a
-    mixture of experts' routed experts as `experts` lays them out, `expert_padding`: frozen with LoRA)."""
+    mixture of experts' routed experts as `experts` lays them out, `expert_padding`, frozen with LoRA; and so its
+    adapter on them)."""
     held = per_trained if not lora_rank else FROZEN_BASE_BYTES  # per parameter of the model, as sharded
-    adapter = per_trained * lora_parameters(model, lora_rank) / gpus if lora_rank else 0.0
+    adapter = per_trained * lora_parameters(model, lora_rank, experts) / gpus if lora_rank else 0.0
     return held * model.parameters_b * 1e9 / gpus + held * expert_padding(model, gpus, experts) + adapter
 
 
-def lora_parameters(model: Model, rank: int) -> int:
+def lora_parameters(model: Model, rank: int, experts: ExpertLayout = "fused") -> int:
     """The parameters of a LoRA adapter of `rank` on every linear layer of `model` but the output projection
     (PEFT's ``all-linear``, Trinity's default ``target_modules``): ``rank x (inputs + outputs)`` per adapted matrix
-    (`adapted_shapes`)."""
-    return rank * sum((rows + columns) * count for rows, columns, count in adapted_shapes(model))
+    (`adapted_shapes`, a mixture of experts' routed experts laid out as `experts`)."""
+    return rank * sum((rows + columns) * count for rows, columns, count in adapted_shapes(model, experts))
 
 
 def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> float:
@@ -946,18 +947,23 @@ def weight_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[
     return embeddings + _layer_shapes(model, routed_experts=experts)
 
 
-def adapted_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
+def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the weight matrices a LoRA adapter on ``all-linear`` adapts, each at the rank: every
     ``nn.Linear`` of the layers (`weight_shapes` less the embeddings, the output projection, which PEFT's
     ``all-linear`` leaves out, and the norms, one column each), as the model's type lays them out
-    (`Model.peft_names`: Phi-3's fused ``qkv_proj`` and ``gate_up_proj`` one matrix each; a router only where PEFT
-    adapts it), and the routed experts of a mixture of experts whose LoRA config PEFT converts
-    (`MoE.peft_converts_experts`, `_adapted_expert_shapes`); another's are no ``nn.Linear``, which nothing adapts."""
-    shapes = tuple(shape for shape in _layer_shapes(model, routed_experts=None, linears=model.peft_names)
-                   if shape[1] > 1)
-    if model.moe is None or not model.moe.peft_converts_experts:
+    (`Model.peft_names`: Phi-3's fused ``qkv_proj`` and ``gate_up_proj`` one matrix each), and of a mixture of
+    experts what the release's transformers makes of the router and the routed experts (`experts`): `fused`
+    (transformers 5), the router where PEFT adapts it and the routed experts where PEFT converts the model's LoRA
+    config (`MoE.peft_converts_experts`, `_adapted_expert_shapes`; another's are no ``nn.Linear``, which nothing
+    adapts); `separate` (transformers 4, Trinity 0.5.1's), no conversion, but the router and each expert's three
+    projections where they are ``nn.Linear`` there (`PeftModuleNames.separate_router`, ``separate_experts``)."""
+    names, moe = model.peft_names, model.moe
+    separate = moe is not None and experts == "separate"
+    routed: ExpertLayout | None = "separate" if separate and names.separate_experts else None
+    router = names.separate_router if separate else names.router is not None
+    shapes = tuple(shape for shape in _layer_shapes(model, routed, names, router) if shape[1] > 1)
+    if moe is None or separate or not moe.peft_converts_experts:
         return shapes
-    moe = model.moe
     return shapes + _adapted_expert_shapes(model.hidden_size, moe.moe_intermediate_size, moe.experts,
                                            model.num_layers - moe.dense_layers)
 
@@ -975,11 +981,12 @@ def _adapted_expert_shapes(hidden: int, width: int, experts: int, layers: int) -
     return (2 * width, hidden, 2 * experts * layers), (hidden, width, experts * layers)
 
 
-def _layer_shapes(model: Model, routed_experts: ExpertLayout | None, linears: PeftModuleNames | None = None
-                  ) -> tuple[tuple[int, int, int], ...]:
+def _layer_shapes(model: Model, routed_experts: ExpertLayout | None, linears: PeftModuleNames | None = None,
+                  router: bool = True) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' laid out as
-    `routed_experts` (None: left out); where `linears` gives the model type's names, its ``nn.Linear`` layers as it
-    lays them out (a fused query, key and value, or gate and up projection, one matrix; no router that is none)."""
+    `routed_experts` (None: left out), a mixture of experts' router or not (`router`); where `linears` gives the model
+    type's names, its ``nn.Linear`` layers as it lays them out (a fused query, key and value, or gate and up
+    projection, one matrix)."""
     hidden, layers = model.hidden_size, model.num_layers
     fused = linears is not None and linears.fused_gate_up
     attention = _attention_shapes(model, fused_qkv=linears is not None and linears.fused_qkv)
@@ -987,13 +994,13 @@ def _layer_shapes(model: Model, routed_experts: ExpertLayout | None, linears: Pe
         return attention + _mlp_shapes(hidden, model.intermediate_size, layers, fused)
     moe = model.moe
     sparse = layers - moe.dense_layers
-    router = ((moe.experts, hidden, sparse),) if linears is None or linears.router is not None else ()
+    gates = ((moe.experts, hidden, sparse),) if router else ()
     shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
     width, count = moe.moe_intermediate_size, moe.experts
     experts = (() if routed_experts is None else _routed_expert_shapes(hidden, width, count, sparse)
                if routed_experts == "fused" else _mlp_shapes(hidden, width, count * sparse))
-    return (attention + router + experts + shared + gate
+    return (attention + gates + experts + shared + gate
             + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers, fused))
 
 
@@ -1032,10 +1039,11 @@ def _attention_shapes(model: Model, fused_qkv: bool = False) -> tuple[tuple[int,
                     (hidden, heads * mla.v_head_dim, layers), (hidden, 1, 2 * layers))
 
 
-def adapter_shapes(model: Model, rank: int) -> tuple[tuple[int, int, int], ...]:
-    """(rows, columns, count) of the tensors of a LoRA adapter of `rank` (`adapted_shapes`): each adapted matrix's
-    ``lora_A`` (rank x inputs) and ``lora_B`` (outputs x rank), as PEFT makes them."""
-    return tuple(shape for rows, columns, count in adapted_shapes(model)
+def adapter_shapes(model: Model, rank: int, experts: ExpertLayout = "fused") -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of the tensors of a LoRA adapter of `rank` (`adapted_shapes`, a mixture of experts'
+    routed experts laid out as `experts`): each adapted matrix's ``lora_A`` (rank x inputs) and ``lora_B`` (outputs x
+    rank), as PEFT makes them."""
+    return tuple(shape for rows, columns, count in adapted_shapes(model, experts)
                  for shape in ((rank, columns, count), (rows, rank, count)))
 
 
@@ -1044,12 +1052,12 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: in
                     experts: ExpertLayout = "fused") -> float:
     """How much more pinned memory the shards of `model` over `gpus` GPUs take than their bytes (at least 1): each
     tensor's shard (its rows split over the GPUs, rounded up) rounded up to a power of two, over all tensors of the
-    model, its routed experts laid out as `experts`, or with `lora_rank` of its LoRA adapter (`adapter_shapes`)
+    model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`), its routed experts laid out as `experts`
     (cached: every planning question with host memory asks again for each GPU count)."""
     def pinned(rows: int, columns: int) -> int:
         return 1 << (bytes_per_value * -(-rows // gpus) * columns - 1).bit_length()
 
-    shapes = adapter_shapes(model, lora_rank) if lora_rank else weight_shapes(model, experts)
+    shapes = adapter_shapes(model, lora_rank, experts) if lora_rank else weight_shapes(model, experts)
     held = sum(pinned(rows, columns) * count for rows, columns, count in shapes)
     return held / sum(bytes_per_value * rows * columns * count / gpus for rows, columns, count in shapes)
 
@@ -1075,7 +1083,7 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     reference_bytes = REFERENCE_BYTES[version or "0.6"]
     reference_held = reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts) if reference else 0
     actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts)
-    loaded = parameters + (lora_parameters(model, lora_rank) if lora_rank else 0)
+    loaded = parameters + (lora_parameters(model, lora_rank, experts) if lora_rank else 0)
     loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
     critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts) * GIB
     if not offload and not critic_held:
@@ -1108,8 +1116,8 @@ def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0,
     if not lora_rank:
         return pinned[0], sum(pinned) + PAGEABLE_BYTES
     base = FROZEN_BASE_BYTES * pinned_rounding(model, gpus, FROZEN_BASE_BYTES, 0, experts)
-    share = lora_parameters(model, lora_rank) / (model.parameters_b * 1e9)
-    adapter = [size * pinned_rounding(model, gpus, size, lora_rank) for size in PINNED_BYTES]
+    share = lora_parameters(model, lora_rank, experts) / (model.parameters_b * 1e9)
+    adapter = [size * pinned_rounding(model, gpus, size, lora_rank, experts) for size in PINNED_BYTES]
     return base + share * adapter[0], base + share * (sum(adapter) + PAGEABLE_BYTES)
 
 

@@ -188,8 +188,9 @@ class Query(Frozen):
         "train batch gets a caution (0.5.0 and 0.5.1 refuse it); null: none named"))
     expert_layout: ExpertLayout = Field(default="fused", description=(
         "how the release named (--trinity-version) has transformers hold a mixture of experts' routed experts, which "
-        "decides how FSDP2 shards their states (`solver.tables.counted_expert_layout`): separate for 0.5.1, whose "
-        "transformers 4 makes each expert its own nn.Linear; fused otherwise, the larger where a release allows both"))
+        "decides how FSDP2 shards their states and what a LoRA adapter on all-linear adapts of them "
+        "(`solver.tables.counted_expert_layout`): separate for 0.5.1, whose transformers 4 makes each expert its own "
+        "nn.Linear; fused otherwise, the larger states where a release allows both"))
     reference_model: bool = Field(default=True, description=(
         "whether the run builds a reference model, whose pinned shards the host memory need counts (a Trinity "
         "config's algorithm and LoRA decide it, `TrinityConfig.reference_model`; --no-reference); true where not "

@@ -287,7 +287,8 @@ TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.([0-9]+))?(?:[.-]?(?:a|
 not written): ``0.5``, ``0.5.2`` (``pip show trinity-rft``), ``v0.6.1`` (a git tag), ``0.6.0.dev0``."""
 
 ExpertLayout = Literal["fused", "separate"]
-"""How transformers holds a mixture of experts' routed experts, which decides how FSDP2 shards them: ``fused``
+"""How transformers holds a mixture of experts' routed experts, which decides how FSDP2 shards them (and what a LoRA
+adapter on ``all-linear`` adapts of them: ``solver.memory.adapted_shapes``): ``fused``
 (transformers 5: ``MixtralExperts``, ``Qwen3MoeExperts``, one ``gate_up_proj`` and one ``down_proj`` tensor per layer
 with a row per expert, ``modeling_mixtral.py:70-71`` in 5.12.1, ``:71-72`` in 5.0.0), whose shards hold whole experts
 (the fullest GPU the rounded-up count of them); ``separate`` (transformers 4: an ``nn.ModuleList`` of one gated MLP of
@@ -307,7 +308,9 @@ def counted_expert_layout(value: str | None) -> ExpertLayout:
     """The `ExpertLayout` the memory model counts for the Trinity release `value` (as `trinity_release` takes it;
     None: none named): `separate` where the release's transformers pin allows that alone
     (`SEPARATE_EXPERT_RELEASES`), else `fused`, the larger where a release allows both (0.5, 0.5.0, 0.5.2): its
-    shards hold whole experts, never less than an even share. A value `trinity_release` refuses counts `fused`."""
+    shards hold whole experts, never less than an even share (a LoRA adapter on them is the larger there too for the
+    model types PEFT converts, but not for Qwen2-MoE's or PhiMoE's, whose experts only transformers 4 lets it adapt:
+    ``solver.memory.adapted_shapes``). A value `trinity_release` refuses counts `fused`."""
     release = TRINITY_RELEASE.fullmatch(value.strip()) if isinstance(value, str) and value.isascii() else None
     return "separate" if release is not None and (release[1], release[2]) in SEPARATE_EXPERT_RELEASES else "fused"
 

@@ -30,6 +30,17 @@ class PeftModuleNames(NamedTuple):
     ``:360``): a regex that names one alone fails ("Cannot convert PEFT target(s) ... because they are fused",
     ``:463`` to ``:470``); none where PEFT does not convert the type's config (its experts are no ``nn.Linear``,
     so nothing adapts them)."""
+    separate_router: bool = False
+    """Whether transformers 4.57.1 (Trinity 0.5.1's, whose routed experts are ``separate``: ``ExpertLayout``) makes
+    the router an ``nn.Linear``, which ``all-linear`` adapts there with no conversion (``is_transformers_ge_v5`` is
+    false, ``tuners/tuners_utils.py:833``): Mixtral's, Qwen2-MoE's, Qwen3-MoE's and most others' ``gate``; False for
+    a dense type and for DeepSeek's and GLM-4-MoE's router, a ``weight`` parameter of its own class
+    (``DeepseekV3TopkRouter``, ``modeling_deepseek_v3.py:109`` to ``:120`` in 4.57.1)."""
+    separate_experts: bool = False
+    """Whether transformers 4.57.1 holds the routed experts as ``nn.Linear``, an ``nn.ModuleList`` of gated MLPs
+    (``modeling_qwen3_moe.py:197`` to ``:225``, ``modeling_mixtral.py:57`` to ``:97``), which ``all-linear`` adapts
+    each, three per expert; False for a dense type and for Llama 4's and GraniteMoE's experts, 3-D parameters there too
+    (``Llama4TextExperts``, ``GraniteMoeParallelExperts``), which nothing adapts."""
     fused_qkv: bool = False
     """Whether the attention's query, key and value are one ``nn.Linear`` (Phi-3's ``qkv_proj``)."""
     fused_gate_up: bool = False
@@ -75,7 +86,8 @@ def _llama_like(model_type: str, *others: str) -> PeftModuleNames:
 PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
     PeftModuleNames("qwen3", (*ATTENTION, *MLP), (*LAYER[:2], *QK_NORMS, *LAYER[2:])),
     PeftModuleNames("qwen3_moe", (*ATTENTION, *QWEN2_EXPERTS), (*LAYER[:2], *QK_NORMS, "mlp", *EXPERT_OTHERS,
-                                                                 *LAYER[4:]), router="mlp.gate", fused=QWEN2_FUSED),
+                                                                 *LAYER[4:]), router="mlp.gate", fused=QWEN2_FUSED,
+                    separate_router=True, separate_experts=True),
     _llama_like("llama"), _llama_like("mistral"), _llama_like("qwen2"), _llama_like("granite"), _llama_like("olmo"),
     _llama_like("gemma"), _llama_like("gemma2", *FEEDFORWARD_NORMS),
     _llama_like("gemma3_text", *QK_NORMS, *FEEDFORWARD_NORMS),
@@ -88,43 +100,48 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
                     (*LAYER, "post_self_attn_layernorm", "post_mlp_layernorm"), fused_gate_up=True),
     PeftModuleNames("mixtral", (*ATTENTION, "mlp.gate", "mlp.experts.w1", "mlp.experts.w3", "mlp.experts.w2"),
                     (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]), router="mlp.gate",
-                    fused=("experts.w1", "experts.w3")),
+                    fused=("experts.w1", "experts.w3"), separate_router=True, separate_experts=True),
     PeftModuleNames("qwen2_moe", (*ATTENTION, "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj",
                                   "mlp.shared_expert.down_proj", "mlp.shared_expert_gate"),
                     (*LAYER[:3], "mlp.gate", *EXPERT_OTHERS, "mlp.shared_expert", "mlp.shared_expert.act_fn",
-                     *LAYER[4:])),
+                     *LAYER[4:]), separate_router=True, separate_experts=True),
     PeftModuleNames("olmoe", (*ATTENTION, *QWEN2_EXPERTS), (*LAYER[:3], *QK_NORMS, *EXPERT_OTHERS, *LAYER[4:]),
-                    router="mlp.gate", fused=QWEN2_FUSED),
+                    router="mlp.gate", fused=QWEN2_FUSED, separate_router=True, separate_experts=True),
     PeftModuleNames("deepseek_v2", (*MLA_ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS), DEEPSEEK_OTHERS,
-                    router="mlp.gate", fused=QWEN2_FUSED),
+                    router="mlp.gate", fused=QWEN2_FUSED, separate_experts=True),
     PeftModuleNames("deepseek_v3", (*MLA_ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS), DEEPSEEK_OTHERS,
-                    router="mlp.gate", fused=QWEN2_FUSED),
+                    router="mlp.gate", fused=QWEN2_FUSED, separate_experts=True),
     PeftModuleNames("glm4_moe", (*ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS),
                     (*LAYER, *QK_NORMS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn"),
-                    router="mlp.gate", fused=QWEN2_FUSED),
+                    router="mlp.gate", fused=QWEN2_FUSED, separate_experts=True),
     PeftModuleNames("ernie4_5_moe", (*ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS),
                     (*LAYER, *EXPERT_OTHERS, "mlp.gate.moe_statics", "mlp.shared_experts",
-                     "mlp.shared_experts.act_fn"), router="mlp.gate", fused=QWEN2_FUSED),
+                     "mlp.shared_experts.act_fn"), router="mlp.gate", fused=QWEN2_FUSED, separate_router=True,
+                    separate_experts=True),
     PeftModuleNames("hunyuan_v1_moe", (*ATTENTION, "mlp.gate.wg", *QWEN2_EXPERTS[1:], "mlp.shared_mlp.gate_proj",
                                        "mlp.shared_mlp.up_proj", "mlp.shared_mlp.down_proj"),
                     (*LAYER, "self_attn.query_layernorm", "self_attn.key_layernorm", "mlp.gate", *EXPERT_OTHERS,
-                     "mlp.shared_mlp", "mlp.shared_mlp.act_fn"), router="mlp.gate.wg", fused=QWEN2_FUSED),
+                     "mlp.shared_mlp", "mlp.shared_mlp.act_fn"), router="mlp.gate.wg", fused=QWEN2_FUSED,
+                    separate_router=True, separate_experts=True),
     PeftModuleNames("llama4_text", (*ATTENTION, "feed_forward.router", "feed_forward.shared_expert.gate_proj",
                                     "feed_forward.shared_expert.up_proj", "feed_forward.shared_expert.down_proj",
                                     "feed_forward.gate_proj", "feed_forward.up_proj", "feed_forward.down_proj"),
                     ("", "self_attn", "self_attn.qk_norm", "feed_forward", "feed_forward.act_fn",
                      "feed_forward.experts", "feed_forward.experts.act_fn", "feed_forward.shared_expert",
-                     "feed_forward.shared_expert.act_fn", *LAYER[4:]), router="feed_forward.router"),
+                     "feed_forward.shared_expert.act_fn", *LAYER[4:]), router="feed_forward.router",
+                    separate_router=True),
     PeftModuleNames("granitemoe", (*ATTENTION, "block_sparse_moe.router.layer"),
                     (*LAYER[:2], "block_sparse_moe", "block_sparse_moe.input_linear", "block_sparse_moe.output_linear",
                      "block_sparse_moe.router", "block_sparse_moe.activation", *LAYER[4:]),
-                    router="block_sparse_moe.router.layer"),
+                    router="block_sparse_moe.router.layer", separate_router=True),
     PeftModuleNames("phimoe", (*ATTENTION, "mlp.router"), (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]),
-                    router="mlp.router"),
+                    router="mlp.router", separate_router=True, separate_experts=True),
 )}
 """Each model type's module names (`PeftModuleNames`), read from transformers 5.12.1's ``modeling_<type>.py``
 (``...DecoderLayer``, ``...Attention``, ``...MLP``, ``...SparseMoeBlock``/``...MoE``) and PEFT 0.21.2's conversion
-(``utils/transformers_weight_conversion.py``); Qwen3's and Qwen3-MoE's first. A config's ``model_type`` outside it
+(``utils/transformers_weight_conversion.py``), and what ``all-linear`` adapts of a mixture of experts' router and
+routed experts under transformers 4.57.1 (``separate_router``, ``separate_experts``: each type's ``...SparseMoeBlock``
+or ``...MoE``); Qwen3's and Qwen3-MoE's first. A config's ``model_type`` outside it
 (``internlm2``, ``deepseek``: remote code rft-solver has not read) takes `peft_module_names`' assumed ones."""
 
 
