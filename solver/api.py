@@ -590,12 +590,13 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
-    _within_host_memory(answer.best, catalog.model(answer.model), release, answer.host_ram_gb,
-                        API_OPTIONS.host_ram, "the answer")
+    best = _written_for(answer.best, version)
+    _within_host_memory(best, catalog.model(answer.model), release, answer.host_ram_gb, API_OPTIONS.host_ram,
+                        "the answer", version)
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
     return catalog, SettingsArguments(
-        plan=answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
+        plan=best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
         model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
         dpo=bool(answer.dpo_pairs))
@@ -680,10 +681,11 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
         rocm = known.gpu(placement.gpu).rocm
-        _within_host_memory(placement.plan, known.model(placement.model), release, pool.host_ram_gb,
-                            POOL_HOST_RAM_SOURCE, f"job {placement.job}")
+        plan = _written_for(placement.plan, version)
+        _within_host_memory(plan, known.model(placement.model), release, pool.host_ram_gb, POOL_HOST_RAM_SOURCE,
+                            f"job {placement.job}", version)
         keys = SettingsArguments(
-            plan=placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
+            plan=plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
             model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
@@ -693,18 +695,26 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
     return known, placed
 
 
+def _written_for(plan: Plan, version: str | None) -> Plan:
+    """`plan` as a fragment for the release `version` names holds it (None: the release it was planned for, as it
+    counted it): its routed experts laid out as that release holds them (`counted_expert_layout`: ``0.5.1``'s
+    separate, ``0.5.2``'s fused), which the fragment's host memory and check command count."""
+    return plan if version is None else plan.model_copy(update={"expert_layout": counted_expert_layout(version)})
+
+
 def _within_host_memory(plan: Plan, model: Model, release: TrinityVersion | None, host_ram_gb: float | None,
-                        source: str, planned: str) -> None:
+                        source: str, planned: str, named: str | None = None) -> None:
     """`QueryError` where `plan` (of `model`, `planned`'s: the answer's, a job's) needs more host memory per node
-    under the Trinity release its fragment is for (`release`; None: 0.6's) than the `host_ram_gb` (from `source`) it
-    was planned within, as a plan made for another release may: its fragment would call that need within it."""
+    under the Trinity release its fragment is for (`release`; None: 0.6's; `named`: as the caller gave it, ``0.5.2``,
+    which the refusal names) than the `host_ram_gb` (from `source`) it was planned within, as a plan made for another
+    release may: its fragment would call that need within it."""
     from solver.trinity.plan_keys import for_release  # no ruamel
 
     if host_ram_gb is None:
         return
     need = for_release(plan, model, release).host_memory_gb
     if need is not None and not host_ram_holds(need, host_ram_gb):  # the planner's rule
-        shown = release or "0.6"
+        shown = named.strip() if named is not None else release or "0.6"
         raise QueryError(
             f"{planned}'s plan needs {need:.1f} GiB of host memory per node under Trinity {shown}, more than "
             f"{host_ram_bound_words(host_ram_gb, source)} it was planned within (for another release): plan it "

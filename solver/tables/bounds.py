@@ -312,6 +312,17 @@ def counted_expert_layout(value: str | None) -> ExpertLayout:
     return "separate" if release is not None and (release[1], release[2]) in SEPARATE_EXPERT_RELEASES else "fused"
 
 
+def counted_release(version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
+    """The release that names what a plan made for the minor version `version` (None: none) counted, its routed
+    experts laid out as `experts`: the patch that lays them out `separate` alone (``0.5.1``, `SEPARATE_EXPERT_RELEASES`)
+    where they were counted so, else `version`; `counted_expert_layout` of it is `experts` where a release of `version`
+    holds them so (0.6's: fused)."""
+    for minor, patch in SEPARATE_EXPERT_RELEASES:
+        if experts == "separate" and minor == version:
+            return f"{minor}.{patch}"
+    return version
+
+
 def trinity_release(name: str, value: object) -> TrinityVersion | None:
     """The Trinity release `value` names (None: none named) as the minor version whose rules rft-solver knows:
     ``0.5.2`` and ``v0.5.2`` are 0.5. `QueryError` for another minor (``0.4.2``, ``0.7``) or a value that is no
