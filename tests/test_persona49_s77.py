@@ -117,3 +117,58 @@ def test_placement_configs_keep_the_placed_release() -> None:
     assert fragment.count("--trinity-version 0.5.1\n") == 1
     with pytest.raises(QueryError, match=r"^job mix's plan needs 270\.8 GiB .* under Trinity 0\.5\.2, "):
         solver.placement_configs(result, fleet, CATALOG, version="0.5.2")
+
+
+MEMORY = ("memory", "--model-config", str(MIXTRAL_CONFIG), "--gpu", "a100-80gb", "--gpus", "32", "--len", "16k",
+          "--env")
+
+
+def test_solve_memory_counts_the_release_as_solve_does(cli: Cli) -> None:
+    # solve --trinity-version 0.5.1 plans Env on these 32 GPUs at 58.8 GiB (test_moerelease_s77); solve memory had
+    # no --trinity-version: it counted whole experts (123.6 GiB, no fit) and 0.6's host memory (367.5 GiB) for all.
+    status, out, err = cli(*MEMORY, "--trinity-version", "0.5.1")
+    assert status == 0, err
+    assert out.startswith("Mixtral-8x7B-v0.1 (46.7B parameters, 12.9B active) on 32 x A100-80GB (80.0 GiB), Env, "
+                          "Trinity 0.5.1, 16384 tokens (32768 per GPU), margin 0.01\n")
+    assert "│ states        │ 22.38 │" in out and "│ total         │ 58.82 │" in out
+    assert f"host memory: {SEPARATE_HOST} (verl reads it" in out
+    for release, host in ((None, "367.5"), ("0.5", "270.8"), ("0.5.2", "270.8"), ("0.6.0", "367.5")):
+        status, out, _ = cli(*MEMORY, *(("--trinity-version", release) if release else ()))
+        assert status == 1  # does not fit: whole experts
+        assert f"host memory: {host} GiB per node while the model loads" in out
+        assert out.rstrip().endswith(f"--gpus 32 --len 16384{f' --trinity-version {release}' if release else ''}")
+
+
+def test_solve_memory_json_echoes_the_release_as_given(cli: Cli) -> None:
+    status, out, err = cli(*MEMORY, "--trinity-version", "v0.5.1", "--json")
+    assert status == 0, err
+    answer = solver.MemoryAnswer.model_validate_json(out)
+    assert (answer.trinity_version, answer.total_gib, answer.host_memory_gib) == ("v0.5.1", 58.8202, 198.8)
+    status, out, _ = cli(*MEMORY, "--json")
+    assert solver.MemoryAnswer.model_validate_json(out).trinity_version is None
+
+
+@pytest.mark.parametrize("release", ["0.4", "0.5.x", "1", ""])
+def test_solve_memory_refuses_a_release_as_solve_does(cli: Cli, release: str) -> None:
+    status, _, err = cli(*MEMORY, "--trinity-version", release)
+    known = " (rft-solver knows the rules of 0.5 and 0.6 alone)" if release == "0.4" else ""
+    assert (status, err.splitlines()[-1]) == (2, (
+        "solve memory: error: argument --trinity-version: takes 0.5 or 0.6, or a release of either (0.5.2, v0.6.1), "
+        f"got {release!r}{known}"))
+
+
+def test_the_api_estimate_counts_the_release_and_its_text_plans_with_it() -> None:
+    separate = solver.estimate_memory(MIXTRAL.name, "a100-80gb", 32, 16384, env=True, catalog=CATALOG,
+                                      trinity_version="0.5.1")
+    fused = solver.estimate_memory(MIXTRAL.name, "a100-80gb", 32, 16384, env=True, catalog=CATALOG,
+                                   trinity_version="0.5.2")
+    assert (separate.trains, fused.trains) == (True, False)
+    # 21.7477 and 84.7477 GiB of states before calibration (test_moerelease_s77), its coefficient 1.0290 after.
+    assert (round(separate.terms.states, 4), round(fused.terms.states, 4)) == (22.3785, 87.2060)
+    text = solver.memory_text(solver.memory_answer(MIXTRAL.name, "a100-80gb", 32, 16384, env=True, catalog=CATALOG,
+                                                   trinity_version="0.5.2"), CATALOG)
+    assert ('solver.plan("Mixtral-8x7B-v0.1", gpu="A100-80GB", budget_gpus=32, max_model_len=16384, '
+            'trinity_version="0.5.2", catalog=catalog)') in text
+    with pytest.raises(QueryError, match=r"^trinity_version takes 0\.5 or 0\.6, or a release of either \(0\.5\.2, "
+                                         r"v0\.6\.1\), got '0\.5\.x'$"):
+        solver.estimate_memory("8B", "a100", 8, 8192, trinity_version="0.5.x")
