@@ -172,3 +172,21 @@ def test_the_api_estimate_counts_the_release_and_its_text_plans_with_it() -> Non
     with pytest.raises(QueryError, match=r"^trinity_version takes 0\.5 or 0\.6, or a release of either \(0\.5\.2, "
                                          r"v0\.6\.1\), got '0\.5\.x'$"):
         solver.estimate_memory("8B", "a100", 8, 8192, trinity_version="0.5.x")
+
+
+def test_write_keeps_the_releases_host_memory_and_check(cli: Cli, tmp_path: Path) -> None:
+    # With Offload, Mixtral's 32 trainer GPUs on 4 of 5 nodes: 248.3 GiB a node with 0.5.1's separate experts, as the
+    # answer says; the written file said 570.8 (whole experts) and checked with --trinity-version 0.5.
+    config, written = tmp_path / "mixtral.yaml", tmp_path / "written.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo, repeat_times: 8}\nbuffer: {batch_size: 32}\n"
+                      "model: {model_path: mistralai/Mixtral-8x7B-v0.1, max_model_len: 16384}\n"
+                      "cluster: {node_num: 5, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4, "
+                      "tensor_parallel_size: 2}}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80gb", "--model-config", str(MIXTRAL_CONFIG),
+                           "--trinity-version", "0.5.1", "--offload", "--write", str(written))
+    assert status == 0, err
+    host = "248.3 GiB for Offload, per node the trainer runs on (4 of 5: the other holds only"
+    assert f"host memory    {host}" in out
+    text = written.read_text(encoding="utf-8")
+    assert f"  # host memory: {host}" in text
+    assert f"--model-config {MIXTRAL_CONFIG} --trinity-version 0.5.1\n" in text
