@@ -590,12 +590,13 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
-    _within_host_memory(answer.best, catalog.model(answer.model), release, answer.host_ram_gb,
-                        API_OPTIONS.host_ram, "the answer")
+    best = _written_for(answer.best, version)
+    _within_host_memory(best, catalog.model(answer.model), release, answer.host_ram_gb, API_OPTIONS.host_ram,
+                        "the answer", version)
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
     return catalog, SettingsArguments(
-        plan=answer.best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
+        plan=best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
         model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
         dpo=bool(answer.dpo_pairs))
@@ -680,10 +681,11 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
         rocm = known.gpu(placement.gpu).rocm
-        _within_host_memory(placement.plan, known.model(placement.model), release, pool.host_ram_gb,
-                            POOL_HOST_RAM_SOURCE, f"job {placement.job}")
+        plan = _written_for(placement.plan, version)
+        _within_host_memory(plan, known.model(placement.model), release, pool.host_ram_gb, POOL_HOST_RAM_SOURCE,
+                            f"job {placement.job}", version)
         keys = SettingsArguments(
-            plan=placement.plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
+            plan=plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
             model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
@@ -693,18 +695,26 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
     return known, placed
 
 
+def _written_for(plan: Plan, version: str | None) -> Plan:
+    """`plan` as a fragment for the release `version` names holds it (None: the release it was planned for, as it
+    counted it): its routed experts laid out as that release holds them (`counted_expert_layout`: ``0.5.1``'s
+    separate, ``0.5.2``'s fused), which the fragment's host memory and check command count."""
+    return plan if version is None else plan.model_copy(update={"expert_layout": counted_expert_layout(version)})
+
+
 def _within_host_memory(plan: Plan, model: Model, release: TrinityVersion | None, host_ram_gb: float | None,
-                        source: str, planned: str) -> None:
+                        source: str, planned: str, named: str | None = None) -> None:
     """`QueryError` where `plan` (of `model`, `planned`'s: the answer's, a job's) needs more host memory per node
-    under the Trinity release its fragment is for (`release`; None: 0.6's) than the `host_ram_gb` (from `source`) it
-    was planned within, as a plan made for another release may: its fragment would call that need within it."""
+    under the Trinity release its fragment is for (`release`; None: 0.6's; `named`: as the caller gave it, ``0.5.2``,
+    which the refusal names) than the `host_ram_gb` (from `source`) it was planned within, as a plan made for another
+    release may: its fragment would call that need within it."""
     from solver.trinity.plan_keys import for_release  # no ruamel
 
     if host_ram_gb is None:
         return
     need = for_release(plan, model, release).host_memory_gb
     if need is not None and not host_ram_holds(need, host_ram_gb):  # the planner's rule
-        shown = release or "0.6"
+        shown = named.strip() if named is not None else release or "0.6"
         raise QueryError(
             f"{planned}'s plan needs {need:.1f} GiB of host memory per node under Trinity {shown}, more than "
             f"{host_ram_bound_words(host_ram_gb, source)} it was planned within (for another release): plan it "
@@ -752,6 +762,7 @@ def estimate_memory(
     lora_rank: int = 0,
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
+    trinity_version: str | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -777,6 +788,10 @@ def estimate_memory(
     tables' runs. The tables, which measured the actor alone, then speak only where they say the setting runs out
     of memory.
 
+    `trinity_version` (as `plan`'s, ``"0.5.1"`` too): the Trinity release whose memory it counts: a mixture of
+    experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, else
+    whole) and its reference model's pinned host shards (`solver.memory.REFERENCE_BYTES`; None: 0.6's).
+
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
     so: the estimate is of one setting, its SP given."""
@@ -793,6 +808,7 @@ def estimate_memory(
     reference = counts_reference(reference_model, lora_rank)
     check_choice("critic", critic, (None, *CRITIC_CHOICES))
     critic = counted_critic(critic)
+    release, experts = trinity_release("trinity_version", trinity_version), counted_expert_layout(trinity_version)
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "gpus")
     memory = memory if memory is not None else load_memory_model()
@@ -806,10 +822,10 @@ def estimate_memory(
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
-                       budget, lora_rank, critic)
+                       budget, lora_rank, critic, experts=experts)
     if max_token_len_per_gpu is None:
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin,
-                                  lora_rank=lora_rank, critic=critic)
+                                  lora_rank=lora_rank, critic=critic, experts=experts)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
@@ -817,9 +833,9 @@ def estimate_memory(
     beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
                                 gpu_type.rocm)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
-                          host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, None, reference,
-                                                          lora_rank, critic),
-                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic),
+                          host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, release, reference,
+                                                          lora_rank, critic, experts),
+                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts),
                           reference_model=reference, host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
@@ -845,6 +861,7 @@ def memory_answer(
     lora_rank: int = 0,
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
+    trinity_version: str | None = None,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -859,7 +876,7 @@ def memory_answer(
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
                                option_names=option_names, lora_rank=lora_rank, reference_model=reference_model,
-                               critic=critic)
+                               critic=critic, trinity_version=trinity_version)
     resolved = catalog.model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
@@ -869,6 +886,7 @@ def memory_answer(
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
+                        trinity_version=trinity_version.strip() if trinity_version is not None else None,
                         memory_model=path_text(memory) if isinstance(memory, Path | str) else None,
                         memory_model_source=loaded.own_source,
                         **dict(estimate))

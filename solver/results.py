@@ -68,6 +68,7 @@ from solver.tables import (
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
     CriticStates,
+    ExpertLayout,
     Fleet,
     Frozen,
     GpuType,
@@ -1125,6 +1126,10 @@ class Plan(Frozen):
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
         "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
         "GPUs for its own update; null for none"))
+    expert_layout: ExpertLayout = Field(default="fused", exclude=True, description=(
+        "how memory_gb and host_memory_gb count a mixture of experts' routed experts (the query's expert_layout, "
+        "its Trinity release's: separate for 0.5.1), which its fragment's host memory and check command keep; "
+        "fused in JSON"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))

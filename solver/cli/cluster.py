@@ -328,7 +328,7 @@ def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Flee
             f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
             file=sys.stderr)
         return {}
-    fragments = placement_configs(result, fleet, catalog, version=args.trinity_version,
+    fragments = placement_configs(result, fleet, catalog, version=args.trinity_release,
                                   check_options=planning_check_options(args), option_names=COMMAND_OPTIONS)
     written = _write_configs(args.emit_dir, fragments)
     _note_rollout_engines(result, catalog)

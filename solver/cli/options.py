@@ -66,6 +66,17 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
                              f"refuses the others); default: {default}")
 
 
+def add_counted_release_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--trinity-version for ``solve memory``, which writes no config: the release whose memory it counts, kept as
+    given (``trinity_release``) for its patch."""
+    parser.set_defaults(trinity_release=None)
+    parser.add_argument("--trinity-version", metavar="V", action=_TrinityRelease,
+                        help="the Trinity-RFT release to count the memory for, as solve takes it (0.5, 0.6, 0.5.1): "
+                             "0.5.1's transformers 4 shards a mixture of experts' routed experts evenly, the others "
+                             "whole; 0.5 pins the reference model's host shards in bf16, 0.6 in fp32; default: 0.6's "
+                             "counts")
+
+
 class _TrinityRelease(argparse.Action):
     """--trinity-version: its minor version as ``trinity_version`` (`solver.cli.argtypes.trinity_version`), and the
     release as given as ``trinity_release``, whose patch may decide how transformers holds a mixture of experts'

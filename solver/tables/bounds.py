@@ -298,7 +298,8 @@ SEPARATE_EXPERT_RELEASES = (("0.5", "1"),)
 """The Trinity releases (minor version, patch) whose transformers pin holds the routed experts `separate` alone:
 0.5.1's ``transformers<5.0.0,>=4.51.0``. 0.5.0 (``transformers>=4.51.0``) and 0.5.2 (``<=5.3.0,>=4.51.0``) take
 transformers 4 or 5, so 0.5 without its patch takes both; 0.6.0 needs ``>=5.12.1``, `fused` alone (each wheel's
-METADATA; their verl, 0.7.0 and 0.7.1, pins no transformers)."""
+METADATA; their verl, 0.7.0 and 0.7.1, pins no transformers). Their ``vllm`` extras pin 4 through vLLM (0.5.2's 0.17.0
+to 0.19.0 and 0.5.0's newest, 0.15.1: ``transformers<5,>=4.56.0``), which a trainer's environment may lack."""
 
 TRINITY_RELEASE_FORMS = "0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"
 """The releases `trinity_release` takes, as its refusals name them."""
@@ -313,6 +314,17 @@ def counted_expert_layout(value: str | None) -> ExpertLayout:
     ``solver.memory.adapted_shapes``). A value `trinity_release` refuses counts `fused`."""
     release = TRINITY_RELEASE.fullmatch(value.strip()) if isinstance(value, str) and value.isascii() else None
     return "separate" if release is not None and (release[1], release[2]) in SEPARATE_EXPERT_RELEASES else "fused"
+
+
+def counted_release(version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
+    """The release that names what a plan made for the minor version `version` (None: none) counted, its routed
+    experts laid out as `experts`: the patch that lays them out `separate` alone (``0.5.1``, `SEPARATE_EXPERT_RELEASES`)
+    where they were counted so, else `version`; `counted_expert_layout` of it is `experts` where a release of `version`
+    holds them so (0.6's: fused)."""
+    for minor, patch in SEPARATE_EXPERT_RELEASES:
+        if experts == "separate" and minor == version:
+            return f"{minor}.{patch}"
+    return version
 
 
 def trinity_release(name: str, value: object) -> TrinityVersion | None:
