@@ -68,6 +68,7 @@ from solver.tables import (
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
     CriticStates,
+    ExpertLayout,
     Fleet,
     Frozen,
     GpuType,
@@ -1125,6 +1126,11 @@ class Plan(Frozen):
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
         "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
         "GPUs for its own update; null for none"))
+    expert_layout: ExpertLayout = Field(default="fused", exclude=True, description=(
+        "how the Trinity release planned for holds a mixture of experts' routed experts, as memory_gb and "
+        "host_memory_gb count them (the query's expert_layout): a fragment written for that release's minor version "
+        "counts its host memory and names the release in its check command as the plan did; not in JSON (a plan "
+        "read from JSON counts fused)"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))

@@ -79,6 +79,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         trinity_release,
         vllm_lora_rank_refusal,
         vllm_lora_rank_words,
+        written_release,
     )
     from solver.tables.catalog import (
         Catalog,
@@ -374,6 +375,7 @@ __all__ = [
     "vouches_for",
     "with_own_hint",
     "without_none",
+    "written_release",
     "yaml_brief",
     "yaml_error_place",
     "yaml_limit",

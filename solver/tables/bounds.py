@@ -312,6 +312,14 @@ def counted_expert_layout(value: str | None) -> ExpertLayout:
     return "separate" if release is not None and (release[1], release[2]) in SEPARATE_EXPERT_RELEASES else "fused"
 
 
+def written_release(version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
+    """The ``--trinity-version`` that names the minor version `version` (None: none named) with the `ExpertLayout`
+    `experts` as `counted_expert_layout` reads it: that minor's release of `SEPARATE_EXPERT_RELEASES` (``0.5.1``) for
+    `separate` experts, else `version` itself, whose layout is `fused`."""
+    separate = [f"{minor}.{patch}" for minor, patch in SEPARATE_EXPERT_RELEASES if minor == version]
+    return separate[0] if experts == "separate" and separate else version
+
+
 def trinity_release(name: str, value: object) -> TrinityVersion | None:
     """The Trinity release `value` names (None: none named) as the minor version whose rules rft-solver knows:
     ``0.5.2`` and ``v0.5.2`` are 0.5. `QueryError` for another minor (``0.4.2``, ``0.7``) or a value that is no

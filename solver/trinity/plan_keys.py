@@ -27,7 +27,16 @@ from solver.rules import (
     one_sequence_per_micro_batch,
     rope_theta_to_set,
 )
-from solver.tables import CriticStates, Model, QueryError, TrinityVersion, brief, remove_padding_violation
+from solver.tables import (
+    CriticStates,
+    Model,
+    QueryError,
+    TrinityVersion,
+    brief,
+    counted_expert_layout,
+    remove_padding_violation,
+    written_release,
+)
 from solver.trinity.keys import (
     CRITIC,
     CRITIC_ENGINE,
@@ -121,12 +130,15 @@ def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Pla
     """`plan` of `model` with the host memory need (`Plan.host_memory_gb`, where it has one) of the Trinity release
     `version` (None: 0.6's), whose reference model's shards differ (`solver.memory.REFERENCE_BYTES`): a plan made for
     no release, or another, gets the figure a config written for `version` holds, with a reference model where the
-    plan counted one (`Plan.reference_model`) and its critic (`Plan.critic`), on the nodes its trainer fills
-    (`Plan.trainer_nodes`; a plan from JSON made before that field keeps its own figure)."""
+    plan counted one (`Plan.reference_model`) and its critic (`Plan.critic`), its routed experts laid out as the plan
+    counted them where `version` is the minor version of the release that holds them so (`Plan.expert_layout`: 0.5.1's
+    separate experts for 0.5; `fused` otherwise), on the nodes its trainer fills (`Plan.trainer_nodes`; a plan from
+    JSON made before that field keeps its own figure)."""
     if plan.host_memory_gb is None or plan.trainer_nodes is None:
         return plan
+    experts = counted_expert_layout(written_release(version, plan.expert_layout))
     need = shown_host_need(model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version,
-                           plan.reference_model, plan.lora_rank, plan.critic)
+                           plan.reference_model, plan.lora_rank, plan.critic, experts)
     return plan.model_copy(update={"host_memory_gb": need})
 
 
