@@ -7,6 +7,7 @@ to, and ``solve cluster --trinity-version 0.5.1 --emit-dir`` refused the placeme
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,8 +15,10 @@ import pytest
 
 import solver
 from solver.memory import shown_host_need
+from solver.query import ConfigProblemCode
 from solver.tables import load_catalog, written_release
 from solver.trinity import patch_trinity_config
+from solver.trinity.checks import lora_targets_problem
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -85,3 +88,33 @@ def test_a_cluster_placed_under_0_5_1_writes_its_configs(cli: Cli, tmp_path: Pat
     text = config.read_text(encoding="utf-8")
     assert "# host memory: 198.8 GiB per node while the model loads, within the pool's host_ram_gb of 250 GiB\n" in text
     assert text.count(" --trinity-version 0.5.1\n") == 1
+
+
+EMPTY_TARGETS_REFUSED = (
+    "model.lora_configs[0].target_modules '', on Qwen3-8B (a dense model), matches no module: peft matches it whole "
+    "(re.fullmatch) against each module's full name (model.layers.N.self_attn.{q,k,v,o}_proj, "
+    "model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens and lm_head), and Trinity fails as it makes the "
+    "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")
+"""An empty ``target_modules``: Trinity passes it to PEFT's ``LoraConfig`` as it is (``utils/lora_utils.py:35`` in
+0.6.0), which matches it whole against no name and raises "No `target_modules` passed but also no `target_parameters`
+found" (``tuners/tuners_utils.py:1058`` in peft 0.21.2); it is no ``all-linear``, as it was taken before."""
+
+
+def test_an_empty_target_modules_is_refused_not_read_as_all_linear(cli: Cli, tmp_path: Path) -> None:
+    model = load_catalog().model("Qwen3-8B")
+    problem = lora_targets_problem("", None, model)
+    assert problem is not None
+    assert (problem.code, problem.words) == (ConfigProblemCode.LORA_CONFIGS_REFUSED, EMPTY_TARGETS_REFUSED)
+    assert lora_targets_problem(None, None, model) is None  # unset: Trinity's all-linear
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "buffer: {batch_size: 16, train_batch_size: 64}\n"
+        "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 4096\n"
+        "  lora_configs: [{lora_rank: 16, target_modules: ''}]\n"
+        "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 1}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--check", "--gpu", "h100", "--json")
+    assert (status, err) == (1, "")
+    current = json.loads(out)[0]["current"]
+    assert EMPTY_TARGETS_REFUSED in current["config_problems"]
+    assert "lora-configs-refused" in current["config_problem_codes"]

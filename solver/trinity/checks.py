@@ -1762,7 +1762,7 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
     ``solver.tables.peft_names`` does not hold), since rft-solver cannot know that PEFT fails. None where PEFT takes
     it; `re.error` where either is no regular expression."""
     names = model.peft_names
-    pattern = targets or ALL_LINEAR
+    pattern = ALL_LINEAR if targets is None else targets  # "" is a regex PEFT fails on, not all-linear
     why = peft_target_refusal(pattern, excluded, names)
     if why is None:
         return None
