@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_peftgap_s77 import _trinity
 
 import solver
 from solver.memory import shown_host_need
@@ -106,13 +107,7 @@ def test_an_empty_target_modules_is_refused_not_read_as_all_linear(cli: Cli, tmp
     assert problem is not None
     assert (problem.code, problem.words) == (ConfigProblemCode.LORA_CONFIGS_REFUSED, EMPTY_TARGETS_REFUSED)
     assert lora_targets_problem(None, None, model) is None  # unset: Trinity's all-linear
-    config = tmp_path / "trinity.yaml"
-    config.write_text(
-        "algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-        "buffer: {batch_size: 16, train_batch_size: 64}\n"
-        "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 4096\n"
-        "  lora_configs: [{lora_rank: 16, target_modules: ''}]\n"
-        "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 1}\n", encoding="utf-8")
+    config = _trinity(tmp_path, "Qwen/Qwen3-8B", "{lora_rank: 16, target_modules: ''}")
     status, out, err = cli("--from-config", str(config), "--check", "--gpu", "h100", "--json")
     assert (status, err) == (1, "")
     current = json.loads(out)[0]["current"]
