@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 from test_peftgap_s77 import _trinity
+from test_ropetype_s77 import _phi3_4k
 
 import solver
 from solver.memory import shown_host_need
 from solver.query import ConfigProblemCode
 from solver.tables import load_catalog, written_release
+from solver.tables.rope_types import LONGROPE_ACCEPTED, PHI3_REFUSAL
 from solver.trinity import patch_trinity_config
 from solver.trinity.checks import lora_targets_problem
 
@@ -113,3 +115,31 @@ def test_an_empty_target_modules_is_refused_not_read_as_all_linear(cli: Cli, tmp
     current = json.loads(out)[0]["current"]
     assert EMPTY_TARGETS_REFUSED in current["config_problems"]
     assert "lora-configs-refused" in current["config_problem_codes"]
+
+
+@pytest.mark.parametrize(("rope", "named"), [
+    ("{rope_type: yarn, factor: 4.0}", "rope_type"),
+    ("{type: yarn, factor: 4.0, original_max_position_embeddings: 4096}", "type"),
+])
+@pytest.mark.parametrize("release", ["0.5", "0.6"])
+def test_a_yarn_given_to_phi3_is_refused_first_whatever_key_it_lacks(
+        cli: Cli, tmp_path: Path, rope: str, named: str, release: str) -> None:
+    # A YaRN without original_max_position_embeddings, or named by type alone, was told to add the key ("add
+    # original_max_position_embeddings: 4096", "add rope_type: yarn"), which leads to the Phi-3 refusal, and on 0.5
+    # only cautioned (rope-scaling-wrong): Phi-3's config class refuses any yarn on every release.
+    model = _phi3_4k(tmp_path)
+    config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
+    config.write_text("model:\n  model_path: /nowhere/Phi-3-mini-4k-instruct\n  max_model_len: 16384\n"
+                      f"  rope_scaling: {rope}\n"
+                      "algorithm: {algorithm_type: grpo}\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+                      "explorer:\n  rollout_model:\n    engine_num: 4\n", encoding="utf-8")
+    argv = ("--model-config", str(model), "--gpu", "h100", "--trinity-version", release)
+    status, out, _ = cli("--from-config", str(config), *argv, "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["config_problem_codes"]) == (1, ["rope-scaling-unbuilt-refused"])
+    assert current["config_problems"] == [
+        (f"model.rope_scaling: {named} yarn on Phi-3-mini-4k-instruct, whose model_type phi3 takes no YaRN: "
+         f"{PHI3_REFUSAL}; remove it, and {LONGROPE_ACCEPTED}")]
+    status, _, err = cli("--from-config", str(config), *argv, "--write", str(written))
+    assert status == 0, err
+    assert "rope_scaling" not in written.read_text(encoding="utf-8")
