@@ -724,11 +724,17 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
     ``original_max_position_embeddings``, a KeyError at ``:2119``), fails as vLLM starts: refused, but on Trinity 0.5,
     whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A YaRN for a model whose type
     takes none (`Model.rope_advice`: Phi-3's config class refuses it as vLLM validates it) is refused on every
-    release."""
+    release, first: named by ``type`` alone or without ``original_max_position_embeddings`` too, which no key mends."""
     given = checks.rope_type(path)  # read first: what cannot be read is said there, and judged no further
     if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
         return
     rope_type = given if "rope_type" in rope else "default"  # a null one is no type vLLM builds
+    if given == "yarn" and model.rope_advice.kind == "none":  # every release: the model's config class refuses it
+        extension = model.rope_advice.extension  # (by type alone too, or without a key it lacks: no key mends it)
+        checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
+            f"{dotted(path)}: {'rope_type' if 'rope_type' in rope else 'type'} yarn on {model.name}, whose model_type "
+            f"{extension.model_type} takes no YaRN: {extension.refusal}; remove it, and {extension.accepted}"))
+        return
     if "rope_type" not in rope and "type" in rope and not model.vllm_skips_rope_factor:
         code, problem = ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, (
             f"{dotted(path)} names its type in type alone ({yaml_brief(given)}): the rollout's vLLM reads rope_type "
@@ -740,12 +746,6 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
                and vllm_rope_problem(rope_type, {*rope, original}) is None else "add it")
         code, problem = ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
             f"{dotted(path)}: {unbuilt}, and fails as it starts, as {HANDED_PAST_WORDS}; {fix}")
-    elif rope_type == "yarn" and model.rope_advice.kind == "none":  # every release: the model's config class refuses it
-        extension = model.rope_advice.extension
-        checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
-            f"{dotted(path)}: rope_type yarn on {model.name}, whose model_type {extension.model_type} takes no YaRN: "
-            f"{extension.refusal}; remove it, and {extension.accepted}"))
-        return
     else:
         return
     if checks.version == "0.5":
@@ -1762,7 +1762,7 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
     ``solver.tables.peft_names`` does not hold), since rft-solver cannot know that PEFT fails. None where PEFT takes
     it; `re.error` where either is no regular expression."""
     names = model.peft_names
-    pattern = targets or ALL_LINEAR
+    pattern = ALL_LINEAR if targets is None else targets  # "" is a regex PEFT fails on, not all-linear
     why = peft_target_refusal(pattern, excluded, names)
     if why is None:
         return None
