@@ -8,16 +8,21 @@ from pathlib import Path
 import pytest
 from cluster_api import place
 from test_currenttime_s77 import STUCK, _asked_as_it_runs
+from test_dpomicro_s76 import _dpo
 from test_minnodes_s64 import _questions_per_second
+from test_ownbudget_s72 import _problems
+from test_padbound_s71 import INTERNLM2
 from test_peftnames_s77 import CONFIGS, Cli, _checked
 from test_runpast_s76 import CATALOG, JOBS, _fleet, _running
 from test_smallslips24_s77 import TWO_NODES, _lowered, _write
 
 import solver
-from solver.tables import load_fleet
+from solver.tables import load_catalog, load_fleet
+from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity.fragment import trinity_fragment
 from solver.trinity.peft import QWEN3_MOE, excludes_every_module, shown_module_names
+from solver.trinity.plan_keys import dpo_pair_note
 
 LOST = {"name": "lost", "model": "Qwen3-1.7B", "max_model_len": 8192, "rollout_gpus": 8, "priority": 5}
 """A job that is not required, with no way at all (as `STUCK`: 8 rollout GPUs leave none of the node's 8)."""
@@ -30,8 +35,8 @@ def test_the_jobs_left_out_for_a_required_job_name_the_required_ones_alone(tmp_p
     result = place(fleet, catalog=CATALOG)
     assert (result.status, result.no_way_to_run) == ("infeasible", ("stuck", "lost"))
     assert [(left.job, left.reason_code, left.reason) for left in result.unplaced[2:]] == [
-        ("a", "another-job-fits-nowhere", "the required job stuck fits nowhere, and a placement places every required "
-         "job or none")]
+        ("a", "another-job-fits-nowhere",
+         "the required job stuck fits nowhere, and a placement places every required job or none")]
     assert 0 < result.planning_s <= result.wall_time_s
 
 
@@ -63,7 +68,7 @@ def test_a_block_of_names_without_one_ending_is_braced_whole() -> None:
 def test_a_converted_mixture_of_experts_v4_expert_names_are_no_modules_to_exclude() -> None:
     # A Qwen3-MoE layer's experts are one module (mlp.experts) in transformers 5: an exclusion that leaves out every
     # module but matches none of the experts' v4 names still leaves every module out.
-    for name in ("gate_proj", "up_proj", "down_proj"):
+    for name in ("gate_proj", "up_proj"):  # down_proj's: test_review77_s77
         assert excludes_every_module(f"(?!.*experts\\.{name}$).*", QWEN3_MOE), name
     assert not excludes_every_module("(?!.*experts$).*", QWEN3_MOE)  # mlp.experts itself is a module
 
@@ -135,8 +140,30 @@ def test_the_apply_lines_lora_comment_names_the_releases_of_trinity_version(cli:
 
 def test_a_running_job_on_gpus_its_pool_no_longer_has_is_not_running(cli: Cli, tmp_path: Path) -> None:
     # Each job of TWO_NODES takes GPUs 0 to 7 of its node; with 7 GPUs per node now, neither is running (GPU 7 gone).
-    current, down = _lowered(cli, tmp_path, small_priority=1)
+    current, _ = _lowered(cli, tmp_path, small_priority=1)
     narrow = {"pools": [{**TWO_NODES["pools"][0], "gpus_per_node": 7}], "jobs": TWO_NODES["jobs"]}
     lines = cli("cluster", str(_write(tmp_path / "narrow.yaml", narrow)), "--current", str(current))[1].splitlines()
     assert lines[1] == "pool a100: 2 x 7 A100-80GB; 1 node and 6 of 14 GPUs used"  # no "running now" line before it
     assert not [line for line in lines if line.startswith("running now")]
+
+
+def test_dpos_actor_size_2_on_trinity_05_is_unbounded_alone() -> None:
+    # 0.5 doubles 2 to two pairs: micro-batch-unbounded says so; dpo-pair-doubled (2 right on verl 0.8) is not said.
+    assert [code for code, _ in _problems(_dpo(2, "0.5"), "0.5")] == ["micro-batch-unbounded"]
+
+
+def test_the_dpo_pair_note_is_for_a_padded_model_alone() -> None:
+    # A model trained with remove padding has its micro-batch bounded by the token budget: no note on the pair.
+    assert dpo_pair_note("dpo.yaml", load_catalog().model("Qwen3-8B"), None) is None
+    assert (dpo_pair_note("dpo.yaml", load_model_config(INTERNLM2), None) or "").startswith(
+        "dpo.yaml trains DPO with one padded sequence per micro-batch for ")
+
+
+def test_the_apply_lines_write_dpos_pair_as_one_for_trinity_05(cli: Cli) -> None:
+    # Trinity 0.5 doubles the actor's size for DPO: 1 holds one pair there, and no comment on 2 is written.
+    status, out, _ = cli("--model-config", str(INTERNLM2), "--gpu", "h100", "--len", "32768", "--gpus", "8", "--dpo",
+                         "--trinity-version", "0.5")
+    lines = out.splitlines()
+    at = lines.index("trainer.use_dynamic_bsz: false")
+    assert (status, lines[at + 1]) == (0, "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu: 1")
+    assert not [line for line in lines if line.startswith("# DPO's actor: one pair")]
