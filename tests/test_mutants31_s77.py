@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cluster_api import place
 from test_currenttime_s77 import STUCK, _asked_as_it_runs
-from test_dpomicro_s76 import _dpo
+from test_dpomicro_s76 import ACTOR_SIZE, _dpo
 from test_minnodes_s64 import _questions_per_second
 from test_ownbudget_s72 import _problems
 from test_padbound_s71 import INTERNLM2
@@ -165,5 +165,5 @@ def test_the_apply_lines_write_dpos_pair_as_one_for_trinity_05(cli: Cli) -> None
                          "--trinity-version", "0.5")
     lines = out.splitlines()
     at = lines.index("trainer.use_dynamic_bsz: false")
-    assert (status, lines[at + 1]) == (0, "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu: 1")
+    assert (status, lines[at + 1]) == (0, f"{ACTOR_SIZE}: 1")
     assert not [line for line in lines if line.startswith("# DPO's actor: one pair")]
