@@ -17,7 +17,10 @@ from test_runpast_s76 import CATALOG, JOBS, _fleet, _running
 from test_smallslips24_s77 import TWO_NODES, _lowered, _write
 
 import solver
-from solver.tables import load_catalog, load_fleet
+from solver import load_weights
+from solver.cluster import Planner
+from solver.cluster.options import fleet_options
+from solver.tables import RunningJob, load_catalog, load_fleet
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity.fragment import trinity_fragment
@@ -167,3 +170,19 @@ def test_the_apply_lines_write_dpos_pair_as_one_for_trinity_05(cli: Cli) -> None
     at = lines.index("trainer.use_dynamic_bsz: false")
     assert (status, lines[at + 1]) == (0, f"{ACTOR_SIZE}: 1")
     assert not [line for line in lines if line.startswith("# DPO's actor: one pair")]
+
+
+@pytest.mark.parametrize(("nodes", "added"), [(3, [(8, 2)]), (2, [])])
+def test_a_job_on_a_node_its_pool_no_longer_has_gets_no_way_at_its_running_count(
+        tmp_path: Path, nodes: int, added: list[tuple[int, int]]) -> None:
+    # small runs on 8 trainer GPUs (of nodes 2 and 3), a count the planner does not offer it: where its pool still has
+    # node 2 it gets ways at that count, to stay as it runs; where the pool has 2 nodes now it cannot stay, and gets
+    # its own ways alone.
+    fleet = load_fleet(_write(tmp_path / "now.yaml", {"pools": [{**TWO_NODES["pools"][0], "nodes": nodes}],
+                                                      "jobs": TWO_NODES["jobs"][1:]}), CATALOG)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    running = RunningJob(job=0, pool=0, nodes=(2,), gpu_indexes=tuple(range(8)), trainer_gpus=8, rollout_gpus=2,
+                         max_model_len=32768, sp=2, offload=False)
+    own = [(way.plan.gpus, way.nodes) for way in fleet_options(planner, fleet).options]
+    ways = [(way.plan.gpus, way.nodes) for way in fleet_options(planner, fleet, running=[running]).options]
+    assert (own, ways) == ([(2, 1), (4, 1), (6, 1)], [(2, 1), (4, 1), (6, 1), *added])
