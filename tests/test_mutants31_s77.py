@@ -27,6 +27,7 @@ from solver.trinity.fragment import trinity_fragment
 from solver.trinity.peft import QWEN3_MOE, excludes_every_module, shown_module_names
 from solver.trinity.plan_keys import dpo_pair_note
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 LOST = {"name": "lost", "model": "Qwen3-1.7B", "max_model_len": 8192, "rollout_gpus": 8, "priority": 5}
 """A job that is not required, with no way at all (as `STUCK`: 8 rollout GPUs leave none of the node's 8)."""
 
@@ -196,3 +197,24 @@ def test_a_refused_configs_lora_on_a_mixture_of_experts_keeps_its_caution_row(cl
                          "--gpu", "h100")
     shown = " ".join(out.split())
     assert (status, shown.count("LoRA on mine, a mixture of experts: with transformers 5")) == (0, 1)
+
+
+def test_a_fleet_of_the_same_nodes_but_other_gpus_per_node_is_refused() -> None:
+    fleet = solver.load_fleet(EXAMPLES / "fleet.yaml")
+    of_16 = fleet.pools[0].model_copy(update={"gpus_per_node": 16})  # a100: 2 nodes, of 16 GPUs now
+    with pytest.raises(solver.QueryError) as raised:
+        solver.cluster_text(solver.place(fleet), fleet.model_copy(update={"pools": (of_16, *fleet.pools[1:])}))
+    assert str(raised.value) == ("result is on 2 nodes of 8 GPUs in pool a100, fleet has 2 nodes of 16: pass the fleet "
+                                 "it placed")
+
+
+def test_a_job_left_out_that_the_fleet_lacks_is_refused() -> None:
+    # required.yaml places none of its jobs: each is left out, and one the fleet lacks is named.
+    fleet = solver.load_fleet(EXAMPLES / "required.yaml")
+    result = solver.place(fleet)
+    assert (result.placements, len(result.unplaced)) == ((), 4)
+    renamed = tuple(job.model_copy(update={"name": "math-8b-2"}) if job.name == "math-8b" else job
+                    for job in fleet.jobs)
+    with pytest.raises(solver.QueryError) as raised:
+        solver.cluster_text(result, fleet.model_copy(update={"jobs": renamed}))
+    assert str(raised.value) == "result names math-8b, which fleet has no job of: pass the fleet it placed"
