@@ -1,5 +1,7 @@
 """The docs' claims on session 77's changes, checked against real runs (session 77's docstruth13): docs/memory.md's LoRA
-adapter counts per expert layout as ``solve memory`` gives them, with ``--trinity-version``."""
+adapter counts per expert layout as ``solve memory`` gives them, with ``--trinity-version``; ``solve --help``'s
+``--trinity-version``; trinity.md's ``lora-targets-assumed``, said whether or not a type rft-solver has read takes the
+regex."""
 
 from __future__ import annotations
 
@@ -8,6 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_peftnames_s77 import _checked
+
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
+from solver.trinity.peft import peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -50,3 +56,13 @@ def test_solves_trinity_version_counts_the_memory_as_its_help_says(cli: Cli) -> 
     help_text = " ".join(cli("--help")[1].split())
     assert ("The plans count the memory as the release holds it: 0.5 the reference model's host shards in bf16, 0.6 "
             "(and by default) in fp32; 0.5.1 a mixture of experts' routed experts sharded evenly") in help_text
+
+
+def test_a_regex_no_read_type_takes_is_said_on_assumed_names_not_refused(cli: Cli, tmp_path: Path) -> None:
+    """docs/trinity.md's ``lora-targets-assumed``: InternLM2's own ``.*wqkv``, which no type rft-solver has read takes,
+    is said on the assumed names, not refused (the page said the line came where a read type takes it)."""
+    assert [kind for kind, names in PEFT_NAMES_BY_MODEL_TYPE.items()
+            if peft_target_refusal(".*wqkv", None, names) is None] == []
+    config = json.loads((CONFIGS / "internlm2-7b.json").read_text(encoding="utf-8"))
+    status, current = _checked(cli, tmp_path, config, ".*wqkv")
+    assert (status, current["refused"], "lora-targets-assumed" in current["config_problem_codes"]) == (0, False, True)
