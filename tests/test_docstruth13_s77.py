@@ -1,7 +1,7 @@
 """The docs' claims on session 77's changes, checked against real runs (session 77's docstruth13): docs/memory.md's LoRA
 adapter counts per expert layout as ``solve memory`` gives them, with ``--trinity-version``; ``solve --help``'s
 ``--trinity-version``; trinity.md's ``lora-targets-assumed``, said whether or not a type rft-solver has read takes the
-regex."""
+regex; api.md's `memory_text`, whose plan call carries the release."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from test_peftnames_s77 import _checked
 
+import solver
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity.peft import peft_target_refusal
 
@@ -66,3 +67,16 @@ def test_a_regex_no_read_type_takes_is_said_on_assumed_names_not_refused(cli: Cl
     config = json.loads((CONFIGS / "internlm2-7b.json").read_text(encoding="utf-8"))
     status, current = _checked(cli, tmp_path, config, ".*wqkv")
     assert (status, current["refused"], "lora-targets-assumed" in current["config_problem_codes"]) == (0, False, True)
+
+
+def test_memory_texts_plan_call_carries_the_release(cli: Cli) -> None:
+    """docs/api.md's `memory_text`: the ``solver.plan(...)`` call it prints where the setting does not train carries
+    ``trinity_version`` as given, as the command's planner line carries ``--trinity-version``."""
+    model = solver.load_model_config(CONFIGS / "Mixtral-8x7B-v0.1.json")
+    catalog = solver.load_catalog().with_model(model)
+    answer = solver.memory_answer(model.name, "a100", 8, 8192, catalog=catalog, trinity_version="v0.5.1")
+    assert ('  solver.plan("Mixtral-8x7B-v0.1", gpu="A100-80GB", budget_gpus=8, max_model_len=8192, '
+            'trinity_version="v0.5.1", catalog=catalog)') in solver.memory_text(answer, catalog).splitlines()
+    out = cli("memory", "--model-config", str(CONFIGS / "Mixtral-8x7B-v0.1.json"), "--gpu", "a100", "--gpus", "8",
+              "--len", "8192", "--trinity-version", "v0.5.1")[1]
+    assert out.splitlines()[-1].endswith("--gpu a100 --gpus 8 --len 8192 --trinity-version v0.5.1")
