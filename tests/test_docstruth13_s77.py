@@ -80,3 +80,18 @@ def test_memory_texts_plan_call_carries_the_release(cli: Cli) -> None:
     out = cli("memory", "--model-config", str(CONFIGS / "Mixtral-8x7B-v0.1.json"), "--gpu", "a100", "--gpus", "8",
               "--len", "8192", "--trinity-version", "v0.5.1")[1]
     assert out.splitlines()[-1].endswith("--gpu a100 --gpus 8 --len 8192 --trinity-version v0.5.1")
+
+
+def test_an_unknown_mixture_of_experts_adapter_is_counted_on_qwen3_moes_layers_without_its_experts(
+        cli: Cli, tmp_path: Path) -> None:
+    """docs/memory.md's LoRA: an unknown type's mixture of experts is counted on Qwen3-MoE's names (assumed), without
+    the routed experts PEFT converts for the types it knows alone: Qwen3-30B-A3B's shape as ``foo_moe``, 30,081,024,
+    its attention and router's (each expert's, 1,691,025,408 in all, under 0.5.1's transformers 4)."""
+    config = json.loads((CONFIGS / "Qwen3-30B-A3B.json").read_text(encoding="utf-8"))
+    (tmp_path / "config.json").write_text(json.dumps({**config, "model_type": "foo_moe"}), encoding="utf-8")
+    counted = []
+    for version in ((), ("--trinity-version", "0.5.1")):
+        status, out, _ = cli("memory", "--model-config", str(tmp_path), "--gpu", "a100", "--gpus", "8", "--len",
+                             "8192", "--lora-rank", "32", *version, "--json")
+        counted.append((status, json.loads(out)["lora_parameters"]))
+    assert counted == [(0, 30_081_024), (0, 1_691_025_408)]
