@@ -108,7 +108,10 @@ def test_make_query_refuses_an_unknown_release_in_one_line(given: object, messag
 
 def test_the_api_fragments_and_placements_read_a_release_as_its_minor_version():
     (answer,) = solver.plan("4B", gpu="a100", max_model_len=8192, train_batch_size=75)
-    assert solver.trinity_config(answer, version="v0.5.1") == solver.trinity_config(answer, version="0.5")
+    assert solver.trinity_config(answer, version="v0.5.2") == solver.trinity_config(answer, version="0.5")
+    # s77: 0.5.1 lays a mixture of experts out alone, so its check command names the patch (test_persona49_s77)
+    assert solver.trinity_config(answer, version="v0.5.1") == solver.trinity_config(answer, version="0.5").replace(
+        "--trinity-version 0.5\n", "--trinity-version 0.5.1\n")
     assert solver.trinity_settings(answer, version="0.6.1") == solver.trinity_settings(answer, version="0.6")
     with pytest.raises(solver.QueryError) as caught:
         solver.trinity_config(answer, version="0.4")
