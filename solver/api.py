@@ -1366,7 +1366,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       train_batch_size=query.train_batch_size,
                                       train_batch_source=query.train_batch_source, max_model_len=length,
                                       length_from_option=not own_length,
-                                      option_names=query.option_names)
+                                      option_names=query.option_names, experts=query.expert_layout)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.
