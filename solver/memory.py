@@ -959,6 +959,21 @@ def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     return "separate" if experts == "separate" and model.peft_names.separate_experts else "fused"
 
 
+def expert_layout_words(model: Model, experts: ExpertLayout, lora_rank: int = 0) -> str:
+    """How the states of `model`'s routed experts were counted under a release holding them as `experts`
+    (`held_experts`), in words, and with LoRA (`lora_rank`) its adapter where that differs (`adapter_experts`):
+    ``routed experts counted whole, as transformers 5 holds them``, ``routed experts counted separate, as Trinity
+    0.5.1's transformers 4 holds them``."""
+    if held_experts(model, experts) == "separate":
+        return "routed experts counted separate, as Trinity 0.5.1's transformers 4 holds them"
+    held = {"fused": "as transformers 5 holds them",
+            "separate": "3-D parameters in Trinity 0.5.1's transformers 4 too",
+            "either": "as transformers 5 holds them, the larger of Trinity 0.5's two layouts"}[experts]
+    adapter = ("; its LoRA adapter as transformers 4 makes them, the larger"
+               if lora_rank and adapter_experts(model, experts) != held_experts(model, experts) else "")
+    return f"routed experts counted whole, {held}{adapter}"
+
+
 @lru_cache(maxsize=256)
 def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     """How a LoRA adapter on ``all-linear`` counts `model`'s router and routed experts under a release that holds
@@ -1204,14 +1219,15 @@ checkpoints' (`docs/memory.md`)."""
 
 def beyond_calibration(
     calibrated: CalibrationRange | None, model: Model, memory_gib: float, gpus: int, setting: Setting,
-    tokens_per_gpu: int, node_gpus: int, rocm: bool = False,
+    tokens_per_gpu: int, node_gpus: int, rocm: bool = False, experts: ExpertLayout = "fused", lora_rank: int = 0,
 ) -> tuple[Beyond, ...]:
     """Where an estimate lies outside the range of the observations the memory model was calibrated on
     (`calibrated`), one phrase per quantity with its code, compared as shown (parameters to 0.1B, memory to 1 GiB);
     empty when within it, or when the range is not known. There the prediction extrapolates the fitted
     terms, and a measurement is worth more than usual. A trainer on more than one node of `node_gpus` GPUs is
     beyond it too: observations record no nodes, and the flat overhead counts NCCL's memory (RCCL's on an AMD GPU,
-    where `rocm`: `gpu_runtime`) as on one node."""
+    where `rocm`: `gpu_runtime`) as on one node. A mixture of experts' phrase says how its routed experts were counted
+    (`expert_layout_words`: under a release holding them as `experts`, with LoRA at `lora_rank` or not)."""
     if calibrated is None:
         return ()
     least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
@@ -1231,7 +1247,7 @@ def beyond_calibration(
             least_vocab / VOCAB_TOLERANCE <= model.vocab_size <= most_vocab * VOCAB_TOLERANCE),
          BeyondCode.OTHER_VOCABULARY, f"a vocabulary of {model.vocab_size} (calibrated on {vocab_range})"),
         (model.moe is not None and calibrated.mixture_of_experts is False, BeyondCode.MIXTURE_OF_EXPERTS,
-         "a mixture of experts (calibrated on dense models)"),
+         f"a mixture of experts (calibrated on dense models; {expert_layout_words(model, experts, lora_rank)})"),
         (model.logit_softcapping, BeyondCode.CAPPED_LOGITS,
          "capped logits (their extra copy counted from first principles, not calibrated)"),
         (not least <= round(memory_gib) <= most, BeyondCode.OTHER_GPU_MEMORY,
