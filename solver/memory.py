@@ -954,8 +954,9 @@ def weight_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[
 def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     """How `model`'s routed experts are held, and so sharded, under a release that holds them as `experts`: `separate`
     where its transformers 4 makes them ``nn.Linear`` for the model's type (`PeftModuleNames.separate_experts`: not
-    Llama 4's ``Llama4TextExperts`` nor GraniteMoE's ``GraniteMoeParallelExperts``, 3-D parameters there too, with a
-    row per expert); else `fused`, and so where the release takes `either`: whole experts, the larger states."""
+    Llama 4's ``Llama4TextExperts`` nor GraniteMoE's ``GraniteMoeParallelExperts``, 3-D parameters there too with a
+    row per expert, ``modeling_llama4.py:53-54`` and ``modeling_granitemoe.py:245`` in 4.57.1, which FSDP2 shards
+    whole); else `fused`, and so where the release takes `either`: whole experts, the larger states."""
     return "separate" if experts == "separate" and model.peft_names.separate_experts else "fused"
 
 
