@@ -790,7 +790,8 @@ def estimate_memory(
 
     `trinity_version` (as `plan`'s, ``"0.5.1"`` too): the Trinity release whose memory it counts: a mixture of
     experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, else
-    whole) and its reference model's pinned host shards (`solver.memory.REFERENCE_BYTES`; None: 0.6's).
+    whole, with 0.5's, 0.5.0's and 0.5.2's LoRA adapter the larger of the two) and its reference model's pinned host
+    shards (`solver.memory.REFERENCE_BYTES`; None: 0.6's).
 
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
@@ -831,7 +832,7 @@ def estimate_memory(
     said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
                        result.fits, lora=lora_rank > 0, critic=critic is not None)
     beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
-                                gpu_type.rocm)
+                                gpu_type.rocm, experts, lora_rank)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, release, reference,
                                                           lora_rank, critic, experts),
@@ -1367,7 +1368,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       train_batch_size=query.train_batch_size,
                                       train_batch_source=query.train_batch_source, max_model_len=length,
                                       length_from_option=not own_length,
-                                      option_names=query.option_names)
+                                      option_names=query.option_names, experts=query.expert_layout)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.

@@ -107,6 +107,7 @@ from solver.tables import (
     ExpertLayout,
     Frozen,
     GpuType,
+    HeldExperts,
     MemoryModel,
     Model,
     Setting,
@@ -722,8 +723,8 @@ def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> 
     experts' `fused` routed experts whole (`_routed_expert_shapes`), so each GPU holds the rounded-up count of every
     expert layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do, Mixtral's 1 of 8 on 32 GPUs
     where a quarter would do; 0 for a dense model, where the GPUs divide the experts, and for `separate` experts
-    (transformers 4's, Trinity 0.5.1's), whose weights each shard over every GPU as a dense layer's."""
-    if model.moe is None or experts == "separate":
+    (transformers 4's, Trinity 0.5.1's, `held_experts`), whose weights each shard over every GPU as a dense layer's."""
+    if model.moe is None or held_experts(model, experts) == "separate":
         return 0.0
     count = model.moe.experts
     return model.routed_expert_parameters * (ceil(count / gpus) * gpus - count) / (count * gpus)
@@ -947,7 +948,44 @@ def weight_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[
     them `fused`; or, `separate` (transformers 4's, Trinity 0.5.1's), a gated MLP's three matrices per expert."""
     hidden = model.hidden_size
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
-    return embeddings + _layer_shapes(model, routed_experts=experts)
+    return embeddings + _layer_shapes(model, routed_experts=held_experts(model, experts))
+
+
+def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
+    """How `model`'s routed experts are held, and so sharded, under a release that holds them as `experts`: `separate`
+    where its transformers 4 makes them ``nn.Linear`` for the model's type (`PeftModuleNames.separate_experts`: not
+    Llama 4's ``Llama4TextExperts`` nor GraniteMoE's ``GraniteMoeParallelExperts``, 3-D parameters there too with a
+    row per expert, ``modeling_llama4.py:53-54`` and ``modeling_granitemoe.py:245`` in 4.57.1, which FSDP2 shards
+    whole); else `fused`, and so where the release takes `either`: whole experts, the larger states."""
+    return "separate" if experts == "separate" and model.peft_names.separate_experts else "fused"
+
+
+def expert_layout_words(model: Model, experts: ExpertLayout, lora_rank: int = 0) -> str:
+    """How the states of `model`'s routed experts were counted under a release holding them as `experts`
+    (`held_experts`), in words, and with LoRA (`lora_rank`) its adapter where that differs (`adapter_experts`):
+    ``routed experts counted whole, as transformers 5 holds them``, ``routed experts counted separate, as Trinity
+    0.5.1's transformers 4 holds them``."""
+    if held_experts(model, experts) == "separate":
+        return "routed experts counted separate, as Trinity 0.5.1's transformers 4 holds them"
+    held = {"fused": "as transformers 5 holds them",
+            "separate": "3-D parameters in Trinity 0.5.1's transformers 4 too",
+            "either": "as transformers 5 holds them, the larger of Trinity 0.5's two layouts"}[experts]
+    adapter = ("; its LoRA adapter as transformers 4 makes them, the larger"
+               if lora_rank and adapter_experts(model, experts) != held_experts(model, experts) else "")
+    return f"routed experts counted whole, {held}{adapter}"
+
+
+@lru_cache(maxsize=256)
+def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
+    """How a LoRA adapter on ``all-linear`` counts `model`'s router and routed experts under a release that holds
+    them as `experts` (`adapted_shapes`): as that layout; where the release takes `either`, the layout whose adapter
+    is the larger for the model: `fused` for the types PEFT converts on transformers 5 (Qwen3-MoE's, Mixtral's),
+    `separate` for those it does not, whose experts only transformers 4 lets it adapt (Qwen2-MoE's, PhiMoE's); `fused`
+    where the two are alike (a dense model)."""
+    if experts != "either":
+        return experts
+    layouts: tuple[HeldExperts, ...] = ("fused", "separate")
+    return max(layouts, key=lambda layout: lora_parameters(model, 1, layout))
 
 
 def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[int, int, int], ...]:
@@ -959,10 +997,11 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     (transformers 5), the router where PEFT adapts it and the routed experts where PEFT converts the model's LoRA
     config (`MoE.peft_converts_experts`, `_adapted_expert_shapes`; another's are no ``nn.Linear``, which nothing
     adapts); `separate` (transformers 4, Trinity 0.5.1's), no conversion, but the router and each expert's three
-    projections where they are ``nn.Linear`` there (`PeftModuleNames.separate_router`, ``separate_experts``)."""
+    projections where they are ``nn.Linear`` there (`PeftModuleNames.separate_router`, ``separate_experts``); under a
+    release taking `either`, the larger of the two (`adapter_experts`)."""
     names, moe = model.peft_names, model.moe
-    separate = moe is not None and experts == "separate"
-    routed: ExpertLayout | None = "separate" if separate and names.separate_experts else None
+    separate = moe is not None and adapter_experts(model, experts) == "separate"
+    routed: HeldExperts | None = "separate" if separate and names.separate_experts else None
     router = names.separate_router if separate else names.router is not None
     shapes = tuple(shape for shape in _layer_shapes(model, routed, names, router) if shape[1] > 1)
     if moe is None or separate or not moe.peft_converts_experts:
@@ -984,7 +1023,7 @@ def _adapted_expert_shapes(hidden: int, width: int, experts: int, layers: int) -
     return (2 * width, hidden, 2 * experts * layers), (hidden, width, experts * layers)
 
 
-def _layer_shapes(model: Model, routed_experts: ExpertLayout | None, linears: PeftModuleNames | None = None,
+def _layer_shapes(model: Model, routed_experts: HeldExperts | None, linears: PeftModuleNames | None = None,
                   router: bool = True) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' laid out as
     `routed_experts` (None: left out), a mixture of experts' router or not (`router`); where `linears` gives the model
@@ -1181,14 +1220,15 @@ checkpoints' (`docs/memory.md`)."""
 
 def beyond_calibration(
     calibrated: CalibrationRange | None, model: Model, memory_gib: float, gpus: int, setting: Setting,
-    tokens_per_gpu: int, node_gpus: int, rocm: bool = False,
+    tokens_per_gpu: int, node_gpus: int, rocm: bool = False, experts: ExpertLayout = "fused", lora_rank: int = 0,
 ) -> tuple[Beyond, ...]:
     """Where an estimate lies outside the range of the observations the memory model was calibrated on
     (`calibrated`), one phrase per quantity with its code, compared as shown (parameters to 0.1B, memory to 1 GiB);
     empty when within it, or when the range is not known. There the prediction extrapolates the fitted
     terms, and a measurement is worth more than usual. A trainer on more than one node of `node_gpus` GPUs is
     beyond it too: observations record no nodes, and the flat overhead counts NCCL's memory (RCCL's on an AMD GPU,
-    where `rocm`: `gpu_runtime`) as on one node."""
+    where `rocm`: `gpu_runtime`) as on one node. A mixture of experts' phrase says how its routed experts were counted
+    (`expert_layout_words`: under a release holding them as `experts`, with LoRA at `lora_rank` or not)."""
     if calibrated is None:
         return ()
     least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
@@ -1208,7 +1248,7 @@ def beyond_calibration(
             least_vocab / VOCAB_TOLERANCE <= model.vocab_size <= most_vocab * VOCAB_TOLERANCE),
          BeyondCode.OTHER_VOCABULARY, f"a vocabulary of {model.vocab_size} (calibrated on {vocab_range})"),
         (model.moe is not None and calibrated.mixture_of_experts is False, BeyondCode.MIXTURE_OF_EXPERTS,
-         "a mixture of experts (calibrated on dense models)"),
+         f"a mixture of experts (calibrated on dense models; {expert_layout_words(model, experts, lora_rank)})"),
         (model.logit_softcapping, BeyondCode.CAPPED_LOGITS,
          "capped logits (their extra copy counted from first principles, not calibrated)"),
         (not least <= round(memory_gib) <= most, BeyondCode.OTHER_GPU_MEMORY,

@@ -1039,11 +1039,13 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                            *(Caution(code, words) for code, words in given if words)))
 
 
-def lora_moe_caution(model: Model, lora_rank: int, version: TrinityVersion | None) -> str | None:
-    """The caution on LoRA at `lora_rank` (0: none, and no caution) on `model` with the Trinity release `version`
-    (`CautionCode.LORA_MOE_CONFIG_UNSAVED`), where it is a mixture of experts whose adapter config Trinity saves cut
-    short (`lora_moe_unsaved_words`, which the LoRA key's comment says too); None otherwise."""
-    unsaved = lora_moe_unsaved_words(model, version) if lora_rank else None
+def lora_moe_caution(model: Model, lora_rank: int, version: TrinityVersion | None,
+                     experts: ExpertLayout = "fused") -> str | None:
+    """The caution on LoRA at `lora_rank` (0: none, and no caution) on `model` with the Trinity release `version`, its
+    routed experts held as `experts` (`CautionCode.LORA_MOE_CONFIG_UNSAVED`), where it is a mixture of experts whose
+    adapter config Trinity saves cut short (`lora_moe_unsaved_words`, which the LoRA key's comment says too); None
+    otherwise."""
+    unsaved = lora_moe_unsaved_words(model, version, experts) if lora_rank else None
     return None if unsaved is None else f"LoRA on {model.name}, a mixture of experts: {unsaved}"
 
 
@@ -1204,7 +1206,7 @@ class Plan(Frozen):
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,
                                interconnect_unstated_caution(gpu, self.sp, option_names), dpo,
-                               lora_moe_caution(model, self.lora_rank, version))
+                               lora_moe_caution(model, self.lora_rank, version, self.expert_layout))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

@@ -19,6 +19,7 @@ from solver.tables import (
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
     Catalog,
+    ExpertLayout,
     Frozen,
     GpuType,
     LeftOutWhenNone,
@@ -436,24 +437,26 @@ def transformers_5_words(version: TrinityVersion | None) -> str:
     return "with transformers 5 (Trinity 0.6 requires 5.12.1 or later)"
 
 
-def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None = None) -> str | None:
+def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None = None,
+                           experts: ExpertLayout = "fused") -> str | None:
     """What ``lora-moe-config-unsaved`` cautions of for LoRA on `model` with the Trinity release `version`, where it is
     a mixture of experts whose LoRA config PEFT converts (`MoE.peft_converts_experts`): each checkpoint's adapter
     config saved cut short, which vLLM fails to reload (`transformers_5_words`: the releases that run into it); None
-    for any other model. A plan's caution (`solver.results.Plan.with_cautions`) and its LoRA key's comment
+    for any other model, and under a release that holds the experts `separate` (`experts`: 0.5.1's transformers 4,
+    where PEFT converts nothing). A plan's caution (`solver.results.Plan.with_cautions`) and its LoRA key's comment
     (`lora_configs_words`) say it."""
-    if model.moe is None or not model.moe.peft_converts_experts:
+    if model.moe is None or not model.moe.peft_converts_experts or experts == "separate":
         return None
     return (f"{transformers_5_words(version)} PEFT makes the adapter's target_parameters a set, which Trinity's "
             "_save_lora cannot write as JSON, so the explorer's vLLM fails to reload the adapter at the first weight "
             f"sync: train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
 
 
-def lora_configs_words(model: Model, version: TrinityVersion | None = None) -> str:
-    """What the LoRA config a plan's keys turn LoRA on with says for `model` with the Trinity release `version`:
-    `LORA_CONFIGS_WORDS`, and on a mixture of experts whose LoRA config PEFT converts what ``lora-moe-config-unsaved``
-    cautions of (`lora_moe_unsaved_words`)."""
-    unsaved = lora_moe_unsaved_words(model, version)
+def lora_configs_words(model: Model, version: TrinityVersion | None = None, experts: ExpertLayout = "fused") -> str:
+    """What the LoRA config a plan's keys turn LoRA on with says for `model` with the Trinity release `version`, its
+    routed experts held as `experts`: `LORA_CONFIGS_WORDS`, and on a mixture of experts whose LoRA config PEFT
+    converts what ``lora-moe-config-unsaved`` cautions of (`lora_moe_unsaved_words`)."""
+    unsaved = lora_moe_unsaved_words(model, version, experts)
     return LORA_CONFIGS_WORDS if unsaved is None else f"{LORA_CONFIGS_WORDS}; but {unsaved}"
 
 

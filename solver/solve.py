@@ -1015,7 +1015,7 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
                        query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank, query.critic, query.dpo,
                        query.expert_layout)
     beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
-                                 query.node_gpus, gpu.rocm)
+                                 query.node_gpus, gpu.rocm, query.expert_layout, query.lora_rank)
               if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
             "headroom_at_step": memory.step_binds, "headroom_at_critic_pass": memory.critic_pass_binds,

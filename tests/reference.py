@@ -643,7 +643,8 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
     if not fit.least_vocab_size / 1.1 <= model.vocab_size <= fit.most_vocab_size * 1.1:
         found.append(("other-vocabulary", f"a vocabulary of {model.vocab_size} (calibrated on {fit.least_vocab_size})"))
     if model.moe is not None:  # the shipped fit saw dense models only
-        found.append(("mixture-of-experts", "a mixture of experts (calibrated on dense models)"))
+        found.append(("mixture-of-experts", ("a mixture of experts (calibrated on dense models; routed experts "
+                                             "counted whole, as transformers 5 holds them)")))  # transformers 5's
     if model.logit_softcapping:  # no tabled model caps its logits
         found.append(("capped-logits",
                       "capped logits (their extra copy counted from first principles, not calibrated)"))

@@ -54,7 +54,7 @@ def test_solve_json_carries_the_code_on_every_lora_plan_of_qwen3_moe(cli: Cli) -
     assert _coded(answer["rollout_kept"]["plan"]) == [_caution("Qwen3-30B-A3B")]
 
 
-@pytest.mark.parametrize("release", ["0.5", "0.5.1", "0.5.2"])
+@pytest.mark.parametrize("release", ["0.5", "0.5.2"])  # not 0.5.1, on transformers 4 (test_release05a_s77)
 def test_trinity_05_words_name_the_releases_that_run_transformers_5(cli: Cli, release: str) -> None:
     status, out, err = cli(*QWEN_MOE, "--lora-rank", "64", "--trinity-version", release, "--json")
     assert (status, err) == (0, "")

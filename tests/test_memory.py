@@ -234,7 +234,8 @@ def test_estimates_beyond_the_calibration_say_so(cli):
                             "(calibrated up to SP=4); the prediction extrapolates there") in " ".join(out.split())
     # A mixture of experts, and a model smaller than any a fit of your own cells saw.
     (answer,) = solver.plan("30B-A3B", gpu="h100", budget_gpus=8, max_model_len=32768)
-    assert "a mixture of experts (calibrated on dense models)" in answer.plans[0].beyond_calibration
+    assert ("a mixture of experts (calibrated on dense models; routed experts counted whole, as transformers 5 holds "
+            "them)") in answer.plans[0].beyond_calibration
     mine = load_memory_model().model_copy(update={"fit": load_memory_model().fit.model_copy(update={
         "range": load_memory_model().fit.range.model_copy(update={"smallest_model_b": 8.19})})})
     (answer,) = solver.plan("0.6B", gpu="h100", budget_gpus=8, max_model_len=32768, memory=mine)
@@ -273,7 +274,8 @@ def test_the_calibrated_range_holds_its_own_edges():
     # range recorded it).
     moe = CATALOG.model("30B-A3B")
     unsaid = calibrated.model_copy(update={"mixture_of_experts": None})
-    moe_phrase = ("mixture-of-experts", "a mixture of experts (calibrated on dense models)")
+    moe_phrase = ("mixture-of-experts", ("a mixture of experts (calibrated on dense models; routed experts counted "
+                                         "whole, as transformers 5 holds them)"))
     assert moe_phrase in beyond(model=moe)
     assert moe_phrase not in beyond_calibration(unsaid, moe, 80.0, 6, Setting(sp=4), 73728, NODE_GPUS)
     # A fit from 4 GPUs and fits with SP only: 3 GPUs and SP=1 are beyond it, 4 GPUs and SP=2 within; a range
@@ -3072,7 +3074,8 @@ def test_mixture_of_experts_configs_plan_as_the_catalogue_models_of_their_shape(
     assert (status, estimate["model"], estimate["model_parameters_b"]) == (0, "Mixtral-8x7B-v0.1", 46.703)
     # Its model card's 12.9B active: attention, norms, embeddings, routers and 2 experts of 8 in every layer.
     assert estimate["model_active_parameters_b"] == round(46.702792704 - 32 * 6 * 3 * 4096 * 14336 / 1e9, 3) == 12.88
-    assert "a mixture of experts (calibrated on dense models)" in estimate["beyond_calibration"]
+    assert ("a mixture of experts (calibrated on dense models; routed experts counted whole, as transformers 5 holds "
+            "them)") in estimate["beyond_calibration"]
     assert estimate["cautions"] == []  # a mixtral config: its kind is checked
 
 

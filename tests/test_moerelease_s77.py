@@ -1,8 +1,8 @@
 """A mixture of experts' routed experts sharded as the Trinity release's transformers holds them (session 77,
 persona47's Mixtral-8x7B on 32 A100s): Trinity 0.5.1 pins ``transformers<5.0.0``, whose classes make each expert a
 gated MLP of ``nn.Linear`` (``separate``), which FSDP2 shards over every GPU as a dense layer's; 0.6.0 needs
-``>=5.12.1``, whose fused expert tensors it shards whole (``fused``); 0.5.0 and 0.5.2 take either, and so does 0.5
-without its patch: the larger, fused, counts there, as where no release is named."""
+``>=5.12.1``, whose fused expert tensors it shards whole (``fused``); 0.5.0 and 0.5.2 take ``either``, and so does
+0.5 without its patch: the larger states, fused, count there, as where no release is named."""
 
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ RELEASES = (None, "0.5", "0.5.0", "0.5.1", "0.5.2", "0.6", "0.6.0")
 
 
 @pytest.mark.parametrize(("release", "layout"), [
-    (None, "fused"), ("0.5", "fused"), ("0.5.0", "fused"), ("0.5.1", "separate"), ("v0.5.1", "separate"),
-    (" 0.5.1 ", "separate"), ("0.5.1.post1", "separate"), ("0.5.2", "fused"), ("0.6", "fused"), ("0.6.0", "fused"),
+    (None, "fused"), ("0.5", "either"), ("0.5.0", "either"), ("0.5.1", "separate"), ("v0.5.1", "separate"),
+    (" 0.5.1 ", "separate"), ("0.5.1.post1", "separate"), ("0.5.2", "either"), ("0.6", "fused"), ("0.6.0", "fused"),
     ("0.6.1", "fused"), ("0.4.1", "fused"),
 ])
 def test_only_a_release_pinning_transformers_4_counts_the_experts_separate(release: str | None, layout: str) -> None:
     # trinity_rft-0.5.1's METADATA: transformers<5.0.0,>=4.51.0; 0.5.0's >=4.51.0; 0.5.2's <=5.3.0,>=4.51.0;
-    # 0.6.0's >=5.12.1. 0.5.0, 0.5.2 and 0.5 (any of the three) allow both layouts: the larger, fused, counts.
+    # 0.6.0's >=5.12.1. 0.5.0, 0.5.2 and 0.5 (any of the three) allow both layouts: either (the states fused).
     assert counted_expert_layout(release) == layout
 
 
@@ -66,7 +66,7 @@ def test_a_resident_critics_states_follow_the_layout_too() -> None:
 
 
 @pytest.mark.parametrize(("release", "layout", "minor"), [
-    (None, "fused", None), ("0.5", "fused", "0.5"), ("0.5.1", "separate", "0.5"), ("0.5.2", "fused", "0.5"),
+    (None, "fused", None), ("0.5", "either", "0.5"), ("0.5.1", "separate", "0.5"), ("0.5.2", "either", "0.5"),
     ("0.6.0", "fused", "0.6"),
 ])
 def test_the_query_keeps_the_patchs_layout_beside_the_minor_version(release: str | None, layout: str,

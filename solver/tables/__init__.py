@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         CriticChoice,
         CriticStates,
         ExpertLayout,
+        HeldExperts,
         NodeInterconnect,
         TokenBudgetMode,
         TrinityVersion,
@@ -80,6 +81,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         trinity_release,
         vllm_lora_rank_refusal,
         vllm_lora_rank_words,
+        written_layout,
     )
     from solver.tables.catalog import (
         Catalog,
@@ -278,6 +280,7 @@ __all__ = [
     "Fleet",
     "Frozen",
     "GpuType",
+    "HeldExperts",
     "Interconnect",
     "Job",
     "JobTraining",
@@ -376,6 +379,7 @@ __all__ = [
     "vouches_for",
     "with_own_hint",
     "without_none",
+    "written_layout",
     "yaml_brief",
     "yaml_error_place",
     "yaml_limit",

@@ -286,7 +286,7 @@ TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.([0-9]+))?(?:[.-]?(?:a|
 """A Trinity-RFT release as users write it, its minor version the first group and its patch the second (None where
 not written): ``0.5``, ``0.5.2`` (``pip show trinity-rft``), ``v0.6.1`` (a git tag), ``0.6.0.dev0``."""
 
-ExpertLayout = Literal["fused", "separate"]
+HeldExperts = Literal["fused", "separate"]
 """How transformers holds a mixture of experts' routed experts, which decides how FSDP2 shards them (and what a LoRA
 adapter on ``all-linear`` adapts of them: ``solver.memory.adapted_shapes``): ``fused``
 (transformers 5: ``MixtralExperts``, ``Qwen3MoeExperts``, one ``gate_up_proj`` and one ``down_proj`` tensor per layer
@@ -294,12 +294,21 @@ with a row per expert, ``modeling_mixtral.py:70-71`` in 5.12.1, ``:71-72`` in 5.
 (the fullest GPU the rounded-up count of them); ``separate`` (transformers 4: an ``nn.ModuleList`` of one gated MLP of
 three ``nn.Linear`` per expert, ``modeling_mixtral.py:63-65``, ``:97`` in 4.57.1; ``modeling_qwen3_moe.py:203-205``,
 ``:222``), each weight sharded by its rows over every GPU, evenly as a dense layer's."""
+ExpertLayout = Literal["fused", "separate", "either"]
+"""How a Trinity release's transformers holds a mixture of experts' routed experts (`HeldExperts`): ``fused`` alone
+(0.6's transformers 5), ``separate`` (0.5.1's transformers 4, where the model's type makes them ``nn.Linear``:
+``solver.memory.held_experts``), or ``either`` where the release takes transformers 4 or 5 (0.5.0, 0.5.2, 0.5
+without its patch), which the memory model counts at the larger of the two: the states fused, a LoRA adapter as
+whichever layout adapts more of the model (``solver.memory.adapter_experts``)."""
 SEPARATE_EXPERT_RELEASES = (("0.5", "1"),)
 """The Trinity releases (minor version, patch) whose transformers pin holds the routed experts `separate` alone:
 0.5.1's ``transformers<5.0.0,>=4.51.0``. 0.5.0 (``transformers>=4.51.0``) and 0.5.2 (``<=5.3.0,>=4.51.0``) take
 transformers 4 or 5, so 0.5 without its patch takes both; 0.6.0 needs ``>=5.12.1``, `fused` alone (each wheel's
 METADATA; their verl, 0.7.0 and 0.7.1, pins no transformers). Their ``vllm`` extras pin 4 through vLLM (0.5.2's 0.17.0
 to 0.19.0 and 0.5.0's newest, 0.15.1: ``transformers<5,>=4.56.0``), which a trainer's environment may lack."""
+EITHER_EXPERT_MINORS = ("0.5",)
+"""The minor versions whose other releases (0.5.0, 0.5.2: not `SEPARATE_EXPERT_RELEASES`) take transformers 4 or 5,
+and so hold the routed experts `either` way."""
 
 TRINITY_RELEASE_FORMS = "0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"
 """The releases `trinity_release` takes, as its refusals name them."""
@@ -308,12 +317,14 @@ TRINITY_RELEASE_FORMS = "0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"
 def counted_expert_layout(value: str | None) -> ExpertLayout:
     """The `ExpertLayout` the memory model counts for the Trinity release `value` (as `trinity_release` takes it;
     None: none named): `separate` where the release's transformers pin allows that alone
-    (`SEPARATE_EXPERT_RELEASES`), else `fused`, the larger where a release allows both (0.5, 0.5.0, 0.5.2): its
-    shards hold whole experts, never less than an even share (a LoRA adapter on them is the larger there too for the
-    model types PEFT converts, but not for Qwen2-MoE's or PhiMoE's, whose experts only transformers 4 lets it adapt:
-    ``solver.memory.adapted_shapes``). A value `trinity_release` refuses counts `fused`."""
+    (`SEPARATE_EXPERT_RELEASES`), `either` where it allows both (`EITHER_EXPERT_MINORS`: 0.5, 0.5.0, 0.5.2), else
+    `fused` (0.6, none named). A value `trinity_release` refuses counts `fused`."""
     release = TRINITY_RELEASE.fullmatch(value.strip()) if isinstance(value, str) and value.isascii() else None
-    return "separate" if release is not None and (release[1], release[2]) in SEPARATE_EXPERT_RELEASES else "fused"
+    if release is None:
+        return "fused"
+    if (release[1], release[2]) in SEPARATE_EXPERT_RELEASES:
+        return "separate"
+    return "either" if release[1] in EITHER_EXPERT_MINORS else "fused"
 
 
 def counted_release(version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
@@ -325,6 +336,12 @@ def counted_release(version: TrinityVersion | None, experts: ExpertLayout) -> st
         if experts == "separate" and minor == version:
             return f"{minor}.{patch}"
     return version
+
+
+def written_layout(version: TrinityVersion | None, experts: ExpertLayout) -> ExpertLayout:
+    """How a config written for the minor version `version` holds the routed experts of a plan that counted them as
+    `experts` (`counted_release`): 0.5.1's `separate` under 0.5, `fused` under 0.6."""
+    return counted_expert_layout(counted_release(version, experts))
 
 
 def trinity_release(name: str, value: object) -> TrinityVersion | None:

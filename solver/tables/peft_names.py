@@ -39,8 +39,9 @@ class PeftModuleNames(NamedTuple):
     separate_experts: bool = False
     """Whether transformers 4.57.1 holds the routed experts as ``nn.Linear``, an ``nn.ModuleList`` of gated MLPs
     (``modeling_qwen3_moe.py:197`` to ``:225``, ``modeling_mixtral.py:57`` to ``:97``), which ``all-linear`` adapts
-    each, three per expert; False for a dense type and for Llama 4's and GraniteMoE's experts, 3-D parameters there too
-    (``Llama4TextExperts``, ``GraniteMoeParallelExperts``), which nothing adapts."""
+    each, three per expert, and FSDP2 shards each over every GPU (``solver.memory.held_experts``); False for a dense
+    type and for Llama 4's and GraniteMoE's experts, 3-D parameters there too (``Llama4TextExperts``,
+    ``GraniteMoeParallelExperts``), which nothing adapts and FSDP2 shards whole, as transformers 5's."""
     fused_qkv: bool = False
     """Whether the attention's query, key and value are one ``nn.Linear`` (Phi-3's ``qkv_proj``)."""
     fused_gate_up: bool = False

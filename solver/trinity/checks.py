@@ -30,6 +30,7 @@ from solver.rules import (
     batch_over_trainer_gpus_words,
     batch_split_violation,
     least_token_budget,
+    lora_moe_unsaved_words,
     micro_batch_stop_words,
     raised_budget_stop_words,
     rope_theta_to_set,
@@ -39,6 +40,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    ExpertLayout,
     Model,
     TrinityVersion,
     and_joined,
@@ -135,7 +137,8 @@ class _ConfigChecks:
     reads them (interpolations resolved from `environ`): one that cannot be read is a problem too."""
 
     def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str], option_names: OptionNames,
-                 version: TrinityVersion | None = None, length_from_option: bool = False):
+                 version: TrinityVersion | None = None, length_from_option: bool = False,
+                 experts: ExpertLayout = "fused"):
         self.variables = VariablesRead(environ)
         """The environment variables the checks' interpolations found set (`VariablesRead.found`)."""
         self.mapping, self.environ, self.config = mapping, environ, ConfigValues(mapping, self.variables)
@@ -145,6 +148,8 @@ class _ConfigChecks:
         """Whether the length judged is the caller's option's (``--len``), not the config's own."""
         self.version = version
         """The Trinity version the checks judge for (None: any release)."""
+        self.experts = experts
+        """How that release holds a mixture of experts' routed experts (`Query.expert_layout`: 0.5.1's separate)."""
         self.problems: list[ConfigProblem] = []
         self.unreadable: set[Path] = set()
         self._values: dict[Path, Any] = {}
@@ -1791,7 +1796,8 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
 
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     """Caution on LoRA (the one LoRA config, a new adapter that PEFT takes or one loaded from its ``path``) on a mixture
-    of experts (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED`): with transformers 5 (the releases of `checks`' version
+    of experts (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED`, where `lora_moe_unsaved_words` cautions: not under 0.5.1,
+    `checks`' experts separate): with transformers 5 (the releases of `checks`' version
     that run on it: `transformers_5_words`) PEFT converts the config of the model types it knows the fused experts of
     (`MoE.peft_converts_experts`: Qwen3-MoE's, Mixtral's, DeepSeek's, not Qwen2-MoE's), and leaves its
     ``target_parameters`` a Python set (``_convert_peft_config_moe``, ``utils/transformers_weight_conversion.py:437`` to
@@ -1804,8 +1810,8 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     vLLM 0.19.1) as the explorer reloads the adapter at each weight sync (``common/models/vllm_model.py:570`` to
     ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE on CPU (docs/trinity.md)."""
     configs = checks.value(LORA_CONFIGS)
-    if (model.moe is None or not model.moe.peft_converts_experts or not isinstance(configs, list) or len(configs) != 1
-            or not isinstance(configs[0], Mapping)):
+    if (lora_moe_unsaved_words(model, checks.version, checks.experts) is None or not isinstance(configs, list)
+            or len(configs) != 1 or not isinstance(configs[0], Mapping)):
         return
     targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
     whole_rank = omegaconf_integer(rank)
@@ -1846,21 +1852,21 @@ def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
-    option_names: OptionNames = API_OPTIONS,
+    option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused",
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
     (`trinity_config_problems` gives each with its code)."""
     return [problem.words for problem in trinity_config_problems(
         mapping, model, trainer_gpus, environ=environ, version=version, strategy_noted=strategy_noted,
         train_batch_size=train_batch_size, train_batch_source=train_batch_source, max_model_len=max_model_len,
-        length_from_option=length_from_option, option_names=option_names)]
+        length_from_option=length_from_option, option_names=option_names, experts=experts)]
 
 
 def trinity_config_problems(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
-    option_names: OptionNames = API_OPTIONS,
+    option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused",
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
@@ -1903,10 +1909,14 @@ def trinity_config_problems(
     `option_names` names the caller's options in the problems' words: the API's keywords by default
     (`solver.rules.API_OPTIONS`: ``(solver.trinity.patch_trinity_config does)``, ``(max_model_len=4096)``),
     `COMMAND_OPTIONS` for the command's flags (``(--write does)``, ``(--len 4096)``), as it passes them.
+
+    `experts`: how the release holds a mixture of experts' routed experts (`solver.tables.counted_expert_layout`):
+    under ``separate`` (0.5.1's transformers 4) PEFT converts no LoRA config, and ``lora-moe-config-unsaved`` is not
+    said.
     """
     return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
                     TrainBatch(train_batch_size, train_batch_source), max_model_len, option_names,
-                    length_from_option).problems
+                    length_from_option, experts).problems
 
 
 def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
@@ -1926,9 +1936,10 @@ def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: 
 
 def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, environ: Mapping[str, str],
              version: TrinityVersion | None, strategy_noted: bool, batch: TrainBatch, max_model_len: int | None,
-             option_names: OptionNames, length_from_option: bool = False) -> _ConfigChecks:
+             option_names: OptionNames, length_from_option: bool = False,
+             experts: ExpertLayout = "fused") -> _ConfigChecks:
     """`trinity_config_problems`' checks, run (their `problems`, and the variables they read)."""
-    checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option)
+    checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option, experts)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, version, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)

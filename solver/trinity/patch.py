@@ -38,6 +38,7 @@ from solver.tables import (
     counted,
     it_or_them,
     parsing_once,
+    written_layout,
     yaml_brief,
 )
 from solver.trinity.checks import trinity_config_problems
@@ -1410,7 +1411,8 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     merged = [_merged_keys_problem(patched.merged_for_05, option_names)] if patched.merged_for_05 else []
     checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
                                                               plan.gpus, environ=environ, version=version,
-                                                              option_names=option_names)
+                                                              option_names=option_names,
+                                                              experts=written_layout(version, plan.expert_layout))
                if not (merged and problem.code in _MERGED_KEYS_CODES)
                and not (patched.dpo_note and problem.code == ConfigProblemCode.DPO_PAIR_DOUBLED)]
     anchored = [ConfigProblem(ConfigProblemCode.ANCHORED_KEY_CHANGED, words)

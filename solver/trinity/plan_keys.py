@@ -33,9 +33,8 @@ from solver.tables import (
     QueryError,
     TrinityVersion,
     brief,
-    counted_expert_layout,
-    counted_release,
     remove_padding_violation,
+    written_layout,
 )
 from solver.trinity.keys import (
     CRITIC,
@@ -137,7 +136,7 @@ def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Pla
         return plan
     need = shown_host_need(model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version,
                            plan.reference_model, plan.lora_rank, plan.critic,
-                           counted_expert_layout(counted_release(version, plan.expert_layout)))
+                           written_layout(version, plan.expert_layout))
     return plan.model_copy(update={"host_memory_gb": need})
 
 
@@ -310,7 +309,7 @@ def _lora_keys(plan: Plan, model: Model, config: Any, version: TrinityVersion | 
     if not plan.lora_rank or config is not None:
         return []
     return [PlanKey(path=LORA_CONFIGS, value=[{"lora_rank": plan.lora_rank}],
-                    comment=lora_configs_words(model, version))]
+                    comment=lora_configs_words(model, version, written_layout(version, plan.expert_layout)))]
 
 
 def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> bool:
