@@ -1,7 +1,9 @@
 """Coverage of session 77's changed lines (helper coverage17): every line and branch s77 changed in solver/ is run by
 the s77 tests and those of the functions and messages it changed; what they left untried is `plan_settings`' and
 `trinity_fragment`'s own ``dpo`` argument (the CLI and the answer's API pass it, no test passed it directly): the
-pair the plan counted decides DPO's actor size over what ``layout`` trains, and a value of another kind is refused."""
+pair the plan counted decides DPO's actor size over what ``layout`` trains, and a value of another kind is refused.
+Their conditional expressions' arms too, but `shown_module_names`' for a module that is the layer's own (no block),
+which no type has: removed, and the table held to it."""
 
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ from solver.query import make_query
 from solver.results import Plan
 from solver.tables import QueryError, load_catalog
 from solver.tables.model_config import load_model_config
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity import plan_settings, trinity_fragment
+from solver.trinity.peft import shown_module_names
 from solver.trinity.reader import load_config_mapping
 
 MODEL = load_model_config(INTERNLM2)
@@ -57,3 +61,14 @@ def test_a_dpo_of_another_kind_is_refused(plan: Plan, value: object, shown: str)
         with pytest.raises(QueryError) as refused:
             make(plan, MODEL, dpo=value)
         assert str(refused.value) == f"dpo must be True, False or None, got {shown}"
+
+
+def test_every_adapted_module_is_under_a_block():
+    """`shown_module_names` writes ``model.layers.N.<block>.<leaves>``: every type's modules that ``all-linear`` adapts
+    are under a block of the layer (``self_attn``, ``mlp``, ``block_sparse_moe.experts``), none the layer's own."""
+    bare = {names.model_type: [name for name in names.adapted if "." not in name]
+            for names in PEFT_NAMES_BY_MODEL_TYPE.values()}
+    assert {model_type: names for model_type, names in bare.items() if names} == {}
+    assert shown_module_names(PEFT_NAMES_BY_MODEL_TYPE["llama"]) == (
+        "model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens and "
+        "lm_head")
