@@ -28,14 +28,14 @@ PEFT_LAYERS = 128
 
 def shown_module_names(names: PeftModuleNames) -> str:
     """The full module names a ``target_modules`` regex is to match on a model of `names`, as a refusal names them:
-    the layers' that ``all-linear`` adapts, those of one block in braces by their common ending
-    (``model.layers.N.self_attn.{q,k,v,o}_proj``), then ``model.embed_tokens and lm_head``."""
+    the layers' that ``all-linear`` adapts (each under a block: ``self_attn.q_proj``), those of one block in braces by
+    their common ending (``model.layers.N.self_attn.{q,k,v,o}_proj``), then ``model.embed_tokens and lm_head``."""
     blocks: dict[str, list[str]] = {}
     for name in names.adapted:
         block, _, leaf = name.rpartition(".")
         blocks.setdefault(block, []).append(leaf)
-    return ", ".join([f"model.layers.N.{block}{'.' if block else ''}{_braced(leaves)}"
-                      for block, leaves in blocks.items()] + ["model.embed_tokens and lm_head"])
+    return ", ".join([f"model.layers.N.{block}.{_braced(leaves)}" for block, leaves in blocks.items()]
+                     + ["model.embed_tokens and lm_head"])
 
 
 def _braced(leaves: list[str]) -> str:
