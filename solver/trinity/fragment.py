@@ -406,9 +406,9 @@ def trinity_fragment(
     line says to bring hand-set per-role budgets down to the plan's. `dpo`: whether the plan counted a DPO pair per
     micro-batch (an answer's `Answer.dpo_pairs`), for which a padded model's actor holds one pair
     (`solver.trinity.plan_keys.DPO_PAIR_SIZES`); None: where `layout` trains DPO, its interpolations at their
-    defaults (this takes no environment). The output depends
-    only on the arguments: the same input gives the same bytes, checked against
-    Trinity's rules (`check_trinity_config`) before it is returned.
+    defaults (this takes no environment). The output depends only on the arguments: the same input gives the same
+    bytes, checked against Trinity's rules (`solver.trinity.checks.trinity_config_problems`, less the cautions its
+    comments say) before it is returned.
     """
     return plan_fragment(plan, model, rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                          layout=layout, version=version, rocm=rocm, train_batch_size=train_batch_size,
