@@ -81,7 +81,7 @@ def test_the_text_says_the_caution_once_beside_the_lora_line(cli: Cli) -> None:
     (("--model", "30B-A3B"), []),  # full fine-tuning
 ])
 def test_the_code_only_where_lora_trains_a_converted_mixture_of_experts(cli: Cli, model: tuple[str, ...],
-                                                                       codes: list[str]) -> None:
+                                                                        codes: list[str]) -> None:
     status, out, err = cli(*model, "--gpu", "h100", "--gpus", "8", "--len", "8k", "--json")
     assert (status, err) == (0, "")
     plan = json.loads(out)[0]["plans"][0]

@@ -88,10 +88,10 @@ def test_a_regex_that_takes_the_embeddings_is_counted_as_full_fine_tuning() -> N
 @pytest.mark.parametrize(("pattern", "why"), [
     # judged on the model's names, which the line names with the model (peftgap_s77)
     ("q_proj|v_proj", (f", on Qwen3-8B (a dense model), matches no module: peft matches it whole (re.fullmatch) "
-                      f"against each module's full name ({MODULE_NAMES})")),
+                       f"against each module's full name ({MODULE_NAMES})")),
     # no regular expression: the config's reading refuses it, whatever the model (its names unsaid since peftgap_s77)
     ("(", (" is no regular expression (missing ), unterminated subpattern at position 0): peft matches it whole "
-          "(re.fullmatch) against each module's full name")),
+           "(re.fullmatch) against each module's full name")),
 ])
 def test_a_regex_that_matches_no_module_or_is_none_is_refused(tmp_path: Path, cli: Cli, pattern: str,
                                                               why: str) -> None:

@@ -160,8 +160,6 @@ def test_a_mixture_of_experts_routed_experts_are_counted_as_peft_adapts_them() -
     assert more == pytest.approx(16 * 1_962_934_272 / 8) == pytest.approx(3.656 * 2**30, rel=1e-3)
 
 
-
-
 def test_a_regex_is_matched_against_a_mixture_of_experts_names_as_peft_resolves_them() -> None:
     # Qwen3-MoE in transformers 5: the router mlp.gate (its gate.weight adapted) and the experts by their v4 names.
     assert peft_target_match(".*mlp\\.gate", None, QWEN3_MOE) == TargetMatch(("gate",), (), None)

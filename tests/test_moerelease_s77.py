@@ -70,7 +70,7 @@ def test_a_resident_critics_states_follow_the_layout_too() -> None:
     ("0.6.0", "fused", "0.6"),
 ])
 def test_the_query_keeps_the_patchs_layout_beside_the_minor_version(release: str | None, layout: str,
-                                                                   minor: str | None) -> None:
+                                                                    minor: str | None) -> None:
     query = make_query(load_catalog(), model="30B-A3B", gpu="a100", budget_gpus=8, max_model_len=8192,
                        trinity_version=release)
     assert (query.expert_layout, query.trinity_version) == (layout, minor)

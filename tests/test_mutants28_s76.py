@@ -362,11 +362,11 @@ def test_a_regex_that_both_architectures_refuse_is_refused_for_each_ones_reason(
     assert [(problem.code.value, problem.words.split(": peft matches")[0]) for problem in refused.values()
             if problem is not None] == [
         ("lora-configs-refused", ("model.lora_configs[0].target_modules '.*experts\\.gate_proj', on Qwen3-8B (a dense "
-                                 "model), matches no module")),
+                                  "model), matches no module")),
         ("lora-configs-refused", ("model.lora_configs[0].target_modules '.*experts\\.gate_proj', on Qwen3-30B-A3B (a "
-                                 "mixture of experts), matches the routed experts' gate_proj without their up_proj, "
-                                 "which PEFT fuses into gate_up_proj (\"Cannot convert PEFT target(s) ... because "
-                                 "they are fused\")"))]
+                                  "mixture of experts), matches the routed experts' gate_proj without their up_proj, "
+                                  "which PEFT fuses into gate_up_proj (\"Cannot convert PEFT target(s) ... because "
+                                  "they are fused\")"))]
 
 
 def test_a_running_job_on_whole_nodes_is_kept_only_where_no_job_took_one_of_them(cli: Cli, tmp_path: Path,

@@ -61,7 +61,7 @@ UNSUPPORTED = ("which PEFT cannot adapt (\"Target module ... is not supported\":
     # An exclusion that leaves what the target matches is no reason: the target's own refusal is.
     (".*norm", ".*q_proj", _refusal("target_modules '.*norm'", f"matches model.norm, {UNSUPPORTED}")),
     (".*mlp\\.experts", ".*q_proj", _refusal("target_modules '.*mlp\\.experts'",
-                                           f"matches model.layers.N.mlp.experts, {UNSUPPORTED}")),
+                                             f"matches model.layers.N.mlp.experts, {UNSUPPORTED}")),
     # The router alone, which the exclusion leaves out: it matches a mixture of experts' module, not a dense one's.
     (".*mlp\\.gate", ".*gate", _refusal(
         "exclude_modules '.*gate'", ("leaves out every module target_modules '.*mlp\\.gate' matches (\"No modules were "

@@ -73,11 +73,11 @@ def test_offloads_host_memory_and_an_offloaded_critic_follow_the_layout() -> Non
     # 1 of 8 expert rows each where fused (rounded up to a power of two), an even share where separate.
     assert host_memory_gib(MIXTRAL, 32, 8, True, "0.6", False, 0, None, "fused") == pytest.approx(473.99899, abs=1e-4)
     assert host_memory_gib(MIXTRAL, 32, 8, True, "0.6", False, 0, None, "separate") == pytest.approx(223.48561,
-                                                                                                   abs=1e-4)
+                                                                                                     abs=1e-4)
     # with LoRA rank 8: the frozen base's shards, and the adapter's share (8 experts' own under separate)
     assert host_memory_gib(MIXTRAL, 32, 8, True, "0.6", False, 8, None, "fused") == pytest.approx(368.49781, abs=1e-4)
     assert host_memory_gib(MIXTRAL, 32, 8, True, "0.6", False, 8, None, "separate") == pytest.approx(224.21659,
-                                                                                                   abs=1e-4)
+                                                                                                     abs=1e-4)
     # an offloaded critic's states on a node, as full fine-tuning's Offload holds them
     assert host_critic_gib(MIXTRAL, 32, 8, "offloaded", "fused") == pytest.approx(472.66874, abs=1e-4)
     assert host_critic_gib(MIXTRAL, 32, 8, "offloaded", "separate") == pytest.approx(185.47704, abs=1e-4)

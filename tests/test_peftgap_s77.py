@@ -108,8 +108,8 @@ def test_the_config_reading_only_parses_and_the_api_checks_judge() -> None:
     assert [words for words, code in zip(broken.notes, broken.note_codes, strict=True)
             if code.value == "lora-configs-refused"] == [
         ("model.lora_configs[0].target_modules '([' is no regular expression (unterminated character set at position "
-        "1): peft matches it whole (re.fullmatch) against each module's full name, and Trinity fails as it makes the "
-        "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")]
+         "1): peft matches it whole (re.fullmatch) against each module's full name, and Trinity fails as it makes the "
+         "adapter: give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")]
 
 
 def test_an_exclusion_that_leaves_nothing_on_assumed_names_is_cautioned() -> None:
@@ -179,7 +179,7 @@ def test_a_latent_attentions_query_names_follow_q_lora_rank(tmp_path: Path) -> N
     refusal = lora_targets_problem(".*\\.q_proj", None, low_rank)
     assert refusal is not None and (refusal.code.value, refusal.words.split(": peft matches")[0]) == (
         "lora-configs-refused", ("model.lora_configs[0].target_modules '.*\\.q_proj', on deepseek-1536 (a mixture of "
-        "experts, model_type deepseek_v2), matches no module"))
+                                 "experts, model_type deepseek_v2), matches no module"))
     assert "(model.layers.N.self_attn.{q_a_proj,q_b_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj}, " in refusal.words
 
 

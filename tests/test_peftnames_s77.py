@@ -62,7 +62,7 @@ def test_qwen3s_names_are_unchanged_and_the_table_agrees_with_the_types_peft_con
     routed = {"qwen3_moe", "mixtral", "olmoe", "qwen2_moe", "deepseek_v2", "deepseek_v3", "glm4_moe", "ernie4_5_moe",
               "hunyuan_v1_moe", "llama4_text", "granitemoe", "phimoe"}
     assert converted == routed & set(PEFT_CONVERTED_MODEL_TYPES) == routed - {"qwen2_moe", "llama4_text", "granitemoe",
-                                                                             "phimoe"}
+                                                                              "phimoe"}
     assert peft_module_names("exaone", False) == QWEN3._replace(assumed=True)  # named fallback, said so
     assert peft_module_names(None, True) == QWEN3_MOE._replace(assumed=True)
     assert shown_module_names(PEFT_NAMES_BY_MODEL_TYPE["mixtral"]) == (
@@ -157,7 +157,7 @@ def test_the_cli_takes_each_types_own_names(cli: Cli, tmp_path: Path, model_type
     ("mixtral", ".*qkv_proj", "a mixture of experts", (
         "model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.gate, model.layers.N.mlp.experts.{w1,w3,w2}")),
     ("phi3", ".*\\.(w1|w3)", "a dense model", ("model.layers.N.self_attn.{qkv,o}_proj, "
-                                                "model.layers.N.mlp.{gate_up,down}_proj")),
+                                               "model.layers.N.mlp.{gate_up,down}_proj")),
 ])
 def test_the_cli_refuses_another_types_names_naming_the_models(cli: Cli, tmp_path: Path, model_type: str,
                                                                pattern: str, kind: str, names: str) -> None:

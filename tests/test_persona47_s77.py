@@ -25,7 +25,7 @@ MOE_UNSAVED = ("; but with transformers 5 (Trinity 0.6 requires 5.12.1 or later)
     (("--model", "30B-A3B"), "Qwen3-30B-A3B"),
 ])
 def test_lora_on_a_converted_mixture_of_experts_is_emitted_with_the_unsaved_caution(cli: Cli, model: tuple[str, ...],
-                                                                                     name: str) -> None:
+                                                                                    name: str) -> None:
     # Was an internal error (exit 70): the fragment's own check raised on lora-moe-config-unsaved, a caution.
     status, out, err = cli(*model, "--gpu", "h100", "--gpus", "8", "--len", "32k", "--lora-rank", "64",
                            "--emit", "trinity")

@@ -35,7 +35,7 @@ CHECK = (f"solve --from-config CONFIG --check --gpu A100-80GB --model-config {MI
     ("0.6", "fused", "0.6"), ("0.6", "separate", "0.6"),
 ])
 def test_the_release_named_is_the_patch_that_lays_the_experts_out_as_counted(version: str | None, experts: str,
-                                                                            release: str | None) -> None:
+                                                                             release: str | None) -> None:
     assert counted_release(version, experts) == release  # type: ignore[arg-type]
 
 

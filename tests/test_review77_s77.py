@@ -34,7 +34,7 @@ PAIRED = ("off, with one sequence per micro-batch (the micro-batch sizes of 1 be
     (("--no-reference",), NO_REFERENCE),
 ])
 def test_dpo_refuses_what_trinitys_dpo_never_runs(cli: Cli, tmp_path: Path, flags: tuple[str, ...],
-                                                    error: str) -> None:
+                                                  error: str) -> None:
     """One line on stderr naming the flag to drop, exit 2, no output and no --out file."""
     out = tmp_path / "fragment.yaml"
     assert cli(*COMMON, *flags, "--out", str(out)) == (2, "", f"solve: error: {error}\n")
@@ -60,7 +60,7 @@ def _dynamic_batch_comment(out: str) -> str:
 @pytest.mark.parametrize(("flags", "comment"), [
     ((), PAIRED), (("--trinity-version", "0.6"), PAIRED), (("--trinity-version", "0.5"), PADDED)])
 def test_the_trainers_dynamic_batch_comment_names_the_actors_pair(cli: Cli, flags: tuple[str, ...],
-                                                                   comment: str) -> None:
+                                                                  comment: str) -> None:
     """Where the fragment writes the actor's micro-batch size 2 for DPO's pair, the comment on the trainer's
     use_dynamic_bsz no longer says every size below is 1; for 0.5, which writes 1 (Trinity doubles it), it does."""
     status, out, err = cli(*COMMON, *flags, "--emit", "trinity")
@@ -92,7 +92,7 @@ EXCLUDED_EVERY = (  # the checks' words since peftgap (s77): the model, and PEFT
     ("(?!.*shared_experts\\.down_proj).*", "deepseek_v2", False), ("(?!.*experts\\.down_proj).*", "deepseek_v2", False),
 ])
 def test_a_converted_mixture_of_experts_routed_experts_are_no_modules(excluded: str, model_type: str,
-                                                                       every: bool) -> None:
+                                                                      every: bool) -> None:
     """PEFT's "All modules were excluded" looks at modules alone (``named_modules``): a converted mixture of experts'
     routed experts are one module, ``mlp.experts``, whose down projection (``mlp.experts.down_proj``, Mixtral's
     ``w2``) is a parameter now, as its fused gate and up are; a dense model's ``mlp.down_proj`` and DeepSeek's shared

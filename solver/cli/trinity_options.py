@@ -226,9 +226,9 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         plan = answers[0].plans[0]
         laid_out = fragment_layout(answers[0])[1]  # the fragment's: --rollout-gpus, or whole nodes, may give more
         rollout = config.rollout_gpus if laid_out is None else laid_out
-        notes.append(f"solve: note: {args.from_config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs "
-                     f"Ray finds, and the plan holds where that leaves exactly {counted(plan.gpus, 'trainer GPU')} beside "
-                     f"the {counted(rollout, 'rollout GPU')}: set cluster.node_num x cluster.gpu_per_node to "
+        notes.append(f"solve: note: {args.from_config} gives no cluster (node_num, gpu_per_node): Trinity takes the "
+                     f"GPUs Ray finds, and the plan holds where that leaves exactly {counted(plan.gpus, 'trainer GPU')} "
+                     f"beside the {counted(rollout, 'rollout GPU')}: set cluster.node_num x cluster.gpu_per_node to "
                      f"{plan.gpus + rollout}")
     best = answers[0].best
     offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)
@@ -243,7 +243,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
                      "0.5 leaves it out)")
     # `TrinityConfig.dpo`: the algorithm read in this shell's environment, as the plans and all made for them read it
     if config is not None and config.dpo and (dpo_note := dpo_pair_note(str(args.from_config), model,
-                                                                         args.trinity_version)):
+                                                                        args.trinity_version)):
         notes.append(f"solve: note: {dpo_note}")
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     unused: str | None = None  # the length written that prompt and response leave unused

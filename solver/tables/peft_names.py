@@ -86,8 +86,8 @@ def _llama_like(model_type: str, *others: str) -> PeftModuleNames:
 
 PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
     PeftModuleNames("qwen3", (*ATTENTION, *MLP), (*LAYER[:2], *QK_NORMS, *LAYER[2:])),
-    PeftModuleNames("qwen3_moe", (*ATTENTION, *QWEN2_EXPERTS), (*LAYER[:2], *QK_NORMS, "mlp", *EXPERT_OTHERS,
-                                                                 *LAYER[4:]), router="mlp.gate", fused=QWEN2_FUSED,
+    PeftModuleNames("qwen3_moe", (*ATTENTION, *QWEN2_EXPERTS),
+                    (*LAYER[:2], *QK_NORMS, "mlp", *EXPERT_OTHERS, *LAYER[4:]), router="mlp.gate", fused=QWEN2_FUSED,
                     separate_router=True, separate_experts=True),
     _llama_like("llama"), _llama_like("mistral"), _llama_like("qwen2"), _llama_like("granite"), _llama_like("olmo"),
     _llama_like("gemma"), _llama_like("gemma2", *FEEDFORWARD_NORMS),
