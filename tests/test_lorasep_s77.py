@@ -7,8 +7,8 @@ holds them so, Qwen2-MoE's and PhiMoE's too. Under transformers 5 (``fused``: 0.
 allows both is named) PEFT converts the config of Qwen3-MoE's, Mixtral's and DeepSeek's kind only: the router's
 ``gate.weight`` and each expert's fused ``gate_up_proj`` at twice the rank (``rank_pattern``,
 ``utils/transformers_weight_conversion.py:471`` to ``:478``), ``2r x (hidden + 2 width)``, and ``down_proj`` at the
-rank: ``r x (3 hidden + 5 width)`` an expert, ``2 r width`` more than the separate ``3 r x (hidden + width)``; Qwen2-MoE's
-experts and router not at all."""
+rank: ``r x (3 hidden + 5 width)`` an expert, ``2 r width`` more than the separate ``3 r x (hidden + width)``;
+Qwen2-MoE's experts and router not at all."""
 
 from __future__ import annotations
 

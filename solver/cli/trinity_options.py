@@ -227,9 +227,9 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         laid_out = fragment_layout(answers[0])[1]  # the fragment's: --rollout-gpus, or whole nodes, may give more
         rollout = config.rollout_gpus if laid_out is None else laid_out
         notes.append(f"solve: note: {args.from_config} gives no cluster (node_num, gpu_per_node): Trinity takes the "
-                     f"GPUs Ray finds, and the plan holds where that leaves exactly {counted(plan.gpus, 'trainer GPU')} "
-                     f"beside the {counted(rollout, 'rollout GPU')}: set cluster.node_num x cluster.gpu_per_node to "
-                     f"{plan.gpus + rollout}")
+                     "GPUs Ray finds, and the plan holds where that leaves exactly "
+                     f"{counted(plan.gpus, 'trainer GPU')} beside the {counted(rollout, 'rollout GPU')}: set "
+                     f"cluster.node_num x cluster.gpu_per_node to {plan.gpus + rollout}")
     best = answers[0].best
     offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)
     if offloaded and layout is not None and not trainer_level_offload(layout) and args.trinity_version is None:
