@@ -140,6 +140,7 @@ from solver.tables import (
     check_once,
     check_types,
     counted,
+    counted_batch_divisor,
     counted_critic,
     counted_expert_layout,
     empty_name,
@@ -596,7 +597,9 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
     return catalog, SettingsArguments(
-        plan=best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
+        plan=best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE,
+                                     counted_batch_divisor(version) if version is not None or answer.query is None
+                                     else answer.query.batch_divisor),
         model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
         dpo=bool(answer.dpo_pairs))
@@ -685,7 +688,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
         _within_host_memory(plan, known.model(placement.model), release, pool.host_ram_gb, POOL_HOST_RAM_SOURCE,
                             f"job {placement.job}", version)
         keys = SettingsArguments(
-            plan=plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
+            plan=plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE,
+                                         counted_batch_divisor(version if version is not None else release)),
             model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
