@@ -602,7 +602,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                                      else answer.query.batch_divisor),
         model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
-        dpo=bool(answer.dpo_pairs))
+        dpo=bool(answer.dpo_pairs), trains_dpo=answer.query is not None and answer.query.dpo)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,

@@ -315,7 +315,7 @@ def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalo
     return SettingsArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
                              engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
                              version=args.trinity_version, train_batch_size=answer.train_batch_size,
-                             dpo=bool(answer.dpo_pairs))
+                             dpo=bool(answer.dpo_pairs), trains_dpo=answer.query is not None and answer.query.dpo)
 
 
 def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,
