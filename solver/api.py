@@ -918,6 +918,7 @@ def map_plans(
     lora_rank: int = 0,
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
+    trinity_version: str | None = None,
 ) -> tuple[GpuMap, ...]:
     """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
     list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
@@ -927,8 +928,9 @@ def map_plans(
     `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
     own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions);
     `weights` may also be a cost-weights file's path (`Path` or `str`, as --weights), which the maps' ``weights``
-    echo as given, and their titles name; `lora_rank`, `reference_model` and `critic` as `plan`'s, which the maps echo
-    where given. `QueryError` as `plan`'s (and `load_weights`' for a path)."""
+    echo as given, and their titles name; `lora_rank`, `reference_model`, `critic` and `trinity_version` (the release
+    as given: its memory counts and train batch rule) as `plan`'s, which the maps echo where given. `QueryError` as
+    `plan`'s (and `load_weights`' for a path)."""
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
@@ -938,6 +940,7 @@ def map_plans(
                 ("reference_model", reference_model, bool | None))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
+    trinity_release("trinity_version", trinity_version)
     for index, budget in enumerate(budgets or ()):
         check_types((f"budgets[{index}]", budget, int))
     if budgets is not None and (gpus_up_to is not None or not budgets):
@@ -966,7 +969,8 @@ def map_plans(
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": loaded, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names,
-               "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic)}
+               "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic),
+               "trinity_version": trinity_version}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
                          budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)

@@ -1945,6 +1945,10 @@ class GpuMap(Frozen, Versioned, defer_build=True):
         "out where not given: counted but with --lora-rank"))
     critic: CriticStates | None = Field(default=None, description=(
         "where the PPO critic the plans count holds its states (--critic); left out where none is"))
+    trinity_version: str | None = Field(default=None, description=(
+        "the Trinity release the plans are for (--trinity-version), as given: its memory counts (0.5.1's experts "
+        "sharded evenly, 0.5's reference shards in bf16) and its train batch rule (0.5.0 and 0.5.1: the trainer GPUs "
+        "divide it); left out where none was named, counted as 0.6"))
     weights: str | None = Field(default=None, description=(
         "the cost weights' file given (--weights), as given (a byte of its name that is not UTF-8 as its escape, "
         "\\xe9), which the title names; left out where none was (the shipped weights, or through the API a Weights "
