@@ -1915,7 +1915,8 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
-                          "lora_rank", "reference_model", "critic", "weights", "memory_model_source",
+                          "lora_rank", "reference_model", "critic", "trinity_version", "weights",
+                          "memory_model_source",
                           "budgets_listed")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
 
