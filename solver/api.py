@@ -496,7 +496,7 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     fleet = _with_required(_given_fleet(fleet, catalog), required, option_names)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
                       time_limit_s, memory, margin, token_budget, release, option_names,
-                      counted_expert_layout(trinity_version))
+                      counted_expert_layout(trinity_version), counted_batch_divisor(trinity_version))
     return fleet, planner
 
 
