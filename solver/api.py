@@ -553,7 +553,8 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     known, keys = _answer_keys("trinity_config", answer, catalog, version)
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
-                        check=fragment_check(answer.gpu, known))[0]
+                        check=fragment_check(answer.gpu, known),
+                        trains_dpo=answer.query is not None and answer.query.dpo)[0]
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
@@ -602,7 +603,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                                      else answer.query.batch_divisor),
         model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
-        dpo=bool(answer.dpo_pairs), trains_dpo=answer.query is not None and answer.query.dpo)
+        dpo=bool(answer.dpo_pairs))
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,

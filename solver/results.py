@@ -1595,9 +1595,6 @@ class SettingsArguments(NamedTuple):
     version: TrinityVersion | None = None
     train_batch_size: int | None = None
     dpo: bool | None = None
-    trains_dpo: bool = False
-    """Whether the run trains DPO (`Query.dpo`), a model's pair counted or not: a fragment without ``mode: train``
-    among its keys says the keys Trinity's DPO needs."""
 
 
 class ApplySettings(TrinitySettings):

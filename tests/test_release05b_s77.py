@@ -135,3 +135,18 @@ def test_dpo_fragment_in_mode_train_says_nothing_more(cli: Cli) -> None:
     assert "# DPO:" not in out
     status, out, _ = cli(*DPO[:-3], "--emit", "trinity")  # no --dpo: no note
     assert status == 0 and "# DPO:" not in out
+
+
+def test_cluster_jobs_follow_the_release() -> None:
+    fleet = solver.Fleet.model_validate({
+        "pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 6}],
+        "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 0,
+                  "train_batch_size": 75}]})
+    placed = {release: solver.place(fleet, trinity_version=release) for release in ("0.5.2", "0.5.1")}
+    plan = placed["0.5.2"].placements[0].plan
+    assert (plan.gpus, plan.sp, plan.caution_codes) == (6, 2, ())
+    assert placed["0.5.1"].placements == ()
+    (unplaced,) = placed["0.5.1"].unplaced
+    assert ("within 6 GPUs with a train batch of 75 (the job's train_batch_size): the longest is 24576" in unplaced.reason
+            and "; a train batch that 2 trainer GPUs divide lets Env + Offload + SP=2 on 2 GPUs train it (32768 tokens"
+            in unplaced.reason)

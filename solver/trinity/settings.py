@@ -152,9 +152,8 @@ def check_settings_arguments(arguments: SettingsArguments) -> None:
     nodes, train batch (which the plan's data-parallel ranks divide), engines and shared GPUs' indices, and, with a
     cluster section (rollout GPUs), the trainer and rollout GPUs split into their nodes, of which the trainer takes
     one node's share or whole nodes."""
-    plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size, dpo, trains_dpo = (
-        arguments)
-    check_types(("trains_dpo", trains_dpo, bool), ("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
+    plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size, dpo = arguments
+    check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None), ("engines", engines, tuple | None),
                 ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None),
                 ("dpo", dpo, bool | None))
