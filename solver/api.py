@@ -140,6 +140,7 @@ from solver.tables import (
     check_once,
     check_types,
     counted,
+    counted_batch_divisor,
     counted_critic,
     counted_expert_layout,
     empty_name,
@@ -495,7 +496,7 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     fleet = _with_required(_given_fleet(fleet, catalog), required, option_names)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
                       time_limit_s, memory, margin, token_budget, release, option_names,
-                      counted_expert_layout(trinity_version))
+                      counted_expert_layout(trinity_version), counted_batch_divisor(trinity_version))
     return fleet, planner
 
 
@@ -552,7 +553,8 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     known, keys = _answer_keys("trinity_config", answer, catalog, version)
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
-                        check=fragment_check(answer.gpu, known))[0]
+                        check=fragment_check(answer.gpu, known),
+                        trains_dpo=answer.query is not None and answer.query.dpo)[0]
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
@@ -596,7 +598,9 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
     return catalog, SettingsArguments(
-        plan=best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE, release),
+        plan=best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE,
+                                     counted_batch_divisor(version) if version is not None or answer.query is None
+                                     else answer.query.batch_divisor),
         model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
         dpo=bool(answer.dpo_pairs))
@@ -685,7 +689,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
         _within_host_memory(plan, known.model(placement.model), release, pool.host_ram_gb, POOL_HOST_RAM_SOURCE,
                             f"job {placement.job}", version)
         keys = SettingsArguments(
-            plan=plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE, release),
+            plan=plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE,
+                                         counted_batch_divisor(version if version is not None else release)),
             model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
@@ -916,6 +921,7 @@ def map_plans(
     lora_rank: int = 0,
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
+    trinity_version: str | None = None,
 ) -> tuple[GpuMap, ...]:
     """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
     list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
@@ -925,8 +931,9 @@ def map_plans(
     `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
     own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions);
     `weights` may also be a cost-weights file's path (`Path` or `str`, as --weights), which the maps' ``weights``
-    echo as given, and their titles name; `lora_rank`, `reference_model` and `critic` as `plan`'s, which the maps echo
-    where given. `QueryError` as `plan`'s (and `load_weights`' for a path)."""
+    echo as given, and their titles name; `lora_rank`, `reference_model`, `critic` and `trinity_version` (the release
+    as given: its memory counts and train batch rule) as `plan`'s, which the maps echo where given. `QueryError` as
+    `plan`'s (and `load_weights`' for a path)."""
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
@@ -936,6 +943,7 @@ def map_plans(
                 ("reference_model", reference_model, bool | None))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
+    trinity_release("trinity_version", trinity_version)
     for index, budget in enumerate(budgets or ()):
         check_types((f"budgets[{index}]", budget, int))
     if budgets is not None and (gpus_up_to is not None or not budgets):
@@ -964,7 +972,8 @@ def map_plans(
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": loaded, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names,
-               "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic)}
+               "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic),
+               "trinity_version": trinity_version}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
                          budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)

@@ -663,7 +663,7 @@ class _Words:
                  "sp_attention": "SP must be 1, since verl's Ulysses patch does not reach the model's attention",
                  "sp_within_node": f"SP must divide the {counted(query.node_gpus, 'GPU')} of a node",
                  "batch_divides": (f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
-                                   f"{query.train_batch_size} ({query.train_batch_source})")}
+                                   f"{query.train_batch_size} ({query.train_batch_source}){_gpus_too(query)}")}
         return [text for rule, text in words.items() if rule in rules]
 
     def _unvouched_words(self) -> str:
@@ -755,8 +755,8 @@ class _Words:
                 f"one: that rules out SP={sps}"))
         batch = f"{query.train_batch_size} ({query.train_batch_source})"
         return Reason(rule="batch_divides", detail=(
-            f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP): on {first} that "
-            f"rules out SP={sps}"))
+            f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP){_gpus_too(query)}: "
+            f"on {first} that rules out SP={sps}"))
 
     def nearest_over(self, candidates: list[Combination], length: int,
                      evidence_excludes: Callable[[Combination], bool]) -> str:
@@ -1044,3 +1044,13 @@ def _setting(combination: Combination) -> Setting:
 
 def _label(combination: Combination) -> str:
     return _setting(combination).label
+
+
+def _gpus_too(query: Query) -> str:
+    """Where the query's Trinity release refuses a train batch the trainer GPUs do not divide (`Query.batch_divisor`
+    ``gpus``), the words that add that rule to the data-parallel ranks' (``; with Trinity 0.5.0 and 0.5.1 the trainer
+    GPUs must divide it too ...``); else ""."""
+    if query.batch_divisor != "gpus":
+        return ""
+    return ("; with Trinity 0.5.0 and 0.5.1 the trainer GPUs must divide it too (trinity/common/config_validator.py"
+            ":860 in 0.5.0, :859 in 0.5.1; 0.5.2 needs the ranks alone)")

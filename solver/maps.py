@@ -95,7 +95,7 @@ def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence
                   estimate=None if options.get("estimate", "auto") == "auto" else options["estimate"],
                   token_budget="auto" if options.get("token_budget") == "auto" else None,
                   lora_rank=options.get("lora_rank") or None, reference_model=options.get("reference_model"),
-                  critic=options.get("critic"),
+                  critic=options.get("critic"), trinity_version=options.get("trinity_version"),
                   weights=weights_file,
                   memory_model_source=memory.own_source if (memory := options.get("memory")) is not None else None,
                   budgets_listed=True if budgets_listed else None, budget_gpus=tuple(budgets), rows=rows)

@@ -41,6 +41,7 @@ from solver.tables import (
     NO_LORA_REFERENCE,
     NODE_GPUS,
     SMALL_CARD_GIB,
+    BatchDivisor,
     Catalog,
     CountedGpu,
     CriticChoice,
@@ -58,6 +59,7 @@ from solver.tables import (
     check_choice,
     check_types,
     counted,
+    counted_batch_divisor,
     counted_critic,
     counted_expert_layout,
     host_mib_as_gb_hint,
@@ -185,7 +187,12 @@ class Query(Frozen):
         "where the train batch came from, as messages name it (--train-batch-size, or a config's key)"))
     trinity_version: TrinityVersion | None = Field(default=None, description=(
         "the Trinity release the plans are for (--trinity-version): with 0.5, a plan whose GPUs do not divide the "
-        "train batch gets a caution (0.5.0 and 0.5.1 refuse it); null: none named"))
+        "train batch gets a caution (0.5.0 and 0.5.1 refuse it: batch_divisor); null: none named"))
+    batch_divisor: BatchDivisor = Field(default="ranks", description=(
+        "what must divide the train batch for the release named (--trinity-version, "
+        "`solver.tables.counted_batch_divisor`): gpus for 0.5.0 and 0.5.1, which refuse a train batch the trainer "
+        "GPUs do not divide, a rule the plans keep to; unsure for 0.5 without its patch, whose plans get a caution "
+        "where the GPUs do not divide it; ranks (the data-parallel ranks alone) otherwise"))
     expert_layout: ExpertLayout = Field(default="fused", description=(
         "how the release named (--trinity-version) has transformers hold a mixture of experts' routed experts, which "
         "decides how FSDP2 shards their states and what a LoRA adapter on all-linear adapts of them "
@@ -875,8 +882,9 @@ def make_query(
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
     rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes
     after them. With `train_batch_size` (experiences per step; messages say it came from `train_batch_source`),
-    the data-parallel ranks (GPUs / SP) divide it; with `trinity_version` 0.5 too (or a 0.5 release, ``0.5.2``: as
-    `trinity_release` reads it), a plan whose GPUs do not divide it says that Trinity 0.5.0 and 0.5.1 refuse it.
+    the data-parallel ranks (GPUs / SP) divide it; with `trinity_version` 0.5.0 or 0.5.1 (as `trinity_release` reads
+    it) the trainer GPUs too, which those releases need (`Query.batch_divisor`); with 0.5 alone, a plan whose GPUs do
+    not divide it says that Trinity 0.5.0 and 0.5.1 refuse it.
     `total_gpus` (in place of `budget_gpus`, with `rollout_gpus`) counts the trainer's and the rollout's GPUs together:
     the trainer's budget is what the rollout leaves of them (`total_budget`). `reference_model` false leaves the
     reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`);
@@ -940,6 +948,7 @@ def make_query(
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
                  expert_layout=counted_expert_layout(trinity_version),
+                 batch_divisor=counted_batch_divisor(trinity_version),
                  reference_model=reference_model, lora_rank=lora_rank, critic=counted_critic(critic),
                  option_names=option_names)
 

@@ -67,6 +67,7 @@ from solver.tables import (
     WAYS_QUESTIONS_PER_SECOND,
     YARN_VALIDATED_FACTOR,
     YARN_VALIDATED_TOKENS,
+    BatchDivisor,
     CriticStates,
     ExpertLayout,
     Fleet,
@@ -1159,7 +1160,8 @@ class Plan(Frozen):
         "to check it, "
         "one GPU of at most an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, "
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, with "
-        "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it), Env on an "
+        "--trinity-version 0.5 a train batch the GPUs do not divide (Trinity 0.5.0 and 0.5.1 refuse it, 0.5.2 takes "
+        "it: with 0.5.0 or 0.5.1 the plans keep to it), Env on an "
         "AMD GPU, SP on GPUs that reach one another over PCIe (GpuType.interconnect), SP on a GPU type of your own "
         "whose interconnect is not stated (weighed as NVLink), in a cluster's placement a trainer across nodes that "
         "its pool does not state a fast node_interconnect joins, LoRA on a mixture of experts whose adapter config "
@@ -1179,12 +1181,14 @@ class Plan(Frozen):
                       train_batch_source: str = "--train-batch-size", version: TrinityVersion | None = None,
                       unchecked_host_ram: str | None = None, node_gpus: int = NODE_GPUS,
                       option_names: OptionNames = COMMAND_OPTIONS, node_gpus_given: bool = False,
-                      fits_without_sp: bool | None = None, dpo: bool = False) -> Plan:
+                      fits_without_sp: bool | None = None, dpo: bool = False,
+                      batch_divisor: BatchDivisor = "ranks") -> Plan:
         """This plan, of `model` on `gpu`, with its `cautions` (its room to spare weighed against `room`, the margin
         it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual
         batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
-        one); with it and the Trinity release `version` 0.5, one where the GPUs do not divide it (its ranks do, as
-        the planner keeps them to), which Trinity 0.5.0 and 0.5.1 refuse (`batch_over_trainer_gpus_words`); with
+        one); with it and a Trinity release that may refuse it (`batch_divisor` ``unsure``: 0.5 without its patch),
+        one where the GPUs do not divide it (its ranks do, as the planner keeps them to), which Trinity 0.5.0 and
+        0.5.1 refuse (`batch_over_trainer_gpus_words`; for those, ``gpus``, the planner keeps to it); with
         `unchecked_host_ram`, the flag that gives a node's host memory where the query gave none
         (`Query.unchecked_host_ram`), one for an Offload need larger than servers commonly have for the GPUs of a
         node of `node_gpus` (for its trainer GPUs there where that size is not `node_gpus_given`), or a workstation
@@ -1197,7 +1201,7 @@ class Plan(Frozen):
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
-        over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, version)
+        over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, batch_divisor)
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
         host = unchecked_host_need(self.host_memory_gb, gpu, trainer_gpus_on_node(self.gpus, node_gpus),
                                    node_gpus if node_gpus_given else None, self.offload, unchecked_host_ram,
@@ -1210,11 +1214,12 @@ class Plan(Frozen):
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
-                           version: TrinityVersion | None) -> Plan:
-        """This plan with the caution `with_cautions` gives with the Trinity release `version` 0.5 where its GPUs do
-        not divide `train_batch_size` (from `train_batch_source`), where it lacks it: a plan made without the release
-        (a cluster's placements, an answer planned without ``trinity_version``) gets it in its fragment for 0.5."""
-        words = self._batch_over_gpus(train_batch_size, train_batch_source, version)
+                           batch_divisor: BatchDivisor) -> Plan:
+        """This plan with the caution `with_cautions` gives where its GPUs do not divide `train_batch_size` (from
+        `train_batch_source`) and the Trinity release may refuse that or does (`batch_divisor` ``unsure`` or
+        ``gpus``), where it lacks it: a plan made without the release (a cluster's placements, an answer planned
+        without ``trinity_version``) gets it in its fragment for 0.5, 0.5.0 and 0.5.1."""
+        words = self._batch_over_gpus(train_batch_size, train_batch_source, batch_divisor)
         return self if words is None else self.with_caution(Caution(CautionCode.BATCH_DIVIDES_TRAINER_GPUS, words))
 
     def with_caution(self, caution: Caution) -> Plan:
@@ -1228,10 +1233,11 @@ class Plan(Frozen):
             (*map(Caution, self.caution_codes, self.cautions), caution))))
 
     def _batch_over_gpus(self, train_batch_size: int | None, train_batch_source: str,
-                         version: TrinityVersion | None) -> str | None:
-        """With `version` 0.5, that Trinity 0.5.0 and 0.5.1 refuse `train_batch_size` (from `train_batch_source`)
-        where the plan's GPUs do not divide it (`batch_over_trainer_gpus_words`); else None."""
-        if version != "0.5" or train_batch_size is None or not train_batch_size % self.gpus:
+                         batch_divisor: BatchDivisor) -> str | None:
+        """Unless the Trinity release takes it (`batch_divisor` ``ranks``), that Trinity 0.5.0 and 0.5.1 refuse
+        `train_batch_size` (from `train_batch_source`) where the plan's GPUs do not divide it
+        (`batch_over_trainer_gpus_words`); else None."""
+        if batch_divisor == "ranks" or train_batch_size is None or not train_batch_size % self.gpus:
             return None
         return batch_over_trainer_gpus_words(train_batch_size, train_batch_source, self.gpus, self.sp)
 
@@ -1908,7 +1914,8 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
-                          "lora_rank", "reference_model", "critic", "weights", "memory_model_source",
+                          "lora_rank", "reference_model", "critic", "trinity_version", "weights",
+                          "memory_model_source",
                           "budgets_listed")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
 
@@ -1938,6 +1945,10 @@ class GpuMap(Frozen, Versioned, defer_build=True):
         "out where not given: counted but with --lora-rank"))
     critic: CriticStates | None = Field(default=None, description=(
         "where the PPO critic the plans count holds its states (--critic); left out where none is"))
+    trinity_version: str | None = Field(default=None, description=(
+        "the Trinity release the plans are for (--trinity-version), as given: its memory counts (0.5.1's experts "
+        "sharded evenly, 0.5's reference shards in bf16) and its train batch rule (0.5.0 and 0.5.1: the trainer GPUs "
+        "divide it); left out where none was named, counted as 0.6"))
     weights: str | None = Field(default=None, description=(
         "the cost weights' file given (--weights), as given (a byte of its name that is not UTF-8 as its escape, "
         "\\xe9), which the title names; left out where none was (the shipped weights, or through the API a Weights "

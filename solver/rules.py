@@ -692,6 +692,14 @@ def splits_batch(train_batch_size: int, gpus: int, sp: int) -> bool:
     return gpus % sp != 0 or train_batch_size % (gpus // sp) == 0
 
 
+def dividing_batch_words(gpus: int, sp: int, gpus_divide: bool) -> str:
+    """``a train batch that 3 data-parallel ranks divide``: the batch a plan of `gpus` GPUs at SP `sp` takes, in words;
+    ``a train batch that 6 trainer GPUs divide`` where the Trinity release needs its GPUs to divide it too
+    (`gpus_divide`: 0.5.0 and 0.5.1, `solver.tables.counted_batch_divisor`'s ``gpus``), as its ranks then do."""
+    return (f"a train batch that {gpus} trainer GPUs divide" if gpus_divide
+            else f"a train batch that {gpus // sp} data-parallel ranks divide")
+
+
 def batch_words(train_batch_size: int, source: str) -> str:
     """A train batch as messages name it: the flag and its value (``--train-batch-size 256``), or ``a train batch of
     256 (buffer.batch_size x algorithm.repeat_times)`` where it came from elsewhere (`source`)."""

@@ -68,6 +68,7 @@ from solver.rules import (
     SourceCell,
     TablesVerdict,
     cited_tables_verdict,
+    dividing_batch_words,
     kept_for_rollout,
     larger_tables,
     lowered_token_budget,
@@ -985,7 +986,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting, data.shape), query.train_batch_size,
                     query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus,
                     query.option_names, query.node_gpus_given, _fits_without_sp(catalog, query, gpu, sp, length),
-                    query.dpo)
+                    query.dpo, query.batch_divisor)
 
 
 def _fits_without_sp(catalog: Catalog, query: Query, gpu: GpuType, sp: int, length: int) -> bool | None:
@@ -1032,7 +1033,8 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
         model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,
         query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus, query.option_names,
-        query.node_gpus_given, _fits_without_sp(catalog, query, gpu_type, plan.sp, plan.max_model_len))
+        query.node_gpus_given, _fits_without_sp(catalog, query, gpu_type, plan.sp, plan.max_model_len),
+        batch_divisor=query.batch_divisor)
 
 
 def _margin_room(query: Query, gpu: GpuType, setting: Setting, model: Model) -> MarginRoom:
@@ -1176,7 +1178,7 @@ class _Nearest(NamedTuple):
         drops = " and ".join(filter(None, (names.no_estimate if "estimate" in lifted else "", flags)))
         return " and ".join(filter(None, (
             drops and f"drop {drops}", f"add {names.token_budget_auto}" if "token_budget" in lifted else "",
-            f"take a train batch that {self.plan.gpus // self.plan.sp} data-parallel ranks divide"
+            f"take {dividing_batch_words(self.plan.gpus, self.plan.sp, query.batch_divisor == 'gpus')}"
             if "batch_divides" in lifted else "")))
 
     def host_words(self, model: Model, query: Query) -> str:
@@ -1625,15 +1627,14 @@ def least_host_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
 
 def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
     """When the train batch is what rules the plans out (without it one exists): the plan without it and the
-    data-parallel ranks a batch must split over for it, in words ("" otherwise)."""
+    data-parallel ranks (or, for Trinity 0.5.0 and 0.5.1, GPUs) a batch must split over for it, in words ("" otherwise)."""
     if query.train_batch_size is None:
         return ReasonWords()
     best = answer_for(catalog, query.model_copy(update={"train_batch_size": None, "top": 1}), data.gpu,
                       explained=False).best
     if best is None:
         return ReasonWords()
-    ranks = best.gpus // best.sp
-    return (f"; a train batch that {ranks} data-parallel ranks divide lets {best.setting.label} on "
+    return (f"; {dividing_batch_words(best.gpus, best.sp, query.batch_divisor == 'gpus')} lets {best.setting.label} on "
             f"{counted(best.gpus, 'GPU')} train it ({counted(best.max_model_len, 'token')}, "
             + best.evidence_cautioned + ")")
 

@@ -43,7 +43,7 @@ def test_the_pages_say_where_solve_takes_trinity_version(cli: Callable[..., tupl
     status, out, _ = cli(*ask, "--emit", "trinity")
     assert status == 0 and "# caution: --train-batch-size 75 does not divide by the 6 trainer GPUs" in out
     planner = flat((ROOT / "docs" / "planner.md").read_text(encoding="utf-8"))
-    assert ("so with `--trinity-version 0.5` (which `solve` takes with any output, its apply lines following it too, "
-            "and `solve cluster` alone)") in planner
+    assert ("The release named decides (`solve` takes `--trinity-version` with any output, its apply lines following "
+            "it too, and `solve cluster` alone)") in planner
     codes = flat((ROOT / "docs" / "json.md").read_text(encoding="utf-8"))
-    assert "| `--trinity-version 0.5` (`solve` takes it with any output) with a train batch" in codes
+    assert "| `--trinity-version 0.5` (`solve` takes it with any output; with 0.5.0 or 0.5.1" in codes

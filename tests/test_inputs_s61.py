@@ -4,6 +4,7 @@ fragment version read a release (0.5.2, v0.6.1) as its minor version; other form
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,12 @@ def test_trinity_version_reads_a_release_as_its_minor_version(text: str, minor: 
 def test_a_patch_release_writes_what_its_minor_version_writes(cli):
     asked = ("--model", "4B", "--gpu", "a100", "--len", "8k", "--emit", "trinity", "--train-batch-size", "75")
     status, out, err = cli(*asked, "--trinity-version", "0.5.2")
-    assert (status, out, err) == cli(*asked, "--trinity-version", "0.5")
+    # 0.5's fragment but for the caution on a batch the 6 GPUs do not divide, which 0.5.2 takes (release05b, s77)
+    minor_status, minor_out, minor_err = cli(*asked, "--trinity-version", "0.5")
+    caution = re.search(r"# caution: --train-batch-size 75 does not divide by the 6 trainer GPUs.*?:859 in 0\.5\.1"
+                        r".*?make it a multiple of 6\n", minor_out, flags=re.DOTALL)
+    assert caution is not None and "caution" not in out
+    assert (status, out, err) == (minor_status, minor_out.replace(caution[0], ""), minor_err)
     assert status == 0 and "--trinity-version 0.5" in out  # the check command names the minor version
 
 
@@ -89,8 +95,11 @@ def test_make_query_and_plan_read_a_release_as_its_minor_version():
     asked = {"gpu": "mi300x", "max_model_len": 32768, "budget_gpus": 6, "exact": True, "train_batch_size": 75}
     (patch,) = solver.plan("8B", trinity_version="0.5.2", **asked)
     (minor,) = solver.plan("8B", trinity_version="0.5", **asked)
-    assert patch.best is not None and solver.CautionCode.BATCH_DIVIDES_TRAINER_GPUS in patch.best.caution_codes
-    assert patch.plans == minor.plans
+    # 0.5.2 takes a batch the 6 GPUs do not divide (their 3 ranks do): 0.5's caution alone is not on its plan
+    divides = solver.CautionCode.BATCH_DIVIDES_TRAINER_GPUS
+    assert minor.best is not None and divides in minor.best.caution_codes
+    assert patch.best is not None and divides not in patch.best.caution_codes
+    assert [plan.setting for plan in patch.plans] == [plan.setting for plan in minor.plans]
 
 
 @pytest.mark.parametrize(("given", "message"), [
@@ -108,7 +117,7 @@ def test_make_query_refuses_an_unknown_release_in_one_line(given: object, messag
 
 def test_the_api_fragments_and_placements_read_a_release_as_its_minor_version():
     (answer,) = solver.plan("4B", gpu="a100", max_model_len=8192, train_batch_size=75)
-    assert solver.trinity_config(answer, version="v0.5.2") == solver.trinity_config(answer, version="0.5")
+    assert solver.trinity_config(answer, version="v0.5.0") == solver.trinity_config(answer, version="0.5")
     # s77: 0.5.1 lays a mixture of experts out alone, so its check command names the patch (test_persona49_s77)
     assert solver.trinity_config(answer, version="v0.5.1") == solver.trinity_config(answer, version="0.5").replace(
         "--trinity-version 0.5\n", "--trinity-version 0.5.1\n")
@@ -120,11 +129,19 @@ def test_the_api_fragments_and_placements_read_a_release_as_its_minor_version():
                                                     "gpus_per_node": 6}],
                                          "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768,
                                                    "rollout_gpus": 0, "train_batch_size": 75}]})
-    placed = solver.place(fleet, trinity_version="0.5.2")
-    assert placed.placements == solver.place(fleet, trinity_version="0.5").placements
+    placed = solver.place(fleet, trinity_version="0.5")
     assert placed.placements[0].plan.caution_codes == (solver.CautionCode.BATCH_DIVIDES_TRAINER_GPUS,)
-    assert (solver.placement_configs(placed, fleet, version="0.5.2")
-            == solver.placement_configs(placed, fleet, version="0.5"))
+    # 0.5.2 takes the batch the 6 GPUs do not divide: the same placement, without 0.5's caution (release05b, s77)
+    patch = solver.place(fleet, trinity_version="0.5.2")
+    assert patch.placements[0].plan.caution_codes == ()
+    assert patch.placements[0].plan.setting == placed.placements[0].plan.setting
+    # a placement made for no release gets the caution in its fragment for the releases that may refuse the batch
+    free = solver.place(fleet)
+    fragments = {version: solver.placement_configs(free, fleet, version=version)["big"]
+                 for version in ("0.5.2", "0.5", "0.5.1")}
+    cautioned = {version: "# caution: a train batch of 75 (the job's train_batch_size) does not divide" in fragment
+                 for version, fragment in fragments.items()}
+    assert cautioned == {"0.5.2": False, "0.5": True, "0.5.1": True}
     with pytest.raises(solver.QueryError, match=r"got '0\.7' \(rft-solver knows"):
         solver.buy_nodes(fleet, trinity_version="0.7")
 

@@ -22,6 +22,7 @@ from solver.cli.options import (
     GPU_NAMES,
     MODEL_CONFIG_HELP,
     add_cells_option,
+    add_counted_release_option,
     add_critic_option,
     add_estimate_options,
     add_host_ram_option,
@@ -95,6 +96,7 @@ def build_map_parser() -> Parser:
     add_lora_option(parser, "full fine-tuning")
     add_reference_option(parser)
     add_critic_option(parser, "none")
+    add_counted_release_option(parser, planned=True)
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given, as solve's; given, the Offload caution counts them all
     add_own_gpu_options(parser, listed=True)
@@ -123,7 +125,7 @@ def run_map(args: argparse.Namespace) -> int:
                          node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
                          memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
                          option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0, reference_model=args.reference,
-                         critic=counted_critic(args.critic))
+                         critic=counted_critic(args.critic), trinity_version=args.trinity_release)
     if args.weights:  # the maps echo the file as given, as map_plans does a path (read once, above)
         gpu_maps = tuple(gpu_map.model_copy(update={"weights": path_text(args.weights)}) for gpu_map in gpu_maps)
     screen = new_console()

@@ -68,15 +68,19 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
                              "0.5.1 a mixture of experts' routed experts sharded evenly, by its transformers 4")
 
 
-def add_counted_release_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """--trinity-version for ``solve memory``, which writes no config: the release whose memory it counts, kept as
-    given (``trinity_release``) for its patch."""
+def add_counted_release_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                               planned: bool = False) -> None:
+    """--trinity-version for ``solve memory`` and ``solve map`` (`planned`), which write no config: the release whose
+    memory they count (and, for the map's plans, whose train batch rule they keep to), kept as given
+    (``trinity_release``) for its patch."""
     parser.set_defaults(trinity_release=None)
+    batch = (" with --train-batch-size, 0.5.0 and 0.5.1 need the trainer GPUs to divide it, 0.5.2 and 0.6 the "
+             "data-parallel ranks alone;" if planned else "")
     parser.add_argument("--trinity-version", metavar="V", action=_TrinityRelease,
-                        help="the Trinity-RFT release to count the memory for, as solve takes it (0.5, 0.6, 0.5.1): "
-                             "0.5.1's transformers 4 shards a mixture of experts' routed experts evenly, the others "
-                             "whole; 0.5 pins the reference model's host shards in bf16, 0.6 in fp32; default: 0.6's "
-                             "counts")
+                        help=f"the Trinity-RFT release to {'plan' if planned else 'count the memory'} for, as solve "
+                             "takes it (0.5, 0.6, 0.5.1): 0.5.1's transformers 4 shards a mixture of experts' routed "
+                             "experts evenly, the others whole; 0.5 pins the reference model's host shards in bf16, "
+                             f"0.6 in fp32;{batch} default: 0.6's counts")
 
 
 class _TrinityRelease(argparse.Action):

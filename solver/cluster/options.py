@@ -25,6 +25,7 @@ from solver.tables import (
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
     AtLeast,
+    BatchDivisor,
     Catalog,
     ExpertLayout,
     Fleet,
@@ -227,7 +228,8 @@ class Planner:
     def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0,
                  memory: MemoryModel | None = None, margin: float | None = None,
                  token_budget: TokenBudgetMode = "default", trinity_version: TrinityVersion | None = None,
-                 option_names: OptionNames = COMMAND_OPTIONS, expert_layout: ExpertLayout = "fused") -> None:
+                 option_names: OptionNames = COMMAND_OPTIONS, expert_layout: ExpertLayout = "fused",
+                 batch_divisor: BatchDivisor = "ranks") -> None:
         self.catalog = catalog
         self.weights = weights
         self.estimate = estimate
@@ -242,6 +244,8 @@ class Planner:
         """The Trinity release the plans are for, as `Query.trinity_version` (their cautions name its rules)."""
         self.expert_layout = expert_layout
         """How that release holds a mixture of experts' routed experts, as `Query.expert_layout`."""
+        self.batch_divisor = batch_divisor
+        """What must divide a job's train batch for that release, as `Query.batch_divisor`."""
         self.option_names = option_names
         """How the reasons and cautions name the options they point to (`Query.option_names`)."""
         self.cache: dict[tuple[object, ...], Plan | None] = {}
@@ -345,7 +349,8 @@ class Planner:
                           critic=training.critic,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE,
-                                               "expert_layout": self.expert_layout})
+                                               "expert_layout": self.expert_layout,
+                                               "batch_divisor": self.batch_divisor})
 
     def roomy_margin(self, gpu: str, model: str) -> float:
         """The margin at which an estimate of `model` with Env on `gpu` fits exactly where, at the planner's margin,

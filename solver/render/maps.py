@@ -239,9 +239,9 @@ def map_limits(gpu_map: GpuMap) -> str:
 
 
 def map_title(gpu_map: GpuMap) -> str:
-    """`gpu_map`'s title: its GPU type (and model, by length), what its cells are, a LoRA rank, a reference model and a
-    critic given, the limits its plans keep to (`map_limits`), and the choices its question names: a token budget
-    auto, the cost weights' file, and a memory model of one's own."""
+    """`gpu_map`'s title: its GPU type (and model, by length), what its cells are, a LoRA rank, a reference model, a
+    critic and a Trinity release given, the limits its plans keep to (`map_limits`), and the choices its question
+    names: a token budget auto, the cost weights' file, and a memory model of one's own."""
     mapped = (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
               else f"{gpu_map.gpu}: longest context per model and GPU budget")
     return "".join((
@@ -249,6 +249,7 @@ def map_title(gpu_map: GpuMap) -> str:
         "" if gpu_map.reference_model is None else
         ", reference model counted" if gpu_map.reference_model else ", no reference model",
         f", critic {gpu_map.critic}" if gpu_map.critic else "",
+        f", Trinity {gpu_map.trinity_version}" if gpu_map.trinity_version else "",
         map_limits(gpu_map), ", token budget auto" if gpu_map.token_budget == "auto" else "",
         f", weights {gpu_map.weights}" if gpu_map.weights else "",
         f", memory model: {gpu_map.memory_model_source}" if gpu_map.memory_model_source else ""))

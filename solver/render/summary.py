@@ -47,6 +47,7 @@ from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
     OptionNames,
+    dividing_batch_words,
     host_ram_check_words,
     least_token_budget,
     lora_configs_words,
@@ -484,16 +485,17 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
 
 
 def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
-    """The summary's ``other batch`` row: the better plan a train batch that its data-parallel ranks divide would
-    run, and what it trades (None where the answer has none)."""
+    """The summary's ``other batch`` row: the better plan a train batch that its data-parallel ranks divide (for
+    Trinity 0.5.0 and 0.5.1, its GPUs: `dividing_batch_words`) would run, and what it trades (None where the answer
+    has none)."""
     if (other := answer.other_batch) is None:
         return None
-    ranks = other.gpus // other.sp
+    gpus_divide = answer.query is not None and answer.query.batch_divisor == "gpus"
     step = f"{other.cost / plan.cost:.2f}x the step time"
     longer = other.max_model_len != plan.max_model_len
     trade = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}" if longer
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
-    return (f"with a train batch that {ranks} data-parallel ranks divide: "
+    return (f"with {dividing_batch_words(other.gpus, other.sp, gpus_divide)}: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
             f"({other.evidence_and_single_gpu})")
 

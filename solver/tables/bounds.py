@@ -319,12 +319,40 @@ def counted_expert_layout(value: str | None) -> ExpertLayout:
     None: none named): `separate` where the release's transformers pin allows that alone
     (`SEPARATE_EXPERT_RELEASES`), `either` where it allows both (`EITHER_EXPERT_MINORS`: 0.5, 0.5.0, 0.5.2), else
     `fused` (0.6, none named). A value `trinity_release` refuses counts `fused`."""
-    release = TRINITY_RELEASE.fullmatch(value.strip()) if isinstance(value, str) and value.isascii() else None
+    release = _minor_and_patch(value)
     if release is None:
         return "fused"
-    if (release[1], release[2]) in SEPARATE_EXPERT_RELEASES:
+    if release in SEPARATE_EXPERT_RELEASES:
         return "separate"
-    return "either" if release[1] in EITHER_EXPERT_MINORS else "fused"
+    return "either" if release[0] in EITHER_EXPERT_MINORS else "fused"
+
+
+GPUS_DIVIDE_BATCH_RELEASES = (("0.5", "0"), ("0.5", "1"))
+"""The Trinity releases (minor version, patch) that refuse a train batch the trainer GPUs do not divide
+(``trinity/common/config_validator.py:860`` in 0.5.0, ``:859`` in 0.5.1); 0.5.2 and 0.6 need only the data-parallel
+ranks (GPUs / SP) to divide it (``trinity/trainer/verl/verl_config.py:424`` in 0.5.2)."""
+
+BatchDivisor = Literal["ranks", "gpus", "unsure"]
+"""What must divide a run's train batch for its Trinity release (`counted_batch_divisor`): the data-parallel ranks
+alone (``ranks``: 0.5.2, 0.6, none named), the trainer GPUs too (``gpus``: 0.5.0 and 0.5.1, a rule the planner keeps
+to), or the ranks alone with a caution where the GPUs do not divide it (``unsure``: 0.5 without its patch)."""
+
+
+def counted_batch_divisor(value: str | None) -> BatchDivisor:
+    """The `BatchDivisor` of the Trinity release `value` (as `trinity_release` takes it; None: none named): ``gpus`` for
+    the releases that refuse a train batch the trainer GPUs do not divide (`GPUS_DIVIDE_BATCH_RELEASES`), ``unsure``
+    for 0.5 without its patch, else ``ranks``. A value `trinity_release` refuses counts ``ranks``."""
+    release = _minor_and_patch(value)
+    if release in GPUS_DIVIDE_BATCH_RELEASES:
+        return "gpus"
+    return "unsure" if release == ("0.5", None) else "ranks"
+
+
+def _minor_and_patch(value: object) -> tuple[str, str | None] | None:
+    """The minor version and the patch (None where not written) of the Trinity release `value` as `TRINITY_RELEASE`
+    reads it; None for a value that is no release."""
+    release = TRINITY_RELEASE.fullmatch(value.strip()) if isinstance(value, str) and value.isascii() else None
+    return None if release is None else (release[1], release[2])
 
 
 def counted_release(version: TrinityVersion | None, experts: ExpertLayout) -> str | None:

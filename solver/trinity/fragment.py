@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml as pyyaml
@@ -136,6 +136,7 @@ class _FragmentOptions:
     option_names: OptionNames
     check_flags: tuple[str, ...] | None
     check_environment: tuple[tuple[str, str], ...]
+    dpo_mode_unset: bool = False
 
 
 def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
@@ -238,8 +239,9 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
     paste on one of its own: the plan, its evidence, host memory and cautions (but those its `keys`' comments say),
     what to keep the prompt and response
     within, and a note for each that applies: the train batch, a length past the native context on the model's own
-    RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable), and in mode train
-    without a train batch, that Trinity requires one."""
+    RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable), in mode train
+    without a train batch, that Trinity requires one, and for DPO without ``mode: train`` among the keys, the keys
+    Trinity's DPO needs (`DPO_MODE_NOTE`)."""
     node_gpus, shared_gpus = options.node_gpus, options.shared_gpus
     several = (options.nodes > 1 if options.rollout_gpus is not None
                else bool(node_gpus and plan.gpus > node_gpus))  # nodes, for Env
@@ -253,6 +255,7 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
         _shared_gpus_note(shared_gpus, environment) if shared_gpus else [],
         _env_note(several, options.rocm, options.option_names) if ENV_VARIABLE[0] in environment else [],
         TRAIN_BATCH_NOTE if options.rollout_gpus == 0 and options.train_batch_size is None else [],
+        DPO_MODE_NOTE if options.dpo_mode_unset else [],
     ]
     return [*_plan_lines(plan, model, options, keys), *(line for note in notes if note for line in ("#", *note))]
 
@@ -299,6 +302,14 @@ TRAIN_BATCH_NOTE = [
      "with --train-batch-size N (an API query's or a cluster job's train_batch_size), which writes it here."),
 ]
 """The header note of a fragment in mode train (``--rollout-gpus 0``) made without a train batch to write."""
+DPO_MODE_NOTE = [
+    (f"# DPO: Trinity trains it in mode train alone (it refuses mode both: trinity/algorithm/algorithm.py:291 in "
+     f"0.6.0) and requires {TRAIN_BATCH_KEY} in every mode (common/config_validator.py:966): set mode: train and "
+     f"{TRAIN_BATCH_KEY} in your config, or plan with --rollout-gpus 0 --train-batch-size N (an API query's "
+     "rollout_gpus=0 and train_batch_size), which writes both here."),
+]
+"""The header note of a DPO fragment (a plan that counted DPO's pairs) whose keys do not write ``mode: train``:
+made without ``--rollout-gpus 0``, it leaves the config's mode (``both`` by default), which Trinity's DPO refuses."""
 
 
 def _past_validated(plan: Plan, model: Model, option_names: OptionNames) -> str:
@@ -436,10 +447,13 @@ def fragment_for(
     arguments: SettingsArguments, *, gpu: str | None = None, rocm: bool = False, node_gpus: int | None = None,
     host_ram_gb: float | None = None, host_ram_source: str | None = None, option_names: OptionNames = API_OPTIONS,
     check: tuple[str, ...] | None = None, check_environment: tuple[tuple[str, str], ...] = (),
+    trains_dpo: bool = False,
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
     are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
-    variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets."""
+    variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets;
+    `trains_dpo`, whether the run trains DPO (`Query.dpo`, a model's pair counted or not): without a config's layout
+    and without ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`)."""
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
     options = _FragmentOptions(rollout_gpus=arguments.rollout_gpus, gpu=gpu, nodes=arguments.nodes,
@@ -451,6 +465,8 @@ def fragment_for(
     check_settings_arguments(arguments)
     _check_header_arguments(plan, options)
     ordered, settings = fragment_keys(arguments, option_names, gpu)
+    if trains_dpo and arguments.layout is None and not any(key.path == ("mode",) for key in ordered):
+        options = replace(options, dpo_mode_unset=True)  # keys for a config of your own, whose mode they leave
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
