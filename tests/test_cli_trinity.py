@@ -2812,7 +2812,7 @@ def test_a_verdict_cites_the_table_of_a_gpu_type_with_at_least_as_much_memory(cl
     assert (status, current["trains"], current["out_of_memory"]) == (1, False, {
         "model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-", "gpu": "A100-80GB"})
     _, out, _ = cli("--from-config", str(tmp_path / "trinity.yaml"), "--gpu", "h100")
-    assert ("the A100-80GB table for 4 GPUs says '-' at 112640 (its GPU has at least the memory of H100-80GB), so "
+    assert ("the A100-80GB table for 4 GPUs (its GPU has at least the memory of H100-80GB) says '-' at 112640, so "
             "Env + Offload + SP=4 ran out of memory there") in " ".join(out.split())
 
 

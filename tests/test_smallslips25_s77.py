@@ -1,0 +1,36 @@
+"""Small slips left by s77 (smallslips25): a smaller card's cell in words says its GPU has at most the memory of the
+planned one (`SourceCell.words`, which `smaller_card_words` reuses), next to the table as a larger card's says at least;
+``--from-config``'s verdict gives the ``smaller card`` note (`CurrentSettings.smaller_card`); each job's check command
+names the model_config file the job gave (`Fleet.model_config_of`, by job); and `trinity_config`'s check command for a
+model of one's own gives ``--model-config`` (the file passed, or PATH, said in the comment)."""
+
+from __future__ import annotations
+
+import solver
+from solver.rules import SourceCell, TablesVerdict, smaller_card_words
+
+CATALOG = solver.load_catalog()
+BIG = CATALOG.with_gpu_types([solver.described_gpu_type("big", memory_mib=102400)])  # --gpu big --gpu-memory 100GiB
+SMALLER_NOTE = ("the H20-96GB table for 2 GPUs (its GPU has at most the memory of big) says 'SP=2' at 16384 "
+                "(documented): the estimate is on the safe side there, and still decides, as a smaller card's cells "
+                "vouch for no other GPU type")
+
+
+def test_a_cell_of_another_gpu_type_says_how_its_memory_stands_next_to_its_table():
+    cell = SourceCell(model="Qwen3-8B", gpus=2, max_model_len=16384, setting="SP=2", gpu="H20-96GB")
+    assert cell.words("big", "Qwen3-8B", smaller=True) == (
+        "the H20-96GB table for 2 GPUs (its GPU has at most the memory of big) says 'SP=2' at 16384")
+    assert cell.words("H100-80GB", "Qwen3-4B") == (
+        "the H20-96GB table for 2 GPUs (its GPU has at least the memory of H100-80GB) says 'SP=2' at 16384 for "
+        "Qwen3-8B, of the same shape")
+    assert cell.words("", "Qwen3-8B") == "the H20-96GB table for 2 GPUs says 'SP=2' at 16384"  # no GPU to compare
+    own = cell.model_copy(update={"gpu": None})
+    assert own.words("big", smaller=True) == "the big table for 2 GPUs says 'SP=2' at 16384"  # its own: none said
+
+
+def test_the_smaller_card_note_is_the_cell_s_words_for_a_smaller_card():
+    verdict = TablesVerdict(trains=True, evidence="documented", source=SourceCell(
+        model="Qwen3-8B", gpus=2, max_model_len=16384, setting="SP=2", gpu="H20-96GB"))
+    assert smaller_card_words(verdict, "big", "Qwen3-8B") == SMALLER_NOTE
+    answer = solver.memory_answer("Qwen3-8B", "big", 2, 16384, sp=2, catalog=BIG)
+    assert f"smaller card: {SMALLER_NOTE}" in solver.memory_text(answer, BIG, width=400).splitlines()
