@@ -690,7 +690,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
-                              model_config=model_configs.get(placement.model), keys=keys))
+                              model_config=model_configs.get(placement.job), keys=keys))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 

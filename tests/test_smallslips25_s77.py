@@ -6,10 +6,14 @@ model of one's own gives ``--model-config`` (the file passed, or PATH, said in t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import solver
 from solver.rules import SourceCell, TablesVerdict, smaller_card_words
 
 CATALOG = solver.load_catalog()
+CONFIGS = Path(__file__).parent / "data" / "hf-configs"
+DEEPSEEK = CONFIGS / "DeepSeek-V2-Lite.json"
 BIG = CATALOG.with_gpu_types([solver.described_gpu_type("big", memory_mib=102400)])  # --gpu big --gpu-memory 100GiB
 SMALLER_NOTE = ("the H20-96GB table for 2 GPUs (its GPU has at most the memory of big) says 'SP=2' at 16384 "
                 "(documented): the estimate is on the safe side there, and still decides, as a smaller card's cells "
@@ -34,3 +38,35 @@ def test_the_smaller_card_note_is_the_cell_s_words_for_a_smaller_card():
     assert smaller_card_words(verdict, "big", "Qwen3-8B") == SMALLER_NOTE
     answer = solver.memory_answer("Qwen3-8B", "big", 2, 16384, sp=2, catalog=BIG)
     assert f"smaller card: {SMALLER_NOTE}" in solver.memory_text(answer, BIG, width=400).splitlines()
+
+
+def test_fleet_keeps_the_model_config_file_of_each_job(tmp_path: Path):
+    for folder in ("m1", "m2"):  # two copies of one config.json: one model (ds), two files
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "ds.json").write_text(DEEPSEEK.read_text(encoding="utf-8"), encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: h100, nodes: 2, gpus_per_node: 8}\njobs:\n"
+                     "  - {name: one, model_config: m1/ds.json, max_model_len: 8192}\n"
+                     "  - {name: two, model_config: m2/ds.json, max_model_len: 8192}\n", encoding="utf-8")
+    loaded = solver.load_fleet(fleet)
+    assert [job.model for job in loaded.jobs] == ["ds", "ds"]
+    # test_mutants29_s76 checks each job's --emit-dir check command names its own
+    assert dict(loaded.model_config_of) == {"one": tmp_path / "m1" / "ds.json", "two": tmp_path / "m2" / "ds.json"}
+
+
+def test_a_catalogue_named_job_gets_no_other_job_s_model_config_file(tmp_path: Path):
+    # A config.json that names Qwen3-8B with its shape is that model: the job naming it by `model` gave no file.
+    (tmp_path / "Qwen3-8B").mkdir()
+    (tmp_path / "Qwen3-8B" / "config.json").write_text((CONFIGS / "Qwen3-8B.json").read_text(encoding="utf-8"),
+                                                 encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\njobs:\n"
+                     "  - {name: named, model: 8B, max_model_len: 8192}\n"
+                     "  - {name: given, model_config: Qwen3-8B, max_model_len: 8192}\n", encoding="utf-8")
+    loaded = solver.load_fleet(fleet)
+    assert [job.model for job in loaded.jobs] == ["Qwen3-8B", "Qwen3-8B"]
+    assert dict(loaded.model_config_of) == {"given": tmp_path / "Qwen3-8B" / "config.json"}
+    configs = solver.placement_configs(solver.place(loaded), loaded)
+    checks = {job: next(line for line in text.splitlines() if "--check" in line) for job, text in configs.items()}
+    assert "--model-config" not in checks["named"]
+    assert f"--model-config {tmp_path}/Qwen3-8B/config.json" in checks["given"]
