@@ -88,6 +88,7 @@ from solver.results import (
 )
 from solver.rules import (
     API_OPTIONS,
+    MODEL_CONFIG_PLACEHOLDER,
     BrokenRule,
     BrokenRuleCode,
     OptionNames,
@@ -540,19 +541,32 @@ def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) ->
     return check_flags(gpu_type.name, own, (*link, *options))
 
 
-def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: str | None = None) -> str:
+def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: str | None = None,
+                   model_config: Path | str | None = None) -> str:
     """The Trinity YAML fragment of `answer`'s best plan, as ``solve --emit trinity`` prints it: with the query's
     rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
-    was planned with (default: the shipped one); `version` as `trinity_fragment`'s. `QueryError` for an answer
-    without a plan. An answer rebuilt from its JSON gives the same fragment, but for the evidence comment's memory
-    figures, which the JSON rounds to two decimals."""
+    was planned with (default: the shipped one); `version` as `trinity_fragment`'s; `model_config`: the config.json
+    the answer's model was read from, which its check command gives as ``--model-config`` (`_model_config_check`).
+    `QueryError` for an answer without a plan. An answer rebuilt from its JSON gives the same fragment, but for the
+    evidence comment's memory figures, which the JSON rounds to two decimals."""
     from solver.trinity import fragment_for  # ruamel: only where a fragment is made
 
     known, keys = _answer_keys("trinity_config", answer, catalog, version)
+    path = None if model_config is None else given_path("model_config", model_config)
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
-                        check=fragment_check(answer.gpu, known))[0]
+                        check=fragment_check(answer.gpu, known, _model_config_check(answer.model, path)))[0]
+
+
+def _model_config_check(model: str, path: Path | None) -> tuple[str, ...]:
+    """The ``--model-config`` a fragment's check command gives for `model`: the config.json at `path`, where given; else
+    for a model the shipped catalogue lacks (one of your own, which a config's ``model.model_path`` may not name for
+    the check) `MODEL_CONFIG_PLACEHOLDER`, which the fragment's header says to replace; none for a shipped model."""
+    if path is not None:
+        return ("--model-config", str(path))
+    shipped = any(model == known.name for known in load_catalog().models)
+    return () if shipped else ("--model-config", MODEL_CONFIG_PLACEHOLDER)
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,

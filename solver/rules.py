@@ -841,6 +841,11 @@ class OptionNames(NamedTuple):
         return (", " if self.keywords else " ").join(options)
 
 
+MODEL_CONFIG_PLACEHOLDER = "MODEL_CONFIG"
+"""What a fragment's check command gives ``--model-config`` for a model of one's own whose config.json it does not know
+(`solver.api.trinity_config` without ``model_config=``): the header says to put the file there, as CONFIG the config's.
+"""
+
 COMMAND_OPTIONS = OptionNames(
     host_ram="--host-ram", trinity_05="--trinity-version 0.5", node_gpus="--node-gpus", rollout_gpus="--rollout-gpus",
     train_batch="--train-batch-size", exact="--exact", token_budget_auto="--token-budget auto",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import solver
 from solver.rules import SourceCell, TablesVerdict, smaller_card_words
 
@@ -70,3 +72,38 @@ def test_a_catalogue_named_job_gets_no_other_job_s_model_config_file(tmp_path: P
     checks = {job: next(line for line in text.splitlines() if "--check" in line) for job, text in configs.items()}
     assert "--model-config" not in checks["named"]
     assert f"--model-config {tmp_path}/Qwen3-8B/config.json" in checks["given"]
+
+
+MY_MODEL = Path(__file__).parent.parent / "docs" / "examples" / "my-model" / "config.json"
+
+
+def _check_lines(fragment: str) -> list[str]:
+    lines = fragment.splitlines()
+    at = next(index for index, line in enumerate(lines) if line.startswith("# To check your config"))
+    return lines[at:at + 3]
+
+
+def test_trinity_config_of_one_s_own_model_gives_its_config_json_or_says_what_to_put_there(cli):
+    catalog = CATALOG.with_model(solver.load_model_config(MY_MODEL))
+    (answer,) = solver.plan("Mistral-7B-v0.1", gpu="h20", max_model_len=65536, budget_gpus=6, catalog=catalog)
+    command = ("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu H20-96GB "
+               "--model-config {} --critic none")
+    assert _check_lines(solver.trinity_config(answer, catalog))[:3] == [
+        "# To check your config once these keys are in it (CONFIG: its file; MODEL_CONFIG: your model's",
+        "# config.json), as this plan was made:", command.format("MODEL_CONFIG")]
+    given = solver.trinity_config(answer, catalog, model_config=MY_MODEL)
+    assert _check_lines(given)[:2] == [
+        "# To check your config once these keys are in it (CONFIG: its file), as this plan was made:",
+        command.format(MY_MODEL)]
+    # as --emit trinity prints it with --model-config
+    status, out, _ = cli("--model-config", str(MY_MODEL), "--gpu", "h20", "--len", "64k", "--gpus", "6", "--emit",
+                         "trinity")
+    assert status == 0 and _check_lines(out)[:2] == _check_lines(given)[:2]
+
+
+def test_trinity_config_of_a_shipped_model_gives_no_model_config_unless_asked():
+    (answer,) = solver.plan("8B", gpu="h100", max_model_len=8192, budget_gpus=8)
+    assert "--model-config" not in solver.trinity_config(answer)
+    assert "--model-config mine.json --critic none" in solver.trinity_config(answer, model_config="mine.json")
+    with pytest.raises(solver.QueryError, match="^model_config must be a non-empty path, got ''$"):
+        solver.trinity_config(answer, model_config="")
