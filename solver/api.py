@@ -1780,6 +1780,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if vouching is not None and (out_of_memory is None or vouching.lowered_budget):
         return current.model_copy(update={"trains": True, "plan": vouching})
     predicted, predicted_step, critic_pass, problems, host_needed = None, None, None, current.config_problems, None
+    smaller = None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
                          query.trinity_version, query.reference_model, query.lora_rank, query.critic,
@@ -1797,10 +1798,14 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))
         elif memory.total_gib <= memory.usable_gib and not memory.critic_pass_fits:
             critic_pass = (round(memory.critic_pass_gib, 2), round(memory.usable_gib, 2))
+        # Where the tables say nothing and the estimate does not fit, a smaller card's tables that say it trains: a note
+        smaller = None if verdict is not None or memory.fits else smaller_card_vouching(
+            catalog, gpu, model, current.gpus, setting, current.max_model_len, lora=query.lora_rank > 0,
+            critic=query.critic is not None)
     return current.model_copy(update={"trains": False, "plan": None, "predicted": predicted,
                                       "predicted_step": predicted_step, "predicted_critic_pass": critic_pass,
-                                      "host_memory_needed": host_needed,
-                                      "out_of_memory": out_of_memory, "config_problems": problems})
+                                      "host_memory_needed": host_needed, "out_of_memory": out_of_memory,
+                                      "smaller_card": smaller, "config_problems": problems})
 
 
 def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentSettings, setting: Setting,

@@ -6,6 +6,7 @@ model of one's own gives ``--model-config`` (the file passed, or PATH, said in t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,39 @@ def test_trinity_config_of_a_shipped_model_gives_no_model_config_unless_asked():
     assert "--model-config mine.json --critic none" in solver.trinity_config(answer, model_config="mine.json")
     with pytest.raises(solver.QueryError, match="^model_config must be a non-empty path, got ''$"):
         solver.trinity_config(answer, model_config="")
+
+
+CONFIG = ("mode: train\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
+          "  gpu_per_node: 2\nbuffer:\n  train_batch_size: 16\ntrainer:\n  ulysses_sequence_parallel_size: 2\n")
+H20_CELL = {"trains": True, "evidence": "documented",
+            "source": {"model": "Qwen3-8B", "gpus": 2, "max_model_len": 16384, "setting": "SP=2", "gpu": "H20-96GB"}}
+
+
+def _checked(cli, tmp_path: Path, memory: str, critic: str = "none") -> tuple[int, dict[str, object]]:
+    config = tmp_path / "trinity.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "big", "--gpu-memory", memory, "--critic", critic,
+                         "--check", "--json")
+    (answer,) = json.loads(out)
+    return status, answer["current"]
+
+
+def test_from_config_s_verdict_gives_the_smaller_card_note_and_keeps_the_estimate_s_exit(cli, tmp_path: Path):
+    status, current = _checked(cli, tmp_path, "100GiB")
+    assert (status, current["trains"], current["predicted"], current["smaller_card"]) == (
+        1, False, [92.5, 89.1], H20_CELL)
+    assert current["verdict"] == (
+        "trinity.yaml runs SP=2 on 2 trainer GPUs at 16384 tokens (Env off, PYTORCH_CUDA_ALLOC_CONF unset in this "
+        "shell): nothing in the tables and the memory model's estimates says it trains (the memory model predicts "
+        f"92.5 GiB per GPU, of 89.1 usable), though {SMALLER_NOTE}. The best plan follows.")
+
+
+def test_from_config_gives_no_note_where_the_estimate_fits_or_no_smaller_card_s_table_trains_it(cli, tmp_path: Path):
+    status, fits = _checked(cli, tmp_path, "140GiB")  # the estimate fits: it trains
+    assert (status, fits["trains"], fits["smaller_card"]) == (0, True, None)
+    # 1 MiB less than the H20's: none of the GPU types with no more memory has a table that trains it
+    status, less = _checked(cli, tmp_path, "97870MiB")
+    assert (status, less["trains"], less["smaller_card"]) == (1, False, None)
+    assert "though" not in less["verdict"]
+    status, critic = _checked(cli, tmp_path, "100GiB", "resident")  # none of its own would, with a critic
+    assert (status, critic["trains"], critic["smaller_card"]) == (1, False, None)
