@@ -1786,7 +1786,7 @@ def test_one_gpu_is_one_gpu_in_words(cli):
     status, out, _ = cli("--model", "8B", "--gpu", "a800", "--gpus", "1", "--maximize", "len")
     words = " ".join(out.split())
     assert status == 0 and "Env + Offload on 1 of 1 GPU (none left for rollout)\n" in out
-    assert "the A100-80GB table for 1 GPU says" in words
+    assert "the A100-80GB table for 1 GPU (its GPU has at least the memory of A800-80GB) says" in words
     assert "1 GPUs" not in words
 
 
