@@ -88,6 +88,7 @@ from solver.results import (
 )
 from solver.rules import (
     API_OPTIONS,
+    MODEL_CONFIG_PLACEHOLDER,
     BrokenRule,
     BrokenRuleCode,
     OptionNames,
@@ -541,20 +542,33 @@ def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) ->
     return check_flags(gpu_type.name, own, (*link, *options))
 
 
-def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: str | None = None) -> str:
+def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: str | None = None,
+                   model_config: Path | str | None = None) -> str:
     """The Trinity YAML fragment of `answer`'s best plan, as ``solve --emit trinity`` prints it: with the query's
     rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
-    was planned with (default: the shipped one); `version` as `trinity_fragment`'s. `QueryError` for an answer
-    without a plan. An answer rebuilt from its JSON gives the same fragment, but for the evidence comment's memory
-    figures, which the JSON rounds to two decimals."""
+    was planned with (default: the shipped one); `version` as `trinity_fragment`'s; `model_config`: the config.json
+    the answer's model was read from, which its check command gives as ``--model-config`` (`_model_config_check`).
+    `QueryError` for an answer without a plan. An answer rebuilt from its JSON gives the same fragment, but for the
+    evidence comment's memory figures, which the JSON rounds to two decimals."""
     from solver.trinity import fragment_for  # ruamel: only where a fragment is made
 
     known, keys = _answer_keys("trinity_config", answer, catalog, version)
+    path = None if model_config is None else given_path("model_config", model_config)
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
-                        check=fragment_check(answer.gpu, known),
+                        check=fragment_check(answer.gpu, known, _model_config_check(answer.model, path)),
                         trains_dpo=answer.query is not None and answer.query.dpo)[0]
+
+
+def _model_config_check(model: str, path: Path | None) -> tuple[str, ...]:
+    """The ``--model-config`` a fragment's check command gives for `model`: the config.json at `path`, where given; else
+    for a model the shipped catalogue lacks (one of your own, which a config's ``model.model_path`` may not name for
+    the check) `MODEL_CONFIG_PLACEHOLDER`, which the fragment's header says to replace; none for a shipped model."""
+    if path is not None:
+        return ("--model-config", str(path))
+    shipped = any(model == known.name for known in load_catalog().models)
+    return () if shipped else ("--model-config", MODEL_CONFIG_PLACEHOLDER)
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
@@ -695,7 +709,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
-                              model_config=model_configs.get(placement.model), keys=keys))
+                              model_config=model_configs.get(placement.job), keys=keys))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 
@@ -1777,6 +1791,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if vouching is not None and (out_of_memory is None or vouching.lowered_budget):
         return current.model_copy(update={"trains": True, "plan": vouching})
     predicted, predicted_step, critic_pass, problems, host_needed = None, None, None, current.config_problems, None
+    smaller = None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
                          query.trinity_version, query.reference_model, query.lora_rank, query.critic,
@@ -1794,10 +1809,14 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))
         elif memory.total_gib <= memory.usable_gib and not memory.critic_pass_fits:
             critic_pass = (round(memory.critic_pass_gib, 2), round(memory.usable_gib, 2))
+        # Where the tables say nothing and the estimate does not fit, a smaller card's tables that say it trains: a note
+        smaller = None if verdict is not None or memory.fits else smaller_card_vouching(
+            catalog, gpu, model, current.gpus, setting, current.max_model_len, lora=query.lora_rank > 0,
+            critic=query.critic is not None)
     return current.model_copy(update={"trains": False, "plan": None, "predicted": predicted,
                                       "predicted_step": predicted_step, "predicted_critic_pass": critic_pass,
-                                      "host_memory_needed": host_needed,
-                                      "out_of_memory": out_of_memory, "config_problems": problems})
+                                      "host_memory_needed": host_needed, "out_of_memory": out_of_memory,
+                                      "smaller_card": smaller, "config_problems": problems})
 
 
 def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentSettings, setting: Setting,

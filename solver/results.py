@@ -49,6 +49,7 @@ from solver.rules import (
     counted_tokens,
     fewer_reasons,
     lora_moe_unsaved_words,
+    smaller_card_words,
     tables_refute_words,
     token_budget,
     trainer_gpus_on_node,
@@ -1466,6 +1467,11 @@ class CurrentSettings(Frozen, defer_build=True):
     out_of_memory: SourceCell | None = Field(default=None, description=(
         "when they do not train: the cell of the GPU count's own table, or of a table for more GPUs, that says "
         "they ran out of memory (its setting: what trained there instead, or '-')"))
+    smaller_card: TablesVerdict | None = Field(default=None, description=(
+        "when no table of this GPU type speaks of them and the memory model does not fit them (`predicted`): the "
+        "verdict of the tables of another GPU type with at most this one's memory that say they train "
+        "(`smaller_card_vouching`), its cell naming that GPU type, as solve memory's smaller_card; a note: the "
+        "estimate is on the safe side there, and still decides"))
     config_problems: tuple[str, ...] = Field(default=(), description=(
         "what else in the config breaks Trinity's or verl's rules (RoPE scaling, token limits) or is not what the "
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
@@ -1809,7 +1815,9 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
     elif host and not _short_of_gpu_memory(current):
         verdict = host
     else:
-        verdict = [f"nothing in {query.evidence_sources} says it trains{_predicted(current)}", *host]
+        smaller = ("" if current.smaller_card is None else
+                   f", though {smaller_card_words(current.smaller_card, answer.gpu, answer.model)}")
+        verdict = [f"nothing in {query.evidence_sources} says it trains{_predicted(current)}{smaller}", *host]
     refused = [f"{_config_refused(current)} too ({_refusing_lines(current)})"] if current.refused else []
     follows = ("the best plan follows" if answer.plans else "no plan was found within the time limit"
                if answer.status == "unknown" else "no plan trains either (the reason follows)")

@@ -90,13 +90,16 @@ class SourceCell(LeftOutWhenNone):
         "where the cell's table comes from where it is measured cells of yours (--cells: the file's source); left "
         "out for the source document's"))
 
-    def words(self, gpu: str, model: str | None = None) -> str:
+    def words(self, gpu: str, model: str | None = None, *, smaller: bool = False) -> str:
         """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's
-        model where it stands for `model` (a model of the same shape), and its GPU type where it is another's."""
+        model where it stands for `model` (a model of the same shape), and its GPU type where it is another's, with
+        how its memory stands to `gpu`'s: at least as much (a larger or same-memory GPU type's table), or for a
+        `smaller` card's (`smaller_card_words`) at most as much."""
         table = table_words(self.gpu or gpu, self.gpus, self.table_source)
+        if self.gpu and gpu:
+            table += f" (its GPU has {'at most' if smaller else 'at least'} the memory of {gpu})"
         said = f"{table} says {self.setting!r} at {self.max_model_len}"
-        said = said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
-        return f"{said} (its GPU has at least the memory of {gpu})" if self.gpu and gpu else said
+        return said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
 
     def cited(self, origins: Mapping[int, TableOrigin]) -> SourceCell:
         """The cell, naming its table's GPU type where the table for its count is borrowed from another with the
@@ -542,11 +545,8 @@ def smaller_card_words(vouching: TablesVerdict, gpu: str, model: str) -> str:
     """A `smaller_card_vouching` verdict of a setting of `model` that an estimate on `gpu` does not fit, in words: its
     cell, and that the estimate is on the safe side there but still decides (``solve memory``'s line, the planner's
     reasons)."""
-    cell = vouching.source
-    column = "" if cell.model == model else f" for {cell.model}, of the same shape"
-    return (f"{table_words(cell.gpu, cell.gpus, cell.table_source)} (its GPU has at most the memory of {gpu}) says "
-            f"{cell.setting!r} at {cell.max_model_len}{column} ({vouching.evidence}): the estimate is on the safe side "
-            "there, and still decides, as a smaller card's cells vouch for no other GPU type")
+    return (f"{vouching.source.words(gpu, model, smaller=True)} ({vouching.evidence}): the estimate is on the safe "
+            "side there, and still decides, as a smaller card's cells vouch for no other GPU type")
 
 
 def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[int, TableOrigin], TableCells]:
@@ -851,6 +851,11 @@ class OptionNames(NamedTuple):
         """Several options given together, as the caller writes them: ``--sp 2 --no-env``, ``sp=2, env=False``."""
         return (", " if self.keywords else " ").join(options)
 
+
+MODEL_CONFIG_PLACEHOLDER = "MODEL_CONFIG"
+"""What a fragment's check command gives ``--model-config`` for a model of one's own whose config.json it does not know
+(`solver.api.trinity_config` without ``model_config=``): the header says to put the file there, as CONFIG the config's.
+"""
 
 COMMAND_OPTIONS = OptionNames(
     host_ram="--host-ram", trinity_05="--trinity-version 0.5", node_gpus="--node-gpus", rollout_gpus="--rollout-gpus",

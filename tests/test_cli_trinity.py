@@ -556,6 +556,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "broken_rule": None, "broken_rule_code": None, "predicted": None,
                                  "predicted_step": None, "predicted_critic_pass": None, "host_memory_needed": None,
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
+                                 "smaller_card": None,
                                  "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET],
                                  "config_problem_codes": ["rope-scaling-unneeded", "unresolved-value"],
                                  "verdict": VANILLA_RAN_OUT, "refused": False}
@@ -2404,8 +2405,8 @@ def test_an_a800_config_is_judged_by_the_a100_tables(cli, tmp_path: Path, monkey
     assert current["trains"] and current["plan"]["source"] == {
         "model": "Qwen3-4B", "gpus": 2, "max_model_len": 32768, "setting": "Env + SP=2", "gpu": "A100-80GB"}
     _, out, _ = cli("--from-config", str(config), "--gpu", "a800")
-    assert ("it trains (documented: the A100-80GB table for 2 GPUs says 'Env + SP=2' at 32768 (its GPU has at least "
-            "the memory of A800-80GB))") in " ".join(out.split())
+    assert ("it trains (documented: the A100-80GB table for 2 GPUs (its GPU has at least the memory of A800-80GB) "
+            "says 'Env + SP=2' at 32768)") in " ".join(out.split())
 
 
 def test_a_verdict_the_optimizer_step_rules_out_says_so(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -2812,7 +2813,7 @@ def test_a_verdict_cites_the_table_of_a_gpu_type_with_at_least_as_much_memory(cl
     assert (status, current["trains"], current["out_of_memory"]) == (1, False, {
         "model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-", "gpu": "A100-80GB"})
     _, out, _ = cli("--from-config", str(tmp_path / "trinity.yaml"), "--gpu", "h100")
-    assert ("the A100-80GB table for 4 GPUs says '-' at 112640 (its GPU has at least the memory of H100-80GB), so "
+    assert ("the A100-80GB table for 4 GPUs (its GPU has at least the memory of H100-80GB) says '-' at 112640, so "
             "Env + Offload + SP=4 ran out of memory there") in " ".join(out.split())
 
 

@@ -24,7 +24,7 @@ H100 = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_nod
 memory); the short job's Env on 8 H100s at 16384 is one the tables do not refute."""
 
 CAUTION = ("estimated from the memory model alone, but the tables say it runs out of memory (the A100-80GB table for 4 "
-           "GPUs says '-' at 112640{larger}: the source's cells read as the first setting that trained in their order, "
+           "GPUs{larger} says '-' at 112640: the source's cells read as the first setting that trained in their order, "
            "'-' where none did, so this setting, or one that includes it, ran out of memory there); the table, a "
            "measurement, decides: drop {option} to plan with it")
 CODE = "tables-say-out-of-memory"

@@ -1570,9 +1570,9 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
     flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "16384", "--sp", "2"]
     assert json.loads(cli(*flags, "--json")[1])["tables"] == {"trains": False, "evidence": None, "source": {
         "model": "Qwen3-8B", "gpus": 2, "max_model_len": 8192, "setting": "Env + Offload", "gpu": "A100-80GB"}}
-    assert ("tables: it runs out of memory (the A100-80GB table for 2 GPUs says 'Env + Offload' at 8192 (its GPU has "
-            "at least the memory of H100-80GB): the source's cells read as the first setting that trained") in " ".join(
-                cli(*flags)[1].split())
+    assert ("tables: it runs out of memory (the A100-80GB table for 2 GPUs (its GPU has at least the memory of "
+            "H100-80GB) says 'Env + Offload' at 8192: the source's cells read as the first setting that "
+            "trained") in " ".join(cli(*flags)[1].split())
     # The A100 table for 4 GPUs says Env at 12288 for Qwen3-8B: vanilla ran out of memory there first, so
     # at 32768 too; the table decides against the model's prediction, with exit status 1.
     flags = ["memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k"]

@@ -164,8 +164,8 @@ def test_cluster_table_rows_and_memory_notes_follow_the_nodes_not_the_names(cli:
     assert notes == [f"{job}: 49.7 GiB per GPU predicted, 23.9 GiB to spare (memory model)" for job in ("zz", "aa")]
 
 
-def test_emit_dir_names_the_first_file_a_model_was_read_from_for_each_of_its_jobs(cli: Cli, tmp_path: Path) -> None:
-    # Two copies of one config.json (the model's name from the file's: ds): Fleet.model_config_of keeps the first.
+def test_emit_dir_names_the_file_each_job_gave_for_its_model(cli: Cli, tmp_path: Path) -> None:
+    # Two copies of one config.json (the model's name from the file's: ds): Fleet.model_config_of keeps each job's.
     for folder in ("m1", "m2"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "ds.json").write_text((Path(__file__).parent / "data" / "hf-configs" /
@@ -177,7 +177,7 @@ def test_emit_dir_names_the_first_file_a_model_was_read_from_for_each_of_its_job
                      "  - {name: two, model_config: m2/ds.json, max_model_len: 8192}\n", encoding="utf-8")
     status, _, _ = cli("cluster", str(fleet), "--emit-dir", str(tmp_path / "out"))
     assert status == 0
-    for job in ("one", "two"):
+    for job, folder in (("one", "m1"), ("two", "m2")):
         text = (tmp_path / "out" / f"{job}.yaml").read_text(encoding="utf-8")
         assert (f"#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu "
-                f"H100-80GB --model-config {tmp_path}/m1/ds.json --critic none") in text.splitlines()
+                f"H100-80GB --model-config {tmp_path}/{folder}/ds.json --critic none") in text.splitlines()

@@ -89,8 +89,9 @@ def _planned(release: str) -> solver.Answer:
 def test_the_apis_fragment_of_a_0_5_1_answer_keeps_its_release(version: str | None) -> None:
     fragment = solver.trinity_config(_planned("0.5.1"), CATALOG, version=version)
     assert f"# host memory: {SEPARATE_HOST}, within host_ram_gb of 250 GiB\n" in fragment
-    assert ("solve --from-config CONFIG --check --gpu A100-80GB --host-ram 250 --critic none --trinity-version "
-            "0.5.1\n") in fragment
+    # Mixtral is a model of one's own here: --model-config MODEL_CONFIG, its config.json to put there (s77)
+    assert ("solve --from-config CONFIG --check --gpu A100-80GB --model-config MODEL_CONFIG --host-ram 250 --critic "
+            "none --trinity-version 0.5.1\n") in fragment
 
 
 @pytest.mark.parametrize(("version", "need"), [("0.5", "270.8"), ("0.5.2", "270.8"), (" 0.5.0", "270.8"),

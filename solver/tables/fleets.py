@@ -78,11 +78,12 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
                  for job in entries.jobs)
     _check_one_context_per_model(path, entries.jobs, jobs, configured, catalog)
     files = {name: model_config_file(path.parent / name) for name in configured}
-    first_files: dict[str, Path] = {}
-    for name, model in configured.items():
-        first_files.setdefault(model.name, files[name])
+    # Each job's own file: two files may give one model (a copy; a catalogue model's shape), and its config is checked
+    # with the file it named.
+    job_files = tuple((job.name, files[entry.config_path]) for entry, job in zip(entries.jobs, jobs)
+                      if entry.config_path is not None)
     return Fleet(pools=pools, jobs=jobs, models=read.models, gpu_types=described,
-                 model_config_files=tuple(dict.fromkeys(files.values())), model_config_of=tuple(first_files.items()))
+                 model_config_files=tuple(dict.fromkeys(files.values())), model_config_of=job_files)
 
 
 def pool_gpu_with_count(gpus_per_node: int, found: CountedGpu) -> str:

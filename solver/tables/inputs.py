@@ -512,8 +512,8 @@ class Fleet(Frozen, defer_build=True):
     model_config_files: tuple[Path, ...] = Field(default=(), description=(
         "the config.json files those models were read from (inputs, which no output may overwrite)"))
     model_config_of: tuple[tuple[str, Path], ...] = Field(default=(), description=(
-        "each of those models' name and the config.json file it was first read from, which the check command in a "
-        "job's config gives as --model-config"))
+        "each job that gives its model by model_config: the job's name and the config.json file it names, which the "
+        "check command in the job's config gives as --model-config (two jobs may name two files of one model)"))
 
     @model_validator(mode="after")
     def _check_names(self) -> Fleet:

@@ -7,6 +7,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Any
 
 import yaml as pyyaml
@@ -35,6 +36,7 @@ from solver.results import (
 from solver.rules import (
     API_OPTIONS,
     COMMAND_OPTIONS,
+    MODEL_CONFIG_PLACEHOLDER,
     OptionNames,
     one_sequence_per_micro_batch,
     whole_nodes_violation,
@@ -223,13 +225,18 @@ def _printable(texts: tuple[object, ...]) -> bool:
 
 
 def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str]:
-    """The header's command that checks a config with this fragment merged in, as its plan was made (`check_command`):
-    none without `check_flags`."""
+    """The header's command that checks a config with this fragment merged in, as its plan was made (`check_command`),
+    saying what its placeholders stand for (CONFIG, and `MODEL_CONFIG_PLACEHOLDER` where it gives ``--model-config``
+    that): none without `check_flags`."""
     if options.check_flags is None:
         return []
     command = check_command(plan, model, options.check_flags, options.host_ram_gb, options.version,
                             environment=options.check_environment)
-    return ["# To check your config once these keys are in it (CONFIG: its file), as this plan was made:",
+    flags = options.check_flags
+    own = any(flag == "--model-config" and value == MODEL_CONFIG_PLACEHOLDER for flag, value in pairwise(flags))
+    model_config = f"; {MODEL_CONFIG_PLACEHOLDER}: your model's config.json" if own else ""
+    placeholders = f"CONFIG: its file{model_config}"
+    return [f"# To check your config once these keys are in it ({placeholders}), as this plan was made:",
             f"#   {command}"]
 
 
