@@ -17,7 +17,7 @@ import solver
 from solver.memory import adapter_experts, expert_layout_words, lora_parameters, shown_host_need
 from solver.render.summary import apply_lines
 from solver.tables import load_catalog
-from solver.trinity import patch_trinity_config, trinity_fragment
+from solver.trinity import check_trinity_config, patch_trinity_config, trinity_config_problems, trinity_fragment
 from solver.trinity.patch import patched_config_problems, patched_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -122,3 +122,13 @@ def test_a_0_5_1_plan_patched_for_0_6_counts_whole_experts_on_the_host() -> None
     patched = patch_trinity_config("model:\n  model_path: Qwen/Qwen3-30B-A3B\n", answer.best, QWEN3_30B_A3B,
                                    version="0.6")
     assert "  # host memory: 899.0 GiB per node for Offload; not checked: host_ram_gb not given\n" in patched
+
+
+def test_the_checks_without_experts_take_the_release_as_transformers_5_may_run_it() -> None:
+    # The API's default (`experts="fused"`): 0.5 named alone may run transformers 5, so the caution stays.
+    config = {"model": {"lora_configs": [{"lora_rank": 32}]}}
+    said = [problem.words for problem in trinity_config_problems(config, QWEN3_30B_A3B, 8, version="0.5")
+            if problem.code == CODE]
+    assert len(said) == 1 and "makes the adapter's target_parameters a set for the routed experts" in said[0]
+    assert [words for words in check_trinity_config(config, QWEN3_30B_A3B, 8, version="0.5")
+            if "target_parameters a set" in words] == said
