@@ -150,6 +150,7 @@ from solver.tables import (
     load_catalog,
     load_fleet,
     load_memory_model,
+    load_model_config,
     load_weights,
     meant_fleet_name,
     named_jobs,
@@ -549,12 +550,16 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
     was planned with (default: the shipped one); `version` as `trinity_fragment`'s; `model_config`: the config.json
     the answer's model was read from, which its check command gives as ``--model-config`` (`_model_config_check`).
-    `QueryError` for an answer without a plan. An answer rebuilt from its JSON gives the same fragment, but for the
-    evidence comment's memory figures, which the JSON rounds to two decimals."""
+    `QueryError` for an answer without a plan; `load_model_config`'s `TableError` for a `model_config` it cannot read
+    as a model's config.json (a missing file, a folder without one), which the check command would refuse. An answer
+    rebuilt from its JSON gives the same fragment, but for the evidence comment's memory figures, which the JSON
+    rounds to two decimals."""
     from solver.trinity import fragment_for  # ruamel: only where a fragment is made
 
     known, keys = _answer_keys("trinity_config", answer, catalog, version)
     path = None if model_config is None else given_path("model_config", model_config)
+    if path is not None:  # the check command's --model-config reads it so: no command that names a file it refuses
+        load_model_config(path, vllm_rollout=False)
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
                         check=fragment_check(answer.gpu, known, _model_config_check(answer.model, path)),

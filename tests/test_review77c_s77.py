@@ -1,0 +1,89 @@
+"""s77 review77c: a review of release05a, release05b, smallslips25, docstruth13 and coverage17. What it fixed:
+``solver.trinity_config(model_config=)`` wrote a check command naming a file that is not there (or a folder without a
+config.json), which the command then refuses: it now reads the file as ``--model-config`` does and raises
+`load_model_config`'s one-line `TableError`; `expert_layout_words` said a Llama 4's or GraniteMoE's LoRA adapter under
+Trinity 0.5.1 was counted as "the larger" layout's, where 0.5.1 has one layout alone (its 3-D experts held whole);
+``solve map --trinity-version ' 0.5'`` titled its map ``Trinity  0.5`` (the blank as given)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import solver
+from solver.memory import expert_layout_words
+from solver.tables import TableError
+
+Cli = Callable[..., tuple[int, str, str]]
+CONFIGS = Path(__file__).parent / "data" / "hf-configs"
+SMALL_MOE = {"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
+             "vocab_size": 32000, "max_position_embeddings": 4096, "tie_word_embeddings": False, "num_experts": 8,
+             "num_local_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 512, "intermediate_size": 512}
+"""A made-up mixture of experts (as test_lorasep_s77's): 4 layers of hidden width 1024, 8 experts of 512."""
+WHOLE_IN_0_5_1 = "routed experts counted whole, 3-D parameters in Trinity 0.5.1's transformers 4 too"
+
+
+def _read(folder: Path, config: dict[str, object]) -> solver.Model:
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return solver.load_model_config(folder)
+
+
+@pytest.fixture(scope="module")
+def answer() -> solver.Answer:
+    return solver.plan("Qwen2.5-7B", gpu="H100", budget_gpus=4, objective="max_len")[0]
+
+
+def test_trinity_config_refuses_a_model_config_that_is_not_there(answer: solver.Answer, tmp_path: Path) -> None:
+    missing = tmp_path / "gone" / "config.json"
+    with pytest.raises(TableError) as refused:
+        solver.trinity_config(answer, model_config=missing)
+    assert str(refused.value) == f"{missing}: cannot read: No such file or directory"
+    with pytest.raises(TableError) as refused:  # a folder without one: the file --model-config would look for
+        solver.trinity_config(answer, model_config=str(tmp_path))
+    assert str(refused.value) == f"{tmp_path / 'config.json'}: cannot read: No such file or directory"
+    (tmp_path / "notes.txt").write_text("not JSON", encoding="utf-8")
+    with pytest.raises(TableError, match=r"notes\.txt: not JSON: Expecting value \(line 1\)$"):
+        solver.trinity_config(answer, model_config=tmp_path / "notes.txt")
+
+
+def test_trinity_config_names_a_model_config_that_reads(answer: solver.Answer) -> None:
+    file = CONFIGS / "Qwen2.5-7B.json"
+    fragment = solver.trinity_config(answer, model_config=file)
+    (command,) = [line for line in fragment.splitlines() if line.startswith("#   ") and "--check" in line]
+    assert command.endswith(f"--gpu H100-80GB --model-config {file} --critic none")
+
+
+@pytest.mark.parametrize("config", [
+    {"model_type": "granitemoe", **SMALL_MOE},
+    {"model_type": "llama4_text", "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192,
+     "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8,
+     "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": False, "num_experts_per_tok": 1,
+     "num_local_experts": 16, "interleave_moe_layer_step": 1},
+])
+def test_0_5_1_counts_a_3_d_experts_adapter_as_its_one_layout(tmp_path: Path, config: dict[str, object]) -> None:
+    model = _read(tmp_path, config)
+    # With LoRA as without: 0.5.1 takes transformers 4 alone, so there is no larger of two layouts to name
+    assert expert_layout_words(model, "separate", 16) == WHOLE_IN_0_5_1
+    assert expert_layout_words(model, "separate") == WHOLE_IN_0_5_1
+
+
+def test_phimoes_adapter_under_0_5_is_still_the_larger(tmp_path: Path) -> None:
+    model = _read(tmp_path, {"model_type": "phimoe", **SMALL_MOE})  # PEFT converts no PhiMoE: transformers 4's larger
+    assert expert_layout_words(model, "either", 16) == (
+        "routed experts counted whole, as transformers 5 holds them, the larger of Trinity 0.5's two layouts; its "
+        "LoRA adapter as transformers 4 makes them, the larger")
+    assert expert_layout_words(model, "separate", 16) == (
+        "routed experts counted separate, as Trinity 0.5.1's transformers 4 holds them")
+
+
+def test_map_titles_the_release_without_its_blanks(cli: Cli) -> None:
+    status, out, err = cli("map", "--model", "8B", "--gpu", "h100", "--gpus-up-to", "1", "--trinity-version", " 0.5 ")
+    assert (status, err) == (0, "")
+    assert out.startswith("H100-80GB: longest context per model and GPU budget, Trinity 0.5\n")
+    status, out, err = cli("map", "--model", "8B", "--gpu", "h100", "--gpus-up-to", "1", "--trinity-version", " 0.5 ",
+                           "--json")
+    assert status == 0, err
+    assert json.loads(out)[0]["trinity_version"] == " 0.5 "  # the JSON echoes it as given
