@@ -550,20 +550,29 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
     was planned with (default: the shipped one); `version` as `trinity_fragment`'s; `model_config`: the config.json
     the answer's model was read from, which its check command gives as ``--model-config`` (`_model_config_check`).
-    `QueryError` for an answer without a plan; `load_model_config`'s `TableError` for a `model_config` it cannot read
-    as a model's config.json (a missing file, a folder without one), which the check command would refuse. An answer
-    rebuilt from its JSON gives the same fragment, but for the evidence comment's memory figures, which the JSON
-    rounds to two decimals."""
+    `QueryError` for an answer without a plan, and for a `model_config` of another shape than the answer's model;
+    `load_model_config`'s `TableError` for one it cannot read as a model's config.json (a missing file, a folder
+    without one), which the check command would refuse. An answer rebuilt from its JSON gives the same fragment, but
+    for the evidence comment's memory figures, which the JSON rounds to two decimals."""
     from solver.trinity import fragment_for  # ruamel: only where a fragment is made
 
     known, keys = _answer_keys("trinity_config", answer, catalog, version)
     path = None if model_config is None else given_path("model_config", model_config)
     if path is not None:  # the check command's --model-config reads it so: no command that names a file it refuses
-        load_model_config(path, vllm_rollout=False)
+        _check_model_config_shape(path, known.model(answer.model))
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
                         check=fragment_check(answer.gpu, known, _model_config_check(answer.model, path)),
                         trains_dpo=answer.query is not None and answer.query.dpo)[0]
+
+
+def _check_model_config_shape(path: Path, model: Model) -> None:
+    """`load_model_config`'s `TableError` where `path` is no model's config.json, and `QueryError` where its model is
+    not of `model`'s shape (the one the answer was planned for, whose plan the check command would then not judge)."""
+    given = load_model_config(path, vllm_rollout=False)
+    if given.shape != model.shape:
+        raise QueryError(f"model_config {path} gives {given.name}, not of the shape of {model.name}, which the answer "
+                         f"was planned for: pass {model.name}'s config.json, or leave model_config out")
 
 
 def _model_config_check(model: str, path: Path | None) -> tuple[str, ...]:

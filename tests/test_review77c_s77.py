@@ -1,7 +1,7 @@
 """s77 review77c: a review of release05a, release05b, smallslips25, docstruth13 and coverage17. What it fixed:
 ``solver.trinity_config(model_config=)`` wrote a check command naming a file that is not there (or a folder without a
-config.json), which the command then refuses: it now reads the file as ``--model-config`` does and raises
-`load_model_config`'s one-line `TableError`; `expert_layout_words` said a Llama 4's or GraniteMoE's LoRA adapter under
+config.json, or another model's), which the command then refuses (or judges for that model): it now reads the file as
+``--model-config`` does, raising `load_model_config`'s one-line `TableError`, and a `QueryError` for another shape; `expert_layout_words` said a Llama 4's or GraniteMoE's LoRA adapter under
 Trinity 0.5.1 was counted as "the larger" layout's, where 0.5.1 has one layout alone (its 3-D experts held whole);
 ``solve map --trinity-version ' 0.5'`` titled its map ``Trinity  0.5`` (the blank as given)."""
 
@@ -15,7 +15,7 @@ import pytest
 
 import solver
 from solver.memory import expert_layout_words
-from solver.tables import TableError
+from solver.tables import QueryError, TableError
 
 Cli = Callable[..., tuple[int, str, str]]
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"
@@ -54,6 +54,22 @@ def test_trinity_config_names_a_model_config_that_reads(answer: solver.Answer) -
     fragment = solver.trinity_config(answer, model_config=file)
     (command,) = [line for line in fragment.splitlines() if line.startswith("#   ") and "--check" in line]
     assert command.endswith(f"--gpu H100-80GB --model-config {file} --critic none")
+
+
+def test_trinity_config_refuses_another_models_config(answer: solver.Answer) -> None:
+    mixtral = CONFIGS / "Mixtral-8x7B-v0.1.json"
+    with pytest.raises(QueryError) as refused:
+        solver.trinity_config(answer, model_config=mixtral)
+    assert str(refused.value) == (
+        f"model_config {mixtral} gives Mixtral-8x7B-v0.1, not of the shape of Qwen2.5-7B, which the answer was "
+        "planned for: pass Qwen2.5-7B's config.json, or leave model_config out")
+
+
+def test_trinity_config_takes_a_model_of_your_own_by_its_file() -> None:
+    own = Path(__file__).parent.parent / "docs" / "examples" / "my-model" / "config.json"
+    catalog = solver.load_catalog().with_model(solver.load_model_config(own))
+    (mistral,) = solver.plan("Mistral-7B-v0.1", gpu="h20", max_model_len=65536, budget_gpus=6, catalog=catalog)
+    assert f"--model-config {own} " in solver.trinity_config(mistral, catalog, model_config=own)
 
 
 @pytest.mark.parametrize("config", [
