@@ -1,9 +1,10 @@
 """s77 review77c: a review of release05a, release05b, smallslips25, docstruth13 and coverage17. What it fixed:
 ``solver.trinity_config(model_config=)`` wrote a check command naming a file that is not there (or a folder without a
 config.json, or another model's), which the command then refuses (or judges for that model): it now reads the file as
-``--model-config`` does, raising `load_model_config`'s one-line `TableError`, and a `QueryError` for another shape; `expert_layout_words` said a Llama 4's or GraniteMoE's LoRA adapter under
-Trinity 0.5.1 was counted as "the larger" layout's, where 0.5.1 has one layout alone (its 3-D experts held whole);
-``solve map --trinity-version ' 0.5'`` titled its map ``Trinity  0.5`` (the blank as given)."""
+``--model-config`` does, raising `load_model_config`'s one-line `TableError`, and a `QueryError` for another shape;
+`expert_layout_words` said a Llama 4's or GraniteMoE's LoRA adapter under Trinity 0.5.1 was counted as "the larger"
+layout's, where 0.5.1 has one layout alone (its 3-D experts held whole); ``solve map --trinity-version ' 0.5'`` titled
+its map ``Trinity  0.5`` (the blank as given)."""
 
 from __future__ import annotations
 
