@@ -93,6 +93,7 @@ from solver.rules import (
     BrokenRuleCode,
     OptionNames,
     TablesVerdict,
+    batch_over_trainer_gpus_words,
     batch_split_violation,
     cited_tables_verdict,
     counted_tokens,
@@ -1406,7 +1407,11 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       train_batch_source=query.train_batch_source, max_model_len=length,
                                       length_from_option=not own_length,
                                       option_names=query.option_names, experts=query.expert_layout)
-    problems = [problem for problem in checked if not (said and said in problem.words)]
+    # The checks know the minor version alone: where 0.5.0 or 0.5.1 was named, the verdict says the batch breaks its
+    # rule (the broken rule's words are that caution's)
+    over_gpus = _batch_over_gpus_violation(query, gpus, config.sp) is not None
+    problems = [problem for problem in checked if not (said and said in problem.words)
+                and not (over_gpus and problem.code == ConfigProblemCode.BATCH_DIVIDES_TRAINER_GPUS)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.
     moot = _ADAPTER_NOTES if any(problem.code == ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked) else ()
@@ -1444,7 +1449,19 @@ def _broken_rule(query: Query, model: Model, gpus: int, sp: int) -> BrokenRule |
         return BrokenRule(BrokenRuleCode.SP_MODEL_ATTENTION, f"{model.name}: {unreached}")
     if split := batch_split_violation(query.train_batch_size, gpus, sp, query.train_batch_source):
         return BrokenRule(BrokenRuleCode.BATCH_DIVIDES, split)
+    if over_gpus := _batch_over_gpus_violation(query, gpus, sp):
+        return BrokenRule(BrokenRuleCode.BATCH_DIVIDES, over_gpus)
     return None
+
+
+def _batch_over_gpus_violation(query: Query, gpus: int, sp: int) -> str | None:
+    """Where the query's Trinity release refuses a train batch its `gpus` trainer GPUs do not divide
+    (`Query.batch_divisor` ``gpus``: 0.5.0, 0.5.1, a rule the planner keeps to too) and they do not divide the
+    query's, why in words (`batch_over_trainer_gpus_words`, at SP `sp`); None otherwise."""
+    size = query.train_batch_size
+    if query.batch_divisor != "gpus" or size is None or gpus < 1 or size % gpus == 0:
+        return None
+    return batch_over_trainer_gpus_words(size, query.train_batch_source, gpus, sp)
 
 
 _ACTOR_BUDGET, _REF_BUDGET = (".".join(path) for path in ROLE_TOKEN_BUDGETS[:2])

@@ -104,3 +104,39 @@ def test_map_titles_the_release_without_its_blanks(cli: Cli) -> None:
                            "--json")
     assert status == 0, err
     assert json.loads(out)[0]["trinity_version"] == " 0.5 "  # the JSON echoes it as given
+
+
+BATCH_OF_6_ON_4 = ("mode: train\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\ncluster:\n  node_num: 1\n"
+                   "  gpu_per_node: 4\nbuffer:\n  train_batch_size: 6\ntrainer:\n  ulysses_sequence_parallel_size: 4\n")
+"""A config whose 4 trainer GPUs do not divide its train batch of 6, though its 1 data-parallel rank (SP=4) does."""
+OVER_GPUS = ("a train batch of 6 (buffer.train_batch_size) does not divide by the 4 trainer GPUs, which Trinity 0.5.0 "
+             "and 0.5.1 refuse (trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it "
+             "needs only the 1 data-parallel ranks (4 GPUs / SP=4) to divide it "
+             "(trinity/trainer/verl/verl_config.py:424): for 0.5.0 or 0.5.1, make it a multiple of 4")
+
+
+@pytest.mark.parametrize("release", ["0.5.0", "0.5.1"])
+def test_a_config_that_0_5_1_refuses_breaks_its_rule(cli: Cli, tmp_path: Path, release: str) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text(BATCH_OF_6_ON_4, encoding="utf-8")
+    check = ("--from-config", str(config), "--check", "--gpu", "h100", "--critic", "none", "--trinity-version", release)
+    status, out, err = cli(*check, "--json")
+    assert status == 1, err
+    current = json.loads(out)[0]["current"]
+    assert (current["trains"], current["broken_rule_code"], current["broken_rule"]) == (False, "batch-divides",
+                                                                                        OVER_GPUS)
+    assert current["config_problem_codes"] == ["critic-trained"]  # the caution is the rule now, not said twice
+    status, out, err = cli(*check)
+    assert status == 1, err
+    assert f"it breaks a rule: {OVER_GPUS}. No plan trains either" in " ".join(out.split())
+
+
+def test_a_config_that_0_5_2_takes_trains_with_the_caution(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text(BATCH_OF_6_ON_4, encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--check", "--gpu", "h100", "--critic", "none",
+                           "--trinity-version", "0.5.2", "--json")
+    assert status == 0, err
+    current = json.loads(out)[0]["current"]
+    assert (current["trains"], current["broken_rule_code"]) == (True, None)
+    assert current["config_problem_codes"] == ["batch-divides-trainer-gpus", "critic-trained"]
