@@ -93,6 +93,7 @@ from solver.rules import (
     BrokenRuleCode,
     OptionNames,
     TablesVerdict,
+    batch_over_trainer_gpus_words,
     batch_split_violation,
     cited_tables_verdict,
     counted_tokens,
@@ -150,6 +151,7 @@ from solver.tables import (
     load_catalog,
     load_fleet,
     load_memory_model,
+    load_model_config,
     load_weights,
     meant_fleet_name,
     named_jobs,
@@ -549,16 +551,29 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
     was planned with (default: the shipped one); `version` as `trinity_fragment`'s; `model_config`: the config.json
     the answer's model was read from, which its check command gives as ``--model-config`` (`_model_config_check`).
-    `QueryError` for an answer without a plan. An answer rebuilt from its JSON gives the same fragment, but for the
-    evidence comment's memory figures, which the JSON rounds to two decimals."""
+    `QueryError` for an answer without a plan, and for a `model_config` of another shape than the answer's model;
+    `load_model_config`'s `TableError` for one it cannot read as a model's config.json (a missing file, a folder
+    without one), which the check command would refuse. An answer rebuilt from its JSON gives the same fragment, but
+    for the evidence comment's memory figures, which the JSON rounds to two decimals."""
     from solver.trinity import fragment_for  # ruamel: only where a fragment is made
 
     known, keys = _answer_keys("trinity_config", answer, catalog, version)
     path = None if model_config is None else given_path("model_config", model_config)
+    if path is not None:  # the check command's --model-config reads it so: no command that names a file it refuses
+        _check_model_config_shape(path, known.model(answer.model))
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
                         check=fragment_check(answer.gpu, known, _model_config_check(answer.model, path)),
                         trains_dpo=answer.query is not None and answer.query.dpo)[0]
+
+
+def _check_model_config_shape(path: Path, model: Model) -> None:
+    """`load_model_config`'s `TableError` where `path` is no model's config.json, and `QueryError` where its model is
+    not of `model`'s shape (the one the answer was planned for, whose plan the check command would then not judge)."""
+    given = load_model_config(path, vllm_rollout=False)
+    if given.shape != model.shape:
+        raise QueryError(f"model_config {path} gives {given.name}, not of the shape of {model.name}, which the answer "
+                         f"was planned for: pass {model.name}'s config.json, or leave model_config out")
 
 
 def _model_config_check(model: str, path: Path | None) -> tuple[str, ...]:
@@ -1392,7 +1407,11 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       train_batch_source=query.train_batch_source, max_model_len=length,
                                       length_from_option=not own_length,
                                       option_names=query.option_names, experts=query.expert_layout)
-    problems = [problem for problem in checked if not (said and said in problem.words)]
+    # The checks know the minor version alone: where 0.5.0 or 0.5.1 was named, the verdict says the batch breaks its
+    # rule (the broken rule's words are that caution's)
+    over_gpus = _batch_over_gpus_violation(query, gpus, config.sp) is not None
+    problems = [problem for problem in checked if not (said and said in problem.words)
+                and not (over_gpus and problem.code == ConfigProblemCode.BATCH_DIVIDES_TRAINER_GPUS)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.
     moot = _ADAPTER_NOTES if any(problem.code == ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked) else ()
@@ -1430,7 +1449,19 @@ def _broken_rule(query: Query, model: Model, gpus: int, sp: int) -> BrokenRule |
         return BrokenRule(BrokenRuleCode.SP_MODEL_ATTENTION, f"{model.name}: {unreached}")
     if split := batch_split_violation(query.train_batch_size, gpus, sp, query.train_batch_source):
         return BrokenRule(BrokenRuleCode.BATCH_DIVIDES, split)
+    if over_gpus := _batch_over_gpus_violation(query, gpus, sp):
+        return BrokenRule(BrokenRuleCode.BATCH_DIVIDES, over_gpus)
     return None
+
+
+def _batch_over_gpus_violation(query: Query, gpus: int, sp: int) -> str | None:
+    """Where the query's Trinity release refuses a train batch its `gpus` trainer GPUs do not divide
+    (`Query.batch_divisor` ``gpus``: 0.5.0, 0.5.1, a rule the planner keeps to too) and they do not divide the
+    query's, why in words (`batch_over_trainer_gpus_words`, at SP `sp`); None otherwise."""
+    size = query.train_batch_size
+    if query.batch_divisor != "gpus" or size is None or gpus < 1 or size % gpus == 0:
+        return None
+    return batch_over_trainer_gpus_words(size, query.train_batch_source, gpus, sp)
 
 
 _ACTOR_BUDGET, _REF_BUDGET = (".".join(path) for path in ROLE_TOKEN_BUDGETS[:2])

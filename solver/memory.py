@@ -962,7 +962,8 @@ def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
 
 def expert_layout_words(model: Model, experts: ExpertLayout, lora_rank: int = 0) -> str:
     """How the states of `model`'s routed experts were counted under a release holding them as `experts`
-    (`held_experts`), in words, and with LoRA (`lora_rank`) its adapter where that differs (`adapter_experts`):
+    (`held_experts`), in words, and with LoRA (`lora_rank`) its adapter where the release takes `either` layout and
+    the larger adapter is transformers 4's, unlike the states (`adapter_experts`: Qwen2-MoE's, PhiMoE's):
     ``routed experts counted whole, as transformers 5 holds them``, ``routed experts counted separate, as Trinity
     0.5.1's transformers 4 holds them``."""
     if held_experts(model, experts) == "separate":
@@ -971,7 +972,7 @@ def expert_layout_words(model: Model, experts: ExpertLayout, lora_rank: int = 0)
             "separate": "3-D parameters in Trinity 0.5.1's transformers 4 too",
             "either": "as transformers 5 holds them, the larger of Trinity 0.5's two layouts"}[experts]
     adapter = ("; its LoRA adapter as transformers 4 makes them, the larger"
-               if lora_rank and adapter_experts(model, experts) != held_experts(model, experts) else "")
+               if lora_rank and experts == "either" and adapter_experts(model, experts) == "separate" else "")
     return f"routed experts counted whole, {held}{adapter}"
 
 

@@ -105,7 +105,8 @@ def test_trinity_config_of_one_s_own_model_gives_its_config_json_or_says_what_to
 def test_trinity_config_of_a_shipped_model_gives_no_model_config_unless_asked():
     (answer,) = solver.plan("8B", gpu="h100", max_model_len=8192, budget_gpus=8)
     assert "--model-config" not in solver.trinity_config(answer)
-    assert "--model-config mine.json --critic none" in solver.trinity_config(answer, model_config="mine.json")
+    mine = CONFIGS / "Qwen3-8B.json"  # a file that is there, of the model's shape (review77c: read, not taken blind)
+    assert f"--model-config {mine} --critic none" in solver.trinity_config(answer, model_config=mine)
     with pytest.raises(solver.QueryError, match="^model_config must be a non-empty path, got ''$"):
         solver.trinity_config(answer, model_config="")
 

@@ -249,7 +249,7 @@ def map_title(gpu_map: GpuMap) -> str:
         "" if gpu_map.reference_model is None else
         ", reference model counted" if gpu_map.reference_model else ", no reference model",
         f", critic {gpu_map.critic}" if gpu_map.critic else "",
-        f", Trinity {gpu_map.trinity_version}" if gpu_map.trinity_version else "",
+        f", Trinity {gpu_map.trinity_version.strip()}" if gpu_map.trinity_version else "",  # as solve reads it
         map_limits(gpu_map), ", token budget auto" if gpu_map.token_budget == "auto" else "",
         f", weights {gpu_map.weights}" if gpu_map.weights else "",
         f", memory model: {gpu_map.memory_model_source}" if gpu_map.memory_model_source else ""))

@@ -379,10 +379,10 @@ def trinity_release(name: str, value: object) -> TrinityVersion | None:
     if not isinstance(value, str):
         check_choice(name, value, (None, *get_args(TrinityVersion)))  # a float 0.5 is told to pass the string
         return None
-    release = TRINITY_RELEASE.fullmatch(value.strip()) if value.isascii() else None
+    release = _minor_and_patch(value)
     known: tuple[TrinityVersion, ...] = get_args(TrinityVersion)
     for minor in known:
-        if release is not None and release[1] == minor:
+        if release is not None and release[0] == minor:
             return minor
     raise QueryError(f"{name} takes {TRINITY_RELEASE_FORMS}, got {brief(value)}"
                      f"{' (rft-solver knows the rules of 0.5 and 0.6 alone)' if release else ''}")
