@@ -1406,12 +1406,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       train_batch_size=query.train_batch_size,
                                       train_batch_source=query.train_batch_source, max_model_len=length,
                                       length_from_option=not own_length,
-                                      option_names=query.option_names, experts=query.expert_layout)
-    # The checks know the minor version alone: where 0.5.0 or 0.5.1 was named, the verdict says the batch breaks its
-    # rule (the broken rule's words are that caution's)
-    over_gpus = _batch_over_gpus_violation(query, gpus, config.sp) is not None
-    problems = [problem for problem in checked if not (said and said in problem.words)
-                and not (over_gpus and problem.code == ConfigProblemCode.BATCH_DIVIDES_TRAINER_GPUS)]
+                                      option_names=query.option_names, experts=query.expert_layout,
+                                      batch_divisor=query.batch_divisor)
+    problems = [problem for problem in checked if not (said and said in problem.words)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.
     moot = _ADAPTER_NOTES if any(problem.code == ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked) else ()
