@@ -266,6 +266,7 @@ def plan(
     reference_model: bool | None = None,
     lora_rank: int = 0,
     critic: CriticChoice | None = None,
+    dpo: bool = False,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -294,7 +295,9 @@ def plan(
     inference and refuting nothing. `critic` plans a run with a PPO critic beside the actor (as ``--critic``;
     `Query.critic`): ``"resident"``, its states on the GPUs; ``"offloaded"``, in host memory (its own
     ``offload_policy``); or ``"reloaded"``, in host memory but back on the GPUs for its own update; the tables, which
-    measured the actor alone, then vouch for no plan and still refute.
+    measured the actor alone, then vouch for no plan and still refute. `dpo` plans a DPO run (as ``--dpo``;
+    `Query.dpo`): a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as Trinity's dpo
+    algorithm uses no critic and a reference model.
     Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule allows,
     a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which every solve of
@@ -312,7 +315,7 @@ def plan(
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, total_gpus=total_gpus, memory=memory,
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
-                       reference_model=reference_model, lora_rank=lora_rank, critic=critic,
+                       reference_model=reference_model, lora_rank=lora_rank, critic=critic, dpo=dpo,
                        option_names=option_names)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
@@ -1173,6 +1176,7 @@ def config_query(
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int | None = None,
     critic: CriticChoice | None = None,
+    dpo: bool | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
@@ -1184,12 +1188,13 @@ def config_query(
     `CriticStates` in its stead, or ``"none"`` (`NO_CRITIC`) for none (the run trains it all the same). The
     keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
-    pins any budget, and ``exact=False`` frees the config's); the sources default to where the config's values came
-    from."""
+    pins any budget, and ``exact=False`` frees the config's; `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
+    as `make_query` checks it); the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),
-                ("lora_rank", lora_rank, int | None))  # read before make_query checks the rest
+                ("lora_rank", lora_rank, int | None),
+                ("dpo", dpo, bool | None))  # read before make_query checks the rest
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     own_rollout = rollout_gpus is None and bool(config.rollout_gpus) and (
@@ -1231,9 +1236,11 @@ def config_query(
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank,
-        critic=config.critic if critic is None else counted_critic(critic), option_names=option_names)
-    # the config's own readings that make_query takes no keyword for
-    own = {"dpo": config.dpo, "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
+        critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
+        option_names=option_names)
+    # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
+    own = {"dpo": config.dpo if dpo is None else dpo,
+           "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
             catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
@@ -1406,12 +1413,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       train_batch_size=query.train_batch_size,
                                       train_batch_source=query.train_batch_source, max_model_len=length,
                                       length_from_option=not own_length,
-                                      option_names=query.option_names, experts=query.expert_layout)
-    # The checks know the minor version alone: where 0.5.0 or 0.5.1 was named, the verdict says the batch breaks its
-    # rule (the broken rule's words are that caution's)
-    over_gpus = _batch_over_gpus_violation(query, gpus, config.sp) is not None
-    problems = [problem for problem in checked if not (said and said in problem.words)
-                and not (over_gpus and problem.code == ConfigProblemCode.BATCH_DIVIDES_TRAINER_GPUS)]
+                                      option_names=query.option_names, experts=query.expert_layout,
+                                      batch_divisor=query.batch_divisor)
+    problems = [problem for problem in checked if not (said and said in problem.words)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.
     moot = _ADAPTER_NOTES if any(problem.code == ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked) else ()

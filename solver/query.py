@@ -866,6 +866,7 @@ def make_query(
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
     critic: CriticChoice | None = None,
+    dpo: bool = False,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -890,13 +891,15 @@ def make_query(
     reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`);
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
     `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`); `critic` one with a PPO critic
-    (`Query.critic`; ``"none"``, as ``--critic none``, and None: none).
+    (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
+    counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
     check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
-                ("lora_rank", lora_rank, int))
+                ("lora_rank", lora_rank, int), ("dpo", dpo, bool))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
+    check_dpo(dpo, critic, reference_model, lora_rank, option_names)
     reference_model = counts_reference(reference_model, lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
@@ -949,7 +952,7 @@ def make_query(
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
                  expert_layout=counted_expert_layout(trinity_version),
                  batch_divisor=counted_batch_divisor(trinity_version),
-                 reference_model=reference_model, lora_rank=lora_rank, critic=counted_critic(critic),
+                 reference_model=reference_model, lora_rank=lora_rank, critic=counted_critic(critic), dpo=dpo,
                  option_names=option_names)
 
 
@@ -970,6 +973,23 @@ def check_reference_with_lora(reference_model: bool | None, lora_rank: int, name
                               else ("--reference", "--no-reference"))
         rank = lora_given or (f"lora_rank={lora_rank}" if names.keywords else f"--lora-rank {lora_rank}")
         raise QueryError(f"{reference} with {rank}: {NO_LORA_REFERENCE}; give {instead}, or leave it out")
+
+
+def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | None, lora_rank: int,
+              names: OptionNames) -> None:
+    """`QueryError` where a DPO run (`dpo`) is said to train a PPO `critic`, or without LoRA (`lora_rank` 0) to build
+    no reference model (`reference_model` False): Trinity's dpo algorithm (``DPOAlgorithm``) uses no critic and a
+    reference model; named as `names` name the options."""
+    if not dpo:
+        return
+    asked = "dpo=True" if names.keywords else "--dpo"
+    if counted_critic(critic):
+        drop = f"critic={critic!r}" if names.keywords else f"--critic {critic}"
+        raise QueryError(f"{asked} trains no PPO critic (Trinity's dpo algorithm uses none): drop {drop}")
+    if reference_model is False and not lora_rank:
+        drop, lora = ("reference_model=False", "lora_rank") if names.keywords else ("--no-reference", "--lora-rank")
+        raise QueryError(f"{asked} without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
+                         f"{drop}, or give {lora}")
 
 
 def check_lora_rank(lora_rank: int) -> None:

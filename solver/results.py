@@ -1042,7 +1042,7 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
 
 
 def lora_moe_caution(model: Model, lora_rank: int, version: TrinityVersion | None,
-                     experts: ExpertLayout = "fused") -> str | None:
+                     experts: ExpertLayout) -> str | None:
     """The caution on LoRA at `lora_rank` (0: none, and no caution) on `model` with the Trinity release `version`, its
     routed experts held as `experts` (`CautionCode.LORA_MOE_CONFIG_UNSAVED`), where it is a mixture of experts whose
     adapter config Trinity saves cut short (`lora_moe_unsaved_words`, which the LoRA key's comment says too); None

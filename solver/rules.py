@@ -440,8 +440,7 @@ def transformers_5_words(version: TrinityVersion | None) -> str:
     return "with transformers 5 (Trinity 0.6 requires 5.12.1 or later)"
 
 
-def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None = None,
-                           experts: ExpertLayout = "fused") -> str | None:
+def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
     """What ``lora-moe-config-unsaved`` cautions of for LoRA on `model` with the Trinity release `version`, where it is
     a mixture of experts whose LoRA config PEFT converts (`MoE.peft_converts_experts`): each checkpoint's adapter
     config saved cut short, which vLLM fails to reload (`transformers_5_words`: the releases that run into it); None
@@ -455,7 +454,7 @@ def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None = None,
             f"sync: train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
 
 
-def lora_configs_words(model: Model, version: TrinityVersion | None = None, experts: ExpertLayout = "fused") -> str:
+def lora_configs_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout) -> str:
     """What the LoRA config a plan's keys turn LoRA on with says for `model` with the Trinity release `version`, its
     routed experts held as `experts`: `LORA_CONFIGS_WORDS`, and on a mixture of experts whose LoRA config PEFT
     converts what ``lora-moe-config-unsaved`` cautions of (`lora_moe_unsaved_words`)."""

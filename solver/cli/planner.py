@@ -202,11 +202,6 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
         raise QueryError("--check judges the config of --from-config FILE")
     if args.dpo and args.from_config:
         raise QueryError("--from-config's algorithm.algorithm_type says whether the run trains DPO (dpo): drop --dpo")
-    if args.dpo and counted_critic(args.critic):  # Trinity's DPOAlgorithm: use_critic False
-        raise QueryError(f"--dpo trains no PPO critic (Trinity's dpo algorithm uses none): drop --critic {args.critic}")
-    if args.dpo and args.reference is False and not args.lora_rank:  # DPOAlgorithm: use_reference True
-        raise QueryError("--dpo without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
-                         "--no-reference, or give --lora-rank")
     if args.emit and (args.top > 1 or args.explain):
         raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain (for another "
                          "of --top's plans, pin its settings: --gpus N --exact --sp S, --env or --no-env, --offload or "
@@ -305,7 +300,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
         query = make_query(catalog, **{**asked, "model": asked["model"] or "", "critic": counted_critic(args.critic)},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
                            reference_model=args.reference, lora_rank=args.lora_rank or 0,
-                           option_names=COMMAND_OPTIONS).model_copy(update={"dpo": args.dpo})
+                           dpo=args.dpo, option_names=COMMAND_OPTIONS)
         check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, COMMAND_OPTIONS)  # config_query's checks it too
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {

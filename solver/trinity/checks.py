@@ -40,10 +40,12 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    BatchDivisor,
     ExpertLayout,
     Model,
     TrinityVersion,
     and_joined,
+    counted_batch_divisor,
     either,
     it_or_them,
     load_trinity_fields,
@@ -388,14 +390,15 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     return sp, role_sps
 
 
-def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, version: TrinityVersion | None,
-                                   batch: TrainBatch, sp: int, role_sps: Iterable[int]) -> None:
-    """With `version` 0.5, check that the trainer GPUs divide the train `batch` where the data-parallel ranks at the
-    trainer's SP `sp` and at each of `role_sps` do (where one does not, or SP does not divide the GPUs, all of 0.5
-    refuses the config, said elsewhere): 0.5.0 and 0.5.1 refuse such a batch, 0.5.2 takes it, so this refuses
-    nothing."""
+def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, batch: TrainBatch, sp: int,
+                                   role_sps: Iterable[int]) -> None:
+    """Where the release may refuse a train `batch` its trainer GPUs do not divide (`TrainBatch.divisor` ``unsure``:
+    0.5, whose 0.5.0 and 0.5.1 refuse it and 0.5.2 takes it), caution that they do not, where the data-parallel ranks
+    at the trainer's SP `sp` and at each of `role_sps` divide it (where one does not, or SP does not divide the GPUs,
+    all of 0.5 refuses the config, said elsewhere). Nothing for a release that takes it (``ranks``: 0.5.2, 0.6), nor
+    for one that refuses it (``gpus``: 0.5.0, 0.5.1), whose verdict says it breaks that rule."""
     size, sps = batch.size, (sp, *role_sps)
-    if (version != "0.5" or size is None or trainer_gpus < 1 or size % trainer_gpus == 0
+    if (batch.divisor != "unsure" or size is None or trainer_gpus < 1 or size % trainer_gpus == 0
             or any(trainer_gpus % each or not splits_batch(size, trainer_gpus, each) for each in sps)):
         return
     checks.add(ConfigProblemCode.BATCH_DIVIDES_TRAINER_GPUS,
@@ -403,11 +406,12 @@ def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, ver
 
 
 class TrainBatch(NamedTuple):
-    """A config's train batch, where known (`size`; None: not known), and the keys or flag it came from (`source`),
-    as messages name them."""
+    """A config's train batch, where known (`size`; None: not known), the keys or flag it came from (`source`), as
+    messages name them, and what must divide it for the release judged for (`divisor`, `counted_batch_divisor`)."""
 
     size: int | None = None
     source: str = TRAIN_BATCH_KEY
+    divisor: BatchDivisor = "ranks"
 
 
 def _other_critic_model(checks: _ConfigChecks) -> bool:
@@ -1852,21 +1856,22 @@ def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
-    option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused",
+    option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused", batch_divisor: BatchDivisor | None = None,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
     (`trinity_config_problems` gives each with its code)."""
     return [problem.words for problem in trinity_config_problems(
         mapping, model, trainer_gpus, environ=environ, version=version, strategy_noted=strategy_noted,
         train_batch_size=train_batch_size, train_batch_source=train_batch_source, max_model_len=max_model_len,
-        length_from_option=length_from_option, option_names=option_names, experts=experts)]
+        length_from_option=length_from_option, option_names=option_names, experts=experts,
+        batch_divisor=batch_divisor)]
 
 
 def trinity_config_problems(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
-    option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused",
+    option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused", batch_divisor: BatchDivisor | None = None,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
@@ -1913,9 +1918,15 @@ def trinity_config_problems(
     `experts`: how the release holds a mixture of experts' routed experts (`solver.tables.counted_expert_layout`):
     under ``separate`` (0.5.1's transformers 4) PEFT converts no LoRA config, and ``lora-moe-config-unsaved`` is not
     said.
+
+    `batch_divisor`: what must divide the train batch for the release (`solver.tables.counted_batch_divisor` of it;
+    None: of `version`): with ``unsure`` (0.5), a batch the trainer GPUs do not divide, though its data-parallel ranks
+    do, gets ``batch-divides-trainer-gpus`` (0.5.0 and 0.5.1 refuse it, 0.5.2 takes it); with ``ranks`` (0.5.2, 0.6)
+    or ``gpus`` (0.5.0, 0.5.1, whose verdict says the batch breaks that rule) it is not said.
     """
+    divisor = batch_divisor if batch_divisor is not None else counted_batch_divisor(version)
     return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
-                    TrainBatch(train_batch_size, train_batch_source), max_model_len, option_names,
+                    TrainBatch(train_batch_size, train_batch_source, divisor), max_model_len, option_names,
                     length_from_option, experts).problems
 
 
@@ -1941,7 +1952,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     """`trinity_config_problems`' checks, run (their `problems`, and the variables they read)."""
     checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option, experts)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
-    _check_batch_over_trainer_gpus(checks, trainer_gpus, version, batch, sp, role_sps.values())
+    _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
