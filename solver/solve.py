@@ -1627,7 +1627,8 @@ def least_host_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
 
 def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
     """When the train batch is what rules the plans out (without it one exists): the plan without it and the
-    data-parallel ranks (or, for Trinity 0.5.0 and 0.5.1, GPUs) a batch must split over for it, in words ("" otherwise)."""
+    data-parallel ranks (or, for Trinity 0.5.0 and 0.5.1, GPUs) a batch must split over for it, in words (""
+    otherwise)."""
     if query.train_batch_size is None:
         return ReasonWords()
     best = answer_for(catalog, query.model_copy(update={"train_batch_size": None, "top": 1}), data.gpu,

@@ -87,7 +87,7 @@ def test_from_config_checks_the_configs_lora_as_the_release_holds_the_experts(cl
 
 @pytest.mark.parametrize(("version", "said"), [("0.5", False), ("0.6", True), (None, True)])
 def test_the_apply_lines_say_the_unsaved_config_as_the_written_release_holds_the_experts(version: str | None,
-                                                                                          said: bool) -> None:
+                                                                                         said: bool) -> None:
     # 0.5.1's plan written for 0.5 keeps its separate experts (counted_release: 0.5.1); for 0.6 or none, transformers 5
     lines = apply_lines(_separate_plan(), QWEN3_30B_A3B, version)  # type: ignore[arg-type]
     comment = lines[lines.index("model.lora_configs: [{lora_rank: 64}]") - 1]
@@ -104,7 +104,7 @@ def test_the_fragments_lora_comment_follows_the_written_release(version: str, sa
 
 @pytest.mark.parametrize(("version", "codes"), [("0.5", []), ("0.6", [CODE]), (None, [CODE])])
 def test_the_patch_checks_the_lora_config_as_the_written_release_holds_the_experts(version: str | None,
-                                                                                    codes: list[str]) -> None:
+                                                                                   codes: list[str]) -> None:
     plan = _separate_plan()
     patched = patched_trinity_config(LORA_CONFIG, plan, QWEN3_30B_A3B, version=version)  # type: ignore[arg-type]
     problems = patched_config_problems(LORA_CONFIG, patched, plan, QWEN3_30B_A3B,

@@ -61,7 +61,7 @@ def test_a_catalogue_named_job_gets_no_other_job_s_model_config_file(tmp_path: P
     # A config.json that names Qwen3-8B with its shape is that model: the job naming it by `model` gave no file.
     (tmp_path / "Qwen3-8B").mkdir()
     (tmp_path / "Qwen3-8B" / "config.json").write_text((CONFIGS / "Qwen3-8B.json").read_text(encoding="utf-8"),
-                                                 encoding="utf-8")
+                                                       encoding="utf-8")
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\njobs:\n"
                      "  - {name: named, model: 8B, max_model_len: 8192}\n"

@@ -44,7 +44,7 @@ NO_REFERENCE = ("dpo=True without LoRA builds a reference model (Trinity's dpo a
     ("0.5.1", 1, ["critic-trained"], "batch-divides"),
 ])
 def test_check_says_the_batch_caution_for_plain_0_5_alone(cli: Cli, tmp_path: Path, release: str, status: int,
-                                                         codes: list[str], broken: str | None) -> None:
+                                                          codes: list[str], broken: str | None) -> None:
     config = tmp_path / "run.yaml"
     config.write_text(BATCH_OF_6_ON_4, encoding="utf-8")
     got, out, err = cli("--from-config", str(config), "--check", "--gpu", "h100", "--critic", "none",

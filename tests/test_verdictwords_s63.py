@@ -37,7 +37,8 @@ def test_a_verdict_that_does_not_train_reads_in_sentences(cli, tmp_path: Path, m
     assert status == 0 and verdict == (
         "qwen3-14b-64k.yaml runs SP=2 on 8 trainer GPUs at 65536 tokens (Env off, "
         "PYTORCH_CUDA_ALLOC_CONF unset in this shell): the A100-80GB table for 6 GPUs (its GPU has at least the "
-        "memory of H100-80GB) says '-' at 51200, so SP=2 ran out of memory there. It ran out with Offload too, which holds "
+        "memory of H100-80GB) says '-' at 51200, so SP=2 ran out of memory there. It ran out with Offload too, which "
+        "holds "
         "as much per GPU on 8 GPUs as on 6 (the states are on the CPU); without Offload each GPU holds more. At 65536 "
         "tokens each GPU holds more than at 51200. The config as written is refused too (the problem that refuses it "
         "says why). The best plan follows.")
