@@ -13,6 +13,7 @@ from inspect import Parameter, signature
 from pathlib import Path
 
 import pytest
+from test_review77c_s77 import BATCH_OF_6_ON_4, OVER_GPUS
 
 import solver
 from solver.api import config_query
@@ -24,13 +25,6 @@ from solver.trinity.fragment import DPO_MODE_NOTE
 
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = solver.load_catalog()
-BATCH_OF_6_ON_4 = ("mode: train\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\ncluster:\n  node_num: 1\n"
-                   "  gpu_per_node: 4\nbuffer:\n  train_batch_size: 6\ntrainer:\n  ulysses_sequence_parallel_size: 4\n")
-"""A config whose 4 trainer GPUs do not divide its train batch of 6, though its 1 data-parallel rank (SP=4) does."""
-OVER_GPUS = ("a train batch of 6 (buffer.train_batch_size) does not divide by the 4 trainer GPUs, which Trinity 0.5.0 "
-             "and 0.5.1 refuse (trinity/common/config_validator.py:860 in 0.5.0, :859 in 0.5.1); 0.5.2 takes it, as it "
-             "needs only the 1 data-parallel ranks (4 GPUs / SP=4) to divide it "
-             "(trinity/trainer/verl/verl_config.py:424): for 0.5.0 or 0.5.1, make it a multiple of 4")
 NO_CRITIC = "dpo=True trains no PPO critic (Trinity's dpo algorithm uses none): drop critic='{}'"
 NO_REFERENCE = ("dpo=True without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
                 "reference_model=False, or give lora_rank")
