@@ -10,11 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import fragment_comment
 
 import solver
 from solver.results import CautionCode
 from solver.rules import transformers_5_words
-from tests.conftest import fragment_comment
 
 Cli = Callable[..., tuple[int, str, str]]
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
