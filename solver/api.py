@@ -84,6 +84,7 @@ from solver.results import (
     config_verdict,
     expandable_segments,
     gpu_runtime,
+    lora_moe_caution,
     lowered_budget_raised_by,
 )
 from solver.rules import (
@@ -877,7 +878,7 @@ def estimate_memory(
                           reference_model=reference, host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
-                              option_names)
+                              option_names, lora_moe_caution(resolved, lora_rank, release, experts))
 
 
 def memory_answer(

@@ -286,7 +286,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "--host-ram, one GPU of at most "
         "an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, data-parallel ranks "
         "(GPUs / SP) that are not a power of two, Env on an AMD GPU, SP on GPUs that reach one another over PCIe "
-        "(GpuType.interconnect); empty where there is nothing"))
+        "(GpuType.interconnect), LoRA on a mixture of experts whose adapter config Trinity saves cut short "
+        "(lora_moe_caution); empty where there is nothing"))
     caution_codes: tuple[CautionCode, ...] = Field(default=(), description=(
         "a stable code for each of cautions, in the same order (docs/json.md lists them)"))
 
@@ -298,12 +299,14 @@ class MemoryEstimate(Breakdown, defer_build=True):
 
     def with_cautions(self, model: Model, gpu: GpuType, gpus: int, sp: int, max_model_len: int, env: bool,
                       room: MarginRoom, offload: bool = False, node_gpus: int | None = None,
-                      option_names: OptionNames = COMMAND_OPTIONS) -> MemoryEstimate:
+                      option_names: OptionNames = COMMAND_OPTIONS, lora_moe: str | None = None) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs of type `gpu` at SP `sp` and `max_model_len` tokens, with Env or not
         (`env`) and Offload or not (`offload`), with its `cautions` (`room`: the margin it was held to,
         `margin_room`; an Offload need larger than servers commonly have for the GPUs of a node of `node_gpus` (None:
         not given, for its trainer GPUs on a node of 8), or a workstation for all its cards, where no `host_ram_gib`
-        holds it to anything: `unchecked_host_need`), naming the options they point to as `option_names` do."""
+        holds it to anything: `unchecked_host_need`; LoRA on a mixture of experts whose adapter config Trinity saves
+        cut short, `lora_moe`: `lora_moe_caution`'s, where given), naming the options they point to as `option_names`
+        do."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
@@ -313,7 +316,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
                                    option_names.node_gpus)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
-                               option_names=option_names)
+                               option_names=option_names, lora_moe=lora_moe)
         return self.model_copy(update=caution_fields(cautions))
 
     @property

@@ -304,6 +304,7 @@ class MoveCode(str, Enum):
     POOL_NOT_ALLOWED = "pool-not-allowed"
     POOL_NO_NODES = "pool-no-nodes"
     NODE_GONE = "node-gone"
+    GPU_GONE = "gpu-gone"
     MODEL_CHANGED = "model-changed"
     LENGTH_CHANGED = "length-changed"
     ROLLOUT_CHANGED = "rollout-changed"

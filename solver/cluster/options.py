@@ -417,9 +417,9 @@ def running_count_ways(planner: Planner, fleet: Fleet, running: RunningJob, offe
     there (`offered`) have none at that count (it was grown past the counts the planner offers, or started by hand):
     those of the first evidence tier that has a plan for it (`evidence_tiers`: the tables alone, then the estimates),
     so that the placement may keep it as it runs; none where the job may no longer run in the pool (`Job.may_run_in`)
-    or on its nodes (`RunningJob.gone_nodes`), or its ways have one at that count there."""
+    or on its nodes and GPUs (`RunningJob.runs_where_gone`), or its ways have one at that count there."""
     pool = fleet.pools[running.pool]
-    if not fleet.jobs[running.job].may_run_in(pool) or running.gone_nodes(pool) or any(
+    if not fleet.jobs[running.job].may_run_in(pool) or running.runs_where_gone(pool) or any(
             option.pool == running.pool and option.plan.gpus == running.trainer_gpus for option in offered):
         return []
     tiers = evidence_tiers(planner, fleet, running.job, running.pool)
@@ -445,11 +445,12 @@ def as_it_runs_ways(planner: Planner, fleet: Fleet, running: RunningJob) -> list
     """The way that keeps a job that runs now (`running`) as it runs (`keeps_running`): the planner's plan with its
     SP degree and Offload on its trainer GPUs at its length, from the first evidence tier that has one
     (`evidence_tiers`), in its pool and layout; none where the job may no longer run in the pool (`Job.may_run_in`)
-    or on its nodes (`RunningJob.gone_nodes`), runs another model or a length it no longer asks (`asks_length`), or
-    the planner has no such plan (or refuses its SP there)."""
+    or on its nodes and GPUs (`RunningJob.runs_where_gone`), runs another model or a length it no longer asks
+    (`asks_length`), or the planner has no such plan (or refuses its SP there)."""
     job, pool = fleet.jobs[running.job], fleet.pools[running.pool]
     room = layout(running.trainer_gpus, job.rollout_gpus, pool.gpus_per_node)
-    if (room is None or not job.may_run_in(pool) or running.gone_nodes(pool) or running.model not in (None, job.model)
+    if (room is None or not job.may_run_in(pool) or running.runs_where_gone(pool)
+            or running.model not in (None, job.model)
             or not asks_length(job.max_model_len, running.max_model_len, planner.catalog.model(job.model))):
         return []
     tiers = evidence_tiers(planner, fleet, running.job, running.pool)
@@ -477,10 +478,10 @@ def keeps_running(fleet: Fleet, option: Option, running: RunningJob) -> bool:
     """Whether `option` runs its job as it runs now (`running`): the model the fleet asks (where `running` names
     one), in its pool, on as many nodes and GPUs of them, with its trainer and rollout GPUs and its plan's length, SP
     degree and Offload, and (where `running` gives them) the LoRA rank and critic the fleet asks; never where its pool
-    no longer has one of its nodes (`RunningJob.gone_nodes`)."""
+    no longer has one of its nodes or GPUs (`RunningJob.runs_where_gone`)."""
     plan, training = option.plan, fleet.jobs[option.job].training
     return (running.model in (None, fleet.jobs[option.job].model) and option.pool == running.pool
-            and not running.gone_nodes(fleet.pools[running.pool])
+            and not running.runs_where_gone(fleet.pools[running.pool])
             and running.training in (None, (training.lora_rank, training.critic))
             and option.nodes == len(running.nodes)
             and option.gpus_per_node(fleet.pools[running.pool].gpus_per_node) == len(running.gpu_indexes)

@@ -202,8 +202,8 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
               proofs: tuple[int | None, bool]) -> tuple[MoveCode, str]:
     """Why the running `job` moves in `result` (its code and words), from the file as it asks the job now, the
     ways the search had for it in its pool and the jobs `result` places on its GPUs (`there`: each job's name and
-    priority): the file pins it to another pool, its pool has no nodes now or not its nodes, or the file asks another
-    model, length or rollout GPUs;
+    priority): the file pins it to another pool, its pool has no nodes now or not its nodes or GPUs, or the file asks
+    another model, length or rollout GPUs;
     no way runs it at its trainer GPU count in its pool, or none as it runs (`keeps_running`: on as many GPUs and
     nodes, with its SP and Offload); else the search chose to move it though a way keeps it: where the stage of
     running jobs kept proved the most a placement of `result`'s objective keeps (`proofs`' first: that many, the
@@ -341,17 +341,19 @@ def _settings(job: RunningJob) -> str:
 
 def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[MoveCode, str] | None:
     """Where the file asks the running `job` otherwise now than it runs (another pool, its pool out of service or
-    without one of its nodes, model, length, rollout GPUs, LoRA rank or critic), the code and words of the first such
-    change; else None."""
+    without one of its nodes or GPUs, model, length, rollout GPUs, LoRA rank or critic), the code and words of the
+    first such change; else None."""
     asked, pool = fleet.jobs[job.job], fleet.pools[job.pool]
     if not asked.may_use(pool):
         return MoveCode.POOL_NOT_ALLOWED, f"the file pins it to pool {asked.pool} now; it runs in pool {pool.name}"
     if not pool.nodes:
         return MoveCode.POOL_NO_NODES, f"pool {pool.name}, where it runs, has no nodes now (nodes: 0)"
-    if gone := job.gone_nodes(pool):
-        nodes = f"node {gone[0]} of pool {pool.name}, where it runs, is" if len(gone) == 1 else \
-            f"nodes {and_joined([str(node) for node in gone])} of pool {pool.name}, where it runs, are"
-        return MoveCode.NODE_GONE, f"{nodes} no longer in the pool (nodes: {pool.nodes})"
+    for code, gone, what, key in ((MoveCode.NODE_GONE, job.gone_nodes(pool), "node", f"nodes: {pool.nodes}"),
+                                  (MoveCode.GPU_GONE, job.gone_gpus(pool), "GPU", f"gpus_per_node: {pool.gpus_per_node}")):
+        if gone:
+            named = f"{what} {gone[0]} of pool {pool.name}, where it runs, is" if len(gone) == 1 else \
+                f"{what}s {and_joined([str(index) for index in gone])} of pool {pool.name}, where it runs, are"
+            return code, f"{named} no longer in the pool ({key})"
     if job.model not in (None, asked.model):
         return MoveCode.MODEL_CHANGED, f"the file asks model {asked.model} now; it runs {job.model}"
     length = asked.max_model_len

@@ -164,15 +164,25 @@ class RunningJob(NamedTuple):
 
     def gone_nodes(self, pool: Pool) -> tuple[int, ...]:
         """The nodes the job runs on that `pool` (its own) no longer has: its ``nodes`` lowered below them (to 0
-        too). The job runs there until it stops, but cannot stay: it moves, or stops."""
+        too)."""
         return tuple(node for node in self.nodes if node >= pool.nodes)
+
+    def gone_gpus(self, pool: Pool) -> tuple[int, ...]:
+        """The GPU indexes the job runs on that `pool`'s nodes (its own) no longer have: its ``gpus_per_node``
+        lowered below them."""
+        return tuple(gpu for gpu in self.gpu_indexes if gpu >= pool.gpus_per_node)
+
+    def runs_where_gone(self, pool: Pool) -> bool:
+        """Whether `pool` (its own) no longer has a node or GPU the job runs on (`gone_nodes`, `gone_gpus`): the job
+        runs there until it stops, but cannot stay: it moves, or stops."""
+        return bool(self.gone_nodes(pool) or self.gone_gpus(pool))
 
 
 def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") -> tuple[RunningJob, ...]:
     """The jobs of `fleet` that run now, as the placement at `path` (``solve cluster --json``'s output, of
-    `schema_version`) places them, in its order; a job, pool or GPU the fleet no longer has is not running (its
-    entry is skipped), but a job on nodes its pool no longer has (``nodes`` lowered below them, to 0 too: out of
-    service) runs there until it stops (`RunningJob.gone_nodes`).
+    `schema_version`) places them, in its order; a job or pool the fleet no longer has is not running (its entry is
+    skipped), but a job on nodes or GPUs its pool no longer has (``nodes`` lowered below them, to 0 too: out of
+    service; ``gpus_per_node`` lowered below them) runs there until it stops (`RunningJob.runs_where_gone`).
     `TableError`, one line, for a file that cannot be read or is no such placement (a purchase, ``solve cluster --buy
     --json``'s, included: what to buy, not what runs), naming the file after `flag` (``--current ``)."""
     try:
@@ -192,8 +202,7 @@ def current_jobs(raw: dict[str, Any], where: str, fleet: Fleet, schema_version: 
     jobs = {job.name: index for index, job in enumerate(fleet.jobs)}
     pools = {pool.name: index for index, pool in enumerate(fleet.pools)}
     return tuple(_running(placed, jobs[placed.job], pools[placed.pool]) for placed in current.placements
-                 if placed.job in jobs and placed.pool in pools
-                 and _still_there(placed, fleet.pools[pools[placed.pool]]))
+                 if placed.job in jobs and placed.pool in pools)
 
 
 PURCHASE_KEY = "fits_nowhere"
@@ -218,12 +227,6 @@ def _current_json(path: Path) -> dict[str, Any]:
         raise TableError(f"{path}: solve cluster --buy --json's output, what to buy, not what the fleet runs now: a "
                          "placement is what solve cluster --json printed")
     return raw
-
-
-def _still_there(placed: CurrentPlacement, pool: Pool) -> bool:
-    """Whether the fleet's `pool` still has every GPU index that `placed` takes on a node: nodes the pool no longer
-    has (``nodes`` lowered, to 0 too) run their jobs until they stop (`RunningJob.gone_nodes`)."""
-    return max(placed.gpu_indexes) < pool.gpus_per_node
 
 
 def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:

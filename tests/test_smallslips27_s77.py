@@ -1,0 +1,87 @@
+"""Small slips (s77, helper smallslips27): a job running on GPUs its pool's nodes no longer have (``gpus_per_node``
+lowered) moves (``gpu-gone``, naming the GPUs) or stops, never "starts", as a job on a node the pool no longer has
+does (``node-gone``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from solver import load_weights
+from solver.cluster import Planner
+from solver.cluster.placements import _asks_otherwise
+from solver.results import MoveCode
+from solver.tables import RunningJob, load_catalog, load_fleet
+
+Cli = Callable[..., tuple[int, str, str]]
+
+CATALOG = load_catalog()
+
+SHARED_NODE = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+               "jobs": [{"name": "one", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2},
+                        {"name": "two", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2}]}
+"""One A100 node of 8 GPUs: one on GPUs 0-3, two on GPUs 4-7."""
+
+
+def _write(path: Path, fleet: dict) -> Path:
+    path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
+    return path
+
+
+def _fewer_gpus(cli: Cli, tmp_path: Path, nodes: int) -> tuple[Path, Path]:
+    """The placement of `SHARED_NODE` as it runs now (``--json``), and the fleet with its pool lowered to 4 GPUs a
+    node, on `nodes` nodes."""
+    placed = cli("cluster", str(_write(tmp_path / "up.yaml", SHARED_NODE)), "--json")[1]
+    assert [(p["job"], p["nodes"], p["gpu_indexes"]) for p in json.loads(placed)["placements"]] == [
+        ("one", [0], [0, 1, 2, 3]), ("two", [0], [4, 5, 6, 7])]
+    current = tmp_path / "now.json"
+    current.write_text(placed, encoding="utf-8")
+    down = {**SHARED_NODE, "pools": [{**SHARED_NODE["pools"][0], "nodes": nodes, "gpus_per_node": 4}]}
+    return current, _write(tmp_path / "down.yaml", down)
+
+
+GONE_WORDS = "GPUs 4, 5, 6 and 7 of pool a100, where it runs, are no longer in the pool (gpus_per_node: 4)"
+
+
+def test_a_job_on_gpus_its_pool_no_longer_has_moves_naming_the_gpus(cli: Cli, tmp_path: Path):
+    # Before, read_current skipped two's entry (GPUs 4-7 "no longer there"): two was not running, and "starts".
+    current, down = _fewer_gpus(cli, tmp_path, nodes=2)
+    status, out, _ = cli("cluster", str(down), "--current", str(current), "--json")
+    answer = json.loads(out)
+    assert status == 0
+    assert [(p["job"], p["nodes"], p["gpu_indexes"], p["current"], p.get("move_reason_code"), p.get("move_reason"))
+            for p in answer["placements"]] == [
+        ("one", [0], [0, 1, 2, 3], "stays", None, None), ("two", [1], [0, 1, 2, 3], "moves", "gpu-gone", GONE_WORDS)]
+    lines = cli("cluster", str(down), "--current", str(current))[1].splitlines()
+    assert lines[1] == "running now: 1 stays, 1 moves, 0 stop; 0 start"  # before: "1 stays, 0 move, 0 stop; 1 starts"
+    assert f"moves: two: {GONE_WORDS}" in lines
+
+
+def test_a_job_on_gpus_its_pool_no_longer_has_stops_where_left_out(cli: Cli, tmp_path: Path):
+    current, down = _fewer_gpus(cli, tmp_path, nodes=1)
+    status, out, _ = cli("cluster", str(down), "--current", str(current), "--json")
+    answer = json.loads(out)
+    assert status == 1
+    assert [(p["job"], p["current"]) for p in answer["placements"]] == [("one", "stays")]
+    assert [(u["job"], u["current"], u["reason_code"]) for u in answer["unplaced"]] == [("two", "stops", "no-room")]
+
+
+def test_gone_nodes_come_before_gone_gpus_and_each_gpu_is_named(tmp_path: Path):
+    fleet = load_fleet(_write(tmp_path / "one.yaml", {
+        **SHARED_NODE, "pools": [{**SHARED_NODE["pools"][0], "nodes": 1, "gpus_per_node": 6}]}), CATALOG)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    pool = fleet.pools[0]
+    on_last = RunningJob(job=0, pool=0, nodes=(0,), gpu_indexes=(4, 5, 6, 7), trainer_gpus=2, rollout_gpus=2,
+                         max_model_len=32768, sp=2, offload=False)
+    assert (on_last.gone_nodes(pool), on_last.gone_gpus(pool), on_last.runs_where_gone(pool)) == ((), (6, 7), True)
+    assert _asks_otherwise(planner, fleet, on_last) == (
+        MoveCode.GPU_GONE, "GPUs 6 and 7 of pool a100, where it runs, are no longer in the pool (gpus_per_node: 6)")
+    assert _asks_otherwise(planner, fleet, on_last._replace(gpu_indexes=(3, 4, 5, 6))) == (
+        MoveCode.GPU_GONE, "GPU 6 of pool a100, where it runs, is no longer in the pool (gpus_per_node: 6)")
+    assert _asks_otherwise(planner, fleet, on_last._replace(nodes=(1,))) == (
+        MoveCode.NODE_GONE, "node 1 of pool a100, where it runs, is no longer in the pool (nodes: 1)")
+    kept = on_last._replace(gpu_indexes=(2, 3, 4, 5))
+    assert (kept.runs_where_gone(pool), _asks_otherwise(planner, fleet, kept)) == (False, None)
