@@ -1,6 +1,7 @@
 """Small slips (s77, helper smallslips27): a job running on GPUs its pool's nodes no longer have (``gpus_per_node``
 lowered) moves (``gpu-gone``, naming the GPUs) or stops, never "starts", as a job on a node the pool no longer has
-does (``node-gone``)."""
+does (``node-gone``); ``solve memory --lora-rank`` on a mixture of experts whose LoRA config PEFT converts carries the
+plans' ``lora-moe-config-unsaved`` caution."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from pathlib import Path
 
 import yaml
 
-from solver import load_weights
+from solver import estimate_memory, load_model_config, load_weights
 from solver.cluster import Planner
 from solver.cluster.placements import _asks_otherwise
-from solver.results import MoveCode
+from solver.results import CautionCode, MoveCode, lora_moe_caution
 from solver.tables import RunningJob, load_catalog, load_fleet
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -85,3 +86,23 @@ def test_gone_nodes_come_before_gone_gpus_and_each_gpu_is_named(tmp_path: Path):
         MoveCode.NODE_GONE, "node 1 of pool a100, where it runs, is no longer in the pool (nodes: 1)")
     kept = on_last._replace(gpu_indexes=(2, 3, 4, 5))
     assert (kept.runs_where_gone(pool), _asks_otherwise(planner, fleet, kept)) == (False, None)
+
+
+def test_the_memory_estimate_of_lora_on_a_converted_moe_carries_the_plans_caution(cli: Cli):
+    # Before, solve memory --lora-rank on Qwen3-30B-A3B gave no lora-moe-config-unsaved caution while plans did.
+    argv = ("memory", "--model", "Qwen3-30B-A3B", "--gpu", "H100-80GB", "--gpus", "8", "--len", "8192",
+            "--lora-rank", "32", "--offload")
+    words = lora_moe_caution(CATALOG.model("Qwen3-30B-A3B"), 32, None, "fused")
+    assert words is not None and words.startswith("LoRA on Qwen3-30B-A3B, a mixture of experts: with transformers 5 "
+                                                  "(Trinity 0.6 requires 5.12.1 or later) PEFT makes")
+    answer = json.loads(cli(*argv, "--json")[1])
+    assert (answer["cautions"], answer["caution_codes"]) == ([words], ["lora-moe-config-unsaved"])
+    assert f"caution: {' '.join(words.split())}" in " ".join(cli(*argv)[1].split())
+    mixtral = load_model_config(Path(__file__).parent / "data" / "hf-configs" / "Mixtral-8x7B-v0.1.json")
+    estimate = estimate_memory(mixtral.name, "H100-80GB", 8, 8192, offload=True, lora_rank=16, trinity_version="0.5",
+                               catalog=CATALOG.with_model(mixtral))
+    assert (estimate.cautions, estimate.caution_codes) == (
+        (lora_moe_caution(mixtral, 16, "0.5", "fused"),), (CautionCode.LORA_MOE_CONFIG_UNSAVED,))
+    assert estimate.cautions[0].startswith("LoRA on Mixtral-8x7B-v0.1, a mixture of experts: with transformers 5 ")
+    assert json.loads(cli(*argv, "--trinity-version", "0.5.1", "--json")[1])["caution_codes"] == []
+    assert json.loads(cli(*argv[:-3], "--offload", "--json")[1])["caution_codes"] == []  # no LoRA, no caution
