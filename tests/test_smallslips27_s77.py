@@ -1,7 +1,8 @@
 """Small slips (s77, helper smallslips27): a job running on GPUs its pool's nodes no longer have (``gpus_per_node``
 lowered) moves (``gpu-gone``, naming the GPUs) or stops, never "starts", as a job on a node the pool no longer has
 does (``node-gone``); ``solve memory --lora-rank`` on a mixture of experts whose LoRA config PEFT converts carries the
-plans' ``lora-moe-config-unsaved`` caution."""
+plans' ``lora-moe-config-unsaved`` caution; the API's ``plan_settings``/``trinity_fragment`` refuse ``dpo=False`` beside a
+layout that trains DPO as written on a padded model (its pair uncounted, its actor size splitting it)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,19 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
+from test_padbound_s71 import INTERNLM2
 
+import solver
 from solver import estimate_memory, load_model_config, load_weights
+from solver.api import answer_query
 from solver.cluster import Planner
 from solver.cluster.placements import _asks_otherwise
-from solver.results import CautionCode, MoveCode, lora_moe_caution
-from solver.tables import RunningJob, load_catalog, load_fleet
+from solver.query import make_query
+from solver.results import CautionCode, MoveCode, TrinitySettings, lora_moe_caution
+from solver.tables import QueryError, RunningJob, load_catalog, load_fleet
+from solver.trinity import plan_settings, trinity_fragment
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -106,3 +113,34 @@ def test_the_memory_estimate_of_lora_on_a_converted_moe_carries_the_plans_cautio
     assert estimate.cautions[0].startswith("LoRA on Mixtral-8x7B-v0.1, a mixture of experts: with transformers 5 ")
     assert json.loads(cli(*argv, "--trinity-version", "0.5.1", "--json")[1])["caution_codes"] == []
     assert json.loads(cli(*argv[:-3], "--offload", "--json")[1])["caution_codes"] == []  # no LoRA, no caution
+
+
+DPO_LAYOUT = {"algorithm": {"algorithm_type": "dpo"}}
+DPO_REFUSED = ("dpo is False, but layout trains DPO (algorithm.algorithm_type: dpo) and internlm2-7b is trained one "
+               "padded sequence per micro-batch, which for DPO holds a pair the plan did not count: plan with dpo=True "
+               "and pass dpo=True (its answer's dpo_pairs) or None (which reads layout)")
+
+
+def _actor(settings: TrinitySettings) -> int:
+    return int(settings.config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"])
+
+
+def test_dpo_false_beside_a_layout_that_trains_dpo_on_a_padded_model_is_refused():
+    # Before, both wrote the actor's size 1 (one sequence) for a run that trains DPO, with no dpo-pair-split line.
+    model = load_model_config(INTERNLM2)
+    catalog = CATALOG.with_model(model)
+    query = make_query(catalog, model=model.name, gpu="h100", max_model_len=32768, budget_gpus=8)
+    plain, paired = (answer_query(query.model_copy(update={"dpo": dpo}), catalog)[0] for dpo in (False, True))
+    assert (plain.dpo_pairs, paired.dpo_pairs) == (None, True)
+    for made in (plan_settings, trinity_fragment):
+        with pytest.raises(QueryError) as refused:
+            made(plain.best, model, layout=DPO_LAYOUT, dpo=False)
+        assert str(refused.value) == DPO_REFUSED
+    assert [_actor(plan_settings(paired.best, model, layout=DPO_LAYOUT, dpo=dpo)) for dpo in (True, None)] == [2, 2]
+    # The plans' reading of an interpolation may differ from its default: dpo=False stands there, as docs/api.md says.
+    interpolated = {"algorithm": {"algorithm_type": "${oc.env:ALGO,dpo}"}}
+    assert _actor(plan_settings(plain.best, model, layout=interpolated, dpo=False)) == 1
+    assert _actor(plan_settings(plain.best, model, layout={"algorithm": {"algorithm_type": "grpo"}}, dpo=False)) == 1
+    unpadded = CATALOG.model("Qwen3-8B")  # not padded: no pair to count, dpo=False stands
+    answer = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768)[0]
+    assert answer.dpo_pairs is None and plan_settings(answer.best, unpadded, layout=DPO_LAYOUT, dpo=False) is not None

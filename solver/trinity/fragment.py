@@ -424,7 +424,8 @@ def trinity_fragment(
     line says to bring hand-set per-role budgets down to the plan's. `dpo`: whether the plan counted a DPO pair per
     micro-batch (an answer's `Answer.dpo_pairs`), for which a padded model's actor holds one pair
     (`solver.trinity.plan_keys.DPO_PAIR_SIZES`); None: where `layout` trains DPO, its interpolations at their
-    defaults (this takes no environment). The output depends only on the arguments: the same input gives the same
+    defaults (this takes no environment); False beside a `layout` that trains DPO as written for such a model, a
+    `QueryError` (`check_settings_arguments`). The output depends only on the arguments: the same input gives the same
     bytes, checked against Trinity's rules (`solver.trinity.checks.trinity_config_problems`, less the cautions its
     comments say) before it is returned.
     """

@@ -10,7 +10,13 @@ from typing import Any
 
 from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, ConfigProblemCode, check_trinity_version
 from solver.results import Plan, SettingsArguments, TrinitySettings, plan_environment
-from solver.rules import API_OPTIONS, OptionNames, batch_split_violation, whole_nodes_violation
+from solver.rules import (
+    API_OPTIONS,
+    OptionNames,
+    batch_split_violation,
+    one_sequence_per_micro_batch,
+    whole_nodes_violation,
+)
 from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
@@ -22,7 +28,7 @@ from solver.tables import (
     check_types,
     counted,
 )
-from solver.trinity.keys import REMOTE_ENGINES, value_at
+from solver.trinity.keys import REMOTE_ENGINES, trains_dpo, value_at
 from solver.trinity.plan_keys import PlanKey, config_trains_dpo, keys_for_plan
 
 
@@ -36,8 +42,9 @@ def plan_settings(
     version: TrinityVersion | None = None, train_batch_size: int | None = None, dpo: bool | None = None,
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
-    word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds or outside
-    their ranges (`check_settings_arguments`), `EngineError` for rollout GPUs the engines cannot take. Checked against
+    word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds, outside
+    their ranges or at odds (`check_settings_arguments`: `dpo` False beside a `layout` that trains DPO as written on a
+    padded model), `EngineError` for rollout GPUs the engines cannot take. Checked against
     Trinity's rules as the fragment is (`fragment_keys`)."""
     return settings_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
                                           engines=engines, layout=layout, version=version,
@@ -147,11 +154,24 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
     return keys
 
 
+def _check_dpo_pair(model: Model, layout: Any, dpo: bool | None) -> None:
+    """`QueryError` for `dpo` False (the plan counted no DPO pair) where `layout` trains DPO as written (its
+    ``algorithm.algorithm_type`` dpo, not an interpolation, which the plans may read otherwise in their environment) on
+    a `model` trained one padded sequence per micro-batch: its actor's micro-batch holds a pair, which such a plan
+    does not count (`solver.rules.padded_sequences`), and the size written for one sequence splits the pair."""
+    algorithm = value_at(layout, ("algorithm", "algorithm_type"))
+    if dpo is False and one_sequence_per_micro_batch(model) and trains_dpo(algorithm):
+        raise QueryError(f"dpo is False, but layout trains DPO (algorithm.algorithm_type: dpo) and {model.name} is "
+                         "trained one padded sequence per micro-batch, which for DPO holds a pair the plan did not "
+                         "count: plan with dpo=True and pass dpo=True (its answer's dpo_pairs) or None (which reads layout)")
+
+
 def check_settings_arguments(arguments: SettingsArguments) -> None:
     """`QueryError` unless `plan_settings`' `arguments` are of their kinds and within their ranges: the rollout GPUs,
     nodes, train batch (which the plan's data-parallel ranks divide), engines and shared GPUs' indices, and, with a
     cluster section (rollout GPUs), the trainer and rollout GPUs split into their nodes, of which the trainer takes
-    one node's share or whole nodes."""
+    one node's share or whole nodes; `dpo` False beside a `layout` that trains DPO as written (no interpolation) on a
+    model trained one padded sequence per micro-batch, whose plan for DPO counts a pair (`_check_dpo_pair`)."""
     plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size, dpo = arguments
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None), ("engines", engines, tuple | None),
@@ -173,6 +193,7 @@ def check_settings_arguments(arguments: SettingsArguments) -> None:
                          f"got {brief(engines)}")
     if shared_gpus is not None and not all(type(n) is int and n >= 0 for n in shared_gpus):
         raise QueryError(f"shared_gpus must be GPU indices, whole numbers of at least 0, got {brief(shared_gpus)}")
+    _check_dpo_pair(model, layout, dpo)
     if rollout_gpus is None:  # no cluster section: the header says how the trainer alone lies on nodes
         return
     if (plan.gpus + rollout_gpus) % nodes:
