@@ -41,11 +41,12 @@ def plan() -> Plan:
 @pytest.mark.parametrize(("dpo", "algorithm", "size"), [
     (None, None, 1), (None, "grpo", 1), (None, "dpo", 2),  # None: as the layout trains
     (True, None, 2), (True, "grpo", 2), (True, "dpo", 2),  # the plan counted a pair: one pair, whatever the layout
-    (False, None, 1), (False, "dpo", 1)])  # it counted none: one sequence, though the layout trains DPO
+    (False, None, 1), (False, "grpo", 1)])  # it counted none: one sequence (a DPO layout refuses it: smallslips27)
 def test_dpo_decides_the_actor_size_over_the_layout(tmp_path: Path, plan: Plan, dpo: bool | None,
                                                     algorithm: str | None, size: int):
     """`plan_settings`' actor ``ppo_micro_batch_size_per_gpu`` and `trinity_fragment`'s, alike: 2 (one DPO pair) where
-    `dpo` is True, 1 where False, and with None 2 only where the layout trains DPO (as before the argument)."""
+    `dpo` is True, 1 where False (a layout that trains DPO refuses it), and with None 2 only where the layout trains DPO
+    (as before the argument)."""
     layout: Any = None if algorithm is None else load_config_mapping(
         example_with_algorithm(tmp_path, algorithm).read_text(), f"{algorithm}.yaml")
     settings = plan_settings(plan, MODEL, layout=layout, dpo=dpo)

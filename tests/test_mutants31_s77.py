@@ -142,13 +142,16 @@ def test_the_apply_lines_lora_comment_names_the_releases_of_trinity_version(cli:
     assert "Trinity 0.6 requires 5.12.1" not in shown
 
 
-def test_a_running_job_on_gpus_its_pool_no_longer_has_is_not_running(cli: Cli, tmp_path: Path) -> None:
-    # Each job of TWO_NODES takes GPUs 0 to 7 of its node; with 7 GPUs per node now, neither is running (GPU 7 gone).
+def test_a_running_job_on_gpus_its_pool_no_longer_has_moves_or_stops(cli: Cli, tmp_path: Path) -> None:
+    # Each job of TWO_NODES takes GPUs 0 to 7 of its node; with 7 GPUs per node now, both run until they stop (GPU 7
+    # gone): small moves (gpu-gone), big, which no layout of 7-GPU nodes runs, stops (smallslips27; before, neither
+    # was running, and no "running now" line was given).
     current, _ = _lowered(cli, tmp_path, small_priority=1)
     narrow = {"pools": [{**TWO_NODES["pools"][0], "gpus_per_node": 7}], "jobs": TWO_NODES["jobs"]}
     lines = cli("cluster", str(_write(tmp_path / "narrow.yaml", narrow)), "--current", str(current))[1].splitlines()
-    assert lines[1] == "pool a100: 2 x 7 A100-80GB; 1 node and 6 of 14 GPUs used"  # no "running now" line before it
-    assert not [line for line in lines if line.startswith("running now")]
+    assert lines[1:3] == ["running now: 0 stay, 1 moves, 1 stops; 0 start",
+                          "pool a100: 2 x 7 A100-80GB; 1 node and 6 of 14 GPUs used"]
+    assert "moves: small: GPU 7 of pool a100, where it runs, is no longer in the pool (gpus_per_node: 7)" in lines
 
 
 def test_dpos_actor_size_2_on_trinity_05_is_unbounded_alone() -> None:
