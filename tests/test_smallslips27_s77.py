@@ -1,8 +1,8 @@
 """Small slips (s77, helper smallslips27): a job running on GPUs its pool's nodes no longer have (``gpus_per_node``
 lowered) moves (``gpu-gone``, naming the GPUs) or stops, never "starts", as a job on a node the pool no longer has
 does (``node-gone``); ``solve memory --lora-rank`` on a mixture of experts whose LoRA config PEFT converts carries the
-plans' ``lora-moe-config-unsaved`` caution; the API's ``plan_settings``/``trinity_fragment`` refuse ``dpo=False`` beside a
-layout that trains DPO as written on a padded model (its pair uncounted, its actor size splitting it)."""
+plans' ``lora-moe-config-unsaved`` caution; the API's ``plan_settings``/``trinity_fragment`` refuse ``dpo=False``
+beside a layout that trains DPO as written on a padded model (its pair uncounted, its actor size splitting it)."""
 
 from __future__ import annotations
 
@@ -122,7 +122,8 @@ DPO_REFUSED = ("dpo is False, but layout trains DPO (algorithm.algorithm_type: d
 
 
 def _actor(settings: TrinitySettings) -> int:
-    return int(settings.config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"])
+    actor = settings.config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
+    return int(actor["ppo_micro_batch_size_per_gpu"])
 
 
 def test_dpo_false_beside_a_layout_that_trains_dpo_on_a_padded_model_is_refused():

@@ -348,8 +348,9 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
         return MoveCode.POOL_NOT_ALLOWED, f"the file pins it to pool {asked.pool} now; it runs in pool {pool.name}"
     if not pool.nodes:
         return MoveCode.POOL_NO_NODES, f"pool {pool.name}, where it runs, has no nodes now (nodes: 0)"
-    for code, gone, what, key in ((MoveCode.NODE_GONE, job.gone_nodes(pool), "node", f"nodes: {pool.nodes}"),
-                                  (MoveCode.GPU_GONE, job.gone_gpus(pool), "GPU", f"gpus_per_node: {pool.gpus_per_node}")):
+    lost = ((MoveCode.NODE_GONE, job.gone_nodes(pool), "node", f"nodes: {pool.nodes}"),
+            (MoveCode.GPU_GONE, job.gone_gpus(pool), "GPU", f"gpus_per_node: {pool.gpus_per_node}"))
+    for code, gone, what, key in lost:
         if gone:
             named = f"{what} {gone[0]} of pool {pool.name}, where it runs, is" if len(gone) == 1 else \
                 f"{what}s {and_joined([str(index) for index in gone])} of pool {pool.name}, where it runs, are"

@@ -163,7 +163,8 @@ def _check_dpo_pair(model: Model, layout: Any, dpo: bool | None) -> None:
     if dpo is False and one_sequence_per_micro_batch(model) and trains_dpo(algorithm):
         raise QueryError(f"dpo is False, but layout trains DPO (algorithm.algorithm_type: dpo) and {model.name} is "
                          "trained one padded sequence per micro-batch, which for DPO holds a pair the plan did not "
-                         "count: plan with dpo=True and pass dpo=True (its answer's dpo_pairs) or None (which reads layout)")
+                         "count: plan with dpo=True and pass dpo=True (its answer's dpo_pairs) or None (which reads "
+                         "layout)")
 
 
 def check_settings_arguments(arguments: SettingsArguments) -> None:
