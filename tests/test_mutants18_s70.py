@@ -150,11 +150,10 @@ def test_new_jobs_fill_the_slot_beside_a_running_job_and_the_nodes_no_running_jo
         ("z", [1], [3, 4, 5, 6], "starts"), ("w", [2], [0, 1, 2, 3], "starts"), ("v", [2], [4, 5, 6, 7], "starts")]
 
 
-@pytest.mark.parametrize(("gpus", "current"), [([1, 2, 3], "stays"), ([4, 5, 6], None)], ids=["there", "gone"])
-def test_a_job_on_gpus_the_nodes_no_longer_have_is_not_running(cli: Cli, tmp_path: Path, gpus: list[int],
-                                                               current: str | None):
-    # The pool's nodes now have 4 GPUs: a job on GPUs 4-6 runs nowhere now, so the fleet runs nothing (no job says
-    # whether it stays); on GPUs 1-3 it stays.
+@pytest.mark.parametrize(("gpus", "current"), [([1, 2, 3], "stays"), ([4, 5, 6], "moves")], ids=["there", "gone"])
+def test_a_job_on_gpus_the_nodes_no_longer_have_moves(cli: Cli, tmp_path: Path, gpus: list[int], current: str):
+    # The pool's nodes now have 4 GPUs: a job on GPUs 4-6 runs there until it stops, so it moves (gpu-gone, since
+    # s77's smallslips27: it was read as not running); on GPUs 1-3 it stays.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(yaml.safe_dump({"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4}],
                                      "jobs": [SPLIT["jobs"][1]]}), encoding="utf-8")
@@ -164,6 +163,8 @@ def test_a_job_on_gpus_the_nodes_no_longer_have_is_not_running(cli: Cli, tmp_pat
     status, out, err = cli("cluster", str(fleet), "--json", "--no-widen", "--current", str(now))
     assert (status, err) == (0, "")
     assert [placed.get("current") for placed in json.loads(out)["placements"]] == [current]
+    assert [placed.get("move_reason_code") for placed in json.loads(out)["placements"]] == [
+        "gpu-gone" if current == "moves" else None]
 
 
 @pytest.mark.parametrize(("argv", "error"), [
