@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 from test_padbound_s71 import INTERNLM2
+from test_smallslips24_s77 import _write
 
 import solver
 from solver import estimate_memory, load_model_config, load_weights
@@ -32,11 +32,6 @@ SHARED_NODE = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_
                "jobs": [{"name": "one", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2},
                         {"name": "two", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2}]}
 """One A100 node of 8 GPUs: one on GPUs 0-3, two on GPUs 4-7."""
-
-
-def _write(path: Path, fleet: dict) -> Path:
-    path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
-    return path
 
 
 def _fewer_gpus(cli: Cli, tmp_path: Path, nodes: int) -> tuple[Path, Path]:
