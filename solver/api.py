@@ -106,7 +106,7 @@ from solver.rules import (
     own_table_cells,
     raised_budget_stop_words,
     shortest_length_of_budget,
-    smaller_card_vouching,
+    smaller_card_note,
     sp_layout_rule,
     tables_verdict,
     token_budget,
@@ -1046,7 +1046,7 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     so what trained there trains with LoRA, and what ran out of memory there says nothing of it. For a run with a
     `critic`, only where they say it runs out of memory: they measured the actor alone, so they give no longest length
     it trains. Where they say nothing and the memory model does not fit it (not `fits`), the verdict of a GPU type's
-    tables with no more memory that say it trains (`smaller_card_vouching`), a note."""
+    tables with no more memory that say it trains (`smaller_card_note`), a note."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length whose
@@ -1065,8 +1065,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     if not at_default and tables is not None and not tables.trains:
         refuted = verdict(by_tokens)
         tables = refuted if refuted is not None and not refuted.trains else None
-    smaller = None if fits or tables is not None else smaller_card_vouching(catalog, gpu, model, gpus, setting, judged,
-                                                                            lora=lora, critic=critic)
+    smaller = smaller_card_note(catalog, gpu, model, gpus, setting, judged, tables=tables, estimate_fits=fits,
+                                lora=lora, critic=critic)
     at_longest = None if longest is None or not at_default else verdict(longest)
     refuted_longest = at_longest if at_longest is not None and not at_longest.trains else None
     past = (longest or 0) + GRID  # the next length past the memory model's longest: a cell that vouches for it
@@ -1846,9 +1846,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
         elif memory.total_gib <= memory.usable_gib and not memory.critic_pass_fits:
             critic_pass = (round(memory.critic_pass_gib, 2), round(memory.usable_gib, 2))
         # Where the tables say nothing and the estimate does not fit, a smaller card's tables that say it trains: a note
-        smaller = None if verdict is not None or memory.fits else smaller_card_vouching(
-            catalog, gpu, model, current.gpus, setting, current.max_model_len, lora=query.lora_rank > 0,
-            critic=query.critic is not None)
+        smaller = smaller_card_note(catalog, gpu, model, current.gpus, setting, current.max_model_len,
+                                    tables=verdict, estimate_fits=memory.fits, lora=query.lora_rank > 0,
+                                    critic=query.critic is not None)
     return current.model_copy(update={"trains": False, "plan": None, "predicted": predicted,
                                       "predicted_step": predicted_step, "predicted_critic_pass": critic_pass,
                                       "host_memory_needed": host_needed, "out_of_memory": out_of_memory,

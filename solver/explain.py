@@ -31,7 +31,7 @@ from solver.rules import (
     one_sequence_per_micro_batch,
     padded_micro_batch_words,
     refuting_cell,
-    smaller_card_vouching,
+    smaller_card_note,
     smaller_card_words,
     table_words,
     tried_settings,
@@ -852,12 +852,12 @@ class _Words:
 
     def _smaller_card(self, n: int, setting: Setting, length: int, result: Breakdown) -> str:
         """Where the memory model does not fit `setting` on `n` GPUs at `length` (`result`) but a GPU type's tables
-        with at most this one's memory say it trains (`smaller_card_vouching`): ``, though `` and that cell, a note
-        (`smaller_card_words`); "" otherwise."""
+        with at most this one's memory say it trains (`smaller_card_note`; no cell here vouches, so its tables give no
+        verdict): ``, though `` and that cell, a note (`smaller_card_words`); "" otherwise."""
         query = self.query
-        vouching = None if result.fits else smaller_card_vouching(
-            self.catalog, self.data.gpu, self.model, n, setting, length, lora=query.lora_rank > 0,
-            critic=query.critic is not None)
+        vouching = smaller_card_note(self.catalog, self.data.gpu, self.model, n, setting, length, tables=None,
+                                     estimate_fits=result.fits, lora=query.lora_rank > 0,
+                                     critic=query.critic is not None)
         return "" if vouching is None else f", though {smaller_card_words(vouching, self.data.gpu, self.data.model)}"
 
     def _critic_pass_over(self, n: int, setting: Setting, length: int, least: int | None, result: Breakdown) -> str:

@@ -540,6 +540,17 @@ def smaller_card_vouching(catalog: Catalog, gpu: str, model: Model, gpus: int, s
     return None
 
 
+def smaller_card_note(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting, length: int, *,
+                      tables: TablesVerdict | None, estimate_fits: bool, lora: bool = False,
+                      critic: bool = False) -> TablesVerdict | None:
+    """The smaller card's cell a verdict on `gpu` notes (`smaller_card_vouching`): only where `gpu`'s own `tables`
+    say nothing of `setting` of `model` on `gpus` GPUs at `length` (None) and the estimate does not fit (not
+    `estimate_fits`); None otherwise."""
+    if tables is not None or estimate_fits:
+        return None
+    return smaller_card_vouching(catalog, gpu, model, gpus, setting, length, lora=lora, critic=critic)
+
+
 def smaller_card_words(vouching: TablesVerdict, gpu: str, model: str) -> str:
     """A `smaller_card_vouching` verdict of a setting of `model` that an estimate on `gpu` does not fit, in words: its
     cell, and that the estimate is on the safe side there but still decides (``solve memory``'s line, the planner's

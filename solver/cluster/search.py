@@ -419,7 +419,8 @@ def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, 
     return ClusterResult(status="unknown" if planned.required_undecided else "infeasible", objective=None, bound=None,
                          objective_counts=planned.counted_by, placements=(), unplaced=unplaced + others,
                          required=required_names(fleet), no_way_to_run=planned.no_way, pools=pool_use(fleet, ()),
-                         undecided_ways=planned.undecided, wall_clock_stopped=planned.ways_stopped,
+                         host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
+                         wall_clock_stopped=planned.ways_stopped,
                          ways_cut_short=planned.cut_short_names, ways_time_limit_s=planned.covering_time_limit_s,
                          wall_time_s=time.monotonic() - planned.started, planning_s=planned.planning_s)
 

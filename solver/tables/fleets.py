@@ -111,9 +111,11 @@ def _check_one_context_per_model(path: Path, entries: Iterable[JobEntry], jobs: 
 def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -> dict[str, Model]:
     """The model of each job's ``model_config`` (a path relative to the cluster file at `path`), named as
     `Catalog.with_model` names it; `TableError` naming the job for a bad config, or for two configs
-    that give one name to models of different shapes."""
+    that give one name to two models: of different shapes, or of one shape but otherwise different (a context, a
+    RoPE scaling, a ``model_type``: the fleet knows a model by its name). Two configs of one model are one."""
     models: dict[str, Model] = {}
     read: dict[str, tuple[str, Model]] = {}  # the name a config gives, normalised: the job and model read
+    named: dict[str, tuple[str, Model]] = {}  # the name the catalogue gives it: the job and the model as named
     for job in jobs:
         if job.config_path is None or job.config_path in models:
             continue
@@ -126,12 +128,23 @@ def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -
             raise TableError(f"{path}: job {job.name}, model_config: {error}") from None
         earlier = read.setdefault(normalise(model.name), (job.name, model))
         if earlier[1].shape != model.shape:
-            raise TableError(f"{path}: job {job.name}, model_config: {job.config_path} names its model "
-                             f"{model.name!r}, as job {earlier[0]}'s does, but the two differ in shape: give the "
-                             "folders or _name_or_path different names")
+            raise _one_name_two_models(path, job, model.name, earlier[0], "shape")
         catalog = catalog.with_model(model)
-        models[job.config_path] = catalog.models[-1]
+        made = catalog.models[-1]
+        first, before = named.setdefault(made.name, (job.name, made))
+        if before != made:
+            differing = [field for field in Model.model_fields if getattr(before, field) != getattr(made, field)]
+            raise _one_name_two_models(path, job, model.name, first, ", ".join(differing))
+        models[job.config_path] = made
     return models
+
+
+def _one_name_two_models(path: Path, job: JobEntry, name: str, first: str, differing: str) -> TableError:
+    """The error of the cluster file at `path` where `job`'s ``model_config`` names its model `name`, as job `first`'s
+    does, but the two models differ (in `differing`, words)."""
+    return TableError(f"{path}: job {job.name}, model_config: {job.config_path} names its model {name!r}, as job "
+                      f"{first}'s does, but the two differ in {differing}: give the folders or _name_or_path "
+                      "different names")
 
 
 def _canonical_name(path: Path, kind: str, name: str, field: str, resolve: Any, value: str, hint: str = "") -> str:
