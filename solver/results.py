@@ -2272,8 +2272,9 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
     pools: tuple[PoolUse, ...] = Field(description="what the placement uses of each pool, in the fleet's order")
     host_rounded: tuple[str, ...] = Field(default=(), description=(
         "pools whose jobs' host memory the placement rounded up into a few classes (the ways to fill "
-        "a node were too many otherwise): safe, but optimal and the bound only as rounded, so the status is "
-        "at best 'feasible'"))
+        "a node were too many otherwise): safe, but optimal and the bound only as rounded, so a placement's status "
+        "is at best 'feasible'; 'infeasible' beside it is proven whatever the rounding (a required job with no way "
+        "to run, or the jobs do not fit even with host memory left out)"))
     undecided_ways: int = Field(default=0, description=(
         "the planner's questions about a job's ways to run (one pool, one GPU count) that ran out of time: those "
         "ways were left out, or their plans may not be their best, so the status is at best 'feasible'"))
