@@ -976,13 +976,14 @@ def check_reference_with_lora(reference_model: bool | None, lora_rank: int, name
 
 
 def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | None, lora_rank: int,
-              names: OptionNames) -> None:
+              names: OptionNames, said: str | None = None) -> None:
     """`QueryError` where a DPO run (`dpo`) is said to train a PPO `critic`, or without LoRA (`lora_rank` 0) to build
     no reference model (`reference_model` False): Trinity's dpo algorithm (``DPOAlgorithm``) uses no critic and a
-    reference model; named as `names` name the options."""
+    reference model; named as `names` name the options, and what says the run trains DPO as `said` does (None: the
+    option, ``dpo=True`` or ``--dpo``)."""
     if not dpo:
         return
-    asked = "dpo=True" if names.keywords else "--dpo"
+    asked = said if said is not None else "dpo=True" if names.keywords else "--dpo"
     if counted_critic(critic):
         drop = f"critic={critic!r}" if names.keywords else f"--critic {critic}"
         raise QueryError(f"{asked} trains no PPO critic (Trinity's dpo algorithm uses none): drop {drop}")
