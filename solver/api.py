@@ -569,7 +569,7 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
                         check=fragment_check(answer.gpu, known, _model_config_check(answer.model, path)),
-                        trains_dpo=answer.query is not None and answer.query.dpo)[0]
+                        dpo_mode_unset=answer.query is not None and answer.query.dpo_mode_unset)[0]
 
 
 def _check_model_config_shape(path: Path, model: Model) -> None:
@@ -1248,7 +1248,7 @@ def config_query(
         critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
         option_names=option_names)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
-    own = {"dpo": config.dpo if dpo is None else dpo,
+    own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(

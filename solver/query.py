@@ -213,6 +213,9 @@ class Query(Frozen):
         "hold it, `TrinityConfig.critic`): resident, its states on the GPUs; offloaded, in host memory; reloaded, in "
         "host memory and back on the GPUs for its own update; the tables, which measured the actor alone, then vouch "
         "for nothing and still refute; null for none"))
+    mode_train: bool = Field(default=False, description=(
+        "whether the Trinity config the query was read from runs in mode train (config_query, --from-config), the one "
+        "mode Trinity trains DPO in: a DPO fragment's header then leaves out the note that says to set it"))
     dpo: bool = Field(default=False, description=(
         "whether the run trains DPO (a Trinity config's algorithm_type dpo, or --dpo): for a model trained one padded "
         "sequence per micro-batch, the actor's micro-batch holds a pair, a chosen and a rejected sequence, which the "
@@ -242,6 +245,13 @@ class Query(Frozen):
         if self.margin is None and not estimated:
             return self.memory.margin
         return resolve_margin(self.memory, self.margin, memory_gib)
+
+    @property
+    def dpo_mode_unset(self) -> bool:
+        """Whether the run trains DPO (`dpo`) without a config of mode train (`mode_train`): a fragment for it whose
+        keys leave the mode says the mode and batch Trinity's DPO needs
+        (`solver.trinity.fragment.DPO_MODE_NOTE`)."""
+        return self.dpo and not self.mode_train
 
     @property
     def pins(self) -> Pins:
@@ -714,6 +724,9 @@ class TrinityConfig(Frozen, defer_build=True):
     dpo: bool = False
     """Whether the config trains DPO (``algorithm.algorithm_type: dpo``), whose plans count a pair of padded sequences
     per micro-batch for a model trained one per micro-batch (`Query.dpo`)."""
+    mode_train: bool = False
+    """Whether the config's ``mode`` is ``train`` (unset, Trinity's is ``both``), the one mode Trinity trains DPO in
+    (`Query.mode_train`)."""
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""

@@ -473,13 +473,13 @@ def fragment_for(
     arguments: SettingsArguments, *, gpu: str | None = None, rocm: bool = False, node_gpus: int | None = None,
     host_ram_gb: float | None = None, host_ram_source: str | None = None, option_names: OptionNames = API_OPTIONS,
     check: tuple[str, ...] | None = None, check_environment: tuple[tuple[str, str], ...] = (),
-    trains_dpo: bool = False,
+    dpo_mode_unset: bool = False,
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
     are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
     variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets;
-    `trains_dpo`, whether the run trains DPO (`Query.dpo`, a model's pair counted or not): without a config's layout
-    and without ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`)."""
+    `dpo_mode_unset`, whether the run trains DPO without a config of mode train (`Query.dpo_mode_unset`): without
+    ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`)."""
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
     options = _FragmentOptions(rollout_gpus=arguments.rollout_gpus, gpu=gpu, nodes=arguments.nodes,
@@ -492,8 +492,8 @@ def fragment_for(
     _check_header_arguments(plan, options)
     ordered, settings, defaults_taken = fragment_keys(arguments, option_names, gpu)
     options = replace(options, defaults_taken=defaults_taken)
-    if trains_dpo and arguments.layout is None and not any(key.path == ("mode",) for key in ordered):
-        options = replace(options, dpo_mode_unset=True)  # keys for a config of your own, whose mode they leave
+    if dpo_mode_unset and not any(key.path == ("mode",) for key in ordered):
+        options = replace(options, dpo_mode_unset=True)  # keys for a config whose mode they leave
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
