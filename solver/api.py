@@ -1220,9 +1220,9 @@ def config_query(
     if lora_rank is None and config.lora_key is not None:  # as make_query would refuse the option's
         counted = f"rank {config.lora_rank}" if config.lora_rank else config.lora_key
         check_reference_with_lora(reference_model, config.lora_rank, option_names, f"the config's LoRA ({counted})")
-    # the config's DPO, refused beside a critic or no reference model as dpo=True (--dpo) is
+    # the config's DPO (or dpo=True, the same), refused beside a critic or no reference model as dpo=True (--dpo) is
     check_dpo(config.dpo, critic, reference_model, config.lora_rank if lora_rank is None else lora_rank, option_names,
-              "the config's algorithm.algorithm_type dpo")
+              None if dpo else "the config's algorithm.algorithm_type dpo")
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
