@@ -1191,7 +1191,8 @@ def config_query(
     keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
     pins any budget, and ``exact=False`` frees the config's; `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
-    as `make_query` checks it: one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``); the sources default to where the config's values came from."""
+    as `make_query` checks it: one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
+    the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),

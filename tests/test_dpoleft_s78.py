@@ -105,7 +105,7 @@ def test_an_environ_of_another_kind_is_refused(environ: object, message: str):
 
 
 def test_config_query_refuses_a_dpo_the_config_does_not_say_and_a_critic_beside_its_dpo(tmp_path: Path, cli: Cli):
-    # Before, dpo= overrode the config (the command refuses --dpo with --from-config), and a DPO config planned a critic.
+    # Before, dpo= overrode the config (the command refuses --dpo with --from-config); a DPO config planned a critic.
     dpo = read_trinity_config(DPO_CONFIG.format(mode="train", node=8), "dpo.yaml", {})
     grpo = read_trinity_config(DPO_CONFIG.format(mode="train", node=8).replace("dpo\n", "grpo\n"), "grpo.yaml", {})
     for config, given, verb in ((dpo, False, "trains"), (grpo, True, "does not train")):

@@ -66,7 +66,8 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
     model section's, the cluster's, the explorer's (the rollout model's YaRN, `layout`'s), then the trainer's, the
     settings they make, checked against Trinity's rules (`trinity_config_problems`): every fragment and every settings
     object is made here; and the environment variables that `layout`'s interpolations took at their defaults for want
-    of an `environ` (`NoEnvironment`: none where one is given). `option_names` and the plan's GPU type `gpu` (None: not known) word the keys' comments only.
+    of an `environ` (`NoEnvironment`: none where one is given). `option_names` and the plan's GPU type `gpu` (None:
+    not known) word the keys' comments only.
     `EngineError` as `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never
     of the input."""
     plan, model, layout, version = arguments.plan, arguments.model, arguments.layout, arguments.version
