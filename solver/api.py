@@ -51,6 +51,7 @@ from solver.query import (
     VllmRollout,
     asked_gpus,
     check_counts,
+    check_dpo,
     check_host_ram,
     check_lora_rank,
     check_margin,
@@ -568,7 +569,7 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
                         check=fragment_check(answer.gpu, known, _model_config_check(answer.model, path)),
-                        trains_dpo=answer.query is not None and answer.query.dpo)[0]
+                        dpo_mode_unset=answer.query is not None and answer.query.dpo_mode_unset)[0]
 
 
 def _check_model_config_shape(path: Path, model: Model) -> None:
@@ -1190,12 +1191,17 @@ def config_query(
     keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
     pins any budget, and ``exact=False`` frees the config's; `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
-    as `make_query` checks it); the sources default to where the config's values came from."""
+    as `make_query` checks it: one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
+    the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int | None),
                 ("dpo", dpo, bool | None))  # read before make_query checks the rest
+    if dpo is not None and dpo != config.dpo:  # a plan for another algorithm than the config's: --dpo is refused too
+        raise QueryError(f"dpo={dpo}, but the config's algorithm.algorithm_type says the run "
+                         f"{'trains' if config.dpo else 'does not train'} DPO: drop dpo (the config gives it, as "
+                         "--from-config refuses --dpo)")
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     own_rollout = rollout_gpus is None and bool(config.rollout_gpus) and (
@@ -1215,6 +1221,9 @@ def config_query(
     if lora_rank is None and config.lora_key is not None:  # as make_query would refuse the option's
         counted = f"rank {config.lora_rank}" if config.lora_rank else config.lora_key
         check_reference_with_lora(reference_model, config.lora_rank, option_names, f"the config's LoRA ({counted})")
+    # the config's DPO (or dpo=True, the same), refused beside a critic or no reference model as dpo=True (--dpo) is
+    check_dpo(config.dpo, critic, reference_model, config.lora_rank if lora_rank is None else lora_rank, option_names,
+              None if dpo else "the config's algorithm.algorithm_type dpo")
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1240,7 +1249,7 @@ def config_query(
         critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
         option_names=option_names)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
-    own = {"dpo": config.dpo if dpo is None else dpo,
+    own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(

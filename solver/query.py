@@ -213,6 +213,9 @@ class Query(Frozen):
         "hold it, `TrinityConfig.critic`): resident, its states on the GPUs; offloaded, in host memory; reloaded, in "
         "host memory and back on the GPUs for its own update; the tables, which measured the actor alone, then vouch "
         "for nothing and still refute; null for none"))
+    mode_train: bool = Field(default=False, description=(
+        "whether the Trinity config the query was read from runs in mode train (config_query, --from-config), the one "
+        "mode Trinity trains DPO in: a DPO fragment's header then leaves out the note that says to set it"))
     dpo: bool = Field(default=False, description=(
         "whether the run trains DPO (a Trinity config's algorithm_type dpo, or --dpo): for a model trained one padded "
         "sequence per micro-batch, the actor's micro-batch holds a pair, a chosen and a rejected sequence, which the "
@@ -242,6 +245,13 @@ class Query(Frozen):
         if self.margin is None and not estimated:
             return self.memory.margin
         return resolve_margin(self.memory, self.margin, memory_gib)
+
+    @property
+    def dpo_mode_unset(self) -> bool:
+        """Whether the run trains DPO (`dpo`) without a config of mode train (`mode_train`): a fragment for it whose
+        keys leave the mode says the mode and batch Trinity's DPO needs
+        (`solver.trinity.fragment.DPO_MODE_NOTE`)."""
+        return self.dpo and not self.mode_train
 
     @property
     def pins(self) -> Pins:
@@ -714,6 +724,9 @@ class TrinityConfig(Frozen, defer_build=True):
     dpo: bool = False
     """Whether the config trains DPO (``algorithm.algorithm_type: dpo``), whose plans count a pair of padded sequences
     per micro-batch for a model trained one per micro-batch (`Query.dpo`)."""
+    mode_train: bool = False
+    """Whether the config's ``mode`` is ``train`` (unset, Trinity's is ``both``), the one mode Trinity trains DPO in
+    (`Query.mode_train`)."""
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""
@@ -976,13 +989,14 @@ def check_reference_with_lora(reference_model: bool | None, lora_rank: int, name
 
 
 def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | None, lora_rank: int,
-              names: OptionNames) -> None:
+              names: OptionNames, said: str | None = None) -> None:
     """`QueryError` where a DPO run (`dpo`) is said to train a PPO `critic`, or without LoRA (`lora_rank` 0) to build
     no reference model (`reference_model` False): Trinity's dpo algorithm (``DPOAlgorithm``) uses no critic and a
-    reference model; named as `names` name the options."""
+    reference model; named as `names` name the options, and what says the run trains DPO as `said` does (None: the
+    option, ``dpo=True`` or ``--dpo``)."""
     if not dpo:
         return
-    asked = "dpo=True" if names.keywords else "--dpo"
+    asked = said if said is not None else "dpo=True" if names.keywords else "--dpo"
     if counted_critic(critic):
         drop = f"critic={critic!r}" if names.keywords else f"--critic {critic}"
         raise QueryError(f"{asked} trains no PPO critic (Trinity's dpo algorithm uses none): drop {drop}")

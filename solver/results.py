@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from math import ceil
@@ -1604,6 +1604,7 @@ class SettingsArguments(NamedTuple):
     version: TrinityVersion | None = None
     train_batch_size: int | None = None
     dpo: bool | None = None
+    environ: Mapping[str, str] | None = None
 
 
 class ApplySettings(TrinitySettings):

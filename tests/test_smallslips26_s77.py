@@ -96,15 +96,18 @@ def test_make_query_checks_dpos_type() -> None:
         solver.make_query(CATALOG, model="Qwen3-8B", gpu="h100", max_model_len=8192, dpo=1)  # type: ignore[arg-type]
 
 
-def test_config_query_takes_dpo_over_the_configs() -> None:
+def test_config_query_takes_the_configs_dpo_and_refuses_another() -> None:
     config = read_trinity_config(BATCH_OF_6_ON_4, "run.yaml", {})  # PPO: a critic trained
     assert (config.dpo, config_query(CATALOG, config, gpu="h100").dpo) == (False, False)
-    assert config_query(CATALOG, config, gpu="h100", critic="none", dpo=True).dpo is True
-    with pytest.raises(QueryError, match=f"^{re.escape(NO_CRITIC.format('resident'))}$"):
-        config_query(CATALOG, config, gpu="h100", critic="resident", dpo=True)
+    # dpo= another than the config's is refused since dpoleft_s78 (as --from-config refuses --dpo); its own stands
+    with pytest.raises(QueryError, match="^dpo=True, but the config's algorithm.algorithm_type says the run does not "):
+        config_query(CATALOG, config, gpu="h100", critic="none", dpo=True)
+    assert config_query(CATALOG, config, gpu="h100", dpo=False).dpo is False
     dpo_config = read_trinity_config(BATCH_OF_6_ON_4 + "algorithm:\n  algorithm_type: dpo\n", "run.yaml", {})
     assert (dpo_config.dpo, config_query(CATALOG, dpo_config, gpu="h100").dpo) == (True, True)
-    assert config_query(CATALOG, dpo_config, gpu="h100", dpo=False).dpo is False
+    assert config_query(CATALOG, dpo_config, gpu="h100", dpo=True).dpo is True
+    with pytest.raises(QueryError, match=f"^{re.escape(NO_CRITIC.format('resident'))}$"):
+        config_query(CATALOG, dpo_config, gpu="h100", critic="resident", dpo=True)
 
 
 @pytest.mark.parametrize("function", [lora_moe_unsaved_words, lora_configs_words, lora_moe_caution])

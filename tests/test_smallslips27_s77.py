@@ -133,9 +133,10 @@ def test_dpo_false_beside_a_layout_that_trains_dpo_on_a_padded_model_is_refused(
             made(plain.best, model, layout=DPO_LAYOUT, dpo=False)
         assert str(refused.value) == DPO_REFUSED
     assert [_actor(plan_settings(paired.best, model, layout=DPO_LAYOUT, dpo=dpo)) for dpo in (True, None)] == [2, 2]
-    # The plans' reading of an interpolation may differ from its default: dpo=False stands there, as docs/api.md says.
+    # An interpolation is read in environ (dpoleft_s78: at its default without one, refused there): where the plans'
+    # environment reads another algorithm, dpo=False stands.
     interpolated = {"algorithm": {"algorithm_type": "${oc.env:ALGO,dpo}"}}
-    assert _actor(plan_settings(plain.best, model, layout=interpolated, dpo=False)) == 1
+    assert _actor(plan_settings(plain.best, model, layout=interpolated, dpo=False, environ={"ALGO": "grpo"})) == 1
     assert _actor(plan_settings(plain.best, model, layout={"algorithm": {"algorithm_type": "grpo"}}, dpo=False)) == 1
     unpadded = CATALOG.model("Qwen3-8B")  # not padded: no pair to count, dpo=False stands
     answer = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768)[0]

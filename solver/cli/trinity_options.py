@@ -308,14 +308,15 @@ def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalo
     """The keys' arguments of the fragment of `answer`'s `best` plan: the ``cluster``'s nodes and rollout GPUs
     (`fragment_layout`), its engines (`_fragment_engines`), --from-config's `layout`, --trinity-version, the
     answer's train batch and whether its plans counted a DPO pair (`Answer.dpo_pairs`: the algorithm read in this
-    shell's environment, as --write reads it); --json's ``apply`` and --emit's fragment are made of these same ones."""
+    shell's environment, as --write reads it), and that environment, where the layout's other interpolations are read
+    as the plans read them; --json's ``apply`` and --emit's fragment are made of these same ones."""
     from solver.api import fragment_layout
     from solver.results import SettingsArguments
     nodes, rollout = fragment_layout(answer)
     return SettingsArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
                              engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
                              version=args.trinity_version, train_batch_size=answer.train_batch_size,
-                             dpo=bool(answer.dpo_pairs))
+                             dpo=bool(answer.dpo_pairs), environ=os.environ)
 
 
 def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,
@@ -491,7 +492,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         try:
             fragments.append(fragment_for(keys, gpu=answer.gpu, rocm=catalog.gpu(answer.gpu).rocm,
                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check,
-                                          option_names=COMMAND_OPTIONS, trains_dpo=args.dpo,
+                                          option_names=COMMAND_OPTIONS,
+                                          dpo_mode_unset=answer.query is not None and answer.query.dpo_mode_unset,
                                           check_environment=_config_environment(args, config, layout,
                                                                                 answer.plans[0], model)))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves

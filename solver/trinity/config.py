@@ -1533,6 +1533,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sources=micro_batches.sources,
         dpo=dpo,
+        mode_train=mode == "train",
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
         environment=tuple(variables.found.items()),
     )

@@ -139,6 +139,9 @@ class _FragmentOptions:
     check_flags: tuple[str, ...] | None
     check_environment: tuple[tuple[str, str], ...]
     dpo_mode_unset: bool = False
+    defaults_taken: tuple[str, ...] = ()
+    """The environment variables whose ``${oc.env:VAR,default}`` in the layout took their defaults, no `environ` given
+    (`NoEnvironment`): the header says so (`defaults_taken_note`)."""
 
 
 def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
@@ -247,8 +250,9 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
     what to keep the prompt and response
     within, and a note for each that applies: the train batch, a length past the native context on the model's own
     RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable), in mode train
-    without a train batch, that Trinity requires one, and for DPO without ``mode: train`` among the keys, the keys
-    Trinity's DPO needs (`DPO_MODE_NOTE`)."""
+    without a train batch, that Trinity requires one, for DPO without ``mode: train`` among the keys, the keys
+    Trinity's DPO needs (`DPO_MODE_NOTE`), and the layout's interpolations taken at their defaults
+    (`defaults_taken_note`)."""
     node_gpus, shared_gpus = options.node_gpus, options.shared_gpus
     several = (options.nodes > 1 if options.rollout_gpus is not None
                else bool(node_gpus and plan.gpus > node_gpus))  # nodes, for Env
@@ -263,6 +267,7 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
         _env_note(several, options.rocm, options.option_names) if ENV_VARIABLE[0] in environment else [],
         TRAIN_BATCH_NOTE if options.rollout_gpus == 0 and options.train_batch_size is None else [],
         DPO_MODE_NOTE if options.dpo_mode_unset else [],
+        defaults_taken_note(options.defaults_taken) if options.defaults_taken else [],
     ]
     return [*_plan_lines(plan, model, options, keys), *(line for note in notes if note for line in ("#", *note))]
 
@@ -317,6 +322,15 @@ DPO_MODE_NOTE = [
 ]
 """The header note of a DPO fragment (a plan that counted DPO's pairs) whose keys do not write ``mode: train``:
 made without ``--rollout-gpus 0``, it leaves the config's mode (``both`` by default), which Trinity's DPO refuses."""
+
+
+def defaults_taken_note(variables: Sequence[str]) -> list[str]:
+    """The header note of a fragment whose layout's ``${oc.env:VAR,default}`` (of the environment `variables`) took
+    their defaults, made without an ``environ``: Trinity reads them in the environment ``trinity run`` starts in."""
+    return [(f"# No environ given: layout's ${{oc.env:...}} took their defaults ({', '.join(variables)}), as the keys "
+             "here read them; Trinity resolves them as it loads the config (trinity/common/config.py:1059 in 0.6.0), "
+             "in the environment trinity run starts in: where that sets them, pass it as environ "
+             "(environ=os.environ in that shell).")]
 
 
 def _past_validated(plan: Plan, model: Model, option_names: OptionNames) -> str:
@@ -394,6 +408,7 @@ def trinity_fragment(
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str | None = None,
     option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None, dpo: bool | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -423,16 +438,18 @@ def trinity_fragment(
     SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does; without it, a header
     line says to bring hand-set per-role budgets down to the plan's. `dpo`: whether the plan counted a DPO pair per
     micro-batch (an answer's `Answer.dpo_pairs`), for which a padded model's actor holds one pair
-    (`solver.trinity.plan_keys.DPO_PAIR_SIZES`); None: where `layout` trains DPO, its interpolations at their
-    defaults (this takes no environment); False beside a `layout` that trains DPO as written for such a model, a
-    `QueryError` (`check_settings_arguments`). The output depends only on the arguments: the same input gives the same
+    (`solver.trinity.plan_keys.DPO_PAIR_SIZES`); None: where `layout` trains DPO; False beside a `layout` that trains
+    DPO for such a model, a `QueryError` (`check_settings_arguments`). `environ`: where `layout`'s interpolations are
+    read (``${oc.env:VAR,default}``), as Trinity reads them in the environment ``trinity run`` starts in (the command
+    passes its shell's, as its plans read the config); None: none, each at its default, which a header line says
+    (`defaults_taken_note`). The output depends only on the arguments: the same input gives the same
     bytes, checked against Trinity's rules (`solver.trinity.checks.trinity_config_problems`, less the cautions its
     comments say) before it is returned.
     """
     return plan_fragment(plan, model, rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                          layout=layout, version=version, rocm=rocm, train_batch_size=train_batch_size,
                          node_gpus=node_gpus, host_ram_gb=host_ram_gb, host_ram_source=host_ram_source,
-                         option_names=option_names, check=check, dpo=dpo)[0]
+                         option_names=option_names, check=check, dpo=dpo, environ=environ)[0]
 
 
 def plan_fragment(
@@ -441,12 +458,13 @@ def plan_fragment(
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str | None = None,
     option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None, dpo: bool | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys (`fragment_keys`, as
     `plan_settings` gives the settings alone)."""
     return fragment_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
                                           engines=engines, layout=layout, version=version,
-                                          train_batch_size=train_batch_size, dpo=dpo),
+                                          train_batch_size=train_batch_size, dpo=dpo, environ=environ),
                         gpu=gpu, rocm=rocm, node_gpus=node_gpus, host_ram_gb=host_ram_gb,
                         host_ram_source=host_ram_source, option_names=option_names, check=check)
 
@@ -455,13 +473,13 @@ def fragment_for(
     arguments: SettingsArguments, *, gpu: str | None = None, rocm: bool = False, node_gpus: int | None = None,
     host_ram_gb: float | None = None, host_ram_source: str | None = None, option_names: OptionNames = API_OPTIONS,
     check: tuple[str, ...] | None = None, check_environment: tuple[tuple[str, str], ...] = (),
-    trains_dpo: bool = False,
+    dpo_mode_unset: bool = False,
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
     are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
     variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets;
-    `trains_dpo`, whether the run trains DPO (`Query.dpo`, a model's pair counted or not): without a config's layout
-    and without ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`)."""
+    `dpo_mode_unset`, whether the run trains DPO without a config of mode train (`Query.dpo_mode_unset`): without
+    ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`)."""
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
     options = _FragmentOptions(rollout_gpus=arguments.rollout_gpus, gpu=gpu, nodes=arguments.nodes,
@@ -472,9 +490,10 @@ def fragment_for(
                                option_names=option_names, check_flags=check, check_environment=check_environment)
     check_settings_arguments(arguments)
     _check_header_arguments(plan, options)
-    ordered, settings = fragment_keys(arguments, option_names, gpu)
-    if trains_dpo and arguments.layout is None and not any(key.path == ("mode",) for key in ordered):
-        options = replace(options, dpo_mode_unset=True)  # keys for a config of your own, whose mode they leave
+    ordered, settings, defaults_taken = fragment_keys(arguments, option_names, gpu)
+    options = replace(options, defaults_taken=defaults_taken)
+    if dpo_mode_unset and not any(key.path == ("mode",) for key in ordered):
+        options = replace(options, dpo_mode_unset=True)  # keys for a config whose mode they leave
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }

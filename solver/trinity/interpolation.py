@@ -536,6 +536,26 @@ class VariablesRead(Mapping[str, str]):
         return len(self.environ)
 
 
+class NoEnvironment(Mapping[str, str]):
+    """No environment, as a config's interpolations read it where none is given: each ``${oc.env:VAR,default}``
+    takes its default (one without a default resolves to nothing), where Trinity, which resolves them as it loads the
+    config (``OmegaConf.to_object``, ``trinity/common/config.py:1059`` in 0.6.0), reads the environment ``trinity
+    run`` starts in. `taken`: each variable looked up so, in the order first read."""
+
+    def __init__(self) -> None:
+        self.taken: dict[str, None] = {}
+
+    def __getitem__(self, name: str) -> str:
+        self.taken[name] = None
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
 class ConfigValues:
     """A config's values (`root`: nested mappings and lists, as YAML gives them) as OmegaConf resolves them:
     references to its keys (``${model.max_model_len}``, ``${..key}``, ``${a.b[0]}``), ``${oc.env:VAR,default}``

@@ -18,7 +18,7 @@ from solver.query import (
     ROLLOUT_TOKEN_BUDGET,
     TRAIN_BATCH_PATH,
 )
-from solver.tables import OneLineError, TrinityVersion
+from solver.tables import OneLineError, TrinityVersion, check_types
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 TRINITY_06_TRAINER_KEYS = ("use_remove_padding", "balance_batch", "critic_warmup", "grad_offload", "megatron",
@@ -256,6 +256,14 @@ def trains_critic(algorithm: Any) -> bool:
     """Whether Trinity's `algorithm` (``algorithm.algorithm_type``, None where unset) trains a critic: ``ppo``, the one
     whose ``use_critic`` is true, and its default."""
     return algorithm in (None, "ppo")
+
+
+def check_environ(environ: Mapping[str, str] | None) -> None:
+    """`QueryError` unless `environ`, where a config's ``${oc.env:...}`` are read (``os.environ``), is a mapping of
+    strings, or None where that may be none."""
+    check_types(("environ", environ, Mapping | None))
+    for value in (environ or {}).values():
+        check_types(("environ's values", value, str))
 
 
 def trains_dpo(algorithm: Any) -> bool:

@@ -225,7 +225,7 @@ def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigR
     from solver.trinity.interpolation import ConfigValues, decode_scalar
     from solver.trinity.reader import read_or_none, turned_off
 
-    values = ConfigValues(config, environ or {})
+    values = ConfigValues(config, {} if environ is None else environ)  # an empty one read as given (`NoEnvironment`)
 
     def value(path: Path) -> Any:
         return read_or_none(values.get, path)

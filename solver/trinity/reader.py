@@ -30,7 +30,13 @@ from solver.tables import (
     yaml_tab_problem,
 )
 from solver.trinity.interpolation import ConfigValues, Path
-from solver.trinity.keys import DYNAMIC_BATCH_KEYS, ROLE_DYNAMIC_BATCH_KEYS, ConfigError, trainer_level_offload
+from solver.trinity.keys import (
+    DYNAMIC_BATCH_KEYS,
+    ROLE_DYNAMIC_BATCH_KEYS,
+    ConfigError,
+    check_environ,
+    trainer_level_offload,
+)
 
 if TYPE_CHECKING:  # ruamel is imported where a config is read round trip (`load_config_mapping` given a YAML)
     from ruamel.yaml import YAML
@@ -343,6 +349,5 @@ def check_config_arguments(text: str, name: str, environ: Mapping[str, str], ver
     """`QueryError` unless a config's `text` and `name` are strings, `environ` a mapping (``os.environ``) and
     `version` a Trinity release rft-solver knows (or None)."""
     check_types(("text", text, str), ("name", name, str), ("environ", environ, Mapping))
-    for value in environ.values():
-        check_types(("environ's values", value, str))
+    check_environ(environ)
     check_trinity_version("version", version)

@@ -28,7 +28,7 @@ from solver.tables import (
     check_types,
     counted,
 )
-from solver.trinity.keys import REMOTE_ENGINES, trains_dpo, value_at
+from solver.trinity.keys import REMOTE_ENGINES, check_environ, trains_dpo, value_at
 from solver.trinity.plan_keys import PlanKey, config_trains_dpo, keys_for_plan
 
 
@@ -40,15 +40,17 @@ def plan_settings(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, train_batch_size: int | None = None, dpo: bool | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
     word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds, outside
-    their ranges or at odds (`check_settings_arguments`: `dpo` False beside a `layout` that trains DPO as written on a
-    padded model), `EngineError` for rollout GPUs the engines cannot take. Checked against
-    Trinity's rules as the fragment is (`fragment_keys`)."""
+    their ranges or at odds (`check_settings_arguments`: `dpo` False beside a `layout` that trains DPO on a padded
+    model), `EngineError` for rollout GPUs the engines cannot take. Checked against
+    Trinity's rules as the fragment is (`fragment_keys`). `environ`: where `layout`'s interpolations are read, as
+    `trinity_fragment` takes it (None: each ``${oc.env:VAR,default}`` at its default, which settings do not say)."""
     return settings_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
                                           engines=engines, layout=layout, version=version,
-                                          train_batch_size=train_batch_size, dpo=dpo))
+                                          train_batch_size=train_batch_size, dpo=dpo, environ=environ))
 
 
 def settings_for(arguments: SettingsArguments) -> TrinitySettings:
@@ -59,18 +61,23 @@ def settings_for(arguments: SettingsArguments) -> TrinitySettings:
 
 
 def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
-                  gpu: str | None = None) -> tuple[list[PlanKey], TrinitySettings]:
+                  gpu: str | None = None) -> tuple[list[PlanKey], TrinitySettings, tuple[str, ...]]:
     """The keys of `plan_settings`' `arguments` (checked: `check_settings_arguments`) in the fragment's order, the
-    model section's, the cluster's, the explorer's (the rollout model's YaRN, `layout`'s), then the trainer's, and the
+    model section's, the cluster's, the explorer's (the rollout model's YaRN, `layout`'s), then the trainer's, the
     settings they make, checked against Trinity's rules (`trinity_config_problems`): every fragment and every settings
-    object is made here. `option_names` and the plan's GPU type `gpu` (None: not known) word the keys' comments only.
+    object is made here; and the environment variables that `layout`'s interpolations took at their defaults for want
+    of an `environ` (`NoEnvironment`: none where one is given). `option_names` and the plan's GPU type `gpu` (None:
+    not known) word the keys' comments only.
     `EngineError` as `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never
     of the input."""
     plan, model, layout, version = arguments.plan, arguments.model, arguments.layout, arguments.version
+    from solver.trinity.interpolation import NoEnvironment  # ruamel: only once settings are made, not on import
+
+    environ = NoEnvironment() if arguments.environ is None else arguments.environ
     # DPO's actor size (`solver.trinity.plan_keys.DPO_PAIR_SIZES`): as the plan counted it, else as `layout` trains
-    dpo = config_trains_dpo(layout) if arguments.dpo is None else arguments.dpo
-    keys = [key for key in keys_for_plan(plan, model, layout, version=version, version_option=option_names.trinity_05,
-                                         gpu=gpu, dpo=dpo)
+    dpo = config_trains_dpo(layout, environ) if arguments.dpo is None else arguments.dpo
+    keys = [key for key in keys_for_plan(plan, model, layout, environ, version=version,
+                                         version_option=option_names.trinity_05, gpu=gpu, dpo=dpo)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     rollout_gpus = arguments.rollout_gpus
     cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, arguments.nodes, arguments.engines,
@@ -79,8 +86,8 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
                *(key for key in keys if key.path[0] == "explorer"), *(key for key in keys if key.path[0] == "trainer")]
     settings = TrinitySettings(config=_nested(ordered),
                                environment=plan_environment(plan, model, arguments.shared_gpus),
-                               trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, version))
-    from solver.trinity.checks import trinity_config_problems  # ruamel: only once settings are made, not on import
+                               trinity_06_keys=_trinity_06_keys(ordered, plan, model, layout, environ, version))
+    from solver.trinity.checks import trinity_config_problems
 
     # DPO's actor size is checked for DPO; its 2 where the release may be on either verl line is what its comment says
     checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo else settings.config
@@ -90,7 +97,7 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
         checked, model, plan.gpus, environ=settings.environment, version=version) if problem.code not in passed]
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
-    return ordered, settings
+    return ordered, settings, tuple(environ.taken) if isinstance(environ, NoEnvironment) else ()
 
 
 def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
@@ -104,14 +111,15 @@ def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
     return nested
 
 
-def _trinity_06_keys(keys: Iterable[PlanKey], plan: Plan, model: Model, layout: Any,
+def _trinity_06_keys(keys: Iterable[PlanKey], plan: Plan, model: Model, layout: Any, environ: Mapping[str, str],
                      version: TrinityVersion | None) -> tuple[tuple[str, ...], ...]:
     """The paths of `keys` (made for `version`) that only Trinity 0.6 takes: for no release given, the plan's keys
-    (`keys_for_plan`) that it leaves out for 0.5; none for a release given, whose keys are its own."""
+    (`keys_for_plan`, `layout` read in `environ`) that it leaves out for 0.5; none for a release given, whose keys are
+    its own."""
     if version is not None:
         return ()
-    only_06 = ({key.path for key in keys_for_plan(plan, model, layout)}
-               - {key.path for key in keys_for_plan(plan, model, layout, version="0.5")})
+    only_06 = ({key.path for key in keys_for_plan(plan, model, layout, environ)}
+               - {key.path for key in keys_for_plan(plan, model, layout, environ, version="0.5")})
     return tuple(key.path for key in keys if key.path in only_06)
 
 
@@ -154,30 +162,40 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
     return keys
 
 
-def _check_dpo_pair(model: Model, layout: Any, dpo: bool | None) -> None:
-    """`QueryError` for `dpo` False (the plan counted no DPO pair) where `layout` trains DPO as written (its
-    ``algorithm.algorithm_type`` dpo, not an interpolation, which the plans may read otherwise in their environment) on
-    a `model` trained one padded sequence per micro-batch: its actor's micro-batch holds a pair, which such a plan
-    does not count (`solver.rules.padded_sequences`), and the size written for one sequence splits the pair."""
-    algorithm = value_at(layout, ("algorithm", "algorithm_type"))
-    if dpo is False and one_sequence_per_micro_batch(model) and trains_dpo(algorithm):
-        raise QueryError(f"dpo is False, but layout trains DPO (algorithm.algorithm_type: dpo) and {model.name} is "
-                         "trained one padded sequence per micro-batch, which for DPO holds a pair the plan did not "
-                         "count: plan with dpo=True and pass dpo=True (its answer's dpo_pairs) or None (which reads "
-                         "layout)")
+def _check_dpo_pair(model: Model, layout: Any, dpo: bool | None, environ: Mapping[str, str] | None) -> None:
+    """`QueryError` for `dpo` False (the plan counted no DPO pair) where `layout` trains DPO, its
+    ``algorithm.algorithm_type`` read in `environ` as Trinity reads it (`config_trains_dpo`; None: an interpolation
+    at its default, which the message says), on a `model` trained one padded sequence per micro-batch: its actor's
+    micro-batch holds a pair, which such a plan does not count (`solver.rules.padded_sequences`), and the size written
+    for one sequence splits the pair."""
+    from solver.trinity.interpolation import NoEnvironment  # ruamel: only where a layout is read, not on import
+
+    reading = NoEnvironment() if environ is None else environ
+    if dpo is not False or not one_sequence_per_micro_batch(model) or not config_trains_dpo(layout, reading):
+        return
+    written = value_at(layout, ("algorithm", "algorithm_type"))
+    how = (" in environ" if environ is not None else " at its default: no environ given (pass the one the plans "
+           "read it in)" if isinstance(reading, NoEnvironment) and reading.taken else "")
+    read = "" if trains_dpo(written) else f", read from {written}{how}"
+    raise QueryError(f"dpo is False, but layout trains DPO (algorithm.algorithm_type: dpo{read}) and {model.name} is "
+                     "trained one padded sequence per micro-batch, which for DPO holds a pair the plan did not "
+                     "count: plan with dpo=True and pass dpo=True (its answer's dpo_pairs) or None (which reads "
+                     "layout)")
 
 
 def check_settings_arguments(arguments: SettingsArguments) -> None:
     """`QueryError` unless `plan_settings`' `arguments` are of their kinds and within their ranges: the rollout GPUs,
     nodes, train batch (which the plan's data-parallel ranks divide), engines and shared GPUs' indices, and, with a
     cluster section (rollout GPUs), the trainer and rollout GPUs split into their nodes, of which the trainer takes
-    one node's share or whole nodes; `dpo` False beside a `layout` that trains DPO as written (no interpolation) on a
-    model trained one padded sequence per micro-batch, whose plan for DPO counts a pair (`_check_dpo_pair`)."""
-    plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size, dpo = arguments
+    one node's share or whole nodes; `dpo` False beside a `layout` that trains DPO (read in `environ`, a mapping of
+    strings or None) on a model trained one padded sequence per micro-batch, whose plan for DPO counts a pair
+    (`_check_dpo_pair`)."""
+    plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size, dpo, environ = arguments
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None), ("engines", engines, tuple | None),
                 ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None),
                 ("dpo", dpo, bool | None))
+    check_environ(environ)
     check_trinity_version("version", version)
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
         raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
@@ -194,7 +212,7 @@ def check_settings_arguments(arguments: SettingsArguments) -> None:
                          f"got {brief(engines)}")
     if shared_gpus is not None and not all(type(n) is int and n >= 0 for n in shared_gpus):
         raise QueryError(f"shared_gpus must be GPU indices, whole numbers of at least 0, got {brief(shared_gpus)}")
-    _check_dpo_pair(model, layout, dpo)
+    _check_dpo_pair(model, layout, dpo, environ)
     if rollout_gpus is None:  # no cluster section: the header says how the trainer alone lies on nodes
         return
     if (plan.gpus + rollout_gpus) % nodes:
