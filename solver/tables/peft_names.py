@@ -1,8 +1,10 @@
 """The module names of each model type's decoder layer in transformers 5.12.1, as PEFT 0.21.2 matches a LoRA config's
-``target_modules`` against them (`PEFT_NAMES_BY_MODEL_TYPE`), and what it adapts of them; an unknown model type's are
-Qwen3's or Qwen3-MoE's, assumed (`peft_module_names`). Read by ``solver.trinity.peft`` (matching), ``solver.memory``
-(the adapter's parameters) and the checks alike. Every type's model has ``model.embed_tokens``, ``model.layers``,
-``model.norm``, ``model.rotary_emb`` and ``lm_head`` outside its layers (its ``...Model`` and ``...ForCausalLM``)."""
+``target_modules`` against them (`PEFT_NAMES_BY_MODEL_TYPE`), and what it adapts of them; those that differ in
+transformers 4.57.6, Trinity 0.5.1's (`SEPARATE_NAMES_BY_MODEL_TYPE`, `separate_module_names`); an unknown model
+type's are Qwen3's or Qwen3-MoE's, assumed (`peft_module_names`). Read by ``solver.trinity.peft`` (matching),
+``solver.memory`` (the adapter's parameters) and the checks alike. Every type's model has ``model.embed_tokens``,
+``model.layers``, ``model.norm``, ``model.rotary_emb`` and ``lm_head`` outside its layers (its ``...Model`` and
+``...ForCausalLM``)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from typing import NamedTuple
 
 
 class PeftModuleNames(NamedTuple):
-    """A model type's decoder-layer module names (after ``model.layers.N.``) in transformers 5.12.1."""
+    """A model type's decoder-layer module names (after ``model.layers.N.``) in transformers 5.12.1, or in 4.57.6
+    (`SEPARATE_NAMES_BY_MODEL_TYPE`)."""
 
     model_type: str
     """The ``model_type`` these are of (``qwen3`` and ``qwen3_moe`` for an unknown type's, `assumed`)."""
@@ -155,7 +158,7 @@ EXPERT_INDEX = "E"
 layer's in the names a refusal shows."""
 PEFT_EXPERTS = 8
 """The routed experts a regex is matched against in each expert layer under transformers 4 where the model is not
-known (the reading of a config alone, `SEPARATE_NAMES_BY_MODEL_TYPE`): the fewest a known type's models hold
+known (the reading of a config alone, `SEPARATE_NAMES_BY_MODEL_TYPE`): as few as any known type's released models hold
 (Mixtral's 8), so that what it matches there every such model holds."""
 SEPARATE_EXPERTS = ("mlp.experts.E.gate_proj", "mlp.experts.E.up_proj", "mlp.experts.E.down_proj")
 """Transformers 4's routed experts of most types: an ``nn.ModuleList`` of gated MLPs (``...MLP``), three
@@ -182,6 +185,7 @@ def _separate(names: PeftModuleNames, adapted: tuple[str, ...], others: tuple[st
 
 
 _V5 = PEFT_NAMES_BY_MODEL_TYPE
+"""Transformers 5's names, which `SEPARATE_NAMES_BY_MODEL_TYPE` starts from."""
 SEPARATE_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
     _separate(_V5["qwen3_moe"], (*ATTENTION, "mlp.gate", *SEPARATE_EXPERTS),
               (*LAYER[:2], *QK_NORMS, "mlp", *SEPARATE_EXPERT_OTHERS, *LAYER[4:])),
