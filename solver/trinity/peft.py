@@ -82,7 +82,8 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     `PEFT_LAYERS` layers (and of transformers 4's routed experts: `layer_module_names`), or that ``all-linear``
     adapts (`PeftModuleNames.adapted`, ``_maybe_include_all_linear_layers``, ``:2430`` to ``:2490``; a converted
     mixture of experts' routed experts by their v4 names, which PEFT resolves a regex against,
-    ``utils/transformers_weight_conversion.py:375`` to ``:399``; on such a model PEFT matches the short names it makes of the regex instead, `converted_target_names`);
+    ``utils/transformers_weight_conversion.py:375`` to ``:399``; on such a model PEFT matches the short names it
+    makes of the regex instead, `converted_target_names`);
     less those the ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to
     ``:2353``); `re.error` where either is no regular expression."""
     regex = None if all_linear(pattern) else re.compile(pattern)
