@@ -1,8 +1,10 @@
 """The module names of each model type's decoder layer in transformers 5.12.1, as PEFT 0.21.2 matches a LoRA config's
-``target_modules`` against them (`PEFT_NAMES_BY_MODEL_TYPE`), and what it adapts of them; an unknown model type's are
-Qwen3's or Qwen3-MoE's, assumed (`peft_module_names`). Read by ``solver.trinity.peft`` (matching), ``solver.memory``
-(the adapter's parameters) and the checks alike. Every type's model has ``model.embed_tokens``, ``model.layers``,
-``model.norm``, ``model.rotary_emb`` and ``lm_head`` outside its layers (its ``...Model`` and ``...ForCausalLM``)."""
+``target_modules`` against them (`PEFT_NAMES_BY_MODEL_TYPE`), and what it adapts of them; those that differ in
+transformers 4.57.6, Trinity 0.5.1's (`SEPARATE_NAMES_BY_MODEL_TYPE`, `separate_module_names`); an unknown model
+type's are Qwen3's or Qwen3-MoE's, assumed (`peft_module_names`). Read by ``solver.trinity.peft`` (matching),
+``solver.memory`` (the adapter's parameters) and the checks alike. Every type's model has ``model.embed_tokens``,
+``model.layers``, ``model.norm``, ``model.rotary_emb`` and ``lm_head`` outside its layers (its ``...Model`` and
+``...ForCausalLM``)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from typing import NamedTuple
 
 
 class PeftModuleNames(NamedTuple):
-    """A model type's decoder-layer module names (after ``model.layers.N.``) in transformers 5.12.1."""
+    """A model type's decoder-layer module names (after ``model.layers.N.``) in transformers 5.12.1, or in 4.57.6
+    (`SEPARATE_NAMES_BY_MODEL_TYPE`)."""
 
     model_type: str
     """The ``model_type`` these are of (``qwen3`` and ``qwen3_moe`` for an unknown type's, `assumed`)."""
@@ -48,6 +51,10 @@ class PeftModuleNames(NamedTuple):
     """Whether a dense MLP's gate and up projections are one ``nn.Linear`` (Phi-3's and GLM-4's ``gate_up_proj``)."""
     assumed: bool = False
     """Whether these are assumed: Qwen3's or Qwen3-MoE's, for a model type this table does not hold."""
+    expert_count: int = 0
+    """Under transformers 4 (`SEPARATE_NAMES_BY_MODEL_TYPE`), the routed experts of each expert layer, whose names
+    (``experts.E.``, `EXPERT_INDEX`) a regex is matched against for each ``E`` below it: the model's own count
+    (``Model.peft_names_of``), `PEFT_EXPERTS` for a type's names alone; 0 where no name holds an expert index."""
 
 
 ATTENTION = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj")
@@ -144,6 +151,87 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
 routed experts under transformers 4.57.1 (``separate_router``, ``separate_experts``: each type's ``...SparseMoeBlock``
 or ``...MoE``); Qwen3's and Qwen3-MoE's first. A config's ``model_type`` outside it
 (``internlm2``, ``deepseek``: remote code rft-solver has not read) takes `peft_module_names`' assumed ones."""
+
+
+EXPERT_INDEX = "E"
+"""The expert's index in a name of transformers 4's routed experts (``mlp.experts.E.gate_proj``), as ``N`` is the
+layer's in the names a refusal shows."""
+PEFT_EXPERTS = 8
+"""The routed experts a regex is matched against in each expert layer under transformers 4 where the model is not
+known (the reading of a config alone, `SEPARATE_NAMES_BY_MODEL_TYPE`): as few as any known type's released models hold
+(Mixtral's 8), so that what it matches there every such model holds."""
+SEPARATE_EXPERTS = ("mlp.experts.E.gate_proj", "mlp.experts.E.up_proj", "mlp.experts.E.down_proj")
+"""Transformers 4's routed experts of most types: an ``nn.ModuleList`` of gated MLPs (``...MLP``), three
+``nn.Linear`` each."""
+SEPARATE_EXPERT_OTHERS = ("mlp.experts", "mlp.experts.E", "mlp.experts.E.act_fn")
+"""Transformers 4's experts module (the ``nn.ModuleList``), each expert's MLP and its activation."""
+SPARSE_BLOCK = ("block_sparse_moe.gate", "block_sparse_moe.experts.E.w1", "block_sparse_moe.experts.E.w3",
+                "block_sparse_moe.experts.E.w2")
+"""Mixtral's and PhiMoE's router and routed experts under transformers 4 (``...SparseMoeBlock`` as
+``block_sparse_moe``, each expert a ``...BlockSparseTop2MLP`` of ``w1``, ``w3`` and ``w2``)."""
+SPARSE_BLOCK_OTHERS = ("block_sparse_moe", "block_sparse_moe.experts", "block_sparse_moe.experts.E",
+                       "block_sparse_moe.experts.E.act_fn")
+"""Mixtral's and PhiMoE's other modules of the ``block_sparse_moe`` under transformers 4."""
+V4_ROTARY = "self_attn.rotary_emb"
+"""Qwen2-MoE's and StableLM's attention's own rotary embedding under transformers 4 (a module, no ``nn.Linear``)."""
+
+
+def _separate(names: PeftModuleNames, adapted: tuple[str, ...], others: tuple[str, ...]) -> PeftModuleNames:
+    """`names` as transformers 4 makes them: `adapted` and `others` instead, no conversion (PEFT converts nothing
+    there: `PeftModuleNames.fused` empty) and no router but one of `adapted`."""
+    router = names.router if names.router in adapted else None
+    expert_count = PEFT_EXPERTS if any(f".{EXPERT_INDEX}." in name for name in adapted) else 0
+    return names._replace(adapted=adapted, others=others, router=router, fused=(), expert_count=expert_count)
+
+
+_V5 = PEFT_NAMES_BY_MODEL_TYPE
+"""Transformers 5's names, which `SEPARATE_NAMES_BY_MODEL_TYPE` starts from."""
+SEPARATE_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
+    _separate(_V5["qwen3_moe"], (*ATTENTION, "mlp.gate", *SEPARATE_EXPERTS),
+              (*LAYER[:2], *QK_NORMS, "mlp", *SEPARATE_EXPERT_OTHERS, *LAYER[4:])),
+    _separate(_V5["olmoe"], (*ATTENTION, "mlp.gate", *SEPARATE_EXPERTS),
+              (*LAYER[:2], *QK_NORMS, "mlp", *SEPARATE_EXPERT_OTHERS, *LAYER[4:])),
+    _separate(_V5["mixtral"]._replace(router="block_sparse_moe.gate"), (*ATTENTION, *SPARSE_BLOCK),
+              (*LAYER[:2], *SPARSE_BLOCK_OTHERS, *LAYER[4:])),
+    _separate(_V5["phimoe"]._replace(router="block_sparse_moe.gate"), (*ATTENTION, *SPARSE_BLOCK),
+              (*LAYER[:2], *SPARSE_BLOCK_OTHERS, *LAYER[4:])),
+    _separate(_V5["qwen2_moe"]._replace(router="mlp.gate"), (*ATTENTION, "mlp.gate", *SEPARATE_EXPERTS,
+                                                              *_V5["qwen2_moe"].adapted[4:]),
+              (*LAYER[:2], V4_ROTARY, "mlp", *SEPARATE_EXPERT_OTHERS, "mlp.shared_expert", "mlp.shared_expert.act_fn",
+               *LAYER[4:])),
+    *(_separate(_V5[model_type], (*MLA_ATTENTION, *MLP, *SEPARATE_EXPERTS, *SHARED_EXPERTS),
+                (*LAYER, *MLA_OTHERS, *SEPARATE_EXPERT_OTHERS, "mlp.gate", "mlp.shared_experts",
+                 "mlp.shared_experts.act_fn")) for model_type in ("deepseek_v2", "deepseek_v3")),
+    _separate(_V5["glm4_moe"], (*ATTENTION, *MLP, *SEPARATE_EXPERTS, *SHARED_EXPERTS),
+              (*LAYER, *QK_NORMS, *SEPARATE_EXPERT_OTHERS, "mlp.gate", "mlp.shared_experts",
+               "mlp.shared_experts.act_fn")),
+    _separate(_V5["ernie4_5_moe"], (*ATTENTION, *MLP, "mlp.gate", *SEPARATE_EXPERTS, *SHARED_EXPERTS),
+              (*LAYER, "mlp.moe_statics", *SEPARATE_EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn")),
+    _separate(_V5["hunyuan_v1_moe"], (*ATTENTION, "mlp.gate.wg", *SEPARATE_EXPERTS, *_V5["hunyuan_v1_moe"].adapted[8:]),
+              (*_V5["hunyuan_v1_moe"].others[:9], *SEPARATE_EXPERT_OTHERS, "mlp.shared_mlp", "mlp.shared_mlp.act_fn")),
+    _V5["stablelm"]._replace(others=(*LAYER[:2], "self_attn.attention_dropout", V4_ROTARY, *LAYER[2:],
+                                     *_V5["stablelm"].others[len(LAYER):])),
+)}
+"""The module names that differ under transformers 4.57.6 (Trinity 0.5.1's ``transformers<5``, `ExpertLayout`
+``separate``; ``modeling_<type>.py``, each checked against a tiny model's ``named_modules()``): a mixture of experts'
+routed experts an ``nn.ModuleList`` of ``nn.Linear`` per expert (``mlp.experts.E.gate_proj``; Mixtral's and PhiMoE's
+under ``block_sparse_moe``: ``modeling_mixtral.py:63``, ``:95`` to ``:97``, ``:305``), which PEFT matches as they are
+(no conversion: ``is_transformers_ge_v5`` is false, ``tuners/tuners_utils.py:833`` in peft 0.21.2), the router an
+``nn.Linear`` where `PeftModuleNames.separate_router` (DeepSeek's and GLM-4-MoE's a module of their own); ERNIE-4.5's
+``moe_statics`` under ``mlp``, Qwen2-MoE's and StableLM's attention's own ``rotary_emb`` (StableLM's
+``attention_dropout`` too). The other types' names, the dense types' linear layers among them, are the same in both
+(``qwen3`` to ``glm4``; Llama 4's and GraniteMoE's 3-D experts; Gemma 3's ``model.rotary_emb_local`` outside the
+layers is transformers 4's alone, which no regex of the checks reaches: `PEFT_OTHER_MODULES`)."""
+
+
+def separate_module_names(names: PeftModuleNames, expert_count: int) -> PeftModuleNames:
+    """`names` (`PEFT_NAMES_BY_MODEL_TYPE`' or `peft_module_names`' assumed ones) as transformers 4 makes them
+    (`SEPARATE_NAMES_BY_MODEL_TYPE`, else `names` as they are), an expert layer holding `expert_count` routed
+    experts where they are an ``nn.ModuleList``; assumed where `names` are."""
+    separate = SEPARATE_NAMES_BY_MODEL_TYPE.get(names.model_type)
+    if separate is None:
+        return names
+    return separate._replace(assumed=names.assumed, expert_count=expert_count if separate.expert_count else 0)
 
 
 def peft_module_names(model_type: str | None, moe: bool) -> PeftModuleNames:

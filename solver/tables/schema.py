@@ -43,6 +43,7 @@ from solver.tables.bounds import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_TOKENS,
+    HeldExperts,
     InterconnectName,
     interconnect_meant,
     mib_as_gb_hint,
@@ -52,6 +53,7 @@ from solver.tables.peft_names import (
     PeftModuleNames,
     latent_query_names,
     peft_module_names,
+    separate_module_names,
 )
 from solver.tables.rope_types import RopeAdvice, rope_advice
 from solver.tables.text import (
@@ -448,13 +450,23 @@ class Model(Frozen):
 
     @property
     def peft_names(self) -> PeftModuleNames:
-        """The module names LoRA's ``target_modules`` is matched against and its adapter counted on
-        (`peft_module_names` of `model_type`): the catalogue's models' (no `model_type`, no `unchecked_layout`) are
-        Qwen3's or Qwen3-MoE's; a config.json's of a type the table does not hold, or of none, are those assumed; a
-        latent attention's query as its ``q_lora_rank`` makes it (`latent_query_names`)."""
+        """The module names LoRA's ``target_modules`` is matched against and its adapter counted on under
+        transformers 5 (`peft_names_of` ``fused``)."""
+        return self.peft_names_of("fused")
+
+    def peft_names_of(self, experts: HeldExperts) -> PeftModuleNames:
+        """The module names LoRA's ``target_modules`` is matched against (`peft_module_names` of `model_type`) where
+        transformers holds the routed experts as `experts`: ``fused`` transformers 5's, ``separate`` transformers
+        4's (`separate_module_names`, each expert layer's `MoE.experts` of them); the catalogue's models' (no
+        `model_type`, no `unchecked_layout`) are Qwen3's or Qwen3-MoE's; a config.json's of a type the table does not
+        hold, or of none, are those assumed; a latent attention's query as its ``q_lora_rank`` makes it
+        (`latent_query_names`)."""
         if self.model_type is None and self.unchecked_layout is None:
-            return PEFT_NAMES_BY_MODEL_TYPE["qwen3_moe" if self.moe is not None else "qwen3"]
-        names = peft_module_names(self.model_type, self.moe is not None)
+            names = PEFT_NAMES_BY_MODEL_TYPE["qwen3_moe" if self.moe is not None else "qwen3"]
+        else:
+            names = peft_module_names(self.model_type, self.moe is not None)
+        if experts == "separate":
+            names = separate_module_names(names, 0 if self.moe is None else self.moe.experts)
         return names if self.mla is None else latent_query_names(names, self.mla.q_lora_rank > 0)
 
     @property

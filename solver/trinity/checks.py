@@ -42,6 +42,7 @@ from solver.rules import (
 from solver.tables import (
     BatchDivisor,
     ExpertLayout,
+    HeldExperts,
     Model,
     TrinityVersion,
     and_joined,
@@ -1753,28 +1754,47 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
             or rank is not None and (whole_rank is None or whole_rank < 1)):
         return
     try:
-        problem = lora_targets_problem(None if all_linear(targets) else str(targets), excluded, model)
+        problem = lora_targets_problem(None if all_linear(targets) else str(targets), excluded, model,
+                                       checks.experts)
     except re.error:  # refused as such
         return
     if problem is not None:
         checks.add(problem.code, problem.words)
 
 
-def lora_targets_problem(targets: str | None, excluded: str | None, model: Model) -> ConfigProblem | None:
+LAYOUTS_TAKEN: dict[ExpertLayout, tuple[HeldExperts, ...]] = {
+    "fused": ("fused",), "separate": ("separate",), "either": ("fused", "separate")}
+"""The layouts whose module names a release holding the routed experts as each `ExpertLayout` may run with
+(`lora_targets_problem`): 0.5.0's and 0.5.2's ``either``, transformers 5's and 4's."""
+TRANSFORMERS_OF: dict[HeldExperts, int] = {"fused": 5, "separate": 4}
+"""The transformers major version that holds the routed experts as each `HeldExperts`."""
+
+
+def lora_targets_problem(targets: str | None, excluded: str | None, model: Model,
+                         experts: ExpertLayout = "fused") -> ConfigProblem | None:
     """Whether PEFT fails on the ``target_modules`` regex `targets` (None: ``all-linear``) less the ``exclude_modules``
-    regex `excluded` as Trinity makes a new adapter for `model` (`peft_target_refusal` on `Model.peft_names`: it
-    matches no module, a fused expert's half alone, or a module PEFT cannot adapt; or `excluded` leaves out every
+    regex `excluded` as Trinity makes a new adapter for `model` under a release that holds its routed experts as
+    `experts` (`peft_target_refusal` on `Model.peft_names_of` that layout: transformers 5's names where ``fused``,
+    transformers 4's where ``separate``, 0.5.1's; where ``either``, it fails only on both: it matches no module, a
+    fused expert's half alone, or a module PEFT cannot adapt; or `excluded` leaves out every
     module it matches, "All modules were excluded" or "No modules were targeted for adaptation",
     ``tuners/tuners_utils.py:1051`` to ``:1086`` in peft 0.21.2), and what rft-solver says of it: the refusal
-    (`ConfigProblemCode.LORA_CONFIGS_REFUSED`) on a model type whose names it has read, naming the type and its names;
-    a caution (`ConfigProblemCode.LORA_TARGETS_ASSUMED`) where they are assumed (a ``model_type``
-    ``solver.tables.peft_names`` does not hold), since rft-solver cannot know that PEFT fails. None where PEFT takes
-    it; `re.error` where either is no regular expression."""
-    names = model.peft_names
+    (`ConfigProblemCode.LORA_CONFIGS_REFUSED`) on a model type whose names it has read, naming the type and its names
+    (each layout's where they differ); a caution (`ConfigProblemCode.LORA_TARGETS_ASSUMED`) where they are assumed (a
+    ``model_type`` ``solver.tables.peft_names`` does not hold), since rft-solver cannot know that PEFT fails. None where
+    PEFT takes it; `re.error` where either is no regular expression."""
     pattern = ALL_LINEAR if targets is None else targets  # "" is a regex PEFT fails on, not all-linear
-    why = peft_target_refusal(pattern, excluded, names)
-    if why is None:
+    held = {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[experts]}
+    refusals = {names: peft_target_refusal(pattern, excluded, names) for names in held.values()}
+    if None in refusals.values():
         return None
+    names = next((names for names in refusals  # where the regex alone matches, for exclude_modules' words
+                  if peft_target_match(pattern, None, names) != NO_MATCH), next(iter(refusals)))
+    why = refusals[names] or ""
+    shown = {layout: shown_module_names(each) for layout, each in held.items()}
+    fused = shown_module_names(model.peft_names)
+    names_shown = fused if set(shown.values()) == {fused} else "; ".join(
+        f"transformers {TRANSFORMERS_OF[layout]}'s: {each}" for layout, each in shown.items())
     kind = "a mixture of experts" if model.moe is not None else "a dense model"
     key = dotted((*LORA_CONFIGS, 0, "target_modules"))
     subject, fix = f"{key} '{pattern}'", "give all-linear, or a regular expression that matches whole names, such as "
@@ -1789,13 +1809,13 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
         what = model.unchecked_layout or f"model_type {model.model_type}"
         return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ASSUMED, (
             f"{subject}, on {model.name} ({kind}, {what}, whose module names rft-solver has not read), {why} among "
-            f"{names.model_type}'s names, which it assumes ({shown_module_names(names)}): peft fails as Trinity makes "
+            f"{names.model_type}'s names, which it assumes ({names_shown}): peft fails as Trinity makes "
             "the adapter where they are the model's; check the regular expression against the model's own module "
             "names (model.named_modules())"))
     of_type = "" if model.model_type is None else f", model_type {model.model_type}"
     return ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
         f"{subject}, on {model.name} ({kind}{of_type}), {why}: peft matches it whole (re.fullmatch) against each "
-        f"module's full name ({shown_module_names(names)}), and Trinity fails as it makes the adapter: {fix}"))
+        f"module's full name ({names_shown}), and Trinity fails as it makes the adapter: {fix}"))
 
 
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:

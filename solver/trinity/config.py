@@ -42,7 +42,7 @@ from solver.tables import (
     vllm_lora_rank_words,
     yaml_brief,
 )
-from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, PeftModuleNames
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, SEPARATE_NAMES_BY_MODEL_TYPE, PeftModuleNames
 from solver.trinity.interpolation import VariablesRead, dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
@@ -1197,9 +1197,11 @@ def _lora_config_value(reader: ConfigReader, key: str) -> Any:
 
 def _peft_match_taken(pattern: str, excluded: str | None) -> tuple[PeftModuleNames, TargetMatch]:
     """The model type's names, and `peft_target_match` on them, where PEFT takes `pattern` less `excluded`: the first
-    of `PEFT_NAMES_BY_MODEL_TYPE` (a dense Qwen3's, then a Qwen3-MoE's, then the others': the checks, which know the
-    model, refuse it on a type where it fails, `solver.trinity.checks`); a dense Qwen3's where it takes none."""
-    taken = next((names for names in PEFT_NAMES_BY_MODEL_TYPE.values()
+    of `PEFT_NAMES_BY_MODEL_TYPE` (a dense Qwen3's, then a Qwen3-MoE's, then the others'), then of
+    `SEPARATE_NAMES_BY_MODEL_TYPE` (transformers 4's, which 0.5.1 runs: Mixtral's ``.*\\.w1``); the checks, which know
+    the model and the release, refuse it where it fails (`solver.trinity.checks`); a dense Qwen3's where it takes
+    none."""
+    taken = next((names for names in (*PEFT_NAMES_BY_MODEL_TYPE.values(), *SEPARATE_NAMES_BY_MODEL_TYPE.values())
                   if peft_target_refusal(pattern, excluded, names) is None), QWEN3)
     return taken, peft_target_match(pattern, excluded, taken)
 

@@ -4,11 +4,13 @@ checks alike, without the reader's other work."""
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
-from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, PeftModuleNames
+from solver.tables.peft_names import EXPERT_INDEX, PEFT_NAMES_BY_MODEL_TYPE, PeftModuleNames
 
 PEFT_OUTER_MODULES = ("model.embed_tokens", "lm_head")
 """The modules outside the layers that PEFT adapts where a ``target_modules`` regex names them (an embedding, and the
@@ -24,6 +26,19 @@ QWEN3, QWEN3_MOE = PEFT_NAMES_BY_MODEL_TYPE["qwen3"], PEFT_NAMES_BY_MODEL_TYPE["
 PEFT_LAYERS = 128
 """The decoder layers whose module names a ``target_modules`` regex is matched against (``model.layers.0`` to
 ``model.layers.127``: more than any catalogued model has)."""
+
+
+def layer_module_names(name: str, names: PeftModuleNames) -> Iterator[str]:
+    """The full names of the layer module `name` of a model of `names` (``""``: the layer itself) in each of
+    `PEFT_LAYERS` layers (``model.layers.0.self_attn.q_proj``), and under transformers 4 of each routed expert
+    (``mlp.experts.E.gate_proj`` for each ``E`` below `PeftModuleNames.expert_count`), layer by layer."""
+    parts = name.split(".")
+    experts = [name] if EXPERT_INDEX not in parts else [".".join(str(expert) if part == EXPERT_INDEX else part
+                                                                  for part in parts)
+                                                         for expert in range(names.expert_count)]
+    for layer in range(PEFT_LAYERS):
+        for expert_name in experts:
+            yield f"model.layers.{layer}{'.' if expert_name else ''}{expert_name}"
 
 
 def shown_module_names(names: PeftModuleNames) -> str:
@@ -64,10 +79,11 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     (``model.layers.0.self_attn.q_proj``) the ``target_modules`` regex `pattern` matches whole, as PEFT matches a
     string (``re.fullmatch``, ``match_target_against_key``, ``utils/other.py:1516`` to ``:1521``, from
     ``check_target_module_exists``, ``tuners/tuners_utils.py:2370`` to ``:2371`` in peft 0.21.2), in any of
-    `PEFT_LAYERS` layers, or that ``all-linear`` adapts (`PeftModuleNames.adapted`,
-    ``_maybe_include_all_linear_layers``, ``:2430`` to ``:2490``; a converted mixture of experts' routed experts by
-    their v4 names, which PEFT resolves a regex against, ``utils/transformers_weight_conversion.py:375`` to
-    ``:399``; on such a model PEFT matches the short names it makes of the regex instead, `converted_target_names`);
+    `PEFT_LAYERS` layers (and of transformers 4's routed experts: `layer_module_names`), or that ``all-linear``
+    adapts (`PeftModuleNames.adapted`, ``_maybe_include_all_linear_layers``, ``:2430`` to ``:2490``; a converted
+    mixture of experts' routed experts by their v4 names, which PEFT resolves a regex against,
+    ``utils/transformers_weight_conversion.py:375`` to ``:399``; on such a model PEFT matches the short names it
+    makes of the regex instead, `converted_target_names`);
     less those the ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to
     ``:2353``); `re.error` where either is no regular expression."""
     regex = None if all_linear(pattern) else re.compile(pattern)
@@ -85,7 +101,7 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
         return linear if regex is None else bool(regex.fullmatch(full_name))
 
     def in_a_layer(name: str, linear: bool = False) -> bool:
-        return any(adapted(f"model.layers.{layer}{'.' if name else ''}{name}", linear) for layer in range(PEFT_LAYERS))
+        return any(adapted(full_name, linear) for full_name in layer_module_names(name, names))
 
     linears = tuple(name.split(".", 1)[1] for name in names.adapted if in_a_layer(name, linear=True))
     outer = tuple(name for name in PEFT_OUTER_MODULES if adapted(name, False))
@@ -107,9 +123,8 @@ def converted_target_names(pattern: str, excluded: str | None, names: PeftModule
     if not names.fused:
         return ()
     regex, exclusion = re.compile(pattern), None if excluded is None else re.compile(excluded)
-    full_names = [*PEFT_OTHER_MODULES, *PEFT_OUTER_MODULES, *(f"model.layers.{layer}{'.' if name else ''}{name}"
-                                                              for name in (*names.adapted, *names.others)
-                                                              for layer in range(PEFT_LAYERS))]
+    full_names = [*PEFT_OTHER_MODULES, *PEFT_OUTER_MODULES, *(full_name for name in (*names.adapted, *names.others)
+                                                              for full_name in layer_module_names(name, names))]
     return tuple(dict.fromkeys(name.rsplit(".", 1)[-1] for name in full_names if regex.fullmatch(name) and not (
         exclusion is not None and exclusion.fullmatch(name))))
 
@@ -135,9 +150,8 @@ def excludes_every_module(excluded: str, names: PeftModuleNames) -> bool:
     blocks = {fused.rsplit(".", 1)[0] for fused in names.fused}
     layer_names = (*(name for name in names.adapted if name.rsplit(".", 1)[0].rsplit(".", 1)[-1] not in blocks),
                    *names.others)
-    full_names = [*(name for name in PEFT_OTHER_MODULES if name), *PEFT_OUTER_MODULES,
-                  *(f"model.layers.{layer}{'.' if name else ''}{name}" for layer in range(PEFT_LAYERS)
-                    for name in layer_names)]
+    full_names = itertools.chain((name for name in PEFT_OTHER_MODULES if name), PEFT_OUTER_MODULES,
+                                 (full_name for name in layer_names for full_name in layer_module_names(name, names)))
     return all(exclusion.fullmatch(name) for name in full_names)
 
 
