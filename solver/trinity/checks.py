@@ -665,9 +665,10 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     _check_rope_types(checks, rope)
     vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
+    refused = isinstance(rope, Mapping) and not vllm_takes and _type_refuses_rope(checks, model, _ROPE_SCALING, rope)
     if isinstance(rope, Mapping) and vllm_takes:
         _check_vllm_rope(checks, model, _ROPE_SCALING, rope)
-    elif not unneeded and (length is None or wanted is None):  # else removing it, or what _check_yarn says, fixes it
+    elif not refused and not unneeded and (length is None or wanted is None):  # else removing it, or what _check_yarn says, fixes it
         _check_rope_built(checks, model, rope)
     if length is not None and wanted is not None:
         if rope is None and length > model.vllm_longest_length and _vllm_refuses_past_native(checks):
@@ -731,19 +732,12 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
     which ``_get_and_verify_max_len`` reads as ``rope_type`` (a KeyError, ``vllm/config/model.py:2111`` in vLLM
     0.19.1), or one vLLM builds no rotary embedding of (`vllm_rope_problem`: a yarn without
     ``original_max_position_embeddings``, a KeyError at ``:2119``), fails as vLLM starts: refused, but on Trinity 0.5,
-    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A YaRN for a model whose type
-    takes none (`Model.rope_advice`: Phi-3's config class refuses it as vLLM validates it) is refused on every
-    release, first: named by ``type`` alone or without ``original_max_position_embeddings`` too, which no key mends."""
+    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A scaling by a factor for a
+    model whose type takes none (Phi-3's) is refused first (`_type_refuses_rope`), and judged no further."""
     given = checks.rope_type(path)  # read first: what cannot be read is said there, and judged no further
-    if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
+    if checks.unreadable & {(*path, "rope_type"), (*path, "type")} or _type_refuses_rope(checks, model, path, rope):
         return
     rope_type = given if "rope_type" in rope else "default"  # a null one is no type vLLM builds
-    if given == "yarn" and model.rope_advice.kind == "none":  # every release: the model's config class refuses it
-        extension = model.rope_advice.extension  # (by type alone too, or without a key it lacks: no key mends it)
-        checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
-            f"{dotted(path)}: {'rope_type' if 'rope_type' in rope else 'type'} yarn on {model.name}, whose model_type "
-            f"{extension.model_type} takes no YaRN: {extension.refusal}; remove it, and {extension.accepted}"))
-        return
     if "rope_type" not in rope and "type" in rope and not model.vllm_skips_rope_factor:
         code, problem = ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, (
             f"{dotted(path)} names its type in type alone ({yaml_brief(given)}): the rollout's vLLM reads rope_type "
@@ -762,6 +756,24 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
             f"{problem} (with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before 0.12, as 0.5.0 also takes, "
             "fills it in)")
     checks.add(code, problem)
+
+
+def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapping[str, Any]) -> bool:
+    """Check a RoPE scaling mapping `rope` (at `path`) that stretches `model` by a factor (``yarn``, ``linear``,
+    ``dynamic``) where its type takes none (`Model.rope_advice`: a Phi-3 or PhiMoE without its LongRoPE factors,
+    whose config class refuses it, `RopeExtension.refusal_of`): refused on every release and in every mode (the
+    trainer builds the model with it where no rollout does), first, named by ``type`` alone or without a key it needs
+    too, which no key mends. Whether it was refused; False too where the type cannot be read."""
+    given = checks.rope_type(path)
+    refusal = model.rope_advice.extension.refusal_of(given) if model.rope_advice.kind == "none" else None
+    if refusal is None or checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
+        return False
+    extension = model.rope_advice.extension
+    takes = "no YaRN" if given == "yarn" else f"no {given} RoPE scaling"
+    checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
+        f"{dotted(path)}: {'rope_type' if 'rope_type' in rope else 'type'} {given} on {model.name}, whose model_type "
+        f"{extension.model_type} takes {takes}: {refusal}; remove it, and {extension.accepted}"))
+    return True
 
 
 def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
