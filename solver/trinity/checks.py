@@ -657,14 +657,15 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
-    unneeded = length is not None and length <= native and own_rope is None and given_rope == "yarn"
+    vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
+    stretch = _unneeded_stretch(given_rope, vllm_takes)
+    unneeded = length is not None and length <= native and own_rope is None and stretch is not None
     if unneeded and length is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
-            f"{checks.rope_length_words(length)} is within {model.name}'s native context of "
-            f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
+            f"{checks.rope_length_words(length)} is within {model.name}'s native context of {native}: {stretch}; "
+            "remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     _check_rope_types(checks, rope)
-    vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
     refused = isinstance(rope, Mapping) and not vllm_takes and _type_refuses_rope(checks, model, _ROPE_SCALING, rope)
     if isinstance(rope, Mapping) and vllm_takes:
         _check_vllm_rope(checks, model, _ROPE_SCALING, rope)
@@ -688,6 +689,23 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted, model.vllm_allowed_length)
             _check_factor_skipped(checks, model, length)
+
+
+def _unneeded_stretch(rope_type: object, vllm_takes: bool) -> str | None:
+    """What a ``model.rope_scaling`` of `rope_type` does within the model's native context, where the config's length
+    lies, in words, where it stretches the positions the model was trained on there: a YaRN and a ``linear`` one
+    wherever the model is built with it, a ``dynamic`` one where the rollout's vLLM takes it (`vllm_takes`), which
+    stretches them by its factor at every length (``DynamicNTKScalingRotaryEmbedding``), as transformers 5.12.1 does
+    past the native context alone (``_compute_dynamic_ntk_parameters``, ``modeling_rope_utils.py:310-317``); None
+    where it does not."""
+    if rope_type == "yarn":
+        return "YaRN is not needed there (it stretches the positions the model was trained on)"
+    if rope_type == "linear":
+        return "a linear RoPE scaling is not needed there (it stretches the positions the model was trained on)"
+    if rope_type == "dynamic" and vllm_takes:
+        return ("a dynamic RoPE scaling is not needed there (the rollout's vLLM stretches the positions the model was "
+                "trained on by its factor at every length; the trainer's transformers, only past the native context)")
+    return None
 
 
 VLLM_SAME_ROPE_TYPES = (("longrope", "su"), ("default", "mrope"))
