@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-
 FACTOR_ROPE_TYPES = ("yarn", "linear", "dynamic")
 """The RoPE scaling types that stretch a model's RoPE by a ``factor`` alone (``modeling_rope_utils.py``'s
 ``_validate_<type>_rope_parameters`` in transformers 5.12.1 require no more of them, a YaRN's

@@ -669,7 +669,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     refused = isinstance(rope, Mapping) and not vllm_takes and _type_refuses_rope(checks, model, _ROPE_SCALING, rope)
     if isinstance(rope, Mapping) and vllm_takes:
         _check_vllm_rope(checks, model, _ROPE_SCALING, rope)
-    elif not refused and not unneeded and (length is None or wanted is None):  # else removing it, or what _check_yarn says, fixes it
+    elif not refused and not unneeded and (length is None or wanted is None):  # else removing it, or _check_yarn
         _check_rope_built(checks, model, rope)
     if length is not None and wanted is not None:
         if rope is None and length > model.vllm_longest_length and _vllm_refuses_past_native(checks):
