@@ -916,11 +916,17 @@ NO_ROPE_SCALING = "with no RoPE scaling to reach it"
 def no_yarn_follows(model: Model, max_model_len: int) -> str:
     """What follows from `max_model_len` past the native context of `model`, whose type takes no YaRN
     (`Model.beyond_native_no_yarn`: Phi-3's LongRoPE), in words: why none is written, the accepted way, and whether
-    vLLM's rollout takes the length. `no_yarn_words` says it after the length; the summary's ``max_model_len`` row,
-    which names the native context first, beside it."""
+    vLLM's rollout takes the length, and what each builds past the native context: transformers' trainer refuses no
+    length and rotates the positions past it by plain RoPE, which the model was not trained on; vLLM's rotary cache
+    holds the native context's positions alone (``RotaryEmbedding``'s ``max_position_embeddings``, ``base.py:86`` in
+    vLLM 0.19.1), past which ``_get_and_verify_max_len`` warns that they lead to nan
+    (``vllm/config/model.py:2168-2172``). `no_yarn_words` says it after the length; the summary's ``max_model_len``
+    row, which names the native context first, beside it."""
     extension = model.rope_advice.extension
     return (f"no YaRN written, as model_type {extension.model_type} takes none: {extension.refusal}; "
-            f"{extension.accepted}; {_vllm_takes_words(model, max_model_len)}")
+            f"{extension.accepted}; {_vllm_takes_words(model, max_model_len)}; past {model.native_context}, "
+            f"transformers' trainer rotates by plain RoPE at positions the model was not trained on, and vLLM's "
+            f"rotary cache ends (positions past it lead to nan, vLLM warns)")
 
 
 def no_yarn_words(model: Model, max_model_len: int) -> str:

@@ -230,7 +230,9 @@ def test_a_phi3_past_its_native_context_and_a_shorter_length_key_gets_one_cautio
     cautions = length_cautions(model, 16384)
     assert len(cautions) == 1 and cautions[0].startswith("beyond the native 4096 with no RoPE scaling to reach it")
     assert cautions[0].endswith("vLLM's rollout refuses it, past the 2048 it derives from the model's config, unless "
-                                "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")
+                                "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, transformers' trainer rotates by "
+                                "plain RoPE at positions the model was not trained on, and vLLM's rotary cache ends "
+                                "(positions past it lead to nan, vLLM warns)")
 
 
 def test_a_length_vllm_derives_exactly_is_taken(tmp_path: Path) -> None:
@@ -260,12 +262,13 @@ def test_a_yarn_on_a_model_with_its_own_scaling_is_not_called_a_type_without_yar
 
 
 def test_write_keeps_a_phi3s_scaling_that_is_no_yarn(cli: Cli, tmp_path: Path) -> None:
-    config = _trinity(tmp_path, "/nowhere/Phi-3-mini-4k-instruct", "{rope_type: dynamic, factor: 4.0}")
+    # (a dynamic one, which Phi-3's config class refuses as it does YaRN, goes since ropeleft: test_ropeleft_s78)
+    config = _trinity(tmp_path, "/nowhere/Phi-3-mini-4k-instruct", "{rope_type: default}")
     written = tmp_path / "written.yaml"
     status, _, err = cli("--from-config", str(config), "--model-config", str(_phi3_4k(tmp_path)), "--gpu", "h100",
                          "--write", str(written))
     assert status == 0, err
-    assert "  rope_scaling: {rope_type: dynamic, factor: 4.0}\n" in written.read_text(encoding="utf-8")
+    assert "  rope_scaling: {rope_type: default}\n" in written.read_text(encoding="utf-8")
 
 
 def test_the_summary_row_says_a_phi3_has_no_scaling_to_reach_its_length(cli: Cli, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
 from solver.tables.rope_types import (
     LONGROPE_ACCEPTED,
+    PHI3_FACTOR_REFUSAL,
     PHI3_REFUSAL,
     PHIMOE_REFUSAL,
     ROPE_BY_MODEL_TYPE,
@@ -28,7 +29,8 @@ from solver.tables.rope_types import (
 Cli = Callable[..., tuple[int, str, str]]
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 QWEN3 = RopeExtension("qwen3")
-PHI3 = RopeExtension("phi3", takes_yarn=False, refusal=PHI3_REFUSAL, accepted=LONGROPE_ACCEPTED)
+PHI3 = RopeExtension("phi3", takes_yarn=False, refusal=PHI3_REFUSAL, accepted=LONGROPE_ACCEPTED,
+                     factor_refusal=PHI3_FACTOR_REFUSAL)
 PHI3_NO_YARN = (
     "no YaRN written, as model_type phi3 takes none: transformers' Phi-3 config class reads rope_type yarn as "
     "longrope, which needs a short_factor and a long_factor per pair of rotary dimensions that no factor gives, a "
@@ -116,7 +118,9 @@ def test_phi3_4k_gets_no_yarn_and_says_why(tmp_path: Path):
     assert (model.rope_advice, model.yarn_factor(16384)) == (RopeAdvice("none", PHI3), None)
     assert length_cautions(model, 16384) == (
         (f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN}; vLLM's rollout refuses it, past "
-         "the 4096 it derives from the model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set"),)
+         "the 4096 it derives from the model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, "
+         "transformers' trainer rotates by plain RoPE at positions the model was not trained on, and vLLM's rotary "
+         "cache ends (positions past it lead to nan, vLLM warns)"),)
     assert length_cautions(model, 4096) == ()  # within it, nothing to say
 
 

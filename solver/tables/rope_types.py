@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
+FACTOR_ROPE_TYPES = ("yarn", "linear", "dynamic")
+"""The RoPE scaling types that stretch a model's RoPE by a ``factor`` alone (``modeling_rope_utils.py``'s
+``_validate_<type>_rope_parameters`` in transformers 5.12.1 require no more of them, a YaRN's
+``original_max_position_embeddings`` filled in), which every config class takes but Phi-3's and PhiMoE's."""
+
 
 class RopeExtension(NamedTuple):
     """Whether a model type takes YaRN past its native context, and where not, why and what it takes instead."""
@@ -23,12 +28,25 @@ class RopeExtension(NamedTuple):
     """Where it does not: what refuses a YaRN and what the type's own scheme needs instead, in words."""
     accepted: str = ""
     """Where it does not: the accepted way to run the model past its native context, in words."""
+    factor_refusal: str = ""
+    """Where it does not, and its config class refuses a ``linear`` or ``dynamic`` scaling for another reason than
+    `refusal` gives: that reason, in words (`refusal_of`); "" where `refusal` says it of them too."""
+
+    def refusal_of(self, rope_type: object) -> str | None:
+        """Why the type's config class refuses a RoPE scaling of `rope_type` that stretches it by a factor
+        (`FACTOR_ROPE_TYPES`), in words; None where it takes it (every type that takes YaRN takes the three)."""
+        if self.takes_yarn or rope_type not in FACTOR_ROPE_TYPES:
+            return None
+        return self.factor_refusal if rope_type != "yarn" and self.factor_refusal else self.refusal
 
 
 PHI3_REFUSAL = ("transformers' Phi-3 config class reads rope_type yarn as longrope, which needs a short_factor and a "
                 "long_factor per pair of rotary dimensions that no factor gives, a KeyError as the trainer builds the "
                 "model, and the rollout's vLLM refuses a yarn rope_scaling for Phi-3 as it starts")
 """Why a Phi-3 takes no YaRN (``configuration_phi3.py:101-104``, ``:107-149``; ``modeling_rope_utils.py:1020-1022``)."""
+PHI3_FACTOR_REFUSAL = ("transformers' Phi-3 config class takes rope_type default or longrope alone (su and yarn read "
+                       "as longrope), a ValueError for any other as the model is built")
+"""Why a Phi-3 takes no ``linear`` or ``dynamic`` scaling (``configuration_phi3.py:122-123`` in transformers 5.12.1)."""
 PHIMOE_REFUSAL = ("transformers' PhiMoE config class takes a rope_scaling other than default only with its "
                   "longrope's short_mscale and long_mscale, which no factor gives, a TypeError without them")
 """Why a PhiMoE takes no YaRN (``configuration_phimoe.py:83-102``)."""
@@ -41,7 +59,8 @@ ROPE_BY_MODEL_TYPE = {extension.model_type: extension for extension in (
         "qwen3", "qwen3_moe", "qwen2", "qwen2_moe", "llama", "mistral", "mixtral", "gemma", "gemma2", "gemma3_text",
         "granite", "granitemoe", "olmo", "olmo2", "olmoe", "stablelm", "glm4", "glm4_moe", "ernie4_5_moe",
         "hunyuan_v1_moe", "llama4_text", "deepseek_v2", "deepseek_v3")),
-    RopeExtension("phi3", takes_yarn=False, refusal=PHI3_REFUSAL, accepted=LONGROPE_ACCEPTED),
+    RopeExtension("phi3", takes_yarn=False, refusal=PHI3_REFUSAL, accepted=LONGROPE_ACCEPTED,
+                  factor_refusal=PHI3_FACTOR_REFUSAL),
     RopeExtension("phimoe", takes_yarn=False, refusal=PHIMOE_REFUSAL, accepted=LONGROPE_ACCEPTED),
 )}
 """Each model type's `RopeExtension`, read from transformers 5.12.1's ``configuration_<type>.py`` (only Phi-3's and

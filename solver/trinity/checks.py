@@ -658,17 +658,19 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
-    unneeded = length is not None and length <= native and own_rope is None and given_rope == "yarn"
+    vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
+    stretch = _unneeded_stretch(given_rope, vllm_takes)
+    unneeded = length is not None and length <= native and own_rope is None and stretch is not None
     if unneeded and length is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
-            f"{checks.rope_length_words(length)} is within {model.name}'s native context of "
-            f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); remove it"))
+            f"{checks.rope_length_words(length)} is within {model.name}'s native context of {native}: {stretch}; "
+            "remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     _check_rope_types(checks, rope)
-    vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
+    refused = isinstance(rope, Mapping) and not vllm_takes and _type_refuses_rope(checks, model, _ROPE_SCALING, rope)
     if isinstance(rope, Mapping) and vllm_takes:
         _check_vllm_rope(checks, model, _ROPE_SCALING, rope)
-    elif not unneeded and (length is None or wanted is None):  # else removing it, or what _check_yarn says, fixes it
+    elif not refused and not unneeded and (length is None or wanted is None):  # else removing it, or _check_yarn
         _check_rope_built(checks, model, rope)
     if length is not None and wanted is not None:
         if rope is None and length > model.vllm_longest_length and _vllm_refuses_past_native(checks):
@@ -688,6 +690,23 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted, model.vllm_allowed_length)
             _check_factor_skipped(checks, model, length)
+
+
+def _unneeded_stretch(rope_type: object, vllm_takes: bool) -> str | None:
+    """What a ``model.rope_scaling`` of `rope_type` does within the model's native context, where the config's length
+    lies, in words, where it stretches the positions the model was trained on there: a YaRN and a ``linear`` one
+    wherever the model is built with it, a ``dynamic`` one where the rollout's vLLM takes it (`vllm_takes`), which
+    stretches them by its factor at every length (``DynamicNTKScalingRotaryEmbedding``), as transformers 5.12.1 does
+    past the native context alone (``_compute_dynamic_ntk_parameters``, ``modeling_rope_utils.py:310-317``); None
+    where it does not."""
+    if rope_type == "yarn":
+        return "YaRN is not needed there (it stretches the positions the model was trained on)"
+    if rope_type == "linear":
+        return "a linear RoPE scaling is not needed there (it stretches the positions the model was trained on)"
+    if rope_type == "dynamic" and vllm_takes:
+        return ("a dynamic RoPE scaling is not needed there (the rollout's vLLM stretches the positions the model was "
+                "trained on by its factor at every length; the trainer's transformers, only past the native context)")
+    return None
 
 
 VLLM_SAME_ROPE_TYPES = (("longrope", "su"), ("default", "mrope"))
@@ -732,19 +751,12 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
     which ``_get_and_verify_max_len`` reads as ``rope_type`` (a KeyError, ``vllm/config/model.py:2111`` in vLLM
     0.19.1), or one vLLM builds no rotary embedding of (`vllm_rope_problem`: a yarn without
     ``original_max_position_embeddings``, a KeyError at ``:2119``), fails as vLLM starts: refused, but on Trinity 0.5,
-    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A YaRN for a model whose type
-    takes none (`Model.rope_advice`: Phi-3's config class refuses it as vLLM validates it) is refused on every
-    release, first: named by ``type`` alone or without ``original_max_position_embeddings`` too, which no key mends."""
+    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A scaling by a factor for a
+    model whose type takes none (Phi-3's) is refused first (`_type_refuses_rope`), and judged no further."""
     given = checks.rope_type(path)  # read first: what cannot be read is said there, and judged no further
-    if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
+    if checks.unreadable & {(*path, "rope_type"), (*path, "type")} or _type_refuses_rope(checks, model, path, rope):
         return
     rope_type = given if "rope_type" in rope else "default"  # a null one is no type vLLM builds
-    if given == "yarn" and model.rope_advice.kind == "none":  # every release: the model's config class refuses it
-        extension = model.rope_advice.extension  # (by type alone too, or without a key it lacks: no key mends it)
-        checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
-            f"{dotted(path)}: {'rope_type' if 'rope_type' in rope else 'type'} yarn on {model.name}, whose model_type "
-            f"{extension.model_type} takes no YaRN: {extension.refusal}; remove it, and {extension.accepted}"))
-        return
     if "rope_type" not in rope and "type" in rope and not model.vllm_skips_rope_factor:
         code, problem = ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, (
             f"{dotted(path)} names its type in type alone ({yaml_brief(given)}): the rollout's vLLM reads rope_type "
@@ -763,6 +775,24 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
             f"{problem} (with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before 0.12, as 0.5.0 also takes, "
             "fills it in)")
     checks.add(code, problem)
+
+
+def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapping[str, Any]) -> bool:
+    """Check a RoPE scaling mapping `rope` (at `path`) that stretches `model` by a factor (``yarn``, ``linear``,
+    ``dynamic``) where its type takes none (`Model.rope_advice`: a Phi-3 or PhiMoE without its LongRoPE factors,
+    whose config class refuses it, `RopeExtension.refusal_of`): refused on every release and in every mode (the
+    trainer builds the model with it where no rollout does), first, named by ``type`` alone or without a key it needs
+    too, which no key mends. Whether it was refused; False too where the type cannot be read."""
+    given = checks.rope_type(path)
+    refusal = model.rope_advice.extension.refusal_of(given) if model.rope_advice.kind == "none" else None
+    if refusal is None or checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
+        return False
+    extension = model.rope_advice.extension
+    takes = "no YaRN" if given == "yarn" else f"no {given} RoPE scaling"
+    checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
+        f"{dotted(path)}: {'rope_type' if 'rope_type' in rope else 'type'} {given} on {model.name}, whose model_type "
+        f"{extension.model_type} takes {takes}: {refusal}; remove it, and {extension.accepted}"))
+    return True
 
 
 def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:

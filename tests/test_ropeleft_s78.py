@@ -1,0 +1,163 @@
+"""RoPE scaling checks across model types (ropeleft, session 78; read against transformers 5.12.1 and 4.57.6, vLLM
+0.19.1, Trinity 0.5.1 and 0.6.0): a scaling by a factor (yarn, linear, dynamic) on a type whose config class takes
+none (Phi-3, PhiMoE) is refused in mode train too, where no rollout takes it (only the rollout's path judged it);
+a linear one within the native context is unneeded as a YaRN is, a dynamic one where a vLLM rollout takes it (its
+static NTK raises the base at every length; transformers' only past the native context); a Phi-3 past its native
+context stays a caution that says what each side builds there; a --model-config's advice follows its type."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_ropetype_s77 import CONFIGS, PHI3, _phi3_4k
+
+from solver.results import length_cautions
+from solver.tables import load_catalog, load_model_config
+from solver.tables.rope_types import (
+    LONGROPE_ACCEPTED,
+    PHI3_FACTOR_REFUSAL,
+    PHI3_REFUSAL,
+    PHIMOE_REFUSAL,
+    ROPE_BY_MODEL_TYPE,
+    RopeAdvice,
+    RopeExtension,
+)
+from solver.tables.schema import Model
+from solver.trinity import trinity_config_problems
+
+Cli = Callable[..., tuple[int, str, str]]
+ROLLOUT = {"explorer": {"rollout_model": {"engine_num": 4}}}
+
+
+def _problems(model: Model, rope: dict[str, Any], length: int, mode: str, version: str = "0.6",
+              model_path: str = "/nowhere/model") -> list[tuple[str, str]]:
+    """The RoPE problems `trinity_config_problems` finds in a config of `mode` giving `rope` at `length`."""
+    mapping = {"mode": mode, "model": {"model_path": model_path, "max_model_len": length, "rope_scaling": rope},
+               **(ROLLOUT if mode == "both" else {})}
+    return [(problem.code.value, problem.words) for problem in trinity_config_problems(mapping, model, 8,
+                                                                                       version=version)
+            if "rope" in problem.code.value]
+
+
+@pytest.mark.parametrize(("model_type", "rope_type", "refusal"), [
+    ("phi3", "yarn", PHI3_REFUSAL), ("phi3", "linear", PHI3_FACTOR_REFUSAL), ("phi3", "dynamic", PHI3_FACTOR_REFUSAL),
+    ("phi3", "longrope", None), ("phi3", "default", None), ("phi3", None, None),
+    ("phimoe", "yarn", PHIMOE_REFUSAL), ("phimoe", "linear", PHIMOE_REFUSAL), ("phimoe", "dynamic", PHIMOE_REFUSAL),
+    ("qwen3", "linear", None), ("gemma2", "dynamic", None), ("llama", "yarn", None),
+])
+def test_which_types_refuse_a_scaling_by_a_factor(model_type: str, rope_type: str | None, refusal: str | None):
+    assert ROPE_BY_MODEL_TYPE[model_type].refusal_of(rope_type) == refusal
+
+
+@pytest.mark.parametrize("version", ["0.5", "0.6"])
+@pytest.mark.parametrize("mode", ["both", "train"])
+@pytest.mark.parametrize(("rope_type", "takes", "refusal"), [
+    ("yarn", "no YaRN", PHI3_REFUSAL),
+    ("linear", "no linear RoPE scaling", PHI3_FACTOR_REFUSAL),
+    ("dynamic", "no dynamic RoPE scaling", PHI3_FACTOR_REFUSAL),
+])
+def test_a_factor_scaling_on_phi3_is_refused_in_every_mode_and_release(tmp_path: Path, version: str, mode: str,
+                                                                     rope_type: str, takes: str, refusal: str):
+    # Before ropeleft mode train (no rollout: the trainer builds the model with it) gave no line at all, and a
+    # linear or dynamic one none in any mode.
+    rope = {"rope_type": rope_type, "factor": 4.0, "original_max_position_embeddings": 4096}
+    model = load_model_config(_phi3_4k(tmp_path))
+    assert _problems(model, rope, 16384, mode, version) == [("rope-scaling-unbuilt-refused", (
+        f"model.rope_scaling: rope_type {rope_type} on Phi-3-mini-4k-instruct, whose model_type phi3 takes {takes}: "
+        f"{refusal}; remove it, and {LONGROPE_ACCEPTED}"))]
+
+
+def test_a_phi3s_linear_is_refused_by_the_cli_and_removed_by_write(cli: Cli, tmp_path: Path):
+    config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
+    config.write_text("mode: train\nmodel:\n  model_path: /nowhere/Phi-3-mini-4k-instruct\n  max_model_len: 16384\n"
+                      "  rope_scaling: {type: linear, factor: 4.0}\nalgorithm: {algorithm_type: grpo}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 64, batch_size: 8}\n",
+                      encoding="utf-8")
+    argv = ("--from-config", str(config), "--model-config", str(_phi3_4k(tmp_path)), "--gpu", "h100")
+    status, out, _ = cli(*argv, "--check", "--json", "--trinity-version", "0.5")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["config_problem_codes"]) == (1, ["rope-scaling-unbuilt-refused"])
+    assert current["config_problems"][0].startswith(
+        "model.rope_scaling: type linear on Phi-3-mini-4k-instruct, whose model_type phi3 takes no linear RoPE scaling")
+    status, _, err = cli(*argv, "--write", str(written))
+    assert status == 0, err
+    assert "rope_scaling" not in written.read_text(encoding="utf-8")
+
+
+UNNEEDED = "model.rope_scaling: max_model_len 32768 is within Qwen3-8B's native context of 40960: "
+
+
+@pytest.mark.parametrize(("rope", "mode", "expected"), [
+    ({"rope_type": "linear", "factor": 2.0}, "train", [("rope-scaling-unneeded", (
+        f"{UNNEEDED}a linear RoPE scaling is not needed there (it stretches the positions the model was trained on); "
+        "remove it"))]),
+    ({"rope_type": "linear", "factor": 2.0}, "both", [("rope-scaling-unneeded", (
+        f"{UNNEEDED}a linear RoPE scaling is not needed there (it stretches the positions the model was trained on); "
+        "remove it"))]),
+    ({"rope_type": "dynamic", "factor": 2.0}, "both", [("rope-scaling-unneeded", (
+        f"{UNNEEDED}a dynamic RoPE scaling is not needed there (the rollout's vLLM stretches the positions the model "
+        "was trained on by its factor at every length; the trainer's transformers, only past the native context); "
+        "remove it"))]),
+    ({"rope_type": "dynamic", "factor": 2.0}, "train", []),  # transformers leaves positions within it alone
+    ({"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 40960}, "train", [(
+        "rope-scaling-unneeded", (f"{UNNEEDED}YaRN is not needed there (it stretches the positions the model was "
+                                 "trained on); remove it"))]),
+])
+def test_a_linear_or_dynamic_within_the_native_context(rope: dict[str, Any], mode: str,
+                                                       expected: list[tuple[str, str]]):
+    assert _problems(load_catalog().model("Qwen3-8B"), rope, 32768, mode, model_path="Qwen/Qwen3-8B") == expected
+
+
+@pytest.mark.parametrize("rope_type", ["linear", "dynamic"])
+def test_a_linear_or_dynamic_past_the_native_context_is_told_to_be_yarn(rope_type: str):
+    problems = _problems(load_catalog().model("Qwen3-8B"), {"rope_type": rope_type, "factor": 1.5}, 65536, "train",
+                         model_path="Qwen/Qwen3-8B")
+    assert problems == [
+        ("rope-scaling-wrong", f"model.rope_scaling.rope_type must be yarn, got '{rope_type}'"),
+        ("rope-scaling-wrong", ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than "
+                               "max_model_len 65536: set it as Trinity-RFT's guide does, factor max_model_len / 40960 "
+                               "= 1.6 over 40960"))]
+
+
+def test_a_phi3_past_its_native_context_is_a_caution_that_says_what_each_side_builds(cli: Cli, tmp_path: Path):
+    model = load_model_config(_phi3_4k(tmp_path))
+    [caution] = length_cautions(model, 16384)
+    assert caution.endswith(
+        "vLLM's rollout refuses it, past the 4096 it derives from the model's config, unless "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, transformers' trainer rotates by plain RoPE at positions "
+        "the model was not trained on, and vLLM's rotary cache ends (positions past it lead to nan, vLLM warns)")
+    status, out, _ = cli("--model-config", str(_phi3_4k(tmp_path)), "--gpu", "h100", "--gpus", "4", "--len", "16k",
+                         "--json")
+    [plan] = json.loads(out)[0]["plans"]
+    assert (status, plan["caution_codes"][:1], plan["cautions"][0]) == (0, ["past-native-no-yarn"], caution)
+
+
+def test_phi3_128k_past_its_longrope_is_its_own_scalings_caution():
+    model = load_model_config(CONFIGS / "Phi-3-mini-128k-instruct.json")
+    assert (model.rope_advice, length_cautions(model, 262144)) == (RopeAdvice("own", PHI3), (
+        ("beyond the native 131072, which Phi-3-mini-128k-instruct's own longrope RoPE scaling provides: no YaRN "
+        "written; vLLM's rollout refuses it, past the 131072 it derives from the model's config, unless "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it"),))
+
+
+@pytest.mark.parametrize(("config", "advice", "factor"), [
+    ("Llama-3.2-1B", RopeAdvice("own", RopeExtension("llama")), None),  # llama3, as Llama-3.1's
+    ("gemma-2-9b", RopeAdvice("yarn", RopeExtension("gemma2")), 2.0),
+    ("Mistral-7B-v0.3", RopeAdvice("yarn", RopeExtension("mistral")), 2.0),
+    ("Mixtral-8x7B-v0.1", RopeAdvice("yarn", RopeExtension("mixtral")), 2.0),
+])
+def test_a_model_configs_advice_is_its_types_not_qwen3s(config: str, advice: RopeAdvice, factor: float | None):
+    model = load_model_config(CONFIGS / f"{config}.json")
+    assert (model.rope_advice, model.yarn_factor(2 * model.native_context)) == (advice, factor)
+
+
+def test_gemma2s_plan_writes_yarn_over_its_own_native_context(cli: Cli):
+    status, out, _ = cli("--model-config", str(CONFIGS / "gemma-2-9b.json"), "--gpu", "h100", "--gpus", "8", "--len",
+                         "16k")
+    assert status == 0
+    assert "model.rope_scaling: {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 8192}\n" in out
+    assert "(YaRN rope scaling, factor 2.0; rft-solver knows of no validation of YaRN on a model that is not" in out
