@@ -1001,9 +1001,10 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     (transformers 5), the router where PEFT adapts it and the routed experts where PEFT converts the model's LoRA
     config (`MoE.peft_converts_experts`, `_adapted_expert_shapes`; another's are no ``nn.Linear``, which nothing
     adapts), and there no shared expert nor dense layer's MLP, whose projections' names PEFT maps to the routed
-    experts' parameters (``solver.tables.peft_names.CONVERTED_MLPS``); `separate` (transformers 4, Trinity 0.5.1's), no conversion, but the router and each expert's three
-    projections where they are ``nn.Linear`` there (`PeftModuleNames.separate_router`, ``separate_experts``); under a
-    release taking `either`, the larger of the two (`adapter_experts`)."""
+    experts' parameters (``solver.tables.peft_names.CONVERTED_MLPS``); `separate` (transformers 4, Trinity 0.5.1's),
+    no conversion, but the router and each expert's three projections where they are ``nn.Linear`` there
+    (`PeftModuleNames.separate_router`, ``separate_experts``); under a release taking `either`, the larger of the two
+    (`adapter_experts`)."""
     names, moe = model.peft_names, model.moe
     separate = moe is not None and adapter_experts(model, experts) == "separate"
     routed: HeldExperts | None = "separate" if separate and names.separate_experts else None

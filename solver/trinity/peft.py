@@ -70,8 +70,8 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     ``:399``; on such a model PEFT matches the short names it makes of the regex instead, `converted_target_names`,
     of which ``gate`` and the experts' v4 names adapt the router's ``gate.weight`` and the routed experts' parameters
     alone, and so nothing of a router named otherwise: Hunyuan-MoE's ``mlp.gate`` holds an ``nn.Linear``,
-    ``mlp.gate.wg``, which ``wg`` adapts); less those the ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to
-    ``:2353``); `re.error` where either is no regular expression."""
+    ``mlp.gate.wg``, which ``wg`` adapts); less those the ``exclude_modules`` regex `excluded` matches whole, which
+    PEFT leaves out first (``:2350`` to ``:2353``); `re.error` where either is no regular expression."""
     regex = None if all_linear(pattern) else re.compile(pattern)
     exclusion = None if excluded is None else re.compile(excluded)
     short = () if regex is None else converted_target_names(pattern, excluded, names)
