@@ -1404,7 +1404,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import load_config_mapping, trinity_config_problems
-    from solver.trinity.config import verdict_critic_note, verdict_length_note
+    from solver.trinity.config import verdict_critic_note, verdict_length_note, verdict_lora_note
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -1429,9 +1429,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.
     moot = _ADAPTER_NOTES if any(problem.code == ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked) else ()
-    problems += (verdict_critic_note(verdict_length_note(ConfigProblem(code, words), config.max_model_len, length,
-                                                         query.option_names), query.critic, config.critic,
-                                     query.option_names)
+    problems += (verdict_lora_note(verdict_critic_note(verdict_length_note(
+                     ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
+                     config.critic, query.option_names), mapping, name, environ, version, model.peft_names)
                  for code, words in zip(config.note_codes, config.notes, strict=True) if code not in moot)
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)

@@ -1000,15 +1000,19 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     experts what the release's transformers makes of the router and the routed experts (`experts`): `fused`
     (transformers 5), the router where PEFT adapts it and the routed experts where PEFT converts the model's LoRA
     config (`MoE.peft_converts_experts`, `_adapted_expert_shapes`; another's are no ``nn.Linear``, which nothing
-    adapts); `separate` (transformers 4, Trinity 0.5.1's), no conversion, but the router and each expert's three
-    projections where they are ``nn.Linear`` there (`PeftModuleNames.separate_router`, ``separate_experts``); under a
-    release taking `either`, the larger of the two (`adapter_experts`)."""
+    adapts), and there no shared expert nor dense layer's MLP, whose projections' names PEFT maps to the routed
+    experts' parameters (``solver.tables.peft_names.CONVERTED_MLPS``); `separate` (transformers 4, Trinity 0.5.1's),
+    no conversion, but the router and each expert's three projections where they are ``nn.Linear`` there
+    (`PeftModuleNames.separate_router`, ``separate_experts``); under a release taking `either`, the larger of the two
+    (`adapter_experts`)."""
     names, moe = model.peft_names, model.moe
     separate = moe is not None and adapter_experts(model, experts) == "separate"
     routed: HeldExperts | None = "separate" if separate and names.separate_experts else None
     router = names.separate_router if separate else names.router is not None
-    shapes = tuple(shape for shape in _layer_shapes(model, routed, names, router) if shape[1] > 1)
-    if moe is None or separate or not moe.peft_converts_experts:
+    converted = moe is not None and not separate and moe.peft_converts_experts
+    shapes = tuple(shape for shape in _layer_shapes(model, routed, names, router, gated_mlps=not converted)
+                   if shape[1] > 1)
+    if moe is None or not converted:
         return shapes
     return shapes + _adapted_expert_shapes(model.hidden_size, moe.moe_intermediate_size, moe.experts,
                                            model.num_layers - moe.dense_layers)
@@ -1028,11 +1032,11 @@ def _adapted_expert_shapes(hidden: int, width: int, experts: int, layers: int) -
 
 
 def _layer_shapes(model: Model, routed_experts: HeldExperts | None, linears: PeftModuleNames | None = None,
-                  router: bool = True) -> tuple[tuple[int, int, int], ...]:
+                  router: bool = True, gated_mlps: bool = True) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' laid out as
-    `routed_experts` (None: left out), a mixture of experts' router or not (`router`); where `linears` gives the model
-    type's names, its ``nn.Linear`` layers as it lays them out (a fused query, key and value, or gate and up
-    projection, one matrix)."""
+    `routed_experts` (None: left out), a mixture of experts' router or not (`router`), and its shared experts and
+    dense layers' MLPs or not (`gated_mlps`); where `linears` gives the model type's names, its ``nn.Linear`` layers as
+    it lays them out (a fused query, key and value, or gate and up projection, one matrix)."""
     hidden, layers = model.hidden_size, model.num_layers
     fused = linears is not None and linears.fused_gate_up
     attention = _attention_shapes(model, fused_qkv=linears is not None and linears.fused_qkv)
@@ -1041,13 +1045,13 @@ def _layer_shapes(model: Model, routed_experts: HeldExperts | None, linears: Pef
     moe = model.moe
     sparse = layers - moe.dense_layers
     gates = ((moe.experts, hidden, sparse),) if router else ()
-    shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
+    shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse) if gated_mlps else ()
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
     width, count = moe.moe_intermediate_size, moe.experts
     experts = (() if routed_experts is None else _routed_expert_shapes(hidden, width, count, sparse)
                if routed_experts == "fused" else _mlp_shapes(hidden, width, count * sparse))
-    return (attention + gates + experts + shared + gate
-            + _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers, fused))
+    dense = _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers, fused) if gated_mlps else ()
+    return attention + gates + experts + shared + gate + dense
 
 
 def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:

@@ -140,9 +140,10 @@ def test_an_exclusion_makes_a_smaller_adapter_counted_as_all_linear_s() -> None:
         "with LoRA (model.lora_configs) the trainer holds gradients and optimizer states for the adapter alone: the "
         "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on every "
         "linear layer but the output projection, unless --lora-rank gives another; its target_modules 'all-linear' "
-        "less exclude_modules '.*mlp.*' matches q_proj, k_proj, v_proj and o_proj alone, whose smaller adapter is "
-        "counted as all-linear's, on the safe side), and the tables, which measured full fine-tuning, vouch for it by "
-        "inference and refute nothing")
+        "less exclude_modules '.*mlp.*' matches q_proj, k_proj, v_proj and o_proj alone among qwen3's module names, "
+        "which the config read alone assumes, knowing no model, whose smaller adapter is counted as all-linear's, on "
+        "the safe side), and the tables, which measured full fine-tuning, vouch for it by inference and refute "
+        "nothing")
     head = _config("  lora_configs: [{lora_rank: 16, target_modules: '.*(_proj|lm_head)', exclude_modules: lm_head}]\n")
     assert read_trinity_config(head, "trinity.yaml", {}).lora_rank == 16  # lm_head left out: no longer full
 

@@ -22,7 +22,9 @@ class PeftModuleNames(NamedTuple):
     to ``:2490``): every ``nn.Linear`` (an expert layer's and a dense layer's, where the type has both); on a mixture
     of experts whose LoRA config PEFT converts (`fused` not empty) the router and the routed experts by the v4 names
     PEFT probes them with (``_MOE_TARGET_MODULE_MAPPING``, ``utils/transformers_weight_conversion.py:339`` to
-    ``:353``: Mixtral's ``w1``, ``w3``, ``w2``; the others' ``gate_proj``, ``up_proj``, ``down_proj``)."""
+    ``:353``: Mixtral's ``w1``, ``w3``, ``w2``; the others' ``gate_proj``, ``up_proj``, ``down_proj``), and no
+    ``nn.Linear`` whose last name is one of those or ``gate`` (`CONVERTED_MLPS`): PEFT turns every such target name
+    into the routed experts' or the router's parameter (``:444`` to ``:457``), so it adapts no such module."""
     others: tuple[str, ...]
     """The layer's other module names, which PEFT cannot adapt (``""`` the layer itself)."""
     router: str | None = None
@@ -82,7 +84,16 @@ MLA_ATTENTION = ("self_attn.q_proj", "self_attn.q_a_proj", "self_attn.q_b_proj",
 and ``q_b_proj`` with one: `latent_query_names` keeps those the config makes)."""
 MLA_OTHERS = ("self_attn.q_a_layernorm", "self_attn.kv_a_layernorm")
 """A latent attention's norms."""
-DEEPSEEK_OTHERS = (*LAYER, *MLA_OTHERS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn")
+CONVERTED_MLPS = (*MLP, *SHARED_EXPERTS)
+"""A dense layer's MLP and the shared experts of a mixture of experts whose LoRA config PEFT converts as Qwen2-MoE's
+(DeepSeek's, GLM-4-MoE's, ERNIE-4.5's): ``nn.Linear`` layers that no ``target_modules`` adapts, ``all-linear``
+included, since PEFT maps their last names (``gate_proj``, ``up_proj``, ``down_proj``) to the routed experts'
+``gate_up_proj`` and ``down_proj`` parameters (``_convert_peft_config_moe``, ``utils/transformers_weight_conversion.py:
+444`` to ``:457`` in peft 0.21.2), whose names theirs (``mlp.shared_experts.down_proj.weight``) do not end in
+(``_inject_parameters``, ``tuners/tuners_utils.py:1245`` to ``:1252``): checked with tiny random DeepSeek-V3,
+GLM-4-MoE and Hunyuan-MoE models, whose adapters hold the attention, the router and the routed experts alone."""
+DEEPSEEK_OTHERS = (*LAYER, *MLA_OTHERS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn",
+                   *CONVERTED_MLPS)
 """A DeepSeek-V2/V3 layer's other modules."""
 
 
@@ -115,22 +126,22 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
                      *LAYER[4:]), separate_router=True, separate_experts=True),
     PeftModuleNames("olmoe", (*ATTENTION, *QWEN2_EXPERTS), (*LAYER[:3], *QK_NORMS, *EXPERT_OTHERS, *LAYER[4:]),
                     router="mlp.gate", fused=QWEN2_FUSED, separate_router=True, separate_experts=True),
-    PeftModuleNames("deepseek_v2", (*MLA_ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS), DEEPSEEK_OTHERS,
-                    router="mlp.gate", fused=QWEN2_FUSED, separate_experts=True),
-    PeftModuleNames("deepseek_v3", (*MLA_ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS), DEEPSEEK_OTHERS,
-                    router="mlp.gate", fused=QWEN2_FUSED, separate_experts=True),
-    PeftModuleNames("glm4_moe", (*ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS),
-                    (*LAYER, *QK_NORMS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn"),
-                    router="mlp.gate", fused=QWEN2_FUSED, separate_experts=True),
-    PeftModuleNames("ernie4_5_moe", (*ATTENTION, *MLP, *QWEN2_EXPERTS, *SHARED_EXPERTS),
+    PeftModuleNames("deepseek_v2", (*MLA_ATTENTION, *QWEN2_EXPERTS), DEEPSEEK_OTHERS, router="mlp.gate",
+                    fused=QWEN2_FUSED, separate_experts=True),
+    PeftModuleNames("deepseek_v3", (*MLA_ATTENTION, *QWEN2_EXPERTS), DEEPSEEK_OTHERS, router="mlp.gate",
+                    fused=QWEN2_FUSED, separate_experts=True),
+    PeftModuleNames("glm4_moe", (*ATTENTION, *QWEN2_EXPERTS),
+                    (*LAYER, *QK_NORMS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn",
+                     *CONVERTED_MLPS), router="mlp.gate", fused=QWEN2_FUSED, separate_experts=True),
+    PeftModuleNames("ernie4_5_moe", (*ATTENTION, *QWEN2_EXPERTS),
                     (*LAYER, *EXPERT_OTHERS, "mlp.gate.moe_statics", "mlp.shared_experts",
-                     "mlp.shared_experts.act_fn"), router="mlp.gate", fused=QWEN2_FUSED, separate_router=True,
-                    separate_experts=True),
-    PeftModuleNames("hunyuan_v1_moe", (*ATTENTION, "mlp.gate.wg", *QWEN2_EXPERTS[1:], "mlp.shared_mlp.gate_proj",
-                                       "mlp.shared_mlp.up_proj", "mlp.shared_mlp.down_proj"),
-                    (*LAYER, "self_attn.query_layernorm", "self_attn.key_layernorm", "mlp.gate", *EXPERT_OTHERS,
-                     "mlp.shared_mlp", "mlp.shared_mlp.act_fn"), router="mlp.gate.wg", fused=QWEN2_FUSED,
+                     "mlp.shared_experts.act_fn", *CONVERTED_MLPS), router="mlp.gate", fused=QWEN2_FUSED,
                     separate_router=True, separate_experts=True),
+    PeftModuleNames("hunyuan_v1_moe", (*ATTENTION, "mlp.gate.wg", *QWEN2_EXPERTS[1:]),
+                    (*LAYER, "self_attn.query_layernorm", "self_attn.key_layernorm", "mlp.gate", *EXPERT_OTHERS,
+                     "mlp.shared_mlp", "mlp.shared_mlp.act_fn", "mlp.shared_mlp.gate_proj", "mlp.shared_mlp.up_proj",
+                     "mlp.shared_mlp.down_proj"), router="mlp.gate.wg", fused=QWEN2_FUSED, separate_router=True,
+                    separate_experts=True),
     PeftModuleNames("llama4_text", (*ATTENTION, "feed_forward.router", "feed_forward.shared_expert.gate_proj",
                                     "feed_forward.shared_expert.up_proj", "feed_forward.shared_expert.down_proj",
                                     "feed_forward.gate_proj", "feed_forward.up_proj", "feed_forward.down_proj"),

@@ -949,26 +949,31 @@ def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
     """Why LoRA on ``target_modules`` `targets` less ``exclude_modules`` `excluded` is counted as full fine-tuning, in
     words that follow the key: no regex (a list), one PEFT cannot take or that matches no module
     (`peft_target_match`), or one that matches a module ``all-linear`` leaves out (the embeddings, the output
-    projection, a norm) and `excluded` leaves in; None for ``all-linear``, and a regex that matches linear layers of
-    the decoder layers alone, which all-linear's count holds (all seven, or fewer: on the safe side)."""
+    projection, a norm) and `excluded` leaves in, a layer's module named among the type's names the config read
+    alone assumes (`_peft_match_taken`); None for ``all-linear``, and a regex that matches linear layers of the
+    decoder layers alone, which all-linear's count holds (all seven, or fewer: on the safe side)."""
     if not isinstance(targets, str) and not all_linear(targets):
         return "are not one regular expression, which rft-solver matches"
     try:
-        match = _peft_match_taken(targets or ALL_LINEAR, excluded)[1]
+        names, match = _peft_match_taken(targets or ALL_LINEAR, excluded)
     except re.error:
         return "is no regular expression"
     if match.outer or match.other is not None:
         beyond = and_joined([*match.outer, *([match.other] if match.other else [])])
-        return f"matches {beyond}, which all-linear leaves out and rft-solver does not count"
+        among = (f", among {names.model_type}'s module names, which the config read alone assumes"
+                 if match.other is not None and match.other.startswith("model.layers.") else "")
+        return f"matches {beyond}, which all-linear leaves out and rft-solver does not count{among}"
     return None if match.linears else "matches no module"
 
 
-def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
+def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None,
+                                names: PeftModuleNames | None = None) -> list[ConfigProblem]:
     """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone
     (`ConfigProblemCode.LORA_COUNTED_AS_FULL`): what the verdict and the plans count, LoRA's states at its rank
     (`counted_lora_rank`), or where they cannot (`_lora_uncounted`), full fine-tuning's, conservative for it by about
-    12 of the 16 bytes per parameter of each GPU's shard without Offload. None without LoRA, and for LoRA configs
-    Trinity does not load (`_lora_configs_notes` refuses them)."""
+    12 of the 16 bytes per parameter of each GPU's shard without Offload; what a regex adapts of them said on the
+    model's module `names` where known (`_fewer_targets`). None without LoRA, and for LoRA configs Trinity does not
+    load (`_lora_configs_notes` refuses them)."""
     lora = _lora_key(reader)
     if lora is None or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
         return []
@@ -979,7 +984,7 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
             f"with LoRA ({key}) the trainer holds gradients and optimizer states for the adapter alone: the verdict "
             f"and the plans count LoRA rank {_lora_rank(reader)}'s states (the frozen base's fp32 weights and the "
             "adapter's on every linear layer but the output projection, unless --lora-rank gives another"
-            f"{_fewer_targets(reader, lora)}), and the tables, which measured full fine-tuning, vouch for it by "
+            f"{_fewer_targets(reader, lora, names)}), and the tables, which measured full fine-tuning, vouch for it by "
             "inference and refute nothing"))]
     from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
     when = f"with LoRA ({key})" if from_08 is None else f"with verl before 0.8 LoRA ({key})"
@@ -1031,19 +1036,41 @@ def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -
         "module names, or write the regular expression back into the saved adapter_config.json before you load it"))]
 
 
-def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...]) -> str:
+def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...], names: PeftModuleNames | None) -> str:
     """The clause on a ``target_modules`` regex that adapts fewer linear layers than ``all-linear``
-    (`peft_target_match`), counted as all-linear's adapter, on the safe side; "" where it adapts all of them."""
+    (`peft_target_match`) on a model of `names`, counted as all-linear's adapter, on the safe side, naming the type
+    whose names it assumes (`PeftModuleNames.assumed`); "" where it adapts all of them, or none without a refusal
+    (the checks say why PEFT fails on it). Without `names` (the config read alone, which knows no model): on the
+    first type's names on which PEFT takes it (`_peft_match_taken`), which the clause says it assumes."""
     targets, excluded = _lora_targets(reader, lora), _lora_excluded(reader, lora)
     if all_linear(targets) and excluded is None:
         return ""
-    names, match = _peft_match_taken(targets or ALL_LINEAR, excluded)
-    linears = match.linears
-    if adapts_all(match, names):
+    pattern = targets or ALL_LINEAR
+    if names is None:
+        names, match = _peft_match_taken(pattern, excluded)
+        among = f" among {names.model_type}'s module names, which the config read alone assumes, knowing no model"
+    else:
+        match = peft_target_match(pattern, excluded, names)
+        among = (f" among {names.model_type}'s module names, which it assumes for a model type it has not read"
+                 if names.assumed else "")
+    if adapts_all(match, names) or not match.linears or match.other is not None:
         return ""
     less = "" if excluded is None else f" less exclude_modules '{excluded}'"
-    return (f"; its target_modules {_shown_targets(targets or ALL_LINEAR)}{less} matches {and_joined(list(linears))} "
-            "alone, whose smaller adapter is counted as all-linear's, on the safe side")
+    return (f"; its target_modules {_shown_targets(pattern)}{less} matches {and_joined(list(match.linears))} alone"
+            f"{among}, whose smaller adapter is counted as all-linear's, on the safe side")
+
+
+def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],
+                      version: TrinityVersion | None, names: PeftModuleNames) -> ConfigProblem:
+    """`note`, one of `TrinityConfig.notes` with its code, for a verdict on a model of module `names`
+    (`solver.Model.peft_names`) where the config (`mapping`, read as `load_config_mapping` reads `name`, its
+    variables from `environ`) sets LoRA: its LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) then says what a
+    ``target_modules`` regex adapts of those names (`_fewer_targets`), not of the type the config read alone assumed;
+    other notes as they are."""
+    if note.code is not ConfigProblemCode.LORA_COUNTED_AS_FULL:
+        return note
+    reader = ConfigReader(mapping, name, VariablesRead(environ))
+    return next(iter(_lora_counted_as_full_notes(reader, version, names)), note)
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:

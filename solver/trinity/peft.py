@@ -83,14 +83,16 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     adapts (`PeftModuleNames.adapted`, ``_maybe_include_all_linear_layers``, ``:2430`` to ``:2490``; a converted
     mixture of experts' routed experts by their v4 names, which PEFT resolves a regex against,
     ``utils/transformers_weight_conversion.py:375`` to ``:399``; on such a model PEFT matches the short names it
-    makes of the regex instead, `converted_target_names`);
-    less those the ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to
-    ``:2353``); `re.error` where either is no regular expression."""
+    makes of the regex instead, `converted_target_names`, of which ``gate`` and the experts' v4 names adapt the
+    router's ``gate.weight`` and the routed experts' parameters alone, and so nothing of a router named otherwise:
+    Hunyuan-MoE's ``mlp.gate`` holds an ``nn.Linear``, ``mlp.gate.wg``, which ``wg`` adapts); less those the
+    ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to ``:2353``);
+    `re.error` where either is no regular expression."""
     regex = None if all_linear(pattern) else re.compile(pattern)
     exclusion = None if excluded is None else re.compile(excluded)
     short = () if regex is None else converted_target_names(pattern, excluded, names)
     converted = {name for name in names.adapted if ".experts." in name or name == names.router == "mlp.gate"}
-    mapped = {name.rsplit(".", 1)[-1] for name in converted}
+    mapped = {"gate", *(name.rsplit(".", 1)[-1] for name in converted)}  # PEFT's v4 names, the router's always
 
     def adapted(full_name: str, linear: bool) -> bool:
         if exclusion is not None and exclusion.fullmatch(full_name):
