@@ -1431,7 +1431,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     moot = _ADAPTER_NOTES if any(problem.code == ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked) else ()
     problems += (verdict_lora_note(verdict_critic_note(verdict_length_note(
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
-                     config.critic, query.option_names), mapping, name, environ, version, model.peft_names)
+                     config.critic, query.option_names), mapping, name, environ, version,
+                     model.peft_names_of("separate" if query.expert_layout == "separate" else "fused"))
                  for code, words in zip(config.note_codes, config.notes, strict=True) if code not in moot)
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)
