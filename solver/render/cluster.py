@@ -202,9 +202,9 @@ class _PoolColumns:
     (`lowered`); the jobs that asked for at_least a length and run longer, or stop at the length asked where it is
     the longest their model is known to handle though a plan reaches further (`lengthened`, their names, each with
     its at_most cap or None: at the length asked otherwise, "(≥N)" would add nothing); and the jobs placed here that
-    must be
-    (`required`, their names); whether each job says if it stays where it runs now (`current`: with --current); and
-    whether each says what it trains (`training`: where a job trains LoRA or builds no reference model)."""
+    must be (`required`, their names); whether each job says if it stays where it runs now (`current`: with
+    --current); and whether each says what it trains (`training`: where a job trains LoRA or builds no reference
+    model)."""
 
     offloads: bool
     scaled: bool
