@@ -640,7 +640,9 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     ("SXM-H100", " (did you mean H100-80GB?)"),  # an alias (h100) after a prefix
     ("h20-141gb", ""),  # a known name with another memory size: another card, no guess (was H20-96GB)
     ("h100-94gb", ""),
-    ("gh200", ""),  # the start of GH200-96GB and GH200-144GB: the memory decides, no guess
+    # the name of GH200-96GB and GH200-144GB before their memory sizes: the memory decides, so both are named, as a
+    # memory size alone names each card of that size (was no guess; persona50 s78)
+    ("gh200", " (did you mean GH200-96GB or GH200-144GB?)"),
     ("rtx-5090-24gb", ""),
     ("h20-3e", ""),  # the H20 of 141GB HBM3e, not the H20-96GB (was guessed so)
     ("H20 HBM3e", ""),  # (was taken as the H20-96GB)

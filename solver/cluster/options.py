@@ -518,8 +518,10 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
         return planner.best(pool.gpu, job.model, gpus, at, pool.gpus_per_node, estimate, host_ram_gb, offload,
                             job.training, env=env, margin=margin)
 
-    # Where the ceiling is the longest the model is known to handle (not the job's least, nor its at_most).
-    validated_ceiling = ceiling is not None and isinstance(asked, AtLeast) and asked.at_least < ceiling != asked.at_most
+    # Where the ceiling is the longest the model is known to handle (not the job's least above it, nor its at_most):
+    # a least that asks for that length alone stops there too.
+    validated_ceiling = (isinstance(asked, AtLeast) and ceiling == validated_length(planner.catalog.model(job.model))
+                         != asked.at_most)
 
     def longest(gpus: int, host_ram_gb: float | None, offload: bool | None, env: bool | None = None,
                 margin: float | None = None) -> tuple[Plan | None, bool]:

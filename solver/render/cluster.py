@@ -199,10 +199,12 @@ class _PoolColumns:
     """What a pool's table (`_pool_view`) shows besides its fixed columns, as the jobs placed in it need: each job's
     host memory per node (`offloads`: where the pool checks it, with its Offload or its load; else where a job
     offloads), YaRN's factor as --top shows it (`scaled`), the token budget where --token-budget auto lowered one
-    (`lowered`); the jobs that asked for at_least a length and run longer (`lengthened`, their names, each with its
-    at_most cap or None: at the length asked, "(≥N)" would add nothing); and the jobs placed here that must be
-    (`required`, their names); whether each job says if it stays where it runs now (`current`: with --current); and
-    whether each says what it trains (`training`: where a job trains LoRA or builds no reference model)."""
+    (`lowered`); the jobs that asked for at_least a length and run longer, or stop at the length asked where it is
+    the longest their model is known to handle though a plan reaches further (`lengthened`, their names, each with
+    its at_most cap or None: at the length asked otherwise, "(≥N)" would add nothing); and the jobs placed here that
+    must be (`required`, their names); whether each job says if it stays where it runs now (`current`: with
+    --current); and whether each says what it trains (`training`: where a job trains LoRA or builds no reference
+    model)."""
 
     offloads: bool
     scaled: bool
@@ -219,7 +221,8 @@ class _PoolColumns:
                    scaled=any(placement.plan.rope_scaling_factor for placement in here),
                    lowered=any(placement.plan.lowered_budget for placement in here),
                    lengthened={placement.job: placement.at_most for placement in here if placement.at_least
-                               and placement.plan.max_model_len > placement.asked_max_model_len},
+                               and (placement.plan.max_model_len > placement.asked_max_model_len
+                                    or placement.stopped_at_validated)},
                    required=frozenset(placement.job for placement in here if placement.job in required),
                    current=any(placement.current is not None for placement in here),
                    training=any(placement.plan.lora_rank or not placement.plan.reference_model

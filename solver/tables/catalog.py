@@ -153,12 +153,17 @@ def _named_entry(wanted: tuple[str, ...], entries: tuple[_Entry, ...]) -> _Entry
 def _meant_names(wanted: str, entries: tuple[_Entry, ...], refused: tuple[GpuWithoutBf16, ...]) -> list[str]:
     """What `wanted` (normalised), a name none of `entries` has, was likely meant to be: for a GPU's memory size
     alone (``96gb``), every GPU type with that memory as sold (H20-96GB and GH200-96GB; those without bf16,
-    `refused`, are none); else the one name `guessed_name` finds, unless it could as well be a `refused` name
-    (``rtx-6000``: the Quadro RTX 6000, without bf16, as much as the RTX 6000 Ada); else none."""
+    `refused`, are none); for a name that several GPU types have before their memory sizes (``gh200``), each of
+    them (GH200-96GB and GH200-144GB); else the one name `guessed_name` finds, unless it could as well be a
+    `refused` name (``rtx-6000``: the Quadro RTX 6000, without bf16, as much as the RTX 6000 Ada); else none."""
     size = memory_size_alone(wanted)
     sized = [entry.name for entry in entries if isinstance(entry, GpuType) and entry.memory_gb == size]
     if sized:
         return sized
+    family = [entry.name for entry in entries if isinstance(entry, GpuType)
+              and sized_gpu_form(entry.name).removesuffix(f"-{entry.memory_gb}gb") == sized_gpu_form(wanted)]
+    if family:
+        return family
     names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
     refused_names = {normalise(known): entry.name for entry in refused for known in (entry.name, *entry.aliases)}
     meant = guessed_name(wanted, names) if guessed_name(wanted, refused_names) is None else None
