@@ -7,14 +7,14 @@ a mutant that the session's tests let live; the values are the current code's, c
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import solver
-from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, separate_module_names
 from solver.trinity.checks import lora_targets_problem
 from solver.trinity.config import read_trinity_config
 from solver.trinity.peft import TargetMatch, peft_target_match
@@ -178,3 +178,32 @@ def test_the_verdicts_note_says_nothing_of_a_regex_that_matches_a_module_peft_ca
         "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on every "
         "linear layer but the output projection, unless --lora-rank gives another), and the tables, which measured "
         "full fine-tuning, vouch for it by inference and refute nothing")
+
+
+@pytest.mark.parametrize("release", ["0.6", "0.5.2"])
+def test_the_verdicts_note_is_said_on_transformers_5s_names_unless_the_release_runs_4_alone(
+        cli: Cli, tmp_path: Path, release: str) -> None:
+    # Qwen3-30B-A3B: .*mlp\.experts\.(gate_proj|up_proj) names transformers 5's fused experts (PEFT converts it to the
+    # routed experts' gate_up_proj); 0.6 runs transformers 5, 0.5.2 either (the checks take it where either does)
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "buffer: {batch_size: 16, train_batch_size: 64}\n"
+        "model:\n  model_path: Qwen/Qwen3-30B-A3B\n  max_model_len: 4096\n"
+        "  lora_configs: [{lora_rank: 16, target_modules: '.*mlp\\.experts\\.(gate_proj|up_proj)'}]\n"
+        "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 1}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check", "--trinity-version", release,
+                           "--json")
+    assert (status, err) == (0, ""), out
+    current = json.loads(out)[0]["current"]
+    problems = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
+    assert ("; its target_modules '.*mlp\\.experts\\.(gate_proj|up_proj)' matches experts.gate_proj and "
+            "experts.up_proj alone, whose smaller adapter is counted as all-linear's, on the safe side)"
+            ) in problems["lora-counted-as-full"]
+
+
+def test_a_type_whose_names_hold_no_expert_index_counts_no_experts_under_transformers_4() -> None:
+    # StableLM's transformers 4 names differ (its attention's rotary_emb) but hold no experts.E.: no expert count,
+    # whatever count is given (PeftModuleNames.expert_count: 0 where no name holds an expert index)
+    assert separate_module_names(PEFT_NAMES_BY_MODEL_TYPE["stablelm"], 8).expert_count == 0
+    assert separate_module_names(PEFT_NAMES_BY_MODEL_TYPE["mixtral"], 8).expert_count == 8
