@@ -750,7 +750,9 @@ def _written_for(plan: Plan, model: Model, version: str | None, planned: str) ->
             f"({expert_layout_words(model, plan.expert_layout, plan.lora_rank)}): its memory figures do not hold for "
             f"Trinity {version.strip()}, which holds {model.name}'s routed experts otherwise; plan it again with "
             f"trinity_version='{version.strip()}', or leave version out to write it for {counted_for}")
-    return plan.model_copy(update={"expert_layout": experts, "trinity_version": release_name(version)})
+    return plan.model_copy(update={
+        "expert_layout": experts, "trinity_version": release_name(version),
+        "experts_counted": plan.experts_counted and expert_layout_words(model, experts, plan.lora_rank)})
 
 
 def _within_host_memory(plan: Plan, model: Model, release: TrinityVersion | None, host_ram_gb: float | None,

@@ -1140,6 +1140,11 @@ class Plan(Frozen):
         "transformers holds them (the query's expert_layout, `solver.tables.counted_expert_layout`): separate for "
         "0.5.1, either for 0.5, 0.5.0 and 0.5.2 (the states fused, a LoRA adapter the larger of the two), fused for "
         "0.6 and where none was named (and in JSON made before the field); a dense model's figures are alike in each"))
+    experts_counted: str | None = Field(default=None, description=(
+        "for a mixture of experts: how memory_gb and host_memory_gb count its routed experts, in words "
+        "(`solver.memory.expert_layout_words`: 'routed experts counted separate, as Trinity 0.5.1's transformers 4 "
+        "holds them'), which solve's experts row and solve cluster's pool notes give where a release was named "
+        "(trinity_version); null for a dense model, and in JSON made before the field"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
