@@ -556,9 +556,12 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     """The Trinity YAML fragment of `answer`'s best plan, as ``solve --emit trinity`` prints it: with the query's
     rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
-    was planned with (default: the shipped one); `version` as `trinity_fragment`'s; `model_config`: the config.json
+    was planned with (default: the shipped one); `version` as `trinity_fragment`'s, or a release of either (None:
+    the release the best plan was counted for, `Plan.trinity_version`, which its JSON keeps: `_written_for`);
+    `model_config`: the config.json
     the answer's model was read from, which its check command gives as ``--model-config`` (`_model_config_check`).
-    `QueryError` for an answer without a plan, and for a `model_config` of another shape than the answer's model;
+    `QueryError` for an answer without a plan, a `version` whose routed experts' layout the plan's figures do not
+    hold for (`_written_for`), and for a `model_config` of another shape than the answer's model;
     `load_model_config`'s `TableError` for one it cannot read as a model's config.json (a missing file, a folder
     without one), which the check command would refuse. An answer rebuilt from its JSON gives the same fragment, but
     for the evidence comment's memory figures, which the JSON rounds to two decimals."""
@@ -610,8 +613,9 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     """The catalog (default: the shipped one) and the keys' arguments of `answer`'s fragment, for `trinity_config`
     and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
-    Trinity release, the train batch and DPO's pair where its plans counted one (`Answer.dpo_pairs`). `QueryError`
-    for a tuple of answers, wrong types, a release rft-solver does not know, an answer without a plan, or a model or
+    Trinity release (`version`'s, else the best plan's own: `_written_for`), the train batch and DPO's pair where its
+    plans counted one (`Answer.dpo_pairs`). `QueryError` for a tuple of answers, wrong types, a release rft-solver
+    does not know or whose expert layout the plan's figures do not hold for, an answer without a plan, or a model or
     GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
         raise QueryError(f"answer must be an Answer, got a tuple of {counted(len(answer), 'Answer')} (plan gives one "
@@ -645,7 +649,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     """The Trinity YAML fragment of each of `place`'s placements, by job name, as ``solve cluster --emit-dir`` writes
     them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
-    `trinity_fragment`'s. Each header has the ``solve --from-config CONFIG --check`` command that checks a config with
+    `trinity_config`'s (None: each plan's own release). Each header has the ``solve --from-config CONFIG --check`` command that checks a config with
     the fragment merged in on the job's pool's GPU type (`fragment_check`), with `check_options`, the placement's
     options that the check needs too (``("--cells", "mine.yaml")``, as ``solve cluster`` passes its own), and for a
     job that gave its model by ``model_config``, ``--model-config`` with that file (a config's ``model.model_path``
