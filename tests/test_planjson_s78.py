@@ -60,8 +60,8 @@ def test_a_0_5_1_answer_read_back_from_json_writes_its_own_config(cli: Cli, mixt
     # Before: read back as fused and planned for no release, 0.6's 91.7 GiB past the 60 it was planned within.
     assert _host_and_check(solver.trinity_config(read_back, _catalog(mixtral_like))) == [
         "# host memory: 49.4 GiB per node for Offload, within host_ram_gb of 60 GiB",
-        "#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu H100-80GB "
-        "--model-config MODEL_CONFIG --host-ram 60 --critic none --trinity-version 0.5.1"]
+        ("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu H100-80GB "
+         "--model-config MODEL_CONFIG --host-ram 60 --critic none --trinity-version 0.5.1")]
     assert read_back.best.model_dump() == solver.Plan.model_validate(plan).model_dump()
 
 
