@@ -1137,10 +1137,20 @@ class Plan(Frozen):
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
         "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
         "GPUs for its own update; null for none"))
-    expert_layout: ExpertLayout = Field(default="fused", exclude=True, description=(
-        "how memory_gb and host_memory_gb count a mixture of experts' routed experts (the query's expert_layout, "
-        "its Trinity release's: separate for 0.5.1), which its fragment's host memory and check command keep; "
-        "fused in JSON"))
+    trinity_version: str | None = Field(default=None, description=(
+        "the Trinity release its figures were counted for (--trinity-version, as `solver.tables.release_name` names "
+        "it: 0.5.1, 0.5.0, 0.5, 0.6), which its fragment and check command keep where no other is named; null where "
+        "none was named (0.6's counts), and in JSON made before the field"))
+    expert_layout: ExpertLayout = Field(default="fused", description=(
+        "how memory_gb and host_memory_gb count a mixture of experts' routed experts, as its Trinity release's "
+        "transformers holds them (the query's expert_layout, `solver.tables.counted_expert_layout`): separate for "
+        "0.5.1, either for 0.5, 0.5.0 and 0.5.2 (the states fused, a LoRA adapter the larger of the two), fused for "
+        "0.6 and where none was named (and in JSON made before the field); a dense model's figures are alike in each"))
+    experts_counted: str | None = Field(default=None, description=(
+        "for a mixture of experts: how memory_gb and host_memory_gb count its routed experts, in words "
+        "(`solver.memory.expert_layout_words`: 'routed experts counted separate, as Trinity 0.5.1's transformers 4 "
+        "holds them'), which solve's experts row and solve cluster's pool notes give where a release was named "
+        "(trinity_version); null for a dense model, and in JSON made before the field"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
@@ -2330,9 +2340,6 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "where the search found none for another reason than time (none exists, or Ctrl-C came first)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
-    trinity_version: TrinityVersion | None = Field(default=None, exclude=True, description=(
-        "the Trinity release the placement was made for (place's trinity_version), whose host memory figures its "
-        "plans were held to: its fragments' release unless another is named; None where none was, or read from JSON"))
 
     @property
     def required_cut_short(self) -> bool:
