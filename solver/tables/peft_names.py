@@ -92,6 +92,9 @@ included, since PEFT maps their last names (``gate_proj``, ``up_proj``, ``down_p
 444`` to ``:457`` in peft 0.21.2), whose names theirs (``mlp.shared_experts.down_proj.weight``) do not end in
 (``_inject_parameters``, ``tuners/tuners_utils.py:1245`` to ``:1252``): checked with tiny random DeepSeek-V3,
 GLM-4-MoE and Hunyuan-MoE models, whose adapters hold the attention, the router and the routed experts alone."""
+HUNYUAN_SHARED_MLP = ("mlp.shared_mlp.gate_proj", "mlp.shared_mlp.up_proj", "mlp.shared_mlp.down_proj")
+"""Hunyuan-MoE's shared expert's ``nn.Linear`` layers (``shared_mlp``, a ``HunYuanMoEV1MLP``): adapted under
+transformers 4, where PEFT converts nothing; left out under 5, where PEFT maps their last names as `CONVERTED_MLPS`'."""
 DEEPSEEK_OTHERS = (*LAYER, *MLA_OTHERS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn",
                    *CONVERTED_MLPS)
 """A DeepSeek-V2/V3 layer's other modules."""
@@ -139,9 +142,8 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
                     separate_router=True, separate_experts=True),
     PeftModuleNames("hunyuan_v1_moe", (*ATTENTION, "mlp.gate.wg", *QWEN2_EXPERTS[1:]),
                     (*LAYER, "self_attn.query_layernorm", "self_attn.key_layernorm", "mlp.gate", *EXPERT_OTHERS,
-                     "mlp.shared_mlp", "mlp.shared_mlp.act_fn", "mlp.shared_mlp.gate_proj", "mlp.shared_mlp.up_proj",
-                     "mlp.shared_mlp.down_proj"), router="mlp.gate.wg", fused=QWEN2_FUSED, separate_router=True,
-                    separate_experts=True),
+                     "mlp.shared_mlp", "mlp.shared_mlp.act_fn", *HUNYUAN_SHARED_MLP), router="mlp.gate.wg",
+                    fused=QWEN2_FUSED, separate_router=True, separate_experts=True),
     PeftModuleNames("llama4_text", (*ATTENTION, "feed_forward.router", "feed_forward.shared_expert.gate_proj",
                                     "feed_forward.shared_expert.up_proj", "feed_forward.shared_expert.down_proj",
                                     "feed_forward.gate_proj", "feed_forward.up_proj", "feed_forward.down_proj"),
@@ -218,7 +220,7 @@ SEPARATE_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
                "mlp.shared_experts.act_fn")),
     _separate(_V5["ernie4_5_moe"], (*ATTENTION, *MLP, "mlp.gate", *SEPARATE_EXPERTS, *SHARED_EXPERTS),
               (*LAYER, "mlp.moe_statics", *SEPARATE_EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn")),
-    _separate(_V5["hunyuan_v1_moe"], (*ATTENTION, "mlp.gate.wg", *SEPARATE_EXPERTS, *_V5["hunyuan_v1_moe"].adapted[8:]),
+    _separate(_V5["hunyuan_v1_moe"], (*ATTENTION, "mlp.gate.wg", *SEPARATE_EXPERTS, *HUNYUAN_SHARED_MLP),
               (*_V5["hunyuan_v1_moe"].others[:9], *SEPARATE_EXPERT_OTHERS, "mlp.shared_mlp", "mlp.shared_mlp.act_fn")),
     _V5["stablelm"]._replace(others=(*LAYER[:2], "self_attn.attention_dropout", V4_ROTARY, *LAYER[2:],
                                      *_V5["stablelm"].others[len(LAYER):])),

@@ -659,7 +659,8 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
     vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
-    stretch = _unneeded_stretch(given_rope, vllm_takes)
+    # a type that refuses the scaling is never built with it: the refusal says so (`_type_refuses_rope`), alone
+    stretch = None if model.rope_advice.refusal_of(given_rope) else _unneeded_stretch(given_rope, vllm_takes)
     unneeded = length is not None and length <= native and own_rope is None and stretch is not None
     if unneeded and length is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
@@ -780,11 +781,11 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
 def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapping[str, Any]) -> bool:
     """Check a RoPE scaling mapping `rope` (at `path`) that stretches `model` by a factor (``yarn``, ``linear``,
     ``dynamic``) where its type takes none (`Model.rope_advice`: a Phi-3 or PhiMoE without its LongRoPE factors,
-    whose config class refuses it, `RopeExtension.refusal_of`): refused on every release and in every mode (the
+    whose config class refuses it, `RopeAdvice.refusal_of`): refused on every release and in every mode (the
     trainer builds the model with it where no rollout does), first, named by ``type`` alone or without a key it needs
     too, which no key mends. Whether it was refused; False too where the type cannot be read."""
     given = checks.rope_type(path)
-    refusal = model.rope_advice.extension.refusal_of(given) if model.rope_advice.kind == "none" else None
+    refusal = model.rope_advice.refusal_of(given)
     if refusal is None or checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
         return False
     extension = model.rope_advice.extension
