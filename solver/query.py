@@ -552,6 +552,7 @@ class ConfigProblemCode(str, Enum):
     LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
     LORA_TARGETS_ASSUMED = "lora-targets-assumed"
+    LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"

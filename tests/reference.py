@@ -1007,6 +1007,7 @@ CAUTION_CODES_BY_WORDS = (
     ("beyond the native ", "with no RoPE scaling to reach it", "past-native-no-yarn"),
     ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
     ("vLLM's rollout refuses it unless ", "it derives from the model's config: ", "past-derived-length"),
+    ("past ", "'s sliding window of ", "past-sliding-window"),
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),
