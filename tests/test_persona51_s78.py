@@ -1,5 +1,6 @@
 """persona51's week of ``solve cluster`` as a shared cluster's SRE (s78): a running job moved by a placement not proven
-best because host memory was rounded up into classes says so, not "raise --time-limit", which never lifts that."""
+best because host memory was rounded up into classes says so, not "raise --time-limit", which never lifts that; a
+``--current`` placement that runs jobs of the file in a pool the file lacks (renamed) gets a note naming them."""
 
 from __future__ import annotations
 
@@ -45,3 +46,21 @@ def test_a_move_left_unproven_by_rounded_host_memory_names_it_not_the_time_limit
     assert [move for move in _moves(out) if move[1] == "moves"] == [("q14-a", "moves", "move-unproven", why)]
     text = cli("cluster", str(fleet), "--current", str(now))[1]
     assert f" moves: q14-a: {why} unplaced jobs: 2 of 7 " in " ".join(text.split())  # the line wraps
+
+
+def test_a_pool_renamed_in_the_file_says_its_running_jobs_are_taken_as_not_running(cli: Cli, tmp_path: Path):
+    # q14-a runs on h20's node (s70's fleet); the file now calls that pool h20-b: the placement starts q14-a there, as
+    # docs/cluster.md says, and a note says so, since q14-a still runs. Before: "0 stop; 1 starts" and nothing else.
+    now = _now(cli, _written(tmp_path / "now.yaml", POOLS, JOBS))
+    renamed = [POOLS[0], {**POOLS[1], "name": "h20-b"}]
+    fleet = _written(tmp_path / "renamed.yaml", renamed, JOBS)
+    status, out, err = cli("cluster", str(fleet), "--current", str(now), "--json")
+    assert status == 1
+    assert [(placed["job"], placed["pool"], placed["current"]) for placed in json.loads(out)["placements"]
+            if placed["job"] == "q14-a"] == [("q14-a", "h20-b", "starts")]
+    assert err.splitlines() == [(
+        f"solve cluster: note: --current {now} runs q14-a in pool h20, which {fleet} lacks: the placement takes it as "
+        "not running and starts it where it places it, though it runs there until stopped; if the pool was renamed, "
+        "name it h20 again to keep it where it runs")]
+    same = _written(tmp_path / "same.yaml", POOLS, JOBS)
+    assert cli("cluster", str(same), "--current", str(now), "--json")[2] == ""
