@@ -103,6 +103,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         checked_fleet,
         current_jobs,
         load_fleet,
+        pools_gone,
         read_current,
         read_fleet,
     )
@@ -357,6 +358,7 @@ __all__ = [
     "parsed_once",
     "parsing_once",
     "path_text",
+    "pools_gone",
     "read_cells_files",
     "read_current",
     "read_fleet",

@@ -220,6 +220,19 @@ def current_jobs(raw: dict[str, Any], where: str, fleet: Fleet, schema_version: 
                  if placed.job in jobs and placed.pool in pools)
 
 
+def pools_gone(path: Path, fleet: Fleet) -> dict[str, tuple[str, ...]]:
+    """The pools the placement at `path` (``--current``, which `read_current` has read) runs jobs of `fleet` in that
+    `fleet` has none of (renamed or removed), each with those jobs, by name: `read_current` takes them as not running,
+    though they run there until stopped."""
+    pools = {pool.name for pool in fleet.pools}
+    jobs = {job.name for job in fleet.jobs}
+    gone: dict[str, list[str]] = {}
+    for placed in validated_data(CurrentFile, _current_json(path), str(path), yaml_read=False).placements:
+        if placed.pool not in pools and placed.job in jobs:
+            gone.setdefault(placed.pool, []).append(placed.job)
+    return {pool: tuple(names) for pool, names in gone.items()}
+
+
 PURCHASE_KEY = "fits_nowhere"
 """A key that ``solve cluster --buy --json`` writes and ``solve cluster --json`` does not (`PurchaseResult`'s, not
 `ClusterResult`'s): `read_current` refuses a file with it."""
