@@ -23,7 +23,9 @@ from solver.memory import (
     MemoryEstimate,
     beyond_calibration,
     breakdown,
+    counts_hold_for,
     critic_parameters,
+    expert_layout_words,
     fits_host_ram,
     host_critic_gib,
     host_ram_holds,
@@ -159,6 +161,7 @@ from solver.tables import (
     named_jobs,
     path_text,
     read_cells_files,
+    release_name,
     shown_value,
     sp_attention_violation,
     trinity_release,
@@ -386,8 +389,7 @@ def place(
     running = () if current is None else _running_now(current, fleet, option_names)
     result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen,
                         running=running)
-    return result.model_copy(update={"trinity_version": planner.trinity_version,
-                                     **({} if memory is None else {"memory_model_source": memory.own_source})})
+    return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
 
 
 def _running_now(current: ClusterResult | Path | str, fleet: Fleet,
@@ -504,7 +506,8 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     fleet = _with_required(_given_fleet(fleet, catalog), required, option_names)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
                       time_limit_s, memory, margin, token_budget, release, option_names,
-                      counted_expert_layout(trinity_version), counted_batch_divisor(trinity_version))
+                      counted_expert_layout(trinity_version), counted_batch_divisor(trinity_version),
+                      release_name(trinity_version))
     return fleet, planner
 
 
@@ -554,9 +557,12 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     """The Trinity YAML fragment of `answer`'s best plan, as ``solve --emit trinity`` prints it: with the query's
     rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
-    was planned with (default: the shipped one); `version` as `trinity_fragment`'s; `model_config`: the config.json
+    was planned with (default: the shipped one); `version` as `trinity_fragment`'s, or a release of either (None:
+    the release the best plan was counted for, `Plan.trinity_version`, which its JSON keeps: `_written_for`);
+    `model_config`: the config.json
     the answer's model was read from, which its check command gives as ``--model-config`` (`_model_config_check`).
-    `QueryError` for an answer without a plan, and for a `model_config` of another shape than the answer's model;
+    `QueryError` for an answer without a plan, a `version` whose routed experts' layout the plan's figures do not
+    hold for (`_written_for`), and for a `model_config` of another shape than the answer's model;
     `load_model_config`'s `TableError` for one it cannot read as a model's config.json (a missing file, a folder
     without one), which the check command would refuse. An answer rebuilt from its JSON gives the same fragment, but
     for the evidence comment's memory figures, which the JSON rounds to two decimals."""
@@ -608,17 +614,15 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     """The catalog (default: the shipped one) and the keys' arguments of `answer`'s fragment, for `trinity_config`
     and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
-    Trinity release, the train batch and DPO's pair where its plans counted one (`Answer.dpo_pairs`). `QueryError`
-    for a tuple of answers, wrong types, a release rft-solver does not know, an answer without a plan, or a model or
+    Trinity release (`version`'s, else the best plan's own: `_written_for`), the train batch and DPO's pair where its
+    plans counted one (`Answer.dpo_pairs`). `QueryError` for a tuple of answers, wrong types, a release rft-solver
+    does not know or whose expert layout the plan's figures do not hold for, an answer without a plan, or a model or
     GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
         raise QueryError(f"answer must be an Answer, got a tuple of {counted(len(answer), 'Answer')} (plan gives one "
                          f"per GPU type): pass one, such as answers[0] ({answer[0].gpu}'s)")
     check_types(("answer", answer, Answer), ("catalog", catalog, Catalog | None))
-    # None: the release the answer was planned for, whose host memory figure its plans were held to (none named, or
-    # an answer read from JSON, which does not keep its query: none).
-    release = (trinity_release("version", version) if version is not None or answer.query is None
-               else answer.query.trinity_version)
+    trinity_release("version", version)  # refused before the answer's own faults
     catalog = catalog if catalog is not None else load_catalog()
     if answer.best is None:
         raise QueryError(f"{answer.gpu}: {answer.no_plan_line}")
@@ -626,16 +630,16 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
-    best = _written_for(answer.best, version)
-    _within_host_memory(best, catalog.model(answer.model), release, answer.host_ram_gb, API_OPTIONS.host_ram,
-                        "the answer", version)
+    model = catalog.model(answer.model)
+    best = _written_for(answer.best, model, version, "the answer")
+    release = trinity_release("the plan's trinity_version", best.trinity_version)
+    _within_host_memory(best, model, release, answer.host_ram_gb, API_OPTIONS.host_ram, "the answer", version)
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
     return catalog, SettingsArguments(
         plan=best.with_batch_caution(answer.train_batch_size, ANSWER_BATCH_SOURCE,
-                                     counted_batch_divisor(version) if version is not None or answer.query is None
-                                     else answer.query.batch_divisor),
-        model=catalog.model(answer.model), rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
+                                     counted_batch_divisor(best.trinity_version)),
+        model=model, rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
         dpo=bool(answer.dpo_pairs))
 
@@ -646,7 +650,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     """The Trinity YAML fragment of each of `place`'s placements, by job name, as ``solve cluster --emit-dir`` writes
     them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
-    `trinity_fragment`'s. Each header has the ``solve --from-config CONFIG --check`` command that checks a config with
+    `trinity_config`'s (None: each plan's own release). Each header has the ``solve --from-config CONFIG --check`` command that checks a config with
     the fragment merged in on the job's pool's GPU type (`fragment_check`), with `check_options`, the placement's
     options that the check needs too (``("--cells", "mine.yaml")``, as ``solve cluster`` passes its own), and for a
     job that gave its model by ``model_config``, ``--model-config`` with that file (a config's ``model.model_path``
@@ -705,8 +709,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
                 ("catalog", catalog, Catalog | None))
-    # None: the release the placement was made for (`ClusterResult.trinity_version`), as an answer's fragment is.
-    release = trinity_release("version", version) if version is not None else result.trinity_version
+    trinity_release("version", version)  # refused before the placement's own faults
     catalog = catalog if catalog is not None else load_catalog()
     fleet = _given_fleet(fleet, catalog)
     known = catalog.for_fleet(fleet)
@@ -718,14 +721,15 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
         if job is None or pool is None:
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
-        rocm = known.gpu(placement.gpu).rocm
-        plan = _written_for(placement.plan, version)
-        _within_host_memory(plan, known.model(placement.model), release, pool.host_ram_gb, POOL_HOST_RAM_SOURCE,
-                            f"job {placement.job}", version)
+        rocm, model = known.gpu(placement.gpu).rocm, known.model(placement.model)
+        plan = _written_for(placement.plan, model, version, f"job {placement.job}")
+        release = trinity_release("the plan's trinity_version", plan.trinity_version)
+        _within_host_memory(plan, model, release, pool.host_ram_gb, POOL_HOST_RAM_SOURCE, f"job {placement.job}",
+                            version)
         keys = SettingsArguments(
             plan=plan.with_batch_caution(job.train_batch_size, JOB_BATCH_SOURCE,
-                                         counted_batch_divisor(version if version is not None else release)),
-            model=known.model(placement.model), rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
+                                         counted_batch_divisor(plan.trinity_version)),
+            model=model, rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
@@ -734,11 +738,26 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
     return known, placed
 
 
-def _written_for(plan: Plan, version: str | None) -> Plan:
-    """`plan` as a fragment for the release `version` names holds it (None: the release it was planned for, as it
-    counted it): its routed experts laid out as that release holds them (`counted_expert_layout`: ``0.5.1``'s
-    separate, ``0.5.2``'s fused), which the fragment's host memory and check command count."""
-    return plan if version is None else plan.model_copy(update={"expert_layout": counted_expert_layout(version)})
+def _written_for(plan: Plan, model: Model, version: str | None, planned: str) -> Plan:
+    """`plan` (of `model`, `planned`'s: the answer's, a job's) as a fragment for the release `version` names holds it
+    (None: the release it was counted for, `Plan.trinity_version`, as it counted it): that release
+    (`release_name`'s), which its check command names, with its routed experts laid out as it holds them
+    (`counted_expert_layout`: ``0.5.1``'s separate, ``0.6``'s fused), which the fragment's host memory counts.
+    `QueryError` where the plan's memory figures do not hold for that layout (`counts_hold_for`: a plan of a mixture
+    of experts counted for 0.5.1, written for another release, or one counted whole written for 0.5.1)."""
+    if version is None:
+        return plan
+    experts = counted_expert_layout(version)
+    if not counts_hold_for(model, plan.lora_rank, plan.expert_layout, experts):
+        counted_for = f"Trinity {plan.trinity_version}" if plan.trinity_version else "no Trinity release (0.6's)"
+        raise QueryError(
+            f"{planned}'s plan was counted for {counted_for} "
+            f"({expert_layout_words(model, plan.expert_layout, plan.lora_rank)}): its memory figures do not hold for "
+            f"Trinity {version.strip()}, which holds {model.name}'s routed experts otherwise; plan it again with "
+            f"trinity_version='{version.strip()}', or leave version out to write it for {counted_for}")
+    return plan.model_copy(update={
+        "expert_layout": experts, "trinity_version": release_name(version),
+        "experts_counted": plan.experts_counted and expert_layout_words(model, experts, plan.lora_rank)})
 
 
 def _within_host_memory(plan: Plan, model: Model, release: TrinityVersion | None, host_ram_gb: float | None,

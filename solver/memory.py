@@ -963,6 +963,15 @@ def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     return "separate" if experts == "separate" and model.peft_names.separate_experts else "fused"
 
 
+def counts_hold_for(model: Model, lora_rank: int, counted: ExpertLayout, written: ExpertLayout) -> bool:
+    """Whether memory figures of `model` (with LoRA at `lora_rank`) counted with its routed experts laid out as
+    `counted` hold for a release that holds them as `written`: `either` counts the larger of the two, so holds for
+    each; else where both hold the states alike (`held_experts`) and a LoRA adapter has as many parameters
+    (`lora_parameters`), as a dense model's always do."""
+    return counted == "either" or (held_experts(model, counted) == held_experts(model, written) and (
+        not lora_rank or lora_parameters(model, lora_rank, counted) == lora_parameters(model, lora_rank, written)))
+
+
 def expert_layout_words(model: Model, experts: ExpertLayout, lora_rank: int = 0) -> str:
     """How the states of `model`'s routed experts were counted under a release holding them as `experts`
     (`held_experts`), in words, and with LoRA (`lora_rank`) its adapter where the release takes `either` layout and

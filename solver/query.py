@@ -65,6 +65,7 @@ from solver.tables import (
     host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
+    release_name,
     shown_number,
     sp_attention_violation,
     sp_rule_violation,
@@ -188,6 +189,9 @@ class Query(Frozen):
     trinity_version: TrinityVersion | None = Field(default=None, description=(
         "the Trinity release the plans are for (--trinity-version): with 0.5, a plan whose GPUs do not divide the "
         "train batch gets a caution (0.5.0 and 0.5.1 refuse it: batch_divisor); null: none named"))
+    trinity_release: str | None = Field(default=None, description=(
+        "the release named (--trinity-version) as the plans name it back (`solver.tables.release_name`: 0.5.1, "
+        "0.5.0, 0.5), the one their check command gives; null: none named"))
     batch_divisor: BatchDivisor = Field(default="ranks", description=(
         "what must divide the train batch for the release named (--trinity-version, "
         "`solver.tables.counted_batch_divisor`): gpus for 0.5.0 and 0.5.1, which refuse a train batch the trainer "
@@ -548,6 +552,7 @@ class ConfigProblemCode(str, Enum):
     LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
     LORA_TARGETS_ASSUMED = "lora-targets-assumed"
+    LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
@@ -963,6 +968,7 @@ def make_query(
                  node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
+                 trinity_release=release_name(trinity_version),
                  expert_layout=counted_expert_layout(trinity_version),
                  batch_divisor=counted_batch_divisor(trinity_version),
                  reference_model=reference_model, lora_rank=lora_rank, critic=counted_critic(critic), dpo=dpo,

@@ -184,6 +184,7 @@ class CautionCode(str, Enum):
     PAST_NATIVE_ON_OWN_SCALING = "past-native-on-own-scaling"
     PAST_NATIVE_NO_YARN = "past-native-no-yarn"
     PAST_DERIVED_LENGTH = "past-derived-length"
+    PAST_SLIDING_WINDOW = "past-sliding-window"
     TABLES_SAY_OUT_OF_MEMORY = "tables-say-out-of-memory"
     THIN_HEADROOM = "thin-headroom"
     HOST_MEMORY_UNCHECKED = "host-memory-unchecked"
@@ -961,6 +962,28 @@ def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
             f"from the model's config: {length_key_words(model)}")
 
 
+def past_window_words(model: Model, max_model_len: int, option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+    """Where `max_model_len` is past `model`'s sliding window (`Model.vllm_sliding_window`) and that window reaches
+    past its native context, so that it trained with full attention (Phi-3-mini-128k's 262144 beside 131072): both
+    sides attend over the window there, transformers' Phi-3 by its mask and flash attention's ``window_size``
+    (``sliding_window`` from its config, ``modeling_phi3.py:265`` and ``:403``,
+    ``modeling_flash_attention_utils.py:642`` to ``:647`` in 5.12.1; verl's Ulysses patch passes it on) and the
+    rollout's vLLM by the window it caches (`solver.memory`'s KV cache counts it), so a token past it no longer sees
+    the sequence's start: in words, the length to plan within named as `option_names` name it; None otherwise (a
+    window within the native context, Mistral's or Gemma's, is the model's own)."""
+    if model.vllm_sliding_window is None:
+        return None
+    window, local = model.vllm_sliding_window
+    if window < model.native_context or max_model_len <= window:
+        return None
+    layers = "" if local == model.num_layers else f" in its {local} sliding-window layers"
+    return (f"past {model.name}'s sliding window of {window} tokens (its config.json's sliding_window, beyond the "
+            f"native {model.native_context}): the trainer's transformers and the rollout's vLLM alike attend each "
+            f"token to the {window} up to it alone{layers}, so a token past it no longer sees the sequence's start "
+            f"(the prompt); plan {option_names.valued(option_names.length, window)} to keep full attention, or check "
+            "the model's quality past it")
+
+
 def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
     """The cautions about `model` at `max_model_len` tokens, with their codes: YaRN past what is validated (for a
     model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling or with none (a
@@ -1028,14 +1051,16 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 interconnect_unstated: str | None = None, dpo: bool = False,
                 lora_moe: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
-    layout, remove padding off for it (`padding_cautions`, for `dpo` or not), its length (`length_cautions`), `thin`
+    layout, remove padding off for it (`padding_cautions`, for `dpo` or not), its length (`length_cautions`; past a
+    sliding window it trained without, `past_window_words`), `thin`
     headroom, a large `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice
     (`single`), `uneven` data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each
     where given), Env on an AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe
     (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
     (`interconnect_unstated_caution`), LoRA on a mixture of experts whose adapter config Trinity saves cut short
     (`lora_moe`: `lora_moe_caution`; each where given)."""
-    given = ((CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
+    given = ((CautionCode.PAST_SLIDING_WINDOW, past_window_words(model, max_model_len, option_names)),
+             (CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
@@ -1137,10 +1162,20 @@ class Plan(Frozen):
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
         "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
         "GPUs for its own update; null for none"))
-    expert_layout: ExpertLayout = Field(default="fused", exclude=True, description=(
-        "how memory_gb and host_memory_gb count a mixture of experts' routed experts (the query's expert_layout, "
-        "its Trinity release's: separate for 0.5.1), which its fragment's host memory and check command keep; "
-        "fused in JSON"))
+    trinity_version: str | None = Field(default=None, description=(
+        "the Trinity release its figures were counted for (--trinity-version, as `solver.tables.release_name` names "
+        "it: 0.5.1, 0.5.0, 0.5, 0.6), which its fragment and check command keep where no other is named; null where "
+        "none was named (0.6's counts), and in JSON made before the field"))
+    expert_layout: ExpertLayout = Field(default="fused", description=(
+        "how memory_gb and host_memory_gb count a mixture of experts' routed experts, as its Trinity release's "
+        "transformers holds them (the query's expert_layout, `solver.tables.counted_expert_layout`): separate for "
+        "0.5.1, either for 0.5, 0.5.0 and 0.5.2 (the states fused, a LoRA adapter the larger of the two), fused for "
+        "0.6 and where none was named (and in JSON made before the field); a dense model's figures are alike in each"))
+    experts_counted: str | None = Field(default=None, description=(
+        "for a mixture of experts: how memory_gb and host_memory_gb count its routed experts, in words "
+        "(`solver.memory.expert_layout_words`: 'routed experts counted separate, as Trinity 0.5.1's transformers 4 "
+        "holds them'), which solve's experts row and solve cluster's pool notes give where a release was named "
+        "(trinity_version); null for a dense model, and in JSON made before the field"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
@@ -2330,9 +2365,6 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "where the search found none for another reason than time (none exists, or Ctrl-C came first)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
-    trinity_version: TrinityVersion | None = Field(default=None, exclude=True, description=(
-        "the Trinity release the placement was made for (place's trinity_version), whose host memory figures its "
-        "plans were held to: its fragments' release unless another is named; None where none was, or read from JSON"))
 
     @property
     def required_cut_short(self) -> bool:

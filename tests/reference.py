@@ -109,6 +109,9 @@ PLAN_ORDER = (
     "reference_model",
     "lora_rank",
     "critic",
+    "trinity_version",
+    "expert_layout",
+    "experts_counted",
     "beyond_calibration",
     "beyond_calibration_codes",
     "trainer_nodes",
@@ -541,7 +544,10 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "host_critic_gb": _held_critic(model, n, critic) * min(n, node_gpus) / 2**30 if held else None,
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
             "lora_rank": 0,  # full fine-tuning's states
-            "critic": critic}
+            "critic": critic,
+            "trinity_version": None, "expert_layout": "fused",  # no release named: 0.6's counts, transformers 5's
+            "experts_counted": None if model.moe is None else "routed experts counted whole, as transformers 5 holds "
+                                                              "them"}
 
 
 def _up_to_a_tenth(gib: float) -> float:
@@ -1001,6 +1007,7 @@ CAUTION_CODES_BY_WORDS = (
     ("beyond the native ", "with no RoPE scaling to reach it", "past-native-no-yarn"),
     ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
     ("vLLM's rollout refuses it unless ", "it derives from the model's config: ", "past-derived-length"),
+    ("past ", "'s sliding window of ", "past-sliding-window"),
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),

@@ -105,6 +105,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
         "headroom_at_step": False, "headroom_at_critic_pass": False, "critic_pass_gb": None,
         "host_memory_gb": None, "host_critic_gb": None, "reference_model": True, "lora_rank": 0, "critic": None,
+        "trinity_version": None, "expert_layout": "fused", "experts_counted": None,
         "beyond_calibration": [],
         "beyond_calibration_codes": [],
         "trainer_nodes": 1, "nodes": None, "rollout_gpus": None, "cautions": [], "caution_codes": [],

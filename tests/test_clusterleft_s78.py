@@ -81,8 +81,8 @@ def test_two_copies_of_one_config_are_one_model(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("second", "differing"), [
-    ({"model_type": "llama"}, "model_type, vllm_rope_theta_lost"),  # each job's model was the last config's before
-    ({"max_position_embeddings": 32768}, "native_context"),
+    ({"model_type": "llama"}, "their config.json's model_type"),  # each job's model was the last config's before
+    ({"max_position_embeddings": 32768}, "their config.json's max_position_embeddings"),
 ])
 def test_two_configs_of_one_name_and_shape_that_differ_otherwise_are_refused(
         cli, tmp_path: Path, second: dict[str, object], differing: str):

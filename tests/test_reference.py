@@ -108,6 +108,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
     "critic": None,  # no critic
+    "trinity_version": None, "expert_layout": "fused", "experts_counted": None,  # no release named, a dense model
         "beyond_calibration": [],  # documented: the memory model's range does not matter
         "beyond_calibration_codes": [],
         "trainer_nodes": 1,  # 4 GPUs, within a node of 8
@@ -340,6 +341,7 @@ GOOD_PLAN = {
     "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
     "critic": None,  # no critic
+    "trinity_version": None, "expert_layout": "fused", "experts_counted": None,  # no release named, a dense model
     "beyond_calibration": [],  # documented
     "beyond_calibration_codes": [],
     "trainer_nodes": 1,  # 4 GPUs, within a node of 8

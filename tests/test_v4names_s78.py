@@ -102,10 +102,12 @@ def test_a_regex_is_judged_on_the_names_of_each_layout(model: solver.Model, patt
 @pytest.mark.parametrize(("experts", "refused"), [("fused", True), ("separate", False), ("either", False)])
 def test_w1_alone_is_taken_where_transformers_4_may_run(experts: ExpertLayout, refused: bool) -> None:
     problem = lora_targets_problem(".*\\.w1", None, MIXTRAL, experts)
-    assert (problem is not None) is refused
-    # a name of transformers 5 alone is refused under 0.5.1, as a name no type has is, and taken where it may run
+    assert (problem is not None and problem.code.value == "lora-configs-refused") is refused
+    # a name of transformers 5 alone is refused under 0.5.1, as a name no type has is; where transformers 5 may run,
+    # taken, and cautioned where 4 may run too (lora-targets-one-transformers: test_smallslips28_s78)
     problem = lora_targets_problem(".*mlp\\.gate", None, MIXTRAL, experts)
-    assert (problem is not None) is (experts == "separate")
+    assert (problem is not None and problem.code.value == "lora-configs-refused") is (experts == "separate")
+    assert (problem is not None and problem.code.value == "lora-targets-one-transformers") is (experts == "either")
 
 
 def _refusal(pattern: str, names: str) -> str:
@@ -193,7 +195,7 @@ def _checked(cli: Cli, tmp_path: Path, pattern: str, release: str) -> tuple[int,
 
 @pytest.mark.parametrize(("pattern", "release", "status", "codes"), [
     (".*\\.w1", "0.5.1", 0, ["lora-counted-as-full", "lora-targets-saved-split"]),
-    (".*\\.w1", "0.5.2", 0, ["lora-counted-as-full", "lora-targets-saved-split"]),
+    (".*\\.w1", "0.5.2", 0, ["lora-targets-one-transformers", "lora-counted-as-full", "lora-targets-saved-split"]),
     (".*\\.w1", "0.6", 1, ["lora-configs-refused"]),
     (".*\\.(w1|w3)", "0.5.1", 0, ["lora-counted-as-full", "lora-targets-saved-split"]),  # each expert's, under 4
     (".*experts\\.(w1|w3)", "0.5.1", 1, ["lora-configs-refused"]),  # transformers 5's names alone

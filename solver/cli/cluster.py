@@ -160,6 +160,8 @@ def run_cluster(args: argparse.Namespace) -> int:
         result = _naming_configs(result, written)
         _print_placement(args, result, fleet, list(written.values()))
     _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
+    if args.current is not None:
+        _note_pools_gone(args.current, args.file, fleet)
     if not args.json:
         _note_buy(args, result, fleet)
     if result.interrupted:
@@ -408,6 +410,18 @@ def _note_what_was_read(placements: tuple[Placement, ...], fleet: Fleet, catalog
             placement.plan.rope_scaling_factor for placement in placements
             if placement.model == model.name and placement.plan.rope_scaling_factor is not None))
     note_gpu_variants_of_pools("solve cluster", catalog, fleet, written_gpus)
+
+
+def _note_pools_gone(current: Path, file: Path, fleet: Fleet) -> None:
+    """On stderr, for each pool the --current placement runs jobs of the fleet in that the cluster `file` has none
+    of (`pools_gone`), that its jobs are taken as not running, though they run there until stopped."""
+    from solver.tables import pools_gone
+    for pool, jobs in pools_gone(current, fleet).items():
+        them, they_run = it_or_them(len(jobs)), "it runs" if len(jobs) == 1 else "they run"
+        print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} in pool {pool}, which "
+                   f"{file} lacks: the placement takes {them} as not running and starts {them} where it places "
+                   f"{them}, though {they_run} there until stopped; if the pool was renamed, name it {pool} again to "
+                   f"keep {them} where {they_run}")
 
 
 def _note_rollout_engines(result: ClusterResult, catalog: Catalog) -> None:

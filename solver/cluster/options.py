@@ -229,7 +229,7 @@ class Planner:
                  memory: MemoryModel | None = None, margin: float | None = None,
                  token_budget: TokenBudgetMode = "default", trinity_version: TrinityVersion | None = None,
                  option_names: OptionNames = COMMAND_OPTIONS, expert_layout: ExpertLayout = "fused",
-                 batch_divisor: BatchDivisor = "ranks") -> None:
+                 batch_divisor: BatchDivisor = "ranks", trinity_release: str | None = None) -> None:
         self.catalog = catalog
         self.weights = weights
         self.estimate = estimate
@@ -246,6 +246,8 @@ class Planner:
         """How that release holds a mixture of experts' routed experts, as `Query.expert_layout`."""
         self.batch_divisor = batch_divisor
         """What must divide a job's train batch for that release, as `Query.batch_divisor`."""
+        self.trinity_release = trinity_release
+        """That release as its plans name it (`Query.trinity_release`: 0.5.1)."""
         self.option_names = option_names
         """How the reasons and cautions name the options they point to (`Query.option_names`)."""
         self.cache: dict[tuple[object, ...], Plan | None] = {}
@@ -350,7 +352,8 @@ class Planner:
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE,
                                                "expert_layout": self.expert_layout,
-                                               "batch_divisor": self.batch_divisor})
+                                               "batch_divisor": self.batch_divisor,
+                                               "trinity_release": self.trinity_release})
 
     def roomy_margin(self, gpu: str, model: str) -> float:
         """The margin at which an estimate of `model` with Env on `gpu` fits exactly where, at the planner's margin,

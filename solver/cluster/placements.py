@@ -208,8 +208,9 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
     nodes, with its SP and Offload); else the search chose to move it though a way keeps it: where the stage of
     running jobs kept proved the most a placement of `result`'s objective keeps (`proofs`' first: that many, the
     jobs it keeps; None where not proven, or not over every job's ways), keeping it as well would keep one more, so
-    that placement would place less priority (or use more nodes); not proven otherwise. A reason about its ways is
-    not proven where a solve behind them ran out of time (`proofs`' second)."""
+    that placement would place less priority (or use more nodes); not proven otherwise (naming the pools whose host
+    memory `result` rounded, where it did: no time limit proves it then). A reason about its ways is not proven where
+    a solve behind them ran out of time (`proofs`' second)."""
     pool = fleet.pools[job.pool]
     changed = _asks_otherwise(planner, fleet, job)
     if changed is not None:
@@ -237,6 +238,10 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
     nodes = result.objective_counts == "nodes"
     named = [name if nodes else f"{name} (priority {priority})" for name, priority in holders]
     on_its_gpus = f"; its GPUs now run {and_joined(named)}" if named else ""
+    if kept_most is None and result.host_rounded:  # never proven over rounded needs, however long the search
+        return unproven[0], (f"the placement is not proven best: the host memory of the jobs in "
+                             f"{and_joined(list(result.host_rounded))} was rounded up into classes, which a longer "
+                             f"{planner.option_names.time_limit} does not lift{on_its_gpus}")
     if kept_most is None:
         return unproven[0], unproven[1] + on_its_gpus
     staying = f" (as well as the {counted(kept_most, 'running job')} kept)" if kept_most else ""

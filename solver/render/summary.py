@@ -327,6 +327,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("evidence", _evidence_words(answer, plan)),
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),
+        ("experts", plan.experts_counted if plan.trinity_version is not None else None),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in said),
         ("host memory", _host_memory_words(answer, plan, names)),
         ("tables' best", _tables_best_words(answer, plan)),

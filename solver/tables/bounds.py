@@ -355,11 +355,24 @@ def _minor_and_patch(value: object) -> tuple[str, str | None] | None:
     return None if release is None else (release[1], release[2])
 
 
-def counted_release(version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
-    """The release that names what a plan made for the minor version `version` (None: none) counted, its routed
-    experts laid out as `experts`: the patch that lays them out `separate` alone (``0.5.1``, `SEPARATE_EXPERT_RELEASES`)
-    where they were counted so, else `version`; `counted_expert_layout` of it is `experts` where a release of `version`
-    holds them so (0.6's: fused)."""
+def release_name(value: str | None) -> str | None:
+    """The Trinity release `value` names (as `trinity_release` takes it; None: none named) as rft-solver names it back,
+    in a plan's JSON and its check command: its minor version and its patch where written, without a ``v`` or a
+    pre-release's suffix (``v0.5.1``: ``0.5.1``; ``0.6.0.dev0``: ``0.6.0``; ``0.5``); None for a value that is no
+    release."""
+    release = _minor_and_patch(value)
+    return None if release is None else release[0] if release[1] is None else f"{release[0]}.{release[1]}"
+
+
+def counted_release(version: TrinityVersion | None, experts: ExpertLayout, planned: str | None = None) -> str | None:
+    """The release that names what a plan made for the release `planned` (`release_name`'s; None: none named or not
+    known) counted, written for the minor version `version` (None: none), its routed experts laid out as `experts`:
+    `planned` where it is a release of `version` (``0.5.0``, whose batch rule 0.5 alone only cautions); else the patch
+    that lays them out `separate` alone (``0.5.1``, `SEPARATE_EXPERT_RELEASES`) where they were counted so, else
+    `version`; `counted_expert_layout` of it is `experts` where a release of `version` holds them so (0.6's: fused)."""
+    release = _minor_and_patch(planned)
+    if release is not None and release[0] == version:
+        return planned
     for minor, patch in SEPARATE_EXPERT_RELEASES:
         if experts == "separate" and minor == version:
             return f"{minor}.{patch}"

@@ -13,7 +13,7 @@ from solver.tables.bounds import CriticStates
 from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
 from solver.tables.inputs import TYPED, CurrentFile, CurrentPlacement, Fleet, FleetFile, Job, JobEntry, Pool
 from solver.tables.loaders import load_catalog
-from solver.tables.model_config import load_model_config, model_config_file
+from solver.tables.model_config import config_keys_differing, load_model_config, model_config_file
 from solver.tables.reading import FleetLoader, given_path, load_validated, read_user_file, validated_data
 from solver.tables.schema import Model
 from solver.tables.text import QueryError, TableError, check_types, normalise, with_own_hint, yaml_brief
@@ -112,10 +112,11 @@ def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -
     """The model of each job's ``model_config`` (a path relative to the cluster file at `path`), named as
     `Catalog.with_model` names it; `TableError` naming the job for a bad config, or for two configs
     that give one name to two models: of different shapes, or of one shape but otherwise different (a context, a
-    RoPE scaling, a ``model_type``: the fleet knows a model by its name). Two configs of one model are one."""
+    RoPE scaling, a ``model_type``: the fleet knows a model by its name; the error names the config.json keys that
+    differ). Two configs of one model are one."""
     models: dict[str, Model] = {}
     read: dict[str, tuple[str, Model]] = {}  # the name a config gives, normalised: the job and model read
-    named: dict[str, tuple[str, Model]] = {}  # the name the catalogue gives it: the job and the model as named
+    named: dict[str, tuple[str, Model, Path]] = {}  # the name the catalogue gives it: the job, model and file
     for job in jobs:
         if job.config_path is None or job.config_path in models:
             continue
@@ -131,10 +132,11 @@ def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -
             raise _one_name_two_models(path, job, model.name, earlier[0], "shape")
         catalog = catalog.with_model(model)
         made = catalog.models[-1]
-        first, before = named.setdefault(made.name, (job.name, made))
+        first, before, first_file = named.setdefault(made.name, (job.name, made, found))
         if before != made:
-            differing = [field for field in Model.model_fields if getattr(before, field) != getattr(made, field)]
-            raise _one_name_two_models(path, job, model.name, first, ", ".join(differing))
+            keys = config_keys_differing(first_file, found)
+            raise _one_name_two_models(path, job, model.name, first, (
+                f"their config.json's {', '.join(keys)}" if keys else "what rft-solver reads of their config.json"))
         models[job.config_path] = made
     return models
 
@@ -216,6 +218,19 @@ def current_jobs(raw: dict[str, Any], where: str, fleet: Fleet, schema_version: 
     pools = {pool.name: index for index, pool in enumerate(fleet.pools)}
     return tuple(_running(placed, jobs[placed.job], pools[placed.pool]) for placed in current.placements
                  if placed.job in jobs and placed.pool in pools)
+
+
+def pools_gone(path: Path, fleet: Fleet) -> dict[str, tuple[str, ...]]:
+    """The pools the placement at `path` (``--current``, which `read_current` has read) runs jobs of `fleet` in that
+    `fleet` has none of (renamed or removed), each with those jobs, by name: `read_current` takes them as not running,
+    though they run there until stopped."""
+    pools = {pool.name for pool in fleet.pools}
+    jobs = {job.name for job in fleet.jobs}
+    gone: dict[str, list[str]] = {}
+    for placed in validated_data(CurrentFile, _current_json(path), str(path), yaml_read=False).placements:
+        if placed.pool not in pools and placed.job in jobs:
+            gone.setdefault(placed.pool, []).append(placed.job)
+    return {pool: tuple(names) for pool, names in gone.items()}
 
 
 PURCHASE_KEY = "fits_nowhere"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -323,6 +323,27 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
                  vllm_refusal=vllm_refusal, vllm_rope_theta_lost=_vllm_rope_theta_lost(path, config),
                  vllm_partial_rotary_lost=_vllm_partial_rotary_lost(path, config))
+
+
+def config_keys_differing(first: Path, second: Path) -> list[str]:
+    """The keys whose values differ between the config.json files `first` and `second` (as `load_model_config` reads
+    them, after `model_config_file`), dotted within a section both give as an object (``rope_scaling.factor``,
+    ``text_config.rope_theta``), in the order the files give them; a key one file lacks counts as differing."""
+    return list(_differing_keys(_config_json(first), _config_json(second), ""))
+
+
+def _differing_keys(first: Mapping[str, Any], second: Mapping[str, Any], prefix: str) -> Iterator[str]:
+    """`config_keys_differing` of two JSON objects, each key after `prefix`."""
+    for key in dict.fromkeys([*first, *second]):
+        mine, theirs = first.get(key, _ABSENT), second.get(key, _ABSENT)
+        if isinstance(mine, dict) and isinstance(theirs, dict):
+            yield from _differing_keys(mine, theirs, f"{prefix}{key}.")
+        elif mine != theirs or type(mine) is not type(theirs):
+            yield f"{prefix}{key}"
+
+
+_ABSENT = object()
+"""A key a config.json does not give (`_differing_keys`)."""
 
 
 def _model_type(config: dict[str, Any]) -> str | None:

@@ -65,6 +65,9 @@ MLP = ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
 """A gated MLP's linear layers under ``mlp`` (``...MLP``)."""
 LAYER = ("", "self_attn", "mlp", "mlp.act_fn", "input_layernorm", "post_attention_layernorm")
 """A Llama-like decoder layer's other modules: itself, its attention and MLP blocks, the activation and two norms."""
+GATE_UP_LAYER = (*LAYER[:3], "mlp.activation_fn", *LAYER[4:])
+"""Phi-3's and GLM-4's decoder layer's other modules: `LAYER`'s, the MLP's activation ``activation_fn`` (``Phi3MLP``,
+``Glm4MLP``, in transformers 5.12.1 and 4.57.6 alike)."""
 QK_NORMS = ("self_attn.q_norm", "self_attn.k_norm")
 """Qwen3's, OLMo 2's, OLMoE's and others' query and key norms."""
 FEEDFORWARD_NORMS = ("pre_feedforward_layernorm", "post_feedforward_layernorm")
@@ -92,6 +95,12 @@ included, since PEFT maps their last names (``gate_proj``, ``up_proj``, ``down_p
 444`` to ``:457`` in peft 0.21.2), whose names theirs (``mlp.shared_experts.down_proj.weight``) do not end in
 (``_inject_parameters``, ``tuners/tuners_utils.py:1245`` to ``:1252``): checked with tiny random DeepSeek-V3,
 GLM-4-MoE and Hunyuan-MoE models, whose adapters hold the attention, the router and the routed experts alone."""
+HUNYUAN_LAYER = (*LAYER[:3], *LAYER[4:], "self_attn.query_layernorm", "self_attn.key_layernorm", "mlp.gate")
+"""Hunyuan-MoE's decoder layer's other modules: `LAYER`'s but an activation under ``mlp`` (every layer's
+``HunYuanMoEV1Moe``, no dense layer), its query and key norms and the router's module (``HunYuanMoEV1Gate``)."""
+HUNYUAN_SHARED = ("mlp.shared_mlp.gate_proj", "mlp.shared_mlp.up_proj", "mlp.shared_mlp.down_proj")
+"""Hunyuan-MoE's shared expert's linear layers (``shared_mlp``), which ``all-linear`` adapts under transformers 4
+alone (`CONVERTED_MLPS`' reason under 5)."""
 DEEPSEEK_OTHERS = (*LAYER, *MLA_OTHERS, *EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn",
                    *CONVERTED_MLPS)
 """A DeepSeek-V2/V3 layer's other modules."""
@@ -111,12 +120,13 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
     _llama_like("gemma"), _llama_like("gemma2", *FEEDFORWARD_NORMS),
     _llama_like("gemma3_text", *QK_NORMS, *FEEDFORWARD_NORMS),
     PeftModuleNames("olmo2", (*ATTENTION, *MLP), (*LAYER[:4], LAYER[5], *QK_NORMS, FEEDFORWARD_NORMS[1])),
-    _llama_like("stablelm", "self_attn.q_layernorm", "self_attn.k_layernorm", "dropout"),
+    _llama_like("stablelm", "self_attn.q_layernorm", "self_attn.q_layernorm.norms", "self_attn.k_layernorm",
+                "self_attn.k_layernorm.norms", "dropout"),
     PeftModuleNames("phi3", ("self_attn.qkv_proj", "self_attn.o_proj", "mlp.gate_up_proj", "mlp.down_proj"),
-                    (*LAYER[:3], "mlp.activation_fn", *LAYER[4:], "resid_attn_dropout", "resid_mlp_dropout"),
+                    (*GATE_UP_LAYER, "resid_attn_dropout", "resid_mlp_dropout"),
                     fused_qkv=True, fused_gate_up=True),
     PeftModuleNames("glm4", (*ATTENTION, "mlp.gate_up_proj", "mlp.down_proj"),
-                    (*LAYER, "post_self_attn_layernorm", "post_mlp_layernorm"), fused_gate_up=True),
+                    (*GATE_UP_LAYER, "post_self_attn_layernorm", "post_mlp_layernorm"), fused_gate_up=True),
     PeftModuleNames("mixtral", (*ATTENTION, "mlp.gate", "mlp.experts.w1", "mlp.experts.w3", "mlp.experts.w2"),
                     (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]), router="mlp.gate",
                     fused=("experts.w1", "experts.w3"), separate_router=True, separate_experts=True),
@@ -138,16 +148,14 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
                      "mlp.shared_experts.act_fn", *CONVERTED_MLPS), router="mlp.gate", fused=QWEN2_FUSED,
                     separate_router=True, separate_experts=True),
     PeftModuleNames("hunyuan_v1_moe", (*ATTENTION, "mlp.gate.wg", *QWEN2_EXPERTS[1:]),
-                    (*LAYER, "self_attn.query_layernorm", "self_attn.key_layernorm", "mlp.gate", *EXPERT_OTHERS,
-                     "mlp.shared_mlp", "mlp.shared_mlp.act_fn", "mlp.shared_mlp.gate_proj", "mlp.shared_mlp.up_proj",
-                     "mlp.shared_mlp.down_proj"), router="mlp.gate.wg", fused=QWEN2_FUSED, separate_router=True,
-                    separate_experts=True),
+                    (*HUNYUAN_LAYER, *EXPERT_OTHERS, "mlp.shared_mlp", "mlp.shared_mlp.act_fn", *HUNYUAN_SHARED),
+                    router="mlp.gate.wg", fused=QWEN2_FUSED, separate_router=True, separate_experts=True),
     PeftModuleNames("llama4_text", (*ATTENTION, "feed_forward.router", "feed_forward.shared_expert.gate_proj",
                                     "feed_forward.shared_expert.up_proj", "feed_forward.shared_expert.down_proj",
                                     "feed_forward.gate_proj", "feed_forward.up_proj", "feed_forward.down_proj"),
-                    ("", "self_attn", "self_attn.qk_norm", "feed_forward", "feed_forward.act_fn",
+                    ("", "self_attn", "self_attn.qk_norm", "feed_forward", "feed_forward.activation_fn",
                      "feed_forward.experts", "feed_forward.experts.act_fn", "feed_forward.shared_expert",
-                     "feed_forward.shared_expert.act_fn", *LAYER[4:]), router="feed_forward.router",
+                     "feed_forward.shared_expert.activation_fn", *LAYER[4:]), router="feed_forward.router",
                     separate_router=True),
     PeftModuleNames("granitemoe", (*ATTENTION, "block_sparse_moe.router.layer"),
                     (*LAYER[:2], "block_sparse_moe", "block_sparse_moe.input_linear", "block_sparse_moe.output_linear",
@@ -218,8 +226,8 @@ SEPARATE_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
                "mlp.shared_experts.act_fn")),
     _separate(_V5["ernie4_5_moe"], (*ATTENTION, *MLP, "mlp.gate", *SEPARATE_EXPERTS, *SHARED_EXPERTS),
               (*LAYER, "mlp.moe_statics", *SEPARATE_EXPERT_OTHERS, "mlp.shared_experts", "mlp.shared_experts.act_fn")),
-    _separate(_V5["hunyuan_v1_moe"], (*ATTENTION, "mlp.gate.wg", *SEPARATE_EXPERTS, *_V5["hunyuan_v1_moe"].adapted[8:]),
-              (*_V5["hunyuan_v1_moe"].others[:9], *SEPARATE_EXPERT_OTHERS, "mlp.shared_mlp", "mlp.shared_mlp.act_fn")),
+    _separate(_V5["hunyuan_v1_moe"], (*ATTENTION, "mlp.gate.wg", *SEPARATE_EXPERTS, *HUNYUAN_SHARED),
+              (*HUNYUAN_LAYER, *SEPARATE_EXPERT_OTHERS, "mlp.shared_mlp", "mlp.shared_mlp.act_fn")),
     _V5["stablelm"]._replace(others=(*LAYER[:2], "self_attn.attention_dropout", V4_ROTARY, *LAYER[2:],
                                      *_V5["stablelm"].others[len(LAYER):])),
 )}

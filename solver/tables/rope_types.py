@@ -82,6 +82,12 @@ class RopeAdvice(NamedTuple):
     assumed: bool = False
     """Whether the type is one `ROPE_BY_MODEL_TYPE` does not hold, whose YaRN is assumed from Qwen3's."""
 
+    def refusal_of(self, rope_type: object) -> str | None:
+        """Why a model so advised refuses a RoPE scaling of `rope_type` in place of none (`kind` ``none``, a Phi-3
+        without its LongRoPE factors: `RopeExtension.refusal_of`), in words; None where it takes it, or has a scaling
+        of its own, which another replaces (``rope-scaling-replaces-own``)."""
+        return self.extension.refusal_of(rope_type) if self.kind == "none" else None
+
 
 def rope_advice(model_type: str | None, own_scaling: str | None) -> RopeAdvice:
     """What rft-solver advises past the native context of a model of `model_type` (None: not known) whose config.json

@@ -62,6 +62,7 @@ from solver.tables.model_config import (
     rope_scaling_problem,
     vllm_rope_problem,
 )
+from solver.tables.peft_names import PeftModuleNames
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -659,7 +660,8 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
     vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
-    stretch = _unneeded_stretch(given_rope, vllm_takes)
+    # a type that refuses the scaling is never built with it: the refusal says so (`_type_refuses_rope`), alone
+    stretch = None if model.rope_advice.refusal_of(given_rope) else _unneeded_stretch(given_rope, vllm_takes)
     unneeded = length is not None and length <= native and own_rope is None and stretch is not None
     if unneeded and length is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
@@ -780,11 +782,11 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
 def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapping[str, Any]) -> bool:
     """Check a RoPE scaling mapping `rope` (at `path`) that stretches `model` by a factor (``yarn``, ``linear``,
     ``dynamic``) where its type takes none (`Model.rope_advice`: a Phi-3 or PhiMoE without its LongRoPE factors,
-    whose config class refuses it, `RopeExtension.refusal_of`): refused on every release and in every mode (the
+    whose config class refuses it, `RopeAdvice.refusal_of`): refused on every release and in every mode (the
     trainer builds the model with it where no rollout does), first, named by ``type`` alone or without a key it needs
     too, which no key mends. Whether it was refused; False too where the type cannot be read."""
     given = checks.rope_type(path)
-    refusal = model.rope_advice.extension.refusal_of(given) if model.rope_advice.kind == "none" else None
+    refusal = model.rope_advice.refusal_of(given)
     if refusal is None or checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
         return False
     extension = model.rope_advice.extension
@@ -1805,47 +1807,90 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
     """Whether PEFT fails on the ``target_modules`` regex `targets` (None: ``all-linear``) less the ``exclude_modules``
     regex `excluded` as Trinity makes a new adapter for `model` under a release that holds its routed experts as
     `experts` (`peft_target_refusal` on `Model.peft_names_of` that layout: transformers 5's names where ``fused``,
-    transformers 4's where ``separate``, 0.5.1's; where ``either``, it fails only on both: it matches no module, a
+    transformers 4's where ``separate``, 0.5.1's; where ``either``, on each: it matches no module, a
     fused expert's half alone, or a module PEFT cannot adapt; or `excluded` leaves out every
     module it matches, "All modules were excluded" or "No modules were targeted for adaptation",
     ``tuners/tuners_utils.py:1051`` to ``:1086`` in peft 0.21.2), and what rft-solver says of it: the refusal
     (`ConfigProblemCode.LORA_CONFIGS_REFUSED`) on a model type whose names it has read, naming the type and its names
     (each layout's where they differ); a caution (`ConfigProblemCode.LORA_TARGETS_ASSUMED`) where they are assumed (a
-    ``model_type`` ``solver.tables.peft_names`` does not hold), since rft-solver cannot know that PEFT fails. None where
-    PEFT takes it; `re.error` where either is no regular expression."""
+    ``model_type`` ``solver.tables.peft_names`` does not hold), since rft-solver cannot know that PEFT fails; where
+    ``either`` and one transformers' names alone take it (Mixtral's ``.*\\.w1``, 4's alone), a caution naming which
+    (`ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS`), since the run fails on the other. None where PEFT takes it;
+    `re.error` where either is no regular expression."""
     pattern = ALL_LINEAR if targets is None else targets  # "" is a regex PEFT fails on, not all-linear
     held = {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[experts]}
     refusals = {names: peft_target_refusal(pattern, excluded, names) for names in held.values()}
-    if None in refusals.values():
+    taken = [layout for layout, names in held.items() if refusals[names] is None]
+    if taken and len(taken) < len(held):
+        return _one_transformers_caution(pattern, excluded, model, held, refusals, taken[0])
+    if taken:
         return None
     names = next((names for names in refusals  # where the regex alone matches, for exclude_modules' words
                   if peft_target_match(pattern, None, names) != NO_MATCH), next(iter(refusals)))
-    why = refusals[names] or ""
+    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "")
     shown = {layout: shown_module_names(each) for layout, each in held.items()}
     fused = shown_module_names(model.peft_names)
     names_shown = fused if set(shown.values()) == {fused} else "; ".join(
         f"transformers {TRANSFORMERS_OF[layout]}'s: {each}" for layout, each in shown.items())
-    kind = "a mixture of experts" if model.moe is not None else "a dense model"
-    key = dotted((*LORA_CONFIGS, 0, "target_modules"))
-    subject, fix = f"{key} '{pattern}'", "give all-linear, or a regular expression that matches whole names, such as "
-    fix += ".*\\.(q_proj|v_proj)"
+    if names.assumed:
+        what = model.unchecked_layout or f"model_type {model.model_type}"
+        return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ASSUMED, (
+            f"{subject}, on {model.name} ({_model_kind(model)}, {what}, whose module names rft-solver has not read), "
+            f"{why} among {names.model_type}'s names, which it assumes ({names_shown}): peft fails as Trinity makes "
+            "the adapter where they are the model's; check the regular expression against the model's own module "
+            "names (model.named_modules())"))
+    return ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
+        f"{subject}, on {model.name} ({_model_kind(model)}{_of_type(model)}), {why}: peft matches it whole "
+        f"(re.fullmatch) against each module's full name ({names_shown}), and Trinity fails as it makes the adapter: "
+        f"{fix}"))
+
+
+def _model_kind(model: Model) -> str:
+    """`model`'s kind, as `lora_targets_problem`'s words name it."""
+    return "a mixture of experts" if model.moe is not None else "a dense model"
+
+
+def _of_type(model: Model) -> str:
+    """``, model_type T`` for `model`'s type, as `lora_targets_problem`'s words name it; "" where it has none."""
+    return "" if model.model_type is None else f", model_type {model.model_type}"
+
+
+def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str) -> tuple[str, str, str]:
+    """The key PEFT fails on for the ``target_modules`` regex `pattern` less `excluded` on `names` (`why`:
+    `peft_target_refusal`'s words), why, and what to do, as `lora_targets_problem` words them: ``exclude_modules``
+    where it leaves out every module the regex alone matches."""
+    subject = dotted((*LORA_CONFIGS, 0, "target_modules")) + f" '{pattern}'"
+    fix = "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"
     if excluded is not None and why == MATCHES_NO_MODULE and peft_target_match(pattern, None, names) != NO_MATCH:
         none = "All modules were excluded" if excludes_every_module(excluded, names) else (
             "No modules were targeted for adaptation")
         subject = dotted((*LORA_CONFIGS, 0, "exclude_modules")) + f" '{excluded}'"
         why = f"leaves out every module target_modules '{pattern}' matches (\"{none}\")"
         fix = "exclude fewer, or remove it"
-    if names.assumed:
-        what = model.unchecked_layout or f"model_type {model.model_type}"
-        return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ASSUMED, (
-            f"{subject}, on {model.name} ({kind}, {what}, whose module names rft-solver has not read), {why} among "
-            f"{names.model_type}'s names, which it assumes ({names_shown}): peft fails as Trinity makes "
-            "the adapter where they are the model's; check the regular expression against the model's own module "
-            "names (model.named_modules())"))
-    of_type = "" if model.model_type is None else f", model_type {model.model_type}"
-    return ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
-        f"{subject}, on {model.name} ({kind}{of_type}), {why}: peft matches it whole (re.fullmatch) against each "
-        f"module's full name ({names_shown}), and Trinity fails as it makes the adapter: {fix}"))
+    return subject, why, fix
+
+
+def _one_transformers_caution(pattern: str, excluded: str | None, model: Model,
+                              held: dict[HeldExperts, PeftModuleNames], refusals: dict[PeftModuleNames, str | None],
+                              taken: HeldExperts) -> ConfigProblem:
+    """`lora_targets_problem`'s caution (`ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS`) under a release that takes
+    transformers 4 or 5 (0.5.0, 0.5.2) where `held`'s names of the layout `taken` alone take the regex: PEFT fails on
+    the other's (`refusals`) where the run has that transformers."""
+    failing = next(layout for layout in held if layout != taken)
+    names = held[failing]
+    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "")
+    good, bad = TRANSFORMERS_OF[taken], TRANSFORMERS_OF[failing]
+    assumed = f", {names.model_type}'s, which it assumes," if names.assumed else ""
+    return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS, (
+        f"{subject}, on {model.name} ({_model_kind(model)}{_of_type(model)}), is taken on transformers {good}'s module "
+        f"names ({shown_module_names(held[taken])}) but {why} among transformers {bad}'s{assumed} "
+        f"({shown_module_names(names)}): Trinity 0.5.0 and 0.5.2 run on transformers 4 or 5, and the run fails as "
+        f"Trinity makes the adapter where it has transformers {bad}: run it with transformers {good} "
+        f"({_PINNED_BY[good]}), or {fix}"))
+
+
+_PINNED_BY = {4: "Trinity 0.5.1 pins it", 5: "Trinity 0.5.2 takes up to 5.3.0, 0.6 requires 5.12.1 or later"}
+"""What pins each transformers major version among Trinity's releases (`_one_transformers_caution`)."""
 
 
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:

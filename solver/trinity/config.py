@@ -1008,12 +1008,13 @@ def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -
     layer, by a digit), so loading that adapter with PEFT fails (``PeftModel.from_pretrained``, as verl loads a
     ``lora_adapter_path``: ``workers/engine/fsdp/transformer_impl.py:352`` in verl 0.9.1,
     ``trainer/verl_legacy/fsdp_workers.py:496`` in Trinity 0.6.0). The run itself is unaffected: vLLM loads the
-    saved adapter by its tensors' names (``lora/lora_model.py:210`` to ``:221`` in vLLM 0.19.1). That is a dense
-    model's: on a mixture of experts whose config PEFT converts (`MoE.peft_converts_experts`), with transformers 5
-    PEFT resolves the regex into a set of module names before the save (``_resolve_string_target_modules``,
-    ``utils/transformers_weight_conversion.py:355`` to ``:399`` in peft 0.21.2), and the save fails whole instead
-    (``solver.trinity.checks``' ``lora-moe-config-unsaved``), which the line says, as this reading of the config
-    does not know the model's kind. None otherwise."""
+    saved adapter by its tensors' names (``lora/lora_model.py:210`` to ``:221`` in vLLM 0.19.1). That is any
+    model's with transformers 4 (`version` 0.5: 0.5.1's, and 0.5.0's or 0.5.2's where installed so), where PEFT
+    converts nothing, and a dense model's with transformers 5: on a mixture of experts whose config PEFT converts
+    (`MoE.peft_converts_experts`), transformers 5's PEFT resolves the regex into a set of module names before the save
+    (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:355`` to ``:399`` in peft 0.21.2),
+    and the save fails whole instead (``solver.trinity.checks``' ``lora-moe-config-unsaved``), which the line says
+    (`_saved_split_models`), as this reading of the config does not know the model's kind. None otherwise."""
     lora = _lora_key(reader)
     if (lora is None or lora_on_every_release(reader, version) is None or _loads_adapter(reader, lora)
             or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None):
@@ -1028,12 +1029,23 @@ def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -
     return [ConfigProblem(ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT, (
         f"{dotted(_lora_targets_key(lora, 'target_modules'))} {_shown_targets(targets)} is a regular expression, "
         "which Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its single characters "
-        f"({yaml_brief(list(dict.fromkeys(targets))[:4])[:-1]}, ...]) on a dense model (on a mixture of experts whose "
-        "config PEFT converts, it turns it into module names before the save, and lora-moe-config-unsaved says what "
-        "fails): this run is unaffected (vLLM loads the adapter by its tensors' names), but PEFT reads those "
+        f"({yaml_brief(list(dict.fromkeys(targets))[:4])[:-1]}, ...]) {_saved_split_models(version)}: this run is "
+        "unaffected (vLLM loads the adapter by its tensors' names), but PEFT reads those "
         "characters as module-name endings, so loading that adapter with PEFT (a later run's "
         "model.lora_configs[0].path, or PeftModel.from_pretrained) fails: give all-linear, which Trinity saves as "
         "module names, or write the regular expression back into the saved adapter_config.json before you load it"))]
+
+
+def _saved_split_models(version: TrinityVersion | None) -> str:
+    """The models on which Trinity saves a ``target_modules`` regex as its characters under `version`
+    (`_saved_targets_notes`): a dense model's, and under 0.5 a mixture of experts' with transformers 4 too (0.5.1's
+    pin, 0.5.0's and 0.5.2's where installed so), where PEFT converts nothing."""
+    converted = ("on a mixture of experts whose config PEFT converts, it turns it into module names before the save, "
+                 "and lora-moe-config-unsaved says what fails")
+    if version != "0.5":
+        return f"on a dense model ({converted})"
+    return ("on a dense model, and with transformers 4 (Trinity 0.5.1's; 0.5.0 and 0.5.2 take 4 or 5) on a mixture of "
+            f"experts too, where PEFT converts nothing (with transformers 5, {converted})")
 
 
 def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...], names: PeftModuleNames | None) -> str:

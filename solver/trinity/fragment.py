@@ -164,8 +164,9 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
     it counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), ``--critic none`` where it counted no critic
     but the config's algorithm trains one (`critic_trained`; a fragment has no ``algorithm_type``: Trinity's default,
     PPO), and ``--critic`` with the plan's where it counted one that the algorithm does not train (where both have
-    one, the critic's keys the plan writes say where, `Plan.critic`), the Trinity release (`version`; 0.5.1 where the
-    plan counted its routed experts as 0.5.1 lays them out, `Plan.expert_layout`), the environment variables the
+    one, the critic's keys the plan writes say where, `Plan.critic`), the Trinity release (`version`; the plan's own where of
+    that minor version, `Plan.trinity_version`: 0.5.0, 0.5.1; else 0.5.1 where the plan counted its routed experts as
+    0.5.1 lays them out, `Plan.expert_layout`), the environment variables the
     config's keys read as the plan was made (`environment`, `solver.trinity.check_environment`: ``NGPUS=12``, which
     the check's config reads as the plan's did; a value that is no number or flag, or whose variable's name looks
     private, as the shell's own: `_carried`), and Env's
@@ -184,7 +185,7 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
     lora = ("--lora-rank", str(plan.lora_rank)) if plan.lora_rank else ()
     critic = (("--critic", NO_CRITIC) if plan.critic is None and critic_trained
               else ("--critic", plan.critic) if plan.critic is not None and not critic_trained else ())
-    release = counted_release(version, plan.expert_layout)
+    release = counted_release(version, plan.expert_layout, plan.trinity_version)
     options = [*flags, *held, *lora, *critic, *(("--trinity-version", release) if release is not None else ())]
     variables = {**{name: _carried(name, value) for name, value in environment}, **plan_environment(plan, model)}
     return f"{_assignments(variables)}solve --from-config {shlex.quote(config)} --check {shlex.join(options)}"
