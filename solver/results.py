@@ -910,7 +910,8 @@ def own_scaling_words(model: Model, max_model_len: int) -> str:
 
 
 NO_ROPE_SCALING = "with no RoPE scaling to reach it"
-"""A length past the native context of a model whose type is advised no YaRN (`Model.beyond_native_no_yarn`), in words."""
+"""A length past the native context of a model whose type is advised no YaRN (`Model.beyond_native_no_yarn`), in
+words."""
 
 
 def no_yarn_follows(model: Model, max_model_len: int) -> str:

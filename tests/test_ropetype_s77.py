@@ -118,8 +118,8 @@ def test_phi3_4k_gets_no_yarn_and_says_why(tmp_path: Path):
     model = load_model_config(_phi3_4k(tmp_path))
     assert (model.rope_advice, model.yarn_factor(16384)) == (RopeAdvice("none", PHI3), None)
     assert length_cautions(model, 16384) == (
-        (f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN_WORDS}; vLLM's rollout refuses it, past "
-         "the 4096 it derives from the model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, "
+        (f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN_WORDS}; vLLM's rollout refuses it, "
+         "past the 4096 it derives from the model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, "
          "transformers' trainer rotates by plain RoPE at positions the model was not trained on, and vLLM's rotary "
          "cache ends (positions past it lead to nan, vLLM warns)"),)
     assert length_cautions(model, 4096) == ()  # within it, nothing to say
@@ -138,7 +138,8 @@ def test_persona47s_phi3_plan_writes_no_rope_scaling(cli: Cli, tmp_path: Path):
     status, out, _ = cli(*argv, "--json")
     [plan] = json.loads(out)[0]["plans"]
     assert (status, plan["rope_scaling_factor"], plan["caution_codes"][:1]) == (0, None, ["past-native-no-yarn"])
-    assert plan["cautions"][0].startswith(f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN_WORDS};")
+    assert plan["cautions"][0].startswith(
+        f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN_WORDS};")
 
 
 def phi3_untrained(named: str, write: str = "--write") -> str:
@@ -184,8 +185,8 @@ def test_an_unknown_type_says_the_yarn_it_assumes(cli: Cli, tmp_path: Path):
 def test_the_maps_legend_says_what_its_mark_means_for_phi3(cli: Cli, tmp_path: Path):
     status, out, _ = cli("map", "--model-config", str(_phi3_4k(tmp_path)), "--gpu", "h100", "--gpus-up-to", "4")
     assert status == 0 and "E+O+SP4@4~!^" in out
-    assert ("; ^ past the native context with no RoPE scaling to reach it (the model's type is advised no YaRN) (quality "
-            "untested)") in " ".join(out.split())
+    assert ("; ^ past the native context with no RoPE scaling to reach it (the model's type is advised no YaRN) "
+            "(quality untested)") in " ".join(out.split())
 
 
 def test_a_config_without_a_model_type_says_the_yarn_it_assumes(tmp_path: Path):

@@ -753,8 +753,9 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
     which ``_get_and_verify_max_len`` reads as ``rope_type`` (a KeyError, ``vllm/config/model.py:2111`` in vLLM
     0.19.1), or one vLLM builds no rotary embedding of (`vllm_rope_problem`: a yarn without
     ``original_max_position_embeddings``, a KeyError at ``:2119``), fails as vLLM starts: refused, but on Trinity 0.5,
-    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A scaling by a factor for a
-    model whose type is advised no YaRN (Phi-3's) is judged before (`_type_refuses_rope`), and not here if refused."""
+    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A ``model.rope_scaling`` by a
+    factor for a model whose type is advised no YaRN (Phi-3's) is judged before (`_type_refuses_rope`), and not here
+    if refused; the rollout model's own, which the trainer never builds, vLLM builds as given (`BUILT_AS_GIVEN`)."""
     given = checks.rope_type(path)  # read first: what cannot be read is said there, and judged no further
     if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
         return
@@ -1033,8 +1034,7 @@ def _check_rollout_model(checks: _ConfigChecks, model: Model, length: float | No
             f"explorer.rollout_model.rope_scaling ({yaml_brief(rollout_rope)}) is not what the trainer takes "
             f"({trainer_rope}): the rollout's vLLM samples at other positions than the trainer trains at; remove it "
             "(Trinity gives the rollout model.rope_scaling)"))
-    if (isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values()
-            and not _type_refuses_rope(checks, model, rollout_rope_path, rollout_rope)):
+    if isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values():  # vLLM's alone: built as given
         _check_vllm_rope(checks, model, rollout_rope_path, rollout_rope)
     rollout_length = checks.number((*ROLLOUT_MODEL, "max_model_len"))
     prompt, response = (checks.number((*ROLLOUT_MODEL, key)) if not checks.absent((*ROLLOUT_MODEL, key))
