@@ -635,7 +635,9 @@ def _theta_setting(checks: _ConfigChecks, model: Model) -> str:
 def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | None) -> None:
     """Check ``model.rope_scaling`` against `model` and `length`: a mapping, replacing no RoPE scaling of the model's
     own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`); past the native
-    context on a scaling of the model's own that vLLM does not stretch, refused where a vLLM rollout takes it."""
+    context on a scaling of the model's own that vLLM does not stretch, refused where a vLLM rollout takes it. A
+    scaling by a factor on a type advised no YaRN (Phi-3's) is judged first (`_type_refuses_rope`), and where it runs,
+    past the native context as a YaRN is (`Model.length_factor`)."""
     native, own_rope = model.native_context, model.rope_scaling
     rope = checks.value(_ROPE_SCALING)
     given_rope = checks.rope_type()
