@@ -278,7 +278,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
         "checked, YaRN past what is validated or a length past the native context on the model's own RoPE scaling "
-        "or with none (a type that takes no YaRN, as Phi-3), "
+        "or with none (a type that is advised no YaRN, as Phi-3), "
         "a length within it past the shorter one vLLM derives from the model's config.json (a smaller length key), "
         "thin headroom where it fits by extrapolating, Offload needing more host memory per node than the "
         f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers commonly have for each of its GPUs (without "

@@ -518,6 +518,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_REPLACES_OWN = "rope-scaling-replaces-own"
     ROPE_TYPE_MISSING_REFUSED = "rope-type-missing-refused"
     ROPE_SCALING_UNBUILT_REFUSED = "rope-scaling-unbuilt-refused"
+    ROPE_SCALING_UNTRAINED = "rope-scaling-untrained"
     ROPE_THETA_DROPPED = "rope-theta-dropped"
     ROPE_PARTIAL_DROPPED = "rope-partial-dropped"
     PAST_NATIVE_ON_OWN_SCALING_REFUSED = "past-native-on-own-scaling-refused"

@@ -911,11 +911,12 @@ def own_scaling_words(model: Model, max_model_len: int) -> str:
 
 
 NO_ROPE_SCALING = "with no RoPE scaling to reach it"
-"""A length past the native context of a model whose type takes no YaRN (`Model.beyond_native_no_yarn`), in words."""
+"""A length past the native context of a model whose type is advised no YaRN (`Model.beyond_native_no_yarn`), in
+words."""
 
 
 def no_yarn_follows(model: Model, max_model_len: int) -> str:
-    """What follows from `max_model_len` past the native context of `model`, whose type takes no YaRN
+    """What follows from `max_model_len` past the native context of `model`, whose type is advised no YaRN
     (`Model.beyond_native_no_yarn`: Phi-3's LongRoPE), in words: why none is written, the accepted way, and whether
     vLLM's rollout takes the length, and what each builds past the native context: transformers' trainer refuses no
     length and rotates the positions past it by plain RoPE, which the model was not trained on; vLLM's rotary cache
@@ -924,14 +925,14 @@ def no_yarn_follows(model: Model, max_model_len: int) -> str:
     (``vllm/config/model.py:2168-2172``). `no_yarn_words` says it after the length; the summary's ``max_model_len``
     row, which names the native context first, beside it."""
     extension = model.rope_advice.extension
-    return (f"no YaRN written, as model_type {extension.model_type} takes none: {extension.refusal}; "
+    return (f"no YaRN written for model_type {extension.model_type}: {extension.why_no_yarn}; "
             f"{extension.accepted}; {_vllm_takes_words(model, max_model_len)}; past {model.native_context}, "
             f"transformers' trainer rotates by plain RoPE at positions the model was not trained on, and vLLM's "
             f"rotary cache ends (positions past it lead to nan, vLLM warns)")
 
 
 def no_yarn_words(model: Model, max_model_len: int) -> str:
-    """`max_model_len`, past the native context of `model`, whose type takes no YaRN, in words (`no_yarn_follows`):
+    """`max_model_len`, past the native context of `model`, whose type is advised no YaRN, in words (`no_yarn_follows`):
     ``beyond the native 4096 with no RoPE scaling to reach it: no YaRN written, ...``."""
     return f"beyond the native {model.native_context} {NO_ROPE_SCALING}: {no_yarn_follows(model, max_model_len)}"
 
@@ -953,7 +954,7 @@ def past_derived_length_words(model: Model, max_model_len: int) -> str | None:
     (`Model.vllm_longest_as_written`) for its config.json's length key (`Model.vllm_length_key`: a ``seq_length``
     shorter than its native context): vLLM's rollout refuses it without `LONG_LENGTH_VARIABLE` (`plan_environment`
     exports it), in words, as `own_scaling_words` says it of a model's own RoPE scaling and `no_yarn_words` of a type
-    that takes no YaRN; None otherwise (and where those say it)."""
+    that is advised no YaRN; None otherwise (and where those say it)."""
     longest = math.floor(model.vllm_longest_as_written(max_model_len))
     if (model.vllm_length_key is None or max_model_len <= longest or model.beyond_native_on_own_scaling(max_model_len)
             or model.beyond_native_no_yarn(max_model_len)):
@@ -987,7 +988,7 @@ def past_window_words(model: Model, max_model_len: int, option_names: OptionName
 def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
     """The cautions about `model` at `max_model_len` tokens, with their codes: YaRN past what is validated (for a
     model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling or with none (a
-    type that takes no YaRN), a length within
+    type that is advised no YaRN), a length within
     it past the shorter one vLLM derives from its config.json's length key (`past_derived_length_words`)."""
     yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
     yarn = Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: "
@@ -1194,7 +1195,7 @@ class Plan(Frozen):
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check before running it, in words (`with_cautions`): a model read from a config.json of a kind "
         "whose counts were not checked, YaRN past what is validated, a length past "
-        "the model's native context on its own RoPE scaling or with none (a type that takes no YaRN, as Phi-3), a "
+        "the model's native context on its own RoPE scaling or with none (a type that is advised no YaRN, as Phi-3), a "
         "length within it past the shorter one vLLM derives "
         "from the model's config.json (a smaller length key), thin headroom where an estimate extrapolates, "
         f"Offload needing more host memory per node than the {SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU servers "

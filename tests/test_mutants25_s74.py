@@ -126,7 +126,7 @@ def test_a_plan_for_another_release_keeps_its_critics_host_memory():
 
 def test_a_users_own_partial_rotary_factor_in_the_rope_scaling_is_kept(cli: Cli, tmp_path: Path):
     # Y4: the model's 0.75 is written only where the mapping lacks one; the user's own 0.5 stays (StableLM's type: a
-    # Phi-3's takes no YaRN, which --write removes, tests/test_ropetype_s77.py)
+    # Phi-3 is advised no YaRN, and --write removes a given one, tests/test_ropetype_s77.py)
     model = _phi_partial(tmp_path, model_type="stablelm")
     config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
     config.write_text("model:\n  model_path: /nowhere/Phi-partial\n  max_model_len: 8192\n  rope_scaling: {rope_type: "

@@ -274,5 +274,5 @@ def test_write_keeps_a_phi3s_scaling_that_is_no_yarn(cli: Cli, tmp_path: Path) -
 def test_the_summary_row_says_a_phi3_has_no_scaling_to_reach_its_length(cli: Cli, tmp_path: Path) -> None:
     status, out, _ = cli("--model-config", str(_phi3_4k(tmp_path)), "--gpu", "h100", "--gpus", "4", "--len", "16k")
     assert status == 0
-    assert ("max_model_len 16384, past the native 4096, with no RoPE scaling to reach it (no YaRN written, as "
-            "model_type phi3 takes none: transformers' Phi-3 config class") in " ".join(out.split())
+    assert ("max_model_len 16384, past the native 4096, with no RoPE scaling to reach it (no YaRN written for "
+            "model_type phi3: Phi-3's checkpoints reach past their native context by LongRoPE") in " ".join(out.split())

@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 from test_peftgap_s77 import _trinity
-from test_ropetype_s77 import _phi3_4k
+from test_ropetype_s77 import _phi3_4k, phi3_untrained
 
 import solver
 from solver.memory import shown_host_need
 from solver.query import ConfigProblemCode
 from solver.tables import counted_release, load_catalog
-from solver.tables.rope_types import LONGROPE_ACCEPTED, PHI3_REFUSAL
 from solver.trinity import patch_trinity_config
 from solver.trinity.checks import lora_targets_problem
 
@@ -118,16 +117,25 @@ def test_an_empty_target_modules_is_refused_not_read_as_all_linear(cli: Cli, tmp
     assert "lora-configs-refused" in current["config_problem_codes"]
 
 
-@pytest.mark.parametrize(("rope", "named"), [
-    ("{rope_type: yarn, factor: 4.0}", "rope_type"),
-    ("{type: yarn, factor: 4.0, original_max_position_embeddings: 4096}", "type"),
+VLLM_HANDED = "as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' filling-in"
+BEFORE_012 = ("(with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before 0.12, as 0.5.0 also takes, fills it in)")
+
+
+@pytest.mark.parametrize(("rope", "named", "lacks", "refused"), [
+    ("{rope_type: yarn, factor: 4.0}", "rope_type", (
+        "model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type yarn without it, "
+        f"and fails as it starts, {VLLM_HANDED}; add original_max_position_embeddings: 4096"),
+     "rope-scaling-unbuilt-refused"),
+    ("{type: yarn, factor: 4.0, original_max_position_embeddings: 4096}", "type", (
+        "model.rope_scaling names its type in type alone ('yarn'): the rollout's vLLM reads rope_type and fails as it "
+        f"starts (KeyError 'rope_type'), {VLLM_HANDED}; add rope_type: yarn"), "rope-type-missing-refused"),
 ])
 @pytest.mark.parametrize("release", ["0.5", "0.6"])
-def test_a_yarn_given_to_phi3_is_refused_first_whatever_key_it_lacks(
-        cli: Cli, tmp_path: Path, rope: str, named: str, release: str) -> None:
-    # A YaRN without original_max_position_embeddings, or named by type alone, was told to add the key ("add
-    # original_max_position_embeddings: 4096", "add rope_type: yarn"), which leads to the Phi-3 refusal, and on 0.5
-    # only cautioned (rope-scaling-wrong): Phi-3's config class refuses any yarn on every release.
+def test_a_yarn_given_to_phi3_is_cautioned_and_told_the_key_vllm_needs(
+        cli: Cli, tmp_path: Path, rope: str, named: str, lacks: str, refused: str, release: str) -> None:
+    # A YaRN without original_max_position_embeddings, or named by type alone, was told to add the key, which led to
+    # the Phi-3 refusal (review77b); phi3rope (s78): the trainer and vLLM build a Phi-3's yarn as given (a caution),
+    # so the key vLLM needs is asked for again, refused on 0.6 and a but: line on 0.5 as for any model.
     model = _phi3_4k(tmp_path)
     config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
     config.write_text("model:\n  model_path: /nowhere/Phi-3-mini-4k-instruct\n  max_model_len: 16384\n"
@@ -137,10 +145,11 @@ def test_a_yarn_given_to_phi3_is_refused_first_whatever_key_it_lacks(
     argv = ("--model-config", str(model), "--gpu", "h100", "--trinity-version", release)
     status, out, _ = cli("--from-config", str(config), *argv, "--check", "--json")
     current = json.loads(out)[0]["current"]
-    assert (status, current["config_problem_codes"]) == (1, ["rope-scaling-unbuilt-refused"])
-    assert current["config_problems"] == [
-        (f"model.rope_scaling: {named} yarn on Phi-3-mini-4k-instruct, whose model_type phi3 takes no YaRN: "
-         f"{PHI3_REFUSAL}; remove it, and {LONGROPE_ACCEPTED}")]
+    assert (status, current["config_problem_codes"]) == (
+        (0, ["rope-scaling-untrained", "rope-scaling-wrong"]) if release == "0.5" else
+        (1, ["rope-scaling-untrained", refused]))
+    assert current["config_problems"] == [phi3_untrained(f"{named} yarn"),
+                                          f"{lacks} {BEFORE_012}" if release == "0.5" else lacks]
     status, _, err = cli("--from-config", str(config), *argv, "--write", str(written))
     assert status == 0, err
     assert "rope_scaling" not in written.read_text(encoding="utf-8")

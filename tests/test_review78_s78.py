@@ -1,24 +1,18 @@
 """Review of session 78's merges (review78): the loraleft x v4names merge dropped Hunyuan-MoE's shared expert
 (``mlp.shared_mlp.{gate,up,down}_proj``, ``nn.Linear`` under transformers 4.57.6's ``HunYuanMoEV1MLP``, adapted
 there since PEFT converts nothing) from transformers 4's names, so a 0.5.1 config whose ``target_modules`` names it
-was refused as matching no module. A scaling by a factor within the native context of a type that takes none (a
-Phi-3) is its refusal alone, not also "not needed there (it stretches the positions ...)": the model is not built
-with it."""
+was refused as matching no module. (Its second finding, a Phi-3's factor scaling within the native context as its
+refusal alone, gave way to phi3rope's runs, which build it as given: tests/test_phi3rope_s78.py.)"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
 from test_loraleft_s78 import MOE
-from test_ropeleft_s78 import _problems
-from test_ropetype_s77 import _phi3_4k
 
 import solver
-from solver.tables import load_model_config
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, SEPARATE_NAMES_BY_MODEL_TYPE
-from solver.tables.rope_types import LONGROPE_ACCEPTED, PHI3_FACTOR_REFUSAL, PHI3_REFUSAL, RopeAdvice, RopeExtension
 from solver.trinity.checks import lora_targets_problem
 from solver.trinity.peft import TargetMatch, peft_target_match, shown_module_names
 
@@ -54,23 +48,3 @@ def test_a_regex_naming_hunyuans_shared_expert_is_taken_under_transformers_4(tmp
         "model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.gate.wg, "
         "model.layers.N.mlp.experts.E.{gate,up,down}_proj, model.layers.N.mlp.shared_mlp.{gate,up,down}_proj, "
         "model.embed_tokens and lm_head")
-
-
-@pytest.mark.parametrize("mode", ["train", "both"])
-@pytest.mark.parametrize(("rope_type", "takes", "refusal"), [
-    ("yarn", "no YaRN", PHI3_REFUSAL), ("linear", "no linear RoPE scaling", PHI3_FACTOR_REFUSAL),
-    ("dynamic", "no dynamic RoPE scaling", PHI3_FACTOR_REFUSAL)])
-def test_a_factor_scaling_within_a_phi3s_native_context_is_its_refusal_alone(tmp_path: Path, mode: str,
-                                                                            rope_type: str, takes: str, refusal: str):
-    # Before, a rope-scaling-unneeded line came first (but for dynamic in mode train), saying it stretches positions.
-    rope = {"rope_type": rope_type, "factor": 2.0, "original_max_position_embeddings": 4096}
-    assert _problems(load_model_config(_phi3_4k(tmp_path)), rope, 2048, mode) == [("rope-scaling-unbuilt-refused", (
-        f"model.rope_scaling: rope_type {rope_type} on Phi-3-mini-4k-instruct, whose model_type phi3 takes {takes}: "
-        f"{refusal}; remove it, and {LONGROPE_ACCEPTED}"))]
-
-
-def test_rope_advices_refusal_is_its_types_only_where_it_advises_none():
-    own = RopeAdvice("own", RopeExtension("phi3", takes_yarn=False, refusal="r", factor_refusal="f"))
-    none = own._replace(kind="none")
-    assert [advice.refusal_of(kind) for advice in (own, none) for kind in ("yarn", "linear", "longrope")] == [
-        None, None, None, "r", "f", None]

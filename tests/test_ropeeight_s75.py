@@ -116,7 +116,7 @@ YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 
 
 def _phi_partial(tmp_path: Path) -> Path:
     """A Phi-3 config.json of 4096 native positions rotating 0.75 of each head (as Phi-4-mini does), under StableLM's
-    type (which rotates part of each head too): a Phi-3's takes no YaRN, refused (tests/test_ropetype_s77.py)."""
+    type (which rotates part of each head too): a Phi-3 is advised no YaRN (tests/test_ropetype_s77.py)."""
     config = json.loads((Path(__file__).parent / "data" / "hf-configs" / "Phi-3-mini-128k-instruct.json").read_text(
         encoding="utf-8"))
     for key in ("rope_scaling", "original_max_position_embeddings", "sliding_window"):

@@ -1,6 +1,7 @@
 """RoPE scaling checks across model types (ropeleft, session 78; read against transformers 5.12.1 and 4.57.6, vLLM
-0.19.1, Trinity 0.5.1 and 0.6.0): a scaling by a factor (yarn, linear, dynamic) on a type whose config class takes
-none (Phi-3, PhiMoE) is refused in mode train too, where no rollout takes it (only the rollout's path judged it);
+0.19.1, Trinity 0.5.1 and 0.6.0): a scaling by a factor (yarn, linear, dynamic) on a type advised no YaRN (Phi-3,
+PhiMoE) is judged in mode train too, where no rollout takes it (only the rollout's path judged it; phi3rope, s78: a
+Phi-3's is a caution, as it builds as given);
 a linear one within the native context is unneeded as a YaRN is, a dynamic one where a vLLM rollout takes it (its
 static NTK raises the base at every length; transformers' only past the native context); a Phi-3 past its native
 context stays a caution that says what each side builds there; a --model-config's advice follows its type."""
@@ -13,18 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_ropetype_s77 import CONFIGS, PHI3, _phi3_4k
+from test_ropetype_s77 import CONFIGS, PHI3, _phi3_4k, phi3_untrained
 
 from solver.results import length_cautions
 from solver.tables import load_catalog, load_model_config
 from solver.tables.rope_types import (
-    LONGROPE_ACCEPTED,
-    PHI3_FACTOR_REFUSAL,
-    PHI3_REFUSAL,
-    PHIMOE_REFUSAL,
-    ROPE_BY_MODEL_TYPE,
     RopeAdvice,
     RopeExtension,
+    rope_advice,
 )
 from solver.tables.schema import Model
 from solver.trinity import trinity_config_problems
@@ -43,35 +40,33 @@ def _problems(model: Model, rope: dict[str, Any], length: int, mode: str, versio
             if "rope" in problem.code.value]
 
 
-@pytest.mark.parametrize(("model_type", "rope_type", "refusal"), [
-    ("phi3", "yarn", PHI3_REFUSAL), ("phi3", "linear", PHI3_FACTOR_REFUSAL), ("phi3", "dynamic", PHI3_FACTOR_REFUSAL),
-    ("phi3", "longrope", None), ("phi3", "default", None), ("phi3", None, None),
-    ("phimoe", "yarn", PHIMOE_REFUSAL), ("phimoe", "linear", PHIMOE_REFUSAL), ("phimoe", "dynamic", PHIMOE_REFUSAL),
-    ("qwen3", "linear", None), ("gemma2", "dynamic", None), ("llama", "yarn", None),
+@pytest.mark.parametrize(("model_type", "rope_type", "unadvised"), [
+    ("phi3", "yarn", True), ("phi3", "linear", True), ("phi3", "dynamic", True),
+    ("phi3", "longrope", False), ("phi3", "default", False), ("phi3", None, False),
+    ("phimoe", "yarn", True), ("phimoe", "linear", True), ("phimoe", "dynamic", True),
+    ("qwen3", "linear", False), ("gemma2", "dynamic", False), ("llama", "yarn", False),
 ])
-def test_which_types_refuse_a_scaling_by_a_factor(model_type: str, rope_type: str | None, refusal: str | None):
-    assert ROPE_BY_MODEL_TYPE[model_type].refusal_of(rope_type) == refusal
+def test_which_types_are_advised_no_scaling_by_a_factor(model_type: str, rope_type: str | None, unadvised: bool):
+    # Before phi3rope (s78) `refusal_of` said why each was refused; they build as given (tests/test_phi3rope_s78.py).
+    assert rope_advice(model_type, None).unadvised(rope_type) is unadvised
 
 
 @pytest.mark.parametrize("version", ["0.5", "0.6"])
 @pytest.mark.parametrize("mode", ["both", "train"])
-@pytest.mark.parametrize(("rope_type", "takes", "refusal"), [
-    ("yarn", "no YaRN", PHI3_REFUSAL),
-    ("linear", "no linear RoPE scaling", PHI3_FACTOR_REFUSAL),
-    ("dynamic", "no dynamic RoPE scaling", PHI3_FACTOR_REFUSAL),
-])
-def test_a_factor_scaling_on_phi3_is_refused_in_every_mode_and_release(tmp_path: Path, version: str, mode: str,
-                                                                     rope_type: str, takes: str, refusal: str):
+@pytest.mark.parametrize("rope_type", ["yarn", "linear", "dynamic"])
+def test_a_factor_scaling_on_phi3_is_a_caution_in_every_mode_and_release(tmp_path: Path, version: str, mode: str,
+                                                                       rope_type: str):
     # Before ropeleft mode train (no rollout: the trainer builds the model with it) gave no line at all, and a
-    # linear or dynamic one none in any mode.
+    # linear or dynamic one none in any mode; ropeleft refused them, phi3rope (s78) cautions: they build as given.
     rope = {"rope_type": rope_type, "factor": 4.0, "original_max_position_embeddings": 4096}
     model = load_model_config(_phi3_4k(tmp_path))
-    assert _problems(model, rope, 16384, mode, version) == [("rope-scaling-unbuilt-refused", (
-        f"model.rope_scaling: rope_type {rope_type} on Phi-3-mini-4k-instruct, whose model_type phi3 takes {takes}: "
-        f"{refusal}; remove it, and {LONGROPE_ACCEPTED}"))]
+    must_be_yarn = [("rope-scaling-wrong", f"model.rope_scaling.rope_type must be yarn, got '{rope_type}'")]
+    assert _problems(model, rope, 16384, mode, version) == [
+        ("rope-scaling-untrained", phi3_untrained(f"rope_type {rope_type}", "solver.trinity.patch_trinity_config")),
+        *(must_be_yarn if rope_type != "yarn" else [])]
 
 
-def test_a_phi3s_linear_is_refused_by_the_cli_and_removed_by_write(cli: Cli, tmp_path: Path):
+def test_a_phi3s_linear_is_cautioned_by_the_cli_and_removed_by_write(cli: Cli, tmp_path: Path):
     config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
     config.write_text("mode: train\nmodel:\n  model_path: /nowhere/Phi-3-mini-4k-instruct\n  max_model_len: 16384\n"
                       "  rope_scaling: {type: linear, factor: 4.0}\nalgorithm: {algorithm_type: grpo}\n"
@@ -80,9 +75,9 @@ def test_a_phi3s_linear_is_refused_by_the_cli_and_removed_by_write(cli: Cli, tmp
     argv = ("--from-config", str(config), "--model-config", str(_phi3_4k(tmp_path)), "--gpu", "h100")
     status, out, _ = cli(*argv, "--check", "--json", "--trinity-version", "0.5")
     current = json.loads(out)[0]["current"]
-    assert (status, current["config_problem_codes"]) == (1, ["rope-scaling-unbuilt-refused"])
-    assert current["config_problems"][0].startswith(
-        "model.rope_scaling: type linear on Phi-3-mini-4k-instruct, whose model_type phi3 takes no linear RoPE scaling")
+    assert (status, current["config_problem_codes"]) == (0, ["rope-scaling-untrained", "rope-scaling-wrong"])
+    assert current["config_problems"] == [phi3_untrained("type linear"),
+                                          "model.rope_scaling.rope_type must be yarn, got 'linear'"]
     status, _, err = cli(*argv, "--write", str(written))
     assert status == 0, err
     assert "rope_scaling" not in written.read_text(encoding="utf-8")

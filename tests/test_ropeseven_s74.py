@@ -176,7 +176,7 @@ def test_no_catalogue_model_loses_one():
 
 
 def _partial_problems(tmp_path: Path, model_keys: dict[str, object], **sections: object) -> list[tuple[str, str]]:
-    model = load_model_config(_phi_partial(tmp_path, model_type="stablelm"))  # a Phi-3's takes no YaRN
+    model = load_model_config(_phi_partial(tmp_path, model_type="stablelm"))  # a Phi-3 is advised no YaRN
     mapping = {"model": {"model_path": "x", "max_model_len": 8192, **model_keys}, **sections}
     return [(problem.code.value, problem.words) for problem in trinity_config_problems(mapping, model, 8)]
 

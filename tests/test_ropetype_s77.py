@@ -1,8 +1,8 @@
 """RoPE scaling advice per model type (ropetype, session 77: solver/tables/rope_types.py, read from transformers
 5.12.1's configuration classes and vLLM 0.19.1's ``get_rope``): YaRN where the type takes it (Qwen3 unchanged,
 Mistral), the model's own scaling kept (Llama-3.1's llama3, Phi-3-mini-128k's longrope), none for a Phi-3 without its
-own LongRoPE factors (persona47: YaRN was advised, which Phi-3's config class reads as longrope and refuses), and an
-unknown type's YaRN said to be assumed."""
+own LongRoPE factors (persona47: YaRN was advised, not Phi-3's LongRoPE; phi3rope, s78: a given one builds as given,
+a caution), and an unknown type's YaRN said to be assumed."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
 from solver.tables.rope_types import (
     LONGROPE_ACCEPTED,
-    PHI3_FACTOR_REFUSAL,
-    PHI3_REFUSAL,
-    PHIMOE_REFUSAL,
+    PHI3_NO_YARN,
+    PHIMOE_NO_YARN,
+    PHIMOE_TRAINER_READS,
     ROPE_BY_MODEL_TYPE,
     RopeAdvice,
     RopeExtension,
@@ -29,14 +29,14 @@ from solver.tables.rope_types import (
 Cli = Callable[..., tuple[int, str, str]]
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"
 QWEN3 = RopeExtension("qwen3")
-PHI3 = RopeExtension("phi3", takes_yarn=False, refusal=PHI3_REFUSAL, accepted=LONGROPE_ACCEPTED,
-                     factor_refusal=PHI3_FACTOR_REFUSAL)
-PHI3_NO_YARN = (
-    "no YaRN written, as model_type phi3 takes none: transformers' Phi-3 config class reads rope_type yarn as "
-    "longrope, which needs a short_factor and a long_factor per pair of rotary dimensions that no factor gives, a "
-    "KeyError as the trainer builds the model, and the rollout's vLLM refuses a yarn rope_scaling for Phi-3 as it "
-    "starts; use a checkpoint whose config.json gives its own longrope rope_scaling, as Phi-3-mini-128k-instruct's "
-    "does, or plan within the native context")
+PHI3 = RopeExtension("phi3", yarn_advised=False, why_no_yarn=PHI3_NO_YARN, accepted=LONGROPE_ACCEPTED)
+PHI3_NO_YARN_WORDS = (
+    "no YaRN written for model_type phi3: Phi-3's checkpoints reach past their native context by LongRoPE, a "
+    "short_factor and a long_factor per pair of rotary dimensions trained with the model, which no factor gives; a "
+    "yarn, linear or dynamic rope_scaling is built as given by the trainer's transformers and the rollout's vLLM, a "
+    "RoPE the checkpoint was not trained with (Trinity sets it on the loaded config, past the config class that reads "
+    "yarn as longrope); use a checkpoint whose config.json gives its own longrope rope_scaling, as "
+    "Phi-3-mini-128k-instruct's does, or plan within the native context")
 """What a Phi-3-mini-4k past its native context is told, after the length."""
 NOT_QWEN = "YaRN on a model that is not Qwen's, for which rft-solver knows of no validation"
 
@@ -66,7 +66,8 @@ def _unknown(tmp_path: Path) -> Path:
     ("llama", "llama3", RopeAdvice("own", RopeExtension("llama"))),
     ("phi3", None, RopeAdvice("none", PHI3)),
     ("phi3", "longrope", RopeAdvice("own", PHI3)),
-    ("phimoe", None, RopeAdvice("none", RopeExtension("phimoe", False, PHIMOE_REFUSAL, LONGROPE_ACCEPTED))),
+    ("phimoe", None, RopeAdvice("none", RopeExtension("phimoe", False, PHIMOE_NO_YARN, LONGROPE_ACCEPTED,
+                                                      PHIMOE_TRAINER_READS))),
     ("exaone_like", None, RopeAdvice("yarn", QWEN3, assumed=True)),
     (None, None, RopeAdvice("yarn", QWEN3, assumed=True)),
 ])
@@ -74,8 +75,8 @@ def test_one_function_decides_by_the_types_table(model_type: str | None, own: st
     assert rope_advice(model_type, own) == advice
 
 
-def test_only_phi3_and_phimoe_take_no_yarn():
-    assert [t for t, extension in ROPE_BY_MODEL_TYPE.items() if not extension.takes_yarn] == ["phi3", "phimoe"]
+def test_only_phi3_and_phimoe_are_advised_no_yarn():
+    assert [t for t, extension in ROPE_BY_MODEL_TYPE.items() if not extension.yarn_advised] == ["phi3", "phimoe"]
 
 
 def test_qwen3_is_unchanged():
@@ -117,8 +118,8 @@ def test_phi3_4k_gets_no_yarn_and_says_why(tmp_path: Path):
     model = load_model_config(_phi3_4k(tmp_path))
     assert (model.rope_advice, model.yarn_factor(16384)) == (RopeAdvice("none", PHI3), None)
     assert length_cautions(model, 16384) == (
-        (f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN}; vLLM's rollout refuses it, past "
-         "the 4096 it derives from the model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, "
+        (f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN_WORDS}; vLLM's rollout refuses it, "
+         "past the 4096 it derives from the model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, "
          "transformers' trainer rotates by plain RoPE at positions the model was not trained on, and vLLM's rotary "
          "cache ends (positions past it lead to nan, vLLM warns)"),)
     assert length_cautions(model, 4096) == ()  # within it, nothing to say
@@ -137,10 +138,19 @@ def test_persona47s_phi3_plan_writes_no_rope_scaling(cli: Cli, tmp_path: Path):
     status, out, _ = cli(*argv, "--json")
     [plan] = json.loads(out)[0]["plans"]
     assert (status, plan["rope_scaling_factor"], plan["caution_codes"][:1]) == (0, None, ["past-native-no-yarn"])
-    assert plan["cautions"][0].startswith(f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN};")
+    assert plan["cautions"][0].startswith(
+        f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN_WORDS};")
 
 
-def test_a_yarn_given_to_phi3_is_refused_and_write_removes_it(cli: Cli, tmp_path: Path):
+def phi3_untrained(named: str, write: str = "--write") -> str:
+    """The caution on a Phi-3-mini-4k's scaling by a factor, `named` (``rope_type yarn``), that builds as given."""
+    return (f"model.rope_scaling: {named} on Phi-3-mini-4k-instruct, for whose model_type phi3 rft-solver writes no "
+            f"YaRN: {PHI3_NO_YARN}; remove it (as {write} does), and {LONGROPE_ACCEPTED}")
+
+
+def test_a_yarn_given_to_phi3_is_a_caution_and_write_removes_it(cli: Cli, tmp_path: Path):
+    # Before phi3rope (s78) refused (rope-scaling-unbuilt-refused): Phi-3's config class was said to read it as
+    # longrope, but Trinity sets it on the loaded config, which transformers and vLLM build as given.
     model = _phi3_4k(tmp_path)
     config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
     config.write_text("model:\n  model_path: /nowhere/Phi-3-mini-4k-instruct\n  max_model_len: 16384\n"
@@ -150,10 +160,8 @@ def test_a_yarn_given_to_phi3_is_refused_and_write_removes_it(cli: Cli, tmp_path
     argv = ("--model-config", str(model), "--gpu", "h100")
     status, out, _ = cli("--from-config", str(config), *argv, "--check", "--json")
     current = json.loads(out)[0]["current"]
-    assert (status, current["config_problem_codes"]) == (1, ["rope-scaling-unbuilt-refused"])
-    assert current["config_problems"] == [
-        (f"model.rope_scaling: rope_type yarn on Phi-3-mini-4k-instruct, whose model_type phi3 takes no YaRN: "
-         f"{PHI3_REFUSAL}; remove it, and {LONGROPE_ACCEPTED}")]
+    assert (status, current["config_problem_codes"]) == (0, ["rope-scaling-untrained"])
+    assert current["config_problems"] == [phi3_untrained("rope_type yarn")]
     status, _, err = cli("--from-config", str(config), *argv, "--write", str(written))
     assert status == 0, err
     assert "rope_scaling" not in written.read_text(encoding="utf-8")
@@ -177,8 +185,8 @@ def test_an_unknown_type_says_the_yarn_it_assumes(cli: Cli, tmp_path: Path):
 def test_the_maps_legend_says_what_its_mark_means_for_phi3(cli: Cli, tmp_path: Path):
     status, out, _ = cli("map", "--model-config", str(_phi3_4k(tmp_path)), "--gpu", "h100", "--gpus-up-to", "4")
     assert status == 0 and "E+O+SP4@4~!^" in out
-    assert ("; ^ past the native context with no RoPE scaling to reach it (the model's type takes no YaRN) (quality "
-            "untested)") in " ".join(out.split())
+    assert ("; ^ past the native context with no RoPE scaling to reach it (the model's type is advised no YaRN) "
+            "(quality untested)") in " ".join(out.split())
 
 
 def test_a_config_without_a_model_type_says_the_yarn_it_assumes(tmp_path: Path):

@@ -111,7 +111,7 @@ def _left_out_budgets(budgets: list[int], spans: list[tuple[int, int]], names: O
 def past_known_length(plan: Plan) -> bool:
     """Whether `plan`'s length is past what its model is known to handle (`Plan.past_validated_length`): YaRN past
     what is validated, or a length past the native context on the model's own RoPE scaling (Llama 3.1's llama3) or
-    with none (a Phi-3's, whose type takes no YaRN)."""
+    with none (a Phi-3's, whose type is advised no YaRN)."""
     return plan.past_validated_length is not None
 
 
@@ -123,7 +123,7 @@ def _past_known_legend(plans: Sequence[Plan]) -> str:
         (any(CautionCode.PAST_NATIVE_ON_OWN_SCALING in plan.caution_codes for plan in plans),
          "past the native context on the model's own RoPE scaling"),
         (any(CautionCode.PAST_NATIVE_NO_YARN in plan.caution_codes for plan in plans),
-         f"past the native context {NO_ROPE_SCALING} (the model's type takes no YaRN)")) if kind]
+         f"past the native context {NO_ROPE_SCALING} (the model's type is advised no YaRN)")) if kind]
     return f"; {YARN_MARK} {', or '.join(kinds)} (quality untested)" if kinds else ""
 
 

@@ -363,14 +363,14 @@ def _length_words(answer: Answer, plan: Plan, model: Model, kept_yarn: str | Non
     """The summary's ``max_model_len`` row: the plan's length, first (in bold yellow) whether it is past what the model
     is validated for (`Plan.past_validated_length`), with the rope scaling that reaches it (and its caution): the
     config's own, `kept_yarn` (`_kept_yarn`), where the ``apply`` block leaves it, else the guide's factor, or the
-    model's own, or none for a type that takes no YaRN (`no_yarn_follows`); and
+    model's own, or none for a type that is advised no YaRN (`no_yarn_follows`); and
     ``at least`` where the longest length the memory model is asked about fits."""
     scaling = f"{kept_yarn}, which stays" if kept_yarn is not None else f"factor {plan.rope_scaling_factor!r}"
     yarn = f" (YaRN rope scaling, {scaling}{_yarn_caution(plan, model)})" if plan.rope_scaling_factor else ""
     if model.beyond_native_on_own_scaling(plan.max_model_len):  # past the native context the row names first
         provides, follows = own_scaling_parts(model, plan.max_model_len)
         yarn = f", {provides} ({follows})"
-    if model.beyond_native_no_yarn(plan.max_model_len):  # a type that takes no YaRN (Phi-3's LongRoPE)
+    if model.beyond_native_no_yarn(plan.max_model_len):  # a type that is advised no YaRN (Phi-3's LongRoPE)
         yarn = f", {NO_ROPE_SCALING} ({no_yarn_follows(model, plan.max_model_len)})"
     if (derived := past_derived_length_words(model, plan.max_model_len)) is not None:
         yarn += f" ({derived})"

@@ -611,8 +611,14 @@ class Model(Frozen):
         above it where the native context times the quotient falls short of the length, as vLLM multiplies them:
         24000 x 1.152 is 27647.999999999996, which vLLM refuses 27648 past); None within it, and for a model YaRN is
         not advised for (`rope_advice`): one with its own RoPE scaling (nothing is known to extend it), or of a type
-        that takes no YaRN (Phi-3's LongRoPE)."""
-        if max_model_len <= self.native_context or self.rope_advice.kind != "yarn":
+        that is advised no YaRN (Phi-3's LongRoPE)."""
+        return self.length_factor(max_model_len) if self.rope_advice.kind == "yarn" else None
+
+    def length_factor(self, max_model_len: int) -> float | None:
+        """The factor ``max_model_len / native_context`` by which a RoPE scaling covers a length beyond the native
+        context (`yarn_factor`, whatever YaRN is advised for), the float above it where vLLM's product falls short;
+        None within it."""
+        if max_model_len <= self.native_context:
             return None
         factor = max_model_len / self.native_context
         return factor if self.native_context * factor >= max_model_len else nextafter(factor, inf)

@@ -636,7 +636,9 @@ def _theta_setting(checks: _ConfigChecks, model: Model) -> str:
 def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | None) -> None:
     """Check ``model.rope_scaling`` against `model` and `length`: a mapping, replacing no RoPE scaling of the model's
     own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`); past the native
-    context on a scaling of the model's own that vLLM does not stretch, refused where a vLLM rollout takes it."""
+    context on a scaling of the model's own that vLLM does not stretch, refused where a vLLM rollout takes it. A
+    scaling by a factor on a type advised no YaRN (Phi-3's) is judged first (`_type_refuses_rope`), and where it runs,
+    past the native context as a YaRN is (`Model.length_factor`)."""
     native, own_rope = model.native_context, model.rope_scaling
     rope = checks.value(_ROPE_SCALING)
     given_rope = checks.rope_type()
@@ -660,8 +662,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
     vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
-    # a type that refuses the scaling is never built with it: the refusal says so (`_type_refuses_rope`), alone
-    stretch = None if model.rope_advice.refusal_of(given_rope) else _unneeded_stretch(given_rope, vllm_takes)
+    stretch = _unneeded_stretch(given_rope, vllm_takes)
     unneeded = length is not None and length <= native and own_rope is None and stretch is not None
     if unneeded and length is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
@@ -669,8 +670,10 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
             "remove it"))
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     _check_rope_types(checks, rope)
-    refused = isinstance(rope, Mapping) and not vllm_takes and _type_refuses_rope(checks, model, _ROPE_SCALING, rope)
-    if isinstance(rope, Mapping) and vllm_takes:
+    refused = isinstance(rope, Mapping) and _type_refuses_rope(checks, model, _ROPE_SCALING, rope, not unneeded)
+    if length is not None and not refused and model.rope_advice.unadvised(given_rope):  # judged as a YaRN is
+        wanted = model.length_factor(int(length))
+    if isinstance(rope, Mapping) and vllm_takes and not refused:
         _check_vllm_rope(checks, model, _ROPE_SCALING, rope)
     elif not refused and not unneeded and (length is None or wanted is None):  # else removing it, or _check_yarn
         _check_rope_built(checks, model, rope)
@@ -753,10 +756,11 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
     which ``_get_and_verify_max_len`` reads as ``rope_type`` (a KeyError, ``vllm/config/model.py:2111`` in vLLM
     0.19.1), or one vLLM builds no rotary embedding of (`vllm_rope_problem`: a yarn without
     ``original_max_position_embeddings``, a KeyError at ``:2119``), fails as vLLM starts: refused, but on Trinity 0.5,
-    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A scaling by a factor for a
-    model whose type takes none (Phi-3's) is refused first (`_type_refuses_rope`), and judged no further."""
+    whose 0.5.0 also takes a vLLM before 0.12 that fills both in (`_check_rope_types`). A ``model.rope_scaling`` by a
+    factor for a model whose type is advised no YaRN (Phi-3's) is judged before (`_type_refuses_rope`), and not here
+    if refused; the rollout model's own, which the trainer never builds, vLLM builds as given (`BUILT_AS_GIVEN`)."""
     given = checks.rope_type(path)  # read first: what cannot be read is said there, and judged no further
-    if checks.unreadable & {(*path, "rope_type"), (*path, "type")} or _type_refuses_rope(checks, model, path, rope):
+    if checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
         return
     rope_type = given if "rope_type" in rope else "default"  # a null one is no type vLLM builds
     if "rope_type" not in rope and "type" in rope and not model.vllm_skips_rope_factor:
@@ -779,21 +783,31 @@ def _check_vllm_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapp
     checks.add(code, problem)
 
 
-def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapping[str, Any]) -> bool:
+def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Mapping[str, Any],
+                       caution: bool = True) -> bool:
     """Check a RoPE scaling mapping `rope` (at `path`) that stretches `model` by a factor (``yarn``, ``linear``,
-    ``dynamic``) where its type takes none (`Model.rope_advice`: a Phi-3 or PhiMoE without its LongRoPE factors,
-    whose config class refuses it, `RopeAdvice.refusal_of`): refused on every release and in every mode (the
-    trainer builds the model with it where no rollout does), first, named by ``type`` alone or without a key it needs
-    too, which no key mends. Whether it was refused; False too where the type cannot be read."""
+    ``dynamic``) where YaRN is not advised for its type (`Model.rope_advice`: a Phi-3 or PhiMoE without its LongRoPE
+    factors), first, in every mode (the trainer builds the model with it where no rollout does): refused where the
+    release's trainer fails on it (`RopeExtension.trainer_failure`: a PhiMoE's without the keys its rotary embedding
+    reads at every step), which no other key mends; else a caution that it builds as given, a RoPE the checkpoint was
+    not trained with (`BUILT_AS_GIVEN`), which ``--write`` removes, unless not `caution` (another line says to remove
+    it). Whether it was refused; False too where the type cannot be read."""
     given = checks.rope_type(path)
-    refusal = model.rope_advice.refusal_of(given)
-    if refusal is None or checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
-        return False
     extension = model.rope_advice.extension
-    takes = "no YaRN" if given == "yarn" else f"no {given} RoPE scaling"
+    if not model.rope_advice.unadvised(given) or checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
+        return False
+    named = f"{dotted(path)}: {'rope_type' if 'rope_type' in rope else 'type'} {given} on {model.name}"
+    failure = extension.trainer_failure(rope, checks.version)
+    if failure is None:
+        if caution:
+            checks.add(ConfigProblemCode.ROPE_SCALING_UNTRAINED, (
+                f"{named}, for whose model_type {extension.model_type} rft-solver writes no YaRN: "
+                f"{extension.why_no_yarn}; remove it (as {checks.names.write} does), and {extension.accepted}"))
+        return False
+    release = f"Trinity {failure.read.version}"
     checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
-        f"{dotted(path)}: {'rope_type' if 'rope_type' in rope else 'type'} {given} on {model.name}, whose model_type "
-        f"{extension.model_type} takes {takes}: {refusal}; remove it, and {extension.accepted}"))
+        f"{named} lacks {' and '.join(failure.missing)}, which {release}'s trainer reads from it at every step "
+        f"({failure.read.reader}): a KeyError at its first step; remove it, and {extension.accepted}"))
     return True
 
 
@@ -1023,7 +1037,7 @@ def _check_rollout_model(checks: _ConfigChecks, model: Model, length: float | No
             f"explorer.rollout_model.rope_scaling ({yaml_brief(rollout_rope)}) is not what the trainer takes "
             f"({trainer_rope}): the rollout's vLLM samples at other positions than the trainer trains at; remove it "
             "(Trinity gives the rollout model.rope_scaling)"))
-    if isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values():
+    if isinstance(rollout_rope, Mapping) and MISSING not in rollout_rope.values():  # vLLM's alone: built as given
         _check_vllm_rope(checks, model, rollout_rope_path, rollout_rope)
     rollout_length = checks.number((*ROLLOUT_MODEL, "max_model_len"))
     prompt, response = (checks.number((*ROLLOUT_MODEL, key)) if not checks.absent((*ROLLOUT_MODEL, key))

@@ -344,7 +344,7 @@ def _past_validated(plan: Plan, model: Model, option_names: OptionNames) -> str:
 
 def _long_length_note(model: Model, max_model_len: int) -> list[str]:
     """The note on `max_model_len` past `model`'s native context on its own RoPE scaling, or with none where its type
-    takes no YaRN (`Model.beyond_native_no_yarn`), or past the longest length vLLM derives for it as written
+    is advised no YaRN (`Model.beyond_native_no_yarn`), or past the longest length vLLM derives for it as written
     (`Model.vllm_longest_as_written`): that length, and vLLM's variable to set where it is shorter."""
     own = model.beyond_native_on_own_scaling(max_model_len)
     longest = model.vllm_longest_as_written(max_model_len)
@@ -365,8 +365,8 @@ def _long_length_note(model: Model, max_model_len: int) -> list[str]:
                 f"(YaRN would replace it). {vllm} {check}")
     elif model.beyond_native_no_yarn(max_model_len):
         extension = model.rope_advice.extension
-        vllm = (f"{beyond}, {NO_ROPE_SCALING}: no rope_scaling is written, as model_type {extension.model_type} takes "
-                f"no YaRN: {extension.refusal}; {extension.accepted}. {vllm} {check}")
+        vllm = (f"{beyond}, {NO_ROPE_SCALING}: no rope_scaling is written for model_type {extension.model_type}: "
+                f"{extension.why_no_yarn}; {extension.accepted}. {vllm} {check}")
     return [f"# {vllm}"]
 
 

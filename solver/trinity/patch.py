@@ -1448,12 +1448,12 @@ _NullWordRepresenter.add_representer(type(None), _NullWordRepresenter.represent_
 
 def _stale_rope(rope: Any, plan: Plan, model: Model) -> bool:
     """Whether a config's ``model.rope_scaling`` must go: YaRN within the native context (its factor would
-    contradict the length), a scaling by a factor (YaRN, linear, dynamic) for a model whose type takes none
-    (`Model.rope_advice`, `RopeAdvice.refusal_of`: Phi-3's), or any scaling other than the model's own for a model
-    that has one; a null one sets nothing, so it stays."""
+    contradict the length), a scaling by a factor (YaRN, linear, dynamic) for a model whose type is advised no YaRN
+    (`Model.rope_advice`: Phi-3's, a RoPE the checkpoint was not trained with, or a PhiMoE's that its trainer fails
+    on), or any scaling other than the model's own for a model that has one; a null one sets nothing, so it stays."""
     if rope is None:
         return False
     kind = rope.get(rope_type_key(rope)) if isinstance(rope, Mapping) else None
     if model.rope_scaling is None:
-        return plan.max_model_len <= model.native_context or model.rope_advice.refusal_of(kind) is not None
+        return plan.max_model_len <= model.native_context or model.rope_advice.unadvised(kind)
     return kind != model.rope_scaling
