@@ -650,14 +650,13 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     """The Trinity YAML fragment of each of `place`'s placements, by job name, as ``solve cluster --emit-dir`` writes
     them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
-    `trinity_config`'s (None: each plan's own release). Each header has the ``solve --from-config CONFIG --check`` command that checks a config with
-    the fragment merged in on the job's pool's GPU type (`fragment_check`), with `check_options`, the placement's
-    options that the check needs too (``("--cells", "mine.yaml")``, as ``solve cluster`` passes its own), and for a
-    job that gave its model by ``model_config``, ``--model-config`` with that file (a config's ``model.model_path``
-    may name a model the planner does not know).
-    `option_names`: how the notes name the options they point to (`API_OPTIONS`: this function's ``version="0.5"``;
-    ``solve cluster`` passes `COMMAND_OPTIONS`, its flags). `QueryError` for a placement whose job or pool the fleet
-    lacks, or wrong types."""
+    `trinity_config`'s (None: each plan's own release). Each header has the ``solve --from-config CONFIG --check``
+    command that checks a config with the fragment merged in on the job's pool's GPU type (`fragment_check`), with
+    `check_options`, the placement's options that the check needs too (``("--cells", "mine.yaml")``, as ``solve
+    cluster`` passes its own), and for a job that gave its model by ``model_config``, ``--model-config`` with that file
+    (a config's ``model.model_path`` may name a model the planner does not know). `option_names`: how the notes name the
+    options they point to (`API_OPTIONS`: this function's ``version="0.5"``; ``solve cluster`` passes `COMMAND_OPTIONS`,
+    its flags). `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
     from solver.cluster import POOL_HOST_RAM_SOURCE
     from solver.trinity import fragment_for  # ruamel: only where a fragment is made
 

@@ -158,7 +158,7 @@ def test_the_command_reads_a_layouts_interpolations_in_its_shell(tmp_path: Path,
         monkeypatch.setenv("DYN", value)
         status, out, _ = cli(*common, "--emit", "trinity")
         assert (status, yaml.safe_load(out)["trainer"].get("use_dynamic_bsz"), "No environ" in out) == (0, written,
-                                                                                                          False)
+                                                                                                        False)
         status, out, _ = cli(*common, "--json")
         assert (status, json.loads(out)[0]["apply"]["config"]["trainer"].get("use_dynamic_bsz")) == (0, written)
 

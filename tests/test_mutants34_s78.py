@@ -95,7 +95,7 @@ def test_stablelms_attention_holds_its_own_rotary_embedding_under_transformers_4
     ("hunyuan_v1_moe", ".*shared_mlp\\.(gate|up)_proj"),
 ])
 def test_a_dense_mlp_or_shared_expert_named_is_the_routed_experts_half_where_peft_converts(model_type: str,
-                                                                                         pattern: str) -> None:
+                                                                                           pattern: str) -> None:
     # CONVERTED_MLPS (and Hunyuan-MoE's shared_mlp): PEFT makes gate_proj and up_proj of the names the regex matches
     # (a dense layer's MLP, a shared expert), which it maps to the routed experts' gate_up_proj parameter: those
     # adapted, nothing of the MLP matched.

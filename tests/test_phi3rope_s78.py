@@ -69,7 +69,7 @@ def _problems(model: Model, rope: dict[str, Any], length: int, mode: str = "trai
     ({**YARN, "short_mscale": 1.0, "long_mscale": 1.2}, None, None),
 ])
 def test_which_release_a_phimoes_trainer_fails_on(rope: dict[str, Any], version: TrinityVersion | None,
-                                                 failure: TrainerFailure | None):
+                                                  failure: TrainerFailure | None):
     assert ROPE_BY_MODEL_TYPE["phimoe"].trainer_failure(rope, version) == failure
 
 
@@ -83,7 +83,8 @@ def test_a_phi3s_trainer_fails_on_no_factor_scaling(version: TrinityVersion | No
 @pytest.mark.parametrize(("rope", "version", "expected"), [
     ({"rope_type": "linear", "factor": 4.0}, "0.5", ("rope-scaling-unbuilt-refused",
                                                      f"rope_type linear on PhiMoE-4k {LACKS_05}")),
-    ({"type": "dynamic", "factor": 4.0}, None, ("rope-scaling-unbuilt-refused", f"type dynamic on PhiMoE-4k {LACKS_05}")),
+    ({"type": "dynamic", "factor": 4.0}, None, ("rope-scaling-unbuilt-refused",
+                                                 f"type dynamic on PhiMoE-4k {LACKS_05}")),
     (YARN, "0.6", ("rope-scaling-unbuilt-refused", f"rope_type yarn on PhiMoE-4k {LACKS_06}")),
     (YARN, None, ("rope-scaling-unbuilt-refused", f"rope_type yarn on PhiMoE-4k {LACKS_06}")),
     (YARN, "0.5", ("rope-scaling-untrained", (

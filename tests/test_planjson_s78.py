@@ -150,7 +150,7 @@ def test_solve_says_the_layout_counted_in_a_row_of_its_own(cli: Cli, mixtral_lik
 
 
 def test_a_cluster_read_back_keeps_its_release_and_notes_the_layout(cli: Cli, mixtral_like: Path,
-                                                                     tmp_path: Path) -> None:
+                                                                    tmp_path: Path) -> None:
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: h100s, gpu: h100, nodes: 2, gpus_per_node: 8, host_ram_gb: 60}\n"
                      f"jobs:\n  - {{name: mix, model_config: {mixtral_like}, max_model_len: 8192, "

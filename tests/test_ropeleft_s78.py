@@ -55,7 +55,7 @@ def test_which_types_are_advised_no_scaling_by_a_factor(model_type: str, rope_ty
 @pytest.mark.parametrize("mode", ["both", "train"])
 @pytest.mark.parametrize("rope_type", ["yarn", "linear", "dynamic"])
 def test_a_factor_scaling_on_phi3_is_a_caution_in_every_mode_and_release(tmp_path: Path, version: str, mode: str,
-                                                                       rope_type: str):
+                                                                         rope_type: str):
     # Before ropeleft mode train (no rollout: the trainer builds the model with it) gave no line at all, and a
     # linear or dynamic one none in any mode; ropeleft refused them, phi3rope (s78) cautions: they build as given.
     rope = {"rope_type": rope_type, "factor": 4.0, "original_max_position_embeddings": 4096}
@@ -100,7 +100,7 @@ UNNEEDED = "model.rope_scaling: max_model_len 32768 is within Qwen3-8B's native 
     ({"rope_type": "dynamic", "factor": 2.0}, "train", []),  # transformers leaves positions within it alone
     ({"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 40960}, "train", [(
         "rope-scaling-unneeded", (f"{UNNEEDED}YaRN is not needed there (it stretches the positions the model was "
-                                 "trained on); remove it"))]),
+                                  "trained on); remove it"))]),
 ])
 def test_a_linear_or_dynamic_within_the_native_context(rope: dict[str, Any], mode: str,
                                                        expected: list[tuple[str, str]]):
@@ -114,8 +114,8 @@ def test_a_linear_or_dynamic_past_the_native_context_is_told_to_be_yarn(rope_typ
     assert problems == [
         ("rope-scaling-wrong", f"model.rope_scaling.rope_type must be yarn, got '{rope_type}'"),
         ("rope-scaling-wrong", ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than "
-                               "max_model_len 65536: set it as Trinity-RFT's guide does, factor max_model_len / 40960 "
-                               "= 1.6 over 40960"))]
+                                "max_model_len 65536: set it as Trinity-RFT's guide does, factor max_model_len / 40960 "
+                                "= 1.6 over 40960"))]
 
 
 def test_a_phi3_past_its_native_context_is_a_caution_that_says_what_each_side_builds(cli: Cli, tmp_path: Path):
@@ -135,8 +135,8 @@ def test_phi3_128k_past_its_longrope_is_its_own_scalings_caution():
     model = load_model_config(CONFIGS / "Phi-3-mini-128k-instruct.json")
     assert (model.rope_advice, length_cautions(model, 262144)) == (RopeAdvice("own", PHI3), (
         ("beyond the native 131072, which Phi-3-mini-128k-instruct's own longrope RoPE scaling provides: no YaRN "
-        "written; vLLM's rollout refuses it, past the 131072 it derives from the model's config, unless "
-        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it"),))
+         "written; vLLM's rollout refuses it, past the 131072 it derives from the model's config, unless "
+         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it"),))
 
 
 @pytest.mark.parametrize(("config", "advice", "factor"), [

@@ -150,7 +150,7 @@ def test_exclude_modules_is_judged_on_the_same_names() -> None:
       "head_dim": 16}, 6_672, 7_696),
 ])
 def test_the_tiny_models_adapters_are_peft_s_own_counts(tmp_path: Path, config: dict[str, Any], separate: int,
-                                                          fused: int) -> None:
+                                                        fused: int) -> None:
     folder = tmp_path / "tiny"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({
@@ -202,7 +202,7 @@ def _checked(cli: Cli, tmp_path: Path, pattern: str, release: str) -> tuple[int,
     (".*experts\\.(w1|w3)", "0.6", 0, ["lora-moe-config-unsaved", "lora-counted-as-full", "lora-targets-saved-split"]),
 ])
 def test_the_cli_judges_the_regex_on_the_releases_names(cli: Cli, tmp_path: Path, pattern: str, release: str,
-                                                         status: int, codes: list[str]) -> None:
+                                                        status: int, codes: list[str]) -> None:
     got, current = _checked(cli, tmp_path, pattern, release)
     assert (got, current["refused"], current["config_problem_codes"]) == (status, bool(status), codes)
     if pattern == ".*\\.w1" and release == "0.5.1":  # counted as LoRA, all-linear's adapter on the safe side

@@ -141,9 +141,10 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
                names: OptionNames) -> RenderableType:
     """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, the job,
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
-    evidence and host memory), with a note on each estimated plan's predicted memory (as `solve`'s ``memory`` row
-    gives it) and one on how each mixture of experts placed for a named Trinity release counted its routed experts
-    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), or its title alone where nothing is placed; its notes name options as `names` do."""
+    evidence and host memory), with a note on each estimated plan's predicted memory (as `solve`'s ``memory`` row gives
+    it) and one on how each mixture of experts placed for a named Trinity release counted its routed experts
+    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), or its title alone where nothing is placed; its
+    notes name options as `names` do."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
@@ -168,7 +169,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [training_note(any(placement.plan.critic for placement in here))] if columns.training else []) + [
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
-        f"{placement.job}: {placement.plan.experts_counted}" for placement in _as_the_gpus_lie(here) if placement.plan.experts_counted and placement.plan.trinity_version]
+        f"{placement.job}: {placement.plan.experts_counted}" for placement in _as_the_gpus_lie(here)
+        if placement.plan.experts_counted and placement.plan.trinity_version]
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (

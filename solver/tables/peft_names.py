@@ -215,7 +215,7 @@ SEPARATE_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
     _separate(_V5["phimoe"]._replace(router="block_sparse_moe.gate"), (*ATTENTION, *SPARSE_BLOCK),
               (*LAYER[:2], *SPARSE_BLOCK_OTHERS, *LAYER[4:])),
     _separate(_V5["qwen2_moe"]._replace(router="mlp.gate"), (*ATTENTION, "mlp.gate", *SEPARATE_EXPERTS,
-                                                              *_V5["qwen2_moe"].adapted[4:]),
+                                                             *_V5["qwen2_moe"].adapted[4:]),
               (*LAYER[:2], V4_ROTARY, "mlp", *SEPARATE_EXPERT_OTHERS, "mlp.shared_expert", "mlp.shared_expert.act_fn",
                *LAYER[4:])),
     *(_separate(_V5[model_type], (*MLA_ATTENTION, *MLP, *SEPARATE_EXPERTS, *SHARED_EXPERTS),

@@ -160,17 +160,16 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
                   environment: tuple[tuple[str, str], ...] = (), critic_trained: bool = True) -> str:
     """The command that checks the Trinity config at `config` as `plan` was made for `model`: ``solve --from-config
     CONFIG --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`; with
-    ``--no-reference`` where the plan counted no reference model, `Plan.reference_model`), the LoRA rank whose states
-    it counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), ``--critic none`` where it counted no critic
-    but the config's algorithm trains one (`critic_trained`; a fragment has no ``algorithm_type``: Trinity's default,
-    PPO), and ``--critic`` with the plan's where it counted one that the algorithm does not train (where both have
-    one, the critic's keys the plan writes say where, `Plan.critic`), the Trinity release (`version`; the plan's own where of
+    ``--no-reference`` where the plan counted no reference model, `Plan.reference_model`), the LoRA rank whose states it
+    counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), ``--critic none`` where it counted no critic but
+    the config's algorithm trains one (`critic_trained`; a fragment has no ``algorithm_type``: Trinity's default, PPO),
+    and ``--critic`` with the plan's where it counted one that the algorithm does not train (where both have one, the
+    critic's keys the plan writes say where, `Plan.critic`), the Trinity release (`version`; the plan's own where of
     that minor version, `Plan.trinity_version`: 0.5.0, 0.5.1; else 0.5.1 where the plan counted its routed experts as
-    0.5.1 lays them out, `Plan.expert_layout`), the environment variables the
-    config's keys read as the plan was made (`environment`, `solver.trinity.check_environment`: ``NGPUS=12``, which
-    the check's config reads as the plan's did; a value that is no number or flag, or whose variable's name looks
-    private, as the shell's own: `_carried`), and Env's
-    variable set as the Env note says (and vLLM's long-length one as its note says, past the longest length vLLM
+    0.5.1 lays them out, `Plan.expert_layout`), the environment variables the config's keys read as the plan was made
+    (`environment`, `solver.trinity.check_environment`: ``NGPUS=12``, which the check's config reads as the plan's did;
+    a value that is no number or flag, or whose variable's name looks private, as the shell's own: `_carried`), and
+    Env's variable set as the Env note says (and vLLM's long-length one as its note says, past the longest length vLLM
     derives, `Model.vllm_longest_as_written`); shell-quoted, to paste as it is. `QueryError` unless `flags`, `config`
     and the variables' names are printable text (a comment's words: a line break would end it)."""
     if not _printable((*flags, config)):

@@ -34,8 +34,8 @@ def layer_module_names(name: str, names: PeftModuleNames) -> Iterator[str]:
     (``mlp.experts.E.gate_proj`` for each ``E`` below `PeftModuleNames.expert_count`), layer by layer."""
     parts = name.split(".")
     experts = [name] if EXPERT_INDEX not in parts else [".".join(str(expert) if part == EXPERT_INDEX else part
-                                                                  for part in parts)
-                                                         for expert in range(names.expert_count)]
+                                                                 for part in parts)
+                                                        for expert in range(names.expert_count)]
     for layer in range(PEFT_LAYERS):
         for expert_name in experts:
             yield f"model.layers.{layer}{'.' if expert_name else ''}{expert_name}"
