@@ -84,7 +84,7 @@ def test_a_phi3s_trainer_fails_on_no_factor_scaling(version: TrinityVersion | No
     ({"rope_type": "linear", "factor": 4.0}, "0.5", ("rope-scaling-unbuilt-refused",
                                                      f"rope_type linear on PhiMoE-4k {LACKS_05}")),
     ({"type": "dynamic", "factor": 4.0}, None, ("rope-scaling-unbuilt-refused",
-                                                 f"type dynamic on PhiMoE-4k {LACKS_05}")),
+                                                f"type dynamic on PhiMoE-4k {LACKS_05}")),
     (YARN, "0.6", ("rope-scaling-unbuilt-refused", f"rope_type yarn on PhiMoE-4k {LACKS_06}")),
     (YARN, None, ("rope-scaling-unbuilt-refused", f"rope_type yarn on PhiMoE-4k {LACKS_06}")),
     (YARN, "0.5", ("rope-scaling-untrained", (
