@@ -111,3 +111,16 @@ def test_a_product_hint_only_for_a_product_the_option_takes(cli: Cli, flag: str,
     least = 0 if flag == "--lora-rank" else 1
     assert (status, out, err.splitlines()[-1]) == (2, "", (
         f"solve: error: argument {flag}: expected a whole number from {least} to 65536, got '{value}'{hint}"))
+
+
+def test_the_dpo_mode_note_cites_the_lines_of_0_5_2_too(cli: Cli):
+    # Trinity 0.5.2 refuses DPO in mode both at trinity/algorithm/algorithm.py:248 (elif config.mode in ["both",
+    # "explore"]) and requires buffer.train_batch_size for dpo at trinity/common/config_validator.py:877; before, a
+    # fragment written for 0.5.2 cited 0.6.0's lines alone.
+    status, out, _ = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "8", "--len", "8k", "--dpo", "--lora-rank",
+                         "32", "--trinity-version", "0.5.2", "--emit", "trinity")
+    note = " ".join(line[2:] for line in out.splitlines() if line.startswith("# "))
+    assert status == 0
+    assert ("(it refuses mode both: trinity/algorithm/algorithm.py:291 in 0.6.0, :248 in 0.5.2) and requires "
+            "buffer.train_batch_size in every mode (trinity/common/config_validator.py:966 in 0.6.0, :877 in 0.5.2)"
+            ) in note
