@@ -32,8 +32,9 @@ from solver.tables import (
 
 WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
 """A whole number as the command line takes it: ASCII digits, a sign, no ``_`` (which int() reads as nothing)."""
-PRODUCT = re.compile(r"\s*([0-9]{1,6})\s*[x*]\s*([0-9]{1,6})\s*", re.IGNORECASE)
-"""Two whole numbers multiplied (``2x8``: 2 nodes of 8 GPUs), which a count takes as their product, written out."""
+PRODUCT = re.compile(r"\s*([1-9][0-9]{0,5})\s*[x*]\s*([0-9]{1,6})\s*", re.IGNORECASE)
+"""Two whole numbers multiplied (``2x8``: 2 nodes of 8 GPUs), which a count takes as their product, written out; not
+a hexadecimal number (``0x20``), whose ``0`` no count is a multiple of."""
 
 
 def _within(match: re.Match[str], least: int, most: int) -> int | None:
@@ -52,7 +53,8 @@ def whole_number(least: int, most: int) -> Callable[[str], int]:
         match = WHOLE_NUMBER.fullmatch(text)
         if match is None:
             product = PRODUCT.fullmatch(text)
-            written = f" (write the product: {int(product[1]) * int(product[2])})" if product else ""
+            times = int(product[1]) * int(product[2]) if product else None
+            written = f" (write the product: {times})" if times is not None and least <= times <= most else ""
             raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, got {brief(text)}"
                                              f"{written}")
         value = _within(match, least, most)

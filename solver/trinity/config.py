@@ -1073,16 +1073,41 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...], names: PeftModul
 
 
 def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],
-                      version: TrinityVersion | None, names: PeftModuleNames) -> ConfigProblem:
+                      version: TrinityVersion | None, names: PeftModuleNames, asked: int | None = None,
+                      option_names: OptionNames = API_OPTIONS) -> ConfigProblem:
     """`note`, one of `TrinityConfig.notes` with its code, for a verdict on a model of module `names`
     (`solver.Model.peft_names`) where the config (`mapping`, read as `load_config_mapping` reads `name`, its
     variables from `environ`) sets LoRA: its LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) then says what a
-    ``target_modules`` regex adapts of those names (`_fewer_targets`), not of the type the config read alone assumed;
-    other notes as they are."""
+    ``target_modules`` regex adapts of those names (`_fewer_targets`), not of the type the config read alone assumed,
+    or, where the verdict counts another rank `asked` (``--lora-rank``, as `option_names` name it) than the config's
+    (`counted_lora_rank`), that rank's states (`_asked_lora_note`); other notes as they are."""
     if note.code is not ConfigProblemCode.LORA_COUNTED_AS_FULL:
         return note
     reader = ConfigReader(mapping, name, VariablesRead(environ))
+    if asked is not None and asked != counted_lora_rank(reader, version):
+        return _asked_lora_note(reader, version, asked, option_names)
     return next(iter(_lora_counted_as_full_notes(reader, version, names)), note)
+
+
+def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked: int,
+                     option_names: OptionNames) -> ConfigProblem:
+    """The LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) of a config with LoRA (`_lora_key`) for a verdict
+    that counts rank `asked` in place of what the config's reading counts (`counted_lora_rank`): that rank's states,
+    or for 0 full fine-tuning's, given as `option_names` name the option, beside what the config's own would be."""
+    given = f"lora_rank={asked}" if option_names.keywords else f"--lora-rank {asked}"
+    rank = counted_lora_rank(reader, version)
+    own = (f"the config's own LoRA rank {rank}'s" if rank
+           else f"full fine-tuning's, as the config's LoRA is counted ({_lora_uncounted(reader, version)})")
+    head = (f"with LoRA ({'.'.join(_lora_key(reader) or LORA_KEYS[0])}) the trainer holds gradients and optimizer "
+            "states for the adapter alone")
+    if not asked:
+        return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
+            f"{head}, but {given} counts full fine-tuning's, as the tables measured, in place of {own}: "
+            "a LoRA run needs less memory than shown"))
+    return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
+        f"{head}: {given} counts LoRA rank {asked}'s states (the frozen base's fp32 weights and the adapter's on every "
+        f"linear layer but the output projection), in place of {own}, and the tables, which measured "
+        "full fine-tuning, vouch for it by inference and refute nothing"))
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
