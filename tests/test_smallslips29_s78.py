@@ -1,0 +1,48 @@
+"""Small slips (s78, helper smallslips29): a fragment made without an ``environ`` names apart the keys it left unread
+for a ``${oc.env:VAR}`` without a default (Trinity fails to load such a config where VAR is unset), not among the
+defaults taken."""
+
+from __future__ import annotations
+
+import solver
+from solver.tables import load_catalog
+from solver.trinity import trinity_fragment
+from solver.trinity.fragment import defaults_taken_note
+
+CATALOG = load_catalog()
+QWEN3_8B = CATALOG.model("Qwen3-8B")
+
+
+def _joined_comments(text: str) -> str:
+    """The fragment's header paragraphs, their wrapped lines joined (each paragraph between ``#`` lines)."""
+    return " ".join(line for line in text.splitlines() if line.startswith("#")).replace(" # ", " ")
+
+
+def test_a_key_reading_a_variable_without_a_default_is_said_left_unread_not_taken_at_a_default():
+    # Before: "took their defaults (DYN)", though ${oc.env:DYN} has none: it failed to resolve, and the key was unread.
+    answer = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768)[0]
+    assert answer.best is not None
+    layout = {"trainer": {"use_dynamic_bsz": "${oc.env:DYN}"}, "algorithm": {"algorithm_type": "${oc.env:ALGO,grpo}"}}
+    made = _joined_comments(trinity_fragment(answer.best, QWEN3_8B, layout=layout))
+    assert ("# No environ given: layout's ${oc.env:...} took their defaults (ALGO), as the keys here read them;"
+            in made)
+    assert ("shell). The keys here leave trainer.use_dynamic_bsz unread, as its ${oc.env:DYN} has no "
+            "default; Trinity fails to load the config where trinity run starts without DYN set (OmegaConf resolves "
+            "every value as Trinity loads it: trinity/common/config.py:1059 in 0.6.0): where it is set, pass that "
+            "environment as environ (environ=os.environ in that shell).") in made
+    assert "(DYN)" not in made and "(ALGO, DYN)" not in made
+    alone = _joined_comments(trinity_fragment(answer.best, QWEN3_8B, layout={"trainer": layout["trainer"]}))
+    assert "took their defaults" not in alone
+    assert "# No environ given: the keys here leave trainer.use_dynamic_bsz unread, as its ${oc.env:DYN}" in alone
+    read = trinity_fragment(answer.best, QWEN3_8B, layout=layout, environ={"DYN": "false"})
+    assert "No environ given" not in read and "use_dynamic_bsz: true" in read  # read where it is set
+
+
+def test_the_note_words_several_keys_and_variables_and_none():
+    assert defaults_taken_note([], [("trainer.a", "A"), ("trainer.b", "B"), ("trainer.c", "A")]) == [
+        "# No environ given: the keys here leave trainer.a (${oc.env:A}), trainer.b (${oc.env:B}) and trainer.c "
+        "(${oc.env:A}) unread, as their ${oc.env:...} have no default; Trinity fails to load the config where trinity "
+        "run starts without A and B set (OmegaConf resolves every value as Trinity loads it: "
+        "trinity/common/config.py:1059 in 0.6.0): where they are set, pass that environment as environ "
+        "(environ=os.environ in that shell)."]
+    assert defaults_taken_note([]) == []
