@@ -1,10 +1,17 @@
 """Small slips (s78, helper smallslips29): a fragment made without an ``environ`` names apart the keys it left unread
 for a ``${oc.env:VAR}`` without a default (Trinity fails to load such a config where VAR is unset), not among the
-defaults taken."""
+defaults taken; a running job that stops on a node its pool no longer has says so (``stop_reason``, ``node-gone``),
+as one that moves; the jobs a move line names together read ``each``."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from test_smallslips24_s77 import Cli, _lowered
+
 import solver
+from solver.render.cluster import _current_reasons
 from solver.tables import load_catalog
 from solver.trinity import trinity_fragment
 from solver.trinity.fragment import defaults_taken_note
@@ -46,3 +53,26 @@ def test_the_note_words_several_keys_and_variables_and_none():
         "trinity/common/config.py:1059 in 0.6.0): where they are set, pass that environment as environ "
         "(environ=os.environ in that shell)."]
     assert defaults_taken_note([]) == []
+
+
+def test_a_job_that_stops_on_a_node_its_pool_no_longer_has_names_the_node(cli: Cli, tmp_path: Path):
+    # Before: only the no-room reason, "│ small (stops) │ no room left in a100 ...", never that node 1 is gone.
+    current, down = _lowered(cli, tmp_path, small_priority=1)
+    status, out, _ = cli("cluster", str(down), "--current", str(current), "--json")
+    (small,) = json.loads(out)["unplaced"]
+    assert (status, small["job"], small["current"], small["reason_code"]) == (1, "small", "stops", "no-room")
+    assert (small["stop_reason_code"], small["stop_reason"]) == (
+        "node-gone", "node 1 of pool a100, where it runs, is no longer in the pool (nodes: 1)")
+    lines = cli("cluster", str(down), "--current", str(current))[1].splitlines()
+    assert lines[-1] == "stops: small: node 1 of pool a100, where it runs, is no longer in the pool (nodes: 1)"
+    placed = json.loads(cli("cluster", str(down), "--json")[1])["unplaced"]  # without --current: nothing stops
+    assert [(left["job"], "current" in left, "stop_reason" in left) for left in placed] == [("big", False, False)]
+
+
+def test_jobs_given_the_same_words_share_a_line_each():
+    # Before: "moves: a, b, c: GPUs 6 and 7 of pool h20, where it runs, are ...", "it" of three jobs.
+    gone = "GPUs 6 and 7 of pool h20, where it runs, are no longer in the pool (gpus_per_node: 6)"
+    lines = [line.plain for line in _current_reasons(
+        [("moves", gone, "a"), ("moves", None, "d"), ("moves", gone, "b"), ("moves", gone, "c"),
+         ("stays", "kept", "e")])]
+    assert lines == [f"moves: a, b, c, each: {gone}", "stays: e: kept"]
