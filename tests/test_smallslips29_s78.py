@@ -1,16 +1,20 @@
 """Small slips (s78, helper smallslips29): a fragment made without an ``environ`` names apart the keys it left unread
 for a ``${oc.env:VAR}`` without a default (Trinity fails to load such a config where VAR is unset), not among the
 defaults taken; a running job that stops on a node its pool no longer has says so (``stop_reason``, ``node-gone``),
-as one that moves; the jobs a move line names together read ``each``."""
+as one that moves; the jobs a move line names together read ``each``; Ctrl-C once ``solve cluster``'s search is over
+leaves the placement whole and its exit status the placement's, as its JSON's ``"interrupted": false`` says."""
 
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
-from test_smallslips24_s77 import Cli, _lowered
+import pytest
+from test_smallslips24_s77 import TWO_NODES, Cli, _lowered, _write
 
 import solver
+import solver.cli.cluster
 from solver.render.cluster import _current_reasons
 from solver.tables import load_catalog
 from solver.trinity import trinity_fragment
@@ -46,12 +50,12 @@ def test_a_key_reading_a_variable_without_a_default_is_said_left_unread_not_take
 
 
 def test_the_note_words_several_keys_and_variables_and_none():
-    assert defaults_taken_note([], [("trainer.a", "A"), ("trainer.b", "B"), ("trainer.c", "A")]) == [
+    assert defaults_taken_note([], [("trainer.a", "A"), ("trainer.b", "B"), ("trainer.c", "A")]) == [(
         "# No environ given: the keys here leave trainer.a (${oc.env:A}), trainer.b (${oc.env:B}) and trainer.c "
         "(${oc.env:A}) unread, as their ${oc.env:...} have no default; Trinity fails to load the config where trinity "
         "run starts without A and B set (OmegaConf resolves every value as Trinity loads it: "
         "trinity/common/config.py:1059 in 0.6.0): where they are set, pass that environment as environ "
-        "(environ=os.environ in that shell)."]
+        "(environ=os.environ in that shell).")]
     assert defaults_taken_note([]) == []
 
 
@@ -76,3 +80,21 @@ def test_jobs_given_the_same_words_share_a_line_each():
         [("moves", gone, "a"), ("moves", None, "d"), ("moves", gone, "b"), ("moves", gone, "c"),
          ("stays", "kept", "e")])]
     assert lines == [f"moves: a, b, c, each: {gone}", "stays: e: kept"]
+
+
+@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
+def test_ctrl_c_once_the_placement_is_printed_leaves_its_exit_status(cli: Cli, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    # Before: exit 130 and "solve cluster: interrupted" after a whole placement whose JSON said "interrupted": false.
+    noted = solver.cli.cluster._note_what_was_read
+
+    def ctrl_c_in_the_notes(*args: object) -> None:
+        signal.raise_signal(signal.SIGINT)  # held until the notes are done: then it stops nothing
+        noted(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(solver.cli.cluster, "_note_what_was_read", ctrl_c_in_the_notes)
+    status, out, err = cli("cluster", str(_write(tmp_path / "two.yaml", TWO_NODES)), "--json")
+    assert (status, json.loads(out)["interrupted"], len(json.loads(out)["placements"])) == (0, False, 2)
+    assert err.splitlines()[-1] == ("solve cluster: Ctrl-C came once the placement was worked out: the placement "
+                                    "above is whole")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
