@@ -2,7 +2,8 @@
 for a ``${oc.env:VAR}`` without a default (Trinity fails to load such a config where VAR is unset), not among the
 defaults taken; a running job that stops on a node its pool no longer has says so (``stop_reason``, ``node-gone``),
 as one that moves; the jobs a move line names together read ``each``; Ctrl-C once ``solve cluster``'s search is over
-leaves the placement whole and its exit status the placement's, as its JSON's ``"interrupted": false`` says."""
+leaves the placement whole and its exit status the placement's, as its JSON's ``"interrupted": false`` says;
+``no-room`` where host memory was rounded proves the most priority of the rounded needs alone, as docs/json.md says."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from test_cluster import ONE_NODE, round_host_memory_always, solved
 from test_smallslips24_s77 import TWO_NODES, Cli, _lowered, _write
 
 import solver
@@ -98,3 +100,26 @@ def test_ctrl_c_once_the_placement_is_printed_leaves_its_exit_status(cli: Cli, t
     assert err.splitlines()[-1] == ("solve cluster: Ctrl-C came once the placement was worked out: the placement "
                                     "above is whole")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
+
+
+def test_no_room_where_host_memory_was_rounded_is_proven_of_the_rounded_needs_alone(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    # docs/json.md said no-room's placement was "proven best" even where the status is feasible for host memory
+    # rounded: with the exact needs, the job left out for no-room is placed (test_cluster's fleet).
+    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}], "jobs": [
+        {"name": "big", "model": "14B", "max_model_len": 61440, "priority": 3},
+        {"name": "mid", "model": "8B", "max_model_len": 61440, "priority": 2},
+        {"name": "small", "model": "4B", "max_model_len": 102400, "priority": 2}]}
+    (tmp_path / "exact").mkdir()
+    (tmp_path / "rounded").mkdir()
+    exact = solved(instance, tmp_path / "exact")
+    round_host_memory_always(monkeypatch)
+    rounded = solved(instance, tmp_path / "rounded")
+    assert (exact["status"], [left["job"] for left in exact["unplaced"]]) == ("optimal", [])
+    assert (rounded["status"], rounded["host_rounded"], rounded["objective"], rounded["bound"]) == (
+        "feasible", ["a100"], 5, 5)
+    assert [(left["job"], left["reason_code"]) for left in rounded["unplaced"]] == [("small", "no-room")]
+    assert "least that places it" not in rounded["unplaced"][0]["reason"]
+    row = next(line for line in (Path(__file__).parent.parent / "docs" / "json.md").read_text(
+        encoding="utf-8").splitlines() if line.startswith("| `no-room` | the job has a way to run in some pool"))
+    assert "proven best" not in row and "a placement with the exact host needs may have room for it" in row
