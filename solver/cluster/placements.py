@@ -138,11 +138,11 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
     proven the most a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs
     whose ways rest on a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now;
     and each unplaced job that runs now marked ``stops``, with what the file asks of it otherwise now than it runs
-    (`stop_reason`: a node or GPU its pool no longer has, ...; as a moving job's first reasons). A result without a placement (no objective: `infeasible`,
-    `unknown`) is left as it is: it tells no running job to stop. The planner's questions of the wider ways are asked
-    until the wall clock's `until` (a `time.monotonic()`, the run's time limit; None: no limit): a job whose wider ways
-    it leaves unasked says so (`unweighed_words`), and the answer names the step (``stay notes``) in
-    `wall_clock_stopped`."""
+    (`stop_reason`: a node or GPU its pool no longer has, ...; as a moving job's first reasons). A result without a
+    placement (no objective: `infeasible`, `unknown`) is left as it is: it tells no running job to stop. The planner's
+    questions of the wider ways are asked until the wall clock's `until` (a `time.monotonic()`, the run's time limit;
+    None: no limit): a job whose wider ways it leaves unasked says so (`unweighed_words`), and the answer names the
+    step (``stay notes``) in `wall_clock_stopped`."""
     if result.objective is None:
         return result
     now = {fleet.jobs[job.job].name: job for job in running}
