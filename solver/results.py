@@ -300,7 +300,8 @@ class UnplacedCode(str, Enum):
 
 class MoveCode(str, Enum):
     """The machine-readable code of why a job that runs now moves (`Placement.move_reason_code`, with ``solve cluster
-    --current``), beside its words: the one source of the codes that docs/json.md's table documents."""
+    --current``), or of what the file asks otherwise of one that stops (`Unplaced.stop_reason_code`: those up to
+    `TRAINING_CHANGED`), beside its words: the one source of the codes that docs/json.md's table documents."""
 
     POOL_NOT_ALLOWED = "pool-not-allowed"
     POOL_NO_NODES = "pool-no-nodes"
@@ -2240,7 +2241,8 @@ class FitsWith(Frozen, defer_build=True):
     trainer_gpus: int = Field(description="the trainer GPUs of the planner's plan for it there")
 
 
-UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "lora_rank", "reference_model", "critic")
+UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "stop_reason", "stop_reason_code", "lora_rank",
+                               "reference_model", "critic")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2269,6 +2271,13 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
     current: Literal["stops"] | None = Field(default=None, description=(
         "with --current (the placement the fleet runs now): stops where the job runs now and there is a placement; "
         "left out otherwise"))
+    stop_reason: str | None = Field(default=None, description=(
+        "where current is stops and the file asks the job otherwise now than it runs (another pool, its pool without "
+        "nodes, a node or GPUs its pool no longer has, another model, length, rollout GPUs, LoRA rank or critic): "
+        "that, in the words a job that moves so says (stop_reason_code is what a program tests); left out otherwise"))
+    stop_reason_code: MoveCode | None = Field(default=None, description=(
+        "where stop_reason is given: a stable code for it, one of the move codes of a change the file asks "
+        "(pool-not-allowed to training-changed: docs/json.md lists them); left out otherwise"))
     lora_rank: int | None = Field(default=None, description=(
         "where the job trains LoRA, builds no reference model or trains a PPO critic (what a cluster table's training "
         "column shows): its LoRA rank (its lora_rank), whose states its plans count, 0 for full fine-tuning; left out "

@@ -181,23 +181,24 @@ def _no_temporary_file(path: Path, reason: str, kind: type[QueryError] = QueryEr
 
 
 @contextlib.contextmanager
-def signals_held() -> Iterator[None]:
+def signals_held() -> Iterator[list[int]]:
     """Hold Ctrl-C and the requests to end (`HELD_SIGNALS`) while the block writes files, then deliver each that
     came, in turn, to its own handler again (one the process ignores stays ignored): every file is renamed into
     place or none is, and no temporary file is left behind. Nested, the inner block's signals come to the outer's
-    hold (``solve cluster --emit-dir``: its configs and the placement that names them). Outside the main thread,
-    where Python cannot handle signals, the block runs as it is."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    hold (``solve cluster --emit-dir``: its configs and the placement that names them). The block gets the signals
+    that came, in order: one it takes out of that list is not delivered. Outside the main thread, where Python cannot
+    handle signals, the block runs as it is."""
     came: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield came
+        return
 
     def hold(number: int, _frame: object) -> None:
         came.append(number)
 
     previous = {number: signal.signal(number, hold) for number in HELD_SIGNALS}
     try:
-        yield
+        yield came
     finally:
         # Ctrl-C's handler last: a Ctrl-C the moment it is back raises KeyboardInterrupt with none of them held.
         for number, handler in reversed(previous.items()):

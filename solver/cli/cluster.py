@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import os
 import shlex
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -154,16 +155,23 @@ def run_cluster(args: argparse.Namespace) -> int:
         _check_emit_dir_before_placing(args, fleet)
     result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen,
                                                               current=args.current))
-    # Ctrl-C while the configs are written comes once they are all in place and the placement naming them is printed.
-    with signals_held() if args.emit_dir is not None else contextlib.nullcontext():
+    # Ctrl-C once the placement is worked out comes once the configs are all in place and the placement naming them is
+    # printed, with its notes: it stops nothing then, and the exit status is the placement's, as its JSON's
+    # "interrupted" says.
+    with signals_held() as came:
         written = _write_emit_dir(args, result, fleet, catalog) if args.emit_dir is not None else {}
         result = _naming_configs(result, written)
         _print_placement(args, result, fleet, list(written.values()))
-    _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
-    if args.current is not None:
-        _note_pools_gone(args.current, args.file, fleet)
-    if not args.json:
-        _note_buy(args, result, fleet)
+        sys.stdout.flush()  # all of it out before a Ctrl-C held comes
+        _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
+        if args.current is not None:
+            _note_pools_gone(args.current, args.file, fleet)
+        if not args.json:
+            _note_buy(args, result, fleet)
+        if signal.SIGINT in came and not result.interrupted:
+            came[:] = [number for number in came if number != signal.SIGINT]
+            print_escaped("solve cluster: Ctrl-C came once the placement was worked out: the placement above is whole"
+                          f"{' (its configs too)' if written else ''}", file=sys.stderr)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED

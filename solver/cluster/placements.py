@@ -19,7 +19,15 @@ from solver.cluster.options import (
 )
 from solver.cluster.widen import ways_to_grow
 from solver.memory import rollout_engines, shown_host_need
-from solver.results import ClusterResult, MoveCode, Placement, PoolUse, StayCode, trainer_spans_nodes_caution
+from solver.results import (
+    ClusterResult,
+    MoveCode,
+    Placement,
+    PoolUse,
+    StayCode,
+    Unplaced,
+    trainer_spans_nodes_caution,
+)
 from solver.rules import trainer_nodes_of
 from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
 
@@ -129,11 +137,12 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
     otherwise, with why (`why_moved`: from the ways the search had, `options`, the running jobs it keeps where that is
     proven the most a placement of its objective keeps over every job's ways, `kept_most`, else None, and the jobs
     whose ways rest on a solve that ran out of time, `undecided_jobs`, indexes), ``starts`` where it does not run now;
-    and each unplaced job that runs now marked ``stops``. A result without a placement (no objective: `infeasible`,
-    `unknown`) is left as it is: it tells no running job to stop. The planner's questions of the wider ways are asked
-    until the wall clock's `until` (a `time.monotonic()`, the run's time limit; None: no limit): a job whose wider ways
-    it leaves unasked says so (`unweighed_words`), and the answer names the step (``stay notes``) in
-    `wall_clock_stopped`."""
+    and each unplaced job that runs now marked ``stops``, with what the file asks of it otherwise now than it runs
+    (`stop_reason`: a node or GPU its pool no longer has, ...; as a moving job's first reasons). A result without a
+    placement (no objective: `infeasible`, `unknown`) is left as it is: it tells no running job to stop. The planner's
+    questions of the wider ways are asked until the wall clock's `until` (a `time.monotonic()`, the run's time limit;
+    None: no limit): a job whose wider ways it leaves unasked says so (`unweighed_words`), and the answer names the
+    step (``stay notes``) in `wall_clock_stopped`."""
     if result.objective is None:
         return result
     now = {fleet.jobs[job.job].name: job for job in running}
@@ -181,11 +190,18 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         code, words = why_moved(planner, fleet, result, job, (mine, holders), (kept_most, job.job in undecided_jobs))
         return {"current": "moves", "move_reason": words, "move_reason_code": code}
 
+    def stopped(left: Unplaced) -> dict[str, object]:
+        job = now.get(left.job)
+        if job is None:
+            return {"current": None}
+        changed = _asks_otherwise(planner, fleet, job)  # what it cannot stay as it runs for, as a moving job's
+        return {"current": "stops"} if changed is None else {
+            "current": "stops", "stop_reason_code": changed[0], "stop_reason": changed[1]}
+
     placements = tuple(placed.model_copy(update=current(placed)) for placed in result.placements)
     return result.model_copy(update={
         "placements": placements,
-        "unplaced": tuple(left.model_copy(update={"current": "stops" if left.job in now else None})
-                          for left in result.unplaced),
+        "unplaced": tuple(left.model_copy(update=stopped(left)) for left in result.unplaced),
         "wall_clock_stopped": result.wall_clock_stopped + (("stay notes",) if unweighed else ())})
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from math import ceil
 from pathlib import Path
@@ -297,7 +297,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
                  names: OptionNames = COMMAND_OPTIONS) -> Group:
     """The status (and the memory model of one's own that estimated, where one did), then a table per pool, a row
     per placed job with its nodes and plan; the placed plans' cautions (those `solve` would give them, and with
-    --estimate one where the tables refute a plan: each once, with its jobs); then the unplaced jobs. The view's own
+    --estimate one where the tables refute a plan: each once, with its jobs); then the unplaced jobs, and what the
+    file asks otherwise now of those that stop (``stops: JOB: WORDS``, as a moving job's lines). The view's own
     lines name options as `names` do."""
     renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes, names), *_running_now(result),
                               *_search_warnings(result, names)]
@@ -314,6 +315,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     if result.unplaced:
         renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
                                                            f"{len(fleet.jobs)}"))
+        renderables += _current_reasons(("stops", left.stop_reason, left.job) for left in result.unplaced)
     return Group(*renderables)
 
 
@@ -468,14 +470,22 @@ def _marked_required(required: tuple[str, ...], fleet: Fleet) -> frozenset[str]:
 
 def _move_reasons(placements: tuple[Placement, ...]) -> list[Text]:
     """Why each job that runs now moves (``--current``), then what a job that stays on its own settings says, a line
-    per reason with the jobs it is given for."""
-    said: dict[tuple[str, str], list[str]] = {}
-    for placement in placements:
-        for current, reason in (("moves", placement.move_reason), ("stays", placement.stay_reason)):
-            if reason is not None:
-                said.setdefault((current, reason), []).append(placement.job)
-    return [Text(f"{current}: {named_jobs(jobs)}: {reason}")
-            for (current, reason), jobs in sorted(said.items(), key=lambda item: item[0][0] != "moves")]
+    per reason with the jobs it is given for (`_current_reasons`)."""
+    said = [(current, reason, placement.job) for placement in placements
+            for current, reason in (("moves", placement.move_reason), ("stays", placement.stay_reason))]
+    return _current_reasons(sorted(said, key=lambda given: given[0] != "moves"))
+
+
+def _current_reasons(said: Iterable[tuple[str, str | None, str]]) -> list[Text]:
+    """A line per (current, reason) of `said`'s (current, reason, job) triples, in their order, with the jobs it is
+    given for: ``moves: JOB: WORDS``; for several, ``moves: a, b, each: WORDS``, as the words say it of one job (``where
+    it runs``); a reason None says nothing."""
+    jobs: dict[tuple[str, str], list[str]] = {}
+    for current, reason, job in said:
+        if reason is not None:
+            jobs.setdefault((current, reason), []).append(job)
+    return [Text(f"{current}: {named_jobs(given)}{', each' if len(given) > 1 else ''}: {reason}")
+            for (current, reason), given in jobs.items()]
 
 
 def _placed_cautions(placements: tuple[Placement, ...]) -> list[Text]:

@@ -47,6 +47,7 @@ from solver.tables import (
     Model,
     QueryError,
     TrinityVersion,
+    and_joined,
     brief,
     check_types,
     counted,
@@ -142,6 +143,9 @@ class _FragmentOptions:
     defaults_taken: tuple[str, ...] = ()
     """The environment variables whose ``${oc.env:VAR,default}`` in the layout took their defaults, no `environ` given
     (`NoEnvironment`): the header says so (`defaults_taken_note`)."""
+    left_unread: tuple[tuple[str, str], ...] = ()
+    """The layout's keys left unread, no `environ` given, as each reads a ``${oc.env:VAR}`` without a default, and
+    that variable: the header says so too."""
 
 
 def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
@@ -267,7 +271,7 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
         _env_note(several, options.rocm, options.option_names) if ENV_VARIABLE[0] in environment else [],
         TRAIN_BATCH_NOTE if options.rollout_gpus == 0 and options.train_batch_size is None else [],
         DPO_MODE_NOTE if options.dpo_mode_unset else [],
-        defaults_taken_note(options.defaults_taken) if options.defaults_taken else [],
+        defaults_taken_note(options.defaults_taken, options.left_unread),
     ]
     return [*_plan_lines(plan, model, options, keys), *(line for note in notes if note for line in ("#", *note))]
 
@@ -324,13 +328,28 @@ DPO_MODE_NOTE = [
 made without ``--rollout-gpus 0``, it leaves the config's mode (``both`` by default), which Trinity's DPO refuses."""
 
 
-def defaults_taken_note(variables: Sequence[str]) -> list[str]:
-    """The header note of a fragment whose layout's ``${oc.env:VAR,default}`` (of the environment `variables`) took
-    their defaults, made without an ``environ``: Trinity reads them in the environment ``trinity run`` starts in."""
-    return [(f"# No environ given: layout's ${{oc.env:...}} took their defaults ({', '.join(variables)}), as the keys "
-             "here read them; Trinity resolves them as it loads the config (trinity/common/config.py:1059 in 0.6.0), "
-             "in the environment trinity run starts in: where that sets them, pass it as environ "
-             "(environ=os.environ in that shell).")]
+def defaults_taken_note(variables: Sequence[str], unread: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """The header note of a fragment made without an ``environ`` whose layout's ``${oc.env:VAR,default}`` (of the
+    environment `variables`) took their defaults, or whose keys (`unread`, each with its variable) read a
+    ``${oc.env:VAR}`` without one and were left unread: Trinity reads them in the environment ``trinity run`` starts
+    in, and fails to load the config where such a variable is unset. Empty where neither."""
+    taken = [(f"# No environ given: layout's ${{oc.env:...}} took their defaults ({', '.join(variables)}), as the "
+              "keys here read them; Trinity resolves them as it loads the config (trinity/common/config.py:1059 in "
+              "0.6.0), in the environment trinity run starts in: where that sets them, pass it as environ "
+              "(environ=os.environ in that shell).")] if variables else []
+    unset = list(dict.fromkeys(variable for _, variable in unread))
+    if len(unread) == 1:
+        keys = f"{unread[0][0]} unread, as its ${{oc.env:{unread[0][1]}}} has no default"
+    else:
+        keys = (f"{and_joined([f'{key} (${{oc.env:{variable}}})' for key, variable in unread])} unread, as their "
+                "${oc.env:...} have no default")
+    given = "The" if variables else "No environ given: the"  # said in the paragraph before
+    left = [(f"# {given} keys here leave {keys}; Trinity fails to load the config where trinity run "
+             f"starts without {and_joined(unset)} set (OmegaConf resolves every value as Trinity loads it: "
+             "trinity/common/config.py:1059 in 0.6.0): where "
+             f"{'it is' if len(unset) == 1 else 'they are'} set, pass that environment as environ (environ=os.environ "
+             "in that shell).")] if unread else []
+    return [*taken, *left]
 
 
 def _past_validated(plan: Plan, model: Model, option_names: OptionNames) -> str:
@@ -490,8 +509,10 @@ def fragment_for(
                                option_names=option_names, check_flags=check, check_environment=check_environment)
     check_settings_arguments(arguments)
     _check_header_arguments(plan, options)
-    ordered, settings, defaults_taken = fragment_keys(arguments, option_names, gpu)
-    options = replace(options, defaults_taken=defaults_taken)
+    ordered, settings, read_without = fragment_keys(arguments, option_names, gpu)
+    if read_without is not None:
+        options = replace(options, defaults_taken=tuple(read_without.taken),
+                          left_unread=tuple(read_without.unread.items()))
     if dpo_mode_unset and not any(key.path == ("mode",) for key in ordered):
         options = replace(options, dpo_mode_unset=True)  # keys for a config whose mode they leave
     comments: dict[tuple[str, ...], str] = {

@@ -31,6 +31,15 @@ class ResolvesToNothing(ConfigError):
         self.below = below
 
 
+class VariableUnset(ConfigError):
+    """A ``${oc.env:VAR}`` without a default whose `variable` is not set: OmegaConf refuses to resolve it, so Trinity
+    fails to load the config in an environment without it."""
+
+    def __init__(self, message: str, variable: str):
+        super().__init__(message)
+        self.variable = variable
+
+
 class MissingValue(ConfigError):
     """OmegaConf's missing value `MISSING` (``???``), read or referred to, at `at`: Trinity loads the config or refuses
     it by where that is (`solver.trinity.keys.MISSING_KEPT_SECTIONS`)."""
@@ -501,7 +510,7 @@ class _Resolution:
             return self.environ[name]
         if not name:
             raise ConfigError(f"{self.where}: {source!r} names no environment variable")
-        raise ConfigError(f"{self.where}: environment variable {name} is not set and {source!r} has no default")
+        raise VariableUnset(f"{self.where}: environment variable {name} is not set and {source!r} has no default", name)
 
 
 class VariablesRead(Mapping[str, str]):
@@ -538,16 +547,26 @@ class VariablesRead(Mapping[str, str]):
 
 class NoEnvironment(Mapping[str, str]):
     """No environment, as a config's interpolations read it where none is given: each ``${oc.env:VAR,default}``
-    takes its default (one without a default resolves to nothing), where Trinity, which resolves them as it loads the
-    config (``OmegaConf.to_object``, ``trinity/common/config.py:1059`` in 0.6.0), reads the environment ``trinity
-    run`` starts in. `taken`: each variable looked up so, in the order first read."""
+    takes its default (one without a default resolves to nothing: `VariableUnset`), where Trinity, which resolves them
+    as it loads the config (``OmegaConf.to_object``, ``trinity/common/config.py:1059`` in 0.6.0), reads the
+    environment ``trinity run`` starts in. `taken`: each variable whose default was taken, in the order first read;
+    `unread`: each key a reader left unread for a variable without a default (`left_unread`), and that variable."""
 
     def __init__(self) -> None:
         self.taken: dict[str, None] = {}
+        self.unread: dict[str, str] = {}
 
     def __getitem__(self, name: str) -> str:
-        self.taken[name] = None
         raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """`default`, noting `name` as taken at it (``oc.env``'s default)."""
+        self.taken[name] = None
+        return default
+
+    def left_unread(self, key: str, unset: VariableUnset) -> None:
+        """Note that the dotted `key` was left unread, as it reads the variable of `unset`, which has no default."""
+        self.unread.setdefault(key, unset.variable)
 
     def __iter__(self) -> Iterator[str]:
         return iter(())

@@ -222,13 +222,21 @@ def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigR
     if config is None:
         return _NO_CONFIG
     # ruamel (the interpolations' grammar, YAML scalars): only where a config is read
-    from solver.trinity.interpolation import ConfigValues, decode_scalar
+    from solver.trinity.interpolation import ConfigValues, NoEnvironment, VariableUnset, decode_scalar, dotted
     from solver.trinity.reader import read_or_none, turned_off
 
     values = ConfigValues(config, {} if environ is None else environ)  # an empty one read as given (`NoEnvironment`)
 
+    def read(path: Path) -> Any:
+        try:
+            return values.get(path)
+        except VariableUnset as unset:  # read in no environment: the fragment's header names the key
+            if isinstance(environ, NoEnvironment):
+                environ.left_unread(dotted(path), unset)
+            raise
+
     def value(path: Path) -> Any:
-        return read_or_none(values.get, path)
+        return read_or_none(read, path)
 
     def number(path: Path) -> float | None:
         read = value(path)

@@ -6,7 +6,7 @@ settings does (the check reads values as Trinity does, `solver.trinity.checks`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, ConfigProblemCode, check_trinity_version
 from solver.results import Plan, SettingsArguments, TrinitySettings, plan_environment
@@ -30,6 +30,9 @@ from solver.tables import (
 )
 from solver.trinity.keys import REMOTE_ENGINES, check_environ, trains_dpo, value_at
 from solver.trinity.plan_keys import PlanKey, config_trains_dpo, keys_for_plan
+
+if TYPE_CHECKING:
+    from solver.trinity.interpolation import NoEnvironment
 
 
 class EngineError(OneLineError):
@@ -61,13 +64,13 @@ def settings_for(arguments: SettingsArguments) -> TrinitySettings:
 
 
 def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
-                  gpu: str | None = None) -> tuple[list[PlanKey], TrinitySettings, tuple[str, ...]]:
+                  gpu: str | None = None) -> tuple[list[PlanKey], TrinitySettings, NoEnvironment | None]:
     """The keys of `plan_settings`' `arguments` (checked: `check_settings_arguments`) in the fragment's order, the
     model section's, the cluster's, the explorer's (the rollout model's YaRN, `layout`'s), then the trainer's, the
     settings they make, checked against Trinity's rules (`trinity_config_problems`): every fragment and every settings
-    object is made here; and the environment variables that `layout`'s interpolations took at their defaults for want
-    of an `environ` (`NoEnvironment`: none where one is given). `option_names` and the plan's GPU type `gpu` (None:
-    not known) word the keys' comments only.
+    object is made here; and, for want of an `environ`, how `layout` was read in none (`NoEnvironment`: the variables
+    whose defaults its interpolations took, the keys left unread for a variable without one; None where one is
+    given). `option_names` and the plan's GPU type `gpu` (None: not known) word the keys' comments only.
     `EngineError` as `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never
     of the input."""
     plan, model, layout, version = arguments.plan, arguments.model, arguments.layout, arguments.version
@@ -97,7 +100,7 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
         checked, model, plan.gpus, environ=settings.environment, version=version) if problem.code not in passed]
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
-    return ordered, settings, tuple(environ.taken) if isinstance(environ, NoEnvironment) else ()
+    return ordered, settings, environ if isinstance(environ, NoEnvironment) else None
 
 
 def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
