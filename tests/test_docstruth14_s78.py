@@ -2,7 +2,8 @@
 guessed, not taken (`gh200` naming both GH200s, which it said of any name several types share before their memory,
 though `a100` is taken), and the sizes and slips it lists; docs/json.md's `rope-scaling-unbuilt-refused` row (which
 named a YaRN on a Phi-3 alone: a `linear` one is refused too, in `mode: train`, and `--write` removes it); planner.md's
-plan `trinity_version` and `expert_layout` for each release it names."""
+plan `trinity_version` and `expert_layout` for each release it names; api.md's `environ`, a mapping of strings (its
+keys were not checked: ``{1: "true"}`` was taken)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 import solver
+from solver.tables import QueryError, load_catalog
+from solver.trinity import plan_settings, read_trinity_config, trinity_fragment
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -80,3 +83,17 @@ def test_a_plans_release_and_expert_layout_are_the_planner_pages(given: str | No
     (answer,) = solver.plan("Qwen3-30B-A3B", gpu="h100", budget_gpus=8, max_model_len=8192, trinity_version=given)
     assert answer.best is not None
     assert (answer.best.trinity_version, answer.best.expert_layout) == (named, layout)
+
+
+def test_an_environ_whose_keys_are_not_strings_is_refused():
+    api = " ".join((ROOT / "docs" / "api.md").read_text(encoding="utf-8").split())
+    assert "an `environ` that is not a mapping of strings is a `QueryError`" in api
+    (answer,) = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768)
+    assert answer.best is not None
+    layout = {"trainer": {"use_dynamic_bsz": "${oc.env:DYN,false}"}}
+    model = load_catalog().model("Qwen3-8B")
+    for made in (trinity_fragment, plan_settings):
+        with pytest.raises(QueryError, match=r"^environ's keys must be a str, got 1$"):
+            made(answer.best, model, layout=layout, environ={1: "true"})  # type: ignore[dict-item]
+    with pytest.raises(QueryError, match=r"^environ's keys must be a str, got 1$"):
+        read_trinity_config("model: {max_model_len: 8192}\n", "run.yaml", {1: "true"})  # type: ignore[dict-item]
