@@ -97,3 +97,20 @@ def test_an_environ_whose_keys_are_not_strings_is_refused():
             made(answer.best, model, layout=layout, environ={1: "true"})  # type: ignore[dict-item]
     with pytest.raises(QueryError, match=r"^environ's keys must be a str, got 1$"):
         read_trinity_config("model: {max_model_len: 8192}\n", "run.yaml", {1: "true"})  # type: ignore[dict-item]
+
+
+DPO_CONFIG = ("mode: train\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\ncluster: {node_num: 1, "
+              "gpu_per_node: 8}\nalgorithm: {algorithm_type: dpo}\nbuffer: {train_batch_size: 64}\n")
+
+
+@pytest.mark.parametrize(("page", "said", "options"), [
+    ("cli.md", "--from-config's algorithm.algorithm_type says whether the run trains DPO (dpo): drop --dpo",
+     ("--dpo",)),
+    ("trinity.md", ("the config's algorithm.algorithm_type dpo trains no PPO critic (Trinity's dpo algorithm uses "
+                    "none): drop --critic resident"), ("--critic", "resident"))])
+def test_the_dpo_refusals_the_pages_quote_are_printed(cli: Cli, tmp_path: Path, page: str, said: str,
+                                                      options: tuple[str, ...]):
+    assert said in " ".join((ROOT / "docs" / page).read_text(encoding="utf-8").split())
+    (tmp_path / "dpo.yaml").write_text(DPO_CONFIG, encoding="utf-8")
+    status, _, err = cli("--from-config", str(tmp_path / "dpo.yaml"), "--gpu", "h100", *options)
+    assert (status, err.splitlines()[-1]) == (2, f"solve: error: {said}")
