@@ -94,9 +94,9 @@ UNNEEDED = "model.rope_scaling: max_model_len 32768 is within Qwen3-8B's native 
         f"{UNNEEDED}a linear RoPE scaling is not needed there (it stretches the positions the model was trained on); "
         "remove it"))]),
     ({"rope_type": "dynamic", "factor": 2.0}, "both", [("rope-scaling-unneeded", (
-        f"{UNNEEDED}a dynamic RoPE scaling is not needed there (the rollout's vLLM stretches the positions the model "
-        "was trained on by its factor at every length; the trainer's transformers, only past the native context); "
-        "remove it"))]),
+        f"{UNNEEDED}a dynamic RoPE scaling is not needed there (the rollout's vLLM raises the RoPE base at every "
+        "length, as for its factor times the native context, which turns the positions the model was trained on "
+        "otherwise; the trainer's transformers, only past the native context); remove it"))]),
     ({"rope_type": "dynamic", "factor": 2.0}, "train", []),  # transformers leaves positions within it alone
     ({"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 40960}, "train", [(
         "rope-scaling-unneeded", (f"{UNNEEDED}YaRN is not needed there (it stretches the positions the model was "

@@ -701,16 +701,18 @@ def _unneeded_stretch(rope_type: object, vllm_takes: bool) -> str | None:
     """What a ``model.rope_scaling`` of `rope_type` does within the model's native context, where the config's length
     lies, in words, where it stretches the positions the model was trained on there: a YaRN and a ``linear`` one
     wherever the model is built with it, a ``dynamic`` one where the rollout's vLLM takes it (`vllm_takes`), which
-    stretches them by its factor at every length (``DynamicNTKScalingRotaryEmbedding``), as transformers 5.12.1 does
-    past the native context alone (``_compute_dynamic_ntk_parameters``, ``modeling_rope_utils.py:310-317``); None
-    where it does not."""
+    raises the RoPE base at every length to the base for its factor times the native context
+    (``DynamicNTKScalingRotaryEmbedding._compute_cos_sin_cache``, ``dynamic_ntk_scaling_rope.py:56-60`` in vLLM
+    0.19.1), where transformers 5.12.1 raises it past the native context alone (``_compute_dynamic_ntk_parameters``,
+    ``modeling_rope_utils.py:310-322``); None where it does not."""
     if rope_type == "yarn":
         return "YaRN is not needed there (it stretches the positions the model was trained on)"
     if rope_type == "linear":
         return "a linear RoPE scaling is not needed there (it stretches the positions the model was trained on)"
     if rope_type == "dynamic" and vllm_takes:
-        return ("a dynamic RoPE scaling is not needed there (the rollout's vLLM stretches the positions the model was "
-                "trained on by its factor at every length; the trainer's transformers, only past the native context)")
+        return ("a dynamic RoPE scaling is not needed there (the rollout's vLLM raises the RoPE base at every length, "
+                "as for its factor times the native context, which turns the positions the model was trained on "
+                "otherwise; the trainer's transformers, only past the native context)")
     return None
 
 

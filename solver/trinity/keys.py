@@ -262,8 +262,8 @@ def check_environ(environ: Mapping[str, str] | None) -> None:
     """`QueryError` unless `environ`, where a config's ``${oc.env:...}`` are read (``os.environ``), is a mapping of
     strings, or None where that may be none."""
     check_types(("environ", environ, Mapping | None))
-    for value in (environ or {}).values():
-        check_types(("environ's values", value, str))
+    for key, value in (environ or {}).items():
+        check_types(("environ's keys", key, str), ("environ's values", value, str))
 
 
 def trains_dpo(algorithm: Any) -> bool:
