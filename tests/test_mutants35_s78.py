@@ -1,13 +1,22 @@
 """Mutation pass over session 78's DPO, RoPE, cluster and release merges (mutants35): each test kills a mutant that
 the merges' own tests left alive. A fragment made without ``environ`` names every variable its layout took at its
 default, in the order read; `config_query`'s LoRA rank, given, decides whether a DPO config may build no reference
-model; the smaller card's note asks the smaller card's tables with LoRA as LoRA."""
+model; the smaller card's note asks the smaller card's tables with LoRA and a critic as given; a LoRA plan counted
+fused does not hold for 0.5.2, whose adapter is transformers 4's, and its experts words name that adapter; a factor
+RoPE scaling at the native context itself is unneeded and removed by --write; a Phi-3's refused scaling is its
+refusal alone, and none where its legacy type cannot be read; solve cluster's pool notes the experts' layout only
+for a release named."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from test_dpoleft_s78 import DPO_CONFIG, PADDED, _joined_comments
+from test_planjson_s78 import MIXTRAL_LIKE, SEPARATE
+from test_ropeleft_s78 import _problems
+from test_ropetype_s77 import _phi3_4k
 
 import solver
 from solver.api import config_query
@@ -15,9 +24,6 @@ from solver.memory import counts_hold_for
 from solver.rules import Setting, smaller_card_note, smaller_card_vouching
 from solver.tables import QueryError, load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems, trinity_fragment
-from test_dpoleft_s78 import DPO_CONFIG, PADDED, _joined_comments
-from test_ropeleft_s78 import _problems
-from test_ropetype_s77 import _phi3_4k
 
 CATALOG = solver.load_catalog()
 
@@ -55,7 +61,8 @@ def test_a_lora_plan_counted_fused_is_refused_for_a_release_whose_adapter_is_lar
     # 0.5.2 (either) holds its states fused, as 0.6 does, but its adapter is transformers 4's, 511,227,648 parameters
     # at rank 32 in place of 31,851,264 (test_release05a_s77), so a plan counted for 0.6 does not hold.
     model = solver.load_model_config(Path(__file__).parent / "data" / "hf-configs" / "Qwen1.5-MoE-A2.7B.json")
-    assert (counts_hold_for(model, 32, "fused", "either"), counts_hold_for(model, 0, "fused", "either")) == (False, True)
+    assert counts_hold_for(model, 32, "fused", "either") is False
+    assert counts_hold_for(model, 0, "fused", "either") is True  # no adapter: the states alone, fused in both
     catalog = CATALOG.with_model(model)
     (answer,) = solver.plan(model.name, gpu="h100", budget_gpus=8, max_model_len=8192, lora_rank=32, catalog=catalog)
     with pytest.raises(QueryError) as raised:
@@ -117,5 +124,20 @@ def test_a_lora_plans_experts_words_name_the_adapter_counted_as_transformers_4_m
                             trinity_version="0.5.2", catalog=CATALOG.with_model(model))
     assert answer.best is not None
     assert (answer.best.trinity_version, answer.best.expert_layout, answer.best.experts_counted) == (
-        "0.5.2", "either", "routed experts counted whole, as transformers 5 holds them, the larger of Trinity 0.5's two "
-        "layouts; its LoRA adapter as transformers 4 makes them, the larger")
+        "0.5.2", "either", ("routed experts counted whole, as transformers 5 holds them, the larger of Trinity 0.5's "
+                            "two layouts; its LoRA adapter as transformers 4 makes them, the larger"))
+
+
+def test_solve_cluster_notes_no_experts_layout_where_no_release_was_named(cli, tmp_path: Path):
+    # mutant: the pool's note on how a mixture of experts counted its routed experts came without --trinity-version
+    mixtral_like, fleet = tmp_path / "mixtral-like", tmp_path / "fleet.yaml"
+    mixtral_like.mkdir()
+    (mixtral_like / "config.json").write_text(json.dumps(MIXTRAL_LIKE), encoding="utf-8")
+    fleet.write_text("pools:\n  - {name: h100s, gpu: h100, nodes: 2, gpus_per_node: 8, host_ram_gb: 60}\n"
+                     f"jobs:\n  - {{name: mix, model_config: {mixtral_like}, max_model_len: 8192, "
+                     "rollout_gpus: 0}\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet))
+    assert status == 0, err
+    assert "routed experts counted" not in out
+    status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5.1")
+    assert (status, f"\nmix: {SEPARATE}\n" in out) == (0, True), err
