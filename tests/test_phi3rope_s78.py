@@ -101,10 +101,8 @@ def test_a_phimoes_factor_scaling_is_refused_where_its_trainer_fails(tmp_path: P
 
 def test_a_phimoes_refusal_stands_within_the_native_context(tmp_path: Path):
     # transformers 5's PhimoeRotaryEmbedding reads short_mscale at a length within it too: the KeyError comes first.
+    # Its refusal alone: no rope-scaling-unneeded line saying it stretches the positions, as it is never built.
     assert _problems(_phimoe(tmp_path), YARN, 4096) == [
-        ("rope-scaling-unneeded", ("model.rope_scaling: max_model_len 4096 is within PhiMoE-4k's native context of "
-                                   "4096: YaRN is not needed there (it stretches the positions the model was trained "
-                                   "on); remove it")),
         ("rope-scaling-unbuilt-refused", f"model.rope_scaling: rope_type yarn on PhiMoE-4k {LACKS_06}")]
 
 

@@ -662,7 +662,10 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
     vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
-    stretch = _unneeded_stretch(given_rope, vllm_takes)
+    # a scaling the release's trainer fails on (a PhiMoE's without its keys) stretches nothing: its refusal, alone
+    fails = (isinstance(rope, Mapping) and model.rope_advice.unadvised(given_rope)
+             and model.rope_advice.extension.trainer_failure(rope, checks.version) is not None)
+    stretch = None if fails else _unneeded_stretch(given_rope, vllm_takes)
     unneeded = length is not None and length <= native and own_rope is None and stretch is not None
     if unneeded and length is not None:
         checks.add(ConfigProblemCode.ROPE_SCALING_UNNEEDED, (
