@@ -196,11 +196,12 @@ V4_ROTARY = "self_attn.rotary_emb"
 
 
 def _separate(names: PeftModuleNames, adapted: tuple[str, ...], others: tuple[str, ...]) -> PeftModuleNames:
-    """`names` as transformers 4 makes them: `adapted` and `others` instead, no conversion (PEFT converts nothing
-    there: `PeftModuleNames.fused` empty) and no router but one of `adapted`."""
+    """`names` (a mixture of experts') as transformers 4 makes them: `adapted` and `others` instead, the routed
+    experts among `adapted` one ``nn.Linear`` each (`PEFT_EXPERTS` of them, until `separate_module_names` gives the
+    count), no conversion (PEFT converts nothing there: `PeftModuleNames.fused` empty) and no router but one of
+    `adapted`."""
     router = names.router if names.router in adapted else None
-    expert_count = PEFT_EXPERTS if any(f".{EXPERT_INDEX}." in name for name in adapted) else 0
-    return names._replace(adapted=adapted, others=others, router=router, fused=(), expert_count=expert_count)
+    return names._replace(adapted=adapted, others=others, router=router, fused=(), expert_count=PEFT_EXPERTS)
 
 
 _V5 = PEFT_NAMES_BY_MODEL_TYPE
