@@ -615,7 +615,8 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
     Trinity release (`version`'s, else the best plan's own: `_written_for`), the train batch and DPO's pair where its
-    plans counted one (`Answer.dpo_pairs`). `QueryError` for a tuple of answers, wrong types, a release rft-solver
+    plans counted one (`Answer.dpo_pairs`), and no LoRA config where its LoRA is the config's own that its query was
+    read from (`Query.config_lora`). `QueryError` for a tuple of answers, wrong types, a release rft-solver
     does not know or whose expert layout the plan's figures do not hold for, an answer without a plan, or a model or
     GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
@@ -641,7 +642,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                                      counted_batch_divisor(best.trinity_version)),
         model=model, rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
-        dpo=bool(answer.dpo_pairs))
+        dpo=bool(answer.dpo_pairs), config_lora=answer.query is not None and answer.query.config_lora)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
@@ -1268,6 +1269,7 @@ def config_query(
         option_names=option_names)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
+           "config_lora": config.lora_key is not None,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(

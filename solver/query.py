@@ -220,6 +220,11 @@ class Query(Frozen):
     mode_train: bool = Field(default=False, description=(
         "whether the Trinity config the query was read from runs in mode train (config_query, --from-config), the one "
         "mode Trinity trains DPO in: a DPO fragment's header then leaves out the note that says to set it"))
+    config_lora: bool = Field(default=False, description=(
+        "whether the Trinity config the query was read from (config_query, --from-config) sets LoRA of its own "
+        "(`TrinityConfig.lora_key`), whose adapter (target_modules, name, alpha) the config keeps: the plans' "
+        "fragment and settings then write no model.lora_configs, which would replace it, as --emit trinity and "
+        "--json's apply, made with the config, write none"))
     dpo: bool = Field(default=False, description=(
         "whether the run trains DPO (a Trinity config's algorithm_type dpo, or --dpo): for a model trained one padded "
         "sequence per micro-batch, the actor's micro-batch holds a pair, a chosen and a rejected sequence, which the "
