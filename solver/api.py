@@ -338,6 +338,7 @@ def answer_query(query: Query, catalog: Catalog, *, explain: bool = False,
     from solver.solve import plan as solve
 
     check_types(("query", query, Query), ("catalog", catalog, Catalog), ("explain", explain, bool))
+    catalog = query.counted_catalog(catalog)  # a config's LoRA adapter counted on its regex's modules
     if deadline_s is not None:
         check_time_limit(deadline_s, "deadline_s")
     with call_deadline(deadline_s):
@@ -631,6 +632,8 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
+    if answer.query is not None:  # its config's LoRA adapter counted on its regex's modules, as its plans were
+        catalog = answer.query.counted_catalog(catalog)
     model = catalog.model(answer.model)
     best = _written_for(answer.best, model, version, "the answer")
     release = trinity_release("the plan's trinity_version", best.trinity_version)
@@ -1270,6 +1273,7 @@ def config_query(
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,
+           "lora_targets": config.lora_targets if lora_rank is None else None,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
@@ -1309,6 +1313,7 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
                 ("config", config, TrinityConfig))
     for index, answer in enumerate(answers):
         check_types((f"answers[{index}]", answer, Answer))
+    catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
         return answers
