@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 
 from solver.tables.bounds import CONFIG_SHAPE, MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_NAME_CHARACTERS
 from solver.tables.inputs import Fleet, Pool
-from solver.tables.reading import given_path, load_cells
 from solver.tables.peft_names import LoraTargets
+from solver.tables.reading import given_path, load_cells
 from solver.tables.schema import SHAPE_TERMS, Frozen, GpuType, GpuWithoutBf16, Model, Setting, Shape, Table, cell_text
 from solver.tables.text import (
     OneLineError,
