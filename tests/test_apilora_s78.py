@@ -18,7 +18,7 @@ from solver.memory import adapted_shapes, lora_parameters
 from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import LoraTargets
-from solver.trinity import read_trinity_config
+from solver.trinity import plan_settings, read_trinity_config, trinity_fragment
 
 CATALOG = load_catalog()
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
@@ -187,3 +187,14 @@ def test_the_plans_count_the_regexs_adapter(cli: Callable[..., tuple[int, str, s
                            "--json")
     assert status == 0, err
     assert json.loads(out)[0]["plans"][0]["memory_gb"] == 52.43
+
+
+def test_plan_settings_and_the_fragment_take_config_lora() -> None:
+    (planned,) = solver.plan("Qwen3-8B", gpu="A100-80GB", max_model_len=16384, budget_gpus=6, lora_rank=64)
+    assert planned.best is not None
+    model = CATALOG.model("Qwen3-8B")
+    assert plan_settings(planned.best, model).config["model"] == {"max_model_len": 16384,
+                                                                  "lora_configs": [{"lora_rank": 64}]}
+    assert plan_settings(planned.best, model, config_lora=True).config["model"] == {"max_model_len": 16384}
+    assert "lora_configs" in trinity_fragment(planned.best, model)
+    assert "lora_configs" not in trinity_fragment(planned.best, model, config_lora=True)

@@ -40,17 +40,19 @@ def plan_settings(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, train_batch_size: int | None = None, dpo: bool | None = None,
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None, config_lora: bool = False,
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
     word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds, outside
     their ranges or at odds (`check_settings_arguments`: `dpo` False beside a `layout` that trains DPO on a padded
     model), `EngineError` for rollout GPUs the engines cannot take. Checked against
     Trinity's rules as the fragment is (`fragment_keys`). `environ`: where `layout`'s interpolations are read, as
-    `trinity_fragment` takes it (None: each ``${oc.env:VAR,default}`` at its default, which settings do not say)."""
+    `trinity_fragment` takes it (None: each ``${oc.env:VAR,default}`` at its default, which settings do not say);
+    `config_lora` as `trinity_fragment`'s."""
     return settings_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
                                           engines=engines, layout=layout, version=version,
-                                          train_batch_size=train_batch_size, dpo=dpo, environ=environ))
+                                          train_batch_size=train_batch_size, dpo=dpo, environ=environ,
+                                          config_lora=config_lora))
 
 
 def settings_for(arguments: SettingsArguments) -> TrinitySettings:
