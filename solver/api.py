@@ -1273,7 +1273,8 @@ def config_query(
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,
-           "lora_targets": config.lora_targets if lora_rank is None else None,
+           # the config's adapter's modules, at its own rank (the fragment's check command gives it as --lora-rank)
+           "lora_targets": config.lora_targets if lora_rank in (None, config.lora_rank) else None,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(

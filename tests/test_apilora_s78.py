@@ -170,6 +170,9 @@ def test_the_config_gives_the_targets() -> None:
     assert query.lora_targets == QV
     assert config_query(CATALOG, read_trinity_config(QV_LORA, "config.yaml", {}), gpu="A100-80GB",
                         lora_rank=32).lora_targets is None  # a rank of its own: a new adapter's, on all-linear
+    # the config's own rank, as a fragment's check command gives it (--lora-rank 64): the config's adapter still
+    assert config_query(CATALOG, read_trinity_config(QV_LORA, "config.yaml", {}), gpu="A100-80GB",
+                        lora_rank=64).lora_targets == QV
 
 
 def test_the_plans_count_the_regexs_adapter(cli: Callable[..., tuple[int, str, str]], tmp_path: Path) -> None:
@@ -185,6 +188,10 @@ def test_the_plans_count_the_regexs_adapter(cli: Callable[..., tuple[int, str, s
     path.write_text(QV_LORA)
     status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--trinity-version", "0.5.2", "--check",
                            "--json")
+    assert status == 0, err
+    assert json.loads(out)[0]["plans"][0]["memory_gb"] == 52.43
+    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--trinity-version", "0.5.2", "--check",
+                           "--lora-rank", "64", "--json")  # as the fragment's check command gives it
     assert status == 0, err
     assert json.loads(out)[0]["plans"][0]["memory_gb"] == 52.43
 
