@@ -338,6 +338,7 @@ def answer_query(query: Query, catalog: Catalog, *, explain: bool = False,
     from solver.solve import plan as solve
 
     check_types(("query", query, Query), ("catalog", catalog, Catalog), ("explain", explain, bool))
+    catalog = query.counted_catalog(catalog)  # a config's LoRA adapter counted on its regex's modules
     if deadline_s is not None:
         check_time_limit(deadline_s, "deadline_s")
     with call_deadline(deadline_s):
@@ -615,7 +616,8 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
     Trinity release (`version`'s, else the best plan's own: `_written_for`), the train batch and DPO's pair where its
-    plans counted one (`Answer.dpo_pairs`). `QueryError` for a tuple of answers, wrong types, a release rft-solver
+    plans counted one (`Answer.dpo_pairs`), and no LoRA config where its LoRA is the config's own that its query was
+    read from (`Query.config_lora`). `QueryError` for a tuple of answers, wrong types, a release rft-solver
     does not know or whose expert layout the plan's figures do not hold for, an answer without a plan, or a model or
     GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
@@ -630,6 +632,8 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
+    if answer.query is not None:  # its config's LoRA adapter counted on its regex's modules, as its plans were
+        catalog = answer.query.counted_catalog(catalog)
     model = catalog.model(answer.model)
     best = _written_for(answer.best, model, version, "the answer")
     release = trinity_release("the plan's trinity_version", best.trinity_version)
@@ -641,7 +645,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                                      counted_batch_divisor(best.trinity_version)),
         model=model, rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
-        dpo=bool(answer.dpo_pairs))
+        dpo=bool(answer.dpo_pairs), config_lora=answer.query is not None and answer.query.config_lora)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
@@ -1268,6 +1272,9 @@ def config_query(
         option_names=option_names)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
+           "config_lora": config.lora_key is not None,
+           # the config's adapter's modules, at its own rank (the fragment's check command gives it as --lora-rank)
+           "lora_targets": config.lora_targets if lora_rank in (None, config.lora_rank) else None,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
@@ -1307,6 +1314,7 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
                 ("config", config, TrinityConfig))
     for index, answer in enumerate(answers):
         check_types((f"answers[{index}]", answer, Answer))
+    catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
         return answers

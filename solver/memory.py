@@ -115,7 +115,7 @@ from solver.tables import (
     counted,
     sp_rule_violation,
 )
-from solver.tables.peft_names import PeftModuleNames
+from solver.tables.peft_names import LoraTargets, PeftModuleNames
 
 GIB = 1024**3
 GRID = 1024
@@ -716,8 +716,9 @@ def lora_states_bytes(model: Model, gpus: int, lora_rank: int, per_trained: int,
 
 def lora_parameters(model: Model, rank: int, experts: ExpertLayout = "fused") -> int:
     """The parameters of a LoRA adapter of `rank` on every linear layer of `model` but the output projection
-    (PEFT's ``all-linear``, Trinity's default ``target_modules``): ``rank x (inputs + outputs)`` per adapted matrix
-    (`adapted_shapes`, a mixture of experts' routed experts laid out as `experts`)."""
+    (PEFT's ``all-linear``, Trinity's default ``target_modules``), or on those its config's regex adapts
+    (`Model.lora_targets`): ``rank x (inputs + outputs)`` per adapted matrix (`adapted_shapes`, a mixture of experts'
+    routed experts laid out as `experts`)."""
     return rank * sum((rows + columns) * count for rows, columns, count in adapted_shapes(model, experts))
 
 
@@ -994,11 +995,77 @@ def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     them as `experts` (`adapted_shapes`): as that layout; where the release takes `either`, the layout whose adapter
     is the larger for the model: `fused` for the types PEFT converts on transformers 5 (Qwen3-MoE's, Mixtral's),
     `separate` for those it does not, whose experts only transformers 4 lets it adapt (Qwen2-MoE's, PhiMoE's); `fused`
-    where the two are alike (a dense model)."""
+    where the two are alike (a dense model); on a regex's modules (`Model.lora_targets`), the layout whose adapter on
+    what the regex adapts is the larger."""
     if experts != "either":
         return experts
     layouts: tuple[HeldExperts, ...] = ("fused", "separate")
     return max(layouts, key=lambda layout: lora_parameters(model, 1, layout))
+
+
+def _targeted_shapes(model: Model, targets: LoraTargets, experts: ExpertLayout) -> tuple[tuple[int, int, int], ...]:
+    """`adapted_shapes` of a LoRA adapter on the ``target_modules`` regex `targets` (less its ``exclude_modules``):
+    those ``all-linear`` adapts under the release's layout `experts` (`adapter_experts`) whose modules the regex matches
+    (`peft_target_match` on the layout's module names, `Model.peft_names_of`: transformers 4's
+    ``mlp.experts.E.gate_proj`` under ``separate``), one entry per module name (`_module_shape`); a regex that matches
+    some of transformers 4's routed experts counts them all, on the safe side."""
+    from solver.trinity.peft import peft_target_match  # the matching alone: no ruamel
+
+    held = adapter_experts(model, experts)
+    names = model.peft_names_of(held)
+    matched = peft_target_match(targets.pattern, targets.excluded, names).linears
+    shapes = (_module_shape(model, names, name, held) for name in names.adapted if name.split(".", 1)[1] in matched)
+    return tuple(shape for shape in shapes if shape[2] and shape[0] and shape[1])
+
+
+def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExperts) -> tuple[int, int, int]:
+    """(rows, columns, count) at the rank of the layer module `name` (one of `names.adapted`, the release's layout
+    `held`) that ``all-linear`` adapts, as `adapted_shapes` counts it: an attention projection in every layer, the
+    router and the routed experts (transformers 4's each expert's projections; transformers 5's, where PEFT converts
+    them, their fused gate and up projection at twice the rank, halved between the two names) and a shared expert in
+    each expert layer, a dense MLP's projection in each dense layer (every layer of a dense model); count 0 for routed
+    experts that nothing adapts (`MoE.peft_converts_experts` off)."""
+    hidden, layers, moe, mla = model.hidden_size, model.num_layers, model.moe, model.mla
+    leaf, parts = name.rsplit(".", 1)[-1], name.split(".")
+    if parts[0] == "self_attn":
+        heads = model.num_attention_heads
+        queries = heads * (mla.qk_head_dim if mla is not None else model.head_size)
+        keys = model.num_key_value_heads * model.head_size
+        rows, columns = {
+            "q_proj": (queries, hidden), "k_proj": (keys, hidden), "v_proj": (keys, hidden),
+            "qkv_proj": (queries + 2 * keys, hidden),
+            "o_proj": (hidden, heads * mla.v_head_dim if mla is not None else queries),
+            **({} if mla is None else {
+                "q_a_proj": (mla.q_lora_rank, hidden), "q_b_proj": (queries, mla.q_lora_rank),
+                "kv_a_proj_with_mqa": (mla.kv_lora_rank + mla.qk_rope_head_dim, hidden),
+                "kv_b_proj": (heads * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank)})}[leaf]
+        return rows, columns, layers
+    if moe is None:
+        return _projection_shape(leaf, hidden, model.intermediate_size, layers)
+    sparse = layers - moe.dense_layers
+    if name == names.router:
+        return moe.experts, hidden, sparse
+    if "experts" in parts:
+        width, count = moe.moe_intermediate_size, moe.experts * sparse
+        if held == "separate":
+            return _projection_shape(leaf, hidden, width, count)
+        count = count if moe.peft_converts_experts else 0
+        down = leaf in ("down_proj", "w2")  # else half the fused gate and up projection, at twice the rank
+        return _projection_shape(leaf, hidden, width, count) if down else (2 * width, hidden, count)
+    if leaf == "shared_expert_gate":
+        return 1, hidden, sparse
+    if {"shared_expert", "shared_experts", "shared_mlp"} & set(parts):
+        return _projection_shape(leaf, hidden, moe.shared_expert_intermediate_size, sparse)
+    return _projection_shape(leaf, hidden, moe.dense_intermediate_size, moe.dense_layers)
+
+
+def _projection_shape(leaf: str, hidden: int, width: int, count: int) -> tuple[int, int, int]:
+    """(rows, columns, count) of `count` gated MLPs' projection `leaf`, `width` wide: the gate or up projection
+    (``gate_proj``, ``up_proj``, Mixtral's ``w1``, ``w3``; ``gate_up_proj`` twice as wide), or down (``down_proj``,
+    ``w2``)."""
+    if leaf in ("down_proj", "w2"):
+        return hidden, width, count
+    return (2 * width if leaf == "gate_up_proj" else width), hidden, count
 
 
 def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[int, int, int], ...]:
@@ -1013,7 +1080,10 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     experts' parameters (``solver.tables.peft_names.CONVERTED_MLPS``); `separate` (transformers 4, Trinity 0.5.1's),
     no conversion, but the router and each expert's three projections where they are ``nn.Linear`` there
     (`PeftModuleNames.separate_router`, ``separate_experts``); under a release taking `either`, the larger of the two
-    (`adapter_experts`)."""
+    (`adapter_experts`). Of those, the ones a config's regex adapts where the model has one (`Model.lora_targets`:
+    `_targeted_shapes`)."""
+    if model.lora_targets is not None:
+        return _targeted_shapes(model, model.lora_targets, experts)
     names, moe = model.peft_names, model.moe
     separate = moe is not None and adapter_experts(model, experts) == "separate"
     routed: HeldExperts | None = "separate" if separate and names.separate_experts else None

@@ -72,6 +72,7 @@ from solver.tables import (
     trinity_release,
     vllm_lora_rank_refusal,
 )
+from solver.tables.peft_names import LoraTargets
 
 
 def check_trinity_version(name: str, value: object) -> None:
@@ -210,7 +211,7 @@ class Query(Frozen):
     lora_rank: int = Field(default=0, ge=0, le=MAX_LORA_RANK, description=(
         "the LoRA rank whose states the plans count (--lora-rank, or a Trinity config's LoRA: "
         "`TrinityConfig.lora_rank`): the frozen base's fp32 weights and the adapter's states on every linear layer "
-        "but the output projection; the tables, which measured full fine-tuning, then vouch by inference and refute "
+        "but the output projection (or those a config's regex adapts: lora_targets); the tables, which measured full fine-tuning, then vouch by inference and refute "
         "nothing; 0 for full fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
         "a PPO critic the plans count beside the actor (--critic; by default a Trinity config's own, as its flags "
@@ -220,6 +221,16 @@ class Query(Frozen):
     mode_train: bool = Field(default=False, description=(
         "whether the Trinity config the query was read from runs in mode train (config_query, --from-config), the one "
         "mode Trinity trains DPO in: a DPO fragment's header then leaves out the note that says to set it"))
+    lora_targets: LoraTargets | None = Field(default=None, description=(
+        "the target_modules regex (and exclude_modules) of the Trinity config's own LoRA adapter the query was read "
+        "from (config_query, --from-config: `TrinityConfig.lora_targets`), whose modules the plans count the adapter "
+        "on (`solver.tables.Model.lora_targets`, `counted_catalog`); null: all-linear's, every linear layer but the "
+        "output projection"))
+    config_lora: bool = Field(default=False, description=(
+        "whether the Trinity config the query was read from (config_query, --from-config) sets LoRA of its own "
+        "(`TrinityConfig.lora_key`), whose adapter (target_modules, name, alpha) the config keeps: the plans' "
+        "fragment and settings then write no model.lora_configs, which would replace it, as --emit trinity and "
+        "--json's apply, made with the config, write none"))
     dpo: bool = Field(default=False, description=(
         "whether the run trains DPO (a Trinity config's algorithm_type dpo, or --dpo): for a model trained one padded "
         "sequence per micro-batch, the actor's micro-batch holds a pair, a chosen and a rejected sequence, which the "
@@ -249,6 +260,11 @@ class Query(Frozen):
         if self.margin is None and not estimated:
             return self.memory.margin
         return resolve_margin(self.memory, self.margin, memory_gib)
+
+    def counted_catalog(self, catalog: Catalog) -> Catalog:
+        """`catalog` with the query's model counting its LoRA adapter on the modules `lora_targets` adapts
+        (`Catalog.with_lora_targets`), as the plans and the verdict count it."""
+        return catalog.with_lora_targets(self.model, self.lora_targets)
 
     @property
     def dpo_mode_unset(self) -> bool:
@@ -705,9 +721,12 @@ class TrinityConfig(Frozen, defer_build=True):
     none builds a reference model (``--reference`` is refused with it), whatever rank `lora_rank` counts; else None
     (`solver.trinity.config.lora_on_every_release`)."""
     lora_rank: int = 0
-    """The rank of the new LoRA adapter the config trains on Trinity's default target modules with every release it
-    may run on, whose states the verdict and the plans count (`solver.trinity.config.counted_lora_rank`); 0 where
-    they count full fine-tuning's."""
+    """The rank of the new LoRA adapter the config trains with every release it may run on, whose states the verdict
+    and the plans count (`solver.trinity.config.counted_lora_rank`); 0 where they count full fine-tuning's."""
+    lora_targets: LoraTargets | None = None
+    """That adapter's ``target_modules`` regex (and ``exclude_modules``) where it is not ``all-linear`` alone, whose
+    modules the verdict and the plans count it on where the model is known (`Query.lora_targets`); None:
+    ``all-linear``'s, or no adapter counted (`solver.trinity.config.counted_lora_targets`)."""
     critic: CriticStates | None = None
     """Where the critic the config's algorithm trains keeps its states, as its flags hold them with the releases it
     may run on (`solver.trinity.config.CriticRead`), which the verdict and the plans count unless ``--critic`` says

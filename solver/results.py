@@ -1648,6 +1648,9 @@ class SettingsArguments(NamedTuple):
     train_batch_size: int | None = None
     dpo: bool | None = None
     environ: Mapping[str, str] | None = None
+    config_lora: bool = False
+    """Whether the plan's LoRA is a config's own (`Query.config_lora`), which the config keeps: no
+    ``model.lora_configs`` is written, as none is beside a `layout`."""
 
 
 class ApplySettings(TrinitySettings):

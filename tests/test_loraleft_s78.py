@@ -86,8 +86,8 @@ def test_the_config_read_alone_says_whose_names_it_assumes() -> None:
     # Qwen3's names take no module less .*proj; Qwen3-MoE's router is the first type's that PEFT takes.
     assert counted("exclude_modules: '.*proj'") == (
         f"{COUNTED_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate alone among "
-        "qwen3_moe's module names, which the config read alone assumes, knowing no model, whose smaller adapter is "
-        f"counted as all-linear's, on the safe side{COUNTED_TAIL}")
+        "qwen3_moe's module names, which the config read alone assumes, knowing no model, its adapter counted on what "
+        f"it matches of the model's own names alone{COUNTED_TAIL}")
     # A norm of the layers: named as the assumed type's, whatever the model's are.
     assert counted("target_modules: '.*q_norm'") == (
         "with LoRA (model.lora_configs) the trainer holds gradients and optimizer states for the adapter alone, but "
@@ -109,13 +109,12 @@ def test_the_verdict_remakes_the_note_on_the_models_own_names(cli: Cli, tmp_path
     one = _problems(cli, "--from-config", str(_trinity(tmp_path, str(model), "target_modules: '.*q_proj'")))
     assert one["lora-counted-as-full"] == (
         f"{COUNTED_HEAD}; its target_modules '.*q_proj' matches q_proj alone among qwen3's module names, which it "
-        "assumes for a model type it has not read, whose smaller adapter is counted as all-linear's, on the safe "
-        f"side{COUNTED_TAIL}")
+        f"assumes for a model type it has not read, on which alone its adapter is counted{COUNTED_TAIL}")
     # A catalogue mixture of experts: its own names, nothing assumed.
     known = _problems(cli, "--from-config", str(_trinity(tmp_path, "Qwen/Qwen3-30B-A3B", "exclude_modules: '.*proj'")))
     assert known["lora-counted-as-full"] == (
-        f"{COUNTED_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate alone, whose "
-        f"smaller adapter is counted as all-linear's, on the safe side{COUNTED_TAIL}")
+        f"{COUNTED_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate alone, on "
+        f"which alone its adapter is counted{COUNTED_TAIL}")
 
 
 # (2) solve memory --lora-rank on a mixture of experts carries the plan's caution (since smallslips27, s77), a

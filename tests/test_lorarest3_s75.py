@@ -67,7 +67,8 @@ def test_a_regex_of_decoder_linears_alone_is_counted_as_all_linear_s_adapter() -
         "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on every "
         "linear layer but the output projection, unless --lora-rank gives another; its target_modules "
         "'.*\\.(q_proj|v_proj)' matches q_proj and v_proj alone among qwen3's module names, which the config read "
-        "alone assumes, knowing no model, whose smaller adapter is counted as all-linear's, on the safe side), and the "
+        "alone assumes, knowing no model, its adapter counted on what it matches of the model's own names alone), "
+        "and the "
         "tables, which measured full fine-tuning, vouch for it by inference and refute nothing"))
     every = _config("  lora_configs: [{lora_rank: 16, target_modules: '.*_proj'}]\n")
     assert read_trinity_config(every, "trinity.yaml", {}).lora_rank == 16

@@ -141,8 +141,8 @@ def test_an_exclusion_makes_a_smaller_adapter_counted_as_all_linear_s() -> None:
         "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on every "
         "linear layer but the output projection, unless --lora-rank gives another; its target_modules 'all-linear' "
         "less exclude_modules '.*mlp.*' matches q_proj, k_proj, v_proj and o_proj alone among qwen3's module names, "
-        "which the config read alone assumes, knowing no model, whose smaller adapter is counted as all-linear's, on "
-        "the safe side), and the tables, which measured full fine-tuning, vouch for it by inference and refute "
+        "which the config read alone assumes, knowing no model, its adapter counted on what it matches of the model's "
+        "own names alone), and the tables, which measured full fine-tuning, vouch for it by inference and refute "
         "nothing")
     head = _config("  lora_configs: [{lora_rank: 16, target_modules: '.*(_proj|lm_head)', exclude_modules: lm_head}]\n")
     assert read_trinity_config(head, "trinity.yaml", {}).lora_rank == 16  # lm_head left out: no longer full
@@ -195,8 +195,8 @@ def test_a_regex_one_architecture_takes_is_refused_on_the_other(tmp_path: Path, 
         f"each module's full name ({MOE_NAMES if model == 'Qwen3-30B-A3B' else DENSE_NAMES}), and Trinity fails as it "
         "makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
         ".*\\.(q_proj|v_proj)")])
-    if refusal is None:  # the router alone: counted as all-linear's adapter, the experts' too (on the safe side)
+    if refusal is None:  # the router alone, on which alone the adapter is counted
         [counted] = [words for words, code in zip(answer["current"]["config_problems"],
                                                   answer["current"]["config_problem_codes"], strict=True)
                      if code == "lora-counted-as-full"]  # beside the mixture of experts' caution: test_lorarest5_s76
-        assert f"its target_modules '{pattern}' matches gate alone, whose smaller adapter is counted as" in counted
+        assert f"its target_modules '{pattern}' matches gate alone, on which alone its adapter is counted" in counted

@@ -313,7 +313,7 @@ def test_verl_before_08s_target_modules_are_read_beside_its_lora_rank():
     config = read_trinity_config(text, "trinity.yaml", {}, "0.5")
     lines = {code.value: words for words, code in zip(config.notes, config.note_codes, strict=True)}
     assert ("its target_modules '.*q_proj' matches q_proj alone among qwen3's module names, which the config read "
-            "alone assumes, knowing no model, whose smaller adapter is counted as all-linear's"
+            "alone assumes, knowing no model, its adapter counted on what it matches of the model's own names alone"
             in lines["lora-counted-as-full"])
     assert lines["lora-targets-saved-split"].startswith(
         "trainer.trainer_config.actor_rollout_ref.model.target_modules '.*q_proj' is a regular expression, which "

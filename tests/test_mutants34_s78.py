@@ -53,7 +53,7 @@ def test_the_config_read_alone_matches_transformers_4s_experts_up_to_the_eighth(
         "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on every "
         "linear layer but the output projection, unless --lora-rank gives another; its target_modules "
         "'.*experts\\.7\\.w1' matches experts.E.w1 alone among mixtral's module names, which the config read alone "
-        "assumes, knowing no model, whose smaller adapter is counted as all-linear's, on the safe side), and the "
+        "assumes, knowing no model, its adapter counted on what it matches of the model's own names alone), and the "
         "tables, which measured full fine-tuning, vouch for it by inference and refute nothing")
     # ... and an eighth (index 8) no type's names hold: counted as full fine-tuning
     assert "(its target_modules '.*experts\\.8\\.w1' matches no module)" in _counted_note(
@@ -198,7 +198,7 @@ def test_the_verdicts_note_is_said_on_transformers_5s_names_unless_the_release_r
     current = json.loads(out)[0]["current"]
     problems = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
     assert ("; its target_modules '.*mlp\\.experts\\.(gate_proj|up_proj)' matches experts.gate_proj and "
-            "experts.up_proj alone, whose smaller adapter is counted as all-linear's, on the safe side)"
+            "experts.up_proj alone, on which alone its adapter is counted)"
             ) in problems["lora-counted-as-full"]
 
 

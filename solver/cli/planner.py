@@ -235,7 +235,7 @@ def _answer(args: argparse.Namespace) -> int:
             raise QueryError(f"--check needs a length to judge {args.from_config.name} at: it sets no "
                              "model.max_model_len (nor max_prompt_tokens and max_response_tokens); give --len L")
     query = _planner_query(args, catalog, added, config, objective)
-
+    catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
     answers = answer_query(query, catalog, explain=args.explain)
     if config is not None:
         answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,

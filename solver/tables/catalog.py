@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from solver.tables.bounds import CONFIG_SHAPE, MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_NAME_CHARACTERS
 from solver.tables.inputs import Fleet, Pool
+from solver.tables.peft_names import LoraTargets
 from solver.tables.reading import given_path, load_cells
 from solver.tables.schema import SHAPE_TERMS, Frozen, GpuType, GpuWithoutBf16, Model, Setting, Shape, Table, cell_text
 from solver.tables.text import (
@@ -526,6 +527,15 @@ class Catalog(Frozen):
         check_types(("fleet", fleet, Fleet))
         with_gpus = self.with_models(fleet.models).with_gpu_types(fleet.gpu_types)
         return with_gpus.with_gpu_types(pools_gpu_types(fleet.pools, with_gpus))
+
+    def with_lora_targets(self, name: str, targets: LoraTargets | None) -> Catalog:
+        """This catalogue with the model `name` names counting its LoRA adapter on the modules the regex `targets`
+        adapts (`Model.lora_targets`: a Trinity config's), or on ``all-linear``'s for None."""
+        model = self.model(name)
+        if model.lora_targets == targets:
+            return self
+        counted = model.model_copy(update={"lora_targets": targets})
+        return self.model_copy(update={"models": tuple(counted if entry is model else entry for entry in self.models)})
 
     def with_models(self, models: Iterable[Model]) -> Catalog:
         """This catalogue with each of `models` added by `with_model`, in order."""

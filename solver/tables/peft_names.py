@@ -59,6 +59,15 @@ class PeftModuleNames(NamedTuple):
     (``Model.peft_names_of``), `PEFT_EXPERTS` for a type's names alone; 0 where no name holds an expert index."""
 
 
+class LoraTargets(NamedTuple):
+    """A LoRA adapter's ``target_modules`` regex other than ``all-linear`` and its ``exclude_modules`` regex (None:
+    unset), as a Trinity config gives them, whose matched modules its adapter is counted on
+    (``solver.memory.targeted_shapes``)."""
+
+    pattern: str
+    excluded: str | None = None
+
+
 ATTENTION = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj")
 """The attention's linear layers of most types (``...Attention``: ``q_proj``, ``k_proj``, ``v_proj``, ``o_proj``)."""
 MLP = ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")

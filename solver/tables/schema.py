@@ -50,6 +50,7 @@ from solver.tables.bounds import (
 )
 from solver.tables.peft_names import (
     PEFT_NAMES_BY_MODEL_TYPE,
+    LoraTargets,
     PeftModuleNames,
     latent_query_names,
     peft_module_names,
@@ -402,6 +403,11 @@ class Model(Frozen):
     """For a model read from a config.json: its ``model_type``, whose module names LoRA's ``target_modules`` is
     matched against and whose linear layers its adapter is counted on (``solver.tables.peft_names``); None for the
     catalogue's models (Qwen3's and Qwen3-MoE's names) and a config.json without one."""
+    lora_targets: LoraTargets | None = Field(default=None, exclude=True)
+    """The ``target_modules`` regex (and ``exclude_modules``) of the LoRA adapter a Trinity config trains on this model,
+    whose matched modules its adapter is counted on (``solver.memory.adapted_shapes``), set for a query read from the
+    config (`Catalog.with_lora_targets`, ``solver.query.Query.lora_targets``); None: ``all-linear``'s, every linear
+    layer but the output projection. Not the model's shape, nor in its JSON."""
     unchecked_layout: PrintableText | None = None
     """For a model read from a config.json of a kind rft-solver's counts were not checked on
     (`CHECKED_MODEL_TYPES`): its ``model_type`` in words (``model_type exaone``, ``no model_type``), for the

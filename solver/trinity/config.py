@@ -42,7 +42,12 @@ from solver.tables import (
     vllm_lora_rank_words,
     yaml_brief,
 )
-from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, SEPARATE_NAMES_BY_MODEL_TYPE, PeftModuleNames
+from solver.tables.peft_names import (
+    PEFT_NAMES_BY_MODEL_TYPE,
+    SEPARATE_NAMES_BY_MODEL_TYPE,
+    LoraTargets,
+    PeftModuleNames,
+)
 from solver.trinity.interpolation import VariablesRead, dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
@@ -870,6 +875,20 @@ def counted_lora_rank(reader: ConfigReader, version: TrinityVersion | None) -> i
     return 0 if _lora_uncounted(reader, version) is not None else _lora_rank(reader)
 
 
+def counted_lora_targets(reader: ConfigReader, version: TrinityVersion | None) -> LoraTargets | None:
+    """The ``target_modules`` regex and ``exclude_modules`` of the new LoRA adapter whose states the verdict and the
+    plans count (`counted_lora_rank` above 0; `TrinityConfig.lora_targets`), on whose modules they count it where the
+    model is known; None for ``all-linear`` without ``exclude_modules`` (every linear layer but the output
+    projection), and where no adapter is counted."""
+    lora = _lora_key(reader)
+    if lora is None or not counted_lora_rank(reader, version):
+        return None
+    targets, excluded = _lora_targets(reader, lora), _lora_excluded(reader, lora)
+    if all_linear(targets) and excluded is None:
+        return None
+    return LoraTargets(ALL_LINEAR if all_linear(targets) else targets, excluded)
+
+
 def _lora_rank(reader: ConfigReader) -> int:
     """The rank of the LoRA key that turns LoRA on (`_lora_key`), where it is a rank's: the LoRA config's, or verl
     before 0.8's ``lora_rank``; 0 otherwise (an adapter path, no LoRA, or no whole number)."""
@@ -951,7 +970,7 @@ def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
     (`peft_target_match`), or one that matches a module ``all-linear`` leaves out (the embeddings, the output
     projection, a norm) and `excluded` leaves in, a layer's module named among the type's names the config read
     alone assumes (`_peft_match_taken`); None for ``all-linear``, and a regex that matches linear layers of the
-    decoder layers alone, which all-linear's count holds (all seven, or fewer: on the safe side)."""
+    decoder layers alone (all seven, or fewer, on which alone the adapter is counted: `counted_lora_targets`)."""
     if not isinstance(targets, str) and not all_linear(targets):
         return "are not one regular expression, which rft-solver matches"
     try:
@@ -1050,17 +1069,20 @@ def _saved_split_models(version: TrinityVersion | None) -> str:
 
 def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...], names: PeftModuleNames | None) -> str:
     """The clause on a ``target_modules`` regex that adapts fewer linear layers than ``all-linear``
-    (`peft_target_match`) on a model of `names`, counted as all-linear's adapter, on the safe side, naming the type
-    whose names it assumes (`PeftModuleNames.assumed`); "" where it adapts all of them, or none without a refusal
-    (the checks say why PEFT fails on it). Without `names` (the config read alone, which knows no model): on the
-    first type's names on which PEFT takes it (`_peft_match_taken`), which the clause says it assumes."""
+    (`peft_target_match`) on a model of `names`, whose adapter the verdict and the plans count on those alone
+    (``solver.memory.adapted_shapes`` of `TrinityConfig.lora_targets`), naming the type whose names it assumes
+    (`PeftModuleNames.assumed`); "" where it adapts all of them, or none without a refusal (the checks say why PEFT
+    fails on it). Without `names` (the config read alone, which knows no model): on the first type's names on which
+    PEFT takes it (`_peft_match_taken`), which the clause says it assumes, its adapter counted on what it matches of
+    the model's own names once the model is known."""
     targets, excluded = _lora_targets(reader, lora), _lora_excluded(reader, lora)
     if all_linear(targets) and excluded is None:
         return ""
-    pattern = targets or ALL_LINEAR
+    pattern, counted = targets or ALL_LINEAR, "on which alone its adapter is counted"
     if names is None:
         names, match = _peft_match_taken(pattern, excluded)
         among = f" among {names.model_type}'s module names, which the config read alone assumes, knowing no model"
+        counted = "its adapter counted on what it matches of the model's own names alone"
     else:
         match = peft_target_match(pattern, excluded, names)
         among = (f" among {names.model_type}'s module names, which it assumes for a model type it has not read"
@@ -1069,7 +1091,7 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...], names: PeftModul
         return ""
     less = "" if excluded is None else f" less exclude_modules '{excluded}'"
     return (f"; its target_modules {_shown_targets(pattern)}{less} matches {and_joined(list(match.linears))} alone"
-            f"{among}, whose smaller adapter is counted as all-linear's, on the safe side")
+            f"{among}, {counted}")
 
 
 def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],
@@ -1595,6 +1617,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         reference_model=builds_reference_model(reader, version),
         lora_key=lora_on_every_release(reader, version),
         lora_rank=counted_lora_rank(reader, version),
+        lora_targets=counted_lora_targets(reader, version),
         ref_forward_runs=no_ref is None,
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sources=micro_batches.sources,

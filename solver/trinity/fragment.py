@@ -427,7 +427,7 @@ def trinity_fragment(
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str | None = None,
     option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None, dpo: bool | None = None,
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None, config_lora: bool = False,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -461,14 +461,17 @@ def trinity_fragment(
     DPO for such a model, a `QueryError` (`check_settings_arguments`). `environ`: where `layout`'s interpolations are
     read (``${oc.env:VAR,default}``), as Trinity reads them in the environment ``trinity run`` starts in (the command
     passes its shell's, as its plans read the config); None: none, each at its default, which a header line says
-    (`defaults_taken_note`). The output depends only on the arguments: the same input gives the same
+    (`defaults_taken_note`). `config_lora`: True where the plan's LoRA is that of the config the fragment is merged
+    into (an answer's `Query.config_lora`), whose own LoRA config it keeps: no ``model.lora_configs``, as beside a
+    `layout`. The output depends only on the arguments: the same input gives the same
     bytes, checked against Trinity's rules (`solver.trinity.checks.trinity_config_problems`, less the cautions its
     comments say) before it is returned.
     """
     return plan_fragment(plan, model, rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
                          layout=layout, version=version, rocm=rocm, train_batch_size=train_batch_size,
                          node_gpus=node_gpus, host_ram_gb=host_ram_gb, host_ram_source=host_ram_source,
-                         option_names=option_names, check=check, dpo=dpo, environ=environ)[0]
+                         option_names=option_names, check=check, dpo=dpo, environ=environ,
+                         config_lora=config_lora)[0]
 
 
 def plan_fragment(
@@ -477,13 +480,14 @@ def plan_fragment(
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
     node_gpus: int | None = None, host_ram_gb: float | None = None, host_ram_source: str | None = None,
     option_names: OptionNames = API_OPTIONS, check: tuple[str, ...] | None = None, dpo: bool | None = None,
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None, config_lora: bool = False,
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys (`fragment_keys`, as
     `plan_settings` gives the settings alone)."""
     return fragment_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
                                           engines=engines, layout=layout, version=version,
-                                          train_batch_size=train_batch_size, dpo=dpo, environ=environ),
+                                          train_batch_size=train_batch_size, dpo=dpo, environ=environ,
+                                          config_lora=config_lora),
                         gpu=gpu, rocm=rocm, node_gpus=node_gpus, host_ram_gb=host_ram_gb,
                         host_ram_source=host_ram_source, option_names=option_names, check=check)
 

@@ -160,7 +160,7 @@ def check_gpu_name(gpu: str | None) -> None:
 def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
                   version: TrinityVersion | None = None,
                   version_option: str = COMMAND_OPTIONS.trinity_05, gpu: str | None = None,
-                  dpo: bool | None = None) -> list[PlanKey]:
+                  dpo: bool | None = None, config_lora: bool = False) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags under each
     role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has, set to false;
     Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes,
@@ -169,15 +169,16 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
     for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`; for DPO, the actor's
     one pair by `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`; None: where `config`
-    trains DPO in `environ`, `config_trains_dpo`). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`,
-    `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on 0.6's flags says it
-    (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face checkpoint says it
-    (`no_checkpoint_words`; None: not known)."""
+    trains DPO in `environ`, `config_trains_dpo`); no LoRA config where `config` is given or the plan's LoRA is a
+    config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`). For `version` 0.5, none that 0.5
+    refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on
+    0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face
+    checkpoint says it (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     pair = _trains_dpo(readings) if dpo is None else dpo
     return [
-        *_model_keys(plan, model, config, readings, version),
+        *_model_keys(plan, model, config, readings, version, config_lora),
         *_trainer_keys(plan, version, gpu, padded),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded,  # the trainer's own
                              pair and DPO_PAIR_SIZES[version == "0.5"] == 2),
@@ -247,7 +248,7 @@ def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigR
 
 
 def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings,
-                version: TrinityVersion | None) -> list[PlanKey]:
+                version: TrinityVersion | None, config_lora: bool = False) -> list[PlanKey]:
     """The model section's keys (LoRA's worded for the Trinity release `version`): the length (and
     ``explorer.rollout_model.max_model_len`` where `config` gives the rollout model the model's, as `readings` read
     them: a length of the rollout's own is left; unset, Trinity gives it the model's, ``set_if_none``,
@@ -266,7 +267,7 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     same_length = given_length is not None and readings.number(rollout_length) == given_length
     keys = [PlanKey(path=("model", "max_model_len"), value=length),
             *([PlanKey(path=rollout_length, value=length, existing_only=True)] if same_length else []),
-            *_lora_keys(plan, model, config, version)]
+            *_lora_keys(plan, model, config is not None or config_lora, version)]
     factor = model.yarn_factor(length)
     if factor is None:
         return keys
@@ -307,14 +308,15 @@ def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool,
     ]
 
 
-def _lora_keys(plan: Plan, model: Model, config: Any, version: TrinityVersion | None) -> list[PlanKey]:
+def _lora_keys(plan: Plan, model: Model, config_given: bool, version: TrinityVersion | None) -> list[PlanKey]:
     """The LoRA config that turns on LoRA at the rank `plan` counted (`Plan.lora_rank`), for a fragment made without a
-    config (`config` None: a cluster job's, or one planned with --lora-rank alone), which every release reads
+    config (not `config_given`: a cluster job's, or one planned with --lora-rank alone), which every release reads
     (``model.lora_configs``: Trinity 0.6 on verl 0.8 or later reads no other LoRA key, and before 0.8, as 0.5, it fills
     verl's ``lora_rank`` from it); Trinity then makes a new adapter on its default ``target_modules``, ``all-linear``,
     which the plans count, and builds no reference model (its comment: `lora_configs_words` of `model` and `version`).
-    None for full fine-tuning, or where `config` gives its own."""
-    if not plan.lora_rank or config is not None:
+    None for full fine-tuning, or where a config is given (beside the fragment, or the one the plans' query was read
+    from, whose LoRA config the fragment would replace)."""
+    if not plan.lora_rank or config_given:
         return []
     return [PlanKey(path=LORA_CONFIGS, value=[{"lora_rank": plan.lora_rank}],
                     comment=lora_configs_words(model, version, written_layout(version, plan.expert_layout)))]

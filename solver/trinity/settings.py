@@ -43,17 +43,19 @@ def plan_settings(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, train_batch_size: int | None = None, dpo: bool | None = None,
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None, config_lora: bool = False,
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
     word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds, outside
     their ranges or at odds (`check_settings_arguments`: `dpo` False beside a `layout` that trains DPO on a padded
     model), `EngineError` for rollout GPUs the engines cannot take. Checked against
     Trinity's rules as the fragment is (`fragment_keys`). `environ`: where `layout`'s interpolations are read, as
-    `trinity_fragment` takes it (None: each ``${oc.env:VAR,default}`` at its default, which settings do not say)."""
+    `trinity_fragment` takes it (None: each ``${oc.env:VAR,default}`` at its default, which settings do not say);
+    `config_lora` as `trinity_fragment`'s."""
     return settings_for(SettingsArguments(plan, model, rollout_gpus, nodes=nodes, shared_gpus=shared_gpus,
                                           engines=engines, layout=layout, version=version,
-                                          train_batch_size=train_batch_size, dpo=dpo, environ=environ))
+                                          train_batch_size=train_batch_size, dpo=dpo, environ=environ,
+                                          config_lora=config_lora))
 
 
 def settings_for(arguments: SettingsArguments) -> TrinitySettings:
@@ -80,7 +82,8 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
     # DPO's actor size (`solver.trinity.plan_keys.DPO_PAIR_SIZES`): as the plan counted it, else as `layout` trains
     dpo = config_trains_dpo(layout, environ) if arguments.dpo is None else arguments.dpo
     keys = [key for key in keys_for_plan(plan, model, layout, environ, version=version,
-                                         version_option=option_names.trinity_05, gpu=gpu, dpo=dpo)
+                                         version_option=option_names.trinity_05, gpu=gpu, dpo=dpo,
+                                         config_lora=arguments.config_lora)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     rollout_gpus = arguments.rollout_gpus
     cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, arguments.nodes, arguments.engines,
@@ -193,11 +196,12 @@ def check_settings_arguments(arguments: SettingsArguments) -> None:
     one node's share or whole nodes; `dpo` False beside a `layout` that trains DPO (read in `environ`, a mapping of
     strings or None) on a model trained one padded sequence per micro-batch, whose plan for DPO counts a pair
     (`_check_dpo_pair`)."""
-    plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size, dpo, environ = arguments
+    plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size, dpo, environ, \
+        config_lora = arguments
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None), ("engines", engines, tuple | None),
                 ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None),
-                ("dpo", dpo, bool | None))
+                ("dpo", dpo, bool | None), ("config_lora", config_lora, bool))
     check_environ(environ)
     check_trinity_version("version", version)
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
