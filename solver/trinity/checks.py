@@ -63,6 +63,7 @@ from solver.tables.model_config import (
     vllm_rope_problem,
 )
 from solver.tables.peft_names import PeftModuleNames
+from solver.tables.rope_types import TrainerFailure
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -663,8 +664,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
     vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
     # a scaling the release's trainer fails on (a PhiMoE's without its keys) stretches nothing: its refusal, alone
-    fails = (isinstance(rope, Mapping) and model.rope_advice.unadvised(given_rope)
-             and model.rope_advice.extension.trainer_failure(rope, _trainer_transformers(checks)) is not None)
+    fails = isinstance(rope, Mapping) and _trainer_failure(checks, model, rope) is not None
     stretch = None if fails else _unneeded_stretch(given_rope, vllm_takes)
     unneeded = length is not None and length <= native and own_rope is None and stretch is not None
     if unneeded and length is not None:
@@ -802,7 +802,7 @@ def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Ma
     if not model.rope_advice.unadvised(given) or checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
         return False
     named = f"{dotted(path)}: {'rope_type' if 'rope_type' in rope else 'type'} {given} on {model.name}"
-    failure = extension.trainer_failure(rope, _trainer_transformers(checks))
+    failure = _trainer_failure(checks, model, rope, path)
     if failure is None:
         if caution:
             checks.add(ConfigProblemCode.ROPE_SCALING_UNTRAINED, (
@@ -814,6 +814,18 @@ def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Ma
         f"{failure.read.transformers} ({failure.read.reader}): a KeyError at its first step; remove it, and "
         f"{extension.accepted}"))
     return True
+
+
+def _trainer_failure(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any],
+                     path: Path = _ROPE_SCALING) -> TrainerFailure | None:
+    """Why the trainer fails on `rope`, the RoPE scaling mapping at `path`, where it stretches `model` by a factor
+    and YaRN is not advised for its type (`RopeExtension.trainer_failure` on the transformers major versions its
+    release runs, `_trainer_transformers`: a PhiMoE's without the keys its rotary embedding reads); None where it does
+    not, and where its type cannot be read."""
+    if (not model.rope_advice.unadvised(checks.rope_type(path))
+            or checks.unreadable & {(*path, "rope_type"), (*path, "type")}):
+        return None
+    return model.rope_advice.extension.trainer_failure(rope, _trainer_transformers(checks))
 
 
 def _trainer_transformers(checks: _ConfigChecks) -> tuple[int, ...]:
