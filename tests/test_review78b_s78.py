@@ -6,6 +6,8 @@ transformers 5 reads ``original_max_position_embeddings`` before the mscale it p
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from solver.tables.bounds import ExpertLayout
 from solver.tables.rope_types import LONGROPE_ACCEPTED, PHIMOE_NO_YARN
 from solver.trinity import trinity_config_problems
 
+Cli = Callable[..., tuple[int, str, str]]
 UNTRAINED = (f"model.rope_scaling: rope_type yarn on PhiMoE-4k, for whose model_type phimoe rft-solver writes no YaRN: "
              f"{PHIMOE_NO_YARN}; remove it (as solver.trinity.patch_trinity_config does), and {LONGROPE_ACCEPTED}")
 
@@ -49,3 +52,20 @@ def test_transformers_5_reads_a_phimoes_original_length_too(tmp_path: Path):
         "model.rope_scaling: rope_type linear on PhiMoE-4k lacks original_max_position_embeddings, which the trainer "
         + LACKS_06.split("which the trainer ", 1)[1]))
     assert [code for code, _ in problems] == ["rope-scaling-unbuilt-refused"]
+
+
+@pytest.mark.parametrize(("release", "codes"), [
+    ("0.5.1", ["rope-scaling-untrained"]), ("0.5.2", ["rope-scaling-unbuilt-refused"]),
+    ("0.5", ["rope-scaling-unbuilt-refused"]), ("0.6", ["rope-scaling-unbuilt-refused"])])
+def test_the_check_judges_a_phimoes_yarn_by_the_release_named(cli: Cli, tmp_path: Path, release: str,
+                                                             codes: list[str]):
+    _phimoe(tmp_path)
+    config = tmp_path / "trinity.yaml"
+    config.write_text("mode: train\nmodel:\n  model_path: /nowhere/PhiMoE-4k\n  max_model_len: 16384\n"
+                      "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 4096}\n"
+                      "algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "buffer: {train_batch_size: 64, batch_size: 8}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--model-config", str(tmp_path / "config.json"), "--gpu",
+                         "h100", "--trinity-version", release, "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["config_problem_codes"]) == (1, codes)
