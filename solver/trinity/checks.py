@@ -831,7 +831,7 @@ def _trainer_failure(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any
 def _trainer_transformers(checks: _ConfigChecks) -> tuple[int, ...]:
     """The transformers major versions the trainer of the release checked may run on (`RopeExtension.trainer_failure`):
     5 alone on 0.6, 4 alone on 0.5.1 (its routed experts held ``separate``), 4 or 5 on 0.5.0 and 0.5.2
-    (``transformers<=5.3.0,>=4.51.0`` in 0.5.2) and where no release is named."""
+    (``transformers<=5.3.0,>=4.51.0`` in 0.5.2), on 0.5 named without its patch, and where no release is named."""
     if checks.version == "0.6":
         return (5,)
     return (4,) if checks.version == "0.5" and checks.experts == "separate" else (4, 5)
