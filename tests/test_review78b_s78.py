@@ -2,7 +2,8 @@
 factor is judged by the transformers major version the release's trainer runs on: Trinity 0.5.0 and 0.5.2 take 4 or
 5, so the mscales transformers 5 reads at every step are asked for there too (phi3rope asked them of 0.6 alone), and
 transformers 5 reads ``original_max_position_embeddings`` before the mscale it picks (``modeling_phimoe.py:107`` in
-5.12.1 and 5.3.0), so a ``linear`` with both mscales but not that key is refused too."""
+5.12.1 and 5.3.0), which its init functions fill in for a ``yarn`` alone, so a ``linear`` with both mscales but not
+that key is refused too."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from test_phi3rope_s78 import LACKS_06, YARN, _phimoe
 
 from solver.tables import TrinityVersion
 from solver.tables.bounds import ExpertLayout
-from solver.tables.rope_types import LONGROPE_ACCEPTED, PHIMOE_NO_YARN
+from solver.tables.rope_types import LONGROPE_ACCEPTED, PHIMOE_NO_YARN, ROPE_BY_MODEL_TYPE
 from solver.trinity import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -69,3 +70,20 @@ def test_the_check_judges_a_phimoes_yarn_by_the_release_named(cli: Cli, tmp_path
                          "h100", "--trinity-version", release, "--check", "--json")
     current = json.loads(out)[0]["current"]
     assert (status, current["config_problem_codes"]) == (1, codes)
+
+
+@pytest.mark.parametrize(("rope", "transformers", "missing"), [
+    # transformers 5's init functions fill a yarn's original length in (standardize_rope_params), not a linear's
+    ({"rope_type": "yarn", "factor": 4.0, "short_mscale": 1.0, "long_mscale": 1.2}, (5,), None),
+    ({"rope_type": "yarn", "factor": 4.0, "short_mscale": 1.0, "long_mscale": 1.2}, (4,),
+     ("original_max_position_embeddings",)),
+    ({"rope_type": "linear", "factor": 4.0, "short_mscale": 1.0, "long_mscale": 1.2}, (5,),
+     ("original_max_position_embeddings",)),
+    ({"rope_type": "linear", "factor": 4.0}, (5,), ("original_max_position_embeddings", "short_mscale", "long_mscale")),
+    ({"rope_type": "yarn", "factor": 4.0}, (5,), ("short_mscale", "long_mscale")),
+])
+def test_the_keys_a_phimoes_trainer_lacks_per_transformers(rope: dict[str, Any], transformers: tuple[int, ...],
+                                                           missing: tuple[str, ...] | None):
+    failure = ROPE_BY_MODEL_TYPE["phimoe"].trainer_failure(rope, transformers)
+    assert (failure.missing if failure else None, failure.read.transformers if failure else None) == (
+        missing, transformers[0] if missing else None)

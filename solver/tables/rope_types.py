@@ -25,6 +25,9 @@ class TrainerRead(NamedTuple):
     keys: tuple[str, ...]
     reader: str
     """What reads them, and the releases whose trainer runs on it, in words."""
+    yarn_fills: tuple[str, ...] = ()
+    """Those of `keys` this transformers fills in for a ``yarn`` as it builds the rotary embedding, before the step
+    reads them (``standardize_rope_params``, which every RoPE type's init function runs in transformers 5)."""
 
 
 class TrainerFailure(NamedTuple):
@@ -59,8 +62,9 @@ class RopeExtension(NamedTuple):
         """Why a trainer that may run on the `transformers` major versions (``solver.trinity.checks``' by its release)
         fails on `rope`, a RoPE scaling by a factor (`FACTOR_ROPE_TYPES`) of this type, the first version's that
         does; None where none does."""
+        yarn = rope.get("rope_type") == "yarn"  # a legacy type alone is read as rope_type before it is filled
         for read in self.trainer_reads:
-            missing = tuple(key for key in read.keys if key not in rope)
+            missing = tuple(key for key in read.keys if key not in rope and not (yarn and key in read.yarn_fills))
             if missing and read.transformers in transformers:
                 return TrainerFailure(read, missing)
         return None
@@ -91,10 +95,12 @@ PHIMOE_TRAINER_READS = (
     TrainerRead(5, ("original_max_position_embeddings", "short_mscale", "long_mscale"),
                 "PhimoeRotaryEmbedding on verl before 0.8, modeling_phimoe.py:104-108 in 5.12.1 and 5.3.0; Trinity "
                 "0.6 requires transformers 5, 0.5.0 and 0.5.2 take it; on verl 0.8 or later the trainer takes no "
-                "model.rope_scaling"))
+                "model.rope_scaling", yarn_fills=("original_max_position_embeddings",)))
 """What a PhiMoE's trainer reads from a scaling by a factor at every step, per transformers major version: run as
 `BUILT_AS_GIVEN` says (a KeyError at the first forward pass, within the native context too; transformers 5 reads
-``original_max_position_embeddings`` before the mscale it picks, 4 reads its mscales with ``get``)."""
+``original_max_position_embeddings`` before the mscale it picks, which its init functions fill in for a yarn alone,
+``modeling_rope_utils.py:385``, ``standardize_rope_params`` ``:753-760`` in 5.12.1; 4 reads its mscales with
+``get``)."""
 LONGROPE_ACCEPTED = ("use a checkpoint whose config.json gives its own longrope rope_scaling, as Phi-3-mini-128k-"
                      "instruct's does, or plan within the native context")
 """The accepted way past a Phi-3's or PhiMoE's native context: its own trained LongRoPE factors."""
