@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 from test_ropetype_s77 import CONFIGS, _phi3_4k, phi3_untrained
 
-from solver.tables import TrinityVersion, load_model_config
+from solver.tables import load_model_config
 from solver.tables.rope_types import (
     LONGROPE_ACCEPTED,
-    PHIMOE_NO_YARN,
     PHIMOE_TRAINER_READS,
     ROPE_BY_MODEL_TYPE,
     TrainerFailure,
@@ -31,11 +30,13 @@ Cli = Callable[..., tuple[int, str, str]]
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}
 READS_05, READS_06 = PHIMOE_TRAINER_READS
 KEYERROR_TAIL = f": a KeyError at its first step; remove it, and {LONGROPE_ACCEPTED}"
-LACKS_05 = ("lacks original_max_position_embeddings, which Trinity 0.5's trainer reads from it at every step "
-            "(transformers 4's PhimoeRotaryEmbedding, modeling_phimoe.py:163-167 in 4.57.6)" + KEYERROR_TAIL)
-LACKS_06 = ("lacks short_mscale and long_mscale, which Trinity 0.6's trainer reads from it at every step "
-            "(transformers 5's PhimoeRotaryEmbedding on verl before 0.8, modeling_phimoe.py:104-108 in 5.12.1; on verl "
-            "0.8 or later the trainer takes no model.rope_scaling)" + KEYERROR_TAIL)
+LACKS_05 = ("lacks original_max_position_embeddings, which the trainer reads from it at every step on transformers 4 "
+            "(PhimoeRotaryEmbedding, modeling_phimoe.py:163-167 in 4.57.6; Trinity 0.5.1 pins transformers 4, 0.5.0 "
+            "and 0.5.2 take it)" + KEYERROR_TAIL)
+LACKS_06 = ("lacks short_mscale and long_mscale, which the trainer reads from it at every step on transformers 5 "
+            "(PhimoeRotaryEmbedding on verl before 0.8, modeling_phimoe.py:104-108 in 5.12.1 and 5.3.0; Trinity 0.6 "
+            "requires transformers 5, 0.5.0 and 0.5.2 take it; on verl 0.8 or later the trainer takes no "
+            "model.rope_scaling)" + KEYERROR_TAIL)
 
 
 def _phimoe(tmp_path: Path) -> Model:
@@ -59,24 +60,27 @@ def _problems(model: Model, rope: dict[str, Any], length: int, mode: str = "trai
             if "rope" in problem.code.value]
 
 
-@pytest.mark.parametrize(("rope", "version", "failure"), [
-    (YARN, "0.5", None),  # transformers 4.57.6 runs PhiMoE's yarn (its mscales read as None, YaRN's own scaling)
-    (YARN, "0.6", TrainerFailure(READS_06, ("short_mscale", "long_mscale"))),
-    (YARN, None, TrainerFailure(READS_06, ("short_mscale", "long_mscale"))),
-    ({"rope_type": "linear", "factor": 4.0}, "0.5", TrainerFailure(READS_05, ("original_max_position_embeddings",))),
-    ({"rope_type": "linear", "factor": 4.0}, None, TrainerFailure(READS_05, ("original_max_position_embeddings",))),
-    ({"rope_type": "dynamic", "factor": 4.0, "long_mscale": 1.2}, "0.6", TrainerFailure(READS_06, ("short_mscale",))),
-    ({**YARN, "short_mscale": 1.0, "long_mscale": 1.2}, None, None),
+# review78b (s78): keyed by the transformers major version the trainer runs on (0.5.0 and 0.5.2 take 4 or 5), and
+# transformers 5 reads original_max_position_embeddings too (modeling_phimoe.py:107 in 5.12.1).
+@pytest.mark.parametrize(("rope", "transformers", "failure"), [
+    (YARN, (4,), None),  # transformers 4.57.6 runs PhiMoE's yarn (its mscales read as None, YaRN's own scaling)
+    (YARN, (5,), TrainerFailure(READS_06, ("short_mscale", "long_mscale"))),
+    (YARN, (4, 5), TrainerFailure(READS_06, ("short_mscale", "long_mscale"))),
+    ({"rope_type": "linear", "factor": 4.0}, (4,), TrainerFailure(READS_05, ("original_max_position_embeddings",))),
+    ({"rope_type": "linear", "factor": 4.0}, (4, 5), TrainerFailure(READS_05, ("original_max_position_embeddings",))),
+    ({"rope_type": "dynamic", "factor": 4.0, "long_mscale": 1.2}, (5,),
+     TrainerFailure(READS_06, ("original_max_position_embeddings", "short_mscale"))),
+    ({**YARN, "short_mscale": 1.0, "long_mscale": 1.2}, (4, 5), None),
 ])
-def test_which_release_a_phimoes_trainer_fails_on(rope: dict[str, Any], version: TrinityVersion | None,
+def test_which_release_a_phimoes_trainer_fails_on(rope: dict[str, Any], transformers: tuple[int, ...],
                                                   failure: TrainerFailure | None):
-    assert ROPE_BY_MODEL_TYPE["phimoe"].trainer_failure(rope, version) == failure
+    assert ROPE_BY_MODEL_TYPE["phimoe"].trainer_failure(rope, transformers) == failure
 
 
-@pytest.mark.parametrize("version", ["0.5", "0.6", None])
-def test_a_phi3s_trainer_fails_on_no_factor_scaling(version: TrinityVersion | None):
+@pytest.mark.parametrize("transformers", [(4,), (5,), (4, 5)])
+def test_a_phi3s_trainer_fails_on_no_factor_scaling(transformers: tuple[int, ...]):
     for rope_type in ("yarn", "linear", "dynamic"):
-        assert ROPE_BY_MODEL_TYPE["phi3"].trainer_failure({"rope_type": rope_type}, version) is None
+        assert ROPE_BY_MODEL_TYPE["phi3"].trainer_failure({"rope_type": rope_type}, transformers) is None
 
 
 @pytest.mark.parametrize("mode", ["train", "both"])
@@ -87,9 +91,7 @@ def test_a_phi3s_trainer_fails_on_no_factor_scaling(version: TrinityVersion | No
                                                 f"type dynamic on PhiMoE-4k {LACKS_05}")),
     (YARN, "0.6", ("rope-scaling-unbuilt-refused", f"rope_type yarn on PhiMoE-4k {LACKS_06}")),
     (YARN, None, ("rope-scaling-unbuilt-refused", f"rope_type yarn on PhiMoE-4k {LACKS_06}")),
-    (YARN, "0.5", ("rope-scaling-untrained", (
-        f"rope_type yarn on PhiMoE-4k, for whose model_type phimoe rft-solver writes no YaRN: {PHIMOE_NO_YARN}; remove "
-        f"it (as solver.trinity.patch_trinity_config does), and {LONGROPE_ACCEPTED}"))),
+    (YARN, "0.5", ("rope-scaling-unbuilt-refused", f"rope_type yarn on PhiMoE-4k {LACKS_06}")),  # 0.5.2: 4 or 5
 ])
 def test_a_phimoes_factor_scaling_is_refused_where_its_trainer_fails(tmp_path: Path, mode: str, rope: dict[str, Any],
                                                                      version: str | None, expected: tuple[str, str]):

@@ -7,10 +7,8 @@ cautions alike."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Literal, NamedTuple
-
-from solver.tables.bounds import TrinityVersion
 
 FACTOR_ROPE_TYPES = ("yarn", "linear", "dynamic")
 """The RoPE scaling types that stretch a model's RoPE by a ``factor`` alone (``modeling_rope_utils.py``'s
@@ -19,13 +17,17 @@ FACTOR_ROPE_TYPES = ("yarn", "linear", "dynamic")
 
 
 class TrainerRead(NamedTuple):
-    """Keys a release's trainer reads from a RoPE scaling by a factor at every step, where its model type's rotary
-    embedding reads more than the scaling's own type needs (`RopeExtension.trainer_reads`)."""
+    """Keys the trainer reads from a RoPE scaling by a factor at every step on a transformers major version, where its
+    model type's rotary embedding reads more than the scaling's own type needs (`RopeExtension.trainer_reads`)."""
 
-    version: TrinityVersion
+    transformers: int
+    """The transformers major version (4, 5) whose rotary embedding reads them."""
     keys: tuple[str, ...]
     reader: str
-    """What reads them, in words."""
+    """What reads them, and the releases whose trainer runs on it, in words."""
+    yarn_fills: tuple[str, ...] = ()
+    """Those of `keys` this transformers fills in for a ``yarn`` as it builds the rotary embedding, before the step
+    reads them (``standardize_rope_params``, which every RoPE type's init function runs in transformers 5)."""
 
 
 class TrainerFailure(NamedTuple):
@@ -53,15 +55,17 @@ class RopeExtension(NamedTuple):
     accepted: str = ""
     """Where YaRN is not advised: the accepted way to run the model past its native context, in words."""
     trainer_reads: tuple[TrainerRead, ...] = ()
-    """Where YaRN is not advised: the keys each release's trainer reads from a scaling by a factor at every step,
-    beyond those its type needs, a KeyError at the first step without them (PhiMoE's)."""
+    """Where YaRN is not advised: the keys the trainer reads from a scaling by a factor at every step on each
+    transformers major version, beyond those its type needs, a KeyError at the first step without them (PhiMoE's)."""
 
-    def trainer_failure(self, rope: Mapping[str, Any], version: TrinityVersion | None) -> TrainerFailure | None:
-        """Why the trainer of `version` (None: of either release) fails on `rope`, a RoPE scaling by a factor
-        (`FACTOR_ROPE_TYPES`) of this type, the first release's that does; None where none does."""
+    def trainer_failure(self, rope: Mapping[str, Any], transformers: Collection[int]) -> TrainerFailure | None:
+        """Why a trainer that may run on the `transformers` major versions (``solver.trinity.checks``' by its release)
+        fails on `rope`, a RoPE scaling by a factor (`FACTOR_ROPE_TYPES`) of this type, the first version's that
+        does; None where none does."""
+        yarn = rope.get("rope_type") == "yarn"  # a legacy type alone is read as rope_type before it is filled
         for read in self.trainer_reads:
-            missing = tuple(key for key in read.keys if key not in rope)
-            if missing and version in (None, read.version):
+            missing = tuple(key for key in read.keys if key not in rope and not (yarn and key in read.yarn_fills))
+            if missing and read.transformers in transformers:
                 return TrainerFailure(read, missing)
         return None
 
@@ -85,13 +89,18 @@ PHIMOE_NO_YARN = ("PhiMoE's checkpoints reach past their native context by LongR
                   f"long_mscale trained with the model, which no factor gives; {BUILT_AS_GIVEN}")
 """Why rft-solver writes no YaRN for a PhiMoE (``configuration_phimoe.py:83-102`` in transformers 5.12.1)."""
 PHIMOE_TRAINER_READS = (
-    TrainerRead("0.5", ("original_max_position_embeddings",),
-                "transformers 4's PhimoeRotaryEmbedding, modeling_phimoe.py:163-167 in 4.57.6"),
-    TrainerRead("0.6", ("short_mscale", "long_mscale"),
-                "transformers 5's PhimoeRotaryEmbedding on verl before 0.8, modeling_phimoe.py:104-108 in 5.12.1; "
-                "on verl 0.8 or later the trainer takes no model.rope_scaling"))
-"""What a PhiMoE's trainer reads from a scaling by a factor at every step, per release: run as `BUILT_AS_GIVEN` says
-(a KeyError at the first forward pass, within the native context too)."""
+    TrainerRead(4, ("original_max_position_embeddings",),
+                "PhimoeRotaryEmbedding, modeling_phimoe.py:163-167 in 4.57.6; Trinity 0.5.1 pins transformers 4, 0.5.0 "
+                "and 0.5.2 take it"),
+    TrainerRead(5, ("original_max_position_embeddings", "short_mscale", "long_mscale"),
+                "PhimoeRotaryEmbedding on verl before 0.8, modeling_phimoe.py:104-108 in 5.12.1 and 5.3.0; Trinity "
+                "0.6 requires transformers 5, 0.5.0 and 0.5.2 take it; on verl 0.8 or later the trainer takes no "
+                "model.rope_scaling", yarn_fills=("original_max_position_embeddings",)))
+"""What a PhiMoE's trainer reads from a scaling by a factor at every step, per transformers major version: run as
+`BUILT_AS_GIVEN` says (a KeyError at the first forward pass, within the native context too; transformers 5 reads
+``original_max_position_embeddings`` before the mscale it picks, which its init functions fill in for a yarn alone,
+``modeling_rope_utils.py:385``, ``standardize_rope_params`` ``:753-760`` in 5.12.1; 4 reads its mscales with
+``get``)."""
 LONGROPE_ACCEPTED = ("use a checkpoint whose config.json gives its own longrope rope_scaling, as Phi-3-mini-128k-"
                      "instruct's does, or plan within the native context")
 """The accepted way past a Phi-3's or PhiMoE's native context: its own trained LongRoPE factors."""

@@ -63,6 +63,7 @@ from solver.tables.model_config import (
     vllm_rope_problem,
 )
 from solver.tables.peft_names import PeftModuleNames
+from solver.tables.rope_types import TrainerFailure
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -663,8 +664,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
     vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
     # a scaling the release's trainer fails on (a PhiMoE's without its keys) stretches nothing: its refusal, alone
-    fails = (isinstance(rope, Mapping) and model.rope_advice.unadvised(given_rope)
-             and model.rope_advice.extension.trainer_failure(rope, checks.version) is not None)
+    fails = isinstance(rope, Mapping) and _trainer_failure(checks, model, rope) is not None
     stretch = None if fails else _unneeded_stretch(given_rope, vllm_takes)
     unneeded = length is not None and length <= native and own_rope is None and stretch is not None
     if unneeded and length is not None:
@@ -802,18 +802,39 @@ def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Ma
     if not model.rope_advice.unadvised(given) or checks.unreadable & {(*path, "rope_type"), (*path, "type")}:
         return False
     named = f"{dotted(path)}: {'rope_type' if 'rope_type' in rope else 'type'} {given} on {model.name}"
-    failure = extension.trainer_failure(rope, checks.version)
+    failure = _trainer_failure(checks, model, rope, path)
     if failure is None:
         if caution:
             checks.add(ConfigProblemCode.ROPE_SCALING_UNTRAINED, (
                 f"{named}, for whose model_type {extension.model_type} rft-solver writes no YaRN: "
                 f"{extension.why_no_yarn}; remove it (as {checks.names.write} does), and {extension.accepted}"))
         return False
-    release = f"Trinity {failure.read.version}"
     checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
-        f"{named} lacks {' and '.join(failure.missing)}, which {release}'s trainer reads from it at every step "
-        f"({failure.read.reader}): a KeyError at its first step; remove it, and {extension.accepted}"))
+        f"{named} lacks {' and '.join(failure.missing)}, which the trainer reads from it at every step on transformers "
+        f"{failure.read.transformers} ({failure.read.reader}): a KeyError at its first step; remove it, and "
+        f"{extension.accepted}"))
     return True
+
+
+def _trainer_failure(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any],
+                     path: Path = _ROPE_SCALING) -> TrainerFailure | None:
+    """Why the trainer fails on `rope`, the RoPE scaling mapping at `path`, where it stretches `model` by a factor
+    and YaRN is not advised for its type (`RopeExtension.trainer_failure` on the transformers major versions its
+    release runs, `_trainer_transformers`: a PhiMoE's without the keys its rotary embedding reads); None where it does
+    not, and where its type cannot be read."""
+    if (not model.rope_advice.unadvised(checks.rope_type(path))
+            or checks.unreadable & {(*path, "rope_type"), (*path, "type")}):
+        return None
+    return model.rope_advice.extension.trainer_failure(rope, _trainer_transformers(checks))
+
+
+def _trainer_transformers(checks: _ConfigChecks) -> tuple[int, ...]:
+    """The transformers major versions the trainer of the release checked may run on (`RopeExtension.trainer_failure`):
+    5 alone on 0.6, 4 alone on 0.5.1 (its routed experts held ``separate``), 4 or 5 on 0.5.0 and 0.5.2
+    (``transformers<=5.3.0,>=4.51.0`` in 0.5.2), on 0.5 named without its patch, and where no release is named."""
+    if checks.version == "0.6":
+        return (5,)
+    return (4,) if checks.version == "0.5" and checks.experts == "separate" else (4, 5)
 
 
 def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
