@@ -26,7 +26,6 @@ from solver.query import (
 from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
     API_OPTIONS,
-    MAPPED_THETA_RELEASES,
     OptionNames,
     batch_over_trainer_gpus_words,
     batch_split_violation,
@@ -842,13 +841,14 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
 
 
 def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any]) -> None:
-    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` where the release `checks` judge for
-    needs it (`MAPPED_THETA_RELEASES`: Trinity 0.6, whose trainer on verl before 0.8 sets the mapping as the model's
-    RoPE parameters, in which transformers 5 then finds no base): without it the trainer fails as it builds the model,
-    whatever its type; ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0 standardizes the mapping in
-    the setter, before Trinity sets the base). Refused, as a trainer failure of the release is
-    (`_type_refuses_rope`); the fix is the model's own base (`Model.own_rope_theta`) in the mapping."""
-    if checks.version not in MAPPED_THETA_RELEASES or "rope_theta" in rope:
+    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` on Trinity 0.6 (`checks.version`),
+    whose trainer on verl before 0.8 sets the mapping as the model's RoPE parameters, in which transformers 5 then
+    finds no base (`MAPPED_THETA_RELEASES`): without it the trainer fails as it builds the model, whatever its type;
+    ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0 standardizes the mapping in the setter, before
+    Trinity sets the base). Refused, as a trainer failure of the release is (`_type_refuses_rope`); the fix is the
+    model's own base (`Model.own_rope_theta`) in the mapping. Not judged for no release named: the config may be for
+    0.5, whose transformers 4 builds it (`--write` adds the key all the same)."""
+    if checks.version != "0.6" or "rope_theta" in rope:
         return
     theta = model.own_rope_theta
     given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
