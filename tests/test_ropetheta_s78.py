@@ -2,8 +2,8 @@
 (``rope_theta`` 1000000) built as 0.6.0's ``verl_legacy/fsdp_workers.py:376-393`` builds it: transformers 5.12.1 and
 5.25.0 fail on a ``model.rope_scaling`` without its own ``rope_theta`` (a TypeError, ``base ** ...`` of None), 5.12.1
 builds it with ``model.rope_theta`` set, 5.25.0 only with the key in the mapping; transformers 4.57.6 (Trinity 0.5)
-builds the same RoPE with the key or without it; vLLM 0.19.1 takes it as the base. So every YaRN rft-solver writes for
-0.6 or no release carries the model's own base, and ``--check --trinity-version 0.6`` refuses a mapping without it."""
+builds the same RoPE with the key or without it; vLLM 0.19.1 takes it as the base. So every YaRN rft-solver writes
+carries the model's own base (harmless on 0.5), and ``--check --trinity-version 0.6`` refuses a mapping without it."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from solver.query import ConfigProblemCode, REFUSED_CONFIG_CODES
-from solver.rules import MAPPED_THETA_RELEASES, mapped_rope_theta
+from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
+from solver.rules import mapped_rope_theta
 from solver.tables import load_catalog, load_model_config
 from solver.tables.schema import CATALOGUE_ROPE_THETA
 from solver.trinity import trinity_config_problems
@@ -40,18 +40,16 @@ def _rope_problems(rope: dict[str, Any] | None, version: str | None, **model: An
     return [(problem.code.value, problem.words) for problem in problems if "rope" in problem.code.value]
 
 
-def test_the_releases_whose_yarn_carries_the_base():
-    assert MAPPED_THETA_RELEASES == ("0.6", None)
+def test_the_refusal_is_a_refusal():
     assert ConfigProblemCode.ROPE_THETA_MISSING_REFUSED in REFUSED_CONFIG_CODES
 
 
 @pytest.mark.parametrize(("name", "base"), [("8B", 1000000), ("Qwen2.5-7B-Instruct", 1000000),
                                              ("30B-A3B", 1000000), ("Qwen3-30B-A3B-Instruct-2507", 10000000),
                                              ("Qwen3-4B-Instruct-2507", 5000000)])
-def test_a_catalogue_models_own_base_goes_in_the_mapping_for_06_and_no_release(name: str, base: int):
+def test_a_catalogue_models_own_base_goes_in_the_mapping(name: str, base: int):
     model = load_catalog().model(name)
-    assert model.rope_theta is None and model.own_rope_theta == base
-    assert [mapped_rope_theta(model, version) for version in ("0.6", None, "0.5")] == [base, base, None]
+    assert model.rope_theta is None and model.own_rope_theta == base and mapped_rope_theta(model) == base
     assert CATALOGUE_ROPE_THETA == 1000000
 
 
@@ -59,21 +57,21 @@ def test_a_config_jsons_own_base_goes_in_the_mapping(tmp_path: Path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(LLAMA_CONFIG))
     model = load_model_config(path)
-    assert (model.rope_theta, model.own_rope_theta, mapped_rope_theta(model, "0.6")) == (500000, 500000, 500000)
+    assert (model.rope_theta, model.own_rope_theta, mapped_rope_theta(model)) == (500000, 500000, 500000)
     assert model.vllm_rope_theta_lost == (500000, 10000)
     path.write_text(json.dumps({**LLAMA_CONFIG, "rope_theta": 12345.5}))
-    assert mapped_rope_theta(load_model_config(path), None) == 12345.5
+    assert mapped_rope_theta(load_model_config(path)) == 12345.5
     # transformers 5's per-layer-type RoPE parameters (Gemma 3's): no one base, none written
     path.write_text(json.dumps({**LLAMA_CONFIG, "rope_theta": None, "rope_parameters": {
         "full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}))
     model = load_model_config(path)
-    assert (model.rope_theta, model.own_rope_theta, mapped_rope_theta(model, "0.6")) == (None, None, None)
+    assert (model.rope_theta, model.own_rope_theta, mapped_rope_theta(model)) == (None, None, None)
 
 
-@pytest.mark.parametrize(("version", "theta"), [(["--trinity-version", "0.6"], True), ([], True),
-                                                (["--trinity-version", "0.5"], False)])
-def test_the_fragment_and_the_apply_lines_put_the_base_in_the_yarn(cli: Cli, version: list[str], theta: bool):
+@pytest.mark.parametrize("version", [["--trinity-version", "0.6"], [], ["--trinity-version", "0.5"]])
+def test_the_fragment_and_the_apply_lines_put_the_base_in_the_yarn(cli: Cli, version: list[str]):
+    # harmless on 0.5: transformers 4.57.6 builds the same RoPE, vLLM takes it as the base
     flags = ["--model", "8B", "--gpu", "h100", "--len", "64k", "--gpus", "8", *version]
     status, fragment, _ = cli(*flags, "--emit", "trinity")
     assert status == 0
@@ -81,11 +79,11 @@ def test_the_fragment_and_the_apply_lines_put_the_base_in_the_yarn(cli: Cli, ver
             "    factor: 1.6  # max_model_len / 40960\n    original_max_position_embeddings: 40960\n")
     comment = ("    # Qwen3-8B's own; Trinity 0.6's trainer on verl before 0.8 fails to build the model on a\n"
                "    # rope_scaling without it (transformers 5 finds no base)\n    rope_theta: 1000000\n")
-    assert yarn + (comment if theta else "trainer:\n") in fragment
+    assert yarn + comment in fragment
     status, text, _ = cli(*flags)
     assert status == 0
     line = "model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960"
-    assert (line + (", rope_theta: 1000000}" if theta else "}")) in text.splitlines()
+    assert line + ", rope_theta: 1000000}" in text.splitlines()
 
 
 def test_a_moes_yarn_carries_its_base_beside_model_rope_theta_for_the_rollout(cli: Cli):

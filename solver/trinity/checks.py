@@ -618,11 +618,10 @@ def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> N
                 f"({checks.names.valued(checks.names.length, least)})"))
 
 
-def _yarn_setting(checks: _ConfigChecks, model: Model, wanted: float) -> str:
+def _yarn_setting(model: Model, wanted: float) -> str:
     """The fix that sets the YaRN ``model.rope_scaling`` of factor `wanted` over `model`'s native context, in words,
-    with its own ``rope_theta`` where the release `checks` judge for needs it (`mapped_rope_theta`), as --write sets
-    it."""
-    theta = mapped_rope_theta(model, checks.version)
+    with its own ``rope_theta`` (`mapped_rope_theta`), as --write sets it."""
+    theta = mapped_rope_theta(model)
     return (f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {model.native_context}"
             + ("}" if theta is None else f", rope_theta: {theta}}}"))
 
@@ -663,7 +662,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
             f"unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; set it (and check that the model "
             f"handles this length), or {checks.lower_length_words(model.vllm_longest_length)}"))
     if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
-        fix = _yarn_setting(checks, model, wanted) if length is not None and wanted is not None else "remove it"
+        fix = _yarn_setting(model, wanted) if length is not None and wanted is not None else "remove it"
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
     vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
@@ -691,15 +690,15 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                 f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
                 f"of {native}, which the rollout's vLLM refuses unless "
                 + (f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts (it applies no RoPE scaling's factor "
-                   f"to a Gemma 3's length): {_yarn_setting(checks, model, wanted)}{_theta_setting(checks, model)} (as "
+                   f"to a Gemma 3's length): {_yarn_setting(model, wanted)}{_theta_setting(checks, model)} (as "
                    f"{checks.names.write} does), and set the variable"
                    if model.vllm_skips_rope_factor else
                    f"a rope_scaling covers it or {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts: "
-                   f"{_yarn_setting(checks, model, wanted)}{_theta_setting(checks, model)} (as {checks.names.write} does)")))
+                   f"{_yarn_setting(model, wanted)}{_theta_setting(checks, model)} (as {checks.names.write} does)")))
         elif rope is None:
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
                 f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
-                f"of {native}: {_yarn_setting(checks, model, wanted)}"))
+                f"of {native}: {_yarn_setting(model, wanted)}"))
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted, model.vllm_allowed_length)
             _check_factor_skipped(checks, model, length)
@@ -843,16 +842,16 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
 def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any]) -> None:
     """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` on Trinity 0.6 (`checks.version`),
     whose trainer on verl before 0.8 sets the mapping as the model's RoPE parameters, in which transformers 5 then
-    finds no base (`MAPPED_THETA_RELEASES`): without it the trainer fails as it builds the model, whatever its type;
+    finds no base (`mapped_rope_theta`): without it the trainer fails as it builds the model, whatever its type;
     ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0 standardizes the mapping in the setter, before
     Trinity sets the base). Refused, as a trainer failure of the release is (`_type_refuses_rope`); the fix is the
     model's own base (`Model.own_rope_theta`) in the mapping. Not judged for no release named: the config may be for
-    0.5, whose transformers 4 builds it (`--write` adds the key all the same)."""
+    0.5, whose transformers 4 builds it (`--write` adds the key all the same, harmless there)."""
     if checks.version != "0.6" or "rope_theta" in rope:
         return
     theta = model.own_rope_theta
     given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
-    fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model, checks.version)}"
+    fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model)}"
     checks.add(ConfigProblemCode.ROPE_THETA_MISSING_REFUSED, (
         f"model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s RoPE "
         f"parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "

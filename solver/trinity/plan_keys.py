@@ -275,7 +275,7 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
                           "where the rope_scaling comes without it")] if lost is not None and theta is not None else []
     rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
     agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
-    mapped = mapped_rope_theta(model, version)
+    mapped = mapped_rope_theta(model)
     rollout_keys = _yarn_keys(rollout_rope, model, factor, kept, mapped) if agreed else []
     return [*keys, *_yarn_keys(rope, model, factor, kept, mapped, factor_words), *theta_keys, *rollout_keys]
 
