@@ -198,4 +198,4 @@ def test_the_plan_names_the_yarn_type_with_the_key_vllm_reads(rope_scaling: dict
         long_plan(), load_catalog().model("4B"), {"model": {"rope_scaling": rope_scaling}})
             if key.path[:2] == ("model", "rope_scaling")}
     assert keys == {"rope_type": False, "type": True, "factor": False, "original_max_position_embeddings": False,
-                    "rope_theta": True}  # where missing: the model's own, for 0.6's trainer (ropetheta, s78)
+                    "rope_theta": False}  # added where missing: the model's own, for 0.6's trainer (ropetheta, s78)
