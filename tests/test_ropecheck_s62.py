@@ -32,8 +32,8 @@ YARN = "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_emb
 CHECK = ("--gpu", "h800", "--trinity-version", "0.6", "--check")
 REFUSED = ("refused: model.rope_scaling: max_model_len 65536 is beyond Qwen3-32B's native context of 40960, which the "
            "rollout's vLLM refuses unless a rope_scaling covers it or VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before "
-           "Ray starts: set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, rope_theta: 1000000} "
-           "(as --write does)")
+           "Ray starts: set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, rope_theta: "
+           "1000000} (as --write does)")
 
 
 @pytest.fixture(autouse=True)

@@ -36,7 +36,8 @@ def _rope_problems(rope: dict[str, Any] | None, version: str | None, **model: An
     """The RoPE problems of a Qwen3-8B config at 65536 tokens giving `rope` (and `model`'s other keys)."""
     mapping = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 65536, "rope_scaling": rope, **model},
                "explorer": {"rollout_model": {"engine_num": 2}}}
-    problems = trinity_config_problems(mapping, load_catalog().model("8B"), 6, version=version)  # type: ignore[arg-type]
+    problems = trinity_config_problems(mapping, load_catalog().model("8B"), 6,
+                                       version=version)  # type: ignore[arg-type]
     return [(problem.code.value, problem.words) for problem in problems if "rope" in problem.code.value]
 
 

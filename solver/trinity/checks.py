@@ -853,8 +853,8 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
     given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
     fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model)}"
     checks.add(ConfigProblemCode.ROPE_THETA_MISSING_REFUSED, (
-        f"model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s RoPE "
-        f"parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
+        f"model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s "
+        f"RoPE parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
         f"modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set{given}; "
         f"add {fix} to it (as {checks.names.write} does)"))
 
