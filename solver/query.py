@@ -536,6 +536,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_UNBUILT_REFUSED = "rope-scaling-unbuilt-refused"
     ROPE_SCALING_UNTRAINED = "rope-scaling-untrained"
     ROPE_THETA_DROPPED = "rope-theta-dropped"
+    ROPE_THETA_MISSING_REFUSED = "rope-theta-missing-refused"
     ROPE_PARTIAL_DROPPED = "rope-partial-dropped"
     PAST_NATIVE_ON_OWN_SCALING_REFUSED = "past-native-on-own-scaling-refused"
     PAST_DERIVED_LENGTH_REFUSED = "past-derived-length-refused"
@@ -598,6 +599,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.REF_MODEL_REFUSED, ConfigProblemCode.UNKNOWN_KEY_REFUSED,
     ConfigProblemCode.ROPE_SCALING_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_SHORT_REFUSED,
     ConfigProblemCode.ROPE_FACTOR_SKIPPED_REFUSED, ConfigProblemCode.PAST_NATIVE_ON_OWN_SCALING_REFUSED,
+    ConfigProblemCode.ROPE_THETA_MISSING_REFUSED,
     ConfigProblemCode.PAST_DERIVED_LENGTH_REFUSED, ConfigProblemCode.UNRESOLVED_VALUE_REFUSED,
     ConfigProblemCode.ROPE_TYPE_MISSING_REFUSED, ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED,
     ConfigProblemCode.WRONG_TYPE_REFUSED, ConfigProblemCode.ROLLOUT_LENGTH_REFUSED,

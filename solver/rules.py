@@ -125,9 +125,30 @@ def rope_theta_to_set(model: Model) -> int | float | None:
     rollout's vLLM would otherwise rotate it at another (`Model.vllm_rope_theta_lost`: Qwen3-30B-A3B's 1000000);
     None where it would not."""
     lost = model.vllm_rope_theta_lost
-    if lost is None:
-        return None
-    return int(lost[0]) if lost[0].is_integer() else lost[0]
+    return None if lost is None else _written_number(lost[0])
+
+
+MAPPED_THETA_WORDS = ("Trinity 0.6's trainer on verl before 0.8 fails to build the model on a rope_scaling without it "
+                      "(transformers 5 finds no base)")
+"""Why a YaRN rft-solver writes carries the model's ``rope_theta`` (`mapped_rope_theta`), in words."""
+
+
+def mapped_rope_theta(model: Model) -> int | float | None:
+    """The ``rope_theta`` every YaRN rft-solver writes carries in its mapping: `model`'s own RoPE base
+    (`Model.own_rope_theta`); None where it is not known (a config.json's RoPE parameters per layer type). Trinity
+    0.6's trainer on verl before 0.8 sets the mapping as the loaded config's RoPE parameters
+    (``trainer/verl_legacy/fsdp_workers.py:390-393`` in 0.6.0), in which transformers 5 finds no base otherwise (a
+    TypeError as it builds the model, ``base ** ...`` of None: ``modeling_rope_utils.py:446`` in 5.12.1, ``:488`` in
+    5.25.0; ``model.rope_theta`` mends it on 5.12.1 alone). Run on a tiny Qwen3 (2026-12-06): harmless on 0.5, whose
+    transformers 4.57.6 builds the same RoPE with it or without it; vLLM 0.12 or later rotates at it (``get_rope``),
+    vLLM 0.11.0 reads a YaRN's own keys alone."""
+    theta = model.own_rope_theta
+    return None if theta is None else _written_number(theta)
+
+
+def _written_number(number: float) -> int | float:
+    """`number` as a config writes it: a whole one as an int (1000000, not 1000000.0)."""
+    return int(number) if number.is_integer() else number
 
 
 def token_budget(max_model_len: int, sp: int) -> int:

@@ -117,7 +117,7 @@ def test_a_plan_that_replaces_a_configs_own_yarn_factor_says_so(cli, tmp_path: P
     assert solver.load_model_config(config).config_yarn_factor == 4.0
     status, out, err = cli("--model-config", str(config.parent), "--len", "64k", "--gpu", "a100")
     assert status == 0 and ("model.rope_scaling: {rope_type: yarn, factor: 2.0, original_max_position_embeddings: "
-                            "32768}") in out
+                            "32768, rope_theta: 10000}") in out  # the fixture gives no rope_theta: 10000
     assert err == ("solve: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need that name (the memory "
                    "decides the plans)\n"
                    "solve: note: Qwen2.5-14B-Instruct's config.json gives YaRN factor 4.0 (rope_scaling); the plan "

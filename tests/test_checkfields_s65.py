@@ -197,4 +197,5 @@ def test_the_plan_names_the_yarn_type_with_the_key_vllm_reads(rope_scaling: dict
     keys = {key.path[-1]: key.existing_only for key in keys_for_plan(
         long_plan(), load_catalog().model("4B"), {"model": {"rope_scaling": rope_scaling}})
             if key.path[:2] == ("model", "rope_scaling")}
-    assert keys == {"rope_type": False, "type": True, "factor": False, "original_max_position_embeddings": False}
+    assert keys == {"rope_type": False, "type": True, "factor": False, "original_max_position_embeddings": False,
+                    "rope_theta": False}  # added where missing: the model's own, for 0.6's trainer (ropetheta, s78)

@@ -83,7 +83,8 @@ def test_check_says_two_rope_types_and_write_sets_both(cli, tmp_path: Path):
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--write", str(written))
     assert status == 0 and "model.rope_scaling.type: yarn  # now linear" in out
     rope = load_config_mapping(written.read_text(encoding="utf-8"), "w.yaml")["model"]["rope_scaling"]
-    assert rope == {"rope_type": "yarn", "type": "yarn", "factor": 1.2, "original_max_position_embeddings": 40960}
+    assert rope == {"rope_type": "yarn", "type": "yarn", "factor": 1.2, "original_max_position_embeddings": 40960,
+                    "rope_theta": 1000000}
     status, current = _current(cli, written)
     assert (current["refused"], current["config_problem_codes"]) == (False, [])
 

@@ -880,7 +880,7 @@ def test_the_apply_lines_give_the_exact_yarn_factor_the_config_check_wants(cli, 
     status, out, _ = cli("--model", "0.6B", "--len", "99999", "--gpus", "4", "--gpu", "h20")
     (line,) = [line.strip() for line in out.splitlines() if "model.rope_scaling:" in line]
     assert status == 0 and line == ("model.rope_scaling: {rope_type: yarn, factor: 2.4413818359375, "
-                                    "original_max_position_embeddings: 40960}")
+                                    "original_max_position_embeddings: 40960, rope_theta: 1000000}")
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-0.6B\n  max_model_len: 99999\n  "
                       + line.removeprefix("model.") + "\n", encoding="utf-8")
@@ -3231,7 +3231,8 @@ APPLIED_4B = [
     "# before Ray starts:",
     "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
     "model.max_model_len: 102400",
-    "model.rope_scaling: {rope_type: yarn, factor: 2.5, original_max_position_embeddings: 40960}",
+    ("model.rope_scaling: {rope_type: yarn, factor: 2.5, original_max_position_embeddings: 40960, "
+     "rope_theta: 1000000}"),
     "trainer.ulysses_sequence_parallel_size: 4",
     "trainer.max_token_len_per_gpu: 51200",
     "trainer.trainer_strategy: fsdp2",

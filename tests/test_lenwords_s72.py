@@ -62,7 +62,8 @@ def test_a_token_budget_below_len_names_lens_length(cli, tmp_path: Path):
 def test_rope_lines_past_the_native_context_name_lens_length_and_plan_for_the_longest(cli, tmp_path: Path):
     assert ("model.rope_scaling: --len's 49152 is beyond Qwen3-8B's native context of 40960, which the rollout's vLLM "
             "refuses unless a rope_scaling covers it or VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before Ray starts: set "
-            "{rope_type: yarn, factor: 1.2, original_max_position_embeddings: 40960} (as --write does)"
+            "{rope_type: yarn, factor: 1.2, original_max_position_embeddings: 40960, rope_theta: 1000000} (as --write "
+            "does)"
             ) in _problems(cli, EXAMPLE, "--gpu", "a100-80gb", "--len", "48k")
     # Llama 3.1's own llama3 scaling provides 131072: the fix is a plan within it, not a key the config has at 32768.
     assert _problems(cli, EXAMPLE, "--model", "llama-3.1-8b", "--gpu", "h800", "--len", "160k", status=1)[0] == (
@@ -108,5 +109,5 @@ def test_the_apply_block_leaves_a_yarn_that_write_keeps(cli, tmp_path: Path):
     # Factor 2 over 32768 reaches 65536, short of 131072: the guide's YaRN, as --write writes it.
     config.write_text(CARDS.replace("factor: 4.0", "factor: 2.0"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200")
-    assert "model.rope_scaling: {rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960}" in (
-        out.splitlines())
+    assert ("model.rope_scaling: {rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960, "
+            "rope_theta: 1000000}") in out.splitlines()

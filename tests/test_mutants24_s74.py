@@ -279,8 +279,11 @@ def test_a_base_that_is_no_whole_number_is_given_as_it_is(tmp_path: Path):
     rope = {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
             "original_max_position_embeddings": 8192}
     mapping = {"model": {"model_path": "x", "max_model_len": 8192, "rope_scaling": rope}}
-    [(code, words)] = [(problem.code.value, problem.words)
-                       for problem in trinity_config_problems(mapping, model, 8, version="0.6")]
+    [(missing, said), (code, words)] = [(problem.code.value, problem.words)
+                                        for problem in trinity_config_problems(mapping, model, 8, version="0.6")]
+    # 0.6's trainer needs it in the mapping too (ropetheta, s78), named as written
+    assert missing == "rope-theta-missing-refused" and said.endswith("add rope_theta: 500000.5 to it (as "
+                                                                     "solver.trinity.patch_trinity_config does)")
     assert code == "rope-theta-dropped"
     assert words.endswith("rotates at base 10000, not the model's 500000.5, silently (Trinity hands vLLM the mapping "
                           "as the model's rope_parameters, past transformers' filling-in); set model.rope_theta: "

@@ -137,7 +137,8 @@ def test_a_users_own_partial_rotary_factor_in_the_rope_scaling_is_kept(cli: Cli,
                          str(written))
     assert status == 0, err
     assert load_config_mapping(written.read_text(encoding="utf-8"), "w")["model"]["rope_scaling"] == {
-        "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096, "partial_rotary_factor": 0.5}
+        "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096, "partial_rotary_factor": 0.5,
+        "rope_theta": 10000}  # the model's own, added (ropetheta, s78)
 
 
 HF = Path(__file__).parent / "data" / "hf-configs"

@@ -54,9 +54,9 @@ def test_a_rollout_model_with_its_own_rope_scaling_is_no_refusal(cli, tmp_path: 
 
 def test_a_scaling_other_than_yarn_that_falls_short_is_a_but_line_not_the_yarn_refusal(cli, tmp_path: Path):
     # rope-scaling-short-refused is YaRN's (vLLM derives factor x original_max_position_embeddings for it); a linear
-    # scaling is wrong twice over (its type, its reach), as but: lines.
+    # scaling is wrong twice over (its type, its reach), as but: lines (given its base, which 0.6's trainer needs).
     linear = CONFIG.replace("  max_model_len: 65536\n", "  max_model_len: 65536\n  rope_scaling: {rope_type: linear, "
-                            "factor: 1.2, original_max_position_embeddings: 40960}\n")
+                            "factor: 1.2, original_max_position_embeddings: 40960, rope_theta: 1000000}\n")
     status, current = _current(cli, tmp_path, linear)
     assert (status, current["refused"]) == (0, False)
     assert current["config_problem_codes"] == ["rope-scaling-wrong", "rope-scaling-wrong"]

@@ -46,8 +46,9 @@ def _rope_section(text: str, section: str) -> str:
 def test_write_sets_the_rollout_models_yarn_where_it_was_the_models(cli, tmp_path: Path):
     patched, err = _written(cli, tmp_path, CONFIG, "60k")
     new = "rope_scaling:\n    rope_type: yarn\n    factor: 1.5\n    original_max_position_embeddings: 40960\n"
-    assert _rope_section(patched, "model") == f"  {new}"
-    assert _rope_section(patched, "explorer") == "    " + new.replace("    ", "      ")
+    theta = "    rope_theta: 1000000\n"  # the model's own, in both (ropetheta, s78)
+    assert _rope_section(patched, "model") == f"  {new}{theta}"
+    assert _rope_section(patched, "explorer") == "    " + (new + theta).replace("    ", "      ")
     assert "rollout_model.rope_scaling" not in err
 
 
@@ -77,8 +78,8 @@ def test_emit_and_apply_from_the_config_set_the_rollout_models_yarn_too(cli, tmp
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--len", "60k", "--emit", "trinity")
     assert status == 0
     assert ("\nexplorer:\n  rollout_model:\n    rope_scaling:\n      rope_type: yarn\n      factor: 1.5\n"
-            "      original_max_position_embeddings: 40960\ntrainer:\n") in out
+            "      original_max_position_embeddings: 40960\n      rope_theta: 1000000\ntrainer:\n") in out
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--len", "60k", "--json")
     assert status == 0
     assert json.loads(out)[0]["apply"]["config"]["explorer"] == {"rollout_model": {"rope_scaling": {
-        "rope_type": "yarn", "factor": 1.5, "original_max_position_embeddings": 40960}}}
+        "rope_type": "yarn", "factor": 1.5, "original_max_position_embeddings": 40960, "rope_theta": 1000000}}}

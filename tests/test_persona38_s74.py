@@ -43,7 +43,8 @@ def test_the_apply_lines_set_a_moes_rope_theta_beside_its_yarn(cli):
     status, text, _ = cli(*MOE_64K)
     assert status == 0
     block = _apply_block(text)
-    at = block.index("model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}")
+    at = block.index("model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, "
+                     "rope_theta: 1000000}")
     assert block[at + 1:at + 3] == [
         "# Qwen3-30B-A3B's own RoPE base; the rollout's vLLM takes 10000 where the rope_scaling comes without it:",
         "model.rope_theta: 1000000"]
@@ -59,7 +60,8 @@ def test_the_apply_lines_pasted_into_a_config_leave_no_rope_theta_warning(cli, t
     assert status == 0
     pasted = [line for line in _apply_block(text) if line.startswith("model.")]
     assert pasted == ["model.max_model_len: 65536",
-                      "model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}",
+                      ("model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, "
+                       "rope_theta: 1000000}"),
                       "model.rope_theta: 1000000"]
     config.write_text(MOE_CONFIG.replace("  max_model_len: 65536\n", "  max_model_len: 65536\n  rope_scaling: "
                                          "{rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
@@ -83,8 +85,9 @@ def test_a_dense_qwen3s_apply_lines_set_no_rope_theta(cli):
     status, text, _ = cli("--model", "14B", "--gpu", "mi300x", "--len", "64k", "--total-gpus", "8",
                           "--rollout-gpus", "4")
     assert status == 0
-    assert "model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}" in text
-    assert "rope_theta" not in text
+    assert ("model.rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, "
+            "rope_theta: 1000000}") in text  # in the mapping, for Trinity 0.6's trainer (ropetheta, s78)
+    assert "model.rope_theta" not in text
 
 
 def _config_problems(cli, config: Path, status: int = 0) -> dict[str, str]:
@@ -102,11 +105,12 @@ def test_the_missing_yarn_line_names_a_moes_rope_theta_too(cli, tmp_path: Path):
     config = tmp_path / "moe.yaml"
     config.write_text(MOE_CONFIG)
     assert _config_problems(cli, config)["rope-scaling-missing-refused"].endswith(
-        "set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960} and model.rope_theta: 1000000 "
-        "(as --write does)")
+        "set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, rope_theta: 1000000} and "
+        "model.rope_theta: 1000000 (as --write does)")
     config.write_text(MOE_CONFIG.replace("  max_model_len: 65536\n", "  max_model_len: 65536\n  rope_theta: 1000000\n"))
     assert _config_problems(cli, config)["rope-scaling-missing-refused"].endswith(
-        "set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960} (as --write does)")
+        "set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, rope_theta: 1000000} (as --write "
+        "does)")
 
 
 def test_the_default_budget_the_readme_gives_for_a_gpu_type_without_tables(cli):

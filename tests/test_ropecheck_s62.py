@@ -28,11 +28,12 @@ trainer:
   trainer_strategy: fsdp2
   ulysses_sequence_parallel_size: 8
 """
-YARN = "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
+YARN = "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, rope_theta: 1000000}\n"
 CHECK = ("--gpu", "h800", "--trinity-version", "0.6", "--check")
 REFUSED = ("refused: model.rope_scaling: max_model_len 65536 is beyond Qwen3-32B's native context of 40960, which the "
            "rollout's vLLM refuses unless a rope_scaling covers it or VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before "
-           "Ray starts: set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960} (as --write does)")
+           "Ray starts: set {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, rope_theta: "
+           "1000000} (as --write does)")
 
 
 @pytest.fixture(autouse=True)
@@ -102,7 +103,8 @@ def test_write_fixes_it_and_the_written_config_passes_check(cli, tmp_path: Path)
     assert status == 0 and "refused:" not in out and "rope_scaling" not in out.split("plan ")[0]
 
 
-SHORT_YARN = "  rope_scaling: {rope_type: yarn, factor: 1.2, original_max_position_embeddings: 40960}\n"
+SHORT_YARN = ("  rope_scaling: {rope_type: yarn, factor: 1.2, original_max_position_embeddings: 40960, "
+              "rope_theta: 1000000}\n")  # with its base, which 0.6's trainer needs (ropetheta, s78)
 SHORT = ("model.rope_scaling (factor 1.2 over 40960) covers 49152 tokens, fewer than max_model_len 65536, which the "
          "rollout's vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before Ray starts: set it as "
          "Trinity-RFT's guide does, factor max_model_len / 40960 = 1.6 over 40960")

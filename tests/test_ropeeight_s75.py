@@ -44,7 +44,7 @@ def test_a_comment_after_an_anchored_mapping_stays_when_keys_are_added_to_it(cli
     # that ended the file (explorer.rollout_model.rope_scaling: *rope), so it moved to the file's end.
     written = _written(cli, tmp_path, _anchored(131072))
     assert ("  rope_scaling: &rope\n    type: yarn\n    rope_type: yarn\n    factor: 3.2\n"
-            f"    original_max_position_embeddings: 40960\n{COMMENT}cluster:\n") in written
+            f"    original_max_position_embeddings: 40960\n    rope_theta: 1000000\n{COMMENT}cluster:\n") in written
     assert written.endswith("    rope_scaling: *rope\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
                             "  max_token_len_per_gpu: 65536\n")
 
@@ -73,10 +73,12 @@ def test_a_comment_after_a_merging_section_is_not_taken_from_the_anchor(cli, tmp
 @pytest.mark.parametrize(("given", "line"), [
     # the legacy type stays beside rope_type, as --write writes it (before, the line dropped it)
     ("{type: yarn, factor: 4.0}",
-     "model.rope_scaling: {type: yarn, rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960}"),
+     ("model.rope_scaling: {type: yarn, rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960, "
+      "rope_theta: 1000000}")),
     # a key of the config's own stays too
     ("{rope_type: yarn, factor: 2.0, beta_fast: 32}",
-     "model.rope_scaling: {rope_type: yarn, factor: 3.2, beta_fast: 32, original_max_position_embeddings: 40960}"),
+     ("model.rope_scaling: {rope_type: yarn, factor: 3.2, beta_fast: 32, original_max_position_embeddings: 40960, "
+      "rope_theta: 1000000}")),
 ])
 def test_the_apply_line_of_a_configs_rope_scaling_is_what_write_writes(cli, tmp_path: Path, given: str, line: str):
     text = ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n"
@@ -98,7 +100,8 @@ def test_without_a_config_mapping_the_apply_line_is_the_plans_own(cli, tmp_path:
     config.write_text(text, encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "h200")
     assert status == 0, err
-    line = "model.rope_scaling: {rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960}"
+    line = ("model.rope_scaling: {rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960, "
+            "rope_theta: 1000000}")
     assert f"\n{line}\n" in out and "  rope_scaling:\n    rope_type: yarn\n    factor: 3.2\n" in _written(
         cli, tmp_path, text)
 
@@ -111,7 +114,7 @@ OLDER_VLLM = (" (on Trinity 0.5 with vLLM 0.12 or later, every one 0.5.2 takes; 
               "takes, keeps the model's {kept}: 0.5.0 hands it the mapping as rope_scaling, which replaces the "
               "config.json's rope_scaling alone)")
 HANDED = "Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' filling-in"
-YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096}
+YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096, "rope_theta": 10000}
 
 
 def _phi_partial(tmp_path: Path) -> Path:

@@ -28,6 +28,12 @@ from solver.trinity import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 ROLLOUT = {"explorer": {"rollout_model": {"engine_num": 4}}}
+THETA_MISSING = ("rope-theta-missing-refused", (
+    "model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as Qwen3-8B's RoPE "
+    "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
+    "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set; add rope_theta: "
+    "1000000 to it (as solver.trinity.patch_trinity_config does)"))
+"""What 0.6 says of a Qwen3-8B's mapping the trainer builds without its base (ropetheta, s78)."""
 
 
 def _problems(model: Model, rope: dict[str, Any], length: int, mode: str, version: str = "0.6",
@@ -97,7 +103,8 @@ UNNEEDED = "model.rope_scaling: max_model_len 32768 is within Qwen3-8B's native 
         f"{UNNEEDED}a dynamic RoPE scaling is not needed there (the rollout's vLLM raises the RoPE base at every "
         "length, as for its factor times the native context, which turns the positions the model was trained on "
         "otherwise; the trainer's transformers, only past the native context); remove it"))]),
-    ({"rope_type": "dynamic", "factor": 2.0}, "train", []),  # transformers leaves positions within it alone
+    # transformers leaves positions within it alone; 0.6's trainer still builds it, which needs its base (s78)
+    ({"rope_type": "dynamic", "factor": 2.0}, "train", [THETA_MISSING]),
     ({"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 40960}, "train", [(
         "rope-scaling-unneeded", (f"{UNNEEDED}YaRN is not needed there (it stretches the positions the model was "
                                   "trained on); remove it"))]),
@@ -112,6 +119,7 @@ def test_a_linear_or_dynamic_past_the_native_context_is_told_to_be_yarn(rope_typ
     problems = _problems(load_catalog().model("Qwen3-8B"), {"rope_type": rope_type, "factor": 1.5}, 65536, "train",
                          model_path="Qwen/Qwen3-8B")
     assert problems == [
+        THETA_MISSING,
         ("rope-scaling-wrong", f"model.rope_scaling.rope_type must be yarn, got '{rope_type}'"),
         ("rope-scaling-wrong", ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than "
                                 "max_model_len 65536: set it as Trinity-RFT's guide does, factor max_model_len / 40960 "
@@ -154,5 +162,6 @@ def test_gemma2s_plan_writes_yarn_over_its_own_native_context(cli: Cli):
     status, out, _ = cli("--model-config", str(CONFIGS / "gemma-2-9b.json"), "--gpu", "h100", "--gpus", "8", "--len",
                          "16k")
     assert status == 0
-    assert "model.rope_scaling: {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 8192}\n" in out
+    assert ("model.rope_scaling: {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 8192, "
+            "rope_theta: 10000}\n") in out  # its own base (ropetheta, s78)
     assert "(YaRN rope scaling, factor 2.0; rft-solver knows of no validation of YaRN on a model that is not" in out

@@ -48,9 +48,9 @@ def _write_then_check(cli, tmp_path: Path, text: str) -> tuple[str, dict[str, ob
 
 @pytest.mark.parametrize(("given", "rope"), [
     # kept (it reaches the length): rope_type joins it, right after type
-    (CARD, "{type: yarn, rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}"),
+    (CARD, "{type: yarn, rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768, rope_theta: 1000000}"),
     # short of the length: the guide's factor over the native 40960, the original length added to the copy too
-    (SHORT, "{type: yarn, rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960}"),
+    (SHORT, "{type: yarn, rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960, rope_theta: 1000000}"),
 ])
 def test_the_rollouts_copy_is_completed_as_the_models_and_the_written_file_passes_check(cli, tmp_path: Path,
                                                                                         given: str, rope: str):
@@ -102,15 +102,18 @@ def test_rope_type_goes_right_after_type_in_a_block_mapping_too(cli, tmp_path: P
     text = text.replace(f"    rope_scaling: {SHORT}\n", "")
     written, _ = _write_then_check(cli, tmp_path, text)
     assert ("  rope_scaling:\n    type: yarn  # the card's\n    rope_type: yarn\n    factor: 3.2\n"
-            "    original_max_position_embeddings: 40960\n# after the YaRN\ncluster:\n") in written
+            "    original_max_position_embeddings: 40960\n    rope_theta: 1000000\n# after the YaRN\ncluster:\n"
+            ) in written
     assert load_config_mapping(written, "w")["model"]["rope_scaling"] == {
-        "type": "yarn", "rope_type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960}
+        "type": "yarn", "rope_type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960,
+        "rope_theta": 1000000}
 
 
 def test_rope_type_without_a_type_goes_where_new_keys_go(cli, tmp_path: Path):
     text = _config("{factor: 2.0}", "{factor: 2.0}")
     written, _ = _write_then_check(cli, tmp_path, text)
-    assert "  rope_scaling: {factor: 3.2, rope_type: yarn, original_max_position_embeddings: 40960}\n" in written
+    assert ("  rope_scaling: {factor: 3.2, rope_type: yarn, original_max_position_embeddings: 40960, "
+            "rope_theta: 1000000}\n") in written
 
 
 # partial_rotary_factor: Trinity hands vLLM the mapping as the model's whole rope_parameters (hf_overrides), which held
@@ -209,7 +212,7 @@ def test_write_fragments_and_the_apply_line_give_it(cli, tmp_path: Path):
                            str(written))
     assert status == 0, err
     assert ("model.rope_scaling: {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 4096, "
-            "partial_rotary_factor: 0.75}\n") in out
+            "partial_rotary_factor: 0.75, rope_theta: 10000}\n") in out
     assert ("  rope_scaling:\n    rope_type: yarn\n    factor: 2.0\n    original_max_position_embeddings: 4096\n"
             "    partial_rotary_factor: 0.75\n") in written.read_text(encoding="utf-8")
     status, out, err = cli("--from-config", str(written), "--model-config", str(model), "--gpu", "h200", "--check",

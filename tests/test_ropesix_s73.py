@@ -43,7 +43,8 @@ def _qwen3_8b(rope_scaling: dict[str, object], version: str | None = None) -> li
     return _problems("8B", {"max_model_len": 131072, "rope_scaling": rope_scaling}, version)
 
 
-CARD = {"factor": 4.0, "original_max_position_embeddings": 32768}  # Qwen's model cards' YaRN, 131072 tokens
+CARD = {"factor": 4.0, "original_max_position_embeddings": 32768,  # Qwen's model cards' YaRN, 131072 tokens
+        "rope_theta": 1000000}  # with the base Trinity 0.6's trainer needs in it (ropetheta, s78)
 
 
 @pytest.mark.parametrize("version", [None, "0.6"])
@@ -65,7 +66,7 @@ def test_rope_type_is_what_vllm_reads(version: str | None):
     (None, "rope-scaling-unbuilt-refused", NO_ORIGINAL), ("0.6", "rope-scaling-unbuilt-refused", NO_ORIGINAL),
     ("0.5", "rope-scaling-wrong", f"{NO_ORIGINAL} {OLDER}")])
 def test_yarn_without_its_original_length_fails_as_vllm_starts(version: str | None, code: str, words: str):
-    assert _qwen3_8b({"rope_type": "yarn", "factor": 3.2}, version) == [(code, words)]
+    assert _qwen3_8b({"rope_type": "yarn", "factor": 3.2, "rope_theta": 1000000}, version) == [(code, words)]
 
 
 def test_no_vllm_rollout_takes_it_no_such_line():
@@ -90,8 +91,13 @@ def test_llama_31_loses_its_rope_base_without_rope_theta(version: str | None):
         " (on Trinity 0.5 with vLLM 0.12 or later, every one 0.5.2 takes; a vLLM before 0.12, as 0.5.0 also takes, "
         "keeps the model's rope_theta: 0.5.0 hands it the mapping as rope_scaling, which replaces the config.json's "
         "rope_scaling alone); set model.rope_theta"))
+    missing = [("rope-theta-missing-refused", (  # 0.6's trainer needs it in the mapping (ropetheta, s78)
+        "model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as Llama-3.1-8B's RoPE "
+        "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
+        "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set; add "
+        "rope_theta: 500000 to it (as solver.trinity.patch_trinity_config does)"))] if version == "0.6" else []
     assert _problems("llama-3.1-8b", {"max_model_len": 32768, "rope_scaling": LLAMA3}, version) == [
-        ("rope-theta-dropped", THETA.replace(*older) if version == "0.5" else THETA)]
+        *missing, ("rope-theta-dropped", THETA.replace(*older) if version == "0.5" else THETA)]
 
 
 @pytest.mark.parametrize(("model_keys", "sections"), [
@@ -148,10 +154,12 @@ def _long_example(tmp_path: Path, rope_scaling: str) -> Path:
 @pytest.mark.parametrize(("given", "written"), [
     # the model cards' form, kept (it reaches the length): rope_type joins type
     ("{type: yarn, factor: 4.0, original_max_position_embeddings: 32768}",
-     {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "rope_type": "yarn"}),
+     {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "rope_type": "yarn",
+      "rope_theta": 1000000}),
     # short of the length: the guide's, over the native context, under both keys
     ("{type: yarn, factor: 2.0}",
-     {"type": "yarn", "factor": 3.2, "rope_type": "yarn", "original_max_position_embeddings": 40960}),
+     {"type": "yarn", "factor": 3.2, "rope_type": "yarn", "original_max_position_embeddings": 40960,
+      "rope_theta": 1000000}),
 ])
 def test_write_gives_vllm_rope_type_and_the_original_length(cli, tmp_path: Path, given: str,
                                                             written: dict[str, object]):
@@ -169,7 +177,9 @@ def test_fragments_give_qwen3_moe_its_rope_base(cli):
                          "trinity")
     assert status == 0
     assert ("    original_max_position_embeddings: 40960\n"
+            "    # Qwen3-30B-A3B's own; Trinity 0.6's trainer on verl before 0.8 fails to build the model on a\n"
+            "    # rope_scaling without it (transformers 5 finds no base)\n    rope_theta: 1000000\n"
             "  # Qwen3-30B-A3B's own; the rollout's vLLM takes 10000 where the rope_scaling comes without it\n"
             "  rope_theta: 1000000\n") in out
     status, out, _ = cli("--model", "8B", "--len", "131072", "--gpus", "32", "--gpu", "H20-96GB", "--emit", "trinity")
-    assert status == 0 and "rope_type: yarn" in out and "rope_theta" not in out
+    assert status == 0 and "rope_type: yarn" in out and "\n  rope_theta" not in out  # the mapping's alone

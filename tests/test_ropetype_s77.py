@@ -179,7 +179,8 @@ def test_an_unknown_type_says_the_yarn_it_assumes(cli: Cli, tmp_path: Path):
     assert status == 0
     assert ("max_model_len  65536, past the native 32768 (YaRN rope scaling, factor 2.0; rft-solver knows of no "
             "validation of YaRN on a model that is not Qwen's (its\n") in out
-    assert "model.rope_scaling: {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 32768}\n" in out
+    assert ("model.rope_scaling: {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 32768, "
+            "rope_theta: 1000000}\n") in out
 
 
 def test_the_maps_legend_says_what_its_mark_means_for_phi3(cli: Cli, tmp_path: Path):

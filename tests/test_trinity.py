@@ -189,7 +189,8 @@ def test_fragment_content_for_the_long_plan() -> None:
     data = _safe_load(text)
     assert data["model"] == {
         "max_model_len": 102400,
-        "rope_scaling": {"rope_type": "yarn", "factor": 2.5, "original_max_position_embeddings": 40960},
+        "rope_scaling": {"rope_type": "yarn", "factor": 2.5, "original_max_position_embeddings": 40960,
+                         "rope_theta": 1000000},
     }
     assert data["cluster"] == {"node_num": 1, "gpu_per_node": 6}
     assert data["explorer"] == {"rollout_model": {"engine_num": 2, "tensor_parallel_size": 1}}
@@ -936,6 +937,7 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
     assert added == [
         "  max_model_len: 102400",  # its comment said prompt + response, which stay 4096: dropped
         "    factor: 2.5  # 推荐值 = MAX_MODEL_LEN / 40960",
+        "    rope_theta: 1000000",  # the model's own, which Trinity 0.6's trainer needs (ropetheta, s78)
         "  # host memory: 102.2 GiB per node for Offload; not checked: host_ram_gb not given",
         "  trainer_strategy: fsdp2",
         "  ulysses_sequence_parallel_size: 4",
@@ -1234,7 +1236,7 @@ def test_patch_keeps_only_interpolations_that_trinity_reads_as_the_plans_values(
     # A string in rope_scaling (an untyped dict) stays a string: the factor is written as a number; the case
     # of rope_type matters; oc.decode gives a number, which stays.
     assert rope == {"rope_type": "yarn", "factor": 2.5,
-                    "original_max_position_embeddings": "${oc.decode:${oc.env:O,40960}}"}
+                    "original_max_position_embeddings": "${oc.decode:${oc.env:O,40960}}", "rope_theta": 1000000}
     assert after["model"]["max_model_len"] == "${oc.env:LEN,102400}"  # typed keys: their text is enough
     assert after["trainer"]["ulysses_sequence_parallel_size"] == "${oc.env:SP,4}"
     assert after["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["param_offload"] == \
@@ -1452,15 +1454,16 @@ def test_the_fragment_s_host_memory_line_says_whether_the_host_memory_given_hold
 def test_patch_keeps_flow_style_and_extra_rope_keys() -> None:
     before = "model:\n  model_path: x\n  rope_scaling: {rope_type: yarn, factor: 2.0, mscale: 1}\n"
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
-    assert "  rope_scaling: {rope_type: yarn, factor: 2.5, mscale: 1, original_max_position_embeddings: 40960}\n" in after
+    assert ("  rope_scaling: {rope_type: yarn, factor: 2.5, mscale: 1, original_max_position_embeddings: 40960, "
+            "rope_theta: 1000000}\n") in after
     # The model cards' key for the type (``type``) stays, and rope_type joins it, which the rollout's vLLM reads alone
     # as Trinity hands it the mapping (s73; a YaRN that reaches the length is kept: this one reaches 65536), right
     # after it (s74).
     before = ("model:\n  model_path: x\n"
               "  rope_scaling: {type: yarn, factor: 2.0, original_max_position_embeddings: 32768}\n")
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
-    assert ("  rope_scaling: {type: yarn, rope_type: yarn, factor: 2.5, original_max_position_embeddings: 40960}\n"
-            in after)
+    assert ("  rope_scaling: {type: yarn, rope_type: yarn, factor: 2.5, original_max_position_embeddings: 40960, "
+            "rope_theta: 1000000}\n" in after)
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
 
 
@@ -1565,7 +1568,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
          ["model.rope_scaling must be a mapping, got 'yarn': remove it"]),
         ({"model": {"max_model_len": 81920, "rope_scaling": "yarn"}}, "4B", 1,
          [("model.rope_scaling must be a mapping, got 'yarn': set {rope_type: yarn, factor: 2.0, "
-           "original_max_position_embeddings: 40960}")]),
+           "original_max_position_embeddings: 40960, rope_theta: 1000000}")]),
         (
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.5,
                                                                   "original_max_position_embeddings": 32768}}},

@@ -155,8 +155,8 @@ def test_a_gemma_3_past_its_positions_without_yarn_needs_the_variable_too(tmp_pa
     assert [(problem.code.value, problem.words) for problem in problems] == [("rope-scaling-missing-refused", (
         "model.rope_scaling: max_model_len 65536 is beyond my-gemma3's native context of 32768, which the rollout's "
         "vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set before Ray starts (it applies no RoPE scaling's "
-        "factor to a Gemma 3's length): set {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 32768} "
-        "(as --write does), and set the variable"))]
+        "factor to a Gemma 3's length): set {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 32768, "
+        "rope_theta: 10000} (as --write does), and set the variable"))]
 
 
 def test_a_gemma_3_linear_scaling_of_its_own_is_refused_past_its_positions(tmp_path: Path):

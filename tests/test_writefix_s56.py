@@ -324,7 +324,7 @@ def test_an_anchor_set_through_a_mapping_an_alias_repeats_stays_and_one_set_to_o
             "          optimizer_offload: *off   # opt\n      ref:\n        fsdp_config: *fsdp\n")
     assert patch_trinity_config(text, plans()[0], catalog().model("4B")) == (
         "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 102400  # the context\n  rope_scaling:\n"
-        "    rope_type: yarn\n    factor: 2.5\n    original_max_position_embeddings: 40960\n"
+        "    rope_type: yarn\n    factor: 2.5\n    original_max_position_embeddings: 40960\n    rope_theta: 1000000\n"
         "trainer:\n  max_token_len_per_gpu: 51200\n  param_offload: &off true  # off\n"
         "  # host memory: 102.2 GiB per node for Offload; not checked: host_ram_gb not given\n"
         "  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  save_hf_checkpoint: never\n"

@@ -51,6 +51,7 @@ from solver.rules import (
     host_ram_check_words,
     least_token_budget,
     lora_configs_words,
+    mapped_rope_theta,
     one_sequence_per_micro_batch,
     padded_micro_batch_words,
     rope_theta_to_set,
@@ -124,7 +125,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     which that leaves unread: `one_sequence_per_micro_batch`); a comment names an
     option as `names` do, and says where no Hugging Face checkpoint comes from as for a plan on `gpu`
     (`no_checkpoint_words`); beside a YaRN, the model's own ``model.rope_theta`` where the rollout's vLLM would drop
-    it (`rope_theta_to_set`), as the fragment sets it. The YaRN, RoPE base and checkpoint lines are comments where the
+    it (`rope_theta_to_set`), as the fragment sets it, and in the YaRN its ``rope_theta`` (`mapped_rope_theta`). The
+    YaRN, RoPE base and checkpoint lines are comments where the
     config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`); the YaRN line gives
     the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`); for `dpo`
     (`Answer.dpo_pairs`), the actor's one pair, as the fragment writes it (`DPO_PAIR_SIZES`)."""
@@ -147,10 +149,12 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         lines.append(f"model.rope_scaling: {rope_scaling}")
     elif plan.rope_scaling_factor is not None:
         partial = model.vllm_partial_rotary_lost  # the model's own, which the rollout's vLLM takes from here alone
+        mapped = mapped_rope_theta(model)  # the model's own, which Trinity 0.6's trainer needs here
         lines.append(
             f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor!r}, "
             f"original_max_position_embeddings: {model.native_context}"
-            + (f", partial_rotary_factor: {partial[0]!r}}}" if partial is not None else "}")
+            + (f", partial_rotary_factor: {partial[0]!r}" if partial is not None else "")
+            + (f", rope_theta: {mapped}}}" if mapped is not None else "}")
         )
     theta, lost = rope_theta_to_set(model), model.vllm_rope_theta_lost
     if plan.rope_scaling_factor is not None and lost is not None and kept_in is not None and THETA_KEY in kept:

@@ -394,6 +394,7 @@ class Catalog(Frozen):
                                                 "vllm_sliding_window": model.vllm_sliding_window,
                                                 "vllm_refusal": model.vllm_refusal,
                                                 "vllm_rope_theta_lost": model.vllm_rope_theta_lost,
+                                                "rope_theta": model.rope_theta,
                                                 "vllm_partial_rotary_lost": model.vllm_partial_rotary_lost,
                                                 "model_type": model.model_type})
         else:

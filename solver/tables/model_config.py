@@ -321,7 +321,8 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
                  uncounted_mtp_layers=_mtp_layers(path, config),
                  router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
-                 vllm_refusal=vllm_refusal, vllm_rope_theta_lost=_vllm_rope_theta_lost(path, config),
+                 vllm_refusal=vllm_refusal, rope_theta=(rope_theta := _own_rope_theta(path, config)),
+                 vllm_rope_theta_lost=_vllm_rope_theta_lost(config, rope_theta),
                  vllm_partial_rotary_lost=_vllm_partial_rotary_lost(path, config))
 
 
@@ -999,14 +1000,11 @@ def _vllm_skips_rope_factor(config: dict[str, Any]) -> bool:
     return "gemma3" in str(config.get("model_type") or "")
 
 
-def _vllm_rope_theta_lost(path: Path, config: dict[str, Any]) -> tuple[float, float] | None:
-    """A config.json's RoPE base and the one vLLM 0.19.1 rotates at where Trinity hands it a RoPE scaling without
-    ``rope_theta`` (which replaces the config's ``rope_parameters``, ``rope_theta`` with them): its class's default
-    (`VLLM_DEFAULT_ROPE_THETA`, else `VLLM_FALLBACK_ROPE_THETA`), where the two differ; None where they agree, and,
-    not judged, where the config's RoPE parameters are per layer type (`Model.vllm_rope_theta_lost`). Its base is its
-    ``rope_theta`` (``rotary_emb_base`` as vLLM reads an older name, ``transformers_utils/config.py:383``), else its
-    ``rope_parameters``' own, else transformers' default, 10000 (``modeling_rope_utils.py:703``); `TableError` where
-    it is no positive number."""
+def _own_rope_theta(path: Path, config: dict[str, Any]) -> float | None:
+    """A config.json's RoPE base (`Model.rope_theta`): its ``rope_theta`` (``rotary_emb_base`` as vLLM reads an older
+    name, ``transformers_utils/config.py:383``), else its ``rope_parameters``' own, else transformers' default, 10000
+    (``modeling_rope_utils.py:703``); None, not judged, where its RoPE parameters are per layer type; `TableError`
+    where it is no positive number."""
     key = _rope_key(config)
     given = config.get(key)
     parameters: dict[str, Any] = given if isinstance(given, dict) else {}
@@ -1017,8 +1015,16 @@ def _vllm_rope_theta_lost(path: Path, config: dict[str, Any]) -> tuple[float, fl
     if not isinstance(own, (int, float)) or isinstance(own, bool) or not math.isfinite(own) or own <= 0:
         raise TableError(f"{path}: {name or key + '.rope_theta'}: expected a positive number such as 1000000, got "
                          f"{json_brief(own)}")
+    return float(own)
+
+
+def _vllm_rope_theta_lost(config: dict[str, Any], own: float | None) -> tuple[float, float] | None:
+    """A config.json's RoPE base (`own`: `_own_rope_theta`) and the one vLLM 0.19.1 rotates at where Trinity hands it
+    a RoPE scaling without ``rope_theta`` (which replaces the config's ``rope_parameters``, ``rope_theta`` with them):
+    its class's default (`VLLM_DEFAULT_ROPE_THETA`, else `VLLM_FALLBACK_ROPE_THETA`), where the two differ; None where
+    they agree, and, not judged, where `own` is None (`Model.vllm_rope_theta_lost`)."""
     taken = VLLM_DEFAULT_ROPE_THETA.get(str(config.get("model_type")), VLLM_FALLBACK_ROPE_THETA)
-    return (float(own), taken) if own != taken else None
+    return (own, taken) if own is not None and own != taken else None
 
 
 def _vllm_partial_rotary_lost(path: Path, config: dict[str, Any]) -> tuple[float, float] | None:

@@ -348,6 +348,11 @@ def _held_per_active(parameters_b: float, idle_expert_parameters: int) -> Fracti
     return held / (held - Fraction(idle_expert_parameters, 10**9))
 
 
+CATALOGUE_ROPE_THETA = 1000000.0
+"""The RoPE base of a catalogue model that gives no `Model.vllm_rope_theta_lost`: the Qwen3 dense and Qwen2.5 models'
+1000000, which vLLM's class takes as its default (tables/models.yaml's header)."""
+
+
 class Model(Frozen):
     """A model's shape, from its Hugging Face config.json."""
 
@@ -442,6 +447,11 @@ class Model(Frozen):
     put there, and vLLM's class puts its own default in its place
     (`solver.tables.model_config.VLLM_DEFAULT_ROPE_THETA`); None where they agree (the Qwen3 dense and Qwen2.5
     models, whose vLLM class defaults to their 1000000)."""
+    rope_theta: Annotated[float, Gt(0), AllowInfNan(False)] | None = None
+    """For a model read from a config.json: its own RoPE base (its ``rope_theta``, ``rotary_emb_base``, else its
+    ``rope_parameters``' own, else transformers' default 10000), which a YaRN written for Trinity 0.6 carries
+    (`own_rope_theta`); None where its RoPE parameters are per layer type (not judged), and for the catalogue's
+    models, whose `own_rope_theta` the table gives."""
     vllm_partial_rotary_lost: tuple[Annotated[float, Gt(0), Le(1)], Annotated[float, Gt(0), Le(1)]] | None = None
     """The share of each head's dimensions the model's RoPE rotates (``partial_rotary_factor``) and the one vLLM 0.19.1
     rotates instead where Trinity hands it a RoPE scaling without one, where the two differ (a Phi-4-mini's 0.75 and
@@ -474,6 +484,16 @@ class Model(Frozen):
         if experts == "separate":
             names = separate_module_names(names, 0 if self.moe is None else self.moe.experts)
         return names if self.mla is None else latent_query_names(names, self.mla.q_lora_rank > 0)
+
+    @property
+    def own_rope_theta(self) -> float | None:
+        """The model's own RoPE base: a config.json's (`rope_theta`); for the catalogue's models (no `model_type`, no
+        `unchecked_layout`), the first of `vllm_rope_theta_lost` where vLLM's class takes another, else
+        `CATALOGUE_ROPE_THETA` (every Qwen model's, vLLM's class default, as tables/models.yaml says); None for a
+        config.json whose RoPE parameters are per layer type."""
+        if self.rope_theta is not None or self.model_type is not None or self.unchecked_layout is not None:
+            return self.rope_theta
+        return CATALOGUE_ROPE_THETA if self.vllm_rope_theta_lost is None else self.vllm_rope_theta_lost[0]
 
     @property
     def rope_advice(self) -> RopeAdvice:

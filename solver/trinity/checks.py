@@ -31,6 +31,7 @@ from solver.rules import (
     batch_split_violation,
     least_token_budget,
     lora_moe_unsaved_words,
+    mapped_rope_theta,
     micro_batch_stop_words,
     raised_budget_stop_words,
     rope_theta_to_set,
@@ -618,9 +619,12 @@ def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> N
                 f"({checks.names.valued(checks.names.length, least)})"))
 
 
-def _yarn_setting(wanted: float, native: int) -> str:
-    """The fix that sets the YaRN ``model.rope_scaling`` of factor `wanted` over the `native` context, in words."""
-    return f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
+def _yarn_setting(model: Model, wanted: float) -> str:
+    """The fix that sets the YaRN ``model.rope_scaling`` of factor `wanted` over `model`'s native context, in words,
+    with its own ``rope_theta`` (`mapped_rope_theta`), as --write sets it."""
+    theta = mapped_rope_theta(model)
+    return (f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {model.native_context}"
+            + ("}" if theta is None else f", rope_theta: {theta}}}"))
 
 
 def _theta_setting(checks: _ConfigChecks, model: Model) -> str:
@@ -659,7 +663,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
             f"unless {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts; set it (and check that the model "
             f"handles this length), or {checks.lower_length_words(model.vllm_longest_length)}"))
     if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
-        fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
+        fix = _yarn_setting(model, wanted) if length is not None and wanted is not None else "remove it"
         checks.add(ConfigProblemCode.ROPE_SCALING_WRONG,
                    f"model.rope_scaling must be a mapping, got {yaml_brief(rope)}: {fix}")
     vllm_takes = isinstance(rope, Mapping) and _vllm_takes_rope_scaling(checks)
@@ -676,6 +680,9 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     refused = isinstance(rope, Mapping) and _type_refuses_rope(checks, model, _ROPE_SCALING, rope, not unneeded)
     if length is not None and not refused and model.rope_advice.unadvised(given_rope):  # judged as a YaRN is
         wanted = model.length_factor(int(length))
+    removed = unneeded or model.rope_advice.unadvised(given_rope) or own_rope not in (None, given_rope)
+    if isinstance(rope, Mapping) and not refused and not removed:  # else another line says to remove it
+        _check_mapped_theta(checks, model, rope)
     if isinstance(rope, Mapping) and vllm_takes and not refused:
         _check_vllm_rope(checks, model, _ROPE_SCALING, rope)
     elif not refused and not unneeded and (length is None or wanted is None):  # else removing it, or _check_yarn
@@ -686,15 +693,15 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                 f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
                 f"of {native}, which the rollout's vLLM refuses unless "
                 + (f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts (it applies no RoPE scaling's factor "
-                   f"to a Gemma 3's length): {_yarn_setting(wanted, native)}{_theta_setting(checks, model)} (as "
+                   f"to a Gemma 3's length): {_yarn_setting(model, wanted)}{_theta_setting(checks, model)} (as "
                    f"{checks.names.write} does), and set the variable"
                    if model.vllm_skips_rope_factor else
                    f"a rope_scaling covers it or {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts: "
-                   f"{_yarn_setting(wanted, native)}{_theta_setting(checks, model)} (as {checks.names.write} does)")))
+                   f"{_yarn_setting(model, wanted)}{_theta_setting(checks, model)} (as {checks.names.write} does)")))
         elif rope is None:
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
                 f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
-                f"of {native}: {_yarn_setting(wanted, native)}"))
+                f"of {native}: {_yarn_setting(model, wanted)}"))
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted, model.vllm_allowed_length)
             _check_factor_skipped(checks, model, length)
@@ -856,6 +863,26 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
         f"{model.name}'s RoPE parameters, its rope_theta with them, and rotates at base {taken}, not the model's "
         f"{own}, silently ({HANDED_PAST_WORDS}){_kept_before_vllm_012(checks, 'rope_theta')}; "
         f"set model.rope_theta: {own}"))
+
+
+def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any]) -> None:
+    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` on Trinity 0.6 (`checks.version`),
+    whose trainer on verl before 0.8 sets the mapping as the model's RoPE parameters, in which transformers 5 then
+    finds no base (`mapped_rope_theta`): without it the trainer fails as it builds the model, whatever its type;
+    ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0 standardizes the mapping in the setter, before
+    Trinity sets the base). Refused, as a trainer failure of the release is (`_type_refuses_rope`); the fix is the
+    model's own base (`Model.own_rope_theta`) in the mapping. Not judged for no release named: the config may be for
+    0.5, whose transformers 4 builds it (`--write` adds the key all the same, harmless there)."""
+    if checks.version != "0.6" or "rope_theta" in rope:
+        return
+    theta = model.own_rope_theta
+    given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
+    fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model)}"
+    checks.add(ConfigProblemCode.ROPE_THETA_MISSING_REFUSED, (
+        f"model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s "
+        f"RoPE parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
+        f"modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set{given}; "
+        f"add {fix} to it (as {checks.names.write} does)"))
 
 
 def _kept_before_vllm_012(checks: _ConfigChecks, kept: str) -> str:
