@@ -115,6 +115,7 @@ from solver.tables import (
     counted,
     sp_rule_violation,
 )
+from solver.tables.peft_match import peft_target_match
 from solver.tables.peft_names import LoraTargets, PeftModuleNames
 
 GIB = 1024**3
@@ -1009,8 +1010,6 @@ def _targeted_shapes(model: Model, targets: LoraTargets, experts: ExpertLayout) 
     (`peft_target_match` on the layout's module names, `Model.peft_names_of`: transformers 4's
     ``mlp.experts.E.gate_proj`` under ``separate``), one entry per module name (`_module_shape`); a regex that matches
     some of transformers 4's routed experts counts them all, on the safe side."""
-    from solver.trinity.peft import peft_target_match  # the matching alone: no ruamel
-
     held = adapter_experts(model, experts)
     names = model.peft_names_of(held)
     matched = peft_target_match(targets.pattern, targets.excluded, names).linears

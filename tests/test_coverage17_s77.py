@@ -22,7 +22,7 @@ from solver.tables import QueryError, load_catalog
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity import plan_settings, trinity_fragment
-from solver.trinity.peft import shown_module_names
+from solver.tables.peft_match import shown_module_names
 from solver.trinity.reader import load_config_mapping
 
 MODEL = load_model_config(INTERNLM2)

@@ -19,7 +19,7 @@ from solver.tables.peft_names import (
 )
 from solver.trinity import trinity_fragment
 from solver.trinity.interpolation import NoEnvironment, VariableUnset
-from solver.trinity.peft import peft_target_match
+from solver.tables.peft_match import peft_target_match
 
 CATALOG = load_catalog()
 QWEN3_8B = CATALOG.model("Qwen3-8B")

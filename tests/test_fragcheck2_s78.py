@@ -37,7 +37,7 @@ LEAF_TYPES: dict[str, type] = {
     "gpu_per_node": int, "engine_num": int, "tensor_parallel_size": int, "train_batch_size": int, "lora_rank": int,
     "original_max_position_embeddings": int, "factor": float, "rope_type": str, "mode": str, "strategy": str,
     "trainer_strategy": str, "save_hf_checkpoint": str, "param_offload": bool, "optimizer_offload": bool,
-    "offload_policy": bool}
+    "offload_policy": bool, "rope_theta": int}
 """Each key name the cases below write, and the type Trinity 0.5.1's and 0.6.0's dataclasses (and verl's, under
 ``trainer_config``) give it."""
 
@@ -97,7 +97,8 @@ def test_a_ppo_critics_verl_0_8_flags_are_0_6s_alone() -> None:
 @pytest.mark.parametrize(("model", "asked", "config"), [
     ("8B", {"max_model_len": 65536, "budget_gpus": 8},
      {"model": {"max_model_len": 65536, "rope_scaling": {"rope_type": "yarn", "factor": 1.6,
-                                                         "original_max_position_embeddings": 40960}},
+                                                         "original_max_position_embeddings": 40960,
+                                                         "rope_theta": 1000000}},  # Qwen3-8B's own, since ropetheta
       "trainer": {"ulysses_sequence_parallel_size": 4, "max_token_len_per_gpu": 32768}}),
     ("30B-A3B", {"max_model_len": 16384, "budget_gpus": 4, "lora_rank": 32, "trinity_version": "0.5.1"},
      {"model": {"max_model_len": 16384, "lora_configs": [{"lora_rank": 32}]},

@@ -15,10 +15,10 @@ LAYERS = ("tables", "rules", "query", "results", "memory", "model", "clock", "so
           "calibrate", "trinity", "api", "render", "cli")
 """docs/api.md's order; `tables`, `cluster`, `trinity`, `render` and `cli` are packages."""
 PACKAGES = {
-    "tables": ("text", "bounds", "peft_names", "rope_types", "schema", "inputs", "reading", "catalog", "loaders",
-               "model_config", "fleets"),
+    "tables": ("text", "bounds", "peft_names", "peft_match", "rope_types", "schema", "inputs", "reading", "catalog",
+               "loaders", "model_config", "fleets"),
     "cluster": ("options", "model", "widen", "placements", "reasons", "greedy", "search", "buy"),
-    "trinity": ("keys", "interpolation", "reader", "peft", "config", "checks", "plan_keys", "settings", "fragment",
+    "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "settings", "fragment",
                 "patch"),
     "render": ("styles", "layout", "phrases", "tables", "schema", "summary", "ranking", "verdict", "answers",
                "cluster", "memory", "maps"),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.trinity.peft import QWEN3, QWEN3_MOE, peft_target_refusal
+from solver.tables.peft_match import QWEN3, QWEN3_MOE, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 HEAD = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"

@@ -35,7 +35,7 @@ from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.tables.rope_types import ROPE_BY_MODEL_TYPE, RopeAdvice, rope_advice
 from solver.tables.text import QueryError
 from solver.trinity import load_config_mapping, read_trinity_config, trinity_config_problems
-from solver.trinity.peft import QWEN3_MOE, converted_target_names, peft_target_match
+from solver.tables.peft_match import QWEN3_MOE, converted_target_names, peft_target_match
 
 Cli = Callable[..., tuple[int, str, str]]
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from solver.tables.model_config import PEFT_CONVERTED_MODEL_TYPES, load_model_config
-from solver.trinity.peft import QWEN3, QWEN3_MOE, TargetMatch, peft_target_match, peft_target_refusal
+from solver.tables.peft_match import QWEN3, QWEN3_MOE, TargetMatch, peft_target_match, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"

@@ -26,7 +26,7 @@ from solver.tables.peft_names import (
     separate_module_names,
 )
 from solver.trinity.checks import lora_targets_problem
-from solver.trinity.peft import peft_target_match, peft_target_refusal, shown_module_names
+from solver.tables.peft_match import peft_target_match, peft_target_refusal, shown_module_names
 
 Cli = Callable[..., tuple[int, str, str]]
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"

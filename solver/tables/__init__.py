@@ -2,7 +2,8 @@
 
 This is the only package that reads files. Everything is checked on load; a broken file raises
 `TableError` with one line naming the file, the table and the row at fault. Its modules, each using only
-those before it: `text`, `bounds`, `peft_names`, `rope_types`, `schema`, `inputs`, `reading`, `catalog`, `loaders`,
+those before it: `text`, `bounds`, `peft_names`, `peft_match` (a LoRA config's ``target_modules`` matched as
+PEFT matches it), `rope_types`, `schema`, `inputs`, `reading`, `catalog`, `loaders`,
 `model_config`, `fleets`.
 The names other packages use are here, as `solver.tables.X`, each imported as first used (a name of `text`'s or
 `bounds`' loads neither pydantic nor the models); the rest are imported from their modules. The
@@ -14,7 +15,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-_MODULES = ("text", "bounds", "peft_names", "rope_types", "schema", "inputs", "reading", "catalog", "loaders",
+_MODULES = ("text", "bounds", "peft_names", "peft_match", "rope_types", "schema", "inputs", "reading", "catalog", "loaders",
             "model_config", "fleets")
 """The package's modules in its order: a name is looked up in them in turn, so that one of `text`'s or `bounds`'s
 imports neither pydantic nor the tables' models (``solve --help`` needs those alone)."""

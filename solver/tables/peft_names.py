@@ -1,7 +1,7 @@
 """The module names of each model type's decoder layer in transformers 5.12.1, as PEFT 0.21.2 matches a LoRA config's
 ``target_modules`` against them (`PEFT_NAMES_BY_MODEL_TYPE`), and what it adapts of them; those that differ in
 transformers 4.57.6, Trinity 0.5.1's (`SEPARATE_NAMES_BY_MODEL_TYPE`, `separate_module_names`); an unknown model
-type's are Qwen3's or Qwen3-MoE's, assumed (`peft_module_names`). Read by ``solver.trinity.peft`` (matching),
+type's are Qwen3's or Qwen3-MoE's, assumed (`peft_module_names`). Read by ``solver.tables.peft_match`` (matching),
 ``solver.memory`` (the adapter's parameters) and the checks alike. Every type's model has ``model.embed_tokens``,
 ``model.layers``, ``model.norm``, ``model.rotary_emb`` and ``lm_head`` outside its layers (its ``...Model`` and
 ``...ForCausalLM``)."""

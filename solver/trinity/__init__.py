@@ -20,8 +20,9 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
 
 The modules, each using only those above it: `keys` (the keys and paths they all share, `ConfigError`),
 `interpolation` (references to keys, ``${oc.env:...}`` and ``${oc.decode:...}``, as OmegaConf resolves them),
-`reader` (a config's text as nested mappings and its values as Trinity reads them), `peft` (a LoRA config's
-``target_modules`` matched as PEFT matches it), `config` (`read_trinity_config`),
+`reader` (a config's text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`;
+a LoRA config's ``target_modules`` matched as PEFT matches it is `solver.tables.peft_match`, which the memory model
+counts an adapter on too),
 `checks` (`check_trinity_config`; `trinity_config_problems` with codes; `check_environment`, the variables they
 read), `plan_keys` (the keys a plan sets, and the comments on it that both the fragment and the patch write),
 `settings` (`plan_settings`: the fragment's keys, in its order, and as data, `TrinitySettings`, which ``solve

@@ -115,7 +115,7 @@ from solver.trinity.keys import (
     trains_dpo,
     value_at,
 )
-from solver.trinity.peft import (
+from solver.tables.peft_match import (
     ALL_LINEAR,
     MATCHES_NO_MODULE,
     NO_MATCH,

@@ -82,7 +82,7 @@ from solver.trinity.keys import (
     trains_critic,
     trains_dpo,
 )
-from solver.trinity.peft import (
+from solver.tables.peft_match import (
     ALL_LINEAR,
     QWEN3,
     TargetMatch,

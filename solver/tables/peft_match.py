@@ -1,6 +1,7 @@
 """How PEFT (0.21.2) matches a LoRA config's ``target_modules`` against a model's module names (`peft_target_match`,
 on a model type's `PeftModuleNames`), and why it refuses one (`peft_target_refusal`): read by the config reader and the
-checks alike, without the reader's other work."""
+checks alike, without the reader's other work, and by the memory model, which counts an adapter on what a regex
+adapts."""
 
 from __future__ import annotations
 
