@@ -90,7 +90,8 @@ def test_a_config_without_lora_gets_the_counted_lora_from_the_api() -> None:
     layout = yaml.safe_load(NO_LORA)
     fragment = yaml.safe_load(solver.trinity_config(answer))
     assert solver.trinity_settings(answer).config["model"] == fragment["model"] == plan_settings(
-        answer.best, model, layout=layout).config["model"] == {"max_model_len": 16384, "lora_configs": [{"lora_rank": 32}]}
+        answer.best, model, layout=layout).config["model"] == {"max_model_len": 16384,
+                                                               "lora_configs": [{"lora_rank": 32}]}
     assert yaml.safe_load(patch_trinity_config(NO_LORA, answer.best, model))["model"] == WRITTEN_MODEL
     # beside a layout that sets LoRA, none: it would replace the layout's adapter
     assert plan_settings(answer.best, model, layout=yaml.safe_load(QV_LORA)).config["model"] == {

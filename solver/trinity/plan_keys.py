@@ -171,9 +171,9 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     one pair by `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`; None: where `config`
     trains DPO in `environ`, `config_trains_dpo`); no LoRA config where `config` sets LoRA or the plan's LoRA is a
     config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace. For
-    `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on
-    0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face
-    checkpoint says it (`no_checkpoint_words`; None: not known)."""
+    `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for
+    that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the
+    comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     pair = _trains_dpo(readings) if dpo is None else dpo
