@@ -426,6 +426,8 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     off_guide = ConfigProblemCode.ROPE_SCALING_OFF_GUIDE
     warnings = [f"solve: note: {args.write}: {problem.words}; {kept}" if problem.code is off_guide
                 else f"solve: warning: {args.write}: {problem.words}" for problem in problems]
+    if patched.lora_note is not None:
+        warnings.append(f"solve: note: {patched.lora_note}")
     if patched.unwritten_check is not None:
         said = "".join(f"{paragraph}; " for paragraph in patched.unwritten_note)
         warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so "

@@ -840,6 +840,14 @@ def _lora_key(reader: ConfigReader) -> tuple[str, ...] | None:
     return next((path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))), None)
 
 
+def written_lora(data: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> tuple[str, int] | None:
+    """The dotted key that turns LoRA on in the config `data` (the file `name`, read in `environ`; `_lora_key`) and the
+    rank it writes (`_lora_rank`: 0 for an adapter path, or a rank that is no whole number); None without LoRA."""
+    reader = ConfigReader(data, name, environ)
+    lora = _lora_key(reader)
+    return None if lora is None else (".".join(lora), _lora_rank(reader))
+
+
 def lora_on_every_release(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
     """The dotted key that turns LoRA on (`_lora_key`) with every release the config may run on (`version` 0.5, or
     where Trinity 0.6 on verl 0.8 or later turns it on too: `_lora_from_08`), so that none builds a reference model

@@ -42,7 +42,7 @@ from solver.tables import (
     yaml_brief,
 )
 from solver.trinity.checks import trinity_config_problems
-from solver.trinity.config import cluster_trainer_gpus
+from solver.trinity.config import cluster_trainer_gpus, written_lora
 from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
@@ -710,7 +710,8 @@ class PatchedConfig:
     comment line), and the note's other paragraphs it left out so (`unwritten_note`: what the plan rests on, its
     cautions, what to do past the validated length), and for a DPO config of a padded model, what the actor's
     micro-batch size it writes means on each verl line (`dpo_note`: `solver.trinity.plan_keys.dpo_pair_note`,
-    ``--write``'s note; None where none is said), for the caller to say."""
+    ``--write``'s note; None where none is said), and for a config that sets LoRA patched with a plan of full
+    fine-tuning, that it still trains LoRA (`lora_note`: `_config_lora_kept`), for the caller to say."""
 
     text: str
     removed_for_05: tuple[str, ...]
@@ -718,6 +719,7 @@ class PatchedConfig:
     unwritten_check: str | None = None
     unwritten_note: tuple[str, ...] = ()
     dpo_note: str | None = None
+    lora_note: str | None = None
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
@@ -798,7 +800,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping, or a cluster that cannot be read (`cluster_trainer_gpus`);
     `QueryError` for a `plan` on other trainer GPUs than the config's cluster gives the trainer, which the patch
-    keeps (`_check_cluster_takes`).
+    keeps (`_check_cluster_takes`), or of LoRA at another rank than the config's own adapter, which it keeps
+    (`_config_lora_kept`); a config without LoRA gets the plan's (``model.lora_configs``, as the fragment's).
     """
     check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("gpu", gpu, str | None),
@@ -817,6 +820,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path,
                                                        check_environment, trained)
     _check_cluster_takes(plan, reading, name, {} if environ is None else environ, option_names)
+    lora_note = _config_lora_kept(plan, reading, name, {} if environ is None else environ, option_names)
     _keep_anchors(data)
     aliased = _aliased_scalars(data)
     unpatched = _dumped(yaml, data, text)
@@ -833,7 +837,30 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     dpo = config_trains_dpo(reading, environ)  # as the keys read it (`keys_for_plan`)
     dpo_note = dpo_pair_note(name, model, version, option_names.trinity_05) if dpo else None
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged),
-                         command if left_out is not None else None, left_out or (), dpo_note)
+                         command if left_out is not None else None, left_out or (), dpo_note, lora_note)
+
+
+def _config_lora_kept(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],
+                      option_names: OptionNames) -> str | None:
+    """The patch keeps the LoRA the config `reading` (the file `name`, read in `environ`) sets (`written_lora`): its
+    adapter's modules, name and alpha, which a plan does not say. `QueryError` where `plan` counted another rank than
+    the one it writes: the patched config would train a rank the plan did not count, and setting the plan's in the
+    adapter would change its scaling (lora_alpha / rank), the user's choice. Where `plan` counted full fine-tuning
+    (which holds more), the note that the config still sets LoRA; None otherwise."""
+    own = written_lora(reading, name, environ)
+    if own is None:
+        return None
+    key, rank = own
+    if not plan.lora_rank:
+        return (f"{name} sets LoRA ({key}), which {option_names.write} keeps: the plan counted full fine-tuning, which "
+                f"holds more than a LoRA run; remove {key} to train every parameter")
+    if rank and rank != plan.lora_rank:
+        lora = "lora_rank" if option_names.keywords else "--lora-rank"
+        raise QueryError(f"{name}: the plan counted LoRA rank {plan.lora_rank}, but {key} trains rank {rank}, which "
+                         f"{option_names.write} keeps (its lora_alpha scales the adapter by its rank): plan at rank "
+                         f"{rank} ({option_names.valued(lora, rank)}, or leave it out), or set {key}'s rank to "
+                         f"{plan.lora_rank} first")
+    return None
 
 
 def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],

@@ -171,16 +171,16 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
     for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`; for DPO, the actor's
     one pair by `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`; None: where `config`
-    trains DPO in `environ`, `config_trains_dpo`); no LoRA config where `config` is given or the plan's LoRA is a
-    config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`). For `version` 0.5, none that 0.5
-    refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on
-    0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face
-    checkpoint says it (`no_checkpoint_words`; None: not known)."""
+    trains DPO in `environ`, `config_trains_dpo`); no LoRA config where `config` sets LoRA or the plan's LoRA is a
+    config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace. For
+    `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for
+    that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the
+    comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     pair = _trains_dpo(readings) if dpo is None else dpo
     return [
-        *_model_keys(plan, model, config, readings, version, config_lora),
+        *_model_keys(plan, model, config, readings, version, config_lora or _sets_lora(config, environ)),
         *_trainer_keys(plan, version, gpu, padded),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded,  # the trainer's own
                              pair and DPO_PAIR_SIZES[version == "0.5"] == 2),
@@ -269,7 +269,7 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     same_length = given_length is not None and readings.number(rollout_length) == given_length
     keys = [PlanKey(path=("model", "max_model_len"), value=length),
             *([PlanKey(path=rollout_length, value=length, existing_only=True)] if same_length else []),
-            *_lora_keys(plan, model, config is not None or config_lora, version)]
+            *_lora_keys(plan, model, config_lora, version)]
     factor = model.yarn_factor(length)
     if factor is None:
         return keys
@@ -315,15 +315,23 @@ def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool, mapped: floa
     ]
 
 
-def _lora_keys(plan: Plan, model: Model, config_given: bool, version: TrinityVersion | None) -> list[PlanKey]:
+def _sets_lora(config: Any, environ: Mapping[str, str] | None) -> bool:
+    """Whether `config` (None for none) turns LoRA on, read in `environ` (`solver.trinity.config.written_lora`)."""
+    from solver.trinity.config import written_lora  # ruamel: only where a config is read
+
+    return config is not None and written_lora(config, "config", {} if environ is None else environ) is not None
+
+
+def _lora_keys(plan: Plan, model: Model, config_lora: bool, version: TrinityVersion | None) -> list[PlanKey]:
     """The LoRA config that turns on LoRA at the rank `plan` counted (`Plan.lora_rank`), for a fragment made without a
-    config (not `config_given`: a cluster job's, or one planned with --lora-rank alone), which every release reads
+    config with LoRA (not `config_lora`: a cluster job's, one planned with --lora-rank alone, or beside a config that
+    trains fully, which would otherwise train what the plan did not count), which every release reads
     (``model.lora_configs``: Trinity 0.6 on verl 0.8 or later reads no other LoRA key, and before 0.8, as 0.5, it fills
     verl's ``lora_rank`` from it); Trinity then makes a new adapter on its default ``target_modules``, ``all-linear``,
     which the plans count, and builds no reference model (its comment: `lora_configs_words` of `model` and `version`).
-    None for full fine-tuning, or where a config is given (beside the fragment, or the one the plans' query was read
-    from, whose LoRA config the fragment would replace)."""
-    if not plan.lora_rank or config_given:
+    None for full fine-tuning, or where a config sets LoRA (beside the fragment, or the one the plans' query was read
+    from, whose adapter the fragment would replace)."""
+    if not plan.lora_rank or config_lora:
         return []
     return [PlanKey(path=LORA_CONFIGS, value=[{"lora_rank": plan.lora_rank}],
                     comment=lora_configs_words(model, version, written_layout(version, plan.expert_layout)))]
