@@ -65,3 +65,43 @@ def test_ctrl_c_while_the_running_jobs_are_marked_keeps_the_placement_marked(cli
         (job, "stays") for job in PLACED]
     assert err.splitlines()[-1] == "solve cluster: interrupted: the best placement found so far is above"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+KNOWN = "takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2), got"
+NOT_KNOWN = "(rft-solver knows the rules of these releases alone)"
+
+
+@pytest.mark.parametrize("release", ["0.5.3", "v0.6.1", "0.5.10"])
+@pytest.mark.parametrize("command", [
+    ("--model", "4B", "--gpu", "h100", "--len", "8k"), ("memory", "--model", "4B", "--gpu", "h100", "--gpus", "4",
+                                                        "--len", "8k"),
+    ("map", "--model", "4B", "--gpu", "h100"), ("cluster", str(FLEET)),
+])
+def test_every_command_refuses_a_release_rft_solver_does_not_know(cli: Cli, command: tuple[str, ...],
+                                                                  release: str) -> None:
+    # Before: 0.5.3 (no such release) was read as 0.5 with no word, and planned by 0.5's rules.
+    status, out, err = cli(*command, "--trinity-version", release)
+    prog = " ".join(("solve", *command[:1])) if not command[0].startswith("-") else "solve"
+    assert (status, out, err.splitlines()[-1]) == (
+        2, "", f"{prog}: error: argument --trinity-version: {KNOWN} {release!r} {NOT_KNOWN}")
+
+
+def test_every_api_keyword_refuses_a_release_rft_solver_does_not_know() -> None:
+    (answer,) = solver.plan("4B", gpu="h100", max_model_len=8192, budget_gpus=4)
+    placed = solver.place(FLEET)
+    refusing = {
+        "trinity_version": [lambda: solver.plan("4B", gpu="h100", max_model_len=8192, trinity_version="0.5.3"),
+                            lambda: solver.estimate_memory("4B", "h100", 4, 8192, trinity_version="0.5.3"),
+                            lambda: solver.map_plans("4B", gpu="h100", gpus_up_to=2, trinity_version="0.5.3"),
+                            lambda: solver.place(FLEET, trinity_version="0.5.3")],
+        "version": [lambda: solver.trinity_config(answer, version="0.5.3"),
+                    lambda: solver.trinity_settings(answer, version="0.5.3"),
+                    lambda: solver.placement_configs(placed, FLEET, version="0.5.3")],
+    }
+    for keyword, calls in refusing.items():
+        for call in calls:
+            with pytest.raises(solver.QueryError) as caught:
+                call()
+            assert str(caught.value) == f"{keyword} {KNOWN} '0.5.3' {NOT_KNOWN}"
+    # The releases it knows, and their tags, are still read as their minor version.
+    assert solver.trinity_settings(answer, version="v0.6.0") == solver.trinity_settings(answer, version="0.6")
