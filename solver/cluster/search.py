@@ -11,7 +11,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Literal, Self
+from typing import TYPE_CHECKING, Literal
 
 from ortools.sat.python import cp_model
 
@@ -64,6 +64,9 @@ from solver.results import (
 from solver.rules import OptionNames
 from solver.solve import checked, run_deadline
 from solver.tables import DETERMINISTIC_PER_SECOND, Fleet, RunningJob
+
+if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
+    from typing_extensions import Self
 
 REASONS_SHARE = 0.6
 """The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways
