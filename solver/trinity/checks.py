@@ -1685,7 +1685,7 @@ def _check_remove_padding(checks: _ConfigChecks, model: Model, version: TrinityV
     (`remove_padding_violation`), and there the critic's own too (`CRITIC_REMOVE_PADDING_KEY`) where the algorithm
     trains one of that model and the release may be 0.5, which reads it."""
     keys = REMOVE_PADDING_KEYS[1:] if version == "0.5" else REMOVE_PADDING_KEYS
-    if (violation := remove_padding_violation(model)) is not None:
+    if (violation := remove_padding_violation(model, version)) is not None:
         critic = (version != "0.6" and trains_critic(checks.value(("algorithm", "algorithm_type")))
                   and not _other_critic_model(checks))
         _check_flags_on(checks, (*keys, *((CRITIC_REMOVE_PADDING_KEY,) if critic else ())),
