@@ -13,9 +13,14 @@ from test_smallslips24_s77 import Cli
 
 import solver
 import solver.cluster.search
+from solver.tables import load_catalog
+from solver.tables.model_config import load_model_config
+from solver.trinity.checks import lora_targets_problem
+from solver.trinity.peft import peft_target_match
 
 FLEET = Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"
 INTERNLM2 = Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json"
+MIXTRAL = Path(__file__).parent / "data" / "hf-configs" / "Mixtral-8x7B-v0.1.json"
 PLACED = ["math-4b", "code-8b", "chat-14b", "probe-0.6b"]
 
 
@@ -121,3 +126,26 @@ def test_the_padded_model_caution_cites_the_verl_line_the_release_runs(cli: Cli)
         "internlm2-7b's own attention code would attend across them"))
     status, out, err = cli(*asked, "--trinity-version", "0.5", "--emit", "trinity")
     assert status == 0 and "0.9.1" not in out and "dp_actor.py:198-205" in out
+
+
+@pytest.mark.parametrize(("model", "pattern", "same"), [
+    ("Qwen3-30B-A3B", ".*mlp\\.experts\\.\\d+\\.(gate_proj|up_proj|down_proj)",
+     ".*\\.(mlp\\.experts\\.\\d+|mlp\\.experts)\\.(gate_proj|up_proj|down_proj)"),
+    (str(MIXTRAL), ".*experts\\.\\d+\\.(w1|w2|w3)", ".*\\.(block_sparse_moe\\.experts\\.\\d+|mlp\\.experts)\\.(w1|w3|w2)"),
+])
+def test_an_experts_only_regex_transformers_5_refuses_is_told_its_transformers_5_names(model: str, pattern: str,
+                                                                                       same: str) -> None:
+    # Before: "or give all-linear, or ... such as .*\.(q_proj|v_proj)", which adapts the attention, not the experts.
+    judged = load_model_config(MIXTRAL) if model == str(MIXTRAL) else load_catalog().model(model)
+    problem = lora_targets_problem(pattern, None, judged, "either")
+    assert problem is not None and problem.code.value == "lora-targets-one-transformers"
+    assert problem.words.endswith(
+        "where it has transformers 5: run it with transformers 4 (Trinity 0.5.1 pins it), or give "
+        f"{same}, which adapts the same modules on both transformers' names")
+    # ... which each layout takes, adapting there the routed experts the regex adapts on transformers 4's names
+    assert [lora_targets_problem(same, None, judged, layout) for layout in ("either", "fused", "separate")] == [None] * 3
+    separate = judged.peft_names_of("separate")
+    assert peft_target_match(same, None, separate) == peft_target_match(pattern, None, separate)
+    leaves = ("w1", "w3", "w2") if model == str(MIXTRAL) else ("gate_proj", "up_proj", "down_proj")
+    assert peft_target_match(same, None, judged.peft_names_of("fused")).linears == tuple(
+        f"experts.{leaf}" for leaf in leaves)

@@ -122,6 +122,7 @@ from solver.trinity.peft import (
     excludes_every_module,
     peft_target_match,
     peft_target_refusal,
+    same_modules_regex,
     shown_module_names,
 )
 from solver.trinity.reader import (
@@ -1869,12 +1870,16 @@ def _of_type(model: Model) -> str:
     return "" if model.model_type is None else f", model_type {model.model_type}"
 
 
+TARGETS_FIX = "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"
+"""What to do where PEFT fails on a ``target_modules`` regex on every layout a release may hold (`_refusal_words`)."""
+
+
 def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str) -> tuple[str, str, str]:
     """The key PEFT fails on for the ``target_modules`` regex `pattern` less `excluded` on `names` (`why`:
     `peft_target_refusal`'s words), why, and what to do, as `lora_targets_problem` words them: ``exclude_modules``
     where it leaves out every module the regex alone matches."""
     subject = dotted((*LORA_CONFIGS, 0, "target_modules")) + f" '{pattern}'"
-    fix = "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"
+    fix = TARGETS_FIX
     if excluded is not None and why == MATCHES_NO_MODULE and peft_target_match(pattern, None, names) != NO_MATCH:
         none = "All modules were excluded" if excludes_every_module(excluded, names) else (
             "No modules were targeted for adaptation")
@@ -1889,18 +1894,25 @@ def _one_transformers_caution(pattern: str, excluded: str | None, model: Model,
                               taken: HeldExperts) -> ConfigProblem:
     """`lora_targets_problem`'s caution (`ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS`) under a release that takes
     transformers 4 or 5 (0.5.0, 0.5.2) where `held`'s names of the layout `taken` alone take the regex: PEFT fails on
-    the other's (`refusals`) where the run has that transformers."""
+    the other's (`refusals`) where the run has that transformers; what to do: the regex that adapts the same modules on
+    both transformers' names (`same_modules_regex`), or, where none does, that none does (not a regex that adapts
+    other modules), or, for an ``exclude_modules`` that leaves out every module, to exclude fewer."""
     failing = next(layout for layout in held if layout != taken)
     names = held[failing]
     subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "")
     good, bad = TRANSFORMERS_OF[taken], TRANSFORMERS_OF[failing]
+    ending = f", or {fix}"
+    if fix == TARGETS_FIX:
+        same = same_modules_regex(pattern, excluded, held[taken], names)
+        ending = (f", or give {same}, which adapts the same modules on both transformers' names" if same else
+                  f": no regular expression adapts the same modules on transformers {bad}'s names")
     assumed = f", {names.model_type}'s, which it assumes," if names.assumed else ""
     return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS, (
         f"{subject}, on {model.name} ({_model_kind(model)}{_of_type(model)}), is taken on transformers {good}'s module "
         f"names ({shown_module_names(held[taken])}) but {why} among transformers {bad}'s{assumed} "
         f"({shown_module_names(names)}): Trinity 0.5.0 and 0.5.2 run on transformers 4 or 5, and the run fails as "
         f"Trinity makes the adapter where it has transformers {bad}: run it with transformers {good} "
-        f"({_PINNED_BY[good]}), or {fix}"))
+        f"({_PINNED_BY[good]}){ending}"))
 
 
 _PINNED_BY = {4: "Trinity 0.5.1 pins it", 5: "Trinity 0.5.2 takes up to 5.3.0, 0.6 requires 5.12.1 or later"}
