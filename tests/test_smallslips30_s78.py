@@ -149,3 +149,23 @@ def test_an_experts_only_regex_transformers_5_refuses_is_told_its_transformers_5
     leaves = ("w1", "w3", "w2") if model == str(MIXTRAL) else ("gate_proj", "up_proj", "down_proj")
     assert peft_target_match(same, None, judged.peft_names_of("fused")).linears == tuple(
         f"experts.{leaf}" for leaf in leaves)
+
+
+def test_the_refusal_under_transformers_5_alone_names_the_regex_of_the_same_experts() -> None:
+    # Trinity 0.6 (transformers 5 alone): transformers 4's experts-only names match no module; before, the line said
+    # ".*\.(q_proj|v_proj)"; now the regex that adapts those experts here, or the release that takes it where none does.
+    qwen3_moe, mixtral = load_catalog().model("Qwen3-30B-A3B"), load_model_config(MIXTRAL)
+    refused = lora_targets_problem(".*mlp\\.experts\\.\\d+\\.(gate_proj|up_proj|down_proj)", None, qwen3_moe, "fused")
+    assert refused is not None and refused.code.value == "lora-configs-refused"
+    assert refused.words.endswith(
+        "matches no module: peft matches it whole (re.fullmatch) against each module's full name "
+        "(model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.gate, model.layers.N.mlp.experts.{gate,up,down}_"
+        "proj, model.embed_tokens and lm_head), and Trinity fails as it makes the adapter: give "
+        ".*\\.(mlp\\.experts\\.\\d+|mlp\\.experts)\\.(gate_proj|up_proj|down_proj), which adapts here the modules it "
+        "names on transformers 4's names")
+    alone = lora_targets_problem(".*experts\\.\\d+\\.w1", None, mixtral, "fused")  # w1 without w3: none does
+    assert alone is not None and alone.words.endswith(
+        "and Trinity fails as it makes the adapter: it names modules of transformers 4's names that no regular "
+        "expression adapts here: run it with transformers 4 (Trinity 0.5.1 pins it)")
+    nowhere = lora_targets_problem(".*\\.q_norm", None, mixtral, "fused")  # no transformers' names: as before
+    assert nowhere is not None and nowhere.words.endswith("such as .*\\.(q_proj|v_proj)")

@@ -1854,10 +1854,30 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
             f"{why} among {names.model_type}'s names, which it assumes ({names_shown}): peft fails as Trinity makes "
             "the adapter where they are the model's; check the regular expression against the model's own module "
             "names (model.named_modules())"))
+    if fix == TARGETS_FIX and len(held) == 1:
+        fix = _other_transformers_fix(pattern, excluded, model, next(iter(held))) or fix
     return ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
         f"{subject}, on {model.name} ({_model_kind(model)}{_of_type(model)}), {why}: peft matches it whole "
         f"(re.fullmatch) against each module's full name ({names_shown}), and Trinity fails as it makes the adapter: "
         f"{fix}"))
+
+
+def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, held: HeldExperts) -> str | None:
+    """What to do where the ``target_modules`` regex `pattern` less `excluded`, which PEFT refuses on `model`'s names as
+    the release's transformers holds the routed experts (`held`), is taken on the other transformers' (an experts-only
+    regex of transformers 4's names under transformers 5): the regex that adapts the same modules here
+    (`same_modules_regex`), or, where none does, the transformers that takes it and what pins it; None where the
+    other's names are the same or refuse it too."""
+    other: HeldExperts = "separate" if held == "fused" else "fused"
+    names, other_names = model.peft_names_of(held), model.peft_names_of(other)
+    if other_names == names or peft_target_refusal(pattern, excluded, other_names) is not None:
+        return None
+    version = TRANSFORMERS_OF[other]
+    same = same_modules_regex(pattern, excluded, other_names, names)
+    if same is not None:
+        return f"give {same}, which adapts here the modules it names on transformers {version}'s names"
+    return (f"it names modules of transformers {version}'s names that no regular expression adapts here: run it with "
+            f"transformers {version} ({_PINNED_BY[version]})")
 
 
 def _model_kind(model: Model) -> str:

@@ -213,11 +213,14 @@ def same_modules_regex(pattern: str, excluded: str | None, taken: PeftModuleName
     def escaped(name: str) -> str:
         return "\\.".join("\\d+" if part == EXPERT_INDEX else re.escape(part) for part in name.split("."))
 
+    def either(parts: list[str]) -> str:
+        return parts[0] if len(parts) == 1 else f"({'|'.join(parts)})"
+
     if "" not in leaves and len({tuple(each) for each in leaves.values()}) == 1:
         (shared,) = {tuple(each) for each in leaves.values()}
-        regex = f".*\\.({'|'.join(map(escaped, leaves))})\\.({'|'.join(shared)})"
+        regex = f".*\\.{either([escaped(block) for block in leaves])}\\.{either(list(shared))}"
     else:
-        regex = f".*\\.({'|'.join(map(escaped, names))})"
+        regex = f".*\\.{either([escaped(name) for name in names])}"
     same_modules = peft_target_match(regex, excluded, taken).linears == match.linears
     taken_by_both = peft_target_refusal(regex, excluded, taken) is None and peft_target_refusal(
         regex, excluded, other) is None
