@@ -1055,8 +1055,8 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 interconnect_unstated: str | None = None, dpo: bool = False,
                 lora_moe: str | None = None, version: TrinityVersion | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
-    layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length (`length_cautions`; past a
-    sliding window it trained without, `past_window_words`), `thin`
+    layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length
+    (`length_cautions`; past a sliding window it trained without, `past_window_words`), `thin`
     headroom, a large `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice
     (`single`), `uneven` data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each
     where given), Env on an AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe

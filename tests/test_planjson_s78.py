@@ -123,7 +123,8 @@ def test_the_check_command_names_the_release_the_plan_was_made_for(cli: Cli, giv
 
 
 @pytest.mark.parametrize(("value", "name"), [("v0.5.1", "0.5.1"), (" 0.5.0 ", "0.5.0"), ("0.6.0.dev0", "0.6.0"),
-                                             ("0.5", "0.5"), ("0.6.0+local", "0.6.0"), ("0.6.1", None), (None, None), ("0.x", None)])
+                                             ("0.5", "0.5"), ("0.6.0+local", "0.6.0"), ("0.6.1", None), (None, None),
+                                             ("0.x", None)])
 def test_release_name_keeps_the_minor_version_and_patch(value: str | None, name: str | None) -> None:
     assert release_name(value) == name
 

@@ -93,7 +93,8 @@ def test_map_refuses_an_unknown_release_as_solve_does(cli: Cli) -> None:
     status, out, err = cli("map", "--model", "8B", "--gpu", "h100", "--trinity-version", "0.7")
     assert (status, out) == (2, "")
     assert err.endswith("solve map: error: argument --trinity-version: takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or "
-                        "0.6.0 (or a tag of one, v0.5.2), got '0.7' (rft-solver knows the rules of these releases alone)\n")
+                        "0.6.0 (or a tag of one, v0.5.2), got '0.7' (rft-solver knows the rules of these releases "
+                        "alone)\n")
     with pytest.raises(QueryError, match=r"^trinity_version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 "
                                          r"\(or a tag of one, v0.5.2\), got '0.7'"):
         solver.map_plans("8B", gpu="h100", gpus_up_to=2, trinity_version="0.7")

@@ -98,8 +98,8 @@ def test_a_regex_only_transformers_5s_names_take_is_cautioned_too() -> None:
         "model.layers.N.mlp.experts.E.{gate,up,down}_proj, model.embed_tokens and lm_head): Trinity 0.5.0 and 0.5.2 "
         "run on transformers 4 or 5, and the run fails as Trinity makes the adapter where it has transformers 4: run "
         "it with transformers 5 (Trinity 0.5.2 takes up to 5.3.0, 0.6 requires 5.12.1 or later), or give "
-        ".*\\.(mlp\\.experts|mlp\\.experts\\.\\d+)\\.(gate_proj|up_proj|down_proj), which adapts the same modules on both "
-        "transformers' names"))  # the same experts, where q_proj|v_proj (before smallslips30) adapts the attention
+        ".*\\.(mlp\\.experts|mlp\\.experts\\.\\d+)\\.(gate_proj|up_proj|down_proj), which adapts the same modules on "
+        "both transformers' names"))  # the same experts, where q_proj|v_proj (before smallslips30) adapts the attention
     # each release of one layout: taken on its own, refused on the other's
     assert lora_targets_problem(pattern, None, QWEN3_30B_A3B, "fused") is None
     separate = lora_targets_problem(pattern, None, QWEN3_30B_A3B, "separate")

@@ -131,7 +131,8 @@ def test_the_padded_model_caution_cites_the_verl_line_the_release_runs(cli: Cli)
 @pytest.mark.parametrize(("model", "pattern", "same"), [
     ("Qwen3-30B-A3B", ".*mlp\\.experts\\.\\d+\\.(gate_proj|up_proj|down_proj)",
      ".*\\.(mlp\\.experts\\.\\d+|mlp\\.experts)\\.(gate_proj|up_proj|down_proj)"),
-    (str(MIXTRAL), ".*experts\\.\\d+\\.(w1|w2|w3)", ".*\\.(block_sparse_moe\\.experts\\.\\d+|mlp\\.experts)\\.(w1|w3|w2)"),
+    (str(MIXTRAL), ".*experts\\.\\d+\\.(w1|w2|w3)",
+     ".*\\.(block_sparse_moe\\.experts\\.\\d+|mlp\\.experts)\\.(w1|w3|w2)"),
 ])
 def test_an_experts_only_regex_transformers_5_refuses_is_told_its_transformers_5_names(model: str, pattern: str,
                                                                                        same: str) -> None:
@@ -143,7 +144,8 @@ def test_an_experts_only_regex_transformers_5_refuses_is_told_its_transformers_5
         "where it has transformers 5: run it with transformers 4 (Trinity 0.5.1 pins it), or give "
         f"{same}, which adapts the same modules on both transformers' names")
     # ... which each layout takes, adapting there the routed experts the regex adapts on transformers 4's names
-    assert [lora_targets_problem(same, None, judged, layout) for layout in ("either", "fused", "separate")] == [None] * 3
+    layouts = ("either", "fused", "separate")
+    assert [lora_targets_problem(same, None, judged, layout) for layout in layouts] == [None] * 3
     separate = judged.peft_names_of("separate")
     assert peft_target_match(same, None, separate) == peft_target_match(pattern, None, separate)
     leaves = ("w1", "w3", "w2") if model == str(MIXTRAL) else ("gate_proj", "up_proj", "down_proj")

@@ -187,7 +187,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *_trainer_offload_flags(plan, config, version, version_option),
         # verl's model keys, under trainer_config before the roles' keys there
         *_turned_back_on(readings, [GRADIENT_CHECKPOINTING_KEY]),
-        *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], version, commented=version == "0.5"),  # as 0.5 reads
+        # verl's own key, commented where 0.5 reads it
+        *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], version, commented=version == "0.5"),
         # a role's keys together, a section's together (the fragment nests them)
         *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded, pair)),
         *_own_budget_keys(plan, "rollout", readings),
