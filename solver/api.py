@@ -558,8 +558,9 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     """The Trinity YAML fragment of `answer`'s best plan, as ``solve --emit trinity`` prints it: with the query's
     rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
-    was planned with (default: the shipped one); `version` as `trinity_fragment`'s, or a release of either (None:
-    the release the best plan was counted for, `Plan.trinity_version`, which its JSON keeps: `_written_for`);
+    was planned with (default: the shipped one); `version` as `trinity_fragment`'s, or a release of either that
+    rft-solver knows (None: the release the best plan was counted for, `Plan.trinity_version`, which its JSON keeps:
+    `_written_for`);
     `model_config`: the config.json
     the answer's model was read from, which its check command gives as ``--model-config`` (`_model_config_check`).
     `QueryError` for an answer without a plan, a `version` whose routed experts' layout the plan's figures do not

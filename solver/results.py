@@ -836,14 +836,16 @@ def layout_cautions(model: Model) -> tuple[str, ...]:
     return (words,)
 
 
-def padding_cautions(model: Model, max_model_len: int, dpo: bool = False) -> tuple[str, ...]:
+def padding_cautions(model: Model, max_model_len: int, dpo: bool = False,
+                     version: TrinityVersion | None = None) -> tuple[str, ...]:
     """The caution for a model that remove padding would train wrong (`remove_padding_violation`), in words: its
     plans turn it off, so each micro-batch is padded to its longest sequence, which dynamic batching, filling it by the
     sequences' own lengths up to the token budget, would take past any budget; so they turn dynamic batch sizes off
     too, with one sequence per micro-batch, which leaves the budget unread: the memory estimate counts that sequence,
     `max_model_len` tokens per GPU, for `dpo` a pair (`counted_tokens`, and where verl pads it wider,
-    `ONE_SEQUENCE_WIDER_WORDS`), at a cost in speed. None otherwise."""
-    violation = remove_padding_violation(model)
+    `ONE_SEQUENCE_WIDER_WORDS`), at a cost in speed; its code cited as the Trinity release `version` runs it. None
+    otherwise."""
+    violation = remove_padding_violation(model, version)
     if violation is None:
         return ()
     counted = ("" if dpo else "that sequence, ") + padded_count_words(model, max_model_len, dpo)
@@ -1051,10 +1053,10 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None,
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
                 interconnect_unstated: str | None = None, dpo: bool = False,
-                lora_moe: str | None = None) -> tuple[Caution, ...]:
+                lora_moe: str | None = None, version: TrinityVersion | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
-    layout, remove padding off for it (`padding_cautions`, for `dpo` or not), its length (`length_cautions`; past a
-    sliding window it trained without, `past_window_words`), `thin`
+    layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length
+    (`length_cautions`; past a sliding window it trained without, `past_window_words`), `thin`
     headroom, a large `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice
     (`single`), `uneven` data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each
     where given), Env on an AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe
@@ -1070,7 +1072,7 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
              (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
-                             for words in padding_cautions(model, max_model_len, dpo)),
+                             for words in padding_cautions(model, max_model_len, dpo, version)),
                            *_length_cautions(model, max_model_len),
                            *(Caution(code, words) for code, words in given if words)))
 
@@ -1255,7 +1257,7 @@ class Plan(Frozen):
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,
                                interconnect_unstated_caution(gpu, self.sp, option_names), dpo,
-                               lora_moe_caution(model, self.lora_rank, version, self.expert_layout))
+                               lora_moe_caution(model, self.lora_rank, version, self.expert_layout), version)
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

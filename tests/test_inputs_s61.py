@@ -1,6 +1,7 @@
 """Input forms users type (session 61): --gpu-memory reads the unit letters --host-ram reads (24G as 24GB, 24Gi as
 24GiB, 24576MB and 24576M as nvidia-smi's MiB), and --trinity-version, the API's trinity_version and the API's
-fragment version read a release (0.5.2, v0.6.1) as its minor version; other forms get one line naming those taken."""
+fragment version read a release (0.5.2, v0.6.0) as its minor version; other forms (and, s78, releases rft-solver does
+not know: 0.5.3, 0.6.1) get one line naming those taken."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from solver.tables import load_catalog, trinity_release
 
 CATALOG = load_catalog()
 MEMORY_FORMS = "a whole number: 64, 64G or 64GB (as sold), 64GiB, or 65536MiB (nvidia-smi's total)"
-RELEASE_FORMS = "takes 0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"
-UNKNOWN_MINOR = " (rft-solver knows the rules of 0.5 and 0.6 alone)"
+RELEASE_FORMS = "takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2)"
+UNKNOWN_MINOR = " (rft-solver knows the rules of these releases alone)"
 PLANNED = ("--model", "0.6B", "--gpu", "mycard", "--gpus", "1", "--len", "4096")
 
 
@@ -55,8 +56,8 @@ def test_gpu_memory_out_of_range_with_a_unit_letter_names_the_range(cli):
 
 
 @pytest.mark.parametrize(("text", "minor"), [
-    ("0.5", "0.5"), ("0.6", "0.6"), ("0.5.2", "0.5"), ("0.5.0", "0.5"), ("v0.5.2", "0.5"), ("V0.6.1", "0.6"),
-    ("0.6.1", "0.6"), ("0.6.0.dev0", "0.6"), ("0.5.1rc1", "0.5"), ("0.6.0+cu121", "0.6"), (" 0.6 ", "0.6"),
+    ("0.5", "0.5"), ("0.6", "0.6"), ("0.5.2", "0.5"), ("0.5.0", "0.5"), ("v0.5.2", "0.5"), ("V0.6.0", "0.6"),
+    ("0.6.0", "0.6"), ("0.6.0.dev0", "0.6"), ("0.5.1rc1", "0.5"), ("0.6.0+cu121", "0.6"), (" 0.6 ", "0.6"),
 ])
 def test_trinity_version_reads_a_release_as_its_minor_version(text: str, minor: str):
     assert trinity_version(text) == minor
@@ -79,6 +80,7 @@ def test_a_patch_release_writes_what_its_minor_version_writes(cli):
 
 @pytest.mark.parametrize(("text", "hint"), [
     ("0.4.2", UNKNOWN_MINOR), ("0.7", UNKNOWN_MINOR), ("v1.0.0", UNKNOWN_MINOR), ("0.55", UNKNOWN_MINOR),
+    ("0.5.3", UNKNOWN_MINOR), ("v0.6.1", UNKNOWN_MINOR),
     ("0.5.x", ""), ("5", ""), ("", ""), ("latest", ""),
 ])
 @pytest.mark.parametrize("command", [(), ("cluster", "fleet.yaml")])
@@ -91,7 +93,7 @@ def test_trinity_version_refuses_an_unknown_minor_naming_the_known(cli, text: st
 
 
 def test_make_query_and_plan_read_a_release_as_its_minor_version():
-    for given, minor in (("0.5.2", "0.5"), ("v0.6.1", "0.6"), ("0.6", "0.6"), (None, None)):
+    for given, minor in (("0.5.2", "0.5"), ("v0.6.0", "0.6"), ("0.6", "0.6"), (None, None)):
         query = solver.make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, trinity_version=given)
         assert query.trinity_version == minor
     asked = {"gpu": "mi300x", "max_model_len": 32768, "budget_gpus": 6, "exact": True, "train_batch_size": 75}
@@ -125,7 +127,7 @@ def test_the_api_fragments_and_placements_read_a_release_as_its_minor_version():
     # s77: 0.5.1 lays a mixture of experts out alone, so its check command names the patch (test_persona49_s77)
     assert solver.trinity_config(answer, version="v0.5.1") == solver.trinity_config(answer, version="0.5").replace(
         "--trinity-version 0.5\n", "--trinity-version 0.5.1\n")
-    assert solver.trinity_settings(answer, version="0.6.1") == solver.trinity_settings(answer, version="0.6")
+    assert solver.trinity_settings(answer, version="0.6.0") == solver.trinity_settings(answer, version="0.6")
     with pytest.raises(solver.QueryError) as caught:
         solver.trinity_config(answer, version="0.4")
     assert str(caught.value) == f"version {RELEASE_FORMS}, got '0.4'{UNKNOWN_MINOR}"

@@ -128,7 +128,7 @@ def test_a_05_plan_whose_gpus_do_not_divide_the_batch_says_that_050_and_051_refu
 
 
 def test_make_query_refuses_a_trinity_version_it_does_not_know():
-    with pytest.raises(solver.QueryError, match=(r"^trinity_version takes 0\.5 or 0\.6, or a release of either "
-                                                 r"\(0\.5\.2, v0\.6\.1\), got '0\.7' \(rft-solver knows the rules of "
-                                                 r"0\.5 and 0\.6 alone\)$")):
+    with pytest.raises(solver.QueryError, match=(r"^trinity_version takes 0\.5, 0\.5\.0, 0\.5\.1, 0\.5\.2, 0\.6 or "
+                                                 r"0\.6\.0 \(or a tag of one, v0\.5\.2\), got '0\.7' \(rft-solver "
+                                                 r"knows the rules of these releases alone\)$")):
         solver.make_query(solver.load_catalog(), model="8B", max_model_len=4096, trinity_version="0.7")

@@ -23,6 +23,11 @@ DENSE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gat
 MOE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.gate, "
              "model.layers.N.mlp.experts.{gate,up,down}_proj, model.embed_tokens and lm_head")
 """The module names a refusal on a dense Qwen3 and on a Qwen3-MoE names (since peftnames_s77: each its own)."""
+FIX = "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"
+FIX_OF = {".*gate_proj": ("it names modules of transformers 4's names that no regular expression adapts here: run it "
+                          "with transformers 4 (Trinity 0.5.1 pins it)")}
+"""What a refusal says to do (smallslips30, s78: a regex transformers 4's names take, not q_proj|v_proj, which adapts
+other modules): each expert's gate_proj alone, which transformers 5 fuses with up_proj."""
 REPEATED = ("and passes extra_engine_args beside, so vLLM's engine arguments get a keyword twice and the rollout "
             "fails as it starts (TypeError): remove")
 
@@ -193,8 +198,7 @@ def test_a_regex_one_architecture_takes_is_refused_on_the_other(tmp_path: Path, 
     assert refused == ([] if refusal is None else [(
         f"model.lora_configs[0].target_modules '{pattern}', {refusal}: peft matches it whole (re.fullmatch) against "
         f"each module's full name ({MOE_NAMES if model == 'Qwen3-30B-A3B' else DENSE_NAMES}), and Trinity fails as it "
-        "makes the adapter: give all-linear, or a regular expression that matches whole names, such as "
-        ".*\\.(q_proj|v_proj)")])
+        f"makes the adapter: {FIX_OF.get(pattern, FIX)}")])
     if refusal is None:  # the router alone, on which alone the adapter is counted
         [counted] = [words for words, code in zip(answer["current"]["config_problems"],
                                                   answer["current"]["config_problem_codes"], strict=True)

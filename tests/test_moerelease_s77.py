@@ -26,7 +26,7 @@ RELEASES = (None, "0.5", "0.5.0", "0.5.1", "0.5.2", "0.6", "0.6.0")
 @pytest.mark.parametrize(("release", "layout"), [
     (None, "fused"), ("0.5", "either"), ("0.5.0", "either"), ("0.5.1", "separate"), ("v0.5.1", "separate"),
     (" 0.5.1 ", "separate"), ("0.5.1.post1", "separate"), ("0.5.2", "either"), ("0.6", "fused"), ("0.6.0", "fused"),
-    ("0.6.1", "fused"), ("0.4.1", "fused"),
+    ("0.6.1", "fused"), ("0.5.3", "fused"), ("0.4.1", "fused"),
 ])
 def test_only_a_release_pinning_transformers_4_counts_the_experts_separate(release: str | None, layout: str) -> None:
     # trinity_rft-0.5.1's METADATA: transformers<5.0.0,>=4.51.0; 0.5.0's >=4.51.0; 0.5.2's <=5.3.0,>=4.51.0;
@@ -98,8 +98,8 @@ def test_the_release_is_still_refused_twice_or_unknown(cli: Cli) -> None:
     assert (status, err.splitlines()[-1]) == (2, "solve: error: argument --trinity-version: given twice: give it once")
     status, _, err = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--trinity-version", "0.4.2")
     assert (status, err.splitlines()[-1]) == (
-        2, ("solve: error: argument --trinity-version: takes 0.5 or 0.6, or a release of either (0.5.2, v0.6.1), got "
-            "'0.4.2' (rft-solver knows the rules of 0.5 and 0.6 alone)"))
+        2, ("solve: error: argument --trinity-version: takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of "
+            "one, v0.5.2), got '0.4.2' (rft-solver knows the rules of these releases alone)"))
 
 
 def test_the_pinned_reference_shards_follow_the_layout_too() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from test_padbound_s71 import ARR, EXAMPLE, INTERNLM2, Cli
+from test_remotepad_s70 import packed
 
 from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
@@ -105,11 +106,9 @@ def test_the_critics_own_remove_padding_is_judged_where_trinity_0_5_reads_it(ver
     config = _config("ppo", version, ONE, critic)
     del config["trainer"]["trainer_config"]["critic"]["model"]
     assert _problems(config, version) == [("remove-padding-on", (
-        "trainer.trainer_config.critic.model.use_remove_padding is not set, so true (Trinity's default): verl's remove "
-        "padding packs a micro-batch's sequences into one row with no attention mask (verl 0.9.1 "
-        "workers/engine/fsdp/transformer_impl.py:1256-1260), and internlm2-7b's own attention code would attend "
-        "across them: set it to false (on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_remove_padding "
-        "whatever the verl)"))] * lines
+        "trainer.trainer_config.critic.model.use_remove_padding is not set, so true (Trinity's default): "
+        f"{packed(version)}: set it to false (on Trinity before 0.6 only: Trinity 0.6 sets it to "
+        "trainer.use_remove_padding whatever the verl)"))] * lines  # the verl line 0.5 runs (smallslips30, s78)
     # a critic of another model, or none trained: not this model's attention
     assert _problems({**config, "model": {"model_path": "internlm2-7b", "critic_model_path": "other"}}, version) == []
     assert _problems(_config("grpo", version, ONE), version) == []

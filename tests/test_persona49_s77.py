@@ -155,10 +155,10 @@ def test_solve_memory_json_echoes_the_release_as_given(cli: Cli) -> None:
 @pytest.mark.parametrize("release", ["0.4", "0.5.x", "1", ""])
 def test_solve_memory_refuses_a_release_as_solve_does(cli: Cli, release: str) -> None:
     status, _, err = cli(*MEMORY, "--trinity-version", release)
-    known = " (rft-solver knows the rules of 0.5 and 0.6 alone)" if release == "0.4" else ""
+    known = " (rft-solver knows the rules of these releases alone)" if release == "0.4" else ""
     assert (status, err.splitlines()[-1]) == (2, (
-        "solve memory: error: argument --trinity-version: takes 0.5 or 0.6, or a release of either (0.5.2, v0.6.1), "
-        f"got {release!r}{known}"))
+        "solve memory: error: argument --trinity-version: takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of "
+        f"one, v0.5.2), got {release!r}{known}"))
 
 
 def test_the_api_estimate_counts_the_release_and_its_text_plans_with_it() -> None:
@@ -173,8 +173,8 @@ def test_the_api_estimate_counts_the_release_and_its_text_plans_with_it() -> Non
                                                    trinity_version="0.5.2"), CATALOG)
     assert ('solver.plan("Mixtral-8x7B-v0.1", gpu="A100-80GB", budget_gpus=32, max_model_len=16384, '
             'trinity_version="0.5.2", catalog=catalog)') in text
-    with pytest.raises(QueryError, match=r"^trinity_version takes 0\.5 or 0\.6, or a release of either \(0\.5\.2, "
-                                         r"v0\.6\.1\), got '0\.5\.x'$"):
+    with pytest.raises(QueryError, match=r"^trinity_version takes 0\.5, 0\.5\.0, 0\.5\.1, 0\.5\.2, 0\.6 or "
+                                         r"0\.6\.0 \(or a tag of one, v0\.5\.2\), got '0\.5\.x'$"):
         solver.estimate_memory("8B", "a100", 8, 8192, trinity_version="0.5.x")
 
 

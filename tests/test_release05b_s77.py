@@ -56,7 +56,7 @@ def test_the_solver_picks_another_count_for_a_refusing_release() -> None:
              for release, plan in plans.items() if plan is not None}
     assert shown == {"0.5.2": (6, 2, "SP=2", []), "0.5": (6, 2, "SP=2", [CAUTION]),
                      "0.5.1": (3, 1, "Env + Offload", []), "0.5.0": (3, 1, "Env + Offload", [])}
-    with pytest.raises(QueryError, match=r"trinity_version takes 0.5 or 0.6"):
+    with pytest.raises(QueryError, match=r"trinity_version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 "):
         solver.plan("8B", gpu="a100", trinity_version="0.4.2")
 
 
@@ -92,10 +92,11 @@ def test_map_takes_the_release(cli: Cli) -> None:
 def test_map_refuses_an_unknown_release_as_solve_does(cli: Cli) -> None:
     status, out, err = cli("map", "--model", "8B", "--gpu", "h100", "--trinity-version", "0.7")
     assert (status, out) == (2, "")
-    assert err.endswith("solve map: error: argument --trinity-version: takes 0.5 or 0.6, or a release of either "
-                        "(0.5.2, v0.6.1), got '0.7' (rft-solver knows the rules of 0.5 and 0.6 alone)\n")
-    with pytest.raises(QueryError, match=r"^trinity_version takes 0.5 or 0.6, or a release of either \(0.5.2, "
-                                         r"v0.6.1\), got '0.7'"):
+    assert err.endswith("solve map: error: argument --trinity-version: takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or "
+                        "0.6.0 (or a tag of one, v0.5.2), got '0.7' (rft-solver knows the rules of these releases "
+                        "alone)\n")
+    with pytest.raises(QueryError, match=r"^trinity_version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 "
+                                         r"\(or a tag of one, v0.5.2\), got '0.7'"):
         solver.map_plans("8B", gpu="h100", gpus_up_to=2, trinity_version="0.7")
 
 

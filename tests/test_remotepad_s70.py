@@ -29,9 +29,23 @@ ROOT = Path(__file__).parent.parent
 INTERNLM2 = ROOT / "tests" / "data" / "hf-configs" / "internlm2-7b.json"
 EXAMPLE = ROOT / "docs" / "examples" / "trinity.yaml"
 Cli = Callable[..., tuple[int, str, str]]
-PACKED = ("verl's remove padding packs a micro-batch's sequences into one row with no attention mask (verl 0.9.1 "
-          "workers/engine/fsdp/transformer_impl.py:1256-1260), and internlm2-7b's own attention code would attend "
-          "across them")
+PACKED_CODE = {  # the verl line each release runs (smallslips30, s78: verl 0.9.1's alone, for 0.5 too)
+    None: ("verl 0.9.1 workers/engine/fsdp/transformer_impl.py:1256-1260; on verl 0.7, Trinity 0.5's and 0.6's too, "
+           "workers/actor/dp_actor.py:198-205 in 0.7.0, :244-251 in 0.7.1"),
+    "0.5": ("verl 0.7.0 workers/actor/dp_actor.py:198-205, which Trinity 0.5.0 and 0.5.1 pin; :244-251 in 0.7.1, "
+            "0.5.2's"),
+    "0.6": ("verl 0.9.1 workers/engine/fsdp/transformer_impl.py:1256-1260; on verl 0.7.1, which Trinity 0.6 also "
+            "runs, workers/actor/dp_actor.py:244-251"),
+}
+
+
+def packed(version: str | None = None) -> str:
+    """Why remove padding trains InternLM2-7B wrong, citing the verl line the release `version` runs."""
+    return (f"verl's remove padding packs a micro-batch's sequences into one row with no attention mask "
+            f"({PACKED_CODE[version]}), and internlm2-7b's own attention code would attend across them")
+
+
+PACKED = packed()
 CAUTION = (f"use_remove_padding false for internlm2-7b: {PACKED}; padded instead, so use_dynamic_bsz false with one "
            "sequence per micro-batch (micro-batch sizes 1), which leaves max_token_len_per_gpu unread: the memory "
            "estimate counts that sequence, max_model_len = 32768 tokens per GPU; before verl 0.8 (Trinity 0.5, 0.6 "
@@ -112,9 +126,10 @@ def test_emit_trinity_writes_the_keys_false_with_why_and_that_0_5_refuses_the_tr
             "  # off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the caution says\n"
             "  use_dynamic_bsz: false\n"  # test_padbound_s71
             "  # verl's remove padding packs a micro-batch's sequences into one row with no attention mask (verl\n"
-            "  # 0.9.1 workers/engine/fsdp/transformer_impl.py:1256-1260), and internlm2-7b's own attention code\n"
-            "  # would attend across them; this key is Trinity 0.6's (0.5 refuses it: --trinity-version 0.5\n"
-            "  # leaves it out)\n"
+            "  # 0.9.1 workers/engine/fsdp/transformer_impl.py:1256-1260; on verl 0.7, Trinity 0.5's and 0.6's\n"
+            "  # too, workers/actor/dp_actor.py:198-205 in 0.7.0, :244-251 in 0.7.1), and internlm2-7b's own\n"
+            "  # attention code would attend across them; this key is Trinity 0.6's (0.5 refuses it:\n"
+            "  # --trinity-version 0.5 leaves it out)\n"
             "  use_remove_padding: false\n") in out
     assert "  trainer_config:\n    actor_rollout_ref:\n      model:\n        use_remove_padding: false\n" in out
 
@@ -126,8 +141,8 @@ def _problems(trainer: dict[str, Any], version: str | None = None, model: Any = 
     return [tuple(problem) for problem in found if "remove-padding" in problem[0]]  # type: ignore[misc]
 
 
-def _on_line(key: str, shown: str, scope: str = "") -> tuple[str, str]:
-    return "remove-padding-on", f"{key} is {shown}: {PACKED}: set it to false{scope}"
+def _on_line(key: str, shown: str, scope: str = "", version: str | None = None) -> tuple[str, str]:
+    return "remove-padding-on", f"{key} is {shown}: {packed(version)}: set it to false{scope}"
 
 
 def test_check_flags_remove_padding_on_or_unset_for_its_model_at_the_keys_the_release_reads():
@@ -140,8 +155,9 @@ def test_check_flags_remove_padding_on_or_unset_for_its_model_at_the_keys_the_re
     assert _problems({**off, "use_remove_padding": True}) == [_on_line(TRAINER_KEY, "true"), critic]
     assert _problems(off) == [critic]
     assert _problems(off, "0.6") == []
-    assert _problems({}, "0.5") == [_on_line(MODEL_KEY, unset, ONLY_BEFORE_06), critic]
-    assert _problems({"trainer_config": model_off}, "0.5") == [critic]
+    critic_05 = _on_line(CRITIC_KEY, unset, ONLY_BEFORE_06, "0.5")
+    assert _problems({}, "0.5") == [_on_line(MODEL_KEY, unset, ONLY_BEFORE_06, "0.5"), critic_05]
+    assert _problems({"trainer_config": model_off}, "0.5") == [critic_05]
     assert _problems({"trainer_config": {**model_off, "critic": {"model": {"use_remove_padding": False}}}}, "0.5") == []
     qwen3 = load_catalog().model("8B")  # remove padding off is the problem there, on is none
     assert _problems({}, model=qwen3) == []

@@ -49,9 +49,9 @@ def test_place_takes_the_trinity_version_as_plan_does():
                  for result in (solver.place(fleet, trinity_version="0.5"), solver.place(fleet))]
     assert [fragment.count(fragment_comment(f"caution: {JOB_75}")) for fragment in fragments] == [1, 1]
     assert solver.place(fleet).placements[0].plan.cautions == ()
-    with pytest.raises(solver.QueryError, match=(r"^trinity_version takes 0\.5 or 0\.6, or a release of either "
-                                                 r"\(0\.5\.2, v0\.6\.1\), got '0\.7' \(rft-solver knows the rules of "
-                                                 r"0\.5 and 0\.6 alone\)$")):
+    with pytest.raises(solver.QueryError, match=(r"^trinity_version takes 0\.5, 0\.5\.0, 0\.5\.1, 0\.5\.2, 0\.6 or "
+                                                 r"0\.6\.0 \(or a tag of one, v0\.5\.2\), got '0\.7' \(rft-solver "
+                                                 r"knows the rules of these releases alone\)$")):
         solver.place(fleet, trinity_version="0.7")
 
 

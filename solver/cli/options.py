@@ -61,7 +61,8 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
     parser.set_defaults(trinity_release=None)
     parser.add_argument("--trinity-version", metavar="V", action=_TrinityRelease,
                         help=f"{reads}the Trinity-RFT release to write for ({made}): 0.5 or 0.6 (or a release of "
-                             "either, 0.5.2: as pip show trinity-rft prints it); 0.6 gets the offload flags "
+                             "either, 0.5.0 to 0.5.2 or 0.6.0: as pip show trinity-rft prints it); "
+                             "0.6 gets the offload flags "
                              "under trainer too (with verl before 0.8 it takes those), 0.5 the roles' only (it "
                              f"refuses the others); default: {default}. The plans count the memory as the release "
                              "holds it: 0.5 the reference model's host shards in bf16, 0.6 (and by default) in fp32; "

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ortools.sat.python import cp_model
 
@@ -64,6 +64,9 @@ from solver.results import (
 from solver.rules import OptionNames
 from solver.solve import checked, run_deadline
 from solver.tables import DETERMINISTIC_PER_SECOND, Fleet, RunningJob
+
+if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
+    from typing_extensions import Self
 
 REASONS_SHARE = 0.6
 """The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways
@@ -314,7 +317,9 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     until `widen_by` (None: not grown), the smaller asks of the jobs left out asked until `asked_by`'s first (None:
     not asked; Ctrl-C while growing or asking them leaves the placement as placed, without them) and their reasons
     until its second (each a `time.monotonic()`), with the seconds building the placement model took
-    (`building_s`)."""
+    (`building_s`). Ctrl-C after the search (`interrupted` where it stopped the search) stops widening, the hints
+    and the reasons, which are asked again with Ctrl-C held (`HoldInterrupt`), or marking the jobs that run now
+    (`with_current`), marked again so: the placement comes out as placed, `interrupted`."""
     hints_by, reasons_by = asked_by
     fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
@@ -326,11 +331,13 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
         placements, unplaced, stopped, final = _decode(
             fleet, options, values, counts, planner, widen_by, first_proven, seed, certain, (hints_by, reasons_by),
             planned.cut_short, search.kept, onto_idle_nodes=not planned.every_job, proven_stages=search.proven_stages)
-    except KeyboardInterrupt:  # Ctrl-C while widening or asking the hints: the placement stands, as placed
-        interrupted, widened = True, False
-        placements, unplaced, stopped, final = _decode(
-            fleet, options, values, counts, planner, None, first_proven, certain=certain, asked_by=(None, reasons_by),
-            cut_short=planned.cut_short, kept=search.kept, proven_stages=search.proven_stages)
+    except KeyboardInterrupt:  # Ctrl-C while widening, asking the hints or the reasons: the placement stands, as
+        interrupted, widened = True, False  # placed, with its reasons (Ctrl-C held meanwhile: the answer comes out)
+        with HoldInterrupt():
+            placements, unplaced, stopped, final = _decode(
+                fleet, options, values, counts, planner, None, first_proven, certain=certain,
+                asked_by=(None, reasons_by), cut_short=planned.cut_short, kept=search.kept,
+                proven_stages=search.proven_stages)
     proven = search.proven and not planned.unproven
     result = ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                            objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -347,8 +354,16 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     if not planned.running:
         return result
     # Not over every job's ways (some left out, or host memory rounded up): another placement may keep one more.
-    return with_current(planner, fleet, result, planned.running, options, None if planned.unproven else kept_most,
-                        planned.undecided_jobs, final=final, widens=widened, until=reasons_by)
+    marked = partial(with_current, planner, fleet, running=planned.running, options=options,
+                     kept_most=None if planned.unproven else kept_most, undecided_jobs=planned.undecided_jobs,
+                     final=final, widens=widened, until=reasons_by)
+    if not interrupted:
+        try:
+            return marked(result)
+        except KeyboardInterrupt:  # Ctrl-C while the running jobs are marked: the placement stands, as for widening
+            result = result.model_copy(update={"interrupted": True})
+    with HoldInterrupt():  # Ctrl-C held: the answer comes out, its running jobs marked
+        return marked(result)
 
 
 def _no_placement_result(planned: _Planned, staged: _Staged, interrupt: StopOnInterrupt,
@@ -549,14 +564,36 @@ def _set_limits(solver: cp_model.CpSolver, work: float, deadline: float) -> None
     solver.parameters.max_time_in_seconds = max(clock.seconds_left(deadline), 0.0)
 
 
-class StopOnInterrupt:
-    """While solving, Ctrl-C (SIGINT) stops the search and keeps the best placement found so far; a process that
-    ignores Ctrl-C (a job a script starts in the background) keeps ignoring it."""
+class HoldInterrupt:
+    """While in the block, Ctrl-C (SIGINT) raises nothing: it is held, `caught` saying it came; a process that ignores
+    Ctrl-C (a job a script starts in the background) keeps ignoring it. Only in the main thread (the only one Python
+    lets set a handler), and only over a handler Python can put back (a host program's own, None from Python, keeps
+    Ctrl-C)."""
 
-    def __init__(self, solver: cp_model.CpSolver) -> None:
-        self.solver = solver
+    def __init__(self) -> None:
         self.caught = False
         self.previous: object = None
+
+    def _stop(self, signum: int, frame: object) -> None:
+        self.caught = True
+
+    def __enter__(self) -> Self:
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        if in_main_thread and signal.getsignal(signal.SIGINT) not in (None, signal.SIG_IGN):
+            self.previous = signal.signal(signal.SIGINT, self._stop)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)  # type: ignore[arg-type]
+
+
+class StopOnInterrupt(HoldInterrupt):
+    """While solving, Ctrl-C (SIGINT) stops the search and keeps the best placement found so far (`HoldInterrupt`)."""
+
+    def __init__(self, solver: cp_model.CpSolver) -> None:
+        super().__init__()
+        self.solver = solver
 
     def _stop(self, signum: int, frame: object) -> None:
         self.caught = True
@@ -593,19 +630,6 @@ class StopOnInterrupt:
         if failure:
             raise failure[0]
         return outcome[0]
-
-    def __enter__(self) -> StopOnInterrupt:
-        # Only in the main thread (the only one Python lets set a handler), only over a handler Python can put back
-        # (a host program's own, None from Python, keeps Ctrl-C), and not over an ignored one (a script's background
-        # job keeps ignoring it).
-        in_main_thread = threading.current_thread() is threading.main_thread()
-        if in_main_thread and signal.getsignal(signal.SIGINT) not in (None, signal.SIG_IGN):
-            self.previous = signal.signal(signal.SIGINT, self._stop)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)  # type: ignore[arg-type]
 
 
 def _decode(

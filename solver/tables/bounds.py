@@ -284,7 +284,11 @@ def counted_critic(choice: CriticChoice | None) -> CriticStates | None:
 
 TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.([0-9]+))?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
 """A Trinity-RFT release as users write it, its minor version the first group and its patch the second (None where
-not written): ``0.5``, ``0.5.2`` (``pip show trinity-rft``), ``v0.6.1`` (a git tag), ``0.6.0.dev0``."""
+not written): ``0.5``, ``0.5.2`` (``pip show trinity-rft``), ``v0.6.0`` (a git tag), ``0.6.0.dev0``."""
+
+KNOWN_TRINITY_RELEASES: dict[str, tuple[str, ...]] = {"0.5": ("0", "1", "2"), "0.6": ("0",)}
+"""The Trinity releases whose rules rft-solver knows (each wheel's METADATA and code read): each minor version
+(`TrinityVersion`) and its patches. Another patch (``0.5.3``, ``0.6.1``) may change them, and is refused."""
 
 HeldExperts = Literal["fused", "separate"]
 """How transformers holds a mixture of experts' routed experts, which decides how FSDP2 shards them (and what a LoRA
@@ -310,8 +314,13 @@ EITHER_EXPERT_MINORS = ("0.5",)
 """The minor versions whose other releases (0.5.0, 0.5.2: not `SEPARATE_EXPERT_RELEASES`) take transformers 4 or 5,
 and so hold the routed experts `either` way."""
 
-TRINITY_RELEASE_FORMS = "0.5 or 0.6, or a release of either (0.5.2, v0.6.1)"
-"""The releases `trinity_release` takes, as its refusals name them."""
+KNOWN_RELEASE_NAMES = tuple(release for minor, patches in KNOWN_TRINITY_RELEASES.items()
+                            for release in (minor, *(f"{minor}.{patch}" for patch in patches)))
+"""`KNOWN_TRINITY_RELEASES` as written: ``0.5``, ``0.5.0``, ... ``0.6.0``."""
+
+TRINITY_RELEASE_FORMS = f"{', '.join(KNOWN_RELEASE_NAMES[:-1])} or {KNOWN_RELEASE_NAMES[-1]} (or a tag of one, v0.5.2)"
+"""The releases `trinity_release` takes, as its refusals name them: ``0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a
+tag of one, v0.5.2)``."""
 
 
 def counted_expert_layout(value: str | None) -> ExpertLayout:
@@ -350,9 +359,16 @@ def counted_batch_divisor(value: str | None) -> BatchDivisor:
 
 def _minor_and_patch(value: object) -> tuple[str, str | None] | None:
     """The minor version and the patch (None where not written) of the Trinity release `value` as `TRINITY_RELEASE`
-    reads it; None for a value that is no release."""
-    release = TRINITY_RELEASE.fullmatch(value.strip()) if isinstance(value, str) and value.isascii() else None
-    return None if release is None else (release[1], release[2])
+    reads it; None for a value that is no release, or none rft-solver knows (`KNOWN_TRINITY_RELEASES`)."""
+    release = _written_release(value)
+    if release is None or release[2] not in (None, *KNOWN_TRINITY_RELEASES.get(release[1], ())):
+        return None
+    return release[1], release[2]
+
+
+def _written_release(value: object) -> re.Match[str] | None:
+    """`value` read as `TRINITY_RELEASE` reads a release (None: it is none), known or not."""
+    return TRINITY_RELEASE.fullmatch(value.strip()) if isinstance(value, str) and value.isascii() else None
 
 
 def release_name(value: str | None) -> str | None:
@@ -387,8 +403,9 @@ def written_layout(version: TrinityVersion | None, experts: ExpertLayout) -> Exp
 
 def trinity_release(name: str, value: object) -> TrinityVersion | None:
     """The Trinity release `value` names (None: none named) as the minor version whose rules rft-solver knows:
-    ``0.5.2`` and ``v0.5.2`` are 0.5. `QueryError` for another minor (``0.4.2``, ``0.7``) or a value that is no
-    release, naming `name` (the argument it was given as) and the releases taken."""
+    ``0.5.2`` and ``v0.5.2`` are 0.5. `QueryError` for another release (``0.4.2``, ``0.5.3``, ``0.7``:
+    `KNOWN_TRINITY_RELEASES`) or a value that is no release, naming `name` (the argument it was given as) and the
+    releases taken."""
     if not isinstance(value, str):
         check_choice(name, value, (None, *get_args(TrinityVersion)))  # a float 0.5 is told to pass the string
         return None
@@ -398,7 +415,7 @@ def trinity_release(name: str, value: object) -> TrinityVersion | None:
         if release is not None and release[0] == minor:
             return minor
     raise QueryError(f"{name} takes {TRINITY_RELEASE_FORMS}, got {brief(value)}"
-                     f"{' (rft-solver knows the rules of 0.5 and 0.6 alone)' if release else ''}")
+                     f"{' (rft-solver knows the rules of these releases alone)' if _written_release(value) else ''}")
 
 
 TokenBudgetMode = Literal["default", "auto"]

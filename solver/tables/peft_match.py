@@ -184,6 +184,50 @@ def peft_target_refusal(pattern: str, excluded: str | None, names: PeftModuleNam
     return None
 
 
+def same_modules_regex(pattern: str, excluded: str | None, taken: PeftModuleNames,
+                       other: PeftModuleNames) -> str | None:
+    """A ``target_modules`` regex that adapts on a model of `other`'s names (the other transformers' of one model) the
+    modules `pattern` less `excluded` adapts on `taken`'s, and those on `taken`'s too: each matched layer module, or
+    where `other` names it otherwise, its counterpart there (the routed experts' or the router's of the same last
+    name: transformers 4's ``mlp.experts.E.gate_proj`` is 5's ``mlp.experts.gate_proj``, Mixtral's
+    ``block_sparse_moe.experts.E.w1`` its ``mlp.experts.w1``), as ``.*\\.(BLOCK|BLOCK)\\.(LEAF|LEAF)`` where every
+    block has the same last names, else one name each; None where a module has no counterpart, or where PEFT fails on
+    it on either (`peft_target_refusal`: Mixtral's ``w1`` without ``w3`` on transformers 5, which fuses them)."""
+    match = peft_target_match(pattern, excluded, taken)
+    matched = [name for name in taken.adapted if name.split(".", 1)[1] in match.linears]
+    counterparts = []
+    for name in matched:
+        leaf, expert = name.rsplit(".", 1)[-1], ".experts." in name
+        same = [each for each in other.adapted if each == name or each.rsplit(".", 1)[-1] == leaf
+                and (".experts." in each if expert else each == other.router and name == taken.router)]
+        if not same:
+            return None
+        counterparts += same
+    if not matched or match.outer or match.other:  # only layer modules: the embeddings and lm_head are one name
+        return None
+    names = list(dict.fromkeys((*matched, *counterparts)))
+    leaves: dict[str, list[str]] = {}
+    for name in names:
+        block, _, leaf = name.rpartition(".")
+        leaves.setdefault(block, []).append(leaf)
+
+    def escaped(name: str) -> str:
+        return "\\.".join("\\d+" if part == EXPERT_INDEX else re.escape(part) for part in name.split("."))
+
+    def either(parts: list[str]) -> str:
+        return parts[0] if len(parts) == 1 else f"({'|'.join(parts)})"
+
+    if "" not in leaves and len({tuple(each) for each in leaves.values()}) == 1:
+        (shared,) = {tuple(each) for each in leaves.values()}
+        regex = f".*\\.{either([escaped(block) for block in leaves])}\\.{either(list(shared))}"
+    else:
+        regex = f".*\\.{either([escaped(name) for name in names])}"
+    same_modules = peft_target_match(regex, excluded, taken).linears == match.linears
+    taken_by_both = peft_target_refusal(regex, excluded, taken) is None and peft_target_refusal(
+        regex, excluded, other) is None
+    return regex if same_modules and taken_by_both else None
+
+
 ALL_LINEAR = "all-linear"
 """PEFT's word for every linear layer but the output projection, Trinity's default ``target_modules``."""
 

@@ -45,6 +45,7 @@ from solver.tables.bounds import (
     MAX_TOKENS,
     HeldExperts,
     InterconnectName,
+    TrinityVersion,
     interconnect_meant,
     mib_as_gb_hint,
 )
@@ -1021,20 +1022,36 @@ def sp_attention_violation(model: Model, sp: int) -> str | None:
     return f"SP={sp} cannot shard its attention: {model.ulysses_unreached}"
 
 
-PACKED_WITHOUT_MASK = ("verl's remove padding packs a micro-batch's sequences into one row with no attention mask "
-                       "(verl 0.9.1 workers/engine/fsdp/transformer_impl.py:1256-1260)")
-"""What verl's remove padding (``use_remove_padding``, on in Trinity) does, in words: transformers' flash-attention,
-which verl's patch swaps (``monkey_patch.py:544-552``), splits such a row at the sequences' bounds from their position
-ids; a model's own attention code that the patch does not reach (`Model.ulysses_unreached`) does not."""
+PACKED_WITHOUT_MASK = "verl's remove padding packs a micro-batch's sequences into one row with no attention mask"
+"""What verl's remove padding (``use_remove_padding``, on in Trinity) does, in words (`PACKED_WITHOUT_MASK_CODE` says
+where): transformers' flash-attention, which verl's patch swaps (``monkey_patch.py:544-552`` in 0.9.1), splits such a
+row at the sequences' bounds from their position ids; a model's own attention code that the patch does not reach
+(`Model.ulysses_unreached`) does not."""
+
+PACKED_WITHOUT_MASK_CODE: dict[TrinityVersion | None, str] = {
+    "0.5": ("verl 0.7.0 workers/actor/dp_actor.py:198-205, which Trinity 0.5.0 and 0.5.1 pin; :244-251 in 0.7.1, "
+            "0.5.2's"),
+    "0.6": ("verl 0.9.1 workers/engine/fsdp/transformer_impl.py:1256-1260; on verl 0.7.1, which Trinity 0.6 also "
+            "runs, workers/actor/dp_actor.py:244-251"),
+    None: ("verl 0.9.1 workers/engine/fsdp/transformer_impl.py:1256-1260; on verl 0.7, Trinity 0.5's and 0.6's too, "
+           "workers/actor/dp_actor.py:198-205 in 0.7.0, :244-251 in 0.7.1"),
+}
+"""Where the verl line a Trinity release runs packs a micro-batch without an attention mask (`PACKED_WITHOUT_MASK`), by
+release (None: none named): Trinity 0.5 pins verl 0.7.0 (0.5.0, 0.5.1) or 0.7.1 (0.5.2), whose actor
+(``DataParallelPPOActor._forward_micro_batch``, which Trinity's own subclasses) calls the model with
+``attention_mask=None``; Trinity 0.6.0 requires ``verl>=0.7.1`` and runs either line, 0.8 or later through verl's
+engine (each wheel's METADATA and code)."""
 
 
-def remove_padding_violation(model: Model) -> str | None:
-    """Why remove padding would train `model` wrong (`PACKED_WITHOUT_MASK`: its own attention code, which verl's patch
-    does not reach, `Model.ulysses_unreached`, would attend across the sequences packed in a row, at any SP), or None
-    where verl's patch reaches its attention."""
+def remove_padding_violation(model: Model, version: TrinityVersion | None = None) -> str | None:
+    """Why remove padding would train `model` wrong (`PACKED_WITHOUT_MASK`, in the code of the verl line the Trinity
+    release `version` runs: its own attention code, which verl's patch does not reach, `Model.ulysses_unreached`,
+    would attend across the sequences packed in a row, at any SP), or None where verl's patch reaches its
+    attention."""
     if model.ulysses_unreached is None:
         return None
-    return f"{PACKED_WITHOUT_MASK}, and {model.name}'s own attention code would attend across them"
+    return (f"{PACKED_WITHOUT_MASK} ({PACKED_WITHOUT_MASK_CODE[version]}), and {model.name}'s own attention code would "
+            "attend across them")
 
 
 def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int, degree: str = "SP") -> str | None:

@@ -124,6 +124,7 @@ from solver.tables.peft_match import (
     excludes_every_module,
     peft_target_match,
     peft_target_refusal,
+    same_modules_regex,
     shown_module_names,
 )
 from solver.trinity.reader import (
@@ -1738,7 +1739,7 @@ def _check_remove_padding(checks: _ConfigChecks, model: Model, version: TrinityV
     (`remove_padding_violation`), and there the critic's own too (`CRITIC_REMOVE_PADDING_KEY`) where the algorithm
     trains one of that model and the release may be 0.5, which reads it."""
     keys = REMOVE_PADDING_KEYS[1:] if version == "0.5" else REMOVE_PADDING_KEYS
-    if (violation := remove_padding_violation(model)) is not None:
+    if (violation := remove_padding_violation(model, version)) is not None:
         critic = (version != "0.6" and trains_critic(checks.value(("algorithm", "algorithm_type")))
                   and not _other_critic_model(checks))
         _check_flags_on(checks, (*keys, *((CRITIC_REMOVE_PADDING_KEY,) if critic else ())),
@@ -1906,10 +1907,30 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
             f"{why} among {names.model_type}'s names, which it assumes ({names_shown}): peft fails as Trinity makes "
             "the adapter where they are the model's; check the regular expression against the model's own module "
             "names (model.named_modules())"))
+    if fix == TARGETS_FIX and len(held) == 1:
+        fix = _other_transformers_fix(pattern, excluded, model, next(iter(held))) or fix
     return ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
         f"{subject}, on {model.name} ({_model_kind(model)}{_of_type(model)}), {why}: peft matches it whole "
         f"(re.fullmatch) against each module's full name ({names_shown}), and Trinity fails as it makes the adapter: "
         f"{fix}"))
+
+
+def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, held: HeldExperts) -> str | None:
+    """What to do where the ``target_modules`` regex `pattern` less `excluded`, which PEFT refuses on `model`'s names as
+    the release's transformers holds the routed experts (`held`), is taken on the other transformers' (an experts-only
+    regex of transformers 4's names under transformers 5): the regex that adapts the same modules here
+    (`same_modules_regex`), or, where none does, the transformers that takes it and what pins it; None where the
+    other's names are the same or refuse it too."""
+    other: HeldExperts = "separate" if held == "fused" else "fused"
+    names, other_names = model.peft_names_of(held), model.peft_names_of(other)
+    if other_names == names or peft_target_refusal(pattern, excluded, other_names) is not None:
+        return None
+    version = TRANSFORMERS_OF[other]
+    same = same_modules_regex(pattern, excluded, other_names, names)
+    if same is not None:
+        return f"give {same}, which adapts here the modules it names on transformers {version}'s names"
+    return (f"it names modules of transformers {version}'s names that no regular expression adapts here: run it with "
+            f"transformers {version} ({_PINNED_BY[version]})")
 
 
 def _model_kind(model: Model) -> str:
@@ -1922,12 +1943,16 @@ def _of_type(model: Model) -> str:
     return "" if model.model_type is None else f", model_type {model.model_type}"
 
 
+TARGETS_FIX = "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"
+"""What to do where PEFT fails on a ``target_modules`` regex on every layout a release may hold (`_refusal_words`)."""
+
+
 def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str) -> tuple[str, str, str]:
     """The key PEFT fails on for the ``target_modules`` regex `pattern` less `excluded` on `names` (`why`:
     `peft_target_refusal`'s words), why, and what to do, as `lora_targets_problem` words them: ``exclude_modules``
     where it leaves out every module the regex alone matches."""
     subject = dotted((*LORA_CONFIGS, 0, "target_modules")) + f" '{pattern}'"
-    fix = "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"
+    fix = TARGETS_FIX
     if excluded is not None and why == MATCHES_NO_MODULE and peft_target_match(pattern, None, names) != NO_MATCH:
         none = "All modules were excluded" if excludes_every_module(excluded, names) else (
             "No modules were targeted for adaptation")
@@ -1942,18 +1967,25 @@ def _one_transformers_caution(pattern: str, excluded: str | None, model: Model,
                               taken: HeldExperts) -> ConfigProblem:
     """`lora_targets_problem`'s caution (`ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS`) under a release that takes
     transformers 4 or 5 (0.5.0, 0.5.2) where `held`'s names of the layout `taken` alone take the regex: PEFT fails on
-    the other's (`refusals`) where the run has that transformers."""
+    the other's (`refusals`) where the run has that transformers; what to do: the regex that adapts the same modules on
+    both transformers' names (`same_modules_regex`), or, where none does, that none does (not a regex that adapts
+    other modules), or, for an ``exclude_modules`` that leaves out every module, to exclude fewer."""
     failing = next(layout for layout in held if layout != taken)
     names = held[failing]
     subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "")
     good, bad = TRANSFORMERS_OF[taken], TRANSFORMERS_OF[failing]
+    ending = f", or {fix}"
+    if fix == TARGETS_FIX:
+        same = same_modules_regex(pattern, excluded, held[taken], names)
+        ending = (f", or give {same}, which adapts the same modules on both transformers' names" if same else
+                  f": no regular expression adapts the same modules on transformers {bad}'s names")
     assumed = f", {names.model_type}'s, which it assumes," if names.assumed else ""
     return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS, (
         f"{subject}, on {model.name} ({_model_kind(model)}{_of_type(model)}), is taken on transformers {good}'s module "
         f"names ({shown_module_names(held[taken])}) but {why} among transformers {bad}'s{assumed} "
         f"({shown_module_names(names)}): Trinity 0.5.0 and 0.5.2 run on transformers 4 or 5, and the run fails as "
         f"Trinity makes the adapter where it has transformers {bad}: run it with transformers {good} "
-        f"({_PINNED_BY[good]}), or {fix}"))
+        f"({_PINNED_BY[good]}){ending}"))
 
 
 _PINNED_BY = {4: "Trinity 0.5.1 pins it", 5: "Trinity 0.5.2 takes up to 5.3.0, 0.6 requires 5.12.1 or later"}

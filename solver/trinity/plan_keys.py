@@ -184,17 +184,19 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *_trainer_keys(plan, version, gpu, padded),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded,  # the trainer's own
                              pair and DPO_PAIR_SIZES[version == "0.5"] == 2),
-        *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version_option if version is None else "")
+        *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version,
+                                version_option if version is None else "")
           if version != "0.5" else []),  # a key 0.5 refuses
         *_trainer_offload_flags(plan, config, version, version_option),
         # verl's model keys, under trainer_config before the roles' keys there
         *_turned_back_on(readings, [GRADIENT_CHECKPOINTING_KEY]),
-        *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], commented=version == "0.5"),  # as 0.5 reads
+        # verl's own key, commented where 0.5 reads it
+        *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], version, commented=version == "0.5"),
         # a role's keys together, a section's together (the fragment nests them)
         *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded, pair)),
         *_own_budget_keys(plan, "rollout", readings),
         *(_micro_batch_keys("rollout") if padded else []),
-        *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, commented=False)
+        *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
         *_critic_keys(plan, version, version_option, readings),
@@ -462,12 +464,13 @@ DPO_PAIR_COMMENT = ("2 for DPO: one pair, a chosen and a rejected sequence, as T
 """The comment on the actor's micro-batch size of `DPO_PAIR_SIZES` 2."""
 
 
-def _remove_padding_keys(model: Model, readings: _ConfigReadings, path: Path, version_option: str = "",
-                         commented: bool = True) -> list[PlanKey]:
+def _remove_padding_keys(model: Model, readings: _ConfigReadings, path: Path, version: TrinityVersion | None,
+                         version_option: str = "", commented: bool = True) -> list[PlanKey]:
     """Remove padding at `path`: off for a `model` it would train wrong (`remove_padding_violation`; `commented`: with
     the comment that says why, and with a `version_option`, that Trinity 0.5 refuses the key and that option leaves it
-    out), else back on where the config turns it off (`_turned_back_on`)."""
-    violation = remove_padding_violation(model)
+    out; its code cited as the Trinity release `version` runs it), else back on where the config turns it off
+    (`_turned_back_on`)."""
+    violation = remove_padding_violation(model, version)
     if violation is None:
         return _turned_back_on(readings, [path])
     refused = f"; this key is Trinity 0.6's (0.5 refuses it: {version_option} leaves it out)" if version_option else ""
