@@ -2,16 +2,20 @@
 counted on its regex's modules wherever the catalogue is counted (``trinity_config``'s host memory with a release
 named, `with_config_verdicts` given the plain catalogue, ``solve --from-config --emit trinity``), the routed experts
 of a type PEFT does not convert left out of a regex's adapter; smallslips29's note on two keys of one variable, an
-unplaced job that does not run now, the ``each`` of two jobs, moves before stays."""
+unplaced job that does not run now, the ``each`` of two jobs, moves before stays, a Ctrl-C held
+after an interrupted search."""
 
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
+import pytest
 from test_apilora_s78 import QV_LORA
 from test_smallslips24_s77 import TWO_NODES, Cli, _lowered, _write
 
+import solver.cli.cluster
 from solver.api import answer_query, config_query, trinity_config, with_config_verdicts
 from solver.memory import adapted_shapes, lora_parameters
 from solver.render.cluster import _current_reasons, _move_reasons
@@ -112,3 +116,20 @@ def test_moves_come_before_stays():
     placements = (Placement.model_construct(job="a", move_reason=None, stay_reason="kept"),
                   Placement.model_construct(job="b", move_reason="gone", stay_reason=None))
     assert [line.plain for line in _move_reasons(placements)] == ["moves: b: gone", "stays: a: kept"]
+
+
+@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
+def test_ctrl_c_held_after_an_interrupted_search_does_not_call_its_placement_whole(cli: Cli, tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch):
+    # mutant S-17: "the placement above is whole" of a placement its search's Ctrl-C left the best found so far
+    noted, searched = solver.cli.cluster._note_what_was_read, solver.cli.cluster._searched
+
+    def ctrl_c_in_the_notes(*args: object) -> None:
+        signal.raise_signal(signal.SIGINT)  # held until the notes are done
+        noted(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(solver.cli.cluster, "_note_what_was_read", ctrl_c_in_the_notes)
+    monkeypatch.setattr(solver.cli.cluster, "_searched", lambda *given, **named: searched(  # type: ignore[arg-type]
+        *given, **named).model_copy(update={"interrupted": True}))  # as a Ctrl-C in the search leaves it
+    status, _, err = cli("cluster", str(_write(tmp_path / "two.yaml", TWO_NODES)))
+    assert (status, err) == (130, "solve cluster: interrupted\n")
