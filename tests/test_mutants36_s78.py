@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from test_apilora_s78 import QV_LORA
+from test_persona52_s78 import DPO_LORA, _lora_line
+from test_phi3rope_s78 import _phimoe
 from test_smallslips24_s77 import TWO_NODES, Cli, _lowered, _write
 
 import solver.cli.cluster
@@ -21,9 +23,10 @@ from solver.memory import adapted_shapes, lora_parameters
 from solver.render.cluster import _current_reasons, _move_reasons
 from solver.results import Placement
 from solver.tables import load_catalog
+from solver.tables.bounds import ExpertLayout
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import LoraTargets
-from solver.trinity import read_trinity_config
+from solver.trinity import read_trinity_config, trinity_config_problems
 from solver.trinity.fragment import defaults_taken_note
 
 CATALOG = load_catalog()
@@ -133,3 +136,52 @@ def test_ctrl_c_held_after_an_interrupted_search_does_not_call_its_placement_who
         *given, **named).model_copy(update={"interrupted": True}))  # as a Ctrl-C in the search leaves it
     status, _, err = cli("cluster", str(_write(tmp_path / "two.yaml", TWO_NODES)))
     assert (status, err) == (130, "solve cluster: interrupted\n")
+
+
+@pytest.mark.parametrize("name", ["DeepSeek-V2-Lite", "Mixtral-8x7B-v0.1", "Qwen3-30B-A3B", "Qwen1.5-MoE-A2.7B",
+                                  "Llama-3.2-1B"])
+@pytest.mark.parametrize("experts", ["fused", "separate", "either"])
+def test_a_regex_matching_every_module_counts_all_linears_adapter(name: str, experts: ExpertLayout):
+    # a regex matching every module counts what all-linear counts, under each layout (mutant A-22 survives it: a
+    # config.json's latent attention gets head_dim qk_head_dim, so its queries' width is the same either way)
+    model = load_model_config(Path(__file__).parent / "data" / "hf-configs" / f"{name}.json")
+    every = model.model_copy(update={"lora_targets": LoraTargets(".*")})
+    assert lora_parameters(every, 1, experts) == lora_parameters(model, 1, experts)
+
+
+def test_a_lora_counted_as_full_gives_no_targets():
+    # mutant A-24: the targets of a LoRA counted as full fine-tuning (a regex adapting the embeddings) were kept
+    text = QV_LORA.replace("'.*\\.(q_proj|v_proj)'", "'.*(embed_tokens|q_proj)'")
+    assert text != QV_LORA
+    config = read_trinity_config(text, "config.yaml", {}, "0.5")
+    assert (config.lora_key, config.lora_rank, config.lora_targets) == ("model.lora_configs", 0, None)
+    query = config_query(CATALOG, config, gpu="A100-80GB", trinity_version="0.5.2")
+    assert (query.lora_rank, query.lora_targets, query.config_lora) == (0, None, True)
+
+
+def test_a_phimoes_linear_whose_legacy_type_is_unread_is_unneeded_within_the_native_context(tmp_path: Path):
+    # mutant R-11: its type unread, no trainer failure is judged (as no refusal is), so the unneeded line stays
+    mapping = {"mode": "train", "model": {"model_path": "/nowhere/model", "max_model_len": 2048, "rope_scaling": {
+        "rope_type": "linear", "type": "${oc.env:RT}", "factor": 4.0}}}
+    assert [problem.code.value for problem in trinity_config_problems(
+        mapping, _phimoe(tmp_path), 8, version="0.6", experts="fused")] == ["unresolved-value", "rope-scaling-unneeded"]
+
+
+def test_verls_lora_rank_key_is_named_beside_another_rank(cli: Cli, tmp_path: Path):
+    # mutant P-8: the note named model.lora_configs for a config turning LoRA on by verl's lora_rank
+    verl = DPO_LORA.replace("  lora_configs:\n    - name: dpo\n      lora_rank: 32\n      lora_alpha: 64\n", "") + (
+        "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model:\n        lora_rank: 32\n")
+    config = tmp_path / "verl.yaml"
+    config.write_text(verl, encoding="utf-8")
+    rank, line = _lora_line(cli, config, "--lora-rank", "16")
+    assert (rank, line.split(")", 1)[0]) == (16, "with LoRA (trainer.trainer_config.actor_rollout_ref.model.lora_rank")
+
+
+@pytest.mark.parametrize(("flag", "value", "hint"), [
+    ("--gpus", "1x1", " (write the product: 1)"), ("--lora-rank", "256x256", " (write the product: 65536)")])
+def test_a_product_at_the_options_bounds_is_hinted(cli: Cli, flag: str, value: str, hint: str):
+    # mutants P-11, P-12: no hint for a product equal to the least or the most the option takes
+    status, _, err = cli("--model", "8B", "--gpu", "A100-80GB", "--len", "8k", flag, value)
+    least = 0 if flag == "--lora-rank" else 1
+    assert (status, err.splitlines()[-1]) == (2, (
+        f"solve: error: argument {flag}: expected a whole number from {least} to 65536, got '{value}'{hint}"))
