@@ -211,8 +211,8 @@ class Query(Frozen):
     lora_rank: int = Field(default=0, ge=0, le=MAX_LORA_RANK, description=(
         "the LoRA rank whose states the plans count (--lora-rank, or a Trinity config's LoRA: "
         "`TrinityConfig.lora_rank`): the frozen base's fp32 weights and the adapter's states on every linear layer "
-        "but the output projection (or those a config's regex adapts: lora_targets); the tables, which measured full fine-tuning, then vouch by inference and refute "
-        "nothing; 0 for full fine-tuning"))
+        "but the output projection (or those a config's regex adapts: lora_targets); the tables, which measured "
+        "full fine-tuning, then vouch by inference and refute nothing; 0 for full fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
         "a PPO critic the plans count beside the actor (--critic; by default a Trinity config's own, as its flags "
         "hold it, `TrinityConfig.critic`): resident, its states on the GPUs; offloaded, in host memory; reloaded, in "

@@ -20,9 +20,9 @@ from solver.query import make_query
 from solver.results import Plan
 from solver.tables import QueryError, load_catalog
 from solver.tables.model_config import load_model_config
+from solver.tables.peft_match import shown_module_names
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity import plan_settings, trinity_fragment
-from solver.tables.peft_match import shown_module_names
 from solver.trinity.reader import load_config_mapping
 
 MODEL = load_model_config(INTERNLM2)

@@ -10,6 +10,7 @@ import pytest
 
 import solver
 from solver.tables import load_catalog
+from solver.tables.peft_match import peft_target_match
 from solver.tables.peft_names import (
     EXPERT_INDEX,
     PEFT_EXPERTS,
@@ -19,7 +20,6 @@ from solver.tables.peft_names import (
 )
 from solver.trinity import trinity_fragment
 from solver.trinity.interpolation import NoEnvironment, VariableUnset
-from solver.tables.peft_match import peft_target_match
 
 CATALOG = load_catalog()
 QWEN3_8B = CATALOG.model("Qwen3-8B")

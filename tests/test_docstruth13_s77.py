@@ -13,8 +13,8 @@ import pytest
 from test_peftnames_s77 import _checked
 
 import solver
-from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.tables.peft_match import peft_target_refusal
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 
 Cli = Callable[..., tuple[int, str, str]]
 

@@ -16,10 +16,10 @@ import pytest
 
 import solver
 from solver.memory import adapted_shapes, lora_parameters
+from solver.tables.peft_match import TargetMatch, peft_target_match, peft_target_refusal
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity.checks import lora_targets_problem
 from solver.trinity.config import read_trinity_config
-from solver.tables.peft_match import TargetMatch, peft_target_match, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 TINY = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 128,

@@ -14,8 +14,8 @@ import pytest
 from solver.memory import VLLM_BATCHED_TOKENS, VLLM_LORA_TOKEN_BYTES, vllm_lora_bytes
 from solver.query import ConfigProblemCode, VllmRollout
 from solver.tables import load_catalog
-from solver.trinity import read_trinity_config
 from solver.tables.peft_match import TargetMatch, all_linear, peft_target_match
+from solver.trinity import read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
 QWEN3_8B = load_catalog().model("Qwen3-8B")

@@ -12,8 +12,8 @@ import pytest
 
 from solver.memory import lora_parameters, lora_states_bytes
 from solver.tables import load_catalog
-from solver.trinity import read_trinity_config
 from solver.tables.peft_match import QWEN3_MOE, TargetMatch, peft_target_match
+from solver.trinity import read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
 HEAD = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"

@@ -40,9 +40,9 @@ from solver.cluster.options import Planner
 from solver.memory import adapted_shapes
 from solver.solve import plan as solve_plan
 from solver.tables import load_catalog, load_fleet, load_weights
+from solver.tables.peft_match import QWEN3_MOE, peft_target_refusal
 from solver.trinity import read_trinity_config
 from solver.trinity.checks import lora_targets_problem
-from solver.tables.peft_match import QWEN3_MOE, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 

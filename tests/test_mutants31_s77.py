@@ -22,9 +22,9 @@ from solver.cluster import Planner
 from solver.cluster.options import fleet_options
 from solver.tables import RunningJob, load_catalog, load_fleet
 from solver.tables.model_config import load_model_config
+from solver.tables.peft_match import QWEN3_MOE, excludes_every_module, shown_module_names
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity.fragment import trinity_fragment
-from solver.tables.peft_match import QWEN3_MOE, excludes_every_module, shown_module_names
 from solver.trinity.plan_keys import dpo_pair_note
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"

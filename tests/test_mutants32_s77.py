@@ -31,11 +31,11 @@ from solver.results import length_cautions, own_scaling_words
 from solver.tables import Job, Model, Setting, counted_expert_layout, load_catalog, load_weights
 from solver.tables.bounds import trinity_release
 from solver.tables.model_config import load_model_config
+from solver.tables.peft_match import QWEN3_MOE, converted_target_names, peft_target_match
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.tables.rope_types import ROPE_BY_MODEL_TYPE, RopeAdvice, rope_advice
 from solver.tables.text import QueryError
 from solver.trinity import load_config_mapping, read_trinity_config, trinity_config_problems
-from solver.tables.peft_match import QWEN3_MOE, converted_target_names, peft_target_match
 
 Cli = Callable[..., tuple[int, str, str]]
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 import solver
+from solver.tables.peft_match import TargetMatch, peft_target_match
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, separate_module_names
 from solver.trinity.checks import lora_targets_problem
 from solver.trinity.config import read_trinity_config
-from solver.tables.peft_match import TargetMatch, peft_target_match
 
 TINY = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 128,
         "intermediate_size": 96, "max_position_embeddings": 256, "tie_word_embeddings": False}

@@ -123,7 +123,7 @@ def test_moves_come_before_stays():
 
 @pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
 def test_ctrl_c_held_after_an_interrupted_search_does_not_call_its_placement_whole(cli: Cli, tmp_path: Path,
-                                                                                 monkeypatch: pytest.MonkeyPatch):
+                                                                                   monkeypatch: pytest.MonkeyPatch):
     # mutant S-17: "the placement above is whole" of a placement its search's Ctrl-C left the best found so far
     noted, searched = solver.cli.cluster._note_what_was_read, solver.cli.cluster._searched
 

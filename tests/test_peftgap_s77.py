@@ -16,10 +16,10 @@ from test_persona45_s76 import DEEPSEEK_V2_LITE
 
 import solver
 from solver.tables import load_catalog
+from solver.tables.peft_match import QWEN3, QWEN3_MOE, converted_target_names, peft_target_match, peft_target_refusal
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.trinity import load_config_mapping, read_trinity_config, trinity_config_problems
 from solver.trinity.checks import lora_targets_problem
-from solver.tables.peft_match import QWEN3, QWEN3_MOE, converted_target_names, peft_target_match, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"

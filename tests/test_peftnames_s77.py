@@ -16,9 +16,9 @@ import pytest
 import solver
 from solver.memory import lora_parameters
 from solver.tables.model_config import PEFT_CONVERTED_MODEL_TYPES
+from solver.tables.peft_match import QWEN3, QWEN3_MOE, peft_target_refusal, shown_module_names
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, peft_module_names
 from solver.trinity.config import read_trinity_config
-from solver.tables.peft_match import QWEN3, QWEN3_MOE, peft_target_refusal, shown_module_names
 
 Cli = Callable[..., tuple[int, str, str]]
 RANK = 16

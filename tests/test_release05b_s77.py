@@ -110,8 +110,9 @@ def test_map_plans_echoes_the_release() -> None:
 
 DPO_NOTE = ("# DPO: Trinity trains it in mode train alone (it refuses mode both: trinity/algorithm/algorithm.py:291 "
             "in 0.6.0, :248 in 0.5.2) and requires buffer.train_batch_size in every mode "
-            "(trinity/common/config_validator.py:966 in 0.6.0, :877 in 0.5.2): set mode: train and buffer.train_batch_size in your config, or plan with --rollout-gpus 0 "
-            "--train-batch-size N (an API query's rollout_gpus=0 and train_batch_size), which writes both here.")
+            "(trinity/common/config_validator.py:966 in 0.6.0, :877 in 0.5.2): set mode: train and "
+            "buffer.train_batch_size in your config, or plan with --rollout-gpus 0 --train-batch-size N (an API "
+            "query's rollout_gpus=0 and train_batch_size), which writes both here.")
 DPO = ("--model", "8B", "--gpu", "a100", "--len", "16k", "--gpus", "8", "--dpo", "--emit", "trinity")
 
 

@@ -14,8 +14,8 @@ import pytest
 from test_padbound_s71 import INTERNLM2, Cli
 
 from solver.rules import ONE_SEQUENCE_WIDER_WORDS
-from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 from solver.tables.peft_match import excludes_every_module
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
 
 COMMON = ("--model-config", str(INTERNLM2), "--gpu", "h100", "--len", "8k", "--dpo")
 

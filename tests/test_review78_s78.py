@@ -12,9 +12,9 @@ from pathlib import Path
 from test_loraleft_s78 import MOE
 
 import solver
+from solver.tables.peft_match import TargetMatch, peft_target_match, shown_module_names
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, SEPARATE_NAMES_BY_MODEL_TYPE
 from solver.trinity.checks import lora_targets_problem
-from solver.tables.peft_match import TargetMatch, peft_target_match, shown_module_names
 
 SHARED = ".*shared_mlp\\..*_proj"
 

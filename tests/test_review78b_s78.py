@@ -39,8 +39,8 @@ def _rope_problems(tmp_path: Path, rope: dict[str, Any], version: TrinityVersion
     ("0.6", "fused", ("rope-scaling-unbuilt-refused", f"model.rope_scaling: rope_type yarn on PhiMoE-4k {LACKS_06}")),
 ])
 def test_a_phimoes_yarn_is_judged_by_the_transformers_its_release_runs(tmp_path: Path, version: TrinityVersion,
-                                                                      experts: ExpertLayout,
-                                                                      expected: tuple[str, str]):
+                                                                       experts: ExpertLayout,
+                                                                       expected: tuple[str, str]):
     # Before review78b, 0.5.0's and 0.5.2's ("either") was the caution alone, though a trainer on transformers 5
     # fails with a KeyError on short_mscale at its first step.
     assert _rope_problems(tmp_path, YARN, version, experts) == [expected]
@@ -59,7 +59,7 @@ def test_transformers_5_reads_a_phimoes_original_length_too(tmp_path: Path):
     ("0.5.1", ["rope-scaling-untrained"]), ("0.5.2", ["rope-scaling-unbuilt-refused"]),
     ("0.5", ["rope-scaling-unbuilt-refused"]), ("0.6", ["rope-scaling-unbuilt-refused"])])
 def test_the_check_judges_a_phimoes_yarn_by_the_release_named(cli: Cli, tmp_path: Path, release: str,
-                                                             codes: list[str]):
+                                                              codes: list[str]):
     _phimoe(tmp_path)
     config = tmp_path / "trinity.yaml"
     config.write_text("mode: train\nmodel:\n  model_path: /nowhere/PhiMoE-4k\n  max_model_len: 16384\n"

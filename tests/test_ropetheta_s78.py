@@ -46,8 +46,8 @@ def test_the_refusal_is_a_refusal():
 
 
 @pytest.mark.parametrize(("name", "base"), [("8B", 1000000), ("Qwen2.5-7B-Instruct", 1000000),
-                                             ("30B-A3B", 1000000), ("Qwen3-30B-A3B-Instruct-2507", 10000000),
-                                             ("Qwen3-4B-Instruct-2507", 5000000)])
+                                            ("30B-A3B", 1000000), ("Qwen3-30B-A3B-Instruct-2507", 10000000),
+                                            ("Qwen3-4B-Instruct-2507", 5000000)])
 def test_a_catalogue_models_own_base_goes_in_the_mapping(name: str, base: int):
     model = load_catalog().model(name)
     assert model.rope_theta is None and model.own_rope_theta == base and mapped_rope_theta(model) == base

@@ -18,10 +18,10 @@ from conftest import qwen3_8b_checkpoint
 import solver
 from solver.results import past_window_words
 from solver.tables.model_config import config_keys_differing
+from solver.tables.peft_match import MATCHES_NO_MODULE, TargetMatch, peft_target_match, peft_target_refusal
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, SEPARATE_NAMES_BY_MODEL_TYPE
 from solver.trinity.checks import lora_targets_problem
 from solver.trinity.config import read_trinity_config
-from solver.tables.peft_match import MATCHES_NO_MODULE, TargetMatch, peft_target_match, peft_target_refusal
 
 Cli = Callable[..., tuple[int, str, str]]
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"

@@ -103,7 +103,7 @@ def test_ctrl_c_once_the_placement_is_printed_leaves_its_exit_status(cli: Cli, t
 
 
 def test_no_room_where_host_memory_was_rounded_is_proven_of_the_rounded_needs_alone(tmp_path: Path,
-                                                                                   monkeypatch: pytest.MonkeyPatch):
+                                                                                    monkeypatch: pytest.MonkeyPatch):
     # docs/json.md said no-room's placement was "proven best" even where the status is feasible for host memory
     # rounded: with the exact needs, the job left out for no-room is placed (test_cluster's fleet).
     instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}], "jobs": [

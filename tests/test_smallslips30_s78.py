@@ -15,8 +15,8 @@ import solver
 import solver.cluster.search
 from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
+from solver.tables.peft_match import peft_target_match
 from solver.trinity.checks import lora_targets_problem
-from solver.trinity.peft import peft_target_match
 
 FLEET = Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"
 INTERNLM2 = Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json"
@@ -26,7 +26,7 @@ PLACED = ["math-4b", "code-8b", "chat-14b", "probe-0.6b"]
 
 @pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
 def test_ctrl_c_while_the_reasons_are_asked_again_keeps_the_placement(cli: Cli, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # Before: Ctrl-C in the reasons stopped them, and again as they were asked again: no JSON, exit 130.
     reasons = solver.cluster.search.unplaced_reasons
     asked = []
@@ -51,7 +51,7 @@ def test_ctrl_c_while_the_reasons_are_asked_again_keeps_the_placement(cli: Cli, 
 
 @pytest.mark.usefixtures("python_ctrl_c")
 def test_ctrl_c_while_the_running_jobs_are_marked_keeps_the_placement_marked(cli: Cli, tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # Before: Ctrl-C in with_current (the stays/moves/starts of --current) gave no JSON and exit 130.
     current = tmp_path / "now.json"
     current.write_text(cli("cluster", str(FLEET), "--json")[1])

@@ -19,6 +19,7 @@ import pytest
 import solver
 from solver.memory import lora_parameters
 from solver.tables import ExpertLayout
+from solver.tables.peft_match import peft_target_match, peft_target_refusal, shown_module_names
 from solver.tables.peft_names import (
     PEFT_EXPERTS,
     PEFT_NAMES_BY_MODEL_TYPE,
@@ -26,7 +27,6 @@ from solver.tables.peft_names import (
     separate_module_names,
 )
 from solver.trinity.checks import lora_targets_problem
-from solver.tables.peft_match import peft_target_match, peft_target_refusal, shown_module_names
 
 Cli = Callable[..., tuple[int, str, str]]
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"

@@ -15,8 +15,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-_MODULES = ("text", "bounds", "peft_names", "peft_match", "rope_types", "schema", "inputs", "reading", "catalog", "loaders",
-            "model_config", "fleets")
+_MODULES = ("text", "bounds", "peft_names", "peft_match", "rope_types", "schema", "inputs", "reading", "catalog",
+            "loaders", "model_config", "fleets")
 """The package's modules in its order: a name is looked up in them in turn, so that one of `text`'s or `bounds`'s
 imports neither pydantic nor the tables' models (``solve --help`` needs those alone)."""
 

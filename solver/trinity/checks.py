@@ -63,6 +63,18 @@ from solver.tables.model_config import (
     rope_scaling_problem,
     vllm_rope_problem,
 )
+from solver.tables.peft_match import (
+    ALL_LINEAR,
+    MATCHES_NO_MODULE,
+    NO_MATCH,
+    all_linear,
+    converted_target_names,
+    excludes_every_module,
+    peft_target_match,
+    peft_target_refusal,
+    same_modules_regex,
+    shown_module_names,
+)
 from solver.tables.peft_names import PeftModuleNames
 from solver.tables.rope_types import TrainerFailure
 from solver.trinity.interpolation import (
@@ -114,18 +126,6 @@ from solver.trinity.keys import (
     trains_critic,
     trains_dpo,
     value_at,
-)
-from solver.tables.peft_match import (
-    ALL_LINEAR,
-    MATCHES_NO_MODULE,
-    NO_MATCH,
-    all_linear,
-    converted_target_names,
-    excludes_every_module,
-    peft_target_match,
-    peft_target_refusal,
-    same_modules_regex,
-    shown_module_names,
 )
 from solver.trinity.reader import (
     omegaconf_boolean,

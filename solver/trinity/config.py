@@ -42,6 +42,15 @@ from solver.tables import (
     vllm_lora_rank_words,
     yaml_brief,
 )
+from solver.tables.peft_match import (
+    ALL_LINEAR,
+    QWEN3,
+    TargetMatch,
+    adapts_all,
+    all_linear,
+    peft_target_match,
+    peft_target_refusal,
+)
 from solver.tables.peft_names import (
     PEFT_NAMES_BY_MODEL_TYPE,
     SEPARATE_NAMES_BY_MODEL_TYPE,
@@ -81,15 +90,6 @@ from solver.trinity.keys import (
     trainer_level_offload,
     trains_critic,
     trains_dpo,
-)
-from solver.tables.peft_match import (
-    ALL_LINEAR,
-    QWEN3,
-    TargetMatch,
-    adapts_all,
-    all_linear,
-    peft_target_match,
-    peft_target_refusal,
 )
 from solver.trinity.reader import (
     ConfigReader,

@@ -185,7 +185,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded,  # the trainer's own
                              pair and DPO_PAIR_SIZES[version == "0.5"] == 2),
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version,
-                                version_option if version is None else "")
+                               version_option if version is None else "")
           if version != "0.5" else []),  # a key 0.5 refuses
         *_trainer_offload_flags(plan, config, version, version_option),
         # verl's model keys, under trainer_config before the roles' keys there
