@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_apilora_s78 import NO_LORA, QV_LORA
 
 import solver
 from solver.api import answer_query, config_query
@@ -21,29 +22,6 @@ from solver.trinity import patch_trinity_config, plan_settings, read_trinity_con
 
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = load_catalog()
-NO_LORA = """model:
-  model_path: Qwen/Qwen3-8B
-  max_model_len: 16384
-cluster:
-  node_num: 1
-  gpu_per_node: 8
-buffer:
-  batch_size: 96
-algorithm:
-  algorithm_type: grpo
-  repeat_times: 8
-explorer:
-  rollout_model:
-    engine_num: 2
-    tensor_parallel_size: 1
-"""
-QV_LORA = NO_LORA.replace("  max_model_len: 16384\n", """  max_model_len: 16384
-  lora_configs:
-    - name: mine
-      lora_rank: 64
-      lora_alpha: 128
-      target_modules: '.*\\.(q_proj|v_proj)'
-""")
 FLAGS = ("--gpu", "A100-80GB", "--trinity-version", "0.5.2")
 WRITTEN_MODEL = {"model_path": "Qwen/Qwen3-8B", "max_model_len": 16384, "lora_configs": [{"lora_rank": 32}]}
 
