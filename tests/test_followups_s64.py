@@ -101,8 +101,7 @@ def test_trinity_settings_make_no_fragment_text_and_give_the_fragments_settings(
     dumped, loaded = result.stdout.splitlines()
     # The settings and their check (s66), none of the text's modules (fragment, patch, config).
     assert ast.literal_eval(loaded) == ["solver.trinity", "solver.trinity.checks", "solver.trinity.interpolation",
-                                        "solver.trinity.keys", "solver.tables.peft_match", "solver.trinity.plan_keys",
-                                        "solver.trinity.reader",
+                                        "solver.trinity.keys", "solver.trinity.plan_keys", "solver.trinity.reader",
                                         "solver.trinity.settings"]
     expected = [_fragment_settings(solver.plan(**query)[0], version) for query in QUERIES for version in VERSIONS]
     given = [TrinitySettings.model_validate(json.loads(one)) for one in ast.literal_eval(dumped)]

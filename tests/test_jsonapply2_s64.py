@@ -53,7 +53,7 @@ def test_solve_json_makes_no_fragment_text():
     loaded = _loaded(*queries)
     assert [name for name in loaded if not name.startswith("solver.")] == [] and loaded == [
         "solver.trinity", "solver.trinity.checks", "solver.trinity.interpolation", "solver.trinity.keys",
-        "solver.tables.peft_match", "solver.trinity.plan_keys", "solver.trinity.reader", "solver.trinity.settings"]
+        "solver.trinity.plan_keys", "solver.trinity.reader", "solver.trinity.settings"]
 
 
 def test_emit_loads_the_fragments_module_where_json_does_not():

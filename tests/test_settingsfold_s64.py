@@ -84,8 +84,7 @@ def test_placement_settings_make_no_fragment_text_and_are_the_fragments_settings
     dumped, loaded = run.stdout.splitlines()
     # The settings and their check (s66), none of the text's modules (fragment, patch, config).
     assert ast.literal_eval(loaded) == ["solver.trinity", "solver.trinity.checks", "solver.trinity.interpolation",
-                                        "solver.trinity.keys", "solver.tables.peft_match", "solver.trinity.plan_keys",
-                                        "solver.trinity.reader",
+                                        "solver.trinity.keys", "solver.trinity.plan_keys", "solver.trinity.reader",
                                         "solver.trinity.settings"]
     given = [[{job: TrinitySettings.model_validate(json.loads(one)) for job, one in by_job.items()}
               for by_job in by_version] for by_version in ast.literal_eval(dumped)]

@@ -319,9 +319,11 @@ def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool, mapped: floa
 
 def _sets_lora(config: Any, environ: Mapping[str, str] | None) -> bool:
     """Whether `config` (None for none) turns LoRA on, read in `environ` (`solver.trinity.config.written_lora`)."""
-    from solver.trinity.config import written_lora  # ruamel: only where a config is read
+    if config is None:
+        return False
+    from solver.trinity.config import written_lora  # the config's reader: only where a config is given
 
-    return config is not None and written_lora(config, "config", {} if environ is None else environ) is not None
+    return written_lora(config, "config", {} if environ is None else environ) is not None
 
 
 def _lora_keys(plan: Plan, model: Model, config_lora: bool, version: TrinityVersion | None) -> list[PlanKey]:
