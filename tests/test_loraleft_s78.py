@@ -47,6 +47,8 @@ UNSAVED = ("LoRA on mine, a mixture of experts: with transformers 5 (Trinity 0.6
 COUNTED_HEAD = ("with LoRA (model.lora_configs) the trainer holds gradients and optimizer states for the adapter "
                 "alone: the verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the "
                 "adapter's on every linear layer but the output projection, unless --lora-rank gives another")
+FEWER_HEAD = COUNTED_HEAD.replace(" on every linear layer but the output projection", "")
+"""The head where a regex adapts fewer modules: those it matches alone are named, not every linear layer (s79)."""
 COUNTED_TAIL = ("), and the tables, which measured full fine-tuning, vouch for it by inference and refute nothing")
 
 
@@ -85,7 +87,7 @@ def test_the_config_read_alone_says_whose_names_it_assumes() -> None:
 
     # Qwen3's names take no module less .*proj; Qwen3-MoE's router is the first type's that PEFT takes.
     assert counted("exclude_modules: '.*proj'") == (
-        f"{COUNTED_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate alone among "
+        f"{FEWER_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate alone among "
         "qwen3_moe's module names, which the config read alone assumes, knowing no model, its adapter counted on what "
         f"it matches of the model's own names alone{COUNTED_TAIL}")
     # A norm of the layers: named as the assumed type's, whatever the model's are.
@@ -108,12 +110,12 @@ def test_the_verdict_remakes_the_note_on_the_models_own_names(cli: Cli, tmp_path
     assert excluded["lora-counted-as-full"] == f"{COUNTED_HEAD}{COUNTED_TAIL}"
     one = _problems(cli, "--from-config", str(_trinity(tmp_path, str(model), "target_modules: '.*q_proj'")))
     assert one["lora-counted-as-full"] == (
-        f"{COUNTED_HEAD}; its target_modules '.*q_proj' matches q_proj alone among qwen3's module names, which it "
+        f"{FEWER_HEAD}; its target_modules '.*q_proj' matches q_proj alone among qwen3's module names, which it "
         f"assumes for a model type it has not read, on which alone its adapter is counted{COUNTED_TAIL}")
     # A catalogue mixture of experts: its own names, nothing assumed.
     known = _problems(cli, "--from-config", str(_trinity(tmp_path, "Qwen/Qwen3-30B-A3B", "exclude_modules: '.*proj'")))
     assert known["lora-counted-as-full"] == (
-        f"{COUNTED_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate alone, on "
+        f"{FEWER_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate alone, on "
         f"which alone its adapter is counted{COUNTED_TAIL}")
 
 

@@ -64,8 +64,8 @@ def test_a_regex_of_decoder_linears_alone_is_counted_as_all_linear_s_adapter() -
     assert config.lora_rank == 16
     assert _lines(subset)[0] == ("lora-counted-as-full", (
         "with LoRA (model.lora_configs) the trainer holds gradients and optimizer states for the adapter alone: the "
-        "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on every "
-        "linear layer but the output projection, unless --lora-rank gives another; its target_modules "
+        "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's, unless "
+        "--lora-rank gives another; its target_modules "
         "'.*\\.(q_proj|v_proj)' matches q_proj and v_proj alone among qwen3's module names, which the config read "
         "alone assumes, knowing no model, its adapter counted on what it matches of the model's own names alone), "
         "and the "

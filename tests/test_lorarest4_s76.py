@@ -143,8 +143,8 @@ def test_an_exclusion_makes_a_smaller_adapter_counted_as_all_linear_s() -> None:
     assert read_trinity_config(text, "trinity.yaml", {}).lora_rank == 16
     assert _lines(text)[0][1] == (
         "with LoRA (model.lora_configs) the trainer holds gradients and optimizer states for the adapter alone: the "
-        "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on every "
-        "linear layer but the output projection, unless --lora-rank gives another; its target_modules 'all-linear' "
+        "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's, unless "
+        "--lora-rank gives another; its target_modules 'all-linear' "
         "less exclude_modules '.*mlp.*' matches q_proj, k_proj, v_proj and o_proj alone among qwen3's module names, "
         "which the config read alone assumes, knowing no model, its adapter counted on what it matches of the model's "
         "own names alone), and the tables, which measured full fine-tuning, vouch for it by inference and refute "

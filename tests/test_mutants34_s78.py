@@ -50,8 +50,8 @@ def test_the_config_read_alone_matches_transformers_4s_experts_up_to_the_eighth(
     # of any known type's released models), so .*experts\.7\.w1 is Mixtral's last expert under transformers 4 ...
     assert _counted_note("target_modules: '.*experts\\.7\\.w1'") == (
         "with LoRA (model.lora_configs) the trainer holds gradients and optimizer states for the adapter alone: the "
-        "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on every "
-        "linear layer but the output projection, unless --lora-rank gives another; its target_modules "
+        "verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's, unless "
+        "--lora-rank gives another; its target_modules "
         "'.*experts\\.7\\.w1' matches experts.E.w1 alone among mixtral's module names, which the config read alone "
         "assumes, knowing no model, its adapter counted on what it matches of the model's own names alone), and the "
         "tables, which measured full fine-tuning, vouch for it by inference and refute nothing")

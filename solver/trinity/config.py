@@ -999,20 +999,22 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
     (`ConfigProblemCode.LORA_COUNTED_AS_FULL`): what the verdict and the plans count, LoRA's states at its rank
     (`counted_lora_rank`), or where they cannot (`_lora_uncounted`), full fine-tuning's, conservative for it by about
     12 of the 16 bytes per parameter of each GPU's shard without Offload; what a regex adapts of them said on the
-    model's module `names` where known (`_fewer_targets`). None without LoRA, and for LoRA configs Trinity does not
-    load (`_lora_configs_notes` refuses them)."""
+    model's module `names` where known (`_fewer_targets`), in place of "every linear layer but the output projection"
+    (``lm_head``), which an adapter on ``o_proj`` would seem to contradict. None without LoRA, and for LoRA configs
+    Trinity does not load (`_lora_configs_notes` refuses them)."""
     lora = _lora_key(reader)
     if lora is None or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
         return []
     key = ".".join(lora)
     uncounted = _lora_uncounted(reader, version)
     if uncounted is None:
+        fewer = _fewer_targets(reader, lora, names)
+        where = "" if fewer else " on every linear layer but the output projection"
         return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
             f"with LoRA ({key}) the trainer holds gradients and optimizer states for the adapter alone: the verdict "
             f"and the plans count LoRA rank {_lora_rank(reader)}'s states (the frozen base's fp32 weights and the "
-            "adapter's on every linear layer but the output projection, unless --lora-rank gives another"
-            f"{_fewer_targets(reader, lora, names)}), and the tables, which measured full fine-tuning, vouch for it by "
-            "inference and refute nothing"))]
+            f"adapter's{where}, unless --lora-rank gives another{fewer}), and the tables, which measured full "
+            "fine-tuning, vouch for it by inference and refute nothing"))]
     from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
     when = f"with LoRA ({key})" if from_08 is None else f"with verl before 0.8 LoRA ({key})"
     return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
