@@ -2015,7 +2015,7 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     whole_rank = omegaconf_integer(rank)
     if rank is not None and (whole_rank is None or whole_rank < 1):
         return  # no LoRA, or refused as such
-    made, names = "", model.peft_names
+    made, names, parameters = "", model.peft_names, "for the routed experts"
     if configs[0].get("path") is None and not all_linear(targets):
         excluded = excluded if isinstance(excluded, str) else None
         try:
@@ -2023,17 +2023,28 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
                 return  # refused, or cautioned on, as such
         except re.error:
             return
-        made = (f"; peft made that set of '{targets}': {', '.join(converted_target_names(targets, excluded, names))}, "
+        converted = converted_target_names(targets, excluded, names)
+        made = (f"; peft made that set of '{targets}': {', '.join(converted)}, "
                 "which it adapts in every layer, whatever layers the regular expression names")
+        if not set(converted) & _routed_target_names(names):
+            parameters = "(an empty one here: its target_modules name neither the router nor a routed expert)"
     checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
         f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: "
-        f"{transformers_5_words(checks.version)} peft 0.21.2 makes the adapter's target_parameters a set for the "
-        "routed experts, which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each "
+        f"{transformers_5_words(checks.version)} peft 0.21.2 makes the adapter's target_parameters a set {parameters}, "
+        "which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each "
         "checkpoint's lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a "
         f"set of module names by then, are not saved split{made}), so the explorer's vLLM fails to reload the adapter "
         "at the first weight sync (json.load), and so does any later load of it: train "
         f"{model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
         "target_parameters as a list before the run"))
+
+
+def _routed_target_names(names: PeftModuleNames) -> set[str]:
+    """The short names PEFT maps to the router's and the routed experts' parameters on a mixture of experts whose
+    LoRA config it converts (``_MOE_TARGET_MODULE_MAPPING``' keys, ``utils/transformers_weight_conversion.py:332`` to
+    ``:346`` in peft 0.21.2): ``gate`` and the last names of `names`' routed experts: a ``target_modules`` that names
+    none of them leaves ``target_parameters`` an empty set (`_check_moe_lora_saved`)."""
+    return {"gate", *(name.rsplit(".", 1)[-1] for name in names.adapted if name.rsplit(".", 1)[0].endswith("experts"))}
 
 
 def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
