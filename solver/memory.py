@@ -375,7 +375,7 @@ class MemoryQuestion(Frozen, defer_build=True):
     node_gpus: PositiveInt = Field(description="the GPUs per node (--node-gpus)")
     trinity_version: str | None = Field(default=None, description=(
         "the Trinity release the memory is counted for (--trinity-version), as given: 0.5.1's transformers 4 shards a "
-        "mixture of experts' routed experts evenly, the others whole; null for none, counted as 0.6"))
+        "mixture of experts' routed experts each over every GPU, the others whole; null for none, counted as 0.6"))
     memory_model: str | None = Field(description=(
         "the memory-model file given (--memory-model), as given (a byte of its name that is not UTF-8 as its escape, "
         "\\xe9); null where none was: the shipped memory model, or through the API a loaded one"))
