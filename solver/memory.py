@@ -7,7 +7,8 @@ sequence per micro-batch, ``2L`` for its DPO pair, `solver.rules.counted_tokens`
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
   FSDP (a mixture of experts' routed experts whole: the fullest GPU holds the rounded-up count of them,
-  `expert_padding`, but for Trinity 0.5.1's transformers 4, which shards each expert evenly); with Offload they
+  `expert_padding`, but for Trinity 0.5.1's transformers 4, which shards each expert's weights over every GPU, their
+  rows padded where the GPUs divide neither dimension; a dense layer's padding is not counted); with Offload they
   live in host memory instead; with LoRA (`lora_rank`), the frozen base's fp32 weights alone, and the adapter's
   weights, gradients and Adam moments (`lora_states_bytes`);
 - **gathered**: FSDP's working set of whole layers, Offload or not: while a layer's gradients are
@@ -374,7 +375,7 @@ class MemoryQuestion(Frozen, defer_build=True):
     node_gpus: PositiveInt = Field(description="the GPUs per node (--node-gpus)")
     trinity_version: str | None = Field(default=None, description=(
         "the Trinity release the memory is counted for (--trinity-version), as given: 0.5.1's transformers 4 shards a "
-        "mixture of experts' routed experts evenly, the others whole; null for none, counted as 0.6"))
+        "mixture of experts' routed experts each over every GPU, the others whole; null for none, counted as 0.6"))
     memory_model: str | None = Field(description=(
         "the memory-model file given (--memory-model), as given (a byte of its name that is not UTF-8 as its escape, "
         "\\xe9); null where none was: the shipped memory model, or through the API a loaded one"))
@@ -724,15 +725,42 @@ def lora_parameters(model: Model, rank: int, experts: ExpertLayout = "fused") ->
 
 
 def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> float:
-    """Parameters the fullest of `gpus` GPUs holds beyond an even share of the model's: FSDP2 shards a mixture of
-    experts' `fused` routed experts whole (`_routed_expert_shapes`), so each GPU holds the rounded-up count of every
-    expert layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do, Mixtral's 1 of 8 on 32 GPUs
-    where a quarter would do; 0 for a dense model, where the GPUs divide the experts, and for `separate` experts
-    (transformers 4's, Trinity 0.5.1's, `held_experts`), whose weights each shard over every GPU as a dense layer's."""
-    if model.moe is None or held_experts(model, experts) == "separate":
+    """Parameters the fullest of `gpus` GPUs holds beyond an even share of the model's: the padding FSDP2 gives a
+    mixture of experts' routed experts' tensors (`shard_padding`; 0 for a dense model, whose layers' padding is not
+    counted). `fused` (transformers 5's, `_routed_expert_shapes`), a row per expert: each GPU holds the rounded-up
+    count of every expert layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do, Mixtral's 1 of 8
+    on 32 GPUs where a quarter would do (verl 0.8 and later shard every tensor by its rows; the placement of verl
+    0.7's workers, which pads no more, is not counted). `separate` (transformers 4's, Trinity 0.5.1's,
+    `held_experts`): each expert's three ``nn.Linear`` weights, sharded as Trinity 0.5.1's workers place them
+    (`shard_padding`'s `first_even_dim`): Mixtral's ``w2``, 4096 rows, pads to 4098 on 6 GPUs, each of 256."""
+    moe = model.moe
+    if moe is None:
         return 0.0
-    count = model.moe.experts
-    return model.routed_expert_parameters * (ceil(count / gpus) * gpus - count) / (count * gpus)
+    sparse = model.num_layers - moe.dense_layers
+    width, count = moe.moe_intermediate_size, moe.experts
+    if held_experts(model, experts) == "separate":
+        return shard_padding(_mlp_shapes(model.hidden_size, width, count * sparse), gpus, first_even_dim=True)
+    return shard_padding(_routed_expert_shapes(model.hidden_size, width, count, sparse), gpus)
+
+
+def shard_rows(rows: int, gpus: int) -> int:
+    """The rows of a tensor of `rows` rows that the fullest of `gpus` GPUs holds where FSDP2 shards it by its rows:
+    the rows over the GPUs, rounded up (``FSDPParam._init_sharded_param``, ``fsdp/_fully_shard/_fsdp_param.py:298``
+    to ``:316`` in PyTorch 2.13: ``torch.chunk``'s first chunk, which every GPU allocates, padded)."""
+    return -(-rows // gpus)
+
+
+def shard_padding(shapes: tuple[tuple[int, int, int], ...], gpus: int, first_even_dim: bool = False) -> float:
+    """Parameters the fullest of `gpus` GPUs holds of the tensors `shapes` ((rows, columns, count)) beyond an even
+    share of them: FSDP2 shards each by its rows (`shard_rows`), padded to a multiple of the GPUs; where
+    `first_even_dim`, by its first dimension the GPUs divide, padded only where they divide neither: verl 0.7.0's
+    ``get_shard_placement_fn`` (``utils/fsdp_utils.py:540-550``), which Trinity 0.5.1's workers give ``fully_shard``
+    (``trainer/verl/fsdp_workers.py:552``; FSDP2 refuses an uneven split of another dimension,
+    ``_fsdp_param.py:289-297``). Each is a 2-D tensor there, so `first_even_dim` reads its columns."""
+    def padded_rows(rows: int, columns: int) -> int:
+        return 0 if first_even_dim and columns % gpus == 0 else shard_rows(rows, gpus) * gpus - rows
+
+    return sum(padded_rows(rows, columns) * columns * count for rows, columns, count in shapes) / gpus
 
 
 def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:
@@ -1183,7 +1211,7 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: in
     model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`), its routed experts laid out as `experts`
     (cached: every planning question with host memory asks again for each GPU count)."""
     def pinned(rows: int, columns: int) -> int:
-        return 1 << (bytes_per_value * -(-rows // gpus) * columns - 1).bit_length()
+        return 1 << (bytes_per_value * shard_rows(rows, gpus) * columns - 1).bit_length()
 
     shapes = adapter_shapes(model, lora_rank, experts) if lora_rank else weight_shapes(model, experts)
     held = sum(pinned(rows, columns) * count for rows, columns, count in shapes)
@@ -1480,7 +1508,8 @@ def vllm_lora_widths(model: Model, size: int) -> tuple[tuple[float, float, int],
     down projections) its share of the inputs and its outputs whole (``BaseLinearLayerWithLoRA.create_lora_weights``,
     ``lora/layers/base_linear.py:35`` to ``:85``; ``column_parallel_linear.py:197`` to ``:235``); a replicated router
     both whole; a mixture of experts' routed experts each a gated MLP (``FusedMoEWithLoRA``,
-    ``lora/layers/fused_moe.py:353`` to ``:412``). The embeddings take the vocabulary whole (``embed_tokens``,
+    ``lora/layers/fused_moe.py:353`` to ``:412``; vLLM 0.15.1's alike, ``:320`` to ``:380``; 0.11.0 makes none for
+    them). The embeddings take the vocabulary whole (``embed_tokens``,
     ``vocal_parallel_embedding.py:49`` to ``:67``; again for a tied output projection, which is the same
     ``VocabParallelEmbedding``), and so does the output projection's logits processor (``logits_processor.py:93`` to
     ``:111``). A latent attention's projections are counted whole on every GPU (on the safe side)."""

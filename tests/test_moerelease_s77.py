@@ -1,8 +1,9 @@
 """A mixture of experts' routed experts sharded as the Trinity release's transformers holds them (session 77,
 persona47's Mixtral-8x7B on 32 A100s): Trinity 0.5.1 pins ``transformers<5.0.0``, whose classes make each expert a
-gated MLP of ``nn.Linear`` (``separate``), which FSDP2 shards over every GPU as a dense layer's; 0.6.0 needs
-``>=5.12.1``, whose fused expert tensors it shards whole (``fused``); 0.5.0 and 0.5.2 take ``either``, and so does
-0.5 without its patch: the larger states, fused, count there, as where no release is named."""
+gated MLP of ``nn.Linear`` (``separate``), which FSDP2 shards over every GPU as a dense layer's (padding the rows
+where the GPUs divide neither dimension); 0.6.0 needs ``>=5.12.1``, whose fused expert tensors it shards whole
+(``fused``); 0.5.0 and 0.5.2 take ``either``, and so does 0.5 without its patch: the larger states, fused, count
+there, as where no release is named."""
 
 from __future__ import annotations
 
@@ -36,16 +37,19 @@ def test_only_a_release_pinning_transformers_4_counts_the_experts_separate(relea
 
 # Mixtral-8x7B: P = 46,702,792,704 parameters (43.4953 Gi); its routed experts R = 32 layers x 8 experts x
 # 3 x 4096 x 14336 = 45,097,156,608 = 42 Gi exactly. States, 16 bytes a parameter:
-# - separate, an even share: 16 x 43.4953 / 6 = 115.9876 GiB on 6 GPUs; 16 x 43.4953 / 32 = 21.7477 on 32
-#   (persona47's ~21.7);
+# - separate, an even share and each expert's rows padded where the GPUs divide neither dimension (6 does not divide
+#   4096 or 14336: w1 and w3 pad 14336 rows to 14340, w2 4096 to 4098, (2 x 4 x 4096 + 2 x 14336) x 256 / 6 =
+#   2,621,440 parameters more, 0.0390625 GiB of states): 16 x 43.4953 / 6 + 0.0391 = 116.0267 GiB on 6 GPUs;
+#   16 x 43.4953 / 32 = 21.7477 on 32, which divides both (persona47's ~21.7);
 # - fused, the fullest GPU 2 of 8 experts on 6 GPUs: 16 x (P/6 + R x (2 x 6 - 8) / (8 x 6)) = 115.9876 + 16 x 42 / 12
 #   = 115.9876 + 56 = 171.9876; 1 of 8 on 32: 21.7477 + 16 x 42 x (32 - 8) / 256 = 21.7477 + 63 = 84.7477.
 # Qwen3-30B-A3B: P = 30.5e9 (28.4053 Gi), R = 48 x 128 x 3 x 2048 x 768 = 27 Gi exactly:
-# - separate: 16 x 28.4053 / 6 = 75.7476 on 6; 16 x 28.4053 / 32 = 14.2027 on 32;
+# - separate: 16 x 28.4053 / 6 = 75.7476 on 6 (6 divides 768, the columns of down_proj, which verl 0.7's placement
+#   shards by them: no padding); 16 x 28.4053 / 32 = 14.2027 on 32;
 # - fused, 22 of 128 on 6 GPUs: 75.7476 + 16 x 27 x (132 - 128) / 768 = 75.7476 + 2.25 = 77.9976; 32 divide 128:
 #   14.2027 as separate.
 FUSED = {("Mixtral", 6): 171.9876, ("Mixtral", 32): 84.7477, ("Qwen3", 6): 77.9976, ("Qwen3", 32): 14.2027}
-SEPARATE = {("Mixtral", 6): 115.9876, ("Mixtral", 32): 21.7477, ("Qwen3", 6): 75.7476, ("Qwen3", 32): 14.2027}
+SEPARATE = {("Mixtral", 6): 116.0267, ("Mixtral", 32): 21.7477, ("Qwen3", 6): 75.7476, ("Qwen3", 32): 14.2027}
 
 
 @pytest.mark.parametrize("release", RELEASES)

@@ -1,10 +1,10 @@
 """Session 77, persona49: teams pinned to Trinity 0.5.1 (transformers 4) and 0.5.2 planning a mixture of experts. A
 plan made with ``--trinity-version 0.5.1`` counts Mixtral's routed experts as 0.5.1's transformers lays them out
-(separate ``nn.Linear``, sharded evenly); what is made from it keeps that release: the fragment's host memory (198.8
-GiB a node where whole experts need 270.8) and the command it prints to check a config (``--trinity-version
-0.5.1``, not 0.5, by which the check would count whole experts and find no plan), in ``solve --emit trinity``,
-``solve cluster --emit-dir`` (which refused the placement at exit 2 before) and the API's ``trinity_config``,
-whose ``version=`` counts the experts as the release it names and names it in its refusal."""
+(separate ``nn.Linear``, each sharded over every GPU); what is made from it keeps that release: the fragment's host
+memory (198.8 GiB a node where whole experts need 270.8) and the command it prints to check a config
+(``--trinity-version 0.5.1``, not 0.5, by which the check would count whole experts and find no plan), in ``solve
+--emit trinity``, ``solve cluster --emit-dir`` (which refused the placement at exit 2 before) and the API's
+``trinity_config``, whose ``version=`` counts the experts as the release it names and names it in its refusal."""
 
 from __future__ import annotations
 

@@ -131,13 +131,14 @@ def test_llama4_shards_whole_experts_under_0_5_1_too(tmp_path: Path) -> None:
 
 def test_granitemoe_shards_whole_experts_under_0_5_1_and_qwen3_moe_does_not(tmp_path: Path) -> None:
     # 8 experts of 512 in 4 layers of 1024: R = 4 x 8 x 3 x 1024 x 512 = 50,331,648; on 3 GPUs 3 of 8 a GPU (9 where 8
-    # would do): R x 1 / (8 x 3) = 2,097,152 more.
+    # would do): R x 1 / (8 x 3) = 2,097,152 more. Qwen3-MoE's separate experts pad their rows (3 divides neither 512
+    # nor 1024): gate and up 512 to 513, down 1024 to 1026, (2 x 1024 + 2 x 512) x 32 / 3 = 32,768 more.
     (tmp_path / "granite").mkdir()
     (tmp_path / "qwen").mkdir()
     granite = _read(tmp_path / "granite", {**SMALL, "model_type": "granitemoe"})
     qwen = _read(tmp_path / "qwen", {**SMALL, "model_type": "qwen3_moe"})
     assert expert_padding(granite, 3, "separate") == expert_padding(granite, 3, "fused") == 2_097_152
-    assert (expert_padding(qwen, 3, "separate"), expert_padding(qwen, 3, "fused")) == (0.0, 2_097_152)
+    assert (expert_padding(qwen, 3, "separate"), expert_padding(qwen, 3, "fused")) == (32_768, 2_097_152)
     assert (held_experts(granite, "separate"), held_experts(qwen, "separate")) == ("fused", "separate")
 
 

@@ -66,7 +66,8 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
                              "under trainer too (with verl before 0.8 it takes those), 0.5 the roles' only (it "
                              f"refuses the others); default: {default}. The plans count the memory as the release "
                              "holds it: 0.5 the reference model's host shards in bf16, 0.6 (and by default) in fp32; "
-                             "0.5.1 a mixture of experts' routed experts sharded evenly, by its transformers 4")
+                             "0.5.1 a mixture of experts' routed experts each sharded over every GPU, by its "
+                             "transformers 4")
 
 
 def add_counted_release_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
@@ -80,8 +81,8 @@ def add_counted_release_option(parser: argparse.ArgumentParser | argparse._Argum
     parser.add_argument("--trinity-version", metavar="V", action=_TrinityRelease,
                         help=f"the Trinity-RFT release to {'plan' if planned else 'count the memory'} for, as solve "
                              "takes it (0.5, 0.6, 0.5.1): 0.5.1's transformers 4 shards a mixture of experts' routed "
-                             "experts evenly, the others whole; 0.5 pins the reference model's host shards in bf16, "
-                             f"0.6 in fp32;{batch} default: 0.6's counts")
+                             "experts each over every GPU, the others whole; 0.5 pins the reference model's host "
+                             f"shards in bf16, 0.6 in fp32;{batch} default: 0.6's counts")
 
 
 class _TrinityRelease(argparse.Action):

@@ -297,7 +297,8 @@ adapter on ``all-linear`` adapts of them: ``solver.memory.adapted_shapes``): ``f
 with a row per expert, ``modeling_mixtral.py:70-71`` in 5.12.1, ``:71-72`` in 5.0.0), whose shards hold whole experts
 (the fullest GPU the rounded-up count of them); ``separate`` (transformers 4: an ``nn.ModuleList`` of one gated MLP of
 three ``nn.Linear`` per expert, ``modeling_mixtral.py:63-65``, ``:97`` in 4.57.1; ``modeling_qwen3_moe.py:203-205``,
-``:222``), each weight sharded by its rows over every GPU, evenly as a dense layer's."""
+``:222``), each weight sharded over every GPU by its first dimension the GPUs divide, else by its rows padded to a
+multiple of them (Trinity 0.5.1's placement: ``solver.memory.shard_padding``)."""
 ExpertLayout = Literal["fused", "separate", "either"]
 """How a Trinity release's transformers holds a mixture of experts' routed experts (`HeldExperts`): ``fused`` alone
 (0.6's transformers 5), ``separate`` (0.5.1's transformers 4, where the model's type makes them ``nn.Linear``:
