@@ -168,10 +168,8 @@ def run_cluster(args: argparse.Namespace) -> int:
             _note_pools_gone(args.current, args.file, fleet)
         if not args.json:
             _note_buy(args, result, fleet)
-        if signal.SIGINT in came and not result.interrupted:
-            came[:] = [number for number in came if number != signal.SIGINT]
-            print_escaped("solve cluster: Ctrl-C came once the placement was worked out: the placement above is whole"
-                          f"{' (its configs too)' if written else ''}", file=sys.stderr)
+        if not result.interrupted:
+            _say_ctrl_c_stopped_nothing(came, "placement", " (its configs too)" if written else "")
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
@@ -288,16 +286,32 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
     from solver.api import buy_nodes
     from solver.render import purchase_json, purchase_view
     result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen))
-    if args.json:
-        sys.stdout.write(purchase_json(result) + "\n")
-    else:
-        print_view(purchase_view(result, fleet), "solve cluster")
-    _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
+    # Ctrl-C once the purchase is worked out comes once it is printed, with its notes: it stops nothing then, as a
+    # placement's.
+    with signals_held() as came:
+        if args.json:
+            sys.stdout.write(purchase_json(result) + "\n")
+        else:
+            print_view(purchase_view(result, fleet), "solve cluster")
+        sys.stdout.flush()  # all of it out before a Ctrl-C held comes
+        _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
+        if not result.interrupted:
+            _say_ctrl_c_stopped_nothing(came, "purchase")
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best purchase found so far is above", file=sys.stderr)
         return INTERRUPTED
     required_nowhere = {unplaced.job for unplaced in result.fits_nowhere} & set(result.required)
     return 0 if result.gpus is not None and not required_nowhere else NO_PLAN
+
+
+def _say_ctrl_c_stopped_nothing(came: list[int], answer: str, also: str = "") -> None:
+    """Where Ctrl-C came (among the signals held, `came`) once the `answer` (placement, purchase) was worked out and
+    printed, on stderr, that it stopped nothing (the answer is whole, `also` saying what else is), and take it out of
+    `came`, so that it is not delivered."""
+    if signal.SIGINT in came:
+        came[:] = [number for number in came if number != signal.SIGINT]
+        print_escaped(f"solve cluster: Ctrl-C came once the {answer} was worked out: the {answer} above is whole{also}",
+                      file=sys.stderr)
 
 
 def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> None:

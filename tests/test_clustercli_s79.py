@@ -1,0 +1,56 @@
+"""Cluster and CLI slips (s79, helper clustercli): Ctrl-C while ``solve cluster --buy``'s placement is widened keeps
+the purchase found."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import signal
+from pathlib import Path
+
+import pytest
+from test_smallslips24_s77 import Cli
+
+import solver.cli.cluster
+
+buy_module = importlib.import_module("solver.cluster.buy")  # `solver.cluster.buy` the name is the function
+SMALLER_ASKS = Path(__file__).parent.parent / "docs" / "examples" / "smaller-asks.yaml"
+
+
+@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
+def test_ctrl_c_while_the_purchase_is_widened_keeps_the_purchase(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the placement made again unwidened was not held: a second Ctrl-C there gave no JSON, exit 130.
+    grown = buy_module.grown_placements
+    asked: list[float | None] = []
+
+    def ctrl_c_while_widening(*args: object) -> object:
+        asked.append(args[-1])  # type: ignore[arg-type]  # widen_by: None where not widened
+        signal.raise_signal(signal.SIGINT)  # the first stops widening; the second, as it is placed again, is held
+        return grown(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(buy_module, "grown_placements", ctrl_c_while_widening)
+    status, out, err = cli("cluster", str(SMALLER_ASKS), "--buy", "--json")
+    purchase = json.loads(out)
+    assert (status, [widen_by is None for widen_by in asked], purchase["interrupted"], purchase["gpus"]) == (
+        130, [False, True], True, 8)
+    assert [(placed["job"], placed["trainer_gpus"], placed["nodes"]) for placed in purchase["placements"]] == [
+        ("chat-14b", 4, [1]), ("math-4b", 4, [0])]
+    assert err.splitlines()[-1] == "solve cluster: interrupted: the best purchase found so far is above"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
+
+
+@pytest.mark.usefixtures("python_ctrl_c")
+def test_ctrl_c_once_the_purchase_is_printed_leaves_its_exit_status(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: exit 130 and "solve cluster: interrupted" after a whole purchase whose JSON said "interrupted": false.
+    noted = solver.cli.cluster._note_what_was_read
+
+    def ctrl_c_in_the_notes(*args: object) -> None:
+        signal.raise_signal(signal.SIGINT)  # held until the notes are done: then it stops nothing
+        noted(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(solver.cli.cluster, "_note_what_was_read", ctrl_c_in_the_notes)
+    status, out, err = cli("cluster", str(SMALLER_ASKS), "--buy", "--json")
+    assert (status, json.loads(out)["interrupted"], json.loads(out)["gpus"]) == (0, False, 8)
+    assert err.splitlines()[-1] == (
+        "solve cluster: Ctrl-C came once the purchase was worked out: the purchase above is whole")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
