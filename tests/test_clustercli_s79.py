@@ -54,3 +54,19 @@ def test_ctrl_c_once_the_purchase_is_printed_leaves_its_exit_status(cli: Cli, mo
     assert err.splitlines()[-1] == (
         "solve cluster: Ctrl-C came once the purchase was worked out: the purchase above is whole")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_out_says_wrote_after_the_view_alone_and_emit_keeps_stdout_the_fragment(cli: Cli, tmp_path: Path) -> None:
+    # --emit trinity --out: stdout is the fragment alone (for a pipe), as --json's is the JSON, with no "wrote" line on
+    # either stream; the view ends with it, as solve map --svg's and solve cluster --emit-dir's do.
+    out_file = tmp_path / "plan.yaml"
+    asked = ("--model", "8B", "--gpu", "h100", "--total-gpus", "8", "--rollout-gpus", "2", "--len", "32k",
+             "--out", str(out_file))
+    status, out, err = cli(*asked, "--emit", "trinity")
+    assert (status, out, err) == (0, out_file.read_text(encoding="utf-8"), "")
+    assert out.splitlines()[1] == ("# plan: Env + SP=2 on 6 H100-80GB trainer GPUs (2 for rollout), "
+                                   "max_model_len 32768")
+    status, out, err = cli(*asked, "--json")
+    assert (status, json.loads(out)[0]["gpu"], "wrote" in out + err) == (0, "H100-80GB", False)
+    status, out, err = cli(*asked)
+    assert (status, out.splitlines()[-1], err) == (0, f"wrote {out_file}", "")
