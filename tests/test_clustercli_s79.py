@@ -1,5 +1,6 @@
-"""Cluster and CLI slips (s79, helper clustercli): Ctrl-C while ``solve cluster --buy``'s placement is widened keeps
-the purchase found."""
+"""Cluster and CLI slips (s79, helper clustercli): Ctrl-C while ``solve cluster --buy``'s placement is widened, or
+once its purchase is worked out, keeps the purchase found; ``solve --out``'s ``wrote`` line beside --emit and --json;
+``--maximize len`` (and ``--exact``) without a budget names both budget options."""
 
 from __future__ import annotations
 
@@ -70,3 +71,14 @@ def test_out_says_wrote_after_the_view_alone_and_emit_keeps_stdout_the_fragment(
     assert (status, json.loads(out)[0]["gpu"], "wrote" in out + err) == (0, "H100-80GB", False)
     status, out, err = cli(*asked)
     assert (status, out.splitlines()[-1], err) == (0, f"wrote {out_file}", "")
+
+
+def test_maximize_len_without_a_budget_names_both_budgets_and_each_bounds_it(cli: Cli) -> None:
+    # Before: "--maximize len needs a GPU budget: --gpus N", though --total-gpus with --rollout-gpus bounds it too.
+    asked = ("--model", "8B", "--gpu", "h100", "--maximize", "len")
+    assert cli(*asked) == (2, "", "solve: error: --maximize len needs a GPU budget: --gpus N, or --total-gpus T with "
+                                  "--rollout-gpus R\n")
+    by_total = json.loads(cli(*asked, "--total-gpus", "8", "--rollout-gpus", "2", "--json")[1])[0]
+    by_trainer = json.loads(cli(*asked, "--gpus", "6", "--json")[1])[0]
+    assert (by_total["budget_gpus"], by_total["total_gpus"]) == (6, 8)
+    assert by_total["plans"][0]["max_model_len"] == by_trainer["plans"][0]["max_model_len"] == 101376
