@@ -13,6 +13,7 @@ import pytest
 from test_smallslips24_s77 import Cli
 
 import solver.cli.cluster
+from solver.cli.cluster import build_cluster_parser
 
 buy_module = importlib.import_module("solver.cluster.buy")  # `solver.cluster.buy` the name is the function
 SMALLER_ASKS = Path(__file__).parent.parent / "docs" / "examples" / "smaller-asks.yaml"
@@ -76,9 +77,27 @@ def test_out_says_wrote_after_the_view_alone_and_emit_keeps_stdout_the_fragment(
 def test_maximize_len_without_a_budget_names_both_budgets_and_each_bounds_it(cli: Cli) -> None:
     # Before: "--maximize len needs a GPU budget: --gpus N", though --total-gpus with --rollout-gpus bounds it too.
     asked = ("--model", "8B", "--gpu", "h100", "--maximize", "len")
-    assert cli(*asked) == (2, "", "solve: error: --maximize len needs a GPU budget: --gpus N, or --total-gpus T with "
-                                  "--rollout-gpus R\n")
+    assert cli(*asked) == (2, "", ("solve: error: --maximize len needs a GPU budget: --gpus N, or --total-gpus T "
+                                   "with --rollout-gpus R\n"))
     by_total = json.loads(cli(*asked, "--total-gpus", "8", "--rollout-gpus", "2", "--json")[1])[0]
     by_trainer = json.loads(cli(*asked, "--gpus", "6", "--json")[1])[0]
     assert (by_total["budget_gpus"], by_total["total_gpus"]) == (6, 8)
     assert by_total["plans"][0]["max_model_len"] == by_trainer["plans"][0]["max_model_len"] == 101376
+
+
+def test_buy_is_said_to_name_the_fewest_gpus_then_nodes(cli: Cli, tmp_path: Path) -> None:
+    # Before: the help and the hint said "the fewest nodes"; the purchase is the fewest GPUs, then nodes: a job of 4
+    # trainer and 4 rollout GPUs buys two nodes of 4 GPUs, not one of 16.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: big, gpu: A100-80GB, nodes: 0, gpus_per_node: 16}\n"
+                     "  - {name: small, gpu: A100-80GB, nodes: 0, gpus_per_node: 4}\n"
+                     "jobs: [{name: j, model: Qwen3-8B, max_model_len: 32768, rollout_gpus: 4}]\n", encoding="utf-8")
+    purchase = json.loads(cli("cluster", str(fleet), "--buy", "--json")[1])
+    assert (purchase["gpus"], purchase["nodes"], [pool["nodes"] for pool in purchase["pools"]]) == (8, 2, [0, 2])
+    buy_help = next(action.help for action in build_cluster_parser()._actions if "--buy" in action.option_strings)
+    assert buy_help is not None and buy_help.startswith(
+        "instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with which every job is placed")
+    status, _, err = cli("cluster", str(SMALLER_ASKS))
+    assert (status, err.splitlines()[-1]) == (1, (
+        f"solve cluster: note: to place every job: solve cluster {SMALLER_ASKS} --buy names the fewest GPUs, then nodes, "
+        "to add to the pools (and the jobs no number of nodes runs)"))
