@@ -1132,8 +1132,9 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
                      names: OptionNames) -> None:
     """`QueryError` where the objective lacks what it needs (a budget to maximise the length within, a length
     otherwise) or is given what it chooses (the length, or with ``--exact`` the GPU count), naming the options as
-    `names` do."""
-    give_budget = names.valued(names.budget, "N")
+    `names` do: the budget is the trainer's, or (`total_budget`) the trainer's and the rollout's together."""
+    give_budget = (f"{names.valued(names.budget, 'N')}, or {names.valued(names.total_gpus, 'T')} with "
+                   f"{names.valued(names.rollout_gpus, 'R')}")
     if objective == "max_len":
         if max_model_len is not None:  # both fixes at once where both are needed
             budget = "" if budget_gpus is not None else f", and give the GPU budget to find it within: {give_budget}"
@@ -1143,7 +1144,8 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
     elif max_model_len is None:
         wanted = names.minimize_gpus if objective == "min_gpus" else "a cheapest plan"
         longest = ("" if objective == "min_gpus"
-                   else f"; or, for the longest context, {names.joined((names.maximize_len, give_budget))}")
+                   else f"; or, for the longest context, "
+                   f"{names.joined((names.maximize_len, names.valued(names.budget, 'N')))}")
         raise QueryError(f"{wanted} needs a length: {names.valued(names.length, 'L')} (tokens, e.g. 32768){longest}")
     if exact and budget_gpus is None:
         raise QueryError(f"{names.exact} needs {give_budget}")

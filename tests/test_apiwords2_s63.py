@@ -32,6 +32,11 @@ def refusal(call: Any, *args: Any, **kwargs: Any) -> str:
     return str(raised.value)
 
 
+API_BUDGET = "budget_gpus=N, or total_gpus=T with rollout_gpus=R"
+"""The GPU budgets the API takes, as its refusals name them: the trainer's, or with the rollout's (s79)."""
+COMMAND_BUDGET = "--gpus N, or --total-gpus T with --rollout-gpus R"
+"""The same, in the command's words."""
+
 PLAN_ERRORS = [
     ({"max_model_len": -5}, "max_model_len must be a whole number from 1 to 16777216, got -5"),
     ({"budget_gpus": 0}, "budget_gpus must be a whole number from 1 to 65536, got 0"),
@@ -53,14 +58,14 @@ PLAN_ERRORS = [
     ({"node_gpus": 4, "sp": 8}, ("sp=8 is not allowed: SP=8 is more GPUs than nodes of 4 (node_gpus) hold, and an SP "
                                  "group must fit in one (the degrees that Qwen3-14B's heads allow and that keep an SP "
                                  "group in a node of 4 GPUs: 1, 2, 4)")),
-    ({"max_model_len": None, "objective": "max_len"}, 'objective="max_len" needs a GPU budget: budget_gpus=N'),
+    ({"max_model_len": None, "objective": "max_len"}, f'objective="max_len" needs a GPU budget: {API_BUDGET}'),
     ({"objective": "max_len"}, ('objective="max_len" chooses the length: drop max_model_len, and give the GPU budget '
-                                'to find it within: budget_gpus=N')),
+                                f'to find it within: {API_BUDGET}')),
     ({"max_model_len": None, "objective": "min_gpus"},
      'objective="min_gpus" needs a length: max_model_len=L (tokens, e.g. 32768)'),
     ({"max_model_len": None}, ('a cheapest plan needs a length: max_model_len=L (tokens, e.g. 32768); or, for the '
                                'longest context, objective="max_len", budget_gpus=N')),
-    ({"exact": True}, "exact=True needs budget_gpus=N"),
+    ({"exact": True}, f"exact=True needs {API_BUDGET}"),
     ({"exact": True, "budget_gpus": 8, "objective": "min_gpus"},
      'objective="min_gpus" chooses the GPU count: drop exact=True'),
 ]
@@ -73,7 +78,7 @@ COMMAND_ERRORS = {
     "margin is a fraction from 0 to below 1, got 1.5": "--margin is a fraction from 0 to below 1, got 1.5",
     "host_ram_gb must be above 0 and at most 49152 GB, got -1": (
         "--host-ram must be above 0 and at most 49152 GB, got -1"),
-    "exact=True needs budget_gpus=N": "--exact needs --gpus N",
+    f"exact=True needs {API_BUDGET}": f"--exact needs {COMMAND_BUDGET}",
     'objective="min_gpus" chooses the GPU count: drop exact=True': (
         "--minimize gpus chooses the GPU count: drop --exact"),
 }
@@ -219,8 +224,8 @@ def test_patched_config_problems_name_the_api_by_default_and_write_for_the_comma
 
 
 @pytest.mark.parametrize(("argv", "words"), [
-    (("--model", "Qwen3-14b", "--gpu", "h100", "--maximize", "len"), "--maximize len needs a GPU budget: --gpus N"),
-    (("--model", "Qwen3-14b", "--gpu", "h100", "--len", "32768", "--exact"), "--exact needs --gpus N"),
+    (("--model", "Qwen3-14b", "--gpu", "h100", "--maximize", "len"), f"--maximize len needs a GPU budget: {COMMAND_BUDGET}"),
+    (("--model", "Qwen3-14b", "--gpu", "h100", "--len", "32768", "--exact"), f"--exact needs {COMMAND_BUDGET}"),
     (("--model", "Qwen3-14b", "--gpu", "h100", "--len", "32768", "--token-budget", "auto", "--no-estimate"),
      "--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns off: drop one of them"),
     (("memory", "--model", "Qwen3-14b", "--gpu", "h100", "--len", "32768", "--gpus", "12", "--sp", "1"),

@@ -222,7 +222,8 @@ def test_a_job_more_nodes_may_give_a_way_to_run_is_told_of_buy(tmp_path: Path, c
         "solve cluster: note: too-long: no number of nodes trains its max_model_len in any pool it may use, so --buy "
         "would not place it either: a shorter max_model_len, or another GPU type, may\n"
         "solve cluster: note: roll, huge: no way to run on the pools' nodes as they are, but more nodes may give them "
-        f"a way to run: solve cluster {path} --buy names the fewest nodes to add to the pools (and the jobs no number "
+        f"a way to run: solve cluster {path} --buy names the "
+        "fewest GPUs, then nodes, to add to the pools (and the jobs no number "
         "of nodes runs)\n")
     result = checked_required_purchase(instance, None, tmp_path)  # --buy places both; too-long, no number of nodes
     assert ([job["job"] for job in result["fits_nowhere"]], sorted(entry["job"] for entry in result["placements"])) == (
@@ -238,4 +239,4 @@ def test_room_and_a_way_to_run_are_named_in_one_note(tmp_path: Path, capsys: pyt
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == (
         "solve cluster: note: to place every job (more nodes may give roll a way to run too): solve cluster "
-        f"{path} --buy names the fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")
+        f"{path} --buy names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")

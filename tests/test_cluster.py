@@ -2061,7 +2061,8 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     status, out, err = cli("cluster", str(path))
     # huge (Qwen3-8B at 200000) needs 8 GPUs of one node, and the jobs placed before it leave no such node.
     assert (status, err) == (1, (f"solve cluster: note: to place every job: solve cluster {path} --buy names the "
-                                 "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")) and (
+                                 "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes "
+                                 "runs)\n")) and (
         "unplaced jobs: 1 of 5\n" in out) and (
         "huge │ no room left in a100 and h20 (it needs at least 8 GPUs of one node) after the jobs placed") in out
     status, out, err = cli("cluster", str(path), "--minimize", "nodes", "--json")

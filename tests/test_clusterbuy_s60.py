@@ -170,7 +170,8 @@ def test_text_output_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "what to buy" in out and "nodes then" in out
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == (f"solve cluster: note: to place every job: solve cluster {path} --buy names the "
-                                       "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")
+                                       "fewest GPUs, then nodes, to add to the pools (and the jobs no number of "
+                                       "nodes runs)\n")
 
 
 def test_a_placement_of_every_job_notes_no_buy(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

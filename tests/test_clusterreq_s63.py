@@ -119,11 +119,12 @@ def test_more_nodes_reach_tries_the_auto_token_budget_and_says_which(tmp_path: P
     assert note == (
         "solve cluster: note: mid, long: no way to run on the pools' nodes as they are, but more nodes may give them "
         f"a way to run (long with --token-budget auto): solve cluster {path} --buy --token-budget auto names the "
-        "fewest nodes to add to the pools (and the jobs no number of nodes runs)")
+        "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)")
     assert main(["cluster", str(path), "--token-budget", "auto"]) == 1  # the run's own: in the command, unsaid
     assert capsys.readouterr().err.splitlines()[-1] == (
         "solve cluster: note: mid, long: no way to run on the pools' nodes as they are, but more nodes may give them "
-        f"a way to run: solve cluster {path} --buy --token-budget auto names the fewest nodes to add to the pools "
+        f"a way to run: solve cluster {path} --buy --token-budget auto names the "
+        "fewest GPUs, then nodes, to add to the pools "
         "(and the jobs no number of nodes runs)")
     # The command the note gives places both: long on 3 nodes of its own.
     purchase = solver.buy_nodes(path, token_budget="auto")

@@ -121,7 +121,7 @@ def test_minimize_nodes_with_every_job_required_names_no_job_to_buy_for(cli: Cli
                     "jobs: [{name: x, model: Qwen3-14B, max_model_len: 65536, rollout_gpus: 2, required: true},\n"
                     "       {name: y, model: Qwen3-14B, max_model_len: 65536, rollout_gpus: 2, required: true}]\n",
                     encoding="utf-8")
-    tail = "names the fewest nodes to add to the pools (and the jobs no number of nodes runs)\n"
+    tail = "names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n"
     status, out, err = cli("cluster", str(path), "--minimize", "nodes")
     assert (status, out.splitlines()[0]) == (1, "status: infeasible")
     assert err == f"solve cluster: note: to place every job: solve cluster {path} --buy {tail}"

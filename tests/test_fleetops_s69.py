@@ -26,7 +26,7 @@ DOWN = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_nod
 
 OUT_OF_SERVICE = "h20: the pool has no nodes now (nodes: 0)"
 
-TAIL = " names the fewest nodes to add to the pools (and the jobs no number of nodes runs)\n"
+TAIL = " names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n"
 
 
 def _write(tmp_path: Path, fleet: dict) -> Path:

@@ -16,7 +16,7 @@ FIVE_GPU_JOBS = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpu
     {"name": name, "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 4} for name in ("a", "b", "c")]}
 """Three jobs of 5 GPUs at the fewest on one node of 8 (one fits), none marked required in the file."""
 
-TAIL = " names the fewest nodes to add to the pools (and the jobs no number of nodes runs)\n"
+TAIL = " names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n"
 
 
 def _fleet(tmp_path: Path) -> Path:

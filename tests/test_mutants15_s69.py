@@ -136,7 +136,7 @@ def test_a_required_job_no_nodes_place_keeps_the_buy_note_s_required_list(cli, t
     assert status == 1 and err.splitlines()[1] == (
         "solve cluster: note: way: no way to run on the pools' nodes as they are, but more nodes may give it a way to "
         f"run (with --token-budget auto): solve cluster {path} --buy --required huge,way --token-budget auto names "
-        "the fewest nodes to add to the pools (and the jobs no number of nodes runs)")
+        "the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)")
 
 
 SHORT = SINGLE_GPU_CAUTION_SHORT

@@ -108,7 +108,7 @@ def test_required_on_the_command_line_is_named_first_in_the_buy_note(tmp_path: P
     assert main(["cluster", str(path), "--required", "a"]) == 1
     assert capsys.readouterr().err == (
         f"solve cluster: note: to place the jobs left out too: solve cluster {path} --buy --required a,b names the "
-        "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")
+        "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
 
 
 def test_the_buy_note_beside_a_required_job_placed_names_the_job_more_nodes_may_run(
@@ -120,7 +120,8 @@ def test_the_buy_note_beside_a_required_job_placed_names_the_job_more_nodes_may_
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == (
         f"solve cluster: note: mid: no way to run on the pools' nodes as they are, but more nodes may give it a way to "
-        f"run: solve cluster {path} --buy --required mid names the fewest nodes to add to the pools (and the jobs no "
+        f"run: solve cluster {path} --buy --required mid names the "
+        "fewest GPUs, then nodes, to add to the pools (and the jobs no "
         "number of nodes runs)\n")
 
 
@@ -290,5 +291,6 @@ def test_a_pool_below_the_tables_smallest_count_is_told_more_nodes_may_run_the_j
     assert main(["cluster", str(path), "--cells", str(cells), "--no-estimate"]) == 1
     assert capsys.readouterr().err.endswith(
         f"solve cluster: note: long-14b: no way to run on the pools' nodes as they are, but more nodes may give it a "
-        f"way to run: solve cluster {path} --buy names the fewest nodes to add to the pools (and the jobs no number of "
+        f"way to run: solve cluster {path} --buy names the "
+        "fewest GPUs, then nodes, to add to the pools (and the jobs no number of "
         "nodes runs)\n")

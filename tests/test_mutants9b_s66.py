@@ -92,4 +92,4 @@ def test_the_buy_note_s_required_list_leaves_out_a_job_no_number_of_nodes_places
     status, _, err = cli("cluster", str(path))
     assert (status, err) == (1, BEYOND_ANY_NODES.format(job="huge") + (
         f"solve cluster: note: to place the jobs left out too: solve cluster {path} --buy --required p,c names the "
-        "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n"))
+        "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n"))

@@ -22,7 +22,7 @@ def test_the_buy_note_beside_placed_jobs_not_required_names_them_too(tmp_path: P
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == (
         f"solve cluster: note: to place the jobs left out too: solve cluster {path} --buy --required p,c names the "
-        "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")
+        "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
     assert main(["cluster", str(path), "--buy", "--required", "p,c"]) == 0
     assert capsys.readouterr().out.startswith("status: optimal; to place every job, buy 8 GPUs (1 node), proven the "
                                               "fewest\n")

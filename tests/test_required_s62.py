@@ -69,7 +69,7 @@ def test_an_infeasible_placement_names_the_required_jobs_and_notes_buy(tmp_path:
     captured = capsys.readouterr()
     assert captured.out.splitlines()[0] == "status: infeasible"
     assert captured.err == (f"solve cluster: note: to place the required jobs: solve cluster {path} --buy names the "
-                            "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")
+                            "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
     assert best_value(CATALOG, instance, estimates=True) is None
 
 
@@ -140,7 +140,7 @@ def test_a_placement_with_required_jobs_names_them_to_buy_for_those_left_out(tmp
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == (
         f"solve cluster: note: to place the jobs left out too: solve cluster {path} --buy --required b,c names the "
-        "fewest nodes to add to the pools (and the jobs no number of nodes runs)\n")
+        "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
 
 
 BOX = {"name": "box", "gpu": "RTX-4090", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 80}
@@ -167,7 +167,8 @@ def test_more_nodes_reaching_a_length_is_told_of_buy_and_none_plainly(tmp_path: 
         "solve cluster: note: huge: no number of nodes trains its max_model_len in any pool it may use, so --buy "
         "would not place it either: a shorter max_model_len, or another GPU type, may\n"
         f"solve cluster: note: mid: no way to run on the pools' nodes as they are, but more nodes may give it a way to "
-        f"run: solve cluster {path} --buy names the fewest nodes to add to the pools (and the jobs no number of nodes "
+        f"run: solve cluster {path} --buy names the "
+        "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes "
         "runs)\n")
     purchase = buy(load_fleet(path, CATALOG), catalog=CATALOG)
     assert ([job.job for job in purchase.fits_nowhere], [p.job for p in purchase.placements], purchase.nodes) == (

@@ -119,7 +119,7 @@ def test_a_comma_list_with_a_count_given_to_the_api_gets_the_count_hint(gpu: str
 HUGE = {"name": "huge", "model": "Qwen3-14B", "max_model_len": 262144, "rollout_gpus": 4}
 """A job no node of 8 H20s runs, beside its 4 rollout GPUs: 8 trainer GPUs do, with --token-budget auto."""
 H20_NODE = {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}
-TAIL = "names the fewest nodes to add to the pools (and the jobs no number of nodes runs)\n"
+TAIL = "names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n"
 
 
 def _fleet(tmp_path: Path, *jobs: dict) -> Path:

@@ -97,9 +97,9 @@ def build_cluster_parser() -> Parser:
         "field: docs/cluster.md in rft-solver's source)"))
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
     parser.add_argument("--buy", action="store_true",
-                        help="instead of placing the jobs, say the fewest nodes to add to the pools (by their GPUs, "
-                        "then nodes) with which every job is placed, the placement with them, and the jobs no number "
-                        "of nodes would place; only the file's pools grow (for a GPU type it lacks, add a pool of it "
+                        help="instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with "
+                        "which every job is placed, the placement with them, and the jobs no number of nodes would "
+                        "place; only the file's pools grow (for a GPU type it lacks, add a pool of it "
                         "with nodes: 0)")
     parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
                         help="these jobs must be placed, besides those the file marks required: true (a placement "
@@ -168,10 +168,8 @@ def run_cluster(args: argparse.Namespace) -> int:
             _note_pools_gone(args.current, args.file, fleet)
         if not args.json:
             _note_buy(args, result, fleet)
-        if signal.SIGINT in came and not result.interrupted:
-            came[:] = [number for number in came if number != signal.SIGINT]
-            print_escaped("solve cluster: Ctrl-C came once the placement was worked out: the placement above is whole"
-                          f"{' (its configs too)' if written else ''}", file=sys.stderr)
+        if not result.interrupted:
+            _say_ctrl_c_stopped_nothing(came, "placement", " (its configs too)" if written else "")
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
@@ -182,11 +180,10 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     """On stderr, the jobs with no way to run that --token-budget auto trains on the pools' nodes as they are
     (`_note_token_budget_auto`); where jobs are left out for want of room, or have no way to run that more nodes may
     give them (`short_of_nodes`, `short_of_gpus`, or a length that more of a pool's GPUs train), and that
-    --token-budget auto does not give them, that --buy names the fewest
-    nodes to add (with --required naming the run's --required jobs and, where the required jobs are placed or with
-    --minimize nodes, every other job but those no nodes place: --buy buys for the required ones alone, and drops the
-    others it need not; with none where the file marks no job required and nodes may place each one it would name:
-    --buy alone buys for every such job;
+    --token-budget auto does not give them, that --buy names the fewest GPUs, then nodes, to add (with --required naming
+    the run's --required jobs and, where the required jobs are placed or with --minimize nodes, every other job but
+    those no nodes place: --buy buys for the required ones alone, and drops the others it need not; with none where
+    the file marks no job required and nodes may place each one it would name: --buy alone buys for every such job;
     with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
     the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     from solver.results import PoolCode, ReasonCode, UnplacedCode
@@ -238,8 +235,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
            f"{it_or_them(len(wayless))} a way to run{f' ({auto})' if auto else ''}" if not short_of_room
            else f"{goal} (more nodes may give {named_jobs(wayless)} a way to run too{f', {auto}' if auto else ''})"
            if wayless else goal)
-    print_note(f"solve cluster: note: {why}: {command} names the fewest nodes to add to the pools (and the jobs no "
-               "number of nodes runs)")
+    print_note(f"solve cluster: note: {why}: {command} names the fewest GPUs, then nodes, to add to the pools (and "
+               "the jobs no number of nodes runs)")
 
 
 def _note_token_budget_auto(jobs: list[str]) -> None:
@@ -282,22 +279,38 @@ def _refuse_beside_buy(args: argparse.Namespace) -> None:
 
 def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: Weights | None,
              cells: tuple[tuple[Path, GpuType], ...], written_gpus: dict[str, str]) -> int:
-    """``solve cluster --buy``: the fewest nodes to add so that every job (or every --required one) is placed, and the
-    placement with them, on stdout; 0 where every required job is placed with them, 1 where one fits no pool's nodes
-    or no purchase was found."""
+    """``solve cluster --buy``: the fewest GPUs, then nodes, to add so that every job (or every --required one) is
+    placed, and the placement with them, on stdout; 0 where every required job is placed with them, 1 where one fits
+    no pool's nodes or no purchase was found."""
     from solver.api import buy_nodes
     from solver.render import purchase_json, purchase_view
     result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen))
-    if args.json:
-        sys.stdout.write(purchase_json(result) + "\n")
-    else:
-        print_view(purchase_view(result, fleet), "solve cluster")
-    _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
+    # Ctrl-C once the purchase is worked out comes once it is printed, with its notes: it stops nothing then, as a
+    # placement's.
+    with signals_held() as came:
+        if args.json:
+            sys.stdout.write(purchase_json(result) + "\n")
+        else:
+            print_view(purchase_view(result, fleet), "solve cluster")
+        sys.stdout.flush()  # all of it out before a Ctrl-C held comes
+        _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
+        if not result.interrupted:
+            _say_ctrl_c_stopped_nothing(came, "purchase")
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best purchase found so far is above", file=sys.stderr)
         return INTERRUPTED
     required_nowhere = {unplaced.job for unplaced in result.fits_nowhere} & set(result.required)
     return 0 if result.gpus is not None and not required_nowhere else NO_PLAN
+
+
+def _say_ctrl_c_stopped_nothing(came: list[int], answer: str, also: str = "") -> None:
+    """Where Ctrl-C came (among the signals held, `came`) once the `answer` (placement, purchase) was worked out and
+    printed, on stderr, that it stopped nothing (the answer is whole, `also` saying what else is), and take it out of
+    `came`, so that it is not delivered."""
+    if signal.SIGINT in came:
+        came[:] = [number for number in came if number != signal.SIGINT]
+        print_escaped(f"solve cluster: Ctrl-C came once the {answer} was worked out: the {answer} above is whole{also}",
+                      file=sys.stderr)
 
 
 def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> None:

@@ -128,7 +128,7 @@ def build_parser() -> Parser:
     parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")
     goal = parser.add_mutually_exclusive_group()
-    goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus")
+    goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus or --total-gpus")
     goal.add_argument("--minimize", choices=["gpus"], help="the fewest trainer GPUs for --len")
     parser.add_argument("--exact", action="store_true", help="the trainer uses exactly --gpus GPUs")
     parser.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS),

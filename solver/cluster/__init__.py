@@ -23,9 +23,9 @@ Last, the jobs of a node with idle GPUs may grow onto them, or a job sharing a n
 The modules, each using only those before it: `options` (the jobs' ways to run, and the patterns that fill a node),
 `model` (the CP-SAT placement model), `placements` (chosen ways as `Placement`s), `reasons` (why jobs are left out),
 `widen` (jobs grown onto idle GPUs), `greedy` (the baseline), `search` (`place`: the staged search and its answer) and
-`buy` (`buy`: the fewest nodes to add so that every job is placed, on the same model and stages). The deadlines read
-the wall clock on `solver.clock`, as the planner's solves do. The names other layers use are imported from here
-(`__all__`); those the modules share with each other alone, the private ones and the knobs a test may patch
+`buy` (`buy`: the fewest GPUs, then nodes, to add so that every job is placed, on the same model and stages). The
+deadlines read the wall clock on `solver.clock`, as the planner's solves do. The names other layers use are imported
+from here (`__all__`); those the modules share with each other alone, the private ones and the knobs a test may patch
 (`PATTERN_GROWTH`, `PATTERN_FLOOR` and `PATTERN_BUDGET` in `options`, `WIDEN_DETERMINISTIC_TIME` and
 `WIDEN_TIME_LIMIT_S` in `widen`, `REASONS_SHARE` and `DETERMINISTIC_PER_SECOND` in `search`,
 `HINTS_QUESTIONS_PER_SECOND` and `REASONS_QUESTIONS_PER_SECOND` in `reasons`), from their modules: a patch takes

@@ -41,6 +41,7 @@ from solver.cluster.reasons import unplaced_without_a_way, why_no_option
 from solver.cluster.search import (
     READ_BACK_S,
     SEARCH_SHARE,
+    HoldInterrupt,
     ProgressCallback,
     Search,
     StopOnInterrupt,
@@ -165,8 +166,10 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
     undecided = planner.undecided  # widening's own questions leave the purchase as it is, as `place`'s placement
     try:
         grown = grown_placements(planner, after, chosen, nodes, seed, widen_by)
-    except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
-        interrupt.caught, grown = True, grown_placements(planner, after, chosen, nodes, seed, None)
+    except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed, made again with Ctrl-C held
+        interrupt.caught = True  # (`HoldInterrupt`, as `place`'s): the purchase comes out, interrupted
+        with HoldInterrupt():
+            grown = grown_placements(planner, after, chosen, nodes, seed, None)
     placements = grown.placements
     pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=more, gpus=more * pool.gpus_per_node,
                                nodes_after=pool.nodes + more, nodes_used=use.nodes_used, gpus_used=use.gpus_used)

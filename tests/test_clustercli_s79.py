@@ -1,0 +1,103 @@
+"""Cluster and CLI slips (s79, helper clustercli): Ctrl-C while ``solve cluster --buy``'s placement is widened, or
+once its purchase is worked out, keeps the purchase found; ``solve --out``'s ``wrote`` line beside --emit and --json;
+``--maximize len`` (and ``--exact``) without a budget names both budget options."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import signal
+from pathlib import Path
+
+import pytest
+from test_smallslips24_s77 import Cli
+
+import solver.cli.cluster
+from solver.cli.cluster import build_cluster_parser
+
+buy_module = importlib.import_module("solver.cluster.buy")  # `solver.cluster.buy` the name is the function
+SMALLER_ASKS = Path(__file__).parent.parent / "docs" / "examples" / "smaller-asks.yaml"
+
+
+@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
+def test_ctrl_c_while_the_purchase_is_widened_keeps_the_purchase(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the placement made again unwidened was not held: a second Ctrl-C there gave no JSON, exit 130.
+    grown = buy_module.grown_placements
+    asked: list[float | None] = []
+
+    def ctrl_c_while_widening(*args: object) -> object:
+        asked.append(args[-1])  # type: ignore[arg-type]  # widen_by: None where not widened
+        signal.raise_signal(signal.SIGINT)  # the first stops widening; the second, as it is placed again, is held
+        return grown(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(buy_module, "grown_placements", ctrl_c_while_widening)
+    status, out, err = cli("cluster", str(SMALLER_ASKS), "--buy", "--json")
+    purchase = json.loads(out)
+    assert (status, [widen_by is None for widen_by in asked], purchase["interrupted"], purchase["gpus"]) == (
+        130, [False, True], True, 8)
+    assert [(placed["job"], placed["trainer_gpus"], placed["nodes"]) for placed in purchase["placements"]] == [
+        ("chat-14b", 4, [1]), ("math-4b", 4, [0])]
+    assert err.splitlines()[-1] == "solve cluster: interrupted: the best purchase found so far is above"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
+
+
+@pytest.mark.usefixtures("python_ctrl_c")
+def test_ctrl_c_once_the_purchase_is_printed_leaves_its_exit_status(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: exit 130 and "solve cluster: interrupted" after a whole purchase whose JSON said "interrupted": false.
+    noted = solver.cli.cluster._note_what_was_read
+
+    def ctrl_c_in_the_notes(*args: object) -> None:
+        signal.raise_signal(signal.SIGINT)  # held until the notes are done: then it stops nothing
+        noted(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(solver.cli.cluster, "_note_what_was_read", ctrl_c_in_the_notes)
+    status, out, err = cli("cluster", str(SMALLER_ASKS), "--buy", "--json")
+    assert (status, json.loads(out)["interrupted"], json.loads(out)["gpus"]) == (0, False, 8)
+    assert err.splitlines()[-1] == (
+        "solve cluster: Ctrl-C came once the purchase was worked out: the purchase above is whole")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_out_says_wrote_after_the_view_alone_and_emit_keeps_stdout_the_fragment(cli: Cli, tmp_path: Path) -> None:
+    # --emit trinity --out: stdout is the fragment alone (for a pipe), as --json's is the JSON, with no "wrote" line on
+    # either stream; the view ends with it, as solve map --svg's and solve cluster --emit-dir's do.
+    out_file = tmp_path / "plan.yaml"
+    asked = ("--model", "8B", "--gpu", "h100", "--total-gpus", "8", "--rollout-gpus", "2", "--len", "32k",
+             "--out", str(out_file))
+    status, out, err = cli(*asked, "--emit", "trinity")
+    assert (status, out, err) == (0, out_file.read_text(encoding="utf-8"), "")
+    assert out.splitlines()[1] == ("# plan: Env + SP=2 on 6 H100-80GB trainer GPUs (2 for rollout), "
+                                   "max_model_len 32768")
+    status, out, err = cli(*asked, "--json")
+    assert (status, json.loads(out)[0]["gpu"], "wrote" in out + err) == (0, "H100-80GB", False)
+    status, out, err = cli(*asked)
+    assert (status, out.splitlines()[-1], err) == (0, f"wrote {out_file}", "")
+
+
+def test_maximize_len_without_a_budget_names_both_budgets_and_each_bounds_it(cli: Cli) -> None:
+    # Before: "--maximize len needs a GPU budget: --gpus N", though --total-gpus with --rollout-gpus bounds it too.
+    asked = ("--model", "8B", "--gpu", "h100", "--maximize", "len")
+    assert cli(*asked) == (2, "", ("solve: error: --maximize len needs a GPU budget: --gpus N, or --total-gpus T "
+                                   "with --rollout-gpus R\n"))
+    by_total = json.loads(cli(*asked, "--total-gpus", "8", "--rollout-gpus", "2", "--json")[1])[0]
+    by_trainer = json.loads(cli(*asked, "--gpus", "6", "--json")[1])[0]
+    assert (by_total["budget_gpus"], by_total["total_gpus"]) == (6, 8)
+    assert by_total["plans"][0]["max_model_len"] == by_trainer["plans"][0]["max_model_len"] == 101376
+
+
+def test_buy_is_said_to_name_the_fewest_gpus_then_nodes(cli: Cli, tmp_path: Path) -> None:
+    # Before: the help and the hint said "the fewest nodes"; the purchase is the fewest GPUs, then nodes: a job of 4
+    # trainer and 4 rollout GPUs buys two nodes of 4 GPUs, not one of 16.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: big, gpu: A100-80GB, nodes: 0, gpus_per_node: 16}\n"
+                     "  - {name: small, gpu: A100-80GB, nodes: 0, gpus_per_node: 4}\n"
+                     "jobs: [{name: j, model: Qwen3-8B, max_model_len: 32768, rollout_gpus: 4}]\n", encoding="utf-8")
+    purchase = json.loads(cli("cluster", str(fleet), "--buy", "--json")[1])
+    assert (purchase["gpus"], purchase["nodes"], [pool["nodes"] for pool in purchase["pools"]]) == (8, 2, [0, 2])
+    buy_help = next(action.help for action in build_cluster_parser()._actions if "--buy" in action.option_strings)
+    assert buy_help is not None and buy_help.startswith(
+        "instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with which every job is placed")
+    status, _, err = cli("cluster", str(SMALLER_ASKS))
+    assert (status, err.splitlines()[-1]) == (1, (
+        f"solve cluster: note: to place every job: solve cluster {SMALLER_ASKS} --buy names the fewest GPUs, then nodes, "
+        "to add to the pools (and the jobs no number of nodes runs)"))
