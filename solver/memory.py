@@ -990,6 +990,22 @@ def expert_layout_words(model: Model, experts: ExpertLayout, lora_rank: int = 0)
     return f"routed experts counted whole, {held}{adapter}"
 
 
+def layout_difference_words(model: Model, lora_rank: int, counted: ExpertLayout, written: ExpertLayout) -> str:
+    """What a release holding `model`'s routed experts as `written` holds otherwise than figures counted as `counted`
+    (where `counts_hold_for` says they do not hold), in words: the experts themselves where it holds their states
+    otherwise (`held_experts`), ``which holds Qwen1.5-MoE-A2.7B's routed experts otherwise``; else its LoRA adapter
+    at `lora_rank` alone, with its parameters as that release's transformers lays the model out (`adapter_experts`:
+    transformers 4 makes Qwen2-MoE's experts ``nn.Linear`` modules that LoRA adapts, transformers 5 3-D parameters it
+    does not) and those counted."""
+    if held_experts(model, counted) != held_experts(model, written):
+        return f"which holds {model.name}'s routed experts otherwise"
+    layouts = {"separate": "transformers 4", "fused": "transformers 5"}
+    given, held = lora_parameters(model, lora_rank, written), lora_parameters(model, lora_rank, counted)
+    return (f"which holds {model.name}'s routed experts alike but gives its LoRA adapter "
+            f"{'more' if given > held else 'fewer'} parameters ({given:,} at rank {lora_rank} as "
+            f"{layouts[adapter_experts(model, written)]} lays the model out, not the {held:,} counted)")
+
+
 @lru_cache(maxsize=256)
 def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     """How a LoRA adapter on ``all-linear`` counts `model`'s router and routed experts under a release that holds

@@ -431,6 +431,23 @@ def trinity_release(name: str, value: object) -> TrinityVersion | None:
     raise QueryError(f"{name} takes {TRINITY_RELEASE_FORMS}, got {brief(value)}{why}")
 
 
+def planned_release(value: str | None, planned: str = "the plan") -> TrinityVersion | None:
+    """The minor version of the Trinity release `value` a plan was counted for (`planned`'s: ``the answer's plan``,
+    as `Plan.trinity_version` keeps it; None: none named), as `trinity_release` reads it. `QueryError` for one it
+    refuses, as a plan's JSON made before rft-solver knew the patches may name (``0.6.1``, counted by 0.6's rules),
+    saying to pass the release to write for (its minor version, whose rules counted it, where rft-solver knows that)
+    or to plan it again."""
+    try:
+        return trinity_release("trinity_version", value)
+    except QueryError:
+        written = _written_release(value)
+        minor = written[1] if written is not None and written[1] in get_args(TrinityVersion) else None
+        counted = f"pass version='{minor}' to write it for {minor}, whose rules counted it, or " if minor else (
+            "pass version= the release to write it for, or ")
+        raise QueryError(f"{planned} was counted for Trinity {brief(value)}, a release whose rules rft-solver does "
+                         f"not know: {counted}plan it again with one it knows, {TRINITY_RELEASE_FORMS}") from None
+
+
 TokenBudgetMode = Literal["default", "auto"]
 """``default``: every plan at Trinity's default ``max_token_len_per_gpu``, ``ceil(2L/s)``, which the tables
 measured; ``auto``: an estimated plan whose default does not fit takes a lower one (`lowered_token_budget`)."""
