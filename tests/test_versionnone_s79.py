@@ -75,8 +75,8 @@ def test_a_plan_for_no_release_still_gets_0_6s_keys_with_their_note() -> None:
     fragment = trinity_fragment(plan, QWEN3_8B)
     assert fragment != trinity_fragment(plan, QWEN3_8B, version="0.6")  # 0.6 named: no note that 0.5 refuses them
     assert all(f"\n  {flag}: true" in fragment for flag in TRAINER_FLAGS)
-    assert "  # these three are Trinity 0.6's (0.5 refuses them: version=\"0.5\" leaves them out); on verl before\n" in (
-        fragment)
+    note = "  # these three are Trinity 0.6's (0.5 refuses them: version=\"0.5\" leaves them out); on verl before\n"
+    assert note in fragment
     assert plan_settings(plan, QWEN3_8B).trinity_06_keys != ()
 
 
