@@ -29,6 +29,7 @@ from solver.memory import (
     fits_host_ram,
     host_critic_gib,
     host_ram_holds,
+    layout_difference_words,
     longest_fitting,
     lora_parameters,
     margin_room,
@@ -89,6 +90,7 @@ from solver.results import (
     gpu_runtime,
     lora_moe_caution,
     lowered_budget_raised_by,
+    written_release,
 )
 from solver.rules import (
     API_OPTIONS,
@@ -637,7 +639,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog = answer.query.counted_catalog(catalog)
     model = catalog.model(answer.model)
     best = _written_for(answer.best, model, version, "the answer")
-    release = trinity_release("the plan's trinity_version", best.trinity_version)
+    release = written_release(best, planned="the answer's plan")
     _within_host_memory(best, model, release, answer.host_ram_gb, API_OPTIONS.host_ram, "the answer", version)
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
@@ -727,7 +729,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
                              "it was placed from")
         rocm, model = known.gpu(placement.gpu).rocm, known.model(placement.model)
         plan = _written_for(placement.plan, model, version, f"job {placement.job}")
-        release = trinity_release("the plan's trinity_version", plan.trinity_version)
+        release = written_release(plan, planned=f"job {placement.job}'s plan")
         _within_host_memory(plan, model, release, pool.host_ram_gb, POOL_HOST_RAM_SOURCE, f"job {placement.job}",
                             version)
         keys = SettingsArguments(
@@ -746,9 +748,11 @@ def _written_for(plan: Plan, model: Model, version: str | None, planned: str) ->
     """`plan` (of `model`, `planned`'s: the answer's, a job's) as a fragment for the release `version` names holds it
     (None: the release it was counted for, `Plan.trinity_version`, as it counted it): that release
     (`release_name`'s), which its check command names, with its routed experts laid out as it holds them
-    (`counted_expert_layout`: ``0.5.1``'s separate, ``0.6``'s fused), which the fragment's host memory counts.
+    (`counted_expert_layout`: ``0.5.1``'s separate, ``0.6``'s fused), which the fragment's host memory counts; its
+    `Plan.experts_counted` still says how its memory figures were counted, which this does not change.
     `QueryError` where the plan's memory figures do not hold for that layout (`counts_hold_for`: a plan of a mixture
-    of experts counted for 0.5.1, written for another release, or one counted whole written for 0.5.1)."""
+    of experts counted for 0.5.1, written for another release, or one counted whole written for 0.5.1; with LoRA,
+    one whose adapter that release's transformers lays out otherwise: `layout_difference_words` says which)."""
     if version is None:
         return plan
     experts = counted_expert_layout(version)
@@ -757,11 +761,10 @@ def _written_for(plan: Plan, model: Model, version: str | None, planned: str) ->
         raise QueryError(
             f"{planned}'s plan was counted for {counted_for} "
             f"({expert_layout_words(model, plan.expert_layout, plan.lora_rank)}): its memory figures do not hold for "
-            f"Trinity {version.strip()}, which holds {model.name}'s routed experts otherwise; plan it again with "
+            f"Trinity {version.strip()}, "
+            f"{layout_difference_words(model, plan.lora_rank, plan.expert_layout, experts)}; plan it again with "
             f"trinity_version='{version.strip()}', or leave version out to write it for {counted_for}")
-    return plan.model_copy(update={
-        "expert_layout": experts, "trinity_version": release_name(version),
-        "experts_counted": plan.experts_counted and expert_layout_words(model, experts, plan.lora_rank)})
+    return plan.model_copy(update={"expert_layout": experts, "trinity_version": release_name(version)})
 
 
 def _within_host_memory(plan: Plan, model: Model, release: TrinityVersion | None, host_ram_gb: float | None,

@@ -1018,6 +1018,25 @@ def expert_layout_words(model: Model, experts: ExpertLayout, lora_rank: int = 0)
     return f"routed experts counted whole, {held}{adapter}"
 
 
+def layout_difference_words(model: Model, lora_rank: int, counted: ExpertLayout, written: ExpertLayout) -> str:
+    """What a release holding `model`'s routed experts as `written` holds otherwise than figures counted as `counted`
+    (where `counts_hold_for` says they do not hold), in words: the experts' states where it holds them otherwise
+    (`held_experts`: ``which holds Mixtral-8x7B-v0.1's routed experts otherwise, whole on its transformers 5``; a
+    release taking `either` transformers ``may``); else its LoRA adapter at `lora_rank` alone, with its parameters as
+    that release's transformers lays the model out (`adapter_experts`: transformers 4 makes Qwen2-MoE's router and
+    experts ``nn.Linear`` modules that LoRA adapts, transformers 5 parameters it does not) and those counted."""
+    name = model.name
+    if held_experts(model, counted) != held_experts(model, written):
+        return {"fused": f"which holds {name}'s routed experts otherwise, whole on its transformers 5",
+                "separate": f"which holds {name}'s routed experts otherwise, separate on its transformers 4",
+                "either": f"which may hold {name}'s routed experts otherwise, whole on transformers 5"}[written]
+    layouts = {"separate": "transformers 4", "fused": "transformers 5"}
+    given, held = lora_parameters(model, lora_rank, written), lora_parameters(model, lora_rank, counted)
+    return (f"which counts {name}'s routed experts' states alike but its LoRA adapter "
+            f"{'larger' if given > held else 'smaller'} ({given:,} parameters at rank {lora_rank} as "
+            f"{layouts[adapter_experts(model, written)]} lays the model out, not the {held:,} counted)")
+
+
 @lru_cache(maxsize=256)
 def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     """How a LoRA adapter on ``all-linear`` counts `model`'s router and routed experts under a release that holds

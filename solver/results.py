@@ -90,6 +90,7 @@ from solver.tables import (
     host_need_purpose,
     left_out_when_none,
     named_jobs,
+    planned_release,
     remove_padding_violation,
     shown_number,
     without_none,
@@ -1653,6 +1654,16 @@ class SettingsArguments(NamedTuple):
     config_lora: bool = False
     """Whether the plan's LoRA is a config's own (`Query.config_lora`), which the config keeps: no
     ``model.lora_configs`` is written, as none is beside a `layout`."""
+
+
+def written_release(plan: Plan, version: TrinityVersion | None = None,
+                    planned: str = "the plan") -> TrinityVersion | None:
+    """The Trinity minor version a config made for `plan` is written for: `version` where given, else the release the
+    plan was counted for (`Plan.trinity_version`, read by `planned_release`, which names it as `planned`'s; None where
+    none was named: 0.6's keys, with the notes that Trinity 0.5 refuses them). Every fragment, settings object and
+    patch takes its release here (`solver.trinity.trinity_fragment`, `plan_settings`, `patch_trinity_config`,
+    `solver.trinity_config`), so a plan made for 0.5.1 gets 0.5's keys wherever none is named."""
+    return version if version is not None else planned_release(plan.trinity_version, planned)
 
 
 class ApplySettings(TrinitySettings):

@@ -57,7 +57,7 @@ def test_dpo_decides_the_actor_size_over_the_layout(tmp_path: Path, plan: Plan, 
 
 @pytest.mark.parametrize(("value", "shown"), [("yes", "'yes'"), (1, "1")])
 def test_a_dpo_of_another_kind_is_refused(plan: Plan, value: object, shown: str):
-    """``dpo`` takes a bool or None (`check_settings_arguments`): a str or an int is refused naming the values."""
+    """``dpo`` takes a bool or None (`checked_settings_arguments`): a str or an int is refused naming the values."""
     for make in (plan_settings, trinity_fragment):
         with pytest.raises(QueryError) as refused:
             make(plan, MODEL, dpo=value)

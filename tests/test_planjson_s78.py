@@ -82,10 +82,13 @@ def test_a_release_holding_the_experts_otherwise_is_refused(mixtral_like: Path, 
                             host_ram_gb=60.0, trinity_version="0.5.1", catalog=catalog)
     with pytest.raises(QueryError) as raised:
         solver.trinity_config(solver.Answer.model_validate_json(answer.model_dump_json()), catalog, version=version)
+    # 0.6's transformers 5 holds them whole; 0.5's may (s79: the words say so, not that it does)
+    held = ("which holds mixtral-like's routed experts otherwise, whole on its transformers 5" if version == "0.6" else
+            "which may hold mixtral-like's routed experts otherwise, whole on transformers 5")
     assert str(raised.value) == (
         f"the answer's plan was counted for Trinity 0.5.1 ({SEPARATE}): its memory figures do not hold for Trinity "
-        f"{version}, which holds mixtral-like's routed experts otherwise; plan it again with "
-        f"trinity_version='{version}', or leave version out to write it for Trinity 0.5.1")
+        f"{version}, {held}; plan it again with trinity_version='{version}', or leave version out to write it for "
+        "Trinity 0.5.1")
 
 
 def test_a_whole_experts_plan_is_refused_for_0_5_1_and_an_either_plan_written_for_any(mixtral_like: Path) -> None:
@@ -113,7 +116,7 @@ def test_a_dense_plan_may_be_written_for_another_release() -> None:
 
 
 @pytest.mark.parametrize(("given", "named"), [("0.5.0", "0.5.0"), ("v0.5.2", "0.5.2"), ("0.5", "0.5"),
-                                              ("0.6.0.dev0", "0.6.0"), ("0.6", "0.6")])
+                                              ("0.6.0.post1", "0.6.0"), ("0.6", "0.6")])  # pre-releases refused: s79
 def test_the_check_command_names_the_release_the_plan_was_made_for(cli: Cli, given: str, named: str) -> None:
     # Before, 0.5.0's and 0.5.2's named 0.5: a check that only cautions 0.5.0's train batch rule.
     status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--train-batch-size", "96",
@@ -122,7 +125,7 @@ def test_the_check_command_names_the_release_the_plan_was_made_for(cli: Cli, giv
     assert out.count(f"--critic none --trinity-version {named}\n") == 1
 
 
-@pytest.mark.parametrize(("value", "name"), [("v0.5.1", "0.5.1"), (" 0.5.0 ", "0.5.0"), ("0.6.0.dev0", "0.6.0"),
+@pytest.mark.parametrize(("value", "name"), [("v0.5.1", "0.5.1"), (" 0.5.0 ", "0.5.0"), ("0.6.0.dev0", None),
                                              ("0.5", "0.5"), ("0.6.0+local", "0.6.0"), ("0.6.1", None), (None, None),
                                              ("0.x", None)])
 def test_release_name_keeps_the_minor_version_and_patch(value: str | None, name: str | None) -> None:

@@ -20,7 +20,7 @@ CAUTION = "batch-divides-trainer-gpus"
 
 
 @pytest.mark.parametrize(("release", "divisor"), [
-    ("0.5.0", "gpus"), ("0.5.1", "gpus"), ("v0.5.1", "gpus"), ("0.5.0.dev0", "gpus"), ("0.5", "unsure"),
+    ("0.5.0", "gpus"), ("0.5.1", "gpus"), ("v0.5.1", "gpus"), ("0.5.0.dev0", "ranks"), ("0.5", "unsure"),
     ("0.5.2", "ranks"), ("0.6", "ranks"), ("0.6.0", "ranks"), (None, "ranks"), ("0.7", "ranks")])
 def test_batch_divisor_of_each_release(release: str | None, divisor: str) -> None:
     assert counted_batch_divisor(release) == divisor

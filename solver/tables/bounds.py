@@ -282,9 +282,14 @@ def counted_critic(choice: CriticChoice | None) -> CriticStates | None:
     """The critic a ``--critic`` `choice` counts where no config is read: None for `NO_CRITIC` and for none given."""
     return None if choice is None or choice == NO_CRITIC else choice
 
-TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.([0-9]+))?(?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*(?:\+[\w.]+)?")
-"""A Trinity-RFT release as users write it, its minor version the first group and its patch the second (None where
-not written): ``0.5``, ``0.5.2`` (``pip show trinity-rft``), ``v0.6.0`` (a git tag), ``0.6.0.dev0``."""
+TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.([0-9]+))?((?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*)(?:\+[\w.]+)?")
+"""A Trinity-RFT release as users write it, its minor version the first group, its patch the second (None where
+not written) and its pre- and post-release suffixes the third: ``0.5``, ``0.5.2`` (``pip show trinity-rft``),
+``v0.6.0`` (a git tag), ``0.6.0.dev0``, ``0.6.0rc1``, ``0.6.0.post1``, ``0.6.0+cu121`` (a local build)."""
+PRE_RELEASE = re.compile(r"a|b|rc|dev")
+"""A pre-release's marks in `TRINITY_RELEASE`'s suffixes (``0.6.0.dev0``, ``0.6.0rc1``, ``0.6.0.post1.dev0``): code
+from before its release, whose rules may differ from it, so `trinity_release` refuses it as it refuses an unknown
+patch; a post-release (``0.6.0.post1``) and a local build (``0.6.0+cu121``) are their release's."""
 
 KNOWN_TRINITY_RELEASES: dict[str, tuple[str, ...]] = {"0.5": ("0", "1", "2"), "0.6": ("0",)}
 """The Trinity releases whose rules rft-solver knows (each wheel's METADATA and code read): each minor version
@@ -360,9 +365,11 @@ def counted_batch_divisor(value: str | None) -> BatchDivisor:
 
 def _minor_and_patch(value: object) -> tuple[str, str | None] | None:
     """The minor version and the patch (None where not written) of the Trinity release `value` as `TRINITY_RELEASE`
-    reads it; None for a value that is no release, or none rft-solver knows (`KNOWN_TRINITY_RELEASES`)."""
+    reads it; None for a value that is no release, a pre-release (`PRE_RELEASE`), or none rft-solver knows
+    (`KNOWN_TRINITY_RELEASES`)."""
     release = _written_release(value)
-    if release is None or release[2] not in (None, *KNOWN_TRINITY_RELEASES.get(release[1], ())):
+    if (release is None or PRE_RELEASE.search(release[3])
+            or release[2] not in (None, *KNOWN_TRINITY_RELEASES.get(release[1], ()))):
         return None
     return release[1], release[2]
 
@@ -374,9 +381,9 @@ def _written_release(value: object) -> re.Match[str] | None:
 
 def release_name(value: str | None) -> str | None:
     """The Trinity release `value` names (as `trinity_release` takes it; None: none named) as rft-solver names it back,
-    in a plan's JSON and its check command: its minor version and its patch where written, without a ``v`` or a
-    pre-release's suffix (``v0.5.1``: ``0.5.1``; ``0.6.0.dev0``: ``0.6.0``; ``0.5``); None for a value that is no
-    release."""
+    in a plan's JSON and its check command: its minor version and its patch where written, without a ``v``, a
+    post-release's suffix or a local build's label (``v0.5.1``: ``0.5.1``; ``0.6.0+cu121``: ``0.6.0``; ``0.5``); None
+    for a value that is no release, or one `trinity_release` refuses (``0.6.0.dev0``, ``0.6.1``)."""
     release = _minor_and_patch(value)
     return None if release is None else release[0] if release[1] is None else f"{release[0]}.{release[1]}"
 
@@ -405,8 +412,8 @@ def written_layout(version: TrinityVersion | None, experts: ExpertLayout) -> Exp
 def trinity_release(name: str, value: object) -> TrinityVersion | None:
     """The Trinity release `value` names (None: none named) as the minor version whose rules rft-solver knows:
     ``0.5.2`` and ``v0.5.2`` are 0.5. `QueryError` for another release (``0.4.2``, ``0.5.3``, ``0.7``:
-    `KNOWN_TRINITY_RELEASES`) or a value that is no release, naming `name` (the argument it was given as) and the
-    releases taken."""
+    `KNOWN_TRINITY_RELEASES`), a pre-release of any (``0.6.0.dev0``, ``0.6.0rc1``: `PRE_RELEASE`) or a value that is
+    no release, naming `name` (the argument it was given as) and the releases taken."""
     if not isinstance(value, str):
         check_choice(name, value, (None, *get_args(TrinityVersion)))  # a float 0.5 is told to pass the string
         return None
@@ -415,8 +422,31 @@ def trinity_release(name: str, value: object) -> TrinityVersion | None:
     for minor in known:
         if release is not None and release[0] == minor:
             return minor
-    raise QueryError(f"{name} takes {TRINITY_RELEASE_FORMS}, got {brief(value)}"
-                     f"{' (rft-solver knows the rules of these releases alone)' if _written_release(value) else ''}")
+    written = _written_release(value)
+    why = ""
+    if written is not None:
+        mark = PRE_RELEASE.search(written[3])
+        before = written[0][:written.start(3) + mark.start()].lstrip("vV").rstrip(".-") if mark else ""
+        pre_release = f"a pre-release of {before}, whose rules may differ from that release's: " if mark else ""
+        why = f" ({pre_release}rft-solver knows the rules of these releases alone)"
+    raise QueryError(f"{name} takes {TRINITY_RELEASE_FORMS}, got {brief(value)}{why}")
+
+
+def planned_release(value: str | None, planned: str = "the plan") -> TrinityVersion | None:
+    """The minor version of the Trinity release `value` a plan was counted for (`planned`'s: ``the answer's plan``,
+    as `Plan.trinity_version` keeps it; None: none named), as `trinity_release` reads it. `QueryError` for one it
+    refuses, as a plan's JSON made before rft-solver knew the patches may name (``0.6.1``, counted by 0.6's rules),
+    saying to pass the release to write for (its minor version, whose rules counted it, where rft-solver knows that)
+    or to plan it again."""
+    try:
+        return trinity_release("trinity_version", value)
+    except QueryError:
+        written = _written_release(value)
+        minor = written[1] if written is not None and written[1] in get_args(TrinityVersion) else None
+        counted = f"pass version='{minor}' to write it for {minor}, whose rules counted it, or " if minor else (
+            "pass version= the release to write it for, or ")
+        raise QueryError(f"{planned} was counted for Trinity {brief(value)}, a release whose rules rft-solver does "
+                         f"not know: {counted}plan it again with one it knows, {TRINITY_RELEASE_FORMS}") from None
 
 
 TokenBudgetMode = Literal["default", "auto"]

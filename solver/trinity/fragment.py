@@ -64,7 +64,7 @@ from solver.trinity.plan_keys import (
     evidence_comment,
     host_memory_comment,
 )
-from solver.trinity.settings import check_settings_arguments, fragment_keys
+from solver.trinity.settings import checked_settings_arguments, fragment_keys
 
 _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 """PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
@@ -440,9 +440,12 @@ def trinity_fragment(
     tensor-parallel size 1; `engines` = (GPUs of other models, GPUs per engine) gives instead
     (R - those GPUs) / size engines of that size (a `layout` with Trinity 0.6's data or pipeline parallel
     sizes keeps its sizes: the tensor-parallel one is not written), and None no engines at all (a config's
-    own, which take the R GPUs already). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
-    `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set; `rocm`
-    (an AMD GPU) adds to the Env comment what ROCm builds read; `train_batch_size`, the batch the plan was made for,
+    own, which take the R GPUs already). `version`: the Trinity minor version the config is for (``0.5``: no offload
+    flags under ``trainer``); None, the plan's own (`solver.results.written_release`: `Plan.trinity_version`'s, as
+    `solver.trinity_config` writes it; where the plan names none, 0.6's keys, their comments saying 0.5 refuses them).
+    `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment; `shared_gpus`, the GPUs of a node the
+    job takes part of, adds the CUDA_VISIBLE_DEVICES to set; `rocm` (an AMD GPU) adds to the Env comment what ROCm
+    builds read; `train_batch_size`, the batch the plan was made for,
     a header line saying so; `node_gpus`, the GPUs per node it was made for: without `rollout_gpus`, a header line on
     the whole nodes a trainer on more GPUs spans (a trainer past one node that is not whole nodes is a `QueryError`);
     `host_ram_gb`, the host memory per node the plan was held to (from `host_ram_source`, as the header names it;
@@ -458,7 +461,7 @@ def trinity_fragment(
     line says to bring hand-set per-role budgets down to the plan's. `dpo`: whether the plan counted a DPO pair per
     micro-batch (an answer's `Answer.dpo_pairs`), for which a padded model's actor holds one pair
     (`solver.trinity.plan_keys.DPO_PAIR_SIZES`); None: where `layout` trains DPO; False beside a `layout` that trains
-    DPO for such a model, a `QueryError` (`check_settings_arguments`). `environ`: where `layout`'s interpolations are
+    DPO for such a model, a `QueryError` (`checked_settings_arguments`). `environ`: where `layout`'s interpolations are
     read (``${oc.env:VAR,default}``), as Trinity reads them in the environment ``trinity run`` starts in (the command
     passes its shell's, as its plans read the config); None: none, each at its default, which a header line says
     (`defaults_taken_note`). `config_lora`: True where the plan's LoRA is that of the config the fragment is merged
@@ -503,6 +506,7 @@ def fragment_for(
     variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets;
     `dpo_mode_unset`, whether the run trains DPO without a config of mode train (`Query.dpo_mode_unset`): without
     ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`)."""
+    arguments = checked_settings_arguments(arguments)  # its release written: the plan's own where none is named
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
     options = _FragmentOptions(rollout_gpus=arguments.rollout_gpus, gpu=gpu, nodes=arguments.nodes,
@@ -511,7 +515,6 @@ def fragment_for(
                                host_ram_gb=host_ram_gb, host_ram_source=(
                                    host_ram_source if host_ram_source is not None else option_names.host_ram),
                                option_names=option_names, check_flags=check, check_environment=check_environment)
-    check_settings_arguments(arguments)
     _check_header_arguments(plan, options)
     ordered, settings, read_without = fragment_keys(arguments, option_names, gpu)
     if read_without is not None:
@@ -543,8 +546,8 @@ def fragment_for(
 
 def _check_header_arguments(plan: Plan, options: _FragmentOptions) -> None:
     """`QueryError` unless `trinity_fragment`'s arguments that only its header reads (those of `plan_settings` are
-    `check_settings_arguments`') are of their kinds and within their ranges, and, where there is no cluster section (no
-    `rollout_gpus`), the trainer takes one node of `node_gpus` or whole nodes."""
+    `checked_settings_arguments`') are of their kinds and within their ranges, and, where there is no cluster
+    section (no `rollout_gpus`), the trainer takes one node of `node_gpus` or whole nodes."""
     check_types(("gpu", options.gpu, str | None), ("rocm", options.rocm, bool),
                 ("node_gpus", options.node_gpus, int | None), ("host_ram_gb", options.host_ram_gb, float | None),
                 ("host_ram_source", options.host_ram_source, str), ("check", options.check_flags, tuple | None))

@@ -28,7 +28,7 @@ from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ConfigProblem, ConfigProblemCode, check_host_ram
-from solver.results import CautionCode, Plan, past_validated_note
+from solver.results import CautionCode, Plan, past_validated_note, written_release
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, trainer_nodes_of
 from solver.tables import (
     Model,
@@ -742,8 +742,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                            option_names: OptionNames = API_OPTIONS,
                            check_environment: tuple[tuple[str, str], ...] = ()) -> PatchedConfig:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
-    Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``), and the
-    keys removed for that release (`PatchedConfig`).
+    Trinity release `version` (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``; None: the plan's own,
+    `written_release`, as every function here reads it), and the keys removed for that release (`PatchedConfig`).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
     header comment but for what a plan that is not documented rests on, as the header says it for the GPU type `gpu`,
@@ -782,8 +782,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     - Trinity 0.5: 0.6's keys under ``trainer`` that 0.5 refuses (`keys_05_refuses`) are removed where they are the
       section's own; one a ``<<: *anchor`` merges in is left with its anchor (other sections may share it), and
       `patched_config_problems` names it.
-    - No `version`: 0.6's offload flags under ``trainer``, where the config has none of its own (nothing in a config
-      says 0.5, whose keys are 0.6's too; without them 0.6 on verl before 0.8 runs without Offload), get the
+    - No release (no `version`, and a plan that names none): 0.6's offload flags under ``trainer``, where the config
+      has none of its own (nothing in a config says 0.5, whose keys are 0.6's too; without them 0.6 on verl before
+      0.8 runs without Offload), get the
       fragment's comment on them (`trinity_06_keys_comment`: 0.5 refuses them) on lines just above them
       (`_note_flags`), and so do the PPO critic's under its FSDP engine (``critic.fsdp``, which 0.6 on verl 0.8 or
       later reads: `critic_engine_comment`); a later patch replaces it, taking the flags under it for its own
@@ -809,6 +810,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     check_host_ram(host_ram_gb, option_names)
     check_gpu_name(gpu)
     check_config_arguments(text, name, {} if environ is None else environ, version)
+    version = written_release(plan, version)  # the plan's own release where none is named
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
     text = _with_lf(text).removeprefix("\ufeff")
@@ -1255,6 +1257,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     `_anchored_value_words`; not where it sets them all to one value, which they then repeat, `_shared_anchors`), or
     a mapping it changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change reaches them too).
     (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
+    version = written_release(plan, version)  # the plan's own release where none is named
     text = _with_lf(text)
     try:
         reading = load_config_mapping(text, name)  # for the values, as `patch_trinity_config` decides on them
@@ -1348,6 +1351,7 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
     padding back on; or keys a plan without a config sets none of: the rollout model's YaRN where it was the model's),
     and the offload flags it turns off: what applying the plan's own keys by hand leaves as they were. Each a line to
     paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now old``."""
+    version = written_release(plan, version)  # the plan's own release where none is named
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     own = {key.path for key in keys_for_plan(plan, model, None, environ, version) if not key.existing_only}
@@ -1364,6 +1368,7 @@ def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config
     (`YARN_KEPT`), its own ``model.rope_theta`` beside a YaRN, and with Offload ``trainer.save_hf_checkpoint``; by
     path, each with the config's value as written (``4.0``), an interpolation's as it resolves in `environ`
     (``${yarn.factor}``: ``4``), as the plan reads it. The ``apply`` lines then leave them too."""
+    version = written_release(plan, version)  # the plan's own release where none is named
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     values = ConfigValues(reading, environ or {})
@@ -1377,6 +1382,7 @@ def rope_scaling_written(text: str, plan: Plan, model: Model, *, name: str = "co
     config has a mapping there: its own with the plan's keys set as the patch sets them (`_set`: ``rope_type`` right
     after a legacy ``type``, which stays, as its other keys do), in YAML's flow style (`yaml_flow`), so that the
     ``apply`` line says what --write writes; None where the config has no mapping there (the line's own then)."""
+    version = written_release(plan, version)  # the plan's own release where none is named
     text = _with_lf(text).removeprefix("\ufeff")
     reading = load_config_mapping(text, name)
     rope = ("model", "rope_scaling")
@@ -1400,6 +1406,7 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
+    version = written_release(plan, version)  # the plan's own release where none is named
     data = load_config_mapping(_with_lf(text), name)
     return [f"{'.'.join(path)} stays {value_at(data, path)}, which gives {given} in this environment: the plan holds "
             "for that value" for path, given in _kept_for_plan(data, plan, model, environ, version).items()]
@@ -1410,6 +1417,7 @@ def kept_interpolated_keys(text: str, plan: Plan, model: Model, *, name: str = "
                            version: TrinityVersion | None = None) -> tuple[str, ...]:
     """The dotted keys `patch_trinity_config` leaves as the config's interpolations (those `kept_interpolations`
     names): the patch sets none of them, though what they give may change with a key they refer to."""
+    version = written_release(plan, version)  # the plan's own release where none is named
     data = load_config_mapping(_with_lf(text), name)
     return tuple(".".join(path) for path in _kept_for_plan(data, plan, model, environ, version))
 
@@ -1435,6 +1443,7 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     check_types(("patched", patched, PatchedConfig), ("plan", plan, Plan), ("model", model, Model),
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
     check_config_arguments(text, name, {} if environ is None else environ, version)
+    version = written_release(plan, version)  # the plan's own release where none is named
     merged = [_merged_keys_problem(patched.merged_for_05, option_names)] if patched.merged_for_05 else []
     checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
                                                               plan.gpus, environ=environ, version=version,

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from solver.query import NODE_SIZE_PATH, TRAIN_BATCH_PATH, ConfigProblemCode, check_trinity_version
-from solver.results import Plan, SettingsArguments, TrinitySettings, plan_environment
+from solver.results import Plan, SettingsArguments, TrinitySettings, plan_environment, written_release
 from solver.rules import (
     API_OPTIONS,
     OptionNames,
@@ -47,7 +47,7 @@ def plan_settings(
 ) -> TrinitySettings:
     """The settings `trinity_fragment` writes with the same arguments (those of its that decide keys; the others only
     word its header), as data, without making its text: `QueryError` for arguments of the wrong kinds, outside
-    their ranges or at odds (`check_settings_arguments`: `dpo` False beside a `layout` that trains DPO on a padded
+    their ranges or at odds (`checked_settings_arguments`: `dpo` False beside a `layout` that trains DPO on a padded
     model), `EngineError` for rollout GPUs the engines cannot take. Checked against
     Trinity's rules as the fragment is (`fragment_keys`). `environ`: where `layout`'s interpolations are read, as
     `trinity_fragment` takes it (None: each ``${oc.env:VAR,default}`` at its default, which settings do not say);
@@ -60,14 +60,13 @@ def plan_settings(
 
 def settings_for(arguments: SettingsArguments) -> TrinitySettings:
     """`plan_settings` of `arguments` (its arguments as one value, as an answer's or a placement's are made)."""
-    check_settings_arguments(arguments)
     # The options only word the keys' comments, which the settings do not carry.
-    return fragment_keys(arguments, API_OPTIONS)[1]
+    return fragment_keys(checked_settings_arguments(arguments), API_OPTIONS)[1]
 
 
 def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
                   gpu: str | None = None) -> tuple[list[PlanKey], TrinitySettings, NoEnvironment | None]:
-    """The keys of `plan_settings`' `arguments` (checked: `check_settings_arguments`) in the fragment's order, the
+    """The keys of `plan_settings`' `arguments` (checked: `checked_settings_arguments`) in the fragment's order, the
     model section's, the cluster's, the explorer's (the rollout model's YaRN, `layout`'s), then the trainer's, the
     settings they make, checked against Trinity's rules (`trinity_config_problems`): every fragment and every settings
     object is made here; and, for want of an `environ`, how `layout` was read in none (`NoEnvironment`: the variables
@@ -189,8 +188,10 @@ def _check_dpo_pair(model: Model, layout: Any, dpo: bool | None, environ: Mappin
                      "layout)")
 
 
-def check_settings_arguments(arguments: SettingsArguments) -> None:
-    """`QueryError` unless `plan_settings`' `arguments` are of their kinds and within their ranges: the rollout GPUs,
+def checked_settings_arguments(arguments: SettingsArguments) -> SettingsArguments:
+    """`arguments` with their Trinity release the one the config is written for (`written_release`: the plan's own
+    where `version` is None); `QueryError` unless `plan_settings`' `arguments` are of their kinds and within their
+    ranges: the rollout GPUs,
     nodes, train batch (which the plan's data-parallel ranks divide), engines and shared GPUs' indices, and, with a
     cluster section (rollout GPUs), the trainer and rollout GPUs split into their nodes, of which the trainer takes
     one node's share or whole nodes; `dpo` False beside a `layout` that trains DPO (read in `environ`, a mapping of
@@ -220,10 +221,10 @@ def check_settings_arguments(arguments: SettingsArguments) -> None:
     if shared_gpus is not None and not all(type(n) is int and n >= 0 for n in shared_gpus):
         raise QueryError(f"shared_gpus must be GPU indices, whole numbers of at least 0, got {brief(shared_gpus)}")
     _check_dpo_pair(model, layout, dpo, environ)
-    if rollout_gpus is None:  # no cluster section: the header says how the trainer alone lies on nodes
-        return
-    if (plan.gpus + rollout_gpus) % nodes:
-        raise QueryError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into "
-                         f"{counted(nodes, 'node')} of the same size")
-    if violation := whole_nodes_violation(plan.gpus, (plan.gpus + rollout_gpus) // nodes, f"nodes={nodes}"):
-        raise QueryError(violation)
+    if rollout_gpus is not None:  # else no cluster section: the header says how the trainer alone lies on nodes
+        if (plan.gpus + rollout_gpus) % nodes:
+            raise QueryError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into "
+                             f"{counted(nodes, 'node')} of the same size")
+        if violation := whole_nodes_violation(plan.gpus, (plan.gpus + rollout_gpus) // nodes, f"nodes={nodes}"):
+            raise QueryError(violation)
+    return arguments._replace(version=written_release(plan, version))
