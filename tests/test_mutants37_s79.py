@@ -1,10 +1,10 @@
 """Tests killing the surviving mutants of session 78's merges (helper mutants37, session 79): ropetheta's base read
-from a config.json's ``rope_parameters``, a YaRN's own base kept and the rollout model's copy given the base by
-``--write``; the past-sliding-window caution at a window of the native context's length, over some layers, and named
-in the API's words; lorarank's ``--write`` refusing a larger rank, keeping an adapter path, reading the config's LoRA
-in its environ; a release with a character past ASCII refused (smallslips30); and C-13 (left open by mutants35), no
-smaller card's note beside a config's settings that its GPU type's own tables vouch for where ``--estimate`` lets the
-estimate decide."""
+from a config.json's ``rope_parameters`` (none for one without model_type whose base is per layer type), a YaRN's own
+base kept and the rollout model's copy given the base by ``--write``; the past-sliding-window caution at a window of
+the native context's length, over some layers, and named in the API's words; lorarank's ``--write`` refusing a larger
+rank, keeping an adapter path, reading the config's LoRA in its environ; a release with a character past ASCII refused
+(smallslips30); and C-13 (left open by mutants35), no smaller card's note beside a config's settings that its GPU
+type's own tables vouch for where ``--estimate`` lets the estimate decide."""
 
 from __future__ import annotations
 
@@ -39,6 +39,15 @@ def test_a_config_jsons_base_in_its_rope_parameters_alone_is_its_own(tmp_path: P
     assert model.vllm_rope_theta_lost == (500000, 10000)
     path.write_text(json.dumps({**LLAMA_CONFIG, "rope_theta": None, "rope_parameters": {"rope_type": "default"}}))
     assert load_model_config(path).rope_theta == 10000  # none given: transformers' default
+    # mutant T-26: a config.json without model_type (an unchecked layout) and with a base per layer type taken as
+    # the catalogue's, whose base the table gives
+    path.write_text(json.dumps({**{key: value for key, value in LLAMA_CONFIG.items() if key != "model_type"},
+                                "rope_theta": None, "rope_parameters": {
+                                    "full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+                                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}))
+    model = load_model_config(path)
+    assert (model.model_type, model.unchecked_layout) == (None, "no model_type")
+    assert (model.rope_theta, model.own_rope_theta, mapped_rope_theta(model)) == (None, None, None)
 
 
 C13_CONFIG = """\
