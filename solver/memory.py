@@ -756,7 +756,8 @@ def shard_padding(shapes: tuple[tuple[int, int, int], ...], gpus: int, first_eve
     `first_even_dim`, by its first dimension the GPUs divide, padded only where they divide neither: verl 0.7.0's
     ``get_shard_placement_fn`` (``utils/fsdp_utils.py:540-550``), which Trinity 0.5.1's workers give ``fully_shard``
     (``trainer/verl/fsdp_workers.py:552``; FSDP2 refuses an uneven split of another dimension,
-    ``_fsdp_param.py:289-297``). Each is a 2-D tensor there, so `first_even_dim` reads its columns."""
+    ``_fsdp_param.py:289-297``; ``:353-368`` alike in PyTorch 2.9.1, which Trinity 0.5.1's newest vLLM, 0.15.1,
+    pins). Each is a 2-D tensor there, so `first_even_dim` reads its columns."""
     def padded_rows(rows: int, columns: int) -> int:
         return 0 if first_even_dim and columns % gpus == 0 else shard_rows(rows, gpus) * gpus - rows
 

@@ -1132,7 +1132,7 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
                      names: OptionNames) -> None:
     """`QueryError` where the objective lacks what it needs (a budget to maximise the length within, a length
     otherwise) or is given what it chooses (the length, or with ``--exact`` the GPU count), naming the options as
-    `names` do: the budget is the trainer's, or (`total_budget`) the trainer's and the rollout's together."""
+    `names` do: the budget is the trainer's, or the trainer's and the rollout's together less the rollout's."""
     give_budget = (f"{names.valued(names.budget, 'N')}, or {names.valued(names.total_gpus, 'T')} with "
                    f"{names.valued(names.rollout_gpus, 'R')}")
     if objective == "max_len":
@@ -1147,10 +1147,10 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
                    else f"; or, for the longest context, "
                    f"{names.joined((names.maximize_len, names.valued(names.budget, 'N')))}")
         raise QueryError(f"{wanted} needs a length: {names.valued(names.length, 'L')} (tokens, e.g. 32768){longest}")
+    if exact and objective == "min_gpus":  # before the budget: with one, it would be refused all the same
+        raise QueryError(f"{names.minimize_gpus} chooses the GPU count: drop {names.exact}")
     if exact and budget_gpus is None:
         raise QueryError(f"{names.exact} needs {give_budget}")
-    if exact and objective == "min_gpus":
-        raise QueryError(f"{names.minimize_gpus} chooses the GPU count: drop {names.exact}")
 
 
 def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,

@@ -224,7 +224,8 @@ def test_patched_config_problems_name_the_api_by_default_and_write_for_the_comma
 
 
 @pytest.mark.parametrize(("argv", "words"), [
-    (("--model", "Qwen3-14b", "--gpu", "h100", "--maximize", "len"), f"--maximize len needs a GPU budget: {COMMAND_BUDGET}"),
+    (("--model", "Qwen3-14b", "--gpu", "h100", "--maximize", "len"),
+     f"--maximize len needs a GPU budget: {COMMAND_BUDGET}"),
     (("--model", "Qwen3-14b", "--gpu", "h100", "--len", "32768", "--exact"), f"--exact needs {COMMAND_BUDGET}"),
     (("--model", "Qwen3-14b", "--gpu", "h100", "--len", "32768", "--token-budget", "auto", "--no-estimate"),
      "--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns off: drop one of them"),

@@ -398,8 +398,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
           "such as l4 for L4-24GB too")),
         (["--model", "4B"], ("solve: error: a cheapest plan needs a length: --len L (tokens, e.g. 32768); or, for the "
                              "longest context, --maximize len --gpus N")),
-        (["--model", "4B", "--maximize", "len"], ("solve: error: --maximize len needs a GPU budget: --gpus N, or --total-gpus T with "
-                                                  "--rollout-gpus R")),
+        (["--model", "4B", "--maximize", "len"], ("solve: error: --maximize len needs a GPU budget: --gpus N, or "
+                                                  "--total-gpus T with --rollout-gpus R")),
         (["--model", "4B", "--maximize", "len", "--len", "64k"],  # both fixes at once, not one a run
          ("solve: error: --maximize len chooses the length: drop --len, and give the GPU budget to find it within: "
           "--gpus N, or --total-gpus T with --rollout-gpus R")),
@@ -440,7 +440,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--margin", "0_1"],
          ("solve: error: argument --margin: expected a fraction from 0 to below 1 (0.03) or a percentage (3%), got "
           "'0_1'")),
-        (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N, or --total-gpus T with --rollout-gpus R"),
+        (["--model", "4B", "--len", "8192", "--exact"],
+         "solve: error: --exact needs --gpus N, or --total-gpus T with --rollout-gpus R"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          ("solve: error: --sp 8 is not allowed: SP=8 is more GPUs than nodes of 4 (--node-gpus) hold, and an SP "
           "group must fit in one (the degrees that Qwen3-8B's heads allow and that keep an SP group in a node of 4 "

@@ -130,7 +130,8 @@ def build_parser() -> Parser:
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus or --total-gpus")
     goal.add_argument("--minimize", choices=["gpus"], help="the fewest trainer GPUs for --len")
-    parser.add_argument("--exact", action="store_true", help="the trainer uses exactly --gpus GPUs")
+    parser.add_argument("--exact", action="store_true", help="the trainer uses exactly the budget's GPUs: --gpus, or "
+                        "--total-gpus less --rollout-gpus")
     parser.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS),
                         help=f"Ulysses SP degree to pin (default: the planner's choice): {SP_RULES_HELP}")
     parser.add_argument("--env", action=OnceFlag, help="pin Env (expandable_segments) on/off")

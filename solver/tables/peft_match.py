@@ -93,7 +93,7 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     exclusion = None if excluded is None else re.compile(excluded)
     short = () if regex is None else converted_target_names(pattern, excluded, names)
     converted = {name for name in names.adapted if ".experts." in name or name == names.router == "mlp.gate"}
-    mapped = {"gate", *(name.rsplit(".", 1)[-1] for name in converted)}  # PEFT's v4 names, the router's always
+    mapped = routed_target_names(names)
 
     def adapted(full_name: str, linear: bool) -> bool:
         if exclusion is not None and exclusion.fullmatch(full_name):
@@ -130,6 +130,15 @@ def converted_target_names(pattern: str, excluded: str | None, names: PeftModule
                                                               for full_name in layer_module_names(name, names))]
     return tuple(dict.fromkeys(name.rsplit(".", 1)[-1] for name in full_names if regex.fullmatch(name) and not (
         exclusion is not None and exclusion.fullmatch(name))))
+
+
+def routed_target_names(names: PeftModuleNames) -> frozenset[str]:
+    """The short names PEFT maps to the router's and the routed experts' parameters on a mixture of experts of
+    `names` whose LoRA config it converts (``_MOE_TARGET_MODULE_MAPPING``' keys,
+    ``utils/transformers_weight_conversion.py:332`` to ``:345`` in peft 0.21.2): ``gate``, always, and the last names
+    of the routed experts' v4 names (a ``target_modules`` that names none of them leaves ``target_parameters``
+    empty)."""
+    return frozenset({"gate", *(name.rsplit(".", 1)[-1] for name in names.adapted if ".experts." in name)})
 
 
 def adapts_all(match: TargetMatch, names: PeftModuleNames) -> bool:

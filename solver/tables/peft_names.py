@@ -21,8 +21,8 @@ class PeftModuleNames(NamedTuple):
     """The modules PEFT's ``all-linear`` adapts (``_maybe_include_all_linear_layers``, ``tuners/tuners_utils.py:2430``
     to ``:2490``): every ``nn.Linear`` (an expert layer's and a dense layer's, where the type has both); on a mixture
     of experts whose LoRA config PEFT converts (`fused` not empty) the router and the routed experts by the v4 names
-    PEFT probes them with (``_MOE_TARGET_MODULE_MAPPING``, ``utils/transformers_weight_conversion.py:339`` to
-    ``:353``: Mixtral's ``w1``, ``w3``, ``w2``; the others' ``gate_proj``, ``up_proj``, ``down_proj``), and no
+    PEFT probes them with (``_MOE_TARGET_MODULE_MAPPING``, ``utils/transformers_weight_conversion.py:332`` to
+    ``:345``: Mixtral's ``w1``, ``w3``, ``w2``; the others' ``gate_proj``, ``up_proj``, ``down_proj``), and no
     ``nn.Linear`` whose last name is one of those or ``gate`` (`CONVERTED_MLPS`): PEFT turns every such target name
     into the routed experts' or the router's parameter (``:444`` to ``:457``), so it adapts no such module."""
     others: tuple[str, ...]
@@ -31,8 +31,8 @@ class PeftModuleNames(NamedTuple):
     """The router's name where PEFT adapts it (an ``nn.Linear``, or one PEFT converts to ``gate.weight``); None for a
     dense model, or a router that is neither (Qwen2-MoE's ``Qwen2MoeTopKRouter``)."""
     fused: tuple[str, ...] = ()
-    """The routed experts' two projections PEFT fuses into ``gate_up_proj`` (``_MOE_FUSED_TARGETS``, ``:356`` to
-    ``:360``): a regex that names one alone fails ("Cannot convert PEFT target(s) ... because they are fused",
+    """The routed experts' two projections PEFT fuses into ``gate_up_proj`` (``_MOE_FUSED_TARGETS``, ``:348`` to
+    ``:352``): a regex that names one alone fails ("Cannot convert PEFT target(s) ... because they are fused",
     ``:463`` to ``:470``); none where PEFT does not convert the type's config (its experts are no ``nn.Linear``,
     so nothing adapts them)."""
     separate_router: bool = False

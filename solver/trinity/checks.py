@@ -72,6 +72,7 @@ from solver.tables.peft_match import (
     excludes_every_module,
     peft_target_match,
     peft_target_refusal,
+    routed_target_names,
     same_modules_regex,
     shown_module_names,
 )
@@ -2026,7 +2027,7 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
         converted = converted_target_names(targets, excluded, names)
         made = (f"; peft made that set of '{targets}': {', '.join(converted)}, "
                 "which it adapts in every layer, whatever layers the regular expression names")
-        if not set(converted) & _routed_target_names(names):
+        if routed_target_names(names).isdisjoint(converted):
             parameters = "(an empty one here: its target_modules name neither the router nor a routed expert)"
     checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
         f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: "
@@ -2037,14 +2038,6 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
         "at the first weight sync (json.load), and so does any later load of it: train "
         f"{model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
         "target_parameters as a list before the run"))
-
-
-def _routed_target_names(names: PeftModuleNames) -> set[str]:
-    """The short names PEFT maps to the router's and the routed experts' parameters on a mixture of experts whose
-    LoRA config it converts (``_MOE_TARGET_MODULE_MAPPING``' keys, ``utils/transformers_weight_conversion.py:332`` to
-    ``:346`` in peft 0.21.2): ``gate`` and the last names of `names`' routed experts: a ``target_modules`` that names
-    none of them leaves ``target_parameters`` an empty set (`_check_moe_lora_saved`)."""
-    return {"gate", *(name.rsplit(".", 1)[-1] for name in names.adapted if name.rsplit(".", 1)[0].endswith("experts"))}
 
 
 def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
