@@ -35,7 +35,7 @@ def room_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | Non
         trains = "at any length" if answer.objective == "max_len" else f"for {counted(plan.max_model_len, 'token')}"
         return (f"{margin}, which keeps the room its caution asks for, leaves no plan {trains} within "
                 f"{counted(answer.budget_gpus, 'GPU')}: measure a step first")
-    memory = f"; {other.prediction_words}" if other.source is None else ""
+    memory = f"; {other.prediction_words}, held to that margin" if other.source is None else ""
     length = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}"
               if other.max_model_len != plan.max_model_len else counted(other.max_model_len, "token"))
     return (f"{margin} keeps the room its caution asks for: {other.setting.label} on {counted(other.gpus, 'GPU')}"
