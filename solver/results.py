@@ -1687,8 +1687,7 @@ class ApplySettings(TrinitySettings):
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
                              "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
-                             "memory_model_margin",
-                             "reason_caution_codes", "dpo_pairs")
+                             "memory_model_margin", "reason_caution_codes", "dpo_pairs")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
