@@ -1457,8 +1457,13 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       batch_divisor=query.batch_divisor)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
-    # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.
-    moot = _ADAPTER_NOTES if any(problem.code == ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked) else ()
+    # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself. On a
+    # mixture of experts whose config PEFT converts (lora-moe-config-unsaved), no regex is saved split: the reading's
+    # line for a dense model, which says so itself, is moot too.
+    codes = {problem.code for problem in checked}
+    moot = (_ADAPTER_NOTES if ConfigProblemCode.LORA_CONFIGS_REFUSED in codes
+            else (ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT,) if ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED in codes
+            else ())
     problems += (verdict_lora_note(verdict_critic_note(verdict_length_note(
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
                      config.critic, query.option_names), mapping, name, environ, version,

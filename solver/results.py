@@ -1592,6 +1592,19 @@ class RolloutKept(Frozen):
         "where no GPU is left to the trainer)"))
 
 
+class RoomKept(Frozen):
+    """An answer's question asked again at the margin its best plan's thin-headroom caution names (``--margin
+    0.04``), where that plan carries it: the margin, and the best plan then, which keeps the room the caution asks
+    for (its memory figures held to that margin)."""
+
+    margin: float = Field(ge=0, lt=1, description=(
+        "the margin the best plan's thin-headroom caution names (its words' --margin), which keeps the room it asks "
+        "for"))
+    plan: Plan | None = Field(description=(
+        "the best plan of the same question (budget, length, pins) at that margin, as CP-SAT finds it, its "
+        "headroom_gb held to that margin; null where there is none (measure a step first)"))
+
+
 _NOT_COMPARED = frozenset({"wall_time_s", "planning_s", "building_s", "least_time_limit_s", "query"})
 """The fields of a solver's result that its equality and hash leave out (`_Timed`): those that time it, and the query
 an answer holds (``Answer.query``: a seed apart, or a question asked through a config, the answers are the same)."""
@@ -1684,8 +1697,8 @@ class ApplySettings(TrinitySettings):
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
-                             "unpinned", "more_host_ram", "token_budget_auto", "tables", "memory_model_margin",
-                             "reason_caution_codes", "dpo_pairs")
+                             "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
+                             "memory_model_margin", "reason_caution_codes", "dpo_pairs")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1811,6 +1824,10 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "with --minimize gpus at Trinity's default token budget: the fewest GPUs with --token-budget "
         "auto, where fewer than the best plan's: the same question with that flag, asked within one GPU fewer (a "
         "plan with a lowered max_token_len_per_gpu)"))
+    room_kept: RoomKept | None = Field(default=None, description=(
+        "where the best plan carries the thin-headroom caution (an extrapolated estimate with little room to spare): "
+        "the same question at the margin the caution names, and its best plan: what keeping that room costs, which "
+        "the ranked plans, all at the answer's margin, leave out"))
     query: Query | None = Field(default=None, exclude=True, repr=False, description=(
         "the query it answers (`solver.api.answer_query`'s), which its text view (`solver.answers_text`) is made "
         "from; not in its JSON: None for an answer rebuilt from it"))

@@ -54,11 +54,13 @@ from solver.results import (
     AlternativeName,
     Alternatives,
     Answer,
+    CautionCode,
     MarginRoom,
     Plan,
     ReasonCode,
     ReasonWords,
     RolloutKept,
+    RoomKept,
     Status,
     beyond_fields,
     host_need_words,
@@ -123,6 +125,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             answer = _with_unpinned(catalog, query, answer, asked.unpinned)
             answer = _with_more_host_ram(catalog, query, answer, asked.more_host_ram)
             answer = _with_lowered_fewer(catalog, query, answer)
+            answer = _with_room_kept(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
         finally:
@@ -491,6 +494,23 @@ def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answe
     fewer = asked[0]
     unused = 0 if answer.open_budget else answer.budget_gpus - fewer.gpus  # of the budget asked, as the others'
     return answer.model_copy(update={"token_budget_auto": fewer.model_copy(update={"unused_gpus": unused})})
+
+
+def _with_room_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """The answer, where its best plan carries the thin-headroom caution, with the same question asked at the margin
+    that caution names (`MarginRoom.keeping` the room `MarginRoom.thin_gib` asks for, with the plan's setting, as
+    `Plan.with_cautions` weighs it: ``--margin 0.04``) and its best plan, or none: CP-SAT's answer to what keeping that
+    room costs, which the ranking (every plan at the query's margin) leaves out. Unchanged where that solve is
+    undecided."""
+    best = answer.best
+    if best is None or CautionCode.THIN_HEADROOM not in best.caution_codes:
+        return answer
+    room = _margin_room(query, catalog.gpu(answer.gpu), best.setting, catalog.model(query.model))
+    margin = room.keeping(room.thin_gib)
+    roomy = answer_for(catalog, query.model_copy(update={"margin": margin, "top": 1}), answer.gpu, explained=False)
+    if roomy.status == "unknown":
+        return answer
+    return answer.model_copy(update={"room_kept": RoomKept(margin=margin, plan=roomy.best)})
 
 
 def lowered_fewer(catalog: Catalog, query: Query, best: Plan, gpu: str) -> tuple[Plan | None, bool] | None:

@@ -19,7 +19,7 @@ from solver.query import (
     ROLE_MICRO_BATCH_SIZES,
     ConfigProblemCode,
 )
-from solver.render.phrases import CEILING_WORDS
+from solver.render.phrases import CEILING_WORDS, room_kept_words
 from solver.results import (
     CHECK_QUALITY,
     LONG_LENGTH_VARIABLE,
@@ -333,6 +333,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("memory", _memory_line(answer, plan, memory_source)),
         ("experts", plan.experts_counted if plan.trinity_version is not None else None),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in said),
+        ("more room", room_kept_words(answer, plan, names)),
         ("host memory", _host_memory_words(answer, plan, names)),
         ("tables' best", _tables_best_words(answer, plan)),
         ("tables", _tables_verdict(answer, plan, names)),
@@ -555,11 +556,14 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
 
 def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``fewer GPUs`` row: the plan on fewer GPUs that --token-budget auto gives, with its lowered
-    budget (None where the answer has none: `Answer.token_budget_auto`)."""
+    budget, and the thin-headroom caution where it carries it (an estimate that fits there with little room, as the
+    best plan's own row would say; None where the answer has none: `Answer.token_budget_auto`)."""
     if (fewer := answer.token_budget_auto) is None:
         return None
+    thin = "".join(f"; caution: {caution}" for caution, code in zip(fewer.cautions, fewer.caution_codes, strict=True)
+                   if code is CautionCode.THIN_HEADROOM)
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
-            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu})")
+            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu}){thin}")
 
 
 def _evidence_words(answer: Answer, plan: Plan) -> str:

@@ -161,11 +161,13 @@ def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
 
 def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb: float | None,
                   version: TrinityVersion | None, config: str = "CONFIG",
-                  environment: tuple[tuple[str, str], ...] = (), critic_trained: bool = True) -> str:
+                  environment: tuple[tuple[str, str], ...] = (), critic_trained: bool = True,
+                  config_lora_rank: int = 0) -> str:
     """The command that checks the Trinity config at `config` as `plan` was made for `model`: ``solve --from-config
     CONFIG --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`; with
     ``--no-reference`` where the plan counted no reference model, `Plan.reference_model`), the LoRA rank whose states it
-    counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), ``--critic none`` where it counted no critic but
+    counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one other than `config_lora_rank`, what the config
+    counts itself: `config_counted_lora_rank`), ``--critic none`` where it counted no critic but
     the config's algorithm trains one (`critic_trained`; a fragment has no ``algorithm_type``: Trinity's default, PPO),
     and ``--critic`` with the plan's where it counted one that the algorithm does not train (where both have one, the
     critic's keys the plan writes say where, `Plan.critic`), the Trinity release (`version`; the plan's own where of
@@ -185,7 +187,7 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
                              "checks it as it was planned cannot hold on a comment's line")
     held = () if host_ram_gb is None else (
         "--host-ram", host_ram_argument(host_ram_gb), *(() if plan.reference_model else ("--no-reference",)))
-    lora = ("--lora-rank", str(plan.lora_rank)) if plan.lora_rank else ()
+    lora = ("--lora-rank", str(plan.lora_rank)) if plan.lora_rank not in (0, config_lora_rank) else ()
     critic = (("--critic", NO_CRITIC) if plan.critic is None and critic_trained
               else ("--critic", plan.critic) if plan.critic is not None and not critic_trained else ())
     release = counted_release(version, plan.expert_layout, plan.trinity_version)

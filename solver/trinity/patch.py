@@ -42,7 +42,7 @@ from solver.tables import (
     yaml_brief,
 )
 from solver.trinity.checks import trinity_config_problems
-from solver.trinity.config import cluster_trainer_gpus, written_lora
+from solver.trinity.config import cluster_trainer_gpus, config_counted_lora_rank, written_lora
 from solver.trinity.fragment import check_command
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
@@ -819,8 +819,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
     trained = trains_critic(value_at(reading, ("algorithm", "algorithm_type")))
-    command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path,
-                                                       check_environment, trained)
+    command = None if check is None else check_command(
+        plan, model, check, host_ram_gb, version, path, check_environment, trained,
+        config_counted_lora_rank(reading, name, {} if environ is None else environ, version))
     _check_cluster_takes(plan, reading, name, {} if environ is None else environ, option_names)
     lora_note = _config_lora_kept(plan, reading, name, {} if environ is None else environ, option_names)
     _keep_anchors(data)
