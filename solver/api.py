@@ -671,11 +671,10 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     for placed in placements:
         model = ("--model-config", str(placed.model_config)) if placed.model_config is not None else ()
         check = None if check_options is None else fragment_check(placed.gpu, known, (*check_options, *model))
+        placed_on = placed_on_words(placed.pool, placed.nodes, placed.keys.shared_gpus, placed.trainer_nodes)
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
-                                             option_names=option_names, check=check,
-                                             placed_on=placed_on_words(placed.pool, placed.nodes,
-                                                                       placed.keys.shared_gpus, placed.trainer_nodes))[0]
+                                             option_names=option_names, check=check, placed_on=placed_on)[0]
     return fragments
 
 
