@@ -665,7 +665,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     options they point to (`API_OPTIONS`: this function's ``version="0.5"``; ``solve cluster`` passes `COMMAND_OPTIONS`,
     its flags). `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
     from solver.cluster import POOL_HOST_RAM_SOURCE
-    from solver.trinity import fragment_for  # ruamel: only where a fragment is made
+    from solver.trinity import fragment_for, placed_on_words  # ruamel: only where a fragment is made
 
     check_types(("check_options", check_options, tuple | None), ("option_names", option_names, OptionNames))
     known, placements = _placements_made(result, fleet, catalog, version)
@@ -673,9 +673,10 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     for placed in placements:
         model = ("--model-config", str(placed.model_config)) if placed.model_config is not None else ()
         check = None if check_options is None else fragment_check(placed.gpu, known, (*check_options, *model))
+        placed_on = placed_on_words(placed.pool, placed.nodes, placed.keys.shared_gpus, placed.trainer_nodes)
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
-                                             option_names=option_names, check=check)[0]
+                                             option_names=option_names, check=check, placed_on=placed_on)[0]
     return fragments
 
 
@@ -694,7 +695,8 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
 class _Placed(NamedTuple):
     """What a placement's fragment is made of, for `placement_configs` and `placement_settings`: the job's name, the
     GPU type (the placement's name for it, and whether it is an AMD one) and host memory its header words, the
-    config.json the job's model was read from (None: a catalogue model) and its keys' arguments."""
+    config.json the job's model was read from (None: a catalogue model), its keys' arguments, and its pool, nodes and
+    its trainer's nodes, which the header names (`placed_on_words`)."""
 
     job: str
     gpu: str
@@ -702,6 +704,9 @@ class _Placed(NamedTuple):
     host_ram_gb: float | None
     model_config: Path | None
     keys: SettingsArguments
+    pool: str
+    nodes: tuple[int, ...]
+    trainer_nodes: tuple[int, ...]
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -739,7 +744,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
             engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
-                              model_config=model_configs.get(placement.job), keys=keys))
+                              model_config=model_configs.get(placement.job), keys=keys, pool=pool.name,
+                              nodes=placement.nodes, trainer_nodes=placement.trainer_nodes))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 
