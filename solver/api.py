@@ -617,8 +617,9 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
     Trinity release (`version`'s, else the best plan's own: `_written_for`), the train batch and DPO's pair where its
-    plans counted one (`Answer.dpo_pairs`), and no LoRA config where its LoRA is the config's own that its query was
-    read from (`Query.config_lora`). `QueryError` for a tuple of answers, wrong types, a release rft-solver
+    plans counted one (`Answer.dpo_pairs`), its LoRA adapter counted on the plan's targets (`Plan.lora_targets`), and
+    no LoRA config where its LoRA is the config's own that its query was read from (`Plan.config_lora`), both of
+    which the plan's JSON keeps. `QueryError` for a tuple of answers, wrong types, a release rft-solver
     does not know or whose expert layout the plan's figures do not hold for, an answer without a plan, or a model or
     GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
@@ -633,8 +634,8 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
-    if answer.query is not None:  # its config's LoRA adapter counted on its regex's modules, as its plans were
-        catalog = answer.query.counted_catalog(catalog)
+    # its LoRA adapter counted on the modules its targets adapt, as its plans were (the plan's JSON keeps them)
+    catalog = catalog.with_lora_targets(answer.model, answer.best.lora_targets)
     model = catalog.model(answer.model)
     best = _written_for(answer.best, model, version, "the answer")
     release = trinity_release("the plan's trinity_version", best.trinity_version)
@@ -646,7 +647,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                                      counted_batch_divisor(best.trinity_version)),
         model=model, rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
-        dpo=bool(answer.dpo_pairs), config_lora=answer.query is not None and answer.query.config_lora)
+        dpo=bool(answer.dpo_pairs), config_lora=best.config_lora)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
