@@ -141,10 +141,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.lora_rank and kept_in is None:  # a config's own LoRA stays
+        from solver.trinity.keys import yaml_flow  # as the fragment writes it
+
         layout = written_layout(version, plan.expert_layout)
-        config = ", ".join(f"{key}: {_single_quoted(value)}" for key, value in plan.lora_config.items())
         lines += [f"# {lora_configs_words(model, version, layout, plan.lora_targets)}:",
-                  f"model.lora_configs: [{{{config}}}]"]
+                  f"model.lora_configs: {yaml_flow([plan.lora_config])}"]
     if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None and rope_scaling is not None:
@@ -197,12 +198,6 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             lines += [f"# Trinity 0.6 also takes these{before}:",
                       "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
     return lines + _critic_lines(plan, version)
-
-
-def _single_quoted(value: int | str) -> str:
-    """A LoRA config's value as an apply line writes it: a number as is, a regex single-quoted (its own quotes
-    doubled), which YAML reads back as written, backslashes and all."""
-    return str(value) if isinstance(value, int) else "'" + value.replace("'", "''") + "'"
 
 
 def _critic_lines(plan: Plan, version: TrinityVersion | None) -> list[str]:

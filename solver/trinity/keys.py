@@ -5,6 +5,7 @@ and so is the node size's key, which `solver.api` names: the modules here import
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -101,10 +102,21 @@ def keys_05_refuses_words(keys: Sequence[str], lacking: Lacking05 = TRAINER_06) 
     return f"{', '.join(keys)}: {keys_05_refuses_why(len(keys), lacking)}, so the config does not load"
 
 
+YAML_WORDS = ("true", "false", "yes", "no", "on", "off", "null")
+"""Words YAML 1.1 (PyYAML's) reads as other than text, which `yaml_scalar` quotes."""
+PLAIN_TEXT = re.compile(r"[A-Za-z_][\w.+/-]*")
+"""Text that YAML reads back as the same string where written plain (``fsdp2``, ``never``), in a flow collection
+too; other text (a regex: ``.*\\.(q_proj|v_proj)``, whose braces or commas would end a flow mapping) is quoted."""
+
+
 def yaml_scalar(value: Any) -> str:
-    """A config value as YAML writes it (``true``, ``8192``, ``2.5``); `TypeError` for any other kind."""
+    """A config value as YAML writes it (``true``, ``8192``, ``2.5``, ``fsdp2``; text other than `PLAIN_TEXT`
+    single-quoted, its quotes doubled, which YAML reads back as written, backslashes and all); `TypeError` for any
+    other kind."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and (not PLAIN_TEXT.fullmatch(value) or value.lower() in YAML_WORDS):
+        return "'" + value.replace("'", "''") + "'"
     if isinstance(value, (int, str)):
         return str(value)
     if isinstance(value, float):
