@@ -63,8 +63,8 @@ from solver.query import (
     check_time_limit,
     check_token_budget,
     check_vllm_lora_rank,
-    given_lora_targets,
     counts_reference,
+    given_lora_targets,
     make_query,
     resolve_margin,
 )
