@@ -916,7 +916,10 @@ def estimate_memory(
 def _lora_counted(catalog: Catalog, model: str, lora_targets: object, lora_rank: int, experts: ExpertLayout,
                   option_names: OptionNames) -> Catalog:
     """`catalog` with `model` (a name it has) counting a LoRA adapter of `lora_rank` on the modules `lora_targets`
-    names (`given_lora_targets`, whose `QueryError` it raises), its routed experts held as `experts`."""
+    names (`given_lora_targets`, whose `QueryError` it raises), its routed experts held as `experts`; `catalog` as it
+    is where none are given (its model may count a config's: `Catalog.with_lora_targets`)."""
+    if lora_targets is None:
+        return catalog
     resolved = catalog.model(model)
     targets = given_lora_targets(lora_targets, lora_rank, resolved, experts, option_names)
     return catalog.with_lora_targets(resolved.name, targets)
