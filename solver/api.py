@@ -301,8 +301,9 @@ def plan(
     shards (as ``--no-reference``; `Query.reference_model`); None: none with LoRA, else counted. `lora_rank` above 0
     plans a LoRA run of that rank (as ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by
     inference and refuting nothing, its adapter on the modules `lora_targets` names (as ``--lora-targets``:
-    `solver.query.LORA_TARGETS_FORMS`; None: ``all-linear``'s), which its fragment writes. `critic` plans a run with a PPO critic beside the actor (as ``--critic``;
-    `Query.critic`): ``"resident"``, its states on the GPUs; ``"offloaded"``, in host memory (its own
+    `solver.tables.peft_match.LORA_TARGETS_FORMS`; None: ``all-linear``'s), which its fragment writes. `critic` plans
+    a run with a PPO critic beside the actor (as ``--critic``; `Query.critic`): ``"resident"``, its states on the
+    GPUs; ``"offloaded"``, in host memory (its own
     ``offload_policy``); or ``"reloaded"``, in host memory but back on the GPUs for its own update; the tables, which
     measured the actor alone, then vouch for no plan and still refute. `dpo` plans a DPO run (as ``--dpo``;
     `Query.dpo`): a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as Trinity's dpo

@@ -1081,10 +1081,10 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     return tuple(shape for shape in shapes if shape[2] and shape[0] and shape[1])
 
 
-def _layer_shapes(model: Model, routed_experts: HeldExperts | None) -> tuple[tuple[int, int, int], ...]:
+def _layer_shapes(model: Model, routed_experts: HeldExperts) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' laid out as
-    `routed_experts` (None: left out). A LoRA adapter's matrices are counted module by module instead
-    (`adapted_shapes`), as PEFT names them."""
+    `routed_experts`. A LoRA adapter's matrices are counted module by module instead (`adapted_shapes`), as PEFT
+    names them."""
     hidden, layers = model.hidden_size, model.num_layers
     attention = _attention_shapes(model)
     if model.moe is None:
@@ -1094,8 +1094,8 @@ def _layer_shapes(model: Model, routed_experts: HeldExperts | None) -> tuple[tup
     shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
     width, count = moe.moe_intermediate_size, moe.experts
-    experts = (() if routed_experts is None else _routed_expert_shapes(hidden, width, count, sparse)
-               if routed_experts == "fused" else _mlp_shapes(hidden, width, count * sparse))
+    experts = (_routed_expert_shapes(hidden, width, count, sparse) if routed_experts == "fused"
+               else _mlp_shapes(hidden, width, count * sparse))
     dense = _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers)
     return attention + ((moe.experts, hidden, sparse),) + experts + shared + gate + dense
 

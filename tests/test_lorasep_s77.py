@@ -131,8 +131,8 @@ def test_each_experts_adapter_tensors_are_its_own_under_0_5_1() -> None:
     # 768 x 32, down lora_A 32 x 768 and lora_B 2048 x 32, each a tensor of its own (the pinned shards' rounding); one
     # entry per module name (gate and up each 6144).
     shapes = adapter_shapes(QWEN3_30B_A3B, 32, "separate")
-    assert [shapes.count(shape) for shape in ((32, 2048, 6144), (768, 32, 6144), (32, 768, 6144), (2048, 32, 6144))] == [
-        2, 2, 1, 1]
+    tensors = ((32, 2048, 6144), (768, 32, 6144), (32, 768, 6144), (2048, 32, 6144))
+    assert [shapes.count(shape) for shape in tensors] == [2, 2, 1, 1]
     # fused: gate_up_proj's lora_B 2 x 768 rows (counted as two of rank 32, one under each v4 name), none of 768.
     fused = adapter_shapes(QWEN3_30B_A3B, 32, "fused")
     assert fused.count((1536, 32, 6144)) == 2 and (1536, 32, 6144) not in shapes and (768, 32, 6144) not in fused

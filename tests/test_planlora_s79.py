@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_apilora_s78 import HF_CONFIGS, QV_LORA, UNREAD_CONFIGS
 
 import solver
 from solver.api import answer_query, config_query
@@ -23,7 +24,6 @@ from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import LoraTargets
 from solver.trinity import read_trinity_config
-from test_apilora_s78 import HF_CONFIGS, QV_LORA, UNREAD_CONFIGS
 
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = load_catalog()
@@ -132,15 +132,15 @@ def test_solve_memory_counts_the_targets(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize(("targets", "words"), [
-    ("foo", "--lora-targets 'foo' matches no module of Qwen3-8B (model.layers.N.self_attn.{q,k,v,o}_proj, "
-            f"model.layers.N.mlp.{{gate,up,down}}_proj, model.embed_tokens and lm_head): {FORMS}"),
+    ("foo", ("--lora-targets 'foo' matches no module of Qwen3-8B (model.layers.N.self_attn.{q,k,v,o}_proj, "
+             f"model.layers.N.mlp.{{gate,up,down}}_proj, model.embed_tokens and lm_head): {FORMS}")),
     ("", f"--lora-targets is empty: {FORMS}"),
     (" ", f"--lora-targets is empty: {FORMS}"),
     ("((", f"--lora-targets '((' is no regular expression (missing ), unterminated subpattern at position 1): {FORMS}"),
-    (".*(embed_tokens|q_proj)", "--lora-targets '.*(embed_tokens|q_proj)' matches model.embed_tokens of Qwen3-8B, "
-                                f"which all-linear leaves out and rft-solver does not count: {FORMS}"),
-    (".*norm", "--lora-targets '.*norm' matches model.norm of Qwen3-8B, which all-linear leaves out and rft-solver "
-               f"does not count: {FORMS}"),
+    (".*(embed_tokens|q_proj)", ("--lora-targets '.*(embed_tokens|q_proj)' matches model.embed_tokens of "
+                                 f"Qwen3-8B, which all-linear leaves out and rft-solver does not count: {FORMS}")),
+    (".*norm", ("--lora-targets '.*norm' matches model.norm of Qwen3-8B, which all-linear leaves out and rft-solver "
+                f"does not count: {FORMS}")),
 ])
 @pytest.mark.parametrize("command", ["solve", "solve memory"])
 def test_bad_targets_exit_2_in_one_line(cli: Cli, command: str, targets: str, words: str) -> None:
@@ -153,8 +153,8 @@ def test_bad_targets_exit_2_in_one_line(cli: Cli, command: str, targets: str, wo
 def test_targets_without_lora_are_refused(cli: Cli, command: str) -> None:
     status, out, err = cli(*command.split()[1:], "--model", "8B", "--gpu", "A100-80GB", "--gpus", "6", "--len", "16k",
                            "--lora-targets", "q_proj")
-    assert (status, out, err) == (2, "", f"{command}: error: --lora-targets 'q_proj' without LoRA: the targets are a "
-                                         "LoRA adapter's; give --lora-rank too\n")
+    words = "--lora-targets 'q_proj' without LoRA: the targets are a LoRA adapter's; give --lora-rank too"
+    assert (status, out, err) == (2, "", f"{command}: error: {words}\n")
 
 
 def test_the_api_refuses_alike_in_its_keywords() -> None:

@@ -118,8 +118,8 @@ def run_memory(args: argparse.Namespace) -> int:
 def planner_command(args: argparse.Namespace) -> str:
     """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
     not: the same model, GPU (with its memory and interconnect, of your own), GPUs (as a budget), length and memory
-    options (and --lora-rank, --lora-targets, --reference or --no-reference, --critic and --trinity-version as given), without --sp,
-    --env, --offload and --token-budget, which the planner tries for itself."""
+    options (and --lora-rank, --lora-targets, --reference or --no-reference, --critic and --trinity-version as
+    given), without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
     gigabytes, mebibytes = args.gpu_memory or (None, None)
     words = [
         *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
