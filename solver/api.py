@@ -914,7 +914,7 @@ def estimate_memory(
                               option_names, lora_moe_caution(resolved, lora_rank, release, experts))
 
 
-def _lora_counted(catalog: Catalog, model: str, lora_targets: object, lora_rank: int, experts: ExpertLayout,
+def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,
                   option_names: OptionNames) -> Catalog:
     """`catalog` with `model` (a name it has) counting a LoRA adapter of `lora_rank` on the modules `lora_targets`
     names (`given_lora_targets`, whose `QueryError` it raises), its routed experts held as `experts`; `catalog` as it

@@ -1008,7 +1008,7 @@ MODULE_NAME = re.compile(r"\w+")
 """A module's last name (``q_proj``); such names separated by commas, `given_lora_targets` makes a regex of."""
 
 
-def given_lora_targets(targets: object, lora_rank: int, model: Model, experts: ExpertLayout,
+def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
                        names: OptionNames) -> LoraTargets | None:
     """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), whose modules a LoRA run
     of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`, as a Trinity config's
@@ -1021,7 +1021,6 @@ def given_lora_targets(targets: object, lora_rank: int, model: Model, experts: E
         return None
     option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
     check_types((option, targets, str))
-    assert isinstance(targets, str)  # checked above
     shown, fix = f"{option} '{targets}'", f"give {LORA_TARGETS_FORMS}"
     if not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
