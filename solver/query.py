@@ -225,10 +225,12 @@ class Query(Frozen):
         "whether the Trinity config the query was read from runs in mode train (config_query, --from-config), the one "
         "mode Trinity trains DPO in: a DPO fragment's header then leaves out the note that says to set it"))
     lora_targets: LoraTargets | None = Field(default=None, description=(
-        "the target_modules regex (and exclude_modules) of the Trinity config's own LoRA adapter the query was read "
-        "from (config_query, --from-config: `TrinityConfig.lora_targets`), whose modules the plans count the adapter "
-        "on (`solver.tables.Model.lora_targets`, `counted_catalog`); null: all-linear's, every linear layer but the "
-        "output projection"))
+        "the target_modules regex (and exclude_modules) of the LoRA adapter: --lora-targets' (`given_lora_targets`), "
+        "else that of the Trinity config's own adapter the query was read from (config_query, --from-config: "
+        "`TrinityConfig.lora_targets`), whose modules the plans count the adapter on "
+        "(`solver.tables.Model.lora_targets`, `counted_catalog`) and which each plan keeps "
+        "(`solver.results.Plan.lora_target_modules`); null: all-linear's, every linear layer but the output "
+        "projection"))
     config_lora: bool = Field(default=False, description=(
         "whether the Trinity config the query was read from (config_query, --from-config) sets LoRA of its own "
         "(`TrinityConfig.lora_key`), whose adapter (target_modules, name, alpha) the config keeps: the plans' "
