@@ -219,3 +219,12 @@ def test_the_option_is_read_in_one_place() -> None:
     for path in Path(solver.__file__).parent.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert text.count("def given_lora_targets(") == (path.name == "query.py"), path
+
+
+def test_the_memory_texts_name_the_targets() -> None:
+    answer = solver.memory_answer("Qwen3-8B", "A100-80GB", 1, 131072, lora_rank=64, lora_targets="q_proj,v_proj")
+    text = " ".join(solver.memory_text(answer, width=400).split())
+    assert ("30,670,848 adapter parameters on the linear layers target_modules '.*\\.(q_proj|v_proj)' matches (16 "
+            "bytes each") in text
+    assert ('solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=1, max_model_len=131072, lora_rank=64, '
+            'lora_targets=".*\\\\.(q_proj|v_proj)")') in text
