@@ -140,8 +140,8 @@ def planner_call(answer: MemoryAnswer, own_catalog: bool = False) -> str:
     type, GPUs (as a budget) and length, its GPUs per node and host memory where given, its margin where it is
     not the shipped memory model's default, the memory-model file it was estimated with (``memory=
     solver.load_memory_model(...)``), if any, its LoRA rank and targets, whether it counts a reference model where
-    that is not what the planner takes for its LoRA rank (`counts_reference`: ``reference_model=False``, as the command's
-    --no-reference), its critic and Trinity release, if any, and, with `own_catalog`, ``catalog=catalog``, the
+    that is not what the planner takes for its LoRA rank (`counts_reference`: ``reference_model=False``, as the
+    command's --no-reference), its critic and Trinity release, if any, and, with `own_catalog`, ``catalog=catalog``, the
     catalogue that holds a model or GPU type of your own; without `sp`, `env`, `offload` and a token budget, which
     the planner tries for itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
