@@ -65,6 +65,7 @@ from solver.query import (
     check_token_budget,
     check_vllm_lora_rank,
     counts_reference,
+    given_lora_targets,
     make_query,
     resolve_margin,
 )
@@ -129,6 +130,7 @@ from solver.tables import (
     Catalog,
     CountedGpu,
     CriticChoice,
+    ExpertLayout,
     Fleet,
     GpuType,
     MemoryModel,
@@ -274,6 +276,7 @@ def plan(
     lora_rank: int = 0,
     critic: CriticChoice | None = None,
     dpo: bool = False,
+    lora_targets: str | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -299,8 +302,10 @@ def plan(
     ``reference_model=False``: the run builds no reference model, so the host memory need counts none of its pinned
     shards (as ``--no-reference``; `Query.reference_model`); None: none with LoRA, else counted. `lora_rank` above 0
     plans a LoRA run of that rank (as ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by
-    inference and refuting nothing. `critic` plans a run with a PPO critic beside the actor (as ``--critic``;
-    `Query.critic`): ``"resident"``, its states on the GPUs; ``"offloaded"``, in host memory (its own
+    inference and refuting nothing, its adapter on the modules `lora_targets` names (as ``--lora-targets``:
+    `solver.tables.peft_match.LORA_TARGETS_FORMS`; None: ``all-linear``'s), which its fragment writes. `critic` plans
+    a run with a PPO critic beside the actor (as ``--critic``; `Query.critic`): ``"resident"``, its states on the
+    GPUs; ``"offloaded"``, in host memory (its own
     ``offload_policy``); or ``"reloaded"``, in host memory but back on the GPUs for its own update; the tables, which
     measured the actor alone, then vouch for no plan and still refute. `dpo` plans a DPO run (as ``--dpo``;
     `Query.dpo`): a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as Trinity's dpo
@@ -323,7 +328,7 @@ def plan(
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
                        reference_model=reference_model, lora_rank=lora_rank, critic=critic, dpo=dpo,
-                       option_names=option_names)
+                       lora_targets=lora_targets, option_names=option_names)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
@@ -619,8 +624,9 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
     Trinity release (`version`'s, else the best plan's own: `_written_for`), the train batch and DPO's pair where its
-    plans counted one (`Answer.dpo_pairs`), and no LoRA config where its LoRA is the config's own that its query was
-    read from (`Query.config_lora`). `QueryError` for a tuple of answers, wrong types, a release rft-solver
+    plans counted one (`Answer.dpo_pairs`), its LoRA adapter counted on the plan's targets (`Plan.lora_targets`), and
+    no LoRA config where its LoRA is the config's own that its query was read from (`Plan.config_lora`), both of
+    which the plan's JSON keeps. `QueryError` for a tuple of answers, wrong types, a release rft-solver
     does not know or whose expert layout the plan's figures do not hold for, an answer without a plan, or a model or
     GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
@@ -635,8 +641,8 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
-    if answer.query is not None:  # its config's LoRA adapter counted on its regex's modules, as its plans were
-        catalog = answer.query.counted_catalog(catalog)
+    # its LoRA adapter counted on the modules its targets adapt, as its plans were (the plan's JSON keeps them)
+    catalog = catalog.with_lora_targets(answer.model, answer.best.lora_targets)
     model = catalog.model(answer.model)
     best = _written_for(answer.best, model, version, "the answer")
     release = written_release(best, planned="the answer's plan")
@@ -648,7 +654,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                                      counted_batch_divisor(best.trinity_version)),
         model=model, rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
-        dpo=bool(answer.dpo_pairs), config_lora=answer.query is not None and answer.query.config_lora)
+        dpo=bool(answer.dpo_pairs), config_lora=best.config_lora)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
@@ -834,6 +840,7 @@ def estimate_memory(
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
     trinity_version: str | None = None,
+    lora_targets: str | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -851,7 +858,8 @@ def estimate_memory(
     (`host_memory_gib`: `solver.tables.HOST_NEED_WORDS`) fits there (``host_fits``).
 
     `lora_rank` (0: full fine-tuning) counts a LoRA run's states (`solver.memory.lora_states_bytes`); the tables,
-    which measured full fine-tuning, then speak only where they say the setting trains. `reference_model` says whether
+    which measured full fine-tuning, then speak only where they say the setting trains; its adapter on the modules
+    `lora_targets` names (as `plan`'s: `_lora_counted`). `reference_model` says whether
     the host memory need counts the reference model's pinned shards (None: but with `lora_rank`, as `plan`'s).
 
     `critic` counts a PPO critic trained beside the actor on the same GPUs: ``"resident"``, its states on the GPUs
@@ -889,6 +897,7 @@ def estimate_memory(
     check_counts((names.named("gpus"), gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
                  (names.named("sp"), sp, MAX_GPUS), (names.node_gpus, node_gpus, MAX_GPUS))
     check_host_ram(host_ram_gb, names)
+    catalog = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names)
     resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS
     _check_trainer_layout(resolved, gpus, sp, node_size, names)
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
@@ -914,6 +923,18 @@ def estimate_memory(
                               option_names, lora_moe_caution(resolved, lora_rank, release, experts))
 
 
+def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,
+                  option_names: OptionNames) -> Catalog:
+    """`catalog` with `model` (a name it has) counting a LoRA adapter of `lora_rank` on the modules `lora_targets`
+    names (`given_lora_targets`, whose `QueryError` it raises), its routed experts held as `experts`; `catalog` as it
+    is where none are given (its model may count a config's: `Catalog.with_lora_targets`)."""
+    if lora_targets is None:
+        return catalog
+    resolved = catalog.model(model)
+    targets = given_lora_targets(lora_targets, lora_rank, resolved, experts, option_names)
+    return catalog.with_lora_targets(resolved.name, targets)
+
+
 def memory_answer(
     model: str,
     gpu: str,
@@ -934,6 +955,7 @@ def memory_answer(
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
     trinity_version: str | None = None,
+    lora_targets: str | None = None,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -948,12 +970,14 @@ def memory_answer(
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
                                option_names=option_names, lora_rank=lora_rank, reference_model=reference_model,
-                               critic=critic, trinity_version=trinity_version)
-    resolved = catalog.model(model)
+                               critic=critic, trinity_version=trinity_version, lora_targets=lora_targets)
+    experts = counted_expert_layout(trinity_version)
+    resolved = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names).model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
                         max_model_len=max_model_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
-                        lora_parameters=lora_parameters(resolved, lora_rank, counted_expert_layout(trinity_version)),
+                        lora_parameters=lora_parameters(resolved, lora_rank, experts),
+                        lora_target_modules=None if resolved.lora_targets is None else resolved.lora_targets.pattern,
                         critic=counted_critic(critic),
                         critic_parameters_b=critic_parameters(resolved) / 1e9 if counted_critic(critic) else 0.0,
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
@@ -1211,6 +1235,7 @@ def config_query(
     lora_rank: int | None = None,
     critic: CriticChoice | None = None,
     dpo: bool | None = None,
+    lora_targets: str | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
@@ -1279,12 +1304,13 @@ def config_query(
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank,
         critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
-        option_names=option_names)
+        lora_targets=lora_targets, option_names=option_names)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,
            # the config's adapter's modules, at its own rank (the fragment's check command gives it as --lora-rank)
-           "lora_targets": config.lora_targets if lora_rank in (None, config.lora_rank) else None,
+           "lora_targets": query.lora_targets if lora_targets is not None else
+           config.lora_targets if lora_rank in (None, config.lora_rank) else None,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(

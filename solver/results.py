@@ -96,6 +96,7 @@ from solver.tables import (
     without_none,
 )
 from solver.tables.model_config import NO_LIMIT_LENGTH
+from solver.tables.peft_names import LoraTargets
 
 if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
     from typing_extensions import Self
@@ -1163,6 +1164,17 @@ class Plan(Frozen):
     lora_rank: int = Field(default=0, ge=0, description=(
         "the LoRA rank whose states memory_gb and headroom_gb count (the answer's lora_rank); 0 for full "
         "fine-tuning"))
+    lora_target_modules: str | None = Field(default=None, description=(
+        "with lora_rank: the target_modules regex whose modules memory_gb and host_memory_gb count the adapter on "
+        "(--lora-targets, or a --from-config config's model.lora_configs[0].target_modules: the query's "
+        "lora_targets), which its fragment writes; null for all-linear's, every linear layer but the output "
+        "projection (and in JSON made before the field)"))
+    lora_exclude_modules: str | None = Field(default=None, description=(
+        "with lora_target_modules: the exclude_modules regex counted beside it (a config's); null where none"))
+    config_lora: bool = Field(default=False, description=(
+        "whether its LoRA is the --from-config config's own adapter (the query's config_lora), which the config "
+        "keeps: its fragment writes no model.lora_configs, which would replace that adapter; false in JSON made "
+        "before the field"))
     critic: CriticStates | None = Field(default=None, description=(
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
         "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
@@ -1288,6 +1300,22 @@ class Plan(Frozen):
         if batch_divisor == "ranks" or train_batch_size is None or not train_batch_size % self.gpus:
             return None
         return batch_over_trainer_gpus_words(train_batch_size, train_batch_source, self.gpus, self.sp)
+
+    @property
+    def lora_targets(self) -> LoraTargets | None:
+        """The LoRA adapter's targets whose modules its figures count it on (`lora_target_modules` less
+        `lora_exclude_modules`, as `Catalog.with_lora_targets` takes them); None for ``all-linear``'s."""
+        if self.lora_target_modules is None:
+            return None
+        return LoraTargets(self.lora_target_modules, self.lora_exclude_modules)
+
+    @property
+    def lora_config(self) -> dict[str, int | str]:
+        """The LoRA config that turns on the plan's LoRA (``model.lora_configs[0]``, a new adapter): its rank, and its
+        ``target_modules`` and ``exclude_modules`` where given (`lora_targets`; else Trinity's default,
+        ``all-linear``)."""
+        targets = {"target_modules": self.lora_target_modules, "exclude_modules": self.lora_exclude_modules}
+        return {"lora_rank": self.lora_rank, **{key: value for key, value in targets.items() if value is not None}}
 
     @property
     def setting(self) -> Setting:

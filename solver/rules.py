@@ -34,6 +34,7 @@ from solver.tables import (
     sp_rule_violation,
     vouches_for,
 )
+from solver.tables.peft_names import LoraTargets
 
 Evidence = Literal["documented", "inferred", "estimated"]
 
@@ -443,11 +444,12 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     return None
 
 
-LORA_CONFIGS_WORDS = ("a new adapter on all-linear (Trinity's default target_modules), as planned; with LoRA Trinity "
-                      "builds no reference model")
+NEW_ADAPTER_WORDS = "a new adapter on {targets}, as planned; with LoRA Trinity builds no reference model"
+"""What the LoRA config that a plan's keys turn LoRA on with says of the modules it adapts (`targets`)."""
+LORA_CONFIGS_WORDS = NEW_ADAPTER_WORDS.format(targets="all-linear (Trinity's default target_modules)")
 """What the LoRA config that a plan's keys turn LoRA on with says (``model.lora_configs: [{lora_rank: R}]``, written
 where no config of the user's gives its own: `solver.trinity.plan_keys`, the apply lines), on any model but a mixture
-of experts whose LoRA config PEFT converts (`lora_configs_words`)."""
+of experts whose LoRA config PEFT converts (`lora_configs_words`), for a plan on all-linear's modules."""
 
 
 def transformers_5_words(version: TrinityVersion | None) -> str:
@@ -475,12 +477,17 @@ def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None, experts
             f"sync: train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
 
 
-def lora_configs_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout) -> str:
+def lora_configs_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout,
+                       targets: LoraTargets | None) -> str:
     """What the LoRA config a plan's keys turn LoRA on with says for `model` with the Trinity release `version`, its
-    routed experts held as `experts`: `LORA_CONFIGS_WORDS`, and on a mixture of experts whose LoRA config PEFT
-    converts what ``lora-moe-config-unsaved`` cautions of (`lora_moe_unsaved_words`)."""
+    routed experts held as `experts`: `LORA_CONFIGS_WORDS`, or for the plan's `targets` (`Plan.lora_targets`) the
+    regex it writes, and on a mixture of experts whose LoRA config PEFT converts what ``lora-moe-config-unsaved``
+    cautions of (`lora_moe_unsaved_words`)."""
+    less = "" if targets is None or targets.excluded is None else f" less exclude_modules '{targets.excluded}'"
+    words = LORA_CONFIGS_WORDS if targets is None else NEW_ADAPTER_WORDS.format(
+        targets=f"target_modules '{targets.pattern}'{less}")
     unsaved = lora_moe_unsaved_words(model, version, experts)
-    return LORA_CONFIGS_WORDS if unsaved is None else f"{LORA_CONFIGS_WORDS}; but {unsaved}"
+    return words if unsaved is None else f"{words}; but {unsaved}"
 
 
 class TablesVerdict(Frozen):

@@ -41,6 +41,7 @@ from solver.cli.options import (
     add_estimate_options,
     add_host_ram_option,
     add_lora_option,
+    add_lora_targets_option,
     add_memory_model_options,
     add_node_gpus_option,
     add_own_gpu_options,
@@ -153,6 +154,7 @@ def build_parser() -> Parser:
                         "algorithm or LoRA, or --no-reference, says the run builds none")
     add_reference_option(estimates, f"as --from-config's algorithm and LoRA say, without a config {REFERENCE_DEFAULT}")
     add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
+    add_lora_targets_option(estimates, "a --from-config config's target_modules, else all-linear")
     add_critic_option(estimates, "none; --from-config a config's PPO critic, as its flags hold it")
     estimates.add_argument("--dpo", action="store_true",
                            help="the run trains DPO: for a model trained one padded sequence per micro-batch (of "
@@ -301,14 +303,14 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
         query = make_query(catalog, **{**asked, "model": asked["model"] or "", "critic": counted_critic(args.critic)},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
                            reference_model=args.reference, lora_rank=args.lora_rank or 0,
-                           dpo=args.dpo, option_names=COMMAND_OPTIONS)
+                           dpo=args.dpo, lora_targets=args.lora_targets, option_names=COMMAND_OPTIONS)
         check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, COMMAND_OPTIONS)  # config_query's checks it too
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
             "exact": True, "exact_source": "--exact" if args.exact else "--write (the config's cluster)"}
         query = config_query(catalog, config, **{**asked, **pinned}, token_budget=args.token_budget,
                              node_gpus=args.node_gpus, reference_model=args.reference, lora_rank=args.lora_rank,
-                             option_names=COMMAND_OPTIONS)
+                             lora_targets=args.lora_targets, option_names=COMMAND_OPTIONS)
     given = [flag for flag, value in (("--out", args.out), ("--write", args.write)) if value]
     if given and len(query.gpus) > 1:
         raise QueryError(f"{' and '.join(given)} {'take' if len(given) > 1 else 'takes'} one plan: choose one GPU type "

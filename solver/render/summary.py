@@ -141,8 +141,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.lora_rank and kept_in is None:  # a config's own LoRA stays
-        lines += [f"# {lora_configs_words(model, version, written_layout(version, plan.expert_layout))}:",
-                  f"model.lora_configs: [{{lora_rank: {plan.lora_rank}}}]"]
+        from solver.trinity.keys import yaml_flow  # as the fragment writes it
+
+        layout = written_layout(version, plan.expert_layout)
+        lines += [f"# {lora_configs_words(model, version, layout, plan.lora_targets)}:",
+                  f"model.lora_configs: {yaml_flow([plan.lora_config])}"]
     if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None and rope_scaling is not None:

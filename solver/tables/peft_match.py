@@ -239,6 +239,11 @@ def same_modules_regex(pattern: str, excluded: str | None, taken: PeftModuleName
 
 ALL_LINEAR = "all-linear"
 """PEFT's word for every linear layer but the output projection, Trinity's default ``target_modules``."""
+LORA_TARGETS_FORMS = (f"{ALL_LINEAR} (Trinity's default: every linear layer but the output projection), module "
+                      "names separated by commas (q_proj,v_proj) or a regular expression that PEFT matches whole "
+                      "module names with (.*\\.(q_proj|v_proj))")
+"""The forms of the LoRA targets an option takes (``solver.query.given_lora_targets``, ``--lora-targets``), as
+Trinity's ``model.lora_configs[0].target_modules`` takes a regex (or ``all-linear``)."""
 
 
 def all_linear(targets: object) -> bool:

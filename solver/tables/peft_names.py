@@ -62,7 +62,7 @@ class PeftModuleNames(NamedTuple):
 class LoraTargets(NamedTuple):
     """A LoRA adapter's ``target_modules`` regex other than ``all-linear`` and its ``exclude_modules`` regex (None:
     unset), as a Trinity config gives them, whose matched modules its adapter is counted on
-    (``solver.memory.targeted_shapes``)."""
+    (``solver.memory.adapted_shapes``)."""
 
     pattern: str
     excluded: str | None = None
