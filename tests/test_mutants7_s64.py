@@ -24,7 +24,6 @@ from solver.rules import API_OPTIONS
 from solver.tables import DETERMINISTIC_PER_SECOND, load_catalog, load_fleet, load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems
 
-
 THETA = {"rope_theta": 10000}
 """A base in a given mapping: without one, no release named, a line says Trinity 0.6's trainer needs it (ropecheck,
 s79), which is not these tests' subject."""
