@@ -4,7 +4,10 @@
 0.6`` does, would move more than the 81 tests this line moved); and a Phi-3 past its native context is told that
 vLLM's rollout reads past the end of its rotary cache there (``rotary_embedding/base.py:83-92``, ``:152`` in vLLM
 0.19.1), sampling those tokens with no rotation the trainer computes: a caution still, since whether the rollout fails
-there depends on vLLM's path and has not been run."""
+there depends on vLLM's path and has not been run. And LoRA names: a Qwen3-MoE's dense layers (``mlp_only_layers``,
+``decoder_sparse_step``, read from its config.json, refused before) hold a gated MLP whose ``gate_proj``, ``up_proj``
+and ``down_proj`` a regex adapts under transformers 4 and PEFT converts to the routed experts' under 5; StableLM's
+per-head norms (``self_attn.q_layernorm.norms.H``) are layer norms PEFT refuses to adapt."""
 
 from __future__ import annotations
 
@@ -13,11 +16,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from test_ropetype_s77 import _phi3_4k
+import pytest
+from test_ropetype_s77 import CONFIGS, _phi3_4k
 
+from solver.memory import lora_parameters
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
 from solver.results import no_yarn_follows
 from solver.tables import load_catalog, load_model_config
+from solver.tables.peft_match import peft_target_refusal
+from solver.tables.peft_names import MLP, PEFT_NAMES_BY_MODEL_TYPE, LoraTargets
+from solver.tables.schema import Model
+from solver.tables.text import TableError
 from solver.trinity import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -91,3 +100,62 @@ def test_a_phi3_past_its_native_context_is_told_vllm_reads_past_its_rotary_cache
         "at positions the model was not trained on, and vLLM's rollout reads past the end of its rotary cache of 4096 "
         "positions (positions past it lead to nan, vLLM warns): it samples those tokens with no rotation the trainer "
         "computes")
+
+
+def _qwen3_moe(tmp_path: Path, **keys: Any) -> Model:
+    """Qwen3-30B-A3B's config.json (48 layers, 128 experts 768 wide, a dense MLP 6144 wide) with `keys` besides."""
+    config = json.loads((CONFIGS / "Qwen3-30B-A3B.json").read_text(encoding="utf-8"))
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, **keys}), encoding="utf-8")
+    return load_model_config(path)
+
+
+@pytest.mark.parametrize(("keys", "dense"), [({"mlp_only_layers": [0, 47]}, 2), ({"decoder_sparse_step": 2}, 24),
+                                             ({"mlp_only_layers": [1], "decoder_sparse_step": 2}, 25), ({}, 0)])
+def test_a_qwen3_moes_dense_layers_are_read(tmp_path: Path, keys: dict[str, Any], dense: int):
+    # Qwen3MoeDecoderLayer: experts where the index is not in mlp_only_layers and index + 1 divides by the step
+    moe = _qwen3_moe(tmp_path, **keys).moe
+    assert moe is not None and (moe.dense_layers, moe.dense_intermediate_size) == (dense, 6144 if dense else 0)
+
+
+def test_a_qwen3_moe_with_no_expert_layer_is_refused(tmp_path: Path):
+    with pytest.raises(TableError, match=r"mlp_only_layers \[0, 1\] and decoder_sparse_step 2: leave none of "
+                                         r"num_hidden_layers \(2\) holding the experts$"):
+        _qwen3_moe(tmp_path, mlp_only_layers=[0, 1], decoder_sparse_step=2, num_hidden_layers=2)
+
+
+DENSE_MLP = r".*mlp\.(gate|up|down)_proj"
+"""A regex on the dense layers' MLP: transformers 4 holds no other module of those names (its experts' are
+``mlp.experts.E.gate_proj``); under transformers 5 PEFT takes their last names for the routed experts'."""
+
+
+@pytest.mark.parametrize(("keys", "rank", "counts"), [
+    # rank 8, 2 dense layers: (8 x (2048 + 6144)) x 3 x 2 = 393216 under transformers 4; under 5 the routed experts
+    # of the 46 others, 8 x (1536 + 2048) x 256 + 8 x (2048 + 768) x 128, x 46 = 470286336
+    ({"mlp_only_layers": [0, 47]}, 8, (393216, 470286336)),
+    ({}, 8, (0, 0)),  # no dense layer: the regex matches nothing (before s79 a config with them was refused)
+])
+def test_a_regex_on_the_dense_layers_counts_their_mlp(tmp_path: Path, keys: dict[str, Any], rank: int,
+                                                      counts: tuple[int, int]):
+    model = _qwen3_moe(tmp_path, **keys).model_copy(update={"lora_targets": LoraTargets(DENSE_MLP)})
+    assert (lora_parameters(model, rank, "separate"), lora_parameters(model, rank, "fused")) == counts
+
+
+def test_all_linear_adapts_the_dense_layers_mlp_under_transformers_4_alone(tmp_path: Path):
+    dense, every = _qwen3_moe(tmp_path, mlp_only_layers=[0, 47]), _qwen3_moe(tmp_path)
+    # transformers 4: 2 layers' 128 experts x 3 projections (8 x 2816 each) and router (8 x 2176) go, the MLP comes
+    assert lora_parameters(every, 8, "separate") - lora_parameters(dense, 8, "separate") == (
+        2 * 128 * 3 * 8 * 2816 + 2 * 8 * 2176 - 393216) == 16943104
+    # transformers 5: their fused experts and router go, and nothing adapts the MLP (PEFT converts its names)
+    assert lora_parameters(every, 8, "fused") - lora_parameters(dense, 8, "fused") == (
+        2 * (8 * 3584 * 256 + 8 * 2816 * 128) + 2 * 8 * 2176) == 20482048
+    assert dense.peft_names_of("separate").adapted[4:7] == MLP and "mlp.act_fn" in dense.peft_names.others
+    assert set(MLP) <= set(dense.peft_names.others) and every.peft_names == PEFT_NAMES_BY_MODEL_TYPE["qwen3_moe"]
+
+
+@pytest.mark.parametrize("pattern", [r".*norms\.\d+", r".*\.k_layernorm\.norms\.7"])
+def test_a_regex_on_stablelms_per_head_norms_is_refused_as_peft_refuses_a_layer_norm(pattern: str):
+    # StableLmLayerNormPerHead: one nn.LayerNorm per head, under .norms.H; before s79 these matched no module
+    assert peft_target_refusal(pattern, None, PEFT_NAMES_BY_MODEL_TYPE["stablelm"]) == (
+        f"matches model.layers.N.self_attn.{'q' if 'd+' in pattern else 'k'}_layernorm.norms.H, which PEFT cannot "
+        "adapt (\"Target module ... is not supported\": it adapts linear layers and embeddings alone)")
