@@ -36,7 +36,8 @@ from solver.tables.reading import load_validated
 from solver.tables.schema import GpuType
 from solver.trinity import patch_trinity_config, trinity_config_problems
 
-YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768, "rope_theta": 1000000}  # a base: no line that Trinity 0.6's trainer needs one (ropecheck, s79)
+YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768,
+          "rope_theta": 1000000}  # a base: no line that Trinity 0.6's trainer needs one (ropecheck, s79)
 UNRESOLVED_TYPE = ("unresolved-value-refused", (
     "model.rope_scaling.type: cannot resolve '${nope}': the config has no nope; every Trinity release refuses the "
     "config as it loads it (OmegaConf resolves each value then)"))

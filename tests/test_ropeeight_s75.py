@@ -219,7 +219,8 @@ THETA = {"rope_theta": 1000000}
 # the model's config, whose transformers setter fills rope_type and the original length in; judged as the standard form.
 
 @pytest.mark.parametrize("version", [None, "0.5"])
-@pytest.mark.parametrize("legacy", [{"type": "yarn", "factor": 3.2, **THETA}, {"rope_type": "yarn", "factor": 3.2, **THETA},
+@pytest.mark.parametrize("legacy", [{"type": "yarn", "factor": 3.2, **THETA},
+                                    {"rope_type": "yarn", "factor": 3.2, **THETA},
                                     {"type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960,
                                      **THETA}])
 def test_the_trainers_legacy_guide_yarn_is_the_guides(legacy: dict[str, object], version: str | None):
@@ -237,7 +238,8 @@ def test_the_trainers_legacy_yarn_is_judged_over_the_filled_in_original_length()
     assert _qwen_problems({"rope_scaling": {"type": "yarn", **THETA}}, {}, mode="train") == [
         ("rope-scaling-wrong", "model.rope_scaling.factor must be max_model_len / 40960 = 3.2, not given")]
     # where a vLLM rollout takes it as given, it is still refused (vLLM reads rope_type and the original length)
-    assert [code for code, _ in _qwen_problems({"rope_scaling": {"rope_type": "yarn", "factor": 3.2, **THETA}}, {})] == [
+    assert [code for code, _ in _qwen_problems({"rope_scaling": {"rope_type": "yarn", "factor": 3.2, **THETA}},
+                                               {})] == [
         "rope-scaling-unbuilt-refused"]
 
 

@@ -1604,7 +1604,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
                                                                   "original_max_position_embeddings": 40960}}},
             "4B",
             1,
-            [NO_THETA, ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: "
+            [NO_THETA, ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len "
+                        "81920: "
               "set it as Trinity-RFT's guide does, factor max_model_len / 40960 = 2.0 over 40960")],
         ),
         (
