@@ -542,6 +542,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_UNTRAINED = "rope-scaling-untrained"
     ROPE_THETA_DROPPED = "rope-theta-dropped"
     ROPE_THETA_MISSING_REFUSED = "rope-theta-missing-refused"
+    ROPE_THETA_MISSING = "rope-theta-missing"
     ROPE_PARTIAL_DROPPED = "rope-partial-dropped"
     PAST_NATIVE_ON_OWN_SCALING_REFUSED = "past-native-on-own-scaling-refused"
     PAST_DERIVED_LENGTH_REFUSED = "past-derived-length-refused"

@@ -925,15 +925,20 @@ def no_yarn_follows(model: Model, max_model_len: int) -> str:
     (`Model.beyond_native_no_yarn`: Phi-3's LongRoPE), in words: why none is written, the accepted way, and whether
     vLLM's rollout takes the length, and what each builds past the native context: transformers' trainer refuses no
     length and rotates the positions past it by plain RoPE, which the model was not trained on; vLLM's rotary cache
-    holds the native context's positions alone (``RotaryEmbedding``'s ``max_position_embeddings``, ``base.py:86`` in
-    vLLM 0.19.1), past which ``_get_and_verify_max_len`` warns that they lead to nan
-    (``vllm/config/model.py:2168-2172``). `no_yarn_words` says it after the length; the summary's ``max_model_len``
-    row, which names the native context first, beside it."""
+    holds the native context's positions alone (``RotaryEmbedding``'s ``max_position_embeddings``,
+    ``_compute_cos_sin_cache``, ``base.py:83-92`` in vLLM 0.19.1), which it looks each token's rotation up in by its
+    position (``index_select``, ``:152``, or the ``rotary_embedding`` kernel, ``:223-230``), so a position past it
+    reads past the cache's end, as ``_get_and_verify_max_len`` warns they lead to nan
+    (``vllm/config/model.py:2168-2172``): the rollout samples those tokens with no rotation the trainer computes, and
+    the two part there. Not refused: whether it fails (a device-side assert) or samples on depends on vLLM's path,
+    and it has not been run. `no_yarn_words` says it after the length; the summary's ``max_model_len`` row, which names
+    the native context first, beside it."""
     extension = model.rope_advice.extension
     return (f"no YaRN written for model_type {extension.model_type}: {extension.why_no_yarn}; "
             f"{extension.accepted}; {_vllm_takes_words(model, max_model_len)}; past {model.native_context}, "
             f"transformers' trainer rotates by plain RoPE at positions the model was not trained on, and vLLM's "
-            f"rotary cache ends (positions past it lead to nan, vLLM warns)")
+            f"rollout reads past the end of its rotary cache of {model.native_context} positions (positions past it "
+            f"lead to nan, vLLM warns): it samples those tokens with no rotation the trainer computes")
 
 
 def no_yarn_words(model: Model, max_model_len: int) -> str:

@@ -1360,8 +1360,8 @@ def test_a_job_names_a_mixture_of_experts_by_its_config_json(cli, tmp_path: Path
                    "uncounted; rft-solver reads a mixture of experts with routed experts in every layer "
                    "(Qwen3-MoE's, Mixtral's), besides them only Qwen2-MoE's shared expert, DeepSeek's and "
                    "GLM-4-MoE's shared experts and first dense layers (model_type deepseek, deepseek_v2, deepseek_v3, "
-                   "glm4_moe), and ERNIE-4.5's, Hunyuan's and Llama 4's layouts (ernie4_5_moe, hunyuan_v1_moe, "
-                   "llama4_text)\n")
+                   "glm4_moe), Qwen3-MoE's dense layers (model_type qwen3_moe: mlp_only_layers, decoder_sparse_step), "
+                   "and ERNIE-4.5's, Hunyuan's and Llama 4's layouts (ernie4_5_moe, hunyuan_v1_moe, llama4_text)\n")
 
 
 def test_two_configs_that_give_one_name_to_two_shapes_are_refused(cli, tmp_path: Path):

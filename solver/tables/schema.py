@@ -53,6 +53,7 @@ from solver.tables.peft_names import (
     PEFT_NAMES_BY_MODEL_TYPE,
     LoraTargets,
     PeftModuleNames,
+    dense_mlp_names,
     latent_query_names,
     peft_module_names,
     separate_module_names,
@@ -484,6 +485,7 @@ class Model(Frozen):
             names = peft_module_names(self.model_type, self.moe is not None)
         if experts == "separate":
             names = separate_module_names(names, 0 if self.moe is None else self.moe.experts)
+        names = dense_mlp_names(names, 0 if self.moe is None else self.moe.dense_layers)
         return names if self.mla is None else latent_query_names(names, self.mla.q_lora_rank > 0)
 
     @property
