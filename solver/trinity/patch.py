@@ -628,8 +628,9 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     checks the written config and the command (`_note_evidence`, naming `gpu`'s table), and an Offload plan's host
     memory (`_note_host_memory`), and, for no Trinity release named, that 0.5 refuses the offload flags it puts under
     ``trainer`` and the critic's engine where they are not the config's own (`_note_flags`, `NOTED_FLAGS`;
-    `flags_noted`: the sections where an earlier --write's note said so of those there), each at column `indent`, the config's mapping indentation, naming the options as `option_names` do (`places`: where the
-    scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` (and the rollout
+    `flags_noted`: the sections where an earlier --write's note said so of those there), each at column `indent`,
+    the config's mapping indentation, naming the options as `option_names` do (`places`: where the scalars aliases
+    repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` (and the rollout
     model's, where it is the same or refers to it: `_rollout_rope_is_models`) and, for Trinity 0.5, 0.6's keys under
     ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those removed, dotted,
     and, where the note above ``model.max_model_len`` was due and could not go there, its paragraphs but the command
