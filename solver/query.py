@@ -1181,7 +1181,13 @@ def _budget(catalog: Catalog, gpu_names: tuple[str, ...], objective: Objective,
         return budget_gpus, False
     if objective == "min_gpus":
         return MAX_ESTIMATED_GPUS, True
-    return max((count for name in gpu_names for count in catalog.tabled_counts(name)), default=NODE_GPUS), False
+    return default_budget_gpus(catalog, gpu_names), False
+
+
+def default_budget_gpus(catalog: Catalog, gpu_names: Sequence[str]) -> int:
+    """The GPU budget a question on `gpu_names` gets where none is given (but for the fewest GPUs): the largest count
+    their tables have, one budget for them all; one node (`NODE_GPUS`) where none of them has tables."""
+    return max((count for name in gpu_names for count in catalog.tabled_counts(name)), default=NODE_GPUS)
 
 
 def _check_objective(objective: Objective, budget_gpus: int | None, max_model_len: int | None, exact: bool,

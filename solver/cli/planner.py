@@ -28,6 +28,7 @@ from solver.cli.notes import (
     note_check_without_gpu,
     note_gpu_variant,
     note_replaced_yarn_factor,
+    note_shared_budget,
 )
 from solver.cli.options import (
     GPU_NAMES,
@@ -253,6 +254,9 @@ def _answer(args: argparse.Namespace) -> int:
     note_replaced_yarn_factor("solve", catalog.model(query.model), (
         answer.plans[0].rope_scaling_factor for answer in answers
         if answer.plans and answer.plans[0].rope_scaling_factor is not None))
+    if args.gpus is None and args.total_gpus is None and not query.open_budget and (
+            config is None or config.trainer_gpus is None):  # the budget make_query defaults to
+        note_shared_budget("solve", catalog, query.gpus, query.budget_gpus)
     if args.check and args.gpu is None:
         note_check_without_gpu("solve", args.from_config.name, [answer.gpu for answer in answers])
     for note in written_notes:  # after the notes on the input

@@ -54,6 +54,7 @@ from solver.tables.schema import (
     Multiplier,
     PrintableText,
     Text,
+    TupleOf,
     Weight,
     described_gpu_type,
 )
@@ -491,8 +492,8 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
 class FleetFile(Frozen, defer_build=True):
     """What a cluster file holds: the pools of nodes and the jobs to place on them."""
 
-    pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
-    jobs: tuple[JobEntry, ...] = Field(min_length=1, max_length=MAX_JOBS)
+    pools: TupleOf[Pool] = Field(min_length=1, max_length=256)
+    jobs: TupleOf[JobEntry] = Field(min_length=1, max_length=MAX_JOBS)
 
     @model_validator(mode="after")
     def _check_names(self) -> FleetFile:
@@ -504,14 +505,15 @@ class Fleet(Frozen, defer_build=True):
     """A cluster file with its names resolved (`load_fleet`): each job names its model, and the models
     that jobs gave by ``model_config`` come with it (a catalogue gains them with `Catalog.with_models`)."""
 
-    pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
-    jobs: tuple[Job, ...] = Field(min_length=1, max_length=MAX_JOBS)
-    models: tuple[Model, ...] = Field(default=(), description="the models of the jobs' model_config files")
-    gpu_types: tuple[GpuType, ...] = Field(default=(), description=(
+    pools: TupleOf[Pool] = Field(min_length=1, max_length=256)
+    jobs: TupleOf[Job] = Field(min_length=1, max_length=MAX_JOBS)
+    models: TupleOf[Model] = Field(default=(), validate_default=True, description=(
+        "the models of the jobs' model_config files"))
+    gpu_types: TupleOf[GpuType] = Field(default=(), validate_default=True, description=(
         "the GPU types that pools describe by their memory (gpu_memory_gb or gpu_memory_mib)"))
-    model_config_files: tuple[Path, ...] = Field(default=(), description=(
+    model_config_files: TupleOf[Path] = Field(default=(), validate_default=True, description=(
         "the config.json files those models were read from (inputs, which no output may overwrite)"))
-    model_config_of: tuple[tuple[str, Path], ...] = Field(default=(), description=(
+    model_config_of: TupleOf[tuple[str, Path]] = Field(default=(), validate_default=True, description=(
         "each job that gives its model by model_config: the job's name and the config.json file it names, which the "
         "check command in the job's config gives as --model-config (two jobs may name two files of one model)"))
 

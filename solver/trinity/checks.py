@@ -683,7 +683,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     if length is not None and not refused and model.rope_advice.unadvised(given_rope):  # judged as a YaRN is
         wanted = model.length_factor(int(length))
     removed = unneeded or model.rope_advice.unadvised(given_rope) or own_rope not in (None, given_rope)
-    if isinstance(rope, Mapping) and not refused and not removed:  # else another line says to remove it
+    if isinstance(rope, Mapping) and not removed:  # else another line says to remove it (refused: removed too)
         _check_mapped_theta(checks, model, rope)
     if isinstance(rope, Mapping) and vllm_takes and not refused:
         _check_vllm_rope(checks, model, _ROPE_SCALING, rope)

@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
+from pathlib import PurePath
 from typing import Any
 
 import yaml as pyyaml
@@ -162,6 +163,19 @@ def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
     return ("--gpu", gpu, *memory, *options)
 
 
+_FILE_OPTIONS = frozenset({"--cells", "--memory-model", "--model-config"})
+"""The options of a check command (`check_flags`' `options`) that name a file, as the planning was given it."""
+
+
+def names_relative_path(flags: Iterable[str], *files: str) -> bool:
+    """Whether a check command's `flags` (`check_flags`) name a file by a relative path (the value of one of
+    `_FILE_OPTIONS`, but `MODEL_CONFIG_PLACEHOLDER`), or one of `files` (the config it checks) is one: the paths are
+    written as given, which the command reads from the directory it runs in, so that a saved command says where to
+    run it."""
+    named = [value for flag, value in pairwise(flags) if flag in _FILE_OPTIONS and value != MODEL_CONFIG_PLACEHOLDER]
+    return any(not PurePath(path).is_absolute() for path in (*named, *files))
+
+
 def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb: float | None,
                   version: TrinityVersion | None, config: str = "CONFIG",
                   environment: tuple[tuple[str, str], ...] = (), critic_trained: bool = True,
@@ -239,7 +253,8 @@ def _printable(texts: tuple[object, ...]) -> bool:
 def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str]:
     """The header's command that checks a config with this fragment merged in, as its plan was made (`check_command`),
     saying what its placeholders stand for (CONFIG, and `MODEL_CONFIG_PLACEHOLDER` where it gives ``--model-config``
-    that): none without `check_flags`."""
+    that) and, where it names a file by a relative path (`names_relative_path`), where to run it: none without
+    `check_flags`."""
     if options.check_flags is None:
         return []
     command = check_command(plan, model, options.check_flags, options.host_ram_gb, options.version,
@@ -247,7 +262,8 @@ def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[st
     flags = options.check_flags
     own = any(flag == "--model-config" and value == MODEL_CONFIG_PLACEHOLDER for flag, value in pairwise(flags))
     model_config = f"; {MODEL_CONFIG_PLACEHOLDER}: your model's config.json" if own else ""
-    placeholders = f"CONFIG: its file{model_config}"
+    relative = "; its relative paths from the directory these keys were made in" if names_relative_path(flags) else ""
+    placeholders = f"CONFIG: its file{model_config}{relative}"
     return [f"# To check your config once these keys are in it ({placeholders}), as this plan was made:",
             f"#   {command}"]
 
