@@ -82,8 +82,8 @@ def test_a_plans_own_release_gets_keys_it_holds(release: str | None, lacking: di
     model = CATALOG.model(answer.model)
     fields = load_trinity_fields()
     settings = plan_settings(answer.best, model, 2)
-    assert [fields.lacking(yaml.safe_load(text)) for text in (solver.trinity_config(answer),
-                                                               trinity_fragment(answer.best, model, 2))] == [lacking] * 2
+    texts = (solver.trinity_config(answer), trinity_fragment(answer.best, model, 2))
+    assert [fields.lacking(yaml.safe_load(text)) for text in texts] == [lacking] * 2
     assert fields.lacking(settings.config) == lacking
     critic = settings.config["trainer"]["trainer_config"]["critic"]
     assert sorted(critic) == (["model", "strategy"] if release else ["fsdp", "model", "strategy"])
