@@ -103,6 +103,7 @@ from solver.rules import (
     batch_split_violation,
     cited_tables_verdict,
     counted_tokens,
+    counts_dpo_pairs,
     host_ram_bound_words,
     larger_tables,
     least_token_budget,
@@ -675,7 +676,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
         check = None if check_options is None else fragment_check(placed.gpu, known, (*check_options, *model))
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
-                                             option_names=option_names, check=check)[0]
+                                             option_names=option_names, check=check, dpo_mode_unset=placed.dpo)[0]
     return fragments
 
 
@@ -702,6 +703,9 @@ class _Placed(NamedTuple):
     host_ram_gb: float | None
     model_config: Path | None
     keys: SettingsArguments
+    dpo: bool = False
+    """Whether the job trains DPO (its ``dpo``): its fragment's header says the mode Trinity's DPO needs where its keys
+    leave it (`Query.dpo_mode_unset`: a cluster job reads no config)."""
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -737,9 +741,10 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
                                          counted_batch_divisor(plan.trinity_version)),
             model=model, rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
-            engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
+            engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size,
+            dpo=counts_dpo_pairs(model, job.dpo))
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
-                              model_config=model_configs.get(placement.job), keys=keys))
+                              model_config=model_configs.get(placement.job), keys=keys, dpo=job.dpo))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 
@@ -909,7 +914,7 @@ def estimate_memory(
                                                           lora_rank, critic, experts),
                           host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts),
                           reference_model=reference, host_ram_gib=host_ram_gb,
-                          dpo_pairs=dpo and one_sequence_per_micro_batch(resolved)).with_cautions(
+                          dpo_pairs=counts_dpo_pairs(resolved, dpo)).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
                               option_names, lora_moe_caution(resolved, lora_rank, release, experts))
