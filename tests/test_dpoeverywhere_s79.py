@@ -95,9 +95,10 @@ def test_dpo_on_a_model_that_reads_its_budget_counts_nothing_more():
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    (("--critic", "resident"), "--dpo trains no PPO critic (Trinity's dpo algorithm uses none): drop --critic resident"),
-    (("--no-reference",), "--dpo without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
-                          "--no-reference, or give --lora-rank")])
+    (("--critic", "resident"),
+     "--dpo trains no PPO critic (Trinity's dpo algorithm uses none): drop --critic resident"),
+    (("--no-reference",), ("--dpo without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
+                           "--no-reference, or give --lora-rank"))])
 def test_solve_memory_dpo_is_refused_as_solve_dpo_is(cli: Cli, options: tuple[str, ...], message: str):
     for command in (("memory",), ()):
         status, out, err = cli(*command, *SETTING, "--dpo", *options)
@@ -107,10 +108,10 @@ def test_solve_memory_dpo_is_refused_as_solve_dpo_is(cli: Cli, options: tuple[st
 
 
 @pytest.mark.parametrize(("keywords", "message"), [
-    ({"critic": "offloaded"}, "dpo=True trains no PPO critic (Trinity's dpo algorithm uses none): drop "
-                              "critic='offloaded'"),
-    ({"reference_model": False}, "dpo=True without LoRA builds a reference model (Trinity's dpo algorithm uses one): "
-                                 "drop reference_model=False, or give lora_rank"),
+    ({"critic": "offloaded"}, ("dpo=True trains no PPO critic (Trinity's dpo algorithm uses none): drop "
+                               "critic='offloaded'")),
+    ({"reference_model": False}, ("dpo=True without LoRA builds a reference model (Trinity's dpo algorithm uses "
+                                  "one): drop reference_model=False, or give lora_rank")),
     ({"dpo": "yes"}, "dpo must be True or False, got 'yes'")])
 def test_the_apis_dpo_is_refused_as_plans_is(keywords: dict[str, object], message: str):
     for estimate in (solver.estimate_memory, solver.memory_answer):
@@ -165,13 +166,13 @@ def test_a_dpo_jobs_emitted_config_is_solve_dpos(tmp_path: Path, cli: Cli):
 
 @pytest.mark.parametrize(("extra", "message"), [
     ("dpo: 1", "job pairs, dpo: must be true or false, got 1"),
-    ("dpo: 'true'", "job pairs, dpo: must be true or false, got 'true' (quoted, YAML reads it as text: write it "
-                    "without quotes)"),
-    ("dpo: true\n    critic: resident", "job pairs: dpo true trains no PPO critic (Trinity's dpo algorithm uses "
-                                       "none): drop critic resident"),
-    ("dpo: true\n    reference_model: false", "job pairs: dpo true without LoRA builds a reference model (Trinity's "
-                                              "dpo algorithm uses one): drop reference_model false, or give a "
-                                              "lora_rank")])
+    ("dpo: 'true'", ("job pairs, dpo: must be true or false, got 'true' (quoted, YAML reads it as text: write it "
+                     "without quotes)")),
+    ("dpo: true\n    critic: resident", ("job pairs: dpo true trains no PPO critic (Trinity's dpo algorithm uses "
+                                        "none): drop critic resident")),
+    ("dpo: true\n    reference_model: false", ("job pairs: dpo true without LoRA builds a reference model "
+                                               "(Trinity's dpo algorithm uses one): drop reference_model false, or "
+                                               "give a lora_rank"))])
 def test_a_bad_dpo_job_is_refused_in_one_line(tmp_path: Path, cli: Cli, extra: str, message: str):
     status, out, err = cli("cluster", str(_fleet(tmp_path, extra)))
     assert (status, out, err) == (2, "", f"solve cluster: error: {tmp_path / 'fleet.yaml'}: {message}\n")
