@@ -48,6 +48,7 @@ from solver.tables.peft_match import (
     TargetMatch,
     adapts_all,
     all_linear,
+    peft_regex,
     peft_target_match,
     peft_target_refusal,
 )
@@ -967,7 +968,7 @@ def _lora_excluded(reader: ConfigReader, lora: tuple[str, ...] | None) -> str | 
     if not isinstance(excluded, str):
         return None
     try:
-        re.compile(excluded)
+        peft_regex(excluded)
     except re.error:  # refused as such (`_targets_refusal`)
         return None
     return excluded
@@ -1214,7 +1215,7 @@ def _targets_refusal(targets: Any, excluded: Any) -> str | None:
         if not isinstance(given, str) or all_linear(given) and name == "target_modules":
             continue  # a number or a boolean compiles, as does the text Trinity's typed config makes of it
         try:
-            re.compile(given)
+            peft_regex(given)
         except re.error as error:
             fix = ("give a regular expression that matches whole names, such as .*\\.v_proj, or remove it"
                    if name == "exclude_modules" else
