@@ -135,12 +135,12 @@ def test_the_check_command_carries_the_targets(cli: Cli, tmp_path: Path) -> None
     assert status == 0 and line.split(" solve ", 1)[1] == (
         "--from-config CONFIG --check --gpu A100-80GB --lora-targets q_proj --lora-rank 64 --critic none")
     assert "lora_configs" not in out  # the config keeps its own adapter
-    status, _, _ = cli("--from-config", str(config), "--gpu", "A100-80GB", "--lora-targets", "q_proj", "--write",
+    status, _, _ = cli("--from-config", str(config), "--gpu", "A100-80GB", "--lora-targets", "all-linear", "--write",
                        str(written))
     (line,) = [line for line in written.read_text().splitlines() if " solve --from-config" in line]
     assert status == 0 and line.split(" solve ", 1)[1] == (
-        f"--from-config {written} --check --gpu A100-80GB --lora-targets q_proj")
-    assert "target_modules: '.*\\.(q_proj|v_proj)'" in written.read_text()
+        f"--from-config {written} --check --gpu A100-80GB --lora-targets all-linear")
+    assert "target_modules: '.*\\.(q_proj|v_proj)'" in written.read_text()  # kept: all-linear's plan holds more
     # without --lora-targets, none (the config's own targets are read from it)
     status, out, _ = cli("--from-config", str(config), "--gpu", "A100-80GB", "--emit", "trinity")
     assert status == 0 and "--lora-targets" not in out
@@ -159,3 +159,18 @@ def test_the_options_keyword_names_it_for_the_api() -> None:
 def test_the_module_names_hold_no_unread_flag() -> None:
     assert PeftModuleNames._fields == ("model_type", "adapted", "others", "router", "fused", "separate_experts",
                                        "assumed", "expert_count")
+
+
+def test_write_refuses_targets_that_count_fewer_parameters_than_the_configs_own(cli: Cli, tmp_path: Path) -> None:
+    # As it refuses another rank: the written config keeps its q and v adapter, which the plan on q alone undercounts.
+    config, written = _config(tmp_path, QV), tmp_path / "out.yaml"
+    status, out, err = cli("--from-config", str(config), "--gpu", "A100-80GB", "--lora-targets", "q_proj", "--write",
+                           str(written))
+    assert (status, out, written.exists()) == (2, "", False)
+    assert err == (f"solve: error: --from-config {config}: the plan counted its LoRA adapter on '.*\\.q_proj' "
+                   "(18,874,368 parameters), but the config's own target_modules (model.lora_configs), which --write "
+                   "keeps, adapt 30,670,848: plan on them (leave --lora-targets out), or set them to '.*\\.q_proj' "
+                   "first\n")
+    status, _, _ = cli("--from-config", str(config), "--gpu", "A100-80GB", "--lora-targets", "q_proj,v_proj",
+                       "--write", str(written))
+    assert status == 0 and written.exists()

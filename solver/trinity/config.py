@@ -856,6 +856,13 @@ def config_counted_lora_rank(data: Mapping[str, Any], name: str, environ: Mappin
     return counted_lora_rank(ConfigReader(data, name, environ), version)
 
 
+def config_counted_lora_targets(data: Mapping[str, Any], name: str, environ: Mapping[str, str],
+                                version: TrinityVersion | None) -> LoraTargets | None:
+    """The targets whose modules the verdict on the config `data` (the file `name`, read in `environ`) counts its LoRA
+    adapter on without ``--lora-targets`` (`counted_lora_targets`): None for all-linear's, and for no adapter."""
+    return counted_lora_targets(ConfigReader(data, name, environ), version)
+
+
 def lora_on_every_release(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
     """The dotted key that turns LoRA on (`_lora_key`) with every release the config may run on (`version` 0.5, or
     where Trinity 0.6 on verl 0.8 or later turns it on too: `_lora_from_08`), so that none builds a reference model
