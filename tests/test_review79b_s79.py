@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import solver
 from solver.query import QueryError, given_lora_targets
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS
 from solver.tables import load_catalog
@@ -174,3 +175,20 @@ def test_write_refuses_targets_that_count_fewer_parameters_than_the_configs_own(
     status, _, _ = cli("--from-config", str(config), "--gpu", "A100-80GB", "--lora-targets", "q_proj,v_proj",
                        "--write", str(written))
     assert status == 0 and written.exists()
+
+
+# (4) fragment_for's placed_on (persona55) goes on a header comment line: a line break would end the comment and write
+# YAML of its own. Before: "# placed on x" then "model: {max_model_len: 1}" as a key of the fragment.
+
+def test_a_placed_on_with_a_line_break_is_refused() -> None:
+    from solver.api import _answer_keys
+    from solver.trinity import fragment_for
+
+    answer = solver.plan("Qwen3-4B", gpu="A100-80GB", budget_gpus=4, max_model_len=32768, rollout_gpus=2)[0]
+    _, keys = _answer_keys("trinity_config", answer, None, None)
+    with pytest.raises(QueryError) as raised:
+        fragment_for(keys, gpu="A100-80GB", placed_on="x\nmodel: {max_model_len: 1}")
+    assert str(raised.value) == ("placed_on must be a printable string or None, got 'x\\nmodel: {max_model_len: "
+                                 "1}'")
+    assert "# placed on node 2 of pool a100 (GPUs 0-1)" in fragment_for(
+        keys, gpu="A100-80GB", placed_on="node 2 of pool a100 (GPUs 0-1)")[0].splitlines()
