@@ -1,8 +1,10 @@
 """Review79b (s79) of the session's later merges: a LoRA regex past Python's own limits (``a{99999999999}``, groups
 nested thousands deep) is refused as no regular expression, in one line, where it crashed (exit 70) in
-``--lora-targets`` and in a config's ``target_modules`` alike (`solver.tables.peft_match.peft_regex`); ``--lora-targets``
-beside ``--from-config`` is what the verdict's LoRA line names and what the check command carries, not the config's
-own ``target_modules``, which the config keeps; `PeftModuleNames` holds no flag solver/ no longer reads."""
+``--lora-targets`` and in a config's ``target_modules`` alike (`solver.tables.peft_match.peft_regex`);
+``--lora-targets`` beside ``--from-config`` is what the verdict's LoRA line names and what the check command
+carries, not the config's own ``target_modules``, which the config keeps, and ``--write`` refuses targets that hold
+fewer adapter parameters than those; `fragment_for`'s ``placed_on`` must be printable; `PeftModuleNames` holds no
+flag solver/ no longer reads."""
 
 from __future__ import annotations
 
