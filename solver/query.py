@@ -65,6 +65,7 @@ from solver.tables import (
     counted_batch_divisor,
     counted_critic,
     counted_expert_layout,
+    cut,
     dpo_conflict,
     host_mib_as_gb_hint,
     load_memory_model,
@@ -76,7 +77,13 @@ from solver.tables import (
     trinity_release,
     vllm_lora_rank_refusal,
 )
-from solver.tables.peft_match import LORA_TARGETS_FORMS, all_linear, peft_target_match, shown_module_names
+from solver.tables.peft_match import (
+    LORA_TARGETS_FORMS,
+    all_linear,
+    peft_regex,
+    peft_target_match,
+    shown_module_names,
+)
 from solver.tables.peft_names import LoraTargets
 
 
@@ -1026,7 +1033,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         return None
     option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
     check_types((option, targets, str))
-    shown, fix = f"{option} '{targets}'", f"give {LORA_TARGETS_FORMS}"
+    shown, fix = f"{option} '{cut(targets)}'", f"give {LORA_TARGETS_FORMS}"
     if not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
     if not lora_rank:
@@ -1039,7 +1046,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     else:
         pattern = targets
     try:
-        re.compile(pattern)
+        peft_regex(pattern)
     except re.error as error:
         raise QueryError(f"{shown} is no regular expression ({error}): {fix}") from None
     layouts: tuple[HeldExperts, ...] = ("fused", "separate") if experts == "either" else (experts,)
