@@ -148,7 +148,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
-    title = f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; {used}"
+    down = f", {'nodes' if len(pool.down) > 1 else 'node'} {and_joined(list(map(str, pool.down)))} down" if pool.down else ""
+    title = f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}{down}; {used}"
     if not here:  # a title, without an empty table
         return Text(title, style="italic")
     columns = _PoolColumns.of(pool, here, required)
