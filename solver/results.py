@@ -2554,9 +2554,10 @@ def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> Non
             raise QueryError(f"result is on {counted(nodes, 'node')} of {per_node or pool.gpus_per_node} GPUs in pool "
                              f"{pool.name}, fleet has {counted(pool.nodes, 'node')} of {pool.gpus_per_node}: pass the "
                              "fleet it placed")
-    for pool, use in zip(fleet.pools, result.pools, strict=False):
-        if use.down != pool.down:
-            raise QueryError(f"result has nodes [{', '.join(map(str, use.down))}] of pool {pool.name} down, fleet has "
+    downs: list[tuple[int, ...]] = [use.down for use in result.pools]
+    for pool, down in zip(fleet.pools, downs, strict=False):
+        if down != pool.down:
+            raise QueryError(f"result has nodes [{', '.join(map(str, down))}] of pool {pool.name} down, fleet has "
                              f"[{', '.join(map(str, pool.down))}]: pass the fleet it placed")
     on_down = [placement for placement in result.placements for pool in fleet.pools
                if placement.pool == pool.name and set(placement.nodes) & set(pool.down)]
