@@ -87,6 +87,8 @@ def test_the_api_places_a_pool_built_in_code_with_nodes_down():
     result = solver.place(fleet)
     assert [(p.job, p.nodes) for p in result.placements] == [("small", (1,))]
     assert result.pools[0].down == (0,)
+    with pytest.raises(ValueError, match="down names node 2, which the pool lacks: its nodes are numbered 0 to 1"):
+        solver.Pool(**{**POOL, "nodes": 2}, down=(2,))
 
 
 @pytest.mark.parametrize(("down", "message"), [
@@ -142,3 +144,12 @@ def test_buy_keeps_the_nodes_down_and_numbers_the_nodes_it_buys_after_the_pools_
     assert bought["pools"] == [{"pool": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus": 8, "nodes_after": 3,
                                 "down": [0], "nodes_used": 2, "gpus_used": 16}]
     assert [(p["job"], p["nodes"]) for p in bought["placements"]] == [("long", [1, 2])]
+
+
+def test_a_reason_counts_the_gpus_up_alone(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{**POOL, "nodes": 2, "down": [0]}], "jobs": JOBS[:1]}), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    assert status == 1
+    assert [job["reason"] for job in json.loads(out)["unplaced"]] == [
+        "a100: the job's 8 rollout GPUs take all the pool's 8 GPUs up, leaving none for a trainer"]

@@ -325,7 +325,8 @@ class _RoomHolders:
                 self.ways[option.job, option.pool].append(option)
         self.whole: list[dict[int, int]] = [{} for _ in fleet.pools]  # per pool: node -> the job taking it whole
         # per pool: node (up, not down) -> the jobs sharing it
-        self.shared: list[dict[int, list[Option]]] = [{node: [] for node in pool.up_node_indexes} for pool in fleet.pools]
+        self.shared: list[dict[int, list[Option]]] = [{node: [] for node in pool.up_node_indexes}
+                                                      for pool in fleet.pools]
         for job, (option, nodes) in sorted(placed.items()):
             for node in nodes:
                 if option.size:
@@ -708,8 +709,8 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         trainer_room = pool_gpus - job.rollout_gpus
         if trainer_room < 1:
             taken = "take all" if trainer_room == 0 else "are more than"
-            one, several = (f"{pool.name}: {whose} {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}{_up(pool)}, leaving "
-                            "none for a trainer" for whose in ("the job's", "each job's"))
+            one, several = (f"{pool.name}: {whose} {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}"
+                            f"{_up(pool)}, leaving none for a trainer" for whose in ("the job's", "each job's"))
             reasons.append((one, several))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.ROLLOUT_TAKES_POOL))
             continue
@@ -720,7 +721,8 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
             one, several = (
                 f"{pool.name}{_critic_counted(job, them)}: with {rollout}, no trainer GPU count that trains {it} "
-                f"({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.up_nodes, 'node')}{_up(pool)} of "
+                f"({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.up_nodes, 'node')}"
+                f"{_up(pool)} of "
                 f"{pool.gpus_per_node} GPUs{layouts}"
                 f"{_fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)}"
                 for it, them in (("it", False), ("them", True)))
