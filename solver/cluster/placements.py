@@ -365,9 +365,8 @@ def _settings(job: RunningJob) -> str:
 
 def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[MoveCode, str] | None:
     """Where the file asks the running `job` otherwise now than it runs (another pool, its pool out of service or
-    without one of its nodes or GPUs or with one of its nodes
-    down, model, length, rollout GPUs, LoRA rank or critic), the code and words of the
-    first such change; else None."""
+    without one of its nodes or GPUs, or with one of its nodes down, model, length, rollout GPUs, LoRA rank or critic),
+    the code and words of the first such change; else None."""
     asked, pool = fleet.jobs[job.job], fleet.pools[job.pool]
     if not asked.may_use(pool):
         return MoveCode.POOL_NOT_ALLOWED, f"the file pins it to pool {asked.pool} now; it runs in pool {pool.name}"
