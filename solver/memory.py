@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from math import ceil
+from math import ceil, prod
 from typing import Annotated, Any
 
 from pydantic import (
@@ -750,24 +750,24 @@ def shard_rows(rows: int, gpus: int) -> int:
     return -(-rows // gpus)
 
 
-def shard_values(rows: int, columns: int, gpus: int, first_even_dim: bool = False) -> int:
-    """The values of a tensor of `rows` x `columns` that the fullest of `gpus` GPUs holds: FSDP2 shards it by its
+def shard_values(dims: tuple[int, ...], gpus: int, first_even_dim: bool = False) -> int:
+    """The values of a tensor of the dimensions `dims` that the fullest of `gpus` GPUs holds: FSDP2 shards it by its
     rows (`shard_rows`), padded to a multiple of the GPUs; where `first_even_dim`, by its first dimension the GPUs
-    divide, padded only where they divide neither: verl 0.7's ``get_shard_placement_fn``
+    divide, padded only where they divide none: verl 0.7's ``get_shard_placement_fn``
     (``utils/fsdp_utils.py:540-550`` in 0.7.0, ``:562-572`` in 0.7.1), which Trinity 0.5's workers give
     ``fully_shard`` (``trainer/verl/fsdp_workers.py:552`` in 0.5.1; FSDP2 refuses an uneven split of another
     dimension, ``_fsdp_param.py:289-297``; ``:353-368`` alike in PyTorch 2.9.1, which Trinity 0.5.1's newest vLLM,
-    0.15.1, pins). A fused expert tensor (`_routed_expert_shapes`) is read as its experts by the rest."""
-    if first_even_dim and rows % gpus and not columns % gpus:
-        return rows * columns // gpus
-    return shard_rows(rows, gpus) * columns
+    0.15.1, pins)."""
+    if first_even_dim and any(size % gpus == 0 for size in dims):
+        return prod(dims) // gpus
+    return shard_rows(dims[0], gpus) * prod(dims[1:])
 
 
 def shard_padding(shapes: tuple[tuple[int, int, int], ...], gpus: int, first_even_dim: bool = False) -> float:
     """Parameters the fullest of `gpus` GPUs holds of the tensors `shapes` ((rows, columns, count)) beyond an even
     share of them: each tensor's shard (`shard_values`, by its rows or, where `first_even_dim`, as verl 0.7 places
     it) less its even share."""
-    return sum((shard_values(rows, columns, gpus, first_even_dim) * gpus - rows * columns) * count
+    return sum((shard_values((rows, columns), gpus, first_even_dim) * gpus - rows * columns) * count
                for rows, columns, count in shapes) / gpus
 
 
@@ -1196,10 +1196,16 @@ def _layer_shapes(model: Model, routed_experts: HeldExperts | None, linears: Pef
 
 def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the routed experts' tensors in `layers` expert layers, as transformers 5 holds them
-    (`Qwen3MoeExperts`: `gate_up_proj` of experts x 2 width x hidden, `down_proj` of experts x hidden x width): a row
-    per expert, which FSDP2 shards whole, so on a GPU count that does not divide the experts each shard holds the
-    rounded-up count of experts (Qwen3-30B-A3B's 128 on 6 GPUs: 22 a GPU)."""
-    return ((experts, 2 * width * hidden, layers), (experts, hidden * width, layers))
+    (`_routed_expert_dims`, each row's two dimensions as one): a row per expert, which FSDP2 shards whole, so on a GPU
+    count that does not divide the experts each shard holds the rounded-up count of experts (Qwen3-30B-A3B's 128 on
+    6 GPUs: 22 a GPU)."""
+    return tuple((rows, columns * inner, layers) for rows, columns, inner in _routed_expert_dims(hidden, width, experts))
+
+
+def _routed_expert_dims(hidden: int, width: int, experts: int) -> tuple[tuple[int, int, int], ...]:
+    """The dimensions of an expert layer's routed experts' two 3-D tensors as transformers 5 holds them
+    (`Qwen3MoeExperts`: ``gate_up_proj`` of experts x 2 width x hidden, ``down_proj`` of experts x hidden x width)."""
+    return (experts, 2 * width, hidden), (experts, hidden, width)
 
 
 def _mlp_shapes(hidden: int, width: int, count: int, fused: bool = False) -> tuple[tuple[int, int, int], ...]:
@@ -1242,11 +1248,17 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: in
                     experts: ExpertLayout = "fused", first_even_dim: bool = False) -> float:
     """How much more pinned memory the shards of `model` over `gpus` GPUs take than their bytes (at least 1): each
     tensor's shard (`shard_values`: its rows split over the GPUs, rounded up, or where `first_even_dim` as verl 0.7
-    places it, `FIRST_EVEN_DIM_RELEASES`) rounded up to a power of two, over all tensors of the model, or with
-    `lora_rank` of its LoRA adapter (`adapter_shapes`), its routed experts laid out as `experts` (cached: every
-    planning question with host memory asks again for each GPU count)."""
+    places it, `FIRST_EVEN_DIM_RELEASES`, a fused expert tensor by its three dimensions) rounded up to a power of two,
+    over all tensors of the model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`), its routed experts
+    laid out as `experts` (cached: every planning question with host memory asks again for each GPU count)."""
+    fused = {} if lora_rank or model.moe is None or held_experts(model, experts) == "separate" else {
+        (rows, columns * inner): (rows, columns, inner)
+        for rows, columns, inner in _routed_expert_dims(model.hidden_size, model.moe.moe_intermediate_size,
+                                                        model.moe.experts)}
+
     def pinned(rows: int, columns: int) -> int:
-        return 1 << (bytes_per_value * shard_values(rows, columns, gpus, first_even_dim) - 1).bit_length()
+        dims = fused.get((rows, columns), (rows, columns))  # a fused expert tensor placed by its own dimensions
+        return 1 << (bytes_per_value * shard_values(dims, gpus, first_even_dim) - 1).bit_length()
 
     shapes = adapter_shapes(model, lora_rank, experts) if lora_rank else weight_shapes(model, experts)
     held = sum(pinned(rows, columns) * count for rows, columns, count in shapes)

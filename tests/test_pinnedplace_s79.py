@@ -5,6 +5,8 @@ and no release named count them by rows, the larger, bit-identical to before."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import solver
@@ -18,11 +20,12 @@ from solver.memory import (
     shard_padding,
     shard_values,
 )
-from solver.tables import load_catalog
+from solver.tables import load_catalog, load_model_config
 
 CATALOG = load_catalog()
 QWEN3_8B = CATALOG.model("Qwen3-8B")
 QWEN3_30B_A3B = CATALOG.model("Qwen3-30B-A3B")
+QWEN2_57B = load_model_config(Path(__file__).parent / "data" / "hf-configs" / "Qwen2-57B-A14B.json")
 QWEN3_8B_VALUES = 8_190_735_360  # the values of Qwen3-8B's weight tensors (`weight_shapes`)
 QWEN3_30B_A3B_VALUES = 30_532_122_624  # Qwen3-30B-A3B's, its experts separate
 DOWN_PROJ_SAVED = 36 * (2**24 + 2 * 2**25)  # Qwen3-8B on 6 GPUs: each down_proj's bf16 and two fp32 blocks halved
@@ -31,14 +34,39 @@ DOWN_PROJ_SAVED = 36 * (2**24 + 2 * 2**25)  # Qwen3-8B on 6 GPUs: each down_proj
 def test_a_shard_holds_its_rows_rounded_up_or_as_verl_07_places_it() -> None:
     # Qwen3-8B's down_proj, 4096 x 12288, on 6 GPUs: 683 rows by rows, 4096 x 2048 placed by its columns; its
     # gate_proj, 12288 rows, divides alike either way; the embeddings (151936 x 4096) divide neither: rows both ways.
-    assert shard_values(4096, 12288, 6) == 683 * 12288 == 8_392_704
-    assert shard_values(4096, 12288, 6, first_even_dim=True) == 4096 * 2048 == 8_388_608
-    assert shard_values(12288, 4096, 6) == shard_values(12288, 4096, 6, first_even_dim=True) == 2048 * 4096
-    assert shard_values(151936, 4096, 6) == shard_values(151936, 4096, 6, first_even_dim=True) == 25323 * 4096
-    assert shard_values(4096, 1, 6, first_even_dim=True) == 683  # a norm, one column: by its rows
+    assert shard_values((4096, 12288), 6) == 683 * 12288 == 8_392_704
+    assert shard_values((4096, 12288), 6, first_even_dim=True) == 4096 * 2048 == 8_388_608
+    assert shard_values((12288, 4096), 6) == shard_values((12288, 4096), 6, first_even_dim=True) == 2048 * 4096
+    assert shard_values((151936, 4096), 6) == shard_values((151936, 4096), 6, first_even_dim=True) == 25323 * 4096
+    assert shard_values((4096, 1), 6, first_even_dim=True) == 683  # a norm, one column: by its rows
     # shard_padding reads the same shards: 2 rows of 12288 padded by rows (683 x 6 = 4098), none placed.
     assert shard_padding(((4096, 12288, 1),), 6) == 2 * 12288 / 6 == 4096
     assert shard_padding(((4096, 12288, 1),), 6, first_even_dim=True) == 0
+
+
+def test_a_fused_expert_tensor_is_placed_by_its_three_dimensions() -> None:
+    # Qwen2-57B-A14B's gate_up_proj, 64 x 5120 x 3584, on 35 GPUs: 35 divides none of them (5120 has no 7, 3584 no
+    # 5), so verl 0.7 shards it by its experts, 2 a GPU; read as 64 x (5120 x 3584) it would seem to divide evenly.
+    assert shard_values((64, 5120, 3584), 35, first_even_dim=True) == 2 * 5120 * 3584
+    assert shard_values((64, 5120 * 3584), 35, first_even_dim=True) == 64 * 5120 * 3584 // 35
+    # Qwen3-30B-A3B's, 128 x 1536 x 2048, on 6: placed by its 1536, 128 x 256 x 2048 (22 experts by rows).
+    assert shard_values((128, 1536, 2048), 6, first_even_dim=True) == 128 * 256 * 2048
+    assert shard_values((128, 1536, 2048), 6) == 22 * 1536 * 2048
+
+
+def test_fused_experts_blocks_placed_whole_where_the_gpus_divide_no_dimension() -> None:
+    # Qwen2-57B-A14B on 35 GPUs, bf16: no tensor has a dimension 35 divides, so the placed blocks are those by rows,
+    # the experts' 28 gate_up blocks of 128 MiB and 28 down blocks of 64 MiB among them (not 64 and 32 MiB).
+    held = 2 * 57_408_537_088 / 35  # the model's tensors' values (`weight_shapes`), bf16, a GPU's even share
+    assert pinned_rounding(QWEN2_57B, 35, 2, 0, "fused", True) == pinned_rounding(QWEN2_57B, 35, 2, 0, "fused")
+    assert pinned_rounding(QWEN2_57B, 35, 2, 0, "fused", True) * held == pytest.approx(6_475_659_968, rel=1e-12)
+    # Qwen3-30B-A3B's on 6 GPUs, fused (0.5.0's and 0.5.2's count): each layer's gate_up 128 MiB placed, 256 MiB
+    # by rows, and down 64 MiB, 128 by rows; the rest as with the experts separate.
+    by_rows = 20_055_170_048
+    assert by_rows - 48 * (2**27 + 2**26) == 10_391_493_632
+    held = 2 * QWEN3_30B_A3B_VALUES / 6
+    assert pinned_rounding(QWEN3_30B_A3B, 6, 2) * held == pytest.approx(by_rows, rel=1e-12)
+    assert pinned_rounding(QWEN3_30B_A3B, 6, 2, 0, "fused", True) * held == pytest.approx(10_391_493_632, rel=1e-12)
 
 
 def test_qwen3_8b_bf16_blocks_on_6_gpus_as_placed() -> None:
