@@ -991,9 +991,10 @@ def weight_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[
     the router, the routed experts and a shared expert with its gate) and the norms, Qwen3's query and key
     norms among them (for Llama and Qwen2.5, which have none, or q/k/v biases instead, the sizes differ by less
     than 0.01%); a latent attention's projections and latent norms instead (`MLA`), and
-    a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows. An expert layer's routed experts
-    are two tensors of one row per expert (`_routed_expert_shapes`), as transformers 5, which Trinity 0.6 needs, holds
-    them `fused`; or, `separate` (transformers 4's, Trinity 0.5.1's), a gated MLP's three matrices per expert."""
+    a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows (or as verl 0.7 places it,
+    `shard_values`). An expert layer's routed experts are two tensors of one row per expert
+    (`_routed_expert_shapes`), as transformers 5, which Trinity 0.6 needs, holds them `fused`; or, `separate`
+    (transformers 4's, Trinity 0.5.1's), a gated MLP's three matrices per expert."""
     hidden = model.hidden_size
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
     return embeddings + _layer_shapes(model, routed_experts=held_experts(model, experts))
@@ -1199,7 +1200,8 @@ def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) ->
     (`_routed_expert_dims`, each row's two dimensions as one): a row per expert, which FSDP2 shards whole, so on a GPU
     count that does not divide the experts each shard holds the rounded-up count of experts (Qwen3-30B-A3B's 128 on
     6 GPUs: 22 a GPU)."""
-    return tuple((rows, columns * inner, layers) for rows, columns, inner in _routed_expert_dims(hidden, width, experts))
+    dims = _routed_expert_dims(hidden, width, experts)
+    return tuple((rows, columns * inner, layers) for rows, columns, inner in dims)
 
 
 def _routed_expert_dims(hidden: int, width: int, experts: int) -> tuple[tuple[int, int, int], ...]:
