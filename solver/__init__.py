@@ -65,6 +65,7 @@ _EXPORTS = {
     "CurrentSettings": "solver.results",
     "Alternatives": "solver.results",
     "RolloutKept": "solver.results",
+    "RoomKept": "solver.results",
     "Calibration": "solver.results",
     "GpuMap": "solver.results",
     "ModelMapRow": "solver.results",
@@ -162,6 +163,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import ReasonCode as ReasonCode
     from solver.results import RolloutEngines as RolloutEngines
     from solver.results import RolloutKept as RolloutKept
+    from solver.results import RoomKept as RoomKept
     from solver.results import StayCode as StayCode
     from solver.results import TrinitySettings as TrinitySettings
     from solver.results import UnphysicalCode as UnphysicalCode

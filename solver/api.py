@@ -65,6 +65,7 @@ from solver.query import (
     check_token_budget,
     check_vllm_lora_rank,
     counts_reference,
+    given_lora_targets,
     make_query,
     resolve_margin,
 )
@@ -103,6 +104,7 @@ from solver.rules import (
     batch_split_violation,
     cited_tables_verdict,
     counted_tokens,
+    counts_dpo_pairs,
     host_ram_bound_words,
     larger_tables,
     least_token_budget,
@@ -129,6 +131,7 @@ from solver.tables import (
     Catalog,
     CountedGpu,
     CriticChoice,
+    ExpertLayout,
     Fleet,
     GpuType,
     MemoryModel,
@@ -274,6 +277,7 @@ def plan(
     lora_rank: int = 0,
     critic: CriticChoice | None = None,
     dpo: bool = False,
+    lora_targets: str | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -299,8 +303,10 @@ def plan(
     ``reference_model=False``: the run builds no reference model, so the host memory need counts none of its pinned
     shards (as ``--no-reference``; `Query.reference_model`); None: none with LoRA, else counted. `lora_rank` above 0
     plans a LoRA run of that rank (as ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by
-    inference and refuting nothing. `critic` plans a run with a PPO critic beside the actor (as ``--critic``;
-    `Query.critic`): ``"resident"``, its states on the GPUs; ``"offloaded"``, in host memory (its own
+    inference and refuting nothing, its adapter on the modules `lora_targets` names (as ``--lora-targets``:
+    `solver.tables.peft_match.LORA_TARGETS_FORMS`; None: ``all-linear``'s), which its fragment writes. `critic` plans
+    a run with a PPO critic beside the actor (as ``--critic``; `Query.critic`): ``"resident"``, its states on the
+    GPUs; ``"offloaded"``, in host memory (its own
     ``offload_policy``); or ``"reloaded"``, in host memory but back on the GPUs for its own update; the tables, which
     measured the actor alone, then vouch for no plan and still refute. `dpo` plans a DPO run (as ``--dpo``;
     `Query.dpo`): a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as Trinity's dpo
@@ -323,7 +329,7 @@ def plan(
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
                        reference_model=reference_model, lora_rank=lora_rank, critic=critic, dpo=dpo,
-                       option_names=option_names)
+                       lora_targets=lora_targets, option_names=option_names)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
@@ -619,8 +625,9 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     and `trinity_settings` (`caller`, which messages name): the best plan (with its train batch's caution), its model,
     the ``cluster``'s nodes and rollout GPUs (`fragment_layout`), the rollout engines (`fragment_engines`), the
     Trinity release (`version`'s, else the best plan's own: `_written_for`), the train batch and DPO's pair where its
-    plans counted one (`Answer.dpo_pairs`), and no LoRA config where its LoRA is the config's own that its query was
-    read from (`Query.config_lora`). `QueryError` for a tuple of answers, wrong types, a release rft-solver
+    plans counted one (`Answer.dpo_pairs`), its LoRA adapter counted on the plan's targets (`Plan.lora_targets`), and
+    no LoRA config where its LoRA is the config's own that its query was read from (`Plan.config_lora`), both of
+    which the plan's JSON keeps. `QueryError` for a tuple of answers, wrong types, a release rft-solver
     does not know or whose expert layout the plan's figures do not hold for, an answer without a plan, or a model or
     GPU type the catalog lacks."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
@@ -635,8 +642,8 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
         raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
-    if answer.query is not None:  # its config's LoRA adapter counted on its regex's modules, as its plans were
-        catalog = answer.query.counted_catalog(catalog)
+    # its LoRA adapter counted on the modules its targets adapt, as its plans were (the plan's JSON keeps them)
+    catalog = catalog.with_lora_targets(answer.model, answer.best.lora_targets)
     model = catalog.model(answer.model)
     best = _written_for(answer.best, model, version, "the answer")
     release = written_release(best, planned="the answer's plan")
@@ -648,7 +655,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                                      counted_batch_divisor(best.trinity_version)),
         model=model, rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
-        dpo=bool(answer.dpo_pairs), config_lora=answer.query is not None and answer.query.config_lora)
+        dpo=bool(answer.dpo_pairs), config_lora=best.config_lora)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
@@ -665,7 +672,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     options they point to (`API_OPTIONS`: this function's ``version="0.5"``; ``solve cluster`` passes `COMMAND_OPTIONS`,
     its flags). `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
     from solver.cluster import POOL_HOST_RAM_SOURCE
-    from solver.trinity import fragment_for  # ruamel: only where a fragment is made
+    from solver.trinity import fragment_for, placed_on_words  # ruamel: only where a fragment is made
 
     check_types(("check_options", check_options, tuple | None), ("option_names", option_names, OptionNames))
     known, placements = _placements_made(result, fleet, catalog, version)
@@ -673,9 +680,11 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     for placed in placements:
         model = ("--model-config", str(placed.model_config)) if placed.model_config is not None else ()
         check = None if check_options is None else fragment_check(placed.gpu, known, (*check_options, *model))
+        placed_on = placed_on_words(placed.pool, placed.nodes, placed.keys.shared_gpus, placed.trainer_nodes)
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
-                                             option_names=option_names, check=check)[0]
+                                             option_names=option_names, check=check, placed_on=placed_on,
+                                             dpo_mode_unset=placed.dpo)[0]
     return fragments
 
 
@@ -694,7 +703,8 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
 class _Placed(NamedTuple):
     """What a placement's fragment is made of, for `placement_configs` and `placement_settings`: the job's name, the
     GPU type (the placement's name for it, and whether it is an AMD one) and host memory its header words, the
-    config.json the job's model was read from (None: a catalogue model) and its keys' arguments."""
+    config.json the job's model was read from (None: a catalogue model), its keys' arguments, and its pool, nodes and
+    its trainer's nodes, which the header names (`placed_on_words`)."""
 
     job: str
     gpu: str
@@ -702,6 +712,12 @@ class _Placed(NamedTuple):
     host_ram_gb: float | None
     model_config: Path | None
     keys: SettingsArguments
+    pool: str
+    nodes: tuple[int, ...]
+    trainer_nodes: tuple[int, ...]
+    dpo: bool = False
+    """Whether the job trains DPO (its ``dpo``): its fragment's header says the mode Trinity's DPO needs where its keys
+    leave it (`Query.dpo_mode_unset`: a cluster job reads no config)."""
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -737,9 +753,11 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
                                          counted_batch_divisor(plan.trinity_version)),
             model=model, rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
-            engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
+            engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size,
+            dpo=counts_dpo_pairs(model, job.dpo))
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
-                              model_config=model_configs.get(placement.job), keys=keys))
+                              model_config=model_configs.get(placement.job), keys=keys, pool=pool.name,
+                              nodes=placement.nodes, trainer_nodes=placement.trainer_nodes, dpo=job.dpo))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 
@@ -827,7 +845,9 @@ def estimate_memory(
     lora_rank: int = 0,
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
+    dpo: bool = False,
     trinity_version: str | None = None,
+    lora_targets: str | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -845,13 +865,18 @@ def estimate_memory(
     (`host_memory_gib`: `solver.tables.HOST_NEED_WORDS`) fits there (``host_fits``).
 
     `lora_rank` (0: full fine-tuning) counts a LoRA run's states (`solver.memory.lora_states_bytes`); the tables,
-    which measured full fine-tuning, then speak only where they say the setting trains. `reference_model` says whether
+    which measured full fine-tuning, then speak only where they say the setting trains; its adapter on the modules
+    `lora_targets` names (as `plan`'s: `_lora_counted`). `reference_model` says whether
     the host memory need counts the reference model's pinned shards (None: but with `lora_rank`, as `plan`'s).
 
     `critic` counts a PPO critic trained beside the actor on the same GPUs: ``"resident"``, its states on the GPUs
     (`solver.memory.resident_critic_gib`), or ``"offloaded"``, in host memory; None (the default) for none, the
     tables' runs. The tables, which measured the actor alone, then speak only where they say the setting runs out
     of memory.
+
+    `dpo` counts a DPO run (as ``solve memory --dpo``; `plan`'s `dpo`): for a model trained one padded sequence per
+    micro-batch, a pair per micro-batch (`solver.rules.counted_tokens`; ``dpo_pairs``), with the padded caution's
+    words for it; a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as `plan`'s.
 
     `trinity_version` (as `plan`'s, ``"0.5.1"`` too): the Trinity release whose memory it counts: a mixture of
     experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, else
@@ -868,11 +893,12 @@ def estimate_memory(
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames),
-                ("lora_rank", lora_rank, int), ("reference_model", reference_model, bool | None))
+                ("lora_rank", lora_rank, int), ("reference_model", reference_model, bool | None), ("dpo", dpo, bool))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
     reference = counts_reference(reference_model, lora_rank)
     check_choice("critic", critic, (None, *CRITIC_CHOICES))
+    check_dpo(dpo, critic, reference_model, lora_rank, option_names)
     critic = counted_critic(critic)
     release, experts = trinity_release("trinity_version", trinity_version), counted_expert_layout(trinity_version)
     catalog = catalog if catalog is not None else load_catalog()
@@ -883,15 +909,16 @@ def estimate_memory(
     check_counts((names.named("gpus"), gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
                  (names.named("sp"), sp, MAX_GPUS), (names.node_gpus, node_gpus, MAX_GPUS))
     check_host_ram(host_ram_gb, names)
+    catalog = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names)
     resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS
     _check_trainer_layout(resolved, gpus, sp, node_size, names)
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
-                       budget, lora_rank, critic, experts=experts)
+                       budget, lora_rank, critic, dpo, experts)
     if max_token_len_per_gpu is None:
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin,
-                                  lora_rank=lora_rank, critic=critic, experts=experts)
+                                  lora_rank=lora_rank, critic=critic, dpo=dpo, experts=experts)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
@@ -902,10 +929,23 @@ def estimate_memory(
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, release, reference,
                                                           lora_rank, critic, experts),
                           host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts, release),
-                          reference_model=reference, host_ram_gib=host_ram_gb).with_cautions(
+                          reference_model=reference, host_ram_gib=host_ram_gb,
+                          dpo_pairs=counts_dpo_pairs(resolved, dpo)).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
                               option_names, lora_moe_caution(resolved, lora_rank, release, experts))
+
+
+def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,
+                  option_names: OptionNames) -> Catalog:
+    """`catalog` with `model` (a name it has) counting a LoRA adapter of `lora_rank` on the modules `lora_targets`
+    names (`given_lora_targets`, whose `QueryError` it raises), its routed experts held as `experts`; `catalog` as it
+    is where none are given (its model may count a config's: `Catalog.with_lora_targets`)."""
+    if lora_targets is None:
+        return catalog
+    resolved = catalog.model(model)
+    targets = given_lora_targets(lora_targets, lora_rank, resolved, experts, option_names)
+    return catalog.with_lora_targets(resolved.name, targets)
 
 
 def memory_answer(
@@ -927,7 +967,9 @@ def memory_answer(
     lora_rank: int = 0,
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
+    dpo: bool = False,
     trinity_version: str | None = None,
+    lora_targets: str | None = None,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -942,14 +984,17 @@ def memory_answer(
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
                                option_names=option_names, lora_rank=lora_rank, reference_model=reference_model,
-                               critic=critic, trinity_version=trinity_version)
-    resolved = catalog.model(model)
+                               critic=critic, dpo=dpo, trinity_version=trinity_version, lora_targets=lora_targets)
+    experts = counted_expert_layout(trinity_version)
+    resolved = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names).model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
                         max_model_len=max_model_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
-                        lora_parameters=lora_parameters(resolved, lora_rank, counted_expert_layout(trinity_version)),
+                        lora_parameters=lora_parameters(resolved, lora_rank, experts),
+                        lora_target_modules=None if resolved.lora_targets is None else resolved.lora_targets.pattern,
                         critic=counted_critic(critic),
                         critic_parameters_b=critic_parameters(resolved) / 1e9 if counted_critic(critic) else 0.0,
+                        dpo=dpo,
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
@@ -1205,6 +1250,7 @@ def config_query(
     lora_rank: int | None = None,
     critic: CriticChoice | None = None,
     dpo: bool | None = None,
+    lora_targets: str | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
@@ -1273,12 +1319,13 @@ def config_query(
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank,
         critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
-        option_names=option_names)
+        lora_targets=lora_targets, option_names=option_names)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,
            # the config's adapter's modules, at its own rank (the fragment's check command gives it as --lora-rank)
-           "lora_targets": config.lora_targets if lora_rank in (None, config.lora_rank) else None,
+           "lora_targets": query.lora_targets if lora_targets is not None else
+           config.lora_targets if lora_rank in (None, config.lora_rank) else None,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
@@ -1457,8 +1504,13 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       batch_divisor=query.batch_divisor)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
-    # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself.
-    moot = _ADAPTER_NOTES if any(problem.code == ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked) else ()
+    # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself. On a
+    # mixture of experts whose config PEFT converts (lora-moe-config-unsaved), no regex is saved split: the reading's
+    # line for a dense model, which says so itself, is moot too.
+    codes = {problem.code for problem in checked}
+    moot = (_ADAPTER_NOTES if ConfigProblemCode.LORA_CONFIGS_REFUSED in codes
+            else (ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT,) if ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED in codes
+            else ())
     problems += (verdict_lora_note(verdict_critic_note(verdict_length_note(
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
                      config.critic, query.option_names), mapping, name, environ, version,

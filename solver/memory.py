@@ -117,7 +117,7 @@ from solver.tables import (
     sp_rule_violation,
 )
 from solver.tables.peft_match import peft_target_match
-from solver.tables.peft_names import LoraTargets, PeftModuleNames
+from solver.tables.peft_names import PeftModuleNames
 
 GIB = 1024**3
 GRID = 1024
@@ -240,6 +240,10 @@ class MemoryEstimate(Breakdown, defer_build=True):
         f"the longest max_model_len on the {GRID}-token grid that fits (up to {CEILING}); None when not even "
         f"{GRID} tokens fit. With a token budget of one's own, the longest its SP group holds (budget x SP, "
         "off the grid) if it fits, else None"))
+    dpo_pairs: bool = Field(default=False, description=(
+        "whether tokens_per_gpu counts a DPO pair per micro-batch, a chosen and a rejected sequence, each of "
+        "max_model_len / SP tokens: a DPO run (--dpo) of a model trained one padded sequence per micro-batch; false "
+        "otherwise"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
@@ -307,8 +311,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         `margin_room`; an Offload need larger than servers commonly have for the GPUs of a node of `node_gpus` (None:
         not given, for its trainer GPUs on a node of 8), or a workstation for all its cards, where no `host_ram_gib`
         holds it to anything: `unchecked_host_need`; LoRA on a mixture of experts whose adapter config Trinity saves
-        cut short, `lora_moe`: `lora_moe_caution`'s, where given), naming the options they point to as `option_names`
-        do."""
+        cut short, `lora_moe`: `lora_moe_caution`'s, where given; a padded model's, counting a DPO pair where
+        `dpo_pairs` does), naming the options they point to as `option_names` do."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
@@ -318,7 +322,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
                                    option_names.node_gpus)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
-                               option_names=option_names, lora_moe=lora_moe)
+                               option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe)
         return self.model_copy(update=caution_fields(cautions))
 
     @property
@@ -359,7 +363,10 @@ class MemoryQuestion(Frozen, defer_build=True):
         "weights, gradients and Adam moments; 0 for full fine-tuning's"))
     lora_parameters: NonNegativeInt = Field(default=0, description=(
         "the LoRA adapter's parameters counted (on every linear layer but the output projection: all-linear, "
-        "Trinity's default target_modules); 0 for full fine-tuning"))
+        "Trinity's default target_modules; or on those lora_target_modules matches); 0 for full fine-tuning"))
+    lora_target_modules: str | None = Field(default=None, description=(
+        "the target_modules regex the adapter was counted on (--lora-targets: module names as the regex that "
+        "matches them in every layer); null for all-linear's, and for full fine-tuning"))
     critic: CriticStates | None = Field(default=None, description=(
         "a PPO critic counted beside the actor (--critic): resident, its states on the GPUs (critic_gib); "
         "offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the GPUs for its "
@@ -367,6 +374,9 @@ class MemoryQuestion(Frozen, defer_build=True):
     critic_parameters_b: ParametersB = Field(default=0.0, description=(
         "the critic's parameters counted, billions: the model's less its output projection, with a value head; 0 "
         "without a critic"))
+    dpo: bool = Field(default=False, description=(
+        "whether the run trains DPO (--dpo): for a model trained one padded sequence per micro-batch, the estimate "
+        "counts a pair per micro-batch (dpo_pairs); false for none"))
     margin: float = Field(description=("the safety margin held to: --margin, or the default on this GPU type (the "
                                        "memory model's, more on a card of at most 48 GiB)"))
     max_token_len_per_gpu: PositiveInt | None = Field(description=(
@@ -1067,19 +1077,6 @@ def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     return max(layouts, key=lambda layout: lora_parameters(model, 1, layout))
 
 
-def _targeted_shapes(model: Model, targets: LoraTargets, experts: ExpertLayout) -> tuple[tuple[int, int, int], ...]:
-    """`adapted_shapes` of a LoRA adapter on the ``target_modules`` regex `targets` (less its ``exclude_modules``):
-    those ``all-linear`` adapts under the release's layout `experts` (`adapter_experts`) whose modules the regex matches
-    (`peft_target_match` on the layout's module names, `Model.peft_names_of`: transformers 4's
-    ``mlp.experts.E.gate_proj`` under ``separate``), one entry per module name (`_module_shape`); a regex that matches
-    some of transformers 4's routed experts counts them all, on the safe side."""
-    held = adapter_experts(model, experts)
-    names = model.peft_names_of(held)
-    matched = peft_target_match(targets.pattern, targets.excluded, names).linears
-    shapes = (_module_shape(model, names, name, held) for name in names.adapted if name.split(".", 1)[1] in matched)
-    return tuple(shape for shape in shapes if shape[2] and shape[0] and shape[1])
-
-
 def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExperts) -> tuple[int, int, int]:
     """(rows, columns, count) at the rank of the layer module `name` (one of `names.adapted`, the release's layout
     `held`) that ``all-linear`` adapts, as `adapted_shapes` counts it: an attention projection in every layer, the
@@ -1131,68 +1128,46 @@ def _projection_shape(leaf: str, hidden: int, width: int, count: int) -> tuple[i
 
 
 def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[int, int, int], ...]:
-    """(rows, columns, count) of the weight matrices a LoRA adapter on ``all-linear`` adapts, each at the rank: every
-    ``nn.Linear`` of the layers (`weight_shapes` less the embeddings, the output projection, which PEFT's
-    ``all-linear`` leaves out, and the norms, one column each), as the model's type lays them out
-    (`Model.peft_names`: Phi-3's fused ``qkv_proj`` and ``gate_up_proj`` one matrix each), and of a mixture of
-    experts what the release's transformers makes of the router and the routed experts (`experts`): `fused`
-    (transformers 5), the router where PEFT adapts it and the routed experts where PEFT converts the model's LoRA
-    config (`MoE.peft_converts_experts`, `_adapted_expert_shapes`; another's are no ``nn.Linear``, which nothing
-    adapts), and there no shared expert nor dense layer's MLP, whose projections' names PEFT maps to the routed
-    experts' parameters (``solver.tables.peft_names.CONVERTED_MLPS``); `separate` (transformers 4, Trinity 0.5.1's),
-    no conversion, but the router and each expert's three projections where they are ``nn.Linear`` there
-    (`PeftModuleNames.separate_router`, ``separate_experts``); under a release taking `either`, the larger of the two
-    (`adapter_experts`). Of those, the ones a config's regex adapts where the model has one (`Model.lora_targets`:
-    `_targeted_shapes`)."""
-    if model.lora_targets is not None:
-        return _targeted_shapes(model, model.lora_targets, experts)
-    names, moe = model.peft_names, model.moe
-    separate = moe is not None and adapter_experts(model, experts) == "separate"
-    routed: HeldExperts | None = "separate" if separate and names.separate_experts else None
-    router = names.separate_router if separate else names.router is not None
-    converted = moe is not None and not separate and moe.peft_converts_experts
-    shapes = tuple(shape for shape in _layer_shapes(model, routed, names, router, gated_mlps=not converted)
-                   if shape[1] > 1)
-    if moe is None or not converted:
-        return shapes
-    return shapes + _adapted_expert_shapes(model.hidden_size, moe.moe_intermediate_size, moe.experts,
-                                           model.num_layers - moe.dense_layers)
+    """(rows, columns, count) of the weight matrices a LoRA adapter adapts, each at the rank, one entry per module
+    name (`_module_shape`): on ``all-linear``, every ``nn.Linear`` of the layers (the embeddings, the output
+    projection, which PEFT's ``all-linear`` leaves out, and the norms not), as the model's type names and lays them
+    out under the release's layout `experts` (`Model.peft_names_of` the layout `adapter_experts` counts:
+    `PeftModuleNames.adapted`; Phi-3's fused ``qkv_proj`` and ``gate_up_proj`` one matrix each): of a mixture of
+    experts, `fused` (transformers 5), the router where PEFT adapts it and the routed experts where PEFT converts the
+    model's LoRA config (`MoE.peft_converts_experts`: each expert's fused gate and up projection at twice the rank
+    and its down projection, PEFT 0.21.2's ``ParamWrapper`` of rank x experts; another's are no ``nn.Linear``, which
+    nothing adapts), and there no shared expert nor dense layer's MLP, whose projections' names PEFT maps to the
+    routed experts' parameters (``solver.tables.peft_names.CONVERTED_MLPS``); `separate` (transformers 4, Trinity
+    0.5.1's), no conversion, but the router and each expert's three projections where they are ``nn.Linear`` there;
+    under a release taking `either`, the larger of the two. Of those, the ones a config's regex (less its
+    ``exclude_modules``) matches where the model has one (`Model.lora_targets`; `peft_target_match` on the layout's
+    module names, transformers 4's ``mlp.experts.E.gate_proj`` under ``separate``): a regex that matches some of
+    transformers 4's routed experts counts them all, on the safe side."""
+    held = adapter_experts(model, experts)
+    names, targets = model.peft_names_of(held), model.lora_targets
+    matched = None if targets is None else peft_target_match(targets.pattern, targets.excluded, names).linears
+    shapes = (_module_shape(model, names, name, held) for name in names.adapted
+              if matched is None or name.split(".", 1)[1] in matched)
+    return tuple(shape for shape in shapes if shape[2] and shape[0] and shape[1])
 
 
-def _adapted_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
-    """(rows, columns, count) at the rank of what LoRA on ``all-linear`` adapts of the routed experts of `layers`
-    expert layers, which transformers 5 holds as tensors of their own (`_routed_expert_shapes`), no ``nn.Linear``:
-    PEFT 0.21.2 on transformers 5 adds them back (``convert_peft_config_for_transformers``, which ``inject_adapter``
-    runs first, ``tuners/tuners_utils.py:833`` to ``:849``; transformers 5.12.1 converts ``qwen3_moe`` and DeepSeek's
-    as ``qwen2_moe``, ``conversion_mapping.py:45`` to ``:57``): ``all-linear`` takes the v4 names of the router and
-    the experts' projections too (``utils/transformers_weight_conversion.py:369`` to ``:373``), made into the
-    parameters ``gate.weight``, ``gate_up_proj`` at twice the rank and ``down_proj`` (``:444`` to ``:482``), each
-    a ``ParamWrapper`` of rank x experts (``tuners/lora/layer.py:2455`` to ``:2456``): per expert, its fused gate and
-    up projection (2 x `width` by `hidden`) twice, and its down projection once."""
-    return (2 * width, hidden, 2 * experts * layers), (hidden, width, experts * layers)
-
-
-def _layer_shapes(model: Model, routed_experts: HeldExperts | None, linears: PeftModuleNames | None = None,
-                  router: bool = True, gated_mlps: bool = True) -> tuple[tuple[int, int, int], ...]:
+def _layer_shapes(model: Model, routed_experts: HeldExperts) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' laid out as
-    `routed_experts` (None: left out), a mixture of experts' router or not (`router`), and its shared experts and
-    dense layers' MLPs or not (`gated_mlps`); where `linears` gives the model type's names, its ``nn.Linear`` layers as
-    it lays them out (a fused query, key and value, or gate and up projection, one matrix)."""
+    `routed_experts`. A LoRA adapter's matrices are counted module by module instead (`adapted_shapes`), as PEFT
+    names them."""
     hidden, layers = model.hidden_size, model.num_layers
-    fused = linears is not None and linears.fused_gate_up
-    attention = _attention_shapes(model, fused_qkv=linears is not None and linears.fused_qkv)
+    attention = _attention_shapes(model)
     if model.moe is None:
-        return attention + _mlp_shapes(hidden, model.intermediate_size, layers, fused)
+        return attention + _mlp_shapes(hidden, model.intermediate_size, layers)
     moe = model.moe
     sparse = layers - moe.dense_layers
-    gates = ((moe.experts, hidden, sparse),) if router else ()
-    shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse) if gated_mlps else ()
+    shared = _mlp_shapes(hidden, moe.shared_expert_intermediate_size, sparse)
     gate = ((1, hidden, sparse),) if moe.shared_expert_intermediate_size and moe.shared_expert_gate else ()
     width, count = moe.moe_intermediate_size, moe.experts
-    experts = (() if routed_experts is None else _routed_expert_shapes(hidden, width, count, sparse)
-               if routed_experts == "fused" else _mlp_shapes(hidden, width, count * sparse))
-    dense = _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers, fused) if gated_mlps else ()
-    return attention + gates + experts + shared + gate + dense
+    experts = (_routed_expert_shapes(hidden, width, count, sparse) if routed_experts == "fused"
+               else _mlp_shapes(hidden, width, count * sparse))
+    dense = _mlp_shapes(hidden, moe.dense_intermediate_size, moe.dense_layers)
+    return attention + ((moe.experts, hidden, sparse),) + experts + shared + gate + dense
 
 
 def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
@@ -1210,24 +1185,22 @@ def _routed_expert_dims(hidden: int, width: int, experts: int) -> tuple[tuple[in
     return (experts, 2 * width, hidden), (experts, hidden, width)
 
 
-def _mlp_shapes(hidden: int, width: int, count: int, fused: bool = False) -> tuple[tuple[int, int, int], ...]:
-    """(rows, columns, count) of `count` gated MLPs `width` wide: their gate and up projections (one matrix twice as
-    wide where `fused`, Phi-3's ``gate_up_proj``), and down; none for no width or count."""
+def _mlp_shapes(hidden: int, width: int, count: int) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of `count` gated MLPs `width` wide: their gate and up projections, and down; none for
+    no width or count."""
     if not width or not count:
         return ()
-    gate_up = (2 * width, hidden, count) if fused else (width, hidden, 2 * count)
-    return gate_up, (hidden, width, count)
+    return (width, hidden, 2 * count), (hidden, width, count)
 
 
-def _attention_shapes(model: Model, fused_qkv: bool = False) -> tuple[tuple[int, int, int], ...]:
+def _attention_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the attention's weight tensors in all layers (`weight_shapes`): the query, key, value
-    (one matrix where `fused_qkv`, Phi-3's ``qkv_proj``) and output projections, the layers' two RMSNorms and Qwen3's
-    query and key norms; or a latent attention's projections and norms and the layers' two RMSNorms."""
+    and output projections, the layers' two RMSNorms and Qwen3's query and key norms; or a latent attention's
+    projections and norms and the layers' two RMSNorms."""
     hidden, heads, layers, mla = model.hidden_size, model.num_attention_heads, model.num_layers, model.mla
     if mla is None:
         queries, keys = heads * model.head_size, model.num_key_value_heads * model.head_size
-        projections = (((queries + 2 * keys, hidden, layers),) if fused_qkv
-                       else ((queries, hidden, layers), (keys, hidden, 2 * layers)))
+        projections = ((queries, hidden, layers), (keys, hidden, 2 * layers))
         return projections + ((hidden, queries, layers), (hidden, 1, 2 * layers), (model.head_size, 1, 2 * layers))
     queries = heads * mla.qk_head_dim
     query = (((mla.q_lora_rank, hidden, layers), (mla.q_lora_rank, 1, layers), (queries, mla.q_lora_rank, layers))

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 from enum import Enum
 from math import ceil
@@ -29,6 +30,7 @@ from solver.rules import (
 )
 from solver.tables import (
     CRITIC_CHOICES,
+    DPO_CONFLICTS,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -48,6 +50,7 @@ from solver.tables import (
     CriticStates,
     ExpertLayout,
     Frozen,
+    HeldExperts,
     MemoryModel,
     Model,
     QueryError,
@@ -62,6 +65,7 @@ from solver.tables import (
     counted_batch_divisor,
     counted_critic,
     counted_expert_layout,
+    dpo_conflict,
     host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
@@ -72,6 +76,7 @@ from solver.tables import (
     trinity_release,
     vllm_lora_rank_refusal,
 )
+from solver.tables.peft_match import LORA_TARGETS_FORMS, all_linear, peft_target_match, shown_module_names
 from solver.tables.peft_names import LoraTargets
 
 
@@ -222,10 +227,12 @@ class Query(Frozen):
         "whether the Trinity config the query was read from runs in mode train (config_query, --from-config), the one "
         "mode Trinity trains DPO in: a DPO fragment's header then leaves out the note that says to set it"))
     lora_targets: LoraTargets | None = Field(default=None, description=(
-        "the target_modules regex (and exclude_modules) of the Trinity config's own LoRA adapter the query was read "
-        "from (config_query, --from-config: `TrinityConfig.lora_targets`), whose modules the plans count the adapter "
-        "on (`solver.tables.Model.lora_targets`, `counted_catalog`); null: all-linear's, every linear layer but the "
-        "output projection"))
+        "the target_modules regex (and exclude_modules) of the LoRA adapter: --lora-targets' (`given_lora_targets`), "
+        "else that of the Trinity config's own adapter the query was read from (config_query, --from-config: "
+        "`TrinityConfig.lora_targets`), whose modules the plans count the adapter on "
+        "(`solver.tables.Model.lora_targets`, `counted_catalog`) and which each plan keeps "
+        "(`solver.results.Plan.lora_target_modules`); null: all-linear's, every linear layer but the output "
+        "projection"))
     config_lora: bool = Field(default=False, description=(
         "whether the Trinity config the query was read from (config_query, --from-config) sets LoRA of its own "
         "(`TrinityConfig.lora_key`), whose adapter (target_modules, name, alpha) the config keeps: the plans' "
@@ -537,6 +544,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_SCALING_UNTRAINED = "rope-scaling-untrained"
     ROPE_THETA_DROPPED = "rope-theta-dropped"
     ROPE_THETA_MISSING_REFUSED = "rope-theta-missing-refused"
+    ROPE_THETA_MISSING = "rope-theta-missing"
     ROPE_PARTIAL_DROPPED = "rope-partial-dropped"
     PAST_NATIVE_ON_OWN_SCALING_REFUSED = "past-native-on-own-scaling-refused"
     PAST_DERIVED_LENGTH_REFUSED = "past-derived-length-refused"
@@ -907,6 +915,7 @@ def make_query(
     lora_rank: int = 0,
     critic: CriticChoice | None = None,
     dpo: bool = False,
+    lora_targets: str | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -930,7 +939,8 @@ def make_query(
     the trainer's budget is what the rollout leaves of them (`total_budget`). `reference_model` false leaves the
     reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`);
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
-    `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`); `critic` one with a PPO critic
+    `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`), its adapter on `lora_targets`' modules
+    (`given_lora_targets`; None: ``all-linear``'s); `critic` one with a PPO critic
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
@@ -962,6 +972,8 @@ def make_query(
     check_time_limit(time_limit_s)
     check_seed(seed)
     resolved = catalog.model(model)
+    targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
+                                 option_names)
     gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
     margin = check_margin(margin, option_names)
@@ -993,8 +1005,54 @@ def make_query(
                  trinity_release=release_name(trinity_version),
                  expert_layout=counted_expert_layout(trinity_version),
                  batch_divisor=counted_batch_divisor(trinity_version),
-                 reference_model=reference_model, lora_rank=lora_rank, critic=counted_critic(critic), dpo=dpo,
-                 option_names=option_names)
+                 reference_model=reference_model, lora_rank=lora_rank, lora_targets=targets,
+                 critic=counted_critic(critic), dpo=dpo, option_names=option_names)
+
+
+MODULE_NAME = re.compile(r"\w+")
+"""A module's last name (``q_proj``); such names separated by commas, `given_lora_targets` makes a regex of."""
+
+
+def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
+                       names: OptionNames) -> LoraTargets | None:
+    """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), whose modules a LoRA run
+    of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`, as a Trinity config's
+    ``target_modules``): None for ``all-linear`` (or not given); module names as the regex that matches them in
+    every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its names' endings); else the regex itself.
+    `QueryError`, naming the option as `names` do, for targets without LoRA, that are empty or no regex, or that
+    adapt no linear layer `all-linear` adapts, or a module it leaves out, on the module names of each layout the
+    release may hold `model`'s routed experts in (`experts`; `peft_target_match`)."""
+    if targets is None:
+        return None
+    option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
+    check_types((option, targets, str))
+    shown, fix = f"{option} '{targets}'", f"give {LORA_TARGETS_FORMS}"
+    if not targets.strip():
+        raise QueryError(f"{option} is empty: {fix}")
+    if not lora_rank:
+        raise QueryError(f"{shown} without LoRA: the targets are a LoRA adapter's; give {lora} too")
+    if all_linear(targets):
+        return None
+    modules = [name.strip() for name in targets.split(",")]
+    if all(MODULE_NAME.fullmatch(name) for name in modules):  # PEFT's list: the names' endings, in every layer
+        pattern = f".*\\.{modules[0]}" if len(modules) == 1 else f".*\\.({'|'.join(modules)})"
+    else:
+        pattern = targets
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise QueryError(f"{shown} is no regular expression ({error}): {fix}") from None
+    layouts: tuple[HeldExperts, ...] = ("fused", "separate") if experts == "either" else (experts,)
+    matches = [(peft_target_match(pattern, None, model.peft_names_of(layout)), model.peft_names_of(layout))
+               for layout in layouts]
+    for match, _ in matches:
+        beyond = [*match.outer, *([match.other] if match.other else [])]
+        if beyond:
+            raise QueryError(f"{shown} matches {', '.join(beyond)} of {model.name}, which all-linear leaves out and "
+                             f"rft-solver does not count: {fix}")
+    if not any(match.linears for match, _ in matches):
+        raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
+    return LoraTargets(pattern)
 
 
 def counts_reference(reference_model: bool | None, lora_rank: int) -> bool:
@@ -1019,19 +1077,18 @@ def check_reference_with_lora(reference_model: bool | None, lora_rank: int, name
 def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | None, lora_rank: int,
               names: OptionNames, said: str | None = None) -> None:
     """`QueryError` where a DPO run (`dpo`) is said to train a PPO `critic`, or without LoRA (`lora_rank` 0) to build
-    no reference model (`reference_model` False): Trinity's dpo algorithm (``DPOAlgorithm``) uses no critic and a
-    reference model; named as `names` name the options, and what says the run trains DPO as `said` does (None: the
+    no reference model (`reference_model` False): Trinity's dpo algorithm uses no critic and a reference model
+    (`dpo_conflict`); named as `names` name the options, and what says the run trains DPO as `said` does (None: the
     option, ``dpo=True`` or ``--dpo``)."""
-    if not dpo:
+    conflict = dpo_conflict(dpo, critic, reference_model, lora_rank)
+    if conflict is None:
         return
     asked = said if said is not None else "dpo=True" if names.keywords else "--dpo"
-    if counted_critic(critic):
+    if conflict == "critic":
         drop = f"critic={critic!r}" if names.keywords else f"--critic {critic}"
-        raise QueryError(f"{asked} trains no PPO critic (Trinity's dpo algorithm uses none): drop {drop}")
-    if reference_model is False and not lora_rank:
-        drop, lora = ("reference_model=False", "lora_rank") if names.keywords else ("--no-reference", "--lora-rank")
-        raise QueryError(f"{asked} without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
-                         f"{drop}, or give {lora}")
+        raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}")
+    drop, lora = ("reference_model=False", "lora_rank") if names.keywords else ("--no-reference", "--lora-rank")
+    raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}, or give {lora}")
 
 
 def check_lora_rank(lora_rank: int) -> None:
@@ -1125,7 +1182,13 @@ def _budget(catalog: Catalog, gpu_names: tuple[str, ...], objective: Objective,
         return budget_gpus, False
     if objective == "min_gpus":
         return MAX_ESTIMATED_GPUS, True
-    return max((count for name in gpu_names for count in catalog.tabled_counts(name)), default=NODE_GPUS), False
+    return default_budget_gpus(catalog, gpu_names), False
+
+
+def default_budget_gpus(catalog: Catalog, gpu_names: Sequence[str]) -> int:
+    """The GPU budget a question on `gpu_names` gets where none is given (but for the fewest GPUs): the largest count
+    their tables have, one budget for them all; one node (`NODE_GPUS`) where none of them has tables."""
+    return max((count for name in gpu_names for count in catalog.tabled_counts(name)), default=NODE_GPUS)
 
 
 def _check_objective(objective: Objective, budget_gpus: int | None, max_model_len: int | None, exact: bool,

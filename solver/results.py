@@ -96,6 +96,7 @@ from solver.tables import (
     without_none,
 )
 from solver.tables.model_config import NO_LIMIT_LENGTH
+from solver.tables.peft_names import LoraTargets
 
 if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
     from typing_extensions import Self
@@ -924,15 +925,20 @@ def no_yarn_follows(model: Model, max_model_len: int) -> str:
     (`Model.beyond_native_no_yarn`: Phi-3's LongRoPE), in words: why none is written, the accepted way, and whether
     vLLM's rollout takes the length, and what each builds past the native context: transformers' trainer refuses no
     length and rotates the positions past it by plain RoPE, which the model was not trained on; vLLM's rotary cache
-    holds the native context's positions alone (``RotaryEmbedding``'s ``max_position_embeddings``, ``base.py:86`` in
-    vLLM 0.19.1), past which ``_get_and_verify_max_len`` warns that they lead to nan
-    (``vllm/config/model.py:2168-2172``). `no_yarn_words` says it after the length; the summary's ``max_model_len``
-    row, which names the native context first, beside it."""
+    holds the native context's positions alone (``RotaryEmbedding``'s ``max_position_embeddings``,
+    ``_compute_cos_sin_cache``, ``base.py:83-92`` in vLLM 0.19.1), which it looks each token's rotation up in by its
+    position (``index_select``, ``:152``, or the ``rotary_embedding`` kernel, ``:223-230``), so a position past it
+    reads past the cache's end, as ``_get_and_verify_max_len`` warns they lead to nan
+    (``vllm/config/model.py:2168-2172``): the rollout samples those tokens with no rotation the trainer computes, and
+    the two part there. Not refused: whether it fails (a device-side assert) or samples on depends on vLLM's path,
+    and it has not been run. `no_yarn_words` says it after the length; the summary's ``max_model_len`` row, which names
+    the native context first, beside it."""
     extension = model.rope_advice.extension
     return (f"no YaRN written for model_type {extension.model_type}: {extension.why_no_yarn}; "
             f"{extension.accepted}; {_vllm_takes_words(model, max_model_len)}; past {model.native_context}, "
             f"transformers' trainer rotates by plain RoPE at positions the model was not trained on, and vLLM's "
-            f"rotary cache ends (positions past it lead to nan, vLLM warns)")
+            f"rollout reads past the end of its rotary cache of {model.native_context} positions (positions past it "
+            f"lead to nan, vLLM warns): it samples those tokens with no rotation the trainer computes")
 
 
 def no_yarn_words(model: Model, max_model_len: int) -> str:
@@ -1163,6 +1169,17 @@ class Plan(Frozen):
     lora_rank: int = Field(default=0, ge=0, description=(
         "the LoRA rank whose states memory_gb and headroom_gb count (the answer's lora_rank); 0 for full "
         "fine-tuning"))
+    lora_target_modules: str | None = Field(default=None, description=(
+        "with lora_rank: the target_modules regex whose modules memory_gb and host_memory_gb count the adapter on "
+        "(--lora-targets, or a --from-config config's model.lora_configs[0].target_modules: the query's "
+        "lora_targets), which its fragment writes; null for all-linear's, every linear layer but the output "
+        "projection (and in JSON made before the field)"))
+    lora_exclude_modules: str | None = Field(default=None, description=(
+        "with lora_target_modules: the exclude_modules regex counted beside it (a config's); null where none"))
+    config_lora: bool = Field(default=False, description=(
+        "whether its LoRA is the --from-config config's own adapter (the query's config_lora), which the config "
+        "keeps: its fragment writes no model.lora_configs, which would replace that adapter; false in JSON made "
+        "before the field"))
     critic: CriticStates | None = Field(default=None, description=(
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
         "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
@@ -1288,6 +1305,22 @@ class Plan(Frozen):
         if batch_divisor == "ranks" or train_batch_size is None or not train_batch_size % self.gpus:
             return None
         return batch_over_trainer_gpus_words(train_batch_size, train_batch_source, self.gpus, self.sp)
+
+    @property
+    def lora_targets(self) -> LoraTargets | None:
+        """The LoRA adapter's targets whose modules its figures count it on (`lora_target_modules` less
+        `lora_exclude_modules`, as `Catalog.with_lora_targets` takes them); None for ``all-linear``'s."""
+        if self.lora_target_modules is None:
+            return None
+        return LoraTargets(self.lora_target_modules, self.lora_exclude_modules)
+
+    @property
+    def lora_config(self) -> dict[str, int | str]:
+        """The LoRA config that turns on the plan's LoRA (``model.lora_configs[0]``, a new adapter): its rank, and its
+        ``target_modules`` and ``exclude_modules`` where given (`lora_targets`; else Trinity's default,
+        ``all-linear``)."""
+        targets = {"target_modules": self.lora_target_modules, "exclude_modules": self.lora_exclude_modules}
+        return {"lora_rank": self.lora_rank, **{key: value for key, value in targets.items() if value is not None}}
 
     @property
     def setting(self) -> Setting:
@@ -1592,6 +1625,19 @@ class RolloutKept(Frozen):
         "where no GPU is left to the trainer)"))
 
 
+class RoomKept(Frozen):
+    """An answer's question asked again at the margin its best plan's thin-headroom caution names (``--margin
+    0.04``), where that plan carries it: the margin, and the best plan then, which keeps the room the caution asks
+    for (its memory figures held to that margin)."""
+
+    margin: float = Field(ge=0, lt=1, description=(
+        "the margin the best plan's thin-headroom caution names (its words' --margin), which keeps the room it asks "
+        "for"))
+    plan: Plan | None = Field(description=(
+        "the best plan of the same question (budget, length, pins) at that margin, as CP-SAT finds it, its "
+        "headroom_gb held to that margin; null where there is none (measure a step first)"))
+
+
 _NOT_COMPARED = frozenset({"wall_time_s", "planning_s", "building_s", "least_time_limit_s", "query"})
 """The fields of a solver's result that its equality and hash leave out (`_Timed`): those that time it, and the query
 an answer holds (``Answer.query``: a seed apart, or a question asked through a config, the answers are the same)."""
@@ -1684,8 +1730,8 @@ class ApplySettings(TrinitySettings):
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
-                             "unpinned", "more_host_ram", "token_budget_auto", "tables", "memory_model_margin",
-                             "reason_caution_codes", "dpo_pairs")
+                             "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
+                             "memory_model_margin", "reason_caution_codes", "dpo_pairs")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1811,6 +1857,10 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "with --minimize gpus at Trinity's default token budget: the fewest GPUs with --token-budget "
         "auto, where fewer than the best plan's: the same question with that flag, asked within one GPU fewer (a "
         "plan with a lowered max_token_len_per_gpu)"))
+    room_kept: RoomKept | None = Field(default=None, description=(
+        "where the best plan carries the thin-headroom caution (an extrapolated estimate with little room to spare): "
+        "the same question at the margin the caution names, and its best plan: what keeping that room costs, which "
+        "the ranked plans, all at the answer's margin, leave out"))
     query: Query | None = Field(default=None, exclude=True, repr=False, description=(
         "the query it answers (`solver.api.answer_query`'s), which its text view (`solver.answers_text`) is made "
         "from; not in its JSON: None for an answer rebuilt from it"))

@@ -34,6 +34,7 @@ from solver.tables import (
     sp_rule_violation,
     vouches_for,
 )
+from solver.tables.peft_names import LoraTargets
 
 Evidence = Literal["documented", "inferred", "estimated"]
 
@@ -173,6 +174,13 @@ def padded_sequences(dpo: bool) -> int:
     return 2 if dpo else 1
 
 
+def counts_dpo_pairs(model: Model, dpo: bool) -> bool:
+    """Whether a run of `model` that trains DPO or not (`dpo`) counts a DPO pair per micro-batch (`padded_sequences`):
+    for DPO, a model trained one padded sequence per micro-batch (`one_sequence_per_micro_batch`); a budget read
+    bounds another's micro-batch, pairs and all (`Answer.dpo_pairs`, `MemoryEstimate.dpo_pairs`)."""
+    return dpo and one_sequence_per_micro_batch(model)
+
+
 def padded_micro_batch_words(dpo: bool) -> str:
     """What the actor's micro-batch of a model trained one padded sequence per micro-batch holds
     (`padded_sequences`), in words, with dynamic batch sizes off: one sequence, or for `dpo` one pair."""
@@ -214,8 +222,8 @@ ONE_SEQUENCE_WIDER_WORDS = ("before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) it i
                             "holds two sequences, a chosen and a rejected one, which Trinity's DPO loss takes as a "
                             "pair (before verl 0.8 Trinity doubles the size to 2; on verl 0.8 or later the actor's "
                             "must be written 2: with 1 the loss finds no rejected sequence, dpo-pair-split), which the "
-                            "estimate counts where the plans are made for DPO (a config of algorithm_type dpo, or "
-                            "solve --dpo)")
+                            "estimate counts where it is made for DPO (a config of algorithm_type dpo, --dpo, or a "
+                            "cluster job's dpo: true)")
 """Where a micro-batch of one padded sequence (`counted_tokens`) holds more than ``max_model_len`` tokens, in words:
 verl 0.7.0's actor runs the batch's padded width (``workers/actor/dp_actor.py:110-111`` without remove padding),
 which Trinity's ``to_data_proto`` pads to (0.5.0 ``trainer/verl/utils.py:31-32``, 0.6.0 ``:62-63``); a prompt and a
@@ -443,11 +451,12 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     return None
 
 
-LORA_CONFIGS_WORDS = ("a new adapter on all-linear (Trinity's default target_modules), as planned; with LoRA Trinity "
-                      "builds no reference model")
+NEW_ADAPTER_WORDS = "a new adapter on {targets}, as planned; with LoRA Trinity builds no reference model"
+"""What the LoRA config that a plan's keys turn LoRA on with says of the modules it adapts (`targets`)."""
+LORA_CONFIGS_WORDS = NEW_ADAPTER_WORDS.format(targets="all-linear (Trinity's default target_modules)")
 """What the LoRA config that a plan's keys turn LoRA on with says (``model.lora_configs: [{lora_rank: R}]``, written
 where no config of the user's gives its own: `solver.trinity.plan_keys`, the apply lines), on any model but a mixture
-of experts whose LoRA config PEFT converts (`lora_configs_words`)."""
+of experts whose LoRA config PEFT converts (`lora_configs_words`), for a plan on all-linear's modules."""
 
 
 def transformers_5_words(version: TrinityVersion | None) -> str:
@@ -475,12 +484,17 @@ def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None, experts
             f"sync: train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
 
 
-def lora_configs_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout) -> str:
+def lora_configs_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout,
+                       targets: LoraTargets | None) -> str:
     """What the LoRA config a plan's keys turn LoRA on with says for `model` with the Trinity release `version`, its
-    routed experts held as `experts`: `LORA_CONFIGS_WORDS`, and on a mixture of experts whose LoRA config PEFT
-    converts what ``lora-moe-config-unsaved`` cautions of (`lora_moe_unsaved_words`)."""
+    routed experts held as `experts`: `LORA_CONFIGS_WORDS`, or for the plan's `targets` (`Plan.lora_targets`) the
+    regex it writes, and on a mixture of experts whose LoRA config PEFT converts what ``lora-moe-config-unsaved``
+    cautions of (`lora_moe_unsaved_words`)."""
+    less = "" if targets is None or targets.excluded is None else f" less exclude_modules '{targets.excluded}'"
+    words = LORA_CONFIGS_WORDS if targets is None else NEW_ADAPTER_WORDS.format(
+        targets=f"target_modules '{targets.pattern}'{less}")
     unsaved = lora_moe_unsaved_words(model, version, experts)
-    return LORA_CONFIGS_WORDS if unsaved is None else f"{LORA_CONFIGS_WORDS}; but {unsaved}"
+    return words if unsaved is None else f"{words}; but {unsaved}"
 
 
 class TablesVerdict(Frozen):

@@ -54,11 +54,13 @@ from solver.results import (
     AlternativeName,
     Alternatives,
     Answer,
+    CautionCode,
     MarginRoom,
     Plan,
     ReasonCode,
     ReasonWords,
     RolloutKept,
+    RoomKept,
     Status,
     beyond_fields,
     host_need_words,
@@ -69,12 +71,12 @@ from solver.rules import (
     SourceCell,
     TablesVerdict,
     cited_tables_verdict,
+    counts_dpo_pairs,
     dividing_batch_words,
     kept_for_rollout,
     larger_tables,
     lowered_token_budget,
     most_estimated_tokens,
-    one_sequence_per_micro_batch,
     rollout_layout,
     rollout_layout_violation,
     sp_degrees_within,
@@ -123,6 +125,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             answer = _with_unpinned(catalog, query, answer, asked.unpinned)
             answer = _with_more_host_ram(catalog, query, answer, asked.more_host_ram)
             answer = _with_lowered_fewer(catalog, query, answer)
+            answer = _with_room_kept(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
         finally:
@@ -491,6 +494,23 @@ def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answe
     fewer = asked[0]
     unused = 0 if answer.open_budget else answer.budget_gpus - fewer.gpus  # of the budget asked, as the others'
     return answer.model_copy(update={"token_budget_auto": fewer.model_copy(update={"unused_gpus": unused})})
+
+
+def _with_room_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """The answer, where its best plan carries the thin-headroom caution, with the same question asked at the margin
+    that caution names (`MarginRoom.keeping` the room `MarginRoom.thin_gib` asks for, with the plan's setting, as
+    `Plan.with_cautions` weighs it: ``--margin 0.04``) and its best plan, or none: CP-SAT's answer to what keeping that
+    room costs, which the ranking (every plan at the query's margin) leaves out. Unchanged where that solve is
+    undecided."""
+    best = answer.best
+    if best is None or CautionCode.THIN_HEADROOM not in best.caution_codes:
+        return answer
+    room = _margin_room(query, catalog.gpu(answer.gpu), best.setting, catalog.model(query.model))
+    margin = room.keeping(room.thin_gib)
+    roomy = answer_for(catalog, query.model_copy(update={"margin": margin, "top": 1}), answer.gpu, explained=False)
+    if roomy.status == "unknown":
+        return answer
+    return answer.model_copy(update={"room_kept": RoomKept(margin=margin, plan=roomy.best)})
 
 
 def lowered_fewer(catalog: Catalog, query: Query, best: Plan, gpu: str) -> tuple[Plan | None, bool] | None:
@@ -913,7 +933,7 @@ def _answer(
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
         critic=query.critic,
-        dpo_pairs=True if query.dpo and one_sequence_per_micro_batch(catalog.model(query.model)) else None,
+        dpo_pairs=True if counts_dpo_pairs(catalog.model(query.model), query.dpo) else None,
         margin=margin,
         memory_model_margin=query.memory.margin if margin != query.memory.margin else None,
         token_budget=query.token_budget,
@@ -980,6 +1000,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
                                        query.trinity_version) or None,
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
+        lora_target_modules=None if query.lora_targets is None else query.lora_targets.pattern,
+        lora_exclude_modules=None if query.lora_targets is None else query.lora_targets.excluded,
+        config_lora=query.config_lora,
         critic=query.critic,
         expert_layout=query.expert_layout,
         trinity_version=query.trinity_release,

@@ -108,6 +108,9 @@ PLAN_ORDER = (
     "host_critic_gb",
     "reference_model",
     "lora_rank",
+    "lora_target_modules",
+    "lora_exclude_modules",
+    "config_lora",
     "critic",
     "trinity_version",
     "expert_layout",
@@ -544,6 +547,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "host_critic_gb": _held_critic(model, n, critic) * min(n, node_gpus) / 2**30 if held else None,
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
             "lora_rank": 0,  # full fine-tuning's states
+            "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
             "critic": critic,
             "trinity_version": None, "expert_layout": "fused",  # no release named: 0.6's counts, transformers 5's
             "experts_counted": None if model.moe is None else "routed experts counted whole, as transformers 5 holds "

@@ -159,7 +159,8 @@ def test_check_refuses_a_missing_value_under_trainer_config(cli, tmp_path: Path)
         + REFUSED_WORDS.format(section="trainer.trainer_config")]
 
 
-YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768}
+YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768,
+          "rope_theta": 1000000}  # a base: no line that Trinity 0.6's trainer needs one (ropecheck, s79)
 
 
 def test_a_legacy_type_key_is_read_as_rope_type():

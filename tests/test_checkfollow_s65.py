@@ -14,7 +14,8 @@ from solver.tables import load_catalog, yaml_brief
 from solver.trinity import load_config_mapping, trinity_config_problems
 
 EXAMPLE = Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml"
-YARN = {"factor": 1.6, "original_max_position_embeddings": 40960}
+YARN = {"factor": 1.6, "original_max_position_embeddings": 40960,
+        "rope_theta": 1000000}  # Qwen3-8B's base, which Trinity 0.6's trainer needs in the mapping (ropecheck, s79)
 DIFFER_WORDS = ("model.rope_scaling names its type twice, rope_type {modern} and type {legacy}: a vLLM rollout takes "
                 "rope_type alone{older}; remove type, or give it rope_type's value")
 OLDER = " (on Trinity 0.5 with a vLLM before 0.12, as 0.5.0 also takes, vLLM refuses the two as it starts)"
@@ -78,7 +79,8 @@ def test_check_says_two_rope_types_and_write_sets_both(cli, tmp_path: Path):
     config = _example_with_rope(
         tmp_path, "{rope_type: yarn, type: linear, factor: 1.2, original_max_position_embeddings: 40960}")
     status, current = _current(cli, config)
-    assert (status, current["refused"], current["config_problem_codes"]) == (1, False, ["rope-scaling-wrong"])
+    assert (status, current["refused"], current["config_problem_codes"]) == (
+        1, False, ["rope-scaling-wrong", "rope-theta-missing"])  # no release named: 0.6's trainer needs it (s79)
     written = tmp_path / "w.yaml"
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--write", str(written))
     assert status == 0 and "model.rope_scaling.type: yarn  # now linear" in out

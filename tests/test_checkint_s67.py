@@ -118,9 +118,14 @@ def test_under_trainer_config_trinity_05_refuses_and_06_fails_as_the_trainer_sta
     assert _problems(mapping, version) == [line]
 
 
+THETA = {"rope_theta": 1000000}
+"""Qwen3-8B's base in each YaRN below: without it, no release named, a line says Trinity 0.6's trainer needs it
+(ropecheck, s79), which is not these tests' subject."""
+
+
 def test_a_float_in_an_untyped_rope_scaling_is_a_number():
     # model.rope_scaling is a dict to Trinity: its factor is no int field
-    yarn = {"rope_type": "yarn", "factor": 1.6, "original_max_position_embeddings": 40960}
+    yarn = {"rope_type": "yarn", "factor": 1.6, "original_max_position_embeddings": 40960, **THETA}
     mapping = {"model": {**QWEN, "max_model_len": 65536, "rope_scaling": yarn}}
     assert _problems(mapping) == []
 
@@ -150,7 +155,7 @@ def test_no_refusal_where_vllm_takes_the_rollouts_length(mapping: dict[str, Any]
 
 
 def test_the_rollouts_own_length_is_judged_by_model_rope_scaling_where_it_has_none():
-    yarn = {"rope_type": "yarn", "factor": 1.5, "original_max_position_embeddings": 40960}
+    yarn = {"rope_type": "yarn", "factor": 1.5, "original_max_position_embeddings": 40960, **THETA}
     mapping = {"model": {**QWEN, "max_model_len": 61440, "rope_scaling": yarn},
                "explorer": {"rollout_model": {"max_model_len": 65536}}}
     assert _problems(mapping) == [(
@@ -163,7 +168,7 @@ def test_the_rollouts_own_length_is_judged_by_model_rope_scaling_where_it_has_no
 
 
 def test_models_length_is_judged_by_the_rollouts_own_rope_scaling():
-    yarn = {"rope_type": "yarn", "factor": 1.6, "original_max_position_embeddings": 40960}
+    yarn = {"rope_type": "yarn", "factor": 1.6, "original_max_position_embeddings": 40960, **THETA}
     mapping = {"model": {**QWEN, "max_model_len": 65536, "rope_scaling": yarn},
                "explorer": {"rollout_model": {"rope_scaling": {**yarn, "factor": 1.2}}}}
     codes = [code for code, _ in _problems(mapping)]

@@ -176,7 +176,8 @@ def test_a_wrong_type_fails_the_check_command(cli, tmp_path: Path):
 
 # Trinity keeps a rollout model's own rope_scaling and max_model_len (set_if_none, config_validator.py:680 to :685
 # in 0.6.0) and its vLLM takes them (vllm_model.py:132 to :152); the trainer takes model's.
-ROLLOUT_YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 40960}
+ROLLOUT_YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 40960,
+                "rope_theta": 1000000}  # a base: no line that Trinity 0.6's trainer needs one (ropecheck, s79)
 
 
 def _with_rollout(rollout: dict, **model: object) -> dict:

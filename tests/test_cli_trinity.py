@@ -1257,7 +1257,7 @@ buffer: {train_batch_size: 64}
 model:
   model_path: Qwen/Qwen3-4B
   max_model_len: 102400
-  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 40960}
+  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 40960, rope_theta: 1000000}
 cluster: {node_num: 1, gpu_per_node: 4}
 trainer:
   trainer_strategy: fsdp2
@@ -1303,11 +1303,12 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
 
 def issue_398_config(tmp_path: Path, trainer: str) -> Path:
     """Trinity-RFT #398's config: Qwen2.5-7B at 131072 tokens on an 8-GPU node with 2 rollout engines (6 trainer
-    GPUs), with `trainer` as its trainer section."""
+    GPUs), with `trainer` as its trainer section, and the model's rope_theta in its YaRN, which Trinity 0.6's trainer
+    needs there (#398's has none: a line where no release is named, tests/test_ropecheck_s79.py)."""
     config = tmp_path / "trinity.yaml"
     config.write_text("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n"
-                      "  max_model_len: 131072\n"
-                      "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
+                      "  max_model_len: 131072\n  rope_scaling: {rope_type: yarn, factor: 4.0, "
+                      "original_max_position_embeddings: 32768, rope_theta: 1000000}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
                       f"trainer: {trainer}\n", encoding="utf-8")
     return config
@@ -2270,12 +2271,12 @@ def test_settings_with_env_that_train_by_estimate_get_no_word_on_env(cli, tmp_pa
 
 
 def _long_qwen25_config(tmp_path: Path, trainer: str) -> Path:
-    """Qwen2.5-7B-Instruct at 131072 tokens (YaRN over its 32768) on 4 trainer GPUs of an 8-GPU node, SP=4,
-    with `trainer` keys added."""
+    """Qwen2.5-7B-Instruct at 131072 tokens (YaRN over its 32768, with its rope_theta) on 4 trainer GPUs of an 8-GPU
+    node, SP=4, with `trainer` keys added."""
     config = tmp_path / "trinity.yaml"
     config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n"
-                      "  max_model_len: 131072\n"
-                      "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
+                      "  max_model_len: 131072\n  rope_scaling: {rope_type: yarn, factor: 4.0, "
+                      "original_max_position_embeddings: 32768, rope_theta: 1000000}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
                       f"trainer:\n  ulysses_sequence_parallel_size: 4\n{trainer}", encoding="utf-8")
     return config
@@ -2893,6 +2894,7 @@ def test_keys_that_cannot_be_resolved_are_each_one_problem(cli, tmp_path: Path):
         "  rope_scaling:\n"
         + "".join(f"    {key}: ${{oc.env:{unset['model.rope_scaling.' + key]}}}\n"
                   for key in ("rope_type", "type", "factor", "original_max_position_embeddings"))
+        + "    rope_theta: 1000000\n"  # Qwen3-4B's own base: no line on it where no release is named (s79)
         + f"trainer:\n  use_dynamic_bsz: ${{oc.env:{unset['trainer.use_dynamic_bsz']}}}\n"
         "  trainer_config:\n    actor_rollout_ref:\n"
         f"      actor: {{use_dynamic_bsz: '${{oc.env:{unset[roles + 'actor.use_dynamic_bsz']}}}'}}\n"

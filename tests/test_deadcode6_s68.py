@@ -46,7 +46,7 @@ def test_a_file_system_that_cannot_be_asked_is_not_read_only(tmp_path: Path, mon
 @pytest.mark.parametrize(("value", "shown"), [(float("inf"), ".inf"), (float("nan"), ".nan")])
 def test_a_non_finite_rope_factor_is_not_a_number(value: float, shown: str):
     # OmegaConf reads .inf and .nan as floats: a YaRN factor, no count (`NUMBER_KEYS`), is refused as no number too.
-    rope = {"rope_type": "yarn", "factor": value, "original_max_position_embeddings": 32768}
+    rope = {"rope_type": "yarn", "factor": value, "original_max_position_embeddings": 32768, "rope_theta": 1000000}
     mapping = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 65536, "rope_scaling": rope}}
     problems = trinity_config_problems(mapping, load_catalog().model("8B"), 8)
     assert [(problem.code.value, problem.words) for problem in problems] == [

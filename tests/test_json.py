@@ -622,7 +622,7 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     ("trainer: {trainer_config: {actor_rollout_ref: {actor: {entropy_checkpointing: [8]}}}}", "8B", 8, None,
      [C.WRONG_TYPE]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: '${oc.env:F,1.6}', "
-      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.NUMBER_AS_TEXT]),
+      "original_max_position_embeddings: 40960, rope_theta: 1000000}}"), "8B", 8, None, [C.NUMBER_AS_TEXT]),
     # OmegaConf's int field in Trinity's typed config refuses text and a float (s67)
     ("trainer: {max_token_len_per_gpu: lots, ulysses_sequence_parallel_size: .inf}", "8B", 8, None,
      [C.WRONG_TYPE_REFUSED, C.WRONG_TYPE_REFUSED]),
@@ -660,35 +660,36 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     ("mode: train\nmodel: {max_model_len: 163840}", "llama-3.1-8b", 8, None, []),
     ("model: {max_model_len: 65536, rope_scaling: linear}", "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: linear, factor: 1.6, "
-      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
+      "original_max_position_embeddings: 40960, rope_theta: 1000000}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     # vLLM reads the mapping as given: without its factor it fails (original_max_position_embeddings is said with it)
-    ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None,
+    ("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, rope_theta: 1000000}}", "8B", 8, None,
      [C.ROPE_SCALING_UNBUILT_REFUSED, C.ROPE_SCALING_WRONG]),
     # the trainer's missing original length is filled in (s75): only the missing factor
-    ("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn}}", "8B", 8, None,
+    ("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn, rope_theta: 1000000}}", "8B", 8,
+     None,
      [C.ROPE_SCALING_WRONG]),
-    ("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960}}",
-     "8B", 8, None, [C.ROPE_TYPE_MISSING_REFUSED]),
+    (("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960, "
+      "rope_theta: 1000000}}"), "8B", 8, None, [C.ROPE_TYPE_MISSING_REFUSED]),
     ("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960}}",
      "8B", 8, "0.5", [C.ROPE_SCALING_WRONG]),
     (("model: {max_model_len: 32768, rope_scaling: {rope_type: llama3, factor: 8.0, low_freq_factor: 1.0, "
       "high_freq_factor: 4.0, original_max_position_embeddings: 8192}}"), "llama-3.1-8b", 8, None,
-     [C.ROPE_THETA_DROPPED]),
+     [C.ROPE_THETA_MISSING, C.ROPE_THETA_DROPPED]),  # no release named: 0.6's trainer fails without it (s79)
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
-      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_SHORT_REFUSED]),
+      "original_max_position_embeddings: 40960, rope_theta: 1000000}}"), "8B", 8, None, [C.ROPE_SCALING_SHORT_REFUSED]),
     (("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.2, "
-      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
+      "original_max_position_embeddings: 40960, rope_theta: 1000000}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 4.0, "
-      "original_max_position_embeddings: 32768}}"), "8B", 8, None, [C.ROPE_SCALING_OFF_GUIDE]),
+      "original_max_position_embeddings: 32768, rope_theta: 1000000}}"), "8B", 8, None, [C.ROPE_SCALING_OFF_GUIDE]),
     ("model: {max_model_len: 4096, rope_scaling: {rope_type: yarn, factor: 4.0}}", "8B", 8, None,
      [C.ROPE_SCALING_UNNEEDED, C.ROPE_SCALING_UNBUILT_REFUSED]),
     ("model: {max_model_len: 4096, rope_scaling: {rope_type: yarn, factor: 4.0}}", "llama-3.1-8b", 8, None,
      [C.ROPE_SCALING_REPLACES_OWN, C.ROPE_SCALING_UNBUILT_REFUSED, C.ROPE_THETA_DROPPED]),
     # Two types that differ: the rollout's vLLM takes rope_type alone, as Trinity hands it the mapping.
     (("model: {max_model_len: 65536, rope_scaling: {rope_type: yarn, type: linear, factor: 1.6, "
-      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
+      "original_max_position_embeddings: 40960, rope_theta: 1000000}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn, type: linear, factor: 1.6, "
-      "original_max_position_embeddings: 40960}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
+      "original_max_position_embeddings: 40960, rope_theta: 1000000}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: "
       "{model: {enable_gradient_checkpointing: false}}}}"), "8B", 8, None,  # PPO's critic's forward size unset too
      [C.DYNAMIC_BATCH_OFF, C.MICRO_BATCH_UNSET, C.GRADIENT_CHECKPOINTING_OFF, C.REMOVE_PADDING_OFF]),
@@ -800,7 +801,7 @@ FROM_CONFIG: list[tuple[str, tuple[str, ...], str, BrokenRuleCode | None, list[C
     (CONFIG_HEAD + GRPO + "buffer: {train_batch_size: 100}\n", ("--gpu", "h100"), "",
      BrokenRuleCode.BATCH_DIVIDES, []),
     (DEFAULT_BUDGET_7B + "trainer: {ulysses_sequence_parallel_size: 2, max_token_len_per_gpu: 65536}\n",
-     ("--gpu", "h20"), "", None, [C.LOWERED_TOKEN_BUDGET]),
+     ("--gpu", "h20"), "", None, [C.ROPE_THETA_MISSING, C.LOWERED_TOKEN_BUDGET]),  # #398's YaRN has no rope_theta
     (CONFIG_HEAD + GRPO + "trainer: {trainer_config: {actor_rollout_ref: {actor: "
      "{ppo_max_token_len_per_gpu: 131072}, ref: {log_prob_max_token_len_per_gpu: 40000}}}}\n", ("--gpu", "h100"), "",
      None, [C.TOKEN_BUDGET_ABOVE_VERDICT, C.TOKEN_BUDGET_BELOW_VERDICT]),

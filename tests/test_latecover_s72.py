@@ -80,7 +80,7 @@ def test_a_null_size_beside_dynamic_batching_on_for_a_model_of_its_own_attention
 
 @pytest.mark.parametrize(("factor", "shown"), [("abc", "'abc'"), (True, "true"), ([4], "[4]")])
 def test_a_rope_factor_that_is_no_number_is_quoted_as_yaml_writes_it(factor: Any, shown: str):
-    rope = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": 32768}
+    rope = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": 32768, "rope_theta": 1000000}
     mapping = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 65536, "rope_scaling": rope}}
     problems = trinity_config_problems(mapping, CATALOG.model("8B"), 8)
     assert [(problem.code.value, problem.words) for problem in problems] == [

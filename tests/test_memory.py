@@ -542,7 +542,8 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
          (r"n_shared_experts 2: shared experts beside the routed ones, which would go uncounted; rft-solver reads a "
           r"mixture of experts with routed experts in every layer \(Qwen3-MoE's, Mixtral's\), besides them only "
           r"Qwen2-MoE's shared expert, DeepSeek's and GLM-4-MoE's shared experts and first dense layers "
-          r"\(model_type deepseek, deepseek_v2, deepseek_v3, glm4_moe\), and ERNIE-4.5's, Hunyuan's and Llama 4's "
+          r"\(model_type deepseek, deepseek_v2, deepseek_v3, glm4_moe\), Qwen3-MoE's dense layers \(model_type "
+          r"qwen3_moe: mlp_only_layers, decoder_sparse_step\), and ERNIE-4.5's, Hunyuan's and Llama 4's "
           r"layouts \(ernie4_5_moe, hunyuan_v1_moe, llama4_text\)$")),
         ('{"num_experts": 64, "first_k_dense_replace": 1, "hidden_size": 2048}',  # DeepSeek-MoE's dense first layer
          r"first_k_dense_replace 1: some layers dense, the others mixtures of experts; rft-solver reads a mixture"),

@@ -186,11 +186,12 @@ def test_the_longest_length_of_a_padded_models_dpo_config_lies_on_the_grid(cli: 
 
 def test_lora_counts_the_routed_experts_of_the_expert_layers_alone(tmp_path: Path):
     # DeepSeek-V2-Lite-like (test_moecost_s61's): 27 layers, the first dense; 64 routed experts of width 1408 in each
-    # of the other 26, each adapted as its fused gate and up projection twice and its down projection once.
+    # of the other 26, each adapted as its fused gate and up projection twice (once under each of its v4 names, since
+    # session 79 one entry per module name) and its down projection once.
     config = DEEPSEEK_V2_LITE_LIKE
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     shapes = adapted_shapes(solver.load_model_config(tmp_path))
-    assert shapes[-2:] == ((2 * 1408, 2048, 2 * 64 * 26), (2048, 1408, 64 * 26))
+    assert shapes[-3:] == ((2 * 1408, 2048, 64 * 26), (2 * 1408, 2048, 64 * 26), (2048, 1408, 64 * 26))
 
 
 def test_rollout_gpus_given_beside_a_config_are_named_as_the_option(cli: Cli, tmp_path: Path):

@@ -236,8 +236,9 @@ def test_a_phi3_past_its_native_context_and_a_shorter_length_key_gets_one_cautio
     assert len(cautions) == 1 and cautions[0].startswith("beyond the native 4096 with no RoPE scaling to reach it")
     assert cautions[0].endswith("vLLM's rollout refuses it, past the 2048 it derives from the model's config, unless "
                                 "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, transformers' trainer rotates by "
-                                "plain RoPE at positions the model was not trained on, and vLLM's rotary cache ends "
-                                "(positions past it lead to nan, vLLM warns)")
+                                "plain RoPE at positions the model was not trained on, and vLLM's rollout reads past "
+                                "the end of its rotary cache of 4096 positions (positions past it lead to nan, vLLM "
+                                "warns): it samples those tokens with no rotation the trainer computes")
 
 
 def test_a_length_vllm_derives_exactly_is_taken(tmp_path: Path) -> None:

@@ -36,7 +36,8 @@ from solver.tables.reading import load_validated
 from solver.tables.schema import GpuType
 from solver.trinity import patch_trinity_config, trinity_config_problems
 
-YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768}
+YARN_4 = {"factor": 4.0, "original_max_position_embeddings": 32768,
+          "rope_theta": 1000000}  # a base: no line that Trinity 0.6's trainer needs one (ropecheck, s79)
 UNRESOLVED_TYPE = ("unresolved-value-refused", (
     "model.rope_scaling.type: cannot resolve '${nope}': the config has no nope; every Trinity release refuses the "
     "config as it loads it (OmegaConf resolves each value then)"))
@@ -64,7 +65,8 @@ def test_two_rope_types_of_which_one_cannot_be_read_are_no_second_problem():
 def test_the_legacy_pairs_vllm_takes_are_one_way_round():
     # (rope_type, type): longrope beside the legacy su is taken; su as rope_type beside longrope is two types
     factors = {"short_factor": [1.0], "long_factor": [1.0],  # longrope's keys, without which transformers refuses it
-               "original_max_position_embeddings": 40960}  # and vLLM, which reads it as given (s73)
+               "original_max_position_embeddings": 40960,  # and vLLM, which reads it as given (s73)
+               "rope_theta": 1000000}
     assert _problems({"model": {"model_path": "x", "rope_scaling": {"rope_type": "longrope", "type": "su",
                                                                     **factors}}}) == []
     (code, words), *others = _problems({"model": {"model_path": "x",

@@ -142,7 +142,8 @@ def _checked(cli: Cli, tmp_path: Path, config: dict[str, Any], pattern: str) -> 
 
 
 @pytest.mark.parametrize(("model_type", "pattern", "codes"), [
-    ("mixtral", ".*\\.(w1|w3)", ["lora-moe-config-unsaved", *SAVED_SPLIT_AND_COUNTED]),
+    # a mixture of experts PEFT converts saves no regex split: lora-moe-config-unsaved alone says what fails (s79)
+    ("mixtral", ".*\\.(w1|w3)", ["lora-moe-config-unsaved", "lora-counted-as-full"]),
     ("phi3", ".*qkv_proj", SAVED_SPLIT_AND_COUNTED),
     # no fused half, and no caution on the adapter's saved config: PEFT does not convert Qwen2-MoE's
     ("qwen2_moe", ".*shared_expert\\.gate_proj", SAVED_SPLIT_AND_COUNTED),

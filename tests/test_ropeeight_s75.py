@@ -168,7 +168,8 @@ SGLANG_REFUSED = (
     "Ray starts, and Trinity hands sglang no RoPE scaling (model.rope_scaling reaches the trainer alone), so it then "
     "samples past the positions the model was trained on unless explorer.rollout_model.extra_engine_args gives "
     "json_model_override_args a rope_scaling; set the variable and that, or lower max_model_len to 40960")
-GUIDE_YARN = {"rope_type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960}
+GUIDE_YARN = {"rope_type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960, "rope_theta": 1000000}
+"""The guide's YaRN at 131072 tokens, with the base Trinity 0.6's trainer needs in it (ropecheck, s79)."""
 
 
 def _qwen_problems(model_keys: dict[str, object], rollout: dict[str, object], environ: dict[str, str] | None = None,
@@ -210,28 +211,35 @@ def test_the_rollouts_own_length_is_the_one_sglang_judges():
         "max_model_len 131072", "explorer.rollout_model.max_model_len 65536")) in problems
 
 
+THETA = {"rope_theta": 1000000}
+"""Qwen3-4B's own base, in each mapping below: no line on it where no release is named (ropecheck, s79)."""
+
+
 # The trainer's RoPE scaling in its legacy form (type alone, no original length): Trinity's legacy verl path sets it on
 # the model's config, whose transformers setter fills rope_type and the original length in; judged as the standard form.
 
 @pytest.mark.parametrize("version", [None, "0.5"])
-@pytest.mark.parametrize("legacy", [{"type": "yarn", "factor": 3.2}, {"rope_type": "yarn", "factor": 3.2},
-                                    {"type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960}])
+@pytest.mark.parametrize("legacy", [{"type": "yarn", "factor": 3.2, **THETA},
+                                    {"rope_type": "yarn", "factor": 3.2, **THETA},
+                                    {"type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960,
+                                     **THETA}])
 def test_the_trainers_legacy_guide_yarn_is_the_guides(legacy: dict[str, object], version: str | None):
     assert _qwen_problems({"rope_scaling": legacy}, {}, version=version, mode="train") == []
 
 
 def test_the_trainers_legacy_yarn_is_judged_over_the_filled_in_original_length():
-    assert _qwen_problems({"rope_scaling": {"type": "yarn", "factor": 2.0}}, {}, mode="train") == [(
+    assert _qwen_problems({"rope_scaling": {"type": "yarn", "factor": 2.0, **THETA}}, {}, mode="train") == [(
         "rope-scaling-wrong", ("model.rope_scaling (factor 2.0 over 40960) covers 81920 tokens, fewer than "
                                "max_model_len 131072: set it as Trinity-RFT's guide does, factor max_model_len / 40960 "
                                "= 3.2 over 40960"))]
-    assert _qwen_problems({"rope_scaling": {"type": "linear", "factor": 3.2}}, {}, mode="train") == [
+    assert _qwen_problems({"rope_scaling": {"type": "linear", "factor": 3.2, **THETA}}, {}, mode="train") == [
         ("rope-scaling-wrong", "model.rope_scaling.rope_type must be yarn, got 'linear'")]
     # a factor is needed all the same: transformers' YaRN refuses one without it
-    assert _qwen_problems({"rope_scaling": {"type": "yarn"}}, {}, mode="train") == [
+    assert _qwen_problems({"rope_scaling": {"type": "yarn", **THETA}}, {}, mode="train") == [
         ("rope-scaling-wrong", "model.rope_scaling.factor must be max_model_len / 40960 = 3.2, not given")]
     # where a vLLM rollout takes it as given, it is still refused (vLLM reads rope_type and the original length)
-    assert [code for code, _ in _qwen_problems({"rope_scaling": {"rope_type": "yarn", "factor": 3.2}}, {})] == [
+    assert [code for code, _ in _qwen_problems({"rope_scaling": {"rope_type": "yarn", "factor": 3.2, **THETA}},
+                                               {})] == [
         "rope-scaling-unbuilt-refused"]
 
 

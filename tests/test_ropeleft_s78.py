@@ -132,7 +132,8 @@ def test_a_phi3_past_its_native_context_is_a_caution_that_says_what_each_side_bu
     assert caution.endswith(
         "vLLM's rollout refuses it, past the 4096 it derives from the model's config, unless "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, transformers' trainer rotates by plain RoPE at positions "
-        "the model was not trained on, and vLLM's rotary cache ends (positions past it lead to nan, vLLM warns)")
+        "the model was not trained on, and vLLM's rollout reads past the end of its rotary cache of 4096 positions "
+        "(positions past it lead to nan, vLLM warns): it samples those tokens with no rotation the trainer computes")
     status, out, _ = cli("--model-config", str(_phi3_4k(tmp_path)), "--gpu", "h100", "--gpus", "4", "--len", "16k",
                          "--json")
     [plan] = json.loads(out)[0]["plans"]

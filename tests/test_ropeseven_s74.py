@@ -126,7 +126,8 @@ PARTIAL = ("model.rope_scaling is given without partial_rotary_factor: the rollo
            "of Phi-partial's RoPE parameters, its partial_rotary_factor with them, and rotates at "
            "partial_rotary_factor 1.0 (the share of each head's dimensions RoPE rotates), not the model's 0.75, "
            f"silently ({HANDED}); add partial_rotary_factor: 0.75 to it")
-YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096}
+YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096,
+        "rope_theta": 10000}  # a base: no line that Trinity 0.6's trainer needs one (ropecheck, s79)
 
 
 def _phi_partial(tmp_path: Path, **keys: object) -> Path:

@@ -120,8 +120,9 @@ def test_phi3_4k_gets_no_yarn_and_says_why(tmp_path: Path):
     assert length_cautions(model, 16384) == (
         (f"beyond the native 4096 with no RoPE scaling to reach it: {PHI3_NO_YARN_WORDS}; vLLM's rollout refuses it, "
          "past the 4096 it derives from the model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past 4096, "
-         "transformers' trainer rotates by plain RoPE at positions the model was not trained on, and vLLM's rotary "
-         "cache ends (positions past it lead to nan, vLLM warns)"),)
+         "transformers' trainer rotates by plain RoPE at positions the model was not trained on, and vLLM's rollout "
+         "reads past the end of its rotary cache of 4096 positions (positions past it lead to nan, vLLM warns): it "
+         "samples those tokens with no rotation the trainer computes"),)
     assert length_cautions(model, 4096) == ()  # within it, nothing to say
 
 

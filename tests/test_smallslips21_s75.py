@@ -46,7 +46,7 @@ def test_engine_num_0_starts_no_rollout_engine_for_the_checks(rollout: dict[str,
 
 
 def test_a_rollout_rope_scaling_of_its_own_is_not_judged_without_an_engine():
-    yarn = {"rope_type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960}
+    yarn = {"rope_type": "yarn", "factor": 3.2, "original_max_position_embeddings": 40960, "rope_theta": 1000000}
     own = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 40960}
     assert _qwen_codes({"engine_num": 1, "rope_scaling": own}, model_keys={"rope_scaling": yarn}) == [
         "rollout-rope-scaling-differs"]

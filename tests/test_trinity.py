@@ -69,6 +69,9 @@ from solver.trinity.plan_keys import PlanKey, keys_for_plan, trinity_06_keys_com
 
 DATA = Path(__file__).parent / "data" / "trinity"
 USER_CONFIG = DATA / "user-config.yaml"
+NO_THETA = "model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as"
+"""The head of the ``but:`` line on a mapping without its own ``rope_theta`` where no release is named (ropecheck,
+s79: Trinity 0.6's trainer fails on it, 0.5's builds it)."""
 INT_FIELD_REFUSES = "every Trinity release refuses the config as it loads it (its typed config's int field)"
 """Why a count that is no whole number is refused (OmegaConf 2.3.0's int field; session 67)."""
 
@@ -1551,7 +1554,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
             "4B",
             1,
             [("model.max_prompt_tokens 99999999 + model.max_response_tokens 8192 = 100008191, above "
-              "model.max_model_len 1048576")],
+              "model.max_model_len 1048576"), NO_THETA],
         ),
         ({"model": {"max_model_len": 81920}}, "4B", 1, ["model.rope_scaling: max_model_len 81920 is beyond"]),
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "maybe"}}, "4B", 1,
@@ -1574,22 +1577,23 @@ def _config(**trainer: Any) -> dict[str, Any]:
                                                                   "original_max_position_embeddings": 32768}}},
             "4B",
             1,
-            [("model.rope_scaling (factor 2.5 over 32768) covers the length, but not as Trinity-RFT's guide sets it, "
-              "factor max_model_len / 40960 = 2.0 over 40960")],
+            [NO_THETA, ("model.rope_scaling (factor 2.5 over 32768) covers the length, but not as Trinity-RFT's guide "
+                        "sets it, factor max_model_len / 40960 = 2.0 over 40960")],
         ),
         (
             {"model": {"max_model_len": 81920, "rope_scaling": {
                 "rope_type": "linear", "factor": 2.0, "original_max_position_embeddings": 40960}}},
             "4B",
             1,
-            ["model.rope_scaling.rope_type must be yarn, got 'linear'"],
+            [NO_THETA, "model.rope_scaling.rope_type must be yarn, got 'linear'"],
         ),
         (
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn"}}},
             "4B",
             1,
             # the rollout's vLLM reads it as given, and fails without its factor (s73); the factor the length needs
-            [("model.rope_scaling: missing factor: vLLM 0.19.1 refuses rope_type yarn without it, and fails as it "
+            [NO_THETA, ("model.rope_scaling: missing factor: vLLM 0.19.1 refuses rope_type yarn without it, and fails "
+                        "as it "
               "starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' "
               "filling-in; add it"),
              "model.rope_scaling.factor must be max_model_len / 40960 = 2.0, not given"],
@@ -1600,7 +1604,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
                                                                   "original_max_position_embeddings": 40960}}},
             "4B",
             1,
-            [("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: "
+            [NO_THETA, ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len "
+                        "81920: "
               "set it as Trinity-RFT's guide does, factor max_model_len / 40960 = 2.0 over 40960")],
         ),
         (
@@ -1609,14 +1614,14 @@ def _config(**trainer: Any) -> dict[str, Any]:
                                         "original_max_position_embeddings": 40960}}},
             "4B",
             1,
-            [],
+            [NO_THETA],
         ),
         (  # oc.env gives text, which rope_scaling (an untyped dict) passes on as it is; oc.decode gives numbers
             {"model": {"max_model_len": 51200, "rope_scaling": {"rope_type": "yarn", "factor": "${oc.env:F,1.25}",
                                                                  "original_max_position_embeddings": "40960"}}},
             "4B",
             1,
-            ["model.rope_scaling.factor is the text '1.25': model.rope_scaling reaches the model as written",
+            [NO_THETA, "model.rope_scaling.factor is the text '1.25': model.rope_scaling reaches the model as written",
              "model.rope_scaling.original_max_position_embeddings is the text '40960'"],
         ),
         (  # YaRN within the native context
@@ -1628,17 +1633,17 @@ def _config(**trainer: Any) -> dict[str, Any]:
         (  # a YaRN factor that cannot be read is one problem, not also a wrong factor
             {"model": {"max_model_len": 65536, "rope_scaling": {"rope_type": "yarn", "factor": "${oc.env:FACTOR}",
                                                                  "original_max_position_embeddings": 40960}}},
-            "4B", 1, ["cannot check model.rope_scaling.factor: environment variable FACTOR is not set"],
+            "4B", 1, [NO_THETA, "cannot check model.rope_scaling.factor: environment variable FACTOR is not set"],
         ),
         (  # a YaRN type that cannot be read is one problem: not twice, nor also "must be yarn"
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "${oc.env:RT}", "factor": 2.0,
                                                                  "original_max_position_embeddings": 40960}}},
-            "4B", 1, ["cannot check model.rope_scaling.rope_type: environment variable RT is not set"],
+            "4B", 1, ["cannot check model.rope_scaling.rope_type: environment variable RT is not set", NO_THETA],
         ),
         (  # the same with the model cards' key, type
             {"model": {"max_model_len": 81920, "rope_scaling": {"type": "${oc.env:RT}", "factor": 2.0,
                                                                  "original_max_position_embeddings": 40960}}},
-            "4B", 1, ["cannot check model.rope_scaling.type: environment variable RT is not set"],
+            "4B", 1, ["cannot check model.rope_scaling.type: environment variable RT is not set", NO_THETA],
         ),
         (  # a dynamic batch flag that cannot be read is one problem, however often the checks look at it
             {"trainer": {"use_dynamic_bsz": "${oc.env:DYNAMIC}"}},
@@ -1703,7 +1708,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ),
         (  # a missing original length is said once: the rollout's vLLM, reading it as given, fails without it (s73)
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
-            "4B", 1, [("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses rope_type "
+            "4B", 1, [NO_THETA, ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses "
+                                 "rope_type "
                        "yarn without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's "
                        "rope_parameters, past transformers' filling-in; add original_max_position_embeddings: 40960")],
         ),
@@ -1712,13 +1718,13 @@ def _config(**trainer: Any) -> dict[str, Any]:
             {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
                                                                "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                                                "original_max_position_embeddings": 8192}}},
-            "llama-3.1-8b", 8, ["model.rope_scaling is given and model.rope_theta is not"],
+            "llama-3.1-8b", 8, [NO_THETA, "model.rope_scaling is given and model.rope_theta is not"],
         ),
         (  # given model.rope_theta: nothing
             {"model": {"max_model_len": 4096, "rope_theta": 500000,
                        "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}},
-            "llama-3.1-8b", 8, [],
+            "llama-3.1-8b", 8, [NO_THETA],
         ),
         (  # YaRN over the model's own scaling is to remove: said once, not also as YaRN within the native context
             {"model": {"max_model_len": 4096, "rope_theta": 500000,
@@ -2118,7 +2124,8 @@ def test_a_yarn_that_covers_the_length_otherwise_than_the_guide_says_whether_it_
     guide = "covers the length, but not as Trinity-RFT's guide sets it, factor max_model_len / 40960 = 2.0 over 40960"
 
     def problems(factor: float, original: int) -> list[str]:
-        rope = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original}
+        rope = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original,
+                "rope_theta": 1000000}  # the model's own base, without which a but: line says so (ropecheck, s79)
         return check_trinity_config({"model": {"max_model_len": 81920, "rope_scaling": rope}}, catalog().model("4B"), 1)
 
     assert problems(2.5, 32768) == [f"model.rope_scaling (factor 2.5 over 32768) {guide}"]  # 81920 exactly
@@ -2662,7 +2669,8 @@ def test_checks_name_an_environment_variables_text_that_is_not_yaml_as_text_not_
 
 def test_checks_say_oc_decode_leaves_text_that_rope_scaling_passes_on_as_written() -> None:
     config = {"model": {"max_model_len": 81920, "rope_scaling": {
-        "rope_type": "yarn", "factor": "${oc.decode:${oc.env:F}}", "original_max_position_embeddings": 40960}}}
+        "rope_type": "yarn", "factor": "${oc.decode:${oc.env:F}}", "original_max_position_embeddings": 40960,
+        "rope_theta": 1000000}}}  # the model's own base, without which a but: line says so (ropecheck, s79)
     problems = check_trinity_config(config, catalog().model("4B"), 1, environ={"F": "02.0"})
     assert problems == [("model.rope_scaling.factor is the text '02.0': model.rope_scaling reaches the model as "
                          "written (oc.decode leaves it text, as OmegaConf's grammar reads it); write the number as "
@@ -2679,7 +2687,7 @@ def test_checks_say_oc_decode_leaves_text_that_rope_scaling_passes_on_as_written
 def test_checks_read_a_rope_scaling_that_oc_decode_gives_as_the_mapping_omegaconf_decodes() -> None:
     config = {"mode": "train",  # no rollout, which would refuse a YaRN that falls short
               "model": {"max_model_len": 81920, "rope_scaling": "${oc.decode:${oc.env:ROPE,null}}"}}
-    yarn = "{rope_type: yarn, factor: 2.0, original_max_position_embeddings: 40960}"
+    yarn = "{rope_type: yarn, factor: 2.0, original_max_position_embeddings: 40960, rope_theta: 1000000}"
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": yarn}) == []
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": yarn.replace("2.0", "1.5")}) == [
         ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: set it as "

@@ -133,7 +133,7 @@ def test_a_yarn_short_of_the_length_within_a_model_max_length_is_not_refused(tmp
     # words stay).
     folder = _folder(tmp_path, max_position_embeddings=32768, model_max_length=131072)
     short = {"model": {"max_model_len": 65536, "rope_scaling": {
-        "rope_type": "yarn", "factor": 1.5, "original_max_position_embeddings": 32768}}}
+        "rope_type": "yarn", "factor": 1.5, "original_max_position_embeddings": 32768, "rope_theta": 10000}}}
     assert [code for code, _ in _codes(folder, short)] == ["rope-scaling-wrong"]
     assert [code for code, _ in _codes(_folder(tmp_path, "plain"), short)] == ["rope-scaling-short-refused"]
 
@@ -156,7 +156,8 @@ def test_the_plan_past_a_smaller_key_exports_the_variable_and_the_note_names_no_
 
 def _given(factor: float, rope_type: str = "yarn") -> dict:
     return {"model": {"max_model_len": 100000, "rope_scaling": {
-        "rope_type": rope_type, "factor": factor, "original_max_position_embeddings": 32768}}}
+        "rope_type": rope_type, "factor": factor, "original_max_position_embeddings": 32768,
+        "rope_theta": 10000}}}  # a base: no line that Trinity 0.6's trainer needs one (ropecheck, s79)
 
 
 REPLACES = ("model.rope_scaling ('yarn') would replace keyed's own linear RoPE scaling: the rollout's vLLM takes the "

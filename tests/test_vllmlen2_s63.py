@@ -133,7 +133,8 @@ def test_a_config_jsons_own_yarn_is_refused_past_what_it_covers_only(tmp_path: P
 
 
 GEMMA_LONG = {"model": {"max_model_len": 65536, "rope_scaling": {
-    "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32768}}}
+    "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32768,
+    "rope_theta": 10000}}}  # a base: no line that Trinity 0.6's trainer needs one (ropecheck, s79)
 GEMMA_SKIPPED = (
     "model.rope_scaling: max_model_len 65536 is beyond my-gemma3's max_position_embeddings of 32768, and the rollout's "
     "vLLM applies no RoPE scaling's factor to a Gemma 3's length: it refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from test_slidingkv_s71 import ACCEPTED, _published, _refusal, _written
 
+from solver.query import ConfigProblemCode
 from solver.tables import load_catalog, load_model_config
 from solver.tables.schema import Model
 from solver.trinity import trinity_config_problems
@@ -82,8 +83,10 @@ def test_the_cli_refuses_such_a_qwen_config_in_one_line(cli, tmp_path: Path):
 def _rope_problems(rope: dict[str, Any], model: Model, length: int = 32768) -> list[tuple[str, str]]:
     # mode train: transformers' rule is the one where no vLLM rollout takes it (one that does reads it by vLLM's,
     # tests/test_ropesix_s73.py)
+    # (the line on a mapping without rope_theta, which no release named gives since ropecheck, s79, is not theirs)
     mapping = {"mode": "train", "model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": length, "rope_scaling": rope}}
-    return [(problem.code.value, problem.words) for problem in trinity_config_problems(mapping, model, 8)]
+    return [(problem.code.value, problem.words) for problem in trinity_config_problems(mapping, model, 8)
+            if problem.code is not ConfigProblemCode.ROPE_THETA_MISSING]
 
 
 @pytest.mark.parametrize(("rope", "words"), [

@@ -166,6 +166,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
         if args.current is not None:
             _note_pools_gone(args.current, args.file, fleet)
+            _note_jobs_gone(args.current, args.file, fleet)
         if not args.json:
             _note_buy(args, result, fleet)
         if not result.interrupted:
@@ -443,6 +444,21 @@ def _note_pools_gone(current: Path, file: Path, fleet: Fleet) -> None:
                    f"{file} lacks: the placement takes {them} as not running and starts {them} where it places "
                    f"{them}, though {they_run} there until stopped; if the pool was renamed, name it {pool} again to "
                    f"keep {them} where {they_run}")
+
+
+def _note_jobs_gone(current: Path, file: Path, fleet: Fleet) -> None:
+    """On stderr, for each pool of the fleet the --current placement runs jobs in that the cluster `file` has none of
+    (`jobs_gone`: renamed or removed), that the placement takes their GPUs as free, though they run there until
+    stopped."""
+    from solver.tables import jobs_gone
+    for pool, jobs in jobs_gone(current, fleet).items():
+        one = len(jobs) == 1
+        them, they_run, their = it_or_them(len(jobs)), "it runs" if one else "they run", "its" if one else "their"
+        renamed = f"name it {jobs[0]} again" if one else "give it its name again"
+        print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} in pool {pool}, "
+                   f"{'a job' if one else 'jobs'} {file} lacks: the placement takes {their} GPUs as free, though "
+                   f"{they_run} on them until stopped; stop {them} before a job starts there, or, if "
+                   f"{'the job' if one else 'a job'} was renamed, {renamed} to keep it where it runs")
 
 
 def _note_rollout_engines(result: ClusterResult, catalog: Catalog) -> None:

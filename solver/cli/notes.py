@@ -4,7 +4,7 @@ config.json one term off a tabled model's shape, with multi-token prediction lay
 output_router_logits (not counted), or whose class computes every expert (Llama 4), or that vLLM refuses to build
 (read for a trainer alone), or whose YaRN factor the plan replaces, a pool's GPU type or --gpu named without its
 memory where the catalogue has it with other memory too, or naming the PCIe cards of a GPU type the catalogue has as
-SXM boards."""
+SXM boards, or GPU types that share a budget without --gpus that some of them would not get alone."""
 
 from __future__ import annotations
 
@@ -109,6 +109,21 @@ def note_check_without_gpu(prog: str, config_name: str, gpus: Sequence[str]) -> 
     Trinity config names none and its verdict on another GPU type may differ."""
     print_note(f"{prog}: note: --check without --gpu judged {config_name} on {' and '.join(gpus)}, as a Trinity config "
                "names no GPU type; give --gpu TYPE to judge it on the GPUs it runs on")
+
+
+def note_shared_budget(prog: str, catalog: Catalog, gpus: Sequence[str], budget: int) -> None:
+    """A note on stderr where `budget`, the one the GPU types `gpus` got without --gpus (`default_budget_gpus`: one
+    for them all), is not the one some of them would get alone: which tables it came from, and what those would
+    get."""
+    from solver.query import default_budget_gpus
+    alone = [(gpu, default_budget_gpus(catalog, (gpu,))) for gpu in gpus]
+    if all(own == budget for _, own in alone):
+        return
+    tabled = [gpu for gpu in gpus if budget in catalog.tabled_counts(gpu)]
+    print_note(f"{prog}: note: without --gpus, the GPU types answered share one budget of {budget} GPUs, the largest "
+               f"count of {' and '.join(tabled)}'s tables; alone, "
+               + ", ".join(f"{gpu} would get {own}" for gpu, own in alone if own != budget)
+               + ": give --gpus N for another budget")
 
 
 def note_replaced_yarn_factor(prog: str, model: Model, factors: Iterable[float]) -> None:

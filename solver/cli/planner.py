@@ -28,6 +28,7 @@ from solver.cli.notes import (
     note_check_without_gpu,
     note_gpu_variant,
     note_replaced_yarn_factor,
+    note_shared_budget,
 )
 from solver.cli.options import (
     GPU_NAMES,
@@ -38,9 +39,11 @@ from solver.cli.options import (
     SP_RULES_HELP,
     add_cells_option,
     add_critic_option,
+    add_dpo_option,
     add_estimate_options,
     add_host_ram_option,
     add_lora_option,
+    add_lora_targets_option,
     add_memory_model_options,
     add_node_gpus_option,
     add_own_gpu_options,
@@ -153,12 +156,10 @@ def build_parser() -> Parser:
                         "algorithm or LoRA, or --no-reference, says the run builds none")
     add_reference_option(estimates, f"as --from-config's algorithm and LoRA say, without a config {REFERENCE_DEFAULT}")
     add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
+    add_lora_targets_option(estimates, "a --from-config config's target_modules, else all-linear")
     add_critic_option(estimates, "none; --from-config a config's PPO critic, as its flags hold it")
-    estimates.add_argument("--dpo", action="store_true",
-                           help="the run trains DPO: for a model trained one padded sequence per micro-batch (of "
-                           "--model-config, running its own modeling code), count a pair per micro-batch, a chosen "
-                           "and a rejected sequence, and write the actor's size for it (default: not DPO; "
-                           "--from-config a config's algorithm_type says it)")
+    add_dpo_option(estimates, "not DPO; --from-config a config's algorithm_type says it",
+                   ", and write the actor's size for it")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
@@ -251,6 +252,9 @@ def _answer(args: argparse.Namespace) -> int:
     note_replaced_yarn_factor("solve", catalog.model(query.model), (
         answer.plans[0].rope_scaling_factor for answer in answers
         if answer.plans and answer.plans[0].rope_scaling_factor is not None))
+    if args.gpus is None and args.total_gpus is None and not query.open_budget and (
+            config is None or config.trainer_gpus is None):  # the budget make_query defaults to
+        note_shared_budget("solve", catalog, query.gpus, query.budget_gpus)
     if args.check and args.gpu is None:
         note_check_without_gpu("solve", args.from_config.name, [answer.gpu for answer in answers])
     for note in written_notes:  # after the notes on the input
@@ -301,14 +305,14 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
         query = make_query(catalog, **{**asked, "model": asked["model"] or "", "critic": counted_critic(args.critic)},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
                            reference_model=args.reference, lora_rank=args.lora_rank or 0,
-                           dpo=args.dpo, option_names=COMMAND_OPTIONS)
+                           dpo=args.dpo, lora_targets=args.lora_targets, option_names=COMMAND_OPTIONS)
         check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, COMMAND_OPTIONS)  # config_query's checks it too
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
             "exact": True, "exact_source": "--exact" if args.exact else "--write (the config's cluster)"}
         query = config_query(catalog, config, **{**asked, **pinned}, token_budget=args.token_budget,
                              node_gpus=args.node_gpus, reference_model=args.reference, lora_rank=args.lora_rank,
-                             option_names=COMMAND_OPTIONS)
+                             lora_targets=args.lora_targets, option_names=COMMAND_OPTIONS)
     given = [flag for flag, value in (("--out", args.out), ("--write", args.write)) if value]
     if given and len(query.gpus) > 1:
         raise QueryError(f"{' and '.join(given)} {'take' if len(given) > 1 else 'takes'} one plan: choose one GPU type "

@@ -1,11 +1,13 @@
 """Phrases several views say: the memory model's longest length asked about, the note on a lowered token budget,
-the mark of a length past what the model is known to handle. (What the tables say of a setting, which a plan's
-caution says too, is `solver.rules.tables_said`.)"""
+the mark of a length past what the model is known to handle, the plan that keeps the room a thin headroom asks for.
+(What the tables say of a setting, which a plan's caution says too, is `solver.rules.tables_said`.)"""
 
 from __future__ import annotations
 
 from solver.memory import CEILING
+from solver.results import Answer, Plan
 from solver.rules import OptionNames
+from solver.tables import counted
 
 CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
 
@@ -19,3 +21,23 @@ def lowered_note(names: OptionNames) -> str:
 YARN_MARK = "^"
 """Added to a length past what the model is known to handle (`Plan.past_validated_length`), as `solve` cautions: a
 map's cell (by length: the row's length), a ranked plan's length."""
+
+
+def room_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
+    """What the margin that the best `plan`'s thin-headroom caution names (``--margin 0.04``, as `names` name it)
+    gives: its best plan (its GPUs, setting, length, step time against `plan`'s, evidence and, estimated, its memory
+    at that margin), or that none trains it then; None where the answer did not ask (`Answer.room_kept`). The
+    summary's ``more room`` row and the ranking's note on plan #1 say it."""
+    if (kept := answer.room_kept) is None:
+        return None
+    margin = names.valued(names.named("margin"), f"{kept.margin:.2f}")
+    if (other := kept.plan) is None:
+        trains = "at any length" if answer.objective == "max_len" else f"for {counted(plan.max_model_len, 'token')}"
+        return (f"{margin}, which keeps the room its caution asks for, leaves no plan {trains} within "
+                f"{counted(answer.budget_gpus, 'GPU')}: measure a step first")
+    memory = f"; {other.prediction_words}, held to that margin" if other.source is None else ""
+    length = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}"
+              if other.max_model_len != plan.max_model_len else counted(other.max_model_len, "token"))
+    return (f"{margin} keeps the room its caution asks for: {other.setting.label} on {counted(other.gpus, 'GPU')}"
+            f"{other.lowered_words}, {length}, {other.cost / plan.cost:.2f}x the step time "
+            f"({other.evidence_and_single_gpu}{memory})")

@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.render.layout import TableOrBlocks
-from solver.render.phrases import YARN_MARK, lowered_note
+from solver.render.phrases import YARN_MARK, lowered_note, room_kept_words
 from solver.render.styles import setting_style
 from solver.results import (
     SINGLE_GPU_CAUTION_SHORT,
@@ -61,7 +61,8 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
                                                           for validated in sorted(past)] + (
         [RANKED_TRAINER_NODES_NOTE] if any(on) else []) + (
         [f"{', '.join(single)}: {SINGLE_GPU_CAUTION_SHORT}"] if single else []) + (
-        [RANKED_CRITIC_PASS_NOTE] if critic_peaks else [])
+        [RANKED_CRITIC_PASS_NOTE] if critic_peaks else []) + (
+        [f"#1 has thin headroom: {roomy}"] if (roomy := room_kept_words(answer, answer.plans[0], names)) else [])
     view = Table(title="ranked plans", title_justify="left", caption="\n".join(notes) or None, caption_justify="left")
     yarn = any(plan.rope_scaling_factor for plan in answer.plans)  # an empty column only takes a narrow screen's room
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")

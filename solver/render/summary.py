@@ -19,7 +19,7 @@ from solver.query import (
     ROLE_MICRO_BATCH_SIZES,
     ConfigProblemCode,
 )
-from solver.render.phrases import CEILING_WORDS
+from solver.render.phrases import CEILING_WORDS, room_kept_words
 from solver.results import (
     CHECK_QUALITY,
     LONG_LENGTH_VARIABLE,
@@ -141,8 +141,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.lora_rank and kept_in is None:  # a config's own LoRA stays
-        lines += [f"# {lora_configs_words(model, version, written_layout(version, plan.expert_layout))}:",
-                  f"model.lora_configs: [{{lora_rank: {plan.lora_rank}}}]"]
+        from solver.trinity.keys import yaml_flow  # as the fragment writes it
+
+        layout = written_layout(version, plan.expert_layout)
+        lines += [f"# {lora_configs_words(model, version, layout, plan.lora_targets)}:",
+                  f"model.lora_configs: {yaml_flow([plan.lora_config])}"]
     if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None and rope_scaling is not None:
@@ -333,6 +336,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("memory", _memory_line(answer, plan, memory_source)),
         ("experts", plan.experts_counted if plan.trinity_version is not None else None),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in said),
+        ("more room", room_kept_words(answer, plan, names)),
         ("host memory", _host_memory_words(answer, plan, names)),
         ("tables' best", _tables_best_words(answer, plan)),
         ("tables", _tables_verdict(answer, plan, names)),
@@ -555,11 +559,14 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
 
 def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``fewer GPUs`` row: the plan on fewer GPUs that --token-budget auto gives, with its lowered
-    budget (None where the answer has none: `Answer.token_budget_auto`)."""
+    budget, and the thin-headroom caution where it carries it (an estimate that fits there with little room, as the
+    best plan's own row would say; None where the answer has none: `Answer.token_budget_auto`)."""
     if (fewer := answer.token_budget_auto) is None:
         return None
+    thin = "".join(f"; caution: {caution}" for caution, code in zip(fewer.cautions, fewer.caution_codes, strict=True)
+                   if code is CautionCode.THIN_HEADROOM)
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
-            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu})")
+            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu}){thin}")
 
 
 def _evidence_words(answer: Answer, plan: Plan) -> str:

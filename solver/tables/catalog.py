@@ -15,7 +15,18 @@ from solver.tables.bounds import CONFIG_SHAPE, MAX_ESTIMATED_GPUS, MAX_GPUS, MAX
 from solver.tables.inputs import Fleet, Pool
 from solver.tables.peft_names import LoraTargets
 from solver.tables.reading import given_path, load_cells
-from solver.tables.schema import SHAPE_TERMS, Frozen, GpuType, GpuWithoutBf16, Model, Setting, Shape, Table, cell_text
+from solver.tables.schema import (
+    SHAPE_TERMS,
+    Frozen,
+    GpuType,
+    GpuWithoutBf16,
+    Model,
+    Setting,
+    Shape,
+    Table,
+    TupleOf,
+    cell_text,
+)
 from solver.tables.text import (
     OneLineError,
     QueryError,
@@ -299,9 +310,9 @@ def _shape_value(value: object) -> str:
 class Catalog(Frozen):
     """Everything the tables say: models and GPU types with their documented tables."""
 
-    models: tuple[Model, ...]
-    gpu_types: tuple[GpuType, ...]
-    without_bf16: tuple[GpuWithoutBf16, ...] = ()
+    models: TupleOf[Model]
+    gpu_types: TupleOf[GpuType]
+    without_bf16: TupleOf[GpuWithoutBf16] = Field(default=(), validate_default=True)
     """GPU types refused by name: they have no bf16 arithmetic, which the training planned here runs in."""
 
     def model(self, name: str) -> Model:

@@ -224,11 +224,25 @@ def pools_gone(path: Path, fleet: Fleet) -> dict[str, tuple[str, ...]]:
     """The pools the placement at `path` (``--current``, which `read_current` has read) runs jobs of `fleet` in that
     `fleet` has none of (renamed or removed), each with those jobs, by name: `read_current` takes them as not running,
     though they run there until stopped."""
+    return _running_gone(path, fleet, pool_gone=True)
+
+
+def jobs_gone(path: Path, fleet: Fleet) -> dict[str, tuple[str, ...]]:
+    """The jobs the placement at `path` (``--current``, which `read_current` has read) runs in pools of `fleet` that
+    `fleet` has none of (renamed or removed), by their pool: `read_current` takes them as not running, so their GPUs
+    as free, though they run there until stopped."""
+    return _running_gone(path, fleet, pool_gone=False)
+
+
+def _running_gone(path: Path, fleet: Fleet, *, pool_gone: bool) -> dict[str, tuple[str, ...]]:
+    """The jobs of the placement at `path` whose pool `fleet` lacks though it has the job (`pool_gone`), or whose job it
+    lacks though it has the pool, by their pool, in the placement's order."""
     pools = {pool.name for pool in fleet.pools}
     jobs = {job.name for job in fleet.jobs}
     gone: dict[str, list[str]] = {}
     for placed in validated_data(CurrentFile, _current_json(path), str(path), yaml_read=False).placements:
-        if placed.pool not in pools and placed.job in jobs:
+        if ((placed.pool not in pools and placed.job in jobs) if pool_gone
+                else (placed.pool in pools and placed.job not in jobs)):
             gone.setdefault(placed.pool, []).append(placed.job)
     return {pool: tuple(names) for pool, names in gone.items()}
 

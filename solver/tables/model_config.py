@@ -9,6 +9,7 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from solver.tables.peft_names import DENSE_MLP_MODEL_TYPE
 from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file, yaml_looks_like
 from solver.tables.schema import MLA, VLLM_UNSCALED_ROPE_TYPES, Model, MoE
 from solver.tables.text import TableError, either, first_repeated, json_brief
@@ -249,7 +250,7 @@ CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_atte
                  "vocab_size": 1 << 24, "original_max_position_embeddings": 1 << 30,
                  **{key: 1 << 30 for key in VLLM_LENGTH_KEYS},
                  **{key: 1 << 16 for key in (*MOE_CONFIG_KEYS, "num_experts_per_tok", "moe_k", "moe_topk",
-                                             "num_shared_expert", "interleave_moe_layer_step",
+                                             "num_shared_expert", "interleave_moe_layer_step", "decoder_sparse_step",
                                              "num_nextn_predict_layers", *ERNIE_MOE_DEFAULTS)},
                  "moe_intermediate_size": 1 << 22, "shared_expert_intermediate_size": 1 << 22,
                  "intermediate_size_mlp": 1 << 22, "sliding_window": 1 << 30, "sliding_window_pattern": 1 << 14,
@@ -696,6 +697,10 @@ def _config_moe(path: Path, config: dict[str, Any], layers: int) -> MoE | None:
         return _deepseek_moe(path, config, layers, routed)
     if model_type == "ernie4_5_moe":
         return _ernie_moe(path, config, layers, routed)
+    if model_type == DENSE_MLP_MODEL_TYPE:
+        dense = layers - len(_qwen3_moe_expert_layers(path, config, layers))
+        return routed.model_copy(update={"dense_layers": dense, "dense_intermediate_size": _config_number(
+            path, config, "intermediate_size") if dense else 0})
     shared_type, shared_key = SHARED_EXPERT_LAYOUT
     if model_type == shared_type and config.get(shared_key) is None:
         raise TableError(f"{path}: missing {shared_key}: a {shared_type} config gives its shared expert's width there "
@@ -742,6 +747,21 @@ def _intermediate_width_moe(path: Path, config: dict[str, Any], layers: int, exp
     dense = layers - len(_llama4_moe_layers(path, config, layers))
     return moe.model_copy(update={"dense_layers": dense, "dense_intermediate_size": _config_number(
         path, config, "intermediate_size_mlp", LLAMA4_DENSE_WIDTH) if dense else 0})
+
+
+def _qwen3_moe_expert_layers(path: Path, config: dict[str, Any], layers: int) -> set[int]:
+    """A Qwen3-MoE config's expert layers, as ``Qwen3MoeDecoderLayer`` builds them: those not in ``mlp_only_layers``
+    whose index plus one ``decoder_sparse_step`` divides; `TableError` where ``mlp_only_layers`` is no list of layer
+    indices, ``decoder_sparse_step`` no whole number from 1, or they leave no layer holding the experts."""
+    only = config.get("mlp_only_layers") or []
+    if not isinstance(only, list) or any(not isinstance(index, int) or isinstance(index, bool) for index in only):
+        raise TableError(f"{path}: mlp_only_layers: expected a list of layer indices, got {json_brief(only)}")
+    step = _config_number(path, config, "decoder_sparse_step", 1)
+    expert_layers = {layer for layer in range(layers) if layer not in only and (layer + 1) % step == 0}
+    if not expert_layers:
+        raise TableError(f"{path}: mlp_only_layers {json_brief(only)} and decoder_sparse_step {step}: leave none of "
+                         f"num_hidden_layers ({layers}) holding the experts")
+    return expert_layers
 
 
 def _llama4_moe_layers(path: Path, config: dict[str, Any], layers: int) -> set[int]:
@@ -832,15 +852,18 @@ def _check_moe_layout(path: Path, config: dict[str, Any]) -> None:
         return
     reads = ("rft-solver reads a mixture of experts with routed experts in every layer (Qwen3-MoE's, Mixtral's), "
              "besides them only Qwen2-MoE's shared expert, DeepSeek's and GLM-4-MoE's shared experts and first "
-             f"dense layers (model_type {', '.join(DEEPSEEK_LAYOUT_MODEL_TYPES)}), and ERNIE-4.5's, Hunyuan's and "
-             "Llama 4's layouts (ernie4_5_moe, hunyuan_v1_moe, llama4_text)")
+             f"dense layers (model_type {', '.join(DEEPSEEK_LAYOUT_MODEL_TYPES)}), Qwen3-MoE's dense layers "
+             f"(model_type {DENSE_MLP_MODEL_TYPE}: mlp_only_layers, decoder_sparse_step), and ERNIE-4.5's, Hunyuan's "
+             "and Llama 4's layouts (ernie4_5_moe, hunyuan_v1_moe, llama4_text)")
     deepseek = config.get("model_type") in DEEPSEEK_LAYOUT_MODEL_TYPES
     for shared in SHARED_EXPERT_KEYS:
         if config.get(shared) not in (None, 0) and READ_SHARED_EXPERT_KEYS.get(str(config.get("model_type"))) != shared:
             raise TableError(f"{path}: {shared} {json_brief(config[shared])}: shared experts beside the routed ones, "
                              f"which would go uncounted; {reads}")
     for dense, none_dense in DENSE_LAYER_KEYS.items():
-        if config.get(dense) not in (None, none_dense) and not (deepseek and dense == "first_k_dense_replace"):
+        if (config.get(dense) not in (None, none_dense) and not (deepseek and dense == "first_k_dense_replace")
+                and not (config.get("model_type") == DENSE_MLP_MODEL_TYPE
+                         and dense in ("mlp_only_layers", "decoder_sparse_step"))):
             raise TableError(f"{path}: {dense} {json_brief(config[dense])}: some layers dense, the others mixtures of "
                              f"experts; {reads}")
 

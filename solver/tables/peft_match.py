@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
-from solver.tables.peft_names import EXPERT_INDEX, PEFT_NAMES_BY_MODEL_TYPE, PeftModuleNames
+from solver.tables.peft_names import EXPERT_INDEX, HEAD_INDEX, PEFT_HEADS, PEFT_NAMES_BY_MODEL_TYPE, PeftModuleNames
 
 PEFT_OUTER_MODULES = ("model.embed_tokens", "lm_head")
 """The modules outside the layers that PEFT adapts where a ``target_modules`` regex names them (an embedding, and the
@@ -32,11 +32,12 @@ PEFT_LAYERS = 128
 def layer_module_names(name: str, names: PeftModuleNames) -> Iterator[str]:
     """The full names of the layer module `name` of a model of `names` (``""``: the layer itself) in each of
     `PEFT_LAYERS` layers (``model.layers.0.self_attn.q_proj``), and under transformers 4 of each routed expert
-    (``mlp.experts.E.gate_proj`` for each ``E`` below `PeftModuleNames.expert_count`), layer by layer."""
+    (``mlp.experts.E.gate_proj`` for each ``E`` below `PeftModuleNames.expert_count`), and of a per-head module of
+    each head (``self_attn.q_layernorm.norms.H`` for each ``H`` below `PEFT_HEADS`), layer by layer."""
     parts = name.split(".")
-    experts = [name] if EXPERT_INDEX not in parts else [".".join(str(expert) if part == EXPERT_INDEX else part
-                                                                 for part in parts)
-                                                        for expert in range(names.expert_count)]
+    index, count = (EXPERT_INDEX, names.expert_count) if EXPERT_INDEX in parts else (HEAD_INDEX, PEFT_HEADS)
+    experts = [name] if index not in parts else [".".join(str(each) if part == index else part for part in parts)
+                                                 for each in range(count)]
     for layer in range(PEFT_LAYERS):
         for expert_name in experts:
             yield f"model.layers.{layer}{'.' if expert_name else ''}{expert_name}"
@@ -239,6 +240,11 @@ def same_modules_regex(pattern: str, excluded: str | None, taken: PeftModuleName
 
 ALL_LINEAR = "all-linear"
 """PEFT's word for every linear layer but the output projection, Trinity's default ``target_modules``."""
+LORA_TARGETS_FORMS = (f"{ALL_LINEAR} (Trinity's default: every linear layer but the output projection), module "
+                      "names separated by commas (q_proj,v_proj) or a regular expression that PEFT matches whole "
+                      "module names with (.*\\.(q_proj|v_proj))")
+"""The forms of the LoRA targets an option takes (``solver.query.given_lora_targets``, ``--lora-targets``), as
+Trinity's ``model.lora_configs[0].target_modules`` takes a regex (or ``all-linear``)."""
 
 
 def all_linear(targets: object) -> bool:

@@ -62,7 +62,7 @@ class PeftModuleNames(NamedTuple):
 class LoraTargets(NamedTuple):
     """A LoRA adapter's ``target_modules`` regex other than ``all-linear`` and its ``exclude_modules`` regex (None:
     unset), as a Trinity config gives them, whose matched modules its adapter is counted on
-    (``solver.memory.targeted_shapes``)."""
+    (``solver.memory.adapted_shapes``)."""
 
     pattern: str
     excluded: str | None = None
@@ -129,8 +129,8 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
     _llama_like("gemma"), _llama_like("gemma2", *FEEDFORWARD_NORMS),
     _llama_like("gemma3_text", *QK_NORMS, *FEEDFORWARD_NORMS),
     PeftModuleNames("olmo2", (*ATTENTION, *MLP), (*LAYER[:4], LAYER[5], *QK_NORMS, FEEDFORWARD_NORMS[1])),
-    _llama_like("stablelm", "self_attn.q_layernorm", "self_attn.q_layernorm.norms", "self_attn.k_layernorm",
-                "self_attn.k_layernorm.norms", "dropout"),
+    _llama_like("stablelm", "self_attn.q_layernorm", "self_attn.q_layernorm.norms", "self_attn.q_layernorm.norms.H",
+                "self_attn.k_layernorm", "self_attn.k_layernorm.norms", "self_attn.k_layernorm.norms.H", "dropout"),
     PeftModuleNames("phi3", ("self_attn.qkv_proj", "self_attn.o_proj", "mlp.gate_up_proj", "mlp.down_proj"),
                     (*GATE_UP_LAYER, "resid_attn_dropout", "resid_mlp_dropout"),
                     fused_qkv=True, fused_gate_up=True),
@@ -181,6 +181,13 @@ or ``...MoE``); Qwen3's and Qwen3-MoE's first. A config's ``model_type`` outside
 (``internlm2``, ``deepseek``: remote code rft-solver has not read) takes `peft_module_names`' assumed ones."""
 
 
+HEAD_INDEX = "H"
+"""An attention head's index in a name of a per-head module (StableLM's query and key norms, one ``nn.LayerNorm`` per
+head in an ``nn.ModuleList``, ``StableLmLayerNormPerHead``, ``modeling_stablelm.py:175-187`` in transformers 5.12.1 and
+alike in 4.57.6: ``self_attn.q_layernorm.norms.H``), matched for each ``H`` below `PEFT_HEADS`."""
+PEFT_HEADS = 64
+"""The heads whose per-head modules (`HEAD_INDEX`) a regex is matched against: more than any StableLM config gives
+(StableLM 2 12B's 32 query heads)."""
 EXPERT_INDEX = "E"
 """The expert's index in a name of transformers 4's routed experts (``mlp.experts.E.gate_proj``), as ``N`` is the
 layer's in the names a refusal shows."""
@@ -270,6 +277,29 @@ def peft_module_names(model_type: str | None, moe: bool) -> PeftModuleNames:
     if names is not None:
         return names
     return PEFT_NAMES_BY_MODEL_TYPE["qwen3_moe" if moe else "qwen3"]._replace(assumed=True)
+
+
+DENSE_MLP_MODEL_TYPE = "qwen3_moe"
+"""The model type whose config's ``mlp_only_layers`` and ``decoder_sparse_step`` make some layers dense, a gated MLP
+``intermediate_size`` wide (``Qwen3MoeMLP``) in place of the experts (``Qwen3MoeDecoderLayer``,
+``modeling_qwen3_moe.py:314-320`` in transformers 5.12.1, ``:295-301`` in 4.57.6), which rft-solver reads
+(``solver.tables.model_config``; their module names, `dense_mlp_names`)."""
+
+
+
+
+def dense_mlp_names(names: PeftModuleNames, dense_layers: int) -> PeftModuleNames:
+    """`names` of a model of `DENSE_MLP_MODEL_TYPE` with `dense_layers` dense layers, with theirs: the gated MLP's
+    linear layers (`MLP`) and its activation ``mlp.act_fn`` (``Qwen3MoeMLP``, ``modeling_qwen3_moe.py:198-207`` in
+    transformers 5.12.1), which ``all-linear`` adapts under transformers 4 (no conversion: `PeftModuleNames.fused`
+    empty) and no ``target_modules`` adapts under 5, where PEFT maps their names to the routed experts' parameters
+    (`CONVERTED_MLPS`); other `names`, and a model with no dense layer's, as they are."""
+    if names.model_type != DENSE_MLP_MODEL_TYPE or not dense_layers:
+        return names
+    if names.fused:
+        return names._replace(others=(*names.others, *MLP, "mlp.act_fn"))
+    return names._replace(adapted=(*ATTENTION, *MLP, *names.adapted[len(ATTENTION):]),
+                          others=(*names.others, "mlp.act_fn"))
 
 
 LOW_RANK_QUERY = ("self_attn.q_a_proj", "self_attn.q_a_layernorm", "self_attn.q_b_proj")

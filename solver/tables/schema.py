@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from math import ceil, floor, inf, nextafter
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar
 
 from annotated_types import Ge, Gt, Le, MinLen
 from pydantic import (
@@ -53,6 +53,7 @@ from solver.tables.peft_names import (
     PEFT_NAMES_BY_MODEL_TYPE,
     LoraTargets,
     PeftModuleNames,
+    dense_mlp_names,
     latent_query_names,
     peft_module_names,
     separate_module_names,
@@ -119,6 +120,27 @@ class Frozen(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=(),
                               json_schema_serialization_defaults_required=True)
+
+
+_Item = TypeVar("_Item")
+
+if TYPE_CHECKING:
+    class TupleOf(Generic[_Item]):
+        """A field of a `Frozen` model that holds ``tuple[_Item, ...]`` and is built from any sequence of them, a
+        list too (pydantic makes it a tuple): to a type checker, a descriptor whose ``__set__`` takes a `Sequence`,
+        so that ``Fleet(pools=[pool])`` passes ``mypy --strict`` (a field's ``__init__`` argument takes what its
+        descriptor's ``__set__`` does, PEP 681), and whose ``__get__`` gives the tuple the model holds. A default is
+        ``Field(default=(), validate_default=True)``: a default it does not validate, a type checker takes as the
+        field's type, which ``()`` is not."""
+
+        def __get__(self, instance: object, owner: type[Any]) -> tuple[_Item, ...]: ...
+        def __set__(self, instance: object, value: Sequence[_Item]) -> None: ...
+else:
+    class TupleOf:
+        """At run time, ``TupleOf[X]`` is ``tuple[X, ...]``, the type pydantic validates and holds."""
+
+        def __class_getitem__(cls, item: Any) -> Any:
+            return tuple[item, ...]
 
 
 def left_out_when_none(schema: JsonSchemaValue, handler: GetJsonSchemaHandler,
@@ -484,6 +506,7 @@ class Model(Frozen):
             names = peft_module_names(self.model_type, self.moe is not None)
         if experts == "separate":
             names = separate_module_names(names, 0 if self.moe is None else self.moe.experts)
+        names = dense_mlp_names(names, 0 if self.moe is None else self.moe.dense_layers)
         return names if self.mla is None else latent_query_names(names, self.mla.q_lora_rank > 0)
 
     @property

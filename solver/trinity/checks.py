@@ -683,7 +683,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     if length is not None and not refused and model.rope_advice.unadvised(given_rope):  # judged as a YaRN is
         wanted = model.length_factor(int(length))
     removed = unneeded or model.rope_advice.unadvised(given_rope) or own_rope not in (None, given_rope)
-    if isinstance(rope, Mapping) and not refused and not removed:  # else another line says to remove it
+    if isinstance(rope, Mapping) and not removed:  # else another line says to remove it (refused: removed too)
         _check_mapped_theta(checks, model, rope)
     if isinstance(rope, Mapping) and vllm_takes and not refused:
         _check_vllm_rope(checks, model, _ROPE_SCALING, rope)
@@ -868,23 +868,29 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
 
 
 def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any]) -> None:
-    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` on Trinity 0.6 (`checks.version`),
-    whose trainer on verl before 0.8 sets the mapping as the model's RoPE parameters, in which transformers 5 then
-    finds no base (`mapped_rope_theta`): without it the trainer fails as it builds the model, whatever its type;
-    ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0 standardizes the mapping in the setter, before
-    Trinity sets the base). Refused, as a trainer failure of the release is (`_type_refuses_rope`); the fix is the
-    model's own base (`Model.own_rope_theta`) in the mapping. Not judged for no release named: the config may be for
-    0.5, whose transformers 4 builds it (`--write` adds the key all the same, harmless there)."""
-    if checks.version != "0.6" or "rope_theta" in rope:
+    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` where the release may be 0.6
+    (`checks.version` 0.6, or none named), whose trainer on verl before 0.8 sets the mapping as the model's RoPE
+    parameters, in which transformers 5 then finds no base (`mapped_rope_theta`): without it the trainer fails as it
+    builds the model, whatever its type; ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0
+    standardizes the mapping in the setter, before Trinity sets the base). Refused on 0.6, as a trainer failure of the
+    release is (`_type_refuses_rope`); a ``but:`` line naming 0.6 where no release is named (the config may be for
+    0.5, whose transformers 4 builds it; `--write` adds the key all the same, harmless there). The fix is the model's
+    own base (`Model.own_rope_theta`) in the mapping."""
+    if checks.version == "0.5" or "rope_theta" in rope:
         return
     theta = model.own_rope_theta
     given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
     fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model)}"
-    checks.add(ConfigProblemCode.ROPE_THETA_MISSING_REFUSED, (
-        f"model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s "
-        f"RoPE parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
-        f"modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set{given}; "
-        f"add {fix} to it (as {checks.names.write} does)"))
+    fails = (f"Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s RoPE parameters, in which "
+             f"transformers 5 finds no base, and fails as it builds the model (a TypeError, modeling_rope_utils.py:446 "
+             f"in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set{given}")
+    if checks.version == "0.6":
+        checks.add(ConfigProblemCode.ROPE_THETA_MISSING_REFUSED, (
+            f"model.rope_scaling has no rope_theta: {fails}; add {fix} to it (as {checks.names.write} does)"))
+        return
+    checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
+        f"model.rope_scaling has no rope_theta: {fails}; Trinity 0.5's transformers 4 builds it; add {fix} to it (as "
+        f"{checks.names.write} does; harmless on 0.5)"))
 
 
 def _kept_before_vllm_012(checks: _ConfigChecks, kept: str) -> str:

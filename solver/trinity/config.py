@@ -848,6 +848,13 @@ def written_lora(data: Mapping[str, Any], name: str, environ: Mapping[str, str])
     return None if lora is None else (".".join(lora), _lora_rank(reader))
 
 
+def config_counted_lora_rank(data: Mapping[str, Any], name: str, environ: Mapping[str, str],
+                             version: TrinityVersion | None) -> int:
+    """The LoRA rank whose states the verdict on the config `data` (the file `name`, read in `environ`) counts
+    without ``--lora-rank`` (`counted_lora_rank`): 0 where it counts full fine-tuning."""
+    return counted_lora_rank(ConfigReader(data, name, environ), version)
+
+
 def lora_on_every_release(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
     """The dotted key that turns LoRA on (`_lora_key`) with every release the config may run on (`version` 0.5, or
     where Trinity 0.6 on verl 0.8 or later turns it on too: `_lora_from_08`), so that none builds a reference model

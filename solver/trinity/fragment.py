@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
+from pathlib import PurePath
 from typing import Any
 
 import yaml as pyyaml
@@ -146,6 +147,9 @@ class _FragmentOptions:
     left_unread: tuple[tuple[str, str], ...] = ()
     """The layout's keys left unread, no `environ` given, as each reads a ``${oc.env:VAR}`` without a default, and
     that variable: the header says so too."""
+    placed_on: str | None = None
+    """Where a cluster placement put the job (`placed_on_words`), which the header says under the plan; None: no
+    placement's fragment."""
 
 
 def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
@@ -159,13 +163,28 @@ def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
     return ("--gpu", gpu, *memory, *options)
 
 
+_FILE_OPTIONS = frozenset({"--cells", "--memory-model", "--model-config"})
+"""The options of a check command (`check_flags`' `options`) that name a file, as the planning was given it."""
+
+
+def names_relative_path(flags: Iterable[str], *files: str) -> bool:
+    """Whether a check command's `flags` (`check_flags`) name a file by a relative path (the value of one of
+    `_FILE_OPTIONS`, but `MODEL_CONFIG_PLACEHOLDER`), or one of `files` (the config it checks) is one: the paths are
+    written as given, which the command reads from the directory it runs in, so that a saved command says where to
+    run it."""
+    named = [value for flag, value in pairwise(flags) if flag in _FILE_OPTIONS and value != MODEL_CONFIG_PLACEHOLDER]
+    return any(not PurePath(path).is_absolute() for path in (*named, *files))
+
+
 def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb: float | None,
                   version: TrinityVersion | None, config: str = "CONFIG",
-                  environment: tuple[tuple[str, str], ...] = (), critic_trained: bool = True) -> str:
+                  environment: tuple[tuple[str, str], ...] = (), critic_trained: bool = True,
+                  config_lora_rank: int = 0) -> str:
     """The command that checks the Trinity config at `config` as `plan` was made for `model`: ``solve --from-config
     CONFIG --check`` with `flags` (`check_flags`), the host memory the plan was held to (`host_ram_gb`; with
     ``--no-reference`` where the plan counted no reference model, `Plan.reference_model`), the LoRA rank whose states it
-    counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one), ``--critic none`` where it counted no critic but
+    counted (`Plan.lora_rank`, ``--lora-rank``, where it counted one other than `config_lora_rank`, what the config
+    counts itself: `config_counted_lora_rank`), ``--critic none`` where it counted no critic but
     the config's algorithm trains one (`critic_trained`; a fragment has no ``algorithm_type``: Trinity's default, PPO),
     and ``--critic`` with the plan's where it counted one that the algorithm does not train (where both have one, the
     critic's keys the plan writes say where, `Plan.critic`), the Trinity release (`version`; the plan's own where of
@@ -185,7 +204,7 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
                              "checks it as it was planned cannot hold on a comment's line")
     held = () if host_ram_gb is None else (
         "--host-ram", host_ram_argument(host_ram_gb), *(() if plan.reference_model else ("--no-reference",)))
-    lora = ("--lora-rank", str(plan.lora_rank)) if plan.lora_rank else ()
+    lora = ("--lora-rank", str(plan.lora_rank)) if plan.lora_rank not in (0, config_lora_rank) else ()
     critic = (("--critic", NO_CRITIC) if plan.critic is None and critic_trained
               else ("--critic", plan.critic) if plan.critic is not None and not critic_trained else ())
     release = counted_release(version, plan.expert_layout, plan.trinity_version)
@@ -234,7 +253,8 @@ def _printable(texts: tuple[object, ...]) -> bool:
 def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[str]:
     """The header's command that checks a config with this fragment merged in, as its plan was made (`check_command`),
     saying what its placeholders stand for (CONFIG, and `MODEL_CONFIG_PLACEHOLDER` where it gives ``--model-config``
-    that): none without `check_flags`."""
+    that) and, where it names a file by a relative path (`names_relative_path`), where to run it: none without
+    `check_flags`."""
     if options.check_flags is None:
         return []
     command = check_command(plan, model, options.check_flags, options.host_ram_gb, options.version,
@@ -242,7 +262,8 @@ def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[st
     flags = options.check_flags
     own = any(flag == "--model-config" and value == MODEL_CONFIG_PLACEHOLDER for flag, value in pairwise(flags))
     model_config = f"; {MODEL_CONFIG_PLACEHOLDER}: your model's config.json" if own else ""
-    placeholders = f"CONFIG: its file{model_config}"
+    relative = "; its relative paths from the directory these keys were made in" if names_relative_path(flags) else ""
+    placeholders = f"CONFIG: its file{model_config}{relative}"
     return [f"# To check your config once these keys are in it ({placeholders}), as this plan was made:",
             f"#   {command}"]
 
@@ -290,6 +311,7 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions, keys: Seque
         f"# Trinity-RFT settings generated by rft-solver for {model.name}",
         (f"# plan: {plan.setting.label} on {trainer}, max_model_len {plan.max_model_len}"
          f"{_past_validated(plan, model, options.option_names)}"),
+        *([f"# placed on {options.placed_on}"] if options.placed_on is not None else []),
         f"# {evidence_comment(plan, model, gpu)}",
         *([f"# {host}"] if host is not None else []),
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
@@ -386,6 +408,22 @@ def _long_length_note(model: Model, max_model_len: int) -> list[str]:
         vllm = (f"{beyond}, {NO_ROPE_SCALING}: no rope_scaling is written for model_type {extension.model_type}: "
                 f"{extension.why_no_yarn}; {extension.accepted}. {vllm} {check}")
     return [f"# {vllm}"]
+
+
+def placed_on_words(pool: str, nodes: tuple[int, ...], shared_gpus: tuple[int, ...] | None,
+                    trainer_nodes: tuple[int, ...]) -> str:
+    """Where a cluster placement put a job, in the header's words (``node 3 of pool a100 (GPUs 2-7)``), its nodes
+    numbered as the placement's table numbers them: `shared_gpus`, the GPUs of the one node it shares (None: it takes
+    its `nodes` whole, its trainer on `trainer_nodes`, the first of them)."""
+    def numbered(indexes: tuple[int, ...]) -> str:
+        return f"node{'s' if len(indexes) > 1 else ''} {and_joined([str(index) for index in indexes])}"
+
+    if shared_gpus is not None:
+        gpus = f"GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)}"
+    else:
+        trainer = "" if trainer_nodes == nodes else f"; its trainer on {numbered(trainer_nodes)}"
+        gpus = f"all {'their' if len(nodes) > 1 else 'its'} GPUs{trainer}"
+    return f"{numbered(nodes)} of pool {pool} ({gpus})"
 
 
 def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:
@@ -499,13 +537,14 @@ def fragment_for(
     arguments: SettingsArguments, *, gpu: str | None = None, rocm: bool = False, node_gpus: int | None = None,
     host_ram_gb: float | None = None, host_ram_source: str | None = None, option_names: OptionNames = API_OPTIONS,
     check: tuple[str, ...] | None = None, check_environment: tuple[tuple[str, str], ...] = (),
-    dpo_mode_unset: bool = False,
+    dpo_mode_unset: bool = False, placed_on: str | None = None,
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
     are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
     variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets;
     `dpo_mode_unset`, whether the run trains DPO without a config of mode train (`Query.dpo_mode_unset`): without
-    ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`)."""
+    ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`); `placed_on`, a
+    cluster placement's nodes in words (`placed_on_words`), which the header names under the plan."""
     arguments = checked_settings_arguments(arguments)  # its release written: the plan's own where none is named
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
@@ -514,7 +553,8 @@ def fragment_for(
                                train_batch_size=arguments.train_batch_size, node_gpus=node_gpus,
                                host_ram_gb=host_ram_gb, host_ram_source=(
                                    host_ram_source if host_ram_source is not None else option_names.host_ram),
-                               option_names=option_names, check_flags=check, check_environment=check_environment)
+                               option_names=option_names, check_flags=check, check_environment=check_environment,
+                               placed_on=placed_on)
     _check_header_arguments(plan, options)
     ordered, settings, read_without = fragment_keys(arguments, option_names, gpu)
     if read_without is not None:

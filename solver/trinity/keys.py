@@ -5,6 +5,7 @@ and so is the node size's key, which `solver.api` names: the modules here import
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -101,6 +102,13 @@ def keys_05_refuses_words(keys: Sequence[str], lacking: Lacking05 = TRAINER_06) 
     return f"{', '.join(keys)}: {keys_05_refuses_why(len(keys), lacking)}, so the config does not load"
 
 
+YAML_WORDS = ("true", "false", "yes", "no", "on", "off", "null")
+"""Words YAML 1.1 (PyYAML's) reads as other than text, which `_flow_item` quotes."""
+PLAIN_TEXT = re.compile(r"[A-Za-z_][\w.+/-]*")
+"""Text that YAML reads back as the same string where written plain in a flow collection (``fsdp2``, ``never``);
+other text there (a regex: ``.*\\.(q_proj|v_proj)``, whose braces or commas would end it) is quoted."""
+
+
 def yaml_scalar(value: Any) -> str:
     """A config value as YAML writes it (``true``, ``8192``, ``2.5``); `TypeError` for any other kind."""
     if isinstance(value, bool):
@@ -116,10 +124,18 @@ def yaml_flow(value: Any) -> str:
     """A config value as YAML's flow style writes it: a scalar as `yaml_scalar`, a list and a mapping in brackets
     (``[{lora_rank: 16}]``); `TypeError` for any other kind."""
     if isinstance(value, list):
-        return "[" + ", ".join(yaml_flow(item) for item in value) + "]"
+        return "[" + ", ".join(_flow_item(item) for item in value) + "]"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{name}: {yaml_flow(item)}" for name, item in value.items()) + "}"
+        return "{" + ", ".join(f"{name}: {_flow_item(item)}" for name, item in value.items()) + "}"
     return yaml_scalar(value)
+
+
+def _flow_item(value: Any) -> str:
+    """A value inside a flow collection (`yaml_flow`): text other than `PLAIN_TEXT` (a regex's braces and commas would
+    end the collection) single-quoted, its quotes doubled, which YAML reads back as written, backslashes and all."""
+    if isinstance(value, str) and (not PLAIN_TEXT.fullmatch(value) or value.lower() in YAML_WORDS):
+        return "'" + value.replace("'", "''") + "'"
+    return yaml_flow(value)
 
 
 CRITIC = ("trainer", "trainer_config", "critic")

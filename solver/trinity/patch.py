@@ -42,8 +42,8 @@ from solver.tables import (
     yaml_brief,
 )
 from solver.trinity.checks import trinity_config_problems
-from solver.trinity.config import cluster_trainer_gpus, written_lora
-from solver.trinity.fragment import check_command
+from solver.trinity.config import cluster_trainer_gpus, config_counted_lora_rank, written_lora
+from solver.trinity.fragment import check_command, names_relative_path
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
     CRITIC_ENGINE,
@@ -445,7 +445,11 @@ _NOTE_CONTINUED = re.compile(r"#   (\S+)")
 CHECK_PLACEHOLDER = "CONFIG"
 """The file the check command in --write's note names where the written config's path is not known, or cannot be
 written in a comment (it is not printable text)."""
-_CHECK_INTRO = re.compile(rf"# To check this file(?: \({CHECK_PLACEHOLDER}: its path\))? as its plan was made:")
+_RELATIVE_PATHS = " (its relative paths from the directory it was written in)"
+"""What --write's note says after its check command's intro where the command names a file by a relative path
+(`names_relative_path`): where to run it."""
+_CHECK_INTRO = re.compile(rf"# To check this file(?: \({CHECK_PLACEHOLDER}: its path\))? as its plan was made"
+                          rf"(?:{re.escape(_RELATIVE_PATHS)})?:")
 """The line of --write's note that leads into the command checking the written config, after its indentation."""
 _CHECK_LINE = re.compile(r"#   (?:\S+=\S+ )*solve --from-config \S.* --check(?: .*)?")
 """The line of --write's note that holds the command checking the written config (`check_command`)."""
@@ -567,15 +571,16 @@ def _without_notes(text: str) -> str:
     return "".join(kept + lines[done:])
 
 
-def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int, check: str | None,
-                   path: str, version: TrinityVersion | None, option_names: OptionNames) -> tuple[str, ...] | None:
+def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None, indent: int,
+                   check: tuple[str, str] | None, version: TrinityVersion | None,
+                   option_names: OptionNames) -> tuple[str, ...] | None:
     """Where `plan` is not documented, what it rests on (`evidence_comment`, as the fragment's header says it) and its
     caution on a thin headroom (`caution_comment`); its caution on remove padding off (`padding_cautions`); where its
     length is past what the model is validated for, what to do (`past_validated_note`, naming the length to plan as
     `option_names` do, as the fragment's header says it), and for an Offload plan written for Trinity `version` 0.5,
     what 0.6 on verl before 0.8 needs (the fragment's comment on its flags, `written_for_05_comment`), each wrapped at
-    `COMMENT_WIDTH`, then the command `check` that checks the written config (`check_command`; naming `path`, which the
-    note says where it is the placeholder `CHECK_PLACEHOLDER`), as comments on their own lines (at column `indent`) just
+    `COMMENT_WIDTH`, then `check`, the line that leads into the command checking the written config and the command
+    (`_check_note`), as comments on their own lines (at column `indent`) just
     above ``model.max_model_len``, the plan's length, or above a flow-style ``model``, on one line. Where a note was due
     and could not go anywhere (a config in flow style holds no comment line), its paragraphs but the command, unwrapped
     (none where the command was all); else None. The note as an earlier --write left it is gone before the config is
@@ -594,10 +599,8 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     if not isinstance(section, CommentedMap) or "max_model_len" not in section or data.fa.flow_style():
         return tuple(said)
     column = 0 if section.fa.flow_style() else indent  # above a flow-style model line, at the file's margin
-    placeholder = f" ({CHECK_PLACEHOLDER}: its path)" if path == CHECK_PLACEHOLDER else ""
-    intro = f"To check this file{placeholder} as its plan was made:"
     note = "\n".join([*(line for words in said for line in _wrapped(words, column)),
-                      *([intro, f"  {check}"] if check is not None else [])])
+                      *([check[0], f"  {check[1]}"] if check is not None else [])])
     if section.fa.flow_style():
         data.yaml_set_comment_before_after_key("model", before=note, indent=0)
     else:
@@ -605,19 +608,29 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     return None
 
 
+def _check_note(flags: tuple[str, ...], path: str) -> str:
+    """The line of --write's note that leads into the command checking the written config at `path` with `flags`
+    (`check_command`): saying what `CHECK_PLACEHOLDER` stands for where `path` is it, and where to run the command
+    where it names a file by a relative path (`names_relative_path`)."""
+    placeholder = f" ({CHECK_PLACEHOLDER}: its path)" if path == CHECK_PLACEHOLDER else ""
+    paths = (path,) if path != CHECK_PLACEHOLDER else ()
+    relative = _RELATIVE_PATHS if names_relative_path(flags, *paths) else ""
+    return f"To check this file{placeholder} as its plan was made{relative}:"
+
+
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None,
                 gpu: str | None, indent: int, places: dict[int, list[_Place]],
-                check: str | None, path: str, flags_noted: AbstractSet[tuple[str, ...]],
+                check: tuple[str, str] | None, flags_noted: AbstractSet[tuple[str, ...]],
                 option_names: OptionNames) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
-    reads them), note what a plan that is not documented rests on and the command `check` that checks the written config
-    at `path` (`_note_evidence`, naming `gpu`'s table) and an Offload plan's host memory (`_note_host_memory`), and, for
-    no Trinity release named, that 0.5 refuses the offload flags it puts under ``trainer`` and the critic's engine where
-    they are not the config's own (`_note_flags`, `NOTED_FLAGS`; `flags_noted`: the sections where an earlier
-    --write's note said so of those there), each at
-    column `indent`, the config's mapping indentation, naming the options as `option_names` do (`places`: where the
-    scalars aliases repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` (and the rollout
+    reads them), note what a plan that is not documented rests on and `check`, the line leading into the command that
+    checks the written config and the command (`_note_evidence`, naming `gpu`'s table), and an Offload plan's host
+    memory (`_note_host_memory`), and, for no Trinity release named, that 0.5 refuses the offload flags it puts under
+    ``trainer`` and the critic's engine where they are not the config's own (`_note_flags`, `NOTED_FLAGS`;
+    `flags_noted`: the sections where an earlier --write's note said so of those there), each at column `indent`,
+    the config's mapping indentation, naming the options as `option_names` do (`places`: where the scalars aliases
+    repeat are held, `_aliased_scalars`), and remove a stale ``model.rope_scaling`` (and the rollout
     model's, where it is the same or refers to it: `_rollout_rope_is_models`) and, for Trinity 0.5, 0.6's keys under
     ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those removed, dotted,
     and, where the note above ``model.max_model_len`` was due and could not go there, its paragraphs but the command
@@ -630,7 +643,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
         _set(data, key, lines, aliased)
     _alias_comments_copied(places, aliased)
     _drop_stale_sum_comment(data, reading, plan, environ)
-    left_out = _note_evidence(data, plan, model, gpu, indent, check, path, version, option_names)
+    left_out = _note_evidence(data, plan, model, gpu, indent, check, version, option_names)
     _note_host_memory(data, plan, model, version, host_ram_gb, indent, option_names.host_ram)
     for section in NOTED_FLAGS if version is None else ():  # added, or noted by an earlier --write
         if section in flags_noted or not any(value_at(reading, (*section, flag)) is not None for flag in OFFLOAD_FLAGS):
@@ -819,8 +832,10 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
     trained = trains_critic(value_at(reading, ("algorithm", "algorithm_type")))
-    command = None if check is None else check_command(plan, model, check, host_ram_gb, version, path,
-                                                       check_environment, trained)
+    command = None if check is None else check_command(
+        plan, model, check, host_ram_gb, version, path, check_environment, trained,
+        config_counted_lora_rank(reading, name, {} if environ is None else environ, version))
+    check_note = None if check is None or command is None else (_check_note(check, path), command)
     _check_cluster_takes(plan, reading, name, {} if environ is None else environ, option_names)
     lora_note = _config_lora_kept(plan, reading, name, {} if environ is None else environ, option_names)
     _keep_anchors(data)
@@ -828,7 +843,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     unpatched = _dumped(yaml, data, text)
     try:
         removed, left_out = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
-                                        gpu, _indentation(text)[0], aliased, command, path, flags_noted, option_names)
+                                        gpu, _indentation(text)[0], aliased,
+                                        check_note, flags_noted, option_names)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     patched = _alias_comments_kept(text, _kept_lines(text, unpatched, _dumped(yaml, data, text), name))

@@ -331,14 +331,15 @@ def _lora_keys(plan: Plan, model: Model, config_lora: bool, version: TrinityVers
     config with LoRA (not `config_lora`: a cluster job's, one planned with --lora-rank alone, or beside a config that
     trains fully, which would otherwise train what the plan did not count), which every release reads
     (``model.lora_configs``: Trinity 0.6 on verl 0.8 or later reads no other LoRA key, and before 0.8, as 0.5, it fills
-    verl's ``lora_rank`` from it); Trinity then makes a new adapter on its default ``target_modules``, ``all-linear``,
-    which the plans count, and builds no reference model (its comment: `lora_configs_words` of `model` and `version`).
+    verl's ``lora_rank`` from it); Trinity then makes a new adapter on the plan's ``target_modules`` where it has
+    them (`Plan.lora_config`), else on its default, ``all-linear``, which the plans count, and builds no reference
+    model (its comment: `lora_configs_words` of `model` and `version`).
     None for full fine-tuning, or where a config sets LoRA (beside the fragment, or the one the plans' query was read
     from, whose adapter the fragment would replace)."""
     if not plan.lora_rank or config_lora:
         return []
-    return [PlanKey(path=LORA_CONFIGS, value=[{"lora_rank": plan.lora_rank}],
-                    comment=lora_configs_words(model, version, written_layout(version, plan.expert_layout)))]
+    return [PlanKey(path=LORA_CONFIGS, value=[plan.lora_config], comment=lora_configs_words(
+        model, version, written_layout(version, plan.expert_layout), plan.lora_targets))]
 
 
 def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> bool:

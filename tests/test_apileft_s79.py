@@ -1,0 +1,154 @@
+"""API and CLI rough edges (s79, helper apileft): a `Fleet` or `Catalog` built from lists passes ``mypy --strict``
+and holds tuples; GPU types answered together without a budget share one, which ``solve`` notes where some would get
+another alone; a check command's files stay as given, and its header says where to run it where one is relative; a
+refused RoPE scaling has no base judged (refused implies removed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_phi3rope_s78 import LACKS_06, YARN, _phimoe, _problems
+from test_smallslips24_s77 import Cli
+
+import solver
+
+ROOT = Path(__file__).parents[1]
+MODEL_CONFIG = ROOT / "tests" / "data" / "model-config" / "config.json"
+USER_CONFIG = ROOT / "tests" / "data" / "trinity" / "user-config.yaml"
+SHARED_BUDGET = ("solve: note: without --gpus, the GPU types answered share one budget of 6 GPUs, the largest count of "
+                 "A100-80GB's tables; alone, H100-80GB would get 8: give --gpus N for another budget")
+RELATIVE_HEADER = ("# To check your config once these keys are in it (CONFIG: its file; its relative paths from the\n"
+                   "# directory these keys were made in), as this plan was made:\n")
+ABSOLUTE_HEADER = "# To check your config once these keys are in it (CONFIG: its file), as this plan was made:\n"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
+def test_fleet_and_catalog_built_from_lists_pass_mypy_strict(tmp_path: Path):
+    # Before: "Argument "pools" to "Fleet" has incompatible type "list[Pool]"; expected "tuple[Pool, ...]"", and so
+    # for jobs, model_config_of and Catalog's models and gpu_types. What the model holds stays a tuple (the last
+    # line's error), and an item of another type is still refused (the line before it).
+    (tmp_path / "user.py").write_text(
+        "from pathlib import Path\n"
+        "import solver\n"
+        "pool = solver.Pool(name='a', gpu='h100', nodes=1, gpus_per_node=8)\n"
+        "jobs = [solver.Job(name='j', model='4B', max_model_len=8192)]\n"
+        "fleet = solver.Fleet(pools=[pool], jobs=jobs, model_config_of=[('j', Path('c.json'))])\n"
+        "shipped = solver.load_catalog()\n"
+        "catalog = solver.Catalog(models=list(shipped.models), gpu_types=[*shipped.gpu_types])\n"
+        "held: tuple[solver.Pool, ...] = fleet.pools\n"
+        "models: tuple[solver.Model, ...] = catalog.models + shipped.models\n"
+        "solver.Fleet(pools=[1], jobs=jobs)\n"
+        "listed: list[solver.Job] = fleet.jobs\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--cache-dir",
+                             str(tmp_path / "cache"), "user.py"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=300, check=False, env={**os.environ, "MYPYPATH": str(ROOT)})
+    assert (result.returncode, result.stdout.splitlines()) == (1, [
+        'user.py:10: error: List item 0 has incompatible type "int"; expected "Pool"  [list-item]',
+        ('user.py:11: error: Incompatible types in assignment (expression has type "tuple[Job, ...]", variable has '
+         'type "list[Job]")  [assignment]'),
+        "Found 2 errors in 1 file (checked 1 source file)"])
+
+
+def test_fleet_and_catalog_built_from_lists_hold_tuples():
+    pool = solver.Pool(name="a", gpu="h100", nodes=1, gpus_per_node=8)
+    job = solver.Job(name="j", model="4B", max_model_len=8192)
+    fleet = solver.Fleet(pools=[pool], jobs=[job], model_config_of=[("j", Path("c.json"))])
+    shipped = solver.load_catalog()
+    catalog = solver.Catalog(models=list(shipped.models), gpu_types=list(shipped.gpu_types))
+    assert (fleet.pools, fleet.jobs, fleet.models, fleet.model_config_of) == ((pool,), (job,), (), (("j", Path("c.json")),))
+    assert fleet == solver.Fleet(pools=(pool,), jobs=(job,), model_config_of=(("j", Path("c.json")),))
+    assert hash(fleet) == hash(solver.Fleet(pools=(pool,), jobs=(job,), model_config_of=(("j", Path("c.json")),)))
+    assert (type(catalog.models), type(catalog.gpu_types), catalog.without_bf16) == (tuple, tuple, ())
+    assert catalog == shipped.model_copy(update={"without_bf16": ()})
+    with pytest.raises(ValueError, match="pools\n  Input should be a valid tuple"):
+        solver.Fleet(pools="ab", jobs=[job])  # type: ignore[arg-type]  # a string is no sequence of pools
+
+
+def test_gpu_types_answered_without_a_budget_share_one_and_say_so(cli: Cli):
+    # The API and the command give both GPU types the A100's 6 (one budget for them all, as docs/api.md says); the
+    # command notes on stderr that the H100 alone would get 8.
+    api = [(answer.gpu, answer.budget_gpus) for answer in solver.plan("4B", gpu=["a100", "h100"], max_model_len=32768)]
+    status, out, err = cli("--model", "4B", "--gpu", "a100,h100", "--len", "32768", "--json")
+    assert (status, [(answer["gpu"], answer["budget_gpus"]) for answer in json.loads(out)]) == (0, api)
+    assert api == [("A100-80GB", 6), ("H100-80GB", 6)]
+    assert err.splitlines()[-1] == SHARED_BUDGET
+    assert [answer.budget_gpus for answer in solver.plan("4B", gpu="h100", max_model_len=32768)] == [8]
+
+
+@pytest.mark.parametrize("argv", [
+    ("--gpu", "h100,h200"),  # neither has tables: 8 each alone, 8 together
+    ("--gpu", "a100,h20"),  # both 6
+    ("--gpu", "a100,h100", "--gpus", "6"),  # a budget given
+    ("--gpu", "a100,h100", "--total-gpus", "8", "--rollout-gpus", "2"),
+    ("--gpu", "a100,h100", "--minimize", "gpus"),  # any count up to 64, the same for each
+])
+def test_no_shared_budget_note_where_each_gets_its_own_or_one_is_given(cli: Cli, argv: tuple[str, ...]):
+    status, _, err = cli("--model", "4B", "--len", "32768", "--json", *argv)
+    assert (status, "share one budget" in err) == (0, False)
+
+
+def test_emitted_check_command_keeps_relative_paths_and_says_where_to_run_it(cli: Cli, monkeypatch: pytest.MonkeyPatch):
+    # As given, as the JSON's paths are (docs/json.md, Paths, as given): relative ones say where to run the command.
+    monkeypatch.chdir(MODEL_CONFIG.parents[1])
+    argv = ("--gpu", "h100", "--len", "32768", "--emit", "trinity")
+    status, out, _ = cli("--model-config", "model-config/config.json", *argv)
+    assert (status, RELATIVE_HEADER in out, "--model-config model-config/config.json --critic none\n" in out) == (
+        0, True, True)
+    status, out, _ = cli("--model-config", str(MODEL_CONFIG), *argv)
+    assert (status, ABSOLUTE_HEADER in out, f"--model-config {MODEL_CONFIG} --critic none\n" in out) == (0, True, True)
+    status, out, _ = cli("--model", "4B", "--cells", "cells/h800.yaml", *argv)  # --cells alike
+    assert (status, RELATIVE_HEADER in out) == (0, True)
+
+
+def test_api_fragment_with_a_relative_model_config_says_where_to_run_its_check(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(MODEL_CONFIG.parents[1])
+    catalog = solver.load_catalog().with_model(solver.load_model_config("model-config"))
+    (answer,) = solver.plan("Qwen2.5-7B-Instruct", gpu="h100", max_model_len=32768, budget_gpus=8, catalog=catalog)
+    relative = solver.trinity_config(answer, catalog, model_config="model-config")
+    absolute = solver.trinity_config(answer, catalog, model_config=MODEL_CONFIG)
+    assert (RELATIVE_HEADER in relative, "--model-config model-config --critic none\n" in relative) == (True, True)
+    assert (ABSOLUTE_HEADER in absolute, RELATIVE_HEADER in absolute) == (True, False)
+
+
+def test_write_note_says_where_to_run_its_check_and_is_replaced_by_the_next(cli: Cli, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.yaml").write_text(USER_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+    argv = ("--gpu", "h100", "--len", "32768", "--model", "0.6B")
+    assert cli("--from-config", "mine.yaml", "--write", "written.yaml", *argv)[0] == 0
+    lines = (tmp_path / "written.yaml").read_text(encoding="utf-8").splitlines()
+    at = lines.index("  # To check this file as its plan was made (its relative paths from the directory it was "
+                     "written in):")
+    assert lines[at + 1].startswith("  #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config "
+                                    "written.yaml --check --gpu H100-80GB ")
+    # Written again, by absolute paths: the earlier note (of the new words) is gone, the new one has no such words.
+    assert cli("--from-config", str(tmp_path / "written.yaml"), "--write", str(tmp_path / "again.yaml"), *argv)[0] == 0
+    again = (tmp_path / "again.yaml").read_text(encoding="utf-8")
+    assert [line for line in again.splitlines() if "To check" in line] == [
+        "  # To check this file as its plan was made:"]
+
+
+def test_cluster_emit_dir_check_names_the_job_model_config_as_joined_and_says_where_to_run_it(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fleet").mkdir()
+    (tmp_path / "fleet" / "config.json").write_text(MODEL_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "fleet" / "cluster.yaml").write_text(
+        "pools:\n  - {name: p, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
+        "jobs:\n  - {name: j, model_config: config.json, max_model_len: 16384}\n", encoding="utf-8")
+    assert cli("cluster", "fleet/cluster.yaml", "--emit-dir", "out")[0] == 0
+    written = (tmp_path / "out" / "j.yaml").read_text(encoding="utf-8")
+    assert (RELATIVE_HEADER in written, "--model-config fleet/config.json --critic none\n" in written) == (True, True)
+
+
+def test_a_refused_rope_scaling_has_no_base_judged(tmp_path: Path):
+    # Refused (its trainer fails on it) is removed too: its refusal alone, no rope-theta-missing-refused for the
+    # mapping's base on 0.6 (_check_mapped_theta judges only a scaling that stays).
+    assert _problems(_phimoe(tmp_path), YARN, 16384, version="0.6") == [
+        ("rope-scaling-unbuilt-refused", f"model.rope_scaling: rope_type yarn on PhiMoE-4k {LACKS_06}")]
