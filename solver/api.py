@@ -928,7 +928,7 @@ def estimate_memory(
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, release, reference,
                                                           lora_rank, critic, experts),
-                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts),
+                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts, release),
                           reference_model=reference, host_ram_gib=host_ram_gb,
                           dpo_pairs=counts_dpo_pairs(resolved, dpo)).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
