@@ -240,6 +240,10 @@ class MemoryEstimate(Breakdown, defer_build=True):
         f"the longest max_model_len on the {GRID}-token grid that fits (up to {CEILING}); None when not even "
         f"{GRID} tokens fit. With a token budget of one's own, the longest its SP group holds (budget x SP, "
         "off the grid) if it fits, else None"))
+    dpo_pairs: bool = Field(default=False, description=(
+        "whether tokens_per_gpu counts a DPO pair per micro-batch, a chosen and a rejected sequence, each of "
+        "max_model_len / SP tokens: a DPO run (--dpo) of a model trained one padded sequence per micro-batch; false "
+        "otherwise"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
@@ -307,8 +311,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         `margin_room`; an Offload need larger than servers commonly have for the GPUs of a node of `node_gpus` (None:
         not given, for its trainer GPUs on a node of 8), or a workstation for all its cards, where no `host_ram_gib`
         holds it to anything: `unchecked_host_need`; LoRA on a mixture of experts whose adapter config Trinity saves
-        cut short, `lora_moe`: `lora_moe_caution`'s, where given), naming the options they point to as `option_names`
-        do."""
+        cut short, `lora_moe`: `lora_moe_caution`'s, where given; a padded model's, counting a DPO pair where
+        `dpo_pairs` does), naming the options they point to as `option_names` do."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
@@ -318,7 +322,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
                                    option_names.node_gpus)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
-                               option_names=option_names, lora_moe=lora_moe)
+                               option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe)
         return self.model_copy(update=caution_fields(cautions))
 
     @property
@@ -370,6 +374,9 @@ class MemoryQuestion(Frozen, defer_build=True):
     critic_parameters_b: ParametersB = Field(default=0.0, description=(
         "the critic's parameters counted, billions: the model's less its output projection, with a value head; 0 "
         "without a critic"))
+    dpo: bool = Field(default=False, description=(
+        "whether the run trains DPO (--dpo): for a model trained one padded sequence per micro-batch, the estimate "
+        "counts a pair per micro-batch (dpo_pairs); false for none"))
     margin: float = Field(description=("the safety margin held to: --margin, or the default on this GPU type (the "
                                        "memory model's, more on a card of at most 48 GiB)"))
     max_token_len_per_gpu: PositiveInt | None = Field(description=(

@@ -30,6 +30,7 @@ from solver.rules import (
 )
 from solver.tables import (
     CRITIC_CHOICES,
+    DPO_CONFLICTS,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -64,6 +65,7 @@ from solver.tables import (
     counted_batch_divisor,
     counted_critic,
     counted_expert_layout,
+    dpo_conflict,
     host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
@@ -1085,19 +1087,18 @@ def check_reference_with_lora(reference_model: bool | None, lora_rank: int, name
 def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | None, lora_rank: int,
               names: OptionNames, said: str | None = None) -> None:
     """`QueryError` where a DPO run (`dpo`) is said to train a PPO `critic`, or without LoRA (`lora_rank` 0) to build
-    no reference model (`reference_model` False): Trinity's dpo algorithm (``DPOAlgorithm``) uses no critic and a
-    reference model; named as `names` name the options, and what says the run trains DPO as `said` does (None: the
+    no reference model (`reference_model` False): Trinity's dpo algorithm uses no critic and a reference model
+    (`dpo_conflict`); named as `names` name the options, and what says the run trains DPO as `said` does (None: the
     option, ``dpo=True`` or ``--dpo``)."""
-    if not dpo:
+    conflict = dpo_conflict(dpo, critic, reference_model, lora_rank)
+    if conflict is None:
         return
     asked = said if said is not None else "dpo=True" if names.keywords else "--dpo"
-    if counted_critic(critic):
+    if conflict == "critic":
         drop = f"critic={critic!r}" if names.keywords else f"--critic {critic}"
-        raise QueryError(f"{asked} trains no PPO critic (Trinity's dpo algorithm uses none): drop {drop}")
-    if reference_model is False and not lora_rank:
-        drop, lora = ("reference_model=False", "lora_rank") if names.keywords else ("--no-reference", "--lora-rank")
-        raise QueryError(f"{asked} without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
-                         f"{drop}, or give {lora}")
+        raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}")
+    drop, lora = ("reference_model=False", "lora_rank") if names.keywords else ("--no-reference", "--lora-rank")
+    raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}, or give {lora}")
 
 
 def check_lora_rank(lora_rank: int) -> None:

@@ -220,6 +220,16 @@ def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
                         f"nothing and refute as before (default: {default})")
 
 
+def add_dpo_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str, writes: str = "") -> None:
+    """--dpo, for the commands that estimate a setting or plan (`default`: what counts without it; `writes`: what the
+    option writes besides, where the command writes a config)."""
+    parser.add_argument("--dpo", action="store_true",
+                        help="the run trains DPO: for a model trained one padded sequence per micro-batch (of "
+                        "--model-config, running its own modeling code), count a pair per micro-batch, a chosen and a "
+                        f"rejected sequence{writes}; refused with a PPO critic, and without LoRA with --no-reference "
+                        f"(default: {default})")
+
+
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--margin and --memory-model, for the commands that estimate."""
     parser.add_argument("--margin", metavar="F", type=margin_fraction,

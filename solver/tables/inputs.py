@@ -27,6 +27,7 @@ from pydantic import (
 
 from solver.tables.bounds import (
     BARE_HOST_RAM_GB,
+    DPO_CONFLICTS,
     MAX_GPU_MEMORY_GB,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -40,6 +41,7 @@ from solver.tables.bounds import (
     NodeInterconnect,
     checked_host_ram,
     counted_critic,
+    dpo_conflict,
     read_host_ram,
     vllm_lora_rank_refusal,
 )
@@ -337,13 +339,14 @@ def _no_device_name(name: str) -> str:
 class JobTraining(NamedTuple):
     """What a cluster job's plans count besides its model and length (`_JobFields.training`), as the planner's
     questions take it: the train batch its data-parallel ranks divide (None: not checked), its LoRA rank (0: full
-    fine-tuning), whether its run builds a reference model (None: unless LoRA) and where the PPO critic it trains
-    beside the actor keeps its states (None: it trains none)."""
+    fine-tuning), whether its run builds a reference model (None: unless LoRA), where the PPO critic it trains
+    beside the actor keeps its states (None: it trains none) and whether it trains DPO."""
 
     train_batch_size: int | None = None
     lora_rank: int = 0
     reference_model: bool | None = None
     critic: CriticStates | None = None
+    dpo: bool = False
 
 
 NO_LORA_REFERENCE = ("no Trinity release builds a reference model for a LoRA run (the actor with its adapter "
@@ -385,6 +388,21 @@ class _JobFields(Frozen, defer_build=True):
         "the PPO critic the job's run trains beside the actor, as --critic: resident, its states on the trainer GPUs; "
         "offloaded, in host memory; reloaded, in host memory but back on the GPUs for its own update; none (the "
         "default): no critic"))
+    dpo: Flag = Field(default=False, description=(
+        "true: the job's run trains DPO (Trinity's algorithm_type dpo), as --dpo: for a model trained one padded "
+        "sequence per micro-batch, its plans count a pair per micro-batch, a chosen and a rejected sequence, and its "
+        "--emit-dir config writes the actor's micro-batch size for it; refused beside a critic, and without a "
+        "lora_rank beside reference_model false; false (the default): not DPO"))
+
+    @model_validator(mode="after")
+    def _dpo_as_trinity_trains_it(self) -> _JobFields:
+        """A DPO job said to train a PPO critic, or without LoRA to build no reference model (`dpo_conflict`), as
+        ``solve --dpo`` refuses it."""
+        conflict = dpo_conflict(self.dpo, self.critic, self.reference_model, self.lora_rank)
+        if conflict is not None:
+            drop = f"critic {self.critic}" if conflict == "critic" else "reference_model false, or give a lora_rank"
+            raise ValueError(f"dpo true {DPO_CONFLICTS[conflict]}: drop {drop}")
+        return self
 
     @model_validator(mode="after")
     def _no_reference_with_lora(self) -> _JobFields:
@@ -405,9 +423,10 @@ class _JobFields(Frozen, defer_build=True):
 
     @property
     def training(self) -> JobTraining:
-        """What the job's plans count besides its model and length: its train batch, LoRA rank, reference model
-        and critic."""
-        return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model, counted_critic(self.critic))
+        """What the job's plans count besides its model and length: its train batch, LoRA rank, reference model,
+        critic and DPO."""
+        return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model, counted_critic(self.critic),
+                           self.dpo)
 
     @property
     def rollout_gpus_given(self) -> bool:
