@@ -82,6 +82,7 @@ from solver.tables.peft_match import (
     all_linear,
     peft_regex,
     peft_target_match,
+    peft_target_refusal,
     shown_module_names,
 )
 from solver.tables.peft_names import LoraTargets
@@ -1028,7 +1029,8 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its names' endings); else the regex itself.
     `QueryError`, naming the option as `names` do, for targets without LoRA, that are empty or no regex, or that
     adapt no linear layer `all-linear` adapts, or a module it leaves out, on the module names of each layout the
-    release may hold `model`'s routed experts in (`experts`; `peft_target_match`)."""
+    release may hold `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
+    (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5)."""
     if targets is None:
         return None
     option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
@@ -1059,6 +1061,9 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
                              f"rft-solver does not count: {fix}")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
+    refusals = [peft_target_refusal(pattern, None, names) for _, names in matches]
+    if all(refusals):  # each layout's PEFT refuses it: a fused expert's half alone, as a config's is refused
+        raise QueryError(f"{shown}, on {model.name}, {refusals[0]}: {fix}")
     return LoraTargets(pattern)
 
 
