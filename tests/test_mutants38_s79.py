@@ -1,0 +1,77 @@
+"""Tests killing the surviving mutants of session 79's merges (helper mutants38, session 79): rowpad's padding of a
+mixture of experts with dense layers counted on its expert layers alone; smallslips31's room kept left out where
+its solve is undecided, and said for the longest context; persona55's jobs gone named only in pools the file has."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from test_persona55_s79 import FLEET, _fleet_file, _placement_json
+
+import solver
+import solver.solve
+from solver.memory import expert_padding
+from solver.render.phrases import room_kept_words
+from solver.rules import COMMAND_OPTIONS
+from solver.tables import jobs_gone, load_model_config
+
+DATA = Path(__file__).parent / "data" / "hf-configs"
+DEEPSEEK_V2_LITE = load_model_config(DATA / "DeepSeek-V2-Lite.json")
+
+
+def test_expert_padding_counts_the_expert_layers_alone() -> None:
+    # mutant R-12: the padding counted on all 27 layers, though DeepSeek-V2-Lite's first is dense (first_k_dense_replace
+    # 1). 64 experts of 1408 x 2048 on 6 GPUs: fused, 64 rows pad to 66, 2 rows of 3 x 1408 x 2048 in each of the 26
+    # expert layers; separate, gate and up (1408 rows, 2048 columns: 6 divides neither) pad 2 rows, down (2048 rows,
+    # 1408 columns) 4, each expert's in each of the 26.
+    model = DEEPSEEK_V2_LITE
+    assert (model.num_layers, model.moe is not None and model.moe.dense_layers) == (27, 1)
+    assert expert_padding(model, 6) == 2 * 3 * 1408 * 2048 * 26 / 6 == 74_973_184
+    assert expert_padding(model, 6, "separate") == (2 * 2048 * 2 + 4 * 1408) * 64 * 26 / 6 == 3_833_856
+
+
+THIN_AT_64K = {"model": "Qwen3-30B-A3B", "gpu": "H20", "budget_gpus": 1, "max_model_len": 65536,
+               "token_budget": "auto"}
+"""A best plan on thin headroom (a lowered budget, 0.4 GiB to spare) that nothing trains at --margin 0.04."""
+
+
+def test_room_kept_is_left_out_where_its_solve_is_undecided(monkeypatch: pytest.MonkeyPatch) -> None:
+    # mutant S-3: an undecided solve at the caution's margin taken as "no plan keeps that room"
+    (answer,) = solver.plan(**THIN_AT_64K)
+    assert answer.room_kept == solver.RoomKept(margin=0.04, plan=None)
+    answer_for = solver.solve.answer_for
+
+    def undecided_at_the_margin(catalog, query, gpu, explained=True, data=None, asked=()):  # type: ignore[no-untyped-def]
+        found = answer_for(catalog, query, gpu, explained, data, asked)
+        return found.model_copy(update={"status": "unknown", "plans": ()}) if query.margin == 0.04 else found
+
+    monkeypatch.setattr(solver.solve, "answer_for", undecided_at_the_margin)
+    (answer,) = solver.plan(**THIN_AT_64K)
+    assert answer.best is not None and "thin-headroom" in answer.best.caution_codes and answer.room_kept is None
+
+
+def test_no_plan_with_that_room_for_the_longest_context_says_at_any_length() -> None:
+    # mutant S-6: "for 65536 tokens" said where the answer looked for the longest context, not a length
+    (answer,) = solver.plan(**THIN_AT_64K)
+    assert answer.best is not None
+    longest = answer.model_copy(update={"objective": "max_len"})
+    assert room_kept_words(longest, answer.best, COMMAND_OPTIONS) == (
+        "--margin 0.04, which keeps the room its caution asks for, leaves no plan at any length within 1 GPU: "
+        "measure a step first")
+    assert room_kept_words(answer, answer.best, COMMAND_OPTIONS) == (
+        "--margin 0.04, which keeps the room its caution asks for, leaves no plan for 65536 tokens within 1 GPU: "
+        "measure a step first")
+
+
+def test_a_job_gone_from_a_pool_gone_too_is_no_job_gone(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # mutant P-7: a running job whose pool the file lacks too named as running in a pool whose GPUs are taken as free
+    now = _placement_json(cli, _fleet_file(tmp_path))
+    pools = [{**FLEET["pools"][0], "name": "a100-new"}]
+    jobs = [{**job, "name": "mid-2"} if job["name"] == "mid" else job for job in FLEET["jobs"]]
+    path = tmp_path / "moved.yaml"
+    path.write_text(yaml.safe_dump({**FLEET, "pools": pools, "jobs": jobs}), encoding="utf-8")
+    assert jobs_gone(now, solver.load_fleet(path)) == {}
+    path.write_text(yaml.safe_dump({**FLEET, "jobs": jobs}), encoding="utf-8")  # the pool kept: the job is gone
+    assert jobs_gone(now, solver.load_fleet(path)) == {"a100": ("mid",)}
