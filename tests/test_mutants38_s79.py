@@ -13,9 +13,11 @@ from test_persona55_s79 import FLEET, _fleet_file, _placement_json
 import solver
 import solver.solve
 from solver.memory import expert_padding
+from solver.query import given_lora_targets
 from solver.render.phrases import room_kept_words
 from solver.rules import COMMAND_OPTIONS
-from solver.tables import jobs_gone, load_model_config
+from solver.tables import QueryError, jobs_gone, load_catalog, load_model_config
+from solver.tables.peft_names import LoraTargets
 
 DATA = Path(__file__).parent / "data" / "hf-configs"
 DEEPSEEK_V2_LITE = load_model_config(DATA / "DeepSeek-V2-Lite.json")
@@ -75,3 +77,16 @@ def test_a_job_gone_from_a_pool_gone_too_is_no_job_gone(cli, tmp_path: Path) -> 
     assert jobs_gone(now, solver.load_fleet(path)) == {}
     path.write_text(yaml.safe_dump({**FLEET, "jobs": jobs}), encoding="utf-8")  # the pool kept: the job is gone
     assert jobs_gone(now, solver.load_fleet(path)) == {"a100": ("mid",)}
+
+
+QWEN3_8B = load_catalog().model("Qwen3-8B")
+
+
+def test_lora_targets_of_names_and_a_regex_are_a_regex_whole() -> None:
+    # mutant L-2: a list with one module name in it read as names, its regex among them made a name's alternative
+    assert given_lora_targets("q_proj, v_proj", 8, QWEN3_8B, "fused", COMMAND_OPTIONS) == LoraTargets(
+        ".*\\.(q_proj|v_proj)")
+    with pytest.raises(QueryError) as refused:
+        given_lora_targets("q_proj,.*\\.v_proj", 8, QWEN3_8B, "fused", COMMAND_OPTIONS)
+    assert str(refused.value).startswith("--lora-targets 'q_proj,.*\\.v_proj' matches no module of Qwen3-8B ("
+                                         "model.layers.N.self_attn.{q,k,v,o}_proj, ")
