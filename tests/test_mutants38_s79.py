@@ -12,10 +12,10 @@ from test_persona55_s79 import FLEET, _fleet_file, _placement_json
 
 import solver
 import solver.solve
-from solver.memory import expert_padding
+from solver.memory import expert_padding, lora_parameters
 from solver.query import given_lora_targets
 from solver.render.phrases import room_kept_words
-from solver.rules import COMMAND_OPTIONS
+from solver.rules import COMMAND_OPTIONS, lora_configs_words
 from solver.tables import QueryError, jobs_gone, load_catalog, load_model_config
 from solver.tables.peft_names import LoraTargets
 
@@ -90,3 +90,24 @@ def test_lora_targets_of_names_and_a_regex_are_a_regex_whole() -> None:
         given_lora_targets("q_proj,.*\\.v_proj", 8, QWEN3_8B, "fused", COMMAND_OPTIONS)
     assert str(refused.value).startswith("--lora-targets 'q_proj,.*\\.v_proj' matches no module of Qwen3-8B ("
                                          "model.layers.N.self_attn.{q,k,v,o}_proj, ")
+
+
+QV_LESS_V = LoraTargets(".*\\.(q_proj|v_proj)", ".*\\.v_proj")
+"""A config's target_modules on the query and value projections, its exclude_modules taking the value's out."""
+
+
+def test_an_exclude_modules_leaves_its_modules_out_of_the_adapter_counted() -> None:
+    # mutant L-11: the adapter counted on target_modules' matches, exclude_modules ignored. Qwen3-8B's q_proj,
+    # 4096 -> 4096, at rank 8 in 36 layers: 8 x 8192 x 36; its v_proj (4096 -> 1024) would add 8 x 5120 x 36.
+    catalog = load_catalog()
+    excluded = catalog.with_lora_targets("Qwen3-8B", QV_LESS_V).model("Qwen3-8B")
+    both = catalog.with_lora_targets("Qwen3-8B", LoraTargets(QV_LESS_V.pattern)).model("Qwen3-8B")
+    assert lora_parameters(excluded, 8) == 8 * 8192 * 36 == 2_359_296
+    assert lora_parameters(both, 8) == 8 * (8192 + 5120) * 36
+
+
+def test_the_lora_configs_comment_names_the_exclude_modules() -> None:
+    # mutant L-13: the comment naming target_modules alone, though the written config excludes some of them
+    assert lora_configs_words(QWEN3_8B, "0.6", "fused", QV_LESS_V) == (
+        "a new adapter on target_modules '.*\\.(q_proj|v_proj)' less exclude_modules '.*\\.v_proj', as planned; "
+        "with LoRA Trinity builds no reference model")
