@@ -1,6 +1,9 @@
 """Tests killing the surviving mutants of session 79's merges (helper mutants38, session 79): rowpad's padding of a
 mixture of experts with dense layers counted on its expert layers alone; smallslips31's room kept left out where
-its solve is undecided, and said for the longest context; persona55's jobs gone named only in pools the file has."""
+its solve is undecided, and said for the longest context; persona55's jobs gone named only in pools the file has;
+planlora's LoRA targets of names and a regex read as a regex, and a config's exclude_modules counted and named;
+ropecheck's mlp_only_layers refusing a boolean; apileft's shared budget the largest of every GPU type's tables,
+noted with a config that gives no trainer GPUs."""
 
 from __future__ import annotations
 
@@ -8,7 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_apileft_s79 import SHARED_BUDGET
 from test_persona55_s79 import FLEET, _fleet_file, _placement_json
+from test_ropecheck_s79 import _qwen3_moe
 
 import solver
 import solver.solve
@@ -16,7 +21,7 @@ from solver.memory import expert_padding, lora_parameters
 from solver.query import given_lora_targets
 from solver.render.phrases import room_kept_words
 from solver.rules import COMMAND_OPTIONS, lora_configs_words
-from solver.tables import QueryError, jobs_gone, load_catalog, load_model_config
+from solver.tables import QueryError, TableError, jobs_gone, load_catalog, load_model_config
 from solver.tables.peft_names import LoraTargets
 
 DATA = Path(__file__).parent / "data" / "hf-configs"
@@ -111,3 +116,41 @@ def test_the_lora_configs_comment_names_the_exclude_modules() -> None:
     assert lora_configs_words(QWEN3_8B, "0.6", "fused", QV_LESS_V) == (
         "a new adapter on target_modules '.*\\.(q_proj|v_proj)' less exclude_modules '.*\\.v_proj', as planned; "
         "with LoRA Trinity builds no reference model")
+
+
+def test_mlp_only_layers_of_a_boolean_is_refused(tmp_path: Path) -> None:
+    # mutant O-14: true taken as layer 1 (a bool is an int), the layer then counted dense
+    assert _qwen3_moe(tmp_path, mlp_only_layers=[1]).moe.dense_layers == 1  # type: ignore[union-attr]
+    with pytest.raises(TableError, match=r"config\.json: mlp_only_layers: expected a list of layer indices, got "
+                                         r"\[true\]$"):
+        _qwen3_moe(tmp_path, mlp_only_layers=[True])
+
+
+def test_the_shared_budget_is_the_largest_of_every_gpu_types_tables_whatever_their_order() -> None:
+    # mutant A-1: the first GPU type's tables alone, H100-80GB's none: one node's 8 for both, not the A100's 6
+    answers = solver.plan("4B", gpu=["h100", "a100"], max_model_len=32768)
+    assert sorted((answer.gpu, answer.budget_gpus) for answer in answers) == [("A100-80GB", 6), ("H100-80GB", 6)]
+
+
+CONFIG_4B = """\
+project: p
+name: n
+mode: both
+algorithm:
+  algorithm_type: grpo
+  repeat_times: 8
+model:
+  model_path: Qwen/Qwen3-4B
+  max_prompt_tokens: 2048
+  max_response_tokens: 30720
+  max_model_len: 32768
+"""
+"""A Trinity config that gives no trainer GPUs (no cluster section): the budget is make_query's default."""
+
+
+def test_a_config_giving_no_trainer_gpus_notes_the_shared_budget(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # mutant A-5: the note left out wherever --from-config is given, though this config leaves the budget to the default
+    path = tmp_path / "config.yaml"
+    path.write_text(CONFIG_4B, encoding="utf-8")
+    status, _, err = cli("--from-config", str(path), "--gpu", "a100,h100", "--json")
+    assert status == 0 and err.splitlines()[-1] == SHARED_BUDGET
