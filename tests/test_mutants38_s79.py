@@ -3,7 +3,8 @@ mixture of experts with dense layers counted on its expert layers alone; smallsl
 its solve is undecided, and said for the longest context; persona55's jobs gone named only in pools the file has;
 planlora's LoRA targets of names and a regex read as a regex, and a config's exclude_modules counted and named;
 ropecheck's mlp_only_layers refusing a boolean; apileft's shared budget the largest of every GPU type's tables,
-noted with a config that gives no trainer GPUs."""
+noted with a config that gives no trainer GPUs; the check commands' relative paths, and --minimize gpus with
+--exact refused as such without a budget."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_apileft_s79 import SHARED_BUDGET
+from test_apileft_s79 import SHARED_BUDGET, USER_CONFIG
 from test_persona55_s79 import FLEET, _fleet_file, _placement_json
 from test_ropecheck_s79 import _qwen3_moe
 
@@ -23,6 +24,8 @@ from solver.render.phrases import room_kept_words
 from solver.rules import COMMAND_OPTIONS, lora_configs_words
 from solver.tables import QueryError, TableError, jobs_gone, load_catalog, load_model_config
 from solver.tables.peft_names import LoraTargets
+from solver.trinity import patch_trinity_config
+from solver.trinity.fragment import names_relative_path
 
 DATA = Path(__file__).parent / "data" / "hf-configs"
 DEEPSEEK_V2_LITE = load_model_config(DATA / "DeepSeek-V2-Lite.json")
@@ -154,3 +157,32 @@ def test_a_config_giving_no_trainer_gpus_notes_the_shared_budget(cli, tmp_path: 
     path.write_text(CONFIG_4B, encoding="utf-8")
     status, _, err = cli("--from-config", str(path), "--gpu", "a100,h100", "--json")
     assert status == 0 and err.splitlines()[-1] == SHARED_BUDGET
+
+
+def test_a_check_command_names_a_relative_path_by_each_file_option_but_the_placeholder() -> None:
+    # mutants A-7 (the MODEL_CONFIG placeholder taken for a relative path) and A-8 (--memory-model's path unread)
+    assert names_relative_path(("--gpu", "H100-80GB", "--memory-model", "memory.yaml")) is True
+    assert names_relative_path(("--gpu", "H100-80GB", "--memory-model", "/abs/memory.yaml")) is False
+    assert names_relative_path(("--model-config", "MODEL_CONFIG", "--critic", "none")) is False
+    assert names_relative_path(("--model-config", "MODEL_CONFIG"), "mine.yaml") is True
+
+
+def test_a_patched_configs_check_note_on_the_placeholder_names_no_relative_path() -> None:
+    # mutant A-9: CONFIG, the placeholder for the patched file's path, taken for a relative path
+    (answer,) = solver.plan("0.6B", gpu="h100", max_model_len=32768, budget_gpus=6, exact=True)
+    assert answer.best is not None
+    model, text = load_catalog().model(answer.model), USER_CONFIG.read_text(encoding="utf-8")
+
+    def check_lines(**path: str) -> list[str]:
+        patched = patch_trinity_config(text, answer.best, model, check=("--gpu", "H100-80GB"), **path)  # type: ignore[arg-type]
+        return [line for line in patched.splitlines() if "To check" in line]
+
+    assert check_lines() == ["  # To check this file (CONFIG: its path) as its plan was made:"]
+    assert check_lines(path="mine.yaml") == [
+        "  # To check this file as its plan was made (its relative paths from the directory it was written in):"]
+
+
+def test_minimize_gpus_with_exact_is_refused_as_such_without_a_budget(cli) -> None:  # type: ignore[no-untyped-def]
+    # mutant A-10: "--exact needs --gpus N, ..." asked for, though --minimize gpus refuses --exact with any budget
+    status, out, err = cli("--model", "4B", "--gpu", "h100", "--len", "32768", "--minimize", "gpus", "--exact")
+    assert (status, out, err) == (2, "", "solve: error: --minimize gpus chooses the GPU count: drop --exact\n")
