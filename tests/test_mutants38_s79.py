@@ -4,19 +4,23 @@ its solve is undecided, and said for the longest context; persona55's jobs gone 
 planlora's LoRA targets of names and a regex read as a regex, and a config's exclude_modules counted and named;
 ropecheck's mlp_only_layers refusing a boolean; apileft's shared budget the largest of every GPU type's tables,
 noted with a config that gives no trainer GPUs; the check commands' relative paths, and --minimize gpus with
---exact refused as such without a budget."""
+--exact refused as such without a budget; clustercli's interrupted purchase not called whole."""
 
 from __future__ import annotations
 
+import json
+import signal
 from pathlib import Path
 
 import pytest
 import yaml
 from test_apileft_s79 import SHARED_BUDGET, USER_CONFIG
+from test_clustercli_s79 import SMALLER_ASKS, buy_module
 from test_persona55_s79 import FLEET, _fleet_file, _placement_json
 from test_ropecheck_s79 import _qwen3_moe
 
 import solver
+import solver.cli.cluster
 import solver.solve
 from solver.memory import expert_padding, lora_parameters
 from solver.query import given_lora_targets
@@ -186,3 +190,23 @@ def test_minimize_gpus_with_exact_is_refused_as_such_without_a_budget(cli) -> No
     # mutant A-10: "--exact needs --gpus N, ..." asked for, though --minimize gpus refuses --exact with any budget
     status, out, err = cli("--model", "4B", "--gpu", "h100", "--len", "32768", "--minimize", "gpus", "--exact")
     assert (status, out, err) == (2, "", "solve: error: --minimize gpus chooses the GPU count: drop --exact\n")
+
+
+@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
+def test_ctrl_c_held_after_an_interrupted_purchase_does_not_call_it_whole(cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    # mutant C-4: "the purchase above is whole" of a purchase whose widening a Ctrl-C stopped, then "interrupted"
+    grown, noted = buy_module.grown_placements, solver.cli.cluster._note_what_was_read
+
+    def ctrl_c_while_widening(*args: object) -> object:
+        if args[-1] is not None:  # widened: stopped; placed again unwidened, as it was
+            signal.raise_signal(signal.SIGINT)
+        return grown(*args)  # type: ignore[arg-type]
+
+    def ctrl_c_in_the_notes(*args: object) -> None:
+        signal.raise_signal(signal.SIGINT)  # held until the notes are done
+        noted(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(buy_module, "grown_placements", ctrl_c_while_widening)
+    monkeypatch.setattr(solver.cli.cluster, "_note_what_was_read", ctrl_c_in_the_notes)
+    status, out, err = cli("cluster", str(SMALLER_ASKS), "--buy", "--json")
+    assert (status, json.loads(out)["interrupted"], err) == (130, True, "solve cluster: interrupted\n")
