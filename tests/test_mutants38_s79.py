@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -18,6 +19,7 @@ from test_apileft_s79 import SHARED_BUDGET, USER_CONFIG
 from test_clustercli_s79 import SMALLER_ASKS, buy_module
 from test_persona55_s79 import FLEET, _fleet_file, _placement_json
 from test_ropecheck_s79 import _qwen3_moe
+from test_smallslips24_s77 import Cli
 
 import solver
 import solver.cli.cluster
@@ -30,6 +32,7 @@ from solver.tables import QueryError, TableError, jobs_gone, load_catalog, load_
 from solver.tables.peft_names import LoraTargets
 from solver.trinity import patch_trinity_config
 from solver.trinity.fragment import names_relative_path
+from solver.trinity.patch import CHECK_PLACEHOLDER
 
 DATA = Path(__file__).parent / "data" / "hf-configs"
 DEEPSEEK_V2_LITE = load_model_config(DATA / "DeepSeek-V2-Lite.json")
@@ -46,29 +49,31 @@ def test_expert_padding_counts_the_expert_layers_alone() -> None:
     assert expert_padding(model, 6, "separate") == (2 * 2048 * 2 + 4 * 1408) * 64 * 26 / 6 == 3_833_856
 
 
-THIN_AT_64K = {"model": "Qwen3-30B-A3B", "gpu": "H20", "budget_gpus": 1, "max_model_len": 65536,
-               "token_budget": "auto"}
-"""A best plan on thin headroom (a lowered budget, 0.4 GiB to spare) that nothing trains at --margin 0.04."""
+def _thin_at_64k() -> solver.Answer:
+    """Qwen3-30B-A3B at 65536 on 1 H20: a best plan on thin headroom (a lowered budget, 0.4 GiB to spare) that nothing
+    trains at --margin 0.04."""
+    (answer,) = solver.plan("Qwen3-30B-A3B", gpu="H20", budget_gpus=1, max_model_len=65536, token_budget="auto")
+    return answer
 
 
 def test_room_kept_is_left_out_where_its_solve_is_undecided(monkeypatch: pytest.MonkeyPatch) -> None:
     # mutant S-3: an undecided solve at the caution's margin taken as "no plan keeps that room"
-    (answer,) = solver.plan(**THIN_AT_64K)
+    answer = _thin_at_64k()
     assert answer.room_kept == solver.RoomKept(margin=0.04, plan=None)
     answer_for = solver.solve.answer_for
 
-    def undecided_at_the_margin(catalog, query, gpu, explained=True, data=None, asked=()):  # type: ignore[no-untyped-def]
-        found = answer_for(catalog, query, gpu, explained, data, asked)
+    def undecided_at_the_margin(catalog: Any, query: Any, *given: Any, **named: Any) -> solver.Answer:
+        found = answer_for(catalog, query, *given, **named)
         return found.model_copy(update={"status": "unknown", "plans": ()}) if query.margin == 0.04 else found
 
     monkeypatch.setattr(solver.solve, "answer_for", undecided_at_the_margin)
-    (answer,) = solver.plan(**THIN_AT_64K)
+    answer = _thin_at_64k()
     assert answer.best is not None and "thin-headroom" in answer.best.caution_codes and answer.room_kept is None
 
 
 def test_no_plan_with_that_room_for_the_longest_context_says_at_any_length() -> None:
     # mutant S-6: "for 65536 tokens" said where the answer looked for the longest context, not a length
-    (answer,) = solver.plan(**THIN_AT_64K)
+    answer = _thin_at_64k()
     assert answer.best is not None
     longest = answer.model_copy(update={"objective": "max_len"})
     assert room_kept_words(longest, answer.best, COMMAND_OPTIONS) == (
@@ -79,7 +84,7 @@ def test_no_plan_with_that_room_for_the_longest_context_says_at_any_length() -> 
         "measure a step first")
 
 
-def test_a_job_gone_from_a_pool_gone_too_is_no_job_gone(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_job_gone_from_a_pool_gone_too_is_no_job_gone(cli: Cli, tmp_path: Path) -> None:
     # mutant P-7: a running job whose pool the file lacks too named as running in a pool whose GPUs are taken as free
     now = _placement_json(cli, _fleet_file(tmp_path))
     pools = [{**FLEET["pools"][0], "name": "a100-new"}]
@@ -127,7 +132,8 @@ def test_the_lora_configs_comment_names_the_exclude_modules() -> None:
 
 def test_mlp_only_layers_of_a_boolean_is_refused(tmp_path: Path) -> None:
     # mutant O-14: true taken as layer 1 (a bool is an int), the layer then counted dense
-    assert _qwen3_moe(tmp_path, mlp_only_layers=[1]).moe.dense_layers == 1  # type: ignore[union-attr]
+    moe = _qwen3_moe(tmp_path, mlp_only_layers=[1]).moe
+    assert moe is not None and moe.dense_layers == 1
     with pytest.raises(TableError, match=r"config\.json: mlp_only_layers: expected a list of layer indices, got "
                                          r"\[true\]$"):
         _qwen3_moe(tmp_path, mlp_only_layers=[True])
@@ -155,7 +161,7 @@ model:
 """A Trinity config that gives no trainer GPUs (no cluster section): the budget is make_query's default."""
 
 
-def test_a_config_giving_no_trainer_gpus_notes_the_shared_budget(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_config_giving_no_trainer_gpus_notes_the_shared_budget(cli: Cli, tmp_path: Path) -> None:
     # mutant A-5: the note left out wherever --from-config is given, though this config leaves the budget to the default
     path = tmp_path / "config.yaml"
     path.write_text(CONFIG_4B, encoding="utf-8")
@@ -174,11 +180,11 @@ def test_a_check_command_names_a_relative_path_by_each_file_option_but_the_place
 def test_a_patched_configs_check_note_on_the_placeholder_names_no_relative_path() -> None:
     # mutant A-9: CONFIG, the placeholder for the patched file's path, taken for a relative path
     (answer,) = solver.plan("0.6B", gpu="h100", max_model_len=32768, budget_gpus=6, exact=True)
-    assert answer.best is not None
-    model, text = load_catalog().model(answer.model), USER_CONFIG.read_text(encoding="utf-8")
+    best, model, text = answer.best, load_catalog().model(answer.model), USER_CONFIG.read_text(encoding="utf-8")
+    assert best is not None
 
-    def check_lines(**path: str) -> list[str]:
-        patched = patch_trinity_config(text, answer.best, model, check=("--gpu", "H100-80GB"), **path)  # type: ignore[arg-type]
+    def check_lines(path: str = CHECK_PLACEHOLDER) -> list[str]:  # the default: no path given
+        patched = patch_trinity_config(text, best, model, check=("--gpu", "H100-80GB"), path=path)
         return [line for line in patched.splitlines() if "To check" in line]
 
     assert check_lines() == ["  # To check this file (CONFIG: its path) as its plan was made:"]
@@ -186,21 +192,22 @@ def test_a_patched_configs_check_note_on_the_placeholder_names_no_relative_path(
         "  # To check this file as its plan was made (its relative paths from the directory it was written in):"]
 
 
-def test_minimize_gpus_with_exact_is_refused_as_such_without_a_budget(cli) -> None:  # type: ignore[no-untyped-def]
+def test_minimize_gpus_with_exact_is_refused_as_such_without_a_budget(cli: Cli) -> None:
     # mutant A-10: "--exact needs --gpus N, ..." asked for, though --minimize gpus refuses --exact with any budget
     status, out, err = cli("--model", "4B", "--gpu", "h100", "--len", "32768", "--minimize", "gpus", "--exact")
     assert (status, out, err) == (2, "", "solve: error: --minimize gpus chooses the GPU count: drop --exact\n")
 
 
 @pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
-def test_ctrl_c_held_after_an_interrupted_purchase_does_not_call_it_whole(cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_ctrl_c_held_after_an_interrupted_purchase_does_not_call_it_whole(cli: Cli,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # mutant C-4: "the purchase above is whole" of a purchase whose widening a Ctrl-C stopped, then "interrupted"
     grown, noted = buy_module.grown_placements, solver.cli.cluster._note_what_was_read
 
     def ctrl_c_while_widening(*args: object) -> object:
         if args[-1] is not None:  # widened: stopped; placed again unwidened, as it was
             signal.raise_signal(signal.SIGINT)
-        return grown(*args)  # type: ignore[arg-type]
+        return grown(*args)
 
     def ctrl_c_in_the_notes(*args: object) -> None:
         signal.raise_signal(signal.SIGINT)  # held until the notes are done
