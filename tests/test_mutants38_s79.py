@@ -200,7 +200,7 @@ def test_minimize_gpus_with_exact_is_refused_as_such_without_a_budget(cli: Cli) 
 
 @pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
 def test_ctrl_c_held_after_an_interrupted_purchase_does_not_call_it_whole(cli: Cli,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # mutant C-4: "the purchase above is whole" of a purchase whose widening a Ctrl-C stopped, then "interrupted"
     grown, noted = buy_module.grown_placements, solver.cli.cluster._note_what_was_read
 
