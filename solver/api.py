@@ -208,6 +208,8 @@ OWN_MODEL_IN_CODE = OWN_MODEL_HINT.format(
     "solver.load_model_config(PATH), with catalog=solver.load_catalog().with_model(that)")
 """What an unknown GPU type's or model's message adds in code: how to give one of one's own (as --gpu-memory and
 --model-config do for the command)."""
+OWN_POOL_GPU = OWN_GPU_HINT.format("gpu_memory_gb=M")
+"""What an unknown GPU type's message adds for a `Pool` built in code: its memory, as a cluster file's pool gives it."""
 ANSWER_BATCH_SOURCE = "the answer's train_batch_size"
 """Where `trinity_config`'s train batch comes from, as its caution names it: the answer's field, true of every source
 it was planned from (a keyword, a flag, a config's key)."""
@@ -535,15 +537,27 @@ def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
     check_built_again(fleet, "fleet")
     known = catalog.for_fleet(fleet)
     return fleet.model_copy(update={
-        "pools": tuple(pool.model_copy(update={"gpu": known.gpu(pool.gpu, partial(_pool_gpu_with_count, pool)).name})
-                       for pool in fleet.pools),
-        "jobs": tuple(job.model_copy(update={"model": known.model(job.model).name}) for job in fleet.jobs)})
+        "pools": tuple(pool.model_copy(update={"gpu": _fleet_name(
+            f"pool {pool.name}", partial(known.gpu, pool.gpu, partial(_pool_gpu_with_count, pool)), OWN_POOL_GPU)})
+            for pool in fleet.pools),
+        "jobs": tuple(job.model_copy(update={"model": _fleet_name(
+            f"job {job.name}", partial(known.model, job.model), OWN_MODEL_IN_CODE)}) for job in fleet.jobs)})
+
+
+def _fleet_name(where: str, find: Callable[[], GpuType | Model], hint: str) -> str:
+    """The catalogue's name of a `Fleet`'s pool's GPU type or job's model (`find`); `QueryError` naming the pool or
+    job (`where`) where the catalogue lacks it, with `hint`, how to give one of one's own, as a cluster file's names
+    its pool or job and the way out."""
+    try:
+        return find().name
+    except QueryError as error:
+        raise QueryError(f"{where}: {with_own_hint(error, hint)}") from None
 
 
 def _pool_gpu_with_count(pool: Pool, found: CountedGpu) -> str:
     """Why a `Pool` built in code whose ``gpu`` gives a GPU type with a count (``a100x8``) is refused, and the
     keywords that give them apart (``gpu='a100', gpus_per_node=8``: `CountedGpu.refused_in_pool`)."""
-    return found.refused_in_pool(f"pool {pool.name}: gpu=", pool.gpus_per_node,
+    return found.refused_in_pool("gpu=", pool.gpus_per_node,
                                  lambda count: f"gpu={found.name!r}, gpus_per_node={count}")
 
 
