@@ -78,3 +78,27 @@ def test_the_same_names_joined_are_planned():
     (answer,) = solver.plan("8B", gpu="h20", max_model_len=8192, budget_gpus=4, lora_rank=32,
                             lora_targets="q_proj,v_proj")
     assert answer.best is not None and answer.best.lora_target_modules == r".*\.(q_proj|v_proj)"
+
+
+def test_cluster_text_names_a_built_fleets_gpu_type_as_place_and_solve_cluster_do():
+    fleet = _fleet("h20", JOBS[:1])
+    text = solver.cluster_text(solver.place(fleet), fleet, width=100)
+    assert text.splitlines()[1] == "pool p: 1 x 8 H20-96GB; 1 node and 8 of 8 GPUs used"
+
+
+@pytest.mark.parametrize(("gpu", "words"), [
+    ("a100", "result places job j on H20-96GB in pool p, fleet's pool p has A100-80GB: pass the fleet it placed"),
+    ("H2O", "pool p: unknown GPU 'H2O' (did you mean H20-96GB?); accepted: ")])
+def test_cluster_text_refuses_a_fleet_of_another_gpu_type(gpu, words):
+    result = solver.place(_fleet("h20", JOBS[:1]))
+    with pytest.raises(solver.QueryError, match="^" + re.escape(words)):
+        solver.cluster_text(result, _fleet(gpu, JOBS[:1]))
+
+
+def test_cluster_text_takes_the_catalogue_the_fleet_was_placed_with():
+    catalog = solver.load_catalog().with_model(solver.load_model_config("docs/examples/my-model/config.json"))
+    fleet = _fleet("h20", JOBS)
+    result = solver.place(fleet, catalog=catalog)
+    assert "│ k   │" in solver.cluster_text(result, fleet, width=160, catalog=catalog)
+    with pytest.raises(solver.QueryError, match=r"^job k: unknown model 'Mistral-7B-v0.1'; accepted: "):
+        solver.cluster_text(result, fleet)
