@@ -20,9 +20,11 @@ from solver.memory import pinned_rounding, shard_values
 from solver.results import check_placed_on
 from solver.tables import QueryError
 from solver.tables.loaders import load_catalog
+from tests.cluster_reference import check_placements
 
 Cli = Callable[..., tuple[int, str, str]]
 
+CATALOG = load_catalog()
 ROOT = Path(__file__).resolve().parent.parent
 TRINITY_EXAMPLE = ROOT / "docs" / "examples" / "trinity.yaml"
 POOL = {"name": "a100", "gpu": "A100-80GB", "nodes": 3, "gpus_per_node": 8}
@@ -42,6 +44,8 @@ def test_down_is_read_in_ascending_order_shown_and_compared_so(cli: Cli, tmp_pat
     assert result["pools"] == [{"pool": "a100", "nodes": 3, "gpus": 24, "down": [0, 2], "nodes_used": 1,
                                 "gpus_used": 7}]
     assert [(p["job"], p["nodes"]) for p in result["placements"]] == [("small", [1])]
+    instance = {"pools": [{**POOL, "down": [2, 0]}], "jobs": JOBS}  # the reference checker reads it so too
+    assert check_placements(CATALOG, instance, result, ignore_unused_gpus=True, estimates=True) == []
     status, text, _ = cli("cluster", str(_fleet(tmp_path, "unsorted.yaml", down=[2, 0])))
     assert status == 0
     assert "pool a100: 3 x 8 A100-80GB, nodes 0 and 2 down; 1 node and 7 of 24 GPUs used" in text
@@ -89,7 +93,7 @@ def test_the_pinned_blocks_are_verl_07s_placement_tensor_by_tensor():
     assert shard_values((4096, 4096), 6, first_even_dim=True) == 683 * 4096  # neither: rows, padded
     assert shard_values((128, 1536, 2048), 6, first_even_dim=True) == 128 * 256 * 2048  # a fused expert tensor
     assert shard_values((128, 1536, 2048), 6) == 22 * 1536 * 2048
-    qwen3_8b = load_catalog().model("Qwen3-8B")
+    qwen3_8b = CATALOG.model("Qwen3-8B")
     placed, by_rows = pinned_rounding(qwen3_8b, 6, 2, 0, "fused", True), pinned_rounding(qwen3_8b, 6, 2)
     assert placed < by_rows
     assert round(placed * 2 * qwen3_8b.parameters_b * 1e9 / 6 / 2**30, 2) == 2.89
