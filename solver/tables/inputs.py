@@ -330,7 +330,8 @@ class Pool(Frozen, defer_build=True):
         for node in self.down:
             if node >= self.nodes:
                 lacked = (f"node {node}, which the pool lacks: its nodes are numbered 0 to {self.nodes - 1}"
-                          if self.nodes else "nodes of a pool of none (nodes: 0): drop down, or give the pool its nodes")
+                          if self.nodes else
+                          "nodes of a pool of none (nodes: 0): drop down, or give the pool its nodes")
                 raise ValueError(f"down names {lacked}")
         repeated = sorted({node for node in self.down if self.down.count(node) > 1})
         if repeated:
