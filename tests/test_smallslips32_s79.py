@@ -155,8 +155,8 @@ def test_emit_trinitys_check_command_leaves_the_configs_own_rank(tmp_path: Path,
         commands.append(command)
     assert commands == [
         "#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu H100-80GB",
-        "#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu H100-80GB "
-        "--lora-rank 32"]  # a rank other than the config's is given still
+        ("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu H100-80GB "
+         "--lora-rank 32")]  # a rank other than the config's is given still
 
 
 def test_solve_json_says_a_dpo_configs_plan_trains_dpo_in_mode_train(tmp_path: Path, cli: Cli) -> None:
