@@ -928,7 +928,7 @@ def estimate_memory(
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, release, reference,
                                                           lora_rank, critic, experts),
-                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts),
+                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts, release),
                           reference_model=reference, host_ram_gib=host_ram_gb,
                           dpo_pairs=counts_dpo_pairs(resolved, dpo)).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
@@ -1515,7 +1515,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
                      config.critic, query.option_names), mapping, name, environ, version,
                      model.peft_names_of("separate" if query.expert_layout == "separate" else "fused"),
-                     query.lora_rank, query.option_names)
+                     query.lora_rank, query.option_names, query.lora_targets)
                  for code, words in zip(config.note_codes, config.notes, strict=True) if code not in moot)
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)

@@ -65,6 +65,7 @@ from solver.tables import (
     counted_batch_divisor,
     counted_critic,
     counted_expert_layout,
+    cut,
     dpo_conflict,
     host_mib_as_gb_hint,
     load_memory_model,
@@ -76,7 +77,14 @@ from solver.tables import (
     trinity_release,
     vllm_lora_rank_refusal,
 )
-from solver.tables.peft_match import LORA_TARGETS_FORMS, all_linear, peft_target_match, shown_module_names
+from solver.tables.peft_match import (
+    LORA_TARGETS_FORMS,
+    all_linear,
+    peft_regex,
+    peft_target_match,
+    peft_target_refusal,
+    shown_module_names,
+)
 from solver.tables.peft_names import LoraTargets
 
 
@@ -1014,12 +1022,13 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its names' endings); else the regex itself.
     `QueryError`, naming the option as `names` do, for targets without LoRA, that are empty or no regex, or that
     adapt no linear layer `all-linear` adapts, or a module it leaves out, on the module names of each layout the
-    release may hold `model`'s routed experts in (`experts`; `peft_target_match`)."""
+    release may hold `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
+    (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5)."""
     if targets is None:
         return None
     option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
     check_types((option, targets, str))
-    shown, fix = f"{option} '{targets}'", f"give {LORA_TARGETS_FORMS}"
+    shown, fix = f"{option} '{cut(targets)}'", f"give {LORA_TARGETS_FORMS}"
     if not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
     if not lora_rank:
@@ -1032,7 +1041,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     else:
         pattern = targets
     try:
-        re.compile(pattern)
+        peft_regex(pattern)
     except re.error as error:
         raise QueryError(f"{shown} is no regular expression ({error}): {fix}") from None
     layouts: tuple[HeldExperts, ...] = ("fused", "separate") if experts == "either" else (experts,)
@@ -1045,6 +1054,9 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
                              f"rft-solver does not count: {fix}")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
+    refusals = [peft_target_refusal(pattern, None, names) for _, names in matches]
+    if all(refusals):  # each layout's PEFT refuses it: a fused expert's half alone, as a config's is refused
+        raise QueryError(f"{shown}, on {model.name}, {refusals[0]}: {fix}")
     return LoraTargets(pattern)
 
 

@@ -1185,19 +1185,19 @@ def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: st
 @pytest.mark.parametrize(("text", "message"), [
     ("pools:\n  - {name: a, gpu: a100, count: 2, gpus_per_node: 8}\n",
      ("pool a: unknown field 'count' (did you mean nodes? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
-      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect)")),
+      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_memory_gb: 1024}\n",
      ("pool a: unknown field 'host_memory_gb' (did you mean host_ram_gb? fields: name, gpu, nodes, gpus_per_node, "
-      "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect)")),
+      "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     ("pools:\n  - {name: a, gpu_type: a100, nodes: 2, gpus_per_node: 8}\n",
      ("pool a: unknown field 'gpu_type' (did you mean gpu? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
-      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect)")),
+      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     ("nodes:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\n",
      "unknown field 'nodes' (did you mean pools? fields: pools, jobs)"),
     # Only a job's: a pool's sp is no field, and gets no word on the placement.
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, sp: 2}\n",
      ("pool a: unknown field 'sp' (fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
-      "gpu_memory_mib, gpu_interconnect, node_interconnect)")),
+      "gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
 ])
 def test_a_pool_or_fleet_field_by_a_guessed_name_is_told_the_field(tmp_path: Path, text: str, message: str):
     path = tmp_path / "fleet.yaml"
@@ -1483,8 +1483,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
                             "interrupted", "schema_version", "rft_solver_version"]
     assert result["no_way_to_run"] == []
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
-    assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "nodes_used": 2, "gpus_used": 15},
-                               {"pool": "h20", "nodes": 1, "gpus": 8, "nodes_used": 1, "gpus_used": 6}]
+    assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "down": [], "nodes_used": 2, "gpus_used": 15},
+                               {"pool": "h20", "nodes": 1, "gpus": 8, "down": [], "nodes_used": 1, "gpus_used": 6}]
     assert "pool a100: 2 x 8 A100-80GB; 2 nodes and 15 of 16 GPUs used" in out_text
     assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",

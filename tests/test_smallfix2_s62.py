@@ -17,7 +17,7 @@ from solver.trinity.plan_keys import COMMENT_WIDTH
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog()
 POOL_FIELDS = ("name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, "
-               "node_interconnect")
+               "node_interconnect, down")
 JOB = "jobs: [{name: j, model: 4B, max_model_len: 4096}]\n"
 
 

@@ -206,7 +206,8 @@ def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._Argument
                         help="with --lora-rank: the modules the adapter is counted on, as Trinity's "
                         f"model.lora_configs[0].target_modules names them: {LORA_TARGETS_FORMS.replace('%', '%%')}; "
                         "a fragment writes them as target_modules; refused where they match no module of the model, "
-                        f"or match one all-linear leaves out (default: {default})")
+                        "match one all-linear leaves out, or are refused by PEFT on the release's module names "
+                        f"(default: {default})")
 
 
 def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:

@@ -290,6 +290,9 @@ class Pool(Frozen, defer_build=True):
     node_interconnect: NodeInterconnect | None = Field(default=None, description=(
         "how the pool's nodes reach one another: infiniband or roce (a fast fabric), or ethernet; absent, not "
         "stated: a job whose trainer spans nodes there is cautioned (trainer-spans-nodes), as on ethernet"))
+    down: tuple[Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)], ...] = Field(default=(), description=(
+        "the pool's nodes that are down, by index (0 to nodes - 1, as --current's placement numbers them): they take "
+        "no job, a job running there moves (node-down) or stops, and the others keep their numbers; absent, none"))
 
     @field_validator("host_ram_gb", mode="before")
     @classmethod
@@ -311,7 +314,30 @@ class Pool(Frozen, defer_build=True):
             raise ValueError("gpu_interconnect states the interconnect of a GPU type of your own: give its memory too "
                              "(gpu_memory_gb or gpu_memory_mib), or drop it (the catalogue's GPU types state theirs)")
         self.gpu_type  # noqa: B018 - a name and memory that cannot describe a GPU type are refused here
+        self._check_down()
         return self
+
+    def _check_down(self) -> None:
+        """`ValueError` where `down` names a node the pool lacks, one twice, or every node."""
+        for node in self.down:
+            if node >= self.nodes:
+                raise ValueError(f"down names node {node}, which the pool lacks: its nodes are numbered 0 to "
+                                 f"{self.nodes - 1}" if self.nodes else "down names nodes of a pool of none (nodes: 0)")
+        repeated = sorted({node for node in self.down if self.down.count(node) > 1})
+        if repeated:
+            raise ValueError(f"down names node {repeated[0]} twice: name each node that is down once")
+        if self.nodes and len(self.down) == self.nodes:
+            raise ValueError("down names every node of the pool: give it nodes: 0 for a pool out of service")
+
+    @property
+    def up_nodes(self) -> int:
+        """The nodes that take jobs: the pool's less those `down`."""
+        return self.nodes - len(self.down)
+
+    @property
+    def up_node_indexes(self) -> tuple[int, ...]:
+        """The indexes of the nodes that take jobs (not `down`), in order."""
+        return tuple(node for node in range(self.nodes) if node not in self.down)
 
     @property
     def gpu_type(self) -> GpuType | None:
