@@ -84,7 +84,8 @@ def test_a_plain_fleet_shows_no_dpo_and_no_training_column(tmp_path: Path, cli: 
 def test_an_unplaced_dpo_job_says_it_trains_dpo(tmp_path: Path, cli: Cli) -> None:
     fleet = _fleet(tmp_path, LEFT_OUT)
     status, out, _ = cli("cluster", str(fleet))  # a job left out: exit status 1 (NO_PLAN)
-    assert status == 1 and _rows(out)[0].startswith("│ pairs │ LoRA 16, no ref, DPO │ small: nothing in the tables")
+    row = "│ pairs │ LoRA 16, no ref, DPO │ small: nothing in the tables"
+    assert status == 1 and _rows(out)[0].startswith(row)
     assert DPO_NOTE in " ".join(out.split())
     (unplaced,) = json.loads(cli("cluster", str(fleet), "--json")[1])["unplaced"]
     assert (unplaced["lora_rank"], unplaced["reference_model"], unplaced["dpo"]) == (16, False, True)
