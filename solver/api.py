@@ -550,7 +550,7 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
                         check=fragment_check(answer.gpu, known, _model_config_check(answer.model, path)),
-                        dpo_mode_unset=answer.query is not None and answer.query.dpo_mode_unset)[0]
+                        dpo_mode_unset=keys.plan.dpo_mode_unset)[0]
 
 
 def _check_model_config_shape(path: Path, model: Model) -> None:
@@ -682,7 +682,7 @@ class _Placed(NamedTuple):
     trainer_nodes: tuple[int, ...]
     dpo: bool = False
     """Whether the job trains DPO (its ``dpo``): its fragment's header says the mode Trinity's DPO needs where its keys
-    leave it (`Query.dpo_mode_unset`: a cluster job reads no config)."""
+    leave it (`Plan.dpo_mode_unset`: a cluster job reads no config)."""
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,

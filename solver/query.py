@@ -282,13 +282,6 @@ class Query(Frozen):
         return catalog.with_lora_targets(self.model, self.lora_targets)
 
     @property
-    def dpo_mode_unset(self) -> bool:
-        """Whether the run trains DPO (`dpo`) without a config of mode train (`mode_train`): a fragment for it whose
-        keys leave the mode says the mode and batch Trinity's DPO needs
-        (`solver.trinity.fragment.DPO_MODE_NOTE`)."""
-        return self.dpo and not self.mode_train
-
-    @property
     def pins(self) -> Pins:
         """The settings the query pins (`sp`, `env`, `offload`), as an answer echoes them."""
         return Pins(sp=self.sp, env=self.env, offload=self.offload)

@@ -1181,6 +1181,15 @@ class Plan(Frozen):
         "whether its LoRA is the --from-config config's own adapter (the query's config_lora), which the config "
         "keeps: its fragment writes no model.lora_configs, which would replace that adapter; false in JSON made "
         "before the field"))
+    dpo: bool = Field(default=False, description=(
+        "whether the run trains DPO (the query's dpo: a --from-config config's algorithm_type dpo, --dpo, or a cluster "
+        "job's dpo: true), which a cluster table's training column says; memory_gb counts a pair per micro-batch "
+        "where the model is trained one padded sequence per micro-batch (the answer's dpo_pairs); false in JSON made "
+        "before the field"))
+    mode_train: bool = Field(default=False, description=(
+        "whether the --from-config config runs in mode train (the query's mode_train), the one mode Trinity trains "
+        "DPO in: with dpo, its fragment's header then leaves out the note that says to set it (dpo_mode_unset); "
+        "false without a config, and in JSON made before the field"))
     critic: CriticStates | None = Field(default=None, description=(
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
         "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
@@ -1322,6 +1331,12 @@ class Plan(Frozen):
         ``all-linear``)."""
         targets = {"target_modules": self.lora_target_modules, "exclude_modules": self.lora_exclude_modules}
         return {"lora_rank": self.lora_rank, **{key: value for key, value in targets.items() if value is not None}}
+
+    @property
+    def dpo_mode_unset(self) -> bool:
+        """Whether the run trains DPO (`dpo`) without a config of mode train (`mode_train`): a fragment for it whose
+        keys leave the mode says the mode and batch Trinity's DPO needs (`solver.trinity.fragment.DPO_MODE_NOTE`)."""
+        return self.dpo and not self.mode_train
 
     @property
     def setting(self) -> Setting:
@@ -2309,7 +2324,7 @@ class FitsWith(Frozen, defer_build=True):
 
 
 UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "stop_reason", "stop_reason_code", "lora_rank",
-                               "reference_model", "critic")
+                               "reference_model", "critic", "dpo")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2340,21 +2355,25 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "left out otherwise"))
     stop_reason: str | None = Field(default=None, description=(
         "where current is stops and the file asks the job otherwise now than it runs (another pool, its pool without "
-        "nodes, a node or GPUs its pool no longer has, another model, length, rollout GPUs, LoRA rank or critic): "
+        "nodes, a node or GPUs its pool no longer has, another model, length, rollout GPUs, LoRA rank, critic or "
+        "DPO): "
         "that, in the words a job that moves so says (stop_reason_code is what a program tests); left out otherwise"))
     stop_reason_code: MoveCode | None = Field(default=None, description=(
         "where stop_reason is given: a stable code for it, one of the move codes of a change the file asks "
         "(pool-not-allowed to training-changed: docs/json.md lists them); left out otherwise"))
     lora_rank: int | None = Field(default=None, description=(
-        "where the job trains LoRA, builds no reference model or trains a PPO critic (what a cluster table's training "
-        "column shows): its LoRA rank (its lora_rank), whose states its plans count, 0 for full fine-tuning; left out "
-        "for full fine-tuning with a reference model and no critic"))
+        "where the job trains LoRA, builds no reference model, trains a PPO critic or trains DPO (what a cluster "
+        "table's training column shows): its LoRA rank (its lora_rank), whose states its plans count, 0 for full "
+        "fine-tuning; left out for full fine-tuning with a reference model, no critic and no DPO"))
     reference_model: bool | None = Field(default=None, description=(
         "where lora_rank is given: whether the job's run builds a reference model, whose pinned shards its host "
         "memory need counts (its reference_model; absent, none with LoRA); left out with lora_rank"))
     critic: CriticStates | None = Field(default=None, description=(
         "where the job trains a PPO critic beside the actor (its critic), where the critic keeps its states, as its "
         "plans would count them: resident, offloaded or reloaded; left out where it trains none"))
+    dpo: Literal[True] | None = Field(default=None, description=(
+        "true where the job trains DPO (its dpo: true), as a cluster table's training column says (lora_rank is then "
+        "given); left out otherwise"))
 
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""

@@ -111,6 +111,8 @@ PLAN_ORDER = (
     "lora_target_modules",
     "lora_exclude_modules",
     "config_lora",
+    "dpo",
+    "mode_train",
     "critic",
     "trinity_version",
     "expert_layout",
@@ -548,6 +550,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
             "lora_rank": 0,  # full fine-tuning's states
             "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
+            "dpo": False, "mode_train": False,  # not DPO, no config
             "critic": critic,
             "trinity_version": None, "expert_layout": "fused",  # no release named: 0.6's counts, transformers 5's
             "experts_counted": None if model.moe is None else "routed experts counted whole, as transformers 5 holds "

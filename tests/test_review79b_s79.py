@@ -136,7 +136,7 @@ def test_the_check_command_carries_the_targets(cli: Cli, tmp_path: Path) -> None
                          "trinity")
     (line,) = [line for line in out.splitlines() if " solve --from-config" in line]
     assert status == 0 and line.split(" solve ", 1)[1] == (
-        "--from-config CONFIG --check --gpu A100-80GB --lora-targets q_proj --lora-rank 64 --critic none")
+        "--from-config CONFIG --check --gpu A100-80GB --lora-targets q_proj --critic none")  # the config's rank 64
     assert "lora_configs" not in out  # the config keeps its own adapter
     status, _, _ = cli("--from-config", str(config), "--gpu", "A100-80GB", "--lora-targets", "all-linear", "--write",
                        str(written))

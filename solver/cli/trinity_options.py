@@ -499,7 +499,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             fragments.append(fragment_for(keys, gpu=answer.gpu, rocm=catalog.gpu(answer.gpu).rocm,
                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check,
                                           option_names=COMMAND_OPTIONS,
-                                          dpo_mode_unset=answer.query is not None and answer.query.dpo_mode_unset,
+                                          dpo_mode_unset=answer.plans[0].dpo_mode_unset,
+                                          config_lora_rank=0 if config is None else config.lora_rank,
                                           check_environment=_config_environment(args, config, layout,
                                                                                 answer.plans[0], model)))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves

@@ -480,12 +480,12 @@ def asks_length(asked: int | AtLeast, length: int, model: Model) -> bool:
 def keeps_running(fleet: Fleet, option: Option, running: RunningJob) -> bool:
     """Whether `option` runs its job as it runs now (`running`): the model the fleet asks (where `running` names
     one), in its pool, on as many nodes and GPUs of them, with its trainer and rollout GPUs and its plan's length, SP
-    degree and Offload, and (where `running` gives them) the LoRA rank and critic the fleet asks; never where its pool
-    no longer has one of its nodes or GPUs (`RunningJob.runs_where_gone`)."""
+    degree and Offload, and (where `running` gives them) the LoRA rank, critic and DPO the fleet asks; never where its
+    pool no longer has one of its nodes or GPUs (`RunningJob.runs_where_gone`)."""
     plan, training = option.plan, fleet.jobs[option.job].training
     return (running.model in (None, fleet.jobs[option.job].model) and option.pool == running.pool
             and not running.runs_where_gone(fleet.pools[running.pool])
-            and running.training in (None, (training.lora_rank, training.critic))
+            and running.training in (None, training.as_running)
             and option.nodes == len(running.nodes)
             and option.gpus_per_node(fleet.pools[running.pool].gpus_per_node) == len(running.gpu_indexes)
             and plan.gpus == running.trainer_gpus and option.rollout_gpus == running.rollout_gpus

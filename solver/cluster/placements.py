@@ -170,7 +170,7 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         as_placed = (placed.pool, placed.nodes, placed.gpu_indexes, placed.trainer_gpus, placed.rollout_gpus,
                      plan.max_model_len, plan.sp, plan.offload)
         mine = ways[job.job, job.pool]
-        trains_as_now = job.training in (None, (placed.plan.lora_rank, placed.plan.critic))
+        trains_as_now = job.training in (None, (placed.plan.lora_rank, placed.plan.critic, placed.plan.dpo))
         if any(option.ways_cut_short for option in mine):
             return {"current": "stays", "stay_reason_code": StayCode.WAYS_CUT_SHORT, "stay_reason": (
                 "kept as it runs: the time limit cut working out its ways short, so no other way of its was weighed "
@@ -365,8 +365,8 @@ def _settings(job: RunningJob) -> str:
 
 def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[MoveCode, str] | None:
     """Where the file asks the running `job` otherwise now than it runs (another pool, its pool out of service or
-    without one of its nodes or GPUs, or with one of its nodes down, model, length, rollout GPUs, LoRA rank or critic),
-    the code and words of the first such change; else None."""
+    without one of its nodes or GPUs, or with one of its nodes down, model, length, rollout GPUs, LoRA rank, critic or
+    DPO), the code and words of the first such change; else None."""
     asked, pool = fleet.jobs[job.job], fleet.pools[job.pool]
     if not asked.may_use(pool):
         return MoveCode.POOL_NOT_ALLOWED, f"the file pins it to pool {asked.pool} now; it runs in pool {pool.name}"
@@ -398,10 +398,11 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
         return (MoveCode.ROLLOUT_CHANGED,
                 f"the file asks {counted(asked.rollout_gpus, 'rollout GPU')} now; it runs with {job.rollout_gpus}")
     training = asked.training
-    if job.training is not None and job.training != (training.lora_rank, training.critic):
-        rank, critic = job.training
+    if job.training is not None and job.training != training.as_running:
+        rank, critic, dpo = job.training
         changed = ((f"lora_rank {training.lora_rank}", f"lora_rank {rank}") if rank != training.lora_rank
-                   else (f"critic {training.critic or NO_CRITIC}", f"critic {critic or NO_CRITIC}"))
+                   else (f"critic {training.critic or NO_CRITIC}", f"critic {critic or NO_CRITIC}")
+                   if critic != training.critic else (f"dpo {str(training.dpo).lower()}", f"dpo {str(dpo).lower()}"))
         return MoveCode.TRAINING_CHANGED, f"the file asks {changed[0]} now; it runs with {changed[1]}"
     return None
 

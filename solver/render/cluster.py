@@ -79,12 +79,15 @@ model or trains a PPO critic."""
 CRITIC_NOTE = ("; critic resident, offloaded or reloaded: the PPO critic it trains beside the actor (the job's "
                "critic), where the critic keeps its states")
 """What `TRAINING_NOTE` says besides where a job of the table trains a PPO critic."""
+DPO_NOTE = ("; DPO: it trains DPO (the job's dpo), a chosen and a rejected sequence per micro-batch where its model "
+            "is trained one padded sequence per micro-batch")
+"""What `TRAINING_NOTE` says besides where a job of the table trains DPO."""
 
 
-def training_note(critic: bool) -> str:
+def training_note(critic: bool, dpo: bool = False) -> str:
     """The note on a cluster table's training column (`TRAINING_NOTE`), with what it says of a PPO critic where a job
-    of the table trains one (`critic`)."""
-    return TRAINING_NOTE + (CRITIC_NOTE if critic else "")
+    of the table trains one (`critic`), and of DPO where one trains it (`dpo`)."""
+    return TRAINING_NOTE + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else "")
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -169,7 +172,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [AT_MOST_NOTE + _validated_stops(here, capped=True)]
         if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
         [TRAINER_NODES_NOTE] if rollout_nodes else []) + (
-        [training_note(any(placement.plan.critic for placement in here))] if columns.training else []) + [
+        [training_note(any(placement.plan.critic for placement in here), any(placement.plan.dpo for placement in here))]
+        if columns.training else []) + [
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
         f"{placement.job}: {placement.plan.experts_counted}" for placement in _as_the_gpus_lie(here)
@@ -210,8 +214,8 @@ class _PoolColumns:
     the longest their model is known to handle though a plan reaches further (`lengthened`, their names, each with
     its at_most cap or None: at the length asked otherwise, "(≥N)" would add nothing); and the jobs placed here that
     must be (`required`, their names); whether each job says if it stays where it runs now (`current`: with
-    --current); and whether each says what it trains (`training`: where a job trains LoRA or builds no reference
-    model)."""
+    --current); and whether each says what it trains (`training`: where a job trains LoRA, builds no reference
+    model, trains a PPO critic or trains DPO)."""
 
     offloads: bool
     scaled: bool
@@ -233,7 +237,7 @@ class _PoolColumns:
                    required=frozenset(placement.job for placement in here if placement.job in required),
                    current=any(placement.current is not None for placement in here),
                    training=any(placement.plan.lora_rank or not placement.plan.reference_model
-                                or placement.plan.critic is not None for placement in here))
+                                or placement.plan.critic is not None or placement.plan.dpo for placement in here))
 
     @property
     def headers(self) -> tuple[str, ...]:
@@ -275,20 +279,22 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     job = f"{placement.job} (required)" if placement.job in columns.required else placement.job
     return (nodes, gpus, job, f"{placement.trainer_gpus}{f' ({added})' if added else ''}", rollout,
             Text(plan.setting.label, style=setting_style(plan.setting)),
-            *((training_words(plan.lora_rank, plan.reference_model, plan.critic),) if columns.training else ()),
+            *((training_words(plan.lora_rank, plan.reference_model, plan.critic, plan.dpo),) if columns.training
+              else ()),
             length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
             f"{plan.cost:.4g}", plan.evidence_label, *host, *((placement.current or "",) if columns.current else ()))
 
 
-def training_words(lora_rank: int, reference_model: bool | None, critic: CriticStates | None) -> str:
+def training_words(lora_rank: int, reference_model: bool | None, critic: CriticStates | None,
+                   dpo: bool = False) -> str:
     """What a job trains, as a cluster table's training column says it: ``LoRA 16`` (its `lora_rank`) or ``full``
     (fine-tuning), then ``ref`` or ``no ref``, whether its run builds a reference model (``LoRA 16, no ref``; None:
     as a job's default, `counts_reference`), then where it trains a PPO critic, where the critic keeps its states
-    (``full, ref, critic offloaded``)."""
+    (``full, ref, critic offloaded``), and ``DPO`` where it trains DPO (`dpo`: ``LoRA 16, no ref, DPO``)."""
     reference = counts_reference(reference_model, lora_rank)
-    trained = f", critic {critic}" if critic is not None else ""
+    trained = (f", critic {critic}" if critic is not None else "") + (", DPO" if dpo else "")
     return f"{f'LoRA {lora_rank}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}{trained}"
 
 
@@ -518,14 +524,15 @@ def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:
 def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     """The `unplaced` jobs under `title`, a row per reason with the jobs it is given for (in the order of their first
     job), in its words for several jobs where it is given for more than one; where a job trains LoRA, builds no
-    reference model or trains a PPO critic (`Unplaced.lora_rank` given), what each trains (`training_words`, in the
+    reference model, trains a PPO critic or DPO (`Unplaced.lora_rank` given), what each trains (`training_words`, in the
     order of the row's jobs, ``;`` between them), as the placed jobs' tables say it."""
     by_reason: dict[str, list[Unplaced]] = {}
     for job in unplaced:
         by_reason.setdefault(job.reason, []).append(job)
     training = any(job.lora_rank is not None for job in unplaced)
     view = Table(title=title, title_justify="left", caption_justify="left",
-                 caption=training_note(any(job.critic for job in unplaced)) if training else None)
+                 caption=training_note(any(job.critic for job in unplaced), any(job.dpo for job in unplaced))
+                 if training else None)
     longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
     view.add_column("jobs" if len(by_reason) < len(unplaced) else "job",
                     max_width=max(UNPLACED_JOBS_WIDTH, longest + 1), overflow="fold")
@@ -534,7 +541,8 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     view.add_column("reason")
     for reason, given in by_reason.items():
         several = len(given) > 1 and given[0].reason_for_several
-        trains = ("; ".join(training_words(job.lora_rank or 0, job.reference_model, job.critic) for job in given),) \
+        trains = ("; ".join(training_words(job.lora_rank or 0, job.reference_model, job.critic, bool(job.dpo))
+                            for job in given),) \
             if training else ()
         view.add_row(", ".join(job.job + (" (stops)" if job.current else "") for job in given), *trains,
                      several or reason)

@@ -188,9 +188,9 @@ class RunningJob(NamedTuple):
     sp: int
     offload: bool
     model: str | None = None
-    training: tuple[int, CriticStates | None] | None = None
-    """Its LoRA rank (0: full fine-tuning) and PPO critic (None: none), as its plan gives them; None where the
-    placement gives no LoRA rank (not compared)."""
+    training: tuple[int, CriticStates | None, bool] | None = None
+    """Its LoRA rank (0: full fine-tuning), PPO critic (None: none) and whether it trains DPO, as its plan gives them;
+    None where the placement gives no LoRA rank (not compared)."""
 
     def gone_nodes(self, pool: Pool) -> tuple[int, ...]:
         """The nodes the job runs on that `pool` (its own) no longer has: its ``nodes`` lowered below them (to 0
@@ -296,7 +296,7 @@ def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
                       trainer_gpus=placed.trainer_gpus, rollout_gpus=placed.rollout_gpus,
                       max_model_len=placed.plan.max_model_len, sp=placed.plan.sp, offload=placed.plan.offload,
                       model=placed.model, training=None if placed.plan.lora_rank is None else (
-                          placed.plan.lora_rank, placed.plan.critic))
+                          placed.plan.lora_rank, placed.plan.critic, placed.plan.dpo))
 
 
 def given_fleet(fleet: Fleet | Path | str, catalog: Catalog) -> Fleet:

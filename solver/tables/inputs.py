@@ -384,6 +384,12 @@ class JobTraining(NamedTuple):
     critic: CriticStates | None = None
     dpo: bool = False
 
+    @property
+    def as_running(self) -> tuple[int, CriticStates | None, bool]:
+        """Its LoRA rank, critic and DPO, as a running job's (`solver.tables.fleets.RunningJob.training`) are compared
+        with them."""
+        return self.lora_rank, self.critic, self.dpo
+
 
 NO_LORA_REFERENCE = ("no Trinity release builds a reference model for a LoRA run (the actor with its adapter "
                      "disabled gives the ref's log-probs)")
@@ -700,6 +706,8 @@ class _CurrentPlan(_Read):
     """The LoRA rank it trains at (0: full fine-tuning); None where the placement gives none (not compared)."""
     critic: CriticStates | None = None
     """Where the PPO critic it trains keeps its states (None: it trains none, or the placement does not say)."""
+    dpo: Annotated[bool, Strict()] = False
+    """Whether it trains DPO (False: it does not, or the placement, made before plans said so, does not say)."""
 
 
 class CurrentPlacement(_Read):

@@ -150,6 +150,9 @@ class _FragmentOptions:
     placed_on: str | None = None
     """Where a cluster placement put the job (`placed_on_words`), which the header says under the plan; None: no
     placement's fragment."""
+    config_lora_rank: int = 0
+    """The LoRA rank the config planned from counts itself (`solver.trinity.TrinityConfig.lora_rank`), which the
+    header's check command then gives no ``--lora-rank`` for (`check_command`); 0: none, or no config."""
 
 
 def check_flags(gpu: str, own_memory: tuple[int, int | None] | None = None,
@@ -258,7 +261,7 @@ def _check_lines(plan: Plan, model: Model, options: _FragmentOptions) -> list[st
     if options.check_flags is None:
         return []
     command = check_command(plan, model, options.check_flags, options.host_ram_gb, options.version,
-                            environment=options.check_environment)
+                            environment=options.check_environment, config_lora_rank=options.config_lora_rank)
     flags = options.check_flags
     own = any(flag == "--model-config" and value == MODEL_CONFIG_PLACEHOLDER for flag, value in pairwise(flags))
     model_config = f"; {MODEL_CONFIG_PLACEHOLDER}: your model's config.json" if own else ""
@@ -537,14 +540,16 @@ def fragment_for(
     arguments: SettingsArguments, *, gpu: str | None = None, rocm: bool = False, node_gpus: int | None = None,
     host_ram_gb: float | None = None, host_ram_source: str | None = None, option_names: OptionNames = API_OPTIONS,
     check: tuple[str, ...] | None = None, check_environment: tuple[tuple[str, str], ...] = (),
-    dpo_mode_unset: bool = False, placed_on: str | None = None,
+    dpo_mode_unset: bool = False, placed_on: str | None = None, config_lora_rank: int = 0,
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
     are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
     variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets;
-    `dpo_mode_unset`, whether the run trains DPO without a config of mode train (`Query.dpo_mode_unset`): without
+    `dpo_mode_unset`, whether the run trains DPO without a config of mode train (`Plan.dpo_mode_unset`): without
     ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`); `placed_on`, a
-    cluster placement's nodes in words (`placed_on_words`), which the header names under the plan."""
+    cluster placement's nodes in words (`placed_on_words`), which the header names under the plan;
+    `config_lora_rank`, the LoRA rank the config planned from counts itself, which the header's check command leaves
+    to it (no ``--lora-rank`` where the plan counted that rank)."""
     arguments = checked_settings_arguments(arguments)  # its release written: the plan's own where none is named
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
@@ -554,7 +559,7 @@ def fragment_for(
                                host_ram_gb=host_ram_gb, host_ram_source=(
                                    host_ram_source if host_ram_source is not None else option_names.host_ram),
                                option_names=option_names, check_flags=check, check_environment=check_environment,
-                               placed_on=placed_on)
+                               placed_on=placed_on, config_lora_rank=config_lora_rank)
     _check_header_arguments(plan, options)
     ordered, settings, read_without = fragment_keys(arguments, option_names, gpu)
     if read_without is not None:
