@@ -1393,6 +1393,11 @@ class Plan(Frozen):
         says it."""
         return self.cautioned(self.evidence_label)
 
+    def cautions_coded(self, code: CautionCode) -> tuple[str, ...]:
+        """The plan's cautions whose code is `code`, in order (none where its JSON was made before codes)."""
+        return tuple(caution for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
+                     if coded is code)
+
     @property
     def evidence_and_single_gpu(self) -> str:
         """`evidence_cautioned`'s words alone, as a plan shown beside another outside a reason (a summary's row) says

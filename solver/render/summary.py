@@ -324,8 +324,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     kept_in = answer.current.config if answer.current is not None else None
     said = {*length_cautions(model, plan.max_model_len)}  # beside the length
     if _lora_moe_said(answer, plan, kept_in):
-        said |= {caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=False)
-                 if code is CautionCode.LORA_MOE_CONFIG_UNSAVED}
+        said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED)}
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
         ("for rollout", _rollout_kept_words(answer, plan, names)),
@@ -570,8 +569,7 @@ def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str 
     best plan's own row would say; None where the answer has none: `Answer.token_budget_auto`)."""
     if (fewer := answer.token_budget_auto) is None:
         return None
-    thin = "".join(f"; caution: {caution}" for caution, code in zip(fewer.cautions, fewer.caution_codes, strict=True)
-                   if code is CautionCode.THIN_HEADROOM)
+    thin = "".join(f"; caution: {caution}" for caution in fewer.cautions_coded(CautionCode.THIN_HEADROOM))
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
             f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu}){thin}")
 

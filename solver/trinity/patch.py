@@ -591,11 +591,9 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     and could not go anywhere (a config in flow style holds no comment line), its paragraphs but the command, unwrapped
     (none where the command was all); else None. The note as an earlier --write left it is gone before the config is
     read (`_without_notes`)."""
-    thin = [caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
-            if code is CautionCode.THIN_HEADROOM]
+    thin = plan.cautions_coded(CautionCode.THIN_HEADROOM)
     said = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)] if plan.evidence != "documented" else []
-    said += [caution_comment(caution) for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
-             if code is CautionCode.PADDED_MICRO_BATCHES]
+    said += map(caution_comment, plan.cautions_coded(CautionCode.PADDED_MICRO_BATCHES))
     said += filter(None, [past_validated_note(plan, model, option_names)])
     if plan.offload and version == "0.5":
         said.append(written_for_05_comment(option_names.trinity_05, "the offload flags"))
