@@ -181,7 +181,8 @@ def _fleet(tmp_path: Path, jobs: int, required: int = 0) -> Path:
 
 def test_unplaced_jobs_are_grouped_by_what_they_train(cli: Cli, tmp_path: Path) -> None:
     status, out, _ = cli("cluster", str(_fleet(tmp_path, 9)), "--minimize", "nodes")
-    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│")]
+    lines = [line for line in out.splitlines() if line.startswith("│")]
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in lines]
     rows = [row for row in rows if row[0]]  # not a reason's wrapped lines
     assert status == 1 and [row[:2] for row in rows] == [
         ["j00, j03, j06", "LoRA 16, no ref"], ["j01, j04, j07", "LoRA 64, no ref"], ["j02, j05, j08", "full, ref"]]
@@ -199,5 +200,5 @@ def test_the_buy_hint_names_a_long_required_list_as_jobs(cli: Cli, tmp_path: Pat
     fleet = _fleet(tmp_path, 5, required=1)  # four others: the command, whole
     status, _, err = cli("cluster", str(fleet))
     assert status == 1 and err.endswith(
-        f"solve cluster {fleet} --buy --required j01,j02,j03,j04 names the fewest GPUs, then nodes, to add to the pools "
-        "(and the jobs no number of nodes runs)\n")
+        f"solve cluster {fleet} --buy --required j01,j02,j03,j04 names the fewest GPUs, then nodes, to add to the "
+        "pools (and the jobs no number of nodes runs)\n")

@@ -282,9 +282,10 @@ APPLY_HEADING = apply_heading(COMMAND_OPTIONS)
 def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names: OptionNames,
                    comments_alone: bool = False) -> str:
     """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config, unless `writing` it
-    already (or --write would refuse it: `ConfigApplied.lora_targets_unkept`), what applies the plan to a copy of it (``--write FILE``, with the answer's --gpu where the answers are
-    for `several_gpu_types`: --write takes one; the API's function takes one answer), or where that copy would change
-    its comments alone (`comments_alone`), that the config has its keys already."""
+    already (or --write would refuse it: `ConfigApplied.lora_targets_unkept`), what applies the plan to a copy of it
+    (``--write FILE``, with the answer's --gpu where the answers are for `several_gpu_types`: --write takes one; the
+    API's function takes one answer), or where that copy would change its comments alone (`comments_alone`), that the
+    config has its keys already."""
     heading = apply_heading(names)
     if answer.current is None or writing:
         return heading
