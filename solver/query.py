@@ -1048,10 +1048,9 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     matches = [(peft_target_match(pattern, None, model.peft_names_of(layout)), model.peft_names_of(layout))
                for layout in layouts]
     for match, _ in matches:
-        beyond = [*match.outer, *([match.other] if match.other else [])]
-        if beyond:
-            raise QueryError(f"{shown} matches {', '.join(beyond)} of {model.name}, which all-linear leaves out and "
-                             f"rft-solver does not count: {fix}")
+        if match.beyond_all_linear:
+            raise QueryError(f"{shown} matches {', '.join(match.beyond_all_linear)} of {model.name}, which all-linear "
+                             f"leaves out and rft-solver does not count: {fix}")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
     refusals = [peft_target_refusal(pattern, None, names) for _, names in matches]

@@ -1408,6 +1408,11 @@ class Plan(Frozen):
         says it."""
         return self.cautioned(self.evidence_label)
 
+    def cautions_coded(self, code: CautionCode) -> tuple[str, ...]:
+        """The plan's cautions whose code is `code`, in order (none where its JSON was made before codes)."""
+        return tuple(caution for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
+                     if coded is code)
+
     @property
     def evidence_and_single_gpu(self) -> str:
         """`evidence_cautioned`'s words alone, as a plan shown beside another outside a reason (a summary's row) says
@@ -1824,10 +1829,12 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "solve --json's: what applies the best plan, as --emit trinity writes it for the same query (the config keys, "
         "the environment to export); left out where there is no plan, from the Python API's answers "
         "(solver.trinity_settings gives it), and where the config's rollout engines cannot take the plan's rollout "
-        "GPUs (apply_left_out then says so)"))
+        "GPUs or its own LoRA adapter, which they keep, adapts more than the plan's --lora-targets counted "
+        "(apply_left_out then says so)"))
     apply_left_out: str | None = Field(default=None, description=(
         "solve --from-config --json's, where the best plan gets no apply: why, in the words --emit trinity refuses "
-        "it with (the config's rollout engines cannot take the GPUs the plan leaves the rollout); left out otherwise"))
+        "it with (the config's rollout engines cannot take the GPUs the plan leaves the rollout, or its own LoRA "
+        "adapter adapts more parameters than the plan counted on --lora-targets); left out otherwise"))
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(

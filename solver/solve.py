@@ -116,6 +116,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     def answer(gpu: str) -> Answer:
         joined, timed = _SOLVE_GROUP.set(group), _CALL_DEADLINE.set(deadline)  # the caller's, in the pool's threads
         asked_sp_one = _SP_ONE_FITS.set({})  # this answer's own, asked afresh for each query
+        ends_by = time.monotonic() + query.time_limit_s  # the time limit its ranking and room kept share
         try:
             asked = _asked_first(catalog, query, gpu)
             answer = _with_measured(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions))
@@ -125,7 +126,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             answer = _with_unpinned(catalog, query, answer, asked.unpinned)
             answer = _with_more_host_ram(catalog, query, answer, asked.more_host_ram)
             answer = _with_lowered_fewer(catalog, query, answer)
-            answer = _with_room_kept(catalog, query, answer)
+            answer = _with_room_kept(catalog, query, answer, ends_by)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
         finally:
@@ -496,18 +497,22 @@ def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answe
     return answer.model_copy(update={"token_budget_auto": fewer.model_copy(update={"unused_gpus": unused})})
 
 
-def _with_room_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+def _with_room_kept(catalog: Catalog, query: Query, answer: Answer, ends_by: float) -> Answer:
     """The answer, where its best plan carries the thin-headroom caution, with the same question asked at the margin
     that caution names (`MarginRoom.keeping` the room `MarginRoom.thin_gib` asks for, with the plan's setting, as
     `Plan.with_cautions` weighs it: ``--margin 0.04``) and its best plan, or none: CP-SAT's answer to what keeping that
-    room costs, which the ranking (every plan at the query's margin) leaves out. Unchanged where that solve is
-    undecided."""
+    room costs, which the ranking (every plan at the query's margin) leaves out. That solve ends by `ends_by` (a
+    `time.monotonic()`: the end of the time limit the answer's ranking started with, or the run's deadline where that
+    comes first: `run_deadline`), so the ranking and it share the query's time limit; unchanged where it is undecided,
+    or where no time is left (then it is not asked)."""
     best = answer.best
-    if best is None or CautionCode.THIN_HEADROOM not in best.caution_codes:
+    if best is None or CautionCode.THIN_HEADROOM not in best.caution_codes or clock.seconds_left(ends_by) <= 0:
         return answer
     room = _margin_room(query, catalog.gpu(answer.gpu), best.setting, catalog.model(query.model))
     margin = room.keeping(room.thin_gib)
-    roomy = answer_for(catalog, query.model_copy(update={"margin": margin, "top": 1}), answer.gpu, explained=False)
+    run = _RUN_DEADLINE.get()
+    with run_deadline(ends_by if run is None else min(run, ends_by)):
+        roomy = answer_for(catalog, query.model_copy(update={"margin": margin, "top": 1}), answer.gpu, explained=False)
     if roomy.status == "unknown":
         return answer
     return answer.model_copy(update={"room_kept": RoomKept(margin=margin, plan=roomy.best)})

@@ -52,10 +52,12 @@ from solver.cli.trinity_options import engines_note
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
     HINTS_QUESTIONS_PER_SECOND,
+    JOBS_NAMED,
     REASONS_QUESTIONS_PER_SECOND,
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
     QueryError,
+    counted,
     it_or_them,
     named_jobs,
 )
@@ -183,7 +185,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     give them (`short_of_nodes`, `short_of_gpus`, or a length that more of a pool's GPUs train), and that
     --token-budget auto does not give them, that --buy names the fewest GPUs, then nodes, to add (with --required naming
     the run's --required jobs and, where the required jobs are placed or with --minimize nodes, every other job but
-    those no nodes place: --buy buys for the required ones alone, and drops the others it need not; with none where
+    those no nodes place: --buy buys for the required ones alone, and drops the others it need not; more than
+    `JOBS_NAMED` of them as ``--required JOBS``, counted and named in short after the command; with none where
     the file marks no job required and nodes may place each one it would name: --buy alone buys for every such job;
     with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
     the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
@@ -213,7 +216,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     if not short_of_room and not wayless:
         return
     command = f"solve cluster {shlex.quote(str(args.file))} --buy"
-    goal = "to place every job"
+    goal, jobs_said = "to place every job", ""
     if result.required:
         named = dict.fromkeys(args.required or ())  # a new run needs --required's jobs again; the file's stay required
         if result.placements or args.minimize:  # --buy would buy for the required jobs alone
@@ -226,7 +229,12 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             goal = "to place the jobs left out too" if result.placements else goal
         else:
             goal = "to place the required jobs"
-        if named:
+        if len(named) > JOBS_NAMED:  # a name list this long hides the command: named in words after it
+            command += " --required JOBS"
+            others = [job.name for job in fleet.jobs if job.name not in named]
+            jobs_said = (f"; JOBS: {counted(len(named), 'job')}' names, comma-separated: every job"
+                         f"{f' but {named_jobs(others)}' if others else ' of the file'} ({named_jobs(list(named))})")
+        elif named:
             command += f" --required {shlex.quote(','.join(named))}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
         command += " --token-budget auto"
@@ -237,7 +245,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
            else f"{goal} (more nodes may give {named_jobs(wayless)} a way to run too{f', {auto}' if auto else ''})"
            if wayless else goal)
     print_note(f"solve cluster: note: {why}: {command} names the fewest GPUs, then nodes, to add to the pools (and "
-               "the jobs no number of nodes runs)")
+               f"the jobs no number of nodes runs){jobs_said}")
 
 
 def _note_token_budget_auto(jobs: list[str]) -> None:

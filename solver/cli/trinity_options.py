@@ -276,6 +276,9 @@ def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         if answer.best is None:
             applied.append(answer)
             continue
+        if (unkept := lora_targets_refusal(args, layout, answer.best, model, "--emit trinity keeps")) is not None:
+            applied.append(answer.model_copy(update={"apply_left_out": unkept}))
+            continue
         keys = _keys_arguments(args, answer, answer.best, catalog, model, config, layout)
         try:
             settings = settings_for(keys)
@@ -291,6 +294,22 @@ def engines_refusal(args: argparse.Namespace, error: EngineError, node_gpus: int
     --emit's, --out's and --write's refusal, and --json's ``apply_left_out``."""
     return (f"{_config_file(args)}: {error} on nodes of {node_gpus}: choose a trainer size with --gpus that leaves the "
             "config's engines exactly their GPUs")
+
+
+def lora_targets_refusal(args: argparse.Namespace, layout: Any, plan: Plan, model: Model,
+                         kept_by: str) -> str | None:
+    """Where `plan` counted its LoRA adapter on targets (--lora-targets) that adapt fewer parameters than the
+    --from-config config's own adapter (`layout`, as `_config_layout` reads it), which what is made of the plan keeps
+    (`kept_by`: ``--emit trinity keeps``; none writes model.lora_configs over the config's own): why, in one line
+    (`lora_targets_unkept`): --emit's, --out's and --write's refusal, --json's ``apply_left_out``, and the apply lines'
+    first comment. None otherwise, and without a config."""
+    if layout is None or not plan.config_lora:
+        return None
+    from solver.rules import COMMAND_OPTIONS
+    from solver.trinity import lora_targets_unkept
+
+    return lora_targets_unkept(plan, model, layout, _config_file(args), os.environ, args.trinity_version, kept_by,
+                               COMMAND_OPTIONS)
 
 
 def _config_layout(args: argparse.Namespace, config_text: str, config: TrinityConfig | None) -> Any:
@@ -343,14 +362,17 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
-    from solver.trinity import config_keys_changed, config_keys_kept, rope_scaling_written
+    from solver.trinity import config_keys_changed, config_keys_kept, load_config_mapping, rope_scaling_written
 
     config = {"name": str(args.from_config), "environ": os.environ, "version": args.trinity_version}
+    with errors_named_by("--from-config"):
+        layout = load_config_mapping(config_text, str(args.from_config))
     return {answer.gpu: ConfigApplied(config_keys_changed(config_text, answer.best, model, **config),
                                       config_keys_kept(config_text, answer.best, model, **config),
                                       rope_scaling_written(config_text, answer.best, model, **config),
                                       args.write is None and _runs_the_best_plan(answer)
-                                      and _comments_alone_written(config_text, answer.best, model, config))
+                                      and _comments_alone_written(config_text, answer.best, model, config),
+                                      lora_targets_refusal(args, layout, answer.best, model, "these lines keep"))
             for answer in answers if answer.best is not None}
 
 
@@ -493,6 +515,9 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         notes += [note] if (note := _layout_note(answer)) else []
         if config is None and (suggested := fragment_engines(answer, catalog)):  # as solver.api.trinity_config
             notes += [note] if (note := engines_note(suggested, model.name, catalog.gpu(answer.gpu))) else []
+        made = "--emit trinity" if args.emit else "--out" if args.out else "--write"
+        if (unkept := lora_targets_refusal(args, layout, answer.plans[0], model, f"{made} keeps")) is not None:
+            raise QueryError(unkept)
         check = fragment_check(answer.gpu, catalog, _check_options(args))
         keys = _keys_arguments(args, answer, answer.plans[0], catalog, model, config, layout)
         try:

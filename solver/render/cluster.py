@@ -524,28 +524,31 @@ def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:
 def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     """The `unplaced` jobs under `title`, a row per reason with the jobs it is given for (in the order of their first
     job), in its words for several jobs where it is given for more than one; where a job trains LoRA, builds no
-    reference model, trains a PPO critic or DPO (`Unplaced.lora_rank` given), what each trains (`training_words`, in the
-    order of the row's jobs, ``;`` between them), as the placed jobs' tables say it."""
-    by_reason: dict[str, list[Unplaced]] = {}
-    for job in unplaced:
-        by_reason.setdefault(job.reason, []).append(job)
+    reference model, trains a PPO critic or DPO (`Unplaced.lora_rank` given), a row per reason and what its jobs
+    train (`training_words`, as the placed jobs' tables say it), the reason said on the first of its rows alone, and a
+    line under the last where it has several."""
     training = any(job.lora_rank is not None for job in unplaced)
+    by_reason: dict[str, dict[str, list[Unplaced]]] = {}
+    for job in unplaced:
+        trains = training_words(job.lora_rank or 0, job.reference_model, job.critic, bool(job.dpo)) if training else ""
+        by_reason.setdefault(job.reason, {}).setdefault(trains, []).append(job)
     view = Table(title=title, title_justify="left", caption_justify="left",
                  caption=training_note(any(job.critic for job in unplaced), any(job.dpo for job in unplaced))
                  if training else None)
     longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
-    view.add_column("jobs" if len(by_reason) < len(unplaced) else "job",
-                    max_width=max(UNPLACED_JOBS_WIDTH, longest + 1), overflow="fold")
+    rows = sum(len(by_training) for by_training in by_reason.values())
+    view.add_column("jobs" if rows < len(unplaced) else "job", max_width=max(UNPLACED_JOBS_WIDTH, longest + 1),
+                    overflow="fold")
     if training:
         view.add_column("training")
     view.add_column("reason")
-    for reason, given in by_reason.items():
-        several = len(given) > 1 and given[0].reason_for_several
-        trains = ("; ".join(training_words(job.lora_rank or 0, job.reference_model, job.critic, bool(job.dpo))
-                            for job in given),) \
-            if training else ()
-        view.add_row(", ".join(job.job + (" (stops)" if job.current else "") for job in given), *trains,
-                     several or reason)
+    for reason, by_training in by_reason.items():
+        given = [job for jobs in by_training.values() for job in jobs]
+        said = (len(given) > 1 and given[0].reason_for_several) or reason
+        for row, (trains, jobs) in enumerate(by_training.items()):
+            view.add_row(", ".join(job.job + (" (stops)" if job.current else "") for job in jobs),
+                         *((trains,) if training else ()), "" if row else said,
+                         end_section=len(by_training) > 1 and row == len(by_training) - 1)
     return view
 
 

@@ -89,6 +89,10 @@ class ConfigApplied(NamedTuple):
     comments_alone: bool = False
     """Whether the copy --write would write (without --write) differs from the config in its comments alone: the
     config has the plan's keys already (`_apply_heading` says so)."""
+    lora_targets_unkept: str | None = None
+    """Where the plan counted its LoRA adapter on --lora-targets that adapt fewer parameters than the config's own
+    target_modules, which the block keeps (it writes no ``model.lora_configs`` over them): why, and what to do
+    (``solver.trinity.lora_targets_unkept``), the block's first line, a comment, as --emit trinity refuses it."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
@@ -278,9 +282,10 @@ APPLY_HEADING = apply_heading(COMMAND_OPTIONS)
 def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names: OptionNames,
                    comments_alone: bool = False) -> str:
     """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config, unless `writing` it
-    already, what applies the plan to a copy of it (``--write FILE``, with the answer's --gpu where the answers are
-    for `several_gpu_types`: --write takes one; the API's function takes one answer), or where that copy would change
-    its comments alone (`comments_alone`), that the config has its keys already."""
+    already (or --write would refuse it: `ConfigApplied.lora_targets_unkept`), what applies the plan to a copy of it
+    (``--write FILE``, with the answer's --gpu where the answers are for `several_gpu_types`: --write takes one; the
+    API's function takes one answer), or where that copy would change its comments alone (`comments_alone`), that the
+    config has its keys already."""
     heading = apply_heading(names)
     if answer.current is None or writing:
         return heading
@@ -321,8 +326,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     kept_in = answer.current.config if answer.current is not None else None
     said = {*length_cautions(model, plan.max_model_len)}  # beside the length
     if _lora_moe_said(answer, plan):
-        said |= {caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=False)
-                 if code is CautionCode.LORA_MOE_CONFIG_UNSAVED}
+        said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED)}
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
         ("for rollout", _rollout_kept_words(answer, plan, names)),
@@ -346,13 +350,16 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("unpinned", _unpinned_words(answer, plan, pins, names)),
         ("host limit", _host_limit_words(answer, plan, host_limit)),
         ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
-        ("apply", _apply_heading(answer, several_gpu_types, writing, names, config_keys.comments_alone)),
+        ("apply", _apply_heading(answer, several_gpu_types, writing or config_keys.lora_targets_unkept is not None,
+                                 names, config_keys.comments_alone)),
     ]
     for label, value in rows:
         if value is not None:
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    lines = [*apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept,
+    unkept = config_keys.lora_targets_unkept
+    lines = [*([f"# {unkept}"] if unkept is not None else []),
+             *apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept,
                           config_keys.rope_scaling, bool(answer.dpo_pairs)),
              *_config_key_lines(answer, config_keys.changed)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
@@ -564,8 +571,7 @@ def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str 
     best plan's own row would say; None where the answer has none: `Answer.token_budget_auto`)."""
     if (fewer := answer.token_budget_auto) is None:
         return None
-    thin = "".join(f"; caution: {caution}" for caution, code in zip(fewer.cautions, fewer.caution_codes, strict=True)
-                   if code is CautionCode.THIN_HEADROOM)
+    thin = "".join(f"; caution: {caution}" for caution in fewer.cautions_coded(CautionCode.THIN_HEADROOM))
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
             f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu}){thin}")
 

@@ -186,6 +186,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         without_none,
     )
     from solver.tables.text import (
+        JOBS_NAMED,
         OneLineError,
         QueryError,
         RefusedNameError,
@@ -247,6 +248,7 @@ __all__ = [
     "HOST_NEED_WORDS",
     "INTERCONNECTS",
     "INTERCONNECTS_BY_OTHER_NAMES",
+    "JOBS_NAMED",
     "LEAST_DRIVER_MIB",
     "LEAST_GPU_MEMORY_GB",
     "LOADING_ALONE_NEED",

@@ -74,6 +74,12 @@ class TargetMatch(NamedTuple):
     outer: tuple[str, ...]
     other: str | None
 
+    @property
+    def beyond_all_linear(self) -> tuple[str, ...]:
+        """The modules it matches that ``all-linear`` leaves out, which rft-solver does not count an adapter on:
+        `outer`, then `other` where there is one (none: it adapts the layers' linears alone, if any)."""
+        return (*self.outer, *((self.other,) if self.other is not None else ()))
+
 
 def peft_regex(pattern: str) -> re.Pattern[str]:
     """`pattern` (a ``target_modules`` or ``exclude_modules`` regex) compiled, as PEFT compiles it; `re.error` where
@@ -223,7 +229,7 @@ def same_modules_regex(pattern: str, excluded: str | None, taken: PeftModuleName
         if not same:
             return None
         counterparts += same
-    if not matched or match.outer or match.other:  # only layer modules: the embeddings and lm_head are one name
+    if not matched or match.beyond_all_linear:  # only layer modules: the embeddings and lm_head are one name
         return None
     names = list(dict.fromkeys((*matched, *counterparts)))
     leaves: dict[str, list[str]] = {}

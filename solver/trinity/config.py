@@ -1000,8 +1000,8 @@ def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
         names, match = _peft_match_taken(targets or ALL_LINEAR, excluded)
     except re.error:
         return "is no regular expression"
-    if match.outer or match.other is not None:
-        beyond = and_joined([*match.outer, *([match.other] if match.other else [])])
+    if match.beyond_all_linear:
+        beyond = and_joined(match.beyond_all_linear)
         among = (f", among {names.model_type}'s module names, which the config read alone assumes"
                  if match.other is not None and match.other.startswith("model.layers.") else "")
         return f"matches {beyond}, which all-linear leaves out and rft-solver does not count{among}"

@@ -326,8 +326,7 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions, keys: Seque
     # beside the Env export).
     said = {*length_cautions(model, plan.max_model_len), *map(rocm_env_caution, (COMMAND_OPTIONS, API_OPTIONS))}
     if any(key.path == LORA_CONFIGS for key in keys):
-        said |= {caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=False)
-                 if code is CautionCode.LORA_MOE_CONFIG_UNSAVED}
+        said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED)}
     lines += [f"# {caution_comment(caution)}" for caution in plan.cautions if caution not in said]
     ranks = plan.gpus // plan.sp
     if train_batch_size is not None and ranks > 1:  # one rank takes any batch

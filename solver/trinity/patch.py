@@ -591,11 +591,9 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     and could not go anywhere (a config in flow style holds no comment line), its paragraphs but the command, unwrapped
     (none where the command was all); else None. The note as an earlier --write left it is gone before the config is
     read (`_without_notes`)."""
-    thin = [caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
-            if code is CautionCode.THIN_HEADROOM]
+    thin = plan.cautions_coded(CautionCode.THIN_HEADROOM)
     said = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)] if plan.evidence != "documented" else []
-    said += [caution_comment(caution) for caution, code in zip(plan.cautions, plan.caution_codes, strict=True)
-             if code is CautionCode.PADDED_MICRO_BATCHES]
+    said += map(caution_comment, plan.cautions_coded(CautionCode.PADDED_MICRO_BATCHES))
     said += filter(None, [past_validated_note(plan, model, option_names)])
     if plan.offload and version == "0.5":
         said.append(written_for_05_comment(option_names.trinity_05, "the offload flags"))
@@ -873,7 +871,7 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
     the one it writes: the patched config would train a rank the plan did not count, and setting the plan's in the
     adapter would change its scaling (lora_alpha / rank), the user's choice; and where it counted the adapter of
     `model` on targets (`Plan.lora_targets`, ``--lora-targets``) that adapt fewer parameters than the config's own
-    (`config_counted_lora_targets`, under Trinity `version`), which the patched config would train. Where `plan`
+    (`lora_targets_unkept`), which the patched config would train. Where `plan`
     counted full fine-tuning (which holds more), the note that the config still sets LoRA; None otherwise."""
     own = written_lora(reading, name, environ)
     if own is None:
@@ -888,18 +886,37 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
                          f"{option_names.write} keeps (its lora_alpha scales the adapter by its rank): plan at rank "
                          f"{rank} ({option_names.valued(lora, rank)}, or leave it out), or set {key}'s rank to "
                          f"{plan.lora_rank} first")
+    unkept = lora_targets_unkept(plan, model, reading, name, environ, version, f"{option_names.write} keeps",
+                                 option_names)
+    if unkept is not None:
+        raise QueryError(unkept)
+    return None
+
+
+def lora_targets_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
+                        version: TrinityVersion | None, kept_by: str, option_names: OptionNames) -> str | None:
+    """Where `plan` counted the LoRA adapter of `model` on targets (`Plan.lora_targets`, ``--lora-targets``) that
+    adapt fewer parameters than the config `reading`'s own (the file `name`, read in `environ`:
+    `config_counted_lora_targets` under Trinity `version`), which what is made of it keeps (`kept_by`: ``--write
+    keeps``, ``--emit trinity keeps``, ``these lines keep``; none writes ``model.lora_configs`` over a config's own
+    adapter), so that the run would train more than the plan counted: why, in one line that starts with `name`, and
+    what to do, naming the option as `option_names` do. None otherwise (no LoRA, in the plan or the config)."""
+    version = written_release(plan, version)  # the plan's own release where none is named, as the patch reads it
+    own = written_lora(reading, name, environ)
+    if own is None or not plan.lora_rank:
+        return None
     targets = config_counted_lora_targets(reading, name, environ, version)
     if targets == plan.lora_targets:
         return None
     kept, counted = (lora_parameters(model.model_copy(update={"lora_targets": each}), plan.lora_rank,
                                      plan.expert_layout) for each in (targets, plan.lora_targets))
-    if kept > counted:
-        option = "lora_targets" if option_names.keywords else "--lora-targets"
-        planned = "all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'"
-        raise QueryError(f"{name}: the plan counted its LoRA adapter on {planned} ({counted:,} parameters), but the "
-                         f"config's own target_modules ({key}), which {option_names.write} keeps, adapt {kept:,}: plan "
-                         f"on them (leave {option} out), or set them to {planned} first")
-    return None
+    if kept <= counted:
+        return None
+    option = "lora_targets" if option_names.keywords else "--lora-targets"
+    planned = "all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'"
+    return (f"{name}: the plan counted its LoRA adapter on {planned} ({counted:,} parameters), but the config's own "
+            f"target_modules ({own[0]}), which {kept_by}, adapt {kept:,}: plan on them (leave {option} out), or set "
+            f"them to {planned} first")
 
 
 def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],
