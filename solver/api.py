@@ -104,6 +104,7 @@ from solver.rules import (
     batch_split_violation,
     cited_tables_verdict,
     counted_tokens,
+    counts_dpo_pairs,
     host_ram_bound_words,
     larger_tables,
     least_token_budget,
@@ -682,7 +683,8 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
         placed_on = placed_on_words(placed.pool, placed.nodes, placed.keys.shared_gpus, placed.trainer_nodes)
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
-                                             option_names=option_names, check=check, placed_on=placed_on)[0]
+                                             option_names=option_names, check=check, placed_on=placed_on,
+                                             dpo_mode_unset=placed.dpo)[0]
     return fragments
 
 
@@ -713,6 +715,9 @@ class _Placed(NamedTuple):
     pool: str
     nodes: tuple[int, ...]
     trainer_nodes: tuple[int, ...]
+    dpo: bool = False
+    """Whether the job trains DPO (its ``dpo``): its fragment's header says the mode Trinity's DPO needs where its keys
+    leave it (`Query.dpo_mode_unset`: a cluster job reads no config)."""
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -748,10 +753,11 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
                                          counted_batch_divisor(plan.trinity_version)),
             model=model, rollout_gpus=placement.rollout_gpus, nodes=len(placement.nodes),
             shared_gpus=placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None,
-            engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size)
+            engines=(0, placement.rollout_engine_size or 1), version=release, train_batch_size=job.train_batch_size,
+            dpo=counts_dpo_pairs(model, job.dpo))
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
                               model_config=model_configs.get(placement.job), keys=keys, pool=pool.name,
-                              nodes=placement.nodes, trainer_nodes=placement.trainer_nodes))
+                              nodes=placement.nodes, trainer_nodes=placement.trainer_nodes, dpo=job.dpo))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 
@@ -839,6 +845,7 @@ def estimate_memory(
     lora_rank: int = 0,
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
+    dpo: bool = False,
     trinity_version: str | None = None,
     lora_targets: str | None = None,
 ) -> MemoryEstimate:
@@ -867,6 +874,10 @@ def estimate_memory(
     tables' runs. The tables, which measured the actor alone, then speak only where they say the setting runs out
     of memory.
 
+    `dpo` counts a DPO run (as ``solve memory --dpo``; `plan`'s `dpo`): for a model trained one padded sequence per
+    micro-batch, a pair per micro-batch (`solver.rules.counted_tokens`; ``dpo_pairs``), with the padded caution's
+    words for it; a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as `plan`'s.
+
     `trinity_version` (as `plan`'s, ``"0.5.1"`` too): the Trinity release whose memory it counts: a mixture of
     experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, else
     whole, with 0.5's, 0.5.0's and 0.5.2's LoRA adapter the larger of the two) and its reference model's pinned host
@@ -882,11 +893,12 @@ def estimate_memory(
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames),
-                ("lora_rank", lora_rank, int), ("reference_model", reference_model, bool | None))
+                ("lora_rank", lora_rank, int), ("reference_model", reference_model, bool | None), ("dpo", dpo, bool))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
     reference = counts_reference(reference_model, lora_rank)
     check_choice("critic", critic, (None, *CRITIC_CHOICES))
+    check_dpo(dpo, critic, reference_model, lora_rank, option_names)
     critic = counted_critic(critic)
     release, experts = trinity_release("trinity_version", trinity_version), counted_expert_layout(trinity_version)
     catalog = catalog if catalog is not None else load_catalog()
@@ -903,10 +915,10 @@ def estimate_memory(
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
-                       budget, lora_rank, critic, experts=experts)
+                       budget, lora_rank, critic, dpo, experts)
     if max_token_len_per_gpu is None:
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin,
-                                  lora_rank=lora_rank, critic=critic, experts=experts)
+                                  lora_rank=lora_rank, critic=critic, dpo=dpo, experts=experts)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
@@ -916,8 +928,9 @@ def estimate_memory(
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, release, reference,
                                                           lora_rank, critic, experts),
-                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts),
-                          reference_model=reference, host_ram_gib=host_ram_gb).with_cautions(
+                          host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts, release),
+                          reference_model=reference, host_ram_gib=host_ram_gb,
+                          dpo_pairs=counts_dpo_pairs(resolved, dpo)).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
                               option_names, lora_moe_caution(resolved, lora_rank, release, experts))
@@ -954,6 +967,7 @@ def memory_answer(
     lora_rank: int = 0,
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
+    dpo: bool = False,
     trinity_version: str | None = None,
     lora_targets: str | None = None,
 ) -> MemoryAnswer:
@@ -970,7 +984,7 @@ def memory_answer(
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
                                option_names=option_names, lora_rank=lora_rank, reference_model=reference_model,
-                               critic=critic, trinity_version=trinity_version, lora_targets=lora_targets)
+                               critic=critic, dpo=dpo, trinity_version=trinity_version, lora_targets=lora_targets)
     experts = counted_expert_layout(trinity_version)
     resolved = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names).model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
@@ -980,6 +994,7 @@ def memory_answer(
                         lora_target_modules=None if resolved.lora_targets is None else resolved.lora_targets.pattern,
                         critic=counted_critic(critic),
                         critic_parameters_b=critic_parameters(resolved) / 1e9 if counted_critic(critic) else 0.0,
+                        dpo=dpo,
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
                         max_token_len_per_gpu=max_token_len_per_gpu,
                         node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
@@ -1500,7 +1515,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
                      config.critic, query.option_names), mapping, name, environ, version,
                      model.peft_names_of("separate" if query.expert_layout == "separate" else "fused"),
-                     query.lora_rank, query.option_names)
+                     query.lora_rank, query.option_names, query.lora_targets)
                  for code, words in zip(config.note_codes, config.notes, strict=True) if code not in moot)
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from math import ceil
+from math import ceil, prod
 from typing import Annotated, Any
 
 from pydantic import (
@@ -240,6 +240,10 @@ class MemoryEstimate(Breakdown, defer_build=True):
         f"the longest max_model_len on the {GRID}-token grid that fits (up to {CEILING}); None when not even "
         f"{GRID} tokens fit. With a token budget of one's own, the longest its SP group holds (budget x SP, "
         "off the grid) if it fits, else None"))
+    dpo_pairs: bool = Field(default=False, description=(
+        "whether tokens_per_gpu counts a DPO pair per micro-batch, a chosen and a rejected sequence, each of "
+        "max_model_len / SP tokens: a DPO run (--dpo) of a model trained one padded sequence per micro-batch; false "
+        "otherwise"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
@@ -307,8 +311,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         `margin_room`; an Offload need larger than servers commonly have for the GPUs of a node of `node_gpus` (None:
         not given, for its trainer GPUs on a node of 8), or a workstation for all its cards, where no `host_ram_gib`
         holds it to anything: `unchecked_host_need`; LoRA on a mixture of experts whose adapter config Trinity saves
-        cut short, `lora_moe`: `lora_moe_caution`'s, where given), naming the options they point to as `option_names`
-        do."""
+        cut short, `lora_moe`: `lora_moe_caution`'s, where given; a padded model's, counting a DPO pair where
+        `dpo_pairs` does), naming the options they point to as `option_names` do."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
@@ -318,7 +322,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
                                    option_names.node_gpus)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
-                               option_names=option_names, lora_moe=lora_moe)
+                               option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe)
         return self.model_copy(update=caution_fields(cautions))
 
     @property
@@ -370,6 +374,9 @@ class MemoryQuestion(Frozen, defer_build=True):
     critic_parameters_b: ParametersB = Field(default=0.0, description=(
         "the critic's parameters counted, billions: the model's less its output projection, with a value head; 0 "
         "without a critic"))
+    dpo: bool = Field(default=False, description=(
+        "whether the run trains DPO (--dpo): for a model trained one padded sequence per micro-batch, the estimate "
+        "counts a pair per micro-batch (dpo_pairs); false for none"))
     margin: float = Field(description=("the safety margin held to: --margin, or the default on this GPU type (the "
                                        "memory model's, more on a card of at most 48 GiB)"))
     max_token_len_per_gpu: PositiveInt | None = Field(description=(
@@ -753,18 +760,25 @@ def shard_rows(rows: int, gpus: int) -> int:
     return -(-rows // gpus)
 
 
+def shard_values(dims: tuple[int, ...], gpus: int, first_even_dim: bool = False) -> int:
+    """The values of a tensor of the dimensions `dims` that the fullest of `gpus` GPUs holds: FSDP2 shards it by its
+    rows (`shard_rows`), padded to a multiple of the GPUs; where `first_even_dim`, by its first dimension the GPUs
+    divide, padded only where they divide none: verl 0.7's ``get_shard_placement_fn``
+    (``utils/fsdp_utils.py:540-550`` in 0.7.0, ``:562-572`` in 0.7.1), which Trinity 0.5's workers give
+    ``fully_shard`` (``trainer/verl/fsdp_workers.py:552`` in 0.5.1; FSDP2 refuses an uneven split of another
+    dimension, ``_fsdp_param.py:289-297``; ``:353-368`` alike in PyTorch 2.9.1, which Trinity 0.5.1's newest vLLM,
+    0.15.1, pins)."""
+    if first_even_dim and any(size % gpus == 0 for size in dims):
+        return prod(dims) // gpus
+    return shard_rows(dims[0], gpus) * prod(dims[1:])
+
+
 def shard_padding(shapes: tuple[tuple[int, int, int], ...], gpus: int, first_even_dim: bool = False) -> float:
     """Parameters the fullest of `gpus` GPUs holds of the tensors `shapes` ((rows, columns, count)) beyond an even
-    share of them: FSDP2 shards each by its rows (`shard_rows`), padded to a multiple of the GPUs; where
-    `first_even_dim`, by its first dimension the GPUs divide, padded only where they divide neither: verl 0.7.0's
-    ``get_shard_placement_fn`` (``utils/fsdp_utils.py:540-550``), which Trinity 0.5.1's workers give ``fully_shard``
-    (``trainer/verl/fsdp_workers.py:552``; FSDP2 refuses an uneven split of another dimension,
-    ``_fsdp_param.py:289-297``; ``:353-368`` alike in PyTorch 2.9.1, which Trinity 0.5.1's newest vLLM, 0.15.1,
-    pins). Each is a 2-D tensor there, so `first_even_dim` reads its columns."""
-    def padded_rows(rows: int, columns: int) -> int:
-        return 0 if first_even_dim and columns % gpus == 0 else shard_rows(rows, gpus) * gpus - rows
-
-    return sum(padded_rows(rows, columns) * columns * count for rows, columns, count in shapes) / gpus
+    share of them: each tensor's shard (`shard_values`, by its rows or, where `first_even_dim`, as verl 0.7 places
+    it) less its even share."""
+    return sum((shard_values((rows, columns), gpus, first_even_dim) * gpus - rows * columns) * count
+               for rows, columns, count in shapes) / gpus
 
 
 def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:
@@ -968,6 +982,13 @@ before the actor). Trinity 0.5 builds it in bf16 (verl 0.7's worker: no ``model_
 verl 0.8 or later, in fp32 (it writes ``model_dtype: fp32`` into the reference model's engine config as into the
 actor's). Counted where the run builds one (`Query.reference_model`, which a Trinity config decides:
 `TrinityConfig.reference_model`); without a config, counted."""
+FIRST_EVEN_DIM_RELEASES: tuple[TrinityVersion, ...] = ("0.5",)
+"""The Trinity releases whose trainer gives FSDP2 verl 0.7's placement (`shard_values`' `first_even_dim`), so that
+the pinned host blocks are counted as placed (`pinned_rounding`): each 0.5 patch pins verl 0.7 (0.5.0 and 0.5.1
+``verl==0.7.0``, 0.5.2 ``verl==0.7.1``, each wheel's METADATA), whose placement its workers pass. 0.6.0 takes
+``verl>=0.7.1``: its legacy workers pass it on verl 0.7 alone (``trinity/trainer/trainer.py``, ``is_verl_legacy``:
+below 0.8), and verl 0.8 and later's engine, its trainer on the newest verl, pass none (``transformer_impl.py:465-472``
+in 0.9.1), so it is counted by rows, as where no release is named: the larger blocks, never below the placed ones."""
 PAGEABLE_BYTES = 8
 """Host memory per parameter for Adam's two fp32 moments, in ordinary memory (no rounding)."""
 LOAD_BYTES = 4
@@ -980,9 +1001,10 @@ def weight_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple[
     the router, the routed experts and a shared expert with its gate) and the norms, Qwen3's query and key
     norms among them (for Llama and Qwen2.5, which have none, or q/k/v biases instead, the sizes differ by less
     than 0.01%); a latent attention's projections and latent norms instead (`MLA`), and
-    a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows. An expert layer's routed experts
-    are two tensors of one row per expert (`_routed_expert_shapes`), as transformers 5, which Trinity 0.6 needs, holds
-    them `fused`; or, `separate` (transformers 4's, Trinity 0.5.1's), a gated MLP's three matrices per expert."""
+    a mixture of experts' dense layers' MLPs. FSDP2 shards each tensor by its rows (or as verl 0.7 places it,
+    `shard_values`). An expert layer's routed experts are two tensors of one row per expert
+    (`_routed_expert_shapes`), as transformers 5, which Trinity 0.6 needs, holds them `fused`; or, `separate`
+    (transformers 4's, Trinity 0.5.1's), a gated MLP's three matrices per expert."""
     hidden = model.hidden_size
     embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
     return embeddings + _layer_shapes(model, routed_experts=held_experts(model, experts))
@@ -1150,10 +1172,17 @@ def _layer_shapes(model: Model, routed_experts: HeldExperts) -> tuple[tuple[int,
 
 def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the routed experts' tensors in `layers` expert layers, as transformers 5 holds them
-    (`Qwen3MoeExperts`: `gate_up_proj` of experts x 2 width x hidden, `down_proj` of experts x hidden x width): a row
-    per expert, which FSDP2 shards whole, so on a GPU count that does not divide the experts each shard holds the
-    rounded-up count of experts (Qwen3-30B-A3B's 128 on 6 GPUs: 22 a GPU)."""
-    return ((experts, 2 * width * hidden, layers), (experts, hidden * width, layers))
+    (`_routed_expert_dims`, each row's two dimensions as one): a row per expert, which FSDP2 shards whole, so on a GPU
+    count that does not divide the experts each shard holds the rounded-up count of experts (Qwen3-30B-A3B's 128 on
+    6 GPUs: 22 a GPU)."""
+    dims = _routed_expert_dims(hidden, width, experts)
+    return tuple((rows, columns * inner, layers) for rows, columns, inner in dims)
+
+
+def _routed_expert_dims(hidden: int, width: int, experts: int) -> tuple[tuple[int, int, int], ...]:
+    """The dimensions of an expert layer's routed experts' two 3-D tensors as transformers 5 holds them
+    (`Qwen3MoeExperts`: ``gate_up_proj`` of experts x 2 width x hidden, ``down_proj`` of experts x hidden x width)."""
+    return (experts, 2 * width, hidden), (experts, hidden, width)
 
 
 def _mlp_shapes(hidden: int, width: int, count: int) -> tuple[tuple[int, int, int], ...]:
@@ -1191,13 +1220,20 @@ def adapter_shapes(model: Model, rank: int, experts: ExpertLayout = "fused") -> 
 
 @lru_cache(maxsize=1024)
 def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: int = 0,
-                    experts: ExpertLayout = "fused") -> float:
+                    experts: ExpertLayout = "fused", first_even_dim: bool = False) -> float:
     """How much more pinned memory the shards of `model` over `gpus` GPUs take than their bytes (at least 1): each
-    tensor's shard (its rows split over the GPUs, rounded up) rounded up to a power of two, over all tensors of the
-    model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`), its routed experts laid out as `experts`
-    (cached: every planning question with host memory asks again for each GPU count)."""
+    tensor's shard (`shard_values`: its rows split over the GPUs, rounded up, or where `first_even_dim` as verl 0.7
+    places it, `FIRST_EVEN_DIM_RELEASES`, a fused expert tensor by its three dimensions) rounded up to a power of two,
+    over all tensors of the model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`), its routed experts
+    laid out as `experts` (cached: every planning question with host memory asks again for each GPU count)."""
+    fused = {} if lora_rank or model.moe is None or held_experts(model, experts) == "separate" else {
+        (rows, columns * inner): (rows, columns, inner)
+        for rows, columns, inner in _routed_expert_dims(model.hidden_size, model.moe.moe_intermediate_size,
+                                                        model.moe.experts)}
+
     def pinned(rows: int, columns: int) -> int:
-        return 1 << (bytes_per_value * shard_rows(rows, gpus) * columns - 1).bit_length()
+        dims = fused.get((rows, columns), (rows, columns))  # a fused expert tensor placed by its own dimensions
+        return 1 << (bytes_per_value * shard_values(dims, gpus, first_even_dim) - 1).bit_length()
 
     shapes = adapter_shapes(model, lora_rank, experts) if lora_rank else weight_shapes(model, experts)
     held = sum(pinned(rows, columns) * count for rows, columns, count in shapes)
@@ -1217,17 +1253,19 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it offloads the critic's, as full fine-tuning's
     per parameter of `critic_parameters`. (The critic loads before the actor and frees its copy as FSDP shards it: its
     loading is not counted beside the actor's.) The pinned shards hold a mixture of experts' routed experts laid out
-    as `experts` (`pinned_rounding`)."""
+    as `experts`, each block as `version`'s trainer places it (`pinned_rounding`)."""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
     loaders = on_node if model.tied_embeddings else 1
     reference_bytes = REFERENCE_BYTES[version or "0.6"]
-    reference_held = reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts) if reference else 0
-    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts)
+    placed = version in FIRST_EVEN_DIM_RELEASES
+    reference_held = (reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts, placed)
+                      if reference else 0)
+    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts, version)
     loaded = parameters + (lora_parameters(model, lora_rank, experts) if lora_rank else 0)
     loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
-    critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts) * GIB
+    critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts, version) * GIB
     if not offload and not critic_held:
         return loading / GIB
     training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
@@ -1235,31 +1273,35 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
 
 
 def host_critic_gib(model: Model, gpus: int, node_gpus: int | None, critic: CriticStates | None,
-                    experts: ExpertLayout = "fused") -> float:
+                    experts: ExpertLayout = "fused", version: TrinityVersion | None = None) -> float:
     """What one node holds in host memory of a PPO critic's states while the actor trains, GiB (part of
     `host_memory_gib`'s training need): where `critic` keeps them there (`HOST_HELD_CRITICS`), its trainer GPUs' share
-    (of all `gpus`, `node_gpus` to a node) as full fine-tuning's Offload holds them (`offloaded_actor_bytes`) per
-    parameter of `critic_parameters`, its routed experts laid out as `experts`; 0 otherwise."""
+    (of all `gpus`, `node_gpus` to a node) as full fine-tuning's Offload holds them (`offloaded_actor_bytes`, under
+    Trinity's `version`) per parameter of `critic_parameters`, its routed experts laid out as `experts`; 0
+    otherwise."""
     if critic not in HOST_HELD_CRITICS:
         return 0.0
     on_node = trainer_gpus_on_node(gpus, node_gpus)
-    return offloaded_actor_bytes(model, gpus, 0, experts)[1] * critic_parameters(model) * on_node / gpus / GIB
+    held = offloaded_actor_bytes(model, gpus, 0, experts, version)[1]
+    return held * critic_parameters(model) * on_node / gpus / GIB
 
 
-def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0,
-                          experts: ExpertLayout = "fused") -> tuple[float, float]:
+def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0, experts: ExpertLayout = "fused",
+                          version: TrinityVersion | None = None) -> tuple[float, float]:
     """What Offload keeps of the actor in host memory, bytes per parameter of the model: its pinned parameter shards,
     and those with its pinned gradients and pageable Adam moments while training (`PINNED_BYTES`, rounded as
     `pinned_rounding` says, and `PAGEABLE_BYTES`). With LoRA (`lora_rank`), FSDP2's CPU offload holds the frozen
     base's fp32 parameter shards alone (`FROZEN_BASE_BYTES`: no gradient, no Adam state), and the adapter's
     (`lora_parameters`) all three, counted in fp32 as on the GPU (`STATE_BYTES`). The model's routed experts are
-    laid out as `experts` (`pinned_rounding`)."""
-    pinned = [size * pinned_rounding(model, gpus, size, 0, experts) for size in PINNED_BYTES]
+    laid out as `experts`, each block as Trinity's `version` places it (`pinned_rounding`,
+    `FIRST_EVEN_DIM_RELEASES`; None: by rows)."""
+    placed = version in FIRST_EVEN_DIM_RELEASES
+    pinned = [size * pinned_rounding(model, gpus, size, 0, experts, placed) for size in PINNED_BYTES]
     if not lora_rank:
         return pinned[0], sum(pinned) + PAGEABLE_BYTES
-    base = FROZEN_BASE_BYTES * pinned_rounding(model, gpus, FROZEN_BASE_BYTES, 0, experts)
+    base = FROZEN_BASE_BYTES * pinned_rounding(model, gpus, FROZEN_BASE_BYTES, 0, experts, placed)
     share = lora_parameters(model, lora_rank, experts) / (model.parameters_b * 1e9)
-    adapter = [size * pinned_rounding(model, gpus, size, lora_rank, experts) for size in PINNED_BYTES]
+    adapter = [size * pinned_rounding(model, gpus, size, lora_rank, experts, placed) for size in PINNED_BYTES]
     return base + share * adapter[0], base + share * (sum(adapter) + PAGEABLE_BYTES)
 
 

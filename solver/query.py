@@ -30,6 +30,7 @@ from solver.rules import (
 )
 from solver.tables import (
     CRITIC_CHOICES,
+    DPO_CONFLICTS,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -64,6 +65,8 @@ from solver.tables import (
     counted_batch_divisor,
     counted_critic,
     counted_expert_layout,
+    cut,
+    dpo_conflict,
     host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
@@ -74,7 +77,14 @@ from solver.tables import (
     trinity_release,
     vllm_lora_rank_refusal,
 )
-from solver.tables.peft_match import LORA_TARGETS_FORMS, all_linear, peft_target_match, shown_module_names
+from solver.tables.peft_match import (
+    LORA_TARGETS_FORMS,
+    all_linear,
+    peft_regex,
+    peft_target_match,
+    peft_target_refusal,
+    shown_module_names,
+)
 from solver.tables.peft_names import LoraTargets
 
 
@@ -1019,12 +1029,13 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its names' endings); else the regex itself.
     `QueryError`, naming the option as `names` do, for targets without LoRA, that are empty or no regex, or that
     adapt no linear layer `all-linear` adapts, or a module it leaves out, on the module names of each layout the
-    release may hold `model`'s routed experts in (`experts`; `peft_target_match`)."""
+    release may hold `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
+    (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5)."""
     if targets is None:
         return None
     option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
     check_types((option, targets, str))
-    shown, fix = f"{option} '{targets}'", f"give {LORA_TARGETS_FORMS}"
+    shown, fix = f"{option} '{cut(targets)}'", f"give {LORA_TARGETS_FORMS}"
     if not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
     if not lora_rank:
@@ -1037,7 +1048,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     else:
         pattern = targets
     try:
-        re.compile(pattern)
+        peft_regex(pattern)
     except re.error as error:
         raise QueryError(f"{shown} is no regular expression ({error}): {fix}") from None
     layouts: tuple[HeldExperts, ...] = ("fused", "separate") if experts == "either" else (experts,)
@@ -1050,6 +1061,9 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
                              f"rft-solver does not count: {fix}")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
+    refusals = [peft_target_refusal(pattern, None, names) for _, names in matches]
+    if all(refusals):  # each layout's PEFT refuses it: a fused expert's half alone, as a config's is refused
+        raise QueryError(f"{shown}, on {model.name}, {refusals[0]}: {fix}")
     return LoraTargets(pattern)
 
 
@@ -1075,19 +1089,18 @@ def check_reference_with_lora(reference_model: bool | None, lora_rank: int, name
 def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | None, lora_rank: int,
               names: OptionNames, said: str | None = None) -> None:
     """`QueryError` where a DPO run (`dpo`) is said to train a PPO `critic`, or without LoRA (`lora_rank` 0) to build
-    no reference model (`reference_model` False): Trinity's dpo algorithm (``DPOAlgorithm``) uses no critic and a
-    reference model; named as `names` name the options, and what says the run trains DPO as `said` does (None: the
+    no reference model (`reference_model` False): Trinity's dpo algorithm uses no critic and a reference model
+    (`dpo_conflict`); named as `names` name the options, and what says the run trains DPO as `said` does (None: the
     option, ``dpo=True`` or ``--dpo``)."""
-    if not dpo:
+    conflict = dpo_conflict(dpo, critic, reference_model, lora_rank)
+    if conflict is None:
         return
     asked = said if said is not None else "dpo=True" if names.keywords else "--dpo"
-    if counted_critic(critic):
+    if conflict == "critic":
         drop = f"critic={critic!r}" if names.keywords else f"--critic {critic}"
-        raise QueryError(f"{asked} trains no PPO critic (Trinity's dpo algorithm uses none): drop {drop}")
-    if reference_model is False and not lora_rank:
-        drop, lora = ("reference_model=False", "lora_rank") if names.keywords else ("--no-reference", "--lora-rank")
-        raise QueryError(f"{asked} without LoRA builds a reference model (Trinity's dpo algorithm uses one): drop "
-                         f"{drop}, or give {lora}")
+        raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}")
+    drop, lora = ("reference_model=False", "lora_rank") if names.keywords else ("--no-reference", "--lora-rank")
+    raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}, or give {lora}")
 
 
 def check_lora_rank(lora_rank: int) -> None:

@@ -308,6 +308,7 @@ class MoveCode(str, Enum):
     POOL_NOT_ALLOWED = "pool-not-allowed"
     POOL_NO_NODES = "pool-no-nodes"
     NODE_GONE = "node-gone"
+    NODE_DOWN = "node-down"
     GPU_GONE = "gpu-gone"
     MODEL_CHANGED = "model-changed"
     LENGTH_CHANGED = "length-changed"
@@ -2361,6 +2362,8 @@ class PoolUse(Frozen, defer_build=True):
     pool: str = Field(description="the pool, as the cluster file names it")
     nodes: int = Field(description="the pool's nodes")
     gpus: int = Field(description="the pool's GPUs, all nodes together")
+    down: tuple[int, ...] = Field(default=(), description=(
+        "the pool's nodes that are down (its down), by index: counted in nodes and gpus, but they take no job"))
     nodes_used: int = Field(description="the nodes at least one placed job uses")
     gpus_used: int = Field(description="the GPUs the placed jobs run on, trainer and rollout (a job on whole nodes "
                            "may leave some of them idle)")
@@ -2474,6 +2477,9 @@ class PoolPurchase(Frozen, defer_build=True):
     nodes: int = Field(description="the nodes to buy for the pool (0: none)")
     gpus: int = Field(description="their GPUs: nodes times the pool's gpus_per_node")
     nodes_after: int = Field(description="the pool's nodes with them: the nodes: to write in the cluster file")
+    down: tuple[int, ...] = Field(default=(), description=(
+        "the pool's nodes that are down (its down), by index: counted in nodes_after, but no job runs there; the "
+        "nodes bought are numbered after the pool's own"))
     nodes_used: int = Field(description="the nodes of the pool, with them, that the placement with them uses")
     gpus_used: int = Field(description="the GPUs the placement with them runs on there, trainer and rollout")
 
@@ -2533,7 +2539,8 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
 
 def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> None:
     """`QueryError` where `result` was not placed on `fleet`: on other pools, on pools of other sizes (a purchase's
-    before the nodes it buys), or with a job, placed or left out, that the fleet lacks."""
+    before the nodes it buys) or other nodes down, with a job on a node that is down, or with a job, placed or left
+    out, that the fleet lacks."""
     pools, placed = [pool.name for pool in fleet.pools], [use.pool for use in result.pools]
     if placed and placed != pools:  # a purchase that found none (`gpus` None) is on no pool
         raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "
@@ -2547,6 +2554,16 @@ def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> Non
             raise QueryError(f"result is on {counted(nodes, 'node')} of {per_node or pool.gpus_per_node} GPUs in pool "
                              f"{pool.name}, fleet has {counted(pool.nodes, 'node')} of {pool.gpus_per_node}: pass the "
                              "fleet it placed")
+    downs: list[tuple[int, ...]] = [use.down for use in result.pools]
+    for pool, down in zip(fleet.pools, downs, strict=False):
+        if down != pool.down:
+            raise QueryError(f"result has nodes [{', '.join(map(str, down))}] of pool {pool.name} down, fleet has "
+                             f"[{', '.join(map(str, pool.down))}]: pass the fleet it placed")
+    on_down = [placement for placement in result.placements for pool in fleet.pools
+               if placement.pool == pool.name and set(placement.nodes) & set(pool.down)]
+    if on_down:
+        raise QueryError(f"result places {on_down[0].job} on nodes {', '.join(map(str, on_down[0].nodes))} of pool "
+                         f"{on_down[0].pool}, where a node is down: pass the fleet it placed")
     jobs = {job.name for job in fleet.jobs}
     left_out = result.fits_nowhere if isinstance(result, PurchaseResult) else result.unplaced
     lacked = [job for job in [placement.job for placement in result.placements] + [job.job for job in left_out]

@@ -174,6 +174,13 @@ def padded_sequences(dpo: bool) -> int:
     return 2 if dpo else 1
 
 
+def counts_dpo_pairs(model: Model, dpo: bool) -> bool:
+    """Whether a run of `model` that trains DPO or not (`dpo`) counts a DPO pair per micro-batch (`padded_sequences`):
+    for DPO, a model trained one padded sequence per micro-batch (`one_sequence_per_micro_batch`); a budget read
+    bounds another's micro-batch, pairs and all (`Answer.dpo_pairs`, `MemoryEstimate.dpo_pairs`)."""
+    return dpo and one_sequence_per_micro_batch(model)
+
+
 def padded_micro_batch_words(dpo: bool) -> str:
     """What the actor's micro-batch of a model trained one padded sequence per micro-batch holds
     (`padded_sequences`), in words, with dynamic batch sizes off: one sequence, or for `dpo` one pair."""
@@ -215,8 +222,8 @@ ONE_SEQUENCE_WIDER_WORDS = ("before verl 0.8 (Trinity 0.5, 0.6 on verl 0.7) it i
                             "holds two sequences, a chosen and a rejected one, which Trinity's DPO loss takes as a "
                             "pair (before verl 0.8 Trinity doubles the size to 2; on verl 0.8 or later the actor's "
                             "must be written 2: with 1 the loss finds no rejected sequence, dpo-pair-split), which the "
-                            "estimate counts where the plans are made for DPO (a config of algorithm_type dpo, or "
-                            "solve --dpo)")
+                            "estimate counts where it is made for DPO (a config of algorithm_type dpo, --dpo, or a "
+                            "cluster job's dpo: true)")
 """Where a micro-batch of one padded sequence (`counted_tokens`) holds more than ``max_model_len`` tokens, in words:
 verl 0.7.0's actor runs the batch's padded width (``workers/actor/dp_actor.py:110-111`` without remove padding),
 which Trinity's ``to_data_proto`` pads to (0.5.0 ``trainer/verl/utils.py:31-32``, 0.6.0 ``:62-63``); a prompt and a

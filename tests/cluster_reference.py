@@ -664,6 +664,9 @@ def check_placements(
             if not 0 <= node < pool["nodes"]:
                 problems.append(f"{where}: node {node} is outside pool {pool['name']!r} (nodes 0..{pool['nodes'] - 1})")
                 continue
+            if node in pool.get("down", []):
+                problems.append(f"{where}: node {node} of pool {pool['name']!r} is down")
+                continue
             if shape is not None and shape[0] == ONE:
                 host = shared_host_need(catalog, model, n, plan, shape, pool) if "offload" in plan else 0.0
                 usage.setdefault((pool["name"], node), []).append((name, n + r, False, host))
@@ -673,6 +676,7 @@ def check_placements(
     # What the result says it uses of each pool: the nodes the placements list, and their trainer and rollout GPUs.
     if "pools" in result:
         expected = [{"pool": name, "nodes": pool["nodes"], "gpus": pool["nodes"] * pool["gpus_per_node"],
+                     "down": pool.get("down", []),
                      "nodes_used": len({(entry["pool"], node) for entry in placements if entry.get("pool") == name
                                         for node in entry.get("nodes", [])}),
                      "gpus_used": sum(entry.get("trainer_gpus", 0) + entry.get("rollout_gpus", 0)

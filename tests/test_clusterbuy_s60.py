@@ -188,7 +188,7 @@ def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
                            "schema_version", "rft_solver_version"}
     assert (result["status"], result["gpus"], result["nodes"], result["bound"]) == ("optimal", 16, 2, 16)
     assert [set(pool) for pool in result["pools"]] == [
-        {"pool", "gpu", "nodes", "gpus", "nodes_after", "nodes_used", "gpus_used"}] * 2
+        {"pool", "gpu", "nodes", "gpus", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
     assert (result["wall_clock_stopped"], result["interrupted"], result["fits_nowhere"]) == ([], False, [])
 
 

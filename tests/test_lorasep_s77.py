@@ -31,7 +31,7 @@ from solver.memory import (
     lora_states_bytes,
 )
 from solver.tables import ExpertLayout, Setting, counted_expert_layout, load_catalog, load_memory_model
-from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
+from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE, separate_module_names
 
 Cli = Callable[..., tuple[int, str, str]]
 CONFIGS = Path(__file__).parent / "data" / "hf-configs"
@@ -118,7 +118,8 @@ def test_the_table_says_which_routers_and_experts_transformers_4_makes_linear() 
     # transformers 4.57.1: nn.Linear routers (gate, Hunyuan's gate.wg, GraniteMoE's router.layer, Llama4Router) but
     # DeepSeek's and GLM-4-MoE's weight parameters; experts an nn.ModuleList of gated MLPs but Llama 4's and
     # GraniteMoE's 3-D parameters.
-    routers = {names.model_type for names in PEFT_NAMES_BY_MODEL_TYPE.values() if names.separate_router}
+    routers = {names.model_type for names in PEFT_NAMES_BY_MODEL_TYPE.values()
+               if (v4 := separate_module_names(names, 8)).router is not None and v4.router in v4.adapted}
     experts = {names.model_type for names in PEFT_NAMES_BY_MODEL_TYPE.values() if names.separate_experts}
     assert routers == {"qwen3_moe", "mixtral", "qwen2_moe", "olmoe", "ernie4_5_moe", "hunyuan_v1_moe", "llama4_text",
                        "granitemoe", "phimoe"}

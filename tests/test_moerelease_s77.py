@@ -107,13 +107,17 @@ def test_the_release_is_still_refused_twice_or_unknown(cli: Cli) -> None:
 
 
 def test_the_pinned_reference_shards_follow_the_layout_too() -> None:
-    # Mixtral on 32 GPUs, 8 to a node, Trinity 0.5's bf16 reference pinned, each shard rounded up to a power of two:
-    # fused, a GPU's 1 of 8 rows of gate_up_proj (2 x 14336 x 4096 x 2 bytes, 224 MiB: 256) and of down_proj (112 MiB:
-    # 128), 384 MiB a layer, 12 GiB over 32 layers, 96 GiB a node; separate, 448 of w1's and w3's 14336 rows and 128
-    # of w2's 4096 (3.5 MiB each: 4), 8 experts x 3 x 4 MiB = 96 MiB a layer, 3 GiB, 24 GiB a node: 72 GiB less.
-    fused = host_memory_gib(MIXTRAL, 32, 8, False, "0.5", True, 0, None, "fused")
-    separate = host_memory_gib(MIXTRAL, 32, 8, False, "0.5", True, 0, None, "separate")
-    assert fused - separate == pytest.approx(72, abs=1e-4)
+    # Mixtral on 32 GPUs, 8 to a node, 0.6's fp32 reference pinned by rows, each shard rounded up to a power of two:
+    # fused, a GPU's 1 of 8 rows of gate_up_proj (2 x 14336 x 4096 x 4 bytes, 448 MiB: 512) and of down_proj (224 MiB:
+    # 256), 768 MiB a layer, 24 GiB over 32 layers, 192 GiB a node; separate, 448 of w1's and w3's 14336 rows and 128
+    # of w2's 4096 (7 MiB each: 8), 8 experts x 3 x 8 MiB = 192 MiB a layer, 6 GiB, 48 GiB a node: 144 GiB less.
+    fused = host_memory_gib(MIXTRAL, 32, 8, False, "0.6", True, 0, None, "fused")
+    separate = host_memory_gib(MIXTRAL, 32, 8, False, "0.6", True, 0, None, "separate")
+    assert fused - separate == pytest.approx(144, abs=1e-4)
+    # 0.5's bf16 reference as verl 0.7 places it (pinnedplace, s79): fused, gate_up_proj by its 28672 (8 x 896 x 4096
+    # x 2 bytes, 56 MiB: 64) and down_proj by its 4096 (28 MiB: 32), 96 MiB a layer, as separate's: the same.
+    assert host_memory_gib(MIXTRAL, 32, 8, False, "0.5", True, 0, None, "fused") == host_memory_gib(
+        MIXTRAL, 32, 8, False, "0.5", True, 0, None, "separate")
     # The same values either way: 46,702,800,896, its 46,702,792,704 parameters and the query and key norms
     # (2 x 128 x 32) that `weight_shapes` counts as Qwen3's for every model.
     values = {sum(rows * columns * count for rows, columns, count in weight_shapes(MIXTRAL, layout))
@@ -121,9 +125,10 @@ def test_the_pinned_reference_shards_follow_the_layout_too() -> None:
     assert values == {46_702_800_896}
 
 
-def test_a_cluster_places_mixtral_on_32_a100s_under_0_5_1_alone(cli: Cli, tmp_path: Path) -> None:
-    # Host memory without Offload under 0.5 (a bf16 reference pinned): 270.7 GiB a node with whole experts, 72 less
-    # separate (`test_the_pinned_reference_shards_follow_the_layout_too`): 198.8, shown rounded up; 250 holds it.
+def test_a_cluster_places_mixtral_on_32_a100s_under_0_5_not_0_6(cli: Cli, tmp_path: Path) -> None:
+    # Host memory without Offload under 0.5.1 (a bf16 reference pinned): 198.8 GiB a node, shown rounded up; 250
+    # holds it. Under 0.5 whole experts need Offload on the GPUs, whose pinned blocks as verl 0.7 places them
+    # (pinnedplace, s79) need 248.3 (570.8 by rows); under 0.6 Offload's fp32 blocks by rows, which 250 does not hold.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: a100s, gpu: a100-80gb, nodes: 4, gpus_per_node: 8, host_ram_gb: 250}\n"
                      f"jobs:\n  - {{name: mix, model_config: {MIXTRAL_CONFIG}, max_model_len: 16384}}\n",
@@ -134,4 +139,6 @@ def test_a_cluster_places_mixtral_on_32_a100s_under_0_5_1_alone(cli: Cli, tmp_pa
     assert "│         198.8 │" in out
     assert "mix: 58.8 GiB per GPU predicted, 14.7 GiB to spare (memory model)" in out
     status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5")
+    assert (status, "│ Env + Offload │         16384 │" in out, "│         248.3 │" in out) == (0, True, True), err
+    status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.6")
     assert (status, "unplaced jobs: 1 of 1" in out) == (1, True), err

@@ -61,12 +61,15 @@ def test_a_release_trinity_refuses_counts_fused_and_a_two_digit_patch_is_read() 
 
 
 def test_the_node_sharing_host_figure_follows_the_planners_layout() -> None:
-    # Planner.host_tenths (what jobs sharing a node must hold together): Qwen3-30B-A3B on 6 GPUs without Offload
-    # under 0.5 (a bf16 reference pinned): whole experts, 22 of 128 on the fullest GPU, 225.6 GiB; separate, 189.7.
+    # Planner.host_tenths (what jobs sharing a node must hold together): Qwen3-30B-A3B on 6 GPUs without Offload,
+    # 0.6's fp32 reference pinned by rows: whole experts, 22 of 128 on the fullest GPU, 337.6 GiB; separate, 265.6.
+    # Under 0.5 (a bf16 reference as verl 0.7 places it, pinnedplace s79) 171.7 either way.
     job = Job(name="q", model="Qwen3-30B-A3B", max_model_len=8192)
-    tenths = {layout: Planner(CATALOG, load_weights(), "auto", trinity_version="0.5", expert_layout=layout)
-              .host_tenths(job, 6, False) for layout in ("fused", "separate")}
-    assert tenths == {"fused": 2256, "separate": 1897}
+    tenths = {(version, layout): Planner(CATALOG, load_weights(), "auto", trinity_version=version,
+                                         expert_layout=layout).host_tenths(job, 6, False)
+              for version in ("0.6", "0.5") for layout in ("fused", "separate")}
+    assert tenths == {("0.6", "fused"): 3376, ("0.6", "separate"): 2656, ("0.5", "fused"): 1717,
+                      ("0.5", "separate"): 1717}
 
 
 def test_offloads_host_memory_and_an_offloaded_critic_follow_the_layout() -> None:
@@ -88,11 +91,12 @@ def test_a_plans_offloaded_critic_on_the_host_follows_the_release(cli: Cli) -> N
     argv = ("--model-config", str(MIXTRAL_CONFIG), "--gpu", "a100-80gb", "--gpus", "32", "--exact", "--len", "16k",
             "--critic", "offloaded", "--json")
     figures = {}
-    for release in ("0.5.1", "0.5"):
+    for release in ("0.5.1", "0.5", "0.6"):
         status, out, _ = cli(*argv, "--trinity-version", release)
         [plan] = json.loads(out)[0]["plans"]
         figures[release] = (status, plan["gpus"], plan["host_critic_gb"])
-    assert figures == {"0.5.1": (0, 32, 185.48), "0.5": (0, 32, 472.67)}
+    # 0.5's as verl 0.7 places its blocks, whole experts or separate (pinnedplace, s79); 0.6's by rows, whole.
+    assert figures == {"0.5.1": (0, 32, 185.47), "0.5": (0, 32, 185.47), "0.6": (0, 32, 472.67)}
 
 
 def test_a_plan_of_the_lifted_host_memory_question_is_kept_only_where_the_releases_need_fits(cli: Cli) -> None:

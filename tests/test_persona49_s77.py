@@ -64,7 +64,11 @@ def test_the_check_command_the_fragment_prints_finds_the_plan_it_was_made_from(c
     assert status == 0, err
     assert "cheapest plan for 16384 tokens on exactly 32 GPUs: optimal" in out
     assert f"host memory    {SEPARATE_HOST}, within --host-ram 250 GiB" in out
-    status, out, err = cli(*checked, "--trinity-version", "0.5")  # what the fragment printed before: no plan
+    # What the fragment printed before: whole experts, which need Offload (the config has none) and its pinned blocks
+    # as verl 0.7 places them (pinnedplace, s79; by rows, 570.8 GiB, no plan); 0.6's fp32 reference by rows, none.
+    status, out, err = cli(*checked, "--trinity-version", "0.5")
+    assert (status, "host memory    248.3 GiB per node for Offload, within --host-ram 250 GiB" in out) == (1, True), err
+    status, out, err = cli(*checked, "--trinity-version", "0.6")
     assert (status, "on exactly 32 GPUs: infeasible" in out) == (1, True), err
 
 
@@ -132,13 +136,14 @@ MEMORY = ("memory", "--model-config", str(MIXTRAL_CONFIG), "--gpu", "a100-80gb",
 def test_solve_memory_counts_the_release_as_solve_does(cli: Cli) -> None:
     # solve --trinity-version 0.5.1 plans Env on these 32 GPUs at 58.8 GiB (test_moerelease_s77); solve memory had
     # no --trinity-version: it counted whole experts (123.6 GiB, no fit) and 0.6's host memory (367.5 GiB) for all.
+    # 0.5's reference blocks as verl 0.7 places them, whole experts or separate: 198.8 (pinnedplace, s79).
     status, out, err = cli(*MEMORY, "--trinity-version", "0.5.1")
     assert status == 0, err
     assert out.startswith("Mixtral-8x7B-v0.1 (46.7B parameters, 12.9B active) on 32 x A100-80GB (80.0 GiB), Env, "
                           "Trinity 0.5.1, 16384 tokens (32768 per GPU), margin 0.01\n")
     assert "│ states        │ 22.38 │" in out and "│ total         │ 58.82 │" in out
     assert f"host memory: {SEPARATE_HOST} (verl reads it" in out
-    for release, host in ((None, "367.5"), ("0.5", "270.8"), ("0.5.2", "270.8"), ("0.6.0", "367.5")):
+    for release, host in ((None, "367.5"), ("0.5", "198.8"), ("0.5.2", "198.8"), ("0.6.0", "367.5")):
         status, out, _ = cli(*MEMORY, *(("--trinity-version", release) if release else ()))
         assert status == 1  # does not fit: whole experts
         assert f"host memory: {host} GiB per node while the model loads" in out

@@ -172,7 +172,7 @@ def test_a_pools_gpu_given_as_its_type_is_told_the_field(tmp_path: Path):
         load_fleet(path, CATALOG)
     assert str(caught.value) == (f"{path}: pool h100: unknown field 'type' (did you mean gpu? fields: name, gpu, "
                                  "nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, "
-                                 "node_interconnect)")
+                                 "node_interconnect, down)")
 
 
 @pytest.mark.parametrize(("job", "said"), [

@@ -55,8 +55,8 @@ CAUTION = (f"use_remove_padding false for internlm2-7b: {PACKED}; padded instead
            "max_model_len, which the estimate does not count; and for DPO a micro-batch holds two sequences, a chosen "
            "and a rejected one, which Trinity's DPO loss takes as a pair (before verl 0.8 Trinity doubles the size to "
            "2; on verl 0.8 or later the actor's must be written 2: with 1 the loss finds no rejected sequence, "
-           "dpo-pair-split), which the estimate counts where the plans are made for DPO (a config of algorithm_type "
-           "dpo, or solve --dpo); "
+           "dpo-pair-split), which the estimate counts where it is made for DPO (a config of algorithm_type "
+           "dpo, --dpo, or a cluster job's dpo: true); "
            "it costs speed: a step runs a forward and backward per sequence, where dynamic batching would pack "
            "several")  # test_padbound_s71: the keys; test_padtokens_s71
 

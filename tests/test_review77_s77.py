@@ -77,7 +77,8 @@ def test_without_dpo_the_comment_is_as_before(cli: Cli) -> None:
 
 def test_the_padded_caution_says_dpo_counts_the_pair() -> None:
     assert ONE_SEQUENCE_WIDER_WORDS.endswith(
-        "which the estimate counts where the plans are made for DPO (a config of algorithm_type dpo, or solve --dpo)")
+        "which the estimate counts where it is made for DPO (a config of algorithm_type dpo, --dpo, or a cluster "
+        "job's dpo: true)")
 
 EXCLUDED_EVERY = (  # the checks' words since peftgap (s77): the model, and PEFT's words for it, named
     "model.lora_configs[0].exclude_modules '(?!.*down_proj).*', on Qwen3-30B-A3B (a mixture of experts), leaves out "

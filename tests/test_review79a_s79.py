@@ -61,11 +61,12 @@ def test_a_regex_naming_a_mapped_name_adapts_no_linear_of_that_name() -> None:
     assert peft_target_match(r".*\.down_proj", None, PEFT_NAMES_BY_MODEL_TYPE["qwen3"]).linears == ("down_proj",)
 
 
-def test_the_pinned_blocks_are_counted_by_rows_whatever_the_placement() -> None:
+def test_the_pinned_blocks_are_counted_by_rows_where_no_placement_is_named() -> None:
     # docs/memory.md: Qwen3-8B's bf16 shards on 6 GPUs, each block a power of two: the embeddings' 2 of 256 MiB,
     # q_proj's and o_proj's 72 of 8 MiB, k_proj's and v_proj's 72 of 2 MiB, gate and up's 72 of 16 MiB, and
-    # down_proj's 36 (4096 x 12288) of 32 MiB: 683 x 12288 x 2 bytes by rows, though verl 0.7's placement shards it
-    # by its columns, 4096 x 2048 x 2 = 16 MiB; with the norms' 2048 + 147,456 + 4608 bytes.
+    # down_proj's 36 (4096 x 12288) of 32 MiB: 683 x 12288 x 2 bytes by rows, where verl 0.7's placement (Trinity
+    # 0.5's, test_pinnedplace_s79) shards it by its columns, 4096 x 2048 x 2 = 16 MiB; with the norms' 2048 +
+    # 147,456 + 4608 bytes.
     by_rows = (2 * 2**28 + 72 * 2**23 + 72 * 2**21 + 72 * 2**24 + 36 * 2**25 + 2048 + 147_456 + 4608)
     assert by_rows == 3_707_918_848
     assert pinned_rounding(QWEN3_8B, 6, 2) * (2 * 8_190_735_360 / 6) == pytest.approx(by_rows, rel=1e-12)

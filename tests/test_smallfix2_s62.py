@@ -17,7 +17,7 @@ from solver.trinity.plan_keys import COMMENT_WIDTH
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog()
 POOL_FIELDS = ("name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, "
-               "node_interconnect")
+               "node_interconnect, down")
 JOB = "jobs: [{name: j, model: 4B, max_model_len: 4096}]\n"
 
 
@@ -51,8 +51,8 @@ def test_a_jobs_and_the_top_levels_keys_of_another_type_are_named_as_written(tmp
         load_fleet(path, CATALOG)
     assert str(caught.value) == (
         f"{path}: job j: unknown field 'off' (fields: name, max_model_len, rollout_gpus, priority, pool, "
-        "required, train_batch_size, lora_rank, reference_model, critic, model, model_config) (and 1 more problem, at "
-        "'false')")
+        "required, train_batch_size, lora_rank, reference_model, critic, dpo, model, model_config) (and 1 more "
+        "problem, at 'false')")
 
 
 def test_a_key_a_merge_brings_in_is_named_as_written_too(tmp_path: Path):

@@ -17,6 +17,7 @@ from solver.cli.options import (
     add_cells_option,
     add_counted_release_option,
     add_critic_option,
+    add_dpo_option,
     add_host_ram_option,
     add_lora_option,
     add_lora_targets_option,
@@ -70,6 +71,7 @@ def build_memory_parser() -> Parser:
     add_lora_targets_option(parser, "all-linear")
     add_reference_option(parser)
     add_critic_option(parser, "none, the tables' runs")
+    add_dpo_option(parser, "not DPO")
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
     add_counted_release_option(parser)
@@ -98,7 +100,7 @@ def run_memory(args: argparse.Namespace) -> int:
                            offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,
                            option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0,
-                           reference_model=args.reference, critic=counted_critic(args.critic),
+                           reference_model=args.reference, critic=counted_critic(args.critic), dpo=args.dpo,
                            trinity_version=args.trinity_release, lora_targets=args.lora_targets)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
@@ -118,8 +120,8 @@ def run_memory(args: argparse.Namespace) -> int:
 def planner_command(args: argparse.Namespace) -> str:
     """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
     not: the same model, GPU (with its memory and interconnect, of your own), GPUs (as a budget), length and memory
-    options (and --lora-rank, --lora-targets, --reference or --no-reference, --critic and --trinity-version as
-    given), without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
+    options (and --lora-rank, --lora-targets, --reference or --no-reference, --critic, --dpo and --trinity-version
+    as given), without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
     gigabytes, mebibytes = args.gpu_memory or (None, None)
     words = [
         *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
@@ -135,6 +137,7 @@ def planner_command(args: argparse.Namespace) -> str:
         *(["--lora-targets", args.lora_targets] if args.lora_targets is not None else []),
         *([] if args.reference is None else ["--reference" if args.reference else "--no-reference"]),
         *(["--critic", args.critic] if counted_critic(args.critic) else []),
+        *(["--dpo"] if args.dpo else []),
         *(["--trinity-version", args.trinity_release] if args.trinity_release is not None else []),
     ]
     return shlex.join(["solve", *words])

@@ -206,7 +206,8 @@ def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._Argument
                         help="with --lora-rank: the modules the adapter is counted on, as Trinity's "
                         f"model.lora_configs[0].target_modules names them: {LORA_TARGETS_FORMS.replace('%', '%%')}; "
                         "a fragment writes them as target_modules; refused where they match no module of the model, "
-                        f"or match one all-linear leaves out (default: {default})")
+                        "match one all-linear leaves out, or are refused by PEFT on the release's module names "
+                        f"(default: {default})")
 
 
 def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
@@ -218,6 +219,16 @@ def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
                         "param_offload and optimizer_offload without offload_policy), or none to count none; the "
                         "tables, which measured the actor alone, then vouch for "
                         f"nothing and refute as before (default: {default})")
+
+
+def add_dpo_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str, writes: str = "") -> None:
+    """--dpo, for the commands that estimate a setting or plan (`default`: what counts without it; `writes`: what the
+    option writes besides, where the command writes a config)."""
+    parser.add_argument("--dpo", action="store_true",
+                        help="the run trains DPO: for a model trained one padded sequence per micro-batch (of "
+                        "--model-config, running its own modeling code), count a pair per micro-batch, a chosen and a "
+                        f"rejected sequence{writes}; refused with a PPO critic, and without LoRA with --no-reference "
+                        f"(default: {default})")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

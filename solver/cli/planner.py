@@ -39,6 +39,7 @@ from solver.cli.options import (
     SP_RULES_HELP,
     add_cells_option,
     add_critic_option,
+    add_dpo_option,
     add_estimate_options,
     add_host_ram_option,
     add_lora_option,
@@ -157,11 +158,8 @@ def build_parser() -> Parser:
     add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
     add_lora_targets_option(estimates, "a --from-config config's target_modules, else all-linear")
     add_critic_option(estimates, "none; --from-config a config's PPO critic, as its flags hold it")
-    estimates.add_argument("--dpo", action="store_true",
-                           help="the run trains DPO: for a model trained one padded sequence per micro-batch (of "
-                           "--model-config, running its own modeling code), count a pair per micro-batch, a chosen "
-                           "and a rejected sequence, and write the actor's size for it (default: not DPO; "
-                           "--from-config a config's algorithm_type says it)")
+    add_dpo_option(estimates, "not DPO; --from-config a config's algorithm_type says it",
+                   ", and write the actor's size for it")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")

@@ -172,7 +172,8 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
             grown = grown_placements(planner, after, chosen, nodes, seed, None)
     placements = grown.placements
     pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=more, gpus=more * pool.gpus_per_node,
-                               nodes_after=pool.nodes + more, nodes_used=use.nodes_used, gpus_used=use.gpus_used)
+                               nodes_after=pool.nodes + more, down=pool.down, nodes_used=use.nodes_used,
+                               gpus_used=use.gpus_used)
                   for pool, more, use in zip(fleet.pools, extra, pool_use(after, placements)))
     proven = staged.search.proven and not host_rounded and not undecided and not cut_short
     return unfound.model_copy(update={
@@ -320,5 +321,5 @@ def _bought(fleet: Fleet, options: list[Option], search: Search) -> list[int]:
     for index, pool in enumerate(fleet.pools):
         filled = sum(count for (at, _), count in search.counts.items() if at == index)
         used = filled + sum(option.whole_nodes for option in chosen if option.pool == index)
-        extra.append(max(used - pool.nodes, 0))
+        extra.append(max(used - pool.up_nodes, 0))
     return extra

@@ -46,9 +46,11 @@ def _placed_in_order(fleet: Fleet, by_job: dict[int, list[Option]], keeping: dic
                      smallest_first: bool, required_first: bool) -> dict[int, tuple[Option, list[int]]]:
     """`greedy_choice`'s placement of the jobs' ways (`by_job`): the jobs `keeping` gives a way and nodes (the running
     jobs kept as they run) on them where they have room, before the required jobs (or, `required_first`, after them);
-    then the others, and each job kept nowhere, on its first way with room on the first nodes that have it."""
-    free = {p: [(pool.gpus_per_node, host_capacity_tenths(pool))] * pool.nodes for p, pool in enumerate(fleet.pools)}
-    untouched = {p: [True] * pool.nodes for p, pool in enumerate(fleet.pools)}
+    then the others, and each job kept nowhere, on its first way with room on the first nodes that have it (a node
+    that is down has none)."""
+    free = {p: [(0, 0) if node in pool.down else (pool.gpus_per_node, host_capacity_tenths(pool))
+                for node in range(pool.nodes)] for p, pool in enumerate(fleet.pools)}
+    untouched = {p: [node not in pool.down for node in range(pool.nodes)] for p, pool in enumerate(fleet.pools)}
     choice: dict[int, tuple[Option, list[int]]] = {}
 
     def order_key(o: Option) -> tuple[int, ...]:

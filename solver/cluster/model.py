@@ -145,22 +145,24 @@ def _within_fleet_gpus(model: cp_model.CpModel, fleet: Fleet, options: list[Opti
         beyond = [(option.gpus_taken(fleet.pools[option.pool].gpus_per_node)
                    - (fewest[option.job] if option.job in confined else 0)) * literal
                   for option, literal in zip(options, chosen) if option.pool in pools]
-        has = sum(fleet.pools[index].nodes * fleet.pools[index].gpus_per_node for index in pools)
+        has = sum(fleet.pools[index].up_nodes * fleet.pools[index].gpus_per_node for index in pools)
         model.add(sum(beyond) <= has - sum(fewest[job] for job in confined))
 
 
 def _nodes_filled(model: cp_model.CpModel, pool_index: int, pool: Pool, footprints: set[Footprint]) -> PatternCounts:
-    """A count per way to fill one of the pool's nodes with these footprints (`patterns`): how many nodes it fills."""
-    return {(pool_index, pattern): model.new_int_var(0, pool.nodes,
+    """A count per way to fill one of the pool's nodes with these footprints (`patterns`): how many nodes it fills (of
+    those up)."""
+    return {(pool_index, pattern): model.new_int_var(0, pool.up_nodes,
                                                      f"pool{pool_index}_nodes_filled_{pattern_name(pattern)}")
             for pattern in patterns(footprints, pool.gpus_per_node, host_capacity_tenths(pool))}
 
 
 def _within_pool_nodes(model: cp_model.CpModel, pool: Pool, filled: PatternCounts,
                        here: list[tuple[Option, cp_model.IntVar]]) -> None:
-    """The nodes the patterns fill and those the pool's whole-node ways (`here`) take are the pool's at most."""
+    """The nodes the patterns fill and those the pool's whole-node ways (`here`) take are the pool's at most, less
+    those ``down``."""
     whole = [o.whole_nodes * x for o, x in here if o.whole_nodes]
-    model.add(sum(filled.values()) + sum(whole) <= pool.nodes)
+    model.add(sum(filled.values()) + sum(whole) <= pool.up_nodes)
 
 
 def _within_pattern_slots(model: cp_model.CpModel, filled: PatternCounts, here: list[tuple[Option, cp_model.IntVar]],
@@ -190,13 +192,13 @@ def add_bought_nodes(built: PlacementModel, owned: Fleet, options: list[Option],
     model = built.model
     bought = [model.new_int_var(0, up_to, f"pool{index}_bought") for index, up_to in enumerate(most)]
     for index, pool in enumerate(owned.pools):
-        model.add(nodes_used(built, options, index) <= pool.nodes + bought[index])
+        model.add(nodes_used(built, options, index) <= pool.up_nodes + bought[index])
     fewest: dict[tuple[int, int], dict[int, int]] = defaultdict(dict)  # (job, pool): per tier, its ways' fewest nodes
     for option, tier in zip(options, tiers):
         by_tier = fewest[option.job, option.pool]
         by_tier[tier] = min(by_tier.get(tier, option.nodes), option.nodes)
     for option, tier, chosen in zip(options, tiers, built.chosen):
-        owned_nodes = owned.pools[option.pool].nodes
+        owned_nodes = owned.pools[option.pool].up_nodes
         if option.nodes > owned_nodes:
             model.add(bought[option.pool] >= option.nodes - owned_nodes).only_enforce_if(chosen)
         for earlier, nodes in fewest[option.job, option.pool].items():

@@ -336,8 +336,8 @@ class Planner:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
         on `estimate`'s evidence, with the planner's weights, time limit, memory model, margin (unless `margin`
         raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default) and Trinity
-        release, the job's `training` (its train batch, LoRA rank, reference model and critic), and the pool's and
-        the job's limits named as a cluster file gives them."""
+        release, the job's `training` (its train batch, LoRA rank, reference model, critic and DPO), and the pool's
+        and the job's limits named as a cluster file gives them."""
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, env=env, sp=sp,
                           weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory,
@@ -348,7 +348,7 @@ class Planner:
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=self.trinity_version, option_names=self.option_names,
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
-                          critic=training.critic,
+                          critic=training.critic, dpo=training.dpo,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE,
                                                "expert_layout": self.expert_layout,
@@ -500,7 +500,7 @@ def evidence_tiers(planner: Planner, fleet: Fleet, index: int,
     pool = fleet.pools[pool_index]
     model = planner.catalog.model(fleet.jobs[index].model)
     tabled = [table.gpus for table in planner.catalog.tables_for(pool.gpu, model).tables]
-    counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
+    counts = estimated_counts(pool.gpus_per_node, pool.up_nodes * pool.gpus_per_node)
     tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
         (tabled, "never"), (counts, "never")]
     return tiers + ([] if planner.estimate == "never" else [(counts, planner.estimate)])
@@ -553,7 +553,7 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
     ways = []
     for gpus in counts:
         room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
-        if room is None or room[1] > pool.nodes:
+        if room is None or room[1] > pool.up_nodes:
             continue
         # On one node, which other jobs may share, of a pool that gives its nodes' host memory: the jobs there share it.
         shares_node = bool(room[0]) and pool.host_ram_gb is not None
@@ -717,7 +717,7 @@ def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], 
         sizes = {(o.size, 0) for o in result if o.pool == pool_index and o.size}
         jobs = len({o.job for o in result if o.pool == pool_index})
         limit = max(PATTERN_FLOOR, PATTERN_GROWTH * len(patterns(sizes, pool.gpus_per_node)),
-                    PATTERN_BUDGET // (jobs * pool.nodes))
+                    PATTERN_BUDGET // (jobs * pool.up_nodes))
         for classes in range(len(needs), 1, -1):
             groups = [needs[len(needs) * c // classes: len(needs) * (c + 1) // classes] for c in range(classes)]
             rounded = {need: group[-1] for group in groups for need in group}

@@ -33,8 +33,9 @@ from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined
 
 
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
-    """What `placements` use of each pool of `fleet`: the nodes a job uses, and the GPUs the jobs take."""
-    return tuple(PoolUse(pool=pool.name, nodes=pool.nodes, gpus=pool.nodes * pool.gpus_per_node,
+    """What `placements` use of each pool of `fleet`: the nodes a job uses, and the GPUs the jobs take; and the nodes
+    that are down."""
+    return tuple(PoolUse(pool=pool.name, nodes=pool.nodes, gpus=pool.nodes * pool.gpus_per_node, down=pool.down,
                          nodes_used=len({node for p in placements if p.pool == pool.name for node in p.nodes}),
                          gpus_used=sum(p.trainer_gpus + p.rollout_gpus for p in placements if p.pool == pool.name))
                  for pool in fleet.pools)
@@ -43,13 +44,15 @@ def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ..
 class IdleRoom:
     """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle: per
     pool, each node's idle GPUs (`gpus`) and host memory (`host`, tenths of a GiB: the pool's less the placed jobs' own
-    needs on a node they share, `Planner.host_tenths`; 0 where the pool does not give it), and the nodes no job uses
-    (`empty`)."""
+    needs on a node they share, `Planner.host_tenths`; 0 where the pool does not give it; none on a node that is
+    down), and the nodes no job uses (`empty`: not those down)."""
 
     def __init__(self, planner: Planner, fleet: Fleet, final: Mapping[int, tuple[Option, Sequence[int]]]) -> None:
         self.planner, self.fleet = planner, fleet
-        self.gpus = [[pool.gpus_per_node] * pool.nodes for pool in fleet.pools]
-        self.host = [[host_capacity_tenths(pool) or 0] * pool.nodes for pool in fleet.pools]
+        self.gpus = [[0 if node in pool.down else pool.gpus_per_node for node in range(pool.nodes)]
+                     for pool in fleet.pools]
+        self.host = [[0 if node in pool.down else host_capacity_tenths(pool) or 0 for node in range(pool.nodes)]
+                     for pool in fleet.pools]
         for job, (option, nodes) in final.items():
             pool = fleet.pools[option.pool]
             for node in nodes:
@@ -362,20 +365,23 @@ def _settings(job: RunningJob) -> str:
 
 def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[MoveCode, str] | None:
     """Where the file asks the running `job` otherwise now than it runs (another pool, its pool out of service or
-    without one of its nodes or GPUs, model, length, rollout GPUs, LoRA rank or critic), the code and words of the
-    first such change; else None."""
+    without one of its nodes or GPUs, or with one of its nodes down, model, length, rollout GPUs, LoRA rank or critic),
+    the code and words of the first such change; else None."""
     asked, pool = fleet.jobs[job.job], fleet.pools[job.pool]
     if not asked.may_use(pool):
         return MoveCode.POOL_NOT_ALLOWED, f"the file pins it to pool {asked.pool} now; it runs in pool {pool.name}"
     if not pool.nodes:
         return MoveCode.POOL_NO_NODES, f"pool {pool.name}, where it runs, has no nodes now (nodes: 0)"
-    lost = ((MoveCode.NODE_GONE, job.gone_nodes(pool), "node", f"nodes: {pool.nodes}"),
-            (MoveCode.GPU_GONE, job.gone_gpus(pool), "GPU", f"gpus_per_node: {pool.gpus_per_node}"))
-    for code, gone, what, key in lost:
+    down = f"down (down: [{', '.join(map(str, pool.down))}])"
+    lost = ((MoveCode.NODE_GONE, job.gone_nodes(pool), "node", f"no longer in the pool (nodes: {pool.nodes})"),
+            (MoveCode.NODE_DOWN, job.down_nodes(pool), "node", down),
+            (MoveCode.GPU_GONE, job.gone_gpus(pool), "GPU",
+             f"no longer in the pool (gpus_per_node: {pool.gpus_per_node})"))
+    for code, gone, what, state in lost:
         if gone:
             named = f"{what} {gone[0]} of pool {pool.name}, where it runs, is" if len(gone) == 1 else \
                 f"{what}s {and_joined([str(index) for index in gone])} of pool {pool.name}, where it runs, are"
-            return code, f"{named} no longer in the pool ({key})"
+            return code, f"{named} {state}"
     if job.model not in (None, asked.model):
         return MoveCode.MODEL_CHANGED, f"the file asks model {asked.model} now; it runs {job.model}"
     length = asked.max_model_len

@@ -324,7 +324,9 @@ class _RoomHolders:
             if option.size:
                 self.ways[option.job, option.pool].append(option)
         self.whole: list[dict[int, int]] = [{} for _ in fleet.pools]  # per pool: node -> the job taking it whole
-        self.shared: list[list[list[Option]]] = [[[] for _ in range(pool.nodes)] for pool in fleet.pools]
+        # per pool: node (up, not down) -> the jobs sharing it
+        self.shared: list[dict[int, list[Option]]] = [{node: [] for node in pool.up_node_indexes}
+                                                      for pool in fleet.pools]
         for job, (option, nodes) in sorted(placed.items()):
             for node in nodes:
                 if option.size:
@@ -389,8 +391,8 @@ class _RoomHolders:
         return f"; {whose} pool: {job.pool} keeps {kept} out of {and_joined(idle)}"
 
     def _idle_nodes(self, pool_index: int) -> int:
-        """The nodes of the pool that no job is on as the placement ends."""
-        return sum((pool_index, node) not in self.used_nodes for node in range(self.fleet.pools[pool_index].nodes))
+        """The nodes of the pool that no job is on as the placement ends (not those down)."""
+        return sum((pool_index, node) not in self.used_nodes for node in self.fleet.pools[pool_index].up_node_indexes)
 
     def _least_room(self, option: Option) -> _Room:
         """The least priority of placed jobs whose removal leaves room for `option` (a way of a job left out)."""
@@ -406,7 +408,7 @@ class _RoomHolders:
         pool = self.fleet.pools[pool_index]
         capacity = host_capacity_tenths(pool)
         rooms = []
-        for node, sharing in enumerate(self.shared[pool_index]):
+        for node, sharing in self.shared[pool_index].items():
             if node in self.whole[pool_index]:
                 rooms.append(self._room([self.whole[pool_index][node]]))
                 continue
@@ -437,7 +439,7 @@ class _RoomHolders:
         """The least priority of placed jobs whose removal leaves `whole_nodes` nodes of the pool empty: each node
         emptied of the jobs sharing it, or each job on whole nodes taken out with all of them (a cover of the count,
         fewest priority first)."""
-        units = [(1, [option.job for option in sharing]) for node, sharing in enumerate(self.shared[pool_index])
+        units = [(1, [option.job for option in sharing]) for node, sharing in self.shared[pool_index].items()
                  if node not in self.whole[pool_index]]
         taking: dict[int, int] = defaultdict(int)
         for job in self.whole[pool_index].values():
@@ -703,12 +705,12 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             reasons.append((out_of_service, out_of_service))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_NODES))
             continue
-        pool_gpus = pool.nodes * pool.gpus_per_node
+        pool_gpus = pool.up_nodes * pool.gpus_per_node
         trainer_room = pool_gpus - job.rollout_gpus
         if trainer_room < 1:
             taken = "take all" if trainer_room == 0 else "are more than"
-            one, several = (f"{pool.name}: {whose} {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}, leaving "
-                            "none for a trainer" for whose in ("the job's", "each job's"))
+            one, several = (f"{pool.name}: {whose} {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}"
+                            f"{_up(pool)}, leaving none for a trainer" for whose in ("the job's", "each job's"))
             reasons.append((one, several))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.ROLLOUT_TAKES_POOL))
             continue
@@ -719,7 +721,8 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
             one, several = (
                 f"{pool.name}{_critic_counted(job, them)}: with {rollout}, no trainer GPU count that trains {it} "
-                f"({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.nodes, 'node')} of "
+                f"({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.up_nodes, 'node')}"
+                f"{_up(pool)} of "
                 f"{pool.gpus_per_node} GPUs{layouts}"
                 f"{_fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)}"
                 for it, them in (("it", False), ("them", True)))
@@ -780,7 +783,7 @@ def _whole_pool_question(planner: Planner, job: Job, pool: Pool, length: int | N
     return planner.question(pool.gpu, job.model, pool.gpus_per_node, planner.estimate, pool.host_ram_gb,
                             job.training, max_model_len=length,
                             objective="max_len" if length is None else "min_gpus",
-                            budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS))
+                            budget_gpus=min(pool.up_nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS))
 
 
 def _more_nodes_reach(planner: Planner, query: Query, pool: Pool) -> tuple[bool | None, TokenBudgetMode | None]:
@@ -822,7 +825,7 @@ def reasons_may_ask_reach(planner: Planner, fleet: Fleet, with_ways: dict[int, f
         job = fleet.jobs[index]
         for pool_index, pool in enumerate(fleet.pools):
             if (pool_index in pools or not job.may_use(pool)
-                    or pool.nodes * pool.gpus_per_node <= job.rollout_gpus):
+                    or pool.up_nodes * pool.gpus_per_node <= job.rollout_gpus):
                 continue
             least = _whole_pool_question(planner, job, pool, job.asked_max_model_len)
             if not _reach_budgets(least):
@@ -856,10 +859,15 @@ def _plans_on_reach_work(planner: Planner, query: Query, pool: Pool) -> bool | N
     return True if answer.plans else False if answer.status == "infeasible" else None
 
 
+def _up(pool: Pool) -> str:
+    """" up" after a count of the pool's nodes or GPUs where some of its nodes are ``down`` (not counted), else ""."""
+    return " up" if pool.down else ""
+
+
 def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
     """Whether a trainer of `trainer_gpus` GPUs has a layout beside `rollout_gpus` on the pool's nodes."""
     room = layout(trainer_gpus, rollout_gpus, pool.gpus_per_node)
-    return room is not None and room[1] <= pool.nodes
+    return room is not None and room[1] <= pool.up_nodes
 
 
 def _fewer_rollout_words(trainer_gpus: int, rollout_gpus: int, pool: Pool, several: bool) -> str:
@@ -950,13 +958,13 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> s
     host = any(option.host_tenths > 0 for option in options)  # a pool's host memory holds what the jobs need too
     packing = ("but their layouts, with the host memory they need on a node, do not pack into the nodes"
                if host else "but their layouts do not pack into the nodes")
-    has, need = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools), sum(fewest.values())
+    has, need = sum(pool.up_nodes * pool.gpus_per_node for pool in fleet.pools), sum(fewest.values())
     if need > has:
         return f": at their fewest they take {need} GPUs, more than the fleet's {has}{after}"
     tightest = None  # (share of the pool, words) of the pool its own jobs fill the most
     for index, pool in enumerate(fleet.pools if len(fleet.pools) > 1 else ()):  # the jobs only one pool can run
         bound = [job for job, where in pools.items() if where == {index}]
-        bound_need, pool_has = sum(fewest[job] for job in bound), pool.nodes * pool.gpus_per_node
+        bound_need, pool_has = sum(fewest[job] for job in bound), pool.up_nodes * pool.gpus_per_node
         named = named_jobs([fleet.jobs[job].name for job in bound])
         jobs, fewest_words = ((f"the job only pool {pool.name} can run ({named}) takes", "at its fewest")
                               if len(bound) == 1 else

@@ -705,7 +705,8 @@ def grown_placements(planner: Planner, fleet: Fleet, chosen: dict[int, Option], 
 def node_indexes(fleet: Fleet, chosen: dict[int, Option], counts: dict[tuple[int, tuple[Footprint, ...]], int],
                  kept: Kept | None = None) -> dict[int, list[int]]:
     """The nodes of its pool each chosen option (job -> option) takes: the running jobs that stay (`kept`) their own,
-    the nodes they share filled with the patterns `kept` gives them; then, on the nodes left in order, whole-node jobs,
+    the nodes they share filled with the patterns `kept` gives them; then, on the nodes left in order (not those down),
+    whole-node jobs,
     then the nodes that the other chosen patterns (`counts`) fill."""
     kept = kept or Kept({}, {})
     nodes: dict[int, list[int]] = {job: list(running.nodes) for job, running in kept.staying.items()}
@@ -713,7 +714,7 @@ def node_indexes(fleet: Fleet, chosen: dict[int, Option], counts: dict[tuple[int
         here = sorted((o for o in chosen.values() if o.pool == pool_index and o.job not in nodes), key=lambda o: o.job)
         own = {node for (p, node) in kept.fills if p == pool_index} | {
             node for running in kept.staying.values() if running.pool == pool_index for node in running.nodes}
-        free = iter([node for node in range(pool.nodes) if node not in own])
+        free = iter([node for node in pool.up_node_indexes if node not in own])
         for option in (o for o in here if o.whole_nodes):
             nodes[option.job] = [next(free) for _ in range(option.whole_nodes)]
         waiting: dict[Footprint, deque[Option]] = defaultdict(deque)

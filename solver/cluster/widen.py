@@ -146,7 +146,7 @@ def build_widening_model(planner: Planner, fleet: Fleet, chosen: dict[int, Optio
         if option.size:
             by_node[option.pool, nodes[job][0]].append(option)
     used = {(option.pool, node) for job, option in chosen.items() for node in nodes[job]}
-    idle_nodes = {pool_index: [node for node in range(pool.nodes) if (pool_index, node) not in used]
+    idle_nodes = {pool_index: [node for node in pool.up_node_indexes if (pool_index, node) not in used]
                   if onto_idle_nodes else [] for pool_index, pool in enumerate(fleet.pools)}
     model = LeanCpModel()
     model.name = "widen jobs onto idle GPUs"

@@ -148,7 +148,9 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
-    title = f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; {used}"
+    down = (f", {'nodes' if len(pool.down) > 1 else 'node'} {and_joined(list(map(str, pool.down)))} down"
+            if pool.down else "")
+    title = f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}{down}; {used}"
     if not here:  # a title, without an empty table
         return Text(title, style="italic")
     columns = _PoolColumns.of(pool, here, required)
@@ -591,7 +593,7 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
     for pool, bought in zip(fleet.pools, result.pools, strict=True):
         after = pool.model_copy(update={"nodes": bought.nodes_after})
         use = PoolUse(pool=pool.name, nodes=bought.nodes_after, gpus=bought.nodes_after * pool.gpus_per_node,
-                      nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
+                      down=bought.down, nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
         lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names))
     lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
               *_no_rollout_gpus_given(result.placements, fleet, names)]

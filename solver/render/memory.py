@@ -89,16 +89,17 @@ def _yaml_string(text: str) -> str:
 
 def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     """The breakdown's heading: the model (with its active parameters where it is a mixture of experts, `moe`), the
-    GPUs, setting (its LoRA, its critic, the Trinity release named), length and token budget, the margin, and the
+    GPUs, setting (its LoRA, its critic, DPO, the Trinity release named), length and token budget, the margin, and the
     source of a memory model of one's own, if any."""
     active = f", {answer.model_active_parameters_b:.1f}B active" if moe else ""
     setting = Setting(env=answer.env, offload=answer.offload, sp=answer.sp)
     own_budget = ", your token budget" if answer.max_token_len_per_gpu is not None else ""
     lora = f", LoRA rank {answer.lora_rank}" if answer.lora_rank else ""
     critic = f", critic {answer.critic}" if answer.critic else ""
+    dpo = ", DPO" if answer.dpo else ""
     release = f", Trinity {answer.trinity_version}" if answer.trinity_version is not None else ""
     return (f"{answer.model} ({answer.model_parameters_b:.1f}B parameters{active}) on {answer.gpus} x {answer.gpu} "
-            f"({answer.memory_gib:.1f} GiB), {setting.label}{lora}{critic}{release}, "
+            f"({answer.memory_gib:.1f} GiB), {setting.label}{lora}{critic}{dpo}{release}, "
             f"{counted(answer.max_model_len, 'token')} "
             f"({answer.tokens_per_gpu} per GPU{own_budget}), margin {answer.margin:g}"
             f"{f', memory model: {answer.memory_model_source}' if answer.memory_model_source else ''}")
@@ -141,9 +142,9 @@ def planner_call(answer: MemoryAnswer, own_catalog: bool = False) -> str:
     not the shipped memory model's default, the memory-model file it was estimated with (``memory=
     solver.load_memory_model(...)``), if any, its LoRA rank and targets, whether it counts a reference model where
     that is not what the planner takes for its LoRA rank (`counts_reference`: ``reference_model=False``, as the
-    command's --no-reference), its critic and Trinity release, if any, and, with `own_catalog`, ``catalog=catalog``, the
-    catalogue that holds a model or GPU type of your own; without `sp`, `env`, `offload` and a token budget, which
-    the planner tries for itself."""
+    command's --no-reference), its critic, DPO and Trinity release, if any, and, with `own_catalog`,
+    ``catalog=catalog``, the catalogue that holds a model or GPU type of your own; without `sp`, `env`, `offload` and
+    a token budget, which the planner tries for itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
                 *([f"node_gpus={answer.node_gpus}"] if answer.node_gpus != NODE_GPUS else []),
                 *([f"host_ram_gb={shown_number(answer.host_ram_gib)}"] if answer.host_ram_gib is not None else [])]
@@ -160,6 +161,8 @@ def planner_call(answer: MemoryAnswer, own_catalog: bool = False) -> str:
         keywords.append(f"reference_model={answer.reference_model}")
     if answer.critic:
         keywords.append(f"critic={json.dumps(answer.critic)}")
+    if answer.dpo:
+        keywords.append("dpo=True")
     if answer.trinity_version is not None:
         keywords.append(f"trinity_version={json.dumps(answer.trinity_version)}")
     if own_catalog:

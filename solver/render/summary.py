@@ -140,7 +140,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     if (past := past_validated_note(plan, model, names)) is not None:
         lines.append(f"# {past}")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
-    if plan.lora_rank and kept_in is None:  # a config's own LoRA stays
+    if plan.lora_rank and not plan.config_lora:  # a config's own LoRA stays; one without LoRA gets the plan's
         from solver.trinity.keys import yaml_flow  # as the fragment writes it
 
         layout = written_layout(version, plan.expert_layout)

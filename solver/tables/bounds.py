@@ -282,6 +282,24 @@ def counted_critic(choice: CriticChoice | None) -> CriticStates | None:
     """The critic a ``--critic`` `choice` counts where no config is read: None for `NO_CRITIC` and for none given."""
     return None if choice is None or choice == NO_CRITIC else choice
 
+
+DPO_CONFLICTS: Final = {"critic": "trains no PPO critic (Trinity's dpo algorithm uses none)",
+                        "reference": "without LoRA builds a reference model (Trinity's dpo algorithm uses one)"}
+"""What a DPO run does that it is said not to (`dpo_conflict`), in words that follow what says it trains DPO."""
+
+
+def dpo_conflict(dpo: bool, critic: CriticChoice | None, reference_model: bool | None,
+                 lora_rank: int) -> Literal["critic", "reference"] | None:
+    """Why a DPO run (`dpo`) cannot be as said, a key of `DPO_CONFLICTS`: it is said to train a PPO `critic`
+    (``critic``), or without LoRA (`lora_rank` 0) to build no reference model (`reference_model` False:
+    ``reference``), where Trinity's dpo algorithm (``DPOAlgorithm``) uses no critic and a reference model; None where
+    neither (or not `dpo`)."""
+    if not dpo:
+        return None
+    if counted_critic(critic):
+        return "critic"
+    return "reference" if reference_model is False and not lora_rank else None
+
 TRINITY_RELEASE = re.compile(r"[vV]?([0-9]+\.[0-9]+)(?:\.([0-9]+))?((?:[.-]?(?:a|b|rc|dev|post)[0-9]*)*)(?:\+[\w.]+)?")
 """A Trinity-RFT release as users write it, its minor version the first group, its patch the second (None where
 not written) and its pre- and post-release suffixes the third: ``0.5``, ``0.5.2`` (``pip show trinity-rft``),

@@ -187,10 +187,14 @@ class RunningJob(NamedTuple):
         lowered below them."""
         return tuple(gpu for gpu in self.gpu_indexes if gpu >= pool.gpus_per_node)
 
+    def down_nodes(self, pool: Pool) -> tuple[int, ...]:
+        """The nodes the job runs on that `pool` (its own) has ``down``."""
+        return tuple(node for node in self.nodes if node in pool.down)
+
     def runs_where_gone(self, pool: Pool) -> bool:
-        """Whether `pool` (its own) no longer has a node or GPU the job runs on (`gone_nodes`, `gone_gpus`): the job
-        runs there until it stops, but cannot stay: it moves, or stops."""
-        return bool(self.gone_nodes(pool) or self.gone_gpus(pool))
+        """Whether `pool` (its own) no longer has, or has down, a node or GPU the job runs on (`gone_nodes`,
+        `down_nodes`, `gone_gpus`): the job cannot stay there: it moves, or stops."""
+        return bool(self.gone_nodes(pool) or self.down_nodes(pool) or self.gone_gpus(pool))
 
 
 def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "") -> tuple[RunningJob, ...]:

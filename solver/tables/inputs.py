@@ -27,6 +27,7 @@ from pydantic import (
 
 from solver.tables.bounds import (
     BARE_HOST_RAM_GB,
+    DPO_CONFLICTS,
     MAX_GPU_MEMORY_GB,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -40,6 +41,7 @@ from solver.tables.bounds import (
     NodeInterconnect,
     checked_host_ram,
     counted_critic,
+    dpo_conflict,
     read_host_ram,
     vllm_lora_rank_refusal,
 )
@@ -288,6 +290,9 @@ class Pool(Frozen, defer_build=True):
     node_interconnect: NodeInterconnect | None = Field(default=None, description=(
         "how the pool's nodes reach one another: infiniband or roce (a fast fabric), or ethernet; absent, not "
         "stated: a job whose trainer spans nodes there is cautioned (trainer-spans-nodes), as on ethernet"))
+    down: tuple[Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)], ...] = Field(default=(), description=(
+        "the pool's nodes that are down, by index (0 to nodes - 1, as --current's placement numbers them): they take "
+        "no job, a job running there moves (node-down) or stops, and the others keep their numbers; absent, none"))
 
     @field_validator("host_ram_gb", mode="before")
     @classmethod
@@ -309,7 +314,30 @@ class Pool(Frozen, defer_build=True):
             raise ValueError("gpu_interconnect states the interconnect of a GPU type of your own: give its memory too "
                              "(gpu_memory_gb or gpu_memory_mib), or drop it (the catalogue's GPU types state theirs)")
         self.gpu_type  # noqa: B018 - a name and memory that cannot describe a GPU type are refused here
+        self._check_down()
         return self
+
+    def _check_down(self) -> None:
+        """`ValueError` where `down` names a node the pool lacks, one twice, or every node."""
+        for node in self.down:
+            if node >= self.nodes:
+                raise ValueError(f"down names node {node}, which the pool lacks: its nodes are numbered 0 to "
+                                 f"{self.nodes - 1}" if self.nodes else "down names nodes of a pool of none (nodes: 0)")
+        repeated = sorted({node for node in self.down if self.down.count(node) > 1})
+        if repeated:
+            raise ValueError(f"down names node {repeated[0]} twice: name each node that is down once")
+        if self.nodes and len(self.down) == self.nodes:
+            raise ValueError("down names every node of the pool: give it nodes: 0 for a pool out of service")
+
+    @property
+    def up_nodes(self) -> int:
+        """The nodes that take jobs: the pool's less those `down`."""
+        return self.nodes - len(self.down)
+
+    @property
+    def up_node_indexes(self) -> tuple[int, ...]:
+        """The indexes of the nodes that take jobs (not `down`), in order."""
+        return tuple(node for node in range(self.nodes) if node not in self.down)
 
     @property
     def gpu_type(self) -> GpuType | None:
@@ -337,13 +365,14 @@ def _no_device_name(name: str) -> str:
 class JobTraining(NamedTuple):
     """What a cluster job's plans count besides its model and length (`_JobFields.training`), as the planner's
     questions take it: the train batch its data-parallel ranks divide (None: not checked), its LoRA rank (0: full
-    fine-tuning), whether its run builds a reference model (None: unless LoRA) and where the PPO critic it trains
-    beside the actor keeps its states (None: it trains none)."""
+    fine-tuning), whether its run builds a reference model (None: unless LoRA), where the PPO critic it trains
+    beside the actor keeps its states (None: it trains none) and whether it trains DPO."""
 
     train_batch_size: int | None = None
     lora_rank: int = 0
     reference_model: bool | None = None
     critic: CriticStates | None = None
+    dpo: bool = False
 
 
 NO_LORA_REFERENCE = ("no Trinity release builds a reference model for a LoRA run (the actor with its adapter "
@@ -385,6 +414,21 @@ class _JobFields(Frozen, defer_build=True):
         "the PPO critic the job's run trains beside the actor, as --critic: resident, its states on the trainer GPUs; "
         "offloaded, in host memory; reloaded, in host memory but back on the GPUs for its own update; none (the "
         "default): no critic"))
+    dpo: Flag = Field(default=False, description=(
+        "true: the job's run trains DPO (Trinity's algorithm_type dpo), as --dpo: for a model trained one padded "
+        "sequence per micro-batch, its plans count a pair per micro-batch, a chosen and a rejected sequence, and its "
+        "--emit-dir config writes the actor's micro-batch size for it; refused beside a critic, and without a "
+        "lora_rank beside reference_model false; false (the default): not DPO"))
+
+    @model_validator(mode="after")
+    def _dpo_as_trinity_trains_it(self) -> _JobFields:
+        """A DPO job said to train a PPO critic, or without LoRA to build no reference model (`dpo_conflict`), as
+        ``solve --dpo`` refuses it."""
+        conflict = dpo_conflict(self.dpo, self.critic, self.reference_model, self.lora_rank)
+        if conflict is not None:
+            drop = f"critic {self.critic}" if conflict == "critic" else "reference_model false, or give a lora_rank"
+            raise ValueError(f"dpo true {DPO_CONFLICTS[conflict]}: drop {drop}")
+        return self
 
     @model_validator(mode="after")
     def _no_reference_with_lora(self) -> _JobFields:
@@ -405,9 +449,10 @@ class _JobFields(Frozen, defer_build=True):
 
     @property
     def training(self) -> JobTraining:
-        """What the job's plans count besides its model and length: its train batch, LoRA rank, reference model
-        and critic."""
-        return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model, counted_critic(self.critic))
+        """What the job's plans count besides its model and length: its train batch, LoRA rank, reference model,
+        critic and DPO."""
+        return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model, counted_critic(self.critic),
+                           self.dpo)
 
     @property
     def rollout_gpus_given(self) -> bool:

@@ -75,6 +75,16 @@ class TargetMatch(NamedTuple):
     other: str | None
 
 
+def peft_regex(pattern: str) -> re.Pattern[str]:
+    """`pattern` (a ``target_modules`` or ``exclude_modules`` regex) compiled, as PEFT compiles it; `re.error` where
+    it is none, a repetition past Python's limit (``a{99999999999}``: an `OverflowError` there) and groups nested
+    past its stack (a `RecursionError`) included, which PEFT fails on alike."""
+    try:
+        return re.compile(pattern)
+    except (OverflowError, RecursionError) as error:
+        raise re.error(str(error)) from None
+
+
 @lru_cache(maxsize=512)
 def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModuleNames = QWEN3) -> TargetMatch:
     """The modules of a model of `names` (a dense Qwen3's by default) whose full names
@@ -90,8 +100,8 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     Hunyuan-MoE's ``mlp.gate`` holds an ``nn.Linear``, ``mlp.gate.wg``, which ``wg`` adapts); less those the
     ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to ``:2353``);
     `re.error` where either is no regular expression."""
-    regex = None if all_linear(pattern) else re.compile(pattern)
-    exclusion = None if excluded is None else re.compile(excluded)
+    regex = None if all_linear(pattern) else peft_regex(pattern)
+    exclusion = None if excluded is None else peft_regex(excluded)
     short = () if regex is None else converted_target_names(pattern, excluded, names)
     converted = {name for name in names.adapted if ".experts." in name or name == names.router == "mlp.gate"}
     mapped = routed_target_names(names)
@@ -126,7 +136,7 @@ def converted_target_names(pattern: str, excluded: str | None, names: PeftModule
     either is no regular expression."""
     if not names.fused:
         return ()
-    regex, exclusion = re.compile(pattern), None if excluded is None else re.compile(excluded)
+    regex, exclusion = peft_regex(pattern), None if excluded is None else peft_regex(excluded)
     full_names = [*PEFT_OTHER_MODULES, *PEFT_OUTER_MODULES, *(full_name for name in (*names.adapted, *names.others)
                                                               for full_name in layer_module_names(name, names))]
     return tuple(dict.fromkeys(name.rsplit(".", 1)[-1] for name in full_names if regex.fullmatch(name) and not (
@@ -157,7 +167,7 @@ def excludes_every_module(excluded: str, names: PeftModuleNames) -> bool:
     (``tuners/tuners_utils.py:1052`` to ``:1057`` in peft 0.21.2), not "No modules were targeted for adaptation",
     which it raises where some module is neither adapted nor excluded (``:1074`` to ``:1086``); `re.error` where it is
     no regular expression."""
-    exclusion = re.compile(excluded)
+    exclusion = peft_regex(excluded)
     # A converted mixture of experts' routed experts are one module (mlp.experts): their v4 names, the fused halves'
     # and the down projection's alike (mlp.experts.down_proj, Mixtral's w2: parameters now), are no module's.
     blocks = {fused.rsplit(".", 1)[0] for fused in names.fused}

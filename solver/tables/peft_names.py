@@ -35,22 +35,12 @@ class PeftModuleNames(NamedTuple):
     ``:352``): a regex that names one alone fails ("Cannot convert PEFT target(s) ... because they are fused",
     ``:463`` to ``:470``); none where PEFT does not convert the type's config (its experts are no ``nn.Linear``,
     so nothing adapts them)."""
-    separate_router: bool = False
-    """Whether transformers 4.57.1 (Trinity 0.5.1's, whose routed experts are ``separate``: ``ExpertLayout``) makes
-    the router an ``nn.Linear``, which ``all-linear`` adapts there with no conversion (``is_transformers_ge_v5`` is
-    false, ``tuners/tuners_utils.py:833``): Mixtral's, Qwen2-MoE's, Qwen3-MoE's and most others' ``gate``; False for
-    a dense type and for DeepSeek's and GLM-4-MoE's router, a ``weight`` parameter of its own class
-    (``DeepseekV3TopkRouter``, ``modeling_deepseek_v3.py:109`` to ``:120`` in 4.57.1)."""
     separate_experts: bool = False
     """Whether transformers 4.57.1 holds the routed experts as ``nn.Linear``, an ``nn.ModuleList`` of gated MLPs
     (``modeling_qwen3_moe.py:197`` to ``:225``, ``modeling_mixtral.py:57`` to ``:97``), which ``all-linear`` adapts
     each, three per expert, and FSDP2 shards each over every GPU (``solver.memory.held_experts``); False for a dense
     type and for Llama 4's and GraniteMoE's experts, 3-D parameters there too (``Llama4TextExperts``,
     ``GraniteMoeParallelExperts``), which nothing adapts and FSDP2 shards whole, as transformers 5's."""
-    fused_qkv: bool = False
-    """Whether the attention's query, key and value are one ``nn.Linear`` (Phi-3's ``qkv_proj``)."""
-    fused_gate_up: bool = False
-    """Whether a dense MLP's gate and up projections are one ``nn.Linear`` (Phi-3's and GLM-4's ``gate_up_proj``)."""
     assumed: bool = False
     """Whether these are assumed: Qwen3's or Qwen3-MoE's, for a model type this table does not hold."""
     expert_count: int = 0
@@ -124,7 +114,7 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
     PeftModuleNames("qwen3", (*ATTENTION, *MLP), (*LAYER[:2], *QK_NORMS, *LAYER[2:])),
     PeftModuleNames("qwen3_moe", (*ATTENTION, *QWEN2_EXPERTS),
                     (*LAYER[:2], *QK_NORMS, "mlp", *EXPERT_OTHERS, *LAYER[4:]), router="mlp.gate", fused=QWEN2_FUSED,
-                    separate_router=True, separate_experts=True),
+                    separate_experts=True),
     _llama_like("llama"), _llama_like("mistral"), _llama_like("qwen2"), _llama_like("granite"), _llama_like("olmo"),
     _llama_like("gemma"), _llama_like("gemma2", *FEEDFORWARD_NORMS),
     _llama_like("gemma3_text", *QK_NORMS, *FEEDFORWARD_NORMS),
@@ -132,19 +122,18 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
     _llama_like("stablelm", "self_attn.q_layernorm", "self_attn.q_layernorm.norms", "self_attn.q_layernorm.norms.H",
                 "self_attn.k_layernorm", "self_attn.k_layernorm.norms", "self_attn.k_layernorm.norms.H", "dropout"),
     PeftModuleNames("phi3", ("self_attn.qkv_proj", "self_attn.o_proj", "mlp.gate_up_proj", "mlp.down_proj"),
-                    (*GATE_UP_LAYER, "resid_attn_dropout", "resid_mlp_dropout"),
-                    fused_qkv=True, fused_gate_up=True),
+                    (*GATE_UP_LAYER, "resid_attn_dropout", "resid_mlp_dropout")),
     PeftModuleNames("glm4", (*ATTENTION, "mlp.gate_up_proj", "mlp.down_proj"),
-                    (*GATE_UP_LAYER, "post_self_attn_layernorm", "post_mlp_layernorm"), fused_gate_up=True),
+                    (*GATE_UP_LAYER, "post_self_attn_layernorm", "post_mlp_layernorm")),
     PeftModuleNames("mixtral", (*ATTENTION, "mlp.gate", "mlp.experts.w1", "mlp.experts.w3", "mlp.experts.w2"),
                     (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]), router="mlp.gate",
-                    fused=("experts.w1", "experts.w3"), separate_router=True, separate_experts=True),
+                    fused=("experts.w1", "experts.w3"), separate_experts=True),
     PeftModuleNames("qwen2_moe", (*ATTENTION, "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj",
                                   "mlp.shared_expert.down_proj", "mlp.shared_expert_gate"),
                     (*LAYER[:3], "mlp.gate", *EXPERT_OTHERS, "mlp.shared_expert", "mlp.shared_expert.act_fn",
-                     *LAYER[4:]), separate_router=True, separate_experts=True),
+                     *LAYER[4:]), separate_experts=True),
     PeftModuleNames("olmoe", (*ATTENTION, *QWEN2_EXPERTS), (*LAYER[:3], *QK_NORMS, *EXPERT_OTHERS, *LAYER[4:]),
-                    router="mlp.gate", fused=QWEN2_FUSED, separate_router=True, separate_experts=True),
+                    router="mlp.gate", fused=QWEN2_FUSED, separate_experts=True),
     PeftModuleNames("deepseek_v2", (*MLA_ATTENTION, *QWEN2_EXPERTS), DEEPSEEK_OTHERS, router="mlp.gate",
                     fused=QWEN2_FUSED, separate_experts=True),
     PeftModuleNames("deepseek_v3", (*MLA_ATTENTION, *QWEN2_EXPERTS), DEEPSEEK_OTHERS, router="mlp.gate",
@@ -155,29 +144,28 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
     PeftModuleNames("ernie4_5_moe", (*ATTENTION, *QWEN2_EXPERTS),
                     (*LAYER, *EXPERT_OTHERS, "mlp.gate.moe_statics", "mlp.shared_experts",
                      "mlp.shared_experts.act_fn", *CONVERTED_MLPS), router="mlp.gate", fused=QWEN2_FUSED,
-                    separate_router=True, separate_experts=True),
+                    separate_experts=True),
     PeftModuleNames("hunyuan_v1_moe", (*ATTENTION, "mlp.gate.wg", *QWEN2_EXPERTS[1:]),
                     (*HUNYUAN_LAYER, *EXPERT_OTHERS, "mlp.shared_mlp", "mlp.shared_mlp.act_fn", *HUNYUAN_SHARED),
-                    router="mlp.gate.wg", fused=QWEN2_FUSED, separate_router=True, separate_experts=True),
+                    router="mlp.gate.wg", fused=QWEN2_FUSED, separate_experts=True),
     PeftModuleNames("llama4_text", (*ATTENTION, "feed_forward.router", "feed_forward.shared_expert.gate_proj",
                                     "feed_forward.shared_expert.up_proj", "feed_forward.shared_expert.down_proj",
                                     "feed_forward.gate_proj", "feed_forward.up_proj", "feed_forward.down_proj"),
                     ("", "self_attn", "self_attn.qk_norm", "feed_forward", "feed_forward.activation_fn",
                      "feed_forward.experts", "feed_forward.experts.act_fn", "feed_forward.shared_expert",
-                     "feed_forward.shared_expert.activation_fn", *LAYER[4:]), router="feed_forward.router",
-                    separate_router=True),
+                     "feed_forward.shared_expert.activation_fn", *LAYER[4:]), router="feed_forward.router"),
     PeftModuleNames("granitemoe", (*ATTENTION, "block_sparse_moe.router.layer"),
                     (*LAYER[:2], "block_sparse_moe", "block_sparse_moe.input_linear", "block_sparse_moe.output_linear",
                      "block_sparse_moe.router", "block_sparse_moe.activation", *LAYER[4:]),
-                    router="block_sparse_moe.router.layer", separate_router=True),
+                    router="block_sparse_moe.router.layer"),
     PeftModuleNames("phimoe", (*ATTENTION, "mlp.router"), (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]),
-                    router="mlp.router", separate_router=True, separate_experts=True),
+                    router="mlp.router", separate_experts=True),
 )}
 """Each model type's module names (`PeftModuleNames`), read from transformers 5.12.1's ``modeling_<type>.py``
 (``...DecoderLayer``, ``...Attention``, ``...MLP``, ``...SparseMoeBlock``/``...MoE``) and PEFT 0.21.2's conversion
 (``utils/transformers_weight_conversion.py``), and what ``all-linear`` adapts of a mixture of experts' router and
-routed experts under transformers 4.57.1 (``separate_router``, ``separate_experts``: each type's ``...SparseMoeBlock``
-or ``...MoE``); Qwen3's and Qwen3-MoE's first. A config's ``model_type`` outside it
+routed experts under transformers 4.57.1 (``separate_experts``, and `SEPARATE_NAMES_BY_MODEL_TYPE`: each type's
+``...SparseMoeBlock`` or ``...MoE``); Qwen3's and Qwen3-MoE's first. A config's ``model_type`` outside it
 (``internlm2``, ``deepseek``: remote code rft-solver has not read) takes `peft_module_names`' assumed ones."""
 
 
@@ -253,7 +241,9 @@ SEPARATE_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
 routed experts an ``nn.ModuleList`` of ``nn.Linear`` per expert (``mlp.experts.E.gate_proj``; Mixtral's and PhiMoE's
 under ``block_sparse_moe``: ``modeling_mixtral.py:63``, ``:95`` to ``:97``, ``:305``), which PEFT matches as they are
 (no conversion: ``is_transformers_ge_v5`` is false, ``tuners/tuners_utils.py:833`` in peft 0.21.2), the router an
-``nn.Linear`` where `PeftModuleNames.separate_router` (DeepSeek's and GLM-4-MoE's a module of their own); ERNIE-4.5's
+``nn.Linear`` among `PeftModuleNames.adapted` (`PeftModuleNames.router`: Mixtral's, Qwen2-MoE's, Qwen3-MoE's and most
+others' ``gate``; not DeepSeek's and GLM-4-MoE's, a ``weight`` parameter of its own class, ``DeepseekV3TopkRouter``,
+``modeling_deepseek_v3.py:109`` to ``:120`` in 4.57.1, which ``all-linear`` leaves as it is); ERNIE-4.5's
 ``moe_statics`` under ``mlp``, Qwen2-MoE's and StableLM's attention's own ``rotary_emb`` (StableLM's
 ``attention_dropout`` too). The other types' names, the dense types' linear layers among them, are the same in both
 (``qwen3`` to ``glm4``; Llama 4's and GraniteMoE's 3-D experts; Gemma 3's ``model.rotary_emb_local`` outside the
@@ -284,8 +274,6 @@ DENSE_MLP_MODEL_TYPE = "qwen3_moe"
 ``intermediate_size`` wide (``Qwen3MoeMLP``) in place of the experts (``Qwen3MoeDecoderLayer``,
 ``modeling_qwen3_moe.py:314-320`` in transformers 5.12.1, ``:295-301`` in 4.57.6), which rft-solver reads
 (``solver.tables.model_config``; their module names, `dense_mlp_names`)."""
-
-
 
 
 def dense_mlp_names(names: PeftModuleNames, dense_layers: int) -> PeftModuleNames:

@@ -48,6 +48,7 @@ from solver.tables.peft_match import (
     TargetMatch,
     adapts_all,
     all_linear,
+    peft_regex,
     peft_target_match,
     peft_target_refusal,
 )
@@ -855,6 +856,13 @@ def config_counted_lora_rank(data: Mapping[str, Any], name: str, environ: Mappin
     return counted_lora_rank(ConfigReader(data, name, environ), version)
 
 
+def config_counted_lora_targets(data: Mapping[str, Any], name: str, environ: Mapping[str, str],
+                                version: TrinityVersion | None) -> LoraTargets | None:
+    """The targets whose modules the verdict on the config `data` (the file `name`, read in `environ`) counts its LoRA
+    adapter on without ``--lora-targets`` (`counted_lora_targets`): None for all-linear's, and for no adapter."""
+    return counted_lora_targets(ConfigReader(data, name, environ), version)
+
+
 def lora_on_every_release(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
     """The dotted key that turns LoRA on (`_lora_key`) with every release the config may run on (`version` 0.5, or
     where Trinity 0.6 on verl 0.8 or later turns it on too: `_lora_from_08`), so that none builds a reference model
@@ -967,7 +975,7 @@ def _lora_excluded(reader: ConfigReader, lora: tuple[str, ...] | None) -> str | 
     if not isinstance(excluded, str):
         return None
     try:
-        re.compile(excluded)
+        peft_regex(excluded)
     except re.error:  # refused as such (`_targets_refusal`)
         return None
     return excluded
@@ -1113,40 +1121,51 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...], names: PeftModul
 
 def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],
                       version: TrinityVersion | None, names: PeftModuleNames, asked: int | None = None,
-                      option_names: OptionNames = API_OPTIONS) -> ConfigProblem:
+                      option_names: OptionNames = API_OPTIONS, targets: LoraTargets | None = None) -> ConfigProblem:
     """`note`, one of `TrinityConfig.notes` with its code, for a verdict on a model of module `names`
     (`solver.Model.peft_names`) where the config (`mapping`, read as `load_config_mapping` reads `name`, its
     variables from `environ`) sets LoRA: its LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) then says what a
     ``target_modules`` regex adapts of those names (`_fewer_targets`), not of the type the config read alone assumed,
     or, where the verdict counts another rank `asked` (``--lora-rank``, as `option_names` name it) than the config's
-    (`counted_lora_rank`), that rank's states (`_asked_lora_note`); other notes as they are."""
+    (`counted_lora_rank`), or its adapter on other `targets` than the config's (``--lora-targets``'; None: all-linear's,
+    as without a config), that rank's states on those targets (`_asked_lora_note`); other notes as they are."""
     if note.code is not ConfigProblemCode.LORA_COUNTED_AS_FULL:
         return note
     reader = ConfigReader(mapping, name, VariablesRead(environ))
-    if asked is not None and asked != counted_lora_rank(reader, version):
-        return _asked_lora_note(reader, version, asked, option_names)
+    rank = counted_lora_rank(reader, version)
+    if asked is not None and asked != rank or rank and targets != counted_lora_targets(reader, version):
+        return _asked_lora_note(reader, version, rank if asked is None else asked, option_names, names, targets)
     return next(iter(_lora_counted_as_full_notes(reader, version, names)), note)
 
 
-def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked: int,
-                     option_names: OptionNames) -> ConfigProblem:
+def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked: int, option_names: OptionNames,
+                     names: PeftModuleNames, targets: LoraTargets | None) -> ConfigProblem:
     """The LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) of a config with LoRA (`_lora_key`) for a verdict
-    that counts rank `asked` in place of what the config's reading counts (`counted_lora_rank`): that rank's states,
-    or for 0 full fine-tuning's, given as `option_names` name the option, beside what the config's own would be."""
-    given = f"lora_rank={asked}" if option_names.keywords else f"--lora-rank {asked}"
+    that counts rank `asked` on `targets` (None: all-linear's; matched on the model's module `names`) in place of
+    what the config's reading counts (`counted_lora_rank`, `counted_lora_targets`): that rank's states, or for 0
+    full fine-tuning's, given as `option_names` name the options, beside what the config's own would be."""
     rank = counted_lora_rank(reader, version)
-    own = (f"the config's own LoRA rank {rank}'s" if rank
+    # another rank alone counts all-linear's adapter (`solver.api.config_query`): targets other than that are given
+    targets_given = targets != (counted_lora_targets(reader, version) if asked == rank else None)
+    pattern = ALL_LINEAR if targets is None else targets.pattern
+    options = [*([f"lora_rank={asked}" if option_names.keywords else f"--lora-rank {asked}"] if asked != rank else []),
+               *([f"lora_targets='{pattern}'" if option_names.keywords else f"--lora-targets '{pattern}'"]
+                 if targets_given else [])]
+    given, counts = and_joined(options), "count" if len(options) > 1 else "counts"
+    own = (f"the config's own LoRA rank {rank}'s{' on its target_modules' if targets_given else ''}" if rank
            else f"full fine-tuning's, as the config's LoRA is counted ({_lora_uncounted(reader, version)})")
     head = (f"with LoRA ({'.'.join(_lora_key(reader) or LORA_KEYS[0])}) the trainer holds gradients and optimizer "
             "states for the adapter alone")
     if not asked:
         return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
-            f"{head}, but {given} counts full fine-tuning's, as the tables measured, in place of {own}: "
+            f"{head}, but {given} {counts} full fine-tuning's, as the tables measured, in place of {own}: "
             "a LoRA run needs less memory than shown"))
+    adapted = ("on every linear layer but the output projection" if targets is None else
+               f"on {and_joined(list(peft_target_match(targets.pattern, targets.excluded, names).linears))} alone")
     return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
-        f"{head}: {given} counts LoRA rank {asked}'s states (the frozen base's fp32 weights and the adapter's on every "
-        f"linear layer but the output projection), in place of {own}, and the tables, which measured "
-        "full fine-tuning, vouch for it by inference and refute nothing"))
+        f"{head}: {given} {counts} LoRA rank {asked}'s states (the frozen base's fp32 weights and the adapter's "
+        f"{adapted}), in place of {own}, and the tables, which measured full fine-tuning, vouch for it by inference "
+        "and refute nothing"))
 
 
 def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
@@ -1214,7 +1233,7 @@ def _targets_refusal(targets: Any, excluded: Any) -> str | None:
         if not isinstance(given, str) or all_linear(given) and name == "target_modules":
             continue  # a number or a boolean compiles, as does the text Trinity's typed config makes of it
         try:
-            re.compile(given)
+            peft_regex(given)
         except re.error as error:
             fix = ("give a regular expression that matches whole names, such as .*\\.v_proj, or remove it"
                    if name == "exclude_modules" else

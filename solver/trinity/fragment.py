@@ -595,6 +595,8 @@ def _check_header_arguments(plan: Plan, options: _FragmentOptions) -> None:
     check_gpu_name(options.gpu)
     if options.check_flags is not None and not _printable(options.check_flags):  # as gpu: a comment's words
         raise QueryError(f"check must be a tuple of printable strings, got {brief(options.check_flags)}")
+    if options.placed_on is not None and not _printable((options.placed_on,)):  # a header line's words too
+        raise QueryError(f"placed_on must be a printable string or None, got {brief(options.placed_on)}")
     node_gpus = options.node_gpus
     if node_gpus is not None and not 1 <= node_gpus <= MAX_GPUS:
         raise QueryError(f"node_gpus must be from 1 to {MAX_GPUS}, got {node_gpus}")

@@ -27,6 +27,7 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
+from solver.memory import lora_parameters
 from solver.query import ConfigProblem, ConfigProblemCode, check_host_ram
 from solver.results import CautionCode, Plan, past_validated_note, written_release
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, trainer_nodes_of
@@ -42,7 +43,12 @@ from solver.tables import (
     yaml_brief,
 )
 from solver.trinity.checks import trinity_config_problems
-from solver.trinity.config import cluster_trainer_gpus, config_counted_lora_rank, written_lora
+from solver.trinity.config import (
+    cluster_trainer_gpus,
+    config_counted_lora_rank,
+    config_counted_lora_targets,
+    written_lora,
+)
 from solver.trinity.fragment import check_command, names_relative_path
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import (
@@ -814,8 +820,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping, or a cluster that cannot be read (`cluster_trainer_gpus`);
     `QueryError` for a `plan` on other trainer GPUs than the config's cluster gives the trainer, which the patch
-    keeps (`_check_cluster_takes`), or of LoRA at another rank than the config's own adapter, which it keeps
-    (`_config_lora_kept`); a config without LoRA gets the plan's (``model.lora_configs``, as the fragment's).
+    keeps (`_check_cluster_takes`), or of LoRA at another rank than the config's own adapter, which it keeps, or on
+    targets that adapt fewer parameters than its own (`_config_lora_kept`); a config without LoRA gets the plan's
+    (``model.lora_configs``, as the fragment's).
     """
     check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("gpu", gpu, str | None),
@@ -837,7 +844,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
         config_counted_lora_rank(reading, name, {} if environ is None else environ, version))
     check_note = None if check is None or command is None else (_check_note(check, path), command)
     _check_cluster_takes(plan, reading, name, {} if environ is None else environ, option_names)
-    lora_note = _config_lora_kept(plan, reading, name, {} if environ is None else environ, option_names)
+    lora_note = _config_lora_kept(plan, model, reading, name, {} if environ is None else environ, version,
+                                  option_names)
     _keep_anchors(data)
     aliased = _aliased_scalars(data)
     unpatched = _dumped(yaml, data, text)
@@ -858,13 +866,15 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                          command if left_out is not None else None, left_out or (), dpo_note, lora_note)
 
 
-def _config_lora_kept(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],
-                      option_names: OptionNames) -> str | None:
+def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
+                      version: TrinityVersion | None, option_names: OptionNames) -> str | None:
     """The patch keeps the LoRA the config `reading` (the file `name`, read in `environ`) sets (`written_lora`): its
     adapter's modules, name and alpha, which a plan does not say. `QueryError` where `plan` counted another rank than
     the one it writes: the patched config would train a rank the plan did not count, and setting the plan's in the
-    adapter would change its scaling (lora_alpha / rank), the user's choice. Where `plan` counted full fine-tuning
-    (which holds more), the note that the config still sets LoRA; None otherwise."""
+    adapter would change its scaling (lora_alpha / rank), the user's choice; and where it counted the adapter of
+    `model` on targets (`Plan.lora_targets`, ``--lora-targets``) that adapt fewer parameters than the config's own
+    (`config_counted_lora_targets`, under Trinity `version`), which the patched config would train. Where `plan`
+    counted full fine-tuning (which holds more), the note that the config still sets LoRA; None otherwise."""
     own = written_lora(reading, name, environ)
     if own is None:
         return None
@@ -878,6 +888,17 @@ def _config_lora_kept(plan: Plan, reading: Any, name: str, environ: Mapping[str,
                          f"{option_names.write} keeps (its lora_alpha scales the adapter by its rank): plan at rank "
                          f"{rank} ({option_names.valued(lora, rank)}, or leave it out), or set {key}'s rank to "
                          f"{plan.lora_rank} first")
+    targets = config_counted_lora_targets(reading, name, environ, version)
+    if targets == plan.lora_targets:
+        return None
+    kept, counted = (lora_parameters(model.model_copy(update={"lora_targets": each}), plan.lora_rank,
+                                     plan.expert_layout) for each in (targets, plan.lora_targets))
+    if kept > counted:
+        option = "lora_targets" if option_names.keywords else "--lora-targets"
+        planned = "all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'"
+        raise QueryError(f"{name}: the plan counted its LoRA adapter on {planned} ({counted:,} parameters), but the "
+                         f"config's own target_modules ({key}), which {option_names.write} keeps, adapt {kept:,}: plan "
+                         f"on them (leave {option} out), or set them to {planned} first")
     return None
 
 
