@@ -126,8 +126,8 @@ from solver.tables import (
     MAX_TOKENS,
     MAX_WORKERS,
     NODE_GPUS,
-    OWN_GPU_HINT,
-    OWN_MODEL_HINT,
+    OWN_GPU_IN_CODE,
+    OWN_MODEL_IN_CODE,
     Catalog,
     CountedGpu,
     CriticChoice,
@@ -136,7 +136,6 @@ from solver.tables import (
     GpuType,
     MemoryModel,
     Model,
-    Pool,
     QueryError,
     RunningJob,
     Setting,
@@ -146,7 +145,6 @@ from solver.tables import (
     Weights,
     and_joined,
     brief,
-    check_built_again,
     check_choice,
     check_once,
     check_types,
@@ -155,10 +153,10 @@ from solver.tables import (
     counted_critic,
     counted_expert_layout,
     empty_name,
+    given_fleet,
     given_path,
     it_or_them,
     load_catalog,
-    load_fleet,
     load_memory_model,
     load_model_config,
     load_weights,
@@ -202,12 +200,6 @@ __all__ = [
 The rest of what it imports is its own (a type checker with ``--strict`` refuses them from here)."""
 
 
-OWN_GPU_IN_CODE = OWN_GPU_HINT.format(
-    "solver.described_gpu_type(NAME, memory_gb=M), with catalog=solver.load_catalog().with_gpu_types([that])")
-OWN_MODEL_IN_CODE = OWN_MODEL_HINT.format(
-    "solver.load_model_config(PATH), with catalog=solver.load_catalog().with_model(that)")
-"""What an unknown GPU type's or model's message adds in code: how to give one of one's own (as --gpu-memory and
---model-config do for the command)."""
 ANSWER_BATCH_SOURCE = "the answer's train_batch_size"
 """Where `trinity_config`'s train batch comes from, as its caution names it: the answer's field, true of every source
 it was planned from (a keyword, a flag, a config's key)."""
@@ -512,39 +504,12 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     check_seed(seed)
     release = trinity_release("trinity_version", trinity_version)
     catalog = catalog if catalog is not None else load_catalog()
-    fleet = _with_required(_given_fleet(fleet, catalog), required, option_names)
+    fleet = _with_required(given_fleet(fleet, catalog), required, option_names)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
                       time_limit_s, memory, margin, token_budget, release, option_names,
                       counted_expert_layout(trinity_version), counted_batch_divisor(trinity_version),
                       release_name(trinity_version))
     return fleet, planner
-
-
-def _given_fleet(fleet: Fleet | Path | str, catalog: Catalog) -> Fleet:
-    """A fleet as the API's functions take it: a `Fleet` built or changed in code, checked again and named as
-    `catalog` names (`_named_as_the_catalogue`'s `QueryError`), or the path of a cluster file, loaded with `catalog`
-    (`load_fleet`'s `TableError`)."""
-    return (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
-            else load_fleet(given_path("fleet", fleet), catalog))
-
-
-def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
-    """A `Fleet` built in code with its pools' GPU types and its jobs' models as the catalogue names them (``a100``
-    -> ``A100-80GB``), as `load_fleet` gives a cluster file's; `QueryError` for a name the catalogue lacks, or a fleet
-    that breaks its own checks (changed by `model_copy`, which checks nothing: `check_built_again`)."""
-    check_built_again(fleet, "fleet")
-    known = catalog.for_fleet(fleet)
-    return fleet.model_copy(update={
-        "pools": tuple(pool.model_copy(update={"gpu": known.gpu(pool.gpu, partial(_pool_gpu_with_count, pool)).name})
-                       for pool in fleet.pools),
-        "jobs": tuple(job.model_copy(update={"model": known.model(job.model).name}) for job in fleet.jobs)})
-
-
-def _pool_gpu_with_count(pool: Pool, found: CountedGpu) -> str:
-    """Why a `Pool` built in code whose ``gpu`` gives a GPU type with a count (``a100x8``) is refused, and the
-    keywords that give them apart (``gpu='a100', gpus_per_node=8``: `CountedGpu.refused_in_pool`)."""
-    return found.refused_in_pool(f"pool {pool.name}: gpu=", pool.gpus_per_node,
-                                 lambda count: f"gpu={found.name!r}, gpus_per_node={count}")
 
 
 def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -733,7 +698,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
                 ("catalog", catalog, Catalog | None))
     trinity_release("version", version)  # refused before the placement's own faults
     catalog = catalog if catalog is not None else load_catalog()
-    fleet = _given_fleet(fleet, catalog)
+    fleet = given_fleet(fleet, catalog)
     known = catalog.for_fleet(fleet)
     jobs, pools = {job.name: job for job in fleet.jobs}, {pool.name: pool for pool in fleet.pools}
     model_configs = dict(fleet.model_config_of)

@@ -2539,8 +2539,8 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
 
 def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> None:
     """`QueryError` where `result` was not placed on `fleet`: on other pools, on pools of other sizes (a purchase's
-    before the nodes it buys) or other nodes down, with a job on a node that is down, or with a job, placed or left
-    out, that the fleet lacks."""
+    before the nodes it buys), of other GPU types or other nodes down, with a job on a node that is down, or with a
+    job, placed or left out, that the fleet lacks."""
     pools, placed = [pool.name for pool in fleet.pools], [use.pool for use in result.pools]
     if placed and placed != pools:  # a purchase that found none (`gpus` None) is on no pool
         raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "
@@ -2564,6 +2564,13 @@ def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> Non
     if on_down:
         raise QueryError(f"result places {on_down[0].job} on nodes {', '.join(map(str, on_down[0].nodes))} of pool "
                          f"{on_down[0].pool}, where a node is down: pass the fleet it placed")
+    gpus = {pool.name: pool.gpu for pool in fleet.pools}
+    elsewhere = [placement for placement in result.placements
+                 if gpus.get(placement.pool, placement.gpu) != placement.gpu]
+    if elsewhere:
+        first = elsewhere[0]
+        raise QueryError(f"result places job {first.job} on {first.gpu} in pool {first.pool}, fleet's pool "
+                         f"{first.pool} has {gpus[first.pool]}: pass the fleet it placed")
     jobs = {job.name for job in fleet.jobs}
     left_out = result.fits_nowhere if isinstance(result, PurchaseResult) else result.unplaced
     lacked = [job for job in [placement.job for placement in result.placements] + [job.job for job in left_out]

@@ -676,7 +676,7 @@ def check_placements(
     # What the result says it uses of each pool: the nodes the placements list, and their trainer and rollout GPUs.
     if "pools" in result:
         expected = [{"pool": name, "nodes": pool["nodes"], "gpus": pool["nodes"] * pool["gpus_per_node"],
-                     "down": pool.get("down", []),
+                     "down": sorted(pool.get("down", [])),  # read in ascending order
                      "nodes_used": len({(entry["pool"], node) for entry in placements if entry.get("pool") == name
                                         for node in entry.get("nodes", [])}),
                      "gpus_used": sum(entry.get("trainer_gpus", 0) + entry.get("rollout_gpus", 0)

@@ -1066,7 +1066,7 @@ def test_a_fleet_built_in_code_is_placed_under_the_catalogues_names_as_its_file_
     assert {(p.model, p.gpu) for p in from_code.placements} == {("Qwen3-4B", "A100-80GB")}
     assert from_code == solver.place(file)
     unknown = built.model_copy(update={"jobs": (built.jobs[0].model_copy(update={"model": "5B"}),)})
-    with pytest.raises(solver.QueryError, match=r"^unknown model '5B'; accepted: "):
+    with pytest.raises(solver.QueryError, match=r"^job j: unknown model '5B'; accepted: "):
         solver.place(unknown)
 
 

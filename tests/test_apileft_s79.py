@@ -61,7 +61,8 @@ def test_fleet_and_catalog_built_from_lists_hold_tuples():
     fleet = solver.Fleet(pools=[pool], jobs=[job], model_config_of=[("j", Path("c.json"))])
     shipped = solver.load_catalog()
     catalog = solver.Catalog(models=list(shipped.models), gpu_types=list(shipped.gpu_types))
-    assert (fleet.pools, fleet.jobs, fleet.models, fleet.model_config_of) == ((pool,), (job,), (), (("j", Path("c.json")),))
+    assert (fleet.pools, fleet.jobs, fleet.models, fleet.model_config_of) == (
+        (pool,), (job,), (), (("j", Path("c.json")),))
     assert fleet == solver.Fleet(pools=(pool,), jobs=(job,), model_config_of=(("j", Path("c.json")),))
     assert hash(fleet) == hash(solver.Fleet(pools=(pool,), jobs=(job,), model_config_of=(("j", Path("c.json")),)))
     assert (type(catalog.models), type(catalog.gpu_types), catalog.without_bf16) == (tuple, tuple, ())
@@ -117,7 +118,7 @@ def test_api_fragment_with_a_relative_model_config_says_where_to_run_its_check(m
 
 
 def test_write_note_says_where_to_run_its_check_and_is_replaced_by_the_next(cli: Cli, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch):
+                                                                            monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mine.yaml").write_text(USER_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
     argv = ("--gpu", "h100", "--len", "32768", "--model", "0.6B")

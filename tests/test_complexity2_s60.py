@@ -23,4 +23,5 @@ def test_a_key_yaml_reads_as_no_text_is_refused_as_the_unknown_field_written(tmp
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == (f"{path}: pool a: unknown field '{key}' (fields: name, gpu, nodes, gpus_per_node, "
-                                 "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")
+                                 "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, "
+                                 "down)")

@@ -174,7 +174,7 @@ def test_a_dpo_jobs_emitted_config_is_solve_dpos(tmp_path: Path, cli: Cli):
     ("dpo: 'true'", ("job pairs, dpo: must be true or false, got 'true' (quoted, YAML reads it as text: write it "
                      "without quotes)")),
     ("dpo: true\n    critic: resident", ("job pairs: dpo true trains no PPO critic (Trinity's dpo algorithm uses "
-                                        "none): drop critic resident")),
+                                         "none): drop critic resident")),
     ("dpo: true\n    reference_model: false", ("job pairs: dpo true without LoRA builds a reference model "
                                                "(Trinity's dpo algorithm uses one): drop reference_model false, or "
                                                "give a lora_rank"))])

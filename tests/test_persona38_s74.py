@@ -123,7 +123,7 @@ def test_the_default_budget_the_readme_gives_for_a_gpu_type_without_tables(cli):
     assert ("(without `--gpus`: 6 for the A100 and H20, 8 for a GPU type without tables, such as the H100 or MI300X)"
             in readme)
     assert ("without `--gpus`, the budget is the largest documented count: 6 for the A100 and H20 (8 for a GPU type "
-            "without tables, such as the H100 or MI300X);" in guide)
+            "without tables, such as the H100 or MI300X), one budget for the GPU types answered together" in guide)
 
 
 def test_costs_side_by_side_across_gpu_types_say_they_do_not_compare(cli):

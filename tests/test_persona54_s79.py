@@ -110,6 +110,6 @@ def test_an_attention_regex_on_a_mixture_of_experts_leaves_an_empty_set_unsaved(
 
 @pytest.mark.parametrize("targets", ["'.*\\.(q_proj|gate)'", "'.*experts\\.(gate_proj|up_proj)'", "all-linear"])
 def test_a_regex_naming_the_router_or_an_expert_keeps_the_routed_experts(cli: Cli, tmp_path: Path,
-                                                                          targets: str) -> None:
+                                                                         targets: str) -> None:
     line = _moe_unsaved(cli, tmp_path, f"      target_modules: {targets}")
     assert "makes the adapter's target_parameters a set for the routed experts, which Trinity's" in line

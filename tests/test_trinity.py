@@ -1574,7 +1574,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
            "original_max_position_embeddings: 40960, rope_theta: 1000000}")]),
         (
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.5,
-                                                                  "original_max_position_embeddings": 32768}}},
+                                                                "original_max_position_embeddings": 32768}}},
             "4B",
             1,
             [NO_THETA, ("model.rope_scaling (factor 2.5 over 32768) covers the length, but not as Trinity-RFT's guide "
@@ -1594,19 +1594,19 @@ def _config(**trainer: Any) -> dict[str, Any]:
             # the rollout's vLLM reads it as given, and fails without its factor (s73); the factor the length needs
             [NO_THETA, ("model.rope_scaling: missing factor: vLLM 0.19.1 refuses rope_type yarn without it, and fails "
                         "as it "
-              "starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' "
-              "filling-in; add it"),
+                        "starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' "
+                        "filling-in; add it"),
              "model.rope_scaling.factor must be max_model_len / 40960 = 2.0, not given"],
         ),
         (  # too small a factor: the positions stop short of the length (no rollout: a vLLM one refuses it)
             {"mode": "train",
              "model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 1.5,
-                                                                  "original_max_position_embeddings": 40960}}},
+                                                                "original_max_position_embeddings": 40960}}},
             "4B",
             1,
             [NO_THETA, ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len "
                         "81920: "
-              "set it as Trinity-RFT's guide does, factor max_model_len / 40960 = 2.0 over 40960")],
+                        "set it as Trinity-RFT's guide does, factor max_model_len / 40960 = 2.0 over 40960")],
         ),
         (
             {"model": {"max_model_len": "${oc.env:L,81920}",
@@ -1618,7 +1618,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ),
         (  # oc.env gives text, which rope_scaling (an untyped dict) passes on as it is; oc.decode gives numbers
             {"model": {"max_model_len": 51200, "rope_scaling": {"rope_type": "yarn", "factor": "${oc.env:F,1.25}",
-                                                                 "original_max_position_embeddings": "40960"}}},
+                                                                "original_max_position_embeddings": "40960"}}},
             "4B",
             1,
             [NO_THETA, "model.rope_scaling.factor is the text '1.25': model.rope_scaling reaches the model as written",
@@ -1626,23 +1626,23 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ),
         (  # YaRN within the native context
             {"model": {"max_model_len": 32768, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
-                                                                 "original_max_position_embeddings": 40960}}},
+                                                                "original_max_position_embeddings": 40960}}},
             "4B", 1, ["model.rope_scaling: max_model_len 32768 is within Qwen3-4B's native context of 40960"],
         ),
         ({"model": {"max_model_len": "${oc.env:L}"}}, "4B", 1, ["cannot check model.max_model_len: environment"]),
         (  # a YaRN factor that cannot be read is one problem, not also a wrong factor
             {"model": {"max_model_len": 65536, "rope_scaling": {"rope_type": "yarn", "factor": "${oc.env:FACTOR}",
-                                                                 "original_max_position_embeddings": 40960}}},
+                                                                "original_max_position_embeddings": 40960}}},
             "4B", 1, [NO_THETA, "cannot check model.rope_scaling.factor: environment variable FACTOR is not set"],
         ),
         (  # a YaRN type that cannot be read is one problem: not twice, nor also "must be yarn"
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "${oc.env:RT}", "factor": 2.0,
-                                                                 "original_max_position_embeddings": 40960}}},
+                                                                "original_max_position_embeddings": 40960}}},
             "4B", 1, ["cannot check model.rope_scaling.rope_type: environment variable RT is not set", NO_THETA],
         ),
         (  # the same with the model cards' key, type
             {"model": {"max_model_len": 81920, "rope_scaling": {"type": "${oc.env:RT}", "factor": 2.0,
-                                                                 "original_max_position_embeddings": 40960}}},
+                                                                "original_max_position_embeddings": 40960}}},
             "4B", 1, ["cannot check model.rope_scaling.type: environment variable RT is not set", NO_THETA],
         ),
         (  # a dynamic batch flag that cannot be read is one problem, however often the checks look at it
@@ -1710,8 +1710,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
             "4B", 1, [NO_THETA, ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses "
                                  "rope_type "
-                       "yarn without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's "
-                       "rope_parameters, past transformers' filling-in; add original_max_position_embeddings: 40960")],
+                                 "yarn without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's "
+                                 "rope_parameters, past transformers' filling-in; add original_max_position_embeddings: 40960")],
         ),
         (  # the model's own RoPE scaling, as written (whole, with the original length vLLM reads), is kept; but
             # without model.rope_theta vLLM rotates Llama at its class's 10000, not 500000 (s73)

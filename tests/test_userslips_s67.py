@@ -55,7 +55,7 @@ def test_a_job_left_out_for_room_beside_one_auto_trains_gets_buy_with_the_auto_t
         "solve cluster: note: x: --token-budget auto trains its max_model_len on the pools' nodes as they are "
         "(Trinity's default token budget does not): run again with it to place it where there is room\n"
         f"solve cluster: note: to place every job: solve cluster {path} --buy --token-budget auto names the fewest "
-        "nodes to add to the pools (and the jobs no number of nodes runs)\n")
+        "GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
 
 
 PINNED = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},

@@ -31,15 +31,16 @@ from solver.results import (
 )
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
+    Catalog,
     CriticStates,
     Fleet,
     Pool,
     and_joined,
-    check_built_again,
     check_types,
     counted,
+    given_fleet,
     it_or_them,
-    load_fleet,
+    load_catalog,
     named_jobs,
     shown_number,
 )
@@ -322,20 +323,19 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
 
 
 def cluster_text(result: ClusterResult | PurchaseResult, fleet: Fleet | Path | str, *, width: int = PIPED_WIDTH,
-                 color: bool = False, option_names: OptionNames = API_OPTIONS) -> str:
+                 color: bool = False, option_names: OptionNames = API_OPTIONS, catalog: Catalog | None = None) -> str:
     """The text ``solve cluster`` prints for `result` (of `solver.place`; of `solver.buy_nodes`, as with ``--buy``) on
-    `fleet` (the `Fleet` it placed, or its cluster file's path, loaded with the shipped catalogue), laid out for
-    `width` columns as on a pipe that wide, with ANSI colour codes where `color`; the view's own lines name options
-    as `option_names` do (the API's keywords; the result's reasons and cautions are its own, as `place` worded them).
-    `QueryError` (one line) for a bad argument (a `Fleet` that breaks its checks among them), or a result not placed
-    on `fleet` (`check_placed_on`); `TableError` for a bad cluster file."""
+    `fleet` (the `Fleet` it placed, its GPU types and models named as `catalog` names them, or its cluster file's
+    path, loaded with `catalog`; default: the shipped one), laid out for `width` columns as on a pipe that wide, with
+    ANSI colour codes where `color`; the view's own lines name options as `option_names` do (the API's keywords; the
+    result's reasons and cautions are its own, as `place` worded them).
+    `QueryError` (one line) for a bad argument (a `Fleet` that breaks its checks, or names a GPU type or model
+    `catalog` lacks, among them), or a result not placed on `fleet` (`check_placed_on`); `TableError` for a bad
+    cluster file."""
     check_types(("result", result, ClusterResult | PurchaseResult), ("fleet", fleet, Fleet | Path | str),
-                ("option_names", option_names, OptionNames))
+                ("option_names", option_names, OptionNames), ("catalog", catalog, Catalog | None))
     check_text_options(width, color)
-    if isinstance(fleet, Fleet):
-        check_built_again(fleet, "fleet")  # changed by `model_copy`, which checks nothing: as `solver.place` does
-    else:
-        fleet = load_fleet(fleet)
+    fleet = given_fleet(fleet, catalog if catalog is not None else load_catalog())
     check_placed_on(result, fleet)
     view = (purchase_view(result, fleet, option_names) if isinstance(result, PurchaseResult)
             else cluster_view(result, fleet, result.objective_counts == "nodes", option_names))

@@ -291,11 +291,12 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names
     return f"{heading}; {gpu}{names.write_copy} a copy of {answer.current.config} with the plan applied"
 
 
-def _lora_moe_said(answer: Answer, plan: Plan, kept_in: str | None) -> bool:
+def _lora_moe_said(answer: Answer, plan: Plan) -> bool:
     """Whether the summary of `plan` says its caution on LoRA on a mixture of experts elsewhere than in a caution row:
-    in the comment on the apply lines' LoRA config (where no config `kept_in` keeps its own), or in the check of the
-    --from-config's own (``lora-moe-config-unsaved`` among its problems)."""
-    return (bool(plan.lora_rank) and kept_in is None) or (
+    in the comment on the apply lines' LoRA config (where the plan's LoRA is no config's own, `Plan.config_lora`, as
+    `apply_lines` writes it), or in the check of the --from-config's own (``lora-moe-config-unsaved`` among its
+    problems)."""
+    return (bool(plan.lora_rank) and not plan.config_lora) or (
         answer.current is not None and ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED in answer.current.config_problem_codes)
 
 
@@ -319,7 +320,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     best += f" with {and_joined(kept)}" if kept else ""
     kept_in = answer.current.config if answer.current is not None else None
     said = {*length_cautions(model, plan.max_model_len)}  # beside the length
-    if _lora_moe_said(answer, plan, kept_in):
+    if _lora_moe_said(answer, plan):
         said |= {caution for caution, code in zip(plan.cautions, plan.caution_codes, strict=False)
                  if code is CautionCode.LORA_MOE_CONFIG_UNSAVED}
     rows: list[tuple[str, RenderableType | None]] = [

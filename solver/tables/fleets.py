@@ -4,7 +4,7 @@ fleet runs now (`read_current`: an earlier ``solve cluster --json``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -14,14 +14,29 @@ from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
 from solver.tables.inputs import TYPED, CurrentFile, CurrentPlacement, Fleet, FleetFile, Job, JobEntry, Pool
 from solver.tables.loaders import load_catalog
 from solver.tables.model_config import config_keys_differing, load_model_config, model_config_file
-from solver.tables.reading import FleetLoader, given_path, load_validated, read_user_file, validated_data
-from solver.tables.schema import Model
+from solver.tables.reading import (
+    FleetLoader,
+    check_built_again,
+    given_path,
+    load_validated,
+    read_user_file,
+    validated_data,
+)
+from solver.tables.schema import GpuType, Model
 from solver.tables.text import QueryError, TableError, check_types, normalise, with_own_hint, yaml_brief
 
 OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
 """What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
 OWN_MODEL_HINT = "; or, for a model of your own, its Hugging Face config.json: {}"
 """What an unknown model's message adds where a model may be given by its config.json (the option's name)."""
+OWN_GPU_IN_CODE = OWN_GPU_HINT.format(
+    "solver.described_gpu_type(NAME, memory_gb=M), with catalog=solver.load_catalog().with_gpu_types([that])")
+OWN_MODEL_IN_CODE = OWN_MODEL_HINT.format(
+    "solver.load_model_config(PATH), with catalog=solver.load_catalog().with_model(that)")
+"""What an unknown GPU type's or model's message adds in code: how to give one of one's own (as --gpu-memory and
+--model-config do for the command)."""
+OWN_POOL_GPU = OWN_GPU_HINT.format("gpu_memory_gb=M")
+"""What an unknown GPU type's message adds for a `Pool` built in code: its memory, as a cluster file's pool gives it."""
 
 
 class ReadFleet(NamedTuple):
@@ -282,3 +297,42 @@ def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
                       max_model_len=placed.plan.max_model_len, sp=placed.plan.sp, offload=placed.plan.offload,
                       model=placed.model, training=None if placed.plan.lora_rank is None else (
                           placed.plan.lora_rank, placed.plan.critic))
+
+
+def given_fleet(fleet: Fleet | Path | str, catalog: Catalog) -> Fleet:
+    """A fleet as the API's functions take it: a `Fleet` built or changed in code, checked again and named as
+    `catalog` names (`_named_as_the_catalogue`'s `QueryError`), or the path of a cluster file, loaded with `catalog`
+    (`load_fleet`'s `TableError`)."""
+    return (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
+            else load_fleet(given_path("fleet", fleet), catalog))
+
+
+def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
+    """A `Fleet` built in code with its pools' GPU types and its jobs' models as the catalogue names them (``a100``
+    -> ``A100-80GB``), as `load_fleet` gives a cluster file's; `QueryError` for a name the catalogue lacks, or a fleet
+    that breaks its own checks (changed by `model_copy`, which checks nothing: `check_built_again`)."""
+    check_built_again(fleet, "fleet")
+    known = catalog.for_fleet(fleet)
+    return fleet.model_copy(update={
+        "pools": tuple(pool.model_copy(update={"gpu": _fleet_name(
+            f"pool {pool.name}", partial(known.gpu, pool.gpu, partial(_built_pool_gpu_with_count, pool)), OWN_POOL_GPU)})
+            for pool in fleet.pools),
+        "jobs": tuple(job.model_copy(update={"model": _fleet_name(
+            f"job {job.name}", partial(known.model, job.model), OWN_MODEL_IN_CODE)}) for job in fleet.jobs)})
+
+
+def _fleet_name(where: str, find: Callable[[], GpuType | Model], hint: str) -> str:
+    """The catalogue's name of a `Fleet`'s pool's GPU type or job's model (`find`); `QueryError` naming the pool or
+    job (`where`) where the catalogue lacks it, with `hint`, how to give one of one's own, as a cluster file's names
+    its pool or job and the way out."""
+    try:
+        return find().name
+    except QueryError as error:
+        raise QueryError(f"{where}: {with_own_hint(error, hint)}") from None
+
+
+def _built_pool_gpu_with_count(pool: Pool, found: CountedGpu) -> str:
+    """Why a `Pool` built in code whose ``gpu`` gives a GPU type with a count (``a100x8``) is refused, and the
+    keywords that give them apart (``gpu='a100', gpus_per_node=8``: `CountedGpu.refused_in_pool`)."""
+    return found.refused_in_pool("gpu=", pool.gpus_per_node,
+                                 lambda count: f"gpu={found.name!r}, gpus_per_node={count}")

@@ -265,6 +265,12 @@ def _without_outer_spaces(name: str) -> str:
     return name
 
 
+def _ascending(indexes: tuple[int, ...]) -> tuple[int, ...]:
+    """Node indexes in ascending order, as a pool's ``down`` is read (and so shown, and compared), whatever the order
+    the file gives."""
+    return tuple(sorted(indexes))
+
+
 class Pool(Frozen, defer_build=True):
     """A pool of identical nodes in the fleet."""
 
@@ -290,9 +296,11 @@ class Pool(Frozen, defer_build=True):
     node_interconnect: NodeInterconnect | None = Field(default=None, description=(
         "how the pool's nodes reach one another: infiniband or roce (a fast fabric), or ethernet; absent, not "
         "stated: a job whose trainer spans nodes there is cautioned (trainer-spans-nodes), as on ethernet"))
-    down: tuple[Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)], ...] = Field(default=(), description=(
-        "the pool's nodes that are down, by index (0 to nodes - 1, as --current's placement numbers them): they take "
-        "no job, a job running there moves (node-down) or stops, and the others keep their numbers; absent, none"))
+    down: Annotated[tuple[Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)], ...], AfterValidator(_ascending)] = Field(
+        default=(), description=(
+            "the pool's nodes that are down, by index (0 to nodes - 1, as --current's placement numbers them), in any "
+            "order (read in ascending order): they take no job, a job running there moves (node-down) or stops, and "
+            "the others keep their numbers; absent, none"))
 
     @field_validator("host_ram_gb", mode="before")
     @classmethod
@@ -321,8 +329,10 @@ class Pool(Frozen, defer_build=True):
         """`ValueError` where `down` names a node the pool lacks, one twice, or every node."""
         for node in self.down:
             if node >= self.nodes:
-                raise ValueError(f"down names node {node}, which the pool lacks: its nodes are numbered 0 to "
-                                 f"{self.nodes - 1}" if self.nodes else "down names nodes of a pool of none (nodes: 0)")
+                lacked = (f"node {node}, which the pool lacks: its nodes are numbered 0 to {self.nodes - 1}"
+                          if self.nodes else
+                          "nodes of a pool of none (nodes: 0): drop down, or give the pool its nodes")
+                raise ValueError(f"down names {lacked}")
         repeated = sorted({node for node in self.down if self.down.count(node) > 1})
         if repeated:
             raise ValueError(f"down names node {repeated[0]} twice: name each node that is down once")
