@@ -753,7 +753,8 @@ def _qwen3_moe_expert_layers(path: Path, config: dict[str, Any], layers: int) ->
     """A Qwen3-MoE config's expert layers, as ``Qwen3MoeDecoderLayer`` builds them: those not in ``mlp_only_layers``
     whose index plus one ``decoder_sparse_step`` divides; `TableError` where ``mlp_only_layers`` is no list of layer
     indices, ``decoder_sparse_step`` no whole number from 1, or they leave no layer holding the experts."""
-    only = config.get("mlp_only_layers") or []
+    only = config.get("mlp_only_layers")
+    only = [] if only is None else only  # as transformers takes it: a false or a 0 is refused, not read as none
     if not isinstance(only, list) or any(not isinstance(index, int) or isinstance(index, bool) for index in only):
         raise TableError(f"{path}: mlp_only_layers: expected a list of layer indices, got {json_brief(only)}")
     step = _config_number(path, config, "decoder_sparse_step", 1)
