@@ -10,7 +10,7 @@ A100_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 
 
 MINIMIZE_GPUS = "did you mean --minimize gpus (the fewest trainer GPUs for --len)?"
-MAXIMIZE_LEN = "did you mean --maximize len (the longest context within --gpus)?"
+MAXIMIZE_LEN = "did you mean --maximize len (the longest context within --gpus or --total-gpus)?"
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -107,7 +107,8 @@ def build_parser() -> Parser:
         f"{FULL_DISK_STATUS}.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes",
                    ("maximize", "gpus"): "did you mean --minimize gpus (the fewest trainer GPUs for --len)?",
-                   ("minimize", "len"): "did you mean --maximize len (the longest context within --gpus)?",
+                   ("minimize", "len"): ("did you mean --maximize len (the longest context within --gpus or "
+                                         "--total-gpus)?"),
                    **dict.fromkeys((("minimize", "cost"), ("minimize", "time")),
                                    "the cheapest plan (the shortest step time) is what solve answers without "
                                    "--minimize or --maximize: --len L")},
