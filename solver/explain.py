@@ -707,7 +707,8 @@ class _Words:
             split = ("" if query.total_gpus is None else
                      f", what the {counted(query.rollout_gpus or 0, 'rollout GPU')} ({query.rollout_named}) leave of "
                      f"{names.valued(names.total_gpus, query.total_gpus)}")
-            return Reason(rule="budget", detail=f"more GPUs than the budget of {query.budget_gpus}{split} (such as {on})")
+            return Reason(rule="budget", detail=(
+                f"more GPUs than the budget of {query.budget_gpus}{split} (such as {on})"))
         if rule == "whole_nodes":
             return Reason(rule="whole_nodes", detail=(
                 f"{on} span nodes of {query.node_gpus} ({query.node_source}) but are not whole nodes, which a trainer "
