@@ -705,7 +705,8 @@ class _Words:
                 return Reason(rule="budget", detail=f"{on}: {query.exact_source} asks for {query.budget_gpus}")
             names = query.option_names
             split = ("" if query.total_gpus is None else
-                     f", what the {counted(query.rollout_gpus or 0, 'rollout GPU')} ({query.rollout_named}) leave of "
+                     f", what the {counted(query.rollout_gpus or 0, 'rollout GPU')} ({query.rollout_named}) "
+                     f"{'leaves' if query.rollout_gpus == 1 else 'leave'} of "
                      f"{names.valued(names.total_gpus, query.total_gpus)}")
             return Reason(rule="budget", detail=(
                 f"more GPUs than the budget of {query.budget_gpus}{split} (such as {on})"))

@@ -69,14 +69,18 @@ def test_the_budget_step_names_the_total_and_the_rollout_that_made_the_budget(
         cli: Callable[..., tuple[int, str, str]]):
     asked = ("--model", "8B", "--gpu", "a100", "--len", "65536", "--explain", "--json")
     steps = {}
-    for budget in (("--gpus", "4"), ("--total-gpus", "6", "--rollout-gpus", "2")):
+    for budget in (("--gpus", "4"), ("--total-gpus", "6", "--rollout-gpus", "2"),
+                   ("--total-gpus", "5", "--rollout-gpus", "1")):
         status, out, _ = cli(*asked, *budget)
         assert status == 0
-        steps[budget[0]] = [step["detail"] for step in json.loads(out)[0]["explanation"] if step["rule"] == "budget"]
+        explanation = json.loads(out)[0]["explanation"]
+        steps[" ".join(budget)] = [step["detail"] for step in explanation if step["rule"] == "budget"]
     assert steps == {
-        "--gpus": ["more GPUs than the budget of 4 (such as 6 GPUs)"],
-        "--total-gpus": [("more GPUs than the budget of 4, what the 2 rollout GPUs (--rollout-gpus) leave of "
-                          "--total-gpus 6 (such as 6 GPUs)")]}
+        "--gpus 4": ["more GPUs than the budget of 4 (such as 6 GPUs)"],
+        "--total-gpus 6 --rollout-gpus 2": [("more GPUs than the budget of 4, what the 2 rollout GPUs (--rollout-gpus) "
+                                             "leave of --total-gpus 6 (such as 6 GPUs)")],
+        "--total-gpus 5 --rollout-gpus 1": [("more GPUs than the budget of 4, what the 1 rollout GPU (--rollout-gpus) "
+                                             "leaves of --total-gpus 5 (such as 6 GPUs)")]}
 
 
 def test_the_json_page_budget_row_names_both_budgets():
