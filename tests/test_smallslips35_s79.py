@@ -127,10 +127,10 @@ FURTHER = ("measured", "rollout_kept", "unpinned", "room_kept")
 
 @pytest.mark.wall_clock
 def test_the_further_questions_end_within_the_answers_time_limit(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    given = _shifted_clock(monkeypatch, after_ranking_s=9.5)  # of --time-limit 10: half a second left
+    given = _shifted_clock(monkeypatch, after_ranking_s=9.0)  # of --time-limit 10: a second left
     status, _, _ = cli(*PINNED)
     assert status == 0 and len(given) >= 3  # measured's, rollout kept's, unpinned's and room kept's solves
-    assert all(0.001 <= seconds <= 0.5 for seconds in given)
+    assert all(0.001 <= seconds <= 1.0 for seconds in given)
 
 
 @pytest.mark.wall_clock
