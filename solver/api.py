@@ -43,6 +43,7 @@ from solver.query import (
     NODE_SIZE_KEY,
     ROLE_TOKEN_BUDGETS,
     TRAINER_TOKEN_BUDGET,
+    ConfigAdapter,
     ConfigProblem,
     ConfigProblemCode,
     EstimateMode,
@@ -593,8 +594,9 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     plans counted one (`Answer.dpo_pairs`), its LoRA adapter counted on the plan's targets (`Plan.lora_targets`), and
     no LoRA config where its LoRA is the config's own that its query was read from (`Plan.config_lora`), both of
     which the plan's JSON keeps. `QueryError` for a tuple of answers, wrong types, a release rft-solver
-    does not know or whose expert layout the plan's figures do not hold for, an answer without a plan, or a model or
-    GPU type the catalog lacks."""
+    does not know or whose expert layout the plan's figures do not hold for, an answer without a plan, a model or
+    GPU type the catalog lacks, or a plan that counted fewer LoRA parameters than the config's own adapter, which
+    it keeps (`_check_adapter_kept`)."""
     if isinstance(answer, tuple) and answer and all(isinstance(one, Answer) for one in answer):
         raise QueryError(f"answer must be an Answer, got a tuple of {counted(len(answer), 'Answer')} (plan gives one "
                          f"per GPU type): pass one, such as answers[0] ({answer[0].gpu}'s)")
@@ -611,6 +613,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     catalog = catalog.with_lora_targets(answer.model, answer.best.lora_targets)
     model = catalog.model(answer.model)
     best = _written_for(answer.best, model, version, "the answer")
+    _check_adapter_kept(caller, answer, best, model)
     release = written_release(best, planned="the answer's plan")
     _within_host_memory(best, model, release, answer.host_ram_gb, API_OPTIONS.host_ram, "the answer", version)
     nodes, rollout = fragment_layout(answer)
@@ -621,6 +624,18 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         model=model, rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
         dpo=bool(answer.dpo_pairs), config_lora=best.config_lora)
+
+
+def _check_adapter_kept(caller: str, answer: Answer, best: Plan, model: Model) -> None:
+    """`QueryError` where `best` (of `answer`, to a `config_query`) counted a LoRA adapter of fewer parameters than
+    the config's own (`Query.config_adapter`), which the fragment keeps (`adapter_unkept`, as ``--emit trinity``
+    refuses it). An answer rebuilt from its JSON, which keeps no query, is not checked."""
+    from solver.trinity import adapter_unkept
+
+    adapter = None if answer.query is None else answer.query.config_adapter
+    if best.config_lora and adapter is not None and (
+            unkept := adapter_unkept(best, model, adapter, "config", f"{caller} keeps", API_OPTIONS)) is not None:
+        raise QueryError(unkept)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
@@ -1288,6 +1303,8 @@ def config_query(
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,
+           "config_adapter": None if config.lora_key is None else ConfigAdapter(config.lora_key, config.lora_rank,
+                                                                                 config.lora_targets),
            # the config's adapter's modules, at its own rank (the fragment's check command gives it as --lora-rank)
            "lora_targets": query.lora_targets if lora_targets is not None else
            config.lora_targets if lora_rank in (None, config.lora_rank) else None,

@@ -155,6 +155,16 @@ class Pins(Frozen):
     offload: bool | None = Field(default=None, description="--offload (true) or --no-offload (false); null where free")
 
 
+class ConfigAdapter(NamedTuple):
+    """A Trinity config's own LoRA adapter, which what is made of a plan with it keeps: the dotted key that turns it
+    on (`key`), the rank the plans count (`rank`: 0 where they count none) and its targets (`targets`: None for
+    all-linear's)."""
+
+    key: str
+    rank: int
+    targets: LoraTargets | None
+
+
 class Query(Frozen):
     """A planning request, names resolved and flags checked (build it with `make_query`)."""
 
@@ -241,6 +251,11 @@ class Query(Frozen):
         "(`solver.tables.Model.lora_targets`, `counted_catalog`) and which each plan keeps "
         "(`solver.results.Plan.lora_target_modules`); null: all-linear's, every linear layer but the output "
         "projection"))
+    config_adapter: ConfigAdapter | None = Field(default=None, description=(
+        "the LoRA adapter of the Trinity config the query was read from (config_query), which the config keeps "
+        "(config_lora): its key, rank and targets as the plans count them (`TrinityConfig.lora_key`, `lora_rank`, "
+        "`lora_targets`), against which solver.trinity_config refuses a plan that counted fewer parameters "
+        "(`solver.trinity.adapter_unkept`); null without one"))
     config_lora: bool = Field(default=False, description=(
         "whether the Trinity config the query was read from (config_query, --from-config) sets LoRA of its own "
         "(`TrinityConfig.lora_key`), whose adapter (target_modules, name, alpha) the config keeps: the plans' "

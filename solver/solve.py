@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import cache
+from functools import cache, partial
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
@@ -116,19 +116,17 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     def answer(gpu: str) -> Answer:
         joined, timed = _SOLVE_GROUP.set(group), _CALL_DEADLINE.set(deadline)  # the caller's, in the pool's threads
         asked_sp_one = _SP_ONE_FITS.set({})  # this answer's own, asked afresh for each query
-        ends_by = time.monotonic() + query.time_limit_s  # the time limit its ranking and room kept share
+        ends_by = time.monotonic() + query.time_limit_s  # the time limit its ranking and further questions share
         try:
             asked = _asked_first(catalog, query, gpu)
-            answer = _with_measured(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions))
-            answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
-            answer = _with_rollout_kept(catalog, query, answer)
-            answer = _with_other_batch(catalog, query, answer)
-            answer = _with_unpinned(catalog, query, answer, asked.unpinned)
-            answer = _with_more_host_ram(catalog, query, answer, asked.more_host_ram)
-            answer = _with_lowered_fewer(catalog, query, answer)
-            answer = _with_room_kept(catalog, query, answer, ends_by)
+            answer = answer_for(catalog, query, gpu, asked=asked.questions)
+            further = (_with_measured, _with_fewer_nodes, _with_validated, _with_rollout_kept, _with_other_batch,
+                       partial(_with_unpinned, asked=asked.unpinned),
+                       partial(_with_more_host_ram, asked=asked.more_host_ram), _with_lowered_fewer, _with_room_kept)
+            answer = _further_answers(catalog, query, answer, further, ends_by)
             answer = _with_larger_gpu_cell(catalog, query, answer)
-            return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
+            answer = _with_tables_verdict(catalog, query, answer)
+            return _further_answers(catalog, query, answer, (_with_estimated_plan,), ends_by)
         finally:
             _SOLVE_GROUP.reset(joined)
             _CALL_DEADLINE.reset(timed)
@@ -497,25 +495,37 @@ def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answe
     return answer.model_copy(update={"token_budget_auto": fewer.model_copy(update={"unused_gpus": unused})})
 
 
-def _with_room_kept(catalog: Catalog, query: Query, answer: Answer, ends_by: float) -> Answer:
+def _with_room_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """The answer, where its best plan carries the thin-headroom caution, with the same question asked at the margin
     that caution names (`MarginRoom.keeping` the room `MarginRoom.thin_gib` asks for, with the plan's setting, as
     `Plan.with_cautions` weighs it: ``--margin 0.04``) and its best plan, or none: CP-SAT's answer to what keeping that
-    room costs, which the ranking (every plan at the query's margin) leaves out. That solve ends by `ends_by` (a
-    `time.monotonic()`: the end of the time limit the answer's ranking started with, or the run's deadline where that
-    comes first: `run_deadline`), so the ranking and it share the query's time limit; unchanged where it is undecided,
-    or where no time is left (then it is not asked)."""
+    room costs, which the ranking (every plan at the query's margin) leaves out. Unchanged where it is undecided (its
+    solve ends by the answer's deadline: `_further_answers`)."""
     best = answer.best
-    if best is None or CautionCode.THIN_HEADROOM not in best.caution_codes or clock.seconds_left(ends_by) <= 0:
+    if best is None or CautionCode.THIN_HEADROOM not in best.caution_codes:
         return answer
     room = _margin_room(query, catalog.gpu(answer.gpu), best.setting, catalog.model(query.model))
     margin = room.keeping(room.thin_gib)
-    run = _RUN_DEADLINE.get()
-    with run_deadline(ends_by if run is None else min(run, ends_by)):
-        roomy = answer_for(catalog, query.model_copy(update={"margin": margin, "top": 1}), answer.gpu, explained=False)
+    roomy = answer_for(catalog, query.model_copy(update={"margin": margin, "top": 1}), answer.gpu, explained=False)
     if roomy.status == "unknown":
         return answer
     return answer.model_copy(update={"room_kept": RoomKept(margin=margin, plan=roomy.best)})
+
+
+def _further_answers(catalog: Catalog, query: Query, answer: Answer,
+                     questions: Iterable[Callable[[Catalog, Query, Answer], Answer]], ends_by: float) -> Answer:
+    """`answer` with what each of `questions` (`_with_measured`, `_with_room_kept`, ...: the further questions `plan`
+    asks of its ranking's answer, in order) adds, each solve of theirs ending by `ends_by` (a `time.monotonic()`: the
+    end of the time limit the answer's ranking started with, or the run's deadline where that comes first:
+    `run_deadline`), so that the ranking and they share the query's time limit; a question is not asked once that
+    has passed (the answer stays without what it adds)."""
+    run = _RUN_DEADLINE.get()
+    with run_deadline(ends_by if run is None else min(run, ends_by)):
+        for question in questions:
+            if clock.seconds_left(ends_by) <= 0:
+                break
+            answer = question(catalog, query, answer)
+    return answer
 
 
 def lowered_fewer(catalog: Catalog, query: Query, best: Plan, gpu: str) -> tuple[Plan | None, bool] | None:

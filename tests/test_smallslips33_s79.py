@@ -1,6 +1,6 @@
 """Slips the reviews left in s79: ``--lora-targets`` beside a config whose own ``target_modules`` adapt more (which
 what is made of the plan keeps) is refused by ``--emit trinity``, ``--out`` and ``--json``'s ``apply`` as ``--write``
-refuses it, and the apply lines say it first (`solver.trinity.lora_targets_unkept`); room kept's solve shares the
+refuses it, and the apply lines say it first (`solver.trinity.lora_unkept`); room kept's solve shares the
 answer's time limit; `Plan.cautions_coded` and `TargetMatch.beyond_all_linear`, one helper each for what was written
 twice; ``solve cluster``'s unplaced jobs grouped by reason and training; ``--buy``'s hint names a long ``--required``
 list as ``JOBS``."""

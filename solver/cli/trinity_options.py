@@ -276,7 +276,7 @@ def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         if answer.best is None:
             applied.append(answer)
             continue
-        if (unkept := lora_targets_refusal(args, layout, answer.best, model, "--emit trinity keeps")) is not None:
+        if (unkept := lora_refusal(args, layout, answer.best, model, "--emit trinity keeps")) is not None:
             applied.append(answer.model_copy(update={"apply_left_out": unkept}))
             continue
         keys = _keys_arguments(args, answer, answer.best, catalog, model, config, layout)
@@ -296,20 +296,20 @@ def engines_refusal(args: argparse.Namespace, error: EngineError, node_gpus: int
             "config's engines exactly their GPUs")
 
 
-def lora_targets_refusal(args: argparse.Namespace, layout: Any, plan: Plan, model: Model,
-                         kept_by: str) -> str | None:
-    """Where `plan` counted its LoRA adapter on targets (--lora-targets) that adapt fewer parameters than the
+def lora_refusal(args: argparse.Namespace, layout: Any, plan: Plan, model: Model,
+                 kept_by: str) -> str | None:
+    """Where `plan` counted a LoRA adapter (at --lora-rank, on --lora-targets) of fewer parameters than the
     --from-config config's own adapter (`layout`, as `_config_layout` reads it), which what is made of the plan keeps
     (`kept_by`: ``--emit trinity keeps``; none writes model.lora_configs over the config's own): why, in one line
-    (`lora_targets_unkept`): --emit's, --out's and --write's refusal, --json's ``apply_left_out``, and the apply lines'
+    (`lora_unkept`): --emit's, --out's and --write's refusal, --json's ``apply_left_out``, and the apply lines'
     first comment. None otherwise, and without a config."""
     if layout is None or not plan.config_lora:
         return None
     from solver.rules import COMMAND_OPTIONS
-    from solver.trinity import lora_targets_unkept
+    from solver.trinity import lora_unkept
 
-    return lora_targets_unkept(plan, model, layout, _config_file(args), os.environ, args.trinity_version, kept_by,
-                               COMMAND_OPTIONS)
+    return lora_unkept(plan, model, layout, _config_file(args), os.environ, args.trinity_version, kept_by,
+                       COMMAND_OPTIONS)
 
 
 def _config_layout(args: argparse.Namespace, config_text: str, config: TrinityConfig | None) -> Any:
@@ -372,7 +372,7 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
                                       rope_scaling_written(config_text, answer.best, model, **config),
                                       args.write is None and _runs_the_best_plan(answer)
                                       and _comments_alone_written(config_text, answer.best, model, config),
-                                      lora_targets_refusal(args, layout, answer.best, model, "these lines keep"))
+                                      lora_refusal(args, layout, answer.best, model, "these lines keep"))
             for answer in answers if answer.best is not None}
 
 
@@ -516,7 +516,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         if config is None and (suggested := fragment_engines(answer, catalog)):  # as solver.api.trinity_config
             notes += [note] if (note := engines_note(suggested, model.name, catalog.gpu(answer.gpu))) else []
         made = "--emit trinity" if args.emit else "--out" if args.out else "--write"
-        if (unkept := lora_targets_refusal(args, layout, answer.plans[0], model, f"{made} keeps")) is not None:
+        if (unkept := lora_refusal(args, layout, answer.plans[0], model, f"{made} keeps")) is not None:
             raise QueryError(unkept)
         check = fragment_check(answer.gpu, catalog, _check_options(args))
         keys = _keys_arguments(args, answer, answer.plans[0], catalog, model, config, layout)

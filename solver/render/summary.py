@@ -89,10 +89,10 @@ class ConfigApplied(NamedTuple):
     comments_alone: bool = False
     """Whether the copy --write would write (without --write) differs from the config in its comments alone: the
     config has the plan's keys already (`_apply_heading` says so)."""
-    lora_targets_unkept: str | None = None
-    """Where the plan counted its LoRA adapter on --lora-targets that adapt fewer parameters than the config's own
-    target_modules, which the block keeps (it writes no ``model.lora_configs`` over them): why, and what to do
-    (``solver.trinity.lora_targets_unkept``), the block's first line, a comment, as --emit trinity refuses it."""
+    lora_unkept: str | None = None
+    """Where the plan counted a LoRA adapter (at its --lora-rank, on its --lora-targets) of fewer parameters than the
+    config's own, which the block keeps (it writes no ``model.lora_configs`` over it): why, and what to do
+    (``solver.trinity.lora_unkept``), the block's first line, a comment, as --emit trinity refuses it."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
@@ -282,7 +282,7 @@ APPLY_HEADING = apply_heading(COMMAND_OPTIONS)
 def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names: OptionNames,
                    comments_alone: bool = False) -> str:
     """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config, unless `writing` it
-    already (or --write would refuse it: `ConfigApplied.lora_targets_unkept`), what applies the plan to a copy of it
+    already (or --write would refuse it: `ConfigApplied.lora_unkept`), what applies the plan to a copy of it
     (``--write FILE``, with the answer's --gpu where the answers are for `several_gpu_types`: --write takes one; the
     API's function takes one answer), or where that copy would change its comments alone (`comments_alone`), that the
     config has its keys already."""
@@ -350,14 +350,14 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("unpinned", _unpinned_words(answer, plan, pins, names)),
         ("host limit", _host_limit_words(answer, plan, host_limit)),
         ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
-        ("apply", _apply_heading(answer, several_gpu_types, writing or config_keys.lora_targets_unkept is not None,
+        ("apply", _apply_heading(answer, several_gpu_types, writing or config_keys.lora_unkept is not None,
                                  names, config_keys.comments_alone)),
     ]
     for label, value in rows:
         if value is not None:
             grid.add_row(label, value)
     # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    unkept = config_keys.lora_targets_unkept
+    unkept = config_keys.lora_unkept
     lines = [*([f"# {unkept}"] if unkept is not None else []),
              *apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept,
                           config_keys.rope_scaling, bool(answer.dpo_pairs)),

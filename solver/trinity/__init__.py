@@ -54,6 +54,7 @@ _EXPORTS = {
     "PatchedConfig": "solver.trinity.patch",
     "TrinityConfig": "solver.query",
     "TrinitySettings": "solver.results",
+    "adapter_unkept": "solver.trinity.patch",
     "anchored_keys": "solver.trinity.patch",
     "check_config_arguments": "solver.trinity.reader",
     "check_environment": "solver.trinity.checks",
@@ -69,7 +70,7 @@ _EXPORTS = {
     "keys_05_refuses_why": "solver.trinity.keys",
     "keys_05_refuses_words": "solver.trinity.keys",
     "load_config_mapping": "solver.trinity.reader",
-    "lora_targets_unkept": "solver.trinity.patch",
+    "lora_unkept": "solver.trinity.patch",
     "overlong_sequences": "solver.trinity.reader",
     "patch_trinity_config": "solver.trinity.patch",
     "patched_config_problems": "solver.trinity.patch",
@@ -110,12 +111,13 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.keys import trainer_level_offload as trainer_level_offload
     from solver.trinity.patch import CHECK_PLACEHOLDER as CHECK_PLACEHOLDER
     from solver.trinity.patch import PatchedConfig as PatchedConfig
+    from solver.trinity.patch import adapter_unkept as adapter_unkept
     from solver.trinity.patch import anchored_keys as anchored_keys
     from solver.trinity.patch import config_keys_changed as config_keys_changed
     from solver.trinity.patch import config_keys_kept as config_keys_kept
     from solver.trinity.patch import kept_interpolated_keys as kept_interpolated_keys
     from solver.trinity.patch import kept_interpolations as kept_interpolations
-    from solver.trinity.patch import lora_targets_unkept as lora_targets_unkept
+    from solver.trinity.patch import lora_unkept as lora_unkept
     from solver.trinity.patch import patch_trinity_config as patch_trinity_config
     from solver.trinity.patch import patched_config_problems as patched_config_problems
     from solver.trinity.patch import patched_trinity_config as patched_trinity_config

@@ -28,7 +28,7 @@ from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from solver.memory import lora_parameters
-from solver.query import ConfigProblem, ConfigProblemCode, check_host_ram
+from solver.query import ConfigAdapter, ConfigProblem, ConfigProblemCode, check_host_ram
 from solver.results import CautionCode, Plan, past_validated_note, written_release
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, trainer_nodes_of
 from solver.tables import (
@@ -871,7 +871,7 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
     the one it writes: the patched config would train a rank the plan did not count, and setting the plan's in the
     adapter would change its scaling (lora_alpha / rank), the user's choice; and where it counted the adapter of
     `model` on targets (`Plan.lora_targets`, ``--lora-targets``) that adapt fewer parameters than the config's own
-    (`lora_targets_unkept`), which the patched config would train. Where `plan`
+    (`lora_unkept`), which the patched config would train. Where `plan`
     counted full fine-tuning (which holds more), the note that the config still sets LoRA; None otherwise."""
     own = written_lora(reading, name, environ)
     if own is None:
@@ -886,37 +886,59 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
                          f"{option_names.write} keeps (its lora_alpha scales the adapter by its rank): plan at rank "
                          f"{rank} ({option_names.valued(lora, rank)}, or leave it out), or set {key}'s rank to "
                          f"{plan.lora_rank} first")
-    unkept = lora_targets_unkept(plan, model, reading, name, environ, version, f"{option_names.write} keeps",
-                                 option_names)
+    unkept = lora_unkept(plan, model, reading, name, environ, version, f"{option_names.write} keeps", option_names)
     if unkept is not None:
         raise QueryError(unkept)
     return None
 
 
-def lora_targets_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
-                        version: TrinityVersion | None, kept_by: str, option_names: OptionNames) -> str | None:
-    """Where `plan` counted the LoRA adapter of `model` on targets (`Plan.lora_targets`, ``--lora-targets``) that
-    adapt fewer parameters than the config `reading`'s own (the file `name`, read in `environ`:
-    `config_counted_lora_targets` under Trinity `version`), which what is made of it keeps (`kept_by`: ``--write
-    keeps``, ``--emit trinity keeps``, ``these lines keep``; none writes ``model.lora_configs`` over a config's own
-    adapter), so that the run would train more than the plan counted: why, in one line that starts with `name`, and
-    what to do, naming the option as `option_names` do. None otherwise (no LoRA, in the plan or the config)."""
+def lora_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
+                version: TrinityVersion | None, kept_by: str, option_names: OptionNames) -> str | None:
+    """`adapter_unkept` for the config `reading`'s own adapter (the file `name`, read in `environ`: its rank and
+    targets as the verdict counts them under Trinity `version`, `config_counted_lora_rank` and
+    `config_counted_lora_targets`); None where it sets no LoRA."""
     version = written_release(plan, version)  # the plan's own release where none is named, as the patch reads it
     own = written_lora(reading, name, environ)
-    if own is None or not plan.lora_rank:
+    if own is None:
         return None
-    targets = config_counted_lora_targets(reading, name, environ, version)
-    if targets == plan.lora_targets:
+    adapter = ConfigAdapter(own[0], config_counted_lora_rank(reading, name, environ, version),
+                            config_counted_lora_targets(reading, name, environ, version))
+    return adapter_unkept(plan, model, adapter, name, kept_by, option_names)
+
+
+def adapter_unkept(plan: Plan, model: Model, adapter: ConfigAdapter, name: str, kept_by: str,
+                   option_names: OptionNames) -> str | None:
+    """Where `plan` counted a LoRA adapter of `model` (its rank, ``--lora-rank``, on its targets,
+    `Plan.lora_targets`, ``--lora-targets``) of fewer parameters than the config `name`'s own `adapter` (at the plan's
+    rank where the config's is not counted), which what is made of the plan keeps (`kept_by`: ``--write keeps``,
+    ``--emit trinity keeps``, ``these lines keep``; none writes ``model.lora_configs`` over a config's own adapter),
+    so that the run would train more than the plan counted: why, in one line that starts with `name`, and what to do,
+    naming the options as `option_names` do. None otherwise (no LoRA in the plan; an adapter of as many parameters or
+    fewer, which the plan over-counts)."""
+    rank, targets = adapter.rank or plan.lora_rank, adapter.targets
+    if not plan.lora_rank or (rank, targets) == (plan.lora_rank, plan.lora_targets):
         return None
-    kept, counted = (lora_parameters(model.model_copy(update={"lora_targets": each}), plan.lora_rank,
-                                     plan.expert_layout) for each in (targets, plan.lora_targets))
+    kept, counted = (lora_parameters(model.model_copy(update={"lora_targets": each_targets}), each_rank,
+                                     plan.expert_layout)
+                     for each_rank, each_targets in ((rank, targets), (plan.lora_rank, plan.lora_targets)))
     if kept <= counted:
         return None
-    option = "lora_targets" if option_names.keywords else "--lora-targets"
+    rank_option, targets_option = (("lora_rank", "lora_targets") if option_names.keywords
+                                   else ("--lora-rank", "--lora-targets"))
     planned = "all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'"
-    return (f"{name}: the plan counted its LoRA adapter on {planned} ({counted:,} parameters), but the config's own "
-            f"target_modules ({own[0]}), which {kept_by}, adapt {kept:,}: plan on them (leave {option} out), or set "
-            f"them to {planned} first")
+    if rank == plan.lora_rank:
+        return (f"{name}: the plan counted its LoRA adapter on {planned} ({counted:,} parameters), but the config's "
+                f"own target_modules ({adapter.key}), which {kept_by}, adapt {kept:,}: plan on them (leave "
+                f"{targets_option} out), or set them to {planned} first")
+    if targets == plan.lora_targets:
+        return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} ({counted:,} parameters), but "
+                f"the config's own ({adapter.key}), at rank {rank}, which {kept_by}, adapts {kept:,}: plan at its "
+                f"rank (leave {rank_option} out), or set its lora_rank to {plan.lora_rank} first")
+    own_targets = "all-linear" if targets is None else f"'{targets.pattern}'"
+    return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} on {planned} ({counted:,} "
+            f"parameters), but the config's own ({adapter.key}), at rank {rank} on {own_targets}, which {kept_by}, "
+            f"adapts {kept:,}: plan on it (leave {rank_option} and {targets_option} out), or set its lora_rank to "
+            f"{plan.lora_rank} and its target_modules to {planned} first")
 
 
 def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],
