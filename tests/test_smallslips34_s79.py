@@ -5,12 +5,16 @@ before a second Ctrl-C during its notes said to stand."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 import yaml
+from test_clustercli_s79 import SMALLER_ASKS, buy_module
+from test_smallslips24_s77 import Cli
 
 import solver
+import solver.cli.cluster
 from solver.tables import TableError
 from solver.tables.inputs import TrinityFields
 from solver.tables.loaders import load_validated
@@ -43,3 +47,27 @@ def test_an_item_of_a_labelled_list_and_a_section_list_keep_their_words(tmp_path
         load_validated(TrinityFields, fields)
     assert str(raised.value) == (f"{fields}: releases, 0.6.0, sections, model item 2: must be text, got 1 (YAML reads "
                                  "it, unquoted, as a number: quote it to keep it as text)")
+
+
+@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
+def test_a_second_ctrl_c_in_an_interrupted_purchases_notes_leaves_it_standing(cli: Cli,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    # a Ctrl-C stops the widening; a second, held while the purchase's notes print, stops nothing: the purchase is
+    # printed and the last line says it stands (before: "solve cluster: interrupted" alone, exit 130)
+    grown, noted = buy_module.grown_placements, solver.cli.cluster._note_what_was_read
+
+    def ctrl_c_while_widening(*args: object) -> object:
+        if args[-1] is not None:  # widened: stopped; placed again unwidened, as it was
+            signal.raise_signal(signal.SIGINT)
+        return grown(*args)
+
+    def ctrl_c_in_the_notes(*args: object) -> None:
+        signal.raise_signal(signal.SIGINT)  # held until the notes are done
+        noted(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(buy_module, "grown_placements", ctrl_c_while_widening)
+    monkeypatch.setattr(solver.cli.cluster, "_note_what_was_read", ctrl_c_in_the_notes)
+    status, out, err = cli("cluster", str(SMALLER_ASKS), "--buy")
+    assert (status, err) == (130, "solve cluster: interrupted: the best purchase found so far is above\n")
+    assert out.splitlines()[0] == "status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
