@@ -297,7 +297,7 @@ _ITEM_LABELS = {
 def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
     """Turn a pydantic error location into words: ``table gpus=4, row max_model_len=8192, cells``; an item that names
     nothing by its list's field and number alone (``pool a100, down item 1``, not ``down, down item 1``)."""
-    words = []
+    words: list[str] = []
     node = raw
     container = ""
     container_said = False  # the field just named is the list the next item is of
