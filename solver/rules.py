@@ -538,7 +538,8 @@ def one_transformers_taken(pattern: str, excluded: str | None, model: Model,
     if experts != "either":
         return None
     layouts: tuple[HeldExperts, ...] = ("fused", "separate")
-    taken = [layout for layout in layouts if peft_target_refusal(pattern, excluded, model.peft_names_of(layout)) is None]
+    taken = [layout for layout in layouts
+             if peft_target_refusal(pattern, excluded, model.peft_names_of(layout)) is None]
     return taken[0] if len(taken) == 1 else None
 
 

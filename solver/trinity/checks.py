@@ -1915,16 +1915,16 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
     if names.assumed:
         what = model.unchecked_layout or f"model_type {model.model_type}"
         return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ASSUMED, (
-            f"{subject}, on {model.name} ({model_kind_words(model)}, {what}, whose module names rft-solver has not read), "
-            f"{why} among {names.model_type}'s names, which it assumes ({names_shown}): peft fails as Trinity makes "
-            "the adapter where they are the model's; check the regular expression against the model's own module "
-            "names (model.named_modules())"))
+            f"{subject}, on {model.name} ({model_kind_words(model)}, {what}, whose module names rft-solver has not "
+            f"read), {why} among {names.model_type}'s names, which it assumes ({names_shown}): peft fails as Trinity "
+            "makes the adapter where they are the model's; check the regular expression against the model's own "
+            "module names (model.named_modules())"))
     if fix == TARGETS_FIX and len(held) == 1:
         fix = _other_transformers_fix(pattern, excluded, model, next(iter(held))) or fix
     return ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
-        f"{subject}, on {model.name} ({model_kind_words(model)}{model_type_words(model)}), {why}: peft matches it whole "
-        f"(re.fullmatch) against each module's full name ({names_shown}), and Trinity fails as it makes the adapter: "
-        f"{fix}"))
+        f"{subject}, on {model.name} ({model_kind_words(model)}{model_type_words(model)}), {why}: peft matches it "
+        f"whole (re.fullmatch) against each module's full name ({names_shown}), and Trinity fails as it makes the "
+        f"adapter: {fix}"))
 
 
 def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, held: HeldExperts) -> str | None:
