@@ -91,6 +91,7 @@ from solver.results import (
     expandable_segments,
     gpu_runtime,
     lora_moe_caution,
+    lora_targets_caution,
     lowered_budget_raised_by,
     written_release,
 )
@@ -913,7 +914,9 @@ def estimate_memory(
                           dpo_pairs=counts_dpo_pairs(resolved, dpo)).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
-                              option_names, lora_moe_caution(resolved, lora_rank, release, experts))
+                              option_names, lora_moe_caution(resolved, lora_rank, release, experts),
+                              None if lora_targets is None else lora_targets_caution(  # a config's: its check's
+                                  resolved, lora_rank, resolved.lora_targets, experts, option_names))
 
 
 def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,

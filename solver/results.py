@@ -40,6 +40,7 @@ from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode, Objective, Pin
 from solver.rules import (
     COMMAND_OPTIONS,
     ONE_SEQUENCE_WIDER_WORDS,
+    TARGETS_FIX,
     BrokenRuleCode,
     Evidence,
     OptionNames,
@@ -49,6 +50,9 @@ from solver.rules import (
     counted_tokens,
     fewer_reasons,
     lora_moe_unsaved_words,
+    one_transformers_taken,
+    one_transformers_words,
+    other_layout,
     smaller_card_words,
     tables_refute_words,
     token_budget,
@@ -96,6 +100,7 @@ from solver.tables import (
     without_none,
 )
 from solver.tables.model_config import NO_LIMIT_LENGTH
+from solver.tables.peft_match import peft_target_refusal
 from solver.tables.peft_names import LoraTargets
 
 if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
@@ -197,6 +202,7 @@ class CautionCode(str, Enum):
     SP_OVER_PCIE = "sp-over-pcie"
     INTERCONNECT_NOT_STATED = "interconnect-not-stated"
     TRAINER_SPANS_NODES = "trainer-spans-nodes"
+    LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
 
 
@@ -1061,7 +1067,8 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 rocm_env: bool, batch_over_gpus: str | None = None, host: str | None = None,
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
                 interconnect_unstated: str | None = None, dpo: bool = False,
-                lora_moe: str | None = None, version: TrinityVersion | None = None) -> tuple[Caution, ...]:
+                lora_moe: str | None = None, version: TrinityVersion | None = None,
+                lora_targets: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
     layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length
     (`length_cautions`; past a sliding window it trained without, `past_window_words`), `thin`
@@ -1070,14 +1077,15 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
     where given), Env on an AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe
     (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
     (`interconnect_unstated_caution`), LoRA on a mixture of experts whose adapter config Trinity saves cut short
-    (`lora_moe`: `lora_moe_caution`; each where given)."""
+    (`lora_moe`: `lora_moe_caution`), LoRA targets one transformers' PEFT alone takes (`lora_targets`:
+    `lora_targets_caution`; each where given)."""
     given = ((CautionCode.PAST_SLIDING_WINDOW, past_window_words(model, max_model_len, option_names)),
              (CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
              (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated),
-             (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe))
+             (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, lora_targets), (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
                              for words in padding_cautions(model, max_model_len, dpo, version)),
@@ -1093,6 +1101,25 @@ def lora_moe_caution(model: Model, lora_rank: int, version: TrinityVersion | Non
     otherwise."""
     unsaved = lora_moe_unsaved_words(model, version, experts) if lora_rank else None
     return None if unsaved is None else f"LoRA on {model.name}, a mixture of experts: {unsaved}"
+
+
+def lora_targets_caution(model: Model, lora_rank: int, targets: LoraTargets | None, experts: ExpertLayout,
+                         option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+    """The caution on a new LoRA adapter at `lora_rank` (0: none, and no caution) on `model` on the ``target_modules``
+    regex the option gives (`targets`: ``--lora-targets``, ``lora_targets=`` as `option_names` name it; None,
+    all-linear's, which both take) where a release that holds the routed experts either way (`experts`) may run on
+    the transformers whose PEFT refuses it (`CautionCode.LORA_TARGETS_ONE_TRANSFORMERS`: `one_transformers_taken`),
+    in the words a config's check says it in (`one_transformers_words`); None otherwise. A config's own LoRA is its
+    check's to say (``solver.trinity.checks.lora_targets_problem``)."""
+    if not lora_rank or targets is None:
+        return None
+    taken = one_transformers_taken(targets.pattern, targets.excluded, model, experts)
+    if taken is None:
+        return None
+    why = peft_target_refusal(targets.pattern, targets.excluded, model.peft_names_of(other_layout(taken))) or ""
+    option = "lora_targets" if option_names.keywords else "--lora-targets"
+    return one_transformers_words(f"target_modules '{targets.pattern}' ({option})", why, TARGETS_FIX, targets.pattern,
+                                  targets.excluded, model, taken)
 
 
 def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
@@ -1271,7 +1298,8 @@ class Plan(Frozen):
         them (the query's); and for SP over PCIe, whether the question without SP has a plan (`fits_without_sp`, as
         `sp_over_pcie_caution` takes it); `dpo`: the query's (`Query.dpo`), as `padding_cautions` takes it; with LoRA
         (`lora_rank`) on a mixture of experts whose adapter config Trinity saves cut short, one worded for `version`
-        (`lora_moe_caution`)."""
+        (`lora_moe_caution`); on LoRA targets of the query's (not a config's own: `config_lora`) that one transformers'
+        PEFT alone takes under a release that may run either, one (`lora_targets_caution`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
@@ -1285,7 +1313,9 @@ class Plan(Frozen):
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,
                                interconnect_unstated_caution(gpu, self.sp, option_names), dpo,
-                               lora_moe_caution(model, self.lora_rank, version, self.expert_layout), version)
+                               lora_moe_caution(model, self.lora_rank, version, self.expert_layout), version,
+                               None if self.config_lora else lora_targets_caution(
+                                   model, self.lora_rank, self.lora_targets, self.expert_layout, option_names))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

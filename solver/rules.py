@@ -22,6 +22,7 @@ from solver.tables import (
     ExpertLayout,
     Frozen,
     GpuType,
+    HeldExperts,
     LeftOutWhenNone,
     Model,
     Setting,
@@ -34,6 +35,7 @@ from solver.tables import (
     sp_rule_violation,
     vouches_for,
 )
+from solver.tables.peft_match import peft_target_refusal, same_modules_regex, shown_module_names
 from solver.tables.peft_names import LoraTargets
 
 Evidence = Literal["documented", "inferred", "estimated"]
@@ -488,13 +490,81 @@ def lora_configs_words(model: Model, version: TrinityVersion | None, experts: Ex
                        targets: LoraTargets | None) -> str:
     """What the LoRA config a plan's keys turn LoRA on with says for `model` with the Trinity release `version`, its
     routed experts held as `experts`: `LORA_CONFIGS_WORDS`, or for the plan's `targets` (`Plan.lora_targets`) the
-    regex it writes, and on a mixture of experts whose LoRA config PEFT converts what ``lora-moe-config-unsaved``
-    cautions of (`lora_moe_unsaved_words`)."""
+    regex it writes; where one transformers' names alone take that regex (`one_transformers_taken`), that PEFT fails on
+    it with the other as Trinity makes the adapter, and which to run (``lora-targets-one-transformers``); and on a
+    mixture of experts whose LoRA config PEFT converts what ``lora-moe-config-unsaved`` cautions of
+    (`lora_moe_unsaved_words`), where transformers 5's PEFT takes the regex (else it fails before any save)."""
     less = "" if targets is None or targets.excluded is None else f" less exclude_modules '{targets.excluded}'"
     words = LORA_CONFIGS_WORDS if targets is None else NEW_ADAPTER_WORDS.format(
         targets=f"target_modules '{targets.pattern}'{less}")
-    unsaved = lora_moe_unsaved_words(model, version, experts)
-    return words if unsaved is None else f"{words}; but {unsaved}"
+    taken = None if targets is None else one_transformers_taken(targets.pattern, targets.excluded, model, experts)
+    refused = None if taken is None else (
+        f"with transformers {TRANSFORMERS_OF[other_layout(taken)]} PEFT fails on it as Trinity makes the adapter: run "
+        f"it with transformers {TRANSFORMERS_OF[taken]} ({PINNED_BY[TRANSFORMERS_OF[taken]]})")
+    unsaved = None if taken == "separate" else lora_moe_unsaved_words(model, version, experts)
+    said = "; ".join(words for words in (refused, unsaved) if words is not None)
+    return f"{words}; but {said}" if said else words
+
+
+TRANSFORMERS_OF: dict[HeldExperts, int] = {"fused": 5, "separate": 4}
+"""The transformers major version that holds the routed experts as each `HeldExperts`."""
+PINNED_BY = {4: "Trinity 0.5.1 pins it", 5: "Trinity 0.5.2 takes up to 5.3.0, 0.6 requires 5.12.1 or later"}
+"""What pins each transformers major version among Trinity's releases (`one_transformers_words`)."""
+TARGETS_FIX = "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"
+"""What to do where PEFT fails on a ``target_modules`` regex (``solver.trinity.checks.lora_targets_problem``)."""
+
+
+def other_layout(layout: HeldExperts) -> HeldExperts:
+    """The other of the two ways a transformers holds the routed experts."""
+    return "separate" if layout == "fused" else "fused"
+
+
+def model_kind_words(model: Model) -> str:
+    """`model`'s kind, as the LoRA targets' words name it."""
+    return "a mixture of experts" if model.moe is not None else "a dense model"
+
+
+def model_type_words(model: Model) -> str:
+    """``, model_type T`` for `model`'s type, as the LoRA targets' words name it; "" where it has none."""
+    return "" if model.model_type is None else f", model_type {model.model_type}"
+
+
+def one_transformers_taken(pattern: str, excluded: str | None, model: Model,
+                           experts: ExpertLayout) -> HeldExperts | None:
+    """Where a release may hold `model`'s routed experts either way (`experts` ``either``: 0.5.0 and 0.5.2 run on
+    transformers 4 or 5), the layout whose module names alone take the ``target_modules`` regex `pattern` less
+    `excluded`, PEFT refusing it on the other's (`peft_target_refusal`: Mixtral's ``.*\\.w1``, transformers 4's
+    alone); None where both take it or neither, and under a release of one layout."""
+    if experts != "either":
+        return None
+    layouts: tuple[HeldExperts, ...] = ("fused", "separate")
+    taken = [layout for layout in layouts
+             if peft_target_refusal(pattern, excluded, model.peft_names_of(layout)) is None]
+    return taken[0] if len(taken) == 1 else None
+
+
+def one_transformers_words(subject: str, why: str, fix: str, pattern: str, excluded: str | None, model: Model,
+                           taken: HeldExperts) -> str:
+    """What ``lora-targets-one-transformers`` says (a config's check, a plan's caution) of `subject` (a LoRA adapter's
+    ``target_modules`` regex `pattern` less `excluded`, or that key) on `model`, which the module names of the layout
+    `taken` alone take: PEFT fails on the other's, `why` (`peft_target_refusal`'s words) where the run has that
+    transformers; what to do: run it with the one that takes it, or `fix`; for `TARGETS_FIX`, the regex that adapts the
+    same modules on both transformers' names (`same_modules_regex`), or, where none does, that none does (not a regex
+    that adapts other modules)."""
+    failing = other_layout(taken)
+    names, taken_names = model.peft_names_of(failing), model.peft_names_of(taken)
+    good, bad = TRANSFORMERS_OF[taken], TRANSFORMERS_OF[failing]
+    ending = f", or {fix}"
+    if fix == TARGETS_FIX:
+        same = same_modules_regex(pattern, excluded, taken_names, names)
+        ending = (f", or give {same}, which adapts the same modules on both transformers' names" if same else
+                  f": no regular expression adapts the same modules on transformers {bad}'s names")
+    assumed = f", {names.model_type}'s, which it assumes," if names.assumed else ""
+    return (f"{subject}, on {model.name} ({model_kind_words(model)}{model_type_words(model)}), is taken on "
+            f"transformers {good}'s module names ({shown_module_names(taken_names)}) but {why} among transformers "
+            f"{bad}'s{assumed} ({shown_module_names(names)}): Trinity 0.5.0 and 0.5.2 run on transformers 4 or 5, and "
+            f"the run fails as Trinity makes the adapter where it has transformers {bad}: run it with transformers "
+            f"{good} ({PINNED_BY[good]}){ending}")
 
 
 class TablesVerdict(Frozen):

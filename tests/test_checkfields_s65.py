@@ -63,7 +63,7 @@ RELEASE = 'releases:\n  "0.6.0":\n    '
     (RELEASE + 'sections: {"": [a, a]}\n    open: {}\n    null: []\n',
      'releases, 0.6.0: sections, "" lists \'a\' twice; list each once'),
     (RELEASE + 'sections: {"": [a, yes]}\n    open: {}\n    null: []\n',
-     'releases, 0.6.0, sections, "", "" item 2: must be text, got true'),
+     'releases, 0.6.0, sections, "" item 2: must be text, got true'),
     (RELEASE + 'sections: {"": [a, Max-Len]}\n    open: {}\n    null: []\n',
      'releases, 0.6.0: sections, "": \'Max-Len\' is no field name'),
     ('releases:\n  "0.6":\n    sections: {"": [a]}\n    open: {}\n    null: []\n',

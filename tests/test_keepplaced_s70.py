@@ -134,7 +134,7 @@ def test_the_api_reads_the_same_placement(tmp_path: Path, current: Path):
                                                  "the fleet again with this release's solve cluster --json)")),
     (('{"schema_version": 1, "placements": [{"job": "a", "pool": "p", "nodes": ["0"], "gpu_indexes": [0], '
       '"trainer_gpus": 1, "rollout_gpus": 0, "plan": {"max_model_len": 8192, "sp": 1, "offload": false}}]}'),
-     "job a, nodes, nodes item 1: must be a whole number, got '0'"),
+     "job a, nodes item 1: must be a whole number, got '0'"),
     (('{"schema_version": 1, "placements": [{"job": "a", "pool": "p", "nodes": [0], "gpu_indexes": [0, 1], '
       '"trainer_gpus": 1, "rollout_gpus": 1, "plan": {"max_model_len": 8192, "sp": 1, "offload": false}}, '
       '{"job": "b", "pool": "p", "nodes": [0], "gpu_indexes": [1], "trainer_gpus": 1, "rollout_gpus": 0, '

@@ -101,7 +101,7 @@ def test_a_job_running_in_a_pool_of_no_nodes_gets_no_way_there_to_stay(cli: Cli,
      "job small, plan, offload: must be true or false, got 'maybe'"),
     (lambda placed: placed["plan"].update(critic="big"),
      "job small, plan, critic: must be 'resident', 'offloaded' or 'reloaded', got 'big'"),
-    (lambda placed: placed.update(nodes=["0"]), "job small, nodes, nodes item 1: must be a whole number, got '0'"),
+    (lambda placed: placed.update(nodes=["0"]), "job small, nodes item 1: must be a whole number, got '0'"),
     (lambda placed: placed["plan"].update(sp=0), "job small, plan, sp: must be above 0, got 0"),
     (lambda placed: placed.pop("pool"),
      ("job small: missing field 'pool' (fields: job, pool, model, nodes, gpu_indexes, trainer_gpus, rollout_gpus, "

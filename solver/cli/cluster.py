@@ -171,8 +171,7 @@ def run_cluster(args: argparse.Namespace) -> int:
             _note_jobs_gone(args.current, args.file, fleet)
         if not args.json:
             _note_buy(args, result, fleet)
-        if not result.interrupted:
-            _say_ctrl_c_stopped_nothing(came, "placement", " (its configs too)" if written else "")
+        _say_ctrl_c_stopped_nothing(came, "placement", result.interrupted, " (its configs too)" if written else "")
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
@@ -303,8 +302,7 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
             print_view(purchase_view(result, fleet), "solve cluster")
         sys.stdout.flush()  # all of it out before a Ctrl-C held comes
         _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
-        if not result.interrupted:
-            _say_ctrl_c_stopped_nothing(came, "purchase")
+        _say_ctrl_c_stopped_nothing(came, "purchase", result.interrupted)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best purchase found so far is above", file=sys.stderr)
         return INTERRUPTED
@@ -312,14 +310,16 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
     return 0 if result.gpus is not None and not required_nowhere else NO_PLAN
 
 
-def _say_ctrl_c_stopped_nothing(came: list[int], answer: str, also: str = "") -> None:
+def _say_ctrl_c_stopped_nothing(came: list[int], answer: str, interrupted: bool, also: str = "") -> None:
     """Where Ctrl-C came (among the signals held, `came`) once the `answer` (placement, purchase) was worked out and
-    printed, on stderr, that it stopped nothing (the answer is whole, `also` saying what else is), and take it out of
-    `came`, so that it is not delivered."""
+    printed, take it out of `came`, so that it is not delivered: it stops nothing. On stderr, that the answer is whole
+    (`also` saying what else is); not for an answer an earlier Ctrl-C `interrupted`, the best found so far, which the
+    line after the block says stands."""
     if signal.SIGINT in came:
         came[:] = [number for number in came if number != signal.SIGINT]
-        print_escaped(f"solve cluster: Ctrl-C came once the {answer} was worked out: the {answer} above is whole{also}",
-                      file=sys.stderr)
+        if not interrupted:
+            print_escaped(f"solve cluster: Ctrl-C came once the {answer} was worked out: the {answer} above is "
+                          f"whole{also}", file=sys.stderr)
 
 
 def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> None:

@@ -295,10 +295,12 @@ _ITEM_LABELS = {
 
 
 def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
-    """Turn a pydantic error location into words: ``table gpus=4, row max_model_len=8192, cells``."""
-    words = []
+    """Turn a pydantic error location into words: ``table gpus=4, row max_model_len=8192, cells``; an item that names
+    nothing by its list's field and number alone (``pool a100, down item 1``, not ``down, down item 1``)."""
+    words: list[str] = []
     node = raw
     container = ""
+    container_said = False  # the field just named is the list the next item is of
     for position, key in enumerate(location):
         if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
             node = node[key]
@@ -310,15 +312,20 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
             # no control codes raw, nor outer spaces or an empty name unseen
             text = written if written.isprintable() and written == written.strip(" ") != "" else repr(identity)
             shown = text if len(text) <= 40 else f"{text[:37]}..."
+            if identity is None and container_said:  # the item's words name the list: it is not named twice
+                words.pop()
             words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
+            container_said = False
         elif isinstance(node, dict) and key in node:
             node = node[key]
             container = str(key) or '""'  # an empty key (a Trinity section's path, the top) shown, not left blank
-            if key not in _ITEM_LABELS or position == len(location) - 1:
+            container_said = key not in _ITEM_LABELS or position == len(location) - 1
+            if container_said:
                 words.append(container)
         else:
             words.append(str(key))
             node = None
+            container_said = False
     return ", ".join(words)
 
 

@@ -26,6 +26,9 @@ from solver.query import (
 from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
     API_OPTIONS,
+    PINNED_BY,
+    TARGETS_FIX,
+    TRANSFORMERS_OF,
     OptionNames,
     batch_over_trainer_gpus_words,
     batch_split_violation,
@@ -33,6 +36,10 @@ from solver.rules import (
     lora_moe_unsaved_words,
     mapped_rope_theta,
     micro_batch_stop_words,
+    model_kind_words,
+    model_type_words,
+    one_transformers_words,
+    other_layout,
     raised_budget_stop_words,
     rope_theta_to_set,
     sp_gpus_violation,
@@ -1873,8 +1880,6 @@ LAYOUTS_TAKEN: dict[ExpertLayout, tuple[HeldExperts, ...]] = {
     "fused": ("fused",), "separate": ("separate",), "either": ("fused", "separate")}
 """The layouts whose module names a release holding the routed experts as each `ExpertLayout` may run with
 (`lora_targets_problem`): 0.5.0's and 0.5.2's ``either``, transformers 5's and 4's."""
-TRANSFORMERS_OF: dict[HeldExperts, int] = {"fused": 5, "separate": 4}
-"""The transformers major version that holds the routed experts as each `HeldExperts`."""
 
 
 def lora_targets_problem(targets: str | None, excluded: str | None, model: Model,
@@ -1910,16 +1915,16 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
     if names.assumed:
         what = model.unchecked_layout or f"model_type {model.model_type}"
         return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ASSUMED, (
-            f"{subject}, on {model.name} ({_model_kind(model)}, {what}, whose module names rft-solver has not read), "
-            f"{why} among {names.model_type}'s names, which it assumes ({names_shown}): peft fails as Trinity makes "
-            "the adapter where they are the model's; check the regular expression against the model's own module "
-            "names (model.named_modules())"))
+            f"{subject}, on {model.name} ({model_kind_words(model)}, {what}, whose module names rft-solver has not "
+            f"read), {why} among {names.model_type}'s names, which it assumes ({names_shown}): peft fails as Trinity "
+            "makes the adapter where they are the model's; check the regular expression against the model's own "
+            "module names (model.named_modules())"))
     if fix == TARGETS_FIX and len(held) == 1:
         fix = _other_transformers_fix(pattern, excluded, model, next(iter(held))) or fix
     return ConfigProblem(ConfigProblemCode.LORA_CONFIGS_REFUSED, (
-        f"{subject}, on {model.name} ({_model_kind(model)}{_of_type(model)}), {why}: peft matches it whole "
-        f"(re.fullmatch) against each module's full name ({names_shown}), and Trinity fails as it makes the adapter: "
-        f"{fix}"))
+        f"{subject}, on {model.name} ({model_kind_words(model)}{model_type_words(model)}), {why}: peft matches it "
+        f"whole (re.fullmatch) against each module's full name ({names_shown}), and Trinity fails as it makes the "
+        f"adapter: {fix}"))
 
 
 def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, held: HeldExperts) -> str | None:
@@ -1928,7 +1933,7 @@ def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, he
     regex of transformers 4's names under transformers 5): the regex that adapts the same modules here
     (`same_modules_regex`), or, where none does, the transformers that takes it and what pins it; None where the
     other's names are the same or refuse it too."""
-    other: HeldExperts = "separate" if held == "fused" else "fused"
+    other = other_layout(held)
     names, other_names = model.peft_names_of(held), model.peft_names_of(other)
     if other_names == names or peft_target_refusal(pattern, excluded, other_names) is not None:
         return None
@@ -1937,21 +1942,7 @@ def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, he
     if same is not None:
         return f"give {same}, which adapts here the modules it names on transformers {version}'s names"
     return (f"it names modules of transformers {version}'s names that no regular expression adapts here: run it with "
-            f"transformers {version} ({_PINNED_BY[version]})")
-
-
-def _model_kind(model: Model) -> str:
-    """`model`'s kind, as `lora_targets_problem`'s words name it."""
-    return "a mixture of experts" if model.moe is not None else "a dense model"
-
-
-def _of_type(model: Model) -> str:
-    """``, model_type T`` for `model`'s type, as `lora_targets_problem`'s words name it; "" where it has none."""
-    return "" if model.model_type is None else f", model_type {model.model_type}"
-
-
-TARGETS_FIX = "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"
-"""What to do where PEFT fails on a ``target_modules`` regex on every layout a release may hold (`_refusal_words`)."""
+            f"transformers {version} ({PINNED_BY[version]})")
 
 
 def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str) -> tuple[str, str, str]:
@@ -1977,26 +1968,10 @@ def _one_transformers_caution(pattern: str, excluded: str | None, model: Model,
     the other's (`refusals`) where the run has that transformers; what to do: the regex that adapts the same modules on
     both transformers' names (`same_modules_regex`), or, where none does, that none does (not a regex that adapts
     other modules), or, for an ``exclude_modules`` that leaves out every module, to exclude fewer."""
-    failing = next(layout for layout in held if layout != taken)
-    names = held[failing]
+    names = held[other_layout(taken)]
     subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "")
-    good, bad = TRANSFORMERS_OF[taken], TRANSFORMERS_OF[failing]
-    ending = f", or {fix}"
-    if fix == TARGETS_FIX:
-        same = same_modules_regex(pattern, excluded, held[taken], names)
-        ending = (f", or give {same}, which adapts the same modules on both transformers' names" if same else
-                  f": no regular expression adapts the same modules on transformers {bad}'s names")
-    assumed = f", {names.model_type}'s, which it assumes," if names.assumed else ""
-    return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS, (
-        f"{subject}, on {model.name} ({_model_kind(model)}{_of_type(model)}), is taken on transformers {good}'s module "
-        f"names ({shown_module_names(held[taken])}) but {why} among transformers {bad}'s{assumed} "
-        f"({shown_module_names(names)}): Trinity 0.5.0 and 0.5.2 run on transformers 4 or 5, and the run fails as "
-        f"Trinity makes the adapter where it has transformers {bad}: run it with transformers {good} "
-        f"({_PINNED_BY[good]}){ending}"))
-
-
-_PINNED_BY = {4: "Trinity 0.5.1 pins it", 5: "Trinity 0.5.2 takes up to 5.3.0, 0.6 requires 5.12.1 or later"}
-"""What pins each transformers major version among Trinity's releases (`_one_transformers_caution`)."""
+    return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS,
+                         one_transformers_words(subject, why, fix, pattern, excluded, model, taken))
 
 
 def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:

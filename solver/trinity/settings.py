@@ -27,6 +27,7 @@ from solver.tables import (
     brief,
     check_types,
     counted,
+    written_layout,
 )
 from solver.trinity.keys import REMOTE_ENGINES, check_environ, trains_dpo, value_at
 from solver.trinity.plan_keys import PlanKey, config_trains_dpo, keys_for_plan
@@ -96,10 +97,14 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
 
     # DPO's actor size is checked for DPO; its 2 where the release may be on either verl line is what its comment says
     checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo else settings.config
-    # LoRA on a mixture of experts whose adapter config Trinity saves cut short: the LoRA key's comment says so
-    passed = (ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.DPO_PAIR_DOUBLED)
+    # LoRA on a mixture of experts whose adapter config Trinity saves cut short, or on targets that one transformers'
+    # PEFT alone takes where the release may run either (the plan's caution, checked on the layouts the config is
+    # written for): the LoRA key's comment says so
+    passed = (ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS,
+              ConfigProblemCode.DPO_PAIR_DOUBLED)
     problems = [problem.words for problem in trinity_config_problems(
-        checked, model, plan.gpus, environ=settings.environment, version=version) if problem.code not in passed]
+        checked, model, plan.gpus, environ=settings.environment, version=version,
+        experts=written_layout(version, plan.expert_layout)) if problem.code not in passed]
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
     return ordered, settings, environ if isinstance(environ, NoEnvironment) else None
