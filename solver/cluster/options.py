@@ -336,8 +336,8 @@ class Planner:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
         on `estimate`'s evidence, with the planner's weights, time limit, memory model, margin (unless `margin`
         raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default) and Trinity
-        release, the job's `training` (its train batch, LoRA rank, reference model, critic and DPO), and the pool's
-        and the job's limits named as a cluster file gives them."""
+        release, the job's `training` (its train batch, LoRA rank, reference model, critic, DPO and LoRA targets),
+        and the pool's and the job's limits named as a cluster file gives them."""
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, env=env, sp=sp,
                           weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory,
@@ -348,7 +348,7 @@ class Planner:
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=self.trinity_version, option_names=self.option_names,
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
-                          critic=training.critic, dpo=training.dpo,
+                          critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE,
                                                "expert_layout": self.expert_layout,

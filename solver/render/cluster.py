@@ -4,6 +4,7 @@ jobs; and the placement as JSON."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -279,8 +280,8 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     job = f"{placement.job} (required)" if placement.job in columns.required else placement.job
     return (nodes, gpus, job, f"{placement.trainer_gpus}{f' ({added})' if added else ''}", rollout,
             Text(plan.setting.label, style=setting_style(plan.setting)),
-            *((training_words(plan.lora_rank, plan.reference_model, plan.critic, plan.dpo),) if columns.training
-              else ()),
+            *((training_words(plan.lora_rank, plan.reference_model, plan.critic, plan.dpo, plan.lora_target_modules),)
+              if columns.training else ()),
             length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
@@ -288,14 +289,30 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
 
 
 def training_words(lora_rank: int, reference_model: bool | None, critic: CriticStates | None,
-                   dpo: bool = False) -> str:
+                   dpo: bool = False, lora_targets: str | None = None) -> str:
     """What a job trains, as a cluster table's training column says it: ``LoRA 16`` (its `lora_rank`) or ``full``
-    (fine-tuning), then ``ref`` or ``no ref``, whether its run builds a reference model (``LoRA 16, no ref``; None:
-    as a job's default, `counts_reference`), then where it trains a PPO critic, where the critic keeps its states
-    (``full, ref, critic offloaded``), and ``DPO`` where it trains DPO (`dpo`: ``LoRA 16, no ref, DPO``)."""
+    (fine-tuning), with the modules its adapter adapts where not all-linear (`lora_targets`, a target_modules regex:
+    ``LoRA 16 on q_proj,v_proj``, `targets_brief`), then ``ref`` or ``no ref``, whether its run builds a reference
+    model (``LoRA 16, no ref``; None: as a job's default, `counts_reference`), then where it trains a PPO critic,
+    where the critic keeps its states (``full, ref, critic offloaded``), and ``DPO`` where it trains DPO (`dpo`:
+    ``LoRA 16, no ref, DPO``)."""
     reference = counts_reference(reference_model, lora_rank)
     trained = (f", critic {critic}" if critic is not None else "") + (", DPO" if dpo else "")
-    return f"{f'LoRA {lora_rank}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}{trained}"
+    adapted = f" on {targets_brief(lora_targets)}" if lora_targets is not None else ""
+    return f"{f'LoRA {lora_rank}{adapted}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}{trained}"
+
+
+NAMES_PATTERN = re.compile(r"\.\*\\\.(?:(\w+)|\((\w+(?:\|\w+)*)\))")
+"""The regex that module names separated by commas come to (``.*\\.(q_proj|v_proj)``: `lora_targets_pattern`)."""
+
+
+def targets_brief(pattern: str) -> str:
+    """A LoRA adapter's ``target_modules`` regex `pattern` briefly: the module names it was made of, separated by
+    commas (``q_proj,v_proj``), where it is `lora_targets_pattern`'s of names; else the regex, cut to 24 characters."""
+    names = NAMES_PATTERN.fullmatch(pattern)
+    if names is None:
+        return pattern if len(pattern) <= 24 else pattern[:21] + "..."
+    return (names.group(1) or names.group(2)).replace("|", ",")
 
 
 UNPLACED_JOBS_WIDTH = 40
