@@ -83,3 +83,39 @@ def test_targets_are_said_briefly() -> None:
     assert (targets_brief(".*\\.(q_proj|v_proj)"), targets_brief(".*\\.o_proj"),
             targets_brief(".*\\.layers\\.[0-9]+\\.self_attn\\.q_proj")) == (
         "q_proj,v_proj", "o_proj", ".*\\.layers\\.[0-9]+\\.s...")
+
+
+def test_an_unplaced_job_says_its_targets(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "small.yaml"
+    path.write_text("pools:\n  - {name: a100, gpu: A100-80GB, gpus_per_node: 4, nodes: 1}\njobs:\n"
+                    + JOBS.replace("name: al,", "name: al, priority: 3,") % '"q_proj,v_proj"')
+    status, out, _ = cli("cluster", str(path), "--time-limit", "10", "--json")
+    unplaced = json.loads(out)["unplaced"]
+    assert (status, [(job["job"], job["lora_rank"], job["lora_target_modules"]) for job in unplaced]) == (
+        1, [("qv", 16, ".*\\.(q_proj|v_proj)")])  # 1: a job left out
+    status, out, _ = cli("cluster", str(path), "--time-limit", "10")
+    words = " ".join(out.split())
+    assert status == 1
+    assert "│ qv │ LoRA 16 on q_proj,v_proj, no ref │ no room left in a100" in words
+    assert words.count("; LoRA R on MODULES: its adapter on the job's lora_targets (the names, or its "
+                       "target_modules regex), not all-linear") == 1  # the unplaced table's; al's is all-linear
+
+
+def test_the_placed_table_notes_the_targets(cli: Cli, tmp_path: Path) -> None:
+    status, out, _ = cli("cluster", str(fleet_file(tmp_path)), "--time-limit", "10")
+    assert (status, " ".join(out.split()).count("LoRA R on MODULES: its adapter on the job's lora_targets")) == (0, 1)
+
+
+def test_a_job_built_in_code_takes_its_targets() -> None:
+    import solver
+
+    pool = solver.Pool(name="a100", gpu="A100-80GB", gpus_per_node=8, nodes=1)
+    job = solver.Job(name="qv", model="Qwen3-8B", max_model_len=8192, rollout_gpus=2, lora_rank=16,
+                     lora_targets="o_proj")
+    result = solver.place(solver.Fleet(pools=(pool,), jobs=(job,)), time_limit_s=10)
+    assert [(placed.job, placed.plan.lora_target_modules) for placed in result.placements] == [("qv", ".*\\.o_proj")]
+    unranked = solver.Fleet(pools=(pool,), jobs=(job.model_copy(update={"lora_rank": 0}),))
+    with pytest.raises(solver.QueryError) as refused:
+        solver.place(unranked, time_limit_s=10)
+    assert str(refused.value) == ("job qv: lora_targets 'o_proj' without LoRA: the targets are a LoRA adapter's; give "
+                                  "lora_rank too")

@@ -80,15 +80,20 @@ model or trains a PPO critic."""
 CRITIC_NOTE = ("; critic resident, offloaded or reloaded: the PPO critic it trains beside the actor (the job's "
                "critic), where the critic keeps its states")
 """What `TRAINING_NOTE` says besides where a job of the table trains a PPO critic."""
+LORA_TARGETS_NOTE = ("; LoRA R on MODULES: its adapter on the job's lora_targets (the names, or its "
+                     "target_modules regex), not all-linear")
+"""What `TRAINING_NOTE` says besides where a job of the table trains LoRA on other modules than all-linear's."""
 DPO_NOTE = ("; DPO: it trains DPO (the job's dpo), a chosen and a rejected sequence per micro-batch where its model "
             "is trained one padded sequence per micro-batch")
 """What `TRAINING_NOTE` says besides where a job of the table trains DPO."""
 
 
-def training_note(critic: bool, dpo: bool = False) -> str:
+def training_note(critic: bool, dpo: bool = False, targets: bool = False) -> str:
     """The note on a cluster table's training column (`TRAINING_NOTE`), with what it says of a PPO critic where a job
-    of the table trains one (`critic`), and of DPO where one trains it (`dpo`)."""
-    return TRAINING_NOTE + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else "")
+    of the table trains one (`critic`), of DPO where one trains it (`dpo`), and of LoRA targets where one's adapter
+    adapts other modules than all-linear's (`targets`)."""
+    return (TRAINING_NOTE + (LORA_TARGETS_NOTE if targets else "") + (CRITIC_NOTE if critic else "")
+            + (DPO_NOTE if dpo else ""))
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -173,7 +178,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [AT_MOST_NOTE + _validated_stops(here, capped=True)]
         if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
         [TRAINER_NODES_NOTE] if rollout_nodes else []) + (
-        [training_note(any(placement.plan.critic for placement in here), any(placement.plan.dpo for placement in here))]
+        [training_note(any(placement.plan.critic for placement in here), any(placement.plan.dpo for placement in here),
+                       any(placement.plan.lora_target_modules for placement in here))]
         if columns.training else []) + [
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
@@ -547,10 +553,12 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     training = any(job.lora_rank is not None for job in unplaced)
     by_reason: dict[str, dict[str, list[Unplaced]]] = {}
     for job in unplaced:
-        trains = training_words(job.lora_rank or 0, job.reference_model, job.critic, bool(job.dpo)) if training else ""
+        trains = training_words(job.lora_rank or 0, job.reference_model, job.critic, bool(job.dpo),
+                                job.lora_target_modules) if training else ""
         by_reason.setdefault(job.reason, {}).setdefault(trains, []).append(job)
     view = Table(title=title, title_justify="left", caption_justify="left",
-                 caption=training_note(any(job.critic for job in unplaced), any(job.dpo for job in unplaced))
+                 caption=training_note(any(job.critic for job in unplaced), any(job.dpo for job in unplaced),
+                                       any(job.lora_target_modules for job in unplaced))
                  if training else None)
     longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
     rows = sum(len(by_training) for by_training in by_reason.values())
