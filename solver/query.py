@@ -1016,10 +1016,11 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`, as a Trinity config's
     ``target_modules``): None for ``all-linear`` (or not given); module names as the regex that matches them in
     every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its names' endings); else the regex itself
-    (`lora_targets_pattern`). `QueryError`, naming the option as `names` do, for targets without LoRA, that are empty or no regex, or that
-    adapt no linear layer `all-linear` adapts, or a module it leaves out, on the module names of each layout the
-    release may hold `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
-    (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5)."""
+    (`lora_targets_pattern`). `QueryError`, naming the option as `names` do, for targets without LoRA, that are
+    empty or no regex, or that adapt no linear layer `all-linear` adapts, or a module it leaves out, on the module
+    names of each layout the release may hold `model`'s routed experts in (`experts`; `peft_target_match`), or that
+    PEFT refuses on each (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1``
+    under transformers 5)."""
     if targets is None:
         return None
     option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
