@@ -119,3 +119,21 @@ def test_a_job_built_in_code_takes_its_targets() -> None:
         solver.place(unranked, time_limit_s=10)
     assert str(refused.value) == ("job qv: lora_targets 'o_proj' without LoRA: the targets are a LoRA adapter's; give "
                                   "lora_rank too")
+
+
+def test_a_jobs_host_need_counts_its_adapter_on_its_targets_as_solve_does(cli: Cli, tmp_path: Path) -> None:
+    # Before: the plan and the placement counted all-linear's adapter (76.8 GiB per node) for q_proj,v_proj.
+    path = tmp_path / "host.yaml"
+    path.write_text("pools:\n  - {name: a100, gpu: A100-80GB, gpus_per_node: 8, nodes: 1, host_ram_gb: 1000}\njobs:\n"
+                    + (JOBS % '"q_proj,v_proj"').replace("lora_rank: 16", "lora_rank: 256"))
+    status, out, _ = cli("cluster", str(path), "--time-limit", "10", "--json")
+    placed = {job["job"]: job for job in json.loads(out)["placements"]}
+    assert status == 0
+    assert {name: (job["host_memory_gb"], job["plan"]["host_memory_gb"], job["plan"]["gpus"], job["plan"]["env"],
+                   job["plan"]["offload"]) for name, job in placed.items()} == {
+        "qv": (72.1, 72.1, 2, True, True), "al": (76.8, 76.8, 2, True, True)}
+    for targets, host in (("q_proj,v_proj", 72.1), ("all-linear", 76.8)):
+        status, out, _ = cli("--model", "Qwen3-8B", "--gpu", "A100-80GB", "--gpus", "2", "--exact", "--len", "8192",
+                             "--lora-rank", "256", "--lora-targets", targets, "--rollout-gpus", "2", "--offload",
+                             "--env", "--host-ram", "1000", "--json")
+        assert (status, json.loads(out)[0]["plans"][0]["host_memory_gb"]) == (0, host)

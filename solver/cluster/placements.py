@@ -106,9 +106,9 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node; `moved_to_widen`:
     whether widening moved it alone onto a node no job used."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
-    model = planner.catalog.model(job.model)
+    model = planner.catalog.model(job.model)  # its rollout's vLLM keeps LoRA slots for every module it supports
     host = None if pool.host_ram_gb is None else shown_host_need(
-        model, option.plan.gpus, pool.gpus_per_node, option.plan.offload, planner.trinity_version,
+        planner.job_model(job), option.plan.gpus, pool.gpus_per_node, option.plan.offload, planner.trinity_version,
         option.plan.reference_model, option.plan.lora_rank, option.plan.critic, planner.expert_layout)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
                               option.plan.max_model_len, pool.gpus_per_node,

@@ -46,6 +46,7 @@ from solver.tables.bounds import (
     vllm_lora_rank_refusal,
 )
 from solver.tables.peft_match import LORA_TARGETS_FORMS, lora_targets_pattern
+from solver.tables.peft_names import LoraTargets
 from solver.tables.schema import (
     AskedTokens,
     Count,
@@ -388,11 +389,19 @@ class JobTraining(NamedTuple):
     """The modules its LoRA adapter adapts, as the job gives them (`LORA_TARGETS_FORMS`; None: ``all-linear``)."""
 
     @property
+    def counted_targets(self) -> LoraTargets | None:
+        """The ``target_modules`` regex its LoRA adapter is counted on (`lora_targets_pattern`, as
+        `Catalog.with_lora_targets` takes it; checked on the job's model by ``solver.query.given_lora_targets`` before
+        it is planned); None for ``all-linear``."""
+        pattern = None if self.lora_targets is None else lora_targets_pattern(self.lora_targets)
+        return None if pattern is None else LoraTargets(pattern)
+
+    @property
     def as_running(self) -> tuple[int, CriticStates | None, bool, str | None]:
-        """Its LoRA rank, critic, DPO and LoRA ``target_modules`` regex (`lora_targets_pattern`; None: ``all-linear``),
-        as a running job's (`solver.tables.fleets.RunningJob.training`) are compared with them."""
-        targets = None if self.lora_targets is None else lora_targets_pattern(self.lora_targets)
-        return self.lora_rank, self.critic, self.dpo, targets
+        """Its LoRA rank, critic, DPO and LoRA ``target_modules`` regex (`counted_targets`; None: ``all-linear``), as
+        a running job's (`solver.tables.fleets.RunningJob.training`) are compared with them."""
+        targets = self.counted_targets
+        return self.lora_rank, self.critic, self.dpo, None if targets is None else targets.pattern
 
 
 NO_LORA_REFERENCE = ("no Trinity release builds a reference model for a LoRA run (the actor with its adapter "
