@@ -507,11 +507,23 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     release = trinity_release("trinity_version", trinity_version)
     catalog = catalog if catalog is not None else load_catalog()
     fleet = _with_required(given_fleet(fleet, catalog), required, option_names)
+    _check_lora_targets(fleet, catalog.for_fleet(fleet), counted_expert_layout(trinity_version))
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
                       time_limit_s, memory, margin, token_budget, release, option_names,
                       counted_expert_layout(trinity_version), counted_batch_divisor(trinity_version),
                       release_name(trinity_version))
     return fleet, planner
+
+
+def _check_lora_targets(fleet: Fleet, catalog: Catalog, experts: ExpertLayout) -> None:
+    """`QueryError`, naming the job and its ``lora_targets`` key, for a job's LoRA targets that ``--lora-targets``
+    would refuse on its model, its routed experts held as `experts` (`given_lora_targets`): without a lora_rank, empty
+    or no regex, matching no module, beyond all-linear, or what PEFT refuses."""
+    for job in fleet.jobs:
+        try:
+            given_lora_targets(job.lora_targets, job.lora_rank, catalog.model(job.model), experts, API_OPTIONS)
+        except QueryError as error:
+            raise QueryError(f"job {job.name}: {error}") from None
 
 
 def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) -> tuple[str, ...]:

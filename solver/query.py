@@ -79,7 +79,7 @@ from solver.tables import (
 )
 from solver.tables.peft_match import (
     LORA_TARGETS_FORMS,
-    all_linear,
+    lora_targets_pattern,
     peft_regex,
     peft_target_match,
     peft_target_refusal,
@@ -1025,20 +1025,17 @@ def make_query(
                  critic=counted_critic(critic), dpo=dpo, option_names=option_names)
 
 
-MODULE_NAME = re.compile(r"\w+")
-"""A module's last name (``q_proj``); such names separated by commas, `given_lora_targets` makes a regex of."""
-
-
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
                        names: OptionNames) -> LoraTargets | None:
     """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), whose modules a LoRA run
     of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`, as a Trinity config's
     ``target_modules``): None for ``all-linear`` (or not given); module names as the regex that matches them in
-    every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its names' endings); else the regex itself.
-    `QueryError`, naming the option as `names` do, for targets without LoRA, that are empty or no regex, or that
-    adapt no linear layer `all-linear` adapts, or a module it leaves out, on the module names of each layout the
-    release may hold `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
-    (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5)."""
+    every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its names' endings); else the regex itself
+    (`lora_targets_pattern`). `QueryError`, naming the option as `names` do, for targets without LoRA, that are
+    empty or no regex, or that adapt no linear layer `all-linear` adapts, or a module it leaves out, on the module
+    names of each layout the release may hold `model`'s routed experts in (`experts`; `peft_target_match`), or that
+    PEFT refuses on each (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1``
+    under transformers 5)."""
     if targets is None:
         return None
     option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
@@ -1048,13 +1045,9 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         raise QueryError(f"{option} is empty: {fix}")
     if not lora_rank:
         raise QueryError(f"{shown} without LoRA: the targets are a LoRA adapter's; give {lora} too")
-    if all_linear(targets):
+    pattern = lora_targets_pattern(targets)  # module names as a regex (None: all-linear)
+    if pattern is None:
         return None
-    modules = [name.strip() for name in targets.split(",")]
-    if all(MODULE_NAME.fullmatch(name) for name in modules):  # PEFT's list: the names' endings, in every layer
-        pattern = f".*\\.{modules[0]}" if len(modules) == 1 else f".*\\.({'|'.join(modules)})"
-    else:
-        pattern = targets
     try:
         peft_regex(pattern)
     except re.error as error:

@@ -2361,7 +2361,7 @@ class FitsWith(Frozen, defer_build=True):
 
 
 UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "stop_reason", "stop_reason_code", "lora_rank",
-                               "reference_model", "critic", "dpo")
+                               "reference_model", "critic", "dpo", "lora_target_modules")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2411,6 +2411,9 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
     dpo: Literal[True] | None = Field(default=None, description=(
         "true where the job trains DPO (its dpo: true), as a cluster table's training column says (lora_rank is then "
         "given); left out otherwise"))
+    lora_target_modules: str | None = Field(default=None, description=(
+        "where the job's LoRA adapter adapts other modules than all-linear's (its lora_targets), the target_modules "
+        "regex its plans would count the adapter on, as a plan's lora_target_modules; left out otherwise"))
 
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""

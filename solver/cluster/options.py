@@ -42,6 +42,7 @@ from solver.tables import (
     Weights,
     load_memory_model,
 )
+from solver.tables.peft_names import LoraTargets
 
 COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""
@@ -251,7 +252,7 @@ class Planner:
         self.option_names = option_names
         """How the reasons and cautions name the options they point to (`Query.option_names`)."""
         self.cache: dict[tuple[object, ...], Plan | None] = {}
-        self.prepared: dict[PlanningInputs, PlanningData] = {}
+        self.prepared: dict[tuple[PlanningInputs, LoraTargets | None], PlanningData] = {}
         """The tables' data of the questions, prepared once for those of the same inputs (differing in length,
         host memory or the Offload pin)."""
         self.asked = 0
@@ -305,10 +306,10 @@ class Planner:
             query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, training, budget_gpus=gpus,
                                   exact=True, objective="cheapest" if length else "max_len", max_model_len=length,
                                   offload=offload, env=env, margin=margin, sp=sp)
-            inputs = PlanningInputs.of(gpu, query)
-            if inputs not in self.prepared:
-                self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
-            answer = answer_for(self.catalog, query, gpu, explained=False, data=self.prepared[inputs])
+            inputs, counted = PlanningInputs.of(gpu, query), query.counted_catalog(self.catalog)
+            if (inputs, query.lora_targets) not in self.prepared:  # the data count the job's LoRA targets
+                self.prepared[inputs, query.lora_targets] = prepare_inputs(counted, inputs)
+            answer = answer_for(counted, query, gpu, explained=False, data=self.prepared[inputs, query.lora_targets])
             self.asked += 1
             if not answer.decided:  # a way left out, or a plan perhaps not its best
                 self.undecided_keys.add(key)
@@ -323,7 +324,7 @@ class Planner:
         kept = self.answers.get((gpu, query))
         if kept is not None and (kept.plans or not explained or kept.reason_code != ReasonCode.NOT_EXPLAINED):
             return kept
-        answer = answer_for(self.catalog, query, gpu, explained=explained)
+        answer = answer_for(query.counted_catalog(self.catalog), query, gpu, explained=explained)
         self.asked += 1
         if answer.decided:
             self.answers[gpu, query] = answer
@@ -336,8 +337,8 @@ class Planner:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
         on `estimate`'s evidence, with the planner's weights, time limit, memory model, margin (unless `margin`
         raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default) and Trinity
-        release, the job's `training` (its train batch, LoRA rank, reference model, critic and DPO), and the pool's
-        and the job's limits named as a cluster file gives them."""
+        release, the job's `training` (its train batch, LoRA rank, reference model, critic, DPO and LoRA targets),
+        and the pool's and the job's limits named as a cluster file gives them."""
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, env=env, sp=sp,
                           weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory,
@@ -348,7 +349,7 @@ class Planner:
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=self.trinity_version, option_names=self.option_names,
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
-                          critic=training.critic, dpo=training.dpo,
+                          critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE,
                                                "expert_layout": self.expert_layout,
@@ -371,7 +372,7 @@ class Planner:
         the same GPUs, setting, length and token budget, with the memory figures and cautions of that margin."""
         query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, training, budget_gpus=plan.gpus,
                               exact=True, objective="cheapest", max_model_len=plan.max_model_len)
-        return at_token_budget(self.catalog, query, gpu, plan, plan.max_token_len_per_gpu)
+        return at_token_budget(query.counted_catalog(self.catalog), query, gpu, plan, plan.max_token_len_per_gpu)
 
     def with_tables_caution(self, gpu: str, model: str, plan: Plan) -> Plan:
         """`plan` of `model` on `gpu`, where the estimates alone make the plans (``--estimate``) and the tables say its
@@ -383,13 +384,18 @@ class Planner:
             return plan
         return plan.with_caution(tables_refute_caution(verdict, gpu, model, plan, self.option_names))
 
+    def job_model(self, job: Job) -> Model:
+        """`job`'s model, counting its LoRA adapter on the modules its ``lora_targets`` adapt
+        (`JobTraining.counted_targets`, as its plans count it: `Query.counted_catalog`)."""
+        return self.catalog.with_lora_targets(job.model, job.training.counted_targets).model(job.model)
+
     def host_tenths(self, job: Job, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `job` on `gpus` GPUs on one node needs there
         (`host_memory_gib`, with its LoRA rank, reference model and critic, as placements give it: `shown_host_tenths`,
         rounded up to a tenth, a whole number of them: the jobs' figures, added up exactly, are what a node's host
         memory must hold)."""
         return shown_host_tenths(host_memory_gib(
-            self.catalog.model(job.model), gpus, offload=offload, version=self.trinity_version,
+            self.job_model(job), gpus, offload=offload, version=self.trinity_version,
             reference=counts_reference(job.reference_model, job.lora_rank), lora_rank=job.lora_rank,
             critic=job.training.critic, experts=self.expert_layout))
 

@@ -30,6 +30,7 @@ from solver.results import (
 )
 from solver.rules import trainer_nodes_of
 from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
+from solver.tables.peft_match import ALL_LINEAR
 
 
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
@@ -105,9 +106,9 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node; `moved_to_widen`:
     whether widening moved it alone onto a node no job used."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
-    model = planner.catalog.model(job.model)
+    model = planner.catalog.model(job.model)  # its rollout's vLLM keeps LoRA slots for every module it supports
     host = None if pool.host_ram_gb is None else shown_host_need(
-        model, option.plan.gpus, pool.gpus_per_node, option.plan.offload, planner.trinity_version,
+        planner.job_model(job), option.plan.gpus, pool.gpus_per_node, option.plan.offload, planner.trinity_version,
         option.plan.reference_model, option.plan.lora_rank, option.plan.critic, planner.expert_layout)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
                               option.plan.max_model_len, pool.gpus_per_node,
@@ -170,7 +171,7 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         as_placed = (placed.pool, placed.nodes, placed.gpu_indexes, placed.trainer_gpus, placed.rollout_gpus,
                      plan.max_model_len, plan.sp, plan.offload)
         mine = ways[job.job, job.pool]
-        trains_as_now = job.training in (None, (placed.plan.lora_rank, placed.plan.critic, placed.plan.dpo))
+        trains_as_now = job.training in (None, (plan.lora_rank, plan.critic, plan.dpo, plan.lora_target_modules))
         if any(option.ways_cut_short for option in mine):
             return {"current": "stays", "stay_reason_code": StayCode.WAYS_CUT_SHORT, "stay_reason": (
                 "kept as it runs: the time limit cut working out its ways short, so no other way of its was weighed "
@@ -399,10 +400,12 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
                 f"the file asks {counted(asked.rollout_gpus, 'rollout GPU')} now; it runs with {job.rollout_gpus}")
     training = asked.training
     if job.training is not None and job.training != training.as_running:
-        rank, critic, dpo = job.training
+        rank, critic, dpo, targets = job.training
         changed = ((f"lora_rank {training.lora_rank}", f"lora_rank {rank}") if rank != training.lora_rank
                    else (f"critic {training.critic or NO_CRITIC}", f"critic {critic or NO_CRITIC}")
-                   if critic != training.critic else (f"dpo {str(training.dpo).lower()}", f"dpo {str(dpo).lower()}"))
+                   if critic != training.critic else (f"dpo {str(training.dpo).lower()}", f"dpo {str(dpo).lower()}")
+                   if dpo != training.dpo else (f"lora_targets {training.lora_targets or ALL_LINEAR}",
+                                                f"target_modules {targets or ALL_LINEAR}"))
         return MoveCode.TRAINING_CHANGED, f"the file asks {changed[0]} now; it runs with {changed[1]}"
     return None
 

@@ -609,12 +609,13 @@ def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:
 def left_out(job: Job, **why: Any) -> Unplaced:
     """`job` left out for `why` (`Unplaced`'s fields but the job's own): where it trains LoRA, builds no reference
     model, trains a PPO critic or trains DPO, with its LoRA rank, whether its run builds one, its critic and DPO, as
-    its plans would count them."""
+    its plans would count them; its LoRA targets' regex where not all-linear."""
     reference = counts_reference(job.reference_model, job.lora_rank)
-    critic = job.training.critic
+    critic, targets = job.training.critic, job.training.counted_targets
     as_default = reference and not job.lora_rank and critic is None and not job.dpo
     return Unplaced(job=job.name, lora_rank=None if as_default else job.lora_rank,
-                    reference_model=None if as_default else reference, critic=critic, dpo=job.dpo or None, **why)
+                    reference_model=None if as_default else reference, critic=critic, dpo=job.dpo or None,
+                    lora_target_modules=None if targets is None else targets.pattern, **why)
 
 
 def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool) -> str:
@@ -900,7 +901,7 @@ def _estimates_would(planner: Planner, query: Query, pool: Pool, rollout_gpus: i
         return ReasonWords()
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto", host_ram_gb=None):
         lifted = query.model_copy(update={"estimate": "auto", "host_ram_gb": None, "rollout_gpus": rollout_gpus})
-        least = least_host_words(planner.catalog, lifted, plan, pool.gpu)
+        least = least_host_words(query.counted_catalog(planner.catalog), lifted, plan, pool.gpu)
         bound = "the pool's nodes have" if limits_named else query.host_ram_bound_words
         return (opening + estimated_plan_words(plan) + f", but {_host_over_pool_words(planner, query, plan, bound)}"
                 + least + closing)
@@ -910,7 +911,8 @@ def _estimates_would(planner: Planner, query: Query, pool: Pool, rollout_gpus: i
 def _host_over_pool_words(planner: Planner, query: Query, plan: Plan, bound: str) -> str:
     """The host memory a plan of `query`'s model needs per node, more than its pool's (`bound`, the pool's host memory
     in words: `Query.host_ram_bound_words`, or what its nodes have), in words."""
-    return host_over_words(planner.catalog.model(query.model), plan, query.node_gpus, bound, query)
+    model = query.counted_catalog(planner.catalog).model(query.model)  # its LoRA adapter on the job's targets
+    return host_over_words(model, plan, query.node_gpus, bound, query)
 
 
 def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:

@@ -4,6 +4,7 @@ jobs; and the placement as JSON."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -79,15 +80,20 @@ model or trains a PPO critic."""
 CRITIC_NOTE = ("; critic resident, offloaded or reloaded: the PPO critic it trains beside the actor (the job's "
                "critic), where the critic keeps its states")
 """What `TRAINING_NOTE` says besides where a job of the table trains a PPO critic."""
+LORA_TARGETS_NOTE = ("; LoRA R on MODULES: its adapter on the job's lora_targets (the names, or its "
+                     "target_modules regex), not all-linear")
+"""What `TRAINING_NOTE` says besides where a job of the table trains LoRA on other modules than all-linear's."""
 DPO_NOTE = ("; DPO: it trains DPO (the job's dpo), a chosen and a rejected sequence per micro-batch where its model "
             "is trained one padded sequence per micro-batch")
 """What `TRAINING_NOTE` says besides where a job of the table trains DPO."""
 
 
-def training_note(critic: bool, dpo: bool = False) -> str:
+def training_note(critic: bool, dpo: bool = False, targets: bool = False) -> str:
     """The note on a cluster table's training column (`TRAINING_NOTE`), with what it says of a PPO critic where a job
-    of the table trains one (`critic`), and of DPO where one trains it (`dpo`)."""
-    return TRAINING_NOTE + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else "")
+    of the table trains one (`critic`), of DPO where one trains it (`dpo`), and of LoRA targets where one's adapter
+    adapts other modules than all-linear's (`targets`)."""
+    return (TRAINING_NOTE + (LORA_TARGETS_NOTE if targets else "") + (CRITIC_NOTE if critic else "")
+            + (DPO_NOTE if dpo else ""))
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -172,7 +178,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [AT_MOST_NOTE + _validated_stops(here, capped=True)]
         if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
         [TRAINER_NODES_NOTE] if rollout_nodes else []) + (
-        [training_note(any(placement.plan.critic for placement in here), any(placement.plan.dpo for placement in here))]
+        [training_note(any(placement.plan.critic for placement in here), any(placement.plan.dpo for placement in here),
+                       any(placement.plan.lora_target_modules for placement in here))]
         if columns.training else []) + [
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
@@ -279,8 +286,8 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     job = f"{placement.job} (required)" if placement.job in columns.required else placement.job
     return (nodes, gpus, job, f"{placement.trainer_gpus}{f' ({added})' if added else ''}", rollout,
             Text(plan.setting.label, style=setting_style(plan.setting)),
-            *((training_words(plan.lora_rank, plan.reference_model, plan.critic, plan.dpo),) if columns.training
-              else ()),
+            *((training_words(plan.lora_rank, plan.reference_model, plan.critic, plan.dpo, plan.lora_target_modules),)
+              if columns.training else ()),
             length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
@@ -288,14 +295,30 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
 
 
 def training_words(lora_rank: int, reference_model: bool | None, critic: CriticStates | None,
-                   dpo: bool = False) -> str:
+                   dpo: bool = False, lora_targets: str | None = None) -> str:
     """What a job trains, as a cluster table's training column says it: ``LoRA 16`` (its `lora_rank`) or ``full``
-    (fine-tuning), then ``ref`` or ``no ref``, whether its run builds a reference model (``LoRA 16, no ref``; None:
-    as a job's default, `counts_reference`), then where it trains a PPO critic, where the critic keeps its states
-    (``full, ref, critic offloaded``), and ``DPO`` where it trains DPO (`dpo`: ``LoRA 16, no ref, DPO``)."""
+    (fine-tuning), with the modules its adapter adapts where not all-linear (`lora_targets`, a target_modules regex:
+    ``LoRA 16 on q_proj,v_proj``, `targets_brief`), then ``ref`` or ``no ref``, whether its run builds a reference
+    model (``LoRA 16, no ref``; None: as a job's default, `counts_reference`), then where it trains a PPO critic,
+    where the critic keeps its states (``full, ref, critic offloaded``), and ``DPO`` where it trains DPO (`dpo`:
+    ``LoRA 16, no ref, DPO``)."""
     reference = counts_reference(reference_model, lora_rank)
     trained = (f", critic {critic}" if critic is not None else "") + (", DPO" if dpo else "")
-    return f"{f'LoRA {lora_rank}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}{trained}"
+    adapted = f" on {targets_brief(lora_targets)}" if lora_targets is not None else ""
+    return f"{f'LoRA {lora_rank}{adapted}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}{trained}"
+
+
+NAMES_PATTERN = re.compile(r"\.\*\\\.(?:(\w+)|\((\w+(?:\|\w+)*)\))")
+"""The regex that module names separated by commas come to (``.*\\.(q_proj|v_proj)``: `lora_targets_pattern`)."""
+
+
+def targets_brief(pattern: str) -> str:
+    """A LoRA adapter's ``target_modules`` regex `pattern` briefly: the module names it was made of, separated by
+    commas (``q_proj,v_proj``), where it is `lora_targets_pattern`'s of names; else the regex, cut to 24 characters."""
+    names = NAMES_PATTERN.fullmatch(pattern)
+    if names is None:
+        return pattern if len(pattern) <= 24 else pattern[:21] + "..."
+    return (names.group(1) or names.group(2)).replace("|", ",")
 
 
 UNPLACED_JOBS_WIDTH = 40
@@ -530,10 +553,12 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     training = any(job.lora_rank is not None for job in unplaced)
     by_reason: dict[str, dict[str, list[Unplaced]]] = {}
     for job in unplaced:
-        trains = training_words(job.lora_rank or 0, job.reference_model, job.critic, bool(job.dpo)) if training else ""
+        trains = training_words(job.lora_rank or 0, job.reference_model, job.critic, bool(job.dpo),
+                                job.lora_target_modules) if training else ""
         by_reason.setdefault(job.reason, {}).setdefault(trains, []).append(job)
     view = Table(title=title, title_justify="left", caption_justify="left",
-                 caption=training_note(any(job.critic for job in unplaced), any(job.dpo for job in unplaced))
+                 caption=training_note(any(job.critic for job in unplaced), any(job.dpo for job in unplaced),
+                                       any(job.lora_target_modules for job in unplaced))
                  if training else None)
     longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
     rows = sum(len(by_training) for by_training in by_reason.values())

@@ -188,9 +188,9 @@ class RunningJob(NamedTuple):
     sp: int
     offload: bool
     model: str | None = None
-    training: tuple[int, CriticStates | None, bool] | None = None
-    """Its LoRA rank (0: full fine-tuning), PPO critic (None: none) and whether it trains DPO, as its plan gives them;
-    None where the placement gives no LoRA rank (not compared)."""
+    training: tuple[int, CriticStates | None, bool, str | None] | None = None
+    """Its LoRA rank (0: full fine-tuning), PPO critic (None: none), whether it trains DPO and its LoRA target_modules
+    regex (None: all-linear), as its plan gives them; None where the placement gives no LoRA rank (not compared)."""
 
     def gone_nodes(self, pool: Pool) -> tuple[int, ...]:
         """The nodes the job runs on that `pool` (its own) no longer has: its ``nodes`` lowered below them (to 0
@@ -292,11 +292,12 @@ def _current_json(path: Path) -> dict[str, Any]:
 
 def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
     """`placed` as job `job` of the fleet, in its pool `pool` (indexes)."""
+    plan = placed.plan
     return RunningJob(job=job, pool=pool, nodes=placed.nodes, gpu_indexes=placed.gpu_indexes,
                       trainer_gpus=placed.trainer_gpus, rollout_gpus=placed.rollout_gpus,
-                      max_model_len=placed.plan.max_model_len, sp=placed.plan.sp, offload=placed.plan.offload,
-                      model=placed.model, training=None if placed.plan.lora_rank is None else (
-                          placed.plan.lora_rank, placed.plan.critic, placed.plan.dpo))
+                      max_model_len=plan.max_model_len, sp=plan.sp, offload=plan.offload, model=placed.model,
+                      training=None if plan.lora_rank is None else (
+                          plan.lora_rank, plan.critic, plan.dpo, plan.lora_target_modules))
 
 
 def given_fleet(fleet: Fleet | Path | str, catalog: Catalog) -> Fleet:

@@ -45,6 +45,8 @@ from solver.tables.bounds import (
     read_host_ram,
     vllm_lora_rank_refusal,
 )
+from solver.tables.peft_match import LORA_TARGETS_FORMS, lora_targets_pattern
+from solver.tables.peft_names import LoraTargets
 from solver.tables.schema import (
     AskedTokens,
     Count,
@@ -383,12 +385,23 @@ class JobTraining(NamedTuple):
     reference_model: bool | None = None
     critic: CriticStates | None = None
     dpo: bool = False
+    lora_targets: str | None = None
+    """The modules its LoRA adapter adapts, as the job gives them (`LORA_TARGETS_FORMS`; None: ``all-linear``)."""
 
     @property
-    def as_running(self) -> tuple[int, CriticStates | None, bool]:
-        """Its LoRA rank, critic and DPO, as a running job's (`solver.tables.fleets.RunningJob.training`) are compared
-        with them."""
-        return self.lora_rank, self.critic, self.dpo
+    def counted_targets(self) -> LoraTargets | None:
+        """The ``target_modules`` regex its LoRA adapter is counted on (`lora_targets_pattern`, as
+        `Catalog.with_lora_targets` takes it; checked on the job's model by ``solver.query.given_lora_targets`` before
+        it is planned); None for ``all-linear``."""
+        pattern = None if self.lora_targets is None else lora_targets_pattern(self.lora_targets)
+        return None if pattern is None else LoraTargets(pattern)
+
+    @property
+    def as_running(self) -> tuple[int, CriticStates | None, bool, str | None]:
+        """Its LoRA rank, critic, DPO and LoRA ``target_modules`` regex (`counted_targets`; None: ``all-linear``), as
+        a running job's (`solver.tables.fleets.RunningJob.training`) are compared with them."""
+        targets = self.counted_targets
+        return self.lora_rank, self.critic, self.dpo, None if targets is None else targets.pattern
 
 
 NO_LORA_REFERENCE = ("no Trinity release builds a reference model for a LoRA run (the actor with its adapter "
@@ -423,6 +436,9 @@ class _JobFields(Frozen, defer_build=True):
         "the rank of the LoRA adapter the job trains (Trinity's model.lora_configs), as --lora-rank: its plans count "
         "the frozen base's fp32 weights and the adapter's states; 0 (the default): full fine-tuning; with "
         "rollout_gpus, one vLLM takes as its max_lora_rank (1, 8, 16, 32, 64, 128, 256, 320 or 512)"))
+    lora_targets: Text | None = Field(default=None, description=(
+        "with a lora_rank: the modules the job's LoRA adapter adapts (Trinity's model.lora_configs' target_modules), "
+        f"as --lora-targets: {LORA_TARGETS_FORMS}; its plans count the adapter on those modules; absent: all-linear"))
     reference_model: Flag | None = Field(default=None, description=(
         "whether the job's run builds a reference model, whose pinned shards its host memory need counts, as "
         "--reference/--no-reference; absent, counted but with a lora_rank"))
@@ -466,9 +482,9 @@ class _JobFields(Frozen, defer_build=True):
     @property
     def training(self) -> JobTraining:
         """What the job's plans count besides its model and length: its train batch, LoRA rank, reference model,
-        critic and DPO."""
+        critic, DPO and LoRA targets."""
         return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model, counted_critic(self.critic),
-                           self.dpo)
+                           self.dpo, self.lora_targets)
 
     @property
     def rollout_gpus_given(self) -> bool:
@@ -708,6 +724,9 @@ class _CurrentPlan(_Read):
     """Where the PPO critic it trains keeps its states (None: it trains none, or the placement does not say)."""
     dpo: Annotated[bool, Strict()] = False
     """Whether it trains DPO (False: it does not, or the placement, made before plans said so, does not say)."""
+    lora_target_modules: Annotated[str, Strict()] | None = None
+    """Its LoRA adapter's target_modules regex (None: all-linear, or the placement, made before plans said so, does
+    not say)."""
 
 
 class CurrentPlacement(_Read):

@@ -267,3 +267,19 @@ def all_linear(targets: object) -> bool:
     """Whether ``target_modules`` `targets` is PEFT's ``all-linear`` (unset, Trinity's default, or the word in any case:
     PEFT lowers it, ``tuners/tuners_utils.py:2439`` to ``:2442`` in peft 0.21.2)."""
     return targets is None or isinstance(targets, str) and targets.lower() == "all-linear"
+
+
+MODULE_NAME = re.compile(r"\w+")
+"""A module's last name (``q_proj``); such names separated by commas, `lora_targets_pattern` makes a regex of."""
+
+
+def lora_targets_pattern(targets: str) -> str | None:
+    """The ``target_modules`` regex LoRA targets given in one of `LORA_TARGETS_FORMS` come to: None for ``all-linear``;
+    module names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by
+    its names' endings); else `targets` itself (not checked: ``solver.query.given_lora_targets`` checks it)."""
+    if all_linear(targets):
+        return None
+    modules = [name.strip() for name in targets.split(",")]
+    if all(MODULE_NAME.fullmatch(name) for name in modules):  # PEFT's list: the names' endings, in every layer
+        return f".*\\.{modules[0]}" if len(modules) == 1 else f".*\\.({'|'.join(modules)})"
+    return targets

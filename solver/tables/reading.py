@@ -37,6 +37,7 @@ from solver.tables.text import (
     gpu_name_forms,
     length_forms,
     named_jobs,
+    names_joined_hint,
     normalise,
     thousands_of_tokens,
     yaml_brief,
@@ -716,6 +717,14 @@ def _gpu_memory_with_unit(refused: _Refused) -> str | None:
             if refused.field == "gpu_memory_mib" else None)
 
 
+def _lora_targets_as_list(refused: _Refused) -> str | None:
+    """A job's ``lora_targets`` given as a list of module names, as PEFT takes them: the names separated by commas,
+    the text it takes (`names_joined_hint`)."""
+    if refused.field != "lora_targets" or refused.kind != "string_type":
+        return None
+    return names_joined_hint(refused.value, "give") or None
+
+
 def _text_read_unquoted_as_another_type(refused: _Refused) -> str | None:
     """Text that YAML reads, unquoted, as another type (`unquoted_text_hint`)."""
     return (unquoted_text_hint(refused.value) or None) if refused.kind == "string_type" else None
@@ -756,6 +765,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _mib_as_gb,
     _node_past_one_host,
     _gpu_memory_with_unit,
+    _lora_targets_as_list,
     _text_read_unquoted_as_another_type,
     _word_read_as_another_type,
 )

@@ -551,7 +551,7 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
     builtin value (``'32k'``), or else its type (``a Catalog``), and, for a whole number written otherwise, the
     number to pass (`_whole_number_hint`); for a fleet given as a mapping, how to build one (`FLEET_AS_MAPPING`);
-    for LoRA targets given as a list, the names joined (`_names_joined_hint`)."""
+    for LoRA targets given as a list, the names joined (`names_joined_hint`)."""
     for name, value, kind in values:
         kinds = get_args(kind) or (kind,)
         if not any(_is_kind(value, one) for one in kinds):
@@ -560,16 +560,17 @@ def check_types(*values: tuple[str, object, Any]) -> None:
             hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
                     else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
                     else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
-                    else _names_joined_hint(value) if name == "lora_targets" else "")
+                    else names_joined_hint(value) if name == "lora_targets" else "")
             raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
 
 
-def _names_joined_hint(value: object) -> str:
-    """For module names given as a list or tuple (PEFT's ``target_modules=["q_proj", "v_proj"]``) where the API takes
-    them separated by commas, the str to pass: `` (a list: pass 'q_proj,v_proj')``; else nothing."""
+def names_joined_hint(value: object, verb: str = "pass") -> str:
+    """For module names given as a list or tuple (PEFT's ``target_modules=["q_proj", "v_proj"]``) where the API (or a
+    cluster file's ``lora_targets``, `verb` ``give``) takes them separated by commas, the text to give: `` (a list:
+    pass 'q_proj,v_proj', the names separated by commas)``; else nothing."""
     if not isinstance(value, list | tuple) or not value or not all(isinstance(name, str) for name in value):
         return ""
-    return f" (a {type(value).__name__}: pass {','.join(value)!r}, the names separated by commas)"
+    return f" (a {type(value).__name__}: {verb} {','.join(value)!r}, the names separated by commas)"
 
 
 def _whole_number_hint(name: str, value: object) -> str:
