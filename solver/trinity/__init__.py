@@ -54,7 +54,7 @@ _EXPORTS = {
     "PatchedConfig": "solver.trinity.patch",
     "TrinityConfig": "solver.query",
     "TrinitySettings": "solver.results",
-    "adapter_unkept": "solver.trinity.patch",
+    "adapter_unkept": "solver.trinity.plan_keys",
     "anchored_keys": "solver.trinity.patch",
     "check_config_arguments": "solver.trinity.reader",
     "check_environment": "solver.trinity.checks",
@@ -111,7 +111,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.keys import trainer_level_offload as trainer_level_offload
     from solver.trinity.patch import CHECK_PLACEHOLDER as CHECK_PLACEHOLDER
     from solver.trinity.patch import PatchedConfig as PatchedConfig
-    from solver.trinity.patch import adapter_unkept as adapter_unkept
+    from solver.trinity.plan_keys import adapter_unkept as adapter_unkept
     from solver.trinity.patch import anchored_keys as anchored_keys
     from solver.trinity.patch import config_keys_changed as config_keys_changed
     from solver.trinity.patch import config_keys_kept as config_keys_kept

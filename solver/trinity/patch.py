@@ -27,7 +27,6 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
-from solver.memory import lora_parameters
 from solver.query import ConfigAdapter, ConfigProblem, ConfigProblemCode, check_host_ram
 from solver.results import CautionCode, Plan, past_validated_note, written_release
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, trainer_nodes_of
@@ -70,6 +69,7 @@ from solver.trinity.keys import (
 from solver.trinity.plan_keys import (
     COMMENT_WIDTH,
     PlanKey,
+    adapter_unkept,
     caution_comment,
     check_gpu_name,
     comment_paragraph,
@@ -904,41 +904,6 @@ def lora_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapp
     adapter = ConfigAdapter(own[0], config_counted_lora_rank(reading, name, environ, version),
                             config_counted_lora_targets(reading, name, environ, version))
     return adapter_unkept(plan, model, adapter, name, kept_by, option_names)
-
-
-def adapter_unkept(plan: Plan, model: Model, adapter: ConfigAdapter, name: str, kept_by: str,
-                   option_names: OptionNames) -> str | None:
-    """Where `plan` counted a LoRA adapter of `model` (its rank, ``--lora-rank``, on its targets,
-    `Plan.lora_targets`, ``--lora-targets``) of fewer parameters than the config `name`'s own `adapter` (at the plan's
-    rank where the config's is not counted), which what is made of the plan keeps (`kept_by`: ``--write keeps``,
-    ``--emit trinity keeps``, ``these lines keep``; none writes ``model.lora_configs`` over a config's own adapter),
-    so that the run would train more than the plan counted: why, in one line that starts with `name`, and what to do,
-    naming the options as `option_names` do. None otherwise (no LoRA in the plan; an adapter of as many parameters or
-    fewer, which the plan over-counts)."""
-    rank, targets = adapter.rank or plan.lora_rank, adapter.targets
-    if not plan.lora_rank or (rank, targets) == (plan.lora_rank, plan.lora_targets):
-        return None
-    kept, counted = (lora_parameters(model.model_copy(update={"lora_targets": each_targets}), each_rank,
-                                     plan.expert_layout)
-                     for each_rank, each_targets in ((rank, targets), (plan.lora_rank, plan.lora_targets)))
-    if kept <= counted:
-        return None
-    rank_option, targets_option = (("lora_rank", "lora_targets") if option_names.keywords
-                                   else ("--lora-rank", "--lora-targets"))
-    planned = "all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'"
-    if rank == plan.lora_rank:
-        return (f"{name}: the plan counted its LoRA adapter on {planned} ({counted:,} parameters), but the config's "
-                f"own target_modules ({adapter.key}), which {kept_by}, adapt {kept:,}: plan on them (leave "
-                f"{targets_option} out), or set them to {planned} first")
-    if targets == plan.lora_targets:
-        return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} ({counted:,} parameters), but "
-                f"the config's own ({adapter.key}), at rank {rank}, which {kept_by}, adapts {kept:,}: plan at its "
-                f"rank (leave {rank_option} out), or set its lora_rank to {plan.lora_rank} first")
-    own_targets = "all-linear" if targets is None else f"'{targets.pattern}'"
-    return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} on {planned} ({counted:,} "
-            f"parameters), but the config's own ({adapter.key}), at rank {rank} on {own_targets}, which {kept_by}, "
-            f"adapts {kept:,}: plan on it (leave {rank_option} and {targets_option} out), or set its lora_rank to "
-            f"{plan.lora_rank} and its target_modules to {planned} first")
 
 
 def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],

@@ -10,19 +10,21 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from solver.memory import shown_host_need
+from solver.memory import lora_parameters, shown_host_need
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
+    ConfigAdapter,
 )
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
     MAPPED_THETA_WORDS,
+    OptionNames,
     host_ram_check_words,
     lora_configs_words,
     mapped_rope_theta,
@@ -573,3 +575,38 @@ def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> lis
     budget = plan.max_token_len_per_gpu
     return [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
             if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and readings.number(path) not in (None, budget)]
+
+
+def adapter_unkept(plan: Plan, model: Model, adapter: ConfigAdapter, name: str, kept_by: str,
+                   option_names: OptionNames) -> str | None:
+    """Where `plan` counted a LoRA adapter of `model` (its rank, ``--lora-rank``, on its targets,
+    `Plan.lora_targets`, ``--lora-targets``) of fewer parameters than the config `name`'s own `adapter` (at the plan's
+    rank where the config's is not counted), which what is made of the plan keeps (`kept_by`: ``--write keeps``,
+    ``--emit trinity keeps``, ``these lines keep``; none writes ``model.lora_configs`` over a config's own adapter),
+    so that the run would train more than the plan counted: why, in one line that starts with `name`, and what to do,
+    naming the options as `option_names` do. None otherwise (no LoRA in the plan; an adapter of as many parameters or
+    fewer, which the plan over-counts)."""
+    rank, targets = adapter.rank or plan.lora_rank, adapter.targets
+    if not plan.lora_rank or (rank, targets) == (plan.lora_rank, plan.lora_targets):
+        return None
+    kept, counted = (lora_parameters(model.model_copy(update={"lora_targets": each_targets}), each_rank,
+                                     plan.expert_layout)
+                     for each_rank, each_targets in ((rank, targets), (plan.lora_rank, plan.lora_targets)))
+    if kept <= counted:
+        return None
+    rank_option, targets_option = (("lora_rank", "lora_targets") if option_names.keywords
+                                   else ("--lora-rank", "--lora-targets"))
+    planned = "all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'"
+    if rank == plan.lora_rank:
+        return (f"{name}: the plan counted its LoRA adapter on {planned} ({counted:,} parameters), but the config's "
+                f"own target_modules ({adapter.key}), which {kept_by}, adapt {kept:,}: plan on them (leave "
+                f"{targets_option} out), or set them to {planned} first")
+    if targets == plan.lora_targets:
+        return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} ({counted:,} parameters), but "
+                f"the config's own ({adapter.key}), at rank {rank}, which {kept_by}, adapts {kept:,}: plan at its "
+                f"rank (leave {rank_option} out), or set its lora_rank to {plan.lora_rank} first")
+    own_targets = "all-linear" if targets is None else f"'{targets.pattern}'"
+    return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} on {planned} ({counted:,} "
+            f"parameters), but the config's own ({adapter.key}), at rank {rank} on {own_targets}, which {kept_by}, "
+            f"adapts {kept:,}: plan on it (leave {rank_option} and {targets_option} out), or set its lora_rank to "
+            f"{plan.lora_rank} and its target_modules to {planned} first")
