@@ -1593,9 +1593,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             # the rollout's vLLM reads it as given, and fails without its factor (s73); the factor the length needs
             [NO_THETA, ("model.rope_scaling: missing factor: vLLM 0.19.1 refuses rope_type yarn without it, and fails "
-                        "as it "
-                        "starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past transformers' "
-                        "filling-in; add it"),
+                        "as it starts, as Trinity hands vLLM the mapping as the model's rope_parameters, past "
+                        "transformers' filling-in; add it"),
              "model.rope_scaling.factor must be max_model_len / 40960 = 2.0, not given"],
         ),
         (  # too small a factor: the positions stop short of the length (no rollout: a vLLM one refuses it)
@@ -1605,8 +1604,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
             "4B",
             1,
             [NO_THETA, ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len "
-                        "81920: "
-                        "set it as Trinity-RFT's guide does, factor max_model_len / 40960 = 2.0 over 40960")],
+                        "81920: set it as Trinity-RFT's guide does, factor max_model_len / 40960 = 2.0 over 40960")],
         ),
         (
             {"model": {"max_model_len": "${oc.env:L,81920}",
@@ -1709,9 +1707,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
         (  # a missing original length is said once: the rollout's vLLM, reading it as given, fails without it (s73)
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
             "4B", 1, [NO_THETA, ("model.rope_scaling: missing original_max_position_embeddings: vLLM 0.19.1 refuses "
-                                 "rope_type "
-                                 "yarn without it, and fails as it starts, as Trinity hands vLLM the mapping as the model's "
-                                 "rope_parameters, past transformers' filling-in; add original_max_position_embeddings: 40960")],
+                                 "rope_type yarn without it, and fails as it starts, as Trinity hands vLLM the mapping "
+                                 "as the model's rope_parameters, past transformers' filling-in; add "
+                                 "original_max_position_embeddings: 40960")],
         ),
         (  # the model's own RoPE scaling, as written (whole, with the original length vLLM reads), is kept; but
             # without model.rope_theta vLLM rotates Llama at its class's 10000, not 500000 (s73)

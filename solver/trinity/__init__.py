@@ -111,7 +111,6 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.keys import trainer_level_offload as trainer_level_offload
     from solver.trinity.patch import CHECK_PLACEHOLDER as CHECK_PLACEHOLDER
     from solver.trinity.patch import PatchedConfig as PatchedConfig
-    from solver.trinity.plan_keys import adapter_unkept as adapter_unkept
     from solver.trinity.patch import anchored_keys as anchored_keys
     from solver.trinity.patch import config_keys_changed as config_keys_changed
     from solver.trinity.patch import config_keys_kept as config_keys_kept
@@ -122,6 +121,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.patch import patched_config_problems as patched_config_problems
     from solver.trinity.patch import patched_trinity_config as patched_trinity_config
     from solver.trinity.patch import rope_scaling_written as rope_scaling_written
+    from solver.trinity.plan_keys import adapter_unkept as adapter_unkept
     from solver.trinity.reader import check_config_arguments as check_config_arguments
     from solver.trinity.reader import load_config_mapping as load_config_mapping
     from solver.trinity.reader import overlong_sequences as overlong_sequences
