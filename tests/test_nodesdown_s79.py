@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_reference import check_placements
 
 import solver
 from solver.tables import QueryError, TableError
 from solver.tables.loaders import load_catalog
-from tests.cluster_reference import check_placements
 
 CATALOG = load_catalog()
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_reference import check_placements
 
 import solver
 from solver.memory import pinned_rounding, shard_values
 from solver.results import check_placed_on
 from solver.tables import QueryError
 from solver.tables.loaders import load_catalog
-from tests.cluster_reference import check_placements
 
 Cli = Callable[..., tuple[int, str, str]]
 
