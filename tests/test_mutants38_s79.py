@@ -9,17 +9,17 @@ noted with a config that gives no trainer GPUs; the check commands' relative pat
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from test_apileft_s79 import SHARED_BUDGET, USER_CONFIG
-from test_clustercli_s79 import SMALLER_ASKS, buy_module
+from test_clustercli_s79 import SMALLER_ASKS
 from test_persona55_s79 import FLEET, _fleet_file, _placement_json
 from test_ropecheck_s79 import _qwen3_moe
 from test_smallslips24_s77 import Cli
+from test_smallslips34_s79 import ctrl_c_in_widening_then_in_the_notes
 
 import solver
 import solver.cli.cluster
@@ -203,19 +203,7 @@ def test_ctrl_c_held_after_an_interrupted_purchase_does_not_call_it_whole(cli: C
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     # mutant C-4: "the purchase above is whole" of a purchase whose widening a Ctrl-C stopped; the second Ctrl-C,
     # held during its notes, stops nothing: the purchase printed stands, the best found so far (smallslips34)
-    grown, noted = buy_module.grown_placements, solver.cli.cluster._note_what_was_read
-
-    def ctrl_c_while_widening(*args: object) -> object:
-        if args[-1] is not None:  # widened: stopped; placed again unwidened, as it was
-            signal.raise_signal(signal.SIGINT)
-        return grown(*args)
-
-    def ctrl_c_in_the_notes(*args: object) -> None:
-        signal.raise_signal(signal.SIGINT)  # held until the notes are done
-        noted(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(buy_module, "grown_placements", ctrl_c_while_widening)
-    monkeypatch.setattr(solver.cli.cluster, "_note_what_was_read", ctrl_c_in_the_notes)
+    ctrl_c_in_widening_then_in_the_notes(monkeypatch)
     status, out, err = cli("cluster", str(SMALLER_ASKS), "--buy", "--json")
     assert (status, json.loads(out)["interrupted"], err) == (
         130, True, "solve cluster: interrupted: the best purchase found so far is above\n")

@@ -52,11 +52,9 @@ def test_an_item_of_a_labelled_list_and_a_section_list_keep_their_words(tmp_path
                                  "it, unquoted, as a number: quote it to keep it as text)")
 
 
-@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
-def test_a_second_ctrl_c_in_an_interrupted_purchases_notes_leaves_it_standing(cli: Cli,
-                                                                              monkeypatch: pytest.MonkeyPatch):
-    # a Ctrl-C stops the widening; a second, held while the purchase's notes print, stops nothing: the purchase is
-    # printed and the last line says it stands (before: "solve cluster: interrupted" alone, exit 130)
+def ctrl_c_in_widening_then_in_the_notes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C while `--buy`'s placement widens (placed again unwidened, as it was), and a second while the
+    purchase's notes print (held until they are done)."""
     grown, noted = buy_module.grown_placements, solver.cli.cluster._note_what_was_read
 
     def ctrl_c_while_widening(*args: object) -> object:
@@ -70,6 +68,14 @@ def test_a_second_ctrl_c_in_an_interrupted_purchases_notes_leaves_it_standing(cl
 
     monkeypatch.setattr(buy_module, "grown_placements", ctrl_c_while_widening)
     monkeypatch.setattr(solver.cli.cluster, "_note_what_was_read", ctrl_c_in_the_notes)
+
+
+@pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored
+def test_a_second_ctrl_c_in_an_interrupted_purchases_notes_leaves_it_standing(cli: Cli,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    # a Ctrl-C stops the widening; a second, held while the purchase's notes print, stops nothing: the purchase is
+    # printed and the last line says it stands (before: "solve cluster: interrupted" alone, exit 130)
+    ctrl_c_in_widening_then_in_the_notes(monkeypatch)
     status, out, err = cli("cluster", str(SMALLER_ASKS), "--buy")
     assert (status, err) == (130, "solve cluster: interrupted: the best purchase found so far is above\n")
     assert out.splitlines()[0] == "status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest"
