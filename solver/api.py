@@ -1022,6 +1022,8 @@ def map_plans(
     reference_model: bool | None = None,
     critic: CriticChoice | None = None,
     trinity_version: str | None = None,
+    dpo: bool = False,
+    lora_targets: str | None = None,
 ) -> tuple[GpuMap, ...]:
     """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
     list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
@@ -1031,16 +1033,17 @@ def map_plans(
     `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
     own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions);
     `weights` may also be a cost-weights file's path (`Path` or `str`, as --weights), which the maps' ``weights``
-    echo as given, and their titles name; `lora_rank`, `reference_model`, `critic` and `trinity_version` (the release
-    as given: its memory counts and train batch rule) as `plan`'s, which the maps echo where given. `QueryError` as
-    `plan`'s (and `load_weights`' for a path)."""
+    echo as given, and their titles name; `lora_rank`, `lora_targets`, `reference_model`, `critic`, `dpo` and
+    `trinity_version` (the release as given: its memory counts and train batch rule) as `plan`'s, which the maps echo
+    where given (`lora_targets` as its ``target_modules`` regex). `QueryError` as `plan`'s (and `load_weights`' for a
+    path)."""
     from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
                 ("catalog", catalog, Catalog | None),
                 ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None),
                 ("option_names", option_names, OptionNames), ("lora_rank", lora_rank, int),
-                ("reference_model", reference_model, bool | None))
+                ("reference_model", reference_model, bool | None), ("dpo", dpo, bool))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
     trinity_release("trinity_version", trinity_version)
@@ -1073,7 +1076,7 @@ def map_plans(
                "time_limit_s": time_limit_s, "workers": workers, "weights": loaded, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names,
                "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic),
-               "trinity_version": trinity_version}
+               "trinity_version": trinity_version, "dpo": dpo, "lora_targets": lora_targets}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
                          budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)

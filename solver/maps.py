@@ -20,6 +20,7 @@ from solver.query import make_query
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.solve import best_plan
 from solver.tables import NODE_GPUS, Catalog
+from solver.tables.peft_match import lora_targets_pattern
 
 Grid = dict[tuple[str | int, int], Plan | None]
 """(row, GPU budget) -> the best plan, or None."""
@@ -89,13 +90,16 @@ def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence
         names = list(models) or mapped_models(catalog, name)
         grid = longest_by_model(catalog, name, names, budgets, **options)
         rows = tuple(ModelMapRow(model=row, plans=tuple(grid[row, budget] for budget in budgets)) for row in names)
+    targets = options.get("lora_targets")  # checked by each cell's query: None, or a LoRA adapter's
+    adapted = lora_targets_pattern(targets) if targets is not None else None  # None: all-linear, as the plans say
     return GpuMap(gpu=name, by="len" if by_length else "model", model=models[0] if by_length else None,
                   train_batch_size=options.get("train_batch_size"), host_ram_gb=options.get("host_ram_gb"),
                   node_gpus=None if options.get("node_gpus") in (None, NODE_GPUS) else options["node_gpus"],
                   estimate=None if options.get("estimate", "auto") == "auto" else options["estimate"],
                   token_budget="auto" if options.get("token_budget") == "auto" else None,
-                  lora_rank=options.get("lora_rank") or None, reference_model=options.get("reference_model"),
-                  critic=options.get("critic"), trinity_version=options.get("trinity_version"),
+                  lora_rank=options.get("lora_rank") or None, lora_target_modules=adapted,
+                  reference_model=options.get("reference_model"), critic=options.get("critic"),
+                  dpo=True if options.get("dpo") else None, trinity_version=options.get("trinity_version"),
                   weights=weights_file,
                   memory_model_source=memory.own_source if (memory := options.get("memory")) is not None else None,
                   budgets_listed=True if budgets_listed else None, budget_gpus=tuple(budgets), rows=rows)
@@ -113,9 +117,10 @@ def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[
     for row, request in requests.items():
         for budget in budgets:
             query = make_query(catalog, gpu=gpu, budget_gpus=budget, **request)
-            counts = tuple(n for n in prepare(catalog, name, query).counts if n <= budget)
+            counted = query.counted_catalog(catalog)  # its LoRA adapter on the --lora-targets modules
+            counts = tuple(n for n in prepare(counted, name, query).counts if n <= budget)
             if (row, counts) not in solved:
-                solved[row, counts] = best_plan(catalog, query, name, proven=True)  # the same whatever the seed
+                solved[row, counts] = best_plan(counted, query, name, proven=True)  # the same whatever the seed
             plan = solved[row, counts]
             grid[row, budget] = plan.model_copy(update={"unused_gpus": budget - plan.gpus}) if plan else None
     return grid

@@ -2086,8 +2086,8 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
-                          "lora_rank", "reference_model", "critic", "trinity_version", "weights",
-                          "memory_model_source",
+                          "lora_rank", "lora_target_modules", "reference_model", "critic", "dpo", "trinity_version",
+                          "weights", "memory_model_source",
                           "budgets_listed")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
 
@@ -2112,11 +2112,17 @@ class GpuMap(Frozen, Versioned, defer_build=True):
         "'auto' with --token-budget auto (estimated plans may take a lower token budget); left out by default"))
     lora_rank: PositiveInt | None = Field(default=None, description=(
         "the LoRA rank the plans count (--lora-rank); left out for full fine-tuning"))
+    lora_target_modules: str | None = Field(default=None, description=(
+        "with lora_rank: the target_modules regex whose modules the plans count the adapter on (--lora-targets, as "
+        "each plan's lora_target_modules); left out for all-linear's, every linear layer but the output projection"))
     reference_model: bool | None = Field(default=None, description=(
         "whether the plans' host memory need counts a reference model, as given (--reference, --no-reference); left "
         "out where not given: counted but with --lora-rank"))
     critic: CriticStates | None = Field(default=None, description=(
         "where the PPO critic the plans count holds its states (--critic); left out where none is"))
+    dpo: Literal[True] | None = Field(default=None, description=(
+        "true where the plans are for a DPO run (--dpo): for a model trained one padded sequence per micro-batch, "
+        "they count a pair per micro-batch, as each plan's dpo; left out otherwise"))
     trinity_version: str | None = Field(default=None, description=(
         "the Trinity release the plans are for (--trinity-version), as given: its memory counts (0.5.1's experts "
         "sharded evenly, 0.5's reference shards in bf16) and its train batch rule (0.5.0 and 0.5.1: the trainer GPUs "

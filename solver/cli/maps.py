@@ -24,9 +24,11 @@ from solver.cli.options import (
     add_cells_option,
     add_counted_release_option,
     add_critic_option,
+    add_dpo_option,
     add_estimate_options,
     add_host_ram_option,
     add_lora_option,
+    add_lora_targets_option,
     add_memory_model_options,
     add_node_gpus_option,
     add_own_gpu_options,
@@ -54,13 +56,19 @@ from solver.tables import (
 TRAINER_BUDGETS = ("the map's budgets count trainer GPUs alone: give --gpus-up-to (or --budgets) the trainer's "
                    "share, the total less the rollout's, or ask solve --total-gpus T --rollout-gpus R")
 """Where ``solve map`` sends a user who gives it solve's rollout options: its budgets are the trainer's alone."""
+MAP_WITHOUT_CONFIG = ("a map plans every budget (and with --by len every length) afresh, not a config's cluster and "
+                      "length: give what its run trains as options (--model or --model-config, --lora-rank, "
+                      "--lora-targets, --dpo, --critic, --no-reference, --trinity-version, --train-batch-size), or "
+                      "ask solve --from-config FILE for the config's own plan")
+"""Why ``solve map`` takes no Trinity config (``--from-config``, solve's), and what to give it instead."""
 
 
 def build_map_parser() -> Parser:
     """The argument parser for ``solve map``."""
     parser = Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
                     "budget, or (--by len) the cheapest setting per length and budget.",
-                    instead=dict.fromkeys(("--rollout-gpus", "--total-gpus"), TRAINER_BUDGETS),
+                    instead={**dict.fromkeys(("--rollout-gpus", "--total-gpus"), TRAINER_BUDGETS),
+                             "--from-config": MAP_WITHOUT_CONFIG},
                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
                     f"printed), 2 bad input, {FULL_DISK_STATUS}.")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
@@ -94,8 +102,10 @@ def build_map_parser() -> Parser:
     add_train_batch_option(parser)
     add_host_ram_option(parser)
     add_lora_option(parser, "full fine-tuning")
+    add_lora_targets_option(parser, "all-linear")
     add_reference_option(parser)
     add_critic_option(parser, "none")
+    add_dpo_option(parser, "not DPO")
     add_counted_release_option(parser, planned=True)
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given, as solve's; given, the Offload caution counts them all
@@ -125,7 +135,8 @@ def run_map(args: argparse.Namespace) -> int:
                          node_gpus=args.node_gpus, train_batch_size=args.train_batch_size,
                          memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
                          option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0, reference_model=args.reference,
-                         critic=counted_critic(args.critic), trinity_version=args.trinity_release)
+                         critic=counted_critic(args.critic), trinity_version=args.trinity_release, dpo=args.dpo,
+                         lora_targets=args.lora_targets)
     if args.weights:  # the maps echo the file as given, as map_plans does a path (read once, above)
         gpu_maps = tuple(gpu_map.model_copy(update={"weights": path_text(args.weights)}) for gpu_map in gpu_maps)
     screen = new_console()
