@@ -146,7 +146,8 @@ def test_map_plans_takes_the_keywords_in_the_apis_words():
                                   "lora_rank too")
     with pytest.raises(QueryError) as refused:
         solver.map_plans("8B", gpu="h100", budgets=[8], dpo=True, critic="resident")
-    assert str(refused.value) == "dpo=True trains no PPO critic (Trinity's dpo algorithm uses none): drop critic='resident'"
+    assert str(refused.value) == ("dpo=True trains no PPO critic (Trinity's dpo algorithm uses none): drop "
+                                  "critic='resident'")
     padded = load_catalog().with_model(load_model_config(INTERNLM2))
     (gpu_map,) = solver.map_plans("internlm2-7b", gpu="h100", budgets=[8], dpo=True, lora_rank=16,
                                   lora_targets=r".*\.q_proj", catalog=padded)
