@@ -197,15 +197,17 @@ def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, d
                         f"by inference and refute nothing; 0 for full fine-tuning (default: {default})")
 
 
-def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
+def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str,
+                            written: bool = False) -> None:
     """--lora-targets, for the commands that count a LoRA run's adapter on one setting or plan (`default`: the modules
-    counted without it); `solver.query.given_lora_targets` reads it, once the model is known."""
+    counted without it; `written`: the command writes a fragment, which writes them); `solver.query.given_lora_targets`
+    reads it, once the model is known."""
     from solver.tables.peft_match import LORA_TARGETS_FORMS  # not solver.query: --help loads no models
 
     parser.add_argument("--lora-targets", metavar="TARGETS",
                         help="with --lora-rank: the modules the adapter is counted on, as Trinity's "
                         f"model.lora_configs[0].target_modules names them: {LORA_TARGETS_FORMS.replace('%', '%%')}; "
-                        "a fragment writes them as target_modules; refused where they match no module of the model, "
+                        f"{'a fragment writes them as target_modules; ' if written else ''}refused where they match no module of the model, "
                         "match one all-linear leaves out, or are refused by PEFT on the release's module names "
                         f"(default: {default})")
 

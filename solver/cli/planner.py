@@ -157,7 +157,7 @@ def build_parser() -> Parser:
                         "algorithm or LoRA, or --no-reference, says the run builds none")
     add_reference_option(estimates, f"as --from-config's algorithm and LoRA say, without a config {REFERENCE_DEFAULT}")
     add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
-    add_lora_targets_option(estimates, "a --from-config config's target_modules, else all-linear")
+    add_lora_targets_option(estimates, "a --from-config config's target_modules, else all-linear", written=True)
     add_critic_option(estimates, "none; --from-config a config's PPO critic, as its flags hold it")
     add_dpo_option(estimates, "not DPO; --from-config a config's algorithm_type says it",
                    ", and write the actor's size for it")
