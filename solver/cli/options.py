@@ -207,8 +207,9 @@ def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._Argument
     parser.add_argument("--lora-targets", metavar="TARGETS",
                         help="with --lora-rank: the modules the adapter is counted on, as Trinity's "
                         f"model.lora_configs[0].target_modules names them: {LORA_TARGETS_FORMS.replace('%', '%%')}; "
-                        f"{'a fragment writes them as target_modules; ' if written else ''}refused where they match no module of the model, "
-                        "match one all-linear leaves out, or are refused by PEFT on the release's module names "
+                        f"{'a fragment writes them as target_modules; ' if written else ''}refused where they match "
+                        "no module of the model, match one all-linear leaves out, or are refused by PEFT on the "
+                        "release's module names "
                         f"(default: {default})")
 
 
