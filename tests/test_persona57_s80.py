@@ -2,7 +2,8 @@
 config whose LoRA Trinity refuses (a ``target_modules`` list, or a comma-separated string that PEFT matches whole and
 so matches no module) is planned as full fine-tuning, and ``--write`` (`PatchedConfig.lora_note`) says to fix
 ``model.lora_configs`` to count the LoRA run, not only to remove it; a config whose LoRA is taken keeps the note
-naming removal alone."""
+naming removal alone. An explanation lists the settings the memory model did not estimate with "and" ("vanilla and
+SP=2 not estimated"), not commas that read as one setting."""
 
 from __future__ import annotations
 
@@ -75,3 +76,15 @@ def test_the_api_note_on_a_refused_lora_config() -> None:
     assert answer.best is not None and answer.best.lora_rank == 0 and answer.best.gpus == 2
     patched = solver.trinity.patched_trinity_config(text, answer.best, CATALOG.model("Qwen3-8B"))
     assert patched.lora_note == ("config " + REFUSED_NOTE.replace("--write", "solver.trinity.patch_trinity_config"))
+
+
+def test_the_settings_not_estimated_are_listed_with_and() -> None:
+    (answer,) = solver.plan("8B", gpu="h20", max_model_len=32768, total_gpus=4, rollout_gpus=2, lora_rank=32,
+                            lora_targets="q_proj,k_proj,v_proj,o_proj", explain=True)
+    assert answer.best is not None and answer.best.cost == 0.5555 and round(answer.best.memory_gb, 1) == 64.7
+    details = [reason.detail for reason in answer.explanation or () if reason.rule == "memory_model"]
+    assert details == [(
+        "the H20-96GB table for 2 GPUs measured full fine-tuning, which holds more than this LoRA run: no cell of it "
+        "vouches for these settings at 32768 tokens, and none that ran out of memory speaks for LoRA; the memory model "
+        "predicts at 32768 tokens: Env 105.9 GiB of 87.9 usable; vanilla and SP=2 not estimated (estimates turn Env on "
+        "unless env=False)")]
