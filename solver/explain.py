@@ -56,6 +56,7 @@ from solver.tables import (
     Catalog,
     Model,
     Setting,
+    and_joined,
     consecutive_runs,
     counted,
     host_need_detail,
@@ -852,7 +853,7 @@ class _Words:
             least_words = f" (at {counted(least, 'token')} per GPU, its least budget)" if least else ""
             predictions.append(words + least_words + self._smaller_card(n, setting, length, result))
         if unestimated:
-            predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless "
+            predictions.append(f"{and_joined(unestimated)} not estimated (estimates turn Env on unless "
                                f"{self.query.option_names.switch('env', False)})")
         return f"the memory model predicts at {counted(length, 'token')}: {'; '.join(predictions)}"
 

@@ -82,7 +82,7 @@ def test_explain_says_the_table_measured_the_actor_alone() -> None:
         "the A100-80GB table for 2 GPUs measured the actor alone, without the PPO critic this run trains beside it: no "
         "cell of it vouches for these settings at 32768 tokens; the memory model predicts at 32768 tokens: Env 137.2 "
         "GiB of 73.5 usable; Env + Offload 106.4 GiB of 73.5 usable; Env + SP=2 97.7 GiB of 73.5 usable; vanilla, "
-        "Offload, SP=2, Offload + SP=2 not estimated (estimates turn Env on unless env=False)")]
+        "Offload, SP=2 and Offload + SP=2 not estimated (estimates turn Env on unless env=False)")]
     assert evidence(None) == []
 
 

@@ -849,6 +849,12 @@ def written_lora(data: Mapping[str, Any], name: str, environ: Mapping[str, str])
     return None if lora is None else (".".join(lora), _lora_rank(reader))
 
 
+def lora_configs_refused(data: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> bool:
+    """Whether the reading of the config `data` (the file `name`, read in `environ`) refuses its ``model.lora_configs``
+    as Trinity does (`_lora_configs_refusal`), whatever the model."""
+    return _lora_configs_refusal(ConfigReader(data, name, environ)) is not None
+
+
 def config_counted_lora_rank(data: Mapping[str, Any], name: str, environ: Mapping[str, str],
                              version: TrinityVersion | None) -> int:
     """The LoRA rank whose states the verdict on the config `data` (the file `name`, read in `environ`) counts

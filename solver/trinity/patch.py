@@ -46,6 +46,7 @@ from solver.trinity.config import (
     cluster_trainer_gpus,
     config_counted_lora_rank,
     config_counted_lora_targets,
+    lora_configs_refused,
     written_lora,
 )
 from solver.trinity.fragment import check_command, names_relative_path
@@ -872,11 +873,17 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
     adapter would change its scaling (lora_alpha / rank), the user's choice; and where it counted the adapter of
     `model` on targets (`Plan.lora_targets`, ``--lora-targets``) that adapt fewer parameters than the config's own
     (`lora_unkept`), which the patched config would train. Where `plan`
-    counted full fine-tuning (which holds more), the note that the config still sets LoRA; None otherwise."""
+    counted full fine-tuning (which holds more), the note that the config still sets LoRA (and where Trinity refuses
+    its LoRA configs, `_lora_refused`, that they need fixing to count the LoRA run); None otherwise."""
     own = written_lora(reading, name, environ)
     if own is None:
         return None
     key, rank = own
+    if not plan.lora_rank and _lora_refused(plan, model, reading, name, environ, version):
+        return (f"{name} sets LoRA ({key}), which {option_names.write} keeps as written, though Trinity refuses it so "
+                f"(its refused line, {ConfigProblemCode.LORA_CONFIGS_REFUSED.value}, says why): the plan counted full "
+                f"fine-tuning, which holds more than a LoRA run; fix {key} and plan again to count the LoRA run, or "
+                "remove it to train every parameter")
     if not plan.lora_rank:
         return (f"{name} sets LoRA ({key}), which {option_names.write} keeps: the plan counted full fine-tuning, which "
                 f"holds more than a LoRA run; remove {key} to train every parameter")
@@ -890,6 +897,18 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
     if unkept is not None:
         raise QueryError(unkept)
     return None
+
+
+def _lora_refused(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
+                  version: TrinityVersion | None) -> bool:
+    """Whether Trinity refuses the LoRA configs of the config `reading` (the file `name`, read in `environ`) as
+    written: their reading (`lora_configs_refused`), or their ``target_modules`` on `model`'s module names, as the
+    checks judge them on `plan`'s trainer GPUs (`ConfigProblemCode.LORA_CONFIGS_REFUSED`)."""
+    if lora_configs_refused(reading, name, environ):
+        return True
+    checked = trinity_config_problems(reading, model, plan.gpus, environ=environ, version=version,
+                                      experts=written_layout(version, plan.expert_layout))
+    return any(problem.code is ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked)
 
 
 def lora_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
