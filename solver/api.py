@@ -516,12 +516,14 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
 
 
 def _check_lora_targets(fleet: Fleet, catalog: Catalog, experts: ExpertLayout) -> None:
-    """`QueryError`, naming the job and its ``lora_targets`` key, for a job's LoRA targets that ``--lora-targets``
-    would refuse on its model, its routed experts held as `experts` (`given_lora_targets`): without a lora_rank, empty
-    or no regex, matching no module, beyond all-linear, or what PEFT refuses."""
+    """`QueryError`, naming the job and its ``lora_targets`` or ``lora_exclude_modules`` key, for a job's LoRA targets
+    less its exclusions that ``--lora-targets`` and a config's ``exclude_modules`` would be refused for on its model,
+    its routed experts held as `experts` (`given_lora_targets`): without a lora_rank, empty or no regex, matching no
+    module, beyond all-linear, excluding every module the targets match, or what PEFT refuses."""
     for job in fleet.jobs:
         try:
-            given_lora_targets(job.lora_targets, job.lora_rank, catalog.model(job.model), experts, API_OPTIONS)
+            given_lora_targets(job.lora_targets, job.lora_rank, catalog.model(job.model), experts, API_OPTIONS,
+                               job.lora_exclude_modules)
         except QueryError as error:
             raise QueryError(f"job {job.name}: {error}") from None
 
