@@ -1086,7 +1086,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         all_excluded = every_target_excluded(pattern, excluded, matches[0][1],
                                              shown if targets is not None else ALL_LINEAR)
         if all_excluded is not None:
-            raise QueryError(f"{EXCLUDED_KEY} '{cut(excluded)}' {all_excluded}, on {model.name}: {EXCLUDE_FEWER}")
+            raise QueryError(f"{EXCLUDED_KEY} '{cut(excluded)}', on {model.name}, {all_excluded}: {EXCLUDE_FEWER}")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
     refusals = [peft_target_refusal(pattern, excluded, names) for _, names in matches]
