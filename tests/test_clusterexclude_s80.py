@@ -20,9 +20,9 @@ from solver.tables.peft_names import LoraTargets
 
 Cli = Callable[..., tuple[int, str, str]]
 LESS_V = ", lora_exclude_modules: '.*\\.v_proj'"
-
 TRINITY = ("algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-           "buffer: {batch_size: 16, train_batch_size: 64}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n"
+           "buffer: {batch_size: 16, train_batch_size: 64}\nmodel:\n  model_path: Qwen/Qwen3-8B\n"
+           "  max_model_len: 8192\n"
            "  lora_configs: [{lora_rank: 256, target_modules: '.*\\.(q_proj|v_proj)', %s}]\n"
            "explorer:\n  rollout_model: {engine_num: 2, tensor_parallel_size: 1}\n")
 """A Trinity config of Qwen3-8B with LoRA 256 on q_proj,v_proj, and an exclude_modules (`%s`)."""
@@ -92,8 +92,9 @@ def test_the_emitted_config_writes_the_exclusions_as_solve_emits_a_configs(cli: 
     written = {name: (tmp_path / "emit" / f"{name}.yaml").read_text() for name in ("q", "mlp")}
     assert status == 0
     assert ("  # a new adapter on target_modules '.*\\.(q_proj|v_proj)' less exclude_modules '.*\\.v_proj', as\n"
-            "  # planned; with LoRA Trinity builds no reference model\n  lora_configs: [{lora_rank: 16, target_modules: "
-            "'.*\\.(q_proj|v_proj)', exclude_modules: '.*\\.v_proj'}]\n") in written["q"]
+            "  # planned; with LoRA Trinity builds no reference model\n"
+            "  lora_configs: [{lora_rank: 16, target_modules: '.*\\.(q_proj|v_proj)', exclude_modules: '.*\\.v_proj'}]\n"
+            ) in written["q"]
     assert ("  lora_configs: [{lora_rank: 16, target_modules: all-linear, exclude_modules: '.*\\.mlp\\..*'}]\n"
             in written["mlp"])
 
