@@ -93,7 +93,8 @@ def test_the_emitted_config_writes_the_exclusions_as_solve_emits_a_configs(cli: 
     assert status == 0
     assert ("  # a new adapter on target_modules '.*\\.(q_proj|v_proj)' less exclude_modules '.*\\.v_proj', as\n"
             "  # planned; with LoRA Trinity builds no reference model\n"
-            "  lora_configs: [{lora_rank: 16, target_modules: '.*\\.(q_proj|v_proj)', exclude_modules: '.*\\.v_proj'}]\n"
+            "  lora_configs: [{lora_rank: 16, target_modules: '.*\\.(q_proj|v_proj)', "
+            "exclude_modules: '.*\\.v_proj'}]\n"
             ) in written["q"]
     assert ("  lora_configs: [{lora_rank: 16, target_modules: all-linear, exclude_modules: '.*\\.mlp\\..*'}]\n"
             in written["mlp"])
