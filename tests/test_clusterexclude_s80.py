@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 import solver
+from solver.api import config_query
 from solver.cluster.options import Planner
 from solver.render.cluster import training_words
 from solver.tables import Job, load_catalog, load_weights
 from solver.tables.peft_names import LoraTargets
+from solver.trinity import read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
 LESS_V = ", lora_exclude_modules: '.*\\.v_proj'"
@@ -201,3 +203,14 @@ def test_a_job_built_in_code_takes_its_exclusions() -> None:
                      time_limit_s=10)
     assert str(refused.value) == ("job q: lora_exclude_modules '.*', on Qwen3-8B, leaves out every module all-linear "
                                   "matches (\"All modules were excluded\"): exclude fewer, or remove it")
+
+
+def test_config_query_takes_exclusions_as_it_takes_targets_in_place_of_the_configs() -> None:
+    # make_query's keyword, which config_query takes as it takes each: given, it overrides the config's adapter's
+    # modules, all-linear's (lora_targets not given) less those it matches, as lora_targets= alone drops its exclusions.
+    config = read_trinity_config(TRINITY % "exclude_modules: '.*\\.v_proj'", "trinity.yaml", {})
+    catalog = load_catalog()
+    assert config_query(catalog, config, gpu="a100").lora_targets == LoraTargets(".*\\.(q_proj|v_proj)", ".*\\.v_proj")
+    assert config_query(catalog, config, gpu="a100", lora_exclude_modules=".*\\.mlp\\..*").lora_targets == LoraTargets(
+        "all-linear", ".*\\.mlp\\..*")
+    assert config_query(catalog, config, gpu="a100", lora_targets="q_proj").lora_targets == LoraTargets(".*\\.q_proj")
