@@ -516,12 +516,14 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
 
 
 def _check_lora_targets(fleet: Fleet, catalog: Catalog, experts: ExpertLayout) -> None:
-    """`QueryError`, naming the job and its ``lora_targets`` key, for a job's LoRA targets that ``--lora-targets``
-    would refuse on its model, its routed experts held as `experts` (`given_lora_targets`): without a lora_rank, empty
-    or no regex, matching no module, beyond all-linear, or what PEFT refuses."""
+    """`QueryError`, naming the job and its ``lora_targets`` or ``lora_exclude_modules`` key, for a job's LoRA targets
+    less its exclusions that ``--lora-targets`` and a config's ``exclude_modules`` would be refused for on its model,
+    its routed experts held as `experts` (`given_lora_targets`): without a lora_rank, empty or no regex, matching no
+    module, beyond all-linear, excluding every module the targets match, or what PEFT refuses."""
     for job in fleet.jobs:
         try:
-            given_lora_targets(job.lora_targets, job.lora_rank, catalog.model(job.model), experts, API_OPTIONS)
+            given_lora_targets(job.lora_targets, job.lora_rank, catalog.model(job.model), experts, API_OPTIONS,
+                               job.lora_exclude_modules)
         except QueryError as error:
             raise QueryError(f"job {job.name}: {error}") from None
 
@@ -1249,6 +1251,7 @@ def config_query(
     critic: CriticChoice | None = None,
     dpo: bool | None = None,
     lora_targets: str | None = None,
+    lora_exclude_modules: str | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
@@ -1317,14 +1320,14 @@ def config_query(
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=config.lora_rank if lora_rank is None else lora_rank,
         critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
-        lora_targets=lora_targets, option_names=option_names)
+        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,
            "config_adapter": None if config.lora_key is None else ConfigAdapter(config.lora_key, config.lora_rank,
                                                                                  config.lora_targets),
            # the config's adapter's modules, at its own rank (the fragment's check command gives it as --lora-rank)
-           "lora_targets": query.lora_targets if lora_targets is not None else
+           "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else
            config.lora_targets if lora_rank in (None, config.lora_rank) else None,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)

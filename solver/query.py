@@ -78,7 +78,11 @@ from solver.tables import (
     vllm_lora_rank_refusal,
 )
 from solver.tables.peft_match import (
+    ALL_LINEAR,
+    EXCLUDE_FEWER,
+    EXCLUDED_FORM,
     LORA_TARGETS_FORMS,
+    every_target_excluded,
     lora_targets_pattern,
     peft_regex,
     peft_target_match,
@@ -932,6 +936,7 @@ def make_query(
     critic: CriticChoice | None = None,
     dpo: bool = False,
     lora_targets: str | None = None,
+    lora_exclude_modules: str | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -956,7 +961,8 @@ def make_query(
     reference model's pinned shards out of the host memory need (a run that builds none: `Query.reference_model`);
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
     `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`), its adapter on `lora_targets`' modules
-    (`given_lora_targets`; None: ``all-linear``'s); `critic` one with a PPO critic
+    (`given_lora_targets`; None: ``all-linear``'s), less those the ``exclude_modules`` regex `lora_exclude_modules`
+    matches (a cluster job's; None: none); `critic` one with a PPO critic
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
@@ -989,7 +995,7 @@ def make_query(
     check_seed(seed)
     resolved = catalog.model(model)
     targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
-                                 option_names)
+                                 option_names, lora_exclude_modules)
     gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
     margin = check_margin(margin, option_names)
@@ -1025,46 +1031,68 @@ def make_query(
                  critic=counted_critic(critic), dpo=dpo, option_names=option_names)
 
 
+EXCLUDED_KEY = "lora_exclude_modules"
+"""A cluster job's key for the ``exclude_modules`` regex of its LoRA adapter (`given_lora_targets`' `excluded`), as
+a plan's JSON names it."""
+
+
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
-                       names: OptionNames) -> LoraTargets | None:
-    """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), whose modules a LoRA run
-    of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`, as a Trinity config's
-    ``target_modules``): None for ``all-linear`` (or not given); module names as the regex that matches them in
-    every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its names' endings); else the regex itself
-    (`lora_targets_pattern`). `QueryError`, naming the option as `names` do, for targets without LoRA, that are
-    empty or no regex, or that adapt no linear layer `all-linear` adapts, or a module it leaves out, on the module
-    names of each layout the release may hold `model`'s routed experts in (`experts`; `peft_target_match`), or that
-    PEFT refuses on each (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1``
-    under transformers 5)."""
-    if targets is None:
+                       names: OptionNames, excluded: str | None = None) -> LoraTargets | None:
+    """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), less the modules the
+    ``exclude_modules`` regex `excluded` (a cluster job's ``lora_exclude_modules``; None: none) matches, whose modules a
+    LoRA run of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`, as a Trinity config's
+    ``target_modules`` and ``exclude_modules``): None for ``all-linear`` (or not given) without `excluded`; module
+    names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its
+    names' endings); else the regex itself (`lora_targets_pattern`; ``all-linear`` where only `excluded` is given).
+    `QueryError`, naming the option as `names` do, for targets or exclusions without LoRA, targets that are empty,
+    either no regex, or targets that, less `excluded`, adapt no linear layer `all-linear` adapts, or a module it leaves
+    out, on the module names of each layout the release may hold `model`'s routed experts in (`experts`;
+    `peft_target_match`), or that PEFT refuses on each (`peft_target_refusal`: a routed expert's half PEFT fuses
+    alone, Mixtral's ``.*\\.w1`` under transformers 5; `every_target_excluded`: exclusions that leave out every
+    module the targets match), as a config's are refused."""
+    if targets is None and excluded is None:
         return None
     option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
-    check_types((option, targets, str))
-    shown, fix = f"{option} '{cut(targets)}'", f"give {LORA_TARGETS_FORMS}"
-    if not targets.strip():
+    check_types((option, targets, str | None), (EXCLUDED_KEY, excluded, str | None))
+    shown, fix = f"{option} '{cut(targets or ALL_LINEAR)}'", f"give {LORA_TARGETS_FORMS}"
+    if targets is not None and not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
     if not lora_rank:
-        raise QueryError(f"{shown} without LoRA: the targets are a LoRA adapter's; give {lora} too")
-    pattern = lora_targets_pattern(targets)  # module names as a regex (None: all-linear)
-    if pattern is None:
+        given = shown if targets is not None else f"{EXCLUDED_KEY} '{cut(excluded or '')}'"
+        raise QueryError(f"{given} without LoRA: the {'targets' if targets is not None else 'exclusions'} are a LoRA "
+                         f"adapter's; give {lora} too")
+    pattern = None if targets is None else lora_targets_pattern(targets)  # module names as a regex (None: all-linear)
+    if excluded is not None:
+        try:
+            peft_regex(excluded)
+        except re.error as error:
+            raise QueryError(f"{EXCLUDED_KEY} '{cut(excluded)}' is no regular expression ({error}): "
+                             f"{EXCLUDED_FORM}") from None
+    if pattern is None and excluded is None:
         return None
+    pattern = ALL_LINEAR if pattern is None else pattern
     try:
         peft_regex(pattern)
     except re.error as error:
         raise QueryError(f"{shown} is no regular expression ({error}): {fix}") from None
     layouts: tuple[HeldExperts, ...] = ("fused", "separate") if experts == "either" else (experts,)
-    matches = [(peft_target_match(pattern, None, model.peft_names_of(layout)), model.peft_names_of(layout))
+    matches = [(peft_target_match(pattern, excluded, model.peft_names_of(layout)), model.peft_names_of(layout))
                for layout in layouts]
     for match, _ in matches:
         if match.beyond_all_linear:
             raise QueryError(f"{shown} matches {', '.join(match.beyond_all_linear)} of {model.name}, which all-linear "
                              f"leaves out and rft-solver does not count: {fix}")
+    if excluded is not None and not any(match.linears for match, _ in matches):
+        all_excluded = every_target_excluded(pattern, excluded, matches[0][1],
+                                             shown if targets is not None else ALL_LINEAR)
+        if all_excluded is not None:
+            raise QueryError(f"{EXCLUDED_KEY} '{cut(excluded)}', on {model.name}, {all_excluded}: {EXCLUDE_FEWER}")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
-    refusals = [peft_target_refusal(pattern, None, names) for _, names in matches]
+    refusals = [peft_target_refusal(pattern, excluded, names) for _, names in matches]
     if all(refusals):  # each layout's PEFT refuses it: a fused expert's half alone, as a config's is refused
         raise QueryError(f"{shown}, on {model.name}, {refusals[0]}: {fix}")
-    return LoraTargets(pattern)
+    return LoraTargets(pattern, excluded)
 
 
 def counts_reference(reference_model: bool | None, lora_rank: int) -> bool:

@@ -1203,7 +1203,8 @@ class Plan(Frozen):
         "lora_targets), which its fragment writes; null for all-linear's, every linear layer but the output "
         "projection (and in JSON made before the field)"))
     lora_exclude_modules: str | None = Field(default=None, description=(
-        "with lora_target_modules: the exclude_modules regex counted beside it (a config's); null where none"))
+        "with lora_target_modules: the exclude_modules regex counted beside it (a --from-config config's, or a "
+        "cluster job's lora_exclude_modules); null where none"))
     config_lora: bool = Field(default=False, description=(
         "whether its LoRA is the --from-config config's own adapter (the query's config_lora), which the config "
         "keeps: its fragment writes no model.lora_configs, which would replace that adapter; false in JSON made "
@@ -2367,7 +2368,7 @@ class FitsWith(Frozen, defer_build=True):
 
 
 UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "stop_reason", "stop_reason_code", "lora_rank",
-                               "reference_model", "critic", "dpo", "lora_target_modules")
+                               "reference_model", "critic", "dpo", "lora_target_modules", "lora_exclude_modules")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2418,8 +2419,13 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "true where the job trains DPO (its dpo: true), as a cluster table's training column says (lora_rank is then "
         "given); left out otherwise"))
     lora_target_modules: str | None = Field(default=None, description=(
-        "where the job's LoRA adapter adapts other modules than all-linear's (its lora_targets), the target_modules "
+        "where the job's LoRA adapter adapts other modules than all-linear's (its lora_targets, or all-linear less its "
+        "lora_exclude_modules), the target_modules "
         "regex its plans would count the adapter on, as a plan's lora_target_modules; left out otherwise"))
+    lora_exclude_modules: str | None = Field(default=None, description=(
+        "where the job's LoRA adapter leaves modules out (its lora_exclude_modules), that exclude_modules regex, as a "
+        "plan's lora_exclude_modules (lora_target_modules is then given, all-linear where it gives no lora_targets); "
+        "left out otherwise"))
 
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""

@@ -25,7 +25,7 @@ from solver.cli import main
 from solver.cluster.options import Planner
 from solver.render import AT_LEAST_NOTE, AT_MOST_NOTE
 from solver.results import CautionCode
-from solver.tables import DETERMINISTIC_PER_SECOND, JobTraining, load_fleet, load_weights
+from solver.tables import DETERMINISTIC_PER_SECOND, Job, JobTraining, load_fleet, load_weights
 
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 TWO_14B = [{"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2} for name in ("x", "y")]
@@ -132,7 +132,8 @@ def test_a_stretch_stops_at_the_last_length_on_the_grid_with_the_room_the_cautio
     instance = moe_64k({"at_least": 65536})
     assert placed(solved(instance, tmp_path)) == (4, 124928, (True, True, 4), 2.64, [], "estimated")
     planner = Planner(CATALOG, load_weights(), "auto")
-    assert planner.roomy_margin("H20-96GB", "Qwen3-30B-A3B") == pytest.approx(0.038062, abs=1e-6)
+    job = Job(name="moe", model="Qwen3-30B-A3B", max_model_len={"at_least": 65536})
+    assert planner.roomy_margin("H20-96GB", job) == pytest.approx(0.038062, abs=1e-6)
     thin = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, None, 8, "auto", 1024, None, JobTraining())
     assert thin is not None and thin.max_model_len == 129024 and "--margin 0.04 keeps 2.7 GiB" in thin.cautions[0]
     rounded = planner.best("H20-96GB", "Qwen3-30B-A3B", 4, None, 8, "auto", 1024, None, JobTraining(), margin=0.04)

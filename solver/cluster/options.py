@@ -337,7 +337,8 @@ class Planner:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
         on `estimate`'s evidence, with the planner's weights, time limit, memory model, margin (unless `margin`
         raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default) and Trinity
-        release, the job's `training` (its train batch, LoRA rank, reference model, critic, DPO and LoRA targets),
+        release, the job's `training` (its train batch, LoRA rank, reference model, critic, DPO, LoRA targets and
+        exclusions),
         and the pool's and the job's limits named as a cluster file gives them."""
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, env=env, sp=sp,
@@ -350,20 +351,22 @@ class Planner:
                           trinity_version=self.trinity_version, option_names=self.option_names,
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
+                          lora_exclude_modules=training.lora_exclude_modules,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE,
                                                "expert_layout": self.expert_layout,
                                                "batch_divisor": self.batch_divisor,
                                                "trinity_release": self.trinity_release})
 
-    def roomy_margin(self, gpu: str, model: str) -> float:
-        """The margin at which an estimate of `model` with Env on `gpu` fits exactly where, at the planner's margin,
-        it keeps the room to spare that the thin-headroom caution asks for (the caution's own margin before it is
-        rounded up to a hundredth, which would stop a stretch up to a hundredth of the usable memory short)."""
+    def roomy_margin(self, gpu: str, job: Job) -> float:
+        """The margin at which an estimate of `job`'s model (`job_model`: its adapter on its own targets) with Env on
+        `gpu` fits exactly where, at the planner's margin, it keeps the room to spare that the thin-headroom caution
+        asks for (the caution's own margin before it is rounded up to a hundredth, which would stop a stretch up to a
+        hundredth of the usable memory short)."""
         memory = self.memory if self.memory is not None else load_memory_model()
         memory_gib = self.catalog.gpu(gpu).memory_gib
         room = margin_room(memory, resolve_margin(memory, self.margin, memory_gib), memory_gib, Setting(env=True),
-                           self.catalog.model(model))
+                           self.job_model(job))
         return room.holding(room.thin_gib)
 
     def restated(self, gpu: str, model: str, plan: Plan, node_gpus: int, estimate: EstimateMode,
@@ -374,20 +377,25 @@ class Planner:
                               exact=True, objective="cheapest", max_model_len=plan.max_model_len)
         return at_token_budget(query.counted_catalog(self.catalog), query, gpu, plan, plan.max_token_len_per_gpu)
 
-    def with_tables_caution(self, gpu: str, model: str, plan: Plan) -> Plan:
-        """`plan` of `model` on `gpu`, where the estimates alone make the plans (``--estimate``) and the tables say its
-        setting runs out of memory there (`estimate_tables_verdict`), cautioned so (`tables_refute_caution`, as
-        ``solve --estimate``'s tables row says it); else `plan` as it is."""
+    def with_tables_caution(self, gpu: str, job: Job, plan: Plan) -> Plan:
+        """`plan` of `job` on `gpu`, where the estimates alone make the plans (``--estimate``) and the tables say its
+        setting of the job's model (`job_model`) runs out of memory there (`estimate_tables_verdict`), cautioned so
+        (`tables_refute_caution`, as ``solve --estimate``'s tables row says it); else `plan` as it is."""
         verdict = None if self.estimate != "only" else estimate_tables_verdict(
-            self.catalog, gpu, self.catalog.model(model), plan)
+            self.job_catalog(job), gpu, self.job_model(job), plan)
         if verdict is None or verdict.trains:
             return plan
-        return plan.with_caution(tables_refute_caution(verdict, gpu, model, plan, self.option_names))
+        return plan.with_caution(tables_refute_caution(verdict, gpu, job.model, plan, self.option_names))
+
+    def job_catalog(self, job: Job) -> Catalog:
+        """The planner's catalogue with `job`'s model counting its LoRA adapter on the modules its ``lora_targets``
+        less its ``lora_exclude_modules`` adapt (`JobTraining.counted_targets`, as its plans count it:
+        `Query.counted_catalog`): one model per job."""
+        return self.catalog.with_lora_targets(job.model, job.training.counted_targets)
 
     def job_model(self, job: Job) -> Model:
-        """`job`'s model, counting its LoRA adapter on the modules its ``lora_targets`` adapt
-        (`JobTraining.counted_targets`, as its plans count it: `Query.counted_catalog`)."""
-        return self.catalog.with_lora_targets(job.model, job.training.counted_targets).model(job.model)
+        """`job`'s model as `job_catalog` counts it: its LoRA adapter on its own targets."""
+        return self.job_catalog(job).model(job.model)
 
     def host_tenths(self, job: Job, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `job` on `gpus` GPUs on one node needs there
@@ -550,7 +558,7 @@ def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, co
         # exactly that room, restated at the run's margin with its token budget (--token-budget auto would raise it
         # back onto thin headroom there); no shorter than the least asked.
         roomy, stopped = longest(gpus, host_ram_gb, offload, env=True,
-                                 margin=planner.roomy_margin(pool.gpu, job.model))
+                                 margin=planner.roomy_margin(pool.gpu, job))
         if roomy is None or roomy.max_model_len < asked.at_least:
             return plan_at(gpus, host_ram_gb, offload, asked.at_least), False
         return planner.restated(pool.gpu, job.model, roomy, pool.gpus_per_node, estimate, host_ram_gb,

@@ -113,7 +113,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
                               option.plan.max_model_len, pool.gpus_per_node,
                               lora_rank=option.plan.lora_rank) if option.rollout_gpus else None
-    plan = planner.with_tables_caution(pool.gpu, job.model, option.plan)
+    plan = planner.with_tables_caution(pool.gpu, job, option.plan)
     spans = trainer_spans_nodes_caution(trainer_nodes_of(option.plan.gpus, pool.gpus_per_node), pool.node_interconnect)
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
                      gpu_indexes=gpus,
@@ -171,7 +171,8 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         as_placed = (placed.pool, placed.nodes, placed.gpu_indexes, placed.trainer_gpus, placed.rollout_gpus,
                      plan.max_model_len, plan.sp, plan.offload)
         mine = ways[job.job, job.pool]
-        trains_as_now = job.training in (None, (plan.lora_rank, plan.critic, plan.dpo, plan.lora_target_modules))
+        trains_as_now = job.training in (None, (plan.lora_rank, plan.critic, plan.dpo, plan.lora_target_modules,
+                                                plan.lora_exclude_modules))
         if any(option.ways_cut_short for option in mine):
             return {"current": "stays", "stay_reason_code": StayCode.WAYS_CUT_SHORT, "stay_reason": (
                 "kept as it runs: the time limit cut working out its ways short, so no other way of its was weighed "
@@ -400,12 +401,16 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
                 f"the file asks {counted(asked.rollout_gpus, 'rollout GPU')} now; it runs with {job.rollout_gpus}")
     training = asked.training
     if job.training is not None and job.training != training.as_running:
-        rank, critic, dpo, targets = job.training
+        rank, critic, dpo, targets, excluded = job.training
+        asked_targets = training.counted_targets
+        same_targets = (ALL_LINEAR if asked_targets is None else asked_targets.pattern) == (targets or ALL_LINEAR)
         changed = ((f"lora_rank {training.lora_rank}", f"lora_rank {rank}") if rank != training.lora_rank
                    else (f"critic {training.critic or NO_CRITIC}", f"critic {critic or NO_CRITIC}")
                    if critic != training.critic else (f"dpo {str(training.dpo).lower()}", f"dpo {str(dpo).lower()}")
                    if dpo != training.dpo else (f"lora_targets {training.lora_targets or ALL_LINEAR}",
-                                                f"target_modules {targets or ALL_LINEAR}"))
+                                                f"target_modules {targets or ALL_LINEAR}")
+                   if not same_targets else (f"lora_exclude_modules {training.lora_exclude_modules or 'none'}",
+                                             f"exclude_modules {excluded or 'none'}"))
         return MoveCode.TRAINING_CHANGED, f"the file asks {changed[0]} now; it runs with {changed[1]}"
     return None
 

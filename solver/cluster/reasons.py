@@ -609,13 +609,15 @@ def unplaced_without_a_way(job: Job, why: NoWayReason) -> Unplaced:
 def left_out(job: Job, **why: Any) -> Unplaced:
     """`job` left out for `why` (`Unplaced`'s fields but the job's own): where it trains LoRA, builds no reference
     model, trains a PPO critic or trains DPO, with its LoRA rank, whether its run builds one, its critic and DPO, as
-    its plans would count them; its LoRA targets' regex where not all-linear."""
+    its plans would count them; its LoRA targets' regex where not all-linear, and its exclusions' where it gives
+    them."""
     reference = counts_reference(job.reference_model, job.lora_rank)
     critic, targets = job.training.critic, job.training.counted_targets
     as_default = reference and not job.lora_rank and critic is None and not job.dpo
     return Unplaced(job=job.name, lora_rank=None if as_default else job.lora_rank,
                     reference_model=None if as_default else reference, critic=critic, dpo=job.dpo or None,
-                    lora_target_modules=None if targets is None else targets.pattern, **why)
+                    lora_target_modules=None if targets is None else targets.pattern,
+                    lora_exclude_modules=None if targets is None else targets.excluded, **why)
 
 
 def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool) -> str:

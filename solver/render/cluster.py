@@ -45,6 +45,7 @@ from solver.tables import (
     named_jobs,
     shown_number,
 )
+from solver.tables.peft_match import all_linear
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
@@ -83,17 +84,21 @@ CRITIC_NOTE = ("; critic resident, offloaded or reloaded: the PPO critic it trai
 LORA_TARGETS_NOTE = ("; LoRA R on MODULES: its adapter on the job's lora_targets (the names, or its "
                      "target_modules regex), not all-linear")
 """What `TRAINING_NOTE` says besides where a job of the table trains LoRA on other modules than all-linear's."""
+LORA_EXCLUDED_NOTE = ("; less EXCLUDED: less the modules its lora_exclude_modules (an exclude_modules regex) "
+                      "matches")
+"""What `TRAINING_NOTE` says besides where a job of the table leaves modules out of its LoRA adapter."""
 DPO_NOTE = ("; DPO: it trains DPO (the job's dpo), a chosen and a rejected sequence per micro-batch where its model "
             "is trained one padded sequence per micro-batch")
 """What `TRAINING_NOTE` says besides where a job of the table trains DPO."""
 
 
-def training_note(critic: bool, dpo: bool = False, targets: bool = False) -> str:
+def training_note(critic: bool, dpo: bool = False, targets: bool = False, excluded: bool = False) -> str:
     """The note on a cluster table's training column (`TRAINING_NOTE`), with what it says of a PPO critic where a job
-    of the table trains one (`critic`), of DPO where one trains it (`dpo`), and of LoRA targets where one's adapter
-    adapts other modules than all-linear's (`targets`)."""
-    return (TRAINING_NOTE + (LORA_TARGETS_NOTE if targets else "") + (CRITIC_NOTE if critic else "")
-            + (DPO_NOTE if dpo else ""))
+    of the table trains one (`critic`), of DPO where one trains it (`dpo`), of LoRA targets where one's adapter
+    adapts other modules than all-linear's (`targets`), and of exclusions where one's leaves modules out
+    (`excluded`)."""
+    return (TRAINING_NOTE + (LORA_TARGETS_NOTE if targets else "") + (LORA_EXCLUDED_NOTE if excluded else "")
+            + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else ""))
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -179,7 +184,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         if any(at_most is not None for at_most in columns.lengthened.values()) else []) + (
         [TRAINER_NODES_NOTE] if rollout_nodes else []) + (
         [training_note(any(placement.plan.critic for placement in here), any(placement.plan.dpo for placement in here),
-                       any(placement.plan.lora_target_modules for placement in here))]
+                       any(not all_linear(placement.plan.lora_target_modules) for placement in here),
+                       any(placement.plan.lora_exclude_modules for placement in here))]
         if columns.training else []) + [
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
@@ -286,7 +292,8 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     job = f"{placement.job} (required)" if placement.job in columns.required else placement.job
     return (nodes, gpus, job, f"{placement.trainer_gpus}{f' ({added})' if added else ''}", rollout,
             Text(plan.setting.label, style=setting_style(plan.setting)),
-            *((training_words(plan.lora_rank, plan.reference_model, plan.critic, plan.dpo, plan.lora_target_modules),)
+            *((training_words(plan.lora_rank, plan.reference_model, plan.critic, plan.dpo, plan.lora_target_modules,
+                              plan.lora_exclude_modules),)
               if columns.training else ()),
             length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
@@ -295,16 +302,19 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
 
 
 def training_words(lora_rank: int, reference_model: bool | None, critic: CriticStates | None,
-                   dpo: bool = False, lora_targets: str | None = None) -> str:
+                   dpo: bool = False, lora_targets: str | None = None, lora_excluded: str | None = None) -> str:
     """What a job trains, as a cluster table's training column says it: ``LoRA 16`` (its `lora_rank`) or ``full``
     (fine-tuning), with the modules its adapter adapts where not all-linear (`lora_targets`, a target_modules regex:
-    ``LoRA 16 on q_proj,v_proj``, `targets_brief`), then ``ref`` or ``no ref``, whether its run builds a reference
+    ``LoRA 16 on q_proj,v_proj``, `targets_brief`) less those its exclude_modules regex `lora_excluded` matches
+    (``LoRA 16 on all-linear less .*\\.layers\\.0\\..*``, cut as `targets_brief` cuts a regex), then ``ref`` or
+    ``no ref``, whether its run builds a reference
     model (``LoRA 16, no ref``; None: as a job's default, `counts_reference`), then where it trains a PPO critic,
     where the critic keeps its states (``full, ref, critic offloaded``), and ``DPO`` where it trains DPO (`dpo`:
     ``LoRA 16, no ref, DPO``)."""
     reference = counts_reference(reference_model, lora_rank)
     trained = (f", critic {critic}" if critic is not None else "") + (", DPO" if dpo else "")
-    adapted = f" on {targets_brief(lora_targets)}" if lora_targets is not None else ""
+    adapted = (f" on {targets_brief(lora_targets)}" if lora_targets is not None else "") + (
+        f" less {targets_brief(lora_excluded)}" if lora_excluded is not None else "")
     return f"{f'LoRA {lora_rank}{adapted}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}{trained}"
 
 
@@ -554,11 +564,12 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     by_reason: dict[str, dict[str, list[Unplaced]]] = {}
     for job in unplaced:
         trains = training_words(job.lora_rank or 0, job.reference_model, job.critic, bool(job.dpo),
-                                job.lora_target_modules) if training else ""
+                                job.lora_target_modules, job.lora_exclude_modules) if training else ""
         by_reason.setdefault(job.reason, {}).setdefault(trains, []).append(job)
     view = Table(title=title, title_justify="left", caption_justify="left",
                  caption=training_note(any(job.critic for job in unplaced), any(job.dpo for job in unplaced),
-                                       any(job.lora_target_modules for job in unplaced))
+                                       any(not all_linear(job.lora_target_modules) for job in unplaced),
+                                       any(job.lora_exclude_modules for job in unplaced))
                  if training else None)
     longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
     rows = sum(len(by_training) for by_training in by_reason.values())

@@ -9,9 +9,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from solver.tables.bounds import CriticStates
 from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
-from solver.tables.inputs import TYPED, CurrentFile, CurrentPlacement, Fleet, FleetFile, Job, JobEntry, Pool
+from solver.tables.inputs import (
+    TYPED,
+    CurrentFile,
+    CurrentPlacement,
+    Fleet,
+    FleetFile,
+    Job,
+    JobEntry,
+    Pool,
+    RunningTraining,
+)
 from solver.tables.loaders import load_catalog
 from solver.tables.model_config import config_keys_differing, load_model_config, model_config_file
 from solver.tables.reading import (
@@ -188,9 +197,10 @@ class RunningJob(NamedTuple):
     sp: int
     offload: bool
     model: str | None = None
-    training: tuple[int, CriticStates | None, bool, str | None] | None = None
+    training: RunningTraining | None = None
     """Its LoRA rank (0: full fine-tuning), PPO critic (None: none), whether it trains DPO and its LoRA target_modules
-    regex (None: all-linear), as its plan gives them; None where the placement gives no LoRA rank (not compared)."""
+    and exclude_modules regexes (None: all-linear, none), as its plan gives them; None where the placement gives no
+    LoRA rank (not compared)."""
 
     def gone_nodes(self, pool: Pool) -> tuple[int, ...]:
         """The nodes the job runs on that `pool` (its own) no longer has: its ``nodes`` lowered below them (to 0
@@ -297,7 +307,7 @@ def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
                       trainer_gpus=placed.trainer_gpus, rollout_gpus=placed.rollout_gpus,
                       max_model_len=plan.max_model_len, sp=plan.sp, offload=plan.offload, model=placed.model,
                       training=None if plan.lora_rank is None else (
-                          plan.lora_rank, plan.critic, plan.dpo, plan.lora_target_modules))
+                          plan.lora_rank, plan.critic, plan.dpo, plan.lora_target_modules, plan.lora_exclude_modules))
 
 
 def given_fleet(fleet: Fleet | Path | str, catalog: Catalog) -> Fleet:

@@ -45,7 +45,7 @@ from solver.tables.bounds import (
     read_host_ram,
     vllm_lora_rank_refusal,
 )
-from solver.tables.peft_match import LORA_TARGETS_FORMS, lora_targets_pattern
+from solver.tables.peft_match import ALL_LINEAR, LORA_TARGETS_FORMS, lora_targets_pattern
 from solver.tables.peft_names import LoraTargets
 from solver.tables.schema import (
     AskedTokens,
@@ -374,6 +374,12 @@ def _no_device_name(name: str) -> str:
     return name
 
 
+RunningTraining = tuple[int, CriticStates | None, bool, str | None, str | None]
+"""What a job trains, as a running job's plan gives it and `JobTraining.as_running` compares it: its LoRA rank (0:
+full fine-tuning), PPO critic (None: none), whether it trains DPO, and its LoRA ``target_modules`` regex (None:
+all-linear) and ``exclude_modules`` regex (None: none)."""
+
+
 class JobTraining(NamedTuple):
     """What a cluster job's plans count besides its model and length (`_JobFields.training`), as the planner's
     questions take it: the train batch its data-parallel ranks divide (None: not checked), its LoRA rank (0: full
@@ -387,21 +393,29 @@ class JobTraining(NamedTuple):
     dpo: bool = False
     lora_targets: str | None = None
     """The modules its LoRA adapter adapts, as the job gives them (`LORA_TARGETS_FORMS`; None: ``all-linear``)."""
+    lora_exclude_modules: str | None = None
+    """The ``exclude_modules`` regex of the modules its LoRA adapter leaves out of those (None: none)."""
 
     @property
     def counted_targets(self) -> LoraTargets | None:
-        """The ``target_modules`` regex its LoRA adapter is counted on (`lora_targets_pattern`, as
-        `Catalog.with_lora_targets` takes it; checked on the job's model by ``solver.query.given_lora_targets`` before
-        it is planned); None for ``all-linear``."""
+        """The ``target_modules`` regex its LoRA adapter is counted on (`lora_targets_pattern`; ``all-linear`` where
+        only exclusions are given) and its ``exclude_modules``, as `Catalog.with_lora_targets` takes them (checked on
+        the job's model by ``solver.query.given_lora_targets`` before it is planned); None for ``all-linear`` without
+        exclusions."""
         pattern = None if self.lora_targets is None else lora_targets_pattern(self.lora_targets)
-        return None if pattern is None else LoraTargets(pattern)
+        if pattern is None and self.lora_exclude_modules is None:
+            return None
+        return LoraTargets(ALL_LINEAR if pattern is None else pattern, self.lora_exclude_modules)
 
     @property
-    def as_running(self) -> tuple[int, CriticStates | None, bool, str | None]:
-        """Its LoRA rank, critic, DPO and LoRA ``target_modules`` regex (`counted_targets`; None: ``all-linear``), as
-        a running job's (`solver.tables.fleets.RunningJob.training`) are compared with them."""
+    def as_running(self) -> RunningTraining:
+        """Its LoRA rank, critic, DPO, LoRA ``target_modules`` regex and ``exclude_modules`` (`counted_targets`; None:
+        ``all-linear``, none), as a running job's (`solver.tables.fleets.RunningJob.training`) are compared with
+        them."""
         targets = self.counted_targets
-        return self.lora_rank, self.critic, self.dpo, None if targets is None else targets.pattern
+        return (self.lora_rank, self.critic, self.dpo, None if targets is None else targets.pattern,
+                None if targets is None else targets.excluded)
+
 
 
 NO_LORA_REFERENCE = ("no Trinity release builds a reference model for a LoRA run (the actor with its adapter "
@@ -439,6 +453,11 @@ class _JobFields(Frozen, defer_build=True):
     lora_targets: Text | None = Field(default=None, description=(
         "with a lora_rank: the modules the job's LoRA adapter adapts (Trinity's model.lora_configs' target_modules), "
         f"as --lora-targets: {LORA_TARGETS_FORMS}; its plans count the adapter on those modules; absent: all-linear"))
+    lora_exclude_modules: Text | None = Field(default=None, description=(
+        "with a lora_rank: a regular expression of the modules the job's LoRA adapter leaves out of its lora_targets "
+        "(Trinity's model.lora_configs' exclude_modules), which PEFT matches whole module names with "
+        "(.*\\.layers\\.0\\..*), as a --from-config config's: its plans count the adapter on the modules left; "
+        "absent: none"))
     reference_model: Flag | None = Field(default=None, description=(
         "whether the job's run builds a reference model, whose pinned shards its host memory need counts, as "
         "--reference/--no-reference; absent, counted but with a lora_rank"))
@@ -482,9 +501,9 @@ class _JobFields(Frozen, defer_build=True):
     @property
     def training(self) -> JobTraining:
         """What the job's plans count besides its model and length: its train batch, LoRA rank, reference model,
-        critic, DPO and LoRA targets."""
+        critic, DPO, LoRA targets and exclusions."""
         return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model, counted_critic(self.critic),
-                           self.dpo, self.lora_targets)
+                           self.dpo, self.lora_targets, self.lora_exclude_modules)
 
     @property
     def rollout_gpus_given(self) -> bool:
@@ -727,6 +746,9 @@ class _CurrentPlan(_Read):
     lora_target_modules: Annotated[str, Strict()] | None = None
     """Its LoRA adapter's target_modules regex (None: all-linear, or the placement, made before plans said so, does
     not say)."""
+    lora_exclude_modules: Annotated[str, Strict()] | None = None
+    """Its LoRA adapter's exclude_modules regex (None: none, or the placement, made before plans said so, does not
+    say)."""
 
 
 class CurrentPlacement(_Read):

@@ -186,6 +186,23 @@ def excludes_every_module(excluded: str, names: PeftModuleNames) -> bool:
 
 MATCHES_NO_MODULE = "matches no module"
 """`peft_target_refusal`'s words for a regex that matches no module."""
+EXCLUDE_FEWER = "exclude fewer, or remove it"
+"""What to do where an ``exclude_modules`` regex leaves out every module the targets match (`every_target_excluded`)."""
+EXCLUDED_FORM = "give a regular expression that matches whole names, such as .*\\.v_proj, or remove it"
+"""What to do where an ``exclude_modules`` is no regular expression (a config's, a cluster job's)."""
+
+
+def every_target_excluded(pattern: str, excluded: str, names: PeftModuleNames, targets: str) -> str | None:
+    """Why PEFT fails where the ``exclude_modules`` regex `excluded` leaves out every module the ``target_modules``
+    regex `pattern` alone matches on a model of `names`, in words that follow the exclusions' key and name the targets
+    as `targets` (``target_modules '...'``): "All modules were excluded" where it leaves out every module of the
+    model (`excludes_every_module`), else "No modules were targeted for adaptation"; None where the targets alone
+    match no module, or something is left to adapt."""
+    if peft_target_match(pattern, None, names) == NO_MATCH or peft_target_match(pattern, excluded, names) != NO_MATCH:
+        return None
+    none = "All modules were excluded" if excludes_every_module(excluded, names) else (
+        "No modules were targeted for adaptation")
+    return f"leaves out every module {targets} matches (\"{none}\")"
 
 
 def peft_target_refusal(pattern: str, excluded: str | None, names: PeftModuleNames) -> str | None:

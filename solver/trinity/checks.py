@@ -72,11 +72,11 @@ from solver.tables.model_config import (
 )
 from solver.tables.peft_match import (
     ALL_LINEAR,
-    MATCHES_NO_MODULE,
+    EXCLUDE_FEWER,
     NO_MATCH,
     all_linear,
     converted_target_names,
-    excludes_every_module,
+    every_target_excluded,
     peft_target_match,
     peft_target_refusal,
     routed_target_names,
@@ -1949,15 +1949,11 @@ def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, w
     """The key PEFT fails on for the ``target_modules`` regex `pattern` less `excluded` on `names` (`why`:
     `peft_target_refusal`'s words), why, and what to do, as `lora_targets_problem` words them: ``exclude_modules``
     where it leaves out every module the regex alone matches."""
-    subject = dotted((*LORA_CONFIGS, 0, "target_modules")) + f" '{pattern}'"
-    fix = TARGETS_FIX
-    if excluded is not None and why == MATCHES_NO_MODULE and peft_target_match(pattern, None, names) != NO_MATCH:
-        none = "All modules were excluded" if excludes_every_module(excluded, names) else (
-            "No modules were targeted for adaptation")
-        subject = dotted((*LORA_CONFIGS, 0, "exclude_modules")) + f" '{excluded}'"
-        why = f"leaves out every module target_modules '{pattern}' matches (\"{none}\")"
-        fix = "exclude fewer, or remove it"
-    return subject, why, fix
+    all_excluded = None if excluded is None else every_target_excluded(pattern, excluded, names,
+                                                                       f"target_modules '{pattern}'")
+    if all_excluded is not None:
+        return dotted((*LORA_CONFIGS, 0, "exclude_modules")) + f" '{excluded}'", all_excluded, EXCLUDE_FEWER
+    return dotted((*LORA_CONFIGS, 0, "target_modules")) + f" '{pattern}'", why, TARGETS_FIX
 
 
 def _one_transformers_caution(pattern: str, excluded: str | None, model: Model,

@@ -44,6 +44,7 @@ from solver.tables import (
 )
 from solver.tables.peft_match import (
     ALL_LINEAR,
+    EXCLUDED_FORM,
     QWEN3,
     TargetMatch,
     adapts_all,
@@ -1241,8 +1242,7 @@ def _targets_refusal(targets: Any, excluded: Any) -> str | None:
         try:
             peft_regex(given)
         except re.error as error:
-            fix = ("give a regular expression that matches whole names, such as .*\\.v_proj, or remove it"
-                   if name == "exclude_modules" else
+            fix = (EXCLUDED_FORM if name == "exclude_modules" else
                    "give all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")
             return (f"{key}.{name} '{given}' is no regular expression ({error}): peft matches it whole "
                     f"(re.fullmatch) against each module's full name, and Trinity fails as it makes the adapter: {fix}")
