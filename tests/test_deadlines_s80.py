@@ -1,6 +1,8 @@
-"""One time limit for a whole answer (s80): ``solve``'s questions asked first (without the pins, with the most host
-memory) and its ranking end by the answer's deadline, as its further questions do (smallslips35); a field whose
-question was asked first is filled from that answer past the deadline too."""
+"""One time limit for a whole answer, and a release's words (s80): ``solve``'s questions asked first (without the pins,
+with the most host memory) and its ranking end by the answer's deadline, as its further questions do (smallslips35);
+a field whose question was asked first is filled from that answer past the deadline too; an Offload fragment's comment
+names the Trinity release its plan was counted under (0.5.1), as its check command does; a plan JSON's post-release
+is written as its release, and a refusal says how it read a local build."""
 
 from __future__ import annotations
 
@@ -11,11 +13,18 @@ from typing import Any
 
 import pytest
 
+import solver
 import solver.clock
 import solver.solve
-from solver.tables import MAX_HOST_RAM_GB
+from solver.results import Plan
+from solver.tables import MAX_HOST_RAM_GB, QueryError, TrinityVersion, release_words
+from solver.trinity import patch_trinity_config, trinity_fragment
 
 Cli = Callable[..., tuple[int, str, str]]
+CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 4096\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+          "mode: train\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+          "        fsdp_config: {param_offload: false}\n")
+"""A Trinity config of Qwen3-8B on 8 trainer GPUs (mode train: no rollout), its actor's offload off."""
 PINNED = ("--model", "8B", "--gpu", "A100-80GB", "--gpus", "6", "--len", "32k", "--json")
 
 
@@ -66,11 +75,11 @@ class _FakeClock:
 def test_the_ranking_ends_by_the_deadline_the_question_without_the_pins_started(
         cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     # --sp 4: the question without the pins (Env + SP=2 on 6) does not answer the pinned one, whose ranking solves;
-    # 9.5 s of the 10 pass in the first: the ranking's solves get the 0.5 s left (10 s before; the clock stands still)
+    # 6 s of the 10 pass in the first: the ranking's solves get the 4 s left (10 s before; the clock stands still)
     clock = _FakeClock(monkeypatch)
-    clock.advance_after(monkeypatch, "_unpinned_first", 9.5)
-    status, out, _ = cli(*PINNED, "--sp", "4")
-    assert status == 0 and clock.given and set(clock.given) == {0.5}
+    clock.advance_after(monkeypatch, "_unpinned_first", 6.0)
+    status, _, _ = cli(*PINNED, "--sp", "4")
+    assert status == 0 and clock.given and set(clock.given) == {4.0}
     assert [query.sp for query in clock.asked] == [4]  # the ranking's (its plan, documented, leaves 2 GPUs free)
 
 
@@ -102,3 +111,80 @@ def test_the_fields_asked_first_are_kept_past_the_deadline(cli: Cli, monkeypatch
     fields = (answer["plans"][0], answer["unpinned"], answer["more_host_ram"])  # Env + SP=2 on 6 GPUs: no cost
     assert [(plan["gpus"], plan["env"], plan["sp"]) for plan in fields] == [(6, True, 2)] * 3
     assert "rollout_kept" not in answer
+
+
+# (3) Before: an Offload fragment of a plan counted under Trinity 0.5.1 (or 0.5.0) said `written for Trinity 0.5
+# (version="0.5")`, while its check command named 0.5.1.
+
+QWEN3_8B = solver.load_catalog().model("Qwen3-8B")
+OFFLOAD_8B = {"gpu": "h100", "budget_gpus": 8, "max_model_len": 32768, "offload": True}
+
+
+def _offload_plan(trinity_version: str | None) -> Plan:
+    (answer,) = solver.plan("Qwen3-8B", trinity_version=trinity_version, **OFFLOAD_8B)  # type: ignore[arg-type]
+    assert answer.best is not None
+    return answer.best
+
+
+def _written_for_line(text: str) -> str:
+    (line,) = [line.strip() for line in text.splitlines() if "written for Trinity" in line]
+    return line
+
+
+@pytest.mark.parametrize(("counted", "version", "named"), [
+    ("0.5.1", None, "0.5.1"), ("0.5.1", "0.5", "0.5.1"), ("0.5.0", None, "0.5.0"), ("0.5.1.post1", None, "0.5.1"),
+    ("0.5", None, "0.5"), (None, "0.5", "0.5")])
+def test_the_offload_comment_names_the_release_the_plan_was_counted_under(
+        counted: str | None, version: TrinityVersion | None, named: str) -> None:
+    fragment = trinity_fragment(_offload_plan(counted), QWEN3_8B, version=version)
+    assert _written_for_line(fragment).startswith(f'# written for Trinity {named} (version="{named}"), which refuses ')
+    checked = trinity_fragment(_offload_plan(counted), QWEN3_8B, version=version, check=("--gpu", "H100-80GB"))
+    assert checked.count(f" --check --gpu H100-80GB --critic none --trinity-version {named}\n") == 1
+
+
+def test_the_commands_comment_names_it_too(cli: Cli) -> None:
+    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--offload",
+                         "--trinity-version", "v0.5.1.post1", "--emit", "trinity")
+    assert status == 0 and _written_for_line(out) == (
+        "# written for Trinity 0.5.1 (--trinity-version 0.5.1), which refuses these flags under trainer")
+    assert out.count(" --trinity-version 0.5.1\n") == 1
+
+
+def test_writing_a_config_twice_leaves_one_note() -> None:
+    # --write's note finds its own paragraph (naming 0.5.1 now) and writes it once
+    plan = _offload_plan("0.5.1")
+    once = patch_trinity_config(CONFIG, plan, QWEN3_8B)
+    assert once.count("# written for Trinity 0.5.1 (version=\"0.5.1\")") == 1
+    assert patch_trinity_config(once, plan, QWEN3_8B) == once
+
+
+# (4) Post-releases and local builds read as their release: a plan's JSON naming one (by hand, or before it was named
+# back as its release) has its check command name the release; refusals say how a version given was read.
+
+@pytest.mark.parametrize(("value", "words"), [("0.6.0+cu121", "0.6.0+cu121 (read as 0.6.0)"), ("0.5.1", "0.5.1"),
+                                              ("v0.5.2", "v0.5.2"), (" 0.6.0.post1 ", "0.6.0.post1 (read as 0.6.0)"),
+                                              ("0.6.1", "0.6.1"), ("0.5", "0.5")])
+def test_release_words(value: str, words: str) -> None:
+    assert release_words(value) == words
+
+
+def test_a_plan_json_naming_a_post_release_writes_its_release() -> None:
+    (answer,) = solver.plan("Qwen3-8B", trinity_version="0.5.1", **OFFLOAD_8B)  # type: ignore[arg-type]
+    text = answer.model_dump_json().replace('"trinity_version":"0.5.1"', '"trinity_version":"0.5.1.post1"')
+    read_back = solver.Answer.model_validate_json(text)
+    assert read_back.best is not None and read_back.best.trinity_version == "0.5.1.post1"
+    fragment = solver.trinity_config(read_back)  # before: --trinity-version 0.5.1.post1 in its check command
+    assert fragment.count(" --critic none --trinity-version 0.5.1\n") == 1
+    assert _written_for_line(fragment).startswith('# written for Trinity 0.5.1 (version="0.5.1")')
+
+
+def test_a_refusal_says_how_it_read_a_local_build() -> None:
+    (answer,) = solver.plan("Qwen3-30B-A3B", gpu="h100", budget_gpus=8, max_model_len=8192,
+                            trinity_version="0.5.1.post1")
+    with pytest.raises(QueryError) as raised:
+        solver.trinity_config(answer, version="0.6.0+cu121")
+    assert str(raised.value) == (
+        "the answer's plan was counted for Trinity 0.5.1 (routed experts counted separate, as Trinity 0.5.1's "
+        "transformers 4 holds them): its memory figures do not hold for Trinity 0.6.0+cu121 (read as 0.6.0), which "
+        "holds Qwen3-30B-A3B's routed experts otherwise, whole on its transformers 5; plan it again with "
+        "trinity_version='0.6.0+cu121', or leave version out to write it for Trinity 0.5.1")
