@@ -167,6 +167,7 @@ from solver.tables import (
     path_text,
     read_cells_files,
     release_name,
+    release_words,
     shown_value,
     sp_attention_violation,
     trinity_release,
@@ -770,11 +771,12 @@ def _written_for(plan: Plan, model: Model, version: str | None, planned: str) ->
         return plan
     experts = counted_expert_layout(version)
     if not counts_hold_for(model, plan.lora_rank, plan.expert_layout, experts):
-        counted_for = f"Trinity {plan.trinity_version}" if plan.trinity_version else "no Trinity release (0.6's)"
+        counted_for = (f"Trinity {release_words(plan.trinity_version)}" if plan.trinity_version
+                       else "no Trinity release (0.6's)")
         raise QueryError(
             f"{planned}'s plan was counted for {counted_for} "
             f"({expert_layout_words(model, plan.expert_layout, plan.lora_rank)}): its memory figures do not hold for "
-            f"Trinity {version.strip()}, "
+            f"Trinity {release_words(version)}, "
             f"{layout_difference_words(model, plan.lora_rank, plan.expert_layout, experts)}; plan it again with "
             f"trinity_version='{version.strip()}', or leave version out to write it for {counted_for}")
     return plan.model_copy(update={"expert_layout": experts, "trinity_version": release_name(version)})
@@ -794,9 +796,9 @@ def _within_host_memory(plan: Plan, model: Model, release: TrinityVersion | None
     if need is not None and not host_ram_holds(need, host_ram_gb):  # the planner's rule
         shown = named.strip() if named is not None else release or "0.6"
         raise QueryError(
-            f"{planned}'s plan needs {need:.1f} GiB of host memory per node under Trinity {shown}, more than "
-            f"{host_ram_bound_words(host_ram_gb, source)} it was planned within (for another release): plan it "
-            f"again with trinity_version='{shown}', or pass version= the release it was planned for")
+            f"{planned}'s plan needs {need:.1f} GiB of host memory per node under Trinity {release_words(shown)}, "
+            f"more than {host_ram_bound_words(host_ram_gb, source)} it was planned within (for another release): plan "
+            f"it again with trinity_version='{shown}', or pass version= the release it was planned for")
 
 
 def fragment_layout(answer: Answer) -> tuple[int, int | None]:

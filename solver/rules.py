@@ -962,6 +962,11 @@ class OptionNames(NamedTuple):
         """Planning with `options`, as the caller asks for it: ``solve --no-env``, ``solver.plan(env=False)``."""
         return self.planner.format(options)
 
+    def trinity_release(self, release: str) -> str:
+        """The option, with its value, that makes a config for the Trinity `release` (``0.5``, ``0.5.1``), as
+        `trinity_05` names 0.5's: ``--trinity-version 0.5.1``, or ``version="0.5.1"``."""
+        return self.trinity_05.replace("0.5", release)
+
     def joined(self, options: Sequence[str]) -> str:
         """Several options given together, as the caller writes them: ``--sp 2 --no-env``, ``sp=2, env=False``."""
         return (", " if self.keywords else " ").join(options)

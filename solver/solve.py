@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import cache, partial
+from functools import cache
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
@@ -116,13 +116,13 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     def answer(gpu: str) -> Answer:
         joined, timed = _SOLVE_GROUP.set(group), _CALL_DEADLINE.set(deadline)  # the caller's, in the pool's threads
         asked_sp_one = _SP_ONE_FITS.set({})  # this answer's own, asked afresh for each query
-        ends_by = time.monotonic() + query.time_limit_s  # the time limit its ranking and further questions share
+        ends_by = time.monotonic() + query.time_limit_s  # the time limit all the answer's solves share
         try:
-            asked = _asked_first(catalog, query, gpu)
-            answer = answer_for(catalog, query, gpu, asked=asked.questions)
+            asked = _asked_first(catalog, query, gpu, ends_by)
+            answer = _with_asked_first(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions,
+                                                                  ends_by=ends_by), asked)
             further = (_with_measured, _with_fewer_nodes, _with_validated, _with_rollout_kept, _with_other_batch,
-                       partial(_with_unpinned, asked=asked.unpinned),
-                       partial(_with_more_host_ram, asked=asked.more_host_ram), _with_lowered_fewer, _with_room_kept)
+                       *asked.unasked, _with_lowered_fewer, _with_room_kept)
             answer = _further_answers(catalog, query, answer, further, ends_by)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             answer = _with_tables_verdict(catalog, query, answer)
@@ -370,7 +370,7 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     return answer.model_copy(update={"other_batch": free})
 
 
-def _with_unpinned(catalog: Catalog, query: Query, answer: Answer, asked: _Asked | None) -> Answer:
+def _with_unpinned(catalog: Catalog, query: Query, answer: Answer, asked: _Asked | None = None) -> Answer:
     """Where the caller pinned settings or the GPU count (`Query.given_pins`), the answer with the best plan of the
     same question without those pins (`_unpinned_question`, `_with_limit_lifted`; `asked`: where it was asked before
     the query, `_asked_first`, and its answer)."""
@@ -380,7 +380,7 @@ def _with_unpinned(catalog: Catalog, query: Query, answer: Answer, asked: _Asked
     return _with_limit_lifted(catalog, question, answer, "unpinned", answered)
 
 
-def _with_more_host_ram(catalog: Catalog, query: Query, answer: Answer, asked: _Asked | None) -> Answer:
+def _with_more_host_ram(catalog: Catalog, query: Query, answer: Answer, asked: _Asked | None = None) -> Answer:
     """Where a node's host memory was given (`Query.host_ram_gb`: --host-ram, or a source's own), the answer with the
     best plan of the same question on nodes with the most host memory any has (`_more_host_ram_question`,
     `_with_limit_lifted`; `asked` as `_with_unpinned`'s): what more host memory would run."""
@@ -431,19 +431,39 @@ class _AskedFirst(NamedTuple):
         """Those asked."""
         return tuple(asked for asked in self if asked is not None)
 
+    @property
+    def unasked(self) -> tuple[Callable[[Catalog, Query, Answer], Answer], ...]:
+        """The further questions (`_further_answers`) of the fields whose questions were not asked first: those of
+        the others are in hand (`_with_asked_first`)."""
+        fields = ((_with_unpinned, self.unpinned), (_with_more_host_ram, self.more_host_ram))
+        return tuple(question for question, asked in fields if asked is None)
 
-def _asked_first(catalog: Catalog, query: Query, gpu: str) -> _AskedFirst:
+
+def _with_asked_first(catalog: Catalog, query: Query, answer: Answer, asked: _AskedFirst) -> Answer:
+    """The answer with its `unpinned` and `more_host_ram` where `_asked_first` asked their questions, from the answers
+    in hand: no solve, so however much of the answer's time limit is left (`_AskedFirst.unasked` are asked after)."""
+    if asked.unpinned is not None:
+        answer = _with_unpinned(catalog, query, answer, asked.unpinned)
+    if asked.more_host_ram is not None:
+        answer = _with_more_host_ram(catalog, query, answer, asked.more_host_ram)
+    return answer
+
+
+def _asked_first(catalog: Catalog, query: Query, gpu: str, ends_by: float | None = None) -> _AskedFirst:
     """The questions wider than `query` (their plans `query`'s and more, of the same prepared data) that `plan` asks
     for its answer's `unpinned` and `more_host_ram`, asked before `query` on `gpu` with their answers (unexplained), so
     that `answer_for` may answer `query` from them (`_ranked_from_asked`): `query` without its pins
     (`_unpinned_first`), then, where a node's host memory is given and that leaves `query` a plan to have (the
     field is asked only then), `query` on nodes with the most host memory (`_more_host_ram_question`). Where a
-    wider question's best plan is within `query`, one solve answers both: where the limit costs nothing."""
-    unpinned = _unpinned_first(catalog, query, gpu)
-    if query.host_ram_gb is None or (unpinned is not None and unpinned.answer.status == "infeasible"):
+    wider question's best plan is within `query`, one solve answers both: where the limit costs nothing. Each ranking
+    ends by `ends_by` (a `time.monotonic()`: the answer's deadline, which `query`'s ranking shares; the second is not
+    asked once it has passed; None: each its own time limit)."""
+    unpinned = _unpinned_first(catalog, query, gpu, ends_by)
+    if (query.host_ram_gb is None or (unpinned is not None and unpinned.answer.status == "infeasible")
+            or (ends_by is not None and clock.seconds_left(ends_by) <= 0)):
         return _AskedFirst(unpinned, None)
     lifted = _more_host_ram_question(query)
-    return _AskedFirst(unpinned, _Asked(lifted, answer_for(catalog, lifted, gpu, explained=False)))
+    return _AskedFirst(unpinned, _Asked(lifted, answer_for(catalog, lifted, gpu, explained=False, ends_by=ends_by)))
 
 
 def _more_host_ram_question(query: Query) -> Query:
@@ -459,16 +479,16 @@ def _unpinned_question(query: Query) -> Query:
     return _unpinned(query, top=1, exact=query.exact and not query.exact_pinned)
 
 
-def _unpinned_first(catalog: Catalog, query: Query, gpu: str) -> _Asked | None:
+def _unpinned_first(catalog: Catalog, query: Query, gpu: str, ends_by: float | None = None) -> _Asked | None:
     """Where `query` has pins (`Query.given_pins`) that leave what `prepare` gives as it is (all but --no-env, whose
-    estimates are without Env): `_unpinned_question` on `gpu` and its answer (unexplained), asked before `query`
-    (`_asked_first`); None otherwise."""
+    estimates are without Env): `_unpinned_question` on `gpu` and its answer (unexplained, its ranking ending by
+    `ends_by`, as `answer_for`'s), asked before `query` (`_asked_first`); None otherwise."""
     if not query.given_pins:
         return None
     free = _unpinned_question(query)
     if PlanningInputs.of(gpu, free) != PlanningInputs.of(gpu, query):
         return None
-    return _Asked(free, answer_for(catalog, free, gpu, explained=False))
+    return _Asked(free, answer_for(catalog, free, gpu, explained=False, ends_by=ends_by))
 
 
 def _within(query: Query, data: PlanningData, plan: Plan) -> bool:
@@ -516,9 +536,9 @@ def _further_answers(catalog: Catalog, query: Query, answer: Answer,
                      questions: Iterable[Callable[[Catalog, Query, Answer], Answer]], ends_by: float) -> Answer:
     """`answer` with what each of `questions` (`_with_measured`, `_with_room_kept`, ...: the further questions `plan`
     asks of its ranking's answer, in order) adds, each solve of theirs ending by `ends_by` (a `time.monotonic()`: the
-    end of the time limit the answer's ranking started with, or the run's deadline where that comes first:
-    `run_deadline`), so that the ranking and they share the query's time limit; a question is not asked once that
-    has passed (the answer stays without what it adds)."""
+    answer's deadline, the end of the time limit the questions asked first and its ranking share too, or the run's
+    deadline where that comes first: `run_deadline`); a question is not asked once that has passed (the answer stays
+    without what it adds)."""
     run = _RUN_DEADLINE.get()
     with run_deadline(ends_by if run is None else min(run, ends_by)):
         for question in questions:
@@ -693,23 +713,26 @@ def estimated_plan_words(plan: Plan) -> ReasonWords:
             + (" (" + caution + ")" if caution else ReasonWords()))
 
 
-def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
-               data: PlanningData | None = None, asked: tuple[_Asked, ...] = ()) -> Answer:
+def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True, data: PlanningData | None = None,
+               asked: tuple[_Asked, ...] = (), ends_by: float | None = None) -> Answer:
     """Solve `query` on one GPU type: up to `query.top` distinct plans, or the reason there is none (unless
     `explained` is False: working it out takes more solves, which a caller that only wants plans spares).
     `data`: what `prepare` gives for the query on `catalog`, prepared before (for a question of the same
     `PlanningInputs`); a `ValueError` where it was prepared for other inputs. `asked`: questions wider than `query`,
     asked before (`_asked_first`): where one's best plan is proven and within `query`, it is the answer's best, without
     a solve, and the plans after it are ranked on from it (`_ranked_from_asked`); where one has no plan, neither has
-    `query`; and a reason that asks one of them again takes its answer."""
+    `query`; and a reason that asks one of them again takes its answer. `ends_by`: the
+    `time.monotonic()` by which the ranking ends (a `plan` answer's deadline, which its other solves share); None: the
+    query's time limit from now. A reason's solves have their own."""
     data = _prepared(catalog, query, gpu, data)
     started = time.monotonic()
+    ends_by = started + query.time_limit_s if ends_by is None else ends_by
     if data.holds_no_plan(query):
         return _answer(catalog, query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu),
                        reason_code=(ReasonCode.ESTIMATE_FITS_NOTHING if query.estimate == "only"
                                     else ReasonCode.NO_TABLE_FOR_MODEL))
-    ranked = (_ranked_from_asked(catalog, data, query, asked, started + query.time_limit_s)
-              or _ranked_plans(catalog, data, query, started + query.time_limit_s))
+    ranked = (_ranked_from_asked(catalog, data, query, asked, ends_by)
+              or _ranked_plans(catalog, data, query, ends_by))
     if ranked.plans:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in ranked.statuses)
         return _answer(catalog, query, gpu, "optimal" if proven else "feasible", ranked.plans, started,

@@ -85,7 +85,8 @@ def test_the_patch_without_version_is_for_the_plans_release(plan_051: Plan) -> N
     assert patched == patched_trinity_config(CONFIG, plan_051, QWEN3_8B, version="0.5")
     assert patch_trinity_config(CONFIG, plan_051, QWEN3_8B) == patched.text
     assert patched.text != patch_trinity_config(CONFIG, plan_051, QWEN3_8B, version="0.6")
-    assert "# written for Trinity 0.5 (version=\"0.5\"), which refuses the offload flags under trainer itself;" in (
+    # the release it was counted under, as the check command names it (s80: 0.5, version="0.5" before)
+    assert "# written for Trinity 0.5.1 (version=\"0.5.1\"), which refuses the offload flags under trainer\n" in (
         patched.text)
     assert not any(f"\n  {flag}: " in patched.text for flag in TRAINER_FLAGS)
     assert config_keys_changed(CONFIG, plan_051, QWEN3_8B) == config_keys_changed(CONFIG, plan_051, QWEN3_8B,

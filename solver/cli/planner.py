@@ -145,8 +145,8 @@ def build_parser() -> Parser:
                              f"than those before it (default 1, at most {MAX_TOP})")
     add_weights_option(parser)
     parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
-                        help="seconds the solver may take per answer, for all its ranked plans together (default "
-                        "10); the extra solves that give its reasons get time of their own")
+                        help="seconds the solver may take per answer, for all its solves together (default 10): "
+                        "those that give its reasons get time of their own")
     add_workers_option(parser, "an answer the search proved does not depend on it; one that the time limit stopped "
                                "on the wall clock, as the answer says, may differ with it and from run to run")
     estimates = parser.add_argument_group("memory model")

@@ -406,15 +406,23 @@ def release_name(value: str | None) -> str | None:
     return None if release is None else release[0] if release[1] is None else f"{release[0]}.{release[1]}"
 
 
+def release_words(value: str) -> str:
+    """The Trinity release `value` (as `trinity_release` takes it) in words: as given, with the release whose rules
+    it is read by where that is named otherwise (a post-release, a local build: ``0.6.0+cu121 (read as 0.6.0)``)."""
+    given, name = value.strip(), release_name(value)
+    return given if name is None or given.lstrip("vV") == name else f"{given} (read as {name})"
+
+
 def counted_release(version: TrinityVersion | None, experts: ExpertLayout, planned: str | None = None) -> str | None:
     """The release that names what a plan made for the release `planned` (`release_name`'s; None: none named or not
     known) counted, written for the minor version `version` (None: none), its routed experts laid out as `experts`:
-    `planned` where it is a release of `version` (``0.5.0``, whose batch rule 0.5 alone only cautions); else the patch
+    `planned` where it is a release of `version`, as `release_name` names it (``0.5.0``, whose batch rule 0.5 alone
+    only cautions; ``0.5.1`` for ``0.5.1.post1``, as a plan's JSON may hold it); else the patch
     that lays them out `separate` alone (``0.5.1``, `SEPARATE_EXPERT_RELEASES`) where they were counted so, else
     `version`; `counted_expert_layout` of it is `experts` where a release of `version` holds them so (0.6's: fused)."""
     release = _minor_and_patch(planned)
     if release is not None and release[0] == version:
-        return planned
+        return release_name(planned)
     for minor, patch in SEPARATE_EXPERT_RELEASES:
         if experts == "separate" and minor == version:
             return f"{minor}.{patch}"

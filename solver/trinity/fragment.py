@@ -570,7 +570,7 @@ def fragment_for(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     if plan.offload and arguments.version == "0.5":  # Offload in the roles' flags alone, which 0.6 may override
-        comments["trainer", "trainer_config"] = written_for_05_comment(option_names.trinity_05, "these flags")
+        comments["trainer", "trainer_config"] = written_for_05_comment(plan, option_names, "these flags")
     body = _emit(ordered, comments)
     header = _header(plan, model, options, settings.environment, ordered)
     # A config's own per-role budgets above the plan's come down to it among its keys (for one sequence per

@@ -19,7 +19,9 @@ from solver.query import (
     ROLLOUT_TOKEN_BUDGET,
     TRAIN_BATCH_PATH,
 )
-from solver.tables import OneLineError, TrinityVersion, check_types
+from solver.results import Plan
+from solver.rules import OptionNames
+from solver.tables import OneLineError, TrinityVersion, check_types, counted_release
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 TRINITY_06_TRAINER_KEYS = ("use_remove_padding", "balance_batch", "critic_warmup", "grad_offload", "megatron",
@@ -35,10 +37,14 @@ refuses the keys): `--check`'s line on such a config, and the comment on them in
 Trinity 0.5 (`written_for_05_comment`)."""
 
 
-def written_for_05_comment(trinity_05: str, flags: str) -> str:
-    """The comment on an Offload plan written for Trinity 0.5 (`trinity_05`: the option that asks for it), whose
-    roles' offload flags (`flags`, as the comment's place names them) 0.6 may override: `TRINITY_06_OFFLOAD`."""
-    return f"written for Trinity 0.5 ({trinity_05}), which refuses {flags} under trainer itself; {TRINITY_06_OFFLOAD}"
+def written_for_05_comment(plan: Plan, option_names: OptionNames, flags: str) -> str:
+    """The comment on Offload `plan` written for Trinity 0.5, naming the release of it the plan was counted under, as
+    the check command does (`counted_release`: ``0.5.1`` for a plan made for it, else ``0.5``), and the option that
+    asks for it (`OptionNames.trinity_release`), whose roles' offload flags (`flags`, as the comment's place names
+    them) 0.6 may override: `TRINITY_06_OFFLOAD`."""
+    release = counted_release("0.5", plan.expert_layout, plan.trinity_version) or "0.5"  # never None: one is named
+    return (f"written for Trinity {release} ({option_names.trinity_release(release)}), which refuses {flags} under "
+            f"trainer itself; {TRINITY_06_OFFLOAD}")
 
 
 REMOTE_ENGINES = ("tinker", "external")

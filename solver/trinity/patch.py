@@ -443,7 +443,7 @@ def _note_host_memory(data: CommentedMap, plan: Plan, model: Model, version: Tri
 
 _NOTE_START = re.compile(r"#[ \t]*(?:evidence: (?:estimated|inferred): |caution: \S+ GiB to spare where the estimate "
                          r"extrapolates|caution: use_remove_padding false for |max_model_len past the \w+ \d+: |"
-                         r"written for Trinity 0\.5 \()")
+                         r"written for Trinity 0\.5(?:\.\d+)? \()")
 """The first line of a paragraph of --write's note (`_note_evidence`): its evidence, its caution on a thin headroom or
 on remove padding off, what to do past the validated length (`past_validated_note`), or what Offload written for Trinity
 0.5 needs on 0.6 (`written_for_05_comment`), after the line's indentation."""
@@ -597,7 +597,7 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     said += map(caution_comment, plan.cautions_coded(CautionCode.PADDED_MICRO_BATCHES))
     said += filter(None, [past_validated_note(plan, model, option_names)])
     if plan.offload and version == "0.5":
-        said.append(written_for_05_comment(option_names.trinity_05, "the offload flags"))
+        said.append(written_for_05_comment(plan, option_names, "the offload flags"))
     if not said and check is None:
         return None
     section = data.get("model")
