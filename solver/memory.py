@@ -6,9 +6,11 @@ sequence per micro-batch, ``2L`` for its DPO pair, `solver.rules.counted_tokens`
 
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
-  FSDP (a mixture of experts' routed experts whole: the fullest GPU holds the rounded-up count of them,
-  `expert_padding`, but for Trinity 0.5.1's transformers 4, which shards each expert's weights over every GPU, their
-  rows padded where the GPUs divide neither dimension; a dense layer's padding is not counted); with Offload they
+  FSDP (a mixture of experts' routed experts with the padding FSDP2 gives them, `expert_padding`: by rows, whole
+  experts, the fullest GPU the rounded-up count of them, under Trinity 0.6 and where no release is named; under 0.5,
+  whose verl 0.7 places each tensor by its first dimension the GPUs divide, padded only where they divide none of
+  them, transformers 5's fused tensors or 0.5.1's transformers 4's weights of each expert; a dense layer's padding is
+  not counted); with Offload they
   live in host memory instead; with LoRA (`lora_rank`), the frozen base's fp32 weights alone, and the adapter's
   weights, gradients and Adam moments (`lora_states_bytes`);
 - **gathered**: FSDP's working set of whole layers, Offload or not: while a layer's gradients are
@@ -387,8 +389,9 @@ class MemoryQuestion(Frozen, defer_build=True):
         "predicted for)"))
     node_gpus: PositiveInt = Field(description="the GPUs per node (--node-gpus)")
     trinity_version: str | None = Field(default=None, description=(
-        "the Trinity release the memory is counted for (--trinity-version), as given: 0.5.1's transformers 4 shards a "
-        "mixture of experts' routed experts each over every GPU, the others whole; null for none, counted as 0.6"))
+        "the Trinity release the memory is counted for (--trinity-version), as given: 0.5.1's transformers 4 holds a "
+        "mixture of experts' routed experts separate, the others fused, each tensor placed as verl 0.7 places it "
+        "under 0.5, by rows (whole experts) under 0.6; null for none, counted as 0.6"))
     memory_model: str | None = Field(description=(
         "the memory-model file given (--memory-model), as given (a byte of its name that is not UTF-8 as its escape, "
         "\\xe9); null where none was: the shipped memory model, or through the API a loaded one"))
@@ -1032,8 +1035,9 @@ def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     """How `model`'s routed experts are held, and so sharded, under a release that holds them as `experts`: `separate`
     where its transformers 4 makes them ``nn.Linear`` for the model's type (`PeftModuleNames.separate_experts`: not
     Llama 4's ``Llama4TextExperts`` nor GraniteMoE's ``GraniteMoeParallelExperts``, 3-D parameters there too with a
-    row per expert, ``modeling_llama4.py:53-54`` and ``modeling_granitemoe.py:245`` in 4.57.1, which FSDP2 shards
-    whole); else `fused`, and so where the release takes `either`: whole experts, the larger states."""
+    row per expert, ``modeling_llama4.py:53-54`` and ``modeling_granitemoe.py:245`` in 4.57.1, which 0.5.1's verl 0.7
+    places as transformers 5's, `expert_padding`); else `fused`, and so where the release takes `either`: the fused
+    tensors, the larger states (for the catalogued models; Qwen1.5-MoE's separate pad more on 3, 5 or 6 GPUs)."""
     return "separate" if experts == "separate" and model.peft_names.separate_experts else "fused"
 
 
@@ -1190,9 +1194,9 @@ def _layer_shapes(model: Model, routed_experts: HeldExperts) -> tuple[tuple[int,
 
 def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the routed experts' tensors in `layers` expert layers, as transformers 5 holds them
-    (`_routed_expert_dims`, each row's two dimensions as one): a row per expert, which FSDP2 shards whole, so on a GPU
-    count that does not divide the experts each shard holds the rounded-up count of experts (Qwen3-30B-A3B's 128 on
-    6 GPUs: 22 a GPU)."""
+    (`_routed_expert_dims`, each row's two dimensions as one): a row per expert, which FSDP2 shards whole by rows, so
+    on a GPU count that does not divide the experts each shard holds the rounded-up count of experts (Qwen3-30B-A3B's
+    128 on 6 GPUs: 22 a GPU; as verl 0.7 places them, by all three dimensions: `expert_padding`)."""
     dims = _routed_expert_dims(hidden, width, experts)
     return tuple((rows, columns * inner, layers) for rows, columns, inner in dims)
 
