@@ -6,9 +6,11 @@ sequence per micro-batch, ``2L`` for its DPO pair, `solver.rules.counted_tokens`
 
 - **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
   fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
-  FSDP (a mixture of experts' routed experts whole: the fullest GPU holds the rounded-up count of them,
-  `expert_padding`, but for Trinity 0.5.1's transformers 4, which shards each expert's weights over every GPU, their
-  rows padded where the GPUs divide neither dimension; a dense layer's padding is not counted); with Offload they
+  FSDP (a mixture of experts' routed experts with the padding FSDP2 gives them, `expert_padding`: by rows, whole
+  experts, the fullest GPU the rounded-up count of them, under Trinity 0.6 and where no release is named; under 0.5,
+  whose verl 0.7 places each tensor by its first dimension the GPUs divide, padded only where they divide none of
+  them, transformers 5's fused tensors or 0.5.1's transformers 4's weights of each expert; a dense layer's padding is
+  not counted); with Offload they
   live in host memory instead; with LoRA (`lora_rank`), the frozen base's fp32 weights alone, and the adapter's
   weights, gradients and Adam moments (`lora_states_bytes`);
 - **gathered**: FSDP's working set of whole layers, Offload or not: while a layer's gradients are
@@ -387,8 +389,9 @@ class MemoryQuestion(Frozen, defer_build=True):
         "predicted for)"))
     node_gpus: PositiveInt = Field(description="the GPUs per node (--node-gpus)")
     trinity_version: str | None = Field(default=None, description=(
-        "the Trinity release the memory is counted for (--trinity-version), as given: 0.5.1's transformers 4 shards a "
-        "mixture of experts' routed experts each over every GPU, the others whole; null for none, counted as 0.6"))
+        "the Trinity release the memory is counted for (--trinity-version), as given: 0.5.1's transformers 4 holds a "
+        "mixture of experts' routed experts separate, the others fused, each tensor placed as verl 0.7 places it "
+        "under 0.5, by rows (whole experts) under 0.6; null for none, counted as 0.6"))
     memory_model: str | None = Field(description=(
         "the memory-model file given (--memory-model), as given (a byte of its name that is not UTF-8 as its escape, "
         "\\xe9); null where none was: the shipped memory model, or through the API a loaded one"))
@@ -740,12 +743,14 @@ def lora_parameters(model: Model, rank: int, experts: ExpertLayout = "fused") ->
 def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> float:
     """Parameters the fullest of `gpus` GPUs holds beyond an even share of the model's: the padding FSDP2 gives a
     mixture of experts' routed experts' tensors (`shard_padding`; 0 for a dense model, whose layers' padding is not
-    counted). `fused` (transformers 5's, `_routed_expert_shapes`), a row per expert: each GPU holds the rounded-up
-    count of every expert layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do, Mixtral's 1 of 8
-    on 32 GPUs where a quarter would do (verl 0.8 and later shard every tensor by its rows; the placement of verl
-    0.7's workers, which pads no more, is not counted). `separate` (transformers 4's, Trinity 0.5.1's,
-    `held_experts`): each expert's three ``nn.Linear`` weights, sharded as Trinity 0.5.1's workers place them
-    (`shard_padding`'s `first_even_dim`): Mixtral's ``w2``, 4096 rows, pads to 4098 on 6 GPUs, each of 256."""
+    counted). `fused` (transformers 5's, `_routed_expert_dims`, a row per expert): by rows, each GPU holds the
+    rounded-up count of every expert layer's experts, 22 of Qwen3-30B-A3B's 128 on 6 GPUs where 21.3 would do,
+    Mixtral's 1 of 8 on 32 GPUs where a quarter would do (verl 0.8 and later's engine, Trinity 0.6's, and where no
+    release is named); under a Trinity 0.5 release (`PLACED_EXPERT_LAYOUTS`) each 3-D tensor as verl 0.7 places it,
+    by its first dimension the GPUs divide, padded only where they divide none of the three (`shard_values`):
+    Qwen3-30B-A3B's on 6 GPUs by their 1536 and 768, none. `separate` (transformers 4's, Trinity 0.5.1's,
+    `held_experts`): each expert's three ``nn.Linear`` weights, placed alike: Mixtral's ``w2``, 4096 rows, pads to
+    4098 on 6 GPUs, each of 256."""
     moe = model.moe
     if moe is None:
         return 0.0
@@ -753,7 +758,8 @@ def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> 
     width, count = moe.moe_intermediate_size, moe.experts
     if held_experts(model, experts) == "separate":
         return shard_padding(_mlp_shapes(model.hidden_size, width, count * sparse), gpus, first_even_dim=True)
-    return shard_padding(_routed_expert_shapes(model.hidden_size, width, count, sparse), gpus)
+    fused = tuple((*dims, sparse) for dims in _routed_expert_dims(model.hidden_size, width, count))
+    return shard_padding(fused, gpus, first_even_dim=experts in PLACED_EXPERT_LAYOUTS)
 
 
 def shard_rows(rows: int, gpus: int) -> int:
@@ -776,12 +782,12 @@ def shard_values(dims: tuple[int, ...], gpus: int, first_even_dim: bool = False)
     return shard_rows(dims[0], gpus) * prod(dims[1:])
 
 
-def shard_padding(shapes: tuple[tuple[int, int, int], ...], gpus: int, first_even_dim: bool = False) -> float:
-    """Parameters the fullest of `gpus` GPUs holds of the tensors `shapes` ((rows, columns, count)) beyond an even
-    share of them: each tensor's shard (`shard_values`, by its rows or, where `first_even_dim`, as verl 0.7 places
-    it) less its even share."""
-    return sum((shard_values((rows, columns), gpus, first_even_dim) * gpus - rows * columns) * count
-               for rows, columns, count in shapes) / gpus
+def shard_padding(shapes: tuple[tuple[int, ...], ...], gpus: int, first_even_dim: bool = False) -> float:
+    """Parameters the fullest of `gpus` GPUs holds of the tensors `shapes` ((dimensions..., count): (rows, columns,
+    count) of a matrix) beyond an even share of them: each tensor's shard (`shard_values`, by its rows or, where
+    `first_even_dim`, as verl 0.7 places it) less its even share."""
+    return sum((shard_values(shape[:-1], gpus, first_even_dim) * gpus - prod(shape[:-1])) * shape[-1]
+               for shape in shapes) / gpus
 
 
 def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:
@@ -992,6 +998,18 @@ the pinned host blocks are counted as placed (`pinned_rounding`): each 0.5 patch
 ``verl>=0.7.1``: its legacy workers pass it on verl 0.7 alone (``trinity/trainer/trainer.py``, ``is_verl_legacy``:
 below 0.8), and verl 0.8 and later's engine, its trainer on the newest verl, pass none (``transformer_impl.py:465-472``
 in 0.9.1), so it is counted by rows, as where no release is named: the larger blocks, never below the placed ones."""
+PLACED_EXPERT_LAYOUTS: tuple[ExpertLayout, ...] = ("separate", "either")
+"""The layouts counted for the `FIRST_EVEN_DIM_RELEASES` (`solver.tables.counted_expert_layout`: 0.5.1's `separate`,
+0.5.0's, 0.5.2's and 0.5's `either`), by which the states on the GPU, which know the release by its layout alone,
+place a mixture of experts' routed experts as verl 0.7 does (`expert_padding`); `fused` is 0.6's and no release's."""
+
+
+def first_even_dim_release(version: TrinityVersion | None) -> bool:
+    """Whether Trinity's `version` (None: none named) gives FSDP2 verl 0.7's placement (`FIRST_EVEN_DIM_RELEASES`), so
+    that its pinned host blocks are counted as placed (`pinned_rounding`'s `first_even_dim`)."""
+    return version in FIRST_EVEN_DIM_RELEASES
+
+
 PAGEABLE_BYTES = 8
 """Host memory per parameter for Adam's two fp32 moments, in ordinary memory (no rounding)."""
 LOAD_BYTES = 4
@@ -1017,8 +1035,9 @@ def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     """How `model`'s routed experts are held, and so sharded, under a release that holds them as `experts`: `separate`
     where its transformers 4 makes them ``nn.Linear`` for the model's type (`PeftModuleNames.separate_experts`: not
     Llama 4's ``Llama4TextExperts`` nor GraniteMoE's ``GraniteMoeParallelExperts``, 3-D parameters there too with a
-    row per expert, ``modeling_llama4.py:53-54`` and ``modeling_granitemoe.py:245`` in 4.57.1, which FSDP2 shards
-    whole); else `fused`, and so where the release takes `either`: whole experts, the larger states."""
+    row per expert, ``modeling_llama4.py:53-54`` and ``modeling_granitemoe.py:245`` in 4.57.1, which 0.5.1's verl 0.7
+    places as transformers 5's, `expert_padding`); else `fused`, and so where the release takes `either`: the fused
+    tensors, the larger states (for the catalogued models; Qwen1.5-MoE's separate pad more on 3, 5 or 6 GPUs)."""
     return "separate" if experts == "separate" and model.peft_names.separate_experts else "fused"
 
 
@@ -1175,9 +1194,9 @@ def _layer_shapes(model: Model, routed_experts: HeldExperts) -> tuple[tuple[int,
 
 def _routed_expert_shapes(hidden: int, width: int, experts: int, layers: int) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the routed experts' tensors in `layers` expert layers, as transformers 5 holds them
-    (`_routed_expert_dims`, each row's two dimensions as one): a row per expert, which FSDP2 shards whole, so on a GPU
-    count that does not divide the experts each shard holds the rounded-up count of experts (Qwen3-30B-A3B's 128 on
-    6 GPUs: 22 a GPU)."""
+    (`_routed_expert_dims`, each row's two dimensions as one): a row per expert, which FSDP2 shards whole by rows, so
+    on a GPU count that does not divide the experts each shard holds the rounded-up count of experts (Qwen3-30B-A3B's
+    128 on 6 GPUs: 22 a GPU; as verl 0.7 places them, by all three dimensions: `expert_padding`)."""
     dims = _routed_expert_dims(hidden, width, experts)
     return tuple((rows, columns * inner, layers) for rows, columns, inner in dims)
 
@@ -1262,7 +1281,7 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     shards = parameters * on_node / gpus
     loaders = on_node if model.tied_embeddings else 1
     reference_bytes = REFERENCE_BYTES[version or "0.6"]
-    placed = version in FIRST_EVEN_DIM_RELEASES
+    placed = first_even_dim_release(version)
     reference_held = (reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts, placed)
                       if reference else 0)
     actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts, version)
@@ -1298,7 +1317,7 @@ def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0, experts: 
     (`lora_parameters`) all three, counted in fp32 as on the GPU (`STATE_BYTES`). The model's routed experts are
     laid out as `experts`, each block as Trinity's `version` places it (`pinned_rounding`,
     `FIRST_EVEN_DIM_RELEASES`; None: by rows)."""
-    placed = version in FIRST_EVEN_DIM_RELEASES
+    placed = first_even_dim_release(version)
     pinned = [size * pinned_rounding(model, gpus, size, 0, experts, placed) for size in PINNED_BYTES]
     if not lora_rank:
         return pinned[0], sum(pinned) + PAGEABLE_BYTES

@@ -48,8 +48,13 @@ def test_only_a_release_pinning_transformers_4_counts_the_experts_separate(relea
 #   shards by them: no padding); 16 x 28.4053 / 32 = 14.2027 on 32;
 # - fused, 22 of 128 on 6 GPUs: 75.7476 + 16 x 27 x (132 - 128) / 768 = 75.7476 + 2.25 = 77.9976; 32 divide 128:
 #   14.2027 as separate.
+# - fused under 0.5, 0.5.0 and 0.5.2, each 3-D tensor as verl 0.7 places it (fusedpad, s80): Mixtral's 8 x 28672 x
+#   4096 and 8 x 4096 x 14336 by the first dimension the GPUs divide, on 32 GPUs 28672 and 4096: an even share, 21.7477;
+#   6 divides none of their dimensions: by rows, 171.9876; Qwen3-30B-A3B's 128 x 1536 x 2048 and 128 x 2048 x 768 on
+#   6 GPUs by their 1536 and 768: 75.7476.
 FUSED = {("Mixtral", 6): 171.9876, ("Mixtral", 32): 84.7477, ("Qwen3", 6): 77.9976, ("Qwen3", 32): 14.2027}
 SEPARATE = {("Mixtral", 6): 116.0267, ("Mixtral", 32): 21.7477, ("Qwen3", 6): 75.7476, ("Qwen3", 32): 14.2027}
+PLACED = {("Mixtral", 6): 171.9876, ("Mixtral", 32): 21.7477, ("Qwen3", 6): 75.7476, ("Qwen3", 32): 14.2027}
 
 
 @pytest.mark.parametrize("release", RELEASES)
@@ -58,7 +63,7 @@ SEPARATE = {("Mixtral", 6): 116.0267, ("Mixtral", 32): 21.7477, ("Qwen3", 6): 75
 def test_the_states_per_gpu_follow_the_releases_layout(release: str | None, gpus: int, name: str) -> None:
     model = MIXTRAL if name == "Mixtral" else QWEN3_30B_A3B
     states = lora_states_bytes(model, gpus, 0, STATE_BYTES, counted_expert_layout(release)) / GIB
-    expected = SEPARATE if release == "0.5.1" else FUSED
+    expected = SEPARATE if release == "0.5.1" else PLACED if release in ("0.5", "0.5.0", "0.5.2") else FUSED
     assert states == pytest.approx(expected[name, gpus], abs=5e-5)
 
 
@@ -84,16 +89,17 @@ PERSONA47 = ("--model-config", str(MIXTRAL_CONFIG), "--gpu", "a100-80gb", "--gpu
              "--no-offload")
 
 
-def test_mixtral_on_32_a100s_trains_under_0_5_1_alone(cli: Cli) -> None:
-    status, out, err = cli(*PERSONA47, "--trinity-version", "0.5.1")
-    assert status == 0, err
-    assert "cheapest plan for 16384 tokens on exactly 32 GPUs: optimal" in out
-    assert "memory         58.8 GiB per GPU predicted, 14.7 GiB to spare (memory model)" in out
-    for fused in ("0.5", "0.5.2", "0.6"):
-        status, out, err = cli(*PERSONA47, "--trinity-version", fused)
-        assert status == 1, err  # no plan
-        assert "on exactly 32 GPUs: infeasible" in out
-        assert "no plan: nothing in the tables and the memory model's estimates for Mixtral-8x7B-v0.1" in out
+def test_mixtral_on_32_a100s_trains_under_every_0_5_release_not_0_6(cli: Cli) -> None:
+    # 0.5 and 0.5.2 hold the experts fused but place them as verl 0.7 does (fusedpad, s80): an even share, as 0.5.1's.
+    for placed in ("0.5.1", "0.5", "0.5.2"):
+        status, out, err = cli(*PERSONA47, "--trinity-version", placed)
+        assert status == 0, err
+        assert "cheapest plan for 16384 tokens on exactly 32 GPUs: optimal" in out
+        assert "memory         58.8 GiB per GPU predicted, 14.7 GiB to spare (memory model)" in out
+    status, out, err = cli(*PERSONA47, "--trinity-version", "0.6")
+    assert status == 1, err  # no plan
+    assert "on exactly 32 GPUs: infeasible" in out
+    assert "no plan: nothing in the tables and the memory model's estimates for Mixtral-8x7B-v0.1" in out
 
 
 def test_the_release_is_still_refused_twice_or_unknown(cli: Cli) -> None:
@@ -127,8 +133,8 @@ def test_the_pinned_reference_shards_follow_the_layout_too() -> None:
 
 def test_a_cluster_places_mixtral_on_32_a100s_under_0_5_not_0_6(cli: Cli, tmp_path: Path) -> None:
     # Host memory without Offload under 0.5.1 (a bf16 reference pinned): 198.8 GiB a node, shown rounded up; 250
-    # holds it. Under 0.5 whole experts need Offload on the GPUs, whose pinned blocks as verl 0.7 places them
-    # (pinnedplace, s79) need 248.3 (570.8 by rows); under 0.6 Offload's fp32 blocks by rows, which 250 does not hold.
+    # holds it. Under 0.5 the fused experts placed as verl 0.7 places them (fusedpad, s80) are an even share on the GPUs
+    # too, the same plan; under 0.6 whole experts need Offload, its fp32 blocks by rows, which 250 does not hold.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: a100s, gpu: a100-80gb, nodes: 4, gpus_per_node: 8, host_ram_gb: 250}\n"
                      f"jobs:\n  - {{name: mix, model_config: {MIXTRAL_CONFIG}, max_model_len: 16384}}\n",
@@ -139,6 +145,9 @@ def test_a_cluster_places_mixtral_on_32_a100s_under_0_5_not_0_6(cli: Cli, tmp_pa
     assert "│         198.8 │" in out
     assert "mix: 58.8 GiB per GPU predicted, 14.7 GiB to spare (memory model)" in out
     status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5")
-    assert (status, "│ Env + Offload │         16384 │" in out, "│         248.3 │" in out) == (0, True, True), err
+    assert status == 0, err
+    assert "│ 0, 1, 2, 3 │ all  │ mix │      32 │       0 │ Env  │         16384 │ 0.03156 │" in out
+    assert ("│         198.8 │" in out, "mix: 58.8 GiB per GPU predicted, 14.7 GiB to spare (memory model)" in out) == (
+        True, True)
     status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.6")
     assert (status, "unplaced jobs: 1 of 1" in out) == (1, True), err

@@ -64,10 +64,12 @@ def test_the_check_command_the_fragment_prints_finds_the_plan_it_was_made_from(c
     assert status == 0, err
     assert "cheapest plan for 16384 tokens on exactly 32 GPUs: optimal" in out
     assert f"host memory    {SEPARATE_HOST}, within --host-ram 250 GiB" in out
-    # What the fragment printed before: whole experts, which need Offload (the config has none) and its pinned blocks
-    # as verl 0.7 places them (pinnedplace, s79; by rows, 570.8 GiB, no plan); 0.6's fp32 reference by rows, none.
+    # 0.5's fused experts as verl 0.7 places them (fusedpad, s80): an even share, the same plan; 0.6's whole experts
+    # need Offload, its fp32 blocks by rows: none.
     status, out, err = cli(*checked, "--trinity-version", "0.5")
-    assert (status, "host memory    248.3 GiB per node for Offload, within --host-ram 250 GiB" in out) == (1, True), err
+    assert status == 0, err
+    assert "cheapest plan for 16384 tokens on exactly 32 GPUs: optimal" in out
+    assert f"host memory    {SEPARATE_HOST}, within --host-ram 250 GiB" in out
     status, out, err = cli(*checked, "--trinity-version", "0.6")
     assert (status, "on exactly 32 GPUs: infeasible" in out) == (1, True), err
 
@@ -136,17 +138,20 @@ MEMORY = ("memory", "--model-config", str(MIXTRAL_CONFIG), "--gpu", "a100-80gb",
 def test_solve_memory_counts_the_release_as_solve_does(cli: Cli) -> None:
     # solve --trinity-version 0.5.1 plans Env on these 32 GPUs at 58.8 GiB (test_moerelease_s77); solve memory had
     # no --trinity-version: it counted whole experts (123.6 GiB, no fit) and 0.6's host memory (367.5 GiB) for all.
-    # 0.5's reference blocks as verl 0.7 places them, whole experts or separate: 198.8 (pinnedplace, s79).
-    status, out, err = cli(*MEMORY, "--trinity-version", "0.5.1")
-    assert status == 0, err
-    assert out.startswith("Mixtral-8x7B-v0.1 (46.7B parameters, 12.9B active) on 32 x A100-80GB (80.0 GiB), Env, "
-                          "Trinity 0.5.1, 16384 tokens (32768 per GPU), margin 0.01\n")
-    assert "│ states        │ 22.38 │" in out and "│ total         │ 58.82 │" in out
-    assert f"host memory: {SEPARATE_HOST} (verl reads it" in out
-    for release, host in ((None, "367.5"), ("0.5", "198.8"), ("0.5.2", "198.8"), ("0.6.0", "367.5")):
+    # 0.5's reference blocks as verl 0.7 places them, whole experts or separate: 198.8 (pinnedplace, s79); its fused
+    # experts placed so too, an even share on the GPUs, as 0.5.1's (fusedpad, s80).
+    for release in ("0.5.1", "0.5", "0.5.2"):
+        status, out, err = cli(*MEMORY, "--trinity-version", release)
+        assert status == 0, err
+        assert out.startswith("Mixtral-8x7B-v0.1 (46.7B parameters, 12.9B active) on 32 x A100-80GB (80.0 GiB), Env, "
+                              f"Trinity {release}, 16384 tokens (32768 per GPU), margin 0.01\n")
+        assert "│ states        │ 22.38 │" in out and "│ total         │ 58.82 │" in out
+        assert f"host memory: {SEPARATE_HOST} (verl reads it" in out
+    for release in (None, "0.6.0"):
         status, out, _ = cli(*MEMORY, *(("--trinity-version", release) if release else ()))
         assert status == 1  # does not fit: whole experts
-        assert f"host memory: {host} GiB per node while the model loads" in out
+        assert "│ states        │  87.21 │" in out and "│ total         │ 123.65 │" in out
+        assert "host memory: 367.5 GiB per node while the model loads" in out
         assert out.rstrip().endswith(f"--gpus 32 --len 16384{f' --trinity-version {release}' if release else ''}")
 
 
@@ -171,15 +176,19 @@ def test_solve_memory_refuses_a_release_as_solve_does(cli: Cli, release: str) ->
 def test_the_api_estimate_counts_the_release_and_its_text_plans_with_it() -> None:
     separate = solver.estimate_memory(MIXTRAL.name, "a100-80gb", 32, 16384, env=True, catalog=CATALOG,
                                       trinity_version="0.5.1")
+    placed = solver.estimate_memory(MIXTRAL.name, "a100-80gb", 32, 16384, env=True, catalog=CATALOG,
+                                    trinity_version="0.5.2")
     fused = solver.estimate_memory(MIXTRAL.name, "a100-80gb", 32, 16384, env=True, catalog=CATALOG,
-                                   trinity_version="0.5.2")
-    assert (separate.trains, fused.trains) == (True, False)
-    # 21.7477 and 84.7477 GiB of states before calibration (test_moerelease_s77), its coefficient 1.0290 after.
-    assert (round(separate.terms.states, 4), round(fused.terms.states, 4)) == (22.3785, 87.2060)
+                                   trinity_version="0.6")
+    assert (separate.trains, placed.trains, fused.trains) == (True, True, False)
+    # 21.7477 GiB of states before calibration under 0.5.1 and 0.5.2 (its fused experts as verl 0.7 places them,
+    # fusedpad s80), 84.7477 under 0.6 (test_moerelease_s77), its coefficient 1.0290 after.
+    assert (round(separate.terms.states, 4), round(placed.terms.states, 4), round(fused.terms.states, 4)) == (
+        22.3785, 22.3785, 87.2060)
     text = solver.memory_text(solver.memory_answer(MIXTRAL.name, "a100-80gb", 32, 16384, env=True, catalog=CATALOG,
-                                                   trinity_version="0.5.2"), CATALOG)
+                                                   trinity_version="0.6"), CATALOG)
     assert ('solver.plan("Mixtral-8x7B-v0.1", gpu="A100-80GB", budget_gpus=32, max_model_len=16384, '
-            'trinity_version="0.5.2", catalog=catalog)') in text
+            'trinity_version="0.6", catalog=catalog)') in text
     with pytest.raises(QueryError, match=r"^trinity_version takes 0\.5, 0\.5\.0, 0\.5\.1, 0\.5\.2, 0\.6 or "
                                          r"0\.6\.0 \(or a tag of one, v0\.5\.2\), got '0\.5\.x'$"):
         solver.estimate_memory("8B", "a100", 8, 8192, trinity_version="0.5.x")

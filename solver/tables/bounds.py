@@ -317,8 +317,9 @@ HeldExperts = Literal["fused", "separate"]
 """How transformers holds a mixture of experts' routed experts, which decides how FSDP2 shards them (and what a LoRA
 adapter on ``all-linear`` adapts of them: ``solver.memory.adapted_shapes``): ``fused``
 (transformers 5: ``MixtralExperts``, ``Qwen3MoeExperts``, one ``gate_up_proj`` and one ``down_proj`` tensor per layer
-with a row per expert, ``modeling_mixtral.py:70-71`` in 5.12.1, ``:71-72`` in 5.0.0), whose shards hold whole experts
-(the fullest GPU the rounded-up count of them); ``separate`` (transformers 4: an ``nn.ModuleList`` of one gated MLP of
+with a row per expert, ``modeling_mixtral.py:70-71`` in 5.12.1, ``:71-72`` in 5.0.0), whose shards by rows hold whole
+experts (the fullest GPU the rounded-up count of them), or under Trinity 0.5 are placed as verl 0.7 places them
+(``solver.memory.expert_padding``); ``separate`` (transformers 4: an ``nn.ModuleList`` of one gated MLP of
 three ``nn.Linear`` per expert, ``modeling_mixtral.py:63-65``, ``:97`` in 4.57.1; ``modeling_qwen3_moe.py:203-205``,
 ``:222``), each weight sharded over every GPU by its first dimension the GPUs divide, else by its rows padded to a
 multiple of them (Trinity 0.5.1's placement: ``solver.memory.shard_padding``)."""

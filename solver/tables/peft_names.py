@@ -40,7 +40,7 @@ class PeftModuleNames(NamedTuple):
     (``modeling_qwen3_moe.py:197`` to ``:225``, ``modeling_mixtral.py:57`` to ``:97``), which ``all-linear`` adapts
     each, three per expert, and FSDP2 shards each over every GPU (``solver.memory.held_experts``); False for a dense
     type and for Llama 4's and GraniteMoE's experts, 3-D parameters there too (``Llama4TextExperts``,
-    ``GraniteMoeParallelExperts``), which nothing adapts and FSDP2 shards whole, as transformers 5's."""
+    ``GraniteMoeParallelExperts``), which nothing adapts and FSDP2 shards as transformers 5's fused tensors."""
     assumed: bool = False
     """Whether these are assumed: Qwen3's or Qwen3-MoE's, for a model type this table does not hold."""
     expert_count: int = 0
