@@ -169,7 +169,7 @@ def test_the_config_gives_the_targets() -> None:
     query = config_query(CATALOG, read_trinity_config(QV_LORA, "config.yaml", {}), gpu="A100-80GB")
     assert query.lora_targets == QV
     assert config_query(CATALOG, read_trinity_config(QV_LORA, "config.yaml", {}), gpu="A100-80GB",
-                        lora_rank=32).lora_targets is None  # a rank of its own: a new adapter's, on all-linear
+                        lora_rank=32).lora_targets == QV  # another rank: the config's targets, which it keeps
     # the config's own rank, as a fragment's check command gives it (--lora-rank 64): the config's adapter still
     assert config_query(CATALOG, read_trinity_config(QV_LORA, "config.yaml", {}), gpu="A100-80GB",
                         lora_rank=64).lora_targets == QV
