@@ -50,6 +50,7 @@ _EXPORTS = {
     "BeyondCode": "solver.results",
     "UnphysicalCode": "solver.results",
     "ConfigProblemCode": "solver.query",
+    "ConfigAdapter": "solver.query",
     "BrokenRuleCode": "solver.rules",
     "ClusterResult": "solver.results",
     "Placement": "solver.results",
@@ -130,6 +131,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.memory import MemoryEstimate as MemoryEstimate
     from solver.memory import MemoryQuestion as MemoryQuestion
     from solver.memory import Terms as Terms
+    from solver.query import ConfigAdapter as ConfigAdapter
     from solver.query import ConfigProblemCode as ConfigProblemCode
     from solver.query import EstimateMode as EstimateMode
     from solver.query import Objective as Objective

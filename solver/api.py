@@ -173,6 +173,7 @@ from solver.tables import (
     trinity_release,
     with_own_hint,
 )
+from solver.tables.peft_match import ALL_LINEAR
 
 if TYPE_CHECKING:  # the cluster's modules load OR-Tools: imported where a placement is asked for
     from solver.cluster import Planner
@@ -564,10 +565,13 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
     path = None if model_config is None else given_path("model_config", model_config)
     if path is not None:  # the check command's --model-config reads it so: no command that names a file it refuses
         _check_model_config_shape(path, known.model(answer.model))
+    adapter = keys.plan.config_adapter
     return fragment_for(keys, gpu=answer.gpu, rocm=known.gpu(answer.gpu).rocm, node_gpus=answer.node_gpus,
                         host_ram_gb=answer.host_ram_gb, option_names=API_OPTIONS,
-                        check=fragment_check(answer.gpu, known, _model_config_check(answer.model, path)),
-                        dpo_mode_unset=keys.plan.dpo_mode_unset)[0]
+                        check=fragment_check(answer.gpu, known, (*_model_config_check(answer.model, path),
+                                                                 *_lora_targets_check(keys.plan))),
+                        dpo_mode_unset=keys.plan.dpo_mode_unset,
+                        config_lora_rank=0 if adapter is None else adapter.rank)[0]
 
 
 def _check_model_config_shape(path: Path, model: Model) -> None:
@@ -587,6 +591,16 @@ def _model_config_check(model: str, path: Path | None) -> tuple[str, ...]:
         return ("--model-config", str(path))
     shipped = any(model == known.name for known in load_catalog().models)
     return () if shipped else ("--model-config", MODEL_CONFIG_PLACEHOLDER)
+
+
+def _lora_targets_check(plan: Plan) -> tuple[str, ...]:
+    """The ``--lora-targets`` a fragment's check command gives for `plan`, where its LoRA is a config's own adapter
+    (`Plan.config_adapter`, which the config keeps, and the check counts on the config's targets) counted on other
+    targets (``lora_targets=`` given to `config_query`): the plan's regex, or ``all-linear``; none otherwise."""
+    adapter = plan.config_adapter
+    if adapter is None or not plan.lora_rank or plan.lora_targets == adapter.targets:
+        return ()
+    return ("--lora-targets", ALL_LINEAR if plan.lora_target_modules is None else plan.lora_target_modules)
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
@@ -629,7 +643,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
     catalog = catalog.with_lora_targets(answer.model, answer.best.lora_targets)
     model = catalog.model(answer.model)
     best = _written_for(answer.best, model, version, "the answer")
-    _check_adapter_kept(caller, answer, best, model)
+    _check_adapter_kept(caller, best, model)
     release = written_release(best, planned="the answer's plan")
     _within_host_memory(best, model, release, answer.host_ram_gb, API_OPTIONS.host_ram, "the answer", version)
     nodes, rollout = fragment_layout(answer)
@@ -642,13 +656,13 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
         dpo=bool(answer.dpo_pairs), config_lora=best.config_lora)
 
 
-def _check_adapter_kept(caller: str, answer: Answer, best: Plan, model: Model) -> None:
-    """`QueryError` where `best` (of `answer`, to a `config_query`) counted a LoRA adapter of fewer parameters than
-    the config's own (`Query.config_adapter`), which the fragment keeps (`adapter_unkept`, as ``--emit trinity``
-    refuses it). An answer rebuilt from its JSON, which keeps no query, is not checked."""
+def _check_adapter_kept(caller: str, best: Plan, model: Model) -> None:
+    """`QueryError` where `best` (of an answer to a `config_query`) counted a LoRA adapter of fewer parameters than
+    the config's own, which the fragment keeps (`Plan.config_adapter`, which its JSON keeps too: an answer read back
+    is refused alike; `adapter_unkept`, as ``--emit trinity`` refuses it)."""
     from solver.trinity import adapter_unkept
 
-    adapter = None if answer.query is None else answer.query.config_adapter
+    adapter = best.config_adapter
     if best.config_lora and adapter is not None and (
             unkept := adapter_unkept(best, model, adapter, "config", f"{caller} keeps", API_OPTIONS)) is not None:
         raise QueryError(unkept)
@@ -1326,11 +1340,12 @@ def config_query(
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,
-           "config_adapter": None if config.lora_key is None else ConfigAdapter(config.lora_key, config.lora_rank,
-                                                                                 config.lora_targets),
-           # the config's adapter's modules, at its own rank (the fragment's check command gives it as --lora-rank)
+           "config_adapter": None if config.lora_key is None else ConfigAdapter.of(config.lora_key, config.lora_rank,
+                                                                                    config.lora_targets),
+           # the config's adapter's modules, at any rank the plans count (the config keeps them): none where
+           # lora_rank=0 asks for full fine-tuning in place of the config's LoRA
            "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else
-           config.lora_targets if lora_rank in (None, config.lora_rank) else None,
+           None if lora_rank == 0 != config.lora_rank else config.lora_targets,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(

@@ -159,14 +159,32 @@ class Pins(Frozen):
     offload: bool | None = Field(default=None, description="--offload (true) or --no-offload (false); null where free")
 
 
-class ConfigAdapter(NamedTuple):
+class ConfigAdapter(Frozen):
     """A Trinity config's own LoRA adapter, which what is made of a plan with it keeps: the dotted key that turns it
-    on (`key`), the rank the plans count (`rank`: 0 where they count none) and its targets (`targets`: None for
-    all-linear's)."""
+    on (`key`), the rank the plans count (`rank`: 0 where they count none) and its targets' regexes
+    (`target_modules`, `exclude_modules`; `targets`, None for all-linear's). Each plan keeps it (`solver.results.Plan.config_adapter`), so that its JSON read back is checked
+    against it as the answer was (`solver.trinity.adapter_unkept`)."""
 
-    key: str
-    rank: int
-    targets: LoraTargets | None
+    key: str = Field(description="the config's key that turns its LoRA on (model.lora_configs, ...)")
+    rank: int = Field(ge=0, description=(
+        "the adapter's rank as its plans count it; 0 where they count none of the config's own (an adapter it "
+        "loads: the plan's lora_rank counts)"))
+    target_modules: str | None = Field(default=None, description=(
+        "its target_modules regex, as the plans count it; null for all-linear's, every linear layer but the output "
+        "projection"))
+    exclude_modules: str | None = Field(default=None, description=(
+        "with target_modules: its exclude_modules regex; null where none"))
+
+    @classmethod
+    def of(cls, key: str, rank: int, targets: LoraTargets | None) -> ConfigAdapter:
+        """The adapter turned on by `key`, of `rank`, on `targets` (None: all-linear's)."""
+        return cls(key=key, rank=rank, target_modules=None if targets is None else targets.pattern,
+                   exclude_modules=None if targets is None else targets.excluded)
+
+    @property
+    def targets(self) -> LoraTargets | None:
+        """Its targets, as `Catalog.with_lora_targets` takes them; None for all-linear's."""
+        return None if self.target_modules is None else LoraTargets(self.target_modules, self.exclude_modules)
 
 
 class Query(Frozen):

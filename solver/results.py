@@ -36,7 +36,15 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from solver import __version__
-from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode, Objective, Pins, Query, margin_keeping
+from solver.query import (
+    REFUSED_CONFIG_CODES,
+    ConfigAdapter,
+    ConfigProblemCode,
+    Objective,
+    Pins,
+    Query,
+    margin_keeping,
+)
 from solver.rules import (
     COMMAND_OPTIONS,
     ONE_SEQUENCE_WIDER_WORDS,
@@ -1208,6 +1216,11 @@ class Plan(Frozen):
     config_lora: bool = Field(default=False, description=(
         "whether its LoRA is the --from-config config's own adapter (the query's config_lora), which the config "
         "keeps: its fragment writes no model.lora_configs, which would replace that adapter; false in JSON made "
+        "before the field"))
+    config_adapter: ConfigAdapter | None = Field(default=None, description=(
+        "with config_lora: that adapter (the query's config_adapter), its key, rank and targets as the plans count "
+        "them, which solver.trinity_config and trinity_settings refuse a plan of fewer LoRA parameters against, as "
+        "--emit trinity does, and which its check command leaves to the config; null otherwise, and in JSON made "
         "before the field"))
     dpo: bool = Field(default=False, description=(
         "whether the run trains DPO (the query's dpo: a --from-config config's algorithm_type dpo, --dpo, or a cluster "

@@ -111,6 +111,7 @@ PLAN_ORDER = (
     "lora_target_modules",
     "lora_exclude_modules",
     "config_lora",
+    "config_adapter",
     "dpo",
     "mode_train",
     "critic",
@@ -550,6 +551,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
             "lora_rank": 0,  # full fine-tuning's states
             "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
+            "config_adapter": None,  # no config's
             "dpo": False, "mode_train": False,  # not DPO, no config
             "critic": critic,
             "trinity_version": None, "expert_layout": "fused",  # no release named: 0.6's counts, transformers 5's

@@ -88,12 +88,14 @@ def test_config_lora_kept_as_the_command_keeps_it(cli: Callable[..., tuple[int, 
 
 
 def test_lora_rank_over_a_config_lora_kept(cli: Callable[..., tuple[int, str, str]], tmp_path: Path) -> None:
-    answer = _api_answer(QV_LORA, lora_rank=32)
-    assert answer.best is not None and answer.best.lora_rank == 32
+    # rank 128 (rank 32 on the config's q and v, which it keeps since adapterkeep_s80, counts fewer parameters than
+    # its rank-64 adapter: refused)
+    answer = _api_answer(QV_LORA, lora_rank=128)
+    assert answer.best is not None and answer.best.lora_rank == 128
     path = tmp_path / "config.yaml"
     path.write_text(QV_LORA)
     status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--trinity-version", "0.5.2",
-                           "--lora-rank", "32", "--json")
+                           "--lora-rank", "128", "--json")
     assert status == 0, err
     assert solver.trinity_settings(answer).config["model"] == json.loads(out)[0]["apply"]["config"]["model"] == {
         "max_model_len": 16384}
@@ -169,7 +171,7 @@ def test_the_config_gives_the_targets() -> None:
     query = config_query(CATALOG, read_trinity_config(QV_LORA, "config.yaml", {}), gpu="A100-80GB")
     assert query.lora_targets == QV
     assert config_query(CATALOG, read_trinity_config(QV_LORA, "config.yaml", {}), gpu="A100-80GB",
-                        lora_rank=32).lora_targets is None  # a rank of its own: a new adapter's, on all-linear
+                        lora_rank=32).lora_targets == QV  # another rank: the config's targets, which it keeps
     # the config's own rank, as a fragment's check command gives it (--lora-rank 64): the config's adapter still
     assert config_query(CATALOG, read_trinity_config(QV_LORA, "config.yaml", {}), gpu="A100-80GB",
                         lora_rank=64).lora_targets == QV

@@ -78,11 +78,13 @@ def test_a_config_without_lora_gets_the_counted_lora_from_the_api() -> None:
 
 def test_write_refuses_another_rank_than_the_configs_adapter(cli: Cli, tmp_path: Path) -> None:
     config, written = _config(tmp_path, QV_LORA), tmp_path / "written.yaml"
-    status, out, err = cli("--from-config", str(config), *FLAGS, "--lora-rank", "32", "--write", str(written))
+    # rank 128 (rank 32 on the config's q and v, which it keeps since adapterkeep_s80, counts fewer parameters than
+    # its adapter: refused before the patch, as --emit trinity refuses it)
+    status, out, err = cli("--from-config", str(config), *FLAGS, "--lora-rank", "128", "--write", str(written))
     assert (status, out) == (2, "")
-    assert err == (f"solve: error: --from-config {config}: the plan counted LoRA rank 32, but model.lora_configs "
+    assert err == (f"solve: error: --from-config {config}: the plan counted LoRA rank 128, but model.lora_configs "
                    "trains rank 64, which --write keeps (its lora_alpha scales the adapter by its rank): plan at rank "
-                   "64 (--lora-rank 64, or leave it out), or set model.lora_configs's rank to 32 first\n")
+                   "64 (--lora-rank 64, or leave it out), or set model.lora_configs's rank to 128 first\n")
     assert not written.exists()
     answer = _answer(QV_LORA, 32)
     assert answer.best is not None

@@ -108,6 +108,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
     "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
+    "config_adapter": None,  # no config's
     "dpo": False, "mode_train": False,  # not DPO, no config
     "critic": None,  # no critic
     "trinity_version": None, "expert_layout": "fused", "experts_counted": None,  # no release named, a dense model
@@ -343,6 +344,7 @@ GOOD_PLAN = {
     "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
     "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
+    "config_adapter": None,  # no config's
     "dpo": False, "mode_train": False,  # not DPO, no config
     "critic": None,  # no critic
     "trinity_version": None, "expert_layout": "fused", "experts_counted": None,  # no release named, a dense model

@@ -149,7 +149,7 @@ def test_emit_trinitys_check_command_leaves_the_configs_own_rank(tmp_path: Path,
     config = tmp_path / "lora.yaml"
     config.write_text(LORA_CONFIG)
     commands = []
-    for extra in ((), ("--lora-rank", "32")):
+    for extra in ((), ("--lora-rank", "128")):  # not 32: under the config's 64 on its targets (adapterkeep_s80)
         status, out, err = cli("--from-config", str(config), "--gpu", "h100", *extra, "--emit", "trinity")
         assert status == 0, err
         (command,) = [line for line in out.splitlines() if "solve --from-config CONFIG --check" in line]
@@ -157,7 +157,7 @@ def test_emit_trinitys_check_command_leaves_the_configs_own_rank(tmp_path: Path,
     assert commands == [
         "#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu H100-80GB",
         ("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solve --from-config CONFIG --check --gpu H100-80GB "
-         "--lora-rank 32")]  # a rank other than the config's is given still
+         "--lora-rank 128")]  # a rank other than the config's is given still
 
 
 def test_solve_json_says_a_dpo_configs_plan_trains_dpo_in_mode_train(tmp_path: Path, cli: Cli) -> None:

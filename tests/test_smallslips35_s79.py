@@ -68,12 +68,14 @@ def test_json_and_the_apply_lines_say_it(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_rank_and_targets_are_weighed_together(cli: Cli, tmp_path: Path) -> None:
-    # the config's q and v adapter at rank 64 (30,670,848 parameters): --lora-rank 16 counts all-linear's at rank 16,
-    # 43,646,976, more (made as before); rank 8 counts 21,823,488, fewer (refused, naming both)
+    # the config's q and v adapter at rank 64 (30,670,848 parameters): --lora-rank 16 --lora-targets all-linear counts
+    # all-linear's at rank 16, 43,646,976, more (made as before); rank 8 counts 21,823,488, fewer (refused, naming
+    # both). (--lora-rank alone counts the config's own q and v since adapterkeep_s80, not all-linear's.)
     config = _config(tmp_path, QV)
-    status, out, _ = cli("--from-config", str(config), *A100, "--lora-rank", "16", "--emit", "trinity")
-    assert status == 0 and "--lora-rank 16 --critic none" in out
-    status, _, err = cli("--from-config", str(config), *A100, "--lora-rank", "8", "--emit", "trinity")
+    every = ("--lora-targets", "all-linear", "--emit", "trinity")
+    status, out, _ = cli("--from-config", str(config), *A100, "--lora-rank", "16", *every)
+    assert status == 0 and "--lora-targets all-linear --lora-rank 16 --critic none" in out
+    status, _, err = cli("--from-config", str(config), *A100, "--lora-rank", "8", *every)
     assert status == 2 and err == (
         f"solve: error: --from-config {config}: the plan counted its LoRA adapter at rank 8 on all-linear (21,823,488 "
         "parameters), but the config's own (model.lora_configs), at rank 64 on '.*\\.(q_proj|v_proj)', which --emit "

@@ -1152,8 +1152,8 @@ def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked
     what the config's reading counts (`counted_lora_rank`, `counted_lora_targets`): that rank's states, or for 0
     full fine-tuning's, given as `option_names` name the options, beside what the config's own would be."""
     rank = counted_lora_rank(reader, version)
-    # another rank alone counts all-linear's adapter (`solver.api.config_query`): targets other than that are given
-    targets_given = targets != (counted_lora_targets(reader, version) if asked == rank else None)
+    # another rank counts the config's own targets too (`solver.api.config_query`): targets other than them are given
+    targets_given = bool(asked) and targets != counted_lora_targets(reader, version)
     pattern = ALL_LINEAR if targets is None else targets.pattern
     options = [*([f"lora_rank={asked}" if option_names.keywords else f"--lora-rank {asked}"] if asked != rank else []),
                *([f"lora_targets='{pattern}'" if option_names.keywords else f"--lora-targets '{pattern}'"]

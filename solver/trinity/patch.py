@@ -920,8 +920,8 @@ def lora_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapp
     own = written_lora(reading, name, environ)
     if own is None:
         return None
-    adapter = ConfigAdapter(own[0], config_counted_lora_rank(reading, name, environ, version),
-                            config_counted_lora_targets(reading, name, environ, version))
+    adapter = ConfigAdapter.of(own[0], config_counted_lora_rank(reading, name, environ, version),
+                               config_counted_lora_targets(reading, name, environ, version))
     return adapter_unkept(plan, model, adapter, name, kept_by, option_names)
 
 
