@@ -48,6 +48,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    LAYOUTS_TAKEN,
     BatchDivisor,
     ExpertLayout,
     HeldExperts,
@@ -1874,12 +1875,6 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
         return
     if problem is not None:
         checks.add(problem.code, problem.words)
-
-
-LAYOUTS_TAKEN: dict[ExpertLayout, tuple[HeldExperts, ...]] = {
-    "fused": ("fused",), "separate": ("separate",), "either": ("fused", "separate")}
-"""The layouts whose module names a release holding the routed experts as each `ExpertLayout` may run with
-(`lora_targets_problem`): 0.5.0's and 0.5.2's ``either``, transformers 5's and 4's."""
 
 
 def lora_targets_problem(targets: str | None, excluded: str | None, model: Model,
