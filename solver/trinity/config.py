@@ -1173,12 +1173,13 @@ def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str
                       asked: int | None = None, option_names: OptionNames = API_OPTIONS,
                       targets: LoraTargets | None = None) -> ConfigProblem:
     """`note`, one of `TrinityConfig.notes` with its code, for a verdict on a model of the module names `held`, each
-    layout's the release may hold its routed experts in (`solver.Model.peft_names_of`), where the config (`mapping`, read as `load_config_mapping` reads `name`, its
-    variables from `environ`) sets LoRA: its LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) then says what a
-    ``target_modules`` regex adapts of those names (`_fewer_targets`), not of the type the config read alone assumed,
-    or, where the verdict counts another rank `asked` (``--lora-rank``, as `option_names` name it) than the config's
-    (`counted_lora_rank`), or its adapter on other `targets` than the config's (``--lora-targets``'; None: all-linear's,
-    as without a config), that rank's states on those targets (`_asked_lora_note`); other notes as they are."""
+    layout's the release may hold its routed experts in (`solver.Model.peft_names_of`), where the config (`mapping`,
+    read as `load_config_mapping` reads `name`, its variables from `environ`) sets LoRA: its LoRA note
+    (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) then says what a ``target_modules`` regex adapts of those names
+    (`_fewer_targets`), not of the type the config read alone assumed, or, where the verdict counts another rank
+    `asked` (``--lora-rank``, as `option_names` name it) than the config's (`counted_lora_rank`), or its adapter on
+    other `targets` than the config's (``--lora-targets``'; None: all-linear's, as without a config), that rank's
+    states on those targets (`_asked_lora_note`); other notes as they are."""
     if note.code is not ConfigProblemCode.LORA_COUNTED_AS_FULL:
         return note
     reader = ConfigReader(mapping, name, VariablesRead(environ))
