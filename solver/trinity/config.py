@@ -1042,9 +1042,9 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
     (`counted_lora_rank`), or where they cannot (`_lora_uncounted`), full fine-tuning's, conservative for it by about
     12 of the 16 bytes per parameter of each GPU's shard without Offload; what a regex adapts of them said on the
     model's module names where known (`held`: each layout's the release may hold its experts in; `_fewer_targets`),
-    in place of "every linear layer but the output projection"
-    (``lm_head``), which an adapter on ``o_proj`` would seem to contradict. None without LoRA, and for LoRA configs
-    Trinity does not load (`_lora_configs_notes` refuses them)."""
+    in place of "every linear layer but the output projection" (``lm_head``), which an adapter on ``o_proj`` would
+    seem to contradict. None without LoRA, and for LoRA configs Trinity does not load (`_lora_configs_notes` refuses
+    them)."""
     lora = _lora_key(reader)
     if lora is None or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
         return []
@@ -1147,19 +1147,19 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...],
     if (all(adapts_all(match, each) for match, each in zip(matches, held.values(), strict=True))
             or not any(match.linears for match in matches) or any(match.other is not None for match in matches)):
         return ""
-    words = _adapted_words(pattern, excluded, held)
-    if " under transformers " in words:  # each layout's names: 0.5.0's and 0.5.2's memory counts the larger
+    if len({match.linears for match in matches}) > 1:  # each layout's named: 0.5.0's and 0.5.2's count the larger
         counted = "its adapter counted on the larger of the two"
     less = "" if excluded is None else f" less exclude_modules '{excluded}'"
-    return f"; its target_modules {_shown_targets(pattern)}{less} matches {words}{among}, {counted}"
+    return (f"; its target_modules {_shown_targets(pattern)}{less} matches {_adapted_words(pattern, excluded, held)}"
+            f"{among}, {counted}")
 
 
 def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts, PeftModuleNames]) -> str:
     """What the ``target_modules`` regex `pattern` less `excluded` adapts of the module names of each layout `held`
     (`peft_target_match`): its linear layers' names and ``alone`` (``q_proj and v_proj alone``), said once where the
     layouts' are the same, else each layout's with its transformers (Mixtral's ``.*\\.w1`` under 0.5.2: ``experts.w1
-    alone under transformers 5 and block_sparse_moe.experts.E.w1 alone under transformers 4``; ``no module`` where it
-    matches none there)."""
+    alone under transformers 5 and experts.E.w1 alone under transformers 4``, the names less their first part, as
+    `TargetMatch.linears` holds them; ``no module`` where it matches none there)."""
     adapted = {layout: peft_target_match(pattern, excluded, names).linears for layout, names in held.items()}
     words = {layout: f"{and_joined(list(linears))} alone" if linears else "no module"
              for layout, linears in adapted.items()}
