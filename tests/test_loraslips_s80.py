@@ -228,3 +228,19 @@ def test_set_or_defaulted_or_beside_the_adapter_it_reads_as_before() -> None:
     # no LoRA: verl's target_modules beside no LoRA key decides nothing either
     verl = PLAIN % "  lora_configs: null\nactor_rollout_ref: {model: {target_modules: '${oc.env:S80_TARGETS}'}}"
     assert read_trinity_config(verl, "trinity.yaml", {}).lora_rank == 0
+
+
+def test_the_checks_resolve_a_lora_config_s_keys_before_matching_them() -> None:
+    # before: the check matched the text '${oc.env:S80_T}' itself, "matches no module", set or not
+    config = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 4096,
+                        "lora_configs": [{"lora_rank": 8, "target_modules": "${oc.env:S80_T}"}]},
+              "cluster": {"node_num": 1, "gpu_per_node": 8}}
+    model = solver.load_catalog().model("Qwen3-8B")
+    assert solver.trinity.check_trinity_config(config, model, 4, environ={}) == [(
+        "cannot check model.lora_configs[0].target_modules: environment variable S80_T is not set and "
+        "'${oc.env:S80_T}' has no default")]
+    assert solver.trinity.check_trinity_config(config, model, 4, environ={"S80_T": ".*\\.(q_proj|v_proj)"}) == []
+    refused = solver.trinity.check_trinity_config(config, model, 4, environ={"S80_T": ".*q_norm"})
+    assert len(refused) == 1 and refused[0].startswith(
+        "model.lora_configs[0].target_modules '.*q_norm', on Qwen3-8B (a dense model), matches "
+        "model.layers.N.self_attn.q_norm, which PEFT cannot adapt")

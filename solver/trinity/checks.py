@@ -1862,9 +1862,10 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
     configs = checks.value(LORA_CONFIGS)
     if not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
         return
-    targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
+    targets, excluded, rank, path = (checks.value((*LORA_CONFIGS, 0, key))
+                                     for key in ("target_modules", "exclude_modules", "lora_rank", "path"))
     whole_rank = omegaconf_integer(rank)
-    if (configs[0].get("path") is not None or isinstance(targets, list | Mapping) or all_linear(targets)
+    if (path is not None or isinstance(targets, list | Mapping) or all_linear(targets)
             and excluded is None or excluded is not None and not isinstance(excluded, str)
             or rank is not None and (whole_rank is None or whole_rank < 1)):
         return
@@ -1988,12 +1989,13 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     if (lora_moe_unsaved_words(model, checks.version, checks.experts) is None or not isinstance(configs, list)
             or len(configs) != 1 or not isinstance(configs[0], Mapping)):
         return
-    targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
+    targets, excluded, rank, path = (checks.value((*LORA_CONFIGS, 0, key))
+                                     for key in ("target_modules", "exclude_modules", "lora_rank", "path"))
     whole_rank = omegaconf_integer(rank)
     if rank is not None and (whole_rank is None or whole_rank < 1):
         return  # no LoRA, or refused as such
     made, names, parameters = "", model.peft_names, "for the routed experts"
-    if configs[0].get("path") is None and not all_linear(targets):
+    if path is None and not all_linear(targets):
         excluded = excluded if isinstance(excluded, str) else None
         try:
             if not isinstance(targets, str) or peft_target_refusal(targets, excluded, names) is not None:
