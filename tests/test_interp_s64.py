@@ -77,7 +77,8 @@ def test_an_environment_variable_or_an_unknown_resolver_is_not_judged(value: str
 
 def test_a_reference_through_a_key_that_reads_the_environment_is_not_judged():
     mapping = {"model": {"which": "${oc.env:WHICH,nope}", "lora_configs": [{"lora_rank": "${model.${model.which}}"}]}}
-    ((own, own_words), (code, words)) = _problems(mapping)
+    # s80: the LoRA config's rank is read first now, as its check reads it resolved (before: its text)
+    ((code, words), (own, own_words)) = _problems(mapping)
     assert code == "unresolved-value" and "the config has no model.nope" in words
     assert own == "no-such-key-refused" and own_words.startswith("model.which: no release of Trinity")  # the test's key
 
