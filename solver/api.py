@@ -123,6 +123,7 @@ from solver.rules import (
 )
 from solver.tables import (
     CRITIC_CHOICES,
+    LAYOUTS_TAKEN,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_TOKENS,
@@ -1534,7 +1535,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     problems += (verdict_lora_note(verdict_critic_note(verdict_length_note(
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
                      config.critic, query.option_names), mapping, name, environ, version,
-                     model.peft_names_of("separate" if query.expert_layout == "separate" else "fused"),
+                     {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[query.expert_layout]},
                      query.lora_rank, query.option_names, query.lora_targets)
                  for code, words in zip(config.note_codes, config.notes, strict=True) if code not in moot)
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.

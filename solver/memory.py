@@ -118,8 +118,8 @@ from solver.tables import (
     counted,
     sp_rule_violation,
 )
-from solver.tables.peft_match import peft_target_match
-from solver.tables.peft_names import PeftModuleNames
+from solver.tables.peft_match import adapted_experts, peft_target_match
+from solver.tables.peft_names import EXPERT_INDEX, PeftModuleNames
 
 GIB = 1024**3
 GRID = 1024
@@ -1099,13 +1099,15 @@ def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     return max(layouts, key=lambda layout: lora_parameters(model, 1, layout))
 
 
-def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExperts) -> tuple[int, int, int]:
+def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExperts,
+                  experts: int | None = None) -> tuple[int, int, int]:
     """(rows, columns, count) at the rank of the layer module `name` (one of `names.adapted`, the release's layout
     `held`) that ``all-linear`` adapts, as `adapted_shapes` counts it: an attention projection in every layer, the
-    router and the routed experts (transformers 4's each expert's projections; transformers 5's, where PEFT converts
-    them, their fused gate and up projection at twice the rank, halved between the two names) and a shared expert in
-    each expert layer, a dense MLP's projection in each dense layer (every layer of a dense model); count 0 for routed
-    experts that nothing adapts (`MoE.peft_converts_experts` off)."""
+    router and the routed experts (transformers 4's each expert's projections, of `experts` per expert layer where a
+    regex adapts some of them, else of all; transformers 5's, where PEFT converts them, their fused gate and up
+    projection at twice the rank, halved between the two names) and a shared expert in each expert layer, a dense
+    MLP's projection in each dense layer (every layer of a dense model); count 0 for routed experts that nothing
+    adapts (`MoE.peft_converts_experts` off)."""
     hidden, layers, moe, mla = model.hidden_size, model.num_layers, model.moe, model.mla
     leaf, parts = name.rsplit(".", 1)[-1], name.split(".")
     if parts[0] == "self_attn":
@@ -1127,7 +1129,7 @@ def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExp
     if name == names.router:
         return moe.experts, hidden, sparse
     if "experts" in parts:
-        width, count = moe.moe_intermediate_size, moe.experts * sparse
+        width, count = moe.moe_intermediate_size, (moe.experts if experts is None else experts) * sparse
         if held == "separate":
             return _projection_shape(leaf, hidden, width, count)
         count = count if moe.peft_converts_experts else 0
@@ -1163,12 +1165,18 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     0.5.1's), no conversion, but the router and each expert's three projections where they are ``nn.Linear`` there;
     under a release taking `either`, the larger of the two. Of those, the ones a config's regex (less its
     ``exclude_modules``) matches where the model has one (`Model.lora_targets`; `peft_target_match` on the layout's
-    module names, transformers 4's ``mlp.experts.E.gate_proj`` under ``separate``): a regex that matches some of
-    transformers 4's routed experts counts them all, on the safe side."""
+    module names, transformers 4's ``mlp.experts.E.gate_proj`` under ``separate``), of transformers 4's routed
+    experts those it adapts alone (`adapted_experts`: ``.*experts\\.[0-3]\\..*_proj`` four per expert layer)."""
     held = adapter_experts(model, experts)
     names, targets = model.peft_names_of(held), model.lora_targets
     matched = None if targets is None else peft_target_match(targets.pattern, targets.excluded, names).linears
-    shapes = (_module_shape(model, names, name, held) for name in names.adapted
+
+    def routed(name: str) -> int | None:  # the routed experts a regex adapts the projection `name` of; None: all
+        if targets is None or EXPERT_INDEX not in name.split("."):
+            return None
+        return adapted_experts(targets.pattern, targets.excluded, names, name)
+
+    shapes = (_module_shape(model, names, name, held, routed(name)) for name in names.adapted
               if matched is None or name.split(".", 1)[1] in matched)
     return tuple(shape for shape in shapes if shape[2] and shape[0] and shape[1])
 

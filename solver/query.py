@@ -31,6 +31,7 @@ from solver.rules import (
 from solver.tables import (
     CRITIC_CHOICES,
     DPO_CONFLICTS,
+    LAYOUTS_TAKEN,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -50,7 +51,6 @@ from solver.tables import (
     CriticStates,
     ExpertLayout,
     Frozen,
-    HeldExperts,
     MemoryModel,
     Model,
     QueryError,
@@ -1093,9 +1093,8 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         peft_regex(pattern)
     except re.error as error:
         raise QueryError(f"{shown} is no regular expression ({error}): {fix}") from None
-    layouts: tuple[HeldExperts, ...] = ("fused", "separate") if experts == "either" else (experts,)
     matches = [(peft_target_match(pattern, excluded, model.peft_names_of(layout)), model.peft_names_of(layout))
-               for layout in layouts]
+               for layout in LAYOUTS_TAKEN[experts]]
     for match, _ in matches:
         if match.beyond_all_linear:
             raise QueryError(f"{shown} matches {', '.join(match.beyond_all_linear)} of {model.name}, which all-linear "
