@@ -1097,8 +1097,8 @@ def refused_lora_note(data: Mapping[str, Any], name: str, environ: Mapping[str, 
     """The line on LoRA that a config's verdict and plans count as full fine-tuning where Trinity refuses its LoRA
     configs (``lora-configs-refused``: their reading, or their ``target_modules`` on the model's names), in place of
     the reading's lines on how the adapter is counted and saved, which are moot
-    (`ConfigProblemCode.LORA_COUNTED_AS_FULL`, the code of the line on what is counted for LoRA); None where the config `data` (the file `name`, read in
-    `environ`) sets no LoRA (`written_lora`)."""
+    (`ConfigProblemCode.LORA_COUNTED_AS_FULL`, the code of the line on what is counted for LoRA); None where the
+    config `data` (the file `name`, read in `environ`) sets no LoRA (`written_lora`)."""
     own = written_lora(data, name, environ)
     if own is None:
         return None
