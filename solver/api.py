@@ -114,6 +114,7 @@ from solver.rules import (
     one_sequence_per_micro_batch,
     own_table_cells,
     raised_budget_stop_words,
+    saved_split_models,
     shortest_length_of_budget,
     smaller_card_note,
     sp_layout_rule,
@@ -1505,13 +1506,13 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     problems = [problem for problem in checked if not (said and said in problem.words)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself; one line
-    # says what is counted in their place (without --lora-rank: full fine-tuning). On a
-    # mixture of experts whose config PEFT converts (lora-moe-config-unsaved), no regex is saved split: the reading's
-    # line for a dense model, which says so itself, is moot too.
+    # says what is counted in their place (without --lora-rank: full fine-tuning). Where no transformers the release
+    # runs on saves a regex split on this model (a mixture of experts whose config PEFT converts, with transformers 5
+    # alone: lora-moe-config-unsaved says what fails), the reading's line, said before the model is known, is moot too.
     codes = {problem.code for problem in checked}
     moot = (_ADAPTER_NOTES if ConfigProblemCode.LORA_CONFIGS_REFUSED in codes
-            else (ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT,) if ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED in codes
-            else ())
+            else (ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT,)
+            if saved_split_models(model, version, query.expert_layout) is None else ())
     problems += (verdict_lora_note(verdict_critic_note(verdict_length_note(
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
                      config.critic, query.option_names), mapping, name, environ, version,

@@ -130,6 +130,21 @@ def test_on_a_mixture_of_experts_as_its_transformers_saves_it(cli: Cli, version:
         "fails)"), fix="plan for all-linear instead")}[version]
 
 
+@pytest.mark.parametrize(("version", "codes"), [
+    ("0.6", ["lora-moe-config-unsaved", "lora-counted-as-full"]),
+    ("0.5", ["lora-moe-config-unsaved", "lora-counted-as-full", "lora-targets-saved-split"]),  # before: no split line
+    ("0.5.1", ["lora-counted-as-full", "lora-targets-saved-split"]),
+])
+def test_a_configs_own_regex_on_a_mixture_of_experts_by_the_same_check(cli: Cli, tmp_path: Path, version: str,
+                                                                         codes: list[str]) -> None:
+    config = tmp_path / "grpo.yaml"
+    config.write_text(CONFIG.format(lora=f"  lora_configs: [{{lora_rank: 32, target_modules: '{QKVO}'}}]\n").replace(
+        "Qwen/Qwen3-8B", "Qwen/Qwen3-30B-A3B").replace("gpu_per_node: 4", "gpu_per_node: 8"))
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--trinity-version", version, "--check",
+                         "--json")
+    assert json.loads(out)[0]["current"]["config_problem_codes"] == codes
+
+
 # (2) a config whose LoRA Trinity refuses: one line on what the plans count.
 
 REFUSED_LINE = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count full "
