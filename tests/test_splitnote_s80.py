@@ -106,6 +106,7 @@ def test_planning_from_the_written_config_says_the_same_words(cli: Cli, tmp_path
     config = tmp_path / "grpo.yaml"
     config.write_text(CONFIG.format(lora=f"  lora_configs: [{{lora_rank: 32, target_modules: '{QKVO}'}}]\n"))
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
+    assert status == 0
     current = json.loads(out)[0]["current"]
     lines = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
     converted = ("on a mixture of experts whose config PEFT converts, it turns it into module names before the save, "
@@ -140,9 +141,8 @@ def test_a_configs_own_regex_on_a_mixture_of_experts_by_the_same_check(cli: Cli,
     config = tmp_path / "grpo.yaml"
     config.write_text(CONFIG.format(lora=f"  lora_configs: [{{lora_rank: 32, target_modules: '{QKVO}'}}]\n").replace(
         "Qwen/Qwen3-8B", "Qwen/Qwen3-30B-A3B").replace("gpu_per_node: 4", "gpu_per_node: 8"))
-    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--trinity-version", version, "--check",
-                         "--json")
-    assert json.loads(out)[0]["current"]["config_problem_codes"] == codes
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--trinity-version", version, "--json")
+    assert (status, json.loads(out)[0]["current"]["config_problem_codes"]) == (0, codes)
 
 
 # (2) a config whose LoRA Trinity refuses: one line on what the plans count.
