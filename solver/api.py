@@ -114,6 +114,7 @@ from solver.rules import (
     one_sequence_per_micro_batch,
     own_table_cells,
     raised_budget_stop_words,
+    saved_split_models,
     shortest_length_of_budget,
     smaller_card_note,
     sp_layout_rule,
@@ -1502,7 +1503,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import load_config_mapping, trinity_config_problems
-    from solver.trinity.config import verdict_critic_note, verdict_length_note, verdict_lora_note
+    from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -1525,19 +1526,24 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       batch_divisor=query.batch_divisor)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
-    # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself. On a
-    # mixture of experts whose config PEFT converts (lora-moe-config-unsaved), no regex is saved split: the reading's
-    # line for a dense model, which says so itself, is moot too.
+    # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself; one line
+    # says what is counted in their place (without --lora-rank: full fine-tuning). Where no transformers the release
+    # runs on saves a regex split on this model (a mixture of experts whose config PEFT converts, with transformers 5
+    # alone: lora-moe-config-unsaved says what fails), the reading's line, said before the model is known, is moot too.
     codes = {problem.code for problem in checked}
     moot = (_ADAPTER_NOTES if ConfigProblemCode.LORA_CONFIGS_REFUSED in codes
-            else (ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT,) if ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED in codes
-            else ())
+            else (ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT,)
+            if saved_split_models(model, version, query.expert_layout) is None else ())
     problems += (verdict_lora_note(verdict_critic_note(verdict_length_note(
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
                      config.critic, query.option_names), mapping, name, environ, version,
                      {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[query.expert_layout]},
                      query.lora_rank, query.option_names, query.lora_targets)
                  for code, words in zip(config.note_codes, config.notes, strict=True) if code not in moot)
+    refused = (refused_lora_note(mapping, name, environ)
+               if ConfigProblemCode.LORA_CONFIGS_REFUSED in codes | {*config.note_codes} and not query.lora_rank
+               else None)
+    problems += [refused] if refused is not None else []
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None

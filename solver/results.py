@@ -58,6 +58,7 @@ from solver.rules import (
     counted_tokens,
     fewer_reasons,
     lora_moe_unsaved_words,
+    lora_saved_split_words,
     one_transformers_taken,
     one_transformers_words,
     other_layout,
@@ -212,6 +213,7 @@ class CautionCode(str, Enum):
     TRAINER_SPANS_NODES = "trainer-spans-nodes"
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
+    LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
 
 
 class Caution(NamedTuple):
@@ -1076,7 +1078,7 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
                 interconnect_unstated: str | None = None, dpo: bool = False,
                 lora_moe: str | None = None, version: TrinityVersion | None = None,
-                lora_targets: str | None = None) -> tuple[Caution, ...]:
+                lora_targets: str | None = None, saved_split: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
     layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length
     (`length_cautions`; past a sliding window it trained without, `past_window_words`), `thin`
@@ -1086,14 +1088,16 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
     (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
     (`interconnect_unstated_caution`), LoRA on a mixture of experts whose adapter config Trinity saves cut short
     (`lora_moe`: `lora_moe_caution`), LoRA targets one transformers' PEFT alone takes (`lora_targets`:
-    `lora_targets_caution`; each where given)."""
+    `lora_targets_caution`), and a regex Trinity saves as its characters (`saved_split`: `lora_saved_split_caution`;
+    each where given)."""
     given = ((CautionCode.PAST_SLIDING_WINDOW, past_window_words(model, max_model_len, option_names)),
              (CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
              (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated),
-             (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, lora_targets), (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe))
+             (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, lora_targets), (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe),
+             (CautionCode.LORA_TARGETS_SAVED_SPLIT, saved_split))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
                              for words in padding_cautions(model, max_model_len, dpo, version)),
@@ -1109,6 +1113,16 @@ def lora_moe_caution(model: Model, lora_rank: int, version: TrinityVersion | Non
     otherwise."""
     unsaved = lora_moe_unsaved_words(model, version, experts) if lora_rank else None
     return None if unsaved is None else f"LoRA on {model.name}, a mixture of experts: {unsaved}"
+
+
+def lora_saved_split_caution(model: Model, lora_rank: int, targets: LoraTargets | None,
+                             version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
+    """The caution on a new LoRA adapter at `lora_rank` (0: none, and no caution) on `model` on the
+    ``target_modules`` regex of the plan's (`targets`: ``--lora-targets``; None: all-linear's) that Trinity saves
+    into each checkpoint as its characters with the release `version`, its routed experts held as `experts`
+    (`CautionCode.LORA_TARGETS_SAVED_SPLIT`, in `lora_saved_split_words`, which the LoRA key's comment says too);
+    None otherwise. A config's own LoRA is its reading's to say (``solver.trinity.config``)."""
+    return lora_saved_split_words(model, version, experts, targets) if lora_rank else None
 
 
 def lora_targets_caution(model: Model, lora_rank: int, targets: LoraTargets | None, experts: ExpertLayout,
@@ -1313,7 +1327,8 @@ class Plan(Frozen):
         `sp_over_pcie_caution` takes it); `dpo`: the query's (`Query.dpo`), as `padding_cautions` takes it; with LoRA
         (`lora_rank`) on a mixture of experts whose adapter config Trinity saves cut short, one worded for `version`
         (`lora_moe_caution`); on LoRA targets of the query's (not a config's own: `config_lora`) that one transformers'
-        PEFT alone takes under a release that may run either, one (`lora_targets_caution`)."""
+        PEFT alone takes under a release that may run either, one (`lora_targets_caution`), and on a regex of theirs
+        that Trinity saves as its characters, one (`lora_saved_split_caution`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
@@ -1329,7 +1344,9 @@ class Plan(Frozen):
                                interconnect_unstated_caution(gpu, self.sp, option_names), dpo,
                                lora_moe_caution(model, self.lora_rank, version, self.expert_layout), version,
                                None if self.config_lora else lora_targets_caution(
-                                   model, self.lora_rank, self.lora_targets, self.expert_layout, option_names))
+                                   model, self.lora_rank, self.lora_targets, self.expert_layout, option_names),
+                               None if self.config_lora else lora_saved_split_caution(
+                                   model, self.lora_rank, self.lora_targets, version, self.expert_layout))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
@@ -1452,10 +1469,10 @@ class Plan(Frozen):
         says it."""
         return self.cautioned(self.evidence_label)
 
-    def cautions_coded(self, code: CautionCode) -> tuple[str, ...]:
-        """The plan's cautions whose code is `code`, in order (none where its JSON was made before codes)."""
+    def cautions_coded(self, *codes: CautionCode) -> tuple[str, ...]:
+        """The plan's cautions whose code is one of `codes`, in order (none where its JSON was made before codes)."""
         return tuple(caution for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
-                     if coded is code)
+                     if coded in codes)
 
     @property
     def evidence_and_single_gpu(self) -> str:
@@ -1542,7 +1559,8 @@ class Plan(Frozen):
         more_gpus = " on more GPUs (which hold no more per GPU)" if self.source.gpus < self.gpus else ""
         lora = (f" for full fine-tuning, which holds more than this LoRA run (rank {self.lora_rank})" if self.lora_rank
                 else "")
-        return f"inferred: {cell}{lora}, and this plan includes that setting{shorter}{more_gpus}"
+        runs = "runs that same setting" if self.source.setting == self.setting.label else "includes that setting"
+        return f"inferred: {cell}{lora}, and this plan {runs}{shorter}{more_gpus}"
 
 
 ExplainRule = Literal[

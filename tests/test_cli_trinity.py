@@ -1242,8 +1242,8 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
     assert (status, err) == (0, "")
     assert patched.read_text(encoding="utf-8") == (
         "mode: train\nalgorithm: {algorithm_type: grpo}\n"
-        "# evidence: inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan includes\n"
-        "#   that setting on more GPUs (which hold no more per GPU)\n"  # wrapped at the margin: test_lead_s75
+        "# evidence: inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan runs that\n"
+        "#   same setting on more GPUs (which hold no more per GPU)\n"  # wrapped at the margin: test_lead_s75
         f"# To check this file as its plan was made:\n#   solve --from-config {patched} --check --gpu A100-80GB "
         "--model 4B\n"
         "model: {model_path: /data/ckpt/my-run, max_model_len: 8192}\n"

@@ -23,7 +23,7 @@ from solver.query import (
     VllmRollout,
 )
 from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
-from solver.rules import API_OPTIONS, TRANSFORMERS_OF, OptionNames
+from solver.rules import API_OPTIONS, TRANSFORMERS_OF, OptionNames, saved_split, saved_split_models, saved_split_words
 from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
@@ -1077,54 +1077,22 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
 def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
     """The caution on a ``target_modules`` regex from which the trainer makes a new adapter with every release the
     config may run on (`lora_on_every_release`, not `_loads_adapter`), and which PEFT takes
-    (`ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT`): PEFT keeps a regex as it is (``LoraConfig.__post_init__``,
-    ``tuners/lora/config.py:1014`` to ``:1016`` in peft 0.21.2; only ``all-linear`` becomes a set of module names,
-    ``tuners/tuners_utils.py:2489``), and Trinity's ``_save_lora`` writes it into each checkpoint's
-    ``lora_adapter/adapter_config.json`` as ``list(target_modules)``, the string's single characters
-    (``trainer/verl/workers.py:177`` and ``trainer/verl_legacy/fsdp_workers.py:1098`` in 0.6.0,
-    ``trainer/verl/fsdp_workers.py:1011`` in 0.5.2, ``:1004`` in 0.5.0). PEFT takes a list as name endings (a name
-    that is one, or ends in "." and one: ``tuners_utils.py:2372`` to ``:2376``), which match no module (or a decoder
-    layer, by a digit), so loading that adapter with PEFT fails (``PeftModel.from_pretrained``, as verl loads a
-    ``lora_adapter_path``: ``workers/engine/fsdp/transformer_impl.py:352`` in verl 0.9.1,
-    ``trainer/verl_legacy/fsdp_workers.py:496`` in Trinity 0.6.0). The run itself is unaffected: vLLM loads the
-    saved adapter by its tensors' names (``lora/lora_model.py:210`` to ``:221`` in vLLM 0.19.1). That is any
-    model's with transformers 4 (`version` 0.5: 0.5.1's, and 0.5.0's or 0.5.2's where installed so), where PEFT
-    converts nothing, and a dense model's with transformers 5: on a mixture of experts whose config PEFT converts
-    (`MoE.peft_converts_experts`), transformers 5's PEFT resolves the regex into a set of module names before the save
-    (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:355`` to ``:399`` in peft 0.21.2),
-    and the save fails whole instead (``solver.trinity.checks``' ``lora-moe-config-unsaved``), which the line says
-    (`_saved_split_models`), as this reading of the config does not know the model's kind. None otherwise."""
+    (`ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT`): Trinity saves it into each checkpoint as its single characters
+    (``solver.rules.saved_split``), which PEFT cannot load back (`saved_split_words`). That is any model's with
+    transformers 4 (`version` 0.5) and a dense model's with transformers 5; on a mixture of experts whose config PEFT
+    converts, the save fails whole instead (``lora-moe-config-unsaved``), which the line says (`saved_split_models`
+    for no model), as this reading of the config does not know the model's kind. None otherwise."""
     lora = _lora_key(reader)
     if (lora is None or lora_on_every_release(reader, version) is None or _loads_adapter(reader, lora)
             or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None):
         return []
     targets = _lora_targets(reader, lora)
-    if all_linear(targets) or not isinstance(targets, str):
+    models = saved_split_models(None, version, "either")
+    if not saved_split(targets) or models is None:
         return []
-    try:
-        peft_target_match(targets)
-    except re.error:  # refused, or counted as full fine-tuning, as such
-        return []
-    return [ConfigProblem(ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT, (
-        f"{dotted(_lora_targets_key(lora, 'target_modules'))} {_shown_targets(targets)} is a regular expression, "
-        "which Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its single characters "
-        f"({yaml_brief(list(dict.fromkeys(targets))[:4])[:-1]}, ...]) {_saved_split_models(version)}: this run is "
-        "unaffected (vLLM loads the adapter by its tensors' names), but PEFT reads those "
-        "characters as module-name endings, so loading that adapter with PEFT (a later run's "
-        "model.lora_configs[0].path, or PeftModel.from_pretrained) fails: give all-linear, which Trinity saves as "
-        "module names, or write the regular expression back into the saved adapter_config.json before you load it"))]
-
-
-def _saved_split_models(version: TrinityVersion | None) -> str:
-    """The models on which Trinity saves a ``target_modules`` regex as its characters under `version`
-    (`_saved_targets_notes`): a dense model's, and under 0.5 a mixture of experts' with transformers 4 too (0.5.1's
-    pin, 0.5.0's and 0.5.2's where installed so), where PEFT converts nothing."""
-    converted = ("on a mixture of experts whose config PEFT converts, it turns it into module names before the save, "
-                 "and lora-moe-config-unsaved says what fails")
-    if version != "0.5":
-        return f"on a dense model ({converted})"
-    return ("on a dense model, and with transformers 4 (Trinity 0.5.1's; 0.5.0 and 0.5.2 take 4 or 5) on a mixture of "
-            f"experts too, where PEFT converts nothing (with transformers 5, {converted})")
+    return [ConfigProblem(ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT, saved_split_words(
+        f"{dotted(_lora_targets_key(lora, 'target_modules'))} {_shown_targets(targets)}", targets, models,
+        "give all-linear"))]
 
 
 def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...],
@@ -1173,6 +1141,22 @@ def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts
     if len(set(words.values())) == 1:
         return next(iter(words.values()))
     return and_joined([f"{word} under transformers {TRANSFORMERS_OF[layout]}" for layout, word in words.items()])
+
+
+def refused_lora_note(data: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> ConfigProblem | None:
+    """The line on LoRA that a config's verdict and plans count as full fine-tuning where Trinity refuses its LoRA
+    configs (``lora-configs-refused``: their reading, or their ``target_modules`` on the model's names), in place of
+    the reading's lines on how the adapter is counted and saved, which are moot
+    (`ConfigProblemCode.LORA_COUNTED_AS_FULL`, the code of the line on what is counted for LoRA); None where the
+    config `data` (the file `name`, read in `environ`) sets no LoRA (`written_lora`)."""
+    own = written_lora(data, name, environ)
+    if own is None:
+        return None
+    key = own[0]
+    return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
+        f"with {key} refused ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why), the verdict and the plans "
+        f"count full fine-tuning, which holds more than a LoRA run: fix {key} and plan again to count the LoRA run, "
+        "or remove it to train every parameter"))
 
 
 def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],
