@@ -156,7 +156,10 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.emit_dir is not None:
         _check_emit_dir_before_placing(args, fleet)
     result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen,
-                                                              current=args.current))
+                                                              current=args.current),
+                       "placement", ", no configs written" if args.emit_dir is not None else "")
+    if result is None:
+        return INTERRUPTED
     # Ctrl-C once the placement is worked out comes once the configs are all in place and the placement naming them is
     # printed, with its notes: it stops nothing then, and the exit status is the placement's, as its JSON's
     # "interrupted" says.
@@ -292,7 +295,9 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
     no pool's nodes or no purchase was found."""
     from solver.api import buy_nodes
     from solver.render import purchase_json, purchase_view
-    result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen))
+    result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen), "purchase")
+    if result is None:
+        return INTERRUPTED
     # Ctrl-C once the purchase is worked out comes once it is printed, with its notes: it stops nothing then, as a
     # placement's.
     with signals_held() as came:
@@ -334,16 +339,24 @@ def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> No
 
 
 def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: Weights | None,
-              search: Callable[..., Found]) -> Found:
+              search: Callable[..., Found], answer: str, also: str = "") -> Found | None:
     """What `search` (`place`, or `buy_nodes`) finds for `fleet`'s jobs with the command's options, a live progress
-    line on a terminal meanwhile."""
+    line on a terminal meanwhile; None where Ctrl-C came before the search for the `answer` (placement, purchase)
+    began (while the jobs' ways were worked out), which has no best found so far: one line on stderr says that
+    nothing was placed (`also` saying what else was not done)."""
     from solver.rules import COMMAND_OPTIONS
     memory = memory_model_option(args.memory_model, "solve cluster")  # its warning before the progress line
     progress = ProgressLine()
-    result = search(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
-                    progress=progress, estimate=args.estimate_mode, memory=memory,
-                    margin=args.margin, token_budget=args.token_budget or "default",
-                    trinity_version=args.trinity_release, required=args.required, option_names=COMMAND_OPTIONS)
+    try:
+        result = search(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
+                        progress=progress, estimate=args.estimate_mode, memory=memory,
+                        margin=args.margin, token_budget=args.token_budget or "default",
+                        trinity_version=args.trinity_release, required=args.required, option_names=COMMAND_OPTIONS)
+    except KeyboardInterrupt:  # the search itself takes Ctrl-C (it keeps its best so far): this came before it
+        progress.close()
+        print_escaped(f"solve cluster: interrupted before the search for a {answer} began: nothing placed{also}",
+                      file=sys.stderr)
+        return None
     progress.close()
     return result
 

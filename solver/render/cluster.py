@@ -4,7 +4,6 @@ jobs; and the placement as JSON."""
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from solver.tables import (
     named_jobs,
     shown_number,
 )
+from solver.tables.peft_match import targets_brief
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
@@ -306,19 +306,6 @@ def training_words(lora_rank: int, reference_model: bool | None, critic: CriticS
     trained = (f", critic {critic}" if critic is not None else "") + (", DPO" if dpo else "")
     adapted = f" on {targets_brief(lora_targets)}" if lora_targets is not None else ""
     return f"{f'LoRA {lora_rank}{adapted}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}{trained}"
-
-
-NAMES_PATTERN = re.compile(r"\.\*\\\.(?:(\w+)|\((\w+(?:\|\w+)*)\))")
-"""The regex that module names separated by commas come to (``.*\\.(q_proj|v_proj)``: `lora_targets_pattern`)."""
-
-
-def targets_brief(pattern: str) -> str:
-    """A LoRA adapter's ``target_modules`` regex `pattern` briefly: the module names it was made of, separated by
-    commas (``q_proj,v_proj``), where it is `lora_targets_pattern`'s of names; else the regex, cut to 24 characters."""
-    names = NAMES_PATTERN.fullmatch(pattern)
-    if names is None:
-        return pattern if len(pattern) <= 24 else pattern[:21] + "..."
-    return (names.group(1) or names.group(2)).replace("|", ",")
 
 
 UNPLACED_JOBS_WIDTH = 40
