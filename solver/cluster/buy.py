@@ -171,14 +171,14 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
         with HoldInterrupt():
             grown = grown_placements(planner, after, chosen, nodes, seed, None)
     placements = grown.placements
-    pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=more, gpus=more * pool.gpus_per_node,
-                               nodes_after=pool.nodes + more, down=pool.down, nodes_used=use.nodes_used,
-                               gpus_used=use.gpus_used)
+    pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes_bought=more,
+                               gpus_bought=more * pool.gpus_per_node, nodes_after=pool.nodes + more, down=pool.down,
+                               nodes_used=use.nodes_used, gpus_used=use.gpus_used)
                   for pool, more, use in zip(fleet.pools, extra, pool_use(after, placements)))
     proven = staged.search.proven and not host_rounded and not undecided and not cut_short
     return unfound.model_copy(update={
-        "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus for pool in pools),
-        "nodes": sum(pool.nodes for pool in pools), "bound": staged.search.bound, "pools": pools,
+        "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus_bought for pool in pools),
+        "nodes": sum(pool.nodes_bought for pool in pools), "bound": staged.search.bound, "pools": pools,
         "placements": placements,
         "wall_clock_stopped": tuple(dict.fromkeys(ways_stopped + chose.search.wall_clock_stopped
                                                   + search.wall_clock_stopped + grown.wall_clock_stopped)),

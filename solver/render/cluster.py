@@ -593,8 +593,9 @@ def purchase_view(result: PurchaseResult, fleet: Fleet, names: OptionNames = COM
         for header in ("pool", "GPU", "nodes", "buy", "GPUs bought", "nodes then"):
             view.add_column(header, justify="left" if header in ("pool", "GPU") else "right")
         for pool, bought in zip(fleet.pools, result.pools, strict=True):
-            view.add_row(pool.name, pool.gpu, str(pool.nodes), f"+{bought.nodes}" if bought.nodes else "0",
-                         str(bought.gpus), str(bought.nodes_after))
+            view.add_row(pool.name, pool.gpu, str(pool.nodes),
+                         f"+{bought.nodes_bought}" if bought.nodes_bought else "0", str(bought.gpus_bought),
+                         str(bought.nodes_after))
         renderables.append(view)
     if result.placements:
         renderables += _placement_with_purchase(result, fleet, names)
