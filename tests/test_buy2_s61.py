@@ -170,7 +170,7 @@ def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
                            "schema_version", "rft_solver_version"}
     assert (result["required"], result["left_out"], result["placement_proven"]) == (["a", "c", "d"], ["b"], True)
     assert [set(pool) for pool in result["pools"]] == [
-        {"pool", "gpu", "nodes", "gpus", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
+        {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
     assert sorted(entry["job"] for entry in result["placements"]) == ["a", "c", "d"]
 
 

@@ -172,6 +172,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         if args.current is not None:
             _note_pools_gone(args.current, args.file, fleet)
             _note_jobs_gone(args.current, args.file, fleet)
+            _note_other_release(args.current, fleet, args.trinity_release)
         if not args.json:
             _note_buy(args, result, fleet)
         _say_ctrl_c_stopped_nothing(came, "placement", result.interrupted, " (its configs too)" if written else "")
@@ -465,6 +466,25 @@ def _note_pools_gone(current: Path, file: Path, fleet: Fleet) -> None:
                    f"{file} lacks: the placement takes {them} as not running and starts {them} where it places "
                    f"{them}, though {they_run} there until stopped; if the pool was renamed, name it {pool} again to "
                    f"keep {them} where {they_run}")
+
+
+def _note_other_release(current: Path, fleet: Fleet, trinity_version: str | None) -> None:
+    """On stderr, for the jobs the --current placement runs with plans counted for another Trinity release than this
+    run's --trinity-version (`releases_differing`), that the placement judges them, as it judges every job, under this
+    run's release, and how to judge them under the one they run on: a running job keeps its release, which the
+    fleet file does not say."""
+    from solver.tables import release_name
+    from solver.tables.fleets import releases_differing
+    now = release_name(trinity_version)
+    this_run = f"Trinity {now} (--trinity-version {now})" if now else "no Trinity release named (0.6's counts)"
+    for counted_for, jobs in releases_differing(current, fleet, now).items():
+        them, they_run = it_or_them(len(jobs)), "it runs" if len(jobs) == 1 else "they run"
+        was = f"Trinity {counted_for}" if counted_for else "no Trinity release named (0.6's counts)"
+        again = f"with --trinity-version {counted_for}" if counted_for else "without --trinity-version"
+        print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} on plans counted for "
+                   f"{was}, this run for {this_run}: whether {'it stays' if len(jobs) == 1 else 'they stay'} is "
+                   f"judged by this run's release, not the one {they_run} on; run again {again} to judge {them} as "
+                   f"{they_run}")
 
 
 def _note_jobs_gone(current: Path, file: Path, fleet: Fleet) -> None:

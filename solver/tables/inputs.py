@@ -727,6 +727,9 @@ class _CurrentPlan(_Read):
     lora_target_modules: Annotated[str, Strict()] | None = None
     """Its LoRA adapter's target_modules regex (None: all-linear, or the placement, made before plans said so, does
     not say)."""
+    trinity_version: Annotated[str, Strict()] | None = None
+    """The Trinity release its figures were counted for, as `solver.tables.release_name` names it (None: none was
+    named, 0.6's counts, or the placement, made before plans said so, does not say)."""
 
 
 class CurrentPlacement(_Read):
