@@ -623,24 +623,24 @@ def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], seve
     """The pools a job has `ways` in (keyed by pool name, in the fleet's order), each with the least its ways there
     take, in words: the fewest GPUs of one node (where the pool's host memory could run short, each (GPUs, host
     memory) of a way that no other way needs less of both: an Offload way may take fewer GPUs and more host memory),
-    or the fewest whole nodes; where `several` jobs are given them, what each needs; with the PPO critic that sets
-    what else its plans count that sets that need (`_counted_besides`). Pools of one need are named together, before it, where
-    the first of them comes: ``a100 and h20 (it needs at least 8 GPUs of one node)``."""
+    or the fewest whole nodes; where `several` jobs are given them, what each needs; with what else its plans count
+    that may set that need (`_counted_besides`). Pools of one need are named together, before it, where the first of
+    them comes: ``a100 and h20 (it needs at least 8 GPUs of one node)``."""
     needs = "each needs" if several else "it needs"
-    critic = _counted_besides(planner, job, several)
+    counted_too = _counted_besides(planner, job, several)
     by_need: dict[str, list[str]] = {}  # the need in words -> its pools, in the fleet's order
     for name, options in ways.items():
-        by_need.setdefault(_least_room(planner, job, options, f"{needs} at least", critic), []).append(name)
+        by_need.setdefault(_least_room(planner, job, options, f"{needs} at least", counted_too), []).append(name)
     return ", ".join(f"{and_joined(names)} ({need})" for need, names in by_need.items())
 
 
-def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, critic: str) -> str:
+def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, counted_too: str) -> str:
     """The least `job`'s ways in one pool (`options`) take, in words after `needs` (`_least_rooms`)."""
     shared = [option for option in options if option.size]
     if not shared:
-        return f"{needs} {min(option.whole_nodes for option in options)} whole nodes{critic}"
+        return f"{needs} {min(option.whole_nodes for option in options)} whole nodes{counted_too}"
     if not any(option.host_tenths for option in shared):
-        return f"{needs} {counted(min(option.size for option in shared), 'GPU')} of one node{critic}"
+        return f"{needs} {counted(min(option.size for option in shared), 'GPU')} of one node{counted_too}"
     least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
     own_footprints = {(option.size, planner.host_tenths(job, option.plan.gpus, option.plan.offload))
                       for option in shared}
@@ -649,7 +649,7 @@ def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, c
             least.append((gpus, tenths))
     least_needs = [f"{counted(gpus, 'GPU')} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
     return (f"{needs} {least_needs[0]} of host memory{''.join(f', or {n}' for n in least_needs[1:])}"
-            f"{',' if len(least_needs) > 1 else ''} on one node{critic}")
+            f"{',' if len(least_needs) > 1 else ''} on one node{counted_too}")
 
 
 def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[str],
