@@ -402,8 +402,9 @@ def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], obj
 
 SchemaVersion = Literal[1]
 """The version of the JSON the commands print (``schema_version``, in each top-level object of every schema in
-docs/schema, which requires this value; but the purchase's, `PurchaseSchemaVersion`): raised when a key is removed or renamed, or its type or meaning changes. A
-new key or code does not raise it (``rft_solver_version`` names the release, whose schema files list them)."""
+docs/schema, which requires this value; but the purchase's, `PurchaseSchemaVersion`): raised when a key is removed or
+renamed, or its type or meaning changes. A new key or code does not raise it (``rft_solver_version`` names the
+release, whose schema files list them)."""
 SCHEMA_VERSION: SchemaVersion = get_args(SchemaVersion)[0]
 PurchaseSchemaVersion = Literal[2]
 """The version of ``solve cluster --buy --json``'s format (`PurchaseResult`), raised from `SCHEMA_VERSION` when its
