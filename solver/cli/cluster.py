@@ -343,8 +343,9 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
               search: Callable[..., Found], answer: str, also: str = "") -> Found | None:
     """What `search` (`place`, or `buy_nodes`) finds for `fleet`'s jobs with the command's options, a live progress
     line on a terminal meanwhile; None where Ctrl-C came before the search for the `answer` (placement, purchase)
-    began (while the jobs' ways were worked out), which has no best found so far: one line on stderr says that
-    nothing was placed (`also` saying what else was not done)."""
+    began (`InterruptedBeforeSearch`: while the jobs' ways were worked out), which has no best found so far: one line
+    on stderr says that nothing was placed (`also` saying what else was not done)."""
+    from solver.cluster.search import InterruptedBeforeSearch
     from solver.rules import COMMAND_OPTIONS
     memory = memory_model_option(args.memory_model, "solve cluster")  # its warning before the progress line
     progress = ProgressLine()
@@ -353,7 +354,7 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
                         progress=progress, estimate=args.estimate_mode, memory=memory,
                         margin=args.margin, token_budget=args.token_budget or "default",
                         trinity_version=args.trinity_release, required=args.required, option_names=COMMAND_OPTIONS)
-    except KeyboardInterrupt:  # the search itself takes Ctrl-C (it keeps its best so far): this came before it
+    except InterruptedBeforeSearch:  # the search itself takes Ctrl-C, keeping its best so far: this came before it
         progress.close()
         print_escaped(f"solve cluster: interrupted before the search for a {answer} began: nothing placed{also}",
                       file=sys.stderr)
