@@ -170,3 +170,12 @@ def test_ctrl_c_before_the_purchase_search_says_nothing_was_placed(cli: Cli, mon
     assert (status, out, err) == (
         130, "", "solve cluster: interrupted before the search for a purchase began: nothing placed\n")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
+
+
+@pytest.mark.usefixtures("python_ctrl_c")
+def test_ctrl_c_before_the_search_reaches_an_api_caller_as_ctrl_c(monkeypatch: pytest.MonkeyPatch):
+    # the command's mark for it (InterruptedBeforeSearch) is a KeyboardInterrupt: a caller catching Ctrl-C catches it
+    _ctrl_c_while_the_ways_are_worked_out(monkeypatch, search_module, "fleet_options")
+    with pytest.raises(KeyboardInterrupt) as raised:
+        solver.place(SMALLER_ASKS)
+    assert type(raised.value) is search_module.InterruptedBeforeSearch
