@@ -330,10 +330,15 @@ class Query(Frozen):
         gpus = counted(self.budget_gpus, "GPU")
         if self.total_gpus is None:
             return f"on exactly {gpus}" if self.exact else f"within {gpus}"
-        rollout = f"{self.rollout_gpus} for the rollout"  # the split: the trainer's budget is what the rollout leaves
         if self.exact:
-            return f"on exactly {gpus} ({self.total_gpus} in all, {rollout})"
-        return f"within {self.total_gpus} GPUs in all ({rollout})"
+            return f"on exactly {gpus}{self.total_split}"
+        return f"within {self.total_gpus} GPUs in all ({self.rollout_gpus} for the rollout)"
+
+    @property
+    def total_split(self) -> str:
+        """With `total_gpus`, how the trainer's budget comes from them, in words after it: `` (16 in all, 8 for the
+        rollout)`` (the trainer's budget is what the rollout leaves); "" without."""
+        return "" if self.total_gpus is None else f" ({self.total_gpus} in all, {self.rollout_gpus} for the rollout)"
 
     def budget_option(self, gpus: int) -> str:
         """The option that gives a trainer of `gpus` GPUs, as the caller writes it: ``--gpus 8``, or with `total_gpus`

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from math import ceil
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple, get_args
 
 from annotated_types import Ge, Gt, Le
 from pydantic import (
@@ -412,15 +412,25 @@ def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], obj
 
 SchemaVersion = Literal[1]
 """The version of the JSON the commands print (``schema_version``, in each top-level object of every schema in
-docs/schema, which requires this value): raised when a key is removed or renamed, or its type or meaning changes. A
-new key or code does not raise it (``rft_solver_version`` names the release, whose schema files list them)."""
+docs/schema, which requires this value; but the purchase's, `PurchaseSchemaVersion`): raised when a key is removed or
+renamed, or its type or meaning changes. A new key or code does not raise it (``rft_solver_version`` names the
+release, whose schema files list them)."""
 SCHEMA_VERSION: SchemaVersion = get_args(SchemaVersion)[0]
+PurchaseSchemaVersion = Literal[2]
+"""The version of ``solve cluster --buy --json``'s format (`PurchaseResult`), raised from `SCHEMA_VERSION` when its
+pools' ``nodes`` and ``gpus`` (the nodes bought, their GPUs) were renamed ``nodes_bought`` and ``gpus_bought``, so that
+a pool's ``nodes`` means one thing, the pool's own, as in a placement's JSON; its JSON of version 1 reads back."""
+PURCHASE_SCHEMA_VERSION: PurchaseSchemaVersion = get_args(PurchaseSchemaVersion)[0]
 
 
 class Versioned(BaseModel):
     """A result printed as a top-level JSON object (an answer, a map, a placement, a purchase, a memory breakdown, a
     calibration): it says its `schema_version` and the `rft_solver_version` that printed it, after its other keys.
-    JSON read back may hold them (JSON made before them does not): another schema version is refused."""
+    JSON read back may hold them (JSON made before them does not): another schema version than those it reads
+    (`read_back_versions`) is refused."""
+
+    read_back_versions: ClassVar[tuple[int, ...]] = (SCHEMA_VERSION,)
+    """The schema versions whose JSON reads back into it, its own first."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -442,9 +452,9 @@ class Versioned(BaseModel):
         they are this release's), and JSON of another schema version is refused."""
         if not isinstance(raw, dict) or not raw.keys() & {"schema_version", "rft_solver_version"}:
             return raw
-        if raw.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        if raw.get("schema_version", SCHEMA_VERSION) not in cls.read_back_versions:
             raise ValueError(f"schema_version is {raw['schema_version']!r}: this release of rft-solver reads "
-                             f"{SCHEMA_VERSION} (and JSON without one)")
+                             f"{' or '.join(map(str, cls.read_back_versions))} (and JSON without one)")
         return {key: value for key, value in raw.items() if key not in ("schema_version", "rft_solver_version")}
 
 
@@ -2576,14 +2586,27 @@ class PoolPurchase(Frozen, defer_build=True):
 
     pool: str = Field(description="the pool, as the cluster file names it")
     gpu: str = Field(description="the pool's GPU type")
-    nodes: int = Field(description="the nodes to buy for the pool (0: none)")
-    gpus: int = Field(description="their GPUs: nodes times the pool's gpus_per_node")
+    nodes_bought: int = Field(description=(
+        "the nodes to buy for the pool (0: none); nodes in JSON of schema_version 1, which reads back"))
+    gpus_bought: int = Field(description=(
+        "their GPUs: nodes_bought times the pool's gpus_per_node; gpus in JSON of schema_version 1, which reads back"))
     nodes_after: int = Field(description="the pool's nodes with them: the nodes: to write in the cluster file")
     down: tuple[int, ...] = Field(default=(), description=(
         "the pool's nodes that are down (its down), by index: counted in nodes_after, but no job runs there; the "
         "nodes bought are numbered after the pool's own"))
     nodes_used: int = Field(description="the nodes of the pool, with them, that the placement with them uses")
     gpus_used: int = Field(description="the GPUs the placement with them runs on there, trainer and rollout")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bought_read_back(cls, raw: Any) -> Any:
+        """A pool's purchase read back from JSON of schema_version 1 (or made before it had one), whose ``nodes`` and
+        ``gpus`` were the nodes bought and their GPUs: taken as ``nodes_bought`` and ``gpus_bought``, the names
+        they have since (a placement's pool's ``nodes`` and ``gpus`` are the pool's own)."""
+        if not isinstance(raw, dict) or "nodes_bought" in raw or "nodes" not in raw:
+            return raw
+        renamed = {"nodes": "nodes_bought", "gpus": "gpus_bought"}
+        return {renamed.get(key, key): value for key, value in raw.items()}
 
 
 class PurchaseResult(_Timed, Versioned, defer_build=True):
@@ -2638,6 +2661,15 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")
 
+    read_back_versions: ClassVar[tuple[int, ...]] = (PURCHASE_SCHEMA_VERSION, SCHEMA_VERSION)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def schema_version(self) -> PurchaseSchemaVersion:  # type: ignore[override]
+        """The version of this JSON's format (`PURCHASE_SCHEMA_VERSION`: docs/json.md#json-schemas): 2 since its
+        pools' nodes and gpus were renamed nodes_bought and gpus_bought; JSON of version 1 reads back."""
+        return PURCHASE_SCHEMA_VERSION
+
 
 def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> None:
     """`QueryError` where `result` was not placed on `fleet`: on other pools, on pools of other sizes (a purchase's
@@ -2648,7 +2680,8 @@ def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> Non
         raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "
                          "it placed")
     # Each pool's nodes and GPUs per node (None where it has, or a purchase buys, no nodes to say it).
-    sizes = ([(use.nodes_after - use.nodes, use.gpus // use.nodes if use.nodes else None) for use in result.pools]
+    sizes = ([(use.nodes_after - use.nodes_bought, use.gpus_bought // use.nodes_bought if use.nodes_bought else None)
+              for use in result.pools]
              if isinstance(result, PurchaseResult)
              else [(use.nodes, use.gpus // use.nodes if use.nodes else None) for use in result.pools])
     for pool, (nodes, per_node) in zip(fleet.pools, sizes, strict=False):

@@ -12,7 +12,6 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from solver.render.cluster import targets_brief
 from solver.render.layout import (
     PIPED_WIDTH,
     PLAIN_TEXT,
@@ -46,6 +45,7 @@ from solver.tables import (
     counted,
     shown_number,
 )
+from solver.tables.peft_match import targets_brief
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"

@@ -331,3 +331,16 @@ def lora_targets_pattern(targets: str) -> str | None:
         prefix = "(.*\\.)?" if set(modules) & set(TOP_MODULES) else ".*\\."
         return prefix + (modules[0] if len(modules) == 1 else f"({'|'.join(modules)})")
     return targets
+
+
+NAMES_PATTERN = re.compile(r"\.\*\\\.(?:(\w+)|\((\w+(?:\|\w+)*)\))")
+"""The regex that module names separated by commas come to (``.*\\.(q_proj|v_proj)``: `lora_targets_pattern`)."""
+
+
+def targets_brief(pattern: str) -> str:
+    """A LoRA adapter's ``target_modules`` regex `pattern` briefly: the module names it was made of, separated by
+    commas (``q_proj,v_proj``), where it is `lora_targets_pattern`'s of names; else the regex, cut to 24 characters."""
+    names = NAMES_PATTERN.fullmatch(pattern)
+    if names is None:
+        return pattern if len(pattern) <= 24 else pattern[:21] + "..."
+    return (names.group(1) or names.group(2)).replace("|", ",")
