@@ -890,9 +890,9 @@ def estimate_memory(
     words for it; a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as `plan`'s.
 
     `trinity_version` (as `plan`'s, ``"0.5.1"`` too): the Trinity release whose memory it counts: a mixture of
-    experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, else
-    whole, with 0.5's, 0.5.0's and 0.5.2's LoRA adapter the larger of the two) and its reference model's pinned host
-    shards (`solver.memory.REFERENCE_BYTES`; None: 0.6's).
+    experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, 0.6's
+    whole, 0.5's, 0.5.0's and 0.5.2's states and LoRA adapter each the larger of the two) and its reference model's
+    pinned host shards (`solver.memory.REFERENCE_BYTES`; None: 0.6's).
 
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
