@@ -1055,7 +1055,7 @@ def map_plans(
     `trinity_version` (the release as given: its memory counts and train batch rule) as `plan`'s, which the maps echo
     where given (`lora_targets` as its ``target_modules`` regex). `QueryError` as `plan`'s (and `load_weights`' for a
     path)."""
-    from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
+    from solver.maps import check_targets_on_rows, gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
                 ("catalog", catalog, Catalog | None),
@@ -1096,6 +1096,7 @@ def map_plans(
                "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic),
                "trinity_version": trinity_version, "dpo": dpo, "lora_targets": lora_targets}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
+    check_targets_on_rows(catalog, gpu_names, mapped, **options)
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
                          budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)
 
