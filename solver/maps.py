@@ -63,7 +63,8 @@ def check_targets_on_rows(catalog: Catalog, gpus: Sequence[str], models: Sequenc
     if len(rows) == 1 or (not counted and len(set(refused.values())) == 1):
         raise QueryError(first)
     if not counted:
-        raise QueryError(f"{first}; the map's {len(rows) - 1} other models refuse them too")
+        others = "other model refuses" if len(rows) == 2 else f"{len(rows) - 1} other models refuse"
+        raise QueryError(f"{first}; the map's {others} them too")
     model = names.named("model")
     alone = f"{model}={counted!r}" if names.keywords else f"{model} {','.join(counted)}"
     raise QueryError(f"{first}; of the map's {len(rows)} models, they are counted on {', '.join(counted)} alone: "
