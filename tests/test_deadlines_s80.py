@@ -29,9 +29,9 @@ PINNED = ("--model", "8B", "--gpu", "A100-80GB", "--gpus", "6", "--len", "32k", 
 
 
 class FakeClock:
-    """A clock that stands still but where a test moves it (`advance`), as `solver.solve` and `solver.clock` read it;
-    the seconds each CP-SAT solve of the planner was given once it has moved (`given`), and the questions asked then
-    (`asked`)."""
+    """A clock that stands still but where a test moves it (`advance_after`, or `now` itself), as `solver.solve` and
+    `solver.clock` read it; the seconds each CP-SAT solve of the planner was given once it has moved (`given`), and
+    the questions asked then (`asked`)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = 1000.0
