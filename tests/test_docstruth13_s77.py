@@ -60,8 +60,8 @@ def test_solves_trinity_version_counts_the_memory_as_its_help_says(cli: Cli) -> 
     help_text = " ".join(cli("--help")[1].split())
     assert ("The plans count the memory as the release holds it: 0.5 the reference model's host shards in bf16, 0.6 "
             "(and by default) in fp32; 0.5.1 a mixture of experts' routed experts each sharded over every GPU, by its "
-            "transformers 4, the other 0.5 releases the larger of that and transformers 5's fused tensors, each as verl "
-            "0.7 places it") in help_text
+            "transformers 4, the other 0.5 releases the larger of that and transformers 5's fused tensors, each as "
+            "verl 0.7 places it") in help_text
 
 
 def test_a_regex_no_read_type_takes_is_said_on_assumed_names_not_refused(cli: Cli, tmp_path: Path) -> None:

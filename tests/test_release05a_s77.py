@@ -172,8 +172,8 @@ def test_solve_cautions_on_the_unsaved_config_where_transformers_5_may_run(cli: 
 
 
 # (4) What solve says of the layout it counted.
-WHOLE_OF_TWO = ("routed experts counted at the larger of Trinity 0.5's two layouts, 3-D as transformers 5 holds them or separate as "
-                "transformers 4 does, each as verl 0.7 places it")
+WHOLE_OF_TWO = ("routed experts counted at the larger of Trinity 0.5's two layouts, 3-D as transformers 5 holds them "
+                "or separate as transformers 4 does, each as verl 0.7 places it")
 
 
 @pytest.mark.parametrize(("experts", "rank", "words"), [
