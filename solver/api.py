@@ -892,9 +892,9 @@ def estimate_memory(
     words for it; a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as `plan`'s.
 
     `trinity_version` (as `plan`'s, ``"0.5.1"`` too): the Trinity release whose memory it counts: a mixture of
-    experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, else
-    whole, with 0.5's, 0.5.0's and 0.5.2's LoRA adapter the larger of the two) and its reference model's pinned host
-    shards (`solver.memory.REFERENCE_BYTES`; None: 0.6's).
+    experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, 0.6's
+    whole, 0.5's, 0.5.0's and 0.5.2's states and LoRA adapter each the larger of the two) and its reference model's
+    pinned host shards (`solver.memory.REFERENCE_BYTES`; None: 0.6's).
 
     `option_names`: how the cautions name the options they point to (this API's keywords, `API_OPTIONS`; ``solve
     memory`` passes its flags, `COMMAND_OPTIONS`). `sp` None, which `plan` takes as free, is a `QueryError` that says
@@ -1057,7 +1057,7 @@ def map_plans(
     `trinity_version` (the release as given: its memory counts and train batch rule) as `plan`'s, which the maps echo
     where given (`lora_targets` as its ``target_modules`` regex). `QueryError` as `plan`'s (and `load_weights`' for a
     path)."""
-    from solver.maps import gpu_map  # imports OR-Tools: only mapping pays for it
+    from solver.maps import check_targets_on_rows, gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
                 ("catalog", catalog, Catalog | None),
@@ -1098,6 +1098,7 @@ def map_plans(
                "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic),
                "trinity_version": trinity_version, "dpo": dpo, "lora_targets": lora_targets}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
+    check_targets_on_rows(catalog, gpu_names, mapped, **options)
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
                          budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)
 

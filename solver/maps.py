@@ -16,10 +16,10 @@ from typing import Any
 
 from solver.memory import GRID
 from solver.model import prepare
-from solver.query import make_query
+from solver.query import given_lora_targets, make_query
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.solve import best_plan
-from solver.tables import NODE_GPUS, Catalog
+from solver.tables import NODE_GPUS, Catalog, QueryError, counted_expert_layout
 from solver.tables.peft_match import lora_targets_pattern
 
 Grid = dict[tuple[str | int, int], Plan | None]
@@ -40,6 +40,35 @@ def mapped_models(catalog: Catalog, gpu: str) -> list[str]:
     documented = [m.name for m in catalog.models if any(m.name in t.models for t in catalog.gpu(gpu).tables)]
     return documented or [m.name for m in catalog.models
                           if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
+
+
+def check_targets_on_rows(catalog: Catalog, gpus: Sequence[str], models: Sequence[str], **options: Any) -> None:
+    """Before any solve, `QueryError` where the `lora_targets` of `options` (as `longest_by_model`'s) are refused on a
+    model of the maps' rows (`models`, else each of `gpus`' `mapped_models`) as each row's query refuses them
+    (`given_lora_targets`): the first row's refusal, and on a map of several models those it counts them on, or that
+    the others refuse them too (a refusal alike on every row, naming no model, as it is)."""
+    targets, lora_rank, names = options.get("lora_targets"), options.get("lora_rank") or 0, options["option_names"]
+    rows = list(dict.fromkeys(models or [row for gpu in gpus for row in mapped_models(catalog, gpu)]))
+    refused: dict[str, str] = {}
+    for row in rows if targets is not None else ():
+        try:
+            given_lora_targets(targets, lora_rank, catalog.model(row), counted_expert_layout(
+                options.get("trinity_version")), names)
+        except QueryError as error:
+            refused[row] = str(error)
+    if not refused:
+        return
+    first = next(iter(refused.values()))
+    counted = [row for row in rows if row not in refused]
+    if len(rows) == 1 or (not counted and len(set(refused.values())) == 1):
+        raise QueryError(first)
+    if not counted:
+        others = "other model refuses" if len(rows) == 2 else f"{len(rows) - 1} other models refuse"
+        raise QueryError(f"{first}; the map's {others} them too")
+    model = names.named("model")
+    alone = f"{model}={counted!r}" if names.keywords else f"{model} {','.join(counted)}"
+    raise QueryError(f"{first}; of the map's {len(rows)} models, they are counted on {', '.join(counted)} alone: "
+                     f"map those ({alone})")
 
 
 def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence[int], budgets: Sequence[int],

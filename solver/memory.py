@@ -750,7 +750,9 @@ def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> 
     by its first dimension the GPUs divide, padded only where they divide none of the three (`shard_values`):
     Qwen3-30B-A3B's on 6 GPUs by their 1536 and 768, none. `separate` (transformers 4's, Trinity 0.5.1's,
     `held_experts`): each expert's three ``nn.Linear`` weights, placed alike: Mixtral's ``w2``, 4096 rows, pads to
-    4098 on 6 GPUs, each of 256."""
+    4098 on 6 GPUs, each of 256. `either` (a release taking transformers 4 or 5): the larger of the two on these
+    GPUs, each as verl 0.7 places it: Qwen1.5-MoE's separate weights pad more on 3, 5 or 6 GPUs, its fused tensors on
+    7 or 9."""
     moe = model.moe
     if moe is None:
         return 0.0
@@ -759,7 +761,8 @@ def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> 
     if held_experts(model, experts) == "separate":
         return shard_padding(_mlp_shapes(model.hidden_size, width, count * sparse), gpus, first_even_dim=True)
     fused = tuple((*dims, sparse) for dims in _routed_expert_dims(model.hidden_size, width, count))
-    return shard_padding(fused, gpus, first_even_dim=experts in PLACED_EXPERT_LAYOUTS)
+    padding = shard_padding(fused, gpus, first_even_dim=experts in PLACED_EXPERT_LAYOUTS)
+    return max(padding, expert_padding(model, gpus, "separate")) if experts == "either" else padding
 
 
 def shard_rows(rows: int, gpus: int) -> int:
@@ -1037,7 +1040,8 @@ def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     Llama 4's ``Llama4TextExperts`` nor GraniteMoE's ``GraniteMoeParallelExperts``, 3-D parameters there too with a
     row per expert, ``modeling_llama4.py:53-54`` and ``modeling_granitemoe.py:245`` in 4.57.1, which 0.5.1's verl 0.7
     places as transformers 5's, `expert_padding`); else `fused`, and so where the release takes `either`: the fused
-    tensors, the larger states (for the catalogued models; Qwen1.5-MoE's separate pad more on 3, 5 or 6 GPUs)."""
+    tensors' shapes, whose padding and pinned blocks are counted as the larger of the two layouts' on each GPU count
+    (`expert_padding`, `pinned_rounding`)."""
     return "separate" if experts == "separate" and model.peft_names.separate_experts else "fused"
 
 
@@ -1052,18 +1056,23 @@ def counts_hold_for(model: Model, lora_rank: int, counted: ExpertLayout, written
 
 def expert_layout_words(model: Model, experts: ExpertLayout, lora_rank: int = 0) -> str:
     """How the states of `model`'s routed experts were counted under a release holding them as `experts`
-    (`held_experts`), in words, and with LoRA (`lora_rank`) its adapter where the release takes `either` layout and
-    the larger adapter is transformers 4's, unlike the states (`adapter_experts`: Qwen2-MoE's, PhiMoE's):
-    ``routed experts counted whole, as transformers 5 holds them``, ``routed experts counted separate, as Trinity
-    0.5.1's transformers 4 holds them``."""
+    (`held_experts`, `expert_padding`), in words, and with LoRA (`lora_rank`) its adapter where the release takes
+    `either` layout and the larger adapter is transformers 4's, unlike the states (`adapter_experts`: Qwen2-MoE's,
+    PhiMoE's): ``routed experts counted whole, as transformers 5 holds them`` (by rows: 0.6, none named), ``routed
+    experts counted separate, as Trinity 0.5.1's transformers 4 holds them``; under Trinity 0.5's verl 0.7, which
+    places 3-D tensors by a dimension the GPUs divide (`PLACED_EXPERT_LAYOUTS`), not whole experts, the words say
+    so."""
     if held_experts(model, experts) == "separate":
         return "routed experts counted separate, as Trinity 0.5.1's transformers 4 holds them"
-    held = {"fused": "as transformers 5 holds them",
-            "separate": "3-D parameters in Trinity 0.5.1's transformers 4 too",
-            "either": "as transformers 5 holds them, the larger of Trinity 0.5's two layouts"}[experts]
+    held = {"fused": "whole, as transformers 5 holds them",
+            "separate": "3-D, as Trinity 0.5.1's transformers 4 holds them too and its verl 0.7 places them",
+            "either": ("at the larger of Trinity 0.5's two layouts, 3-D as transformers 5 holds them or separate as "
+                       "transformers 4 does, each as verl 0.7 places it")
+            if held_experts(model, "separate") == "separate" else
+            "3-D, as transformers 4 and 5 hold them and Trinity 0.5's verl 0.7 places them"}[experts]
     adapter = ("; its LoRA adapter as transformers 4 makes them, the larger"
                if lora_rank and experts == "either" and adapter_experts(model, experts) == "separate" else "")
-    return f"routed experts counted whole, {held}{adapter}"
+    return f"routed experts counted {held}{adapter}"
 
 
 def layout_difference_words(model: Model, lora_rank: int, counted: ExpertLayout, written: ExpertLayout) -> str:
@@ -1255,7 +1264,12 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: in
     tensor's shard (`shard_values`: its rows split over the GPUs, rounded up, or where `first_even_dim` as verl 0.7
     places it, `FIRST_EVEN_DIM_RELEASES`, a fused expert tensor by its three dimensions) rounded up to a power of two,
     over all tensors of the model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`), its routed experts
-    laid out as `experts` (cached: every planning question with host memory asks again for each GPU count)."""
+    laid out as `experts` (cached: every planning question with host memory asks again for each GPU count); under a
+    release taking `either` transformers, the model's blocks in the layout that pins more on these GPUs (the same
+    bytes either way; a LoRA adapter is laid out as its larger one, `adapter_experts`)."""
+    if experts == "either" and not lora_rank:
+        return max(pinned_rounding(model, gpus, bytes_per_value, 0, layout, first_even_dim)
+                   for layout in ("fused", "separate"))
     fused = {} if lora_rank or model.moe is None or held_experts(model, experts) == "separate" else {
         (rows, columns * inner): (rows, columns, inner)
         for rows, columns, inner in _routed_expert_dims(model.hidden_size, model.moe.moe_intermediate_size,

@@ -247,8 +247,8 @@ class Query(Frozen):
         "how the release named (--trinity-version) has transformers hold a mixture of experts' routed experts, which "
         "decides how FSDP2 shards their states and what a LoRA adapter on all-linear adapts of them "
         "(`solver.tables.counted_expert_layout`): separate for 0.5.1, whose transformers 4 makes each expert its own "
-        "nn.Linear; either for 0.5, 0.5.0 and 0.5.2, which take transformers 4 or 5 (the states fused, a LoRA "
-        "adapter the larger of the two); fused otherwise"))
+        "nn.Linear; either for 0.5, 0.5.0 and 0.5.2, which take transformers 4 or 5 (the states and a LoRA adapter "
+        "each the larger of the two); fused otherwise"))
     reference_model: bool = Field(default=True, description=(
         "whether the run builds a reference model, whose pinned shards the host memory need counts (a Trinity "
         "config's algorithm and LoRA decide it, `TrinityConfig.reference_model`; --no-reference); true where not "

@@ -1266,7 +1266,7 @@ class Plan(Frozen):
     expert_layout: ExpertLayout = Field(default="fused", description=(
         "how memory_gb and host_memory_gb count a mixture of experts' routed experts, as its Trinity release's "
         "transformers holds them (the query's expert_layout, `solver.tables.counted_expert_layout`): separate for "
-        "0.5.1, either for 0.5, 0.5.0 and 0.5.2 (the states fused, a LoRA adapter the larger of the two), fused for "
+        "0.5.1, either for 0.5, 0.5.0 and 0.5.2 (the states and a LoRA adapter each the larger of the two), fused for "
         "0.6 and where none was named (and in JSON made before the field); a dense model's figures are alike in each"))
     experts_counted: str | None = Field(default=None, description=(
         "for a mixture of experts: how memory_gb and host_memory_gb count its routed experts, in words "

@@ -18,7 +18,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 import typing
 from concurrent.futures import ThreadPoolExecutor
 from inspect import Parameter, signature
@@ -32,6 +31,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 from rich.console import Console
+from test_deadlines_s80 import FakeClock
 
 import solver
 import solver.solve as solve_module
@@ -1508,15 +1508,28 @@ def test_calls_from_several_threads_at_once_give_the_answers_of_one_after_the_ot
     assert at_once == one_after_the_other
 
 
-@pytest.mark.wall_clock  # about the wall clock: keeps the real one
-def test_a_deadline_ends_a_long_call_soon_after_it_on_every_gpu_type():
+def test_a_deadline_ends_a_long_call_soon_after_it_on_every_gpu_type(monkeypatch: pytest.MonkeyPatch):
     # 100 ranked plans on up to 4096 GPUs take 7.6 to 9.5 s (both GPU types; the H20's solves run in the pool's
-    # thread); cut at 0.3 s, about 0.35 s. The bound leaves room for a loaded CI machine.
-    started = time.monotonic()
+    # thread). On a clock that stands still but for 0.05 s a solve (whatever the machine's load), deadline_s 0.3
+    # passes after six: each solve is given what is left of it, and every one after it, on either GPU type, CP-SAT's
+    # least, a millisecond (without it, 200 solves of up to 10 s each).
+    clock = FakeClock(monkeypatch)
+    solved, given = solve_module._solved, []
+
+    def taking_a_while(cp_solver, model):
+        status = solved(cp_solver, model)
+        in_pool = threading.current_thread().name.startswith("rft-solver-plan")
+        given.append((in_pool, cp_solver.parameters.max_time_in_seconds))
+        clock.now += 0.05
+        return status
+
+    monkeypatch.setattr(solve_module, "_solved", taking_a_while)
     answers = solver.plan("14B", objective="max_len", budget_gpus=4096, top=100, deadline_s=0.3)
-    assert time.monotonic() - started < 4
     assert [answer.gpu for answer in answers] == ["A100-80GB", "H20-96GB"]
     assert all(not answer.decided and len(answer.plans) < 100 for answer in answers)
+    assert all(seconds <= 0.3 for _, seconds in given)
+    assert {(in_pool, seconds) for in_pool, seconds in given if seconds == 0.001} == {(False, 0.001), (True, 0.001)}
+    assert len([seconds for _, seconds in given if seconds > 0.001]) <= 7  # six before it, one of the other thread's
 
 
 def test_a_deadline_not_reached_changes_no_answer():

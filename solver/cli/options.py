@@ -67,7 +67,8 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
                              f"refuses the others); default: {default}. The plans count the memory as the release "
                              "holds it: 0.5 the reference model's host shards in bf16, 0.6 (and by default) in fp32; "
                              "0.5.1 a mixture of experts' routed experts each sharded over every GPU, by its "
-                             "transformers 4, the other 0.5 releases their fused tensors as verl 0.7 places them")
+                             "transformers 4, the other 0.5 releases the larger of that and transformers 5's fused "
+                             "tensors, each as verl 0.7 places it")
 
 
 def add_counted_release_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
@@ -81,8 +82,9 @@ def add_counted_release_option(parser: argparse.ArgumentParser | argparse._Argum
     parser.add_argument("--trinity-version", metavar="V", action=_TrinityRelease,
                         help=f"the Trinity-RFT release to {'plan' if planned else 'count the memory'} for, as solve "
                              "takes it (0.5, 0.6, 0.5.1): 0.5.1's transformers 4 shards a mixture of experts' routed "
-                             "experts each over every GPU, the other 0.5 releases as verl 0.7 places them, 0.6 "
-                             "whole; 0.5 pins the reference model's host "
+                             "experts each over every GPU, the other 0.5 releases the larger of that and transformers "
+                             "5's fused tensors, each as verl 0.7 places it, 0.6 whole; 0.5 pins the reference "
+                             "model's host "
                              f"shards in bf16, 0.6 in fp32;{batch} default: 0.6's counts")
 
 
