@@ -12,12 +12,19 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from test_review79b_s79 import CONFIG, QV
 
 import solver
 import solver.clock
 import solver.solve
+from solver.api import answer_query, config_query
+from solver.memory import lora_parameters
+from solver.tables import QueryError, load_catalog
+from solver.tables.peft_names import LoraTargets
+from solver.trinity import read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
+CATALOG = load_catalog()
 PINNED = ("--model", "8B", "--gpu", "A100-80GB", "--gpus", "6", "--len", "32k", "--json")
 """Qwen3-8B at 32768 tokens within 6 A100s, pinned below with --sp 4: the question without the pin (Env + SP=2 on 6)
 does not answer it, so its own ranking solves."""
@@ -79,3 +86,50 @@ def test_the_questions_asked_first_leave_the_ranking_half(cli: Cli, monkeypatch:
     assert (status, answer["status"], clock.given[0], clock.given[1]) == (0, "optimal", 5.0, 5.0)
     assert asked[:2] == [96, 96]  # without the pins, then the ranking's: not the most host memory's in between
     assert (answer["plans"][0]["gpus"], answer["plans"][0]["sp"]) == (4, 4)
+
+
+# (b) Before: config_query(lora_exclude_modules=) without lora_targets= counted all-linear less the exclusions, though
+# the config keeps its own adapter on q_proj and v_proj: Qwen3-8B's k, o and MLP projections were counted too.
+
+def _config_answer(**keywords: Any) -> solver.Answer:
+    """The API's answer on an A100-80GB for review79b's CONFIG (Qwen3-8B, LoRA rank 64 on q_proj and v_proj)."""
+    config = read_trinity_config(CONFIG % QV, "grpo.yaml", {})
+    (answer,) = answer_query(config_query(CATALOG, config, gpu="A100-80GB", **keywords), CATALOG)
+    return answer
+
+
+def test_exclusions_alone_leave_modules_out_of_the_configs_own_targets() -> None:
+    answer = _config_answer(lora_exclude_modules=".*\\.v_proj")
+    assert answer.best is not None and answer.query is not None
+    assert answer.query.lora_targets == LoraTargets(QV, ".*\\.v_proj")
+    assert (answer.best.lora_target_modules, answer.best.lora_exclude_modules) == (QV, ".*\\.v_proj")
+    counted = lora_parameters(CATALOG.model("Qwen3-8B").model_copy(update={"lora_targets": answer.query.lora_targets}),
+                              64)
+    assert counted == 18_874_368  # q_proj alone (before: all-linear less v_proj)
+
+
+def test_exclusions_of_every_config_target_are_refused() -> None:
+    with pytest.raises(QueryError) as raised:
+        _config_answer(lora_exclude_modules=".*_proj")
+    assert str(raised.value) == (
+        "lora_exclude_modules '.*_proj', on Qwen3-8B, leaves out every module lora_targets '.*\\.(q_proj|v_proj)' "
+        "matches (\"No modules were targeted for adaptation\"): exclude fewer, or remove it")
+
+
+def test_the_fragment_refusal_names_the_exclusions() -> None:
+    # the plan counts q_proj alone, fewer parameters than the config's adapter, which the fragment keeps: the refusal
+    # says what it counted and how to set the config to it (before: "set them to '.*\.(q_proj|v_proj)'", no change)
+    with pytest.raises(QueryError) as raised:
+        solver.trinity_config(_config_answer(lora_exclude_modules=".*\\.v_proj"))
+    assert str(raised.value) == (
+        "config: the plan counted its LoRA adapter on '.*\\.(q_proj|v_proj)' less '.*\\.v_proj' (18,874,368 "
+        "parameters), but the config's own target_modules (model.lora_configs), which trinity_config keeps, adapt "
+        "30,670,848: plan on them (leave lora_targets and lora_exclude_modules out), or set them to "
+        "'.*\\.(q_proj|v_proj)' and its exclude_modules to '.*\\.v_proj' first")
+
+
+def test_exclusions_beside_full_fine_tuning_are_refused_as_before() -> None:
+    with pytest.raises(QueryError) as raised:
+        _config_answer(lora_exclude_modules=".*\\.v_proj", lora_rank=0)
+    assert str(raised.value) == ("lora_exclude_modules '.*\\.v_proj' without LoRA: the exclusions are a LoRA "
+                                 "adapter's; give lora_rank too")
