@@ -750,16 +750,19 @@ def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> 
     by its first dimension the GPUs divide, padded only where they divide none of the three (`shard_values`):
     Qwen3-30B-A3B's on 6 GPUs by their 1536 and 768, none. `separate` (transformers 4's, Trinity 0.5.1's,
     `held_experts`): each expert's three ``nn.Linear`` weights, placed alike: Mixtral's ``w2``, 4096 rows, pads to
-    4098 on 6 GPUs, each of 256."""
+    4098 on 6 GPUs, each of 256. `either` (a release that may run either transformers): the larger of the two, where
+    transformers 4 makes the type's experts ``nn.Linear`` (Qwen1.5-MoE's separate weights on 6 GPUs, where the fused
+    tensors pad none)."""
     moe = model.moe
     if moe is None:
         return 0.0
     sparse = model.num_layers - moe.dense_layers
     width, count = moe.moe_intermediate_size, moe.experts
-    if held_experts(model, experts) == "separate":
-        return shard_padding(_mlp_shapes(model.hidden_size, width, count * sparse), gpus, first_even_dim=True)
+    held = {held_experts(model, experts), held_experts(model, "separate" if experts == "either" else experts)}
+    separate = shard_padding(_mlp_shapes(model.hidden_size, width, count * sparse), gpus, first_even_dim=True)
     fused = tuple((*dims, sparse) for dims in _routed_expert_dims(model.hidden_size, width, count))
-    return shard_padding(fused, gpus, first_even_dim=experts in PLACED_EXPERT_LAYOUTS)
+    return max((separate if layout == "separate" else
+                shard_padding(fused, gpus, first_even_dim=experts in PLACED_EXPERT_LAYOUTS)) for layout in held)
 
 
 def shard_rows(rows: int, gpus: int) -> int:
@@ -1037,7 +1040,7 @@ def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     Llama 4's ``Llama4TextExperts`` nor GraniteMoE's ``GraniteMoeParallelExperts``, 3-D parameters there too with a
     row per expert, ``modeling_llama4.py:53-54`` and ``modeling_granitemoe.py:245`` in 4.57.1, which 0.5.1's verl 0.7
     places as transformers 5's, `expert_padding`); else `fused`, and so where the release takes `either`: the fused
-    tensors, the larger states (for the catalogued models; Qwen1.5-MoE's separate pad more on 3, 5 or 6 GPUs)."""
+    tensors, the larger states (their padding the larger of the two layouts', `expert_padding`)."""
     return "separate" if experts == "separate" and model.peft_names.separate_experts else "fused"
 
 

@@ -2,12 +2,15 @@
 (without the pins, with the most host memory) take at most half of the answer's time limit (`ASKED_FIRST_SHARE`), so
 that the ranking of the question asked always has the other half, where before they could take it all and leave the
 user's own question ``unknown``; (b) ``config_query(lora_exclude_modules=)`` without ``lora_targets=`` excludes from
-the config's own ``target_modules``, where before it counted all-linear less the exclusions."""
+the config's own ``target_modules``, where before it counted all-linear less the exclusions; (c) a release that may run
+either transformers counts the larger padding of a mixture of experts' two layouts (Qwen1.5-MoE's separate weights on
+6 GPUs), where before it counted the fused tensors' alone."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,8 +21,9 @@ import solver
 import solver.clock
 import solver.solve
 from solver.api import answer_query, config_query
-from solver.memory import lora_parameters
+from solver.memory import expert_padding, lora_parameters
 from solver.tables import QueryError, load_catalog
+from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import LoraTargets
 from solver.trinity import read_trinity_config
 
@@ -133,3 +137,23 @@ def test_exclusions_beside_full_fine_tuning_are_refused_as_before() -> None:
         _config_answer(lora_exclude_modules=".*\\.v_proj", lora_rank=0)
     assert str(raised.value) == ("lora_exclude_modules '.*\\.v_proj' without LoRA: the exclusions are a LoRA "
                                  "adapter's; give lora_rank too")
+
+
+# (c) Before: a release that may run either transformers (0.5, 0.5.0, 0.5.2: `either`) counted the fused tensors'
+# padding alone, though where transformers 4 makes the type's experts nn.Linear its separate weights pad more:
+# Qwen1.5-MoE's on 3 and 6 GPUs, where the fused tensors, placed as verl 0.7 places them, pad none.
+
+@pytest.mark.parametrize(("gpus", "either"), [(3, 4_608_000), (6, 3_317_760), (8, 0)])
+def test_either_layout_counts_the_larger_padding(gpus: int, either: int) -> None:
+    model = load_model_config(Path("tests/data/hf-configs/Qwen1.5-MoE-A2.7B.json"))
+    assert (expert_padding(model, gpus, "either"), expert_padding(model, gpus, "separate")) == (either, either)
+
+
+def test_either_layout_of_experts_transformers_4_keeps_fused_pads_as_before() -> None:
+    # Qwen3-30B-A3B's separate and placed fused tensors pad none on 6 GPUs; Mixtral's fused ones, by rows where no
+    # dimension divides 3 GPUs, 1,879,048,192 (its separate 3,145,728): the larger, as before
+    qwen = CATALOG.model("Qwen3-30B-A3B")
+    mixtral = load_model_config(Path("tests/data/hf-configs/Mixtral-8x7B-v0.1.json"))
+    assert (expert_padding(qwen, 6, "either"), expert_padding(qwen, 6, "fused")) == (0.0, 150_994_944.0)
+    assert (expert_padding(mixtral, 3, "either"), expert_padding(mixtral, 3, "separate")) == (1_879_048_192.0,
+                                                                                              3_145_728.0)

@@ -327,7 +327,8 @@ ExpertLayout = Literal["fused", "separate", "either"]
 """How a Trinity release's transformers holds a mixture of experts' routed experts (`HeldExperts`): ``fused`` alone
 (0.6's transformers 5), ``separate`` (0.5.1's transformers 4, where the model's type makes them ``nn.Linear``:
 ``solver.memory.held_experts``), or ``either`` where the release takes transformers 4 or 5 (0.5.0, 0.5.2, 0.5
-without its patch), which the memory model counts at the larger of the two: the states fused, a LoRA adapter as
+without its patch), which the memory model counts at the larger of the two: the states fused (their padding the
+larger layout's, ``solver.memory.expert_padding``), a LoRA adapter as
 whichever layout adapts more of the model (``solver.memory.adapter_experts``)."""
 SEPARATE_EXPERT_RELEASES = (("0.5", "1"),)
 """The Trinity releases (minor version, patch) whose transformers pin holds the routed experts `separate` alone:
