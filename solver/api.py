@@ -1282,7 +1282,9 @@ def config_query(
     `CriticStates` in its stead, or ``"none"`` (`NO_CRITIC`) for none (the run trains it all the same). The
     keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
-    pins any budget, and ``exact=False`` frees the config's; `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
+    pins any budget, and ``exact=False`` frees the config's; `lora_exclude_modules` leaves its modules out of
+    `lora_targets`, or without it out of the config's own ``target_modules``, in place of its ``exclude_modules``;
+    `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
     as `make_query` checks it: one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
     the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
@@ -1314,8 +1316,11 @@ def config_query(
         counted = f"rank {config.lora_rank}" if config.lora_rank else config.lora_key
         check_reference_with_lora(reference_model, config.lora_rank, option_names, f"the config's LoRA ({counted})")
     # the config's DPO (or dpo=True, the same), refused beside a critic or no reference model as dpo=True (--dpo) is
-    check_dpo(config.dpo, critic, reference_model, config.lora_rank if lora_rank is None else lora_rank, option_names,
+    counted_rank = config.lora_rank if lora_rank is None else lora_rank
+    check_dpo(config.dpo, critic, reference_model, counted_rank, option_names,
               None if dpo else "the config's algorithm.algorithm_type dpo")
+    if lora_targets is None and lora_exclude_modules is not None and counted_rank and config.lora_targets is not None:
+        lora_targets = config.lora_targets.pattern  # exclusions alone leave out modules of the config's own targets
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1337,8 +1342,7 @@ def config_query(
         train_batch_source=train_batch_source if train_batch_source is not None else
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
-        lora_rank=config.lora_rank if lora_rank is None else lora_rank,
-        critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
+        lora_rank=counted_rank, critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
         lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,

@@ -162,8 +162,9 @@ class Pins(Frozen):
 class ConfigAdapter(Frozen):
     """A Trinity config's own LoRA adapter, which what is made of a plan with it keeps: the dotted key that turns it
     on (`key`), the rank the plans count (`rank`: 0 where they count none) and its targets' regexes
-    (`target_modules`, `exclude_modules`; `targets`, None for all-linear's). Each plan keeps it (`solver.results.Plan.config_adapter`), so that its JSON read back is checked
-    against it as the answer was (`solver.trinity.adapter_unkept`)."""
+    (`target_modules`, `exclude_modules`; `targets`, None for all-linear's). Each plan keeps it
+    (`solver.results.Plan.config_adapter`), so that its JSON read back is checked against it as the answer was
+    (`solver.trinity.adapter_unkept`)."""
 
     key: str = Field(description="the config's key that turns its LoRA on (model.lora_configs, ...)")
     rank: int = Field(ge=0, description=(

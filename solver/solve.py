@@ -100,6 +100,12 @@ from solver.tables import (
     load_catalog,
 )
 
+ASKED_FIRST_SHARE = 0.5
+"""The share of an answer's time limit that the questions `plan` asks before the query's own ranking (`_asked_first`:
+without the pins, with the most host memory) may take, from its start: the ranking always has the rest, and what they
+leave (none where one of them answers the query too), so that a comparison never leaves the question asked
+``unknown``."""
+
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
 the objective's order; past it, CP-SAT's own."""
@@ -116,9 +122,10 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     def answer(gpu: str) -> Answer:
         joined, timed = _SOLVE_GROUP.set(group), _CALL_DEADLINE.set(deadline)  # the caller's, in the pool's threads
         asked_sp_one = _SP_ONE_FITS.set({})  # this answer's own, asked afresh for each query
-        ends_by = time.monotonic() + query.time_limit_s  # the time limit all the answer's solves share
+        started = time.monotonic()
+        ends_by = started + query.time_limit_s  # the time limit all the answer's solves share
         try:
-            asked = _asked_first(catalog, query, gpu, ends_by)
+            asked = _asked_first(catalog, query, gpu, started + query.time_limit_s * ASKED_FIRST_SHARE)
             answer = _with_asked_first(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions,
                                                                   ends_by=ends_by), asked)
             further = (_with_measured, _with_fewer_nodes, _with_validated, _with_rollout_kept, _with_other_batch,
@@ -456,8 +463,8 @@ def _asked_first(catalog: Catalog, query: Query, gpu: str, ends_by: float | None
     (`_unpinned_first`), then, where a node's host memory is given and that leaves `query` a plan to have (the
     field is asked only then), `query` on nodes with the most host memory (`_more_host_ram_question`). Where a
     wider question's best plan is within `query`, one solve answers both: where the limit costs nothing. Each ranking
-    ends by `ends_by` (a `time.monotonic()`: the answer's deadline, which `query`'s ranking shares; the second is not
-    asked once it has passed; None: each its own time limit)."""
+    ends by `ends_by` (a `time.monotonic()`: `plan`'s share of the answer's time limit for them, `ASKED_FIRST_SHARE`;
+    the second is not asked once it has passed; None: each its own time limit)."""
     unpinned = _unpinned_first(catalog, query, gpu, ends_by)
     if (query.host_ram_gb is None or (unpinned is not None and unpinned.answer.status == "infeasible")
             or (ends_by is not None and clock.seconds_left(ends_by) <= 0)):

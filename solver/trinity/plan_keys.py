@@ -15,6 +15,7 @@ from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
+    EXCLUDED_KEY,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
     ConfigAdapter,
@@ -596,11 +597,15 @@ def adapter_unkept(plan: Plan, model: Model, adapter: ConfigAdapter, name: str, 
         return None
     rank_option, targets_option = (("lora_rank", "lora_targets") if option_names.keywords
                                    else ("--lora-rank", "--lora-targets"))
-    planned = "all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'"
+    pattern, excluded = ("all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'",
+                         plan.lora_exclude_modules)
+    planned, left_out, also_excluded = ((pattern, targets_option, "") if excluded is None else
+                                        (f"{pattern} less '{excluded}'", f"{targets_option} and {EXCLUDED_KEY}",
+                                         f" and its exclude_modules to '{excluded}'"))
     if rank == plan.lora_rank:
         return (f"{name}: the plan counted its LoRA adapter on {planned} ({counted:,} parameters), but the config's "
                 f"own target_modules ({adapter.key}), which {kept_by}, adapt {kept:,}: plan on them (leave "
-                f"{targets_option} out), or set them to {planned} first")
+                f"{left_out} out), or set them to {pattern}{also_excluded} first")
     if targets == plan.lora_targets:
         return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} ({counted:,} parameters), but "
                 f"the config's own ({adapter.key}), at rank {rank}, which {kept_by}, adapts {kept:,}: plan at its "
@@ -608,5 +613,5 @@ def adapter_unkept(plan: Plan, model: Model, adapter: ConfigAdapter, name: str, 
     own_targets = "all-linear" if targets is None else f"'{targets.pattern}'"
     return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} on {planned} ({counted:,} "
             f"parameters), but the config's own ({adapter.key}), at rank {rank} on {own_targets}, which {kept_by}, "
-            f"adapts {kept:,}: plan on it (leave {rank_option} and {targets_option} out), or set its lora_rank to "
-            f"{plan.lora_rank} and its target_modules to {planned} first")
+            f"adapts {kept:,}: plan on it (leave {rank_option} and {left_out} out), or set its lora_rank to "
+            f"{plan.lora_rank} and its target_modules to {pattern}{also_excluded} first")
