@@ -260,7 +260,7 @@ def plan(
     weights: Weights | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
-    token_budget: TokenBudgetMode = "default",
+    token_budget: TokenBudgetMode | int = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -1233,7 +1233,7 @@ def config_query(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
-    token_budget: TokenBudgetMode | None = None,
+    token_budget: TokenBudgetMode | int | None = None,
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -1330,7 +1330,7 @@ def config_query(
     query = query.model_copy(update=own)
     if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
             catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
-        return query.model_copy(update={"token_budget": "default"})
+        return query.model_copy(update={"token_budget": "default", "token_budget_cap": None})
     return query
 
 
@@ -1467,12 +1467,13 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
         "config_problem_codes": (*current.config_problem_codes, *(problem.code for problem in problems))})
 
 
-def _config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:
-    """The planner's token budget mode for a query from a Trinity config (without --token-budget): ``auto`` for a
-    config that lowers its own budget below Trinity's default at `length` (where estimates are on), so that plans
-    may too; else ``default``."""
-    lowers = config is not None and length is not None and _lowered_by_config(config, length, estimate) is not None
-    return "auto" if lowers else "default"
+def _config_budget_mode(config: TrinityConfig | None, length: int | None,
+                        estimate: EstimateMode) -> TokenBudgetMode | int:
+    """The planner's token budget for a query from a Trinity config (without --token-budget): the config's own
+    budget in effect where it lowers Trinity's default at `length` (where estimates are on), kept as every plan's
+    cap, so that plans may lower budgets too but never raise the config's; else ``default``."""
+    own = None if config is None or length is None else _lowered_by_config(config, length, estimate)
+    return "default" if own is None else own
 
 
 def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, text: str,

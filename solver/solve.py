@@ -985,6 +985,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     most = None if source is not None or not data.lowers_budget else \
         most_estimated_tokens(length, sp, data.estimate_longest[gpus, env, offload, sp])
     tokens = token_budget(length, sp) if most is None else lowered_token_budget(length, sp, most)
+    if tokens is not None and query.token_budget_cap is not None:  # its model holds a sequence at the cap
+        tokens = min(tokens, query.token_budget_cap)
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} beyond its estimate")
     layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus) if query.rollout_gpus is not None
