@@ -287,7 +287,8 @@ def plan(
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
-    ``max_token_len_per_gpu`` says which). `train_batch_size` (experiences per training step, Trinity's
+    ``max_token_len_per_gpu`` says which); a whole number ``token_budget=N`` does too, and no plan then takes more than
+    N tokens per GPU, nor holds no sequence at N (``ceil(L / SP) <= N``; `Query.token_budget_cap`). `train_batch_size` (experiences per training step, Trinity's
     ``buffer.train_batch_size``) keeps to GPU counts and SP degrees whose data-parallel ranks (GPUs / SP) divide it;
     without it, a plan whose ranks are not a power of two is cautioned; with it and ``trinity_version="0.5"``, a plan
     whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's
@@ -1909,7 +1910,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
-    judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
+    judged = query.model_copy(update={"token_budget": "default" if own is None else "auto",
+                                      "token_budget_cap": None})  # judged at its own budget, not one asked for
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,

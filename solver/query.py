@@ -21,6 +21,7 @@ from solver.rules import (
     host_ram_words,
     kept_for_rollout,
     least_token_budget,
+    one_sequence_per_micro_batch,
     option_names_of,
     rollout_layout,
     sp_degrees,
@@ -988,10 +989,14 @@ def make_query(
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
     release = trinity_release("trinity_version", trinity_version)
-    check_token_budget(token_budget, estimate, option_names)
+    check_token_budget(token_budget, estimate, option_names, caps=True)
     check_time_limit(time_limit_s)
     check_seed(seed)
     resolved = catalog.model(model)
+    if isinstance(token_budget, int) and one_sequence_per_micro_batch(resolved):
+        budget_name = _token_budget_name(option_names)
+        raise QueryError(f"{budget_name} {token_budget}: {resolved.name} trains one padded sequence per micro-batch, "
+                         f"which reads no token budget: leave {budget_name} out")
     targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
                                  option_names)
     gpu_names = asked_gpus(catalog, gpu)
@@ -1312,14 +1317,22 @@ def token_budget_mode_and_cap(token_budget: TokenBudgetMode | int,
     return token_budget, None
 
 
+def _token_budget_name(option_names: OptionNames) -> str:
+    """The token budget's option as `option_names` name it: ``--token-budget``, or the API's ``token_budget``."""
+    return "token_budget" if option_names.keywords else "--token-budget"
+
+
 def check_token_budget(token_budget: object, estimate: EstimateMode,
-                       option_names: OptionNames = COMMAND_OPTIONS) -> None:
+                       option_names: OptionNames = COMMAND_OPTIONS, caps: bool = False) -> None:
     """`QueryError` unless `token_budget` is a `TokenBudgetMode` that the `estimate` mode allows (``auto``
-    lowers the budgets of estimated plans: not with estimates off), or a cap in tokens per GPU from 1 to
-    `MAX_TOKENS`, naming the options as `option_names` do."""
-    if isinstance(token_budget, int) and not isinstance(token_budget, bool):
-        check_counts(("token_budget" if option_names.keywords else "--token-budget", token_budget, MAX_TOKENS))
+    lowers the budgets of estimated plans: not with estimates off), or, where the caller `caps` budgets (the planner:
+    `Query.token_budget_cap`), tokens per GPU from 1 to `MAX_TOKENS`, naming the options as `option_names` do."""
+    if caps and isinstance(token_budget, int) and not isinstance(token_budget, bool):
+        check_counts((_token_budget_name(option_names), token_budget, MAX_TOKENS))
         return
+    if caps and token_budget not in get_args(TokenBudgetMode):
+        raise QueryError(f"{_token_budget_name(option_names)} takes default, auto or the most tokens per GPU (a whole "
+                         f"number from 1 to {MAX_TOKENS}), got {brief(token_budget)}")
     check_choice("token_budget", token_budget, get_args(TokenBudgetMode))
     if token_budget == "auto" and estimate == "never":
         raise QueryError(f"{option_names.token_budget_auto} lowers the token budget of estimated plans, which "
