@@ -93,6 +93,7 @@ PLAN_ORDER = (
     "max_model_len",
     "max_token_len_per_gpu",
     "lowered_budget",
+    "token_budget_cap",
     "rope_scaling_factor",
     "yarn_beyond_validated",
     "past_validated_length",

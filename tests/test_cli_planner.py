@@ -1665,8 +1665,8 @@ def test_a_lowered_token_budget_never_shortens_the_longest_context(cli):
     (("--token-budget", "auto", "--no-estimate"),
      ("solve: error: --token-budget auto lowers the token budget of estimated plans, which --no-estimate turns off: "
       "drop one of them")),
-    (("--token-budget", "4096"), ("solve: error: argument --token-budget: takes default or auto, got '4096' (a budget "
-                                  "of your own, in tokens per GPU: solve memory --token-budget T)")),
+    (("--token-budget", "4096.5"), ("solve: error: argument --token-budget: takes default, auto or the most tokens per "
+                                    "GPU (a whole number: 32768 or 32k), got '4096.5'")),
 ])
 def test_bad_token_budgets_are_refused_with_one_line(cli, flags: tuple[str, ...], message: str):
     status, out, err = cli("--model", "8B", "--gpus", "4", "--len", "65536", *flags)

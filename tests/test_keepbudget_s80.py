@@ -90,9 +90,9 @@ def test_a_cap_below_the_configs_budget_changes_the_plan_not_the_verdict_on_the_
     config.write_text(H20_CONFIG)
     status, out, err = cli("--from-config", str(config), "--gpu", "h20", "--token-budget", "16384")
     assert status == 0, err
+    said = " ".join(out.split())
     assert ("grpo.yaml runs vanilla on 2 trainer GPUs at 32768 tokens (Env off, PYTORCH_CUDA_ALLOC_CONF unset in this "
-            "shell): it trains (estimated: the memory model predicts 69.4 GiB per GPU, 15.7 GiB to spare).") in " ".join(
-        out.split())
+            "shell): it trains (estimated: the memory model predicts 69.4 GiB per GPU, 15.7 GiB to spare).") in said
 
 
 def test_the_a100_40gb_node_keeps_sp2_at_a_lowered_budget() -> None:
