@@ -473,7 +473,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.plan("8B", estimate="maybe", max_model_len=4096),
          "estimate must be one of auto, only, never, got 'maybe'"),
         (lambda: solver.plan("8B", token_budget="half", max_model_len=4096),
-         "token_budget must be one of default, auto, got 'half'"),
+         "token_budget takes default, auto or the most tokens per GPU (a whole number from 1 to 16777216), got 'half'"),
         (lambda: solver.plan("8B", token_budget="auto", estimate="never", max_model_len=4096),
          ('token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off: drop '
           "one of them")),
