@@ -843,6 +843,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         "max_model_len": length,
         "max_token_len_per_gpu": tokens,
         "lowered_budget": tokens < _max_token_len_per_gpu(length, sp),
+        "token_budget_cap": None,  # the reference plans without a cap (--token-budget N)
         "rope_scaling_factor": _rope_scaling_factor(the_model, length),
         "yarn_beyond_validated": _yarn_beyond_validated(the_model, length),
         "past_validated_length": _past_validated_length(the_model, length),

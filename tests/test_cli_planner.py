@@ -99,7 +99,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         assert all(tuple(p) == PLAN_ORDER for p in answer["plans"])
     assert answers[0]["plans"] == [{
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
-        "max_token_len_per_gpu": 16384, "lowered_budget": False, "rope_scaling_factor": None,
+        "max_token_len_per_gpu": 16384, "lowered_budget": False, "token_budget_cap": None, "rope_scaling_factor": None,
         "yarn_beyond_validated": False, "past_validated_length": None, "cost": 0.325,
         "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
