@@ -264,7 +264,7 @@ def plan(
     weights: Weights | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
-    token_budget: TokenBudgetMode = "default",
+    token_budget: TokenBudgetMode | int = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -291,7 +291,9 @@ def plan(
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
-    ``max_token_len_per_gpu`` says which). `train_batch_size` (experiences per training step, Trinity's
+    ``max_token_len_per_gpu`` says which); a whole number ``token_budget=N`` does too, and then no plan takes more than
+    N tokens per GPU, and each holds a sequence at N (``ceil(L / SP) <= N``; `Query.token_budget_cap`).
+    `train_batch_size` (experiences per training step, Trinity's
     ``buffer.train_batch_size``) keeps to GPU counts and SP degrees whose data-parallel ranks (GPUs / SP) divide it;
     without it, a plan whose ranks are not a power of two is cautioned; with it and ``trinity_version="0.5"``, a plan
     whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's
@@ -1254,7 +1256,7 @@ def config_query(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
-    token_budget: TokenBudgetMode | None = None,
+    token_budget: TokenBudgetMode | int | None = None,
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -1331,7 +1333,8 @@ def config_query(
         max_model_len=asked if objective != "max_len" or max_model_len is not None else None, sp=sp, env=env,
         offload=offload, top=top, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
         estimate=estimate, memory=memory, margin=margin,
-        token_budget=token_budget if token_budget is not None else _config_budget_mode(config, asked, estimate),
+        token_budget=token_budget if token_budget is not None else _config_budget_mode(
+            config, asked, estimate, catalog.model(model if model is not None else config.model)),
         host_ram_gb=host_ram_gb, node_gpus=node_gpus if node_gpus is not None else config.node_gpus,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
@@ -1354,11 +1357,7 @@ def config_query(
            "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else
            None if lora_rank == 0 != config.lora_rank else config.lora_targets,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
-    query = query.model_copy(update=own)
-    if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
-            catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
-        return query.model_copy(update={"token_budget": "default"})
-    return query
+    return query.model_copy(update=own)
 
 
 def check_config_model(catalog: Catalog, config: TrinityConfig, shape: str, own: str, *, where: str = "",
@@ -1494,12 +1493,15 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
         "config_problem_codes": (*current.config_problem_codes, *(problem.code for problem in problems))})
 
 
-def _config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:
-    """The planner's token budget mode for a query from a Trinity config (without --token-budget): ``auto`` for a
-    config that lowers its own budget below Trinity's default at `length` (where estimates are on), so that plans
-    may too; else ``default``."""
-    lowers = config is not None and length is not None and _lowered_by_config(config, length, estimate) is not None
-    return "auto" if lowers else "default"
+def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: EstimateMode,
+                        model: Model) -> TokenBudgetMode | int:
+    """The planner's token budget for a query from a Trinity config (without --token-budget) of `model`: the
+    config's own budget in effect where it lowers Trinity's default at `length` (where estimates are on), kept as
+    every plan's cap, so that plans may lower budgets too but never raise the config's; else ``default``, as for a
+    model whose plans read no budget (`one_sequence_per_micro_batch`: they are the default's, which says what was
+    judged)."""
+    own = None if length is None else _lowered_by_config(config, length, estimate)
+    return "default" if own is None or one_sequence_per_micro_batch(model) else own
 
 
 def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, text: str,
@@ -1940,7 +1942,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
-    judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
+    judged = query.model_copy(update={"token_budget": "default" if own is None else "auto",
+                                      "token_budget_cap": None})  # judged at its own budget, not one asked for
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,

@@ -21,6 +21,7 @@ from solver.rules import (
     host_ram_words,
     kept_for_rollout,
     least_token_budget,
+    one_sequence_per_micro_batch,
     option_names_of,
     rollout_layout,
     sp_degrees,
@@ -299,6 +300,10 @@ class Query(Frozen):
     token_budget: TokenBudgetMode = Field(default="default", description=(
         "default: Trinity's max_token_len_per_gpu for every plan; auto: where it does not fit, an estimated plan "
         "takes the most tokens per GPU the memory model fits, at least ceil(L/s)"))
+    token_budget_cap: int | None = Field(default=None, ge=1, le=MAX_TOKENS, description=(
+        "the most tokens per GPU any plan takes (--token-budget N, or a Trinity config's own lowered budget): a plan "
+        "takes the least of it, Trinity's default and (auto) what its estimate fits, and holds a sequence at it "
+        "(ceil(L/s) <= N); null: no cap"))
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
@@ -944,7 +949,7 @@ def make_query(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
-    token_budget: TokenBudgetMode = "default",
+    token_budget: TokenBudgetMode | int = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -1014,10 +1019,14 @@ def make_query(
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
     release = trinity_release("trinity_version", trinity_version)
-    check_token_budget(token_budget, estimate, option_names)
+    check_token_budget(token_budget, estimate, option_names, caps=True)
     check_time_limit(time_limit_s)
     check_seed(seed)
     resolved = catalog.model(model)
+    if isinstance(token_budget, int) and one_sequence_per_micro_batch(resolved):
+        budget_name = _token_budget_name(option_names)
+        raise QueryError(f"{budget_name} {token_budget}: {resolved.name} trains one padded sequence per micro-batch, "
+                         f"which reads no token budget: leave {budget_name} out")
     targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
                                  option_names, lora_exclude_modules)
     gpu_names = asked_gpus(catalog, gpu)
@@ -1040,12 +1049,14 @@ def make_query(
     if sp is not None:
         check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source, names)
     budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
+    mode, cap = token_budget_mode_and_cap(token_budget, estimate)
     return Query(model=resolved.name, gpus=gpu_names, objective=objective, budget_gpus=budget, open_budget=open_budget,
                  exact=exact, exact_source=exact_source, max_model_len=max_model_len, sp=sp, env=env, offload=offload,
                  top=top, weights=weights if weights is not None else load_weights(), time_limit_s=time_limit_s,
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
-                 token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
-                 node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
+                 token_budget=mode, token_budget_cap=cap, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
+                 node_source=node_source, node_gpus_given=node_gpus_given, host_ram_source=host_ram_source,
+                 rollout_gpus=rollout_gpus,
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
                  trinity_release=release_name(trinity_version),
@@ -1348,10 +1359,32 @@ def resolve_margin(memory: MemoryModel, margin: float | None, memory_gib: float,
     return default_margin(memory, memory_gib) if margin is None else margin
 
 
+def token_budget_mode_and_cap(token_budget: TokenBudgetMode | int,
+                              estimate: EstimateMode) -> tuple[TokenBudgetMode, int | None]:
+    """A checked `token_budget` as the query's mode and cap (`Query.token_budget_cap`): a whole number caps every
+    plan's budget at it, lowering (``auto``) an estimated plan's further where its budget does not fit, unless
+    estimates are off; a mode caps none."""
+    if isinstance(token_budget, int):
+        return ("default" if estimate == "never" else "auto"), token_budget
+    return token_budget, None
+
+
+def _token_budget_name(option_names: OptionNames) -> str:
+    """The token budget's option as `option_names` name it: ``--token-budget``, or the API's ``token_budget``."""
+    return "token_budget" if option_names.keywords else "--token-budget"
+
+
 def check_token_budget(token_budget: object, estimate: EstimateMode,
-                       option_names: OptionNames = COMMAND_OPTIONS) -> None:
+                       option_names: OptionNames = COMMAND_OPTIONS, caps: bool = False) -> None:
     """`QueryError` unless `token_budget` is a `TokenBudgetMode` that the `estimate` mode allows (``auto``
-    lowers the budgets of estimated plans: not with estimates off), naming the options as `option_names` do."""
+    lowers the budgets of estimated plans: not with estimates off), or, where the caller `caps` budgets (the planner:
+    `Query.token_budget_cap`), tokens per GPU from 1 to `MAX_TOKENS`, naming the options as `option_names` do."""
+    if caps and isinstance(token_budget, int) and not isinstance(token_budget, bool):
+        check_counts((_token_budget_name(option_names), token_budget, MAX_TOKENS))
+        return
+    if caps and token_budget not in get_args(TokenBudgetMode):
+        raise QueryError(f"{_token_budget_name(option_names)} takes default, auto or the most tokens per GPU (a whole "
+                         f"number from 1 to {MAX_TOKENS}), got {brief(token_budget)}")
     check_choice("token_budget", token_budget, get_args(TokenBudgetMode))
     if token_budget == "auto" and estimate == "never":
         raise QueryError(f"{option_names.token_budget_auto} lowers the token budget of estimated plans, which "

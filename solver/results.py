@@ -1182,6 +1182,10 @@ class Plan(Frozen):
         "lowered_budget; for a model trained one sequence per micro-batch (padded-micro-batches), whose estimate "
         "counts max_model_len tokens per GPU, the default Trinity fills in, which verl leaves unread with dynamic "
         "batch sizes off (Trinity's own memory check, a warning, still estimates at it)"))
+    token_budget_cap: PositiveInt | None = Field(default=None, description=(
+        "the cap asked for (--token-budget N, or a Trinity config's own budget below the default) where it binds: "
+        "max_token_len_per_gpu is that cap, below what Trinity's default or the estimate would give; null where no "
+        "cap binds"))
     rope_scaling_factor: Annotated[float, Gt(0), AllowInfNan(False)] | None = Field(description=(
         "the YaRN factor model.rope_scaling takes (max_model_len / the model's native context); null within the "
         "native context, and for a model with a RoPE scaling of its own (Llama 3.1)"))

@@ -25,6 +25,7 @@ from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
     MAPPED_THETA_WORDS,
+    TOKEN_CAP_WORDS,
     OptionNames,
     host_ram_check_words,
     lora_configs_words,
@@ -371,7 +372,8 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, p
     length = plan.max_model_len
     strategy = PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2")
     undone = lowered_budget_undone(plan, version)
-    lowered = (f"below Trinity's default ceil(2 * {length} / {plan.sp}), which does not fit; at least "
+    why = f": {TOKEN_CAP_WORDS}" if plan.token_budget_cap else ", which does not fit"
+    lowered = (f"below Trinity's default ceil(2 * {length} / {plan.sp}){why}; at least "
                f"ceil({length} / {plan.sp})" + (f"; {undone}" if undone else ""))
     no_checkpoint = PlanKey(
         path=("trainer", "save_hf_checkpoint"),
