@@ -212,8 +212,8 @@ def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._Argument
                         "no module of the model, match one all-linear leaves out, or are refused by PEFT on the "
                         "release's module names "
                         f"(default: {default})")
-    own = ("a fragment writes it as exclude_modules; ", ", a --from-config config's exclude_modules where "
-           "--lora-targets is not given") if written else ("", "")
+    own = ("a fragment writes it as exclude_modules; ",
+           ", a --from-config config's exclude_modules where --lora-targets is not given") if written else ("", "")
     parser.add_argument("--lora-exclude", metavar="REGEX",
                         help="with --lora-rank: a regular expression of the modules the adapter leaves out of those "
                         "--lora-targets gives (or all-linear's), as Trinity's model.lora_configs[0].exclude_modules, "
