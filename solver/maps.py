@@ -120,7 +120,7 @@ def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[
     for row, request in requests.items():
         for budget in budgets:
             query = make_query(catalog, gpu=gpu, budget_gpus=budget, **request)
-            counted = query.counted_catalog(catalog)  # its LoRA adapter on --lora-targets' modules less --lora-exclude's
+            counted = query.counted_catalog(catalog)  # the adapter on --lora-targets' modules less --lora-exclude's
             counts = tuple(n for n in prepare(counted, name, query).counts if n <= budget)
             if (row, counts) not in solved:
                 solved[row, counts] = best_plan(counted, query, name, proven=True)  # the same whatever the seed
