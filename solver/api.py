@@ -596,13 +596,15 @@ def _model_config_check(model: str, path: Path | None) -> tuple[str, ...]:
 
 
 def _lora_targets_check(plan: Plan) -> tuple[str, ...]:
-    """The ``--lora-targets`` a fragment's check command gives for `plan`, where its LoRA is a config's own adapter
-    (`Plan.config_adapter`, which the config keeps, and the check counts on the config's targets) counted on other
-    targets (``lora_targets=`` given to `config_query`): the plan's regex, or ``all-linear``; none otherwise."""
+    """The ``--lora-targets`` (and ``--lora-exclude``) a fragment's check command gives for `plan`, where its LoRA is
+    a config's own adapter (`Plan.config_adapter`, which the config keeps, and the check counts on the config's
+    targets) counted on other targets (``lora_targets=`` or ``lora_exclude_modules=`` given to `config_query`): the
+    plan's regex, or ``all-linear``, and its ``exclude_modules`` regex where it has one; none otherwise."""
     adapter = plan.config_adapter
     if adapter is None or not plan.lora_rank or plan.lora_targets == adapter.targets:
         return ()
-    return ("--lora-targets", ALL_LINEAR if plan.lora_target_modules is None else plan.lora_target_modules)
+    excluded = () if plan.lora_exclude_modules is None else ("--lora-exclude", plan.lora_exclude_modules)
+    return ("--lora-targets", ALL_LINEAR if plan.lora_target_modules is None else plan.lora_target_modules, *excluded)
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
