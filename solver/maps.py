@@ -91,7 +91,7 @@ def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence
         grid = longest_by_model(catalog, name, names, budgets, **options)
         rows = tuple(ModelMapRow(model=row, plans=tuple(grid[row, budget] for budget in budgets)) for row in names)
     targets = options.get("lora_targets")  # checked by each cell's query: None, or a LoRA adapter's
-    excluded = options.get("lora_exclude_modules")  # all-linear less them where no targets are given, as the plans say
+    excluded = options.get("lora_exclude_modules")  # checked alike: None, or the modules the adapter leaves out
     adapted = (lora_targets_pattern(targets) if targets is not None  # None: all-linear alone, as the plans say
                else ALL_LINEAR if excluded is not None else None)
     return GpuMap(gpu=name, by="len" if by_length else "model", model=models[0] if by_length else None,

@@ -1058,17 +1058,16 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
                        names: OptionNames, excluded: str | None = None) -> LoraTargets | None:
     """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), less the modules the
     ``exclude_modules`` regex `excluded` (``--lora-exclude``, a cluster job's ``lora_exclude_modules``; None: none)
-    matches, whose modules a LoRA run of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`, as
-    a Trinity config's
-    ``target_modules`` and ``exclude_modules``): None for ``all-linear`` (or not given) without `excluded`; module
-    names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its
-    names' endings); else the regex itself (`lora_targets_pattern`; ``all-linear`` where only `excluded` is given).
-    `QueryError`, naming the option as `names` do, for targets or exclusions without LoRA, targets that are empty,
-    either no regex, or targets that, less `excluded`, adapt no linear layer `all-linear` adapts, or a module it leaves
-    out, on the module names of each layout the release may hold `model`'s routed experts in (`experts`;
-    `peft_target_match`), or that PEFT refuses on each (`peft_target_refusal`: a routed expert's half PEFT fuses
-    alone, Mixtral's ``.*\\.w1`` under transformers 5; `every_target_excluded`: exclusions that leave out every
-    module the targets match), as a config's are refused."""
+    matches, whose modules a LoRA run of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`,
+    as a Trinity config's ``target_modules`` and ``exclude_modules``): None for ``all-linear`` (or not given)
+    without `excluded`; module names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as
+    PEFT matches a list by its names' endings); else the regex itself (`lora_targets_pattern`; ``all-linear`` where
+    only `excluded` is given). `QueryError`, naming the option as `names` do, for targets or exclusions without
+    LoRA, targets that are empty, either no regex, or targets that, less `excluded`, adapt no linear layer
+    `all-linear` adapts, or a module it leaves out, on the module names of each layout the release may hold
+    `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
+    (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5;
+    `every_target_excluded`: exclusions that leave out every module the targets match), as a config's are refused."""
     if targets is None and excluded is None:
         return None
     option, lora, exclusions = (("lora_targets", "lora_rank", EXCLUDED_KEY) if names.keywords

@@ -112,14 +112,14 @@ def test_solve_map_counts_them_and_its_title_and_json_say_them(cli: Cli) -> None
 @pytest.mark.parametrize(("given", "error"), [
     ((), "--lora-exclude '.*\\.mlp\\..*' without LoRA: the exclusions are a LoRA adapter's; give --lora-rank too"),
     (("--lora-rank", "64", "--lora-exclude", "("),
-     "--lora-exclude '(' is no regular expression (missing ), unterminated subpattern at position 0): give a regular "
-     "expression that matches whole names, such as .*\\.v_proj, or remove it"),
+     ("--lora-exclude '(' is no regular expression (missing ), unterminated subpattern at position 0): give a "
+      "regular expression that matches whole names, such as .*\\.v_proj, or remove it")),
     (("--lora-rank", "64", "--lora-exclude", ".*"),
-     "--lora-exclude '.*', on Qwen3-8B, leaves out every module all-linear matches (\"All modules were excluded\"): "
-     "exclude fewer, or remove it"),
+     ("--lora-exclude '.*', on Qwen3-8B, leaves out every module all-linear matches (\"All modules were "
+      "excluded\"): exclude fewer, or remove it")),
     (("--lora-rank", "64", "--lora-targets", "q_proj", "--lora-exclude", ".*_proj"),
-     "--lora-exclude '.*_proj', on Qwen3-8B, leaves out every module --lora-targets 'q_proj' matches (\"No modules "
-     "were targeted for adaptation\"): exclude fewer, or remove it"),
+     ("--lora-exclude '.*_proj', on Qwen3-8B, leaves out every module --lora-targets 'q_proj' matches (\"No "
+      "modules were targeted for adaptation\"): exclude fewer, or remove it")),
 ])
 def test_each_command_refuses_what_the_api_refuses_in_one_line(cli: Cli, command: tuple[str, ...],
                                                                given: tuple[str, ...], error: str) -> None:
@@ -150,7 +150,8 @@ def test_from_config_it_overrides_the_configs_adapter_as_lora_targets_does(cli: 
     status, out, _ = cli("--from-config", str(config), "--gpu", "A100-80GB", "--lora-exclude", MLP, "--emit",
                          "trinity")
     assert status == 0 and "lora_configs" not in out  # the config keeps its own adapter, which holds fewer
-    assert "#   solve --from-config CONFIG --check --gpu A100-80GB --lora-exclude '.*\\.mlp\\..*' --critic none\n" in out
+    assert ("#   solve --from-config CONFIG --check --gpu A100-80GB --lora-exclude '.*\\.mlp\\..*' --critic "
+            "none\n") in out
     status, out, _ = cli("--from-config", str(config), "--gpu", "A100-80GB", "--lora-exclude", MLP, "--json")
     (plan,) = json.loads(out)[0]["plans"]
     assert (status, plan["lora_target_modules"], plan["lora_exclude_modules"]) == (0, "all-linear", MLP)
