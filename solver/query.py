@@ -991,7 +991,7 @@ def make_query(
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
     `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`), its adapter on `lora_targets`' modules
     (`given_lora_targets`; None: ``all-linear``'s), less those the ``exclude_modules`` regex `lora_exclude_modules`
-    matches (a cluster job's; None: none); `critic` one with a PPO critic
+    matches (``--lora-exclude``, a cluster job's; None: none); `critic` one with a PPO critic
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
@@ -1074,26 +1074,27 @@ a plan's JSON names it."""
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
                        names: OptionNames, excluded: str | None = None) -> LoraTargets | None:
     """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), less the modules the
-    ``exclude_modules`` regex `excluded` (a cluster job's ``lora_exclude_modules``; None: none) matches, whose modules a
-    LoRA run of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`, as a Trinity config's
-    ``target_modules`` and ``exclude_modules``): None for ``all-linear`` (or not given) without `excluded`; module
-    names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its
-    names' endings); else the regex itself (`lora_targets_pattern`; ``all-linear`` where only `excluded` is given).
-    `QueryError`, naming the option as `names` do, for targets or exclusions without LoRA, targets that are empty,
-    either no regex, or targets that, less `excluded`, adapt no linear layer `all-linear` adapts, or a module it leaves
-    out, on the module names of each layout the release may hold `model`'s routed experts in (`experts`;
-    `peft_target_match`), or that PEFT refuses on each (`peft_target_refusal`: a routed expert's half PEFT fuses
-    alone, Mixtral's ``.*\\.w1`` under transformers 5; `every_target_excluded`: exclusions that leave out every
-    module the targets match), as a config's are refused."""
+    ``exclude_modules`` regex `excluded` (``--lora-exclude``, a cluster job's ``lora_exclude_modules``; None: none)
+    matches, whose modules a LoRA run of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`,
+    as a Trinity config's ``target_modules`` and ``exclude_modules``): None for ``all-linear`` (or not given)
+    without `excluded`; module names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as
+    PEFT matches a list by its names' endings); else the regex itself (`lora_targets_pattern`; ``all-linear`` where
+    only `excluded` is given). `QueryError`, naming the option as `names` do, for targets or exclusions without
+    LoRA, targets that are empty, either no regex, or targets that, less `excluded`, adapt no linear layer
+    `all-linear` adapts, or a module it leaves out, on the module names of each layout the release may hold
+    `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
+    (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5;
+    `every_target_excluded`: exclusions that leave out every module the targets match), as a config's are refused."""
     if targets is None and excluded is None:
         return None
-    option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
-    check_types((option, targets, str | None), (EXCLUDED_KEY, excluded, str | None))
+    option, lora, exclusions = (("lora_targets", "lora_rank", EXCLUDED_KEY) if names.keywords
+                                else ("--lora-targets", "--lora-rank", "--lora-exclude"))
+    check_types((option, targets, str | None), (exclusions, excluded, str | None))
     shown, fix = f"{option} '{cut(targets or ALL_LINEAR)}'", f"give {LORA_TARGETS_FORMS}"
     if targets is not None and not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
     if not lora_rank:
-        given = shown if targets is not None else f"{EXCLUDED_KEY} '{cut(excluded or '')}'"
+        given = shown if targets is not None else f"{exclusions} '{cut(excluded or '')}'"
         raise QueryError(f"{given} without LoRA: the {'targets' if targets is not None else 'exclusions'} are a LoRA "
                          f"adapter's; give {lora} too")
     pattern = None if targets is None else lora_targets_pattern(targets)  # module names as a regex (None: all-linear)
@@ -1101,7 +1102,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         try:
             peft_regex(excluded)
         except re.error as error:
-            raise QueryError(f"{EXCLUDED_KEY} '{cut(excluded)}' is no regular expression ({error}): "
+            raise QueryError(f"{exclusions} '{cut(excluded)}' is no regular expression ({error}): "
                              f"{EXCLUDED_FORM}") from None
     if pattern is None and excluded is None:
         return None
@@ -1120,7 +1121,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         all_excluded = every_target_excluded(pattern, excluded, matches[0][1],
                                              shown if targets is not None else ALL_LINEAR)
         if all_excluded is not None:
-            raise QueryError(f"{EXCLUDED_KEY} '{cut(excluded)}', on {model.name}, {all_excluded}: {EXCLUDE_FEWER}")
+            raise QueryError(f"{exclusions} '{cut(excluded)}', on {model.name}, {all_excluded}: {EXCLUDE_FEWER}")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
     refusals = [peft_target_refusal(pattern, excluded, names) for _, names in matches]

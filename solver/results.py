@@ -2132,7 +2132,8 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
-                          "lora_rank", "lora_target_modules", "reference_model", "critic", "dpo", "trinity_version",
+                          "lora_rank", "lora_target_modules", "lora_exclude_modules", "reference_model", "critic",
+                          "dpo", "trinity_version",
                           "weights", "memory_model_source",
                           "budgets_listed")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
@@ -2161,6 +2162,10 @@ class GpuMap(Frozen, Versioned, defer_build=True):
     lora_target_modules: str | None = Field(default=None, description=(
         "with lora_rank: the target_modules regex whose modules the plans count the adapter on (--lora-targets, as "
         "each plan's lora_target_modules); left out for all-linear's, every linear layer but the output projection"))
+    lora_exclude_modules: str | None = Field(default=None, description=(
+        "with lora_target_modules: the exclude_modules regex of the modules the plans leave out of them "
+        "(--lora-exclude, as each plan's lora_exclude_modules; lora_target_modules is then all-linear where no "
+        "--lora-targets is given); left out where none"))
     reference_model: bool | None = Field(default=None, description=(
         "whether the plans' host memory need counts a reference model, as given (--reference, --no-reference); left "
         "out where not given: counted but with --lora-rank"))

@@ -206,9 +206,9 @@ def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, d
 
 def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str,
                             written: bool = False) -> None:
-    """--lora-targets, for the commands that count a LoRA run's adapter on one setting or plan (`default`: the modules
-    counted without it; `written`: the command writes a fragment, which writes them); `solver.query.given_lora_targets`
-    reads it, once the model is known."""
+    """--lora-targets and --lora-exclude, for the commands that count a LoRA run's adapter on one setting or plan
+    (`default`: the modules counted without them; `written`: the command writes a fragment, which writes them);
+    `solver.query.given_lora_targets` reads them, once the model is known."""
     from solver.tables.peft_match import LORA_TARGETS_FORMS  # not solver.query: --help loads no models
 
     parser.add_argument("--lora-targets", metavar="TARGETS",
@@ -218,6 +218,13 @@ def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._Argument
                         "no module of the model, match one all-linear leaves out, or are refused by PEFT on the "
                         "release's module names "
                         f"(default: {default})")
+    own = ("a fragment writes it as exclude_modules; ",
+           ", a --from-config config's exclude_modules where --lora-targets is not given") if written else ("", "")
+    parser.add_argument("--lora-exclude", metavar="REGEX",
+                        help="with --lora-rank: a regular expression of the modules the adapter leaves out of those "
+                        "--lora-targets gives (or all-linear's), as Trinity's model.lora_configs[0].exclude_modules, "
+                        f"which PEFT matches whole module names with (.*\\.mlp\\..*: every MLP layer); {own[0]}"
+                        f"refused where it is no regular expression or leaves out every module (default: none{own[1]})")
 
 
 def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
