@@ -76,3 +76,31 @@ def test_a_map_by_length_says_it_once_too(cli: Cli):
 def test_the_apis_map_text_gives_it_too():
     maps = solver.map_plans(gpu="h20", model="Qwen3-30B-A3B", budgets=[1, 2], lora_rank=16, trinity_version="0.6")
     assert " ".join(solver.map_text(maps).split()).endswith(CAUTION_06)
+
+
+FORMS = ("give all-linear (Trinity's default: every linear layer but the output projection), module names separated by "
+         "commas (q_proj,v_proj) or a regular expression that PEFT matches whole module names with (.*\\.(q_proj|v_proj))")
+
+
+def test_targets_on_a_layers_module_all_linear_leaves_out_name_the_modules_it_counts(cli: Cli):
+    """`--lora-targets experts` read as if the experts could not be adapted: the refusal now names the layers' modules
+    counted, the routed experts' projections among them (each expert's under 0.5.1's transformers 4)."""
+    asked = ("--model", "Qwen3-30B-A3B", "--gpu", "h20", "--len", "64k", "--minimize", "gpus", "--lora-rank", "16")
+    fused = "model.layers.N.mlp.experts.{gate,up,down}_proj"
+    for version, experts in (("0.6", fused), ("0.5.1", "model.layers.N.mlp.experts.E.{gate,up,down}_proj")):
+        status, out, err = cli(*asked, "--lora-targets", "experts", "--trinity-version", version)
+        assert (status, out) == (2, "")
+        assert err == (
+            "solve: error: --lora-targets 'experts' matches model.layers.N.mlp.experts of Qwen3-30B-A3B, which "
+            "all-linear leaves out and rft-solver does not count (it counts model.layers.N.self_attn.{q,k,v,o}_proj, "
+            f"model.layers.N.mlp.gate, {experts}): {FORMS}\n")
+    status, _, err = cli("memory", "--model", "8B", "--gpu", "h20", "--gpus", "2", "--len", "16k", "--lora-rank", "16",
+                         "--lora-targets", ".*q_norm")
+    assert (status, err) == (2, (
+        "solve memory: error: --lora-targets '.*q_norm' matches model.layers.N.self_attn.q_norm of Qwen3-8B, which "
+        "all-linear leaves out and rft-solver does not count (it counts model.layers.N.self_attn.{q,k,v,o}_proj, "
+        f"model.layers.N.mlp.{{gate,up,down}}_proj): {FORMS}\n"))
+    # outside the layers (the embeddings, lm_head, the final norm) the line is as it was: nothing of a layer to name
+    status, _, err = cli(*asked, "--lora-targets", ".*norm")
+    assert (status, err) == (2, ("solve: error: --lora-targets '.*norm' matches model.norm of Qwen3-30B-A3B, which "
+                                 f"all-linear leaves out and rft-solver does not count: {FORMS}\n"))
