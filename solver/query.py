@@ -1113,10 +1113,13 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         raise QueryError(f"{shown} is no regular expression ({error}): {fix}") from None
     matches = [(peft_target_match(pattern, excluded, model.peft_names_of(layout)), model.peft_names_of(layout))
                for layout in LAYOUTS_TAKEN[experts]]
-    for match, _ in matches:
+    for match, layout_names in matches:
         if match.beyond_all_linear:
+            # a layer's module (a mixture of experts' experts, a norm): the layers' modules that are counted
+            counted = (f" (it counts {shown_module_names(layout_names, outer=False)})"
+                       if any(module.startswith("model.layers.") for module in match.beyond_all_linear) else "")
             raise QueryError(f"{shown} matches {', '.join(match.beyond_all_linear)} of {model.name}, which all-linear "
-                             f"leaves out and rft-solver does not count: {fix}")
+                             f"leaves out and rft-solver does not count{counted}: {fix}")
     if excluded is not None and not any(match.linears for match, _ in matches):
         all_excluded = every_target_excluded(pattern, excluded, matches[0][1],
                                              shown if targets is not None else ALL_LINEAR)

@@ -143,6 +143,16 @@ def _rocm_caution(plans: Sequence[Plan], names: OptionNames) -> str:
     return f"\ncaution: {rocm_env_caution(names)}" if rocm else ""
 
 
+def _lora_moe_cautions(plans: Sequence[Plan]) -> str:
+    """The legend's caution lines where a cell shown (`plans`) trains LoRA on a mixture of experts whose adapter
+    config Trinity saves cut short, so that the run fails at its first weight sync
+    (`CautionCode.LORA_MOE_CONFIG_UNSAVED`): each model's once, in the words `solve`'s caution line gives ("" for
+    none)."""
+    said = dict.fromkeys(caution for plan in plans
+                         for caution in plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED))
+    return "".join(f"\ncaution: {caution}" for caution in said)
+
+
 def map_json(gpu_maps: Sequence[GpuMap]) -> str:
     """Maps as JSON, as ``solve map --json`` prints them: a `GpuMap` each (`solver.maps.gpu_map`)."""
     return json.dumps([gpu_map.model_dump(mode="json") for gpu_map in gpu_maps], indent=2)
@@ -223,7 +233,8 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
-                  f"{_single_gpu_legend(shown_plans)}{_rocm_caution(shown_plans, names)}")
+                  f"{_single_gpu_legend(shown_plans)}{_rocm_caution(shown_plans, names)}"
+                  f"{_lora_moe_cautions(shown_plans)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)
