@@ -1,0 +1,114 @@
+"""Mutation pass over session 80's merges (helper mutants39): each test here kills a mutant that the merges' own tests
+left alive (named in its comment), asserting what the code does: the deadline of the questions asked first, a
+release's words in the API's refusals, and a cluster job's LoRA exclusions (read, compared
+with a running job's, and noted under the table)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_deadlines_s80 import PINNED, _FakeClock
+
+import solver
+from solver.query import given_lora_targets
+from solver.render.cluster import LORA_EXCLUDED_NOTE, LORA_TARGETS_NOTE
+from solver.rules import COMMAND_OPTIONS
+from solver.tables import MAX_HOST_RAM_GB, Job, QueryError, load_catalog
+from solver.tables.peft_names import LoraTargets
+
+Cli = Callable[..., tuple[int, str, str]]
+CATALOG = load_catalog()
+
+
+@pytest.mark.parametrize(("moved_after", "more", "given", "asked"), [
+    # D-10: the question without the pins drops ends_by (its ranking had 10 s of its own, not the 4 s left)
+    ("_unpinned_question", (), [4.0, 4.0], [(None, None), (4, None)]),
+    # D-9: the question with the most host memory drops ends_by (10 s, not the 4 s left)
+    ("_more_host_ram_question", ("--host-ram", "96"), [4.0], [(4, MAX_HOST_RAM_GB), (4, 96.0)]),
+])
+def test_the_questions_asked_first_end_by_the_answers_deadline(
+        cli: Cli, monkeypatch: pytest.MonkeyPatch, moved_after: str, more: tuple[str, ...], given: list[float],
+        asked: list[tuple[int | None, float | None]]) -> None:
+    # 6 s of the 10 pass as the question asked first is made: its ranking's solves get the 4 s left, as the
+    # pinned query's ranking does
+    clock = _FakeClock(monkeypatch)
+    clock.advance_after(monkeypatch, moved_after, 6.0)
+    status, _, _ = cli(*PINNED, "--sp", "4", *more)
+    assert (status, clock.given, [(query.sp, query.host_ram_gb) for query in clock.asked]) == (0, given, asked)
+
+
+def test_a_refusal_says_how_it_read_a_plans_post_release() -> None:
+    # D-18: the plan's own release in words (a plan JSON may hold 0.5.1.post1, which is read as 0.5.1)
+    (answer,) = solver.plan("Qwen3-30B-A3B", gpu="h100", budget_gpus=8, max_model_len=8192, trinity_version="0.5.1")
+    text = answer.model_dump_json().replace('"trinity_version":"0.5.1"', '"trinity_version":"0.5.1.post1"')
+    read_back = solver.Answer.model_validate_json(text)
+    with pytest.raises(QueryError) as raised:
+        solver.trinity_config(read_back, version="0.6")
+    assert str(raised.value) == (
+        "the answer's plan was counted for Trinity 0.5.1.post1 (read as 0.5.1) (routed experts counted separate, as "
+        "Trinity 0.5.1's transformers 4 holds them): its memory figures do not hold for Trinity 0.6, which holds "
+        "Qwen3-30B-A3B's routed experts otherwise, whole on its transformers 5; plan it again with "
+        "trinity_version='0.6', or leave version out to write it for Trinity 0.5.1.post1 (read as 0.5.1)")
+
+
+def test_a_host_memory_refusal_says_how_it_read_a_local_build() -> None:
+    # D-20: the release asked for in words (0.6.0+cu121 is read as 0.6.0)
+    (answer,) = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768, host_ram_gb=60.0,
+                            trinity_version="0.5")
+    with pytest.raises(QueryError) as raised:
+        solver.trinity_config(answer, version="0.6.0+cu121")
+    assert str(raised.value) == (
+        "the answer's plan needs 71.2 GiB of host memory per node under Trinity 0.6.0+cu121 (read as 0.6.0), more "
+        "than host_ram_gb of 60 GiB it was planned within (for another release): plan it again with "
+        "trinity_version='0.6.0+cu121', or pass version= the release it was planned for")
+
+
+@pytest.mark.parametrize("layout", ["fused", "either"])
+def test_exclusions_that_leave_out_the_fused_half_are_taken(layout: str) -> None:
+    # X-8: PEFT's refusal is judged on the targets less the exclusions: q_proj,gate_proj on Qwen3-30B-A3B's fused
+    # experts adapts their gate_proj without up_proj, refused alone (under 0.6), taken less the experts
+    model = CATALOG.model("Qwen3-30B-A3B")
+    with pytest.raises(QueryError, match="matches the routed experts' gate_proj without their up_proj"):
+        given_lora_targets("q_proj,gate_proj", 16, model, "fused", COMMAND_OPTIONS)
+    assert given_lora_targets("q_proj,gate_proj", 16, model, layout, COMMAND_OPTIONS,  # type: ignore[arg-type]
+                              ".*\\.experts\\..*") == LoraTargets(".*\\.(q_proj|gate_proj)", ".*\\.experts\\..*")
+
+
+def test_targets_matching_no_module_are_refused_so_beside_exclusions() -> None:
+    # X-10: every_target_excluded's `or` as `and` said the exclusions left out every module of targets that match
+    # none; the refusal is the one without exclusions
+    model = CATALOG.model("Qwen3-8B")
+    refusals = []
+    for excluded in (None, ".*\\.v_proj"):
+        with pytest.raises(QueryError) as raised:
+            given_lora_targets("foo_proj", 16, model, "fused", COMMAND_OPTIONS, excluded)
+        refusals.append(str(raised.value))
+    assert refusals[0] == refusals[1]
+    assert refusals[0].startswith("--lora-targets 'foo_proj' matches no module of Qwen3-8B (")
+
+
+def test_a_jobs_training_as_a_running_jobs_gives_its_exclusions() -> None:
+    # X-15: as_running without the exclude_modules regex: no way of a job running with the same exclusions kept it
+    # as it runs (keeps_running compares the two)
+    job = Job(name="q", model="Qwen3-8B", max_model_len=8192, lora_rank=16, lora_targets="q_proj,v_proj",
+              lora_exclude_modules=".*\\.v_proj")
+    assert job.training.as_running == (16, None, False, ".*\\.(q_proj|v_proj)", ".*\\.v_proj")
+    less_mlp = job.model_copy(update={"lora_targets": None, "lora_exclude_modules": ".*\\.mlp\\..*"})
+    assert less_mlp.training.as_running == (16, None, False, "all-linear", ".*\\.mlp\\..*")
+    assert job.model_copy(update={"lora_exclude_modules": None}).training.as_running == (
+        16, None, False, ".*\\.(q_proj|v_proj)", None)
+
+
+def test_all_linear_less_exclusions_notes_the_exclusions_alone(cli: Cli, tmp_path: Path) -> None:
+    # X-28: a plan's lora_target_modules all-linear (a job giving exclusions alone) is no targets' note
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a100, gpu: A100-80GB, gpus_per_node: 8, nodes: 1}\njobs:\n"
+                    "  - {name: mlp, model: Qwen3-8B, max_model_len: 8192, rollout_gpus: 2, lora_rank: 16, "
+                    "lora_exclude_modules: '.*\\.mlp\\..*'}\n")
+    status, out, err = cli("cluster", str(path), "--time-limit", "10")
+    words = " ".join(out.split())
+    assert (status, err) == (0, "")
+    assert "LoRA 16 on all-linear less .*\\.mlp\\..*, no ref" in words
+    assert " ".join(LORA_EXCLUDED_NOTE.split()) in words and " ".join(LORA_TARGETS_NOTE.split()) not in words
