@@ -5,18 +5,23 @@ with a running job's, and noted under the table)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_deadlines_s80 import PINNED, _FakeClock
 
 import solver
+from solver.api import answer_query, config_query
+from solver.memory import offloaded_actor_bytes
 from solver.query import given_lora_targets
 from solver.render.cluster import LORA_EXCLUDED_NOTE, LORA_TARGETS_NOTE
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import MAX_HOST_RAM_GB, Job, QueryError, load_catalog
 from solver.tables.peft_names import LoraTargets
+from solver.trinity import read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = load_catalog()
@@ -112,3 +117,62 @@ def test_all_linear_less_exclusions_notes_the_exclusions_alone(cli: Cli, tmp_pat
     assert (status, err) == (0, "")
     assert "LoRA 16 on all-linear less .*\\.mlp\\..*, no ref" in words
     assert " ".join(LORA_EXCLUDED_NOTE.split()) in words and " ".join(LORA_TARGETS_NOTE.split()) not in words
+
+
+ADAPTED_CONFIG = ("algorithm:\n  algorithm_type: grpo\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n"
+                  "  lora_configs:\n    - lora_rank: 64\n      lora_alpha: 128\n"
+                  "      target_modules: '.*\\.(q_proj|v_proj)'%s\ncluster:\n  node_num: 1\n  gpu_per_node: 8\n"
+                  "explorer:\n  rollout_model:\n    engine_num: 2\n    tensor_parallel_size: 1\n")
+"""A Trinity config of Qwen3-8B with LoRA 64 on q_proj,v_proj, and more keys of its adapter (`%s`)."""
+
+
+def _check_command(extra: str, **keywords: Any) -> str:
+    """The check command of `trinity_config` for ADAPTED_CONFIG (with `extra`) planned on A100s with `keywords`."""
+    config = read_trinity_config(ADAPTED_CONFIG % extra, "grpo.yaml", {})
+    (answer,) = answer_query(config_query(CATALOG, config, gpu="A100-80GB", **keywords), CATALOG)
+    (command,) = [line for line in solver.trinity_config(answer).splitlines() if " --check " in line]
+    return command.split(" --check ")[1]
+
+
+def test_the_check_command_gives_no_targets_for_full_fine_tuning_or_the_configs_own_exclusions() -> None:
+    # K-4: lora_rank=0 (full fine-tuning, no targets) was given --lora-targets all-linear, the config's adapter's
+    # targets being other; K-16: ConfigAdapter.targets without its exclude_modules differed from the plan's, which
+    # counts the config's own, so --lora-targets was given for them
+    assert "--lora-targets" not in _check_command("", lora_rank=0)
+    assert _check_command("\n      exclude_modules: '.*\\.v_proj'") == "--gpu A100-80GB --critic none"
+
+
+def test_full_fine_tuning_of_a_lora_config_notes_the_rank_alone(cli: Cli, tmp_path: Path) -> None:
+    # K-18: --lora-rank 0 gives no targets (full fine-tuning has none), so the note names --lora-rank 0 alone and the
+    # config's own rank without "on its target_modules"
+    config = tmp_path / "grpo.yaml"
+    config.write_text(ADAPTED_CONFIG % "")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--lora-rank", "0", "--check", "--json")
+    (answer,) = json.loads(out)
+    assert (status, answer["current"]["config_problems"][0]) == (0, (
+        "with LoRA (model.lora_configs) the trainer holds gradients and optimizer states for the adapter alone, but "
+        "--lora-rank 0 counts full fine-tuning's, as the tables measured, in place of the config's own LoRA rank "
+        "64's: a LoRA run needs less memory than shown"))
+
+
+def test_write_over_a_refused_lora_config_planned_with_lora_refuses_another_rank(cli: Cli, tmp_path: Path) -> None:
+    # P-2: the refused-LoRA note is for a plan of full fine-tuning; one that counted LoRA rank 16 over the config's
+    # refused rank 32 is refused for the rank (the mutant wrote it, noting full fine-tuning)
+    config = tmp_path / "grpo.yaml"
+    config.write_text(ADAPTED_CONFIG.replace("'.*\\.(q_proj|v_proj)'", "[q_proj, v_proj]") % "")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--lora-rank", "16", "--write",
+                         str(tmp_path / "patched.yaml"))
+    assert (status, err) == (2, (
+        f"solve: error: --from-config {config}: the plan counted LoRA rank 16, but model.lora_configs trains rank 64, "
+        "which --write keeps (its lora_alpha scales the adapter by its rank): plan at rank 64 (--lora-rank 64, or "
+        "leave it out), or set model.lora_configs's rank to 16 first\n"))
+    assert not (tmp_path / "patched.yaml").exists()
+
+
+def test_offloaded_actor_blocks_are_placed_under_0_5() -> None:
+    # F-16: the actor's pinned blocks under a 0.5 release as verl 0.7 places them: 4.55 and 17.09 bytes per parameter
+    # on 6 GPUs, where by rows (no release named) they take 5.43 and 18.86
+    model = CATALOG.model("Qwen3-8B")
+    placed = offloaded_actor_bytes(model, 6, 0, "either", "0.5")
+    assert [round(value, 6) for value in placed] == [4.547488, 17.094976]
+    assert [round(value, 6) for value in offloaded_actor_bytes(model, 6, 0, "either", None)] == [5.43236, 18.864721]
