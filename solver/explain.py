@@ -703,7 +703,8 @@ class _Words:
         on = counted(counts, "GPU", runs)
         if rule == "budget":
             if query.exact:
-                return Reason(rule="budget", detail=f"{on}: {query.exact_source} asks for {query.budget_gpus}")
+                return Reason(rule="budget", detail=(
+                    f"{on}: {query.exact_source} asks for {query.budget_gpus}{query.total_split}"))
             names = query.option_names
             split = ("" if query.total_gpus is None else
                      f", what the {counted(query.rollout_gpus or 0, 'rollout GPU')} ({query.rollout_named}) "

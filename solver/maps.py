@@ -16,11 +16,11 @@ from typing import Any
 
 from solver.memory import GRID
 from solver.model import prepare
-from solver.query import make_query
+from solver.query import given_lora_targets, make_query
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.solve import best_plan
-from solver.tables import NODE_GPUS, Catalog
-from solver.tables.peft_match import lora_targets_pattern
+from solver.tables import NODE_GPUS, Catalog, QueryError, counted_expert_layout
+from solver.tables.peft_match import ALL_LINEAR, lora_targets_pattern
 
 Grid = dict[tuple[str | int, int], Plan | None]
 """(row, GPU budget) -> the best plan, or None."""
@@ -40,6 +40,35 @@ def mapped_models(catalog: Catalog, gpu: str) -> list[str]:
     documented = [m.name for m in catalog.models if any(m.name in t.models for t in catalog.gpu(gpu).tables)]
     return documented or [m.name for m in catalog.models
                           if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
+
+
+def check_targets_on_rows(catalog: Catalog, gpus: Sequence[str], models: Sequence[str], **options: Any) -> None:
+    """Before any solve, `QueryError` where the `lora_targets` of `options` (as `longest_by_model`'s) are refused on a
+    model of the maps' rows (`models`, else each of `gpus`' `mapped_models`) as each row's query refuses them
+    (`given_lora_targets`): the first row's refusal, and on a map of several models those it counts them on, or that
+    the others refuse them too (a refusal alike on every row, naming no model, as it is)."""
+    targets, lora_rank, names = options.get("lora_targets"), options.get("lora_rank") or 0, options["option_names"]
+    rows = list(dict.fromkeys(models or [row for gpu in gpus for row in mapped_models(catalog, gpu)]))
+    refused: dict[str, str] = {}
+    for row in rows if targets is not None else ():
+        try:
+            given_lora_targets(targets, lora_rank, catalog.model(row), counted_expert_layout(
+                options.get("trinity_version")), names)
+        except QueryError as error:
+            refused[row] = str(error)
+    if not refused:
+        return
+    first = next(iter(refused.values()))
+    counted = [row for row in rows if row not in refused]
+    if len(rows) == 1 or (not counted and len(set(refused.values())) == 1):
+        raise QueryError(first)
+    if not counted:
+        others = "other model refuses" if len(rows) == 2 else f"{len(rows) - 1} other models refuse"
+        raise QueryError(f"{first}; the map's {others} them too")
+    model = names.named("model")
+    alone = f"{model}={counted!r}" if names.keywords else f"{model} {','.join(counted)}"
+    raise QueryError(f"{first}; of the map's {len(rows)} models, they are counted on {', '.join(counted)} alone: "
+                     f"map those ({alone})")
 
 
 def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence[int], budgets: Sequence[int],
@@ -91,13 +120,16 @@ def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence
         grid = longest_by_model(catalog, name, names, budgets, **options)
         rows = tuple(ModelMapRow(model=row, plans=tuple(grid[row, budget] for budget in budgets)) for row in names)
     targets = options.get("lora_targets")  # checked by each cell's query: None, or a LoRA adapter's
-    adapted = lora_targets_pattern(targets) if targets is not None else None  # None: all-linear, as the plans say
+    excluded = options.get("lora_exclude_modules")  # checked alike: None, or the modules the adapter leaves out
+    adapted = (lora_targets_pattern(targets) if targets is not None  # None: all-linear alone, as the plans say
+               else ALL_LINEAR if excluded is not None else None)
     return GpuMap(gpu=name, by="len" if by_length else "model", model=models[0] if by_length else None,
                   train_batch_size=options.get("train_batch_size"), host_ram_gb=options.get("host_ram_gb"),
                   node_gpus=None if options.get("node_gpus") in (None, NODE_GPUS) else options["node_gpus"],
                   estimate=None if options.get("estimate", "auto") == "auto" else options["estimate"],
                   token_budget="auto" if options.get("token_budget") == "auto" else None,
                   lora_rank=options.get("lora_rank") or None, lora_target_modules=adapted,
+                  lora_exclude_modules=excluded,
                   reference_model=options.get("reference_model"), critic=options.get("critic"),
                   dpo=True if options.get("dpo") else None, trinity_version=options.get("trinity_version"),
                   weights=weights_file,
@@ -117,7 +149,7 @@ def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[
     for row, request in requests.items():
         for budget in budgets:
             query = make_query(catalog, gpu=gpu, budget_gpus=budget, **request)
-            counted = query.counted_catalog(catalog)  # its LoRA adapter on the --lora-targets modules
+            counted = query.counted_catalog(catalog)  # the adapter on --lora-targets' modules less --lora-exclude's
             counts = tuple(n for n in prepare(counted, name, query).counts if n <= budget)
             if (row, counts) not in solved:
                 solved[row, counts] = best_plan(counted, query, name, proven=True)  # the same whatever the seed

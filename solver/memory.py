@@ -118,8 +118,8 @@ from solver.tables import (
     counted,
     sp_rule_violation,
 )
-from solver.tables.peft_match import peft_target_match
-from solver.tables.peft_names import PeftModuleNames
+from solver.tables.peft_match import adapted_experts, peft_target_match
+from solver.tables.peft_names import EXPERT_INDEX, PeftModuleNames
 
 GIB = 1024**3
 GRID = 1024
@@ -368,10 +368,14 @@ class MemoryQuestion(Frozen, defer_build=True):
         "weights, gradients and Adam moments; 0 for full fine-tuning's"))
     lora_parameters: NonNegativeInt = Field(default=0, description=(
         "the LoRA adapter's parameters counted (on every linear layer but the output projection: all-linear, "
-        "Trinity's default target_modules; or on those lora_target_modules matches); 0 for full fine-tuning"))
+        "Trinity's default target_modules; or on those lora_target_modules matches, less lora_exclude_modules'); 0 "
+        "for full fine-tuning"))
     lora_target_modules: str | None = Field(default=None, description=(
         "the target_modules regex the adapter was counted on (--lora-targets: module names as the regex that "
         "matches them in every layer); null for all-linear's, and for full fine-tuning"))
+    lora_exclude_modules: str | None = Field(default=None, description=(
+        "the exclude_modules regex of the modules the adapter was counted without (--lora-exclude; "
+        "lora_target_modules is then all-linear where no --lora-targets is given); null for none"))
     critic: CriticStates | None = Field(default=None, description=(
         "a PPO critic counted beside the actor (--critic): resident, its states on the GPUs (critic_gib); "
         "offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the GPUs for its "
@@ -750,7 +754,9 @@ def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> 
     by its first dimension the GPUs divide, padded only where they divide none of the three (`shard_values`):
     Qwen3-30B-A3B's on 6 GPUs by their 1536 and 768, none. `separate` (transformers 4's, Trinity 0.5.1's,
     `held_experts`): each expert's three ``nn.Linear`` weights, placed alike: Mixtral's ``w2``, 4096 rows, pads to
-    4098 on 6 GPUs, each of 256."""
+    4098 on 6 GPUs, each of 256. `either` (a release taking transformers 4 or 5): the larger of the two on these
+    GPUs, each as verl 0.7 places it: Qwen1.5-MoE's separate weights pad more on 3, 5 or 6 GPUs, its fused tensors on
+    7 or 9."""
     moe = model.moe
     if moe is None:
         return 0.0
@@ -759,7 +765,8 @@ def expert_padding(model: Model, gpus: int, experts: ExpertLayout = "fused") -> 
     if held_experts(model, experts) == "separate":
         return shard_padding(_mlp_shapes(model.hidden_size, width, count * sparse), gpus, first_even_dim=True)
     fused = tuple((*dims, sparse) for dims in _routed_expert_dims(model.hidden_size, width, count))
-    return shard_padding(fused, gpus, first_even_dim=experts in PLACED_EXPERT_LAYOUTS)
+    padding = shard_padding(fused, gpus, first_even_dim=experts in PLACED_EXPERT_LAYOUTS)
+    return max(padding, expert_padding(model, gpus, "separate")) if experts == "either" else padding
 
 
 def shard_rows(rows: int, gpus: int) -> int:
@@ -1037,7 +1044,8 @@ def held_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     Llama 4's ``Llama4TextExperts`` nor GraniteMoE's ``GraniteMoeParallelExperts``, 3-D parameters there too with a
     row per expert, ``modeling_llama4.py:53-54`` and ``modeling_granitemoe.py:245`` in 4.57.1, which 0.5.1's verl 0.7
     places as transformers 5's, `expert_padding`); else `fused`, and so where the release takes `either`: the fused
-    tensors, the larger states (for the catalogued models; Qwen1.5-MoE's separate pad more on 3, 5 or 6 GPUs)."""
+    tensors' shapes, whose padding and pinned blocks are counted as the larger of the two layouts' on each GPU count
+    (`expert_padding`, `pinned_rounding`)."""
     return "separate" if experts == "separate" and model.peft_names.separate_experts else "fused"
 
 
@@ -1052,18 +1060,23 @@ def counts_hold_for(model: Model, lora_rank: int, counted: ExpertLayout, written
 
 def expert_layout_words(model: Model, experts: ExpertLayout, lora_rank: int = 0) -> str:
     """How the states of `model`'s routed experts were counted under a release holding them as `experts`
-    (`held_experts`), in words, and with LoRA (`lora_rank`) its adapter where the release takes `either` layout and
-    the larger adapter is transformers 4's, unlike the states (`adapter_experts`: Qwen2-MoE's, PhiMoE's):
-    ``routed experts counted whole, as transformers 5 holds them``, ``routed experts counted separate, as Trinity
-    0.5.1's transformers 4 holds them``."""
+    (`held_experts`, `expert_padding`), in words, and with LoRA (`lora_rank`) its adapter where the release takes
+    `either` layout and the larger adapter is transformers 4's, unlike the states (`adapter_experts`: Qwen2-MoE's,
+    PhiMoE's): ``routed experts counted whole, as transformers 5 holds them`` (by rows: 0.6, none named), ``routed
+    experts counted separate, as Trinity 0.5.1's transformers 4 holds them``; under Trinity 0.5's verl 0.7, which
+    places 3-D tensors by a dimension the GPUs divide (`PLACED_EXPERT_LAYOUTS`), not whole experts, the words say
+    so."""
     if held_experts(model, experts) == "separate":
         return "routed experts counted separate, as Trinity 0.5.1's transformers 4 holds them"
-    held = {"fused": "as transformers 5 holds them",
-            "separate": "3-D parameters in Trinity 0.5.1's transformers 4 too",
-            "either": "as transformers 5 holds them, the larger of Trinity 0.5's two layouts"}[experts]
+    held = {"fused": "whole, as transformers 5 holds them",
+            "separate": "3-D, as Trinity 0.5.1's transformers 4 holds them too and its verl 0.7 places them",
+            "either": ("at the larger of Trinity 0.5's two layouts, 3-D as transformers 5 holds them or separate as "
+                       "transformers 4 does, each as verl 0.7 places it")
+            if held_experts(model, "separate") == "separate" else
+            "3-D, as transformers 4 and 5 hold them and Trinity 0.5's verl 0.7 places them"}[experts]
     adapter = ("; its LoRA adapter as transformers 4 makes them, the larger"
                if lora_rank and experts == "either" and adapter_experts(model, experts) == "separate" else "")
-    return f"routed experts counted whole, {held}{adapter}"
+    return f"routed experts counted {held}{adapter}"
 
 
 def layout_difference_words(model: Model, lora_rank: int, counted: ExpertLayout, written: ExpertLayout) -> str:
@@ -1099,13 +1112,15 @@ def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     return max(layouts, key=lambda layout: lora_parameters(model, 1, layout))
 
 
-def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExperts) -> tuple[int, int, int]:
+def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExperts,
+                  experts: int | None = None) -> tuple[int, int, int]:
     """(rows, columns, count) at the rank of the layer module `name` (one of `names.adapted`, the release's layout
     `held`) that ``all-linear`` adapts, as `adapted_shapes` counts it: an attention projection in every layer, the
-    router and the routed experts (transformers 4's each expert's projections; transformers 5's, where PEFT converts
-    them, their fused gate and up projection at twice the rank, halved between the two names) and a shared expert in
-    each expert layer, a dense MLP's projection in each dense layer (every layer of a dense model); count 0 for routed
-    experts that nothing adapts (`MoE.peft_converts_experts` off)."""
+    router and the routed experts (transformers 4's each expert's projections, of `experts` per expert layer where a
+    regex adapts some of them, else of all; transformers 5's, where PEFT converts them, their fused gate and up
+    projection at twice the rank, halved between the two names) and a shared expert in each expert layer, a dense
+    MLP's projection in each dense layer (every layer of a dense model); count 0 for routed experts that nothing
+    adapts (`MoE.peft_converts_experts` off)."""
     hidden, layers, moe, mla = model.hidden_size, model.num_layers, model.moe, model.mla
     leaf, parts = name.rsplit(".", 1)[-1], name.split(".")
     if parts[0] == "self_attn":
@@ -1127,7 +1142,7 @@ def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExp
     if name == names.router:
         return moe.experts, hidden, sparse
     if "experts" in parts:
-        width, count = moe.moe_intermediate_size, moe.experts * sparse
+        width, count = moe.moe_intermediate_size, (moe.experts if experts is None else experts) * sparse
         if held == "separate":
             return _projection_shape(leaf, hidden, width, count)
         count = count if moe.peft_converts_experts else 0
@@ -1163,12 +1178,18 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     0.5.1's), no conversion, but the router and each expert's three projections where they are ``nn.Linear`` there;
     under a release taking `either`, the larger of the two. Of those, the ones a config's regex (less its
     ``exclude_modules``) matches where the model has one (`Model.lora_targets`; `peft_target_match` on the layout's
-    module names, transformers 4's ``mlp.experts.E.gate_proj`` under ``separate``): a regex that matches some of
-    transformers 4's routed experts counts them all, on the safe side."""
+    module names, transformers 4's ``mlp.experts.E.gate_proj`` under ``separate``), of transformers 4's routed
+    experts those it adapts alone (`adapted_experts`: ``.*experts\\.[0-3]\\..*_proj`` four per expert layer)."""
     held = adapter_experts(model, experts)
     names, targets = model.peft_names_of(held), model.lora_targets
     matched = None if targets is None else peft_target_match(targets.pattern, targets.excluded, names).linears
-    shapes = (_module_shape(model, names, name, held) for name in names.adapted
+
+    def routed(name: str) -> int | None:  # the routed experts a regex adapts the projection `name` of; None: all
+        if targets is None or EXPERT_INDEX not in name.split("."):
+            return None
+        return adapted_experts(targets.pattern, targets.excluded, names, name)
+
+    shapes = (_module_shape(model, names, name, held, routed(name)) for name in names.adapted
               if matched is None or name.split(".", 1)[1] in matched)
     return tuple(shape for shape in shapes if shape[2] and shape[0] and shape[1])
 
@@ -1247,7 +1268,12 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: in
     tensor's shard (`shard_values`: its rows split over the GPUs, rounded up, or where `first_even_dim` as verl 0.7
     places it, `FIRST_EVEN_DIM_RELEASES`, a fused expert tensor by its three dimensions) rounded up to a power of two,
     over all tensors of the model, or with `lora_rank` of its LoRA adapter (`adapter_shapes`), its routed experts
-    laid out as `experts` (cached: every planning question with host memory asks again for each GPU count)."""
+    laid out as `experts` (cached: every planning question with host memory asks again for each GPU count); under a
+    release taking `either` transformers, the model's blocks in the layout that pins more on these GPUs (the same
+    bytes either way; a LoRA adapter is laid out as its larger one, `adapter_experts`)."""
+    if experts == "either" and not lora_rank:
+        return max(pinned_rounding(model, gpus, bytes_per_value, 0, layout, first_even_dim)
+                   for layout in ("fused", "separate"))
     fused = {} if lora_rank or model.moe is None or held_experts(model, experts) == "separate" else {
         (rows, columns * inner): (rows, columns, inner)
         for rows, columns, inner in _routed_expert_dims(model.hidden_size, model.moe.moe_intermediate_size,

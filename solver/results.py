@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from math import ceil
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple, get_args
 
 from annotated_types import Ge, Gt, Le
 from pydantic import (
@@ -58,6 +58,7 @@ from solver.rules import (
     counted_tokens,
     fewer_reasons,
     lora_moe_unsaved_words,
+    lora_saved_split_words,
     one_transformers_taken,
     one_transformers_words,
     other_layout,
@@ -212,6 +213,7 @@ class CautionCode(str, Enum):
     TRAINER_SPANS_NODES = "trainer-spans-nodes"
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
+    LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
 
 
 class Caution(NamedTuple):
@@ -410,15 +412,25 @@ def _without_derived(raw: Any, name: str, derive: Callable[[dict[str, Any]], obj
 
 SchemaVersion = Literal[1]
 """The version of the JSON the commands print (``schema_version``, in each top-level object of every schema in
-docs/schema, which requires this value): raised when a key is removed or renamed, or its type or meaning changes. A
-new key or code does not raise it (``rft_solver_version`` names the release, whose schema files list them)."""
+docs/schema, which requires this value; but the purchase's, `PurchaseSchemaVersion`): raised when a key is removed or
+renamed, or its type or meaning changes. A new key or code does not raise it (``rft_solver_version`` names the
+release, whose schema files list them)."""
 SCHEMA_VERSION: SchemaVersion = get_args(SchemaVersion)[0]
+PurchaseSchemaVersion = Literal[2]
+"""The version of ``solve cluster --buy --json``'s format (`PurchaseResult`), raised from `SCHEMA_VERSION` when its
+pools' ``nodes`` and ``gpus`` (the nodes bought, their GPUs) were renamed ``nodes_bought`` and ``gpus_bought``, so that
+a pool's ``nodes`` means one thing, the pool's own, as in a placement's JSON; its JSON of version 1 reads back."""
+PURCHASE_SCHEMA_VERSION: PurchaseSchemaVersion = get_args(PurchaseSchemaVersion)[0]
 
 
 class Versioned(BaseModel):
     """A result printed as a top-level JSON object (an answer, a map, a placement, a purchase, a memory breakdown, a
     calibration): it says its `schema_version` and the `rft_solver_version` that printed it, after its other keys.
-    JSON read back may hold them (JSON made before them does not): another schema version is refused."""
+    JSON read back may hold them (JSON made before them does not): another schema version than those it reads
+    (`read_back_versions`) is refused."""
+
+    read_back_versions: ClassVar[tuple[int, ...]] = (SCHEMA_VERSION,)
+    """The schema versions whose JSON reads back into it, its own first."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -440,9 +452,9 @@ class Versioned(BaseModel):
         they are this release's), and JSON of another schema version is refused."""
         if not isinstance(raw, dict) or not raw.keys() & {"schema_version", "rft_solver_version"}:
             return raw
-        if raw.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        if raw.get("schema_version", SCHEMA_VERSION) not in cls.read_back_versions:
             raise ValueError(f"schema_version is {raw['schema_version']!r}: this release of rft-solver reads "
-                             f"{SCHEMA_VERSION} (and JSON without one)")
+                             f"{' or '.join(map(str, cls.read_back_versions))} (and JSON without one)")
         return {key: value for key, value in raw.items() if key not in ("schema_version", "rft_solver_version")}
 
 
@@ -1076,7 +1088,7 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
                 interconnect_unstated: str | None = None, dpo: bool = False,
                 lora_moe: str | None = None, version: TrinityVersion | None = None,
-                lora_targets: str | None = None) -> tuple[Caution, ...]:
+                lora_targets: str | None = None, saved_split: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
     layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length
     (`length_cautions`; past a sliding window it trained without, `past_window_words`), `thin`
@@ -1086,14 +1098,16 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
     (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
     (`interconnect_unstated_caution`), LoRA on a mixture of experts whose adapter config Trinity saves cut short
     (`lora_moe`: `lora_moe_caution`), LoRA targets one transformers' PEFT alone takes (`lora_targets`:
-    `lora_targets_caution`; each where given)."""
+    `lora_targets_caution`), and a regex Trinity saves as its characters (`saved_split`: `lora_saved_split_caution`;
+    each where given)."""
     given = ((CautionCode.PAST_SLIDING_WINDOW, past_window_words(model, max_model_len, option_names)),
              (CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
              (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated),
-             (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, lora_targets), (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe))
+             (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, lora_targets), (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe),
+             (CautionCode.LORA_TARGETS_SAVED_SPLIT, saved_split))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
                              for words in padding_cautions(model, max_model_len, dpo, version)),
@@ -1109,6 +1123,16 @@ def lora_moe_caution(model: Model, lora_rank: int, version: TrinityVersion | Non
     otherwise."""
     unsaved = lora_moe_unsaved_words(model, version, experts) if lora_rank else None
     return None if unsaved is None else f"LoRA on {model.name}, a mixture of experts: {unsaved}"
+
+
+def lora_saved_split_caution(model: Model, lora_rank: int, targets: LoraTargets | None,
+                             version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
+    """The caution on a new LoRA adapter at `lora_rank` (0: none, and no caution) on `model` on the
+    ``target_modules`` regex of the plan's (`targets`: ``--lora-targets``; None: all-linear's) that Trinity saves
+    into each checkpoint as its characters with the release `version`, its routed experts held as `experts`
+    (`CautionCode.LORA_TARGETS_SAVED_SPLIT`, in `lora_saved_split_words`, which the LoRA key's comment says too);
+    None otherwise. A config's own LoRA is its reading's to say (``solver.trinity.config``)."""
+    return lora_saved_split_words(model, version, experts, targets) if lora_rank else None
 
 
 def lora_targets_caution(model: Model, lora_rank: int, targets: LoraTargets | None, experts: ExpertLayout,
@@ -1158,6 +1182,10 @@ class Plan(Frozen):
         "lowered_budget; for a model trained one sequence per micro-batch (padded-micro-batches), whose estimate "
         "counts max_model_len tokens per GPU, the default Trinity fills in, which verl leaves unread with dynamic "
         "batch sizes off (Trinity's own memory check, a warning, still estimates at it)"))
+    token_budget_cap: PositiveInt | None = Field(default=None, description=(
+        "the cap asked for (--token-budget N, or a Trinity config's own budget below the default) where it binds: "
+        "max_token_len_per_gpu is that cap, below what Trinity's default or the estimate would give; null where no "
+        "cap binds"))
     rope_scaling_factor: Annotated[float, Gt(0), AllowInfNan(False)] | None = Field(description=(
         "the YaRN factor model.rope_scaling takes (max_model_len / the model's native context); null within the "
         "native context, and for a model with a RoPE scaling of its own (Llama 3.1)"))
@@ -1242,7 +1270,7 @@ class Plan(Frozen):
     expert_layout: ExpertLayout = Field(default="fused", description=(
         "how memory_gb and host_memory_gb count a mixture of experts' routed experts, as its Trinity release's "
         "transformers holds them (the query's expert_layout, `solver.tables.counted_expert_layout`): separate for "
-        "0.5.1, either for 0.5, 0.5.0 and 0.5.2 (the states fused, a LoRA adapter the larger of the two), fused for "
+        "0.5.1, either for 0.5, 0.5.0 and 0.5.2 (the states and a LoRA adapter each the larger of the two), fused for "
         "0.6 and where none was named (and in JSON made before the field); a dense model's figures are alike in each"))
     experts_counted: str | None = Field(default=None, description=(
         "for a mixture of experts: how memory_gb and host_memory_gb count its routed experts, in words "
@@ -1313,7 +1341,8 @@ class Plan(Frozen):
         `sp_over_pcie_caution` takes it); `dpo`: the query's (`Query.dpo`), as `padding_cautions` takes it; with LoRA
         (`lora_rank`) on a mixture of experts whose adapter config Trinity saves cut short, one worded for `version`
         (`lora_moe_caution`); on LoRA targets of the query's (not a config's own: `config_lora`) that one transformers'
-        PEFT alone takes under a release that may run either, one (`lora_targets_caution`)."""
+        PEFT alone takes under a release that may run either, one (`lora_targets_caution`), and on a regex of theirs
+        that Trinity saves as its characters, one (`lora_saved_split_caution`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
@@ -1329,7 +1358,9 @@ class Plan(Frozen):
                                interconnect_unstated_caution(gpu, self.sp, option_names), dpo,
                                lora_moe_caution(model, self.lora_rank, version, self.expert_layout), version,
                                None if self.config_lora else lora_targets_caution(
-                                   model, self.lora_rank, self.lora_targets, self.expert_layout, option_names))
+                                   model, self.lora_rank, self.lora_targets, self.expert_layout, option_names),
+                               None if self.config_lora else lora_saved_split_caution(
+                                   model, self.lora_rank, self.lora_targets, version, self.expert_layout))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
@@ -1452,10 +1483,10 @@ class Plan(Frozen):
         says it."""
         return self.cautioned(self.evidence_label)
 
-    def cautions_coded(self, code: CautionCode) -> tuple[str, ...]:
-        """The plan's cautions whose code is `code`, in order (none where its JSON was made before codes)."""
+    def cautions_coded(self, *codes: CautionCode) -> tuple[str, ...]:
+        """The plan's cautions whose code is one of `codes`, in order (none where its JSON was made before codes)."""
         return tuple(caution for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
-                     if coded is code)
+                     if coded in codes)
 
     @property
     def evidence_and_single_gpu(self) -> str:
@@ -1542,7 +1573,8 @@ class Plan(Frozen):
         more_gpus = " on more GPUs (which hold no more per GPU)" if self.source.gpus < self.gpus else ""
         lora = (f" for full fine-tuning, which holds more than this LoRA run (rank {self.lora_rank})" if self.lora_rank
                 else "")
-        return f"inferred: {cell}{lora}, and this plan includes that setting{shorter}{more_gpus}"
+        runs = "runs that same setting" if self.source.setting == self.setting.label else "includes that setting"
+        return f"inferred: {cell}{lora}, and this plan {runs}{shorter}{more_gpus}"
 
 
 ExplainRule = Literal[
@@ -2100,7 +2132,8 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
-                          "lora_rank", "lora_target_modules", "reference_model", "critic", "dpo", "trinity_version",
+                          "lora_rank", "lora_target_modules", "lora_exclude_modules", "reference_model", "critic",
+                          "dpo", "trinity_version",
                           "weights", "memory_model_source",
                           "budgets_listed")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
@@ -2129,6 +2162,10 @@ class GpuMap(Frozen, Versioned, defer_build=True):
     lora_target_modules: str | None = Field(default=None, description=(
         "with lora_rank: the target_modules regex whose modules the plans count the adapter on (--lora-targets, as "
         "each plan's lora_target_modules); left out for all-linear's, every linear layer but the output projection"))
+    lora_exclude_modules: str | None = Field(default=None, description=(
+        "with lora_target_modules: the exclude_modules regex of the modules the plans leave out of them "
+        "(--lora-exclude, as each plan's lora_exclude_modules; lora_target_modules is then all-linear where no "
+        "--lora-targets is given); left out where none"))
     reference_model: bool | None = Field(default=None, description=(
         "whether the plans' host memory need counts a reference model, as given (--reference, --no-reference); left "
         "out where not given: counted but with --lora-rank"))
@@ -2558,14 +2595,27 @@ class PoolPurchase(Frozen, defer_build=True):
 
     pool: str = Field(description="the pool, as the cluster file names it")
     gpu: str = Field(description="the pool's GPU type")
-    nodes: int = Field(description="the nodes to buy for the pool (0: none)")
-    gpus: int = Field(description="their GPUs: nodes times the pool's gpus_per_node")
+    nodes_bought: int = Field(description=(
+        "the nodes to buy for the pool (0: none); nodes in JSON of schema_version 1, which reads back"))
+    gpus_bought: int = Field(description=(
+        "their GPUs: nodes_bought times the pool's gpus_per_node; gpus in JSON of schema_version 1, which reads back"))
     nodes_after: int = Field(description="the pool's nodes with them: the nodes: to write in the cluster file")
     down: tuple[int, ...] = Field(default=(), description=(
         "the pool's nodes that are down (its down), by index: counted in nodes_after, but no job runs there; the "
         "nodes bought are numbered after the pool's own"))
     nodes_used: int = Field(description="the nodes of the pool, with them, that the placement with them uses")
     gpus_used: int = Field(description="the GPUs the placement with them runs on there, trainer and rollout")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bought_read_back(cls, raw: Any) -> Any:
+        """A pool's purchase read back from JSON of schema_version 1 (or made before it had one), whose ``nodes`` and
+        ``gpus`` were the nodes bought and their GPUs: taken as ``nodes_bought`` and ``gpus_bought``, the names
+        they have since (a placement's pool's ``nodes`` and ``gpus`` are the pool's own)."""
+        if not isinstance(raw, dict) or "nodes_bought" in raw or "nodes" not in raw:
+            return raw
+        renamed = {"nodes": "nodes_bought", "gpus": "gpus_bought"}
+        return {renamed.get(key, key): value for key, value in raw.items()}
 
 
 class PurchaseResult(_Timed, Versioned, defer_build=True):
@@ -2620,6 +2670,15 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")
 
+    read_back_versions: ClassVar[tuple[int, ...]] = (PURCHASE_SCHEMA_VERSION, SCHEMA_VERSION)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def schema_version(self) -> PurchaseSchemaVersion:  # type: ignore[override]
+        """The version of this JSON's format (`PURCHASE_SCHEMA_VERSION`: docs/json.md#json-schemas): 2 since its
+        pools' nodes and gpus were renamed nodes_bought and gpus_bought; JSON of version 1 reads back."""
+        return PURCHASE_SCHEMA_VERSION
+
 
 def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> None:
     """`QueryError` where `result` was not placed on `fleet`: on other pools, on pools of other sizes (a purchase's
@@ -2630,7 +2689,8 @@ def check_placed_on(result: ClusterResult | PurchaseResult, fleet: Fleet) -> Non
         raise QueryError(f"result is on the pools {and_joined(placed)}, fleet has {and_joined(pools)}: pass the fleet "
                          "it placed")
     # Each pool's nodes and GPUs per node (None where it has, or a purchase buys, no nodes to say it).
-    sizes = ([(use.nodes_after - use.nodes, use.gpus // use.nodes if use.nodes else None) for use in result.pools]
+    sizes = ([(use.nodes_after - use.nodes_bought, use.gpus_bought // use.nodes_bought if use.nodes_bought else None)
+              for use in result.pools]
              if isinstance(result, PurchaseResult)
              else [(use.nodes, use.gpus // use.nodes if use.nodes else None) for use in result.pools])
     for pool, (nodes, per_node) in zip(fleet.pools, sizes, strict=False):

@@ -4,6 +4,7 @@ GPUs and SP degrees. (The tests' plain-Python reference, tests/reference.py, res
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from functools import lru_cache
@@ -34,8 +35,15 @@ from solver.tables import (
     shown_number,
     sp_rule_violation,
     vouches_for,
+    yaml_brief,
 )
-from solver.tables.peft_match import peft_target_refusal, same_modules_regex, shown_module_names
+from solver.tables.peft_match import (
+    all_linear,
+    peft_target_match,
+    peft_target_refusal,
+    same_modules_regex,
+    shown_module_names,
+)
 from solver.tables.peft_names import LoraTargets
 
 Evidence = Literal["documented", "inferred", "estimated"]
@@ -288,6 +296,9 @@ def raised_budget_stop_words(budget: str, least: int, sp: int) -> str:
             "max_response_tokens)")
 
 
+TOKEN_CAP_WORDS = "the cap asked for (or the config's own budget)"
+"""Whose a plan's token budget is where a cap binds on it (`solver.results.Plan.token_budget_cap`), in words."""
+
 TOKEN_BUDGET_STEP = 1024
 """A lowered token budget is a multiple of this many tokens, unless it is the least one."""
 
@@ -486,6 +497,89 @@ def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None, experts
             f"sync: train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
 
 
+
+def saved_split(targets: object) -> bool:
+    """Whether Trinity writes the ``target_modules`` `targets` of a new adapter into each checkpoint's
+    ``lora_adapter/adapter_config.json`` as its single characters: a regex (a string other than ``all-linear``, which
+    PEFT compiles), which PEFT keeps as it is (``LoraConfig.__post_init__``, ``tuners/lora/config.py:1014`` to
+    ``:1016`` in peft 0.21.2; only ``all-linear`` becomes a set of module names, ``tuners/tuners_utils.py:2489``) and
+    Trinity's ``_save_lora`` writes as ``list(target_modules)`` (``trainer/verl/workers.py:177`` and
+    ``trainer/verl_legacy/fsdp_workers.py:1098`` in 0.6.0, ``trainer/verl/fsdp_workers.py:977`` in 0.5.1, ``:1011``
+    in 0.5.2, ``:1004`` in 0.5.0). Trinity's typed config takes a string alone (``LoRAConfig.target_modules: str``),
+    so no other form of a regex is saved whole. On which models it is so: `saved_split_models`."""
+    if not isinstance(targets, str) or all_linear(targets):
+        return False
+    try:
+        peft_target_match(targets)
+    except re.error:  # refused, or counted as full fine-tuning, as such
+        return False
+    return True
+
+
+SAVED_SPLIT_CONVERTED = "lora-moe-config-unsaved says what fails"
+"""How a line on a regex saved split (`saved_split_words`) points, on a mixture of experts whose LoRA config PEFT
+converts, to the caution that says what fails there instead."""
+
+
+def saved_split_models(model: Model | None, version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
+    """The models, in words, on which Trinity saves a ``target_modules`` regex as its characters (`saved_split`):
+    for `model` None (a config read alone, which knows no model), a dense model's, and under 0.5 a mixture of
+    experts' with transformers 4 too (0.5.1's pin, 0.5.0's and 0.5.2's where installed so), where PEFT converts
+    nothing; on a mixture of experts whose config PEFT converts (`lora_moe_unsaved_words`), transformers 5's PEFT
+    resolves the regex into module names before the save (``_resolve_string_target_modules``,
+    ``utils/transformers_weight_conversion.py:355`` to ``:399`` in peft 0.21.2), which then fails whole, as it writes
+    ``target_parameters`` too (``lora-moe-config-unsaved``). For a known `model` with its routed experts held as
+    `experts`: "" where it is saved so whatever transformers runs, the words for transformers 4 where either may
+    (``either``), None where no transformers it runs on saves it so (a converted mixture of experts' ``fused``)."""
+    if model is None:
+        converted = (f"on a mixture of experts whose config PEFT converts, it turns it into module names before the "
+                     f"save, and {SAVED_SPLIT_CONVERTED}")
+        if version != "0.5":
+            return f" on a dense model ({converted})"
+        return (" on a dense model, and with transformers 4 (Trinity 0.5.1's; 0.5.0 and 0.5.2 take 4 or 5) on a "
+                f"mixture of experts too, where PEFT converts nothing (with transformers 5, {converted})")
+    if lora_moe_unsaved_words(model, version, experts) is None:
+        return ""
+    if experts != "either":
+        return None
+    return (" with transformers 4 (Trinity 0.5.1's; 0.5.0 and 0.5.2 take 4 or 5), where PEFT converts nothing (with "
+            f"transformers 5, PEFT turns it into module names before the save, and {SAVED_SPLIT_CONVERTED})")
+
+
+def saved_split_words(key: str, pattern: str, models: str, fix: str) -> str:
+    """What ``lora-targets-saved-split`` says of the ``target_modules`` regex `pattern` (`saved_split`) that `key`
+    names (with the regex), on the `models` `saved_split_models` gives, and what to do (`fix`, before "which
+    Trinity saves as module names"): a config's line (``solver.trinity.config``), a plan's caution and the comment
+    on the LoRA config its keys write (`lora_configs_words`). PEFT takes a list as name endings (a name that is one,
+    or ends in "." and one: ``tuners_utils.py:2372`` to ``:2376`` in peft 0.21.2), which match no module (or a
+    decoder layer, by a digit), so loading that adapter with PEFT fails (``PeftModel.from_pretrained``, as verl loads
+    a ``lora_adapter_path``: ``workers/engine/fsdp/transformer_impl.py:352`` in verl 0.9.1,
+    ``trainer/verl_legacy/fsdp_workers.py:496`` in Trinity 0.6.0). The run itself is unaffected: vLLM loads the
+    saved adapter by its tensors' names (``lora/lora_model.py:210`` to ``:221`` in vLLM 0.19.1)."""
+    return (f"{key} is a regular expression, which Trinity writes into each checkpoint's "
+            "lora_adapter/adapter_config.json as its single characters "
+            f"({yaml_brief(list(dict.fromkeys(pattern))[:4])[:-1]}, ...]){models}: this run is unaffected (vLLM loads "
+            "the adapter by its tensors' names), but PEFT reads those characters as module-name endings, so loading "
+            "that adapter with PEFT (a later run's model.lora_configs[0].path, or PeftModel.from_pretrained) fails: "
+            f"{fix}, which Trinity saves as module names, or write the regular expression back into the saved "
+            "adapter_config.json before you load it")
+
+
+def lora_saved_split_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout,
+                           targets: LoraTargets | None) -> str | None:
+    """What ``lora-targets-saved-split`` says of a new adapter on `model` (its routed experts held as `experts`
+    under the Trinity release `version`) on the plan's `targets` (None: all-linear's, saved whole) that its keys
+    write: a plan's caution and its LoRA config's comment (`lora_configs_words`), where `saved_split_models` says
+    the regex is saved split; None otherwise."""
+    if targets is None or not saved_split(targets.pattern):
+        return None
+    # where one transformers' module names alone take the regex, the adapter is made (and saved) with that one alone
+    taken = one_transformers_taken(targets.pattern, targets.excluded, model, experts)
+    models = saved_split_models(model, version, taken or experts)
+    return None if models is None else saved_split_words(
+        f"target_modules '{targets.pattern}'", targets.pattern, models, "plan for all-linear instead")
+
+
 def lora_configs_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout,
                        targets: LoraTargets | None) -> str:
     """What the LoRA config a plan's keys turn LoRA on with says for `model` with the Trinity release `version`, its
@@ -493,7 +587,9 @@ def lora_configs_words(model: Model, version: TrinityVersion | None, experts: Ex
     regex it writes; where one transformers' names alone take that regex (`one_transformers_taken`), that PEFT fails on
     it with the other as Trinity makes the adapter, and which to run (``lora-targets-one-transformers``); and on a
     mixture of experts whose LoRA config PEFT converts what ``lora-moe-config-unsaved`` cautions of
-    (`lora_moe_unsaved_words`), where transformers 5's PEFT takes the regex (else it fails before any save)."""
+    (`lora_moe_unsaved_words`), where transformers 5's PEFT takes the regex (else it fails before any save); and
+    where Trinity saves the regex as its characters, what ``lora-targets-saved-split`` cautions of
+    (`lora_saved_split_words`)."""
     less = "" if targets is None or targets.excluded is None else f" less exclude_modules '{targets.excluded}'"
     words = LORA_CONFIGS_WORDS if targets is None else NEW_ADAPTER_WORDS.format(
         targets=f"target_modules '{targets.pattern}'{less}")
@@ -502,7 +598,8 @@ def lora_configs_words(model: Model, version: TrinityVersion | None, experts: Ex
         f"with transformers {TRANSFORMERS_OF[other_layout(taken)]} PEFT fails on it as Trinity makes the adapter: run "
         f"it with transformers {TRANSFORMERS_OF[taken]} ({PINNED_BY[TRANSFORMERS_OF[taken]]})")
     unsaved = None if taken == "separate" else lora_moe_unsaved_words(model, version, experts)
-    said = "; ".join(words for words in (refused, unsaved) if words is not None)
+    split = lora_saved_split_words(model, version, experts, targets)
+    said = "; ".join(words for words in (refused, unsaved, split) if words is not None)
     return f"{words}; but {said}" if said else words
 
 

@@ -18,7 +18,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 import typing
 from concurrent.futures import ThreadPoolExecutor
 from inspect import Parameter, signature
@@ -32,6 +31,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 from rich.console import Console
+from test_deadlines_s80 import FakeClock
 
 import solver
 import solver.solve as solve_module
@@ -473,7 +473,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.plan("8B", estimate="maybe", max_model_len=4096),
          "estimate must be one of auto, only, never, got 'maybe'"),
         (lambda: solver.plan("8B", token_budget="half", max_model_len=4096),
-         "token_budget must be one of default, auto, got 'half'"),
+         "token_budget takes default, auto or the most tokens per GPU (a whole number from 1 to 16777216), got 'half'"),
         (lambda: solver.plan("8B", token_budget="auto", estimate="never", max_model_len=4096),
          ('token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off: drop '
           "one of them")),
@@ -1508,15 +1508,28 @@ def test_calls_from_several_threads_at_once_give_the_answers_of_one_after_the_ot
     assert at_once == one_after_the_other
 
 
-@pytest.mark.wall_clock  # about the wall clock: keeps the real one
-def test_a_deadline_ends_a_long_call_soon_after_it_on_every_gpu_type():
+def test_a_deadline_ends_a_long_call_soon_after_it_on_every_gpu_type(monkeypatch: pytest.MonkeyPatch):
     # 100 ranked plans on up to 4096 GPUs take 7.6 to 9.5 s (both GPU types; the H20's solves run in the pool's
-    # thread); cut at 0.3 s, about 0.35 s. The bound leaves room for a loaded CI machine.
-    started = time.monotonic()
+    # thread). On a clock that stands still but for 0.05 s a solve (whatever the machine's load), deadline_s 0.3
+    # passes after six: each solve is given what is left of it, and every one after it, on either GPU type, CP-SAT's
+    # least, a millisecond (without it, 200 solves of up to 10 s each).
+    clock = FakeClock(monkeypatch)
+    solved, given = solve_module._solved, []
+
+    def taking_a_while(cp_solver, model):
+        status = solved(cp_solver, model)
+        in_pool = threading.current_thread().name.startswith("rft-solver-plan")
+        given.append((in_pool, cp_solver.parameters.max_time_in_seconds))
+        clock.now += 0.05
+        return status
+
+    monkeypatch.setattr(solve_module, "_solved", taking_a_while)
     answers = solver.plan("14B", objective="max_len", budget_gpus=4096, top=100, deadline_s=0.3)
-    assert time.monotonic() - started < 4
     assert [answer.gpu for answer in answers] == ["A100-80GB", "H20-96GB"]
     assert all(not answer.decided and len(answer.plans) < 100 for answer in answers)
+    assert all(seconds <= 0.3 for _, seconds in given)
+    assert {(in_pool, seconds) for in_pool, seconds in given if seconds == 0.001} == {(False, 0.001), (True, 0.001)}
+    assert len([seconds for _, seconds in given if seconds > 0.001]) <= 7  # six before it, one of the other thread's
 
 
 def test_a_deadline_not_reached_changes_no_answer():
@@ -1684,15 +1697,16 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
 
 def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
     # Qwen3-8B at 65536 tokens on 4 A100s, SP=4 without Env at 16384 tokens per GPU by hand: it trains by estimate.
-    # The best plan is Env + SP=4 at 25600; given as Env + Offload + SP=4 at that cost instead, the verdict names the
-    # setting (not Env alone) and the token budget, and says it costs more; given on 2 GPUs, it names the counts.
+    # With token_budget="auto" (the config's own 16384 caps the plans' otherwise, s80), the best plan is Env + SP=4 at
+    # 25600; given as Env + Offload + SP=4 at that cost instead, the verdict names the setting (not Env alone) and the
+    # token budget, and says it costs more; given on 2 GPUs, it names the counts.
     text = ("algorithm: {algorithm_type: grpo}\n"
             "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.6, "
             "original_max_position_embeddings: 40960}}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "explorer: {rollout_model: {engine_num: 4}}\ntrainer: {ulysses_sequence_parallel_size: 4, "
             "max_token_len_per_gpu: 16384}\n")
     config = read_trinity_config(text, "trinity.yaml", {})
-    query = config_query(CATALOG, config, gpu="a100")
+    query = config_query(CATALOG, config, gpu="a100", token_budget="auto")
     (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, text, "trinity.yaml", {})
     best = answer.plans[0]
     assert (best.setting.label, best.max_token_len_per_gpu, answer.current.plan.cost) == ("Env + SP=4", 25600, 0.325)

@@ -74,7 +74,7 @@ def checked_required_purchase(instance: dict, required: list[str] | None, tmp_pa
         # purchase's placement does
         nowhere = {job["job"] for job in result["fits_nowhere"]}
         as_bought = raised({**marked, "jobs": [job for job in marked["jobs"] if job["name"] not in nowhere]},
-                           tuple(pool["nodes"] for pool in result["pools"]))
+                           tuple(pool["nodes_bought"] for pool in result["pools"]))
         placed = (place(load_fleet(fleet_file(as_bought, tmp_path), CATALOG), catalog=CATALOG) if result["pools"]
                   else None)
     assert placed is None or result["placements"] == json.loads(placed.model_dump_json())["placements"]
@@ -90,7 +90,7 @@ def checked_required_purchase(instance: dict, required: list[str] | None, tmp_pa
     gpus, nodes, best = brute_force_required(placeable, must, most)
     assert (result["gpus"], result["nodes"]) == (gpus, nodes)
     assert placement_value(placeable, result) == best
-    bought = raised(placeable, tuple(pool["nodes"] for pool in result["pools"]))
+    bought = raised(placeable, tuple(pool["nodes_bought"] for pool in result["pools"]))
     placed = {entry["job"] for entry in result["placements"]}
     assert must <= placed and set(result["left_out"]) == {job["name"] for job in placeable["jobs"]} - placed
     shown = {"placements": result["placements"], "unplaced": [{"job": name} for name in result["left_out"]],
@@ -170,7 +170,7 @@ def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
                            "schema_version", "rft_solver_version"}
     assert (result["required"], result["left_out"], result["placement_proven"]) == (["a", "c", "d"], ["b"], True)
     assert [set(pool) for pool in result["pools"]] == [
-        {"pool", "gpu", "nodes", "gpus", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
+        {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
     assert sorted(entry["job"] for entry in result["placements"]) == ["a", "c", "d"]
 
 

@@ -96,7 +96,7 @@ def test_after_a_buy_solve_cluster_on_the_pools_bought_places_the_same(cli: Cli,
     status, out, _ = cli("cluster", str(fleet), "--buy", "--json")
     bought = json.loads(out)
     assert (status, bought["status"], bought["placement_proven"]) == (0, "optimal", True)
-    assert [(pool["pool"], pool["nodes"], pool["nodes_after"]) for pool in bought["pools"]] == [
+    assert [(pool["pool"], pool["nodes_bought"], pool["nodes_after"]) for pool in bought["pools"]] == [
         ("a100", 0, 2), ("h100", 0, 2), ("h20", 2, 4)]
     after = tmp_path / "after.yaml"
     after.write_text(as_bought(SHORT_OF_A100S, bought))

@@ -80,7 +80,7 @@ def checked_purchase(instance: dict, tmp_path: Path) -> dict:
     # Every purchase of as many GPUs or fewer: no more nodes in a pool than its nodes of that many GPUs.
     most = tuple(result["gpus"] // pool["gpus_per_node"] for pool in instance["pools"])
     assert brute_force_least(placeable, most) == (result["gpus"], result["nodes"])
-    added = tuple(pool["nodes"] for pool in result["pools"])
+    added = tuple(pool["nodes_bought"] for pool in result["pools"])
     assert [pool["nodes_after"] for pool in result["pools"]] == [
         pool["nodes"] + extra for pool, extra in zip(instance["pools"], added)]
     bought = raised(placeable, added)
@@ -94,13 +94,13 @@ def checked_purchase(instance: dict, tmp_path: Path) -> dict:
 def test_four_jobs_on_two_nodes_buy_two_nodes(tmp_path: Path):
     result = checked_purchase(FOUR_JOBS, tmp_path)
     assert (result["gpus"], result["nodes"], result["bound"]) == (16, 2, 16)
-    assert sum(pool["gpus"] for pool in result["pools"]) == 16
+    assert sum(pool["gpus_bought"] for pool in result["pools"]) == 16
 
 
 def test_a_fleet_that_holds_every_job_buys_nothing(tmp_path: Path):
     instance = {**FOUR_JOBS, "jobs": FOUR_JOBS["jobs"][:2]}
     result = checked_purchase(instance, tmp_path)
-    assert (result["gpus"], result["nodes"], [pool["nodes"] for pool in result["pools"]]) == (0, 0, [0, 0])
+    assert (result["gpus"], result["nodes"], [pool["nodes_bought"] for pool in result["pools"]]) == (0, 0, [0, 0])
 
 
 def test_the_gpus_weigh_a_node_not_its_count(tmp_path: Path):
@@ -113,7 +113,7 @@ def test_the_gpus_weigh_a_node_not_its_count(tmp_path: Path):
     instance["jobs"].append({**FOUR_JOBS["jobs"][0], "name": "c"})
     instance["jobs"].append({**FOUR_JOBS["jobs"][0], "name": "d"})
     result = checked_purchase(instance, tmp_path)
-    assert [(pool["pool"], pool["nodes"]) for pool in result["pools"]] == [("big", 0), ("eight", 1)]
+    assert [(pool["pool"], pool["nodes_bought"]) for pool in result["pools"]] == [("big", 0), ("eight", 1)]
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -188,7 +188,7 @@ def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
                            "schema_version", "rft_solver_version"}
     assert (result["status"], result["gpus"], result["nodes"], result["bound"]) == ("optimal", 16, 2, 16)
     assert [set(pool) for pool in result["pools"]] == [
-        {"pool", "gpu", "nodes", "gpus", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
+        {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
     assert (result["wall_clock_stopped"], result["interrupted"], result["fits_nowhere"]) == ([], False, [])
 
 

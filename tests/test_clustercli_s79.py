@@ -93,7 +93,7 @@ def test_buy_is_said_to_name_the_fewest_gpus_then_nodes(cli: Cli, tmp_path: Path
                      "  - {name: small, gpu: A100-80GB, nodes: 0, gpus_per_node: 4}\n"
                      "jobs: [{name: j, model: Qwen3-8B, max_model_len: 32768, rollout_gpus: 4}]\n", encoding="utf-8")
     purchase = json.loads(cli("cluster", str(fleet), "--buy", "--json")[1])
-    assert (purchase["gpus"], purchase["nodes"], [pool["nodes"] for pool in purchase["pools"]]) == (8, 2, [0, 2])
+    assert (purchase["gpus"], purchase["nodes"], [pool["nodes_bought"] for pool in purchase["pools"]]) == (8, 2, [0, 2])
     buy_help = next(action.help for action in build_cluster_parser()._actions if "--buy" in action.option_strings)
     assert buy_help is not None and buy_help.startswith(
         "instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with which every job is "

@@ -48,7 +48,7 @@ def test_a_pool_of_no_nodes_is_what_buy_weighs_for_a_gpu_type_you_have_none_of(
     status, out, _ = cli("cluster", str(fleet), "--buy", "--json")
     bought = json.loads(out)
     assert (status, bought["status"], bought["gpus"]) == (1, "optimal", 8)  # 1: huge, which --buy must place, cannot
-    assert [(pool["pool"], pool["nodes"], pool["nodes_after"]) for pool in bought["pools"]] == [("h20", 1, 1)]
+    assert [(pool["pool"], pool["nodes_bought"], pool["nodes_after"]) for pool in bought["pools"]] == [("h20", 1, 1)]
     assert [job["job"] for job in bought["fits_nowhere"]] == ["huge"]
     fleet.write_text(yaml.safe_dump({**ONE_H20, "pools": [{**ONE_H20["pools"][0], "nodes": -1}]}), encoding="utf-8")
     assert cli("cluster", str(fleet), "--buy") == (

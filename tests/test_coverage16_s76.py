@@ -27,6 +27,12 @@ FULL = (" the trainer holds gradients and optimizer states for the adapter alone
         "--lora-rank RANK counts a new adapter's)")
 
 
+COUNTED_FULL = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count "
+                "full fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count "
+                "the LoRA run, or remove it to train every parameter")
+"""The line that says what a config's verdict and plans count where Trinity refuses its LoRA configs (s80)."""
+
+
 @pytest.mark.parametrize(("written", "read"), [("5", "5"), ("true", "True"), ("1.5", "1.5"), ("'5'", "5")])
 def test_a_number_or_boolean_target_modules_is_refused_as_the_text_trinity_reads(
         tmp_path: Path, cli: Cli, written: str, read: str) -> None:
@@ -36,9 +42,10 @@ def test_a_number_or_boolean_target_modules_is_refused_as_the_text_trinity_reads
     assert _lines(text)[0] == ("lora-counted-as-full", (
         "with LoRA (model.lora_configs)" + FULL.format(why=f"its target_modules '{read}' matches no module")))
     status, current = _check(tmp_path, cli, text)
-    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused"])
+    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused",
+                                                                                       "lora-counted-as-full"])
     assert current["config_problems"] == [(f"model.lora_configs[0].target_modules '{read}', on Qwen3-8B (a dense "
-                                          f"model), {NO_MATCH}")]
+                                          f"model), {NO_MATCH}"), COUNTED_FULL]
 
 
 def test_verl_before_08_target_modules_no_regex_is_counted_as_full_without_the_saved_caution() -> None:
@@ -71,5 +78,8 @@ def test_a_mixture_of_experts_new_adapter_refused_as_no_regex_gets_no_unsaved_ca
         tmp_path: Path, cli: Cli, entry: str, refusal: str) -> None:
     # The caution is on an adapter PEFT makes (lora-moe-config-unsaved); one PEFT cannot compile is refused alone.
     status, current = _answer(tmp_path, cli, _moe_config(f"  lora_configs: [{entry}]\n", "Qwen3-30B-A3B"))
-    assert (status, current["refused"], current["config_problem_codes"]) == (0, True, ["lora-configs-refused"])
+    # where the reading counts LoRA all the same (an exclude_modules that is no regex), no line says full fine-tuning
+    counted = ["lora-counted-as-full"] if "exclude_modules" not in entry else []
+    assert (status, current["refused"], current["config_problem_codes"]) == (0, True, ["lora-configs-refused",
+                                                                                       *counted])
     assert _coded(current, "lora-configs-refused") == [f"model.lora_configs[0].{refusal}"]

@@ -28,10 +28,10 @@ CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 4096\ncluster:\
 PINNED = ("--model", "8B", "--gpu", "A100-80GB", "--gpus", "6", "--len", "32k", "--json")
 
 
-class _FakeClock:
-    """A clock that stands still but where a test moves it (`advance`), as `solver.solve` and `solver.clock` read it;
-    the seconds each CP-SAT solve of the planner was given once it has moved (`given`), and the questions asked then
-    (`asked`)."""
+class FakeClock:
+    """A clock that stands still but where a test moves it (`advance_after`, or `now` itself), as `solver.solve` and
+    `solver.clock` read it; the seconds each CP-SAT solve of the planner was given once it has moved (`given`), and
+    the questions asked then (`asked`)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = 1000.0
@@ -76,7 +76,7 @@ def test_the_ranking_ends_by_the_deadline_the_question_without_the_pins_started(
         cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     # --sp 4: the question without the pins (Env + SP=2 on 6) does not answer the pinned one, whose ranking solves;
     # 6 s of the 10 pass in the first: the ranking's solves get the 4 s left (10 s before; the clock stands still)
-    clock = _FakeClock(monkeypatch)
+    clock = FakeClock(monkeypatch)
     clock.advance_after(monkeypatch, "_unpinned_first", 6.0)
     status, _, _ = cli(*PINNED, "--sp", "4")
     assert status == 0 and clock.given and set(clock.given) == {4.0}
@@ -88,7 +88,7 @@ def test_the_host_limit_is_not_asked_first_once_the_deadline_has_passed(
     # the whole 10 s pass in the question without the pins: the question with the most host memory is not asked
     # (before, with a whole time limit of its own), nor any further question; the ranking's solves get CP-SAT's
     # least, a millisecond
-    clock = _FakeClock(monkeypatch)
+    clock = FakeClock(monkeypatch)
     clock.advance_after(monkeypatch, "_unpinned_first", 10.0)
     cli(*PINNED, "--sp", "4", "--host-ram", "96")
     assert [query.host_ram_gb for query in clock.asked] == [96]  # the ranking alone
@@ -103,7 +103,7 @@ def test_the_fields_asked_first_are_kept_past_the_deadline(cli: Cli, monkeypatch
     # --sp 2 --host-ram 96: both questions asked first have the pinned answer's best plan, so no solve follows them;
     # the whole 10 s pass in them: the further questions (rollout kept's) are not asked, unpinned and more_host_ram
     # are the answers in hand
-    clock = _FakeClock(monkeypatch)
+    clock = FakeClock(monkeypatch)
     clock.advance_after(monkeypatch, "_asked_first", 10.0)
     status, out, _ = cli(*PINNED, "--sp", "2", "--host-ram", "96")
     (answer,) = json.loads(out)

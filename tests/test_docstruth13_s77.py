@@ -51,16 +51,17 @@ def _host_and_memory(cli: Cli, *options: str) -> tuple[float, float]:
 
 def test_solves_trinity_version_counts_the_memory_as_its_help_says(cli: Cli) -> None:
     """``solve --help``'s --trinity-version (docs/cli.md): 0.5's reference shards in bf16, 0.6's and the default's in
-    fp32, 0.5.1's routed experts each sharded over every GPU, the other 0.5 releases' fused tensors as verl 0.7 places
-    them (Mixtral on 32 A100s: 198.8 GiB of host memory, 46.6 GiB a GPU without Offload under every 0.5 release, where
-    0.6's whole experts need Offload: fusedpad, s80)."""
+    fp32, 0.5.1's routed experts each sharded over every GPU, the other 0.5 releases' the larger of that and the fused
+    tensors, each as verl 0.7 places it (Mixtral on 32 A100s: 198.8 GiB of host memory, 46.6 GiB a GPU without
+    Offload under every 0.5 release, where 0.6's whole experts need Offload: fusedpad, s80)."""
     counted = {version: _host_and_memory(cli, *(("--trinity-version", version) if version else ()))
                for version in (None, "0.6", "0.5", "0.5.1")}
     assert counted == {None: (667.6, 24.22), "0.6": (667.6, 24.22), "0.5": (198.8, 46.6), "0.5.1": (198.8, 46.6)}
     help_text = " ".join(cli("--help")[1].split())
     assert ("The plans count the memory as the release holds it: 0.5 the reference model's host shards in bf16, 0.6 "
             "(and by default) in fp32; 0.5.1 a mixture of experts' routed experts each sharded over every GPU, by its "
-            "transformers 4, the other 0.5 releases their fused tensors as verl 0.7 places them") in help_text
+            "transformers 4, the other 0.5 releases the larger of that and transformers 5's fused tensors, each as "
+            "verl 0.7 places it") in help_text
 
 
 def test_a_regex_no_read_type_takes_is_said_on_assumed_names_not_refused(cli: Cli, tmp_path: Path) -> None:

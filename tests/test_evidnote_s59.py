@@ -37,7 +37,7 @@ ESTIMATED = ("  # evidence: estimated: the memory model predicts 71.9 GiB per GP
              "  #   in rft-solver's source); --margin 0.05 keeps 3.0 GiB more to spare than the default 0.01 here,\n"
              "  #   or measure a step first\n")
 INFERRED = ("  # evidence: inferred: the A100-80GB table for 6 GPUs says 'Env + SP=2' at 32768, and this plan\n"
-            "  #   includes that setting on more GPUs (which hold no more per GPU)\n")
+            "  #   runs that same setting on more GPUs (which hold no more per GPU)\n")
 LLAMA70 = (EXAMPLE.replace("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-70B").replace("engine_num: 2", "engine_num: 0")
            .replace("node_num: 1", "node_num: 2"))
 """Llama-3.1-70B on 16 trainer GPUs (2 nodes of 8): its longest length on H200 has 0.4 GiB to spare, beyond the

@@ -75,7 +75,7 @@ def test_buy_weighs_buying_nodes_for_a_pool_of_no_nodes(cli: Cli, tmp_path: Path
     status, out, _ = cli("cluster", str(path), "--buy", "--json")
     bought = json.loads(out)
     assert (status, bought["status"], bought["gpus"], bought["searched"]) == (0, "optimal", 8, True)
-    assert [(pool["pool"], pool["nodes"], pool["nodes_after"]) for pool in bought["pools"]] == [
+    assert [(pool["pool"], pool["nodes_bought"], pool["nodes_after"]) for pool in bought["pools"]] == [
         ("a100", 0, 1), ("h20", 1, 1)]
     assert {placement["job"]: placement["pool"] for placement in bought["placements"]} == {
         "small": "a100", "pinned": "h20"}

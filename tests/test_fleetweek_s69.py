@@ -28,7 +28,7 @@ def _fleet(tmp_path: Path) -> Path:
 def _purchase(cli: Cli, path: Path, *flags: str) -> tuple[int, list[tuple[str, int]]]:
     """The exit status of `solve cluster PATH --buy FLAGS --json` and its GPUs bought per pool."""
     status, out, _ = cli("cluster", str(path), "--buy", *flags, "--json")
-    return status, [(pool["pool"], pool["gpus"]) for pool in json.loads(out)["pools"]]
+    return status, [(pool["pool"], pool["gpus_bought"]) for pool in json.loads(out)["pools"]]
 
 
 def test_required_jobs_that_do_not_fit_get_a_buy_command_for_them_alone(cli: Cli, tmp_path: Path):

@@ -77,7 +77,8 @@ def test_an_environment_variable_or_an_unknown_resolver_is_not_judged(value: str
 
 def test_a_reference_through_a_key_that_reads_the_environment_is_not_judged():
     mapping = {"model": {"which": "${oc.env:WHICH,nope}", "lora_configs": [{"lora_rank": "${model.${model.which}}"}]}}
-    ((own, own_words), (code, words)) = _problems(mapping)
+    # s80: the LoRA config's rank is read first now, as its check reads it resolved (before: its text)
+    ((code, words), (own, own_words)) = _problems(mapping)
     assert code == "unresolved-value" and "the config has no model.nope" in words
     assert own == "no-such-key-refused" and own_words.startswith("model.which: no release of Trinity")  # the test's key
 
@@ -184,14 +185,18 @@ def test_check_refuses_a_lora_rank_that_refers_to_a_missing_key(cli, tmp_path: P
                                for line in out.splitlines()) == 1
 
 
-def test_check_notes_an_unset_environment_variable_in_a_lora_rank_without_refusing(
+def test_check_refuses_an_unset_environment_variable_in_a_lora_rank(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # s80: refused in one line, exit 2 (before: a "but: cannot check" line, status 0), as the rank decides the LoRA
+    # counted (whether Trinity 0.6 on verl 0.8 loads the adapter at all; a new adapter's states), as an SP's would
     monkeypatch.delenv("RANK_X", raising=False)
     config = tmp_path / "c.yaml"
     config.write_text(_with_lora_rank("${oc.env:RANK_X}"), encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "h200", "--check")
-    assert status == 0 and "Traceback" not in err
-    assert "  but: cannot check model.lora_configs[0].lora_rank: environment variable RANK_X is not set" in out
+    assert (status, out) == (2, "") and "Traceback" not in err
+    assert err.startswith(f"solve: error: --from-config {config}: model.lora_configs[0].lora_rank: environment "
+                          "variable RANK_X is not set and '${oc.env:RANK_X}' has no default, and it decides the LoRA "
+                          "adapter the verdict and the plans count")
     monkeypatch.setenv("RANK_X", "8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200", "--check")
     assert status == 0 and "RANK_X" not in out

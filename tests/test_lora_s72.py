@@ -109,7 +109,7 @@ def test_the_planner_plans_lora_without_offload():
     assert tables.best is not None and (tables.best.setting.label, tables.best.evidence) == ("SP=4", "inferred")
     assert tables.best.evidence_text("H20-96GB") == (
         "inferred: the H20-96GB table for 4 GPUs says 'SP=4' at 32768 for full fine-tuning, which holds more than "
-        "this LoRA run (rank 32), and this plan includes that setting")
+        "this LoRA run (rank 32), and this plan runs that same setting")
 
 
 def _counted(text: str, version: str | None = None) -> tuple[int, list[str]]:

@@ -29,6 +29,12 @@ jobs:
 """
 
 
+COUNTED_FULL = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count "
+                "full fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count "
+                "the LoRA run, or remove it to train every parameter")
+"""The line that says what a config's verdict and plans count where Trinity refuses its LoRA configs (s80)."""
+
+
 def test_the_unplaced_jobs_table_says_what_each_job_trains(tmp_path: Path,
                                                            cli: Callable[..., tuple[int, str, str]]) -> None:
     fleet = tmp_path / "fleet.yaml"
@@ -197,11 +203,12 @@ def test_target_modules_other_than_a_string_is_refused(tmp_path: Path, cli: Call
     _, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
     current = json.loads(out)[0]["current"]
     brief = "['q_proj', 'v_proj']" if kind == "list" else "{'q_proj': 1}"
-    assert (err, current["refused"], current["config_problem_codes"]) == ("", True, ["lora-configs-refused"])
+    assert (err, current["refused"], current["config_problem_codes"]) == ("", True, ["lora-configs-refused",
+                                                                                   "lora-counted-as-full"])
     assert current["config_problems"] == [(
         f"model.lora_configs[0].target_modules {brief} is a {kind}: Trinity's LoRA config takes a string, so its typed "
         "config refuses it when it loads the config: give all-linear, or one regular expression that peft matches "
-        r"whole module names with (.*\.(q_proj|v_proj))")]
+        r"whole module names with (.*\.(q_proj|v_proj))"), COUNTED_FULL]
     # Refused, it turns the rollout's LoRA on nowhere: no slots are counted for it.
     assert "LoRA slots" not in out
 

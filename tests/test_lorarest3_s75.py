@@ -26,6 +26,12 @@ MODULE_NAMES = ("model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{ga
                 "model.embed_tokens and lm_head")
 
 
+COUNTED_FULL = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count "
+                "full fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count "
+                "the LoRA run, or remove it to train every parameter")
+"""The line that says what a config's verdict and plans count where Trinity refuses its LoRA configs (s80)."""
+
+
 def _config(lora: str = "", rollout: str = "") -> str:
     return (HEAD + "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n" + lora
             + "explorer:\n  rollout_model:\n    engine_num: 2\n    tensor_parallel_size: 1\n" + rollout)
@@ -102,10 +108,10 @@ def test_a_regex_that_matches_no_module_or_is_none_is_refused(tmp_path: Path, cl
     status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
     current = json.loads(out)[0]["current"]
     assert (status, err, current["refused"], current["config_problem_codes"]) == (
-        1, "", True, ["lora-configs-refused"])
+        1, "", True, ["lora-configs-refused", "lora-counted-as-full"])
     assert current["config_problems"] == [
         (f"model.lora_configs[0].target_modules '{pattern}'{why}, and Trinity fails as it makes the adapter: give "
-         "all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)")]
+         "all-linear, or a regular expression that matches whole names, such as .*\\.(q_proj|v_proj)"), COUNTED_FULL]
     # An adapter of its own (a path) takes its own target modules: nothing refused.
     config.write_text(_config(f"  lora_configs: [{{lora_rank: 16, path: /ckpt/a, target_modules: '{pattern}'}}]\n"),
                       encoding="utf-8")

@@ -32,6 +32,12 @@ REPEATED = ("and passes extra_engine_args beside, so vLLM's engine arguments get
             "fails as it starts (TypeError): remove")
 
 
+COUNTED_FULL = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count "
+                "full fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count "
+                "the LoRA run, or remove it to train every parameter")
+"""The line that says what a config's verdict and plans count where Trinity refuses its LoRA configs (s80)."""
+
+
 def _config(lora: str = "", rollout: str = "", model: str = "") -> str:
     return (HEAD + "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n" + model + lora
             + "explorer:\n  rollout_model:\n    engine_num: 2\n    tensor_parallel_size: 1\n" + rollout)
@@ -106,7 +112,7 @@ def test_a_target_modules_regex_is_cautioned_as_trinity_saves_it(tmp_path: Path,
         assert "lora-targets-saved-split" not in [code for code, _ in _lines(_config(lora))]
     # a regex the checks refuse on the model's names: the reading's caution is moot, and dropped (peftgap_s77)
     status, current = _check(tmp_path, cli, _config("  lora_configs: [{lora_rank: 16, target_modules: q_proj}]\n"))
-    assert (status, current["config_problem_codes"]) == (1, ["lora-configs-refused"])
+    assert (status, current["config_problem_codes"]) == (1, ["lora-configs-refused", "lora-counted-as-full"])
 
 
 @pytest.mark.parametrize(("lora", "refusal"), [
@@ -132,8 +138,11 @@ def test_a_target_modules_regex_is_cautioned_as_trinity_saves_it(tmp_path: Path,
 ])
 def test_an_exclude_modules_peft_cannot_take_is_refused(tmp_path: Path, cli: Cli, lora: str, refusal: str) -> None:
     status, current = _check(tmp_path, cli, _config(f"  lora_configs: [{{lora_rank: 16, {lora}}}]\n"))
+    # an exclude_modules that is no regex leaves the reading counting LoRA: no line says full fine-tuning (s80)
+    full = lora not in ("exclude_modules: [lm_head]", "exclude_modules: '('")
     assert (status, current["refused"], current["config_problem_codes"], current["config_problems"]) == (
-        1, True, ["lora-configs-refused"], [refusal])
+        1, True, ["lora-configs-refused", *(["lora-counted-as-full"] if full else [])],
+        [refusal, *([COUNTED_FULL] if full else [])])
 
 
 def test_an_exclusion_makes_a_smaller_adapter_counted_as_all_linear_s() -> None:

@@ -24,6 +24,12 @@ UNSUPPORTED = ("which PEFT cannot adapt (\"Target module ... is not supported\":
                "embeddings alone)")
 
 
+COUNTED_FULL = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count "
+                "full fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count "
+                "the LoRA run, or remove it to train every parameter")
+"""The line that says what a config's verdict and plans count where Trinity refuses its LoRA configs (s80)."""
+
+
 def _config(lora: str, model: str = "Qwen3-8B") -> str:
     return (HEAD + f"model:\n  model_path: Qwen/{model}\n  max_model_len: 8192\n" + lora
             + "explorer:\n  rollout_model:\n    engine_num: 2\n    tensor_parallel_size: 1\n")
@@ -57,10 +63,13 @@ def test_a_regex_matching_a_module_peft_cannot_adapt_is_refused_naming_it(tmp_pa
     status, current = _answer(tmp_path, cli, _config(lora), "--check")
     # the checks' refusal on the model's names alone (peftgap_s77: the config's reading no longer judges the regex, and
     # its lines on the adapter's count and save are moot)
-    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused"])
+    # where the config's reading counts LoRA on what else it matches (q_proj), no line says full fine-tuning (s80)
+    full = [] if "q_proj" in pattern else ["lora-counted-as-full"]
+    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused", *full])
     assert current["config_problems"] == [(
         f"model.lora_configs[0].target_modules '{pattern}', on Qwen3-8B (a dense model), matches {module}, "
-        f"{UNSUPPORTED}: peft matches it whole (re.fullmatch) against each module's full name ({NAMES}), {FIX}")]
+        f"{UNSUPPORTED}: peft matches it whole (re.fullmatch) against each module's full name ({NAMES}), {FIX}"),
+        *([COUNTED_FULL] if full else [])]
 
 
 def test_peft_refuses_a_module_it_cannot_adapt_after_a_fused_half_and_takes_linears_and_embeddings() -> None:
@@ -92,11 +101,14 @@ def test_a_regex_peft_fails_on_with_either_architecture_is_refused_on_a_mixture_
         tmp_path: Path, cli: Cli, pattern: str, why: str) -> None:
     lora = f"  lora_configs: [{{lora_rank: 16, target_modules: '{pattern}'}}]\n"
     status, current = _answer(tmp_path, cli, _config(lora, "Qwen3-30B-A3B"), "--check")
-    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused"])
+    # where the config's reading counts LoRA on the gate_proj it matches, no line says full fine-tuning (s80)
+    full = [] if "gate_proj" in pattern else ["lora-counted-as-full"]
+    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused", *full])
     # on the model's own names alone since peftgap_s77 (the config's reading gave a dense model's and a MoE's)
     assert current["config_problems"] == [(
         f"model.lora_configs[0].target_modules '{pattern}', on Qwen3-30B-A3B (a mixture of experts), {why}: peft "
-        f"matches it whole (re.fullmatch) against each module's full name ({MOE_NAMES}), {FIX}")]
+        f"matches it whole (re.fullmatch) against each module's full name ({MOE_NAMES}), {FIX}"),
+        *([COUNTED_FULL] if full else [])]
 
 
 MOE_UNSAVED = (

@@ -25,6 +25,12 @@ Cli = Callable[..., tuple[int, str, str]]
 MOE = "Qwen3-30B-A3B"
 
 
+COUNTED_FULL = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count "
+                "full fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count "
+                "the LoRA run, or remove it to train every parameter")
+"""The line that says what a config's verdict and plans count where Trinity refuses its LoRA configs (s80)."""
+
+
 @pytest.mark.parametrize("entry", [
     "{target_modules: all-linear}",  # no lora_rank: Trinity's default rank trains LoRA
     "{lora_rank: 16, path: /ckpt/adapter, target_modules: '.*norm'}",  # a loaded adapter: its targets are not used
@@ -73,7 +79,7 @@ def test_a_refused_target_with_an_exclusion_names_the_right_reason(tmp_path: Pat
     lora = f"  lora_configs: [{{lora_rank: 16, target_modules: '{pattern}', exclude_modules: '{excluded}'}}]\n"
     status, current = _answer(tmp_path, cli, _config(lora, MOE), "--check")
     assert (status, current["config_problem_codes"], current["config_problems"]) == (
-        1, ["lora-configs-refused"], [said])
+        1, ["lora-configs-refused", "lora-counted-as-full"], [said, COUNTED_FULL])
 
 
 def _deepseek(tmp_path: Path, **changed: int) -> solver.Model:

@@ -184,7 +184,8 @@ def test_the_verdicts_note_says_nothing_of_a_regex_that_matches_a_module_peft_ca
 def test_the_verdicts_note_is_said_on_transformers_5s_names_unless_the_release_runs_4_alone(
         cli: Cli, tmp_path: Path, release: str) -> None:
     # Qwen3-30B-A3B: .*mlp\.experts\.(gate_proj|up_proj) names transformers 5's fused experts (PEFT converts it to the
-    # routed experts' gate_up_proj); 0.6 runs transformers 5, 0.5.2 either (the checks take it where either does)
+    # routed experts' gate_up_proj); 0.6 runs transformers 5, 0.5.2 either (the checks take it where either does),
+    # whose note names each transformers' match (s80: before, transformers 5's alone)
     config = tmp_path / "trinity.yaml"
     config.write_text(
         "algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
@@ -197,9 +198,12 @@ def test_the_verdicts_note_is_said_on_transformers_5s_names_unless_the_release_r
     assert (status, err) == (0, ""), out
     current = json.loads(out)[0]["current"]
     problems = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
-    assert ("; its target_modules '.*mlp\\.experts\\.(gate_proj|up_proj)' matches experts.gate_proj and "
-            "experts.up_proj alone, on which alone its adapter is counted)"
-            ) in problems["lora-counted-as-full"]
+    matched = "experts.gate_proj and experts.up_proj alone"
+    counted = (f"{matched}, on which alone its adapter is counted)" if release == "0.6" else
+               f"{matched} under transformers 5 and no module under transformers 4, its adapter counted on the larger "
+               "of the two)")
+    assert f"; its target_modules '.*mlp\\.experts\\.(gate_proj|up_proj)' matches {counted}" in problems[
+        "lora-counted-as-full"]
 
 
 def test_a_type_whose_names_hold_no_expert_index_counts_no_experts_under_transformers_4() -> None:

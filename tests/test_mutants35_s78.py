@@ -126,8 +126,9 @@ def test_a_lora_plans_experts_words_name_the_adapter_counted_as_transformers_4_m
                             trinity_version="0.5.2", catalog=CATALOG.with_model(model))
     assert answer.best is not None
     assert (answer.best.trinity_version, answer.best.expert_layout, answer.best.experts_counted) == (
-        "0.5.2", "either", ("routed experts counted whole, as transformers 5 holds them, the larger of Trinity 0.5's "
-                            "two layouts; its LoRA adapter as transformers 4 makes them, the larger"))
+        "0.5.2", "either", ("routed experts counted at the larger of Trinity 0.5's two layouts, 3-D as transformers "
+                            "5 holds them or separate as transformers 4 does, each as verl 0.7 places it; its LoRA "
+                            "adapter as transformers 4 makes them, the larger"))
 
 
 def test_solve_cluster_notes_no_experts_layout_where_no_release_was_named(cli, tmp_path: Path):

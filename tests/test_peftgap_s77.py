@@ -40,6 +40,12 @@ REFUSED = (
 """The refusal of the same regex on a catalogue Qwen3, whose names rft-solver has read."""
 
 
+COUNTED_FULL = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count "
+                "full fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count "
+                "the LoRA run, or remove it to train every parameter")
+"""The line that says what a config's verdict and plans count where Trinity refuses its LoRA configs (s80)."""
+
+
 def _trinity(tmp_path: Path, model_path: str, lora: str = "{lora_rank: 16, target_modules: '.*wqkv'}") -> Path:
     config = tmp_path / "trinity.yaml"
     config.write_text(
@@ -73,10 +79,11 @@ def test_an_unknown_types_own_regex_is_cautioned_not_refused(cli: Cli, tmp_path:
 def test_a_known_types_regex_that_matches_nothing_is_refused_alone_naming_the_model(
         cli: Cli, tmp_path: Path, check: tuple[str, ...]) -> None:
     status, current = _answer(cli, "--from-config", str(_trinity(tmp_path, "Qwen/Qwen3-8B")), *check)
-    # exit 1 with --check alone (the config as written does not train); the adapter's count and save unsaid
+    # exit 1 with --check alone (the config as written does not train); the adapter's count and save unsaid, and in
+    # their place the line that full fine-tuning is counted (s80)
     assert (status, current["refused"], current["config_problem_codes"]) == (
-        1 if check else 0, True, ["lora-configs-refused"])
-    assert current["config_problems"] == [REFUSED]
+        1 if check else 0, True, ["lora-configs-refused", "lora-counted-as-full"])
+    assert current["config_problems"] == [REFUSED, COUNTED_FULL]
 
 
 def test_write_warns_of_the_refusal_and_the_caution_alike(cli: Cli, tmp_path: Path) -> None:

@@ -54,7 +54,8 @@ def test_a_job_the_fleet_lacks_is_refused(placed: solver.ClusterResult):
 
 def test_a_purchase_is_checked_on_the_pools_before_it_buys():
     bought = solver.buy_nodes(REQUIRED)
-    assert [(pool.pool, pool.nodes, pool.nodes_after) for pool in bought.pools] == [("a100", 1, 2), ("h20", 0, 1)]
+    assert [(pool.pool, pool.nodes_bought, pool.nodes_after) for pool in bought.pools] == [
+        ("a100", 1, 2), ("h20", 0, 1)]
     assert solver.cluster_text(bought, REQUIRED).startswith(
         "status: optimal; to place the required jobs (code-8b, chat-14b, probe-4b), buy 8 GPUs (1 node)")
     with pytest.raises(solver.QueryError) as raised:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 import solver
 import solver.cli.atomic
 from solver.render import JSON_SCHEMA_TYPES, json_schema
-from solver.results import SCHEMA_VERSION, Answer, GpuMap
+from solver.results import PURCHASE_SCHEMA_VERSION, SCHEMA_VERSION, Answer, GpuMap
 
 ROOT = Path(__file__).resolve().parent.parent
 FLEET = "docs/examples/fleet.yaml"
@@ -63,7 +63,7 @@ def test_cluster_buy_json_says_its_schema_version_too(cli, monkeypatch: pytest.M
     status, out, _ = cli("cluster", "docs/examples/required.yaml", "--buy", "--json")
     bought = json.loads(out)
     assert (status, bought["nodes"], bought["schema_version"], bought["rft_solver_version"]) == (
-        0, 1, SCHEMA_VERSION, solver.__version__)
+        0, 1, PURCHASE_SCHEMA_VERSION, solver.__version__)  # 2 since its pools' nodes_bought (s80)
     assert list(Draft202012Validator(json.loads(json_schema("cluster-buy"))).iter_errors(bought)) == []
 
 
@@ -72,7 +72,8 @@ def test_every_schema_requires_the_versions_at_the_top(command: str):
     schema = json.loads(json_schema(command))
     top = schema["$defs"][schema["items"]["$ref"].rsplit("/", 1)[1]] if schema["type"] == "array" else schema
     assert {name: top["properties"][name].get("const") for name in ("schema_version", "rft_solver_version")} == {
-        "schema_version": SCHEMA_VERSION, "rft_solver_version": None}
+        "schema_version": PURCHASE_SCHEMA_VERSION if command == "cluster-buy" else SCHEMA_VERSION,
+        "rft_solver_version": None}
     assert {"schema_version", "rft_solver_version"} <= set(top["required"])
 
 

@@ -90,6 +90,8 @@ def test_lora_targets_planned_write_the_same_target_modules_from_the_json(cli: C
     assert yaml.safe_load(fragment)["model"] == yaml.safe_load(emitted)["model"] == raw["apply"]["config"]["model"]
     assert _host_and_lora(fragment) == [
         "# a new adapter on target_modules '.*\\.(q_proj|v_proj)', as planned; with LoRA Trinity builds no",
+        # the comment's lora-targets-saved-split (s80), whose words name model.lora_configs[0].path
+        "# later run's model.lora_configs[0].path, or PeftModel.from_pretrained) fails: plan for all-linear",
         "lora_configs: [{lora_rank: 64, target_modules: '.*\\.(q_proj|v_proj)'}]"]
     (planned,) = solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=6, max_model_len=16384, lora_rank=64,
                              lora_targets="q_proj,v_proj", rollout_gpus=2)

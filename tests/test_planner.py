@@ -1127,13 +1127,13 @@ def test_inferred_evidence_says_fewer_tokens_and_more_gpus_only_where_its_cell_h
     assert same.best.evidence_text(same.gpu, same.model) == (
         "inferred: the A100-80GB table for 2 GPUs says 'vanilla' at 8192, and this plan includes that setting")
     assert longer.best.evidence_text(longer.gpu, longer.model) == (
-        "inferred: the A100-80GB table for 2 GPUs says 'SP=2' at 20480, and this plan includes that setting at fewer "
-        "tokens")
+        "inferred: the A100-80GB table for 2 GPUs says 'SP=2' at 20480, and this plan runs that same setting at "
+        "fewer tokens")  # the cell's own setting (s80)
     assert fewer.best.evidence_text(fewer.gpu, fewer.model) == (
-        "inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan includes that setting on more "
-        "GPUs (which hold no more per GPU)")
+        "inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan runs that same setting on "
+        "more GPUs (which hold no more per GPU)")
     assert both.best.evidence_text(both.gpu, both.model) == (
-        "inferred: the A100-80GB table for 2 GPUs says 'Env + Offload + SP=2' at 32768, and this plan includes that "
+        "inferred: the A100-80GB table for 2 GPUs says 'Env + Offload + SP=2' at 32768, and this plan runs that same "
         "setting at fewer tokens on more GPUs (which hold no more per GPU)")
 
 

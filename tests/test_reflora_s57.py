@@ -93,4 +93,4 @@ def test_two_lora_configs_are_refused_as_two_not_read_for_the_first_ones_rank_or
     status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json")
     current = json.loads(out)[0]["current"]
     assert (status, [code for code in current["config_problem_codes"] if "lora" in code or "slash" in code]) == (
-        0, ["lora-configs-refused"])
+        0, ["lora-configs-refused", "lora-counted-as-full"])

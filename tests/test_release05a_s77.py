@@ -172,7 +172,8 @@ def test_solve_cautions_on_the_unsaved_config_where_transformers_5_may_run(cli: 
 
 
 # (4) What solve says of the layout it counted.
-WHOLE_OF_TWO = "routed experts counted whole, as transformers 5 holds them, the larger of Trinity 0.5's two layouts"
+WHOLE_OF_TWO = ("routed experts counted at the larger of Trinity 0.5's two layouts, 3-D as transformers 5 holds them "
+                "or separate as transformers 4 does, each as verl 0.7 places it")
 
 
 @pytest.mark.parametrize(("experts", "rank", "words"), [
@@ -188,7 +189,7 @@ def test_the_layout_counted_in_words(experts: str, rank: int, words: str) -> Non
 
 def test_llama4s_layout_in_words_under_0_5_1(tmp_path: Path) -> None:
     assert expert_layout_words(_read(tmp_path, SCOUT), "separate") == (
-        "routed experts counted whole, 3-D parameters in Trinity 0.5.1's transformers 4 too")
+        "routed experts counted 3-D, as Trinity 0.5.1's transformers 4 holds them too and its verl 0.7 places them")
 
 
 def test_solve_says_which_layout_it_counted(cli: Cli) -> None:

@@ -24,7 +24,8 @@ SMALL_MOE = {"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads":
              "vocab_size": 32000, "max_position_embeddings": 4096, "tie_word_embeddings": False, "num_experts": 8,
              "num_local_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 512, "intermediate_size": 512}
 """A made-up mixture of experts (as test_lorasep_s77's): 4 layers of hidden width 1024, 8 experts of 512."""
-WHOLE_IN_0_5_1 = "routed experts counted whole, 3-D parameters in Trinity 0.5.1's transformers 4 too"
+THREE_D_IN_0_5_1 = ("routed experts counted 3-D, as Trinity 0.5.1's transformers 4 holds them too and its verl 0.7 "
+                    "places them")
 
 
 def _read(folder: Path, config: dict[str, object]) -> solver.Model:
@@ -83,15 +84,16 @@ def test_trinity_config_takes_a_model_of_your_own_by_its_file() -> None:
 def test_0_5_1_counts_a_3_d_experts_adapter_as_its_one_layout(tmp_path: Path, config: dict[str, object]) -> None:
     model = _read(tmp_path, config)
     # With LoRA as without: 0.5.1 takes transformers 4 alone, so there is no larger of two layouts to name
-    assert expert_layout_words(model, "separate", 16) == WHOLE_IN_0_5_1
-    assert expert_layout_words(model, "separate") == WHOLE_IN_0_5_1
+    assert expert_layout_words(model, "separate", 16) == THREE_D_IN_0_5_1
+    assert expert_layout_words(model, "separate") == THREE_D_IN_0_5_1
 
 
 def test_phimoes_adapter_under_0_5_is_still_the_larger(tmp_path: Path) -> None:
     model = _read(tmp_path, {"model_type": "phimoe", **SMALL_MOE})  # PEFT converts no PhiMoE: transformers 4's larger
     assert expert_layout_words(model, "either", 16) == (
-        "routed experts counted whole, as transformers 5 holds them, the larger of Trinity 0.5's two layouts; its "
-        "LoRA adapter as transformers 4 makes them, the larger")
+        "routed experts counted at the larger of Trinity 0.5's two layouts, 3-D as transformers 5 holds them or "
+        "separate as transformers 4 does, each as verl 0.7 places it; its LoRA adapter as transformers 4 makes them, "
+        "the larger")
     assert expert_layout_words(model, "separate", 16) == (
         "routed experts counted separate, as Trinity 0.5.1's transformers 4 holds them")
 

@@ -94,7 +94,8 @@ def test_buy_buys_into_a_pool_of_no_nodes_as_the_docs_say(cli: Cli, tmp_path: Pa
     status, out, _ = cli("cluster", str(_write(tmp_path / "zero.yaml", fleet)), "--buy", "--json")
     answer = json.loads(out)
     assert (status, answer["status"], answer["gpus"], answer["nodes"]) == (0, "optimal", 8, 1)
-    assert [(p["pool"], p["nodes"], p["nodes_after"]) for p in answer["pools"]] == [("a100", 0, 1), ("h20", 1, 1)]
+    assert [(p["pool"], p["nodes_bought"], p["nodes_after"]) for p in answer["pools"]] == [
+        ("a100", 0, 1), ("h20", 1, 1)]
     assert [(p["job"], p["pool"]) for p in answer["placements"]] == [("small", "a100"), ("pinned", "h20")]
 
 

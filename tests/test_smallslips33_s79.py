@@ -8,19 +8,15 @@ list as ``JOBS``."""
 from __future__ import annotations
 
 import json
-import math
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from test_deadlines_s80 import FakeClock
 from test_review79b_s79 import CONFIG, QV
 from test_smallslips31_s79 import AT_32K
 
 import solver
-import solver.clock
-import solver.solve
 from solver.results import CautionCode, Plan
 from solver.tables.peft_match import peft_target_match
 
@@ -82,54 +78,36 @@ def test_the_apply_lines_say_it_first(cli: Cli, tmp_path: Path) -> None:
 
 # (2) Before: room kept's solve had the query's whole time limit of its own, after the ranking's: up to twice it.
 
-def _shifted_clock(monkeypatch: pytest.MonkeyPatch, after_ranking_s: float) -> dict[str, list[float]]:
-    """The wall clock as `solver.clock.seconds_left` reads it, moved on by `after_ranking_s` once the answer's ranking
-    and the questions before room kept's are done; and, for each solve of room kept's question (at --margin 0.04),
-    the seconds it was given."""
-    shift = {"s": 0.0}
-    given: dict[str, list[float]] = {"room kept": []}
-    monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: deadline - time.monotonic() - shift["s"])
-    lowered_fewer, answer_for = solver.solve._with_lowered_fewer, solver.solve.answer_for
-
-    def before_room_kept(*args: Any) -> Any:
-        shift["s"] = after_ranking_s
-        return lowered_fewer(*args)
-
-    def spied(catalog: Any, query: Any, gpu: str, **kwargs: Any) -> Any:
-        if query.margin == 0.04:
-            given["room kept"].append(solver.solve.within_deadline(math.inf))
-        return answer_for(catalog, query, gpu, **kwargs)
-
-    monkeypatch.setattr(solver.solve, "_with_lowered_fewer", before_room_kept)
-    monkeypatch.setattr(solver.solve, "answer_for", spied)
-    return given
+def _room_kept_clock(monkeypatch: pytest.MonkeyPatch, after_ranking_s: float) -> FakeClock:
+    """A clock that stands still (`FakeClock`), moved on by `after_ranking_s` once the answer's ranking and the
+    questions before room kept's are done: the seconds each solve after that was given, and the questions asked."""
+    clock = FakeClock(monkeypatch)
+    clock.advance_after(monkeypatch, "_with_lowered_fewer", after_ranking_s)
+    return clock
 
 
 def test_room_kept_ends_within_the_answers_time_limit(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    given = _shifted_clock(monkeypatch, after_ranking_s=9.5)  # of --time-limit 10: half a second left
+    clock = _room_kept_clock(monkeypatch, after_ranking_s=9.5)  # of --time-limit 10: half a second left
     status, out, _ = cli(*AT_32K, "--json")
     assert status == 0 and json.loads(out)[0]["room_kept"]["margin"] == 0.04
-    (seconds,) = given["room kept"]
-    assert 0.001 <= seconds <= 0.5
+    assert [query.margin for query in clock.asked] == [0.04] and clock.given == [0.5]  # room kept's one solve
 
 
 def test_a_tiny_time_limit_holds_for_room_kept_too(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    # --time-limit 0.2, of which the ranking took (or is taken to have taken) 0.15 s: 0.05 s at most for room kept's
-    # solve, not 0.2 s more
-    given = _shifted_clock(monkeypatch, after_ranking_s=0.15)
-    status, _, _ = cli(*AT_32K, "--time-limit", "0.2", "--json")
-    if not given["room kept"]:  # the ranking's own 0.2 s left its plan unproven or none: no room kept asked
-        pytest.skip("the ranking found no plan on thin headroom within 0.2 s on this machine")
-    (seconds,) = given["room kept"]
-    assert status == 0 and 0.001 <= seconds <= 0.05
+    # --time-limit 0.2, of which the ranking is taken to have taken 0.15 s: 0.05 s for room kept's solve, not 0.2 s
+    # more
+    clock = _room_kept_clock(monkeypatch, after_ranking_s=0.15)
+    status, out, _ = cli(*AT_32K, "--time-limit", "0.2", "--json")
+    assert status == 0 and json.loads(out)[0]["room_kept"]["margin"] == 0.04
+    assert [query.margin for query in clock.asked] == [0.04] and clock.given == [pytest.approx(0.05)]
 
 
 def test_room_kept_is_not_asked_once_the_time_limit_has_passed(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    given = _shifted_clock(monkeypatch, after_ranking_s=10.0)
+    clock = _room_kept_clock(monkeypatch, after_ranking_s=10.0)
     status, out, _ = cli(*AT_32K, "--json")
     (answer,) = json.loads(out)
     assert status == 0 and "thin-headroom" in answer["plans"][0]["caution_codes"]
-    assert "room_kept" not in answer and given["room kept"] == []
+    assert "room_kept" not in answer and (clock.asked, clock.given) == ([], [])
 
 
 # (3) One helper for the cautions of one code (the fewer GPUs row, the patch's note, the LoRA MoE caution said once).

@@ -7,18 +7,14 @@ by the API's ``trinity_config`` and ``trinity_settings`` for a ``config_query`` 
 from __future__ import annotations
 
 import json
-import math
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from test_deadlines_s80 import FakeClock
 from test_review79b_s79 import CONFIG, QV
 
 import solver
-import solver.clock
-import solver.solve
 from solver.api import answer_query, config_query
 from solver.tables import QueryError, load_catalog
 from solver.trinity import read_trinity_config
@@ -104,43 +100,30 @@ def test_the_api_refuses_it_too(tmp_path: Path) -> None:
 PINNED = ("--model", "8B", *A100, "--len", "32k", "--gpus", "8", "--no-env", "--json")
 
 
-def _shifted_clock(monkeypatch: pytest.MonkeyPatch, after_ranking_s: float) -> list[float]:
-    """The wall clock as `solver.clock.seconds_left` reads it, moved on by `after_ranking_s` once the answer's ranking
-    (the solve given the questions asked first) is done; and the seconds each solve after it was given."""
-    shift = {"s": 0.0}
-    given: list[float] = []
-    monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: deadline - time.monotonic() - shift["s"])
-    answer_for = solver.solve.answer_for
-
-    def spied(catalog: Any, query: Any, gpu: str, **kwargs: Any) -> Any:
-        if shift["s"]:
-            given.append(solver.solve.within_deadline(math.inf))
-        answered = answer_for(catalog, query, gpu, **kwargs)
-        if "asked" in kwargs:  # the ranking
-            shift["s"] = after_ranking_s
-        return answered
-
-    monkeypatch.setattr(solver.solve, "answer_for", spied)
-    return given
+def _further_clock(monkeypatch: pytest.MonkeyPatch, after_ranking_s: float) -> FakeClock:
+    """A clock that stands still (`FakeClock`), moved on by `after_ranking_s` once the answer's ranking (the solve
+    given the questions asked first) is done: the seconds each solve after it was given, and the questions asked."""
+    clock = FakeClock(monkeypatch)
+    clock.advance_after(monkeypatch, "_with_asked_first", after_ranking_s)
+    return clock
 
 
 FURTHER = ("measured", "rollout_kept", "unpinned", "room_kept")
 
 
-@pytest.mark.wall_clock
 def test_the_further_questions_end_within_the_answers_time_limit(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    given = _shifted_clock(monkeypatch, after_ranking_s=9.0)  # of --time-limit 10: a second left
-    status, _, _ = cli(*PINNED)
-    assert status == 0 and len(given) >= 3  # measured's, rollout kept's, unpinned's and room kept's solves
-    assert all(0.001 <= seconds <= 1.0 for seconds in given)
+    clock = _further_clock(monkeypatch, after_ranking_s=9.0)  # of --time-limit 10: a second left
+    status, out, _ = cli(*PINNED)
+    assert status == 0 and [field for field in FURTHER if field in json.loads(out)[0]] == list(FURTHER)
+    # measured's, rollout kept's, unpinned's and room kept's questions, one solve each, all given the second left
+    assert (len(clock.asked), clock.given) == (4, [1.0] * 4)
 
 
-@pytest.mark.wall_clock
 def test_none_is_asked_once_the_time_limit_has_passed(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     _, out, _ = cli(*PINNED)
     assert [field for field in FURTHER if field in json.loads(out)[0]] == list(FURTHER)
-    given = _shifted_clock(monkeypatch, after_ranking_s=10.0)
+    clock = _further_clock(monkeypatch, after_ranking_s=10.0)
     status, out, _ = cli(*PINNED)
     (answer,) = json.loads(out)
-    assert status == 0 and answer["plans"] and given == []
+    assert status == 0 and answer["plans"] and (clock.asked, clock.given) == ([], [])
     assert [field for field in FURTHER if field in answer] == []

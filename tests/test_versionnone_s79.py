@@ -218,8 +218,9 @@ def test_an_either_plan_written_for_0_5_1_keeps_how_its_figures_were_counted(qwe
     (answer,) = solver.plan("Qwen1.5-MoE-A2.7B", gpu="h100", budget_gpus=8, max_model_len=8192, lora_rank=16,
                             catalog=qwen15_moe, trinity_version="0.5.0")
     assert answer.best is not None
-    counted = ("routed experts counted whole, as transformers 5 holds them, the larger of Trinity 0.5's two layouts; "
-               "its LoRA adapter as transformers 4 makes them, the larger")
+    counted = ("routed experts counted at the larger of Trinity 0.5's two layouts, 3-D as transformers 5 holds them "
+               "or separate as transformers 4 does, each as verl 0.7 places it; its LoRA adapter as transformers 4 "
+               "makes them, the larger")
     assert answer.best.experts_counted == counted
     written = _written_for(answer.best, qwen15_moe.model("Qwen1.5-MoE-A2.7B"), "0.5.1", "the answer")
     # Before: "routed experts counted separate, as Trinity 0.5.1's transformers 4 holds them", which its memory_gb

@@ -161,8 +161,8 @@ def test_a_flow_style_model_gets_its_note_above_its_line_and_checks(cli, tmp_pat
     written, err = _write(cli, tmp_path / "in.yaml", out, FLOW, "--gpu", "a100")
     assert written.startswith(
         "mode: both\n"
-        "# evidence: inferred: the A100-80GB table for 6 GPUs says 'Env' at 16384, and this plan includes\n"
-        "#   that setting on more GPUs (which hold no more per GPU)\n"
+        "# evidence: inferred: the A100-80GB table for 6 GPUs says 'Env' at 16384, and this plan runs that\n"
+        "#   same setting on more GPUs (which hold no more per GPU)\n"
         f"{INTRO}\n#   {ENV} solve --from-config {out} --check --gpu A100-80GB\n"
         "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n")
     assert "flow style" not in err
@@ -180,7 +180,7 @@ def test_a_config_all_in_flow_style_gets_the_command_on_stderr(cli, tmp_path, mo
     command = f"{ENV} solve --from-config {out} --check --gpu A100-80GB"
     assert (f"solve: note: {out}: a config in flow style ({{...}}) holds no comment line, so --write set the plan's "
             "keys in it without the note a block config gets above model.max_model_len: evidence: inferred: the "
-            "A100-80GB table for 6 GPUs says 'Env' at 16384, and this plan includes that setting on more GPUs (which "
+            "A100-80GB table for 6 GPUs says 'Env' at 16384, and this plan runs that same setting on more GPUs (which "
             f"hold no more per GPU); check the file with: {command}\n") in err
     assert run_as_shell(cli, monkeypatch, command)[0] == 0
 

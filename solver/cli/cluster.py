@@ -156,7 +156,10 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.emit_dir is not None:
         _check_emit_dir_before_placing(args, fleet)
     result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen,
-                                                              current=args.current))
+                                                              current=args.current),
+                       "placement", ", no configs written" if args.emit_dir is not None else "")
+    if result is None:
+        return INTERRUPTED
     # Ctrl-C once the placement is worked out comes once the configs are all in place and the placement naming them is
     # printed, with its notes: it stops nothing then, and the exit status is the placement's, as its JSON's
     # "interrupted" says.
@@ -169,6 +172,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         if args.current is not None:
             _note_pools_gone(args.current, args.file, fleet)
             _note_jobs_gone(args.current, args.file, fleet)
+            _note_other_release(args.current, fleet, args.trinity_release)
         if not args.json:
             _note_buy(args, result, fleet)
         _say_ctrl_c_stopped_nothing(came, "placement", result.interrupted, " (its configs too)" if written else "")
@@ -292,7 +296,9 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
     no pool's nodes or no purchase was found."""
     from solver.api import buy_nodes
     from solver.render import purchase_json, purchase_view
-    result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen))
+    result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen), "purchase")
+    if result is None:
+        return INTERRUPTED
     # Ctrl-C once the purchase is worked out comes once it is printed, with its notes: it stops nothing then, as a
     # placement's.
     with signals_held() as came:
@@ -334,16 +340,25 @@ def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> No
 
 
 def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: Weights | None,
-              search: Callable[..., Found]) -> Found:
+              search: Callable[..., Found], answer: str, also: str = "") -> Found | None:
     """What `search` (`place`, or `buy_nodes`) finds for `fleet`'s jobs with the command's options, a live progress
-    line on a terminal meanwhile."""
+    line on a terminal meanwhile; None where Ctrl-C came before the search for the `answer` (placement, purchase)
+    began (`InterruptedBeforeSearch`: while the jobs' ways were worked out), which has no best found so far: one line
+    on stderr says that nothing was placed (`also` saying what else was not done)."""
+    from solver.cluster.search import InterruptedBeforeSearch
     from solver.rules import COMMAND_OPTIONS
     memory = memory_model_option(args.memory_model, "solve cluster")  # its warning before the progress line
     progress = ProgressLine()
-    result = search(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
-                    progress=progress, estimate=args.estimate_mode, memory=memory,
-                    margin=args.margin, token_budget=args.token_budget or "default",
-                    trinity_version=args.trinity_release, required=args.required, option_names=COMMAND_OPTIONS)
+    try:
+        result = search(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
+                        progress=progress, estimate=args.estimate_mode, memory=memory,
+                        margin=args.margin, token_budget=args.token_budget or "default",
+                        trinity_version=args.trinity_release, required=args.required, option_names=COMMAND_OPTIONS)
+    except InterruptedBeforeSearch:  # the search itself takes Ctrl-C, keeping its best so far: this came before it
+        progress.close()
+        print_escaped(f"solve cluster: interrupted before the search for a {answer} began: nothing placed{also}",
+                      file=sys.stderr)
+        return None
     progress.close()
     return result
 
@@ -452,6 +467,25 @@ def _note_pools_gone(current: Path, file: Path, fleet: Fleet) -> None:
                    f"{file} lacks: the placement takes {them} as not running and starts {them} where it places "
                    f"{them}, though {they_run} there until stopped; if the pool was renamed, name it {pool} again to "
                    f"keep {them} where {they_run}")
+
+
+def _note_other_release(current: Path, fleet: Fleet, trinity_version: str | None) -> None:
+    """On stderr, for the jobs the --current placement runs with plans counted for another Trinity release than this
+    run's --trinity-version (`releases_differing`), that the placement judges them, as it judges every job, under this
+    run's release, and how to judge them under the one they run on: a running job keeps its release, which the
+    fleet file does not say."""
+    from solver.tables import release_name
+    from solver.tables.fleets import releases_differing
+    now = release_name(trinity_version)
+    this_run = f"Trinity {now} (--trinity-version {now})" if now else "no Trinity release named (0.6's counts)"
+    for counted_for, jobs in releases_differing(current, fleet, now).items():
+        them, they_run = it_or_them(len(jobs)), "it runs" if len(jobs) == 1 else "they run"
+        was = f"Trinity {counted_for}" if counted_for else "no Trinity release named (0.6's counts)"
+        again = f"with --trinity-version {counted_for}" if counted_for else "without --trinity-version"
+        print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} on plans counted for "
+                   f"{was}, this run for {this_run}: whether {'it stays' if len(jobs) == 1 else 'they stay'} is "
+                   f"judged by this run's release, not the one {they_run} on; run again {again} to judge {them} as "
+                   f"{they_run}")
 
 
 def _note_jobs_gone(current: Path, file: Path, fleet: Fleet) -> None:

@@ -45,6 +45,7 @@ from solver.cluster.search import (
     ProgressCallback,
     Search,
     StopOnInterrupt,
+    before_search,
     greedy_start,
     grown_placements,
     node_indexes,
@@ -86,38 +87,39 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
     """`buy`'s purchase, begun at `started` (a `time.monotonic()`)."""
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
-    limit = WaysLimit.of(planner, started)
-    # The fleet the jobs' ways are asked on: each pool with room for every way its jobs may have, side by side.
-    asked = _raised(fleet, [sum(_most_nodes(planner, fleet, job, pool) for job in range(len(fleet.jobs))
-                                if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))])
-    ways = _ways_by_tier(planner, asked, limit)
-    options, tiers = ways.options, ways.tiers
-    most_by_job: dict[tuple[int, int], int] = {}  # (job, pool): the most nodes a way of the job's there takes
-    for option in options:
-        most_by_job[option.job, option.pool] = max(most_by_job.get((option.job, option.pool), 0), option.nodes)
-    # No purchase needs more nodes in a pool than its jobs on their largest ways there, each on nodes of its own.
-    most = [sum(nodes for (_, at), nodes in most_by_job.items() if at == pool) for pool in range(len(fleet.pools))]
-    raised = _raised(fleet, most)
-    stuck = [job for job in jobs_without_ways(raised, options) if job not in ways.cut_short]
-    # Asked where the ways were, so that a reason's GPUs are those no purchase goes past, not what the others need.
-    reasons = [why_no_option(planner, asked, job, limit=limit) for job in stuck]
-    fits_nowhere = tuple(unplaced_without_a_way(raised.jobs[job], why) for job, why in zip(stuck, reasons))
-    # Where the time limit cut the jobs' ways (or the reasons of those with none) short on the wall clock.
-    ways_stopped = ("ways",) if ways.wall_clock_cut or any(why.cut_short == "wall clock" for why in reasons) else ()
-    cut_short = tuple(fleet.jobs[job].name for job in ways.cut_short)
-    placed = [job for job in range(len(fleet.jobs)) if job not in stuck and job not in ways.cut_short]
-    if not placed or set(cut_short) & set(must):  # no job to place, or one that must be has no ways yet
-        return PurchaseResult(status="unknown" if cut_short else "infeasible", gpus=None, nodes=None, bound=None,
-                              pools=(), fits_nowhere=fits_nowhere, required=tuple(must), searched=False,
-                              undecided_ways=planner.undecided, ways_cut_short=cut_short,
-                              ways_time_limit_s=ways.covering_time_limit_s,
-                              wall_clock_stopped=ways_stopped, wall_time_s=time.monotonic() - started)
-    index = {job: new for new, job in enumerate(placed)}
-    exact = [replace(option, job=index[option.job]) for option in options]
-    jobs = {"jobs": tuple(fleet.jobs[job].model_copy(update={"required": fleet.jobs[job].name in must})
-                          for job in placed)}
-    owned = fleet.model_copy(update=jobs)
-    model = _PurchaseModel.of(owned, exact, tiers, most)
+    with before_search():
+        limit = WaysLimit.of(planner, started)
+        # The fleet the jobs' ways are asked on: each pool with room for every way its jobs may have, side by side.
+        asked = _raised(fleet, [sum(_most_nodes(planner, fleet, job, pool) for job in range(len(fleet.jobs))
+                                    if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))])
+        ways = _ways_by_tier(planner, asked, limit)
+        options, tiers = ways.options, ways.tiers
+        most_by_job: dict[tuple[int, int], int] = {}  # (job, pool): the most nodes a way of the job's there takes
+        for option in options:
+            most_by_job[option.job, option.pool] = max(most_by_job.get((option.job, option.pool), 0), option.nodes)
+        # No purchase needs more nodes in a pool than its jobs on their largest ways there, each on nodes of its own.
+        most = [sum(nodes for (_, at), nodes in most_by_job.items() if at == pool) for pool in range(len(fleet.pools))]
+        raised = _raised(fleet, most)
+        stuck = [job for job in jobs_without_ways(raised, options) if job not in ways.cut_short]
+        # Asked where the ways were, so that a reason's GPUs are those no purchase goes past, not what the others need.
+        reasons = [why_no_option(planner, asked, job, limit=limit) for job in stuck]
+        fits_nowhere = tuple(unplaced_without_a_way(raised.jobs[job], why) for job, why in zip(stuck, reasons))
+        # Where the time limit cut the jobs' ways (or the reasons of those with none) short on the wall clock.
+        ways_stopped = ("ways",) if ways.wall_clock_cut or any(why.cut_short == "wall clock" for why in reasons) else ()
+        cut_short = tuple(fleet.jobs[job].name for job in ways.cut_short)
+        placed = [job for job in range(len(fleet.jobs)) if job not in stuck and job not in ways.cut_short]
+        if not placed or set(cut_short) & set(must):  # no job to place, or one that must be has no ways yet
+            return PurchaseResult(status="unknown" if cut_short else "infeasible", gpus=None, nodes=None, bound=None,
+                                  pools=(), fits_nowhere=fits_nowhere, required=tuple(must), searched=False,
+                                  undecided_ways=planner.undecided, ways_cut_short=cut_short,
+                                  ways_time_limit_s=ways.covering_time_limit_s,
+                                  wall_clock_stopped=ways_stopped, wall_time_s=time.monotonic() - started)
+        index = {job: new for new, job in enumerate(placed)}
+        exact = [replace(option, job=index[option.job]) for option in options]
+        jobs = {"jobs": tuple(fleet.jobs[job].model_copy(update={"required": fleet.jobs[job].name in must})
+                              for job in placed)}
+        owned = fleet.model_copy(update=jobs)
+        model = _PurchaseModel.of(owned, exact, tiers, most)
     solver = placement_solver(workers, seed)
     deadline = started + planner.time_limit_s * SEARCH_SHARE - READ_BACK_S
     # The run's deterministic time, less what the reasons' questions whether more nodes reach a length took.
@@ -171,14 +173,14 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
         with HoldInterrupt():
             grown = grown_placements(planner, after, chosen, nodes, seed, None)
     placements = grown.placements
-    pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes=more, gpus=more * pool.gpus_per_node,
-                               nodes_after=pool.nodes + more, down=pool.down, nodes_used=use.nodes_used,
-                               gpus_used=use.gpus_used)
+    pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes_bought=more,
+                               gpus_bought=more * pool.gpus_per_node, nodes_after=pool.nodes + more, down=pool.down,
+                               nodes_used=use.nodes_used, gpus_used=use.gpus_used)
                   for pool, more, use in zip(fleet.pools, extra, pool_use(after, placements)))
     proven = staged.search.proven and not host_rounded and not undecided and not cut_short
     return unfound.model_copy(update={
-        "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus for pool in pools),
-        "nodes": sum(pool.nodes for pool in pools), "bound": staged.search.bound, "pools": pools,
+        "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus_bought for pool in pools),
+        "nodes": sum(pool.nodes_bought for pool in pools), "bound": staged.search.bound, "pools": pools,
         "placements": placements,
         "wall_clock_stopped": tuple(dict.fromkeys(ways_stopped + chose.search.wall_clock_stopped
                                                   + search.wall_clock_stopped + grown.wall_clock_stopped)),

@@ -47,7 +47,7 @@ from solver.results import (
     UnplacedCode,
     UnplacedPool,
 )
-from solver.rules import COMMAND_OPTIONS, OptionNames, batch_split_violation
+from solver.rules import COMMAND_OPTIONS, OptionNames, batch_split_violation, counts_dpo_pairs
 from solver.solve import checked, estimated_plan_words, host_over_words, least_host_words, work_budget
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
@@ -65,6 +65,7 @@ from solver.tables import (
     counted,
     named_jobs,
 )
+from solver.tables.peft_match import targets_brief
 
 
 class LeftOut(NamedTuple):
@@ -624,24 +625,24 @@ def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], seve
     """The pools a job has `ways` in (keyed by pool name, in the fleet's order), each with the least its ways there
     take, in words: the fewest GPUs of one node (where the pool's host memory could run short, each (GPUs, host
     memory) of a way that no other way needs less of both: an Offload way may take fewer GPUs and more host memory),
-    or the fewest whole nodes; where `several` jobs are given them, what each needs; with the PPO critic that sets
-    that need where the job trains one (`_critic_counted`). Pools of one need are named together, before it, where
-    the first of them comes: ``a100 and h20 (it needs at least 8 GPUs of one node)``."""
+    or the fewest whole nodes; where `several` jobs are given them, what each needs; with what else its plans count
+    that may set that need (`_counted_besides`). Pools of one need are named together, before it, where the first of
+    them comes: ``a100 and h20 (it needs at least 8 GPUs of one node)``."""
     needs = "each needs" if several else "it needs"
-    critic = _critic_counted(job, several)
+    counted_too = _counted_besides(planner, job, several)
     by_need: dict[str, list[str]] = {}  # the need in words -> its pools, in the fleet's order
     for name, options in ways.items():
-        by_need.setdefault(_least_room(planner, job, options, f"{needs} at least", critic), []).append(name)
+        by_need.setdefault(_least_room(planner, job, options, f"{needs} at least", counted_too), []).append(name)
     return ", ".join(f"{and_joined(names)} ({need})" for need, names in by_need.items())
 
 
-def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, critic: str) -> str:
+def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, counted_too: str) -> str:
     """The least `job`'s ways in one pool (`options`) take, in words after `needs` (`_least_rooms`)."""
     shared = [option for option in options if option.size]
     if not shared:
-        return f"{needs} {min(option.whole_nodes for option in options)} whole nodes{critic}"
+        return f"{needs} {min(option.whole_nodes for option in options)} whole nodes{counted_too}"
     if not any(option.host_tenths for option in shared):
-        return f"{needs} {counted(min(option.size for option in shared), 'GPU')} of one node{critic}"
+        return f"{needs} {counted(min(option.size for option in shared), 'GPU')} of one node{counted_too}"
     least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
     own_footprints = {(option.size, planner.host_tenths(job, option.plan.gpus, option.plan.offload))
                       for option in shared}
@@ -650,7 +651,7 @@ def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, c
             least.append((gpus, tenths))
     least_needs = [f"{counted(gpus, 'GPU')} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
     return (f"{needs} {least_needs[0]} of host memory{''.join(f', or {n}' for n in least_needs[1:])}"
-            f"{',' if len(least_needs) > 1 else ''} on one node{critic}")
+            f"{',' if len(least_needs) > 1 else ''} on one node{counted_too}")
 
 
 def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[str],
@@ -723,10 +724,9 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
             one, several = (
-                f"{pool.name}{_critic_counted(job, them)}: with {rollout}, no trainer GPU count that trains {it} "
-                f"({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.up_nodes, 'node')}"
-                f"{_up(pool)} of "
-                f"{pool.gpus_per_node} GPUs{layouts}"
+                f"{pool.name}{_counted_besides(planner, job, them)}: with {rollout}, no trainer GPU count that trains "
+                f"{it} ({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.up_nodes, 'node')}"
+                f"{_up(pool)} of {pool.gpus_per_node} GPUs{layouts}"
                 f"{_fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)}"
                 for it, them in (("it", False), ("them", True)))
             reasons.append((one, several))
@@ -745,9 +745,13 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                             else "")
                     where = f"{pool.name} ({room}beside {rollout})"
                     answer = beside
-            # The planner's reason speaks of the model and the critic it counts, for one job or several.
+            # The planner's reason speaks of the model and the critic it counts, for one job or several; what else
+            # the job's plans count is said before it.
             would = _estimates_would(planner, query, pool, job.rollout_gpus, answer.limits_named)
-            reasons.append((f"{where}: " + answer.reason_words + would, f"{where}: " + answer.reason_words + would))
+            reasons.append(((f"{where}{_counted_besides(planner, job, False, critic=False)}: " + answer.reason_words
+                             + would),
+                            (f"{where}{_counted_besides(planner, job, True, critic=False)}: " + answer.reason_words
+                             + would)))
             reach, budget = ((None, None) if answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH
                              else _more_nodes_reach(planner, whole_pool, pool))
             auto_reach = _token_budget_auto_reach(query, answer, pool, job.rollout_gpus)
@@ -759,12 +763,19 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                        ReasonWords.joined("; ", (several for _, several in reasons)), tuple(codes))
 
 
-def _critic_counted(job: Job, several: bool) -> str:
-    """Where `job` trains a PPO critic, that the planner's answers for it count the critic (`JobTraining.critic`), in
-    words after a comma, for one job or, where `several` are given them, each of them; "" for a job without one."""
-    critic = job.training.critic
+def _counted_besides(planner: Planner, job: Job, several: bool, critic: bool = True) -> str:
+    """What the planner's answers for `job` count besides its model and length that may be what keeps it out, in
+    words after a comma, for one job or, where `several` are given them, each of them: its LoRA adapter on the modules
+    its ``lora_targets`` name (not all-linear's), its PPO critic (`JobTraining.critic`; not where `critic` is false:
+    the planner's own reason names it) and its DPO pair per micro-batch (where its model is trained one padded
+    sequence per micro-batch, `counts_dpo_pairs`); "" for a job with none of them."""
     whose = "each one's" if several else "its"
-    return "" if critic is None else f", with {whose} PPO critic ({critic}) counted"
+    targets, states = job.training.counted_targets, job.training.critic
+    counted_too = [
+        *([f"{whose} LoRA adapter on {targets_brief(targets.pattern)}"] if targets is not None else []),
+        *([f"{whose} PPO critic ({states})"] if critic and states is not None else []),
+        *([f"{whose} DPO pair per micro-batch"] if counts_dpo_pairs(planner.job_model(job), job.dpo) else [])]
+    return f", with {and_joined(counted_too)} counted" if counted_too else ""
 
 
 def _token_budget_auto_reach(query: Query, answer: Answer, pool: Pool, rollout_gpus: int) -> bool | None:

@@ -8,7 +8,8 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Literal
@@ -146,15 +147,16 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
     time_limit_s = planner.time_limit_s
     every_job = minimize == "nodes"
     required = required_jobs(fleet, every_job)
-    planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started, running)
-    # A required job fits nowhere: infeasible (unknown where its ways rest on a solve out of time), whatever the jobs
-    # cut short would have; the other jobs are not placed either, and say why.
-    if required & set(stuck):
-        return _none_placed(planned, [job for job in stuck if job in required], unplaced)
-    if required & set(planned.cut_short):  # a job that must be placed has no ways yet: no placement can be found
-        return _ways_cut_short_result(planned)
-    options = planned.options
-    built, stages, start = placement_search(fleet, options, every_job, running)
+    with before_search():
+        planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started, running)
+        # A required job fits nowhere: infeasible (unknown where its ways rest on a solve out of time), whatever the
+        # jobs cut short would have; the other jobs are not placed either, and say why.
+        if required & set(stuck):
+            return _none_placed(planned, [job for job in stuck if job in required], unplaced)
+        if required & set(planned.cut_short):  # a job that must be placed has no ways yet: no placement can be found
+            return _ways_cut_short_result(planned)
+        options = planned.options
+        built, stages, start = placement_search(fleet, options, every_job, running)
     solver = placement_solver(workers, seed)
     building_s = time.monotonic() - started - planned.planning_s
     with_ways = pools_with_ways(options)
@@ -562,6 +564,24 @@ def _set_limits(solver: cp_model.CpSolver, work: float, deadline: float) -> None
     (CP-SAT then stops at once, as the wall clock's stop)."""
     solver.parameters.max_deterministic_time = max(work, LEAST_WORK)
     solver.parameters.max_time_in_seconds = max(clock.seconds_left(deadline), 0.0)
+
+
+class InterruptedBeforeSearch(KeyboardInterrupt):
+    """Ctrl-C (or a request to end where Ctrl-C is ignored) before the search for a placement or purchase began, while
+    the jobs' ways were worked out (`before_search`): there is no best found so far to keep, as the search keeps
+    one. A `KeyboardInterrupt`, so that a caller who catches Ctrl-C catches it."""
+
+
+@contextmanager
+def before_search() -> Iterator[None]:
+    """While in the block (the jobs' ways, the model, before the search), Ctrl-C is raised as
+    `InterruptedBeforeSearch`."""
+    try:
+        yield
+    except InterruptedBeforeSearch:
+        raise
+    except KeyboardInterrupt:
+        raise InterruptedBeforeSearch from None
 
 
 class HoldInterrupt:

@@ -4,7 +4,6 @@ jobs; and the placement as JSON."""
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from solver.tables import (
     named_jobs,
     shown_number,
 )
-from solver.tables.peft_match import all_linear
+from solver.tables.peft_match import all_linear, targets_brief
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
@@ -316,19 +315,6 @@ def training_words(lora_rank: int, reference_model: bool | None, critic: CriticS
     adapted = (f" on {targets_brief(lora_targets)}" if lora_targets is not None else "") + (
         f" less {targets_brief(lora_excluded)}" if lora_excluded is not None else "")
     return f"{f'LoRA {lora_rank}{adapted}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}{trained}"
-
-
-NAMES_PATTERN = re.compile(r"\.\*\\\.(?:(\w+)|\((\w+(?:\|\w+)*)\))")
-"""The regex that module names separated by commas come to (``.*\\.(q_proj|v_proj)``: `lora_targets_pattern`)."""
-
-
-def targets_brief(pattern: str) -> str:
-    """A LoRA adapter's ``target_modules`` regex `pattern` briefly: the module names it was made of, separated by
-    commas (``q_proj,v_proj``), where it is `lora_targets_pattern`'s of names; else the regex, cut to 24 characters."""
-    names = NAMES_PATTERN.fullmatch(pattern)
-    if names is None:
-        return pattern if len(pattern) <= 24 else pattern[:21] + "..."
-    return (names.group(1) or names.group(2)).replace("|", ",")
 
 
 UNPLACED_JOBS_WIDTH = 40
@@ -617,8 +603,9 @@ def purchase_view(result: PurchaseResult, fleet: Fleet, names: OptionNames = COM
         for header in ("pool", "GPU", "nodes", "buy", "GPUs bought", "nodes then"):
             view.add_column(header, justify="left" if header in ("pool", "GPU") else "right")
         for pool, bought in zip(fleet.pools, result.pools, strict=True):
-            view.add_row(pool.name, pool.gpu, str(pool.nodes), f"+{bought.nodes}" if bought.nodes else "0",
-                         str(bought.gpus), str(bought.nodes_after))
+            view.add_row(pool.name, pool.gpu, str(pool.nodes),
+                         f"+{bought.nodes_bought}" if bought.nodes_bought else "0", str(bought.gpus_bought),
+                         str(bought.nodes_after))
         renderables.append(view)
     if result.placements:
         renderables += _placement_with_purchase(result, fleet, names)

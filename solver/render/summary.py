@@ -46,6 +46,7 @@ from solver.results import (
 from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
+    TOKEN_CAP_WORDS,
     OptionNames,
     dividing_batch_words,
     host_ram_check_words,
@@ -262,6 +263,10 @@ def _budget_origin(plan: Plan, version: TrinityVersion | None) -> str:
     if not plan.lowered_budget:
         return default
     undone = lowered_budget_undone(plan, version)
+    if plan.token_budget_cap is not None:
+        return (f"{TOKEN_CAP_WORDS}, below Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}; "
+                f"at least ceil({plan.max_model_len} / {plan.sp}) = {least_token_budget(plan.max_model_len, plan.sp)}"
+                f"; more micro-batches, which the cost does not count" + (f"; {undone}" if undone else ""))
     return (f"lowered from Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}, which does "
             f"not fit; at least ceil({plan.max_model_len} / {plan.sp}) = "
             f"{least_token_budget(plan.max_model_len, plan.sp)}; more micro-batches, which the cost does not count"
@@ -297,7 +302,8 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names
 
 
 def _lora_moe_said(answer: Answer, plan: Plan) -> bool:
-    """Whether the summary of `plan` says its caution on LoRA on a mixture of experts elsewhere than in a caution row:
+    """Whether the summary of `plan` says its caution on LoRA on a mixture of experts (and on a regex Trinity saves
+    split, ``lora-targets-saved-split``, which the first alone gives) elsewhere than in a caution row:
     in the comment on the apply lines' LoRA config (where the plan's LoRA is no config's own, `Plan.config_lora`, as
     `apply_lines` writes it), or in the check of the --from-config's own (``lora-moe-config-unsaved`` among its
     problems)."""
@@ -326,7 +332,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     kept_in = answer.current.config if answer.current is not None else None
     said = {*length_cautions(model, plan.max_model_len)}  # beside the length
     if _lora_moe_said(answer, plan):
-        said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED)}
+        said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED, CautionCode.LORA_TARGETS_SAVED_SPLIT)}
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
         ("for rollout", _rollout_kept_words(answer, plan, names)),

@@ -327,8 +327,15 @@ ExpertLayout = Literal["fused", "separate", "either"]
 """How a Trinity release's transformers holds a mixture of experts' routed experts (`HeldExperts`): ``fused`` alone
 (0.6's transformers 5), ``separate`` (0.5.1's transformers 4, where the model's type makes them ``nn.Linear``:
 ``solver.memory.held_experts``), or ``either`` where the release takes transformers 4 or 5 (0.5.0, 0.5.2, 0.5
-without its patch), which the memory model counts at the larger of the two: the states fused, a LoRA adapter as
-whichever layout adapts more of the model (``solver.memory.adapter_experts``)."""
+without its patch), which the memory model counts at the larger of the two: the states' padding and the pinned
+host blocks of the layout that holds more on the GPU count, each as verl 0.7 places it
+(``solver.memory.expert_padding``), a LoRA adapter as whichever layout adapts more of the model
+(``solver.memory.adapter_experts``)."""
+LAYOUTS_TAKEN: dict[ExpertLayout, tuple[HeldExperts, ...]] = {
+    "fused": ("fused",), "separate": ("separate",), "either": ("fused", "separate")}
+"""The layouts (`HeldExperts`) a release holding the routed experts as each `ExpertLayout` may run with: 0.5.0's and
+0.5.2's ``either`` transformers 5's and 4's, whose module names LoRA's ``target_modules`` is matched against
+(``solver.trinity.checks.lora_targets_problem``, ``solver.query.given_lora_targets``, the LoRA note)."""
 SEPARATE_EXPERT_RELEASES = (("0.5", "1"),)
 """The Trinity releases (minor version, patch) whose transformers pin holds the routed experts `separate` alone:
 0.5.1's ``transformers<5.0.0,>=4.51.0``. 0.5.0 (``transformers>=4.51.0``) and 0.5.2 (``<=5.3.0,>=4.51.0``) take

@@ -276,6 +276,20 @@ def _running_gone(path: Path, fleet: Fleet, *, pool_gone: bool) -> dict[str, tup
     return {pool: tuple(names) for pool, names in gone.items()}
 
 
+def releases_differing(path: Path, fleet: Fleet, release: str | None) -> dict[str | None, tuple[str, ...]]:
+    """The jobs the placement at `path` (``--current``, which `read_current` has read) runs, and `fleet` takes as
+    running, whose plans were counted for another Trinity release than `release` (this run's, as
+    `solver.tables.release_name` names it; None: none named), by that release (None: none named), in the placement's
+    order."""
+    pools = {pool.name for pool in fleet.pools}
+    jobs = {job.name for job in fleet.jobs}
+    differing: dict[str | None, list[str]] = {}
+    for placed in validated_data(CurrentFile, _current_json(path), str(path), yaml_read=False).placements:
+        if placed.pool in pools and placed.job in jobs and placed.plan.trinity_version != release:
+            differing.setdefault(placed.plan.trinity_version, []).append(placed.job)
+    return {counted_for: tuple(names) for counted_for, names in differing.items()}
+
+
 PURCHASE_KEY = "fits_nowhere"
 """A key that ``solve cluster --buy --json`` writes and ``solve cluster --json`` does not (`PurchaseResult`'s, not
 `ClusterResult`'s): `read_current` refuses a file with it."""

@@ -749,6 +749,9 @@ class _CurrentPlan(_Read):
     lora_exclude_modules: Annotated[str, Strict()] | None = None
     """Its LoRA adapter's exclude_modules regex (None: none, or the placement, made before plans said so, does not
     say)."""
+    trinity_version: Annotated[str, Strict()] | None = None
+    """The Trinity release its figures were counted for, as `solver.tables.release_name` names it (None: none was
+    named, 0.6's counts, or the placement, made before plans said so, does not say)."""
 
 
 class CurrentPlacement(_Read):

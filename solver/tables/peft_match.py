@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -106,6 +106,22 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     Hunyuan-MoE's ``mlp.gate`` holds an ``nn.Linear``, ``mlp.gate.wg``, which ``wg`` adapts); less those the
     ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to ``:2353``);
     `re.error` where either is no regular expression."""
+    adapted = _adapts(pattern, excluded, names)
+
+    def in_a_layer(name: str, linear: bool = False) -> bool:
+        return any(adapted(full_name, linear) for full_name in layer_module_names(name, names))
+
+    linears = tuple(name.split(".", 1)[1] for name in names.adapted if in_a_layer(name, linear=True))
+    outer = tuple(name for name in PEFT_OUTER_MODULES if adapted(name, False))
+    other = next((name for name in PEFT_OTHER_MODULES if adapted(name, False)), None)
+    layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in names.others if in_a_layer(name)), None)
+    return TargetMatch(linears, outer, other or layer)
+
+
+def _adapts(pattern: str, excluded: str | None, names: PeftModuleNames) -> Callable[[str, bool], bool]:
+    """Whether the ``target_modules`` regex `pattern` (or ``all-linear``) less `excluded` adapts the module of a full
+    name on a model of `names`, given whether it is one ``all-linear`` adapts, as `peft_target_match` says it;
+    `re.error` where either is no regular expression."""
     regex = None if all_linear(pattern) else peft_regex(pattern)
     exclusion = None if excluded is None else peft_regex(excluded)
     short = () if regex is None else converted_target_names(pattern, excluded, names)
@@ -120,14 +136,21 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
             return leaf in short and (leaf not in mapped or full_name.split(".", 3)[-1] in converted)
         return linear if regex is None else bool(regex.fullmatch(full_name))
 
-    def in_a_layer(name: str, linear: bool = False) -> bool:
-        return any(adapted(full_name, linear) for full_name in layer_module_names(name, names))
+    return adapted
 
-    linears = tuple(name.split(".", 1)[1] for name in names.adapted if in_a_layer(name, linear=True))
-    outer = tuple(name for name in PEFT_OUTER_MODULES if adapted(name, False))
-    other = next((name for name in PEFT_OTHER_MODULES if adapted(name, False)), None)
-    layer = next((f"model.layers.N{'.' if name else ''}{name}" for name in names.others if in_a_layer(name)), None)
-    return TargetMatch(linears, outer, other or layer)
+
+@lru_cache(maxsize=512)
+def adapted_experts(pattern: str, excluded: str | None, names: PeftModuleNames, name: str) -> int:
+    """How many of each expert layer's routed experts (`PeftModuleNames.expert_count`, transformers 4's: `name` one of
+    `names.adapted` holding `EXPERT_INDEX`, ``mlp.experts.E.gate_proj``) the ``target_modules`` regex `pattern` (or
+    ``all-linear``) less `excluded` adapts that projection of, as `peft_target_match` matches it: those whose index
+    it matches in some layer (``.*experts\\.[0-3]\\..*_proj`` four of Qwen3-MoE's 128; a regex that names other
+    experts in other layers counted on the larger side, each in every layer); `re.error` where either is no regular
+    expression."""
+    adapted, parts = _adapts(pattern, excluded, names), name.split(".")
+    return sum(any(adapted(full_name, True) for full_name in layer_module_names(
+        ".".join(str(expert) if part == EXPERT_INDEX else part for part in parts), names))
+               for expert in range(names.expert_count))
 
 
 def converted_target_names(pattern: str, excluded: str | None, names: PeftModuleNames) -> tuple[str, ...]:
@@ -288,15 +311,36 @@ def all_linear(targets: object) -> bool:
 
 MODULE_NAME = re.compile(r"\w+")
 """A module's last name (``q_proj``); such names separated by commas, `lora_targets_pattern` makes a regex of."""
+TOP_MODULES = tuple(name for name in (*PEFT_OTHER_MODULES, *PEFT_OUTER_MODULES) if "." not in name)
+"""The modules of a model's own top level (``model``, ``lm_head``), whose full names are their last names: PEFT's list
+of names matches them as they are (``key in target_modules``, ``tuners/tuners_utils.py:2372`` in peft 0.21.2), which
+``.*\\.lm_head`` would not."""
 
 
 def lora_targets_pattern(targets: str) -> str | None:
     """The ``target_modules`` regex LoRA targets given in one of `LORA_TARGETS_FORMS` come to: None for ``all-linear``;
-    module names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by
-    its names' endings); else `targets` itself (not checked: ``solver.query.given_lora_targets`` checks it)."""
+    module names as the regex that matches them wherever PEFT's list of them does, a module of that name or whose
+    name ends in ``.`` and one (``.*\\.(q_proj|v_proj)``; ``(.*\\.)?lm_head`` where one names a top module,
+    `TOP_MODULES`), each once, an empty one between commas dropped and spaces around each taken off (no module's
+    name holds a comma or a space, so no regex with them matches one: ``q_proj,`` is a list); else `targets` itself
+    (not checked: ``solver.query.given_lora_targets`` checks it)."""
     if all_linear(targets):
         return None
-    modules = [name.strip() for name in targets.split(",")]
-    if all(MODULE_NAME.fullmatch(name) for name in modules):  # PEFT's list: the names' endings, in every layer
-        return f".*\\.{modules[0]}" if len(modules) == 1 else f".*\\.({'|'.join(modules)})"
+    modules = list(dict.fromkeys(name.strip() for name in targets.split(",") if name.strip()))
+    if modules and all(MODULE_NAME.fullmatch(name) for name in modules):  # PEFT's list: the names' endings
+        prefix = "(.*\\.)?" if set(modules) & set(TOP_MODULES) else ".*\\."
+        return prefix + (modules[0] if len(modules) == 1 else f"({'|'.join(modules)})")
     return targets
+
+
+NAMES_PATTERN = re.compile(r"\.\*\\\.(?:(\w+)|\((\w+(?:\|\w+)*)\))")
+"""The regex that module names separated by commas come to (``.*\\.(q_proj|v_proj)``: `lora_targets_pattern`)."""
+
+
+def targets_brief(pattern: str) -> str:
+    """A LoRA adapter's ``target_modules`` regex `pattern` briefly: the module names it was made of, separated by
+    commas (``q_proj,v_proj``), where it is `lora_targets_pattern`'s of names; else the regex, cut to 24 characters."""
+    names = NAMES_PATTERN.fullmatch(pattern)
+    if names is None:
+        return pattern if len(pattern) <= 24 else pattern[:21] + "..."
+    return (names.group(1) or names.group(2)).replace("|", ",")

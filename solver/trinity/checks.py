@@ -48,6 +48,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    LAYOUTS_TAKEN,
     BatchDivisor,
     ExpertLayout,
     HeldExperts,
@@ -1861,9 +1862,10 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
     configs = checks.value(LORA_CONFIGS)
     if not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
         return
-    targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
+    targets, excluded, rank, path = (checks.value((*LORA_CONFIGS, 0, key))
+                                     for key in ("target_modules", "exclude_modules", "lora_rank", "path"))
     whole_rank = omegaconf_integer(rank)
-    if (configs[0].get("path") is not None or isinstance(targets, list | Mapping) or all_linear(targets)
+    if (path is not None or isinstance(targets, list | Mapping) or all_linear(targets)
             and excluded is None or excluded is not None and not isinstance(excluded, str)
             or rank is not None and (whole_rank is None or whole_rank < 1)):
         return
@@ -1874,12 +1876,6 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
         return
     if problem is not None:
         checks.add(problem.code, problem.words)
-
-
-LAYOUTS_TAKEN: dict[ExpertLayout, tuple[HeldExperts, ...]] = {
-    "fused": ("fused",), "separate": ("separate",), "either": ("fused", "separate")}
-"""The layouts whose module names a release holding the routed experts as each `ExpertLayout` may run with
-(`lora_targets_problem`): 0.5.0's and 0.5.2's ``either``, transformers 5's and 4's."""
 
 
 def lora_targets_problem(targets: str | None, excluded: str | None, model: Model,
@@ -1989,12 +1985,13 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     if (lora_moe_unsaved_words(model, checks.version, checks.experts) is None or not isinstance(configs, list)
             or len(configs) != 1 or not isinstance(configs[0], Mapping)):
         return
-    targets, excluded, rank = (configs[0].get(key) for key in ("target_modules", "exclude_modules", "lora_rank"))
+    targets, excluded, rank, path = (checks.value((*LORA_CONFIGS, 0, key))
+                                     for key in ("target_modules", "exclude_modules", "lora_rank", "path"))
     whole_rank = omegaconf_integer(rank)
     if rank is not None and (whole_rank is None or whole_rank < 1):
         return  # no LoRA, or refused as such
     made, names, parameters = "", model.peft_names, "for the routed experts"
-    if configs[0].get("path") is None and not all_linear(targets):
+    if path is None and not all_linear(targets):
         excluded = excluded if isinstance(excluded, str) else None
         try:
             if not isinstance(targets, str) or peft_target_refusal(targets, excluded, names) is not None:

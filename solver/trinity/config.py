@@ -12,6 +12,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    EXCLUDED_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
@@ -23,7 +24,7 @@ from solver.query import (
     VllmRollout,
 )
 from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
-from solver.rules import API_OPTIONS, OptionNames
+from solver.rules import API_OPTIONS, TRANSFORMERS_OF, OptionNames, saved_split, saved_split_models, saved_split_words
 from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
@@ -31,6 +32,7 @@ from solver.tables import (
     VLLM_LORA_RANKS,
     CriticChoice,
     CriticStates,
+    HeldExperts,
     TrinityVersion,
     and_joined,
     check_types,
@@ -59,7 +61,7 @@ from solver.tables.peft_names import (
     LoraTargets,
     PeftModuleNames,
 )
-from solver.trinity.interpolation import VariablesRead, dotted
+from solver.trinity.interpolation import VariablesRead, VariableUnset, dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC,
@@ -842,6 +844,32 @@ def _lora_key(reader: ConfigReader) -> tuple[str, ...] | None:
     return next((path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))), None)
 
 
+def _check_lora_variables(reader: ConfigReader) -> None:
+    """`ConfigError` where a key that decides the LoRA adapter the verdict and the plans count (`LORA_KEYS`, and beside
+    the one that turns LoRA on its rank, adapter path, ``target_modules`` and ``exclude_modules``) reads an
+    environment variable that is unset and has no default: read as none (as a key read for a note alone is), the
+    config would count full fine-tuning and a reference model, or another adapter, unsaid, where Trinity fails to
+    load it unless ``trinity run`` starts with the variable set (OmegaConf resolves each value then)."""
+    def read(path: tuple[str | int, ...]) -> None:
+        try:
+            reader.get(path)
+        except VariableUnset as unset:
+            raise ConfigError(
+                f"{unset}, and it decides the LoRA adapter the verdict and the plans count: set {unset.variable} as "
+                "trinity run will have it (Trinity fails to load the config without it), or give it a default "
+                f"(${{oc.env:{unset.variable},DEFAULT}})") from None
+        except ConfigError:  # said, or refused, where the key is read
+            pass
+
+    for path in LORA_KEYS:
+        read(path)
+    lora = _lora_key(reader)
+    if lora is None:
+        return
+    for key in (*(("lora_rank", "path") if lora == LORA_KEYS[0] else ()), "target_modules", "exclude_modules"):
+        read(_lora_targets_key(lora, key))
+
+
 def written_lora(data: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> tuple[str, int] | None:
     """The dotted key that turns LoRA on in the config `data` (the file `name`, read in `environ`; `_lora_key`) and the
     rank it writes (`_lora_rank`: 0 for an adapter path, or a rank that is no whole number); None without LoRA."""
@@ -1016,21 +1044,22 @@ def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
 
 
 def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None,
-                                names: PeftModuleNames | None = None) -> list[ConfigProblem]:
+                                held: Mapping[HeldExperts, PeftModuleNames] | None = None) -> list[ConfigProblem]:
     """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone
     (`ConfigProblemCode.LORA_COUNTED_AS_FULL`): what the verdict and the plans count, LoRA's states at its rank
     (`counted_lora_rank`), or where they cannot (`_lora_uncounted`), full fine-tuning's, conservative for it by about
     12 of the 16 bytes per parameter of each GPU's shard without Offload; what a regex adapts of them said on the
-    model's module `names` where known (`_fewer_targets`), in place of "every linear layer but the output projection"
-    (``lm_head``), which an adapter on ``o_proj`` would seem to contradict. None without LoRA, and for LoRA configs
-    Trinity does not load (`_lora_configs_notes` refuses them)."""
+    model's module names where known (`held`: each layout's the release may hold its experts in; `_fewer_targets`),
+    in place of "every linear layer but the output projection" (``lm_head``), which an adapter on ``o_proj`` would
+    seem to contradict. None without LoRA, and for LoRA configs Trinity does not load (`_lora_configs_notes` refuses
+    them)."""
     lora = _lora_key(reader)
     if lora is None or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
         return []
     key = ".".join(lora)
     uncounted = _lora_uncounted(reader, version)
     if uncounted is None:
-        fewer = _fewer_targets(reader, lora, names)
+        fewer = _fewer_targets(reader, lora, held)
         where = "" if fewer else " on every linear layer but the output projection"
         return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
             f"with LoRA ({key}) the trainer holds gradients and optimizer states for the adapter alone: the verdict "
@@ -1049,115 +1078,125 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
 def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
     """The caution on a ``target_modules`` regex from which the trainer makes a new adapter with every release the
     config may run on (`lora_on_every_release`, not `_loads_adapter`), and which PEFT takes
-    (`ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT`): PEFT keeps a regex as it is (``LoraConfig.__post_init__``,
-    ``tuners/lora/config.py:1014`` to ``:1016`` in peft 0.21.2; only ``all-linear`` becomes a set of module names,
-    ``tuners/tuners_utils.py:2489``), and Trinity's ``_save_lora`` writes it into each checkpoint's
-    ``lora_adapter/adapter_config.json`` as ``list(target_modules)``, the string's single characters
-    (``trainer/verl/workers.py:177`` and ``trainer/verl_legacy/fsdp_workers.py:1098`` in 0.6.0,
-    ``trainer/verl/fsdp_workers.py:1011`` in 0.5.2, ``:1004`` in 0.5.0). PEFT takes a list as name endings (a name
-    that is one, or ends in "." and one: ``tuners_utils.py:2372`` to ``:2376``), which match no module (or a decoder
-    layer, by a digit), so loading that adapter with PEFT fails (``PeftModel.from_pretrained``, as verl loads a
-    ``lora_adapter_path``: ``workers/engine/fsdp/transformer_impl.py:352`` in verl 0.9.1,
-    ``trainer/verl_legacy/fsdp_workers.py:496`` in Trinity 0.6.0). The run itself is unaffected: vLLM loads the
-    saved adapter by its tensors' names (``lora/lora_model.py:210`` to ``:221`` in vLLM 0.19.1). That is any
-    model's with transformers 4 (`version` 0.5: 0.5.1's, and 0.5.0's or 0.5.2's where installed so), where PEFT
-    converts nothing, and a dense model's with transformers 5: on a mixture of experts whose config PEFT converts
-    (`MoE.peft_converts_experts`), transformers 5's PEFT resolves the regex into a set of module names before the save
-    (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:355`` to ``:399`` in peft 0.21.2),
-    and the save fails whole instead (``solver.trinity.checks``' ``lora-moe-config-unsaved``), which the line says
-    (`_saved_split_models`), as this reading of the config does not know the model's kind. None otherwise."""
+    (`ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT`): Trinity saves it into each checkpoint as its single characters
+    (``solver.rules.saved_split``), which PEFT cannot load back (`saved_split_words`). That is any model's with
+    transformers 4 (`version` 0.5) and a dense model's with transformers 5; on a mixture of experts whose config PEFT
+    converts, the save fails whole instead (``lora-moe-config-unsaved``), which the line says (`saved_split_models`
+    for no model), as this reading of the config does not know the model's kind. None otherwise."""
     lora = _lora_key(reader)
     if (lora is None or lora_on_every_release(reader, version) is None or _loads_adapter(reader, lora)
             or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None):
         return []
     targets = _lora_targets(reader, lora)
-    if all_linear(targets) or not isinstance(targets, str):
+    models = saved_split_models(None, version, "either")
+    if not saved_split(targets) or models is None:
         return []
-    try:
-        peft_target_match(targets)
-    except re.error:  # refused, or counted as full fine-tuning, as such
-        return []
-    return [ConfigProblem(ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT, (
-        f"{dotted(_lora_targets_key(lora, 'target_modules'))} {_shown_targets(targets)} is a regular expression, "
-        "which Trinity writes into each checkpoint's lora_adapter/adapter_config.json as its single characters "
-        f"({yaml_brief(list(dict.fromkeys(targets))[:4])[:-1]}, ...]) {_saved_split_models(version)}: this run is "
-        "unaffected (vLLM loads the adapter by its tensors' names), but PEFT reads those "
-        "characters as module-name endings, so loading that adapter with PEFT (a later run's "
-        "model.lora_configs[0].path, or PeftModel.from_pretrained) fails: give all-linear, which Trinity saves as "
-        "module names, or write the regular expression back into the saved adapter_config.json before you load it"))]
+    return [ConfigProblem(ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT, saved_split_words(
+        f"{dotted(_lora_targets_key(lora, 'target_modules'))} {_shown_targets(targets)}", targets, models,
+        "give all-linear"))]
 
 
-def _saved_split_models(version: TrinityVersion | None) -> str:
-    """The models on which Trinity saves a ``target_modules`` regex as its characters under `version`
-    (`_saved_targets_notes`): a dense model's, and under 0.5 a mixture of experts' with transformers 4 too (0.5.1's
-    pin, 0.5.0's and 0.5.2's where installed so), where PEFT converts nothing."""
-    converted = ("on a mixture of experts whose config PEFT converts, it turns it into module names before the save, "
-                 "and lora-moe-config-unsaved says what fails")
-    if version != "0.5":
-        return f"on a dense model ({converted})"
-    return ("on a dense model, and with transformers 4 (Trinity 0.5.1's; 0.5.0 and 0.5.2 take 4 or 5) on a mixture of "
-            f"experts too, where PEFT converts nothing (with transformers 5, {converted})")
-
-
-def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...], names: PeftModuleNames | None) -> str:
+def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...],
+                   held: Mapping[HeldExperts, PeftModuleNames] | None) -> str:
     """The clause on a ``target_modules`` regex that adapts fewer linear layers than ``all-linear``
-    (`peft_target_match`) on a model of `names`, whose adapter the verdict and the plans count on those alone
-    (``solver.memory.adapted_shapes`` of `TrinityConfig.lora_targets`), naming the type whose names it assumes
-    (`PeftModuleNames.assumed`); "" where it adapts all of them, or none without a refusal (the checks say why PEFT
-    fails on it). Without `names` (the config read alone, which knows no model): on the first type's names on which
-    PEFT takes it (`_peft_match_taken`), which the clause says it assumes, its adapter counted on what it matches of
-    the model's own names once the model is known."""
+    (`peft_target_match`) on a model of the module names `held` (each layout's the release may hold its routed
+    experts in), whose adapter the verdict and the plans count on those alone (``solver.memory.adapted_shapes`` of
+    `TrinityConfig.lora_targets`; on the larger of the two layouts of 0.5.0 and 0.5.2, whose names it says each:
+    `_adapted_words`), naming the type whose names it assumes (`PeftModuleNames.assumed`); "" where it adapts all of
+    them, or none without a refusal (the checks say why PEFT fails on it). Without `held` (the config read alone,
+    which knows no model): on the first type's names on which PEFT takes it (`_peft_match_taken`), which the clause
+    says it assumes, its adapter counted on what it matches of the model's own names once the model is known."""
     targets, excluded = _lora_targets(reader, lora), _lora_excluded(reader, lora)
     if all_linear(targets) and excluded is None:
         return ""
     pattern, counted = targets or ALL_LINEAR, "on which alone its adapter is counted"
-    if names is None:
-        names, match = _peft_match_taken(pattern, excluded)
+    if held is None:
+        names, _ = _peft_match_taken(pattern, excluded)
+        held = {"fused": names}
         among = f" among {names.model_type}'s module names, which the config read alone assumes, knowing no model"
         counted = "its adapter counted on what it matches of the model's own names alone"
     else:
-        match = peft_target_match(pattern, excluded, names)
+        names = next(iter(held.values()))
         among = (f" among {names.model_type}'s module names, which it assumes for a model type it has not read"
                  if names.assumed else "")
-    if adapts_all(match, names) or not match.linears or match.other is not None:
+    matches = [peft_target_match(pattern, excluded, each) for each in held.values()]
+    if (all(adapts_all(match, each) for match, each in zip(matches, held.values(), strict=True))
+            or not any(match.linears for match in matches) or any(match.other is not None for match in matches)):
         return ""
+    if len({match.linears for match in matches}) > 1:  # each layout's named: 0.5.0's and 0.5.2's count the larger
+        counted = "its adapter counted on the larger of the two"
     less = "" if excluded is None else f" less exclude_modules '{excluded}'"
-    return (f"; its target_modules {_shown_targets(pattern)}{less} matches {and_joined(list(match.linears))} alone"
+    return (f"; its target_modules {_shown_targets(pattern)}{less} matches {_adapted_words(pattern, excluded, held)}"
             f"{among}, {counted}")
 
 
+def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts, PeftModuleNames]) -> str:
+    """What the ``target_modules`` regex `pattern` less `excluded` adapts of the module names of each layout `held`
+    (`peft_target_match`): its linear layers' names and ``alone`` (``q_proj and v_proj alone``), said once where the
+    layouts' are the same, else each layout's with its transformers (Mixtral's ``.*\\.w1`` under 0.5.2: ``experts.w1
+    alone under transformers 5 and experts.E.w1 alone under transformers 4``, the names less their first part, as
+    `TargetMatch.linears` holds them; ``no module`` where it matches none there)."""
+    adapted = {layout: peft_target_match(pattern, excluded, names).linears for layout, names in held.items()}
+    words = {layout: f"{and_joined(list(linears))} alone" if linears else "no module"
+             for layout, linears in adapted.items()}
+    if len(set(words.values())) == 1:
+        return next(iter(words.values()))
+    return and_joined([f"{word} under transformers {TRANSFORMERS_OF[layout]}" for layout, word in words.items()])
+
+
+def refused_lora_note(data: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> ConfigProblem | None:
+    """The line on LoRA that a config's verdict and plans count as full fine-tuning where Trinity refuses its LoRA
+    configs (``lora-configs-refused``: their reading, or their ``target_modules`` on the model's names), in place of
+    the reading's lines on how the adapter is counted and saved, which are moot
+    (`ConfigProblemCode.LORA_COUNTED_AS_FULL`, the code of the line on what is counted for LoRA); None where the
+    config `data` (the file `name`, read in `environ`) sets no LoRA (`written_lora`)."""
+    own = written_lora(data, name, environ)
+    if own is None:
+        return None
+    key = own[0]
+    return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
+        f"with {key} refused ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why), the verdict and the plans "
+        f"count full fine-tuning, which holds more than a LoRA run: fix {key} and plan again to count the LoRA run, "
+        "or remove it to train every parameter"))
+
+
 def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],
-                      version: TrinityVersion | None, names: PeftModuleNames, asked: int | None = None,
-                      option_names: OptionNames = API_OPTIONS, targets: LoraTargets | None = None) -> ConfigProblem:
-    """`note`, one of `TrinityConfig.notes` with its code, for a verdict on a model of module `names`
-    (`solver.Model.peft_names`) where the config (`mapping`, read as `load_config_mapping` reads `name`, its
-    variables from `environ`) sets LoRA: its LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) then says what a
-    ``target_modules`` regex adapts of those names (`_fewer_targets`), not of the type the config read alone assumed,
-    or, where the verdict counts another rank `asked` (``--lora-rank``, as `option_names` name it) than the config's
-    (`counted_lora_rank`), or its adapter on other `targets` than the config's (``--lora-targets``'; None: all-linear's,
-    as without a config), that rank's states on those targets (`_asked_lora_note`); other notes as they are."""
+                      version: TrinityVersion | None, held: Mapping[HeldExperts, PeftModuleNames],
+                      asked: int | None = None, option_names: OptionNames = API_OPTIONS,
+                      targets: LoraTargets | None = None) -> ConfigProblem:
+    """`note`, one of `TrinityConfig.notes` with its code, for a verdict on a model of the module names `held`, each
+    layout's the release may hold its routed experts in (`solver.Model.peft_names_of`), where the config (`mapping`,
+    read as `load_config_mapping` reads `name`, its variables from `environ`) sets LoRA: its LoRA note
+    (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) then says what a ``target_modules`` regex adapts of those names
+    (`_fewer_targets`), not of the type the config read alone assumed, or, where the verdict counts another rank
+    `asked` (``--lora-rank``, as `option_names` name it) than the config's (`counted_lora_rank`), or its adapter on
+    other `targets` than the config's (``--lora-targets``'; None: all-linear's, as without a config), that rank's
+    states on those targets (`_asked_lora_note`); other notes as they are."""
     if note.code is not ConfigProblemCode.LORA_COUNTED_AS_FULL:
         return note
     reader = ConfigReader(mapping, name, VariablesRead(environ))
     rank = counted_lora_rank(reader, version)
     if asked is not None and asked != rank or rank and targets != counted_lora_targets(reader, version):
-        return _asked_lora_note(reader, version, rank if asked is None else asked, option_names, names, targets)
-    return next(iter(_lora_counted_as_full_notes(reader, version, names)), note)
+        return _asked_lora_note(reader, version, rank if asked is None else asked, option_names, held, targets)
+    return next(iter(_lora_counted_as_full_notes(reader, version, held)), note)
 
 
 def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked: int, option_names: OptionNames,
-                     names: PeftModuleNames, targets: LoraTargets | None) -> ConfigProblem:
+                     held: Mapping[HeldExperts, PeftModuleNames], targets: LoraTargets | None) -> ConfigProblem:
     """The LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) of a config with LoRA (`_lora_key`) for a verdict
-    that counts rank `asked` on `targets` (None: all-linear's; matched on the model's module `names`) in place of
-    what the config's reading counts (`counted_lora_rank`, `counted_lora_targets`): that rank's states, or for 0
-    full fine-tuning's, given as `option_names` name the options, beside what the config's own would be."""
+    that counts rank `asked` on `targets` (None: all-linear's; matched on the model's module names `held`, each
+    layout's: `_adapted_words`) in place of what the config's reading counts (`counted_lora_rank`,
+    `counted_lora_targets`): that rank's states, or for 0 full fine-tuning's, given as `option_names` name the
+    options, beside what the config's own would be."""
     rank = counted_lora_rank(reader, version)
     # another rank counts the config's own targets too (`solver.api.config_query`): targets other than them are given
     targets_given = bool(asked) and targets != counted_lora_targets(reader, version)
-    pattern = ALL_LINEAR if targets is None else targets.pattern
+    pattern, excluded = (ALL_LINEAR, None) if targets is None else targets
     options = [*([f"lora_rank={asked}" if option_names.keywords else f"--lora-rank {asked}"] if asked != rank else []),
                *([f"lora_targets='{pattern}'" if option_names.keywords else f"--lora-targets '{pattern}'"]
-                 if targets_given else [])]
+                 if targets_given and (pattern != ALL_LINEAR or excluded is None) else []),
+               *([f"{EXCLUDED_KEY}='{excluded}'" if option_names.keywords else f"--lora-exclude '{excluded}'"]
+                 if targets_given and excluded is not None else [])]
     given, counts = and_joined(options), "count" if len(options) > 1 else "counts"
     own = (f"the config's own LoRA rank {rank}'s{' on its target_modules' if targets_given else ''}" if rank
            else f"full fine-tuning's, as the config's LoRA is counted ({_lora_uncounted(reader, version)})")
@@ -1168,7 +1207,7 @@ def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked
             f"{head}, but {given} {counts} full fine-tuning's, as the tables measured, in place of {own}: "
             "a LoRA run needs less memory than shown"))
     adapted = ("on every linear layer but the output projection" if targets is None else
-               f"on {and_joined(list(peft_target_match(targets.pattern, targets.excluded, names).linears))} alone")
+               f"on {_adapted_words(targets.pattern, targets.excluded, held)}")
     return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
         f"{head}: {given} {counts} LoRA rank {asked}'s states (the frozen base's fp32 weights and the adapter's "
         f"{adapted}), in place of {own}, and the tables, which measured full fine-tuning, vouch for it by inference "
@@ -1609,6 +1648,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     _check_one_trainer(reader)
     _check_verl_trainer(reader)
     _check_local_rollout(reader, mode)
+    _check_lora_variables(reader)
     rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)
     gpu_per_node, trainer_gpus = _read_trainer_gpus(reader, rollout)
     given = reader.word(("trainer", "trainer_strategy"))

@@ -302,7 +302,8 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
 
 def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions, keys: Sequence[PlanKey]) -> list[str]:
     """The header's first lines: the plan, its evidence, host memory and cautions (but LoRA's on a mixture of experts
-    where `keys` write the LoRA config, whose comment says it), what to keep the prompt and response within, and the
+    and on a regex saved split where `keys` write the LoRA config, whose comment says them), what to keep the prompt
+    and response within, and the
     train batch the plan was made for."""
     gpu, rollout_gpus, train_batch_size = options.gpu, options.rollout_gpus, options.train_batch_size
     on = f" {gpu}" if gpu else ""
@@ -326,7 +327,7 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions, keys: Seque
     # beside the Env export).
     said = {*length_cautions(model, plan.max_model_len), *map(rocm_env_caution, (COMMAND_OPTIONS, API_OPTIONS))}
     if any(key.path == LORA_CONFIGS for key in keys):
-        said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED)}
+        said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED, CautionCode.LORA_TARGETS_SAVED_SPLIT)}
     lines += [f"# {caution_comment(caution)}" for caution in plan.cautions if caution not in said]
     ranks = plan.gpus // plan.sp
     if train_batch_size is not None and ranks > 1:  # one rank takes any batch

@@ -582,7 +582,9 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
                    check: tuple[str, str] | None, version: TrinityVersion | None,
                    option_names: OptionNames) -> tuple[str, ...] | None:
     """Where `plan` is not documented, what it rests on (`evidence_comment`, as the fragment's header says it) and its
-    caution on a thin headroom (`caution_comment`); its caution on remove padding off (`padding_cautions`); where its
+    caution on a thin headroom (`caution_comment`); its cautions on remove padding off (`padding_cautions`) and on
+    the ``target_modules`` regex of the LoRA config it writes, which Trinity saves split
+    (``lora-targets-saved-split``); where its
     length is past what the model is validated for, what to do (`past_validated_note`, naming the length to plan as
     `option_names` do, as the fragment's header says it), and for an Offload plan written for Trinity `version` 0.5,
     what 0.6 on verl before 0.8 needs (the fragment's comment on its flags, `written_for_05_comment`), each wrapped at
@@ -594,7 +596,8 @@ def _note_evidence(data: CommentedMap, plan: Plan, model: Model, gpu: str | None
     read (`_without_notes`)."""
     thin = plan.cautions_coded(CautionCode.THIN_HEADROOM)
     said = [evidence_comment(plan, model, gpu), *map(caution_comment, thin)] if plan.evidence != "documented" else []
-    said += map(caution_comment, plan.cautions_coded(CautionCode.PADDED_MICRO_BATCHES))
+    said += map(caution_comment, plan.cautions_coded(CautionCode.PADDED_MICRO_BATCHES,
+                                                     CautionCode.LORA_TARGETS_SAVED_SPLIT))
     said += filter(None, [past_validated_note(plan, model, option_names)])
     if plan.offload and version == "0.5":
         said.append(written_for_05_comment(plan, option_names, "the offload flags"))
