@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_deadlines_s80 import PINNED, _FakeClock
+from test_deadlines_s80 import PINNED, FakeClock
 
 import solver
 from solver.api import answer_query, config_query
@@ -28,18 +28,19 @@ CATALOG = load_catalog()
 
 
 @pytest.mark.parametrize(("moved_after", "more", "given", "asked"), [
-    # D-10: the question without the pins drops ends_by (its ranking had 10 s of its own, not the 4 s left)
-    ("_unpinned_question", (), [4.0, 4.0], [(None, None), (4, None)]),
-    # D-9: the question with the most host memory drops ends_by (10 s, not the 4 s left)
-    ("_more_host_ram_question", ("--host-ram", "96"), [4.0], [(4, MAX_HOST_RAM_GB), (4, 96.0)]),
+    # D-10: the question without the pins drops ends_by (its ranking had 10 s of its own, not the 2 s left of the
+    # 5 s share, ASKED_FIRST_SHARE); the query's own ranking has the 7 s left of the answer's 10
+    ("_unpinned_question", (), [2.0, 7.0], [(None, None), (4, None)]),
+    # D-9: the question with the most host memory drops ends_by (10 s, not the 2 s left of the share)
+    ("_more_host_ram_question", ("--host-ram", "96"), [2.0], [(4, MAX_HOST_RAM_GB), (4, 96.0)]),
 ])
 def test_the_questions_asked_first_end_by_the_answers_deadline(
         cli: Cli, monkeypatch: pytest.MonkeyPatch, moved_after: str, more: tuple[str, ...], given: list[float],
         asked: list[tuple[int | None, float | None]]) -> None:
-    # 6 s of the 10 pass as the question asked first is made: its ranking's solves get the 4 s left, as the
-    # pinned query's ranking does
-    clock = _FakeClock(monkeypatch)
-    clock.advance_after(monkeypatch, moved_after, 6.0)
+    # 3 s of the 10 pass as the question asked first is made: its ranking's solves get what is left of the share
+    # of the time limit the questions asked first have (5 s), the pinned query's ranking what is left of the 10
+    clock = FakeClock(monkeypatch)
+    clock.advance_after(monkeypatch, moved_after, 3.0)
     status, _, _ = cli(*PINNED, "--sp", "4", *more)
     assert (status, clock.given, [(query.sp, query.host_ram_gb) for query in clock.asked]) == (0, given, asked)
 
