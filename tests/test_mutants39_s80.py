@@ -11,15 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_clustercli_s79 import SMALLER_ASKS
 from test_deadlines_s80 import PINNED, FakeClock
 
 import solver
 from solver.api import answer_query, config_query
 from solver.memory import offloaded_actor_bytes
-from solver.query import given_lora_targets
+from solver.query import given_lora_targets, make_query
 from solver.render.cluster import LORA_EXCLUDED_NOTE, LORA_TARGETS_NOTE
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import MAX_HOST_RAM_GB, Job, QueryError, load_catalog
+from solver.tables.fleets import given_fleet, releases_differing
 from solver.tables.peft_names import LoraTargets
 from solver.trinity import read_trinity_config
 
@@ -177,3 +179,43 @@ def test_offloaded_actor_blocks_are_placed_under_0_5() -> None:
     placed = offloaded_actor_bytes(model, 6, 0, "either", "0.5")
     assert [round(value, 6) for value in placed] == [4.547488, 17.094976]
     assert [round(value, 6) for value in offloaded_actor_bytes(model, 6, 0, "either", None)] == [5.43236, 18.864721]
+
+
+def test_a_token_budget_cap_without_estimates_keeps_trinitys_default_budget() -> None:
+    # T-1 (keepbudget): a cap with estimates off lowers nothing (auto lowers an estimated plan's budget): the mode is
+    # default, the cap the number given
+    query = make_query(CATALOG, model="Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=16384, token_budget=8192,
+                       estimate="never")
+    assert (query.token_budget, query.token_budget_cap) == ("default", 8192)
+    capped = make_query(CATALOG, model="Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=16384, token_budget=8192)
+    assert (capped.token_budget, capped.token_budget_cap) == ("auto", 8192)
+
+
+def test_a_maps_targets_are_checked_on_the_layout_its_release_holds() -> None:
+    # N-8 (smallslips36): q_proj,gate_proj adapts Qwen3-30B-A3B's routed experts' gate_proj alone, which PEFT refuses
+    # on transformers 5's fused experts (0.6) and takes on 0.5.1's separate ones
+    (gpu_map,) = solver.map_plans("Qwen3-30B-A3B", gpu="h100", budgets=[8], lora_rank=16,
+                                  lora_targets="q_proj,gate_proj", trinity_version="0.5.1")
+    assert gpu_map.lora_target_modules == ".*\\.(q_proj|gate_proj)" and gpu_map.rows[0].plans[0] is not None
+    with pytest.raises(QueryError, match="matches the routed experts' gate_proj without their up_proj"):
+        solver.map_plans("Qwen3-30B-A3B", gpu="h100", budgets=[8], lora_rank=16, lora_targets="q_proj,gate_proj")
+
+
+def test_a_length_one_past_the_cap_takes_sp_2() -> None:
+    # T-9 (keepbudget): a plan holds a sequence at the cap (L <= cap x SP): 8193 tokens at a cap of 8192 need SP=2
+    (answer,) = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=8193, token_budget=8192)
+    assert [(plan.gpus, plan.sp, plan.max_token_len_per_gpu) for plan in answer.plans] == [(8, 2, 8192)]
+
+
+def test_releases_differing_names_running_jobs_the_file_still_takes_alone(cli: Cli, tmp_path: Path) -> None:
+    # C-1, C-2 (clusterslips): a job the file no longer has, or one in a pool it no longer has, is not noted
+    _, out, _ = cli("cluster", str(SMALLER_ASKS), "--trinity-version", "0.5", "--json")
+    current = tmp_path / "now.json"
+    current.write_text(out, encoding="utf-8")
+    fleet = given_fleet(SMALLER_ASKS, CATALOG)
+    assert releases_differing(current, fleet, None) == {"0.5": ("chat-14b",)}
+    assert releases_differing(current, fleet, "0.5") == {}
+    without_job = fleet.model_copy(update={"jobs": tuple(job for job in fleet.jobs if job.name != "chat-14b")})
+    renamed = fleet.model_copy(update={"pools": tuple(pool.model_copy(update={"name": f"{pool.name}-new"})
+                                                      for pool in fleet.pools)})
+    assert releases_differing(current, without_job, None) == releases_differing(current, renamed, None) == {}
