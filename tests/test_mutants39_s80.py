@@ -219,3 +219,15 @@ def test_releases_differing_names_running_jobs_the_file_still_takes_alone(cli: C
     renamed = fleet.model_copy(update={"pools": tuple(pool.model_copy(update={"name": f"{pool.name}-new"})
                                                       for pool in fleet.pools)})
     assert releases_differing(current, without_job, None) == releases_differing(current, renamed, None) == {}
+
+
+def test_write_judges_a_moe_configs_lora_on_the_releases_layout(cli: Cli, tmp_path: Path) -> None:
+    # P-5 (persona57): q_proj,gate_proj on Qwen3-30B-A3B is taken on 0.5.1's separate experts (refused on fused
+    # ones), so full fine-tuning planned over it (--lora-rank 0) says remove, not fix
+    config = tmp_path / "moe.yaml"
+    config.write_text(ADAPTED_CONFIG.replace("Qwen3-8B", "Qwen3-30B-A3B").replace("v_proj", "gate_proj") % "")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.5.1", "--lora-rank",
+                         "0", "--write", str(tmp_path / "patched.yaml"))
+    assert status == 0
+    assert (f"solve: note: {config} sets LoRA (model.lora_configs), which --write keeps: the plan counted full "
+            "fine-tuning, which holds more than a LoRA run; remove model.lora_configs to train every parameter\n") in err
