@@ -207,7 +207,7 @@ def check_command(plan: Plan, model: Model, flags: tuple[str, ...], host_ram_gb:
                              "checks it as it was planned cannot hold on a comment's line")
     held = () if host_ram_gb is None else (
         "--host-ram", host_ram_argument(host_ram_gb), *(() if plan.reference_model else ("--no-reference",)))
-    lora = ("--lora-rank", str(plan.lora_rank)) if plan.lora_rank not in (0, config_lora_rank) else ()
+    lora = ("--lora-rank", str(plan.lora_rank)) if plan.lora_rank != config_lora_rank else ()
     critic = (("--critic", NO_CRITIC) if plan.critic is None and critic_trained
               else ("--critic", plan.critic) if plan.critic is not None and not critic_trained else ())
     release = counted_release(version, plan.expert_layout, plan.trinity_version)
