@@ -1015,6 +1015,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     most = None if source is not None or not data.lowers_budget else \
         most_estimated_tokens(length, sp, data.estimate_longest[gpus, env, offload, sp])
     tokens = token_budget(length, sp) if most is None else lowered_token_budget(length, sp, most)
+    cap = query.token_budget_cap  # the model holds a sequence at it: L <= cap x SP (`add_token_cap`)
+    capped = tokens is not None and cap is not None and tokens > cap
+    tokens = cap if capped else tokens
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} beyond its estimate")
     layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus) if query.rollout_gpus is not None
@@ -1030,6 +1033,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         sp=sp,
         max_model_len=length,
         max_token_len_per_gpu=tokens,
+        token_budget_cap=cap if capped else None,
         rope_scaling_factor=data.shape.yarn_factor(length),
         yarn_beyond_validated=data.shape.yarn_beyond_validated(length),
         past_validated_length=past_validated(data.shape, length),

@@ -94,7 +94,9 @@ def test_the_emitted_config_writes_the_exclusions_as_solve_emits_a_configs(cli: 
     written = {name: (tmp_path / "emit" / f"{name}.yaml").read_text() for name in ("q", "mlp")}
     assert status == 0
     assert ("  # a new adapter on target_modules '.*\\.(q_proj|v_proj)' less exclude_modules '.*\\.v_proj', as\n"
-            "  # planned; with LoRA Trinity builds no reference model\n"
+            "  # planned; with LoRA Trinity builds no reference model; but target_modules '.*\\.(q_proj|v_proj)'\n"
+            ) in written["q"]
+    assert ("  # adapter_config.json before you load it\n"
             "  lora_configs: [{lora_rank: 16, target_modules: '.*\\.(q_proj|v_proj)', "
             "exclude_modules: '.*\\.v_proj'}]\n"
             ) in written["q"]
