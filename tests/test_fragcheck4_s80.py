@@ -75,6 +75,9 @@ def test_a_fragment_read_back_from_json_writes_the_same_trinity_fields() -> None
     ("Qwen3-30B-A3B", 64, None, "fused", 3_986_030_592),
     ("Qwen3-30B-A3B", 64, (".*\\.(q_proj|k_proj|v_proj|o_proj)", ".*\\.k_proj"), "fused", 45_613_056),
     ("Qwen3-30B-A3B", 64, (".*\\.(q_proj|v_proj)", None), "fused", 26_738_688),
+    # all-linear's router and routed experts under transformers 5: parameters PEFT adapts whatever it excludes
+    ("Qwen3-30B-A3B", 16, ("all-linear", ".*\\.mlp\\..*"), "fused", 996_507_648),
+    ("Qwen3-30B-A3B", 16, ("all-linear", ".*"), "fused", 983_138_304),
     ("Qwen3-30B-A3B", 16, (".*experts\\.[0-3]\\..*_proj", None), "separate", 25_952_256),
     ("Qwen3-30B-A3B", 64, (".*\\.q_proj", None), "separate", 18_874_368),
     ("Qwen3-30B-A3B", 64, None, "separate", 3_382_050_816),
@@ -84,3 +87,16 @@ def test_the_adapter_counted_holds_the_parameters_peft_makes(model: str, rank: i
                                                              | None, layout: ExpertLayout, peft: int) -> None:
     counted = CATALOG.with_lora_targets(model, None if targets is None else LoraTargets(*targets)).model(model)
     assert lora_parameters(counted, rank, layout) == peft
+
+
+def test_all_linear_less_every_module_still_adapts_a_converted_mixture_of_experts(cli: Cli) -> None:
+    # peft 0.21.2 adds all-linear's router and routed experts as parameters, which exclude_modules does not reach:
+    # 983,138,304 parameters at rank 16 under transformers 5, where transformers 4's modules are all excluded.
+    runs = {version: cli("--model", "30B-A3B", "--gpu", "h100", "--gpus", "4", "--len", "16k", "--lora-rank", "16",
+                         "--lora-exclude", ".*", "--trinity-version", version, "--emit", "trinity")
+            for version in ("0.6", "0.5.1")}
+    assert (runs["0.6"][0], _lora_configs(runs["0.6"][1])) == (0, [
+        {"lora_rank": 16, "target_modules": "all-linear", "exclude_modules": ".*"}])
+    refusal = ("solve: error: --lora-exclude '.*', on Qwen3-30B-A3B, leaves out every module all-linear matches "
+               "(\"All modules were excluded\"): exclude fewer, or remove it\n")
+    assert runs["0.5.1"][0::2] == (2, refusal)
