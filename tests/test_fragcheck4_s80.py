@@ -78,6 +78,7 @@ def test_a_fragment_read_back_from_json_writes_the_same_trinity_fields() -> None
     # all-linear's router and routed experts under transformers 5: parameters PEFT adapts whatever it excludes
     ("Qwen3-30B-A3B", 16, ("all-linear", ".*\\.mlp\\..*"), "fused", 996_507_648),
     ("Qwen3-30B-A3B", 16, ("all-linear", ".*"), "fused", 983_138_304),
+    ("Qwen3-30B-A3B", 16, ("all-linear", ".*\\.mlp\\..*"), "separate", 13_369_344),  # transformers 4's modules
     ("Qwen3-30B-A3B", 16, (".*experts\\.[0-3]\\..*_proj", None), "separate", 25_952_256),
     ("Qwen3-30B-A3B", 64, (".*\\.q_proj", None), "separate", 18_874_368),
     ("Qwen3-30B-A3B", 64, None, "separate", 3_382_050_816),
