@@ -85,10 +85,11 @@ def test_the_config_read_alone_says_whose_names_it_assumes() -> None:
         config = read_trinity_config(text, "trinity.yaml", {})
         return dict(zip((code.value for code in config.note_codes), config.notes, strict=True))["lora-counted-as-full"]
 
-    # Qwen3's names take no module less .*proj; Qwen3-MoE's router is the first type's that PEFT takes.
+    # Qwen3's names take no module less .*proj; Qwen3-MoE's router and routed experts (parameters PEFT adds for
+    # all-linear whatever it excludes) are the first type's that PEFT takes.
     assert counted("exclude_modules: '.*proj'") == (
-        f"{FEWER_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate alone among "
-        "qwen3_moe's module names, which the config read alone assumes, knowing no model, its adapter counted on what "
+        f"{FEWER_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate, experts.gate_proj, "
+        "experts.up_proj and experts.down_proj alone among qwen3_moe's module names, which the config read alone assumes, knowing no model, its adapter counted on what "
         f"it matches of the model's own names alone{COUNTED_TAIL}")
     # A norm of the layers: named as the assumed type's, whatever the model's are.
     assert counted("target_modules: '.*q_norm'") == (
@@ -102,7 +103,7 @@ def test_the_config_read_alone_says_whose_names_it_assumes() -> None:
 
 def test_the_verdict_remakes_the_note_on_the_models_own_names(cli: Cli, tmp_path: Path) -> None:
     # InternLM2 (a type rft-solver has not read): Qwen3's names assumed, on which all-linear less .*proj takes nothing:
-    # the checks caution (lora-targets-assumed) and the note names no module (it said "gate alone", Qwen3-MoE's).
+    # the checks caution (lora-targets-assumed) and the note names no module (it said Qwen3-MoE's router and experts).
     model = _folder(tmp_path, {**TINY, "model_type": "internlm2", "num_key_value_heads": 2,
                                "max_position_embeddings": 4096})
     excluded = _problems(cli, "--from-config", str(_trinity(tmp_path, str(model), "exclude_modules: '.*proj'")))
@@ -115,8 +116,8 @@ def test_the_verdict_remakes_the_note_on_the_models_own_names(cli: Cli, tmp_path
     # A catalogue mixture of experts: its own names, nothing assumed.
     known = _problems(cli, "--from-config", str(_trinity(tmp_path, "Qwen/Qwen3-30B-A3B", "exclude_modules: '.*proj'")))
     assert known["lora-counted-as-full"] == (
-        f"{FEWER_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate alone, on "
-        f"which alone its adapter is counted{COUNTED_TAIL}")
+        f"{FEWER_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate, experts.gate_proj, "
+        f"experts.up_proj and experts.down_proj alone, on which alone its adapter is counted{COUNTED_TAIL}")
 
 
 # (2) solve memory --lora-rank on a mixture of experts carries the plan's caution (since smallslips27, s77), a

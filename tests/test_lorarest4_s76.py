@@ -138,8 +138,10 @@ def test_a_target_modules_regex_is_cautioned_as_trinity_saves_it(tmp_path: Path,
 ])
 def test_an_exclude_modules_peft_cannot_take_is_refused(tmp_path: Path, cli: Cli, lora: str, refusal: str) -> None:
     status, current = _check(tmp_path, cli, _config(f"  lora_configs: [{{lora_rank: 16, {lora}}}]\n"))
-    # an exclude_modules that is no regex leaves the reading counting LoRA: no line says full fine-tuning (s80)
-    full = lora not in ("exclude_modules: [lm_head]", "exclude_modules: '('")
+    # an exclude_modules that is no regex leaves the reading counting LoRA: no line says full fine-tuning (s80); nor
+    # does .*, which the reading alone takes on Qwen3-MoE's names (all-linear's router and experts, parameters PEFT
+    # adds whatever it excludes), as it takes a regex on a router a dense model lacks (fragcheck4, s80)
+    full = lora not in ("exclude_modules: [lm_head]", "exclude_modules: '('", "exclude_modules: '.*'")
     assert (status, current["refused"], current["config_problem_codes"], current["config_problems"]) == (
         1, True, ["lora-configs-refused", *(["lora-counted-as-full"] if full else [])],
         [refusal, *([COUNTED_FULL] if full else [])])

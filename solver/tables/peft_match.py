@@ -105,8 +105,11 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     makes of the regex instead, `converted_target_names`, of which ``gate`` and the experts' v4 names adapt the
     router's ``gate.weight`` and the routed experts' parameters alone, and so nothing of a router named otherwise:
     Hunyuan-MoE's ``mlp.gate`` holds an ``nn.Linear``, ``mlp.gate.wg``, which ``wg`` adapts); less those the
-    ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to ``:2353``);
-    `re.error` where either is no regular expression."""
+    ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to ``:2353``), but for
+    ``all-linear``'s router and routed experts on such a model, which PEFT adds by their v4 names whatever it
+    excludes (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:369`` to ``:373``) as
+    parameters, which no exclusion leaves out (``_inject_parameters``, ``tuners/tuners_utils.py:1008`` to ``:1011``,
+    ``:1225`` to ``:1250``); `re.error` where either is no regular expression."""
     adapted = _adapts(pattern, excluded, names)
 
     def in_a_layer(name: str, linear: bool = False) -> bool:
@@ -130,6 +133,8 @@ def _adapts(pattern: str, excluded: str | None, names: PeftModuleNames) -> Calla
     mapped = routed_target_names(names)
 
     def adapted(full_name: str, linear: bool) -> bool:
+        if regex is None and names.fused and full_name.split(".", 3)[-1] in converted:
+            return True  # all-linear's router and routed experts: parameters PEFT adds whatever exclude_modules says
         if exclusion is not None and exclusion.fullmatch(full_name):
             return False
         if short:  # PEFT's list of short names: a module whose name ends in one, the v4 names the experts' alone
