@@ -67,6 +67,7 @@ from solver.query import (
     check_vllm_lora_rank,
     counts_reference,
     given_lora_targets,
+    lora_targets_given,
     make_query,
     resolve_margin,
 )
@@ -175,7 +176,6 @@ from solver.tables import (
     trinity_release,
     with_own_hint,
 )
-from solver.tables.peft_match import ALL_LINEAR
 
 if TYPE_CHECKING:  # the cluster's modules load OR-Tools: imported where a placement is asked for
     from solver.cluster import Planner
@@ -603,12 +603,14 @@ def _lora_targets_check(plan: Plan) -> tuple[str, ...]:
     """The ``--lora-targets`` (and ``--lora-exclude``) a fragment's check command gives for `plan`, where its LoRA is
     a config's own adapter (`Plan.config_adapter`, which the config keeps, and the check counts on the config's
     targets) counted on other targets (``lora_targets=`` or ``lora_exclude_modules=`` given to `config_query`): the
-    plan's regex, or ``all-linear``, and its ``exclude_modules`` regex where it has one; none otherwise."""
+    options that count the plan's targets in place of the config's (`lora_targets_given`: the exclusions alone
+    where they leave out modules of the config's own regex); none otherwise."""
     adapter = plan.config_adapter
-    if adapter is None or not plan.lora_rank or plan.lora_targets == adapter.targets:
+    if adapter is None or not plan.lora_rank:
         return ()
-    excluded = () if plan.lora_exclude_modules is None else ("--lora-exclude", plan.lora_exclude_modules)
-    return ("--lora-targets", ALL_LINEAR if plan.lora_target_modules is None else plan.lora_target_modules, *excluded)
+    pattern, excluded = lora_targets_given(adapter.targets, plan.lora_targets)
+    return (*(() if pattern is None else ("--lora-targets", pattern)),
+            *(() if excluded is None else ("--lora-exclude", excluded)))
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,

@@ -189,6 +189,19 @@ class ConfigAdapter(Frozen):
         return None if self.target_modules is None else LoraTargets(self.target_modules, self.exclude_modules)
 
 
+def lora_targets_given(own: LoraTargets | None, counted: LoraTargets | None) -> tuple[str | None, str | None]:
+    """The ``--lora-targets`` and ``--lora-exclude`` (``lora_targets=``, ``lora_exclude_modules=``) with which
+    ``solve --from-config`` (``solver.api.config_query``) counts a config's adapter on `counted` in place of its own
+    targets `own` (None: all-linear's): neither where they are the same; the exclusions alone where they leave out
+    modules of the config's own regex (which exclusions alone keep, in place of its ``exclude_modules``); else the
+    regex (or ``all-linear``) with its exclusions, if any (a regex given alone drops the config's)."""
+    pattern, excluded = (ALL_LINEAR, None) if counted is None else counted
+    own_pattern, own_excluded = (ALL_LINEAR, None) if own is None else own
+    if (pattern, excluded) == (own_pattern, own_excluded):
+        return None, None
+    return (None if pattern == own_pattern and excluded is not None else pattern), excluded
+
+
 class Query(Frozen):
     """A planning request, names resolved and flags checked (build it with `make_query`)."""
 
