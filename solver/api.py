@@ -1244,6 +1244,9 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
     return None if best is None else best.max_model_len
 
 
+CONFIG_TARGETS_SOURCE = "the config's target_modules"
+"""How messages name a Trinity config's own ``target_modules`` regex, from which ``--lora-exclude`` alone leaves
+modules out (`config_query`'s `lora_exclude_modules`), in place of ``--lora-targets``, which was not given."""
 CONFIG_ROLLOUT_SOURCE = "the config's explorer"
 """Where a Trinity config's rollout GPUs come from, as messages name them (`Query.rollout_source`): its explorer's
 engines (``engine_num`` times each one's GPUs) and auxiliary models."""
@@ -1336,8 +1339,11 @@ def config_query(
     counted_rank = config.lora_rank if lora_rank is None else lora_rank
     check_dpo(config.dpo, critic, reference_model, counted_rank, option_names,
               None if dpo else "the config's algorithm.algorithm_type dpo")
-    if lora_targets is None and lora_exclude_modules is not None and counted_rank and config.lora_targets is not None:
-        lora_targets = config.lora_targets.pattern  # exclusions alone leave out modules of the config's own targets
+    # exclusions alone leave out modules of the config's own targets, which messages name as its
+    own_targets = None if lora_targets is not None or lora_exclude_modules is None or not counted_rank else (
+        config.lora_targets)
+    if own_targets is not None:
+        lora_targets = own_targets.pattern
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1361,7 +1367,8 @@ def config_query(
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=counted_rank, critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
-        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
+        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names,
+        lora_targets_source=None if own_targets is None else CONFIG_TARGETS_SOURCE)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,

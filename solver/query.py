@@ -979,6 +979,7 @@ def make_query(
     dpo: bool = False,
     lora_targets: str | None = None,
     lora_exclude_modules: str | None = None,
+    lora_targets_source: str | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -1004,7 +1005,8 @@ def make_query(
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
     `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`), its adapter on `lora_targets`' modules
     (`given_lora_targets`; None: ``all-linear``'s), less those the ``exclude_modules`` regex `lora_exclude_modules`
-    matches (``--lora-exclude``, a cluster job's; None: none); `critic` one with a PPO critic
+    matches (``--lora-exclude``, a cluster job's; None: none), messages naming `lora_targets` as
+    `lora_targets_source` (``the config's target_modules``, where they are a config's own; None: the option); `critic` one with a PPO critic
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
@@ -1040,8 +1042,9 @@ def make_query(
         budget_name = _token_budget_name(option_names)
         raise QueryError(f"{budget_name} {token_budget}: {resolved.name} trains one padded sequence per micro-batch, "
                          f"which reads no token budget: leave {budget_name} out")
+    check_types(("lora_targets_source", lora_targets_source, str | None))
     targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
-                                 option_names, lora_exclude_modules)
+                                 option_names, lora_exclude_modules, lora_targets_source)
     gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
     margin = check_margin(margin, option_names)
@@ -1085,7 +1088,8 @@ a plan's JSON names it."""
 
 
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
-                       names: OptionNames, excluded: str | None = None) -> LoraTargets | None:
+                       names: OptionNames, excluded: str | None = None,
+                       source: str | None = None) -> LoraTargets | None:
     """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), less the modules the
     ``exclude_modules`` regex `excluded` (``--lora-exclude``, a cluster job's ``lora_exclude_modules``; None: none)
     matches, whose modules a LoRA run of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`,
@@ -1097,13 +1101,14 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     `all-linear` adapts, or a module it leaves out, on the module names of each layout the release may hold
     `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
     (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5;
-    `every_target_excluded`: exclusions that leave out every module the targets match), as a config's are refused."""
+    `every_target_excluded`: exclusions that leave out every module the targets match), as a config's are refused;
+    `source` names the targets where they are not the option's (a config's own, beside ``--lora-exclude``)."""
     if targets is None and excluded is None:
         return None
     option, lora, exclusions = (("lora_targets", "lora_rank", EXCLUDED_KEY) if names.keywords
                                 else ("--lora-targets", "--lora-rank", "--lora-exclude"))
     check_types((option, targets, str | None), (exclusions, excluded, str | None))
-    shown, fix = f"{option} '{cut(targets or ALL_LINEAR)}'", f"give {LORA_TARGETS_FORMS}"
+    shown, fix = f"{source or option} '{cut(targets or ALL_LINEAR)}'", f"give {LORA_TARGETS_FORMS}"
     if targets is not None and not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
     if not lora_rank:
