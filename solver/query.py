@@ -1144,6 +1144,10 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
     refusals = [peft_target_refusal(pattern, excluded, names) for _, names in matches]
     if all(refusals):  # each layout's PEFT refuses it: a fused expert's half alone, as a config's is refused
+        if excluded is not None and any(peft_target_refusal(pattern, None, names) is None for _, names in matches):
+            subject = shown if targets is not None else ALL_LINEAR  # the exclusions make it so: they are to change
+            raise QueryError(f"{subject} less {exclusions} '{cut(excluded)}', on {model.name}, {refusals[0]}: "
+                             f"{EXCLUDE_FEWER}")
         raise QueryError(f"{shown}, on {model.name}, {refusals[0]}: {fix}")
     return LoraTargets(pattern, excluded)
 
