@@ -1006,7 +1006,8 @@ def make_query(
     `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`), its adapter on `lora_targets`' modules
     (`given_lora_targets`; None: ``all-linear``'s), less those the ``exclude_modules`` regex `lora_exclude_modules`
     matches (``--lora-exclude``, a cluster job's; None: none), messages naming `lora_targets` as
-    `lora_targets_source` (``the config's target_modules``, where they are a config's own; None: the option); `critic` one with a PPO critic
+    `lora_targets_source` (``the config's target_modules``, where they are a config's own; None: the option);
+    `critic` one with a PPO critic
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """

@@ -1201,8 +1201,9 @@ def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked
                *([f"{EXCLUDED_KEY}='{excluded}'" if option_names.keywords else f"--lora-exclude '{excluded}'"]
                  if excluded is not None else [])]
     given, counts = and_joined(options), "count" if len(options) > 1 else "counts"
-    own_modules = not rank or not asked or all(adapts_the_same(own_targets or (ALL_LINEAR, None), targets or (ALL_LINEAR, None),
-                                                  names) for names in held.values())
+    own_modules = not rank or not asked or all(
+        adapts_the_same(own_targets or (ALL_LINEAR, None), targets or (ALL_LINEAR, None), names)
+        for names in held.values())
     own = (f"the config's own LoRA rank {rank}'s{'' if own_modules else ' on its target_modules'}" if rank
            else f"full fine-tuning's, as the config's LoRA is counted ({_lora_uncounted(reader, version)})")
     head = (f"with LoRA ({'.'.join(_lora_key(reader) or LORA_KEYS[0])}) the trainer holds gradients and optimizer "
