@@ -1291,6 +1291,7 @@ def config_query(
     dpo: bool | None = None,
     lora_targets: str | None = None,
     lora_exclude_modules: str | None = None,
+    lora_targets_source: str | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
@@ -1303,8 +1304,8 @@ def config_query(
     keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
     pins any budget, and ``exact=False`` frees the config's; `lora_exclude_modules` leaves its modules out of
-    `lora_targets`, or without it out of the config's own ``target_modules``, in place of its ``exclude_modules``;
-    `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
+    `lora_targets`, or without it out of the config's own ``target_modules``, in place of its ``exclude_modules``,
+    which messages then name as `CONFIG_TARGETS_SOURCE` unless `lora_targets_source` is given; `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
     as `make_query` checks it: one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
     the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
@@ -1368,7 +1369,8 @@ def config_query(
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=counted_rank, critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
         lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names,
-        lora_targets_source=None if own_targets is None else CONFIG_TARGETS_SOURCE)
+        lora_targets_source=lora_targets_source if lora_targets_source is not None or own_targets is None
+        else CONFIG_TARGETS_SOURCE)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,

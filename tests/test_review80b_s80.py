@@ -159,3 +159,17 @@ def test_exclusions_alone_are_not_cautioned_as_saved_split(cli: Cli) -> None:
     assert (status, json.loads(out)[0]["plans"][0]["caution_codes"]) == (0, [])
     status, out, _ = cli(*base, "--lora-targets", ".*\\.q_proj")
     assert (status, json.loads(out)[0]["plans"][0]["caution_codes"]) == (0, ["lora-targets-saved-split"])
+
+
+def test_config_query_names_the_configs_targets_unless_a_source_is_given(config: Path) -> None:
+    from solver.api import config_query
+    from solver.trinity import read_trinity_config
+
+    read = read_trinity_config(CONFIG, str(config), {})
+    for source, words in ((None, "the config's target_modules"), ("my targets", "my targets")):
+        with pytest.raises(QueryError) as raised:
+            config_query(solver.load_catalog(), read, gpu="A100-80GB", lora_exclude_modules=".*_proj",
+                         lora_targets_source=source)
+        assert str(raised.value) == (
+            f"lora_exclude_modules '.*_proj', on Qwen3-8B, leaves out every module {words} '.*\\.(q_proj|v_proj)' "
+            "matches (\"No modules were targeted for adaptation\"): exclude fewer, or remove it")
