@@ -1098,7 +1098,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     without `excluded`; module names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as
     PEFT matches a list by its names' endings); else the regex itself (`lora_targets_pattern`; ``all-linear`` where
     only `excluded` is given). `QueryError`, naming the option as `names` do, for targets or exclusions without
-    LoRA, targets that are empty, either no regex, or targets that, less `excluded`, adapt no linear layer
+    LoRA, targets or exclusions that are empty, either no regex, or targets that, less `excluded`, adapt no linear layer
     `all-linear` adapts, or a module it leaves out, on the module names of each layout the release may hold
     `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
     (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5;
@@ -1112,6 +1112,8 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     shown, fix = f"{source or option} '{cut(targets or ALL_LINEAR)}'", f"give {LORA_TARGETS_FORMS}"
     if targets is not None and not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
+    if excluded is not None and not excluded.strip():  # PEFT leaves nothing out for it: refused as a cluster job's
+        raise QueryError(f"{exclusions} is empty: {EXCLUDED_FORM}")
     if not lora_rank:
         given = shown if targets is not None else f"{exclusions} '{cut(excluded or '')}'"
         raise QueryError(f"{given} without LoRA: the {'targets' if targets is not None else 'exclusions'} are a LoRA "

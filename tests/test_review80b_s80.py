@@ -173,3 +173,15 @@ def test_config_query_names_the_configs_targets_unless_a_source_is_given(config:
         assert str(raised.value) == (
             f"lora_exclude_modules '.*_proj', on Qwen3-8B, leaves out every module {words} '.*\\.(q_proj|v_proj)' "
             "matches (\"No modules were targeted for adaptation\"): exclude fewer, or remove it")
+
+
+@pytest.mark.parametrize("command", [("--len", "8192"), ("memory", "--gpus", "4", "--len", "8192"), ("map",)])
+def test_empty_exclusions_are_refused_as_a_cluster_jobs_are(cli: Cli, command: tuple[str, ...]) -> None:
+    # PEFT leaves nothing out for an empty exclude_modules (falsy): before, the plan said "less exclude_modules ''"
+    name = "solve" if command[0] == "--len" else f"solve {command[0]}"
+    status, out, err = cli(*command, "--model", "8B", "--gpu", "h100", "--lora-rank", "64",
+                           "--lora-exclude", " ")
+    assert (status, out, err) == (2, "", (f"{name}: error: --lora-exclude is empty: give a regular expression "
+                                          "that matches whole names, such as .*\\.v_proj, or remove it\n"))
+    with pytest.raises(QueryError, match="^lora_exclude_modules is empty: give a regular expression"):
+        solver.plan("8B", gpu="h100", max_model_len=8192, lora_rank=64, lora_exclude_modules="")
