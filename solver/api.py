@@ -67,6 +67,7 @@ from solver.query import (
     check_vllm_lora_rank,
     counts_reference,
     given_lora_targets,
+    lora_targets_given,
     make_query,
     resolve_margin,
 )
@@ -175,7 +176,6 @@ from solver.tables import (
     trinity_release,
     with_own_hint,
 )
-from solver.tables.peft_match import ALL_LINEAR
 
 if TYPE_CHECKING:  # the cluster's modules load OR-Tools: imported where a placement is asked for
     from solver.cluster import Planner
@@ -603,12 +603,14 @@ def _lora_targets_check(plan: Plan) -> tuple[str, ...]:
     """The ``--lora-targets`` (and ``--lora-exclude``) a fragment's check command gives for `plan`, where its LoRA is
     a config's own adapter (`Plan.config_adapter`, which the config keeps, and the check counts on the config's
     targets) counted on other targets (``lora_targets=`` or ``lora_exclude_modules=`` given to `config_query`): the
-    plan's regex, or ``all-linear``, and its ``exclude_modules`` regex where it has one; none otherwise."""
+    options that count the plan's targets in place of the config's (`lora_targets_given`: the exclusions alone
+    where they leave out modules of the config's own regex); none otherwise."""
     adapter = plan.config_adapter
-    if adapter is None or not plan.lora_rank or plan.lora_targets == adapter.targets:
+    if adapter is None or not plan.lora_rank:
         return ()
-    excluded = () if plan.lora_exclude_modules is None else ("--lora-exclude", plan.lora_exclude_modules)
-    return ("--lora-targets", ALL_LINEAR if plan.lora_target_modules is None else plan.lora_target_modules, *excluded)
+    pattern, excluded = lora_targets_given(adapter.targets, plan.lora_targets)
+    return (*(() if pattern is None else ("--lora-targets", pattern)),
+            *(() if excluded is None else ("--lora-exclude", excluded)))
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
@@ -1242,6 +1244,9 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
     return None if best is None else best.max_model_len
 
 
+CONFIG_TARGETS_SOURCE = "the config's target_modules"
+"""How messages name a Trinity config's own ``target_modules`` regex, from which ``--lora-exclude`` alone leaves
+modules out (`config_query`'s `lora_exclude_modules`), in place of ``--lora-targets``, which was not given."""
 CONFIG_ROLLOUT_SOURCE = "the config's explorer"
 """Where a Trinity config's rollout GPUs come from, as messages name them (`Query.rollout_source`): its explorer's
 engines (``engine_num`` times each one's GPUs) and auxiliary models."""
@@ -1286,6 +1291,7 @@ def config_query(
     dpo: bool | None = None,
     lora_targets: str | None = None,
     lora_exclude_modules: str | None = None,
+    lora_targets_source: str | None = None,
 ) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
@@ -1298,8 +1304,8 @@ def config_query(
     keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
     pins any budget, and ``exact=False`` frees the config's; `lora_exclude_modules` leaves its modules out of
-    `lora_targets`, or without it out of the config's own ``target_modules``, in place of its ``exclude_modules``;
-    `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
+    `lora_targets`, or without it out of the config's own ``target_modules``, in place of its ``exclude_modules``,
+    which messages then name as `CONFIG_TARGETS_SOURCE` unless `lora_targets_source` is given; `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
     as `make_query` checks it: one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
     the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
@@ -1334,8 +1340,11 @@ def config_query(
     counted_rank = config.lora_rank if lora_rank is None else lora_rank
     check_dpo(config.dpo, critic, reference_model, counted_rank, option_names,
               None if dpo else "the config's algorithm.algorithm_type dpo")
-    if lora_targets is None and lora_exclude_modules is not None and counted_rank and config.lora_targets is not None:
-        lora_targets = config.lora_targets.pattern  # exclusions alone leave out modules of the config's own targets
+    # exclusions alone leave out modules of the config's own targets, which messages name as its
+    own_targets = None if lora_targets is not None or lora_exclude_modules is None or not counted_rank else (
+        config.lora_targets)
+    if own_targets is not None:
+        lora_targets = own_targets.pattern
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1359,7 +1368,9 @@ def config_query(
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
         lora_rank=counted_rank, critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
-        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
+        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names,
+        lora_targets_source=lora_targets_source if lora_targets_source is not None or own_targets is None
+        else CONFIG_TARGETS_SOURCE)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
            "config_lora": config.lora_key is not None,

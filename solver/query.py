@@ -189,6 +189,19 @@ class ConfigAdapter(Frozen):
         return None if self.target_modules is None else LoraTargets(self.target_modules, self.exclude_modules)
 
 
+def lora_targets_given(own: LoraTargets | None, counted: LoraTargets | None) -> tuple[str | None, str | None]:
+    """The ``--lora-targets`` and ``--lora-exclude`` (``lora_targets=``, ``lora_exclude_modules=``) with which
+    ``solve --from-config`` (``solver.api.config_query``) counts a config's adapter on `counted` in place of its own
+    targets `own` (None: all-linear's): neither where they are the same; the exclusions alone where they leave out
+    modules of the config's own regex (which exclusions alone keep, in place of its ``exclude_modules``); else the
+    regex (or ``all-linear``) with its exclusions, if any (a regex given alone drops the config's)."""
+    pattern, excluded = (ALL_LINEAR, None) if counted is None else counted
+    own_pattern, own_excluded = (ALL_LINEAR, None) if own is None else own
+    if (pattern, excluded) == (own_pattern, own_excluded):
+        return None, None
+    return (None if pattern == own_pattern and excluded is not None else pattern), excluded
+
+
 class Query(Frozen):
     """A planning request, names resolved and flags checked (build it with `make_query`)."""
 
@@ -966,6 +979,7 @@ def make_query(
     dpo: bool = False,
     lora_targets: str | None = None,
     lora_exclude_modules: str | None = None,
+    lora_targets_source: str | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -991,7 +1005,9 @@ def make_query(
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
     `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`), its adapter on `lora_targets`' modules
     (`given_lora_targets`; None: ``all-linear``'s), less those the ``exclude_modules`` regex `lora_exclude_modules`
-    matches (``--lora-exclude``, a cluster job's; None: none); `critic` one with a PPO critic
+    matches (``--lora-exclude``, a cluster job's; None: none), messages naming `lora_targets` as
+    `lora_targets_source` (``the config's target_modules``, where they are a config's own; None: the option);
+    `critic` one with a PPO critic
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
@@ -1027,8 +1043,9 @@ def make_query(
         budget_name = _token_budget_name(option_names)
         raise QueryError(f"{budget_name} {token_budget}: {resolved.name} trains one padded sequence per micro-batch, "
                          f"which reads no token budget: leave {budget_name} out")
+    check_types(("lora_targets_source", lora_targets_source, str | None))
     targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
-                                 option_names, lora_exclude_modules)
+                                 option_names, lora_exclude_modules, lora_targets_source)
     gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
     margin = check_margin(margin, option_names)
@@ -1072,7 +1089,8 @@ a plan's JSON names it."""
 
 
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
-                       names: OptionNames, excluded: str | None = None) -> LoraTargets | None:
+                       names: OptionNames, excluded: str | None = None,
+                       source: str | None = None) -> LoraTargets | None:
     """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), less the modules the
     ``exclude_modules`` regex `excluded` (``--lora-exclude``, a cluster job's ``lora_exclude_modules``; None: none)
     matches, whose modules a LoRA run of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`,
@@ -1080,19 +1098,22 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     without `excluded`; module names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as
     PEFT matches a list by its names' endings); else the regex itself (`lora_targets_pattern`; ``all-linear`` where
     only `excluded` is given). `QueryError`, naming the option as `names` do, for targets or exclusions without
-    LoRA, targets that are empty, either no regex, or targets that, less `excluded`, adapt no linear layer
+    LoRA, targets or exclusions that are empty, either no regex, or targets that, less `excluded`, adapt no linear layer
     `all-linear` adapts, or a module it leaves out, on the module names of each layout the release may hold
     `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
     (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5;
-    `every_target_excluded`: exclusions that leave out every module the targets match), as a config's are refused."""
+    `every_target_excluded`: exclusions that leave out every module the targets match), as a config's are refused;
+    `source` names the targets where they are not the option's (a config's own, beside ``--lora-exclude``)."""
     if targets is None and excluded is None:
         return None
     option, lora, exclusions = (("lora_targets", "lora_rank", EXCLUDED_KEY) if names.keywords
                                 else ("--lora-targets", "--lora-rank", "--lora-exclude"))
     check_types((option, targets, str | None), (exclusions, excluded, str | None))
-    shown, fix = f"{option} '{cut(targets or ALL_LINEAR)}'", f"give {LORA_TARGETS_FORMS}"
+    shown, fix = f"{source or option} '{cut(targets or ALL_LINEAR)}'", f"give {LORA_TARGETS_FORMS}"
     if targets is not None and not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
+    if excluded is not None and not excluded.strip():  # PEFT leaves nothing out for it: refused as a cluster job's
+        raise QueryError(f"{exclusions} is empty: {EXCLUDED_FORM}")
     if not lora_rank:
         given = shown if targets is not None else f"{exclusions} '{cut(excluded or '')}'"
         raise QueryError(f"{given} without LoRA: the {'targets' if targets is not None else 'exclusions'} are a LoRA "
@@ -1129,6 +1150,10 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
     refusals = [peft_target_refusal(pattern, excluded, names) for _, names in matches]
     if all(refusals):  # each layout's PEFT refuses it: a fused expert's half alone, as a config's is refused
+        if excluded is not None and any(peft_target_refusal(pattern, None, names) is None for _, names in matches):
+            subject = shown if targets is not None else ALL_LINEAR  # the exclusions make it so: they are to change
+            raise QueryError(f"{subject} less {exclusions} '{cut(excluded)}', on {model.name}, {refusals[0]}: "
+                             f"{EXCLUDE_FEWER}")
         raise QueryError(f"{shown}, on {model.name}, {refusals[0]}: {fix}")
     return LoraTargets(pattern, excluded)
 

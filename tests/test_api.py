@@ -1161,7 +1161,7 @@ def test_config_query_passes_each_keyword_given_to_make_query_as_it_is():
              "total_gpus": None, "node_source": "my nodes", "host_ram_source": "my host", "train_batch_size": 64,
              "train_batch_source": "my batch", "trinity_version": "0.5", "reference_model": False, "lora_rank": 8,
              "critic": "resident", "dpo": False, "lora_targets": "q_proj,v_proj", "lora_exclude_modules": ".*\\.v_proj",
-             "option_names": API_OPTIONS}
+             "lora_targets_source": "my targets", "option_names": API_OPTIONS}
     assert set(given) == set(signature(solver.make_query).parameters) - {"catalog"}
     assert config_query(CATALOG, CONFIG, **given) == solver.make_query(CATALOG, **given)
     in_all = {**given, "budget_gpus": None, "total_gpus": 8, "rollout_gpus": 4}  # in place of the trainer's budget

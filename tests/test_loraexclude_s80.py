@@ -171,6 +171,7 @@ def test_each_commands_help_gives_the_flag(cli: Cli, command: tuple[str, ...]) -
     status, out, _ = cli(*command, "--help")
     words = " ".join(out.split())
     assert status == 0
+    own = ", or a --from-config config's own target_modules" if command == () else ""
     assert ("--lora-exclude REGEX with --lora-rank: a regular expression of the modules the adapter leaves out of "
-            "those --lora-targets gives (or all-linear's)") in words
+            f"those --lora-targets gives (or all-linear's{own})") in words
     assert ("a fragment writes it as exclude_modules" in words) == (command == ())

@@ -116,8 +116,8 @@ def test_exclusions_of_every_config_target_are_refused() -> None:
     with pytest.raises(QueryError) as raised:
         _config_answer(lora_exclude_modules=".*_proj")
     assert str(raised.value) == (
-        "lora_exclude_modules '.*_proj', on Qwen3-8B, leaves out every module lora_targets '.*\\.(q_proj|v_proj)' "
-        "matches (\"No modules were targeted for adaptation\"): exclude fewer, or remove it")
+        "lora_exclude_modules '.*_proj', on Qwen3-8B, leaves out every module the config's target_modules "
+        "'.*\\.(q_proj|v_proj)' matches (\"No modules were targeted for adaptation\"): exclude fewer, or remove it")
 
 
 def test_the_fragment_refusal_names_the_exclusions() -> None:

@@ -218,13 +218,14 @@ def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._Argument
                         "no module of the model, match one all-linear leaves out, or are refused by PEFT on the "
                         "release's module names "
                         f"(default: {default})")
-    own = ("a fragment writes it as exclude_modules; ",
-           ", a --from-config config's exclude_modules where --lora-targets is not given") if written else ("", "")
+    own = (", or a --from-config config's own target_modules", "a fragment writes it as exclude_modules; ",
+           ", a --from-config config's exclude_modules where --lora-targets is not given") if written else ("", "", "")
     parser.add_argument("--lora-exclude", metavar="REGEX",
                         help="with --lora-rank: a regular expression of the modules the adapter leaves out of those "
-                        "--lora-targets gives (or all-linear's), as Trinity's model.lora_configs[0].exclude_modules, "
-                        f"which PEFT matches whole module names with (.*\\.mlp\\..*: every MLP layer); {own[0]}"
-                        f"refused where it is no regular expression or leaves out every module (default: none{own[1]})")
+                        f"--lora-targets gives (or all-linear's{own[0]}), as Trinity's "
+                        "model.lora_configs[0].exclude_modules, which PEFT matches whole module names with "
+                        f"(.*\\.mlp\\..*: every MLP layer); {own[1]}refused where it is empty, no regular expression "
+                        f"or leaves out every module (default: none{own[2]})")
 
 
 def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:

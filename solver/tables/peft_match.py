@@ -159,6 +159,19 @@ def adapted_experts(pattern: str, excluded: str | None, names: PeftModuleNames, 
                for expert in range(names.expert_count))
 
 
+def adapts_the_same(first: tuple[str, str | None], second: tuple[str, str | None], names: PeftModuleNames) -> bool:
+    """Whether the ``target_modules`` regex (or ``all-linear``) and ``exclude_modules`` of `first` and of `second`
+    adapt the same modules of a model of `names` (`peft_target_match`), and as many of transformers 4's routed
+    experts (`adapted_experts`), so that an adapter of one rank is counted alike on either
+    (``solver.memory.adapted_shapes``); `re.error` where one is no regular expression."""
+    def experts(pattern: str, excluded: str | None) -> tuple[int, ...]:
+        return tuple(adapted_experts(pattern, excluded, names, name) for name in names.adapted
+                     if EXPERT_INDEX in name.split("."))
+
+    return (peft_target_match(*first, names) == peft_target_match(*second, names)
+            and experts(*first) == experts(*second))
+
+
 def converted_target_names(pattern: str, excluded: str | None, names: PeftModuleNames) -> tuple[str, ...]:
     """The short names PEFT makes of the ``target_modules`` regex `pattern` (not ``all-linear``) less `excluded` on a
     mixture of experts whose config it converts (`PeftModuleNames.fused`; () on another model): the last part of each

@@ -1944,11 +1944,15 @@ def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, he
 def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str) -> tuple[str, str, str]:
     """The key PEFT fails on for the ``target_modules`` regex `pattern` less `excluded` on `names` (`why`:
     `peft_target_refusal`'s words), why, and what to do, as `lora_targets_problem` words them: ``exclude_modules``
-    where it leaves out every module the regex alone matches."""
-    all_excluded = None if excluded is None else every_target_excluded(pattern, excluded, names,
-                                                                       f"target_modules '{pattern}'")
+    where it leaves out every module the regex alone matches, or where PEFT takes the regex alone (all-linear less
+    ``.*\\.up_proj`` on Qwen3-MoE under transformers 5: the routed experts' gate_proj without their up_proj)."""
+    targets = f"target_modules '{pattern}'"
+    all_excluded = None if excluded is None else every_target_excluded(pattern, excluded, names, targets)
     if all_excluded is not None:
         return dotted((*LORA_CONFIGS, 0, "exclude_modules")) + f" '{excluded}'", all_excluded, EXCLUDE_FEWER
+    if excluded is not None and peft_target_refusal(pattern, None, names) is None:
+        return (dotted((*LORA_CONFIGS, 0, "exclude_modules")) + f" '{excluded}'",
+                f"leaves what {targets} adapts so that it {why}", EXCLUDE_FEWER)
     return dotted((*LORA_CONFIGS, 0, "target_modules")) + f" '{pattern}'", why, TARGETS_FIX
 
 

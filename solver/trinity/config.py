@@ -22,6 +22,7 @@ from solver.query import (
     ConfigProblemCode,
     TrinityConfig,
     VllmRollout,
+    lora_targets_given,
 )
 from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
 from solver.rules import API_OPTIONS, TRANSFORMERS_OF, OptionNames, saved_split, saved_split_models, saved_split_words
@@ -50,6 +51,7 @@ from solver.tables.peft_match import (
     QWEN3,
     TargetMatch,
     adapts_all,
+    adapts_the_same,
     all_linear,
     peft_regex,
     peft_target_match,
@@ -1186,19 +1188,23 @@ def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked
     """The LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) of a config with LoRA (`_lora_key`) for a verdict
     that counts rank `asked` on `targets` (None: all-linear's; matched on the model's module names `held`, each
     layout's: `_adapted_words`) in place of what the config's reading counts (`counted_lora_rank`,
-    `counted_lora_targets`): that rank's states, or for 0 full fine-tuning's, given as `option_names` name the
-    options, beside what the config's own would be."""
-    rank = counted_lora_rank(reader, version)
+    `counted_lora_targets`): that rank's states, or for 0 full fine-tuning's, given by the options that ask for them
+    (`lora_targets_given`: not a regex the config gives itself), as `option_names` name them, beside what the
+    config's own would be; where those targets adapt the config's own modules (`adapts_the_same`) at its own rank,
+    that it is the config's own adapter."""
+    rank, own_targets = counted_lora_rank(reader, version), counted_lora_targets(reader, version)
     # another rank counts the config's own targets too (`solver.api.config_query`): targets other than them are given
-    targets_given = bool(asked) and targets != counted_lora_targets(reader, version)
-    pattern, excluded = (ALL_LINEAR, None) if targets is None else targets
+    pattern, excluded = lora_targets_given(own_targets, targets) if asked else (None, None)
     options = [*([f"lora_rank={asked}" if option_names.keywords else f"--lora-rank {asked}"] if asked != rank else []),
                *([f"lora_targets='{pattern}'" if option_names.keywords else f"--lora-targets '{pattern}'"]
-                 if targets_given and (pattern != ALL_LINEAR or excluded is None) else []),
+                 if pattern is not None else []),
                *([f"{EXCLUDED_KEY}='{excluded}'" if option_names.keywords else f"--lora-exclude '{excluded}'"]
-                 if targets_given and excluded is not None else [])]
+                 if excluded is not None else [])]
     given, counts = and_joined(options), "count" if len(options) > 1 else "counts"
-    own = (f"the config's own LoRA rank {rank}'s{' on its target_modules' if targets_given else ''}" if rank
+    own_modules = not rank or not asked or all(
+        adapts_the_same(own_targets or (ALL_LINEAR, None), targets or (ALL_LINEAR, None), names)
+        for names in held.values())
+    own = (f"the config's own LoRA rank {rank}'s{'' if own_modules else ' on its target_modules'}" if rank
            else f"full fine-tuning's, as the config's LoRA is counted ({_lora_uncounted(reader, version)})")
     head = (f"with LoRA ({'.'.join(_lora_key(reader) or LORA_KEYS[0])}) the trainer holds gradients and optimizer "
             "states for the adapter alone")
@@ -1208,9 +1214,11 @@ def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked
             "a LoRA run needs less memory than shown"))
     adapted = ("on every linear layer but the output projection" if targets is None else
                f"on {_adapted_words(targets.pattern, targets.excluded, held)}")
+    instead = ("the config's own adapter's, as its target_modules adapt the same modules" if asked == rank
+               and own_modules else f"in place of {own}")
     return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
         f"{head}: {given} {counts} LoRA rank {asked}'s states (the frozen base's fp32 weights and the adapter's "
-        f"{adapted}), in place of {own}, and the tables, which measured full fine-tuning, vouch for it by inference "
+        f"{adapted}), {instead}, and the tables, which measured full fine-tuning, vouch for it by inference "
         "and refute nothing"))
 
 
