@@ -1119,13 +1119,13 @@ def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExp
     router and the routed experts (transformers 4's each expert's projections; transformers 5's, where PEFT converts
     them, their fused gate and up projection at twice the rank, halved between the two names) and a shared expert in
     each expert layer, a dense MLP's projection in each dense layer (every layer of a dense model; a mixture of
-    experts' as `MoE.layer_indices` says); of those, where a regex `targets` is given, the ones it adapts
+    experts' as `Model.module_layers` says); of those, where a regex `targets` is given, the ones it adapts
     (`adapted_modules`: in the layers, and of transformers 4's experts, whose full names it matches); count 0 for
     routed experts that nothing adapts (`MoE.peft_converts_experts` off)."""
-    hidden, layers, moe, mla = model.hidden_size, model.num_layers, model.moe, model.mla
-    leaf, parts = name.rsplit(".", 1)[-1], name.split(".")
+    hidden, moe, mla = model.hidden_size, model.moe, model.mla
+    leaf, parts, indices = name.rsplit(".", 1)[-1], name.split("."), model.module_layers(name, names)
 
-    def count(indices: tuple[int, ...], per_layer: int = 1) -> int:  # the modules of `name` adapted in `indices`
+    def count(per_layer: int = 1) -> int:  # the modules of `name` adapted in its layers, `per_layer` in each
         if targets is None:
             return len(indices) * per_layer
         return adapted_modules(targets.pattern, targets.excluded, names, name, indices)
@@ -1142,24 +1142,23 @@ def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExp
                 "q_a_proj": (mla.q_lora_rank, hidden), "q_b_proj": (queries, mla.q_lora_rank),
                 "kv_a_proj_with_mqa": (mla.kv_lora_rank + mla.qk_rope_head_dim, hidden),
                 "kv_b_proj": (heads * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank)})}[leaf]
-        return rows, columns, count(tuple(range(layers)))
+        return rows, columns, count()
     if moe is None:
-        return _projection_shape(leaf, hidden, model.intermediate_size, count(tuple(range(layers))))
-    sparse = moe.layer_indices(layers)
+        return _projection_shape(leaf, hidden, model.intermediate_size, count())
     if name == names.router:
-        return moe.experts, hidden, count(sparse)
+        return moe.experts, hidden, count()
     if "experts" in parts:
         width = moe.moe_intermediate_size
         if held == "separate":
-            return _projection_shape(leaf, hidden, width, count(sparse, moe.experts))
-        routed = count(sparse) * moe.experts if moe.peft_converts_experts else 0  # PEFT's wrapper: every expert
+            return _projection_shape(leaf, hidden, width, count(moe.experts))
+        routed = count() * moe.experts if moe.peft_converts_experts else 0  # PEFT's wrapper: every expert
         down = leaf in ("down_proj", "w2")  # else half the fused gate and up projection, at twice the rank
         return _projection_shape(leaf, hidden, width, routed) if down else (2 * width, hidden, routed)
     if leaf == "shared_expert_gate":
-        return 1, hidden, count(sparse)
+        return 1, hidden, count()
     if {"shared_expert", "shared_experts", "shared_mlp"} & set(parts):
-        return _projection_shape(leaf, hidden, moe.shared_expert_intermediate_size, count(sparse))
-    return _projection_shape(leaf, hidden, moe.dense_intermediate_size, count(moe.layer_indices(layers, dense=True)))
+        return _projection_shape(leaf, hidden, moe.shared_expert_intermediate_size, count())
+    return _projection_shape(leaf, hidden, moe.dense_intermediate_size, count())
 
 
 def _projection_shape(leaf: str, hidden: int, width: int, count: int) -> tuple[int, int, int]:
@@ -1193,6 +1192,14 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     shapes = (_module_shape(model, names, name, held, targets) for name in names.adapted
               if matched is None or name.split(".", 1)[1] in matched)
     return tuple(shape for shape in shapes if shape[2] and shape[0] and shape[1])
+
+
+def adapted_layers(model: Model, names: PeftModuleNames, targets: LoraTargets) -> tuple[int, ...]:
+    """The indices of `model`'s layers in which the regex `targets` (less its ``exclude_modules``) adapts some module
+    of `names` (the model's `Model.peft_names_of` a layout), as `adapted_shapes` counts it: `adapted_modules` on each
+    layer of each module's (`Model.module_layers`)."""
+    return tuple(sorted({layer for name in names.adapted for layer in model.module_layers(name, names)
+                         if adapted_modules(targets.pattern, targets.excluded, names, name, (layer,))}))
 
 
 def _layer_shapes(model: Model, routed_experts: HeldExperts) -> tuple[tuple[int, int, int], ...]:

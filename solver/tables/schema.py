@@ -505,6 +505,18 @@ class Model(Frozen):
     model and its post-trained release differ only in their weights, which the memory they need does not
     depend on); None for a model that stands for itself."""
 
+    def module_layers(self, name: str, names: PeftModuleNames) -> tuple[int, ...]:
+        """The indices of the layers that hold the layer module `name` (one of `names.adapted`, the model's
+        `peft_names_of` a layout): every layer for the attention's and a dense model's; of a mixture of experts, the
+        expert layers for the router, the routed and the shared experts, the dense layers for a dense MLP's
+        (`MoE.layer_indices`)."""
+        parts = name.split(".")
+        if self.moe is None or parts[0] == "self_attn":
+            return tuple(range(self.num_layers))
+        expert = name == names.router or bool(
+            {"experts", "shared_expert", "shared_experts", "shared_mlp", "shared_expert_gate"} & set(parts))
+        return self.moe.layer_indices(self.num_layers, dense=not expert)
+
     @property
     def peft_names(self) -> PeftModuleNames:
         """The module names LoRA's ``target_modules`` is matched against and its adapter counted on under
