@@ -1184,8 +1184,10 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     0.5.1's), no conversion, but the router and each expert's three projections where they are ``nn.Linear`` there;
     under a release taking `either`, the larger of the two. Of those, the ones a config's regex (less its
     ``exclude_modules``) matches where the model has one (`Model.lora_targets`; `peft_target_match` on the layout's
-    module names, transformers 4's ``mlp.experts.E.gate_proj`` under ``separate``), of transformers 4's routed
-    experts those it adapts alone (`adapted_experts`: ``.*experts\\.[0-3]\\..*_proj`` four per expert layer)."""
+    module names, transformers 4's ``mlp.experts.E.gate_proj`` under ``separate``), each counted in the layers, and
+    of transformers 4's routed experts those, whose full names it adapts (`adapted_modules` on `Model.module_layers`:
+    ``.*experts\\.[0-3]\\..*_proj`` four per expert layer, ``.*\\.o_proj`` less ``.*layers\\.0\\..*`` every layer but
+    the first)."""
     held = adapter_experts(model, experts)
     names, targets = model.peft_names_of(held), model.lora_targets
     matched = None if targets is None else peft_target_match(targets.pattern, targets.excluded, names).linears

@@ -178,7 +178,8 @@ def test_adapted_modules_counts_each_projection_s_experts_less_those_excluded_la
         4 * 48, 4 * 48, 4 * 48]
     assert adapted_modules(".*experts\\.(0|1)\\.gate_proj|.*experts\\.2\\.down_proj", None, names,
                            "mlp.experts.E.gate_proj", layers) == 2 * 48
-    assert adapted_modules("all-linear", ".*experts\\.\\d\\d+\\..*", names, "mlp.experts.E.down_proj", layers) == 10 * 48
+    assert adapted_modules("all-linear", ".*experts\\.\\d\\d+\\..*", names, "mlp.experts.E.down_proj",
+                           layers) == 10 * 48
     assert adapted_modules(".*layers\\.0\\.mlp\\.experts\\.5\\.up_proj", None, names, "mlp.experts.E.up_proj",
                            layers) == 1
     assert sum(1 for _ in layer_module_names("mlp.experts.E.up_proj", names)) == 128 * 128  # layers x experts
