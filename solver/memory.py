@@ -1196,14 +1196,6 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     return tuple(shape for shape in shapes if shape[2] and shape[0] and shape[1])
 
 
-def adapted_layers(model: Model, names: PeftModuleNames, targets: LoraTargets) -> tuple[int, ...]:
-    """The indices of `model`'s layers in which the regex `targets` (less its ``exclude_modules``) adapts some module
-    of `names` (the model's `Model.peft_names_of` a layout), as `adapted_shapes` counts it: `adapted_modules` on each
-    layer of each module's (`Model.module_layers`)."""
-    return tuple(sorted({layer for name in names.adapted for layer in model.module_layers(name, names)
-                         if adapted_modules(targets.pattern, targets.excluded, names, name, (layer,))}))
-
-
 def _layer_shapes(model: Model, routed_experts: HeldExperts) -> tuple[tuple[int, int, int], ...]:
     """(rows, columns, count) of the layers' weight tensors (`weight_shapes`), the routed experts' laid out as
     `routed_experts`. A LoRA adapter's matrices are counted module by module instead (`adapted_shapes`), as PEFT

@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 
 import solver
-from solver.memory import adapted_layers, lora_parameters, weight_shapes
+from solver.memory import lora_parameters, weight_shapes
 from solver.tables import ExpertLayout, Model
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import LoraTargets
+from solver.query import ConfigProblemCode
+from solver.trinity.checks import lora_targets_problem
 
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = solver.load_catalog()
@@ -102,9 +104,9 @@ def test_first_layers_dense_by_default_and_adapted_layers_by_type() -> None:
     assert model.moe is not None and model.moe.dense_layer_indices is None
     assert model.moe.layer_indices(model.num_layers, dense=True) == (0,)
     names = model.peft_names_of("separate")
-    assert adapted_layers(model, names, LoraTargets(".*layers\\.(0|5)\\.mlp\\.gate_proj")) == (0,)
-    assert adapted_layers(model, names, LoraTargets(".*\\.mlp\\.gate_proj")) == (0,)
-    assert adapted_layers(model, names, LoraTargets(".*\\.kv_a_proj_with_mqa", ".*layers\\.[1-9]\\d\\..*")) == (
+    assert model.adapted_layers(names, LoraTargets(".*layers\\.(0|5)\\.mlp\\.gate_proj")) == (0,)
+    assert model.adapted_layers(names, LoraTargets(".*\\.mlp\\.gate_proj")) == (0,)
+    assert model.adapted_layers(names, LoraTargets(".*\\.kv_a_proj_with_mqa", ".*layers\\.[1-9]\\d\\..*")) == (
         0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 
@@ -153,3 +155,20 @@ def test_the_lora_note_names_the_layers_adapted(cli: Cli, tmp_path: Path) -> Non
                          ".*layers\\.(0|2|3|4|9)\\.self_attn\\.q_proj")
     assert status == 0
     assert "on q_proj alone in layers 0, 2-4 and 9)" in " ".join(out.split())
+
+
+def test_a_regex_on_layers_the_model_lacks_alone_is_refused(cli: Cli) -> None:
+    # counted layer by layer, it would adapt nothing (no adapter: a division by zero before); PEFT finds no module
+    status, out, err = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "1", "--len", "16384", "--env",
+                           "--lora-rank", "64", "--lora-targets", ".*layers\\.40\\..*_proj", "--json")
+    assert (status, out) == (2, "")
+    assert err == ("solve memory: error: --lora-targets '.*layers\\.40\\..*_proj' matches no module of Qwen3-8B "
+                   "(model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, "
+                   "model.embed_tokens and lm_head, N from 0 to 35): give all-linear (Trinity's default: every linear "
+                   "layer but the output projection), module names separated by commas (q_proj,v_proj) or a regular "
+                   "expression that PEFT matches whole module names with (.*\\.(q_proj|v_proj))\n")
+    model = CATALOG.model("Qwen3-8B")
+    problem = lora_targets_problem(".*layers\\.40\\..*_proj", None, model)
+    assert problem is not None and problem.code is ConfigProblemCode.LORA_CONFIGS_REFUSED
+    assert "target_modules '.*layers\\.40\\..*_proj', on Qwen3-8B (a dense model), matches no module" in problem.words
+    assert lora_targets_problem(".*layers\\.35\\..*_proj", None, model) is None  # its last layer

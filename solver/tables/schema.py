@@ -49,6 +49,7 @@ from solver.tables.bounds import (
     interconnect_meant,
     mib_as_gb_hint,
 )
+from solver.tables.peft_match import adapted_modules
 from solver.tables.peft_names import (
     PEFT_NAMES_BY_MODEL_TYPE,
     LoraTargets,
@@ -516,6 +517,13 @@ class Model(Frozen):
         expert = name == names.router or bool(
             {"experts", "shared_expert", "shared_experts", "shared_mlp", "shared_expert_gate"} & set(parts))
         return self.moe.layer_indices(self.num_layers, dense=not expert)
+
+    def adapted_layers(self, names: PeftModuleNames, targets: LoraTargets) -> tuple[int, ...]:
+        """The indices of the layers in which the regex `targets` (less its ``exclude_modules``) adapts some module of
+        `names` (the model's `peft_names_of` a layout), as ``solver.memory.adapted_shapes`` counts it: `adapted_modules`
+        on each layer of each module's (`module_layers`); () where it adapts none, which PEFT refuses."""
+        return tuple(sorted({layer for name in names.adapted for layer in self.module_layers(name, names)
+                             if adapted_modules(targets.pattern, targets.excluded, names, name, (layer,))}))
 
     @property
     def peft_names(self) -> PeftModuleNames:

@@ -10,7 +10,6 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from solver.memory import adapted_layers
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     EXCLUDED_KEY,
@@ -1139,7 +1138,7 @@ def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts
                    model: Model | None = None) -> str:
     """What the ``target_modules`` regex `pattern` less `excluded` adapts of the module names of each layout `held`
     (`peft_target_match`): its linear layers' names and ``alone`` (``q_proj and v_proj alone``), with the layers of
-    `model` it adapts them in where not every one (``o_proj alone in layers 1-27``: `adapted_layers`), said once where
+    `model` it adapts them in where not every one (``o_proj alone in layers 1-27``: `Model.adapted_layers`), said once where
     the layouts' are the same, else each layout's with its transformers (Mixtral's ``.*\\.w1`` under 0.5.2: ``experts.w1
     alone under transformers 5 and experts.E.w1 alone under transformers 4``, the names less their first part, as
     `TargetMatch.linears` holds them; ``no module`` where it matches none there)."""
@@ -1154,11 +1153,11 @@ def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts
 
 def _layers_words(pattern: str, excluded: str | None, names: PeftModuleNames, model: Model | None) -> str:
     """The layers of `model` (of the module names `names`) in which `pattern` less `excluded` adapts some module
-    (`adapted_layers`), in words after the names it adapts (`` in layers 1-27``, `` in layers 0, 2 and 4-7``, `` in
+    (`Model.adapted_layers`), in words after the names it adapts (`` in layers 1-27``, `` in layers 0, 2 and 4-7``, `` in
     layer 5``); "" where it adapts a module in every layer, or without `model`."""
     if model is None:
         return ""
-    layers = adapted_layers(model, names, LoraTargets(pattern, excluded))
+    layers = model.adapted_layers(names, LoraTargets(pattern, excluded))
     if not layers or layers == tuple(range(model.num_layers)):
         return ""
     runs: list[list[int]] = []
