@@ -16,10 +16,10 @@ import pytest
 
 import solver
 from solver.memory import lora_parameters, weight_shapes
+from solver.query import ConfigProblemCode
 from solver.tables import ExpertLayout, Model
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import LoraTargets
-from solver.query import ConfigProblemCode
 from solver.trinity.checks import lora_targets_problem
 
 Cli = Callable[..., tuple[int, str, str]]
