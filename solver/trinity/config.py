@@ -1138,10 +1138,10 @@ def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts
                    model: Model | None = None) -> str:
     """What the ``target_modules`` regex `pattern` less `excluded` adapts of the module names of each layout `held`
     (`peft_target_match`): its linear layers' names and ``alone`` (``q_proj and v_proj alone``), with the layers of
-    `model` it adapts them in where not every one (``o_proj alone in layers 1-27``: `Model.adapted_layers`), said once where
-    the layouts' are the same, else each layout's with its transformers (Mixtral's ``.*\\.w1`` under 0.5.2: ``experts.w1
-    alone under transformers 5 and experts.E.w1 alone under transformers 4``, the names less their first part, as
-    `TargetMatch.linears` holds them; ``no module`` where it matches none there)."""
+    `model` it adapts them in where not every one (``o_proj alone in layers 1-27``: `Model.adapted_layers`), said once
+    where the layouts' are the same, else each layout's with its transformers (Mixtral's ``.*\\.w1`` under 0.5.2:
+    ``experts.w1 alone under transformers 5 and experts.E.w1 alone under transformers 4``, the names less their first
+    part, as `TargetMatch.linears` holds them; ``no module`` where it matches none there)."""
     adapted = {layout: peft_target_match(pattern, excluded, names).linears for layout, names in held.items()}
     words = {layout: f"{and_joined(list(linears))} alone{_layers_words(pattern, excluded, names, model)}"
              if linears else "no module" for (layout, linears), names in zip(adapted.items(), held.values(),
@@ -1153,8 +1153,8 @@ def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts
 
 def _layers_words(pattern: str, excluded: str | None, names: PeftModuleNames, model: Model | None) -> str:
     """The layers of `model` (of the module names `names`) in which `pattern` less `excluded` adapts some module
-    (`Model.adapted_layers`), in words after the names it adapts (`` in layers 1-27``, `` in layers 0, 2 and 4-7``, `` in
-    layer 5``); "" where it adapts a module in every layer, or without `model`."""
+    (`Model.adapted_layers`), in words after the names it adapts, a space first (``in layers 1-27``, ``in layers 0, 2
+    and 4-7``, ``in layer 5``); "" where it adapts a module in every layer, or without `model`."""
     if model is None:
         return ""
     layers = model.adapted_layers(names, LoraTargets(pattern, excluded))
