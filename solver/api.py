@@ -1569,7 +1569,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
                      config.critic, query.option_names), mapping, name, environ, version,
                      {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[query.expert_layout]},
-                     query.lora_rank, query.option_names, query.lora_targets)
+                     query.lora_rank, query.option_names, query.lora_targets, model)
                  for code, words in zip(config.note_codes, config.notes, strict=True) if code not in moot)
     refused = (refused_lora_note(mapping, name, environ)
                if ConfigProblemCode.LORA_CONFIGS_REFUSED in codes | {*config.note_codes} and not query.lora_rank

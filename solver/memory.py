@@ -118,8 +118,8 @@ from solver.tables import (
     counted,
     sp_rule_violation,
 )
-from solver.tables.peft_match import adapted_experts, peft_target_match
-from solver.tables.peft_names import EXPERT_INDEX, PeftModuleNames
+from solver.tables.peft_match import adapted_modules, peft_target_match
+from solver.tables.peft_names import LoraTargets, PeftModuleNames
 
 GIB = 1024**3
 GRID = 1024
@@ -1113,16 +1113,23 @@ def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
 
 
 def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExperts,
-                  experts: int | None = None) -> tuple[int, int, int]:
+                  targets: LoraTargets | None) -> tuple[int, int, int]:
     """(rows, columns, count) at the rank of the layer module `name` (one of `names.adapted`, the release's layout
     `held`) that ``all-linear`` adapts, as `adapted_shapes` counts it: an attention projection in every layer, the
-    router and the routed experts (transformers 4's each expert's projections, of `experts` per expert layer where a
-    regex adapts some of them, else of all; transformers 5's, where PEFT converts them, their fused gate and up
-    projection at twice the rank, halved between the two names) and a shared expert in each expert layer, a dense
-    MLP's projection in each dense layer (every layer of a dense model); count 0 for routed experts that nothing
-    adapts (`MoE.peft_converts_experts` off)."""
-    hidden, layers, moe, mla = model.hidden_size, model.num_layers, model.moe, model.mla
-    leaf, parts = name.rsplit(".", 1)[-1], name.split(".")
+    router and the routed experts (transformers 4's each expert's projections; transformers 5's, where PEFT converts
+    them, their fused gate and up projection at twice the rank, halved between the two names) and a shared expert in
+    each expert layer, a dense MLP's projection in each dense layer (every layer of a dense model; a mixture of
+    experts' as `Model.module_layers` says); of those, where a regex `targets` is given, the ones it adapts
+    (`adapted_modules`: in the layers, and of transformers 4's experts, whose full names it matches); count 0 for
+    routed experts that nothing adapts (`MoE.peft_converts_experts` off)."""
+    hidden, moe, mla = model.hidden_size, model.moe, model.mla
+    leaf, parts, indices = name.rsplit(".", 1)[-1], name.split("."), model.module_layers(name, names)
+
+    def count(per_layer: int = 1) -> int:  # the modules of `name` adapted in its layers, `per_layer` in each
+        if targets is None:
+            return len(indices) * per_layer
+        return adapted_modules(targets.pattern, targets.excluded, names, name, indices)
+
     if parts[0] == "self_attn":
         heads = model.num_attention_heads
         queries = heads * (mla.qk_head_dim if mla is not None else model.head_size)
@@ -1135,24 +1142,23 @@ def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExp
                 "q_a_proj": (mla.q_lora_rank, hidden), "q_b_proj": (queries, mla.q_lora_rank),
                 "kv_a_proj_with_mqa": (mla.kv_lora_rank + mla.qk_rope_head_dim, hidden),
                 "kv_b_proj": (heads * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank)})}[leaf]
-        return rows, columns, layers
+        return rows, columns, count()
     if moe is None:
-        return _projection_shape(leaf, hidden, model.intermediate_size, layers)
-    sparse = layers - moe.dense_layers
+        return _projection_shape(leaf, hidden, model.intermediate_size, count())
     if name == names.router:
-        return moe.experts, hidden, sparse
+        return moe.experts, hidden, count()
     if "experts" in parts:
-        width, count = moe.moe_intermediate_size, (moe.experts if experts is None else experts) * sparse
+        width = moe.moe_intermediate_size
         if held == "separate":
-            return _projection_shape(leaf, hidden, width, count)
-        count = count if moe.peft_converts_experts else 0
+            return _projection_shape(leaf, hidden, width, count(moe.experts))
+        routed = count() * moe.experts if moe.peft_converts_experts else 0  # PEFT's wrapper: every expert
         down = leaf in ("down_proj", "w2")  # else half the fused gate and up projection, at twice the rank
-        return _projection_shape(leaf, hidden, width, count) if down else (2 * width, hidden, count)
+        return _projection_shape(leaf, hidden, width, routed) if down else (2 * width, hidden, routed)
     if leaf == "shared_expert_gate":
-        return 1, hidden, sparse
+        return 1, hidden, count()
     if {"shared_expert", "shared_experts", "shared_mlp"} & set(parts):
-        return _projection_shape(leaf, hidden, moe.shared_expert_intermediate_size, sparse)
-    return _projection_shape(leaf, hidden, moe.dense_intermediate_size, moe.dense_layers)
+        return _projection_shape(leaf, hidden, moe.shared_expert_intermediate_size, count())
+    return _projection_shape(leaf, hidden, moe.dense_intermediate_size, count())
 
 
 def _projection_shape(leaf: str, hidden: int, width: int, count: int) -> tuple[int, int, int]:
@@ -1178,18 +1184,14 @@ def adapted_shapes(model: Model, experts: ExpertLayout = "fused") -> tuple[tuple
     0.5.1's), no conversion, but the router and each expert's three projections where they are ``nn.Linear`` there;
     under a release taking `either`, the larger of the two. Of those, the ones a config's regex (less its
     ``exclude_modules``) matches where the model has one (`Model.lora_targets`; `peft_target_match` on the layout's
-    module names, transformers 4's ``mlp.experts.E.gate_proj`` under ``separate``), of transformers 4's routed
-    experts those it adapts alone (`adapted_experts`: ``.*experts\\.[0-3]\\..*_proj`` four per expert layer)."""
+    module names, transformers 4's ``mlp.experts.E.gate_proj`` under ``separate``), each counted in the layers, and
+    of transformers 4's routed experts those, whose full names it adapts (`adapted_modules` on `Model.module_layers`:
+    ``.*experts\\.[0-3]\\..*_proj`` four per expert layer, ``.*\\.o_proj`` less ``.*layers\\.0\\..*`` every layer but
+    the first)."""
     held = adapter_experts(model, experts)
     names, targets = model.peft_names_of(held), model.lora_targets
     matched = None if targets is None else peft_target_match(targets.pattern, targets.excluded, names).linears
-
-    def routed(name: str) -> int | None:  # the routed experts a regex adapts the projection `name` of; None: all
-        if targets is None or EXPERT_INDEX not in name.split("."):
-            return None
-        return adapted_experts(targets.pattern, targets.excluded, names, name)
-
-    shapes = (_module_shape(model, names, name, held, routed(name)) for name in names.adapted
+    shapes = (_module_shape(model, names, name, held, targets) for name in names.adapted
               if matched is None or name.split(".", 1)[1] in matched)
     return tuple(shape for shape in shapes if shape[2] and shape[0] and shape[1])
 

@@ -1148,6 +1148,10 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
             raise QueryError(f"{exclusions} '{cut(excluded)}', on {model.name}, {all_excluded}: {EXCLUDE_FEWER}")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
+    if not any(model.adapted_layers(names, LoraTargets(pattern, excluded)) for _, names in matches):
+        # modules of layers the model lacks alone (.*layers\.40\..* on 36 layers), which PEFT refuses as none
+        raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}, N from 0 "
+                         f"to {model.num_layers - 1}): {fix}")
     refusals = [peft_target_refusal(pattern, excluded, names) for _, names in matches]
     if all(refusals):  # each layout's PEFT refuses it: a fused expert's half alone, as a config's is refused
         if excluded is not None and any(peft_target_refusal(pattern, None, names) is None for _, names in matches):

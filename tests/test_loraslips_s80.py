@@ -22,7 +22,7 @@ from solver.tables.peft_match import (
     PEFT_OTHER_MODULES,
     PEFT_OUTER_MODULES,
     TOP_MODULES,
-    adapted_experts,
+    adapted_modules,
     layer_module_names,
     lora_targets_pattern,
 )
@@ -170,14 +170,18 @@ def test_a_regex_on_some_routed_experts_counts_those(cli: Cli, release: str, tar
     assert _memory(cli, *asked)[:2] == (parameters, targets)
 
 
-def test_adapted_experts_counts_each_projection_s_experts_less_those_excluded() -> None:
+def test_adapted_modules_counts_each_projection_s_experts_less_those_excluded_layer_by_layer() -> None:
     names = solver.load_catalog().model("Qwen3-30B-A3B").peft_names_of("separate")
     assert names.expert_count == 128
-    assert [adapted_experts(FOUR_EXPERTS, None, names, name) for name in names.adapted if ".E." in name] == [4, 4, 4]
-    assert adapted_experts(".*experts\\.(0|1)\\.gate_proj|.*experts\\.2\\.down_proj", None, names,
-                           "mlp.experts.E.gate_proj") == 2
-    assert adapted_experts("all-linear", ".*experts\\.\\d\\d+\\..*", names, "mlp.experts.E.down_proj") == 10
-    assert adapted_experts(".*layers\\.0\\.mlp\\.experts\\.5\\.up_proj", None, names, "mlp.experts.E.up_proj") == 1
+    layers = tuple(range(48))  # Qwen3-30B-A3B's, each an expert layer
+    assert [adapted_modules(FOUR_EXPERTS, None, names, name, layers) for name in names.adapted if ".E." in name] == [
+        4 * 48, 4 * 48, 4 * 48]
+    assert adapted_modules(".*experts\\.(0|1)\\.gate_proj|.*experts\\.2\\.down_proj", None, names,
+                           "mlp.experts.E.gate_proj", layers) == 2 * 48
+    assert adapted_modules("all-linear", ".*experts\\.\\d\\d+\\..*", names, "mlp.experts.E.down_proj",
+                           layers) == 10 * 48
+    assert adapted_modules(".*layers\\.0\\.mlp\\.experts\\.5\\.up_proj", None, names, "mlp.experts.E.up_proj",
+                           layers) == 1
     assert sum(1 for _ in layer_module_names("mlp.experts.E.up_proj", names)) == 128 * 128  # layers x experts
 
 

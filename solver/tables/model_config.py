@@ -698,9 +698,9 @@ def _config_moe(path: Path, config: dict[str, Any], layers: int) -> MoE | None:
     if model_type == "ernie4_5_moe":
         return _ernie_moe(path, config, layers, routed)
     if model_type == DENSE_MLP_MODEL_TYPE:
-        dense = layers - len(_qwen3_moe_expert_layers(path, config, layers))
-        return routed.model_copy(update={"dense_layers": dense, "dense_intermediate_size": _config_number(
-            path, config, "intermediate_size") if dense else 0})
+        dense = _dense_layers(layers, _qwen3_moe_expert_layers(path, config, layers))
+        return routed.model_copy(update={**dense, "dense_intermediate_size": _config_number(
+            path, config, "intermediate_size") if dense["dense_layers"] else 0})
     shared_type, shared_key = SHARED_EXPERT_LAYOUT
     if model_type == shared_type and config.get(shared_key) is None:
         raise TableError(f"{path}: missing {shared_key}: a {shared_type} config gives its shared expert's width there "
@@ -744,9 +744,16 @@ def _intermediate_width_moe(path: Path, config: dict[str, Any], layers: int, exp
               computes_every_expert=config["model_type"] in EVERY_EXPERT_MODEL_TYPES)
     if config["model_type"] != "llama4_text":
         return moe
-    dense = layers - len(_llama4_moe_layers(path, config, layers))
-    return moe.model_copy(update={"dense_layers": dense, "dense_intermediate_size": _config_number(
-        path, config, "intermediate_size_mlp", LLAMA4_DENSE_WIDTH) if dense else 0})
+    dense = _dense_layers(layers, _llama4_moe_layers(path, config, layers))
+    return moe.model_copy(update={**dense, "dense_intermediate_size": _config_number(
+        path, config, "intermediate_size_mlp", LLAMA4_DENSE_WIDTH) if dense["dense_layers"] else 0})
+
+
+def _dense_layers(layers: int, expert_layers: set[int]) -> dict[str, Any]:
+    """`MoE.dense_layers` and `MoE.dense_layer_indices` of a model of `layers` whose expert layers are
+    `expert_layers`: the others, their indices where they are not the first (None where they are)."""
+    dense = tuple(layer for layer in range(layers) if layer not in expert_layers)
+    return {"dense_layers": len(dense), "dense_layer_indices": None if dense == tuple(range(len(dense))) else dense}
 
 
 def _qwen3_moe_expert_layers(path: Path, config: dict[str, Any], layers: int) -> set[int]:
@@ -794,17 +801,17 @@ def _ernie_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) -> 
             raise TableError(f"{path}: {key}: expected a whole number from {lowest} to {CONFIG_LIMITS[key]}, got "
                              f"{json_brief(value)}")
     last = layers - 1 if keys["moe_layer_end_index"] == -1 else keys["moe_layer_end_index"]
-    expert_layers = sum(1 for index in range(layers) if (index + 1) % keys["moe_layer_interval"] == 0
-                        and keys["moe_layer_start_index"] <= index <= last)
+    expert_layers = {index for index in range(layers) if (index + 1) % keys["moe_layer_interval"] == 0
+                     and keys["moe_layer_start_index"] <= index <= last}
     if not expert_layers:
         raise TableError(f"{path}: moe_layer_start_index {keys['moe_layer_start_index']}, moe_layer_end_index "
                          f"{keys['moe_layer_end_index']} and moe_layer_interval {keys['moe_layer_interval']} leave no "
                          f"layer of {layers} holding the experts")
-    dense = layers - expert_layers
+    dense = _dense_layers(layers, expert_layers)
     return routed.model_copy(update={
         "shared_expert_intermediate_size": keys["moe_num_shared_experts"] * routed.moe_intermediate_size,
-        "shared_expert_gate": False, "dense_layers": dense,
-        "dense_intermediate_size": _config_number(path, config, "intermediate_size") if dense else 0})
+        "shared_expert_gate": False, **dense,
+        "dense_intermediate_size": _config_number(path, config, "intermediate_size") if dense["dense_layers"] else 0})
 
 
 def _deepseek_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) -> MoE:

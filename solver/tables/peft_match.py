@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -29,16 +29,17 @@ PEFT_LAYERS = 128
 ``model.layers.127``: more than any catalogued model has)."""
 
 
-def layer_module_names(name: str, names: PeftModuleNames) -> Iterator[str]:
-    """The full names of the layer module `name` of a model of `names` (``""``: the layer itself) in each of
-    `PEFT_LAYERS` layers (``model.layers.0.self_attn.q_proj``), and under transformers 4 of each routed expert
-    (``mlp.experts.E.gate_proj`` for each ``E`` below `PeftModuleNames.expert_count`), and of a per-head module of
-    each head (``self_attn.q_layernorm.norms.H`` for each ``H`` below `PEFT_HEADS`), layer by layer."""
+def layer_module_names(name: str, names: PeftModuleNames,
+                       layers: Iterable[int] = range(PEFT_LAYERS)) -> Iterator[str]:
+    """The full names of the layer module `name` of a model of `names` (``""``: the layer itself) in each layer of
+    `layers` (by default `PEFT_LAYERS` of them: ``model.layers.0.self_attn.q_proj``), and under transformers 4 of each
+    routed expert (``mlp.experts.E.gate_proj`` for each ``E`` below `PeftModuleNames.expert_count`), and of a per-head
+    module of each head (``self_attn.q_layernorm.norms.H`` for each ``H`` below `PEFT_HEADS`), layer by layer."""
     parts = name.split(".")
     index, count = (EXPERT_INDEX, names.expert_count) if EXPERT_INDEX in parts else (HEAD_INDEX, PEFT_HEADS)
     experts = [name] if index not in parts else [".".join(str(each) if part == index else part for part in parts)
                                                  for each in range(count)]
-    for layer in range(PEFT_LAYERS):
+    for layer in layers:
         for expert_name in experts:
             yield f"model.layers.{layer}{'.' if expert_name else ''}{expert_name}"
 
@@ -146,30 +147,29 @@ def _adapts(pattern: str, excluded: str | None, names: PeftModuleNames) -> Calla
 
 
 @lru_cache(maxsize=512)
-def adapted_experts(pattern: str, excluded: str | None, names: PeftModuleNames, name: str) -> int:
-    """How many of each expert layer's routed experts (`PeftModuleNames.expert_count`, transformers 4's: `name` one of
-    `names.adapted` holding `EXPERT_INDEX`, ``mlp.experts.E.gate_proj``) the ``target_modules`` regex `pattern` (or
-    ``all-linear``) less `excluded` adapts that projection of, as `peft_target_match` matches it: those whose index
-    it matches in some layer (``.*experts\\.[0-3]\\..*_proj`` four of Qwen3-MoE's 128; a regex that names other
-    experts in other layers counted on the larger side, each in every layer); `re.error` where either is no regular
-    expression."""
-    adapted, parts = _adapts(pattern, excluded, names), name.split(".")
-    return sum(any(adapted(full_name, True) for full_name in layer_module_names(
-        ".".join(str(expert) if part == EXPERT_INDEX else part for part in parts), names))
-               for expert in range(names.expert_count))
+def adapted_modules(pattern: str, excluded: str | None, names: PeftModuleNames, name: str,
+                    layers: tuple[int, ...]) -> int:
+    """How many modules of the name `name` (one of `names.adapted`) in the layers of the indices `layers` the
+    ``target_modules`` regex `pattern` (or ``all-linear``) less `excluded` adapts, as `peft_target_match` matches
+    each full name (``model.layers.5.self_attn.o_proj``, `layer_module_names`): one per layer, and under transformers
+    4 per routed expert of a name holding `EXPERT_INDEX` (``.*experts\\.[0-3]\\..*_proj`` four in each expert layer
+    of Qwen3-MoE's 128; ``.*\\.o_proj`` less ``.*layers\\.0\\..*`` every layer but the first); `re.error` where
+    either is no regular expression."""
+    adapted = _adapts(pattern, excluded, names)
+    return sum(adapted(full_name, True) for full_name in layer_module_names(name, names, layers))
 
 
 def adapts_the_same(first: tuple[str, str | None], second: tuple[str, str | None], names: PeftModuleNames) -> bool:
     """Whether the ``target_modules`` regex (or ``all-linear``) and ``exclude_modules`` of `first` and of `second`
-    adapt the same modules of a model of `names` (`peft_target_match`), and as many of transformers 4's routed
-    experts (`adapted_experts`), so that an adapter of one rank is counted alike on either
-    (``solver.memory.adapted_shapes``); `re.error` where one is no regular expression."""
-    def experts(pattern: str, excluded: str | None) -> tuple[int, ...]:
-        return tuple(adapted_experts(pattern, excluded, names, name) for name in names.adapted
-                     if EXPERT_INDEX in name.split("."))
+    adapt the same modules of a model of `names` (`peft_target_match`), and as many of each in its layers and
+    transformers 4's routed experts (`adapted_modules` over `PEFT_LAYERS` layers), so that an adapter of one rank is
+    counted alike on either (``solver.memory.adapted_shapes``); `re.error` where one is no regular expression."""
+    def counts(pattern: str, excluded: str | None) -> tuple[int, ...]:
+        return tuple(adapted_modules(pattern, excluded, names, name, tuple(range(PEFT_LAYERS)))
+                     for name in names.adapted)
 
     return (peft_target_match(*first, names) == peft_target_match(*second, names)
-            and experts(*first) == experts(*second))
+            and counts(*first) == counts(*second))
 
 
 def converted_target_names(pattern: str, excluded: str | None, names: PeftModuleNames) -> tuple[str, ...]:

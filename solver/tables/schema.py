@@ -49,6 +49,7 @@ from solver.tables.bounds import (
     interconnect_meant,
     mib_as_gb_hint,
 )
+from solver.tables.peft_match import adapted_modules
 from solver.tables.peft_names import (
     PEFT_NAMES_BY_MODEL_TYPE,
     LoraTargets,
@@ -267,6 +268,11 @@ class MoE(Frozen):
     dense_intermediate_size: Annotated[int, Strict(), Ge(0)] = 0
     """Those dense layers' MLP width (the config's ``intermediate_size``, Llama 4's ``intermediate_size_mlp``); 0
     without dense layers."""
+    dense_layer_indices: tuple[int, ...] | None = None
+    """Which layers are the dense ones where they are not the first `dense_layers` (a Qwen3-MoE config's
+    ``mlp_only_layers`` and ``decoder_sparse_step``, ERNIE-4.5's and Llama 4's layers outside their expert layers),
+    as many as `dense_layers`; None: the first (DeepSeek's ``first_k_dense_replace``). A LoRA regex that names layers
+    is counted on them (``solver.memory.adapted_shapes``)."""
     computes_every_expert: Flag = False
     """Whether transformers' class passes every token through every expert, the ones the router did not choose with
     a weight of 0 (Llama 4's ``Llama4TextMoe``: ``hidden_states.repeat`` over the experts, then one ``bmm`` through all
@@ -278,6 +284,19 @@ class MoE(Frozen):
     ``target_parameters`` a set that Trinity's ``_save_lora`` cannot write (``lora-moe-config-unsaved``): the
     catalogue's Qwen3-MoE models; False for a config.json of another model type (Qwen2-MoE's, say), whose LoRA config
     PEFT leaves as given."""
+
+    @model_validator(mode="after")
+    def _as_many_dense_layers(self) -> MoE:
+        if self.dense_layer_indices is not None and len(set(self.dense_layer_indices)) != self.dense_layers:
+            raise ValueError(f"dense_layer_indices: expected {self.dense_layers} different layers (dense_layers), "
+                             f"got {list(self.dense_layer_indices)}")
+        return self
+
+    def layer_indices(self, layers: int, dense: bool = False) -> tuple[int, ...]:
+        """The indices of the expert layers of a model of `layers` layers (of its dense layers where `dense`):
+        `dense_layer_indices`, else the first `dense_layers`, dense."""
+        dense_indices = set(range(self.dense_layers) if self.dense_layer_indices is None else self.dense_layer_indices)
+        return tuple(layer for layer in range(layers) if (layer in dense_indices) == dense)
 
     @property
     def computed_experts(self) -> int:
@@ -486,6 +505,25 @@ class Model(Frozen):
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not
     depend on); None for a model that stands for itself."""
+
+    def module_layers(self, name: str, names: PeftModuleNames) -> tuple[int, ...]:
+        """The indices of the layers that hold the layer module `name` (one of `names.adapted`, the model's
+        `peft_names_of` a layout): every layer for the attention's and a dense model's; of a mixture of experts, the
+        expert layers for the router, the routed and the shared experts, the dense layers for a dense MLP's
+        (`MoE.layer_indices`)."""
+        parts = name.split(".")
+        if self.moe is None or parts[0] == "self_attn":
+            return tuple(range(self.num_layers))
+        expert = name == names.router or bool(
+            {"experts", "shared_expert", "shared_experts", "shared_mlp", "shared_expert_gate"} & set(parts))
+        return self.moe.layer_indices(self.num_layers, dense=not expert)
+
+    def adapted_layers(self, names: PeftModuleNames, targets: LoraTargets) -> tuple[int, ...]:
+        """The indices of the layers in which the regex `targets` (less its ``exclude_modules``) adapts some module of
+        `names` (the model's `peft_names_of` a layout), as ``solver.memory.adapted_shapes`` counts it: `adapted_modules`
+        on each layer of each module's (`module_layers`); () where it adapts none, which PEFT refuses."""
+        return tuple(sorted({layer for name in names.adapted for layer in self.module_layers(name, names)
+                             if adapted_modules(targets.pattern, targets.excluded, names, name, (layer,))}))
 
     @property
     def peft_names(self) -> PeftModuleNames:

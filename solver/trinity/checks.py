@@ -74,6 +74,7 @@ from solver.tables.model_config import (
 from solver.tables.peft_match import (
     ALL_LINEAR,
     EXCLUDE_FEWER,
+    MATCHES_NO_MODULE,
     NO_MATCH,
     all_linear,
     converted_target_names,
@@ -84,7 +85,7 @@ from solver.tables.peft_match import (
     same_modules_regex,
     shown_module_names,
 )
-from solver.tables.peft_names import PeftModuleNames
+from solver.tables.peft_names import LoraTargets, PeftModuleNames
 from solver.tables.rope_types import TrainerFailure
 from solver.trinity.interpolation import (
     MISSING,
@@ -1895,7 +1896,9 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
     `re.error` where either is no regular expression."""
     pattern = ALL_LINEAR if targets is None else targets  # "" is a regex PEFT fails on, not all-linear
     held = {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[experts]}
-    refusals = {names: peft_target_refusal(pattern, excluded, names) for names in held.values()}
+    refusals = {names: peft_target_refusal(pattern, excluded, names) or (
+        None if model.adapted_layers(names, LoraTargets(pattern, excluded)) else MATCHES_NO_MODULE)
+        for names in held.values()}  # matching a module of the layers the model lacks alone (layers 40 of 36): none
     taken = [layout for layout, names in held.items() if refusals[names] is None]
     if taken and len(taken) < len(held):
         return _one_transformers_caution(pattern, excluded, model, held, refusals, taken[0])

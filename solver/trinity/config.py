@@ -34,6 +34,7 @@ from solver.tables import (
     CriticChoice,
     CriticStates,
     HeldExperts,
+    Model,
     TrinityVersion,
     and_joined,
     check_types,
@@ -1046,22 +1047,23 @@ def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
 
 
 def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None,
-                                held: Mapping[HeldExperts, PeftModuleNames] | None = None) -> list[ConfigProblem]:
+                                held: Mapping[HeldExperts, PeftModuleNames] | None = None,
+                                model: Model | None = None) -> list[ConfigProblem]:
     """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone
     (`ConfigProblemCode.LORA_COUNTED_AS_FULL`): what the verdict and the plans count, LoRA's states at its rank
-    (`counted_lora_rank`), or where they cannot (`_lora_uncounted`), full fine-tuning's, conservative for it by about
-    12 of the 16 bytes per parameter of each GPU's shard without Offload; what a regex adapts of them said on the
-    model's module names where known (`held`: each layout's the release may hold its experts in; `_fewer_targets`),
-    in place of "every linear layer but the output projection" (``lm_head``), which an adapter on ``o_proj`` would
-    seem to contradict. None without LoRA, and for LoRA configs Trinity does not load (`_lora_configs_notes` refuses
-    them)."""
+    (`counted_lora_rank`), or where they cannot (`_lora_uncounted`), full fine-tuning's, conservative for it by about 12
+    of the 16 bytes per parameter of each GPU's shard without Offload; what a regex adapts of them said on the model's
+    module names where known (`held`: each layout's the release may hold its experts in, of `model`, whose layers it
+    names where it adapts fewer than all: `_fewer_targets`), in place of "every linear layer but the output projection"
+    (``lm_head``), which an adapter on ``o_proj`` would seem to contradict. None without LoRA, and for LoRA configs
+    Trinity does not load (`_lora_configs_notes` refuses them)."""
     lora = _lora_key(reader)
     if lora is None or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
         return []
     key = ".".join(lora)
     uncounted = _lora_uncounted(reader, version)
     if uncounted is None:
-        fewer = _fewer_targets(reader, lora, held)
+        fewer = _fewer_targets(reader, lora, held, model)
         where = "" if fewer else " on every linear layer but the output projection"
         return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
             f"with LoRA ({key}) the trainer holds gradients and optimizer states for the adapter alone: the verdict "
@@ -1099,15 +1101,16 @@ def _saved_targets_notes(reader: ConfigReader, version: TrinityVersion | None) -
 
 
 def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...],
-                   held: Mapping[HeldExperts, PeftModuleNames] | None) -> str:
+                   held: Mapping[HeldExperts, PeftModuleNames] | None, model: Model | None = None) -> str:
     """The clause on a ``target_modules`` regex that adapts fewer linear layers than ``all-linear``
-    (`peft_target_match`) on a model of the module names `held` (each layout's the release may hold its routed
-    experts in), whose adapter the verdict and the plans count on those alone (``solver.memory.adapted_shapes`` of
+    (`peft_target_match`) on a model of the module names `held` (each layout's the release may hold its routed experts
+    in), whose adapter the verdict and the plans count on those alone (``solver.memory.adapted_shapes`` of
     `TrinityConfig.lora_targets`; on the larger of the two layouts of 0.5.0 and 0.5.2, whose names it says each:
-    `_adapted_words`), naming the type whose names it assumes (`PeftModuleNames.assumed`); "" where it adapts all of
-    them, or none without a refusal (the checks say why PEFT fails on it). Without `held` (the config read alone,
-    which knows no model): on the first type's names on which PEFT takes it (`_peft_match_taken`), which the clause
-    says it assumes, its adapter counted on what it matches of the model's own names once the model is known."""
+    `_adapted_words`, with the layers of `model` it adapts them in), naming the type whose names it assumes
+    (`PeftModuleNames.assumed`); "" where it adapts all of them, or none without a refusal (the checks say why PEFT
+    fails on it). Without `held` (the config read alone, which knows no model): on the first type's names on which PEFT
+    takes it (`_peft_match_taken`), which the clause says it assumes, its adapter counted on what it matches of the
+    model's own names once the model is known."""
     targets, excluded = _lora_targets(reader, lora), _lora_excluded(reader, lora)
     if all_linear(targets) and excluded is None:
         return ""
@@ -1122,28 +1125,51 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...],
         among = (f" among {names.model_type}'s module names, which it assumes for a model type it has not read"
                  if names.assumed else "")
     matches = [peft_target_match(pattern, excluded, each) for each in held.values()]
-    if (all(adapts_all(match, each) for match, each in zip(matches, held.values(), strict=True))
+    every_layer = not any(_layers_words(pattern, excluded, each, model) for each in held.values())
+    if (all(adapts_all(match, each) for match, each in zip(matches, held.values(), strict=True)) and every_layer
             or not any(match.linears for match in matches) or any(match.other is not None for match in matches)):
         return ""
     if len({match.linears for match in matches}) > 1:  # each layout's named: 0.5.0's and 0.5.2's count the larger
         counted = "its adapter counted on the larger of the two"
     less = "" if excluded is None else f" less exclude_modules '{excluded}'"
-    return (f"; its target_modules {_shown_targets(pattern)}{less} matches {_adapted_words(pattern, excluded, held)}"
-            f"{among}, {counted}")
+    return (f"; its target_modules {_shown_targets(pattern)}{less} matches "
+            f"{_adapted_words(pattern, excluded, held, model)}{among}, {counted}")
 
 
-def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts, PeftModuleNames]) -> str:
+def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts, PeftModuleNames],
+                   model: Model | None = None) -> str:
     """What the ``target_modules`` regex `pattern` less `excluded` adapts of the module names of each layout `held`
-    (`peft_target_match`): its linear layers' names and ``alone`` (``q_proj and v_proj alone``), said once where the
-    layouts' are the same, else each layout's with its transformers (Mixtral's ``.*\\.w1`` under 0.5.2: ``experts.w1
-    alone under transformers 5 and experts.E.w1 alone under transformers 4``, the names less their first part, as
-    `TargetMatch.linears` holds them; ``no module`` where it matches none there)."""
+    (`peft_target_match`): its linear layers' names and ``alone`` (``q_proj and v_proj alone``), with the layers of
+    `model` it adapts them in where not every one (``o_proj alone in layers 1-27``: `Model.adapted_layers`), said once
+    where the layouts' are the same, else each layout's with its transformers (Mixtral's ``.*\\.w1`` under 0.5.2:
+    ``experts.w1 alone under transformers 5 and experts.E.w1 alone under transformers 4``, the names less their first
+    part, as `TargetMatch.linears` holds them; ``no module`` where it matches none there)."""
     adapted = {layout: peft_target_match(pattern, excluded, names).linears for layout, names in held.items()}
-    words = {layout: f"{and_joined(list(linears))} alone" if linears else "no module"
-             for layout, linears in adapted.items()}
+    words = {layout: f"{and_joined(list(linears))} alone{_layers_words(pattern, excluded, names, model)}"
+             if linears else "no module" for (layout, linears), names in zip(adapted.items(), held.values(),
+                                                                            strict=True)}
     if len(set(words.values())) == 1:
         return next(iter(words.values()))
     return and_joined([f"{word} under transformers {TRANSFORMERS_OF[layout]}" for layout, word in words.items()])
+
+
+def _layers_words(pattern: str, excluded: str | None, names: PeftModuleNames, model: Model | None) -> str:
+    """The layers of `model` (of the module names `names`) in which `pattern` less `excluded` adapts some module
+    (`Model.adapted_layers`), in words after the names it adapts, a space first (``in layers 1-27``, ``in layers 0, 2
+    and 4-7``, ``in layer 5``); "" where it adapts a module in every layer, or without `model`."""
+    if model is None:
+        return ""
+    layers = model.adapted_layers(names, LoraTargets(pattern, excluded))
+    if not layers or layers == tuple(range(model.num_layers)):
+        return ""
+    runs: list[list[int]] = []
+    for layer in layers:
+        if runs and layer == runs[-1][-1] + 1:
+            runs[-1].append(layer)
+        else:
+            runs.append([layer])
+    spans = [str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs]
+    return f" in layer{'s' if len(layers) > 1 else ''} {and_joined(spans)}"
 
 
 def refused_lora_note(data: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> ConfigProblem | None:
@@ -1165,26 +1191,28 @@ def refused_lora_note(data: Mapping[str, Any], name: str, environ: Mapping[str, 
 def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],
                       version: TrinityVersion | None, held: Mapping[HeldExperts, PeftModuleNames],
                       asked: int | None = None, option_names: OptionNames = API_OPTIONS,
-                      targets: LoraTargets | None = None) -> ConfigProblem:
+                      targets: LoraTargets | None = None, model: Model | None = None) -> ConfigProblem:
     """`note`, one of `TrinityConfig.notes` with its code, for a verdict on a model of the module names `held`, each
     layout's the release may hold its routed experts in (`solver.Model.peft_names_of`), where the config (`mapping`,
     read as `load_config_mapping` reads `name`, its variables from `environ`) sets LoRA: its LoRA note
     (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) then says what a ``target_modules`` regex adapts of those names
-    (`_fewer_targets`), not of the type the config read alone assumed, or, where the verdict counts another rank
-    `asked` (``--lora-rank``, as `option_names` name it) than the config's (`counted_lora_rank`), or its adapter on
-    other `targets` than the config's (``--lora-targets``'; None: all-linear's, as without a config), that rank's
-    states on those targets (`_asked_lora_note`); other notes as they are."""
+    (`_fewer_targets`; in the layers of `model` it adapts), not of the type the config read alone assumed, or, where the
+    verdict counts another rank `asked` (``--lora-rank``, as `option_names` name it) than the config's
+    (`counted_lora_rank`), or its adapter on other `targets` than the config's (``--lora-targets``'; None: all-linear's,
+    as without a config), that rank's states on those targets (`_asked_lora_note`); other notes as they are."""
     if note.code is not ConfigProblemCode.LORA_COUNTED_AS_FULL:
         return note
     reader = ConfigReader(mapping, name, VariablesRead(environ))
     rank = counted_lora_rank(reader, version)
     if asked is not None and asked != rank or rank and targets != counted_lora_targets(reader, version):
-        return _asked_lora_note(reader, version, rank if asked is None else asked, option_names, held, targets)
-    return next(iter(_lora_counted_as_full_notes(reader, version, held)), note)
+        return _asked_lora_note(reader, version, rank if asked is None else asked, option_names, held, targets,
+                                model)
+    return next(iter(_lora_counted_as_full_notes(reader, version, held, model)), note)
 
 
 def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked: int, option_names: OptionNames,
-                     held: Mapping[HeldExperts, PeftModuleNames], targets: LoraTargets | None) -> ConfigProblem:
+                     held: Mapping[HeldExperts, PeftModuleNames], targets: LoraTargets | None,
+                     model: Model | None = None) -> ConfigProblem:
     """The LoRA note (`ConfigProblemCode.LORA_COUNTED_AS_FULL`) of a config with LoRA (`_lora_key`) for a verdict
     that counts rank `asked` on `targets` (None: all-linear's; matched on the model's module names `held`, each
     layout's: `_adapted_words`) in place of what the config's reading counts (`counted_lora_rank`,
@@ -1213,7 +1241,7 @@ def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked
             f"{head}, but {given} {counts} full fine-tuning's, as the tables measured, in place of {own}: "
             "a LoRA run needs less memory than shown"))
     adapted = ("on every linear layer but the output projection" if targets is None else
-               f"on {_adapted_words(targets.pattern, targets.excluded, held)}")
+               f"on {_adapted_words(targets.pattern, targets.excluded, held, model)}")
     instead = ("the config's own adapter's, as its target_modules adapt the same modules" if asked == rank
                and own_modules else f"in place of {own}")
     return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
@@ -1613,39 +1641,31 @@ def verdict_length_note(note: ConfigProblem, config_length: int | None, length: 
 
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
                         option_names: OptionNames = API_OPTIONS) -> TrinityConfig:
-    """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
-
-    Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
-    be, or contain, ``${oc.env:VAR,default}`` or ``${oc.env:VAR}`` (resolved from `environ`, else the
-    default; unset without a default is an error; those set in `environ` are given with their values, in
-    ``environment``), possibly wrapped in ``${oc.decode:...}``, or a reference to
-    another key (``${model.max_model_len}``, ``${..key}``, ``${a.b[0]}``), all read and resolved as OmegaConf does
-    (`ConfigValues`; sections given as interpolations too); any other resolver (``${oc.select:...}``) raises
-    `ConfigError`. Whole numbers written as text
-    (what environment variables give) are converted. ``model`` is the last part of ``model.model_path``
-    (``Qwen/Qwen3-8B`` and ``/models/Qwen3-8B/`` give ``Qwen3-8B``, though the trainer fails on the latter's slash:
-    `_trailing_slash_notes`), not yet resolved against the catalogue.
-
-    GPUs: ``cluster.node_num`` (default 1) times ``cluster.gpu_per_node``, minus the rollout GPUs
+    """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.  Only the keys
+    read are resolved, so interpolations elsewhere in the file do not matter. A value may be, or contain,
+    ``${oc.env:VAR,default}`` or ``${oc.env:VAR}`` (resolved from `environ`, else the default; unset without a default
+    is an error; those set in `environ` are given with their values, in ``environment``), possibly wrapped in
+    ``${oc.decode:...}``, or a reference to another key (``${model.max_model_len}``, ``${..key}``, ``${a.b[0]}``), all
+    read and resolved as OmegaConf does (`ConfigValues`; sections given as interpolations too); any other resolver
+    (``${oc.select:...}``) raises `ConfigError`. Whole numbers written as text (what environment variables give) are
+    converted. ``model`` is the last part of ``model.model_path`` (``Qwen/Qwen3-8B`` and ``/models/Qwen3-8B/`` give
+    ``Qwen3-8B``, though the trainer fails on the latter's slash: `_trailing_slash_notes`), not yet resolved against the
+    catalogue.  GPUs: ``cluster.node_num`` (default 1) times ``cluster.gpu_per_node``, minus the rollout GPUs
     (``explorer.rollout_model.engine_num`` (default 1) times an engine's GPUs, `_rollout_gpus`, plus
-    ``explorer.auxiliary_models``; none in ``mode: train``). ``trainer_gpus`` is None without
-    ``cluster.gpu_per_node``. The length is ``model.max_model_len``, else ``max_prompt_tokens +
-    max_response_tokens`` (as Trinity takes it). Offload is on when ``trainer.trainer_strategy`` is ``fsdp2``
-    (unset: Trinity 0.6's default, fsdp2, where `version` says 0.6 or, without it, the config has 0.6's keys;
-    else fsdp) and the actor's ``offload_policy`` is true: in its ``fsdp_config`` (a role's ``engine``, `IGNORED_SECTION`,
-    is named in a note and left out), and, where the config has Trinity 0.6's flags under ``trainer`` itself
-    (`trainer_level_offload`), there too (verl before 0.8 takes those, 0.8 and later the actor's own).
-
-    `option_names` names the caller's options in the notes' words (and what writes a fragment, in a missing
-    ``model.model_path``'s error): the API's keywords by default (`solver.rules.API_OPTIONS`: ``(solver.trinity.
-    patch_trinity_config does)``), `COMMAND_OPTIONS` for the command's flags (``(--write does)``), as it passes them.
-
-    Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
-    mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not
-    booleans, unresolvable interpolations (in a key read only for a note, that note is skipped),
-    configs that leave the trainer no GPU, and stages that replace its sections (`_check_one_trainer`); `QueryError`
-    for arguments of the wrong type, or a `version` that is not a Trinity release rft-solver knows.
-    """
+    ``explorer.auxiliary_models``; none in ``mode: train``). ``trainer_gpus`` is None without ``cluster.gpu_per_node``.
+    The length is ``model.max_model_len``, else ``max_prompt_tokens + max_response_tokens`` (as Trinity takes it).
+    Offload is on when ``trainer.trainer_strategy`` is ``fsdp2`` (unset: Trinity 0.6's default, fsdp2, where `version`
+    says 0.6 or, without it, the config has 0.6's keys; else fsdp) and the actor's ``offload_policy`` is true: in its
+    ``fsdp_config`` (a role's ``engine``, `IGNORED_SECTION`, is named in a note and left out), and, where the config has
+    Trinity 0.6's flags under ``trainer`` itself (`trainer_level_offload`), there too (verl before 0.8 takes those, 0.8
+    and later the actor's own).  `option_names` names the caller's options in the notes' words (and what writes a
+    fragment, in a missing ``model.model_path``'s error): the API's keywords by default (`solver.rules.API_OPTIONS`:
+    ``(solver.trinity. patch_trinity_config does)``), `COMMAND_OPTIONS` for the command's flags (``(--write does)``), as
+    it passes them.  Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
+    mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not booleans,
+    unresolvable interpolations (in a key read only for a note, that note is skipped), configs that leave the trainer no
+    GPU, and stages that replace its sections (`_check_one_trainer`); `QueryError` for arguments of the wrong type, or a
+    `version` that is not a Trinity release rft-solver knows. """
     check_config_arguments(text, name, environ, version)
     check_types(("option_names", option_names, OptionNames))
     data = load_config_mapping(text, name)
