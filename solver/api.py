@@ -264,7 +264,7 @@ def plan(
     weights: Weights | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
-    token_budget: TokenBudgetMode = "default",
+    token_budget: TokenBudgetMode | int = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -276,6 +276,7 @@ def plan(
     critic: CriticChoice | None = None,
     dpo: bool = False,
     lora_targets: str | None = None,
+    lora_exclude_modules: str | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -291,7 +292,9 @@ def plan(
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
-    ``max_token_len_per_gpu`` says which). `train_batch_size` (experiences per training step, Trinity's
+    ``max_token_len_per_gpu`` says which); a whole number ``token_budget=N`` does too, and then no plan takes more than
+    N tokens per GPU, and each holds a sequence at N (``ceil(L / SP) <= N``; `Query.token_budget_cap`).
+    `train_batch_size` (experiences per training step, Trinity's
     ``buffer.train_batch_size``) keeps to GPU counts and SP degrees whose data-parallel ranks (GPUs / SP) divide it;
     without it, a plan whose ranks are not a power of two is cautioned; with it and ``trinity_version="0.5"``, a plan
     whose GPUs do not divide it, which Trinity 0.5.0 and 0.5.1 refuse (as ``--trinity-version``). `seed` is CP-SAT's
@@ -302,7 +305,8 @@ def plan(
     shards (as ``--no-reference``; `Query.reference_model`); None: none with LoRA, else counted. `lora_rank` above 0
     plans a LoRA run of that rank (as ``--lora-rank``; `Query.lora_rank`): its states counted, the tables vouching by
     inference and refuting nothing, its adapter on the modules `lora_targets` names (as ``--lora-targets``:
-    `solver.tables.peft_match.LORA_TARGETS_FORMS`; None: ``all-linear``'s), which its fragment writes. `critic` plans
+    `solver.tables.peft_match.LORA_TARGETS_FORMS`; None: ``all-linear``'s) less those the ``exclude_modules`` regex
+    `lora_exclude_modules` matches (as ``--lora-exclude``; None: none), which its fragment writes. `critic` plans
     a run with a PPO critic beside the actor (as ``--critic``; `Query.critic`): ``"resident"``, its states on the
     GPUs; ``"offloaded"``, in host memory (its own
     ``offload_policy``); or ``"reloaded"``, in host memory but back on the GPUs for its own update; the tables, which
@@ -327,7 +331,7 @@ def plan(
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
                        reference_model=reference_model, lora_rank=lora_rank, critic=critic, dpo=dpo,
-                       lora_targets=lora_targets, option_names=option_names)
+                       lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
@@ -596,13 +600,15 @@ def _model_config_check(model: str, path: Path | None) -> tuple[str, ...]:
 
 
 def _lora_targets_check(plan: Plan) -> tuple[str, ...]:
-    """The ``--lora-targets`` a fragment's check command gives for `plan`, where its LoRA is a config's own adapter
-    (`Plan.config_adapter`, which the config keeps, and the check counts on the config's targets) counted on other
-    targets (``lora_targets=`` given to `config_query`): the plan's regex, or ``all-linear``; none otherwise."""
+    """The ``--lora-targets`` (and ``--lora-exclude``) a fragment's check command gives for `plan`, where its LoRA is
+    a config's own adapter (`Plan.config_adapter`, which the config keeps, and the check counts on the config's
+    targets) counted on other targets (``lora_targets=`` or ``lora_exclude_modules=`` given to `config_query`): the
+    plan's regex, or ``all-linear``, and its ``exclude_modules`` regex where it has one; none otherwise."""
     adapter = plan.config_adapter
     if adapter is None or not plan.lora_rank or plan.lora_targets == adapter.targets:
         return ()
-    return ("--lora-targets", ALL_LINEAR if plan.lora_target_modules is None else plan.lora_target_modules)
+    excluded = () if plan.lora_exclude_modules is None else ("--lora-exclude", plan.lora_exclude_modules)
+    return ("--lora-targets", ALL_LINEAR if plan.lora_target_modules is None else plan.lora_target_modules, *excluded)
 
 
 def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
@@ -861,6 +867,7 @@ def estimate_memory(
     dpo: bool = False,
     trinity_version: str | None = None,
     lora_targets: str | None = None,
+    lora_exclude_modules: str | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -879,7 +886,8 @@ def estimate_memory(
 
     `lora_rank` (0: full fine-tuning) counts a LoRA run's states (`solver.memory.lora_states_bytes`); the tables,
     which measured full fine-tuning, then speak only where they say the setting trains; its adapter on the modules
-    `lora_targets` names (as `plan`'s: `_lora_counted`). `reference_model` says whether
+    `lora_targets` names, less those the ``exclude_modules`` regex `lora_exclude_modules` matches (as `plan`'s:
+    `_lora_counted`). `reference_model` says whether
     the host memory need counts the reference model's pinned shards (None: but with `lora_rank`, as `plan`'s).
 
     `critic` counts a PPO critic trained beside the actor on the same GPUs: ``"resident"``, its states on the GPUs
@@ -922,7 +930,7 @@ def estimate_memory(
     check_counts((names.named("gpus"), gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
                  (names.named("sp"), sp, MAX_GPUS), (names.node_gpus, node_gpus, MAX_GPUS))
     check_host_ram(host_ram_gb, names)
-    catalog = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names)
+    catalog = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names, lora_exclude_modules)
     resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS
     _check_trainer_layout(resolved, gpus, sp, node_size, names)
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
@@ -947,19 +955,20 @@ def estimate_memory(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
                               option_names, lora_moe_caution(resolved, lora_rank, release, experts),
-                              None if lora_targets is None else lora_targets_caution(  # a config's: its check's
+                              None if lora_targets is None and lora_exclude_modules is None else lora_targets_caution(
                                   resolved, lora_rank, resolved.lora_targets, experts, option_names))
 
 
 def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,
-                  option_names: OptionNames) -> Catalog:
+                  option_names: OptionNames, lora_exclude_modules: str | None = None) -> Catalog:
     """`catalog` with `model` (a name it has) counting a LoRA adapter of `lora_rank` on the modules `lora_targets`
-    names (`given_lora_targets`, whose `QueryError` it raises), its routed experts held as `experts`; `catalog` as it
-    is where none are given (its model may count a config's: `Catalog.with_lora_targets`)."""
-    if lora_targets is None:
+    names less those the ``exclude_modules`` regex `lora_exclude_modules` matches (`given_lora_targets`, whose
+    `QueryError` it raises), its routed experts held as `experts`; `catalog` as it is where neither is given (its
+    model may count a config's: `Catalog.with_lora_targets`)."""
+    if lora_targets is None and lora_exclude_modules is None:
         return catalog
     resolved = catalog.model(model)
-    targets = given_lora_targets(lora_targets, lora_rank, resolved, experts, option_names)
+    targets = given_lora_targets(lora_targets, lora_rank, resolved, experts, option_names, lora_exclude_modules)
     return catalog.with_lora_targets(resolved.name, targets)
 
 
@@ -985,6 +994,7 @@ def memory_answer(
     dpo: bool = False,
     trinity_version: str | None = None,
     lora_targets: str | None = None,
+    lora_exclude_modules: str | None = None,
 ) -> MemoryAnswer:
     """`estimate_memory`'s estimate with the question it answers, the `MemoryAnswer` ``solve memory --json`` prints
     for the same arguments (arguments and errors as `estimate_memory`'s). `memory` may be a memory-model file's path
@@ -999,14 +1009,17 @@ def memory_answer(
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
                                max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
                                option_names=option_names, lora_rank=lora_rank, reference_model=reference_model,
-                               critic=critic, dpo=dpo, trinity_version=trinity_version, lora_targets=lora_targets)
+                               critic=critic, dpo=dpo, trinity_version=trinity_version, lora_targets=lora_targets,
+                               lora_exclude_modules=lora_exclude_modules)
     experts = counted_expert_layout(trinity_version)
-    resolved = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names).model(model)
+    resolved = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names,
+                             lora_exclude_modules).model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
                         max_model_len=max_model_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
                         lora_parameters=lora_parameters(resolved, lora_rank, experts),
                         lora_target_modules=None if resolved.lora_targets is None else resolved.lora_targets.pattern,
+                        lora_exclude_modules=None if resolved.lora_targets is None else resolved.lora_targets.excluded,
                         critic=counted_critic(critic),
                         critic_parameters_b=critic_parameters(resolved) / 1e9 if counted_critic(critic) else 0.0,
                         dpo=dpo,
@@ -1044,6 +1057,7 @@ def map_plans(
     trinity_version: str | None = None,
     dpo: bool = False,
     lora_targets: str | None = None,
+    lora_exclude_modules: str | None = None,
 ) -> tuple[GpuMap, ...]:
     """The maps ``solve map --json`` prints for the same options, a `GpuMap` per GPU type (`gpu`'s: a name, or a
     list or tuple of them, mapped in that order, a GPU type named twice once; else each documented one's), of GPU
@@ -1053,10 +1067,10 @@ def map_plans(
     `model` (one) at each length with its cheapest plan. The other keywords as `plan`'s (a model or GPU type of your
     own, or --cells' tables: in the `catalog`; `option_names` as `estimate_memory`'s, for the plans' cautions);
     `weights` may also be a cost-weights file's path (`Path` or `str`, as --weights), which the maps' ``weights``
-    echo as given, and their titles name; `lora_rank`, `lora_targets`, `reference_model`, `critic`, `dpo` and
-    `trinity_version` (the release as given: its memory counts and train batch rule) as `plan`'s, which the maps echo
-    where given (`lora_targets` as its ``target_modules`` regex). `QueryError` as `plan`'s (and `load_weights`' for a
-    path)."""
+    echo as given, and their titles name; `lora_rank`, `lora_targets`, `lora_exclude_modules`, `reference_model`,
+    `critic`, `dpo` and `trinity_version` (the release as given: its memory counts and train batch rule) as `plan`'s,
+    which the maps echo where given (`lora_targets` as its ``target_modules`` regex, ``all-linear`` where
+    `lora_exclude_modules` alone is given). `QueryError` as `plan`'s (and `load_weights`' for a path)."""
     from solver.maps import check_targets_on_rows, gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
@@ -1096,7 +1110,8 @@ def map_plans(
                "time_limit_s": time_limit_s, "workers": workers, "weights": loaded, "estimate": estimate,
                "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names,
                "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic),
-               "trinity_version": trinity_version, "dpo": dpo, "lora_targets": lora_targets}
+               "trinity_version": trinity_version, "dpo": dpo, "lora_targets": lora_targets,
+               "lora_exclude_modules": lora_exclude_modules}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
     check_targets_on_rows(catalog, gpu_names, mapped, **options)
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
@@ -1254,7 +1269,7 @@ def config_query(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
-    token_budget: TokenBudgetMode | None = None,
+    token_budget: TokenBudgetMode | int | None = None,
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -1282,7 +1297,9 @@ def config_query(
     `CriticStates` in its stead, or ``"none"`` (`NO_CRITIC`) for none (the run trains it all the same). The
     keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does (`budget_gpus`
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
-    pins any budget, and ``exact=False`` frees the config's; `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
+    pins any budget, and ``exact=False`` frees the config's; `lora_exclude_modules` leaves its modules out of
+    `lora_targets`, or without it out of the config's own ``target_modules``, in place of its ``exclude_modules``;
+    `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
     as `make_query` checks it: one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
     the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
@@ -1314,8 +1331,11 @@ def config_query(
         counted = f"rank {config.lora_rank}" if config.lora_rank else config.lora_key
         check_reference_with_lora(reference_model, config.lora_rank, option_names, f"the config's LoRA ({counted})")
     # the config's DPO (or dpo=True, the same), refused beside a critic or no reference model as dpo=True (--dpo) is
-    check_dpo(config.dpo, critic, reference_model, config.lora_rank if lora_rank is None else lora_rank, option_names,
+    counted_rank = config.lora_rank if lora_rank is None else lora_rank
+    check_dpo(config.dpo, critic, reference_model, counted_rank, option_names,
               None if dpo else "the config's algorithm.algorithm_type dpo")
+    if lora_targets is None and lora_exclude_modules is not None and counted_rank and config.lora_targets is not None:
+        lora_targets = config.lora_targets.pattern  # exclusions alone leave out modules of the config's own targets
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1326,7 +1346,8 @@ def config_query(
         max_model_len=asked if objective != "max_len" or max_model_len is not None else None, sp=sp, env=env,
         offload=offload, top=top, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
         estimate=estimate, memory=memory, margin=margin,
-        token_budget=token_budget if token_budget is not None else _config_budget_mode(config, asked, estimate),
+        token_budget=token_budget if token_budget is not None else _config_budget_mode(
+            config, asked, estimate, catalog.model(model if model is not None else config.model)),
         host_ram_gb=host_ram_gb, node_gpus=node_gpus if node_gpus is not None else config.node_gpus,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
@@ -1337,8 +1358,7 @@ def config_query(
         train_batch_source=train_batch_source if train_batch_source is not None else
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
         reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
-        lora_rank=config.lora_rank if lora_rank is None else lora_rank,
-        critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
+        lora_rank=counted_rank, critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
         lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
@@ -1350,11 +1370,7 @@ def config_query(
            "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else
            None if lora_rank == 0 != config.lora_rank else config.lora_targets,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
-    query = query.model_copy(update=own)
-    if token_budget is None and query.token_budget == "auto" and one_sequence_per_micro_batch(
-            catalog.model(query.model)):  # its plans read no budget, and are the default's: say what was judged
-        return query.model_copy(update={"token_budget": "default"})
-    return query
+    return query.model_copy(update=own)
 
 
 def check_config_model(catalog: Catalog, config: TrinityConfig, shape: str, own: str, *, where: str = "",
@@ -1490,12 +1506,15 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
         "config_problem_codes": (*current.config_problem_codes, *(problem.code for problem in problems))})
 
 
-def _config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:
-    """The planner's token budget mode for a query from a Trinity config (without --token-budget): ``auto`` for a
-    config that lowers its own budget below Trinity's default at `length` (where estimates are on), so that plans
-    may too; else ``default``."""
-    lowers = config is not None and length is not None and _lowered_by_config(config, length, estimate) is not None
-    return "auto" if lowers else "default"
+def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: EstimateMode,
+                        model: Model) -> TokenBudgetMode | int:
+    """The planner's token budget for a query from a Trinity config (without --token-budget) of `model`: the
+    config's own budget in effect where it lowers Trinity's default at `length` (where estimates are on), kept as
+    every plan's cap, so that plans may lower budgets too but never raise the config's; else ``default``, as for a
+    model whose plans read no budget (`one_sequence_per_micro_batch`: they are the default's, which says what was
+    judged)."""
+    own = None if length is None else _lowered_by_config(config, length, estimate)
+    return "default" if own is None or one_sequence_per_micro_batch(model) else own
 
 
 def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, text: str,
@@ -1936,7 +1955,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
-    judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
+    judged = query.model_copy(update={"token_budget": "default" if own is None else "auto",
+                                      "token_budget_cap": None})  # judged at its own budget, not one asked for
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,

@@ -20,7 +20,7 @@ from solver.query import given_lora_targets, make_query
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.solve import best_plan
 from solver.tables import NODE_GPUS, Catalog, QueryError, counted_expert_layout
-from solver.tables.peft_match import lora_targets_pattern
+from solver.tables.peft_match import ALL_LINEAR, lora_targets_pattern
 
 Grid = dict[tuple[str | int, int], Plan | None]
 """(row, GPU budget) -> the best plan, or None."""
@@ -120,13 +120,16 @@ def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence
         grid = longest_by_model(catalog, name, names, budgets, **options)
         rows = tuple(ModelMapRow(model=row, plans=tuple(grid[row, budget] for budget in budgets)) for row in names)
     targets = options.get("lora_targets")  # checked by each cell's query: None, or a LoRA adapter's
-    adapted = lora_targets_pattern(targets) if targets is not None else None  # None: all-linear, as the plans say
+    excluded = options.get("lora_exclude_modules")  # checked alike: None, or the modules the adapter leaves out
+    adapted = (lora_targets_pattern(targets) if targets is not None  # None: all-linear alone, as the plans say
+               else ALL_LINEAR if excluded is not None else None)
     return GpuMap(gpu=name, by="len" if by_length else "model", model=models[0] if by_length else None,
                   train_batch_size=options.get("train_batch_size"), host_ram_gb=options.get("host_ram_gb"),
                   node_gpus=None if options.get("node_gpus") in (None, NODE_GPUS) else options["node_gpus"],
                   estimate=None if options.get("estimate", "auto") == "auto" else options["estimate"],
                   token_budget="auto" if options.get("token_budget") == "auto" else None,
                   lora_rank=options.get("lora_rank") or None, lora_target_modules=adapted,
+                  lora_exclude_modules=excluded,
                   reference_model=options.get("reference_model"), critic=options.get("critic"),
                   dpo=True if options.get("dpo") else None, trinity_version=options.get("trinity_version"),
                   weights=weights_file,
@@ -146,7 +149,7 @@ def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[
     for row, request in requests.items():
         for budget in budgets:
             query = make_query(catalog, gpu=gpu, budget_gpus=budget, **request)
-            counted = query.counted_catalog(catalog)  # its LoRA adapter on the --lora-targets modules
+            counted = query.counted_catalog(catalog)  # the adapter on --lora-targets' modules less --lora-exclude's
             counts = tuple(n for n in prepare(counted, name, query).counts if n <= budget)
             if (row, counts) not in solved:
                 solved[row, counts] = best_plan(counted, query, name, proven=True)  # the same whatever the seed

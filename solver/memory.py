@@ -368,10 +368,14 @@ class MemoryQuestion(Frozen, defer_build=True):
         "weights, gradients and Adam moments; 0 for full fine-tuning's"))
     lora_parameters: NonNegativeInt = Field(default=0, description=(
         "the LoRA adapter's parameters counted (on every linear layer but the output projection: all-linear, "
-        "Trinity's default target_modules; or on those lora_target_modules matches); 0 for full fine-tuning"))
+        "Trinity's default target_modules; or on those lora_target_modules matches, less lora_exclude_modules'); 0 "
+        "for full fine-tuning"))
     lora_target_modules: str | None = Field(default=None, description=(
         "the target_modules regex the adapter was counted on (--lora-targets: module names as the regex that "
         "matches them in every layer); null for all-linear's, and for full fine-tuning"))
+    lora_exclude_modules: str | None = Field(default=None, description=(
+        "the exclude_modules regex of the modules the adapter was counted without (--lora-exclude; "
+        "lora_target_modules is then all-linear where no --lora-targets is given); null for none"))
     critic: CriticStates | None = Field(default=None, description=(
         "a PPO critic counted beside the actor (--critic): resident, its states on the GPUs (critic_gib); "
         "offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the GPUs for its "

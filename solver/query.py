@@ -21,6 +21,7 @@ from solver.rules import (
     host_ram_words,
     kept_for_rollout,
     least_token_budget,
+    one_sequence_per_micro_batch,
     option_names_of,
     rollout_layout,
     sp_degrees,
@@ -162,8 +163,9 @@ class Pins(Frozen):
 class ConfigAdapter(Frozen):
     """A Trinity config's own LoRA adapter, which what is made of a plan with it keeps: the dotted key that turns it
     on (`key`), the rank the plans count (`rank`: 0 where they count none) and its targets' regexes
-    (`target_modules`, `exclude_modules`; `targets`, None for all-linear's). Each plan keeps it (`solver.results.Plan.config_adapter`), so that its JSON read back is checked
-    against it as the answer was (`solver.trinity.adapter_unkept`)."""
+    (`target_modules`, `exclude_modules`; `targets`, None for all-linear's). Each plan keeps it
+    (`solver.results.Plan.config_adapter`), so that its JSON read back is checked against it as the answer was
+    (`solver.trinity.adapter_unkept`)."""
 
     key: str = Field(description="the config's key that turns its LoRA on (model.lora_configs, ...)")
     rank: int = Field(ge=0, description=(
@@ -298,6 +300,10 @@ class Query(Frozen):
     token_budget: TokenBudgetMode = Field(default="default", description=(
         "default: Trinity's max_token_len_per_gpu for every plan; auto: where it does not fit, an estimated plan "
         "takes the most tokens per GPU the memory model fits, at least ceil(L/s)"))
+    token_budget_cap: int | None = Field(default=None, ge=1, le=MAX_TOKENS, description=(
+        "the most tokens per GPU any plan takes (--token-budget N, or a Trinity config's own lowered budget): a plan "
+        "takes the least of it, Trinity's default and (auto) what its estimate fits, and holds a sequence at it "
+        "(ceil(L/s) <= N); null: no cap"))
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
@@ -943,7 +949,7 @@ def make_query(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
-    token_budget: TokenBudgetMode = "default",
+    token_budget: TokenBudgetMode | int = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -985,7 +991,7 @@ def make_query(
     None: none with LoRA (Trinity then takes the actor without its adapter as the reference), else counted.
     `lora_rank` above 0 plans a LoRA run of that rank (`Query.lora_rank`), its adapter on `lora_targets`' modules
     (`given_lora_targets`; None: ``all-linear``'s), less those the ``exclude_modules`` regex `lora_exclude_modules`
-    matches (a cluster job's; None: none); `critic` one with a PPO critic
+    matches (``--lora-exclude``, a cluster job's; None: none); `critic` one with a PPO critic
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
@@ -1013,10 +1019,14 @@ def make_query(
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
     release = trinity_release("trinity_version", trinity_version)
-    check_token_budget(token_budget, estimate, option_names)
+    check_token_budget(token_budget, estimate, option_names, caps=True)
     check_time_limit(time_limit_s)
     check_seed(seed)
     resolved = catalog.model(model)
+    if isinstance(token_budget, int) and one_sequence_per_micro_batch(resolved):
+        budget_name = _token_budget_name(option_names)
+        raise QueryError(f"{budget_name} {token_budget}: {resolved.name} trains one padded sequence per micro-batch, "
+                         f"which reads no token budget: leave {budget_name} out")
     targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
                                  option_names, lora_exclude_modules)
     gpu_names = asked_gpus(catalog, gpu)
@@ -1039,12 +1049,14 @@ def make_query(
     if sp is not None:
         check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source, names)
     budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
+    mode, cap = token_budget_mode_and_cap(token_budget, estimate)
     return Query(model=resolved.name, gpus=gpu_names, objective=objective, budget_gpus=budget, open_budget=open_budget,
                  exact=exact, exact_source=exact_source, max_model_len=max_model_len, sp=sp, env=env, offload=offload,
                  top=top, weights=weights if weights is not None else load_weights(), time_limit_s=time_limit_s,
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
-                 token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
-                 node_gpus_given=node_gpus_given, host_ram_source=host_ram_source, rollout_gpus=rollout_gpus,
+                 token_budget=mode, token_budget_cap=cap, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
+                 node_source=node_source, node_gpus_given=node_gpus_given, host_ram_source=host_ram_source,
+                 rollout_gpus=rollout_gpus,
                  total_gpus=total_gpus,
                  train_batch_size=train_batch_size, train_batch_source=train_batch_source, trinity_version=release,
                  trinity_release=release_name(trinity_version),
@@ -1062,26 +1074,27 @@ a plan's JSON names it."""
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
                        names: OptionNames, excluded: str | None = None) -> LoraTargets | None:
     """The LoRA targets an option gives (`targets`: None, not given; `LORA_TARGETS_FORMS`), less the modules the
-    ``exclude_modules`` regex `excluded` (a cluster job's ``lora_exclude_modules``; None: none) matches, whose modules a
-    LoRA run of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`, as a Trinity config's
-    ``target_modules`` and ``exclude_modules``): None for ``all-linear`` (or not given) without `excluded`; module
-    names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as PEFT matches a list by its
-    names' endings); else the regex itself (`lora_targets_pattern`; ``all-linear`` where only `excluded` is given).
-    `QueryError`, naming the option as `names` do, for targets or exclusions without LoRA, targets that are empty,
-    either no regex, or targets that, less `excluded`, adapt no linear layer `all-linear` adapts, or a module it leaves
-    out, on the module names of each layout the release may hold `model`'s routed experts in (`experts`;
-    `peft_target_match`), or that PEFT refuses on each (`peft_target_refusal`: a routed expert's half PEFT fuses
-    alone, Mixtral's ``.*\\.w1`` under transformers 5; `every_target_excluded`: exclusions that leave out every
-    module the targets match), as a config's are refused."""
+    ``exclude_modules`` regex `excluded` (``--lora-exclude``, a cluster job's ``lora_exclude_modules``; None: none)
+    matches, whose modules a LoRA run of `lora_rank` on `model` counts its adapter on (`Catalog.with_lora_targets`,
+    as a Trinity config's ``target_modules`` and ``exclude_modules``): None for ``all-linear`` (or not given)
+    without `excluded`; module names as the regex that matches them in every layer (``.*\\.(q_proj|v_proj)``, as
+    PEFT matches a list by its names' endings); else the regex itself (`lora_targets_pattern`; ``all-linear`` where
+    only `excluded` is given). `QueryError`, naming the option as `names` do, for targets or exclusions without
+    LoRA, targets that are empty, either no regex, or targets that, less `excluded`, adapt no linear layer
+    `all-linear` adapts, or a module it leaves out, on the module names of each layout the release may hold
+    `model`'s routed experts in (`experts`; `peft_target_match`), or that PEFT refuses on each
+    (`peft_target_refusal`: a routed expert's half PEFT fuses alone, Mixtral's ``.*\\.w1`` under transformers 5;
+    `every_target_excluded`: exclusions that leave out every module the targets match), as a config's are refused."""
     if targets is None and excluded is None:
         return None
-    option, lora = ("lora_targets", "lora_rank") if names.keywords else ("--lora-targets", "--lora-rank")
-    check_types((option, targets, str | None), (EXCLUDED_KEY, excluded, str | None))
+    option, lora, exclusions = (("lora_targets", "lora_rank", EXCLUDED_KEY) if names.keywords
+                                else ("--lora-targets", "--lora-rank", "--lora-exclude"))
+    check_types((option, targets, str | None), (exclusions, excluded, str | None))
     shown, fix = f"{option} '{cut(targets or ALL_LINEAR)}'", f"give {LORA_TARGETS_FORMS}"
     if targets is not None and not targets.strip():
         raise QueryError(f"{option} is empty: {fix}")
     if not lora_rank:
-        given = shown if targets is not None else f"{EXCLUDED_KEY} '{cut(excluded or '')}'"
+        given = shown if targets is not None else f"{exclusions} '{cut(excluded or '')}'"
         raise QueryError(f"{given} without LoRA: the {'targets' if targets is not None else 'exclusions'} are a LoRA "
                          f"adapter's; give {lora} too")
     pattern = None if targets is None else lora_targets_pattern(targets)  # module names as a regex (None: all-linear)
@@ -1089,7 +1102,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         try:
             peft_regex(excluded)
         except re.error as error:
-            raise QueryError(f"{EXCLUDED_KEY} '{cut(excluded)}' is no regular expression ({error}): "
+            raise QueryError(f"{exclusions} '{cut(excluded)}' is no regular expression ({error}): "
                              f"{EXCLUDED_FORM}") from None
     if pattern is None and excluded is None:
         return None
@@ -1100,15 +1113,18 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
         raise QueryError(f"{shown} is no regular expression ({error}): {fix}") from None
     matches = [(peft_target_match(pattern, excluded, model.peft_names_of(layout)), model.peft_names_of(layout))
                for layout in LAYOUTS_TAKEN[experts]]
-    for match, _ in matches:
+    for match, layout_names in matches:
         if match.beyond_all_linear:
+            # a layer's module (a mixture of experts' experts, a norm): the layers' modules that are counted
+            counted = (f" (it counts {shown_module_names(layout_names, outer=False)})"
+                       if any(module.startswith("model.layers.") for module in match.beyond_all_linear) else "")
             raise QueryError(f"{shown} matches {', '.join(match.beyond_all_linear)} of {model.name}, which all-linear "
-                             f"leaves out and rft-solver does not count: {fix}")
+                             f"leaves out and rft-solver does not count{counted}: {fix}")
     if excluded is not None and not any(match.linears for match, _ in matches):
         all_excluded = every_target_excluded(pattern, excluded, matches[0][1],
                                              shown if targets is not None else ALL_LINEAR)
         if all_excluded is not None:
-            raise QueryError(f"{EXCLUDED_KEY} '{cut(excluded)}', on {model.name}, {all_excluded}: {EXCLUDE_FEWER}")
+            raise QueryError(f"{exclusions} '{cut(excluded)}', on {model.name}, {all_excluded}: {EXCLUDE_FEWER}")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
     refusals = [peft_target_refusal(pattern, excluded, names) for _, names in matches]
@@ -1347,10 +1363,32 @@ def resolve_margin(memory: MemoryModel, margin: float | None, memory_gib: float,
     return default_margin(memory, memory_gib) if margin is None else margin
 
 
+def token_budget_mode_and_cap(token_budget: TokenBudgetMode | int,
+                              estimate: EstimateMode) -> tuple[TokenBudgetMode, int | None]:
+    """A checked `token_budget` as the query's mode and cap (`Query.token_budget_cap`): a whole number caps every
+    plan's budget at it, lowering (``auto``) an estimated plan's further where its budget does not fit, unless
+    estimates are off; a mode caps none."""
+    if isinstance(token_budget, int):
+        return ("default" if estimate == "never" else "auto"), token_budget
+    return token_budget, None
+
+
+def _token_budget_name(option_names: OptionNames) -> str:
+    """The token budget's option as `option_names` name it: ``--token-budget``, or the API's ``token_budget``."""
+    return "token_budget" if option_names.keywords else "--token-budget"
+
+
 def check_token_budget(token_budget: object, estimate: EstimateMode,
-                       option_names: OptionNames = COMMAND_OPTIONS) -> None:
+                       option_names: OptionNames = COMMAND_OPTIONS, caps: bool = False) -> None:
     """`QueryError` unless `token_budget` is a `TokenBudgetMode` that the `estimate` mode allows (``auto``
-    lowers the budgets of estimated plans: not with estimates off), naming the options as `option_names` do."""
+    lowers the budgets of estimated plans: not with estimates off), or, where the caller `caps` budgets (the planner:
+    `Query.token_budget_cap`), tokens per GPU from 1 to `MAX_TOKENS`, naming the options as `option_names` do."""
+    if caps and isinstance(token_budget, int) and not isinstance(token_budget, bool):
+        check_counts((_token_budget_name(option_names), token_budget, MAX_TOKENS))
+        return
+    if caps and token_budget not in get_args(TokenBudgetMode):
+        raise QueryError(f"{_token_budget_name(option_names)} takes default, auto or the most tokens per GPU (a whole "
+                         f"number from 1 to {MAX_TOKENS}), got {brief(token_budget)}")
     check_choice("token_budget", token_budget, get_args(TokenBudgetMode))
     if token_budget == "auto" and estimate == "never":
         raise QueryError(f"{option_names.token_budget_auto} lowers the token budget of estimated plans, which "

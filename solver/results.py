@@ -1182,6 +1182,10 @@ class Plan(Frozen):
         "lowered_budget; for a model trained one sequence per micro-batch (padded-micro-batches), whose estimate "
         "counts max_model_len tokens per GPU, the default Trinity fills in, which verl leaves unread with dynamic "
         "batch sizes off (Trinity's own memory check, a warning, still estimates at it)"))
+    token_budget_cap: PositiveInt | None = Field(default=None, description=(
+        "the cap asked for (--token-budget N, or a Trinity config's own budget below the default) where it binds: "
+        "max_token_len_per_gpu is that cap, below what Trinity's default or the estimate would give; null where no "
+        "cap binds"))
     rope_scaling_factor: Annotated[float, Gt(0), AllowInfNan(False)] | None = Field(description=(
         "the YaRN factor model.rope_scaling takes (max_model_len / the model's native context); null within the "
         "native context, and for a model with a RoPE scaling of its own (Llama 3.1)"))
@@ -2128,7 +2132,8 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
-                          "lora_rank", "lora_target_modules", "reference_model", "critic", "dpo", "trinity_version",
+                          "lora_rank", "lora_target_modules", "lora_exclude_modules", "reference_model", "critic",
+                          "dpo", "trinity_version",
                           "weights", "memory_model_source",
                           "budgets_listed")
 """A map's fields that its JSON leaves out where None: the options that were not given (or are the default)."""
@@ -2157,6 +2162,10 @@ class GpuMap(Frozen, Versioned, defer_build=True):
     lora_target_modules: str | None = Field(default=None, description=(
         "with lora_rank: the target_modules regex whose modules the plans count the adapter on (--lora-targets, as "
         "each plan's lora_target_modules); left out for all-linear's, every linear layer but the output projection"))
+    lora_exclude_modules: str | None = Field(default=None, description=(
+        "with lora_target_modules: the exclude_modules regex of the modules the plans leave out of them "
+        "(--lora-exclude, as each plan's lora_exclude_modules; lora_target_modules is then all-linear where no "
+        "--lora-targets is given); left out where none"))
     reference_model: bool | None = Field(default=None, description=(
         "whether the plans' host memory need counts a reference model, as given (--reference, --no-reference); left "
         "out where not given: counted but with --lora-rank"))

@@ -296,6 +296,9 @@ def raised_budget_stop_words(budget: str, least: int, sp: int) -> str:
             "max_response_tokens)")
 
 
+TOKEN_CAP_WORDS = "the cap asked for (or the config's own budget)"
+"""Whose a plan's token budget is where a cap binds on it (`solver.results.Plan.token_budget_cap`), in words."""
+
 TOKEN_BUDGET_STEP = 1024
 """A lowered token budget is a multiple of this many tokens, unless it is the least one."""
 

@@ -100,6 +100,12 @@ from solver.tables import (
     load_catalog,
 )
 
+ASKED_FIRST_SHARE = 0.5
+"""The share of an answer's time limit that the questions `plan` asks before the query's own ranking (`_asked_first`:
+without the pins, with the most host memory) may take, from its start: the ranking always has the rest, and what they
+leave (none where one of them answers the query too), so that a comparison never leaves the question asked
+``unknown``."""
+
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
 the objective's order; past it, CP-SAT's own."""
@@ -116,9 +122,10 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     def answer(gpu: str) -> Answer:
         joined, timed = _SOLVE_GROUP.set(group), _CALL_DEADLINE.set(deadline)  # the caller's, in the pool's threads
         asked_sp_one = _SP_ONE_FITS.set({})  # this answer's own, asked afresh for each query
-        ends_by = time.monotonic() + query.time_limit_s  # the time limit all the answer's solves share
+        started = time.monotonic()
+        ends_by = started + query.time_limit_s  # the time limit all the answer's solves share
         try:
-            asked = _asked_first(catalog, query, gpu, ends_by)
+            asked = _asked_first(catalog, query, gpu, started + query.time_limit_s * ASKED_FIRST_SHARE)
             answer = _with_asked_first(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions,
                                                                   ends_by=ends_by), asked)
             further = (_with_measured, _with_fewer_nodes, _with_validated, _with_rollout_kept, _with_other_batch,
@@ -456,8 +463,8 @@ def _asked_first(catalog: Catalog, query: Query, gpu: str, ends_by: float | None
     (`_unpinned_first`), then, where a node's host memory is given and that leaves `query` a plan to have (the
     field is asked only then), `query` on nodes with the most host memory (`_more_host_ram_question`). Where a
     wider question's best plan is within `query`, one solve answers both: where the limit costs nothing. Each ranking
-    ends by `ends_by` (a `time.monotonic()`: the answer's deadline, which `query`'s ranking shares; the second is not
-    asked once it has passed; None: each its own time limit)."""
+    ends by `ends_by` (a `time.monotonic()`: `plan`'s share of the answer's time limit for them, `ASKED_FIRST_SHARE`;
+    the second is not asked once it has passed; None: each its own time limit)."""
     unpinned = _unpinned_first(catalog, query, gpu, ends_by)
     if (query.host_ram_gb is None or (unpinned is not None and unpinned.answer.status == "infeasible")
             or (ends_by is not None and clock.seconds_left(ends_by) <= 0)):
@@ -1008,6 +1015,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     most = None if source is not None or not data.lowers_budget else \
         most_estimated_tokens(length, sp, data.estimate_longest[gpus, env, offload, sp])
     tokens = token_budget(length, sp) if most is None else lowered_token_budget(length, sp, most)
+    cap = query.token_budget_cap  # the model holds a sequence at it: L <= cap x SP (`add_token_cap`)
+    capped = tokens is not None and cap is not None and tokens > cap
+    tokens = cap if capped else tokens
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} beyond its estimate")
     layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus) if query.rollout_gpus is not None
@@ -1023,6 +1033,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         sp=sp,
         max_model_len=length,
         max_token_len_per_gpu=tokens,
+        token_budget_cap=cap if capped else None,
         rope_scaling_factor=data.shape.yarn_factor(length),
         yarn_beyond_validated=data.shape.yarn_beyond_validated(length),
         past_validated_length=past_validated(data.shape, length),

@@ -473,7 +473,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.plan("8B", estimate="maybe", max_model_len=4096),
          "estimate must be one of auto, only, never, got 'maybe'"),
         (lambda: solver.plan("8B", token_budget="half", max_model_len=4096),
-         "token_budget must be one of default, auto, got 'half'"),
+         "token_budget takes default, auto or the most tokens per GPU (a whole number from 1 to 16777216), got 'half'"),
         (lambda: solver.plan("8B", token_budget="auto", estimate="never", max_model_len=4096),
          ('token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off: drop '
           "one of them")),
@@ -1697,15 +1697,16 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
 
 def test_a_verdict_names_a_best_plans_setting_where_it_differs_beyond_env():
     # Qwen3-8B at 65536 tokens on 4 A100s, SP=4 without Env at 16384 tokens per GPU by hand: it trains by estimate.
-    # The best plan is Env + SP=4 at 25600; given as Env + Offload + SP=4 at that cost instead, the verdict names the
-    # setting (not Env alone) and the token budget, and says it costs more; given on 2 GPUs, it names the counts.
+    # With token_budget="auto" (the config's own 16384 caps the plans' otherwise, s80), the best plan is Env + SP=4 at
+    # 25600; given as Env + Offload + SP=4 at that cost instead, the verdict names the setting (not Env alone) and the
+    # token budget, and says it costs more; given on 2 GPUs, it names the counts.
     text = ("algorithm: {algorithm_type: grpo}\n"
             "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536, rope_scaling: {rope_type: yarn, factor: 1.6, "
             "original_max_position_embeddings: 40960}}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "explorer: {rollout_model: {engine_num: 4}}\ntrainer: {ulysses_sequence_parallel_size: 4, "
             "max_token_len_per_gpu: 16384}\n")
     config = read_trinity_config(text, "trinity.yaml", {})
-    query = config_query(CATALOG, config, gpu="a100")
+    query = config_query(CATALOG, config, gpu="a100", token_budget="auto")
     (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, text, "trinity.yaml", {})
     best = answer.plans[0]
     assert (best.setting.label, best.max_token_len_per_gpu, answer.current.plan.cost) == ("Env + SP=4", 25600, 0.325)

@@ -99,7 +99,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         assert all(tuple(p) == PLAN_ORDER for p in answer["plans"])
     assert answers[0]["plans"] == [{
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
-        "max_token_len_per_gpu": 16384, "lowered_budget": False, "rope_scaling_factor": None,
+        "max_token_len_per_gpu": 16384, "lowered_budget": False, "token_budget_cap": None, "rope_scaling_factor": None,
         "yarn_beyond_validated": False, "past_validated_length": None, "cost": 0.325,
         "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
@@ -1665,8 +1665,8 @@ def test_a_lowered_token_budget_never_shortens_the_longest_context(cli):
     (("--token-budget", "auto", "--no-estimate"),
      ("solve: error: --token-budget auto lowers the token budget of estimated plans, which --no-estimate turns off: "
       "drop one of them")),
-    (("--token-budget", "4096"), ("solve: error: argument --token-budget: takes default or auto, got '4096' (a budget "
-                                  "of your own, in tokens per GPU: solve memory --token-budget T)")),
+    (("--token-budget", "4096.5"), ("solve: error: argument --token-budget: takes default, auto or the most tokens per "
+                                    "GPU (a whole number: 32768 or 32k), got '4096.5'")),
 ])
 def test_bad_token_budgets_are_refused_with_one_line(cli, flags: tuple[str, ...], message: str):
     status, out, err = cli("--model", "8B", "--gpus", "4", "--len", "65536", *flags)

@@ -2233,7 +2233,8 @@ def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Qwen3-8B at 65536 tokens on 4 A100s, SP=4 without Env at a budget lowered by hand to 16384: it trains by
     # estimate (cost 0.325). The best plan, Env + SP=4, costs a hair more (0.3282) for Env, which estimates keep on,
-    # and takes the most that fits, 25600 tokens per GPU: a difference the cost does not count, named too.
+    # and keeps the config's budget (s80: a cap); with --token-budget auto it takes the most that fits, 25600 tokens
+    # per GPU: a difference the cost does not count, named too.
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     config = tmp_path / "trinity.yaml"
     config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n"
@@ -2242,6 +2243,10 @@ def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
                       "trainer:\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 16384\n",
                       encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    said = " ".join(out.split())
+    assert status == 0 and ("by Env's ranking weight alone, not step time. but:" in said
+                            and "max_token_len_per_gpu = 16384 (the cap asked for" in said)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--token-budget", "auto")
     said = " ".join(out.split())
     assert status == 0 and (
         "trinity.yaml runs SP=4 on 4 trainer GPUs at 65536 tokens (Env off, "
@@ -3466,8 +3471,8 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The 32768-token config --write leaves (trainer and roles at 16384, Trinity's default there), at 40960 tokens:
     # its budgets follow the length, as unset ones would, and the verdict is at the default, 20480. With the roles at
-    # 12288 by hand (not the trainer's), they are the user's own lower budget: the verdict is at 12288, and the plans
-    # may lower theirs too (Env + SP=2 at 27648).
+    # 12288 by hand (not the trainer's), they are the user's own lower budget: the verdict is at 12288, and it caps
+    # the plans' (s80: SP=4 at 12288, where before Env + SP=2 raised it to 27648, and SP=2 holds no sequence at it).
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     roles = ("  trainer_config:\n    actor_rollout_ref:\n      actor: {{ppo_max_token_len_per_gpu: {0}}}\n"
              "      ref: {{log_prob_max_token_len_per_gpu: {0}}}\n")
@@ -3492,7 +3497,8 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
     answer = json.loads(out)[0]
     assert status == 0 and answer["current"]["max_token_len_per_gpu"] == 12288 and answer["current"]["trains"]
-    assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu")] == [True, 2, 27648]
+    assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu", "token_budget_cap")] == [
+        False, 4, 12288, 12288]
 
 
 def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_the_roles_are(

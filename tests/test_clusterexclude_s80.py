@@ -94,7 +94,9 @@ def test_the_emitted_config_writes_the_exclusions_as_solve_emits_a_configs(cli: 
     written = {name: (tmp_path / "emit" / f"{name}.yaml").read_text() for name in ("q", "mlp")}
     assert status == 0
     assert ("  # a new adapter on target_modules '.*\\.(q_proj|v_proj)' less exclude_modules '.*\\.v_proj', as\n"
-            "  # planned; with LoRA Trinity builds no reference model\n"
+            "  # planned; with LoRA Trinity builds no reference model; but target_modules '.*\\.(q_proj|v_proj)'\n"
+            ) in written["q"]
+    assert ("  # adapter_config.json before you load it\n"
             "  lora_configs: [{lora_rank: 16, target_modules: '.*\\.(q_proj|v_proj)', "
             "exclude_modules: '.*\\.v_proj'}]\n"
             ) in written["q"]
@@ -206,11 +208,12 @@ def test_a_job_built_in_code_takes_its_exclusions() -> None:
 
 
 def test_config_query_takes_exclusions_as_it_takes_targets_in_place_of_the_configs() -> None:
-    # make_query's keyword, which config_query takes as it takes each: given, it overrides the config's adapter's
-    # modules, all-linear's (lora_targets not given) less those it matches, as lora_targets= alone drops its exclusions.
+    # make_query's keyword, which config_query takes as it takes each: given, it overrides the config's exclusions,
+    # left out of the config's own targets where lora_targets is not given (review80a: all-linear's before), as
+    # lora_targets= alone drops its exclusions.
     config = read_trinity_config(TRINITY % "exclude_modules: '.*\\.v_proj'", "trinity.yaml", {})
     catalog = load_catalog()
     assert config_query(catalog, config, gpu="a100").lora_targets == LoraTargets(".*\\.(q_proj|v_proj)", ".*\\.v_proj")
-    assert config_query(catalog, config, gpu="a100", lora_exclude_modules=".*\\.mlp\\..*").lora_targets == LoraTargets(
-        "all-linear", ".*\\.mlp\\..*")
+    assert config_query(catalog, config, gpu="a100", lora_exclude_modules=".*\\.q_proj").lora_targets == LoraTargets(
+        ".*\\.(q_proj|v_proj)", ".*\\.q_proj")
     assert config_query(catalog, config, gpu="a100", lora_targets="q_proj").lora_targets == LoraTargets(".*\\.q_proj")

@@ -133,7 +133,7 @@ def test_from_config_is_refused_saying_what_to_give_instead(cli: Cli):
     assert (status, out) == (2, "")
     assert err.splitlines()[-1] == ("solve map: error: --from-config is an option of solve, not of solve map: "
                                     f"{MAP_WITHOUT_CONFIG}")
-    assert "--lora-targets, --dpo" in MAP_WITHOUT_CONFIG
+    assert "--lora-targets, --lora-exclude, --dpo" in MAP_WITHOUT_CONFIG
 
 
 def test_map_plans_takes_the_keywords_in_the_apis_words():

@@ -61,7 +61,7 @@ def test_a_pool_gpu_with_a_count_is_named_once():
                                                 (("q_proj",), "('q_proj',) (a tuple")])
 def test_lora_targets_as_a_list_name_the_str_to_pass(targets, shown):
     joined = ",".join(targets)
-    words = f"lora_targets must be a str, got {shown}: pass '{joined}', the names separated by commas)"
+    words = f"lora_targets must be a str or None, got {shown}: pass '{joined}', the names separated by commas)"
     for call in (lambda: solver.plan("8B", gpu="h20", max_model_len=8192, lora_rank=32, lora_targets=targets),
                  lambda: solver.estimate_memory("8B", "h20", 4, 8192, lora_rank=32, lora_targets=targets)):
         with pytest.raises(solver.QueryError, match="^" + re.escape(words) + "$"):
@@ -70,7 +70,7 @@ def test_lora_targets_as_a_list_name_the_str_to_pass(targets, shown):
 
 @pytest.mark.parametrize(("targets", "shown"), [([], "[]"), ([1, 2], "[1, 2]"), (7, "7")])
 def test_lora_targets_of_no_names_get_no_str_to_pass(targets, shown):
-    with pytest.raises(solver.QueryError, match="^" + re.escape(f"lora_targets must be a str, got {shown}") + "$"):
+    with pytest.raises(solver.QueryError, match="^" + re.escape(f"lora_targets must be a str or None, got {shown}") + "$"):
         solver.estimate_memory("8B", "h20", 4, 8192, lora_rank=32, lora_targets=targets)
 
 

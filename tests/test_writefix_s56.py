@@ -351,7 +351,8 @@ def test_an_alias_keeps_its_comment_where_an_alias_of_the_same_key_comes_before_
 
 def test_write_keeps_a_token_budget_anchor_whose_aliases_it_sets_alike(cli, tmp_path) -> None:
     # The user's one number to edit: the trainer's budget, which the roles' own budgets repeat. The plan's budget
-    # (49152) goes on the anchor, the aliases stay, and no warning says that they keep the old one.
+    # (49152) goes on the anchor, the aliases stay, and no warning says that they keep the old one. (--token-budget
+    # auto: the config's own 40000, below the default at 24576 tokens, would otherwise cap the plan's, s80.)
     config = tmp_path / "grpo.yaml"
     config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 8192\n"
                       "cluster: {node_num: 1, gpu_per_node: 2}\n"
@@ -359,7 +360,8 @@ def test_write_keeps_a_token_budget_anchor_whose_aliases_it_sets_alike(cli, tmp_
                       "    actor_rollout_ref:\n      actor:\n        ppo_max_token_len_per_gpu: *budget\n"
                       "      ref:\n        log_prob_max_token_len_per_gpu: *budget  # the same\n", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
-    status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--len", "24576", "--write", str(patched))
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--len", "24576", "--token-budget", "auto",
+                         "--write", str(patched))
     assert status == 0 and "warning" not in err
     written = patched.read_text(encoding="utf-8")
     assert "trainer:\n  max_token_len_per_gpu: &budget 49152  # one number to edit\n" in written

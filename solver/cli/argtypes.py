@@ -212,6 +212,17 @@ def token_budget_mode(text: str) -> TokenBudgetMode:
                                      "GPU: solve memory --token-budget T)")
 
 
+def planner_token_budget(text: str) -> TokenBudgetMode | int:
+    """An argparse type: the planner's ``--token-budget``, ``default``, ``auto`` or the most tokens per GPU any plan
+    takes, as `token_count` takes them (``32768`` or ``32k``)."""
+    if text in get_args(TokenBudgetMode):
+        return token_budget_mode(text)
+    if not isinstance(thousands_of_tokens(text), int):
+        raise argparse.ArgumentTypeError(f"takes default, auto or the most tokens per GPU (a whole number: 32768 or "
+                                         f"32k), got {brief(text)}")
+    return token_count(text)
+
+
 def token_count(text: str) -> int:
     """An argparse type: a length in tokens, as a cluster file's (`thousands_of_tokens`): a whole number or
     thousands of 1024 (``32k`` = 32768)."""

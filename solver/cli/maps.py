@@ -58,8 +58,8 @@ TRAINER_BUDGETS = ("the map's budgets count trainer GPUs alone: give --gpus-up-t
 """Where ``solve map`` sends a user who gives it solve's rollout options: its budgets are the trainer's alone."""
 MAP_WITHOUT_CONFIG = ("a map plans every budget (and with --by len every length) afresh, not a config's cluster and "
                       "length: give what its run trains as options (--model or --model-config, --lora-rank, "
-                      "--lora-targets, --dpo, --critic, --no-reference, --trinity-version, --train-batch-size), or "
-                      "ask solve --from-config FILE for the config's own plan")
+                      "--lora-targets, --lora-exclude, --dpo, --critic, --no-reference, --trinity-version, "
+                      "--train-batch-size), or ask solve --from-config FILE for the config's own plan")
 """Why ``solve map`` takes no Trinity config (``--from-config``, solve's), and what to give it instead."""
 
 
@@ -136,7 +136,7 @@ def run_map(args: argparse.Namespace) -> int:
                          memory=memory, time_limit_s=args.time_limit, workers=args.workers, catalog=catalog,
                          option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0, reference_model=args.reference,
                          critic=counted_critic(args.critic), trinity_version=args.trinity_release, dpo=args.dpo,
-                         lora_targets=args.lora_targets)
+                         lora_targets=args.lora_targets, lora_exclude_modules=args.lora_exclude)
     if args.weights:  # the maps echo the file as given, as map_plans does a path (read once, above)
         gpu_maps = tuple(gpu_map.model_copy(update={"weights": path_text(args.weights)}) for gpu_map in gpu_maps)
     screen = new_console()

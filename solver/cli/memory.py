@@ -101,7 +101,8 @@ def run_memory(args: argparse.Namespace) -> int:
                            memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram,
                            option_names=COMMAND_OPTIONS, lora_rank=args.lora_rank or 0,
                            reference_model=args.reference, critic=counted_critic(args.critic), dpo=args.dpo,
-                           trinity_version=args.trinity_release, lora_targets=args.lora_targets)
+                           trinity_version=args.trinity_release, lora_targets=args.lora_targets,
+                           lora_exclude_modules=args.lora_exclude)
     if args.memory_model:  # the answer echoes the file as given, as memory_answer does a path (read once, above)
         result = result.model_copy(update={"memory_model": path_text(args.memory_model)})
     if args.json:
@@ -120,8 +121,9 @@ def run_memory(args: argparse.Namespace) -> int:
 def planner_command(args: argparse.Namespace) -> str:
     """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
     not: the same model, GPU (with its memory and interconnect, of your own), GPUs (as a budget), length and memory
-    options (and --lora-rank, --lora-targets, --reference or --no-reference, --critic, --dpo and --trinity-version
-    as given), without --sp, --env, --offload and --token-budget, which the planner tries for itself."""
+    options (and --lora-rank, --lora-targets, --lora-exclude, --reference or --no-reference, --critic, --dpo and
+    --trinity-version as given), without --sp, --env, --offload and --token-budget, which the planner tries for
+    itself."""
     gigabytes, mebibytes = args.gpu_memory or (None, None)
     words = [
         *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
@@ -135,6 +137,7 @@ def planner_command(args: argparse.Namespace) -> str:
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
         *(["--lora-rank", str(args.lora_rank)] if args.lora_rank else []),
         *(["--lora-targets", args.lora_targets] if args.lora_targets is not None else []),
+        *(["--lora-exclude", args.lora_exclude] if args.lora_exclude is not None else []),
         *([] if args.reference is None else ["--reference" if args.reference else "--no-reference"]),
         *(["--critic", args.critic] if counted_critic(args.critic) else []),
         *(["--dpo"] if args.dpo else []),

@@ -15,6 +15,7 @@ from solver.cli.argtypes import (
     host_memory,
     margin_fraction,
     path_argument,
+    planner_token_budget,
     token_budget_mode,
     trinity_version,
     whole_number,
@@ -146,12 +147,15 @@ def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
 def add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
                             from_config: bool = False) -> None:
     """--token-budget, for the commands that plan (`from_config`: the one that also reads a Trinity config)."""
-    default = "default, unless --from-config's config sets a lower one" if from_config else "default"
-    parser.add_argument("--token-budget", metavar="MODE", type=token_budget_mode,
+    default = "default, unless --from-config's config sets a lower one, which is then N" if from_config else "default"
+    tokens = ("; or N (32768 or 32k): as auto, but no plan takes more than N tokens per GPU, and each holds a "
+              "sequence at N (ceil(L / SP) <= N)") if from_config else ""
+    parser.add_argument("--token-budget", metavar="MODE" if not from_config else "MODE|N",
+                        type=planner_token_budget if from_config else token_budget_mode,
                         help="trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x L / SP), for every plan "
                         f"({default}); or auto: an estimated plan that "
                         "does not fit at the default takes the most tokens per GPU the memory model fits, at least "
-                        "ceil(L / SP) (more micro-batches: slower steps, which the cost does not count)")
+                        f"ceil(L / SP) (more micro-batches: slower steps, which the cost does not count){tokens}")
 
 
 def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
@@ -202,9 +206,9 @@ def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, d
 
 def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str,
                             written: bool = False) -> None:
-    """--lora-targets, for the commands that count a LoRA run's adapter on one setting or plan (`default`: the modules
-    counted without it; `written`: the command writes a fragment, which writes them); `solver.query.given_lora_targets`
-    reads it, once the model is known."""
+    """--lora-targets and --lora-exclude, for the commands that count a LoRA run's adapter on one setting or plan
+    (`default`: the modules counted without them; `written`: the command writes a fragment, which writes them);
+    `solver.query.given_lora_targets` reads them, once the model is known."""
     from solver.tables.peft_match import LORA_TARGETS_FORMS  # not solver.query: --help loads no models
 
     parser.add_argument("--lora-targets", metavar="TARGETS",
@@ -214,6 +218,13 @@ def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._Argument
                         "no module of the model, match one all-linear leaves out, or are refused by PEFT on the "
                         "release's module names "
                         f"(default: {default})")
+    own = ("a fragment writes it as exclude_modules; ",
+           ", a --from-config config's exclude_modules where --lora-targets is not given") if written else ("", "")
+    parser.add_argument("--lora-exclude", metavar="REGEX",
+                        help="with --lora-rank: a regular expression of the modules the adapter leaves out of those "
+                        "--lora-targets gives (or all-linear's), as Trinity's model.lora_configs[0].exclude_modules, "
+                        f"which PEFT matches whole module names with (.*\\.mlp\\..*: every MLP layer); {own[0]}"
+                        f"refused where it is no regular expression or leaves out every module (default: none{own[1]})")
 
 
 def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:

@@ -306,14 +306,16 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
         query = make_query(catalog, **{**asked, "model": asked["model"] or "", "critic": counted_critic(args.critic)},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus,
                            reference_model=args.reference, lora_rank=args.lora_rank or 0,
-                           dpo=args.dpo, lora_targets=args.lora_targets, option_names=COMMAND_OPTIONS)
+                           dpo=args.dpo, lora_targets=args.lora_targets, lora_exclude_modules=args.lora_exclude,
+                           option_names=COMMAND_OPTIONS)
         check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, COMMAND_OPTIONS)  # config_query's checks it too
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
             "exact": True, "exact_source": "--exact" if args.exact else "--write (the config's cluster)"}
         query = config_query(catalog, config, **{**asked, **pinned}, token_budget=args.token_budget,
                              node_gpus=args.node_gpus, reference_model=args.reference, lora_rank=args.lora_rank,
-                             lora_targets=args.lora_targets, option_names=COMMAND_OPTIONS)
+                             lora_targets=args.lora_targets, lora_exclude_modules=args.lora_exclude,
+                             option_names=COMMAND_OPTIONS)
     given = [flag for flag, value in (("--out", args.out), ("--write", args.write)) if value]
     if given and len(query.gpus) > 1:
         raise QueryError(f"{' and '.join(given)} {'take' if len(given) > 1 else 'takes'} one plan: choose one GPU type "

@@ -463,12 +463,13 @@ def _check_options(args: argparse.Namespace) -> tuple[str, ...]:
     --write's, `fragment_check`): `planning_check_options`', then --model-config where given, and --model where
     given with --from-config: they name the model where the config's model.model_path names none the planner knows
     (a catalogue model's --model without --from-config is left out, so that the header's command is
-    `solver.trinity_config`'s, which gives --model-config alone, its ``model_config=``); and --lora-targets where
-    given with --from-config: the plans counted the adapter on its modules, not on the config's own target_modules,
-    which the config keeps (without a config, the keys write them)."""
+    `solver.trinity_config`'s, which gives --model-config alone, its ``model_config=``); and --lora-targets and
+    --lora-exclude where given with --from-config: the plans counted the adapter on their modules, not on the config's
+    own target_modules and exclude_modules, which the config keeps (without a config, the keys write them)."""
     given = args.from_config is not None
     model = ("--model", args.model) if args.model is not None and given else ()
-    targets = ("--lora-targets", args.lora_targets) if args.lora_targets is not None and given else ()
+    targets = (*(("--lora-targets", args.lora_targets) if args.lora_targets is not None and given else ()),
+               *(("--lora-exclude", args.lora_exclude) if args.lora_exclude is not None and given else ()))
     return (*planning_check_options(args), *model,
             *(("--model-config", str(args.model_config)) if args.model_config is not None else ()), *targets)
 

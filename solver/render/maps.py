@@ -143,6 +143,16 @@ def _rocm_caution(plans: Sequence[Plan], names: OptionNames) -> str:
     return f"\ncaution: {rocm_env_caution(names)}" if rocm else ""
 
 
+def _lora_moe_cautions(plans: Sequence[Plan]) -> str:
+    """The legend's caution lines where a cell shown (`plans`) trains LoRA on a mixture of experts whose adapter
+    config Trinity saves cut short, so that the run fails at its first weight sync
+    (`CautionCode.LORA_MOE_CONFIG_UNSAVED`): each model's once, in the words `solve`'s caution line gives ("" for
+    none)."""
+    said = dict.fromkeys(caution for plan in plans
+                         for caution in plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED))
+    return "".join(f"\ncaution: {caution}" for caution in said)
+
+
 def map_json(gpu_maps: Sequence[GpuMap]) -> str:
     """Maps as JSON, as ``solve map --json`` prints them: a `GpuMap` each (`solver.maps.gpu_map`)."""
     return json.dumps([gpu_map.model_dump(mode="json") for gpu_map in gpu_maps], indent=2)
@@ -223,7 +233,8 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
-                  f"{_single_gpu_legend(shown_plans)}{_rocm_caution(shown_plans, names)}")
+                  f"{_single_gpu_legend(shown_plans)}{_rocm_caution(shown_plans, names)}"
+                  f"{_lora_moe_cautions(shown_plans)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)
@@ -241,14 +252,15 @@ def map_limits(gpu_map: GpuMap) -> str:
 
 def map_title(gpu_map: GpuMap) -> str:
     """`gpu_map`'s title: its GPU type (and model, by length), what its cells are, a LoRA rank (and the modules its
-    adapter is counted on, where not all-linear's: `targets_brief`), a reference model, a critic, DPO and a Trinity
-    release given, the limits its plans keep to (`map_limits`), and the choices its question
+    adapter is counted on, where not all-linear's, less those it excludes: `targets_brief`), a reference model, a
+    critic, DPO and a Trinity release given, the limits its plans keep to (`map_limits`), and the choices its question
     names: a token budget auto, the cost weights' file, and a memory model of one's own."""
     mapped = (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
               else f"{gpu_map.gpu}: longest context per model and GPU budget")
     return "".join((
         mapped, f", LoRA rank {gpu_map.lora_rank}" if gpu_map.lora_rank else "",
         f" on {targets_brief(gpu_map.lora_target_modules)}" if gpu_map.lora_target_modules else "",
+        f" less {targets_brief(gpu_map.lora_exclude_modules)}" if gpu_map.lora_exclude_modules else "",
         "" if gpu_map.reference_model is None else
         ", reference model counted" if gpu_map.reference_model else ", no reference model",
         f", critic {gpu_map.critic}" if gpu_map.critic else "", ", DPO" if gpu_map.dpo else "",

@@ -51,6 +51,7 @@ from solver.tables import (
     load_memory_model,
     shown_number,
 )
+from solver.tables.peft_match import ALL_LINEAR
 
 
 def calibration_json(fitted: Calibration) -> str:
@@ -140,9 +141,9 @@ def planner_call(answer: MemoryAnswer, own_catalog: bool = False) -> str:
     """The `solver.plan` call that looks for a setting that trains where `answer`'s does not: the same model, GPU
     type, GPUs (as a budget) and length, its GPUs per node and host memory where given, its margin where it is
     not the shipped memory model's default, the memory-model file it was estimated with (``memory=
-    solver.load_memory_model(...)``), if any, its LoRA rank and targets, whether it counts a reference model where
-    that is not what the planner takes for its LoRA rank (`counts_reference`: ``reference_model=False``, as the
-    command's --no-reference), its critic, DPO and Trinity release, if any, and, with `own_catalog`,
+    solver.load_memory_model(...)``), if any, its LoRA rank, targets and exclusions, whether it counts a reference
+    model where that is not what the planner takes for its LoRA rank (`counts_reference`: ``reference_model=False``,
+    as the command's --no-reference), its critic, DPO and Trinity release, if any, and, with `own_catalog`,
     ``catalog=catalog``, the catalogue that holds a model or GPU type of your own; without `sp`, `env`, `offload` and
     a token budget, which the planner tries for itself."""
     keywords = [f"gpu={json.dumps(answer.gpu)}", f"budget_gpus={answer.gpus}", f"max_model_len={answer.max_model_len}",
@@ -157,6 +158,8 @@ def planner_call(answer: MemoryAnswer, own_catalog: bool = False) -> str:
         keywords.append(f"lora_rank={answer.lora_rank}")
     if answer.lora_target_modules is not None:
         keywords.append(f"lora_targets={json.dumps(answer.lora_target_modules)}")
+    if answer.lora_exclude_modules is not None:
+        keywords.append(f"lora_exclude_modules={json.dumps(answer.lora_exclude_modules)}")
     if answer.reference_model != counts_reference(None, answer.lora_rank):
         keywords.append(f"reference_model={answer.reference_model}")
     if answer.critic:
@@ -211,8 +214,10 @@ def lora_states_words(answer: MemoryAnswer) -> str:
             else f"sharded over the {answer.gpus} GPUs" if answer.gpus > 1 else "on the GPU")
     speak = ("they speak where they say the setting trains, not where it ran out of memory" if answer.critic is None
              else "a cell that ran out of memory says nothing of it")
-    adapted = ("on every linear layer but the output projection" if answer.lora_target_modules is None
-               else f"on the linear layers target_modules '{answer.lora_target_modules}' matches")
+    adapted = ("on every linear layer but the output projection" if answer.lora_target_modules in (None, ALL_LINEAR)
+               else f"on the linear layers target_modules '{answer.lora_target_modules}' matches") + (
+                   "" if answer.lora_exclude_modules is None
+                   else f" less those exclude_modules '{answer.lora_exclude_modules}' matches")
     return (f"states with LoRA rank {answer.lora_rank}: the frozen base's fp32 weights ({FROZEN_BASE_BYTES} bytes per "
             f"parameter) and {answer.lora_parameters:,} adapter parameters {adapted} ({STATE_BYTES} bytes each: fp32 "
             f"weights, gradients and Adam's two moments), {held}; the tables measured full fine-tuning: {speak}")

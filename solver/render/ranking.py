@@ -57,7 +57,8 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
     past = {plan.past_validated_length for plan in answer.plans if plan.past_validated_length is not None}
     single = [f"#{rank}" for rank, plan in enumerate(answer.plans, start=1) if plan.single_gpu_advised_against]
     critic_peaks = any(plan.critic_pass_shown and plan.source is None for plan in answer.plans)
-    notes = ([lowered_note(names)] if lowered else []) + [past_validated_note(model, validated, names)
+    capped = any(plan.token_budget_cap is not None for plan in answer.plans)
+    notes = ([lowered_note(names, capped)] if lowered else []) + [past_validated_note(model, validated, names)
                                                           for validated in sorted(past)] + (
         [RANKED_TRAINER_NODES_NOTE] if any(on) else []) + (
         [f"{', '.join(single)}: {SINGLE_GPU_CAUTION_SHORT}"] if single else []) + (

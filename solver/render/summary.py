@@ -46,6 +46,7 @@ from solver.results import (
 from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
+    TOKEN_CAP_WORDS,
     OptionNames,
     dividing_batch_words,
     host_ram_check_words,
@@ -262,6 +263,10 @@ def _budget_origin(plan: Plan, version: TrinityVersion | None) -> str:
     if not plan.lowered_budget:
         return default
     undone = lowered_budget_undone(plan, version)
+    if plan.token_budget_cap is not None:
+        return (f"{TOKEN_CAP_WORDS}, below Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}; "
+                f"at least ceil({plan.max_model_len} / {plan.sp}) = {least_token_budget(plan.max_model_len, plan.sp)}"
+                f"; more micro-batches, which the cost does not count" + (f"; {undone}" if undone else ""))
     return (f"lowered from Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}, which does "
             f"not fit; at least ceil({plan.max_model_len} / {plan.sp}) = "
             f"{least_token_budget(plan.max_model_len, plan.sp)}; more micro-batches, which the cost does not count"

@@ -43,16 +43,17 @@ def layer_module_names(name: str, names: PeftModuleNames) -> Iterator[str]:
             yield f"model.layers.{layer}{'.' if expert_name else ''}{expert_name}"
 
 
-def shown_module_names(names: PeftModuleNames) -> str:
+def shown_module_names(names: PeftModuleNames, outer: bool = True) -> str:
     """The full module names a ``target_modules`` regex is to match on a model of `names`, as a refusal names them:
     the layers' that ``all-linear`` adapts (each under a block: ``self_attn.q_proj``), those of one block in braces by
-    their common ending (``model.layers.N.self_attn.{q,k,v,o}_proj``), then ``model.embed_tokens and lm_head``."""
+    their common ending (``model.layers.N.self_attn.{q,k,v,o}_proj``), then, where `outer`, ``model.embed_tokens
+    and lm_head``."""
     blocks: dict[str, list[str]] = {}
     for name in names.adapted:
         block, _, leaf = name.rpartition(".")
         blocks.setdefault(block, []).append(leaf)
     return ", ".join([f"model.layers.N.{block}.{_braced(leaves)}" for block, leaves in blocks.items()]
-                     + ["model.embed_tokens and lm_head"])
+                     + (["model.embed_tokens and lm_head"] if outer else []))
 
 
 def _braced(leaves: list[str]) -> str:

@@ -12,6 +12,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    EXCLUDED_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
@@ -1190,10 +1191,12 @@ def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked
     rank = counted_lora_rank(reader, version)
     # another rank counts the config's own targets too (`solver.api.config_query`): targets other than them are given
     targets_given = bool(asked) and targets != counted_lora_targets(reader, version)
-    pattern = ALL_LINEAR if targets is None else targets.pattern
+    pattern, excluded = (ALL_LINEAR, None) if targets is None else targets
     options = [*([f"lora_rank={asked}" if option_names.keywords else f"--lora-rank {asked}"] if asked != rank else []),
                *([f"lora_targets='{pattern}'" if option_names.keywords else f"--lora-targets '{pattern}'"]
-                 if targets_given else [])]
+                 if targets_given and (pattern != ALL_LINEAR or excluded is None) else []),
+               *([f"{EXCLUDED_KEY}='{excluded}'" if option_names.keywords else f"--lora-exclude '{excluded}'"]
+                 if targets_given and excluded is not None else [])]
     given, counts = and_joined(options), "count" if len(options) > 1 else "counts"
     own = (f"the config's own LoRA rank {rank}'s{' on its target_modules' if targets_given else ''}" if rank
            else f"full fine-tuning's, as the config's LoRA is counted ({_lora_uncounted(reader, version)})")

@@ -15,6 +15,7 @@ from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
+    EXCLUDED_KEY,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
     ConfigAdapter,
@@ -24,6 +25,7 @@ from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
     MAPPED_THETA_WORDS,
+    TOKEN_CAP_WORDS,
     OptionNames,
     host_ram_check_words,
     lora_configs_words,
@@ -36,6 +38,7 @@ from solver.tables import (
     Model,
     QueryError,
     TrinityVersion,
+    and_joined,
     brief,
     remove_padding_violation,
     written_layout,
@@ -370,7 +373,8 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, p
     length = plan.max_model_len
     strategy = PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2")
     undone = lowered_budget_undone(plan, version)
-    lowered = (f"below Trinity's default ceil(2 * {length} / {plan.sp}), which does not fit; at least "
+    why = f": {TOKEN_CAP_WORDS}" if plan.token_budget_cap else ", which does not fit"
+    lowered = (f"below Trinity's default ceil(2 * {length} / {plan.sp}){why}; at least "
                f"ceil({length} / {plan.sp})" + (f"; {undone}" if undone else ""))
     no_checkpoint = PlanKey(
         path=("trainer", "save_hf_checkpoint"),
@@ -594,13 +598,20 @@ def adapter_unkept(plan: Plan, model: Model, adapter: ConfigAdapter, name: str, 
                      for each_rank, each_targets in ((rank, targets), (plan.lora_rank, plan.lora_targets)))
     if kept <= counted:
         return None
-    rank_option, targets_option = (("lora_rank", "lora_targets") if option_names.keywords
-                                   else ("--lora-rank", "--lora-targets"))
+    rank_option, *targets_options = (("lora_rank", "lora_targets", EXCLUDED_KEY) if option_names.keywords
+                                     else ("--lora-rank", "--lora-targets", "--lora-exclude"))
     planned = "all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'"
+    set_to = planned
+    if plan.lora_exclude_modules is None:
+        targets_options = targets_options[:1]
+    else:  # the plan's exclusions too: the option that gave them, and the key that would say them
+        set_to = f"{planned} and exclude_modules to '{plan.lora_exclude_modules}'"
+        planned = f"{planned} less exclude_modules '{plan.lora_exclude_modules}'"
+    targets_option = and_joined(targets_options)
     if rank == plan.lora_rank:
         return (f"{name}: the plan counted its LoRA adapter on {planned} ({counted:,} parameters), but the config's "
                 f"own target_modules ({adapter.key}), which {kept_by}, adapt {kept:,}: plan on them (leave "
-                f"{targets_option} out), or set them to {planned} first")
+                f"{targets_option} out), or set them to {set_to} first")
     if targets == plan.lora_targets:
         return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} ({counted:,} parameters), but "
                 f"the config's own ({adapter.key}), at rank {rank}, which {kept_by}, adapts {kept:,}: plan at its "
@@ -608,5 +619,5 @@ def adapter_unkept(plan: Plan, model: Model, adapter: ConfigAdapter, name: str, 
     own_targets = "all-linear" if targets is None else f"'{targets.pattern}'"
     return (f"{name}: the plan counted its LoRA adapter at rank {plan.lora_rank} on {planned} ({counted:,} "
             f"parameters), but the config's own ({adapter.key}), at rank {rank} on {own_targets}, which {kept_by}, "
-            f"adapts {kept:,}: plan on it (leave {rank_option} and {targets_option} out), or set its lora_rank to "
-            f"{plan.lora_rank} and its target_modules to {planned} first")
+            f"adapts {kept:,}: plan on it (leave {and_joined([rank_option, *targets_options])} out), or set its "
+            f"lora_rank to {plan.lora_rank} and its target_modules to {set_to} first")
