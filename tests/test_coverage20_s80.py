@@ -13,6 +13,7 @@ import pytest
 from test_loraslips_s80 import PLAIN
 
 import solver
+from solver.cluster.search import InterruptedBeforeSearch, before_search
 from solver.query import QueryError, given_lora_targets
 from solver.rules import API_OPTIONS
 from solver.tables.peft_match import EXCLUDED_FORM, every_target_excluded
@@ -71,3 +72,22 @@ def test_an_exclude_modules_that_is_no_regex_is_refused_with_the_exclusions_fix(
                f"Trinity fails as it makes the adapter: {EXCLUDED_FORM}")
     assert [(code.value, words) for code, words in zip(reading.note_codes, reading.notes, strict=True)] == [
         ("lora-configs-refused", refusal)]
+
+
+def test_before_search_raises_ctrl_c_as_interrupted_before_search_and_nothing_else() -> None:
+    # Its clause re-raising an InterruptedBeforeSearch as it was is gone (no block nests another): one raised in the
+    # block comes out as InterruptedBeforeSearch all the same, Ctrl-C as one, any other error as it is.
+    for raised in (KeyboardInterrupt(), InterruptedBeforeSearch()):
+        with pytest.raises(InterruptedBeforeSearch) as caught, before_search():
+            raise raised
+        assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    with pytest.raises(ValueError, match="^not Ctrl-C$"), before_search():
+        raise ValueError("not Ctrl-C")
+
+
+def test_the_planner_call_of_a_memory_answer_names_its_exclusions() -> None:
+    answer = solver.memory_answer("Qwen3-8B", "H100-80GB", 1, 65536, env=True, lora_rank=64,
+                                  lora_exclude_modules=".*\\.mlp\\..*")
+    assert solver.memory_text(answer).splitlines()[-1] == (
+        '  solver.plan("Qwen3-8B", gpu="H100-80GB", budget_gpus=1, max_model_len=65536, lora_rank=64, '
+        'lora_targets="all-linear", lora_exclude_modules=".*\\\\.mlp\\\\..*")')
