@@ -578,8 +578,6 @@ def before_search() -> Iterator[None]:
     `InterruptedBeforeSearch`."""
     try:
         yield
-    except InterruptedBeforeSearch:
-        raise
     except KeyboardInterrupt:
         raise InterruptedBeforeSearch from None
 
