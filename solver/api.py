@@ -1242,6 +1242,10 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
     return None if best is None else best.max_model_len
 
 
+CONFIG_TOKEN_CAP_SOURCE = "the config's own max_token_len_per_gpu"
+"""Where a query's token budget cap came from when a Trinity config's own lowered budget set it
+(`Query.token_budget_cap_source`)."""
+
 CONFIG_ROLLOUT_SOURCE = "the config's explorer"
 """Where a Trinity config's rollout GPUs come from, as messages name them (`Query.rollout_source`): its explorer's
 engines (``engine_num`` times each one's GPUs) and auxiliary models."""
@@ -1369,7 +1373,9 @@ def config_query(
            # lora_rank=0 asks for full fine-tuning in place of the config's LoRA
            "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else
            None if lora_rank == 0 != config.lora_rank else config.lora_targets,
-           "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
+           "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source,
+           "token_budget_cap_source": CONFIG_TOKEN_CAP_SOURCE if token_budget is None and query.token_budget_cap
+           else None}
     return query.model_copy(update=own)
 
 
