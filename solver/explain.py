@@ -667,7 +667,7 @@ class _Words:
                  "batch_divides": (f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
                                    f"{query.train_batch_size} ({query.train_batch_source}){_gpus_too(query)}"),
                  "token_cap": f"a sequence must fit in {self._token_cap_words()}: ceil(length / SP) <= "
-                              f"{query.token_budget_cap}"}
+                              f"{query.token_budget_cap}, SP at most {max(data.sp_degrees)} here"}
         return [text for rule, text in words.items() if rule in rules]
 
     def _token_cap_words(self) -> str:
