@@ -687,8 +687,8 @@ class _Words:
         groups: dict[tuple[int, ...], list[Combination]] = defaultdict(list)
         for combination, rule in excluded:
             n = combination[0]
-            where = {"sp_divides_heads": 0, "sp_kv_heads": 0, "sp_attention": 0, "token_cap": 0, "pin_sp": 0, "pin_env": 0,
-                     "pin_offload": 0, "budget": 0, "whole_nodes": 0, "rollout_layout": 0}.get(rule, n)
+            where = {"sp_divides_heads": 0, "sp_kv_heads": 0, "sp_attention": 0, "token_cap": 0, "pin_sp": 0,
+                     "pin_env": 0, "pin_offload": 0, "budget": 0, "whole_nodes": 0, "rollout_layout": 0}.get(rule, n)
             groups[(RULES.index(rule), where)].append(combination)
         return [reason for key in sorted(groups) for reason in self._reasons(RULES[key[0]], groups[key], length)]
 

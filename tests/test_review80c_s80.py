@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from test_keepbudget_s80 import CONFIG, Cli
+
 import solver
 from solver.api import answer_query, config_query
 from solver.model import RULES
 from solver.tables import load_catalog
 from solver.trinity import read_trinity_config
-from test_keepbudget_s80 import CONFIG, Cli
 
 CATALOG = load_catalog()
 ASKED = ("--model", "qwen3-8b", "--gpu", "h100", "--len", "32768", "--token-budget", "4096")
@@ -45,8 +46,8 @@ def test_explain_names_the_cap_for_the_sp_degrees_it_rules_out(cli: Cli) -> None
         ("sp_divides_gpus", "SP must divide the trainer GPUs: on 7 GPUs that rules out SP=2-6"),
         ("sp_divides_gpus", "SP must divide the trainer GPUs: on 8 GPUs that rules out SP=3, 5-7"),
         ("sp_divides_heads", "SP must divide the 32 attention heads of Qwen3-8B: that rules out SP=3 (on 6 GPUs)"),
-        ("token_cap", "a micro-batch of 4096 tokens per GPU (--token-budget 4096) must hold a sequence over its SP "
-                      "group, ceil(length / SP) <= 4096: at 32768 tokens that rules out SP=1, 2, 4 (on 5-8 GPUs)")]
+        ("token_cap", ("a micro-batch of 4096 tokens per GPU (--token-budget 4096) must hold a sequence over its SP "
+                       "group, ceil(length / SP) <= 4096: at 32768 tokens that rules out SP=1, 2, 4 (on 5-8 GPUs)"))]
     assert not any(rule == "pin" for rule, _ in reasons)  # no pins: before, unknown rules fell to the pins' words
     assert (answer["token_budget"], answer["token_budget_cap"]) == ("auto", 4096)
     assert [(plan["sp"], plan["max_token_len_per_gpu"], plan["token_budget_cap"]) for plan in answer["plans"]] == [
@@ -93,9 +94,9 @@ def test_a_configs_own_budget_is_named_as_the_configs() -> None:
     assert [(plan.gpus, plan.setting.label, plan.max_token_len_per_gpu) for plan in answer.plans] == [
         (4, "Env + SP=2", 24576)]
     assert [(reason.rule, reason.detail) for reason in answer.explanation or ()][1] == (
-        "token_cap", "a micro-batch of 24576 tokens per GPU (the config's own max_token_len_per_gpu) must hold a "
-                     "sequence over its SP group, ceil(length / SP) <= 24576: at 32768 tokens that rules out SP=1 (on 4 "
-                     "GPUs)")
+        "token_cap", ("a micro-batch of 24576 tokens per GPU (the config's own max_token_len_per_gpu) must hold a "
+                      "sequence over its SP group, ceil(length / SP) <= 24576: at 32768 tokens that rules out SP=1 "
+                      "(on 4 GPUs)"))
     asked = config_query(CATALOG, config, gpu="h100", token_budget=20480)  # the option's cap, named as the option
     assert (asked.token_budget_cap, asked.token_budget_cap_source) == (20480, None)
     assert asked.token_cap_limit == ("token_budget=20480", True)  # the API's keyword
