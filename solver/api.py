@@ -1042,7 +1042,7 @@ def map_plans(
     weights: Weights | Path | str | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
-    token_budget: TokenBudgetMode = "default",
+    token_budget: TokenBudgetMode | int = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     train_batch_size: int | None = None,
@@ -1070,7 +1070,8 @@ def map_plans(
     echo as given, and their titles name; `lora_rank`, `lora_targets`, `lora_exclude_modules`, `reference_model`,
     `critic`, `dpo` and `trinity_version` (the release as given: its memory counts and train batch rule) as `plan`'s,
     which the maps echo where given (`lora_targets` as its ``target_modules`` regex, ``all-linear`` where
-    `lora_exclude_modules` alone is given). `QueryError` as `plan`'s (and `load_weights`' for a path)."""
+    `lora_exclude_modules` alone is given), and `token_budget` (a mode, or a cap, N, as `plan`'s). `QueryError` as
+    `plan`'s (and `load_weights`' for a path)."""
     from solver.maps import check_targets_on_rows, gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),

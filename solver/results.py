@@ -2136,6 +2136,7 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
+                          "token_budget_cap",
                           "lora_rank", "lora_target_modules", "lora_exclude_modules", "reference_model", "critic",
                           "dpo", "trinity_version",
                           "weights", "memory_model_source",
@@ -2160,7 +2161,9 @@ class GpuMap(Frozen, Versioned, defer_build=True):
     estimate: Literal["only", "never"] | None = Field(default=None, description=(
         "'only' with --estimate (the tables set aside), 'never' with --no-estimate; left out by default"))
     token_budget: Literal["auto"] | None = Field(default=None, description=(
-        "'auto' with --token-budget auto (estimated plans may take a lower token budget); left out by default"))
+        "'auto' with --token-budget auto or N (estimated plans may take a lower token budget); left out by default"))
+    token_budget_cap: PositiveInt | None = Field(default=None, description=(
+        "with --token-budget N, N: the most tokens per GPU any plan takes; left out otherwise"))
     lora_rank: PositiveInt | None = Field(default=None, description=(
         "the LoRA rank the plans count (--lora-rank); left out for full fine-tuning"))
     lora_target_modules: str | None = Field(default=None, description=(

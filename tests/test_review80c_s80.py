@@ -100,3 +100,31 @@ def test_a_configs_own_budget_is_named_as_the_configs() -> None:
     asked = config_query(CATALOG, config, gpu="h100", token_budget=20480)  # the option's cap, named as the option
     assert (asked.token_budget_cap, asked.token_budget_cap_source) == (20480, None)
     assert asked.token_cap_limit == ("token_budget=20480", True)  # the API's keyword
+
+
+def test_solve_map_caps_every_cell(cli: Cli) -> None:
+    status, out, err = cli("map", "--model", "qwen3-8b", "--by", "len", "--gpu", "h100", "--gpus-up-to", "2",
+                           "--token-budget", "8k", "--json")
+    assert status == 0, err
+    [gpu_map] = json.loads(out)
+    assert (gpu_map["token_budget"], gpu_map["token_budget_cap"]) == ("auto", 8192)
+    assert [(row["max_model_len"], [plan and (plan["sp"], plan["max_token_len_per_gpu"]) for plan in row["plans"]])
+            for row in gpu_map["rows"]][:5] == [(4096, [(1, 8192), (1, 8192)]), (8192, [(1, 8192), (1, 8192)]),
+                                            (12288, [None, (2, 8192)]), (16384, [None, (2, 8192)]),
+                                            (20480, [None, None])]  # past 8192 x SP 2 on 2 GPUs
+    status, out, _ = cli("map", "--model", "qwen3-8b", "--by", "len", "--gpu", "h100", "--gpus-up-to", "2",
+                         "--token-budget", "8192")
+    assert status == 0
+    assert out.splitlines()[0] == ("H100-80GB · Qwen3-8B: cheapest setting per length and GPU budget, at most 8192 "
+                                   "tokens per GPU")
+    [uncapped] = solver.map_plans("8B", gpu="h100", by="len", gpus_up_to=2)
+    assert "token_budget_cap" not in json.loads(uncapped.model_dump_json())
+
+
+def test_solve_map_refuses_a_bad_cap_in_one_line(cli: Cli) -> None:
+    status, out, err = cli("map", "--model", "qwen3-8b", "--gpu", "h100", "--token-budget", "0")
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1] == ("solve map: error: argument --token-budget: must be a whole number of tokens from "
+                                    "1 to 16777216, got 0")
+    status, _, err = cli("cluster", "--token-budget", "8192", "fleet.yaml")
+    assert status == 2 and "argument --token-budget: takes default or auto" in err
