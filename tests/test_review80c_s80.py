@@ -126,5 +126,8 @@ def test_solve_map_refuses_a_bad_cap_in_one_line(cli: Cli) -> None:
     assert (status, out) == (2, "")
     assert err.splitlines()[-1] == ("solve map: error: argument --token-budget: must be a whole number of tokens from "
                                     "1 to 16777216, got 0")
-    status, _, err = cli("cluster", "--token-budget", "8192", "fleet.yaml")
-    assert status == 2 and "argument --token-budget: takes default or auto" in err
+    status, _, err = cli("cluster", "--token-budget", "8192", "fleet.yaml")  # one for every job: modes alone
+    assert (status, err.splitlines()[-1]) == (2, (
+        "solve cluster: error: argument --token-budget: takes default or auto, got '8192' (a cap in tokens per GPU is "
+        "one job's: solve --token-budget N plans a job with it; solve memory --token-budget T estimates one setting at "
+        "it)"))
