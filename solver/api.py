@@ -1516,12 +1516,15 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
 def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: EstimateMode,
                         model: Model) -> TokenBudgetMode | int:
     """The planner's token budget for a query from a Trinity config (without --token-budget) of `model`: the
-    config's own budget in effect where it lowers Trinity's default at `length` (where estimates are on), kept as
-    every plan's cap, so that plans may lower budgets too but never raise the config's; else ``default``, as for a
-    model whose plans read no budget (`one_sequence_per_micro_batch`: they are the default's, which says what was
-    judged)."""
-    own = None if length is None else _lowered_by_config(config, length, estimate)
-    return "default" if own is None or one_sequence_per_micro_batch(model) else own
+    config's own budget in effect where it lowers Trinity's default at `length` at the config's SP (where estimates
+    are on), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
+    longer than the config's too, where it may hold no sequence at the config's SP (the plans then take an SP that
+    holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
+    (`one_sequence_per_micro_batch`: they are the default's, which says what was judged)."""
+    if length is None or estimate == "never" or one_sequence_per_micro_batch(model):
+        return "default"
+    own = config.budget_in_effect(length)
+    return own if own < token_budget(length, config.sp) else "default"
 
 
 def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, text: str,

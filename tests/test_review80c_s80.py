@@ -131,3 +131,19 @@ def test_solve_map_refuses_a_bad_cap_in_one_line(cli: Cli) -> None:
         "solve cluster: error: argument --token-budget: takes default or auto, got '8192' (a cap in tokens per GPU is "
         "one job's: solve --token-budget N plans a job with it; solve memory --token-budget T estimates one setting at "
         "it)"))
+
+
+def test_a_configs_budget_caps_the_plans_at_a_longer_length_too() -> None:
+    # Before: the config's 24576 capped the plans up to --len 49152 (where it held a sequence at the config's SP 2),
+    # then at 65536 no longer did, and the plan raised it to Trinity's default at SP=4, 32768.
+    config = read_trinity_config(SP2_CONFIG, "grpo.yaml", {}, None)
+    plans = {}
+    for length in (32768, 49152, 65536):
+        query = config_query(CATALOG, config, gpu="h100", max_model_len=length, budget_gpus=8, exact=False)
+        [answer] = answer_query(query, CATALOG)
+        plans[length] = (query.token_budget_cap, [(plan.gpus, plan.setting.label, plan.max_token_len_per_gpu)
+                                                  for plan in answer.plans])
+    assert plans == {32768: (24576, [(8, "Env + SP=2", 24576)]), 49152: (24576, [(8, "Env + SP=2", 24576)]),
+                     65536: (24576, [(8, "Env + SP=4", 24576)])}
+    # at a shorter length the config's budget is above Trinity's default there, and caps nothing
+    assert config_query(CATALOG, config, gpu="h100", max_model_len=16384).token_budget_cap is None
