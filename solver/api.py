@@ -1044,7 +1044,7 @@ def map_plans(
     weights: Weights | Path | str | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
-    token_budget: TokenBudgetMode = "default",
+    token_budget: TokenBudgetMode | int = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     train_batch_size: int | None = None,
@@ -1072,7 +1072,8 @@ def map_plans(
     echo as given, and their titles name; `lora_rank`, `lora_targets`, `lora_exclude_modules`, `reference_model`,
     `critic`, `dpo` and `trinity_version` (the release as given: its memory counts and train batch rule) as `plan`'s,
     which the maps echo where given (`lora_targets` as its ``target_modules`` regex, ``all-linear`` where
-    `lora_exclude_modules` alone is given). `QueryError` as `plan`'s (and `load_weights`' for a path)."""
+    `lora_exclude_modules` alone is given), and `token_budget` (a mode, or a cap, N, as `plan`'s). `QueryError` as
+    `plan`'s (and `load_weights`' for a path)."""
     from solver.maps import check_targets_on_rows, gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
@@ -1247,6 +1248,11 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
 CONFIG_TARGETS_SOURCE = "the config's target_modules"
 """How messages name a Trinity config's own ``target_modules`` regex, from which ``--lora-exclude`` alone leaves
 modules out (`config_query`'s `lora_exclude_modules`), in place of ``--lora-targets``, which was not given."""
+
+CONFIG_TOKEN_CAP_SOURCE = "the config's own max_token_len_per_gpu"
+"""Where a query's token budget cap came from when a Trinity config's own lowered budget set it
+(`Query.token_budget_cap_source`)."""
+
 CONFIG_ROLLOUT_SOURCE = "the config's explorer"
 """Where a Trinity config's rollout GPUs come from, as messages name them (`Query.rollout_source`): its explorer's
 engines (``engine_num`` times each one's GPUs) and auxiliary models."""
@@ -1380,7 +1386,9 @@ def config_query(
            # lora_rank=0 asks for full fine-tuning in place of the config's LoRA
            "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else
            None if lora_rank == 0 != config.lora_rank else config.lora_targets,
-           "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source}
+           "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source,
+           "token_budget_cap_source": CONFIG_TOKEN_CAP_SOURCE if token_budget is None and query.token_budget_cap
+           else None}
     return query.model_copy(update=own)
 
 
@@ -1520,12 +1528,15 @@ def _with_env(current: CurrentSettings, environ: Mapping[str, str], rocm: bool) 
 def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: EstimateMode,
                         model: Model) -> TokenBudgetMode | int:
     """The planner's token budget for a query from a Trinity config (without --token-budget) of `model`: the
-    config's own budget in effect where it lowers Trinity's default at `length` (where estimates are on), kept as
-    every plan's cap, so that plans may lower budgets too but never raise the config's; else ``default``, as for a
-    model whose plans read no budget (`one_sequence_per_micro_batch`: they are the default's, which says what was
-    judged)."""
-    own = None if length is None else _lowered_by_config(config, length, estimate)
-    return "default" if own is None or one_sequence_per_micro_batch(model) else own
+    config's own budget in effect where it lowers Trinity's default at `length` at the config's SP (where estimates
+    are on), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
+    longer than the config's too, where it may hold no sequence at the config's SP (the plans then take an SP that
+    holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
+    (`one_sequence_per_micro_batch`: they are the default's, which says what was judged)."""
+    if length is None or estimate == "never" or one_sequence_per_micro_batch(model):
+        return "default"
+    own = config.budget_in_effect(length)
+    return own if own < token_budget(length, config.sp) else "default"
 
 
 def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, text: str,

@@ -63,7 +63,8 @@ from solver.tables import (
 )
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
-SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_attention", "sp_within_node", "batch_divides")
+SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_attention", "sp_within_node", "batch_divides",
+            "token_cap")
 SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "host_ram", "evidence")
 
 
@@ -108,7 +109,7 @@ class _Prober:
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
                   "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb,
                   "rollout_layout": query.rollout_gpus or None,  # as build_model adds them: not for 0 rollout GPUs
-                  "batch_divides": query.train_batch_size,
+                  "batch_divides": query.train_batch_size, "token_cap": query.token_budget_cap,
                   "sp_attention": data.shape.ulysses_unreached}  # as add_parallelism_rules adds it
         self.active = {rule for rule in RULES if pinned.get(rule, True) is not None}
         if query.max_model_len is not None:
@@ -664,8 +665,16 @@ class _Words:
                  "sp_attention": "SP must be 1, since verl's Ulysses patch does not reach the model's attention",
                  "sp_within_node": f"SP must divide the {counted(query.node_gpus, 'GPU')} of a node",
                  "batch_divides": (f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
-                                   f"{query.train_batch_size} ({query.train_batch_source}){_gpus_too(query)}")}
+                                   f"{query.train_batch_size} ({query.train_batch_source}){_gpus_too(query)}"),
+                 "token_cap": f"a sequence must fit in {self._token_cap_words()}: ceil(length / SP) <= "
+                              f"{query.token_budget_cap}, SP at most {max(data.sp_degrees)} here"}
         return [text for rule, text in words.items() if rule in rules]
+
+    def _token_cap_words(self) -> str:
+        """The token budget cap in words, with where it came from: ``4096 tokens per GPU (--token-budget 4096)``."""
+        query = self.query
+        cap, _ = query.token_cap_limit
+        return f"{counted(query.token_budget_cap or 0, 'token')} per GPU ({query.token_budget_cap_source or cap})"
 
     def _unvouched_words(self) -> str:
         """``nothing in the tables vouches for Qwen3-8B on A100-80GB at 32768 tokens``: the evidence rule in words."""
@@ -678,8 +687,8 @@ class _Words:
         groups: dict[tuple[int, ...], list[Combination]] = defaultdict(list)
         for combination, rule in excluded:
             n = combination[0]
-            where = {"sp_divides_heads": 0, "sp_kv_heads": 0, "sp_attention": 0, "pin_sp": 0, "pin_env": 0,
-                     "pin_offload": 0, "budget": 0, "whole_nodes": 0, "rollout_layout": 0}.get(rule, n)
+            where = {"sp_divides_heads": 0, "sp_kv_heads": 0, "sp_attention": 0, "token_cap": 0, "pin_sp": 0,
+                     "pin_env": 0, "pin_offload": 0, "budget": 0, "whole_nodes": 0, "rollout_layout": 0}.get(rule, n)
             groups[(RULES.index(rule), where)].append(combination)
         return [reason for key in sorted(groups) for reason in self._reasons(RULES[key[0]], groups[key], length)]
 
@@ -688,7 +697,7 @@ class _Words:
         (`_evidence`)."""
         first_count = min(c[0] for c in combinations)
         if rule in SP_RULES:
-            return [self._sp_reason(rule, combinations)]
+            return [self._sp_reason(rule, combinations, length)]
         if rule == "table_rows":
             return [self._beyond_table(first_count)]
         if rule == "evidence":
@@ -729,9 +738,9 @@ class _Words:
         labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
         return Reason(rule="pin", detail=f"{query.pin_flags} rules out {labels}")
 
-    def _sp_reason(self, rule: str, combinations: list[Combination]) -> Reason:
-        """Why a rule of what SP or the data-parallel ranks must divide (`rule`, one of `SP_RULES`) rules out the SP
-        degrees of `combinations`."""
+    def _sp_reason(self, rule: str, combinations: list[Combination], length: int) -> Reason:
+        """Why a rule of what SP or the data-parallel ranks must divide, or the token budget cap (`rule`, one of
+        `SP_RULES`), rules out the SP degrees of `combinations` at `length`."""
         data, query = self.data, self.query
         counts = sorted({c[0] for c in combinations})
         on, first = counted(counts, "GPU", runs), self.gpus(counts[0])
@@ -761,6 +770,10 @@ class _Words:
             return Reason(rule="sp_within_node", detail=(
                 f"a trainer on {first} spans nodes of {counted(query.node_gpus, 'GPU')} and each SP group must fit in "
                 f"one: that rules out SP={sps}"))
+        if rule == "token_cap":
+            return Reason(rule="token_cap", detail=(
+                f"a micro-batch of {self._token_cap_words()} must hold a sequence over its SP group, ceil(length / SP) "
+                f"<= {query.token_budget_cap}: at {counted(length, 'token')} that rules out SP={sps} (on {on})"))
         batch = f"{query.train_batch_size} ({query.train_batch_source})"
         return Reason(rule="batch_divides", detail=(
             f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP){_gpus_too(query)}: "

@@ -16,7 +16,7 @@ from typing import Any
 
 from solver.memory import GRID
 from solver.model import prepare
-from solver.query import given_lora_targets, make_query
+from solver.query import given_lora_targets, make_query, token_budget_mode_and_cap
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.solve import best_plan
 from solver.tables import NODE_GPUS, Catalog, QueryError, counted_expert_layout
@@ -119,6 +119,7 @@ def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence
         names = list(models) or mapped_models(catalog, name)
         grid = longest_by_model(catalog, name, names, budgets, **options)
         rows = tuple(ModelMapRow(model=row, plans=tuple(grid[row, budget] for budget in budgets)) for row in names)
+    mode, cap = token_budget_mode_and_cap(options.get("token_budget", "default"), options.get("estimate", "auto"))
     targets = options.get("lora_targets")  # checked by each cell's query: None, or a LoRA adapter's
     excluded = options.get("lora_exclude_modules")  # checked alike: None, or the modules the adapter leaves out
     adapted = (lora_targets_pattern(targets) if targets is not None  # None: all-linear alone, as the plans say
@@ -127,7 +128,7 @@ def gpu_map(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence
                   train_batch_size=options.get("train_batch_size"), host_ram_gb=options.get("host_ram_gb"),
                   node_gpus=None if options.get("node_gpus") in (None, NODE_GPUS) else options["node_gpus"],
                   estimate=None if options.get("estimate", "auto") == "auto" else options["estimate"],
-                  token_budget="auto" if options.get("token_budget") == "auto" else None,
+                  token_budget="auto" if mode == "auto" else None, token_budget_cap=cap,
                   lora_rank=options.get("lora_rank") or None, lora_target_modules=adapted,
                   lora_exclude_modules=excluded,
                   reference_model=options.get("reference_model"), critic=options.get("critic"),

@@ -592,6 +592,7 @@ RULES = (
     "sp_attention",
     "sp_within_node",
     "batch_divides",
+    "token_cap",
     "pin_sp",
     "pin_env",
     "pin_offload",
@@ -736,12 +737,11 @@ def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: 
             _guarded(constraint, guards, "table_rows")
 
 
-def add_token_cap(model: cp_model.CpModel, query: Query, plan: PlanVariables) -> None:
+def add_token_cap(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
     """With a token budget cap (`Query.token_budget_cap`, N), a plan only where a micro-batch of N tokens per GPU
-    holds a sequence over its SP group: ``L <= N * s`` (verl's rule, ``ceil(L / s) <= N``). Unguarded: the asked
-    budget is the question's own, as the model and GPU type are, which explanations do not lift."""
+    holds a sequence over its SP group: ``L <= N * s`` (verl's rule, ``ceil(L / s) <= N``)."""
     if query.token_budget_cap is not None:
-        model.add(plan.max_model_len <= query.token_budget_cap * plan.sp)
+        _guarded(model.add(plan.max_model_len <= query.token_budget_cap * plan.sp), guards, "token_cap")
 
 
 def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
@@ -923,7 +923,7 @@ def build_model(
     add_budget(model, query, plan, guards)
     add_length(model, data, query, plan, guards)
     add_pins(model, query, plan, guards)
-    add_token_cap(model, query, plan)
+    add_token_cap(model, query, plan, guards)
     add_host_ram(model, data, query, plan, guards)
     if ranked:
         add_objective(model, data, query, plan)

@@ -317,6 +317,9 @@ class Query(Frozen):
         "the most tokens per GPU any plan takes (--token-budget N, or a Trinity config's own lowered budget): a plan "
         "takes the least of it, Trinity's default and (auto) what its estimate fits, and holds a sequence at it "
         "(ceil(L/s) <= N); null: no cap"))
+    token_budget_cap_source: str | None = Field(default=None, description=(
+        "where a cap not given as the option came from, in words (``the config's max_token_len_per_gpu``); null: the "
+        "option (--token-budget N) or no cap"))
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
@@ -527,10 +530,22 @@ class Query(Frozen):
         return " and ".join(filter(None, (options, *(words for words, option in limits if words and not option))))
 
     @property
+    def token_cap_limit(self) -> tuple[str, bool]:
+        """The token budget cap (`token_budget_cap`; empty when none) and whether it is named as the option the caller
+        gave (``--token-budget 4096``, ``token_budget=4096``), not in words of its source's (``max_token_len_per_gpu at
+        most 4096 (the config's max_token_len_per_gpu)``)."""
+        if self.token_budget_cap is None:
+            return "", False
+        if self.token_budget_cap_source is None:
+            return self.option_names.valued(_token_budget_name(self.option_names), self.token_budget_cap), True
+        return f"max_token_len_per_gpu at most {self.token_budget_cap} ({self.token_budget_cap_source})", False
+
+    @property
     def limit_flags(self) -> str:
-        """The options that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given
-        (`options_then_words`); empty when none."""
-        return self.options_then_words(((self.pin_flags, True), self.host_ram_limit, self.batch_limit))
+        """The options that narrow the plans: the pins (`pin_flags`), the host memory, the train batch and the token
+        budget cap given (`options_then_words`); empty when none."""
+        return self.options_then_words(((self.pin_flags, True), self.host_ram_limit, self.batch_limit,
+                                        self.token_cap_limit))
 
 
 def check_host_ram(host_ram_gb: float | None, option_names: OptionNames = COMMAND_OPTIONS) -> None:

@@ -1579,9 +1579,10 @@ class Plan(Frozen):
 
 ExplainRule = Literal[
     "choice", "budget", "whole_nodes", "rollout_layout", "sp_divides_gpus", "sp_divides_heads", "sp_kv_heads",
-    "sp_attention", "sp_within_node", "batch_divides", "pin", "host_ram", "beyond_table", "no_setting", "memory_model",
-    "no_estimates", "out_of_memory", "undocumented", "longest_documented", "longer", "limit", "no_table",
-    "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "without_pins", "undecided", "incomplete",
+    "sp_attention", "sp_within_node", "batch_divides", "token_cap", "pin", "host_ram", "beyond_table", "no_setting",
+    "memory_model", "no_estimates", "out_of_memory", "undocumented", "longest_documented", "longer", "limit",
+    "no_table", "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "without_pins", "undecided",
+    "incomplete",
 ]
 """The names of `--explain`'s steps (`Reason.rule`): the one source of the names that docs/json.md's table
 documents, in its order."""
@@ -1828,7 +1829,7 @@ class ApplySettings(TrinitySettings):
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
                              "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
-                             "memory_model_margin", "reason_caution_codes", "dpo_pairs")
+                             "memory_model_margin", "reason_caution_codes", "dpo_pairs", "token_budget_cap")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1890,6 +1891,9 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "the memory model's own default margin where `margin` is not it (--margin, or a small card's default); left "
         "out otherwise"))
     token_budget: TokenBudgetMode = Field(default="default", description="the query's --token-budget mode")
+    token_budget_cap: PositiveInt | None = Field(default=None, description=(
+        "the most tokens per GPU any plan takes (--token-budget N, where token_budget reads auto, or default under "
+        "--no-estimate; or a --from-config config's own budget below Trinity's default); left out where none"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), as the "
         "memory line names it; null for the shipped one"))
@@ -2132,6 +2136,7 @@ class LengthMapRow(Frozen, defer_build=True):
 
 
 MAP_LEFT_OUT_WHEN_NONE = ("model", "train_batch_size", "host_ram_gb", "node_gpus", "estimate", "token_budget",
+                          "token_budget_cap",
                           "lora_rank", "lora_target_modules", "lora_exclude_modules", "reference_model", "critic",
                           "dpo", "trinity_version",
                           "weights", "memory_model_source",
@@ -2156,7 +2161,9 @@ class GpuMap(Frozen, Versioned, defer_build=True):
     estimate: Literal["only", "never"] | None = Field(default=None, description=(
         "'only' with --estimate (the tables set aside), 'never' with --no-estimate; left out by default"))
     token_budget: Literal["auto"] | None = Field(default=None, description=(
-        "'auto' with --token-budget auto (estimated plans may take a lower token budget); left out by default"))
+        "'auto' with --token-budget auto or N (estimated plans may take a lower token budget); left out by default"))
+    token_budget_cap: PositiveInt | None = Field(default=None, description=(
+        "with --token-budget N, N: the most tokens per GPU any plan takes; left out otherwise"))
     lora_rank: PositiveInt | None = Field(default=None, description=(
         "the LoRA rank the plans count (--lora-rank); left out for full fine-tuning"))
     lora_target_modules: str | None = Field(default=None, description=(

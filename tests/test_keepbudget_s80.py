@@ -179,7 +179,8 @@ def test_a_cap_on_a_model_that_reads_no_budget_is_refused(cli: Cli) -> None:
         "leave --token-budget out")
 
 
-def test_the_cluster_and_the_map_take_modes_alone(cli: Cli) -> None:
-    status, _, err = cli("map", "--model", "8B", "--gpu", "h20", "--token-budget", "16384")
+def test_the_cluster_takes_modes_alone(cli: Cli) -> None:
+    # review80c: solve map takes a cap too (tests/test_review80c_s80.py); solve cluster's budget is every job's
+    status, _, err = cli("cluster", "--token-budget", "16384", "fleet.yaml")
     assert status == 2
     assert "argument --token-budget: takes default or auto, got '16384'" in err

@@ -1953,7 +1953,8 @@ def test_cli_memory_with_a_token_budget(cli):
 
 @pytest.mark.parametrize("mode", ["auto", "default"])
 def test_cli_memory_refuses_a_planner_token_budget_mode_saying_whose_it_is(cli, mode: str):
-    # The planner's --token-budget takes default or auto (and its refusal points here); this one takes tokens.
+    # The planner's --token-budget takes default, auto or a cap (solve cluster's, a mode alone, points here); this one
+    # takes tokens.
     error = (f"argument --token-budget: expected tokens per GPU (32768 or 32k), got '{mode}' (leave it out for "
              "Trinity's default; auto is the planner's: solve --token-budget auto)")
     assert cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k", "--token-budget", mode) == (

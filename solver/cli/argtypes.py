@@ -203,13 +203,15 @@ def trinity_version(text: str) -> TrinityVersion:
 
 
 def token_budget_mode(text: str) -> TokenBudgetMode:
-    """An argparse type: the planner's ``--token-budget``, ``default`` or ``auto``."""
+    """An argparse type: ``solve cluster``'s ``--token-budget``, ``default`` or ``auto`` (one for every job: a cap in
+    tokens per GPU is one job's, which solve and solve map take, `planner_token_budget`)."""
     modes: tuple[TokenBudgetMode, ...] = get_args(TokenBudgetMode)
     for mode in modes:
         if text == mode:
             return mode
-    raise argparse.ArgumentTypeError(f"takes default or auto, got {brief(text)} (a budget of your own, in tokens per "
-                                     "GPU: solve memory --token-budget T)")
+    raise argparse.ArgumentTypeError(f"takes default or auto, got {brief(text)} (a cap in tokens per GPU is one job's: "
+                                     "solve --token-budget N plans a job with it; solve memory --token-budget T "
+                                     "estimates one setting at it)")
 
 
 def planner_token_budget(text: str) -> TokenBudgetMode | int:

@@ -98,7 +98,7 @@ def build_map_parser() -> Parser:
     add_workers_option(parser)
     add_weights_option(parser)
     add_estimate_options(parser)
-    add_token_budget_option(parser)
+    add_token_budget_option(parser, caps=True)
     add_train_batch_option(parser)
     add_host_ram_option(parser)
     add_lora_option(parser, "full fine-tuning")

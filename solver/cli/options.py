@@ -145,13 +145,15 @@ def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
 
 
 def add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-                            from_config: bool = False) -> None:
-    """--token-budget, for the commands that plan (`from_config`: the one that also reads a Trinity config)."""
+                            from_config: bool = False, caps: bool = False) -> None:
+    """--token-budget, for the commands that plan (`from_config`: the one that also reads a Trinity config; `caps`:
+    one that also takes a cap, N, as that one does)."""
     default = "default, unless --from-config's config sets a lower one, which is then N" if from_config else "default"
+    caps = caps or from_config
     tokens = ("; or N (32768 or 32k): as auto, but no plan takes more than N tokens per GPU, and each holds a "
-              "sequence at N (ceil(L / SP) <= N)") if from_config else ""
-    parser.add_argument("--token-budget", metavar="MODE" if not from_config else "MODE|N",
-                        type=planner_token_budget if from_config else token_budget_mode,
+              "sequence at N (ceil(L / SP) <= N)") if caps else ""
+    parser.add_argument("--token-budget", metavar="MODE|N" if caps else "MODE",
+                        type=planner_token_budget if caps else token_budget_mode,
                         help="trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x L / SP), for every plan "
                         f"({default}); or auto: an estimated plan that "
                         "does not fit at the default takes the most tokens per GPU the memory model fits, at least "

@@ -254,7 +254,7 @@ def map_title(gpu_map: GpuMap) -> str:
     """`gpu_map`'s title: its GPU type (and model, by length), what its cells are, a LoRA rank (and the modules its
     adapter is counted on, where not all-linear's, less those it excludes: `targets_brief`), a reference model, a
     critic, DPO and a Trinity release given, the limits its plans keep to (`map_limits`), and the choices its question
-    names: a token budget auto, the cost weights' file, and a memory model of one's own."""
+    names: a token budget cap or auto, the cost weights' file, and a memory model of one's own."""
     mapped = (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
               else f"{gpu_map.gpu}: longest context per model and GPU budget")
     return "".join((
@@ -265,7 +265,9 @@ def map_title(gpu_map: GpuMap) -> str:
         ", reference model counted" if gpu_map.reference_model else ", no reference model",
         f", critic {gpu_map.critic}" if gpu_map.critic else "", ", DPO" if gpu_map.dpo else "",
         f", Trinity {gpu_map.trinity_version.strip()}" if gpu_map.trinity_version else "",  # as solve reads it
-        map_limits(gpu_map), ", token budget auto" if gpu_map.token_budget == "auto" else "",
+        map_limits(gpu_map),
+        f", at most {gpu_map.token_budget_cap} tokens per GPU" if gpu_map.token_budget_cap else
+        ", token budget auto" if gpu_map.token_budget == "auto" else "",
         f", weights {gpu_map.weights}" if gpu_map.weights else "",
         f", memory model: {gpu_map.memory_model_source}" if gpu_map.memory_model_source else ""))
 
