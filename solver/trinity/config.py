@@ -958,14 +958,17 @@ def _lora_rank(reader: ConfigReader) -> int:
 
 
 def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
-    """Why the states counted for a config with LoRA (`_lora_key`) are full fine-tuning's, in words: a release it may
-    run on trains every parameter (`_lora_from_08`), it loads an adapter (whose rank is the adapter's own file's),
-    its ``target_modules`` are not Trinity's default ``all-linear`` (other modules may take more, the output
-    projection's or the embeddings'), or the rank is no whole number; None where LoRA's are counted, or without
-    LoRA."""
+    """Why the states counted for a config with LoRA (`_lora_key`) are full fine-tuning's, in words: Trinity refuses
+    its LoRA configs (`_lora_configs_refusal`: two of them, an ``exclude_modules`` that is a list or no regex, ...;
+    on the model's names, `solver.trinity.checks.config_counted_on` judges it), a release it may run on trains every
+    parameter (`_lora_from_08`), it loads an adapter (whose rank is the adapter's own file's), its ``target_modules``
+    are not Trinity's default ``all-linear`` (other modules may take more, the output projection's or the
+    embeddings'), or the rank is no whole number; None where LoRA's are counted, or without LoRA."""
     lora = _lora_key(reader)
     if lora is None:
         return None
+    if lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
+        return f"Trinity refuses {'.'.join(lora)} ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why)"
     from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
     if from_08 is not None:
         return f"Trinity 0.6 on verl 0.8 or later {from_08} and trains every parameter"
