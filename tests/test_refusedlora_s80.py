@@ -1,7 +1,7 @@
 """Session 80's refusedlora: a config's ``model.lora_configs`` that Trinity refuses counts one way wherever it is
 counted, full fine-tuning with the ``lora-counted-as-full`` line: two LoRA configs (Trinity 0.5.1 and 0.6.0 raise
 "Only one lora adapter is supported for now." as they validate the config: the rank 32 counted before was the unset
-rank's, not the first's 16), an ``exclude_modules`` that is a list or no regex (rank 16 counted before), and
+rank's; the first's is the rank it writes), an ``exclude_modules`` that is a list or no regex (rank 16 counted before), and
 targets PEFT refuses on the model's names, which the config read alone does not know (``.*\\.mlp\\.gate``, a
 Qwen3-MoE's router, and ``exclude_modules: '.*'`` on Qwen3-8B: a ZeroDivisionError before); the verdict, the plans
 and their JSON, ``--write``'s check command and note, and the fragment's check command agree. An ``exclude_modules``
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_splitnote_s80 import REFUSED_LINE
 
 from solver.trinity import read_trinity_config
 
@@ -34,28 +35,25 @@ explorer:
     engine_num: 2
     tensor_parallel_size: 1
 """
-REFUSED_LINE = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count full "
-                "fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count the LoRA "
-                "run, or remove it to train every parameter")
 TWO = "[{lora_rank: 16}, {lora_rank: 8}]"
 GATE = r"[{lora_rank: 16, target_modules: '.*\.mlp\.gate'}]"
 REFUSED = {
-    "two": (TWO, 'model.lora_configs holds 2 LoRA configs: Trinity refuses more than one ("Only one lora adapter is '
-            'supported"): give it one LoRA config, or drop it for no LoRA', 0),
+    "two": (TWO, ('model.lora_configs holds 2 LoRA configs: Trinity refuses more than one ("Only one lora adapter is '
+            'supported"): give it one LoRA config, or drop it for no LoRA'), 0),
     "exclude-list": ("[{lora_rank: 16, exclude_modules: [q_proj]}]",
-                     "model.lora_configs[0].exclude_modules ['q_proj'] is a list: Trinity's LoRA config takes a "
+                     ("model.lora_configs[0].exclude_modules ['q_proj'] is a list: Trinity's LoRA config takes a "
                      "string, so its typed config refuses it when it loads the config: give one regular expression "
-                     "that peft matches whole module names with (.*\\.(q_proj|v_proj)), or remove it", 0),
+                     "that peft matches whole module names with (.*\\.(q_proj|v_proj)), or remove it"), 0),
     "exclude-no-regex": ("[{lora_rank: 16, exclude_modules: '('}]",
-                         "model.lora_configs[0].exclude_modules '(' is no regular expression (missing ), unterminated "
+                         ("model.lora_configs[0].exclude_modules '(' is no regular expression (missing ), unterminated "
                          "subpattern at position 0): peft matches it whole (re.fullmatch) against each module's full "
                          "name, and Trinity fails as it makes the adapter: give a regular expression that matches "
-                         "whole names, such as .*\\.v_proj, or remove it", 0),
+                         "whole names, such as .*\\.v_proj, or remove it"), 0),
     # the reading alone counts rank 16 (names PEFT takes: a Qwen3-MoE's router; some type's), the model refuses it
-    "router-on-dense": (GATE, "model.lora_configs[0].target_modules '.*\\.mlp\\.gate', on Qwen3-8B (a dense model), "
-                        "matches no module", 16),
-    "exclude-all": ("[{lora_rank: 16, exclude_modules: '.*'}]", "model.lora_configs[0].exclude_modules '.*', on "
-                    "Qwen3-8B (a dense model), leaves out every module target_modules 'all-linear' matches", 16),
+    "router-on-dense": (GATE, ("model.lora_configs[0].target_modules '.*\\.mlp\\.gate', on Qwen3-8B (a dense model), "
+                        "matches no module"), 16),
+    "exclude-all": ("[{lora_rank: 16, exclude_modules: '.*'}]", ("model.lora_configs[0].exclude_modules '.*', on "
+                    "Qwen3-8B (a dense model), leaves out every module target_modules 'all-linear' matches"), 16),
 }
 
 
@@ -132,3 +130,14 @@ def test_write_at_a_lora_rank_of_its_own_says_the_config_needs_fixing(cli: Cli, 
             "(its refused line, lora-configs-refused, says why): the plan counted LoRA rank 16 (--lora-rank 16); fix "
             "model.lora_configs to one LoRA config of that rank that Trinity takes, or the run fails"
             ) in " ".join(err.split())
+
+
+def test_two_lora_configs_write_the_first_ones_rank(cli: Cli, tmp_path: Path) -> None:
+    # the rank Trinity's trainer would read is the first's (lora_configs[0]), not the unset rank 32
+    config, written = _config(tmp_path, "[{lora_rank: 8}, {lora_rank: 16}]"), tmp_path / "w.yaml"
+    status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--lora-rank", "16", "--write", str(written))
+    assert (status, err) == (2, (
+        f"solve: error: --from-config {config}: the plan counted LoRA rank 16, but model.lora_configs trains rank 8, "
+        "which --write keeps (its lora_alpha scales the adapter by its rank): plan at rank 8 (--lora-rank 8, or "
+        "leave it out), or set model.lora_configs's rank to 16 first\n"))
+    assert not written.exists()

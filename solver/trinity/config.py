@@ -948,11 +948,14 @@ def counted_lora_targets(reader: ConfigReader, version: TrinityVersion | None) -
 
 
 def _lora_rank(reader: ConfigReader) -> int:
-    """The rank of the LoRA key that turns LoRA on (`_lora_key`), where it is a rank's: the LoRA config's, or verl
-    before 0.8's ``lora_rank``; 0 otherwise (an adapter path, no LoRA, or no whole number)."""
+    """The rank of the LoRA key that turns LoRA on (`_lora_key`), where it is a rank's: the first LoRA config's (the
+    one Trinity's trainer reads, ``trainer/verl/config.py:242`` in 0.6.0, where two are refused), or verl before
+    0.8's ``lora_rank``; 0 otherwise (an adapter path, no LoRA, or no whole number)."""
     lora = _lora_key(reader)
     if lora == LORA_KEYS[0]:
-        rank = _lora_config_value(reader, "lora_rank")
+        configs = read_or_none(reader.get, lora)
+        first = isinstance(configs, list) and isinstance(configs[0], Mapping)  # a list that turns LoRA on: not empty
+        rank = read_or_none(reader.get, (*lora, 0, "lora_rank")) if first else None
         return omegaconf_integer(LORA_CONFIG_RANK if rank is None else rank) or 0
     return (omegaconf_integer(read_or_none(reader.get, LORA_KEYS[1])) or 0) if lora == LORA_KEYS[1] else 0
 

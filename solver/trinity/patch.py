@@ -877,30 +877,30 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
     `model` on targets (`Plan.lora_targets`, ``--lora-targets``) that adapt fewer parameters than the config's own
     (`lora_unkept`), which the patched config would train. Where `plan`
     counted full fine-tuning (which holds more), the note that the config still sets LoRA; where Trinity refuses its
-    LoRA configs (`_lora_refused`), which train no rank, at whatever rank `plan` counted, that they need fixing;
-    None otherwise."""
+    LoRA configs (`_lora_refused`), at full fine-tuning or the rank they write, that they need fixing; None
+    otherwise."""
     own = written_lora(reading, name, environ)
     if own is None:
         return None
     key, rank = own
-    if _lora_refused(plan, model, reading, name, environ, version):
-        lora = "lora_rank" if option_names.keywords else "--lora-rank"
-        counted = (f"LoRA rank {plan.lora_rank} ({option_names.valued(lora, plan.lora_rank)}); fix {key} to one LoRA "
-                   "config of that rank that Trinity takes, or the run fails" if plan.lora_rank else
-                   f"full fine-tuning, which holds more than a LoRA run; fix {key} and plan again to count the LoRA "
-                   "run, or remove it to train every parameter")
-        return (f"{name} sets LoRA ({key}), which {option_names.write} keeps as written, though Trinity refuses it so "
-                f"(its refused line, {ConfigProblemCode.LORA_CONFIGS_REFUSED.value}, says why): the plan counted "
-                f"{counted}")
+    refused = (f"{name} sets LoRA ({key}), which {option_names.write} keeps as written, though Trinity refuses it so "
+               f"(its refused line, {ConfigProblemCode.LORA_CONFIGS_REFUSED.value}, says why): the plan counted "
+               if _lora_refused(plan, model, reading, name, environ, version) else None)
+    if not plan.lora_rank and refused is not None:
+        return (f"{refused}full fine-tuning, which holds more than a LoRA run; fix {key} and plan again to count the "
+                "LoRA run, or remove it to train every parameter")
     if not plan.lora_rank:
         return (f"{name} sets LoRA ({key}), which {option_names.write} keeps: the plan counted full fine-tuning, which "
                 f"holds more than a LoRA run; remove {key} to train every parameter")
+    lora = "lora_rank" if option_names.keywords else "--lora-rank"
     if rank and rank != plan.lora_rank:
-        lora = "lora_rank" if option_names.keywords else "--lora-rank"
         raise QueryError(f"{name}: the plan counted LoRA rank {plan.lora_rank}, but {key} trains rank {rank}, which "
                          f"{option_names.write} keeps (its lora_alpha scales the adapter by its rank): plan at rank "
                          f"{rank} ({option_names.valued(lora, rank)}, or leave it out), or set {key}'s rank to "
                          f"{plan.lora_rank} first")
+    if refused is not None:  # the rank it writes: its adapter, once fixed, is the plan's
+        return (f"{refused}LoRA rank {plan.lora_rank} ({option_names.valued(lora, plan.lora_rank)}); fix {key} to one "
+                "LoRA config of that rank that Trinity takes, or the run fails")
     unkept = lora_unkept(plan, model, reading, name, environ, version, f"{option_names.write} keeps", option_names)
     if unkept is not None:
         raise QueryError(unkept)
