@@ -3,9 +3,10 @@ counted, full fine-tuning with the ``lora-counted-as-full`` line: two LoRA confi
 "Only one lora adapter is supported for now." as they validate the config: the rank 32 counted before was the unset
 rank's; the first's is the rank it writes), an ``exclude_modules`` that is a list or no regex (rank 16 counted
 before), and targets PEFT refuses on the model's names, which the config read alone does not know
-(``.*\\.mlp\\.gate``, a Qwen3-MoE's router, and ``exclude_modules: '.*'`` on Qwen3-8B: a ZeroDivisionError before); the verdict, the plans
-and their JSON, ``--write``'s check command and note, and the fragment's check command agree. An ``exclude_modules``
-that is a number is the text Trinity's typed config makes of it, which excludes nothing: LoRA counted."""
+(``.*\\.mlp\\.gate``, a Qwen3-MoE's router, and ``exclude_modules: '.*'`` on Qwen3-8B: a ZeroDivisionError
+before); the verdict, the plans and their JSON, ``--write``'s check command and note, and the fragment's check command
+agree. An ``exclude_modules`` that is a number is the text Trinity's typed config makes of it, which excludes
+nothing: LoRA counted."""
 
 from __future__ import annotations
 
