@@ -1302,7 +1302,8 @@ def config_query(
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch, whether it builds a reference model
-    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`), whether it trains DPO
+    (`TrinityConfig.reference_model`), its LoRA rank (`TrinityConfig.lora_rank`; 0 where PEFT refuses its targets on
+    the model: `solver.trinity.checks.config_counted_on`), whether it trains DPO
     (`TrinityConfig.dpo`, `Query.dpo`) and, where it lowers its own token
     budget and its model reads one (not `one_sequence_per_micro_batch`: its plans are the same), ``auto``; and the
     critic its algorithm trains, as its flags hold it (`TrinityConfig.critic`), unless `critic` is given: one of
@@ -1335,6 +1336,11 @@ def config_query(
     if model is None:
         check_config_model(catalog, config, "model=M",
                            OWN_MODEL_IN_CODE.removeprefix("; or, for a model of your own, "))
+    from solver.trinity.checks import config_counted_on
+
+    # LoRA configs PEFT refuses on the model's names (which the config read alone does not know) count no adapter
+    config = config_counted_on(config, catalog.model(model if model is not None else config.model),
+                               counted_expert_layout(trinity_version))
     if lora_rank is not None:  # the config's own: its refused line (lora-rank-vllm-refused)
         check_lora_rank(lora_rank)
         check_vllm_lora_rank(lora_rank, rollout_gpus if rollout_gpus is not None else config.rollout_gpus,

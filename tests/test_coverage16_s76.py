@@ -78,8 +78,7 @@ def test_a_mixture_of_experts_new_adapter_refused_as_no_regex_gets_no_unsaved_ca
         tmp_path: Path, cli: Cli, entry: str, refusal: str) -> None:
     # The caution is on an adapter PEFT makes (lora-moe-config-unsaved); one PEFT cannot compile is refused alone.
     status, current = _answer(tmp_path, cli, _moe_config(f"  lora_configs: [{entry}]\n", "Qwen3-30B-A3B"))
-    # where the reading counts LoRA all the same (an exclude_modules that is no regex), no line says full fine-tuning
-    counted = ["lora-counted-as-full"] if "exclude_modules" not in entry else []
+    # an exclude_modules that is no regex counts full fine-tuning too, and says so (refusedlora, s80)
     assert (status, current["refused"], current["config_problem_codes"]) == (0, True, ["lora-configs-refused",
-                                                                                       *counted])
+                                                                                       "lora-counted-as-full"])
     assert _coded(current, "lora-configs-refused") == [f"model.lora_configs[0].{refusal}"]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import fragment_comment
+from test_splitnote_s80 import REFUSED_LINE
 
 import solver
 
@@ -58,8 +59,10 @@ def test_any_adapter_path_turns_lora_on_an_empty_one_too(cli, tmp_path: Path, pa
 def test_lora_configs_trinity_does_not_load_refuse_the_config(cli, tmp_path: Path, configs: str, why: str):
     current = _current(cli, tmp_path, lora=f"  lora_configs: {configs}\n", roles="      model: {}\n")
     assert current["refused"] is True
+    # two LoRA configs turn LoRA on, which the plans count as full fine-tuning, and say so (refusedlora, s80)
     assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [(
-        "lora-configs-refused", f"model.lora_configs {why}: give it one LoRA config, or drop it for no LoRA")]
+        "lora-configs-refused", f"model.lora_configs {why}: give it one LoRA config, or drop it for no LoRA"),
+        *([("lora-counted-as-full", REFUSED_LINE)] if configs.startswith("[{") else [])]
 
 
 def test_one_lora_config_is_no_refusal_and_the_refusal_is_a_refused_line(cli, tmp_path: Path):

@@ -63,13 +63,13 @@ def test_a_regex_matching_a_module_peft_cannot_adapt_is_refused_naming_it(tmp_pa
     status, current = _answer(tmp_path, cli, _config(lora), "--check")
     # the checks' refusal on the model's names alone (peftgap_s77: the config's reading no longer judges the regex, and
     # its lines on the adapter's count and save are moot)
-    # where the config's reading counts LoRA on what else it matches (q_proj), no line says full fine-tuning (s80)
-    full = [] if "q_proj" in pattern else ["lora-counted-as-full"]
-    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused", *full])
+    # the plans count full fine-tuning, and say so, also where the reading counted LoRA on q_proj (refusedlora, s80)
+    assert (status, current["refused"], current["config_problem_codes"]) == (
+        1, True, ["lora-configs-refused", "lora-counted-as-full"])
     assert current["config_problems"] == [(
         f"model.lora_configs[0].target_modules '{pattern}', on Qwen3-8B (a dense model), matches {module}, "
         f"{UNSUPPORTED}: peft matches it whole (re.fullmatch) against each module's full name ({NAMES}), {FIX}"),
-        *([COUNTED_FULL] if full else [])]
+        COUNTED_FULL]
 
 
 def test_peft_refuses_a_module_it_cannot_adapt_after_a_fused_half_and_takes_linears_and_embeddings() -> None:
@@ -101,14 +101,14 @@ def test_a_regex_peft_fails_on_with_either_architecture_is_refused_on_a_mixture_
         tmp_path: Path, cli: Cli, pattern: str, why: str) -> None:
     lora = f"  lora_configs: [{{lora_rank: 16, target_modules: '{pattern}'}}]\n"
     status, current = _answer(tmp_path, cli, _config(lora, "Qwen3-30B-A3B"), "--check")
-    # where the config's reading counts LoRA on the gate_proj it matches, no line says full fine-tuning (s80)
-    full = [] if "gate_proj" in pattern else ["lora-counted-as-full"]
-    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused", *full])
+    # the plans count full fine-tuning, and say so, also where the reading counted LoRA on gate_proj (refusedlora, s80)
+    assert (status, current["refused"], current["config_problem_codes"]) == (
+        1, True, ["lora-configs-refused", "lora-counted-as-full"])
     # on the model's own names alone since peftgap_s77 (the config's reading gave a dense model's and a MoE's)
     assert current["config_problems"] == [(
         f"model.lora_configs[0].target_modules '{pattern}', on Qwen3-30B-A3B (a mixture of experts), {why}: peft "
         f"matches it whole (re.fullmatch) against each module's full name ({MOE_NAMES}), {FIX}"),
-        *([COUNTED_FULL] if full else [])]
+        COUNTED_FULL]
 
 
 MOE_UNSAVED = (

@@ -50,7 +50,7 @@ def test_lora_on_a_mixture_of_experts_is_cautioned_whatever_its_targets_say_else
 def test_two_lora_configs_on_a_mixture_of_experts_are_refused_alone(tmp_path: Path, cli: Cli) -> None:
     status, current = _answer(tmp_path, cli, _config("  lora_configs: [{lora_rank: 16}, {lora_rank: 8}]\n", MOE),
                               "--check")
-    assert (status, current["config_problem_codes"]) == (1, ["lora-configs-refused"])
+    assert (status, current["config_problem_codes"]) == (1, ["lora-configs-refused", "lora-counted-as-full"])
 
 
 def _refusal(subject: str, why: str, fix: str = FIX) -> str:

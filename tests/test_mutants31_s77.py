@@ -193,13 +193,15 @@ def test_a_job_on_a_node_its_pool_no_longer_has_gets_no_way_at_its_running_count
 
 
 def test_a_refused_configs_lora_on_a_mixture_of_experts_keeps_its_caution_row(cli: Cli, tmp_path: Path) -> None:
-    # Mixtral's own LoRA, on Phi-3's names: refused, so the check says nothing of the adapter config saved cut short,
-    # and the config keeps its LoRA (no apply line writes one): the plan's caution row says it.
+    # Mixtral's own LoRA, on Phi-3's names: refused, so the check says nothing of the adapter config saved cut short;
+    # the plans count full fine-tuning (refusedlora, s80), so no LoRA caution row either: the refused line says it.
     _checked(cli, tmp_path, CONFIGS["mixtral"], ".*qkv_proj")
     status, out, _ = cli("--from-config", str(tmp_path / "trinity.yaml"), "--model-config", str(tmp_path / "mine"),
                          "--gpu", "h100")
     shown = " ".join(out.split())
-    assert (status, shown.count("LoRA on mine, a mixture of experts: with transformers 5")) == (0, 1)
+    assert (status, shown.count("LoRA on mine, a mixture of experts: with transformers 5")) == (0, 0)
+    assert shown.count("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans "
+                       "count full fine-tuning") == 1
 
 
 def test_a_fleet_of_the_same_nodes_but_other_gpus_per_node_is_refused() -> None:

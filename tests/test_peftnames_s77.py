@@ -163,7 +163,9 @@ def test_the_cli_takes_each_types_own_names(cli: Cli, tmp_path: Path, model_type
 def test_the_cli_refuses_another_types_names_naming_the_models(cli: Cli, tmp_path: Path, model_type: str,
                                                                pattern: str, kind: str, names: str) -> None:
     status, current = _checked(cli, tmp_path, CONFIGS[model_type], pattern)
-    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["lora-configs-refused"])
+    # the plans count full fine-tuning, and say so (refusedlora, s80)
+    assert (status, current["refused"], current["config_problem_codes"]) == (
+        1, True, ["lora-configs-refused", "lora-counted-as-full"])
     assert current["config_problems"][0] == (
         f"model.lora_configs[0].target_modules '{pattern}', on mine ({kind}, model_type {model_type}), matches no "
         f"module: peft matches it whole (re.fullmatch) against each module's full name ({names}, model.embed_tokens "

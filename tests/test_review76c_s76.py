@@ -130,5 +130,7 @@ def test_gate_proj_alone_is_not_refused_on_a_mixture_of_experts_whose_config_pef
 
 
 def test_gate_proj_alone_is_still_refused_on_qwen3_moe(cli, tmp_path: Path):
-    # refused alone: the reading's lines on the adapter's count and save are moot (peftgap_s77)
-    assert _gate_proj_codes(cli, tmp_path, "Qwen3-30B-A3B") == (1, True, ["lora-configs-refused"])
+    # the reading's lines on the adapter's count and save are moot (peftgap_s77); one says the plans count full
+    # fine-tuning (refusedlora, s80)
+    assert _gate_proj_codes(cli, tmp_path, "Qwen3-30B-A3B") == (
+        1, True, ["lora-configs-refused", "lora-counted-as-full"])

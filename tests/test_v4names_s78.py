@@ -200,9 +200,9 @@ def _checked(cli: Cli, tmp_path: Path, pattern: str, release: str) -> tuple[int,
 @pytest.mark.parametrize(("pattern", "release", "status", "codes"), [
     (".*\\.w1", "0.5.1", 0, ["lora-counted-as-full", "lora-targets-saved-split"]),
     (".*\\.w1", "0.5.2", 0, ["lora-targets-one-transformers", "lora-counted-as-full", "lora-targets-saved-split"]),
-    (".*\\.w1", "0.6", 1, ["lora-configs-refused"]),
+    (".*\\.w1", "0.6", 1, ["lora-configs-refused", "lora-counted-as-full"]),  # full fine-tuning counted (s80)
     (".*\\.(w1|w3)", "0.5.1", 0, ["lora-counted-as-full", "lora-targets-saved-split"]),  # each expert's, under 4
-    (".*experts\\.(w1|w3)", "0.5.1", 1, ["lora-configs-refused"]),  # transformers 5's names alone
+    (".*experts\\.(w1|w3)", "0.5.1", 1, ["lora-configs-refused", "lora-counted-as-full"]),  # 5's names alone
     (".*experts\\.(w1|w3)", "0.6", 0, ["lora-moe-config-unsaved", "lora-counted-as-full"]),  # none saved split (s79)
 ])
 def test_the_cli_judges_the_regex_on_the_releases_names(cli: Cli, tmp_path: Path, pattern: str, release: str,

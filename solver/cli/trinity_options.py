@@ -526,7 +526,9 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check,
                                           option_names=COMMAND_OPTIONS,
                                           dpo_mode_unset=answer.plans[0].dpo_mode_unset,
-                                          config_lora_rank=0 if config is None else config.lora_rank,
+                                          # as the config's plans count its LoRA on the model (as the API's)
+                                          config_lora_rank=0 if (adapter := answer.plans[0].config_adapter) is None
+                                          else adapter.rank,
                                           check_environment=_config_environment(args, config, layout,
                                                                                 answer.plans[0], model)))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves

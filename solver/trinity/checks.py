@@ -1926,6 +1926,23 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
         f"adapter: {fix}"))
 
 
+def config_counted_on(config: TrinityConfig, model: Model, experts: ExpertLayout) -> TrinityConfig:
+    """`config` as its verdict and plans count it on `model`, its routed experts held as `experts`: with no LoRA
+    adapter (rank 0, full fine-tuning's states; no targets) where PEFT refuses, on `model`'s module names, the targets
+    the reading counts the adapter on (`TrinityConfig.lora_targets`; `lora_targets_problem`'s
+    `ConfigProblemCode.LORA_CONFIGS_REFUSED`, which `_check_lora_targets` says), since Trinity then fails as it makes
+    the adapter: the reading alone assumes the first model type's names that PEFT takes (``.*\\.mlp\\.gate``, a
+    Qwen3-MoE's router, on a dense Qwen3 matches no module; ``exclude_modules`` ``.*`` leaves none); else `config`."""
+    targets = config.lora_targets
+    if not config.lora_rank or targets is None:
+        return config
+    problem = lora_targets_problem(None if all_linear(targets.pattern) else targets.pattern, targets.excluded, model,
+                                   experts)
+    if problem is None or problem.code is not ConfigProblemCode.LORA_CONFIGS_REFUSED:
+        return config
+    return config.model_copy(update={"lora_rank": 0, "lora_targets": None})
+
+
 def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, held: HeldExperts) -> str | None:
     """What to do where the ``target_modules`` regex `pattern` less `excluded`, which PEFT refuses on `model`'s names as
     the release's transformers holds the routed experts (`held`), is taken on the other transformers' (an experts-only

@@ -951,24 +951,30 @@ def counted_lora_targets(reader: ConfigReader, version: TrinityVersion | None) -
 
 
 def _lora_rank(reader: ConfigReader) -> int:
-    """The rank of the LoRA key that turns LoRA on (`_lora_key`), where it is a rank's: the LoRA config's, or verl
-    before 0.8's ``lora_rank``; 0 otherwise (an adapter path, no LoRA, or no whole number)."""
+    """The rank of the LoRA key that turns LoRA on (`_lora_key`), where it is a rank's: the first LoRA config's (the
+    one Trinity's trainer reads, ``trainer/verl/config.py:242`` in 0.6.0, where two are refused), or verl before
+    0.8's ``lora_rank``; 0 otherwise (an adapter path, no LoRA, or no whole number)."""
     lora = _lora_key(reader)
     if lora == LORA_KEYS[0]:
-        rank = _lora_config_value(reader, "lora_rank")
+        configs = read_or_none(reader.get, lora)
+        first = isinstance(configs, list) and isinstance(configs[0], Mapping)  # a list that turns LoRA on: not empty
+        rank = read_or_none(reader.get, (*lora, 0, "lora_rank")) if first else None
         return omegaconf_integer(LORA_CONFIG_RANK if rank is None else rank) or 0
     return (omegaconf_integer(read_or_none(reader.get, LORA_KEYS[1])) or 0) if lora == LORA_KEYS[1] else 0
 
 
 def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
-    """Why the states counted for a config with LoRA (`_lora_key`) are full fine-tuning's, in words: a release it may
-    run on trains every parameter (`_lora_from_08`), it loads an adapter (whose rank is the adapter's own file's),
-    its ``target_modules`` are not Trinity's default ``all-linear`` (other modules may take more, the output
-    projection's or the embeddings'), or the rank is no whole number; None where LoRA's are counted, or without
-    LoRA."""
+    """Why the states counted for a config with LoRA (`_lora_key`) are full fine-tuning's, in words: Trinity refuses
+    its LoRA configs (`_lora_configs_refusal`: two of them, an ``exclude_modules`` that is a list or no regex, ...;
+    on the model's names, `solver.trinity.checks.config_counted_on` judges it), a release it may run on trains every
+    parameter (`_lora_from_08`), it loads an adapter (whose rank is the adapter's own file's), its ``target_modules``
+    are not Trinity's default ``all-linear`` (other modules may take more, the output projection's or the
+    embeddings'), or the rank is no whole number; None where LoRA's are counted, or without LoRA."""
     lora = _lora_key(reader)
     if lora is None:
         return None
+    if lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
+        return f"Trinity refuses {'.'.join(lora)} ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why)"
     from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
     if from_08 is not None:
         return f"Trinity 0.6 on verl 0.8 or later {from_08} and trains every parameter"

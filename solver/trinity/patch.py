@@ -843,7 +843,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     trained = trains_critic(value_at(reading, ("algorithm", "algorithm_type")))
     command = None if check is None else check_command(
         plan, model, check, host_ram_gb, version, path, check_environment, trained,
-        config_counted_lora_rank(reading, name, {} if environ is None else environ, version))
+        _config_rank(plan, model, reading, name, {} if environ is None else environ, version))
     check_note = None if check is None or command is None else (_check_note(check, path), command)
     _check_cluster_takes(plan, reading, name, {} if environ is None else environ, option_names)
     lora_note = _config_lora_kept(plan, model, reading, name, {} if environ is None else environ, version,
@@ -876,26 +876,31 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
     adapter would change its scaling (lora_alpha / rank), the user's choice; and where it counted the adapter of
     `model` on targets (`Plan.lora_targets`, ``--lora-targets``) that adapt fewer parameters than the config's own
     (`lora_unkept`), which the patched config would train. Where `plan`
-    counted full fine-tuning (which holds more), the note that the config still sets LoRA (and where Trinity refuses
-    its LoRA configs, `_lora_refused`, that they need fixing to count the LoRA run); None otherwise."""
+    counted full fine-tuning (which holds more), the note that the config still sets LoRA; where Trinity refuses its
+    LoRA configs (`_lora_refused`), at full fine-tuning or the rank they write, that they need fixing; None
+    otherwise."""
     own = written_lora(reading, name, environ)
     if own is None:
         return None
     key, rank = own
-    if not plan.lora_rank and _lora_refused(plan, model, reading, name, environ, version):
-        return (f"{name} sets LoRA ({key}), which {option_names.write} keeps as written, though Trinity refuses it so "
-                f"(its refused line, {ConfigProblemCode.LORA_CONFIGS_REFUSED.value}, says why): the plan counted full "
-                f"fine-tuning, which holds more than a LoRA run; fix {key} and plan again to count the LoRA run, or "
-                "remove it to train every parameter")
+    refused = (f"{name} sets LoRA ({key}), which {option_names.write} keeps as written, though Trinity refuses it so "
+               f"(its refused line, {ConfigProblemCode.LORA_CONFIGS_REFUSED.value}, says why): the plan counted "
+               if _lora_refused(plan, model, reading, name, environ, version) else None)
+    if not plan.lora_rank and refused is not None:
+        return (f"{refused}full fine-tuning, which holds more than a LoRA run; fix {key} and plan again to count the "
+                "LoRA run, or remove it to train every parameter")
     if not plan.lora_rank:
         return (f"{name} sets LoRA ({key}), which {option_names.write} keeps: the plan counted full fine-tuning, which "
                 f"holds more than a LoRA run; remove {key} to train every parameter")
+    lora = "lora_rank" if option_names.keywords else "--lora-rank"
     if rank and rank != plan.lora_rank:
-        lora = "lora_rank" if option_names.keywords else "--lora-rank"
         raise QueryError(f"{name}: the plan counted LoRA rank {plan.lora_rank}, but {key} trains rank {rank}, which "
                          f"{option_names.write} keeps (its lora_alpha scales the adapter by its rank): plan at rank "
                          f"{rank} ({option_names.valued(lora, rank)}, or leave it out), or set {key}'s rank to "
                          f"{plan.lora_rank} first")
+    if refused is not None:  # the rank it writes: its adapter, once fixed, is the plan's
+        return (f"{refused}LoRA rank {plan.lora_rank} ({option_names.valued(lora, plan.lora_rank)}); fix {key} to one "
+                "LoRA config of that rank that Trinity takes, or the run fails")
     unkept = lora_unkept(plan, model, reading, name, environ, version, f"{option_names.write} keeps", option_names)
     if unkept is not None:
         raise QueryError(unkept)
@@ -912,6 +917,16 @@ def _lora_refused(plan: Plan, model: Model, reading: Any, name: str, environ: Ma
     checked = trinity_config_problems(reading, model, plan.gpus, environ=environ, version=version,
                                       experts=written_layout(version, plan.expert_layout))
     return any(problem.code is ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked)
+
+
+def _config_rank(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
+                 version: TrinityVersion | None) -> int:
+    """The LoRA rank the check command of the config `reading` (the file `name`, read in `environ`) counts on its own,
+    as `solver.api.config_query` does on `model`: 0 where Trinity refuses its LoRA configs (`_lora_refused`), else
+    `config_counted_lora_rank`."""
+    if _lora_refused(plan, model, reading, name, environ, version):
+        return 0
+    return config_counted_lora_rank(reading, name, environ, version)
 
 
 def lora_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
