@@ -31,6 +31,7 @@ from solver.tables import (
     TrinityVersion,
     cell_text,
     counted,
+    counted_expert_layout,
     remove_padding_violation,
     shown_number,
     sp_rule_violation,
@@ -139,9 +140,21 @@ def rope_theta_to_set(model: Model) -> int | float | None:
     return None if lost is None else _written_number(lost[0])
 
 
-MAPPED_THETA_WORDS = ("Trinity 0.6's trainer on verl before 0.8 fails to build the model on a rope_scaling without it "
-                      "(transformers 5 finds no base)")
-"""Why a YaRN rft-solver writes carries the model's ``rope_theta`` (`mapped_rope_theta`), in words."""
+def mapped_theta_words(release: str | None) -> str | None:
+    """Why a YaRN rft-solver writes for the Trinity `release` (`solver.tables.counted_release`'s: ``0.5.2``, ``0.5``,
+    ``0.6``; None: none named, 0.6's) carries the model's ``rope_theta`` (`mapped_rope_theta`), in words: its trainer
+    on verl before 0.8 sets the mapping as the model's RoPE parameters, in which transformers 5 finds no base (0.6's
+    ``trainer/verl_legacy/fsdp_workers.py:390-393``, 0.5.2's ``trainer/verl/fsdp_workers.py:362-363``; transformers
+    5.3.0, the newest 0.5.2 takes, reads it as ``rope_parameters["rope_theta"]``, ``modeling_rope_utils.py:317``).
+    None under a release whose transformers is 4 alone (0.5.1: `counted_expert_layout` ``separate``), which builds
+    the same RoPE with it or without it."""
+    if counted_expert_layout(release) == "separate":
+        return None
+    if release is None or release.startswith("0.6"):
+        return ("Trinity 0.6's trainer on verl before 0.8 fails to build the model on a rope_scaling without it "
+                "(transformers 5 finds no base)")
+    return (f"Trinity {release}'s trainer on transformers 5 fails to build the model on a rope_scaling without it "
+            "(it finds no base there)")
 
 
 def mapped_rope_theta(model: Model) -> int | float | None:

@@ -76,8 +76,8 @@ def test_targets_without_a_rank_are_refused(cli: Cli, tmp_path: Path) -> None:
     path.write_text("pools:\n  - {name: a100, gpu: A100-80GB, gpus_per_node: 8, nodes: 1}\njobs:\n"
                     "  - {name: qv, model: Qwen3-8B, max_model_len: 8192, lora_targets: q_proj}\n")
     assert cli("cluster", str(path), "--time-limit", "5") == (
-        2, "", (f"solve cluster: error: {path}: job qv: lora_targets 'q_proj' without LoRA: the targets are a LoRA adapter's; "
-                "give lora_rank too\n"))
+        2, "", (f"solve cluster: error: {path}: job qv: lora_targets 'q_proj' without LoRA: the targets are a LoRA "
+                "adapter's; give lora_rank too\n"))
 
 
 def test_targets_are_said_briefly() -> None:

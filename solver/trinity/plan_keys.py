@@ -24,12 +24,12 @@ from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yar
 from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
-    MAPPED_THETA_WORDS,
     TOKEN_CAP_WORDS,
     OptionNames,
     host_ram_check_words,
     lora_configs_words,
     mapped_rope_theta,
+    mapped_theta_words,
     one_sequence_per_micro_batch,
     rope_theta_to_set,
 )
@@ -40,6 +40,7 @@ from solver.tables import (
     TrinityVersion,
     and_joined,
     brief,
+    counted_release,
     remove_padding_violation,
     written_layout,
 )
@@ -292,20 +293,22 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
     agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
     mapped = mapped_rope_theta(model)
+    mapped_words = mapped_theta_words(counted_release(version, plan.expert_layout, plan.trinity_version))
     rollout_keys = _yarn_keys(rollout_rope, model, factor, kept, mapped) if agreed else []
-    return [*keys, *_yarn_keys(rope, model, factor, kept, mapped, factor_words), *theta_keys, *rollout_keys]
+    return [*keys, *_yarn_keys(rope, model, factor, kept, mapped, factor_words, mapped_words), *theta_keys,
+            *rollout_keys]
 
 
 def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool, mapped: float | None,
-               factor_words: str | None = None) -> list[PlanKey]:
+               factor_words: str | None = None, mapped_words: str | None = None) -> list[PlanKey]:
     """The YaRN keys of `model`'s RoPE scaling mapping at `rope` (``model.rope_scaling``, or the rollout model's copy
     of it): `factor` over its native context, each only where missing where the mapping is the user's own that
     reaches the length (`kept`), its type under ``rope_type``, which the rollout's vLLM reads alone (added right after
     a legacy ``type``), and under ``type`` too only where the mapping has that key; and the model's own
     ``partial_rotary_factor`` where missing and vLLM's class would take another (`Model.vllm_partial_rotary_lost`:
     Trinity has no key of its own for it), and its own ``rope_theta`` where missing, `mapped` (`mapped_rope_theta`:
-    Trinity 0.6's trainer before verl 0.8 fails without it). Comments (`factor_words` on the factor) on
-    ``model.rope_scaling``'s alone."""
+    the release's trainer fails without it on transformers 5, `mapped_words`, `mapped_theta_words`). Comments
+    (`factor_words` on the factor) on ``model.rope_scaling``'s alone."""
     partial = model.vllm_partial_rotary_lost
     return [
         PlanKey(path=(*rope, "rope_type"), value="yarn", default_only=kept, after="type"),
@@ -317,7 +320,8 @@ def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool, mapped: floa
                    f"{partial[1]!r} where the rope_scaling comes without it")]
           if partial is not None else []),
         *([PlanKey(path=(*rope, "rope_theta"), value=mapped, default_only=True,
-                   comment=None if factor_words is None else f"{model.name}'s own; {MAPPED_THETA_WORDS}")]
+                   comment=None if factor_words is None else f"{model.name}'s own" + (
+                       f"; {mapped_words}" if mapped_words else ""))]
           if mapped is not None else []),
     ]
 
