@@ -619,7 +619,7 @@ def lora_configs_words(model: Model, version: TrinityVersion | None, experts: Ex
     split = lora_saved_split_words(model, version, experts, targets)
     cautions = [words for words in (unsaved, split) if words is not None]
     if said_above and cautions:
-        cautions = ["see the caution above" if len(cautions) == 1 else "see the two cautions above"]
+        cautions = [f"see the caution{'s' if len(cautions) > 1 else ''} above on how Trinity saves its config"]
     said = "; ".join(words for words in (refused, *cautions) if words is not None)
     return f"{words}; but {said}" if said else words
 
