@@ -349,7 +349,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("experts", plan.experts_counted if plan.trinity_version is not None else None),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in said),
         ("more room", room_kept_words(answer, plan, names)),
-        ("host memory", _host_memory_words(answer, plan, names)),
+        ("host memory", _host_memory_words(answer, plan, model, version, names)),
         ("tables' best", _tables_best_words(answer, plan)),
         ("tables", _tables_verdict(answer, plan, names)),
         ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus, names)),
@@ -429,10 +429,14 @@ def _larger_gpu_words(answer: Answer) -> str | None:
             f"little more memory per GPU than the {answer.gpu}'s")
 
 
-def _host_memory_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
-    """The summary's ``host memory`` row: what the plan needs of a node's host memory, and whether the host memory
-    given holds it or none was given (`host_ram_check_words`; None where it says nothing)."""
-    host = plan.host_memory_words()
+def _host_memory_words(answer: Answer, plan: Plan, model: Model, version: TrinityVersion | None,
+                       names: OptionNames) -> str | None:
+    """The summary's ``host memory`` row: what the plan of `model` needs of a node's host memory, where the Trinity
+    release `version` is named what the other needs where it differs (`other_release_words`), and whether the host
+    memory given holds it or none was given (`host_ram_check_words`; None where it says nothing)."""
+    from solver.trinity.plan_keys import other_release_words  # ruamel: only where a plan is summarised
+
+    host = plan.host_memory_words(other_release=other_release_words(plan, model, version))
     return None if host is None else f"{host}{host_ram_check_words(answer.host_ram_gb, names.host_ram)}"
 
 

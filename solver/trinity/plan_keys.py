@@ -129,8 +129,41 @@ def host_memory_comment(plan: Plan, model: Model, version: TrinityVersion | None
     ``trainer.trainer_strategy``), and whether the plan was held to `host_ram_gb` (from `host_ram_source`;
     `host_ram_check_words`): ``host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given``; on the
     layout `Plan.host_memory_words` takes; None where it says nothing."""
-    host = for_release(plan, model, version).host_memory_words(nodes, rollout_gpus)
+    host = for_release(plan, model, version).host_memory_words(nodes, rollout_gpus,
+                                                               other_release_words(plan, model, version))
     return None if host is None else f"host memory: {host}{host_ram_check_words(host_ram_gb, host_ram_source)}"
+
+
+OTHER_RELEASE_REASONS = {
+    "0.6": ("the reference model in fp32 where 0.5's is bf16",
+            "each pinned block by rows where 0.5's verl 0.7 places it",
+            "the routed experts as transformers 5 holds them"),
+    "0.5": ("the reference model in bf16 where 0.6's is fp32",
+            "each pinned block as its verl 0.7 places it where 0.6's is by rows",
+            "the routed experts at the larger of transformers 4's and 5's layouts"),
+}
+"""Why the other Trinity release's host memory need differs (`other_release_words`), by that release: how it builds
+the reference model (`solver.memory.REFERENCE_BYTES`), places the pinned blocks (`pinned_rounding`'s
+`first_even_dim`) and holds a mixture of experts' routed experts (`written_layout`)."""
+
+
+def other_release_words(plan: Plan, model: Model, version: TrinityVersion | None) -> str:
+    """Where a Trinity release `version` is named (None: none, "") and the other release (0.6 for 0.5, 0.5 for 0.6)
+    needs another host memory figure for `plan` of `model` (`for_release`), that one and why, as a clause after the
+    need (`Plan.host_memory_words`' `other_release`): ``; Trinity 0.6 needs 351.6 (the reference model in fp32 where
+    0.5's is bf16; ...)``, the reference model's words where the plan counts one, the experts' where their layouts
+    differ; "" otherwise."""
+    if version is None or plan.host_memory_gb is None or plan.trainer_nodes is None:
+        return ""
+    other: TrinityVersion = "0.6" if version == "0.5" else "0.5"
+    here, there = (for_release(plan, model, release).host_memory_gb for release in (version, other))
+    if there is None or here is None or f"{here:.1f}" == f"{there:.1f}":
+        return ""
+    reference, blocks, experts = OTHER_RELEASE_REASONS[other]
+    layouts = {written_layout(release, plan.expert_layout) for release in (version, other)}
+    reasons = [*([reference] if plan.reference_model else []), blocks,
+               *([experts] if model.moe is not None and len(layouts) > 1 else [])]
+    return f"; Trinity {other} needs {there:.1f} ({'; '.join(reasons)})"
 
 
 def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Plan:
