@@ -1494,15 +1494,12 @@ class Plan(Frozen):
         them."""
         return self.evidence_cautioned.text
 
-    def host_memory_words(self, nodes: int | None = None, rollout_gpus: int | None = None,
-                          other_release: str = "") -> str | None:
+    def host_memory_words(self, nodes: int | None = None, rollout_gpus: int | None = None) -> str | None:
         """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is), on a layout
         of `nodes` nodes with `rollout_gpus` rollout GPUs (by default the plan's own: `nodes`, `rollout_gpus`): per
         node its trainer runs on, where the others hold its rollout alone (`trainer_node_count`); it says where the
         figure counts no reference model (`reference_model`), and, with a PPO critic held in host memory, what it holds
-        with the critic's share (`host_critic_gb`), as ``solve memory`` says it (`host_need_detail`); then
-        `other_release`, what the other Trinity release needs where it differs (``; Trinity 0.6 needs 351.6 (...)``:
-        `solver.trinity.plan_keys.other_release_words`)."""
+        with the critic's share (`host_critic_gb`), as ``solve memory`` says it (`host_need_detail`)."""
         if self.host_memory_gb is None:
             return None
         detail = (None if self.host_critic_gb is None else
@@ -1513,10 +1510,10 @@ class Plan(Frozen):
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
         trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)
         if trainer_nodes == nodes:
-            return f"{self.host_memory_gb:.1f} GiB per node {purpose}{other_release}"
+            return f"{self.host_memory_gb:.1f} GiB per node {purpose}"
         others = "the other holds" if nodes - trainer_nodes == 1 else "the others hold"
         return (f"{self.host_memory_gb:.1f} GiB {purpose}, per node the trainer runs on ({trainer_nodes} of {nodes}: "
-                f"{others} only its rollout){other_release}")
+                f"{others} only its rollout)")
 
     @property
     def critic_pass_shown(self) -> bool:

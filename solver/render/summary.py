@@ -436,8 +436,9 @@ def _host_memory_words(answer: Answer, plan: Plan, model: Model, version: Trinit
     memory given holds it or none was given (`host_ram_check_words`; None where it says nothing)."""
     from solver.trinity.plan_keys import other_release_words  # ruamel: only where a plan is summarised
 
-    host = plan.host_memory_words(other_release=other_release_words(plan, model, version))
-    return None if host is None else f"{host}{host_ram_check_words(answer.host_ram_gb, names.host_ram)}"
+    host = plan.host_memory_words()
+    return None if host is None else (f"{host}{host_ram_check_words(answer.host_ram_gb, names.host_ram)}"
+                                      f"{other_release_words(plan, model, version)}")
 
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:

@@ -129,8 +129,7 @@ def host_memory_comment(plan: Plan, model: Model, version: TrinityVersion | None
     ``trainer.trainer_strategy``), and whether the plan was held to `host_ram_gb` (from `host_ram_source`;
     `host_ram_check_words`): ``host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given``; on the
     layout `Plan.host_memory_words` takes; None where it says nothing."""
-    host = for_release(plan, model, version).host_memory_words(nodes, rollout_gpus,
-                                                               other_release_words(plan, model, version))
+    host = for_release(plan, model, version).host_memory_words(nodes, rollout_gpus)
     return None if host is None else f"host memory: {host}{host_ram_check_words(host_ram_gb, host_ram_source)}"
 
 
@@ -150,9 +149,10 @@ the reference model (`solver.memory.REFERENCE_BYTES`), places the pinned blocks 
 def other_release_words(plan: Plan, model: Model, version: TrinityVersion | None) -> str:
     """Where a Trinity release `version` is named (None: none, "") and the other release (0.6 for 0.5, 0.5 for 0.6)
     needs another host memory figure for `plan` of `model` (`for_release`), that one and why, as a clause after the
-    need (`Plan.host_memory_words`' `other_release`): ``; Trinity 0.6 needs 351.6 (the reference model in fp32 where
+    need (`Plan.host_memory_words`) and its check: ``; Trinity 0.6 needs 351.6 (the reference model in fp32 where
     0.5's is bf16; ...)``, the reference model's words where the plan counts one, the experts' where their layouts
-    differ; "" otherwise."""
+    differ; "" otherwise. ``solve``'s host memory row gives it, where runs for either release are compared; a config
+    written for one release says its own figure alone."""
     if version is None or plan.host_memory_gb is None or plan.trainer_nodes is None:
         return ""
     other: TrinityVersion = "0.6" if version == "0.5" else "0.5"
