@@ -185,6 +185,7 @@ __all__ = [
     "buy_nodes",
     "calibrate_memory_model",
     "check_config_model",
+    "check_fleet_lora_targets",
     "config_query",
     "estimate_memory",
     "fragment_check",
