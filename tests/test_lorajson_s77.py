@@ -78,7 +78,8 @@ def test_the_text_says_the_caution_once_beside_the_lora_line(cli: Cli) -> None:
     assert " ".join(out.split()).count("PEFT makes the adapter's target_parameters a set") == 1
     # in a caution row (smallslips37: was the apply line's comment alone), which the comment points to
     assert " ".join(out.split()).count("caution LoRA on Qwen3-30B-A3B, a mixture of experts") == 1
-    assert ("# " + LORA_WORDS + "see the caution above on how Trinity saves its config:\nmodel.lora_configs: [{lora_rank: 64}]\n") in out
+    assert ("# " + LORA_WORDS + "see the caution above on how Trinity saves its config:\n"
+            "model.lora_configs: [{lora_rank: 64}]\n") in out
 
 
 @pytest.mark.parametrize(("model", "codes"), [
