@@ -185,6 +185,7 @@ __all__ = [
     "buy_nodes",
     "calibrate_memory_model",
     "check_config_model",
+    "check_fleet_lora_targets",
     "config_query",
     "estimate_memory",
     "fragment_check",
@@ -514,8 +515,9 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     check_seed(seed)
     release = trinity_release("trinity_version", trinity_version)
     catalog = catalog if catalog is not None else load_catalog()
+    source = None if isinstance(fleet, Fleet) else str(fleet)
     fleet = _with_required(given_fleet(fleet, catalog), required, option_names)
-    _check_lora_targets(fleet, catalog.for_fleet(fleet), counted_expert_layout(trinity_version))
+    check_fleet_lora_targets(fleet, catalog, trinity_version, source)
     planner = Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(), estimate,
                       time_limit_s, memory, margin, token_budget, release, option_names,
                       counted_expert_layout(trinity_version), counted_batch_divisor(trinity_version),
@@ -523,17 +525,22 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
     return fleet, planner
 
 
-def _check_lora_targets(fleet: Fleet, catalog: Catalog, experts: ExpertLayout) -> None:
-    """`QueryError`, naming the job and its ``lora_targets`` or ``lora_exclude_modules`` key, for a job's LoRA targets
-    less its exclusions that ``--lora-targets`` and a config's ``exclude_modules`` would be refused for on its model,
-    its routed experts held as `experts` (`given_lora_targets`): without a lora_rank, empty or no regex, matching no
-    module, beyond all-linear, excluding every module the targets match, or what PEFT refuses."""
+def check_fleet_lora_targets(fleet: Fleet, catalog: Catalog, trinity_version: str | None,
+                             source: str | None = None) -> None:
+    """`QueryError`, naming the job and its ``lora_targets`` or ``lora_exclude_modules`` key (after the cluster file
+    `source`, where the fleet was read from one, as its other refusals name it), for a job's LoRA targets less its
+    exclusions that ``--lora-targets`` and a config's ``exclude_modules`` would be refused for on its model of
+    `catalog`, its routed experts held as `trinity_version`'s transformers holds them (`given_lora_targets`): without
+    a lora_rank, empty or no regex, matching no module, beyond all-linear, excluding every module the targets match,
+    or what PEFT refuses."""
+    known, experts = catalog.for_fleet(fleet), counted_expert_layout(trinity_version)
+    where = "" if source is None else f"{source}: "
     for job in fleet.jobs:
         try:
-            given_lora_targets(job.lora_targets, job.lora_rank, catalog.model(job.model), experts, API_OPTIONS,
+            given_lora_targets(job.lora_targets, job.lora_rank, known.model(job.model), experts, API_OPTIONS,
                                job.lora_exclude_modules)
         except QueryError as error:
-            raise QueryError(f"job {job.name}: {error}") from None
+            raise QueryError(f"{where}job {job.name}: {error}") from None
 
 
 def fragment_check(gpu: str, catalog: Catalog, options: tuple[str, ...] = ()) -> tuple[str, ...]:

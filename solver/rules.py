@@ -31,6 +31,7 @@ from solver.tables import (
     TrinityVersion,
     cell_text,
     counted,
+    counted_expert_layout,
     remove_padding_violation,
     shown_number,
     sp_rule_violation,
@@ -139,9 +140,21 @@ def rope_theta_to_set(model: Model) -> int | float | None:
     return None if lost is None else _written_number(lost[0])
 
 
-MAPPED_THETA_WORDS = ("Trinity 0.6's trainer on verl before 0.8 fails to build the model on a rope_scaling without it "
-                      "(transformers 5 finds no base)")
-"""Why a YaRN rft-solver writes carries the model's ``rope_theta`` (`mapped_rope_theta`), in words."""
+def mapped_theta_words(release: str | None) -> str | None:
+    """Why a YaRN rft-solver writes for the Trinity `release` (`solver.tables.counted_release`'s: ``0.5.2``, ``0.5``,
+    ``0.6``; None: none named, 0.6's) carries the model's ``rope_theta`` (`mapped_rope_theta`), in words: its trainer
+    on verl before 0.8 sets the mapping as the model's RoPE parameters, in which transformers 5 finds no base (0.6's
+    ``trainer/verl_legacy/fsdp_workers.py:390-393``, 0.5.2's ``trainer/verl/fsdp_workers.py:362-363``; transformers
+    5.3.0, the newest 0.5.2 takes, reads it as ``rope_parameters["rope_theta"]``, ``modeling_rope_utils.py:317``).
+    None under a release whose transformers is 4 alone (0.5.1: `counted_expert_layout` ``separate``), which builds
+    the same RoPE with it or without it."""
+    if counted_expert_layout(release) == "separate":
+        return None
+    if release is None or release.startswith("0.6"):
+        return ("Trinity 0.6's trainer on verl before 0.8 fails to build the model on a rope_scaling without it "
+                "(transformers 5 finds no base)")
+    return (f"Trinity {release}'s trainer on transformers 5 fails to build the model on a rope_scaling without it "
+            "(it finds no base there)")
 
 
 def mapped_rope_theta(model: Model) -> int | float | None:
@@ -488,13 +501,17 @@ def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None, experts
     a mixture of experts whose LoRA config PEFT converts (`MoE.peft_converts_experts`): each checkpoint's adapter
     config saved cut short, which vLLM fails to reload (`transformers_5_words`: the releases that run into it); None
     for any other model, and under a release that holds the experts `separate` (`experts`: 0.5.1's transformers 4,
-    where PEFT converts nothing). A plan's caution (`solver.results.Plan.with_cautions`) and its LoRA key's comment
+    where PEFT converts nothing). Under 0.5 it names transformers 4 as a way out, which 0.5.2's ``vllm`` extra
+    installs (``vllm<=0.19.0,>=0.17.0``, each ``transformers<5,>=4.56.0`` in its METADATA; 0.5.0's allows vLLM 0.10.2,
+    ``transformers>=4.55.2``). A plan's caution (`solver.results.Plan.with_cautions`) and its LoRA key's comment
     (`lora_configs_words`) say it."""
     if model.moe is None or not model.moe.peft_converts_experts or experts == "separate":
         return None
+    on_4 = ("run it on transformers 4 (Trinity 0.5.2's vllm extra installs it: vLLM 0.17.0 to 0.19.0 require "
+            "transformers below 5), " if version == "0.5" else "")
     return (f"{transformers_5_words(version)} PEFT makes the adapter's target_parameters a set, which Trinity's "
             "_save_lora cannot write as JSON, so the explorer's vLLM fails to reload the adapter at the first weight "
-            f"sync: train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
+            f"sync: {on_4}train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
 
 
 
@@ -581,7 +598,7 @@ def lora_saved_split_words(model: Model, version: TrinityVersion | None, experts
 
 
 def lora_configs_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout,
-                       targets: LoraTargets | None) -> str:
+                       targets: LoraTargets | None, said_above: bool = False) -> str:
     """What the LoRA config a plan's keys turn LoRA on with says for `model` with the Trinity release `version`, its
     routed experts held as `experts`: `LORA_CONFIGS_WORDS`, or for the plan's `targets` (`Plan.lora_targets`) the
     regex it writes; where one transformers' names alone take that regex (`one_transformers_taken`), that PEFT fails on
@@ -589,7 +606,8 @@ def lora_configs_words(model: Model, version: TrinityVersion | None, experts: Ex
     mixture of experts whose LoRA config PEFT converts what ``lora-moe-config-unsaved`` cautions of
     (`lora_moe_unsaved_words`), where transformers 5's PEFT takes the regex (else it fails before any save); and
     where Trinity saves the regex as its characters, what ``lora-targets-saved-split`` cautions of
-    (`lora_saved_split_words`)."""
+    (`lora_saved_split_words`); where `said_above` (``solve``'s apply lines, below the plan's caution rows), those
+    two pointed to in a word, not said again."""
     less = "" if targets is None or targets.excluded is None else f" less exclude_modules '{targets.excluded}'"
     words = LORA_CONFIGS_WORDS if targets is None else NEW_ADAPTER_WORDS.format(
         targets=f"target_modules '{targets.pattern}'{less}")
@@ -599,7 +617,10 @@ def lora_configs_words(model: Model, version: TrinityVersion | None, experts: Ex
         f"it with transformers {TRANSFORMERS_OF[taken]} ({PINNED_BY[TRANSFORMERS_OF[taken]]})")
     unsaved = None if taken == "separate" else lora_moe_unsaved_words(model, version, experts)
     split = lora_saved_split_words(model, version, experts, targets)
-    said = "; ".join(words for words in (refused, unsaved, split) if words is not None)
+    cautions = [words for words in (unsaved, split) if words is not None]
+    if said_above and cautions:
+        cautions = [f"see the caution{'s' if len(cautions) > 1 else ''} above on how Trinity saves its config"]
+    said = "; ".join(words for words in (refused, *cautions) if words is not None)
     return f"{words}; but {said}" if said else words
 
 

@@ -137,7 +137,8 @@ def test_exclusions_solve_refuses_in_a_config_are_refused_in_one_line(cli: Cli, 
                                                                       error: str) -> None:
     path = fleet_file(tmp_path, "gpus_per_node: 8, nodes: 1",
                       job("qv", more=f", lora_exclude_modules: {excluded}", rank=16))
-    assert cli("cluster", str(path), "--time-limit", "5") == (2, "", f"solve cluster: error: job qv: {error}\n")
+    assert cli("cluster", str(path), "--time-limit", "5") == (
+        2, "", f"solve cluster: error: {path}: job qv: {error}\n")
 
 
 def test_a_config_with_those_exclusions_is_refused_by_solve_too(cli: Cli, tmp_path: Path) -> None:
@@ -155,8 +156,8 @@ def test_exclusions_without_a_rank_or_as_a_list_are_refused(cli: Cli, tmp_path: 
     unranked = "{name: qv, model: Qwen3-8B, max_model_len: 8192, lora_exclude_modules: %s}"
     path = fleet_file(tmp_path, "gpus_per_node: 8, nodes: 1", unranked % "'.*\\.v_proj'")
     assert cli("cluster", str(path), "--time-limit", "5") == (
-        2, "", ("solve cluster: error: job qv: lora_exclude_modules '.*\\.v_proj' without LoRA: the exclusions are a "
-                "LoRA adapter's; give lora_rank too\n"))
+        2, "", (f"solve cluster: error: {path}: job qv: lora_exclude_modules '.*\\.v_proj' without LoRA: the "
+                "exclusions are a LoRA adapter's; give lora_rank too\n"))
     path = fleet_file(tmp_path, "gpus_per_node: 8, nodes: 1", unranked % "[v_proj]")
     assert cli("cluster", str(path), "--time-limit", "5") == (
         2, "", f"solve cluster: error: {path}: job qv, lora_exclude_modules: must be text, got ['v_proj']\n")

@@ -66,8 +66,9 @@ FIX = ("give all-linear (Trinity's default: every linear layer but the output pr
     ('"("', "lora_targets '(' is no regular expression (missing ), unterminated subpattern at position 0): " + FIX),
 ])
 def test_targets_solve_refuses_are_refused_in_one_line(cli: Cli, tmp_path: Path, targets: str, error: str) -> None:
-    status, out, err = cli("cluster", str(fleet_file(tmp_path, targets)), "--time-limit", "5")
-    assert (status, out, err) == (2, "", f"solve cluster: error: job qv: {error}\n")
+    path = fleet_file(tmp_path, targets)
+    status, out, err = cli("cluster", str(path), "--time-limit", "5")
+    assert (status, out, err) == (2, "", f"solve cluster: error: {path}: job qv: {error}\n")
 
 
 def test_targets_without_a_rank_are_refused(cli: Cli, tmp_path: Path) -> None:
@@ -75,8 +76,8 @@ def test_targets_without_a_rank_are_refused(cli: Cli, tmp_path: Path) -> None:
     path.write_text("pools:\n  - {name: a100, gpu: A100-80GB, gpus_per_node: 8, nodes: 1}\njobs:\n"
                     "  - {name: qv, model: Qwen3-8B, max_model_len: 8192, lora_targets: q_proj}\n")
     assert cli("cluster", str(path), "--time-limit", "5") == (
-        2, "", ("solve cluster: error: job qv: lora_targets 'q_proj' without LoRA: the targets are a LoRA adapter's; "
-                "give lora_rank too\n"))
+        2, "", (f"solve cluster: error: {path}: job qv: lora_targets 'q_proj' without LoRA: the targets are a LoRA "
+                "adapter's; give lora_rank too\n"))
 
 
 def test_targets_are_said_briefly() -> None:

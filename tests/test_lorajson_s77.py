@@ -23,15 +23,21 @@ WHEN_06 = "with transformers 5 (Trinity 0.6 requires 5.12.1 or later)"
 WHEN_05 = ("with transformers 5 (Trinity 0.5.0 allows it, 0.5.2 up to 5.3.0; 0.5.1 pins transformers below 5, where "
            "PEFT converts nothing and the adapter's config is saved whole)")
 UNSAVED = (" PEFT makes the adapter's target_parameters a set, which Trinity's _save_lora cannot write as JSON, so the "
-           "explorer's vLLM fails to reload the adapter at the first weight sync: train {model} without LoRA, or patch "
-           "_save_lora to write target_parameters as a list")
+           "explorer's vLLM fails to reload the adapter at the first weight sync: {on_4}train {model} without LoRA, or "
+           "patch _save_lora to write target_parameters as a list")
+ON_4 = ("run it on transformers 4 (Trinity 0.5.2's vllm extra installs it: vLLM 0.17.0 to 0.19.0 require transformers "
+        "below 5), ")  # under 0.5 alone (smallslips37)
 LORA_WORDS = ("a new adapter on all-linear (Trinity's default target_modules), as planned; with LoRA Trinity builds no "
               "reference model; but ")
 QWEN_MOE = ("--model", "30B-A3B", "--gpu", "h100", "--gpus", "8", "--len", "32k")
 
 
+def _unsaved(model: str, when: str = WHEN_06) -> str:
+    return UNSAVED.format(model=model, on_4=ON_4 if when == WHEN_05 else "")
+
+
 def _caution(model: str, when: str = WHEN_06) -> str:
-    return f"LoRA on {model}, a mixture of experts: {when}" + UNSAVED.format(model=model)
+    return f"LoRA on {model}, a mixture of experts: {when}" + _unsaved(model, when)
 
 
 def _coded(plan: dict[str, list[str]]) -> list[str]:
@@ -61,7 +67,7 @@ def test_trinity_05_words_name_the_releases_that_run_transformers_5(cli: Cli, re
     assert _coded(json.loads(out)[0]["plans"][0]) == [_caution("Qwen3-30B-A3B", WHEN_05)]
     status, out, err = cli(*QWEN_MOE, "--lora-rank", "64", "--trinity-version", release, "--emit", "trinity")
     assert (status, err) == (0, "")
-    words = LORA_WORDS + WHEN_05 + UNSAVED.format(model="Qwen3-30B-A3B")
+    words = LORA_WORDS + WHEN_05 + _unsaved("Qwen3-30B-A3B", WHEN_05)
     assert fragment_comment(words, "  ") + "  lora_configs: [{lora_rank: 64}]\n" in out
     assert out.count("PEFT makes the adapter's target_parameters a set") == 1  # not in the header's cautions too
 
@@ -70,8 +76,10 @@ def test_the_text_says_the_caution_once_beside_the_lora_line(cli: Cli) -> None:
     status, out, err = cli(*QWEN_MOE, "--lora-rank", "64")
     assert (status, err) == (0, "")
     assert " ".join(out.split()).count("PEFT makes the adapter's target_parameters a set") == 1
-    # no caution row beside the apply line's comment
-    assert "LoRA on Qwen3-30B-A3B, a mixture of experts" not in " ".join(out.split())
+    # in a caution row (smallslips37: was the apply line's comment alone), which the comment points to
+    assert " ".join(out.split()).count("caution LoRA on Qwen3-30B-A3B, a mixture of experts") == 1
+    assert ("# " + LORA_WORDS + "see the caution above on how Trinity saves its config:\n"
+            "model.lora_configs: [{lora_rank: 64}]\n") in out
 
 
 @pytest.mark.parametrize(("model", "codes"), [
@@ -124,7 +132,7 @@ def test_solve_cluster_json_and_text_carry_it_for_the_mixtral_job_alone(cli: Cli
     assert (status, err) == (0, "")
     assert " ".join(out.split()).count(f"caution: mix: {_caution('Mixtral-8x7B-v0.1', WHEN_05)}") == 1
     written = (tmp_path / "emit" / "mix.yaml").read_text(encoding="utf-8")
-    words = LORA_WORDS + WHEN_05 + UNSAVED.format(model="Mixtral-8x7B-v0.1")
+    words = LORA_WORDS + WHEN_05 + _unsaved("Mixtral-8x7B-v0.1", WHEN_05)
     assert fragment_comment(words, "  ") + "  lora_configs: [{lora_rank: 32}]\n" in written
     assert written.count("PEFT makes the adapter's target_parameters a set") == 1
 

@@ -137,8 +137,10 @@ def test_the_apply_lines_lora_comment_names_the_releases_of_trinity_version(cli:
                            "--trinity-version", "0.5")
     assert (status, err) == (0, "")
     shown = " ".join(out.split())
-    assert shown.count("with LoRA Trinity builds no reference model; but with transformers 5 (Trinity 0.5.0 allows "
-                       "it, 0.5.2 up to 5.3.0;") == 1
+    # a caution row, which the apply comment points to (smallslips37)
+    assert shown.count("caution LoRA on Qwen3-30B-A3B, a mixture of experts: with transformers 5 (Trinity 0.5.0 "
+                       "allows it, 0.5.2 up to 5.3.0;") == 1
+    assert "with LoRA Trinity builds no reference model; but see the caution above on how Trinity saves" in shown
     assert "Trinity 0.6 requires 5.12.1" not in shown
 
 

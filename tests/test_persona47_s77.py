@@ -33,7 +33,9 @@ def test_lora_on_a_converted_mixture_of_experts_is_emitted_with_the_unsaved_caut
     assert fragment_comment(words, "  ") + "  lora_configs: [{lora_rank: 64}]\n" in out
     status, out, err = cli(*model, "--gpu", "h100", "--gpus", "8", "--len", "32k", "--lora-rank", "64")
     assert (status, err) == (0, "")
-    assert f"# {words}:\nmodel.lora_configs: [{{lora_rank: 64}}]\n" in out
+    pointed = f"{LORA_WORDS}; but see the caution above on how Trinity saves its config"  # its row (smallslips37)
+    assert f"# {pointed}:\nmodel.lora_configs: [{{lora_rank: 64}}]\n" in out
+    assert " ".join(out.split()).count(f"caution LoRA on {name}, a mixture of experts: with transformers 5") == 1
 
 
 @pytest.mark.parametrize("config", ["Mistral-7B-v0.3.json", "Qwen1.5-MoE-A2.7B.json"])

@@ -68,7 +68,7 @@ def test_down_in_a_pool_of_no_nodes_says_what_to_do(cli: Cli, tmp_path: Path):
 
 LORA_MOE_SET = "PEFT makes the adapter's target_parameters a set"
 LORA_MOE_ROW = "LoRA on Qwen3-30B-A3B, a mixture of experts"
-"""The caution row's first words (its apply comment's say it on from "but with transformers 5")."""
+"""The caution row's first words (its apply comment points to it)."""
 
 
 def test_the_lora_moe_caution_is_said_once_beside_a_config_without_lora(cli: Cli, tmp_path: Path):
@@ -77,13 +77,13 @@ def test_the_lora_moe_caution_is_said_once_beside_a_config_without_lora(cli: Cli
                       encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--lora-rank", "8")
     assert status == 0
-    assert LORA_MOE_ROW not in out  # no caution row: the apply lines' comment says it
-    comment = [line for line in out.splitlines() if LORA_MOE_SET in line]
-    assert len(comment) == 1
-    assert comment[0].startswith("# a new adapter on all-linear (Trinity's default target_modules), as planned; ")
-    assert "\nmodel.lora_configs: [{lora_rank: 8}]\n" in out
+    # once, in a caution row, which the apply lines' comment points to (smallslips37)
+    assert out.count(LORA_MOE_ROW) == 1 and " ".join(out.split()).count(LORA_MOE_SET) == 1
+    assert ("# a new adapter on all-linear (Trinity's default target_modules), as planned; with LoRA Trinity builds "
+            "no reference model; but see the caution above on how Trinity saves its config:\n"
+            "model.lora_configs: [{lora_rank: 8}]\n") in out
     status, bare, _ = cli("--model", "Qwen3-30B-A3B", "--gpu", "h100", "--len", "32768", "--lora-rank", "8")
-    assert status == 0 and LORA_MOE_ROW not in bare and LORA_MOE_SET in bare  # as without a config
+    assert status == 0 and bare.count(LORA_MOE_ROW) == 1 and " ".join(bare.split()).count(LORA_MOE_SET) == 1
 
 
 def test_the_pinned_blocks_are_verl_07s_placement_tensor_by_tensor():

@@ -116,10 +116,11 @@ def test_the_apply_comment_says_transformers_5_fails_as_the_adapter_is_made(cli:
     assert status == 0
     assert ("\n# a new adapter on target_modules '.*\\.w1', as planned; with LoRA Trinity builds no reference model; "
             "but with transformers 5 PEFT fails on it as Trinity makes the adapter: run it with transformers 4 "
-            "(Trinity 0.5.1 pins it); target_modules '.*\\.w1' is a regular expression, which Trinity writes into "
-            "each checkpoint's lora_adapter/adapter_config.json as its single characters (['.', '*', '\\\\', 'w', "
-            "...]): this run is unaffected") in out  # transformers 4's save, on which the adapter is made (s80)
-    assert ("before you load it:\nmodel.lora_configs: [{lora_rank: 16, target_modules: '.*\\.w1'}]\n") in out
+            "(Trinity 0.5.1 pins it); see the caution above on how Trinity saves its config:\n") in out
+    # transformers 4's save, on which the adapter is made (s80), in a caution row (smallslips37)
+    assert ("caution        target_modules '.*\\.w1' is a regular expression, which Trinity writes into each "
+            "checkpoint's lora_adapter/adapter_config.json") in out
+    assert ("saves its config:\nmodel.lora_configs: [{lora_rank: 16, target_modules: '.*\\.w1'}]\n") in out
     assert "_save_lora" not in out.split("\napply ")[1]  # not that it fails only as the adapter is saved
     status, out, _ = cli("--model-config", MIXTRAL_CONFIG, "--gpu", "h200", "--gpus", "16", "--len", "4096",
                          "--lora-rank", "16", "--lora-targets", W1, "--trinity-version", "0.5.2", "--emit", "trinity")

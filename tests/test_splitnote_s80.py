@@ -81,8 +81,9 @@ def test_the_fragment_says_it_once_in_the_lora_keys_comment(cli: Cli, tmp_path: 
 def test_the_apply_lines_say_it_once(cli: Cli) -> None:
     status, out, _ = cli(*PLAN, "--lora-targets", "q_proj,k_proj,v_proj,o_proj")
     assert status == 0
-    assert f"; but {PLAN_SPLIT}:\nmodel.lora_configs: [{{lora_rank: 32, target_modules: '{QKVO}'}}]\n" in out
-    assert out.count("as its single characters") == 1  # no caution row beside the comment
+    pointed = "; but see the caution above on how Trinity saves its config:\n"  # its row (smallslips37)
+    assert f"{pointed}model.lora_configs: [{{lora_rank: 32, target_modules: '{QKVO}'}}]\n" in out
+    assert out.count("as its single characters") == 1 and "\ncaution        target_modules '" in out
 
 
 def test_write_notes_it_once_and_a_second_write_keeps_it_once(cli: Cli, tmp_path: Path) -> None:

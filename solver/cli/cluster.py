@@ -147,9 +147,10 @@ def build_cluster_parser() -> Parser:
 
 def run_cluster(args: argparse.Namespace) -> int:
     """``solve cluster``: place the jobs of a cluster file on its pools (with --buy, say what to add to them)."""
-    from solver.api import place
+    from solver.api import check_fleet_lora_targets, place
     _refuse_beside_buy(args)
     fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
+    check_fleet_lora_targets(fleet, catalog, args.trinity_release, str(args.file))  # naming the file, as its others
     weights = weights_option(args.weights)
     if args.buy:
         return _run_buy(args, fleet, catalog, weights, cells, written_gpus)

@@ -122,7 +122,7 @@ DPO_PAIR_LINE = ("# DPO's actor: one pair, a chosen and a rejected sequence, on 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
                 kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept,
-                rope_scaling: str | None = None, dpo: bool = False) -> list[str]:
+                rope_scaling: str | None = None, dpo: bool = False, cautions_above: bool = False) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
@@ -134,7 +134,9 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     YaRN, RoPE base and checkpoint lines are comments where the
     config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`); the YaRN line gives
     the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`); for `dpo`
-    (`Answer.dpo_pairs`), the actor's one pair, as the fragment writes it (`DPO_PAIR_SIZES`)."""
+    (`Answer.dpo_pairs`), the actor's one pair, as the fragment writes it (`DPO_PAIR_SIZES`); with `cautions_above`
+    (the summary's caution rows give the plan's cautions on its LoRA config's save), the LoRA config's comment points
+    to them (`lora_configs_words`' `said_above`)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -149,7 +151,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         from solver.trinity.keys import yaml_flow  # as the fragment writes it
 
         layout = written_layout(version, plan.expert_layout)
-        lines += [f"# {lora_configs_words(model, version, layout, plan.lora_targets)}:",
+        lines += [f"# {lora_configs_words(model, version, layout, plan.lora_targets, cautions_above)}:",
                   f"model.lora_configs: {yaml_flow([plan.lora_config])}"]
     if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
@@ -301,14 +303,13 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names
     return f"{heading}; {gpu}{names.write_copy} a copy of {answer.current.config} with the plan applied"
 
 
-def _lora_moe_said(answer: Answer, plan: Plan) -> bool:
-    """Whether the summary of `plan` says its caution on LoRA on a mixture of experts (and on a regex Trinity saves
-    split, ``lora-targets-saved-split``, which the first alone gives) elsewhere than in a caution row:
-    in the comment on the apply lines' LoRA config (where the plan's LoRA is no config's own, `Plan.config_lora`, as
-    `apply_lines` writes it), or in the check of the --from-config's own (``lora-moe-config-unsaved`` among its
-    problems)."""
-    return (bool(plan.lora_rank) and not plan.config_lora) or (
-        answer.current is not None and ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED in answer.current.config_problem_codes)
+def _lora_moe_said(answer: Answer) -> bool:
+    """Whether the summary says its plan's caution on LoRA on a mixture of experts (and on a regex Trinity saves
+    split, ``lora-targets-saved-split``, which the first alone gives) elsewhere than in a caution row: in the check
+    of the --from-config's own LoRA (``lora-moe-config-unsaved`` among its problems). Otherwise the caution rows give
+    them, and the apply lines' LoRA config comment points to them (`apply_lines`' `cautions_above`)."""
+    return (answer.current is not None
+            and ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED in answer.current.config_problem_codes)
 
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
@@ -331,7 +332,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     best += f" with {and_joined(kept)}" if kept else ""
     kept_in = answer.current.config if answer.current is not None else None
     said = {*length_cautions(model, plan.max_model_len)}  # beside the length
-    if _lora_moe_said(answer, plan):
+    if lora_moe_said := _lora_moe_said(answer):
         said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED, CautionCode.LORA_TARGETS_SAVED_SPLIT)}
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
@@ -348,7 +349,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("experts", plan.experts_counted if plan.trinity_version is not None else None),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in said),
         ("more room", room_kept_words(answer, plan, names)),
-        ("host memory", _host_memory_words(answer, plan, names)),
+        ("host memory", _host_memory_words(answer, plan, model, version, names)),
         ("tables' best", _tables_best_words(answer, plan)),
         ("tables", _tables_verdict(answer, plan, names)),
         ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus, names)),
@@ -366,7 +367,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     unkept = config_keys.lora_unkept
     lines = [*([f"# {unkept}"] if unkept is not None else []),
              *apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept,
-                          config_keys.rope_scaling, bool(answer.dpo_pairs)),
+                          config_keys.rope_scaling, bool(answer.dpo_pairs), not lora_moe_said),
              *_config_key_lines(answer, config_keys.changed)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 
@@ -428,11 +429,16 @@ def _larger_gpu_words(answer: Answer) -> str | None:
             f"little more memory per GPU than the {answer.gpu}'s")
 
 
-def _host_memory_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
-    """The summary's ``host memory`` row: what the plan needs of a node's host memory, and whether the host memory
-    given holds it or none was given (`host_ram_check_words`; None where it says nothing)."""
+def _host_memory_words(answer: Answer, plan: Plan, model: Model, version: TrinityVersion | None,
+                       names: OptionNames) -> str | None:
+    """The summary's ``host memory`` row: what the plan of `model` needs of a node's host memory, where the Trinity
+    release `version` is named what the other needs where it differs (`other_release_words`), and whether the host
+    memory given holds it or none was given (`host_ram_check_words`; None where it says nothing)."""
+    from solver.trinity.plan_keys import other_release_words  # ruamel: only where a plan is summarised
+
     host = plan.host_memory_words()
-    return None if host is None else f"{host}{host_ram_check_words(answer.host_ram_gb, names.host_ram)}"
+    return None if host is None else (f"{host}{host_ram_check_words(answer.host_ram_gb, names.host_ram)}"
+                                      f"{other_release_words(plan, model, version)}")
 
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:

@@ -24,12 +24,12 @@ from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yar
 from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
-    MAPPED_THETA_WORDS,
     TOKEN_CAP_WORDS,
     OptionNames,
     host_ram_check_words,
     lora_configs_words,
     mapped_rope_theta,
+    mapped_theta_words,
     one_sequence_per_micro_batch,
     rope_theta_to_set,
 )
@@ -40,6 +40,7 @@ from solver.tables import (
     TrinityVersion,
     and_joined,
     brief,
+    counted_release,
     remove_padding_violation,
     written_layout,
 )
@@ -130,6 +131,39 @@ def host_memory_comment(plan: Plan, model: Model, version: TrinityVersion | None
     layout `Plan.host_memory_words` takes; None where it says nothing."""
     host = for_release(plan, model, version).host_memory_words(nodes, rollout_gpus)
     return None if host is None else f"host memory: {host}{host_ram_check_words(host_ram_gb, host_ram_source)}"
+
+
+OTHER_RELEASE_REASONS = {
+    "0.6": ("the reference model in fp32 where 0.5's is bf16",
+            "each pinned block by rows where 0.5's verl 0.7 places it",
+            "the routed experts as transformers 5 holds them"),
+    "0.5": ("the reference model in bf16 where 0.6's is fp32",
+            "each pinned block as its verl 0.7 places it where 0.6's is by rows",
+            "the routed experts at the larger of transformers 4's and 5's layouts"),
+}
+"""Why the other Trinity release's host memory need differs (`other_release_words`), by that release: how it builds
+the reference model (`solver.memory.REFERENCE_BYTES`), places the pinned blocks (`pinned_rounding`'s
+`first_even_dim`) and holds a mixture of experts' routed experts (`written_layout`)."""
+
+
+def other_release_words(plan: Plan, model: Model, version: TrinityVersion | None) -> str:
+    """Where a Trinity release `version` is named (None: none, "") and the other release (0.6 for 0.5, 0.5 for 0.6)
+    needs another host memory figure for `plan` of `model` (`for_release`), that one and why, as a clause after the
+    need (`Plan.host_memory_words`) and its check: ``; Trinity 0.6 needs 351.6 (the reference model in fp32 where
+    0.5's is bf16; ...)``, the reference model's words where the plan counts one, the experts' where their layouts
+    differ; "" otherwise. ``solve``'s host memory row gives it, where runs for either release are compared; a config
+    written for one release says its own figure alone."""
+    if version is None or plan.host_memory_gb is None or plan.trainer_nodes is None:
+        return ""
+    other: TrinityVersion = "0.6" if version == "0.5" else "0.5"
+    here, there = (for_release(plan, model, release).host_memory_gb for release in (version, other))
+    if there is None or here is None or f"{here:.1f}" == f"{there:.1f}":
+        return ""
+    reference, blocks, experts = OTHER_RELEASE_REASONS[other]
+    layouts = {written_layout(release, plan.expert_layout) for release in (version, other)}
+    reasons = [*([reference] if plan.reference_model else []), blocks,
+               *([experts] if model.moe is not None and len(layouts) > 1 else [])]
+    return f"; Trinity {other} needs {there:.1f} ({'; '.join(reasons)})"
 
 
 def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Plan:
@@ -292,20 +326,22 @@ def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings
     rollout_rope = (*ROLLOUT_MODEL, "rope_scaling")
     agreed = isinstance(given, Mapping) and value_at(config, rollout_rope) == given
     mapped = mapped_rope_theta(model)
+    mapped_words = mapped_theta_words(counted_release(version, plan.expert_layout, plan.trinity_version))
     rollout_keys = _yarn_keys(rollout_rope, model, factor, kept, mapped) if agreed else []
-    return [*keys, *_yarn_keys(rope, model, factor, kept, mapped, factor_words), *theta_keys, *rollout_keys]
+    return [*keys, *_yarn_keys(rope, model, factor, kept, mapped, factor_words, mapped_words), *theta_keys,
+            *rollout_keys]
 
 
 def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool, mapped: float | None,
-               factor_words: str | None = None) -> list[PlanKey]:
+               factor_words: str | None = None, mapped_words: str | None = None) -> list[PlanKey]:
     """The YaRN keys of `model`'s RoPE scaling mapping at `rope` (``model.rope_scaling``, or the rollout model's copy
     of it): `factor` over its native context, each only where missing where the mapping is the user's own that
     reaches the length (`kept`), its type under ``rope_type``, which the rollout's vLLM reads alone (added right after
     a legacy ``type``), and under ``type`` too only where the mapping has that key; and the model's own
     ``partial_rotary_factor`` where missing and vLLM's class would take another (`Model.vllm_partial_rotary_lost`:
     Trinity has no key of its own for it), and its own ``rope_theta`` where missing, `mapped` (`mapped_rope_theta`:
-    Trinity 0.6's trainer before verl 0.8 fails without it). Comments (`factor_words` on the factor) on
-    ``model.rope_scaling``'s alone."""
+    the release's trainer fails without it on transformers 5, `mapped_words`, `mapped_theta_words`). Comments
+    (`factor_words` on the factor) on ``model.rope_scaling``'s alone."""
     partial = model.vllm_partial_rotary_lost
     return [
         PlanKey(path=(*rope, "rope_type"), value="yarn", default_only=kept, after="type"),
@@ -317,7 +353,8 @@ def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool, mapped: floa
                    f"{partial[1]!r} where the rope_scaling comes without it")]
           if partial is not None else []),
         *([PlanKey(path=(*rope, "rope_theta"), value=mapped, default_only=True,
-                   comment=None if factor_words is None else f"{model.name}'s own; {MAPPED_THETA_WORDS}")]
+                   comment=None if factor_words is None else f"{model.name}'s own" + (
+                       f"; {mapped_words}" if mapped_words else ""))]
           if mapped is not None else []),
     ]
 
