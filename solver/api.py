@@ -98,6 +98,7 @@ from solver.results import (
 )
 from solver.rules import (
     API_OPTIONS,
+    CONFIG_TOKEN_CAP_SOURCE,
     MODEL_CONFIG_PLACEHOLDER,
     BrokenRule,
     BrokenRuleCode,
@@ -1248,10 +1249,6 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
 CONFIG_TARGETS_SOURCE = "the config's target_modules"
 """How messages name a Trinity config's own ``target_modules`` regex, from which ``--lora-exclude`` alone leaves
 modules out (`config_query`'s `lora_exclude_modules`), in place of ``--lora-targets``, which was not given."""
-
-CONFIG_TOKEN_CAP_SOURCE = "the config's own max_token_len_per_gpu"
-"""Where a query's token budget cap came from when a Trinity config's own lowered budget set it
-(`Query.token_budget_cap_source`)."""
 
 CONFIG_ROLLOUT_SOURCE = "the config's explorer"
 """Where a Trinity config's rollout GPUs come from, as messages name them (`Query.rollout_source`): its explorer's

@@ -15,6 +15,8 @@ from pydantic import Field, PositiveInt, model_validator
 from solver.rules import (
     API_OPTIONS,
     COMMAND_OPTIONS,
+    CONFIG_TOKEN_CAP_SOURCE,
+    TOKEN_CAP_WORDS,
     OptionNames,
     batch_words,
     host_ram_bound_words,
@@ -1420,6 +1422,18 @@ def token_budget_mode_and_cap(token_budget: TokenBudgetMode | int,
 def _token_budget_name(option_names: OptionNames) -> str:
     """The token budget's option as `option_names` name it: ``--token-budget``, or the API's ``token_budget``."""
     return "token_budget" if option_names.keywords else "--token-budget"
+
+
+def token_cap_words(cap: int, source: str | None, option_names: OptionNames | None) -> str:
+    """A plan's token budget where the cap `cap` binds on it, naming where the cap came from (`TOKEN_CAP_WORDS`):
+    `source` (``the config's own max_token_len_per_gpu``: `Query.token_budget_cap_source`), else the option as
+    `option_names` name it (``--token-budget 16384``, ``token_budget=16384``); with neither known (None: a plan's
+    fragment, written without its answer), either."""
+    if source is not None:
+        return TOKEN_CAP_WORDS.format(source)
+    if option_names is None:
+        return TOKEN_CAP_WORDS.format(f"--token-budget {cap} or {CONFIG_TOKEN_CAP_SOURCE}")
+    return TOKEN_CAP_WORDS.format(option_names.valued(_token_budget_name(option_names), cap))
 
 
 def check_token_budget(token_budget: object, estimate: EstimateMode,
