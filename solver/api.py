@@ -798,9 +798,11 @@ def _written_for(plan: Plan, model: Model, version: str | None, planned: str) ->
     if not counts_hold_for(model, plan.lora_rank, plan.expert_layout, experts):
         counted_for = (f"Trinity {release_words(plan.trinity_version)}" if plan.trinity_version
                        else "no Trinity release (0.6's)")
+        layout = expert_layout_words(model, plan.expert_layout, plan.lora_rank)
+        # one bracket, not two in a row, where the release's words end in their own (``0.5.1.post1 (read as 0.5.1)``)
+        counted = f"{counted_for[:-1]}; {layout})" if counted_for.endswith(")") else f"{counted_for} ({layout})"
         raise QueryError(
-            f"{planned}'s plan was counted for {counted_for} "
-            f"({expert_layout_words(model, plan.expert_layout, plan.lora_rank)}): its memory figures do not hold for "
+            f"{planned}'s plan was counted for {counted}: its memory figures do not hold for "
             f"Trinity {release_words(version)}, "
             f"{layout_difference_words(model, plan.lora_rank, plan.expert_layout, experts)}; plan it again with "
             f"trinity_version='{version.strip()}', or leave version out to write it for {counted_for}")
