@@ -1134,7 +1134,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     if not lora_rank:
         given = shown if targets is not None else f"{exclusions} '{cut(excluded or '')}'"
         raise QueryError(f"{given} without LoRA: the {'targets' if targets is not None else 'exclusions'} are a LoRA "
-                         f"adapter's; give {lora} too")
+                         f"adapter's; give a {lora} above 0")
     pattern = None if targets is None else lora_targets_pattern(targets)  # module names as a regex (None: all-linear)
     if excluded is not None:
         try:
