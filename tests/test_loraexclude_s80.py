@@ -110,8 +110,8 @@ def test_solve_map_counts_them_and_its_title_and_json_say_them(cli: Cli) -> None
     ("map", "--gpu", "h100", "--model", "8B", "--budgets", "1"),
 ])
 @pytest.mark.parametrize(("given", "error"), [
-    ((), "--lora-exclude '.*\\.mlp\\..*' without LoRA: the exclusions are a LoRA adapter's; give a --lora-rank "
-         "above 0"),
+    ((), ("--lora-exclude '.*\\.mlp\\..*' without LoRA: the exclusions are a LoRA adapter's; give a --lora-rank "
+          "above 0")),
     (("--lora-rank", "64", "--lora-exclude", "("),
      ("--lora-exclude '(' is no regular expression (missing ), unterminated subpattern at position 0): give a "
       "regular expression that matches whole names, such as .*\\.v_proj, or remove it")),

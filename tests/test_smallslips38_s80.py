@@ -92,8 +92,8 @@ def test_the_layout_refusal_puts_the_release_and_layout_in_one_bracket() -> None
 def test_exclusions_beside_lora_rank_0_ask_for_a_rank_above_0(cli: Cli) -> None:
     status, out, err = cli("--model", "8B", "--gpu", "h100", "--len", "16384", "--lora-rank", "0",
                            "--lora-exclude", ".*\\.v_proj")
-    assert (status, out, err) == (2, "", "solve: error: --lora-exclude '.*\\.v_proj' without LoRA: the exclusions "
-                                         "are a LoRA adapter's; give a --lora-rank above 0\n")
+    assert (status, out, err) == (2, "", ("solve: error: --lora-exclude '.*\\.v_proj' without LoRA: the exclusions "
+                                          "are a LoRA adapter's; give a --lora-rank above 0\n"))
     with pytest.raises(QueryError) as raised:
         solver.plan("Qwen3-8B", gpu="h100", max_model_len=16384, lora_rank=0, lora_exclude_modules=".*\\.v_proj")
     assert str(raised.value) == ("lora_exclude_modules '.*\\.v_proj' without LoRA: the exclusions are a LoRA "
