@@ -98,6 +98,7 @@ from solver.results import (
 )
 from solver.rules import (
     API_OPTIONS,
+    CONFIG_TOKEN_CAP_SOURCE,
     MODEL_CONFIG_PLACEHOLDER,
     BrokenRule,
     BrokenRuleCode,
@@ -804,9 +805,11 @@ def _written_for(plan: Plan, model: Model, version: str | None, planned: str) ->
     if not counts_hold_for(model, plan.lora_rank, plan.expert_layout, experts):
         counted_for = (f"Trinity {release_words(plan.trinity_version)}" if plan.trinity_version
                        else "no Trinity release (0.6's)")
+        layout = expert_layout_words(model, plan.expert_layout, plan.lora_rank)
+        # one bracket, not two in a row, where the release's words end in their own (``0.5.1.post1 (read as 0.5.1)``)
+        counted = f"{counted_for[:-1]}; {layout})" if counted_for.endswith(")") else f"{counted_for} ({layout})"
         raise QueryError(
-            f"{planned}'s plan was counted for {counted_for} "
-            f"({expert_layout_words(model, plan.expert_layout, plan.lora_rank)}): its memory figures do not hold for "
+            f"{planned}'s plan was counted for {counted}: its memory figures do not hold for "
             f"Trinity {release_words(version)}, "
             f"{layout_difference_words(model, plan.lora_rank, plan.expert_layout, experts)}; plan it again with "
             f"trinity_version='{version.strip()}', or leave version out to write it for {counted_for}")
@@ -1255,10 +1258,6 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
 CONFIG_TARGETS_SOURCE = "the config's target_modules"
 """How messages name a Trinity config's own ``target_modules`` regex, from which ``--lora-exclude`` alone leaves
 modules out (`config_query`'s `lora_exclude_modules`), in place of ``--lora-targets``, which was not given."""
-
-CONFIG_TOKEN_CAP_SOURCE = "the config's own max_token_len_per_gpu"
-"""Where a query's token budget cap came from when a Trinity config's own lowered budget set it
-(`Query.token_budget_cap_source`)."""
 
 CONFIG_ROLLOUT_SOURCE = "the config's explorer"
 """Where a Trinity config's rollout GPUs come from, as messages name them (`Query.rollout_source`): its explorer's

@@ -15,6 +15,8 @@ from pydantic import Field, PositiveInt, model_validator
 from solver.rules import (
     API_OPTIONS,
     COMMAND_OPTIONS,
+    CONFIG_TOKEN_CAP_SOURCE,
+    TOKEN_CAP_WORDS,
     OptionNames,
     batch_words,
     host_ram_bound_words,
@@ -318,7 +320,7 @@ class Query(Frozen):
         "takes the least of it, Trinity's default and (auto) what its estimate fits, and holds a sequence at it "
         "(ceil(L/s) <= N); null: no cap"))
     token_budget_cap_source: str | None = Field(default=None, description=(
-        "where a cap not given as the option came from, in words (``the config's max_token_len_per_gpu``); null: the "
+        "where a cap not given as the option came from, in words (``the config's own max_token_len_per_gpu``); null: the "
         "option (--token-budget N) or no cap"))
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
@@ -1132,7 +1134,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     if not lora_rank:
         given = shown if targets is not None else f"{exclusions} '{cut(excluded or '')}'"
         raise QueryError(f"{given} without LoRA: the {'targets' if targets is not None else 'exclusions'} are a LoRA "
-                         f"adapter's; give {lora} too")
+                         f"adapter's; give a {lora} above 0")
     pattern = None if targets is None else lora_targets_pattern(targets)  # module names as a regex (None: all-linear)
     if excluded is not None:
         try:
@@ -1420,6 +1422,18 @@ def token_budget_mode_and_cap(token_budget: TokenBudgetMode | int,
 def _token_budget_name(option_names: OptionNames) -> str:
     """The token budget's option as `option_names` name it: ``--token-budget``, or the API's ``token_budget``."""
     return "token_budget" if option_names.keywords else "--token-budget"
+
+
+def token_cap_words(cap: int, source: str | None, option_names: OptionNames | None) -> str:
+    """A plan's token budget where the cap `cap` binds on it, naming where the cap came from (`TOKEN_CAP_WORDS`):
+    `source` (``the config's own max_token_len_per_gpu``: `Query.token_budget_cap_source`), else the option as
+    `option_names` name it (``--token-budget 16384``, ``token_budget=16384``); with neither known (None: a plan's
+    fragment, written without its answer), either."""
+    if source is not None:
+        return TOKEN_CAP_WORDS.format(source)
+    if option_names is None:
+        return TOKEN_CAP_WORDS.format(f"--token-budget {cap} or {CONFIG_TOKEN_CAP_SOURCE}")
+    return TOKEN_CAP_WORDS.format(option_names.valued(_token_budget_name(option_names), cap))
 
 
 def check_token_budget(token_budget: object, estimate: EstimateMode,

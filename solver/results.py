@@ -1829,7 +1829,8 @@ class ApplySettings(TrinitySettings):
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
                              "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
                              "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
-                             "memory_model_margin", "reason_caution_codes", "dpo_pairs", "token_budget_cap")
+                             "memory_model_margin", "reason_caution_codes", "dpo_pairs", "token_budget_cap",
+                             "token_budget_cap_source")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1894,6 +1895,9 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     token_budget_cap: PositiveInt | None = Field(default=None, description=(
         "the most tokens per GPU any plan takes (--token-budget N, where token_budget reads auto, or default under "
         "--no-estimate; or a --from-config config's own budget below Trinity's default); left out where none"))
+    token_budget_cap_source: str | None = Field(default=None, description=(
+        "where token_budget_cap came from where not the option (--token-budget N): ``the config's own "
+        "max_token_len_per_gpu``, a --from-config config's; left out otherwise"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), as the "
         "memory line names it; null for the shipped one"))

@@ -309,8 +309,14 @@ def raised_budget_stop_words(budget: str, least: int, sp: int) -> str:
             "max_response_tokens)")
 
 
-TOKEN_CAP_WORDS = "the cap asked for (or the config's own budget)"
-"""Whose a plan's token budget is where a cap binds on it (`solver.results.Plan.token_budget_cap`), in words."""
+TOKEN_CAP_WORDS = "capped by {}"
+"""A plan's token budget where a cap binds on it (`solver.results.Plan.token_budget_cap`), in words: ``{}`` where the
+cap's source goes (``--token-budget 16384``, ``the config's own max_token_len_per_gpu``: `CONFIG_TOKEN_CAP_SOURCE`;
+`solver.query.token_cap_words`)."""
+
+CONFIG_TOKEN_CAP_SOURCE = "the config's own max_token_len_per_gpu"
+"""Where a query's token budget cap came from when a Trinity config's own lowered budget set it
+(`solver.query.Query.token_budget_cap_source`)."""
 
 TOKEN_BUDGET_STEP = 1024
 """A lowered token budget is a multiple of this many tokens, unless it is the least one."""

@@ -983,6 +983,7 @@ def _answer(
         memory_model_margin=query.memory.margin if margin != query.memory.margin else None,
         token_budget=query.token_budget,
         token_budget_cap=query.token_budget_cap,
+        token_budget_cap_source=query.token_budget_cap_source,
         memory_model_source=query.memory.own_source,
         status=status,
         reason=None if words is None else words.text,

@@ -2245,7 +2245,7 @@ def test_a_verdict_whose_best_plan_differs_in_env_and_token_budget_names_both(
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     said = " ".join(out.split())
     assert status == 0 and ("by Env's ranking weight alone, not step time. but:" in said
-                            and "max_token_len_per_gpu = 16384 (the cap asked for" in said)
+                            and "max_token_len_per_gpu = 16384 (capped by the config's own" in said)
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--token-budget", "auto")
     said = " ".join(out.split())
     assert status == 0 and (

@@ -77,7 +77,7 @@ def test_targets_without_a_rank_are_refused(cli: Cli, tmp_path: Path) -> None:
                     "  - {name: qv, model: Qwen3-8B, max_model_len: 8192, lora_targets: q_proj}\n")
     assert cli("cluster", str(path), "--time-limit", "5") == (
         2, "", (f"solve cluster: error: {path}: job qv: lora_targets 'q_proj' without LoRA: the targets are a LoRA "
-                "adapter's; give lora_rank too\n"))
+                "adapter's; give a lora_rank above 0\n"))
 
 
 def test_targets_are_said_briefly() -> None:
@@ -118,8 +118,8 @@ def test_a_job_built_in_code_takes_its_targets() -> None:
     unranked = solver.Fleet(pools=(pool,), jobs=(job.model_copy(update={"lora_rank": 0}),))
     with pytest.raises(solver.QueryError) as refused:
         solver.place(unranked, time_limit_s=10)
-    assert str(refused.value) == ("job qv: lora_targets 'o_proj' without LoRA: the targets are a LoRA adapter's; give "
-                                  "lora_rank too")
+    assert str(refused.value) == ("job qv: lora_targets 'o_proj' without LoRA: the targets are a LoRA adapter's; "
+                                  "give a lora_rank above 0")
 
 
 def test_a_jobs_host_need_counts_its_adapter_on_its_targets_as_solve_does(cli: Cli, tmp_path: Path) -> None:

@@ -110,15 +110,15 @@ def test_the_command_says_whose_budget_a_plan_keeps(cli: Cli, tmp_path: Path) ->
     config.write_text(H20_CONFIG)
     status, out, err = cli("--from-config", str(config), "--gpu", "h20", "--top", "2")
     assert status == 0, err
-    assert ("token budget   max_token_len_per_gpu = 32768 (the cap asked for (or the config's own budget), below "
-            "Trinity's default, ceil(2 x 32768 / SP 1) = 65536; at least") in out
+    assert ("token budget   max_token_len_per_gpu = 32768 (capped by the config's own max_token_len_per_gpu, "
+            "below Trinity's default, ceil(2 x 32768 / SP 1) = 65536;") in out
     assert "ppo_max_token_len_per_gpu: 51200" not in out
-    assert ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP): the cap asked for (or the "
-            "config's own budget), or less") in out
+    assert ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP): capped by the config's own "
+            "max_token_len_per_gpu, or less") in out
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--emit", "trinity")
     assert status == 0
-    assert ("  # below Trinity's default ceil(2 * 32768 / 1): the cap asked for (or the config's own budget); at\n"
-            "  # least ceil(32768 / 1)") in out
+    assert ("  # below Trinity's default ceil(2 * 32768 / 1): capped by --token-budget 32768 or the config's own\n"
+            "  # max_token_len_per_gpu; at least ceil(32768 / 1)") in out
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--token-budget", "auto")
     assert status == 0 and "trainer.max_token_len_per_gpu: 51200\n" in out
 

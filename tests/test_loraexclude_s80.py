@@ -110,7 +110,8 @@ def test_solve_map_counts_them_and_its_title_and_json_say_them(cli: Cli) -> None
     ("map", "--gpu", "h100", "--model", "8B", "--budgets", "1"),
 ])
 @pytest.mark.parametrize(("given", "error"), [
-    ((), "--lora-exclude '.*\\.mlp\\..*' without LoRA: the exclusions are a LoRA adapter's; give --lora-rank too"),
+    ((), ("--lora-exclude '.*\\.mlp\\..*' without LoRA: the exclusions are a LoRA adapter's; give a --lora-rank "
+          "above 0")),
     (("--lora-rank", "64", "--lora-exclude", "("),
      ("--lora-exclude '(' is no regular expression (missing ), unterminated subpattern at position 0): give a "
       "regular expression that matches whole names, such as .*\\.v_proj, or remove it")),
@@ -132,7 +133,7 @@ def test_the_api_names_its_keyword_where_the_command_names_its_flag() -> None:
     with pytest.raises(QueryError) as refused:
         solver.memory_answer("8B", "h100", 1, 16384, lora_exclude_modules=MLP)
     assert str(refused.value) == ("lora_exclude_modules '.*\\.mlp\\..*' without LoRA: the exclusions are a LoRA "
-                                  "adapter's; give lora_rank too")
+                                  "adapter's; give a lora_rank above 0")
     (answer,) = solver.plan("8B", gpu="h100", budget_gpus=1, max_model_len=25600, host_ram_gb=72.0, lora_rank=64,
                             lora_exclude_modules=MLP)
     assert answer.best is not None and (answer.best.host_memory_gb, answer.best.lora_exclude_modules) == (71.6, MLP)

@@ -142,8 +142,8 @@ def test_map_plans_takes_the_keywords_in_the_apis_words():
     assert str(refused.value) == "dpo must be True or False, got 'yes'"
     with pytest.raises(QueryError) as refused:
         solver.map_plans("8B", gpu="h100", budgets=[8], lora_targets="q_proj")
-    assert str(refused.value) == ("lora_targets 'q_proj' without LoRA: the targets are a LoRA adapter's; give "
-                                  "lora_rank too")
+    assert str(refused.value) == ("lora_targets 'q_proj' without LoRA: the targets are a LoRA adapter's; give a "
+                                  "lora_rank above 0")
     with pytest.raises(QueryError) as refused:
         solver.map_plans("8B", gpu="h100", budgets=[8], dpo=True, critic="resident")
     assert str(refused.value) == ("dpo=True trains no PPO critic (Trinity's dpo algorithm uses none): drop "

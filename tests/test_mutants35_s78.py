@@ -69,7 +69,7 @@ def test_a_lora_plan_counted_fused_is_refused_for_a_release_whose_adapter_is_lar
     with pytest.raises(QueryError) as raised:
         solver.trinity_config(answer, catalog, version="0.5.2")
     assert str(raised.value).startswith(
-        "the answer's plan was counted for no Trinity release (0.6's) (routed experts counted whole, as transformers 5 "
+        "the answer's plan was counted for no Trinity release (0.6's; routed experts counted whole, as transformers 5 "
         "holds them): its memory figures do not hold for Trinity 0.5.2, ")
 
 

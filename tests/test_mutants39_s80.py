@@ -55,7 +55,7 @@ def test_a_refusal_says_how_it_read_a_plans_post_release() -> None:
     with pytest.raises(QueryError) as raised:
         solver.trinity_config(read_back, version="0.6")
     assert str(raised.value) == (
-        "the answer's plan was counted for Trinity 0.5.1.post1 (read as 0.5.1) (routed experts counted separate, as "
+        "the answer's plan was counted for Trinity 0.5.1.post1 (read as 0.5.1; routed experts counted separate, as "
         "Trinity 0.5.1's transformers 4 holds them): its memory figures do not hold for Trinity 0.6, which holds "
         "Qwen3-30B-A3B's routed experts otherwise, whole on its transformers 5; plan it again with "
         "trinity_version='0.6', or leave version out to write it for Trinity 0.5.1.post1 (read as 0.5.1)")

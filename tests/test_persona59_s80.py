@@ -99,8 +99,8 @@ def test_own_lowered_budget_is_kept_and_nothing_changes(cli: Cli, tmp_path: Path
     config = _config(tmp_path, FITS)
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check")
     assert status == 0
-    assert ("token budget   max_token_len_per_gpu = 16384 (the cap asked for (or the config's own budget), below "
-            "Trinity's default, ceil(2 x 32768 / SP 2) = 32768;") in out
+    assert ("token budget   max_token_len_per_gpu = 16384 (capped by the config's own max_token_len_per_gpu, "
+            "below Trinity's default, ceil(2 x 32768 / SP 2) = 32768;") in out
     assert "ci.yaml has these keys already: --write FILE writes a copy that differs in its" in out
     (answer,) = json.loads(cli("--from-config", str(config), "--gpu", "h20", "--check", "--json")[1])
     assert (answer["plans"][0]["token_budget_cap"], answer["current"]["max_token_len_per_gpu"]) == (16384, 16384)

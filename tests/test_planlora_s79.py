@@ -155,15 +155,15 @@ def test_bad_targets_exit_2_in_one_line(cli: Cli, command: str, targets: str, wo
 def test_targets_without_lora_are_refused(cli: Cli, command: str) -> None:
     status, out, err = cli(*command.split()[1:], "--model", "8B", "--gpu", "A100-80GB", "--gpus", "6", "--len", "16k",
                            "--lora-targets", "q_proj")
-    words = "--lora-targets 'q_proj' without LoRA: the targets are a LoRA adapter's; give --lora-rank too"
+    words = "--lora-targets 'q_proj' without LoRA: the targets are a LoRA adapter's; give a --lora-rank above 0"
     assert (status, out, err) == (2, "", f"{command}: error: {words}\n")
 
 
 def test_the_api_refuses_alike_in_its_keywords() -> None:
     with pytest.raises(QueryError) as raised:
         solver.plan("Qwen3-8B", gpu="A100-80GB", max_model_len=16384, lora_targets="q_proj")
-    assert str(raised.value) == ("lora_targets 'q_proj' without LoRA: the targets are a LoRA adapter's; give "
-                                 "lora_rank too")
+    assert str(raised.value) == ("lora_targets 'q_proj' without LoRA: the targets are a LoRA adapter's; give a "
+                                 "lora_rank above 0")
     with pytest.raises(QueryError, match=r"^lora_targets must be "):
         solver.estimate_memory("Qwen3-8B", "A100-80GB", 6, 16384, lora_rank=64,
                                lora_targets=["q_proj"])  # type: ignore[arg-type]

@@ -136,7 +136,7 @@ def test_exclusions_beside_full_fine_tuning_are_refused_as_before() -> None:
     with pytest.raises(QueryError) as raised:
         _config_answer(lora_exclude_modules=".*\\.v_proj", lora_rank=0)
     assert str(raised.value) == ("lora_exclude_modules '.*\\.v_proj' without LoRA: the exclusions are a LoRA "
-                                 "adapter's; give lora_rank too")
+                                 "adapter's; give a lora_rank above 0")
 
 
 # (c) Before: a release that may run either transformers (0.5, 0.5.0, 0.5.2: `either`) counted the fused tensors'

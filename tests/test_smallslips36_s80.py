@@ -155,7 +155,7 @@ def test_a_map_whose_models_all_refuse_them_says_so(cli: Cli, monkeypatch: pytes
     assert (status, err) == (2, f"solve map: error: {NO_GATE}\n")
     status, _, err = cli("map", "--gpu", "h100", "--lora-targets", "gate")
     assert (status, err) == (2, ("solve map: error: --lora-targets 'gate' without LoRA: the targets are a LoRA "
-                                 "adapter's; give --lora-rank too\n"))
+                                 "adapter's; give a --lora-rank above 0\n"))
 
 
 def test_targets_every_model_takes_map_as_before(cli: Cli) -> None:

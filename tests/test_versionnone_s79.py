@@ -204,7 +204,7 @@ def test_only_the_adapter_differing_is_said_so(qwen15_moe: solver.Catalog, versi
         solver.trinity_config(answer, qwen15_moe, version=version)
     # Before: "which holds Qwen1.5-MoE-A2.7B's routed experts otherwise": either layout counts the states whole.
     assert str(raised.value) == (
-        "the answer's plan was counted for no Trinity release (0.6's) (routed experts counted whole, as transformers "
+        "the answer's plan was counted for no Trinity release (0.6's; routed experts counted whole, as transformers "
         f"5 holds them): its memory figures do not hold for Trinity {version}, which counts Qwen1.5-MoE-A2.7B's "
         "routed experts' states alike but its LoRA adapter larger (255,613,824 parameters at rank 16 as transformers "
         "4 lays the model out, not the 15,925,632 counted); plan it again with "

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from solver.memory import CEILING
 from solver.results import Answer, Plan
-from solver.rules import TOKEN_CAP_WORDS, OptionNames
+from solver.rules import OptionNames
 from solver.tables import counted
 
 CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
 
 
-def lowered_note(names: OptionNames, capped: bool = False) -> str:
+def lowered_note(names: OptionNames, capped: str | None = None) -> str:
     """The caption of a table with a lowered token budget (marked ``*``), naming the option that lowers it as `names`
-    do; where a cap binds on a plan (`capped`), that its budget is that cap."""
-    if capped:
-        return (f"* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP): {TOKEN_CAP_WORDS}, or less "
+    do; where a cap binds on a plan, that its budget is that cap (`capped`, its words: `solver.query.token_cap_words`)."""
+    if capped is not None:
+        return (f"* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP): {capped}, or less "
                 f"where that does not fit")
     return (f"* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
             f"({names.token_budget_auto})")

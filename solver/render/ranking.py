@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from solver.query import token_cap_words
 from solver.render.layout import TableOrBlocks
 from solver.render.phrases import YARN_MARK, lowered_note, room_kept_words
 from solver.render.styles import setting_style
@@ -57,7 +58,8 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
     past = {plan.past_validated_length for plan in answer.plans if plan.past_validated_length is not None}
     single = [f"#{rank}" for rank, plan in enumerate(answer.plans, start=1) if plan.single_gpu_advised_against]
     critic_peaks = any(plan.critic_pass_shown and plan.source is None for plan in answer.plans)
-    capped = any(plan.token_budget_cap is not None for plan in answer.plans)
+    caps = [plan.token_budget_cap for plan in answer.plans if plan.token_budget_cap is not None]
+    capped = token_cap_words(caps[0], answer.token_budget_cap_source, names) if caps else None
     notes = ([lowered_note(names, capped)] if lowered else []) + [past_validated_note(model, validated, names)
                                                           for validated in sorted(past)] + (
         [RANKED_TRAINER_NODES_NOTE] if any(on) else []) + (

@@ -18,6 +18,7 @@ from solver.query import (
     CRITIC_REMOVE_PADDING_KEY,
     ROLE_MICRO_BATCH_SIZES,
     ConfigProblemCode,
+    token_cap_words,
 )
 from solver.render.phrases import CEILING_WORDS, room_kept_words
 from solver.results import (
@@ -46,7 +47,6 @@ from solver.results import (
 from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
-    TOKEN_CAP_WORDS,
     OptionNames,
     dividing_batch_words,
     host_ram_check_words,
@@ -248,25 +248,31 @@ def _yarn_caution(plan: Plan, model: Model) -> str:
     return f"; {yarn_validation_words(model)}" + (f"; {CHECK_QUALITY}" if plan.past_validated_length is None else "")
 
 
-def _budget_words(plan: Plan, model: Model, version: TrinityVersion | None, dpo: bool = False) -> str:
-    """A plan's token budget and where it comes from (`_budget_origin`), in words; for a model trained one sequence
-    per micro-batch, that none is read, what a micro-batch holds (`padded_micro_batch_words`) and what the estimate
-    counts instead (`padded_count_words`: for `dpo`, the answer's `Answer.dpo_pairs`, a pair)."""
+def _budget_words(answer: Answer, plan: Plan, model: Model, version: TrinityVersion | None,
+                  names: OptionNames) -> str:
+    """A plan's token budget and where it comes from (`_budget_origin`: a cap by its source, as `names` name the
+    option), in words; for a model trained one sequence per micro-batch, that none is read, what a micro-batch holds
+    (`padded_micro_batch_words`) and what the estimate counts instead (`padded_count_words`: for the answer's
+    `Answer.dpo_pairs`, a pair)."""
+    dpo = bool(answer.dpo_pairs)
     if one_sequence_per_micro_batch(model):
         return (f"none read: {padded_micro_batch_words(dpo)}, so the estimate counts "
                 f"{padded_count_words(model, plan.max_model_len, dpo)}")
-    return f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version)})"
+    capped = None if plan.token_budget_cap is None else token_cap_words(
+        plan.token_budget_cap, answer.token_budget_cap_source, names)
+    return f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan, version, capped)})"
 
 
-def _budget_origin(plan: Plan, version: TrinityVersion | None) -> str:
-    """Where a plan's token budget comes from, in words: Trinity's default, or lowered from it (and, unless `version`
-    is 0.6, that Trinity 0.5.0 undoes that: `lowered_budget_undone`)."""
+def _budget_origin(plan: Plan, version: TrinityVersion | None, capped: str | None) -> str:
+    """Where a plan's token budget comes from, in words: Trinity's default, or lowered from it, by a cap (`capped`, its
+    words: `token_cap_words`) or to fit (and, unless `version` is 0.6, that Trinity 0.5.0 undoes that:
+    `lowered_budget_undone`)."""
     default = f"ceil(2 x {plan.max_model_len} / SP {plan.sp})"
     if not plan.lowered_budget:
         return default
     undone = lowered_budget_undone(plan, version)
-    if plan.token_budget_cap is not None:
-        return (f"{TOKEN_CAP_WORDS}, below Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}; "
+    if capped is not None:
+        return (f"{capped}, below Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}; "
                 f"at least ceil({plan.max_model_len} / {plan.sp}) = {least_token_budget(plan.max_model_len, plan.sp)}"
                 f"; more micro-batches, which the cost does not count" + (f"; {undone}" if undone else ""))
     return (f"lowered from Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}, which does "
@@ -340,7 +346,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("max_model_len", _length_words(answer, plan, model, _kept_yarn(kept_in, config_keys.kept))),
         ("longer", _across_nodes(answer, plan, model, node_gpus, names)),
         (known_length_word(model), _validated_words(answer, plan, model, names)),
-        ("token budget", _budget_words(plan, model, version, bool(answer.dpo_pairs))),
+        ("token budget", _budget_words(answer, plan, model, version, names)),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"
                  + (f"; {ACROSS_GPU_TYPES}" if several_gpu_types else "")),
         ("evidence", _evidence_words(answer, plan)),

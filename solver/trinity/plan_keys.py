@@ -19,12 +19,12 @@ from solver.query import (
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
     ConfigAdapter,
+    token_cap_words,
 )
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
 from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
-    TOKEN_CAP_WORDS,
     OptionNames,
     host_ram_check_words,
     lora_configs_words,
@@ -410,7 +410,8 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, p
     length = plan.max_model_len
     strategy = PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2")
     undone = lowered_budget_undone(plan, version)
-    why = f": {TOKEN_CAP_WORDS}" if plan.token_budget_cap else ", which does not fit"
+    cap = plan.token_budget_cap
+    why = f": {token_cap_words(cap, None, None)}" if cap else ", which does not fit"
     lowered = (f"below Trinity's default ceil(2 * {length} / {plan.sp}){why}; at least "
                f"ceil({length} / {plan.sp})" + (f"; {undone}" if undone else ""))
     no_checkpoint = PlanKey(
