@@ -1,0 +1,78 @@
+"""Session 80's last read (lastread80): the LoRA options named one way (`OptionNames.lora_options`) wherever a
+message names them, for the command's flags and the API's keywords; a config's adapted layers grouped by
+`consecutive_runs`; the `either` release's two layouts taken from `LAYOUTS_TAKEN` alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+import solver
+from solver.memory import adapter_experts, lora_parameters
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, one_transformers_taken
+from solver.tables import LAYOUTS_TAKEN
+from solver.trinity.config import _layers_words
+
+CATALOG = solver.load_catalog()
+QWEN3_8B = CATALOG.model("8B")
+
+
+def test_the_lora_options_are_named_as_each_caller_writes_them() -> None:
+    assert COMMAND_OPTIONS.lora_options == ("--lora-rank", "--lora-targets", "--lora-exclude")
+    assert API_OPTIONS.lora_options == ("lora_rank", "lora_targets", "lora_exclude_modules")
+
+
+def test_exclusions_without_lora_name_the_keywords_to_the_api() -> None:
+    with pytest.raises(solver.QueryError) as error:
+        solver.estimate_memory("8B", "h20", 4, 8192, lora_exclude_modules=r".*v_proj")
+    assert str(error.value) == ("lora_exclude_modules '.*v_proj' without LoRA: the exclusions are a LoRA adapter's; "
+                                "give lora_rank too")
+
+
+def test_exclusions_without_lora_name_the_flags_to_the_command(cli: Callable[..., tuple[int, str, str]]) -> None:
+    status, out, err = cli("memory", "--model", "8B", "--gpu", "h20", "--gpus", "4", "--len", "8192",
+                           "--lora-exclude", r".*v_proj")
+    assert (status, out) == (2, "")
+    assert err == ("solve memory: error: --lora-exclude '.*v_proj' without LoRA: the exclusions are a LoRA adapter's; "
+                   "give --lora-rank too\n")
+
+
+def test_dpo_without_reference_names_the_rank_option_each_way(cli: Callable[..., tuple[int, str, str]]) -> None:
+    with pytest.raises(solver.QueryError) as error:
+        solver.plan("8B", gpu="h20", max_model_len=8192, dpo=True, reference_model=False)
+    assert str(error.value) == ("dpo=True without LoRA builds a reference model (Trinity's dpo algorithm uses one): "
+                                "drop reference_model=False, or give lora_rank")
+    status, _, err = cli("--model", "8B", "--gpu", "h20", "--len", "8192", "--dpo", "--no-reference")
+    assert status == 2
+    assert err == ("solve: error: --dpo without LoRA builds a reference model (Trinity's dpo algorithm uses one): "
+                   "drop --no-reference, or give --lora-rank\n")
+
+
+def test_a_rank_vllm_refuses_is_named_as_the_keyword() -> None:
+    with pytest.raises(solver.QueryError) as error:
+        solver.plan("8B", gpu="h20", max_model_len=8192, lora_rank=7, rollout_gpus=2)
+    assert str(error.value).startswith("lora_rank=7, which Trinity gives the rollout's vLLM as its max_lora_rank: ")
+    assert str(error.value).endswith(": give one of those, or rollout_gpus=0 for a trainer alone")
+
+
+@pytest.mark.parametrize(("pattern", "excluded", "words"), [
+    (r".*layers\.(0|2|4|5|6|7)\..*q_proj", None, " in layers 0, 2 and 4-7"),
+    (r".*layers\.5\..*q_proj", None, " in layer 5"),
+    (r".*layers\.([1-9]|[12][0-9]|3[0-5])\..*q_proj", None, " in layers 1-35"),
+    (r".*q_proj", r".*layers\.(1|3)\..*", " in layers 0, 2 and 4-35"),
+    (r".*q_proj", None, ""),
+])
+def test_a_configs_adapted_layers_are_grouped_in_runs(pattern: str, excluded: str | None, words: str) -> None:
+    assert QWEN3_8B.num_layers == 36
+    assert _layers_words(pattern, excluded, QWEN3_8B.peft_names_of("fused"), QWEN3_8B) == words
+    assert _layers_words(pattern, excluded, QWEN3_8B.peft_names_of("fused"), None) == ""
+
+
+def test_the_either_release_weighs_both_layouts_of_layouts_taken() -> None:
+    assert LAYOUTS_TAKEN["either"] == ("fused", "separate")
+    model = CATALOG.model("Qwen3-30B-A3B")  # PEFT converts its experts on transformers 5: fused adapts more
+    assert lora_parameters(model, 1, "fused") > lora_parameters(model, 1, "separate")
+    assert adapter_experts(model, "either") == "fused"
+    assert adapter_experts(model, "separate") == "separate"
+    assert one_transformers_taken(r".*q_proj", None, QWEN3_8B, "either") is None
