@@ -76,3 +76,30 @@ def test_the_either_release_weighs_both_layouts_of_layouts_taken() -> None:
     assert adapter_experts(model, "either") == "fused"
     assert adapter_experts(model, "separate") == "separate"
     assert one_transformers_taken(r".*q_proj", None, QWEN3_8B, "either") is None
+
+
+def test_a_maps_exclusions_are_checked_on_every_row_before_any_solve(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the targets alone are taken on both rows; less --lora-exclude, Qwen3-8B keeps none of them (before: refused by
+    # its own row's query, after the 30B row's solves, with no word of the row that counts them)
+    def no_solve(*_: object, **__: object) -> None:
+        raise AssertionError("a map refused on a row solved before refusing")
+
+    monkeypatch.setattr("solver.maps.best_plan", no_solve)
+    with pytest.raises(solver.QueryError) as error:
+        solver.map_plans(gpu="h100", model=["30B-A3B", "8B"], lora_rank=16, lora_targets=r".*\.(q_proj|gate)",
+                         lora_exclude_modules=r".*q_proj")
+    assert str(error.value) == (
+        "lora_exclude_modules '.*q_proj', on Qwen3-8B, leaves out every module lora_targets '.*\\.(q_proj|gate)' "
+        "matches (\"No modules were targeted for adaptation\"): exclude fewer, or remove it; of the map's 2 models, "
+        "they are counted on Qwen3-30B-A3B alone: map those (model=['Qwen3-30B-A3B'])")
+
+
+def test_a_maps_exclusions_alone_refused_on_every_row_say_so(cli: Callable[..., tuple[int, str, str]]) -> None:
+    status, out, err = cli("map", "--model", "8B,30B-A3B", "--gpu", "h100", "--lora-rank", "16", "--lora-targets",
+                           r".*\.(q_proj|experts\..*)", "--lora-exclude", ".*q_proj")
+    assert (status, out) == (2, "")
+    assert err.startswith("solve map: error: --lora-exclude '.*q_proj', on Qwen3-8B, leaves out every module "
+                          "--lora-targets '.*\\.(q_proj|experts\\..*)' matches")
+    # Qwen3-30B-A3B refuses the targets (its experts' act_fn): no row counts them, where before the map was sent to
+    # Qwen3-8B alone, which refuses them too
+    assert err.endswith("exclude fewer, or remove it; the map's other model refuses them too\n")
