@@ -5,13 +5,16 @@ message names them, for the command's flags and the API's keywords; a config's a
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+import yaml
 
 import solver
 from solver.memory import adapter_experts, lora_parameters
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, one_transformers_taken
 from solver.tables import LAYOUTS_TAKEN
+from solver.tables.peft_match import adapted_brief
 from solver.trinity.config import _layers_words
 
 CATALOG = solver.load_catalog()
@@ -103,3 +106,22 @@ def test_a_maps_exclusions_alone_refused_on_every_row_say_so(cli: Callable[..., 
     # Qwen3-30B-A3B refuses the targets (its experts' act_fn): no row counts them, where before the map was sent to
     # Qwen3-8B alone, which refuses them too
     assert err.endswith("exclude fewer, or remove it; the map's other model refuses them too\n")
+
+
+def test_a_left_out_jobs_reason_names_its_adapters_exclusions(tmp_path: Path) -> None:
+    # as the cluster table's training column and the map's title say it (adapted_brief); before: "on all-linear"
+    pools = [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2, "host_ram_gb": 100}]
+    job = {"name": "big", "model": "Qwen3-8B", "max_model_len": 65536, "lora_rank": 256,
+           "lora_exclude_modules": r".*\.v_proj"}
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump({"pools": pools, "jobs": [job]}))
+    (unplaced,) = solver.place(tmp_path / "cluster.yaml").unplaced
+    assert unplaced.reason.startswith(
+        "a100, with its LoRA adapter on all-linear less v_proj counted: 65536 tokens is beyond what the tables and the "
+        "memory model's estimates allow for Qwen3-8B on A100-80GB within 2 GPUs")
+
+
+def test_an_adapter_is_worded_one_way() -> None:
+    assert adapted_brief(None, None) == ""
+    assert adapted_brief(r".*\.(q_proj|v_proj)", None) == " on q_proj,v_proj"
+    assert adapted_brief("all-linear", r".*\.layers\.0\..*") == " on all-linear less .*\\.layers\\.0\\..*"
+    assert adapted_brief(None, r".*\.v_proj") == " less v_proj"
