@@ -1318,8 +1318,9 @@ def config_query(
     frees the count, and so does `total_gpus`, whose rollout is the config's unless `rollout_gpus` is given; `exact`
     pins any budget, and ``exact=False`` frees the config's; `lora_exclude_modules` leaves its modules out of
     `lora_targets`, or without it out of the config's own ``target_modules``, in place of its ``exclude_modules``,
-    which messages then name as `CONFIG_TARGETS_SOURCE` unless `lora_targets_source` is given; `dpo`, its ``algorithm.algorithm_type``'s ``dpo``, checked
-    as `make_query` checks it: one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
+    which messages then name as `CONFIG_TARGETS_SOURCE` unless `lora_targets_source` is given; `dpo`, its
+    ``algorithm.algorithm_type``'s ``dpo``, checked as `make_query` checks it:
+    one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
     the sources default to where the config's values came from."""
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),

@@ -43,17 +43,19 @@ def mapped_models(catalog: Catalog, gpu: str) -> list[str]:
 
 
 def check_targets_on_rows(catalog: Catalog, gpus: Sequence[str], models: Sequence[str], **options: Any) -> None:
-    """Before any solve, `QueryError` where the `lora_targets` of `options` (as `longest_by_model`'s) are refused on a
-    model of the maps' rows (`models`, else each of `gpus`' `mapped_models`) as each row's query refuses them
-    (`given_lora_targets`): the first row's refusal, and on a map of several models those it counts them on, or that
-    the others refuse them too (a refusal alike on every row, naming no model, as it is)."""
+    """Before any solve, `QueryError` where the `lora_targets` of `options` (as `longest_by_model`'s), less their
+    `lora_exclude_modules`, or those exclusions alone, are refused on a model of the maps' rows (`models`, else each
+    of `gpus`' `mapped_models`) as each row's query refuses them (`given_lora_targets`): the first row's refusal, and
+    on a map of several models those it counts them on, or that the others refuse them too (a refusal alike on every
+    row, naming no model, as it is)."""
     targets, lora_rank, names = options.get("lora_targets"), options.get("lora_rank") or 0, options["option_names"]
+    excluded = options.get("lora_exclude_modules")
     rows = list(dict.fromkeys(models or [row for gpu in gpus for row in mapped_models(catalog, gpu)]))
     refused: dict[str, str] = {}
-    for row in rows if targets is not None else ():
+    for row in rows if targets is not None or excluded is not None else ():
         try:
             given_lora_targets(targets, lora_rank, catalog.model(row), counted_expert_layout(
-                options.get("trinity_version")), names)
+                options.get("trinity_version")), names, excluded)
         except QueryError as error:
             refused[row] = str(error)
     if not refused:

@@ -102,6 +102,7 @@ from solver.rules import (
 from solver.tables import (
     HOST_HELD_CRITICS,
     HOST_NEED_WORDS,
+    LAYOUTS_TAKEN,
     MAX_ESTIMATED_GPUS,
     NODE_GPUS,
     CalibrationRange,
@@ -1108,8 +1109,7 @@ def adapter_experts(model: Model, experts: ExpertLayout) -> HeldExperts:
     what the regex adapts is the larger."""
     if experts != "either":
         return experts
-    layouts: tuple[HeldExperts, ...] = ("fused", "separate")
-    return max(layouts, key=lambda layout: lora_parameters(model, 1, layout))
+    return max(LAYOUTS_TAKEN[experts], key=lambda layout: lora_parameters(model, 1, layout))
 
 
 def _module_shape(model: Model, names: PeftModuleNames, name: str, held: HeldExperts,
@@ -1275,7 +1275,7 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: in
     bytes either way; a LoRA adapter is laid out as its larger one, `adapter_experts`)."""
     if experts == "either" and not lora_rank:
         return max(pinned_rounding(model, gpus, bytes_per_value, 0, layout, first_even_dim)
-                   for layout in ("fused", "separate"))
+                   for layout in LAYOUTS_TAKEN[experts])
     fused = {} if lora_rank or model.moe is None or held_experts(model, experts) == "separate" else {
         (rows, columns * inner): (rows, columns, inner)
         for rows, columns, inner in _routed_expert_dims(model.hidden_size, model.moe.moe_intermediate_size,

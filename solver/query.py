@@ -1100,11 +1100,6 @@ def make_query(
                  critic=counted_critic(critic), dpo=dpo, option_names=option_names)
 
 
-EXCLUDED_KEY = "lora_exclude_modules"
-"""A cluster job's key for the ``exclude_modules`` regex of its LoRA adapter (`given_lora_targets`' `excluded`), as
-a plan's JSON names it."""
-
-
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
                        names: OptionNames, excluded: str | None = None,
                        source: str | None = None) -> LoraTargets | None:
@@ -1123,8 +1118,7 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     `source` names the targets where they are not the option's (a config's own, beside ``--lora-exclude``)."""
     if targets is None and excluded is None:
         return None
-    option, lora, exclusions = (("lora_targets", "lora_rank", EXCLUDED_KEY) if names.keywords
-                                else ("--lora-targets", "--lora-rank", "--lora-exclude"))
+    lora, option, exclusions = names.lora_options
     check_types((option, targets, str | None), (exclusions, excluded, str | None))
     shown, fix = f"{source or option} '{cut(targets or ALL_LINEAR)}'", f"give {LORA_TARGETS_FORMS}"
     if targets is not None and not targets.strip():
@@ -1211,7 +1205,7 @@ def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | No
     if conflict == "critic":
         drop = f"critic={critic!r}" if names.keywords else f"--critic {critic}"
         raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}")
-    drop, lora = ("reference_model=False", "lora_rank") if names.keywords else ("--no-reference", "--lora-rank")
+    drop, lora = ("reference_model=False" if names.keywords else "--no-reference"), names.lora_options[0]
     raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}, or give {lora}")
 
 
@@ -1228,8 +1222,7 @@ def check_vllm_lora_rank(lora_rank: int, rollout_gpus: int | None, option_names:
     one, as a --model-config that vLLM refuses is refused), naming the options as `option_names` do."""
     refusal = None if rollout_gpus == 0 else vllm_lora_rank_refusal(lora_rank)
     if refusal is not None:
-        lora = "lora_rank" if option_names.keywords else "--lora-rank"
-        raise QueryError(f"{option_names.valued(lora, refusal)}: give one of those, or "
+        raise QueryError(f"{option_names.valued(option_names.lora_options[0], refusal)}: give one of those, or "
                          f"{option_names.valued(option_names.rollout_gpus, 0)} for a trainer alone")
 
 

@@ -1149,7 +1149,7 @@ def lora_targets_caution(model: Model, lora_rank: int, targets: LoraTargets | No
     if taken is None:
         return None
     why = peft_target_refusal(targets.pattern, targets.excluded, model.peft_names_of(other_layout(taken))) or ""
-    option = "lora_targets" if option_names.keywords else "--lora-targets"
+    option = option_names.lora_options[1]
     return one_transformers_words(f"target_modules '{targets.pattern}' ({option})", why, TARGETS_FIX, targets.pattern,
                                   targets.excluded, model, taken)
 

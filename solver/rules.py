@@ -15,6 +15,7 @@ from typing import Literal, NamedTuple
 from pydantic import Field, PositiveInt
 
 from solver.tables import (
+    LAYOUTS_TAKEN,
     MAX_TOKENS,
     NODE_GPUS,
     YARN_VALIDATED_FACTOR,
@@ -661,8 +662,7 @@ def one_transformers_taken(pattern: str, excluded: str | None, model: Model,
     alone); None where both take it or neither, and under a release of one layout."""
     if experts != "either":
         return None
-    layouts: tuple[HeldExperts, ...] = ("fused", "separate")
-    taken = [layout for layout in layouts
+    taken = [layout for layout in LAYOUTS_TAKEN[experts]
              if peft_target_refusal(pattern, excluded, model.peft_names_of(layout)) is None]
     return taken[0] if len(taken) == 1 else None
 
@@ -975,6 +975,11 @@ def host_ram_bound_words(host_ram_gb: float, source: str) -> str:
     return f"{source} of {shown_number(host_ram_gb)} GiB"
 
 
+EXCLUDED_KEY = "lora_exclude_modules"
+"""A cluster job's key for the ``exclude_modules`` regex of its LoRA adapter (`solver.query.given_lora_targets`'
+`excluded`), as a plan's JSON and the API's keyword name it."""
+
+
 class OptionNames(NamedTuple):
     """How a caller names the options its words point to: the command's flags (`COMMAND_OPTIONS`) or the Python
     API's keywords (`API_OPTIONS`); each reason, caution and note has one text, worded with the caller's names."""
@@ -1076,6 +1081,13 @@ class OptionNames(NamedTuple):
         """Asking for one name where `given` were given to option `name`: ``one to --model, not 2``, or ``model one
         name, not 2``."""
         return f"{name} one name, not {given}" if self.keywords else f"one to --{name}, not {given}"
+
+    @property
+    def lora_options(self) -> tuple[str, str, str]:
+        """A LoRA run's rank, targets and exclusions options, as the caller names them: ``--lora-rank``,
+        ``--lora-targets`` and ``--lora-exclude``, or ``lora_rank``, ``lora_targets`` and ``lora_exclude_modules``."""
+        return ("lora_rank", "lora_targets", EXCLUDED_KEY) if self.keywords else (
+            "--lora-rank", "--lora-targets", "--lora-exclude")
 
     def named(self, name: str) -> str:
         """An option whose keyword is its flag's name (`name`: ``sp``, ``margin``), as the caller names it: ``--sp``,

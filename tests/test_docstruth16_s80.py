@@ -58,7 +58,8 @@ def test_where_qwen15_moes_separate_experts_pad_more_than_its_fused_tensors() ->
     assert separate_more == [3, 5, 6, 10, 12, 15, 20, 30, 60, 61]
     words = " ".join(MEMORY_PAGE.split())
     assert ("separate experts pad more on 3, 5, 6, 10, 12, 15, 20, 30 or 60 GPUs, whose 60 experts they divide but "
-            "neither 1408 nor 2048, and on 61 (3,317,760 parameters more on the fullest of 6 GPUs, none fused)") in words
+            "neither 1408 nor 2048, and on 61 (3,317,760 parameters more on the fullest of 6 GPUs, none fused)"
+            ) in words
     assert expert_padding(model, 6, "separate") == 3_317_760 and expert_padding(model, 6, "fused") == 0
     # "its fused tensors on 7, 9 and every other count that divides none of 60, 2816 and 2048 but 61"
     fused_more = [gpus for gpus in range(1, 65) if expert_padding(model, gpus, "either") > expert_padding(

@@ -89,7 +89,8 @@ def test_the_config_read_alone_says_whose_names_it_assumes() -> None:
     # all-linear whatever it excludes) are the first type's that PEFT takes.
     assert counted("exclude_modules: '.*proj'") == (
         f"{FEWER_HEAD}; its target_modules 'all-linear' less exclude_modules '.*proj' matches gate, experts.gate_proj, "
-        "experts.up_proj and experts.down_proj alone among qwen3_moe's module names, which the config read alone assumes, knowing no model, its adapter counted on what "
+        "experts.up_proj and experts.down_proj alone among qwen3_moe's module names, which the config read alone "
+        "assumes, knowing no model, its adapter counted on what "
         f"it matches of the model's own names alone{COUNTED_TAIL}")
     # A norm of the layers: named as the assumed type's, whatever the model's are.
     assert counted("target_modules: '.*q_norm'") == (

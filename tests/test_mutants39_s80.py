@@ -230,4 +230,5 @@ def test_write_judges_a_moe_configs_lora_on_the_releases_layout(cli: Cli, tmp_pa
                          "0", "--write", str(tmp_path / "patched.yaml"))
     assert status == 0
     assert (f"solve: note: {config} sets LoRA (model.lora_configs), which --write keeps: the plan counted full "
-            "fine-tuning, which holds more than a LoRA run; remove model.lora_configs to train every parameter\n") in err
+            "fine-tuning, which holds more than a LoRA run; remove model.lora_configs to train every parameter\n"
+            ) in err

@@ -70,7 +70,8 @@ def test_lora_targets_as_a_list_name_the_str_to_pass(targets, shown):
 
 @pytest.mark.parametrize(("targets", "shown"), [([], "[]"), ([1, 2], "[1, 2]"), (7, "7")])
 def test_lora_targets_of_no_names_get_no_str_to_pass(targets, shown):
-    with pytest.raises(solver.QueryError, match="^" + re.escape(f"lora_targets must be a str or None, got {shown}") + "$"):
+    expected = f"lora_targets must be a str or None, got {shown}"
+    with pytest.raises(solver.QueryError, match="^" + re.escape(expected) + "$"):
         solver.estimate_memory("8B", "h20", 4, 8192, lora_rank=32, lora_targets=targets)
 
 

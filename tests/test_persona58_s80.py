@@ -78,8 +78,9 @@ def test_the_apis_map_text_gives_it_too():
     assert " ".join(solver.map_text(maps).split()).endswith(CAUTION_06)
 
 
-FORMS = ("give all-linear (Trinity's default: every linear layer but the output projection), module names separated by "
-         "commas (q_proj,v_proj) or a regular expression that PEFT matches whole module names with (.*\\.(q_proj|v_proj))")
+FORMS = ("give all-linear (Trinity's default: every linear layer but the output projection), module names "
+         "separated by commas (q_proj,v_proj) or a regular expression that PEFT matches whole module names "
+         "with (.*\\.(q_proj|v_proj))")
 
 
 def test_targets_on_a_layers_module_all_linear_leaves_out_name_the_modules_it_counts(cli: Cli):

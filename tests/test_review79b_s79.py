@@ -121,8 +121,8 @@ def test_the_verdict_names_the_targets_it_counts(cli: Cli, tmp_path: Path) -> No
     # another rank alone counts the config's own targets, which it keeps (since adapterkeep_s80: all-linear's before)
     _, out, _ = cli("--from-config", config, "--gpu", "A100-80GB", "--top", "1", "--lora-rank", "16")
     assert _lora_line(out) == (
-        f"{HEAD}--lora-rank 16 counts LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on q_proj "
-        f"and v_proj alone), in place of the config's own LoRA rank 64's{TAIL}")
+        f"{HEAD}--lora-rank 16 counts LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on "
+        f"q_proj and v_proj alone), in place of the config's own LoRA rank 64's{TAIL}")
     _, out, _ = cli("--from-config", config, "--gpu", "A100-80GB", "--top", "1", "--lora-targets", "q_proj,v_proj")
     assert _lora_line(out) == (
         f"{HEAD}the verdict and the plans count LoRA rank 64's states (the frozen base's fp32 weights and the "

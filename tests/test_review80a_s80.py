@@ -127,8 +127,8 @@ def test_the_fragment_refusal_names_the_exclusions() -> None:
         solver.trinity_config(_config_answer(lora_exclude_modules=".*\\.v_proj"))
     assert str(raised.value) == (
         "config: the plan counted its LoRA adapter on '.*\\.(q_proj|v_proj)' less exclude_modules '.*\\.v_proj' "
-        "(18,874,368 parameters), but the config's own target_modules (model.lora_configs), which trinity_config keeps, adapt "
-        "30,670,848: plan on them (leave lora_targets and lora_exclude_modules out), or set them to "
+        "(18,874,368 parameters), but the config's own target_modules (model.lora_configs), which trinity_config "
+        "keeps, adapt 30,670,848: plan on them (leave lora_targets and lora_exclude_modules out), or set them to "
         "'.*\\.(q_proj|v_proj)' and exclude_modules to '.*\\.v_proj' first")
 
 

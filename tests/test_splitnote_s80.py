@@ -149,8 +149,8 @@ def test_a_configs_own_regex_on_a_mixture_of_experts_by_the_same_check(cli: Cli,
 # (2) a config whose LoRA Trinity refuses: one line on what the plans count.
 
 REFUSED_LINE = ("with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count full "
-                "fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count the LoRA "
-                "run, or remove it to train every parameter")
+                "fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count the "
+                "LoRA run, or remove it to train every parameter")
 
 
 @pytest.mark.parametrize("targets", ["[q_proj, k_proj, v_proj, o_proj]", "'q_proj,k_proj,v_proj,o_proj'"])

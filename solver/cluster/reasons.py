@@ -65,7 +65,7 @@ from solver.tables import (
     counted,
     named_jobs,
 )
-from solver.tables.peft_match import targets_brief
+from solver.tables.peft_match import adapted_brief
 
 
 class LeftOut(NamedTuple):
@@ -766,13 +766,14 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
 def _counted_besides(planner: Planner, job: Job, several: bool, critic: bool = True) -> str:
     """What the planner's answers for `job` count besides its model and length that may be what keeps it out, in
     words after a comma, for one job or, where `several` are given them, each of them: its LoRA adapter on the modules
-    its ``lora_targets`` name (not all-linear's), its PPO critic (`JobTraining.critic`; not where `critic` is false:
-    the planner's own reason names it) and its DPO pair per micro-batch (where its model is trained one padded
-    sequence per micro-batch, `counts_dpo_pairs`); "" for a job with none of them."""
+    its ``lora_targets`` name less those its ``lora_exclude_modules`` matches (not all-linear's: `adapted_brief`), its
+    PPO critic (`JobTraining.critic`; not where `critic` is false: the planner's own reason names it) and its DPO pair
+    per micro-batch (where its model is trained one padded sequence per micro-batch, `counts_dpo_pairs`); "" for a job
+    with none of them."""
     whose = "each one's" if several else "its"
     targets, states = job.training.counted_targets, job.training.critic
     counted_too = [
-        *([f"{whose} LoRA adapter on {targets_brief(targets.pattern)}"] if targets is not None else []),
+        *([f"{whose} LoRA adapter{adapted_brief(targets.pattern, targets.excluded)}"] if targets is not None else []),
         *([f"{whose} PPO critic ({states})"] if critic and states is not None else []),
         *([f"{whose} DPO pair per micro-batch"] if counts_dpo_pairs(planner.job_model(job), job.dpo) else [])]
     return f", with {and_joined(counted_too)} counted" if counted_too else ""

@@ -44,7 +44,7 @@ from solver.tables import (
     named_jobs,
     shown_number,
 )
-from solver.tables.peft_match import all_linear, targets_brief
+from solver.tables.peft_match import adapted_brief, all_linear
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
@@ -304,16 +304,15 @@ def training_words(lora_rank: int, reference_model: bool | None, critic: CriticS
                    dpo: bool = False, lora_targets: str | None = None, lora_excluded: str | None = None) -> str:
     """What a job trains, as a cluster table's training column says it: ``LoRA 16`` (its `lora_rank`) or ``full``
     (fine-tuning), with the modules its adapter adapts where not all-linear (`lora_targets`, a target_modules regex:
-    ``LoRA 16 on q_proj,v_proj``, `targets_brief`) less those its exclude_modules regex `lora_excluded` matches
-    (``LoRA 16 on all-linear less .*\\.layers\\.0\\..*``, cut as `targets_brief` cuts a regex), then ``ref`` or
+    ``LoRA 16 on q_proj,v_proj``, `adapted_brief`) less those its exclude_modules regex `lora_excluded` matches
+    (``LoRA 16 on all-linear less .*\\.layers\\.0\\..*``, each cut as `targets_brief` cuts a regex), then ``ref`` or
     ``no ref``, whether its run builds a reference
     model (``LoRA 16, no ref``; None: as a job's default, `counts_reference`), then where it trains a PPO critic,
     where the critic keeps its states (``full, ref, critic offloaded``), and ``DPO`` where it trains DPO (`dpo`:
     ``LoRA 16, no ref, DPO``)."""
     reference = counts_reference(reference_model, lora_rank)
     trained = (f", critic {critic}" if critic is not None else "") + (", DPO" if dpo else "")
-    adapted = (f" on {targets_brief(lora_targets)}" if lora_targets is not None else "") + (
-        f" less {targets_brief(lora_excluded)}" if lora_excluded is not None else "")
+    adapted = adapted_brief(lora_targets, lora_excluded)
     return f"{f'LoRA {lora_rank}{adapted}' if lora_rank else 'full'}, {'ref' if reference else 'no ref'}{trained}"
 
 

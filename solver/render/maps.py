@@ -45,7 +45,7 @@ from solver.tables import (
     counted,
     shown_number,
 )
-from solver.tables.peft_match import targets_brief
+from solver.tables.peft_match import adapted_brief
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"
@@ -252,15 +252,14 @@ def map_limits(gpu_map: GpuMap) -> str:
 
 def map_title(gpu_map: GpuMap) -> str:
     """`gpu_map`'s title: its GPU type (and model, by length), what its cells are, a LoRA rank (and the modules its
-    adapter is counted on, where not all-linear's, less those it excludes: `targets_brief`), a reference model, a
+    adapter is counted on, where not all-linear's, less those it excludes: `adapted_brief`), a reference model, a
     critic, DPO and a Trinity release given, the limits its plans keep to (`map_limits`), and the choices its question
     names: a token budget cap or auto, the cost weights' file, and a memory model of one's own."""
     mapped = (f"{gpu_map.gpu} · {gpu_map.model}: cheapest setting per length and GPU budget" if gpu_map.model
               else f"{gpu_map.gpu}: longest context per model and GPU budget")
     return "".join((
         mapped, f", LoRA rank {gpu_map.lora_rank}" if gpu_map.lora_rank else "",
-        f" on {targets_brief(gpu_map.lora_target_modules)}" if gpu_map.lora_target_modules else "",
-        f" less {targets_brief(gpu_map.lora_exclude_modules)}" if gpu_map.lora_exclude_modules else "",
+        adapted_brief(gpu_map.lora_target_modules, gpu_map.lora_exclude_modules),
         "" if gpu_map.reference_model is None else
         ", reference model counted" if gpu_map.reference_model else ", no reference model",
         f", critic {gpu_map.critic}" if gpu_map.critic else "", ", DPO" if gpu_map.dpo else "",

@@ -363,3 +363,11 @@ def targets_brief(pattern: str) -> str:
     if names is None:
         return pattern if len(pattern) <= 24 else pattern[:21] + "..."
     return (names.group(1) or names.group(2)).replace("|", ",")
+
+
+def adapted_brief(pattern: str | None, excluded: str | None) -> str:
+    """The modules a LoRA adapter is counted on, briefly (`targets_brief`), in words after it: `` on q_proj,v_proj``,
+    `` on all-linear less .*\\.layers\\.0\\..*`` (less those its ``exclude_modules`` regex `excluded` matches);
+    "" for all-linear's (`pattern` None) without exclusions."""
+    return (f" on {targets_brief(pattern)}" if pattern is not None else "") + (
+        f" less {targets_brief(excluded)}" if excluded is not None else "")

@@ -12,7 +12,6 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
-    EXCLUDED_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
@@ -38,6 +37,7 @@ from solver.tables import (
     TrinityVersion,
     and_joined,
     check_types,
+    consecutive_runs,
     counted,
     it_or_them,
     looks_like,
@@ -1168,13 +1168,7 @@ def _layers_words(pattern: str, excluded: str | None, names: PeftModuleNames, mo
     layers = model.adapted_layers(names, LoraTargets(pattern, excluded))
     if not layers or layers == tuple(range(model.num_layers)):
         return ""
-    runs: list[list[int]] = []
-    for layer in layers:
-        if runs and layer == runs[-1][-1] + 1:
-            runs[-1].append(layer)
-        else:
-            runs.append([layer])
-    spans = [str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs]
+    spans = [str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in consecutive_runs(layers)]
     return f" in layer{'s' if len(layers) > 1 else ''} {and_joined(spans)}"
 
 
@@ -1229,11 +1223,10 @@ def _asked_lora_note(reader: ConfigReader, version: TrinityVersion | None, asked
     rank, own_targets = counted_lora_rank(reader, version), counted_lora_targets(reader, version)
     # another rank counts the config's own targets too (`solver.api.config_query`): targets other than them are given
     pattern, excluded = lora_targets_given(own_targets, targets) if asked else (None, None)
-    options = [*([f"lora_rank={asked}" if option_names.keywords else f"--lora-rank {asked}"] if asked != rank else []),
-               *([f"lora_targets='{pattern}'" if option_names.keywords else f"--lora-targets '{pattern}'"]
-                 if pattern is not None else []),
-               *([f"{EXCLUDED_KEY}='{excluded}'" if option_names.keywords else f"--lora-exclude '{excluded}'"]
-                 if excluded is not None else [])]
+    rank_option, targets_option, excluded_option = option_names.lora_options
+    options = [*([option_names.valued(rank_option, asked)] if asked != rank else []),
+               *([option_names.valued(targets_option, f"'{pattern}'")] if pattern is not None else []),
+               *([option_names.valued(excluded_option, f"'{excluded}'")] if excluded is not None else [])]
     given, counts = and_joined(options), "count" if len(options) > 1 else "counts"
     own_modules = not rank or not asked or all(
         adapts_the_same(own_targets or (ALL_LINEAR, None), targets or (ALL_LINEAR, None), names)

@@ -892,7 +892,7 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
     if not plan.lora_rank:
         return (f"{name} sets LoRA ({key}), which {option_names.write} keeps: the plan counted full fine-tuning, which "
                 f"holds more than a LoRA run; remove {key} to train every parameter")
-    lora = "lora_rank" if option_names.keywords else "--lora-rank"
+    lora = option_names.lora_options[0]
     if rank and rank != plan.lora_rank:
         raise QueryError(f"{name}: the plan counted LoRA rank {plan.lora_rank}, but {key} trains rank {rank}, which "
                          f"{option_names.write} keeps (its lora_alpha scales the adapter by its rank): plan at rank "

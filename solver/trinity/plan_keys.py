@@ -15,7 +15,6 @@ from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
-    EXCLUDED_KEY,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
     ConfigAdapter,
@@ -636,8 +635,7 @@ def adapter_unkept(plan: Plan, model: Model, adapter: ConfigAdapter, name: str, 
                      for each_rank, each_targets in ((rank, targets), (plan.lora_rank, plan.lora_targets)))
     if kept <= counted:
         return None
-    rank_option, *targets_options = (("lora_rank", "lora_targets", EXCLUDED_KEY) if option_names.keywords
-                                     else ("--lora-rank", "--lora-targets", "--lora-exclude"))
+    rank_option, *targets_options = option_names.lora_options
     planned = "all-linear" if plan.lora_target_modules is None else f"'{plan.lora_target_modules}'"
     set_to = planned
     if plan.lora_exclude_modules is None:
