@@ -30,7 +30,7 @@ def test_exclusions_without_lora_name_the_keywords_to_the_api() -> None:
     with pytest.raises(solver.QueryError) as error:
         solver.estimate_memory("8B", "h20", 4, 8192, lora_exclude_modules=r".*v_proj")
     assert str(error.value) == ("lora_exclude_modules '.*v_proj' without LoRA: the exclusions are a LoRA adapter's; "
-                                "give lora_rank too")
+                                "give a lora_rank above 0")
 
 
 def test_exclusions_without_lora_name_the_flags_to_the_command(cli: Callable[..., tuple[int, str, str]]) -> None:
@@ -38,7 +38,7 @@ def test_exclusions_without_lora_name_the_flags_to_the_command(cli: Callable[...
                            "--lora-exclude", r".*v_proj")
     assert (status, out) == (2, "")
     assert err == ("solve memory: error: --lora-exclude '.*v_proj' without LoRA: the exclusions are a LoRA adapter's; "
-                   "give --lora-rank too\n")
+                   "give a --lora-rank above 0\n")
 
 
 def test_dpo_without_reference_names_the_rank_option_each_way(cli: Callable[..., tuple[int, str, str]]) -> None:
