@@ -320,8 +320,8 @@ class Query(Frozen):
         "takes the least of it, Trinity's default and (auto) what its estimate fits, and holds a sequence at it "
         "(ceil(L/s) <= N); null: no cap"))
     token_budget_cap_source: str | None = Field(default=None, description=(
-        "where a cap not given as the option came from, in words (``the config's own max_token_len_per_gpu``); null: the "
-        "option (--token-budget N) or no cap"))
+        "where a cap not given as the option came from, in words (``the config's own max_token_len_per_gpu``); "
+        "null: the option (--token-budget N) or no cap"))
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)

@@ -521,7 +521,6 @@ def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None, experts
             f"sync: {on_4}train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
 
 
-
 def saved_split(targets: object) -> bool:
     """Whether Trinity writes the ``target_modules`` `targets` of a new adapter into each checkpoint's
     ``lora_adapter/adapter_config.json`` as its single characters: a regex (a string other than ``all-linear``, which

@@ -120,18 +120,18 @@ def test_a_change_of_exclusions_moves_the_job_under_current(cli: Cli, tmp_path: 
     assert moves == {
         "same": (0, "stays", None, None),
         "other": (0, "moves", "training-changed", ("the file asks lora_exclude_modules .*\\.q_proj now; it runs with "
-                                                  "exclude_modules .*\\.v_proj")),
+                                                   "exclude_modules .*\\.v_proj")),
         "none": (0, "moves", "training-changed", ("the file asks lora_exclude_modules none now; it runs with "
-                                                 "exclude_modules .*\\.v_proj"))}
+                                                  "exclude_modules .*\\.v_proj"))}
 
 
 @pytest.mark.parametrize(("excluded", "error"), [
     ("'('", ("lora_exclude_modules '(' is no regular expression (missing ), unterminated subpattern at position 0): "
-            "give a regular expression that matches whole names, such as .*\\.v_proj, or remove it")),
+             "give a regular expression that matches whole names, such as .*\\.v_proj, or remove it")),
     ("'.*'", ("lora_exclude_modules '.*', on Qwen3-8B, leaves out every module lora_targets 'q_proj,v_proj' matches "
-             "(\"All modules were excluded\"): exclude fewer, or remove it")),
+              "(\"All modules were excluded\"): exclude fewer, or remove it")),
     ("'.*_proj'", ("lora_exclude_modules '.*_proj', on Qwen3-8B, leaves out every module lora_targets 'q_proj,v_proj' "
-                  "matches (\"No modules were targeted for adaptation\"): exclude fewer, or remove it")),
+                   "matches (\"No modules were targeted for adaptation\"): exclude fewer, or remove it")),
 ])
 def test_exclusions_solve_refuses_in_a_config_are_refused_in_one_line(cli: Cli, tmp_path: Path, excluded: str,
                                                                       error: str) -> None:

@@ -61,7 +61,7 @@ def by_rows(experts: int, width: int, hidden: int, layers: int, gpus: int) -> fl
     (7, 5 * 4_718_592 * 48 / 7, 5 * 4_718_592 * 48 / 7),
 ])
 def test_qwen3_30b_a3bs_fused_experts_pad_where_the_gpus_divide_no_dimension(gpus: int, rows: float,
-                                                                            placed: float) -> None:
+                                                                             placed: float) -> None:
     assert 3 * 768 * 2048 == 4_718_592
     assert rows == by_rows(128, 768, 2048, 48, gpus)
     assert expert_padding(QWEN3_30B_A3B, gpus, "fused") == rows  # 0.6, none named: by rows, as before

@@ -49,7 +49,7 @@ def _dense_layer_figures(name: str) -> tuple[int, int, int, int]:
     ("Qwen3-4B", "all-linear", ".*layers\\.0\\..*", 1, 32_112_640),
 ])
 def test_a_regex_naming_layers_counts_the_layers_it_adapts(model: str, pattern: str, excluded: str, left_out: int,
-                                                            peft: int) -> None:
+                                                           peft: int) -> None:
     layers, attention, mlp, hidden = _dense_layer_figures(model)
     per_layer = 2 * hidden if pattern == ".*\\.o_proj" else attention + mlp  # o_proj: hidden by hidden (16 x 128)
     assert 16 * per_layer * (layers - left_out) == peft  # the shapes give PEFT's figure
@@ -117,7 +117,7 @@ ALL_LINEAR_BEFORE = {
     "DeepSeek-V2-Lite.json": (22_437_184, 18_114_816, 22_437_184), "Mixtral-8x7B-v0.1.json": (22_479_104, 15_139_072,
                                                                                               22_479_104),
     "Qwen1.5-MoE-A2.7B.json": (995_352, 15_975_864, 15_975_864), "Qwen2-57B-A14B.json": (2_752_540, 35_884_828,
-                                                                                        35_884_828),
+                                                                                         35_884_828),
     "mlp_only_layers": (59_721_472, 50_726_656, 59_721_472),
 }
 

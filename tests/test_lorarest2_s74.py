@@ -204,7 +204,7 @@ def test_target_modules_other_than_a_string_is_refused(tmp_path: Path, cli: Call
     current = json.loads(out)[0]["current"]
     brief = "['q_proj', 'v_proj']" if kind == "list" else "{'q_proj': 1}"
     assert (err, current["refused"], current["config_problem_codes"]) == ("", True, ["lora-configs-refused",
-                                                                                   "lora-counted-as-full"])
+                                                                                     "lora-counted-as-full"])
     assert current["config_problems"] == [(
         f"model.lora_configs[0].target_modules {brief} is a {kind}: Trinity's LoRA config takes a string, so its typed "
         "config refuses it when it loads the config: give all-linear, or one regular expression that peft matches "

@@ -58,7 +58,7 @@ def _memory(cli: Cli, *asked: str) -> tuple[int, str | None, str]:
     ("v_proj, q_proj, v_proj", 30_670_848, ".*\\.(v_proj|q_proj)"),
 ])
 def test_names_with_stray_commas_or_twice_are_the_list_peft_takes(cli: Cli, targets: str, parameters: int,
-                                                                   pattern: str) -> None:
+                                                                  pattern: str) -> None:
     assert _memory(cli, *MEMORY, "--lora-targets", targets) == (parameters, pattern, "")
 
 

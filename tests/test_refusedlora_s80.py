@@ -43,13 +43,13 @@ REFUSED = {
             'supported"): give it one LoRA config, or drop it for no LoRA'), 0),
     "exclude-list": ("[{lora_rank: 16, exclude_modules: [q_proj]}]",
                      ("model.lora_configs[0].exclude_modules ['q_proj'] is a list: Trinity's LoRA config takes a "
-                     "string, so its typed config refuses it when it loads the config: give one regular expression "
-                     "that peft matches whole module names with (.*\\.(q_proj|v_proj)), or remove it"), 0),
+                      "string, so its typed config refuses it when it loads the config: give one regular expression "
+                      "that peft matches whole module names with (.*\\.(q_proj|v_proj)), or remove it"), 0),
     "exclude-no-regex": ("[{lora_rank: 16, exclude_modules: '('}]",
                          ("model.lora_configs[0].exclude_modules '(' is no regular expression (missing ), unterminated "
-                         "subpattern at position 0): peft matches it whole (re.fullmatch) against each module's full "
-                         "name, and Trinity fails as it makes the adapter: give a regular expression that matches "
-                         "whole names, such as .*\\.v_proj, or remove it"), 0),
+                          "subpattern at position 0): peft matches it whole (re.fullmatch) against each module's full "
+                          "name, and Trinity fails as it makes the adapter: give a regular expression that matches "
+                          "whole names, such as .*\\.v_proj, or remove it"), 0),
     # the reading alone counts rank 16 (names PEFT takes: a Qwen3-MoE's router; some type's), the model refuses it
     "router-on-dense": (GATE, ("model.lora_configs[0].target_modules '.*\\.mlp\\.gate', on Qwen3-8B (a dense model), "
                         "matches no module"), 16),
@@ -88,7 +88,7 @@ def test_a_refused_lora_config_counts_full_fine_tuning_with_its_line(cli: Cli, t
 def test_the_router_regex_on_a_mixture_of_experts_counts_its_lora(cli: Cli, tmp_path: Path) -> None:
     # the same config on Qwen3-30B-A3B, whose router PEFT takes: LoRA rank 16 counted on it, no refusal
     config = _config(tmp_path, GATE, model="Qwen/Qwen3-30B-A3B").read_text().replace("gpu_per_node: 4",
-                                                                                      "gpu_per_node: 8")
+                                                                                     "gpu_per_node: 8")
     (tmp_path / "moe.yaml").write_text(config)
     answer = _answer(cli, tmp_path / "moe.yaml")
     assert (answer["plans"][0]["lora_rank"], answer["plans"][0]["lora_target_modules"]) == (16, r".*\.mlp\.gate")

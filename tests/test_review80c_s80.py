@@ -22,7 +22,7 @@ CATALOG = load_catalog()
 ASKED = ("--model", "qwen3-8b", "--gpu", "h100", "--len", "32768", "--token-budget", "4096")
 SP2_CONFIG = CONFIG.format(model="Qwen/Qwen3-8B", lora="", gpus=8, engines=4).replace(
     "32768\n      ref", "24576\n      ref").replace("log_prob_max_token_len_per_gpu: 32768",
-                                                     "log_prob_max_token_len_per_gpu: 24576").replace(
+                                                    "log_prob_max_token_len_per_gpu: 24576").replace(
     "trainer:\n", "trainer:\n  ulysses_sequence_parallel_size: 2\n")
 """4 rollout and 4 trainer GPUs, Qwen3-8B at 32768 tokens with SP 2 and every role at 24576 tokens per GPU: below
 Trinity's default, 32768, and above the least, 16384, so it caps the plans."""
@@ -110,8 +110,8 @@ def test_solve_map_caps_every_cell(cli: Cli) -> None:
     assert (gpu_map["token_budget"], gpu_map["token_budget_cap"]) == ("auto", 8192)
     assert [(row["max_model_len"], [plan and (plan["sp"], plan["max_token_len_per_gpu"]) for plan in row["plans"]])
             for row in gpu_map["rows"]][:5] == [(4096, [(1, 8192), (1, 8192)]), (8192, [(1, 8192), (1, 8192)]),
-                                            (12288, [None, (2, 8192)]), (16384, [None, (2, 8192)]),
-                                            (20480, [None, None])]  # past 8192 x SP 2 on 2 GPUs
+                                                (12288, [None, (2, 8192)]), (16384, [None, (2, 8192)]),
+                                                (20480, [None, None])]  # past 8192 x SP 2 on 2 GPUs
     status, out, _ = cli("map", "--model", "qwen3-8b", "--by", "len", "--gpu", "h100", "--gpus-up-to", "2",
                          "--token-budget", "8192")
     assert status == 0

@@ -49,12 +49,12 @@ THETA = "    rope_theta: 1000000\n"
 
 @pytest.mark.parametrize(("release", "comment"), [
     ("0.5.2", ("    # Qwen3-8B's own; Trinity 0.5.2's trainer on transformers 5 fails to build the model on a\n"
-              "    # rope_scaling without it (it finds no base there)\n")),
+               "    # rope_scaling without it (it finds no base there)\n")),
     ("0.5.0", ("    # Qwen3-8B's own; Trinity 0.5.0's trainer on transformers 5 fails to build the model on a\n"
-              "    # rope_scaling without it (it finds no base there)\n")),
+               "    # rope_scaling without it (it finds no base there)\n")),
     ("0.5.1", ""),  # inline, below
     ("0.6", ("    # Qwen3-8B's own; Trinity 0.6's trainer on verl before 0.8 fails to build the model on a\n"
-            "    # rope_scaling without it (transformers 5 finds no base)\n")),
+             "    # rope_scaling without it (transformers 5 finds no base)\n")),
 ])
 def test_the_rope_theta_comment_names_the_release_written_for(cli: Cli, release: str, comment: str) -> None:
     status, fragment, _ = cli("--model", "Qwen3-8B", "--gpu", "h100", "--len", "64k", "--gpus", "8",

@@ -1,8 +1,9 @@
 """Small words left by session 80's reviews (helper smallslips38): a capped plan's token budget says whose cap it is
-(``capped by --token-budget 8192``, ``capped by the config's own max_token_len_per_gpu``: `Answer.token_budget_cap_source`)
-where it said ``the cap asked for (or the config's own budget)``; the layout refusal's release and layout share one
-bracket (``Trinity 0.5.1.post1 (read as 0.5.1; routed experts ...)``); targets or exclusions without LoRA ask for a
-LoRA rank above 0, true beside ``--lora-rank 0`` too (was ``give --lora-rank too``)."""
+(``capped by --token-budget 8192``, ``capped by the config's own max_token_len_per_gpu``:
+`Answer.token_budget_cap_source`) where it said ``the cap asked for (or the config's own budget)``; the layout
+refusal's release and layout share one bracket (``Trinity 0.5.1.post1 (read as 0.5.1; routed experts ...)``); targets
+or exclusions without LoRA ask for a LoRA rank above 0, true beside ``--lora-rank 0`` too (was ``give --lora-rank
+too``)."""
 
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ def test_on_a_mixture_of_experts_as_its_transformers_saves_it(cli: Cli, version:
     ("0.5.1", ["lora-counted-as-full", "lora-targets-saved-split"]),
 ])
 def test_a_configs_own_regex_on_a_mixture_of_experts_by_the_same_check(cli: Cli, tmp_path: Path, version: str,
-                                                                         codes: list[str]) -> None:
+                                                                       codes: list[str]) -> None:
     config = tmp_path / "grpo.yaml"
     config.write_text(CONFIG.format(lora=f"  lora_configs: [{{lora_rank: 32, target_modules: '{QKVO}'}}]\n").replace(
         "Qwen/Qwen3-8B", "Qwen/Qwen3-30B-A3B").replace("gpu_per_node: 4", "gpu_per_node: 8"))

@@ -14,7 +14,8 @@ CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is ask
 
 def lowered_note(names: OptionNames, capped: str | None = None) -> str:
     """The caption of a table with a lowered token budget (marked ``*``), naming the option that lowers it as `names`
-    do; where a cap binds on a plan, that its budget is that cap (`capped`, its words: `solver.query.token_cap_words`)."""
+    do; where a cap binds on a plan, that its budget is that cap (`capped`, its words:
+    `solver.query.token_cap_words`)."""
     if capped is not None:
         return (f"* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP): {capped}, or less "
                 f"where that does not fit")

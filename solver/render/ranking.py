@@ -61,7 +61,7 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
     caps = [plan.token_budget_cap for plan in answer.plans if plan.token_budget_cap is not None]
     capped = token_cap_words(caps[0], answer.token_budget_cap_source, names) if caps else None
     notes = ([lowered_note(names, capped)] if lowered else []) + [past_validated_note(model, validated, names)
-                                                          for validated in sorted(past)] + (
+                                                                  for validated in sorted(past)] + (
         [RANKED_TRAINER_NODES_NOTE] if any(on) else []) + (
         [f"{', '.join(single)}: {SINGLE_GPU_CAUTION_SHORT}"] if single else []) + (
         [RANKED_CRITIC_PASS_NOTE] if critic_peaks else []) + (

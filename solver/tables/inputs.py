@@ -417,7 +417,6 @@ class JobTraining(NamedTuple):
                 None if targets is None else targets.excluded)
 
 
-
 NO_LORA_REFERENCE = ("no Trinity release builds a reference model for a LoRA run (the actor with its adapter "
                      "disabled gives the ref's log-probs)")
 """Why a LoRA run is not said to build a reference model: Trinity 0.6 on verl 0.8 or later sets ``ref_in_actor`` for

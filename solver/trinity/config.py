@@ -1153,7 +1153,7 @@ def _adapted_words(pattern: str, excluded: str | None, held: Mapping[HeldExperts
     adapted = {layout: peft_target_match(pattern, excluded, names).linears for layout, names in held.items()}
     words = {layout: f"{and_joined(list(linears))} alone{_layers_words(pattern, excluded, names, model)}"
              if linears else "no module" for (layout, linears), names in zip(adapted.items(), held.values(),
-                                                                            strict=True)}
+                                                                             strict=True)}
     if len(set(words.values())) == 1:
         return next(iter(words.values()))
     return and_joined([f"{word} under transformers {TRANSFORMERS_OF[layout]}" for layout, word in words.items()])
