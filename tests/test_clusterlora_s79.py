@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.render.cluster import targets_brief
+from solver.tables.peft_match import targets_brief
 
 Cli = Callable[..., tuple[int, str, str]]
 JOBS = ("  - {name: qv, model: Qwen3-8B, max_model_len: 8192, rollout_gpus: 2, lora_rank: 16, lora_targets: %s}\n"
