@@ -17,7 +17,9 @@ from solver.query import (
     CRITIC_REMOVE_PADDING_KEY,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
+    TRAINER_TOKEN_BUDGET,
     ConfigAdapter,
+    role_budget_sources,
     token_cap_words,
 )
 from solver.results import Plan, lowered_budget_undone, no_checkpoint_words, yarn_beyond_words
@@ -26,6 +28,7 @@ from solver.rules import (
     DPO_PAIR_SIZES,
     OptionNames,
     host_ram_check_words,
+    least_token_budget,
     lora_configs_words,
     mapped_rope_theta,
     mapped_theta_words,
@@ -41,6 +44,7 @@ from solver.tables import (
     brief,
     counted_release,
     remove_padding_violation,
+    shown_number,
     written_layout,
 )
 from solver.trinity.keys import (
@@ -609,13 +613,48 @@ def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _Con
 
 
 def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
-    """The token budget of `section` (a role, or the rollout's for the actor's recompute) set by hand to another number
-    than `plan`'s, at the plan's: it overrides the trainer's for its role (above, the role would hold more than the
-    plan assumes; below, the config would not say the plan, and its verdict would be at that budget, or none where it
-    holds no sequence)."""
-    budget = plan.max_token_len_per_gpu
-    return [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-            if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and readings.number(path) not in (None, budget)]
+    """The token budget of `section` (a role, or the rollout's for the actor's recompute) set by hand, at the value
+    `own_budget_written` gives it where that is another: the plan's, but for a lower limit of the user's own, kept."""
+    given = {".".join(path): number for path in (tuple(TRAINER_TOKEN_BUDGET.split(".")), *ROLE_TOKEN_BUDGETS)
+             if (number := readings.number(path)) is not None}
+    return [PlanKey(path=path, value=written, existing_only=True) for path in ROLE_TOKEN_BUDGETS
+            if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and (key := ".".join(path)) in given
+            and (written := own_budget_written(plan, key, given)) != given[key]]
+
+
+def own_budget_written(plan: Plan, key: str, given: Mapping[str, float]) -> float:
+    """The value ``--write`` gives the role's token budget `key` (dotted, one of `ROLE_TOKEN_BUDGETS`) that a config
+    sets, among the budgets it sets (`given`, by dotted key: ``trainer.max_token_len_per_gpu`` and the roles'), for
+    `plan`. One that repeats the budget it is filled from (`role_budget_sources`: an alias, a reference, the same
+    number) goes with it: the trainer's becomes the plan's. Else it is kept where verl takes it and the plan counts as
+    much or more: at least the least that holds a sequence of the plan's length at its SP (`least_token_budget`;
+    verl asserts that a micro-batch, budget x SP tokens, holds the batch's longest, ``utils/seqlen_balancing.py:382``
+    in 0.7.0, and splits the batch into more micro-batches below the plan's), and at most the plan's budget. Else it
+    is the plan's: above it, the role would take more tokens per GPU than the plan counts; below the least, Trinity
+    raises it (the rollout's, a forward's, it never raises: verl stops)."""
+    budget, planned = given[key], plan.max_token_len_per_gpu
+    source = role_budget_sources(set(given) - {key})[key]
+    if given.get(source) == budget:
+        return planned if source == TRAINER_TOKEN_BUDGET else own_budget_written(plan, source, given)
+    return budget if least_token_budget(plan.max_model_len, plan.sp) <= budget <= planned else planned
+
+
+def own_budget_change(plan: Plan, key: str, given: Mapping[str, float]) -> str | None:
+    """What ``--write`` does with the role's token budget `key` that a config sets (`own_budget_written`, `given`
+    as there), and why, in words after the key and its value; None where it is the plan's already."""
+    budget, written, planned = given[key], own_budget_written(plan, key, given), plan.max_token_len_per_gpu
+    length, sp = plan.max_model_len, plan.sp
+    least = f"ceil({length} / {sp}) = {least_token_budget(length, sp)}"
+    if written == budget:
+        return None if budget == planned else (
+            f"{shown_number(budget)} kept, below the plan's {planned}: it holds a sequence of the plan's length "
+            f"({least} tokens per GPU or more), so verl takes it, splitting that role's batch into more micro-batches "
+            "of less memory, which the plan's figure bounds")
+    source = role_budget_sources(set(given) - {key})[key]
+    why = (f" with {source}, whose value it repeats" if given.get(source) == budget
+           else f", as below {least} it holds no sequence of the plan's length" if budget < planned else "")
+    return (f"{shown_number(budget)} {'lowered' if budget > written else 'raised'} to the plan's {written}{why}: set "
+            "by hand, it overrides trainer.max_token_len_per_gpu for its role")
 
 
 def adapter_unkept(plan: Plan, model: Model, adapter: ConfigAdapter, name: str, kept_by: str,
