@@ -614,15 +614,15 @@ def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _Con
 
 def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
     """The token budget of `section` (a role, or the rollout's for the actor's recompute) set by hand, at the value
-    `own_budget_written` gives it where that is another: the plan's, but for a lower limit of the user's own, kept."""
+    `_own_budget_written` gives it where that is another: the plan's, but for a lower limit of the user's own, kept."""
     given = {".".join(path): number for path in (tuple(TRAINER_TOKEN_BUDGET.split(".")), *ROLE_TOKEN_BUDGETS)
              if (number := readings.number(path)) is not None}
     return [PlanKey(path=path, value=written, existing_only=True) for path in ROLE_TOKEN_BUDGETS
             if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and (key := ".".join(path)) in given
-            and (written := own_budget_written(plan, key, given)) != given[key]]
+            and (written := _own_budget_written(plan, key, given)) != given[key]]
 
 
-def own_budget_written(plan: Plan, key: str, given: Mapping[str, float]) -> float:
+def _own_budget_written(plan: Plan, key: str, given: Mapping[str, float]) -> float:
     """The value ``--write`` gives the role's token budget `key` (dotted, one of `ROLE_TOKEN_BUDGETS`) that a config
     sets, among the budgets it sets (`given`, by dotted key: ``trainer.max_token_len_per_gpu`` and the roles'), for
     `plan`. One that repeats the budget it is filled from (`role_budget_sources`: an alias, a reference, the same
@@ -635,14 +635,14 @@ def own_budget_written(plan: Plan, key: str, given: Mapping[str, float]) -> floa
     budget, planned = given[key], plan.max_token_len_per_gpu
     source = role_budget_sources(set(given) - {key})[key]
     if given.get(source) == budget:
-        return planned if source == TRAINER_TOKEN_BUDGET else own_budget_written(plan, source, given)
+        return planned if source == TRAINER_TOKEN_BUDGET else _own_budget_written(plan, source, given)
     return budget if least_token_budget(plan.max_model_len, plan.sp) <= budget <= planned else planned
 
 
 def own_budget_change(plan: Plan, key: str, given: Mapping[str, float]) -> str | None:
-    """What ``--write`` does with the role's token budget `key` that a config sets (`own_budget_written`, `given`
+    """What ``--write`` does with the role's token budget `key` that a config sets (`_own_budget_written`, `given`
     as there), and why, in words after the key and its value; None where it is the plan's already."""
-    budget, written, planned = given[key], own_budget_written(plan, key, given), plan.max_token_len_per_gpu
+    budget, written, planned = given[key], _own_budget_written(plan, key, given), plan.max_token_len_per_gpu
     length, sp = plan.max_model_len, plan.sp
     least = f"ceil({length} / {sp}) = {least_token_budget(length, sp)}"
     if written == budget:
