@@ -1605,7 +1605,7 @@ def test_a_fragment_without_rollout_gpus_passes_its_own_check(cli, tmp_path: Pat
     assert "it trains (documented" in out
 
 
-def test_per_role_token_budgets_other_than_the_default_are_caveats_and_write_sets_them_to_the_plans(
+def test_per_role_token_budgets_other_than_the_default_are_caveats_and_write_lowers_one_above_the_plans(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     config = tmp_path / "trinity.yaml"
     config.write_text("algorithm: {algorithm_type: grpo}\n"
@@ -1627,16 +1627,18 @@ def test_per_role_token_budgets_other_than_the_default_are_caveats_and_write_set
     assert (f"{ref} 16384 is below Trinity's default ceil(2 x 32768 / 2) = 32768, which the tables measured: fewer "
             "tokens per GPU than the verdict assumes (so it is cautious; each step takes more micro-batches) (on verl "
             "before 0.8 only:") in " ".join(out.split())
-    # The actor's budget overrides the plan's for the actor: --write lowers it, comment kept; the ref's, below the
-    # plan's (cautious), is raised to it, so that the patched config says the plan's budget for every role.
+    # The actor's budget overrides the plan's for the actor: --write lowers it, comment kept. The ref's, below the
+    # plan's (cautious) but holding a sequence of the length, which verl takes, is kept (s81, rolebudget: it was raised
+    # to the plan's; a lower budget lowers the ref's memory alone, which the plan's figure bounds).
     assert "warning" not in err and (f"solve: note: {patched}: {key} 131072 lowered to the plan's 32768: set by hand, "
                                      f"it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})\n"
                                      ) in err
-    assert (f"solve: note: {patched}: {ref} 16384 raised to the plan's 32768: set by hand, it overrides "
-            f"trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})\n") in err
+    assert (f"solve: note: {patched}: {ref} 16384 kept, below the plan's 32768: it holds a sequence of the plan's "
+            "length (ceil(32768 / 2) = 16384 tokens per GPU or more), so verl takes it, splitting that role's batch "
+            f"into more micro-batches of less memory, which the plan's figure bounds ({ROLE_KEYS_IGNORED})\n") in err
     written = patched.read_text(encoding="utf-8")
     assert "        ppo_max_token_len_per_gpu: 32768  # mine\n" in written
-    assert "        log_prob_max_token_len_per_gpu: 32768\n" in written
+    assert "        log_prob_max_token_len_per_gpu: 16384\n" in written
     # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: its lines and notes say nothing of 0.6.
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched), "--trinity-version",
                            "0.5")

@@ -1889,21 +1889,25 @@ def test_a_yarn_fragment_says_trinity_06_on_verl_08_gives_the_trainer_only_the_c
 
 def test_patch_sets_per_role_budgets_to_the_plans_and_leaves_those_equal_to_it() -> None:
     # Qwen3-4B at 4096 on 4 GPUs: max_token_len_per_gpu 8192 (SP=1). The actor's budget, an interpolation that
-    # gives 131072 here, overrides it for the actor: lowered to 8192. The ref's 4096, below it, is raised to it: the
-    # patched config then holds the plan's budget in every role, as its verdict reads it.
+    # gives 131072 here, overrides it for the actor: lowered to 8192. The ref's 4096, below it but holding a sequence
+    # of 4096 at SP 1, is kept (s81, rolebudget: it was raised to 8192); the ref's 2048, which holds none, is raised.
+    # The patched config's verdict reads the plan's budget, the most any role takes.
     plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
     budget = plan.max_token_len_per_gpu
     roles = ("trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
              "      actor: {ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'}\n"
              "      ref: {log_prob_max_token_len_per_gpu: 4096}\n")
     after = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"), environ={})
-    assert (budget, after.count("ppo_max_token_len_per_gpu: 8192"), after.count("log_prob_max_token_len_per_gpu: 8192")
+    assert (budget, after.count("ppo_max_token_len_per_gpu: 8192"), after.count("log_prob_max_token_len_per_gpu: 4096")
             ) == (8192, 1, 1)
+    short = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles.replace("4096}", "2048}"), plan,
+                                 catalog().model("4B"), environ={})
+    assert "ref: {log_prob_max_token_len_per_gpu: 8192}" in short
     named = after.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-4B\n", 1)
     assert read_trinity_config(named, "p.yaml", {}).budget_in_effect(4096) == budget
     below = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
                                  environ={"ACTOR_BUDGET": "8000"})
-    assert "ppo_max_token_len_per_gpu: 8192" in below
+    assert "ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'" in below  # 8000, kept as the ref's 4096
     # One equal to the plan's is not above it: it stays as written.
     equal = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
                                  environ={"ACTOR_BUDGET": "8192.0"})

@@ -285,13 +285,15 @@ def test_a_changed_flow_collection_is_written_on_one_line_without_the_comments_i
 def test_an_anchor_in_a_block_before_an_alias_beside_that_block_keeps_its_comment() -> None:
     # The anchors are found in the order of the text: the alias after the block is not taken for the anchor (whose
     # comment was then dropped as a copy of the alias's, and lost where the patch changed the anchored key).
+    # The actor's 65536 is above the plan's 24576, which the patch lowers it to (s81, rolebudget: a 16384 here, below
+    # the plan's but holding a sequence of 24576 at SP 2, is kept, and the anchored key no longer changes).
     text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\ntrainer:\n  trainer_config:\n"
-            "    actor_rollout_ref:\n      actor:\n        ppo_max_token_len_per_gpu: &budget 16384  # by hand\n"
+            "    actor_rollout_ref:\n      actor:\n        ppo_max_token_len_per_gpu: &budget 65536  # by hand\n"
             "  budget_note: *budget\n")
     assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
         "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  trainer_config:\n"
         "    actor_rollout_ref:\n      actor:\n        ppo_max_token_len_per_gpu: 24576  # by hand\n"
-        "  budget_note: &budget 16384\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+        "  budget_note: &budget 65536\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
 
 
 def test_an_anchor_whose_aliases_the_patch_sets_to_the_same_value_stays_and_they_stay_aliases() -> None:
