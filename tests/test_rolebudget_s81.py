@@ -93,7 +93,8 @@ def test_persona59s_actor_budget_under_a_wider_trainers_is_kept_with_a_note(cli:
     assert (answer["current"]["trains"], answer["plans"][0]["max_token_len_per_gpu"]) == (True, 32768)
 
 
-@pytest.mark.parametrize(("roles", "key"), [(_roles(ref="16384"), REF), (_roles(rollout="20000"), ROLLOUT)])
+@pytest.mark.parametrize(("roles", "key"), [(_roles(ref="16384"), REF), (_roles(rollout="20000"), ROLLOUT)],
+                         ids=["ref", "rollout"])
 def test_the_refs_and_the_rollouts_own_lower_budgets_are_kept(cli: Cli, tmp_path: Path, roles: str,
                                                                  key: str) -> None:
     text = WIDE + roles
