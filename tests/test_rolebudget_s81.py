@@ -21,6 +21,7 @@ from solver.api import answer_query, config_query
 from solver.trinity import ROLE_KEYS_IGNORED, config_keys_changed, read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
+INTERNLM2 = Path(__file__).resolve().parent / "data" / "hf-configs" / "internlm2-7b.json"
 ACTOR = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
 REF = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
 ROLLOUT = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
@@ -67,10 +68,11 @@ def _changed(text: str) -> list[str]:
 
 
 def _write(cli: Cli, tmp_path: Path, text: str, *options: str) -> tuple[str, str]:
-    """``--write``'s copy of `text` (read back as YAML text) and its notes on stderr; it must succeed."""
+    """``--write``'s copy of `text` and its notes on stderr, planned with `options` (``--gpu h20`` where none are
+    given); it must succeed."""
     config, written = tmp_path / "c.yaml", tmp_path / "w.yaml"
     config.write_text(text)
-    status, _, err = cli("--from-config", str(config), "--gpu", "h20", *options, "--write", str(written))
+    status, _, err = cli("--from-config", str(config), *(options or ("--gpu", "h20")), "--write", str(written))
     assert status == 0
     return written.read_text(), err.replace(f"solve: note: {written}: ", "NOTE ")
 
@@ -128,7 +130,7 @@ def test_a_budget_repeating_the_trainers_goes_with_it_and_the_rollouts_repeating
     # holds no sequence, is raised. A rollout repeating a kept actor's own budget keeps it too.
     text = BASE + "  max_token_len_per_gpu: &budget 24576\n" + _roles(actor="*budget", ref="20000", rollout="8192")
     assert _changed(text) == [f"{ACTOR}: 32768  # now 24576", f"{ROLLOUT}: 32768  # now 8192"]
-    written, notes = _write(cli, tmp_path, text, "--token-budget", "default")
+    written, notes = _write(cli, tmp_path, text, "--gpu", "h20", "--token-budget", "default")
     assert "  max_token_len_per_gpu: &budget 32768\n" in written and "{ppo_max_token_len_per_gpu: *budget}" in written
     assert notes == (f"NOTE {ACTOR} 24576 raised to the plan's 32768 with trainer.max_token_len_per_gpu, whose value "
                      f"it repeats: {OVERRIDES}\n"
@@ -144,3 +146,15 @@ def test_a_role_budget_that_is_no_whole_number_is_one_line_exit_2_and_no_file(cl
     assert cli("--from-config", str(config), "--gpu", "h20", "--write", str(written)) == (
         2, "", f"solve: error: --from-config {config}: {ACTOR} must be a whole number, got 16384.5\n")
     assert not written.exists()
+
+
+def test_a_kept_budget_of_a_plan_with_padded_micro_batches_is_said_to_be_unread(cli: Cli, tmp_path: Path) -> None:
+    # InternLM2's plans turn dynamic batch sizes off (one padded sequence per micro-batch): no budget is read, so the
+    # note says so, not that verl splits the batch by it.
+    text = ("algorithm: {algorithm_type: grpo, repeat_times: 8}\nbuffer: {batch_size: 32}\n"
+            "model: {model_path: internlm/internlm2-7b, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n"
+            "trainer:\n  ulysses_sequence_parallel_size: 1\n" + _roles(actor="9000"))
+    _, notes = _write(cli, tmp_path, text, "--model-config", str(INTERNLM2), "--gpu", "h100")
+    assert (f"NOTE {ACTOR} 9000 kept, below the plan's 16384: unread, as the plan turns dynamic batch sizes off (one "
+            f"padded sequence per micro-batch) ({ROLE_KEYS_IGNORED})\n") in notes

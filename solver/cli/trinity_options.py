@@ -549,7 +549,7 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     word on its other variable, `rocm_env_note`)."""
     from solver.query import TRAINER_TOKEN_BUDGET
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
-    from solver.rules import token_budget
+    from solver.rules import one_sequence_per_micro_batch, token_budget
     from solver.trinity import (
         ROLE_KEYS_IGNORED,
         YARN_TRAINER,
@@ -571,12 +571,12 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     planned = best.max_token_len_per_gpu
     # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: no word of Trinity 0.6's verl 0.8 path.
     scope = f" ({ROLE_KEYS_IGNORED})" if args.trinity_version != "0.5" else ""
-    roles = config.role_token_budgets if config is not None else ()
+    roles, padded = config.role_token_budgets if config is not None else (), one_sequence_per_micro_batch(model)
     given = {key: budget for key, budget in (
         (TRAINER_TOKEN_BUDGET, config.max_token_len_per_gpu if config is not None else None), *roles)
         if budget is not None}
     notes += [f"solve: note: {args.write}: {key} {change}{scope}" for key, _ in roles  # kept, raised or lowered
-              if key not in kept_keys and (change := own_budget_change(best, key, given)) is not None]
+              if key not in kept_keys and (change := own_budget_change(best, key, given, padded)) is not None]
     if undone := lowered_budget_undone(best, args.trinity_version):
         notes.append(f"solve: note: {args.write}: trainer.max_token_len_per_gpu {planned} is below Trinity's default "
                      f"ceil(2 x {best.max_model_len} / {best.sp}) = {token_budget(best.max_model_len, best.sp)}: "

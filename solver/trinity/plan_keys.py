@@ -639,17 +639,19 @@ def _own_budget_written(plan: Plan, key: str, given: Mapping[str, float]) -> flo
     return budget if least_token_budget(plan.max_model_len, plan.sp) <= budget <= planned else planned
 
 
-def own_budget_change(plan: Plan, key: str, given: Mapping[str, float]) -> str | None:
+def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: bool = False) -> str | None:
     """What ``--write`` does with the role's token budget `key` that a config sets (`_own_budget_written`, `given`
-    as there), and why, in words after the key and its value; None where it is the plan's already."""
+    as there), and why, in words after the key and its value; None where it is the plan's already. A kept one of a
+    plan whose micro-batches are `padded` (one sequence each, `one_sequence_per_micro_batch`) is unread."""
     budget, written, planned = given[key], _own_budget_written(plan, key, given), plan.max_token_len_per_gpu
     length, sp = plan.max_model_len, plan.sp
     least = f"ceil({length} / {sp}) = {least_token_budget(length, sp)}"
     if written == budget:
-        return None if budget == planned else (
-            f"{shown_number(budget)} kept, below the plan's {planned}: it holds a sequence of the plan's length "
-            f"({least} tokens per GPU or more), so verl takes it, splitting that role's batch into more micro-batches "
-            "of less memory, which the plan's figure bounds")
+        kept = f"{shown_number(budget)} kept, below the plan's {planned}: "
+        return None if budget == planned else kept + (
+            "unread, as the plan turns dynamic batch sizes off (one padded sequence per micro-batch)" if padded
+            else f"it holds a sequence of the plan's length ({least} tokens per GPU or more), so verl takes it, "
+                 "splitting that role's batch into more micro-batches of less memory, which the plan's figure bounds")
     source = role_budget_sources(set(given) - {key})[key]
     why = (f" with {source}, whose value it repeats" if given.get(source) == budget
            else f", as below {least} it holds no sequence of the plan's length" if budget < planned else "")
