@@ -1,9 +1,10 @@
 """Session 81's persona60, a researcher beyond the tables (Qwen2.5-7B-Instruct and Llama-3.1-8B on 8 H100s and 4
 L40Ss, a local checkpoint folder holding only its config.json): ``--model`` given that folder (or its config.json),
 which it reads no file of, is told the ``--model-config`` option with the path itself, quoted as a shell word, by
-``solve``, ``solve memory`` and ``solve map``; a folder without a config.json, or a name that is no path, keeps
-``--model-config PATH``; the option the message names plans that checkpoint (named by its config's
-``_name_or_path``)."""
+``solve``, ``solve memory`` and ``solve map``, and a fleet job's ``model`` such a path beside the fleet file is told
+``model_config: PATH`` (`solver.tables.own_model_option`); a folder without a config.json, or a name that is no path,
+keeps ``--model-config PATH`` (``model_config``); the option the message names plans that checkpoint (named by its
+config's ``_name_or_path``)."""
 
 from __future__ import annotations
 
@@ -71,3 +72,34 @@ def test_the_named_option_plans_the_checkpoint(cli: Cli, in_tmp: Path) -> None:
     status, out, _ = cli("--model-config", "ckpt/step-100", "--gpu", "h100", "--gpus", "8", "--len", "8k")
     assert status == 0
     assert out.splitlines()[0] == "H100-80GB · Mistral-7B-v0.1 · cheapest plan for 8192 tokens within 8 GPUs: optimal"
+
+
+FLEET = """\
+pools:
+  - {name: h100s, gpu: h100, gpus_per_node: 8, nodes: 1}
+jobs:
+  - {name: grpo7b, model: MODEL, max_model_len: 16384}
+"""
+
+
+@pytest.mark.parametrize(("model", "option"), [
+    ("ckpt/step-100", "model_config: ckpt/step-100 (the folder holds one; model reads no file)"),
+    ("ckpt/step-100/config.json", "model_config: ckpt/step-100/config.json (model reads no file)"),
+    ("Mistral-7B", "model_config"),
+])
+def test_a_fleet_job_given_a_checkpoint_folder_as_its_model(cli: Cli, in_tmp: Path, model: str, option: str) -> None:
+    _checkpoint(in_tmp / "fleets" / "ckpt" / "step-100")
+    (in_tmp / "fleets" / "fleet.yaml").write_text(FLEET.replace("MODEL", model), encoding="utf-8")
+    status, out, err = cli("cluster", "fleets/fleet.yaml")
+    assert (status, out) == (2, "")
+    assert err == (f"solve cluster: error: fleets/fleet.yaml: job grpo7b, model: unknown model '{model}'; {ACCEPTED}"
+                   f"{option}\n")
+
+
+def test_a_fleet_checkpoint_is_looked_for_beside_the_file_not_the_working_directory(cli: Cli, in_tmp: Path) -> None:
+    _checkpoint(in_tmp / "ckpt" / "step-100")
+    (in_tmp / "fleets").mkdir()
+    (in_tmp / "fleets" / "fleet.yaml").write_text(FLEET.replace("MODEL", "ckpt/step-100"), encoding="utf-8")
+    status, _, err = cli("cluster", "fleets/fleet.yaml")
+    assert status == 2
+    assert err.endswith(f"{ACCEPTED}model_config\n")

@@ -102,25 +102,11 @@ def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) 
 
 def catalogue_model(catalog: Catalog, name: str) -> Model:
     """The model `name` names in `catalog`; `QueryError` for an unknown name, which also says how to give a model
-    the catalogue lacks (--model-config: `own_model_option`)."""
-    from solver.tables import OWN_MODEL_HINT
+    the catalogue lacks (--model-config, with `name` where it is a checkpoint's folder or config.json:
+    `own_model_option`)."""
+    from solver.tables import OWN_MODEL_HINT, own_model_option
     try:
         return catalog.model(name)
     except QueryError as error:
-        raise QueryError(with_own_hint(error, OWN_MODEL_HINT.format(own_model_option(name)))) from None
-
-
-def own_model_option(name: str) -> str:
-    """How an unknown model's message says to give a model of one's own: ``--model-config PATH``, or, where `name`
-    is a local folder holding a config.json or a file (a checkpoint given to --model, which reads no file), that
-    option with `name` itself (``--model-config ckpt/step-100 (the folder holds one; --model reads no file)``)."""
-    from solver.tables import TableError, model_config_file
-    try:
-        path = Path(name)
-        found = model_config_file(path).is_file()
-    except (TableError, OSError, ValueError):  # a name no path can have, or a folder on the way not searchable
-        found = False
-    if not found:
-        return "--model-config PATH"
-    held = " (the folder holds one; --model reads no file)" if path.is_dir() else " (--model reads no file)"
-    return f"--model-config {shlex.quote(name)}{held}"
+        option = own_model_option(shlex.quote(name), Path(name), "--model-config ", "--model", "--model-config PATH")
+        raise QueryError(with_own_hint(error, OWN_MODEL_HINT.format(option))) from None
