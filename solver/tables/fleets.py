@@ -38,6 +38,14 @@ OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
 """What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
 OWN_MODEL_HINT = "; or, for a model of your own, its Hugging Face config.json: {}"
 """What an unknown model's message adds where a model may be given by its config.json (the option's name)."""
+OWN_GPU_IN_CODE = OWN_GPU_HINT.format(
+    "solver.described_gpu_type(NAME, memory_gb=M), with catalog=solver.load_catalog().with_gpu_types([that])")
+OWN_MODEL_IN_CODE = OWN_MODEL_HINT.format(
+    "solver.load_model_config(PATH), with catalog=solver.load_catalog().with_model(that)")
+"""What an unknown GPU type's or model's message adds in code: how to give one of one's own (as --gpu-memory and
+--model-config do for the command)."""
+OWN_POOL_GPU = OWN_GPU_HINT.format("gpu_memory_gb=M")
+"""What an unknown GPU type's message adds for a `Pool` built in code: its memory, as a cluster file's pool gives it."""
 
 
 def own_model_option(name: str, path: Path, option: str, named_by: str, default: str) -> str:
@@ -53,16 +61,6 @@ def own_model_option(name: str, path: Path, option: str, named_by: str, default:
     if not held:
         return default
     return f"{option}{name} ({'the folder holds one; ' if folder else ''}{named_by} reads no file)"
-
-
-OWN_GPU_IN_CODE = OWN_GPU_HINT.format(
-    "solver.described_gpu_type(NAME, memory_gb=M), with catalog=solver.load_catalog().with_gpu_types([that])")
-OWN_MODEL_IN_CODE = OWN_MODEL_HINT.format(
-    "solver.load_model_config(PATH), with catalog=solver.load_catalog().with_model(that)")
-"""What an unknown GPU type's or model's message adds in code: how to give one of one's own (as --gpu-memory and
---model-config do for the command)."""
-OWN_POOL_GPU = OWN_GPU_HINT.format("gpu_memory_gb=M")
-"""What an unknown GPU type's message adds for a `Pool` built in code: its memory, as a cluster file's pool gives it."""
 
 
 class ReadFleet(NamedTuple):
