@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -101,9 +102,11 @@ def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) 
 
 def catalogue_model(catalog: Catalog, name: str) -> Model:
     """The model `name` names in `catalog`; `QueryError` for an unknown name, which also says how to give a model
-    the catalogue lacks (--model-config)."""
-    from solver.tables import OWN_MODEL_HINT
+    the catalogue lacks (--model-config, with `name` where it is a checkpoint's folder or config.json:
+    `own_model_option`)."""
+    from solver.tables import OWN_MODEL_HINT, own_model_option
     try:
         return catalog.model(name)
     except QueryError as error:
-        raise QueryError(with_own_hint(error, OWN_MODEL_HINT.format('--model-config PATH'))) from None
+        option = own_model_option(shlex.quote(name), Path(name), "--model-config ", "--model", "--model-config PATH")
+        raise QueryError(with_own_hint(error, OWN_MODEL_HINT.format(option))) from None

@@ -48,6 +48,21 @@ OWN_POOL_GPU = OWN_GPU_HINT.format("gpu_memory_gb=M")
 """What an unknown GPU type's message adds for a `Pool` built in code: its memory, as a cluster file's pool gives it."""
 
 
+def own_model_option(name: str, path: Path, option: str, named_by: str, default: str) -> str:
+    """How an unknown model's message (`OWN_MODEL_HINT`) names the way to give a model of one's own: where `path`
+    (`name` taken as a path) is a local folder holding a config.json, or a file, given to `named_by`, which reads no
+    file (a checkpoint's folder given to ``--model``), `option` with `name` (``--model-config ckpt/step-100 (the
+    folder holds one; --model reads no file)``); else `default` (``--model-config PATH``)."""
+    try:
+        folder = path.is_dir()
+        held = model_config_file(path).is_file()
+    except (TableError, OSError, ValueError):  # a name no path can have, or a folder on the way not searchable
+        held = False
+    if not held:
+        return default
+    return f"{option}{name} ({'the folder holds one; ' if folder else ''}{named_by} reads no file)"
+
+
 class ReadFleet(NamedTuple):
     """A cluster file as read (`read_fleet`), its names not checked yet (`checked_fleet`): the file at `path`,
     its `entries`, and the model of each job's ``model_config`` (`configured`, by the path the job gives)."""
@@ -91,14 +106,21 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
     except QueryError as error:
         raise TableError(f"{path}: {error}") from None
     with_gpus = catalog.with_gpu_types(described)
-    hint = OWN_GPU_HINT.format("gpu_memory_gb")
+    gpu_hint = OWN_GPU_HINT.format("gpu_memory_gb")
     pools = tuple(pool.model_copy(update={"gpu": _canonical_name(path, "pool", pool.name, "gpu", partial(
-        with_gpus.gpu, with_count=partial(pool_gpu_with_count, pool.gpus_per_node)), pool.gpu, hint)})
+        with_gpus.gpu, with_count=partial(pool_gpu_with_count, pool.gpus_per_node)), pool.gpu, lambda: gpu_hint)})
         for pool in entries.pools)
+
+    def model_hint(model: str) -> str:
+        """An unknown job model's hint: ``model_config``, with the path where `model` is a checkpoint's (relative to
+        the file, as ``model_config`` reads it)."""
+        return OWN_MODEL_HINT.format(own_model_option(model, path.parent / model, "model_config: ", "model",
+                                                      "model_config"))
+
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}, exclude_unset=True),  # rollout_gpus_given
                      model=configured[job.config_path].name if job.config_path is not None
                      else _canonical_name(path, "job", job.name, "model", catalog.model, job.model or "",
-                                          OWN_MODEL_HINT.format("model_config")))
+                                          partial(model_hint, job.model or "")))
                  for job in entries.jobs)
     _check_one_context_per_model(path, entries.jobs, jobs, configured, catalog)
     files = {name: model_config_file(path.parent / name) for name in configured}
@@ -173,13 +195,14 @@ def _one_name_two_models(path: Path, job: JobEntry, name: str, first: str, diffe
                       "different names")
 
 
-def _canonical_name(path: Path, kind: str, name: str, field: str, resolve: Any, value: str, hint: str = "") -> str:
+def _canonical_name(path: Path, kind: str, name: str, field: str, resolve: Any, value: str,
+                    hint: Callable[[], str]) -> str:
     """The canonical name of `value` (a GPU type or model); `TableError` naming the item when unknown (with
-    `hint` after the accepted names)."""
+    `hint`'s words, worked out then, after the accepted names)."""
     try:
         return str(resolve(value).name)
     except QueryError as error:
-        raise TableError(f"{path}: {kind} {name}, {field}: {with_own_hint(error, hint)}") from None
+        raise TableError(f"{path}: {kind} {name}, {field}: {with_own_hint(error, hint())}") from None
 
 
 class RunningJob(NamedTuple):
