@@ -112,3 +112,20 @@ def test_a_lora_job_keeps_the_tables_plan_where_solve_alone_takes_a_cheaper_esti
                                                                                          "estimated")
     assert (measured["env"], measured["offload"], measured["sp"], measured["cost"], measured["evidence"]) == (
         True, True, 2, 1.111, "inferred")
+
+
+def test_a_field_given_twice_names_its_job_or_pool(cli: Cli, tmp_path: Path):
+    # Was: "line 19: key 'priority' appears twice", where a line of a flow mapping may hold several jobs.
+    path = tmp_path / "fleet.yaml"
+    fleet = FLEET % 4
+    for written, twice, said in [
+            ("priority: 5}", "priority: 5, priority: 1}",
+             "line 19: key 'priority' appears twice in the entry named 'moe-30b-long'"),
+            ("host_ram_gb: 1024, node_interconnect: roce}", "host_ram_gb: 1024, node_interconnect: roce, nodes: 4}",
+             "line 3: key 'nodes' appears twice in the entry named 'h20'"),
+            ("{name: probe-0.6b,", "{name: probe-0.6b, name: probe,", "line 5: key 'name' appears twice")]:
+        path.write_text(fleet.replace(written, twice), encoding="utf-8")
+        assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: {said}\n")
+    # The document's own keys name no entry (a Trinity config's top-level name is its experiment's).
+    path.write_text(f"name: fleet\n{fleet}jobs: []\n", encoding="utf-8")
+    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: line 21: key 'jobs' appears twice\n")
