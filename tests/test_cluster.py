@@ -2020,8 +2020,9 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
     path.write_text(FLEET_FILE.replace("model: 14B, max_model_len: 65536", "model: 14B, max_model_len: 1048576"),
                     encoding="utf-8")
     status, _, err = cli("cluster", str(path), "--emit-dir", str(out_dir))
-    assert status == 1 and err == (f"solve cluster: note: {out_dir} still holds configs from an earlier run for "
-                                   "chat-14b.yaml, which this placement does not place\n"
+    assert status == 1 and err == (f"solve cluster: note: {out_dir} still holds chat-14b.yaml, a config an earlier "
+                                   "run wrote for a job this placement does not place: left in place; start only "
+                                   "the configs this run wrote\n"
                                    f"{BEYOND_ANY_NODES.format(job='chat-14b')}")
 
 
@@ -4127,8 +4128,9 @@ def test_the_note_on_an_earlier_runs_config_names_the_emit_dir_escaped(cli, tmp_
                     "jobs: [{name: huge, model: Qwen3-14B, max_model_len: 1048576},\n"
                     "       {name: ok, model: Qwen3-0.6B, max_model_len: 8192}]\n", encoding="utf-8")
     status, _, err = cli("cluster", str(path), "--json", "--emit-dir", str(out_dir))
-    assert (status, err) == (1, (f"solve cluster: note: {tmp_path}/c\\nfgs\\x1b still holds configs from an earlier "
-                                 "run for huge.yaml, which this placement does not place\n"))
+    assert (status, err) == (1, (f"solve cluster: note: {tmp_path}/c\\nfgs\\x1b still holds huge.yaml, a config an "
+                                 "earlier run wrote for a job this placement does not place: left in place; start only "
+                                 "the configs this run wrote\n"))
 
 
 def test_a_placement_says_the_length_its_job_asked_for_and_whether_at_least(cli, tmp_path: Path):

@@ -424,9 +424,12 @@ def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, f
     """On stderr, the configs in --emit-dir that this run did not write: an earlier run's for a job this placement
     leaves out, and those named for no job of the file."""
     stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
-    if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
-        print_note(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
-                   f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place")
+    if stale:  # an earlier run's config, for a job this placement leaves out: a loop over the folder would start it
+        files = ", ".join(f"{name}.yaml" for name in stale)
+        configs = ("a config an earlier run wrote for a job" if len(stale) == 1
+                   else "configs earlier runs wrote for jobs")
+        print_note(f"solve cluster: note: {args.emit_dir} still holds {files}, {configs} this placement does not "
+                   "place: left in place; start only the configs this run wrote")
     if others := _configs_of_no_job(args.emit_dir, fleet, input_paths(args)):
         print_note(f"solve cluster: note: {args.emit_dir} also holds {named_jobs(others, 'file')}, named for no "
                    f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left in place; "

@@ -109,8 +109,17 @@ class UniqueKeys:
     keeps the last); a key that a merge key (``<<: *defaults``) brings in and the mapping sets again is not
     twice, as in YAML 1.1."""
 
+    _document: yaml.Node | None = None
+    """The document's top node: a mapping below it with a key twice is named by its `name` (`_named_entry`)."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        """The loader's document, its top node kept."""
+        self._document = node
+        return super().construct_document(node)  # type: ignore[misc]
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """The loader's mapping, once every key is a plain value given once (`TableError` naming the line)."""
+        """The loader's mapping, once every key is a plain value given once (`TableError` naming the line, and the
+        entry's name where it is one of the document's entries)."""
         seen = set()
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
@@ -121,10 +130,19 @@ class UniqueKeys:
                                  f"not a {type(key).__name__}")
             if key in seen:
                 raise TableError(f"line {key_node.start_mark.line + 1}: key {_key_as_written(key, key_node)} appears "
-                                 "twice")
+                                 f"twice{'' if node is self._document else _named_entry(node, key)}")
             seen.add(key)
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # type: ignore[misc]
         return mapping
+
+
+def _named_entry(node: yaml.MappingNode, repeated: Any) -> str:
+    """Where an entry (a mapping below the document's top) with a key given twice has a plain `name` (a cluster
+    file's job or pool), the words that name it after the message (`` in the entry named 'math-4b'``), so that one of
+    many entries on a line is found; else, or where `name` is the key given twice, nothing."""
+    name = next((value.value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == "name"
+                 and isinstance(value, yaml.ScalarNode)), None)
+    return f" in the entry named {name!r}" if name and repeated != "name" else ""
 
 
 def _key_as_written(key: Any, node: yaml.Node) -> str:
