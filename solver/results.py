@@ -1826,8 +1826,23 @@ class ApplySettings(TrinitySettings):
         return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
 
-ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
-                             "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
+class ConfigKeyChange(Frozen):
+    """One key of a --from-config config that applying a plan sets to another value, as --write sets it
+    (``solve --from-config --json``'s ``config_keys_changed``, `solver.trinity.config_key_changes`): its dotted path,
+    the config's value and the plan's. Hashable by its JSON, as the answer holding it is by value."""
+
+    key: str = Field(description=(
+        "the key's dotted path (``trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu``)"))
+    config_value: Any = Field(description=(
+        "the config's value there as written (an interpolation as its text); null where the config lacks the key"))
+    plan_value: Any = Field(description="the plan's value, which --write sets there")
+
+    def __hash__(self) -> int:  # by its JSON, as `ApplySettings`: a value may be a mapping or a list
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+
+ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "config_keys_changed", "explanation", "current", "nearest",
+                             "measured", "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
                              "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
                              "memory_model_margin", "reason_caution_codes", "dpo_pairs", "token_budget_cap",
                              "token_budget_cap_source")
@@ -1919,6 +1934,11 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "solve --from-config --json's, where the best plan gets no apply: why, in the words --emit trinity refuses "
         "it with (the config's rollout engines cannot take the GPUs the plan leaves the rollout, or its own LoRA "
         "adapter adapts more parameters than the plan counted on --lora-targets); left out otherwise"))
+    config_keys_changed: tuple[ConfigKeyChange, ...] | None = Field(default=None, description=(
+        "solve --from-config --json's, beside apply: every key of the config that applying the best plan sets to "
+        "another value, as --write sets it (a key the config lacks too, from null), in the order --write sets them; "
+        "empty where the config has the plan's values already; left out where there is no apply (and from the Python "
+        "API's answers: solver.trinity.config_key_changes gives it)"))
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(

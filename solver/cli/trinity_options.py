@@ -265,10 +265,12 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
 def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
                config_text: str, node_gpus: int, config: TrinityConfig | None) -> tuple[Answer, ...]:
     """For --json: `answers`, each with a plan given the settings that apply its best plan (``apply``), those of the
-    fragment --emit writes (`settings_for`, which makes no text, and checks them as --emit's); where the
-    config's engines cannot take the plan's rollout GPUs, none, and why (``apply_left_out``: --emit's refusal)."""
+    fragment --emit writes (`settings_for`, which makes no text, and checks them as --emit's), and with --from-config
+    the config's keys they set to another value as --write does (``config_keys_changed``: `config_key_changes`);
+    where the config's engines cannot take the plan's rollout GPUs, none, and why (``apply_left_out``: --emit's
+    refusal)."""
     from solver.results import ApplySettings
-    from solver.trinity import EngineError, settings_for
+    from solver.trinity import EngineError, config_key_changes, settings_for
 
     layout = _config_layout(args, config_text, config)
     applied = []
@@ -285,7 +287,11 @@ def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         except EngineError as error:
             applied.append(answer.model_copy(update={"apply_left_out": engines_refusal(args, error, node_gpus)}))
         else:
-            applied.append(answer.model_copy(update={"apply": ApplySettings.of(settings)}))
+            changed = None if config is None else config_key_changes(
+                config_text, answer.best, model, name=str(args.from_config), environ=os.environ,
+                version=args.trinity_version)
+            applied.append(answer.model_copy(update={"apply": ApplySettings.of(settings),
+                                                     "config_keys_changed": changed}))
     return tuple(applied)
 
 
