@@ -1845,7 +1845,7 @@ ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "config_keys_changed", "
                              "measured", "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
                              "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
                              "memory_model_margin", "reason_caution_codes", "dpo_pairs", "token_budget_cap",
-                             "token_budget_cap_source")
+                             "token_budget_cap_source", "token_budget_cap_raised")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1913,6 +1913,10 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     token_budget_cap_source: str | None = Field(default=None, description=(
         "where token_budget_cap came from where not the option (--token-budget N): ``the config's own "
         "max_token_len_per_gpu``, a --from-config config's; left out otherwise"))
+    token_budget_cap_raised: Plan | None = Field(default=None, description=(
+        "where token_budget_cap leaves no plan for the asked length: the best plan at the smallest cap that trains it "
+        "within the same budget and limits (its max_token_len_per_gpu that cap), as CP-SAT finds it minimising the "
+        "cap; left out otherwise"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), as the "
         "memory line names it; null for the shipped one"))
