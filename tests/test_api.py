@@ -144,9 +144,11 @@ def test_the_choices_types_are_exported_for_annotations():
 
 
 def printed_answers(out: str) -> list[dict[str, Any]]:
-    """``solve --json``'s answers less ``apply``, which the command adds and the API's answers leave out
-    (`solver.trinity_settings` gives it: tests/test_jsonapply_s63.py)."""
-    return [{key: value for key, value in answer.items() if key != "apply"} for answer in json.loads(out)]
+    """``solve --json``'s answers less ``apply`` and ``config_keys_changed``, which the command adds and the API's
+    answers leave out (`solver.trinity_settings` gives the one: tests/test_jsonapply_s63.py;
+    `solver.trinity.config_key_changes` the other: tests/test_jsonkeys_s81.py)."""
+    return [{key: value for key, value in answer.items() if key not in ("apply", "config_keys_changed")}
+            for answer in json.loads(out)]
 
 
 def test_plan_gives_the_json_the_command_prints(cli):
