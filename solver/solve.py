@@ -1722,13 +1722,13 @@ def smallest_cap_plan(catalog: Catalog, data: PlanningData, query: Query) -> Pla
         return None
     uncapped = query.model_copy(update={"token_budget_cap": None, "top": 1})
     model, variables, _ = build_model(data, uncapped)
-    minimize_token_cap(model, data, length, variables)
+    cap = minimize_token_cap(model, data, length, variables)
     solver = new_solver(query)
     solver.parameters.max_time_in_seconds = query.time_limit_s
     if _solved(solver, model) != cp_model.OPTIMAL:
         return None
     values = [solver.value(variable) for variable in variables.plan]
-    capped = query.model_copy(update={"token_budget_cap": -(-length // solver.value(variables.sp))})
+    capped = query.model_copy(update={"token_budget_cap": solver.value(cap)})
     return _plan(catalog, data, capped, values, estimated=bool(solver.value(variables.estimated)))
 
 
