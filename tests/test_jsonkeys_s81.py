@@ -45,8 +45,8 @@ trainer:
 {extra}      ref:
         log_prob_max_token_len_per_gpu: {ref_budget}
 """
-OWN_BUDGET = ROLES.format(length=32768, gpus=4, engines=2, budget=65536, ref_budget=32768,
-                          extra="        ulysses_sequence_parallel_size: 2\n        fsdp_config: {param_offload: true}\n")
+ACTOR_OWN = "        ulysses_sequence_parallel_size: 2\n        fsdp_config: {param_offload: true}\n"
+OWN_BUDGET = ROLES.format(length=32768, gpus=4, engines=2, budget=65536, ref_budget=32768, extra=ACTOR_OWN)
 """2 rollout and 2 trainer H20s; the actor's own budget above the plan's, its SP and offload flag the plan's."""
 CAPPED = ROLES.format(length=65536, gpus=8, engines=4, budget=8192, ref_budget=8192, extra="")
 """4 rollout and 4 trainer H20s at 65536 tokens, every role at 8192 tokens per GPU: the config's own cap."""
@@ -99,8 +99,8 @@ def test_json_names_every_key_of_the_config_the_plan_changes(cli: Cli, tmp_path:
 def test_the_docs_example_is_what_the_command_prints(cli: Cli) -> None:
     status, out, _ = cli("--from-config", str(EXAMPLE), "--gpu", "h20", "--json")
     page = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
-    shown = page.split("`solve --from-config docs/examples/trinity.yaml --gpu h20 --json` gives its answer:\n\n```json\n",
-                       1)[1].split("```", 1)[0]
+    heading = "`solve --from-config docs/examples/trinity.yaml --gpu h20 --json` gives its answer:\n\n```json\n"
+    shown = page.split(heading, 1)[1].split("```", 1)[0]
     assert status == 0 and json.loads(shown) == {"config_keys_changed": _only(out)["config_keys_changed"]}
     assert json.loads(shown)["config_keys_changed"] == [
         {"key": "trainer.ulysses_sequence_parallel_size", "config_value": None, "plan_value": 2},
