@@ -744,6 +744,17 @@ def add_token_cap(model: cp_model.CpModel, query: Query, plan: PlanVariables, gu
         _guarded(model.add(plan.max_model_len <= query.token_budget_cap * plan.sp), guards, "token_cap")
 
 
+def minimize_token_cap(model: cp_model.CpModel, data: PlanningData, length: int,
+                       plan: PlanVariables) -> cp_model.IntVar:
+    """Make the model minimise the token budget cap that holds a sequence of `length` tokens over the plan's SP group
+    (``ceil(length / s)``, `add_token_cap`'s rule), then the objective's rank: the plan at the smallest cap, and that
+    cap (the variable returned). It replaces the objective `add_objective` set; the model holds no cap of its own."""
+    cap = model.new_int_var(1, length, "token_cap")
+    model.add_allowed_assignments([plan.sp, cap], [(sp, -(-length // sp)) for sp in data.sp_degrees])
+    model.minimize(cap * len(data.ranks) + plan.rank)
+    return cap
+
+
 def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
                  guards: Guards) -> None:
     """With ``host_ram_gb``, a plan only where a node's host memory holds what it needs there: the model while it

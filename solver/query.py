@@ -539,7 +539,7 @@ class Query(Frozen):
         if self.token_budget_cap is None:
             return "", False
         if self.token_budget_cap_source is None:
-            return self.option_names.valued(_token_budget_name(self.option_names), self.token_budget_cap), True
+            return self.option_names.valued(token_budget_name(self.option_names), self.token_budget_cap), True
         return f"max_token_len_per_gpu at most {self.token_budget_cap} ({self.token_budget_cap_source})", False
 
     @property
@@ -1057,7 +1057,7 @@ def make_query(
     check_seed(seed)
     resolved = catalog.model(model)
     if isinstance(token_budget, int) and one_sequence_per_micro_batch(resolved):
-        budget_name = _token_budget_name(option_names)
+        budget_name = token_budget_name(option_names)
         raise QueryError(f"{budget_name} {token_budget}: {resolved.name} trains one padded sequence per micro-batch, "
                          f"which reads no token budget: leave {budget_name} out")
     check_types(("lora_targets_source", lora_targets_source, str | None))
@@ -1412,7 +1412,7 @@ def token_budget_mode_and_cap(token_budget: TokenBudgetMode | int,
     return token_budget, None
 
 
-def _token_budget_name(option_names: OptionNames) -> str:
+def token_budget_name(option_names: OptionNames) -> str:
     """The token budget's option as `option_names` name it: ``--token-budget``, or the API's ``token_budget``."""
     return "token_budget" if option_names.keywords else "--token-budget"
 
@@ -1426,7 +1426,7 @@ def token_cap_words(cap: int, source: str | None, option_names: OptionNames | No
         return TOKEN_CAP_WORDS.format(source)
     if option_names is None:
         return TOKEN_CAP_WORDS.format(f"--token-budget {cap} or {CONFIG_TOKEN_CAP_SOURCE}")
-    return TOKEN_CAP_WORDS.format(option_names.valued(_token_budget_name(option_names), cap))
+    return TOKEN_CAP_WORDS.format(option_names.valued(token_budget_name(option_names), cap))
 
 
 def check_token_budget(token_budget: object, estimate: EstimateMode,
@@ -1435,10 +1435,10 @@ def check_token_budget(token_budget: object, estimate: EstimateMode,
     lowers the budgets of estimated plans: not with estimates off), or, where the caller `caps` budgets (the planner:
     `Query.token_budget_cap`), tokens per GPU from 1 to `MAX_TOKENS`, naming the options as `option_names` do."""
     if caps and isinstance(token_budget, int) and not isinstance(token_budget, bool):
-        check_counts((_token_budget_name(option_names), token_budget, MAX_TOKENS))
+        check_counts((token_budget_name(option_names), token_budget, MAX_TOKENS))
         return
     if caps and token_budget not in get_args(TokenBudgetMode):
-        raise QueryError(f"{_token_budget_name(option_names)} takes default, auto or the most tokens per GPU (a whole "
+        raise QueryError(f"{token_budget_name(option_names)} takes default, auto or the most tokens per GPU (a whole "
                          f"number from 1 to {MAX_TOKENS}), got {brief(token_budget)}")
     check_choice("token_budget", token_budget, get_args(TokenBudgetMode))
     if token_budget == "auto" and estimate == "never":

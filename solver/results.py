@@ -1826,11 +1826,26 @@ class ApplySettings(TrinitySettings):
         return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
 
-ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "explanation", "current", "nearest", "measured",
-                             "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
+class ConfigKeyChange(Frozen):
+    """One key of a --from-config config that applying a plan sets to another value, as --write sets it
+    (``solve --from-config --json``'s ``config_keys_changed``, `solver.trinity.config_key_changes`): its dotted path,
+    the config's value and the plan's. Hashable by its JSON, as the answer holding it is by value."""
+
+    key: str = Field(description=(
+        "the key's dotted path (``trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu``)"))
+    config_value: Any = Field(description=(
+        "the config's value there as written (an interpolation as its text); null where the config lacks the key"))
+    plan_value: Any = Field(description="the plan's value, which --write sets there")
+
+    def __hash__(self) -> int:  # by its JSON, as `ApplySettings`: a value may be a mapping or a list
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+
+ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "config_keys_changed", "explanation", "current", "nearest",
+                             "measured", "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
                              "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
                              "memory_model_margin", "reason_caution_codes", "dpo_pairs", "token_budget_cap",
-                             "token_budget_cap_source")
+                             "token_budget_cap_source", "token_budget_cap_raised")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 
@@ -1898,6 +1913,10 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     token_budget_cap_source: str | None = Field(default=None, description=(
         "where token_budget_cap came from where not the option (--token-budget N): ``the config's own "
         "max_token_len_per_gpu``, a --from-config config's; left out otherwise"))
+    token_budget_cap_raised: Plan | None = Field(default=None, description=(
+        "where token_budget_cap leaves no plan for the asked length: the best plan at the smallest cap that trains it "
+        "within the same budget and limits (its max_token_len_per_gpu that cap), as CP-SAT finds it minimising the "
+        "cap; left out otherwise"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), as the "
         "memory line names it; null for the shipped one"))
@@ -1919,6 +1938,11 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "solve --from-config --json's, where the best plan gets no apply: why, in the words --emit trinity refuses "
         "it with (the config's rollout engines cannot take the GPUs the plan leaves the rollout, or its own LoRA "
         "adapter adapts more parameters than the plan counted on --lora-targets); left out otherwise"))
+    config_keys_changed: tuple[ConfigKeyChange, ...] | None = Field(default=None, description=(
+        "solve --from-config --json's, beside apply: every key of the config that applying the best plan sets to "
+        "another value, as --write sets it (a key the config lacks too, from null), in the order --write sets them; "
+        "empty where the config has the plan's values already; left out where there is no apply (and from the Python "
+        "API's answers: solver.trinity.config_key_changes gives it)"))
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(

@@ -45,11 +45,12 @@ from solver.model import (
     lowers_budget,
     minimize_host_need,
     minimize_lifts,
+    minimize_token_cap,
     new_cp_solver,
     objective_expression,
     prepare,
 )
-from solver.query import Pins, Query
+from solver.query import Pins, Query, token_budget_name
 from solver.results import (
     AlternativeName,
     Alternatives,
@@ -750,8 +751,11 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
                            reason_code=ReasonCode.NOT_EXPLAINED)
         nearby = _Nearby(catalog, query, gpu, asked)
         why = _no_plan_reason(catalog, data, query, nearby)
-        return _answer(catalog, query, gpu, "infeasible", (), started, reason=why.text, reason_code=why.code,
-                       nearest=why.nearest, alternatives=nearby.solved(), limits_named=why.limits_named)
+        raised = smallest_cap_plan(catalog, data, query)
+        answer = _answer(catalog, query, gpu, "infeasible", (), started,
+                         reason=why.text + _raised_cap_words(query, raised), reason_code=why.code,
+                         nearest=why.nearest, alternatives=nearby.solved(), limits_named=why.limits_named)
+        return answer if raised is None else answer.model_copy(update={"token_budget_cap_raised": raised})
     return _answer(catalog, query, gpu, "unknown", (), started,
                    reason=f"no plan found within the time limit of {time_limit_words(query)}",
                    reason_code=ReasonCode.TIME_LIMIT)
@@ -1705,6 +1709,42 @@ def least_host_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
         return None
     values = [solver.value(variable) for variable in variables.plan]
     return _plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated)))
+
+
+def smallest_cap_plan(catalog: Catalog, data: PlanningData, query: Query) -> Plan | None:
+    """Where `query` (`data`: its prepared data) caps the token budget (`Query.token_budget_cap`) and asks for a length:
+    the best plan at the smallest cap that trains that length within the same budget, pins and other limits, in one
+    solve of the query without its cap (`minimize_token_cap`, the cap a variable: a micro-batch of ``ceil(L / SP)``
+    tokens per GPU holds a sequence), its budget at that cap; None where no cap trains it there, where the time limit
+    left the smallest unproven, and without a cap or a length."""
+    length = query.max_model_len
+    if query.token_budget_cap is None or length is None:
+        return None
+    uncapped = query.model_copy(update={"token_budget_cap": None, "top": 1})
+    model, variables, _ = build_model(data, uncapped)
+    cap = minimize_token_cap(model, data, length, variables)
+    solver = new_solver(query)
+    solver.parameters.max_time_in_seconds = query.time_limit_s
+    if _solved(solver, model) != cp_model.OPTIMAL:
+        return None
+    values = [solver.value(variable) for variable in variables.plan]
+    capped = query.model_copy(update={"token_budget_cap": solver.value(cap)})
+    return _plan(catalog, data, capped, values, estimated=bool(solver.value(variables.estimated)))
+
+
+def _raised_cap_words(query: Query, plan: Plan | None) -> ReasonWords:
+    """The plan at the smallest token budget cap that trains `query`'s length within its budget (`smallest_cap_plan`),
+    in words, naming the option that sets that cap and, where the query's cap came from elsewhere
+    (`Query.token_budget_cap_source`), that source raised to it: ``; a cap of 16384 tokens per GPU (--token-budget
+    16384) trains 65536 tokens within 4 GPUs: SP=4 on 4 GPUs with max_token_len_per_gpu = 16384 (inferred)``; ""
+    where there is none."""
+    if plan is None:
+        return ReasonWords()
+    cap, names = plan.max_token_len_per_gpu, query.option_names
+    option, source = names.valued(token_budget_name(names), cap), query.token_budget_cap_source
+    how = option if source is None else f"{source} raised to it, or {option}"
+    return (f"; a cap of {counted(cap, 'token')} per GPU ({how}) trains {counted(query.max_model_len or 0, 'token')} "
+            f"{query.within_budget}: " + _lowered_plan_words(plan))
 
 
 def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:

@@ -144,9 +144,11 @@ def test_the_choices_types_are_exported_for_annotations():
 
 
 def printed_answers(out: str) -> list[dict[str, Any]]:
-    """``solve --json``'s answers less ``apply``, which the command adds and the API's answers leave out
-    (`solver.trinity_settings` gives it: tests/test_jsonapply_s63.py)."""
-    return [{key: value for key, value in answer.items() if key != "apply"} for answer in json.loads(out)]
+    """``solve --json``'s answers less ``apply`` and ``config_keys_changed``, which the command adds and the API's
+    answers leave out (`solver.trinity_settings` gives the one: tests/test_jsonapply_s63.py;
+    `solver.trinity.config_key_changes` the other: tests/test_jsonkeys_s81.py)."""
+    return [{key: value for key, value in answer.items() if key not in ("apply", "config_keys_changed")}
+            for answer in json.loads(out)]
 
 
 def test_plan_gives_the_json_the_command_prints(cli):
@@ -1413,9 +1415,9 @@ def test_the_api_page_leaves_out_of_an_answers_json_only_what_as_json_leaves_out
                             margin=0.05)
     # dpo_pairs is in the JSON of a DPO config's answers alone (test_dpomicro_s76 shows it there), token_budget_cap in
     # a capped answer's alone (test_review80c_s80), token_budget_cap_source in one a config's budget caps
-    # (test_smallslips38_s80).
-    assert set(re.findall(r"`(\w+)`", within)) - {"dpo_pairs", "token_budget_cap", "token_budget_cap_source"} <= (
-        answer.as_json().keys())
+    # (test_smallslips38_s80), token_budget_cap_raised in a refusal that a larger cap lifts (test_jsonkeys_s81).
+    assert set(re.findall(r"`(\w+)`", within)) - {"dpo_pairs", "token_budget_cap", "token_budget_cap_source",
+                                                  "token_budget_cap_raised"} <= answer.as_json().keys()
     assert re.findall(r"`(\w+)`", left_out) == ["alternatives"] and "alternatives" not in answer.as_json()
 
 

@@ -15,7 +15,7 @@ from solver.tables import CONFIG_SHAPE, OneLineError, QueryError, TableError, Tr
 if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
     from solver.query import Objective, TrinityConfig
     from solver.render.summary import ConfigApplied
-    from solver.results import Answer, Plan, RolloutEngines, SettingsArguments, TrinitySettings
+    from solver.results import Answer, ConfigKeyChange, Plan, RolloutEngines, SettingsArguments, TrinitySettings
     from solver.tables import Catalog, GpuType, Model
     from solver.trinity import EngineError, PatchedConfig
 
@@ -265,8 +265,10 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
 def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
                config_text: str, node_gpus: int, config: TrinityConfig | None) -> tuple[Answer, ...]:
     """For --json: `answers`, each with a plan given the settings that apply its best plan (``apply``), those of the
-    fragment --emit writes (`settings_for`, which makes no text, and checks them as --emit's); where the
-    config's engines cannot take the plan's rollout GPUs, none, and why (``apply_left_out``: --emit's refusal)."""
+    fragment --emit writes (`settings_for`, which makes no text, and checks them as --emit's), and with --from-config
+    the config's keys they set to another value as --write does (``config_keys_changed``: `config_key_changes`);
+    where the config's engines cannot take the plan's rollout GPUs, none, and why (``apply_left_out``: --emit's
+    refusal)."""
     from solver.results import ApplySettings
     from solver.trinity import EngineError, settings_for
 
@@ -285,8 +287,20 @@ def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         except EngineError as error:
             applied.append(answer.model_copy(update={"apply_left_out": engines_refusal(args, error, node_gpus)}))
         else:
-            applied.append(answer.model_copy(update={"apply": ApplySettings.of(settings)}))
+            changed = None if config is None else _config_key_changes(args, config_text, answer.best, model)
+            applied.append(answer.model_copy(update={"apply": ApplySettings.of(settings),
+                                                     "config_keys_changed": changed}))
     return tuple(applied)
+
+
+def _config_key_changes(args: argparse.Namespace, config_text: str, best: Plan,
+                        model: Model) -> tuple[ConfigKeyChange, ...]:
+    """--json's ``config_keys_changed`` of --from-config's config (`config_text`) for `best`, read in this shell's
+    environment for --trinity-version, as --write patches it (`config_key_changes`: ruamel, loaded only here)."""
+    from solver.trinity import config_key_changes
+
+    return config_key_changes(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                              version=args.trinity_version)
 
 
 def engines_refusal(args: argparse.Namespace, error: EngineError, node_gpus: int) -> str:

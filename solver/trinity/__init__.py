@@ -60,6 +60,7 @@ _EXPORTS = {
     "check_environment": "solver.trinity.checks",
     "check_flags": "solver.trinity.fragment",
     "check_trinity_config": "solver.trinity.checks",
+    "config_key_changes": "solver.trinity.patch",
     "config_keys_changed": "solver.trinity.patch",
     "config_keys_kept": "solver.trinity.patch",
     "critic_budget_note": "solver.trinity.keys",
@@ -112,6 +113,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.patch import CHECK_PLACEHOLDER as CHECK_PLACEHOLDER
     from solver.trinity.patch import PatchedConfig as PatchedConfig
     from solver.trinity.patch import anchored_keys as anchored_keys
+    from solver.trinity.patch import config_key_changes as config_key_changes
     from solver.trinity.patch import config_keys_changed as config_keys_changed
     from solver.trinity.patch import config_keys_kept as config_keys_kept
     from solver.trinity.patch import kept_interpolated_keys as kept_interpolated_keys

@@ -28,7 +28,7 @@ from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ConfigAdapter, ConfigProblem, ConfigProblemCode, check_host_ram
-from solver.results import CautionCode, Plan, past_validated_note, written_release
+from solver.results import CautionCode, ConfigKeyChange, Plan, past_validated_note, written_release
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, trainer_nodes_of
 from solver.tables import (
     Model,
@@ -1429,13 +1429,32 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
     padding back on; or keys a plan without a config sets none of: the rollout model's YaRN where it was the model's),
     and the offload flags it turns off: what applying the plan's own keys by hand leaves as they were. Each a line to
     paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now old``."""
+    return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(old)}"
+            for key, old, beyond_own in _keys_changed(text, plan, model, name, environ, version) if beyond_own]
+
+
+def config_key_changes(text: str, plan: Plan, model: Model, *, name: str = "config",
+                       environ: Mapping[str, str] | None = None,
+                       version: TrinityVersion | None = None) -> tuple[ConfigKeyChange, ...]:
+    """Every key of the config `text` that `patch_trinity_config` sets to another value for `plan` (the plan's own
+    keys, and those `config_keys_changed` names), in the order it sets them, each with the config's value as written
+    (None where it lacks the key) and the plan's: ``solve --from-config --json``'s ``config_keys_changed``. The keys
+    the patch removes (a stale ``model.rope_scaling``, 0.6's keys for 0.5) are not among them."""
+    return tuple(ConfigKeyChange(key=".".join(key.path), config_value=old, plan_value=key.value)
+                 for key, old, _ in _keys_changed(text, plan, model, name, environ, version))
+
+
+def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
+                  version: TrinityVersion | None) -> list[tuple[PlanKey, Any, bool]]:
+    """The plan's keys that `patch_trinity_config` writes into the config `text` for `plan`, each with the config's
+    value there (None where it lacks the key) and whether it is beyond the plan's own keys (`config_keys_changed`'s:
+    set only because the config has it, or one a plan without a config sets none of)."""
     version = written_release(plan, version)  # the plan's own release where none is named
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     own = {key.path for key in keys_for_plan(plan, model, None, environ, version) if not key.existing_only}
-    return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(value_at(reading, key.path))}"
-            for key in _written(reading, keys, environ or {})
-            if key.existing_only or key.path not in own]
+    return [(key, value_at(reading, key.path), key.existing_only or key.path not in own)
+            for key in _written(reading, keys, environ or {})]
 
 
 def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
