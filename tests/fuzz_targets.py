@@ -106,7 +106,7 @@ ARGVS = st.one_of(
 )
 """Command lines: words at random, and planner queries with random extra flags (more of them get solved)."""
 LORA_TARGETS = ["q_proj,v_proj", "all-linear", " all-linear ", r".*\.(q_proj|v_proj)", "experts", ".*q_norm", "(",
-                "q_proj,,v_proj", ".*mlp.*", ".*\.w1", "lm_head", ".*layers\.40\..*", "*", "", " ", "ü", "p[/]"]
+                "q_proj,,v_proj", ".*mlp.*", r".*\.w1", "lm_head", r".*layers\.40\..*", "*", "", " ", "ü", "p[/]"]
 """LoRA targets and exclusions (``--lora-targets``, ``--lora-exclude``): names, regexes, a module all-linear leaves
 out, one past the model's layers, no regex at all, nothing."""
 RELEASES = ["0.5", "0.5.0", "0.5.1", "0.5.2", "0.6", "0.6.0", "v0.5.2", "0.7", "0.4.2", "latest", ""]

@@ -55,8 +55,8 @@ def test_a_dpo_conflict_is_refused_before_the_rows_targets_as_solve_refuses_it(c
     ({"dpo": True, "critic": "resident", "lora_rank": 8, "lora_targets": "xyz"},
      "dpo=True trains no PPO critic (Trinity's dpo algorithm uses none): drop critic='resident'"),
     ({"token_budget": "auto", "estimate": "never", "lora_rank": 8, "lora_targets": "xyz"},
-     'token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off: drop one of '
-     "them"),
+     ('token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off: drop one of '
+      "them")),
     ({"critic": "gae"}, "critic must be one of None, none, resident, offloaded, reloaded, got 'gae'"),
     ({"time_limit_s": 0.0}, "time_limit_s must be above 0 seconds and at most 1000000000, got 0.0"),
 ])
@@ -72,11 +72,9 @@ def test_what_every_cell_shares_is_refused_once_before_any_query(no_solve: list[
 def test_a_cap_on_a_row_that_reads_none_is_refused_before_any_solve(no_solve: list[Any]):
     model = load_model_config(INTERNLM2)
     catalog = load_catalog().with_model(model)
-    for rows, tail in ((["8B", model.name], "; of the map's 2 models, it is read on Qwen3-8B alone: map those "
-                                            "(model=['Qwen3-8B'])"),
-                       ([model.name], ""),
-                       (["8B", model.name, "4B"], "; of the map's 3 models, it is read on Qwen3-8B, Qwen3-4B alone: "
-                                                  "map those (model=['Qwen3-8B', 'Qwen3-4B'])")):
+    two = "; of the map's 2 models, it is read on Qwen3-8B alone: map those (model=['Qwen3-8B'])"
+    three = "; of the map's 3 models, it is read on Qwen3-8B, Qwen3-4B alone: map those (model=['Qwen3-8B', 'Qwen3-4B'])"
+    for rows, tail in ((["8B", model.name], two), ([model.name], ""), (["8B", model.name, "4B"], three)):
         with pytest.raises(QueryError) as refused:
             solver.map_plans(rows, gpu="h100", gpus_up_to=2, token_budget=8192, catalog=catalog)
         assert str(refused.value) == INTERNLM2_CAP + tail
