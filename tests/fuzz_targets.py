@@ -136,22 +136,24 @@ MAP_ARGVS = st.one_of(
 """``solve map`` command lines on one GPU type and small budgets (each solves in well under a second): words at random
 after them, and the map's options with values that mean something to them (LoRA targets, releases, DPO)."""
 MAP_OPTIONS: dict[str, SearchStrategy[Any]] = {
-    "lora_targets": st.sampled_from(LORA_TARGETS) | SCALARS,
-    "lora_exclude_modules": st.sampled_from(LORA_TARGETS) | SCALARS,
-    "lora_rank": st.sampled_from([0, 8, 64]) | SCALARS,
-    "reference_model": st.sampled_from([None, True, False]) | SCALARS,
-    "dpo": st.booleans() | SCALARS,
-    "critic": st.sampled_from(["none", "resident", "offloaded", "reloaded", "gae"]) | SCALARS,
-    "token_budget": st.sampled_from(["default", "auto", 1, 4096, 65536, 2**24, 2**24 + 1]) | SCALARS,
-    "trinity_version": st.sampled_from(RELEASES) | SCALARS,
-    "estimate": st.sampled_from(["auto", "only", "never"]) | SCALARS,
-    "by": st.sampled_from(["model", "len"]) | SCALARS,
+    "lora_targets": st.sampled_from(LORA_TARGETS),
+    "lora_exclude_modules": st.sampled_from(LORA_TARGETS),
+    "lora_rank": st.sampled_from([0, 8, 64]),
+    "reference_model": st.sampled_from([None, True, False]),
+    "dpo": st.booleans(),
+    "critic": st.sampled_from(["none", "resident", "offloaded", "reloaded", "gae"]),
+    "token_budget": st.sampled_from(["default", "auto", 1, 4096, 65536, 2**24, 2**24 + 1]),
+    "trinity_version": st.sampled_from(RELEASES),
+    "estimate": st.sampled_from(["auto", "only", "never"]),
+    "by": st.sampled_from(["model", "len"]),
 }
-"""`solver.map_plans`' keywords for the map's newer options, each with values it takes and any others."""
+"""`solver.map_plans`' keywords for the map's newer options, with values of the kinds it takes."""
 MAP_CALLS = st.tuples(st.sampled_from(["0.6B", "8B", ["0.6B", "Qwen3-30B-A3B"], None]),
-                      st.fixed_dictionaries({}, optional=MAP_OPTIONS))
+                      st.fixed_dictionaries({}, optional=MAP_OPTIONS)
+                      | st.fixed_dictionaries({}, optional={key: values | SCALARS
+                                                            for key, values in MAP_OPTIONS.items()}))
 """`solver.map_plans` calls: the rows (a model, two, or those of the GPU type's tables) and keywords of
-`MAP_OPTIONS`."""
+`MAP_OPTIONS`, with values of the kinds it takes, or with any value (None, numbers, text) too."""
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:

@@ -73,7 +73,8 @@ def test_a_cap_on_a_row_that_reads_none_is_refused_before_any_solve(no_solve: li
     model = load_model_config(INTERNLM2)
     catalog = load_catalog().with_model(model)
     two = "; of the map's 2 models, it is read on Qwen3-8B alone: map those (model=['Qwen3-8B'])"
-    three = "; of the map's 3 models, it is read on Qwen3-8B, Qwen3-4B alone: map those (model=['Qwen3-8B', 'Qwen3-4B'])"
+    three = ("; of the map's 3 models, it is read on Qwen3-8B, Qwen3-4B alone: map those (model=['Qwen3-8B', "
+             "'Qwen3-4B'])")
     for rows, tail in ((["8B", model.name], two), ([model.name], ""), (["8B", model.name, "4B"], three)):
         with pytest.raises(QueryError) as refused:
             solver.map_plans(rows, gpu="h100", gpus_up_to=2, token_budget=8192, catalog=catalog)
