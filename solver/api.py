@@ -1084,7 +1084,8 @@ def map_plans(
     `critic`, `dpo` and `trinity_version` (the release as given: its memory counts and train batch rule) as `plan`'s,
     which the maps echo where given (`lora_targets` as its ``target_modules`` regex, ``all-linear`` where
     `lora_exclude_modules` alone is given), and `token_budget` (a mode, or a cap, N, as `plan`'s). `QueryError` as
-    `plan`'s (and `load_weights`' for a path)."""
+    `plan`'s (and `load_weights`' for a path), each before any solve: what every cell shares once
+    (`check_run_options`), then what a row's model refuses (`solver.maps.check_rows`)."""
     from solver.maps import check_rows, gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),

@@ -119,22 +119,25 @@ MAP_WORDS = ["--gpu", "--model", "--gpus-up-to", "--budgets", "--by", "len", "mo
              "1,2", "2,1", "1,,2", "0.6B", "8B", "4B,8B", "h100", "a100,h100", "mine", "4096", "32k", "nan",
              *LORA_TARGETS, *RELEASES]
 """``solve map``'s words: its options, their values and others' (with the targets and releases above)."""
+MAP_FLAGS = {"--lora-rank": st.sampled_from(["8", "64", "0"]), "--lora-targets": st.sampled_from(LORA_TARGETS),
+             "--lora-exclude": st.sampled_from(LORA_TARGETS), "--trinity-version": st.sampled_from(RELEASES),
+             "--critic": st.sampled_from(["none", "resident", "offloaded", "reloaded", "gae"]),
+             "--token-budget": st.sampled_from(["auto", "default", "4096", "1", "16777217"]),
+             "--by": st.sampled_from(["len", "model"]), "--dpo": st.none(), "--no-reference": st.none(),
+             "--no-estimate": st.none(), "--json": st.none()}
+"""``solve map``'s options (each given once at most) with values that mean something to them (None: a switch)."""
 MAP_ARGVS = st.one_of(
     st.lists(st.sampled_from(MAP_WORDS), max_size=8).map(lambda words: ["map", "--gpu", "h100", "--model", "0.6B",
                                                                          "--budgets", "1,2", *words]),
-    st.builds(lambda gpu, model, budgets, extra: ["map", "--gpu", gpu, "--model", model, "--budgets", budgets, *extra],
+    st.builds(lambda gpu, model, budgets, flags, extra: ["map", "--gpu", gpu, "--model", model, "--budgets", budgets,
+                                                         *[word for flag, value in flags.items()
+                                                           for word in (flag, value) if word is not None], *extra],
               st.sampled_from(["h100", "a100", "l4", "mi300x"]), st.sampled_from(["0.6B", "4B", "8B", "0.6B,8B"]),
-              st.sampled_from(["1", "2", "1,2", "1,8"]),
-              st.lists(st.one_of(st.sampled_from(MAP_WORDS),
-                                 st.tuples(st.sampled_from(["--lora-targets", "--lora-exclude"]),
-                                           st.sampled_from(LORA_TARGETS)).map(list),
-                                 st.tuples(st.just("--trinity-version"), st.sampled_from(RELEASES)).map(list),
-                                 st.just(["--lora-rank", "8"]), st.just(["--dpo"])),
-                       max_size=5).map(lambda parts: [word for part in parts
-                                                      for word in ([part] if isinstance(part, str) else part)])),
+              st.sampled_from(["1", "2", "1,2", "1,8"]), st.fixed_dictionaries({}, optional=MAP_FLAGS),
+              st.lists(st.sampled_from(MAP_WORDS), max_size=1)),
 )
 """``solve map`` command lines on one GPU type and small budgets (each solves in well under a second): words at random
-after them, and the map's options with values that mean something to them (LoRA targets, releases, DPO)."""
+after them, and the map's options (`MAP_FLAGS`) with a random word or none after them."""
 MAP_OPTIONS: dict[str, SearchStrategy[Any]] = {
     "lora_targets": st.sampled_from(LORA_TARGETS),
     "lora_exclude_modules": st.sampled_from(LORA_TARGETS),
