@@ -115,7 +115,7 @@ MAP_WORDS = ["--gpu", "--model", "--gpus-up-to", "--budgets", "--by", "len", "mo
              "--lora-targets", "--lora-exclude", "--reference", "--no-reference", "--critic", "none", "resident",
              "offloaded", "reloaded", "gae", "--dpo", "--token-budget", "auto", "default", "--trinity-version",
              "--train-batch-size", "--host-ram", "--node-gpus", "--no-estimate", "--estimate", "--margin",
-             "--model-config", "--from-config", "--rollout-gpus", "--svg", "0", "1", "2", "4", "8", "16", "-1", "64",
+             "--model-config", "--from-config", "--rollout-gpus", "0", "1", "2", "4", "8", "16", "-1", "64",
              "1,2", "2,1", "1,,2", "0.6B", "8B", "4B,8B", "h100", "a100,h100", "mine", "4096", "32k", "nan",
              *LORA_TARGETS, *RELEASES]
 """``solve map``'s words: its options, their values and others' (with the targets and releases above)."""
