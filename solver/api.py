@@ -60,6 +60,7 @@ from solver.query import (
     check_lora_rank,
     check_margin,
     check_reference_with_lora,
+    check_run_options,
     check_seed,
     check_sp,
     check_time_limit,
@@ -1083,17 +1084,17 @@ def map_plans(
     `critic`, `dpo` and `trinity_version` (the release as given: its memory counts and train batch rule) as `plan`'s,
     which the maps echo where given (`lora_targets` as its ``target_modules`` regex, ``all-linear`` where
     `lora_exclude_modules` alone is given), and `token_budget` (a mode, or a cap, N, as `plan`'s). `QueryError` as
-    `plan`'s (and `load_weights`' for a path)."""
-    from solver.maps import check_targets_on_rows, gpu_map  # imports OR-Tools: only mapping pays for it
+    `plan`'s (and `load_weights`' for a path), each before any solve: what every cell shares once
+    (`check_run_options`), then what a row's model refuses (`solver.maps.check_rows`)."""
+    from solver.maps import check_rows, gpu_map  # imports OR-Tools: only mapping pays for it
 
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
                 ("catalog", catalog, Catalog | None),
-                ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None),
-                ("option_names", option_names, OptionNames), ("lora_rank", lora_rank, int),
-                ("reference_model", reference_model, bool | None), ("dpo", dpo, bool))
-    check_lora_rank(lora_rank)
-    check_reference_with_lora(reference_model, lora_rank, option_names)
-    trinity_release("trinity_version", trinity_version)
+                ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None))
+    # what every cell shares, refused once before any (each cell's query would refuse it alike)
+    check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
+                      estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
+                      time_limit_s=time_limit_s)
     for index, budget in enumerate(budgets or ()):
         check_types((f"budgets[{index}]", budget, int))
     if budgets is not None and (gpus_up_to is not None or not budgets):
@@ -1126,7 +1127,7 @@ def map_plans(
                "trinity_version": trinity_version, "dpo": dpo, "lora_targets": lora_targets,
                "lora_exclude_modules": lora_exclude_modules}
     mapped_budgets = sorted(set(budgets)) if budgets is not None else list(range(1, (gpus_up_to or 8) + 1))
-    check_targets_on_rows(catalog, gpu_names, mapped, **options)
+    check_rows(catalog, gpu_names, mapped, **options)  # what a row's model refuses, before any solve
     return tuple(gpu_map(catalog, gpu_name, mapped, mapped_budgets, by_length=by == "len", weights_file=weights_file,
                          budgets_listed=budgets is not None, **options) for gpu_name in gpu_names)
 

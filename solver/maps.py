@@ -11,13 +11,14 @@ inferred or estimated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from solver.memory import GRID
 from solver.model import prepare
-from solver.query import given_lora_targets, make_query, token_budget_mode_and_cap
+from solver.query import check_token_budget_read, given_lora_targets, make_query, token_budget_mode_and_cap
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
+from solver.rules import OptionNames
 from solver.solve import best_plan
 from solver.tables import NODE_GPUS, Catalog, QueryError, counted_expert_layout
 from solver.tables.peft_match import ALL_LINEAR, lora_targets_pattern
@@ -42,20 +43,33 @@ def mapped_models(catalog: Catalog, gpu: str) -> list[str]:
                           if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
 
 
-def check_targets_on_rows(catalog: Catalog, gpus: Sequence[str], models: Sequence[str], **options: Any) -> None:
-    """Before any solve, `QueryError` where the `lora_targets` of `options` (as `longest_by_model`'s), less their
-    `lora_exclude_modules`, or those exclusions alone, are refused on a model of the maps' rows (`models`, else each
-    of `gpus`' `mapped_models`) as each row's query refuses them (`given_lora_targets`): the first row's refusal, and
-    on a map of several models those it counts them on, or that the others refuse them too (a refusal alike on every
-    row, naming no model, as it is)."""
+def check_rows(catalog: Catalog, gpus: Sequence[str], models: Sequence[str], **options: Any) -> None:
+    """Before any solve, `QueryError` where what `options` (as `longest_by_model`'s) ask of every row is refused on
+    a model of the maps' rows (`models`, else each of `gpus`' `mapped_models`) as that row's query refuses it: a
+    `token_budget` cap on a model that reads none (`check_token_budget_read`), then the `lora_targets`, less their
+    `lora_exclude_modules`, or those exclusions alone (`given_lora_targets`). The first row's refusal, and on a map of
+    several models those that take what is refused, or that the others refuse it too (a refusal alike on every row,
+    naming no model, as it is)."""
     targets, lora_rank, names = options.get("lora_targets"), options.get("lora_rank") or 0, options["option_names"]
-    excluded = options.get("lora_exclude_modules")
+    excluded, cap = options.get("lora_exclude_modules"), options.get("token_budget", "default")
     rows = list(dict.fromkeys(models or [row for gpu in gpus for row in mapped_models(catalog, gpu)]))
+    if isinstance(cap, int):
+        _refuse_on_rows(rows, lambda row: check_token_budget_read(cap, catalog.model(row), names), "it is read",
+                        "it", names)
+    if targets is not None or excluded is not None:
+        experts = counted_expert_layout(options.get("trinity_version"))
+        _refuse_on_rows(rows, lambda row: given_lora_targets(targets, lora_rank, catalog.model(row), experts, names,
+                                                             excluded), "they are counted", "them", names)
+
+
+def _refuse_on_rows(rows: Sequence[str], check: Callable[[str], object], taken: str, them: str,
+                    names: OptionNames) -> None:
+    """`QueryError` where `check` refuses a model of `rows`: the first refusal, and where there are several rows, those
+    that take what it refuses (`taken` on them: "they are counted"), or that the others refuse it (`them`) too."""
     refused: dict[str, str] = {}
-    for row in rows if targets is not None or excluded is not None else ():
+    for row in rows:
         try:
-            given_lora_targets(targets, lora_rank, catalog.model(row), counted_expert_layout(
-                options.get("trinity_version")), names, excluded)
+            check(row)
         except QueryError as error:
             refused[row] = str(error)
     if not refused:
@@ -66,10 +80,10 @@ def check_targets_on_rows(catalog: Catalog, gpus: Sequence[str], models: Sequenc
         raise QueryError(first)
     if not counted:
         others = "other model refuses" if len(rows) == 2 else f"{len(rows) - 1} other models refuse"
-        raise QueryError(f"{first}; the map's {others} them too")
+        raise QueryError(f"{first}; the map's {others} {them} too")
     model = names.named("model")
     alone = f"{model}={counted!r}" if names.keywords else f"{model} {','.join(counted)}"
-    raise QueryError(f"{first}; of the map's {len(rows)} models, they are counted on {', '.join(counted)} alone: "
+    raise QueryError(f"{first}; of the map's {len(rows)} models, {taken} on {', '.join(counted)} alone: "
                      f"map those ({alone})")
 
 

@@ -1028,12 +1028,9 @@ def make_query(
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
-    check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
-                ("lora_rank", lora_rank, int), ("dpo", dpo, bool))
-    check_lora_rank(lora_rank)
-    check_reference_with_lora(reference_model, lora_rank, option_names)
-    check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
-    check_dpo(dpo, critic, reference_model, lora_rank, option_names)
+    check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
+                      estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
+                      time_limit_s=time_limit_s)
     reference_model = counts_reference(reference_model, lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
@@ -1050,16 +1047,10 @@ def make_query(
                 ("train_batch_size", train_batch_size, int | None),
                 ("train_batch_source", train_batch_source, str))
     check_choice("objective", objective, get_args(Objective))
-    check_choice("estimate", estimate, get_args(EstimateMode))
     release = trinity_release("trinity_version", trinity_version)
-    check_token_budget(token_budget, estimate, option_names, caps=True)
-    check_time_limit(time_limit_s)
     check_seed(seed)
     resolved = catalog.model(model)
-    if isinstance(token_budget, int) and one_sequence_per_micro_batch(resolved):
-        budget_name = token_budget_name(option_names)
-        raise QueryError(f"{budget_name} {token_budget}: {resolved.name} trains one padded sequence per micro-batch, "
-                         f"which reads no token budget: leave {budget_name} out")
+    check_token_budget_read(token_budget, resolved, option_names)
     check_types(("lora_targets_source", lora_targets_source, str | None))
     targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
                                  option_names, lora_exclude_modules, lora_targets_source)
@@ -1098,6 +1089,34 @@ def make_query(
                  batch_divisor=counted_batch_divisor(trinity_version),
                  reference_model=reference_model, lora_rank=lora_rank, lora_targets=targets,
                  critic=counted_critic(critic), dpo=dpo, option_names=option_names)
+
+
+def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_model: bool | None,
+                      critic: CriticChoice | None, dpo: bool, estimate: EstimateMode, trinity_version: str | None,
+                      token_budget: TokenBudgetMode | int, time_limit_s: float) -> None:
+    """`QueryError` (one line, naming the options as `option_names` do) where options that every query of a run
+    shares, whatever its model, GPU type, budget and length, refuse it, as `make_query` checks them first: the run's
+    kind (`lora_rank`, `reference_model`, `critic`, `dpo`: `check_dpo`), the `estimate` mode, the `trinity_version`,
+    the `token_budget` and the time limit. A map (`solver.map_plans`) checks them once, before any cell."""
+    check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
+                ("lora_rank", lora_rank, int), ("dpo", dpo, bool))
+    check_lora_rank(lora_rank)
+    check_reference_with_lora(reference_model, lora_rank, option_names)
+    check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
+    check_dpo(dpo, critic, reference_model, lora_rank, option_names)
+    check_choice("estimate", estimate, get_args(EstimateMode))
+    trinity_release("trinity_version", trinity_version)
+    check_token_budget(token_budget, estimate, option_names, caps=True)
+    check_time_limit(time_limit_s)
+
+
+def check_token_budget_read(token_budget: TokenBudgetMode | int, model: Model, option_names: OptionNames) -> None:
+    """`QueryError` where a cap of `token_budget` tokens per GPU is given for `model`, which trains one padded
+    sequence per micro-batch (`one_sequence_per_micro_batch`) and so reads no token budget."""
+    if isinstance(token_budget, int) and one_sequence_per_micro_batch(model):
+        budget_name = token_budget_name(option_names)
+        raise QueryError(f"{budget_name} {token_budget}: {model.name} trains one padded sequence per micro-batch, "
+                         f"which reads no token budget: leave {budget_name} out")
 
 
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,

@@ -18,9 +18,12 @@ import yaml
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
+from solver.api import map_plans
 from solver.cli import main
 from solver.tables import (
+    QueryError,
     TableError,
+    Undecided,
     load_catalog,
     load_fleet,
     load_gpu_type,
@@ -102,6 +105,58 @@ ARGVS = st.one_of(
               st.lists(st.sampled_from(WORDS), max_size=5)),
 )
 """Command lines: words at random, and planner queries with random extra flags (more of them get solved)."""
+LORA_TARGETS = ["q_proj,v_proj", "all-linear", " all-linear ", r".*\.(q_proj|v_proj)", "experts", ".*q_norm", "(",
+                "q_proj,,v_proj", ".*mlp.*", r".*\.w1", "lm_head", r".*layers\.40\..*", "*", "", " ", "ü", "p[/]"]
+"""LoRA targets and exclusions (``--lora-targets``, ``--lora-exclude``): names, regexes, a module all-linear leaves
+out, one past the model's layers, no regex at all, nothing."""
+RELEASES = ["0.5", "0.5.0", "0.5.1", "0.5.2", "0.6", "0.6.0", "v0.5.2", "0.7", "0.4.2", "latest", ""]
+"""Trinity releases (``--trinity-version``): those rft-solver knows, a tag, and others."""
+MAP_WORDS = ["--gpu", "--model", "--gpus-up-to", "--budgets", "--by", "len", "model", "--json", "--lora-rank",
+             "--lora-targets", "--lora-exclude", "--reference", "--no-reference", "--critic", "none", "resident",
+             "offloaded", "reloaded", "gae", "--dpo", "--token-budget", "auto", "default", "--trinity-version",
+             "--train-batch-size", "--host-ram", "--node-gpus", "--no-estimate", "--estimate", "--margin",
+             "--model-config", "--from-config", "--rollout-gpus", "0", "1", "2", "4", "8", "16", "-1", "64",
+             "1,2", "2,1", "1,,2", "0.6B", "8B", "4B,8B", "h100", "a100,h100", "mine", "4096", "32k", "nan",
+             *LORA_TARGETS, *RELEASES]
+"""``solve map``'s words: its options, their values and others' (with the targets and releases above)."""
+MAP_FLAGS = {"--lora-rank": st.sampled_from(["8", "64", "0"]), "--lora-targets": st.sampled_from(LORA_TARGETS),
+             "--lora-exclude": st.sampled_from(LORA_TARGETS), "--trinity-version": st.sampled_from(RELEASES),
+             "--critic": st.sampled_from(["none", "resident", "offloaded", "reloaded", "gae"]),
+             "--token-budget": st.sampled_from(["auto", "default", "4096", "1", "16777217"]),
+             "--by": st.sampled_from(["len", "model"]), "--dpo": st.none(), "--no-reference": st.none(),
+             "--no-estimate": st.none(), "--json": st.none()}
+"""``solve map``'s options (each given once at most) with values that mean something to them (None: a switch)."""
+MAP_ARGVS = st.one_of(
+    st.lists(st.sampled_from(MAP_WORDS), max_size=8).map(lambda words: ["map", "--gpu", "h100", "--model", "0.6B",
+                                                                         "--budgets", "1,2", *words]),
+    st.builds(lambda gpu, model, budgets, flags, extra: ["map", "--gpu", gpu, "--model", model, "--budgets", budgets,
+                                                         *[word for flag, value in flags.items()
+                                                           for word in (flag, value) if word is not None], *extra],
+              st.sampled_from(["h100", "a100", "l4", "mi300x"]), st.sampled_from(["0.6B", "4B", "8B", "0.6B,8B"]),
+              st.sampled_from(["1", "2", "1,2", "1,8"]), st.fixed_dictionaries({}, optional=MAP_FLAGS),
+              st.lists(st.sampled_from(MAP_WORDS), max_size=1)),
+)
+"""``solve map`` command lines on one GPU type and small budgets (each solves in well under a second): words at random
+after them, and the map's options (`MAP_FLAGS`) with a random word or none after them."""
+MAP_OPTIONS: dict[str, SearchStrategy[Any]] = {
+    "lora_targets": st.sampled_from(LORA_TARGETS),
+    "lora_exclude_modules": st.sampled_from(LORA_TARGETS),
+    "lora_rank": st.sampled_from([0, 8, 64]),
+    "reference_model": st.sampled_from([None, True, False]),
+    "dpo": st.booleans(),
+    "critic": st.sampled_from(["none", "resident", "offloaded", "reloaded", "gae"]),
+    "token_budget": st.sampled_from(["default", "auto", 1, 4096, 65536, 2**24, 2**24 + 1]),
+    "trinity_version": st.sampled_from(RELEASES),
+    "estimate": st.sampled_from(["auto", "only", "never"]),
+    "by": st.sampled_from(["model", "len"]),
+}
+"""`solver.map_plans`' keywords for the map's newer options, with values of the kinds it takes."""
+MAP_CALLS = st.tuples(st.sampled_from(["0.6B", "8B", ["0.6B", "Qwen3-30B-A3B"], None]),
+                      st.fixed_dictionaries({}, optional=MAP_OPTIONS)
+                      | st.fixed_dictionaries({}, optional={key: values | SCALARS
+                                                            for key, values in MAP_OPTIONS.items()}))
+"""`solver.map_plans` calls: the rows (a model, two, or those of the GPU type's tables) and keywords of
+`MAP_OPTIONS`, with values of the kinds it takes, or with any value (None, numbers, text) too."""
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
@@ -110,7 +165,8 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             subcommand = argv[:1] in (["tables"], ["memory"], ["cluster"])
-            status = main(argv if subcommand else ["--time-limit", "2", *argv])
+            timed = ["map", "--time-limit", "1", *argv[1:]] if argv[:1] == ["map"] else ["--time-limit", "2", *argv]
+            status = main(argv if subcommand else timed)
         except SystemExit as exit_:
             status = 1 if isinstance(exit_.code, str) else int(exit_.code or 0)  # as the interpreter exits
     assert status in (0, 1, 2), (argv, status)
@@ -119,6 +175,20 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
         errors = [line for line in err.getvalue().splitlines() if not line.startswith("usage:")]
         assert len(errors) == 1 and ": error: " in errors[0], (argv, err.getvalue())
     return status, out.getvalue(), err.getvalue()
+
+
+def map_call(rows: str | list[str] | None, keywords: dict[str, Any]) -> None:
+    """`solver.map_plans` with `keywords` on one GPU type and budgets 1 and 2 (a model or two, or by length one) maps,
+    or refuses with a one-line `QueryError`, or says a cell's solve ran out of time (`Undecided`); nothing else."""
+    try:
+        maps = map_plans(rows if keywords.get("by") != "len" or rows is None else "0.6B", gpu="h100", budgets=[1, 2],
+                         time_limit_s=1.0, **keywords)
+    except QueryError as error:
+        assert "\n" not in str(error)
+        return
+    except Undecided:
+        return
+    assert len(maps) == 1 and maps[0].budget_gpus == (1, 2)
 
 
 def mutate(text: str, edits: list[tuple[int, int, str]]) -> str:
@@ -221,6 +291,8 @@ def _said_once(result: tuple[int, str, str]) -> None:
 
 TARGETS: dict[str, tuple[SearchStrategy[Any], Callable[[Any, Path], object]]] = {
     "command lines": (ARGVS, lambda argv, folder: run_cli(argv)),
+    "map command lines": (MAP_ARGVS, lambda argv, folder: run_cli(argv)),
+    "map_plans keywords": (MAP_CALLS, lambda drawn, folder: map_call(*drawn)),
     "mutated table files": (EDITS, load_mutated_table),
     "random cluster files": (DOCUMENTS, load_cluster_document),
     "random Trinity configs": (DOCUMENTS, read_trinity_document),
