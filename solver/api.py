@@ -671,7 +671,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                                      counted_batch_divisor(best.trinity_version)),
         model=model, rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
-        dpo=bool(answer.dpo_pairs), config_lora=best.config_lora)
+        dpo=bool(answer.dpo_pairs), config_lora=best.config_lora, token_cap=answer.token_cap_words(API_OPTIONS))
 
 
 def _check_adapter_kept(caller: str, best: Plan, model: Model) -> None:

@@ -83,7 +83,7 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
     dpo = config_trains_dpo(layout, environ) if arguments.dpo is None else arguments.dpo
     keys = [key for key in keys_for_plan(plan, model, layout, environ, version=version,
                                          version_option=option_names.trinity_05, gpu=gpu, dpo=dpo,
-                                         config_lora=arguments.config_lora)
+                                         config_lora=arguments.config_lora, token_cap=arguments.token_cap)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     rollout_gpus = arguments.rollout_gpus
     cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, arguments.nodes, arguments.engines,
@@ -203,11 +203,11 @@ def checked_settings_arguments(arguments: SettingsArguments) -> SettingsArgument
     strings or None) on a model trained one padded sequence per micro-batch, whose plan for DPO counts a pair
     (`_check_dpo_pair`)."""
     plan, model, rollout_gpus, nodes, shared_gpus, engines, layout, version, train_batch_size, dpo, environ, \
-        config_lora = arguments
+        config_lora, token_cap = arguments
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None), ("engines", engines, tuple | None),
                 ("train_batch_size", train_batch_size, int | None), ("layout", layout, Mapping | None),
-                ("dpo", dpo, bool | None), ("config_lora", config_lora, bool))
+                ("dpo", dpo, bool | None), ("config_lora", config_lora, bool), ("token_cap", token_cap, str | None))
     check_environ(environ)
     check_trinity_version("version", version)
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
