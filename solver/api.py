@@ -585,7 +585,8 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
                         check=fragment_check(answer.gpu, known, (*_model_config_check(answer.model, path),
                                                                  *_lora_targets_check(keys.plan))),
                         dpo_mode_unset=keys.plan.dpo_mode_unset,
-                        config_lora_rank=0 if adapter is None else adapter.rank)[0]
+                        config_lora_rank=0 if adapter is None else adapter.rank,
+                        token_cap=answer.token_cap_words(API_OPTIONS))[0]
 
 
 def _check_model_config_shape(path: Path, model: Model) -> None:
@@ -671,7 +672,7 @@ def _answer_keys(caller: str, answer: Answer, catalog: Catalog | None,
                                      counted_batch_divisor(best.trinity_version)),
         model=model, rollout_gpus=rollout, nodes=nodes, shared_gpus=None,
         engines=(0, engines.size if engines else 1), version=release, train_batch_size=answer.train_batch_size,
-        dpo=bool(answer.dpo_pairs), config_lora=best.config_lora, token_cap=answer.token_cap_words(API_OPTIONS))
+        dpo=bool(answer.dpo_pairs), config_lora=best.config_lora)
 
 
 def _check_adapter_kept(caller: str, best: Plan, model: Model) -> None:

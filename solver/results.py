@@ -1799,9 +1799,6 @@ class SettingsArguments(NamedTuple):
     config_lora: bool = False
     """Whether the plan's LoRA is a config's own (`Query.config_lora`), which the config keeps: no
     ``model.lora_configs`` is written, as none is beside a `layout`."""
-    token_cap: str | None = None
-    """How the comment on the plan's capped token budget names the cap: its answer's words (`Answer.token_cap_words`:
-    the option, or the config's own budget); None where the plan comes without its answer: it names either."""
 
 
 def written_release(plan: Plan, version: TrinityVersion | None = None,

@@ -328,17 +328,14 @@ def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalo
     (`fragment_layout`), its engines (`_fragment_engines`), --from-config's `layout`, --trinity-version, the
     answer's train batch and whether its plans counted a DPO pair (`Answer.dpo_pairs`: the algorithm read in this
     shell's environment, as --write reads it), and that environment, where the layout's other interpolations are read
-    as the plans read them, and how the comment on a capped budget names the cap (`Answer.token_cap_words`); --json's
-    ``apply`` and --emit's fragment are made of these same ones."""
+    as the plans read them; --json's ``apply`` and --emit's fragment are made of these same ones."""
     from solver.api import fragment_layout
     from solver.results import SettingsArguments
-    from solver.rules import COMMAND_OPTIONS
     nodes, rollout = fragment_layout(answer)
     return SettingsArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
                              engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
                              version=args.trinity_version, train_batch_size=answer.train_batch_size,
-                             dpo=bool(answer.dpo_pairs), environ=os.environ,
-                             token_cap=answer.token_cap_words(COMMAND_OPTIONS))
+                             dpo=bool(answer.dpo_pairs), environ=os.environ)
 
 
 def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,
@@ -531,7 +528,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                                           dpo_mode_unset=answer.plans[0].dpo_mode_unset,
                                           # as the config's plans count its LoRA on the model (as the API's)
                                           config_lora_rank=0 if (adapter := answer.plans[0].config_adapter) is None
-                                          else adapter.rank,
+                                          else adapter.rank, token_cap=answer.token_cap_words(COMMAND_OPTIONS),
                                           check_environment=_config_environment(args, config, layout,
                                                                                 answer.plans[0], model)))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
