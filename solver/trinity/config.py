@@ -1246,8 +1246,13 @@ def refused_lora_note(data: Mapping[str, Any], name: str, environ: Mapping[str, 
     key = own[0]
     return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
         f"with {key} refused ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why), the verdict and the plans "
-        f"count full fine-tuning, which holds more than a LoRA run: fix {key} and plan again to count the LoRA run, "
-        "or remove it to train every parameter"))
+        f"count full fine-tuning, which holds more than a LoRA run: {refused_lora_fix(key)}"))
+
+
+def refused_lora_fix(key: str) -> str:
+    """What to do, in words, with the LoRA that `key` turns on where Trinity refuses it and full fine-tuning is counted
+    in its place (`refused_lora_note`; ``--write``'s note on the LoRA it keeps, `solver.trinity.patch`)."""
+    return f"fix {key} and plan again to count the LoRA run, or remove it to train every parameter"
 
 
 def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],

@@ -47,6 +47,7 @@ from solver.trinity.config import (
     config_counted_lora_rank,
     config_counted_lora_targets,
     lora_configs_refused,
+    refused_lora_fix,
     written_adapter,
     written_lora,
 )
@@ -888,8 +889,7 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
                f"(its refused line, {ConfigProblemCode.LORA_CONFIGS_REFUSED.value}, says why): the plan counted "
                if _lora_refused(plan, model, reading, name, environ, version) else None)
     if not plan.lora_rank and refused is not None:
-        return (f"{refused}full fine-tuning, which holds more than a LoRA run; fix {key} and plan again to count the "
-                "LoRA run, or remove it to train every parameter")
+        return f"{refused}full fine-tuning, which holds more than a LoRA run; {refused_lora_fix(key)}"
     if not plan.lora_rank:
         return (f"{name} sets LoRA ({key}), which {option_names.write} keeps: the plan counted full fine-tuning, which "
                 f"holds more than a LoRA run; remove {key} to train every parameter")
