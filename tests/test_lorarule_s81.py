@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from test_keepbudget_s80 import H20_CONFIG
+from test_review79b_s79 import CONFIG
 
 import solver
 from solver.api import answer_query, config_query, with_config_verdicts
@@ -27,18 +28,10 @@ from solver.trinity.config import NewAdapter, counted_adapter, written_adapter
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = load_catalog()
 QWEN3_8B = CATALOG.model("Qwen3-8B")
-HEAD = """model:
-  model_path: Qwen/Qwen3-8B
-  max_model_len: 16384
-{lora}algorithm:
-  algorithm_type: grpo
-cluster:
-  node_num: 1
-  gpu_per_node: 8
-buffer:
-  batch_size: 98
-"""
-LORA_CONFIGS = HEAD.format(lora="  lora_configs: [{lora_rank: 64, lora_alpha: 128, target_modules: '.*mlp\\.gate'}]\n")
+OWN_LORA = "  lora_configs:\n    - name: mine\n      lora_rank: 64\n      lora_alpha: 128\n      target_modules: '%s'\n"
+HEAD = CONFIG.replace(OWN_LORA, "{lora}")
+"""review79b's Qwen3-8B GRPO config, its LoRA left to each test."""
+LORA_CONFIGS = CONFIG % ".*mlp\\.gate"
 """A Qwen3-MoE's router regex on a dense Qwen3: PEFT matches no module, and Trinity fails as it makes the adapter."""
 VERL = HEAD.format(lora="") + """trainer:
   trainer_config:
