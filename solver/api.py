@@ -586,7 +586,8 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: s
                         check=fragment_check(answer.gpu, known, (*_model_config_check(answer.model, path),
                                                                  *_lora_targets_check(keys.plan))),
                         dpo_mode_unset=keys.plan.dpo_mode_unset,
-                        config_lora_rank=0 if adapter is None else adapter.rank)[0]
+                        config_lora_rank=0 if adapter is None else adapter.rank,
+                        token_cap=answer.token_cap_words(API_OPTIONS))[0]
 
 
 def _check_model_config_shape(path: Path, model: Model) -> None:

@@ -44,6 +44,7 @@ from solver.query import (
     Pins,
     Query,
     margin_keeping,
+    token_cap_words,
 )
 from solver.rules import (
     COMMAND_OPTIONS,
@@ -2010,6 +2011,12 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         """Whether the solve proved its answer: the best plans (``optimal``) or that there is none
         (``infeasible``); ``feasible`` and ``unknown`` are what the time limit left open."""
         return self.status in ("optimal", "infeasible")
+
+    def token_cap_words(self, option_names: OptionNames) -> str | None:
+        """Its plans' token budget where its cap binds, naming the cap's source (`solver.query.token_cap_words`:
+        `token_budget_cap_source`, else the option as `option_names` name it); None where it asked for no cap."""
+        cap = self.token_budget_cap
+        return None if cap is None else token_cap_words(cap, self.token_budget_cap_source, option_names)
 
     @property
     def no_plan_line(self) -> str:

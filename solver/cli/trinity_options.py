@@ -542,7 +542,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                                           dpo_mode_unset=answer.plans[0].dpo_mode_unset,
                                           # as the config's plans count its LoRA on the model (as the API's)
                                           config_lora_rank=0 if (adapter := answer.plans[0].config_adapter) is None
-                                          else adapter.rank,
+                                          else adapter.rank, token_cap=answer.token_cap_words(COMMAND_OPTIONS),
                                           check_environment=_config_environment(args, config, layout,
                                                                                 answer.plans[0], model)))
         except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves

@@ -87,6 +87,7 @@ from solver.tables.peft_match import (
 )
 from solver.tables.peft_names import LoraTargets, PeftModuleNames
 from solver.tables.rope_types import TrainerFailure
+from solver.trinity.config import NewAdapter, counted_adapter, new_adapter
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -1855,32 +1856,37 @@ def _check_no_config_path(checks: _ConfigChecks, version: TrinityVersion | None)
 
 
 def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
-    """Check the ``target_modules`` regex (less its ``exclude_modules``) of the one LoRA config from which Trinity
-    makes a new adapter (no ``path``, a rank above 0) on `model`'s module names (`lora_targets_problem`). A number or a
-    boolean is the text Trinity's typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf 2.3.0's
-    ``StringNode``: ``str(value)``, ``omegaconf/nodes.py:186`` to ``:195``); a list, a mapping, a rank that is no whole
+    """Check the ``target_modules`` regex (less its ``exclude_modules``) of the LoRA adapter Trinity makes anew from the
+    config (`new_adapter`) on `model`'s module names (`new_adapter_problem`). A list, a mapping, a rank that is no whole
     number and a regex that does not compile are the config reading's refusals (``solver.trinity.config``)."""
-    configs = checks.value(LORA_CONFIGS)
-    if not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping):
-        return
-    targets, excluded, rank, path = (checks.value((*LORA_CONFIGS, 0, key))
-                                     for key in ("target_modules", "exclude_modules", "lora_rank", "path"))
-    whole_rank = omegaconf_integer(rank)
-    if (path is not None or isinstance(targets, list | Mapping) or all_linear(targets)
-            and excluded is None or excluded is not None and not isinstance(excluded, str)
-            or rank is not None and (whole_rank is None or whole_rank < 1)):
-        return
-    try:
-        problem = lora_targets_problem(None if all_linear(targets) else str(targets), excluded, model,
-                                       checks.experts)
-    except re.error:  # refused as such
-        return
+    problem = new_adapter_problem(new_adapter(checks.value, checks.version), model, checks.experts)
     if problem is not None:
         checks.add(problem.code, problem.words)
 
 
-def lora_targets_problem(targets: str | None, excluded: str | None, model: Model,
-                         experts: ExpertLayout = "fused") -> ConfigProblem | None:
+def new_adapter_problem(adapter: NewAdapter | None, model: Model, experts: ExpertLayout) -> ConfigProblem | None:
+    """What rft-solver says of the LoRA adapter a config makes anew (`adapter`, `new_adapter`; None: none) on `model`'s
+    module names, its routed experts held as `experts`: `lora_targets_problem`'s refusal or caution, naming its keys
+    where the config has them; None where PEFT takes it, and where a regex does not compile (the config reading's
+    refusal, whatever the model). The rule behind ``--check``'s line, the plans' rank (`config_counted_on`) and
+    ``--write``'s (`new_adapter_refused`)."""
+    if adapter is None:
+        return None
+    try:
+        return lora_targets_problem(adapter.targets, adapter.excluded, model, experts, adapter.section)
+    except re.error:  # refused as such
+        return None
+
+
+def new_adapter_refused(adapter: NewAdapter | None, model: Model, experts: ExpertLayout) -> bool:
+    """Whether Trinity fails as it makes the LoRA adapter `adapter` (`new_adapter`) on `model`'s module names:
+    `new_adapter_problem` refuses it (`ConfigProblemCode.LORA_CONFIGS_REFUSED`; a caution does not)."""
+    problem = new_adapter_problem(adapter, model, experts)
+    return problem is not None and problem.code is ConfigProblemCode.LORA_CONFIGS_REFUSED
+
+
+def lora_targets_problem(targets: str | None, excluded: str | None, model: Model, experts: ExpertLayout = "fused",
+                         section: Path = (*LORA_CONFIGS, 0)) -> ConfigProblem | None:
     """Whether PEFT fails on the ``target_modules`` regex `targets` (None: ``all-linear``) less the ``exclude_modules``
     regex `excluded` as Trinity makes a new adapter for `model` under a release that holds its routed experts as
     `experts` (`peft_target_refusal` on `Model.peft_names_of` that layout: transformers 5's names where ``fused``,
@@ -1901,12 +1907,12 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
         for names in held.values()}  # matching a module of the layers the model lacks alone (layers 40 of 36): none
     taken = [layout for layout, names in held.items() if refusals[names] is None]
     if taken and len(taken) < len(held):
-        return _one_transformers_caution(pattern, excluded, model, held, refusals, taken[0])
+        return _one_transformers_caution(pattern, excluded, model, held, refusals, taken[0], section)
     if taken:
         return None
     names = next((names for names in refusals  # where the regex alone matches, for exclude_modules' words
                   if peft_target_match(pattern, None, names) != NO_MATCH), next(iter(refusals)))
-    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "")
+    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "", section)
     shown = {layout: shown_module_names(each) for layout, each in held.items()}
     fused = shown_module_names(model.peft_names)
     names_shown = fused if set(shown.values()) == {fused} else "; ".join(
@@ -1929,16 +1935,11 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
 def config_counted_on(config: TrinityConfig, model: Model, experts: ExpertLayout) -> TrinityConfig:
     """`config` as its verdict and plans count it on `model`, its routed experts held as `experts`: with no LoRA
     adapter (rank 0, full fine-tuning's states; no targets) where PEFT refuses, on `model`'s module names, the targets
-    the reading counts the adapter on (`TrinityConfig.lora_targets`; `lora_targets_problem`'s
-    `ConfigProblemCode.LORA_CONFIGS_REFUSED`, which `_check_lora_targets` says), since Trinity then fails as it makes
-    the adapter: the reading alone assumes the first model type's names that PEFT takes (``.*\\.mlp\\.gate``, a
-    Qwen3-MoE's router, on a dense Qwen3 matches no module; ``exclude_modules`` ``.*`` leaves none); else `config`."""
-    targets = config.lora_targets
-    if not config.lora_rank or targets is None:
-        return config
-    problem = lora_targets_problem(None if all_linear(targets.pattern) else targets.pattern, targets.excluded, model,
-                                   experts)
-    if problem is None or problem.code is not ConfigProblemCode.LORA_CONFIGS_REFUSED:
+    the reading counts the adapter on (`counted_adapter`; `new_adapter_refused`, whose refusal `_check_lora_targets`
+    says), since Trinity then fails as it makes the adapter: the reading alone assumes the first model type's names
+    that PEFT takes (``.*\\.mlp\\.gate``, a Qwen3-MoE's router, on a dense Qwen3 matches no module;
+    ``exclude_modules`` ``.*`` leaves none); else `config`."""
+    if not new_adapter_refused(counted_adapter(config), model, experts):
         return config
     return config.model_copy(update={"lora_rank": 0, "lora_targets": None})
 
@@ -1961,31 +1962,34 @@ def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, he
             f"transformers {version} ({PINNED_BY[version]})")
 
 
-def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str) -> tuple[str, str, str]:
+def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str,
+                   section: Path) -> tuple[str, str, str]:
     """The key PEFT fails on for the ``target_modules`` regex `pattern` less `excluded` on `names` (`why`:
-    `peft_target_refusal`'s words), why, and what to do, as `lora_targets_problem` words them: ``exclude_modules``
-    where it leaves out every module the regex alone matches, or where PEFT takes the regex alone (all-linear less
-    ``.*\\.up_proj`` on Qwen3-MoE under transformers 5: the routed experts' gate_proj without their up_proj)."""
+    `peft_target_refusal`'s words; the keys at `section`), why, and what to do, as `lora_targets_problem` words them:
+    ``exclude_modules`` where it leaves out every module the regex alone matches, or where PEFT takes the regex alone
+    (all-linear less ``.*\\.up_proj`` on Qwen3-MoE under transformers 5: the routed experts' gate_proj without their
+    up_proj)."""
     targets = f"target_modules '{pattern}'"
     all_excluded = None if excluded is None else every_target_excluded(pattern, excluded, names, targets)
     if all_excluded is not None:
-        return dotted((*LORA_CONFIGS, 0, "exclude_modules")) + f" '{excluded}'", all_excluded, EXCLUDE_FEWER
+        return dotted((*section, "exclude_modules")) + f" '{excluded}'", all_excluded, EXCLUDE_FEWER
     if excluded is not None and peft_target_refusal(pattern, None, names) is None:
-        return (dotted((*LORA_CONFIGS, 0, "exclude_modules")) + f" '{excluded}'",
+        return (dotted((*section, "exclude_modules")) + f" '{excluded}'",
                 f"leaves what {targets} adapts so that it {why}", EXCLUDE_FEWER)
-    return dotted((*LORA_CONFIGS, 0, "target_modules")) + f" '{pattern}'", why, TARGETS_FIX
+    return dotted((*section, "target_modules")) + f" '{pattern}'", why, TARGETS_FIX
 
 
 def _one_transformers_caution(pattern: str, excluded: str | None, model: Model,
                               held: dict[HeldExperts, PeftModuleNames], refusals: dict[PeftModuleNames, str | None],
-                              taken: HeldExperts) -> ConfigProblem:
+                              taken: HeldExperts, section: Path) -> ConfigProblem:
     """`lora_targets_problem`'s caution (`ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS`) under a release that takes
     transformers 4 or 5 (0.5.0, 0.5.2) where `held`'s names of the layout `taken` alone take the regex: PEFT fails on
     the other's (`refusals`) where the run has that transformers; what to do: the regex that adapts the same modules on
     both transformers' names (`same_modules_regex`), or, where none does, that none does (not a regex that adapts
-    other modules), or, for an ``exclude_modules`` that leaves out every module, to exclude fewer."""
+    other modules), or, for an ``exclude_modules`` that leaves out every module, to exclude fewer; the keys at
+    `section` named."""
     names = held[other_layout(taken)]
-    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "")
+    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "", section)
     return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS,
                          one_transformers_words(subject, why, fix, pattern, excluded, model, taken))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, TypeAdapter, ValidationError
@@ -901,6 +901,68 @@ def config_counted_lora_targets(data: Mapping[str, Any], name: str, environ: Map
     return counted_lora_targets(ConfigReader(data, name, environ), version)
 
 
+class NewAdapter(NamedTuple):
+    """The LoRA adapter Trinity makes anew from a config as written (`new_adapter`)."""
+
+    section: tuple[str | int, ...]
+    """Where its ``target_modules`` and ``exclude_modules`` are: the one LoRA config, or verl before 0.8's
+    ``actor_rollout_ref.model``."""
+    targets: str | None
+    """Its ``target_modules`` regex; None for ``all-linear``."""
+    excluded: str | None
+    """Its ``exclude_modules`` regex; None where unset."""
+
+
+def new_adapter(value: Callable[[tuple[str | int, ...]], Any], version: TrinityVersion | None) -> NewAdapter | None:
+    """The LoRA adapter Trinity makes anew from the config whose values `value` reads as Trinity does (None where unset
+    or unreadable), whatever the model: from the one LoRA config of ``model.lora_configs`` with no ``path`` and a
+    ``lora_rank`` unset or a whole number above 0, its ``target_modules`` a number or a boolean as the text Trinity's
+    typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf 2.3.0's ``StringNode``: ``str(value)``,
+    ``omegaconf/nodes.py:186`` to ``:195``); else, with `version` 0.5 (verl before 0.8, which every 0.5 release runs
+    on; 0.6 on verl 0.8 ignores the key), from ``actor_rollout_ref.model.lora_rank`` above 0 without
+    ``lora_adapter_path``. None where it makes none (an adapter loaded, a rank not above 0, LoRA off), and where the
+    config reading refuses or leaves alone what it would make from: a ``target_modules`` that is a list or a mapping, an
+    ``exclude_modules`` that is not a string (`_lora_configs_refusal`, `_targets_uncounted`)."""
+    configs = value(LORA_KEYS[0])
+    if configs is not None:  # Trinity's LoRA configs fill verl's keys (`LORA_KEYS`), or it refuses them
+        section: tuple[str | int, ...] = (*LORA_KEYS[0], 0)
+        if (not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], Mapping)
+                or value((*section, "path")) is not None):
+            return None
+        rank = value((*section, "lora_rank"))
+        if rank is not None and not _turns_lora_on(LORA_KEYS[1], rank):
+            return None
+    elif version == "0.5" and _turns_lora_on(LORA_KEYS[1], value(LORA_KEYS[1])) and value(LORA_KEYS[2]) is None:
+        section = LORA_KEYS[1][:-1]
+    else:
+        return None
+    targets, excluded = value((*section, "target_modules")), value((*section, "exclude_modules"))
+    if section == LORA_KEYS[1][:-1] and isinstance(targets, int | float):  # verl's untyped key: no text made
+        return None
+    if isinstance(targets, list | Mapping) or excluded is not None and not isinstance(excluded, str):
+        return None
+    return NewAdapter(section, None if all_linear(targets) else str(targets), excluded)
+
+
+def written_adapter(data: Mapping[str, Any], name: str, environ: Mapping[str, str],
+                    version: TrinityVersion | None) -> NewAdapter | None:
+    """`new_adapter` of the config `data` (the file `name`, read in `environ`) under Trinity `version`."""
+    reader = ConfigReader(data, name, environ)
+    return new_adapter(lambda path: read_or_none(reader.get, path), version)
+
+
+def counted_adapter(config: TrinityConfig) -> NewAdapter | None:
+    """The LoRA adapter whose states the verdict and the plans of `config` count (`TrinityConfig.lora_rank` above 0):
+    the one it makes anew (`new_adapter`), on its `TrinityConfig.lora_targets`; None where they count full
+    fine-tuning."""
+    if not config.lora_rank:
+        return None
+    targets = config.lora_targets
+    section = LORA_KEYS[1][:-1] if config.lora_key == dotted(LORA_KEYS[1]) else (*LORA_KEYS[0], 0)
+    return NewAdapter(section, None if targets is None or all_linear(targets.pattern) else targets.pattern,
+                      None if targets is None else targets.excluded)
+
+
 def lora_on_every_release(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
     """The dotted key that turns LoRA on (`_lora_key`) with every release the config may run on (`version` 0.5, or
     where Trinity 0.6 on verl 0.8 or later turns it on too: `_lora_from_08`), so that none builds a reference model
@@ -1184,8 +1246,13 @@ def refused_lora_note(data: Mapping[str, Any], name: str, environ: Mapping[str, 
     key = own[0]
     return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
         f"with {key} refused ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why), the verdict and the plans "
-        f"count full fine-tuning, which holds more than a LoRA run: fix {key} and plan again to count the LoRA run, "
-        "or remove it to train every parameter"))
+        f"count full fine-tuning, which holds more than a LoRA run: {refused_lora_fix(key)}"))
+
+
+def refused_lora_fix(key: str) -> str:
+    """What to do, in words, with the LoRA that `key` turns on where Trinity refuses it and full fine-tuning is counted
+    in its place (`refused_lora_note`; ``--write``'s note on the LoRA it keeps, `solver.trinity.patch`)."""
+    return f"fix {key} and plan again to count the LoRA run, or remove it to train every parameter"
 
 
 def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],

@@ -541,6 +541,7 @@ def fragment_for(
     host_ram_gb: float | None = None, host_ram_source: str | None = None, option_names: OptionNames = API_OPTIONS,
     check: tuple[str, ...] | None = None, check_environment: tuple[tuple[str, str], ...] = (),
     dpo_mode_unset: bool = False, placed_on: str | None = None, config_lora_rank: int = 0,
+    token_cap: str | None = None,
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
     are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
@@ -549,7 +550,9 @@ def fragment_for(
     ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`); `placed_on`, a
     cluster placement's nodes in words (`placed_on_words`), which the header names under the plan;
     `config_lora_rank`, the LoRA rank the config planned from counts itself, which the header's check command leaves
-    to it (no ``--lora-rank`` where the plan counted that rank)."""
+    to it (no ``--lora-rank`` where the plan counted that rank); `token_cap`, how the comment on a budget the plan's
+    cap binds names the cap (its answer's `solver.results.Answer.token_cap_words`; None: a plan without its answer,
+    which names either source)."""
     arguments = checked_settings_arguments(arguments)  # its release written: the plan's own where none is named
     plan, model = arguments.plan, arguments.model
     check_types(("option_names", option_names, OptionNames))  # the header's default host memory source reads it
@@ -561,7 +564,7 @@ def fragment_for(
                                option_names=option_names, check_flags=check, check_environment=check_environment,
                                placed_on=placed_on, config_lora_rank=config_lora_rank)
     _check_header_arguments(plan, options)
-    ordered, settings, read_without = fragment_keys(arguments, option_names, gpu)
+    ordered, settings, read_without = fragment_keys(arguments, option_names, gpu, token_cap)
     if read_without is not None:
         options = replace(options, defaults_taken=tuple(read_without.taken),
                           left_unread=tuple(read_without.unread.items()))

@@ -41,12 +41,14 @@ from solver.tables import (
     written_layout,
     yaml_brief,
 )
-from solver.trinity.checks import trinity_config_problems
+from solver.trinity.checks import new_adapter_refused, trinity_config_problems
 from solver.trinity.config import (
     cluster_trainer_gpus,
     config_counted_lora_rank,
     config_counted_lora_targets,
     lora_configs_refused,
+    refused_lora_fix,
+    written_adapter,
     written_lora,
 )
 from solver.trinity.fragment import check_command, names_relative_path
@@ -887,8 +889,7 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
                f"(its refused line, {ConfigProblemCode.LORA_CONFIGS_REFUSED.value}, says why): the plan counted "
                if _lora_refused(plan, model, reading, name, environ, version) else None)
     if not plan.lora_rank and refused is not None:
-        return (f"{refused}full fine-tuning, which holds more than a LoRA run; fix {key} and plan again to count the "
-                "LoRA run, or remove it to train every parameter")
+        return f"{refused}full fine-tuning, which holds more than a LoRA run; {refused_lora_fix(key)}"
     if not plan.lora_rank:
         return (f"{name} sets LoRA ({key}), which {option_names.write} keeps: the plan counted full fine-tuning, which "
                 f"holds more than a LoRA run; remove {key} to train every parameter")
@@ -910,13 +911,11 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
 def _lora_refused(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
                   version: TrinityVersion | None) -> bool:
     """Whether Trinity refuses the LoRA configs of the config `reading` (the file `name`, read in `environ`) as
-    written: their reading (`lora_configs_refused`), or their ``target_modules`` on `model`'s module names, as the
-    checks judge them on `plan`'s trainer GPUs (`ConfigProblemCode.LORA_CONFIGS_REFUSED`)."""
-    if lora_configs_refused(reading, name, environ):
-        return True
-    checked = trinity_config_problems(reading, model, plan.gpus, environ=environ, version=version,
-                                      experts=written_layout(version, plan.expert_layout))
-    return any(problem.code is ConfigProblemCode.LORA_CONFIGS_REFUSED for problem in checked)
+    written: their reading (`lora_configs_refused`), or the adapter it makes anew (`written_adapter`) on `model`'s
+    module names, its routed experts held as `plan`'s are under `version` (`new_adapter_refused`, the rule behind the
+    checks' ``lora-configs-refused`` line and `solver.trinity.checks.config_counted_on`)."""
+    return lora_configs_refused(reading, name, environ) or new_adapter_refused(
+        written_adapter(reading, name, environ, version), model, written_layout(version, plan.expert_layout))
 
 
 def _config_rank(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],

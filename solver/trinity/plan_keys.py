@@ -204,7 +204,7 @@ def check_gpu_name(gpu: str | None) -> None:
 def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
                   version: TrinityVersion | None = None,
                   version_option: str = COMMAND_OPTIONS.trinity_05, gpu: str | None = None,
-                  dpo: bool | None = None, config_lora: bool = False) -> list[PlanKey]:
+                  dpo: bool | None = None, config_lora: bool = False, token_cap: str | None = None) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags under each
     role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has, set to false;
     Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes,
@@ -217,13 +217,15 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace. For
     `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for
     that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the
-    comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known)."""
+    comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known); `token_cap`: how the
+    comment on a budget the plan's cap binds names the cap (`solver.results.Answer.token_cap_words`; None: not known,
+    either source)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     pair = _trains_dpo(readings) if dpo is None else dpo
     return [
         *_model_keys(plan, model, config, readings, version, config_lora or _sets_lora(config, environ)),
-        *_trainer_keys(plan, version, gpu, padded),
+        *_trainer_keys(plan, version, gpu, padded, token_cap),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded,  # the trainer's own
                              pair and DPO_PAIR_SIZES[version == "0.5"] == 2),
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version,
@@ -404,17 +406,19 @@ def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> boo
     return numbers and original != native and factor * original >= length
 
 
-def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, padded: bool) -> list[PlanKey]:
+def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, padded: bool,
+                  token_cap: str | None) -> list[PlanKey]:
     """The trainer's own keys: SP and the token budget (where its micro-batches are `padded`, one sequence each,
     which leaves it unread, only in place of a config's own, at Trinity's default: its checks read it), and with
     Offload FSDP2 and no Hugging Face checkpoints (its
     comment as for a plan on `gpu`: `no_checkpoint_words`). A lowered budget's comment says, unless `version` is 0.6,
-    that Trinity 0.5.0 raises it back to the default (`lowered_budget_undone`)."""
+    that Trinity 0.5.0 raises it back to the default (`lowered_budget_undone`), and where the plan's cap binds, whose
+    cap it is (`token_cap`: its answer's words; None: `token_cap_words` names either source)."""
     length = plan.max_model_len
     strategy = PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2")
     undone = lowered_budget_undone(plan, version)
     cap = plan.token_budget_cap
-    why = f": {token_cap_words(cap, None, None)}" if cap else ", which does not fit"
+    why = f": {token_cap or token_cap_words(cap, None, None)}" if cap else ", which does not fit"
     lowered = (f"below Trinity's default ceil(2 * {length} / {plan.sp}){why}; at least "
                f"ceil({length} / {plan.sp})" + (f"; {undone}" if undone else ""))
     no_checkpoint = PlanKey(

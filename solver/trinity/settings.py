@@ -65,14 +65,15 @@ def settings_for(arguments: SettingsArguments) -> TrinitySettings:
     return fragment_keys(checked_settings_arguments(arguments), API_OPTIONS)[1]
 
 
-def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
-                  gpu: str | None = None) -> tuple[list[PlanKey], TrinitySettings, NoEnvironment | None]:
+def fragment_keys(arguments: SettingsArguments, option_names: OptionNames, gpu: str | None = None,
+                  token_cap: str | None = None) -> tuple[list[PlanKey], TrinitySettings, NoEnvironment | None]:
     """The keys of `plan_settings`' `arguments` (checked: `checked_settings_arguments`) in the fragment's order, the
     model section's, the cluster's, the explorer's (the rollout model's YaRN, `layout`'s), then the trainer's, the
     settings they make, checked against Trinity's rules (`trinity_config_problems`): every fragment and every settings
     object is made here; and, for want of an `environ`, how `layout` was read in none (`NoEnvironment`: the variables
     whose defaults its interpolations took, the keys left unread for a variable without one; None where one is
-    given). `option_names` and the plan's GPU type `gpu` (None: not known) word the keys' comments only.
+    given). `option_names`, the plan's GPU type `gpu` (None: not known) and how its capped budget names the cap
+    (`token_cap`: `keys_for_plan`'s) word the keys' comments only.
     `EngineError` as `plan_settings`; `RuntimeError` for settings that break the rules, a defect of rft-solver's, never
     of the input."""
     plan, model, layout, version = arguments.plan, arguments.model, arguments.layout, arguments.version
@@ -83,7 +84,7 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames,
     dpo = config_trains_dpo(layout, environ) if arguments.dpo is None else arguments.dpo
     keys = [key for key in keys_for_plan(plan, model, layout, environ, version=version,
                                          version_option=option_names.trinity_05, gpu=gpu, dpo=dpo,
-                                         config_lora=arguments.config_lora)
+                                         config_lora=arguments.config_lora, token_cap=token_cap)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     rollout_gpus = arguments.rollout_gpus
     cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, arguments.nodes, arguments.engines,
