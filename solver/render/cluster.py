@@ -98,8 +98,8 @@ def training_note(critic: bool, dpo: bool = False, targets: bool = False, exclud
     (`excluded`)."""
     return (TRAINING_NOTE + (LORA_TARGETS_NOTE if targets else "") + (LORA_EXCLUDED_NOTE if excluded else "")
             + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else ""))
-RELEASE_NOTE = ("Trinity: the release the job's plans are counted for (its trinity_version; else, where it runs now, the "
-                "one its plan names; else the run's); none: none named (0.6's counts)")
+RELEASE_NOTE = ("Trinity: the release the job's plans are counted for (its trinity_version; else, where it runs now, "
+                "the one its plan names; else the run's); none: none named (0.6's counts)")
 """A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
