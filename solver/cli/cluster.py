@@ -136,7 +136,8 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),
                         help="write each placed job's Trinity config to DIR")
-    add_trinity_version_option(parser, "--emit-dir; the placed plans are cautioned by its rules too",
+    add_trinity_version_option(parser, "--emit-dir; the placed plans are cautioned by its rules too; a job's own "
+                                       "trinity_version, or the release a running job's plan names, comes first",
                                "both, with a comment on the trainer's")
     add_estimate_options(parser)
     add_memory_model_options(parser)
