@@ -150,8 +150,8 @@ def test_each_emit_dir_config_is_written_for_its_jobs_release(cli: Cli, tmp_path
 @pytest.mark.parametrize(("written", "words"), [
     ("0.7", "got '0.7' (rft-solver knows the rules of these releases alone)"),
     ("0.50", "got '0.50' (rft-solver knows the rules of these releases alone)"),
-    ("'0.6.0rc1'", "got '0.6.0rc1' (a pre-release of 0.6.0, whose rules may differ from that release's: rft-solver "
-     "knows the rules of these releases alone)"),
+    ("'0.6.0rc1'", ("got '0.6.0rc1' (a pre-release of 0.6.0, whose rules may differ from that release's: "
+                    "rft-solver knows the rules of these releases alone)")),
     ("''", "got ''")])
 def test_a_release_rft_solver_does_not_know_is_refused(cli: Cli, tmp_path: Path, written: str, words: str) -> None:
     fleet = _fleet(tmp_path, old=f", trinity_version: {written}")
@@ -163,8 +163,8 @@ def test_a_release_rft_solver_does_not_know_is_refused(cli: Cli, tmp_path: Path,
 
 def test_a_release_that_is_no_text_is_refused(cli: Cli, tmp_path: Path) -> None:
     fleet = _fleet(tmp_path, old=", trinity_version: [0.5]")
-    assert cli("cluster", str(fleet)) == (2, "", f"solve cluster: error: {fleet}: job old, trinity_version: must be "
-                                                 "text, got [0.5]\n")
+    refusal = f"solve cluster: error: {fleet}: job old, trinity_version: must be text, got [0.5]\n"
+    assert cli("cluster", str(fleet)) == (2, "", refusal)
 
 
 def test_a_fleet_built_in_code_names_its_jobs_releases_as_the_file_does() -> None:
