@@ -1043,7 +1043,7 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, colour: red}\n",
          ("job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, "
           "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-          "reference_model, critic, dpo, model, model_config)")),
+          "reference_model, critic, dpo, trinity_version, model, model_config)")),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096, train_batch_size: 0}\n"),
          "job j, train_batch_size: must be above 0, got 0"),
@@ -1122,37 +1122,37 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
     ("{name: j, model: 4B, max_model_len: 4096, prio: 3}",
      ("job j: unknown field 'prio' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, prority: 3}",
      ("job j: unknown field 'prority' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, "
       "pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     # Without case or separators (max_model_len), or the start of only it: a guess; the start of two (model and
     # model_config), or fewer than three letters: none.
     ("{name: j, model: 4B, MaxModelLen: 4096}",
      ("job j: unknown field 'MaxModelLen' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model: 4B, maxmodel: 4096}",
      ("job j: unknown field 'maxmodel' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, modelc: 4B, max_model_len: 4096}",  # the start of model_config, though one letter from model
      ("job j: unknown field 'modelc' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, Model: 4B, max_model_len: 4096}",  # model itself, the start of model_config too
      ("job j: unknown field 'Model' (did you mean model? fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, mod: 4B, max_model_len: 4096}",
      ("job j: unknown field 'mod' (fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, po: a}",
      ("job j: unknown field 'po' (fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     # Only the guessed field's own absence is dropped: another job's missing at_least is still a problem.
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}\n  - {name: k, model: 4B, max_model_len: {}}",
      ("job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least, at_most) (and 1 more "
@@ -1161,27 +1161,27 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
     ("{name: j, model: 4B, seq_len: 4096}",
      ("job j: unknown field 'seq_len' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model_path: ./ckpt, max_model_len: 4096}",
      ("job j: unknown field 'model_path' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     # A job's nodes, trainer GPUs and settings are the placement's to choose: it says so, and guesses no field.
     ("{name: j, model: 4B, max_model_len: 4096, nodes: 2}",
      ("job j: unknown field 'nodes' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus "
       "keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, Trainer-GPUs: 16}",
      ("job j: unknown field 'Trainer-GPUs' (the placement chooses a job's trainer GPUs, nodes and settings; "
       "rollout_gpus keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, required, "
       "train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, sp: 4}",
      ("job j: unknown field 'sp' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps "
       "GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, model, model_config)")),
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     # The other bound by another name (max): at_most, and the missing at_least is a problem of its own.
     ("{name: j, model: 4B, max_model_len: {max: 32768}}",
      ("job j, max_model_len: unknown field 'max' (did you mean at_most? fields: at_least, at_most) (and 1 more "

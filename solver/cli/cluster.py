@@ -136,7 +136,8 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),
                         help="write each placed job's Trinity config to DIR")
-    add_trinity_version_option(parser, "--emit-dir; the placed plans are cautioned by its rules too",
+    add_trinity_version_option(parser, "--emit-dir; the placed plans are cautioned by its rules too; a job's own "
+                                       "trinity_version, or the release a running job's plan names, comes first",
                                "both, with a comment on the trainer's")
     add_estimate_options(parser)
     add_memory_model_options(parser)
@@ -173,7 +174,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         if args.current is not None:
             _note_pools_gone(args.current, args.file, fleet)
             _note_jobs_gone(args.current, args.file, fleet)
-            _note_other_release(args.current, fleet, args.trinity_release)
+            _note_other_release(args.current, args.file, fleet, args.trinity_release)
         if not args.json:
             _note_buy(args, result, fleet)
         _say_ctrl_c_stopped_nothing(came, "placement", result.interrupted, " (its configs too)" if written else "")
@@ -376,8 +377,8 @@ def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Flee
             f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
             file=sys.stderr)
         return {}
-    fragments = placement_configs(result, fleet, catalog, version=args.trinity_release,
-                                  check_options=planning_check_options(args), option_names=COMMAND_OPTIONS)
+    fragments = placement_configs(result, fleet, catalog, check_options=planning_check_options(args),
+                                  option_names=COMMAND_OPTIONS)  # each its plan's release
     written = _write_configs(args.emit_dir, fragments)
     _note_rollout_engines(result, catalog)
     _note_configs_not_written(args, result, fleet)
@@ -473,11 +474,11 @@ def _note_pools_gone(current: Path, file: Path, fleet: Fleet) -> None:
                    f"keep {them} where {they_run}")
 
 
-def _note_other_release(current: Path, fleet: Fleet, trinity_version: str | None) -> None:
-    """On stderr, for the jobs the --current placement runs with plans counted for another Trinity release than this
-    run's --trinity-version (`releases_differing`), that the placement judges them, as it judges every job, under this
-    run's release, and how to judge them under the one they run on: a running job keeps its release, which the
-    fleet file does not say."""
+def _note_other_release(current: Path, file: Path, fleet: Fleet, trinity_version: str | None) -> None:
+    """On stderr, for the jobs the --current placement runs on plans that name no Trinity release rft-solver knows and
+    that the cluster `file` names none for (`releases_differing`), that the placement judges them under this run's
+    --trinity-version, and how to judge them as they run: a running job whose plan names a release it knows keeps
+    that one, and a job's own trinity_version is its release."""
     from solver.tables import release_name
     from solver.tables.fleets import releases_differing
     now = release_name(trinity_version)
@@ -485,11 +486,11 @@ def _note_other_release(current: Path, fleet: Fleet, trinity_version: str | None
     for counted_for, jobs in releases_differing(current, fleet, now).items():
         them, they_run = it_or_them(len(jobs)), "it runs" if len(jobs) == 1 else "they run"
         was = f"Trinity {counted_for}" if counted_for else "no Trinity release named (0.6's counts)"
-        again = f"with --trinity-version {counted_for}" if counted_for else "without --trinity-version"
+        again = "" if counted_for else f" (or run again without --trinity-version to judge {them} as {they_run})"
         print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} on plans counted for "
                    f"{was}, this run for {this_run}: whether {'it stays' if len(jobs) == 1 else 'they stay'} is "
-                   f"judged by this run's release, not the one {they_run} on; run again {again} to judge {them} as "
-                   f"{they_run}")
+                   f"judged by this run's release, not the one {they_run} on; give {them} the release {they_run} on "
+                   f"as trinity_version in {file}{again}")
 
 
 def _note_jobs_gone(current: Path, file: Path, fleet: Fleet) -> None:

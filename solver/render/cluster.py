@@ -98,6 +98,9 @@ def training_note(critic: bool, dpo: bool = False, targets: bool = False, exclud
     (`excluded`)."""
     return (TRAINING_NOTE + (LORA_TARGETS_NOTE if targets else "") + (LORA_EXCLUDED_NOTE if excluded else "")
             + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else ""))
+RELEASE_NOTE = ("Trinity: the release the job's plans are counted for (its trinity_version; else, where it runs now, "
+                "the one its plan names; else the run's); none: none named (0.6's counts)")
+"""A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -152,13 +155,14 @@ def cluster_json(result: ClusterResult) -> str:
 
 
 def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozenset[str],
-               names: OptionNames) -> RenderableType:
+               names: OptionNames, releases: bool = False) -> RenderableType:
     """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, the job,
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
     evidence and host memory), with a note on each estimated plan's predicted memory (as `solve`'s ``memory`` row gives
     it) and one on how each mixture of experts placed for a named Trinity release counted its routed experts
     (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), or its title alone where nothing is placed; its
-    notes name options as `names` do."""
+    notes name options as `names` do; each job's Trinity release where the placement's jobs are counted for several
+    (`releases`, `_mixed_releases`)."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
@@ -167,7 +171,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     title = f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}{down}; {used}"
     if not here:  # a title, without an empty table
         return Text(title, style="italic")
-    columns = _PoolColumns.of(pool, here, required)
+    columns = _PoolColumns.of(pool, here, required, releases)
     widened = any(placement.widened_from is not None for placement in here)
     moved = any(placement.moved_to_widen for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
@@ -185,7 +189,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [training_note(any(placement.plan.critic for placement in here), any(placement.plan.dpo for placement in here),
                        any(not all_linear(placement.plan.lora_target_modules) for placement in here),
                        any(placement.plan.lora_exclude_modules for placement in here))]
-        if columns.training else []) + [
+        if columns.training else []) + ([RELEASE_NOTE] if columns.releases else []) + [
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
         f"{placement.job}: {placement.plan.experts_counted}" for placement in _as_the_gpus_lie(here)
@@ -227,7 +231,8 @@ class _PoolColumns:
     its at_most cap or None: at the length asked otherwise, "(≥N)" would add nothing); and the jobs placed here that
     must be (`required`, their names); whether each job says if it stays where it runs now (`current`: with
     --current); and whether each says what it trains (`training`: where a job trains LoRA, builds no reference
-    model, trains a PPO critic or trains DPO)."""
+    model, trains a PPO critic or trains DPO); and whether each names its Trinity release (`releases`: where the
+    placement's jobs are counted for several)."""
 
     offloads: bool
     scaled: bool
@@ -236,10 +241,12 @@ class _PoolColumns:
     required: frozenset[str]
     current: bool = False
     training: bool = False
+    releases: bool = False
 
     @classmethod
-    def of(cls, pool: Pool, here: list[Placement], required: frozenset[str]) -> _PoolColumns:
-        """The columns of `pool`'s table with the jobs placed `here`, those of them in `required` marked."""
+    def of(cls, pool: Pool, here: list[Placement], required: frozenset[str], releases: bool = False) -> _PoolColumns:
+        """The columns of `pool`'s table with the jobs placed `here`, those of them in `required` marked, each job's
+        Trinity release where `releases`."""
         return cls(offloads=pool.host_ram_gb is not None or any(placement.plan.offload for placement in here),
                    scaled=any(placement.plan.rope_scaling_factor for placement in here),
                    lowered=any(placement.plan.lowered_budget for placement in here),
@@ -249,15 +256,22 @@ class _PoolColumns:
                    required=frozenset(placement.job for placement in here if placement.job in required),
                    current=any(placement.current is not None for placement in here),
                    training=any(placement.plan.lora_rank or not placement.plan.reference_model
-                                or placement.plan.critic is not None or placement.plan.dpo for placement in here))
+                                or placement.plan.critic is not None or placement.plan.dpo for placement in here),
+                   releases=releases)
 
     @property
     def headers(self) -> tuple[str, ...]:
         """The table's headers, in order."""
         return ("nodes", "GPUs", "job", "trainer", "rollout", "plan", *(("training",) if self.training else ()),
-                "max_model_len",
+                *(("Trinity",) if self.releases else ()), "max_model_len",
                 *(("YaRN",) if self.scaled else ()), *(("tokens/GPU",) if self.lowered else ()), "cost", "evidence",
                 *(("host GiB/node",) if self.offloads else ()), *(("now",) if self.current else ()))
+
+
+def _mixed_releases(placements: Iterable[Placement]) -> bool:
+    """Whether `placements`' plans are counted for more than one Trinity release (a cluster job's own
+    ``trinity_version``, or the one a running job's plan names, beside the run's): their tables name each job's."""
+    return len({placement.plan.trinity_version for placement in placements}) > 1
 
 
 def _host_need(placement: Placement) -> float | None:
@@ -269,8 +283,8 @@ def _host_need(placement: Placement) -> float | None:
 def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
     """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, name (marked where it is
     required), trainer GPUs (with those widening added, and whether it moved the job) and rollout GPUs (against
-    those it asked), plan, what it trains (`training_words`), length, cost, evidence, host memory, and whether it
-    stays where it runs now (--current)."""
+    those it asked), plan, what it trains (`training_words`), Trinity release, length, cost, evidence, host memory,
+    and whether it stays where it runs now (--current)."""
     plan = placement.plan
     nodes = ", ".join(map(str, placement.nodes))
     indexes = placement.gpu_indexes
@@ -294,6 +308,7 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
             *((training_words(plan.lora_rank, plan.reference_model, plan.critic, plan.dpo, plan.lora_target_modules,
                               plan.lora_exclude_modules),)
               if columns.training else ()),
+            *((plan.trinity_version or "none",) if columns.releases else ()),
             length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
@@ -334,7 +349,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     required = _marked_required(result.required, fleet)
     for pool, use in zip(fleet.pools, result.pools, strict=True):
         renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name], required,
-                                      names))
+                                      names, _mixed_releases(result.placements)))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
     renderables += [*_move_reasons(result.placements), *_placed_cautions(result.placements),
@@ -627,7 +642,8 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
         after = pool.model_copy(update={"nodes": bought.nodes_after})
         use = PoolUse(pool=pool.name, nodes=bought.nodes_after, gpus=bought.nodes_after * pool.gpus_per_node,
                       down=bought.down, nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
-        lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names))
+        lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names,
+                                _mixed_releases(result.placements)))
     lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
               *_no_rollout_gpus_given(result.placements, fleet, names)]
     if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
