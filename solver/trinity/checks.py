@@ -877,19 +877,29 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
 
 
 def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any]) -> None:
-    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` where the release may be 0.6
-    (`checks.version` 0.6, or none named), whose trainer on verl before 0.8 sets the mapping as the model's RoPE
-    parameters, in which transformers 5 then finds no base (`mapped_rope_theta`): without it the trainer fails as it
-    builds the model, whatever its type; ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0
-    standardizes the mapping in the setter, before Trinity sets the base). Refused on 0.6, as a trainer failure of the
-    release is (`_type_refuses_rope`); a ``but:`` line naming 0.6 where no release is named (the config may be for
-    0.5, whose transformers 4 builds it; `--write` adds the key all the same, harmless there). The fix is the model's
-    own base (`Model.own_rope_theta`) in the mapping."""
-    if checks.version == "0.5" or "rope_theta" in rope:
+    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` where the release's trainer may run
+    on transformers 5 (`_trainer_transformers`: 0.6, 0.5 but for 0.5.1, which pins transformers below 5, and none
+    named): 0.6's on verl before 0.8 and 0.5.0's and 0.5.2's alike (``trainer/verl/fsdp_workers.py:362-363`` in 0.5.2,
+    ``:358-359`` in 0.5.0) set the mapping as the model's RoPE parameters, in which transformers 5 then finds no base
+    (`mapped_rope_theta`): without it the trainer fails as it builds the model, whatever its type (``base ** ...`` of
+    None, ``modeling_rope_utils.py:375`` in 5.0.0 and 5.3.0, the newest 0.5.2 takes, ``:446`` in 5.12.1);
+    ``model.rope_theta`` mends it up to 5.12.1 (5.25.0 standardizes the mapping in the setter, before Trinity sets
+    the base). Refused on 0.6, as a trainer failure of the release is (`_type_refuses_rope`); a ``but:`` line on 0.5
+    (0.5.0 and 0.5.2 also run on transformers 4, which builds it) and where no release is named (naming 0.6's failure
+    and 0.5's). The fix is the model's own base (`Model.own_rope_theta`) in the mapping."""
+    if 5 not in _trainer_transformers(checks) or "rope_theta" in rope:
         return
     theta = model.own_rope_theta
     given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
     fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model)}"
+    if checks.version == "0.5":
+        checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
+            f"model.rope_scaling has no rope_theta: Trinity 0.5.0's and 0.5.2's trainer on transformers 5 (0.5.0 "
+            f"takes any, 0.5.2 up to 5.3.0; 0.5.1 pins transformers below 5) sets it as {model.name}'s RoPE "
+            "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
+            f"modeling_rope_utils.py:375 in 5.3.0, :446 in 5.12.1), but with model.rope_theta set{given}; "
+            f"transformers 4 builds it; add {fix} to it (as {checks.names.write} does; harmless on transformers 4)"))
+        return
     fails = (f"Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s RoPE parameters, in which "
              f"transformers 5 finds no base, and fails as it builds the model (a TypeError, modeling_rope_utils.py:446 "
              f"in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set{given}")
@@ -898,8 +908,8 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
             f"model.rope_scaling has no rope_theta: {fails}; add {fix} to it (as {checks.names.write} does)"))
         return
     checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
-        f"model.rope_scaling has no rope_theta: {fails}; Trinity 0.5's transformers 4 builds it; add {fix} to it (as "
-        f"{checks.names.write} does; harmless on 0.5)"))
+        f"model.rope_scaling has no rope_theta: {fails}; Trinity 0.5.0's and 0.5.2's fail alike on transformers 5, "
+        f"and 0.5's transformers 4 builds it; add {fix} to it (as {checks.names.write} does; harmless on transformers 4)"))
 
 
 def _kept_before_vllm_012(checks: _ConfigChecks, kept: str) -> str:
