@@ -923,6 +923,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.LORA_TARGETS_ONE_TRANSFORMERS]  # one transformers' names alone take it: test_smallslips28_s78
     given += [C.ROPE_SCALING_UNTRAINED]  # a Phi-3's yarn, built as given: test_phi3rope_s78
     given += [C.ROPE_THETA_MISSING_REFUSED]  # a rope_scaling without rope_theta on 0.6: test_ropetheta_s78
+    given += [C.LORA_EXCLUDED_ADAPTED]  # an exclusion of a mixture's experts PEFT adapts: test_loracautions_s81
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 

@@ -7,6 +7,7 @@ import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping
+from functools import partial
 from typing import Any, NamedTuple
 
 from solver.memory import rollout_sizes
@@ -32,6 +33,7 @@ from solver.rules import (
     OptionNames,
     batch_over_trainer_gpus_words,
     batch_split_violation,
+    excluded_adapted_words,
     least_token_budget,
     lora_moe_unsaved_words,
     mapped_rope_theta,
@@ -76,6 +78,7 @@ from solver.tables.peft_match import (
     EXCLUDE_FEWER,
     MATCHES_NO_MODULE,
     NO_MATCH,
+    ModuleLayers,
     all_linear,
     converted_target_names,
     every_target_excluded,
@@ -1887,6 +1890,24 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
         return
     if problem is not None:
         checks.add(problem.code, problem.words)
+    if problem is None or problem.code is ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS:
+        _check_excluded_adapted(checks, model, ALL_LINEAR if all_linear(targets) else str(targets), excluded)
+
+
+def _check_excluded_adapted(checks: _ConfigChecks, model: Model, pattern: str, excluded: str | None) -> None:
+    """Caution where the one new LoRA adapter's ``exclude_modules`` regex `excluded` matches a mixture of experts'
+    router or routed experts, which its ``target_modules`` regex `pattern` (or ``all-linear``) adapts all the same on
+    transformers 5 (`ConfigProblemCode.LORA_EXCLUDED_ADAPTED`, `excluded_adapted_words`): a ``but:`` line, since the
+    run trains, on more than the exclusion's words say (and rft-solver counts it so). Not under a release on
+    transformers 4 alone (`checks`' experts ``separate``, 0.5.1's), where PEFT converts nothing and excludes them, nor
+    where PEFT refuses the targets on transformers 5's names (said as such)."""
+    if excluded is None or checks.experts == "separate" or peft_target_refusal(pattern, excluded,
+                                                                                model.peft_names) is not None:
+        return
+    words = excluded_adapted_words(f"{dotted((*LORA_CONFIGS, 0, 'exclude_modules'))} '{excluded}'", pattern,
+                                   excluded, model, checks.version)
+    if words is not None:
+        checks.add(ConfigProblemCode.LORA_EXCLUDED_ADAPTED, words)
 
 
 def lora_targets_problem(targets: str | None, excluded: str | None, model: Model,
@@ -1916,7 +1937,8 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
         return None
     names = next((names for names in refusals  # where the regex alone matches, for exclude_modules' words
                   if peft_target_match(pattern, None, names) != NO_MATCH), next(iter(refusals)))
-    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "")
+    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "", partial(
+        model.module_layers, names=names))
     shown = {layout: shown_module_names(each) for layout, each in held.items()}
     fused = shown_module_names(model.peft_names)
     names_shown = fused if set(shown.values()) == {fused} else "; ".join(
@@ -1971,13 +1993,15 @@ def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, he
             f"transformers {version} ({PINNED_BY[version]})")
 
 
-def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str) -> tuple[str, str, str]:
+def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str,
+                   layers: ModuleLayers) -> tuple[str, str, str]:
     """The key PEFT fails on for the ``target_modules`` regex `pattern` less `excluded` on `names` (`why`:
     `peft_target_refusal`'s words), why, and what to do, as `lora_targets_problem` words them: ``exclude_modules``
-    where it leaves out every module the regex alone matches, or where PEFT takes the regex alone (all-linear less
+    where it leaves out every module the regex alone matches in the layers that hold them (`layers`:
+    ``Model.module_layers``), or where PEFT takes the regex alone (all-linear less
     ``.*\\.up_proj`` on Qwen3-MoE under transformers 5: the routed experts' gate_proj without their up_proj)."""
     targets = f"target_modules '{pattern}'"
-    all_excluded = None if excluded is None else every_target_excluded(pattern, excluded, names, targets)
+    all_excluded = None if excluded is None else every_target_excluded(pattern, excluded, names, targets, layers)
     if all_excluded is not None:
         return dotted((*LORA_CONFIGS, 0, "exclude_modules")) + f" '{excluded}'", all_excluded, EXCLUDE_FEWER
     if excluded is not None and peft_target_refusal(pattern, None, names) is None:
@@ -1995,7 +2019,8 @@ def _one_transformers_caution(pattern: str, excluded: str | None, model: Model,
     both transformers' names (`same_modules_regex`), or, where none does, that none does (not a regex that adapts
     other modules), or, for an ``exclude_modules`` that leaves out every module, to exclude fewer."""
     names = held[other_layout(taken)]
-    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "")
+    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "", partial(
+        model.module_layers, names=names))
     return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS,
                          one_transformers_words(subject, why, fix, pattern, excluded, model, taken))
 
