@@ -86,12 +86,14 @@ from solver.tables.peft_match import (
     EXCLUDE_FEWER,
     EXCLUDED_FORM,
     LORA_TARGETS_FORMS,
+    SPACED_ALL_LINEAR,
     every_target_excluded,
     lora_targets_pattern,
     peft_regex,
     peft_target_match,
     peft_target_refusal,
     shown_module_names,
+    spaced_all_linear,
 )
 from solver.tables.peft_names import LoraTargets
 
@@ -1160,6 +1162,8 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
                                              ALL_LINEAR, partial(model.module_layers, names=matches[0][1]))
         if all_excluded is not None:
             raise QueryError(f"{exclusions} '{cut(excluded)}', on {model.name}, {all_excluded}: {EXCLUDE_FEWER}")
+    if targets is not None and spaced_all_linear(targets):  # as PEFT takes a config's (no module: refused alike)
+        raise QueryError(f"{shown} {SPACED_ALL_LINEAR}: give all-linear without the spaces")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
     if not adapts:

@@ -286,6 +286,18 @@ def adapts_some_module(pattern: str, excluded: str | None, names: PeftModuleName
 
 MATCHES_NO_MODULE = "matches no module"
 """`peft_target_refusal`'s words for a regex that matches no module."""
+SPACED_ALL_LINEAR = ("is all-linear with spaces around it, which peft takes as a regular expression (it lowers the "
+                     "word but strips nothing) and which matches no module")
+"""`peft_target_refusal`'s words for ``all-linear`` with spaces around it (`spaced_all_linear`)."""
+
+
+def spaced_all_linear(targets: str) -> bool:
+    """Whether ``target_modules`` `targets` is ``all-linear`` (in any case) with spaces around it (``' all-linear '``,
+    as a quoted YAML string keeps them), which PEFT does not take as the word: it lowers ``target_modules`` but strips
+    nothing (``_maybe_include_all_linear_layers``, ``tuners/tuners_utils.py:2439`` to ``:2442``, and
+    ``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:368``, in peft 0.21.2), so it is a
+    regex that matches no module, and PEFT raises "Target modules  all-linear  not found in the base model"."""
+    return not all_linear(targets) and all_linear(targets.strip())
 EXCLUDE_FEWER = "exclude fewer, or remove it"
 """What to do where an ``exclude_modules`` regex leaves out every module the targets match (`every_target_excluded`)."""
 EXCLUDED_FORM = "give a regular expression that matches whole names, such as .*\\.v_proj, or remove it"
@@ -319,7 +331,7 @@ def peft_target_refusal(pattern: str, excluded: str | None, names: PeftModuleNam
     named; None where PEFT takes it; `re.error` where either is no regular expression."""
     match = peft_target_match(pattern, excluded, names)
     if match == NO_MATCH:
-        return MATCHES_NO_MODULE
+        return SPACED_ALL_LINEAR if spaced_all_linear(pattern) else MATCHES_NO_MODULE
     fused = [name for name in names.fused if name in match.linears]
     if len(fused) == 1:
         alone, other = fused[0].split(".")[1], next(name for name in names.fused if name != fused[0]).split(".")[1]
