@@ -1045,8 +1045,8 @@ def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
     except re.error:
         return "is no regular expression"
     if taken is None:
-        return ("is taken on no model type's module names rft-solver holds (peft fails on it with each; the config "
-                "read alone knows no model: the checks on the model's names say why)")
+        return ("is taken on no model type's module names rft-solver holds: peft fails on it with each, and the checks "
+                "on the model's names say why")
     match = taken[1]
     if match.beyond_all_linear:
         beyond = and_joined(match.beyond_all_linear)
