@@ -1033,21 +1033,31 @@ def _shown_targets(targets: Any) -> str:
 def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
     """Why LoRA on ``target_modules`` `targets` less ``exclude_modules`` `excluded` is counted as full fine-tuning, in
     words that follow the key: no regex (a list), one PEFT cannot take or that matches no module
-    (`peft_target_match` on the first type's names that PEFT takes it on, `_peft_match_taken`; where none does, that
-    none does, as the config read alone knows no model: the checks, which know it, say why), or one that matches a
-    module outside the layers that ``all-linear`` leaves out (the embeddings, the output projection); None for
-    ``all-linear``, and a regex that matches linear layers of the decoder layers alone (all seven, or fewer, on which
-    alone the adapter is counted: `counted_lora_targets`)."""
+    (`peft_target_match` on the first type's names that PEFT takes it on, `_peft_match_taken`; where none does, what
+    every type's say where they agree, ``model\\.norm``'s module outside the layers, else that none takes it, as the
+    config read alone knows no model: the checks, which know it, say why), or one that matches a module outside the
+    layers that ``all-linear`` leaves out (the embeddings, the output projection); None for ``all-linear``, and a
+    regex that matches linear layers of the decoder layers alone (all seven, or fewer, on which alone the adapter is
+    counted: `counted_lora_targets`)."""
     if not isinstance(targets, str) and not all_linear(targets):
         return "are not one regular expression, which rft-solver matches"
     try:
         taken = _peft_match_taken(targets or ALL_LINEAR, excluded)
     except re.error:
         return "is no regular expression"
-    if taken is None:
-        return ("is taken on no model type's module names rft-solver holds: peft fails on it with each, and the checks "
-                "on the model's names say why")
-    match = taken[1]
+    if taken is not None:
+        return _match_uncounted(taken[1])
+    said = {_match_uncounted(peft_target_match(targets or ALL_LINEAR, excluded, names)) for names in _EVERY_TYPES_NAMES}
+    if len(said) == 1 and None not in said:
+        return said.pop()
+    return ("is taken on no model type's module names rft-solver holds: peft fails on it with each, and the checks "
+            "on the model's names say why")
+
+
+def _match_uncounted(match: TargetMatch) -> str | None:
+    """Why an adapter on what a ``target_modules`` regex matches (`match`) is counted as full fine-tuning, in words
+    that follow the key (`_targets_uncounted`): it matches a module ``all-linear`` leaves out, or none; None where it
+    matches linear layers of the decoder layers alone."""
     if match.beyond_all_linear:
         beyond = and_joined(match.beyond_all_linear)
         return f"matches {beyond}, which all-linear leaves out and rft-solver does not count"
@@ -1409,9 +1419,12 @@ def _peft_match_taken(pattern: str, excluded: str | None) -> tuple[PeftModuleNam
     the model and the release, refuse it where it fails (`solver.trinity.checks`); None where no type's names take
     it (no type assumed: a dense Qwen3's words, "matches no module", would be false of ``.*\\.experts\\.gate_proj``,
     a Qwen3-MoE's routed experts' half)."""
-    taken = next((names for names in (*PEFT_NAMES_BY_MODEL_TYPE.values(), *SEPARATE_NAMES_BY_MODEL_TYPE.values())
-                  if peft_target_refusal(pattern, excluded, names) is None), None)
+    taken = next((names for names in _EVERY_TYPES_NAMES if peft_target_refusal(pattern, excluded, names) is None), None)
     return None if taken is None else (taken, peft_target_match(pattern, excluded, taken))
+
+
+_EVERY_TYPES_NAMES = (*PEFT_NAMES_BY_MODEL_TYPE.values(), *SEPARATE_NAMES_BY_MODEL_TYPE.values())
+"""Every model type's module names rft-solver holds, transformers 5's first (`_peft_match_taken`'s order)."""
 
 
 LORA_CONFIG_RANK = 32
