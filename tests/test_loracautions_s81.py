@@ -155,8 +155,9 @@ def test_check_says_it_as_a_but_line_and_the_plans_count_the_experts(cli: Cli, t
     said = EXCLUDED_ADAPTED.format(release="Trinity 0.6's")
     assert err == "" and f"but: {said}" in " ".join(out.split())
     # the adapter is counted on all of all-linear's modules, the router's and the experts' with them
-    assert ("the verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's on "
-            "every linear layer but the output projection, unless --lora-rank gives another)") in " ".join(out.split())
+    assert ("the verdict and the plans count LoRA rank 16's states (the frozen base's fp32 weights and the adapter's "
+            "on every linear layer but the output projection, unless --lora-rank gives another)") in " ".join(
+        out.split())
 
 
 # (c) A config read alone assumes no model type where none takes its regex.
@@ -183,8 +184,8 @@ SPACED = ("is all-linear with spaces around it, which peft takes as a regular ex
 
 def test_all_linear_with_spaces_is_refused_saying_why(cli: Cli) -> None:
     status, out, err = cli(*MEMORY, "--lora-targets", " all-linear ")
-    assert (status, out, err) == (2, "", f"solve memory: error: --lora-targets ' all-linear ' {SPACED}: give "
-                                         "all-linear without the spaces\n")
+    assert (status, out, err) == (2, "", (f"solve memory: error: --lora-targets ' all-linear ' {SPACED}: give "
+                                          "all-linear without the spaces\n"))
     with pytest.raises(solver.QueryError) as refused:
         solver.plan("Qwen3-8B", gpu="A100-80GB", budget_gpus=6, max_model_len=16384, lora_rank=64,
                     lora_targets=" ALL-linear ")

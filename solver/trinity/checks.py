@@ -912,7 +912,8 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
         return
     checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
         f"model.rope_scaling has no rope_theta: {fails}; Trinity 0.5.0's and 0.5.2's fail alike on transformers 5, "
-        f"and 0.5's transformers 4 builds it; add {fix} to it (as {checks.names.write} does; harmless on transformers 4)"))
+        f"and 0.5's transformers 4 builds it; add {fix} to it (as {checks.names.write} does; harmless on "
+        "transformers 4)"))
 
 
 def _kept_before_vllm_012(checks: _ConfigChecks, kept: str) -> str:
