@@ -118,8 +118,9 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     Hunyuan-MoE's ``mlp.gate`` holds an ``nn.Linear``, ``mlp.gate.wg``, which ``wg`` adapts); less those the
     ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to ``:2353``), but for
     ``all-linear``'s router and routed experts on such a model, which PEFT adds by their v4 names whatever it
-    excludes (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:369`` to ``:373``) as
-    parameters, which no exclusion leaves out (``_inject_parameters``, ``tuners/tuners_utils.py:1008`` to ``:1011``,
+    excludes (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:369`` to ``:373``), and
+    a regex's whose short names hold theirs, in every layer (`converted_parameters`), as parameters, which no
+    exclusion leaves out (``_inject_parameters``, ``tuners/tuners_utils.py:1008`` to ``:1011``,
     ``:1225`` to ``:1250``); `re.error` where either is no regular expression."""
     adapted = _adapts(pattern, excluded, names)
 
@@ -298,6 +299,8 @@ def spaced_all_linear(targets: str) -> bool:
     ``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:368``, in peft 0.21.2), so it is a
     regex that matches no module, and PEFT raises "Target modules  all-linear  not found in the base model"."""
     return not all_linear(targets) and all_linear(targets.strip())
+
+
 EXCLUDE_FEWER = "exclude fewer, or remove it"
 """What to do where an ``exclude_modules`` regex leaves out every module the targets match (`every_target_excluded`)."""
 EXCLUDED_FORM = "give a regular expression that matches whole names, such as .*\\.v_proj, or remove it"

@@ -1902,8 +1902,9 @@ def _check_excluded_adapted(checks: _ConfigChecks, model: Model, pattern: str, e
     run trains, on more than the exclusion's words say (and rft-solver counts it so). Not under a release on
     transformers 4 alone (`checks`' experts ``separate``, 0.5.1's), where PEFT converts nothing and excludes them, nor
     where PEFT refuses the targets on transformers 5's names (said as such)."""
-    if excluded is None or checks.experts == "separate" or peft_target_refusal(pattern, excluded,
-                                                                                model.peft_names) is not None:
+    if excluded is None or checks.experts == "separate":
+        return
+    if peft_target_refusal(pattern, excluded, model.peft_names) is not None:
         return
     words = excluded_adapted_words(f"{dotted((*LORA_CONFIGS, 0, 'exclude_modules'))} '{excluded}'", pattern,
                                    excluded, model, checks.version)
