@@ -1,0 +1,76 @@
+"""Mutation pass over session 80's later merges (helper mutants40): each test here kills a mutant that the merges' own
+tests left alive (named in its comment), asserting what the code does: a config's own token budget caps the plans only
+where it lowers Trinity's default with estimates on, and an unset variable in ``exclude_modules`` is refused as the
+other LoRA keys' are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_keepbudget_s80 import CONFIG, Cli
+from test_loraslips_s80 import PLAIN, UNSET
+from test_review80c_s80 import SP2_CONFIG
+
+from solver.api import config_query
+from solver.tables import load_catalog
+from solver.tables.peft_match import QWEN3, adapts_the_same, lora_targets_pattern
+from solver.trinity import ConfigError, read_trinity_config
+
+CATALOG = load_catalog()
+DEFAULT_BUDGET_CONFIG = CONFIG.format(model="Qwen/Qwen3-8B", lora="", gpus=8, engines=4).replace(
+    "_max_token_len_per_gpu: 32768", "_max_token_len_per_gpu: 65536")
+"""4 rollout and 4 trainer GPUs, Qwen3-8B at 32768 tokens, SP 1, every role at Trinity's default budget there, 65536."""
+
+
+def test_a_config_at_trinitys_default_budget_caps_nothing() -> None:
+    # K-17: a budget equal to Trinity's default (ceil(2 x 32768 / 1)) lowers nothing: the plans' budget mode is the
+    # default's, not a cap at 65536 (own <= default)
+    config = read_trinity_config(DEFAULT_BUDGET_CONFIG, "grpo.yaml", {}, None)
+    query = config_query(CATALOG, config, gpu="h100")
+    assert (config.sp, config.max_model_len, query.token_budget, query.token_budget_cap) == (1, 32768, "default", None)
+    assert query.limit_flags == ""
+
+
+def test_a_configs_lowered_budget_caps_nothing_with_estimates_off() -> None:
+    # K-18: with estimates off the config's own 24576 is no cap (the plans are the tables' cells, at Trinity's
+    # default budget); with them on it is
+    config = read_trinity_config(SP2_CONFIG, "grpo.yaml", {}, None)
+    off = config_query(CATALOG, config, gpu="h100", estimate="never")
+    assert (off.token_budget, off.token_budget_cap, off.token_budget_cap_source) == ("default", None, None)
+    on = config_query(CATALOG, config, gpu="h100")
+    assert (on.token_budget, on.token_budget_cap) == ("auto", 24576)
+
+
+def test_an_unset_variable_in_exclude_modules_is_refused(cli: Cli, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # L-20: exclude_modules decides the adapter counted, as target_modules does (read as none, every module counted)
+    monkeypatch.delenv("S81_EXCLUDED", raising=False)
+    lora = "  lora_configs: [{lora_rank: 8, exclude_modules: '${oc.env:S81_EXCLUDED}'}]"
+    config = tmp_path / "trinity.yaml"
+    config.write_text(PLAIN % lora, encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check")
+    key = "model.lora_configs[0].exclude_modules"
+    assert (status, out, err) == (2, "", f"solve: error: --from-config {config}: {key}{UNSET.format('S81_EXCLUDED')}\n")
+    with pytest.raises(ConfigError, match=r"^trinity\.yaml: model\.lora_configs\[0\]\.exclude_modules: environment"):
+        read_trinity_config(PLAIN % lora, "trinity.yaml", {})
+
+
+def test_a_list_of_no_module_name_is_refused_as_matching_none(cli: Cli) -> None:
+    # L-6: targets that are commas alone are no list of names (lora_targets_pattern keeps them as the regex, which
+    # matches no module), refused in one line, not an IndexError on the list's first name
+    assert (lora_targets_pattern(","), lora_targets_pattern(" , ")) == (",", " , ")
+    status, out, err = cli("--model", "qwen3-8b", "--gpu", "h100", "--len", "4096", "--lora-rank", "8",
+                           "--lora-targets", ",")
+    assert (status, out) == (2, "")
+    assert err == (
+        "solve: error: --lora-targets ',' matches no module of Qwen3-8B (model.layers.N.self_attn.{q,k,v,o}_proj, "
+        "model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens and lm_head): give all-linear (Trinity's default: "
+        "every linear layer but the output projection), module names separated by commas (q_proj,v_proj) or a regular "
+        "expression that PEFT matches whole module names with (.*\\.(q_proj|v_proj))\n")
+
+
+def test_targets_that_adapt_other_modules_too_are_not_the_same() -> None:
+    # L-3: the same layers' linears, as many of each, but one regex matches lm_head as well: not the same adapter
+    assert adapts_the_same((".*\\.q_proj", None), ("(.*\\.)?q_proj", None), QWEN3)
+    assert not adapts_the_same((".*\\.q_proj", None), ("(.*\\.)?(q_proj|lm_head)", None), QWEN3)
