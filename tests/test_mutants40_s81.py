@@ -13,9 +13,12 @@ from test_loraslips_s80 import PLAIN, UNSET
 from test_review80c_s80 import SP2_CONFIG
 
 from solver.api import config_query
+from solver.rules import lora_saved_split_words
 from solver.tables import load_catalog
 from solver.tables.peft_match import QWEN3, adapts_the_same, lora_targets_pattern
+from solver.tables.peft_names import LoraTargets
 from solver.trinity import ConfigError, read_trinity_config
+from solver.trinity.checks import config_counted_on
 
 CATALOG = load_catalog()
 DEFAULT_BUDGET_CONFIG = CONFIG.format(model="Qwen/Qwen3-8B", lora="", gpus=8, engines=4).replace(
@@ -74,3 +77,28 @@ def test_targets_that_adapt_other_modules_too_are_not_the_same() -> None:
     # L-3: the same layers' linears, as many of each, but one regex matches lm_head as well: not the same adapter
     assert adapts_the_same((".*\\.q_proj", None), ("(.*\\.)?q_proj", None), QWEN3)
     assert not adapts_the_same((".*\\.q_proj", None), ("(.*\\.)?(q_proj|lm_head)", None), QWEN3)
+
+
+def test_a_regex_one_transformers_takes_is_cautioned_as_saved_under_that_one() -> None:
+    # R-9: under 0.5.2 (either transformers), Qwen3-30B-A3B's .*\.gate_proj is taken by transformers 4's names alone
+    # (PEFT refuses the fused gate_up_proj's half on 5's), so the adapter is made and saved so under 4 alone: the
+    # caution is unconditional, not "with transformers 4 (...)"
+    model = CATALOG.model("Qwen3-30B-A3B")
+    words = lora_saved_split_words(model, "0.5", "either", LoraTargets(".*\\.gate_proj", None))
+    assert words is not None
+    assert words.startswith("target_modules '.*\\.gate_proj' is a regular expression, which Trinity writes into each "
+                            "checkpoint's lora_adapter/adapter_config.json as its single characters (['.', '*', "
+                            "'\\\\', 'g', ...]): this run is unaffected")
+
+
+def test_a_lora_config_one_transformers_takes_keeps_its_rank() -> None:
+    # R-2: .*\.gate_proj on Qwen3-30B-A3B is cautioned where either transformers may run (lora-targets-one-transformers:
+    # 4's names alone take it), not refused: its adapter is counted; transformers 5 alone refuses it (full fine-tuning)
+    text = (PLAIN % "  lora_configs: [{lora_rank: 16, target_modules: '.*\\.gate_proj'}]").replace(
+        "Qwen/Qwen3-8B", "Qwen/Qwen3-30B-A3B")
+    config = read_trinity_config(text, "trinity.yaml", {}, "0.5")
+    model = CATALOG.model("Qwen3-30B-A3B")
+    counted = {layout: config_counted_on(config, model, layout) for layout in ("either", "separate", "fused")}
+    assert {layout: (each.lora_rank, each.lora_targets) for layout, each in counted.items()} == {
+        "either": (16, LoraTargets(".*\\.gate_proj", None)), "separate": (16, LoraTargets(".*\\.gate_proj", None)),
+        "fused": (0, None)}
