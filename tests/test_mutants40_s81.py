@@ -13,9 +13,9 @@ from test_loraslips_s80 import PLAIN, UNSET
 from test_review80c_s80 import SP2_CONFIG
 
 from solver.api import config_query
-from solver.rules import lora_saved_split_words
+from solver.rules import lora_configs_words, lora_saved_split_words
 from solver.tables import load_catalog
-from solver.tables.peft_match import QWEN3, adapts_the_same, lora_targets_pattern
+from solver.tables.peft_match import ALL_LINEAR, QWEN3, adapts_the_same, lora_targets_pattern
 from solver.tables.peft_names import LoraTargets
 from solver.trinity import ConfigError, read_trinity_config
 from solver.trinity.checks import config_counted_on
@@ -102,3 +102,15 @@ def test_a_lora_config_one_transformers_takes_keeps_its_rank() -> None:
     assert {layout: (each.lora_rank, each.lora_targets) for layout, each in counted.items()} == {
         "either": (16, LoraTargets(".*\\.gate_proj", None)), "separate": (16, LoraTargets(".*\\.gate_proj", None)),
         "fused": (0, None)}
+
+
+def test_the_lora_configs_comment_names_its_exclusions_and_points_to_no_caution_unsaid() -> None:
+    model = CATALOG.model("Qwen3-8B")
+    # all-linear on a dense model has no caution above to point to, beside solve's caution rows or not
+    assert lora_configs_words(model, "0.6", "fused", None, said_above=True) == (
+        "a new adapter on all-linear (Trinity's default target_modules), as planned; with LoRA Trinity builds no "
+        "reference model")
+    # the exclusions the plan's keys write beside the targets
+    assert lora_configs_words(model, "0.6", "fused", LoraTargets(ALL_LINEAR, ".*layers\\.0\\..*")) == (
+        "a new adapter on target_modules 'all-linear' less exclude_modules '.*layers\\.0\\..*', as planned; with LoRA "
+        "Trinity builds no reference model")
