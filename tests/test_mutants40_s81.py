@@ -8,11 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from test_keepbudget_s80 import CONFIG, Cli
 from test_loraslips_s80 import PLAIN, UNSET
 from test_review80c_s80 import SP2_CONFIG
 
 from solver.api import config_query
+from solver.results import PoolPurchase
 from solver.rules import lora_configs_words, lora_saved_split_words
 from solver.tables import load_catalog
 from solver.tables.peft_match import ALL_LINEAR, QWEN3, adapts_the_same, lora_targets_pattern
@@ -114,3 +116,13 @@ def test_the_lora_configs_comment_names_its_exclusions_and_points_to_no_caution_
     assert lora_configs_words(model, "0.6", "fused", LoraTargets(ALL_LINEAR, ".*layers\\.0\\..*")) == (
         "a new adapter on target_modules 'all-linear' less exclude_modules '.*layers\\.0\\..*', as planned; with LoRA "
         "Trinity builds no reference model")
+
+
+def test_a_version_2_pool_purchase_with_a_nodes_key_too_is_refused() -> None:
+    # C-1: nodes beside nodes_bought is no version 1 pool to rename: refused as any extra key, not taken as the nodes
+    # bought in place of nodes_bought
+    raw = {"pool": "a100", "gpu": "A100-80GB", "nodes_bought": 1, "gpus_bought": 8, "nodes_after": 2, "down": [],
+           "nodes_used": 2, "gpus_used": 11}
+    assert PoolPurchase.model_validate(raw).nodes_bought == 1
+    with pytest.raises(ValidationError, match="nodes\n  Extra inputs are not permitted"):
+        PoolPurchase.model_validate({**raw, "nodes": 5})
