@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
-from test_keepbudget_s80 import CONFIG, Cli
+from test_keepbudget_s80 import CONFIG, H20_CONFIG, Cli
 from test_loraslips_s80 import PLAIN, UNSET
 from test_review80c_s80 import SP2_CONFIG
 
+import solver
 from solver.api import config_query
 from solver.results import PoolPurchase
 from solver.rules import lora_configs_words, lora_saved_split_words
-from solver.tables import load_catalog
+from solver.tables import QueryError, load_catalog
 from solver.tables.peft_match import ALL_LINEAR, QWEN3, adapts_the_same, lora_targets_pattern
 from solver.tables.peft_names import LoraTargets
 from solver.trinity import ConfigError, read_trinity_config
@@ -126,3 +127,26 @@ def test_a_version_2_pool_purchase_with_a_nodes_key_too_is_refused() -> None:
     assert PoolPurchase.model_validate(raw).nodes_bought == 1
     with pytest.raises(ValidationError, match="nodes\n  Extra inputs are not permitted"):
         PoolPurchase.model_validate({**raw, "nodes": 5})
+
+
+def test_a_maps_exclusions_alone_are_checked_on_every_row_before_any_solve() -> None:
+    # L-32: exclusions given without targets, refused on the dense rows alone (the MoE keeps its routed experts): the
+    # refusal names the model they are counted on, as for targets (before any solve, not the first row's own query's)
+    excluded = ".*\\.layers\\.\\d+\\.(self_attn|mlp)\\.\\w+_proj"
+    with pytest.raises(QueryError) as raised:
+        solver.map_plans(["4B", "8B", "30B-A3B"], gpu="h100", by="model", budgets=[8], lora_rank=8,
+                         lora_exclude_modules=excluded, trinity_version="0.6")
+    assert str(raised.value) == (
+        f"lora_exclude_modules '{excluded}', on Qwen3-4B, leaves out every module all-linear matches (\"No modules "
+        "were targeted for adaptation\"): exclude fewer, or remove it; of the map's 3 models, they are counted on "
+        "Qwen3-30B-A3B alone: map those (model=['Qwen3-30B-A3B'])")
+
+
+def test_exclusions_without_lora_over_a_lora_config_name_the_exclusions() -> None:
+    # L-37: lora_rank=0 over a config's LoRA: its target_modules are not taken as the targets the exclusions leave
+    # modules of; the exclusions themselves are refused, as without a config
+    config = read_trinity_config(H20_CONFIG, "grpo.yaml", {}, None)
+    with pytest.raises(QueryError) as raised:
+        config_query(CATALOG, config, gpu="h20", lora_rank=0, lora_exclude_modules=".*layers\\.0\\..*")
+    assert str(raised.value) == ("lora_exclude_modules '.*layers\\.0\\..*' without LoRA: the exclusions are a LoRA "
+                                 "adapter's; give a lora_rank above 0")
