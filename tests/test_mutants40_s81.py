@@ -5,17 +5,19 @@ other LoRA keys' are."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 from test_keepbudget_s80 import CONFIG, H20_CONFIG, Cli
 from test_loraslips_s80 import PLAIN, UNSET
+from test_persona48_s77 import REQUIRED
 from test_review80c_s80 import SP2_CONFIG
 
 import solver
 from solver.api import config_query
-from solver.results import PoolPurchase
+from solver.results import PoolPurchase, PurchaseResult
 from solver.rules import lora_configs_words, lora_saved_split_words
 from solver.tables import QueryError, load_catalog
 from solver.tables.peft_match import ALL_LINEAR, QWEN3, adapts_the_same, lora_targets_pattern
@@ -150,3 +152,16 @@ def test_exclusions_without_lora_over_a_lora_config_name_the_exclusions() -> Non
         config_query(CATALOG, config, gpu="h20", lora_rank=0, lora_exclude_modules=".*layers\\.0\\..*")
     assert str(raised.value) == ("lora_exclude_modules '.*layers\\.0\\..*' without LoRA: the exclusions are a LoRA "
                                  "adapter's; give a lora_rank above 0")
+
+
+def test_a_pool_buying_no_node_says_0_and_json_without_a_schema_version_reads_back() -> None:
+    bought = solver.buy_nodes(REQUIRED)
+    # C-4: the pool that buys nothing shows 0 in the buy column, the one that buys a node +1
+    rows = [line for line in solver.cluster_text(bought, REQUIRED).splitlines() if line.startswith(("│ a100", "│ h20"))]
+    assert [line.split("│")[1:7] for line in rows[:2]] == [
+        [" a100 ", " A100-80GB ", "     1 ", "  +1 ", "           8 ", "          2 "],
+        [" h20  ", " H20-96GB  ", "     1 ", "   0 ", "           0 ", "          1 "]]
+    # C-6: JSON with rft_solver_version but no schema_version (made before it had one) reads back as this version's
+    raw = json.loads(bought.model_dump_json())
+    del raw["schema_version"]
+    assert PurchaseResult.model_validate(raw).model_dump_json() == bought.model_dump_json()
