@@ -165,3 +165,19 @@ def test_a_pool_buying_no_node_says_0_and_json_without_a_schema_version_reads_ba
     raw = json.loads(bought.model_dump_json())
     del raw["schema_version"]
     assert PurchaseResult.model_validate(raw).model_dump_json() == bought.model_dump_json()
+
+
+def test_the_lora_configs_comment_on_a_mixture_of_experts_under_0_5() -> None:
+    model = CATALOG.model("Qwen3-30B-A3B")
+    # beside solve's rows, the two cautions (the MoE config unsaved, the regex saved split) pointed to as two
+    attention = LoraTargets(".*\\.(q_proj|v_proj)", None)
+    assert lora_configs_words(model, "0.5", "either", attention, said_above=True) == (
+        "a new adapter on target_modules '.*\\.(q_proj|v_proj)', as planned; with LoRA Trinity builds no reference "
+        "model; but see the cautions above on how Trinity saves its config")
+    # a regex transformers 4 alone takes: made and saved there, where PEFT converts nothing, so the MoE config's
+    # caution (transformers 5's conversion) is not given; the one transformers' and the saved split's are
+    words = lora_configs_words(model, "0.5", "either", LoraTargets(".*\\.gate_proj", None))
+    assert words.startswith(
+        "a new adapter on target_modules '.*\\.gate_proj', as planned; with LoRA Trinity builds no reference model; "
+        "but with transformers 5 PEFT fails on it as Trinity makes the adapter: run it with transformers 4 (Trinity "
+        "0.5.1 pins it); target_modules '.*\\.gate_proj' is a regular expression, which Trinity writes")
