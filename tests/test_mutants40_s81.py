@@ -181,3 +181,17 @@ def test_the_lora_configs_comment_on_a_mixture_of_experts_under_0_5() -> None:
         "a new adapter on target_modules '.*\\.gate_proj', as planned; with LoRA Trinity builds no reference model; "
         "but with transformers 5 PEFT fails on it as Trinity makes the adapter: run it with transformers 4 (Trinity "
         "0.5.1 pins it); target_modules '.*\\.gate_proj' is a regular expression, which Trinity writes")
+
+
+def test_targets_refused_on_their_own_are_blamed_beside_exclusions() -> None:
+    # R-14: .*\.gate_proj is refused under 0.6 without its exclusions too: the refusal names target_modules, not the
+    # exclude_modules beside it
+    model = CATALOG.model("Qwen3-30B-A3B")
+    config = {"model": {"model_path": "Qwen/Qwen3-30B-A3B", "max_model_len": 4096, "lora_configs": [{
+        "lora_rank": 8, "target_modules": ".*\\.gate_proj", "exclude_modules": ".*layers\\.0\\..*"}]},
+        "cluster": {"node_num": 1, "gpu_per_node": 8}}
+    [refusal] = solver.trinity.check_trinity_config(config, model, 4, environ={}, version="0.6")
+    assert refusal.startswith(
+        "model.lora_configs[0].target_modules '.*\\.gate_proj', on Qwen3-30B-A3B (a mixture of experts), matches the "
+        "routed experts' gate_proj without their up_proj, which PEFT fuses into gate_up_proj")
+    assert refusal.endswith("run it with transformers 4 (Trinity 0.5.1 pins it)")
