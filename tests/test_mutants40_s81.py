@@ -195,3 +195,18 @@ def test_targets_refused_on_their_own_are_blamed_beside_exclusions() -> None:
         "model.lora_configs[0].target_modules '.*\\.gate_proj', on Qwen3-30B-A3B (a mixture of experts), matches the "
         "routed experts' gate_proj without their up_proj, which PEFT fuses into gate_up_proj")
     assert refusal.endswith("run it with transformers 4 (Trinity 0.5.1 pins it)")
+
+
+def test_a_jobs_targets_are_judged_on_the_release_the_fleet_is_placed_for(tmp_path: Path) -> None:
+    # L-40: .*\.gate_proj on Qwen3-30B-A3B is taken under 0.5.2 (transformers 4's names alone), refused under 0.6
+    path = tmp_path / "moe.yaml"
+    path.write_text("pools:\n  - {name: h100, gpu: H100-80GB, gpus_per_node: 8, nodes: 1}\njobs:\n  - {name: moe, "
+                    "model: Qwen3-30B-A3B, max_model_len: 8192, lora_rank: 8, lora_targets: '.*\\.gate_proj'}\n")
+    placed = solver.place(path, trinity_version="0.5.2", time_limit_s=5)
+    assert [(placement.job, placement.plan.lora_targets) for placement in placed.placements] == [
+        ("moe", LoraTargets(".*\\.gate_proj", None))]
+    with pytest.raises(QueryError) as raised:
+        solver.place(path, trinity_version="0.6", time_limit_s=5)
+    assert str(raised.value).startswith(
+        f"{path}: job moe: lora_targets '.*\\.gate_proj', on Qwen3-30B-A3B, matches the routed experts' gate_proj "
+        "without their up_proj, which PEFT fuses into gate_up_proj")
