@@ -22,6 +22,7 @@ from solver.render.styles import setting_style
 from solver.results import (
     ClusterResult,
     Placement,
+    Plan,
     PoolUse,
     PurchaseResult,
     StayCode,
@@ -157,8 +158,9 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
     evidence and host memory), with a note on each estimated plan's predicted memory (as `solve`'s ``memory`` row gives
     it) and one on how each mixture of experts placed for a named Trinity release counted its routed experts
-    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), or its title alone where nothing is placed; its
-    notes name options as `names` do."""
+    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), one on each tables' plan where `solve` gives the
+    job a cheaper estimate (`_solve_best_words`), or its title alone where nothing is placed; its notes name options
+    as `names` do."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
@@ -189,7 +191,9 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
         f"{placement.job}: {placement.plan.experts_counted}" for placement in _as_the_gpus_lie(here)
-        if placement.plan.experts_counted and placement.plan.trinity_version]
+        if placement.plan.experts_counted and placement.plan.trinity_version] + [
+        _solve_best_words(placement, best) for placement in _as_the_gpus_lie(here)
+        if (best := placement.solve_best) is not None]
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (
@@ -197,6 +201,17 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     for placement in _as_the_gpus_lie(here):
         view.add_row(*_pool_row(pool, placement, columns))
     return TableOrBlocks(view, heading=columns.headers.index("job"))
+
+
+def _solve_best_words(placement: Placement, best: Plan) -> str:
+    """A pool table's note on a job placed on the tables' plan where `solve` gives it a cheaper estimate on its
+    trainer GPUs (`best`, its `Placement.solve_best`): that plan, its cost beside the placed one's and its predicted
+    memory, and why the cluster took the tables'."""
+    plan = placement.plan
+    return (f"{placement.job}: solve's best on its {counted(plan.gpus, 'trainer GPU')} at {plan.max_model_len} is "
+            f"{best.setting.label} ({best.evidence_and_single_gpu}; {best.cost / plan.cost:.2f}x the cost; "
+            f"{best.prediction_words}); placed on the tables' {plan.setting.label} ({plan.evidence}), as the cluster "
+            "takes the tables' plans first")
 
 
 def _as_the_gpus_lie(here: list[Placement]) -> list[Placement]:
