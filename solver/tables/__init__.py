@@ -189,6 +189,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         without_none,
     )
     from solver.tables.text import (
+        EVERY_JOB,
         JOBS_NAMED,
         OneLineError,
         QueryError,
@@ -251,6 +252,7 @@ __all__ = [
     "HOST_NEED_WORDS",
     "INTERCONNECTS",
     "INTERCONNECTS_BY_OTHER_NAMES",
+    "EVERY_JOB",
     "JOBS_NAMED",
     "LAYOUTS_TAKEN",
     "LEAST_DRIVER_MIB",
