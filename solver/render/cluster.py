@@ -32,9 +32,9 @@ from solver.results import (
 )
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
+    EVERY_JOB,
     Catalog,
     CriticStates,
-    EVERY_JOB,
     Fleet,
     Pool,
     and_joined,
