@@ -2645,6 +2645,12 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     gpus: int | None = Field(description="the GPUs bought in all (null: no purchase found)")
     nodes: int | None = Field(description="the nodes bought in all (null: no purchase found)")
     bound: int | None = Field(description="the fewest GPUs CP-SAT proved any purchase needs (null: none proven)")
+    fewest_gpus: int | None = Field(default=None, description=(
+        "the GPUs the jobs the purchase must place (required) take at their fewest: each one's way on the fewest GPUs, "
+        "whole nodes counted whole, summed; more than fleet_gpus by what any purchase buys at least (a purchase buys "
+        "more where their layouts do not pack into the nodes); null where no search ran"))
+    fleet_gpus: int | None = Field(default=None, description=(
+        "the GPUs of the pools' nodes as they are (those down left out), beside fewest_gpus; null where no search ran"))
     pools: tuple[PoolPurchase, ...] = Field(description="per pool, in the fleet's order, the nodes to buy (empty: no "
                                             "purchase found)")
     fits_nowhere: tuple[Unplaced, ...] = Field(default=(), description=(

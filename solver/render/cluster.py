@@ -683,7 +683,23 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
     bound = ("proven the fewest" if result.status == "optimal" else
              f"proven bound {result.bound} GPUs" if result.bound is not None else "no bound proven")
     return Text(f"status: {result.status}; to place {jobs}, buy {counted(result.gpus, 'GPU')} "
-                f"({counted(result.nodes or 0, 'node')}), {bound}", style="bold")
+                f"({counted(result.nodes or 0, 'node')}), {bound}{_fewest_gpus_words(result)}", style="bold")
+
+
+def _fewest_gpus_words(result: PurchaseResult) -> str:
+    """The figure behind a purchase's bound, in words: the GPUs the jobs it must place take at their fewest against
+    the fleet's (`PurchaseResult.fewest_gpus`, `fleet_gpus`), and what the purchase buys past the difference for their
+    layouts to pack into the nodes; "" where JSON made before them lacks them."""
+    need, has, gpus = result.fewest_gpus, result.fleet_gpus, result.gpus or 0
+    if need is None or has is None:
+        return ""
+    packing = gpus - max(need - has, 0)
+    if need <= has:
+        return (f" (at their fewest they take {need} of the fleet's {has} GPUs: the {gpus} bought are for their "
+                "layouts to pack into the nodes)")
+    more = f"at their fewest they take {need} GPUs, {need - has} more than the fleet's {has}"
+    return f" ({more}; the other {packing} bought are for their layouts to pack into the nodes)" if packing else (
+        f" ({more})")
 
 
 def purchase_json(result: PurchaseResult) -> str:
