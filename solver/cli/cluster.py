@@ -58,7 +58,6 @@ from solver.tables import (
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
     QueryError,
-    counted,
     it_or_them,
     named_jobs,
 )
@@ -242,8 +241,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             command += f" --required {EVERY_JOB}"
         elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
             command += " --required JOBS"
-            jobs_said = (f"; JOBS: every job but {', '.join(others)}, {counted(len(named), 'name')} comma-separated: "
-                         f"{','.join(named)}")
+            jobs_said = f"; JOBS (every job but {', '.join(others)}): {','.join(named)}"
         elif named:
             command += f" --required {shlex.quote(','.join(named))}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
