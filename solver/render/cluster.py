@@ -688,18 +688,17 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
 
 def _fewest_gpus_words(result: PurchaseResult) -> str:
     """The figure behind a purchase's bound, in words: the GPUs the jobs it must place take at their fewest against
-    the fleet's (`PurchaseResult.fewest_gpus`, `fleet_gpus`), and what the purchase buys past the difference for their
-    layouts to pack into the nodes; "" where JSON made before them lacks them."""
+    the fleet's (`PurchaseResult.fewest_gpus`, `fleet_gpus`), and what the purchase buys past the difference, for the
+    pools the jobs may use and their layouts to pack into the nodes; "" where JSON made before them lacks them."""
     need, has, gpus = result.fewest_gpus, result.fleet_gpus, result.gpus or 0
     if need is None or has is None:
         return ""
     packing = gpus - max(need - has, 0)
+    why = "for the pools they may use and their layouts (GPUs and host memory) to pack into the nodes"
     if need <= has:
-        return (f" (at their fewest they take {need} of the fleet's {has} GPUs: the {gpus} bought are for their "
-                "layouts to pack into the nodes)")
+        return f" (at their fewest they take {need} of the fleet's {has} GPUs; the {gpus} bought are {why})"
     more = f"at their fewest they take {need} GPUs, {need - has} more than the fleet's {has}"
-    return f" ({more}; the other {packing} bought are for their layouts to pack into the nodes)" if packing else (
-        f" ({more})")
+    return f" ({more}; the other {packing} bought are {why})" if packing else f" ({more})"
 
 
 def purchase_json(result: PurchaseResult) -> str:
