@@ -145,10 +145,10 @@ def test_text_shows_the_placement_with_the_nodes_bought(tmp_path: Path, capsys: 
     lines = capsys.readouterr().out.splitlines()
     # s81: the status says the figure behind its bound, and the left-out line that --required all buys for every job.
     assert lines[:2] == [
-        "status: optimal; to place the required jobs (a, c, d), buy 8 GPUs (1 node), proven the fewest (at their fewest "
-        "they take 17 GPUs, 1 more than the fleet's 16;",
-        "the other 7 bought are for the pools they may use and their layouts (GPUs and host memory) to pack into the "
-        "nodes)"]
+        ("status: optimal; to place the required jobs (a, c, d), buy 8 GPUs (1 node), proven the fewest (at their "
+         "fewest they take 17 GPUs, 1 more than the fleet's 16;"),
+        ("the other 7 bought are for the pools they may use and their layouts (GPUs and host memory) to pack into the "
+         "nodes)")]
     assert lines[9] == ("the placement with them: set each pool's nodes: to its 'nodes then' and run solve cluster "
                         "(--emit-dir writes the configs)")
     titles = [line for line in lines if line.startswith("pool ")]

@@ -167,8 +167,8 @@ def test_text_output_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["cluster", str(path), "--buy"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[:2] == [  # s81: with the figure behind the bound
-        "status: optimal; to place every job, buy 16 GPUs (2 nodes), proven the fewest (at their fewest they take 23 "
-        "GPUs, 7 more than the fleet's 16; the other 9 bought",
+        ("status: optimal; to place every job, buy 16 GPUs (2 nodes), proven the fewest (at their fewest they take 23 "
+         "GPUs, 7 more than the fleet's 16; the other 9 bought"),
         "are for the pools they may use and their layouts (GPUs and host memory) to pack into the nodes)"]
     assert "what to buy" in out and "nodes then" in out
     assert main(["cluster", str(path)]) == 1

@@ -25,8 +25,8 @@ def test_the_buy_note_beside_placed_jobs_not_required_names_them_too(tmp_path: P
         "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
     assert main(["cluster", str(path), "--buy", "--required", "p,c"]) == 0
     assert capsys.readouterr().out.startswith(  # s81: with the figure behind the bound
-        "status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest (at their fewest they take 12 GPUs, "
-        "4 more than the fleet's 8; the other 4 bought\n")
+        "status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest (at their fewest they take 12 "
+        "GPUs, 4 more than the fleet's 8; the other 4 bought\n")
 
 
 def test_json_md_names_every_command_that_prints_json():
