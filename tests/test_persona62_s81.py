@@ -1,7 +1,12 @@
 """A team's Trinity 0.5.2 configs moved to 0.6 (persona62, session 81): a config's own YaRN that reaches the length,
 which --write keeps, lacks the model's ``rope_theta`` that --write adds to it (Trinity 0.6's trainer on verl before 0.8
 fails to build the model without it): the ``apply`` block said the mapping "stays" and "needs no change", so pasting
-its lines left the config refused; it now says what --write adds and gives the mapping whole, as --write leaves it."""
+its lines left the config refused; it now says what --write adds and gives the mapping whole, as --write leaves it.
+And the same mapping under ``--trinity-version 0.5`` (0.5.0, 0.5.2), said nothing of before: those releases allow
+transformers 5 (0.5.2 up to 5.3.0), whose ``Qwen3Config`` keeps no ``rope_theta`` attribute, so the mapping Trinity sets
+gets a base of None (run on 5.3.0's config class), unless ``model.rope_theta`` is set: a ``but:`` line, since their
+vllm extra installs transformers 4, which builds it; none under 0.5.1 (transformers 4 alone). 0.6's refusal said
+"but on 5.12.1 with model.rope_theta set" for "unless": now in those words."""
 
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ import pytest
 import yaml
 
 from solver.results import YARN_KEPT
+from solver.tables import load_catalog
+from solver.trinity import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 LORA_YARN = """mode: both
@@ -71,3 +78,51 @@ def test_a_kept_yarn_with_its_base_still_stays_in_a_comment(cli: Cli, tmp_path: 
     stays = f"# model.rope_scaling: lora.yaml's stays, as --write keeps it: {YARN_KEPT}"
     assert (status, _rope_lines(out)) == (0, [stays])
     assert "rope-theta-missing" not in out and "has no rope_theta" not in out
+
+
+ON_05 = ("model.rope_scaling has no rope_theta: on transformers 5 (Trinity 0.5.0 allows it, 0.5.2 up to 5.3.0) Trinity "
+         "0.5's trainer sets it as Qwen3-1.7B's RoPE parameters, in which transformers finds no base, and fails as it "
+         "builds the model unless model.rope_theta is set; on transformers 4, which Trinity 0.5.2's vllm extra "
+         "installs (vLLM 0.17.0 to 0.19.0 require transformers below 5), it builds; add rope_theta: 1000000 to it (as "
+         "--write does; harmless on transformers 4)")
+"""The ``but:`` line under ``--trinity-version 0.5`` on `LORA_YARN`'s mapping."""
+
+
+def _theta_lines(cli: Cli, config: Path, *flags: str) -> list[str]:
+    """``--check``'s verdict lines on `config`'s mapping without ``rope_theta``, joined whole."""
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", *flags)
+    text = " ".join(out.split())
+    return [part.split(" but: ")[0].split(" refused: ")[0] for part in text.split(": model.rope_scaling has no")[1:]]
+
+
+@pytest.mark.parametrize("version", ["0.5", "0.5.2", "0.5.0"])
+def test_05_on_transformers_5_fails_alike_unless_model_rope_theta_is_set(cli: Cli, tmp_path: Path, version: str):
+    config = tmp_path / "lora.yaml"
+    config.write_text(LORA_YARN, encoding="utf-8")
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--trinity-version", version)
+    assert f"but: {ON_05}" in " ".join(out.split())
+    # model.rope_theta mends it there (Trinity 0.5.2 sets it as the attribute standardize_rope_params reads)
+    config.write_text(LORA_YARN.replace("  max_model_len: 65536\n", "  max_model_len: 65536\n  rope_theta: 1000000\n"),
+                      encoding="utf-8")
+    assert _theta_lines(cli, config, "--trinity-version", version) == []
+
+
+def test_0_5_1_on_transformers_4_alone_is_told_nothing(cli: Cli, tmp_path: Path):
+    config = tmp_path / "lora.yaml"
+    config.write_text(LORA_YARN, encoding="utf-8")
+    assert _theta_lines(cli, config, "--trinity-version", "0.5.1") == []
+
+
+def test_06_refuses_it_saying_unless():
+    mapping = {"model": {"model_path": "Qwen/Qwen3-1.7B", "max_model_len": 65536, "rope_scaling": {
+        "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32768}}, "mode": "train"}
+    model = load_catalog().model("1.7B")
+    words = {version: [problem.words for problem in trinity_config_problems(mapping, model, 8, version=version)
+                       if problem.code.value.startswith("rope-theta-missing")] for version in ("0.6", "0.5")}
+    assert words["0.6"] == [(
+        "model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as Qwen3-1.7B's RoPE "
+        "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
+        "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0) unless model.rope_theta is set and transformers is "
+        "5.12.1; add rope_theta: 1000000 to it (as solver.trinity.patch_trinity_config does)")]
+    # mode: train has no vLLM to pin transformers 4: 0.5's line is said there too
+    assert words["0.5"] == [ON_05.replace("--write", "solver.trinity.patch_trinity_config")]
