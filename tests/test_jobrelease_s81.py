@@ -79,8 +79,9 @@ def test_the_tables_name_each_jobs_release_where_they_mix(cli: Cli, tmp_path: Pa
     assert " ".join(RELEASE_NOTE.split()) in " ".join(out.split())
     assert RELEASE_NOTE == ("Trinity: the release the job's plans are counted for (its trinity_version; else, where "
                             "it runs now, the one its plan names; else the run's); none: none named (0.6's counts)")
-    status, out, _ = cli("cluster", str(_fleet(tmp_path, new=", trinity_version: v0.5.2", name="same.yaml")))
-    assert status == 0 and "┃ Trinity" not in out and "Trinity: " not in out  # one release for all: no column
+    status, out, _ = cli("cluster", str(_fleet(tmp_path, old="", new="", name="same.yaml")), "--trinity-version",
+                         "0.5.2")
+    assert status == 0 and "┃ Trinity" not in out and "Trinity: " not in out  # the run's release for all: no column
 
 
 def test_a_running_job_keeps_the_release_its_plan_names(cli: Cli, tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Review of s81's middle merges (helper review81b): a running job whose file names the minor release it runs a patch
 of (``0.5`` on ``0.5.1``) is counted for the patch it runs; a plan naming a release rft-solver does not know
-(``0.7``) is judged by the run's release with the note, not refused with a line that names no file."""
+(``0.7``) is judged by the run's release with the note, not refused with a line that names no file; a job's own
+release named in the tables where the run's is another."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from test_jobrelease_s81 import _fleet, _placed
 from test_smallslips24_s77 import Cli
 
+from solver.render.cluster import RELEASE_NOTE
 from solver.tables import release_name
 
 
@@ -69,3 +71,18 @@ def test_a_plan_of_a_release_rft_solver_does_not_know_is_judged_by_the_runs(cli:
         f"solve cluster: note: --current {current} runs old, new on plans counted for Trinity 0.7, this run for no "
         "Trinity release named (0.6's counts): whether they stay is judged by this run's release, not the one they "
         f"run on; give them the release they run on as trinity_version in {plain}")
+
+
+def test_jobs_of_one_release_of_their_own_name_it_in_the_tables(cli: Cli, tmp_path: Path) -> None:
+    # Both jobs 0.5.2 by their own key, the run naming none (0.6's counts): before, no Trinity column, the table
+    # saying nothing of the release its figures (6 GPUs, 517.3 GiB) are counted for
+    fleet = _fleet(tmp_path, new=", trinity_version: v0.5.2", name="same.yaml")
+    status, out, _ = cli("cluster", str(fleet))
+    rows = {line.split("│")[3].strip(): (line.split("│")[4].strip(), line.split("│")[7].strip())
+            for line in out.splitlines() if line.startswith("│")}
+    assert status == 0 and rows == {"old": ("6", "0.5.2"), "new": ("6", "0.5.2")}
+    assert " ".join(RELEASE_NOTE.split()) in " ".join(out.split())
+    # The run's own release for jobs that name none: no column, as before
+    status, out, _ = cli("cluster", str(_fleet(tmp_path, old="", new="", name="plain.yaml")), "--trinity-version",
+                         "0.5.2")
+    assert status == 0 and "┃ Trinity" not in out and "Trinity: " not in out
