@@ -204,7 +204,7 @@ class _Prober:
             SP_RULES, gpus=n, sp=sp, length=length)
         if rule:
             return rule
-        values = dict(gpus=n, env=env, offload=offload, sp=sp, length=length)
+        values = {"gpus": n, "env": env, "offload": offload, "sp": sp, "length": length}
         return self.first_rule(SETTING_RULES, **values) or self._needed_rule(**values)
 
     def evidence_excludes(self, combination: Combination, length: int | None) -> bool:
