@@ -419,7 +419,8 @@ def _why_no_plan(
                 f"{counted(reach.max_model_len, 'token')}{grid_words(reach)} "
                 f"{query.within_budget}: {words.plan(reach)}")))
     if raised := answer.token_budget_cap_raised:  # as the answer's reason names it: no second search
-        reasons.append(Reason(rule="raise_token_budget", detail=f"{raised_cap_words(query, raised)}: {words.plan(raised)}"))
+        reasons.append(Reason(rule="raise_token_budget",
+                              detail=f"{raised_cap_words(query, raised)}: {words.plan(raised)}"))
     if any(rule.startswith("pin_") for rule in binding or ()) and (free := alternative("without_pins")):
         reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)
