@@ -611,10 +611,15 @@ def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str 
 
 def _evidence_words(answer: Answer, plan: Plan) -> str:
     """The summary's ``evidence`` row: what the plan rests on (`Plan.evidence_text`), but for an estimate without the
-    memory model's figures, which the ``memory`` row below it gives."""
-    if plan.source is None:
-        return f"estimated: the memory model's prediction (below){plan.beyond_calibration_words}"
-    return plan.evidence_text(answer.gpu, answer.model)
+    memory model's figures, which the ``memory`` row below it gives; for an estimate of the shipped memory model,
+    where its accuracy on held-out cells is, at the default margin those figures are for (the memory model's own,
+    which a small card's default or --margin may not be)."""
+    if plan.source is not None:
+        return plan.evidence_text(answer.gpu, answer.model)
+    default = answer.memory_model_margin if answer.memory_model_margin is not None else answer.margin
+    accuracy = (f"; docs/memory.md in rft-solver's source gives its accuracy on held-out cells at margin {default:g}"
+                if default is not None and answer.memory_model_source is None else "")
+    return f"estimated: the memory model's prediction (below{accuracy}){plan.beyond_calibration_words}"
 
 
 def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
