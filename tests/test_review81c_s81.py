@@ -1,0 +1,48 @@
+"""Review of s81's later merges (helper review81c): with no release named, a ``model.rope_scaling`` without its own
+``rope_theta`` beside a ``model.rope_theta`` said Trinity 0.5.0's and 0.5.2's trainers "fail alike on transformers 5",
+while under ``--trinity-version 0.5`` the same config is told nothing, as ``model.rope_theta`` mends theirs (0.5.2's
+``trainer/verl/fsdp_workers.py:364-365`` sets the attribute that transformers 5.3.0's ``standardize_rope_params``
+fills the mapping's base from): the no-release line now says what the 0.5 line says, either way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from solver.tables import load_catalog
+from solver.trinity import trinity_config_problems
+
+SIX = ("model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as Qwen3-1.7B's RoPE "
+       "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
+       "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0) unless model.rope_theta is set and transformers is "
+       "5.12.1")
+TAIL = (", and 0.5's transformers 4 builds it; add rope_theta: 1000000 to it (as solver.trinity.patch_trinity_config "
+        "does; harmless on transformers 4)")
+
+
+def _theta_words(theta: bool, version: str | None) -> list[tuple[str, str]]:
+    """The ``rope-theta-missing*`` lines on a Qwen3-1.7B YaRN mapping without its base (``model.rope_theta`` set where
+    `theta`), under `version`."""
+    config: dict[str, Any] = {"mode": "train", "model": {
+        "model_path": "Qwen/Qwen3-1.7B", "max_model_len": 65536,
+        "rope_scaling": {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32768},
+        **({"rope_theta": 1000000} if theta else {})}}
+    problems = trinity_config_problems(config, load_catalog().model("1.7B"), 8, version=version)  # type: ignore[arg-type]
+    return [(problem.code.value, problem.words) for problem in problems
+            if problem.code.value.startswith("rope-theta-missing")]
+
+
+def test_with_no_release_the_05_part_says_what_the_05_line_says() -> None:
+    assert _theta_words(False, None) == [("rope-theta-missing", (
+        f"{SIX}; Trinity 0.5.0's and 0.5.2's fail alike on transformers 5 unless model.rope_theta is set{TAIL}"))]
+    assert _theta_words(True, None) == [("rope-theta-missing", (
+        f"{SIX} (the model.rope_theta given mends it there); Trinity 0.5.0's and 0.5.2's build it on transformers 5 "
+        f"with the model.rope_theta given{TAIL}"))]
+
+
+@pytest.mark.parametrize("theta", [False, True])
+def test_the_05_line_and_06_refusal_stand_beside_it(theta: bool) -> None:
+    # under 0.5 model.rope_theta mends it: nothing said, as the no-release line now says; 0.6 refuses either way
+    assert [code for code, _ in _theta_words(theta, "0.5")] == ([] if theta else ["rope-theta-missing"])
+    assert [code for code, _ in _theta_words(theta, "0.6")] == ["rope-theta-missing-refused"]
