@@ -242,7 +242,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             command += f" --required {EVERY_JOB}"
         elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
             command += " --required JOBS"
-            jobs_said = f"; JOBS (every job but {', '.join(others)}): {','.join(named)}"
+            but = f" but {', '.join(others)}" if others else ""  # a job named all among them: every job named
+            jobs_said = f"; JOBS (every job{but}): {','.join(named)}"
         elif named:
             command += f" --required {shlex.quote(','.join(named))}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
