@@ -58,11 +58,11 @@ FIVE_JOBS = "pools:\n  - {name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8
 """Five jobs that one node of 8 A100s cannot place together, the first named as `FIVE_JOBS.format` names it."""
 
 
+NOTE_TAIL = "names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)"
+
+
 @pytest.mark.parametrize(("first", "required"), [
-    ("all", " --required JOBS names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes "
-            "runs); JOBS (every job): all,b,c,d,e"),
-    ("a", " --required all names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes "
-          "runs)")])
+    ("all", f" --required JOBS {NOTE_TAIL}; JOBS (every job): all,b,c,d,e"), ("a", f" --required all {NOTE_TAIL}")])
 def test_the_buy_note_on_every_job_required_by_name(cli: Cli, tmp_path: Path, first: str, required: str) -> None:
     fleet = tmp_path / "five.yaml"
     fleet.write_text(FIVE_JOBS.replace("{}", first), encoding="utf-8")
