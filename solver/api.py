@@ -482,8 +482,8 @@ def _with_required(fleet: Fleet, required: Sequence[str] | None, option_names: O
 
 
 def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: OptionNames) -> None:
-    """`QueryError` unless `required` is None or a list or tuple of names of `fleet`'s jobs, one at least (naming the
-    option as `option_names` do)."""
+    """`QueryError` unless `required` is None or a list or tuple of names of `fleet`'s jobs (or `EVERY_JOB`, unless a
+    job is named so), one at least (naming the option as `option_names` do)."""
     check_types(("required", required, list | tuple | None))
     if required is None:
         return
@@ -493,11 +493,13 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: 
                          f"({named_jobs(names)})")
     for index, name in enumerate(required):
         check_types((f"required[{index}]", name, str))
+    every = [] if EVERY_JOB in names else [EVERY_JOB]  # the word for every job, unless a job is named so
     for name in required:
-        if name not in names and name != EVERY_JOB:
-            meant = meant_fleet_name(name, names)
+        if name not in names and name not in every:
+            meant = meant_fleet_name(name, names + every)
             raise QueryError(f"{option_names.item(option_names.required, shown_value(name))}: no job of the fleet "
-                             f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
+                             f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}"
+                             f"{f'; or {EVERY_JOB}, for every job' if every else ''}")
 
 
 def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, workers: int,

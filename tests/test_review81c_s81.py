@@ -4,7 +4,8 @@ while under ``--trinity-version 0.5`` the same config is told nothing, as ``mode
 ``trainer/verl/fsdp_workers.py:364-365`` sets the attribute that transformers 5.3.0's ``standardize_rope_params``
 fills the mapping's base from): the no-release line now says what the 0.5 line says, either way. And ``solve
 cluster``'s note naming ``--buy --required JOBS`` said "JOBS (every job but ): ..." where it names every job, one of
-them named ``all`` (so ``--required all`` would name that job alone): now "JOBS (every job): ..."."""
+them named ``all`` (so ``--required all`` would name that job alone): now "JOBS (every job): ...". And a
+``--required`` name of no job named the jobs but not ``all``, which it takes too (``ALL``: "did you mean all?")."""
 
 from __future__ import annotations
 
@@ -70,3 +71,15 @@ def test_the_buy_note_on_every_job_required_by_name(cli: Cli, tmp_path: Path, fi
     assert status == 1
     assert err.splitlines()[-1] == (f"solve cluster: note: to place the required jobs: solve cluster {fleet} --buy"
                                     f"{required}")
+
+
+NO_JOB = "--required 'ALL': no job of the fleet is named so; did you mean all? its jobs:"
+
+
+@pytest.mark.parametrize(("first", "error"), [
+    ("a", f"{NO_JOB} a, b, c, d and 1 more job; or all, for every job"),
+    ("all", f"{NO_JOB} all, b, c, d and 1 more job")])  # the job named all: the word names it alone
+def test_a_required_name_of_no_job_names_all_too(cli: Cli, tmp_path: Path, first: str, error: str) -> None:
+    fleet = tmp_path / "five.yaml"
+    fleet.write_text(FIVE_JOBS.replace("{}", first), encoding="utf-8")
+    assert cli("cluster", str(fleet), "--required", "ALL") == (2, "", f"solve cluster: error: {error}\n")
