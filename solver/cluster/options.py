@@ -370,6 +370,18 @@ class Planner:
             return ReleaseCounts(self.trinity_version, self.expert_layout, self.batch_divisor, self.trinity_release)
         return release_counts(training.trinity_version)
 
+    def solve_best(self, pool: Pool, job: Job, plan: Plan) -> Plan | None:
+        """Where `plan`, `job`'s placed plan in `pool`, is the tables' (documented or inferred) and estimates are on
+        (``auto``), the plan `solve` gives the job on its trainer GPUs at its length (``--gpus N --exact``: the same
+        question with the estimates beside the tables), where that is the memory model's estimate: the cheaper plan
+        the cluster forgoes by taking the tables' first (`job_options`), as `solve` names the tables' on its ``tables'
+        best`` line; None otherwise."""
+        if self.estimate != "auto" or plan.evidence == "estimated":
+            return None
+        best = self.best(pool.gpu, job.model, plan.gpus, plan.max_model_len, pool.gpus_per_node, self.estimate,
+                         pool.host_ram_gb, None, job.training)
+        return best if best is not None and best.evidence == "estimated" else None
+
     def roomy_margin(self, gpu: str, job: Job) -> float:
         """The margin at which an estimate of `job`'s model (`job_model`: its adapter on its own targets) with Env on
         `gpu` fits exactly where, at the planner's margin, it keeps the room to spare that the thin-headroom caution

@@ -22,6 +22,7 @@ from solver.render.styles import setting_style
 from solver.results import (
     ClusterResult,
     Placement,
+    Plan,
     PoolUse,
     PurchaseResult,
     StayCode,
@@ -31,6 +32,7 @@ from solver.results import (
 )
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
+    EVERY_JOB,
     Catalog,
     CriticStates,
     Fleet,
@@ -160,9 +162,10 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
     evidence and host memory), with a note on each estimated plan's predicted memory (as `solve`'s ``memory`` row gives
     it) and one on how each mixture of experts placed for a named Trinity release counted its routed experts
-    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), or its title alone where nothing is placed; its
-    notes name options as `names` do; each job's Trinity release where the placement's jobs are counted for several
-    (`releases`, `_mixed_releases`)."""
+    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), one on each tables' plan where `solve` gives the
+    job a cheaper estimate (`_solve_best_words`), or its title alone where nothing is placed; its notes name options
+    as `names` do; each job's Trinity release where the placement's jobs are counted for several (`releases`,
+    `_mixed_releases`)."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
@@ -193,7 +196,9 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
         f"{placement.job}: {placement.plan.experts_counted}" for placement in _as_the_gpus_lie(here)
-        if placement.plan.experts_counted and placement.plan.trinity_version]
+        if placement.plan.experts_counted and placement.plan.trinity_version] + [
+        _solve_best_words(placement, best) for placement in _as_the_gpus_lie(here)
+        if (best := placement.solve_best) is not None]
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (
@@ -201,6 +206,17 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     for placement in _as_the_gpus_lie(here):
         view.add_row(*_pool_row(pool, placement, columns))
     return TableOrBlocks(view, heading=columns.headers.index("job"))
+
+
+def _solve_best_words(placement: Placement, best: Plan) -> str:
+    """A pool table's note on a job placed on the tables' plan where `solve` gives it a cheaper estimate on its
+    trainer GPUs (`best`, its `Placement.solve_best`): that plan, its cost beside the placed one's and its predicted
+    memory, and why the cluster took the tables'."""
+    plan = placement.plan
+    return (f"{placement.job}: solve's best on its {counted(plan.gpus, 'trainer GPU')} at {plan.max_model_len} is "
+            f"{best.setting.label} ({best.evidence_and_single_gpu}; {best.cost / plan.cost:.2f}x the cost; "
+            f"{best.prediction_words}); placed on the tables' {plan.setting.label} ({plan.evidence}), as the cluster "
+            "takes the tables' plans first")
 
 
 def _as_the_gpus_lie(here: list[Placement]) -> list[Placement]:
@@ -651,9 +667,13 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
         beside = ("the jobs placed (the required ones, then the most priority of the others)"
                   if any(placement.job not in result.required for placement in result.placements)
                   else "the required jobs")
+        every_job = ("" if any(job.name == EVERY_JOB for job in fleet.jobs)
+                     else f"; {names.required}{f'={[EVERY_JOB]}' if names.keywords else f' {EVERY_JOB}'} buys for "
+                     "every job")
         lines.append(Text(f"left out (not required): {', '.join(result.left_out)}: no room "
                           f"{'' if result.placement_proven else 'found '}for "
-                          f"{it_or_them(len(result.left_out))} beside {beside} on the pools {pools}", style="yellow"))
+                          f"{it_or_them(len(result.left_out))} beside {beside} on the pools {pools}{every_job}",
+                          style="yellow"))
     return lines
 
 
@@ -679,7 +699,22 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
     bound = ("proven the fewest" if result.status == "optimal" else
              f"proven bound {result.bound} GPUs" if result.bound is not None else "no bound proven")
     return Text(f"status: {result.status}; to place {jobs}, buy {counted(result.gpus, 'GPU')} "
-                f"({counted(result.nodes or 0, 'node')}), {bound}", style="bold")
+                f"({counted(result.nodes or 0, 'node')}), {bound}{_fewest_gpus_words(result)}", style="bold")
+
+
+def _fewest_gpus_words(result: PurchaseResult) -> str:
+    """The figure behind a purchase's bound, in words: the GPUs the jobs it must place take at their fewest against
+    the fleet's (`PurchaseResult.fewest_gpus`, `fleet_gpus`), and what the purchase buys past the difference, for the
+    pools the jobs may use and their layouts to pack into the nodes; "" where JSON made before them lacks them."""
+    need, has, gpus = result.fewest_gpus, result.fleet_gpus, result.gpus or 0
+    if need is None or has is None:
+        return ""
+    packing = gpus - max(need - has, 0)
+    why = "for the pools they may use and their layouts (GPUs and host memory) to pack into the nodes"
+    if need <= has:
+        return f" (at their fewest they take {need} of the fleet's {has} GPUs; the {gpus} bought are {why})"
+    more = f"at their fewest they take {need} GPUs, {need - has} more than the fleet's {has}"
+    return f" ({more}; the other {packing} bought are {why})" if packing else f" ({more})"
 
 
 def purchase_json(result: PurchaseResult) -> str:
