@@ -164,3 +164,17 @@ def test_the_map_fuzz_targets_are_as_benchmarks_readme_says() -> None:
     # the table's rows are the targets, in their order
     rows = re.findall(r"\| ([a-zA-Z_ ]+) \| 2000 \|", page.split("A later session (s81 mapfuzz", 1)[1])
     assert rows == list(fuzz_targets.TARGETS)
+
+
+def test_an_exclusion_of_every_layer_is_refused_in_the_peft_words_cli_md_quotes(cli: Cli) -> None:
+    page = _page("docs/cli.md")
+    assert ("`--lora-exclude '.*', on Qwen3-8B, leaves out every module all-linear matches (\"All modules were "
+            "excluded\"): exclude fewer, or remove it`; one that leaves out every layer but not the model's other "
+            "modules, `.*layers\\..*`, in PEFT's other words, `(\"No modules were targeted for adaptation\")`") in page
+    for exclusion, words in [(".*", "All modules were excluded"),
+                             (r".*layers\..*", "No modules were targeted for adaptation")]:
+        status, out, err = cli("--model", "8B", "--gpu", "h20", "--len", "8k", "--lora-rank", "16", "--lora-exclude",
+                               exclusion)
+        said = (f"solve: error: --lora-exclude '{exclusion}', on Qwen3-8B, leaves out every module all-linear "
+                f"matches (\"{words}\"): exclude fewer, or remove it\n")
+        assert (status, out, err) == (2, "", said)
