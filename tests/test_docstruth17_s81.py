@@ -178,3 +178,20 @@ def test_an_exclusion_of_every_layer_is_refused_in_the_peft_words_cli_md_quotes(
         said = (f"solve: error: --lora-exclude '{exclusion}', on Qwen3-8B, leaves out every module all-linear "
                 f"matches (\"{words}\"): exclude fewer, or remove it\n")
         assert (status, out, err) == (2, "", said)
+
+
+def test_a_jobs_own_release_050_asks_its_trainer_gpus_to_divide_the_batch(cli: Cli, tmp_path: Path) -> None:
+    # cluster.md: "For Trinity 0.5.0 or 0.5.1 (the job's trinity_version, or --trinity-version), ... its trainer GPUs
+    # must divide it." The batch of 9: 0.5.2 places the job on 4 GPUs at SP=4 (1 rank); 0.5.0 finds no count of GPUs
+    # that divides 9 and trains the length.
+    assert ("For Trinity 0.5.0 or 0.5.1 (the job's `trinity_version`, or `--trinity-version`), whose validator asks "
+            "more, its trainer GPUs must divide it.") in _page("docs/cluster.md")
+    for release, placed in [("0.5.2", 1), ("0.5.0", 0), ("0.5.1", 0)]:
+        path = tmp_path / f"{release}.yaml"
+        path.write_text(BATCH_FLEET % f", trinity_version: '{release}'", encoding="utf-8")
+        status, out, _ = cli("cluster", str(path), "--json")
+        result = json.loads(out)
+        assert (status, len(result["placements"])) == (1 - placed, placed)
+        if not placed:
+            assert "a train batch that 4 trainer GPUs divide lets Env + Offload + SP=4 on 4 GPUs train it" in (
+                result["unplaced"][0]["reason"])
