@@ -1583,8 +1583,8 @@ ExplainRule = Literal[
     "choice", "budget", "whole_nodes", "rollout_layout", "sp_divides_gpus", "sp_divides_heads", "sp_kv_heads",
     "sp_attention", "sp_within_node", "batch_divides", "token_cap", "pin", "host_ram", "beyond_table", "no_setting",
     "memory_model", "no_estimates", "out_of_memory", "undocumented", "longest_documented", "longer", "limit",
-    "no_table", "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "without_pins", "undecided",
-    "incomplete",
+    "no_table", "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "raise_token_budget",
+    "without_pins", "undecided", "incomplete",
 ]
 """The names of `--explain`'s steps (`Reason.rule`): the one source of the names that docs/json.md's table
 documents, in its order."""

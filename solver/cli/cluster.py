@@ -100,9 +100,9 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
     parser.add_argument("--buy", action="store_true",
                         help="instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with "
-                        "which every job is placed, the placement with them, and the jobs no number of nodes would "
-                        "place; only the file's pools grow (for a GPU type it lacks, add a pool of it "
-                        "with nodes: 0)")
+                        "which every job (every required one, where some are) is placed, the placement with them, "
+                        "and the jobs no number of nodes would place; only the file's pools grow (for a GPU type it "
+                        "lacks, add a pool of it with nodes: 0)")
     parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
                         help="these jobs must be placed, besides those the file marks required: true (a placement "
                         "that cannot place them all is infeasible; --buy buys for the required jobs only, the others "

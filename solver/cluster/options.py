@@ -525,14 +525,19 @@ def keeps_running(fleet: Fleet, option: Option, running: RunningJob) -> bool:
     plan, training = option.plan, fleet.jobs[option.job].training
     return (running.model in (None, fleet.jobs[option.job].model) and option.pool == running.pool
             and not running.runs_where_gone(fleet.pools[running.pool])
-            and running.training in (None, training.as_running)
-            and (running.trinity_version is None or training.trinity_version is None
-                 or releases_agree(training.trinity_version, running.trinity_version))
+            and running.training in (None, training.as_running) and release_kept(fleet, running)
             and option.nodes == len(running.nodes)
             and option.gpus_per_node(fleet.pools[running.pool].gpus_per_node) == len(running.gpu_indexes)
             and plan.gpus == running.trainer_gpus and option.rollout_gpus == running.rollout_gpus
             and plan.max_model_len == running.max_model_len and plan.sp == running.sp
             and plan.offload == running.offload)
+
+
+def release_kept(fleet: Fleet, running: RunningJob) -> bool:
+    """Whether the Trinity release `fleet` asks of the job that runs now as `running` agrees with the one it runs on
+    (`releases_agree`: no restart); true where either is not named (not compared)."""
+    asked = fleet.jobs[running.job].trinity_version
+    return running.trinity_version is None or asked is None or releases_agree(asked, running.trinity_version)
 
 
 def evidence_tiers(planner: Planner, fleet: Fleet, index: int,

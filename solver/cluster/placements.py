@@ -16,6 +16,7 @@ from solver.cluster.options import (
     host_capacity_tenths,
     keeps_running,
     layout,
+    release_kept,
 )
 from solver.cluster.widen import ways_to_grow
 from solver.memory import rollout_engines, shown_host_need
@@ -29,7 +30,7 @@ from solver.results import (
     trainer_spans_nodes_caution,
 )
 from solver.rules import trainer_nodes_of
-from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either, releases_agree
+from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
 from solver.tables.peft_match import ALL_LINEAR
 
 
@@ -179,7 +180,7 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
             return {"current": "stays", "stay_reason_code": StayCode.WAYS_CUT_SHORT, "stay_reason": (
                 "kept as it runs: the time limit cut working out its ways short, so no other way of its was weighed "
                 f"(raise {planner.option_names.time_limit})")}
-        if as_now == as_placed and job.model in (None, placed.model) and trains_as_now:
+        if as_now == as_placed and job.model in (None, placed.model) and trains_as_now and release_kept(fleet, job):
             ways_kept = (final[job.job][0], options)
             try:
                 with planner.asking_until(until):
@@ -414,8 +415,7 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
                    if not same_targets else (f"lora_exclude_modules {training.lora_exclude_modules or 'none'}",
                                              f"exclude_modules {excluded or 'none'}"))
         return MoveCode.TRAINING_CHANGED, f"the file asks {changed[0]} now; it runs with {changed[1]}"
-    if (job.trinity_version is not None and asked.trinity_version is not None
-            and not releases_agree(asked.trinity_version, job.trinity_version)):
+    if not release_kept(fleet, job):
         return (MoveCode.RELEASE_CHANGED,
                 f"the file asks trinity_version {asked.trinity_version} now; it runs on Trinity {job.trinity_version}")
     return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import ceil
 from pathlib import Path
@@ -102,7 +102,8 @@ def training_note(critic: bool, dpo: bool = False, targets: bool = False, exclud
             + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else ""))
 RELEASE_NOTE = ("Trinity: the release the job's plans are counted for (its trinity_version; else, where it runs now, "
                 "the one its plan names; else the run's); none: none named (0.6's counts)")
-"""A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases."""
+"""A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases,
+or a placed job names its own (`_named_releases`)."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -164,8 +165,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     it) and one on how each mixture of experts placed for a named Trinity release counted its routed experts
     (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), one on each tables' plan where `solve` gives the
     job a cheaper estimate (`_solve_best_words`), or its title alone where nothing is placed; its notes name options
-    as `names` do; each job's Trinity release where the placement's jobs are counted for several (`releases`,
-    `_mixed_releases`)."""
+    as `names` do; each job's Trinity release where the placement's jobs are counted for several, or one names its
+    own (`releases`, `_named_releases`)."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
@@ -247,8 +248,8 @@ class _PoolColumns:
     its at_most cap or None: at the length asked otherwise, "(≥N)" would add nothing); and the jobs placed here that
     must be (`required`, their names); whether each job says if it stays where it runs now (`current`: with
     --current); and whether each says what it trains (`training`: where a job trains LoRA, builds no reference
-    model, trains a PPO critic or trains DPO); and whether each names its Trinity release (`releases`: where the
-    placement's jobs are counted for several)."""
+    model, trains a PPO critic or trains DPO); and whether each names its Trinity release (`releases`:
+    `_named_releases`)."""
 
     offloads: bool
     scaled: bool
@@ -284,10 +285,14 @@ class _PoolColumns:
                 *(("host GiB/node",) if self.offloads else ()), *(("now",) if self.current else ()))
 
 
-def _mixed_releases(placements: Iterable[Placement]) -> bool:
-    """Whether `placements`' plans are counted for more than one Trinity release (a cluster job's own
-    ``trinity_version``, or the one a running job's plan names, beside the run's): their tables name each job's."""
-    return len({placement.plan.trinity_version for placement in placements}) > 1
+def _named_releases(placements: Sequence[Placement], fleet: Fleet) -> bool:
+    """Whether the tables of `placements` (of `fleet`'s jobs) name each job's Trinity release: where their plans are
+    counted for more than one (a cluster job's own ``trinity_version``, or the one a running job's plan names, beside
+    the run's), or where a placed job names its own (the run's may be another, or none: all jobs of ``0.5`` under no
+    ``--trinity-version``)."""
+    placed = {placement.job for placement in placements}
+    return (len({placement.plan.trinity_version for placement in placements}) > 1
+            or any(job.trinity_version is not None for job in fleet.jobs if job.name in placed))
 
 
 def _host_need(placement: Placement) -> float | None:
@@ -365,7 +370,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     required = _marked_required(result.required, fleet)
     for pool, use in zip(fleet.pools, result.pools, strict=True):
         renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name], required,
-                                      names, _mixed_releases(result.placements)))
+                                      names, _named_releases(result.placements, fleet)))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
     renderables += [*_move_reasons(result.placements), *_placed_cautions(result.placements),
@@ -659,7 +664,7 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
         use = PoolUse(pool=pool.name, nodes=bought.nodes_after, gpus=bought.nodes_after * pool.gpus_per_node,
                       down=bought.down, nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
         lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names,
-                                _mixed_releases(result.placements)))
+                                _named_releases(result.placements, fleet)))
     lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
               *_no_rollout_gpus_given(result.placements, fleet, names)]
     if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
