@@ -114,6 +114,7 @@ from solver.trinity.keys import (
     MICRO_BATCH_SIZES_TYPED_INT,
     MICRO_BATCH_UNSET_ON_08,
     MISSING_KEPT_SECTIONS,
+    MULTIPLIED_AS_LOADED,
     NUMBER_KEYS,
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
@@ -311,6 +312,12 @@ class _ConfigChecks:
         resolved = self._resolved[path]
         whole = omegaconf_integer(resolved)
         if whole is not None:
+            if isinstance(resolved, str) and path in MULTIPLIED_AS_LOADED and self.version != "0.5":
+                self.add(ConfigProblemCode.NUMBER_AS_TEXT, (
+                    f"{dotted(path)} is the text {yaml_brief(resolved)}: Trinity 0.6 on verl before 0.8 keeps it as "
+                    "written and refuses the config as it loads it, where it multiplies the role's token budget by "
+                    "its SP to compare with model.max_model_len (a TypeError; Trinity 0.5's typed config reads the "
+                    "number); write the number, or ${oc.decode:...} around it"))
             return whole
         wrong = f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
         if _schema_refuses(path, self.version):
