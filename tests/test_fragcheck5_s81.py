@@ -68,7 +68,9 @@ def _problems(cli: Cli, tmp_path: Path, text: str, version: str, *options: str) 
     ("actor_rollout_ref.actor", "ulysses_sequence_parallel_size", "'2'", "grpo"),
     ("actor_rollout_ref.ref", "ulysses_sequence_parallel_size", "${oc.env:TOK,2}", "grpo"),
     ("critic", "ppo_max_token_len_per_gpu", "'16384'", "ppo"),
-], ids=["actor-budget-oc-env", "ref-budget-quoted", "actor-sp-quoted", "ref-sp-oc-env", "critic-budget-quoted"])
+    ("critic", "ulysses_sequence_parallel_size", "'2'", "ppo"),  # was test_interp_s64's text that says nothing
+], ids=["actor-budget-oc-env", "ref-budget-quoted", "actor-sp-quoted", "ref-sp-oc-env", "critic-budget-quoted",
+        "critic-sp-quoted"])
 def test_a_budget_or_sp_that_trinity_06_multiplies_as_text_is_said_refused_there_not_at_05(
         cli: Cli, tmp_path: Path, section: str, key: str, value: str, algorithm: str) -> None:
     text = _config(section, key, value, algorithm)
