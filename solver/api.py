@@ -127,6 +127,7 @@ from solver.rules import (
 )
 from solver.tables import (
     CRITIC_CHOICES,
+    EVERY_JOB,
     LAYOUTS_TAKEN,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
@@ -394,13 +395,18 @@ def place(
     placement says whether it stays, moves or starts). Raises `QueryError` (one line) for a bad option, `TableError`
     for a bad cluster or `current` file."""
     from solver.cluster import place as place_jobs
+    from solver.tables import running_releases  # a fleet's module: only where a placement is asked for
 
     check_types(("option_names", option_names, OptionNames), ("current", current, ClusterResult | Path | str | None))
+    source = None if isinstance(fleet, Fleet) else str(fleet)
     fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version, required=required, widen=widen, minimize=minimize, option_names=option_names)
     running = () if current is None else _running_now(current, fleet, option_names)
+    if running:  # a running job keeps the release its plan names, its LoRA targets checked under it
+        fleet = running_releases(fleet, running)
+        check_fleet_lora_targets(fleet, planner.catalog, trinity_version, source)
     result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen,
                         running=running)
     return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
@@ -464,11 +470,13 @@ def buy_nodes(
 
 
 def _with_required(fleet: Fleet, required: Sequence[str] | None, option_names: OptionNames) -> Fleet:
-    """`fleet` with the jobs `required` names marked ``required`` too (`_check_required`'s `QueryError` for bad
-    names)."""
+    """`fleet` with the jobs `required` names marked ``required`` too, every job where it names `EVERY_JOB` and no
+    job is named so (`_check_required`'s `QueryError` for bad names)."""
     _check_required(required, fleet, option_names)
     if required is None:
         return fleet
+    if EVERY_JOB in required and EVERY_JOB not in (job.name for job in fleet.jobs):
+        required = [job.name for job in fleet.jobs]
     return fleet.model_copy(update={"jobs": tuple(job.model_copy(update={"required": True}) if job.name in required
                                                   else job for job in fleet.jobs)})
 
@@ -486,7 +494,7 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: 
     for index, name in enumerate(required):
         check_types((f"required[{index}]", name, str))
     for name in required:
-        if name not in names:
+        if name not in names and name != EVERY_JOB:
             meant = meant_fleet_name(name, names)
             raise QueryError(f"{option_names.item(option_names.required, shown_value(name))}: no job of the fleet "
                              f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
@@ -532,12 +540,13 @@ def check_fleet_lora_targets(fleet: Fleet, catalog: Catalog, trinity_version: st
     """`QueryError`, naming the job and its ``lora_targets`` or ``lora_exclude_modules`` key (after the cluster file
     `source`, where the fleet was read from one, as its other refusals name it), for a job's LoRA targets less its
     exclusions that ``--lora-targets`` and a config's ``exclude_modules`` would be refused for on its model of
-    `catalog`, its routed experts held as `trinity_version`'s transformers holds them (`given_lora_targets`): without
-    a lora_rank, empty or no regex, matching no module, beyond all-linear, excluding every module the targets match,
-    or what PEFT refuses."""
-    known, experts = catalog.for_fleet(fleet), counted_expert_layout(trinity_version)
+    `catalog`, its routed experts held as its Trinity release's transformers holds them (its own ``trinity_version``,
+    else `trinity_version`: `given_lora_targets`): without a lora_rank, empty or no regex, matching no module, beyond
+    all-linear, excluding every module the targets match, or what PEFT refuses."""
+    known = catalog.for_fleet(fleet)
     where = "" if source is None else f"{source}: "
     for job in fleet.jobs:
+        experts = counted_expert_layout(job.trinity_version or trinity_version)
         try:
             given_lora_targets(job.lora_targets, job.lora_rank, known.model(job.model), experts, API_OPTIONS,
                                job.lora_exclude_modules)

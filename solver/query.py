@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 from enum import Enum
+from functools import partial
 from math import ceil
 from typing import Literal, NamedTuple, get_args
 
@@ -85,12 +86,14 @@ from solver.tables.peft_match import (
     EXCLUDE_FEWER,
     EXCLUDED_FORM,
     LORA_TARGETS_FORMS,
+    SPACED_ALL_LINEAR,
     every_target_excluded,
     lora_targets_pattern,
     peft_regex,
     peft_target_match,
     peft_target_refusal,
     shown_module_names,
+    spaced_all_linear,
 )
 from solver.tables.peft_names import LoraTargets
 
@@ -658,6 +661,7 @@ class ConfigProblemCode(str, Enum):
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
     LORA_TARGETS_ASSUMED = "lora-targets-assumed"
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
+    LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
@@ -1171,14 +1175,17 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
                        if any(module.startswith("model.layers.") for module in match.beyond_all_linear) else "")
             raise QueryError(f"{shown} matches {', '.join(match.beyond_all_linear)} of {model.name}, which all-linear "
                              f"leaves out and rft-solver does not count{counted}: {fix}")
-    if excluded is not None and not any(match.linears for match, _ in matches):
-        all_excluded = every_target_excluded(pattern, excluded, matches[0][1],
-                                             shown if targets is not None else ALL_LINEAR)
+    adapts = any(model.adapted_layers(names, LoraTargets(pattern, excluded)) for _, names in matches)
+    if excluded is not None and not adapts:  # of the layers the model has (every one of its 36 excluded: none)
+        all_excluded = every_target_excluded(pattern, excluded, matches[0][1], shown if targets is not None else
+                                             ALL_LINEAR, partial(model.module_layers, names=matches[0][1]))
         if all_excluded is not None:
             raise QueryError(f"{exclusions} '{cut(excluded)}', on {model.name}, {all_excluded}: {EXCLUDE_FEWER}")
+    if targets is not None and spaced_all_linear(targets):  # as PEFT takes a config's (no module: refused alike)
+        raise QueryError(f"{shown} {SPACED_ALL_LINEAR}: give all-linear without the spaces")
     if not any(match.linears for match, _ in matches):
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
-    if not any(model.adapted_layers(names, LoraTargets(pattern, excluded)) for _, names in matches):
+    if not adapts:
         # modules of layers the model lacks alone (.*layers\.40\..* on 36 layers), which PEFT refuses as none
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}, N from 0 "
                          f"to {model.num_layers - 1}): {fix}")

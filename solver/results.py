@@ -320,7 +320,7 @@ class UnplacedCode(str, Enum):
 class MoveCode(str, Enum):
     """The machine-readable code of why a job that runs now moves (`Placement.move_reason_code`, with ``solve cluster
     --current``), or of what the file asks otherwise of one that stops (`Unplaced.stop_reason_code`: those up to
-    `TRAINING_CHANGED`), beside its words: the one source of the codes that docs/json.md's table documents."""
+    `RELEASE_CHANGED`), beside its words: the one source of the codes that docs/json.md's table documents."""
 
     POOL_NOT_ALLOWED = "pool-not-allowed"
     POOL_NO_NODES = "pool-no-nodes"
@@ -331,6 +331,7 @@ class MoveCode(str, Enum):
     LENGTH_CHANGED = "length-changed"
     ROLLOUT_CHANGED = "rollout-changed"
     TRAINING_CHANGED = "training-changed"
+    RELEASE_CHANGED = "release-changed"
     NO_WAY_AT_COUNT = "no-way-at-count"
     NO_WAY_AS_IT_RUNS = "no-way-as-it-runs"
     MORE_PRIORITY = "more-priority"
@@ -1265,9 +1266,9 @@ class Plan(Frozen):
         "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
         "GPUs for its own update; null for none"))
     trinity_version: str | None = Field(default=None, description=(
-        "the Trinity release its figures were counted for (--trinity-version, as `solver.tables.release_name` names "
-        "it: 0.5.1, 0.5.0, 0.5, 0.6), which its fragment and check command keep where no other is named; null where "
-        "none was named (0.6's counts), and in JSON made before the field"))
+        "the Trinity release its figures were counted for (--trinity-version, or a cluster job's own, as "
+        "`solver.tables.release_name` names it: 0.5.1, 0.5.0, 0.5, 0.6), which its fragment and check command keep "
+        "where no other is named; null where none was named (0.6's counts), and in JSON made before the field"))
     expert_layout: ExpertLayout = Field(default="fused", description=(
         "how memory_gb and host_memory_gb count a mixture of experts' routed experts, as its Trinity release's "
         "transformers holds them (the query's expert_layout, `solver.tables.counted_expert_layout`): separate for "
@@ -2320,7 +2321,7 @@ class RolloutEngines(LeftOutWhenNone, defer_build=True):
 
 
 PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "stay_reason",
-                                "stay_reason_code", "stopped_at_validated")
+                                "stay_reason_code", "stopped_at_validated", "solve_best")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2355,6 +2356,11 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "otherwise"))
     plan: Plan = Field(description=(
         "the planner's plan it runs with, its nodes the count the trainer and rollout take together"))
+    solve_best: Plan | None = Field(default=None, description=(
+        "where the plan is the tables' (documented or inferred) and estimates are on: the plan solve gives the job on "
+        "its trainer GPUs at its length (solve --gpus N --exact), where that is the memory model's estimate (cheaper: "
+        "the cluster places the tables' plans first, as solve names them on its tables' best line); left out "
+        "otherwise"))
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
         "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
@@ -2496,7 +2502,7 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "that, in the words a job that moves so says (stop_reason_code is what a program tests); left out otherwise"))
     stop_reason_code: MoveCode | None = Field(default=None, description=(
         "where stop_reason is given: a stable code for it, one of the move codes of a change the file asks "
-        "(pool-not-allowed to training-changed: docs/json.md lists them); left out otherwise"))
+        "(pool-not-allowed to release-changed: docs/json.md lists them); left out otherwise"))
     lora_rank: int | None = Field(default=None, description=(
         "where the job trains LoRA, builds no reference model, trains a PPO critic or trains DPO (what a cluster "
         "table's training column shows): its LoRA rank (its lora_rank), whose states its plans count, 0 for full "
@@ -2671,6 +2677,12 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     gpus: int | None = Field(description="the GPUs bought in all (null: no purchase found)")
     nodes: int | None = Field(description="the nodes bought in all (null: no purchase found)")
     bound: int | None = Field(description="the fewest GPUs CP-SAT proved any purchase needs (null: none proven)")
+    fewest_gpus: int | None = Field(default=None, description=(
+        "the GPUs the jobs the purchase must place (required) take at their fewest: each one's way on the fewest GPUs, "
+        "whole nodes counted whole, summed; more than fleet_gpus by what any purchase buys at least (a purchase buys "
+        "more where their layouts do not pack into the nodes); null where no search ran"))
+    fleet_gpus: int | None = Field(default=None, description=(
+        "the GPUs of the pools' nodes as they are (those down left out), beside fewest_gpus; null where no search ran"))
     pools: tuple[PoolPurchase, ...] = Field(description="per pool, in the fleet's order, the nodes to buy (empty: no "
                                             "purchase found)")
     fits_nowhere: tuple[Unplaced, ...] = Field(default=(), description=(

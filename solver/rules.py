@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from functools import lru_cache
+from functools import lru_cache, partial
 from math import ceil
 from types import MappingProxyType
 from typing import Literal, NamedTuple
@@ -40,7 +40,11 @@ from solver.tables import (
     yaml_brief,
 )
 from solver.tables.peft_match import (
+    ALL_LINEAR,
+    adapted_modules,
     all_linear,
+    excluded_yet_adapted,
+    lora_targets_pattern,
     peft_target_match,
     peft_target_refusal,
     same_modules_regex,
@@ -688,6 +692,41 @@ def one_transformers_words(subject: str, why: str, fix: str, pattern: str, exclu
             f"{bad}'s{assumed} ({shown_module_names(names)}): Trinity 0.5.0 and 0.5.2 run on transformers 4 or 5, and "
             f"the run fails as Trinity makes the adapter where it has transformers {bad}: run it with transformers "
             f"{good} ({PINNED_BY[good]}){ending}")
+
+
+def excluded_adapted_words(subject: str, pattern: str, excluded: str, model: Model,
+                           version: TrinityVersion | None) -> str | None:
+    """What ``lora-excluded-adapted`` says (a config's ``but:`` line) of `subject` (the ``exclude_modules`` key, or
+    the option, with `excluded`) where the ``target_modules`` regex `pattern` (or ``all-linear``) adapts all the same
+    the router's or routed experts' modules it matches on `model` with transformers 5, the release `version`'s
+    (`excluded_yet_adapted` on `Model.peft_names`: ``.*\\.mlp\\..*`` on Qwen3-MoE leaves none of them out); what to do:
+    a regex of the other modules it adapts, where one leaves them out (checked as counted: `adapted_modules` in the
+    layers that hold them), else to match none of them; None where it does what it says."""
+    names = model.peft_names
+    layers = partial(model.module_layers, names=names)
+    kept = excluded_yet_adapted(pattern, excluded, names, layers)
+    if not kept or names.assumed:
+        return None
+    experts = [name for name in kept if ".experts." in name]
+    what = " and ".join(([f"router ({names.router})"] if len(experts) < len(kept) else []) + (
+        [f"routed experts ({', '.join(experts)})"] if experts else []))
+    others = [name.rsplit(".", 1)[-1] for name in names.adapted if name not in kept
+              and adapted_modules(pattern, excluded, names, name, tuple(layers(name)))]
+    regex = lora_targets_pattern(",".join(dict.fromkeys(others))) if others else None
+    leaves_them = regex is not None and peft_target_refusal(regex, excluded, names) is None and not any(
+        adapted_modules(regex, excluded, names, name, tuple(layers(name))) for name in kept)
+    fix = (f"give target_modules {regex}, which adapts the other modules alone" if leaves_them else
+           "give target_modules a regular expression that matches none of them in any layer")
+    release = {"0.6": "Trinity 0.6's", "0.5": "Trinity 0.5.0's and 0.5.2's, where they run on it"}.get(
+        version or "", "Trinity 0.6's, and 0.5.0's and 0.5.2's where they run on it")
+    how = ("all-linear adds them by name, whatever exclude_modules says" if all_linear(pattern) else
+           "by the last names of what the regular expression matches in any layer")
+    targets = ALL_LINEAR if all_linear(pattern) else pattern
+    return (f"{subject} matches {model.name}'s {what}, but target_modules '{targets}' adapts them all the same, in "
+            f"every layer, on transformers 5 ({release}): peft 0.21.2 converts a mixture of experts' LoRA config "
+            f"and adapts the router and the routed experts as target_parameters ({how}), "
+            "which exclude_modules does not leave out (_inject_parameters); rft-solver counts the adapter on them: "
+            f"{fix}")
 
 
 class TablesVerdict(Frozen):

@@ -21,7 +21,7 @@ JOB = "name: j, model: 4B, max_model_len: 4096"
 POOL_FIELDS = ("fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, "
                "gpu_interconnect, node_interconnect, down")
 JOB_FIELDS = ("fields: name, max_model_len, rollout_gpus, priority, pool, required, train_batch_size, lora_rank, "
-              "lora_targets, lora_exclude_modules, reference_model, critic, dpo, model, model_config")
+              "lora_targets, lora_exclude_modules, reference_model, critic, dpo, trinity_version, model, model_config")
 
 MESSAGES = [
     # A field missing: the mapping's fields; one given under another name: the unknown one beside it.

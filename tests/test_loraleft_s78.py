@@ -92,12 +92,13 @@ def test_the_config_read_alone_says_whose_names_it_assumes() -> None:
         "experts.up_proj and experts.down_proj alone among qwen3_moe's module names, which the config read alone "
         "assumes, knowing no model, its adapter counted on what "
         f"it matches of the model's own names alone{COUNTED_TAIL}")
-    # A norm of the layers: named as the assumed type's, whatever the model's are.
+    # A norm of the layers no type takes: no type assumed since s81 (loracautions; before, "matches
+    # model.layers.N.self_attn.q_norm ... among qwen3's module names", which most types' names lack)
     assert counted("target_modules: '.*q_norm'") == (
         "with LoRA (model.lora_configs) the trainer holds gradients and optimizer states for the adapter alone, but "
         "the verdict and the plans count full fine-tuning's, as the tables measured (its target_modules '.*q_norm' "
-        "matches model.layers.N.self_attn.q_norm, which all-linear leaves out and rft-solver does not count, among "
-        "qwen3's module names, which the config read alone assumes): a LoRA run needs less memory than shown "
+        "is taken on no model type's module names rft-solver holds: peft fails on it with each, and the checks on the "
+        "model's names say why): a LoRA run needs less memory than shown "
         "(conservative: without Offload, LoRA leaves each GPU's shard about 4 of the 16 bytes per parameter counted; "
         "solve --lora-rank RANK counts a new adapter's)")
 

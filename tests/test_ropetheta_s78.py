@@ -111,11 +111,6 @@ def test_a_mapping_without_its_base_is_refused_on_06(version: str):
     assert ("rope-theta-missing-refused", REFUSAL.format(given="")) in linear
 
 
-def test_a_mapping_without_its_base_is_no_line_on_05():
-    # (no release named: a but: line since ropecheck, s79, tests/test_ropecheck_s79.py)
-    assert _rope_problems(YARN, "0.5") == []
-
-
 def test_a_mapping_another_line_says_to_remove_is_not_asked_for_its_base():
     # within the native context the YaRN is unneeded: removing it, not completing it
     mapping = {"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768, "rope_scaling": YARN}}

@@ -52,7 +52,7 @@ def test_a_jobs_and_the_top_levels_keys_of_another_type_are_named_as_written(tmp
     assert str(caught.value) == (
         f"{path}: job j: unknown field 'off' (fields: name, max_model_len, rollout_gpus, priority, pool, "
         "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-        "reference_model, critic, dpo, model, model_config) (and 1 more "
+        "reference_model, critic, dpo, trinity_version, model, model_config) (and 1 more "
         "problem, at 'false')")
 
 

@@ -51,13 +51,13 @@ from solver.cli.status import FULL_DISK_STATUS, INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
+    EVERY_JOB,
     HINTS_QUESTIONS_PER_SECOND,
     JOBS_NAMED,
     REASONS_QUESTIONS_PER_SECOND,
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
     QueryError,
-    counted,
     it_or_them,
     named_jobs,
 )
@@ -106,7 +106,8 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
                         help="these jobs must be placed, besides those the file marks required: true (a placement "
                         "that cannot place them all is infeasible; --buy buys for the required jobs only, the others "
-                        "placed where the nodes bought for them leave room)")
+                        f"placed where the nodes bought for them leave room); {EVERY_JOB}: every job of the file "
+                        "(unless a job is named so)")
     parser.add_argument("--current", metavar="PLACEMENT.json", type=path_argument("file to read"),
                         help="the placement the fleet runs now (what solve cluster --json printed): its jobs stay on "
                         "their nodes and GPUs unless moving one places more priority (with --minimize nodes, uses "
@@ -136,7 +137,8 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),
                         help="write each placed job's Trinity config to DIR")
-    add_trinity_version_option(parser, "--emit-dir; the placed plans are cautioned by its rules too",
+    add_trinity_version_option(parser, "--emit-dir; the placed plans are cautioned by its rules too; a job's own "
+                                       "trinity_version, or the release a running job's plan names, comes first",
                                "both, with a comment on the trainer's")
     add_estimate_options(parser)
     add_memory_model_options(parser)
@@ -173,7 +175,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         if args.current is not None:
             _note_pools_gone(args.current, args.file, fleet)
             _note_jobs_gone(args.current, args.file, fleet)
-            _note_other_release(args.current, fleet, args.trinity_release)
+            _note_other_release(args.current, args.file, fleet, args.trinity_release)
         if not args.json:
             _note_buy(args, result, fleet)
         _say_ctrl_c_stopped_nothing(came, "placement", result.interrupted, " (its configs too)" if written else "")
@@ -190,7 +192,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     --token-budget auto does not give them, that --buy names the fewest GPUs, then nodes, to add (with --required naming
     the run's --required jobs and, where the required jobs are placed or with --minimize nodes, every other job but
     those no nodes place: --buy buys for the required ones alone, and drops the others it need not; more than
-    `JOBS_NAMED` of them as ``--required JOBS``, counted and named in short after the command; with none where
+    `JOBS_NAMED` of them as ``--required all`` where they are every job the run does not require already (`EVERY_JOB`),
+    else as ``--required JOBS``, counted and named in full after the command; with none where
     the file marks no job required and nodes may place each one it would name: --buy alone buys for every such job;
     with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
     the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
@@ -233,11 +236,13 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             goal = "to place the jobs left out too" if result.placements else goal
         else:
             goal = "to place the required jobs"
-        if len(named) > JOBS_NAMED:  # a name list this long hides the command: named in words after it
+        others = [job.name for job in fleet.jobs if job.name not in named]
+        if (len(named) > JOBS_NAMED and set(others) <= set(result.required)
+                and all(job.name != EVERY_JOB for job in fleet.jobs)):  # every job, none left unmarked: in one word
+            command += f" --required {EVERY_JOB}"
+        elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
             command += " --required JOBS"
-            others = [job.name for job in fleet.jobs if job.name not in named]
-            jobs_said = (f"; JOBS: {counted(len(named), 'job')}' names, comma-separated: every job"
-                         f"{f' but {named_jobs(others)}' if others else ' of the file'} ({named_jobs(list(named))})")
+            jobs_said = f"; JOBS (every job but {', '.join(others)}): {','.join(named)}"
         elif named:
             command += f" --required {shlex.quote(','.join(named))}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
@@ -376,8 +381,8 @@ def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Flee
             f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
             file=sys.stderr)
         return {}
-    fragments = placement_configs(result, fleet, catalog, version=args.trinity_release,
-                                  check_options=planning_check_options(args), option_names=COMMAND_OPTIONS)
+    fragments = placement_configs(result, fleet, catalog, check_options=planning_check_options(args),
+                                  option_names=COMMAND_OPTIONS)  # each its plan's release
     written = _write_configs(args.emit_dir, fragments)
     _note_rollout_engines(result, catalog)
     _note_configs_not_written(args, result, fleet)
@@ -473,11 +478,11 @@ def _note_pools_gone(current: Path, file: Path, fleet: Fleet) -> None:
                    f"keep {them} where {they_run}")
 
 
-def _note_other_release(current: Path, fleet: Fleet, trinity_version: str | None) -> None:
-    """On stderr, for the jobs the --current placement runs with plans counted for another Trinity release than this
-    run's --trinity-version (`releases_differing`), that the placement judges them, as it judges every job, under this
-    run's release, and how to judge them under the one they run on: a running job keeps its release, which the
-    fleet file does not say."""
+def _note_other_release(current: Path, file: Path, fleet: Fleet, trinity_version: str | None) -> None:
+    """On stderr, for the jobs the --current placement runs on plans that name no Trinity release rft-solver knows and
+    that the cluster `file` names none for (`releases_differing`), that the placement judges them under this run's
+    --trinity-version, and how to judge them as they run: a running job whose plan names a release it knows keeps
+    that one, and a job's own trinity_version is its release."""
     from solver.tables import release_name
     from solver.tables.fleets import releases_differing
     now = release_name(trinity_version)
@@ -485,11 +490,11 @@ def _note_other_release(current: Path, fleet: Fleet, trinity_version: str | None
     for counted_for, jobs in releases_differing(current, fleet, now).items():
         them, they_run = it_or_them(len(jobs)), "it runs" if len(jobs) == 1 else "they run"
         was = f"Trinity {counted_for}" if counted_for else "no Trinity release named (0.6's counts)"
-        again = f"with --trinity-version {counted_for}" if counted_for else "without --trinity-version"
+        again = "" if counted_for else f" (or run again without --trinity-version to judge {them} as {they_run})"
         print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} on plans counted for "
                    f"{was}, this run for {this_run}: whether {'it stays' if len(jobs) == 1 else 'they stay'} is "
-                   f"judged by this run's release, not the one {they_run} on; run again {again} to judge {them} as "
-                   f"{they_run}")
+                   f"judged by this run's release, not the one {they_run} on; give {them} the release {they_run} on "
+                   f"as trinity_version in {file}{again}")
 
 
 def _note_jobs_gone(current: Path, file: Path, fleet: Fleet) -> None:

@@ -35,12 +35,15 @@ from solver.tables import (
     Model,
     Pool,
     QueryError,
+    ReleaseCounts,
     RunningJob,
     Setting,
     TokenBudgetMode,
     TrinityVersion,
     Weights,
     load_memory_model,
+    release_counts,
+    releases_agree,
 )
 from solver.tables.peft_names import LoraTargets
 
@@ -242,7 +245,8 @@ class Planner:
         self.margin = margin
         """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
         self.trinity_version = trinity_version
-        """The Trinity release the plans are for, as `Query.trinity_version` (their cautions name its rules)."""
+        """The Trinity release the plans of a job that names none are for (`release_of`), as `Query.trinity_version`
+        (their cautions name its rules)."""
         self.expert_layout = expert_layout
         """How that release holds a mixture of experts' routed experts, as `Query.expert_layout`."""
         self.batch_divisor = batch_divisor
@@ -337,9 +341,10 @@ class Planner:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
         on `estimate`'s evidence, with the planner's weights, time limit, memory model, margin (unless `margin`
         raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default) and Trinity
-        release, the job's `training` (its train batch, LoRA rank, reference model, critic, DPO, LoRA targets and
-        exclusions),
-        and the pool's and the job's limits named as a cluster file gives them."""
+        release (`release_of`: the job's own, else the run's), the job's `training` (its train batch, LoRA rank,
+        reference model, critic, DPO, LoRA targets and exclusions), and the pool's and the job's limits named as a
+        cluster file gives them."""
+        release = self.release_of(training)
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, env=env, sp=sp,
                           weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory,
@@ -348,15 +353,34 @@ class Planner:
                           host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
-                          trinity_version=self.trinity_version, option_names=self.option_names,
+                          trinity_version=release.version, option_names=self.option_names,
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
                           lora_exclude_modules=training.lora_exclude_modules,
                           ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True,
                                                "rollout_source": JOB_ROLLOUT_SOURCE,
-                                               "expert_layout": self.expert_layout,
-                                               "batch_divisor": self.batch_divisor,
-                                               "trinity_release": self.trinity_release})
+                                               "expert_layout": release.expert_layout,
+                                               "batch_divisor": release.batch_divisor,
+                                               "trinity_release": release.name})
+
+    def release_of(self, training: JobTraining) -> ReleaseCounts:
+        """What the plans of a job of `training` count for its Trinity release: its own
+        (`JobTraining.trinity_version`), else the run's (the planner's)."""
+        if training.trinity_version is None:
+            return ReleaseCounts(self.trinity_version, self.expert_layout, self.batch_divisor, self.trinity_release)
+        return release_counts(training.trinity_version)
+
+    def solve_best(self, pool: Pool, job: Job, plan: Plan) -> Plan | None:
+        """Where `plan`, `job`'s placed plan in `pool`, is the tables' (documented or inferred) and estimates are on
+        (``auto``), the plan `solve` gives the job on its trainer GPUs at its length (``--gpus N --exact``: the same
+        question with the estimates beside the tables), where that is the memory model's estimate: the cheaper plan
+        the cluster forgoes by taking the tables' first (`job_options`), as `solve` names the tables' on its ``tables'
+        best`` line; None otherwise."""
+        if self.estimate != "auto" or plan.evidence == "estimated":
+            return None
+        best = self.best(pool.gpu, job.model, plan.gpus, plan.max_model_len, pool.gpus_per_node, self.estimate,
+                         pool.host_ram_gb, None, job.training)
+        return best if best is not None and best.evidence == "estimated" else None
 
     def roomy_margin(self, gpu: str, job: Job) -> float:
         """The margin at which an estimate of `job`'s model (`job_model`: its adapter on its own targets) with Env on
@@ -401,11 +425,12 @@ class Planner:
         """Host memory, tenths of a GiB, that a trainer of `job` on `gpus` GPUs on one node needs there
         (`host_memory_gib`, with its LoRA rank, reference model and critic, as placements give it: `shown_host_tenths`,
         rounded up to a tenth, a whole number of them: the jobs' figures, added up exactly, are what a node's host
-        memory must hold)."""
+        memory must hold), under its Trinity release (`release_of`)."""
+        release = self.release_of(job.training)
         return shown_host_tenths(host_memory_gib(
-            self.job_model(job), gpus, offload=offload, version=self.trinity_version,
+            self.job_model(job), gpus, offload=offload, version=release.version,
             reference=counts_reference(job.reference_model, job.lora_rank), lora_rank=job.lora_rank,
-            critic=job.training.critic, experts=self.expert_layout))
+            critic=job.training.critic, experts=release.expert_layout))
 
 
 def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:
@@ -494,12 +519,15 @@ def asks_length(asked: int | AtLeast, length: int, model: Model) -> bool:
 def keeps_running(fleet: Fleet, option: Option, running: RunningJob) -> bool:
     """Whether `option` runs its job as it runs now (`running`): the model the fleet asks (where `running` names
     one), in its pool, on as many nodes and GPUs of them, with its trainer and rollout GPUs and its plan's length, SP
-    degree and Offload, and (where `running` gives them) the LoRA rank, critic and DPO the fleet asks; never where its
-    pool no longer has one of its nodes or GPUs (`RunningJob.runs_where_gone`)."""
+    degree and Offload, and (where `running` gives them) the LoRA rank, critic and DPO the fleet asks, and a Trinity
+    release that agrees with the one the fleet asks (`releases_agree`); never where its pool no longer has one of its
+    nodes or GPUs (`RunningJob.runs_where_gone`)."""
     plan, training = option.plan, fleet.jobs[option.job].training
     return (running.model in (None, fleet.jobs[option.job].model) and option.pool == running.pool
             and not running.runs_where_gone(fleet.pools[running.pool])
             and running.training in (None, training.as_running)
+            and (running.trinity_version is None or training.trinity_version is None
+                 or releases_agree(training.trinity_version, running.trinity_version))
             and option.nodes == len(running.nodes)
             and option.gpus_per_node(fleet.pools[running.pool].gpus_per_node) == len(running.gpu_indexes)
             and plan.gpus == running.trainer_gpus and option.rollout_gpus == running.rollout_gpus

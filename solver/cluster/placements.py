@@ -29,7 +29,7 @@ from solver.results import (
     trainer_spans_nodes_caution,
 )
 from solver.rules import trainer_nodes_of
-from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
+from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either, releases_agree
 from solver.tables.peft_match import ALL_LINEAR
 
 
@@ -104,12 +104,14 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     in a pool that checks it, the host memory it needs per node, and its rollout's engines (`rollout_engines`); its
     plan cautioned where the tables say it runs out of memory (`Planner.with_tables_caution`, with --estimate);
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node; `moved_to_widen`:
-    whether widening moved it alone onto a node no job used."""
+    whether widening moved it alone onto a node no job used; and the cheaper estimated plan `solve` gives it on its
+    trainer GPUs, where its plan is the tables' (`Planner.solve_best`)."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
     model = planner.catalog.model(job.model)  # its rollout's vLLM keeps LoRA slots for every module it supports
+    release = planner.release_of(job.training)
     host = None if pool.host_ram_gb is None else shown_host_need(
-        planner.job_model(job), option.plan.gpus, pool.gpus_per_node, option.plan.offload, planner.trinity_version,
-        option.plan.reference_model, option.plan.lora_rank, option.plan.critic, planner.expert_layout)
+        planner.job_model(job), option.plan.gpus, pool.gpus_per_node, option.plan.offload, release.version,
+        option.plan.reference_model, option.plan.lora_rank, option.plan.critic, release.expert_layout)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
                               option.plan.max_model_len, pool.gpus_per_node,
                               lora_rank=option.plan.lora_rank) if option.rollout_gpus else None
@@ -125,7 +127,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      plan=(plan if spans is None else plan.with_caution(spans)).model_copy(
                          update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
-                     rollout_engines=engines)
+                     rollout_engines=engines, solve_best=planner.solve_best(pool, job, option.plan))
 
 
 def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running: Sequence[RunningJob],
@@ -367,8 +369,8 @@ def _settings(job: RunningJob) -> str:
 
 def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[MoveCode, str] | None:
     """Where the file asks the running `job` otherwise now than it runs (another pool, its pool out of service or
-    without one of its nodes or GPUs, or with one of its nodes down, model, length, rollout GPUs, LoRA rank, critic or
-    DPO), the code and words of the first such change; else None."""
+    without one of its nodes or GPUs, or with one of its nodes down, model, length, rollout GPUs, LoRA rank, critic,
+    DPO or Trinity release), the code and words of the first such change; else None."""
     asked, pool = fleet.jobs[job.job], fleet.pools[job.pool]
     if not asked.may_use(pool):
         return MoveCode.POOL_NOT_ALLOWED, f"the file pins it to pool {asked.pool} now; it runs in pool {pool.name}"
@@ -412,6 +414,10 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
                    if not same_targets else (f"lora_exclude_modules {training.lora_exclude_modules or 'none'}",
                                              f"exclude_modules {excluded or 'none'}"))
         return MoveCode.TRAINING_CHANGED, f"the file asks {changed[0]} now; it runs with {changed[1]}"
+    if (job.trinity_version is not None and asked.trinity_version is not None
+            and not releases_agree(asked.trinity_version, job.trinity_version)):
+        return (MoveCode.RELEASE_CHANGED,
+                f"the file asks trinity_version {asked.trinity_version} now; it runs on Trinity {job.trinity_version}")
     return None
 
 

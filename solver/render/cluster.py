@@ -22,6 +22,7 @@ from solver.render.styles import setting_style
 from solver.results import (
     ClusterResult,
     Placement,
+    Plan,
     PoolUse,
     PurchaseResult,
     StayCode,
@@ -31,6 +32,7 @@ from solver.results import (
 )
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
+    EVERY_JOB,
     Catalog,
     CriticStates,
     Fleet,
@@ -98,6 +100,9 @@ def training_note(critic: bool, dpo: bool = False, targets: bool = False, exclud
     (`excluded`)."""
     return (TRAINING_NOTE + (LORA_TARGETS_NOTE if targets else "") + (LORA_EXCLUDED_NOTE if excluded else "")
             + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else ""))
+RELEASE_NOTE = ("Trinity: the release the job's plans are counted for (its trinity_version; else, where it runs now, "
+                "the one its plan names; else the run's); none: none named (0.6's counts)")
+"""A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -152,13 +157,15 @@ def cluster_json(result: ClusterResult) -> str:
 
 
 def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozenset[str],
-               names: OptionNames) -> RenderableType:
+               names: OptionNames, releases: bool = False) -> RenderableType:
     """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, the job,
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
     evidence and host memory), with a note on each estimated plan's predicted memory (as `solve`'s ``memory`` row gives
     it) and one on how each mixture of experts placed for a named Trinity release counted its routed experts
-    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), or its title alone where nothing is placed; its
-    notes name options as `names` do."""
+    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), one on each tables' plan where `solve` gives the
+    job a cheaper estimate (`_solve_best_words`), or its title alone where nothing is placed; its notes name options
+    as `names` do; each job's Trinity release where the placement's jobs are counted for several (`releases`,
+    `_mixed_releases`)."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
@@ -167,7 +174,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     title = f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}{down}; {used}"
     if not here:  # a title, without an empty table
         return Text(title, style="italic")
-    columns = _PoolColumns.of(pool, here, required)
+    columns = _PoolColumns.of(pool, here, required, releases)
     widened = any(placement.widened_from is not None for placement in here)
     moved = any(placement.moved_to_widen for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
@@ -185,11 +192,13 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [training_note(any(placement.plan.critic for placement in here), any(placement.plan.dpo for placement in here),
                        any(not all_linear(placement.plan.lora_target_modules) for placement in here),
                        any(placement.plan.lora_exclude_modules for placement in here))]
-        if columns.training else []) + [
+        if columns.training else []) + ([RELEASE_NOTE] if columns.releases else []) + [
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
         f"{placement.job}: {placement.plan.experts_counted}" for placement in _as_the_gpus_lie(here)
-        if placement.plan.experts_counted and placement.plan.trinity_version]
+        if placement.plan.experts_counted and placement.plan.trinity_version] + [
+        _solve_best_words(placement, best) for placement in _as_the_gpus_lie(here)
+        if (best := placement.solve_best) is not None]
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (
@@ -197,6 +206,17 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     for placement in _as_the_gpus_lie(here):
         view.add_row(*_pool_row(pool, placement, columns))
     return TableOrBlocks(view, heading=columns.headers.index("job"))
+
+
+def _solve_best_words(placement: Placement, best: Plan) -> str:
+    """A pool table's note on a job placed on the tables' plan where `solve` gives it a cheaper estimate on its
+    trainer GPUs (`best`, its `Placement.solve_best`): that plan, its cost beside the placed one's and its predicted
+    memory, and why the cluster took the tables'."""
+    plan = placement.plan
+    return (f"{placement.job}: solve's best on its {counted(plan.gpus, 'trainer GPU')} at {plan.max_model_len} is "
+            f"{best.setting.label} ({best.evidence_and_single_gpu}; {best.cost / plan.cost:.2f}x the cost; "
+            f"{best.prediction_words}); placed on the tables' {plan.setting.label} ({plan.evidence}), as the cluster "
+            "takes the tables' plans first")
 
 
 def _as_the_gpus_lie(here: list[Placement]) -> list[Placement]:
@@ -227,7 +247,8 @@ class _PoolColumns:
     its at_most cap or None: at the length asked otherwise, "(≥N)" would add nothing); and the jobs placed here that
     must be (`required`, their names); whether each job says if it stays where it runs now (`current`: with
     --current); and whether each says what it trains (`training`: where a job trains LoRA, builds no reference
-    model, trains a PPO critic or trains DPO)."""
+    model, trains a PPO critic or trains DPO); and whether each names its Trinity release (`releases`: where the
+    placement's jobs are counted for several)."""
 
     offloads: bool
     scaled: bool
@@ -236,10 +257,12 @@ class _PoolColumns:
     required: frozenset[str]
     current: bool = False
     training: bool = False
+    releases: bool = False
 
     @classmethod
-    def of(cls, pool: Pool, here: list[Placement], required: frozenset[str]) -> _PoolColumns:
-        """The columns of `pool`'s table with the jobs placed `here`, those of them in `required` marked."""
+    def of(cls, pool: Pool, here: list[Placement], required: frozenset[str], releases: bool = False) -> _PoolColumns:
+        """The columns of `pool`'s table with the jobs placed `here`, those of them in `required` marked, each job's
+        Trinity release where `releases`."""
         return cls(offloads=pool.host_ram_gb is not None or any(placement.plan.offload for placement in here),
                    scaled=any(placement.plan.rope_scaling_factor for placement in here),
                    lowered=any(placement.plan.lowered_budget for placement in here),
@@ -249,15 +272,22 @@ class _PoolColumns:
                    required=frozenset(placement.job for placement in here if placement.job in required),
                    current=any(placement.current is not None for placement in here),
                    training=any(placement.plan.lora_rank or not placement.plan.reference_model
-                                or placement.plan.critic is not None or placement.plan.dpo for placement in here))
+                                or placement.plan.critic is not None or placement.plan.dpo for placement in here),
+                   releases=releases)
 
     @property
     def headers(self) -> tuple[str, ...]:
         """The table's headers, in order."""
         return ("nodes", "GPUs", "job", "trainer", "rollout", "plan", *(("training",) if self.training else ()),
-                "max_model_len",
+                *(("Trinity",) if self.releases else ()), "max_model_len",
                 *(("YaRN",) if self.scaled else ()), *(("tokens/GPU",) if self.lowered else ()), "cost", "evidence",
                 *(("host GiB/node",) if self.offloads else ()), *(("now",) if self.current else ()))
+
+
+def _mixed_releases(placements: Iterable[Placement]) -> bool:
+    """Whether `placements`' plans are counted for more than one Trinity release (a cluster job's own
+    ``trinity_version``, or the one a running job's plan names, beside the run's): their tables name each job's."""
+    return len({placement.plan.trinity_version for placement in placements}) > 1
 
 
 def _host_need(placement: Placement) -> float | None:
@@ -269,8 +299,8 @@ def _host_need(placement: Placement) -> float | None:
 def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
     """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, name (marked where it is
     required), trainer GPUs (with those widening added, and whether it moved the job) and rollout GPUs (against
-    those it asked), plan, what it trains (`training_words`), length, cost, evidence, host memory, and whether it
-    stays where it runs now (--current)."""
+    those it asked), plan, what it trains (`training_words`), Trinity release, length, cost, evidence, host memory,
+    and whether it stays where it runs now (--current)."""
     plan = placement.plan
     nodes = ", ".join(map(str, placement.nodes))
     indexes = placement.gpu_indexes
@@ -294,6 +324,7 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
             *((training_words(plan.lora_rank, plan.reference_model, plan.critic, plan.dpo, plan.lora_target_modules,
                               plan.lora_exclude_modules),)
               if columns.training else ()),
+            *((plan.trinity_version or "none",) if columns.releases else ()),
             length,
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
             *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
@@ -334,7 +365,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     required = _marked_required(result.required, fleet)
     for pool, use in zip(fleet.pools, result.pools, strict=True):
         renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name], required,
-                                      names))
+                                      names, _mixed_releases(result.placements)))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
     renderables += [*_move_reasons(result.placements), *_placed_cautions(result.placements),
@@ -627,7 +658,8 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
         after = pool.model_copy(update={"nodes": bought.nodes_after})
         use = PoolUse(pool=pool.name, nodes=bought.nodes_after, gpus=bought.nodes_after * pool.gpus_per_node,
                       down=bought.down, nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
-        lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names))
+        lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names,
+                                _mixed_releases(result.placements)))
     lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
               *_no_rollout_gpus_given(result.placements, fleet, names)]
     if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
@@ -635,9 +667,13 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
         beside = ("the jobs placed (the required ones, then the most priority of the others)"
                   if any(placement.job not in result.required for placement in result.placements)
                   else "the required jobs")
+        every_job = ("" if any(job.name == EVERY_JOB for job in fleet.jobs)
+                     else f"; {names.required}{f'={[EVERY_JOB]}' if names.keywords else f' {EVERY_JOB}'} buys for "
+                     "every job")
         lines.append(Text(f"left out (not required): {', '.join(result.left_out)}: no room "
                           f"{'' if result.placement_proven else 'found '}for "
-                          f"{it_or_them(len(result.left_out))} beside {beside} on the pools {pools}", style="yellow"))
+                          f"{it_or_them(len(result.left_out))} beside {beside} on the pools {pools}{every_job}",
+                          style="yellow"))
     return lines
 
 
@@ -663,7 +699,22 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
     bound = ("proven the fewest" if result.status == "optimal" else
              f"proven bound {result.bound} GPUs" if result.bound is not None else "no bound proven")
     return Text(f"status: {result.status}; to place {jobs}, buy {counted(result.gpus, 'GPU')} "
-                f"({counted(result.nodes or 0, 'node')}), {bound}", style="bold")
+                f"({counted(result.nodes or 0, 'node')}), {bound}{_fewest_gpus_words(result)}", style="bold")
+
+
+def _fewest_gpus_words(result: PurchaseResult) -> str:
+    """The figure behind a purchase's bound, in words: the GPUs the jobs it must place take at their fewest against
+    the fleet's (`PurchaseResult.fewest_gpus`, `fleet_gpus`), and what the purchase buys past the difference, for the
+    pools the jobs may use and their layouts to pack into the nodes; "" where JSON made before them lacks them."""
+    need, has, gpus = result.fewest_gpus, result.fleet_gpus, result.gpus or 0
+    if need is None or has is None:
+        return ""
+    packing = gpus - max(need - has, 0)
+    why = "for the pools they may use and their layouts (GPUs and host memory) to pack into the nodes"
+    if need <= has:
+        return f" (at their fewest they take {need} of the fleet's {has} GPUs; the {gpus} bought are {why})"
+    more = f"at their fewest they take {need} GPUs, {need - has} more than the fleet's {has}"
+    return f" ({more}; the other {packing} bought are {why})" if packing else f" ({more})"
 
 
 def purchase_json(result: PurchaseResult) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numbers
 import re
 from math import floor, isfinite
-from typing import Final, Literal, get_args
+from typing import Final, Literal, NamedTuple, get_args
 
 from solver.tables.text import QueryError, ascii_number, brief, cut, shown_number
 
@@ -414,6 +414,13 @@ def release_name(value: str | None) -> str | None:
     return None if release is None else release[0] if release[1] is None else f"{release[0]}.{release[1]}"
 
 
+def releases_agree(asked: str, running: str) -> bool:
+    """Whether a job asked to run on the Trinity release `asked` may run on `running` (each as `release_name` names
+    it) without a restart: the same release, or one a patch of the other (``0.5`` and ``0.5.2``); 0.5.1 and 0.5.2, or
+    0.5 and 0.6, differ."""
+    return asked == running or running.startswith(f"{asked}.") or asked.startswith(f"{running}.")
+
+
 def release_words(value: str) -> str:
     """The Trinity release `value` (as `trinity_release` takes it) in words: as given, with the release whose rules
     it is read by where that is named otherwise (a post-release, a local build: ``0.6.0+cu121 (read as 0.6.0)``)."""
@@ -435,6 +442,24 @@ def counted_release(version: TrinityVersion | None, experts: ExpertLayout, plann
         if experts == "separate" and minor == version:
             return f"{minor}.{patch}"
     return version
+
+
+class ReleaseCounts(NamedTuple):
+    """What plans for a Trinity release count (`release_counts`): its minor version (`TrinityVersion`, its rules;
+    None: none named, 0.6's counts), how its transformers holds the routed experts (`counted_expert_layout`), what must
+    divide a train batch (`counted_batch_divisor`), and its name as plans give it back (`release_name`)."""
+
+    version: TrinityVersion | None
+    expert_layout: ExpertLayout
+    batch_divisor: BatchDivisor
+    name: str | None
+
+
+def release_counts(value: str | None) -> ReleaseCounts:
+    """What plans for the Trinity release `value` (as `trinity_release` takes it, whose `QueryError` it raises; None:
+    none named) count."""
+    return ReleaseCounts(trinity_release("trinity_version", value), counted_expert_layout(value),
+                         counted_batch_divisor(value), release_name(value))
 
 
 def written_layout(version: TrinityVersion | None, experts: ExpertLayout) -> ExpertLayout:

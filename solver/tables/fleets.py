@@ -9,6 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from solver.tables.bounds import release_name
 from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
 from solver.tables.inputs import (
     TYPED,
@@ -224,6 +225,9 @@ class RunningJob(NamedTuple):
     """Its LoRA rank (0: full fine-tuning), PPO critic (None: none), whether it trains DPO and its LoRA target_modules
     and exclude_modules regexes (None: all-linear, none), as its plan gives them; None where the placement gives no
     LoRA rank (not compared)."""
+    trinity_version: str | None = None
+    """The Trinity release it runs on, as its plan names it (`release_name`); None where the plan names none, or one
+    rft-solver does not know (not compared: the job is judged under the fleet's release for it, `running_releases`)."""
 
     def gone_nodes(self, pool: Pool) -> tuple[int, ...]:
         """The nodes the job runs on that `pool` (its own) no longer has: its ``nodes`` lowered below them (to 0
@@ -301,15 +305,19 @@ def _running_gone(path: Path, fleet: Fleet, *, pool_gone: bool) -> dict[str, tup
 
 def releases_differing(path: Path, fleet: Fleet, release: str | None) -> dict[str | None, tuple[str, ...]]:
     """The jobs the placement at `path` (``--current``, which `read_current` has read) runs, and `fleet` takes as
-    running, whose plans were counted for another Trinity release than `release` (this run's, as
-    `solver.tables.release_name` names it; None: none named), by that release (None: none named), in the placement's
-    order."""
+    running, that are judged under this run's Trinity release `release` (as `solver.tables.release_name` names it;
+    None: none named) though their plans were counted for another: those that name no release of their own in
+    `fleet` and whose plan names none that rft-solver knows (none, or one made before it knew the patches), by the
+    release it names (None: none), in the placement's order. A job whose plan names one it knows keeps that one
+    (`running_releases`)."""
     pools = {pool.name for pool in fleet.pools}
-    jobs = {job.name for job in fleet.jobs}
+    own = {job.name: job.trinity_version for job in fleet.jobs}
     differing: dict[str | None, list[str]] = {}
     for placed in validated_data(CurrentFile, _current_json(path), str(path), yaml_read=False).placements:
-        if placed.pool in pools and placed.job in jobs and placed.plan.trinity_version != release:
-            differing.setdefault(placed.plan.trinity_version, []).append(placed.job)
+        counted_for = placed.plan.trinity_version
+        if (placed.pool in pools and placed.job in own and own[placed.job] is None
+                and release_name(counted_for) is None and counted_for != release):
+            differing.setdefault(counted_for, []).append(placed.job)
     return {counted_for: tuple(names) for counted_for, names in differing.items()}
 
 
@@ -344,7 +352,18 @@ def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
                       trainer_gpus=placed.trainer_gpus, rollout_gpus=placed.rollout_gpus,
                       max_model_len=plan.max_model_len, sp=plan.sp, offload=plan.offload, model=placed.model,
                       training=None if plan.lora_rank is None else (
-                          plan.lora_rank, plan.critic, plan.dpo, plan.lora_target_modules, plan.lora_exclude_modules))
+                          plan.lora_rank, plan.critic, plan.dpo, plan.lora_target_modules, plan.lora_exclude_modules),
+                      trinity_version=release_name(plan.trinity_version))
+
+
+def running_releases(fleet: Fleet, running: Iterable[RunningJob]) -> Fleet:
+    """`fleet` with each job that names no Trinity release (its ``trinity_version``) and runs now on one its plan
+    names (`RunningJob.trinity_version`) given that one: a running job keeps the release it runs on, and its ways are
+    counted for it; the others as they are (their own release, else the run's)."""
+    kept = {job.job: job.trinity_version for job in running if job.trinity_version is not None}
+    return fleet.model_copy(update={"jobs": tuple(
+        job.model_copy(update={"trinity_version": kept[index]})
+        if job.trinity_version is None and index in kept else job for index, job in enumerate(fleet.jobs))})
 
 
 def given_fleet(fleet: Fleet | Path | str, catalog: Catalog) -> Fleet:

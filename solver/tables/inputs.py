@@ -36,6 +36,7 @@ from solver.tables.bounds import (
     MAX_NODE_GPUS,
     MAX_TRAIN_BATCH,
     NO_CRITIC,
+    TRINITY_RELEASE_FORMS,
     CriticChoice,
     CriticStates,
     NodeInterconnect,
@@ -43,6 +44,8 @@ from solver.tables.bounds import (
     counted_critic,
     dpo_conflict,
     read_host_ram,
+    release_name,
+    trinity_release,
     vllm_lora_rank_refusal,
 )
 from solver.tables.peft_match import ALL_LINEAR, LORA_TARGETS_FORMS, lora_targets_pattern
@@ -62,7 +65,7 @@ from solver.tables.schema import (
     Weight,
     described_gpu_type,
 )
-from solver.tables.text import first_repeated, meant_fleet_name, shown_number
+from solver.tables.text import QueryError, first_repeated, meant_fleet_name, shown_number
 
 TYPED = "typed"
 """The validation context's key that says the data is as a person typed it in a file (a cluster file's), where a
@@ -365,6 +368,16 @@ WINDOWS_DEVICE_NAMES = frozenset({"CON", "PRN", "AUX", "NUL",
 """Names Windows keeps for devices, with any extension: a file ``CON.yaml`` cannot be made there."""
 
 
+def _known_release(value: str) -> str | None:
+    """A job's ``trinity_version`` as rft-solver names the release back (`release_name`: ``v0.5.2`` is ``0.5.2``);
+    `trinity_release`'s refusal, naming the releases taken, for one it does not know (the key named before it)."""
+    try:
+        trinity_release("trinity_version", value)
+    except QueryError as error:
+        raise ValueError(str(error).removeprefix("trinity_version ")) from None
+    return release_name(value)
+
+
 def _no_device_name(name: str) -> str:
     """`name`, unless Windows keeps it for a device (`WINDOWS_DEVICE_NAMES`; `ValueError`): the job's --emit-dir
     file, ``NAME.yaml``, could not be written there."""
@@ -384,7 +397,8 @@ class JobTraining(NamedTuple):
     """What a cluster job's plans count besides its model and length (`_JobFields.training`), as the planner's
     questions take it: the train batch its data-parallel ranks divide (None: not checked), its LoRA rank (0: full
     fine-tuning), whether its run builds a reference model (None: unless LoRA), where the PPO critic it trains
-    beside the actor keeps its states (None: it trains none) and whether it trains DPO."""
+    beside the actor keeps its states (None: it trains none), whether it trains DPO, its LoRA targets and the Trinity
+    release its plans are counted for."""
 
     train_batch_size: int | None = None
     lora_rank: int = 0
@@ -395,6 +409,8 @@ class JobTraining(NamedTuple):
     """The modules its LoRA adapter adapts, as the job gives them (`LORA_TARGETS_FORMS`; None: ``all-linear``)."""
     lora_exclude_modules: str | None = None
     """The ``exclude_modules`` regex of the modules its LoRA adapter leaves out of those (None: none)."""
+    trinity_version: str | None = None
+    """The Trinity release its plans are counted for, as `solver.tables.release_name` names it (None: the run's)."""
 
     @property
     def counted_targets(self) -> LoraTargets | None:
@@ -469,6 +485,11 @@ class _JobFields(Frozen, defer_build=True):
         "sequence per micro-batch, its plans count a pair per micro-batch, a chosen and a rejected sequence, and its "
         "--emit-dir config writes the actor's micro-batch size for it; refused beside a critic, and without a "
         "lora_rank beside reference_model false; false (the default): not DPO"))
+    trinity_version: Annotated[str, Strict(), AfterValidator(_known_release)] | None = Field(
+        default=None, description=(
+            f"the Trinity-RFT release the job runs on, as --trinity-version: {TRINITY_RELEASE_FORMS}; its plans are "
+            "counted for it (host memory, routed experts, train batch rule, cautions); absent: the one its plan names "
+            "where --current runs it, else the run's --trinity-version"))
 
     @model_validator(mode="after")
     def _dpo_as_trinity_trains_it(self) -> _JobFields:
@@ -500,9 +521,9 @@ class _JobFields(Frozen, defer_build=True):
     @property
     def training(self) -> JobTraining:
         """What the job's plans count besides its model and length: its train batch, LoRA rank, reference model,
-        critic, DPO, LoRA targets and exclusions."""
+        critic, DPO, LoRA targets and exclusions, and Trinity release."""
         return JobTraining(self.train_batch_size, self.lora_rank, self.reference_model, counted_critic(self.critic),
-                           self.dpo, self.lora_targets, self.lora_exclude_modules)
+                           self.dpo, self.lora_targets, self.lora_exclude_modules, self.trinity_version)
 
     @property
     def rollout_gpus_given(self) -> bool:

@@ -29,6 +29,16 @@ PEFT_LAYERS = 128
 ``model.layers.127``: more than any catalogued model has)."""
 
 
+def every_layer(name: str) -> range:
+    """The layers a layer module `name` is looked for in where the model's are not known: each of `PEFT_LAYERS`."""
+    return range(PEFT_LAYERS)
+
+
+ModuleLayers = Callable[[str], Iterable[int]]
+"""The indices of the layers that hold a layer module of a given name (one of `PeftModuleNames.adapted`), as a model
+has them (``Model.module_layers``; `every_layer` where the model is not known)."""
+
+
 def layer_module_names(name: str, names: PeftModuleNames,
                        layers: Iterable[int] = range(PEFT_LAYERS)) -> Iterator[str]:
     """The full names of the layer module `name` of a model of `names` (``""``: the layer itself) in each layer of
@@ -108,8 +118,9 @@ def peft_target_match(pattern: str, excluded: str | None = None, names: PeftModu
     Hunyuan-MoE's ``mlp.gate`` holds an ``nn.Linear``, ``mlp.gate.wg``, which ``wg`` adapts); less those the
     ``exclude_modules`` regex `excluded` matches whole, which PEFT leaves out first (``:2350`` to ``:2353``), but for
     ``all-linear``'s router and routed experts on such a model, which PEFT adds by their v4 names whatever it
-    excludes (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:369`` to ``:373``) as
-    parameters, which no exclusion leaves out (``_inject_parameters``, ``tuners/tuners_utils.py:1008`` to ``:1011``,
+    excludes (``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:369`` to ``:373``), and
+    a regex's whose short names hold theirs, in every layer (`converted_parameters`), as parameters, which no
+    exclusion leaves out (``_inject_parameters``, ``tuners/tuners_utils.py:1008`` to ``:1011``,
     ``:1225`` to ``:1250``); `re.error` where either is no regular expression."""
     adapted = _adapts(pattern, excluded, names)
 
@@ -130,20 +141,54 @@ def _adapts(pattern: str, excluded: str | None, names: PeftModuleNames) -> Calla
     regex = None if all_linear(pattern) else peft_regex(pattern)
     exclusion = None if excluded is None else peft_regex(excluded)
     short = () if regex is None else converted_target_names(pattern, excluded, names)
-    converted = {name for name in names.adapted if ".experts." in name or name == names.router == "mlp.gate"}
+    parameters = converted_parameters(names)
     mapped = routed_target_names(names)
 
     def adapted(full_name: str, linear: bool) -> bool:
-        if regex is None and names.fused and full_name.split(".", 3)[-1] in converted:
-            return True  # all-linear's router and routed experts: parameters PEFT adds whatever exclude_modules says
+        if full_name.split(".", 3)[-1] in parameters and (regex is None or short):
+            # the router and routed experts: parameters PEFT adds in every layer whatever exclude_modules says,
+            # all-linear's each, a regex's where its list of short names holds theirs
+            return regex is None or full_name.rsplit(".", 1)[-1] in short
         if exclusion is not None and exclusion.fullmatch(full_name):
             return False
         if short:  # PEFT's list of short names: a module whose name ends in one, the v4 names the experts' alone
             leaf = full_name.rsplit(".", 1)[-1]
-            return leaf in short and (leaf not in mapped or full_name.split(".", 3)[-1] in converted)
+            return leaf in short and leaf not in mapped
         return linear if regex is None else bool(regex.fullmatch(full_name))
 
     return adapted
+
+
+def converted_parameters(names: PeftModuleNames) -> frozenset[str]:
+    """The layer modules (of `PeftModuleNames.adapted`) that PEFT adapts as parameters on a mixture of experts whose
+    LoRA config it converts (`PeftModuleNames.fused`; none on another model): the routed experts by their v4 names
+    (``mlp.experts.gate_proj``: ``gate_up_proj``, ``down_proj``) and a router named ``mlp.gate`` (``gate.weight``),
+    which ``_inject_parameters`` adapts in every layer whatever ``exclude_modules`` says
+    (``tuners/tuners_utils.py:1008`` to ``:1011``, ``:1225`` to ``:1250`` in peft 0.21.2: it matches
+    ``target_parameters`` alone)."""
+    if not names.fused:
+        return frozenset()
+    return frozenset(name for name in names.adapted if ".experts." in name or name == names.router == "mlp.gate")
+
+
+def excluded_yet_adapted(pattern: str, excluded: str, names: PeftModuleNames,
+                         layers: ModuleLayers = every_layer) -> tuple[str, ...]:
+    """The router's and routed experts' names (`converted_parameters`: ``mlp.gate``, ``mlp.experts.gate_proj``) that
+    the ``exclude_modules`` regex `excluded` matches whole, by that name or the experts' module's
+    (``model.layers.3.mlp.experts``), in a layer that holds them (`layers`) where the ``target_modules`` regex
+    `pattern` (or ``all-linear``) adapts them all the same (`peft_target_match`: as parameters, which no exclusion
+    leaves out; all-linear's in every layer, a regex's where another layer's name keeps them among its short names),
+    in `names.adapted`'s order; () where there is none, or the model's LoRA config is not converted; `re.error` where
+    either is no regular expression."""
+    exclusion, adapted = peft_regex(excluded), _adapts(pattern, excluded, names)
+
+    def excluded_there(full_name: str) -> bool:
+        experts = full_name.rsplit(".", 1)[0] if ".experts." in full_name else full_name
+        return bool(exclusion.fullmatch(full_name) or exclusion.fullmatch(experts))
+
+    return tuple(name for name in names.adapted if name in converted_parameters(names) and any(
+        excluded_there(full_name) and adapted(full_name, True)
+        for full_name in layer_module_names(name, names, layers(name))))
 
 
 @lru_cache(maxsize=512)
@@ -209,9 +254,10 @@ NO_MATCH = TargetMatch((), (), None)
 """A ``target_modules`` regex's match where it matches no module (`peft_target_match`)."""
 
 
-def excludes_every_module(excluded: str, names: PeftModuleNames) -> bool:
-    """Whether the ``exclude_modules`` regex `excluded` matches whole every module name of a model of `names` but the
-    model itself, which PEFT skips: PEFT then leaves every module out and raises "All modules were excluded"
+def excludes_every_module(excluded: str, names: PeftModuleNames, layers: ModuleLayers = every_layer) -> bool:
+    """Whether the ``exclude_modules`` regex `excluded` matches whole every module name of a model of `names` whose
+    layers hold its modules as `layers` says (the others, norms and blocks, in every layer) but the model itself,
+    which PEFT skips: PEFT then leaves every module out and raises "All modules were excluded"
     (``tuners/tuners_utils.py:1052`` to ``:1057`` in peft 0.21.2), not "No modules were targeted for adaptation",
     which it raises where some module is neither adapted nor excluded (``:1074`` to ``:1086``); `re.error` where it is
     no regular expression."""
@@ -219,30 +265,61 @@ def excludes_every_module(excluded: str, names: PeftModuleNames) -> bool:
     # A converted mixture of experts' routed experts are one module (mlp.experts): their v4 names, the fused halves'
     # and the down projection's alike (mlp.experts.down_proj, Mixtral's w2: parameters now), are no module's.
     blocks = {fused.rsplit(".", 1)[0] for fused in names.fused}
-    layer_names = (*(name for name in names.adapted if name.rsplit(".", 1)[0].rsplit(".", 1)[-1] not in blocks),
-                   *names.others)
-    full_names = itertools.chain((name for name in PEFT_OTHER_MODULES if name), PEFT_OUTER_MODULES,
-                                 (full_name for name in layer_names for full_name in layer_module_names(name, names)))
+    all_layers = sorted({layer for name in names.adapted for layer in layers(name)})
+    layer_names = [*((name, layers(name)) for name in names.adapted
+                     if name.rsplit(".", 1)[0].rsplit(".", 1)[-1] not in blocks),
+                   *((name, all_layers) for name in names.others)]
+    full_names = itertools.chain((name for name in PEFT_OTHER_MODULES if name), PEFT_OUTER_MODULES, (
+        full_name for name, held in layer_names for full_name in layer_module_names(name, names, held)))
     return all(exclusion.fullmatch(name) for name in full_names)
+
+
+def adapts_some_module(pattern: str, excluded: str | None, names: PeftModuleNames,
+                       layers: ModuleLayers = every_layer) -> bool:
+    """Whether the ``target_modules`` regex `pattern` (or ``all-linear``) less `excluded` adapts some module of a
+    model of `names` whose layers hold its modules as `layers` says: one outside the layers, or a layer module in a
+    layer that holds it (`adapted_modules`, as ``Model.adapted_layers`` counts it; a module PEFT cannot adapt,
+    `TargetMatch.other`, counts too: PEFT fails on it otherwise); `re.error` where either is no regular
+    expression."""
+    return bool(peft_target_match(pattern, excluded, names).beyond_all_linear) or any(
+        adapted_modules(pattern, excluded, names, name, tuple(layers(name))) for name in names.adapted)
 
 
 MATCHES_NO_MODULE = "matches no module"
 """`peft_target_refusal`'s words for a regex that matches no module."""
+SPACED_ALL_LINEAR = ("is all-linear with spaces around it, which peft takes as a regular expression (it lowers the "
+                     "word but strips nothing) and which matches no module")
+"""`peft_target_refusal`'s words for ``all-linear`` with spaces around it (`spaced_all_linear`)."""
+
+
+def spaced_all_linear(targets: str) -> bool:
+    """Whether ``target_modules`` `targets` is ``all-linear`` (in any case) with spaces around it (``' all-linear '``,
+    as a quoted YAML string keeps them), which PEFT does not take as the word: it lowers ``target_modules`` but strips
+    nothing (``_maybe_include_all_linear_layers``, ``tuners/tuners_utils.py:2439`` to ``:2442``, and
+    ``_resolve_string_target_modules``, ``utils/transformers_weight_conversion.py:368``, in peft 0.21.2), so it is a
+    regex that matches no module, and PEFT raises "Target modules  all-linear  not found in the base model"."""
+    return not all_linear(targets) and all_linear(targets.strip())
+
+
 EXCLUDE_FEWER = "exclude fewer, or remove it"
 """What to do where an ``exclude_modules`` regex leaves out every module the targets match (`every_target_excluded`)."""
 EXCLUDED_FORM = "give a regular expression that matches whole names, such as .*\\.v_proj, or remove it"
 """What to do where an ``exclude_modules`` is no regular expression (a config's, a cluster job's)."""
 
 
-def every_target_excluded(pattern: str, excluded: str, names: PeftModuleNames, targets: str) -> str | None:
+def every_target_excluded(pattern: str, excluded: str, names: PeftModuleNames, targets: str,
+                          layers: ModuleLayers = every_layer) -> str | None:
     """Why PEFT fails where the ``exclude_modules`` regex `excluded` leaves out every module the ``target_modules``
-    regex `pattern` alone matches on a model of `names`, in words that follow the exclusions' key and name the targets
-    as `targets` (``target_modules '...'``): "All modules were excluded" where it leaves out every module of the
-    model (`excludes_every_module`), else "No modules were targeted for adaptation"; None where the targets alone
-    match no module, or something is left to adapt."""
-    if peft_target_match(pattern, None, names) == NO_MATCH or peft_target_match(pattern, excluded, names) != NO_MATCH:
+    regex `pattern` alone matches on a model of `names` whose layers hold its modules as `layers` says
+    (`adapts_some_module`: ``.*layers\\.([0-9]|[12][0-9]|3[0-5])\\..*`` leaves none of a 36-layer model's), in words
+    that follow the exclusions' key and name the targets as `targets` (``target_modules '...'``): "All modules were
+    excluded" where it leaves out every module of the model (`excludes_every_module`), else "No modules were targeted
+    for adaptation" (both a ``NoMatchingPeftModuleError``, a ``ValueError``, from ``inject_adapter``,
+    ``tuners/tuners_utils.py:1051`` to ``:1086`` in peft 0.21.2); None where the targets alone match no module, or
+    something is left to adapt."""
+    if not adapts_some_module(pattern, None, names, layers) or adapts_some_module(pattern, excluded, names, layers):
         return None
-    none = "All modules were excluded" if excludes_every_module(excluded, names) else (
+    none = "All modules were excluded" if excludes_every_module(excluded, names, layers) else (
         "No modules were targeted for adaptation")
     return f"leaves out every module {targets} matches (\"{none}\")"
 
@@ -257,7 +334,7 @@ def peft_target_refusal(pattern: str, excluded: str | None, names: PeftModuleNam
     named; None where PEFT takes it; `re.error` where either is no regular expression."""
     match = peft_target_match(pattern, excluded, names)
     if match == NO_MATCH:
-        return MATCHES_NO_MODULE
+        return SPACED_ALL_LINEAR if spaced_all_linear(pattern) else MATCHES_NO_MODULE
     fused = [name for name in names.fused if name in match.linears]
     if len(fused) == 1:
         alone, other = fused[0].split(".")[1], next(name for name in names.fused if name != fused[0]).split(".")[1]

@@ -201,9 +201,9 @@ class WrittenNames:
                       for key, value in node.value]
 
 
-NAME_KEYS = frozenset({"name", "pool"})
-"""The keys of a cluster file whose values are names (a pool's and a job's, and the pool a job names), each the text
-as written (`WrittenNames`)."""
+NAME_KEYS = frozenset({"name", "pool", "trinity_version"})
+"""The keys of a cluster file whose values are names (a pool's and a job's, the pool a job names, and the Trinity
+release a job runs on: ``0.5``, not the number 0.5), each the text as written (`WrittenNames`)."""
 
 
 class FleetLoader(WrittenNames, UniqueKeyLoader):

@@ -7,6 +7,7 @@ import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping
+from functools import partial
 from typing import Any, NamedTuple
 
 from solver.memory import rollout_sizes
@@ -32,6 +33,7 @@ from solver.rules import (
     OptionNames,
     batch_over_trainer_gpus_words,
     batch_split_violation,
+    excluded_adapted_words,
     least_token_budget,
     lora_moe_unsaved_words,
     mapped_rope_theta,
@@ -76,6 +78,7 @@ from solver.tables.peft_match import (
     EXCLUDE_FEWER,
     MATCHES_NO_MODULE,
     NO_MATCH,
+    ModuleLayers,
     all_linear,
     converted_target_names,
     every_target_excluded,
@@ -885,19 +888,29 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
 
 
 def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any]) -> None:
-    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` where the release may be 0.6
-    (`checks.version` 0.6, or none named), whose trainer on verl before 0.8 sets the mapping as the model's RoPE
-    parameters, in which transformers 5 then finds no base (`mapped_rope_theta`): without it the trainer fails as it
-    builds the model, whatever its type; ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0
-    standardizes the mapping in the setter, before Trinity sets the base). Refused on 0.6, as a trainer failure of the
-    release is (`_type_refuses_rope`); a ``but:`` line naming 0.6 where no release is named (the config may be for
-    0.5, whose transformers 4 builds it; `--write` adds the key all the same, harmless there). The fix is the model's
-    own base (`Model.own_rope_theta`) in the mapping."""
-    if checks.version == "0.5" or "rope_theta" in rope:
+    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` where the release's trainer may run
+    on transformers 5 (`_trainer_transformers`: 0.6, 0.5 but for 0.5.1, which pins transformers below 5, and none
+    named): 0.6's on verl before 0.8 and 0.5.0's and 0.5.2's alike (``trainer/verl/fsdp_workers.py:362-363`` in 0.5.2,
+    ``:358-359`` in 0.5.0) set the mapping as the model's RoPE parameters, in which transformers 5 then finds no base
+    (`mapped_rope_theta`): without it the trainer fails as it builds the model, whatever its type (``base ** ...`` of
+    None, ``modeling_rope_utils.py:375`` in 5.0.0 and 5.3.0, the newest 0.5.2 takes, ``:446`` in 5.12.1);
+    ``model.rope_theta`` mends it up to 5.12.1 (5.25.0 standardizes the mapping in the setter, before Trinity sets
+    the base). Refused on 0.6, as a trainer failure of the release is (`_type_refuses_rope`); a ``but:`` line on 0.5
+    (0.5.0 and 0.5.2 also run on transformers 4, which builds it) and where no release is named (naming 0.6's failure
+    and 0.5's). The fix is the model's own base (`Model.own_rope_theta`) in the mapping."""
+    if 5 not in _trainer_transformers(checks) or "rope_theta" in rope:
         return
     theta = model.own_rope_theta
     given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
     fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model)}"
+    if checks.version == "0.5":
+        checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
+            f"model.rope_scaling has no rope_theta: Trinity 0.5.0's and 0.5.2's trainer on transformers 5 (0.5.0 "
+            f"takes any, 0.5.2 up to 5.3.0; 0.5.1 pins transformers below 5) sets it as {model.name}'s RoPE "
+            "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
+            f"modeling_rope_utils.py:375 in 5.3.0, :446 in 5.12.1), but with model.rope_theta set{given}; "
+            f"transformers 4 builds it; add {fix} to it (as {checks.names.write} does; harmless on transformers 4)"))
+        return
     fails = (f"Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s RoPE parameters, in which "
              f"transformers 5 finds no base, and fails as it builds the model (a TypeError, modeling_rope_utils.py:446 "
              f"in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set{given}")
@@ -906,8 +919,9 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
             f"model.rope_scaling has no rope_theta: {fails}; add {fix} to it (as {checks.names.write} does)"))
         return
     checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
-        f"model.rope_scaling has no rope_theta: {fails}; Trinity 0.5's transformers 4 builds it; add {fix} to it (as "
-        f"{checks.names.write} does; harmless on 0.5)"))
+        f"model.rope_scaling has no rope_theta: {fails}; Trinity 0.5.0's and 0.5.2's fail alike on transformers 5, "
+        f"and 0.5's transformers 4 builds it; add {fix} to it (as {checks.names.write} does; harmless on "
+        "transformers 4)"))
 
 
 def _kept_before_vllm_012(checks: _ConfigChecks, kept: str) -> str:
@@ -1866,9 +1880,34 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
     """Check the ``target_modules`` regex (less its ``exclude_modules``) of the LoRA adapter Trinity makes anew from the
     config (`new_adapter`) on `model`'s module names (`new_adapter_problem`). A list, a mapping, a rank that is no whole
     number and a regex that does not compile are the config reading's refusals (``solver.trinity.config``)."""
-    problem = new_adapter_problem(new_adapter(checks.value, checks.version), model, checks.experts)
+    adapter = new_adapter(checks.value, checks.version)
+    problem = new_adapter_problem(adapter, model, checks.experts)
     if problem is not None:
         checks.add(problem.code, problem.words)
+    if adapter is not None and (problem is None or problem.code is ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS):
+        _check_excluded_adapted(checks, model, adapter)
+
+
+def _check_excluded_adapted(checks: _ConfigChecks, model: Model, adapter: NewAdapter) -> None:
+    """Caution where the new LoRA adapter's (`adapter`'s) ``exclude_modules`` regex matches a mixture of experts'
+    router or routed experts, which its ``target_modules`` regex (or ``all-linear``) adapts all the same on
+    transformers 5 (`ConfigProblemCode.LORA_EXCLUDED_ADAPTED`, `excluded_adapted_words`): a ``but:`` line, since the
+    run trains, on more than the exclusion's words say (and rft-solver counts it so). Not under a release on
+    transformers 4 alone (`checks`' experts ``separate``, 0.5.1's), where PEFT converts nothing and excludes them, nor
+    where PEFT refuses the targets on transformers 5's names (said as such), nor where a regex does not compile (the
+    config reading's refusal)."""
+    pattern, excluded = ALL_LINEAR if adapter.targets is None else adapter.targets, adapter.excluded
+    if excluded is None or checks.experts == "separate":
+        return
+    try:
+        if peft_target_refusal(pattern, excluded, model.peft_names) is not None:
+            return
+    except re.error:  # refused as such
+        return
+    words = excluded_adapted_words(f"{dotted((*adapter.section, 'exclude_modules'))} '{excluded}'", pattern,
+                                   excluded, model, checks.version)
+    if words is not None:
+        checks.add(ConfigProblemCode.LORA_EXCLUDED_ADAPTED, words)
 
 
 def new_adapter_problem(adapter: NewAdapter | None, model: Model, experts: ExpertLayout) -> ConfigProblem | None:
@@ -1919,7 +1958,8 @@ def lora_targets_problem(targets: str | None, excluded: str | None, model: Model
         return None
     names = next((names for names in refusals  # where the regex alone matches, for exclude_modules' words
                   if peft_target_match(pattern, None, names) != NO_MATCH), next(iter(refusals)))
-    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "", section)
+    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "", section, partial(
+        model.module_layers, names=names))
     shown = {layout: shown_module_names(each) for layout, each in held.items()}
     fused = shown_module_names(model.peft_names)
     names_shown = fused if set(shown.values()) == {fused} else "; ".join(
@@ -1970,14 +2010,14 @@ def _other_transformers_fix(pattern: str, excluded: str | None, model: Model, he
 
 
 def _refusal_words(pattern: str, excluded: str | None, names: PeftModuleNames, why: str,
-                   section: Path) -> tuple[str, str, str]:
+                   section: Path, layers: ModuleLayers) -> tuple[str, str, str]:
     """The key PEFT fails on for the ``target_modules`` regex `pattern` less `excluded` on `names` (`why`:
     `peft_target_refusal`'s words; the keys at `section`), why, and what to do, as `lora_targets_problem` words them:
-    ``exclude_modules`` where it leaves out every module the regex alone matches, or where PEFT takes the regex alone
-    (all-linear less ``.*\\.up_proj`` on Qwen3-MoE under transformers 5: the routed experts' gate_proj without their
-    up_proj)."""
+    ``exclude_modules`` where it leaves out every module the regex alone matches in the layers that hold them
+    (`layers`: ``Model.module_layers``), or where PEFT takes the regex alone (all-linear less ``.*\\.up_proj`` on
+    Qwen3-MoE under transformers 5: the routed experts' gate_proj without their up_proj)."""
     targets = f"target_modules '{pattern}'"
-    all_excluded = None if excluded is None else every_target_excluded(pattern, excluded, names, targets)
+    all_excluded = None if excluded is None else every_target_excluded(pattern, excluded, names, targets, layers)
     if all_excluded is not None:
         return dotted((*section, "exclude_modules")) + f" '{excluded}'", all_excluded, EXCLUDE_FEWER
     if excluded is not None and peft_target_refusal(pattern, None, names) is None:
@@ -1996,7 +2036,8 @@ def _one_transformers_caution(pattern: str, excluded: str | None, model: Model,
     other modules), or, for an ``exclude_modules`` that leaves out every module, to exclude fewer; the keys at
     `section` named."""
     names = held[other_layout(taken)]
-    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "", section)
+    subject, why, fix = _refusal_words(pattern, excluded, names, refusals[names] or "", section, partial(
+        model.module_layers, names=names))
     return ConfigProblem(ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS,
                          one_transformers_words(subject, why, fix, pattern, excluded, model, taken))
 

@@ -49,7 +49,6 @@ from solver.tables import (
 from solver.tables.peft_match import (
     ALL_LINEAR,
     EXCLUDED_FORM,
-    QWEN3,
     TargetMatch,
     adapts_all,
     adapts_the_same,
@@ -1096,21 +1095,34 @@ def _shown_targets(targets: Any) -> str:
 def _targets_uncounted(targets: Any, excluded: str | None) -> str | None:
     """Why LoRA on ``target_modules`` `targets` less ``exclude_modules`` `excluded` is counted as full fine-tuning, in
     words that follow the key: no regex (a list), one PEFT cannot take or that matches no module
-    (`peft_target_match`), or one that matches a module ``all-linear`` leaves out (the embeddings, the output
-    projection, a norm) and `excluded` leaves in, a layer's module named among the type's names the config read
-    alone assumes (`_peft_match_taken`); None for ``all-linear``, and a regex that matches linear layers of the
-    decoder layers alone (all seven, or fewer, on which alone the adapter is counted: `counted_lora_targets`)."""
+    (`peft_target_match` on the first type's names that PEFT takes it on, `_peft_match_taken`; where none does, what
+    every type's say where they agree, ``model\\.norm``'s module outside the layers, else that none takes it, as the
+    config read alone knows no model: the checks, which know it, say why), or one that matches a module outside the
+    layers that ``all-linear`` leaves out (the embeddings, the output projection); None for ``all-linear``, and a
+    regex that matches linear layers of the decoder layers alone (all seven, or fewer, on which alone the adapter is
+    counted: `counted_lora_targets`)."""
     if not isinstance(targets, str) and not all_linear(targets):
         return "are not one regular expression, which rft-solver matches"
     try:
-        names, match = _peft_match_taken(targets or ALL_LINEAR, excluded)
+        taken = _peft_match_taken(targets or ALL_LINEAR, excluded)
     except re.error:
         return "is no regular expression"
+    if taken is not None:
+        return _match_uncounted(taken[1])
+    said = {_match_uncounted(peft_target_match(targets or ALL_LINEAR, excluded, names)) for names in _EVERY_TYPES_NAMES}
+    if len(said) == 1 and None not in said:
+        return said.pop()
+    return ("is taken on no model type's module names rft-solver holds: peft fails on it with each, and the checks "
+            "on the model's names say why")
+
+
+def _match_uncounted(match: TargetMatch) -> str | None:
+    """Why an adapter on what a ``target_modules`` regex matches (`match`) is counted as full fine-tuning, in words
+    that follow the key (`_targets_uncounted`): it matches a module ``all-linear`` leaves out, or none; None where it
+    matches linear layers of the decoder layers alone."""
     if match.beyond_all_linear:
         beyond = and_joined(match.beyond_all_linear)
-        among = (f", among {names.model_type}'s module names, which the config read alone assumes"
-                 if match.other is not None and match.other.startswith("model.layers.") else "")
-        return f"matches {beyond}, which all-linear leaves out and rft-solver does not count{among}"
+        return f"matches {beyond}, which all-linear leaves out and rft-solver does not count"
     return None if match.linears else "matches no module"
 
 
@@ -1184,7 +1196,10 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...],
         return ""
     pattern, counted = targets or ALL_LINEAR, "on which alone its adapter is counted"
     if held is None:
-        names, _ = _peft_match_taken(pattern, excluded)
+        taken = _peft_match_taken(pattern, excluded)
+        if taken is None:  # counted as full fine-tuning: _targets_uncounted says why
+            return ""
+        names = taken[0]
         held = {"fused": names}
         among = f" among {names.model_type}'s module names, which the config read alone assumes, knowing no model"
         counted = "its adapter counted on what it matches of the model's own names alone"
@@ -1464,15 +1479,19 @@ def _lora_config_value(reader: ConfigReader, key: str) -> Any:
     return read_or_none(reader.get, (*LORA_KEYS[0], 0, key)) if _one_lora_config(reader) else None
 
 
-def _peft_match_taken(pattern: str, excluded: str | None) -> tuple[PeftModuleNames, TargetMatch]:
+def _peft_match_taken(pattern: str, excluded: str | None) -> tuple[PeftModuleNames, TargetMatch] | None:
     """The model type's names, and `peft_target_match` on them, where PEFT takes `pattern` less `excluded`: the first
     of `PEFT_NAMES_BY_MODEL_TYPE` (a dense Qwen3's, then a Qwen3-MoE's, then the others'), then of
     `SEPARATE_NAMES_BY_MODEL_TYPE` (transformers 4's, which 0.5.1 runs: Mixtral's ``.*\\.w1``); the checks, which know
-    the model and the release, refuse it where it fails (`solver.trinity.checks`); a dense Qwen3's where it takes
-    none."""
-    taken = next((names for names in (*PEFT_NAMES_BY_MODEL_TYPE.values(), *SEPARATE_NAMES_BY_MODEL_TYPE.values())
-                  if peft_target_refusal(pattern, excluded, names) is None), QWEN3)
-    return taken, peft_target_match(pattern, excluded, taken)
+    the model and the release, refuse it where it fails (`solver.trinity.checks`); None where no type's names take
+    it (no type assumed: a dense Qwen3's words, "matches no module", would be false of ``.*\\.experts\\.gate_proj``,
+    a Qwen3-MoE's routed experts' half)."""
+    taken = next((names for names in _EVERY_TYPES_NAMES if peft_target_refusal(pattern, excluded, names) is None), None)
+    return None if taken is None else (taken, peft_target_match(pattern, excluded, taken))
+
+
+_EVERY_TYPES_NAMES = (*PEFT_NAMES_BY_MODEL_TYPE.values(), *SEPARATE_NAMES_BY_MODEL_TYPE.values())
+"""Every model type's module names rft-solver holds, transformers 5's first (`_peft_match_taken`'s order)."""
 
 
 LORA_CONFIG_RANK = 32
