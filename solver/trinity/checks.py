@@ -311,7 +311,8 @@ class _ConfigChecks:
         """The value at `path` (read, not absent) as the typed int field Trinity gives it reads it, OmegaConf's
         (`omegaconf_integer`: text as ``int()`` reads it, no float); None where that field refuses it, a problem:
         refused where Trinity's typed config refuses it as it loads the config (`_schema_refuses`: under
-        `UNCHECKED_SECTION` with Trinity 0.5 alone), else what Trinity 0.6 does with it."""
+        `UNCHECKED_SECTION` with Trinity 0.5 alone), else what Trinity 0.6 does with it. Text it takes is a problem
+        too where Trinity 0.6 computes with the value as it loads the config (`MULTIPLIED_AS_LOADED`)."""
         resolved = self._resolved[path]
         whole = omegaconf_integer(resolved)
         if whole is not None:
