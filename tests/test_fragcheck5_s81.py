@@ -101,5 +101,7 @@ def test_write_keeps_an_oc_env_budget_and_its_copy_is_said_refused_by_06(cli: Cl
                          str(written))
     assert status == 0 and written.read_text().endswith("ppo_max_token_len_per_gpu: ${oc.env:TOK,16384}\n")
     assert f"{ARR}.actor.ppo_max_token_len_per_gpu 16384 kept, below the plan's 32768" in err
+    assert (f"solve: warning: {written}: {ARR}.actor.ppo_max_token_len_per_gpu is the text '16384': {REFUSED_BY_06}\n"
+            in err)
     assert _problems(cli, tmp_path, written.read_text(), "0.6") == [
         ("number-as-text", f"{ARR}.actor.ppo_max_token_len_per_gpu is the text '16384': {REFUSED_BY_06}")]
