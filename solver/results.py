@@ -1947,9 +1947,9 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "adapter adapts more parameters than the plan counted on --lora-targets); left out otherwise"))
     config_keys_changed: tuple[ConfigKeyChange, ...] | None = Field(default=None, description=(
         "solve --from-config --json's, beside apply: every key of the config that applying the best plan sets to "
-        "another value, as --write sets it (a key the config lacks too, from null), in the order --write sets them; "
-        "empty where the config has the plan's values already; left out where there is no apply (and from the Python "
-        "API's answers: solver.trinity.config_key_changes gives it)"))
+        "another value, as --write sets it (a key the config lacks too, from null), in the order --write sets them, "
+        "then those --write removes (removed: true); empty where the config has the plan's values already; left out "
+        "where there is no apply (and from the Python API's answers: solver.trinity.config_key_changes gives it)"))
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(
