@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_json import jsonschema_errors
 
 import solver
 import solver.solve as solve_module
 from solver.results import Answer
 from solver.trinity import config_key_changes, load_config_mapping
-
-from test_json import jsonschema_errors
 
 Cli = Callable[..., tuple[int, str, str]]
 ROOT = Path(__file__).resolve().parent.parent
