@@ -128,3 +128,22 @@ def test_a_capped_refusal_takes_at_most_the_solves_the_api_page_says(monkeypatch
     (answer,) = solver.plan("4B", gpu="a100", token_budget=4096, **question)
     assert not answer.plans and len(solves) == 15 and solves.count("minimize_token_cap") == 1
     assert answer.token_budget_cap_raised is None  # none trains 524288 tokens on one GPU at any cap
+
+
+def test_a_plan_write_refuses_still_gets_its_keys_set_and_none_removed(cli: Cli, tmp_path: Path) -> None:
+    # --node-gpus 8 plans 8 GPUs on one node, which the config's 2 nodes of 4 do not take: --write refuses it (no
+    # copy, nothing removed), and --json answers as before, the keys the plan sets alone
+    config = tmp_path / "two-nodes.yaml"
+    config.write_text("mode: train\nalgorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n"
+                      "  max_model_len: 131072\ncluster:\n  node_num: 2\n  gpu_per_node: 4\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--node-gpus", "8", "--write",
+                         str(tmp_path / "w.yaml"))
+    assert status == 2 and err.startswith("solve: error: --node-gpus 8: --write keeps ") and err.count("\n") == 1
+    rope = "model.rope_scaling"
+    assert _changes(cli, config, "--node-gpus", "8") == [
+        {"key": f"{rope}.rope_type", "config_value": None, "plan_value": "yarn"},
+        {"key": f"{rope}.factor", "config_value": None, "plan_value": 3.2},
+        {"key": f"{rope}.original_max_position_embeddings", "config_value": None, "plan_value": 40960},
+        {"key": f"{rope}.rope_theta", "config_value": None, "plan_value": 1000000},
+        {"key": "trainer.ulysses_sequence_parallel_size", "config_value": None, "plan_value": 8},
+        {"key": "trainer.max_token_len_per_gpu", "config_value": None, "plan_value": 32768}]

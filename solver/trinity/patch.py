@@ -1440,11 +1440,15 @@ def config_key_changes(text: str, plan: Plan, model: Model, *, name: str = "conf
     keys, and those `config_keys_changed` names), in the order it sets them, each with the config's value as written
     (None where it lacks the key) and the plan's, then those it removes (`removed`: a stale ``model.rope_scaling``,
     0.6's keys under ``trainer`` for 0.5; `_keys_removed`), each with the config's value: ``solve --from-config
-    --json``'s ``config_keys_changed``."""
+    --json``'s ``config_keys_changed``. Where the patch refuses `plan` (a cluster or a LoRA adapter of the config's
+    that does not take it: ``--write`` writes no copy), it removes none: the keys set alone."""
     changed = _keys_changed(text, plan, model, name, environ, version)
     reading = load_config_mapping(_with_lf(text), name)
-    patched = load_config_mapping(_with_lf(patched_trinity_config(text, plan, model, name=name, environ=environ,
-                                                                  version=version).text), name)
+    try:
+        patched = load_config_mapping(_with_lf(patched_trinity_config(text, plan, model, name=name, environ=environ,
+                                                                      version=version).text), name)
+    except (QueryError, ConfigError):  # --write's refusal, which --json's answer does not make
+        patched = reading
     removed = [path for path in _keys_removed(reading, patched) if path not in {key.path for key, _, _ in changed}]
     return (*(ConfigKeyChange(key=".".join(key.path), config_value=old, plan_value=key.value)
               for key, old, _ in changed),
