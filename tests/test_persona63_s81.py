@@ -2,7 +2,8 @@
 is no `OptionNames` in one line (it raised `AttributeError`); `with_config_verdicts` refuses answers of another
 question, as `answers_text` does (it judged an 8B config on a 0.6B answer for L40S, naming the 8B's table);
 `place` takes `token_budget` as a mode alone, as docs/api.md now says; mixed calls from 4 threads give the serial
-answers, and answers read back from their JSON give the same JSON."""
+answers, and answers read back from their JSON give the same JSON: a memory answer's too, whose `headroom_gib` is
+printed from its rounded figures (it read back 0.0001 off)."""
 
 from __future__ import annotations
 
@@ -83,3 +84,14 @@ def test_answers_read_back_from_their_json_give_the_same_json() -> None:
     result = solver.place(FLEET, time_limit_s=10)
     assert solver.ClusterResult.model_validate_json(result.model_dump_json()).model_dump(mode="json") == \
         result.model_dump(mode="json")
+
+
+def test_memory_json_prints_the_headroom_its_rounded_figures_give_and_reads_back_the_same() -> None:
+    # Qwen3-8B on 8 A100-40GB at 16384, Env: -27.16544 GiB exactly; the JSON printed -27.1654, and the answer read back
+    # -27.1655, its usable 35.6533 less its total 62.8188, so a service's saved JSON did not print again the same.
+    answer = solver.memory_answer("8B", "a100-40g", 8, 16384, env=True)
+    printed = answer.model_dump_json()
+    shown = json.loads(printed)
+    assert (shown["usable_gib"], shown["total_gib"], shown["headroom_gib"]) == (35.6533, 62.8188, -27.1655)
+    assert round(answer.headroom_gib, 5) == -27.16544 and answer.fits is False
+    assert solver.MemoryAnswer.model_validate_json(printed).model_dump_json() == printed
