@@ -88,6 +88,7 @@ from solver.results import (
     SettingsArguments,
     TrinitySettings,
     beyond_fields,
+    check_answers_of,
     check_placed_on,
     config_verdict,
     expandable_segments,
@@ -1339,7 +1340,8 @@ def config_query(
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int | None),
-                ("dpo", dpo, bool | None))  # read before make_query checks the rest
+                ("dpo", dpo, bool | None),
+                ("option_names", option_names, OptionNames))  # read before make_query checks the rest
     if dpo is not None and dpo != config.dpo:  # a plan for another algorithm than the config's: --dpo is refused too
         raise QueryError(f"dpo={dpo}, but the config's algorithm.algorithm_type says the run "
                          f"{'trains' if config.dpo else 'does not train'} DPO: drop dpo (the config gives it, as "
@@ -1449,6 +1451,7 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
                 ("config", config, TrinityConfig))
     for index, answer in enumerate(answers):
         check_types((f"answers[{index}]", answer, Answer))
+    check_answers_of(answers, query, catalog.model(query.model).name)
     catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:

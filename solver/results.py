@@ -2038,6 +2038,15 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         return self.model_dump(mode="json")
 
 
+def check_answers_of(answers: Sequence[Answer], query: Query, model: str) -> None:
+    """`QueryError` (one line) where one of `answers` is not one of `query`'s: for another model than `model` (the
+    query's, as its catalogue names it) or a GPU type the query did not ask."""
+    for index, answer in enumerate(answers):
+        if answer.model != model or answer.gpu not in query.gpus:
+            raise QueryError(f"answers[{index}] is for {answer.model} on {answer.gpu}, not one of the query's "
+                             f"({model} on {' or '.join(query.gpus)}): pass the answers of that query")
+
+
 def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> str:
     """The verdict on a config's own settings (`current`, judged on `answer`'s GPU type) in words, one line, as
     ``solve --from-config`` prints it and `CurrentSettings.verdict` holds it: whether they train, and why not (a
