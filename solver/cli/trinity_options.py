@@ -458,7 +458,8 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
                                                                 config.node_gpus or node_gpus, best.max_model_len)
     problems += [engine] if engine is not None else []
     # A YaRN the patch kept (it reaches the length: `keys_for_plan`) is the one off the guide: nothing needed.
-    kept = f"{COMMAND_OPTIONS.write} kept it: {YARN_KEPT}"
+    added = _base_added(config_text, mapping, args, best, model)
+    kept = f"{COMMAND_OPTIONS.write} kept it" + (f": {YARN_KEPT}" if added is None else f" ({YARN_KEPT}) {added}")
     off_guide = ConfigProblemCode.ROPE_SCALING_OFF_GUIDE
     warnings = [f"solve: note: {args.write}: {problem.words}; {kept}" if problem.code is off_guide
                 else f"solve: warning: {args.write}: {problem.words}" for problem in problems]
@@ -470,6 +471,24 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
                         "--write set the plan's keys in it without the note a block config gets above "
                         f"model.max_model_len: {said}check the file with: {patched.unwritten_check}")
     return patched, warnings, unused_length(mapping, str(args.write), os.environ)
+
+
+def _base_added(config_text: str, patched: Any, args: argparse.Namespace, best: Plan, model: Model) -> str | None:
+    """What --write added to the config's own YaRN that it kept, in words: the model's RoPE base, where the config's
+    ``model.rope_scaling`` lacked its ``rope_theta`` (`solver.rules.mapped_rope_theta`), and why where a release
+    fails without it (`solver.rules.mapped_theta_words`); None where it added none."""
+    from solver.rules import mapped_theta_words
+    from solver.tables import counted_release
+    from solver.trinity import load_config_mapping
+    from solver.trinity.keys import value_at
+
+    path = ("model", "rope_scaling", "rope_theta")
+    theta = value_at(patched, path)
+    if theta is None or value_at(load_config_mapping(config_text, str(args.from_config)), path) is not None:
+        return None
+    why = mapped_theta_words(counted_release(args.trinity_version, best.expert_layout, best.trinity_version))
+    return (f"and added the base it lacked, {model.name}'s own rope_theta {theta}"
+            + ("" if why is None else f": {why}"))
 
 
 def _check_options(args: argparse.Namespace) -> tuple[str, ...]:

@@ -1,0 +1,107 @@
+"""Small slips left by session 81's helpers (helper smallslips40): an empty or unlisted ``model.lora_configs`` beside
+verl's ``lora_rank`` counts full fine-tuning, as Trinity refuses the config (``config_validator.py:699`` to ``:703``
+in 0.5.2, ``:780`` to ``:784`` in 0.6.0: ``lora_configs[0]`` of an empty list; the typed ``List[LoRAConfig]``
+refuses a mapping), naming model.lora_configs as the refused key; --write's note on a kept YaRN says it added the
+base it lacked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from solver.trinity import read_trinity_config
+
+Cli = Callable[..., tuple[int, str, str]]
+
+VERL_RANK = """\
+algorithm: {algorithm_type: grpo}
+cluster: {node_num: 1, gpu_per_node: 8}
+buffer: {batch_size: 64}
+model:
+  model_path: Qwen/Qwen3-8B
+  max_model_len: 4096
+  lora_configs: %s
+explorer:
+  rollout_model: {engine_num: 2, tensor_parallel_size: 2}
+trainer:
+  trainer_config:
+    actor_rollout_ref:
+      model: {lora_rank: 8}
+"""
+"""A config whose verl ``lora_rank`` 8 Trinity 0.5 would train, beside a ``model.lora_configs`` (``%s``)."""
+RANK_KEY = "trainer.trainer_config.actor_rollout_ref.model.lora_rank"
+
+
+@pytest.mark.parametrize(("configs", "why"), [
+    ("[]", "is an empty list: Trinity takes its first LoRA config (lora_configs[0]) and so fails to load the config"),
+    ("{}", "is not a list: Trinity's typed config refuses it when it loads the config"),
+])
+def test_a_refused_lora_configs_beside_verls_rank_counts_full_fine_tuning(configs: str, why: str) -> None:
+    # Before: rank 8 counted under 0.5 (LoRA's states), with a line saying so beside the refusal.
+    for version, key in (("0.5", RANK_KEY), (None, None)):  # 0.6 on verl 0.8 or later ignores lora_rank
+        reading = read_trinity_config(VERL_RANK % configs, "trinity.yaml", {}, version=version)
+        assert (reading.lora_rank, reading.lora_key) == (0, key)
+        assert [(code.value, words) for code, words in zip(reading.note_codes, reading.notes, strict=True)] == [
+            ("lora-configs-refused", f"model.lora_configs {why}: give it one LoRA config, or drop it for no LoRA")]
+
+
+def test_the_check_and_write_name_model_lora_configs_as_refused(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "trinity.yaml"
+    config.write_text(VERL_RANK % "[]", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check", "--trinity-version", "0.5")
+    words = " ".join(out.split())
+    assert (status, err) == (1, "")
+    assert ("but: with model.lora_configs refused (lora-configs-refused says why), the verdict and the plans count "
+            "full fine-tuning, which holds more than a LoRA run: fix model.lora_configs and plan again to count the "
+            f"LoRA run, or remove it and {RANK_KEY} to train every parameter plan ") in words
+    assert "LoRA rank 8" not in words and "LoRA rank 8's states" not in words
+    patched = tmp_path / "patched.yaml"
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.5", "--write",
+                         str(patched))
+    assert status == 0, err
+    assert (f"solve: note: {config} sets LoRA ({RANK_KEY}), which --write keeps as written, though Trinity refuses "
+            "it so (its refused line, lora-configs-refused, says why): the plan counted full fine-tuning, which holds "
+            "more than a LoRA run; fix model.lora_configs and plan again to count the LoRA run, or remove it and "
+            f"{RANK_KEY} to train every parameter\n") in err
+
+
+YARN = """\
+algorithm: {algorithm_type: grpo}
+model:
+  model_path: Qwen/Qwen3-4B
+  max_model_len: 131072
+  rope_scaling:
+    rope_type: yarn
+    factor: 4.0
+    original_max_position_embeddings: 32768
+%scluster:
+  node_num: 1
+  gpu_per_node: 8
+explorer:
+  rollout_model:
+    engine_num: 4
+"""
+"""Qwen's model cards' YaRN (factor 4 over 32768), which reaches 131072, with the lines ``%s`` after it."""
+
+
+@pytest.mark.parametrize(("version", "theta", "added"), [
+    ((), "", " and added the base it lacked, Qwen3-4B's own rope_theta 1000000: Trinity 0.6's trainer on verl before "
+     "0.8 fails to build the model on a rope_scaling without it (transformers 5 finds no base)"),
+    (("--trinity-version", "0.5.1"), "", " and added the base it lacked, Qwen3-4B's own rope_theta 1000000"),
+    ((), "    rope_theta: 1000000\n", ""),
+])
+def test_a_kept_yarns_note_says_the_base_write_added(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      version: tuple[str, ...], theta: str, added: str) -> None:
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(YARN % theta, encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h200", *version, "--write", str(patched))
+    assert status == 0, err
+    assert "    original_max_position_embeddings: 32768\n    rope_theta: 1000000\ncluster:\n" in patched.read_text()
+    kept = (" (one that covers the length needs no change)" + added) if added else (
+        ": one that covers the length needs no change")
+    assert err.splitlines()[0] == (
+        f"solve: note: {patched}: model.rope_scaling (factor 4.0 over 32768) covers the length, but not as "
+        f"Trinity-RFT's guide sets it, factor max_model_len / 40960 = 3.2 over 40960; --write kept it{kept}")
