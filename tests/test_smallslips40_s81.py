@@ -6,6 +6,7 @@ base it lacked."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -105,3 +106,22 @@ def test_a_kept_yarns_note_says_the_base_write_added(cli: Cli, tmp_path: Path, m
     assert err.splitlines()[0] == (
         f"solve: note: {patched}: model.rope_scaling (factor 4.0 over 32768) covers the length, but not as "
         f"Trinity-RFT's guide sets it, factor max_model_len / 40960 = 3.2 over 40960; --write kept it{kept}")
+
+
+def test_the_current_note_on_a_plan_of_an_unknown_release_asks_for_no_release_refused(cli: Cli,
+                                                                                     tmp_path: Path) -> None:
+    # Before: "give it the release it runs on as trinity_version", which trinity_version refuses for 0.6.1
+    from test_review81b_s81 import _current
+    placed = json.loads(_current(cli, tmp_path, "0.5.2").read_text(encoding="utf-8"))
+    placed["placements"][0]["plan"]["trinity_version"] = "0.6.1"
+    current = tmp_path / "later.json"
+    current.write_text(json.dumps(placed), encoding="utf-8")
+    plain = tmp_path / "plain.yaml"
+    status, _, err = cli("cluster", str(plain), "--current", str(current), "--trinity-version", "0.5", "--json")
+    assert status == 0
+    assert " ".join(err.split()) == (
+        f"solve cluster: note: --current {current} runs old on plans counted for Trinity 0.6.1, this run for Trinity "
+        "0.5 (--trinity-version 0.5): whether it stays is judged by this run's release, not the one it runs on; "
+        "rft-solver knows no rules of Trinity 0.6.1, which trinity_version refuses (it takes 0.5, 0.5.0, 0.5.1, "
+        "0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2)): to judge it by its own release, run it on one of those and "
+        f"give it as its trinity_version in {plain}")
