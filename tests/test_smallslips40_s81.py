@@ -125,3 +125,45 @@ def test_the_current_note_on_a_plan_of_an_unknown_release_asks_for_no_release_re
         "rft-solver knows no rules of Trinity 0.6.1, which trinity_version refuses (it takes 0.5, 0.5.0, 0.5.1, "
         "0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2)): to judge it by its own release, run it on one of those and "
         f"give it as its trinity_version in {plain}")
+
+
+def _comments(text: str) -> str:
+    """The comment lines of a fragment `text`, joined into one line of words."""
+    return " ".join(line.strip().lstrip("#").strip() for line in text.splitlines() if line.strip().startswith("#"))
+
+
+def test_an_emit_dir_comment_names_the_jobs_own_release_key(cli: Cli, tmp_path: Path) -> None:
+    # Before: "written for Trinity 0.5.2 (--trinity-version 0.5.2)" where the job's own key named it
+    from test_jobrelease_s81 import _fleet
+    fleet = _fleet(tmp_path, new="")
+    comment = ("written for Trinity 0.5.2 ({}), which refuses these flags under trainer itself; Trinity 0.6 on verl "
+               "before 0.8 replaces the roles' offload flags")
+    for run in ((), ("--trinity-version", "0.5.2")):
+        out = tmp_path / f"out{len(run)}"
+        status, _, err = cli("cluster", str(fleet), "--emit-dir", str(out), *run)
+        assert status == 0, err
+        old, new = (_comments((out / f"{job}.yaml").read_text(encoding="utf-8")) for job in ("old", "new"))
+        assert comment.format("the job's trinity_version 0.5.2") in old
+        # the other job's release is the run's, as the option gives it (none named: 0.6's, no such comment)
+        assert (comment.format("--trinity-version 0.5.2") in new) if run else "written for Trinity" not in new
+
+
+MIXTRAL = Path(__file__).parent / "data" / "hf-configs" / "Mixtral-8x7B-v0.1.json"
+
+
+def test_a_cluster_lora_caution_names_the_jobs_lora_targets_key(cli: Cli, tmp_path: Path) -> None:
+    # Before: "target_modules '.*\.w1' (--lora-targets)", an option solve cluster lacks
+    fleet = tmp_path / "mix.yaml"
+    fleet.write_text("pools:\n  - {name: h200, gpu: h200, gpus_per_node: 8, nodes: 2, host_ram_gb: 2000}\njobs:\n"
+                     f"  - {{name: mix, model_config: {MIXTRAL}, max_model_len: 4096, lora_rank: 16, "
+                     "lora_targets: '.*\\.w1', trinity_version: '0.5'}\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json", "--emit-dir", str(tmp_path / "out"))
+    assert status == 0, err
+    (placement,) = json.loads(out)["placements"]
+    (caution,) = (words for code, words in zip(placement["plan"]["caution_codes"], placement["plan"]["cautions"],
+                                               strict=True) if code == "lora-targets-one-transformers")
+    assert caution.startswith(
+        "target_modules '.*\\.w1' (the job's lora_targets), on Mixtral-8x7B-v0.1 (a mixture of experts, model_type "
+        "mixtral), is taken on transformers 4's module names")
+    assert "caution: target_modules '.*\\.w1' (the job's lora_targets), on Mixtral-8x7B-v0.1" in _comments(
+        (tmp_path / "out" / "mix.yaml").read_text(encoding="utf-8"))
