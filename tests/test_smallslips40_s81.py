@@ -167,3 +167,44 @@ def test_a_cluster_lora_caution_names_the_jobs_lora_targets_key(cli: Cli, tmp_pa
         "mixtral), is taken on transformers 4's module names")
     assert "caution: target_modules '.*\\.w1' (the job's lora_targets), on Mixtral-8x7B-v0.1" in _comments(
         (tmp_path / "out" / "mix.yaml").read_text(encoding="utf-8"))
+
+
+UNPLACED_FLEET = """\
+pools:
+  - {name: h100, gpu: h100, gpus_per_node: 6, nodes: 2, host_ram_gb: 700}
+jobs:
+  - {name: old, model: Qwen3-30B-A3B, max_model_len: 8192, trinity_version: v0.5.2}
+  - {name: new, model: Qwen3-30B-A3B, max_model_len: 8192%s}
+  - {name: third, model: Qwen3-30B-A3B, max_model_len: 8192}
+  - {name: fourth, model: Qwen3-30B-A3B, max_model_len: 8192, lora_rank: 8}
+"""
+"""Four Qwen3-30B-A3B jobs on two nodes of 6 H100s: ``new`` (given the key ``%s``) is left out for want of room."""
+
+
+def test_an_unplaced_job_names_its_own_release(cli: Cli, tmp_path: Path) -> None:
+    from solver.results import ClusterResult
+    from solver.render.cluster import UNPLACED_RELEASE_NOTE
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(UNPLACED_FLEET % ", trinity_version: v0.6.0", encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json")
+    assert status == 1, err  # a job left out
+    placed = json.loads(out)
+    assert [(left["job"], left["trinity_version"]) for left in placed["unplaced"]] == [("new", "0.6.0")]
+    # JSON made before the key reads back, without it
+    for left in placed["unplaced"]:
+        del left["trinity_version"]
+    assert ClusterResult.model_validate(placed).unplaced[0].trinity_version is None
+    status, out, _ = cli("cluster", str(fleet))
+    table = out.split("unplaced jobs: 1 of 4\n")[1]
+    assert status == 1 and "┃ job ┃ Trinity ┃ reason " in table and "│ new │ 0.6.0   │ no room" in table
+    assert " ".join(UNPLACED_RELEASE_NOTE.split()) in " ".join(table.split())
+    assert UNPLACED_RELEASE_NOTE == (
+        "Trinity: the job's own release (its trinity_version), by whose counts it was left out; blank: none of its "
+        "own (the run's, or where it runs now, the one its plan names)")
+    # Without a release of its own: neither key nor column
+    fleet.write_text(UNPLACED_FLEET % "", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    assert status == 1 and [sorted(left) for left in json.loads(out)["unplaced"]] == [
+        ["fits_with", "job", "pools", "reason", "reason_code", "reason_for_several"]]
+    status, out, _ = cli("cluster", str(fleet))
+    assert status == 1 and "Trinity" not in out.split("unplaced jobs: 1 of 4\n")[1]
