@@ -45,7 +45,8 @@ def test_a_refused_lora_configs_beside_verls_rank_counts_full_fine_tuning(config
         reading = read_trinity_config(VERL_RANK % configs, "trinity.yaml", {}, version=version)
         assert (reading.lora_rank, reading.lora_key) == (0, key)
         assert [(code.value, words) for code, words in zip(reading.note_codes, reading.notes, strict=True)] == [
-            ("lora-configs-refused", f"model.lora_configs {why}: give it one LoRA config, or drop it for no LoRA")]
+            ("lora-configs-refused", f"model.lora_configs {why}: give it one LoRA config, or drop it and {RANK_KEY} "
+             "for no LoRA")]  # before: "drop it for no LoRA", where verl's lora_rank trains LoRA without it
 
 
 def test_the_check_and_write_name_model_lora_configs_as_refused(cli: Cli, tmp_path: Path) -> None:
@@ -208,3 +209,25 @@ def test_an_unplaced_job_names_its_own_release(cli: Cli, tmp_path: Path) -> None
         ["fits_with", "job", "pools", "reason", "reason_code", "reason_for_several"]]
     status, out, _ = cli("cluster", str(fleet))
     assert status == 1 and "Trinity" not in out.split("unplaced jobs: 1 of 4\n")[1]
+
+
+def test_a_kept_yarns_note_names_each_key_write_added(cli: Cli, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # A model rotating 0.75 of each head, whose partial_rotary_factor the kept YaRN lacks too
+    from test_ropeseven_s74 import _phi_partial
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    model = _phi_partial(tmp_path, model_type="stablelm")
+    config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
+    config.write_text("model:\n  model_path: /nowhere/Phi-partial\n  max_model_len: 8192\n  rope_scaling:\n"
+                      "    rope_type: yarn\n    factor: 4.0\n    original_max_position_embeddings: 2048\ncluster:\n"
+                      "  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n",
+                      encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--model-config", str(model), "--gpu", "h200", "--write",
+                         str(written))
+    assert status == 0, err
+    assert ("    original_max_position_embeddings: 2048\n    partial_rotary_factor: 0.75\n    rope_theta: 10000\n"
+            ) in written.read_text(encoding="utf-8")
+    assert err.splitlines()[0].endswith(
+        "; --write kept it (one that covers the length needs no change) and added what it lacked, Phi-partial's own "
+        "partial_rotary_factor 0.75 and rope_theta 10000: Trinity 0.6's trainer on verl before 0.8 fails to build "
+        "the model on a rope_scaling without it (transformers 5 finds no base)")

@@ -474,21 +474,25 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
 
 
 def _base_added(config_text: str, patched: Any, args: argparse.Namespace, best: Plan, model: Model) -> str | None:
-    """What --write added to the config's own YaRN that it kept, in words: the model's RoPE base, where the config's
-    ``model.rope_scaling`` lacked its ``rope_theta`` (`solver.rules.mapped_rope_theta`), and why where a release
-    fails without it (`solver.rules.mapped_theta_words`); None where it added none."""
+    """What --write added to the config's own YaRN that it kept, in words: the model's own RoPE keys the config's
+    ``model.rope_scaling`` lacked (its ``partial_rotary_factor``, its base: `solver.trinity.plan_keys`' `_yarn_keys`),
+    and where it added the base, why where a release fails without it (`solver.rules.mapped_theta_words`); None where
+    it added none."""
     from solver.rules import mapped_theta_words
     from solver.tables import counted_release
+    from solver.tables.text import and_joined
     from solver.trinity import load_config_mapping
     from solver.trinity.keys import value_at
 
-    path = ("model", "rope_scaling", "rope_theta")
-    theta = value_at(patched, path)
-    if theta is None or value_at(load_config_mapping(config_text, str(args.from_config)), path) is not None:
+    rope, original = ("model", "rope_scaling"), load_config_mapping(config_text, str(args.from_config))
+    added = {key: value_at(patched, (*rope, key)) for key in ("partial_rotary_factor", "rope_theta")
+             if value_at(patched, (*rope, key)) is not None and value_at(original, (*rope, key)) is None}
+    if not added:
         return None
+    what = "the base it lacked" if list(added) == ["rope_theta"] else "what it lacked"
     why = mapped_theta_words(counted_release(args.trinity_version, best.expert_layout, best.trinity_version))
-    return (f"and added the base it lacked, {model.name}'s own rope_theta {theta}"
-            + ("" if why is None else f": {why}"))
+    return (f"and added {what}, {model.name}'s own {and_joined([f'{key} {value}' for key, value in added.items()])}"
+            + ("" if why is None or "rope_theta" not in added else f": {why}"))
 
 
 def _check_options(args: argparse.Namespace) -> tuple[str, ...]:

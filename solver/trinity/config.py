@@ -1357,7 +1357,8 @@ def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
 
 
 def _lora_configs_refusal(reader: ConfigReader) -> str | None:
-    """`_lora_configs_notes`' line, or None where Trinity loads ``model.lora_configs``; also refused: one LoRA config
+    """`_lora_configs_notes`' line (whose fix to drop it names verl's LoRA key beside it, where one turns LoRA on
+    too), or None where Trinity loads ``model.lora_configs``; also refused: one LoRA config
     without a ``path`` whose ``lora_rank`` is a whole number not above 0, from which Trinity makes a dummy adapter
     (``create_dummy_lora``, ``config_validator.py:704`` to ``:706`` in 0.5.2, ``:785`` to ``:787`` in 0.6.0) that
     peft refuses (``get_peft_model``: ``r <= 0`` raises in ``LoraLayer.update_layer``, ``tuners/lora/layer.py:239``
@@ -1393,7 +1394,9 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
            f"holds {yaml_brief(value[0])}, not a LoRA config (a mapping): Trinity's typed config refuses it when it "
            "loads the config" if len(value) == 1 else
            f"holds {len(value)} LoRA configs: Trinity refuses more than one (\"Only one lora adapter is supported\")")
-    return f"{key} {why}: give it one LoRA config, or drop it for no LoRA"
+    beside = next((dotted(path) for path in LORA_KEYS[1:] if _turns_lora_on(path, read_or_none(reader.get, path))),
+                  None)  # verl's LoRA keys, which a release before verl 0.8 reads where no LoRA config replaces them
+    return f"{key} {why}: give it one LoRA config, or drop it{'' if beside is None else f' and {beside}'} for no LoRA"
 
 
 def _targets_refusal(targets: Any, excluded: Any) -> str | None:
