@@ -11,7 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_jobrelease_s81 import _fleet
+from test_review81b_s81 import _current
+from test_ropeseven_s74 import _phi_partial
 
+from solver.render.cluster import UNPLACED_RELEASE_NOTE
+from solver.results import ClusterResult
 from solver.trinity import read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -44,9 +49,10 @@ def test_a_refused_lora_configs_beside_verls_rank_counts_full_fine_tuning(config
     for version, key in (("0.5", RANK_KEY), (None, None)):  # 0.6 on verl 0.8 or later ignores lora_rank
         reading = read_trinity_config(VERL_RANK % configs, "trinity.yaml", {}, version=version)
         assert (reading.lora_rank, reading.lora_key) == (0, key)
+        # before: "drop it for no LoRA", where verl's lora_rank trains LoRA without it
         assert [(code.value, words) for code, words in zip(reading.note_codes, reading.notes, strict=True)] == [
-            ("lora-configs-refused", f"model.lora_configs {why}: give it one LoRA config, or drop it and {RANK_KEY} "
-             "for no LoRA")]  # before: "drop it for no LoRA", where verl's lora_rank trains LoRA without it
+            ("lora-configs-refused", (f"model.lora_configs {why}: give it one LoRA config, or drop it and {RANK_KEY} "
+                                      "for no LoRA"))]
 
 
 def test_the_check_and_write_name_model_lora_configs_as_refused(cli: Cli, tmp_path: Path) -> None:
@@ -89,8 +95,8 @@ explorer:
 
 
 @pytest.mark.parametrize(("version", "theta", "added"), [
-    ((), "", " and added the base it lacked, Qwen3-4B's own rope_theta 1000000: Trinity 0.6's trainer on verl before "
-     "0.8 fails to build the model on a rope_scaling without it (transformers 5 finds no base)"),
+    ((), "", (" and added the base it lacked, Qwen3-4B's own rope_theta 1000000: Trinity 0.6's trainer on verl "
+              "before 0.8 fails to build the model on a rope_scaling without it (transformers 5 finds no base)")),
     (("--trinity-version", "0.5.1"), "", " and added the base it lacked, Qwen3-4B's own rope_theta 1000000"),
     ((), "    rope_theta: 1000000\n", ""),
 ])
@@ -112,7 +118,6 @@ def test_a_kept_yarns_note_says_the_base_write_added(cli: Cli, tmp_path: Path, m
 def test_the_current_note_on_a_plan_of_an_unknown_release_asks_for_no_release_refused(cli: Cli,
                                                                                      tmp_path: Path) -> None:
     # Before: "give it the release it runs on as trinity_version", which trinity_version refuses for 0.6.1
-    from test_review81b_s81 import _current
     placed = json.loads(_current(cli, tmp_path, "0.5.2").read_text(encoding="utf-8"))
     placed["placements"][0]["plan"]["trinity_version"] = "0.6.1"
     current = tmp_path / "later.json"
@@ -135,7 +140,6 @@ def _comments(text: str) -> str:
 
 def test_an_emit_dir_comment_names_the_jobs_own_release_key(cli: Cli, tmp_path: Path) -> None:
     # Before: "written for Trinity 0.5.2 (--trinity-version 0.5.2)" where the job's own key named it
-    from test_jobrelease_s81 import _fleet
     fleet = _fleet(tmp_path, new="")
     comment = ("written for Trinity 0.5.2 ({}), which refuses these flags under trainer itself; Trinity 0.6 on verl "
                "before 0.8 replaces the roles' offload flags")
@@ -183,8 +187,6 @@ jobs:
 
 
 def test_an_unplaced_job_names_its_own_release(cli: Cli, tmp_path: Path) -> None:
-    from solver.results import ClusterResult
-    from solver.render.cluster import UNPLACED_RELEASE_NOTE
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(UNPLACED_FLEET % ", trinity_version: v0.6.0", encoding="utf-8")
     status, out, err = cli("cluster", str(fleet), "--json")
@@ -214,7 +216,6 @@ def test_an_unplaced_job_names_its_own_release(cli: Cli, tmp_path: Path) -> None
 def test_a_kept_yarns_note_names_each_key_write_added(cli: Cli, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     # A model rotating 0.75 of each head, whose partial_rotary_factor the kept YaRN lacks too
-    from test_ropeseven_s74 import _phi_partial
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     model = _phi_partial(tmp_path, model_type="stablelm")
     config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
