@@ -713,7 +713,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     (a config's ``model.model_path`` may name a model the planner does not know). `option_names`: how the notes name the
     options they point to (`API_OPTIONS`: this function's ``version="0.5"``; ``solve cluster`` passes `COMMAND_OPTIONS`,
     its flags). `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
-    from solver.cluster import POOL_HOST_RAM_SOURCE
+    from solver.cluster import JOB_RELEASE_KEY, POOL_HOST_RAM_SOURCE
     from solver.trinity import fragment_for, placed_on_words  # ruamel: only where a fragment is made
 
     check_types(("check_options", check_options, tuple | None), ("option_names", option_names, OptionNames))
@@ -723,9 +723,10 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
         model = ("--model-config", str(placed.model_config)) if placed.model_config is not None else ()
         check = None if check_options is None else fragment_check(placed.gpu, known, (*check_options, *model))
         placed_on = placed_on_words(placed.pool, placed.nodes, placed.keys.shared_gpus, placed.trainer_nodes)
+        names = option_names._replace(trinity_05=JOB_RELEASE_KEY) if placed.own_release else option_names
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
-                                             option_names=option_names, check=check, placed_on=placed_on,
+                                             option_names=names, check=check, placed_on=placed_on,
                                              dpo_mode_unset=placed.dpo)[0]
     return fragments
 
@@ -746,7 +747,8 @@ class _Placed(NamedTuple):
     """What a placement's fragment is made of, for `placement_configs` and `placement_settings`: the job's name, the
     GPU type (the placement's name for it, and whether it is an AMD one) and host memory its header words, the
     config.json the job's model was read from (None: a catalogue model), its keys' arguments, and its pool, nodes and
-    its trainer's nodes, which the header names (`placed_on_words`)."""
+    its trainer's nodes, which the header names (`placed_on_words`); and whether its release is the job's own
+    (`own_release`: its ``trinity_version``, no ``version=`` over it), which the fragment's comments name so."""
 
     job: str
     gpu: str
@@ -760,6 +762,7 @@ class _Placed(NamedTuple):
     dpo: bool = False
     """Whether the job trains DPO (its ``dpo``): its fragment's header says the mode Trinity's DPO needs where its keys
     leave it (`Plan.dpo_mode_unset`: a cluster job reads no config)."""
+    own_release: bool = False
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -799,7 +802,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             dpo=counts_dpo_pairs(model, job.dpo))
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
                               model_config=model_configs.get(placement.job), keys=keys, pool=pool.name,
-                              nodes=placement.nodes, trainer_nodes=placement.trainer_nodes, dpo=job.dpo))
+                              nodes=placement.nodes, trainer_nodes=placement.trainer_nodes, dpo=job.dpo,
+                              own_release=version is None and job.trinity_version is not None))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 
