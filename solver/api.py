@@ -93,6 +93,7 @@ from solver.results import (
     config_verdict,
     expandable_segments,
     gpu_runtime,
+    lora_excluded_adapted_caution,
     lora_moe_caution,
     lora_targets_caution,
     lowered_budget_raised_by,
@@ -985,8 +986,11 @@ def estimate_memory(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
                               option_names, lora_moe_caution(resolved, lora_rank, release, experts),
-                              None if lora_targets is None and lora_exclude_modules is None else lora_targets_caution(
-                                  resolved, lora_rank, resolved.lora_targets, experts, option_names))
+                              *((None, None) if lora_targets is None and lora_exclude_modules is None else (
+                                  lora_targets_caution(resolved, lora_rank, resolved.lora_targets, experts,
+                                                       option_names),
+                                  lora_excluded_adapted_caution(resolved, lora_rank, resolved.lora_targets, release,
+                                                                experts, option_names))))
 
 
 def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,

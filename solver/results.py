@@ -57,6 +57,7 @@ from solver.rules import (
     TablesVerdict,
     batch_over_trainer_gpus_words,
     counted_tokens,
+    excluded_adapted_words,
     fewer_reasons,
     lora_moe_unsaved_words,
     lora_saved_split_words,
@@ -213,6 +214,7 @@ class CautionCode(str, Enum):
     INTERCONNECT_NOT_STATED = "interconnect-not-stated"
     TRAINER_SPANS_NODES = "trainer-spans-nodes"
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
+    LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
     LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
 
@@ -1090,7 +1092,8 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
                 interconnect_unstated: str | None = None, dpo: bool = False,
                 lora_moe: str | None = None, version: TrinityVersion | None = None,
-                lora_targets: str | None = None, saved_split: str | None = None) -> tuple[Caution, ...]:
+                lora_targets: str | None = None, saved_split: str | None = None,
+                excluded_adapted: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
     layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length
     (`length_cautions`; past a sliding window it trained without, `past_window_words`), `thin`
@@ -1100,15 +1103,17 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
     (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
     (`interconnect_unstated_caution`), LoRA on a mixture of experts whose adapter config Trinity saves cut short
     (`lora_moe`: `lora_moe_caution`), LoRA targets one transformers' PEFT alone takes (`lora_targets`:
-    `lora_targets_caution`), and a regex Trinity saves as its characters (`saved_split`: `lora_saved_split_caution`;
-    each where given)."""
+    `lora_targets_caution`), exclusions a mixture of experts' PEFT leaves unapplied (`excluded_adapted`:
+    `lora_excluded_adapted_caution`), and a regex Trinity saves as its characters (`saved_split`:
+    `lora_saved_split_caution`; each where given)."""
     given = ((CautionCode.PAST_SLIDING_WINDOW, past_window_words(model, max_model_len, option_names)),
              (CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
              (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated),
-             (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, lora_targets), (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe),
+             (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, lora_targets),
+             (CautionCode.LORA_EXCLUDED_ADAPTED, excluded_adapted), (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe),
              (CautionCode.LORA_TARGETS_SAVED_SPLIT, saved_split))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
@@ -1154,6 +1159,23 @@ def lora_targets_caution(model: Model, lora_rank: int, targets: LoraTargets | No
     option = option_names.lora_options[1]
     return one_transformers_words(f"target_modules '{targets.pattern}' ({option})", why, TARGETS_FIX, targets.pattern,
                                   targets.excluded, model, taken)
+
+
+def lora_excluded_adapted_caution(model: Model, lora_rank: int, targets: LoraTargets | None,
+                                  version: TrinityVersion | None, experts: ExpertLayout,
+                                  option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+    """The caution on a new LoRA adapter at `lora_rank` (0: none, and no caution) on `model` whose ``exclude_modules``
+    regex the option gives (`targets`' excluded: ``--lora-exclude``, ``lora_exclude_modules=`` as `option_names` name
+    it) matches a mixture of experts' router or routed experts, which its targets adapt all the same on
+    transformers 5 under the release `version`, its routed experts held as `experts`
+    (`CautionCode.LORA_EXCLUDED_ADAPTED`), in the words a config's check says it in (`excluded_adapted_words`, the
+    fix naming ``--lora-targets``); None otherwise. A config's own LoRA is its check's to say
+    (``solver.trinity.checks``)."""
+    if not lora_rank or targets is None or targets.excluded is None:
+        return None
+    _, targets_option, excluded_option = option_names.lora_options
+    return excluded_adapted_words(f"exclude_modules '{targets.excluded}' ({excluded_option})", targets.pattern,
+                                  targets.excluded, model, version, experts, targets_option)
 
 
 def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
@@ -1343,8 +1365,9 @@ class Plan(Frozen):
         `sp_over_pcie_caution` takes it); `dpo`: the query's (`Query.dpo`), as `padding_cautions` takes it; with LoRA
         (`lora_rank`) on a mixture of experts whose adapter config Trinity saves cut short, one worded for `version`
         (`lora_moe_caution`); on LoRA targets of the query's (not a config's own: `config_lora`) that one transformers'
-        PEFT alone takes under a release that may run either, one (`lora_targets_caution`), and on a regex of theirs
-        that Trinity saves as its characters, one (`lora_saved_split_caution`)."""
+        PEFT alone takes under a release that may run either, one (`lora_targets_caution`), on exclusions of theirs
+        that a mixture of experts' PEFT adapts all the same, one (`lora_excluded_adapted_caution`), and on a regex of
+        theirs that Trinity saves as its characters, one (`lora_saved_split_caution`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
@@ -1362,7 +1385,10 @@ class Plan(Frozen):
                                None if self.config_lora else lora_targets_caution(
                                    model, self.lora_rank, self.lora_targets, self.expert_layout, option_names),
                                None if self.config_lora else lora_saved_split_caution(
-                                   model, self.lora_rank, self.lora_targets, version, self.expert_layout))
+                                   model, self.lora_rank, self.lora_targets, version, self.expert_layout),
+                               None if self.config_lora else lora_excluded_adapted_caution(
+                                   model, self.lora_rank, self.lora_targets, version, self.expert_layout,
+                                   option_names))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

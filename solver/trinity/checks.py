@@ -1903,15 +1903,13 @@ def _check_excluded_adapted(checks: _ConfigChecks, model: Model, adapter: NewAda
     where PEFT refuses the targets on transformers 5's names (said as such), nor where a regex does not compile (the
     config reading's refusal)."""
     pattern, excluded = ALL_LINEAR if adapter.targets is None else adapter.targets, adapter.excluded
-    if excluded is None or checks.experts == "separate":
+    if excluded is None:
         return
     try:
-        if peft_target_refusal(pattern, excluded, model.peft_names) is not None:
-            return
+        words = excluded_adapted_words(f"{dotted((*adapter.section, 'exclude_modules'))} '{excluded}'", pattern,
+                                       excluded, model, checks.version, checks.experts)
     except re.error:  # refused as such
         return
-    words = excluded_adapted_words(f"{dotted((*adapter.section, 'exclude_modules'))} '{excluded}'", pattern,
-                                   excluded, model, checks.version)
     if words is not None:
         checks.add(ConfigProblemCode.LORA_EXCLUDED_ADAPTED, words)
 
