@@ -21,7 +21,7 @@ from ortools.sat.python import cp_model
 
 from solver.memory import GRID, Breakdown, breakdown, estimates_setting
 from solver.model import RULES, Combination, PlanningData, SolverStatus, build_model, prepare
-from solver.query import Query
+from solver.query import Query, token_cap_source
 from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
 from solver.rules import (
     failed_settings,
@@ -676,9 +676,9 @@ class _Words:
 
     def _token_cap_words(self) -> str:
         """The token budget cap in words, with where it came from: ``4096 tokens per GPU (--token-budget 4096)``."""
-        query = self.query
-        cap, _ = query.token_cap_limit
-        return f"{counted(query.token_budget_cap or 0, 'token')} per GPU ({query.token_budget_cap_source or cap})"
+        query, cap = self.query, self.query.token_budget_cap or 0
+        source = token_cap_source(cap, query.token_budget_cap_source, query.option_names)
+        return f"{counted(cap, 'token')} per GPU ({source})"
 
     def _unvouched_words(self) -> str:
         """``nothing in the tables vouches for Qwen3-8B on A100-80GB at 32768 tokens``: the evidence rule in words."""

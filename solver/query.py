@@ -542,7 +542,7 @@ class Query(Frozen):
         if self.token_budget_cap is None:
             return "", False
         if self.token_budget_cap_source is None:
-            return self.option_names.valued(token_budget_name(self.option_names), self.token_budget_cap), True
+            return token_cap_source(self.token_budget_cap, None, self.option_names), True
         return f"max_token_len_per_gpu at most {self.token_budget_cap} ({self.token_budget_cap_source})", False
 
     @property
@@ -1443,16 +1443,21 @@ def token_budget_name(option_names: OptionNames) -> str:
     return "token_budget" if option_names.keywords else "--token-budget"
 
 
-def token_cap_words(cap: int, source: str | None, option_names: OptionNames | None) -> str:
-    """A plan's token budget where the cap `cap` binds on it, naming where the cap came from (`TOKEN_CAP_WORDS`):
-    `source` (``the config's own max_token_len_per_gpu``: `Query.token_budget_cap_source`), else the option as
-    `option_names` name it (``--token-budget 16384``, ``token_budget=16384``); with neither known (None: a plan's
-    fragment, written without its answer), either."""
+def token_cap_source(cap: int, source: str | None, option_names: OptionNames | None) -> str:
+    """Where the token budget cap `cap` came from, in words: `source` (``the config's own max_token_len_per_gpu``:
+    `Query.token_budget_cap_source`), else the option as `option_names` name it (``--token-budget 16384``,
+    ``token_budget=16384``); with neither known (None: a plan's fragment, written without its answer), either."""
     if source is not None:
-        return TOKEN_CAP_WORDS.format(source)
+        return source
     if option_names is None:
-        return TOKEN_CAP_WORDS.format(f"--token-budget {cap} or {CONFIG_TOKEN_CAP_SOURCE}")
-    return TOKEN_CAP_WORDS.format(option_names.valued(token_budget_name(option_names), cap))
+        return f"--token-budget {cap} or {CONFIG_TOKEN_CAP_SOURCE}"
+    return option_names.valued(token_budget_name(option_names), cap)
+
+
+def token_cap_words(cap: int, source: str | None, option_names: OptionNames | None) -> str:
+    """A plan's token budget where the cap `cap` binds on it, naming where the cap came from (`TOKEN_CAP_WORDS`,
+    `token_cap_source`): ``capped by --token-budget 16384``."""
+    return TOKEN_CAP_WORDS.format(token_cap_source(cap, source, option_names))
 
 
 def check_token_budget(token_budget: object, estimate: EstimateMode,

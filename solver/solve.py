@@ -50,7 +50,7 @@ from solver.model import (
     objective_expression,
     prepare,
 )
-from solver.query import Pins, Query, token_budget_name
+from solver.query import Pins, Query, token_cap_source
 from solver.results import (
     AlternativeName,
     Alternatives,
@@ -1738,7 +1738,7 @@ def raised_cap_words(query: Query, plan: Plan) -> str:
     where the query's cap came from elsewhere (`Query.token_budget_cap_source`), that source raised to it: ``a cap of
     16384 tokens per GPU (--token-budget 16384) trains 65536 tokens within 4 GPUs``."""
     cap, names = plan.max_token_len_per_gpu, query.option_names
-    option, source = names.valued(token_budget_name(names), cap), query.token_budget_cap_source
+    option, source = token_cap_source(cap, None, names), query.token_budget_cap_source
     how = option if source is None else f"{source} raised to it, or {option}"
     return (f"a cap of {counted(cap, 'token')} per GPU ({how}) trains {counted(query.max_model_len or 0, 'token')} "
             f"{query.within_budget}")

@@ -34,7 +34,8 @@ def _theta_words(theta: bool, version: str | None) -> list[tuple[str, str]]:
         "model_path": "Qwen/Qwen3-1.7B", "max_model_len": 65536,
         "rope_scaling": {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32768},
         **({"rope_theta": 1000000} if theta else {})}}
-    problems = trinity_config_problems(config, load_catalog().model("1.7B"), 8, version=version)  # type: ignore[arg-type]
+    problems = trinity_config_problems(config, load_catalog().model("1.7B"), 8,
+                                       version=version)  # type: ignore[arg-type]
     return [(problem.code.value, problem.words) for problem in problems
             if problem.code.value.startswith("rope-theta-missing")]
 

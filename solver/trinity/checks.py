@@ -923,8 +923,9 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
         checks.add(ConfigProblemCode.ROPE_THETA_MISSING_REFUSED, (
             f"model.rope_scaling has no rope_theta: {fails}; add {fix} to it (as {checks.names.write} does)"))
         return
-    releases_05 = ("Trinity 0.5.0's and 0.5.2's fail alike on transformers 5 unless model.rope_theta is set" if not given
-                   else "Trinity 0.5.0's and 0.5.2's build it on transformers 5 with the model.rope_theta given")
+    releases_05 = ("Trinity 0.5.0's and 0.5.2's fail alike on transformers 5 unless model.rope_theta is set"
+                   if not given else "Trinity 0.5.0's and 0.5.2's build it on transformers 5 with the model.rope_theta "
+                   "given")
     checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
         f"model.rope_scaling has no rope_theta: {fails}; {releases_05}, and 0.5's transformers 4 builds it; add {fix} "
         f"to it (as {checks.names.write} does; harmless on transformers 4)"))

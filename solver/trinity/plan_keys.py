@@ -637,10 +637,17 @@ def _own_budget_written(plan: Plan, key: str, given: Mapping[str, float]) -> flo
     is the plan's: above it, the role would take more tokens per GPU than the plan counts; below the least, Trinity
     raises it (the rollout's, a forward's, it never raises: verl stops)."""
     budget, planned = given[key], plan.max_token_len_per_gpu
-    source = role_budget_sources(set(given) - {key})[key]
-    if given.get(source) == budget:
+    source = _repeated_source(key, given)
+    if source is not None:
         return planned if source == TRAINER_TOKEN_BUDGET else _own_budget_written(plan, source, given)
     return budget if least_token_budget(plan.max_model_len, plan.sp) <= budget <= planned else planned
+
+
+def _repeated_source(key: str, given: Mapping[str, float]) -> str | None:
+    """The budget the role's token budget `key` is filled from (`role_budget_sources`, among the budgets a config sets,
+    `given`, as `_own_budget_written` takes them) where `key` repeats its value; None where it sets its own."""
+    source = role_budget_sources(set(given) - {key})[key]
+    return source if given.get(source) == given[key] else None
 
 
 def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: bool = False) -> str | None:
@@ -656,8 +663,8 @@ def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: 
             "unread, as the plan turns dynamic batch sizes off (one padded sequence per micro-batch)" if padded
             else f"it holds a sequence of the plan's length ({least} tokens per GPU or more), so verl takes it, "
                  "splitting that role's batch into more micro-batches of less memory, which the plan's figure bounds")
-    source = role_budget_sources(set(given) - {key})[key]
-    why = (f" with {source}, whose value it repeats" if given.get(source) == budget
+    source = _repeated_source(key, given)
+    why = (f" with {source}, whose value it repeats" if source is not None
            else f", as below {least} it holds no sequence of the plan's length" if budget < planned else "")
     return (f"{shown_number(budget)} {'lowered' if budget > written else 'raised'} to the plan's {written}{why}: set "
             "by hand, it overrides trainer.max_token_len_per_gpu for its role")

@@ -1,0 +1,65 @@
+"""A last read of session 81's whole change (helper lastread81): where a token budget cap came from is worded by one
+helper (`solver.query.token_cap_source`), which a plan's ``capped by`` words, a query's limits, ``--explain``'s
+``token_cap`` reason and a capped refusal's raised cap all take, so the four name the same source alike; and a role's
+own token budget that repeats the one it is filled from (`solver.trinity.plan_keys.own_budget_change`) is found by one
+rule, for the value ``--write`` gives it and for the note that says why."""
+
+from __future__ import annotations
+
+import solver
+from solver.query import token_cap_source, token_cap_words
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, CONFIG_TOKEN_CAP_SOURCE
+from solver.solve import raised_cap_words
+from solver.tables import load_catalog
+from solver.trinity.plan_keys import own_budget_change
+
+CATALOG = load_catalog()
+ACTOR = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
+REF = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
+TRAINER = "trainer.max_token_len_per_gpu"
+
+
+def test_the_cap_source_is_the_source_else_the_option_as_named_else_either() -> None:
+    assert token_cap_source(8192, CONFIG_TOKEN_CAP_SOURCE, COMMAND_OPTIONS) == CONFIG_TOKEN_CAP_SOURCE
+    assert token_cap_source(8192, None, COMMAND_OPTIONS) == "--token-budget 8192"
+    assert token_cap_source(8192, None, API_OPTIONS) == "token_budget=8192"
+    assert token_cap_source(8192, None, None) == f"--token-budget 8192 or {CONFIG_TOKEN_CAP_SOURCE}"
+    assert token_cap_words(8192, None, API_OPTIONS) == "capped by token_budget=8192"
+
+
+def test_every_place_names_the_api_cap_as_the_api_gives_it() -> None:
+    [answer] = solver.plan("qwen3-8b", gpu="h100", max_model_len=32768, token_budget=4096, explain=True)
+    assert answer.token_cap_words(API_OPTIONS) == "capped by token_budget=4096"
+    details = {reason.rule: reason.detail for reason in answer.explanation or ()}
+    assert details["token_cap"].startswith("a micro-batch of 4096 tokens per GPU (token_budget=4096) must hold ")
+    [refused] = solver.plan("qwen3-8b", gpu="h100", max_model_len=32768, token_budget=4096, budget_gpus=4)
+    assert refused.token_budget_cap_raised is not None
+    query = solver.make_query(CATALOG, model="qwen3-8b", gpu="h100", max_model_len=32768, token_budget=4096,
+                              budget_gpus=4, option_names=API_OPTIONS)
+    assert query.token_cap_limit == ("token_budget=4096", True)
+    assert raised_cap_words(query, refused.token_budget_cap_raised) == (
+        "a cap of 8192 tokens per GPU (token_budget=8192) trains 32768 tokens within 4 GPUs")
+    assert "a cap of 8192 tokens per GPU (token_budget=8192) trains 32768 tokens" in (refused.reason or "")
+
+
+def test_a_role_budget_repeating_its_source_goes_with_it_and_says_so() -> None:
+    [answer] = solver.plan("qwen3-8b", gpu="h100", max_model_len=32768, budget_gpus=4)
+    plan = answer.best
+    assert plan is not None and (plan.sp, plan.max_token_len_per_gpu) == (4, 16384)
+    given = {TRAINER: 4096.0, ACTOR: 4096.0, REF: 4096.0}
+    # each repeats the trainer's budget, which it is filled from: it goes with it, to the plan's
+    assert own_budget_change(plan, ACTOR, given) == (
+        f"4096 raised to the plan's 16384 with {TRAINER}, whose value it repeats: set by hand, it overrides "
+        "trainer.max_token_len_per_gpu for its role")
+    assert own_budget_change(plan, REF, given) == (
+        f"4096 raised to the plan's 16384 with {TRAINER}, whose value it repeats: set by hand, it overrides "
+        "trainer.max_token_len_per_gpu for its role")
+    # below the least, one of its own is raised: it holds no sequence
+    assert own_budget_change(plan, ACTOR, {TRAINER: 16384.0, ACTOR: 4096.0}) == (
+        "4096 raised to the plan's 16384, as below ceil(32768 / 4) = 8192 it holds no sequence of the plan's length: "
+        "set by hand, it overrides trainer.max_token_len_per_gpu for its role")
+    # one of its own between the least, ceil(32768 / 4) = 8192, and the plan's is kept
+    assert own_budget_change(plan, ACTOR, {TRAINER: 16384.0, ACTOR: 12000.0}) == (
+        "12000 kept, below the plan's 16384: it holds a sequence of the plan's length (ceil(32768 / 4) = 8192 tokens "
+        "per GPU or more), so verl takes it, splitting that role's batch into more micro-batches of less memory, "
+        "which the plan's figure bounds")
