@@ -477,7 +477,7 @@ def _with_required(fleet: Fleet, required: Sequence[str] | None, option_names: O
     _check_required(required, fleet, option_names)
     if required is None:
         return fleet
-    if EVERY_JOB in required and EVERY_JOB not in (job.name for job in fleet.jobs):
+    if EVERY_JOB in required and fleet.all_names_every_job:
         required = [job.name for job in fleet.jobs]
     return fleet.model_copy(update={"jobs": tuple(job.model_copy(update={"required": True}) if job.name in required
                                                   else job for job in fleet.jobs)})
@@ -495,7 +495,7 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: 
                          f"({named_jobs(names)})")
     for index, name in enumerate(required):
         check_types((f"required[{index}]", name, str))
-    every = [] if EVERY_JOB in names else [EVERY_JOB]  # the word for every job, unless a job is named so
+    every = [EVERY_JOB] if fleet.all_names_every_job else []  # the word for every job, unless a job is named so
     for name in required:
         if name not in names and name not in every:
             meant = meant_fleet_name(name, names + every)

@@ -2,15 +2,22 @@
 helper (`solver.query.token_cap_source`), which a plan's ``capped by`` words, a query's limits, ``--explain``'s
 ``token_cap`` reason and a capped refusal's raised cap all take, so the four name the same source alike; and a role's
 own token budget that repeats the one it is filled from (`solver.trinity.plan_keys.own_budget_change`) is found by one
-rule, for the value ``--write`` gives it and for the note that says why."""
+rule, for the value ``--write`` gives it and for the note that says why; and whether ``all`` names every job of a
+fleet (no job named so) is one property, `Fleet.all_names_every_job`, which ``--required``'s reading, its refusal
+and the notes that name ``--required all`` take."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 import solver
+from solver.api import _with_required
 from solver.query import token_cap_source, token_cap_words
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, CONFIG_TOKEN_CAP_SOURCE
 from solver.solve import raised_cap_words
-from solver.tables import load_catalog
+from solver.tables import EVERY_JOB, load_catalog, load_fleet
 from solver.trinity.plan_keys import own_budget_change
 
 CATALOG = load_catalog()
@@ -63,3 +70,19 @@ def test_a_role_budget_repeating_its_source_goes_with_it_and_says_so() -> None:
         "12000 kept, below the plan's 16384: it holds a sequence of the plan's length (ceil(32768 / 4) = 8192 tokens "
         "per GPU or more), so verl takes it, splitting that role's batch into more micro-batches of less memory, "
         "which the plan's figure bounds")
+
+
+FLEET = "pools:\n  - {name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\njobs:\n" + "".join(
+    f"  - {{name: {name}, model: Qwen3-8B, max_model_len: 8192}}\n" for name in ("{}", "b", "c"))
+"""Three jobs, the first named as `FLEET.format` names it."""
+
+
+@pytest.mark.parametrize(("first", "every", "required"), [("a", True, ["a", "b", "c"]), ("all", False, ["all"])])
+def test_all_names_every_job_unless_a_job_is_named_so(tmp_path: Path, first: str, every: bool,
+                                                      required: list[str]) -> None:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET.replace("{}", first), encoding="utf-8")
+    fleet = load_fleet(path, CATALOG)
+    assert fleet.all_names_every_job is every
+    marked = _with_required(fleet, [EVERY_JOB], API_OPTIONS)
+    assert [job.name for job in marked.jobs if job.required] == required

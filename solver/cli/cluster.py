@@ -238,7 +238,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             goal = "to place the required jobs"
         others = [job.name for job in fleet.jobs if job.name not in named]
         if (len(named) > JOBS_NAMED and set(others) <= set(result.required)
-                and all(job.name != EVERY_JOB for job in fleet.jobs)):  # every job, none left unmarked: in one word
+                and fleet.all_names_every_job):  # every job, none left unmarked: in one word
             command += f" --required {EVERY_JOB}"
         elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
             command += " --required JOBS"

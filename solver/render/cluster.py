@@ -679,9 +679,8 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
         beside = ("the jobs placed (the required ones, then the most priority of the others)"
                   if any(placement.job not in result.required for placement in result.placements)
                   else "the required jobs")
-        every_job = ("" if any(job.name == EVERY_JOB for job in fleet.jobs)
-                     else f"; {names.required}{f'={[EVERY_JOB]}' if names.keywords else f' {EVERY_JOB}'} buys for "
-                     "every job")
+        every_job = (f"; {names.required}{f'={[EVERY_JOB]}' if names.keywords else f' {EVERY_JOB}'} buys for "
+                     "every job" if fleet.all_names_every_job else "")
         lines.append(Text(f"left out (not required): {', '.join(result.left_out)}: no room "
                           f"{'' if result.placement_proven else 'found '}for "
                           f"{it_or_them(len(result.left_out))} beside {beside} on the pools {pools}{every_job}",

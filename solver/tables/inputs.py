@@ -65,7 +65,7 @@ from solver.tables.schema import (
     Weight,
     described_gpu_type,
 )
-from solver.tables.text import QueryError, first_repeated, meant_fleet_name, shown_number
+from solver.tables.text import EVERY_JOB, QueryError, first_repeated, meant_fleet_name, shown_number
 
 TYPED = "typed"
 """The validation context's key that says the data is as a person typed it in a file (a cluster file's), where a
@@ -637,6 +637,12 @@ class Fleet(Frozen, defer_build=True):
     def _check_names(self) -> Fleet:
         _check_fleet_names(self.pools, self.jobs)
         return self
+
+    @property
+    def all_names_every_job(self) -> bool:
+        """Whether `EVERY_JOB` (``--required all``, the API's ``required=["all"]``) names every job of the fleet:
+        unless one of its jobs is named so."""
+        return all(job.name != EVERY_JOB for job in self.jobs)
 
 
 class Coefficients(Frozen):
