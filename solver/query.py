@@ -62,6 +62,7 @@ from solver.tables import (
     TokenBudgetMode,
     TrinityVersion,
     Weights,
+    and_joined,
     brief,
     check_choice,
     check_types,
@@ -921,6 +922,15 @@ class TrinityConfig(Frozen, defer_build=True):
         return max(budget for role, budget in self.role_budgets_in_effect(max_model_len).items()
                    if role != ref or self.ref_forward_runs)
 
+    def budget_in_effect_keys(self, max_model_len: int) -> tuple[str, ...]:
+        """The dotted keys that set the token budget in effect at `max_model_len` (`budget_in_effect`): the one each
+        role taking that many tokens per GPU fills its budget from (`role_budget_sources`: its own, the trainer's,
+        the actor's for the rollout), each once, in `ROLE_TOKEN_BUDGETS`' order."""
+        ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len)
+        sources = role_budget_sources(self.own_budgets())
+        return tuple(dict.fromkeys(sources[role] for role, budget in self.role_budgets_in_effect(max_model_len).items()
+                                   if budget == most and (role != ref or self.ref_forward_runs)))
+
     def raised_actor_budget(self, max_model_len: int) -> RaisedBudget | None:
         """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`
         before the rollout's is filled from it (``_adjust_token_len_if_needed``, then ``synchronize_config``'s
@@ -1453,6 +1463,15 @@ def token_cap_words(cap: int, source: str | None, option_names: OptionNames | No
     if option_names is None:
         return TOKEN_CAP_WORDS.format(f"--token-budget {cap} or {CONFIG_TOKEN_CAP_SOURCE}")
     return TOKEN_CAP_WORDS.format(option_names.valued(token_budget_name(option_names), cap))
+
+
+def config_token_cap_source(keys: Sequence[str]) -> str:
+    """Where a query's token budget cap came from when a Trinity config's own budgets set it
+    (`Query.token_budget_cap_source`), naming the `keys` that set it (`TrinityConfig.budget_in_effect_keys`):
+    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys."""
+    if list(keys) == [TRAINER_TOKEN_BUDGET]:
+        return CONFIG_TOKEN_CAP_SOURCE
+    return f"the config's own {and_joined(keys)}"
 
 
 def check_token_budget(token_budget: object, estimate: EstimateMode,
