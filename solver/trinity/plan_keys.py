@@ -410,8 +410,8 @@ def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> boo
 def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, padded: bool,
                   token_cap: str | None, budget_kept: bool = False) -> list[PlanKey]:
     """The trainer's own keys: SP and the token budget (where its micro-batches are `padded`, one sequence each,
-    which leaves it unread, only in place of a config's own, at Trinity's default: its checks read it; none where the
-    config's own is `budget_kept`, `_trainer_budget_kept`), and with
+    which leaves it unread, only in place of a config's own, at Trinity's default: its checks read it; the config's own
+    kept where `budget_kept`, `_trainer_budget_kept`), and with
     Offload FSDP2 and no Hugging Face checkpoints (its
     comment as for a plan on `gpu`: `no_checkpoint_words`). A lowered budget's comment says, unless `version` is 0.6,
     that Trinity 0.5.0 raises it back to the default (`lowered_budget_undone`), and where the plan's cap binds, whose
@@ -436,11 +436,12 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, p
         comment=(f"{default}; unread with dynamic batch sizes off, one sequence per micro-batch" if padded
                  else lowered if plan.lowered_budget else f"{default}, written out"),
         existing_only=padded,
+        default_only=budget_kept,
     )
     return [
         *([strategy] if plan.offload else []),
         PlanKey(path=("trainer", "ulysses_sequence_parallel_size"), value=plan.sp),
-        *([] if budget_kept else [budget]),
+        budget,
         *([no_checkpoint] if plan.offload else []),
     ]
 
