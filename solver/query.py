@@ -324,8 +324,9 @@ class Query(Frozen):
         "takes the least of it, Trinity's default and (auto) what its estimate fits, and holds a sequence at it "
         "(ceil(L/s) <= N); null: no cap"))
     token_budget_cap_source: str | None = Field(default=None, description=(
-        "where a cap not given as the option came from, in words (``the config's own max_token_len_per_gpu``); "
-        "null: the option (--token-budget N) or no cap"))
+        "where a cap not given as the option came from, in words: the config's keys that set it "
+        "(`config_token_cap_source`: ``the config's own max_token_len_per_gpu``, or its roles' own); null: the option "
+        "(--token-budget N) or no cap"))
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
@@ -1455,9 +1456,9 @@ def token_budget_name(option_names: OptionNames) -> str:
 
 def token_cap_words(cap: int, source: str | None, option_names: OptionNames | None) -> str:
     """A plan's token budget where the cap `cap` binds on it, naming where the cap came from (`TOKEN_CAP_WORDS`):
-    `source` (``the config's own max_token_len_per_gpu``: `Query.token_budget_cap_source`), else the option as
-    `option_names` name it (``--token-budget 16384``, ``token_budget=16384``); with neither known (None: a plan's
-    fragment, written without its answer), either."""
+    `source` (``the config's own max_token_len_per_gpu``, or a role's key: `Query.token_budget_cap_source`), else
+    the option as `option_names` name it (``--token-budget 16384``, ``token_budget=16384``); with neither known
+    (None: a plan's fragment, written without its answer), either."""
     if source is not None:
         return TOKEN_CAP_WORDS.format(source)
     if option_names is None:
