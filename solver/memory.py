@@ -309,14 +309,15 @@ class MemoryEstimate(Breakdown, defer_build=True):
     def with_cautions(self, model: Model, gpu: GpuType, gpus: int, sp: int, max_model_len: int, env: bool,
                       room: MarginRoom, offload: bool = False, node_gpus: int | None = None,
                       option_names: OptionNames = COMMAND_OPTIONS, lora_moe: str | None = None,
-                      lora_targets: str | None = None) -> MemoryEstimate:
+                      lora_targets: str | None = None, excluded_adapted: str | None = None) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs of type `gpu` at SP `sp` and `max_model_len` tokens, with Env or not
         (`env`) and Offload or not (`offload`), with its `cautions` (`room`: the margin it was held to,
         `margin_room`; an Offload need larger than servers commonly have for the GPUs of a node of `node_gpus` (None:
         not given, for its trainer GPUs on a node of 8), or a workstation for all its cards, where no `host_ram_gib`
         holds it to anything: `unchecked_host_need`; LoRA on a mixture of experts whose adapter config Trinity saves
-        cut short, `lora_moe`: `lora_moe_caution`'s, and on LoRA targets one transformers' PEFT alone takes,
-        `lora_targets`: `lora_targets_caution`'s, where given; a padded model's, counting a DPO pair where
+        cut short, `lora_moe`: `lora_moe_caution`'s, on LoRA targets one transformers' PEFT alone takes,
+        `lora_targets`: `lora_targets_caution`'s, and on exclusions a mixture of experts' PEFT adapts all the same,
+        `excluded_adapted`: `lora_excluded_adapted_caution`'s, where given; a padded model's, counting a DPO pair where
         `dpo_pairs` does), naming the options they point to as `option_names` do."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm) if self.fits else "")
@@ -328,7 +329,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
                                option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe,
-                               lora_targets=lora_targets)
+                               lora_targets=lora_targets, excluded_adapted=excluded_adapted)
         return self.model_copy(update=caution_fields(cautions))
 
     @property
@@ -431,8 +432,12 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
     @model_serializer(mode="wrap", when_used="json")  # unannotated: a return annotation would replace the schema
     def _rounded(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         data: dict[str, Any] = handler(self)
-        return {name: value if name in MemoryQuestion.model_fields else _rounded_gib(value)
-                for name, value in data.items()}
+        rounded = {name: value if name in MemoryQuestion.model_fields else _rounded_gib(value)
+                   for name, value in data.items()}
+        # The headroom of the rounded figures, which the JSON read back derives again: the same, not 0.0001 off.
+        figures = {name: value for name, value in rounded.items() if name not in VERDICTS}
+        rounded["headroom_gib"] = _rounded_gib(type(self).model_validate(figures).headroom_gib)
+        return rounded
 
     @model_validator(mode="wrap")
     @classmethod

@@ -57,6 +57,7 @@ from solver.rules import (
     TablesVerdict,
     batch_over_trainer_gpus_words,
     counted_tokens,
+    excluded_adapted_words,
     fewer_reasons,
     lora_moe_unsaved_words,
     lora_saved_split_words,
@@ -213,6 +214,7 @@ class CautionCode(str, Enum):
     INTERCONNECT_NOT_STATED = "interconnect-not-stated"
     TRAINER_SPANS_NODES = "trainer-spans-nodes"
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
+    LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
     LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
 
@@ -1090,7 +1092,8 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 sp_over_pcie: str | None = None, option_names: OptionNames = COMMAND_OPTIONS,
                 interconnect_unstated: str | None = None, dpo: bool = False,
                 lora_moe: str | None = None, version: TrinityVersion | None = None,
-                lora_targets: str | None = None, saved_split: str | None = None) -> tuple[Caution, ...]:
+                lora_targets: str | None = None, saved_split: str | None = None,
+                excluded_adapted: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
     layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length
     (`length_cautions`; past a sliding window it trained without, `past_window_words`), `thin`
@@ -1100,15 +1103,17 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
     (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
     (`interconnect_unstated_caution`), LoRA on a mixture of experts whose adapter config Trinity saves cut short
     (`lora_moe`: `lora_moe_caution`), LoRA targets one transformers' PEFT alone takes (`lora_targets`:
-    `lora_targets_caution`), and a regex Trinity saves as its characters (`saved_split`: `lora_saved_split_caution`;
-    each where given)."""
+    `lora_targets_caution`), exclusions a mixture of experts' PEFT leaves unapplied (`excluded_adapted`:
+    `lora_excluded_adapted_caution`), and a regex Trinity saves as its characters (`saved_split`:
+    `lora_saved_split_caution`; each where given)."""
     given = ((CautionCode.PAST_SLIDING_WINDOW, past_window_words(model, max_model_len, option_names)),
              (CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
              (CautionCode.SP_OVER_PCIE, sp_over_pcie), (CautionCode.INTERCONNECT_NOT_STATED, interconnect_unstated),
-             (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, lora_targets), (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe),
+             (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, lora_targets),
+             (CautionCode.LORA_EXCLUDED_ADAPTED, excluded_adapted), (CautionCode.LORA_MOE_CONFIG_UNSAVED, lora_moe),
              (CautionCode.LORA_TARGETS_SAVED_SPLIT, saved_split))
     return in_shown_order((*(Caution(CautionCode.UNCHECKED_CONFIG_LAYOUT, words) for words in layout_cautions(model)),
                            *(Caution(CautionCode.PADDED_MICRO_BATCHES, words)
@@ -1154,6 +1159,23 @@ def lora_targets_caution(model: Model, lora_rank: int, targets: LoraTargets | No
     option = option_names.lora_options[1]
     return one_transformers_words(f"target_modules '{targets.pattern}' ({option})", why, TARGETS_FIX, targets.pattern,
                                   targets.excluded, model, taken)
+
+
+def lora_excluded_adapted_caution(model: Model, lora_rank: int, targets: LoraTargets | None,
+                                  version: TrinityVersion | None, experts: ExpertLayout,
+                                  option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+    """The caution on a new LoRA adapter at `lora_rank` (0: none, and no caution) on `model` whose ``exclude_modules``
+    regex the option gives (`targets`' excluded: ``--lora-exclude``, ``lora_exclude_modules=`` as `option_names` name
+    it) matches a mixture of experts' router or routed experts, which its targets adapt all the same on
+    transformers 5 under the release `version`, its routed experts held as `experts`
+    (`CautionCode.LORA_EXCLUDED_ADAPTED`), in the words a config's check says it in (`excluded_adapted_words`, the
+    fix naming ``--lora-targets``); None otherwise. A config's own LoRA is its check's to say
+    (``solver.trinity.checks``)."""
+    if not lora_rank or targets is None or targets.excluded is None:
+        return None
+    _, targets_option, excluded_option = option_names.lora_options
+    return excluded_adapted_words(f"exclude_modules '{targets.excluded}' ({excluded_option})", targets.pattern,
+                                  targets.excluded, model, version, experts, targets_option)
 
 
 def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
@@ -1343,8 +1365,9 @@ class Plan(Frozen):
         `sp_over_pcie_caution` takes it); `dpo`: the query's (`Query.dpo`), as `padding_cautions` takes it; with LoRA
         (`lora_rank`) on a mixture of experts whose adapter config Trinity saves cut short, one worded for `version`
         (`lora_moe_caution`); on LoRA targets of the query's (not a config's own: `config_lora`) that one transformers'
-        PEFT alone takes under a release that may run either, one (`lora_targets_caution`), and on a regex of theirs
-        that Trinity saves as its characters, one (`lora_saved_split_caution`)."""
+        PEFT alone takes under a release that may run either, one (`lora_targets_caution`), on exclusions of theirs
+        that a mixture of experts' PEFT adapts all the same, one (`lora_excluded_adapted_caution`), and on a regex of
+        theirs that Trinity saves as its characters, one (`lora_saved_split_caution`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
                 if self.evidence == "estimated" else "")
@@ -1362,7 +1385,10 @@ class Plan(Frozen):
                                None if self.config_lora else lora_targets_caution(
                                    model, self.lora_rank, self.lora_targets, self.expert_layout, option_names),
                                None if self.config_lora else lora_saved_split_caution(
-                                   model, self.lora_rank, self.lora_targets, version, self.expert_layout))
+                                   model, self.lora_rank, self.lora_targets, version, self.expert_layout),
+                               None if self.config_lora else lora_excluded_adapted_caution(
+                                   model, self.lora_rank, self.lora_targets, version, self.expert_layout,
+                                   option_names))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
@@ -2039,6 +2065,15 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         return self.model_dump(mode="json")
 
 
+def check_answers_of(answers: Sequence[Answer], query: Query, model: str) -> None:
+    """`QueryError` (one line) where one of `answers` is not one of `query`'s: for another model than `model` (the
+    query's, as its catalogue names it) or a GPU type the query did not ask."""
+    for index, answer in enumerate(answers):
+        if answer.model != model or answer.gpu not in query.gpus:
+            raise QueryError(f"answers[{index}] is for {answer.model} on {answer.gpu}, not one of the query's "
+                             f"({model} on {' or '.join(query.gpus)}): pass the answers of that query")
+
+
 def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> str:
     """The verdict on a config's own settings (`current`, judged on `answer`'s GPU type) in words, one line, as
     ``solve --from-config`` prints it and `CurrentSettings.verdict` holds it: whether they train, and why not (a
@@ -2474,7 +2509,8 @@ class FitsWith(Frozen, defer_build=True):
 
 
 UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "stop_reason", "stop_reason_code", "lora_rank",
-                               "reference_model", "critic", "dpo", "lora_target_modules", "lora_exclude_modules")
+                               "reference_model", "critic", "dpo", "lora_target_modules", "lora_exclude_modules",
+                               "trinity_version")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2532,6 +2568,10 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "where the job's LoRA adapter leaves modules out (its lora_exclude_modules), that exclude_modules regex, as a "
         "plan's lora_exclude_modules (lora_target_modules is then given, all-linear where it gives no lora_targets); "
         "left out otherwise"))
+    trinity_version: str | None = Field(default=None, description=(
+        "where the job names its own Trinity release (its trinity_version), that release, as a plan's trinity_version "
+        "names it (0.5.2 for v0.5.2), whose counts its ways were worked out by; left out otherwise (the run's "
+        "--trinity-version, or where it runs now, the one its plan names)"))
 
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""

@@ -694,29 +694,34 @@ def one_transformers_words(subject: str, why: str, fix: str, pattern: str, exclu
             f"{good} ({PINNED_BY[good]}){ending}")
 
 
-def excluded_adapted_words(subject: str, pattern: str, excluded: str, model: Model,
-                           version: TrinityVersion | None) -> str | None:
-    """What ``lora-excluded-adapted`` says (a config's ``but:`` line) of `subject` (the ``exclude_modules`` key, or
-    the option, with `excluded`) where the ``target_modules`` regex `pattern` (or ``all-linear``) adapts all the same
-    the router's or routed experts' modules it matches on `model` with transformers 5, the release `version`'s
-    (`excluded_yet_adapted` on `Model.peft_names`: ``.*\\.mlp\\..*`` on Qwen3-MoE leaves none of them out); what to do:
-    a regex of the other modules it adapts, where one leaves them out (checked as counted: `adapted_modules` in the
-    layers that hold them), else to match none of them; None where it does what it says."""
+def excluded_adapted_words(subject: str, pattern: str, excluded: str, model: Model, version: TrinityVersion | None,
+                           experts: ExpertLayout, targets_key: str = "target_modules") -> str | None:
+    """What ``lora-excluded-adapted`` says (a config's ``but:`` line, a plan's caution) of `subject` (the
+    ``exclude_modules`` key, or the option, with `excluded`) where the ``target_modules`` regex `pattern` (or
+    ``all-linear``) adapts all the same the router's or routed experts' modules it matches on `model` with
+    transformers 5, the release `version`'s (`excluded_yet_adapted` on `Model.peft_names`: ``.*\\.mlp\\..*`` on
+    Qwen3-MoE leaves none of them out); what to do: give `targets_key` (the config's key, or the option) a regex of
+    the other modules it adapts, where one leaves them out (checked as counted: `adapted_modules` in the layers that
+    hold them), else one that matches none of them. None where it does what it says, under a release on
+    transformers 4 alone (`experts` ``separate``, 0.5.1's), where PEFT converts nothing and excludes them, and where
+    PEFT refuses `pattern` on transformers 5's names (said as such); `re.error` where either is no regex."""
     names = model.peft_names
+    if experts == "separate" or peft_target_refusal(pattern, excluded, names) is not None:
+        return None
     layers = partial(model.module_layers, names=names)
     kept = excluded_yet_adapted(pattern, excluded, names, layers)
     if not kept or names.assumed:
         return None
-    experts = [name for name in kept if ".experts." in name]
-    what = " and ".join(([f"router ({names.router})"] if len(experts) < len(kept) else []) + (
-        [f"routed experts ({', '.join(experts)})"] if experts else []))
+    routed = [name for name in kept if ".experts." in name]
+    what = " and ".join(([f"router ({names.router})"] if len(routed) < len(kept) else []) + (
+        [f"routed experts ({', '.join(routed)})"] if routed else []))
     others = [name.rsplit(".", 1)[-1] for name in names.adapted if name not in kept
               and adapted_modules(pattern, excluded, names, name, tuple(layers(name)))]
     regex = lora_targets_pattern(",".join(dict.fromkeys(others))) if others else None
     leaves_them = regex is not None and peft_target_refusal(regex, excluded, names) is None and not any(
         adapted_modules(regex, excluded, names, name, tuple(layers(name))) for name in kept)
-    fix = (f"give target_modules {regex}, which adapts the other modules alone" if leaves_them else
-           "give target_modules a regular expression that matches none of them in any layer")
+    fix = (f"give {targets_key} {regex}, which adapts the other modules alone" if leaves_them else
+           f"give {targets_key} a regular expression that matches none of them in any layer")
     release = {"0.6": "Trinity 0.6's", "0.5": "Trinity 0.5.0's and 0.5.2's, where they run on it"}.get(
         version or "", "Trinity 0.6's, and 0.5.0's and 0.5.2's where they run on it")
     how = ("all-linear adds them by name, whatever exclude_modules says" if all_linear(pattern) else
@@ -1094,6 +1099,9 @@ class OptionNames(NamedTuple):
     """What places a cluster file's jobs on its pools."""
     keywords: bool
     """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
+    lora_keys: tuple[str, str, str] | None = None
+    """The keys that give a LoRA run's rank, targets and exclusions where no option of the caller's does (a cluster
+    job's: ``solver.cluster.JOB_LORA_KEYS``), which `lora_options` names then; None: the caller's options."""
 
     def valued(self, name: str, value: object, unit: str = "") -> str:
         """Option `name` given `value`, as the caller writes it: ``--sp 2``, ``--host-ram 48GB`` (a flag's `unit`
@@ -1123,7 +1131,10 @@ class OptionNames(NamedTuple):
     @property
     def lora_options(self) -> tuple[str, str, str]:
         """A LoRA run's rank, targets and exclusions options, as the caller names them: ``--lora-rank``,
-        ``--lora-targets`` and ``--lora-exclude``, or ``lora_rank``, ``lora_targets`` and ``lora_exclude_modules``."""
+        ``--lora-targets`` and ``--lora-exclude``, or ``lora_rank``, ``lora_targets`` and ``lora_exclude_modules``;
+        or the keys that give them (`lora_keys`: a cluster job's)."""
+        if self.lora_keys is not None:
+            return self.lora_keys
         return ("lora_rank", "lora_targets", EXCLUDED_KEY) if self.keywords else (
             "--lora-rank", "--lora-targets", "--lora-exclude")
 

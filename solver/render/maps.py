@@ -144,12 +144,13 @@ def _rocm_caution(plans: Sequence[Plan], names: OptionNames) -> str:
 
 
 def _lora_moe_cautions(plans: Sequence[Plan]) -> str:
-    """The legend's caution lines where a cell shown (`plans`) trains LoRA on a mixture of experts whose adapter
-    config Trinity saves cut short, so that the run fails at its first weight sync
-    (`CautionCode.LORA_MOE_CONFIG_UNSAVED`): each model's once, in the words `solve`'s caution line gives ("" for
+    """The legend's caution lines where a cell shown (`plans`) trains LoRA on a mixture of experts whose router and
+    routed experts ``--lora-exclude`` matches but PEFT adapts all the same (`CautionCode.LORA_EXCLUDED_ADAPTED`), or
+    whose adapter config Trinity saves cut short, so that the run fails at its first weight sync
+    (`CautionCode.LORA_MOE_CONFIG_UNSAVED`): each model's once, in the words `solve`'s caution lines give ("" for
     none)."""
-    said = dict.fromkeys(caution for plan in plans
-                         for caution in plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED))
+    said = dict.fromkeys(caution for plan in plans for caution in plan.cautions_coded(
+        CautionCode.LORA_EXCLUDED_ADAPTED, CautionCode.LORA_MOE_CONFIG_UNSAVED))
     return "".join(f"\ncaution: {caution}" for caution in said)
 
 
