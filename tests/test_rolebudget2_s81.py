@@ -116,7 +116,8 @@ def test_the_refs_cap_is_named_and_the_trainers_kept_where_verl_08_may_run(cli: 
     written, notes = _write(cli, tmp_path, REF_CAPS, "--trinity-version", "0.6")
     assert _keys(written) == _keys(REF_CAPS)  # was: trainer.max_token_len_per_gpu lowered to 24576
     assert notes == (f"NOTE {TRAINER_TOKEN_BUDGET} 32768 {TRAINER_KEPT}\n"
-                     f"NOTE {ACTOR} 20000 {KEPT} ({ROLE_KEYS_IGNORED})\nNOTE {ROLLOUT} 20000 {KEPT} ({ROLE_KEYS_IGNORED})\n")
+                     f"NOTE {ACTOR} 20000 {KEPT} ({ROLE_KEYS_IGNORED})\n"
+                     f"NOTE {ROLLOUT} 20000 {KEPT} ({ROLE_KEYS_IGNORED})\n")
     answer = _fixed_point(cli, tmp_path, monkeypatch, written)
     assert (answer["token_budget_cap"], answer["token_budget_cap_source"]) == (24576, f"the config's own {REF}")
     # the summary names the ref's key, and its apply block leaves the trainer's as --write does
@@ -154,7 +155,8 @@ def test_a_capped_refusal_names_the_role_key_to_raise(cli: Cli, tmp_path: Path) 
                       "cluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n"
                       "trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
-                      "      actor: {ppo_max_token_len_per_gpu: 4096}\n      ref: {log_prob_max_token_len_per_gpu: 8192}\n")
+                      "      actor: {ppo_max_token_len_per_gpu: 4096}\n"
+                      "      ref: {log_prob_max_token_len_per_gpu: 8192}\n")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20")
     said = " ".join(out.split())
     assert status == 1

@@ -581,8 +581,9 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
     interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
     ``trainer``, which 0.5 refuses), a length no sequence uses (`unused`), role token budgets set to the plan's or
-    kept, the trainer's kept above it (`own_budget_changes`), a critic's budget above the plan's (kept), YaRN's reach (`YARN_TRAINER`), a lowered
-    budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm, with the
+    kept, the trainer's kept above it (`own_budget_changes`), a critic's budget above the plan's (kept), YaRN's reach
+    (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`; not where the trainer's is
+    kept), and Env, which no config key can carry (on ROCm, with the
     word on its other variable, `rocm_env_note`)."""
     from solver.query import TRAINER_TOKEN_BUDGET
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
