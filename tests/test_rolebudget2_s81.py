@@ -4,10 +4,10 @@ found in rolebudget's ``--write``. (1) With the trainer's 32768 and the actor's 
 on verl before 0.8, and the copy's own check (no ``--token-budget``) planned at 16384: a role's lower budget is now kept
 only where the plan's budget is at most what the config's roles take, else raised to the plan's, saying why. (2) With
 the actor's ``&a 20000``, the rollout's ``*a`` and the ref's 24576 under the trainer's 32768, the plan is capped at the
-ref's 24576, which the answer named ``the config's own max_token_len_per_gpu`` (the trainer's), and ``--write`` lowered
-the trainer's to it, which Trinity 0.6 on verl 0.8 or later (ignoring the roles' keys) would run: the cap now names the
-keys that set it (`TrinityConfig.budget_in_effect_keys`), and the trainer's own is kept where only the roles' cap the
-plan and the release may run verl 0.8. (3) A capped refusal said to raise ``the config's own max_token_len_per_gpu``
+ref's 24576, which the answer named ``the config's own max_token_len_per_gpu`` (the trainer's): the cap now names the
+keys that set it (`TrinityConfig.budget_in_effect_keys`); ``--write`` still lowers the trainer's to it, since Trinity 0.6
+on verl 0.8 or later ignores the roles' keys and runs the trainer's, and the plan's figures are for the cap (rolebudget2
+kept the config's 32768 there; the lead took that back: a plan whose setting fits at 24576 may not at 32768). (3) A capped refusal said to raise ``the config's own max_token_len_per_gpu``
 where the roles' budgets set the cap: it names them. Each case's ``--write``, then ``--check`` and a second
 ``--write`` of the copy, is a fixed point."""
 
@@ -56,9 +56,6 @@ RAISED = ("raised to the plan's 32768, as the plan's budget is above the most th
 KEPT = ("kept, below the plan's 24576: it holds a sequence of the plan's length (ceil(32768 / 2) = 16384 tokens per "
         "GPU or more), so verl takes it, splitting that role's batch into more micro-batches of less memory, which "
         "the plan's figure bounds")
-TRAINER_KEPT = ("kept above the plan's 24576, which the roles' own budgets cap (verl before 0.8 runs each role at its "
-                "own): Trinity 0.6 on verl 0.8 or later ignores those and runs this one, which lowered would run less "
-                "than the config's own")
 
 
 def _write(cli: Cli, tmp_path: Path, text: str, *options: str) -> tuple[str, str]:
@@ -101,39 +98,38 @@ def test_an_asked_budget_above_what_the_roles_take_raises_their_own(cli: Cli, tm
     assert (plan["max_token_len_per_gpu"], answer.get("token_budget_cap")) == (32768, None)
 
 
-def test_without_an_asked_budget_the_roles_cap_is_kept_and_named(cli: Cli, tmp_path: Path,
+def test_without_an_asked_budget_the_trainers_is_lowered_to_the_roles_cap(cli: Cli, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     written, notes = _write(cli, tmp_path, BOTH_16384)
-    assert _keys(written) == _keys(BOTH_16384)  # the trainer's 32768 too: Trinity 0.6 on verl 0.8 or later runs it
-    assert notes == f"NOTE {TRAINER_TOKEN_BUDGET} 32768 {TRAINER_KEPT.replace('24576', '16384')}\n"
+    # the trainer's lowered to the roles' cap, which the plan's figures are for: Trinity 0.6 on verl 0.8 or later,
+    # which ignores the roles' keys, runs it (the lead, s81: keeping the config's 32768 there ran more than counted)
+    assert _keys(written) == _keys(BOTH_16384.replace("  max_token_len_per_gpu: 32768", "  max_token_len_per_gpu: 16384"))
+    assert notes == (f"NOTE {TRAINER_TOKEN_BUDGET} 16384 is below Trinity's default ceil(2 x 32768 / 2) = 32768: "
+                     "Trinity 0.5.0 raises it back to the default: use 0.5.1 or later\n")
     answer = _fixed_point(cli, tmp_path, monkeypatch, written)
-    assert (answer["token_budget_cap"], answer["token_budget_cap_source"]) == (
-        16384, f"the config's own {ACTOR} and {REF}")
+    assert (answer["token_budget_cap"], answer["token_budget_cap_source"]) == (16384, CONFIG_TOKEN_CAP_SOURCE)
 
 
-def test_the_refs_cap_is_named_and_the_trainers_kept_where_verl_08_may_run(cli: Cli, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_refs_cap_is_named_and_the_trainers_lowered_to_it(cli: Cli, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     written, notes = _write(cli, tmp_path, REF_CAPS, "--trinity-version", "0.6")
-    assert _keys(written) == _keys(REF_CAPS)  # was: trainer.max_token_len_per_gpu lowered to 24576
-    assert notes == (f"NOTE {TRAINER_TOKEN_BUDGET} 32768 {TRAINER_KEPT}\n"
-                     f"NOTE {ACTOR} 20000 {KEPT} ({ROLE_KEYS_IGNORED})\n"
+    assert _keys(written) == _keys(REF_CAPS.replace("  max_token_len_per_gpu: 32768", "  max_token_len_per_gpu: 24576"))
+    assert notes == (f"NOTE {ACTOR} 20000 {KEPT} ({ROLE_KEYS_IGNORED})\n"
                      f"NOTE {ROLLOUT} 20000 {KEPT} ({ROLE_KEYS_IGNORED})\n")
-    answer = _fixed_point(cli, tmp_path, monkeypatch, written)
-    assert (answer["token_budget_cap"], answer["token_budget_cap_source"]) == (24576, f"the config's own {REF}")
-    # the summary names the ref's key, and its apply block leaves the trainer's as --write does
+    answer = _fixed_point(cli, tmp_path, monkeypatch, written)  # the copy's trainer's key caps it now
+    assert (answer["token_budget_cap"], answer["token_budget_cap_source"]) == (24576, CONFIG_TOKEN_CAP_SOURCE)
+    # the summary names the ref's key, and its apply block sets the trainer's as --write does
     status, out, _ = cli("--from-config", str(tmp_path / "c.yaml"), "--gpu", "h20", "--trinity-version", "0.6")
     said = " ".join(out.split())
     assert status == 0 and f"= 24576 (capped by the config's own {REF}, below Trinity's default" in said
-    assert ("\n# trainer.max_token_len_per_gpu: c.yaml's 32768 stays, as --write keeps it: the roles' own budgets cap "
-            "the plan's 24576, and Trinity 0.6 on verl 0.8 or later, which ignores them, runs this one\n") in out
-    assert "trainer.max_token_len_per_gpu: 24576" not in out
+    assert "trainer.max_token_len_per_gpu: 24576" in out
 
 
 def test_trinity_05_which_reads_the_roles_own_gets_the_trainers_lowered(cli: Cli, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     written, notes = _write(cli, tmp_path, REF_CAPS, "--trinity-version", "0.5")
     assert _keys(written) == _keys(REF_CAPS.replace("  max_token_len_per_gpu: 32768", "  max_token_len_per_gpu: 24576"))
-    assert TRAINER_KEPT not in notes and f"NOTE {ACTOR} 20000 {KEPT}\n" in notes
+    assert f"NOTE {ACTOR} 20000 {KEPT}\n" in notes
     _fixed_point(cli, tmp_path, monkeypatch, written)
 
 

@@ -82,8 +82,7 @@ class ConfigApplied(NamedTuple):
     kept: Mapping[tuple[str, ...], str] = MappingProxyType({})
     """The plan's keys that --write leaves as the config has them, by path, with the config's values
     (``solver.trinity.config_keys_kept``: its own YaRN that reaches the plan's length, its ``model.rope_theta``, its
-    ``trainer.save_hf_checkpoint``, its ``trainer.max_token_len_per_gpu`` above a plan its roles' budgets cap): the
-    block leaves them too, saying so."""
+    ``trainer.save_hf_checkpoint``): the block leaves them too, saying so."""
     rope_scaling: str | None = None
     """The ``model.rope_scaling`` mapping --write leaves where the config has one and the plan sets YaRN
     (``solver.trinity.rope_scaling_written``: its own keys too, a legacy ``type`` beside ``rope_type``), in flow
@@ -103,8 +102,6 @@ NO_CONFIG_APPLIED = ConfigApplied()
 
 CHECKPOINT_KEY = ("trainer", "save_hf_checkpoint")
 """Where an Offload plan saves no Hugging Face weights, unless the config chooses its own."""
-TRAINER_BUDGET_KEY = ("trainer", "max_token_len_per_gpu")
-"""The trainer's token budget, which --write keeps above the plan's where the roles' own budgets cap the plan."""
 ROPE_SCALING = ("model", "rope_scaling")
 """Where a YaRN is set, in a config and in the plan's keys."""
 ROPE_FACTOR = (*ROPE_SCALING, "factor")
@@ -183,11 +180,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         lines += [(f"# {model.name}'s own RoPE base; the rollout's vLLM takes {lost[1]:.0f} where the "
                    "rope_scaling comes without it:"), f"model.rope_theta: {theta}"]
     lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
-    if kept_in is not None and TRAINER_BUDGET_KEY in kept:  # above the plan's, which the roles' own budgets cap
-        lines.append(f"# {'.'.join(TRAINER_BUDGET_KEY)}: {kept_in}'s {kept[TRAINER_BUDGET_KEY]} stays, as "
-                     f"{names.write} keeps it: the roles' own budgets cap the plan's {plan.max_token_len_per_gpu}, and "
-                     "Trinity 0.6 on verl 0.8 or later, which ignores them, runs this one")
-    elif not one_sequence_per_micro_batch(model):  # else dynamic batch sizes off leave the budget unread
+    if not one_sequence_per_micro_batch(model):  # else dynamic batch sizes off leave the budget unread
         lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
     else:
         lines += ["# remove padding off, as the caution above says:",

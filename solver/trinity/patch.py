@@ -1502,8 +1502,7 @@ def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config
                      version: TrinityVersion | None = None) -> dict[tuple[str, ...], str]:
     """The plan's keys that `patch_trinity_config` leaves as the config `text` has them, the user's choice
     (`PlanKey.default_only`): a YaRN ``model.rope_scaling`` of its own form that reaches the plan's length
-    (`YARN_KEPT`), its own ``model.rope_theta`` beside a YaRN, with Offload ``trainer.save_hf_checkpoint``, and its
-    ``trainer.max_token_len_per_gpu`` above a plan its roles' own budgets cap (`plan_keys._trainer_budget_kept`); by
+    (`YARN_KEPT`), its own ``model.rope_theta`` beside a YaRN, and with Offload ``trainer.save_hf_checkpoint``; by
     path, each with the config's value as written (``4.0``), an interpolation's as it resolves in `environ`
     (``${yarn.factor}``: ``4``), as the plan reads it. The ``apply`` lines then leave them too."""
     version = written_release(plan, version)  # the plan's own release where none is named

@@ -223,10 +223,9 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     pair = _trains_dpo(readings) if dpo is None else dpo
-    trainer_kept = _trainer_budget_kept(plan, version, _given_budgets(readings))
     return [
         *_model_keys(plan, model, config, readings, version, config_lora or _sets_lora(config, environ)),
-        *_trainer_keys(plan, version, gpu, padded, token_cap, trainer_kept),
+        *_trainer_keys(plan, version, gpu, padded, token_cap),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded,  # the trainer's own
                              pair and DPO_PAIR_SIZES[version == "0.5"] == 2),
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version,
@@ -408,11 +407,11 @@ def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> boo
 
 
 def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, padded: bool,
-                  token_cap: str | None, budget_kept: bool = False) -> list[PlanKey]:
+                  token_cap: str | None) -> list[PlanKey]:
     """The trainer's own keys: SP and the token budget (where its micro-batches are `padded`, one sequence each,
-    which leaves it unread, only in place of a config's own, at Trinity's default: its checks read it; the config's own
-    kept where `budget_kept`, `_trainer_budget_kept`), and with
-    Offload FSDP2 and no Hugging Face checkpoints (its
+    which leaves it unread, only in place of a config's own, at Trinity's default: its checks read it; the plan's
+    where the roles' own budgets cap it too, so that Trinity 0.6 on verl 0.8 or later, which ignores the roles' keys,
+    runs the budget the plan's figures are for), and with Offload FSDP2 and no Hugging Face checkpoints (its
     comment as for a plan on `gpu`: `no_checkpoint_words`). A lowered budget's comment says, unless `version` is 0.6,
     that Trinity 0.5.0 raises it back to the default (`lowered_budget_undone`), and where the plan's cap binds, whose
     cap it is (`token_cap`: its answer's words; None: `token_cap_words` names either source)."""
@@ -436,7 +435,6 @@ def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, p
         comment=(f"{default}; unread with dynamic batch sizes off, one sequence per micro-batch" if padded
                  else lowered if plan.lowered_budget else f"{default}, written out"),
         existing_only=padded,
-        default_only=budget_kept,
     )
     return [
         *([strategy] if plan.offload else []),
@@ -633,16 +631,6 @@ def _most_roles_take(plan: Plan, given: Mapping[str, float]) -> float:
     return max(budgets[source] for source in role_budget_sources(set(given)).values())
 
 
-def _trainer_budget_kept(plan: Plan, version: TrinityVersion | None, given: Mapping[str, float]) -> bool:
-    """Whether ``--write`` keeps the config's own ``trainer.max_token_len_per_gpu`` (in `given`, the budgets it sets)
-    above the plan's budget: where the roles' own budgets cap the plan (its budget is the most they take, below the
-    trainer's: no role takes the trainer's) and `version` may run verl 0.8 or later (not 0.5), which ignores the roles'
-    keys and would run the lowered trainer's, less than the config's own, which the plan does not need."""
-    trainer = given.get(TRAINER_TOKEN_BUDGET)
-    return (version != "0.5" and trainer is not None
-            and plan.token_budget_cap == plan.max_token_len_per_gpu == _most_roles_take(plan, given) < trainer)
-
-
 def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
     """The token budget of `section` (a role, or the rollout's for the actor's recompute) set by hand, at the value
     `_own_budget_written` gives it where that is another: the plan's, but for a lower limit of the user's own, kept."""
@@ -676,17 +664,10 @@ def own_budget_changes(plan: Plan, config: Any, environ: Mapping[str, str] | Non
                        version: TrinityVersion | None, padded: bool = False) -> list[tuple[str, str]]:
     """What ``--write`` does with the token budgets a `config` (its mapping, interpolations resolved from `environ`)
     sets by hand and why, by dotted key, in words after the key and its value: each role's that it keeps below the
-    plan's, raises or lowers (`own_budget_change`), and the trainer's where it keeps it above the plan's
-    (`_trainer_budget_kept`, for `version`)."""
+    plan's, raises or lowers (`own_budget_change`)."""
     given = _given_budgets(_config_readings(config, environ))
-    planned = plan.max_token_len_per_gpu
-    trainer = given.get(TRAINER_TOKEN_BUDGET)
-    kept = ([(TRAINER_TOKEN_BUDGET, (
-        f"{shown_number(trainer or 0)} kept above the plan's {planned}, which the roles' own budgets cap (verl before "
-        "0.8 runs each role at its own): Trinity 0.6 on verl 0.8 or later ignores those and runs this one, which "
-        "lowered would run less than the config's own"))] if _trainer_budget_kept(plan, version, given) else [])
-    return kept + [(key, change) for key in map(".".join, ROLE_TOKEN_BUDGETS)
-                   if key in given and (change := own_budget_change(plan, key, given, padded)) is not None]
+    return [(key, change) for key in map(".".join, ROLE_TOKEN_BUDGETS)
+            if key in given and (change := own_budget_change(plan, key, given, padded)) is not None]
 
 
 def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: bool = False) -> str | None:
