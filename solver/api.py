@@ -127,6 +127,7 @@ from solver.rules import (
 )
 from solver.tables import (
     CRITIC_CHOICES,
+    EVERY_JOB,
     LAYOUTS_TAKEN,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
@@ -469,11 +470,13 @@ def buy_nodes(
 
 
 def _with_required(fleet: Fleet, required: Sequence[str] | None, option_names: OptionNames) -> Fleet:
-    """`fleet` with the jobs `required` names marked ``required`` too (`_check_required`'s `QueryError` for bad
-    names)."""
+    """`fleet` with the jobs `required` names marked ``required`` too, every job where it names `EVERY_JOB` and no
+    job is named so (`_check_required`'s `QueryError` for bad names)."""
     _check_required(required, fleet, option_names)
     if required is None:
         return fleet
+    if EVERY_JOB in required and EVERY_JOB not in (job.name for job in fleet.jobs):
+        required = [job.name for job in fleet.jobs]
     return fleet.model_copy(update={"jobs": tuple(job.model_copy(update={"required": True}) if job.name in required
                                                   else job for job in fleet.jobs)})
 
@@ -491,7 +494,7 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: 
     for index, name in enumerate(required):
         check_types((f"required[{index}]", name, str))
     for name in required:
-        if name not in names:
+        if name not in names and name != EVERY_JOB:
             meant = meant_fleet_name(name, names)
             raise QueryError(f"{option_names.item(option_names.required, shown_value(name))}: no job of the fleet "
                              f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")

@@ -46,6 +46,7 @@ from solver.solve import (
     lowered_fewer,
     more_gpus_changes,
     new_solver,
+    raised_cap_words,
     within_deadline,
 )
 from solver.tables import (
@@ -203,7 +204,7 @@ class _Prober:
             SP_RULES, gpus=n, sp=sp, length=length)
         if rule:
             return rule
-        values = dict(gpus=n, env=env, offload=offload, sp=sp, length=length)
+        values = {"gpus": n, "env": env, "offload": offload, "sp": sp, "length": length}
         return self.first_rule(SETTING_RULES, **values) or self._needed_rule(**values)
 
     def evidence_excludes(self, combination: Combination, length: int | None) -> bool:
@@ -417,6 +418,9 @@ def _why_no_plan(
                 f"{query.option_names.token_budget_auto} reaches "
                 f"{counted(reach.max_model_len, 'token')}{grid_words(reach)} "
                 f"{query.within_budget}: {words.plan(reach)}")))
+    if raised := answer.token_budget_cap_raised:  # as the answer's reason names it: no second search
+        reasons.append(Reason(rule="raise_token_budget",
+                              detail=f"{raised_cap_words(query, raised)}: {words.plan(raised)}"))
     if any(rule.startswith("pin_") for rule in binding or ()) and (free := alternative("without_pins")):
         reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)

@@ -1583,8 +1583,8 @@ ExplainRule = Literal[
     "choice", "budget", "whole_nodes", "rollout_layout", "sp_divides_gpus", "sp_divides_heads", "sp_kv_heads",
     "sp_attention", "sp_within_node", "batch_divides", "token_cap", "pin", "host_ram", "beyond_table", "no_setting",
     "memory_model", "no_estimates", "out_of_memory", "undocumented", "longest_documented", "longer", "limit",
-    "no_table", "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "without_pins", "undecided",
-    "incomplete",
+    "no_table", "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "raise_token_budget",
+    "without_pins", "undecided", "incomplete",
 ]
 """The names of `--explain`'s steps (`Reason.rule`): the one source of the names that docs/json.md's table
 documents, in its order."""
@@ -2321,7 +2321,7 @@ class RolloutEngines(LeftOutWhenNone, defer_build=True):
 
 
 PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "stay_reason",
-                                "stay_reason_code", "stopped_at_validated")
+                                "stay_reason_code", "stopped_at_validated", "solve_best")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2356,6 +2356,11 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "otherwise"))
     plan: Plan = Field(description=(
         "the planner's plan it runs with, its nodes the count the trainer and rollout take together"))
+    solve_best: Plan | None = Field(default=None, description=(
+        "where the plan is the tables' (documented or inferred) and estimates are on: the plan solve gives the job on "
+        "its trainer GPUs at its length (solve --gpus N --exact), where that is the memory model's estimate (cheaper: "
+        "the cluster places the tables' plans first, as solve names them on its tables' best line); left out "
+        "otherwise"))
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
         "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
@@ -2672,6 +2677,12 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     gpus: int | None = Field(description="the GPUs bought in all (null: no purchase found)")
     nodes: int | None = Field(description="the nodes bought in all (null: no purchase found)")
     bound: int | None = Field(description="the fewest GPUs CP-SAT proved any purchase needs (null: none proven)")
+    fewest_gpus: int | None = Field(default=None, description=(
+        "the GPUs the jobs the purchase must place (required) take at their fewest: each one's way on the fewest GPUs, "
+        "whole nodes counted whole, summed; more than fleet_gpus by what any purchase buys at least (a purchase buys "
+        "more where their layouts do not pack into the nodes); null where no search ran"))
+    fleet_gpus: int | None = Field(default=None, description=(
+        "the GPUs of the pools' nodes as they are (those down left out), beside fewest_gpus; null where no search ran"))
     pools: tuple[PoolPurchase, ...] = Field(description="per pool, in the fleet's order, the nodes to buy (empty: no "
                                             "purchase found)")
     fits_nowhere: tuple[Unplaced, ...] = Field(default=(), description=(

@@ -1732,19 +1732,25 @@ def smallest_cap_plan(catalog: Catalog, data: PlanningData, query: Query) -> Pla
     return _plan(catalog, data, capped, values, estimated=bool(solver.value(variables.estimated)))
 
 
-def _raised_cap_words(query: Query, plan: Plan | None) -> ReasonWords:
-    """The plan at the smallest token budget cap that trains `query`'s length within its budget (`smallest_cap_plan`),
-    in words, naming the option that sets that cap and, where the query's cap came from elsewhere
-    (`Query.token_budget_cap_source`), that source raised to it: ``; a cap of 16384 tokens per GPU (--token-budget
-    16384) trains 65536 tokens within 4 GPUs: SP=4 on 4 GPUs with max_token_len_per_gpu = 16384 (inferred)``; ""
-    where there is none."""
-    if plan is None:
-        return ReasonWords()
+def raised_cap_words(query: Query, plan: Plan) -> str:
+    """What `plan`, the plan at the smallest token budget cap that trains `query`'s length within its budget
+    (`smallest_cap_plan`, the answer's `token_budget_cap_raised`), does, naming the option that sets that cap and,
+    where the query's cap came from elsewhere (`Query.token_budget_cap_source`), that source raised to it: ``a cap of
+    16384 tokens per GPU (--token-budget 16384) trains 65536 tokens within 4 GPUs``."""
     cap, names = plan.max_token_len_per_gpu, query.option_names
     option, source = names.valued(token_budget_name(names), cap), query.token_budget_cap_source
     how = option if source is None else f"{source} raised to it, or {option}"
-    return (f"; a cap of {counted(cap, 'token')} per GPU ({how}) trains {counted(query.max_model_len or 0, 'token')} "
-            f"{query.within_budget}: " + _lowered_plan_words(plan))
+    return (f"a cap of {counted(cap, 'token')} per GPU ({how}) trains {counted(query.max_model_len or 0, 'token')} "
+            f"{query.within_budget}")
+
+
+def _raised_cap_words(query: Query, plan: Plan | None) -> ReasonWords:
+    """The plan at the smallest token budget cap that trains `query`'s length within its budget (`smallest_cap_plan`),
+    in words (`raised_cap_words`): ``; a cap of 16384 tokens per GPU (--token-budget 16384) trains 65536 tokens within
+    4 GPUs: SP=4 on 4 GPUs with max_token_len_per_gpu = 16384 (inferred)``; "" where there is none."""
+    if plan is None:
+        return ReasonWords()
+    return f"; {raised_cap_words(query, plan)}: " + _lowered_plan_words(plan)
 
 
 def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:

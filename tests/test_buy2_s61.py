@@ -143,14 +143,19 @@ def test_random_fleets_with_some_jobs_required_buy_the_brute_force_least(seed: i
 def test_text_shows_the_placement_with_the_nodes_bought(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy", "--required", "a,c, d"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "status: optimal; to place the required jobs (a, c, d), buy 8 GPUs (1 node), proven the fewest"
-    assert lines[8] == ("the placement with them: set each pool's nodes: to its 'nodes then' and run solve cluster "
+    # s81: the status says the figure behind its bound, and the left-out line that --required all buys for every job.
+    assert lines[:2] == [
+        ("status: optimal; to place the required jobs (a, c, d), buy 8 GPUs (1 node), proven the fewest (at their "
+         "fewest they take 17 GPUs, 1 more than the fleet's 16;"),
+        ("the other 7 bought are for the pools they may use and their layouts (GPUs and host memory) to pack into the "
+         "nodes)")]
+    assert lines[9] == ("the placement with them: set each pool's nodes: to its 'nodes then' and run solve cluster "
                         "(--emit-dir writes the configs)")
     titles = [line for line in lines if line.startswith("pool ")]
     assert len(titles) == 2 and titles[1].startswith("pool h20: 2 x 8 H20-96GB; 2 nodes")
     assert sum(f"│ {job} " in line for line in lines for job in "acd") == 3
     assert lines[-1] == ("left out (not required): b: no room for it beside the required jobs on the pools with the "
-                         "nodes bought")
+                         "nodes bought; --required all buys for every job")
 
 
 def test_nothing_to_buy_still_shows_the_placement(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
@@ -164,7 +169,8 @@ def test_nothing_to_buy_still_shows_the_placement(tmp_path: Path, capsys: pytest
 def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy", "--required", "a,c,d", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"status", "gpus", "nodes", "bound", "pools", "fits_nowhere", "required", "placements",
+    assert set(result) == {"status", "gpus", "nodes", "bound", "fewest_gpus", "fleet_gpus", "pools", "fits_nowhere",
+                           "required", "placements",
                            "left_out", "placement_proven", "host_rounded", "undecided_ways", "ways_cut_short",
                            "ways_time_limit_s", "searched", "wall_clock_stopped", "memory_model_source", "interrupted",
                            "schema_version", "rft_solver_version"}

@@ -716,7 +716,7 @@ def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tm
     cells.write_text("gpu: H10O\nmemory_gb: 80\nsource: x\ntables:\n  - gpus: 8\n    section: s\n    models: [8B]\n"
                      "    rows:\n      - {max_model_len: 65536, cells: {8B: SP=4}}\n", encoding="utf-8")
     status, out, err = cli("--cells", str(cells), "--gpu", "h100", "--model", "8B", "--len", "64k", "--gpus", "8")
-    assert status == 0 and "\nevidence       estimated: the memory model's prediction (below)" in out and err == (
+    assert status == 0 and "\nevidence       estimated: the memory model's prediction (below; " in out and err == (
         f"solve: note: {cells}: H10O is not a GPU type of the catalogue, so its cells make one of their own (did you "
         "mean H100-80GB?)\n"
         f"solve: note: {cells}: its cells are for H10O (80.0 GiB), not for H100-80GB (79.6 GiB) or a GPU type of its "

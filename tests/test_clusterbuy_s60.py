@@ -166,7 +166,10 @@ def test_text_output_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixtu
     path = fleet_file(FOUR_JOBS, tmp_path)
     assert main(["cluster", str(path), "--buy"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == "status: optimal; to place every job, buy 16 GPUs (2 nodes), proven the fewest"
+    assert out.splitlines()[:2] == [  # s81: with the figure behind the bound
+        ("status: optimal; to place every job, buy 16 GPUs (2 nodes), proven the fewest (at their fewest they take 23 "
+         "GPUs, 7 more than the fleet's 16; the other 9 bought"),
+        "are for the pools they may use and their layouts (GPUs and host memory) to pack into the nodes)"]
     assert "what to buy" in out and "nodes then" in out
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == (f"solve cluster: note: to place every job: solve cluster {path} --buy names the "
@@ -182,11 +185,13 @@ def test_a_placement_of_every_job_notes_no_buy(tmp_path: Path, capsys: pytest.Ca
 def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"status", "gpus", "nodes", "bound", "pools", "fits_nowhere", "required", "placements",
+    assert set(result) == {"status", "gpus", "nodes", "bound", "fewest_gpus", "fleet_gpus", "pools", "fits_nowhere",
+                           "required", "placements",
                            "left_out", "placement_proven", "host_rounded", "undecided_ways", "ways_cut_short",
                            "ways_time_limit_s", "searched", "wall_clock_stopped", "memory_model_source", "interrupted",
                            "schema_version", "rft_solver_version"}
     assert (result["status"], result["gpus"], result["nodes"], result["bound"]) == ("optimal", 16, 2, 16)
+    assert (result["fewest_gpus"], result["fleet_gpus"]) == (23, 16)  # s81
     assert [set(pool) for pool in result["pools"]] == [
         {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
     assert (result["wall_clock_stopped"], result["interrupted"], result["fits_nowhere"]) == ([], False, [])
@@ -241,7 +246,8 @@ def test_the_nodes_stage_cut_short_leaves_the_purchase_feasible(tmp_path: Path, 
     monkeypatch.setattr(StopOnInterrupt, "solve", cut_second_stage)
     assert main(["cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "status: feasible; to place every job, buy 16 GPUs (2 nodes), proven bound 16 GPUs"
+    assert lines[0] == ("status: feasible; to place every job, buy 16 GPUs (2 nodes), proven bound 16 GPUs (at their "
+                        "fewest they take 23 GPUs, 7 more than the fleet's 16; the other 9")  # s81: its figure
     assert ("placement not proven the best the purchase allows (the other jobs' priority, length, cost): the time "
             "limit stopped it (raise --time-limit)") in lines
     # The placement's length and cost on the purchase, but no tie-break after a stage unproven; then solve cluster's

@@ -81,15 +81,18 @@ def test_buy_names_every_required_job_and_the_jobs_beside_which_there_is_no_room
     # It said "(r0, r1, r2, r3 and 1 more job)"; and "beside the required jobs", where big, not required, took room.
     assert lines[0] == ("status: optimal; nothing to buy: the pools as they are place the required jobs (r0, r1, r2, "
                         "r3, r4)")
-    assert lines[-1] == ("left out (not required): small: no room for it beside the jobs placed (the required ones, "
-                         "then the most priority of the others) on the pools as they are")
+    assert lines[-2:] == [  # s81: what buys for it too
+        ("left out (not required): small: no room for it beside the jobs placed (the required ones, then the most "
+         "priority of the others) on the pools as they are;"),
+        "--required all buys for every job"]
     assert sum(line.startswith("│") and "(required)" in line for line in lines) == 5 and REQUIRED_NOTE in lines
     # With eight required jobs, they alone hold the room (2 GPUs each).
     alone = {**FIVE_REQUIRED, "jobs": [*FIVE_REQUIRED["jobs"][:5], *(
         {**FIVE_REQUIRED["jobs"][0], "name": f"r{i}"} for i in range(5, 8)), FIVE_REQUIRED["jobs"][-1]]}
     assert main(["cluster", str(fleet_file(alone, tmp_path)), "--buy"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "left out (not required): small: no room for it beside the required jobs on the pools as they are")
+        "left out (not required): small: no room for it beside the required jobs on the pools as they are; --required "
+        "all buys for every job")
 
 
 BOX = {"name": "box", "gpu": "RTX-4090", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 80}

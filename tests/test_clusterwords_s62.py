@@ -58,7 +58,7 @@ def test_the_jobs_buy_leaves_out_are_all_named_and_the_pools_as_they_are_where_n
     assert out.splitlines()[0] == "status: optimal; nothing to buy: the pools as they are place the required job (r)"
     assert " ".join(out.split()).endswith(
         "left out (not required): c1, c2, c3, c4, c5: no room for them beside the required jobs on the pools as they "
-        "are")
+        "are; --required all buys for every job")  # s81
     status, out, _ = cli("cluster", str(fleet), "--buy", "--json")
     assert (status, json.loads(out)["gpus"], json.loads(out)["left_out"]) == (0, 0, ["c1", "c2", "c3", "c4", "c5"])
 

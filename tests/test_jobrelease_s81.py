@@ -79,8 +79,9 @@ def test_the_tables_name_each_jobs_release_where_they_mix(cli: Cli, tmp_path: Pa
     assert " ".join(RELEASE_NOTE.split()) in " ".join(out.split())
     assert RELEASE_NOTE == ("Trinity: the release the job's plans are counted for (its trinity_version; else, where "
                             "it runs now, the one its plan names; else the run's); none: none named (0.6's counts)")
-    status, out, _ = cli("cluster", str(_fleet(tmp_path, new=", trinity_version: v0.5.2", name="same.yaml")))
-    assert status == 0 and "┃ Trinity" not in out and "Trinity: " not in out  # one release for all: no column
+    status, out, _ = cli("cluster", str(_fleet(tmp_path, old="", new="", name="same.yaml")), "--trinity-version",
+                         "0.5.2")
+    assert status == 0 and "┃ Trinity" not in out and "Trinity: " not in out  # the run's release for all: no column
 
 
 def test_a_running_job_keeps_the_release_its_plan_names(cli: Cli, tmp_path: Path) -> None:
@@ -103,12 +104,12 @@ def test_a_running_job_keeps_the_release_its_plan_names(cli: Cli, tmp_path: Path
     assert old["move_reason"] == "the file asks trinity_version 0.6 now; it runs on Trinity 0.5.2"
     status, text, _ = cli("cluster", str(moved), "--current", str(current))
     assert "moves: old: the file asks trinity_version 0.6 now; it runs on Trinity 0.5.2" in text.splitlines()
-    # 0.5 and 0.5.2 agree: no restart, the job counted for the file's 0.5
+    # 0.5 and 0.5.2 agree: no restart, the job counted for the 0.5.2 it runs on (review81b: was the file's 0.5)
     agreeing = _fleet(tmp_path, old=", trinity_version: 0.5", new="", name="agreeing.yaml")
     status, out, _ = cli("cluster", str(agreeing), "--current", str(current), "--json")
     assert status == 0
     assert {job: (placed[3], placed[5]) for job, placed in _placed(out).items()} == {
-        "old": ("0.5", "stays"), "new": ("0.5.2", "stays")}
+        "old": ("0.5.2", "stays"), "new": ("0.5.2", "stays")}
 
 
 def test_a_plan_naming_no_release_is_judged_by_the_runs_with_the_note(cli: Cli, tmp_path: Path) -> None:

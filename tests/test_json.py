@@ -671,7 +671,7 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     (("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960, "
       "rope_theta: 1000000}}"), "8B", 8, None, [C.ROPE_TYPE_MISSING_REFUSED]),
     ("model: {max_model_len: 65536, rope_scaling: {type: yarn, factor: 1.6, original_max_position_embeddings: 40960}}",
-     "8B", 8, "0.5", [C.ROPE_THETA_MISSING, C.ROPE_SCALING_WRONG]),  # 0.5.0/0.5.2 on transformers 5 fail (s81)
+     "8B", 8, "0.5", [C.ROPE_THETA_MISSING, C.ROPE_SCALING_WRONG]),  # no rope_theta: transformers 5 on 0.5 too (s81)
     (("model: {max_model_len: 32768, rope_scaling: {rope_type: llama3, factor: 8.0, low_freq_factor: 1.0, "
       "high_freq_factor: 4.0, original_max_position_embeddings: 8192}}"), "llama-3.1-8b", 8, None,
      [C.ROPE_THETA_MISSING, C.ROPE_THETA_DROPPED]),  # no release named: 0.6's trainer fails without it (s79)

@@ -101,8 +101,13 @@ def test_the_apply_block_leaves_a_yarn_that_write_keeps(cli, tmp_path: Path):
     config = tmp_path / "cards.yaml"
     config.write_text(CARDS, encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200")
-    kept = f"# model.rope_scaling: cards.yaml's stays, as --write keeps it: {YARN_KEPT}"
-    assert (status, kept in out.splitlines(), "model.rope_scaling: {" in out) == (0, True, False)
+    # Its factor stays; the rope_theta it lacks, which --write adds (s81), makes the block give the mapping whole.
+    kept = [(f"# model.rope_scaling: cards.yaml's, as --write keeps it ({YARN_KEPT}), with the rope_theta it lacks "
+             "added:"),
+            ("model.rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768, "
+             "rope_theta: 1000000}")]
+    rope_lines = [line for line in out.splitlines() if line.startswith(("# model.rope_scaling", "model.rope_"))]
+    assert (status, rope_lines) == (0, kept)
     status, _, err = cli("--from-config", str(config), "--gpu", "h200", "--write", str(tmp_path / "written.yaml"))
     assert (status, f"; --write kept it: {YARN_KEPT}" in err.splitlines()[0]) == (0, True)
     assert "factor: 4.0" in (tmp_path / "written.yaml").read_text(encoding="utf-8")

@@ -200,11 +200,11 @@ def test_all_linear_with_spaces_is_refused_saying_why(cli: Cli) -> None:
 # (e) A rope_scaling without rope_theta under Trinity 0.5: its 0.5.0 and 0.5.2 may run on transformers 5.
 
 YARN = {"rope_type": "yarn", "factor": 1.6, "original_max_position_embeddings": 40960}
-ON_05 = ("model.rope_scaling has no rope_theta: Trinity 0.5.0's and 0.5.2's trainer on transformers 5 (0.5.0 takes "
-         "any, 0.5.2 up to 5.3.0; 0.5.1 pins transformers below 5) sets it as Qwen3-8B's RoPE parameters, in which "
-         "transformers 5 finds no base, and fails as it builds the model (a TypeError, modeling_rope_utils.py:375 in "
-         "5.3.0, :446 in 5.12.1), but with model.rope_theta set{given}; transformers 4 builds it; add rope_theta: "
-         "1000000 to it (as solver.trinity.patch_trinity_config does; harmless on transformers 4)")
+ON_05 = ("model.rope_scaling has no rope_theta: on transformers 5 (Trinity 0.5.0 allows it, 0.5.2 up to 5.3.0) "
+         "Trinity 0.5's trainer sets it as Qwen3-8B's RoPE parameters, in which transformers finds no base, and fails "
+         "as it builds the model unless model.rope_theta is set; on transformers 4, which Trinity 0.5.2's vllm extra "
+         "installs (vLLM 0.17.0 to 0.19.0 require transformers below 5), it builds; add rope_theta: 1000000 to it (as "
+         "solver.trinity.patch_trinity_config does; harmless on transformers 4)")
 
 
 def _rope_problems(version: str | None, experts: str, **model: Any) -> list[tuple[str, str]]:
@@ -217,9 +217,9 @@ def _rope_problems(version: str | None, experts: str, **model: Any) -> list[tupl
 
 def test_a_mapping_without_its_base_is_a_but_line_on_05_and_none_on_051() -> None:
     # before: no line on 0.5, whose docstring said its transformers 4 builds it
-    assert _rope_problems("0.5", "either") == [("rope-theta-missing", ON_05.format(given=""))]
-    assert _rope_problems("0.5", "either", rope_theta=1000000) == [("rope-theta-missing", ON_05.format(
-        given=" (the model.rope_theta given mends it there)"))]
+    assert _rope_problems("0.5", "either") == [("rope-theta-missing", ON_05)]
+    # model.rope_theta mends it on the transformers 5 that 0.5.2 takes (persona62, s81: tests/test_persona62_s81.py)
+    assert _rope_problems("0.5", "either", rope_theta=1000000) == []
     assert _rope_problems("0.5", "separate") == []  # 0.5.1: transformers 4 alone
     assert _rope_problems("0.5", "either", rope_scaling={**YARN, "rope_theta": 1000000}) == []
 
@@ -237,5 +237,5 @@ def test_check_under_05_says_it_and_not_under_051(cli: Cli, tmp_path: Path) -> N
         current = json.loads(out)[0]["current"]
         assert (version, current["refused"], current["config_problem_codes"]) == (version, False, codes)
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--trinity-version", "0.5")
-    assert f"but: {ON_05.format(given='').replace('solver.trinity.patch_trinity_config', '--write')}" in " ".join(
+    assert f"but: {ON_05.replace('solver.trinity.patch_trinity_config', '--write')}" in " ".join(
         out.split())

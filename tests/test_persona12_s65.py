@@ -24,8 +24,9 @@ def test_the_buy_note_beside_placed_jobs_not_required_names_them_too(tmp_path: P
         f"solve cluster: note: to place the jobs left out too: solve cluster {path} --buy --required p,c names the "
         "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
     assert main(["cluster", str(path), "--buy", "--required", "p,c"]) == 0
-    assert capsys.readouterr().out.startswith("status: optimal; to place every job, buy 8 GPUs (1 node), proven the "
-                                              "fewest\n")
+    assert capsys.readouterr().out.startswith(  # s81: with the figure behind the bound
+        "status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest (at their fewest they take 12 "
+        "GPUs, 4 more than the fleet's 8; the other 4 bought\n")
 
 
 def test_json_md_names_every_command_that_prints_json():
@@ -82,10 +83,8 @@ def test_the_buy_note_names_the_jobs_whose_ways_the_time_limit_cut_short(tmp_pat
     assert cut  # at most 200 questions in 2 s: the 12 jobs' ways need more
     assert main(["cluster", str(path), "--time-limit", "2"]) == 1
     note = capsys.readouterr().err.splitlines()[-1]
-    # 11 names: JOBS, said after the command (test_smallslips33_s79), every job but the file's own required agent-8b
-    assert " --buy --required JOBS names " in note and note.endswith(
-        "; JOBS: 11 jobs' names, comma-separated: every job but agent-8b (math-4b, code-8b, chat-14b, probe-0.6b and 7 "
-        "more jobs)")
+    # 11 names, every job but the file's own required agent-8b: --required all (s81; before, JOBS named 4 of them)
+    assert " --buy --required all names " in note and note.endswith("(and the jobs no number of nodes runs)")
     assert "agent-8b" not in cut
 
 

@@ -33,7 +33,8 @@ Cli = Callable[..., tuple[int, str, str]]
 YARN = {"rope_type": "yarn", "factor": 1.6, "original_max_position_embeddings": 40960}
 FAILS = ("model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as Qwen3-8B's RoPE "
          "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
-         "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set{given}; ")
+         "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0) unless model.rope_theta is set and "
+         "transformers is 5.12.1{given}; ")
 NO_RELEASE = FAILS + ("Trinity 0.5.0's and 0.5.2's fail alike on transformers 5, and 0.5's transformers 4 builds "
                       "it; add rope_theta: 1000000 to it (as {write} does; harmless on transformers 4)")
 MENDED = " (the model.rope_theta given mends it there)"
@@ -57,8 +58,8 @@ def test_with_no_release_named_a_mapping_without_its_base_is_a_but_line_naming_0
     assert _rope_problems(YARN, None, rope_theta=1000000) == [
         ("rope-theta-missing", NO_RELEASE.format(given=MENDED, write=write))]
     assert ConfigProblemCode.ROPE_THETA_MISSING not in REFUSED_CONFIG_CODES
-    # 0.6 refuses the same mapping, in the same words but the fix's; a mapping with its base: no line (0.5's own
-    # but: line, its 0.5.0 and 0.5.2 on transformers 5: tests/test_loracautions_s81.py)
+    # 0.6 refuses the same mapping, in the same words but the fix's; a mapping with its base: no line; 0.5 a line
+    # of its own since s81 (tests/test_persona62_s81.py)
     assert _rope_problems(YARN, "0.6") == [("rope-theta-missing-refused", FAILS.format(given="") + (
         f"add rope_theta: 1000000 to it (as {write} does)"))]
     assert _rope_problems({**YARN, "rope_theta": 1000000}, None) == []
@@ -87,7 +88,7 @@ def test_check_says_it_and_write_adds_the_base(cli: Cli, tmp_path: Path):
     current = _current(cli, config, "--trinity-version", "0.6")
     assert (current["refused"], current["config_problem_codes"]) == (True, ["rope-theta-missing-refused"])
     assert _current(cli, config, "--trinity-version", "0.5")["config_problem_codes"] == ["rope-theta-missing"]  # s81
-    assert _current(cli, config, "--trinity-version", "0.5.1")["config_problem_codes"] == []  # transformers 4 alone
+    assert _current(cli, config, "--trinity-version", "0.5.1")["config_problem_codes"] == []
     status, _, _ = cli("--from-config", str(config), "--gpu", "h100", "--write", str(written))
     assert status == 0 and ("rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, "
                             "rope_theta: 1000000}") in written.read_text(encoding="utf-8")

@@ -31,7 +31,8 @@ ROLLOUT = {"explorer": {"rollout_model": {"engine_num": 4}}}
 THETA_MISSING = ("rope-theta-missing-refused", (
     "model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as Qwen3-8B's RoPE "
     "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
-    "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set; add rope_theta: "
+    "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0) unless model.rope_theta is set and "
+    "transformers is 5.12.1; add rope_theta: "
     "1000000 to it (as solver.trinity.patch_trinity_config does)"))
 """What 0.6 says of a Qwen3-8B's mapping the trainer builds without its base (ropetheta, s78)."""
 

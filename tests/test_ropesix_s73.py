@@ -93,21 +93,20 @@ def test_llama_31_loses_its_rope_base_without_rope_theta(version: str | None):
         "rope_scaling alone); set model.rope_theta"))
     fails = ("model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as Llama-3.1-8B's "
              "RoPE parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
-             "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set; ")
+             "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0) unless model.rope_theta is set and "
+             "transformers is 5.12.1; ")
     missing = {  # 0.6's trainer needs it in the mapping (ropetheta, s78); no release named, a but: line (s79)
         "0.6": [("rope-theta-missing-refused", (f"{fails}add rope_theta: 500000 to it (as "
                                                 "solver.trinity.patch_trinity_config does)"))],
         None: [("rope-theta-missing", (f"{fails}Trinity 0.5.0's and 0.5.2's fail alike on transformers 5, and 0.5's "
                                        "transformers 4 builds it; add rope_theta: 500000 to it (as "
                                        "solver.trinity.patch_trinity_config does; harmless on transformers 4)"))],
-        # 0.5.0's and 0.5.2's trainer on transformers 5 alike (loracautions, s81: tests/test_loracautions_s81.py)
-        "0.5": [("rope-theta-missing", (
-            "model.rope_scaling has no rope_theta: Trinity 0.5.0's and 0.5.2's trainer on transformers 5 (0.5.0 takes "
-            "any, 0.5.2 up to 5.3.0; 0.5.1 pins transformers below 5) sets it as Llama-3.1-8B's RoPE parameters, in "
-            "which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
-            "modeling_rope_utils.py:375 in 5.3.0, :446 in 5.12.1), but with model.rope_theta set; transformers 4 "
-            "builds it; add rope_theta: 500000 to it (as solver.trinity.patch_trinity_config does; harmless on "
-            "transformers 4)"))],
+        "0.5": [("rope-theta-missing", (  # 0.5.0 and 0.5.2 on transformers 5 alike (s81)
+            "model.rope_scaling has no rope_theta: on transformers 5 (Trinity 0.5.0 allows it, 0.5.2 up to 5.3.0) "
+            "Trinity 0.5's trainer sets it as Llama-3.1-8B's RoPE parameters, in which transformers finds no base, and "
+            "fails as it builds the model unless model.rope_theta is set; on transformers 4, which Trinity 0.5.2's "
+            "vllm extra installs (vLLM 0.17.0 to 0.19.0 require transformers below 5), it builds; add rope_theta: "
+            "500000 to it (as solver.trinity.patch_trinity_config does; harmless on transformers 4)"))],
     }.get(version, [])
     assert _problems("llama-3.1-8b", {"max_model_len": 32768, "rope_scaling": LLAMA3}, version) == [
         *missing, ("rope-theta-dropped", THETA.replace(*older) if version == "0.5" else THETA)]
@@ -121,10 +120,11 @@ def test_llama_31_loses_its_rope_base_without_rope_theta(version: str | None):
     ({"rope_scaling": None}, {}),
 ])
 def test_the_rope_base_given_or_nothing_handed_keeps_it(model_keys: dict[str, object], sections: dict[str, object]):
-    # on Trinity 0.5 (a mapping without rope_theta is its own but: line since s81, the trainer's: not this test's)
-    assert [problem for problem in _problems("llama-3.1-8b", {"max_model_len": 32768, "rope_scaling": LLAMA3,
-                                                              **model_keys}, "0.5", **sections)
-            if problem[0] != "rope-theta-missing"] == []
+    # on Trinity 0.5, whose trainer builds a mapping without rope_theta on transformers 4 (no release named: a line,
+    # test_ropecheck_s79; under 0.5 one of its own for transformers 5 since s81, test_persona62_s81)
+    problems = _problems("llama-3.1-8b", {"max_model_len": 32768, "rope_scaling": LLAMA3, **model_keys}, "0.5",
+                         **sections)
+    assert [problem for problem in problems if problem[0] != "rope-theta-missing"] == []
 
 
 def test_the_rollouts_own_scaling_loses_it_too():

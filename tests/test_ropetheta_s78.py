@@ -24,7 +24,8 @@ Cli = Callable[..., tuple[int, str, str]]
 YARN = {"rope_type": "yarn", "factor": 1.6, "original_max_position_embeddings": 40960}
 REFUSAL = ("model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl before 0.8 sets it as Qwen3-8B's RoPE "
            "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
-           "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set{given}; "
+           "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0) unless model.rope_theta is set and "
+           "transformers is 5.12.1{given}; "
            "add rope_theta: 1000000 to it (as solver.trinity.patch_trinity_config does)")
 LLAMA_CONFIG = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
                 "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
@@ -109,6 +110,13 @@ def test_a_mapping_without_its_base_is_refused_on_06(version: str):
     # of any type the trainer builds: a linear past the native context is told to be YaRN besides
     linear = _rope_problems({"rope_type": "linear", "factor": 1.6}, version)
     assert ("rope-theta-missing-refused", REFUSAL.format(given="")) in linear
+
+
+def test_a_mapping_without_its_base_is_a_but_line_on_05_unless_model_rope_theta_is_set():
+    # (no release named: a but: line since ropecheck, s79, tests/test_ropecheck_s79.py); under 0.5 no line before s81,
+    # whose 0.5.0 and 0.5.2 fail alike on transformers 5: tests/test_persona62_s81.py
+    assert [code for code, _ in _rope_problems(YARN, "0.5")] == ["rope-theta-missing"]
+    assert _rope_problems(YARN, "0.5", rope_theta=1000000) == []
 
 
 def test_a_mapping_another_line_says_to_remove_is_not_asked_for_its_base():

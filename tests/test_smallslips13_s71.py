@@ -34,7 +34,8 @@ def test_buy_buys_for_a_pool_out_of_service_and_its_table_shows_the_pool_had_non
     status, out, err = cli("cluster", str(_fleet(tmp_path)), "--buy")
     lines = out.splitlines()
     assert (status, err) == (0, "")
-    assert lines[0] == "status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest"
+    assert lines[0] == ("status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest (at their fewest "
+                        "they take 7 of the fleet's 8 GPUs; the 8 bought are for the pools")  # s81: its figure
     table = lines[lines.index("what to buy") + 4:lines.index("what to buy") + 6]
     assert table == ["│ a100 │ A100-80GB │     1 │   0 │           0 │          1 │",
                      "│ h20  │ H20-96GB  │     0 │  +1 │           8 │          1 │"]

@@ -66,7 +66,7 @@ def test_the_length_row_names_the_configs_kept_yarn_not_the_guides(cli, tmp_path
     assert status == 0
     assert [line for line in lines if line.startswith(("max_model_len ", "# model.rope_scaling"))] == [
         "max_model_len  131072 (YaRN rope scaling, cards.yaml's factor 4.0 over 32768, which stays)",
-        f"# model.rope_scaling: cards.yaml's stays, as --write keeps it: {YARN_KEPT}"]
+        f"# model.rope_scaling: cards.yaml's, as --write keeps it ({YARN_KEPT}), with the rope_theta it lacks added:"]
     # Factor 2 over 32768 falls short: the guide's factor is applied, and named.
     config.write_text(CARDS.replace("factor: 4.0", "factor: 2.0"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h200")

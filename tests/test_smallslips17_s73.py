@@ -128,7 +128,7 @@ def test_the_length_row_gives_a_kept_yarn_s_interpolated_factor_as_it_resolves(c
     # ${yarn.original}``, text that says nothing of the length; the plan reads 4 over 32768, which reaches 131072.
     row, out = cards_view(cli, tmp_path, "${yarn.factor}", "${yarn.original}", yarn={"factor": 4, "original": 32768})
     assert row == "max_model_len  131072 (YaRN rope scaling, cards.yaml's factor 4 over 32768, which stays)"
-    assert "# model.rope_scaling: cards.yaml's stays, as --write keeps it" in out
+    assert "# model.rope_scaling: cards.yaml's, as --write keeps it (" in out  # with the rope_theta it lacks (s81)
 
 
 SMALL_JOB_FLEET = """pools:

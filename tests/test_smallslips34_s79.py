@@ -78,7 +78,9 @@ def test_a_second_ctrl_c_in_an_interrupted_purchases_notes_leaves_it_standing(cl
     ctrl_c_in_widening_then_in_the_notes(monkeypatch)
     status, out, err = cli("cluster", str(SMALLER_ASKS), "--buy")
     assert (status, err) == (130, "solve cluster: interrupted: the best purchase found so far is above\n")
-    assert out.splitlines()[0] == "status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest"
+    assert out.splitlines()[0] == (  # s81: with the figure behind the bound
+        "status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest (at their fewest they take 9 "
+        "GPUs, 1 more than the fleet's 8; the other 7 bought are")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
 
 

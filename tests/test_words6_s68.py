@@ -71,8 +71,9 @@ def test_an_estimate_s_evidence_row_leaves_the_figures_to_the_memory_row(cli: Cl
     assert status == 0 and plan["evidence"] == "estimated"
     status, out, _ = cli("--model", "14B", "--gpu", "h100", "--len", "65536")
     assert status == 0 and row(out, "evidence") == (
-        "evidence estimated: the memory model's prediction (below); beyond its calibration: 8 GPUs (calibrated up to "
-        "6), SP=8 (calibrated up to SP=4)")
+        "evidence estimated: the memory model's prediction (below; docs/memory.md in rft-solver's source gives its "
+        "accuracy on held-out cells at margin 0.01); beyond its calibration: 8 GPUs (calibrated up to 6), SP=8 "
+        "(calibrated up to SP=4)")
     assert row(out, "memory").startswith(f"memory {figures} predicted, ") and out.count(figures) == 1
     # the fragment, which has no memory row, keeps them in its evidence
     status, out, _ = cli("--model", "14B", "--gpu", "h100", "--len", "65536", "--emit", "trinity")

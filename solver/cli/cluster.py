@@ -51,13 +51,13 @@ from solver.cli.status import FULL_DISK_STATUS, INTERRUPTED, NO_PLAN
 from solver.cli.trinity_options import engines_note
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
+    EVERY_JOB,
     HINTS_QUESTIONS_PER_SECOND,
     JOBS_NAMED,
     REASONS_QUESTIONS_PER_SECOND,
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
     QueryError,
-    counted,
     it_or_them,
     named_jobs,
 )
@@ -100,13 +100,14 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
     parser.add_argument("--buy", action="store_true",
                         help="instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with "
-                        "which every job is placed, the placement with them, and the jobs no number of nodes would "
-                        "place; only the file's pools grow (for a GPU type it lacks, add a pool of it "
-                        "with nodes: 0)")
+                        "which every job (every required one, where some are) is placed, the placement with them, "
+                        "and the jobs no number of nodes would place; only the file's pools grow (for a GPU type it "
+                        "lacks, add a pool of it with nodes: 0)")
     parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
                         help="these jobs must be placed, besides those the file marks required: true (a placement "
                         "that cannot place them all is infeasible; --buy buys for the required jobs only, the others "
-                        "placed where the nodes bought for them leave room)")
+                        f"placed where the nodes bought for them leave room); {EVERY_JOB}: every job of the file "
+                        "(unless a job is named so)")
     parser.add_argument("--current", metavar="PLACEMENT.json", type=path_argument("file to read"),
                         help="the placement the fleet runs now (what solve cluster --json printed): its jobs stay on "
                         "their nodes and GPUs unless moving one places more priority (with --minimize nodes, uses "
@@ -191,7 +192,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     --token-budget auto does not give them, that --buy names the fewest GPUs, then nodes, to add (with --required naming
     the run's --required jobs and, where the required jobs are placed or with --minimize nodes, every other job but
     those no nodes place: --buy buys for the required ones alone, and drops the others it need not; more than
-    `JOBS_NAMED` of them as ``--required JOBS``, counted and named in short after the command; with none where
+    `JOBS_NAMED` of them as ``--required all`` where they are every job the run does not require already (`EVERY_JOB`),
+    else as ``--required JOBS``, counted and named in full after the command; with none where
     the file marks no job required and nodes may place each one it would name: --buy alone buys for every such job;
     with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
     the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
@@ -234,11 +236,13 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             goal = "to place the jobs left out too" if result.placements else goal
         else:
             goal = "to place the required jobs"
-        if len(named) > JOBS_NAMED:  # a name list this long hides the command: named in words after it
+        others = [job.name for job in fleet.jobs if job.name not in named]
+        if (len(named) > JOBS_NAMED and set(others) <= set(result.required)
+                and all(job.name != EVERY_JOB for job in fleet.jobs)):  # every job, none left unmarked: in one word
+            command += f" --required {EVERY_JOB}"
+        elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
             command += " --required JOBS"
-            others = [job.name for job in fleet.jobs if job.name not in named]
-            jobs_said = (f"; JOBS: {counted(len(named), 'job')}' names, comma-separated: every job"
-                         f"{f' but {named_jobs(others)}' if others else ' of the file'} ({named_jobs(list(named))})")
+            jobs_said = f"; JOBS (every job but {', '.join(others)}): {','.join(named)}"
         elif named:
             command += f" --required {shlex.quote(','.join(named))}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own

@@ -150,8 +150,9 @@ def add_token_budget_option(parser: argparse.ArgumentParser | argparse._Argument
     one that also takes a cap, N, as that one does)."""
     default = "default, unless --from-config's config sets a lower one, which is then N" if from_config else "default"
     caps = caps or from_config
+    raised = "; where N leaves no plan for the length, the answer names the smallest N that does" if from_config else ""
     tokens = ("; or N (32768 or 32k): as auto, but no plan takes more than N tokens per GPU, and each holds a "
-              "sequence at N (ceil(L / SP) <= N)") if caps else ""
+              f"sequence at N (ceil(L / SP) <= N){raised}") if caps else ""
     parser.add_argument("--token-budget", metavar="MODE|N" if caps else "MODE",
                         type=planner_token_budget if caps else token_budget_mode,
                         help="trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x L / SP), for every plan "

@@ -116,7 +116,8 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", type=model_name,
-                        help=f"model: {MODEL_NAMES} (or from --from-config)")
+                        help=f"model: {MODEL_NAMES} (or from --from-config; a local checkpoint folder or its "
+                        "config.json: --model-config)")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100,h200): an answer for "
                         "each, in that order (a GPU type named twice is answered once); default: each one with tables")
@@ -168,7 +169,8 @@ def build_parser() -> Parser:
     add_own_gpu_options(estimates, listed=True)
     parser.add_argument("--explain", action="store_true",
                         help="say why: the rule that rules out each cheaper plan, or what stops any plan")
-    parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
+    parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type (with "
+                        "--from-config, its config_keys_changed lists the config keys --write would change)")
     trinity = parser.add_argument_group("Trinity config")
     trinity.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
     trinity.add_argument("--out", metavar="FILE", type=output_path, help="write that fragment to FILE")

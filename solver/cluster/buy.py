@@ -21,6 +21,7 @@ from solver.cluster.model import (
     PlacementModel,
     add_bought_nodes,
     build_placement_model,
+    fewest_gpus,
     placement_solver,
     placement_stages,
 )
@@ -152,7 +153,10 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
             placed_with, search = _placed_as_bought(planner, after, limit, interrupt,
                                                     (deadline, budget - staged.spent - chose.spent), report,
                                                     (options, chose.search))
+    fewest, _ = fewest_gpus(owned, [option for option in exact if owned.jobs[option.job].required])
     unfound = PurchaseResult(status="unknown", gpus=None, nodes=None, bound=None, pools=(), fits_nowhere=fits_nowhere,
+                             fewest_gpus=sum(fewest.values()),
+                             fleet_gpus=sum(pool.up_nodes * pool.gpus_per_node for pool in fleet.pools),
                              required=tuple(must), searched=True, host_rounded=host_rounded,
                              undecided_ways=planner.undecided,
                              ways_cut_short=cut_short, ways_time_limit_s=ways.covering_time_limit_s,

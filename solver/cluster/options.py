@@ -370,6 +370,18 @@ class Planner:
             return ReleaseCounts(self.trinity_version, self.expert_layout, self.batch_divisor, self.trinity_release)
         return release_counts(training.trinity_version)
 
+    def solve_best(self, pool: Pool, job: Job, plan: Plan) -> Plan | None:
+        """Where `plan`, `job`'s placed plan in `pool`, is the tables' (documented or inferred) and estimates are on
+        (``auto``), the plan `solve` gives the job on its trainer GPUs at its length (``--gpus N --exact``: the same
+        question with the estimates beside the tables), where that is the memory model's estimate: the cheaper plan
+        the cluster forgoes by taking the tables' first (`job_options`), as `solve` names the tables' on its ``tables'
+        best`` line; None otherwise."""
+        if self.estimate != "auto" or plan.evidence == "estimated":
+            return None
+        best = self.best(pool.gpu, job.model, plan.gpus, plan.max_model_len, pool.gpus_per_node, self.estimate,
+                         pool.host_ram_gb, None, job.training)
+        return best if best is not None and best.evidence == "estimated" else None
+
     def roomy_margin(self, gpu: str, job: Job) -> float:
         """The margin at which an estimate of `job`'s model (`job_model`: its adapter on its own targets) with Env on
         `gpu` fits exactly where, at the planner's margin, it keeps the room to spare that the thin-headroom caution
@@ -513,14 +525,19 @@ def keeps_running(fleet: Fleet, option: Option, running: RunningJob) -> bool:
     plan, training = option.plan, fleet.jobs[option.job].training
     return (running.model in (None, fleet.jobs[option.job].model) and option.pool == running.pool
             and not running.runs_where_gone(fleet.pools[running.pool])
-            and running.training in (None, training.as_running)
-            and (running.trinity_version is None or training.trinity_version is None
-                 or releases_agree(training.trinity_version, running.trinity_version))
+            and running.training in (None, training.as_running) and release_kept(fleet, running)
             and option.nodes == len(running.nodes)
             and option.gpus_per_node(fleet.pools[running.pool].gpus_per_node) == len(running.gpu_indexes)
             and plan.gpus == running.trainer_gpus and option.rollout_gpus == running.rollout_gpus
             and plan.max_model_len == running.max_model_len and plan.sp == running.sp
             and plan.offload == running.offload)
+
+
+def release_kept(fleet: Fleet, running: RunningJob) -> bool:
+    """Whether the Trinity release `fleet` asks of the job that runs now as `running` agrees with the one it runs on
+    (`releases_agree`: no restart); true where either is not named (not compared)."""
+    asked = fleet.jobs[running.job].trinity_version
+    return running.trinity_version is None or asked is None or releases_agree(asked, running.trinity_version)
 
 
 def evidence_tiers(planner: Planner, fleet: Fleet, index: int,

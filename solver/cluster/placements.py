@@ -16,6 +16,7 @@ from solver.cluster.options import (
     host_capacity_tenths,
     keeps_running,
     layout,
+    release_kept,
 )
 from solver.cluster.widen import ways_to_grow
 from solver.memory import rollout_engines, shown_host_need
@@ -29,7 +30,7 @@ from solver.results import (
     trainer_spans_nodes_caution,
 )
 from solver.rules import trainer_nodes_of
-from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either, releases_agree
+from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
 from solver.tables.peft_match import ALL_LINEAR
 
 
@@ -104,7 +105,8 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     in a pool that checks it, the host memory it needs per node, and its rollout's engines (`rollout_engines`); its
     plan cautioned where the tables say it runs out of memory (`Planner.with_tables_caution`, with --estimate);
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node; `moved_to_widen`:
-    whether widening moved it alone onto a node no job used."""
+    whether widening moved it alone onto a node no job used; and the cheaper estimated plan `solve` gives it on its
+    trainer GPUs, where its plan is the tables' (`Planner.solve_best`)."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
     model = planner.catalog.model(job.model)  # its rollout's vLLM keeps LoRA slots for every module it supports
     release = planner.release_of(job.training)
@@ -126,7 +128,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      plan=(plan if spans is None else plan.with_caution(spans)).model_copy(
                          update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
-                     rollout_engines=engines)
+                     rollout_engines=engines, solve_best=planner.solve_best(pool, job, option.plan))
 
 
 def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running: Sequence[RunningJob],
@@ -178,7 +180,7 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
             return {"current": "stays", "stay_reason_code": StayCode.WAYS_CUT_SHORT, "stay_reason": (
                 "kept as it runs: the time limit cut working out its ways short, so no other way of its was weighed "
                 f"(raise {planner.option_names.time_limit})")}
-        if as_now == as_placed and job.model in (None, placed.model) and trains_as_now:
+        if as_now == as_placed and job.model in (None, placed.model) and trains_as_now and release_kept(fleet, job):
             ways_kept = (final[job.job][0], options)
             try:
                 with planner.asking_until(until):
@@ -413,8 +415,7 @@ def _asks_otherwise(planner: Planner, fleet: Fleet, job: RunningJob) -> tuple[Mo
                    if not same_targets else (f"lora_exclude_modules {training.lora_exclude_modules or 'none'}",
                                              f"exclude_modules {excluded or 'none'}"))
         return MoveCode.TRAINING_CHANGED, f"the file asks {changed[0]} now; it runs with {changed[1]}"
-    if (job.trinity_version is not None and asked.trinity_version is not None
-            and not releases_agree(asked.trinity_version, job.trinity_version)):
+    if not release_kept(fleet, job):
         return (MoveCode.RELEASE_CHANGED,
                 f"the file asks trinity_version {asked.trinity_version} now; it runs on Trinity {job.trinity_version}")
     return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import ceil
 from pathlib import Path
@@ -22,6 +22,7 @@ from solver.render.styles import setting_style
 from solver.results import (
     ClusterResult,
     Placement,
+    Plan,
     PoolUse,
     PurchaseResult,
     StayCode,
@@ -31,6 +32,7 @@ from solver.results import (
 )
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
 from solver.tables import (
+    EVERY_JOB,
     Catalog,
     CriticStates,
     Fleet,
@@ -100,7 +102,8 @@ def training_note(critic: bool, dpo: bool = False, targets: bool = False, exclud
             + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else ""))
 RELEASE_NOTE = ("Trinity: the release the job's plans are counted for (its trinity_version; else, where it runs now, "
                 "the one its plan names; else the run's); none: none named (0.6's counts)")
-"""A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases."""
+"""A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases,
+or a placed job names its own (`_named_releases`)."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -160,9 +163,10 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     marked where it is one of the `required`, trainer and rollout GPUs against those it asked, plan, length, cost,
     evidence and host memory), with a note on each estimated plan's predicted memory (as `solve`'s ``memory`` row gives
     it) and one on how each mixture of experts placed for a named Trinity release counted its routed experts
-    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), or its title alone where nothing is placed; its
-    notes name options as `names` do; each job's Trinity release where the placement's jobs are counted for several
-    (`releases`, `_mixed_releases`)."""
+    (`Plan.experts_counted`, as `solve`'s ``experts`` row gives it), one on each tables' plan where `solve` gives the
+    job a cheaper estimate (`_solve_best_words`), or its title alone where nothing is placed; its notes name options
+    as `names` do; each job's Trinity release where the placement's jobs are counted for several, or one names its
+    own (`releases`, `_named_releases`)."""
     host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
@@ -193,7 +197,9 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
         f"{placement.job}: {placement.plan.experts_counted}" for placement in _as_the_gpus_lie(here)
-        if placement.plan.experts_counted and placement.plan.trinity_version]
+        if placement.plan.experts_counted and placement.plan.trinity_version] + [
+        _solve_best_words(placement, best) for placement in _as_the_gpus_lie(here)
+        if (best := placement.solve_best) is not None]
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (
@@ -201,6 +207,17 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     for placement in _as_the_gpus_lie(here):
         view.add_row(*_pool_row(pool, placement, columns))
     return TableOrBlocks(view, heading=columns.headers.index("job"))
+
+
+def _solve_best_words(placement: Placement, best: Plan) -> str:
+    """A pool table's note on a job placed on the tables' plan where `solve` gives it a cheaper estimate on its
+    trainer GPUs (`best`, its `Placement.solve_best`): that plan, its cost beside the placed one's and its predicted
+    memory, and why the cluster took the tables'."""
+    plan = placement.plan
+    return (f"{placement.job}: solve's best on its {counted(plan.gpus, 'trainer GPU')} at {plan.max_model_len} is "
+            f"{best.setting.label} ({best.evidence_and_single_gpu}; {best.cost / plan.cost:.2f}x the cost; "
+            f"{best.prediction_words}); placed on the tables' {plan.setting.label} ({plan.evidence}), as the cluster "
+            "takes the tables' plans first")
 
 
 def _as_the_gpus_lie(here: list[Placement]) -> list[Placement]:
@@ -231,8 +248,8 @@ class _PoolColumns:
     its at_most cap or None: at the length asked otherwise, "(≥N)" would add nothing); and the jobs placed here that
     must be (`required`, their names); whether each job says if it stays where it runs now (`current`: with
     --current); and whether each says what it trains (`training`: where a job trains LoRA, builds no reference
-    model, trains a PPO critic or trains DPO); and whether each names its Trinity release (`releases`: where the
-    placement's jobs are counted for several)."""
+    model, trains a PPO critic or trains DPO); and whether each names its Trinity release (`releases`:
+    `_named_releases`)."""
 
     offloads: bool
     scaled: bool
@@ -268,10 +285,14 @@ class _PoolColumns:
                 *(("host GiB/node",) if self.offloads else ()), *(("now",) if self.current else ()))
 
 
-def _mixed_releases(placements: Iterable[Placement]) -> bool:
-    """Whether `placements`' plans are counted for more than one Trinity release (a cluster job's own
-    ``trinity_version``, or the one a running job's plan names, beside the run's): their tables name each job's."""
-    return len({placement.plan.trinity_version for placement in placements}) > 1
+def _named_releases(placements: Sequence[Placement], fleet: Fleet) -> bool:
+    """Whether the tables of `placements` (of `fleet`'s jobs) name each job's Trinity release: where their plans are
+    counted for more than one (a cluster job's own ``trinity_version``, or the one a running job's plan names, beside
+    the run's), or where a placed job names its own (the run's may be another, or none: all jobs of ``0.5`` under no
+    ``--trinity-version``)."""
+    placed = {placement.job for placement in placements}
+    return (len({placement.plan.trinity_version for placement in placements}) > 1
+            or any(job.trinity_version is not None for job in fleet.jobs if job.name in placed))
 
 
 def _host_need(placement: Placement) -> float | None:
@@ -349,7 +370,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     required = _marked_required(result.required, fleet)
     for pool, use in zip(fleet.pools, result.pools, strict=True):
         renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name], required,
-                                      names, _mixed_releases(result.placements)))
+                                      names, _named_releases(result.placements, fleet)))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
     renderables += [*_move_reasons(result.placements), *_placed_cautions(result.placements),
@@ -643,7 +664,7 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
         use = PoolUse(pool=pool.name, nodes=bought.nodes_after, gpus=bought.nodes_after * pool.gpus_per_node,
                       down=bought.down, nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
         lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names,
-                                _mixed_releases(result.placements)))
+                                _named_releases(result.placements, fleet)))
     lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
               *_no_rollout_gpus_given(result.placements, fleet, names)]
     if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
@@ -651,9 +672,13 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
         beside = ("the jobs placed (the required ones, then the most priority of the others)"
                   if any(placement.job not in result.required for placement in result.placements)
                   else "the required jobs")
+        every_job = ("" if any(job.name == EVERY_JOB for job in fleet.jobs)
+                     else f"; {names.required}{f'={[EVERY_JOB]}' if names.keywords else f' {EVERY_JOB}'} buys for "
+                     "every job")
         lines.append(Text(f"left out (not required): {', '.join(result.left_out)}: no room "
                           f"{'' if result.placement_proven else 'found '}for "
-                          f"{it_or_them(len(result.left_out))} beside {beside} on the pools {pools}", style="yellow"))
+                          f"{it_or_them(len(result.left_out))} beside {beside} on the pools {pools}{every_job}",
+                          style="yellow"))
     return lines
 
 
@@ -679,7 +704,22 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
     bound = ("proven the fewest" if result.status == "optimal" else
              f"proven bound {result.bound} GPUs" if result.bound is not None else "no bound proven")
     return Text(f"status: {result.status}; to place {jobs}, buy {counted(result.gpus, 'GPU')} "
-                f"({counted(result.nodes or 0, 'node')}), {bound}", style="bold")
+                f"({counted(result.nodes or 0, 'node')}), {bound}{_fewest_gpus_words(result)}", style="bold")
+
+
+def _fewest_gpus_words(result: PurchaseResult) -> str:
+    """The figure behind a purchase's bound, in words: the GPUs the jobs it must place take at their fewest against
+    the fleet's (`PurchaseResult.fewest_gpus`, `fleet_gpus`), and what the purchase buys past the difference, for the
+    pools the jobs may use and their layouts to pack into the nodes; "" where JSON made before them lacks them."""
+    need, has, gpus = result.fewest_gpus, result.fleet_gpus, result.gpus or 0
+    if need is None or has is None:
+        return ""
+    packing = gpus - max(need - has, 0)
+    why = "for the pools they may use and their layouts (GPUs and host memory) to pack into the nodes"
+    if need <= has:
+        return f" (at their fewest they take {need} of the fleet's {has} GPUs; the {gpus} bought are {why})"
+    more = f"at their fewest they take {need} GPUs, {need - has} more than the fleet's {has}"
+    return f" ({more}; the other {packing} bought are {why})" if packing else f" ({more})"
 
 
 def purchase_json(result: PurchaseResult) -> str:

@@ -102,9 +102,11 @@ NO_CONFIG_APPLIED = ConfigApplied()
 
 CHECKPOINT_KEY = ("trainer", "save_hf_checkpoint")
 """Where an Offload plan saves no Hugging Face weights, unless the config chooses its own."""
-ROPE_FACTOR = ("model", "rope_scaling", "factor")
+ROPE_SCALING = ("model", "rope_scaling")
+"""Where a YaRN is set, in a config and in the plan's keys."""
+ROPE_FACTOR = (*ROPE_SCALING, "factor")
 """A YaRN's factor, which a config's own YaRN that --write keeps sets (`ConfigApplied.kept`)."""
-ROPE_ORIGINAL = ("model", "rope_scaling", "original_max_position_embeddings")
+ROPE_ORIGINAL = (*ROPE_SCALING, "original_max_position_embeddings")
 """The positions a YaRN's factor multiplies, which a config's own YaRN that --write keeps sets too."""
 ACROSS_GPU_TYPES = "compare it within one GPU type: a cost counts GPUs and settings, not a GPU type's speed"
 """What the ``cost`` row adds where the answers are for several GPU types, whose costs side by side do not say which
@@ -132,7 +134,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     (`no_checkpoint_words`); beside a YaRN, the model's own ``model.rope_theta`` where the rollout's vLLM would drop
     it (`rope_theta_to_set`), as the fragment sets it, and in the YaRN its ``rope_theta`` (`mapped_rope_theta`). The
     YaRN, RoPE base and checkpoint lines are comments where the
-    config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`); the YaRN line gives
+    config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`), but a kept YaRN that
+    lacks the model's ``rope_theta`` (`_kept_yarn_lacks`), which --write adds; the YaRN line gives
     the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`); for `dpo`
     (`Answer.dpo_pairs`), the actor's one pair, as the fragment writes it (`DPO_PAIR_SIZES`); with `cautions_above`
     (the summary's caution rows give the plan's cautions on its LoRA config's save), the LoRA config's comment points
@@ -153,7 +156,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         layout = written_layout(version, plan.expert_layout)
         lines += [f"# {lora_configs_words(model, version, layout, plan.lora_targets, cautions_above)}:",
                   f"model.lora_configs: {yaml_flow([plan.lora_config])}"]
-    if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
+    added = _kept_yarn_lacks(model, kept) if rope_scaling is not None else []
+    if plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None and added:
+        lines += [(f"# model.rope_scaling: {kept_in}'s, as {names.write} keeps it ({YARN_KEPT}), with the "
+                   f"{' and '.join(added)} it lacks added:"), f"model.rope_scaling: {rope_scaling}"]
+    elif plan.rope_scaling_factor is not None and _kept_yarn(kept_in, kept) is not None:
         lines.append(f"# model.rope_scaling: {kept_in}'s stays, as {names.write} keeps it: {YARN_KEPT}")
     elif plan.rope_scaling_factor is not None and rope_scaling is not None:
         lines.append(f"model.rope_scaling: {rope_scaling}")
@@ -236,6 +243,14 @@ def _kept_yarn(kept_in: str | None, kept: Mapping[tuple[str, ...], str]) -> str 
     if kept_in is None or ROPE_FACTOR not in kept:
         return None
     return f"{kept_in}'s factor {kept[ROPE_FACTOR]} over {kept[ROPE_ORIGINAL]}"
+
+
+def _kept_yarn_lacks(model: Model, kept: Mapping[tuple[str, ...], str]) -> list[str]:
+    """The keys --write adds to a config's own YaRN that it keeps (`kept`: `ConfigApplied.kept`), where the mapping
+    lacks them: `model`'s ``rope_theta`` (`mapped_rope_theta`) and ``partial_rotary_factor``
+    (`Model.vllm_partial_rotary_lost`), as the guide's YaRN line carries them."""
+    wanted = {"rope_theta": mapped_rope_theta(model), "partial_rotary_factor": model.vllm_partial_rotary_lost}
+    return [name for name, value in wanted.items() if value is not None and (*ROPE_SCALING, name) not in kept]
 
 
 def _yarn_caution(plan: Plan, model: Model) -> str:
@@ -596,10 +611,15 @@ def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str 
 
 def _evidence_words(answer: Answer, plan: Plan) -> str:
     """The summary's ``evidence`` row: what the plan rests on (`Plan.evidence_text`), but for an estimate without the
-    memory model's figures, which the ``memory`` row below it gives."""
-    if plan.source is None:
-        return f"estimated: the memory model's prediction (below){plan.beyond_calibration_words}"
-    return plan.evidence_text(answer.gpu, answer.model)
+    memory model's figures, which the ``memory`` row below it gives; for an estimate of the shipped memory model,
+    where its accuracy on held-out cells is, at the default margin those figures are for (the memory model's own,
+    which a small card's default or --margin may not be)."""
+    if plan.source is not None:
+        return plan.evidence_text(answer.gpu, answer.model)
+    default = answer.memory_model_margin if answer.memory_model_margin is not None else answer.margin
+    accuracy = (f"; docs/memory.md in rft-solver's source gives its accuracy on held-out cells at margin {default:g}"
+                if default is not None and answer.memory_model_source is None else "")
+    return f"estimated: the memory model's prediction (below{accuracy}){plan.beyond_calibration_words}"
 
 
 def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:

@@ -193,6 +193,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         without_none,
     )
     from solver.tables.text import (
+        EVERY_JOB,
         JOBS_NAMED,
         OneLineError,
         QueryError,
@@ -249,6 +250,7 @@ __all__ = [
     "DETERMINISTIC_PER_SECOND",
     "DPO_CONFLICTS",
     "ESCALATION_ORDER",
+    "EVERY_JOB",
     "FAST_NODE_INTERCONNECTS",
     "HINTS_QUESTIONS_PER_SECOND",
     "HOST_HELD_CRITICS",

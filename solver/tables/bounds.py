@@ -394,8 +394,8 @@ def _minor_and_patch(value: object) -> tuple[str, str | None] | None:
     reads it; None for a value that is no release, a pre-release (`PRE_RELEASE`), or none rft-solver knows
     (`KNOWN_TRINITY_RELEASES`)."""
     release = _written_release(value)
-    if (release is None or PRE_RELEASE.search(release[3])
-            or release[2] not in (None, *KNOWN_TRINITY_RELEASES.get(release[1], ()))):
+    if (release is None or PRE_RELEASE.search(release[3]) or release[1] not in KNOWN_TRINITY_RELEASES
+            or release[2] not in (None, *KNOWN_TRINITY_RELEASES[release[1]])):
         return None
     return release[1], release[2]
 
@@ -409,7 +409,7 @@ def release_name(value: str | None) -> str | None:
     """The Trinity release `value` names (as `trinity_release` takes it; None: none named) as rft-solver names it back,
     in a plan's JSON and its check command: its minor version and its patch where written, without a ``v``, a
     post-release's suffix or a local build's label (``v0.5.1``: ``0.5.1``; ``0.6.0+cu121``: ``0.6.0``; ``0.5``); None
-    for a value that is no release, or one `trinity_release` refuses (``0.6.0.dev0``, ``0.6.1``)."""
+    for a value that is no release, or one `trinity_release` refuses (``0.6.0.dev0``, ``0.6.1``, ``0.7``)."""
     release = _minor_and_patch(value)
     return None if release is None else release[0] if release[1] is None else f"{release[0]}.{release[1]}"
 

@@ -357,13 +357,15 @@ def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
 
 
 def running_releases(fleet: Fleet, running: Iterable[RunningJob]) -> Fleet:
-    """`fleet` with each job that names no Trinity release (its ``trinity_version``) and runs now on one its plan
-    names (`RunningJob.trinity_version`) given that one: a running job keeps the release it runs on, and its ways are
-    counted for it; the others as they are (their own release, else the run's)."""
+    """`fleet` with each job that runs now on a Trinity release its plan names (`RunningJob.trinity_version`) given
+    that one where it names none of its own (its ``trinity_version``), or one of which that is a patch (``0.5``
+    running ``0.5.1``: the release it runs on, whose transformers the counts follow): a running job keeps the release
+    it runs on, and its ways are counted for it; the others as they are (their own release, else the run's)."""
     kept = {job.job: job.trinity_version for job in running if job.trinity_version is not None}
     return fleet.model_copy(update={"jobs": tuple(
         job.model_copy(update={"trinity_version": kept[index]})
-        if job.trinity_version is None and index in kept else job for index, job in enumerate(fleet.jobs))})
+        if index in kept and (job.trinity_version is None or kept[index].startswith(f"{job.trinity_version}."))
+        else job for index, job in enumerate(fleet.jobs))})
 
 
 def given_fleet(fleet: Fleet | Path | str, catalog: Catalog) -> Fleet:

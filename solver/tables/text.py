@@ -388,6 +388,10 @@ def and_more(items: Sized, shown: int = 1) -> str:
 JOBS_NAMED = 4
 """How many jobs a line that names jobs names before it counts the rest."""
 
+EVERY_JOB = "all"
+"""The name ``--required`` (the API's `required`) takes for every job of the fleet, unless one of its jobs is named
+so."""
+
 
 def named_jobs(jobs: Sequence[str], noun: str = "job") -> str:
     """Jobs (or other things, `noun`) by name, the first `JOBS_NAMED` of them, the rest counted: ``a, b, c, d and 2

@@ -881,32 +881,35 @@ def _check_rope_theta(checks: _ConfigChecks, model: Model) -> None:
 
 
 def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, Any]) -> None:
-    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta`` where the release's trainer may run
-    on transformers 5 (`_trainer_transformers`: 0.6, 0.5 but for 0.5.1, which pins transformers below 5, and none
-    named): 0.6's on verl before 0.8 and 0.5.0's and 0.5.2's alike (``trainer/verl/fsdp_workers.py:362-363`` in 0.5.2,
-    ``:358-359`` in 0.5.0) set the mapping as the model's RoPE parameters, in which transformers 5 then finds no base
-    (`mapped_rope_theta`): without it the trainer fails as it builds the model, whatever its type (``base ** ...`` of
-    None, ``modeling_rope_utils.py:375`` in 5.0.0 and 5.3.0, the newest 0.5.2 takes, ``:446`` in 5.12.1);
-    ``model.rope_theta`` mends it up to 5.12.1 (5.25.0 standardizes the mapping in the setter, before Trinity sets
-    the base). Refused on 0.6, as a trainer failure of the release is (`_type_refuses_rope`); a ``but:`` line on 0.5
-    (0.5.0 and 0.5.2 also run on transformers 4, which builds it) and where no release is named (naming 0.6's failure
-    and 0.5's). The fix is the model's own base (`Model.own_rope_theta`) in the mapping."""
+    """Check a ``model.rope_scaling`` mapping (`rope`) for its own ``rope_theta``: a release's trainer that sets the
+    mapping as the model's RoPE parameters on transformers 5 then finds no base there (`mapped_rope_theta`), and fails
+    as it builds the model, whatever its type. Trinity 0.6 (`checks.version` 0.6, or none named) does so on verl
+    before 0.8; ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0 standardizes the mapping in the
+    setter, before Trinity sets the base). Refused on 0.6, as a trainer failure of the release is
+    (`_type_refuses_rope`); a ``but:`` line naming 0.6 where no release is named (the config may be for 0.5). Trinity
+    0.5.0 and 0.5.2 do so too on transformers 5, which they allow (0.5.2 up to 5.3.0, whose ``_compute_*_parameters``
+    read the base from the mapping, ``modeling_rope_utils.py:317``, ``base ** ...`` of None at ``:375`` for YaRN),
+    unless ``model.rope_theta`` is set (``trainer/verl/fsdp_workers.py:364-365`` in 0.5.2 sets the attribute that
+    ``standardize_rope_params`` fills the mapping from): a ``but:`` line under 0.5, not refused, since their vllm
+    extra installs transformers 4, which builds it; none under 0.5.1 (`checks.experts` ``separate``: transformers 4
+    alone: `_trainer_transformers`). The fix is the model's own base (`Model.own_rope_theta`) in the mapping."""
     if 5 not in _trainer_transformers(checks) or "rope_theta" in rope:
         return
     theta = model.own_rope_theta
-    given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
     fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model)}"
     if checks.version == "0.5":
-        checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
-            f"model.rope_scaling has no rope_theta: Trinity 0.5.0's and 0.5.2's trainer on transformers 5 (0.5.0 "
-            f"takes any, 0.5.2 up to 5.3.0; 0.5.1 pins transformers below 5) sets it as {model.name}'s RoPE "
-            "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
-            f"modeling_rope_utils.py:375 in 5.3.0, :446 in 5.12.1), but with model.rope_theta set{given}; "
-            f"transformers 4 builds it; add {fix} to it (as {checks.names.write} does; harmless on transformers 4)"))
+        if checks.absent(("model", "rope_theta")):
+            checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
+                f"model.rope_scaling has no rope_theta: on transformers 5 (Trinity 0.5.0 allows it, 0.5.2 up to "
+                f"5.3.0) Trinity 0.5's trainer sets it as {model.name}'s RoPE parameters, in which transformers finds "
+                "no base, and fails as it builds the model unless model.rope_theta is set; on transformers 4, which "
+                "Trinity 0.5.2's vllm extra installs (vLLM 0.17.0 to 0.19.0 require transformers below 5), it builds; "
+                f"add {fix} to it (as {checks.names.write} does; harmless on transformers 4)"))
         return
+    given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
     fails = (f"Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s RoPE parameters, in which "
              f"transformers 5 finds no base, and fails as it builds the model (a TypeError, modeling_rope_utils.py:446 "
-             f"in 5.12.1, :488 in 5.25.0), but on 5.12.1 with model.rope_theta set{given}")
+             f"in 5.12.1, :488 in 5.25.0) unless model.rope_theta is set and transformers is 5.12.1{given}")
     if checks.version == "0.6":
         checks.add(ConfigProblemCode.ROPE_THETA_MISSING_REFUSED, (
             f"model.rope_scaling has no rope_theta: {fails}; add {fix} to it (as {checks.names.write} does)"))
