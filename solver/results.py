@@ -1828,16 +1828,23 @@ class ApplySettings(TrinitySettings):
         return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
 
-class ConfigKeyChange(Frozen):
-    """One key of a --from-config config that applying a plan sets to another value, as --write sets it
+class ConfigKeyChange(LeftOutWhenNone):
+    """One key of a --from-config config that applying a plan sets to another value, or removes, as --write does
     (``solve --from-config --json``'s ``config_keys_changed``, `solver.trinity.config_key_changes`): its dotted path,
-    the config's value and the plan's. Hashable by its JSON, as the answer holding it is by value."""
+    the config's value and the plan's, and whether --write removes it. Hashable by its JSON, as the answer holding it
+    is by value."""
+
+    left_out_where_none: ClassVar[tuple[str, ...]] = ("removed",)
 
     key: str = Field(description=(
         "the key's dotted path (``trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu``)"))
     config_value: Any = Field(description=(
         "the config's value there as written (an interpolation as its text); null where the config lacks the key"))
-    plan_value: Any = Field(description="the plan's value, which --write sets there")
+    plan_value: Any = Field(description="the plan's value, which --write sets there; null for a key it removes")
+    removed: bool | None = Field(default=None, description=(
+        "true where --write removes the key (a stale model.rope_scaling, which contradicts the plan's length; with "
+        "--trinity-version 0.5, a key of Trinity 0.6's under trainer, which 0.5 refuses): a script that applies the "
+        "list deletes it; left out otherwise"))
 
     def __hash__(self) -> int:  # by its JSON, as `ApplySettings`: a value may be a mapping or a list
         return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
@@ -1942,9 +1949,9 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "adapter adapts more parameters than the plan counted on --lora-targets); left out otherwise"))
     config_keys_changed: tuple[ConfigKeyChange, ...] | None = Field(default=None, description=(
         "solve --from-config --json's, beside apply: every key of the config that applying the best plan sets to "
-        "another value, as --write sets it (a key the config lacks too, from null), in the order --write sets them; "
-        "empty where the config has the plan's values already; left out where there is no apply (and from the Python "
-        "API's answers: solver.trinity.config_key_changes gives it)"))
+        "another value, as --write sets it (a key the config lacks too, from null), in the order --write sets them, "
+        "then those --write removes (removed: true); empty where the config has the plan's values already; left out "
+        "where there is no apply (and from the Python API's answers: solver.trinity.config_key_changes gives it)"))
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(

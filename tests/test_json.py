@@ -28,6 +28,7 @@ from solver.results import (
     UNPLACED_LEFT_OUT_WHEN_NONE,
     BeyondCode,
     CautionCode,
+    ConfigKeyChange,
     CurrentSettings,
     ExplainRule,
     GpuMap,
@@ -320,13 +321,14 @@ CURRENT_SETTINGS = {"config": "trinity.yaml", "gpus": 8, "gpus_given": True, "en
 
 def test_the_schema_leaves_out_only_what_the_json_leaves_out():
     # Every key of every object is required but the answer's keys printed only when present, and a source cell's
-    # other GPU type and table source (printed only where there is one).
+    # other GPU type and table source (printed only where there is one), and a config key change's `removed`.
     optional = {("solve", "Answer"): set(ANSWER_LEFT_OUT_WHEN_NONE), ("map", "GpuMap"): set(MAP_LEFT_OUT_WHEN_NONE),
                 **{(command, "Unplaced"): set(UNPLACED_LEFT_OUT_WHEN_NONE) for command in ("cluster", "cluster-buy")},
                 **{(command, "Placement"): set(PLACEMENT_LEFT_OUT_WHEN_NONE) for command in ("cluster", "cluster-buy")},
                 **{(command, "RolloutEngines"): set(ROLLOUT_ENGINES_LEFT_OUT_WHEN_NONE)
                    for command in ("cluster", "cluster-buy")},
-                **{(command, "SourceCell"): {"gpu", "table_source"} for command in JSON_SCHEMA_TYPES}}
+                **{(command, "SourceCell"): {"gpu", "table_source"} for command in JSON_SCHEMA_TYPES},
+                ("solve", "ConfigKeyChange"): set(ConfigKeyChange.left_out_where_none)}  # "removed" (review81a, s81)
     for command in JSON_SCHEMA_TYPES:
         schema = json.loads(json_schema(command))
         for name, type_schema in [("", schema), *schema["$defs"].items()]:

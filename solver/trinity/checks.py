@@ -117,6 +117,7 @@ from solver.trinity.keys import (
     MICRO_BATCH_SIZES_TYPED_INT,
     MICRO_BATCH_UNSET_ON_08,
     MISSING_KEPT_SECTIONS,
+    MULTIPLIED_AS_LOADED,
     NUMBER_KEYS,
     OFFLOAD_FLAGS,
     OWN_SP_ROLES,
@@ -310,10 +311,17 @@ class _ConfigChecks:
         """The value at `path` (read, not absent) as the typed int field Trinity gives it reads it, OmegaConf's
         (`omegaconf_integer`: text as ``int()`` reads it, no float); None where that field refuses it, a problem:
         refused where Trinity's typed config refuses it as it loads the config (`_schema_refuses`: under
-        `UNCHECKED_SECTION` with Trinity 0.5 alone), else what Trinity 0.6 does with it."""
+        `UNCHECKED_SECTION` with Trinity 0.5 alone), else what Trinity 0.6 does with it. Text it takes is a problem
+        too where Trinity 0.6 computes with the value as it loads the config (`MULTIPLIED_AS_LOADED`)."""
         resolved = self._resolved[path]
         whole = omegaconf_integer(resolved)
         if whole is not None:
+            if isinstance(resolved, str) and path in MULTIPLIED_AS_LOADED and self.version != "0.5":
+                self.add(ConfigProblemCode.NUMBER_AS_TEXT, (
+                    f"{dotted(path)} is the text {yaml_brief(resolved)}: Trinity 0.6 on verl before 0.8 keeps it as "
+                    "written and refuses the config as it loads it, where it multiplies the role's token budget by "
+                    "its SP to compare with model.max_model_len (a TypeError; Trinity 0.5's typed config reads the "
+                    "number); write the number, or ${oc.decode:...} around it"))
             return whole
         wrong = f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
         if _schema_refuses(path, self.version):

@@ -323,6 +323,15 @@ OWN_SP_ROLES = (OwnSpRole("ref", ROLE_SP_KEYS[1], ROLE_TOKEN_BUDGETS[1]),
 """The roles besides the actor whose SP Trinity 0.5 checks as the actor's (``_check_parallel_config``) and at whose
 SP it raises their token budget (``_adjust_token_len_if_needed``): the ref and the critic (``synchronize_config``,
 ``common/verl_config.py:557``, ``:564``, ``:588``, ``:595`` in 0.5.0)."""
+MULTIPLIED_AS_LOADED = frozenset((ROLE_TOKEN_BUDGETS[0], ROLE_SP_KEYS[0],
+                                  *(key for role in OWN_SP_ROLES for key in (role.budget_key, role.sp_key))))
+"""The numbers under ``trainer.trainer_config`` that Trinity 0.6 on verl before 0.8 computes with as it loads the
+config, before any typed field reads them: the token budget and SP of the actor, the ref and the critic, each budget
+times its SP compared with ``model.max_model_len`` (``_adjust_token_len_if_needed``,
+``trainer/verl_legacy/verl_config.py:469``, called at ``:563``, ``:586`` and ``:617`` in 0.6.0).
+``build_dataclass_from_mapping`` keeps text there as written, so text (an ``oc.env`` value, a quoted number) stops
+the config with a ``TypeError``; Trinity 0.5 merges the section into its typed ``veRLConfig`` first, which reads the
+number."""
 
 
 def sp_key_in_effect(config: Mapping[str, Any], version: TrinityVersion | None) -> tuple[str, ...]:

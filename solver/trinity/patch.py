@@ -1437,10 +1437,49 @@ def config_key_changes(text: str, plan: Plan, model: Model, *, name: str = "conf
                        version: TrinityVersion | None = None) -> tuple[ConfigKeyChange, ...]:
     """Every key of the config `text` that `patch_trinity_config` sets to another value for `plan` (the plan's own
     keys, and those `config_keys_changed` names), in the order it sets them, each with the config's value as written
-    (None where it lacks the key) and the plan's: ``solve --from-config --json``'s ``config_keys_changed``. The keys
-    the patch removes (a stale ``model.rope_scaling``, 0.6's keys for 0.5) are not among them."""
-    return tuple(ConfigKeyChange(key=".".join(key.path), config_value=old, plan_value=key.value)
-                 for key, old, _ in _keys_changed(text, plan, model, name, environ, version))
+    (None where it lacks the key) and the plan's, then those it removes (`removed`: a stale ``model.rope_scaling``,
+    0.6's keys under ``trainer`` for 0.5; `_keys_removed`), each with the config's value: ``solve --from-config
+    --json``'s ``config_keys_changed``. Where the patch refuses `plan` (a cluster or a LoRA adapter of the config's
+    that does not take it: ``--write`` writes no copy), it removes none: the keys set alone."""
+    changed = _keys_changed(text, plan, model, name, environ, version)
+    reading = load_config_mapping(_with_lf(text), name)
+    try:
+        patched = load_config_mapping(_with_lf(patched_trinity_config(text, plan, model, name=name, environ=environ,
+                                                                      version=version).text), name)
+    except (QueryError, ConfigError):  # --write's refusal, which --json's answer does not make
+        patched = reading
+    removed = [path for path in _keys_removed(reading, patched) if path not in {key.path for key, _, _ in changed}]
+    return (*(ConfigKeyChange(key=".".join(key.path), config_value=old, plan_value=key.value)
+              for key, old, _ in changed),
+            *(ConfigKeyChange(key=".".join(path), config_value=value_at(reading, path), plan_value=None, removed=True)
+              for path in removed))
+
+
+def _keys_removed(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """The paths of the keys with a value in `before` (a config as Trinity reads it) that `after` (the patched copy,
+    read so) lacks or sets to null, which Trinity reads as unset (`_delete` nulls a key a ``<<`` merge brings in), in
+    the config's order; a mapping removed whole is one path, one an alias repeats is entered once, and one an alias
+    in it repeats (``a: &x {b: *x}``, which no JSON holds) is not named again."""
+    found: list[tuple[str, ...]] = []
+    entered: set[int] = set()
+    stack: list[tuple[Mapping[str, Any], Mapping[str, Any], tuple[str, ...], frozenset[int]]] = [
+        (before, after, (), frozenset())]
+    while stack:
+        old, new, path, above = stack.pop()
+        if id(old) in entered:
+            continue
+        entered.add(id(old))
+        inner = []
+        for key, value in old.items():
+            later = new.get(key)
+            if value is None or id(value) in above | {id(old)}:
+                continue
+            if later is None:
+                found.append((*path, str(key)))
+            elif isinstance(value, Mapping) and isinstance(later, Mapping):
+                inner.append((value, later, (*path, str(key)), above | {id(old)}))
+        stack.extend(reversed(inner))
+    return found
 
 
 def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
