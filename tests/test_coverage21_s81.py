@@ -5,17 +5,23 @@ under Trinity 0.5 on a regex that transformers 4's names alone take: the one-tra
 ``lora-excluded-adapted`` line, as PEFT fails on transformers 5's names before it adapts anything. (c) An exclusion that
 leaves one of the routed experts' fused halves: the ``exclude_modules`` key is refused, saying what the regex alone
 adapts. (d) verl before 0.8's ``target_modules`` a number: no adapter checked (verl makes no text of it), counted as
-full fine-tuning."""
+full fine-tuning. (e) A purchase's JSON made before ``fewest_gpus`` and ``fleet_gpus`` reads back, and its status line
+says no figure behind the bound."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from test_clusterbuy_s60 import FOUR_JOBS, fleet_file
+
 import solver
 from solver.query import ConfigProblemCode
-from solver.tables import own_model_option
+from solver.render import purchase_view
+from solver.render.layout import view_text
+from solver.tables import load_fleet, own_model_option
 from solver.trinity import read_trinity_config, trinity_config_problems
 from solver.trinity.checks import lora_targets_problem
 
@@ -97,3 +103,20 @@ def test_verls_own_target_modules_a_number_is_counted_as_full_and_not_checked() 
     # Trinity's typed LoRA config makes text of it: "5", which is checked (and matches no module)
     lora = _problems("Qwen3-8B", _lora({"lora_rank": 8, "target_modules": 5}), "0.5", "either")
     assert [code for code, _ in lora if code.startswith("lora-configs")] == ["lora-configs-refused"]
+
+
+# (e) A purchase's JSON from before its fewest_gpus.
+
+def test_a_purchase_read_from_json_without_its_fewest_gpus_says_no_figure(tmp_path: Path) -> None:
+    path = fleet_file(FOUR_JOBS, tmp_path)
+    result, fleet = solver.buy_nodes(path, required=["a", "c", "d"]), load_fleet(path)
+    assert (result.status, result.gpus, result.fewest_gpus, result.fleet_gpus) == ("optimal", 8, 17, 16)
+    status = "status: optimal; to place the required jobs (a, c, d), buy 8 GPUs (1 node), proven the fewest"
+    assert " ".join(view_text(purchase_view(result, fleet), 1000).splitlines()[0].split()) == (
+        f"{status} (at their fewest they take 17 GPUs, 1 more than the fleet's 16; the other 7 bought are for the "
+        "pools they may use and their layouts (GPUs and host memory) to pack into the nodes)")
+    older = json.loads(result.model_dump_json())
+    del older["fewest_gpus"], older["fleet_gpus"]
+    read_back = solver.PurchaseResult.model_validate_json(json.dumps(older))
+    assert (read_back.fewest_gpus, read_back.fleet_gpus) == (None, None)
+    assert view_text(purchase_view(read_back, fleet), 1000).splitlines()[0].rstrip() == status
