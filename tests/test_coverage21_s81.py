@@ -6,7 +6,8 @@ under Trinity 0.5 on a regex that transformers 4's names alone take: the one-tra
 leaves one of the routed experts' fused halves: the ``exclude_modules`` key is refused, saying what the regex alone
 adapts. (d) verl before 0.8's ``target_modules`` a number: no adapter checked (verl makes no text of it), counted as
 full fine-tuning. (e) A purchase's JSON made before ``fewest_gpus`` and ``fleet_gpus`` reads back, and its status line
-says no figure behind the bound."""
+says no figure behind the bound. (f) ``config_keys_changed``'s removed keys: a mapping an alias repeats is entered once,
+its removed key named once, where it is written."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from solver.render.layout import view_text
 from solver.tables import load_fleet, own_model_option
 from solver.trinity import read_trinity_config, trinity_config_problems
 from solver.trinity.checks import lora_targets_problem
+from solver.trinity.patch import config_key_changes
 
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = solver.load_catalog()
@@ -120,3 +122,15 @@ def test_a_purchase_read_from_json_without_its_fewest_gpus_says_no_figure(tmp_pa
     read_back = solver.PurchaseResult.model_validate_json(json.dumps(older))
     assert (read_back.fewest_gpus, read_back.fleet_gpus) == (None, None)
     assert view_text(purchase_view(read_back, fleet), 1000).splitlines()[0].rstrip() == status
+
+
+# (f) A mapping an alias repeats, entered once.
+
+def test_a_key_removed_from_a_mapping_an_alias_repeats_is_named_once() -> None:
+    best, model = solver.plan("Qwen3-8B", gpu="H100", budget_gpus=8, max_model_len=16384)[0].best, CATALOG.model("8B")
+    assert best is not None
+    yarn = "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
+    shared = "shared: &shared {enable_thinking: false}\n" + QWEN3_8B + yarn + "  custom_chat_template_kwargs: *shared\n"
+    assert [key.key for key in config_key_changes(shared, best, model) if key.removed] == ["model.rope_scaling"]
+    aliased = "base: &m\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n" + yarn + "model: *m\n"
+    assert [key.key for key in config_key_changes(aliased, best, model) if key.removed] == ["base.rope_scaling"]
