@@ -66,6 +66,7 @@ from solver.query import (
     check_time_limit,
     check_token_budget,
     check_vllm_lora_rank,
+    config_token_cap_source,
     counts_reference,
     given_lora_targets,
     lora_targets_given,
@@ -101,7 +102,6 @@ from solver.results import (
 )
 from solver.rules import (
     API_OPTIONS,
-    CONFIG_TOKEN_CAP_SOURCE,
     MODEL_CONFIG_PLACEHOLDER,
     BrokenRule,
     BrokenRuleCode,
@@ -1423,8 +1423,8 @@ def config_query(
            "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else
            None if lora_rank == 0 != config.lora_rank else config.lora_targets,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source,
-           "token_budget_cap_source": CONFIG_TOKEN_CAP_SOURCE if token_budget is None and query.token_budget_cap
-           else None}
+           "token_budget_cap_source": config_token_cap_source(config.budget_in_effect_keys(asked))
+           if token_budget is None and query.token_budget_cap and asked is not None else None}
     return query.model_copy(update=own)
 
 

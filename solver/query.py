@@ -62,6 +62,7 @@ from solver.tables import (
     TokenBudgetMode,
     TrinityVersion,
     Weights,
+    and_joined,
     brief,
     check_choice,
     check_types,
@@ -323,8 +324,9 @@ class Query(Frozen):
         "takes the least of it, Trinity's default and (auto) what its estimate fits, and holds a sequence at it "
         "(ceil(L/s) <= N); null: no cap"))
     token_budget_cap_source: str | None = Field(default=None, description=(
-        "where a cap not given as the option came from, in words (``the config's own max_token_len_per_gpu``); "
-        "null: the option (--token-budget N) or no cap"))
+        "where a cap not given as the option came from, in words: the config's keys that set it "
+        "(`config_token_cap_source`: ``the config's own max_token_len_per_gpu``, or its roles' own); null: the option "
+        "(--token-budget N) or no cap"))
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
@@ -921,6 +923,15 @@ class TrinityConfig(Frozen, defer_build=True):
         return max(budget for role, budget in self.role_budgets_in_effect(max_model_len).items()
                    if role != ref or self.ref_forward_runs)
 
+    def budget_in_effect_keys(self, max_model_len: int) -> tuple[str, ...]:
+        """The dotted keys that set the token budget in effect at `max_model_len` (`budget_in_effect`): the one each
+        role taking that many tokens per GPU fills its budget from (`role_budget_sources`: its own, the trainer's,
+        the actor's for the rollout), each once, in `ROLE_TOKEN_BUDGETS`' order."""
+        ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len)
+        sources = role_budget_sources(self.own_budgets())
+        return tuple(dict.fromkeys(sources[role] for role, budget in self.role_budgets_in_effect(max_model_len).items()
+                                   if budget == most and (role != ref or self.ref_forward_runs)))
+
     def raised_actor_budget(self, max_model_len: int) -> RaisedBudget | None:
         """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`
         before the rollout's is filled from it (``_adjust_token_len_if_needed``, then ``synchronize_config``'s
@@ -1444,8 +1455,8 @@ def token_budget_name(option_names: OptionNames) -> str:
 
 
 def token_cap_source(cap: int, source: str | None, option_names: OptionNames | None) -> str:
-    """Where the token budget cap `cap` came from, in words: `source` (``the config's own max_token_len_per_gpu``:
-    `Query.token_budget_cap_source`), else the option as `option_names` name it (``--token-budget 16384``,
+    """Where the token budget cap `cap` came from, in words: `source` (``the config's own max_token_len_per_gpu``, or a
+    role's key: `Query.token_budget_cap_source`), else the option as `option_names` name it (``--token-budget 16384``,
     ``token_budget=16384``); with neither known (None: a plan's fragment, written without its answer), either."""
     if source is not None:
         return source
@@ -1458,6 +1469,15 @@ def token_cap_words(cap: int, source: str | None, option_names: OptionNames | No
     """A plan's token budget where the cap `cap` binds on it, naming where the cap came from (`TOKEN_CAP_WORDS`,
     `token_cap_source`): ``capped by --token-budget 16384``."""
     return TOKEN_CAP_WORDS.format(token_cap_source(cap, source, option_names))
+
+
+def config_token_cap_source(keys: Sequence[str]) -> str:
+    """Where a query's token budget cap came from when a Trinity config's own budgets set it
+    (`Query.token_budget_cap_source`), naming the `keys` that set it (`TrinityConfig.budget_in_effect_keys`):
+    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys."""
+    if list(keys) == [TRAINER_TOKEN_BUDGET]:
+        return CONFIG_TOKEN_CAP_SOURCE
+    return f"the config's own {and_joined(keys)}"
 
 
 def check_token_budget(token_budget: object, estimate: EstimateMode,

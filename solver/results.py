@@ -1946,8 +1946,9 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "the most tokens per GPU any plan takes (--token-budget N, where token_budget reads auto, or default under "
         "--no-estimate; or a --from-config config's own budget below Trinity's default); left out where none"))
     token_budget_cap_source: str | None = Field(default=None, description=(
-        "where token_budget_cap came from where not the option (--token-budget N): ``the config's own "
-        "max_token_len_per_gpu``, a --from-config config's; left out otherwise"))
+        "where token_budget_cap came from where not the option (--token-budget N): a --from-config config's keys that "
+        "set it, ``the config's own max_token_len_per_gpu`` (the trainer's) or its roles' own, by dotted key; left out "
+        "otherwise"))
     token_budget_cap_raised: Plan | None = Field(default=None, description=(
         "where token_budget_cap leaves no plan for the asked length: the best plan at the smallest cap that trains it "
         "within the same budget and limits (its max_token_len_per_gpu that cap), as CP-SAT finds it minimising the "

@@ -35,9 +35,13 @@ NONE_OF_THEM = "give {targets} a regular expression that matches none of them in
 UNSAVED = "lora-moe-config-unsaved"
 
 
-def words(excluded: str = MOE_MLP, release: str = ALL_RELEASES, fix: str = OTHERS, keywords: bool = False) -> str:
-    """The caution's words on `excluded`, named as the command's options (or the API's `keywords`) name them."""
+def words(excluded: str = MOE_MLP, release: str = ALL_RELEASES, fix: str = OTHERS, keywords: bool = False,
+          job: bool = False) -> str:
+    """The caution's words on `excluded`, named as the command's options (or the API's `keywords`, or a cluster
+    `job`'s keys: smallslips40's `OptionNames.lora_keys`) name them."""
     option, targets = ("lora_exclude_modules", "lora_targets") if keywords else ("--lora-exclude", "--lora-targets")
+    if job:
+        option, targets = "the job's lora_exclude_modules", "the job's lora_targets"
     return WORDS.format(excluded=excluded, option=option, release=release, fix=fix.format(targets=targets))
 
 
@@ -150,10 +154,11 @@ def test_a_cluster_jobs_exclusion_is_cautioned(cli: Cli, tmp_path: Path) -> None
                     "lora_exclude_modules: '.*\\.mlp\\..*'}\n")
     status, out, _ = cli("cluster", str(path), "--time-limit", "10")
     assert status == 0
-    assert f"caution: moe: {words()} caution: moe: LoRA on Qwen3-30B-A3B" in flat(out)
+    assert f"caution: moe: {words(job=True)} caution: moe: LoRA on Qwen3-30B-A3B" in flat(out)
     status, out, _ = cli("cluster", str(path), "--time-limit", "10", "--json")
     plan = json.loads(out)["placements"][0]["plan"]
-    assert (status, plan["caution_codes"], plan["cautions"][0]) == (0, ["lora-excluded-adapted", UNSAVED], words())
+    assert (status, plan["caution_codes"], plan["cautions"][0]) == (0, ["lora-excluded-adapted", UNSAVED],
+                                                                    words(job=True))
 
 
 def test_the_api_names_its_keywords() -> None:

@@ -52,6 +52,9 @@ CAPPED = ROLES.format(length=65536, gpus=8, engines=4, budget=8192, ref_budget=8
 """4 rollout and 4 trainer H20s at 65536 tokens, every role at 8192 tokens per GPU: the config's own cap."""
 ACTOR = "trainer.trainer_config.actor_rollout_ref.actor"
 REF = "trainer.trainer_config.actor_rollout_ref.ref"
+OWN_CAP = f"the config's own {ACTOR}.ppo_max_token_len_per_gpu and {REF}.log_prob_max_token_len_per_gpu"
+"""`CAPPED`'s cap, the roles' own budgets (rolebudget2_s81: it said ``the config's own max_token_len_per_gpu``, which
+`CAPPED` does not set)."""
 
 
 def _only(out: str) -> dict[str, object]:
@@ -159,15 +162,15 @@ def test_a_configs_own_cap_names_its_source_raised(cli: Cli, tmp_path: Path) -> 
     reason = " ".join(out.split("no plan: ", 1)[1].split())
     assert reason == (
         "65536 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B on H20-96GB on "
-        "exactly 4 GPUs with max_token_len_per_gpu at most 8192 (the config's own max_token_len_per_gpu): the longest "
+        f"exactly 4 GPUs with max_token_len_per_gpu at most 8192 ({OWN_CAP}): the longest "
         "is 32768 (SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 8192, inferred); on 2 nodes of 8 GPUs, more "
         "trainer GPUs train 65536 tokens: Env + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 8192 "
-        "(inferred); a cap of 16384 tokens per GPU (the config's own max_token_len_per_gpu raised to it, or "
+        f"(inferred); a cap of 16384 tokens per GPU ({OWN_CAP} raised to it, or "
         "--token-budget 16384) trains 65536 tokens on exactly 4 GPUs: Env + SP=4 on 4 GPUs with max_token_len_per_gpu "
         "= 16384 (documented) --explain says why, rule by rule, and names plans beyond these limits where there are "
         "any")
     answer = _only(cli("--from-config", str(config), "--gpu", "h20", "--json")[1])
-    assert answer["token_budget_cap_source"] == "the config's own max_token_len_per_gpu"
+    assert answer["token_budget_cap_source"] == OWN_CAP
     raised = answer["token_budget_cap_raised"]
     assert isinstance(raised, dict) and (raised["gpus"], raised["sp"], raised["max_token_len_per_gpu"]) == (4, 4, 16384)
     # --token-budget 16384 in its place plans it

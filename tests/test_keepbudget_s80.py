@@ -60,6 +60,13 @@ A100_CONFIG = CONFIG.format(model="Qwen/Qwen2.5-7B", lora="", gpus=8, engines=4)
 """persona57's 8 x A100-40GB node: 4 rollout and 4 trainer GPUs, full fine-tuning at 32768 tokens per GPU."""
 
 
+ROLES_CAP = ("the config's own trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu and "
+             "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu")
+"""Where `CONFIG`'s cap comes from (`solver.results.Answer.token_budget_cap_source`): its actor's and its ref's own
+budgets, which set it (rolebudget2_s81: it said ``the config's own max_token_len_per_gpu``, which `CONFIG` leaves
+unset)."""
+
+
 def _answer(text: str, gpu: str, **options: Any) -> Answer:
     config = read_trinity_config(text, "grpo.yaml", {}, None)
     (answer,) = answer_query(config_query(CATALOG, config, gpu=gpu, top=3, **options), CATALOG)
@@ -110,16 +117,19 @@ def test_the_command_says_whose_budget_a_plan_keeps(cli: Cli, tmp_path: Path) ->
     config.write_text(H20_CONFIG)
     status, out, err = cli("--from-config", str(config), "--gpu", "h20", "--top", "2")
     assert status == 0, err
-    assert ("token budget   max_token_len_per_gpu = 32768 (capped by the config's own max_token_len_per_gpu, "
-            "below Trinity's default, ceil(2 x 32768 / SP 1) = 65536;") in out
+    # the cap is the actor's and the ref's own 32768 (the trainer's is unset): named so (`ROLES_CAP`)
+    said = " ".join(out.split())
+    assert (f"token budget max_token_len_per_gpu = 32768 (capped by {ROLES_CAP}, below Trinity's "
+            "default, ceil(2 x 32768 / SP 1) = 65536;") in said
     assert "ppo_max_token_len_per_gpu: 51200" not in out
-    assert ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP): capped by the config's own "
-            "max_token_len_per_gpu, or less") in out
+    assert ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP): capped by "
+            f"{ROLES_CAP}, or less") in said
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--emit", "trinity")
     assert status == 0
     # its fragment names the one source too (lorarule_s81: it named either)
-    assert ("  # below Trinity's default ceil(2 * 32768 / 1): capped by the config's own max_token_len_per_gpu;\n"
-            "  # at least ceil(32768 / 1)") in out
+    comments = " ".join(line.strip().removeprefix("# ") for line in out.splitlines() if line.strip().startswith("#"))
+    assert (f"below Trinity's default ceil(2 * 32768 / 1): capped by {ROLES_CAP}; at least ceil(32768 "
+            "/ 1)") in comments
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--token-budget", "auto")
     assert status == 0 and "trainer.max_token_len_per_gpu: 51200\n" in out
 

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_keepbudget_s80 import H20_CONFIG
+from test_keepbudget_s80 import H20_CONFIG, ROLES_CAP
 from test_review79b_s79 import CONFIG
 
 import solver
 from solver.api import answer_query, config_query, with_config_verdicts
-from solver.rules import API_OPTIONS, CONFIG_TOKEN_CAP_SOURCE
+from solver.rules import API_OPTIONS
 from solver.tables import load_catalog
 from solver.trinity import load_config_mapping, read_trinity_config, trinity_fragment
 from solver.trinity.checks import config_counted_on, new_adapter_refused
@@ -195,8 +195,8 @@ def test_the_configs_own_cap_is_named_as_such(cli: Cli, tmp_path: Path) -> None:
     config.write_text(H20_CONFIG, encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--emit", "trinity")
     assert status == 0
-    assert _budget_comment(out) == BUDGET_COMMENT.format(sp=1, cap=CONFIG_TOKEN_CAP_SOURCE)
+    assert _budget_comment(out) == BUDGET_COMMENT.format(sp=1, cap=ROLES_CAP)
     read = read_trinity_config(H20_CONFIG, "grpo.yaml", {}, None)
     (answer,) = answer_query(config_query(CATALOG, read, gpu="h20"), CATALOG)
-    assert answer.token_budget_cap_source == CONFIG_TOKEN_CAP_SOURCE
-    assert _budget_comment(solver.trinity_config(answer)) == BUDGET_COMMENT.format(sp=1, cap=CONFIG_TOKEN_CAP_SOURCE)
+    assert answer.token_budget_cap_source == ROLES_CAP
+    assert _budget_comment(solver.trinity_config(answer)) == BUDGET_COMMENT.format(sp=1, cap=ROLES_CAP)

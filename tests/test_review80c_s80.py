@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from test_keepbudget_s80 import CONFIG, Cli
+from test_keepbudget_s80 import CONFIG, ROLES_CAP, Cli
 
 import solver
 from solver.api import answer_query, config_query
@@ -88,13 +88,13 @@ def test_a_configs_own_budget_is_named_as_the_configs() -> None:
     config = read_trinity_config(SP2_CONFIG, "grpo.yaml", {}, None)
     query = config_query(CATALOG, config, gpu="h100")
     assert (config.sp, query.token_budget, query.token_budget_cap) == (2, "auto", 24576)
-    assert query.limit_flags == "max_token_len_per_gpu at most 24576 (the config's own max_token_len_per_gpu)"
+    assert query.limit_flags == f"max_token_len_per_gpu at most 24576 ({ROLES_CAP})"
     [answer] = answer_query(query, CATALOG, explain=True)
     assert answer.token_budget_cap == 24576
     assert [(plan.gpus, plan.setting.label, plan.max_token_len_per_gpu) for plan in answer.plans] == [
         (4, "Env + SP=2", 24576)]
     assert [(reason.rule, reason.detail) for reason in answer.explanation or ()][1] == (
-        "token_cap", ("a micro-batch of 24576 tokens per GPU (the config's own max_token_len_per_gpu) must hold a "
+        "token_cap", (f"a micro-batch of 24576 tokens per GPU ({ROLES_CAP}) must hold a "
                       "sequence over its SP group, ceil(length / SP) <= 24576: at 32768 tokens that rules out SP=1 "
                       "(on 4 GPUs)"))
     asked = config_query(CATALOG, config, gpu="h100", token_budget=20480)  # the option's cap, named as the option

@@ -126,15 +126,19 @@ def test_a_budget_that_holds_no_sequence_is_raised_and_one_above_the_plans_lower
 def test_a_budget_repeating_the_trainers_goes_with_it_and_the_rollouts_repeating_a_kept_actors_stays(
         cli: Cli, tmp_path: Path) -> None:
     # The trainer's own 24576 caps the plan; --token-budget default plans at 32768, raising the trainer's, and the
-    # actor's alias of it with it (one number of the user's). The ref's own 20000 is kept; the rollout's 8192, which
-    # holds no sequence, is raised. A rollout repeating a kept actor's own budget keeps it too.
+    # actor's alias of it with it (one number of the user's). The ref's own 20000 is raised too (rolebudget2_s81: it
+    # was kept, which left the asked 32768 no role on verl before 0.8: the roles took 24576 at the most); the rollout's
+    # 8192, which holds no sequence, is raised. A rollout repeating a kept actor's own budget keeps it too.
     text = BASE + "  max_token_len_per_gpu: &budget 24576\n" + _roles(actor="*budget", ref="20000", rollout="8192")
-    assert _changed(text) == [f"{ACTOR}: 32768  # now 24576", f"{ROLLOUT}: 32768  # now 8192"]
+    assert _changed(text) == [f"{ACTOR}: 32768  # now 24576", f"{REF}: 32768  # now 20000",
+                              f"{ROLLOUT}: 32768  # now 8192"]
     written, notes = _write(cli, tmp_path, text, "--gpu", "h20", "--token-budget", "default")
     assert "  max_token_len_per_gpu: &budget 32768\n" in written and "{ppo_max_token_len_per_gpu: *budget}" in written
     assert notes == (f"NOTE {ACTOR} 24576 raised to the plan's 32768 with trainer.max_token_len_per_gpu, whose value "
                      f"it repeats: {OVERRIDES}\n"
-                     f"NOTE {REF} 20000 {KEPT}\n"
+                     f"NOTE {REF} 20000 raised to the plan's 32768, as the plan's budget is above the most the "
+                     "config's roles take, 24576: kept, it would leave the plan's budget without effect on verl before "
+                     f"0.8: {OVERRIDES}\n"
                      f"NOTE {ROLLOUT} 8192 raised to the plan's 32768, as below ceil(32768 / 2) = 16384 it holds no "
                      f"sequence of the plan's length: {OVERRIDES}\n")
     assert _changed(WIDE + _roles(actor="20000", rollout="20000")) == []

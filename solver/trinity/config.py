@@ -1199,8 +1199,7 @@ def _fewer_targets(reader: ConfigReader, lora: tuple[str, ...],
     pattern, counted = targets or ALL_LINEAR, "on which alone its adapter is counted"
     if held is None:
         taken = _peft_match_taken(pattern, excluded)
-        if taken is None:  # counted as full fine-tuning: _targets_uncounted says why
-            return ""
+        assert taken is not None  # called where _lora_uncounted is None, which it is not where no type takes it
         names = taken[0]
         held = {"fused": names}
         among = f" among {names.model_type}'s module names, which the config read alone assumes, knowing no model"

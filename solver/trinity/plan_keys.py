@@ -409,8 +409,9 @@ def _yarn_reaches(value: Callable[[Path], Any], length: int, native: int) -> boo
 def _trainer_keys(plan: Plan, version: TrinityVersion | None, gpu: str | None, padded: bool,
                   token_cap: str | None) -> list[PlanKey]:
     """The trainer's own keys: SP and the token budget (where its micro-batches are `padded`, one sequence each,
-    which leaves it unread, only in place of a config's own, at Trinity's default: its checks read it), and with
-    Offload FSDP2 and no Hugging Face checkpoints (its
+    which leaves it unread, only in place of a config's own, at Trinity's default: its checks read it; the plan's
+    where the roles' own budgets cap it too, so that Trinity 0.6 on verl 0.8 or later, which ignores the roles' keys,
+    runs the budget the plan's figures are for), and with Offload FSDP2 and no Hugging Face checkpoints (its
     comment as for a plan on `gpu`: `no_checkpoint_words`). A lowered budget's comment says, unless `version` is 0.6,
     that Trinity 0.5.0 raises it back to the default (`lowered_budget_undone`), and where the plan's cap binds, whose
     cap it is (`token_cap`: its answer's words; None: `token_cap_words` names either source)."""
@@ -616,11 +617,24 @@ def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _Con
         if flag == held[0] else None)) for flag in held]
 
 
+def _given_budgets(readings: _ConfigReadings) -> dict[str, float]:
+    """The token budgets a config sets by hand (`readings`), by dotted key: ``trainer.max_token_len_per_gpu``
+    (`TRAINER_TOKEN_BUDGET`) and the roles' (`ROLE_TOKEN_BUDGETS`)."""
+    return {".".join(path): number for path in (tuple(TRAINER_TOKEN_BUDGET.split(".")), *ROLE_TOKEN_BUDGETS)
+            if (number := readings.number(path)) is not None}
+
+
+def _most_roles_take(plan: Plan, given: Mapping[str, float]) -> float:
+    """The most tokens per GPU any role takes as Trinity fills the roles' budgets from those a config sets (`given`,
+    `role_budget_sources`), a role filled from an unset trainer's taking what `plan` writes there (its budget)."""
+    budgets = {TRAINER_TOKEN_BUDGET: plan.max_token_len_per_gpu, **given}
+    return max(budgets[source] for source in role_budget_sources(set(given)).values())
+
+
 def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
     """The token budget of `section` (a role, or the rollout's for the actor's recompute) set by hand, at the value
     `_own_budget_written` gives it where that is another: the plan's, but for a lower limit of the user's own, kept."""
-    given = {".".join(path): number for path in (tuple(TRAINER_TOKEN_BUDGET.split(".")), *ROLE_TOKEN_BUDGETS)
-             if (number := readings.number(path)) is not None}
+    given = _given_budgets(readings)
     return [PlanKey(path=path, value=written, existing_only=True) for path in ROLE_TOKEN_BUDGETS
             if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and (key := ".".join(path)) in given
             and (written := _own_budget_written(plan, key, given)) != given[key]]
@@ -633,14 +647,27 @@ def _own_budget_written(plan: Plan, key: str, given: Mapping[str, float]) -> flo
     number) goes with it: the trainer's becomes the plan's. Else it is kept where verl takes it and the plan counts as
     much or more: at least the least that holds a sequence of the plan's length at its SP (`least_token_budget`;
     verl asserts that a micro-batch, budget x SP tokens, holds the batch's longest, ``utils/seqlen_balancing.py:382``
-    in 0.7.0, and splits the batch into more micro-batches below the plan's), and at most the plan's budget. Else it
-    is the plan's: above it, the role would take more tokens per GPU than the plan counts; below the least, Trinity
-    raises it (the rollout's, a forward's, it never raises: verl stops)."""
+    in 0.7.0, and splits the batch into more micro-batches below the plan's), and at most the plan's budget, which is
+    at most what the config's roles take (`_most_roles_take`: a plan asked above that, ``--token-budget``, would have
+    no effect on verl before 0.8 were the roles kept below it). Else it is the plan's: above it, the role would take
+    more tokens per GPU than the plan counts; below the least, Trinity raises it (the rollout's, a forward's, it never
+    raises: verl stops)."""
     budget, planned = given[key], plan.max_token_len_per_gpu
     source = _repeated_source(key, given)
     if source is not None:
         return planned if source == TRAINER_TOKEN_BUDGET else _own_budget_written(plan, source, given)
-    return budget if least_token_budget(plan.max_model_len, plan.sp) <= budget <= planned else planned
+    held = least_token_budget(plan.max_model_len, plan.sp) <= budget <= planned
+    return budget if held and planned <= _most_roles_take(plan, given) else planned
+
+
+def own_budget_changes(plan: Plan, config: Any, environ: Mapping[str, str] | None,
+                       version: TrinityVersion | None, padded: bool = False) -> list[tuple[str, str]]:
+    """What ``--write`` does with the token budgets a `config` (its mapping, interpolations resolved from `environ`)
+    sets by hand and why, by dotted key, in words after the key and its value: each role's that it keeps below the
+    plan's, raises or lowers (`own_budget_change`)."""
+    given = _given_budgets(_config_readings(config, environ))
+    return [(key, change) for key in map(".".join, ROLE_TOKEN_BUDGETS)
+            if key in given and (change := own_budget_change(plan, key, given, padded)) is not None]
 
 
 def _repeated_source(key: str, given: Mapping[str, float]) -> str | None:
@@ -656,16 +683,20 @@ def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: 
     plan whose micro-batches are `padded` (one sequence each, `one_sequence_per_micro_batch`) is unread."""
     budget, written, planned = given[key], _own_budget_written(plan, key, given), plan.max_token_len_per_gpu
     length, sp = plan.max_model_len, plan.sp
-    least = f"ceil({length} / {sp}) = {least_token_budget(length, sp)}"
+    least = least_token_budget(length, sp)
+    ceiling = f"ceil({length} / {sp}) = {least}"
     if written == budget:
         kept = f"{shown_number(budget)} kept, below the plan's {planned}: "
         return None if budget == planned else kept + (
             "unread, as the plan turns dynamic batch sizes off (one padded sequence per micro-batch)" if padded
-            else f"it holds a sequence of the plan's length ({least} tokens per GPU or more), so verl takes it, "
+            else f"it holds a sequence of the plan's length ({ceiling} tokens per GPU or more), so verl takes it, "
                  "splitting that role's batch into more micro-batches of less memory, which the plan's figure bounds")
     source = _repeated_source(key, given)
+    taken = _most_roles_take(plan, given)
     why = (f" with {source}, whose value it repeats" if source is not None
-           else f", as below {least} it holds no sequence of the plan's length" if budget < planned else "")
+           else f", as below {ceiling} it holds no sequence of the plan's length" if budget < least
+           else f", as the plan's budget is above the most the config's roles take, {shown_number(taken)}: kept, it "
+                "would leave the plan's budget without effect on verl before 0.8" if budget < planned else "")
     return (f"{shown_number(budget)} {'lowered' if budget > written else 'raised'} to the plan's {written}{why}: set "
             "by hand, it overrides trainer.max_token_len_per_gpu for its role")
 
