@@ -18,7 +18,7 @@ from solver.query import token_cap_source, token_cap_words
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, CONFIG_TOKEN_CAP_SOURCE
 from solver.solve import raised_cap_words
 from solver.tables import EVERY_JOB, load_catalog, load_fleet
-from solver.trinity.plan_keys import own_budget_change
+from solver.trinity.plan_keys import own_budget_change, own_budget_changes
 
 CATALOG = load_catalog()
 ACTOR = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
@@ -86,3 +86,16 @@ def test_all_names_every_job_unless_a_job_is_named_so(tmp_path: Path, first: str
     assert fleet.all_names_every_job is every
     marked = _with_required(fleet, [EVERY_JOB], API_OPTIONS)
     assert [job.name for job in marked.jobs if job.required] == required
+
+
+def test_the_budget_notes_name_the_roles_alone() -> None:
+    # rolebudget2 kept a trainer's budget above the plan's and said so among these; since --write lowers it again,
+    # own_budget_changes names the roles' own alone, and takes no release
+    [answer] = solver.plan("qwen3-8b", gpu="h100", max_model_len=32768, budget_gpus=4)
+    assert answer.best is not None
+    config = {"trainer": {"max_token_len_per_gpu": 65536, "trainer_config": {"actor_rollout_ref": {
+        "actor": {"ppo_max_token_len_per_gpu": 12000}}}}}
+    assert own_budget_changes(answer.best, config, {}) == [(ACTOR, (
+        "12000 kept, below the plan's 16384: it holds a sequence of the plan's length (ceil(32768 / 4) = 8192 tokens "
+        "per GPU or more), so verl takes it, splitting that role's batch into more micro-batches of less memory, "
+        "which the plan's figure bounds"))]

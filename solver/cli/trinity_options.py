@@ -581,11 +581,9 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
     interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
     ``trainer``, which 0.5 refuses), a length no sequence uses (`unused`), role token budgets set to the plan's or
-    kept, the trainer's kept above it (`own_budget_changes`), a critic's budget above the plan's (kept), YaRN's reach
-    (`YARN_TRAINER`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`; not where the trainer's is
-    kept), and Env, which no config key can carry (on ROCm, with the
+    kept (`own_budget_changes`), a critic's budget above the plan's (kept), YaRN's reach (`YARN_TRAINER`), a lowered
+    budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm, with the
     word on its other variable, `rocm_env_note`)."""
-    from solver.query import TRAINER_TOKEN_BUDGET
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
     from solver.rules import one_sequence_per_micro_batch, token_budget
     from solver.trinity import (
@@ -611,10 +609,10 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: no word of Trinity 0.6's verl 0.8 path.
     scope = f" ({ROLE_KEYS_IGNORED})" if args.trinity_version != "0.5" else ""
     changes = own_budget_changes(best, load_config_mapping(config_text, config_name), os.environ,
-                                 args.trinity_version, one_sequence_per_micro_batch(model))
-    notes += [f"solve: note: {args.write}: {key} {change}{scope if key != TRAINER_TOKEN_BUDGET else ''}"
-              for key, change in changes if key not in kept_keys]  # roles' kept, raised or lowered; trainer's kept
-    if TRAINER_TOKEN_BUDGET not in dict(changes) and (undone := lowered_budget_undone(best, args.trinity_version)):
+                                 one_sequence_per_micro_batch(model))
+    notes += [f"solve: note: {args.write}: {key} {change}{scope}"
+              for key, change in changes if key not in kept_keys]  # roles' kept, raised or lowered
+    if undone := lowered_budget_undone(best, args.trinity_version):
         notes.append(f"solve: note: {args.write}: trainer.max_token_len_per_gpu {planned} is below Trinity's default "
                      f"ceil(2 x {best.max_model_len} / {best.sp}) = {token_budget(best.max_model_len, best.sp)}: "
                      f"{undone}")

@@ -661,7 +661,7 @@ def _own_budget_written(plan: Plan, key: str, given: Mapping[str, float]) -> flo
 
 
 def own_budget_changes(plan: Plan, config: Any, environ: Mapping[str, str] | None,
-                       version: TrinityVersion | None, padded: bool = False) -> list[tuple[str, str]]:
+                       padded: bool = False) -> list[tuple[str, str]]:
     """What ``--write`` does with the token budgets a `config` (its mapping, interpolations resolved from `environ`)
     sets by hand and why, by dotted key, in words after the key and its value: each role's that it keeps below the
     plan's, raises or lowers (`own_budget_change`)."""
