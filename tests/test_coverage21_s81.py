@@ -1,7 +1,7 @@
-"""Session 81, coverage21: the lines and branches s81 changed in solver/ that no related test ran. (a) An unknown
-model whose name no path can have (a component over 255 bytes: ``Path.is_dir`` raises ENAMETOOLONG, which it does not
-ignore) gets the plain ``--model-config PATH`` hint, no traceback (`own_model_option`). (b) A config's ``exclude_modules``
-under Trinity 0.5 on a regex that transformers 4's names alone take: the one-transformers caution, and no
+"""Session 81, coverage21: the lines and branches s81 changed in solver/ that no related test ran. (a) An unknown model
+whose name no path can have (a component over 255 bytes: ``Path.is_dir`` raises ENAMETOOLONG, which it does not ignore)
+gets the plain ``--model-config PATH`` hint, no traceback (`own_model_option`). (b) A config's ``exclude_modules`` under
+Trinity 0.5 on a regex that transformers 4's names alone take: the one-transformers caution, and no
 ``lora-excluded-adapted`` line, as PEFT fails on transformers 5's names before it adapts anything. (c) An exclusion that
 leaves one of the routed experts' fused halves: the ``exclude_modules`` key is refused, saying what the regex alone
 adapts. (d) verl before 0.8's ``target_modules`` a number: no adapter checked (verl makes no text of it), counted as

@@ -1,15 +1,15 @@
-"""Roles' budgets and the plan's cap agree (session 81, rolebudget2): three disagreements review81a and fragcheck5
-found in rolebudget's ``--write``. (1) With the trainer's 32768 and the actor's and the ref's own 16384 at SP 2,
-``--token-budget default --write`` planned at 32768 but kept both roles at 16384, so the asked budget reached no role
-on verl before 0.8, and the copy's own check (no ``--token-budget``) planned at 16384: a role's lower budget is now kept
+"""Roles' budgets and the plan's cap agree (session 81, rolebudget2): three disagreements review81a and fragcheck5 found
+in rolebudget's ``--write``. (1) With the trainer's 32768 and the actor's and the ref's own 16384 at SP 2,
+``--token-budget default --write`` planned at 32768 but kept both roles at 16384, so the asked budget reached no role on
+verl before 0.8, and the copy's own check (no ``--token-budget``) planned at 16384: a role's lower budget is now kept
 only where the plan's budget is at most what the config's roles take, else raised to the plan's, saying why. (2) With
 the actor's ``&a 20000``, the rollout's ``*a`` and the ref's 24576 under the trainer's 32768, the plan is capped at the
 ref's 24576, which the answer named ``the config's own max_token_len_per_gpu`` (the trainer's): the cap now names the
-keys that set it (`TrinityConfig.budget_in_effect_keys`); ``--write`` still lowers the trainer's to it, since Trinity 0.6
-on verl 0.8 or later ignores the roles' keys and runs the trainer's, and the plan's figures are for the cap (rolebudget2
-kept the config's 32768 there; the lead took that back: a plan whose setting fits at 24576 may not at 32768). (3) A capped refusal said to raise ``the config's own max_token_len_per_gpu``
-where the roles' budgets set the cap: it names them. Each case's ``--write``, then ``--check`` and a second
-``--write`` of the copy, is a fixed point."""
+keys that set it (`TrinityConfig.budget_in_effect_keys`); ``--write`` still lowers the trainer's to it, since Trinity
+0.6 on verl 0.8 or later ignores the roles' keys and runs the trainer's, and the plan's figures are for the cap
+(rolebudget2 kept the config's 32768 there; the lead took that back: a plan whose setting fits at 24576 may not at
+32768). (3) A capped refusal said to raise ``the config's own max_token_len_per_gpu`` where the roles' budgets set the
+cap: it names them. Each case's ``--write``, then ``--check`` and a second ``--write`` of the copy, is a fixed point."""
 
 from __future__ import annotations
 
@@ -103,7 +103,8 @@ def test_without_an_asked_budget_the_trainers_is_lowered_to_the_roles_cap(cli: C
     written, notes = _write(cli, tmp_path, BOTH_16384)
     # the trainer's lowered to the roles' cap, which the plan's figures are for: Trinity 0.6 on verl 0.8 or later,
     # which ignores the roles' keys, runs it (the lead, s81: keeping the config's 32768 there ran more than counted)
-    assert _keys(written) == _keys(BOTH_16384.replace("  max_token_len_per_gpu: 32768", "  max_token_len_per_gpu: 16384"))
+    assert _keys(written) == _keys(BOTH_16384.replace("  max_token_len_per_gpu: 32768",
+                                                      "  max_token_len_per_gpu: 16384"))
     assert notes == (f"NOTE {TRAINER_TOKEN_BUDGET} 16384 is below Trinity's default ceil(2 x 32768 / 2) = 32768: "
                      "Trinity 0.5.0 raises it back to the default: use 0.5.1 or later\n")
     answer = _fixed_point(cli, tmp_path, monkeypatch, written)
