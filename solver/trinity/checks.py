@@ -906,7 +906,8 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
         return
     theta = model.own_rope_theta
     fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model)}"
-    add = f"add {fix} to it (as {checks.names.write} does"  # harmless on transformers 4, which builds it without
+    add = f"add {fix} to it (as {checks.names.write} does"
+    harmless = f"{add}; harmless on transformers 4)"  # which builds it without
     if checks.version == "0.5":
         if checks.absent(("model", "rope_theta")):
             checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
@@ -914,7 +915,7 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
                 f"5.3.0) Trinity 0.5's trainer sets it as {model.name}'s RoPE parameters, in which transformers finds "
                 "no base, and fails as it builds the model unless model.rope_theta is set; on transformers 4, which "
                 "Trinity 0.5.2's vllm extra installs (vLLM 0.17.0 to 0.19.0 require transformers below 5), it builds; "
-                f"{add}; harmless on transformers 4)"))
+                f"{harmless}"))
         return
     given = "" if checks.absent(("model", "rope_theta")) else " (the model.rope_theta given mends it there)"
     fails = (f"Trinity 0.6's trainer on verl before 0.8 sets it as {model.name}'s RoPE parameters, in which "
@@ -928,8 +929,8 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
                    if not given else "Trinity 0.5.0's and 0.5.2's build it on transformers 5 with the model.rope_theta "
                    "given")
     checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
-        f"model.rope_scaling has no rope_theta: {fails}; {releases_05}, and 0.5's transformers 4 builds it; {add}; "
-        "harmless on transformers 4)"))
+        f"model.rope_scaling has no rope_theta: {fails}; {releases_05}, and 0.5's transformers 4 builds it; "
+        f"{harmless}"))
 
 
 def _kept_before_vllm_012(checks: _ConfigChecks, kept: str) -> str:
