@@ -1,0 +1,75 @@
+"""Mutation pass over session 81's merges (helper mutants41): each test here kills a mutant that the merges' own tests
+left alive (named in its comment), asserting what the code does: the keys ``--json``'s ``config_keys_changed`` names
+as removed (none for a null the config gives, a mapping an alias repeats entered once), and the smallest token cap a
+capped refusal names (``ceil(L / SP)``, the best-ranked plan at it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import solver
+
+Cli = Callable[..., tuple[int, str, str]]
+HEAD = """\
+algorithm: {algorithm_type: grpo, repeat_times: 8}
+buffer: {batch_size: 96}
+cluster: {node_num: 1, gpu_per_node: 8}
+"""
+
+
+def _keys_changed(cli: Cli, tmp_path: Path, text: str, *options: str) -> list[dict[str, Any]]:
+    """``solve --from-config --json``'s ``config_keys_changed`` for the config `text` on H100s."""
+    config = tmp_path / "c.yaml"
+    config.write_text(text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", *options, "--json")
+    assert status == 0
+    (answer,) = json.loads(out)
+    return list(answer["config_keys_changed"])
+
+
+def test_a_null_the_config_gives_is_not_named_as_removed(cli: Cli, tmp_path: Path) -> None:
+    # J-4 (`_keys_removed` without `value is None`): the config's own null, left null, was named as removed
+    text = HEAD + ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384, custom_chat_template: null}\n"
+                   "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n")
+    assert _keys_changed(cli, tmp_path, text) == [
+        {"key": "trainer.ulysses_sequence_parallel_size", "config_value": None, "plan_value": 2},
+        {"key": "trainer.max_token_len_per_gpu", "config_value": None, "plan_value": 16384}]
+
+
+def test_a_removed_key_of_a_mapping_an_alias_repeats_is_named_once(cli: Cli, tmp_path: Path) -> None:
+    # J-6 (`_keys_removed` entering a mapping each time an alias repeats it): 0.5's removal of trainer.param_offload
+    # was named a second time under the alias's path (explorer.dummy), as the keys set are not
+    text = HEAD + ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n"
+                   "trainer: &t\n  param_offload: false\n  ulysses_sequence_parallel_size: 2\n"
+                   "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}, dummy: *t}\n")
+    assert _keys_changed(cli, tmp_path, text, "--trinity-version", "0.5") == [
+        {"key": "trainer.max_token_len_per_gpu", "config_value": None, "plan_value": 16384},
+        {"key": "trainer.param_offload", "config_value": False, "plan_value": None, "removed": True}]
+
+
+def _raised(model: str, gpu: str, length: int, gpus: int, cap: int) -> tuple[int, int, str, int, float]:
+    """The plan a capped refusal offers (`token_budget_cap_raised`): its GPUs, SP, setting, budget and cost."""
+    (answer,) = solver.plan(model, gpu=gpu, max_model_len=length, budget_gpus=gpus, token_budget=cap)
+    assert answer.best is None and answer.token_budget_cap_raised is not None
+    raised = answer.token_budget_cap_raised
+    return raised.gpus, raised.sp, raised.setting.label, raised.max_token_len_per_gpu, raised.cost
+
+
+def test_the_smallest_cap_holds_a_length_sp_does_not_divide() -> None:
+    # J-9 (`minimize_token_cap` with floor(L / SP)): 65535 tokens at SP=4 named a cap of 16383, which holds no sequence
+    assert _raised("8B", "h20", 65535, 4, 8192) == (4, 4, "Env + SP=4", 16384, 0.32825)
+
+
+def test_the_smallest_cap_comes_before_a_cheaper_plan_at_a_higher_one() -> None:
+    # J-10 (`minimize_token_cap` minimising cap + rank): at 100 tokens the caps of SP=4 and SP=8 differ by 12 alone,
+    # and the cheaper SP=4 plan (cost 0.1625) was named at a cap of 25, not the smallest, 13
+    assert _raised("8B", "h20", 100, 8, 12) == (8, 8, "SP=8", 13, 0.2125)
+
+
+def test_the_plan_at_the_smallest_cap_is_the_best_ranked() -> None:
+    # J-11 (`minimize_token_cap` without the rank): at the cap of 513 the solver's first plan, Offload + SP=8 at
+    # 0.425, was named for the cheapest, SP=8 at 0.2125
+    assert _raised("8B", "h20", 4097, 8, 512) == (8, 8, "SP=8", 513, 0.2125)
