@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import solver
+from solver.trinity.checks import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
+CATALOG = solver.load_catalog()
 HEAD = """\
 algorithm: {algorithm_type: grpo, repeat_times: 8}
 buffer: {batch_size: 96}
@@ -73,3 +75,36 @@ def test_the_plan_at_the_smallest_cap_is_the_best_ranked() -> None:
     # J-11 (`minimize_token_cap` without the rank): at the cap of 513 the solver's first plan, Offload + SP=8 at
     # 0.425, was named for the cheapest, SP=8 at 0.2125
     assert _raised("8B", "h20", 4097, 8, 512) == (8, 8, "SP=8", 513, 0.2125)
+
+
+def _lora_problems(mapping: dict[str, Any], model: str, version: str | None, experts: str) -> list[tuple[str, str]]:
+    """The LoRA problems (but the mixture of experts' unsaved-config caution) of the config `mapping` on `model`."""
+    problems = trinity_config_problems({"model": {"model_path": "x", "max_model_len": 8192}, **mapping},
+                                       CATALOG.model(model), 8, version=version,  # type: ignore[arg-type]
+                                       experts=experts)  # type: ignore[arg-type]
+    return [(problem.code.value, problem.words) for problem in problems
+            if problem.code.value.startswith("lora") and problem.code.value != "lora-moe-config-unsaved"]
+
+
+def test_a_number_as_verls_own_target_modules_makes_no_new_adapter_to_judge() -> None:
+    # L-7 (`new_adapter` without its check of verl's untyped key): target_modules 5 under 0.5's
+    # actor_rollout_ref.model was judged as the regex '5' and refused as matching no module
+    verl = {"trainer": {"trainer_config": {"actor_rollout_ref": {"model": {"lora_rank": 8, "target_modules": 5}}}}}
+    assert _lora_problems(verl, "Qwen3-8B", "0.5", "either") == []
+
+
+def test_an_exclude_modules_list_makes_no_new_adapter_to_judge() -> None:
+    # L-8 (`new_adapter` refusing only an int exclude_modules): a list went on to the regex checks (a TypeError)
+    lora = {"model": {"model_path": "x", "max_model_len": 8192,
+                      "lora_configs": [{"lora_rank": 16, "exclude_modules": [".*\\.mlp\\..*"]}]}}
+    assert _lora_problems(lora, "Qwen3-30B-A3B", None, "fused") == []
+
+
+def test_all_linear_in_any_case_is_named_all_linear() -> None:
+    # L-9 (`new_adapter` keeping the word as written): the refusal named target_modules 'All-Linear'
+    lora = {"model": {"model_path": "x", "max_model_len": 8192,
+                      "lora_configs": [{"lora_rank": 16, "target_modules": "All-Linear", "exclude_modules": ".*"}]}}
+    ((code, words),) = _lora_problems(lora, "Qwen3-8B", None, "fused")
+    assert code == "lora-configs-refused" and words.startswith(
+        "model.lora_configs[0].exclude_modules '.*', on Qwen3-8B (a dense model), leaves out every module "
+        "target_modules 'all-linear' matches (")
