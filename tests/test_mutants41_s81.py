@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import solver
+from solver.tables.model_config import load_model_config
 from solver.trinity.checks import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = solver.load_catalog()
+CONFIGS = Path(__file__).resolve().parent / "data" / "hf-configs"
 HEAD = """\
 algorithm: {algorithm_type: grpo, repeat_times: 8}
 buffer: {batch_size: 96}
@@ -108,3 +110,14 @@ def test_all_linear_in_any_case_is_named_all_linear() -> None:
     assert code == "lora-configs-refused" and words.startswith(
         "model.lora_configs[0].exclude_modules '.*', on Qwen3-8B (a dense model), leaves out every module "
         "target_modules 'all-linear' matches (")
+
+
+def test_a_shared_expert_is_in_every_expert_layer() -> None:
+    # L-17 (`Model.module_layers` taking only ``experts`` for an expert's): Qwen1.5-MoE's shared expert and its gate,
+    # in every layer (all expert layers), were put in its dense layers, of which it has none
+    model = load_model_config(CONFIGS / "Qwen1.5-MoE-A2.7B.json")
+    names = model.peft_names
+    shared = [name for name in names.adapted if "shared_expert" in name]
+    assert shared == ["mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj",
+                      "mlp.shared_expert_gate"]
+    assert {model.module_layers(name, names) for name in shared} == {tuple(range(24))}
