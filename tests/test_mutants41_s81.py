@@ -121,3 +121,19 @@ def test_a_shared_expert_is_in_every_expert_layer() -> None:
     assert shared == ["mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj",
                       "mlp.shared_expert_gate"]
     assert {model.module_layers(name, names) for name in shared} == {tuple(range(24))}
+
+
+def test_an_exclusion_beside_targets_one_transformers_takes_is_a_but_line_too() -> None:
+    # L-21 (`_check_lora_targets` judging exclusions only where the targets raise no problem): beside the caution on
+    # targets transformers 4's names refuse, the exclusion of layer 0, which transformers 5 adapts all the same, was
+    # not said
+    experts = ".*mlp\\.experts\\.(gate_proj|up_proj|down_proj)"
+    lora = {"model": {"model_path": "x", "max_model_len": 8192, "lora_configs": [
+        {"lora_rank": 16, "target_modules": experts, "exclude_modules": ".*layers\\.0\\..*"}]}}
+    problems = _lora_problems(lora, "Qwen3-30B-A3B", "0.5", "either")
+    assert [code for code, _ in problems] == ["lora-targets-one-transformers", "lora-excluded-adapted"]
+    assert problems[1][1].startswith(
+        "model.lora_configs[0].exclude_modules '.*layers\\.0\\..*' matches Qwen3-30B-A3B's routed experts "
+        "(mlp.experts.gate_proj, mlp.experts.up_proj, mlp.experts.down_proj), but target_modules "
+        f"'{experts}' adapts them all the same, in every layer, on transformers 5 (Trinity 0.5.0's and 0.5.2's, "
+        "where they run on it)")
