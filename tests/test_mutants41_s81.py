@@ -137,3 +137,18 @@ def test_an_exclusion_beside_targets_one_transformers_takes_is_a_but_line_too() 
         "(mlp.experts.gate_proj, mlp.experts.up_proj, mlp.experts.down_proj), but target_modules "
         f"'{experts}' adapts them all the same, in every layer, on transformers 5 (Trinity 0.5.0's and 0.5.2's, "
         "where they run on it)")
+
+
+def test_no_but_line_on_a_mixture_of_experts_whose_names_are_assumed(tmp_path: Path) -> None:
+    # L-23 (`excluded_adapted_words` without its check of assumed names): Qwen3-30B-A3B's shape under a model_type
+    # rft-solver has not read got a lora-excluded-adapted line on names it only assumes
+    config = json.loads((CONFIGS / "Qwen3-30B-A3B.json").read_text(encoding="utf-8"))
+    config.update(model_type="foo_moe", architectures=["FooMoeForCausalLM"])
+    path = tmp_path / "foo.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    model = load_model_config(path)
+    assert model.peft_names.assumed and model.moe is not None
+    lora = [{"lora_rank": 16, "exclude_modules": ".*\\.mlp\\..*"}]
+    problems = trinity_config_problems({"model": {"model_path": "x", "max_model_len": 8192, "lora_configs": lora}},
+                                       model, 8)
+    assert [problem.code.value for problem in problems if problem.code.value.startswith("lora")] == []
