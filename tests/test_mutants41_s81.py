@@ -152,3 +152,17 @@ def test_no_but_line_on_a_mixture_of_experts_whose_names_are_assumed(tmp_path: P
     problems = trinity_config_problems({"model": {"model_path": "x", "max_model_len": 8192, "lora_configs": lora}},
                                        model, 8)
     assert [problem.code.value for problem in problems if problem.code.value.startswith("lora")] == []
+
+
+def test_a_job_placed_on_an_estimate_names_no_solve_best(cli: Cli, tmp_path: Path) -> None:
+    # C-2 (`Planner.solve_best` without its check of the placed plan's evidence): a job placed on H100s, which no table
+    # documents, got its own estimate named as solve's cheaper one
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: h100, gpu: H100-80GB, nodes: 2, gpus_per_node: 4, host_ram_gb: 1024}\n"
+                     "jobs:\n  - {name: lora-long, model: Qwen3-8B, max_model_len: 96k, rollout_gpus: 2, "
+                     "lora_rank: 64}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    (placed,) = json.loads(out)["placements"]
+    assert status == 0 and (placed["job"], placed["plan"]["evidence"], placed["plan"]["gpus"]) == (
+        "lora-long", "estimated", 4)
+    assert "solve_best" not in placed
