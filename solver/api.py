@@ -88,6 +88,7 @@ from solver.results import (
     SettingsArguments,
     TrinitySettings,
     beyond_fields,
+    check_answers_of,
     check_placed_on,
     config_verdict,
     expandable_segments,
@@ -482,8 +483,8 @@ def _with_required(fleet: Fleet, required: Sequence[str] | None, option_names: O
 
 
 def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: OptionNames) -> None:
-    """`QueryError` unless `required` is None or a list or tuple of names of `fleet`'s jobs, one at least (naming the
-    option as `option_names` do)."""
+    """`QueryError` unless `required` is None or a list or tuple of names of `fleet`'s jobs (or `EVERY_JOB`, unless a
+    job is named so), one at least (naming the option as `option_names` do)."""
     check_types(("required", required, list | tuple | None))
     if required is None:
         return
@@ -493,11 +494,13 @@ def _check_required(required: Sequence[str] | None, fleet: Fleet, option_names: 
                          f"({named_jobs(names)})")
     for index, name in enumerate(required):
         check_types((f"required[{index}]", name, str))
+    every = [] if EVERY_JOB in names else [EVERY_JOB]  # the word for every job, unless a job is named so
     for name in required:
-        if name not in names and name != EVERY_JOB:
-            meant = meant_fleet_name(name, names)
+        if name not in names and name not in every:
+            meant = meant_fleet_name(name, names + every)
             raise QueryError(f"{option_names.item(option_names.required, shown_value(name))}: no job of the fleet "
-                             f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}")
+                             f"is named so; {f'did you mean {meant}? ' if meant else ''}its jobs: {named_jobs(names)}"
+                             f"{f'; or {EVERY_JOB}, for every job' if every else ''}")
 
 
 def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, workers: int,
@@ -710,7 +713,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     (a config's ``model.model_path`` may name a model the planner does not know). `option_names`: how the notes name the
     options they point to (`API_OPTIONS`: this function's ``version="0.5"``; ``solve cluster`` passes `COMMAND_OPTIONS`,
     its flags). `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
-    from solver.cluster import POOL_HOST_RAM_SOURCE
+    from solver.cluster import JOB_RELEASE_KEY, POOL_HOST_RAM_SOURCE
     from solver.trinity import fragment_for, placed_on_words  # ruamel: only where a fragment is made
 
     check_types(("check_options", check_options, tuple | None), ("option_names", option_names, OptionNames))
@@ -720,9 +723,10 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
         model = ("--model-config", str(placed.model_config)) if placed.model_config is not None else ()
         check = None if check_options is None else fragment_check(placed.gpu, known, (*check_options, *model))
         placed_on = placed_on_words(placed.pool, placed.nodes, placed.keys.shared_gpus, placed.trainer_nodes)
+        names = option_names._replace(trinity_05=JOB_RELEASE_KEY) if placed.own_release else option_names
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
-                                             option_names=option_names, check=check, placed_on=placed_on,
+                                             option_names=names, check=check, placed_on=placed_on,
                                              dpo_mode_unset=placed.dpo)[0]
     return fragments
 
@@ -743,7 +747,8 @@ class _Placed(NamedTuple):
     """What a placement's fragment is made of, for `placement_configs` and `placement_settings`: the job's name, the
     GPU type (the placement's name for it, and whether it is an AMD one) and host memory its header words, the
     config.json the job's model was read from (None: a catalogue model), its keys' arguments, and its pool, nodes and
-    its trainer's nodes, which the header names (`placed_on_words`)."""
+    its trainer's nodes, which the header names (`placed_on_words`); and whether its release is the job's own
+    (`own_release`: its ``trinity_version``, no ``version=`` over it), which the fragment's comments name so."""
 
     job: str
     gpu: str
@@ -757,6 +762,7 @@ class _Placed(NamedTuple):
     dpo: bool = False
     """Whether the job trains DPO (its ``dpo``): its fragment's header says the mode Trinity's DPO needs where its keys
     leave it (`Plan.dpo_mode_unset`: a cluster job reads no config)."""
+    own_release: bool = False
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -796,7 +802,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
             dpo=counts_dpo_pairs(model, job.dpo))
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
                               model_config=model_configs.get(placement.job), keys=keys, pool=pool.name,
-                              nodes=placement.nodes, trainer_nodes=placement.trainer_nodes, dpo=job.dpo))
+                              nodes=placement.nodes, trainer_nodes=placement.trainer_nodes, dpo=job.dpo,
+                              own_release=version is None and job.trinity_version is not None))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 
@@ -1337,7 +1344,8 @@ def config_query(
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int | None),
-                ("dpo", dpo, bool | None))  # read before make_query checks the rest
+                ("dpo", dpo, bool | None),
+                ("option_names", option_names, OptionNames))  # read before make_query checks the rest
     if dpo is not None and dpo != config.dpo:  # a plan for another algorithm than the config's: --dpo is refused too
         raise QueryError(f"dpo={dpo}, but the config's algorithm.algorithm_type says the run "
                          f"{'trains' if config.dpo else 'does not train'} DPO: drop dpo (the config gives it, as "
@@ -1447,6 +1455,7 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
                 ("config", config, TrinityConfig))
     for index, answer in enumerate(answers):
         check_types((f"answers[{index}]", answer, Answer))
+    check_answers_of(answers, query, catalog.model(query.model).name)
     catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:

@@ -431,8 +431,12 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
     @model_serializer(mode="wrap", when_used="json")  # unannotated: a return annotation would replace the schema
     def _rounded(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         data: dict[str, Any] = handler(self)
-        return {name: value if name in MemoryQuestion.model_fields else _rounded_gib(value)
-                for name, value in data.items()}
+        rounded = {name: value if name in MemoryQuestion.model_fields else _rounded_gib(value)
+                   for name, value in data.items()}
+        # The headroom of the rounded figures, which the JSON read back derives again: the same, not 0.0001 off.
+        figures = {name: value for name, value in rounded.items() if name not in VERDICTS}
+        rounded["headroom_gib"] = _rounded_gib(type(self).model_validate(figures).headroom_gib)
+        return rounded
 
     @model_validator(mode="wrap")
     @classmethod

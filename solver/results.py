@@ -2038,6 +2038,15 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         return self.model_dump(mode="json")
 
 
+def check_answers_of(answers: Sequence[Answer], query: Query, model: str) -> None:
+    """`QueryError` (one line) where one of `answers` is not one of `query`'s: for another model than `model` (the
+    query's, as its catalogue names it) or a GPU type the query did not ask."""
+    for index, answer in enumerate(answers):
+        if answer.model != model or answer.gpu not in query.gpus:
+            raise QueryError(f"answers[{index}] is for {answer.model} on {answer.gpu}, not one of the query's "
+                             f"({model} on {' or '.join(query.gpus)}): pass the answers of that query")
+
+
 def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> str:
     """The verdict on a config's own settings (`current`, judged on `answer`'s GPU type) in words, one line, as
     ``solve --from-config`` prints it and `CurrentSettings.verdict` holds it: whether they train, and why not (a
@@ -2473,7 +2482,8 @@ class FitsWith(Frozen, defer_build=True):
 
 
 UNPLACED_LEFT_OUT_WHEN_NONE = ("reason_caution_codes", "current", "stop_reason", "stop_reason_code", "lora_rank",
-                               "reference_model", "critic", "dpo", "lora_target_modules", "lora_exclude_modules")
+                               "reference_model", "critic", "dpo", "lora_target_modules", "lora_exclude_modules",
+                               "trinity_version")
 """The fields of an `Unplaced` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
 
 
@@ -2531,6 +2541,10 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "where the job's LoRA adapter leaves modules out (its lora_exclude_modules), that exclude_modules regex, as a "
         "plan's lora_exclude_modules (lora_target_modules is then given, all-linear where it gives no lora_targets); "
         "left out otherwise"))
+    trinity_version: str | None = Field(default=None, description=(
+        "where the job names its own Trinity release (its trinity_version), that release, as a plan's trinity_version "
+        "names it (0.5.2 for v0.5.2), whose counts its ways were worked out by; left out otherwise (the run's "
+        "--trinity-version, or where it runs now, the one its plan names)"))
 
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""

@@ -1094,6 +1094,9 @@ class OptionNames(NamedTuple):
     """What places a cluster file's jobs on its pools."""
     keywords: bool
     """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
+    lora_keys: tuple[str, str, str] | None = None
+    """The keys that give a LoRA run's rank, targets and exclusions where no option of the caller's does (a cluster
+    job's: ``solver.cluster.JOB_LORA_KEYS``), which `lora_options` names then; None: the caller's options."""
 
     def valued(self, name: str, value: object, unit: str = "") -> str:
         """Option `name` given `value`, as the caller writes it: ``--sp 2``, ``--host-ram 48GB`` (a flag's `unit`
@@ -1123,7 +1126,10 @@ class OptionNames(NamedTuple):
     @property
     def lora_options(self) -> tuple[str, str, str]:
         """A LoRA run's rank, targets and exclusions options, as the caller names them: ``--lora-rank``,
-        ``--lora-targets`` and ``--lora-exclude``, or ``lora_rank``, ``lora_targets`` and ``lora_exclude_modules``."""
+        ``--lora-targets`` and ``--lora-exclude``, or ``lora_rank``, ``lora_targets`` and ``lora_exclude_modules``;
+        or the keys that give them (`lora_keys`: a cluster job's)."""
+        if self.lora_keys is not None:
+            return self.lora_keys
         return ("lora_rank", "lora_targets", EXCLUDED_KEY) if self.keywords else (
             "--lora-rank", "--lora-targets", "--lora-exclude")
 

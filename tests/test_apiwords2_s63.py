@@ -142,9 +142,9 @@ def test_map_plans_place_and_buy_refuse_in_their_keywords():
     assert refusal(solver.place, FLEET, required=[]) == (
         f"required names no job: name one or more of the fleet's jobs ({JOBS})")
     assert refusal(solver.buy_nodes, FLEET, required=["nope"]) == (
-        f"required names 'nope': no job of the fleet is named so; its jobs: {JOBS}")
+        f"required names 'nope': no job of the fleet is named so; its jobs: {JOBS}; or all, for every job")
     assert refusal(solver.place, FLEET, required=["nope"], option_names=COMMAND_OPTIONS) == (
-        f"--required 'nope': no job of the fleet is named so; its jobs: {JOBS}")
+        f"--required 'nope': no job of the fleet is named so; its jobs: {JOBS}; or all, for every job")
     assert refusal(solver.place, FLEET, token_budget="auto", estimate="never") == (
         'token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off: drop one '
         'of them')

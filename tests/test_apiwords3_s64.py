@@ -209,7 +209,7 @@ def test_an_unknown_required_job_and_two_models_by_length_read_plainly():
     with pytest.raises(QueryError) as required:
         solver.place(FLEET, required=["math-4b", "nope"])
     assert str(required.value) == ("required names 'nope': no job of the fleet is named so; its jobs: math-4b, "
-                                   "code-8b, chat-14b, probe-0.6b")
+                                   "code-8b, chat-14b, probe-0.6b; or all, for every job")
     with pytest.raises(QueryError) as command:
         solver.place(FLEET, required=["nope"], option_names=COMMAND_OPTIONS)
     assert str(command.value).startswith("--required 'nope': no job of the fleet is named so;")

@@ -181,7 +181,8 @@ def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
 
 
 @pytest.mark.parametrize(("flags", "error"), [
-    (["--required", "a,zz"], "--required 'zz': no job of the fleet is named so; its jobs: a, b, c, d"),
+    (["--required", "a,zz"], ("--required 'zz': no job of the fleet is named so; its jobs: a, b, c, d; or all, for "
+                              "every job")),
     (["--required", "a,"], ("argument --required: an empty name in 'a,': give a job's name, or several separated by "
                             "commas (math-4b,code-8b)")),
 ])
@@ -196,7 +197,8 @@ def test_bad_required_names_are_refused(flags: list[str], error: str, tmp_path: 
 @pytest.mark.parametrize(("required", "error"), [
     ([], "required names no job: name one or more of the fleet's jobs (a, b, c, d)"),
     ("a", "required must be a list, a tuple or None, got 'a'"),
-    (["A"], "required names 'A': no job of the fleet is named so; did you mean a? its jobs: a, b, c, d"),
+    (["A"], ("required names 'A': no job of the fleet is named so; did you mean a? its jobs: a, b, c, d; or all, for "
+             "every job")),
 ])
 def test_the_api_refuses_bad_required(required: object, error: str, tmp_path: Path):
     with pytest.raises(QueryError) as raised_error:

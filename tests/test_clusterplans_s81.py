@@ -81,8 +81,8 @@ def test_required_all_marks_every_job_unless_one_is_named_so(cli: Cli, tmp_path:
     status, out, _ = cli("cluster", str(named_all), "--required", "all", "--json")
     assert status == 0 and json.loads(out)["required"] == ["all"]  # the job of that name
     status, _, err = cli("cluster", str(path), "--required", "al")
-    assert status == 2 and err == ("solve cluster: error: --required 'al': no job of the fleet is named so; its jobs: "
-                                   "lora-agent-8b, full-8b\n")  # all is a word, not a prefix
+    assert status == 2 and err == ("solve cluster: error: --required 'al': no job of the fleet is named so; did you "
+                                   "mean all? its jobs: lora-agent-8b, full-8b; or all, for every job\n")  # a word
 
 
 def _many_jobs(tmp_path: Path, huge: bool) -> Path:

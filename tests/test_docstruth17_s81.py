@@ -129,8 +129,10 @@ an interpolation that holds no sequence of the plan's length (--write sets it to
 def test_config_keys_changed_as_json_md_says(cli: Cli, tmp_path: Path) -> None:
     page = _page("docs/json.md")
     assert "`config_value` (C's value as written, an interpolation as its text;" in page
-    assert ("The keys `--write` removes (a stale `model.rope_scaling`; with `--trinity-version 0.5`, Trinity 0.6's "
-            "keys under `trainer`) are not in it.") in page
+    # the keys --write removes follow, marked (review81a, s81: tests/test_review81a_s81.py)
+    assert ("then each key `--write` removes (a stale `model.rope_scaling`, and the rollout model's where it repeats "
+            "it; with `--trinity-version 0.5`, Trinity 0.6's keys under `trainer`, which 0.5 refuses), with C's value, "
+            "`plan_value` null and a fourth key, `\"removed\": true`") in " ".join(page.split())
     config = tmp_path / "c.yaml"
     config.write_text(CONFIG, encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--trinity-version", "0.5", "--json")
@@ -140,10 +142,11 @@ def test_config_keys_changed_as_json_md_says(cli: Cli, tmp_path: Path) -> None:
         {"key": "trainer.ulysses_sequence_parallel_size", "config_value": None, "plan_value": 2},
         {"key": "trainer.max_token_len_per_gpu", "config_value": None, "plan_value": 32768},
         {"key": "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu",
-         "config_value": "${oc.env:REF_BUDGET,1000}", "plan_value": 32768}]
+         "config_value": "${oc.env:REF_BUDGET,1000}", "plan_value": 32768},
+        {"key": "trainer.balance_batch", "config_value": True, "plan_value": None, "removed": True}]
     status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--trinity-version", "0.5", "--write",
                          str(tmp_path / "w.yaml"))
-    assert status == 0 and "trainer.balance_batch removed" in err  # removed, and not in the list above
+    assert status == 0 and "trainer.balance_batch removed" in err  # removed, and last in the list above
     assert "balance_batch" not in (tmp_path / "w.yaml").read_text(encoding="utf-8")
 
 

@@ -109,7 +109,8 @@ def test_the_apply_block_leaves_a_yarn_that_write_keeps(cli, tmp_path: Path):
     rope_lines = [line for line in out.splitlines() if line.startswith(("# model.rope_scaling", "model.rope_"))]
     assert (status, rope_lines) == (0, kept)
     status, _, err = cli("--from-config", str(config), "--gpu", "h200", "--write", str(tmp_path / "written.yaml"))
-    assert (status, f"; --write kept it: {YARN_KEPT}" in err.splitlines()[0]) == (0, True)
+    assert (status, f"; --write kept it ({YARN_KEPT}) and added the base it lacked, Qwen3-4B's own rope_theta "
+                    "1000000: " in err.splitlines()[0]) == (0, True)  # smallslips40 (s81): the base it added said
     assert "factor: 4.0" in (tmp_path / "written.yaml").read_text(encoding="utf-8")
     # Factor 2 over 32768 reaches 65536, short of 131072: the guide's YaRN, as --write writes it.
     config.write_text(CARDS.replace("factor: 4.0", "factor: 2.0"), encoding="utf-8")

@@ -41,7 +41,7 @@ def test_a_required_name_a_slip_and_a_zero_from_a_job_gets_a_guess(cli, tmp_path
     path.write_text(yaml.safe_dump({"pools": [A100_NODE], "jobs": jobs}), encoding="utf-8")
     assert cli("cluster", str(path), "--required", "agent08b") == (2, "", (
         "solve cluster: error: --required 'agent08b': no job of the fleet is named so; did you mean agent-8b? its "
-        "jobs: math-4b, agent-8b\n"))
+        "jobs: math-4b, agent-8b; or all, for every job\n"))
 
 
 def test_out_of_time_before_the_first_placement_the_greedy_one_stands_node_by_node(

@@ -130,7 +130,7 @@ def test_a_bad_required_value_is_refused_in_one_line(value: str, error: str, tmp
 def test_an_unknown_required_name_is_refused_with_the_jobs(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["cluster", str(fleet_file(CROWDED, tmp_path)), "--required", "zz"]) == 2
     assert capsys.readouterr() == ("", ("solve cluster: error: --required 'zz': no job of the fleet is named so; its "
-                                        "jobs: a, b, c\n"))
+                                        "jobs: a, b, c; or all, for every job\n"))
     with pytest.raises(QueryError, match="^required names 'zz': no job"):
         solver.place(fleet_file(CROWDED, tmp_path), required=["zz"])
 

@@ -70,7 +70,9 @@ def test_a_plan_of_a_release_rft_solver_does_not_know_is_judged_by_the_runs(cli:
     assert " ".join(err.split()) == (
         f"solve cluster: note: --current {current} runs old, new on plans counted for Trinity 0.7, this run for no "
         "Trinity release named (0.6's counts): whether they stay is judged by this run's release, not the one they "
-        f"run on; give them the release they run on as trinity_version in {plain}")
+        "run on; rft-solver knows no rules of Trinity 0.7, which trinity_version refuses (it takes 0.5, 0.5.0, "
+        "0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2)): to judge them by their own release, run them on one "
+        f"of those and give it as their trinity_version in {plain}")
 
 
 def test_jobs_of_one_release_of_their_own_name_it_in_the_tables(cli: Cli, tmp_path: Path) -> None:

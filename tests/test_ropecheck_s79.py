@@ -35,9 +35,11 @@ FAILS = ("model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl be
          "parameters, in which transformers 5 finds no base, and fails as it builds the model (a TypeError, "
          "modeling_rope_utils.py:446 in 5.12.1, :488 in 5.25.0) unless model.rope_theta is set and "
          "transformers is 5.12.1{given}; ")
-NO_RELEASE = FAILS + ("Trinity 0.5.0's and 0.5.2's fail alike on transformers 5, and 0.5's transformers 4 builds "
+NO_RELEASE = FAILS + ("Trinity 0.5.0's and 0.5.2's {on_05}, and 0.5's transformers 4 builds "
                       "it; add rope_theta: 1000000 to it (as {write} does; harmless on transformers 4)")
 MENDED = " (the model.rope_theta given mends it there)"
+FAIL_05 = "fail alike on transformers 5 unless model.rope_theta is set"
+MENDED_05 = "build it on transformers 5 with the model.rope_theta given"  # as under 0.5, which says nothing (s81)
 CONFIG = ("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 65536\n"
           "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
           "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n")
@@ -54,9 +56,10 @@ def _rope_problems(rope: dict[str, Any], version: str | None, **model: Any) -> l
 
 def test_with_no_release_named_a_mapping_without_its_base_is_a_but_line_naming_06():
     write = "solver.trinity.patch_trinity_config"
-    assert _rope_problems(YARN, None) == [("rope-theta-missing", NO_RELEASE.format(given="", write=write))]
+    assert _rope_problems(YARN, None) == [
+        ("rope-theta-missing", NO_RELEASE.format(given="", write=write, on_05=FAIL_05))]
     assert _rope_problems(YARN, None, rope_theta=1000000) == [
-        ("rope-theta-missing", NO_RELEASE.format(given=MENDED, write=write))]
+        ("rope-theta-missing", NO_RELEASE.format(given=MENDED, write=write, on_05=MENDED_05))]
     assert ConfigProblemCode.ROPE_THETA_MISSING not in REFUSED_CONFIG_CODES
     # 0.6 refuses the same mapping, in the same words but the fix's; a mapping with its base: no line; 0.5 a line
     # of its own since s81 (tests/test_persona62_s81.py)
@@ -81,7 +84,7 @@ def test_check_says_it_and_write_adds_the_base(cli: Cli, tmp_path: Path):
     config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
     config.write_text(CONFIG, encoding="utf-8")
     _, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check")
-    said = NO_RELEASE.format(given="", write="--write").replace("Qwen3-8B", "Qwen3-4B")
+    said = NO_RELEASE.format(given="", write="--write", on_05=FAIL_05).replace("Qwen3-8B", "Qwen3-4B")
     assert err == "" and f"but: {said}" in " ".join(out.split())
     current = _current(cli, config)
     assert (current["refused"], current["config_problem_codes"]) == (False, ["rope-theta-missing"])

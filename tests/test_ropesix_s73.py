@@ -98,9 +98,10 @@ def test_llama_31_loses_its_rope_base_without_rope_theta(version: str | None):
     missing = {  # 0.6's trainer needs it in the mapping (ropetheta, s78); no release named, a but: line (s79)
         "0.6": [("rope-theta-missing-refused", (f"{fails}add rope_theta: 500000 to it (as "
                                                 "solver.trinity.patch_trinity_config does)"))],
-        None: [("rope-theta-missing", (f"{fails}Trinity 0.5.0's and 0.5.2's fail alike on transformers 5, and 0.5's "
-                                       "transformers 4 builds it; add rope_theta: 500000 to it (as "
-                                       "solver.trinity.patch_trinity_config does; harmless on transformers 4)"))],
+        None: [("rope-theta-missing", (f"{fails}Trinity 0.5.0's and 0.5.2's fail alike on transformers 5 unless "
+                                       "model.rope_theta is set, and 0.5's transformers 4 builds it; add "
+                                       "rope_theta: 500000 to it (as solver.trinity.patch_trinity_config does; "
+                                       "harmless on transformers 4)"))],
         "0.5": [("rope-theta-missing", (  # 0.5.0 and 0.5.2 on transformers 5 alike (s81)
             "model.rope_scaling has no rope_theta: on transformers 5 (Trinity 0.5.0 allows it, 0.5.2 up to 5.3.0) "
             "Trinity 0.5's trainer sets it as Llama-3.1-8B's RoPE parameters, in which transformers finds no base, and "

@@ -64,13 +64,13 @@ def test_a_required_name_a_slip_from_a_job_gets_a_guess(cli, tmp_path: Path):
     path.write_text(yaml.safe_dump({"pools": [A100_NODE], "jobs": jobs}), encoding="utf-8")
     assert cli("cluster", str(path), "--required", "agent8b") == (2, "", (
         "solve cluster: error: --required 'agent8b': no job of the fleet is named so; did you mean agent-8b? its "
-        "jobs: math-4b, agent-8b, job-1\n"))
+        "jobs: math-4b, agent-8b, job-1; or all, for every job\n"))
     assert cli("cluster", str(path), "--required", "math-4b,matj-4b")[2].endswith(
-        "did you mean math-4b? its jobs: math-4b, agent-8b, job-1\n")
+        "did you mean math-4b? its jobs: math-4b, agent-8b, job-1; or all, for every job\n")
     # Another number is another job, not a slip: no guess.
     assert cli("cluster", str(path), "--required", "job-2")[2] == (
         "solve cluster: error: --required 'job-2': no job of the fleet is named so; its jobs: math-4b, agent-8b, "
-        "job-1\n")
+        "job-1; or all, for every job\n")
 
 
 @pytest.mark.parametrize(("wanted", "names", "meant"), [

@@ -40,7 +40,7 @@ def test_a_required_job_named_without_its_zero_padding_is_guessed(cli: Cli, tmp_
         status, out, err = cli("cluster", str(path), "--required", given)
         assert (status, out) == (2, "")
         assert err == (f"solve cluster: error: --required '{given}': no job of the fleet is named so; did you mean "
-                       "j08? its jobs: j01, j02, j03, j04 and 6 more jobs\n")
+                       "j08? its jobs: j01, j02, j03, j04 and 6 more jobs; or all, for every job\n")
     # A name no padding or case makes one of them gets no guess.
     status, _, err = cli("cluster", str(path), "--required", "j80")
     assert status == 2 and "did you mean" not in err

@@ -64,8 +64,9 @@ def test_check_of_the_written_config_says_why_a_costlier_plan_ranks_first(
 
 
 @pytest.mark.parametrize(("flags", "error"), [
-    ("A", "--required 'A': no job of the fleet is named so; did you mean a? its jobs: a, b, c, d"),
-    ("a,Zz", "--required 'Zz': no job of the fleet is named so; its jobs: a, b, c, d"),
+    ("A", ("--required 'A': no job of the fleet is named so; did you mean a? its jobs: a, b, c, d; or all, for "
+           "every job")),
+    ("a,Zz", "--required 'Zz': no job of the fleet is named so; its jobs: a, b, c, d; or all, for every job"),
 ])
 def test_required_names_the_job_a_case_slip_meant(flags: str, error: str, cli, tmp_path: Path):
     status, out, err = cli("cluster", str(fleet_file(FOUR_JOBS, tmp_path)), "--buy", "--required", flags)

@@ -82,8 +82,10 @@ def test_a_yarn_that_reaches_the_length_is_kept_with_a_note(cli, tmp_path: Path)
     patched = tmp_path / "patched.yaml"
     assert err.splitlines()[0] == (
         f"solve: note: {patched}: model.rope_scaling (factor 4.0 over 32768) covers the length, but not as "
-        "Trinity-RFT's guide sets it, factor max_model_len / 40960 = 3.2 over 40960; --write kept it: one that covers "
-        "the length needs no change")
+        "Trinity-RFT's guide sets it, factor max_model_len / 40960 = 3.2 over 40960; --write kept it (one that covers "
+        "the length needs no change) and added the base it lacked, Qwen3-4B's own rope_theta 1000000: Trinity 0.6's "
+        "trainer on verl before 0.8 fails to build the model on a rope_scaling without it (transformers 5 finds no "
+        "base)")
     # The trainer note says to add the same rope_scaling (the written one) to config.json, as the cards add theirs.
     assert err.splitlines()[1] == (
         f"solve: note: {patched}: model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or "

@@ -242,7 +242,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             command += f" --required {EVERY_JOB}"
         elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
             command += " --required JOBS"
-            jobs_said = f"; JOBS (every job but {', '.join(others)}): {','.join(named)}"
+            but = f" but {', '.join(others)}" if others else ""  # a job named all among them: every job named
+            jobs_said = f"; JOBS (every job{but}): {','.join(named)}"
         elif named:
             command += f" --required {shlex.quote(','.join(named))}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
@@ -482,19 +483,25 @@ def _note_other_release(current: Path, file: Path, fleet: Fleet, trinity_version
     """On stderr, for the jobs the --current placement runs on plans that name no Trinity release rft-solver knows and
     that the cluster `file` names none for (`releases_differing`), that the placement judges them under this run's
     --trinity-version, and how to judge them as they run: a running job whose plan names a release it knows keeps
-    that one, and a job's own trinity_version is its release."""
+    that one, and a job's own trinity_version is its release, which for a plan of a release it does not know
+    (``0.7``), and trinity_version refuses, must be another the job runs on."""
     from solver.tables import release_name
+    from solver.tables.bounds import TRINITY_RELEASE_FORMS
     from solver.tables.fleets import releases_differing
     now = release_name(trinity_version)
     this_run = f"Trinity {now} (--trinity-version {now})" if now else "no Trinity release named (0.6's counts)"
     for counted_for, jobs in releases_differing(current, fleet, now).items():
-        them, they_run = it_or_them(len(jobs)), "it runs" if len(jobs) == 1 else "they run"
+        one = len(jobs) == 1
+        them, they_run, their = it_or_them(len(jobs)), "it runs" if one else "they run", "its" if one else "their"
         was = f"Trinity {counted_for}" if counted_for else "no Trinity release named (0.6's counts)"
-        again = "" if counted_for else f" (or run again without --trinity-version to judge {them} as {they_run})"
+        judge = (f"give {them} the release {they_run} on as trinity_version in {file} (or run again without "
+                 f"--trinity-version to judge {them} as {they_run})" if counted_for is None else
+                 f"rft-solver knows no rules of Trinity {counted_for}, which trinity_version refuses (it takes "
+                 f"{TRINITY_RELEASE_FORMS}): to judge {them} by {their} own release, run {them} on one of those and "
+                 f"give it as {their} trinity_version in {file}")
         print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} on plans counted for "
-                   f"{was}, this run for {this_run}: whether {'it stays' if len(jobs) == 1 else 'they stay'} is "
-                   f"judged by this run's release, not the one {they_run} on; give {them} the release {they_run} on "
-                   f"as trinity_version in {file}{again}")
+                   f"{was}, this run for {this_run}: whether {'it stays' if one else 'they stay'} is judged by this "
+                   f"run's release, not the one {they_run} on; {judge}")
 
 
 def _note_jobs_gone(current: Path, file: Path, fleet: Fleet) -> None:

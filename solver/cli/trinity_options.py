@@ -458,7 +458,8 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
                                                                 config.node_gpus or node_gpus, best.max_model_len)
     problems += [engine] if engine is not None else []
     # A YaRN the patch kept (it reaches the length: `keys_for_plan`) is the one off the guide: nothing needed.
-    kept = f"{COMMAND_OPTIONS.write} kept it: {YARN_KEPT}"
+    added = _base_added(config_text, mapping, args, best, model)
+    kept = f"{COMMAND_OPTIONS.write} kept it" + (f": {YARN_KEPT}" if added is None else f" ({YARN_KEPT}) {added}")
     off_guide = ConfigProblemCode.ROPE_SCALING_OFF_GUIDE
     warnings = [f"solve: note: {args.write}: {problem.words}; {kept}" if problem.code is off_guide
                 else f"solve: warning: {args.write}: {problem.words}" for problem in problems]
@@ -470,6 +471,28 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
                         "--write set the plan's keys in it without the note a block config gets above "
                         f"model.max_model_len: {said}check the file with: {patched.unwritten_check}")
     return patched, warnings, unused_length(mapping, str(args.write), os.environ)
+
+
+def _base_added(config_text: str, patched: Any, args: argparse.Namespace, best: Plan, model: Model) -> str | None:
+    """What --write added to the config's own YaRN that it kept, in words: the model's own RoPE keys the config's
+    ``model.rope_scaling`` lacked (its ``partial_rotary_factor``, its base: `solver.trinity.plan_keys`' `_yarn_keys`),
+    and where it added the base, why where a release fails without it (`solver.rules.mapped_theta_words`); None where
+    it added none."""
+    from solver.rules import mapped_theta_words
+    from solver.tables import counted_release
+    from solver.tables.text import and_joined
+    from solver.trinity import load_config_mapping
+    from solver.trinity.keys import value_at
+
+    rope, original = ("model", "rope_scaling"), load_config_mapping(config_text, str(args.from_config))
+    added = {key: value_at(patched, (*rope, key)) for key in ("partial_rotary_factor", "rope_theta")
+             if value_at(patched, (*rope, key)) is not None and value_at(original, (*rope, key)) is None}
+    if not added:
+        return None
+    what = "the base it lacked" if list(added) == ["rope_theta"] else "what it lacked"
+    why = mapped_theta_words(counted_release(args.trinity_version, best.expert_layout, best.trinity_version))
+    return (f"and added {what}, {model.name}'s own {and_joined([f'{key} {value}' for key, value in added.items()])}"
+            + ("" if why is None or "rope_theta" not in added else f": {why}"))
 
 
 def _check_options(args: argparse.Namespace) -> tuple[str, ...]:

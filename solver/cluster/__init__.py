@@ -38,6 +38,8 @@ from solver.cluster.model import build_placement_model
 from solver.cluster.options import (
     COST_SCALE,
     JOB_BATCH_SOURCE,
+    JOB_LORA_KEYS,
+    JOB_RELEASE_KEY,
     POOL_HOST_RAM_SOURCE,
     Footprint,
     Option,
@@ -57,6 +59,8 @@ from solver.cluster.search import STAGES, least_time_limit_to_search_s, place
 __all__ = [
     "COST_SCALE",
     "JOB_BATCH_SOURCE",
+    "JOB_LORA_KEYS",
+    "JOB_RELEASE_KEY",
     "POOL_HOST_RAM_SOURCE",
     "STAGES",
     "Footprint",

@@ -17,7 +17,7 @@ from solver.memory import estimated_counts, held_host_tenths, host_memory_gib, m
 from solver.model import PlanningData, PlanningInputs, prepare_inputs
 from solver.query import EstimateMode, Objective, Query, counts_reference, make_query, resolve_margin
 from solver.results import Answer, CautionCode, Plan, ReasonCode, ReasonWords, UnplacedPool, tables_refute_caution
-from solver.rules import COMMAND_OPTIONS, OptionNames, rollout_layout, validated_length
+from solver.rules import COMMAND_OPTIONS, EXCLUDED_KEY, OptionNames, rollout_layout, validated_length
 from solver.solve import WorkBudget, answer_for, at_token_budget, estimate_tables_verdict, past_run_deadline
 from solver.tables import (
     AS_IT_RUNS_FLOOR_S,
@@ -53,6 +53,12 @@ COST_SCALE = 10_000
 
 JOB_BATCH_SOURCE = "the job's train_batch_size"
 """Where a job's train batch comes from, as messages name it."""
+
+JOB_LORA_KEYS = ("the job's lora_rank", "the job's lora_targets", f"the job's {EXCLUDED_KEY}")
+"""The keys that give a job's LoRA rank, targets and exclusions, as messages name them (`OptionNames.lora_keys`)."""
+
+JOB_RELEASE_KEY = "the job's trinity_version 0.5"
+"""The key that gives a job's own Trinity release, as a fragment's comments name it (`OptionNames.trinity_05`)."""
 
 JOB_ROLLOUT_SOURCE = "the job's rollout_gpus"
 """Where a job's rollout GPUs come from, as messages name them (`Query.rollout_source`)."""
@@ -353,7 +359,8 @@ class Planner:
                           host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
-                          trinity_version=release.version, option_names=self.option_names,
+                          trinity_version=release.version,
+                          option_names=self.option_names._replace(lora_keys=JOB_LORA_KEYS),
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
                           lora_exclude_modules=training.lora_exclude_modules,

@@ -611,14 +611,15 @@ def left_out(job: Job, **why: Any) -> Unplaced:
     """`job` left out for `why` (`Unplaced`'s fields but the job's own): where it trains LoRA, builds no reference
     model, trains a PPO critic or trains DPO, with its LoRA rank, whether its run builds one, its critic and DPO, as
     its plans would count them; its LoRA targets' regex where not all-linear, and its exclusions' where it gives
-    them."""
+    them; and its own Trinity release, where it names one."""
     reference = counts_reference(job.reference_model, job.lora_rank)
     critic, targets = job.training.critic, job.training.counted_targets
     as_default = reference and not job.lora_rank and critic is None and not job.dpo
     return Unplaced(job=job.name, lora_rank=None if as_default else job.lora_rank,
                     reference_model=None if as_default else reference, critic=critic, dpo=job.dpo or None,
                     lora_target_modules=None if targets is None else targets.pattern,
-                    lora_exclude_modules=None if targets is None else targets.excluded, **why)
+                    lora_exclude_modules=None if targets is None else targets.excluded,
+                    trinity_version=job.trinity_version, **why)
 
 
 def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool) -> str:

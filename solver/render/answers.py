@@ -16,7 +16,7 @@ from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.ranking import ranking_view
 from solver.render.summary import NO_CONFIG_APPLIED, ConfigApplied, plan_summary
 from solver.render.verdict import current_view
-from solver.results import Answer, Reason
+from solver.results import Answer, Reason, check_answers_of
 from solver.rules import COMMAND_OPTIONS, OptionNames, batch_words
 from solver.tables import Catalog, QueryError, TrinityVersion, and_joined, check_types, counted, load_catalog
 
@@ -118,11 +118,7 @@ def answers_text(answers: Sequence[Answer], query: Query | None = None, catalog:
         check_types((f"answers[{index}]", answer, Answer))
     query = query if query is not None else _held_query(answers)
     catalog = catalog if catalog is not None else load_catalog()
-    model = catalog.model(query.model).name
-    for index, answer in enumerate(answers):
-        if answer.model != model or answer.gpu not in query.gpus:
-            raise QueryError(f"answers[{index}] is for {answer.model} on {answer.gpu}, not one of the query's "
-                             f"({model} on {' or '.join(query.gpus)}): pass the answers of that query")
+    check_answers_of(answers, query, catalog.model(query.model).name)
     return view_text(answers_view(answers, query, catalog, query.trinity_version), width, color)
 
 

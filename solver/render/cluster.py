@@ -104,6 +104,9 @@ RELEASE_NOTE = ("Trinity: the release the job's plans are counted for (its trini
                 "the one its plan names; else the run's); none: none named (0.6's counts)")
 """A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases,
 or a placed job names its own (`_named_releases`)."""
+UNPLACED_RELEASE_NOTE = ("Trinity: the job's own release (its trinity_version), by whose counts it was left out; "
+                         "blank: none of its own (the run's, or where it runs now, the one its plan names)")
+"""An unplaced jobs' table's note on its Trinity column, shown where one of them names its own release."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -579,32 +582,36 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
     """The `unplaced` jobs under `title`, a row per reason with the jobs it is given for (in the order of their first
     job), in its words for several jobs where it is given for more than one; where a job trains LoRA, builds no
     reference model, trains a PPO critic or DPO (`Unplaced.lora_rank` given), a row per reason and what its jobs
-    train (`training_words`, as the placed jobs' tables say it), the reason said on the first of its rows alone, and a
-    line under the last where it has several."""
+    train (`training_words`, as the placed jobs' tables say it), and where a job names its own Trinity release
+    (`Unplaced.trinity_version`), a row per reason, training and release, with each job's own (`UNPLACED_RELEASE_NOTE`):
+    the reason said on the first of its rows alone, and a line under the last where it has several."""
     training = any(job.lora_rank is not None for job in unplaced)
-    by_reason: dict[str, dict[str, list[Unplaced]]] = {}
+    releases = any(job.trinity_version is not None for job in unplaced)
+    by_reason: dict[str, dict[tuple[str, str], list[Unplaced]]] = {}
     for job in unplaced:
         trains = training_words(job.lora_rank or 0, job.reference_model, job.critic, bool(job.dpo),
                                 job.lora_target_modules, job.lora_exclude_modules) if training else ""
-        by_reason.setdefault(job.reason, {}).setdefault(trains, []).append(job)
-    view = Table(title=title, title_justify="left", caption_justify="left",
-                 caption=training_note(any(job.critic for job in unplaced), any(job.dpo for job in unplaced),
-                                       any(not all_linear(job.lora_target_modules) for job in unplaced),
-                                       any(job.lora_exclude_modules for job in unplaced))
-                 if training else None)
+        by_reason.setdefault(job.reason, {}).setdefault((trains, job.trinity_version or ""), []).append(job)
+    notes = ([training_note(any(job.critic for job in unplaced), any(job.dpo for job in unplaced),
+                            any(not all_linear(job.lora_target_modules) for job in unplaced),
+                            any(job.lora_exclude_modules for job in unplaced))] if training else []) + (
+        [UNPLACED_RELEASE_NOTE] if releases else [])
+    view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     longest = max(len(job.job) for job in unplaced)  # a name is never cut: folded where the room is short
     rows = sum(len(by_training) for by_training in by_reason.values())
     view.add_column("jobs" if rows < len(unplaced) else "job", max_width=max(UNPLACED_JOBS_WIDTH, longest + 1),
                     overflow="fold")
     if training:
         view.add_column("training")
+    if releases:
+        view.add_column("Trinity")
     view.add_column("reason")
     for reason, by_training in by_reason.items():
         given = [job for jobs in by_training.values() for job in jobs]
         said = (len(given) > 1 and given[0].reason_for_several) or reason
-        for row, (trains, jobs) in enumerate(by_training.items()):
+        for row, ((trains, release), jobs) in enumerate(by_training.items()):
             view.add_row(", ".join(job.job + (" (stops)" if job.current else "") for job in jobs),
-                         *((trains,) if training else ()), "" if row else said,
+                         *((trains,) if training else ()), *((release,) if releases else ()), "" if row else said,
                          end_section=len(by_training) > 1 and row == len(by_training) - 1)
     return view
 

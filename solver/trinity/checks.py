@@ -894,7 +894,8 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
     as it builds the model, whatever its type. Trinity 0.6 (`checks.version` 0.6, or none named) does so on verl
     before 0.8; ``model.rope_theta`` mends it on transformers 5.12.1 alone (5.25.0 standardizes the mapping in the
     setter, before Trinity sets the base). Refused on 0.6, as a trainer failure of the release is
-    (`_type_refuses_rope`); a ``but:`` line naming 0.6 where no release is named (the config may be for 0.5). Trinity
+    (`_type_refuses_rope`); a ``but:`` line naming 0.6 where no release is named (the config may be for 0.5), and
+    0.5.0's and 0.5.2's failure too, or, where ``model.rope_theta`` is set, that it mends theirs (as under 0.5). Trinity
     0.5.0 and 0.5.2 do so too on transformers 5, which they allow (0.5.2 up to 5.3.0, whose ``_compute_*_parameters``
     read the base from the mapping, ``modeling_rope_utils.py:317``, ``base ** ...`` of None at ``:375`` for YaRN),
     unless ``model.rope_theta`` is set (``trainer/verl/fsdp_workers.py:364-365`` in 0.5.2 sets the attribute that
@@ -922,10 +923,11 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
         checks.add(ConfigProblemCode.ROPE_THETA_MISSING_REFUSED, (
             f"model.rope_scaling has no rope_theta: {fails}; add {fix} to it (as {checks.names.write} does)"))
         return
+    releases_05 = ("Trinity 0.5.0's and 0.5.2's fail alike on transformers 5 unless model.rope_theta is set" if not given
+                   else "Trinity 0.5.0's and 0.5.2's build it on transformers 5 with the model.rope_theta given")
     checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
-        f"model.rope_scaling has no rope_theta: {fails}; Trinity 0.5.0's and 0.5.2's fail alike on transformers 5, "
-        f"and 0.5's transformers 4 builds it; add {fix} to it (as {checks.names.write} does; harmless on "
-        "transformers 4)"))
+        f"model.rope_scaling has no rope_theta: {fails}; {releases_05}, and 0.5's transformers 4 builds it; add {fix} "
+        f"to it (as {checks.names.write} does; harmless on transformers 4)"))
 
 
 def _kept_before_vllm_012(checks: _ConfigChecks, kept: str) -> str:

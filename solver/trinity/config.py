@@ -1026,7 +1026,8 @@ def _lora_rank(reader: ConfigReader) -> int:
 
 def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str | None:
     """Why the states counted for a config with LoRA (`_lora_key`) are full fine-tuning's, in words: Trinity refuses
-    its LoRA configs (`_lora_configs_refusal`: two of them, an ``exclude_modules`` that is a list or no regex, ...;
+    its LoRA configs (`_lora_configs_refusal`: two of them, an ``exclude_modules`` that is a list or no regex, an empty
+    list or no list beside verl's ``lora_rank``, which Trinity then never reads, for it loads no config, ...;
     on the model's names, `solver.trinity.checks.config_counted_on` judges it), a release it may run on trains every
     parameter (`_lora_from_08`), it loads an adapter (whose rank is the adapter's own file's), its ``target_modules``
     are not Trinity's default ``all-linear`` (other modules may take more, the output projection's or the
@@ -1034,8 +1035,8 @@ def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str
     lora = _lora_key(reader)
     if lora is None:
         return None
-    if lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
-        return f"Trinity refuses {'.'.join(lora)} ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why)"
+    if _lora_configs_refusal(reader) is not None:  # beside another LoRA key too: Trinity loads no config then
+        return f"Trinity refuses {dotted(LORA_KEYS[0])} ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why)"
     from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
     if from_08 is not None:
         return f"Trinity 0.6 on verl 0.8 or later {from_08} and trains every parameter"
@@ -1135,10 +1136,11 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
     of the 16 bytes per parameter of each GPU's shard without Offload; what a regex adapts of them said on the model's
     module names where known (`held`: each layout's the release may hold its experts in, of `model`, whose layers it
     names where it adapts fewer than all: `_fewer_targets`), in place of "every linear layer but the output projection"
-    (``lm_head``), which an adapter on ``o_proj`` would seem to contradict. None without LoRA, and for LoRA configs
-    Trinity does not load (`_lora_configs_notes` refuses them)."""
+    (``lm_head``), which an adapter on ``o_proj`` would seem to contradict. None without LoRA, and where Trinity does
+    not load the LoRA configs (`_lora_configs_notes` refuses them), beside another LoRA key too (an empty
+    ``model.lora_configs`` beside verl's ``lora_rank``)."""
     lora = _lora_key(reader)
-    if lora is None or lora == LORA_KEYS[0] and _lora_configs_refusal(reader) is not None:
+    if lora is None or _lora_configs_refusal(reader) is not None:
         return []
     key = ".".join(lora)
     uncounted = _lora_uncounted(reader, version)
@@ -1258,16 +1260,26 @@ def refused_lora_note(data: Mapping[str, Any], name: str, environ: Mapping[str, 
     own = written_lora(data, name, environ)
     if own is None:
         return None
-    key = own[0]
+    key = refused_lora_key(data, name, environ, own[0])
     return ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
         f"with {key} refused ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why), the verdict and the plans "
-        f"count full fine-tuning, which holds more than a LoRA run: {refused_lora_fix(key)}"))
+        f"count full fine-tuning, which holds more than a LoRA run: {refused_lora_fix(key, own[0])}"))
 
 
-def refused_lora_fix(key: str) -> str:
-    """What to do, in words, with the LoRA that `key` turns on where Trinity refuses it and full fine-tuning is counted
-    in its place (`refused_lora_note`; ``--write``'s note on the LoRA it keeps, `solver.trinity.patch`)."""
-    return f"fix {key} and plan again to count the LoRA run, or remove it to train every parameter"
+def refused_lora_key(data: Mapping[str, Any], name: str, environ: Mapping[str, str], lora: str) -> str:
+    """The dotted key Trinity refuses in the config `data` (the file `name`, read in `environ`) that turns LoRA on by
+    `lora` (`written_lora`'s key): ``model.lora_configs`` where its reading refuses it (`lora_configs_refused`, as an
+    empty one beside verl's ``lora_rank``), else `lora` (its adapter's targets, refused on the model's names)."""
+    return dotted(LORA_KEYS[0]) if lora_configs_refused(data, name, environ) else lora
+
+
+def refused_lora_fix(key: str, lora: str) -> str:
+    """What to do, in words, with the refused LoRA key `key` where Trinity refuses it and full fine-tuning is counted
+    in its place (`refused_lora_note`; ``--write``'s note on the LoRA it keeps, `solver.trinity.patch`), LoRA turned
+    on by `lora` (`written_lora`'s key: another than `key` where an empty ``model.lora_configs`` is refused beside
+    verl's ``lora_rank``, which trains LoRA without it)."""
+    also = "" if lora == key else f" and {lora}"
+    return f"fix {key} and plan again to count the LoRA run, or remove it{also} to train every parameter"
 
 
 def verdict_lora_note(note: ConfigProblem, mapping: Mapping[str, Any], name: str, environ: Mapping[str, str],
@@ -1345,7 +1357,8 @@ def _lora_configs_notes(reader: ConfigReader) -> list[ConfigProblem]:
 
 
 def _lora_configs_refusal(reader: ConfigReader) -> str | None:
-    """`_lora_configs_notes`' line, or None where Trinity loads ``model.lora_configs``; also refused: one LoRA config
+    """`_lora_configs_notes`' line (whose fix to drop it names verl's LoRA key beside it, where one turns LoRA on
+    too), or None where Trinity loads ``model.lora_configs``; also refused: one LoRA config
     without a ``path`` whose ``lora_rank`` is a whole number not above 0, from which Trinity makes a dummy adapter
     (``create_dummy_lora``, ``config_validator.py:704`` to ``:706`` in 0.5.2, ``:785`` to ``:787`` in 0.6.0) that
     peft refuses (``get_peft_model``: ``r <= 0`` raises in ``LoraLayer.update_layer``, ``tuners/lora/layer.py:239``
@@ -1381,7 +1394,9 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
            f"holds {yaml_brief(value[0])}, not a LoRA config (a mapping): Trinity's typed config refuses it when it "
            "loads the config" if len(value) == 1 else
            f"holds {len(value)} LoRA configs: Trinity refuses more than one (\"Only one lora adapter is supported\")")
-    return f"{key} {why}: give it one LoRA config, or drop it for no LoRA"
+    beside = next((dotted(path) for path in LORA_KEYS[1:] if _turns_lora_on(path, read_or_none(reader.get, path))),
+                  None)  # verl's LoRA keys, which a release before verl 0.8 reads where no LoRA config replaces them
+    return f"{key} {why}: give it one LoRA config, or drop it{'' if beside is None else f' and {beside}'} for no LoRA"
 
 
 def _targets_refusal(targets: Any, excluded: Any) -> str | None:

@@ -48,6 +48,7 @@ from solver.trinity.config import (
     config_counted_lora_targets,
     lora_configs_refused,
     refused_lora_fix,
+    refused_lora_key,
     written_adapter,
     written_lora,
 )
@@ -889,7 +890,8 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
                f"(its refused line, {ConfigProblemCode.LORA_CONFIGS_REFUSED.value}, says why): the plan counted "
                if _lora_refused(plan, model, reading, name, environ, version) else None)
     if not plan.lora_rank and refused is not None:
-        return f"{refused}full fine-tuning, which holds more than a LoRA run; {refused_lora_fix(key)}"
+        fix = refused_lora_fix(refused_lora_key(reading, name, environ, key), key)
+        return f"{refused}full fine-tuning, which holds more than a LoRA run; {fix}"
     if not plan.lora_rank:
         return (f"{name} sets LoRA ({key}), which {option_names.write} keeps: the plan counted full fine-tuning, which "
                 f"holds more than a LoRA run; remove {key} to train every parameter")
