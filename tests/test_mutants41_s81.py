@@ -166,3 +166,33 @@ def test_a_job_placed_on_an_estimate_names_no_solve_best(cli: Cli, tmp_path: Pat
     assert status == 0 and (placed["job"], placed["plan"]["evidence"], placed["plan"]["gpus"]) == (
         "lora-long", "estimated", 4)
     assert "solve_best" not in placed
+
+
+def test_a_running_jobs_release_beside_the_runs_is_named_in_the_tables(cli: Cli, tmp_path: Path) -> None:
+    # R-9 (`_named_releases` asking for more than two releases): old runs on its 0.5.1 plan, new starts under the run's
+    # (none named): the table lost its Trinity column, though its figures (6 and 4 GPUs) are of two releases
+    pool = "  - {name: h100, gpu: h100, gpus_per_node: 6, nodes: 2, host_ram_gb: 700}\n"
+    fleet = tmp_path / "plain.yaml"
+    fleet.write_text(f"pools:\n{pool}jobs:\n  - {{name: old, model: Qwen3-30B-A3B, max_model_len: 8192}}\n"
+                     "  - {name: new, model: Qwen3-30B-A3B, max_model_len: 8192}\n", encoding="utf-8")
+    now = json.loads(cli("cluster", str(fleet), "--trinity-version", "0.5.1", "--json")[1])
+    now["placements"] = [placement for placement in now["placements"] if placement["job"] == "old"]
+    current = tmp_path / "now.json"
+    current.write_text(json.dumps(now), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--current", str(current))
+    cells = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and [(row[2], row[3], row[6], row[-1]) for row in cells] == [
+        ("old", "6", "0.5.1", "stays"), ("new", "4", "none", "starts")]
+
+
+def test_an_unplaced_jobs_own_release_names_no_release_in_the_placed_tables(cli: Cli, tmp_path: Path) -> None:
+    # R-10 (`_named_releases` asking any job of the fleet, placed or not): big, 0.5.2 by its own key and left out (its
+    # Offload needs more host memory than 100 GiB: exit 1), gave the table of small, of the run's release alone, a Trinity column
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: h100, gpu: h100, gpus_per_node: 2, nodes: 1, host_ram_gb: 100}\njobs:\n"
+                     "  - {name: small, model: Qwen3-0.6B, max_model_len: 8192}\n"
+                     "  - {name: big, model: Qwen3-30B-A3B, max_model_len: 8192, trinity_version: 0.5.2}\n",
+                     encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet))
+    table = out[:out.index("unplaced jobs: 1 of 2")]
+    assert status == 1 and "┃ plan ┃ max_model_len ┃" in table and "Trinity" not in table
