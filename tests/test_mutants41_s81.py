@@ -10,7 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import solver
+import solver.maps
+from solver.tables import QueryError
 from solver.tables.model_config import load_model_config
 from solver.trinity.checks import trinity_config_problems
 
@@ -187,7 +191,8 @@ def test_a_running_jobs_release_beside_the_runs_is_named_in_the_tables(cli: Cli,
 
 def test_an_unplaced_jobs_own_release_names_no_release_in_the_placed_tables(cli: Cli, tmp_path: Path) -> None:
     # R-10 (`_named_releases` asking any job of the fleet, placed or not): big, 0.5.2 by its own key and left out (its
-    # Offload needs more host memory than 100 GiB: exit 1), gave the table of small, of the run's release alone, a Trinity column
+    # Offload needs more host memory than 100 GiB: exit 1), gave the table of small, of the run's release alone, a
+    # Trinity column
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: h100, gpu: h100, gpus_per_node: 2, nodes: 1, host_ram_gb: 100}\njobs:\n"
                      "  - {name: small, model: Qwen3-0.6B, max_model_len: 8192}\n"
@@ -196,3 +201,31 @@ def test_an_unplaced_jobs_own_release_names_no_release_in_the_placed_tables(cli:
     status, out, _ = cli("cluster", str(fleet))
     table = out[:out.index("unplaced jobs: 1 of 2")]
     assert status == 1 and "┃ plan ┃ max_model_len ┃" in table and "Trinity" not in table
+
+
+NO_REGEX = ("lora_targets '(' is no regular expression (missing ), unterminated subpattern at position 0): give "
+            "all-linear (Trinity's default: every linear layer but the output projection), module names separated by "
+            "commas (q_proj,v_proj) or a regular expression that PEFT matches whole module names with "
+            "(.*\\.(q_proj|v_proj))")
+MATCHES_NONE = ("lora_targets '.*\\.nothing' matches no module of Qwen3-8B (model.layers.N.self_attn.{q,k,v,o}_proj, "
+                "model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens and lm_head): give all-linear (Trinity's "
+                "default: every linear layer but the output projection), module names separated by commas "
+                "(q_proj,v_proj) or a regular expression that PEFT matches whole module names with "
+                "(.*\\.(q_proj|v_proj))")
+
+
+@pytest.mark.parametrize(("rows", "targets", "message"), [
+    (["8B", "4B"], "(", NO_REGEX),  # M-8: a refusal alike on every row said "the map's other model refuses them too"
+    (None, "(", NO_REGEX),  # M-7: without models, the GPU's mapped models were not checked before the cells
+    (["8B", "4B"], ".*\\.nothing", MATCHES_NONE + "; the map's other model refuses them too"),  # M-9: "1 other models"
+    (["8B", "4B", "14B"], ".*\\.nothing", MATCHES_NONE + "; the map's 2 other models refuse them too")],
+    ids=["alike", "gpus-models", "two", "three"])
+def test_targets_every_row_refuses_are_refused_once_before_any_cell(
+        monkeypatch: pytest.MonkeyPatch, rows: list[str] | None, targets: str, message: str) -> None:
+    def made(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a cell's query was made before the refusal")
+
+    monkeypatch.setattr(solver.maps, "make_query", made)
+    with pytest.raises(QueryError) as refused:
+        solver.map_plans(rows, gpu="h100", gpus_up_to=2, lora_targets=targets, lora_rank=16)
+    assert str(refused.value) == message
