@@ -14,6 +14,7 @@ import pytest
 
 import solver
 import solver.maps
+from solver.api import placement_configs
 from solver.tables import QueryError
 from solver.tables.model_config import load_model_config
 from solver.trinity.checks import trinity_config_problems
@@ -229,3 +230,17 @@ def test_targets_every_row_refuses_are_refused_once_before_any_cell(
     with pytest.raises(QueryError) as refused:
         solver.map_plans(rows, gpu="h100", gpus_up_to=2, lora_targets=targets, lora_rank=16)
     assert str(refused.value) == message
+
+
+def test_a_fragment_written_for_the_version_asked_names_that_option(tmp_path: Path) -> None:
+    # N-4 (`_Placed.own_release` whatever `version` is): with version="0.5.2" over the job's own 0.5.2, the comment
+    # named the job's key, not the option that wrote it
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: h100, gpu: h100, gpus_per_node: 6, nodes: 2, host_ram_gb: 700}\njobs:\n"
+                     "  - {name: old, model: Qwen3-30B-A3B, max_model_len: 8192, trinity_version: 0.5.2}\n"
+                     "  - {name: new, model: Qwen3-30B-A3B, max_model_len: 8192}\n", encoding="utf-8")
+    result = solver.place(fleet)
+    for version, named in ((None, "the job's trinity_version 0.5.2"), ("0.5.2", 'version="0.5.2"')):
+        fragment = " ".join(line.strip(" #") for line in placement_configs(result, fleet, version=version)[
+            "old"].splitlines())
+        assert f"written for Trinity 0.5.2 ({named}), which refuses these flags under trainer itself" in fragment
