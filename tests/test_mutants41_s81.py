@@ -244,3 +244,22 @@ def test_a_fragment_written_for_the_version_asked_names_that_option(tmp_path: Pa
         fragment = " ".join(line.strip(" #") for line in placement_configs(result, fleet, version=version)[
             "old"].splitlines())
         assert f"written for Trinity 0.5.2 ({named}), which refuses these flags under trainer itself" in fragment
+
+
+@pytest.mark.parametrize(("keywords", "message"), [
+    ({"trinity_version": "0.7"},  # M-3 (`check_run_options` without its release check): refused at the first cell
+     "trinity_version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2), got '0.7' (rft-solver "
+     "knows the rules of these releases alone)"),
+    ({"reference_model": True, "lora_rank": 16},  # M-4 (without the reference-with-LoRA check): likewise
+     "reference_model=True with lora_rank=16: no Trinity release builds a reference model for a LoRA run (the actor "
+     "with its adapter disabled gives the ref's log-probs); give reference_model=False, or leave it out")],
+    ids=["release", "reference-with-lora"])
+def test_a_maps_release_and_reference_are_refused_before_any_cell(
+        monkeypatch: pytest.MonkeyPatch, keywords: dict[str, Any], message: str) -> None:
+    def made(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a cell's query was made before the refusal")
+
+    monkeypatch.setattr(solver.maps, "make_query", made)
+    with pytest.raises(QueryError) as refused:
+        solver.map_plans(["8B", "4B"], gpu="h100", gpus_up_to=2, **keywords)
+    assert str(refused.value) == message
