@@ -246,13 +246,16 @@ def test_a_fragment_written_for_the_version_asked_names_that_option(tmp_path: Pa
         assert f"written for Trinity 0.5.2 ({named}), which refuses these flags under trainer itself" in fragment
 
 
+RELEASE_07 = ("trinity_version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2), got '0.7' "
+              "(rft-solver knows the rules of these releases alone)")
+REFERENCE_WITH_LORA = ("reference_model=True with lora_rank=16: no Trinity release builds a reference model for a LoRA "
+                       "run (the actor with its adapter disabled gives the ref's log-probs); give reference_model=False, "
+                       "or leave it out")
+
+
 @pytest.mark.parametrize(("keywords", "message"), [
-    ({"trinity_version": "0.7"},  # M-3 (`check_run_options` without its release check): refused at the first cell
-     "trinity_version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2), got '0.7' (rft-solver "
-     "knows the rules of these releases alone)"),
-    ({"reference_model": True, "lora_rank": 16},  # M-4 (without the reference-with-LoRA check): likewise
-     "reference_model=True with lora_rank=16: no Trinity release builds a reference model for a LoRA run (the actor "
-     "with its adapter disabled gives the ref's log-probs); give reference_model=False, or leave it out")],
+    ({"trinity_version": "0.7"}, RELEASE_07),  # M-3 (`check_run_options` without its release check): at a cell
+    ({"reference_model": True, "lora_rank": 16}, REFERENCE_WITH_LORA)],  # M-4 (without its LoRA check): likewise
     ids=["release", "reference-with-lora"])
 def test_a_maps_release_and_reference_are_refused_before_any_cell(
         monkeypatch: pytest.MonkeyPatch, keywords: dict[str, Any], message: str) -> None:
