@@ -249,8 +249,8 @@ def test_a_fragment_written_for_the_version_asked_names_that_option(tmp_path: Pa
 RELEASE_07 = ("trinity_version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2), got '0.7' "
               "(rft-solver knows the rules of these releases alone)")
 REFERENCE_WITH_LORA = ("reference_model=True with lora_rank=16: no Trinity release builds a reference model for a LoRA "
-                       "run (the actor with its adapter disabled gives the ref's log-probs); give reference_model=False, "
-                       "or leave it out")
+                       "run (the actor with its adapter disabled gives the ref's log-probs); give "
+                       "reference_model=False, or leave it out")
 
 
 @pytest.mark.parametrize(("keywords", "message"), [
