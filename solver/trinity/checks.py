@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from solver.memory import rollout_sizes
 from solver.query import (
@@ -90,7 +90,6 @@ from solver.tables.peft_match import (
 )
 from solver.tables.peft_names import LoraTargets, PeftModuleNames
 from solver.tables.rope_types import TrainerFailure
-from solver.trinity.config import NewAdapter, counted_adapter, new_adapter
 from solver.trinity.interpolation import (
     MISSING,
     ConfigValues,
@@ -131,6 +130,7 @@ from solver.trinity.keys import (
     SET_TO_TRAINERS_BY_06,
     TRAINER_SP_KEY,
     UNTYPED_SECTIONS,
+    VERL_LORA_RANK,
     ConfigError,
     keys_05_refuses,
     keys_05_refuses_words,
@@ -150,6 +150,10 @@ from solver.trinity.reader import (
     trainer_strategy,
     turned_off,
 )
+
+if TYPE_CHECKING:
+    from solver.trinity.config import NewAdapter
+
 
 _ROPE_SCALING = ("model", "rope_scaling")
 
@@ -1889,6 +1893,10 @@ def _check_lora_targets(checks: _ConfigChecks, model: Model) -> None:
     """Check the ``target_modules`` regex (less its ``exclude_modules``) of the LoRA adapter Trinity makes anew from the
     config (`new_adapter`) on `model`'s module names (`new_adapter_problem`). A list, a mapping, a rank that is no whole
     number and a regex that does not compile are the config reading's refusals (``solver.trinity.config``)."""
+    if checks.value(LORA_CONFIGS) is None and (checks.version != "0.5" or checks.absent(VERL_LORA_RANK)):
+        return  # no adapter: a plan's own settings, checked on every answer, load no config reader
+    from solver.trinity.config import new_adapter
+
     adapter = new_adapter(checks.value, checks.version)
     problem = new_adapter_problem(adapter, model, checks.experts)
     if problem is not None:
@@ -1993,6 +2001,8 @@ def config_counted_on(config: TrinityConfig, model: Model, experts: ExpertLayout
     says), since Trinity then fails as it makes the adapter: the reading alone assumes the first model type's names
     that PEFT takes (``.*\\.mlp\\.gate``, a Qwen3-MoE's router, on a dense Qwen3 matches no module;
     ``exclude_modules`` ``.*`` leaves none); else `config`."""
+    from solver.trinity.config import counted_adapter  # the config reader: only a config's own query pays for it
+
     if not new_adapter_refused(counted_adapter(config), model, experts):
         return config
     return config.model_copy(update={"lora_rank": 0, "lora_targets": None})

@@ -88,6 +88,7 @@ from solver.trinity.keys import (
     TRAINER_CONFIG_SECTIONS,
     TRAINER_SP_KEY,
     TRINITY_06_OFFLOAD,
+    VERL_LORA_RANK,
     ConfigError,
     keys_05_refuses,
     offload_path,
@@ -762,7 +763,7 @@ NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_d
 (``trainer/verl/verl_trainer.py:541`` in 0.5.2). Without a release, 0.6's."""
 
 
-LORA_KEYS = (LORA_CONFIGS, (*ACTOR_ROLLOUT_REF, "model", "lora_rank"),
+LORA_KEYS = (LORA_CONFIGS, VERL_LORA_RANK,
              (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
 """Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
 0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``

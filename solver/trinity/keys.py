@@ -394,6 +394,8 @@ def value_at(mapping: Mapping[str, Any], path: tuple[str | int, ...]) -> Any:
 
 LORA_CONFIGS = ("model", "lora_configs")
 """Where a config lists its LoRA configs (Trinity takes one)."""
+VERL_LORA_RANK = (*ACTOR_ROLLOUT_REF, "model", "lora_rank")
+"""verl's own LoRA rank, which Trinity 0.5 reads where ``model.lora_configs`` is unset."""
 ENTROPY_KEYS = ("entropy_from_logits_with_chunking", "entropy_checkpointing")
 """How verl computes the actor's entropy: in chunks, and checkpointed (under the actor before verl 0.8, under its
 ``fsdp_config`` from 0.8): read for a note."""
