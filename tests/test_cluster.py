@@ -1420,8 +1420,8 @@ def test_a_file_of_nested_aliases_is_refused_at_once(cli, tmp_path: Path):
 def test_a_length_in_exponent_notation_is_told_how_yaml_reads_it(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("max_model_len: 8192", "max_model_len: 8.192e3"), encoding="utf-8")
-    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: job tiny, max_model_len: must be a whole "
-                                                "number, got '8.192e3' (YAML reads it as text: write 8192)\n")
+    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: job tiny, max_model_len: must be a "
+                                                 "whole number, got '8.192e3' (YAML reads it as text: write 8192)\n"))
 
 
 @pytest.mark.parametrize(("written", "hint"), [
@@ -1460,9 +1460,9 @@ def test_pools_written_as_a_mapping_are_told_to_be_a_list(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text("pools:\n  a100: {gpu: a100, nodes: 1, gpus_per_node: 8}\njobs: [{name: j, model: 4B, "
                     "max_model_len: 8192}]\n", encoding="utf-8")
-    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: pools: must be a list, got a mapping "
-                                                "(keys: a100): list each as an item with its name, '- name: a100', "
-                                                "its fields under it\n")
+    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: pools: must be a list, got a "
+                                                 "mapping (keys: a100): list each as an item with its name, "
+                                                 "'- name: a100', its fields under it\n"))
 
 
 def test_names_are_printed_as_they_are_not_as_markup(cli, tmp_path: Path):
