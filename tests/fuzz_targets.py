@@ -128,7 +128,7 @@ MAP_FLAGS = {"--lora-rank": st.sampled_from(["8", "64", "0"]), "--lora-targets":
 """``solve map``'s options (each given once at most) with values that mean something to them (None: a switch)."""
 MAP_ARGVS = st.one_of(
     st.lists(st.sampled_from(MAP_WORDS), max_size=8).map(lambda words: ["map", "--gpu", "h100", "--model", "0.6B",
-                                                                         "--budgets", "1,2", *words]),
+                                                                        "--budgets", "1,2", *words]),
     st.builds(lambda gpu, model, budgets, flags, extra: ["map", "--gpu", gpu, "--model", model, "--budgets", budgets,
                                                          *[word for flag, value in flags.items()
                                                            for word in (flag, value) if word is not None], *extra],

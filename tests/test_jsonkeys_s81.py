@@ -175,4 +175,4 @@ def test_a_configs_own_cap_names_its_source_raised(cli: Cli, tmp_path: Path) -> 
     assert isinstance(raised, dict) and (raised["gpus"], raised["sp"], raised["max_token_len_per_gpu"]) == (4, 4, 16384)
     # --token-budget 16384 in its place plans it
     assert re.search(r"^plan +Env \+ SP=4 on 4 of 4 GPUs", cli("--from-config", str(config), "--gpu", "h20",
-                                                              "--token-budget", "16384")[1], flags=re.MULTILINE)
+                                                               "--token-budget", "16384")[1], flags=re.MULTILINE)

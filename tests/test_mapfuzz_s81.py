@@ -109,4 +109,4 @@ def test_the_fuzz_targets_draw_the_maps_options():
     assert {"--dpo", "--critic", "--lora-targets", "--trinity-version"} <= {word for argv in drawn for word in argv}
     assert {"map command lines", "map_plans keywords"} <= set(TARGETS)
     assert set(MAP_OPTIONS) == {"lora_targets", "lora_exclude_modules", "dpo", "critic", "token_budget",
-                                   "trinity_version", "lora_rank", "reference_model", "by", "estimate"}
+                                "trinity_version", "lora_rank", "reference_model", "by", "estimate"}

@@ -37,10 +37,10 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("command", [(), ("memory", "--gpus", "4"), ("map",)])
 def test_model_given_a_checkpoint_folder_is_told_model_config_with_that_folder(cli: Cli, in_tmp: Path,
-                                                                             command: tuple[str, ...]) -> None:
+                                                                               command: tuple[str, ...]) -> None:
     _checkpoint(in_tmp / "ckpt" / "step-100")
     status, out, err = cli(*command, "--model", "ckpt/step-100", "--gpu", "h100", *(("--len", "8k") if command
-                                                                                  != ("map",) else ()))
+                                                                                    != ("map",) else ()))
     prefix = f"solve {command[0]}" if command else "solve"
     assert (status, out) == (2, "")
     assert err == (f"{prefix}: error: unknown model 'ckpt/step-100'; {ACCEPTED}--model-config ckpt/step-100 (the "

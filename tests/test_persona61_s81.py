@@ -79,7 +79,7 @@ def test_the_purchase_for_every_job_is_two_h20_nodes_and_one_node_more_is_too_fe
     answer = json.loads(out)
     assert (status, answer["status"], answer["gpus"], answer["nodes"], answer["bound"]) == (0, "optimal", 16, 2, 16)
     assert [(p["pool"], p["nodes_bought"], p["nodes_after"]) for p in answer["pools"]] == [("a100", 0, 4),
-                                                                                            ("h20", 2, 5)]
+                                                                                           ("h20", 2, 5)]
     assert (len(answer["placements"]), answer["fits_nowhere"], answer["left_out"]) == (14, [], [])
     # One node more (8 GPUs, here an A100 one) cannot place them: at their fewest they take 66 GPUs.
     path.write_text(FLEET % 5, encoding="utf-8")
@@ -109,7 +109,7 @@ def test_a_lora_job_keeps_the_tables_plan_where_solve_alone_takes_a_cheaper_esti
     best, measured = answer["plans"][0], answer["measured"]
     assert status == 0
     assert (best["env"], best["offload"], best["sp"], best["cost"], best["evidence"]) == (True, False, 2, 0.5555,
-                                                                                         "estimated")
+                                                                                          "estimated")
     assert (measured["env"], measured["offload"], measured["sp"], measured["cost"], measured["evidence"]) == (
         True, True, 2, 1.111, "inferred")
 

@@ -99,7 +99,7 @@ def test_an_asked_budget_above_what_the_roles_take_raises_their_own(cli: Cli, tm
 
 
 def test_without_an_asked_budget_the_trainers_is_lowered_to_the_roles_cap(cli: Cli, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     written, notes = _write(cli, tmp_path, BOTH_16384)
     # the trainer's lowered to the roles' cap, which the plan's figures are for: Trinity 0.6 on verl 0.8 or later,
     # which ignores the roles' keys, runs it (the lead, s81: keeping the config's 32768 there ran more than counted)

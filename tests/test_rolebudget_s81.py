@@ -98,7 +98,7 @@ def test_persona59s_actor_budget_under_a_wider_trainers_is_kept_with_a_note(cli:
 @pytest.mark.parametrize(("roles", "key"), [(_roles(ref="16384"), REF), (_roles(rollout="20000"), ROLLOUT)],
                          ids=["ref", "rollout"])
 def test_the_refs_and_the_rollouts_own_lower_budgets_are_kept(cli: Cli, tmp_path: Path, roles: str,
-                                                                 key: str) -> None:
+                                                              key: str) -> None:
     text = WIDE + roles
     assert _changed(text) == []
     written, notes = _write(cli, tmp_path, text)

@@ -101,7 +101,7 @@ explorer:
     ((), "    rope_theta: 1000000\n", ""),
 ])
 def test_a_kept_yarns_note_says_the_base_write_added(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      version: tuple[str, ...], theta: str, added: str) -> None:
+                                                     version: tuple[str, ...], theta: str, added: str) -> None:
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
     config.write_text(YARN % theta, encoding="utf-8")
@@ -116,7 +116,7 @@ def test_a_kept_yarns_note_says_the_base_write_added(cli: Cli, tmp_path: Path, m
 
 
 def test_the_current_note_on_a_plan_of_an_unknown_release_asks_for_no_release_refused(cli: Cli,
-                                                                                     tmp_path: Path) -> None:
+                                                                                      tmp_path: Path) -> None:
     # Before: "give it the release it runs on as trinity_version", which trinity_version refuses for 0.6.1
     placed = json.loads(_current(cli, tmp_path, "0.5.2").read_text(encoding="utf-8"))
     placed["placements"][0]["plan"]["trinity_version"] = "0.6.1"
