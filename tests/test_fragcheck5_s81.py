@@ -14,20 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_rolebudget_s81 import WIDE
 
 Cli = Callable[..., tuple[int, str, str]]
 ARR = "trainer.trainer_config.actor_rollout_ref"
-BASE = """\
-algorithm: {algorithm_type: ALGO, repeat_times: 8}
-buffer: {batch_size: 96}
-model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 2048, max_response_tokens: 30720, max_model_len: 32768}
-cluster: {node_num: 1, gpu_per_node: 8}
-explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}
-trainer:
-  ulysses_sequence_parallel_size: 2
-  max_token_len_per_gpu: 32768
-  trainer_config:
-"""
+BASE = WIDE.replace("grpo", "ALGO") + "  trainer_config:\n"
 REFUSED_BY_06 = ("Trinity 0.6 on verl before 0.8 keeps it as written and refuses the config as it loads it, where it "
                  "multiplies the role's token budget by its SP to compare with model.max_model_len (a TypeError; "
                  "Trinity 0.5's typed config reads the number); write the number, or ${oc.decode:...} around it")

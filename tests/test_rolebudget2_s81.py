@@ -19,27 +19,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_rolebudget_s81 import ACTOR, REF, ROLLOUT, WIDE
 
 from solver.query import TRAINER_TOKEN_BUDGET, config_token_cap_source
 from solver.rules import CONFIG_TOKEN_CAP_SOURCE
 from solver.trinity import ROLE_KEYS_IGNORED, read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
-ARR = "trainer.trainer_config.actor_rollout_ref"
-ACTOR, REF, ROLLOUT = (f"{ARR}.actor.ppo_max_token_len_per_gpu", f"{ARR}.ref.log_prob_max_token_len_per_gpu",
-                       f"{ARR}.rollout.log_prob_max_token_len_per_gpu")
-BASE = """\
-algorithm: {algorithm_type: grpo, repeat_times: 8}
-buffer: {batch_size: 96}
-model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 2048, max_response_tokens: 30720, max_model_len: 32768}
-cluster: {node_num: 1, gpu_per_node: 8}
-explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}
-trainer:
-  ulysses_sequence_parallel_size: 2
-  max_token_len_per_gpu: 32768
-  trainer_config:
-    actor_rollout_ref:
-"""
+BASE = WIDE + "  trainer_config:\n    actor_rollout_ref:\n"
 """Qwen3-8B at 32768 tokens on 6 trainer H20s at SP 2, the trainer's budget Trinity's default, 32768."""
 BOTH_16384 = BASE + ("      actor: {ppo_max_token_len_per_gpu: 16384}\n"
                      "      ref: {log_prob_max_token_len_per_gpu: 16384}\n")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_persona59_s80 import FITS
 
 import solver
 from solver.api import answer_query, config_query
@@ -25,15 +26,8 @@ INTERNLM2 = Path(__file__).resolve().parent / "data" / "hf-configs" / "internlm2
 ACTOR = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
 REF = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
 ROLLOUT = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
-BASE = """\
-algorithm: {algorithm_type: grpo, repeat_times: 8}
-buffer: {batch_size: 96}
-model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 2048, max_response_tokens: 30720, max_model_len: 32768}
-cluster: {node_num: 1, gpu_per_node: 8}
-explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}
-trainer:
-  ulysses_sequence_parallel_size: 2
-"""
+BASE = FITS.replace("  max_token_len_per_gpu: 16384\n", "")
+"""persona59's GRPO Qwen3-8B config at SP 2, without a token budget of its own."""
 WIDE = BASE + "  max_token_len_per_gpu: 32768\n"
 """Trainer-wide 32768 at SP 2 for 32768 tokens: Trinity's default, the plan's budget on 6 H20s (SP=2)."""
 KEPT = ("kept, below the plan's 32768: it holds a sequence of the plan's length (ceil(32768 / 2) = 16384 tokens per "
