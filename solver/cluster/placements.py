@@ -106,7 +106,8 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     plan cautioned where the tables say it runs out of memory (`Planner.with_tables_caution`, with --estimate);
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node; `moved_to_widen`:
     whether widening moved it alone onto a node no job used; and the cheaper estimated plan `solve` gives it on its
-    trainer GPUs, where its plan is the tables' (`Planner.solve_best`)."""
+    trainer GPUs, where its plan is the tables' (`Planner.solve_best`; not asked where the time limit cut its ways
+    short, `Option.ways_cut_short`: no more questions of its)."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
     model = planner.catalog.model(job.model)  # its rollout's vLLM keeps LoRA slots for every module it supports
     release = planner.release_of(job.training)
@@ -128,7 +129,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      plan=(plan if spans is None else plan.with_caution(spans)).model_copy(
                          update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
-                     rollout_engines=engines, solve_best=planner.solve_best(pool, job, option.plan))
+                     rollout_engines=engines, solve_best=None if option.ways_cut_short else planner.solve_best(pool, job, option.plan))
 
 
 def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running: Sequence[RunningJob],
