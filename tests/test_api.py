@@ -62,6 +62,7 @@ from solver.trinity.fragment import wrapped_comments
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FLEET = EXAMPLES / "fleet.yaml"
 CATALOG = solver.load_catalog()
+TRINITY_TAKES = "takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2)"
 CONFIG_TEXT = (EXAMPLES / "trinity.yaml").read_text(encoding="utf-8")
 CONFIG = read_trinity_config(CONFIG_TEXT, "trinity.yaml", {})
 QUERY = solver.make_query(CATALOG, model=CONFIG.model, gpu="h20", max_model_len=CONFIG.max_model_len,
@@ -524,9 +525,9 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.plan("4B", max_model_len=8192, objective=numpy.array([1, 2])),
          "objective must be one of cheapest, max_len, min_gpus, got array([1, 2])"),
         (lambda: solver.trinity_config(solver.plan("4B", gpu="h20", max_model_len=8192)[0], version=0.5),
-         "version must be one of None, 0.5, 0.6, got 0.5 (a float: pass the string '0.5')"),
+         f"version {TRINITY_TAKES}, as a string, or None, got 0.5 (a float: pass the string '0.5')"),
         (lambda: solver.trinity_config(solver.plan("4B", gpu="h20", max_model_len=8192)[0], version=10 ** 5000),
-         f"version must be one of None, 0.5, 0.6, got {brief(10 ** 5000)}"),  # not str()'s ValueError: 5001 digits
+         f"version {TRINITY_TAKES}, as a string, or None, got {brief(10 ** 5000)}"),  # not str()'s ValueError
         (lambda: solver.plan("4B", gpu="a100", max_model_len=8192)[0].best.evidence_text(5),  # not "the 5 table"
          "gpu must be a str, got 5"),
         (lambda: solver.plan("4B", gpu="a100", max_model_len=8192)[0].best.evidence_text("a100", CATALOG.model("4B")),

@@ -110,7 +110,9 @@ def test_make_query_and_plan_read_a_release_as_its_minor_version():
     ("0.7", f"trinity_version {RELEASE_FORMS}, got '0.7'{UNKNOWN_MINOR}"),
     ("0.4.2", f"trinity_version {RELEASE_FORMS}, got '0.4.2'{UNKNOWN_MINOR}"),
     ("newest", f"trinity_version {RELEASE_FORMS}, got 'newest'"),
-    (0.5, "trinity_version must be one of None, 0.5, 0.6, got 0.5 (a float: pass the string '0.5')"),
+    # a float names the releases taken as strings too (persona63, s81: "None, 0.5, 0.6" left out the releases)
+    (0.5, f"trinity_version {RELEASE_FORMS}, as a string, or None, got 0.5 (a float: pass the string '0.5')"),
+    (0.7, f"trinity_version {RELEASE_FORMS}, as a string, or None, got 0.7"),
 ])
 def test_make_query_refuses_an_unknown_release_in_one_line(given: object, message: str):
     with pytest.raises(solver.QueryError) as caught:

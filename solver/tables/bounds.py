@@ -473,9 +473,13 @@ def trinity_release(name: str, value: object) -> TrinityVersion | None:
     ``0.5.2`` and ``v0.5.2`` are 0.5. `QueryError` for another release (``0.4.2``, ``0.5.3``, ``0.7``:
     `KNOWN_TRINITY_RELEASES`), a pre-release of any (``0.6.0.dev0``, ``0.6.0rc1``: `PRE_RELEASE`) or a value that is
     no release, naming `name` (the argument it was given as) and the releases taken."""
-    if not isinstance(value, str):
-        check_choice(name, value, (None, *get_args(TrinityVersion)))  # a float 0.5 is told to pass the string
+    if value is None:
         return None
+    if not isinstance(value, str):  # a float 0.5 is told to pass the string, as the releases taken are named
+        number = isinstance(value, numbers.Number) and not isinstance(value, bool | int)
+        hint = (f" (a {type(value).__name__}: pass the string {str(value)!r})"
+                if number and str(value) in KNOWN_RELEASE_NAMES else "")
+        raise QueryError(f"{name} takes {TRINITY_RELEASE_FORMS}, as a string, or None, got {brief(value)}{hint}")
     release = _minor_and_patch(value)
     known: tuple[TrinityVersion, ...] = get_args(TrinityVersion)
     for minor in known:
