@@ -82,6 +82,31 @@ def test_benchmarks_readme_row_is_what_the_reference_scores(index):
     assert _readme_rows()[name.strip()] == scored
 
 
+def test_benchmarks_readme_has_a_row_for_each_split_and_counts_them():
+    assert sorted(_readme_rows()) == sorted(name.strip() for name, _, _ in SPLITS)
+    text = " ".join((ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8").split())
+    assert len(SPLITS) == 17 and "cell by cell against the benchmark's, for all seventeen rows" in text
+
+
+def test_memory_md_summary_is_the_rows_ranges():
+    held_out = [row for name, row in _readme_rows().items() if name in {n.strip() for n, _, _ in SPLITS[:11]}]
+    extrapolating = [row for name, row in _readme_rows().items() if name in {n.strip() for n, _, _ in SPLITS[12:]}]
+    share = [[float(cell.rstrip("%")) for cell in row[1:]] for row in held_out]
+    words = {5: "five", 10: "ten"}
+    memory_md = " ".join((ROOT / "docs" / "memory.md").read_text(encoding="utf-8").split())
+    exact, unsafe, trinity, env_on, env_unsafe = ([row[i] for row in share] for i in (0, 2, 3, 5, 6))
+    assert len(held_out) == 11 and len(extrapolating) == 5
+    assert (f"at most {max(unsafe):.1f}% of held-out cells are predicted unsafely" in memory_md
+            and f"{min(exact):.1f}% to {max(exact):.1f}% exactly (the target of 90% is met in "
+                f"{words[sum(e >= 90 for e in exact)]} splits of eleven)" in memory_md)
+    assert f"gets {min(trinity):.1f}% to {max(trinity):.1f}% exactly" in memory_md
+    assert (f"{min(env_on):.1f}% to {max(env_on):.1f}% of held-out cells are predicted exactly (90% or more in "
+            f"{words[sum(e >= 90 for e in env_on)]} splits of eleven) and at most {max(env_unsafe):.1f}% unsafely"
+            in memory_md)
+    most = max(float(row[-1].rstrip("%")) for row in extrapolating)
+    assert f"keep that choice unsafe in at most {most:.1f}% of cells" in memory_md
+
+
 def test_the_two_splits_checked_by_hand_and_the_shipped_fit():
     rows = _readme_rows()
     assert rows["leave out 1 GPU"] == ["90", "92.2%", "6.7%", "1.1%", "85.6%", "0.0%", "95.6%", "1.1%"]
