@@ -1,10 +1,12 @@
 """`benchmarks/memory_model.py` against `memory_benchmark_reference.py`, cell by cell: the same cells, the same
 training cells per split, and the same prediction and outcome (exact, conservative, unsafe) for the memory model,
-Trinity's rough check and the Env-on choice."""
+Trinity's rough check and the Env-on choice; and each split's row of benchmarks/README.md as that scoring gives it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from benchmark_modules import load_benchmark
@@ -30,6 +32,7 @@ BENCHMARK = load_benchmark("memory_model")
 CATALOG = load_catalog()
 MEMORY_GIB = {gpu.name: gpu.memory_gib for gpu in CATALOG.documented_gpu_types}
 CELLS = source_cells()
+README = Path(__file__).resolve().parent.parent / "benchmarks" / "README.md"
 SMALL = ("Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B")
 Held = Callable[[Cell], bool]
 
@@ -80,6 +83,21 @@ def with_env(choice: Choice | None) -> Choice | None:
     return None if choice is None else Choice(True, choice.offload, choice.sp)
 
 
+def readme_rows() -> dict[str, list[str]]:
+    """benchmarks/README.md's memory-model rows: split name to its cells, percentages and counts as written."""
+    rows: dict[str, list[str]] = {}
+    for line in README.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and re.fullmatch(r"\d+", cells[1]):
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _shares(outcomes: dict, *kinds: str) -> list[str]:
+    found = [outcome for _, _, outcome in outcomes.values()]
+    return [f"{100 * found.count(kind) / len(found):.1f}%" for kind in kinds]
+
+
 def test_reference_reads_the_source_as_the_catalogue_does():
     shipped = {(gpu.name, table.gpus, name, row.max_model_len): as_choice(row.setting(name))
                for gpu in CATALOG.documented_gpu_types for table in gpu.tables for name in table.models
@@ -118,6 +136,9 @@ def test_benchmark_scores_every_cell_as_the_reference(index):
     assert benchmark_outcomes(BENCHMARK.outcomes(
         CATALOG, bench_held, BENCHMARK.predictor(coefficients, DEFAULT_MARGIN, env_only=True),
         BENCHMARK.with_env)) == env_on
+    scored = [str(len(model)), *_shares(model, "exact", "conservative", "unsafe"),
+              *_shares(trinity, "exact", "unsafe"), *_shares(env_on, "exact", "unsafe")]
+    assert readme_rows()[SPLITS[index][0].strip()] == scored
 
 
 def test_classify_by_cost():
