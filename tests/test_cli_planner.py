@@ -426,8 +426,9 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
           "GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (["--model", "8B", "--gpu", "h100", "--len", "64k", "--gpus", "12", "--exact", "--node-gpus", "6", "--sp", "4"],
          ("solve: error: --sp 4 is not allowed: 12 GPUs span nodes of 6 (--node-gpus), and SP=4 does not divide a "
-          "node (the degrees that divide the 12 trainer GPUs, that Qwen3-8B's heads allow and that keep an SP group "
-          "in a node of 6 GPUs: 1, 2)")),
+          "node: rft-solver's rule, not Trinity's or verl's, which run it with its all-to-all crossing nodes; the "
+          "tables measured SP within one node (the degrees that divide the 12 trainer GPUs, that Qwen3-8B's heads "
+          "allow and that keep an SP group in a node of 6 GPUs: 1, 2)")),
         (["--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "48", "--exact", "--sp", "32"],
          ("solve: error: --sp 32 is not allowed: SP=32 does not divide 48 GPUs (the degrees that divide the 48 "
           "trainer GPUs, that Qwen3-32B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)")),
