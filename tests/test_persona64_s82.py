@@ -99,6 +99,10 @@ def test_sp_across_nodes_is_refused_as_rft_solvers_own_rule(cli: Cli, tmp_path: 
         f"solve: error: --sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a "
         f"node: {OWNER} (the degrees that divide the 16 trainer GPUs, that Qwen3-32B's heads allow and that keep an "
         f"SP group in a node of 8 GPUs: 1, 2, 4, 8)\n")
+    [answer] = solver.plan("32B", gpu="h800", budget_gpus=16, objective="max_len", explain=True)
+    assert [reason.detail for reason in answer.explanation or () if reason.rule == "sp_within_node"] == [
+        (f"a trainer on 16 GPUs spans nodes of 8 GPUs and each SP group must fit in one ({OWNER}): that rules out "
+         f"SP=16")] * 2  # why this plan, and why none longer
     # A config Trinity 0.6 would start (SP=16 divides the 16 GPUs, the 64 heads, and the 8 KV heads divide it):
     # the check still says it does not train here, and now whose rule it breaks.
     config = tmp_path / "sp16.yaml"
