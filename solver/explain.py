@@ -24,6 +24,7 @@ from solver.model import RULES, Combination, PlanningData, SolverStatus, build_m
 from solver.query import Query, token_cap_source
 from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
 from solver.rules import (
+    SP_NODE_RULE_OWNER,
     failed_settings,
     least_token_budget,
     most_estimated_tokens,
@@ -773,7 +774,7 @@ class _Words:
         if rule == "sp_within_node":
             return Reason(rule="sp_within_node", detail=(
                 f"a trainer on {first} spans nodes of {counted(query.node_gpus, 'GPU')} and each SP group must fit in "
-                f"one: that rules out SP={sps}"))
+                f"one ({SP_NODE_RULE_OWNER}): that rules out SP={sps}"))
         if rule == "token_cap":
             return Reason(rule="token_cap", detail=(
                 f"a micro-batch of {self._token_cap_words()} must hold a sequence over its SP group, ceil(length / SP) "

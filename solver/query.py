@@ -17,6 +17,7 @@ from solver.rules import (
     API_OPTIONS,
     COMMAND_OPTIONS,
     CONFIG_TOKEN_CAP_SOURCE,
+    SP_NODE_RULE_OWNER,
     TOKEN_CAP_WORDS,
     OptionNames,
     batch_words,
@@ -1391,7 +1392,7 @@ def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | N
             problem = f"SP={sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus}"
         elif not problem and sp > node_gpus:
             problem = (f"SP={sp} is more GPUs than nodes of {node_gpus} ({node_source}) hold, and an SP group must fit "
-                       "in one")
+                       f"in one: {SP_NODE_RULE_OWNER}")
     if problem:
         named = f" for {model.name}" if refused else ""
         allows = "heads allow" if model.ulysses_unreached is None else "heads and attention allow"

@@ -1223,8 +1223,9 @@ class Plan(Frozen):
         "on a RoPE scaling of its own): memory fits, quality is untested (plan with --len N to stay within it); null "
         "within it"))
     cost: Amount = Field(description=(
-        "the relative step time (lower is faster): it counts the trainer GPUs and the settings, not the GPU type's "
-        "speed, so compare within one GPU type"))
+        "the relative step time (lower is faster): it counts the trainer GPUs and the settings, not the model's "
+        "size or the GPU type's speed (1 is the model's vanilla step on one GPU), so compare within one model and "
+        "GPU type"))
     evidence: Evidence = Field(description=(
         "documented (the table's cell at its count and length is exactly its setting), inferred (a cell at its "
         "length or longer, for its count or fewer GPUs, names a setting it includes) or estimated (no cell vouches: "

@@ -1236,6 +1236,12 @@ def uneven_split_caution(gpus: int, sp: int, source: str | None = "--train-batch
             f"{ranks}{advice}")
 
 
+SP_NODE_RULE_OWNER = ("rft-solver's rule, not Trinity's or verl's, which run it with its all-to-all crossing nodes; "
+                      "the tables measured SP within one node")
+"""Whose rule it is that each SP group of a trainer spanning nodes stays inside a node, and why, as the words of a
+degree it refuses say it."""
+
+
 def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:
     """Whether each SP group of a trainer of `gpus` GPUs stays inside a node of `node_gpus`: the trainer fits
     one node, or SP divides the node."""
@@ -1275,5 +1281,6 @@ def sp_layout_rule(model: Model, gpus: int, sp: int, node_gpus: int, source: str
         return BrokenRule(BrokenRuleCode.SP_DIVIDES_GPUS, broken)
     if not sp_within_node(gpus, node_gpus, sp):
         return BrokenRule(BrokenRuleCode.SP_WITHIN_NODE,
-                          f"{gpus} GPUs span nodes of {node_gpus} ({source}), and SP={sp} does not divide a node")
+                          (f"{gpus} GPUs span nodes of {node_gpus} ({source}), and SP={sp} does not divide a "
+                           f"node: {SP_NODE_RULE_OWNER}"))
     return None

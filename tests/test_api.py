@@ -285,8 +285,10 @@ def test_an_unknown_gpu_or_model_in_code_is_told_how_code_gives_its_own():
          ("--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 trainer GPUs, that "
           "Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (dict(gpus=16, max_model_len=32768, sp=16),
-         ("--sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a node "
-          "(the degrees that divide the 16 trainer GPUs, that Qwen3-4B's heads allow and that keep an SP group in a "
+         ("--sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a node: "
+          "rft-solver's rule, not Trinity's or verl's, which run it with its all-to-all crossing nodes; the tables "
+          "measured SP within one node (the degrees that divide the 16 trainer GPUs, that Qwen3-4B's heads allow and "
+          "that keep an SP group in a "
           "node of 8 GPUs: 1, 2, 4, 8)")),
         (dict(gpus=0, max_model_len=32768), "--gpus must be a whole number from 1 to 65536, got 0"),
         (dict(gpus=8, max_model_len=1 << 30), "--len must be a whole number from 1 to 16777216, got 1073741824"),

@@ -56,7 +56,9 @@ PLAN_ERRORS = [
     ({"sp": 3}, ("sp=3 is not allowed for Qwen3-14B: SP=3 does not divide its 40 attention heads (the degrees that "
                  "Qwen3-14B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)")),
     ({"node_gpus": 4, "sp": 8}, ("sp=8 is not allowed: SP=8 is more GPUs than nodes of 4 (node_gpus) hold, and an SP "
-                                 "group must fit in one (the degrees that Qwen3-14B's heads allow and that keep an SP "
+                                 "group must fit in one: rft-solver's rule, not Trinity's or verl's, which run it "
+                                 "with its all-to-all crossing nodes; the tables measured SP within one node (the "
+                                 "degrees that Qwen3-14B's heads allow and that keep an SP "
                                  "group in a node of 4 GPUs: 1, 2, 4)")),
     ({"max_model_len": None, "objective": "max_len"}, f'objective="max_len" needs a GPU budget: {API_BUDGET}'),
     ({"objective": "max_len"}, ('objective="max_len" chooses the length: drop max_model_len, and give the GPU budget '

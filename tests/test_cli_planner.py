@@ -426,8 +426,9 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
           "GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (["--model", "8B", "--gpu", "h100", "--len", "64k", "--gpus", "12", "--exact", "--node-gpus", "6", "--sp", "4"],
          ("solve: error: --sp 4 is not allowed: 12 GPUs span nodes of 6 (--node-gpus), and SP=4 does not divide a "
-          "node (the degrees that divide the 12 trainer GPUs, that Qwen3-8B's heads allow and that keep an SP group "
-          "in a node of 6 GPUs: 1, 2)")),
+          "node: rft-solver's rule, not Trinity's or verl's, which run it with its all-to-all crossing nodes; the "
+          "tables measured SP within one node (the degrees that divide the 12 trainer GPUs, that Qwen3-8B's heads "
+          "allow and that keep an SP group in a node of 6 GPUs: 1, 2)")),
         (["--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "48", "--exact", "--sp", "32"],
          ("solve: error: --sp 32 is not allowed: SP=32 does not divide 48 GPUs (the degrees that divide the 48 "
           "trainer GPUs, that Qwen3-32B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)")),
@@ -446,7 +447,9 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          "solve: error: --exact needs --gpus N, or --total-gpus T with --rollout-gpus R"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          ("solve: error: --sp 8 is not allowed: SP=8 is more GPUs than nodes of 4 (--node-gpus) hold, and an SP "
-          "group must fit in one (the degrees that Qwen3-8B's heads allow and that keep an SP group in a node of 4 "
+          "group must fit in one: rft-solver's rule, not Trinity's or verl's, which run it with its all-to-all "
+          "crossing nodes; the tables measured SP within one node (the degrees that Qwen3-8B's heads allow and that "
+          "keep an SP group in a node of 4 "
           "GPUs: 1, 2, 4)")),
         # One SP group would take more GPUs than the budget has: refused, not answered "nothing trains with --sp 8".
         (["--model", "4B", "--len", "32k", "--sp", "8", "--gpus", "4"],
@@ -590,7 +593,9 @@ def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
         # One that spans nodes names those that do not, as solve memory does.
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "16"],
          ("--sp 16 is not allowed: SP=16 is more GPUs than nodes of 8 (--node-gpus) hold, and an SP group must fit "
-          "in one (the degrees that Qwen3-32B's heads allow and that keep an SP group in a node of 8 GPUs: "
+          "in one: rft-solver's rule, not Trinity's or verl's, which run it with its all-to-all crossing nodes; the "
+          "tables measured SP within one node (the degrees that Qwen3-32B's heads allow and that keep an SP group in "
+          "a node of 8 GPUs: "
           "1, 2, 4, 8)")),
     ],
 )

@@ -737,8 +737,10 @@ def test_cli_memory_refuses_a_trainer_on_part_of_a_node_past_the_first_naming_th
 def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
     flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "128k", "--sp", "16"]
     assert cli(*flags) == (2, "", "solve memory: error: --sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), "
-                                  "and SP=16 does not divide a node (the degrees that divide the 16 trainer GPUs, that "
-                                  "Qwen3-8B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)\n")
+                                  "and SP=16 does not divide a node: rft-solver's rule, not Trinity's or verl's, which "
+                                  "run it with its all-to-all crossing nodes; the tables measured SP within one node "
+                                  "(the degrees that divide the 16 trainer GPUs, that Qwen3-8B's heads allow and "
+                                  "that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)\n")
     status, out, _ = cli(*flags, "--node-gpus", "16", "--json")
     assert status == 0 and json.loads(out)["node_gpus"] == 16
 
@@ -753,8 +755,10 @@ def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
          ("--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 trainer GPUs, that "
           "Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (["--model", "8B", "--gpus", "16", "--sp", "16"],
-         ("--sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a node "
-          "(the degrees that divide the 16 trainer GPUs, that Qwen3-8B's heads allow and that keep an SP group in a "
+         ("--sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a node: "
+          "rft-solver's rule, not Trinity's or verl's, which run it with its all-to-all crossing nodes; the tables "
+          "measured SP within one node (the degrees that divide the 16 trainer GPUs, that Qwen3-8B's heads allow and "
+          "that keep an SP group in a "
           "node of 8 GPUs: 1, 2, 4, 8)")),
     ],
 )

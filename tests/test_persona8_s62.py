@@ -33,7 +33,7 @@ def test_the_core_plan_fields_say_what_they_hold():
     plan = json.loads(json_schema("solve"))["$defs"]["Plan"]["properties"]
     assert "trainer GPUs" in plan["gpus"]["description"]
     assert "trainer.ulysses_sequence_parallel_size" in plan["sp"]["description"]
-    assert "compare within one GPU type" in plan["cost"]["description"]
+    assert "compare within one model and GPU type" in plan["cost"]["description"]
     assert "documented" in plan["evidence"]["description"] and "estimated" in plan["evidence"]["description"]
     answer = json.loads(json_schema("solve"))["$defs"]["Answer"]["properties"]
     assert "proven" in answer["status"]["description"]

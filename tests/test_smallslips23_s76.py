@@ -108,7 +108,8 @@ def test_cluster_table_notes_an_estimated_plans_memory(cli: Cli, tmp_path: Path)
     assert status == 0 and "│ documented   " in out and "│ estimated, extrapolated │" in out
     assert out[table_end:].splitlines()[:2] == [
         "ds: 73.1 GiB per GPU predicted, 0.4 GiB to spare (memory model)",  # none for doc's documented plan
-        "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"]
+        ("cost: the job's relative step time, as solve gives its plan (compare within one model and GPU type: 1 is its "
+         "own model's vanilla step on one GPU)")]
     status, out, _ = cli("cluster", str(fleet), "--json")
     [ds] = [placement["plan"] for placement in json.loads(out)["placements"] if placement["job"] == "ds"]
     assert (ds["memory_gb"], ds["headroom_gb"], ds["source"]) == (73.14, 0.39, None)

@@ -107,7 +107,8 @@ or a placed job names its own (`_named_releases`)."""
 UNPLACED_RELEASE_NOTE = ("Trinity: the job's own release (its trinity_version), by whose counts it was left out; "
                          "blank: none of its own (the run's, or where it runs now, the one its plan names)")
 """An unplaced jobs' table's note on its Trinity column, shown where one of them names its own release."""
-COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
+COST_NOTE = ("cost: the job's relative step time, as solve gives its plan (compare within one model and GPU type: 1 is "
+             "its own model's vanilla step on one GPU)")
 """The line under a cluster's tables that says what their cost column counts."""
 
 
