@@ -1860,7 +1860,7 @@ class ConfigKeyChange(LeftOutWhenNone):
     the config's value and the plan's, and whether --write removes it. Hashable by its JSON, as the answer holding it
     is by value."""
 
-    left_out_where_none: ClassVar[tuple[str, ...]] = ("removed",)
+    left_out_where_none: ClassVar[tuple[str, ...]] = ("removed", "written_at")
 
     key: str = Field(description=(
         "the key's dotted path (``trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu``)"))
@@ -1871,6 +1871,10 @@ class ConfigKeyChange(LeftOutWhenNone):
         "true where --write removes the key (a stale model.rope_scaling, which contradicts the plan's length; with "
         "--trinity-version 0.5, a key of Trinity 0.6's under trainer, which 0.5 refuses): a script that applies the "
         "list deletes it; left out otherwise"))
+    written_at: str | None = Field(default=None, description=(
+        "where in the file --write makes the change, where that is another key than this one: the dotted path of "
+        "the key in the mapping an alias (*anchor) or a merge (<<: *anchor) repeats here, whose change this key "
+        "takes; left out otherwise"))
 
     def __hash__(self) -> int:  # by its JSON, as `ApplySettings`: a value may be a mapping or a list
         return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
