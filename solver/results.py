@@ -1856,9 +1856,10 @@ class ApplySettings(TrinitySettings):
 
 class ConfigKeyChange(LeftOutWhenNone):
     """One key of a --from-config config that applying a plan sets to another value, or removes, as --write does
-    (``solve --from-config --json``'s ``config_keys_changed``, `solver.trinity.config_key_changes`): its dotted path,
-    the config's value and the plan's, and whether --write removes it. Hashable by its JSON, as the answer holding it
-    is by value."""
+    (``solve --from-config --json``'s ``config_keys_changed``, `solver.trinity.config_key_changes`): its dotted path
+    (a path through an alias or a ``<<`` merge too), the config's value and the plan's, whether --write removes it,
+    and where --write makes the change where that is another key (an anchor's). Hashable by its JSON, as the answer
+    holding it is by value."""
 
     left_out_where_none: ClassVar[tuple[str, ...]] = ("removed", "written_at")
 
@@ -1981,8 +1982,10 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     config_keys_changed: tuple[ConfigKeyChange, ...] | None = Field(default=None, description=(
         "solve --from-config --json's, beside apply: every key of the config that applying the best plan sets to "
         "another value, as --write sets it (a key the config lacks too, from null), in the order --write sets them, "
-        "then those --write removes (removed: true); empty where the config has the plan's values already; left out "
-        "where there is no apply (and from the Python API's answers: solver.trinity.config_key_changes gives it)"))
+        "then those --write removes (removed: true): the difference of the config and --write's copy as Trinity reads "
+        "them, a key an alias or a <<: merge repeats named at each path (written_at: the anchor's); empty where the "
+        "config has the plan's values already; left out where there is no apply (and from the Python API's answers: "
+        "solver.trinity.config_key_changes gives it)"))
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(

@@ -33,7 +33,8 @@ YARN = "{rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}"
 ROLES = "trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
 FSDP = (HEAD + MODEL + ROLLOUT + ROLES + "      actor:\n        fsdp_config: &offload {param_offload: true, "
         "optimizer_offload: true}\n      ref:\n        fsdp_config: *offload\n")
-"""The actor's and the ref's ``fsdp_config`` one anchor: the patch turns the actor's offload flags off, the ref's too."""
+"""The actor's and the ref's ``fsdp_config`` one anchor: the patch turns the actor's offload flags off, the ref's
+too."""
 ACTOR = "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config"
 REF = "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config"
 CONFIGS = {
@@ -56,7 +57,8 @@ CONFIGS = {
 }
 """Configs of Qwen3-8B at 16384 tokens on 8 H100s with anchors, merges and plain keys, each with the Trinity release
 it is patched for (0.5: 0.6's keys under ``trainer`` removed)."""
-WRITTEN_ELSEWHERE = {"alias of trainer", "roles' fsdp_config", "merge of trainer", "aliases of aliases", "alias of model"}
+WRITTEN_ELSEWHERE = {"alias of trainer", "roles' fsdp_config", "merge of trainer", "aliases of aliases",
+                     "alias of model"}
 """Those of `CONFIGS` where --write changes a key through an alias or a merge: its entry has ``written_at``. (The
 scalar anchor's key is written out at its own place; a key a ``<<`` merges into trainer is set as trainer's own.)"""
 

@@ -6,8 +6,8 @@ Trinity 0.5 on a regex that transformers 4's names alone take: the one-transform
 leaves one of the routed experts' fused halves: the ``exclude_modules`` key is refused, saying what the regex alone
 adapts. (d) verl before 0.8's ``target_modules`` a number: no adapter checked (verl makes no text of it), counted as
 full fine-tuning. (e) A purchase's JSON made before ``fewest_gpus`` and ``fleet_gpus`` reads back, and its status line
-says no figure behind the bound. (f) ``config_keys_changed``'s removed keys: in a mapping an alias repeats, a removed key
-is named at each path, the alias's with the anchor's place (``written_at``; named once before aliaskeys_s82)."""
+says no figure behind the bound. (f) ``config_keys_changed``'s removed keys: in a mapping an alias repeats, a removed
+key is named at each path, the alias's with the anchor's place (``written_at``; named once before aliaskeys_s82)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,8 @@ def _keys_changed(cli: Cli, tmp_path: Path, text: str, *options: str) -> list[di
 
 
 def test_a_null_the_config_gives_is_not_named_as_removed(cli: Cli, tmp_path: Path) -> None:
-    # J-4 (`_keys_removed` without `value is None`): the config's own null, left null, was named as removed
+    # J-4 (`_keys_removed`, now `_differences`, without `old is not None`): the config's own null, left null, was
+    # named as removed
     text = HEAD + ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384, custom_chat_template: null}\n"
                    "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n")
     assert _keys_changed(cli, tmp_path, text) == [

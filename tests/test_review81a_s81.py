@@ -5,7 +5,8 @@ solves a capped refusal takes.
 ``model.rope_scaling`` (and the rollout model's, where it repeats it) and, for Trinity 0.5, 0.6's keys under
 ``trainer``, which 0.5 refuses. A CI script that applied the list kept a YaRN that contradicts the plan's length, or a
 config Trinity 0.5 does not load. They now follow the keys set, each ``"removed": true`` with ``plan_value`` null,
-found by reading the patched copy (`solver.trinity.patch._keys_removed`), so the list is what ``--write`` does. And
+found by reading the patched copy (`solver.trinity.patch._differences` since s82), so the list is what ``--write``
+does. And
 ``smallest_cap_plan``'s one solve more makes a capped refusal's most 15 solves, not the 14 docs/api.md said."""
 
 from __future__ import annotations
