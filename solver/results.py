@@ -1857,11 +1857,12 @@ class ApplySettings(TrinitySettings):
 
 class ConfigKeyChange(LeftOutWhenNone):
     """One key of a --from-config config that applying a plan sets to another value, or removes, as --write does
-    (``solve --from-config --json``'s ``config_keys_changed``, `solver.trinity.config_key_changes`): its dotted path,
-    the config's value and the plan's, and whether --write removes it. Hashable by its JSON, as the answer holding it
-    is by value."""
+    (``solve --from-config --json``'s ``config_keys_changed``, `solver.trinity.config_key_changes`): its dotted path
+    (a path through an alias or a ``<<`` merge too), the config's value and the plan's, whether --write removes it,
+    and where --write makes the change where that is another key (an anchor's). Hashable by its JSON, as the answer
+    holding it is by value."""
 
-    left_out_where_none: ClassVar[tuple[str, ...]] = ("removed",)
+    left_out_where_none: ClassVar[tuple[str, ...]] = ("removed", "written_at")
 
     key: str = Field(description=(
         "the key's dotted path (``trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu``)"))
@@ -1872,6 +1873,10 @@ class ConfigKeyChange(LeftOutWhenNone):
         "true where --write removes the key (a stale model.rope_scaling, which contradicts the plan's length; with "
         "--trinity-version 0.5, a key of Trinity 0.6's under trainer, which 0.5 refuses): a script that applies the "
         "list deletes it; left out otherwise"))
+    written_at: str | None = Field(default=None, description=(
+        "where in the file --write makes the change, where that is another key than this one: the dotted path of "
+        "the key in the mapping an alias (*anchor) or a merge (<<: *anchor) repeats here, whose change this key "
+        "takes; left out otherwise"))
 
     def __hash__(self) -> int:  # by its JSON, as `ApplySettings`: a value may be a mapping or a list
         return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
@@ -1978,8 +1983,10 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     config_keys_changed: tuple[ConfigKeyChange, ...] | None = Field(default=None, description=(
         "solve --from-config --json's, beside apply: every key of the config that applying the best plan sets to "
         "another value, as --write sets it (a key the config lacks too, from null), in the order --write sets them, "
-        "then those --write removes (removed: true); empty where the config has the plan's values already; left out "
-        "where there is no apply (and from the Python API's answers: solver.trinity.config_key_changes gives it)"))
+        "then those --write removes (removed: true): the difference of the config and --write's copy as Trinity reads "
+        "them, a key an alias or a <<: merge repeats named at each path (written_at: the anchor's); empty where the "
+        "config has the plan's values already; left out where there is no apply (and from the Python API's answers: "
+        "solver.trinity.config_key_changes gives it)"))
     explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(

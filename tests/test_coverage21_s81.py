@@ -6,8 +6,8 @@ Trinity 0.5 on a regex that transformers 4's names alone take: the one-transform
 leaves one of the routed experts' fused halves: the ``exclude_modules`` key is refused, saying what the regex alone
 adapts. (d) verl before 0.8's ``target_modules`` a number: no adapter checked (verl makes no text of it), counted as
 full fine-tuning. (e) A purchase's JSON made before ``fewest_gpus`` and ``fleet_gpus`` reads back, and its status line
-says no figure behind the bound. (f) ``config_keys_changed``'s removed keys: a mapping an alias repeats is entered once,
-its removed key named once, where it is written."""
+says no figure behind the bound. (f) ``config_keys_changed``'s removed keys: in a mapping an alias repeats, a removed
+key is named at each path, the alias's with the anchor's place (``written_at``; named once before aliaskeys_s82)."""
 
 from __future__ import annotations
 
@@ -124,13 +124,15 @@ def test_a_purchase_read_from_json_without_its_fewest_gpus_says_no_figure(tmp_pa
     assert view_text(purchase_view(read_back, fleet), 1000).splitlines()[0].rstrip() == status
 
 
-# (f) A mapping an alias repeats, entered once.
+# (f) A mapping an alias repeats, a removed key in it named at each path.
 
-def test_a_key_removed_from_a_mapping_an_alias_repeats_is_named_once() -> None:
+def test_a_key_removed_from_a_mapping_an_alias_repeats_is_named_at_each_path() -> None:
     best, model = solver.plan("Qwen3-8B", gpu="H100", budget_gpus=8, max_model_len=16384)[0].best, CATALOG.model("8B")
     assert best is not None
     yarn = "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
     shared = "shared: &shared {enable_thinking: false}\n" + QWEN3_8B + yarn + "  custom_chat_template_kwargs: *shared\n"
     assert [key.key for key in config_key_changes(shared, best, model) if key.removed] == ["model.rope_scaling"]
     aliased = "base: &m\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n" + yarn + "model: *m\n"
-    assert [key.key for key in config_key_changes(aliased, best, model) if key.removed] == ["base.rope_scaling"]
+    # each path the alias repeats it at named (aliaskeys_s82), the alias's with the anchor's place
+    assert [(key.key, key.written_at) for key in config_key_changes(aliased, best, model) if key.removed] == [
+        ("base.rope_scaling", None), ("model.rope_scaling", "base.rope_scaling")]

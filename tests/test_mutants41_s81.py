@@ -1,7 +1,7 @@
 """Mutation pass over session 81's merges (helper mutants41): each test here kills a mutant that the merges' own tests
 left alive (named in its comment), asserting what the code does: the keys ``--json``'s ``config_keys_changed`` names
-as removed (none for a null the config gives, a mapping an alias repeats entered once), and the smallest token cap a
-capped refusal names (``ceil(L / SP)``, the best-ranked plan at it)."""
+as removed (none for a null the config gives; in a mapping an alias repeats, one at each path), and the smallest
+token cap a capped refusal names (``ceil(L / SP)``, the best-ranked plan at it)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ def _keys_changed(cli: Cli, tmp_path: Path, text: str, *options: str) -> list[di
 
 
 def test_a_null_the_config_gives_is_not_named_as_removed(cli: Cli, tmp_path: Path) -> None:
-    # J-4 (`_keys_removed` without `value is None`): the config's own null, left null, was named as removed
+    # J-4 (`_keys_removed`, now `_differences`, without `old is not None`): the config's own null, left null, was
+    # named as removed
     text = HEAD + ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384, custom_chat_template: null}\n"
                    "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n")
     assert _keys_changed(cli, tmp_path, text) == [
@@ -48,15 +49,20 @@ def test_a_null_the_config_gives_is_not_named_as_removed(cli: Cli, tmp_path: Pat
         {"key": "trainer.max_token_len_per_gpu", "config_value": None, "plan_value": 16384}]
 
 
-def test_a_removed_key_of_a_mapping_an_alias_repeats_is_named_once(cli: Cli, tmp_path: Path) -> None:
-    # J-6 (`_keys_removed` entering a mapping each time an alias repeats it): 0.5's removal of trainer.param_offload
-    # was named a second time under the alias's path (explorer.dummy), as the keys set are not
+def test_a_removed_key_of_a_mapping_an_alias_repeats_is_named_at_each_path(cli: Cli, tmp_path: Path) -> None:
+    # J-6 (`_keys_removed` entering a mapping each time an alias repeats it) named 0.5's removal of
+    # trainer.param_offload twice; named once then, the alias's path (explorer.dummy) was left out, which a script
+    # applying the list to the config as read keeps (aliaskeys_s82): each path is named, the alias's with its anchor's
     text = HEAD + ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n"
                    "trainer: &t\n  param_offload: false\n  ulysses_sequence_parallel_size: 2\n"
                    "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}, dummy: *t}\n")
     assert _keys_changed(cli, tmp_path, text, "--trinity-version", "0.5") == [
         {"key": "trainer.max_token_len_per_gpu", "config_value": None, "plan_value": 16384},
-        {"key": "trainer.param_offload", "config_value": False, "plan_value": None, "removed": True}]
+        {"key": "explorer.dummy.max_token_len_per_gpu", "config_value": None, "plan_value": 16384,
+         "written_at": "trainer.max_token_len_per_gpu"},
+        {"key": "trainer.param_offload", "config_value": False, "plan_value": None, "removed": True},
+        {"key": "explorer.dummy.param_offload", "config_value": False, "plan_value": None, "removed": True,
+         "written_at": "trainer.param_offload"}]
 
 
 def _raised(model: str, gpu: str, length: int, gpus: int, cap: int) -> tuple[int, int, str, int, float]:

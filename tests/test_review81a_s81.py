@@ -5,7 +5,8 @@ solves a capped refusal takes.
 ``model.rope_scaling`` (and the rollout model's, where it repeats it) and, for Trinity 0.5, 0.6's keys under
 ``trainer``, which 0.5 refuses. A CI script that applied the list kept a YaRN that contradicts the plan's length, or a
 config Trinity 0.5 does not load. They now follow the keys set, each ``"removed": true`` with ``plan_value`` null,
-found by reading the patched copy (`solver.trinity.patch._keys_removed`), so the list is what ``--write`` does. And
+found by reading the patched copy (`solver.trinity.patch._differences` since s82), so the list is what ``--write``
+does. And
 ``smallest_cap_plan``'s one solve more makes a capped refusal's most 15 solves, not the 14 docs/api.md said."""
 
 from __future__ import annotations
@@ -100,13 +101,17 @@ def test_json_names_the_keys_write_removes_and_applying_it_gives_writes_copy(
     assert [change.removed for change in api] == [None] * (len(api) - len(removed)) + [True] * len(removed)
 
 
-def test_a_config_whose_alias_holds_itself_gives_json_all_the_same(cli: Cli, tmp_path: Path) -> None:
-    # ``extra: &x {b: *x}`` reads as a mapping that holds itself (--write's copy has ``{b: null}``): it is not named
-    # as removed, which no JSON could hold (it was a traceback, exit 70, before the walk knew it)
+def test_a_config_whose_alias_holds_itself_is_refused(cli: Cli, tmp_path: Path) -> None:
+    # ``extra: &x {b: *x}`` reads as a mapping that holds itself, which OmegaConf (Trinity's reader) cannot load (a
+    # RecursionError): refused in one line naming the key (aliaskeys_s82; before, --json answered and --write's copy
+    # had ``{b: null}``, a config Trinity would load but not the user's)
     config = tmp_path / "self.yaml"
     config.write_text(STALE.replace("  param_offload: false\n", "") + "extra: &x {b: *x}\n", encoding="utf-8")
-    assert [change["key"] for change in _changes(cli, config) if change.get("removed")] == [
-        "model.rope_scaling", "explorer.rollout_model.rope_scaling"]
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--json")
+    assert (status, out) == (2, "") and err == (
+        f"solve: error: --from-config {config}: extra.b repeats extra, the mapping that holds it (an alias, or a <<: "
+        "merge, inside its own anchor's value): a value that holds itself, which OmegaConf (and so Trinity) cannot "
+        "load, as it recurses without end; give extra.b a value of its own\n")
 
 
 def test_a_capped_refusal_takes_at_most_the_solves_the_api_page_says(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,9 @@ from copy import deepcopy
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import islice, pairwise
-from typing import Any
+from math import inf
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
@@ -1437,51 +1439,117 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
 def config_key_changes(text: str, plan: Plan, model: Model, *, name: str = "config",
                        environ: Mapping[str, str] | None = None,
                        version: TrinityVersion | None = None) -> tuple[ConfigKeyChange, ...]:
-    """Every key of the config `text` that `patch_trinity_config` sets to another value for `plan` (the plan's own
-    keys, and those `config_keys_changed` names), in the order it sets them, each with the config's value as written
-    (None where it lacks the key) and the plan's, then those it removes (`removed`: a stale ``model.rope_scaling``,
-    0.6's keys under ``trainer`` for 0.5; `_keys_removed`), each with the config's value: ``solve --from-config
-    --json``'s ``config_keys_changed``. Where the patch refuses `plan` (a cluster or a LoRA adapter of the config's
-    that does not take it: ``--write`` writes no copy), it removes none: the keys set alone."""
+    """Every key of the config `text` whose value, as Trinity reads it, `patch_trinity_config` changes for `plan`:
+    the difference of the config and the patched copy, read so (`_differences`), each path that an alias or a
+    ``<<: *anchor`` repeats named too, with the place in the file where the change is made where that is another
+    (`written_at`: the anchor's). Those it sets come first, in the order it sets them (each with the keys that
+    repeat its place), each with the config's value as written (None where it lacks the key) and the new one; then
+    those it removes (`removed`: a stale ``model.rope_scaling``, 0.6's keys under ``trainer`` for 0.5), each with
+    the config's value: ``solve --from-config --json``'s ``config_keys_changed``. Where the patch refuses `plan` (a
+    cluster or a LoRA adapter of the config's that does not take it: ``--write`` writes no copy), the plan's keys
+    it would set alone (`_keys_changed`), none removed."""
     changed = _keys_changed(text, plan, model, name, environ, version)
-    reading = load_config_mapping(_with_lf(text), name)
+    text = _with_lf(text)
     try:
-        patched = load_config_mapping(_with_lf(patched_trinity_config(text, plan, model, name=name, environ=environ,
-                                                                      version=version).text), name)
+        patched = _with_lf(patched_trinity_config(text, plan, model, name=name, environ=environ,
+                                                  version=version).text)
     except (QueryError, ConfigError):  # --write's refusal, which --json's answer does not make
-        patched = reading
-    removed = [path for path in _keys_removed(reading, patched) if path not in {key.path for key, _, _ in changed}]
-    return (*(ConfigKeyChange(key=".".join(key.path), config_value=old, plan_value=key.value)
-              for key, old, _ in changed),
-            *(ConfigKeyChange(key=".".join(path), config_value=value_at(reading, path), plan_value=None, removed=True)
-              for path in removed))
+        return tuple(ConfigKeyChange(key=".".join(key.path), config_value=old, plan_value=key.value)
+                     for key, old, _ in changed)
+    differences = _differences(load_config_mapping(text, name), load_config_mapping(patched, name), {})
+    places = _change_places(text, patched, name, differences)
+    order = {key.path: index for index, (key, _, _) in enumerate(changed)}
+    first_set: dict[tuple[str, ...], float] = {}  # per place, the first of the plan's keys that sets it
+    for difference in differences:
+        place = places.get(difference.path, difference.path)
+        first_set[place] = min(first_set.get(place, inf), order.get(difference.path, inf))
+    sets = sorted((difference for difference in differences if not difference.removed), key=lambda difference: (
+        first_set[places.get(difference.path, difference.path)], order.get(difference.path, inf)))
+    return tuple(ConfigKeyChange(key=".".join(difference.path), config_value=difference.before,
+                                 plan_value=difference.after, removed=difference.removed or None,
+                                 written_at=".".join(places[difference.path]) if difference.path in places else None)
+                 for difference in (*sets, *(difference for difference in differences if difference.removed)))
 
 
-def _keys_removed(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[tuple[str, ...]]:
-    """The paths of the keys with a value in `before` (a config as Trinity reads it) that `after` (the patched copy,
-    read so) lacks or sets to null, which Trinity reads as unset (`_delete` nulls a key a ``<<`` merge brings in), in
-    the config's order; a mapping removed whole is one path, one an alias repeats is entered once, and one an alias
-    in it repeats (``a: &x {b: *x}``, which no JSON holds) is not named again."""
-    found: list[tuple[str, ...]] = []
-    entered: set[int] = set()
-    stack: list[tuple[Mapping[str, Any], Mapping[str, Any], tuple[str, ...], frozenset[int]]] = [
-        (before, after, (), frozenset())]
-    while stack:
-        old, new, path, above = stack.pop()
-        if id(old) in entered:
-            continue
-        entered.add(id(old))
-        inner = []
-        for key, value in old.items():
-            later = new.get(key)
-            if value is None or id(value) in above | {id(old)}:
-                continue
-            if later is None:
-                found.append((*path, str(key)))
-            elif isinstance(value, Mapping) and isinstance(later, Mapping):
-                inner.append((value, later, (*path, str(key)), above | {id(old)}))
-        stack.extend(reversed(inner))
+class _Difference(NamedTuple):
+    """A key whose value differs between two configs as Trinity reads them (`_differences`): its path (keys as
+    text), its value `before` (None: none) and `after`, and whether it is `removed` (`after` None)."""
+
+    path: tuple[str, ...]
+    before: Any
+    after: Any
+    removed: bool
+
+
+_NO_MAPPING: Mapping[str, Any] = MappingProxyType({})
+"""What `_differences` compares a mapping the first config lacks against (a constant: its id is a memo's key)."""
+
+
+def _differences(before: Mapping[Any, Any], after: Mapping[Any, Any],
+                 compared: dict[tuple[int, int], list[_Difference]]) -> list[_Difference]:
+    """The keys whose values differ between the configs `before` and `after` (as Trinity reads them), in the config's
+    order, then the keys `after` adds: one `before` has a value at that `after` lacks or sets to null (which Trinity
+    reads as unset) is removed, whole where a mapping; in a mapping `after` adds or changes, each key; any other
+    value that differs, of its type too, as a whole (a list). Every path is named, an alias's too, but each pair of
+    mappings is `compared` once, so that what aliases repeat costs no more than the text (aliases of aliases)."""
+    if (pair := (id(before), id(after))) in compared:
+        return compared[pair]
+    found: list[_Difference] = []
+    for key in [*before, *(key for key in after if key not in before)]:
+        old, new = before.get(key), after.get(key)
+        if new is None:
+            found.extend([_Difference((str(key),), old, None, True)] if old is not None else [])
+        elif isinstance(new, Mapping) and isinstance(old, Mapping | None):
+            found.extend(_Difference((str(key), *inner.path), *inner[1:])
+                         for inner in _differences(_NO_MAPPING if old is None else old, new, compared))
+        elif not _same_data(old, new, set()):
+            found.append(_Difference((str(key),), old, new, False))
+    compared[pair] = found
     return found
+
+
+def _change_places(text: str, patched: str, name: str,
+                   differences: list[_Difference]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """The `differences` between the config `text` and its `patched` copy whose change is made at another place in
+    the file (an anchor an alias repeats, or a ``<<: *anchor`` merges in: `_place`), each with that place: where the
+    config had a removed key, and where the copy holds a set one. None without aliases (`aliased_anchors`)."""
+    if not aliased_anchors(text):
+        return {}
+    documents = {removed: load_config_mapping(source, name, YAML(typ="rt", pure=True))
+                 for removed, source in ((True, text), (False, patched))}
+    firsts = {removed: _first_places(document) for removed, document in documents.items()}
+    places = {difference.path: _place(documents[difference.removed], difference.path, firsts[difference.removed])
+              for difference in differences}
+    return {path: place for path, place in places.items() if place not in (None, path)}
+
+
+def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
+    """Each mapping's and list's place in `data` (a round trip's, with its anchors) by id: the first path to it
+    through keys of the mappings' own (not ones a ``<<`` merges in) in the file's order, its anchor's."""
+    firsts: dict[int, tuple[str, ...]] = {}
+    stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if id(value) in firsts or not isinstance(value, Mapping | list):
+            continue
+        firsts[id(value)] = path
+        items = [(key, item) for key, item in value.items() if key in value._ok] if isinstance(
+            value, CommentedMap) else enumerate(value)
+        stack.extend(reversed([(item, (*path, str(key))) for key, item in items]))
+    return firsts
+
+
+def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[str, ...]]) -> tuple[str, ...] | None:
+    """Where in the file (a round trip's `data`, its containers' `firsts`, `_first_places`) the key at `path` is
+    written: its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
+    mapping it merges that holds it. None where `data` has no such key as written (a key YAML 1.1 reads otherwise
+    than ruamel's YAML 1.2, such as ``on``)."""
+    node: Any = data
+    for part in path[:-1]:
+        node = node.get(part) if isinstance(node, CommentedMap) else None
+    while isinstance(node, CommentedMap) and path[-1] not in node._ok:  # merged in: from the first that holds it
+        node = next((merged for merged in node.merge if path[-1] in merged), None)
+    return None if node is None else (*firsts[id(node)], path[-1])
 
 
 def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,

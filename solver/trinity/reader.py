@@ -103,12 +103,41 @@ _TRINITY_READ = "Trinity config"
 
 
 def _read_as_trinity(text: str) -> _TrinityRead:
-    """The config `text` as Trinity reads it (`_OmegaConfLoader`), and the anchors its aliases repeat."""
+    """The config `text` as Trinity reads it (`_OmegaConfLoader`), and the anchors its aliases repeat; `TableError`
+    naming the key where an alias holds the mapping or list it is in, which OmegaConf cannot load
+    (`_held_by_itself`)."""
     loader = _OmegaConfLoader(text)
     try:
-        return _TrinityRead(loader.get_single_data(), frozenset(loader.aliased))
+        data = loader.get_single_data()
     finally:
         loader.dispose()
+    if loader.aliased and (held := _held_by_itself(data)) is not None:
+        alias, holder = (".".join(path) for path in held[:2])
+        kind = "list" if isinstance(held[2], list) else "mapping"
+        raise TableError(f"{alias} repeats {holder or 'the whole config'}, the {kind} that holds it (an alias, or a "
+                         "<<: merge, inside its own anchor's value): a value that holds itself, which OmegaConf (and "
+                         f"so Trinity) cannot load, as it recurses without end; give {alias} a value of its own")
+    return _TrinityRead(data, frozenset(loader.aliased))
+
+
+def _held_by_itself(data: Any) -> tuple[tuple[str, ...], tuple[str, ...], Any] | None:
+    """The first path in `data` (a config as read) at which a mapping or list is inside itself (``extra: &x {b: *x}``:
+    an alias inside its own anchor's value), that mapping's or list's own path, and it; None where none is."""
+    walking: dict[int, tuple[str, ...]] = {}  # the mappings and lists on the way to the value walked: their paths
+    done: set[int] = set()  # each walked once, so that aliases of aliases cost no more than the text
+    stack: list[tuple[Any, tuple[str, ...], bool]] = [(data, (), False)]
+    while stack:
+        value, path, leaving = stack.pop()
+        if leaving:
+            del walking[id(value)]
+            done.add(id(value))
+        elif id(value) in walking:
+            return path, walking[id(value)], value
+        elif id(value) not in done and isinstance(value, Mapping | list):
+            walking[id(value)] = path
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            stack.extend([(value, path, True), *reversed([(item, (*path, str(key)), False) for key, item in items])])
+    return None
 
 
 def _ruamel_errors(yaml: YAML | None) -> tuple[type[Exception], ...]:
@@ -123,9 +152,9 @@ def _ruamel_errors(yaml: YAML | None) -> tuple[type[Exception], ...]:
 
 def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     """A Trinity config's text as nested mappings, or `ConfigError`, one line naming the file, for text that
-    is not YAML or not a mapping: as Trinity reads it (`_OmegaConfLoader`; within `parsing_once`, read once and the
-    same mappings given to every caller, which none may change), or with `yaml`, ruamel's round trip, for a copy to
-    patch (read anew: the patch changes it)."""
+    is not YAML or not a mapping, or holds a value that holds itself (`_held_by_itself`): as Trinity reads it
+    (`_OmegaConfLoader`; within `parsing_once`, read once and the same mappings given to every caller, which none may
+    change), or with `yaml`, ruamel's round trip, for a copy to patch (read anew: the patch changes it)."""
     check_types(("text", text, str), ("name", name, str))
     try:
         if yaml is None:
