@@ -182,7 +182,8 @@ def test_a_config_training_no_critic_keeps_the_critics_keys(cli: Cli, tmp_path: 
 
 NO_REF = BASE.replace("algorithm_type: ppo", "algorithm_type: ALGORITHM") + (
     "    actor_rollout_ref:\n      actor: {ppo_max_token_len_per_gpu: 16384}\n")
-"""`BASE` of an ``ALGORITHM`` to replace, the actor's own 16384 (the rollout's takes it; the ref's the trainer's 32768)."""
+"""`BASE` of an ``ALGORITHM`` to replace, the actor's own 16384 (the rollout's takes it; the ref's the trainer's
+32768)."""
 RAISED = (f"NOTE {ACTOR} 16384 raised to the plan's 32768, as the plan's budget is above the most the config's roles "
           f"take, 16384: kept, it would leave the plan's budget without effect on verl before 0.8: {OVERRIDES}\n")
 

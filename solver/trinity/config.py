@@ -784,8 +784,8 @@ def builds_reference_model(reader: ConfigReader, version: TrinityVersion | None)
     (`solver.memory.host_memory_gib`). Trinity 0.5 (verl 0.7) builds one whatever the algorithm (verl's
     ``need_reference_policy``: the trainer's role map always holds ``RefPolicy``, ``verl_trainer.py:233`` in 0.5.0),
     unless LoRA is on by any of `LORA_KEYS` (``ref_in_actor``: the actor without its adapter stands in). Trinity 0.6
-    on verl 0.8 or later builds one only for an algorithm that uses one (``use_reference``, not
-    `solver.trinity.keys.NO_REFERENCE_ALGORITHMS`, whatever its KL terms) and without ``model.lora_configs``, the one LoRA key it reads
+    on verl 0.8 or later builds one only for an algorithm that uses one (``use_reference``,
+    `ref_forward_runs`, whatever its KL terms) and without ``model.lora_configs``, the one LoRA key it reads
     (``trainer/verl/trainer.py:252`` to ``:258`` in 0.6.0), as `version` 0.6 takes it (its fp32 shards are verl
     0.8's, `solver.memory.REFERENCE_BYTES`; on verl before 0.8, 0.6 takes 0.5's path). Without `version`, where
     either release builds one (conservative)."""
