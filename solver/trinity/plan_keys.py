@@ -650,7 +650,7 @@ class _GivenBudgets(NamedTuple):
     (`ref_runs`, `ref_forward_runs`): what `_own_budget_written` weighs."""
 
     budgets: Mapping[str, float]
-    ref_runs: bool = True
+    ref_runs: bool
 
 
 def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None) -> _GivenBudgets:
