@@ -72,30 +72,33 @@ def test_the_api_page_lists_the_keywords_its_range_errors_name():
     assert [keyword for keyword in named if f"`{keyword}" not in listed] == []
 
 
-def test_write_sets_the_actors_budget_and_warns_of_a_critics_as_the_trinity_page_says(
+def test_write_sets_the_roles_budgets_and_warns_of_a_critics_sp_as_the_trinity_page_says(
         cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
     # docs/trinity.md, "Notes and warnings on stderr": the example of a patched config that still breaks a rule is a
-    # budget --write leaves alone, a critic's; the actor's it sets to the plan's budget, with no warning.
+    # key --write leaves alone, a critic's own SP under Trinity 0.5; the actor's budget, and since criticbudget_s82
+    # the critic's (it was the example: left too small, with two warnings), it sets to the plan's, with no warning.
     example = (DOCS / "examples" / "trinity.yaml").read_text(encoding="utf-8")
     actor = example.replace("          param_offload: false\n",
                             "          param_offload: false\n        ppo_max_token_len_per_gpu: 1000\n")
     critic = example.replace("algorithm_type: grpo", "algorithm_type: ppo") + (
         "    critic:\n      ppo_max_token_len_per_gpu: 1000\n")
+    critic_sp = critic.replace("      ppo_max_token_len_per_gpu: 1000\n", "      ulysses_sequence_parallel_size: 3\n")
     warned = {}
-    for name, text in (("actor", actor), ("critic", critic)):
+    for name, text, options in (("actor", actor, ()), ("critic", critic, ()),
+                                ("critic-sp", critic_sp, ("--trinity-version", "0.5"))):
         (tmp_path / f"{name}.yaml").write_text(text, encoding="utf-8")
-        status, _, err = cli("--from-config", str(tmp_path / f"{name}.yaml"), "--gpu", "h20",
+        status, _, err = cli("--from-config", str(tmp_path / f"{name}.yaml"), "--gpu", "h20", *options,
                              "--write", str(tmp_path / f"{name}-patched.yaml"))
         patched = (tmp_path / f"{name}-patched.yaml").read_text(encoding="utf-8")
         assert status == 0
         warned[name] = [line for line in err.splitlines() if line.startswith("solve: warning:")]
-        if name == "actor":
+        if name != "critic-sp":
             assert "ppo_max_token_len_per_gpu: 32768" in patched and "1000" not in patched
-    assert warned["actor"] == [] and len(warned["critic"]) == 2  # the critic's too small, then 0.5.1's padded width
-    assert "trainer_config.critic.ppo_max_token_len_per_gpu 1000 x SP 2 is below" in warned["critic"][0]
-    assert "critic.ppo_max_token_len_per_gpu as Trinity 0.5.1 raises it, 16384 x SP 2" in warned["critic"][1]
+    assert warned["actor"] == warned["critic"] == [] and len(warned["critic-sp"]) == 1
+    assert ("trainer.trainer_config.critic.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention "
+            "heads of Qwen3-8B") in warned["critic-sp"][0]
     paragraph = page_text("trinity.md").split("**A patched config that still breaks Trinity's rules**")[1][:200]
-    assert "a critic's hand-set `ppo_max_token_len_per_gpu` too small" in paragraph
+    assert "a critic's own `ulysses_sequence_parallel_size` that does not divide" in paragraph
 
 
 def test_trinity_version_is_taken_by_solve_and_solve_cluster_with_any_output(

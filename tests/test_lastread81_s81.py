@@ -90,7 +90,8 @@ def test_all_names_every_job_unless_a_job_is_named_so(tmp_path: Path, first: str
 
 def test_the_budget_notes_name_the_roles_alone() -> None:
     # rolebudget2 kept a trainer's budget above the plan's and said so among these; since --write lowers it again,
-    # own_budget_changes names the roles' own alone, and takes no release
+    # own_budget_changes names the roles' own alone (criticbudget_s82: and the critic's; its release, optional again,
+    # says only whether the ref's forward runs)
     [answer] = solver.plan("qwen3-8b", gpu="h100", max_model_len=32768, budget_gpus=4)
     assert answer.best is not None
     config = {"trainer": {"max_token_len_per_gpu": 65536, "trainer_config": {"actor_rollout_ref": {

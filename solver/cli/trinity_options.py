@@ -257,7 +257,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         notes.append(f"solve: note: no plan, so {unwritten} is not written{stale}")
     if args.write and best is not None:
-        notes += _written_notes(args, config_text, best, model, config, patched.removed_for_05, unused,
+        notes += _written_notes(args, config_text, best, model, patched.removed_for_05, unused,
                                 answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm)
     return fragments, notes  # printed only once the files are in place: a refusal, or a failed write, is one line
 
@@ -576,12 +576,12 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 
 
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
-                   config: TrinityConfig | None, removed: tuple[str, ...], unused: str | None,
+                   removed: tuple[str, ...], unused: str | None,
                    node_gpus: int, rocm: bool) -> list[str]:
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
     interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
-    ``trainer``, which 0.5 refuses), a length no sequence uses (`unused`), role token budgets set to the plan's or
-    kept (`own_budget_changes`), a critic's budget above the plan's (kept), YaRN's reach (`YARN_TRAINER`), a lowered
+    ``trainer``, which 0.5 refuses), a length no sequence uses (`unused`), the roles' and the critic's own token
+    budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach (`YARN_TRAINER`), a lowered
     budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm, with the
     word on its other variable, `rocm_env_note`)."""
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
@@ -589,7 +589,6 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     from solver.trinity import (
         ROLE_KEYS_IGNORED,
         YARN_TRAINER,
-        critic_budget_note,
         kept_interpolated_keys,
         kept_interpolations,
         keys_05_refuses_why,
@@ -609,17 +608,13 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: no word of Trinity 0.6's verl 0.8 path.
     scope = f" ({ROLE_KEYS_IGNORED})" if args.trinity_version != "0.5" else ""
     changes = own_budget_changes(best, load_config_mapping(config_text, config_name), os.environ,
-                                 one_sequence_per_micro_batch(model))
+                                 one_sequence_per_micro_batch(model), args.trinity_version)
     notes += [f"solve: note: {args.write}: {key} {change}{scope}"
               for key, change in changes if key not in kept_keys]  # roles' kept, raised or lowered
     if undone := lowered_budget_undone(best, args.trinity_version):
         notes.append(f"solve: note: {args.write}: trainer.max_token_len_per_gpu {planned} is below Trinity's default "
                      f"ceil(2 x {best.max_model_len} / {best.sp}) = {token_budget(best.max_model_len, best.sp)}: "
                      f"{undone}")
-    plans = f"the plan's {best.max_token_len_per_gpu}"
-    notes += [f"solve: note: {args.write}: {critic_budget_note(key, budget, plans)}"  # kept: the patch sets none
-              for key, budget in (config.critic_token_budgets if config is not None else ())
-              if budget > best.max_token_len_per_gpu]
     if best.rope_scaling_factor is not None and args.trinity_version != "0.5":
         notes.append(f"solve: note: {args.write}: {YARN_TRAINER}")
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`

@@ -18,7 +18,6 @@ from solver.query import (
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
-    ROLE_TOKEN_BUDGETS,
     TRAIN_BATCH_KEY,
     ConfigProblem,
     ConfigProblemCode,
@@ -102,7 +101,6 @@ from solver.trinity.interpolation import (
 )
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
-    CRITIC_BUDGETS,
     CRITIC_FORWARD_WHOLE_SIZE,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
@@ -123,6 +121,7 @@ from solver.trinity.keys import (
     READ_KEYS,
     REMOTE_ENGINES,
     REMOVE_PADDING_KEYS,
+    ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
     ROLE_KEY_SCOPES,
     ROLES,
@@ -528,12 +527,6 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     if not read_on_08:
         return f"{raised}, and {on_08} reads no token budget with dynamic batch sizes off"
     return f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
-
-
-ROLE_BUDGET_KEYS = (*ROLE_TOKEN_BUDGETS, *CRITIC_BUDGETS)
-"""The roles' own token budgets that `check_trinity_config` checks: the actor's, the ref's, the rollout's and the
-critic's two (each overrides ``trainer.max_token_len_per_gpu`` for its role, or the budget it is filled from, on verl
-before 0.8)."""
 
 
 def _own_budget_set(checks: _ConfigChecks, role: str) -> bool:

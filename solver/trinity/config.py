@@ -92,6 +92,7 @@ from solver.trinity.keys import (
     ConfigError,
     keys_05_refuses,
     offload_path,
+    ref_forward_runs,
     sp_key_in_effect,
     started_rollout_engine,
     trainer_level_offload,
@@ -756,13 +757,6 @@ def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tu
             f"verl 0.8 or later at SP {sp}")
 
 
-NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_distill", "jsd"),
-                           "0.6": ("sft", "cpt", "asymre", "dapo", "raft", "sppo", "on_policy_distill", "jsd")}
-"""Per Trinity release, the algorithm types whose ``use_reference`` is false (``algorithm/algorithm.py``: 0.5.0 and
-0.5.2, 0.5.0 lacking ``jsd``; 0.6.0, whose list holds 0.5's): their trainer computes no ref log-probs
-(``trainer/verl/verl_trainer.py:541`` in 0.5.2). Without a release, 0.6's."""
-
-
 LORA_KEYS = (LORA_CONFIGS, VERL_LORA_RANK,
              (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
 """Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
@@ -782,9 +776,7 @@ def _no_ref_algorithm(reader: ConfigReader, version: TrinityVersion | None) -> s
     """Why Trinity (`version`) computes no ref log-probs at all, in words: an algorithm that uses no ref model; None
     where it computes them each step."""
     algorithm = read_or_none(reader.word, ("algorithm", "algorithm_type"))
-    if algorithm in NO_REFERENCE_ALGORITHMS["0.5" if version == "0.5" else "0.6"]:
-        return f"algorithm_type {algorithm} uses no ref model"
-    return None
+    return None if ref_forward_runs(algorithm, version) else f"algorithm_type {algorithm} uses no ref model"
 
 
 def builds_reference_model(reader: ConfigReader, version: TrinityVersion | None) -> bool:
@@ -792,8 +784,8 @@ def builds_reference_model(reader: ConfigReader, version: TrinityVersion | None)
     (`solver.memory.host_memory_gib`). Trinity 0.5 (verl 0.7) builds one whatever the algorithm (verl's
     ``need_reference_policy``: the trainer's role map always holds ``RefPolicy``, ``verl_trainer.py:233`` in 0.5.0),
     unless LoRA is on by any of `LORA_KEYS` (``ref_in_actor``: the actor without its adapter stands in). Trinity 0.6
-    on verl 0.8 or later builds one only for an algorithm that uses one (``use_reference``, not
-    `NO_REFERENCE_ALGORITHMS`, whatever its KL terms) and without ``model.lora_configs``, the one LoRA key it reads
+    on verl 0.8 or later builds one only for an algorithm that uses one (``use_reference``,
+    `ref_forward_runs`, whatever its KL terms) and without ``model.lora_configs``, the one LoRA key it reads
     (``trainer/verl/trainer.py:252`` to ``:258`` in 0.6.0), as `version` 0.6 takes it (its fp32 shards are verl
     0.8's, `solver.memory.REFERENCE_BYTES`; on verl before 0.8, 0.6 takes 0.5's path). Without `version`, where
     either release builds one (conservative)."""

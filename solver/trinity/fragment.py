@@ -39,6 +39,7 @@ from solver.rules import (
     COMMAND_OPTIONS,
     MODEL_CONFIG_PLACEHOLDER,
     OptionNames,
+    least_token_budget,
     one_sequence_per_micro_batch,
     whole_nodes_violation,
 )
@@ -580,16 +581,35 @@ def fragment_for(
     # A config's own per-role budgets above the plan's come down to it among its keys (for one sequence per
     # micro-batch, dynamic batch sizes off, no budget is read)
     if arguments.layout is None and not one_sequence_per_micro_batch(model):
-        budget = plan.max_token_len_per_gpu
-        header.append(f"# On verl before 0.8, a hand-set ppo_max_token_len_per_gpu (actor) or "
-                      f"log_prob_max_token_len_per_gpu (ref, rollout) above {budget} overrides "
-                      f"max_token_len_per_gpu: lower it to {budget} or remove it.")
+        header.append(hand_set_budgets_comment(plan))
     text = wrapped_comments("\n".join([*header, *body]))
     loaded = pyyaml.load(text, Loader=_FAST_SAFE_LOADER)
     # The settings passed Trinity's rules (`fragment_keys`); the text says them, so it passes too.
     if loaded != settings.config:  # a defect of rft-solver's, never of the input: the settings are what the text says
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} reads as {loaded}, not {settings.config}")
     return text, settings
+
+
+def hand_set_budgets_comment(plan: Plan) -> str:
+    """The fragment's header line, made without the user's config, on the token budgets a config may set by hand per
+    role, which verl before 0.8 takes over ``max_token_len_per_gpu`` (`solver.trinity.keys.ROLE_BUDGET_KEYS`; the
+    critic's where `plan` counts one, `Plan.critic`): one above the plan's budget takes more tokens per GPU than the
+    plan counts; and a forward's (the rollout's, the critic's value forward's: `solver.trinity.keys.FORWARD_BUDGETS`)
+    below ``ceil(L/SP)`` at the plan's length and SP holds no sequence of it, which Trinity never raises (it raises the
+    others: ``_adjust_token_len_if_needed``, ``trainer/verl/verl_config.py:463``, called at ``:555``, ``:578`` and
+    ``:610`` in 0.5.2) and verl stops at (it asserts that a micro-batch holds the longest sequence,
+    ``utils/seqlen_balancing.py:382`` in 0.7.0)."""
+    budget, least = plan.max_token_len_per_gpu, least_token_budget(plan.max_model_len, plan.sp)
+    critic = plan.critic is not None
+    over = (("ppo_max_token_len_per_gpu (actor, critic), log_prob_max_token_len_per_gpu (ref, rollout) or "
+             "forward_max_token_len_per_gpu (critic)") if critic
+            else "ppo_max_token_len_per_gpu (actor) or log_prob_max_token_len_per_gpu (ref, rollout)")
+    forwards = ("the rollout's log_prob_max_token_len_per_gpu or the critic's forward_max_token_len_per_gpu"
+                if critic else "the rollout's log_prob_max_token_len_per_gpu")
+    return (f"# On verl before 0.8, a hand-set {over} above {budget} overrides max_token_len_per_gpu: lower it to "
+            f"{budget} or remove it; and {forwards} below ceil({plan.max_model_len} / {plan.sp}) = {least} holds no "
+            f"sequence of that length, which Trinity never raises and verl stops at: raise it to {least} or more, or "
+            "remove it.")
 
 
 def _check_header_arguments(plan: Plan, options: _FragmentOptions) -> None:

@@ -214,6 +214,11 @@ CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
 CRITIC_FORWARD_BUDGET = (*CRITIC, "forward_max_token_len_per_gpu")
 CRITIC_BUDGETS = (CRITIC_TOKEN_BUDGET, CRITIC_FORWARD_BUDGET)
 """The critic's own token budgets: its training's (``ppo_max_token_len_per_gpu``) and its value forward's."""
+ROLE_BUDGET_KEYS = (*ROLE_TOKEN_BUDGETS, *CRITIC_BUDGETS)
+"""The roles' own token budgets that `solver.trinity.checks.check_trinity_config` checks and ``--write`` sets
+(`solver.trinity.plan_keys.own_budget_changes`): the actor's, the ref's, the rollout's and the critic's two (each
+overrides ``trainer.max_token_len_per_gpu`` for its role, or the budget it is filled from, on verl
+before 0.8)."""
 CRITIC_SP_KEY = (*CRITIC, "ulysses_sequence_parallel_size")
 ROLE_DYNAMIC_BATCH_KEYS: dict[str, tuple[str, ...]] = {
     "actor": DYNAMIC_BATCH_KEYS[1], "ref": DYNAMIC_BATCH_KEYS[2],
@@ -274,6 +279,24 @@ asserts that each step's batch fits, its longest sequence or, with Trinity 0.5.0
 ``trainer/verl/config.py:730``, ``:741``)."""
 
 
+NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_distill", "jsd"),
+                           "0.6": ("sft", "cpt", "asymre", "dapo", "raft", "sppo", "on_policy_distill", "jsd")}
+"""Per Trinity release, the algorithm types whose ``use_reference`` is false (``algorithm/algorithm.py``: 0.5.0 and
+0.5.2, 0.5.0 lacking ``jsd``; 0.6.0, whose list holds 0.5's): their trainer computes no ref log-probs
+(``trainer/verl/verl_trainer.py:541`` in 0.5.2). Without a release, 0.6's."""
+
+
+def ref_forward_runs(algorithm: Any, version: TrinityVersion | None) -> bool:
+    """Whether Trinity (`version`) computes the ref's log-probs each step for `algorithm` (``algorithm.algorithm_type``,
+    None where unset): where its ``use_reference`` is true (not `NO_REFERENCE_ALGORITHMS`), whatever its KL terms
+    (``if self.algorithm.use_reference:``, ``trainer/verl/verl_trainer.py:541`` in 0.5.2,
+    ``verl_legacy/verl_trainer.py:569`` and ``trainer/verl/trainer.py:533`` in 0.6.0). With LoRA too: the actor
+    without its adapter gives them, with the ref's own token budget on verl before 0.8 (``compute_log_prob``'s
+    ``config_source = self.config.ref if is_lora``, ``fsdp_workers.py:924`` in 0.5.2,
+    ``verl_legacy/fsdp_workers.py:1006`` in 0.6.0), so its budget counts there."""
+    return algorithm not in NO_REFERENCE_ALGORITHMS["0.5" if version == "0.5" else "0.6"]
+
+
 def trains_critic(algorithm: Any) -> bool:
     """Whether Trinity's `algorithm` (``algorithm.algorithm_type``, None where unset) trains a critic: ``ppo``, the one
     whose ``use_critic`` is true, and its default."""
@@ -297,10 +320,12 @@ def trains_dpo(algorithm: Any) -> bool:
 
 def critic_budget_note(key: str, budget: int, above: str) -> str:
     """The note on a critic's own token budget (`key`, one of `CRITIC_BUDGETS`, dotted) `budget`, above `above` (the
-    verdict's or the plan's budget, in words)."""
-    return (f"{key} {budget} is above {above}: the critic, whose activations neither the tables nor the "
-            "memory model count, takes more tokens per GPU than that (rft-solver checks the critic's budget against "
-            "the length alone, and sets none of its keys)")
+    verdict's budget, in words): on verl before 0.8 the critic takes more tokens per GPU than that, where the memory
+    model counts its own update at the trainer's budget (`solver.memory.critic_pass_gib`; Trinity 0.6 on verl 0.8 or
+    later gives it that one, ``FROZEN_KEYS``, ``trainer/verl/config.py:736-741`` in 0.6.0); ``--write`` sets it to
+    the plan's (`solver.trinity.plan_keys.own_budget_changes`)."""
+    return (f"{key} {budget} is above {above}: on verl before 0.8 the critic takes more tokens per GPU than that, "
+            "where the memory model counts its own update at that budget; --write sets it to the plan's")
 
 
 ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)

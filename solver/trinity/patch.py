@@ -816,11 +816,12 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
       later reads: `critic_engine_comment`); a later patch replaces it, taking the flags under it for its own
       (`_without_flags_note`).
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
-    - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
-      override ``trainer.max_token_len_per_gpu`` for their role (on verl before 0.8; `ROLE_KEYS_IGNORED`): one above
-      the plan's budget (the role would hold more tokens per GPU than the plan assumes), below the least that holds a
-      sequence of the plan's length at its SP, or repeating the budget it is filled from, is set to the plan's
-      budget; one between, a lower limit of the user's own that verl takes, is kept (`own_budget_change` says why).
+    - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`, and
+      where the algorithm trains a critic its two, `solver.trinity.keys.CRITIC_BUDGETS`) override
+      ``trainer.max_token_len_per_gpu`` for their role (on verl before 0.8; `ROLE_KEYS_IGNORED`): one above the plan's
+      budget (the role would hold more tokens per GPU than the plan assumes), below the least that holds a sequence
+      of the plan's length at its SP, or repeating the budget it is filled from, is set to the plan's budget; one
+      between, a lower limit of the user's own that verl takes, is kept (`own_budget_change` says why).
       A role's own SP (`ROLE_SP_KEYS`), which Trinity with verl before 0.8 takes over the trainer's, is set to the
       plan's.
 

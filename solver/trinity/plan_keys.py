@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
@@ -49,6 +49,7 @@ from solver.tables import (
 )
 from solver.trinity.keys import (
     CRITIC,
+    CRITIC_BUDGETS,
     CRITIC_ENGINE,
     CRITIC_MODEL_FSDP,
     DYNAMIC_BATCH_KEYS,
@@ -57,10 +58,13 @@ from solver.trinity.keys import (
     LORA_CONFIGS,
     OFFLOAD_FLAGS,
     REMOVE_PADDING_KEYS,
+    ROLE_BUDGET_KEYS,
+    ROLE_BUDGET_PATHS,
     ROLE_SP_KEYS,
     ROLES,
     ROLLOUT_MODEL,
     offload_path,
+    ref_forward_runs,
     trainer_level_offload,
     trains_critic,
     trains_dpo,
@@ -238,12 +242,13 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], version, commented=version == "0.5"),
         # a role's keys together, a section's together (the fragment nests them)
         *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded, pair)),
-        *_own_budget_keys(plan, "rollout", readings),
+        *_own_budget_keys(plan, "rollout", readings, version),
         *(_micro_batch_keys("rollout") if padded else []),
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
         *_critic_keys(plan, version, version_option, readings),
+        *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
         *(_micro_batch_keys("critic") if padded else []),
     ]
 
@@ -559,7 +564,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     keys += _dynamic_batch_keys(
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded)
     keys += _micro_batch_keys(role, dpo, version) if padded else []
-    keys += _own_budget_keys(plan, role, readings)
+    keys += _own_budget_keys(plan, role, readings, version)
     if role == "ref" and not plan.reference_model:
         return keys
     for section in ("fsdp_config", *([IGNORED_SECTION] if version != "0.5" else [])):
@@ -619,69 +624,116 @@ def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _Con
 
 def _given_budgets(readings: _ConfigReadings) -> dict[str, float]:
     """The token budgets a config sets by hand (`readings`), by dotted key: ``trainer.max_token_len_per_gpu``
-    (`TRAINER_TOKEN_BUDGET`) and the roles' (`ROLE_TOKEN_BUDGETS`)."""
-    return {".".join(path): number for path in (tuple(TRAINER_TOKEN_BUDGET.split(".")), *ROLE_TOKEN_BUDGETS)
-            if (number := readings.number(path)) is not None}
+    (`TRAINER_TOKEN_BUDGET`), the roles' (`ROLE_TOKEN_BUDGETS`) and, where its algorithm trains a PPO critic
+    (`trains_critic`), the critic's two (`CRITIC_BUDGETS`: elsewhere verl builds no critic to read them)."""
+    critic = trains_critic(readings.value(("algorithm", "algorithm_type")))
+    paths = (tuple(TRAINER_TOKEN_BUDGET.split(".")), *ROLE_TOKEN_BUDGETS, *(CRITIC_BUDGETS if critic else ()))
+    return {".".join(path): number for path in paths if (number := readings.number(path)) is not None}
 
 
-def _most_roles_take(plan: Plan, given: Mapping[str, float]) -> float:
-    """The most tokens per GPU any role takes as Trinity fills the roles' budgets from those a config sets (`given`,
-    `role_budget_sources`), a role filled from an unset trainer's taking what `plan` writes there (its budget)."""
-    budgets = {TRAINER_TOKEN_BUDGET: plan.max_token_len_per_gpu, **given}
-    return max(budgets[source] for source in role_budget_sources(set(given)).values())
+_CRITIC_BUDGET, _CRITIC_FORWARD_BUDGET = (".".join(path) for path in CRITIC_BUDGETS)
 
 
-def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings) -> list[PlanKey]:
-    """The token budget of `section` (a role, or the rollout's for the actor's recompute) set by hand, at the value
-    `_own_budget_written` gives it where that is another: the plan's, but for a lower limit of the user's own, kept."""
-    given = _given_budgets(readings)
-    return [PlanKey(path=path, value=written, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-            if path[:-1] == (*ACTOR_ROLLOUT_REF, section) and (key := ".".join(path)) in given
-            and (written := _own_budget_written(plan, key, given)) != given[key]]
+def _budget_sources(own: Collection[str]) -> dict[str, str]:
+    """The key each own token budget (`ROLE_BUDGET_KEYS`, by dotted key) comes from as Trinity fills it, among those a
+    config sets (`own`): the roles' as `role_budget_sources` says; the critic's training's its own, else the trainer's,
+    and its value forward's its own, else the critic's training's (after Trinity raised that one: ``set_if_none``,
+    ``trainer/verl/verl_config.py:599-617`` in 0.5.2, ``common/verl_config.py:587-603`` in 0.5.1,
+    ``trainer/verl_legacy/verl_config.py:606-624`` in 0.6.0)."""
+    critic = _CRITIC_BUDGET if _CRITIC_BUDGET in own else TRAINER_TOKEN_BUDGET
+    forward = _CRITIC_FORWARD_BUDGET if _CRITIC_FORWARD_BUDGET in own else critic
+    return role_budget_sources(own) | {_CRITIC_BUDGET: critic, _CRITIC_FORWARD_BUDGET: forward}
 
 
-def _own_budget_written(plan: Plan, key: str, given: Mapping[str, float]) -> float:
-    """The value ``--write`` gives the role's token budget `key` (dotted, one of `ROLE_TOKEN_BUDGETS`) that a config
-    sets, among the budgets it sets (`given`, by dotted key: ``trainer.max_token_len_per_gpu`` and the roles'), for
-    `plan`. One that repeats the budget it is filled from (`role_budget_sources`: an alias, a reference, the same
-    number) goes with it: the trainer's becomes the plan's. Else it is kept where verl takes it and the plan counts as
-    much or more: at least the least that holds a sequence of the plan's length at its SP (`least_token_budget`;
-    verl asserts that a micro-batch, budget x SP tokens, holds the batch's longest, ``utils/seqlen_balancing.py:382``
-    in 0.7.0, and splits the batch into more micro-batches below the plan's), and at most the plan's budget, which is
-    at most what the config's roles take (`_most_roles_take`: a plan asked above that, ``--token-budget``, would have
-    no effect on verl before 0.8 were the roles kept below it). Else it is the plan's: above it, the role would take
-    more tokens per GPU than the plan counts; below the least, Trinity raises it (the rollout's, a forward's, it never
-    raises: verl stops)."""
-    budget, planned = given[key], plan.max_token_len_per_gpu
-    source = _repeated_source(key, given)
+class _GivenBudgets(NamedTuple):
+    """The token budgets a config sets by hand (`budgets`, `_given_budgets`) and whether its ref's forward runs
+    (`ref_runs`, `ref_forward_runs`): what `_own_budget_written` weighs."""
+
+    budgets: Mapping[str, float]
+    ref_runs: bool
+
+
+def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None) -> _GivenBudgets:
+    """`_GivenBudgets` of a config (`readings`), its ref's forward as the Trinity release `version` runs it."""
+    return _GivenBudgets(_given_budgets(readings),
+                         ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version))
+
+
+def _most_roles_take(plan: Plan, given: _GivenBudgets) -> float:
+    """The most tokens per GPU any role whose pass runs takes as Trinity fills the roles' budgets from those a config
+    sets (`given`, `role_budget_sources`): the actor's, the rollout's (the actor's recompute) and the ref's only where
+    its forward runs (`_GivenBudgets.ref_runs`: an algorithm that uses no ref reads no ref budget, which the plans'
+    cap, `solver.query.TrinityConfig.budget_in_effect`, leaves out alike); a role filled from the trainer's taking
+    what `plan` writes there (its budget). Not the critic's, which caps no plan (a critic's own budget above the
+    verdict's gets a line of its own, `solver.trinity.keys.critic_budget_note`)."""
+    budgets = {TRAINER_TOKEN_BUDGET: plan.max_token_len_per_gpu, **given.budgets}
+    ref = ".".join(ROLE_TOKEN_BUDGETS[1])
+    return max(budgets[source] for role, source in role_budget_sources(set(given.budgets)).items()
+               if role != ref or given.ref_runs)
+
+
+def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings,
+                     version: TrinityVersion | None) -> list[PlanKey]:
+    """The token budgets of `section` (a role, the rollout's for the actor's recompute, or the critic:
+    `ROLE_BUDGET_PATHS`) set by hand (the critic's where the algorithm trains one, `_given_budgets`), at the value
+    `_own_budget_written` gives it where that is another: the plan's, but for a lower limit of the user's own, kept
+    (the ref's forward as the Trinity release `version` runs it)."""
+    given = _read_budgets(readings, version)
+    return [PlanKey(path=path, value=written, existing_only=True) for path in ROLE_BUDGET_PATHS[section]
+            if (key := ".".join(path)) in given.budgets
+            and (written := _own_budget_written(plan, key, given)) != given.budgets[key]]
+
+
+def _own_budget_written(plan: Plan, key: str, given: _GivenBudgets) -> float:
+    """The value ``--write`` gives the own token budget `key` (dotted, one of `ROLE_BUDGET_KEYS`: a role's or the
+    critic's) that a config sets, among the budgets it sets (`given`), for `plan`. One that repeats the budget it is
+    filled from (`_budget_sources`: an alias, a reference, the same number) goes with it: the trainer's becomes the
+    plan's. Else it is kept where verl takes it and the plan counts as much or more: at least the least that holds a
+    sequence of the plan's length at its SP (`least_token_budget`; verl asserts that a micro-batch, budget x SP
+    tokens, holds the batch's longest, ``utils/seqlen_balancing.py:382`` in 0.7.0, and splits the batch into more
+    micro-batches below the plan's), and at most the plan's budget, which, but for the critic's, is at most what the
+    config's roles take (`_most_roles_take`: a plan asked above that, ``--token-budget``, would have no effect on verl
+    before 0.8 were the roles kept below it; the critic's caps no plan, and the memory model counts the critic's own
+    update at the plan's budget, `solver.memory.critic_pass_gib`, so a lower one of its own is kept all the same).
+    Else it is the plan's: above it, the role would take more tokens per GPU than the plan counts; below the least,
+    Trinity raises it (the rollout's and the critic's value forward's, filled from a raised one, it never raises:
+    verl stops, `solver.trinity.keys.FORWARD_BUDGETS`)."""
+    budget, planned = given.budgets[key], plan.max_token_len_per_gpu
+    source = _repeated_source(key, given.budgets)
     if source is not None:
         return planned if source == TRAINER_TOKEN_BUDGET else _own_budget_written(plan, source, given)
     held = least_token_budget(plan.max_model_len, plan.sp) <= budget <= planned
-    return budget if held and planned <= _most_roles_take(plan, given) else planned
+    critic = key in (_CRITIC_BUDGET, _CRITIC_FORWARD_BUDGET)
+    return budget if held and (critic or planned <= _most_roles_take(plan, given)) else planned
 
 
 def own_budget_changes(plan: Plan, config: Any, environ: Mapping[str, str] | None,
-                       padded: bool = False) -> list[tuple[str, str]]:
+                       padded: bool = False, version: TrinityVersion | None = None) -> list[tuple[str, str]]:
     """What ``--write`` does with the token budgets a `config` (its mapping, interpolations resolved from `environ`)
-    sets by hand and why, by dotted key, in words after the key and its value: each role's that it keeps below the
-    plan's, raises or lowers (`own_budget_change`)."""
-    given = _given_budgets(_config_readings(config, environ))
-    return [(key, change) for key in map(".".join, ROLE_TOKEN_BUDGETS)
-            if key in given and (change := own_budget_change(plan, key, given, padded)) is not None]
+    sets by hand and why, by dotted key, in words after the key and its value: each role's and, where its algorithm
+    trains one, the critic's (`ROLE_BUDGET_KEYS`) that it keeps below the plan's, raises or lowers
+    (`own_budget_change`; the ref's forward as the Trinity release `version` runs it, `ref_forward_runs`)."""
+    given = _read_budgets(_config_readings(config, environ), version)
+    return [(key, change) for key in map(".".join, ROLE_BUDGET_KEYS) if key in given.budgets
+            and (change := own_budget_change(plan, key, given.budgets, padded, ref_runs=given.ref_runs)) is not None]
 
 
 def _repeated_source(key: str, given: Mapping[str, float]) -> str | None:
-    """The budget the role's token budget `key` is filled from (`role_budget_sources`, among the budgets a config sets,
+    """The budget the own token budget `key` is filled from (`_budget_sources`, among the budgets a config sets,
     `given`, as `_own_budget_written` takes them) where `key` repeats its value; None where it sets its own."""
-    source = role_budget_sources(set(given) - {key})[key]
+    source = _budget_sources(set(given) - {key})[key]
     return source if given.get(source) == given[key] else None
 
 
-def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: bool = False) -> str | None:
-    """What ``--write`` does with the role's token budget `key` that a config sets (`_own_budget_written`, `given`
-    as there), and why, in words after the key and its value; None where it is the plan's already. A kept one of a
-    plan whose micro-batches are `padded` (one sequence each, `one_sequence_per_micro_batch`) is unread."""
-    budget, written, planned = given[key], _own_budget_written(plan, key, given), plan.max_token_len_per_gpu
+def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: bool = False, *,
+                      ref_runs: bool = True) -> str | None:
+    """What ``--write`` does with the own token budget `key` (a role's or the critic's) that a config sets
+    (`_own_budget_written`; `given`, the budgets it sets by dotted key, and `ref_runs`, whether its ref's forward
+    runs, as `_GivenBudgets` has them), and why, in words after the key and its value; None where it is the plan's
+    already. A kept one of a plan whose micro-batches are `padded` (one sequence each,
+    `one_sequence_per_micro_batch`) is unread."""
+    budgets = _GivenBudgets(given, ref_runs)
+    budget, written, planned = given[key], _own_budget_written(plan, key, budgets), plan.max_token_len_per_gpu
     length, sp = plan.max_model_len, plan.sp
     least = least_token_budget(length, sp)
     ceiling = f"ceil({length} / {sp}) = {least}"
@@ -692,7 +744,7 @@ def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: 
             else f"it holds a sequence of the plan's length ({ceiling} tokens per GPU or more), so verl takes it, "
                  "splitting that role's batch into more micro-batches of less memory, which the plan's figure bounds")
     source = _repeated_source(key, given)
-    taken = _most_roles_take(plan, given)
+    taken = _most_roles_take(plan, budgets)
     why = (f" with {source}, whose value it repeats" if source is not None
            else f", as below {ceiling} it holds no sequence of the plan's length" if budget < least
            else f", as the plan's budget is above the most the config's roles take, {shown_number(taken)}: kept, it "
