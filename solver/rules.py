@@ -706,7 +706,8 @@ def excluded_adapted_words(subject: str, pattern: str, excluded: str, model: Mod
     hold them; quoted for a shell where `targets_key` is a flag, ``--lora-targets '.*\\.(q_proj|v_proj)'``, as a
     YAML key or a keyword takes it otherwise), else one that matches none of them. None where it does what it says,
     under a release on transformers 4 alone (`experts` ``separate``, 0.5.1's), where PEFT converts nothing and
-    excludes them, and where PEFT refuses `pattern` on transformers 5's names (said as such); `re.error` where either is no regex."""
+    excludes them, and where PEFT refuses `pattern` on transformers 5's names (said as such); `re.error` where
+    either is no regex."""
     names = model.peft_names
     if experts == "separate" or peft_target_refusal(pattern, excluded, names) is not None:
         return None
