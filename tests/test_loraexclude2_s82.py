@@ -30,8 +30,9 @@ from solver.trinity.checks import trinity_config_problems
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = load_catalog()
 MOE_MLP = ".*\\.mlp\\..*"
-OWN_LORA = ("model:\n  model_path: Qwen/Qwen3-30B-A3B\n  max_model_len: 16384\n  lora_configs:\n  - {{lora_rank: 16{own}}}\n"
-            "algorithm: {{algorithm_type: grpo}}\ncluster: {{node_num: 2, gpu_per_node: 8}}\n"
+OWN_LORA = ("model:\n  model_path: Qwen/Qwen3-30B-A3B\n  max_model_len: 16384\n  lora_configs:\n"
+            "  - {{lora_rank: 16{own}}}\nalgorithm: {{algorithm_type: grpo}}\n"
+            "cluster: {{node_num: 2, gpu_per_node: 8}}\n"
             "explorer: {{rollout_model: {{engine_num: 8, tensor_parallel_size: 1}}}}\n")
 CAUTION = (
     "exclude_modules '{excluded}' ({option}) matches Qwen3-30B-A3B's router (mlp.gate) and routed experts "
@@ -201,13 +202,14 @@ def test_the_fix_is_quoted_for_a_shell_and_not_in_yaml(cli: Cli, tmp_path: Path)
 # (4) verl's own target_modules a number.
 
 VERL_NUMBER = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\nalgorithm: {algorithm_type: grpo}\n"
-               "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model: {lora_rank: 16, target_modules: 12}\n")
+               "trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+               "      model: {lora_rank: 16, target_modules: 12}\n")
 REFUSED_12 = (
     "refused: trainer.trainer_config.actor_rollout_ref.model.target_modules '12', on Qwen3-8B (a dense model), matches "
     "no module: peft matches it whole (re.fullmatch) against each module's full name "
-    "(model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens and lm_head), "
-    "and Trinity fails as it makes the adapter: give all-linear, or a regular expression that matches whole names, "
-    "such as .*\\.(q_proj|v_proj)")
+    "(model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens and "
+    "lm_head), and Trinity fails as it makes the adapter: give all-linear, or a regular expression that matches "
+    "whole names, such as .*\\.(q_proj|v_proj)")
 
 
 def test_verls_own_target_modules_a_number_is_refused_as_its_text(cli: Cli, tmp_path: Path) -> None:

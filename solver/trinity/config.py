@@ -919,9 +919,9 @@ def new_adapter(value: Callable[[tuple[str | int, ...]], Any], version: TrinityV
     ``lora_rank`` unset or a whole number above 0; else, with `version` 0.5 (verl before 0.8, which every 0.5 release
     runs on; 0.6 on verl 0.8 ignores the key), from ``actor_rollout_ref.model.lora_rank`` above 0 without
     ``lora_adapter_path``; its ``target_modules`` a number or a boolean in either as the text Trinity's typed configs
-    make of it (`_lora_targets`). None where it makes none (an adapter loaded, a rank not above 0, LoRA off), and where the
-    config reading refuses or leaves alone what it would make from: a ``target_modules`` that is a list or a mapping, an
-    ``exclude_modules`` that is not a string (`_lora_configs_refusal`, `_targets_uncounted`)."""
+    make of it (`_lora_targets`). None where it makes none (an adapter loaded, a rank not above 0, LoRA off), and
+    where the config reading refuses or leaves alone what it would make from: a ``target_modules`` that is a list or a
+    mapping, an ``exclude_modules`` that is not a string (`_lora_configs_refusal`, `_targets_uncounted`)."""
     configs = value(LORA_KEYS[0])
     if configs is not None:  # Trinity's LoRA configs fill verl's keys (`LORA_KEYS`), or it refuses them
         section: tuple[str | int, ...] = (*LORA_KEYS[0], 0)
