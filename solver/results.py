@@ -43,6 +43,7 @@ from solver.query import (
     Objective,
     Pins,
     Query,
+    lora_targets_given,
     margin_keeping,
     token_cap_words,
 )
@@ -1366,8 +1367,9 @@ class Plan(Frozen):
         `sp_over_pcie_caution` takes it); `dpo`: the query's (`Query.dpo`), as `padding_cautions` takes it; with LoRA
         (`lora_rank`) on a mixture of experts whose adapter config Trinity saves cut short, one worded for `version`
         (`lora_moe_caution`); on LoRA targets of the query's (not a config's own: `config_lora`) that one transformers'
-        PEFT alone takes under a release that may run either, one (`lora_targets_caution`), on exclusions of theirs
-        that a mixture of experts' PEFT adapts all the same, one (`lora_excluded_adapted_caution`), and on a regex of
+        PEFT alone takes under a release that may run either, one (`lora_targets_caution`), on exclusions an option
+        gives (beside a config's own LoRA too: `_option_exclusion`) that a mixture of experts' PEFT adapts all the
+        same, one (`lora_excluded_adapted_caution`), and on a regex of
         theirs that Trinity saves as its characters, one (`lora_saved_split_caution`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
@@ -1387,9 +1389,8 @@ class Plan(Frozen):
                                    model, self.lora_rank, self.lora_targets, self.expert_layout, option_names),
                                None if self.config_lora else lora_saved_split_caution(
                                    model, self.lora_rank, self.lora_targets, version, self.expert_layout),
-                               None if self.config_lora else lora_excluded_adapted_caution(
-                                   model, self.lora_rank, self.lora_targets, version, self.expert_layout,
-                                   option_names))
+                               lora_excluded_adapted_caution(model, self.lora_rank, self._option_exclusion, version,
+                                                             self.expert_layout, option_names))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
@@ -1427,6 +1428,17 @@ class Plan(Frozen):
         if self.lora_target_modules is None:
             return None
         return LoraTargets(self.lora_target_modules, self.lora_exclude_modules)
+
+    @property
+    def _option_exclusion(self) -> LoraTargets | None:
+        """Its targets (`lora_targets`) where an option gave their ``exclude_modules`` regex: ``--lora-exclude``'s
+        without a config's own LoRA (`config_lora`), and beside one where it counts the adapter on exclusions other
+        than the config's (`lora_targets_given`, as the check command gives it); None where the exclusion is the
+        config's own, which its check says (and in JSON made before `config_adapter`, which would tell)."""
+        adapter = self.config_adapter
+        if self.config_lora and (adapter is None or lora_targets_given(adapter.targets, self.lora_targets)[1] is None):
+            return None
+        return self.lora_targets
 
     @property
     def lora_config(self) -> dict[str, int | str]:

@@ -5,6 +5,7 @@ GPUs and SP degrees. (The tests' plain-Python reference, tests/reference.py, res
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from functools import lru_cache, partial
@@ -702,9 +703,11 @@ def excluded_adapted_words(subject: str, pattern: str, excluded: str, model: Mod
     transformers 5, the release `version`'s (`excluded_yet_adapted` on `Model.peft_names`: ``.*\\.mlp\\..*`` on
     Qwen3-MoE leaves none of them out); what to do: give `targets_key` (the config's key, or the option) a regex of
     the other modules it adapts, where one leaves them out (checked as counted: `adapted_modules` in the layers that
-    hold them), else one that matches none of them. None where it does what it says, under a release on
-    transformers 4 alone (`experts` ``separate``, 0.5.1's), where PEFT converts nothing and excludes them, and where
-    PEFT refuses `pattern` on transformers 5's names (said as such); `re.error` where either is no regex."""
+    hold them; quoted for a shell where `targets_key` is a flag, ``--lora-targets '.*\\.(q_proj|v_proj)'``, as a
+    YAML key or a keyword takes it otherwise), else one that matches none of them. None where it does what it says,
+    under a release on transformers 4 alone (`experts` ``separate``, 0.5.1's), where PEFT converts nothing and
+    excludes them, and where PEFT refuses `pattern` on transformers 5's names (said as such); `re.error` where
+    either is no regex."""
     names = model.peft_names
     if experts == "separate" or peft_target_refusal(pattern, excluded, names) is not None:
         return None
@@ -720,7 +723,8 @@ def excluded_adapted_words(subject: str, pattern: str, excluded: str, model: Mod
     regex = lora_targets_pattern(",".join(dict.fromkeys(others))) if others else None
     leaves_them = regex is not None and peft_target_refusal(regex, excluded, names) is None and not any(
         adapted_modules(regex, excluded, names, name, tuple(layers(name))) for name in kept)
-    fix = (f"give {targets_key} {regex}, which adapts the other modules alone" if leaves_them else
+    given = shlex.quote(regex) if regex is not None and targets_key.startswith("--") else regex  # a shell's word
+    fix = (f"give {targets_key} {given}, which adapts the other modules alone" if leaves_them else
            f"give {targets_key} a regular expression that matches none of them in any layer")
     release = {"0.6": "Trinity 0.6's", "0.5": "Trinity 0.5.0's and 0.5.2's, where they run on it"}.get(
         version or "", "Trinity 0.6's, and 0.5.0's and 0.5.2's where they run on it")

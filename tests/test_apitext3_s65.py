@@ -22,27 +22,29 @@ LEFT_OUT = {"(--budgets maps them; --json has every budget)": "(budgets=[...] ma
 """What the line naming the budgets a map's columns leave out says in the API's words."""
 HOST_RAM = {"not checked: --host-ram not given": "not checked: host_ram_gb not given"}
 """What the legend says of the Offload cells' unchecked host memory in the API's words."""
+OTHER = {"(their words: --json)": "(their words: the GpuMap)"}
+"""Where the legend's line of the codes no mark says points for their words, in the API's words (loraexclude2)."""
 
 
 @pytest.mark.parametrize(("argv", "asked", "words"), [
     # By length, Offload cells: the legend's host memory keyword.
     (["--gpu", "h100", "--model", "8B", "--by", "len", "--gpus-up-to", "4"],
-     {"model": "8B", "gpu": "h100", "by": "len", "gpus_up_to": 4}, HOST_RAM),
+     {"model": "8B", "gpu": "h100", "by": "len", "gpus_up_to": 4}, {**HOST_RAM, **OTHER}),
     # Past one node: columns left out, named with the keyword.
     (["--gpu", "a100", "--model", "8B,14B", "--gpus-up-to", "32"],
-     {"model": ["8B", "14B"], "gpu": "a100", "gpus_up_to": 32}, {**LEFT_OUT, **HOST_RAM}),
+     {"model": ["8B", "14B"], "gpu": "a100", "gpus_up_to": 32}, {**LEFT_OUT, **HOST_RAM, **OTHER}),
     # Budgets listed, two GPU types, limits in the titles: no flag, the same bytes.
     (["--gpu", "h20,a100", "--model", "8B,4B", "--budgets", "8,16,32", "--host-ram", "512", "--train-batch-size",
       "256"], {"model": ["8B", "4B"], "gpu": ["h20", "a100"], "budgets": [8, 16, 32], "host_ram_gb": 512,
-               "train_batch_size": 256}, {}),
+               "train_batch_size": 256}, OTHER),
     # The title's choices: estimates alone, nodes of 4, token budget auto.
     (["--gpu", "h100", "--model", "8B", "--gpus-up-to", "8", "--estimate", "--node-gpus", "4", "--token-budget",
       "auto"], {"model": "8B", "gpu": "h100", "gpus_up_to": 8, "estimate": "only", "node_gpus": 4,
-                "token_budget": "auto"}, HOST_RAM),
+                "token_budget": "auto"}, {**HOST_RAM, **OTHER}),
     # An Env cell on an AMD GPU: the legend's caution names the planner's keyword.
     (["--gpu", "mi300x", "--model", "8B", "--gpus-up-to", "2", "--host-ram", "2048"],
      {"model": "8B", "gpu": "mi300x", "gpus_up_to": 2, "host_ram_gb": 2048},
-     {"(solve --no-env plans without it)": "(solver.plan(env=False) plans without it)"}),
+     {"(solve --no-env plans without it)": "(solver.plan(env=False) plans without it)", **OTHER}),
 ])
 def test_map_text_is_what_solve_map_prints_in_the_api_s_words(
         cli: Cli, monkeypatch: pytest.MonkeyPatch, argv: list[str], asked: dict[str, object],

@@ -90,17 +90,19 @@ def test_an_exclusion_that_leaves_a_fused_half_alone_is_the_exclusions_refusal()
 
 # (d) verl before 0.8's target_modules a number.
 
-def test_verls_own_target_modules_a_number_is_counted_as_full_and_not_checked() -> None:
+def test_verls_own_target_modules_a_number_is_counted_as_full_and_checked_as_text() -> None:
+    # Trinity 0.5's typed ActorModel.target_modules makes text of it as model.lora_configs' (loraexclude2, s82)
     verl = {"model": {"model_path": "x", "max_model_len": 8192}, "trainer": {"trainer_config": {
         "actor_rollout_ref": {"model": {"lora_rank": 8, "target_modules": 5}}}}}
-    assert [code for code, _ in _problems("Qwen3-8B", verl, "0.5", "either") if code.startswith("lora")] == []
+    assert [code for code, _ in _problems("Qwen3-8B", verl, "0.5", "either")
+            if code.startswith("lora-configs")] == ["lora-configs-refused"]
     text = (QWEN3_8B + "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model:\n        lora_rank: 8\n"
             "        target_modules: 5\n")
     config = read_trinity_config(text, "t.yaml", {}, version="0.5")
     assert config.lora_rank == 0
     assert ("with LoRA (trainer.trainer_config.actor_rollout_ref.model.lora_rank) the trainer holds gradients and "
             "optimizer states for the adapter alone, but the verdict and the plans count full fine-tuning's, as the "
-            "tables measured (its target_modules 5 are not one regular expression, which rft-solver matches)") in (
+            "tables measured (its target_modules '5' matches no module)") in (
         " ".join(config.notes))
     # Trinity's typed LoRA config makes text of it: "5", which is checked (and matches no module)
     lora = _problems("Qwen3-8B", _lora({"lora_rank": 8, "target_modules": 5}), "0.5", "either")

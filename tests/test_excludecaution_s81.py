@@ -30,7 +30,8 @@ WORDS = (
     "config and adapts the router and the routed experts as target_parameters (all-linear adds them by name, whatever "
     "exclude_modules says), which exclude_modules does not leave out (_inject_parameters); rft-solver counts the "
     "adapter on them: {fix}")
-OTHERS = "give {targets} .*\\.(q_proj|k_proj|v_proj|o_proj), which adapts the other modules alone"
+OTHERS = "give {targets} {regex}, which adapts the other modules alone"
+OTHERS_REGEX = ".*\\.(q_proj|k_proj|v_proj|o_proj)"
 NONE_OF_THEM = "give {targets} a regular expression that matches none of them in any layer"
 UNSAVED = "lora-moe-config-unsaved"
 
@@ -42,7 +43,9 @@ def words(excluded: str = MOE_MLP, release: str = ALL_RELEASES, fix: str = OTHER
     option, targets = ("lora_exclude_modules", "lora_targets") if keywords else ("--lora-exclude", "--lora-targets")
     if job:
         option, targets = "the job's lora_exclude_modules", "the job's lora_targets"
-    return WORDS.format(excluded=excluded, option=option, release=release, fix=fix.format(targets=targets))
+    regex = f"'{OTHERS_REGEX}'" if targets.startswith("--") else OTHERS_REGEX  # quoted for a shell (loraexclude2)
+    return WORDS.format(excluded=excluded, option=option, release=release, fix=fix.format(targets=targets,
+                                                                                         regex=regex))
 
 
 def flat(text: str) -> str:

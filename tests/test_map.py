@@ -572,14 +572,16 @@ def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_r
     assert status == 0 and "14k E+O@1~!†" in out
     assert out.endswith("settings: E Env, O Offload (host memory per node not checked: --host-ram not given), "
                         "SPn Ulysses SP, van vanilla\n"
-                        "† one trainer GPU: Trinity-RFT's guide strongly advises more GPUs\n")
+                        "† one trainer GPU: Trinity-RFT's guide strongly advises more GPUs\n"
+                        "other cautions, unmarked (their words: --json): thin-headroom (2 cells)\n")
     status, out, _ = cli(*flags, "--host-ram", "1024")
     assert status == 0 and "14k" not in out
     assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n")
     status, out, _ = cli(*flags, "--host-ram", "2048")  # its Offload cells checked: within 2048 GiB
     assert status == 0 and "14k E+O@1~!†" in out
     assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n"
-                        "† one trainer GPU: Trinity-RFT's guide strongly advises more GPUs\n")
+                        "† one trainer GPU: Trinity-RFT's guide strongly advises more GPUs\n"
+                        "other cautions, unmarked (their words: --json): thin-headroom (2 cells)\n")
     grid = cheapest_by_length(load_catalog(), "A100-80GB", "Qwen3-0.6B", [4096], [1, 2])  # vanilla: no Offload
     row = LengthMapRow(max_model_len=4096, plans=(grid[4096, 1], grid[4096, 2]))
     out_file = io.StringIO()

@@ -99,11 +99,12 @@ def _lora_problems(mapping: dict[str, Any], model: str, version: str | None, exp
             if problem.code.value.startswith("lora") and problem.code.value != "lora-moe-config-unsaved"]
 
 
-def test_a_number_as_verls_own_target_modules_makes_no_new_adapter_to_judge() -> None:
-    # L-7 (`new_adapter` without its check of verl's untyped key): target_modules 5 under 0.5's
-    # actor_rollout_ref.model was judged as the regex '5' and refused as matching no module
+def test_a_number_as_verls_own_target_modules_is_judged_as_its_text() -> None:
+    # L-7 (`new_adapter`): Trinity 0.5's own typed ActorModel.target_modules (Optional[str]) makes text of verl's 5
+    # as it merges trainer.trainer_config (loraexclude2, s82; before, verl's key was taken as untyped and not judged)
     verl = {"trainer": {"trainer_config": {"actor_rollout_ref": {"model": {"lora_rank": 8, "target_modules": 5}}}}}
-    assert _lora_problems(verl, "Qwen3-8B", "0.5", "either") == []
+    assert [(code, words[:75]) for code, words in _lora_problems(verl, "Qwen3-8B", "0.5", "either")] == [
+        ("lora-configs-refused", "trainer.trainer_config.actor_rollout_ref.model.target_modules '5', on Qwen3")]
 
 
 def test_an_exclude_modules_list_makes_no_new_adapter_to_judge() -> None:

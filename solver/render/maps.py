@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,6 +54,16 @@ EXTRAPOLATED_MARK = "!"
 SINGLE_GPU_MARK = "†"
 """Added to a cell whose plan is on one GPU against Trinity-RFT's guide's advice (`Plan.single_gpu_advised_against`),
 which the legend says in short (`SINGLE_GPU_CAUTION_SHORT`)."""
+LORA_LEGEND_CODES = (CautionCode.LORA_TARGETS_ONE_TRANSFORMERS, CautionCode.LORA_EXCLUDED_ADAPTED,
+                     CautionCode.LORA_MOE_CONFIG_UNSAVED, CautionCode.LORA_TARGETS_SAVED_SPLIT)
+"""The cautions on a map's LoRA adapter (its title's) that the legend says in full, each model's once: the same on
+every cell of a model, and each one a run that fails or an adapter that does not load or adapts more."""
+LEGEND_CODES = frozenset({CautionCode.SINGLE_GPU_ADVISED_AGAINST, CautionCode.PAST_VALIDATED_LENGTH,
+                          CautionCode.YARN_UNVALIDATED_MODEL, CautionCode.PAST_NATIVE_ON_OWN_SCALING,
+                          CautionCode.PAST_NATIVE_NO_YARN, CautionCode.ROCM_ENV_MAY_NOT_APPLY, *LORA_LEGEND_CODES})
+"""The cautions a map's legend says whenever a cell shown has them: by a mark it explains (`SINGLE_GPU_MARK`,
+`YARN_MARK`) or in a caution line; the host memory Offload needs, where no --host-ram was given, in its settings
+line; any other code a cell has, by its code in a line of their own (`_other_cautions`)."""
 LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "black on #64b5f6",
                  "white on #1e88e5", "white on #1565c0", "white on #0d47a1")
 """Shades of the longest-context map, shortest to longest."""
@@ -143,15 +154,22 @@ def _rocm_caution(plans: Sequence[Plan], names: OptionNames) -> str:
     return f"\ncaution: {rocm_env_caution(names)}" if rocm else ""
 
 
-def _lora_moe_cautions(plans: Sequence[Plan]) -> str:
-    """The legend's caution lines where a cell shown (`plans`) trains LoRA on a mixture of experts whose router and
-    routed experts ``--lora-exclude`` matches but PEFT adapts all the same (`CautionCode.LORA_EXCLUDED_ADAPTED`), or
-    whose adapter config Trinity saves cut short, so that the run fails at its first weight sync
-    (`CautionCode.LORA_MOE_CONFIG_UNSAVED`): each model's once, in the words `solve`'s caution lines give ("" for
-    none)."""
-    said = dict.fromkeys(caution for plan in plans for caution in plan.cautions_coded(
-        CautionCode.LORA_EXCLUDED_ADAPTED, CautionCode.LORA_MOE_CONFIG_UNSAVED))
+def _lora_cautions(plans: Sequence[Plan]) -> str:
+    """The legend's caution lines where a cell shown (`plans`) trains a LoRA adapter that a caution of
+    `LORA_LEGEND_CODES` is said of (targets one transformers' PEFT alone takes, exclusions a mixture of experts' PEFT
+    adapts all the same, an adapter config Trinity saves cut short, a regex it saves as its characters): each
+    model's once, in the words `solve`'s caution lines give ("" for none)."""
+    said = dict.fromkeys(caution for plan in plans for caution in plan.cautions_coded(*LORA_LEGEND_CODES))
     return "".join(f"\ncaution: {caution}" for caution in said)
+
+
+def _other_cautions(plans: Sequence[Plan], said: frozenset[CautionCode], names: OptionNames) -> str:
+    """The legend's line naming the caution codes of the cells shown (`plans`) that no mark or line of it says
+    (not in `said`), in `CautionCode`'s order, each with its count of cells, and where their words are (`names`'
+    ``--json``); "" for none."""
+    counts = Counter(code for plan in plans for code in plan.caution_codes if code not in said)
+    listed = ", ".join(f"{code.value} ({counted(counts[code], 'cell')})" for code in CautionCode if counts[code])
+    return f"\nother cautions, unmarked (their words: {names.map_data}): {listed}" if listed else ""
 
 
 def map_json(gpu_maps: Sequence[GpuMap]) -> str:
@@ -229,13 +247,14 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     yarn = _past_known_legend(shown_plans)
     unchecked = not host_checked and any(plan.offload for plan in shown_plans)
     offload = f" (host memory per node {host_ram_unchecked_words(names.host_ram)})" if unchecked else ""
+    said = LEGEND_CODES | ({CautionCode.HOST_MEMORY_UNCHECKED} if unchecked else set())
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
                   + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
                   f"{_single_gpu_legend(shown_plans)}{_rocm_caution(shown_plans, names)}"
-                  f"{_lora_moe_cautions(shown_plans)}")
+                  f"{_lora_cautions(shown_plans)}{_other_cautions(shown_plans, said, names)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)

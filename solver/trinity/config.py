@@ -908,13 +908,12 @@ class NewAdapter(NamedTuple):
 def new_adapter(value: Callable[[tuple[str | int, ...]], Any], version: TrinityVersion | None) -> NewAdapter | None:
     """The LoRA adapter Trinity makes anew from the config whose values `value` reads as Trinity does (None where unset
     or unreadable), whatever the model: from the one LoRA config of ``model.lora_configs`` with no ``path`` and a
-    ``lora_rank`` unset or a whole number above 0, its ``target_modules`` a number or a boolean as the text Trinity's
-    typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf 2.3.0's ``StringNode``: ``str(value)``,
-    ``omegaconf/nodes.py:186`` to ``:195``); else, with `version` 0.5 (verl before 0.8, which every 0.5 release runs
-    on; 0.6 on verl 0.8 ignores the key), from ``actor_rollout_ref.model.lora_rank`` above 0 without
-    ``lora_adapter_path``. None where it makes none (an adapter loaded, a rank not above 0, LoRA off), and where the
-    config reading refuses or leaves alone what it would make from: a ``target_modules`` that is a list or a mapping, an
-    ``exclude_modules`` that is not a string (`_lora_configs_refusal`, `_targets_uncounted`)."""
+    ``lora_rank`` unset or a whole number above 0; else, with `version` 0.5 (verl before 0.8, which every 0.5 release
+    runs on; 0.6 on verl 0.8 ignores the key), from ``actor_rollout_ref.model.lora_rank`` above 0 without
+    ``lora_adapter_path``; its ``target_modules`` a number or a boolean in either as the text Trinity's typed configs
+    make of it (`_lora_targets`). None where it makes none (an adapter loaded, a rank not above 0, LoRA off), and
+    where the config reading refuses or leaves alone what it would make from: a ``target_modules`` that is a list or a
+    mapping, an ``exclude_modules`` that is not a string (`_lora_configs_refusal`, `_targets_uncounted`)."""
     configs = value(LORA_KEYS[0])
     if configs is not None:  # Trinity's LoRA configs fill verl's keys (`LORA_KEYS`), or it refuses them
         section: tuple[str | int, ...] = (*LORA_KEYS[0], 0)
@@ -929,8 +928,6 @@ def new_adapter(value: Callable[[tuple[str | int, ...]], Any], version: TrinityV
     else:
         return None
     targets, excluded = value((*section, "target_modules")), value((*section, "exclude_modules"))
-    if section == LORA_KEYS[1][:-1] and isinstance(targets, int | float):  # verl's untyped key: no text made
-        return None
     if isinstance(targets, list | Mapping) or excluded is not None and not isinstance(excluded, str):
         return None
     return NewAdapter(section, None if all_linear(targets) else str(targets), excluded)
@@ -1050,12 +1047,15 @@ def _loads_adapter(reader: ConfigReader, lora: tuple[str, ...]) -> bool:
 
 
 def _lora_targets(reader: ConfigReader, lora: tuple[str, ...] | None) -> Any:
-    """The ``target_modules`` of the LoRA key `lora` that turns LoRA on (`_lora_key`): the one LoRA config's, a number
-    or a boolean there as the text Trinity's typed config makes of it (``LoRAConfig.target_modules: str``, OmegaConf
-    2.3.0's ``StringNode``: ``str(value)``, ``omegaconf/nodes.py:186`` to ``:195``), or verl before 0.8's
-    ``actor_rollout_ref.model.target_modules``; None where unset."""
+    """The ``target_modules`` of the LoRA key `lora` that turns LoRA on (`_lora_key`): the one LoRA config's, or verl
+    before 0.8's ``actor_rollout_ref.model.target_modules``, a number or a boolean in either as the text Trinity's
+    typed configs make of it (``LoRAConfig.target_modules: str``; Trinity 0.5's ``ActorModel.target_modules:
+    Optional[str]``, ``trainer/verl/verl_config.py:52`` in 0.5.2, ``common/verl_config.py:45`` in 0.5.0, which
+    ``trainer.trainer_config`` is merged into; OmegaConf 2.3.0's ``StringNode``: ``str(value)``,
+    ``omegaconf/nodes.py:186`` to ``:195``), which PEFT matches whole like any regex (``'12'`` matches no module);
+    None where unset."""
     targets = read_or_none(reader.get, _lora_targets_key(lora, "target_modules"))
-    return str(targets) if lora == LORA_KEYS[0] and isinstance(targets, int | float) else targets
+    return str(targets) if isinstance(targets, int | float) else targets
 
 
 def _lora_targets_key(lora: tuple[str, ...] | None, key: str) -> tuple[str | int, ...]:
