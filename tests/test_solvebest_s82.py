@@ -44,9 +44,9 @@ LORA_C = BEST_WORDS.format(job="lora-c", gib="64.8", spare="8.8")
 UNASKED_NOTE = ("note: the time limit ran out before solve's best on their trainer GPUs was asked for 2 jobs placed on "
                 "the tables' plans (where it is a cheaper estimate, a line under the pool's table names it; raise "
                 "--time-limit)")
-WALL_CLOCK_LINE = ("the wall clock stopped asking solve's best on the trainer GPUs of the jobs placed on the tables' plans "
-                   "before the work it is given (a busy machine, or the jobs' ways took much of the time limit): another "
-                   "run may give another answer (raise --time-limit)")
+WALL_CLOCK_LINE = ("the wall clock stopped asking solve's best on the trainer GPUs of the jobs placed on the tables' "
+                   "plans before the work it is given (a busy machine, or the jobs' ways took much of the time limit): "
+                   "another run may give another answer (raise --time-limit)")
 
 
 class QuestionClock:
