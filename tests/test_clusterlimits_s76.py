@@ -176,4 +176,5 @@ def test_past_the_time_limit_a_kept_jobs_wider_ways_are_left_unasked_and_it_says
     monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: deadline - now[0])
     assert _kept_beside_idle(cli, tmp_path) == (0, "count-kept", (
         "its trainer GPU count is kept as it runs (4 trainer GPUs); the time limit ran out before the wider ways the 4 "
-        "idle GPUs beside it on its node would give it were weighed (raise --time-limit)"), ["stay notes", "solve best"])
+        "idle GPUs beside it on its node would give it were weighed (raise --time-limit)"),
+        ["stay notes", "solve best"])
