@@ -2403,7 +2403,8 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "where the plan is the tables' (documented or inferred) and estimates are on: the plan solve gives the job on "
         "its trainer GPUs at its length (solve --gpus N --exact), where that is the memory model's estimate (cheaper: "
         "the cluster places the tables' plans first, as solve names them on its tables' best line); left out "
-        "otherwise"))
+        "otherwise, and where the time limit cut its question short (asked last: the answer's solve_best_unasked "
+        "counts those)"))
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
         "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
