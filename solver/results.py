@@ -2423,7 +2423,8 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "where the plan is the tables' (documented or inferred) and estimates are on: the plan solve gives the job on "
         "its trainer GPUs at its length (solve --gpus N --exact), where that is the memory model's estimate (cheaper: "
         "the cluster places the tables' plans first, as solve names them on its tables' best line); left out "
-        "otherwise"))
+        "otherwise, and where the time limit cut its question short (asked last: the answer's solve_best_unasked "
+        "counts those)"))
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
         "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
@@ -2651,7 +2652,9 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "within the time limit), and, before the work it is given, the least priority that places each job left out "
         "('least priority': a job not reached is given a priority that places it, not the least), and, with "
         "--current, the planner's questions of the wider ways of the running jobs kept beside idle GPUs ('stay "
-        "notes': each job they left unasked says so in its stay_reason). Empty: the same file, options and seed "
+        "notes': each job they left unasked says so in its stay_reason), and last, the questions of solve's best on "
+        "the trainer GPUs of the jobs placed on the tables' plans ('solve best': solve_best_unasked counts those "
+        "left unasked). Empty: the same file, options and seed "
         "give the same answer on every run, whatever the machine's load (with workers=1); otherwise another run may "
         "give another"))
     ways_cut_short: tuple[str, ...] = Field(default=(), description=(
@@ -2667,6 +2670,10 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         f"asked about, at {WAYS_QUESTIONS_PER_SECOND} new questions per second; an estimate from counts alone, the "
         "same on every run. Null where no job was cut short, or the wall clock cut them, and in JSON made before the "
         "key"))
+    solve_best_unasked: int = Field(default=0, description=(
+        "how many placed jobs on the tables' plans were left without their solve_best as the time limit (or Ctrl-C) "
+        "came before their question was answered: asked last, in the placements' order, within what is left of the "
+        "time limit; 0 where every one was asked, and in JSON made before the key"))
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated plans are predicted with; null for the shipped one"))
@@ -2779,6 +2786,8 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     ways_time_limit_s: int | None = Field(default=None, description=(
         "as a placement's: the time limit that would likely work out every job's ways, where their count cut them "
         "short"))
+    solve_best_unasked: int = Field(default=0, description=(
+        "as a placement's: the placed jobs left without their solve_best as the time limit (or Ctrl-C) came first"))
     searched: bool | None = Field(default=None, description=(
         "whether the search for a purchase ran: false where it never started, as no job with a way to run was left to "
         "place, or the time limit ran out working out the jobs' ways before a job that must be placed got its own "
@@ -2786,8 +2795,9 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the stages the time limit's wall clock stopped (working out the jobs' ways: 'ways', then 'bought GPUs', "
         "'bought nodes', then the placement's on the purchase: 'priority', 'length', 'cost', 'tie-break', and its "
-        "jobs grown onto idle GPUs: 'widening'): empty, and only then, the same file gives the same answer on every "
-        "run"))
+        "jobs grown onto idle GPUs: 'widening', and last, the questions of solve's best on the trainer GPUs of its "
+        "jobs placed on the tables' plans: 'solve best'): empty, and only then, the same file gives the same answer "
+        "on every run"))
     memory_model_source: str | None = Field(default=None, description="as a placement's")
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")

@@ -164,6 +164,7 @@ def test_past_the_time_limit_a_kept_jobs_wider_ways_are_left_unasked_and_it_says
     # The wall clock passes the time limit once the placement is decoded, before the stay notes: a's wider way on 8
     # GPUs (a question no earlier step asked: its ways take 1, 2, 4 or 6 GPUs, and widening grows no kept job) is left
     # unasked, said so, and named in wall_clock_stopped. Before session 76 the stay notes asked it past the limit.
+    # Solve's best on its trainer GPUs, asked last (s82), is past the deadline too: left unasked, and named.
     now = [-math.inf]
     with_current = solver.cluster.search.with_current
 
@@ -175,4 +176,5 @@ def test_past_the_time_limit_a_kept_jobs_wider_ways_are_left_unasked_and_it_says
     monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: deadline - now[0])
     assert _kept_beside_idle(cli, tmp_path) == (0, "count-kept", (
         "its trainer GPU count is kept as it runs (4 trainer GPUs); the time limit ran out before the wider ways the 4 "
-        "idle GPUs beside it on its node would give it were weighed (raise --time-limit)"), ["stay notes"])
+        "idle GPUs beside it on its node would give it were weighed (raise --time-limit)"),
+        ["stay notes", "solve best"])

@@ -113,13 +113,15 @@ def test_past_the_time_limit_another_pool_is_weighed_against_the_kept_way_alone(
             "0.1667, not 0.25)")
     assert [(placed["pool"], placed["stay_reason_code"], placed["stay_reason"]) for placed in answer["placements"]] == [
         ("a100", "count-kept", kept)]
-    assert answer["wall_clock_stopped"] == ["stay notes"]
+    # ... and solve's best on its trainer GPUs after them, asked last (s82): past the deadline too, left unasked.
+    assert (answer["wall_clock_stopped"], answer["solve_best_unasked"]) == (["stay notes", "solve best"], 1)
     now[0] = -math.inf
     status, text, _ = cli("cluster", str(alone), "--current", str(running))
     assert status == 0
-    assert ("the wall clock stopped weighing the wider ways of the running jobs kept beside idle GPUs before the work "
-            "it is given (a busy machine, or the jobs' ways took much of the time limit): another run may give another "
-            "answer (raise --time-limit)") in " ".join(text.split())
+    assert ("the wall clock stopped weighing the wider ways of the running jobs kept beside idle GPUs and asking "
+            "solve's best on the trainer GPUs of the jobs placed on the tables' plans before the work they are given "
+            "(a busy machine, or the jobs' ways took much of the time limit): another run may give another answer "
+            "(raise --time-limit)") in " ".join(text.split())
 
 
 def test_a_dpo_config_of_a_model_with_remove_padding_on_counts_no_pair(cli: Cli, tmp_path: Path):

@@ -78,12 +78,13 @@ def test_past_the_time_limit_the_search_and_widening_get_no_time(tmp_path: Path,
     assert {name for name, _ in cluster_solve_limits} == {"place jobs", "widen jobs onto idle GPUs"}
     # Past the limit once the ways are worked out: the first stage gets no time (it stops at once, and the greedy
     # placement stands: the job on its smallest way), no later stage is solved, and widening asks and solves nothing
-    # (before: 0.01 s a stage, 0.05 s a widening solve).
+    # (before: 0.01 s a stage, 0.05 s a widening solve); nor is solve's best on its trainer GPUs asked (s82).
     _late_after_the_ways(monkeypatch, 1.0)
     cluster_solve_limits.clear()
     late = place(fleet, catalog=CATALOG, time_limit_s=5.0)
     assert cluster_solve_limits == [("place jobs", 0.0)]
-    assert (late.status, late.bound, late.wall_clock_stopped) == ("feasible", None, ("priority", "widening"))
+    assert (late.status, late.bound, late.wall_clock_stopped, late.solve_best_unasked) == (
+        "feasible", None, ("priority", "widening", "solve best"), 1)
     assert [(p.job, p.trainer_gpus, p.widened_from) for p in late.placements] == [("probe", 1, None)]  # greedy's
 
 

@@ -37,7 +37,7 @@ from solver.cluster.options import (
     ways_in_pool,
     ways_order,
 )
-from solver.cluster.placements import pool_use
+from solver.cluster.placements import pool_use, with_solve_best
 from solver.cluster.reasons import unplaced_without_a_way, why_no_option
 from solver.cluster.search import (
     READ_BACK_S,
@@ -168,7 +168,8 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
     chosen = {option.job: option for option, value in zip(placed_with, search.values) if value}
     nodes = node_indexes(after, chosen, search.counts)
     # Widening ends by the time limit, less the time kept to read the answer back, as `place`'s does.
-    widen_by = started + planner.time_limit_s - READ_BACK_S if widen and not interrupt.caught else None
+    ends_by = started + planner.time_limit_s - READ_BACK_S
+    widen_by = ends_by if widen and not interrupt.caught else None
     undecided = planner.undecided  # widening's own questions leave the purchase as it is, as `place`'s placement
     try:
         grown = grown_placements(planner, after, chosen, nodes, seed, widen_by)
@@ -182,7 +183,7 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
                                nodes_used=use.nodes_used, gpus_used=use.gpus_used)
                   for pool, more, use in zip(fleet.pools, extra, pool_use(after, placements)))
     proven = staged.search.proven and not host_rounded and not undecided and not cut_short
-    return unfound.model_copy(update={
+    bought = unfound.model_copy(update={
         "status": "optimal" if proven else "feasible", "gpus": sum(pool.gpus_bought for pool in pools),
         "nodes": sum(pool.nodes_bought for pool in pools), "bound": staged.search.bound, "pools": pools,
         "placements": placements,
@@ -191,8 +192,11 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
         "left_out": tuple(job.name for job in owned.jobs if job.name not in must
                           and job.name not in {placement.job for placement in placements}),
         "placement_proven": chose.search.proven and search.proven and not interrupt.caught,
-        "interrupted": interrupt.caught,
-        "wall_time_s": time.monotonic() - started})
+        "interrupted": interrupt.caught})
+    # Last, by the time limit, as widening: solve's best on the placed jobs' trainer GPUs (their questions, of no way
+    # to place a job, leave the purchase and its counts as they are).
+    answered = with_solve_best(planner, after, bought, grown.ways, ends_by)
+    return answered.model_copy(update={"wall_time_s": time.monotonic() - started})
 
 
 @dataclass(frozen=True)

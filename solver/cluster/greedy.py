@@ -15,7 +15,7 @@ from solver.cluster.options import (
     jobs_without_ways,
     keeps_running,
 )
-from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use
+from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use, with_solve_best
 from solver.cluster.reasons import unplaced_reasons
 from solver.query import EstimateMode
 from solver.results import ClusterResult
@@ -99,10 +99,11 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     placements = tuple(as_placement(planner, fleet, o, spot, gpus[i]) for i, (o, spot) in sorted(choice.items()))
     unplaced = unplaced_reasons(planner, fleet, options, choice).unplaced
     total = sum(fleet.jobs[i].priority for i in choice)
-    return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,
-                         required=required_names(fleet),
-                         no_way_to_run=tuple(fleet.jobs[i].name for i in jobs_without_ways(fleet, options)),
-                         pools=pool_use(fleet, placements))
+    result = ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,
+                           required=required_names(fleet),
+                           no_way_to_run=tuple(fleet.jobs[i].name for i in jobs_without_ways(fleet, options)),
+                           pools=pool_use(fleet, placements))
+    return with_solve_best(planner, fleet, result, {job: option for job, (option, _) in choice.items()}, None)
 
 
 def _first_fit(option: Option, free: list[tuple[int, int | None]], untouched: list[bool]) -> list[int] | None:

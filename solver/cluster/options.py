@@ -77,8 +77,8 @@ the search's (`search.place`, `buy.buy`): about 0.0001 each, so about a thousand
 
 
 class WallClockPassed(Exception):
-    """`Planner.best` was to ask a new question past the deadline `Planner.asking_until` set: what it was asked for (a
-    job's ways, asked whole or not at all) is left unasked."""
+    """`Planner.best` was to ask a new question past the deadline `Planner.asking_until` set (or `Planner.solve_best`'s
+    solve ran out of time): what it was asked for (a job's ways, asked whole or not at all) is left unasked."""
 
 
 @dataclass(frozen=True)
@@ -377,16 +377,25 @@ class Planner:
             return ReleaseCounts(self.trinity_version, self.expert_layout, self.batch_divisor, self.trinity_release)
         return release_counts(training.trinity_version)
 
+    def asks_solve_best(self, plan: Plan) -> bool:
+        """Whether `solve_best` asks a question of a job placed on `plan`: where it is the tables' (documented or
+        inferred) and estimates are on (``auto``)."""
+        return self.estimate == "auto" and plan.evidence != "estimated"
+
     def solve_best(self, pool: Pool, job: Job, plan: Plan) -> Plan | None:
-        """Where `plan`, `job`'s placed plan in `pool`, is the tables' (documented or inferred) and estimates are on
-        (``auto``), the plan `solve` gives the job on its trainer GPUs at its length (``--gpus N --exact``: the same
-        question with the estimates beside the tables), where that is the memory model's estimate: the cheaper plan
-        the cluster forgoes by taking the tables' first (`job_options`), as `solve` names the tables' on its ``tables'
-        best`` line; None otherwise."""
-        if self.estimate != "auto" or plan.evidence == "estimated":
+        """Where `plan`, `job`'s placed plan in `pool`, is the tables' and estimates are on (`asks_solve_best`), the
+        plan `solve` gives the job on its trainer GPUs at its length (``--gpus N --exact``: the same question with the
+        estimates beside the tables), where that is the memory model's estimate: the cheaper plan the cluster forgoes
+        by taking the tables' first (`job_options`), as `solve` names the tables' on its ``tables' best`` line; None
+        otherwise. `WallClockPassed` where the question is new past the deadline `asking_until` sets, or its solve
+        ran out of time (undecided: not `solve`'s answer)."""
+        if not self.asks_solve_best(plan):
             return None
+        undecided = self.undecided_given
         best = self.best(pool.gpu, job.model, plan.gpus, plan.max_model_len, pool.gpus_per_node, self.estimate,
                          pool.host_ram_gb, None, job.training)
+        if self.undecided_given > undecided:
+            raise WallClockPassed
         return best if best is not None and best.evidence == "estimated" else None
 
     def roomy_margin(self, gpu: str, job: Job) -> float:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from solver.cluster.options import (
     Option,
@@ -25,6 +26,7 @@ from solver.results import (
     MoveCode,
     Placement,
     PoolUse,
+    PurchaseResult,
     StayCode,
     Unplaced,
     trainer_spans_nodes_caution,
@@ -32,6 +34,9 @@ from solver.results import (
 from solver.rules import trainer_nodes_of
 from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
 from solver.tables.peft_match import ALL_LINEAR
+
+Answered = TypeVar("Answered", ClusterResult, PurchaseResult)
+"""A placement (`ClusterResult`) or a purchase (`PurchaseResult`): `with_solve_best` gives back what it is given."""
 
 
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
@@ -105,9 +110,7 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     in a pool that checks it, the host memory it needs per node, and its rollout's engines (`rollout_engines`); its
     plan cautioned where the tables say it runs out of memory (`Planner.with_tables_caution`, with --estimate);
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node; `moved_to_widen`:
-    whether widening moved it alone onto a node no job used; and the cheaper estimated plan `solve` gives it on its
-    trainer GPUs, where its plan is the tables' (`Planner.solve_best`; not asked where the time limit cut its ways
-    short, `Option.ways_cut_short`: no more questions of its)."""
+    whether widening moved it alone onto a node no job used. Its `solve_best` is asked last (`with_solve_best`)."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
     model = planner.catalog.model(job.model)  # its rollout's vLLM keeps LoRA slots for every module it supports
     release = planner.release_of(job.training)
@@ -129,7 +132,39 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
                      plan=(plan if spans is None else plan.with_caution(spans)).model_copy(
                          update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=None if engines is None else engines.size,
-                     rollout_engines=engines, solve_best=None if option.ways_cut_short else planner.solve_best(pool, job, option.plan))
+                     rollout_engines=engines)
+
+
+def with_solve_best(planner: Planner, fleet: Fleet, result: Answered, ways: Mapping[int, Option],
+                    until: float | None) -> Answered:
+    """`result` (a placement, or a purchase's) with each placed job's `solve_best`, the cheaper estimate `solve` gives
+    it on its trainer GPUs where its plan is the tables' (`Planner.solve_best`, of its way as placed: `ways`, job ->
+    option), asked last, in the placements' order, until the wall clock's `until` (a `time.monotonic()`: the answer's
+    deadline; None: none), a question asked before answered still; a job whose ways the time limit cut short
+    (`Option.ways_cut_short`) asks nothing. A question the time cut short (not asked by then, or its solve undecided)
+    is skipped, the job left without one: `solve_best_unasked` counts them, and ``solve best`` in
+    `wall_clock_stopped` says the wall clock cut them; once Ctrl-C has come (before, `result.interrupted`, or while
+    they are asked: then `interrupted`), the rest are skipped and counted so."""
+    by_name = {fleet.jobs[job].name: option for job, option in ways.items()}
+    placements: list[Placement] = []
+    unasked, cut, interrupted = 0, False, result.interrupted
+    with planner.asking_until(until):
+        for placed in result.placements:
+            option = by_name[placed.job]
+            asks, best = not option.ways_cut_short and planner.asks_solve_best(option.plan), None
+            if asks and interrupted:
+                unasked += 1
+            elif asks:
+                try:
+                    best = planner.solve_best(fleet.pools[option.pool], fleet.jobs[option.job], option.plan)
+                except WallClockPassed:
+                    cut, unasked = True, unasked + 1
+                except KeyboardInterrupt:  # the placement stands: the questions left are not asked
+                    interrupted, unasked = True, unasked + 1
+            placements.append(placed if best is None else placed.model_copy(update={"solve_best": best}))
+    return result.model_copy(update={
+        "placements": tuple(placements), "solve_best_unasked": unasked, "interrupted": interrupted,
+        "wall_clock_stopped": result.wall_clock_stopped + (("solve best",) if cut else ())})
 
 
 def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running: Sequence[RunningJob],

@@ -41,7 +41,7 @@ from solver.cluster.options import (
     keeps_running,
     pools_with_ways,
 )
-from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use, with_current
+from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use, with_current, with_solve_best
 from solver.cluster.reasons import (
     SmallerAsks,
     all_unplaced,
@@ -321,7 +321,8 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     until its second (each a `time.monotonic()`), with the seconds building the placement model took
     (`building_s`). Ctrl-C after the search (`interrupted` where it stopped the search) stops widening, the hints
     and the reasons, which are asked again with Ctrl-C held (`HoldInterrupt`), or marking the jobs that run now
-    (`with_current`), marked again so: the placement comes out as placed, `interrupted`."""
+    (`with_current`), marked again so: the placement comes out as placed, `interrupted`. Last, until the reasons'
+    deadline too, each placed job's `solve_best` (`with_solve_best`: those left unasked counted)."""
     hints_by, reasons_by = asked_by
     fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
     first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
@@ -353,13 +354,24 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
                            planning_s=planned.planning_s, building_s=building_s,
                            least_time_limit_s=least_time_limit_to_search_s(planned.planning_s, building_s),
                            interrupted=interrupted)
-    if not planned.running:
-        return result
+    if planned.running:
+        result = _marked_current(result, planner, planned, kept_most, final, widened, reasons_by)
+    # Last, within what is left of the time limit: solve's best on the placed jobs' trainer GPUs.
+    asked = with_solve_best(planner, fleet, result, {job: way for job, (way, _) in final.items()}, reasons_by)
+    return asked.model_copy(update={"wall_time_s": time.monotonic() - planned.started})
+
+
+def _marked_current(result: ClusterResult, planner: Planner, planned: _Planned, kept_most: int | None,
+                    final: dict[int, tuple[Option, list[int]]], widened: bool, until: float) -> ClusterResult:
+    """`result` with its placements and unplaced jobs marked as to the jobs that run now (`with_current`: with each
+    placed job's way and nodes as the placement ends, `final`; `widened`: whether it grew its jobs; its questions
+    asked until `until`, a `time.monotonic()`). Ctrl-C while they are marked leaves the placement as it stands,
+    marked again with Ctrl-C held (`HoldInterrupt`), `interrupted`."""
     # Not over every job's ways (some left out, or host memory rounded up): another placement may keep one more.
-    marked = partial(with_current, planner, fleet, running=planned.running, options=options,
+    marked = partial(with_current, planner, planned.fleet, running=planned.running, options=planned.options,
                      kept_most=None if planned.unproven else kept_most, undecided_jobs=planned.undecided_jobs,
-                     final=final, widens=widened, until=reasons_by)
-    if not interrupted:
+                     final=final, widens=widened, until=until)
+    if not result.interrupted:
         try:
             return marked(result)
         except KeyboardInterrupt:  # Ctrl-C while the running jobs are marked: the placement stands, as for widening

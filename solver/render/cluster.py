@@ -142,7 +142,8 @@ WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes
                     "ways": "working out the jobs' ways",
                     "reasons": "working out why the other pools of the jobs left out have no way for them",
                     "least priority": "the least priority that places each job left out",
-                    "stay notes": "weighing the wider ways of the running jobs kept beside idle GPUs"}
+                    "stay notes": "weighing the wider ways of the running jobs kept beside idle GPUs",
+                    "solve best": "asking solve's best on the trainer GPUs of the jobs placed on the tables' plans"}
 """The steps `ClusterResult.wall_clock_stopped` names, in words."""
 
 
@@ -222,6 +223,18 @@ def _solve_best_words(placement: Placement, best: Plan) -> str:
             f"{best.setting.label} ({best.evidence_and_single_gpu}; {best.cost / plan.cost:.2f}x the cost; "
             f"{best.prediction_words}); placed on the tables' {plan.setting.label} ({plan.evidence}), as the cluster "
             "takes the tables' plans first")
+
+
+def _solve_best_unasked(result: ClusterResult | PurchaseResult, names: OptionNames) -> list[Text]:
+    """The note on the placed jobs on the tables' plans whose `solve_best` the time limit (or Ctrl-C) left unasked
+    (`ClusterResult.solve_best_unasked`), how many; none where every one was asked."""
+    if not result.solve_best_unasked:
+        return []
+    came, raise_limit = (("Ctrl-C came", "") if result.interrupted and "solve best" not in result.wall_clock_stopped
+                         else ("the time limit ran out", f"; raise {names.time_limit}"))
+    return [Text(f"note: {came} before solve's best on their trainer GPUs was asked for "
+                 f"{counted(result.solve_best_unasked, 'job')} placed on the tables' plans (where it is a cheaper "
+                 f"estimate, a line under the pool's table names it{raise_limit})", style="yellow")]
 
 
 def _as_the_gpus_lie(here: list[Placement]) -> list[Placement]:
@@ -378,7 +391,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
     renderables += [*_move_reasons(result.placements), *_placed_cautions(result.placements),
-                    *_no_rollout_gpus_given(result.placements, fleet, names)]
+                    *_no_rollout_gpus_given(result.placements, fleet, names), *_solve_best_unasked(result, names)]
     if result.unplaced:
         renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
                                                            f"{len(fleet.jobs)}"))
@@ -674,7 +687,7 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
         lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names,
                                 _named_releases(result.placements, fleet)))
     lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
-              *_no_rollout_gpus_given(result.placements, fleet, names)]
+              *_no_rollout_gpus_given(result.placements, fleet, names), *_solve_best_unasked(result, names)]
     if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
         pools = "with the nodes bought" if result.gpus else "as they are"
         beside = ("the jobs placed (the required ones, then the most priority of the others)"
