@@ -46,6 +46,7 @@ from solver.rules import (
     rope_theta_to_set,
     sp_gpus_violation,
     splits_batch,
+    transformers_4_way_out,
     transformers_5_words,
     whole_nodes_violation,
 )
@@ -2073,7 +2074,8 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095`` to ``:1112`` alike), so each checkpoint's adapter config is
     cut short at ``"target_parameters":``; vLLM reads it with ``json.load`` (``lora/peft_helper.py:108`` to ``:109`` in
     vLLM 0.19.1) as the explorer reloads the adapter at each weight sync (``common/models/vllm_model.py:570`` to
-    ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE on CPU (docs/trinity.md)."""
+    ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE on CPU (docs/trinity.md). Its ways out
+    are the plan's caution's: under 0.5 transformers 4 first (`transformers_4_way_out`)."""
     configs = checks.value(LORA_CONFIGS)
     if (lora_moe_unsaved_words(model, checks.version, checks.experts) is None or not isinstance(configs, list)
             or len(configs) != 1 or not isinstance(configs[0], Mapping)):
@@ -2102,8 +2104,8 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
         "which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each "
         "checkpoint's lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a "
         f"set of module names by then, are not saved split{made}), so the explorer's vLLM fails to reload the adapter "
-        "at the first weight sync (json.load), and so does any later load of it: train "
-        f"{model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
+        f"at the first weight sync (json.load), and so does any later load of it: "
+        f"{transformers_4_way_out(checks.version)}train {model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
         "target_parameters as a list before the run"))
 
 
