@@ -2048,7 +2048,7 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
         "fsdp2): the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off"),)
     assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4)[-1] == (
         "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy "
-        "fsdp2, got none (Trinity before 0.6 takes fsdp)")
+        "fsdp2, got none (Trinity before 0.6 takes fsdp; 0.6, fsdp2)")
     # A config said to be Trinity 0.6's (--trinity-version 0.6) runs fsdp2, its default, and Offload counts.
     for_06 = read_trinity_config(text, "t.yaml", {}, "0.6")
     assert for_06.offload and not any("trainer_strategy" in note for note in for_06.notes)

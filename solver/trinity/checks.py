@@ -150,6 +150,7 @@ from solver.trinity.reader import (
     sequence_counted_roles,
     trainer_strategy,
     turned_off,
+    unset_strategy_words,
 )
 
 if TYPE_CHECKING:
@@ -1863,7 +1864,7 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
     trainer's or the actor's) has the trainer strategy fsdp2."""
     given = checks.value(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, checks.mapping, version)
-    got = yaml_brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
+    got = yaml_brief(given) if given else f"none ({unset_strategy_words(version)})"
     noted = (("trainer", "offload_policy"), offload_path("actor", "offload_policy")) if actor_noted else ()
     for policy in [("trainer", "offload_policy"), *(offload_path(role, "offload_policy") for role in ROLES)]:
         if policy in noted:
