@@ -2245,7 +2245,9 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)
-    _check_no_such_keys(checks, said_05 | _check_misspelt_keys(checks, version), version)
+    said = said_05 | _check_misspelt_keys(checks, version)
+    _check_no_such_keys(checks, said, version)
+    _check_keys_06_drops(checks, version, said)
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
@@ -2426,6 +2428,37 @@ def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: T
                                                                          for below in refused):
             checks.add(ConfigProblemCode.UNKNOWN_KEY, _some_lack_words(
                 path, [name for name in lacked_by if name in chosen], [name for name in having if name in chosen]))
+
+
+DROPPED_NEAR_CUTOFF = 0.8
+"""How alike (difflib's ratio) a key that Trinity 0.6's ``veRLConfig`` drops must be to one its section has for the
+line to name that one: 0.8 takes ``lrr`` for ``lr`` and ``ppo_mini_batchsize`` for ``ppo_mini_batch_size``."""
+
+
+def _check_keys_06_drops(checks: _ConfigChecks, version: TrinityVersion | None, said: frozenset[Path]) -> None:
+    """Check, where the release may be Trinity 0.6 (`version` not 0.5), for keys under ``trainer.trainer_config``
+    (`UNCHECKED_SECTION`) that the typed ``veRLConfig`` its trainer on verl before 0.8 builds the section into lacks
+    (`TrinityRelease.verl_legacy`, 0.6.0's): ``build_dataclass_from_mapping`` drops each (``trinity/common/
+    dataclass_utils.py:17`` to ``:21``), so the config loads and the key does nothing there; the line names the key of
+    its section most alike (`DROPPED_NEAR_CUTOFF`), where one is. Below a field typed as verl's own dataclass, whose
+    keys are the installed verl's, nothing is judged; nor is what verl 0.8 or later does with the key. Left to their
+    own lines: a key `said` (and those below it), one rft-solver reads (`READ_KEYS`), Trinity 0.6's keys that 0.5
+    lacks (`KEYS_05_LACKS`: a role's ``engine``) and the ref's ``model`` (`REF_MODEL_KEY`)."""
+    section = value_at(checks.mapping, UNCHECKED_SECTION)
+    if version == "0.5" or not isinstance(section, Mapping):
+        return
+    legacy = [release.verl_legacy for name, release in load_trinity_fields().releases.items()
+              if release.verl_legacy is not None and (version is None or name.startswith(f"{version}."))]
+    for below in legacy[0].lacked(section) if len(legacy) == 1 else ():
+        path = (*UNCHECKED_SECTION, *(str(key) for key in below))
+        if (any(path[:len(above)] == above for above in said) or path[-1] in READ_KEYS.get(path[:-1], ())
+                or path in KEYS_05_LACKS or path == REF_MODEL_KEY):
+            continue
+        known = legacy[0].sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ())
+        near = difflib.get_close_matches(path[-1], known, n=1, cutoff=DROPPED_NEAR_CUTOFF)
+        checks.add(ConfigProblemCode.KEY_DROPPED, (
+            f"{dotted(path)}: Trinity 0.6 on verl before 0.8 drops it (its veRLConfig has no such key there), so it "
+            f"does nothing{f'; did you mean {near[0]}?' if near else ''}"))
 
 
 def _some_lack_words(path: Path, lacking: list[str], having: list[str]) -> str:
