@@ -513,8 +513,8 @@ def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None, experts
     config saved cut short, which vLLM fails to reload (`transformers_5_words`: the releases that run into it); None
     for any other model, and under a release that holds the experts `separate` (`experts`: 0.5.1's transformers 4,
     where PEFT converts nothing). Under 0.5 it names transformers 4 as a way out (`transformers_4_way_out`; 0.5.0's
-    ``vllm`` extra allows vLLM 0.10.2, ``transformers>=4.55.2``), as the config check's line does. A plan's caution (`solver.results.Plan.with_cautions`) and its LoRA key's comment
-    (`lora_configs_words`) say it."""
+    ``vllm`` extra allows vLLM 0.10.2, ``transformers>=4.55.2``), as the config check's line does. A plan's caution
+    (`solver.results.Plan.with_cautions`) and its LoRA key's comment (`lora_configs_words`) say it."""
     if model.moe is None or not model.moe.peft_converts_experts or experts == "separate":
         return None
     return (f"{transformers_5_words(version)} PEFT makes the adapter's target_parameters a set, which Trinity's "

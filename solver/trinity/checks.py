@@ -2105,9 +2105,9 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
         "which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each "
         "checkpoint's lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a "
         f"set of module names by then, are not saved split{made}), so the explorer's vLLM fails to reload the adapter "
-        f"at the first weight sync (json.load), and so does any later load of it: "
-        f"{transformers_4_way_out(checks.version)}train {model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
-        "target_parameters as a list before the run"))
+        "at the first weight sync (json.load), and so does any later load of it: "
+        f"{transformers_4_way_out(checks.version)}train {model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), "
+        "or patch Trinity's _save_lora to write target_parameters as a list before the run"))
 
 
 def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
@@ -2440,8 +2440,9 @@ def _check_keys_06_drops(checks: _ConfigChecks, version: TrinityVersion | None, 
     (`UNCHECKED_SECTION`) that the typed ``veRLConfig`` its trainer on verl before 0.8 builds the section into lacks
     (`TrinityRelease.verl_legacy`, 0.6.0's): ``build_dataclass_from_mapping`` drops each (``trinity/common/
     dataclass_utils.py:17`` to ``:21``), so the config loads and the key does nothing there; the line names the key of
-    its section most alike (`DROPPED_NEAR_CUTOFF`), where one is. Below a field typed as verl's own dataclass, whose
-    keys are the installed verl's, nothing is judged; nor is what verl 0.8 or later does with the key. Left to their
+    its section most alike (`DROPPED_NEAR_CUTOFF`), where one is (none for verl's own, `OWN_KEYS_NEAR_READ`). Below a
+    field typed as verl's own dataclass, whose keys are the installed verl's, nothing is judged; nor is what verl 0.8
+    or later does with the key. Left to their
     own lines: a key `said` (and those below it), one rft-solver reads (`READ_KEYS`), Trinity 0.6's keys that 0.5
     lacks (`KEYS_05_LACKS`: a role's ``engine``) and the ref's ``model`` (`REF_MODEL_KEY`)."""
     section = value_at(checks.mapping, UNCHECKED_SECTION)
@@ -2455,7 +2456,8 @@ def _check_keys_06_drops(checks: _ConfigChecks, version: TrinityVersion | None, 
                 or path in KEYS_05_LACKS or path == REF_MODEL_KEY):
             continue
         known = legacy[0].sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ())
-        near = difflib.get_close_matches(path[-1], known, n=1, cutoff=DROPPED_NEAR_CUTOFF)
+        near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(path[-1], known, n=1,
+                                                                                     cutoff=DROPPED_NEAR_CUTOFF)
         checks.add(ConfigProblemCode.KEY_DROPPED, (
             f"{dotted(path)}: Trinity 0.6 on verl before 0.8 drops it (its veRLConfig has no such key there), so it "
             f"does nothing{f'; did you mean {near[0]}?' if near else ''}"))
