@@ -653,6 +653,7 @@ class ConfigProblemCode(str, Enum):
     TRAINER_KEYS_MERGED_REFUSED = "trainer-keys-merged-refused"
     UNKNOWN_KEY_REFUSED = "unknown-key-refused"
     UNKNOWN_KEY = "unknown-key"
+    KEY_DROPPED = "key-dropped"
     NO_SUCH_KEY_REFUSED = "no-such-key-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
