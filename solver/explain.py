@@ -43,6 +43,7 @@ from solver.solve import (
     checked,
     deadline_words,
     grid_words,
+    longer_limit_words,
     lowered_fewer,
     more_gpus_changes,
     new_solver,
@@ -248,8 +249,8 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if answer.status == "unknown":
         return (Reason(rule="undecided", detail=(
             f"the search ran out of time ({query.time_limit_given}{deadline_words()}) before it found "
-            f"a plan or proved that none exists: nothing is known to rule one out; a longer "
-            f"{query.option_names.time_limit} decides it")),)
+            f"a plan or proved that none exists: nothing is known to rule one out; {longer_limit_words(query)} "
+            "decides it")),)
     data = prepare(catalog, answer.gpu, query)
     if data.holds_no_plan(query):
         return (Reason(rule="memory_model" if query.estimate == "only" else "no_table", detail=answer.reason or ""),)

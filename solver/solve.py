@@ -291,6 +291,14 @@ def time_limit_words(query: Query) -> str:
     return f"{query.time_limit_words}{deadline_words()}"
 
 
+def longer_limit_words(query: Query) -> str:
+    """What lets a solve of `query` that ran out of time run on, in the caller's words (`Query.option_names`): ``a
+    longer time_limit_s`` (``--time-limit``); where this thread's `call_deadline` has passed (`deadline_words`), which
+    may be what cut it, ``a longer deadline_s (and time_limit_s, where that came first)``."""
+    limit = query.option_names.time_limit
+    return f"a longer deadline_s (and {limit}, where that came first)" if deadline_words() else f"a longer {limit}"
+
+
 def deadline_words() -> str:
     """Where this thread's `call_deadline` has passed, that it may have cut the solves short, in words to follow a
     time limit's: ``, or the call's deadline_s, which came first``; "" otherwise."""

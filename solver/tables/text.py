@@ -17,6 +17,8 @@ from decimal import Decimal
 from functools import lru_cache, wraps
 from typing import Any, TypeVar, get_args
 
+import yaml
+
 
 def require_printable(text: str) -> str:
     """`text`, if printable (no control characters, which would reach the terminal), else `ValueError`."""
@@ -445,6 +447,14 @@ def yaml_brief(value: Any) -> str:
     """A value a YAML or JSON file gave, as `brief` shows it but in the file's spelling: ``true``, ``null``,
     ``2024-01-01`` (Python's ``True``, ``None``, ``datetime.date(2024, 1, 1)`` are not what the user wrote)."""
     return _cut_repr(_YAML_BRIEF, value)
+
+
+def yaml_flow_text(text: str) -> str:
+    """`text` as YAML writes it within a flow mapping (``{model_config: ckpt/step-100}``), for a message to give as a
+    file's value: plain where YAML reads it back as the same text, else quoted as PyYAML's `safe_dump` quotes it
+    (``'#ckpt'``, ``'a: b'``, ``'*ckpt'``, ``'true'``, ``'8'``)."""
+    dumped: str = yaml.safe_dump([text], default_flow_style=True, allow_unicode=True, width=float("inf"))
+    return dumped.strip()[1:-1]  # the item alone, without the list's brackets
 
 
 def json_brief(value: Any) -> str:
