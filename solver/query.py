@@ -1046,7 +1046,7 @@ def make_query(
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
                       time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
-                      train_batch_size=train_batch_size, workers=workers)
+                      train_batch_size=train_batch_size, workers=workers, memory=memory)
     reference_model = counts_reference(reference_model, lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
@@ -1055,7 +1055,7 @@ def make_query(
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
                 ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
-                ("seed", seed, int), ("memory", memory, MemoryModel | None),
+                ("seed", seed, int),
                 ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
                 ("exact_source", exact_source, str),
                 ("rollout_gpus", rollout_gpus, int | None), ("total_gpus", total_gpus, int | None),
@@ -1105,17 +1105,17 @@ def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_mo
                       critic: CriticChoice | None, dpo: bool, estimate: EstimateMode, trinity_version: str | None,
                       token_budget: TokenBudgetMode | int, time_limit_s: float, margin: float | None,
                       host_ram_gb: float | None, node_gpus: int | None, train_batch_size: int | None,
-                      workers: int) -> None:
+                      workers: int, memory: MemoryModel | None) -> None:
     """`QueryError` (one line, naming the options as `option_names` do) where options that every query of a run
     shares, whatever its model, GPU type, budget and length, refuse it, as `make_query` checks them first: the run's
     kind (`lora_rank`, `reference_model`, `critic`, `dpo`: `check_dpo`), the `estimate` mode, the `trinity_version`,
     the `token_budget`, the time limit, the `margin`, a node's host memory (`host_ram_gb`: `check_host_ram`) and GPUs
-    (`node_gpus`), the `train_batch_size` and the `workers`. A map (`solver.map_plans`) checks them once, before any
-    cell."""
+    (`node_gpus`), the `train_batch_size`, the `workers` and the `memory` model. A map (`solver.map_plans`) checks
+    them once, before any cell."""
     check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int), ("dpo", dpo, bool), ("workers", workers, int),
                 ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int | None),
-                ("train_batch_size", train_batch_size, int | None))
+                ("train_batch_size", train_batch_size, int | None), ("memory", memory, MemoryModel | None))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
