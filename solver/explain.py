@@ -41,9 +41,9 @@ from solver.solve import (
     alternative_plan,
     answer_for,
     checked,
+    deadline_passed,
     deadline_words,
     grid_words,
-    longer_limit_words,
     lowered_fewer,
     more_gpus_changes,
     new_solver,
@@ -249,8 +249,8 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if answer.status == "unknown":
         return (Reason(rule="undecided", detail=(
             f"the search ran out of time ({query.time_limit_given}{deadline_words()}) before it found "
-            f"a plan or proved that none exists: nothing is known to rule one out; {longer_limit_words(query)} "
-            "decides it")),)
+            f"a plan or proved that none exists: nothing is known to rule one out; "
+            f"{query.option_names.longer_limit(deadline_passed())} decides it")),)
     data = prepare(catalog, answer.gpu, query)
     if data.holds_no_plan(query):
         return (Reason(rule="memory_model" if query.estimate == "only" else "no_table", detail=answer.reason or ""),)

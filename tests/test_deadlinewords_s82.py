@@ -72,6 +72,36 @@ def test_a_plan_call_cut_by_its_deadline_says_a_longer_deadline_s_in_its_explana
     assert [(reason.rule, reason.detail) for reason in answer.explanation] == [("undecided", UNDECIDED.format(
         limit="time_limit_s=10, or the call's deadline_s, which came first",
         longer="a longer deadline_s (and time_limit_s, where that came first)"))]
+    assert answer.deadline_passed
+    # Without the explanation, the line under the reason says the same.
+    (answer,) = solver.plan("14B", gpu="a100", max_model_len=32768, budget_gpus=4, deadline_s=1e-6)
+    assert answer.deadline_passed and solver.answers_text([answer]).splitlines()[1:3] == [
+        "no plan found within the time limit of 10 s, or the call's deadline_s, which came first",
+        ("a longer deadline_s (and time_limit_s, where that came first) lets the search find a plan or prove that "
+         "none exists")]
+
+
+def test_a_deadline_not_reached_leaves_the_time_limits_words() -> None:
+    (answer,) = solver.plan("14B", gpu="a100", max_model_len=32768, budget_gpus=4, deadline_s=600)
+    assert not answer.deadline_passed
+    unknown = answer.model_copy(update={"status": "unknown", "plans": (), "reason": "no plan found within the time "
+                                        "limit of 10 s"})
+    assert solver.answers_text([unknown]).splitlines()[2] == (
+        "a longer time_limit_s lets the search find a plan or prove that none exists")
+
+
+@pytest.mark.parametrize(("deadline_passed", "longer"), [
+    (False, "a longer time_limit_s"), (True, "a longer deadline_s (and time_limit_s, where that came first)")])
+def test_the_lines_under_plans_the_search_did_not_prove_name_what_cut_it(deadline_passed: bool, longer: str) -> None:
+    (answer,) = solver.plan("14B", gpu="a100", max_model_len=32768, budget_gpus=4, top=3)
+    assert len(answer.plans) == 2  # of the 3 asked for: a search cut short may find more
+    cut = answer.model_copy(update={"status": "feasible", "deadline_passed": deadline_passed})
+    lines = solver.answers_text([cut]).splitlines()
+    assert f"2 plans of the 3 asked for: the time limit stopped the search; {longer} may find more, and better ones" \
+        in lines
+    one = cut.model_copy(update={"plans": cut.plans[:1], "query": cut.query.model_copy(update={"top": 1})})
+    assert (f"the time limit stopped the search before it proved this plan the best: {longer} may find better ones"
+            in solver.answers_text([one]).splitlines())
 
 
 @pytest.fixture
