@@ -2,7 +2,8 @@
 
 - An explanation's ``undecided`` reason past the call's ``deadline_s`` (`solver.plan`'s, `answer_query`'s), which may be
   what cut the search short, names it as what to give more of (``a longer deadline_s (and time_limit_s, where that
-  came first) decides it``), in the caller's words; without a deadline, the time limit alone, as before.
+  came first) decides it``), in the caller's words, and so do the lines `answers_text` writes under such an answer
+  (`Answer.deadline_passed`); without a deadline, the time limit alone, as before.
 - A map's margin, host memory, node size, train batch, workers and memory model are refused once, before any cell's
   query (`check_run_options`), not at its first cell: before the rows' own refusals too.
 - A cluster file's ``model`` or ``model_config`` that a message gives back as the file's value (``model_config:
