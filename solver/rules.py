@@ -1163,6 +1163,14 @@ class OptionNames(NamedTuple):
         `trinity_05` names 0.5's: ``--trinity-version 0.5.1``, or ``version="0.5.1"``."""
         return self.trinity_05.replace("0.5", release)
 
+    def longer_limit(self, deadline_passed: bool = False) -> str:
+        """What lets a search that ran out of time run on, as the caller names it: ``a longer --time-limit``, or ``a
+        longer time_limit_s``; where the call's deadline_s had passed (`deadline_passed`), which may be what cut it
+        short, ``a longer deadline_s (and time_limit_s, where that came first)``."""
+        if deadline_passed:
+            return f"a longer deadline_s (and {self.time_limit}, where that came first)"
+        return f"a longer {self.time_limit}"
+
     def joined(self, options: Sequence[str]) -> str:
         """Several options given together, as the caller writes them: ``--sp 2 --no-env``, ``sp=2, env=False``."""
         return (", " if self.keywords else " ").join(options)
