@@ -3035,7 +3035,7 @@ def test_a_plan_that_takes_the_whole_budget_says_how_to_keep_gpus_for_the_rollou
     assert status == 0 and out.splitlines()[1].endswith("(none left for rollout)")
     assert out.splitlines()[2].startswith(
         f"for rollout    --total-gpus {budget} --rollout-gpus {kept} keeps {kept} of the {budget} for it: vanilla on "
-        f"{trainer}, 8192 tokens, {budget / (budget - kept):.2f}x the step time (")
+        f"{trainer}, 8192 tokens, {budget / (budget - kept):.2f}x the relative step time (")
     status, out, _ = cli(*flags, "--total-gpus", str(budget), "--rollout-gpus", str(kept))
     trainer = f"{budget - kept} of {budget - kept} GPU{'s' if budget - kept > 1 else ''}"
     assert status == 0 and f"vanilla on {trainer}, with {kept} rollout GPU" in out.splitlines()[1]
@@ -3073,7 +3073,7 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
     assert status == 0 and out.splitlines()[1:3] == [
         "plan           SP=4 on 4 of 4 GPUs (none left for rollout)",
         ("for rollout    --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
-         "GPUs, 32768 tokens, 3.42x the step time (documented)")]
+         "GPUs, 32768 tokens, 3.42x the relative step time (documented)")]
     status, out, _ = cli(*flags, "--gpus", "2", "--rollout-gpus", "2")
     assert status == 0 and out.splitlines()[1] == (
         "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs")
@@ -3092,7 +3092,7 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
     status, out, _ = cli(*flags, "--gpus", "4", "--exact")
     assert status == 0 and out.splitlines()[2] == (
         "for rollout    --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
-        "GPUs, 32768 tokens, 3.42x the step time (documented)")
+        "GPUs, 32768 tokens, 3.42x the relative step time (documented)")
     assert run_json(cli, *flags, "--gpus", "4", "--exact")[1][0]["rollout_kept"]["rollout_gpus"] == 2
     # Where the rollout has GPUs (or a place elsewhere: 0), or the budget is the planner's, nothing is asked.
     for given in (("--gpus", "4", "--rollout-gpus", "0"), ("--gpus", "4", "--rollout-gpus", "1"),
@@ -3305,8 +3305,8 @@ def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cl
     assert "plan           Env on 6 of 6 GPUs (none left for rollout)\nfor rollout    --total-gpus 6 " in cli(*flags)[1]
     two = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k")[1]  # two GPUs have one to spare
     assert ("plan           vanilla on 2 of 2 GPUs (none left for rollout)\nfor rollout    --total-gpus 2 "
-            "--rollout-gpus 1 keeps 1 of the 2 for it: vanilla on 1 trainer GPU, 8192 tokens, 2.00x the step time "
-            "(documented)\n") in two
+            "--rollout-gpus 1 keeps 1 of the 2 for it: vanilla on 1 trainer GPU, 8192 tokens, 2.00x the relative step "
+            "time (documented)\n") in two
     assert "plan           Env on 6 of 6 GPUs\n" in cli(*flags, "--rollout-gpus", "0")[1]
     assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
 
@@ -3354,7 +3354,7 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     # (which would ask for the batch already given).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256")
     assert status == 0 and ("other batch    with a train batch that 3 data-parallel ranks divide: Env + SP=2 on 6 "
-                            "GPUs, 0.57x the step time (documented)") in out
+                            "GPUs, 0.57x the relative step time (documented)") in out
     [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size",
                               "256", "--json")[1])
     [unbatched] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--json")[1])
@@ -3372,7 +3372,7 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     out = cli("--model", "8B", "--gpu", "a100", "--minimize", "gpus", "--no-offload", "--len", "8192",
               "--train-batch-size", "4")[1]
     assert ("other batch    with a train batch that 3 data-parallel ranks divide: Env on 3 GPUs, 1 GPU fewer, 1.35x "
-            "the step time (estimated)") in out
+            "the relative step time (estimated)") in out
     # --top's note on the plans it leaves out names the batch they were ranked within.
     out = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256",
               "--top", "3")[1]

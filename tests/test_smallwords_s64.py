@@ -186,7 +186,7 @@ def test_the_rollout_hint_names_the_gpus_asked_for_in_all(cli: Cli):
     status, out, _ = cli(*flags, "--gpus", "4")
     assert status == 0 and out.splitlines()[2] == (
         "for rollout    --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
-        "GPUs, 32768 tokens, 3.42x the step time (documented)")
+        "GPUs, 32768 tokens, 3.42x the relative step time (documented)")
     # Asked so, those flags give the plan the line names.
     status, out, _ = cli(*flags, "--total-gpus", "4", "--rollout-gpus", "2")
     assert status == 0
