@@ -711,10 +711,11 @@ def _own_budget_written(plan: Plan, key: str, given: _GivenBudgets) -> float:
     plan's. Else it is kept where verl takes it and the plan counts as much or more: at least the least that holds a
     sequence of the plan's length at its SP (`least_token_budget`; the critic's at its own, `_budget_sp`; verl
     asserts that a micro-batch, budget x SP tokens, holds the batch's longest, ``utils/seqlen_balancing.py:382`` in
-    0.7.0, and splits the batch into more micro-batches below the plan's), and at most the plan's budget, which, but for the critic's, is at most what the
-    config's roles take (`_most_roles_take`: a plan asked above that, ``--token-budget``, would have no effect on verl
-    before 0.8 were the roles kept below it; the critic's caps no plan, and the memory model counts the critic's own
-    update at the plan's budget, `solver.memory.critic_pass_gib`, so a lower one of its own is kept all the same).
+    0.7.0, and splits the batch into more micro-batches below the plan's), and at most the plan's budget, which, but
+    for the critic's, is at most what the config's roles take (`_most_roles_take`: a plan asked above that,
+    ``--token-budget``, would have no effect on verl before 0.8 were the roles kept below it; the critic's caps no
+    plan, and the memory model counts the critic's own update at the plan's budget, `solver.memory.critic_pass_gib`,
+    so a lower one of its own is kept all the same).
     Else it is the plan's: above it, the role would take more tokens per GPU than the plan counts; below the least,
     Trinity raises it (the rollout's and the critic's value forward's, filled from a raised one, it never raises:
     verl stops, `solver.trinity.keys.FORWARD_BUDGETS`); where the plan's is below that least (a critic's at its own
