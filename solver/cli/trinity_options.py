@@ -248,8 +248,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     length_note: str | None = None  # the length written that prompt and response leave unused, or prompts take
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
-        patched, warnings, length_note = _patched_config(args, config_text, best, model, answers[0].gpu, catalog, config,
-                                                    node_gpus)
+        patched, warnings, length_note = _patched_config(args, config_text, best, model, answers[0].gpu, catalog,
+                                                         config, node_gpus)
         files[args.write] = patched.text
         notes += warnings
     write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
@@ -592,8 +592,8 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
     ``trainer``, which 0.5 refuses), a length no sequence uses or prompts take (`length_note`), the roles' and the
     critic's own token budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach (`YARN_TRAINER`), a
-    lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm, with the
-    word on its other variable, `rocm_env_note`)."""
+    lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm,
+    with the word on its other variable, `rocm_env_note`)."""
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
     from solver.rules import one_sequence_per_micro_batch, token_budget
     from solver.trinity import (
