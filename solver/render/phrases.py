@@ -36,8 +36,8 @@ def cost_ratio_words(other: Plan, plan: Plan) -> str:
 def room_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """What the margin that the best `plan`'s thin-headroom caution names (``--margin 0.04``, as `names` name it)
     gives: its best plan (its GPUs, setting, length, relative step time against `plan`'s, `cost_ratio_words`,
-    evidence and, estimated, its memory at that margin), or that none trains it then; None where the answer did not ask (`Answer.room_kept`). The
-    summary's ``more room`` row and the ranking's note on plan #1 say it."""
+    evidence and, estimated, its memory at that margin), or that none trains it then; None where the answer did not
+    ask (`Answer.room_kept`). The summary's ``more room`` row and the ranking's note on plan #1 say it."""
     if (kept := answer.room_kept) is None:
         return None
     margin = names.valued(names.named("margin"), f"{kept.margin:.2f}")
