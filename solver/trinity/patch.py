@@ -1513,14 +1513,14 @@ def _change_places(text: str, patched: str, name: str,
                    differences: list[_Difference]) -> dict[tuple[str, ...], tuple[str, ...]]:
     """The `differences` between the config `text` and its `patched` copy whose change is made at another place in
     the file (an anchor an alias repeats, or a ``<<: *anchor`` merges in: `_place`), each with that place: where the
-    config had a removed key, and where the copy holds a set one. None without aliases (`aliased_anchors`)."""
+    copy holds the key (a set one, or a removed one the patch set to null, as `_delete` does a key a ``<<`` merges
+    in), else where the config had it (a removed one the patch deleted). None without aliases (`aliased_anchors`)."""
     if not aliased_anchors(text):
         return {}
-    documents = {removed: load_config_mapping(source, name, YAML(typ="rt", pure=True))
-                 for removed, source in ((True, text), (False, patched))}
-    firsts = {removed: _first_places(document) for removed, document in documents.items()}
-    places = {difference.path: _place(documents[difference.removed], difference.path, firsts[difference.removed])
-              for difference in differences}
+    config, copy = (load_config_mapping(source, name, YAML(typ="rt", pure=True)) for source in (text, patched))
+    config_firsts, copy_firsts = _first_places(config), _first_places(copy)
+    places = {difference.path: _place(copy, difference.path, copy_firsts)
+              or _place(config, difference.path, config_firsts) for difference in differences}
     return {path: place for path, place in places.items() if place not in (None, path)}
 
 
