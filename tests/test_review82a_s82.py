@@ -88,3 +88,55 @@ def test_the_entries_without_written_at_applied_to_the_text_give_the_written_cop
     assert cli("--from-config", str(config), "--gpu", "h100", "--write", str(written))[0] == 0
     assert _unset_dropped(load_config_mapping(_edited(text, changes), "e")) == _unset_dropped(
         load_config_mapping(written.read_text(encoding="utf-8"), "w"))
+
+
+CRITIC_SP = """\
+algorithm: {algorithm_type: ppo, repeat_times: 8}
+buffer: {batch_size: 96}
+model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 2048, max_response_tokens: 30720, max_model_len: 32768}
+cluster: {node_num: 1, gpu_per_node: 8}
+explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}
+trainer:
+  ulysses_sequence_parallel_size: 2
+  max_token_len_per_gpu: 32768
+  trainer_config:
+    critic: {ulysses_sequence_parallel_size: 1, ppo_max_token_len_per_gpu: 20000}
+"""
+"""PPO on Qwen3-8B at 32768 tokens on 6 trainer H20s at SP 2, the critic at an SP of its own, 1, with a budget of its
+own, 20000: at least ceil(32768 / 2) = 16384, so ``--write`` keeps it (criticbudget), as at the plan's SP."""
+CRITIC = "trainer.trainer_config.critic"
+
+
+@pytest.mark.parametrize("version", ["0.5", None])
+def test_write_sets_the_critics_own_sp_to_the_plans_where_it_judges_its_budget(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str | None) -> None:
+    # Before, the copy kept the critic's SP 1 beside the budget it kept as holding a sequence at the plan's SP 2:
+    # 20000 x SP 1 holds none of 32768 tokens, so Trinity 0.5 raises it to 32768 (``_adjust_token_len_if_needed``,
+    # trainer/verl/verl_config.py:610 in 0.5.2), more than the plan counts, and --write warned of its own copy (two
+    # lines, with --trinity-version 0.5). The critic's SP is now the plan's, as the roles' own SP is.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config, written = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    config.write_text(CRITIC_SP, encoding="utf-8")
+    options = ("--gpu", "h20", *(("--trinity-version", version) if version else ()))
+    status, out, _ = cli("--from-config", str(config), *options, "--json")
+    assert status == 0 and [change for change in json.loads(out)[0]["config_keys_changed"]
+                            if change["key"].startswith(f"{CRITIC}.u")] == [
+        {"key": f"{CRITIC}.ulysses_sequence_parallel_size", "config_value": 1, "plan_value": 2}]
+    status, _, err = cli("--from-config", str(config), *options, "--write", str(written))
+    assert status == 0 and "warning" not in err
+    copy = written.read_text(encoding="utf-8")
+    assert "    critic: {ulysses_sequence_parallel_size: 2, ppo_max_token_len_per_gpu: 20000, model: " in copy
+    status, out, _ = cli("--from-config", str(written), *options, "--check", "--json")
+    (answer,) = json.loads(out)
+    assert status == 0 and answer["config_keys_changed"] == [] and not any(
+        "SP 1" in problem for problem in answer["current"]["config_problems"])
+
+
+def test_a_critic_of_another_model_keeps_its_own_sp(cli: Cli, tmp_path: Path) -> None:
+    # rft-solver does not know another critic model's heads, which the plan's SP may not divide: left to the user
+    config = tmp_path / "c.yaml"
+    config.write_text(CRITIC_SP.replace("max_model_len: 32768}", "max_model_len: 32768, critic_model_path: "
+                                        "/models/critic}"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
+    assert status == 0 and not any(change["key"] == f"{CRITIC}.ulysses_sequence_parallel_size"
+                                   for change in json.loads(out)[0]["config_keys_changed"])

@@ -823,7 +823,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
       of the plan's length at its SP, or repeating the budget it is filled from, is set to the plan's budget; one
       between, a lower limit of the user's own that verl takes, is kept (`own_budget_change` says why).
       A role's own SP (`ROLE_SP_KEYS`), which Trinity with verl before 0.8 takes over the trainer's, is set to the
-      plan's.
+      plan's; so is the critic's, where the algorithm trains one of the model itself (`_critic_sp_keys`).
 
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping, or a cluster that cannot be read (`cluster_trainer_gpus`);
