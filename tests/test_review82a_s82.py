@@ -29,8 +29,12 @@ MERGED_ROPE = ("algorithm: {algorithm_type: grpo, repeat_times: 8}\nbuffer: {bat
 """Qwen3-8B at 16384 tokens, its stale YaRN merged into ``model`` from an anchor (``base``, as test_aliaskeys_s82's
 "alias of model"): ``--write`` removes ``model.rope_scaling``, null there, the anchor left as it is (it may be
 others')."""
+IN_A_LIST = (CONFIGS["aliases of aliases"][0].split("trainer: ")[0]
+             + "anchors: [&t {ulysses_sequence_parallel_size: 1}]\ntrainer: *t\n")
+"""The trainer's section an alias of a mapping anchored in a list, which no dotted key names: the change is named at
+the trainer's keys (no ``written_at``: before, ``anchors.0.ulysses_sequence_parallel_size``) and at the list, whole."""
 TEXT_CONFIGS = {**{name: text for name, (text, version) in CONFIGS.items() if version is None},
-                "merged rope_scaling": MERGED_ROPE}
+                "merged rope_scaling": MERGED_ROPE, "anchor in a list": IN_A_LIST}
 
 
 def _unset_dropped(value: Any) -> Any:
@@ -140,3 +144,14 @@ def test_a_critic_of_another_model_keeps_its_own_sp(cli: Cli, tmp_path: Path) ->
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
     assert status == 0 and not any(change["key"] == f"{CRITIC}.ulysses_sequence_parallel_size"
                                    for change in json.loads(out)[0]["config_keys_changed"])
+
+
+def test_a_mapping_anchored_in_a_list_is_named_at_its_alias_and_the_list_whole(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(IN_A_LIST, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json")
+    assert status == 0 and json.loads(out)[0]["config_keys_changed"] == [
+        {"key": "trainer.ulysses_sequence_parallel_size", "config_value": 1, "plan_value": 2},
+        {"key": "trainer.max_token_len_per_gpu", "config_value": None, "plan_value": 16384},
+        {"key": "anchors", "config_value": [{"ulysses_sequence_parallel_size": 1}],
+         "plan_value": [{"ulysses_sequence_parallel_size": 2, "max_token_len_per_gpu": 16384}]}]

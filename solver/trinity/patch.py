@@ -1525,18 +1525,17 @@ def _change_places(text: str, patched: str, name: str,
 
 
 def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
-    """Each mapping's and list's place in `data` (a round trip's, with its anchors) by id: the first path to it
-    through keys of the mappings' own (not ones a ``<<`` merges in) in the file's order, its anchor's."""
+    """Each mapping's place in `data` (a round trip's, with its anchors) by id: the first path to it through keys of
+    the mappings' own (not ones a ``<<`` merges in) in the file's order, its anchor's; but not through a list, which
+    no dotted key names (`_differences` names it whole): a mapping anchored in one is placed at an alias of it."""
     firsts: dict[int, tuple[str, ...]] = {}
     stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
     while stack:
         value, path = stack.pop()
-        if id(value) in firsts or not isinstance(value, Mapping | list):
+        if id(value) in firsts or not isinstance(value, CommentedMap):
             continue
         firsts[id(value)] = path
-        items = [(key, item) for key, item in value.items() if key in value._ok] if isinstance(
-            value, CommentedMap) else enumerate(value)
-        stack.extend(reversed([(item, (*path, str(key))) for key, item in items]))
+        stack.extend(reversed([(item, (*path, str(key))) for key, item in value.items() if key in value._ok]))
     return firsts
 
 
@@ -1544,13 +1543,13 @@ def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[st
     """Where in the file (a round trip's `data`, its containers' `firsts`, `_first_places`) the key at `path` is
     written: its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
     mapping it merges that holds it. None where `data` has no such key as written (a key YAML 1.1 reads otherwise
-    than ruamel's YAML 1.2, such as ``on``)."""
+    than ruamel's YAML 1.2, such as ``on``), or that mapping is in a list alone (`_first_places`)."""
     node: Any = data
     for part in path[:-1]:
         node = node.get(part) if isinstance(node, CommentedMap) else None
     while isinstance(node, CommentedMap) and path[-1] not in node._ok:  # merged in: from the first that holds it
         node = next((merged for merged in node.merge if path[-1] in merged), None)
-    return None if node is None else (*firsts[id(node)], path[-1])
+    return None if node is None or id(node) not in firsts else (*firsts[id(node)], path[-1])
 
 
 def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
