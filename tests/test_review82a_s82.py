@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 from test_aliaskeys_s82 import CONFIGS, YARN
+from test_criticbudget_s82 import BASE
 
 from solver.trinity import load_config_mapping
 
@@ -94,18 +95,7 @@ def test_the_entries_without_written_at_applied_to_the_text_give_the_written_cop
         load_config_mapping(written.read_text(encoding="utf-8"), "w"))
 
 
-CRITIC_SP = """\
-algorithm: {algorithm_type: ppo, repeat_times: 8}
-buffer: {batch_size: 96}
-model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 2048, max_response_tokens: 30720, max_model_len: 32768}
-cluster: {node_num: 1, gpu_per_node: 8}
-explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}
-trainer:
-  ulysses_sequence_parallel_size: 2
-  max_token_len_per_gpu: 32768
-  trainer_config:
-    critic: {ulysses_sequence_parallel_size: 1, ppo_max_token_len_per_gpu: 20000}
-"""
+CRITIC_SP = BASE + "    critic: {ulysses_sequence_parallel_size: 1, ppo_max_token_len_per_gpu: 20000}\n"
 """PPO on Qwen3-8B at 32768 tokens on 6 trainer H20s at SP 2, the critic at an SP of its own, 1, with a budget of its
 own, 20000: at least ceil(32768 / 2) = 16384, so ``--write`` keeps it (criticbudget), as at the plan's SP."""
 CRITIC = "trainer.trainer_config.critic"
