@@ -249,6 +249,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
         *_critic_keys(plan, version, version_option, readings),
+        *_critic_sp_keys(plan, readings),
         *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
         *(_micro_batch_keys("critic") if padded else []),
     ]
@@ -607,6 +608,21 @@ def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str
               for section in (CRITIC_MODEL_FSDP, *([CRITIC_ENGINE] if version != "0.5" else []))
               for flag, value in zip(OFFLOAD_FLAGS, CRITIC_FLAGS[plan.critic], strict=True)),
             *([strategy] if plan.critic == "offloaded" else [])]
+
+
+def _critic_sp_keys(plan: Plan, readings: _ConfigReadings) -> list[PlanKey]:
+    """The critic's own SP (`CRITIC_SP_KEY`) where a config sets it and its algorithm trains a critic
+    (`trains_critic`): the plan's, as a role's (`_role_keys`). Trinity with verl before 0.8 runs the critic at its own
+    SP over the trainer's (``set_if_none``, ``trainer/verl/verl_config.py:597`` in 0.5.2, ``common/verl_config.py:585``
+    in 0.5.1, ``verl_legacy/verl_config.py:604`` in 0.6.0) and raises its token budget to hold a sequence at it
+    (``_adjust_token_len_if_needed``, ``:610``, ``:597``, ``:617``), where the plans count the critic at their SP and
+    ``--write`` judges its budgets there (`_own_budget_written`). Not where the critic is another model
+    (``model.critic_model_path``), whose heads the plan's SP may not divide (rft-solver does not know them)."""
+    critic_model = readings.value(("model", "critic_model_path"))
+    if not trains_critic(readings.value(("algorithm", "algorithm_type"))) or critic_model not in (
+            None, "", readings.value(("model", "model_path"))):
+        return []
+    return [PlanKey(path=CRITIC_SP_KEY, value=plan.sp, existing_only=True)]
 
 
 def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _ConfigReadings) -> list[PlanKey]:
