@@ -674,17 +674,17 @@ class _GivenBudgets(NamedTuple):
 
 def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None, plan: Plan) -> _GivenBudgets:
     """`_GivenBudgets` of a config (`readings`) for `plan`, its ref's forward as the Trinity release `version` runs
-    it."""
+    it, and the critic's own SP where ``--write`` keeps it (not where it writes the plan's: `_critic_sp_keys`)."""
     own_sp = readings.number(CRITIC_SP_KEY)
+    kept_sp = None if own_sp is None or _critic_sp_keys(plan, readings) else max(1, int(own_sp))
     return _GivenBudgets(_given_budgets(readings),
-                         ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version),
-                         None if own_sp is None else max(1, int(own_sp)))
+                         ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version), kept_sp)
 
 
 def _budget_sp(plan: Plan, key: str, given: _GivenBudgets) -> int:
     """The SP the own token budget `key` (dotted) is read at: the critic's two at the critic's own SP where the config
-    sets one (`_GivenBudgets.critic_sp`), which ``--write`` keeps (unlike the roles', its model may be another, whose
-    heads the plan's SP need not divide); else `plan`'s. Wherever the critic's own budgets are read, so is its SP:
+    sets one that ``--write`` keeps (`_GivenBudgets.critic_sp`: a critic of another model, whose heads the plan's SP
+    need not divide; a critic of the plan's model gets the plan's SP, `_critic_sp_keys`); else `plan`'s. Wherever the critic's own budgets are read, so is its SP:
     Trinity fills it from the trainer's only where unset (``set_if_none``, ``trainer/verl/verl_config.py:597`` in
     0.5.2, ``trainer/verl_legacy/verl_config.py:604`` in 0.6.0) and raises the critic's budget at it
     (``_adjust_token_len_if_needed``), and verl 0.7's critic runs at it, budget x SP tokens per micro-batch
