@@ -1525,13 +1525,18 @@ def _change_places(text: str, patched: str, name: str,
 
 
 def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
-    """Each mapping's and list's place in `data` (a round trip's, with its anchors) by id: the first path to it
-    through keys of the mappings' own (not ones a ``<<`` merges in) in the file's order, its anchor's."""
+    """Each mapping's and list's place in `data` (a round trip's, with its anchors) by id, and each anchored
+    scalar's (``&anchor 24576``, which its aliases are): the first path to it through keys of the mappings' own (not
+    ones a ``<<`` merges in) in the file's order, its anchor's."""
     firsts: dict[int, tuple[str, ...]] = {}
     stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
     while stack:
         value, path = stack.pop()
-        if id(value) in firsts or not isinstance(value, Mapping | list):
+        if id(value) in firsts:
+            continue
+        if not isinstance(value, Mapping | list):
+            if _anchored_scalar(value):
+                firsts[id(value)] = path
             continue
         firsts[id(value)] = path
         items = [(key, item) for key, item in value.items() if key in value._ok] if isinstance(
@@ -1541,16 +1546,27 @@ def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
 
 
 def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[str, ...]]) -> tuple[str, ...] | None:
-    """Where in the file (a round trip's `data`, its containers' `firsts`, `_first_places`) the key at `path` is
-    written: its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
-    mapping it merges that holds it. None where `data` has no such key as written (a key YAML 1.1 reads otherwise
-    than ruamel's YAML 1.2, such as ``on``)."""
+    """Where in the file (a round trip's `data`, its containers' and anchored scalars' `firsts`, `_first_places`)
+    the key at `path` is written: its anchor's place where its value is an alias of an anchored scalar, else its
+    mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the mapping it
+    merges that holds it. None where `data` has no such key as written (a key YAML 1.1 reads otherwise than ruamel's
+    YAML 1.2, such as ``on``)."""
     node: Any = data
     for part in path[:-1]:
         node = node.get(part) if isinstance(node, CommentedMap) else None
     while isinstance(node, CommentedMap) and path[-1] not in node._ok:  # merged in: from the first that holds it
         node = next((merged for merged in node.merge if path[-1] in merged), None)
-    return None if node is None else (*firsts[id(node)], path[-1])
+    if node is None:
+        return None
+    value = node.get(path[-1])
+    return firsts[id(value)] if _anchored_scalar(value) else (*firsts[id(node)], path[-1])
+
+
+def _anchored_scalar(value: Any) -> bool:
+    """Whether `value` (a round trip's) is a scalar with an anchor of its own (``&anchor 24576``): one object that
+    its aliases repeat, which the patch changes at the anchor alone."""
+    anchor = getattr(value, "anchor", None)
+    return not isinstance(value, Mapping | list) and anchor is not None and anchor.value is not None
 
 
 def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
