@@ -21,6 +21,7 @@ and walks its dataclass ``Config`` as ``OmegaConf.structured`` types it:
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import json
 import subprocess
@@ -43,6 +44,9 @@ HEADER = """\
 # sections: a section's path ("": the top; "*": an item of a list or mapping of sections) -> its field names.
 # open: a field typed Any or dict (Trinity keeps what the config writes there) -> the keys of its default.
 # null: the sections and open fields whose default is null (nothing is below them where the config leaves them out).
+# verl_legacy: the typed veRLConfig a release's trainer on verl before 0.8 builds trainer.trainer_config into (0.6.0's
+# trainer/verl_legacy/verl_config.py, read from its syntax tree), which drops a key a section lacks; paths below
+# trainer.trainer_config; open here also holds a field typed as verl's own dataclass, whose keys are not judged.
 """
 
 
@@ -109,7 +113,8 @@ def _walk_installed() -> None:
 
 
 def release_sections(wheel: Path) -> tuple[str, dict[str, Any]]:
-    """The release `wheel` holds (its file name's) and its sections, walked in a child Python."""
+    """The release `wheel` holds (its file name's) and its sections, walked in a child Python; with its legacy
+    trainer's ``veRLConfig`` (`legacy_sections`) where it has one."""
     release = wheel.name.split("-")[1]
     with tempfile.TemporaryDirectory() as folder:
         zipfile.ZipFile(wheel).extractall(folder)
@@ -119,9 +124,65 @@ def release_sections(wheel: Path) -> tuple[str, dict[str, Any]]:
             (Path(folder) / "ray.py").write_text("", encoding="utf-8")
         child = subprocess.run([sys.executable, __file__, "--walk"], cwd=folder, env={"PYTHONPATH": folder},
                                capture_output=True, text=True, check=False)
+        legacy = Path(folder) / LEGACY_CONFIG
+        verl_legacy = legacy_sections(legacy.read_text(encoding="utf-8")) if legacy.is_file() else None
     if child.returncode:
         raise SystemExit(f"{wheel}: walking its config failed:\n{child.stderr}")
-    return release, json.loads(child.stdout)
+    found = json.loads(child.stdout)
+    return release, found if verl_legacy is None else {**found, "verl_legacy": verl_legacy}
+
+
+LEGACY_CONFIG = "trinity/trainer/verl_legacy/verl_config.py"
+"""Where a release that runs verl before 0.8 apart (0.6.0) keeps the typed ``veRLConfig`` that its validator builds
+``trainer.trainer_config`` into with ``build_dataclass_from_mapping`` (``trinity/common/dataclass_utils.py``), which
+drops a key a dataclass lacks."""
+OPEN_ANNOTATIONS = frozenset(("dict", "Dict", "Any"))
+"""Annotations whose value ``build_dataclass_from_mapping`` keeps whole (``Optional`` of them too)."""
+
+
+def legacy_sections(source: str) -> dict[str, Any]:
+    """The sections of the dataclass ``veRLConfig`` in `source` (`LEGACY_CONFIG`'s text), read from its syntax tree,
+    not imported (that needs verl, and its torch): each dataclass of the module's own is a section, as
+    ``build_dataclass_from_mapping`` walks it; a field typed ``dict`` or ``Any`` is open (kept whole), and so is one
+    typed as a dataclass of verl's or built on one (``_CheckpointConfig(CheckpointConfig)``), or another module's
+    (``SynchronizerConfig``): its keys are the installed verl's, or read elsewhere, so none is judged below it. Paths
+    are relative to ``trainer.trainer_config``."""
+    classes = {node.name: node for node in ast.parse(source).body if isinstance(node, ast.ClassDef)}
+    own = {name for name, node in classes.items()
+           if all(isinstance(base, ast.Name) and base.id in classes for base in node.bases)}
+    sections: dict[str, list[str]] = {}
+    open_fields: dict[str, list[str]] = {}
+    null: list[str] = []
+
+    def fields(name: str) -> list[ast.AnnAssign]:
+        node = classes[name]
+        inherited = [field for base in node.bases if isinstance(base, ast.Name) for field in fields(base.id)]
+        return inherited + [item for item in node.body
+                            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+
+    def named(annotation: ast.expr) -> str | None:
+        if isinstance(annotation, ast.Subscript) and ast.unparse(annotation.value) in ("Optional", "Union"):
+            inner = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+            return next((found for each in inner if (found := named(each)) is not None), None)
+        text = ast.unparse(annotation.value if isinstance(annotation, ast.Subscript) else annotation)
+        return text if text in classes or text in OPEN_ANNOTATIONS or text[:1].isupper() else None
+
+    def walk(name: str, path: str) -> None:
+        sections[path] = sorted(field.target.id for field in fields(name))  # type: ignore[union-attr]
+        for field in fields(name):
+            at = f"{path}.{field.target.id}".removeprefix(".")  # type: ignore[union-attr]
+            kind = named(field.annotation)
+            if kind is None or kind in ("List", "Tuple", "Set", "Literal"):
+                continue
+            if isinstance(field.value, ast.Constant) and field.value.value is None:
+                null.append(at)
+            if kind in own:
+                walk(kind, at)
+            else:
+                open_fields[at] = []
+
+    walk("veRLConfig", "")
+    return {"sections": sections, "open": open_fields, "null": sorted(null)}
 
 
 def _flow(key: str, names: list[str], indent: int) -> str:
@@ -136,15 +197,22 @@ def _flow(key: str, names: list[str], indent: int) -> str:
     return "\n".join([*lines, line.removesuffix(", ") + "]"])
 
 
+def sections_block(found: dict[str, Any], indent: int) -> list[str]:
+    """The lines of `found`'s ``sections``, ``open`` and ``null`` at `indent` spaces."""
+    out = []
+    for kind in ("sections", "open"):
+        out.append(f"{' ' * indent}{kind}:")
+        out += [_flow(json.dumps(path), names, indent + 2) for path, names in sorted(found[kind].items())]
+    return [*out, _flow("null", found["null"], indent)]
+
+
 def main(wheels: list[str]) -> None:
     """Print ``tables/trinity-fields.yaml`` for `wheels`."""
     out = [HEADER.rstrip("\n"), "releases:"]
     for release, found in sorted(release_sections(Path(wheel)) for wheel in wheels):
-        out.append(f'  "{release}":')
-        for kind in ("sections", "open"):
-            out.append(f"    {kind}:")
-            out += [_flow(json.dumps(path), names, 6) for path, names in sorted(found[kind].items())]
-        out.append(_flow("null", found["null"], 4))
+        out += [f'  "{release}":', *sections_block(found, 4)]
+        if "verl_legacy" in found:
+            out += ["    verl_legacy:", *sections_block(found["verl_legacy"], 6)]
     print("\n".join(out))
 
 

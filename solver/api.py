@@ -83,6 +83,7 @@ from solver.results import (
     ClusterResult,
     CurrentSettings,
     GpuMap,
+    Placement,
     Plan,
     PurchaseResult,
     RolloutEngines,
@@ -383,6 +384,7 @@ def place(
     required: Sequence[str] | None = None,
     option_names: OptionNames = API_OPTIONS,
     current: ClusterResult | Path | str | None = None,
+    source: str | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
@@ -394,13 +396,16 @@ def place(
     `option_names` as `plan`'s (its reasons name ``minimize="nodes"``, ``solver.buy_nodes``, ``time_limit_s``),
     `current` the placement the fleet runs now, an earlier `place`'s `ClusterResult` or the path of an earlier
     ``solve cluster --json`` (its running jobs stay where they run unless moving one places more priority; each
-    placement says whether it stays, moves or starts). Raises `QueryError` (one line) for a bad option, `TableError`
-    for a bad cluster or `current` file."""
+    placement says whether it stays, moves or starts), `source` the cluster file a `Fleet` was read from, which a
+    refusal of a running job's LoRA targets under the release it runs on names as the file's others do (a path given
+    as `fleet` names itself). Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster or
+    `current` file."""
     from solver.cluster import place as place_jobs
     from solver.tables import running_releases  # a fleet's module: only where a placement is asked for
 
-    check_types(("option_names", option_names, OptionNames), ("current", current, ClusterResult | Path | str | None))
-    source = None if isinstance(fleet, Fleet) else str(fleet)
+    check_types(("option_names", option_names, OptionNames), ("current", current, ClusterResult | Path | str | None),
+                ("source", source, str | None))
+    source = source if source is not None or isinstance(fleet, Fleet) else str(fleet)
     fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
@@ -714,7 +719,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     (a config's ``model.model_path`` may name a model the planner does not know). `option_names`: how the notes name the
     options they point to (`API_OPTIONS`: this function's ``version="0.5"``; ``solve cluster`` passes `COMMAND_OPTIONS`,
     its flags). `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
-    from solver.cluster import JOB_RELEASE_KEY, POOL_HOST_RAM_SOURCE
+    from solver.cluster import POOL_HOST_RAM_SOURCE
     from solver.trinity import fragment_for, placed_on_words  # ruamel: only where a fragment is made
 
     check_types(("check_options", check_options, tuple | None), ("option_names", option_names, OptionNames))
@@ -724,7 +729,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
         model = ("--model-config", str(placed.model_config)) if placed.model_config is not None else ()
         check = None if check_options is None else fragment_check(placed.gpu, known, (*check_options, *model))
         placed_on = placed_on_words(placed.pool, placed.nodes, placed.keys.shared_gpus, placed.trainer_nodes)
-        names = option_names._replace(trinity_05=JOB_RELEASE_KEY) if placed.own_release else option_names
+        names = option_names._replace(trinity_05=placed.release_key) if placed.release_key else option_names
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
                                              option_names=names, check=check, placed_on=placed_on,
@@ -748,8 +753,9 @@ class _Placed(NamedTuple):
     """What a placement's fragment is made of, for `placement_configs` and `placement_settings`: the job's name, the
     GPU type (the placement's name for it, and whether it is an AMD one) and host memory its header words, the
     config.json the job's model was read from (None: a catalogue model), its keys' arguments, and its pool, nodes and
-    its trainer's nodes, which the header names (`placed_on_words`); and whether its release is the job's own
-    (`own_release`: its ``trinity_version``, no ``version=`` over it), which the fragment's comments name so."""
+    its trainer's nodes, which the header names (`placed_on_words`); and what gives its release where no ``version=``
+    does (`release_key`, which the fragment's comments name: the job's own ``trinity_version``, `JOB_RELEASE_KEY`; for
+    a job that runs now and names none, its plan's, `PLAN_RELEASE_KEY`; None: the caller's option)."""
 
     job: str
     gpu: str
@@ -763,7 +769,7 @@ class _Placed(NamedTuple):
     dpo: bool = False
     """Whether the job trains DPO (its ``dpo``): its fragment's header says the mode Trinity's DPO needs where its keys
     leave it (`Plan.dpo_mode_unset`: a cluster job reads no config)."""
-    own_release: bool = False
+    release_key: str | None = None
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -804,9 +810,24 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
                               model_config=model_configs.get(placement.job), keys=keys, pool=pool.name,
                               nodes=placement.nodes, trainer_nodes=placement.trainer_nodes, dpo=job.dpo,
-                              own_release=version is None and job.trinity_version is not None))
+                              release_key=_release_key(version, job.trinity_version, placement)))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
+
+
+def _release_key(version: str | None, own: str | None, placement: Placement) -> str | None:
+    """What gives the release of `placement`'s fragment, as its comments name it, where `version` (``version=``) does
+    not: the job's `own` ``trinity_version`` (`JOB_RELEASE_KEY`), else for a job that runs now its plan's
+    (`PLAN_RELEASE_KEY`: the release its running plan names, which the run's ``--trinity-version`` may not be); None
+    where `version` is given, or the plan's release is the run's (the caller's option names it)."""
+    from solver.cluster import JOB_RELEASE_KEY, PLAN_RELEASE_KEY
+
+    if version is not None:
+        return None
+    if own is not None:
+        return JOB_RELEASE_KEY
+    running = placement.current in ("stays", "moves") and placement.plan.trinity_version is not None
+    return PLAN_RELEASE_KEY if running else None
 
 
 def _written_for(plan: Plan, model: Model, version: str | None, planned: str) -> Plan:
@@ -1115,7 +1136,8 @@ def map_plans(
     # what every cell shares, refused once before any (each cell's query would refuse it alike)
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
-                      time_limit_s=time_limit_s)
+                      time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
+                      train_batch_size=train_batch_size, workers=workers, memory=memory)
     for index, budget in enumerate(budgets or ()):
         check_types((f"budgets[{index}]", budget, int))
     if budgets is not None and (gpus_up_to is not None or not budgets):

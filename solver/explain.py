@@ -42,6 +42,7 @@ from solver.solve import (
     alternative_plan,
     answer_for,
     checked,
+    deadline_passed,
     deadline_words,
     grid_words,
     lowered_fewer,
@@ -249,8 +250,8 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if answer.status == "unknown":
         return (Reason(rule="undecided", detail=(
             f"the search ran out of time ({query.time_limit_given}{deadline_words()}) before it found "
-            f"a plan or proved that none exists: nothing is known to rule one out; a longer "
-            f"{query.option_names.time_limit} decides it")),)
+            f"a plan or proved that none exists: nothing is known to rule one out; "
+            f"{query.option_names.longer_limit(deadline_passed())} decides it")),)
     data = prepare(catalog, answer.gpu, query)
     if data.holds_no_plan(query):
         return (Reason(rule="memory_model" if query.estimate == "only" else "no_table", detail=answer.reason or ""),)

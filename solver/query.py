@@ -653,6 +653,7 @@ class ConfigProblemCode(str, Enum):
     TRAINER_KEYS_MERGED_REFUSED = "trainer-keys-merged-refused"
     UNKNOWN_KEY_REFUSED = "unknown-key-refused"
     UNKNOWN_KEY = "unknown-key"
+    KEY_DROPPED = "key-dropped"
     NO_SUCH_KEY_REFUSED = "no-such-key-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
@@ -1046,7 +1047,8 @@ def make_query(
     """
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
-                      time_limit_s=time_limit_s)
+                      time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
+                      train_batch_size=train_batch_size, workers=workers, memory=memory)
     reference_model = counts_reference(reference_model, lora_rank)
     node_source = node_source if node_source is not None else option_names.node_gpus
     host_ram_source = host_ram_source if host_ram_source is not None else option_names.host_ram
@@ -1055,12 +1057,10 @@ def make_query(
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
                 ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
-                ("workers", workers, int), ("seed", seed, int), ("memory", memory, MemoryModel | None),
-                ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int | None),
+                ("seed", seed, int),
                 ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
                 ("exact_source", exact_source, str),
                 ("rollout_gpus", rollout_gpus, int | None), ("total_gpus", total_gpus, int | None),
-                ("train_batch_size", train_batch_size, int | None),
                 ("train_batch_source", train_batch_source, str))
     check_choice("objective", objective, get_args(Objective))
     release = trinity_release("trinity_version", trinity_version)
@@ -1072,12 +1072,9 @@ def make_query(
                                  option_names, lora_exclude_modules, lora_targets_source)
     gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
-    margin = check_margin(margin, option_names)
     names = option_names
     check_counts((names.budget, budget_gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
-                 (names.named("sp"), sp, MAX_GPUS), (names.named("top"), top, MAX_TOP),
-                 (names.node_gpus, node_gpus, MAX_GPUS), (names.named("workers"), workers, MAX_WORKERS),
-                 (names.train_batch, train_batch_size, MAX_TRAIN_BATCH))
+                 (names.named("sp"), sp, MAX_GPUS), (names.named("top"), top, MAX_TOP))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"{names.rollout_gpus} must be a whole number from 0 to {MAX_GPUS}, got "
                          f"{brief(rollout_gpus)}")
@@ -1086,7 +1083,6 @@ def make_query(
     if total_gpus is not None:
         budget_gpus = total_budget(total_gpus, budget_gpus, rollout_gpus, node_gpus, node_source, option_names)
     _check_objective(objective, budget_gpus, max_model_len, exact, names)
-    check_host_ram(host_ram_gb, names)
     if sp is not None:
         check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source, names)
     budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
@@ -1109,13 +1105,19 @@ def make_query(
 
 def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_model: bool | None,
                       critic: CriticChoice | None, dpo: bool, estimate: EstimateMode, trinity_version: str | None,
-                      token_budget: TokenBudgetMode | int, time_limit_s: float) -> None:
+                      token_budget: TokenBudgetMode | int, time_limit_s: float, margin: float | None,
+                      host_ram_gb: float | None, node_gpus: int | None, train_batch_size: int | None,
+                      workers: int, memory: MemoryModel | None) -> None:
     """`QueryError` (one line, naming the options as `option_names` do) where options that every query of a run
     shares, whatever its model, GPU type, budget and length, refuse it, as `make_query` checks them first: the run's
     kind (`lora_rank`, `reference_model`, `critic`, `dpo`: `check_dpo`), the `estimate` mode, the `trinity_version`,
-    the `token_budget` and the time limit. A map (`solver.map_plans`) checks them once, before any cell."""
+    the `token_budget`, the time limit, the `margin`, a node's host memory (`host_ram_gb`: `check_host_ram`) and GPUs
+    (`node_gpus`), the `train_batch_size`, the `workers` and the `memory` model. A map (`solver.map_plans`) checks
+    them once, before any cell."""
     check_types(("option_names", option_names, OptionNames), ("reference_model", reference_model, bool | None),
-                ("lora_rank", lora_rank, int), ("dpo", dpo, bool))
+                ("lora_rank", lora_rank, int), ("dpo", dpo, bool), ("workers", workers, int),
+                ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int | None),
+                ("train_batch_size", train_batch_size, int | None), ("memory", memory, MemoryModel | None))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
@@ -1124,6 +1126,10 @@ def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_mo
     trinity_release("trinity_version", trinity_version)
     check_token_budget(token_budget, estimate, option_names, caps=True)
     check_time_limit(time_limit_s)
+    check_margin(margin, option_names)
+    check_host_ram(host_ram_gb, option_names)
+    check_counts((option_names.node_gpus, node_gpus, MAX_GPUS), (option_names.named("workers"), workers, MAX_WORKERS),
+                 (option_names.train_batch, train_batch_size, MAX_TRAIN_BATCH))
 
 
 def check_token_budget_read(token_budget: TokenBudgetMode | int, model: Model, option_names: OptionNames) -> None:

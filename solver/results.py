@@ -2008,6 +2008,9 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     limits_named: bool = Field(default=False, exclude=True, description=(
         "when there is no plan: whether the reason names the query's limits (its pins, host memory and train batch) "
         "in full, as words after it need not again"))
+    deadline_passed: bool = Field(default=False, exclude=True, description=(
+        "whether the call's deadline_s (solver.plan's) had passed when the answer was given, which may have cut its "
+        "search short: the lines under it then name deadline_s as what to give more of"))
     measured: Plan | None = Field(default=None, description=(
         "when the best plan is estimated but the tables have a plan for the same question (budget, length, "
         "pins): the tables' best, documented or inferred"))

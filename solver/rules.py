@@ -513,17 +513,24 @@ def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None, experts
     a mixture of experts whose LoRA config PEFT converts (`MoE.peft_converts_experts`): each checkpoint's adapter
     config saved cut short, which vLLM fails to reload (`transformers_5_words`: the releases that run into it); None
     for any other model, and under a release that holds the experts `separate` (`experts`: 0.5.1's transformers 4,
-    where PEFT converts nothing). Under 0.5 it names transformers 4 as a way out, which 0.5.2's ``vllm`` extra
-    installs (``vllm<=0.19.0,>=0.17.0``, each ``transformers<5,>=4.56.0`` in its METADATA; 0.5.0's allows vLLM 0.10.2,
-    ``transformers>=4.55.2``). A plan's caution (`solver.results.Plan.with_cautions`) and its LoRA key's comment
-    (`lora_configs_words`) say it."""
+    where PEFT converts nothing). Under 0.5 it names transformers 4 as a way out (`transformers_4_way_out`; 0.5.0's
+    ``vllm`` extra allows vLLM 0.10.2, ``transformers>=4.55.2``), as the config check's line does. A plan's caution
+    (`solver.results.Plan.with_cautions`) and its LoRA key's comment (`lora_configs_words`) say it."""
     if model.moe is None or not model.moe.peft_converts_experts or experts == "separate":
         return None
-    on_4 = ("run it on transformers 4 (Trinity 0.5.2's vllm extra installs it: vLLM 0.17.0 to 0.19.0 require "
-            "transformers below 5), " if version == "0.5" else "")
     return (f"{transformers_5_words(version)} PEFT makes the adapter's target_parameters a set, which Trinity's "
             "_save_lora cannot write as JSON, so the explorer's vLLM fails to reload the adapter at the first weight "
-            f"sync: {on_4}train {model.name} without LoRA, or patch _save_lora to write target_parameters as a list")
+            f"sync: {transformers_4_way_out(version)}train {model.name} without LoRA, or patch _save_lora to write "
+            "target_parameters as a list")
+
+
+def transformers_4_way_out(version: TrinityVersion | None) -> str:
+    """Under Trinity 0.5 (`version`), running on transformers 4 as a way out of ``lora-moe-config-unsaved``, in words
+    ending ", " (the first of the ways out that `lora_moe_unsaved_words` and the config check's line give), which
+    0.5.2's ``vllm`` extra installs (``vllm<=0.19.0,>=0.17.0``, each ``transformers<5,>=4.56.0`` in its METADATA); ""
+    for any other (0.6 requires transformers 5)."""
+    return ("run it on transformers 4 (Trinity 0.5.2's vllm extra installs it: vLLM 0.17.0 to 0.19.0 require "
+            "transformers below 5), " if version == "0.5" else "")
 
 
 def saved_split(targets: object) -> bool:
@@ -1155,6 +1162,14 @@ class OptionNames(NamedTuple):
         """The option, with its value, that makes a config for the Trinity `release` (``0.5``, ``0.5.1``), as
         `trinity_05` names 0.5's: ``--trinity-version 0.5.1``, or ``version="0.5.1"``."""
         return self.trinity_05.replace("0.5", release)
+
+    def longer_limit(self, deadline_passed: bool = False) -> str:
+        """What lets a search that ran out of time run on, as the caller names it: ``a longer --time-limit``, or ``a
+        longer time_limit_s``; where the call's deadline_s had passed (`deadline_passed`), which may be what cut it
+        short, ``a longer deadline_s (and time_limit_s, where that came first)``."""
+        if deadline_passed:
+            return f"a longer deadline_s (and {self.time_limit}, where that came first)"
+        return f"a longer {self.time_limit}"
 
     def joined(self, options: Sequence[str]) -> str:
         """Several options given together, as the caller writes them: ``--sp 2 --no-env``, ``sp=2, env=False``."""

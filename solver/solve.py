@@ -134,7 +134,8 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             answer = _further_answers(catalog, query, answer, further, ends_by)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             answer = _with_tables_verdict(catalog, query, answer)
-            return _further_answers(catalog, query, answer, (_with_estimated_plan,), ends_by)
+            answer = _further_answers(catalog, query, answer, (_with_estimated_plan,), ends_by)
+            return answer.model_copy(update={"deadline_passed": True}) if deadline_passed() else answer
         finally:
             _SOLVE_GROUP.reset(joined)
             _CALL_DEADLINE.reset(timed)
@@ -291,12 +292,16 @@ def time_limit_words(query: Query) -> str:
     return f"{query.time_limit_words}{deadline_words()}"
 
 
-def deadline_words() -> str:
-    """Where this thread's `call_deadline` has passed, that it may have cut the solves short, in words to follow a
-    time limit's: ``, or the call's deadline_s, which came first``; "" otherwise."""
+def deadline_passed() -> bool:
+    """Whether this thread's `call_deadline` has passed: it may have cut the solves short."""
     deadline = _CALL_DEADLINE.get()
-    passed = deadline is not None and clock.seconds_left(deadline) <= 0
-    return ", or the call's deadline_s, which came first" if passed else ""
+    return deadline is not None and clock.seconds_left(deadline) <= 0
+
+
+def deadline_words() -> str:
+    """Where this thread's `call_deadline` has passed (`deadline_passed`), that it may have cut the solves short, in
+    words to follow a time limit's: ``, or the call's deadline_s, which came first``; "" otherwise."""
+    return ", or the call's deadline_s, which came first" if deadline_passed() else ""
 
 
 @cache

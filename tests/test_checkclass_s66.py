@@ -55,7 +55,7 @@ def test_a_key_inside_the_open_trainer_config_is_refused_with_or_without_the_tra
     # trainer_config is typed Any with the default {}: the merge adds no key there, whatever the config writes
     reference = "trainer.trainer_config.x"
     assert _problems(reference, version) == _refused(reference, "trainer", releases, "trainer_config.x")
-    given = {"trainer": {"trainer_config": {"a": 1}}}
+    given = {"trainer": {"trainer_config": {"enable_preview": True}}}  # a key 0.6's veRLConfig has (release06, s82)
     assert _problems(reference, version, **given) == _refused(reference, reference, releases)
 
 

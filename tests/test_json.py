@@ -925,6 +925,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.ROPE_SCALING_UNTRAINED]  # a Phi-3's yarn, built as given: test_phi3rope_s78
     given += [C.ROPE_THETA_MISSING_REFUSED]  # a rope_scaling without rope_theta on 0.6: test_ropetheta_s78
     given += [C.LORA_EXCLUDED_ADAPTED]  # an exclusion of a mixture's experts PEFT adapts: test_loracautions_s81
+    given += [C.KEY_DROPPED]  # a key 0.6's legacy veRLConfig lacks: test_release06_s82
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 

@@ -162,7 +162,7 @@ def test_write_warns_of_the_patched_configs_problems_in_order(cli, tmp_path: Pat
     status, _, err = cli("--from-config", str(config), "--gpu", "a100-80g", "--len", "16k", "--trinity-version", "0.5",
                          "--write", str(patched))
     rule = ("trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy "
-            "fsdp2, got none (Trinity before 0.6 takes fsdp)")
+            "fsdp2, got none (Trinity 0.5 takes fsdp)")
     assert (status, [line for line in err.splitlines() if line.startswith("solve: warning:")]) == (0, [
         f"solve: warning: {patched}: {words}"
         for words in (MERGED_WORDS, ROLLOUT_WORDS, rule, BASE_REFUSED.words, ANCHORED_WORDS)])

@@ -292,9 +292,9 @@ def test_fragment_refuses_settings_that_are_not_what_its_text_says(monkeypatch: 
 def test_fragment_refuses_keys_of_a_section_that_are_not_together(monkeypatch: pytest.MonkeyPatch) -> None:
     # A defect of rft-solver's: a section opened twice would be a duplicate YAML key, which loaders read otherwise.
     keys = [PlanKey(path=("model", "max_model_len"), value=24576),
-            PlanKey(path=("trainer", "trainer_config", "x"), value=1),
+            PlanKey(path=("trainer", "trainer_config", "enable_preview"), value=True),  # keys 0.6's veRLConfig has
             PlanKey(path=("trainer", "save_interval"), value=2),
-            PlanKey(path=("trainer", "trainer_config", "z"), value=3)]
+            PlanKey(path=("trainer", "trainer_config", "global_profiler"), value={})]
     monkeypatch.setattr("solver.trinity.settings.keys_for_plan", lambda *arguments, **options: keys)
     with pytest.raises(ValueError, match=r"^keys under trainer\.trainer_config are not grouped together$"):
         trinity_fragment(sp2_plan(), catalog().model("4B"))
@@ -2052,7 +2052,7 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
         "fsdp2): the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off"),)
     assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4)[-1] == (
         "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy "
-        "fsdp2, got none (Trinity before 0.6 takes fsdp)")
+        "fsdp2, got none (Trinity before 0.6 takes fsdp; 0.6, fsdp2)")
     # A config said to be Trinity 0.6's (--trinity-version 0.6) runs fsdp2, its default, and Offload counts.
     for_06 = read_trinity_config(text, "t.yaml", {}, "0.6")
     assert for_06.offload and not any("trainer_strategy" in note for note in for_06.notes)

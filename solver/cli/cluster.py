@@ -159,7 +159,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.emit_dir is not None:
         _check_emit_dir_before_placing(args, fleet)
     result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen,
-                                                              current=args.current),
+                                                              current=args.current, source=str(args.file)),
                        "placement", ", no configs written" if args.emit_dir is not None else "")
     if result is None:
         return INTERRUPTED

@@ -60,6 +60,11 @@ JOB_LORA_KEYS = ("the job's lora_rank", "the job's lora_targets", f"the job's {E
 JOB_RELEASE_KEY = "the job's trinity_version 0.5"
 """The key that gives a job's own Trinity release, as a fragment's comments name it (`OptionNames.trinity_05`)."""
 
+PLAN_RELEASE_KEY = "its plan's trinity_version 0.5"
+"""What gives the Trinity release of a job that runs now and names none of its own, as a fragment's comments name it
+(`OptionNames.trinity_05`): its placed plan's, counted for the release its running plan names (`running_releases`),
+else the run's, which the fragment's writer does not know apart."""
+
 JOB_ROLLOUT_SOURCE = "the job's rollout_gpus"
 """Where a job's rollout GPUs come from, as messages name them (`Query.rollout_source`)."""
 

@@ -85,15 +85,17 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
                 renderables.append(ranking_view(answer, model, names))
             if len(answer.plans) < query.top:
                 why = (_no_alternative(query, answer) if answer.status == "optimal" else
-                       f"the time limit stopped the search; a longer {names.time_limit} may find more, and better ones")
+                       f"the time limit stopped the search; {names.longer_limit(answer.deadline_passed)} may find "
+                       "more, and better ones")
                 renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))
             elif answer.status == "feasible":
                 proven = "these plans" if len(answer.plans) > 1 else "this plan"
-                renderables.append(Text(unproven_hint(names).format(proven), style="yellow"))
+                renderables.append(Text(unproven_hint(names, answer.deadline_passed).format(proven), style="yellow"))
         else:
             renderables.append(Text(answer.no_plan_line, style="red"))
             if answer.explanation is None:
-                hint = undecided_hint(names) if answer.status == "unknown" else no_plan_hint(names)
+                hint = (undecided_hint(names, answer.deadline_passed) if answer.status == "unknown"
+                        else no_plan_hint(names))
                 renderables.append(Text(hint, style="dim"))
         if answer.explanation:
             renderables.append(_explanation(answer.explanation, None if answer.plans else answer.reason))
@@ -138,10 +140,11 @@ def _held_query(answers: Sequence[Answer]) -> Query:
     return held
 
 
-def unproven_hint(names: OptionNames) -> str:
-    """The line under a ``feasible`` answer's plans ({}: which), naming the time limit as `names` do."""
-    return (f"the time limit stopped the search before it proved {{}} the best: a longer {names.time_limit} may find "
-            "better ones")
+def unproven_hint(names: OptionNames, deadline_passed: bool = False) -> str:
+    """The line under a ``feasible`` answer's plans ({}: which), naming the time limit as `names` do (and the call's
+    deadline_s where it had passed: `OptionNames.longer_limit`)."""
+    return (f"the time limit stopped the search before it proved {{}} the best: "
+            f"{names.longer_limit(deadline_passed)} may find better ones")
 
 
 def no_plan_hint(names: OptionNames) -> str:
@@ -149,10 +152,10 @@ def no_plan_hint(names: OptionNames) -> str:
     return f"{names.explain} says why, rule by rule, and names plans beyond these limits where there are any"
 
 
-def undecided_hint(names: OptionNames) -> str:
+def undecided_hint(names: OptionNames, deadline_passed: bool = False) -> str:
     """The line under a reason where the time limit stopped the search before it decided, naming the time limit as
-    `names` do."""
-    return f"a longer {names.time_limit} lets the search find a plan or prove that none exists"
+    `names` do (and the call's deadline_s where it had passed: `OptionNames.longer_limit`)."""
+    return f"{names.longer_limit(deadline_passed)} lets the search find a plan or prove that none exists"
 
 
 UNPROVEN_HINT = unproven_hint(COMMAND_OPTIONS)

@@ -103,7 +103,7 @@ def training_note(critic: bool, dpo: bool = False, targets: bool = False, exclud
 RELEASE_NOTE = ("Trinity: the release the job's plans are counted for (its trinity_version; else, where it runs now, "
                 "the one its plan names; else the run's); none: none named (0.6's counts)")
 """A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases,
-or a placed job names its own (`_named_releases`)."""
+a placed job names its own, or one that runs now has a plan counted for one (`_named_releases`)."""
 UNPLACED_RELEASE_NOTE = ("Trinity: the job's own release (its trinity_version), by whose counts it was left out; "
                          "blank: none of its own (the run's, or where it runs now, the one its plan names)")
 """An unplaced jobs' table's note on its Trinity column, shown where one of them names its own release."""
@@ -305,11 +305,14 @@ class _PoolColumns:
 def _named_releases(placements: Sequence[Placement], fleet: Fleet) -> bool:
     """Whether the tables of `placements` (of `fleet`'s jobs) name each job's Trinity release: where their plans are
     counted for more than one (a cluster job's own ``trinity_version``, or the one a running job's plan names, beside
-    the run's), or where a placed job names its own (the run's may be another, or none: all jobs of ``0.5`` under no
-    ``--trinity-version``)."""
-    placed = {placement.job for placement in placements}
+    the run's), where a placed job names its own (the run's may be another, or none: all jobs of ``0.5`` under no
+    ``--trinity-version``), or where a job that runs now and names none has a plan counted for one (the release its
+    running plan names, which the run's may not be: all running jobs on ``0.5`` under no ``--trinity-version``)."""
+    own = {job.name: job.trinity_version for job in fleet.jobs}
     return (len({placement.plan.trinity_version for placement in placements}) > 1
-            or any(job.trinity_version is not None for job in fleet.jobs if job.name in placed))
+            or any(own.get(placement.job) is not None for placement in placements)
+            or any(placement.current in ("stays", "moves") and placement.plan.trinity_version is not None
+                   for placement in placements))
 
 
 def _host_need(placement: Placement) -> float | None:

@@ -33,7 +33,15 @@ from solver.tables.reading import (
     validated_data,
 )
 from solver.tables.schema import GpuType, Model
-from solver.tables.text import QueryError, TableError, check_types, normalise, with_own_hint, yaml_brief
+from solver.tables.text import (
+    QueryError,
+    TableError,
+    check_types,
+    normalise,
+    with_own_hint,
+    yaml_brief,
+    yaml_flow_text,
+)
 
 OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
 """What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
@@ -114,9 +122,9 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
 
     def model_hint(model: str) -> str:
         """An unknown job model's hint: ``model_config``, with the path where `model` is a checkpoint's (relative to
-        the file, as ``model_config`` reads it)."""
-        return OWN_MODEL_HINT.format(own_model_option(model, path.parent / model, "model_config: ", "model",
-                                                      "model_config"))
+        the file, as ``model_config`` reads it), written as YAML reads it back (`yaml_flow_text`: ``'#ckpt'``)."""
+        return OWN_MODEL_HINT.format(own_model_option(yaml_flow_text(model), path.parent / model, "model_config: ",
+                                                      "model", "model_config"))
 
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}, exclude_unset=True),  # rollout_gpus_given
                      model=configured[job.config_path].name if job.config_path is not None
@@ -191,9 +199,9 @@ def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -
 def _one_name_two_models(path: Path, job: JobEntry, name: str, first: str, differing: str) -> TableError:
     """The error of the cluster file at `path` where `job`'s ``model_config`` names its model `name`, as job `first`'s
     does, but the two models differ (in `differing`, words)."""
-    return TableError(f"{path}: job {job.name}, model_config: {job.config_path} names its model {name!r}, as job "
-                      f"{first}'s does, but the two differ in {differing}: give the folders or _name_or_path "
-                      "different names")
+    config = yaml_flow_text(job.config_path or "")  # as the file gives it (the job gives one: it names `name`)
+    return TableError(f"{path}: job {job.name}, model_config: {config} names its model {name!r}, as job {first}'s "
+                      f"does, but the two differ in {differing}: give the folders or _name_or_path different names")
 
 
 def _canonical_name(path: Path, kind: str, name: str, field: str, resolve: Any, value: str,

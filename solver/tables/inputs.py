@@ -117,10 +117,9 @@ def _sorted_once(where: str, items: tuple[str, ...]) -> None:
         raise ValueError(f"{where}: not sorted; sort them")
 
 
-class TrinityRelease(Frozen, defer_build=True):
-    """The sections of one Trinity-RFT release's typed ``Config`` (``trinity/common/config.py``), as
-    ``benchmarks/trinity_fields.py`` reads them from its wheel: what ``load_config``'s merge gives a key a config
-    leaves out."""
+class TrinitySections(Frozen, defer_build=True):
+    """The sections of a typed config of Trinity-RFT's, as ``benchmarks/trinity_fields.py`` reads them from a
+    release's wheel (its ``Config``, or the ``veRLConfig`` of `TrinityRelease.verl_legacy`)."""
 
     sections: Annotated[dict[SectionPath, Annotated[FieldNames, MinLen(1)]], MinLen(1)]
     """Each dataclass section's path (`SECTION_PATH`; ``""``: the top) -> its field names."""
@@ -131,7 +130,7 @@ class TrinityRelease(Frozen, defer_build=True):
     leaves them out."""
 
     @model_validator(mode="after")
-    def _paths_well_formed(self) -> TrinityRelease:
+    def _paths_well_formed(self) -> TrinitySections:
         if "" not in self.sections:
             raise ValueError('sections: the top, "", is missing; give its field names')
         for kind, paths in (("sections", self.sections), ("open", self.open), ("null", self.null)):
@@ -197,6 +196,19 @@ class TrinityRelease(Frozen, defer_build=True):
         """The path of the section at `key` in `section` (its items', where `section` holds sections as items)."""
         item = f"{section}.{ITEM}".removeprefix(".")
         return item if item in self.sections else f"{section}.{key}".removeprefix(".")
+
+
+class TrinityRelease(TrinitySections, defer_build=True):
+    """The sections of one Trinity-RFT release's typed ``Config`` (``trinity/common/config.py``), as
+    ``benchmarks/trinity_fields.py`` reads them from its wheel: what ``load_config``'s merge gives a key a config
+    leaves out."""
+
+    verl_legacy: TrinitySections | None = None
+    """The typed ``veRLConfig`` that the release's trainer on verl before 0.8 builds ``trainer.trainer_config`` into
+    (0.6.0's ``trainer/verl_legacy/verl_config.py``; paths below ``trainer.trainer_config``), with
+    ``build_dataclass_from_mapping``, which drops a key a section lacks: its `lacked` keys are dropped, not refused.
+    Its open fields hold those typed as verl's own dataclasses too, whose keys (the installed verl's) are not judged.
+    None for a release that builds none (0.5's merge the section into a ``veRLConfig`` that refuses such keys)."""
 
 
 def _yaml_key_text(key: object) -> str:

@@ -447,6 +447,16 @@ def yaml_brief(value: Any) -> str:
     return _cut_repr(_YAML_BRIEF, value)
 
 
+def yaml_flow_text(text: str) -> str:
+    """`text` as YAML writes it within a flow mapping (``{model_config: ckpt/step-100}``), for a message to give as a
+    file's value: plain where YAML reads it back as the same text, else quoted as PyYAML's `safe_dump` quotes it
+    (``'#ckpt'``, ``'a: b'``, ``'*ckpt'``, ``'true'``, ``'8'``)."""
+    import yaml  # only a message that gives a file's value pays for it: a usage error loads no YAML (test_lazycli_s67)
+
+    dumped: str = yaml.safe_dump([text], default_flow_style=True, allow_unicode=True, width=float("inf"))
+    return dumped.strip()[1:-1]  # the item alone, without the list's brackets
+
+
 def json_brief(value: Any) -> str:
     """A value a JSON file gave (a config.json), as `yaml_brief` shows it but with JSON's ``Infinity`` and ``NaN``."""
     return _cut_repr(_JSON_BRIEF, value)

@@ -45,6 +45,7 @@ from solver.rules import (
     rope_theta_to_set,
     sp_gpus_violation,
     splits_batch,
+    transformers_4_way_out,
     transformers_5_words,
     whole_nodes_violation,
 )
@@ -148,6 +149,7 @@ from solver.trinity.reader import (
     sequence_counted_roles,
     trainer_strategy,
     turned_off,
+    unset_strategy_words,
 )
 
 if TYPE_CHECKING:
@@ -1855,7 +1857,7 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
     trainer's or the actor's) has the trainer strategy fsdp2."""
     given = checks.value(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, checks.mapping, version)
-    got = yaml_brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
+    got = yaml_brief(given) if given else f"none ({unset_strategy_words(version)})"
     noted = (("trainer", "offload_policy"), offload_path("actor", "offload_policy")) if actor_noted else ()
     for policy in [("trainer", "offload_policy"), *(offload_path(role, "offload_policy") for role in ROLES)]:
         if policy in noted:
@@ -2066,7 +2068,8 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     in 0.6.0; ``trainer/verl_legacy/fsdp_workers.py:1095`` to ``:1112`` alike), so each checkpoint's adapter config is
     cut short at ``"target_parameters":``; vLLM reads it with ``json.load`` (``lora/peft_helper.py:108`` to ``:109`` in
     vLLM 0.19.1) as the explorer reloads the adapter at each weight sync (``common/models/vllm_model.py:570`` to
-    ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE on CPU (docs/trinity.md)."""
+    ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE on CPU (docs/trinity.md). Its ways out
+    are the plan's caution's: under 0.5 transformers 4 first (`transformers_4_way_out`)."""
     configs = checks.value(LORA_CONFIGS)
     if (lora_moe_unsaved_words(model, checks.version, checks.experts) is None or not isinstance(configs, list)
             or len(configs) != 1 or not isinstance(configs[0], Mapping)):
@@ -2095,9 +2098,9 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
         "which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each "
         "checkpoint's lora_adapter/adapter_config.json cut short at \"target_parameters\": (its target_modules, a "
         f"set of module names by then, are not saved split{made}), so the explorer's vLLM fails to reload the adapter "
-        "at the first weight sync (json.load), and so does any later load of it: train "
-        f"{model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), or patch Trinity's _save_lora to write "
-        "target_parameters as a list before the run"))
+        "at the first weight sync (json.load), and so does any later load of it: "
+        f"{transformers_4_way_out(checks.version)}train {model.name} without LoRA (drop {dotted(LORA_CONFIGS)}), "
+        "or patch Trinity's _save_lora to write target_parameters as a list before the run"))
 
 
 def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
@@ -2235,7 +2238,9 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks, version)
     _check_whole_nodes(checks, trainer_gpus)
-    _check_no_such_keys(checks, said_05 | _check_misspelt_keys(checks, version), version)
+    said = said_05 | _check_misspelt_keys(checks, version)
+    _check_no_such_keys(checks, said, version)
+    _check_keys_06_drops(checks, version, said)
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
@@ -2416,6 +2421,39 @@ def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: T
                                                                          for below in refused):
             checks.add(ConfigProblemCode.UNKNOWN_KEY, _some_lack_words(
                 path, [name for name in lacked_by if name in chosen], [name for name in having if name in chosen]))
+
+
+DROPPED_NEAR_CUTOFF = 0.8
+"""How alike (difflib's ratio) a key that Trinity 0.6's ``veRLConfig`` drops must be to one its section has for the
+line to name that one: 0.8 takes ``lrr`` for ``lr`` and ``ppo_mini_batchsize`` for ``ppo_mini_batch_size``."""
+
+
+def _check_keys_06_drops(checks: _ConfigChecks, version: TrinityVersion | None, said: frozenset[Path]) -> None:
+    """Check, where the release may be Trinity 0.6 (`version` not 0.5), for keys under ``trainer.trainer_config``
+    (`UNCHECKED_SECTION`) that the typed ``veRLConfig`` its trainer on verl before 0.8 builds the section into lacks
+    (`TrinityRelease.verl_legacy`, 0.6.0's): ``build_dataclass_from_mapping`` drops each (``trinity/common/
+    dataclass_utils.py:17`` to ``:21``), so the config loads and the key does nothing there; the line names the key of
+    its section most alike (`DROPPED_NEAR_CUTOFF`), where one is (none for verl's own, `OWN_KEYS_NEAR_READ`). Below a
+    field typed as verl's own dataclass, whose keys are the installed verl's, nothing is judged; nor is what verl 0.8
+    or later does with the key. Left to their
+    own lines: a key `said` (and those below it), one rft-solver reads (`READ_KEYS`), Trinity 0.6's keys that 0.5
+    lacks (`KEYS_05_LACKS`: a role's ``engine``) and the ref's ``model`` (`REF_MODEL_KEY`)."""
+    section = value_at(checks.mapping, UNCHECKED_SECTION)
+    if version == "0.5" or not isinstance(section, Mapping):
+        return
+    legacy = [release.verl_legacy for name, release in load_trinity_fields().releases.items()
+              if release.verl_legacy is not None and (version is None or name.startswith(f"{version}."))]
+    for below in legacy[0].lacked(section) if len(legacy) == 1 else ():
+        path = (*UNCHECKED_SECTION, *(str(key) for key in below))
+        if (any(path[:len(above)] == above for above in said) or path[-1] in READ_KEYS.get(path[:-1], ())
+                or path in KEYS_05_LACKS or path == REF_MODEL_KEY):
+            continue
+        known = legacy[0].sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ())
+        near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(path[-1], known, n=1,
+                                                                                     cutoff=DROPPED_NEAR_CUTOFF)
+        checks.add(ConfigProblemCode.KEY_DROPPED, (
+            f"{dotted(path)}: Trinity 0.6 on verl before 0.8 drops it (its veRLConfig has no such key there), so it "
+            f"does nothing{f'; did you mean {near[0]}?' if near else ''}"))
 
 
 def _some_lack_words(path: Path, lacking: list[str], having: list[str]) -> str:

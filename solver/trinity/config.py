@@ -108,6 +108,7 @@ from solver.trinity.reader import (
     sequence_counted_roles,
     trainer_strategy,
     turned_off,
+    unset_strategy_words,
 )
 
 TRAINER_MODES = ("both", "train")
@@ -575,11 +576,11 @@ def _manual_offload_note(manual: list[str], where: str) -> str:
             "CPUOffloadPolicy, which offload_policy: true turns on")
 
 
-def _offload_without_fsdp2_note(strategy: str, given: str | None) -> str:
-    """The note on offload flags set for a trainer whose `strategy` (the config's `given` one, or the release's
-    default) is not fsdp2."""
+def _offload_without_fsdp2_note(strategy: str, given: str | None, version: TrinityVersion | None) -> str:
+    """The note on offload flags set for a trainer whose `strategy` (the config's `given` one, or the default of the
+    release `version`, `unset_strategy_words`) is not fsdp2."""
     # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
-    named = f"is {strategy}, not fsdp2" if given else "is not set (Trinity before 0.6 takes fsdp; 0.6, fsdp2)"
+    named = f"is {strategy}, not fsdp2" if given else f"is not set ({unset_strategy_words(version)})"
     return (f"the offload flags are set, but trainer.trainer_strategy {named}: the tables' Offload is FSDP2's "
             "CPU offload, so the verdict takes Offload as off")
 
@@ -640,7 +641,7 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str, versio
         notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_WITHOUT_POLICY, _manual_offload_note(manual, where)))
     if any(flags.values()) and strategy != "fsdp2":
         notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_NEEDS_FSDP2,
-                                   _offload_without_fsdp2_note(strategy, given)))
+                                   _offload_without_fsdp2_note(strategy, given, version)))
     return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader, version, names)
 
 

@@ -374,6 +374,13 @@ def trainer_strategy(given: str | None, mapping: Any, version: TrinityVersion | 
     return "fsdp2" if version == "0.6" or (version is None and trainer_level_offload(mapping)) else "fsdp"
 
 
+def unset_strategy_words(version: TrinityVersion | None) -> str:
+    """What Trinity's trainer runs where ``trainer.trainer_strategy`` is unset (`trainer_strategy`), in words: with
+    `version` 0.5 its fsdp alone; else both defaults, fsdp before 0.6 and 0.6's fsdp2 (``config.py:807`` in 0.6.0),
+    as a line that holds for the former alone names them."""
+    return "Trinity 0.5 takes fsdp" if version == "0.5" else "Trinity before 0.6 takes fsdp; 0.6, fsdp2"
+
+
 def check_config_arguments(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None) -> None:
     """`QueryError` unless a config's `text` and `name` are strings, `environ` a mapping (``os.environ``) and
     `version` a Trinity release rft-solver knows (or None)."""
