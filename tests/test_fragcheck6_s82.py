@@ -5,7 +5,8 @@ against its config as read found every entry right but two kinds: a role's budge
 anchor (``ppo_max_token_len_per_gpu: *budget`` beside ``max_token_len_per_gpu: &budget 24576``, or the critic's
 ``forward_max_token_len_per_gpu: *c``) changes where ``--write`` changes the anchor, yet its entry had no
 ``written_at``: a script editing the config's text would have written the alias out. It now names the anchor's
-key (`solver.trinity.patch._place`)."""
+key (`solver.trinity.patch._place`); a key removed whose value is such an alias (Trinity 0.6's
+``trainer.param_offload: *f`` under 0.5) is removed at its own place, with no ``written_at``."""
 
 from __future__ import annotations
 
@@ -62,8 +63,8 @@ CASES = {
          "written_at": f"{CRITIC}.ppo_max_token_len_per_gpu"}]),
 }
 """Each config, the options it is solved with (8 H20s), and its exact ``config_keys_changed``."""
-CRITIC_LINE = ("    critic: {ppo_max_token_len_per_gpu: &c 32768, forward_max_token_len_per_gpu: *c, model: {fsdp_config: "
-               "{param_offload: false, optimizer_offload: false, offload_policy: false}}}\n")
+CRITIC_LINE = ("    critic: {ppo_max_token_len_per_gpu: &c 32768, forward_max_token_len_per_gpu: *c, model: "
+               "{fsdp_config: {param_offload: false, optimizer_offload: false, offload_policy: false}}}\n")
 WRITTEN_LINES = {"trainer's budget": ("  max_token_len_per_gpu: &budget 32768\n",
                                       "      actor: {ppo_max_token_len_per_gpu: *budget}\n"),
                  "critic's budget": (CRITIC_LINE,)}
@@ -97,3 +98,20 @@ def test_an_alias_of_an_anchored_scalar_is_written_at_the_anchor(cli: Cli, tmp_p
     assert {entry["key"]: (entry["config_value"], entry["plan_value"]) for entry in expected} == {
         key: (before.get(key), after.get(key)) for key in before.keys() | after.keys()
         if before.get(key) != after.get(key)}
+
+
+def test_a_removed_key_whose_value_is_an_alias_is_removed_at_its_own_place(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo, repeat_times: 8}\nbuffer: {batch_size: 96}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\n"
+                      "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1, enforce_eager: &f false}}\n"
+                      "trainer: {ulysses_sequence_parallel_size: 1, param_offload: *f, balance_batch: *f}\n",
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.5", "--json")
+    (answer,) = json.loads(out)
+    assert (status, answer["config_keys_changed"]) == (0, [
+        {"key": "trainer.ulysses_sequence_parallel_size", "config_value": 1, "plan_value": 2},
+        {"key": BUDGET, "config_value": None, "plan_value": 16384},
+        {"key": "trainer.param_offload", "config_value": False, "plan_value": None, "removed": True},
+        {"key": "trainer.balance_batch", "config_value": False, "plan_value": None, "removed": True}])

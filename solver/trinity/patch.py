@@ -1518,16 +1518,17 @@ def _change_places(text: str, patched: str, name: str,
         return {}
     documents = {removed: load_config_mapping(source, name, YAML(typ="rt", pure=True))
                  for removed, source in ((True, text), (False, patched))}
-    firsts = {removed: _first_places(document) for removed, document in documents.items()}
+    firsts = {removed: _first_places(document, scalars=not removed) for removed, document in documents.items()}
     places = {difference.path: _place(documents[difference.removed], difference.path, firsts[difference.removed])
               for difference in differences}
     return {path: place for path, place in places.items() if place not in (None, path)}
 
 
-def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
-    """Each mapping's and list's place in `data` (a round trip's, with its anchors) by id, and each anchored
-    scalar's (``&anchor 24576``, which its aliases are): the first path to it through keys of the mappings' own (not
-    ones a ``<<`` merges in) in the file's order, its anchor's."""
+def _first_places(data: Any, *, scalars: bool) -> dict[int, tuple[str, ...]]:
+    """Each mapping's and list's place in `data` (a round trip's, with its anchors) by id, and with `scalars` each
+    anchored scalar's (``&anchor 24576``, which its aliases are: in the patched copy, where a changed alias's value
+    is set at its anchor; a removed key goes at its own place, whatever its value): the first path to it through
+    keys of the mappings' own (not ones a ``<<`` merges in) in the file's order, its anchor's."""
     firsts: dict[int, tuple[str, ...]] = {}
     stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
     while stack:
@@ -1535,7 +1536,7 @@ def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
         if id(value) in firsts:
             continue
         if not isinstance(value, Mapping | list):
-            if _anchored_scalar(value):
+            if scalars and _anchored_scalar(value):
                 firsts[id(value)] = path
             continue
         firsts[id(value)] = path
@@ -1547,10 +1548,10 @@ def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
 
 def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[str, ...]]) -> tuple[str, ...] | None:
     """Where in the file (a round trip's `data`, its containers' and anchored scalars' `firsts`, `_first_places`)
-    the key at `path` is written: its anchor's place where its value is an alias of an anchored scalar, else its
-    mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the mapping it
-    merges that holds it. None where `data` has no such key as written (a key YAML 1.1 reads otherwise than ruamel's
-    YAML 1.2, such as ``on``)."""
+    the key at `path` is written: its anchor's place where its value is an alias of an anchored scalar in `firsts`,
+    else its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
+    mapping it merges that holds it. None where `data` has no such key as written (a key YAML 1.1 reads otherwise
+    than ruamel's YAML 1.2, such as ``on``)."""
     node: Any = data
     for part in path[:-1]:
         node = node.get(part) if isinstance(node, CommentedMap) else None
@@ -1559,7 +1560,7 @@ def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[st
     if node is None:
         return None
     value = node.get(path[-1])
-    return firsts[id(value)] if _anchored_scalar(value) else (*firsts[id(node)], path[-1])
+    return firsts[id(value)] if id(value) in firsts and _anchored_scalar(value) else (*firsts[id(node)], path[-1])
 
 
 def _anchored_scalar(value: Any) -> bool:
