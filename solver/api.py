@@ -818,16 +818,16 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
 def _release_key(version: str | None, own: str | None, placement: Placement) -> str | None:
     """What gives the release of `placement`'s fragment, as its comments name it, where `version` (``version=``) does
     not: the job's `own` ``trinity_version`` (`JOB_RELEASE_KEY`), else for a job that runs now its plan's
-    (`PLAN_RELEASE_KEY`: the release its running plan names, which the run's ``--trinity-version`` may not be); None
-    where `version` is given, or the plan's release is the run's (the caller's option names it)."""
+    (`PLAN_RELEASE_KEY`, `Placement.runs_on_plans_release`: the release its running plan names, which the run's
+    ``--trinity-version`` may not be, else the run's, not told apart); None where `version` is given, or for a job
+    that starts, whose plan's release is the run's (the caller's option names it)."""
     from solver.cluster import JOB_RELEASE_KEY, PLAN_RELEASE_KEY
 
     if version is not None:
         return None
     if own is not None:
         return JOB_RELEASE_KEY
-    running = placement.current in ("stays", "moves") and placement.plan.trinity_version is not None
-    return PLAN_RELEASE_KEY if running else None
+    return PLAN_RELEASE_KEY if placement.runs_on_plans_release else None
 
 
 def _written_for(plan: Plan, model: Model, version: str | None, planned: str) -> Plan:

@@ -1,0 +1,63 @@
+"""Review of s82's cluster, release and deadline merges (s82, helper review82b): ``benchmarks/trinity_fields.py`` reads a
+field of the legacy ``veRLConfig`` typed as a ``Union`` of several types as Trinity 0.6.0's
+``build_dataclass_from_mapping`` takes it (``_strip_optional`` strips ``None`` alone, so such a value is kept as
+written: no key below it is dropped, and none may be judged), and `Placement.runs_on_plans_release`, the one test of a
+running job whose plan names its release, shared by the cluster table's Trinity column and ``placement_configs``."""
+
+from __future__ import annotations
+
+from benchmark_modules import load_benchmark
+
+import solver
+
+UNION_SOURCE = '''
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Union
+
+
+@dataclass
+class Inner:
+    a: int = 1
+
+
+@dataclass
+class veRLConfig:
+    either: Union[Inner, str] = "x"
+    maybe: Union[Inner, None] = None
+    optional: Optional[Inner] = None
+    nested: Optional[Union[Inner, Dict[str, Any]]] = None
+    listed: Union[List[str], str] = "y"
+    scalar: Union[int, str] = 0
+'''
+
+
+def test_a_union_of_several_types_is_open_and_optional_of_one_a_section():
+    # Trinity 0.6.0 (trinity/common/dataclass_utils.py): Optional[Inner] and Union[Inner, None] build an Inner, which
+    # drops a key it lacks; Union[Inner, str] is left a Union, so {"a": 2, "zz": 3} is kept whole, zz and all. Before,
+    # the first member was walked as a section, and a key below it would have been told dropped when it is kept.
+    found = load_benchmark("trinity_fields").legacy_sections(UNION_SOURCE)
+    assert found == {"sections": {"": ["either", "listed", "maybe", "nested", "optional", "scalar"],
+                                  "maybe": ["a"], "optional": ["a"]},
+                     "open": {"either": [], "nested": [], "listed": []},
+                     "null": ["maybe", "nested", "optional"]}
+
+
+def test_a_running_job_on_its_plans_release_is_told_by_one_property():
+    fleet = "docs/examples/smaller-asks.yaml"
+    now = solver.place(fleet, trinity_version="0.5")
+    assert [(p.job, p.current, p.plan.trinity_version, p.runs_on_plans_release) for p in now.placements] == [
+        ("chat-14b", None, "0.5", False)]  # no --current: none runs now
+    again = solver.place(fleet, current=now)
+    placed = again.placements[0]
+    assert (placed.job, placed.current, placed.plan.trinity_version, placed.runs_on_plans_release) == (
+        "chat-14b", "stays", "0.5", True)
+    moved = placed.model_copy(update={"current": "moves"})
+    assert moved.runs_on_plans_release
+    assert not placed.model_copy(update={"current": "starts"}).runs_on_plans_release
+    assert not moved.model_copy(update={"plan": moved.plan.model_copy(update={"trinity_version": None})}
+                                ).runs_on_plans_release
+    # the table names each job's release for it, and the fragment names the plan's as what gives it
+    assert "Trinity" in solver.cluster_text(again, fleet) and "Trinity" not in solver.cluster_text(now, fleet)
+    fragment = solver.placement_configs(again, fleet)["chat-14b"]
+    assert "written for Trinity 0.5 (its plan's trinity_version 0.5)" in " ".join(
+        line.lstrip("# ") for line in fragment.splitlines())
