@@ -2,13 +2,24 @@
 field of the legacy ``veRLConfig`` typed as a ``Union`` of several types as Trinity 0.6.0's
 ``build_dataclass_from_mapping`` takes it (``_strip_optional`` strips ``None`` alone, so such a value is kept as
 written: no key below it is dropped, and none may be judged), and `Placement.runs_on_plans_release`, the one test of a
-running job whose plan names its release, shared by the cluster table's Trinity column and ``placement_configs``."""
+running job whose plan names its release, shared by the cluster table's Trinity column and ``placement_configs``; an
+answer's ``undecided`` explanation names ``deadline_s`` as the answer's `Answer.deadline_passed` says (as its reason and
+the line under it do), not as the deadline stands when it is explained."""
 
 from __future__ import annotations
 
+import pytest
 from benchmark_modules import load_benchmark
+from command_words import make_query
 
 import solver
+import solver.solve as solve_module
+from solver.explain import explain
+from solver.rules import API_OPTIONS
+from solver.solve import plan
+from solver.tables import load_catalog
+
+CATALOG = load_catalog()
 
 UNION_SOURCE = '''
 from dataclasses import dataclass, field
@@ -61,3 +72,23 @@ def test_a_running_job_on_its_plans_release_is_told_by_one_property():
     fragment = solver.placement_configs(again, fleet)["chat-14b"]
     assert "written for Trinity 0.5 (its plan's trinity_version 0.5)" in " ".join(
         line.lstrip("# ") for line in fragment.splitlines())
+
+
+@pytest.mark.wall_clock  # about the wall clock: keeps the real one
+def test_an_answer_given_before_the_deadline_is_explained_as_its_own_lines_say():
+    # answer_query explains the answers after all are given: one whose search the time limit ran out of before the
+    # call's deadline_s passed was explained, once it had passed, as cut by the deadline, while its reason and the line
+    # under it named the time limit alone. The explanation now reads the answer's own deadline_passed.
+    query = make_query(CATALOG, gpu="a100", model="14B", max_model_len=32768, budget_gpus=4, option_names=API_OPTIONS)
+    (answer,) = plan(query, CATALOG)
+    timed_out = answer.model_copy(update={"status": "unknown", "plans": (), "reason": "no plan found within the time "
+                                          "limit of 10 s"})
+    assert not timed_out.deadline_passed
+    with solve_module.call_deadline(1e-9):  # passed by the time it is explained
+        explanation = explain(CATALOG, query, timed_out)
+    assert [(reason.rule, reason.detail) for reason in explanation] == [("undecided", (
+        "the search ran out of time (time_limit_s=10) before it found a plan or proved that none exists: nothing is "
+        "known to rule one out; a longer time_limit_s decides it"))]
+    assert solver.answers_text([timed_out], query).splitlines()[1:3] == [
+        "no plan found within the time limit of 10 s",
+        "a longer time_limit_s lets the search find a plan or prove that none exists"]
