@@ -16,6 +16,10 @@ and walks its dataclass ``Config`` as ``OmegaConf.structured`` types it:
   (OmegaConf keeps what a config writes there as written, and merges the default's keys in);
 - a section or open field whose default is null is listed under ``null``: where a config leaves it out, nothing
   is below it.
+
+A wheel with a legacy trainer for verl before 0.8 (``LEGACY_CONFIG``: 0.6.0's) gets ``verl_legacy`` too: its
+``veRLConfig``, read from the syntax tree, not imported (`legacy_sections`), as ``build_dataclass_from_mapping``
+builds ``trainer.trainer_config`` into it.
 """
 
 from __future__ import annotations
