@@ -8,7 +8,10 @@ the line under it do), not as the deadline stands when it is explained."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 from benchmark_modules import load_benchmark
 from command_words import make_query
 
@@ -17,7 +20,7 @@ import solver.solve as solve_module
 from solver.explain import explain
 from solver.rules import API_OPTIONS
 from solver.solve import plan
-from solver.tables import load_catalog
+from solver.tables import QueryError, load_catalog
 
 CATALOG = load_catalog()
 
@@ -92,3 +95,23 @@ def test_an_answer_given_before_the_deadline_is_explained_as_its_own_lines_say()
     assert solver.answers_text([timed_out], query).splitlines()[1:3] == [
         "no plan found within the time limit of 10 s",
         "a longer time_limit_s lets the search find a plan or prove that none exists"]
+
+
+def test_place_takes_its_source_as_a_path_as_it_takes_the_fleet(tmp_path: Path):
+    # A Fleet read from a file: the refusal of a running job's LoRA targets under the release it runs on names the
+    # file given as source, a Path as well as a str (as `fleet` itself may be either); not a type error.
+    pools = [{"name": "h", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8}]
+    job = {"name": "moe", "model": "Qwen3-30B-A3B", "max_model_len": 8192, "rollout_gpus": 2, "lora_rank": 8}
+    first, changed = tmp_path / "f1.yaml", tmp_path / "f2.yaml"
+    first.write_text(yaml.safe_dump({"pools": pools, "jobs": [job]}), encoding="utf-8")
+    changed.write_text(yaml.safe_dump({"pools": pools, "jobs": [{**job, "lora_targets": r".*experts\.(gate|up)_proj"}]}),
+                       encoding="utf-8")
+    now = solver.place(first, trinity_version="0.5.1")  # runs on 0.5.1, whose experts are separate modules
+    fleet = solver.load_fleet(changed)
+    for source in (changed, str(changed)):
+        with pytest.raises(QueryError) as refused:
+            solver.place(fleet, current=now, source=source)
+        assert str(refused.value).startswith(f"{changed}: job moe: lora_targets '.*experts\\.(gate|up)_proj' matches "
+                                             "no module of Qwen3-30B-A3B")
+    with pytest.raises(QueryError, match=r"^source must be a Path, a str or None, got 1$"):
+        solver.place(fleet, current=now, source=1)  # type: ignore[arg-type]
