@@ -13,6 +13,7 @@ import pytest
 import yaml
 from test_aliaskeys_s82 import HEAD, MODEL, ROLLOUT
 from test_criticbudget_s82 import BASE, FORWARD, KEPT, NO_REF, RAISED
+from test_solvebest_s82 import FLEET, QuestionClock
 
 import solver
 import solver.trinity.patch
@@ -142,3 +143,18 @@ def test_the_checks_critic_budget_line_says_write_sets_it(cli: Cli, tmp_path: Pa
         "trainer.trainer_config.critic.ppo_max_token_len_per_gpu 65536 is above the verdict's 32768 tokens per GPU: "
         "on verl before 0.8 the critic takes more tokens per GPU than that, where the memory model counts its own "
         "update at that budget; --write sets it to the plan's") in problems
+
+
+# solvebest: solver/cluster/options.py's `Planner.asks_solve_best`
+
+
+def test_without_estimates_no_solve_best_is_asked(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --estimate never: solve's best is the tables' plan, so no question is asked of it (each would be new)
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET, encoding="utf-8")
+    clock = QuestionClock(monkeypatch, questions=100)
+    status, out, _ = cli("cluster", str(path), "--estimate", "never", "--json")
+    answer = json.loads(out)
+    assert status == 0 and clock.asked == 0
+    assert [("solve_best" in placed) for placed in answer["placements"]] == [False] * 4
+    assert answer["solve_best_unasked"] == 0
