@@ -149,11 +149,11 @@ def test_the_checks_critic_budget_line_says_write_sets_it(cli: Cli, tmp_path: Pa
 
 
 def test_without_estimates_no_solve_best_is_asked(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # --estimate never: solve's best is the tables' plan, so no question is asked of it (each would be new)
+    # --no-estimate (never): solve's best is the tables' plan, so no question is asked of it (each would be new)
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET, encoding="utf-8")
     clock = QuestionClock(monkeypatch, questions=100)
-    status, out, _ = cli("cluster", str(path), "--estimate", "never", "--json")
+    status, out, _ = cli("cluster", str(path), "--no-estimate", "--json")
     answer = json.loads(out)
     assert status == 0 and clock.asked == 0
     assert [("solve_best" in placed) for placed in answer["placements"]] == [False] * 4
