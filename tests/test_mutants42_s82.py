@@ -13,10 +13,11 @@ import pytest
 import yaml
 from test_aliaskeys_s82 import HEAD, MODEL, ROLLOUT
 from test_criticbudget_s82 import BASE, FORWARD, KEPT, NO_REF, RAISED
-from test_solvebest_s82 import FLEET, QuestionClock
+from test_solvebest_s82 import FLEET
 
 import solver
 import solver.trinity.patch
+from solver.cluster.options import Planner
 from solver.trinity import config_key_changes, load_config_mapping
 from solver.trinity.keys import ref_forward_runs
 
@@ -149,12 +150,18 @@ def test_the_checks_critic_budget_line_says_write_sets_it(cli: Cli, tmp_path: Pa
 
 
 def test_without_estimates_no_solve_best_is_asked(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # --no-estimate (never): solve's best is the tables' plan, so no question is asked of it (each would be new)
+    # --no-estimate: solve's best is the tables' plan, so none is asked (a question would be Ctrl-C here)
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET, encoding="utf-8")
-    clock = QuestionClock(monkeypatch, questions=100)
+    asked: list[str] = []
+
+    def interrupted(planner: Planner, pool: Any, job: Any, plan: Any) -> Any:
+        asked.append(job.name)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Planner, "solve_best", interrupted)
     status, out, _ = cli("cluster", str(path), "--no-estimate", "--json")
     answer = json.loads(out)
-    assert status == 0 and clock.asked == 0
+    assert status == 0 and asked == []
     assert [("solve_best" in placed) for placed in answer["placements"]] == [False] * 4
-    assert answer["solve_best_unasked"] == 0
+    assert (answer["interrupted"], answer["solve_best_unasked"]) == (False, 0)
