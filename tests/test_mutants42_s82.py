@@ -97,6 +97,18 @@ def test_mappings_aliases_repeat_are_compared_once_each(monkeypatch: pytest.Monk
     assert compared.count(0) == 1
 
 
+
+def test_a_key_a_merge_of_a_merge_brings_in_is_written_at_the_first_mapping_that_holds_it() -> None:
+    # explorer.dummy merges mid, which merges trainer: each key set on trainer is named at each path, written at
+    # trainer's (not mid's, which merges it too)
+    text = (HEAD + MODEL + "trainer: &t\n  ulysses_sequence_parallel_size: 1\nmid: &m\n  <<: *t\n  x: 1\nexplorer:\n"
+            "  rollout_model: {engine_num: 4, tensor_parallel_size: 1}\n  dummy:\n    <<: *m\n    own: 1\n")
+    changes = config_key_changes(text, _best(text), solver.load_catalog().model("Qwen3-8B"), environ={})
+    assert [(change.key, change.plan_value, change.written_at) for change in changes] == [
+        (f"{path}.{key}", value, None if path == "trainer" else f"trainer.{key}")
+        for key, value in (("ulysses_sequence_parallel_size", 2), ("max_token_len_per_gpu", 16384))
+        for path in ("trainer", "mid", "explorer.dummy")]
+
 # criticbudget: solver/trinity/plan_keys.py's `_own_budget_written`, `_own_budget_keys`; keys.py's `ref_forward_runs`
 
 
