@@ -16,6 +16,7 @@ from test_criticbudget_s82 import BASE, FORWARD, KEPT, NO_REF, RAISED
 from test_solvebest_s82 import FLEET
 
 import solver
+import solver.cluster.search
 import solver.trinity.patch
 from solver.cluster.options import Planner
 from solver.trinity import config_key_changes, load_config_mapping
@@ -177,3 +178,27 @@ def test_without_estimates_no_solve_best_is_asked(cli: Cli, tmp_path: Path, monk
     assert status == 0 and asked == []
     assert [("solve_best" in placed) for placed in answer["placements"]] == [False] * 4
     assert (answer["interrupted"], answer["solve_best_unasked"]) == (False, 0)
+
+
+@pytest.mark.parametrize(("estimate", "unasked"), [("auto", 4), ("never", 0)])
+def test_ctrl_c_before_solve_best_asks_none_and_counts_the_jobs_that_would_ask(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, estimate: str, unasked: int) -> None:
+    # Ctrl-C while widening (before solve's best is asked): no question asked; the four jobs on the tables' plans
+    # counted unasked, none where no question would be asked (estimates off)
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET, encoding="utf-8")
+    asked: list[str] = []
+
+    def interrupted(*args: object, **kwargs: object) -> dict[str, Any]:
+        raise KeyboardInterrupt
+
+    def counted(planner: Planner, pool: Any, job: Any, plan: Any) -> Any:
+        asked.append(job.name)
+        return None
+
+    monkeypatch.setattr(solver.cluster.search, "widen_jobs", interrupted)
+    monkeypatch.setattr(Planner, "solve_best", counted)
+    result = solver.place(path, estimate=estimate)
+    assert (result.interrupted, asked, result.solve_best_unasked, result.wall_clock_stopped) == (
+        True, [], unasked, ())
+    assert [placement.solve_best for placement in result.placements] == [None] * 4
