@@ -82,8 +82,8 @@ def test_dpo_with_dynamic_batch_sizes_off_is_not_told_to_turn_them_back_on(versi
     # the ref's own key off is still said for DPO: its log-probs are restored to the batch's order, no pairs there
     config = _dpo(use_dynamic_bsz=False)
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["ref"] = {"log_prob_use_dynamic_bsz": False}
-    assert [words.split(":")[0] for _, words in _lines(config, version)] == [f"{ARR}.ref.log_prob_use_dynamic_bsz is "
-                                                                             "false"]
+    ref_off = f"{ARR}.ref.log_prob_use_dynamic_bsz is false"
+    assert [words.split(":")[0] for _, words in _lines(config, version)] == [ref_off]
 
 
 def test_check_says_it_for_a_dpo_config_and_exits_0(tmp_path: Path, cli: Cli):
@@ -114,3 +114,26 @@ def test_a_dpo_job_with_rollout_gpus_is_refused_in_one_line(tmp_path: Path, cli:
     with pytest.raises(ValueError, match=r"dpo true with rollout_gpus 1: Trinity trains DPO in mode train alone"):
         solver.Job(name="a", model="Qwen3-4B", max_model_len=8192, dpo=True, rollout_gpus=1)
     assert solver.Job(name="a", model="Qwen3-4B", max_model_len=8192, rollout_gpus=1).rollout_gpus == 1
+
+
+@pytest.mark.parametrize(("algorithm", "written"), [("dpo", False), ("grpo", True)])
+def test_write_leaves_a_dpo_configs_dynamic_batch_sizes_off(tmp_path: Path, cli: Cli, algorithm: str, written: bool):
+    config = _dpo(algorithm, use_dynamic_bsz=False)
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = False
+    path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    status, _, err = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "8", "--write", str(out_path))
+    assert status == 0
+    trainer = yaml.safe_load(out_path.read_text(encoding="utf-8"))["trainer"]
+    actor = trainer["trainer_config"]["actor_rollout_ref"]["actor"]
+    assert (trainer["use_dynamic_bsz"], actor["use_dynamic_bsz"]) == (written, written)
+    # off, DPO's written copy is told nothing of its pairs; GRPO's is told nothing of DPO
+    assert "for DPO: the actor's update then cuts" not in err
+
+
+def test_write_warns_where_a_dpo_config_keeps_dynamic_batch_sizes_on(tmp_path: Path, cli: Cli):
+    path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(_dpo()), encoding="utf-8")
+    status, _, err = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "8", "--write", str(out_path))
+    line = DYNAMIC.format(key="trainer.use_dynamic_bsz", shown=UNSET) + PAIR[None]
+    assert (status, f"solve: warning: {out_path}: {line}\n" in err) == (0, True)
