@@ -1476,7 +1476,8 @@ def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], cod
 
 
 def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
-    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on, and where they are off the
+    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on (but the trainer's and the
+    actor's for DPO, which off keep its pairs whole: `_check_dpo_pair_dynamic`), and where they are off the
     critic's forward size (`_check_critic_forward_unset`); off for a `model` whose micro-batches are padded
     (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`)."""
     if remove_padding_violation(model) is None:

@@ -212,7 +212,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
                   dpo: bool | None = None, config_lora: bool = False, token_cap: str | None = None) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags under each
     role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has, set to false;
-    Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes,
+    Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes
+    (not the trainer's or the actor's for DPO, `_dynamic_batch_keys`),
     gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
     `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
     model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
