@@ -311,6 +311,7 @@ class UnplacedCode(str, Enum):
     the one source of the codes that docs/json.md's table documents."""
 
     NO_ROOM = "no-room"
+    PRIORITY_TIE = "priority-tie"
     NO_ROOM_UNPROVEN = "no-room-unproven"
     NO_WAY_TO_RUN = "no-way-to-run"
     ANOTHER_JOB_FITS_NOWHERE = "another-job-fits-nowhere"
@@ -357,6 +358,7 @@ class PoolCode(str, Enum):
     (`UnplacedPool.reason_code`): the one source of the codes that docs/json.md's table documents."""
 
     NO_ROOM = "no-room"
+    PRIORITY_TIE = "priority-tie"
     NO_ROOM_UNPROVEN = "no-room-unproven"
     ROLLOUT_TAKES_POOL = "rollout-takes-pool"
     NO_LAYOUT_BESIDE_ROLLOUT = "no-layout-beside-rollout"
