@@ -29,6 +29,7 @@ from cluster_reference import (
     check_placements,
     check_room_claims,
     check_smaller_asks,
+    check_tie_claims,
     least_placing_priority,
     random_idle_instance,
     random_instance,
@@ -163,27 +164,30 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     ]}
     result = solved(instance, tmp_path)
     assert value_of(CATALOG, instance, result) == (3, 0, 1833)
-    # 8B takes 2 + 4 GPUs at the fewest, 4B 2 + 2: they cannot share the node, and at a priority above 4B's 3 it
-    # would take its place.
+    # 8B takes 2 + 4 GPUs at the fewest, 4B 2 + 2: they cannot share the node; at 4B's priority 3 they tie, and
+    # the fixed order of jobs tied in priority (not length or cost: since s82) would place it.
     assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs of one "
                                                                "node) after the jobs placed (the most priority in all, "
                                                                "then length, then cost); math-4b (priority 3) holds "
-                                                               "the room it needs: priority 4 is the least that "
-                                                               "places it",
+                                                               "the room it needs: priority 3 is the least that "
+                                                               "places it (with as much priority placed, the fixed "
+                                                               "order of jobs tied in priority picks the placement "
+                                                               "with it)",
                                    "reason_for_several": (
                                        "no room left in a100 (each needs at least 6 GPUs of one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); math-4b "
-                                       "(priority 3) holds the room each needs: priority 4 is the least that places "
-                                       "one of "
-                                       "them"),
+                                       "(priority 3) holds the room each needs: priority 3 is the least that places "
+                                       "one of them (with as much priority placed, the fixed order of jobs tied in "
+                                       "priority picks the placement with one of them)"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
 
 
 def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priority_that_places_it(tmp_path: Path):
     # One node of 8 A100s: 8B at 32768 takes 2 + 4 GPUs at the fewest, 4B 2 + 2, 0.6B 1 + 1 (it is placed on 2 + 1,
-    # its cheapest). 4B and 0.6B (priority 1 + 2) outweigh 8B with 0.6B (1 + 2 as well): length and cost left 8B out.
-    # Its room is 4B's, with 0.6B on its fewest GPUs: of priority 1, as its own, so 2 is the least that places it.
+    # its cheapest). 4B and 0.6B (priority 1 + 2) weigh as much as 8B with 0.6B (1 + 2 as well): a tie of priority,
+    # which the fixed order of the jobs (not length or cost, since s82) breaks: 8B is left out in a tie with 4B (whose
+    # room it needs, with 0.6B on its fewest GPUs), and 2 is the least priority that places it.
     instance = {"pools": [ONE_NODE], "jobs": [
         {"name": "x", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4},
         {"name": "y", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2},
@@ -192,16 +196,11 @@ def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priori
     placed = [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]]
     assert placed == [("y", 2, 2), ("z", 2, 1)]
     assert result["unplaced"] == [{"job": "x", "reason": (
-        "no room left in a100 (it needs at least 6 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); y (priority 1, as much as its own) holds the room it needs, with z on another of its "
-        "ways: priority 2 is the least that places it"),
-        "reason_for_several": (
-            "no room left in a100 (each needs at least 6 GPUs of one node) after the jobs placed (the most priority "
-            "in all, then length, then cost); y (priority 1, as much as each one's own) holds the room each needs, "
-            "with z on another of its ways: priority 2 is the least that places one of them"),
-        "reason_code": "no-room",
-                                   "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
-    assert check_room_claims(CATALOG, instance, result, estimates=True) == []
+        "left out in a tie: x and y have equal priority 1 and only one fits in a100 (it needs at least 6 GPUs of one "
+        "node); give priorities to choose: priority 2 places it"),
+        "reason_for_several": None, "reason_code": "priority-tie",
+        "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
+    assert check_tie_claims(CATALOG, instance, result, estimates=True) == []
     assert least_placing_priority(CATALOG, instance, "x", estimates=True) == 2
 
 
@@ -890,6 +889,7 @@ def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nod
     assert unwidened["status"] == "optimal"
     assert value_of(CATALOG, instance, unwidened, minimize_nodes) == expected
     assert check_room_claims(CATALOG, instance, unwidened, estimates, token_budget) == []
+    assert check_tie_claims(CATALOG, instance, unwidened, estimates, token_budget) == []
     assert check_smaller_asks(CATALOG, instance, unwidened, estimates, token_budget) == []
     widened = solved(instance, tmp_path, minimize_nodes, estimates, token_budget=token_budget)
     assert check_smaller_asks(CATALOG, instance, widened, estimates, token_budget) == []

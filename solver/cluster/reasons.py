@@ -140,7 +140,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
         tied = certain and holders.left_out_in_tie(index)
         unplaced.append(left_out(
             job, reason_code=UnplacedCode.PRIORITY_TIE if tied else no_room, reason=words.text,
-            reason_for_several=None if tied else room.words(several=True).text,
+            reason_for_several=room.words(several=True).text,
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
             fits_with=fits_with[index]).with_reason(words))
     return LeftOut(tuple(unplaced), wall_clock_cut, least is not None and least.wall_clock_stopped)
@@ -170,15 +170,16 @@ class _NoRoom:
     def words(self, several: bool) -> ReasonWords:
         """The reason, in words for one job or, where `several`, for several jobs given it, true of each alone, with
         the codes of the cautions they say; for a job left out in a tie of priority (`_RoomHolders.left_out_in_tie`),
-        that tie first, in words that name it (for one job only)."""
+        that tie first, naming the placed jobs it ties with (`_RoomHolders.tie_words`)."""
         elsewhere = self.elsewhere.words_for_several if several else self.elsewhere.words
         cut_short = any(option.ways_cut_short for ways in self.ways.values() for option in ways)
         weighed = (" (on its way as it runs alone: the time limit cut working out its other ways short; raise "
                    f"{self.planner.option_names.time_limit})" if cut_short else "")  # a running job's, each alone
         rooms = _least_rooms(self.planner, self.job, self.ways, several)
         if self.certain and self.holders.left_out_in_tie(self.index):
-            opening = (f"left out in a tie: {self.holders.tie_words(self.index, self.ways)} in {rooms}{weighed}; "
-                       f"give priorities to choose: priority {self.job.priority + 1} places it")
+            opening = (f"left out in a tie{self.holders.tie_words(self.index, self.ways, several)} in {rooms}"
+                       f"{weighed}; give priorities to choose: priority {self.job.priority + 1} places "
+                       f"{'one of them' if several else 'it'}")
         else:
             opening = (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in {rooms} after the jobs "
                        f"placed ({self.goals}){weighed}{self.unproven}"
@@ -400,21 +401,22 @@ class _RoomHolders:
         self.least.of(left_out)
         return left_out in self.least.in_tie
 
-    def tie_words(self, left_out: int, ways: dict[str, list[Option]]) -> str:
-        """Whom the job `left_out` (its index; its `ways`, by pool name) ties with, in words: the placed jobs that
+    def tie_words(self, left_out: int, ways: dict[str, list[Option]], several: bool) -> str:
+        """Whom the job `left_out` (its index; its `ways`, by pool name) ties with, in words after "left out in a
+        tie", for one job or, where `several`, for several jobs given them, true of each alone: the placed jobs that
         hold the room it needs where they hold as much priority as its own, else a placement with it, moving other
-        jobs, that places as much."""
+        jobs, that places as much; up to the pools it needs room in."""
         job = self.fleet.jobs[left_out]
         room, _ = self._least_of(ways)
+        it = "one of them" if several else "it"
         if room.priority != job.priority or room.required:
-            return (f"a placement with {job.name}, moving other jobs, places as much priority as this one "
-                    f"({self.placed_priority}), and not all fit")
-        names = [self.fleet.jobs[index].name for index in room.jobs]
-        if len(names) == 1:  # the two in the file's order
-            pair = [self.fleet.jobs[index].name for index in sorted((left_out, *room.jobs))]
-            return f"{pair[0]} and {pair[1]} have equal priority {job.priority} and only one fits"
-        return (f"{job.name} (priority {job.priority}) and {named_jobs(names)} (priority {room.priority} together) "
-                "place equal priority and not all fit")
+            return (f": a placement with {it}, moving other jobs, places as much priority as this one "
+                    f"({self.placed_priority}), and needs room")
+        names = named_jobs([self.fleet.jobs[index].name for index in room.jobs])
+        if len(room.jobs) == 1:
+            return f" with {names}: equal priority {job.priority}, and only one of them fits"
+        own = "each one's own" if several else "its own"
+        return f" with {names} (priority {room.priority} together, as much as {own}): not all of them fit"
 
     def _least_of(self, ways: dict[str, list[Option]]) -> tuple[_Room, str]:
         """The least room (`_Room.rank`) that one of `ways` (by pool name) needs, and its pool's name."""
