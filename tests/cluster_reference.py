@@ -40,8 +40,9 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
   (an Offload job its states, `reference._host_need` with its n GPUs on the node; one without Offload the
   model while it loads beside the reference model's pinned shards, `reference._load_need`).
 
-Objective (lexicographic): max total priority of placed jobs, then, where priority ties, which jobs are placed by
-a fixed weight per job not required (max total of 1 + crc32("job|" + name) % 2**20 over the placed ones), then max
+Objective (lexicographic): max total priority of placed jobs, then, where priority ties, which jobs are placed: the
+earlier in the file (max total over the placed jobs not required of their place counted from the end of the file,
+the first of n jobs n, then of 1 + crc32("job|" + name) % 2**16), then max
 total gain of placed `at_least` jobs (gain = (L - A) // 1024), then min total cost (each job's
 round(plan["cost"] * 10000)); the value is the triple (total_priority, total_gain, total_cost). With minimize_nodes every job must be placed (else
 None) and the value is (nodes_used, total_gain, total_cost): fewest nodes used (a node is used when
@@ -400,22 +401,29 @@ def _score(jobs: list[dict], choice: list[dict | None], nodes_used: int, minimiz
     return (priority, gain, cost)
 
 
-def _tied_order(jobs: list[dict], choice: list[dict | None]) -> int:
-    """The fixed weights of the placed jobs not required, summed: which jobs a tie of priority places."""
-    return sum(1 + zlib.crc32(f"job|{job['name']}".encode()) % 2**20
-               for job, option in zip(jobs, choice) if option is not None and not job.get("required"))
+def _tied_order(jobs: list[dict], choice: list[dict | None]) -> tuple[int, int]:
+    """Which jobs a tie of priority places, the more the better: the placed jobs not required, their places counted
+    from the end of the file summed, then their names' fixed weights summed."""
+    placed = [(index, job) for index, (job, option) in enumerate(zip(jobs, choice))
+              if option is not None and not job.get("required")]
+    return (sum(len(jobs) - index for index, _ in placed),
+            sum(1 + zlib.crc32(f"job|{job['name']}".encode()) % 2**16 for _, job in placed))
 
 
-def _sort_key(value: tuple[int, int, int], order: int, minimize_nodes: bool) -> tuple[int, int, int, int]:
+def _sort_key(value: tuple[int, int, int], order: tuple[int, int],
+              minimize_nodes: bool) -> tuple[int, int, int, int, int]:
     """Smaller is better (`order`: `_tied_order`, which counts only where every job is not placed anyway)."""
     first, gain, cost = value
-    return (first if minimize_nodes else -first, 0 if minimize_nodes else -order, -gain, cost)
+    places, names = (0, 0) if minimize_nodes else order
+    return (first if minimize_nodes else -first, -places, -names, -gain, cost)
 
 
 def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprint: bool, estimates: bool,
-            token_budget: str = "default"):
+            token_budget: str = "default", left_out: str | None = None):
+    """The best placement (value, choice, jobs), with the job named `left_out` (if any) not placed."""
     jobs = _jobs(instance)
-    options = [_options(catalog, instance, job, per_footprint, estimates, token_budget) for job in jobs]
+    options = [[None] if job["name"] == left_out else _options(catalog, instance, job, per_footprint, estimates,
+                                                               token_budget) for job in jobs]
     # Every job must be placed with minimize_nodes, and each `required: true` one always.
     options = [[option for option in job_options if option is not None] if minimize_nodes or job.get("required")
                else job_options for job, job_options in zip(jobs, options)]
@@ -735,19 +743,18 @@ def least_placing_priority(catalog: Catalog, instance: dict, name: str, estimate
 def _least_placing(catalog: Catalog, instance: dict, name: str, estimates: bool,
                    token_budget: str) -> tuple[int, int] | None:
     """For job `name`: one more than the priority the best placement without it holds beyond the best with it, and
-    the least priority that places it: that, or one less where, at that, the fixed weights of the jobs placed in a
-    tie of priority (`_tied_order`) weigh more with it (the stage after priority; length and cost weigh only how the
-    same jobs run); None where it has no way to run."""
+    the least priority that places it: that, or one less where, at that, the jobs placed with it come earlier in the
+    file (`_tied_order`: the stage after priority; length and cost weigh only how the same jobs run); None where it
+    has no way to run."""
     jobs = _jobs(instance)
     outweighing = 1 + sum(_priority(job) for job in jobs)  # a priority every placement with the job beats all without
-    without = {**instance, "jobs": [job for job in jobs if job["name"] != name]}
     raised = {**instance, "jobs": [{**job, "priority": outweighing} if job["name"] == name else job for job in jobs]}
-    best_without, choice_without, jobs_without = _search(catalog, without, False, True, estimates, token_budget)
-    best_with, choice_with, jobs_with = _search(catalog, raised, False, True, estimates, token_budget)
+    best_without, choice_without, _ = _search(catalog, instance, False, True, estimates, token_budget, left_out=name)
+    best_with, choice_with, _ = _search(catalog, raised, False, True, estimates, token_budget)
     if best_without is None or best_with is None or best_with[0] <= best_without[0]:
         return None
     least = best_without[0] - (best_with[0] - outweighing) + 1
-    weighs_more = _tied_order(jobs_with, choice_with) > _tied_order(jobs_without, choice_without)
+    weighs_more = _tied_order(jobs, choice_with) > _tied_order(jobs, choice_without)
     return least, least - 1 if weighs_more else least
 
 

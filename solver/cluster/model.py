@@ -263,18 +263,22 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
             ("tie-break", tie_break(fleet, options, built), False)]
 
 
-TIED_JOBS_SPREAD = 1 << 20
-"""The range of the fixed weights by which `tied_jobs_order` picks the jobs placed where priority ties: with n jobs
-not required, two sets of them weigh the same with a chance of n in a million at most (the isolation lemma)."""
+TIED_JOBS_SPREAD = 1 << 16
+"""The range of the fixed weight per job name by which `tied_jobs_order` settles a tie of the jobs' places in the
+file (the isolation lemma: with n jobs, two sets weigh the same with a chance of n in 65536 at most)."""
 
 
 def tied_jobs_order(fleet: Fleet, options: list[Option], built: PlacementModel,
                     required: frozenset[int]) -> cp_model.LinearExprT:
     """An objective (maximised) that picks which jobs are placed among placements of as much priority (and running
-    jobs kept): a fixed pseudo-random weight per job not `required` (CRC-32 of its name, `fixed_weight`), the same on
-    every run and whatever the search did; not a judgment of the jobs (their priorities are the user's), so a job it
-    leaves out is said to be left out in a tie."""
-    return sum(fixed_weight(f"job|{fleet.jobs[o.job].name}", TIED_JOBS_SPREAD) * x
+    jobs kept): the jobs earlier in the file, as a queue serves them first. Each placed job not `required` weighs its
+    place counted from the end of the file (the first of n jobs n, the last 1), above a fixed weight per job name
+    (`fixed_weight`) that settles the rare tie of those sums: where one job takes another's room, the one earlier in
+    the file is placed. The same on every run and whatever the search did; no judgment of the jobs (their priorities
+    are the user's), so a job it leaves out is said to be left out in a tie."""
+    jobs = len(fleet.jobs)
+    place = jobs * TIED_JOBS_SPREAD + 1  # more than the names' weights of every job together
+    return sum(((jobs - o.job) * place + fixed_weight(f"job|{fleet.jobs[o.job].name}", TIED_JOBS_SPREAD)) * x
                for o, x in zip(options, built.chosen) if o.job not in required)
 
 

@@ -178,8 +178,8 @@ class _NoRoom:
         rooms = _least_rooms(self.planner, self.job, self.ways, several)
         if self.certain and self.holders.left_out_in_tie(self.index):
             opening = (f"left out in a tie{self.holders.tie_words(self.index, self.ways, several)} in {rooms}"
-                       f"{weighed}; give priorities to choose: priority {self.job.priority + 1} places "
-                       f"{'one of them' if several else 'it'}")
+                       f"{weighed}; a tie goes to the jobs earlier in the file: give priorities to choose, priority "
+                       f"{self.job.priority + 1} places {'one of them' if several else 'it'}")
         else:
             opening = (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in {rooms} after the jobs "
                        f"placed ({self.goals}){weighed}{self.unproven}"
@@ -212,7 +212,7 @@ LEAST_PRIORITY_SHARE = 0.05
 of the least priority placing each job left out (`LeastPriority`) take together, after the search."""
 
 
-_TIE_BROKEN = {"stays": "more running jobs stay", "jobs": "the fixed order of jobs tied in priority picks the placement"}
+_TIE_BROKEN = {"stays": "more running jobs stay with {it}", "jobs": "a tie goes to the jobs earlier in the file"}
 """What breaks the tie at the least priority that places a job left out, by stage (`LeastPriority.tied`): the
 stages that weigh which jobs are placed (`placement_stages`); length and cost weigh only how the same jobs run."""
 
@@ -388,7 +388,7 @@ class _RoomHolders:
                     f"priority {room.priority + 1} would place {places}")
         tied = None if self.least is None else self.least.tied.get(left_out)
         why = [*(["moving other jobs"] if least + (1 if tied else 0) <= room.priority else []),
-               *([f"with as much priority placed, {_TIE_BROKEN[tied]} with {it}"] if tied else [])]
+               *([f"with as much priority placed, {_TIE_BROKEN[tied].format(it=it)}"] if tied else [])]
         return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
                 f"priority {least} is the least that places {places}" + (f" ({'; '.join(why)})" if why else ""))
 
