@@ -724,12 +724,12 @@ ROOM_HOLDERS = re.compile(r"; (?P<names>[^;]+?) \(priority (?P<priority>\d+)(?: 
                           r"its own)?\) holds? the room it needs(?: in (?P<pool>[^:;,]+))?(?:, with [^:;]+ on "
                           r"(?:another of its|other) ways)?(?:: priority (?P<least>\d+) (?:(?P<exact>is the least "
                           r"that places it)(?: \((?P<moving>moving other jobs)?(?:; )?(?P<broken>with as much "
-                          r"priority placed, [^);]+ with it)?\))?|would place it))?(?:;|$)")
+                          r"priority placed, [^);]+)?\))?|would place it))?(?:;|$)")
 """A no-room reason's clause naming the placed jobs that hold the room the job needs (four named, the rest
 counted), the priority they hold together, the pool where the job has ways in several (and the jobs sharing their
 node put on other ways of theirs), and, in a placement whose
 priority is proven the most, the priority that places the job: the least (`exact`; below theirs where other jobs
-move: `moving`; at which length or cost break the tie in its favour: `broken`), or one that does."""
+move: `moving`; at which a stage after priority breaks the tie in its favour: `broken`), or one that does."""
 
 
 def least_placing_priority(catalog: Catalog, instance: dict, name: str, estimates: bool = False,

@@ -164,47 +164,45 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     ]}
     result = solved(instance, tmp_path)
     assert value_of(CATALOG, instance, result) == (3, 0, 1833)
-    # 8B takes 2 + 4 GPUs at the fewest, 4B 2 + 2: they cannot share the node; at 4B's priority 3 they tie, and
-    # the fixed order of jobs tied in priority (not length or cost: since s82) would place it.
+    # 8B takes 2 + 4 GPUs at the fewest, 4B 2 + 2: they cannot share the node, and at a priority above 4B's 3 it
+    # would take its place.
     assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs of one "
                                                                "node) after the jobs placed (the most priority in all, "
                                                                "then length, then cost); math-4b (priority 3) holds "
-                                                               "the room it needs: priority 3 is the least that "
-                                                               "places it (with as much priority placed, the fixed "
-                                                               "order of jobs tied in priority picks the placement "
-                                                               "with it)",
+                                                               "the room it needs: priority 4 is the least that "
+                                                               "places it",
                                    "reason_for_several": (
                                        "no room left in a100 (each needs at least 6 GPUs of one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); math-4b "
-                                       "(priority 3) holds the room each needs: priority 3 is the least that places "
-                                       "one of them (with as much priority placed, the fixed order of jobs tied in "
-                                       "priority picks the placement with one of them)"),
+                                       "(priority 3) holds the room each needs: priority 4 is the least that places "
+                                       "one of "
+                                       "them"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
 
 
 def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priority_that_places_it(tmp_path: Path):
-    # One node of 8 A100s: 8B at 32768 takes 2 + 4 GPUs at the fewest, 4B 2 + 2, 0.6B 1 + 1 (it is placed on 2 + 1,
-    # its cheapest). 4B and 0.6B (priority 1 + 2) weigh as much as 8B with 0.6B (1 + 2 as well): a tie of priority,
-    # which the fixed order of the jobs (not length or cost, since s82) breaks: 8B is left out in a tie with 4B (whose
-    # room it needs, with 0.6B on its fewest GPUs), and 2 is the least priority that places it.
+    # One node of 8 A100s: 8B at 32768 takes 2 + 4 GPUs at the fewest, 4B 2 + 2, 0.6B 1 + 1. 8B and 0.6B (priority
+    # 1 + 2) weigh as much as 4B with 0.6B: a tie of which jobs run, which goes to the one earlier in the file (since
+    # s82; the cost of 4B's plan left 8B out before, though the costs of two models do not compare): 4B is left out
+    # in a tie with 8B, and 2 is the least priority that places it.
     instance = {"pools": [ONE_NODE], "jobs": [
         {"name": "x", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4},
         {"name": "y", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2},
         {"name": "z", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "priority": 2}]}
     result = solved(instance, tmp_path, widen=False)
     placed = [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]]
-    assert placed == [("y", 2, 2), ("z", 2, 1)]
-    assert result["unplaced"] == [{"job": "x", "reason": (
-        "left out in a tie with y: equal priority 1, and only one of them fits in a100 (it needs at least 6 GPUs of one "
-        "node); give priorities to choose: priority 2 places it"),
+    assert placed == [("x", 2, 4), ("z", 1, 1)]
+    assert result["unplaced"] == [{"job": "y", "reason": (
+        "left out in a tie with x: equal priority 1, and only one of them fits in a100 (it needs at least 4 GPUs of one "
+        "node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places it"),
         "reason_for_several": (
-            "left out in a tie with y: equal priority 1, and only one of them fits in a100 (each needs at least 6 GPUs "
-            "of one node); give priorities to choose: priority 2 places one of them"),
-        "reason_code": "priority-tie",
-        "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
+            "left out in a tie with x: equal priority 1, and only one of them fits in a100 (each needs at least 4 GPUs "
+            "of one node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places one "
+            "of them"),
+        "reason_code": "priority-tie", "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     assert check_tie_claims(CATALOG, instance, result, estimates=True) == []
-    assert least_placing_priority(CATALOG, instance, "x", estimates=True) == 2
+    assert least_placing_priority(CATALOG, instance, "y", estimates=True) == 2
 
 
 def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_s_idle_gpus(tmp_path: Path):
@@ -277,6 +275,8 @@ def test_a_job_on_whole_nodes_is_told_the_fewer_rollout_gpus_that_fit_a_pool_s_i
 def test_a_job_left_out_is_told_the_least_length_cut_that_fits_a_node_s_idle_gpus(asked: int | dict, words: str,
                                                                                   tmp_path: Path):
     # 14B beside its 2 rollout GPUs leaves 2 GPUs idle; 4B without a rollout trains 51200 tokens at the most on 2.
+    # At priority 2 it would tie with y, which comes first in the file: 3 places it (2 before s82, where x's cost, or
+    # its length, broke that tie).
     instance = {"pools": [ONE_NODE], "jobs": [
         {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
         {"name": "x", "model": "Qwen3-4B", "max_model_len": asked}]}
@@ -1842,14 +1842,15 @@ def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path
     assert status == 1 and first.startswith("long-") and reasons[first] == reasons[second] != reasons[huge]
     status, out, _ = cli("cluster", str(path))
     rows = unplaced_rows(out)
-    # One row for both jobs, each left out in a tie with long-2, in words true of each: its own says "it" and
-    # "places it".
+    # One row for both jobs, each left out in a tie with long-0 (the first in the file), in words true of each: its
+    # own says "it" and "places it".
     assert reasons[first] == (
-        "left out in a tie with long-2: equal priority 1, and only one of them fits in a100 (it needs at least 8 GPUs "
-        "of one node); give priorities to choose: priority 2 places it")
+        "left out in a tie with long-0: equal priority 1, and only one of them fits in a100 (it needs at least 8 GPUs "
+        "of one node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places it")
     assert rows[0] == [f"{first}, {second}", (
-        "left out in a tie with long-2: equal priority 1, and only one of them fits in a100 (each needs at least 8 "
-        "GPUs of one node); give priorities to choose: priority 2 places one of them")]
+        "left out in a tie with long-0: equal priority 1, and only one of them fits in a100 (each needs at least 8 "
+        "GPUs of one node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places "
+        "one of them")]
     assert rows[1][0] == huge == "huge-name-of-a-job-that-is-longer-than-forty-columns"  # whole, on one line
     assert rows[1][1].startswith("a100: 300000 tokens is beyond ")
     # On a terminal of 80 columns, a name longer than its column is folded, not cut.
@@ -1886,41 +1887,38 @@ def test_a_row_of_several_unplaced_jobs_says_its_reason_of_each_of_them(cli, tmp
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": jobs}), encoding="utf-8")
     no_room = ("no room left in a100 ({} needs at least {} GPUs of one node) after the jobs placed (the most priority "
-               "in all, then length, then cost); y (priority 2) holds the room {} needs: {}; with rollout_gpus 1 (not {}) "
-               "{} would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)")
-    # At priority 2, the fixed order of jobs tied in priority (s82) places solo over y, but not x-0 or x-1.
-    x_least, solo_least = "priority 3 is the least that places {}", (
-        "priority 2 is the least that places {0} (with as much priority placed, the fixed order of jobs tied in "
-        "priority picks the placement with {0})")
+               "in all, then length, then cost); y (priority 2) holds the room {} needs: priority 3 is the least "
+               "that places {}; with rollout_gpus 1 (not {}) {} would fit in node 0's 2 idle GPUs (a trainer of 1 "
+               "GPU)")
     too_long = ("a100: 300000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
                 "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 "
                 "GPUs, estimated, extrapolated); --token-budget auto trains 300000 tokens: Env + Offload + SP=8 on 8 "
                 "GPUs with max_token_len_per_gpu = 46080 (estimated, extrapolated)")
     status, out, _ = cli("cluster", str(path))
     assert status == 1 and unplaced_rows(out) == [
-        ["x-0, x-1", no_room.format("each", 5, "each", x_least.format("one of them"), 4, "one of them")],
+        ["x-0, x-1", no_room.format("each", 5, "each", "one of them", 4, "one of them")],
         ["r-0, r-1", "a100: each job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"],
         ["m-0, m-1", ("a100: with 2 rollout GPUs, no trainer GPU count that trains them (8 at the fewest) has a layout "
                       "on its 1 node of 8 GPUs; with rollout_gpus: 0 (their explorers on GPUs outside the fleet), a "
                       "trainer of 8 GPUs has one")],
         ["h-0, h-1", too_long],
-        ["solo", no_room.format("it", 6, "it", solo_least.format("it"), 5, "it")]]
+        ["solo", no_room.format("it", 6, "it", "it", 5, "it")]]
     status, out, _ = cli("cluster", str(path), "--json")
     unplaced = {entry["job"]: entry["reason"] for entry in json.loads(out)["unplaced"]}
     assert status == 1 and unplaced == {
-        **dict.fromkeys(["x-0", "x-1"], no_room.format("it", 5, "it", x_least.format("it"), 4, "it")),
+        **dict.fromkeys(["x-0", "x-1"], no_room.format("it", 5, "it", "it", 4, "it")),
         **dict.fromkeys(["r-0", "r-1"], "a100: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a "
                                         "trainer"),
         **dict.fromkeys(["m-0", "m-1"], (
             "a100: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a layout on its 1 "
             "node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer of 8 GPUs has "
             "one")),
-        **dict.fromkeys(["h-0", "h-1"], too_long), "solo": no_room.format("it", 6, "it", solo_least.format("it"), 5, "it")}
+        **dict.fromkeys(["h-0", "h-1"], too_long), "solo": no_room.format("it", 6, "it", "it", 5, "it")}
     several = {entry["job"]: entry["reason_for_several"] for entry in json.loads(out)["unplaced"]}
-    assert several["x-0"] == no_room.format("each", 5, "each", x_least.format("one of them"), 4, "one of them")
+    assert several["x-0"] == no_room.format("each", 5, "each", "one of them", 4, "one of them")
     # h's reason reads true of each as it is: null, and the row above shows the reason itself.
-    assert (several["h-0"], several["solo"]) == (None, no_room.format(
-        "each", 6, "each", solo_least.format("one of them"), 5, "one of them"))
+    assert (several["h-0"], several["solo"]) == (None, no_room.format("each", 6, "each", "one of them", 5,
+                                                                      "one of them"))
 
 
 def test_a_reason_for_several_jobs_left_out_by_the_greedy_placement_speaks_of_each(tmp_path: Path):
@@ -2076,13 +2074,14 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE + "  - {name: huge, model: 8B, max_model_len: 200000}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
-    # One of the three jobs of priority 1 is left out: a tie, which the fixed order of the jobs breaks (since s82;
-    # huge, on 8 GPUs of one node, was left out by cost before).
+    # huge (Qwen3-8B at 200000) needs 8 GPUs of one node, and the jobs placed before it leave no such node: of
+    # equal priority, the jobs earlier in the file are placed (s82).
     assert (status, err) == (1, (f"solve cluster: note: to place every job: solve cluster {path} --buy names the "
                                  "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes "
                                  "runs)\n")) and (
         "unplaced jobs: 1 of 5\n" in out) and (
-        "tiny │ left out in a tie with code-8b: equal priority 1, and only one of them fits in a100 and h20") in out
+        "huge │ left out in a tie with code-8b: equal priority 1, and only one of them fits in a100 and h20 (it needs "
+        "at least 8 GPUs of one node)") in out
     status, out, err = cli("cluster", str(path), "--minimize", "nodes", "--json")
     assert status == 1 and json.loads(out)["status"] == "infeasible"
     status, out, err = cli("cluster", str(tmp_path / "missing.yaml"))
@@ -3709,9 +3708,9 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
     result = solved({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 4)
     # Placing it takes the room of both (4 together, more than its own 3). At 4 the tie is one of which jobs run,
-    # which the fixed order of the jobs breaks, here for them: priority 5 is the least that places it (4 from
-    # persona42, where its one plan's cost was weighed against their two's, until s82: costs of different jobs do
-    # not compare).
+    # which goes to the jobs earlier in the file (its place 3 against theirs, 2 + 1): priority 5 is the least that
+    # places it (4 from persona42, where its one plan's cost was weighed against their two's, until s82: the costs of
+    # different models do not compare).
     assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs of one "
                                                            "node) after the jobs placed (the most priority in all, "
                                                            "then length, then cost); small-0, small-1 (priority 4 "
@@ -3742,16 +3741,13 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
                                                          "least 2 GPUs and 183.0 GiB of host memory, or 4 GPUs and "
                                                          "71.2 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then length, then cost); x (priority 3) "
-                                                         "holds the room it needs: priority 3 is the least that "
-                                                         "places it (with as much priority placed, the fixed order "
-                                                         "of jobs tied in priority picks the placement with it)",
+                                                         "holds the room it needs: priority 4 is the least that "
+                                                         "places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 2 GPUs and "
                                        "183.0 GiB of host memory, or 4 GPUs and 71.2 GiB, on one node) after the "
                                        "jobs placed (the most priority in all, then length, then cost); x (priority "
-                                       "3) holds the room each needs: priority 3 is the least that places one of them "
-                                       "(with as much priority placed, the fixed order of jobs tied in priority picks "
-                                       "the placement with one of them)"),
+                                       "3) holds the room each needs: priority 4 is the least that places one of them"),
                                    "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": []}]
 
@@ -3765,19 +3761,21 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
         {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4}]}
     result = solved(instance, tmp_path)
     assert ([p["job"] for p in result["placements"]], result["pools"][0]["nodes_used"]) == (["a"], 1)
-    # Of equal priority, a holds the node that the other would take with the idle one: a tie (broken by the fixed
-    # order of the jobs), and a priority of 2 places it. On the idle node, 4 trainer GPUs beside its 4 rollout GPUs
-    # train 20480 tokens.
+    # Of equal priority, the job earlier in the file holds the node that the other would take with the idle one: a
+    # tie, and a priority of 2 places it. On the idle node, 4 trainer GPUs beside its 4 rollout GPUs train 20480
+    # tokens.
     assert result["unplaced"] == [{"job": "b", "reason": "left out in a tie with a: equal priority 1, and only one of "
-                                                         "them fits in a100 (it needs at least 2 whole nodes); give "
-                                                         "priorities to choose: priority 2 places it; at 20480 tokens "
-                                                         "(not 65536) it would fit in node 1's 8 idle GPUs and 256.0 "
-                                                         "GiB of idle host memory (a trainer of 4 GPUs)",
+                                                         "them fits in a100 (it needs at least 2 whole nodes); a tie "
+                                                         "goes to the jobs earlier in the file: give priorities to "
+                                                         "choose, priority 2 places it; at 20480 tokens (not 65536) it "
+                                                         "would fit in node 1's 8 idle GPUs and 256.0 GiB of idle host "
+                                                         "memory (a trainer of 4 GPUs)",
                                    "reason_for_several": (
                                        "left out in a tie with a: equal priority 1, and only one of them fits in a100 "
-                                       "(each needs at least 2 whole nodes); give priorities to choose: priority 2 "
-                                       "places one of them; at 20480 tokens (not 65536) one of them would fit in node "
-                                       "1's 8 idle GPUs and 256.0 GiB of idle host memory (a trainer of 4 GPUs)"),
+                                       "(each needs at least 2 whole nodes); a tie goes to the jobs earlier in the "
+                                       "file: give priorities to choose, priority 2 places one of them; at 20480 "
+                                       "tokens (not 65536) one of them would fit in node 1's 8 idle GPUs and 256.0 GiB "
+                                       "of idle host memory (a trainer of 4 GPUs)"),
                                    "reason_code": "priority-tie",
                                    "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": [{"rollout_gpus": 4, "max_model_len": 20480, "pool": "a100",
@@ -3798,7 +3796,8 @@ def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_
             for p in result["placements"]] == [(1, True, 93.4), (1, True, 93.4)]
     [unplaced] = result["unplaced"]
     assert unplaced["reason"] == ("left out in a tie with a: equal priority 1, and only one of them fits in a100 (it "
-                                  "needs at least 1 GPU of one node); give priorities to choose: priority 2 places it")
+                                  "needs at least 1 GPU of one node); a tie goes to the jobs earlier in the file: give "
+                                  "priorities to choose, priority 2 places it")
 
 
 def test_jobs_on_whole_nodes_take_the_first_nodes_in_the_order_of_the_file_before_the_shared_ones(tmp_path: Path):
@@ -4026,13 +4025,11 @@ def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_ne
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
         "no room left in b and a (it needs at least 6 GPUs of one node) after the "
         "jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the room it needs in a: "
-        "priority 3 is the least that places it (with as much priority placed, the fixed order of jobs tied in "
-        "priority picks the placement with it)"),
+        "priority 4 is the least that places it"),
         "reason_for_several": (
             "no room left in b and a (each needs at least 6 GPUs of one node) "
             "after the jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the "
-            "room each needs in a: priority 3 is the least that places one of them (with as much priority placed, the "
-            "fixed order of jobs tied in priority picks the placement with one of them)"),
+            "room each needs in a: priority 4 is the least that places one of them"),
         "reason_code": "no-room",
                                                        "pools": pool_codes(("b", "no-room"), ("a", "no-room")),
                                                        "fits_with": []}]
