@@ -44,7 +44,8 @@ Objective (lexicographic): max total priority of placed jobs, then, where priori
 earlier in the file (max total over the placed jobs not required of their place counted from the end of the file,
 the first of n jobs n, then of 1 + crc32("job|" + name) % 2**16), then max
 total gain of placed `at_least` jobs (gain = (L - A) // 1024), then min total cost (each job's
-round(plan["cost"] * 10000)); the value is the triple (total_priority, total_gain, total_cost). With minimize_nodes every job must be placed (else
+round(plan["cost"] * 10000)); the value is the triple (total_priority, total_gain, total_cost). With minimize_nodes
+every job must be placed (else
 None) and the value is (nodes_used, total_gain, total_cost): fewest nodes used (a node is used when
 anything is on it), then max gain, then min cost.
 

@@ -194,12 +194,12 @@ def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priori
     placed = [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]]
     assert placed == [("x", 2, 4), ("z", 1, 1)]
     assert result["unplaced"] == [{"job": "y", "reason": (
-        "left out in a tie with x: equal priority 1, and only one of them fits in a100 (it needs at least 4 GPUs of one "
-        "node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places it"),
+        "left out in a tie with x: equal priority 1, and only one of them fits in a100 (it needs at least 4 GPUs of "
+        "one node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places it"),
         "reason_for_several": (
             "left out in a tie with x: equal priority 1, and only one of them fits in a100 (each needs at least 4 GPUs "
-            "of one node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places one "
-            "of them"),
+            "of one node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places "
+            "one of them"),
         "reason_code": "priority-tie", "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     assert check_tie_claims(CATALOG, instance, result, estimates=True) == []
     assert least_placing_priority(CATALOG, instance, "y", estimates=True) == 2

@@ -49,8 +49,8 @@ def test_of_equal_priority_the_job_earlier_in_the_file_is_placed_and_the_other_i
     path = _fleet(tmp_path, QWEN32B, QWEN14B)
     status, out, _ = cli("cluster", str(path), "--json")
     assert (status, _placed(out)) == (1, [("qwen32b", 8, "sp=4 offload=True")])
-    reason = ("left out in a tie with qwen32b: equal priority 1, and only one of them fits in h800 (it needs at least 4 "
-              "GPUs and 351.6 GiB of host memory, or 8 GPUs and 135.6 GiB, on one node); a tie goes to the jobs "
+    reason = ("left out in a tie with qwen32b: equal priority 1, and only one of them fits in h800 (it needs at least "
+              "4 GPUs and 351.6 GiB of host memory, or 8 GPUs and 135.6 GiB, on one node); a tie goes to the jobs "
               "earlier in the file: give priorities to choose, priority 2 places it")
     assert json.loads(out)["unplaced"] == [{
         "job": "qwen14b", "reason": reason, "reason_code": "priority-tie", "pools": NO_ROOM_POOL,
@@ -75,8 +75,8 @@ def test_the_file_s_order_not_the_cost_decides_the_tie(cli: Cli, tmp_path: Path)
     assert (status, _placed(out)) == (1, [("qwen14b", 8, "sp=8 offload=False")])
     assert [(u["job"], u["reason_code"], u["reason"]) for u in json.loads(out)["unplaced"]] == [(
         "qwen32b", "priority-tie",
-        ("left out in a tie with qwen14b: equal priority 1, and only one of them fits in h800 (it needs at least 4 GPUs "
-         "and 664.2 GiB of host memory on one node); a tie goes to the jobs earlier in the file: give priorities to "
+        ("left out in a tie with qwen14b: equal priority 1, and only one of them fits in h800 (it needs at least 4 "
+         "GPUs and 664.2 GiB of host memory on one node); a tie goes to the jobs earlier in the file: give priorities to "
          "choose, priority 2 places it"))]
 
 
@@ -86,8 +86,8 @@ def test_where_priorities_decide_no_tie_is_said(cli: Cli, tmp_path: Path):
     path = _fleet(tmp_path, QWEN32B, PRIORITY_2)
     status, out, _ = cli("cluster", str(path), "--json")
     assert (status, _placed(out)) == (1, [("qwen14b", 8, "sp=8 offload=False")])
-    reason = ("no room (GPUs or host memory) left in h800 (it needs at least 4 GPUs and 664.2 GiB of host memory on one "
-              "node) after the jobs placed (the most priority in all, then length, then cost); qwen14b (priority 2) "
+    reason = ("no room (GPUs or host memory) left in h800 (it needs at least 4 GPUs and 664.2 GiB of host memory on "
+              "one node) after the jobs placed (the most priority in all, then length, then cost); qwen14b (priority 2) "
               "holds the room it needs: priority 2 is the least that places it (with as much priority placed, a tie "
               "goes to the jobs earlier in the file)")
     assert json.loads(out)["unplaced"] == [{

@@ -524,8 +524,8 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
     own count: `first_stage_objective`, its objective and bound read back as that count, which the stages after it
     keep; proven where its bound, as `first_bound` reports it, meets it); the first stage gets 60% of the budget, the
     second half of what is left then (as do the stages of jobs tied in priority and of length after it), the rest the
-    rest (what a stage leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together: a stage it
-    stops first is named in the answer (`Search.wall_clock_stopped`).
+    rest (what a stage leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together:
+    a stage it stops first is named in the answer (`Search.wall_clock_stopped`).
     Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found no placement; a
     later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every stage
     before it is proven."""
