@@ -358,7 +358,6 @@ class PoolCode(str, Enum):
     (`UnplacedPool.reason_code`): the one source of the codes that docs/json.md's table documents."""
 
     NO_ROOM = "no-room"
-    PRIORITY_TIE = "priority-tie"
     NO_ROOM_UNPROVEN = "no-room-unproven"
     ROLLOUT_TAKES_POOL = "rollout-takes-pool"
     NO_LAYOUT_BESIDE_ROLLOUT = "no-layout-beside-rollout"
