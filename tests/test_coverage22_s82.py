@@ -31,8 +31,9 @@ def test_the_keys_changed_where_write_refuses_the_plan_are_its_own_keys_alone() 
     (answer,) = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, exact=True, max_model_len=16384)
     assert answer.best is not None and (answer.best.setting.label, answer.best.gpus) == ("Env", 8)
     model = catalog.model("Qwen3-8B")
-    with pytest.raises(QueryError, match=r"^c: the plan is for 8 trainer GPUs, but the config's cluster gives the "
-                                         r"trainer 4 \(cluster\.node_num x cluster\.gpu_per_node, less 4 rollout GPUs\)"):
+    refusal = (r"^c: the plan is for 8 trainer GPUs, but the config's cluster gives the trainer 4 "
+               r"\(cluster\.node_num x cluster\.gpu_per_node, less 4 rollout GPUs\)")
+    with pytest.raises(QueryError, match=refusal):
         patched_trinity_config(FSDP, answer.best, model, name="c", environ={})
     changes = config_key_changes(FSDP, answer.best, model, name="c", environ={})
     assert [change.model_dump(mode="json") for change in changes] == [
