@@ -65,19 +65,22 @@ def test_a_config_s_own_lora_beside_lora_exclude_gets_the_plan_s_caution(cli: Cl
     assert (status, err) == (0, "")
     assert plan["config_lora"] is True
     assert plan["caution_codes"] == ["lora-excluded-adapted", "lora-moe-config-unsaved"]
-    said = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="--lora-targets", regex=f"'{OTHERS}'")
+    said = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="model.lora_configs[0].target_modules",
+                          regex=OTHERS)  # the config's key, which it keeps (smallslips42, s82)
     assert plan["cautions"][0] == said
-    # the same words as the plan without the config (before: none beside the config)
+    # the same words as the plan without the config (before: none beside the config), but for the fix's key
     status, out, _ = cli("--model", "Qwen3-30B-A3B", "--gpu", "h100", "--len", "16384", "--lora-rank", "16",
                          "--lora-exclude", MOE_MLP, "--json")
-    assert (status, first_plan(out)["cautions"][0]) == (0, said)
+    alone = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="--lora-targets", regex=f"'{OTHERS}'")
+    assert (status, first_plan(out)["cautions"][0]) == (0, alone)
 
 
 def test_the_text_says_it_beside_the_config(cli: Cli, tmp_path: Path) -> None:
     status, out, _ = cli("--from-config", own_config(tmp_path), "--gpu", "h100", "--lora-exclude", MOE_MLP)
     flat = " ".join(out.split())
     assert status == 0
-    said = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="--lora-targets", regex=f"'{OTHERS}'")
+    said = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="model.lora_configs[0].target_modules",
+                          regex=OTHERS)
     assert f"caution {said}" in flat
 
 
@@ -103,7 +106,7 @@ def test_the_api_s_config_query_names_its_keyword() -> None:
     assert answer.best is not None
     assert [code.value for code in answer.best.caution_codes] == ["lora-excluded-adapted", "lora-moe-config-unsaved"]
     assert answer.best.cautions[0] == CAUTION.format(excluded=MOE_MLP, option="lora_exclude_modules",
-                                                     targets="lora_targets", regex=OTHERS)
+                                                     targets="model.lora_configs[0].target_modules", regex=OTHERS)
 
 
 # (2) solve map's legend.
