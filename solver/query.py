@@ -620,6 +620,7 @@ class ConfigProblemCode(str, Enum):
     REF_MODEL = "ref-model"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
+    PROMPT_OR_RESPONSE_AT_LENGTH = "prompt-or-response-at-length"
     LENGTH_FROM_PROMPT_RESPONSE = "length-from-prompt-response"
     ROPE_SCALING_MISSING = "rope-scaling-missing"
     ROPE_SCALING_MISSING_REFUSED = "rope-scaling-missing-refused"
