@@ -156,7 +156,7 @@ def test_the_legend_says_every_caution_code_a_cell_carries(one_cell_map: GpuMap,
     elif code in LORA_LEGEND_CODES:
         assert f"\ncaution: words of {code.value}" in legend
     else:  # any other, a new one too: by its code
-        assert legend.endswith(f"\nother cautions, unmarked (their words: the GpuMap): {code.value} (1 cell)\n")
+        assert legend.endswith(f"\nother cautions, unmarked (their words: the GpuMap): {code.value} (1 cell: ≤8)\n")
     assert (code in LEGEND_CODES or code == CautionCode.HOST_MEMORY_UNCHECKED) == ("other cautions" not in legend)
 
 
@@ -177,7 +177,7 @@ def test_a_map_says_one_transformers_and_saved_split_and_counts_the_rest(cli: Cl
     assert "caution: LoRA on Qwen3-30B-A3B, a mixture of experts: with transformers 5" in legend
     assert (f"caution: target_modules '{experts_only}' is a regular expression, which Trinity writes into each "
             "checkpoint's") in legend
-    assert legend.endswith("other cautions, unmarked (their words: --json): thin-headroom (1 cell)")
+    assert legend.endswith("other cautions, unmarked (their words: --json): thin-headroom (1 cell: ≤8)")
 
 
 def test_a_pcie_map_counts_its_sp_cells(cli: Cli) -> None:
