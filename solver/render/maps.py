@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
