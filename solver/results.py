@@ -1165,19 +1165,21 @@ def lora_targets_caution(model: Model, lora_rank: int, targets: LoraTargets | No
 
 def lora_excluded_adapted_caution(model: Model, lora_rank: int, targets: LoraTargets | None,
                                   version: TrinityVersion | None, experts: ExpertLayout,
-                                  option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+                                  option_names: OptionNames = COMMAND_OPTIONS,
+                                  config_targets_key: str | None = None) -> str | None:
     """The caution on a new LoRA adapter at `lora_rank` (0: none, and no caution) on `model` whose ``exclude_modules``
     regex the option gives (`targets`' excluded: ``--lora-exclude``, ``lora_exclude_modules=`` as `option_names` name
     it) matches a mixture of experts' router or routed experts, which its targets adapt all the same on
     transformers 5 under the release `version`, its routed experts held as `experts`
     (`CautionCode.LORA_EXCLUDED_ADAPTED`), in the words a config's check says it in (`excluded_adapted_words`, the
-    fix naming ``--lora-targets``); None otherwise. A config's own LoRA is its check's to say
-    (``solver.trinity.checks``)."""
+    fix naming ``--lora-targets``, or beside a config's own LoRA, which the config keeps, its key
+    `config_targets_key`: ``model.lora_configs[0].target_modules``, `ConfigAdapter.targets_key`); None otherwise. A
+    config's own exclusions are its check's to say (``solver.trinity.checks``)."""
     if not lora_rank or targets is None or targets.excluded is None:
         return None
     _, targets_option, excluded_option = option_names.lora_options
     return excluded_adapted_words(f"exclude_modules '{targets.excluded}' ({excluded_option})", targets.pattern,
-                                  targets.excluded, model, version, experts, targets_option)
+                                  targets.excluded, model, version, experts, config_targets_key or targets_option)
 
 
 def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
@@ -1369,8 +1371,8 @@ class Plan(Frozen):
         (`lora_rank`) on a mixture of experts whose adapter config Trinity saves cut short, one worded for `version`
         (`lora_moe_caution`); on LoRA targets of the query's (not a config's own: `config_lora`) that one transformers'
         PEFT alone takes under a release that may run either, one (`lora_targets_caution`), on exclusions an option
-        gives (beside a config's own LoRA too: `_option_exclusion`) that a mixture of experts' PEFT adapts all the
-        same, one (`lora_excluded_adapted_caution`), and on a regex of
+        gives (beside a config's own LoRA too: `_option_exclusion`, the fix then naming the config's key) that a
+        mixture of experts' PEFT adapts all the same, one (`lora_excluded_adapted_caution`), and on a regex of
         theirs that Trinity saves as its characters, one (`lora_saved_split_caution`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
@@ -1390,8 +1392,10 @@ class Plan(Frozen):
                                    model, self.lora_rank, self.lora_targets, self.expert_layout, option_names),
                                None if self.config_lora else lora_saved_split_caution(
                                    model, self.lora_rank, self.lora_targets, version, self.expert_layout),
-                               lora_excluded_adapted_caution(model, self.lora_rank, self._option_exclusion, version,
-                                                             self.expert_layout, option_names))
+                               lora_excluded_adapted_caution(
+                                   model, self.lora_rank, self._option_exclusion, version, self.expert_layout,
+                                   option_names, None if self.config_adapter is None else
+                                   self.config_adapter.targets_key))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

@@ -650,6 +650,7 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
      [C.TOKEN_BUDGET_BELOW_LENGTH] * 2),
     ("model: {max_model_len: 32768, max_prompt_tokens: 30000, max_response_tokens: 30000}", "8B", 8, None,
      [C.PROMPT_RESPONSE_OVER_LENGTH]),
+    ("model: {max_model_len: 32768, max_response_tokens: 32768}", "8B", 8, None, [C.PROMPT_OR_RESPONSE_AT_LENGTH]),
     # Past the native context without YaRN: the rollout's vLLM refuses the length (mode both, Trinity's default);
     # mode train starts no rollout, and an SGLang rollout is not vLLM.
     ("model: {max_model_len: 65536}", "8B", 8, None, [C.ROPE_SCALING_MISSING_REFUSED]),

@@ -143,6 +143,8 @@ from solver.trinity.keys import (
     value_at,
 )
 from solver.trinity.reader import (
+    OneLimit,
+    limit_at_length_words,
     omegaconf_boolean,
     omegaconf_integer,
     overlong_words,
@@ -626,12 +628,21 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
 
 
 def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> None:
-    """Check ``model.max_prompt_tokens`` and ``max_response_tokens``: at least 0, and together within `length`."""
+    """Check ``model.max_prompt_tokens`` and ``max_response_tokens``: at least 0, together within `length`, and one
+    set alone below it (`limit_at_length_words`: Trinity lowers it and leaves the other 1 token; ``--write``
+    refuses to write it so)."""
     prompt, response = checks.number(("model", "max_prompt_tokens")), checks.number(("model", "max_response_tokens"))
     for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response)):
         if tokens is not None and tokens < 0:
             checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE,
                        f"model.{key} must be at least 0, got {shown_number(tokens)}")
+    alone = [(key, tokens) for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response))
+             if tokens is not None]
+    if len(alone) == 1 and length is not None:
+        (key, tokens), whole = alone[0], math.floor(length)
+        words = limit_at_length_words(OneLimit(key, math.floor(tokens), whole), checks.length_words(length))
+        if words is not None:
+            checks.add(ConfigProblemCode.PROMPT_OR_RESPONSE_AT_LENGTH, f"{words}: lower it below {whole}")
     if prompt is not None and response is not None and length is not None:
         overlong = overlong_words(prompt, response, length, checks.length_words(length))
         if overlong is not None:

@@ -751,6 +751,17 @@ def _own_budget_written(plan: Plan, key: str, given: _GivenBudgets) -> float:
     return budget if held and (critic or planned <= _most_roles_take(plan, given)) else max(planned, least)
 
 
+def kept_own_budgets(plan: Plan, config: Any, environ: Mapping[str, str] | None,
+                     version: TrinityVersion | None = None) -> list[tuple[str, ...]]:
+    """The paths of the own token budgets (`ROLE_BUDGET_KEYS`) a `config` (its mapping, interpolations resolved from
+    `environ`) sets that ``--write`` keeps at their values for `plan` (`_own_budget_written`; the ref's forward as
+    the Trinity release `version` runs it), as `own_budget_changes` says: ``solver.trinity.patch`` writes one that a
+    ``<<: *anchor`` merges in from a mapping it changes as its mapping's own key, so that it stays."""
+    given = _read_budgets(_config_readings(config, environ), version, plan)
+    return [path for path in ROLE_BUDGET_KEYS if (key := ".".join(path)) in given.budgets
+            and _own_budget_written(plan, key, given) == given.budgets[key]]
+
+
 def own_budget_changes(plan: Plan, config: Any, environ: Mapping[str, str] | None,
                        padded: bool = False, version: TrinityVersion | None = None) -> list[tuple[str, str]]:
     """What ``--write`` does with the token budgets a `config` (its mapping, interpolations resolved from `environ`)
