@@ -3035,7 +3035,7 @@ def test_a_plan_that_takes_the_whole_budget_says_how_to_keep_gpus_for_the_rollou
     assert status == 0 and out.splitlines()[1].endswith("(none left for rollout)")
     assert out.splitlines()[2].startswith(
         f"for rollout    --total-gpus {budget} --rollout-gpus {kept} keeps {kept} of the {budget} for it: vanilla on "
-        f"{trainer}, 8192 tokens, {budget / (budget - kept):.2f}x the step time (")
+        f"{trainer}, 8192 tokens, {budget / (budget - kept):.2f}x the relative step time (")
     status, out, _ = cli(*flags, "--total-gpus", str(budget), "--rollout-gpus", str(kept))
     trainer = f"{budget - kept} of {budget - kept} GPU{'s' if budget - kept > 1 else ''}"
     assert status == 0 and f"vanilla on {trainer}, with {kept} rollout GPU" in out.splitlines()[1]
@@ -3070,10 +3070,11 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
     # against the best's; asking them gets that plan, with no GPU unused (--gpus 3 --rollout-gpus 1 leaves one).
     flags = ("--model", "8B", "--gpu", "a100-80g", "--len", "32768")
     status, out, _ = cli(*flags, "--gpus", "4")
-    assert status == 0 and out.splitlines()[1:3] == [
+    lines = out.splitlines()
+    assert status == 0 and [lines[1], " ".join(" ".join(lines[2:4]).split())] == [  # the row wraps past the width
         "plan           SP=4 on 4 of 4 GPUs (none left for rollout)",
-        ("for rollout    --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
-         "GPUs, 32768 tokens, 3.42x the step time (documented)")]
+        ("for rollout --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
+         "GPUs, 32768 tokens, 3.42x the relative step time (documented)")]
     status, out, _ = cli(*flags, "--gpus", "2", "--rollout-gpus", "2")
     assert status == 0 and out.splitlines()[1] == (
         "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs")
@@ -3090,9 +3091,9 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
         "gpus": 2, "env": True, "offload": True, "sp": 2, "cost": 1.111}
     # With --exact the rollout's question is asked within N-K too: exactly 3 train nothing, 2 of 3 do.
     status, out, _ = cli(*flags, "--gpus", "4", "--exact")
-    assert status == 0 and out.splitlines()[2] == (
-        "for rollout    --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
-        "GPUs, 32768 tokens, 3.42x the step time (documented)")
+    assert status == 0 and " ".join(" ".join(out.splitlines()[2:4]).split()) == (
+        "for rollout --total-gpus 4 --rollout-gpus 2 keeps 2 of the 4 for it: Env + Offload + SP=2 on 2 trainer "
+        "GPUs, 32768 tokens, 3.42x the relative step time (documented)")
     assert run_json(cli, *flags, "--gpus", "4", "--exact")[1][0]["rollout_kept"]["rollout_gpus"] == 2
     # Where the rollout has GPUs (or a place elsewhere: 0), or the budget is the planner's, nothing is asked.
     for given in (("--gpus", "4", "--rollout-gpus", "0"), ("--gpus", "4", "--rollout-gpus", "1"),
@@ -3305,8 +3306,8 @@ def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cl
     assert "plan           Env on 6 of 6 GPUs (none left for rollout)\nfor rollout    --total-gpus 6 " in cli(*flags)[1]
     two = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k")[1]  # two GPUs have one to spare
     assert ("plan           vanilla on 2 of 2 GPUs (none left for rollout)\nfor rollout    --total-gpus 2 "
-            "--rollout-gpus 1 keeps 1 of the 2 for it: vanilla on 1 trainer GPU, 8192 tokens, 2.00x the step time "
-            "(documented)\n") in two
+            "--rollout-gpus 1 keeps 1 of the 2 for it: vanilla on 1 trainer GPU, 8192 tokens, 2.00x the relative step "
+            "time (documented)\n") in two
     assert "plan           Env on 6 of 6 GPUs\n" in cli(*flags, "--rollout-gpus", "0")[1]
     assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
 
@@ -3354,7 +3355,7 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     # (which would ask for the batch already given).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256")
     assert status == 0 and ("other batch    with a train batch that 3 data-parallel ranks divide: Env + SP=2 on 6 "
-                            "GPUs, 0.57x the step time (documented)") in out
+                            "GPUs, 0.57x the relative step time (documented)") in out
     [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size",
                               "256", "--json")[1])
     [unbatched] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--json")[1])
@@ -3372,7 +3373,7 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     out = cli("--model", "8B", "--gpu", "a100", "--minimize", "gpus", "--no-offload", "--len", "8192",
               "--train-batch-size", "4")[1]
     assert ("other batch    with a train batch that 3 data-parallel ranks divide: Env on 3 GPUs, 1 GPU fewer, 1.35x "
-            "the step time (estimated)") in out
+            "the relative step time (estimated)") in out
     # --top's note on the plans it leaves out names the batch they were ranked within.
     out = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256",
               "--top", "3")[1]
@@ -3387,8 +3388,8 @@ def test_the_other_batch_line_says_only_what_the_other_plan_changes(cli):
     # On exactly 8 GPUs, 4 experiences rule out SP=1 (8 ranks): the other batch's plan is on as many GPUs, so the
     # line names no GPUs fewer, only the step time.
     out = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "8192", "--train-batch-size", "4")[1]
-    assert ("other batch    with a train batch that 8 data-parallel ranks divide: vanilla on 8 GPUs, 0.91x the step "
-            "time (inferred)") in out
+    assert ("other batch    with a train batch that 8 data-parallel ranks divide: vanilla on 8 GPUs, 0.91x the "
+            "relative step time (inferred)") in out
     # The longest context: the line says how much longer.
     out = cli("--model", "14B", "--gpu", "a100", "--gpus", "8", "--sp", "1", "--no-offload", "--maximize", "len",
               "--train-batch-size", "4")[1]

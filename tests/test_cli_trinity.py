@@ -242,7 +242,7 @@ def test_a_trainer_on_a_whole_node_says_what_one_node_would_run(cli):
     flags = ["--model", "8B", "--gpu", "a100", "--gpus", "8", "--rollout-gpus", "2", "--len", "32k"]
     status, out, _ = cli(*flags)
     assert status == 0 and ("fewer nodes    1 node of 8 GPUs instead of 2 nodes: Env + SP=2 on 6 trainer + 2 rollout GPUs, "
-                            "32768 tokens, 1.33x the step time (documented): --gpus 6\n") in out
+                            "32768 tokens, 1.33x the relative step time (documented): --gpus 6\n") in out
     # Maximising the length, the trade is the length.
     status, out, _ = cli(*flags[:-2], "--maximize", "len")
     assert status == 0 and ("fewer nodes    1 node of 8 GPUs instead of 2 nodes: Env + Offload + SP=4 on 4 trainer + 2 "

@@ -132,7 +132,7 @@ def test_a_no_env_pin_whose_estimate_ranks_cheaper_than_an_estimate_costs_no_ste
     status, out, _ = cli("--model", "Qwen3-8B", "--gpu", "MI300X", "--len", "32k", "--minimize", "gpus", "--no-env")
     assert (status, _row(out, "unpinned")) == (0, [(
         "without --no-env, the best plan is Env + Offload on 1 GPU, cost 2.02 (estimated, extrapolated): the pin costs "
-        "no step time (0.99x)")])
+        "no relative step time (0.99x)")])
 
 
 def test_no_pcie_note_for_a_gpu_type_of_ones_own_named_pcie_over_nvlink(cli: Cli) -> None:

@@ -171,7 +171,7 @@ def test_a_map_on_a_stream_that_cannot_encode_the_one_gpu_mark_spells_it_in_asci
 @pytest.mark.parametrize(("flags", "row"), [
     (("--model", "8B", "--len", "8192", "--gpus", "2"),
      ("for rollout    --total-gpus 2 --rollout-gpus 1 keeps 1 of the 2 for it: Env + Offload on 1 trainer GPU, 8192 "
-      f"tokens, 2.00x the step time (documented; {SHORT})")),
+      f"tokens, 2.00x the relative step time (documented; {SHORT})")),
     (("--model", "4B", "--len", "32768", "--minimize", "gpus"),
      ("fewer GPUs     --token-budget auto trains it on 1 GPU (1 fewer): Env + Offload with a lowered "
       f"max_token_len_per_gpu of 56320 (estimated; {SHORT})")),

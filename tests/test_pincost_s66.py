@@ -44,11 +44,11 @@ def _best(cli: Cli, *argv: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("argv", "line"), [
     (("--len", "32k", "--sp", "4"),
-     ("without --sp 4, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin costs 1.76x the step "
-      "time")),
+     ("without --sp 4, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin costs 1.76x the "
+      "relative step time")),
     (("--len", "32k", "--no-env", "--no-offload"),
      ("without --no-env --no-offload, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pins "
-      "cost 1.76x the step time")),
+      "cost 1.76x the relative step time")),
     (("--maximize", "len", "--gpus", "6", "--sp", "2"),
      ("without --sp 2, the best plan is Env + Offload + SP=4 on 4 GPUs at 102400 tokens, cost 0.6565 (documented): "
       "the pin costs 51200 tokens")),
@@ -58,7 +58,7 @@ def _best(cli: Cli, *argv: str) -> dict[str, Any]:
     # does not ask: no step time is lost, the evidence is
     (("--len", "32k", "--minimize", "gpus", "--no-env"),
      ("without --no-env, the best plan is Env + Offload + SP=2 on 2 GPUs, cost 1.111 (documented): the pin costs no "
-      "step time (0.99x), but this plan is estimated")),
+      "relative step time (0.99x), but this plan is estimated")),
     (("--len", "32k", "--sp", "2"), "the pin costs nothing: the best plan has it"),
     (("--len", "32k", "--sp", "2", "--env"), "the pins cost nothing: the best plan has them"),
     (("--len", "32k", "--gpus", "6", "--exact"), "the pin costs nothing: the best plan has it"),
@@ -98,7 +98,7 @@ def test_top_with_pins_ranks_the_pinned_plans_and_says_the_cost_once(cli: Cli) -
     status, out, _ = cli(*ASKED, "--len", "32k", "--no-env", "--top", "3")
     assert status == 0
     assert _row(out, "unpinned") == [("without --no-env, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 "
-                                      "(documented): the pin costs 1.76x the step time")]
+                                      "(documented): the pin costs 1.76x the relative step time")]
     answer = json.loads(cli(*ASKED, "--len", "32k", "--no-env", "--top", "3", "--json")[1])[0]
     assert len(answer["plans"]) > 1 and not any(plan["env"] for plan in answer["plans"])
     assert answer["unpinned"] == _best(cli, "--len", "32k")  # the best alone, not a ranking
@@ -113,7 +113,7 @@ def test_a_configs_gpu_count_is_no_pin(cli: Cli) -> None:
     status, out, _ = cli("--from-config", config, "--gpu", "a100", "--no-env")
     assert status == 0 and _row(out, "unpinned") == [
         ("without --no-env, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin costs 1.98x the "
-         "step time")]
+         "relative step time")]
 
 
 @pytest.mark.parametrize("left_open", ["feasible", "unknown"])  # found but not proven the best; nothing found
@@ -130,6 +130,6 @@ def test_the_api_answer_holds_it_in_its_own_words() -> None:
     assert pinned.unpinned == free.best and free.unpinned is None
     text = solver.answers_text([pinned])
     assert ("unpinned       without sp=4, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin "
-            "costs 1.76x the step time") in text.splitlines()
+            "costs 1.76x the relative step time") in text.splitlines()
     exact = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=4, exact=True, offload=False)[0]
     assert "unpinned       the pins cost nothing: the best plan has them" in solver.answers_text([exact]).splitlines()

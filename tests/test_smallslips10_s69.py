@@ -137,7 +137,7 @@ def test_a_pinned_plan_s_cost_is_the_best_with_its_pins(cli: Cli):
     assert status == 0 and lines == [
         "cost           0.325 relative step time (best with --sp 4)",
         ("unpinned       without --sp 4, the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin "
-         "costs 1.76x the step time")]
+         "costs 1.76x the relative step time")]
     _, out, _ = cli("--model", "8B", "--len", "32k", "--gpu", "a100")
     assert "\ncost           0.1852 relative step time (best)\n" in out
     text = solver.answers_text(solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=6, sp=4, offload=False))

@@ -20,8 +20,8 @@ Cli = Callable[..., tuple[int, str, str]]
 
 AT_32K = ("--model", "30B-A3B", "--gpu", "h20", "--gpus", "4", "--len", "32768")
 MORE_ROOM = ("--margin 0.04 keeps the room its caution asks for: Env + Offload + SP=2 on 4 GPUs, 32768 tokens, 1.10x "
-             "the step time (estimated, extrapolated; 47.8 GiB per GPU predicted, 37.4 GiB to spare, held to that "
-             "margin)")
+             "the relative step time (estimated, extrapolated; 47.8 GiB per GPU predicted, 37.4 GiB to spare, held to "
+             "that margin)")
 THIN = ("0.4 GiB to spare where the estimate extrapolates, and its error there is unmeasured (its gathered layers may "
         "take 1.5 GiB more than the fit counts (large layers): docs/memory.md in rft-solver's source); --margin 0.04 "
         "keeps 2.7 GiB more to spare than the default 0.01 here, or measure a step first")

@@ -63,7 +63,7 @@ def test_a_for_rollout_plan_on_one_a100_carries_the_guides_caution_in_short(cli:
     assert status == 0
     assert _row(out, "for rollout") == (
         "--total-gpus 2 --rollout-gpus 1 keeps 1 of the 2 for it: Env + Offload on 1 trainer GPU, 20480 tokens, 2.00x "
-        f"the step time (documented; {SHORT})")
+        f"the relative step time (documented; {SHORT})")
     assert "caution" not in out  # the headline plan, on two GPUs, has none
 
 

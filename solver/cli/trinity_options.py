@@ -246,10 +246,10 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
                                                                         args.trinity_version)):
         notes.append(f"solve: note: {dpo_note}")
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
-    unused: str | None = None  # the length written that prompt and response leave unused
+    length_note: str | None = None  # the length written that prompt and response leave unused, or prompts take
     if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
-        patched, warnings, unused = _patched_config(args, config_text, best, model, answers[0].gpu, catalog, config,
-                                                    node_gpus)
+        patched, warnings, length_note = _patched_config(args, config_text, best, model, answers[0].gpu, catalog,
+                                                         config, node_gpus)
         files[args.write] = patched.text
         notes += warnings
     write_all_atomically(files, {args.out: "--out", args.write: "--write"})  # both or neither
@@ -257,7 +257,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         notes.append(f"solve: note: no plan, so {unwritten} is not written{stale}")
     if args.write and best is not None:
-        notes += _written_notes(args, config_text, best, model, patched.removed_for_05, unused,
+        notes += _written_notes(args, config_text, best, model, patched.removed_for_05, length_note,
                                 answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm)
     return fragments, notes  # printed only once the files are in place: a refusal, or a failed write, is one line
 
@@ -421,8 +421,11 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     Trinity's it still breaks, keys it changed on a YAML anchor, ...; its rollout engine, which the patch leaves as it
     is, where it cannot hold the model on `gpu` in nodes of `node_gpus`, as the check says: `rollout_memory_problem`;
     a note for a YaRN off the guide, which the patch kept) and a note where the command could not be
-    written in it, and the length it pays for that no sequence uses (`unused_length`); `QueryError` where its prompt
-    and response exceed the plan's length, which Trinity refuses to load."""
+    written in it, and a note on the prompt and response limits: the length it pays for that no sequence uses
+    (`unused_length`), or where --write changed the length and kept a response limit set alone, the room Trinity
+    gives prompts (`prompt_room_words`); `QueryError` where its prompt and response exceed the plan's length, which
+    Trinity refuses to load, or one set alone is not below it, which Trinity lowers, leaving the other one token
+    (`limit_at_length_words`)."""
     from solver.api import fragment_check, rollout_memory_problem
     from solver.query import ConfigProblemCode
     from solver.results import YARN_KEPT
@@ -435,6 +438,7 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
         patched_trinity_config,
         unused_length,
     )
+    from solver.trinity.reader import limit_at_length_words, one_limit, prompt_room_words
 
     check = fragment_check(gpu, catalog, _check_options(args))
     path = str(args.write) if str(args.write).isprintable() else CHECK_PLACEHOLDER  # a line break would end the note
@@ -451,6 +455,9 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
         least = overlong[1]
         raise QueryError(f"--write {args.write}: {overlong[0]}: Trinity would refuse to load it; lower them in "
                          f"{args.from_config}, or plan for {least} tokens or more (--len {least})")
+    limit = one_limit(mapping, str(args.write), os.environ)
+    if limit is not None and (at_length := limit_at_length_words(limit)) is not None:
+        raise QueryError(f"--write {args.write}: {at_length}; lower it in {args.from_config} below {limit.length}")
     problems = patched_config_problems(config_text, patched, best, model, name=str(args.from_config),
                                        environ=os.environ, version=args.trinity_version,
                                        option_names=COMMAND_OPTIONS)
@@ -470,7 +477,10 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
         warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so "
                         "--write set the plan's keys in it without the note a block config gets above "
                         f"model.max_model_len: {said}check the file with: {patched.unwritten_check}")
-    return patched, warnings, unused_length(mapping, str(args.write), os.environ)
+    original = one_limit(load_config_mapping(config_text, str(args.from_config)), str(args.from_config), os.environ)
+    room = (prompt_room_words(limit) if limit is not None and (original is None or original.length != limit.length)
+            else None)  # where --write changed the length, and kept the response limit
+    return patched, warnings, unused_length(mapping, str(args.write), os.environ) or room
 
 
 def _base_added(config_text: str, patched: Any, args: argparse.Namespace, best: Plan, model: Model) -> str | None:
@@ -576,14 +586,14 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 
 
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
-                   removed: tuple[str, ...], unused: str | None,
+                   removed: tuple[str, ...], length_note: str | None,
                    node_gpus: int, rocm: bool) -> list[str]:
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
     interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
-    ``trainer``, which 0.5 refuses), a length no sequence uses (`unused`), the roles' and the critic's own token
-    budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach (`YARN_TRAINER`), a lowered
-    budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm, with the
-    word on its other variable, `rocm_env_note`)."""
+    ``trainer``, which 0.5 refuses), a length no sequence uses or prompts take (`length_note`), the roles' and the
+    critic's own token budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach (`YARN_TRAINER`), a
+    lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm,
+    with the word on its other variable, `rocm_env_note`)."""
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
     from solver.rules import one_sequence_per_micro_batch, token_budget
     from solver.trinity import (
@@ -603,7 +613,7 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
                                        version=args.trinity_version)  # said above: the patch sets none of them
     if removed:
         notes.append(f"solve: note: {args.write}: {', '.join(removed)} removed: {keys_05_refuses_why(len(removed))}")
-    notes += [f"solve: note: {args.write}: {unused}"] if unused else []
+    notes += [f"solve: note: {args.write}: {length_note}"] if length_note else []
     planned = best.max_token_len_per_gpu
     # Trinity 0.5 runs verl before 0.8, which reads the roles' own budgets: no word of Trinity 0.6's verl 0.8 path.
     scope = f" ({ROLE_KEYS_IGNORED})" if args.trinity_version != "0.5" else ""

@@ -27,11 +27,17 @@ YARN_MARK = "^"
 map's cell (by length: the row's length), a ranked plan's length."""
 
 
+def cost_ratio_words(other: Plan, plan: Plan) -> str:
+    """`other`'s cost against `plan`'s, as the cost model ranks them (a relative step time, not a measured one:
+    docs/planner.md's cost model): ``1.33x the relative step time``."""
+    return f"{other.cost / plan.cost:.2f}x the relative step time"
+
+
 def room_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """What the margin that the best `plan`'s thin-headroom caution names (``--margin 0.04``, as `names` name it)
-    gives: its best plan (its GPUs, setting, length, step time against `plan`'s, evidence and, estimated, its memory
-    at that margin), or that none trains it then; None where the answer did not ask (`Answer.room_kept`). The
-    summary's ``more room`` row and the ranking's note on plan #1 say it."""
+    gives: its best plan (its GPUs, setting, length, relative step time against `plan`'s, `cost_ratio_words`,
+    evidence and, estimated, its memory at that margin), or that none trains it then; None where the answer did not
+    ask (`Answer.room_kept`). The summary's ``more room`` row and the ranking's note on plan #1 say it."""
     if (kept := answer.room_kept) is None:
         return None
     margin = names.valued(names.named("margin"), f"{kept.margin:.2f}")
@@ -43,5 +49,5 @@ def room_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | Non
     length = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}"
               if other.max_model_len != plan.max_model_len else counted(other.max_model_len, "token"))
     return (f"{margin} keeps the room its caution asks for: {other.setting.label} on {counted(other.gpus, 'GPU')}"
-            f"{other.lowered_words}, {length}, {other.cost / plan.cost:.2f}x the step time "
+            f"{other.lowered_words}, {length}, {cost_ratio_words(other, plan)} "
             f"({other.evidence_and_single_gpu}{memory})")

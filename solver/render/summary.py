@@ -20,7 +20,7 @@ from solver.query import (
     ConfigProblemCode,
     token_cap_words,
 )
-from solver.render.phrases import CEILING_WORDS, room_kept_words
+from solver.render.phrases import CEILING_WORDS, cost_ratio_words, room_kept_words
 from solver.results import (
     CHECK_QUALITY,
     LONG_LENGTH_VARIABLE,
@@ -504,10 +504,10 @@ def _budget_flag(answer: Answer, gpus: int, rollout_gpus: int | None, names: Opt
 
 def _trade_words(other: Plan, plan: Plan) -> str:
     """What a plan that leaves the rollout GPUs the best `plan` does not trades against it, in words: its shorter
-    length, or at the same length its step time against the best's."""
+    length, or at the same length its relative step time against the best's (`cost_ratio_words`)."""
     if other.max_model_len != plan.max_model_len:
         return f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}"
-    return f"{counted(other.max_model_len, 'token')}, {other.cost / plan.cost:.2f}x the step time"
+    return f"{counted(other.max_model_len, 'token')}, {cost_ratio_words(other, plan)}"
 
 
 def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
@@ -541,7 +541,7 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
     if (other := answer.other_batch) is None:
         return None
     gpus_divide = answer.query is not None and answer.query.batch_divisor == "gpus"
-    step = f"{other.cost / plan.cost:.2f}x the step time"
+    step = cost_ratio_words(other, plan)
     longer = other.max_model_len != plan.max_model_len
     trade = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}" if longer
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
@@ -580,8 +580,9 @@ def _another_plan(free: Plan | None, plan: Plan) -> bool:
 def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:
     """What one of the caller's limits costs the best `plan`, against `free`, the best plan of the same question
     without it (`lifted`: how, in words): nothing (``{limit_costs} nothing: {kept}``), or in the objective's terms,
-    tokens (a longer plan), GPUs (the fewest), else the step time (none where `plan` ranks cheaper, a plan the
-    question without the pins does not ask): ``{lifted}, the best plan is ...: {limit_costs} ...``."""
+    tokens (a longer plan), GPUs (the fewest), else the relative step time (`cost_ratio_words`; none where `plan`
+    ranks cheaper, a plan the question without the pins does not ask): ``{lifted}, the best plan is ...:
+    {limit_costs} ...``."""
     if not _another_plan(free, plan):
         return f"{limit_costs} nothing: {kept}"
     if free.max_model_len != plan.max_model_len:
@@ -591,9 +592,9 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
         length, cost = "", counted(plan.gpus - free.gpus, "GPU")
     elif plan.cost < free.cost:  # a plan the question without the pins does not ask (--no-env's estimates)
         rests = f", but this plan is {plan.evidence_label}" if plan.evidence != free.evidence else ""
-        length, cost = "", f"no step time ({plan.cost / free.cost:.2f}x){rests}"
+        length, cost = "", f"no relative step time ({plan.cost / free.cost:.2f}x){rests}"
     else:
-        length, cost = "", f"{plan.cost / free.cost:.2f}x the step time"
+        length, cost = "", cost_ratio_words(plan, free)
     return (f"{lifted}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}{length}, cost "
             f"{free.cost:.4g} ({free.evidence_and_single_gpu}): {limit_costs} {cost}")
 

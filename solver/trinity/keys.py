@@ -283,7 +283,10 @@ NO_REFERENCE_ALGORITHMS = {"0.5": ("sft", "asymre", "raft", "sppo", "on_policy_d
                            "0.6": ("sft", "cpt", "asymre", "dapo", "raft", "sppo", "on_policy_distill", "jsd")}
 """Per Trinity release, the algorithm types whose ``use_reference`` is false (``algorithm/algorithm.py``: 0.5.0 and
 0.5.2, 0.5.0 lacking ``jsd``; 0.6.0, whose list holds 0.5's): their trainer computes no ref log-probs
-(``trainer/verl/verl_trainer.py:541`` in 0.5.2). Without a release, 0.6's."""
+(``trainer/verl/verl_trainer.py:541`` in 0.5.2). Without a release, 0.6's, which is no guess: the two it adds,
+``cpt`` and ``dapo``, are 0.6's own (``algorithm/__init__.py:12``, ``:16`` in 0.6.0); 0.5.0's and 0.5.2's registry
+lacks them, and refuses a config naming either as it loads (``ALGORITHM_TYPE.get``, ``utils/registry.py:81`` in 0.5.2:
+``Invalid module key``), so no release runs a ref forward for them, and for every other type both lists agree."""
 
 
 def ref_forward_runs(algorithm: Any, version: TrinityVersion | None) -> bool:

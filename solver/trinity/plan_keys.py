@@ -52,6 +52,7 @@ from solver.trinity.keys import (
     CRITIC_BUDGETS,
     CRITIC_ENGINE,
     CRITIC_MODEL_FSDP,
+    CRITIC_SP_KEY,
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
@@ -646,17 +647,35 @@ def _budget_sources(own: Collection[str]) -> dict[str, str]:
 
 
 class _GivenBudgets(NamedTuple):
-    """The token budgets a config sets by hand (`budgets`, `_given_budgets`) and whether its ref's forward runs
-    (`ref_runs`, `ref_forward_runs`): what `_own_budget_written` weighs."""
+    """The token budgets a config sets by hand (`budgets`, `_given_budgets`), whether its ref's forward runs
+    (`ref_runs`, `ref_forward_runs`) and the critic's own SP where it sets one (`critic_sp`, None where not:
+    `critic_sp`): what `_own_budget_written` weighs."""
 
     budgets: Mapping[str, float]
     ref_runs: bool
+    critic_sp: int | None = None
 
 
-def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None) -> _GivenBudgets:
-    """`_GivenBudgets` of a config (`readings`), its ref's forward as the Trinity release `version` runs it."""
+def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None, plan: Plan) -> _GivenBudgets:
+    """`_GivenBudgets` of a config (`readings`) for `plan`, its ref's forward as the Trinity release `version` runs
+    it."""
+    own_sp = readings.number(CRITIC_SP_KEY)
     return _GivenBudgets(_given_budgets(readings),
-                         ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version))
+                         ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version),
+                         None if own_sp is None else max(1, int(own_sp)))
+
+
+def _budget_sp(plan: Plan, key: str, given: _GivenBudgets) -> int:
+    """The SP the own token budget `key` (dotted) is read at: the critic's two at the critic's own SP where the config
+    sets one (`_GivenBudgets.critic_sp`), which ``--write`` keeps (unlike the roles', its model may be another, whose
+    heads the plan's SP need not divide); else `plan`'s. Wherever the critic's own budgets are read, so is its SP:
+    Trinity fills it from the trainer's only where unset (``set_if_none``, ``trainer/verl/verl_config.py:597`` in
+    0.5.2, ``trainer/verl_legacy/verl_config.py:604`` in 0.6.0) and raises the critic's budget at it
+    (``_adjust_token_len_if_needed``), and verl 0.7's critic runs at it, budget x SP tokens per micro-batch
+    (``workers/critic/dp_critic.py:50``, ``:168``, ``:212`` in 0.7.0); Trinity 0.6 on verl 0.8 or later reads
+    neither (``FROZEN_KEYS``)."""
+    critic = key in (_CRITIC_BUDGET, _CRITIC_FORWARD_BUDGET)
+    return given.critic_sp if critic and given.critic_sp is not None else plan.sp
 
 
 def _most_roles_take(plan: Plan, given: _GivenBudgets) -> float:
@@ -677,8 +696,9 @@ def _own_budget_keys(plan: Plan, section: str, readings: _ConfigReadings,
     """The token budgets of `section` (a role, the rollout's for the actor's recompute, or the critic:
     `ROLE_BUDGET_PATHS`) set by hand (the critic's where the algorithm trains one, `_given_budgets`), at the value
     `_own_budget_written` gives it where that is another: the plan's, but for a lower limit of the user's own, kept
-    (the ref's forward as the Trinity release `version` runs it)."""
-    given = _read_budgets(readings, version)
+    (the ref's forward as the Trinity release `version` runs it); a critic's that `plan` leaves out (``--critic
+    none``) raised only to hold a sequence."""
+    given = _read_budgets(readings, version, plan)
     return [PlanKey(path=path, value=written, existing_only=True) for path in ROLE_BUDGET_PATHS[section]
             if (key := ".".join(path)) in given.budgets
             and (written := _own_budget_written(plan, key, given)) != given.budgets[key]]
@@ -689,22 +709,28 @@ def _own_budget_written(plan: Plan, key: str, given: _GivenBudgets) -> float:
     critic's) that a config sets, among the budgets it sets (`given`), for `plan`. One that repeats the budget it is
     filled from (`_budget_sources`: an alias, a reference, the same number) goes with it: the trainer's becomes the
     plan's. Else it is kept where verl takes it and the plan counts as much or more: at least the least that holds a
-    sequence of the plan's length at its SP (`least_token_budget`; verl asserts that a micro-batch, budget x SP
-    tokens, holds the batch's longest, ``utils/seqlen_balancing.py:382`` in 0.7.0, and splits the batch into more
-    micro-batches below the plan's), and at most the plan's budget, which, but for the critic's, is at most what the
-    config's roles take (`_most_roles_take`: a plan asked above that, ``--token-budget``, would have no effect on verl
-    before 0.8 were the roles kept below it; the critic's caps no plan, and the memory model counts the critic's own
-    update at the plan's budget, `solver.memory.critic_pass_gib`, so a lower one of its own is kept all the same).
+    sequence of the plan's length at its SP (`least_token_budget`; the critic's at its own, `_budget_sp`; verl
+    asserts that a micro-batch, budget x SP tokens, holds the batch's longest, ``utils/seqlen_balancing.py:382`` in
+    0.7.0, and splits the batch into more micro-batches below the plan's), and at most the plan's budget, which, but
+    for the critic's, is at most what the config's roles take (`_most_roles_take`: a plan asked above that,
+    ``--token-budget``, would have no effect on verl before 0.8 were the roles kept below it; the critic's caps no
+    plan, and the memory model counts the critic's own update at the plan's budget, `solver.memory.critic_pass_gib`,
+    so a lower one of its own is kept all the same).
     Else it is the plan's: above it, the role would take more tokens per GPU than the plan counts; below the least,
     Trinity raises it (the rollout's and the critic's value forward's, filled from a raised one, it never raises:
-    verl stops, `solver.trinity.keys.FORWARD_BUDGETS`)."""
+    verl stops, `solver.trinity.keys.FORWARD_BUDGETS`); where the plan's is below that least (a critic's at its own
+    lower SP), that least. A critic's that `plan` leaves out (``--critic none``, `Plan.critic`), whose figures bound
+    none of its budgets, is kept but below that least, where it is raised to it."""
     budget, planned = given.budgets[key], plan.max_token_len_per_gpu
     source = _repeated_source(key, given.budgets)
     if source is not None:
         return planned if source == TRAINER_TOKEN_BUDGET else _own_budget_written(plan, source, given)
-    held = least_token_budget(plan.max_model_len, plan.sp) <= budget <= planned
+    least = least_token_budget(plan.max_model_len, _budget_sp(plan, key, given))
     critic = key in (_CRITIC_BUDGET, _CRITIC_FORWARD_BUDGET)
-    return budget if held and (critic or planned <= _most_roles_take(plan, given)) else planned
+    if critic and plan.critic is None:  # a critic the plan leaves out (--critic none): raised only where verl stops
+        return max(budget, least)
+    held = least <= budget <= planned
+    return budget if held and (critic or planned <= _most_roles_take(plan, given)) else max(planned, least)
 
 
 def own_budget_changes(plan: Plan, config: Any, environ: Mapping[str, str] | None,
@@ -713,9 +739,10 @@ def own_budget_changes(plan: Plan, config: Any, environ: Mapping[str, str] | Non
     sets by hand and why, by dotted key, in words after the key and its value: each role's and, where its algorithm
     trains one, the critic's (`ROLE_BUDGET_KEYS`) that it keeps below the plan's, raises or lowers
     (`own_budget_change`; the ref's forward as the Trinity release `version` runs it, `ref_forward_runs`)."""
-    given = _read_budgets(_config_readings(config, environ), version)
+    given = _read_budgets(_config_readings(config, environ), version, plan)
     return [(key, change) for key in map(".".join, ROLE_BUDGET_KEYS) if key in given.budgets
-            and (change := own_budget_change(plan, key, given.budgets, padded, ref_runs=given.ref_runs)) is not None]
+            and (change := own_budget_change(plan, key, given.budgets, padded, ref_runs=given.ref_runs,
+                                             critic_sp=given.critic_sp)) is not None]
 
 
 def _repeated_source(key: str, given: Mapping[str, float]) -> str | None:
@@ -726,27 +753,38 @@ def _repeated_source(key: str, given: Mapping[str, float]) -> str | None:
 
 
 def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: bool = False, *,
-                      ref_runs: bool = True) -> str | None:
+                      ref_runs: bool = True, critic_sp: int | None = None) -> str | None:
     """What ``--write`` does with the own token budget `key` (a role's or the critic's) that a config sets
     (`_own_budget_written`; `given`, the budgets it sets by dotted key, and `ref_runs`, whether its ref's forward
     runs, as `_GivenBudgets` has them), and why, in words after the key and its value; None where it is the plan's
     already. A kept one of a plan whose micro-batches are `padded` (one sequence each,
     `one_sequence_per_micro_batch`) is unread."""
-    budgets = _GivenBudgets(given, ref_runs)
+    budgets = _GivenBudgets(given, ref_runs, critic_sp)
     budget, written, planned = given[key], _own_budget_written(plan, key, budgets), plan.max_token_len_per_gpu
-    length, sp = plan.max_model_len, plan.sp
+    length, sp = plan.max_model_len, _budget_sp(plan, key, budgets)
     least = least_token_budget(length, sp)
     ceiling = f"ceil({length} / {sp}) = {least}"
+    at = f" at the critic's own SP {sp}" if sp != plan.sp else ""
+    source = _repeated_source(key, given)
+    if key in (_CRITIC_BUDGET, _CRITIC_FORWARD_BUDGET) and plan.critic is None and source is None:
+        return None if written == budget else (
+            f"{shown_number(budget)} raised to {ceiling}, the least that holds a sequence of the plan's length{at}, "
+            "below which verl stops: the plan counts no critic (--critic none), so --write sets no more of its budgets")
+    if written > planned:  # the plan's budget holds no sequence at the critic's own, lower SP
+        done = "kept at" if written == budget else f"{'lowered' if budget > written else 'raised'} to"
+        return (f"{shown_number(budget)} {done} {ceiling}, the least that holds a sequence of the plan's length{at}: "
+                f"the plan's {planned} holds none there, so the critic takes more tokens per GPU than the plan "
+                "counts")
     if written == budget:
         kept = f"{shown_number(budget)} kept, below the plan's {planned}: "
         return None if budget == planned else kept + (
             "unread, as the plan turns dynamic batch sizes off (one padded sequence per micro-batch)" if padded
-            else f"it holds a sequence of the plan's length ({ceiling} tokens per GPU or more), so verl takes it, "
-                 "splitting that role's batch into more micro-batches of less memory, which the plan's figure bounds")
-    source = _repeated_source(key, given)
+            else f"it holds a sequence of the plan's length{at} ({ceiling} tokens per GPU or more), so verl takes "
+                 "it, splitting that role's batch into more micro-batches of less memory, which the plan's figure "
+                 "bounds")
     taken = _most_roles_take(plan, budgets)
     why = (f" with {source}, whose value it repeats" if source is not None
-           else f", as below {ceiling} it holds no sequence of the plan's length" if budget < least
+           else f", as below {ceiling} it holds no sequence of the plan's length{at}" if budget < least
            else f", as the plan's budget is above the most the config's roles take, {shown_number(taken)}: kept, it "
                 "would leave the plan's budget without effect on verl before 0.8" if budget < planned else "")
     return (f"{shown_number(budget)} {'lowered' if budget > written else 'raised'} to the plan's {written}{why}: set "

@@ -340,6 +340,65 @@ def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, s
             f"model.max_model_len {length}: no sequence uses the rest; raise max_response_tokens to train at the length")
 
 
+class OneLimit(NamedTuple):
+    """A config that sets one of ``model.max_prompt_tokens`` and ``max_response_tokens`` alone (`one_limit`): the key
+    it sets (`key`, ``max_response_tokens``), that limit (`tokens`) and ``model.max_model_len`` (`length`)."""
+
+    key: str
+    tokens: int
+    length: int
+
+    @property
+    def other(self) -> str:
+        """The limit the config leaves unset, which Trinity fills: ``max_prompt_tokens`` for ``max_response_tokens``."""
+        return "max_prompt_tokens" if self.key == "max_response_tokens" else "max_response_tokens"
+
+    @property
+    def kept(self) -> int:
+        """The limit as Trinity keeps it: below the length (at most one less), the other taking the rest
+        (`_check_model_len`, ``common/config_validator.py:550-566`` in 0.5.2, ``:605-621`` in 0.6.0)."""
+        return min(self.tokens, self.length - 1)
+
+
+def one_limit(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> OneLimit | None:
+    """Where a config sets one of ``model.max_prompt_tokens`` and ``max_response_tokens`` alone and its
+    ``max_model_len`` (each readable): that limit and the length (`OneLimit`); None otherwise."""
+    reader = ConfigReader(mapping, name, environ)
+    prompt, response, length = (read_or_none(reader.integer, ("model", key))
+                                for key in ("max_prompt_tokens", "max_response_tokens", "max_model_len"))
+    if length is None or (prompt is None) == (response is None):
+        return None
+    return (OneLimit("max_prompt_tokens", prompt, length) if prompt is not None
+            else OneLimit("max_response_tokens", response, length))
+
+
+def limit_at_length_words(limit: OneLimit) -> str | None:
+    """Where the one limit a config sets (`limit`) is not below its length: that Trinity lowers it to one token less
+    and leaves the other limit one token, in words (no refusal: `_check_model_len` warns and loads the config, whose
+    every prompt or response is then one token, a prompt truncated to it as ``model.enable_prompt_truncation``, on
+    by default, has it); None where it is below."""
+    if limit.tokens < limit.length:
+        return None
+    cut = ("to which every prompt is truncated (model.enable_prompt_truncation, on by default)"
+           if limit.other == "max_prompt_tokens" else "at which the rollout stops every response")
+    return (f"model.{limit.key} {limit.tokens} is not below model.max_model_len {limit.length}, and "
+            f"model.{limit.other} is unset: Trinity lowers it to {limit.kept} and leaves {limit.other} 1 token, "
+            f"{cut}")
+
+
+def prompt_room_words(limit: OneLimit) -> str | None:
+    """Where a config sets ``model.max_response_tokens`` alone (`limit`), below its length: the room Trinity gives
+    prompts (the rest of the length, `OneLimit.kept`), in words, for a length --write changed, whose response limit
+    it keeps; None otherwise (a ``max_prompt_tokens`` alone leaves responses the rest, which the plan's length is
+    for)."""
+    if limit.key != "max_response_tokens" or limit.tokens >= limit.length:
+        return None
+    return (f"model.max_response_tokens {limit.tokens} kept, and model.max_prompt_tokens is unset: Trinity gives "
+            f"prompts the rest of model.max_model_len {limit.length}, max_prompt_tokens = {limit.length} - "
+            f"{limit.tokens} = {limit.length - limit.tokens}, and the rollout stops each response at {limit.tokens} "
+            "tokens; raise max_response_tokens for longer responses")
+
+
 def overlong_sequences(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> tuple[str, int] | None:
     """Where a config's ``max_prompt_tokens + max_response_tokens`` exceed its ``max_model_len``: `overlong_words` and
     their sum (None where they do not, or a key is absent or unreadable)."""
