@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from test_json import jsonschema_errors
+from test_review81a_s81 import _applied
 
 import solver
 from solver.trinity import config_key_changes, load_config_mapping
@@ -92,21 +93,6 @@ def _value_at(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     for part in path:
         node = node.get(part) if isinstance(node, Mapping) else None
     return node
-
-
-def _applied(mapping: dict[str, Any], changes: list[dict[str, Any]]) -> dict[str, Any]:
-    """`mapping` (the config as read, as JSON) with `changes` applied as a CI script would: each key set to its
-    plan_value, or deleted, at its own path."""
-    for change in changes:
-        *parents, last = change["key"].split(".")
-        node = mapping
-        for part in parents:
-            node = node.setdefault(part, {})
-        if change.get("removed"):
-            del node[last]
-        else:
-            node[last] = change["plan_value"]
-    return mapping
 
 
 @pytest.mark.parametrize("name", CONFIGS)

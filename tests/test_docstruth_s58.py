@@ -72,11 +72,13 @@ def test_the_api_page_lists_the_keywords_its_range_errors_name():
     assert [keyword for keyword in named if f"`{keyword}" not in listed] == []
 
 
-def test_write_sets_the_roles_budgets_and_warns_of_a_critics_sp_as_the_trinity_page_says(
+def test_write_sets_the_roles_budgets_and_sp_and_warns_of_an_unknown_key_as_the_trinity_page_says(
         cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
     # docs/trinity.md, "Notes and warnings on stderr": the example of a patched config that still breaks a rule is a
-    # key --write leaves alone, a critic's own SP under Trinity 0.5; the actor's budget, and since criticbudget_s82
-    # the critic's (it was the example: left too small, with two warnings), it sets to the plan's, with no warning.
+    # key --write leaves alone, one no release of Trinity has; the actor's budget, and since criticbudget_s82 the
+    # critic's (it was the example: left too small, with two warnings), it sets to the plan's, with no warning; and
+    # since review82a_s82 the critic's own SP (it was the example: SP 3 under Trinity 0.5, which does not divide
+    # Qwen3-8B's 32 heads) as the roles'.
     example = (DOCS / "examples" / "trinity.yaml").read_text(encoding="utf-8")
     actor = example.replace("          param_offload: false\n",
                             "          param_offload: false\n        ppo_max_token_len_per_gpu: 1000\n")
@@ -85,20 +87,26 @@ def test_write_sets_the_roles_budgets_and_warns_of_a_critics_sp_as_the_trinity_p
     critic_sp = critic.replace("      ppo_max_token_len_per_gpu: 1000\n", "      ulysses_sequence_parallel_size: 3\n")
     warned = {}
     for name, text, options in (("actor", actor, ()), ("critic", critic, ()),
-                                ("critic-sp", critic_sp, ("--trinity-version", "0.5"))):
+                                ("critic-sp", critic_sp, ("--trinity-version", "0.5")),
+                                ("unknown", example + "extra_key: 1\n", ())):
         (tmp_path / f"{name}.yaml").write_text(text, encoding="utf-8")
         status, _, err = cli("--from-config", str(tmp_path / f"{name}.yaml"), "--gpu", "h20", *options,
                              "--write", str(tmp_path / f"{name}-patched.yaml"))
         patched = (tmp_path / f"{name}-patched.yaml").read_text(encoding="utf-8")
         assert status == 0
         warned[name] = [line for line in err.splitlines() if line.startswith("solve: warning:")]
-        if name != "critic-sp":
+        if name in ("actor", "critic"):
             assert "ppo_max_token_len_per_gpu: 32768" in patched and "1000" not in patched
-    assert warned["actor"] == warned["critic"] == [] and len(warned["critic-sp"]) == 1
-    assert ("trainer.trainer_config.critic.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention "
-            "heads of Qwen3-8B") in warned["critic-sp"][0]
-    paragraph = page_text("trinity.md").split("**A patched config that still breaks Trinity's rules**")[1][:200]
-    assert "a critic's own `ulysses_sequence_parallel_size` that does not divide" in paragraph
+        if name == "critic-sp":
+            assert "    critic:\n      ulysses_sequence_parallel_size: 2\n" in patched
+    assert warned["actor"] == warned["critic"] == warned["critic-sp"] == []
+    assert warned["unknown"] == [(
+        f"solve: warning: {tmp_path / 'unknown-patched.yaml'}: extra_key: no release of Trinity (0.5.0 to 0.6.0) has "
+        "this key there, so Trinity refuses the config (it knows no such key): remove it, or move it where Trinity "
+        "reads it")]
+    paragraph = page_text("trinity.md").split("**A patched config that still breaks Trinity's rules**")[1][:300]
+    assert "a key no release of Trinity has there" in paragraph
+    assert "A critic's own `ulysses_sequence_parallel_size` it sets to the plan's SP" in paragraph
 
 
 def test_trinity_version_is_taken_by_solve_and_solve_cluster_with_any_output(

@@ -117,15 +117,21 @@ def test_the_cost_lines_say_the_relative_step_time(cli: Cli) -> None:
     assert cost_ratio_words(answer.best, answer.unpinned) == "1.76x the relative step time"
 
 
-# (3) the critic's own SP
+# (3) the critic's own SP, kept by --write where the critic is another model (a critic of the plan's model gets the
+# plan's SP: tests/test_review82a_s82.py)
 
+
+def _another_critic_at_sp_1(text: str) -> str:
+    """`text` with a critic of another model (``model.critic_model_path``) at its own SP 1."""
+    assert "max_model_len: 32768}" in text and "    critic:\n" in text
+    return text.replace("max_model_len: 32768}", "max_model_len: 32768, critic_model_path: /models/critic}").replace(
+        "    critic:\n", "    critic:\n      ulysses_sequence_parallel_size: 1\n")
 
 def test_the_critics_budgets_are_judged_at_its_own_sp(cli: Cli, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     # the plan's SP 2, the critic's own 1: ceil(32768 / 1) = 32768 holds a sequence there, not 20000 (before: kept,
     # judged at SP 2, where ceil(32768 / 2) = 16384 does)
-    text = _critic(ppo="20000", forward="40000").replace(
-        "    critic:\n", "    critic:\n      ulysses_sequence_parallel_size: 1\n")
+    text = _another_critic_at_sp_1(_critic(ppo="20000", forward="40000"))
     written, notes = _write(cli, tmp_path, text)
     assert yaml.safe_load(written)["trainer"]["trainer_config"]["critic"]["ulysses_sequence_parallel_size"] == 1
     assert _budgets(written) == {"ppo_max_token_len_per_gpu": 32768, "forward_max_token_len_per_gpu": 32768}
@@ -137,8 +143,7 @@ def test_the_critics_budgets_are_judged_at_its_own_sp(cli: Cli, tmp_path: Path,
 
 def test_a_critic_at_its_own_lower_sp_gets_the_least_above_the_plans_budget(cli: Cli, tmp_path: Path) -> None:
     # --token-budget 16384 plans at SP 2, where 16384 holds a sequence; the critic, at its own SP 1, needs 32768
-    text = _critic(ppo="20000", forward="40000").replace(
-        "    critic:\n", "    critic:\n      ulysses_sequence_parallel_size: 1\n")
+    text = _another_critic_at_sp_1(_critic(ppo="20000", forward="40000"))
     written, notes = _write(cli, tmp_path, text, "--token-budget", "16384")
     assert _budgets(written) == {"ppo_max_token_len_per_gpu": 32768, "forward_max_token_len_per_gpu": 32768}
     scope = OVERRIDES.split("role ", 1)[1]

@@ -581,7 +581,7 @@ def fragment_for(
     # A config's own per-role budgets above the plan's come down to it among its keys (for one sequence per
     # micro-batch, dynamic batch sizes off, no budget is read)
     if arguments.layout is None and not one_sequence_per_micro_batch(model):
-        header.append(hand_set_budgets_comment(plan))
+        header.append(_hand_set_budgets_comment(plan))
     text = wrapped_comments("\n".join([*header, *body]))
     loaded = pyyaml.load(text, Loader=_FAST_SAFE_LOADER)
     # The settings passed Trinity's rules (`fragment_keys`); the text says them, so it passes too.
@@ -590,7 +590,7 @@ def fragment_for(
     return text, settings
 
 
-def hand_set_budgets_comment(plan: Plan) -> str:
+def _hand_set_budgets_comment(plan: Plan) -> str:
     """The fragment's header line, made without the user's config, on the token budgets a config may set by hand per
     role, which verl before 0.8 takes over ``max_token_len_per_gpu`` (`solver.trinity.keys.ROLE_BUDGET_KEYS`; the
     critic's where `plan` counts one, `Plan.critic`): one above the plan's budget takes more tokens per GPU than the

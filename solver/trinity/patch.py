@@ -823,7 +823,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
       of the plan's length at its SP, or repeating the budget it is filled from, is set to the plan's budget; one
       between, a lower limit of the user's own that verl takes, is kept (`own_budget_change` says why).
       A role's own SP (`ROLE_SP_KEYS`), which Trinity with verl before 0.8 takes over the trainer's, is set to the
-      plan's.
+      plan's; so is the critic's, where the algorithm trains one of the model itself (`_critic_sp_keys`).
 
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping, or a cluster that cannot be read (`cluster_trainer_gpus`);
@@ -1513,30 +1513,29 @@ def _change_places(text: str, patched: str, name: str,
                    differences: list[_Difference]) -> dict[tuple[str, ...], tuple[str, ...]]:
     """The `differences` between the config `text` and its `patched` copy whose change is made at another place in
     the file (an anchor an alias repeats, or a ``<<: *anchor`` merges in: `_place`), each with that place: where the
-    config had a removed key, and where the copy holds a set one. None without aliases (`aliased_anchors`)."""
+    copy holds the key (a set one, or a removed one the patch set to null, as `_delete` does a key a ``<<`` merges
+    in), else where the config had it (a removed one the patch deleted). None without aliases (`aliased_anchors`)."""
     if not aliased_anchors(text):
         return {}
-    documents = {removed: load_config_mapping(source, name, YAML(typ="rt", pure=True))
-                 for removed, source in ((True, text), (False, patched))}
-    firsts = {removed: _first_places(document) for removed, document in documents.items()}
-    places = {difference.path: _place(documents[difference.removed], difference.path, firsts[difference.removed])
-              for difference in differences}
+    config, copy = (load_config_mapping(source, name, YAML(typ="rt", pure=True)) for source in (text, patched))
+    config_firsts, copy_firsts = _first_places(config), _first_places(copy)
+    places = {difference.path: _place(copy, difference.path, copy_firsts)
+              or _place(config, difference.path, config_firsts) for difference in differences}
     return {path: place for path, place in places.items() if place not in (None, path)}
 
 
 def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
-    """Each mapping's and list's place in `data` (a round trip's, with its anchors) by id: the first path to it
-    through keys of the mappings' own (not ones a ``<<`` merges in) in the file's order, its anchor's."""
+    """Each mapping's place in `data` (a round trip's, with its anchors) by id: the first path to it through keys of
+    the mappings' own (not ones a ``<<`` merges in) in the file's order, its anchor's; but not through a list, which
+    no dotted key names (`_differences` names it whole): a mapping anchored in one is placed at an alias of it."""
     firsts: dict[int, tuple[str, ...]] = {}
     stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
     while stack:
         value, path = stack.pop()
-        if id(value) in firsts or not isinstance(value, Mapping | list):
+        if id(value) in firsts or not isinstance(value, CommentedMap):
             continue
         firsts[id(value)] = path
-        items = [(key, item) for key, item in value.items() if key in value._ok] if isinstance(
-            value, CommentedMap) else enumerate(value)
-        stack.extend(reversed([(item, (*path, str(key))) for key, item in items]))
+        stack.extend(reversed([(item, (*path, str(key))) for key, item in value.items() if key in value._ok]))
     return firsts
 
 
@@ -1544,13 +1543,13 @@ def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[st
     """Where in the file (a round trip's `data`, its containers' `firsts`, `_first_places`) the key at `path` is
     written: its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
     mapping it merges that holds it. None where `data` has no such key as written (a key YAML 1.1 reads otherwise
-    than ruamel's YAML 1.2, such as ``on``)."""
+    than ruamel's YAML 1.2, such as ``on``), or that mapping is in a list alone (`_first_places`)."""
     node: Any = data
     for part in path[:-1]:
         node = node.get(part) if isinstance(node, CommentedMap) else None
     while isinstance(node, CommentedMap) and path[-1] not in node._ok:  # merged in: from the first that holds it
         node = next((merged for merged in node.merge if path[-1] in merged), None)
-    return None if node is None else (*firsts[id(node)], path[-1])
+    return None if node is None or id(node) not in firsts else (*firsts[id(node)], path[-1])
 
 
 def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,

@@ -249,6 +249,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
         *_critic_keys(plan, version, version_option, readings),
+        *_critic_sp_keys(plan, readings),
         *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
         *(_micro_batch_keys("critic") if padded else []),
     ]
@@ -609,6 +610,21 @@ def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str
             *([strategy] if plan.critic == "offloaded" else [])]
 
 
+def _critic_sp_keys(plan: Plan, readings: _ConfigReadings) -> list[PlanKey]:
+    """The critic's own SP (`CRITIC_SP_KEY`) where a config sets it and its algorithm trains a critic
+    (`trains_critic`): the plan's, as a role's (`_role_keys`). Trinity with verl before 0.8 runs the critic at its own
+    SP over the trainer's (``set_if_none``, ``trainer/verl/verl_config.py:597`` in 0.5.2, ``common/verl_config.py:585``
+    in 0.5.1, ``verl_legacy/verl_config.py:604`` in 0.6.0) and raises its token budget to hold a sequence at it
+    (``_adjust_token_len_if_needed``, ``:610``, ``:597``, ``:617``), where the plans count the critic at their SP and
+    ``--write`` judges its budgets there (`_own_budget_written`). Not where the critic is another model
+    (``model.critic_model_path``), whose heads the plan's SP may not divide (rft-solver does not know them)."""
+    critic_model = readings.value(("model", "critic_model_path"))
+    if not trains_critic(readings.value(("algorithm", "algorithm_type"))) or critic_model not in (
+            None, "", readings.value(("model", "model_path"))):
+        return []
+    return [PlanKey(path=CRITIC_SP_KEY, value=plan.sp, existing_only=True)]
+
+
 def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _ConfigReadings) -> list[PlanKey]:
     """Where `plan` counts no critic (``--critic none``) for a config whose algorithm trains one, and sets Trinity 0.6's
     flags under ``trainer`` to no Offload (`_trainer_offload_flags`): each of those the config's ``trainer`` holds on,
@@ -658,17 +674,17 @@ class _GivenBudgets(NamedTuple):
 
 def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None, plan: Plan) -> _GivenBudgets:
     """`_GivenBudgets` of a config (`readings`) for `plan`, its ref's forward as the Trinity release `version` runs
-    it."""
+    it, and the critic's own SP where ``--write`` keeps it (not where it writes the plan's: `_critic_sp_keys`)."""
     own_sp = readings.number(CRITIC_SP_KEY)
+    kept_sp = None if own_sp is None or _critic_sp_keys(plan, readings) else max(1, int(own_sp))
     return _GivenBudgets(_given_budgets(readings),
-                         ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version),
-                         None if own_sp is None else max(1, int(own_sp)))
+                         ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version), kept_sp)
 
 
 def _budget_sp(plan: Plan, key: str, given: _GivenBudgets) -> int:
     """The SP the own token budget `key` (dotted) is read at: the critic's two at the critic's own SP where the config
-    sets one (`_GivenBudgets.critic_sp`), which ``--write`` keeps (unlike the roles', its model may be another, whose
-    heads the plan's SP need not divide); else `plan`'s. Wherever the critic's own budgets are read, so is its SP:
+    sets one that ``--write`` keeps (`_GivenBudgets.critic_sp`: a critic of another model, whose heads the plan's SP
+    need not divide; a critic of the plan's model gets the plan's SP, `_critic_sp_keys`); else `plan`'s. Wherever the critic's own budgets are read, so is its SP:
     Trinity fills it from the trainer's only where unset (``set_if_none``, ``trainer/verl/verl_config.py:597`` in
     0.5.2, ``trainer/verl_legacy/verl_config.py:604`` in 0.6.0) and raises the critic's budget at it
     (``_adjust_token_len_if_needed``), and verl 0.7's critic runs at it, budget x SP tokens per micro-batch
