@@ -16,6 +16,10 @@ and walks its dataclass ``Config`` as ``OmegaConf.structured`` types it:
   (OmegaConf keeps what a config writes there as written, and merges the default's keys in);
 - a section or open field whose default is null is listed under ``null``: where a config leaves it out, nothing
   is below it.
+
+A wheel with a legacy trainer for verl before 0.8 (``LEGACY_CONFIG``: 0.6.0's) gets ``verl_legacy`` too: its
+``veRLConfig``, read from the syntax tree, not imported (`legacy_sections`), as ``build_dataclass_from_mapping``
+builds ``trainer.trainer_config`` into it.
 """
 
 from __future__ import annotations
@@ -143,8 +147,9 @@ OPEN_ANNOTATIONS = frozenset(("dict", "Dict", "Any"))
 def legacy_sections(source: str) -> dict[str, Any]:
     """The sections of the dataclass ``veRLConfig`` in `source` (`LEGACY_CONFIG`'s text), read from its syntax tree,
     not imported (that needs verl, and its torch): each dataclass of the module's own is a section, as
-    ``build_dataclass_from_mapping`` walks it; a field typed ``dict`` or ``Any`` is open (kept whole), and so is one
-    typed as a dataclass of verl's or built on one (``_CheckpointConfig(CheckpointConfig)``), or another module's
+    ``build_dataclass_from_mapping`` walks it (``Optional`` of one too); a field typed ``dict`` or ``Any`` is open (kept
+    whole), and so is one typed as a ``Union`` of several types that names a section or an open type (which it keeps as
+    written), or as a dataclass of verl's or built on one (``_CheckpointConfig(CheckpointConfig)``), or another module's
     (``SynchronizerConfig``): its keys are the installed verl's, or read elsewhere, so none is judged below it. Paths
     are relative to ``trainer.trainer_config``."""
     classes = {node.name: node for node in ast.parse(source).body if isinstance(node, ast.ClassDef)}
@@ -163,7 +168,11 @@ def legacy_sections(source: str) -> dict[str, Any]:
     def named(annotation: ast.expr) -> str | None:
         if isinstance(annotation, ast.Subscript) and ast.unparse(annotation.value) in ("Optional", "Union"):
             inner = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
-            return next((found for each in inner if (found := named(each)) is not None), None)
+            kinds = [named(each) for each in inner if not (isinstance(each, ast.Constant) and each.value is None)]
+            if len(kinds) == 1:  # Optional[X]: built as X (``_strip_optional`` strips the None)
+                return kinds[0]
+            # a Union of several types: ``_strip_optional`` leaves it, so the value is kept as written (open)
+            return "Any" if any(kind is not None for kind in kinds) else None
         text = ast.unparse(annotation.value if isinstance(annotation, ast.Subscript) else annotation)
         return text if text in classes or text in OPEN_ANNOTATIONS or text[:1].isupper() else None
 

@@ -384,7 +384,7 @@ def place(
     required: Sequence[str] | None = None,
     option_names: OptionNames = API_OPTIONS,
     current: ClusterResult | Path | str | None = None,
-    source: str | None = None,
+    source: Path | str | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin`, `token_budget` and `trinity_version` as in `plan` ("never": the tables' GPU counts and cells alone;
@@ -396,16 +396,16 @@ def place(
     `option_names` as `plan`'s (its reasons name ``minimize="nodes"``, ``solver.buy_nodes``, ``time_limit_s``),
     `current` the placement the fleet runs now, an earlier `place`'s `ClusterResult` or the path of an earlier
     ``solve cluster --json`` (its running jobs stay where they run unless moving one places more priority; each
-    placement says whether it stays, moves or starts), `source` the cluster file a `Fleet` was read from, which a
-    refusal of a running job's LoRA targets under the release it runs on names as the file's others do (a path given
-    as `fleet` names itself). Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster or
-    `current` file."""
+    placement says whether it stays, moves or starts), `source` the cluster file a `Fleet` was read from (a `Path` or
+    `str`), which a refusal of a running job's LoRA targets under the release it runs on names as the file's others do
+    (a path given as `fleet` names itself). Raises `QueryError` (one line) for a bad option, `TableError` for a bad
+    cluster or `current` file."""
     from solver.cluster import place as place_jobs
     from solver.tables import running_releases  # a fleet's module: only where a placement is asked for
 
     check_types(("option_names", option_names, OptionNames), ("current", current, ClusterResult | Path | str | None),
-                ("source", source, str | None))
-    source = source if source is not None or isinstance(fleet, Fleet) else str(fleet)
+                ("source", source, Path | str | None))
+    source = str(source) if source is not None else None if isinstance(fleet, Fleet) else str(fleet)
     fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
@@ -818,16 +818,16 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
 def _release_key(version: str | None, own: str | None, placement: Placement) -> str | None:
     """What gives the release of `placement`'s fragment, as its comments name it, where `version` (``version=``) does
     not: the job's `own` ``trinity_version`` (`JOB_RELEASE_KEY`), else for a job that runs now its plan's
-    (`PLAN_RELEASE_KEY`: the release its running plan names, which the run's ``--trinity-version`` may not be); None
-    where `version` is given, or the plan's release is the run's (the caller's option names it)."""
+    (`PLAN_RELEASE_KEY`, `Placement.runs_on_plans_release`: the release its running plan names, which the run's
+    ``--trinity-version`` may not be, else the run's, not told apart); None where `version` is given, or for a job
+    that starts, whose plan's release is the run's (the caller's option names it)."""
     from solver.cluster import JOB_RELEASE_KEY, PLAN_RELEASE_KEY
 
     if version is not None:
         return None
     if own is not None:
         return JOB_RELEASE_KEY
-    running = placement.current in ("stays", "moves") and placement.plan.trinity_version is not None
-    return PLAN_RELEASE_KEY if running else None
+    return PLAN_RELEASE_KEY if placement.runs_on_plans_release else None
 
 
 def _written_for(plan: Plan, model: Model, version: str | None, planned: str) -> Plan:

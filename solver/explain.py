@@ -42,7 +42,6 @@ from solver.solve import (
     alternative_plan,
     answer_for,
     checked,
-    deadline_passed,
     deadline_words,
     grid_words,
     lowered_fewer,
@@ -247,11 +246,11 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     scope = query.fewest_gpus_scope
     if query.open_budget and answer.plans:
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
-    if answer.status == "unknown":
+    if answer.status == "unknown":  # the deadline as it was when the answer's search ended (not as it is now)
         return (Reason(rule="undecided", detail=(
-            f"the search ran out of time ({query.time_limit_given}{deadline_words()}) before it found "
-            f"a plan or proved that none exists: nothing is known to rule one out; "
-            f"{query.option_names.longer_limit(deadline_passed())} decides it")),)
+            f"the search ran out of time ({query.time_limit_given}{deadline_words(answer.deadline_passed)}) before it "
+            f"found a plan or proved that none exists: nothing is known to rule one out; "
+            f"{query.option_names.longer_limit(answer.deadline_passed)} decides it")),)
     data = prepare(catalog, answer.gpu, query)
     if data.holds_no_plan(query):
         return (Reason(rule="memory_model" if query.estimate == "only" else "no_table", detail=answer.reason or ""),)

@@ -2483,6 +2483,14 @@ class Placement(LeftOutWhenNone, defer_build=True):
         takes part of a node); the nodes after them hold its rollout alone."""
         return self.nodes[:trainer_node_count(self.trainer_gpus, self.rollout_gpus, len(self.nodes))]
 
+    @property
+    def runs_on_plans_release(self) -> bool:
+        """Whether the job runs now (`current`: it stays or moves) on a plan counted for a Trinity release
+        (`Plan.trinity_version`): the one its running plan names where the fleet gives the job none of its own, else
+        the run's, which the placement does not tell apart. A cluster table then names each job's release, and its
+        ``--emit-dir`` fragment's comments name the plan's as what gives it."""
+        return self.current in ("stays", "moves") and self.plan.trinity_version is not None
+
 
 def spans_nodes(plan: Plan, node_gpus: int) -> bool:
     """Whether `plan`'s job takes several nodes of `node_gpus` GPUs: a layout on several, or a trainer past one."""

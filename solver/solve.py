@@ -298,10 +298,11 @@ def deadline_passed() -> bool:
     return deadline is not None and clock.seconds_left(deadline) <= 0
 
 
-def deadline_words() -> str:
-    """Where this thread's `call_deadline` has passed (`deadline_passed`), that it may have cut the solves short, in
-    words to follow a time limit's: ``, or the call's deadline_s, which came first``; "" otherwise."""
-    return ", or the call's deadline_s, which came first" if deadline_passed() else ""
+def deadline_words(passed: bool | None = None) -> str:
+    """Where this thread's `call_deadline` has passed (`deadline_passed`; or where `passed` says so: an answer's
+    `Answer.deadline_passed`, as it was when it was given), that it may have cut the solves short, in words to follow
+    a time limit's: ``, or the call's deadline_s, which came first``; "" otherwise."""
+    return ", or the call's deadline_s, which came first" if (deadline_passed() if passed is None else passed) else ""
 
 
 @cache

@@ -444,10 +444,14 @@ def test_an_answer_whose_search_ran_out_of_time_is_explained_as_undecided():
     default_limit = query.model_copy(update={"time_limit_s": 10.0})
     assert explain(CATALOG, default_limit, timed_out)[0].detail.startswith(
         "the search ran out of time (--time-limit 10 s) before")
-    # Past the call's deadline (solver.plan's deadline_s), that may be what stopped it: the detail says so.
+    # Given past the call's deadline (solver.plan's deadline_s), that may be what stopped it: the detail says so, as
+    # the answer's deadline_passed says, not as the deadline is when it is explained (review82b).
+    passed = timed_out.model_copy(update={"deadline_passed": True})
+    assert explain(CATALOG, default_limit, passed)[0].detail.startswith(
+        "the search ran out of time (--time-limit 10 s, or the call's deadline_s, which came first) before")
     with solve_module.call_deadline(1e-9):
         assert explain(CATALOG, default_limit, timed_out)[0].detail.startswith(
-            "the search ran out of time (--time-limit 10 s, or the call's deadline_s, which came first) before")
+            "the search ran out of time (--time-limit 10 s) before")
 
 
 def test_the_fewest_gpus_without_a_budget_is_explained_within_the_plans_count():

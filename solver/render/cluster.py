@@ -311,8 +311,7 @@ def _named_releases(placements: Sequence[Placement], fleet: Fleet) -> bool:
     own = {job.name: job.trinity_version for job in fleet.jobs}
     return (len({placement.plan.trinity_version for placement in placements}) > 1
             or any(own.get(placement.job) is not None for placement in placements)
-            or any(placement.current in ("stays", "moves") and placement.plan.trinity_version is not None
-                   for placement in placements))
+            or any(placement.runs_on_plans_release for placement in placements))
 
 
 def _host_need(placement: Placement) -> float | None:

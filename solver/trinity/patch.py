@@ -1518,21 +1518,27 @@ def _change_places(text: str, patched: str, name: str,
     if not aliased_anchors(text):
         return {}
     config, copy = (load_config_mapping(source, name, YAML(typ="rt", pure=True)) for source in (text, patched))
-    config_firsts, copy_firsts = _first_places(config), _first_places(copy)
+    config_firsts, copy_firsts = _first_places(config, scalars=False), _first_places(copy, scalars=True)
     places = {difference.path: _place(copy, difference.path, copy_firsts)
               or _place(config, difference.path, config_firsts) for difference in differences}
     return {path: place for path, place in places.items() if place not in (None, path)}
 
 
-def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
-    """Each mapping's place in `data` (a round trip's, with its anchors) by id: the first path to it through keys of
-    the mappings' own (not ones a ``<<`` merges in) in the file's order, its anchor's; but not through a list, which
-    no dotted key names (`_differences` names it whole): a mapping anchored in one is placed at an alias of it."""
+def _first_places(data: Any, *, scalars: bool) -> dict[int, tuple[str, ...]]:
+    """Each mapping's place in `data` (a round trip's, with its anchors) by id, and with `scalars` each anchored
+    scalar's (``&anchor 24576``, which its aliases are: in the patched copy, where a changed alias's value is set at
+    its anchor; a removed key goes at its own place, whatever its value): the first path to it through keys of the
+    mappings' own (not ones a ``<<`` merges in) in the file's order, its anchor's; but not through a list, which no
+    dotted key names (`_differences` names it whole): a mapping anchored in one is placed at an alias of it."""
     firsts: dict[int, tuple[str, ...]] = {}
     stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
     while stack:
         value, path = stack.pop()
-        if id(value) in firsts or not isinstance(value, CommentedMap):
+        if id(value) in firsts:
+            continue
+        if not isinstance(value, CommentedMap):
+            if scalars and _anchored_scalar(value):
+                firsts[id(value)] = path
             continue
         firsts[id(value)] = path
         stack.extend(reversed([(item, (*path, str(key))) for key, item in value.items() if key in value._ok]))
@@ -1540,8 +1546,9 @@ def _first_places(data: Any) -> dict[int, tuple[str, ...]]:
 
 
 def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[str, ...]]) -> tuple[str, ...] | None:
-    """Where in the file (a round trip's `data`, its containers' `firsts`, `_first_places`) the key at `path` is
-    written: its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
+    """Where in the file (a round trip's `data`, its containers' and anchored scalars' `firsts`, `_first_places`)
+    the key at `path` is written: its anchor's place where its value is an alias of an anchored scalar in `firsts`,
+    else its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
     mapping it merges that holds it. None where `data` has no such key as written (a key YAML 1.1 reads otherwise
     than ruamel's YAML 1.2, such as ``on``), or that mapping is in a list alone (`_first_places`)."""
     node: Any = data
@@ -1549,7 +1556,17 @@ def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[st
         node = node.get(part) if isinstance(node, CommentedMap) else None
     while isinstance(node, CommentedMap) and path[-1] not in node._ok:  # merged in: from the first that holds it
         node = next((merged for merged in node.merge if path[-1] in merged), None)
-    return None if node is None or id(node) not in firsts else (*firsts[id(node)], path[-1])
+    if node is None or id(node) not in firsts:
+        return None
+    value = node.get(path[-1])
+    return firsts[id(value)] if id(value) in firsts and _anchored_scalar(value) else (*firsts[id(node)], path[-1])
+
+
+def _anchored_scalar(value: Any) -> bool:
+    """Whether `value` (a round trip's) is a scalar with an anchor of its own (``&anchor 24576``): one object that
+    its aliases repeat, which the patch changes at the anchor alone."""
+    anchor = getattr(value, "anchor", None)
+    return not isinstance(value, Mapping | list) and anchor is not None and anchor.value is not None
 
 
 def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
