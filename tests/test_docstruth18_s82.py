@@ -174,3 +174,23 @@ def test_the_pages_say_whose_rule_sp_within_a_node_is() -> None:
     assert json_md.count("needs each SP group inside one node (rft-solver's rule, not Trinity's or verl's)") == 1
     assert "The second is rft-solver's own rule, not Trinity's or verl's" in _page("concepts.md")
     assert "(this last rft-solver's own, not Trinity's or verl's, which run SP across nodes" in _page("planner.md")
+
+
+def test_json_md_s_scalar_alias_example_is_raised_with_token_budget_default_alone(cli: Cli, tmp_path: Path) -> None:
+    assert ("the actor's `ppo_max_token_len_per_gpu: *budget` beside `max_token_len_per_gpu: &budget 24576`, which "
+            "`--write` raises at the anchor (at 32768 tokens with `--token-budget default`: without it, the config's "
+            "own 24576 caps the plans and stays), has `\"written_at\": \"trainer.max_token_len_per_gpu\"`"
+            ) in _page("json.md")
+    head = HEAD.replace("16384", "32768").replace("engine_num: 4", "engine_num: 2")  # 6 trainer GPUs, SP 2
+    config = _config(tmp_path, head + "trainer:\n  max_token_len_per_gpu: &budget 24576\n  trainer_config:\n"
+                     "    actor_rollout_ref:\n      actor: {ppo_max_token_len_per_gpu: *budget}\n")
+    actor = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
+    budgets = {}
+    for asked in ((), ("--token-budget", "default")):
+        status, out, _ = cli("--from-config", config, "--gpu", "h100", *asked, "--json")
+        (answer,) = json.loads(out)
+        budgets[asked] = [entry for entry in answer["config_keys_changed"] if "max_token_len" in entry["key"]]
+        assert status == 0
+    assert budgets == {(): [], ("--token-budget", "default"): [
+        {"key": "trainer.max_token_len_per_gpu", "config_value": 24576, "plan_value": 32768},
+        {"key": actor, "config_value": 24576, "plan_value": 32768, "written_at": "trainer.max_token_len_per_gpu"}]}
