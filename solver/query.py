@@ -643,6 +643,7 @@ class ConfigProblemCode(str, Enum):
     MICRO_BATCH_UNSET_REFUSED = "micro-batch-unset-refused"
     DPO_PAIR_SPLIT = "dpo-pair-split"
     DPO_PAIR_DOUBLED = "dpo-pair-doubled"
+    DPO_PAIR_DYNAMIC = "dpo-pair-dynamic"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"

@@ -311,6 +311,7 @@ class UnplacedCode(str, Enum):
     the one source of the codes that docs/json.md's table documents."""
 
     NO_ROOM = "no-room"
+    PRIORITY_TIE = "priority-tie"
     NO_ROOM_UNPROVEN = "no-room-unproven"
     NO_WAY_TO_RUN = "no-way-to-run"
     ANOTHER_JOB_FITS_NOWHERE = "another-job-fits-nowhere"
@@ -2557,7 +2558,8 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "a stable code for the reason, what a program tests instead of its words (docs/json.md lists them); null in "
         "JSON made before codes"))
     pools: tuple[UnplacedPool, ...] = Field(default=(), description=(
-        "for a reason about the pools the job may use (reason_code no-room, no-room-unproven or no-way-to-run): each "
+        "for a reason about the pools the job may use (reason_code no-room, priority-tie, no-room-unproven or "
+        "no-way-to-run): each "
         "pool the reason names, in the order it names them, with its own code; empty for a reason about the fleet as "
         "a whole, or where the job may use no pool"))
     reason_for_several: str | None = Field(default=None, repr=False, description=(
@@ -2655,7 +2657,8 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "run (it runs only where every stage before it is proven)"))
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the steps that the time limit's wall clock stopped, in order: the search's stages ('priority' or 'nodes', "
-        "'stays' with --current, 'length', 'cost', 'tie-break') and widening's solves ('widening') before the work "
+        "'stays' with --current, 'jobs', 'length', 'cost', 'tie-break') and widening's solves ('widening') before the "
+        "work "
         "they are given in CP-SAT's deterministic time, the proof that the jobs fit nowhere even without host memory "
         "('without host'), and, before the count of the planner's questions each is given, the smaller asks of the "
         "jobs left out ('hints'), working out the jobs' ways ('ways') and working out why the other pools a job left "
@@ -2805,7 +2808,8 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
         "(ways_cut_short names them; status 'unknown'); null in JSON made before the key"))
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the stages the time limit's wall clock stopped (working out the jobs' ways: 'ways', then 'bought GPUs', "
-        "'bought nodes', then the placement's on the purchase: 'priority', 'length', 'cost', 'tie-break', and its "
+        "'bought nodes', then the placement's on the purchase: 'priority', 'jobs', 'length', 'cost', 'tie-break', and "
+        "its "
         "jobs grown onto idle GPUs: 'widening', and last, the questions of solve's best on the trainer GPUs of its "
         "jobs placed on the tables' plans: 'solve best'): empty, and only then, the same file gives the same answer "
         "on every run"))
