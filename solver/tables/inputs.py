@@ -169,10 +169,11 @@ class TrinitySections(Frozen, defer_build=True):
 
     def lacked(self, config: Mapping[str, Any]) -> tuple[tuple[str | int, ...], ...]:
         """The paths of `config`'s keys that these typed sections lack, in the config's order (a release's ``Config``:
-        its merge refuses them; a `TrinityRelease.verl_legacy`: its builder drops them): each section's keys checked,
-        and its sections' below the keys it has (a field typed ``Any`` or ``dict`` keeps any key; an item of a list or
-        mapping of sections is checked as a section). A key YAML reads as no text (``1:``, ``true:``, ``null:``), which
-        no section has, is lacked too, named as YAML writes it."""
+        its merge refuses them; a `TrinityRelease.verl_legacy`: its builder drops them; a `TrinityRelease.verl_merged`:
+        its merge refuses them): each section's keys checked, and its sections' below the keys it has (a field typed
+        ``Any`` or ``dict`` keeps any key; an item of a list or mapping of sections is checked as a section). A key
+        YAML reads as no text (``1:``, ``true:``, ``null:``), which no section has, is lacked too, named as YAML writes
+        it."""
         lacked: list[tuple[str | int, ...]] = []
 
         def walk(node: Any, section: str, at: tuple[str | int, ...]) -> None:
