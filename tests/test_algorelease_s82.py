@@ -73,8 +73,8 @@ def test_a_malformed_release_is_refused_in_one_line(tmp_path: Path, extra: str, 
     assert str(refused.value).startswith(f"{path}: {words}") and "\n" not in str(refused.value)
 
 
-DAPO_REFUSED = ("algorithm.algorithm_type dapo: Trinity 0.5 has no such algorithm, so it refuses the config as it loads "
-                f"it: name one of {ALGORITHMS_05} (or run a release that has it: Trinity 0.6)")
+DAPO_REFUSED = ("algorithm.algorithm_type dapo: Trinity 0.5 has no such algorithm, so it refuses the config as it "
+                f"loads it: name one of {ALGORITHMS_05} (or run a release that has it: Trinity 0.6)")
 
 
 @pytest.mark.parametrize(("algorithm", "version", "expected"), [
