@@ -45,7 +45,8 @@ def test_the_unplaced_jobs_table_says_what_each_job_trains(tmp_path: Path,
     start = lines.index("unplaced jobs: 2 of 3")
     assert " ".join(lines[start + 2].split()).startswith("┃ job ┃ training ┃ reason")
     rows = [line.split("│") for line in lines[start:] if line.startswith("│") and line.split("│")[1].strip()]
-    assert [(row[1].strip(), row[2].strip()) for row in rows] == [("lora", "LoRA 16, no ref"),
+    # a tie of priority goes to the jobs earlier in the file (s82): lora placed, lora-b and full left out
+    assert [(row[1].strip(), row[2].strip()) for row in rows] == [("lora-b", "LoRA 32, no ref"),
                                                                   ("full", "full, no ref")]
     assert " ".join(" ".join(lines[-2:]).split()) == (
         "training: full fine-tuning, or LoRA of the job's lora_rank; ref or no ref: whether its run builds a "
@@ -53,7 +54,7 @@ def test_the_unplaced_jobs_table_says_what_each_job_trains(tmp_path: Path,
         "need counts")
     code, out, _ = cli("cluster", str(fleet), "--json")
     unplaced = [(job["job"], job["lora_rank"], job["reference_model"]) for job in json.loads(out)["unplaced"]]
-    assert (code, unplaced) == (1, [("lora", 16, False), ("full", 0, False)])
+    assert (code, unplaced) == (1, [("lora-b", 32, False), ("full", 0, False)])
 
 
 def test_unplaced_full_fine_tuning_with_its_reference_model_adds_no_column(

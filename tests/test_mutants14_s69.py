@@ -106,7 +106,7 @@ def test_the_side_rows_plans_on_one_a100_carry_the_guides_caution(cli: Cli):
                          "--rollout-gpus", "1", "--node-gpus", "2")
     assert status == 0 and _row(out, "fewer nodes") == (
         "1 node of 2 GPUs instead of 2 nodes: Env + Offload on 1 trainer + 1 rollout GPUs, 28672 tokens, 3.64x the "
-        f"step time (documented; {SHORT}): --total-gpus 2")
+        f"relative step time (documented; {SHORT}): --total-gpus 2")
 
 
 def test_the_api_names_the_length_to_plan_past_the_validated_one_as_its_keyword():
