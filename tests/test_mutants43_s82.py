@@ -6,16 +6,21 @@ at the first mapping holding it, where the config as read (PyYAML 6.0.4 takes th
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_aliaskeys_s82 import HEAD, MODEL
 from test_rolebudget2_s81 import BASE
 from test_rolebudget_s81 import ACTOR
+from test_solvebest_s82 import FLEET
 
 import solver
+import solver.cluster
+from solver.cluster.options import Planner, WallClockPassed
 from solver.trinity import ROLE_KEYS_IGNORED, config_key_changes, load_config_mapping, patched_trinity_config
 from solver.trinity.keys import value_at
 
@@ -82,3 +87,47 @@ def test_a_key_a_merge_list_takes_from_its_second_mapping_is_written_at_that_map
         place = change.get("written_at", change["key"]).split(".")
         assert value_at(copy, tuple(place)) == change["plan_value"]
     assert copy["other"]["ulysses_sequence_parallel_size"] == 1
+
+
+# solvebest: the greedy baseline's solve_best (S-24), and the note where the time limit and Ctrl-C both cut (S-26)
+
+
+def test_the_greedy_baseline_names_solves_best_for_the_jobs_on_the_tables_plans(tmp_path: Path) -> None:
+    # the baseline takes each job's first plan: lora-a and lora-b on the tables' inferred SP=4 (4 trainer GPUs), a node
+    # each, which leaves lora-c and full-8b no room; on their 4 trainer GPUs solve's best is the estimate Env + SP=2
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET, encoding="utf-8")
+    catalog = solver.load_catalog()
+    result = solver.cluster.greedy(solver.load_fleet(path, catalog), catalog)
+    best = {placed.job: (placed.plan.setting.label, placed.plan.evidence, None if placed.solve_best is None else (
+        placed.solve_best.setting.label, placed.solve_best.gpus, placed.solve_best.cost, placed.solve_best.evidence))
+        for placed in result.placements}
+    estimate = ("Env + SP=2", 4, 0.27775, "estimated")
+    assert best == {"lora-a": ("SP=4", "inferred", estimate), "lora-b": ("SP=4", "inferred", estimate)}
+    assert [unplaced.job for unplaced in result.unplaced] == ["lora-c", "full-8b"]
+    assert result.solve_best_unasked == 0
+
+
+def test_where_the_time_limit_cut_a_question_before_ctrl_c_the_note_names_the_time_limit(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # lora-a's question past the deadline, then Ctrl-C on lora-b's: the four left unasked, the wall clock named as
+    # what stopped the step, and the note says the time limit ran out (not Ctrl-C) and to raise it
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET, encoding="utf-8")
+    calls: list[str] = []
+
+    def cut_then_interrupted(planner: Planner, *args: Any) -> Any:
+        calls.append(args[1].name)
+        raise WallClockPassed if len(calls) == 1 else KeyboardInterrupt
+
+    monkeypatch.setattr(Planner, "solve_best", cut_then_interrupted)
+    status, out, _ = cli("cluster", str(path), "--json")
+    answer = json.loads(out)
+    assert status == 130 and calls == ["lora-a", "lora-b"]
+    assert (answer["interrupted"], answer["solve_best_unasked"], answer["wall_clock_stopped"]) == (
+        True, 4, ["solve best"])
+    calls.clear()
+    status, out, _ = cli("cluster", str(path))
+    assert status == 130 and " ".join(out.split()).endswith(
+        "note: the time limit ran out before solve's best on their trainer GPUs was asked for 4 jobs placed on the "
+        "tables' plans (where it is a cheaper estimate, a line under the pool's table names it; raise --time-limit)")
