@@ -19,7 +19,9 @@ from test_rolebudget_s81 import ACTOR
 from test_solvebest_s82 import FLEET
 
 import solver
+import solver.clock
 import solver.cluster
+import solver.solve
 from solver.cluster.options import Planner, WallClockPassed
 from solver.trinity import ROLE_KEYS_IGNORED, config_key_changes, load_config_mapping, patched_trinity_config
 from solver.trinity.keys import value_at
@@ -131,3 +133,15 @@ def test_where_the_time_limit_cut_a_question_before_ctrl_c_the_note_names_the_ti
     assert status == 130 and " ".join(out.split()).endswith(
         "note: the time limit ran out before solve's best on their trainer GPUs was asked for 4 jobs placed on the "
         "tables' plans (where it is a cheaper estimate, a line under the pool's table names it; raise --time-limit)")
+
+
+# deadlinewords: a deadline with no second left has passed (D-3)
+
+
+def test_a_call_deadline_with_no_time_left_has_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # clock.seconds_left says 0 or less once the deadline has passed: at 0 the call's deadline has passed
+    with solver.solve.call_deadline(60):
+        assert not solver.solve.deadline_passed()
+        monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: 0.0)
+        assert solver.solve.deadline_passed()
+    assert not solver.solve.deadline_passed()  # no deadline outside the block
