@@ -25,6 +25,7 @@ import solver.solve
 from solver.cluster.options import Planner, WallClockPassed
 from solver.trinity import ROLE_KEYS_IGNORED, config_key_changes, load_config_mapping, patched_trinity_config
 from solver.trinity.keys import value_at
+from solver.trinity.reader import OneLimit, prompt_room_words
 
 Cli = Callable[..., tuple[int, str, str]]
 ACTOR_18000 = (BASE.replace("  max_token_len_per_gpu: 32768\n", "  max_token_len_per_gpu: 20000\n")
@@ -145,3 +146,38 @@ def test_a_call_deadline_with_no_time_left_has_passed(monkeypatch: pytest.Monkey
         monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: 0.0)
         assert solver.solve.deadline_passed()
     assert not solver.solve.deadline_passed()  # no deadline outside the block
+
+
+def test_a_key_merged_in_from_a_mapping_in_a_list_names_no_place() -> None:
+    # review82a/fragcheck6's `_first_places` walks the mappings' own keys, not through a list nor through what a << merges
+    # in: trainer and other merge in a mapping anchored in the list bases, whose budget --write raises there; the list
+    # is named whole (its item as a dotted key names nothing), and neither merge is said written at the other's place
+    text = (HEAD + MODEL + "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\nbases:\n  - &a\n"
+            "    trainer_config: {actor_rollout_ref: {actor: {ppo_max_token_len_per_gpu: 4000}}}\n"
+            "trainer: {<<: *a}\nother: {<<: *a}\n")
+    catalog = solver.load_catalog()
+    query = solver.api.config_query(catalog, solver.trinity.read_trinity_config(text, "c", {}), gpu="h100")
+    (answer,) = solver.api.answer_query(query, catalog)
+    assert answer.best is not None and (answer.best.sp, answer.best.max_token_len_per_gpu) == (2, 16384)
+    budget = "trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
+
+    def bases(value: int) -> list[dict[str, Any]]:
+        return [{"trainer_config": {"actor_rollout_ref": {"actor": {"ppo_max_token_len_per_gpu": value}}}}]
+
+    assert [change.model_dump(mode="json") for change in config_key_changes(
+        text, answer.best, catalog.model("Qwen3-8B"), environ={})] == [
+        {"key": "trainer.ulysses_sequence_parallel_size", "config_value": None, "plan_value": 2},
+        {"key": "trainer.max_token_len_per_gpu", "config_value": None, "plan_value": 16384},
+        {"key": f"trainer.{budget}", "config_value": 4000, "plan_value": 16384},
+        {"key": "bases", "config_value": bases(4000), "plan_value": bases(16384)},
+        {"key": f"other.{budget}", "config_value": 4000, "plan_value": 16384}]
+
+
+def test_a_response_limit_not_below_the_length_gives_prompts_no_room_words() -> None:
+    # smallslips41's prompt_room_words: only a response limit below the length leaves prompts the rest
+    assert prompt_room_words(OneLimit("max_response_tokens", 32768, 32768)) is None
+    assert prompt_room_words(OneLimit("max_prompt_tokens", 2048, 32768)) is None
+    assert prompt_room_words(OneLimit("max_response_tokens", 30720, 32768)) == (
+        "model.max_response_tokens 30720 kept, and model.max_prompt_tokens is unset: Trinity gives prompts the rest "
+        "of model.max_model_len 32768, max_prompt_tokens = 32768 - 30720 = 2048, and the rollout stops each response "
+        "at 30720 tokens; raise max_response_tokens for longer responses")
