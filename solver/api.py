@@ -1812,9 +1812,13 @@ def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
             f"micro-batch with {sequences} sequence{'' if sequences == 1 else 's'} ({source}), up to {sequences} x "
             f"ceil({length} / {sp}) = {tokens} tokens per GPU{unsliced}")
     if tokens > judged:
+        # for DPO, dynamic batch sizes on would split the actor's pairs (dpo-pair-dynamic)
+        fix = ("set the micro-batch sizes to 1 (for DPO the actor's 1 is one pair before verl 0.8, where Trinity "
+               "doubles it, and on verl 0.8 or later needs 2, dpo-pair-split: no size fits both lines; dynamic batch "
+               "sizes on would split its pairs, dpo-pair-dynamic)" if config.dpo else
+               "set the micro-batch sizes to 1, or turn dynamic batch sizes on")
         return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT, (
-            f"{what}, more than {verdict.measure}: more tokens per GPU than the verdict assumes; set the micro-batch "
-            "sizes to 1, or turn dynamic batch sizes on"))]
+            f"{what}, more than {verdict.measure}: more tokens per GPU than the verdict assumes; {fix}"))]
     if not every or tokens == judged and verdict.lowered is None:
         return []
     if tokens == judged:

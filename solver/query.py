@@ -195,6 +195,18 @@ class ConfigAdapter(Frozen):
         """Its targets, as `Catalog.with_lora_targets` takes them; None for all-linear's."""
         return None if self.target_modules is None else LoraTargets(self.target_modules, self.exclude_modules)
 
+    @property
+    def targets_key(self) -> str | None:
+        """The dotted config key that gives its ``target_modules`` regex where the config makes it anew (`rank` above
+        0): the one LoRA config's (``model.lora_configs[0].target_modules``), else verl before 0.8's beside `key`
+        (``trainer.trainer_config.actor_rollout_ref.model.target_modules``); None for an adapter it loads, whose
+        targets are its own file's."""
+        if not self.rank:
+            return None
+        if self.key == "model.lora_configs":
+            return f"{self.key}[0].target_modules"
+        return f"{self.key.rpartition('.')[0]}.target_modules"
+
 
 def lora_targets_given(own: LoraTargets | None, counted: LoraTargets | None) -> tuple[str | None, str | None]:
     """The ``--lora-targets`` and ``--lora-exclude`` (``lora_targets=``, ``lora_exclude_modules=``) with which
@@ -608,6 +620,7 @@ class ConfigProblemCode(str, Enum):
     REF_MODEL = "ref-model"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
+    PROMPT_OR_RESPONSE_AT_LENGTH = "prompt-or-response-at-length"
     LENGTH_FROM_PROMPT_RESPONSE = "length-from-prompt-response"
     ROPE_SCALING_MISSING = "rope-scaling-missing"
     ROPE_SCALING_MISSING_REFUSED = "rope-scaling-missing-refused"
@@ -643,6 +656,7 @@ class ConfigProblemCode(str, Enum):
     MICRO_BATCH_UNSET_REFUSED = "micro-batch-unset-refused"
     DPO_PAIR_SPLIT = "dpo-pair-split"
     DPO_PAIR_DOUBLED = "dpo-pair-doubled"
+    DPO_PAIR_DYNAMIC = "dpo-pair-dynamic"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"

@@ -311,6 +311,7 @@ class UnplacedCode(str, Enum):
     the one source of the codes that docs/json.md's table documents."""
 
     NO_ROOM = "no-room"
+    PRIORITY_TIE = "priority-tie"
     NO_ROOM_UNPROVEN = "no-room-unproven"
     NO_WAY_TO_RUN = "no-way-to-run"
     ANOTHER_JOB_FITS_NOWHERE = "another-job-fits-nowhere"
@@ -1164,19 +1165,21 @@ def lora_targets_caution(model: Model, lora_rank: int, targets: LoraTargets | No
 
 def lora_excluded_adapted_caution(model: Model, lora_rank: int, targets: LoraTargets | None,
                                   version: TrinityVersion | None, experts: ExpertLayout,
-                                  option_names: OptionNames = COMMAND_OPTIONS) -> str | None:
+                                  option_names: OptionNames = COMMAND_OPTIONS,
+                                  config_targets_key: str | None = None) -> str | None:
     """The caution on a new LoRA adapter at `lora_rank` (0: none, and no caution) on `model` whose ``exclude_modules``
     regex the option gives (`targets`' excluded: ``--lora-exclude``, ``lora_exclude_modules=`` as `option_names` name
     it) matches a mixture of experts' router or routed experts, which its targets adapt all the same on
     transformers 5 under the release `version`, its routed experts held as `experts`
     (`CautionCode.LORA_EXCLUDED_ADAPTED`), in the words a config's check says it in (`excluded_adapted_words`, the
-    fix naming ``--lora-targets``); None otherwise. A config's own LoRA is its check's to say
-    (``solver.trinity.checks``)."""
+    fix naming ``--lora-targets``, or beside a config's own LoRA, which the config keeps, its key
+    `config_targets_key`: ``model.lora_configs[0].target_modules``, `ConfigAdapter.targets_key`); None otherwise. A
+    config's own exclusions are its check's to say (``solver.trinity.checks``)."""
     if not lora_rank or targets is None or targets.excluded is None:
         return None
     _, targets_option, excluded_option = option_names.lora_options
     return excluded_adapted_words(f"exclude_modules '{targets.excluded}' ({excluded_option})", targets.pattern,
-                                  targets.excluded, model, version, experts, targets_option)
+                                  targets.excluded, model, version, experts, config_targets_key or targets_option)
 
 
 def host_need_words(amount: str, offload: bool, critic: CriticStates | None = None) -> str:
@@ -1368,8 +1371,8 @@ class Plan(Frozen):
         (`lora_rank`) on a mixture of experts whose adapter config Trinity saves cut short, one worded for `version`
         (`lora_moe_caution`); on LoRA targets of the query's (not a config's own: `config_lora`) that one transformers'
         PEFT alone takes under a release that may run either, one (`lora_targets_caution`), on exclusions an option
-        gives (beside a config's own LoRA too: `_option_exclusion`) that a mixture of experts' PEFT adapts all the
-        same, one (`lora_excluded_adapted_caution`), and on a regex of
+        gives (beside a config's own LoRA too: `_option_exclusion`, the fix then naming the config's key) that a
+        mixture of experts' PEFT adapts all the same, one (`lora_excluded_adapted_caution`), and on a regex of
         theirs that Trinity saves as its characters, one (`lora_saved_split_caution`)."""
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm)
@@ -1389,8 +1392,10 @@ class Plan(Frozen):
                                    model, self.lora_rank, self.lora_targets, self.expert_layout, option_names),
                                None if self.config_lora else lora_saved_split_caution(
                                    model, self.lora_rank, self.lora_targets, version, self.expert_layout),
-                               lora_excluded_adapted_caution(model, self.lora_rank, self._option_exclusion, version,
-                                                             self.expert_layout, option_names))
+                               lora_excluded_adapted_caution(
+                                   model, self.lora_rank, self._option_exclusion, version, self.expert_layout,
+                                   option_names, None if self.config_adapter is None else
+                                   self.config_adapter.targets_key))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
@@ -2557,7 +2562,8 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "a stable code for the reason, what a program tests instead of its words (docs/json.md lists them); null in "
         "JSON made before codes"))
     pools: tuple[UnplacedPool, ...] = Field(default=(), description=(
-        "for a reason about the pools the job may use (reason_code no-room, no-room-unproven or no-way-to-run): each "
+        "for a reason about the pools the job may use (reason_code no-room, priority-tie, no-room-unproven or "
+        "no-way-to-run): each "
         "pool the reason names, in the order it names them, with its own code; empty for a reason about the fleet as "
         "a whole, or where the job may use no pool"))
     reason_for_several: str | None = Field(default=None, repr=False, description=(
@@ -2655,7 +2661,8 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "run (it runs only where every stage before it is proven)"))
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the steps that the time limit's wall clock stopped, in order: the search's stages ('priority' or 'nodes', "
-        "'stays' with --current, 'length', 'cost', 'tie-break') and widening's solves ('widening') before the work "
+        "'stays' with --current, 'jobs', 'length', 'cost', 'tie-break') and widening's solves ('widening') before the "
+        "work "
         "they are given in CP-SAT's deterministic time, the proof that the jobs fit nowhere even without host memory "
         "('without host'), and, before the count of the planner's questions each is given, the smaller asks of the "
         "jobs left out ('hints'), working out the jobs' ways ('ways') and working out why the other pools a job left "
@@ -2805,7 +2812,8 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
         "(ways_cut_short names them; status 'unknown'); null in JSON made before the key"))
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the stages the time limit's wall clock stopped (working out the jobs' ways: 'ways', then 'bought GPUs', "
-        "'bought nodes', then the placement's on the purchase: 'priority', 'length', 'cost', 'tie-break', and its "
+        "'bought nodes', then the placement's on the purchase: 'priority', 'jobs', 'length', 'cost', 'tie-break', and "
+        "its "
         "jobs grown onto idle GPUs: 'widening', and last, the questions of solve's best on the trainer GPUs of its "
         "jobs placed on the tables' plans: 'solve best'): empty, and only then, the same file gives the same answer "
         "on every run"))

@@ -40,9 +40,12 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
   (an Offload job its states, `reference._host_need` with its n GPUs on the node; one without Offload the
   model while it loads beside the reference model's pinned shards, `reference._load_need`).
 
-Objective (lexicographic): max total priority of placed jobs, then max total gain of placed `at_least`
-jobs (gain = (L - A) // 1024), then min total cost (each job's round(plan["cost"] * 10000)); the value is
-the triple (total_priority, total_gain, total_cost). With minimize_nodes every job must be placed (else
+Objective (lexicographic): max total priority of placed jobs, then, where priority ties, which jobs are placed: the
+earlier in the file (max total over the placed jobs not required of their place counted from the end of the file,
+the first of n jobs n, then of 1 + crc32("job|" + name) % 2**16), then max
+total gain of placed `at_least` jobs (gain = (L - A) // 1024), then min total cost (each job's
+round(plan["cost"] * 10000)); the value is the triple (total_priority, total_gain, total_cost). With minimize_nodes
+every job must be placed (else
 None) and the value is (nodes_used, total_gain, total_cost): fewest nodes used (a node is used when
 anything is on it), then max gain, then min cost.
 
@@ -68,6 +71,7 @@ import functools
 import itertools
 import math
 import re
+import zlib
 from typing import Any
 
 from reference import _estimate_margin, _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
@@ -398,26 +402,40 @@ def _score(jobs: list[dict], choice: list[dict | None], nodes_used: int, minimiz
     return (priority, gain, cost)
 
 
-def _sort_key(value: tuple[int, int, int], minimize_nodes: bool) -> tuple[int, int, int]:
-    """Smaller is better."""
+def _tied_order(jobs: list[dict], choice: list[dict | None]) -> tuple[int, int]:
+    """Which jobs a tie of priority places, the more the better: the placed jobs not required, their places counted
+    from the end of the file summed, then their names' fixed weights summed."""
+    placed = [(index, job) for index, (job, option) in enumerate(zip(jobs, choice))
+              if option is not None and not job.get("required")]
+    return (sum(len(jobs) - index for index, _ in placed),
+            sum(1 + zlib.crc32(f"job|{job['name']}".encode()) % 2**16 for _, job in placed))
+
+
+def _sort_key(value: tuple[int, int, int], order: tuple[int, int],
+              minimize_nodes: bool) -> tuple[int, int, int, int, int]:
+    """Smaller is better (`order`: `_tied_order`, which counts only where every job is not placed anyway)."""
     first, gain, cost = value
-    return (first if minimize_nodes else -first, -gain, cost)
+    places, names = (0, 0) if minimize_nodes else order
+    return (first if minimize_nodes else -first, -places, -names, -gain, cost)
 
 
 def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprint: bool, estimates: bool,
-            token_budget: str = "default"):
+            token_budget: str = "default", left_out: str | None = None):
+    """The best placement (value, choice, jobs), with the job named `left_out` (if any) not placed."""
     jobs = _jobs(instance)
-    options = [_options(catalog, instance, job, per_footprint, estimates, token_budget) for job in jobs]
+    options = [[None] if job["name"] == left_out else _options(catalog, instance, job, per_footprint, estimates,
+                                                               token_budget) for job in jobs]
     # Every job must be placed with minimize_nodes, and each `required: true` one always.
     options = [[option for option in job_options if option is not None] if minimize_nodes or job.get("required")
                else job_options for job, job_options in zip(jobs, options)]
-    best: list[Any] = [None, None]  # value, choice
+    best: list[Any] = [None, None, None]  # value, choice, sort key
 
     def walk(index: int, usage: dict, choice: list) -> None:
         if index == len(jobs):
             value = _score(jobs, choice, len(usage), minimize_nodes)
-            if best[0] is None or _sort_key(value, minimize_nodes) < _sort_key(best[0], minimize_nodes):
-                best[0], best[1] = value, list(choice)
+            key = _sort_key(value, _tied_order(jobs, choice), minimize_nodes)
+            if best[2] is None or key < best[2]:
+                best[0], best[1], best[2] = value, list(choice), key
             return
         for option in options[index]:
             trial = dict(usage)
@@ -707,29 +725,55 @@ ROOM_HOLDERS = re.compile(r"; (?P<names>[^;]+?) \(priority (?P<priority>\d+)(?: 
                           r"its own)?\) holds? the room it needs(?: in (?P<pool>[^:;,]+))?(?:, with [^:;]+ on "
                           r"(?:another of its|other) ways)?(?:: priority (?P<least>\d+) (?:(?P<exact>is the least "
                           r"that places it)(?: \((?P<moving>moving other jobs)?(?:; )?(?P<broken>with as much "
-                          r"priority placed, [^);]+ with it)?\))?|would place it))?(?:;|$)")
+                          r"priority placed, [^);]+)?\))?|would place it))?(?:;|$)")
 """A no-room reason's clause naming the placed jobs that hold the room the job needs (four named, the rest
 counted), the priority they hold together, the pool where the job has ways in several (and the jobs sharing their
 node put on other ways of theirs), and, in a placement whose
 priority is proven the most, the priority that places the job: the least (`exact`; below theirs where other jobs
-move: `moving`; at which length or cost break the tie in its favour: `broken`), or one that does."""
+move: `moving`; at which a stage after priority breaks the tie in its favour: `broken`), or one that does."""
 
 
 def least_placing_priority(catalog: Catalog, instance: dict, name: str, estimates: bool = False,
                            token_budget: str = "default") -> int | None:
-    """The least priority at which the best placement places job `name` (None where it has no way to run): one more
-    than the priority the best placement without it holds beyond the best with it, or as much where, at that, the
-    best with it runs its ``at_least`` jobs longer, or as long for less cost (the stages after priority)."""
+    """The least priority at which the best placement places job `name` (None where it has no way to run):
+    `_least_placing`'s, the tie weighed."""
+    least = _least_placing(catalog, instance, name, estimates, token_budget)
+    return None if least is None else least[1]
+
+
+def _least_placing(catalog: Catalog, instance: dict, name: str, estimates: bool,
+                   token_budget: str) -> tuple[int, int] | None:
+    """For job `name`: one more than the priority the best placement without it holds beyond the best with it, and
+    the least priority that places it: that, or one less where, at that, the jobs placed with it come earlier in the
+    file (`_tied_order`: the stage after priority; length and cost weigh only how the same jobs run); None where it
+    has no way to run."""
     jobs = _jobs(instance)
     outweighing = 1 + sum(_priority(job) for job in jobs)  # a priority every placement with the job beats all without
-    without = {**instance, "jobs": [job for job in jobs if job["name"] != name]}
     raised = {**instance, "jobs": [{**job, "priority": outweighing} if job["name"] == name else job for job in jobs]}
-    best_without = best_value(catalog, without, estimates=estimates, token_budget=token_budget)
-    best_with = best_value(catalog, raised, estimates=estimates, token_budget=token_budget)
+    best_without, choice_without, _ = _search(catalog, instance, False, True, estimates, token_budget, left_out=name)
+    best_with, choice_with, _ = _search(catalog, raised, False, True, estimates, token_budget)
     if best_without is None or best_with is None or best_with[0] <= best_without[0]:
         return None
     least = best_without[0] - (best_with[0] - outweighing) + 1
-    return least - 1 if (-best_with[1], best_with[2]) < (-best_without[1], best_without[2]) else least
+    weighs_more = _tied_order(jobs, choice_with) > _tied_order(jobs, choice_without)
+    return least, least - 1 if weighs_more else least
+
+
+def check_tie_claims(catalog: Catalog, instance: dict, result: dict, estimates: bool = False,
+                     token_budget: str = "default") -> list[str]:
+    """Problems with the jobs a result says are left out in a tie of priority (`priority-tie`): each is one that a
+    placement with it of as much priority would place, left out by the fixed weights alone, and the priority its
+    reason says places it (one more than its own) is the least that does (brute force). An empty list means none."""
+    problems: list[str] = []
+    jobs = {job["name"]: job for job in _jobs(instance)}
+    for entry in result["unplaced"]:
+        if entry["reason_code"] != "priority-tie":
+            continue
+        own = _priority(jobs[entry["job"]])
+        least = _least_placing(catalog, instance, entry["job"], estimates, token_budget)
+        if least != (own + 1, own + 1) or f"priority {own + 1} places it" not in entry["reason"]:
+            problems.append(f"{entry['job']}: priority {own}, least placing it {least}: {entry['reason']}")
+    return problems
 
 
 def check_room_claims(catalog: Catalog, instance: dict, result: dict, estimates: bool = False,

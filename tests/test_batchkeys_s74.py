@@ -24,6 +24,9 @@ DOUBLED = ("the micro-batch size per GPU, 1 where unset, doubled: Trinity on ver
            "the ref's for DPO, a chosen and a rejected sequence per example")
 ABOVE = ("more than Trinity's default ceil(2 x 8192 / {sp}) = {default}, which the tables measured: more tokens per "
          "GPU than the verdict assumes; set the micro-batch sizes to 1, or turn dynamic batch sizes on")
+DPO_FIX = (" (for DPO the actor's 1 is one pair before verl 0.8, where Trinity doubles it, and on verl 0.8 or later "
+           "needs 2, dpo-pair-split: no size fits both lines; dynamic batch sizes on would split its pairs, "
+           "dpo-pair-dynamic)")
 ONE_SEQUENCE = ("dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 1 sequence (the "
                 "micro-batch size per GPU, 1 where unset), up to 1 x ceil(8192 / {sp}) = {tokens} tokens per GPU, "
                 "below Trinity's default ceil(2 x 8192 / {sp}) = {default}, which the tables measured: the verdict is "
@@ -62,7 +65,8 @@ def test_dpo_doubles_the_sizes_written_and_the_rollouts_filled_from_the_actors()
     assert _counted(_dpo(own)) == (((ACTOR, 4), (REF, 6), (ROLLOUT, 1)), {ACTOR: DOUBLED, REF: DOUBLED})
     assert _verdict(_dpo(own)) == (None, [("token-budget-above-verdict", (
         f"dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 6 sequences ({DOUBLED}), "
-        f"up to 6 x ceil(8192 / 1) = 49152 tokens per GPU, {ABOVE.format(sp=1, default=16384)}"))])
+        f"up to 6 x ceil(8192 / 1) = 49152 tokens per GPU, {ABOVE.format(sp=1, default=16384)}"
+        .replace(", or turn dynamic batch sizes on", DPO_FIX)))])  # on, its pairs would split: test_dpopairs_s82
 
 
 def test_dpo_with_dynamic_batch_sizes_on_is_bounded_by_the_token_budget():

@@ -114,5 +114,5 @@ def test_a_pinned_job_left_out_is_not_told_of_a_node_a_job_moved_to(cli: Cli, tm
         result = json.loads(out)
         [left_out] = result["unplaced"]
         assert status == 1 and result["pools"][0]["nodes_used"] == nodes_used
-        assert left_out["reason"].endswith("h1 (priority 1, as much as its own) holds the room it needs: priority 2 is "
-                                           f"the least that places it{told}")
+        assert left_out["reason"].startswith("left out in a tie with h1: ") and left_out["reason"].endswith(
+            f"give priorities to choose, priority 2 places it{told}")

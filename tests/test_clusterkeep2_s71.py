@@ -122,12 +122,12 @@ def _least_placed(cli: Cli, tmp_path: Path, x_priority: int = 1) -> tuple[list[s
 def test_the_least_priority_that_places_a_job_is_exact(cli: Cli, tmp_path: Path):
     # Before, the words gave one more than the holders' (5, "or more"); CP-SAT proves 2, the least that surely places
     # it: at 3 a placement with x (a, c, x) holds 9, more than every one without it (8); at 2 one with it holds as
-    # much as one without it (8), and the cost chooses a, c, x (3, until persona42 weighed length and cost there).
+    # much as one without it (8), a tie of which jobs run, which goes to the jobs earlier in the file: a, b, c, d, not
+    # a, c, x (the cost chose a, c, x from persona42 to s82, though the costs of different models do not compare).
     placed, objective, reason = _least_placed(cli, tmp_path)
     assert (placed, objective) == (["a", "b", "c", "d"], 8) and reason.endswith(
-        "a, b (priority 4 together) hold the room it needs: priority 2 is the least that places it (moving other jobs; "
-        "with as much priority placed, the placed jobs cost less with it)")
-    assert _least_placed(cli, tmp_path, 2)[:2] == (["a", "c", "x"], 8)
+        "a, b (priority 4 together) hold the room it needs: priority 3 is the least that places it (moving other jobs)")
+    assert _least_placed(cli, tmp_path, 2)[:2] == (["a", "b", "c", "d"], 8)
     assert _least_placed(cli, tmp_path, 3)[:2] == (["a", "c", "x"], 9)
 
 

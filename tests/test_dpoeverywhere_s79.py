@@ -156,10 +156,6 @@ def test_a_dpo_jobs_emitted_config_is_solve_dpos(tmp_path: Path, cli: Cli):
     assert "        ppo_micro_batch_size_per_gpu: 2\n" in written and "# 2 for DPO: one pair" in written
     assert cli("cluster", str(fleet), "--trinity-version", "0.5", "--emit-dir", str(tmp_path / "05"))[0] == 0
     assert "      actor:\n        ppo_micro_batch_size_per_gpu: 1\n" in (tmp_path / "05" / "pairs.yaml").read_text()
-    # with rollout GPUs the config leaves the mode: the note that DPO trains in mode train alone, as solve's says
-    fleet = _fleet(tmp_path, "dpo: true\n    rollout_gpus: 2")
-    assert cli("cluster", str(fleet), "--emit-dir", str(tmp_path / "roll"))[0] == 0
-    assert "# DPO: Trinity trains it in mode train alone" in (tmp_path / "roll" / "pairs.yaml").read_text()
     fleet = _fleet(tmp_path, "dpo: false\n    rollout_gpus: 2")
     assert cli("cluster", str(fleet), "--emit-dir", str(tmp_path / "grpo"))[0] == 0
     grpo = (tmp_path / "grpo" / "pairs.yaml").read_text()

@@ -64,7 +64,7 @@ def test_a_job_that_may_use_a_pool_of_no_nodes_is_told_so_beside_the_room_it_lac
     path = _write(tmp_path, {**DOWN, "jobs": jobs})
     placed = json.loads(cli("cluster", str(path), "--json")[1])
     (left_out,) = placed["unplaced"]
-    assert left_out["reason_code"] == "no-room"
+    assert left_out["reason_code"] == "priority-tie"  # b, of a's priority and after it in the file (s82)
     assert left_out["reason"].endswith(f"; {OUT_OF_SERVICE}")
     assert [(pool["pool"], pool["reason_code"]) for pool in left_out["pools"]] == [
         ("a100", "no-room"), ("h20", "no-nodes")]

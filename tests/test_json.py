@@ -650,6 +650,7 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
      [C.TOKEN_BUDGET_BELOW_LENGTH] * 2),
     ("model: {max_model_len: 32768, max_prompt_tokens: 30000, max_response_tokens: 30000}", "8B", 8, None,
      [C.PROMPT_RESPONSE_OVER_LENGTH]),
+    ("model: {max_model_len: 32768, max_response_tokens: 32768}", "8B", 8, None, [C.PROMPT_OR_RESPONSE_AT_LENGTH]),
     # Past the native context without YaRN: the rollout's vLLM refuses the length (mode both, Trinity's default);
     # mode train starts no rollout, and an SGLang rollout is not vLLM.
     ("model: {max_model_len: 65536}", "8B", 8, None, [C.ROPE_SCALING_MISSING_REFUSED]),
@@ -709,7 +710,8 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     (("trainer: {trainer_config_path: verl.yaml, trainer_config: {actor_rollout_ref: {}}}"), "8B", 8, "0.5",
      [C.DEPRECATED_CONFIG_PATH]),
     (("algorithm: {algorithm_type: dpo}\ntrainer: {use_dynamic_bsz: false, trainer_config: {actor_rollout_ref: "
-      "{actor: {ppo_micro_batch_size_per_gpu: 1}}}}"), "8B", 8, "0.6", [C.DYNAMIC_BATCH_OFF, C.DPO_PAIR_SPLIT]),
+      "{actor: {ppo_micro_batch_size_per_gpu: 1}}}}"), "8B", 8, "0.6", [C.DPO_PAIR_SPLIT]),
+    ("algorithm: {algorithm_type: dpo}", "8B", 8, None, [C.DPO_PAIR_DYNAMIC]),
     ("model: {max_model_len: 32768}\ntrainer: {ulysses_sequence_parallel_size: 2}", "8B", 8, None, []),
 ]
 """Small configs (nested mappings) and the codes of the problems `trinity_config_problems` finds in them."""

@@ -161,8 +161,10 @@ def test_gpus_that_are_not_one_run_read_as_runs():
 
 def test_a_job_left_out_beside_running_jobs_names_keeping_them_in_the_goals(cli: Cli, tmp_path: Path, current: Path):
     # The goals the no-room reason names are the placement's, in order: with --current, keeping running jobs where
-    # they run comes after the placed priority; without it, the goals stay as they were.
-    fleet = _write(tmp_path / "same.yaml", JOBS)
+    # they run comes after the placed priority; without it, the goals stay as they were. The jobs placed of priority
+    # 1 are raised to 2, so that priority, not a tie (s82), leaves the other two out.
+    fleet = _write(tmp_path / "same.yaml", [{**job, "priority": job.get("priority", 1) + 1}
+                                            if job["name"] in ("p06-a", "m4-b", "c8-a") else job for job in JOBS])
     goals = "after the jobs placed (the most priority in all, then {}length, then cost)"
     with_current = {u["job"]: u["reason"] for u in json.loads(
         cli("cluster", str(fleet), "--current", str(current), "--json")[1])["unplaced"]}

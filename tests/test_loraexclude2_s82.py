@@ -65,19 +65,22 @@ def test_a_config_s_own_lora_beside_lora_exclude_gets_the_plan_s_caution(cli: Cl
     assert (status, err) == (0, "")
     assert plan["config_lora"] is True
     assert plan["caution_codes"] == ["lora-excluded-adapted", "lora-moe-config-unsaved"]
-    said = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="--lora-targets", regex=f"'{OTHERS}'")
+    said = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="model.lora_configs[0].target_modules",
+                          regex=OTHERS)  # the config's key, which it keeps (smallslips42, s82)
     assert plan["cautions"][0] == said
-    # the same words as the plan without the config (before: none beside the config)
+    # the same words as the plan without the config (before: none beside the config), but for the fix's key
     status, out, _ = cli("--model", "Qwen3-30B-A3B", "--gpu", "h100", "--len", "16384", "--lora-rank", "16",
                          "--lora-exclude", MOE_MLP, "--json")
-    assert (status, first_plan(out)["cautions"][0]) == (0, said)
+    alone = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="--lora-targets", regex=f"'{OTHERS}'")
+    assert (status, first_plan(out)["cautions"][0]) == (0, alone)
 
 
 def test_the_text_says_it_beside_the_config(cli: Cli, tmp_path: Path) -> None:
     status, out, _ = cli("--from-config", own_config(tmp_path), "--gpu", "h100", "--lora-exclude", MOE_MLP)
     flat = " ".join(out.split())
     assert status == 0
-    said = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="--lora-targets", regex=f"'{OTHERS}'")
+    said = CAUTION.format(excluded=MOE_MLP, option="--lora-exclude", targets="model.lora_configs[0].target_modules",
+                          regex=OTHERS)
     assert f"caution {said}" in flat
 
 
@@ -103,7 +106,7 @@ def test_the_api_s_config_query_names_its_keyword() -> None:
     assert answer.best is not None
     assert [code.value for code in answer.best.caution_codes] == ["lora-excluded-adapted", "lora-moe-config-unsaved"]
     assert answer.best.cautions[0] == CAUTION.format(excluded=MOE_MLP, option="lora_exclude_modules",
-                                                     targets="lora_targets", regex=OTHERS)
+                                                     targets="model.lora_configs[0].target_modules", regex=OTHERS)
 
 
 # (2) solve map's legend.
@@ -153,7 +156,7 @@ def test_the_legend_says_every_caution_code_a_cell_carries(one_cell_map: GpuMap,
     elif code in LORA_LEGEND_CODES:
         assert f"\ncaution: words of {code.value}" in legend
     else:  # any other, a new one too: by its code
-        assert legend.endswith(f"\nother cautions, unmarked (their words: the GpuMap): {code.value} (1 cell)\n")
+        assert legend.endswith(f"\nother cautions, unmarked (their words: the GpuMap): {code.value} (1 cell: ≤8)\n")
     assert (code in LEGEND_CODES or code == CautionCode.HOST_MEMORY_UNCHECKED) == ("other cautions" not in legend)
 
 
@@ -174,7 +177,7 @@ def test_a_map_says_one_transformers_and_saved_split_and_counts_the_rest(cli: Cl
     assert "caution: LoRA on Qwen3-30B-A3B, a mixture of experts: with transformers 5" in legend
     assert (f"caution: target_modules '{experts_only}' is a regular expression, which Trinity writes into each "
             "checkpoint's") in legend
-    assert legend.endswith("other cautions, unmarked (their words: --json): thin-headroom (1 cell)")
+    assert legend.endswith("other cautions, unmarked (their words: --json): thin-headroom (1 cell: ≤8)")
 
 
 def test_a_pcie_map_counts_its_sp_cells(cli: Cli) -> None:

@@ -301,7 +301,8 @@ def test_a_map_of_your_own_gpu_cells_and_memory_model(cli, tmp_path: Path):
     # Cells you measured are tables of their GPU type: the map has a row per model they name.
     cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
     status, out, _ = cli("map", "--gpu", "h800", "--cells", str(cells), "--gpus-up-to", "8")
-    assert status == 0 and [line.split()[1] for line in out.splitlines() if "Qwen3-" in line] == ["Qwen3-8B", "Qwen3-14B"]
+    rows = [line.split()[1] for line in out.splitlines() if line.startswith("│ Qwen3-")]  # not the legend's
+    assert status == 0 and rows == ["Qwen3-8B", "Qwen3-14B"]
     # A larger margin never maps a longer context; a bad one is refused before any map.
 
     def lengths(*flags: str) -> list[int]:
@@ -573,7 +574,7 @@ def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_r
     assert out.endswith("settings: E Env, O Offload (host memory per node not checked: --host-ram not given), "
                         "SPn Ulysses SP, van vanilla\n"
                         "† one trainer GPU: Trinity-RFT's guide strongly advises more GPUs\n"
-                        "other cautions, unmarked (their words: --json): thin-headroom (2 cells)\n")
+                        "other cautions, unmarked (their words: --json): thin-headroom (2 cells: ≤1, ≤2)\n")
     status, out, _ = cli(*flags, "--host-ram", "1024")
     assert status == 0 and "14k" not in out
     assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n")
@@ -581,7 +582,7 @@ def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_r
     assert status == 0 and "14k E+O@1~!†" in out
     assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n"
                         "† one trainer GPU: Trinity-RFT's guide strongly advises more GPUs\n"
-                        "other cautions, unmarked (their words: --json): thin-headroom (2 cells)\n")
+                        "other cautions, unmarked (their words: --json): thin-headroom (2 cells: ≤1, ≤2)\n")
     grid = cheapest_by_length(load_catalog(), "A100-80GB", "Qwen3-0.6B", [4096], [1, 2])  # vanilla: no Offload
     row = LengthMapRow(max_model_len=4096, plans=(grid[4096, 1], grid[4096, 2]))
     out_file = io.StringIO()

@@ -102,8 +102,8 @@ def test_a_least_priority_equal_to_the_holders_is_said_to_move_other_jobs(cli: C
     result = json.loads(out)
     assert [placed["job"] for placed in result["placements"]] == ["a", "b", "c", "d"]
     assert result["unplaced"][0]["reason"].endswith(
-        "a, b (priority 4 together) hold the room it needs: priority 3 is the least that places it (moving other "
-        "jobs; with as much priority placed, the placed jobs cost less with it)")
+        "a, b (priority 4 together) hold the room it needs: priority 4 is the least that places it (moving other "
+        "jobs)")  # at 3, a tie that goes to the jobs earlier in the file (s82; the cost broke it before)
 
 
 @pytest.mark.parametrize(("max_window_layers", "window"), [(0, (65536, 28)), (28, None)])
@@ -157,17 +157,16 @@ def x_and_y_left_out(cli: Cli, tmp_path: Path,
 
 def test_the_least_priority_solves_share_one_work_budget_each_on_its_own_job(
         cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # x and y each need a node whole: each is placed, alone, by priority 2 (a and c kept beside it, 6 of the 8: as
-    # much priority as the placement's 8, and the cost breaks the tie; persona42), and the second solve gets the work
-    # the first left.
+    # x and y each need a node whole: each is placed, alone, by priority 3 (a and c kept beside it, 6 of the 8: at 2,
+    # as much priority as the placement's 8, a tie that goes to the jobs earlier in the file: s82; the cost broke it
+    # from persona42), and the second solve gets the work the first left.
     reasons, solvers = x_and_y_left_out(cli, tmp_path, monkeypatch)
-    tie = "with as much priority placed, the placed jobs cost less with it"
-    assert reasons == [("x", f"priority 2 is the least that places it (moving other jobs; {tie})"),
-                       ("y", f"priority 2 is the least that places it (moving other jobs; {tie})")]
-    # Five solves a job (since persona42): the most the others hold with it, then the length and the cost stages,
-    # each with it and without it; each solve gets the work the ones before it left.
+    assert reasons == [("x", "priority 3 is the least that places it (moving other jobs)"),
+                       ("y", "priority 3 is the least that places it (moving other jobs)")]
+    # Three solves a job (since s82): the most the others hold with it, then the stage of jobs tied in priority, with
+    # it and without it; each solve gets the work the ones before it left.
     work = [each.parameters.max_deterministic_time for each in solvers]
-    assert len(work) == 10 and work[0] == LEAST_PRIORITY_SHARE * DETERMINISTIC_PER_SECOND * 10
+    assert len(work) == 6 and work[0] == LEAST_PRIORITY_SHARE * DETERMINISTIC_PER_SECOND * 10
     assert work[1:] == [before - spent.response_proto.deterministic_time for before, spent in zip(work, solvers)][:-1]
     assert work[-1] < work[0]
 

@@ -16,7 +16,6 @@ CATALOG = load_catalog()
 
 ONE_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 SMALL = {"model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1}
-TIE = "with as much priority placed"
 
 
 def _placed(tmp_path: Path, jobs: list[dict]) -> tuple[list[str], list[tuple[str, str]]]:
@@ -35,25 +34,28 @@ def _stretching(priority: int) -> list[dict]:
              "priority": priority}, {"name": "b", **SMALL}, {"name": "c", **SMALL}]
 
 
-def test_an_at_least_job_is_told_the_priority_at_which_its_length_wins_the_tie(tmp_path: Path):
-    # b and c hold 2 together. At 2, x ties with them, and the length stage places x (it gains past its at_least,
-    # they are exact): 2 is the least that places it, not 3 as it was said before.
-    assert _placed(tmp_path, _stretching(1)) == (["b", "c"], [("x", (
-        f"priority 2 is the least that places it ({TIE}, the at_least jobs run longer with it)"))])
-    assert _placed(tmp_path, _stretching(2))[0] == ["x"]
+def test_an_at_least_job_s_length_wins_no_tie_of_which_jobs_run(tmp_path: Path):
+    # b and c hold 2 together. At 2, x ties with them: which jobs run is settled before length (s82; from persona42 the
+    # length stage placed x, which gains past its at_least), and the tie goes to b and c, whose places in the file
+    # weigh more: 3 is the least that places it.
+    assert _placed(tmp_path, _stretching(1)) == (["b", "c"], [("x", "priority 3 is the least that places it")])
+    assert _placed(tmp_path, _stretching(2))[0] == ["b", "c"]
+    assert _placed(tmp_path, _stretching(3))[0] == ["x"]
 
 
-def test_a_job_is_told_the_priority_at_which_its_lower_cost_wins_the_tie(tmp_path: Path):
+def test_a_job_s_lower_cost_wins_no_tie_of_which_jobs_run(tmp_path: Path):
     # big (14B at 65536, 4 rollout GPUs) needs the whole node; small-0 and small-1 (4B, 2 rollout GPUs) hold 4. At 4
-    # big's one plan costs less than their two: 4 places it, as said; 3 does not.
+    # they tie, and the tie goes to the jobs earlier in the file (places 3 against 2 + 1, then the names' weights),
+    # not to big's one plan's cost against their two's (so from persona42 to s82: costs of different models do not
+    # compare): 5 places it, as said; 4 does not.
     def jobs(priority: int) -> list[dict]:
         return [{"name": "big", "model": "14B", "max_model_len": 65536, "rollout_gpus": 4, "priority": priority},
                 *({"name": f"small-{i}", "model": "4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 2}
                   for i in range(2))]
 
-    assert _placed(tmp_path, jobs(3)) == (["small-0", "small-1"], [("big", (
-        f"priority 4 is the least that places it ({TIE}, the placed jobs cost less with it)"))])
-    assert _placed(tmp_path, jobs(4))[0] == ["big"]
+    assert _placed(tmp_path, jobs(3)) == (["small-0", "small-1"], [("big", "priority 5 is the least that places it")])
+    assert _placed(tmp_path, jobs(4))[0] == ["small-0", "small-1"]
+    assert _placed(tmp_path, jobs(5))[0] == ["big"]
 
 
 def test_a_stage_the_search_did_not_prove_breaks_no_tie(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -80,7 +80,7 @@ def test_a_map_by_length_says_it_once_too(cli: Cli):
 def test_the_apis_map_text_gives_it_too():
     maps = solver.map_plans(gpu="h20", model="Qwen3-30B-A3B", budgets=[1, 2], lora_rank=16, trinity_version="0.6")
     assert " ".join(solver.map_text(maps).split()).endswith(
-        f"{CAUTION_06} other cautions, unmarked (their words: the GpuMap): thin-headroom (2 cells)")
+        f"{CAUTION_06} other cautions, unmarked (their words: the GpuMap): thin-headroom (2 cells: ≤1, ≤2)")
 
 
 FORMS = ("give all-linear (Trinity's default: every linear layer but the output projection), module names "

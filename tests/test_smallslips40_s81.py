@@ -179,11 +179,12 @@ pools:
   - {name: h100, gpu: h100, gpus_per_node: 6, nodes: 2, host_ram_gb: 700}
 jobs:
   - {name: old, model: Qwen3-30B-A3B, max_model_len: 8192, trinity_version: v0.5.2}
-  - {name: new, model: Qwen3-30B-A3B, max_model_len: 8192%s}
   - {name: third, model: Qwen3-30B-A3B, max_model_len: 8192}
   - {name: fourth, model: Qwen3-30B-A3B, max_model_len: 8192, lora_rank: 8}
+  - {name: new, model: Qwen3-30B-A3B, max_model_len: 8192%s}
 """
-"""Four Qwen3-30B-A3B jobs on two nodes of 6 H100s: ``new`` (given the key ``%s``) is left out for want of room."""
+"""Four Qwen3-30B-A3B jobs on two nodes of 6 H100s: ``new`` (given the key ``%s``), last in the file, is left out for
+want of room (a tie of priority goes to the jobs earlier in the file, s82)."""
 
 
 def test_an_unplaced_job_names_its_own_release(cli: Cli, tmp_path: Path) -> None:
@@ -199,7 +200,7 @@ def test_an_unplaced_job_names_its_own_release(cli: Cli, tmp_path: Path) -> None
     assert ClusterResult.model_validate(placed).unplaced[0].trinity_version is None
     status, out, _ = cli("cluster", str(fleet))
     table = out.split("unplaced jobs: 1 of 4\n")[1]
-    assert status == 1 and "┃ job ┃ Trinity ┃ reason " in table and "│ new │ 0.6.0   │ no room" in table
+    assert status == 1 and "┃ job ┃ Trinity ┃ reason " in table and "│ new │ 0.6.0   │ left out in a tie with third" in table
     assert " ".join(UNPLACED_RELEASE_NOTE.split()) in " ".join(table.split())
     assert UNPLACED_RELEASE_NOTE == (
         "Trinity: the job's own release (its trinity_version), by whose counts it was left out; blank: none of its "

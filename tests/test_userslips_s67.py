@@ -42,7 +42,7 @@ def test_jobs_the_auto_token_budget_trains_on_the_nodes_as_they_are_are_told_so_
     assert main(["cluster", str(path), "--token-budget", "auto", "--json"]) == 1
     placed = json.loads(capsys.readouterr().out)
     assert ([p["job"] for p in placed["placements"]], [(u["job"], u["reason_code"]) for u in placed["unplaced"]]) == (
-        ["x"], [("y", "no-room")])
+        ["x"], [("y", "priority-tie")])
 
 
 def test_a_job_left_out_for_room_beside_one_auto_trains_gets_buy_with_the_auto_token_budget(

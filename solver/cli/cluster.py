@@ -200,7 +200,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     from solver.results import PoolCode, ReasonCode, UnplacedCode
     # The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json)
     # names --buy in a note on stderr.
-    for_want_of_room = (UnplacedCode.NO_ROOM, UnplacedCode.NO_ROOM_UNPROVEN, UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
+    for_want_of_room = (UnplacedCode.NO_ROOM, UnplacedCode.PRIORITY_TIE, UnplacedCode.NO_ROOM_UNPROVEN,
+                        UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
     # Why a pool has no way for a job that more of its nodes may give one: it has none (nodes: 0), or its rollout
     # takes the pool's GPUs, or leaves no trainer count a layout on its nodes (a job with no way for one is named).
     short_of_nodes = (PoolCode.NO_NODES, PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)

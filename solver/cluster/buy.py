@@ -2,9 +2,10 @@
 placed, weighed by their GPUs (a node of 8 GPUs counts 8, so two nodes of 4 tie with it and the fewer nodes break the
 tie). CP-SAT decides: the placement model on the pools raised to a bound, each required job placed, with a count of
 nodes bought per pool (`add_bought_nodes`), minimised; then, on the purchase, the placement's own stages (the other
-jobs' priority, length, cost, tie-break), which choose among the purchases of as few GPUs and nodes; last, on the
-pools as bought, `place`'s own placement (its ways there, its model and stages), which comes with the answer: the one
-`solve cluster` makes on them, where placements tie too. The jobs no number of nodes would run are named apart."""
+jobs' priority, the jobs tied in it, length, cost, tie-break), which choose among the purchases of as few GPUs and
+nodes; last, on the pools as bought, `place`'s own placement (its ways there, its model and stages), which comes with
+the answer: the one `solve cluster` makes on them, where placements tie too. The jobs no number of nodes would run are
+named apart."""
 
 from __future__ import annotations
 

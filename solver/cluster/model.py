@@ -2,8 +2,9 @@
 fills (`build_placement_model`), with the GPUs each job takes at its fewest (`fewest_gpus`) held to the pools' where
 every job runs; the nodes a placement uses (`nodes_used`), the nodes bought where a pool may grow
 (`add_bought_nodes`); the running jobs kept where they run (`keep_running_jobs`), weighed in the first stage's
-objective too (`first_stage_objective`); the tie-break among equally good placements (`tie_break`), and a placement
-hinted as the next search's start (`hint_placement`)."""
+objective too (`first_stage_objective`); which jobs are placed where priority ties (`tied_jobs_order`), the
+tie-break among equally good placements (`tie_break`), and a placement hinted as the next search's start
+(`hint_placement`)."""
 
 from __future__ import annotations
 
@@ -245,16 +246,45 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
                      every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
     """The objectives `solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
     placed jobs (with `every_job`, the fewest nodes used instead), the running jobs kept where they run (where
-    `built` keeps them: `keep_running_jobs`), the length the ``at_least`` jobs gain, the least total cost, and last a
-    tie-break."""
+    `built` keeps them: `keep_running_jobs`), which jobs are placed where priority ties (`tied_jobs_order`; not where
+    every job must be placed), the length the ``at_least`` jobs gain, the least total cost, and last a tie-break.
+    Which jobs run is thus settled before length and cost, which weigh only how the same jobs run: a plan's cost is
+    relative to its own model's vanilla step, so the costs of different jobs do not compare."""
     priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
     gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
     first_stage = ("nodes", nodes_used(built, options), False) if every_job else ("priority", priority, True)
     stays: list[tuple[str, cp_model.LinearExprT, bool]] = [] if built.kept is None else [
         ("stays", sum(built.kept.stays.values()), True)]
-    return [first_stage, *stays, ("length", gain, True), ("cost", cost, False),
+    required = required_jobs(fleet, every_job)
+    jobs: list[tuple[str, cp_model.LinearExprT, bool]] = [] if len(required) == len(fleet.jobs) else [
+        ("jobs", tied_jobs_order(fleet, options, built, required), True)]
+    return [first_stage, *stays, *jobs, ("length", gain, True), ("cost", cost, False),
             ("tie-break", tie_break(fleet, options, built), False)]
+
+
+TIED_JOBS_SPREAD = 1 << 16
+"""The range of the fixed weight per job name by which `tied_jobs_order` settles a tie of the jobs' places in the
+file (the isolation lemma: with n jobs, two sets weigh the same with a chance of n in 65536 at most)."""
+
+
+def tied_jobs_order(fleet: Fleet, options: list[Option], built: PlacementModel,
+                    required: frozenset[int]) -> cp_model.LinearExprT:
+    """An objective (maximised) that picks which jobs are placed among placements of as much priority (and running
+    jobs kept): the jobs earlier in the file, as a queue serves them first. Each placed job not `required` weighs its
+    place counted from the end of the file (the first of n jobs n, the last 1), above a fixed weight per job name
+    (`fixed_weight`) that settles the rare tie of those sums: where one job takes another's room, the one earlier in
+    the file is placed. The same on every run and whatever the search did; no judgment of the jobs (their priorities
+    are the user's), so a job it leaves out is said to be left out in a tie."""
+    jobs = len(fleet.jobs)
+    place = jobs * TIED_JOBS_SPREAD + 1  # more than the names' weights of every job together
+    return sum(((jobs - o.job) * place + fixed_weight(f"job|{fleet.jobs[o.job].name}", TIED_JOBS_SPREAD)) * x
+               for o, x in zip(options, built.chosen) if o.job not in required)
+
+
+def fixed_weight(text: str, spread: int) -> int:
+    """A fixed pseudo-random weight from 1 to `spread` for `text` (CRC-32), the same on every run."""
+    return 1 + zlib.crc32(text.encode()) % spread
 
 
 def first_stage_objective(built: PlacementModel, count: cp_model.LinearExprT, maximise: bool
@@ -295,7 +325,7 @@ def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_
     spread = 4 * (len(options) + len(built.pattern_counts) + kept_literals) ** 2
 
     def weight(text: str) -> int:
-        return 1 + zlib.crc32(text.encode()) % spread
+        return fixed_weight(text, spread)
 
     chosen = [weight(option_name(fleet, o)) * x
               for o, x in zip(options, built.chosen)]

@@ -388,14 +388,12 @@ class Planner:
         return self.estimate == "auto" and plan.evidence != "estimated"
 
     def solve_best(self, pool: Pool, job: Job, plan: Plan) -> Plan | None:
-        """Where `plan`, `job`'s placed plan in `pool`, is the tables' and estimates are on (`asks_solve_best`), the
-        plan `solve` gives the job on its trainer GPUs at its length (``--gpus N --exact``: the same question with the
-        estimates beside the tables), where that is the memory model's estimate: the cheaper plan the cluster forgoes
-        by taking the tables' first (`job_options`), as `solve` names the tables' on its ``tables' best`` line; None
-        otherwise. `WallClockPassed` where the question is new past the deadline `asking_until` sets, or its solve
-        ran out of time (undecided: not `solve`'s answer)."""
-        if not self.asks_solve_best(plan):
-            return None
+        """For `plan`, `job`'s placed plan in `pool`, where `asks_solve_best` (the tables' plan, estimates on: its
+        caller, `with_solve_best`, asks only then), the plan `solve` gives the job on its trainer GPUs at its length
+        (``--gpus N --exact``: the same question with the estimates beside the tables), where that is the memory
+        model's estimate: the cheaper plan the cluster forgoes by taking the tables' first (`job_options`), as `solve`
+        names the tables' on its ``tables' best`` line; None otherwise. `WallClockPassed` where the question is new
+        past the deadline `asking_until` sets, or its solve ran out of time (undecided: not `solve`'s answer)."""
         undecided = self.undecided_given
         best = self.best(pool.gpu, job.model, plan.gpus, plan.max_model_len, pool.gpus_per_node, self.estimate,
                          pool.host_ram_gb, None, job.training)

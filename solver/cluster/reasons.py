@@ -137,8 +137,9 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
         room = _NoRoom(planner, index, job, pools[index], host_checked[index], goals, unproven, holders, certain,
                        elsewhere, smaller_asks, fits_with[index])
         words = room.words(several=False)
+        tied = certain and holders.left_out_in_tie(index)
         unplaced.append(left_out(
-            job, reason_code=no_room, reason=words.text,
+            job, reason_code=UnplacedCode.PRIORITY_TIE if tied else no_room, reason=words.text,
             reason_for_several=room.words(several=True).text,
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
             fits_with=fits_with[index]).with_reason(words))
@@ -168,16 +169,22 @@ class _NoRoom:
 
     def words(self, several: bool) -> ReasonWords:
         """The reason, in words for one job or, where `several`, for several jobs given it, true of each alone, with
-        the codes of the cautions they say."""
+        the codes of the cautions they say; for a job left out in a tie of priority (`_RoomHolders.left_out_in_tie`),
+        that tie first, naming the placed jobs it ties with (`_RoomHolders.tie_words`)."""
         elsewhere = self.elsewhere.words_for_several if several else self.elsewhere.words
         cut_short = any(option.ways_cut_short for ways in self.ways.values() for option in ways)
         weighed = (" (on its way as it runs alone: the time limit cut working out its other ways short; raise "
                    f"{self.planner.option_names.time_limit})" if cut_short else "")  # a running job's, each alone
-        return (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in "
-                f"{_least_rooms(self.planner, self.job, self.ways, several)} after the jobs placed ({self.goals})"
-                f"{weighed}{self.unproven}"
-                f"{self.holders.words(self.index, self.ways, self.certain, several)}"
-                f"{self.holders.pin_words(self.job, several)}{'; ' if elsewhere else ''}" + elsewhere
+        rooms = _least_rooms(self.planner, self.job, self.ways, several)
+        if self.certain and self.holders.left_out_in_tie(self.index):
+            opening = (f"left out in a tie{self.holders.tie_words(self.index, self.ways, several)} in {rooms}"
+                       f"{weighed}; a tie goes to the jobs earlier in the file: give priorities to choose, priority "
+                       f"{self.job.priority + 1} places {'one of them' if several else 'it'}")
+        else:
+            opening = (f"no room{' (GPUs or host memory)' if self.host_checked else ''} left in {rooms} after the jobs "
+                       f"placed ({self.goals}){weighed}{self.unproven}"
+                       f"{self.holders.words(self.index, self.ways, self.certain, several)}")
+        return (f"{opening}{self.holders.pin_words(self.job, several)}{'; ' if elsewhere else ''}" + elsewhere
                 + ('' if self.smaller_asks is None else self.smaller_asks.words(self.job, self.fits_with, several)))
 
 
@@ -205,20 +212,22 @@ LEAST_PRIORITY_SHARE = 0.05
 of the least priority placing each job left out (`LeastPriority`) take together, after the search."""
 
 
-_TIE_BROKEN = {"stays": "more running jobs stay", "length": "the at_least jobs run longer",
-               "cost": "the placed jobs cost less"}
-"""What breaks the tie at the least priority that places a job left out, by stage (`LeastPriority.tied`)."""
+_TIE_BROKEN = {"stays": "more running jobs stay with {it}", "jobs": "a tie goes to the jobs earlier in the file"}
+"""What breaks the tie at the least priority that places a job left out, by stage (`LeastPriority.tied`): the
+stages that weigh which jobs are placed (`placement_stages`); length and cost weigh only how the same jobs run."""
 
 
 class LeastPriority:
     """The least priority that surely places a job left out of a placement whose priority is proven the most
     (`placed_priority`): one more than the placed priority less the most the other jobs hold in a placement with the
     job (with it, that placement holds more than every one without it; with one less, one without it holds as much),
-    or that one less where, at it, the stages after priority break the tie in the job's favour (`tied`, job -> the
-    stage: the most running jobs kept where they run, where jobs run now (`running`), then the longest ``at_least``
-    lengths, then the least cost, as `placement_stages` orders them, each where the search proved it: `proven_stages`):
-    the best placement with the job, its other jobs holding that most, beats the best without it, holding the placed
-    priority, at the first stage where they differ.
+    or that one less where, at it, the stages after priority that weigh which jobs are placed break the tie in the
+    job's favour (`tied`, job -> the stage: the most running jobs kept where they run, where jobs run now
+    (`running`), then the fixed order of jobs tied in priority, as `placement_stages` orders them, each where the
+    search proved it: `proven_stages`): the best placement with the job, its other jobs holding that most, beats the
+    best without it, holding the placed priority, at the first stage where they differ. A job that a placement with
+    it of as much priority (and running jobs kept) would place, left out by that fixed order alone, is left out in
+    a tie (`in_tie`).
     Those are CP-SAT solves of the placement model (`build_placement_model`, the required jobs placed, with
     `keep_running_jobs`, built once) with the job placed or not (an assumption), asked once per job (`of`), with
     CP-SAT's `seed`, within `work` of deterministic time for all the jobs together and, as a safety net, by the wall
@@ -232,10 +241,12 @@ class LeastPriority:
         self.work, self.deadline, self.running, self.proven_stages = work, deadline, running, proven_stages
         self.found: dict[int, int | None] = {}
         self.tied: dict[int, str] = {}
+        self.in_tie: set[int] = set()
         self.wall_clock_stopped = False
         self.built: PlacementModel | None = None
         self.stages: list[tuple[str, cp_model.LinearExprT, bool]] = []
-        """The placement's stages (`placement_stages`) but its tie-break, on the model `_built` builds."""
+        """The placement's stages (`placement_stages`) that weigh which jobs are placed (`_TIE_BROKEN`'s, after
+        priority), on the model `_built` builds."""
 
     def of(self, index: int) -> int | None:
         """The least priority that surely places job `index`; None where not proven."""
@@ -271,6 +282,8 @@ class LeastPriority:
                 if (best_with > best_without) == maximise:
                     self.tied[index] = stage
                     return least - 1
+                if stage == "jobs" and least == self.fleet.jobs[index].priority + 1:  # as much placed with it
+                    self.in_tie.add(index)
                 return least
             with_it.append(self._holding(objective, best_with))
             without_it.append(self._holding(objective, best_without))
@@ -281,7 +294,8 @@ class LeastPriority:
         if self.built is None:
             built = build_placement_model(self.fleet, self.options, every_job=False)
             self.built = keep_running_jobs(built, self.fleet, self.options, self.running) if self.running else built
-            *self.stages, _ = placement_stages(self.fleet, self.options, self.built, every_job=False)
+            self.stages = [stage for stage in placement_stages(self.fleet, self.options, self.built, every_job=False)
+                           if stage[0] == "priority" or stage[0] in _TIE_BROKEN]
         return self.built
 
     def _holding(self, objective: cp_model.LinearExprT, value: int) -> cp_model.IntVar:
@@ -316,6 +330,7 @@ class _RoomHolders:
     def __init__(self, fleet: Fleet, placed: dict[int, tuple[Option, list[int]]], options: list[Option],
                  final: Mapping[int, tuple[Option, list[int]]], least: LeastPriority | None) -> None:
         self.fleet = fleet
+        self.placed_priority = sum(fleet.jobs[job].priority for job in placed)
         self.least = least
         """Where the placed priority is proven the most, the least priority that places each job left out."""
         self.used_nodes = {(option.pool, node) for option, nodes in final.values() for node in nodes}
@@ -345,8 +360,7 @@ class _RoomHolders:
         within its work, one more than theirs (a priority that places it); in words after a semicolon, for one job
         or, where `several`, for several jobs given them, true of each alone (the room is each one's: it places one
         of them)."""
-        rooms = [(self._least_room(option), name) for name, options in ways.items() for option in options]
-        room, pool = min(rooms, key=lambda pair: pair[0].rank)
+        room, pool = self._least_of(ways)
         where = f" in {pool}" if len(ways) > 1 else ""
         moved = [self.fleet.jobs[index].name for index in room.other_ways]
         shrunk = (f", with {named_jobs(moved)} on {'another of its' if len(moved) == 1 else 'other'} ways"
@@ -374,9 +388,40 @@ class _RoomHolders:
                     f"priority {room.priority + 1} would place {places}")
         tied = None if self.least is None else self.least.tied.get(left_out)
         why = [*(["moving other jobs"] if least + (1 if tied else 0) <= room.priority else []),
-               *([f"with as much priority placed, {_TIE_BROKEN[tied]} with {it}"] if tied else [])]
+               *([f"with as much priority placed, {_TIE_BROKEN[tied].format(it=it)}"] if tied else [])]
         return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
                 f"priority {least} is the least that places {places}" + (f" ({'; '.join(why)})" if why else ""))
+
+    def left_out_in_tie(self, left_out: int) -> bool:
+        """Whether the job `left_out` (its index) is left out in a tie of priority: a placement with it places as
+        much priority (and, where jobs run now, keeps as many running jobs) as this one, and only the fixed order of
+        jobs tied in priority left it out (`LeastPriority.in_tie`; False where that was not proven)."""
+        if self.least is None:
+            return False
+        self.least.of(left_out)
+        return left_out in self.least.in_tie
+
+    def tie_words(self, left_out: int, ways: dict[str, list[Option]], several: bool) -> str:
+        """Whom the job `left_out` (its index; its `ways`, by pool name) ties with, in words after "left out in a
+        tie", for one job or, where `several`, for several jobs given them, true of each alone: the placed jobs that
+        hold the room it needs where they hold as much priority as its own, else a placement with it, moving other
+        jobs, that places as much; up to the pools it needs room in."""
+        job = self.fleet.jobs[left_out]
+        room, _ = self._least_of(ways)
+        it = "one of them" if several else "it"
+        if room.priority != job.priority or room.required:
+            return (f": a placement with {it}, moving other jobs, places as much priority as this one "
+                    f"({self.placed_priority}), and needs room")
+        names = named_jobs([self.fleet.jobs[index].name for index in room.jobs])
+        if len(room.jobs) == 1:
+            return f" with {names}: equal priority {job.priority}, and only one of them fits"
+        own = "each one's own" if several else "its own"
+        return f" with {names} (priority {room.priority} together, as much as {own}): not all of them fit"
+
+    def _least_of(self, ways: dict[str, list[Option]]) -> tuple[_Room, str]:
+        """The least room (`_Room.rank`) that one of `ways` (by pool name) needs, and its pool's name."""
+        rooms = [(self._least_room(option), name) for name, options in ways.items() for option in options]
+        return min(rooms, key=lambda pair: pair[0].rank)
 
     def pin_words(self, job: Job, several: bool) -> str:
         """Where `job` names its pool (``pool:``) and other pools have nodes the placement as it ends leaves idle (no

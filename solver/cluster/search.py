@@ -95,7 +95,7 @@ def least_time_limit_to_search_s(planning_s: float, building_s: float = 0.0) -> 
 
 
 STAGES = {"priority": "placed priority", "nodes": "nodes used", "stays": "running jobs kept",
-          "length": "longer contexts", "cost": "step-time cost",
+          "jobs": "jobs tied in priority", "length": "longer contexts", "cost": "step-time cost",
           "tie-break": "tie-break", "bought GPUs": "GPUs bought", "bought nodes": "nodes bought"}
 
 
@@ -498,8 +498,9 @@ class Search:
     @property
     def proven_stages(self) -> frozenset[str]:
         """The stages after the first (`placement_stages`' names) that the search proved: the running jobs kept where
-        that stage proved its count (`kept_proven`), and, where every stage is proven, the length and cost too."""
-        proven = ["stays", "length", "cost"] if self.proven else []
+        that stage proved its count (`kept_proven`), and, where every stage is proven, the jobs placed in a tie of
+        priority, the length and the cost too."""
+        proven = ["stays", "jobs", "length", "cost"] if self.proven else []
         return frozenset([*(["stays"] if self.kept_proven else []), *proven])
 
 
@@ -522,9 +523,9 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
     (the first from `start`, a greedy placement; where running jobs may stay, the first stage weighs them below its
     own count: `first_stage_objective`, its objective and bound read back as that count, which the stages after it
     keep; proven where its bound, as `first_bound` reports it, meets it); the first stage gets 60% of the budget, the
-    second half of what is left then (as does the length stage after the running jobs' kept), the rest the rest (what
-    a stage leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together: a stage it
-    stops first is named in the answer (`Search.wall_clock_stopped`).
+    second half of what is left then (as do the stages of jobs tied in priority and of length after it), the rest the
+    rest (what a stage leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together:
+    a stage it stops first is named in the answer (`Search.wall_clock_stopped`).
     Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found no placement; a
     later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every stage
     before it is proven."""
@@ -533,7 +534,7 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
     for position, (name, expression, maximise) in enumerate(stages):
         if interrupt.caught or (name == "tie-break" and not search.proven):
             return _Staged(replace(search, proven=search.proven and not interrupt.caught), spent=spent)
-        share = 0.6 if position == 0 else 0.5 if position == 1 or name == "length" else 1.0
+        share = 0.6 if position == 0 else 0.5 if position == 1 or name in ("jobs", "length") else 1.0
         _set_limits(solver, (budget - spent) * share, deadline)
         objective, weight = first_stage_objective(built, expression, maximise) if position == 0 else (expression, 1)
         counted = partial(count_of, weight=weight, maximise=maximise)

@@ -134,7 +134,8 @@ def tie_break_unproven(interrupted: bool, names: OptionNames = COMMAND_OPTIONS) 
 
 
 WALL_CLOCK_STEPS = {"priority": "the placed-priority stage", "nodes": "the nodes-used stage",
-                    "stays": "the running-jobs-kept stage", "length": "the longer-contexts stage",
+                    "stays": "the running-jobs-kept stage", "jobs": "the stage choosing among jobs tied in priority",
+                    "length": "the longer-contexts stage",
                     "cost": "the step-time-cost stage",
                     "tie-break": "the tie-break", "without host": "the proof without host memory",
                     "widening": "widening onto idle GPUs", "hints": "the smaller asks of the jobs left out",

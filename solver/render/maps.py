@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -163,13 +162,29 @@ def _lora_cautions(plans: Sequence[Plan]) -> str:
     return "".join(f"\ncaution: {caution}" for caution in said)
 
 
-def _other_cautions(plans: Sequence[Plan], said: frozenset[CautionCode], names: OptionNames) -> str:
-    """The legend's line naming the caution codes of the cells shown (`plans`) that no mark or line of it says
-    (not in `said`), in `CautionCode`'s order, each with its count of cells, and where their words are (`names`'
-    ``--json``); "" for none."""
-    counts = Counter(code for plan in plans for code in plan.caution_codes if code not in said)
-    listed = ", ".join(f"{code.value} ({counted(counts[code], 'cell')})" for code in CautionCode if counts[code])
-    return f"\nother cautions, unmarked (their words: {names.map_data}): {listed}" if listed else ""
+CELLS_NAMED = 3
+"""The most cells of one code the legend's line of unmarked cautions names (`_other_cautions`); more are counted."""
+
+
+def _other_cautions(cells: Sequence[tuple[str, str, Plan]], said: frozenset[CautionCode], names: OptionNames) -> str:
+    """The legend's line naming the caution codes of the cells shown (`cells`: each its row's and its column's labels,
+    and its plan) that no mark or line of it says (not in `said`), in `CautionCode`'s order, each with its count of
+    cells and, for `CELLS_NAMED` or fewer, the cells, by the map's own labels (``≤4``, the column alone where the map
+    shows one row; else the row's, then its columns: ``Qwen3-8B ≤2, ≤4; Qwen3-14B ≤8``), and where their words are
+    (`names`' ``--json``); "" for none."""
+    one_row = len({row for row, _, _ in cells}) == 1
+    marked: dict[CautionCode, dict[str, list[str]]] = {}  # per code, its cells' columns by row
+    for row, column, plan in cells:
+        for code in plan.caution_codes:
+            if code not in said:
+                marked.setdefault(code, {}).setdefault(row, []).append(column)
+    listed = []
+    for code in (code for code in CautionCode if code in marked):
+        count = sum(map(len, marked[code].values()))
+        named = "; ".join(", ".join(columns) if one_row else f"{row} {', '.join(columns)}"
+                          for row, columns in marked[code].items())
+        listed.append(f"{code.value} ({counted(count, 'cell')}{f': {named}' if count <= CELLS_NAMED else ''})")
+    return f"\nother cautions, unmarked (their words: {names.map_data}): {', '.join(listed)}" if listed else ""
 
 
 def map_json(gpu_maps: Sequence[GpuMap]) -> str:
@@ -216,8 +231,9 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                           folded, past_node_columns)
     left_out = _left_out_budgets(budgets, spans, names)
     budgets = [first for first, _ in spans]
+    columns = {first: f"≤{first}{'' if last == first else f'-{last}'}" for first, last in spans}
     for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
-        span = f"≤{first}{'' if last == first else f'-{last}'}"  # kept whole: a narrow column wraps before GPUs
+        span = columns[first]  # kept whole: a narrow column wraps before GPUs
         view.add_column(f"{span} GPU{'s' if last > 1 else ''}", justify="center", overflow="fold",
                         min_width=len(span))
     longest = max((plan.max_model_len for plan in grid.values() if plan), default=1)
@@ -243,7 +259,9 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
         row_yarn = by_length and any(past_known_length(plan) for budget in budgets if (plan := grid[(row, budget)]))
         view.add_row(f"{row}{YARN_MARK if row_yarn else ''}", *cells)
     merged = "; ≤a-b: budgets a to b, the same plans" if any(first != last for first, last in spans) else ""
-    shown_plans = [plan for row in rows for budget in budgets if (plan := grid[row, budget])]  # not columns left out
+    shown_cells = [(str(row), columns[budget], plan) for row in rows for budget in budgets
+                   if (plan := grid[row, budget])]  # not columns left out
+    shown_plans = [plan for _, _, plan in shown_cells]
     yarn = _past_known_legend(shown_plans)
     unchecked = not host_checked and any(plan.offload for plan in shown_plans)
     offload = f" (host memory per node {host_ram_unchecked_words(names.host_ram)})" if unchecked else ""
@@ -254,7 +272,7 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
                   f"{_single_gpu_legend(shown_plans)}{_rocm_caution(shown_plans, names)}"
-                  f"{_lora_cautions(shown_plans)}{_other_cautions(shown_plans, said, names)}")
+                  f"{_lora_cautions(shown_plans)}{_other_cautions(shown_cells, said, names)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)

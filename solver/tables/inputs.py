@@ -496,8 +496,9 @@ class _JobFields(Frozen, defer_build=True):
     dpo: Flag = Field(default=False, description=(
         "true: the job's run trains DPO (Trinity's algorithm_type dpo), as --dpo: for a model trained one padded "
         "sequence per micro-batch, its plans count a pair per micro-batch, a chosen and a rejected sequence, and its "
-        "--emit-dir config writes the actor's micro-batch size for it; refused beside a critic, and without a "
-        "lora_rank beside reference_model false; false (the default): not DPO"))
+        "--emit-dir config writes the actor's micro-batch size for it; refused beside a critic, beside rollout_gpus "
+        "above 0 (Trinity trains DPO in mode train alone), and without a lora_rank beside reference_model false; "
+        "false (the default): not DPO"))
     trinity_version: Annotated[str, Strict(), AfterValidator(_known_release)] | None = Field(
         default=None, description=(
             f"the Trinity-RFT release the job runs on, as --trinity-version: {TRINITY_RELEASE_FORMS}; its plans are "
@@ -512,6 +513,16 @@ class _JobFields(Frozen, defer_build=True):
         if conflict is not None:
             drop = f"critic {self.critic}" if conflict == "critic" else "reference_model false, or give a lora_rank"
             raise ValueError(f"dpo true {DPO_CONFLICTS[conflict]}: drop {drop}")
+        return self
+
+    @model_validator(mode="after")
+    def _dpo_without_rollout(self) -> _JobFields:
+        """A DPO job that keeps rollout GPUs: Trinity trains DPO in mode ``train`` alone, with no explorer, and refuses
+        mode ``both`` (``algorithm/algorithm.py:291`` in 0.6.0, ``:248`` in 0.5.2), so they would be GPUs held for
+        nothing. Refused rather than dropped: a file that asks for them asks for something its run never uses."""
+        if self.dpo and self.rollout_gpus:
+            raise ValueError(f"dpo true with rollout_gpus {self.rollout_gpus}: Trinity trains DPO in mode train alone, "
+                             "with no explorer to use them (it refuses mode both): drop rollout_gpus, or give 0")
         return self
 
     @model_validator(mode="after")

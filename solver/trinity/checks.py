@@ -143,6 +143,8 @@ from solver.trinity.keys import (
     value_at,
 )
 from solver.trinity.reader import (
+    OneLimit,
+    limit_at_length_words,
     omegaconf_boolean,
     omegaconf_integer,
     overlong_words,
@@ -626,12 +628,21 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
 
 
 def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> None:
-    """Check ``model.max_prompt_tokens`` and ``max_response_tokens``: at least 0, and together within `length`."""
+    """Check ``model.max_prompt_tokens`` and ``max_response_tokens``: at least 0, together within `length`, and one
+    set alone below it (`limit_at_length_words`: Trinity lowers it and leaves the other 1 token; ``--write``
+    refuses to write it so)."""
     prompt, response = checks.number(("model", "max_prompt_tokens")), checks.number(("model", "max_response_tokens"))
     for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response)):
         if tokens is not None and tokens < 0:
             checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE,
                        f"model.{key} must be at least 0, got {shown_number(tokens)}")
+    alone = [(key, tokens) for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response))
+             if tokens is not None]
+    if len(alone) == 1 and length is not None:
+        (key, tokens), whole = alone[0], math.floor(length)
+        words = limit_at_length_words(OneLimit(key, math.floor(tokens), whole), checks.length_words(length))
+        if words is not None:
+            checks.add(ConfigProblemCode.PROMPT_OR_RESPONSE_AT_LENGTH, f"{words}: lower it below {whole}")
     if prompt is not None and response is not None and length is not None:
         overlong = overlong_words(prompt, response, length, checks.length_words(length))
         if overlong is not None:
@@ -1476,14 +1487,18 @@ def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], cod
 
 
 def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
-    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on, and where they are off the
+    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on (but the trainer's and the
+    actor's for DPO, which off keep its pairs whole: `_check_dpo_pair_dynamic`), and where they are off the
     critic's forward size (`_check_critic_forward_unset`); off for a `model` whose micro-batches are padded
     (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`)."""
     if remove_padding_violation(model) is None:
-        trainer, *roles = DYNAMIC_BATCH_KEYS
-        _check_flags_on(checks, (trainer,), ConfigProblemCode.DYNAMIC_BATCH_OFF,
+        trainer, actor, ref = DYNAMIC_BATCH_KEYS
+        # for DPO, off is what keeps the actor's pairs whole (`_check_dpo_pair_dynamic`)
+        dpo = trains_dpo(checks.value(("algorithm", "algorithm_type")))
+        _check_flags_on(checks, () if dpo else (trainer,), ConfigProblemCode.DYNAMIC_BATCH_OFF,
                         _trainer_dynamic_off_words(checks, version), version)
-        _check_flags_on(checks, roles, ConfigProblemCode.DYNAMIC_BATCH_OFF, _DYNAMIC_OFF_WORDS, version)
+        _check_flags_on(checks, (ref,) if dpo else (actor, ref), ConfigProblemCode.DYNAMIC_BATCH_OFF,
+                        _DYNAMIC_OFF_WORDS, version)
         _check_null_micro_batch_sizes(checks, version)
         _check_critic_forward_unset(checks, version)
         return
@@ -1700,6 +1715,37 @@ def _check_dpo_pairs(checks: _ConfigChecks, model: Model, version: TrinityVersio
         "does not double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in "
         f"pairs, a chosen and a rejected sequence: {split}; it runs, but is not DPO: on verl 0.8 or later set it to "
         f"{even}on verl before 0.8, Trinity doubles what is written)"))
+
+
+def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check, for DPO, that the actor's update runs with dynamic batch sizes off on every release `version` may be
+    (`sequence_counted_roles`). With them on, verl cuts each GPU's mini-batch into micro-batches balanced by sequence
+    length (Trinity 0.5.1 ``trainer/verl/dp_actor.py:103-114`` through verl 0.7.0's ``prepare_dynamic_batch``; 0.5.2
+    ``:108-119`` and 0.6.0 ``trainer/verl_legacy/dp_actor.py:486-497`` through their own ``rearrange_micro_batches``,
+    ``trainer/verl/utils.py:308`` and ``trainer/verl_legacy/utils.py:396``; on verl 0.8 or later verl 0.9.1's
+    ``prepare_micro_batches``, ``workers/engine/utils.py:108-120``, whose ``force_group_size`` Trinity leaves 1):
+    Karmarkar-Karp partitions of single rows, each sorted by index, so a pair's chosen and rejected sequences land in
+    different micro-batches whenever a mini-batch takes more than one. Trinity's DPO loss takes a micro-batch's even
+    rows as chosen and its odd ones as rejected (``algorithm/policy_loss_fn/dpo_loss.py:30-33`` in 0.5.1, 0.5.2 and
+    0.6.0); no release turns dynamic batch sizes off for DPO or groups its pairs (``DPOAlgorithm`` sets only
+    ``can_balance_batch: False``, which keeps pairs whole across the data-parallel ranks). Run on CPU with verl 0.7.1's
+    partitioning: 990 of 1000 random mini-batches of 4 to 32 pairs (100 to 4000 tokens, a budget of 8192) mis-pair.
+    ``dpo-pair-dynamic``, not a refusal: it runs, but is not DPO."""
+    if not trains_dpo(checks.value(("algorithm", "algorithm_type"))) or "actor" in sequence_counted_roles(
+            checks.flag, version):
+        return
+    trainer, actor = DYNAMIC_BATCH_KEYS[:2]
+    key = actor if version != "0.6" and checks.flag(actor) is not None else trainer
+    shown = "true" if checks.flag(key) is not None else "not set, so true (Trinity's default)"
+    checks.add(ConfigProblemCode.DPO_PAIR_DYNAMIC, (
+        f"{dotted(key)} is {shown} for DPO: the actor's update then cuts each GPU's mini-batch into micro-batches "
+        "balanced by sequence length (Trinity 0.5.2 trainer/verl/dp_actor.py:108-119 through its "
+        "rearrange_micro_batches, trainer/verl/utils.py:308; 0.6.0 trainer/verl_legacy/dp_actor.py:486-497, and on "
+        "verl 0.8 or later verl's prepare_micro_batches, workers/engine/utils.py:108-120 in 0.9.1), which puts a "
+        "pair's chosen and rejected sequences in different micro-batches wherever a mini-batch takes more than one, "
+        "and Trinity's DPO loss takes a micro-batch's even rows as chosen and its odd ones as rejected "
+        "(algorithm/policy_loss_fn/dpo_loss.py:30-33): it runs, but is not DPO: set trainer.use_dynamic_bsz to false, "
+        f"and for {dotted(ROLE_MICRO_BATCH_SIZES[0])} {_one_pair_words(version)}"))
 
 
 def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int, sp: int,
@@ -2230,6 +2276,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_dynamic_batch(checks, model, version)
     _check_critic_forward_whole_size(checks, version)
     _check_dpo_pairs(checks, model, version)
+    _check_dpo_pair_dynamic(checks, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
     _check_lora_targets(checks, model)

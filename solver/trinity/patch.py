@@ -84,6 +84,7 @@ from solver.trinity.plan_keys import (
     dpo_pair_note,
     evidence_comment,
     host_memory_comment,
+    kept_own_budgets,
     keys_for_plan,
     trinity_06_keys_comment,
 )
@@ -652,8 +653,11 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
     _alias_comments_moved(data, places, aliased, written)
+    kept = _merged_kept_budgets(data, reading, written, kept_own_budgets(plan, reading, environ, version))
     for key in writes:
         _set(data, key, lines, aliased)
+    for mapping, name, value in kept:
+        mapping[name] = value
     _alias_comments_copied(places, aliased)
     _drop_stale_sum_comment(data, reading, plan, environ)
     left_out = _note_evidence(data, plan, model, gpu, indent, check, version, option_names)
@@ -1175,6 +1179,25 @@ def _aliased_scalars(node: Any, places: dict[int, list[_Place]] | None = None,
     return {anchored: held for anchored, held in places.items() if len(held) > 1}
 
 
+def _merged_kept_budgets(data: CommentedMap, reading: Any, written: dict[tuple[int, str], Any],
+                         kept: list[tuple[str, ...]]) -> list[tuple[CommentedMap, str, Any]]:
+    """The own token budgets ``--write`` keeps (`kept`, their paths: `kept_own_budgets`) that their mapping in `data`
+    (the config's round trip; `reading`, its values as loaded) merges in (``critic: {<<: *b}``: not its own key) from
+    a mapping where the patch changes that key (`written`, `_written_places`), so that the change would reach them
+    too: each with its mapping, its key and the value it had, as the config wrote it without an anchor
+    (`_written_as`), which the patch writes there as that mapping's own key, as it leaves an anchored scalar's other
+    places at their value (`_shared_anchors`)."""
+    found = []
+    for path in kept:
+        mapping, name = value_at(data, path[:-1]), path[-1]
+        if not isinstance(mapping, CommentedMap) or name in mapping._ok:
+            continue
+        source = next((merged for merged in mapping.merge if name in merged), None)
+        if source is not None and written.get((id(source), name), mapping[name]) != mapping[name]:
+            found.append((mapping, name, _written_as(mapping[name], value_at(reading, path), False)))
+    return found
+
+
 def _written_places(data: CommentedMap, writes: list[PlanKey]) -> dict[tuple[int, str], Any]:
     """Per place the patch's `writes` set in `data` (the id of the mapping that holds the key, the key), the value
     (a key set through an alias of its mapping, and at its anchor, is one place)."""
@@ -1358,6 +1381,8 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
 
     found: dict[str, str] = {}  # per anchor, once
     written = _written_places(data, writes)
+    kept = {(id(mapping), name) for mapping, name, _ in
+            _merged_kept_budgets(data, reading, written, kept_own_budgets(plan, reading, environ, version))}
     shared = _shared_anchors(_aliased_scalars(data), written)  # kept, with the new value its aliases repeat
     removed: set[tuple[str, ...]] = {("trainer", name) for name in _removed_for_05(data, version)}
     for key in writes:
@@ -1371,6 +1396,10 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         for depth in range(1, len(key.path)):
             if (anchor := anchor_of(node := value_at(data, key.path[:depth]))) is not None:
                 others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
+                changed, merging = key.path[depth], getattr(node, "_ref", [])  # the mappings that merge it in (<<)
+                if not others and merging and all(changed in each._ok or (id(each), changed) in kept
+                                                  for each in merging):
+                    continue  # merged in alone, by mappings that hold the key as their own, or keep it so
                 repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
                     "other keys repeat")
                 found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which {repeat} "

@@ -212,7 +212,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
                   dpo: bool | None = None, config_lora: bool = False, token_cap: str | None = None) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags under each
     role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has, set to false;
-    Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes,
+    Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes
+    (not the trainer's or the actor's for DPO, `_dynamic_batch_keys`),
     gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
     `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
     model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
@@ -232,7 +233,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *_model_keys(plan, model, config, readings, version, config_lora or _sets_lora(config, environ)),
         *_trainer_keys(plan, version, gpu, padded, token_cap),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded,  # the trainer's own
-                             pair and DPO_PAIR_SIZES[version == "0.5"] == 2),
+                             pair and DPO_PAIR_SIZES[version == "0.5"] == 2, pair),
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version,
                                version_option if version is None else "")
           if version != "0.5" else []),  # a key 0.5 refuses
@@ -458,13 +459,14 @@ def _turned_back_on(readings: _ConfigReadings, paths: Iterable[Path]) -> list[Pl
 
 
 def _dynamic_batch_keys(readings: _ConfigReadings, paths: Iterable[Path], padded: bool,
-                        actor_pair: bool = False) -> list[PlanKey]:
-    """The dynamic batch size keys of `paths`: back on where the config turns them off (`_turned_back_on`); for a model
-    whose micro-batches are `padded` (remove padding off, `remove_padding_violation`), off: the trainer's always, with
-    why (where the actor's size below is DPO's 2, `actor_pair`, saying so), a role's where the config has it (unset,
-    it takes the trainer's)."""
+                        actor_pair: bool = False, dpo: bool = False) -> list[PlanKey]:
+    """The dynamic batch size keys of `paths`: back on where the config turns them off (`_turned_back_on`), but for
+    `dpo` the trainer's and the actor's, which off keep the actor's pairs whole (``dpo-pair-dynamic``,
+    `solver.trinity.checks._check_dpo_pair_dynamic`); for a model whose micro-batches are `padded` (remove padding off,
+    `remove_padding_violation`), off: the trainer's always, with why (where the actor's size below is DPO's 2,
+    `actor_pair`, saying so), a role's where the config has it (unset, it takes the trainer's)."""
     if not padded:
-        return _turned_back_on(readings, paths)
+        return _turned_back_on(readings, [path for path in paths if not (dpo and path in DYNAMIC_BATCH_KEYS[:2])])
     comment = PADDED_DPO_DYNAMIC_BATCH_WORDS if actor_pair else PADDED_DYNAMIC_BATCH_WORDS
     return [PlanKey(path=path, value=False, comment=comment) if len(path) == 2
             else PlanKey(path=path, value=False, existing_only=True) for path in paths]
@@ -564,7 +566,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _dynamic_batch_keys(
-        readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded)
+        readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded, dpo=dpo)
     keys += _micro_batch_keys(role, dpo, version) if padded else []
     keys += _own_budget_keys(plan, role, readings, version)
     if role == "ref" and not plan.reference_model:
@@ -747,6 +749,17 @@ def _own_budget_written(plan: Plan, key: str, given: _GivenBudgets) -> float:
         return max(budget, least)
     held = least <= budget <= planned
     return budget if held and (critic or planned <= _most_roles_take(plan, given)) else max(planned, least)
+
+
+def kept_own_budgets(plan: Plan, config: Any, environ: Mapping[str, str] | None,
+                     version: TrinityVersion | None = None) -> list[tuple[str, ...]]:
+    """The paths of the own token budgets (`ROLE_BUDGET_KEYS`) a `config` (its mapping, interpolations resolved from
+    `environ`) sets that ``--write`` keeps at their values for `plan` (`_own_budget_written`; the ref's forward as
+    the Trinity release `version` runs it), as `own_budget_changes` says: ``solver.trinity.patch`` writes one that a
+    ``<<: *anchor`` merges in from a mapping it changes as its mapping's own key, so that it stays."""
+    given = _read_budgets(_config_readings(config, environ), version, plan)
+    return [path for path in ROLE_BUDGET_KEYS if (key := ".".join(path)) in given.budgets
+            and _own_budget_written(plan, key, given) == given.budgets[key]]
 
 
 def own_budget_changes(plan: Plan, config: Any, environ: Mapping[str, str] | None,

@@ -372,17 +372,18 @@ def one_limit(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str])
             else OneLimit("max_response_tokens", response, length))
 
 
-def limit_at_length_words(limit: OneLimit) -> str | None:
+def limit_at_length_words(limit: OneLimit, length_words: str | None = None) -> str | None:
     """Where the one limit a config sets (`limit`) is not below its length: that Trinity lowers it to one token less
-    and leaves the other limit one token, in words (no refusal: `_check_model_len` warns and loads the config, whose
-    every prompt or response is then one token, a prompt truncated to it as ``model.enable_prompt_truncation``, on
-    by default, has it); None where it is below."""
+    and leaves the other limit one token, in words, with the length's `length_words` where it is not the config's
+    key (``--len's 16384``) (no refusal: `_check_model_len` warns and loads the config, whose every prompt or
+    response is then one token, a prompt truncated to it as ``model.enable_prompt_truncation``, on by default, has
+    it); None where it is below."""
     if limit.tokens < limit.length:
         return None
     cut = ("to which every prompt is truncated (model.enable_prompt_truncation, on by default)"
            if limit.other == "max_prompt_tokens" else "at which the rollout stops every response")
-    return (f"model.{limit.key} {limit.tokens} is not below model.max_model_len {limit.length}, and "
-            f"model.{limit.other} is unset: Trinity lowers it to {limit.kept} and leaves {limit.other} 1 token, "
+    return (f"model.{limit.key} {limit.tokens} is not below {length_words or f'model.max_model_len {limit.length}'}, "
+            f"and model.{limit.other} is unset: Trinity lowers it to {limit.kept} and leaves {limit.other} 1 token, "
             f"{cut}")
 
 
