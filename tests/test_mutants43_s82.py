@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from test_aliaskeys_s82 import HEAD, MODEL
+from test_criticbudget_s82 import _critic, _write
 from test_rolebudget2_s81 import BASE
 from test_rolebudget_s81 import ACTOR
+from test_smallslips41_s82 import _another_critic_at_sp_1
 from test_solvebest_s82 import FLEET
 
 import solver
@@ -181,3 +184,16 @@ def test_a_response_limit_not_below_the_length_gives_prompts_no_room_words() -> 
         "model.max_response_tokens 30720 kept, and model.max_prompt_tokens is unset: Trinity gives prompts the rest "
         "of model.max_model_len 32768, max_prompt_tokens = 32768 - 30720 = 2048, and the rollout stops each response "
         "at 30720 tokens; raise max_response_tokens for longer responses")
+
+
+def test_a_critics_own_sp_leaves_the_actors_budget_judged_at_the_plans(cli: Cli, tmp_path: Path) -> None:
+    # smallslips41's _budget_sp: a critic of another model at its own SP 1 (kept by --write) is judged there; the
+    # actor's own 20000 at the plan's SP 2, where ceil(32768 / 2) = 16384 holds a sequence: kept
+    text = _another_critic_at_sp_1(_critic(ppo="32768")).replace(
+        "    critic:\n", "    actor_rollout_ref:\n      actor: {ppo_max_token_len_per_gpu: 20000}\n    critic:\n")
+    written, notes = _write(cli, tmp_path, text)
+    assert yaml.safe_load(written)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"] == {
+        "ppo_max_token_len_per_gpu": 20000}
+    assert notes == (f"NOTE {ACTOR} 20000 kept, below the plan's 32768: it holds a sequence of the plan's length "
+                     "(ceil(32768 / 2) = 16384 tokens per GPU or more), so verl takes it, splitting that role's batch "
+                     f"into more micro-batches of less memory, which the plan's figure bounds ({ROLE_KEYS_IGNORED})\n")
