@@ -197,3 +197,19 @@ def test_a_critics_own_sp_leaves_the_actors_budget_judged_at_the_plans(cli: Cli,
     assert notes == (f"NOTE {ACTOR} 20000 kept, below the plan's 32768: it holds a sequence of the plan's length "
                      "(ceil(32768 / 2) = 16384 tokens per GPU or more), so verl takes it, splitting that role's batch "
                      f"into more micro-batches of less memory, which the plan's figure bounds ({ROLE_KEYS_IGNORED})\n")
+
+
+@pytest.mark.parametrize(("algorithm", "critic_model", "sp"), [
+    ("ppo", "Qwen/Qwen3-8B", 2),  # the plan's model named as the critic's: the plan's SP, as with none named
+    ("ppo", "/models/critic", 1),  # another model: its own SP kept
+    ("grpo", None, 1)],  # no critic trained: its keys left as they are
+    ids=["critic-named-as-the-model", "another-model", "no-critic-trained"])
+def test_write_sets_the_critics_own_sp_only_for_a_critic_of_the_plans_model(
+        cli: Cli, tmp_path: Path, algorithm: str, critic_model: str | None, sp: int) -> None:
+    # review82a's _critic_sp_keys: the critic's own SP 1 beside the plan's SP 2
+    text = _critic(ppo="32768").replace("    critic:\n", "    critic:\n      ulysses_sequence_parallel_size: 1\n")
+    text = text.replace("algorithm_type: ppo", f"algorithm_type: {algorithm}")
+    if critic_model is not None:
+        text = text.replace("max_model_len: 32768}", f"max_model_len: 32768, critic_model_path: {critic_model}}}")
+    written, _ = _write(cli, tmp_path, text)
+    assert yaml.safe_load(written)["trainer"]["trainer_config"]["critic"]["ulysses_sequence_parallel_size"] == sp
