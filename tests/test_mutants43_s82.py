@@ -218,4 +218,5 @@ def test_write_sets_the_critics_own_sp_only_for_a_critic_of_the_plans_model(
 def test_write_adds_no_critic_sp_where_the_config_sets_none(cli: Cli, tmp_path: Path) -> None:
     # unset, Trinity fills it from the trainer's (the plan's): --write leaves it unset
     written, _ = _write(cli, tmp_path, _critic(ppo="32768"))
-    assert yaml.safe_load(written)["trainer"]["trainer_config"]["critic"] == {"ppo_max_token_len_per_gpu": 32768}
+    critic = yaml.safe_load(written)["trainer"]["trainer_config"]["critic"]
+    assert critic["ppo_max_token_len_per_gpu"] == 32768 and "ulysses_sequence_parallel_size" not in critic
