@@ -16,6 +16,7 @@ import pytest
 import yaml
 from test_aliaskeys_s82 import HEAD, MODEL
 from test_criticbudget_s82 import _critic, _write
+from test_dpopairs_s82 import DYNAMIC, PAIR, UNSET, _dpo, _lines
 from test_rolebudget2_s81 import BASE
 from test_rolebudget_s81 import ACTOR
 from test_smallslips41_s82 import _another_critic_at_sp_1
@@ -220,3 +221,21 @@ def test_write_adds_no_critic_sp_where_the_config_sets_none(cli: Cli, tmp_path: 
     written, _ = _write(cli, tmp_path, _critic(ppo="32768"))
     critic = yaml.safe_load(written)["trainer"]["trainer_config"]["critic"]
     assert critic["ppo_max_token_len_per_gpu"] == 32768 and "ulysses_sequence_parallel_size" not in critic
+
+
+# dpopairs: the actor's own dynamic batch key off is not told for DPO (DP-5); 0.6 names the trainer's (DP-6)
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_dpo_with_the_actors_own_dynamic_batch_key_off_is_told_nothing(version: str | None) -> None:
+    config = _dpo(use_dynamic_bsz=False)
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = False
+    assert _lines(config, version) == []
+
+
+def test_trinity_06_names_the_trainers_dynamic_batch_key_beside_the_actors_own() -> None:
+    # Trinity 0.6 sets the actor's to the trainer's (unset: on), so the line names the trainer's, not the actor's
+    config = _dpo()
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = True
+    assert _lines(config, "0.6") == [("dpo-pair-dynamic", DYNAMIC.format(key="trainer.use_dynamic_bsz", shown=UNSET)
+                                      + PAIR["0.6"])]
