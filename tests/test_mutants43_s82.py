@@ -73,7 +73,8 @@ def test_a_key_a_merge_list_takes_from_its_second_mapping_is_written_at_that_map
     # dummy merges other (&o) and trainer (&t), both setting the SP; the patch sets trainer's; the config as
     # read (PyYAML 6.0.4, as OmegaConf loads it) takes trainer's for dummy, so dummy's change is written there
     text = (HEAD + MODEL + "other: &o {ulysses_sequence_parallel_size: 1, y: 1}\ntrainer: &t\n"
-            "  ulysses_sequence_parallel_size: 1\nexplorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 1}\n"
+            "  ulysses_sequence_parallel_size: 1\nexplorer:\n"
+            "  rollout_model: {engine_num: 4, tensor_parallel_size: 1}\n"
             "  dummy:\n    <<: [*o, *t]\n    own: 1\n")
     catalog = solver.load_catalog()
     query = solver.api.config_query(catalog, solver.trinity.read_trinity_config(text, "c", {}), gpu="h100")
@@ -153,8 +154,8 @@ def test_a_call_deadline_with_no_time_left_has_passed(monkeypatch: pytest.Monkey
 
 
 def test_a_key_merged_in_from_a_mapping_in_a_list_names_no_place() -> None:
-    # review82a/fragcheck6's `_first_places` walks the mappings' own keys, not through a list nor through what a << merges
-    # in: trainer and other merge in a mapping anchored in the list bases, whose budget --write raises there; the list
+    # review82a/fragcheck6's `_first_places` walks the mappings' own keys, not through a list nor through what a <<
+    # merges in: trainer and other merge in a mapping anchored in the list bases, whose budget --write raises there; the list
     # is named whole (its item as a dotted key names nothing), and neither merge is said written at the other's place
     text = (HEAD + MODEL + "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\nbases:\n  - &a\n"
             "    trainer_config: {actor_rollout_ref: {actor: {ppo_max_token_len_per_gpu: 4000}}}\n"
