@@ -155,8 +155,9 @@ def test_a_call_deadline_with_no_time_left_has_passed(monkeypatch: pytest.Monkey
 
 def test_a_key_merged_in_from_a_mapping_in_a_list_names_no_place() -> None:
     # review82a/fragcheck6's `_first_places` walks the mappings' own keys, not through a list nor through what a <<
-    # merges in: trainer and other merge in a mapping anchored in the list bases, whose budget --write raises there; the list
-    # is named whole (its item as a dotted key names nothing), and neither merge is said written at the other's place
+    # merges in: trainer and other merge in a mapping anchored in the list bases, whose budget --write raises there;
+    # the list is named whole (its item as a dotted key names nothing), and neither merge is said written at the
+    # other's place
     text = (HEAD + MODEL + "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\nbases:\n  - &a\n"
             "    trainer_config: {actor_rollout_ref: {actor: {ppo_max_token_len_per_gpu: 4000}}}\n"
             "trainer: {<<: *a}\nother: {<<: *a}\n")
