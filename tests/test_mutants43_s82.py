@@ -241,3 +241,18 @@ def test_trinity_06_names_the_trainers_dynamic_batch_key_beside_the_actors_own()
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = True
     assert _lines(config, "0.6") == [("dpo-pair-dynamic", DYNAMIC.format(key="trainer.use_dynamic_bsz", shown=UNSET)
                                       + PAIR["0.6"])]
+
+
+def test_write_keeps_the_braces_of_an_anchored_one_key_mapping_in_a_flow_list(cli: Cli, tmp_path: Path) -> None:
+    # ruamel writes a one-key mapping in a flow list without braces, [&a x: 1], where the anchor names the key x: the
+    # copy's << then merged a string, which PyYAML refuses ("expected a mapping ... for merging"), and --write exited 2
+    # saying the config (fine) was malformed; the braces are kept
+    config = tmp_path / "c.yaml"
+    config.write_text(HEAD + MODEL + "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n"
+                      "bases: [&a {x: 1}]\ntrainer: {<<: *a}\n")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--write", str(tmp_path / "w.yaml"))
+    assert status == 0, err
+    written = (tmp_path / "w.yaml").read_text()
+    assert ("bases: [&a {x: 1}]\n"
+            "trainer: {<<: *a, ulysses_sequence_parallel_size: 2, max_token_len_per_gpu: 16384}\n") in written
+    assert load_config_mapping(written, "w.yaml")["trainer"]["x"] == 1

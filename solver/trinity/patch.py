@@ -393,6 +393,8 @@ def _round_trip_yaml(text: str) -> YAML:
     yaml.preserve_quotes = True
     yaml.width = 1 << 16
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    # a one-key mapping in a flow list keeps its braces: without, its anchor (``[&a {x: 1}]``) would name the key
+    yaml.brace_single_entry_mapping_in_flow_sequence = True
     lines = text.splitlines()
     if any(_DOCUMENT_START.match(lines[index]) for index in _within(lines)[:1]):
         yaml.explicit_start = True
