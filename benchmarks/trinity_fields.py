@@ -19,7 +19,9 @@ and walks its dataclass ``Config`` as ``OmegaConf.structured`` types it:
 
 A wheel with a legacy trainer for verl before 0.8 (``LEGACY_CONFIG``: 0.6.0's) gets ``verl_legacy`` too: its
 ``veRLConfig``, read from the syntax tree, not imported (`legacy_sections`), as ``build_dataclass_from_mapping``
-builds ``trainer.trainer_config`` into it.
+builds ``trainer.trainer_config`` into it. A wheel without one (0.5's) gets ``verl_merged``: the ``veRLConfig`` that its
+validator merges the section into (``OmegaConf.structured``, `MERGED_CONFIGS`), read the same way. Each wheel gets
+``algorithms``: the names its ``ALGORITHM_TYPE`` registry maps (`algorithm_names`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ HEADER = """\
 # verl_legacy: the typed veRLConfig a release's trainer on verl before 0.8 builds trainer.trainer_config into (0.6.0's
 # trainer/verl_legacy/verl_config.py, read from its syntax tree), which drops a key a section lacks; paths below
 # trainer.trainer_config; open here also holds a field typed as verl's own dataclass, whose keys are not judged.
+# verl_merged: the same, for a release without that trainer (0.5's common/verl_config.py, 0.5.2's
+# trainer/verl/verl_config.py), which merges trainer.trainer_config into it (OmegaConf.structured): it refuses a key a
+# section lacks.
+# algorithms: the algorithm types the release's registry maps (ALGORITHM_TYPE, trinity/algorithm/__init__.py), which
+# refuses any other name without a dot (a dotted one is a class's import path) as the config loads.
 """
 
 
@@ -118,7 +125,8 @@ def _walk_installed() -> None:
 
 def release_sections(wheel: Path) -> tuple[str, dict[str, Any]]:
     """The release `wheel` holds (its file name's) and its sections, walked in a child Python; with its legacy
-    trainer's ``veRLConfig`` (`legacy_sections`) where it has one."""
+    trainer's ``veRLConfig`` (`legacy_sections`) where it has one, else the one it merges (`MERGED_CONFIGS`), and its
+    algorithm types (`algorithm_names`)."""
     release = wheel.name.split("-")[1]
     with tempfile.TemporaryDirectory() as folder:
         zipfile.ZipFile(wheel).extractall(folder)
@@ -129,17 +137,25 @@ def release_sections(wheel: Path) -> tuple[str, dict[str, Any]]:
         child = subprocess.run([sys.executable, __file__, "--walk"], cwd=folder, env={"PYTHONPATH": folder},
                                capture_output=True, text=True, check=False)
         legacy = Path(folder) / LEGACY_CONFIG
-        verl_legacy = legacy_sections(legacy.read_text(encoding="utf-8")) if legacy.is_file() else None
+        merged = next((Path(folder) / path for path in MERGED_CONFIGS if (Path(folder) / path).is_file()), None)
+        typed = {"verl_legacy": legacy} if legacy.is_file() else {"verl_merged": merged} if merged else {}
+        found = {name: legacy_sections(path.read_text(encoding="utf-8")) for name, path in typed.items()}
+        algorithms = algorithm_names((Path(folder) / ALGORITHMS).read_text(encoding="utf-8"))
     if child.returncode:
         raise SystemExit(f"{wheel}: walking its config failed:\n{child.stderr}")
-    found = json.loads(child.stdout)
-    return release, found if verl_legacy is None else {**found, "verl_legacy": verl_legacy}
+    return release, {"algorithms": algorithms, **json.loads(child.stdout), **found}
 
 
 LEGACY_CONFIG = "trinity/trainer/verl_legacy/verl_config.py"
 """Where a release that runs verl before 0.8 apart (0.6.0) keeps the typed ``veRLConfig`` that its validator builds
 ``trainer.trainer_config`` into with ``build_dataclass_from_mapping`` (``trinity/common/dataclass_utils.py``), which
 drops a key a dataclass lacks."""
+MERGED_CONFIGS = ("trinity/common/verl_config.py", "trinity/trainer/verl/verl_config.py")
+"""Where a release without `LEGACY_CONFIG` (0.5.0 and 0.5.1; 0.5.2) keeps the typed ``veRLConfig`` that its validator
+merges ``trainer.trainer_config`` into (``OmegaConf.merge`` of ``OmegaConf.structured(veRLConfig)``,
+``common/config_validator.py:1155`` in 0.5.0), which refuses a key a dataclass lacks."""
+ALGORITHMS = "trinity/algorithm/__init__.py"
+"""Where each release's ``ALGORITHM_TYPE`` registry maps its algorithm types to their classes (``default_mapping``)."""
 OPEN_ANNOTATIONS = frozenset(("dict", "Dict", "Any"))
 """Annotations whose value ``build_dataclass_from_mapping`` keeps whole (``Optional`` of them too)."""
 
@@ -194,6 +210,19 @@ def legacy_sections(source: str) -> dict[str, Any]:
     return {"sections": sections, "open": open_fields, "null": sorted(null)}
 
 
+def algorithm_names(source: str) -> list[str]:
+    """The algorithm types, sorted, of the ``ALGORITHM_TYPE`` registry in `source` (`ALGORITHMS`' text): the keys of
+    its ``default_mapping``, read from the syntax tree (importing the module needs torch)."""
+    for node in ast.parse(source).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0] if isinstance(
+            node, ast.Assign) else None
+        if isinstance(target, ast.Name) and target.id == "ALGORITHM_TYPE" and isinstance(node.value, ast.Call):
+            mapping = next(word.value for word in node.value.keywords if word.arg == "default_mapping")
+            if isinstance(mapping, ast.Dict):
+                return sorted(key.value for key in mapping.keys if isinstance(key, ast.Constant))
+    raise SystemExit("no ALGORITHM_TYPE registry with a default_mapping found")
+
+
 def _flow(key: str, names: list[str], indent: int) -> str:
     """``key: [names]`` as a YAML flow list at `indent` spaces, wrapped at 118 columns (further lines two deeper)."""
     lines, line = [], f"{' ' * indent}{key}: ["
@@ -219,9 +248,10 @@ def main(wheels: list[str]) -> None:
     """Print ``tables/trinity-fields.yaml`` for `wheels`."""
     out = [HEADER.rstrip("\n"), "releases:"]
     for release, found in sorted(release_sections(Path(wheel)) for wheel in wheels):
-        out += [f'  "{release}":', *sections_block(found, 4)]
-        if "verl_legacy" in found:
-            out += ["    verl_legacy:", *sections_block(found["verl_legacy"], 6)]
+        out += [f'  "{release}":', _flow("algorithms", found["algorithms"], 4), *sections_block(found, 4)]
+        for typed in ("verl_legacy", "verl_merged"):
+            if typed in found:
+                out += [f"    {typed}:", *sections_block(found[typed], 6)]
     print("\n".join(out))
 
 

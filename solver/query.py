@@ -668,6 +668,10 @@ class ConfigProblemCode(str, Enum):
     UNKNOWN_KEY_REFUSED = "unknown-key-refused"
     UNKNOWN_KEY = "unknown-key"
     KEY_DROPPED = "key-dropped"
+    VERL_KEY_REFUSED = "verl-key-refused"
+    VERL_KEY = "verl-key"
+    UNKNOWN_ALGORITHM_REFUSED = "unknown-algorithm-refused"
+    UNKNOWN_ALGORITHM = "unknown-algorithm"
     NO_SUCH_KEY_REFUSED = "no-such-key-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
@@ -715,10 +719,13 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, ConfigProblemCode.ROLLOUT_ENGINE_MEMORY_REFUSED,
     ConfigProblemCode.NO_SUCH_KEY_REFUSED, ConfigProblemCode.SGLANG_LENGTH_REFUSED,
     ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
-    ConfigProblemCode.SGLANG_PARALLEL_REFUSED})
+    ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
+    ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
+a key under ``trainer.trainer_config`` that Trinity 0.5's typed ``veRLConfig`` lacks, an algorithm type the release's
+registry lacks,
 the allocator setting, a ref SP above an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity
 does not load, an empty LoRA adapter path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads,
 a LoRA rank that is no whole number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity
@@ -733,7 +740,8 @@ tensor-parallel size is no multiple of its data-parallel size): the config as wr
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
 that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
-``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5; ``batch-divides-trainer-gpus``, which 0.5.2
+``misspelt-key``, under ``trainer.trainer_config`` without Trinity 0.5; ``verl-key`` and ``unknown-algorithm``, which
+only some of the releases the run may be refuse; ``batch-divides-trainer-gpus``, which 0.5.2
 accepts; ``empty-adapter-path`` and ``trailing-slash``, which Trinity 0.6 on verl 0.8 or later ignores or loads no
 adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8; ``typed-null``, a null under
 ``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later reads as false or ignores; ``rope-scaling-missing``,

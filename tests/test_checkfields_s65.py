@@ -54,7 +54,7 @@ def test_a_reference_to_a_field_of_some_release_is_not_refused(field: str, code:
     assert said == code and f"the config has no model.{field}" in words
 
 
-RELEASE = 'releases:\n  "0.6.0":\n    '
+RELEASE = 'releases:\n  "0.6.0":\n    algorithms: [ppo]\n    '  # algorithms since session 82
 
 
 @pytest.mark.parametrize(("text", "words"), [
@@ -66,7 +66,7 @@ RELEASE = 'releases:\n  "0.6.0":\n    '
      'releases, 0.6.0, sections, "" item 2: must be text, got true'),
     (RELEASE + 'sections: {"": [a, Max-Len]}\n    open: {}\n    null: []\n',
      'releases, 0.6.0: sections, "": \'Max-Len\' is no field name'),
-    ('releases:\n  "0.6":\n    sections: {"": [a]}\n    open: {}\n    null: []\n',
+    ('releases:\n  "0.6":\n    algorithms: [ppo]\n    sections: {"": [a]}\n    open: {}\n    null: []\n',
      "releases: '0.6' is no release: name one as 0.6.0 is"),
     (RELEASE + 'sections: {"": []}\n    open: {}\n    null: []\n',
      'releases, 0.6.0, sections, "": must list at least 1, got []'),

@@ -56,8 +56,8 @@ def test_a_cells_files_source_of_either_form_still_loads(cli, tmp_path: Path):
 
 def test_a_trinity_fields_release_given_a_mapping_names_its_keys_and_no_fields(tmp_path: Path):
     path = tmp_path / "trinity-fields.yaml"
-    path.write_text('releases:\n  "0.5.0":\n    sections: {"": {algorithm: 1}}\n    open: {}\n    null: []\n',
-                    encoding="utf-8")
+    path.write_text('releases:\n  "0.5.0":\n    algorithms: [ppo]\n    sections: {"": {algorithm: 1}}\n    open: {}\n'
+                    '    null: []\n', encoding="utf-8")
     with pytest.raises(TableError) as raised:
         load_validated(TrinityFields, path)
     assert str(raised.value) == (f'{path}: releases, 0.5.0, sections, "": must be a list, got a mapping '

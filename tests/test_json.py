@@ -928,6 +928,8 @@ def test_the_representative_configs_give_every_code():
     given += [C.ROPE_THETA_MISSING_REFUSED]  # a rope_scaling without rope_theta on 0.6: test_ropetheta_s78
     given += [C.LORA_EXCLUDED_ADAPTED]  # an exclusion of a mixture's experts PEFT adapts: test_loracautions_s81
     given += [C.KEY_DROPPED]  # a key 0.6's legacy veRLConfig lacks: test_release06_s82
+    given += [C.VERL_KEY_REFUSED, C.VERL_KEY]  # a key 0.5's veRLConfig lacks: test_algorelease_s82
+    given += [C.UNKNOWN_ALGORITHM_REFUSED, C.UNKNOWN_ALGORITHM]  # an algorithm 0.5 lacks: test_algorelease_s82
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 

@@ -294,8 +294,8 @@ def test_a_trinity_fields_error_names_the_top_section_as_quotes(tmp_path: Path, 
     """The top section's path is "": an error inside it names it so, not as a blank."""
     path = tmp_path / "trinity-fields.yaml"
     sections = {"": ["a"], "model": ["b"], section: [1]}
-    path.write_text(yaml.safe_dump({"releases": {"0.6.0": {"sections": sections, "open": {}, "null": []}}}),
-                    encoding="utf-8")
+    path.write_text(yaml.safe_dump({"releases": {"0.6.0": {"algorithms": ["ppo"], "sections": sections, "open": {},
+                                                            "null": []}}}), encoding="utf-8")
     with pytest.raises(TableError) as raised:
         load_validated(TrinityFields, path)
     assert str(raised.value) == (f"{path}: releases, 0.6.0, sections, {where}: must be text, got 1 (YAML reads it, "
@@ -315,7 +315,8 @@ def test_a_trinity_fields_error_names_the_top_section_as_quotes(tmp_path: Path, 
 ])
 def test_trinity_fields_of_a_release_are_checked(tmp_path: Path, release: dict[str, Any], error: str | None) -> None:
     path = tmp_path / "trinity-fields.yaml"
-    path.write_text(yaml.safe_dump({"releases": {"0.6.0": {"open": {}, "null": [], **release}}}), encoding="utf-8")
+    path.write_text(yaml.safe_dump({"releases": {"0.6.0": {"algorithms": ["ppo"], "open": {}, "null": [], **release}}}),
+                    encoding="utf-8")
     if error is None:
         assert load_validated(TrinityFields, path).releases["0.6.0"].null == ("a",)
         return

@@ -109,20 +109,28 @@ RUNS_06 = (f"{ROLE_KEY.format(role='ref')} 2 is not trainer.ulysses_sequence_par
            "uses no ref model, so its forward never runs; the verdict is at SP 1: set them alike (--write does)")
 
 
+DAPO_05 = ("algorithm.algorithm_type dapo: Trinity 0.5 has no such algorithm, so it refuses the config as it loads it: "
+           "name one of asymre, cispo, dpo, grpo, gspo, mix, mix_chord, multi_step_grpo, on_policy_distill, opmd, ppo, "
+           "raft, rec, reinforceplusplus, rloo, sapo, sft, sppo, topr (or run a release that has it: Trinity 0.6)")
+JSD_05 = ("algorithm.algorithm_type jsd: Trinity 0.5.0 has no such algorithm (0.5.1, 0.5.2 and 0.6 have it), so it "
+          "refuses the config as it loads it: with it, name another")
+"""Since session 82 (algorelease), the lines on an algorithm type that 0.5's registry lacks (0.5.0's, for jsd)."""
+
+
 @pytest.mark.parametrize(("algorithm", "version", "refused", "words"), [
     # DAPO uses the ref on Trinity 0.5 (its forward fails), not on 0.6; JSD uses none on 0.5.2.
-    ("dapo", "0.5", True, (f"{SLICED}, so the first ref step fails (remove padding on, its default): set the ref's SP "
-                           "to the actor's (--write does)")),
-    ("dapo", "0.6", False, RUNS_06),
-    ("jsd", "0.5", False, (f"{SLICED}, which would fail its first step, but algorithm_type jsd uses no ref model, "
-                           "so it never runs; set the ref's SP to the actor's (--write does)"))])
+    ("dapo", "0.5", True, [DAPO_05, (f"{SLICED}, so the first ref step fails (remove padding on, its default): set "
+                                     "the ref's SP to the actor's (--write does)")]),
+    ("dapo", "0.6", False, [RUNS_06]),
+    ("jsd", "0.5", False, [JSD_05, (f"{SLICED}, which would fail its first step, but algorithm_type jsd uses no ref "
+                                    "model, so it never runs; set the ref's SP to the actor's (--write does)")])])
 def test_whether_the_ref_runs_follows_the_releases_own_algorithms_without_a_ref(
-        cli, tmp_path: Path, algorithm: str, version: str, refused: bool, words: str):
+        cli, tmp_path: Path, algorithm: str, version: str, refused: bool, words: list[str]):
     config = tmp_path / "ref.yaml"
     config.write_text(REF_AT_2.format(algorithm=algorithm), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", version, "--json")
     current = json.loads(out)[0]["current"]
-    assert (status, current["refused"], current["config_problems"]) == (0, refused, [words])
+    assert (status, current["refused"], current["config_problems"]) == (0, refused, words)
     check, _, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", version, "--check")
     assert check == (1 if refused else 0)
 

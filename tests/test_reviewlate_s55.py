@@ -60,7 +60,9 @@ def test_a_ref_that_runs_its_forward_keeps_the_line_on_its_own_budget(
      "with LoRA (model.lora_configs) the actor, at its own SP, gives the ref's log-probs")])
 def test_without_trinity_05_a_ref_that_runs_no_forward_is_not_said_to_run_at_its_sp(
         cli, tmp_path: Path, version: str, algorithm: str, lora: str, reason: str):
-    # As Trinity 0.5's line says (test_refskip_s55), not "Trinity with verl before 0.8 runs that role at SP 4".
-    assert _problems(cli, tmp_path, version, algorithm, 4, lora)[0] == ("role-sp-differs", (
+    # As Trinity 0.5's line says (test_refskip_s55), not "Trinity with verl before 0.8 runs that role at SP 4". (dapo
+    # without a release: after the line that 0.5 has no dapo, unknown-algorithm, since session 82)
+    problems = _problems(cli, tmp_path, version, algorithm, 4, lora)
+    assert problems[1 if algorithm == "dapo" else 0] == ("role-sp-differs", (
         f"{REF}.ulysses_sequence_parallel_size 4 is not trainer.ulysses_sequence_parallel_size 2, but {reason}, so "
         "its forward never runs; the verdict is at SP 2: set them alike (--write does)"))

@@ -44,8 +44,8 @@ def test_an_item_of_a_labelled_list_and_a_section_list_keep_their_words(tmp_path
     with pytest.raises(TableError, match=r": pools item 1, name: must be text, got null"):
         solver.load_fleet(path)
     fields = tmp_path / "trinity-fields.yaml"  # a section's list of names: "model item 2", not "model, model item 2"
-    fields.write_text(yaml.safe_dump({"releases": {"0.6.0": {"sections": {"model": ["a", 1]}, "open": {},
-                                                             "null": []}}}), encoding="utf-8")
+    fields.write_text(yaml.safe_dump({"releases": {"0.6.0": {"algorithms": ["ppo"], "sections": {"model": ["a", 1]},
+                                                             "open": {}, "null": []}}}), encoding="utf-8")
     with pytest.raises(TableError) as raised:
         load_validated(TrinityFields, fields)
     assert str(raised.value) == (f"{fields}: releases, 0.6.0, sections, model item 2: must be text, got 1 (YAML reads "

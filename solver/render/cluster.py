@@ -101,9 +101,11 @@ def training_note(critic: bool, dpo: bool = False, targets: bool = False, exclud
     return (TRAINING_NOTE + (LORA_TARGETS_NOTE if targets else "") + (LORA_EXCLUDED_NOTE if excluded else "")
             + (CRITIC_NOTE if critic else "") + (DPO_NOTE if dpo else ""))
 RELEASE_NOTE = ("Trinity: the release the job's plans are counted for (its trinity_version; else, where it runs now, "
-                "the one its plan names; else the run's); none: none named (0.6's counts)")
+                "the one its plan names; else the run's)")
 """A cluster table's note on its Trinity column, shown where the placement's jobs are counted for several releases,
 a placed job names its own, or one that runs now has a plan counted for one (`_named_releases`)."""
+UNNAMED_RELEASE_NOTE = "; none: none named (0.6's counts)"
+"""What `RELEASE_NOTE` says besides where a job of the table is counted for no release, its column's ``none``."""
 UNPLACED_RELEASE_NOTE = ("Trinity: the job's own release (its trinity_version), by whose counts it was left out; "
                          "blank: none of its own (the run's, or where it runs now, the one its plan names)")
 """An unplaced jobs' table's note on its Trinity column, shown where one of them names its own release."""
@@ -185,6 +187,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     widened = any(placement.widened_from is not None for placement in here)
     moved = any(placement.moved_to_widen for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
+    unnamed = any(placement.plan.trinity_version is None for placement in here)  # its Trinity column's none
     rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes
                                              and _host_need(placement) is not None for placement in here)
     notes = ([required_note(names)] if columns.required else []) + (
@@ -199,7 +202,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
         [training_note(any(placement.plan.critic for placement in here), any(placement.plan.dpo for placement in here),
                        any(not all_linear(placement.plan.lora_target_modules) for placement in here),
                        any(placement.plan.lora_exclude_modules for placement in here))]
-        if columns.training else []) + ([RELEASE_NOTE] if columns.releases else []) + [
+        if columns.training else []) + (
+        [RELEASE_NOTE + (UNNAMED_RELEASE_NOTE if unnamed else "")] if columns.releases else []) + [
         f"{placement.job}: {placement.plan.prediction_words} (memory model)" for placement in _as_the_gpus_lie(here)
         if placement.plan.source is None] + [
         f"{placement.job}: {placement.plan.experts_counted}" for placement in _as_the_gpus_lie(here)

@@ -169,10 +169,11 @@ class TrinitySections(Frozen, defer_build=True):
 
     def lacked(self, config: Mapping[str, Any]) -> tuple[tuple[str | int, ...], ...]:
         """The paths of `config`'s keys that these typed sections lack, in the config's order (a release's ``Config``:
-        its merge refuses them; a `TrinityRelease.verl_legacy`: its builder drops them): each section's keys checked,
-        and its sections' below the keys it has (a field typed ``Any`` or ``dict`` keeps any key; an item of a list or
-        mapping of sections is checked as a section). A key YAML reads as no text (``1:``, ``true:``, ``null:``), which
-        no section has, is lacked too, named as YAML writes it."""
+        its merge refuses them; a `TrinityRelease.verl_legacy`: its builder drops them; a `TrinityRelease.verl_merged`:
+        its merge refuses them): each section's keys checked, and its sections' below the keys it has (a field typed
+        ``Any`` or ``dict`` keeps any key; an item of a list or mapping of sections is checked as a section). A key
+        YAML reads as no text (``1:``, ``true:``, ``null:``), which no section has, is lacked too, named as YAML writes
+        it."""
         lacked: list[tuple[str | int, ...]] = []
 
         def walk(node: Any, section: str, at: tuple[str | int, ...]) -> None:
@@ -204,12 +205,35 @@ class TrinityRelease(TrinitySections, defer_build=True):
     ``benchmarks/trinity_fields.py`` reads them from its wheel: what ``load_config``'s merge gives a key a config
     leaves out."""
 
+    algorithms: Annotated[FieldNames, MinLen(1)]
+    """The algorithm types its ``ALGORITHM_TYPE`` registry maps (``trinity/algorithm/__init__.py``): it refuses any
+    other ``algorithm.algorithm_type`` without a dot (a dotted one is a class's import path, which it imports) as it
+    loads the config (``Invalid module key``, ``utils/registry.py:81`` in 0.5.2)."""
     verl_legacy: TrinitySections | None = None
     """The typed ``veRLConfig`` that the release's trainer on verl before 0.8 builds ``trainer.trainer_config`` into
     (0.6.0's ``trainer/verl_legacy/verl_config.py``; paths below ``trainer.trainer_config``), with
     ``build_dataclass_from_mapping``, which drops a key a section lacks: its `lacked` keys are dropped, not refused.
     Its open fields hold those typed as verl's own dataclasses too, whose keys (the installed verl's) are not judged.
-    None for a release that builds none (0.5's merge the section into a ``veRLConfig`` that refuses such keys)."""
+    None for a release that builds none (0.5's, which has `verl_merged`)."""
+    verl_merged: TrinitySections | None = None
+    """The typed ``veRLConfig`` that a release without `verl_legacy` merges ``trainer.trainer_config`` into as it
+    loads the config (``OmegaConf.merge`` of ``OmegaConf.structured(veRLConfig)``: 0.5.0's and 0.5.1's
+    ``common/verl_config.py``, 0.5.2's ``trainer/verl/verl_config.py``), which refuses a key a section lacks: its
+    `lacked` keys are refused. Its open fields are as `verl_legacy`'s."""
+
+    @model_validator(mode="after")
+    def _algorithms_and_one_verl_config(self) -> TrinityRelease:
+        if (wrong := next((name for name in self.algorithms if not FIELD_NAME.fullmatch(name)), None)) is not None:
+            raise ValueError(f"algorithms: {wrong!r} is no algorithm type (lower-case letters, digits and '_')")
+        _sorted_once("algorithms", self.algorithms)
+        if self.verl_legacy is not None and self.verl_merged is not None:
+            raise ValueError("verl_legacy and verl_merged are both given; a release builds one of them")
+        return self
+
+    def verl_config(self) -> TrinitySections | None:
+        """The typed ``veRLConfig`` the release builds ``trainer.trainer_config`` into (`verl_legacy` or
+        `verl_merged`), None where the table gives neither."""
+        return self.verl_legacy or self.verl_merged
 
 
 def _yaml_key_text(key: object) -> str:
@@ -240,11 +264,26 @@ class TrinityFields(Frozen, defer_build=True):
         """Each path of `config`'s keys that some release's typed sections lack (`TrinityRelease.lacked`: it refuses
         the config as it loads it), with the releases that lack it, in the table's order (one that lacks a key above
         it lacks it too); the paths in the config's order, as the first release that lacks each walks it."""
-        lacked = {name: release.lacked(config) for name, release in self.releases.items()}
-        held = {name: frozenset(paths) for name, paths in lacked.items()}
-        return {path: tuple(name for name, theirs in held.items()
-                            if any(path[:depth] in theirs for depth in range(1, len(path) + 1)))
-                for path in dict.fromkeys(path for paths in lacked.values() for path in paths)}
+        return _lacking_by({name: release.lacked(config) for name, release in self.releases.items()})
+
+    def verl_lacking(self, section: Mapping[str, Any]) -> dict[tuple[str | int, ...], tuple[str, ...]]:
+        """As `lacking`, for ``trainer.trainer_config``'s `section` and each release's typed ``veRLConfig``
+        (`TrinityRelease.verl_config`; a release without one is left out): paths below the section."""
+        return _lacking_by({name: typed.lacked(section) for name, release in self.releases.items()
+                            if (typed := release.verl_config()) is not None})
+
+    def algorithm_releases(self, algorithm: str) -> tuple[str, ...]:
+        """The releases whose registry has `algorithm` (`TrinityRelease.algorithms`), in the table's order."""
+        return tuple(name for name, release in self.releases.items() if algorithm in release.algorithms)
+
+
+def _lacking_by(lacked: dict[str, tuple[tuple[str | int, ...], ...]]) -> dict[tuple[str | int, ...], tuple[str, ...]]:
+    """Each path `lacked` by some release (release -> the paths it lacks), with the releases that lack it or a key
+    above it, in `lacked`'s order; the paths in the order first found."""
+    held = {name: frozenset(paths) for name, paths in lacked.items()}
+    return {path: tuple(name for name, theirs in held.items()
+                        if any(path[:depth] in theirs for depth in range(1, len(path) + 1)))
+            for path in dict.fromkeys(path for paths in lacked.values() for path in paths)}
 
 
 UNION_TAGS = ("<tokens>", "<at_least>")

@@ -2287,7 +2287,8 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_whole_nodes(checks, trainer_gpus)
     said = said_05 | _check_misspelt_keys(checks, version)
     _check_no_such_keys(checks, said, version)
-    _check_keys_06_drops(checks, version, said)
+    _check_verl_config_keys(checks, version, said)
+    _check_algorithm(checks, version)
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
@@ -2475,32 +2476,105 @@ DROPPED_NEAR_CUTOFF = 0.8
 line to name that one: 0.8 takes ``lrr`` for ``lr`` and ``ppo_mini_batchsize`` for ``ppo_mini_batch_size``."""
 
 
-def _check_keys_06_drops(checks: _ConfigChecks, version: TrinityVersion | None, said: frozenset[Path]) -> None:
-    """Check, where the release may be Trinity 0.6 (`version` not 0.5), for keys under ``trainer.trainer_config``
-    (`UNCHECKED_SECTION`) that the typed ``veRLConfig`` its trainer on verl before 0.8 builds the section into lacks
-    (`TrinityRelease.verl_legacy`, 0.6.0's): ``build_dataclass_from_mapping`` drops each (``trinity/common/
-    dataclass_utils.py:17`` to ``:21``), so the config loads and the key does nothing there; the line names the key of
-    its section most alike (`DROPPED_NEAR_CUTOFF`), where one is (none for verl's own, `OWN_KEYS_NEAR_READ`). Below a
-    field typed as verl's own dataclass, whose keys are the installed verl's, nothing is judged; nor is what verl 0.8
-    or later does with the key. Left to their
-    own lines: a key `said` (and those below it), one rft-solver reads (`READ_KEYS`), Trinity 0.6's keys that 0.5
-    lacks (`KEYS_05_LACKS`: a role's ``engine``) and the ref's ``model`` (`REF_MODEL_KEY`)."""
+def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | None, said: frozenset[Path]) -> None:
+    """Check for keys under ``trainer.trainer_config`` (`UNCHECKED_SECTION`) that the typed ``veRLConfig`` of a
+    release `version` may be (None: any) lacks (`TrinityFields.verl_lacking`): Trinity 0.5 merges the section into its
+    own (`TrinityRelease.verl_merged`, ``OmegaConf.merge`` at ``common/config_validator.py:1156`` in 0.5.0, ``:1135``
+    in 0.5.1, ``:1185`` in 0.5.2), which refuses the config as it loads it: refused where every release of `version`
+    does, else a caution naming those that do; 0.6.0 on verl before 0.8 builds it into its legacy one
+    (`TrinityRelease.verl_legacy`) with ``build_dataclass_from_mapping``, which drops the key
+    (``trinity/common/dataclass_utils.py:17`` to ``:21``), so the config loads and the key does nothing there; without
+    a release, one line names both. The line names the key of its section most alike (`DROPPED_NEAR_CUTOFF`), where
+    one is (none for verl's own, `OWN_KEYS_NEAR_READ`). Below a field typed as verl's own dataclass, whose keys are the
+    installed verl's, nothing is judged; nor is what verl 0.8 or later does with the key. Left to their own lines: a
+    key `said` (and those below it), one rft-solver reads (`READ_KEYS`), Trinity 0.6's keys that 0.5 lacks
+    (`KEYS_05_LACKS`: a role's ``engine``) and the ref's ``model`` (`REF_MODEL_KEY`)."""
     section = value_at(checks.mapping, UNCHECKED_SECTION)
-    if version == "0.5" or not isinstance(section, Mapping):
+    if not isinstance(section, Mapping):
         return
-    legacy = [release.verl_legacy for name, release in load_trinity_fields().releases.items()
-              if release.verl_legacy is not None and (version is None or name.startswith(f"{version}."))]
-    for below in legacy[0].lacked(section) if len(legacy) == 1 else ():
+    fields = load_trinity_fields()
+    chosen = [name for name in fields.releases if version is None or name.startswith(f"{version}.")]
+    for below, lacked_by in fields.verl_lacking(section).items():
         path = (*UNCHECKED_SECTION, *(str(key) for key in below))
-        if (any(path[:len(above)] == above for above in said) or path[-1] in READ_KEYS.get(path[:-1], ())
-                or path in KEYS_05_LACKS or path == REF_MODEL_KEY):
+        lacking = [name for name in lacked_by if name in chosen]
+        if (not lacking or any(path[:len(above)] == above for above in said)
+                or path[-1] in READ_KEYS.get(path[:-1], ()) or path in KEYS_05_LACKS or path == REF_MODEL_KEY):
             continue
-        known = legacy[0].sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ())
+        typed = fields.releases[lacking[0]].verl_config()
+        known = typed.sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ()) if typed else ()
         near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(path[-1], known, n=1,
                                                                                      cutoff=DROPPED_NEAR_CUTOFF)
-        checks.add(ConfigProblemCode.KEY_DROPPED, (
-            f"{dotted(path)}: Trinity 0.6 on verl before 0.8 drops it (its veRLConfig has no such key there), so it "
-            f"does nothing{f'; did you mean {near[0]}?' if near else ''}"))
+        meant = f"; did you mean {near[0]}?" if near else ""
+        refusing = [name for name in lacking if fields.releases[name].verl_merged is not None]
+        if not refusing:
+            checks.add(ConfigProblemCode.KEY_DROPPED, (
+                f"{dotted(path)}: Trinity 0.6 on verl before 0.8 drops it (its veRLConfig has no such key there), so "
+                f"it does nothing{meant}"))
+            continue
+        named = _releases_named(refusing)
+        one = len(named) == 1
+        refused = (f"{dotted(path)}: Trinity {and_joined(named)} {'refuses' if one else 'refuse'} the config as "
+                   f"{'it loads' if one else 'they load'} it ({'its' if one else 'their'} veRLConfig has no such key "
+                   "there)")
+        if refusing == chosen:
+            checks.add(ConfigProblemCode.VERL_KEY_REFUSED, f"{refused}: remove it{meant}")
+        else:
+            also = ", and 0.6 on verl before 0.8 drops it, so it does nothing" if len(refusing) < len(lacking) else ""
+            checks.add(ConfigProblemCode.VERL_KEY, f"{refused}{also}{meant}")
+
+
+def _releases_named(names: list[str]) -> list[str]:
+    """The releases `names` (the table's), in its order, each minor version whose every release is among them named
+    as such (``["0.5", "0.6.0"]`` -> ``["0.5", "0.6"]``; ``["0.5.0", "0.5.1"]`` as they are)."""
+    releases = list(load_trinity_fields().releases)
+    named: list[str] = []
+    for minor in dict.fromkeys(release.rsplit(".", 1)[0] for release in releases):
+        of = [release for release in releases if release.startswith(f"{minor}.")]
+        given = [release for release in of if release in names]
+        named += [minor] if given == of else given
+    return named
+
+
+ALGORITHM_NEAR_CUTOFF = 0.8
+"""How alike (difflib's ratio) an algorithm type no release of the run's has must be to one that they have for the
+line to name it: 0.8 takes ``grpoo`` for ``grpo`` and ``dpoo`` for ``dpo``."""
+
+
+def _check_algorithm(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that ``algorithm.algorithm_type``, where it is text without a dot (a dotted one is a class's import path,
+    which Trinity imports), names an algorithm type of every release `version` may be (None: any): each release's
+    ``ALGORITHM_TYPE`` registry (`TrinityRelease.algorithms`) refuses another as it loads the config (``Invalid module
+    key``, ``utils/registry.py:81`` in 0.5.2, called at ``common/config_validator.py:328``): refused where every such
+    release lacks it, naming the types all of them have and the releases that have it, or where none does, the type
+    most alike (`ALGORITHM_NEAR_CUTOFF`); else a caution naming those that lack it and those that have it."""
+    algorithm = checks.value(("algorithm", "algorithm_type"))
+    if not isinstance(algorithm, str) or "." in algorithm:
+        return
+    fields = load_trinity_fields()
+    chosen = [name for name in fields.releases if version is None or name.startswith(f"{version}.")]
+    having = fields.algorithm_releases(algorithm)
+    lacking = [name for name in chosen if name not in having]
+    if not lacking:
+        return
+    key = f"algorithm.algorithm_type {algorithm}"
+    has = _releases_named(list(having))
+    if len(lacking) < len(chosen):
+        named = _releases_named(lacking)
+        one = len(named) == 1
+        checks.add(ConfigProblemCode.UNKNOWN_ALGORITHM, (
+            f"{key}: Trinity {and_joined(named)} {'has' if one else 'have'} no such algorithm ({and_joined(has)} "
+            f"{'has' if len(has) == 1 else 'have'} it), so {'it refuses' if one else 'they refuse'} the config as "
+            f"{'it loads' if one else 'they load'} it: with {'it' if one else 'those'}, name another"))
+        return
+    taken = sorted(set.intersection(*(set(fields.releases[name].algorithms) for name in chosen)))
+    near = [] if has else difflib.get_close_matches(algorithm, taken, n=1, cutoff=ALGORITHM_NEAR_CUTOFF)
+    whose = (f"Trinity {version} has no such algorithm, so it refuses" if version else
+             f"no release of Trinity ({min(fields.releases)} to {max(fields.releases)}) has this algorithm, so "
+             "Trinity refuses")
+    checks.add(ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, (
+        f"{key}: {whose} the config as it loads it: name one of {', '.join(taken)}"
+        f"{f' (or run a release that has it: Trinity {and_joined(has)})' if has else ''}"
+        f"{f'; did you mean {near[0]}?' if near else ''}"))
 
 
 def _some_lack_words(path: Path, lacking: list[str], having: list[str]) -> str:
