@@ -393,6 +393,8 @@ def _round_trip_yaml(text: str) -> YAML:
     yaml.preserve_quotes = True
     yaml.width = 1 << 16
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    # a one-key mapping in a flow list keeps its braces: without, its anchor (``[&a {x: 1}]``) would name the key
+    yaml.brace_single_entry_mapping_in_flow_sequence = True
     lines = text.splitlines()
     if any(_DOCUMENT_START.match(lines[index]) for index in _within(lines)[:1]):
         yaml.explicit_start = True
@@ -1548,8 +1550,8 @@ def _change_places(text: str, patched: str, name: str,
         return {}
     config, copy = (load_config_mapping(source, name, YAML(typ="rt", pure=True)) for source in (text, patched))
     config_firsts, copy_firsts = _first_places(config, scalars=False), _first_places(copy, scalars=True)
-    places = {difference.path: _place(copy, difference.path, copy_firsts)
-              or _place(config, difference.path, config_firsts) for difference in differences}
+    places = {difference.path: _place(copy, difference.path, copy_firsts, difference.after)
+              or _place(config, difference.path, config_firsts, difference.before) for difference in differences}
     return {path: place for path, place in places.items() if place not in (None, path)}
 
 
@@ -1574,17 +1576,21 @@ def _first_places(data: Any, *, scalars: bool) -> dict[int, tuple[str, ...]]:
     return firsts
 
 
-def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[str, ...]]) -> tuple[str, ...] | None:
+def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[str, ...]],
+           read: Any) -> tuple[str, ...] | None:
     """Where in the file (a round trip's `data`, its containers' and anchored scalars' `firsts`, `_first_places`)
     the key at `path` is written: its anchor's place where its value is an alias of an anchored scalar in `firsts`,
     else its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
-    mapping it merges that holds it. None where `data` has no such key as written (a key YAML 1.1 reads otherwise
-    than ruamel's YAML 1.2, such as ``on``), or that mapping is in a list alone (`_first_places`)."""
+    mapping it merges that holds it: of a ``<<`` list, the first (YAML's merge key) but where the config as Trinity
+    reads it (`read`, its value there) has another's value (PyYAML 6.0.4 takes the last that holds a key of more
+    than one character), the first holding that. None where `data` has no such key as written (a key YAML 1.1
+    reads otherwise than ruamel's YAML 1.2, such as ``on``), or that mapping is in a list alone (`_first_places`)."""
     node: Any = data
     for part in path[:-1]:
         node = node.get(part) if isinstance(node, CommentedMap) else None
-    while isinstance(node, CommentedMap) and path[-1] not in node._ok:  # merged in: from the first that holds it
-        node = next((merged for merged in node.merge if path[-1] in merged), None)
+    while isinstance(node, CommentedMap) and path[-1] not in node._ok:  # merged in: from the one read
+        holding = [merged for merged in node.merge if path[-1] in merged]
+        node = next((merged for merged in holding if merged[path[-1]] == read), holding[0] if holding else None)
     if node is None or id(node) not in firsts:
         return None
     value = node.get(path[-1])

@@ -703,7 +703,7 @@ def _most_roles_take(plan: Plan, given: _GivenBudgets) -> float:
     cap, `solver.query.TrinityConfig.budget_in_effect`, leaves out alike); a role filled from the trainer's taking
     what `plan` writes there (its budget). Not the critic's, which caps no plan (a critic's own budget above the
     verdict's gets a line of its own, `solver.trinity.keys.critic_budget_note`)."""
-    budgets = {TRAINER_TOKEN_BUDGET: plan.max_token_len_per_gpu, **given.budgets}
+    budgets = {**given.budgets, TRAINER_TOKEN_BUDGET: plan.max_token_len_per_gpu}  # --write sets the plan's
     ref = ".".join(ROLE_TOKEN_BUDGETS[1])
     return max(budgets[source] for role, source in role_budget_sources(set(given.budgets)).items()
                if role != ref or given.ref_runs)
