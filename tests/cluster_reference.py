@@ -762,7 +762,7 @@ def _least_placing(catalog: Catalog, instance: dict, name: str, estimates: bool,
 def check_tie_claims(catalog: Catalog, instance: dict, result: dict, estimates: bool = False,
                      token_budget: str = "default") -> list[str]:
     """Problems with the jobs a result says are left out in a tie of priority (`priority-tie`): each is one that a
-    placement with it of as much priority would place, left out by the fixed weights alone, and the priority its
+    placement with it of as much priority would place, left out by the file order alone, and the priority its
     reason says places it (one more than its own) is the least that does (brute force). An empty list means none."""
     problems: list[str] = []
     jobs = {job["name"]: job for job in _jobs(instance)}

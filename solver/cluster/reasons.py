@@ -21,6 +21,7 @@ from solver.cluster.model import (
     keep_running_jobs,
     placement_solver,
     placement_stages,
+    tied_job_weight,
 )
 from solver.cluster.options import (
     Footprint,
@@ -278,8 +279,11 @@ class LeastPriority:
             best_without = self._best(objective, maximise, without_it)
             if best_with is None or best_without is None:
                 return least
-            if best_with != best_without:
-                if (best_with > best_without) == maximise:
+            # The job's weight in the order of jobs tied in priority grows with its priority: at least - 1, not its own
+            raised = (best_with if stage != "jobs" else best_with + tied_job_weight(self.fleet, index, least - 1)
+                      - tied_job_weight(self.fleet, index, self.fleet.jobs[index].priority))
+            if raised != best_without:
+                if (raised > best_without) == maximise:
                     self.tied[index] = stage
                     return least - 1
                 if stage == "jobs" and least == self.fleet.jobs[index].priority + 1:  # as much placed with it
