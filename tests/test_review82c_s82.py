@@ -53,3 +53,16 @@ def test_two_jobs_of_priority_1_first_in_the_file_win_the_tie_against_one_of_pri
         "left out in a tie with b14b, c14b (priority 2 together, as much as its own): not all of them fit in h800 (it "
         "needs at least 4 GPUs and 664.2 GiB of host memory on one node); a tie goes to the jobs earlier in the file: "
         "give priorities to choose, priority 3 places it"))]
+
+
+def test_the_least_priority_that_places_a_job_weighs_its_place_at_that_priority(cli: Cli, tmp_path: Path):
+    # a32b at priority 1: b14b and c14b (2 together) placed. At priority 2, a32b ties them (2 + d14b's 1 = 3) and
+    # weighs 2 x 4 + 1 = 9 against 3 + 2 + 1 = 6: 2 places it. Weighed at its own priority (4 + 1 = 5 < 6), the
+    # reason would have said 3.
+    status, placed, unplaced = _run(cli, tmp_path, A32B.replace(", priority: 2", ""), B14B, C14B, D14B)
+    assert (status, placed) == (1, ["b14b", "c14b", "d14b"])
+    assert unplaced == [("a32b", "no-room", (
+        "no room (GPUs or host memory) left in h800 (it needs at least 4 GPUs and 664.2 GiB of host memory on one "
+        "node) after the jobs placed (the most priority in all, then length, then cost); b14b, c14b (priority 2 "
+        "together) hold the room it needs: priority 2 is the least that places it (with as much priority placed, a "
+        "tie goes to the jobs earlier in the file)"))]
