@@ -686,7 +686,8 @@ def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None, pla
 def _budget_sp(plan: Plan, key: str, given: _GivenBudgets) -> int:
     """The SP the own token budget `key` (dotted) is read at: the critic's two at the critic's own SP where the config
     sets one that ``--write`` keeps (`_GivenBudgets.critic_sp`: a critic of another model, whose heads the plan's SP
-    need not divide; a critic of the plan's model gets the plan's SP, `_critic_sp_keys`); else `plan`'s. Wherever the critic's own budgets are read, so is its SP:
+    need not divide; a critic of the plan's model gets the plan's SP, `_critic_sp_keys`); else `plan`'s. Wherever
+    the critic's own budgets are read, so is its SP:
     Trinity fills it from the trainer's only where unset (``set_if_none``, ``trainer/verl/verl_config.py:597`` in
     0.5.2, ``trainer/verl_legacy/verl_config.py:604`` in 0.6.0) and raises the critic's budget at it
     (``_adjust_token_len_if_needed``), and verl 0.7's critic runs at it, budget x SP tokens per micro-batch
