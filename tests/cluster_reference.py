@@ -740,8 +740,8 @@ def _least_placing(catalog: Catalog, instance: dict, name: str, estimates: bool,
                    token_budget: str) -> tuple[int, int] | None:
     """For job `name`: one more than the priority the best placement without it holds beyond the best with it, and
     the least priority that places it: that, or one less where, at that, the jobs placed with it come earlier in the
-    file (`_tied_order`, the job at that priority: the stage after priority; length and cost weigh only how the same
-    jobs run); None where it has no way to run."""
+    file (`_tied_order`, the job at that priority: the stage after priority), or, where those tie too, the longer
+    lengths, then the lower cost (as `_sort_key` orders them); None where it has no way to run."""
     jobs = _jobs(instance)
     outweighing = 1 + sum(_priority(job) for job in jobs)  # a priority every placement with the job beats all without
     raised = {**instance, "jobs": [{**job, "priority": outweighing} if job["name"] == name else job for job in jobs]}
@@ -751,7 +751,10 @@ def _least_placing(catalog: Catalog, instance: dict, name: str, estimates: bool,
         return None
     least = best_without[0] - (best_with[0] - outweighing) + 1
     at_one_less = [{**job, "priority": least - 1} if job["name"] == name else job for job in jobs]
-    weighs_more = _tied_order(at_one_less, choice_with) > _tied_order(jobs, choice_without)
+    _, gain_with, cost_with = _score(jobs, choice_with, 0, False)
+    _, gain_without, cost_without = _score(jobs, choice_without, 0, False)
+    weighs_more = ((_tied_order(at_one_less, choice_with), gain_with, -cost_with)
+                   > (_tied_order(jobs, choice_without), gain_without, -cost_without))
     return least, least - 1 if weighs_more else least
 
 
