@@ -248,8 +248,9 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
     placed jobs (with `every_job`, the fewest nodes used instead), the running jobs kept where they run (where
     `built` keeps them: `keep_running_jobs`), which jobs are placed where priority ties (`tied_jobs_order`; not where
     every job must be placed), the length the ``at_least`` jobs gain, the least total cost, and last a tie-break.
-    Which jobs run is thus settled before length and cost, which weigh only how the same jobs run: a plan's cost is
-    relative to its own model's vanilla step, so the costs of different jobs do not compare."""
+    Which jobs run is thus settled before length and cost (but where `tied_jobs_order` ties too), which weigh only how
+    the same jobs run: a plan's cost is relative to its own model's vanilla step, so the costs of different jobs do
+    not compare."""
     priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
     gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
