@@ -66,3 +66,32 @@ def test_the_least_priority_that_places_a_job_weighs_its_place_at_that_priority(
         "node) after the jobs placed (the most priority in all, then length, then cost); b14b, c14b (priority 2 "
         "together) hold the room it needs: priority 2 is the least that places it (with as much priority placed, a "
         "tie goes to the jobs earlier in the file)"))]
+
+
+ONE_A100 = "pools:\n  - {name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\njobs:\n"
+SMALL = "  - {{name: {name}, model: Qwen3-0.6B, max_model_len: {length}, rollout_gpus: {rollout}}}\n"
+
+
+def test_where_the_jobs_places_weighed_by_priority_sum_alike_length_decides_and_no_tie_is_said(
+        cli: Cli, tmp_path: Path):
+    # One node of 8 A100s, four Qwen3-0.6B jobs of priority 1 on 1 trainer GPU and 4, 3, 3 and 2 rollout GPUs: j1
+    # and j4 fit together (5 + 3), as do j2 and j3 (4 + 4), and no three. Their places sum alike, 4 + 1 = 3 + 2, with
+    # no names' weights since review82c: the length stage places j2 and j3, which ask at_least 8192 and gain. j1,
+    # first in the file, is not said to be left out in a tie that goes to the jobs earlier in the file; at priority
+    # 2 it outweighs them (2 + 1 against 2).
+    path = tmp_path / "fleet.yaml"
+    path.write_text(ONE_A100 + SMALL.format(name="j1", length=8192, rollout=4)
+                    + SMALL.format(name="j2", length="{at_least: 8192}", rollout=3)
+                    + SMALL.format(name="j3", length="{at_least: 8192}", rollout=3)
+                    + SMALL.format(name="j4", length=8192, rollout=2), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    result = json.loads(out)
+    assert (status, [(p["job"], p["plan"]["max_model_len"]) for p in result["placements"]]) == (
+        1, [("j2", 28672), ("j3", 28672)])
+    after = "after the jobs placed (the most priority in all, then length, then cost)"
+    j1 = (f"no room left in a100 (it needs at least 5 GPUs of one node) {after}; j2, j3 (priority 2 together) hold "
+          "the room it needs: priority 2 is the least that places it (moving other jobs)")
+    j4 = (f"no room left in a100 (it needs at least 3 GPUs of one node) {after}; j2 (priority 1, as much as its own) "
+          "holds the room it needs: priority 2 is the least that places it")
+    assert [(u["job"], u["reason_code"], u["reason"]) for u in result["unplaced"]] == [
+        ("j1", "no-room", j1), ("j4", "no-room", j4)]
