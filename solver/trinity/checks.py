@@ -2501,7 +2501,8 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
                 or path[-1] in READ_KEYS.get(path[:-1], ()) or path in KEYS_05_LACKS or path == REF_MODEL_KEY):
             continue
         typed = fields.releases[lacking[0]].verl_config()
-        known = typed.sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ()) if typed else ()
+        assert typed is not None  # verl_lacking judges the releases that build one alone
+        known = typed.sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ())
         near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(path[-1], known, n=1,
                                                                                      cutoff=DROPPED_NEAR_CUTOFF)
         meant = f"; did you mean {near[0]}?" if near else ""
