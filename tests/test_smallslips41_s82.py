@@ -163,8 +163,8 @@ def test_critic_none_raises_only_a_critic_budget_that_holds_no_sequence(cli: Cli
     assert _budgets(written) == {"ppo_max_token_len_per_gpu": 65536, "forward_max_token_len_per_gpu": 16384}
     scope = OVERRIDES.split("role ", 1)[1]
     assert notes == (f"NOTE {FORWARD} 8192 raised to ceil(32768 / 2) = 16384, the least that holds a sequence of the "
-                     "plan's length, below which verl stops: the plan counts no critic (--critic none), so --write sets "
-                     f"no more of its budgets {scope}\n")
+                     "plan's length, below which verl stops: the plan counts no critic (--critic none), so --write "
+                     f"sets no more of its budgets {scope}\n")
     _fixed_point(cli, tmp_path, monkeypatch, written)
 
 
