@@ -41,8 +41,8 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
   model while it loads beside the reference model's pinned shards, `reference._load_need`).
 
 Objective (lexicographic): max total priority of placed jobs, then, where priority ties, which jobs are placed: the
-earlier in the file (max total over the placed jobs not required of their place counted from the end of the file,
-the first of n jobs n, then of 1 + crc32("job|" + name) % 2**16), then max
+earlier in the file (max total over the placed jobs not required of their priority times their place counted from
+the end of the file, the first of n jobs n), then max
 total gain of placed `at_least` jobs (gain = (L - A) // 1024), then min total cost (each job's
 round(plan["cost"] * 10000)); the value is the triple (total_priority, total_gain, total_cost). With minimize_nodes
 every job must be placed (else
@@ -71,7 +71,6 @@ import functools
 import itertools
 import math
 import re
-import zlib
 from typing import Any
 
 from reference import _estimate_margin, _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
@@ -402,21 +401,17 @@ def _score(jobs: list[dict], choice: list[dict | None], nodes_used: int, minimiz
     return (priority, gain, cost)
 
 
-def _tied_order(jobs: list[dict], choice: list[dict | None]) -> tuple[int, int]:
-    """Which jobs a tie of priority places, the more the better: the placed jobs not required, their places counted
-    from the end of the file summed, then their names' fixed weights summed."""
-    placed = [(index, job) for index, (job, option) in enumerate(zip(jobs, choice))
-              if option is not None and not job.get("required")]
-    return (sum(len(jobs) - index for index, _ in placed),
-            sum(1 + zlib.crc32(f"job|{job['name']}".encode()) % 2**16 for _, job in placed))
+def _tied_order(jobs: list[dict], choice: list[dict | None]) -> int:
+    """Which jobs a tie of priority places, the more the better: over the placed jobs not required, each one's
+    priority times its place counted from the end of the file, summed."""
+    return sum(_priority(job) * (len(jobs) - index) for index, (job, option) in enumerate(zip(jobs, choice))
+               if option is not None and not job.get("required"))
 
 
-def _sort_key(value: tuple[int, int, int], order: tuple[int, int],
-              minimize_nodes: bool) -> tuple[int, int, int, int, int]:
+def _sort_key(value: tuple[int, int, int], order: int, minimize_nodes: bool) -> tuple[int, int, int, int]:
     """Smaller is better (`order`: `_tied_order`, which counts only where every job is not placed anyway)."""
     first, gain, cost = value
-    places, names = (0, 0) if minimize_nodes else order
-    return (first if minimize_nodes else -first, -places, -names, -gain, cost)
+    return (first if minimize_nodes else -first, 0 if minimize_nodes else -order, -gain, cost)
 
 
 def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprint: bool, estimates: bool,
@@ -745,8 +740,8 @@ def _least_placing(catalog: Catalog, instance: dict, name: str, estimates: bool,
                    token_budget: str) -> tuple[int, int] | None:
     """For job `name`: one more than the priority the best placement without it holds beyond the best with it, and
     the least priority that places it: that, or one less where, at that, the jobs placed with it come earlier in the
-    file (`_tied_order`: the stage after priority; length and cost weigh only how the same jobs run); None where it
-    has no way to run."""
+    file (`_tied_order`, the job at that priority: the stage after priority), or, where those tie too, the longer
+    lengths, then the lower cost (as `_sort_key` orders them); None where it has no way to run."""
     jobs = _jobs(instance)
     outweighing = 1 + sum(_priority(job) for job in jobs)  # a priority every placement with the job beats all without
     raised = {**instance, "jobs": [{**job, "priority": outweighing} if job["name"] == name else job for job in jobs]}
@@ -755,14 +750,18 @@ def _least_placing(catalog: Catalog, instance: dict, name: str, estimates: bool,
     if best_without is None or best_with is None or best_with[0] <= best_without[0]:
         return None
     least = best_without[0] - (best_with[0] - outweighing) + 1
-    weighs_more = _tied_order(jobs, choice_with) > _tied_order(jobs, choice_without)
+    at_one_less = [{**job, "priority": least - 1} if job["name"] == name else job for job in jobs]
+    _, gain_with, cost_with = _score(jobs, choice_with, 0, False)
+    _, gain_without, cost_without = _score(jobs, choice_without, 0, False)
+    weighs_more = ((_tied_order(at_one_less, choice_with), gain_with, -cost_with)
+                   > (_tied_order(jobs, choice_without), gain_without, -cost_without))
     return least, least - 1 if weighs_more else least
 
 
 def check_tie_claims(catalog: Catalog, instance: dict, result: dict, estimates: bool = False,
                      token_budget: str = "default") -> list[str]:
     """Problems with the jobs a result says are left out in a tie of priority (`priority-tie`): each is one that a
-    placement with it of as much priority would place, left out by the fixed weights alone, and the priority its
+    placement with it of as much priority would place, left out by the file order alone, and the priority its
     reason says places it (one more than its own) is the least that does (brute force). An empty list means none."""
     problems: list[str] = []
     jobs = {job["name"]: job for job in _jobs(instance)}

@@ -3708,20 +3708,23 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
     result = solved({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 4)
     # Placing it takes the room of both (4 together, more than its own 3). At 4 the tie is one of which jobs run,
-    # which goes to the jobs earlier in the file (its place 3 against theirs, 2 + 1): priority 5 is the least that
-    # places it (4 from persona42, where its one plan's cost was weighed against their two's, until s82: the costs of
-    # different models do not compare).
+    # which goes to the jobs earlier in the file, each place weighed by its job's priority (its 4 x 3 against theirs,
+    # 2 x 2 + 2 x 1): priority 4 is the least that places it (5 from s82's clustertie, whose places alone, 3 against
+    # 2 + 1, tied and were settled by the names' fixed weights, until review82c).
     assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs of one "
                                                            "node) after the jobs placed (the most priority in all, "
                                                            "then length, then cost); small-0, small-1 (priority 4 "
-                                                           "together) hold the room it needs: priority 5 is the "
-                                                           "least that places it",
+                                                           "together) hold the room it needs: priority 4 is the "
+                                                           "least that places it (with as much priority placed, a "
+                                                           "tie goes to the jobs earlier in the file)",
                                                            "reason_for_several": (
                                                                "no room left in a100 (each needs at least 8 GPUs of "
                                                                "one node) after the jobs placed (the most priority "
                                                                "in all, then length, then cost); small-0, small-1 "
                                                                "(priority 4 together) hold the room each needs: "
-                                                               "priority 5 is the least that places one of them"),
+                                                               "priority 4 is the least that places one of them "
+                                                               "(with as much priority placed, a tie goes to the "
+                                                               "jobs earlier in the file)"),
                                                            "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
 

@@ -36,25 +36,29 @@ def _stretching(priority: int) -> list[dict]:
 
 def test_an_at_least_job_s_length_wins_no_tie_of_which_jobs_run(tmp_path: Path):
     # b and c hold 2 together. At 2, x ties with them: which jobs run is settled before length (s82; from persona42 the
-    # length stage placed x, which gains past its at_least), and the tie goes to b and c, whose places in the file
-    # weigh more: 3 is the least that places it.
-    assert _placed(tmp_path, _stretching(1)) == (["b", "c"], [("x", "priority 3 is the least that places it")])
-    assert _placed(tmp_path, _stretching(2))[0] == ["b", "c"]
+    # length stage placed x, which gains past its at_least), and the tie goes to the jobs earlier in the file, each
+    # place weighed by its job's priority: x's 2 x 3 against b's and c's 2 + 1 (review82c; s82's places alone tied at
+    # 3 against 2 + 1, and the names' fixed weights gave it to b and c): 2 is the least that places it.
+    tie = "(with as much priority placed, a tie goes to the jobs earlier in the file)"
+    assert _placed(tmp_path, _stretching(1)) == (["b", "c"], [("x", f"priority 2 is the least that places it {tie}")])
+    assert _placed(tmp_path, _stretching(2))[0] == ["x"]
     assert _placed(tmp_path, _stretching(3))[0] == ["x"]
 
 
 def test_a_job_s_lower_cost_wins_no_tie_of_which_jobs_run(tmp_path: Path):
     # big (14B at 65536, 4 rollout GPUs) needs the whole node; small-0 and small-1 (4B, 2 rollout GPUs) hold 4. At 4
-    # they tie, and the tie goes to the jobs earlier in the file (places 3 against 2 + 1, then the names' weights),
-    # not to big's one plan's cost against their two's (so from persona42 to s82: costs of different models do not
-    # compare): 5 places it, as said; 4 does not.
+    # they tie, and the tie goes to the jobs earlier in the file (big's 4 x 3 against 2 x 2 + 2 x 1: each place
+    # weighed by its job's priority since review82c), not to big's one plan's cost against their two's (so from
+    # persona42 to s82: costs of different models do not compare): 4 places it, as said; 3 does not.
     def jobs(priority: int) -> list[dict]:
         return [{"name": "big", "model": "14B", "max_model_len": 65536, "rollout_gpus": 4, "priority": priority},
                 *({"name": f"small-{i}", "model": "4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 2}
                   for i in range(2))]
 
-    assert _placed(tmp_path, jobs(3)) == (["small-0", "small-1"], [("big", "priority 5 is the least that places it")])
-    assert _placed(tmp_path, jobs(4))[0] == ["small-0", "small-1"]
+    tie = "(with as much priority placed, a tie goes to the jobs earlier in the file)"
+    least = f"priority 4 is the least that places it {tie}"
+    assert _placed(tmp_path, jobs(3)) == (["small-0", "small-1"], [("big", least)])
+    assert _placed(tmp_path, jobs(4))[0] == ["big"]
     assert _placed(tmp_path, jobs(5))[0] == ["big"]
 
 

@@ -248,8 +248,9 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
     placed jobs (with `every_job`, the fewest nodes used instead), the running jobs kept where they run (where
     `built` keeps them: `keep_running_jobs`), which jobs are placed where priority ties (`tied_jobs_order`; not where
     every job must be placed), the length the ``at_least`` jobs gain, the least total cost, and last a tie-break.
-    Which jobs run is thus settled before length and cost, which weigh only how the same jobs run: a plan's cost is
-    relative to its own model's vanilla step, so the costs of different jobs do not compare."""
+    Which jobs run is thus settled before length and cost (but where `tied_jobs_order` ties too), which weigh only how
+    the same jobs run: a plan's cost is relative to its own model's vanilla step, so the costs of different jobs do
+    not compare."""
     priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
     gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
@@ -263,28 +264,24 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
             ("tie-break", tie_break(fleet, options, built), False)]
 
 
-TIED_JOBS_SPREAD = 1 << 16
-"""The range of the fixed weight per job name by which `tied_jobs_order` settles a tie of the jobs' places in the
-file (the isolation lemma: with n jobs, two sets weigh the same with a chance of n in 65536 at most)."""
-
-
 def tied_jobs_order(fleet: Fleet, options: list[Option], built: PlacementModel,
                     required: frozenset[int]) -> cp_model.LinearExprT:
     """An objective (maximised) that picks which jobs are placed among placements of as much priority (and running
-    jobs kept): the jobs earlier in the file, as a queue serves them first. Each placed job not `required` weighs its
-    place counted from the end of the file (the first of n jobs n, the last 1), above a fixed weight per job name
-    (`fixed_weight`) that settles the rare tie of those sums: where one job takes another's room, the one earlier in
-    the file is placed. The same on every run and whatever the search did; no judgment of the jobs (their priorities
-    are the user's), so a job it leaves out is said to be left out in a tie."""
-    jobs = len(fleet.jobs)
-    place = jobs * TIED_JOBS_SPREAD + 1  # more than the names' weights of every job together
-    return sum(((jobs - o.job) * place + fixed_weight(f"job|{fleet.jobs[o.job].name}", TIED_JOBS_SPREAD)) * x
+    jobs kept): the priority placed earlier in the file, as a queue serves jobs first. Each placed job not `required`
+    weighs its priority times its place counted from the end of the file (the first of n jobs n, the last 1), so
+    the count of jobs, which priority already weighs, favours no set: where every job one placement places and the
+    other does not comes earlier in the file than every job the other places instead, the first wins, however many
+    jobs each holds (a job of priority 2 first in the file is placed before two of priority 1 after it). Where those
+    sums tie too, the stages after it decide, as before it. The same on every run; no judgment of the jobs (their
+    priorities are the user's), so a job it leaves out is said to be left out in a tie."""
+    return sum(tied_job_weight(fleet, o.job, fleet.jobs[o.job].priority) * x
                for o, x in zip(options, built.chosen) if o.job not in required)
 
 
-def fixed_weight(text: str, spread: int) -> int:
-    """A fixed pseudo-random weight from 1 to `spread` for `text` (CRC-32), the same on every run."""
-    return 1 + zlib.crc32(text.encode()) % spread
+def tied_job_weight(fleet: Fleet, job: int, priority: int) -> int:
+    """What job `job` (its index) placed weighs in `tied_jobs_order` at `priority`: that times its place counted
+    from the end of the file."""
+    return priority * (len(fleet.jobs) - job)
 
 
 def first_stage_objective(built: PlacementModel, count: cp_model.LinearExprT, maximise: bool
@@ -325,7 +322,7 @@ def tie_break(fleet: Fleet, options: list[Option], built: PlacementModel) -> cp_
     spread = 4 * (len(options) + len(built.pattern_counts) + kept_literals) ** 2
 
     def weight(text: str) -> int:
-        return fixed_weight(text, spread)
+        return 1 + zlib.crc32(text.encode()) % spread
 
     chosen = [weight(option_name(fleet, o)) * x
               for o, x in zip(options, built.chosen)]

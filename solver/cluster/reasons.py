@@ -21,6 +21,7 @@ from solver.cluster.model import (
     keep_running_jobs,
     placement_solver,
     placement_stages,
+    tied_job_weight,
 )
 from solver.cluster.options import (
     Footprint,
@@ -212,19 +213,22 @@ LEAST_PRIORITY_SHARE = 0.05
 of the least priority placing each job left out (`LeastPriority`) take together, after the search."""
 
 
-_TIE_BROKEN = {"stays": "more running jobs stay with {it}", "jobs": "a tie goes to the jobs earlier in the file"}
+_TIE_BROKEN = {"stays": "more running jobs stay with {it}", "jobs": "a tie goes to the jobs earlier in the file",
+               "length": "the at_least jobs run longer with {it}", "cost": "the placed jobs cost less with {it}"}
 """What breaks the tie at the least priority that places a job left out, by stage (`LeastPriority.tied`): the
-stages that weigh which jobs are placed (`placement_stages`); length and cost weigh only how the same jobs run."""
+stages after priority but the tie-break (`placement_stages`); length and cost only where the jobs' order ties too
+(`tied_jobs_order`: rare, two sets of jobs whose places, weighed by priority, sum alike)."""
 
 
 class LeastPriority:
     """The least priority that surely places a job left out of a placement whose priority is proven the most
     (`placed_priority`): one more than the placed priority less the most the other jobs hold in a placement with the
     job (with it, that placement holds more than every one without it; with one less, one without it holds as much),
-    or that one less where, at it, the stages after priority that weigh which jobs are placed break the tie in the
-    job's favour (`tied`, job -> the stage: the most running jobs kept where they run, where jobs run now
-    (`running`), then the fixed order of jobs tied in priority, as `placement_stages` orders them, each where the
-    search proved it: `proven_stages`): the best placement with the job, its other jobs holding that most, beats the
+    or that one less where, at it, the stages after priority break the tie in the job's favour (`tied`, job -> the
+    stage: the most running jobs kept where they run, where jobs run now (`running`), then the order of jobs tied in
+    priority, the job weighed at that one less (`tied_job_weight`), then, where that ties too, the longest
+    ``at_least`` lengths and the least cost, as `placement_stages` orders them, each where the search proved it:
+    `proven_stages`): the best placement with the job, its other jobs holding that most, beats the
     best without it, holding the placed priority, at the first stage where they differ. A job that a placement with
     it of as much priority (and running jobs kept) would place, left out by that fixed order alone, is left out in
     a tie (`in_tie`).
@@ -245,8 +249,8 @@ class LeastPriority:
         self.wall_clock_stopped = False
         self.built: PlacementModel | None = None
         self.stages: list[tuple[str, cp_model.LinearExprT, bool]] = []
-        """The placement's stages (`placement_stages`) that weigh which jobs are placed (`_TIE_BROKEN`'s, after
-        priority), on the model `_built` builds."""
+        """The placement's stages (`placement_stages`) but its tie-break (`_TIE_BROKEN`'s, after priority), on the
+        model `_built` builds."""
 
     def of(self, index: int) -> int | None:
         """The least priority that surely places job `index`; None where not proven."""
@@ -278,8 +282,11 @@ class LeastPriority:
             best_without = self._best(objective, maximise, without_it)
             if best_with is None or best_without is None:
                 return least
-            if best_with != best_without:
-                if (best_with > best_without) == maximise:
+            # The job's weight in the order of jobs tied in priority grows with its priority: at least - 1, not its own
+            raised = (best_with if stage != "jobs" else best_with + tied_job_weight(self.fleet, index, least - 1)
+                      - tied_job_weight(self.fleet, index, self.fleet.jobs[index].priority))
+            if raised != best_without:
+                if (raised > best_without) == maximise:
                     self.tied[index] = stage
                     return least - 1
                 if stage == "jobs" and least == self.fleet.jobs[index].priority + 1:  # as much placed with it
