@@ -2499,7 +2499,7 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
         typed = fields.releases[lacking[0]].verl_config()
         known = typed.sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ()) if typed else ()
         near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(path[-1], known, n=1,
-                                                                                     cutoff=DROPPED_NEAR_CUTOFF)
+                                                                                   cutoff=DROPPED_NEAR_CUTOFF)
         meant = f"; did you mean {near[0]}?" if near else ""
         refusing = [name for name in lacking if fields.releases[name].verl_merged is not None]
         if not refusing:
