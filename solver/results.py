@@ -2563,9 +2563,8 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "JSON made before codes"))
     pools: tuple[UnplacedPool, ...] = Field(default=(), description=(
         "for a reason about the pools the job may use (reason_code no-room, priority-tie, no-room-unproven or "
-        "no-way-to-run): each "
-        "pool the reason names, in the order it names them, with its own code; empty for a reason about the fleet as "
-        "a whole, or where the job may use no pool"))
+        "no-way-to-run): each pool the reason names, in the order it names them, with its own code; empty for a "
+        "reason about the fleet as a whole, or where the job may use no pool"))
     reason_for_several: str | None = Field(default=None, repr=False, description=(
         "the reason in the words for several jobs given it, true of each alone (`solve cluster` shows them in one "
         "row: `each needs`, `places one of them`); null where `reason` reads true of several as it is, and in JSON "
@@ -2662,19 +2661,17 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the steps that the time limit's wall clock stopped, in order: the search's stages ('priority' or 'nodes', "
         "'stays' with --current, 'jobs', 'length', 'cost', 'tie-break') and widening's solves ('widening') before the "
-        "work "
-        "they are given in CP-SAT's deterministic time, the proof that the jobs fit nowhere even without host memory "
-        "('without host'), and, before the count of the planner's questions each is given, the smaller asks of the "
-        "jobs left out ('hints'), working out the jobs' ways ('ways') and working out why the other pools a job left "
-        "out may use have no way for it ('reasons'; the reasons say what either left unasked, and the answer comes "
-        "within the time limit), and, before the work it is given, the least priority that places each job left out "
-        "('least priority': a job not reached is given a priority that places it, not the least), and, with "
-        "--current, the planner's questions of the wider ways of the running jobs kept beside idle GPUs ('stay "
-        "notes': each job they left unasked says so in its stay_reason), and last, the questions of solve's best on "
-        "the trainer GPUs of the jobs placed on the tables' plans ('solve best': solve_best_unasked counts those "
-        "left unasked). Empty: the same file, options and seed "
-        "give the same answer on every run, whatever the machine's load (with workers=1); otherwise another run may "
-        "give another"))
+        "work they are given in CP-SAT's deterministic time, the proof that the jobs fit nowhere even without host "
+        "memory ('without host'), and, before the count of the planner's questions each is given, the smaller asks of "
+        "the jobs left out ('hints'), working out the jobs' ways ('ways') and working out why the other pools a job "
+        "left out may use have no way for it ('reasons'; the reasons say what either left unasked, and the answer "
+        "comes within the time limit), and, before the work it is given, the least priority that places each job left "
+        "out ('least priority': a job not reached is given a priority that places it, not the least), and, with "
+        "--current, the planner's questions of the wider ways of the running jobs kept beside idle GPUs ('stay notes': "
+        "each job they left unasked says so in its stay_reason), and last, the questions of solve's best on the "
+        "trainer GPUs of the jobs placed on the tables' plans ('solve best': solve_best_unasked counts those left "
+        "unasked). Empty: the same file, options and seed give the same answer on every run, whatever the machine's "
+        "load (with workers=1); otherwise another run may give another"))
     ways_cut_short: tuple[str, ...] = Field(default=(), description=(
         "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
         "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "
@@ -2813,8 +2810,7 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     wall_clock_stopped: tuple[str, ...] = Field(default=(), description=(
         "the stages the time limit's wall clock stopped (working out the jobs' ways: 'ways', then 'bought GPUs', "
         "'bought nodes', then the placement's on the purchase: 'priority', 'jobs', 'length', 'cost', 'tie-break', and "
-        "its "
-        "jobs grown onto idle GPUs: 'widening', and last, the questions of solve's best on the trainer GPUs of its "
+        "its jobs grown onto idle GPUs: 'widening', and last, the questions of solve's best on the trainer GPUs of its "
         "jobs placed on the tables' plans: 'solve best'): empty, and only then, the same file gives the same answer "
         "on every run"))
     memory_model_source: str | None = Field(default=None, description="as a placement's")

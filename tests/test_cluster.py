@@ -4365,7 +4365,8 @@ def test_placed_jobs_that_give_no_rollout_gpus_are_named_once_under_the_tables(c
     status, out, _ = cli("cluster", str(path))
     words = " ".join(out.split())  # the note as one line, however the terminal's width folds it
     assert status == 0 and words.count("no rollout_gpus given") == 1
-    assert words.endswith(f"vanilla step on one GPU) note: plain, sft: {solver.render.NO_ROLLOUT_GPUS_NOTE}")  # under cost's
+    # under cost's
+    assert words.endswith(f"vanilla step on one GPU) note: plain, sft: {solver.render.NO_ROLLOUT_GPUS_NOTE}")
     assert [job.rollout_gpus_given for job in load_fleet(path).jobs] == [False, True, True, False]
     given = tmp_path / "given.yaml"
     given.write_text(path.read_text(encoding="utf-8").replace("32768}", "32768, rollout_gpus: 1}"), encoding="utf-8")

@@ -76,8 +76,8 @@ def test_the_file_s_order_not_the_cost_decides_the_tie(cli: Cli, tmp_path: Path)
     assert [(u["job"], u["reason_code"], u["reason"]) for u in json.loads(out)["unplaced"]] == [(
         "qwen32b", "priority-tie",
         ("left out in a tie with qwen14b: equal priority 1, and only one of them fits in h800 (it needs at least 4 "
-         "GPUs and 664.2 GiB of host memory on one node); a tie goes to the jobs earlier in the file: give priorities to "
-         "choose, priority 2 places it"))]
+         "GPUs and 664.2 GiB of host memory on one node); a tie goes to the jobs earlier in the file: give priorities "
+         "to choose, priority 2 places it"))]
 
 
 def test_where_priorities_decide_no_tie_is_said(cli: Cli, tmp_path: Path):
@@ -87,8 +87,8 @@ def test_where_priorities_decide_no_tie_is_said(cli: Cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(path), "--json")
     assert (status, _placed(out)) == (1, [("qwen14b", 8, "sp=8 offload=False")])
     reason = ("no room (GPUs or host memory) left in h800 (it needs at least 4 GPUs and 664.2 GiB of host memory on "
-              "one node) after the jobs placed (the most priority in all, then length, then cost); qwen14b (priority 2) "
-              "holds the room it needs: priority 2 is the least that places it (with as much priority placed, a tie "
+              "one node) after the jobs placed (the most priority in all, then length, then cost); qwen14b (priority "
+              "2) holds the room it needs: priority 2 is the least that places it (with as much priority placed, a tie "
               "goes to the jobs earlier in the file)")
     assert json.loads(out)["unplaced"] == [{
         "job": "qwen32b", "reason": reason, "reason_code": "no-room", "pools": NO_ROOM_POOL,

@@ -157,7 +157,7 @@ def test_the_critics_lower_budget_is_kept_under_an_asked_budget_that_raises_the_
 
 
 def test_a_critic_budget_repeating_the_trainers_goes_with_it(cli: Cli, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     text = BASE.replace("  max_token_len_per_gpu: 32768\n", "  max_token_len_per_gpu: &budget 24576\n") + (
         "    critic: {ppo_max_token_len_per_gpu: *budget, forward_max_token_len_per_gpu: 24576}\n")
     assert _changed(text, token_budget="default") == [f"{CRITIC}: 32768  # now 24576", f"{FORWARD}: 32768  # now 24576"]

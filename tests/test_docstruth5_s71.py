@@ -36,7 +36,7 @@ def test_the_running_jobs_kept_stage_the_wall_clock_stopped_is_named(cli: Cli, t
     monkeypatch.setattr(solver.cluster.search, "stopped_by_wall_clock", lambda cp_solver, status: True)
     status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--json")
     assert status == 0 and json.loads(out)["wall_clock_stopped"] == ["priority", "stays", "jobs", "length", "cost",
-                                                                        "tie-break"]
+                                                                     "tie-break"]
     status, out, err = cli("cluster", str(fleet), "--current", str(now))
     assert status == 0 and err == ""
     assert ("the wall clock stopped the placed-priority stage, the running-jobs-kept stage, the stage choosing among "

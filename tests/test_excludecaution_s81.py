@@ -45,7 +45,7 @@ def words(excluded: str = MOE_MLP, release: str = ALL_RELEASES, fix: str = OTHER
         option, targets = "the job's lora_exclude_modules", "the job's lora_targets"
     regex = f"'{OTHERS_REGEX}'" if targets.startswith("--") else OTHERS_REGEX  # quoted for a shell (loraexclude2)
     return WORDS.format(excluded=excluded, option=option, release=release, fix=fix.format(targets=targets,
-                                                                                         regex=regex))
+                                                                                          regex=regex))
 
 
 def flat(text: str) -> str:

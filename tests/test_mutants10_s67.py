@@ -295,7 +295,7 @@ def test_a_trinity_fields_error_names_the_top_section_as_quotes(tmp_path: Path, 
     path = tmp_path / "trinity-fields.yaml"
     sections = {"": ["a"], "model": ["b"], section: [1]}
     path.write_text(yaml.safe_dump({"releases": {"0.6.0": {"algorithms": ["ppo"], "sections": sections, "open": {},
-                                                            "null": []}}}), encoding="utf-8")
+                                                           "null": []}}}), encoding="utf-8")
     with pytest.raises(TableError) as raised:
         load_validated(TrinityFields, path)
     assert str(raised.value) == (f"{path}: releases, 0.6.0, sections, {where}: must be text, got 1 (YAML reads it, "

@@ -98,7 +98,6 @@ def test_mappings_aliases_repeat_are_compared_once_each(monkeypatch: pytest.Monk
     assert compared.count(0) == 1
 
 
-
 def test_a_key_a_merge_of_a_merge_brings_in_is_written_at_the_first_mapping_that_holds_it() -> None:
     # explorer.dummy merges mid, which merges trainer: each key set on trainer is named at each path, written at
     # trainer's (not mid's, which merges it too)

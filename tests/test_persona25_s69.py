@@ -30,7 +30,8 @@ def only_answer(cli: Callable[..., tuple[int, str, str]], *argv: str) -> dict[st
 def test_the_readme_says_a_cost_of_1_is_vanilla_on_one_gpu(cli: Callable[..., tuple[int, str, str]]):
     (plan, *_) = only_answer(cli, "--model", "0.6B", "--len", "4096", "--gpus", "1", "--gpu", "A100-80GB")["plans"]
     assert (plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["cost"]) == (1, False, False, 1, 1.0)
-    assert "`cost` is a relative step time (1 is the same model's vanilla step on one GPU; lower is faster)." in flat(ROOT / "README.md")
+    assert ("`cost` is a relative step time (1 is the same model's vanilla step on one GPU; lower is faster)."
+            in flat(ROOT / "README.md"))
 
 
 def test_the_guides_gpu_hours_are_the_rankings_gpus_times_cost(cli: Callable[..., tuple[int, str, str]]):

@@ -1,5 +1,5 @@
-"""Review of s82's cluster, release and deadline merges (s82, helper review82b): ``benchmarks/trinity_fields.py`` reads a
-field of the legacy ``veRLConfig`` typed as a ``Union`` of several types as Trinity 0.6.0's
+"""Review of s82's cluster, release and deadline merges (s82, helper review82b): ``benchmarks/trinity_fields.py`` reads
+a field of the legacy ``veRLConfig`` typed as a ``Union`` of several types as Trinity 0.6.0's
 ``build_dataclass_from_mapping`` takes it (``_strip_optional`` strips ``None`` alone, so such a value is kept as
 written: no key below it is dropped, and none may be judged), and `Placement.runs_on_plans_release`, the one test of a
 running job whose plan names its release, shared by the cluster table's Trinity column and ``placement_configs``; an
@@ -104,8 +104,8 @@ def test_place_takes_its_source_as_a_path_as_it_takes_the_fleet(tmp_path: Path):
     job = {"name": "moe", "model": "Qwen3-30B-A3B", "max_model_len": 8192, "rollout_gpus": 2, "lora_rank": 8}
     first, changed = tmp_path / "f1.yaml", tmp_path / "f2.yaml"
     first.write_text(yaml.safe_dump({"pools": pools, "jobs": [job]}), encoding="utf-8")
-    changed.write_text(yaml.safe_dump({"pools": pools, "jobs": [{**job, "lora_targets": r".*experts\.(gate|up)_proj"}]}),
-                       encoding="utf-8")
+    regex_job = {**job, "lora_targets": r".*experts\.(gate|up)_proj"}
+    changed.write_text(yaml.safe_dump({"pools": pools, "jobs": [regex_job]}), encoding="utf-8")
     now = solver.place(first, trinity_version="0.5.1")  # runs on 0.5.1, whose experts are separate modules
     fleet = solver.load_fleet(changed)
     for source in (changed, str(changed)):

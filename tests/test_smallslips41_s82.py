@@ -127,8 +127,9 @@ def _another_critic_at_sp_1(text: str) -> str:
     return text.replace("max_model_len: 32768}", "max_model_len: 32768, critic_model_path: /models/critic}").replace(
         "    critic:\n", "    critic:\n      ulysses_sequence_parallel_size: 1\n")
 
+
 def test_the_critics_budgets_are_judged_at_its_own_sp(cli: Cli, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # the plan's SP 2, the critic's own 1: ceil(32768 / 1) = 32768 holds a sequence there, not 20000 (before: kept,
     # judged at SP 2, where ceil(32768 / 2) = 16384 does)
     text = _another_critic_at_sp_1(_critic(ppo="20000", forward="40000"))
@@ -156,15 +157,15 @@ def test_a_critic_at_its_own_lower_sp_gets_the_least_above_the_plans_budget(cli:
 
 
 def test_critic_none_raises_only_a_critic_budget_that_holds_no_sequence(cli: Cli, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     text = _critic(ppo="65536", forward="8192")
     written, notes = _write(cli, tmp_path, text, "--critic", "none")
     # before: 32768 and 32768, the first noted as lowered to the plan's, which counts no critic
     assert _budgets(written) == {"ppo_max_token_len_per_gpu": 65536, "forward_max_token_len_per_gpu": 16384}
     scope = OVERRIDES.split("role ", 1)[1]
     assert notes == (f"NOTE {FORWARD} 8192 raised to ceil(32768 / 2) = 16384, the least that holds a sequence of the "
-                     "plan's length, below which verl stops: the plan counts no critic (--critic none), so --write sets "
-                     f"no more of its budgets {scope}\n")
+                     "plan's length, below which verl stops: the plan counts no critic (--critic none), so --write "
+                     f"sets no more of its budgets {scope}\n")
     _fixed_point(cli, tmp_path, monkeypatch, written)
 
 

@@ -94,7 +94,7 @@ def _trainer_config(written: str) -> dict[str, Any]:
 
 
 def test_a_kept_critic_budget_a_merge_brings_in_stays_its_own(cli: Cli, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     written, notes = _write(cli, tmp_path, MERGED, "--token-budget", "default")
     config = _trainer_config(written)
     # before: the copy's critic read the actor's 32768 through the merge, the note saying 16384 was kept
@@ -157,8 +157,8 @@ def test_check_says_a_response_limit_alone_not_below_the_length(cli: Cli, tmp_pa
     assert (status, current["refused"], current["trains"]) == (0, False, True)
     assert _at_length(current) == [
         ("model.max_response_tokens 30000 is not below --len's 16384, and model.max_prompt_tokens is unset: Trinity "
-        "lowers it to 16383 and leaves max_prompt_tokens 1 token, to which every prompt is truncated "
-        "(model.enable_prompt_truncation, on by default): lower it below 16384")]
+         "lowers it to 16383 and leaves max_prompt_tokens 1 token, to which every prompt is truncated "
+         "(model.enable_prompt_truncation, on by default): lower it below 16384")]
 
 
 @pytest.mark.usefixtures("_env_on")
@@ -167,8 +167,8 @@ def test_check_says_a_prompt_limit_alone_at_the_configs_length(cli: Cli, tmp_pat
     status, current = _check(cli, tmp_path, text)
     assert (status, _at_length(current)) == (0, [
         ("model.max_prompt_tokens 32768 is not below model.max_model_len 32768, and model.max_response_tokens is "
-        "unset: Trinity lowers it to 32767 and leaves max_response_tokens 1 token, at which the rollout stops every "
-        "response: lower it below 32768")])
+         "unset: Trinity lowers it to 32767 and leaves max_response_tokens 1 token, at which the rollout stops every "
+         "response: lower it below 32768")])
 
 
 @pytest.mark.parametrize("text", [RESPONSE_ALONE, RESPONSE_ALONE.replace("30000", "32767"),

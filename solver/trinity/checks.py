@@ -132,6 +132,7 @@ from solver.trinity.keys import (
     UNTYPED_SECTIONS,
     VERL_LORA_RANK,
     ConfigError,
+    critic_of_another_model,
     keys_05_refuses,
     keys_05_refuses_words,
     offload_path,
@@ -155,6 +156,7 @@ from solver.trinity.reader import (
 )
 
 if TYPE_CHECKING:
+    from solver.tables.inputs import TrinityFields
     from solver.trinity.config import NewAdapter
 
 
@@ -417,7 +419,7 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
         names = [name for name, given in keys.items() if given == key]
         given = (f"checks the {names[0]}'s SP" if key != TRAINER_SP_KEY else
                  f"gives it to the {' and the '.join(names)}, whose SP{'s' if len(names) > 1 else ''} it checks")
-        heads = names != ["critic"] or not _other_critic_model(checks)
+        heads = names != ["critic"] or not critic_of_another_model(checks.value)
         role_sps |= dict.fromkeys(names, _check_sp_key(
             checks, key, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config",
             heads=heads, batch=batch))
@@ -446,13 +448,6 @@ class TrainBatch(NamedTuple):
     size: int | None = None
     source: str = TRAIN_BATCH_KEY
     divisor: BatchDivisor = "ranks"
-
-
-def _other_critic_model(checks: _ConfigChecks) -> bool:
-    """Whether ``model.critic_model_path`` names another model than ``model.model_path``: Trinity checks the critic's
-    SP against that model's heads (unset, it takes ``model_path``), which rft-solver does not know."""
-    critic = checks.value(("model", "critic_model_path"))
-    return critic not in (None, "") and critic != checks.value(("model", "model_path"))
 
 
 def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, trainer_gpus: int, whose: str, *,
@@ -1833,7 +1828,7 @@ def _check_remove_padding(checks: _ConfigChecks, model: Model, version: TrinityV
     keys = REMOVE_PADDING_KEYS[1:] if version == "0.5" else REMOVE_PADDING_KEYS
     if (violation := remove_padding_violation(model, version)) is not None:
         critic = (version != "0.6" and trains_critic(checks.value(("algorithm", "algorithm_type")))
-                  and not _other_critic_model(checks))
+                  and not critic_of_another_model(checks.value))
         _check_flags_on(checks, (*keys, *((CRITIC_REMOVE_PADDING_KEY,) if critic else ())),
                         ConfigProblemCode.REMOVE_PADDING_ON, f"{violation}: set it to false", version, on=False)
         return
@@ -2456,7 +2451,7 @@ def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: T
     (misspelt for one rft-solver reads, with the key it likely means; one of Trinity 0.6's that 0.5 lacks), and the
     keys below it, are left out."""
     fields = load_trinity_fields()
-    chosen = {name for name in fields.releases if version is None or name.startswith(f"{version}.")}
+    chosen = set(_releases_of(fields, version))
     lacking = {path: releases for path, releases in fields.lacking(checks.mapping).items()
                if not any(path[:len(above)] == above for above in said)}
     refused = {path for path, releases in lacking.items() if chosen <= set(releases)}
@@ -2468,7 +2463,8 @@ def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: T
         elif version is not None and chosen & set(lacked_by) and not any(below[:len(path)] == path
                                                                          for below in refused):
             checks.add(ConfigProblemCode.UNKNOWN_KEY, _some_lack_words(
-                path, [name for name in lacked_by if name in chosen], [name for name in having if name in chosen]))
+                dotted(path), "key there", [name for name in lacked_by if name in chosen],
+                [name for name in having if name in chosen], "remove it"))
 
 
 DROPPED_NEAR_CUTOFF = 0.8
@@ -2493,7 +2489,7 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
     if not isinstance(section, Mapping):
         return
     fields = load_trinity_fields()
-    chosen = [name for name in fields.releases if version is None or name.startswith(f"{version}.")]
+    chosen = _releases_of(fields, version)
     for below, lacked_by in fields.verl_lacking(section).items():
         path = (*UNCHECKED_SECTION, *(str(key) for key in below))
         lacking = [name for name in lacked_by if name in chosen]
@@ -2504,7 +2500,7 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
         assert typed is not None  # verl_lacking judges the releases that build one alone
         known = typed.sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ())
         near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(path[-1], known, n=1,
-                                                                                     cutoff=DROPPED_NEAR_CUTOFF)
+                                                                                   cutoff=DROPPED_NEAR_CUTOFF)
         meant = f"; did you mean {near[0]}?" if near else ""
         refusing = [name for name in lacking if fields.releases[name].verl_merged is not None]
         if not refusing:
@@ -2552,7 +2548,7 @@ def _check_algorithm(checks: _ConfigChecks, version: TrinityVersion | None) -> N
     if not isinstance(algorithm, str) or "." in algorithm:
         return
     fields = load_trinity_fields()
-    chosen = [name for name in fields.releases if version is None or name.startswith(f"{version}.")]
+    chosen = _releases_of(fields, version)
     having = fields.algorithm_releases(algorithm)
     lacking = [name for name in chosen if name not in having]
     if not lacking:
@@ -2560,12 +2556,8 @@ def _check_algorithm(checks: _ConfigChecks, version: TrinityVersion | None) -> N
     key = f"algorithm.algorithm_type {algorithm}"
     has = _releases_named(list(having))
     if len(lacking) < len(chosen):
-        named = _releases_named(lacking)
-        one = len(named) == 1
-        checks.add(ConfigProblemCode.UNKNOWN_ALGORITHM, (
-            f"{key}: Trinity {and_joined(named)} {'has' if one else 'have'} no such algorithm ({and_joined(has)} "
-            f"{'has' if len(has) == 1 else 'have'} it), so {'it refuses' if one else 'they refuse'} the config as "
-            f"{'it loads' if one else 'they load'} it: with {'it' if one else 'those'}, name another"))
+        checks.add(ConfigProblemCode.UNKNOWN_ALGORITHM,
+                   _some_lack_words(key, "algorithm", _releases_named(lacking), has, "name another"))
         return
     taken = sorted(set.intersection(*(set(fields.releases[name].algorithms) for name in chosen)))
     near = [] if has else difflib.get_close_matches(algorithm, taken, n=1, cutoff=ALGORITHM_NEAR_CUTOFF)
@@ -2578,14 +2570,21 @@ def _check_algorithm(checks: _ConfigChecks, version: TrinityVersion | None) -> N
         f"{f'; did you mean {near[0]}?' if near else ''}"))
 
 
-def _some_lack_words(path: Path, lacking: list[str], having: list[str]) -> str:
-    """That the releases `lacking` the key at `path` refuse the config, and those `having` it (of one minor version)
-    take it, in words."""
+def _some_lack_words(subject: str, what: str, lacking: list[str], having: list[str], fix: str) -> str:
+    """That the releases `lacking` the `what` (``key there``, ``algorithm``) that `subject` names (a dotted key, or
+    the key and its value) refuse the config as they load it, and those `having` it take it, in words, ending in the
+    `fix` to make with the former (``remove it``, ``name another``)."""
     one = len(lacking) == 1
-    return (f"{dotted(path)}: Trinity {and_joined(lacking)} {'has' if one else 'have'} no such key there "
+    return (f"{subject}: Trinity {and_joined(lacking)} {'has' if one else 'have'} no such {what} "
             f"({and_joined(having)} {'has' if len(having) == 1 else 'have'} it), so "
             f"{'it refuses' if one else 'they refuse'} the config as {'it loads' if one else 'they load'} it: with "
-            f"{'it' if one else 'those'}, remove it")
+            f"{'it' if one else 'those'}, {fix}")
+
+
+def _releases_of(fields: TrinityFields, version: TrinityVersion | None) -> list[str]:
+    """The releases of `fields`' table that the Trinity release `version` stands for (None: every one), in its
+    order."""
+    return [name for name in fields.releases if version is None or name.startswith(f"{version}.")]
 
 
 def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion | None, having: list[str]) -> str:

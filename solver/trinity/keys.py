@@ -306,6 +306,14 @@ def trains_critic(algorithm: Any) -> bool:
     return algorithm in (None, "ppo")
 
 
+def critic_of_another_model(value: Callable[[tuple[str, ...]], Any]) -> bool:
+    """Whether ``model.critic_model_path`` names another model than ``model.model_path`` (each as `value` reads a
+    config's key; unset or empty, the critic is ``model_path``'s): Trinity checks the critic's SP against that model's
+    heads, which rft-solver does not know, so the plan's SP is neither checked nor written there."""
+    critic = value(("model", "critic_model_path"))
+    return critic not in (None, "") and critic != value(("model", "model_path"))
+
+
 def check_environ(environ: Mapping[str, str] | None) -> None:
     """`QueryError` unless `environ`, where a config's ``${oc.env:...}`` are read (``os.environ``), is a mapping of
     strings, or None where that may be none."""

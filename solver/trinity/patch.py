@@ -1166,7 +1166,7 @@ def _aliased_scalars(node: Any, places: dict[int, list[_Place]] | None = None,
         if isinstance(value, CommentedMap | CommentedSeq):
             _aliased_scalars(value, places, entered)
             continue
-        if getattr(getattr(value, "anchor", None), "value", None) is None:
+        if not _anchored_scalar(value):
             continue
         held = places.setdefault(id(value), [])
         held.append((node, key))

@@ -64,6 +64,7 @@ from solver.trinity.keys import (
     ROLE_SP_KEYS,
     ROLES,
     ROLLOUT_MODEL,
+    critic_of_another_model,
     offload_path,
     ref_forward_runs,
     trainer_level_offload,
@@ -619,10 +620,8 @@ def _critic_sp_keys(plan: Plan, readings: _ConfigReadings) -> list[PlanKey]:
     in 0.5.1, ``verl_legacy/verl_config.py:604`` in 0.6.0) and raises its token budget to hold a sequence at it
     (``_adjust_token_len_if_needed``, ``:610``, ``:597``, ``:617``), where the plans count the critic at their SP and
     ``--write`` judges its budgets there (`_own_budget_written`). Not where the critic is another model
-    (``model.critic_model_path``), whose heads the plan's SP may not divide (rft-solver does not know them)."""
-    critic_model = readings.value(("model", "critic_model_path"))
-    if not trains_critic(readings.value(("algorithm", "algorithm_type"))) or critic_model not in (
-            None, "", readings.value(("model", "model_path"))):
+    (`critic_of_another_model`), whose heads the plan's SP may not divide (rft-solver does not know them)."""
+    if not trains_critic(readings.value(("algorithm", "algorithm_type"))) or critic_of_another_model(readings.value):
         return []
     return [PlanKey(path=CRITIC_SP_KEY, value=plan.sp, existing_only=True)]
 
