@@ -1767,6 +1767,10 @@ class RolloutKept(Frozen):
     plan: Plan | None = Field(description=(
         "the best plan on the rest of the budget with that many rollout GPUs beside it; null where there is none (and "
         "where no GPU is left to the trainer)"))
+    without_host_ram: Plan | None = Field(default=None, description=(
+        "where plan is null and the host memory given (--host-ram, host_ram_gb) is what rules the plans out: the best "
+        "plan on the rest of the budget without it, its host_memory_gb more than the host memory given; null "
+        "otherwise"))
 
 
 class RoomKept(Frozen):

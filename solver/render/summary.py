@@ -526,12 +526,23 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
                 f"it leaves the trainer none: give the rollout GPUs beside it instead: {beside}")
     if (other := kept.plan) is None:
         trains = "at any length" if answer.objective == "max_len" else f"for {counted(plan.max_model_len, 'token')}"
-        return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout}); give "
-                f"the rollout GPUs beside these instead: {beside}")
+        return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout})"
+                f"{_host_ruled_out_words(answer, kept.without_host_ram)}; give the rollout GPUs beside these instead: "
+                f"{beside}")
     kept_for_it = names.joined([names.valued(names.total_gpus, budget), names.valued(names.rollout_gpus, rollout)])
     return (f"{kept_for_it} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
             f"({other.evidence_and_single_gpu})")
+
+
+def _host_ruled_out_words(answer: Answer, lifted: Plan | None) -> str:
+    """Where the host memory given is what rules out the plans beside the rollout (`RolloutKept.without_host_ram`):
+    that bound, and the best plan without it with the host memory it needs, in words (``: --host-ram 2048 GiB rules
+    them out (Env + Offload on 24 GPUs needs 2319.6 GiB of host memory per node)``); "" otherwise."""
+    if lifted is None or lifted.host_memory_gb is None or answer.query is None:
+        return ""
+    return (f": {answer.query.host_ram_bound_words} rules them out ({lifted.setting.label} on "
+            f"{counted(lifted.gpus, 'GPU')} needs {lifted.host_memory_gb:.1f} GiB of host memory per node)")
 
 
 def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
