@@ -103,6 +103,7 @@ from solver.tables import (
     consecutive_runs,
     counted,
     host_need_detail,
+    host_moment_words,
     host_need_purpose,
     left_out_when_none,
     named_jobs,
@@ -1256,6 +1257,10 @@ class Plan(Frozen):
         "with a PPO critic whose states are in host memory while the actor trains (critic offloaded or reloaded): what "
         "one node holds of them, GiB, part of host_memory_gb's training need (as solve memory's host_critic_gib); "
         "null otherwise, and in JSON made before the field"))
+    host_training_gb: Amount | None = Field(default=None, description=(
+        "where host_memory_gb is the start-up need (the model loading in fp32 beside the pinned shards) and training "
+        "holds less: what one node holds while training, GiB, rounded up to a tenth; null where training is the peak, "
+        "without Offload or a critic held in host memory, and in JSON made before the field"))
     reference_model: bool = Field(default=True, description=(
         "whether host_memory_gb counts a reference model's pinned shards: false where the run builds none (a "
         "--from-config config's algorithm or LoRA says so, or --no-reference); true where not known"))
@@ -1550,8 +1555,10 @@ class Plan(Frozen):
             return None
         detail = (None if self.host_critic_gb is None else
                   host_need_detail(self.offload, self.reference_model, self.critic, self.host_critic_gb))
+        said = [detail or ("" if self.reference_model else "no reference model"),
+                host_moment_words(self.host_training_gb)]
         purpose = host_need_purpose(self.offload, self.critic) + (
-            f" ({detail})" if detail else "" if self.reference_model else " (no reference model)")
+            f" ({'; '.join(part for part in said if part)})" if any(said) else "")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
         trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)

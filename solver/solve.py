@@ -30,6 +30,7 @@ from solver.memory import (
     host_critic_gib,
     margin_room,
     shown_host_need,
+    shown_training_host_need,
 )
 from solver.model import (
     FoundPlan,
@@ -1065,6 +1066,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         if offload or query.critic in HOST_HELD_CRITICS or query.host_ram_gb is not None else None,
         host_critic_gb=host_critic_gib(data.shape, gpus, query.node_gpus, query.critic, query.expert_layout,
                                        query.trinity_version) or None,
+        host_training_gb=shown_training_host_need(data.shape, gpus, query.node_gpus, bool(offload),
+                                                  query.trinity_version, query.reference_model, query.lora_rank,
+                                                  query.critic, query.expert_layout),
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
         lora_target_modules=None if query.lora_targets is None else query.lora_targets.pattern,

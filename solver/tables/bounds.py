@@ -139,6 +139,13 @@ def host_need_purpose(offload: bool, critic: CriticStates | None = None) -> str:
     return "for the critic's offloaded states" if held else "while the model loads"
 
 
+def host_moment_words(training_gib: float | None) -> str:
+    """Which moment a host memory need is, where training holds less than loading at start-up (`training_gib`, as
+    shown; None: training is the peak, or there is none of its own), in words: ``at start-up, loading the model;
+    1308.8 while training``; "" otherwise."""
+    return "" if training_gib is None else f"at start-up, loading the model; {training_gib:.1f} while training"
+
+
 def host_need_detail(offload: bool, reference_model: bool, critic: CriticStates | None = None,
                      critic_gib: float | None = None) -> str:
     """What a node's host memory need holds, for a line that says why it is so large: with `offload`, the states or the
