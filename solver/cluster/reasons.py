@@ -769,13 +769,13 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         answer = planner.answer(query, pool.gpu)  # asked already where `reasons_may_ask_reach` asked it first
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus, trainer_room)
-            one, several = (
+            no_layout, no_layouts = (
                 f"{pool.name}{_counted_besides(planner, job, them)}: with {rollout}, no trainer GPU count that trains "
                 f"{it} ({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.up_nodes, 'node')}"
                 f"{_up(pool)} of {pool.gpus_per_node} GPUs" + layouts
                 + _fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)
                 for it, them in (("it", False), ("them", True)))
-            reasons.append((one, several))
+            reasons.append((no_layout, no_layouts))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT))
         else:
             # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
