@@ -82,6 +82,7 @@ from solver.results import (
     cautions_of,
     check_beyond_codes,
     check_caution_codes,
+    far_beyond_calibration,
     gpu_runtime,
     single_gpu_caution,
     sp_over_pcie_caution,
@@ -332,7 +333,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
                                option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe,
-                               lora_targets=lora_targets, excluded_adapted=excluded_adapted)
+                               lora_targets=lora_targets, excluded_adapted=excluded_adapted,
+                               far=far_beyond_calibration(room, thin, option_names) if self.fits else None)
         return self.model_copy(update=caution_fields(cautions))
 
     @property
@@ -937,9 +939,11 @@ def margin_room(memory: MemoryModel, margin: float, memory_gib: float, setting: 
     """The `margin` an estimate of `model` with `setting` on a GPU of `memory_gib` is held to, against the default
     there (`default_margin`: `memory`'s, more on a small card), with the usable memory the margin is a fraction of
     and what the calibrated gathered layers may fall short by (`gathered_shortfall_gib`): `thin_headroom` weighs its
-    room to spare so."""
+    room to spare so; and how many times the calibration's largest model the model is (`far_beyond_calibration`)."""
+    calibrated = memory.fit.range
     return MarginRoom(margin, default_margin(memory, memory_gib),
-                      _usable_gib(memory_gib, setting, memory.coefficients, 0.0), gathered_shortfall_gib(model, memory))
+                      _usable_gib(memory_gib, setting, memory.coefficients, 0.0), gathered_shortfall_gib(model, memory),
+                      0.0 if calibrated is None else model.parameters_b / calibrated.largest_model_b)
 
 
 def _step_usable_gib(memory_gib: float, margin: float) -> float:
