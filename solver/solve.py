@@ -599,7 +599,8 @@ def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
 
 def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """The answer, where its best plan takes the user's whole budget and no rollout GPUs were given (``--gpus``
-    counts the trainer's alone, so the rollout has none left), with the same question asked with some of the budget
+    counts the trainer's alone, so the rollout has none left) and the run is no DPO's (which has no explorer: mode
+    train), with the same question asked with some of the budget
     kept for the rollout (`kept_for_rollout`: ``--gpus N-K --rollout-gpus K``) and its best plan, or none: so that the
     hint the answer gives names a request that plans. Where that plan leaves some of `N-K` unused, the question is
     asked once more with them kept for the rollout too (``--gpus n --rollout-gpus N-n``), and its plan taken where it
@@ -608,7 +609,7 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     host memory given (--host-ram) may be what rules them out, its best plan without it, if any (`without_host_ram`).
     Unchanged where the first solve is undecided."""
     best = answer.best
-    if query.rollout_gpus is not None or query.open_budget or best is None or best.unused_gpus:
+    if query.rollout_gpus is not None or query.dpo or query.open_budget or best is None or best.unused_gpus:
         return answer
     kept = kept_for_rollout(query.budget_gpus, query.node_gpus)
     if kept == query.budget_gpus:

@@ -700,13 +700,16 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNam
     if answer.open_budget:
         return counted(plan.gpus, "GPU") + spanned
     # --rollout-gpus 0: no rollout here; a config's rollout, with no cluster section to count it in, goes beside
-    spare = "unused" if answer.rollout_gpus == 0 or answer.current is not None else "left for rollout"
+    # DPO: Trinity trains it in mode train alone, with no explorer to leave GPUs to
+    no_rollout = answer.rollout_gpus == 0 or answer.current is not None or (answer.query is not None
+                                                                            and answer.query.dpo)
+    spare = "unused" if no_rollout else "left for rollout"
     capped = (f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS
               else "")
     # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
     # GPUs a user has leaves the explorer none. (A config's rollout, with no cluster section to count it in, goes
     # beside the trainer: its note says so.)
-    none_left = " (none left for rollout)" if answer.rollout_gpus is None and answer.current is None else ""
+    none_left = " (none left for rollout)" if answer.rollout_gpus is None and not no_rollout else ""
     left = none_left if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
     return f"{of_budget}{spanned}{left}"
 
