@@ -85,7 +85,7 @@ def test_solve_memory_says_the_moment_too(cli: Cli, config: Path) -> None:
     line = " ".join(out.split()[out.split().index("memory:", out.split().index("host")):])
     assert line.startswith("memory: 1456.4 GiB per node for Offload (the actor's states and the reference model's "
                            "shards, or the model while it loads beside both models' pinned shards, whichever is "
-                           "more: at start-up, loading the model; 1308.8 while training); not checked")
+                           "more; here at start-up, loading the model; 1308.8 while training); not checked")
     status, out, _ = cli(*argv, "--json")
     estimate = json.loads(out)
     assert (estimate["host_memory_gib"], estimate["host_training_gib"]) == (1456.4, 1308.8)
