@@ -1416,8 +1416,8 @@ def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_
 
     def note(indent: str, eol: str = "\n") -> str:
         """The note --write leaves above trainer_strategy, at `indent`, wrapped with its hanging indentation."""
-        return (f"{indent}# host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 while{eol}"
-                f"{indent}#   training); not checked: --host-ram not given{eol}")
+        return (f"{indent}# host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 "
+                f"while{eol}{indent}#   training); not checked: --host-ram not given{eol}")
 
     before = "trainer:\n  x: 1\n  trainer_strategy: fsdp2\n\n# Monitoring\nmonitor: {}\n"
     once = patch_trinity_config(before, plan, model, option_names=COMMAND_OPTIONS)  # as --write
