@@ -943,7 +943,8 @@ def margin_room(memory: MemoryModel, margin: float, memory_gib: float, setting: 
     calibrated = memory.fit.range
     return MarginRoom(margin, default_margin(memory, memory_gib),
                       _usable_gib(memory_gib, setting, memory.coefficients, 0.0), gathered_shortfall_gib(model, memory),
-                      0.0 if calibrated is None else model.parameters_b / calibrated.largest_model_b)
+                      0.0 if calibrated is None or calibrated.largest_model_b <= 0
+                      else model.parameters_b / calibrated.largest_model_b)
 
 
 def _step_usable_gib(memory_gib: float, margin: float) -> float:
@@ -1350,7 +1351,9 @@ def shown_training_host_need(model: Model, gpus: int, node_gpus: int | None = No
                              critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float | None:
     """Where the host memory need (`host_memory_gib`) is loading's at start-up and training holds less as rft-solver
     gives them (`shown_host_gib`): what training holds, so shown; None otherwise (training is the peak, or there is no
-    training moment of its own: `host_moments_gib`)."""
+    training moment of its own: `host_moments_gib`, without Offload or a critic held in host memory)."""
+    if not offload and critic not in HOST_HELD_CRITICS:
+        return None
     loading, training = host_moments_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
                                          experts)
     if training is None or shown_host_gib(training) >= shown_host_gib(loading):
