@@ -37,6 +37,7 @@ from solver.memory import (
     rollout_engines,
     rollout_sizes,
     shown_host_need,
+    shown_training_host_need,
 )
 from solver.query import (
     MODEL_PATH_KEY,
@@ -1002,6 +1003,8 @@ def estimate_memory(
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, release, reference,
                                                           lora_rank, critic, experts),
                           host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts, release),
+                          host_training_gib=shown_training_host_need(resolved, gpus, node_size, offload, release,
+                                                                     reference, lora_rank, critic, experts),
                           reference_model=reference, host_ram_gib=host_ram_gb,
                           dpo_pairs=counts_dpo_pairs(resolved, dpo)).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,

@@ -82,6 +82,7 @@ from solver.results import (
     cautions_of,
     check_beyond_codes,
     check_caution_codes,
+    far_beyond_calibration,
     gpu_runtime,
     single_gpu_caution,
     sp_over_pcie_caution,
@@ -259,6 +260,9 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "what one node holds of a PPO critic's states in host memory while the actor trains (offloaded or reloaded: "
         "`host_critic_gib`), part of the training need that host_memory_gib takes where it is more than the load; 0 "
         "otherwise"))
+    host_training_gib: float | None = Field(default=None, description=(
+        "where host_memory_gib is the start-up need (the model loading in fp32 beside the pinned shards) and training "
+        "holds less: what one node holds while training (`shown_training_host_need`); None otherwise"))
     reference_model: bool = Field(default=True, description=(
         "whether host_memory_gib counts the reference model's pinned shards (--reference/--no-reference; by default "
         "but with --lora-rank): false for a run that builds none"))
@@ -329,7 +333,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
                                option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe,
-                               lora_targets=lora_targets, excluded_adapted=excluded_adapted)
+                               lora_targets=lora_targets, excluded_adapted=excluded_adapted,
+                               far=far_beyond_calibration(room, thin, option_names) if self.fits else None)
         return self.model_copy(update=caution_fields(cautions))
 
     @property
@@ -934,9 +939,12 @@ def margin_room(memory: MemoryModel, margin: float, memory_gib: float, setting: 
     """The `margin` an estimate of `model` with `setting` on a GPU of `memory_gib` is held to, against the default
     there (`default_margin`: `memory`'s, more on a small card), with the usable memory the margin is a fraction of
     and what the calibrated gathered layers may fall short by (`gathered_shortfall_gib`): `thin_headroom` weighs its
-    room to spare so."""
+    room to spare so; and how many times the calibration's largest model the model is (`far_beyond_calibration`)."""
+    calibrated = memory.fit.range
     return MarginRoom(margin, default_margin(memory, memory_gib),
-                      _usable_gib(memory_gib, setting, memory.coefficients, 0.0), gathered_shortfall_gib(model, memory))
+                      _usable_gib(memory_gib, setting, memory.coefficients, 0.0), gathered_shortfall_gib(model, memory),
+                      0.0 if calibrated is None or calibrated.largest_model_b <= 0
+                      else model.parameters_b / calibrated.largest_model_b)
 
 
 def _step_usable_gib(memory_gib: float, margin: float) -> float:
@@ -1309,6 +1317,17 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     per parameter of `critic_parameters`. (The critic loads before the actor and frees its copy as FSDP shards it: its
     loading is not counted beside the actor's.) The pinned shards hold a mixture of experts' routed experts laid out
     as `experts`, each block as `version`'s trainer places it (`pinned_rounding`)."""
+    loading, training = host_moments_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
+                                         experts)
+    return loading if training is None else max(training, loading)
+
+
+def host_moments_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
+                     version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
+                     critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> tuple[float, float | None]:
+    """The two moments of `host_memory_gib`'s need, GiB: what loading takes at start-up, and what training holds (None
+    without Offload or a critic held in host memory, where loading is the need: the reference model's shards, held
+    from start-up on, are counted in it)."""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
@@ -1322,9 +1341,24 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
     critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts, version) * GIB
     if not offload and not critic_held:
-        return loading / GIB
+        return loading / GIB, None
     training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
-    return max(training, loading) / GIB
+    return loading / GIB, training / GIB
+
+
+def shown_training_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
+                             version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
+                             critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float | None:
+    """Where the host memory need (`host_memory_gib`) is loading's at start-up and training holds less as rft-solver
+    gives them (`shown_host_gib`): what training holds, so shown; None otherwise (training is the peak, or there is no
+    training moment of its own: `host_moments_gib`, without Offload or a critic held in host memory)."""
+    if not offload and critic not in HOST_HELD_CRITICS:
+        return None
+    loading, training = host_moments_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
+                                         experts)
+    if training is None or shown_host_gib(training) >= shown_host_gib(loading):
+        return None
+    return shown_host_gib(training)
 
 
 def host_critic_gib(model: Model, gpus: int, node_gpus: int | None, critic: CriticStates | None,

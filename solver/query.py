@@ -36,6 +36,7 @@ from solver.rules import (
 from solver.tables import (
     CRITIC_CHOICES,
     DPO_CONFLICTS,
+    DPO_NO_EXPLORER,
     LAYOUTS_TAKEN,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
@@ -1100,6 +1101,10 @@ def make_query(
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"{names.rollout_gpus} must be a whole number from 0 to {MAX_GPUS}, got "
                          f"{brief(rollout_gpus)}")
+    if dpo and rollout_gpus:
+        raise QueryError(f"{'dpo=True' if names.keywords else '--dpo'} with "
+                         f"{names.valued(names.rollout_gpus, rollout_gpus)}: {DPO_NO_EXPLORER}: drop "
+                         f"{names.rollout_gpus}, or give 0")
     node_gpus_given = node_gpus is not None
     node_gpus = node_gpus if node_gpus is not None else NODE_GPUS
     if total_gpus is not None:

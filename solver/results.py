@@ -102,6 +102,7 @@ from solver.tables import (
     check_types,
     consecutive_runs,
     counted,
+    host_moment_words,
     host_need_detail,
     host_need_purpose,
     left_out_when_none,
@@ -206,6 +207,7 @@ class CautionCode(str, Enum):
     PAST_SLIDING_WINDOW = "past-sliding-window"
     TABLES_SAY_OUT_OF_MEMORY = "tables-say-out-of-memory"
     THIN_HEADROOM = "thin-headroom"
+    FAR_BEYOND_CALIBRATION = "far-beyond-calibration"
     HOST_MEMORY_UNCHECKED = "host-memory-unchecked"
     SINGLE_GPU_ADVISED_AGAINST = "single-gpu-advised-against"
     UNEVEN_DATA_PARALLEL = "uneven-data-parallel"
@@ -583,12 +585,14 @@ class MarginRoom(NamedTuple):
     on its card (`default_margin`: on a card of at most `SMALL_CARD_GIB`, above the memory model's), `usable_gib`,
     the usable memory a margin is a fraction of (the GPU's, before any margin, with the plan's Env or not), and
     `shortfall_gib`, what the model's gathered layers may take more than the fit counts (the memory model's
-    `gathered_shortfall_gib`; 0 within the calibrated models)."""
+    `gathered_shortfall_gib`; 0 within the calibrated models), and `model_scale`, how many times the largest
+    calibrated model's parameters the model has (0 where the calibration's range is not known)."""
 
     margin: float
     default: float
     usable_gib: float
     shortfall_gib: float = 0.0
+    model_scale: float = 0.0
 
     @property
     def raised_gib(self) -> float:
@@ -632,6 +636,27 @@ def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory
             f"({known_errors(small, beyond_codes, room.shortfall_gib, rocm)}: docs/memory.md in rft-solver's source); "
             f"{margin} keeps {asked.raised_gib:.1f} GiB more to spare than the default {room.default:g} here, or "
             "measure a step first")
+
+
+FAR_BEYOND_SCALE = 4.0
+"""How many times the largest calibrated model's parameters past which an estimate held to the default margin gets
+the far-beyond-calibration caution (`far_beyond_calibration`): the held-out splits extrapolated to 3.5 times at most
+(docs/memory.md)."""
+
+
+def far_beyond_calibration(room: MarginRoom, thin: str, option_names: OptionNames = COMMAND_OPTIONS) -> str:
+    """A caution for an estimate of a model more than `FAR_BEYOND_SCALE` times the largest calibrated one
+    (`room.model_scale`) held to no more than the default margin on its card (`room`), where the thin-headroom caution
+    (`thin`, its words or "") does not name a margin already, in words: the margins docs/memory.md advises there,
+    0.01 to 0.04 above the default (0.02 to 0.05 where it is 0.01), as `option_names` names the option; "" otherwise."""
+    if thin or room.model_scale <= FAR_BEYOND_SCALE or room.margin > room.default:
+        return ""
+    low = option_names.valued(option_names.named("margin"), f"{room.default + 0.01:.2f}")
+    return (f"the model has {room.model_scale:.1f} times the parameters of the largest the memory model was "
+            "calibrated on, far past what its held-out splits checked (3.5 times at most), and its error there is "
+            "unmeasured: "
+            f"docs/memory.md in rft-solver's source advises {low} to {room.default + 0.04:.2f} here (the default is "
+            f"{room.default:g}), or measure a step first")
 
 
 def known_errors(small: bool, beyond_codes: Sequence[BeyondCode], shortfall_gib: float = 0.0,
@@ -1095,11 +1120,12 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 interconnect_unstated: str | None = None, dpo: bool = False,
                 lora_moe: str | None = None, version: TrinityVersion | None = None,
                 lora_targets: str | None = None, saved_split: str | None = None,
-                excluded_adapted: str | None = None) -> tuple[Caution, ...]:
+                excluded_adapted: str | None = None, far: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
     layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length
     (`length_cautions`; past a sliding window it trained without, `past_window_words`), `thin`
-    headroom, a large `host` memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice
+    headroom, a model `far` beyond the calibration at the default margin (`far_beyond_calibration`), a large `host`
+    memory need nothing checks (`unchecked_host_need`), one GPU against the guide's advice
     (`single`), `uneven` data-parallel ranks, a train batch the trainer GPUs do not divide (`batch_over_gpus`; each
     where given), Env on an AMD GPU (`rocm_env_caution`, in `option_names`' words), SP over PCIe
     (`sp_over_pcie_caution`) or on a GPU type of your own whose interconnect is not stated
@@ -1109,7 +1135,8 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
     `lora_excluded_adapted_caution`), and a regex Trinity saves as its characters (`saved_split`:
     `lora_saved_split_caution`; each where given)."""
     given = ((CautionCode.PAST_SLIDING_WINDOW, past_window_words(model, max_model_len, option_names)),
-             (CautionCode.THIN_HEADROOM, thin), (CautionCode.HOST_MEMORY_UNCHECKED, host),
+             (CautionCode.THIN_HEADROOM, thin), (CautionCode.FAR_BEYOND_CALIBRATION, far),
+             (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
              (CautionCode.UNEVEN_DATA_PARALLEL, uneven), (CautionCode.BATCH_DIVIDES_TRAINER_GPUS, batch_over_gpus),
              (CautionCode.ROCM_ENV_MAY_NOT_APPLY, rocm_env_caution(option_names) if rocm_env else None),
@@ -1256,6 +1283,10 @@ class Plan(Frozen):
         "with a PPO critic whose states are in host memory while the actor trains (critic offloaded or reloaded): what "
         "one node holds of them, GiB, part of host_memory_gb's training need (as solve memory's host_critic_gib); "
         "null otherwise, and in JSON made before the field"))
+    host_training_gb: Amount | None = Field(default=None, description=(
+        "where host_memory_gb is the start-up need (the model loading in fp32 beside the pinned shards) and training "
+        "holds less: what one node holds while training, GiB, rounded up to a tenth; null where training is the peak, "
+        "without Offload or a critic held in host memory, and in JSON made before the field"))
     reference_model: bool = Field(default=True, description=(
         "whether host_memory_gb counts a reference model's pinned shards: false where the run builds none (a "
         "--from-config config's algorithm or LoRA says so, or --no-reference); true where not known"))
@@ -1395,7 +1426,9 @@ class Plan(Frozen):
                                lora_excluded_adapted_caution(
                                    model, self.lora_rank, self._option_exclusion, version, self.expert_layout,
                                    option_names, None if self.config_adapter is None else
-                                   self.config_adapter.targets_key))
+                                   self.config_adapter.targets_key),
+                               far_beyond_calibration(room, thin, option_names)
+                               if self.evidence == "estimated" else None)
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
@@ -1550,8 +1583,10 @@ class Plan(Frozen):
             return None
         detail = (None if self.host_critic_gb is None else
                   host_need_detail(self.offload, self.reference_model, self.critic, self.host_critic_gb))
+        said = [detail or ("" if self.reference_model else "no reference model"),
+                host_moment_words(self.host_training_gb)]
         purpose = host_need_purpose(self.offload, self.critic) + (
-            f" ({detail})" if detail else "" if self.reference_model else " (no reference model)")
+            f" ({'; '.join(part for part in said if part)})" if any(said) else "")
         nodes = nodes if nodes is not None else self.nodes or 1
         rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
         trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)
@@ -1767,6 +1802,10 @@ class RolloutKept(Frozen):
     plan: Plan | None = Field(description=(
         "the best plan on the rest of the budget with that many rollout GPUs beside it; null where there is none (and "
         "where no GPU is left to the trainer)"))
+    without_host_ram: Plan | None = Field(default=None, description=(
+        "where plan is null and the host memory given (--host-ram, host_ram_gb) is what rules the plans out: the best "
+        "plan on the rest of the budget without it, its host_memory_gb more than the host memory given; null "
+        "otherwise"))
 
 
 class RoomKept(Frozen):

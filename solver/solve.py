@@ -30,6 +30,7 @@ from solver.memory import (
     host_critic_gib,
     margin_room,
     shown_host_need,
+    shown_training_host_need,
 )
 from solver.model import (
     FoundPlan,
@@ -598,14 +599,17 @@ def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
 
 def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """The answer, where its best plan takes the user's whole budget and no rollout GPUs were given (``--gpus``
-    counts the trainer's alone, so the rollout has none left), with the same question asked with some of the budget
+    counts the trainer's alone, so the rollout has none left) and the run is no DPO's (which has no explorer: mode
+    train), with the same question asked with some of the budget
     kept for the rollout (`kept_for_rollout`: ``--gpus N-K --rollout-gpus K``) and its best plan, or none: so that the
     hint the answer gives names a request that plans. Where that plan leaves some of `N-K` unused, the question is
     asked once more with them kept for the rollout too (``--gpus n --rollout-gpus N-n``), and its plan taken where it
     has one: within one node, the first plan as that question lays it out (`_widened_within_node`). A budget of one
-    GPU keeps it, with no plan and no solve: the trainer has none left. Unchanged where the first solve is undecided."""
+    GPU keeps it, with no plan and no solve: the trainer has none left. Where the kept question has no plan and the
+    host memory given (--host-ram) may be what rules them out, its best plan without it, if any (`without_host_ram`).
+    Unchanged where the first solve is undecided."""
     best = answer.best
-    if query.rollout_gpus is not None or query.open_budget or best is None or best.unused_gpus:
+    if query.rollout_gpus is not None or query.dpo or query.open_budget or best is None or best.unused_gpus:
         return answer
     kept = kept_for_rollout(query.budget_gpus, query.node_gpus)
     if kept == query.budget_gpus:
@@ -614,6 +618,10 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     if kept_answer.status == "unknown":
         return answer
     kept_plan = kept_answer.best
+    if kept_plan is None and query.host_ram_gb is not None:
+        lifted = optional_best(catalog, _keeping(query, kept).model_copy(update={"host_ram_gb": None}), answer.gpu)
+        return answer.model_copy(update={"rollout_kept": RolloutKept(rollout_gpus=kept, plan=None,
+                                                                     without_host_ram=lifted)})
     if kept_plan is not None and kept_plan.unused_gpus:
         widened_query = _keeping(query, query.budget_gpus - kept_plan.gpus)
         widened = (_widened_within_node(catalog, widened_query, answer.gpu, kept_plan)
@@ -1059,6 +1067,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         if offload or query.critic in HOST_HELD_CRITICS or query.host_ram_gb is not None else None,
         host_critic_gb=host_critic_gib(data.shape, gpus, query.node_gpus, query.critic, query.expert_layout,
                                        query.trinity_version) or None,
+        host_training_gb=shown_training_host_need(data.shape, gpus, query.node_gpus, bool(offload),
+                                                  query.trinity_version, query.reference_model, query.lora_rank,
+                                                  query.critic, query.expert_layout),
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
         lora_target_modules=None if query.lora_targets is None else query.lora_targets.pattern,

@@ -107,6 +107,7 @@ PLAN_ORDER = (
     "critic_pass_gb",
     "host_memory_gb",
     "host_critic_gb",
+    "host_training_gb",
     "reference_model",
     "lora_rank",
     "lora_target_modules",
@@ -549,6 +550,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus, critic)) if offload
             else _up_to_a_tenth(_load_need(model, n, node_gpus, critic)) if host_ram_gb is not None or held else None,
             "host_critic_gb": _held_critic(model, n, critic) * min(n, node_gpus) / 2**30 if held else None,
+            "host_training_gb": _training_below_load(model, n, node_gpus, critic, bool(offload)),
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
             "lora_rank": 0,  # full fine-tuning's states
             "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
@@ -615,29 +617,44 @@ def _held_critic(model: Any, n: int, critic: str | None) -> float:
     return (2 * _pinned_fp32(model, n) + 8 * parameters / n) * _critic_parameters(model) / parameters
 
 
-def _host_need(model: Any, n: int, node_gpus: int, critic: str | None = None) -> float:
-    """GiB of host memory a node needs for Offload, the larger of two moments. Training: per trainer GPU on the
-    node, pinned fp32 parameters, pinned fp32 gradients and the reference model's pinned fp32 weights (Trinity 0.6's)
-    (`_pinned_fp32` each), and Adam's two fp32 moments, 8 bytes a value, and the share of a `critic` held there
-    (`_held_critic`). Loading: the whole fp32 model on each of the node's ranks (tied embeddings) or on one, beside
-    the node's pinned fp32 parameter and reference shards."""
+def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None,
+                  offload: bool = True) -> tuple[float, float]:
+    """GiB of host memory a node holds at two moments, (loading, training). With Offload, training: per trainer GPU
+    on the node, pinned fp32 parameters, pinned fp32 gradients and the reference model's pinned fp32 weights (Trinity
+    0.6's) (`_pinned_fp32` each), and Adam's two fp32 moments, 8 bytes a value, and the share of a `critic` held there
+    (`_held_critic`); loading: the whole fp32 model on each of the node's ranks (tied embeddings) or on one, beside
+    the node's pinned fp32 parameter and reference shards. Without Offload, loading: the model beside the node's
+    pinned reference shards, which verl builds first; training: the reference shards and the critic's."""
     pinned_fp32 = _pinned_fp32(model, n)
-    per_gpu = 3 * pinned_fp32 + 8 * model.parameters_b * 1e9 / n + _held_critic(model, n, critic)
     on_node = min(n, node_gpus)
-    loading = 4 * model.parameters_b * 1e9 * (on_node if model.tied_embeddings else 1) + 2 * pinned_fp32 * on_node
-    return max(per_gpu * on_node, loading) / 2**30
+    ranks = on_node if model.tied_embeddings else 1
+    if offload:
+        per_gpu = 3 * pinned_fp32 + 8 * model.parameters_b * 1e9 / n + _held_critic(model, n, critic)
+        loading = 4 * model.parameters_b * 1e9 * ranks + 2 * pinned_fp32 * on_node
+        return loading / 2**30, per_gpu * on_node / 2**30
+    loading = 4 * model.parameters_b * 1e9 * ranks + pinned_fp32 * on_node
+    return loading / 2**30, (pinned_fp32 + _held_critic(model, n, critic)) * on_node / 2**30
+
+
+def _host_need(model: Any, n: int, node_gpus: int, critic: str | None = None) -> float:
+    """GiB of host memory a node needs for Offload, the larger of two moments (`_host_moments`)."""
+    return max(_host_moments(model, n, node_gpus, critic))
 
 
 def _load_need(model: Any, n: int, node_gpus: int, critic: str | None = None) -> float:
-    """GiB of host memory a node needs without Offload: while verl loads the model, the whole model in fp32 on each
-    of the node's ranks (tied embeddings) or on one, beside the node's pinned fp32 shards of the reference model,
-    which verl builds first (Trinity 0.6's); with a `critic` held in host memory, the larger of that and, while
-    training, the reference shards and the critic's (`_held_critic`) per trainer GPU on the node."""
-    on_node = min(n, node_gpus)
-    ranks = on_node if model.tied_embeddings else 1
-    loading = 4 * model.parameters_b * 1e9 * ranks + _pinned_fp32(model, n) * on_node
-    training = (_pinned_fp32(model, n) + _held_critic(model, n, critic)) * on_node
-    return max(loading, training) / 2**30
+    """GiB of host memory a node needs without Offload: while verl loads the model (`_host_moments`); with a `critic`
+    held in host memory, the larger of that and what training holds."""
+    loading, training = _host_moments(model, n, node_gpus, critic, offload=False)
+    return max(loading, training) if critic in ("offloaded", "reloaded") else loading
+
+
+def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None, offload: bool) -> float | None:
+    """With Offload or a critic held in host memory, where training holds less than loading takes, both as shown (up
+    to a tenth of a GiB), what training holds; None otherwise (the plan's `host_training_gb`)."""
+    if not offload and critic not in ("offloaded", "reloaded"):
+        return None
+    loading, training = (_up_to_a_tenth(need) for need in _host_moments(model, n, node_gpus, critic, offload))
+    return training if training < loading else None
 
 
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int,

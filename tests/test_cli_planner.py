@@ -104,7 +104,8 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
         "headroom_at_step": False, "headroom_at_critic_pass": False, "critic_pass_gb": None,
-        "host_memory_gb": None, "host_critic_gb": None, "reference_model": True, "lora_rank": 0,
+        "host_memory_gb": None, "host_critic_gb": None, "host_training_gb": None, "reference_model": True,
+        "lora_rank": 0,
         "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False, "config_adapter": None,
         "dpo": False, "mode_train": False, "critic": None,
         "trinity_version": None, "expert_layout": "fused", "experts_counted": None,
@@ -118,7 +119,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     # with the fields of a plan.
     for answer in answers:
         kept = answer["rollout_kept"]
-        assert list(kept) == ["rollout_gpus", "plan"] and tuple(kept["plan"]) == PLAN_ORDER
+        assert list(kept) == ["rollout_gpus", "plan", "without_host_ram"] and tuple(kept["plan"]) == PLAN_ORDER
         assert (kept["rollout_gpus"], kept["plan"]["gpus"], kept["plan"]["unused_gpus"], kept["plan"]["env"],
                 kept["plan"]["offload"], kept["plan"]["sp"], kept["plan"]["max_model_len"], kept["plan"]["nodes"],
                 kept["plan"]["rollout_gpus"], kept["plan"]["evidence"]) == (
@@ -3055,7 +3056,8 @@ def test_a_plan_that_takes_the_whole_budget_names_no_request_for_the_rollout_tha
         (f"for rollout    keeping 2 of the 8 for it leaves no plan for {length} tokens (within 6); give the rollout GPUs "
          "beside these instead: --gpus 8 --rollout-gpus R")]
     assert "--gpus 6" not in out
-    assert run_json(cli, *flags, "--gpus", "8")[1][0]["rollout_kept"] == {"rollout_gpus": 2, "plan": None}
+    assert run_json(cli, *flags, "--gpus", "8")[1][0]["rollout_kept"] == {"rollout_gpus": 2, "plan": None,
+                                                                          "without_host_ram": None}
     assert cli(*flags, "--gpus", "6", "--rollout-gpus", "2")[0] == 1  # indeed no plan
     status, out, _ = cli(*flags, "--gpus", "8", "--rollout-gpus", "2")  # the way it names
     assert status == 0
@@ -3129,15 +3131,19 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
               "--sp", "4")
     chart = ("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "4")
     checks = (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256 GiB"))
+    moment = "at start-up, loading the model; 93.4 while training)"  # the 102.2 is the load's
     for host, words in checks:
-        outputs = [" ".join(cli(*flags, *host)[1].split()) for flags in (plan, (*plan, "--emit", "trinity"), memory)]
+        outputs = [" ".join(cli(*flags, *host)[1].replace("\n# ", " ").split())
+                   for flags in (plan, (*plan, "--emit", "trinity"), memory)]
         assert [words in out for out in outputs] == [True] * 3
-        assert "102.2 GiB per node for Offload" + words in outputs[0] and "whichever is more)" + words in outputs[2]
-        assert f"# host memory: 102.2 GiB per node for Offload{words}\n" in cli(*plan, *host, "--emit", "trinity")[1]
+        assert f"102.2 GiB per node for Offload ({moment}{words}" in outputs[0]
+        assert f"whichever is more; here {moment}{words}" in outputs[2]
+        assert (f"# host memory: 102.2 GiB per node for Offload ({moment}{words[0]}\n# {words[2:]}\n"
+                in cli(*plan, *host, "--emit", "trinity")[1])
     legend = "O Offload (host memory per node not checked: --host-ram not given)"
     assert legend in cli(*chart)[1] and "not checked" not in cli(*chart, "--host-ram", "256")[1]
     status, out, _ = cli(*memory, "--host-ram", "64")
-    assert status == 1 and "whichever is more); more than --host-ram 64 GiB: it does not train there" in " ".join(
+    assert status == 1 and "93.4 while training); more than --host-ram 64 GiB: it does not train there" in " ".join(
         out.split())
 
 

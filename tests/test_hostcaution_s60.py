@@ -107,8 +107,8 @@ def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
     (answer,) = solver.plan("Llama-3.1-70B", gpu="h100", budget_gpus=8, max_model_len=4096,
                             option_names=COMMAND_OPTIONS)
     assert (answer.best.gpus, answer.best.offload, answer.best.host_memory_gb, answer.best.caution_codes) == (
-        8, True, 1404.7, (CautionCode.HOST_MEMORY_UNCHECKED,))
-    assert answer.best.cautions[0] == (
+        8, True, 1404.7, (CautionCode.FAR_BEYOND_CALIBRATION, CautionCode.HOST_MEMORY_UNCHECKED))
+    assert answer.best.cautions[1] == (
         "Offload needs 1404.7 GiB of host memory per node (175.6 GiB per trainer GPU), more than the 1024 GiB assumed "
         f"for its 8 trainer GPUs there ({SERVERS}; --node-gpus counts all of a node's GPUs), and nothing checks it: "
         "give --host-ram what a node can spare for the trainer (free -g's total less what the OS, Ray and the rollout "
@@ -177,8 +177,8 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
     status, out, _ = cli("cluster", str(fleet), "--json")
     placed = {placement["job"]: placement["plan"] for placement in json.loads(out)["placements"]}
     assert (status, placed["big"]["gpus"], placed["big"]["host_memory_gb"], placed["big"]["caution_codes"]) == (
-        0, 5, 1624.4, ["host-memory-unchecked", "uneven-data-parallel"])
-    assert placed["big"]["cautions"][0].startswith(
+        0, 5, 1624.4, ["far-beyond-calibration", "host-memory-unchecked", "uneven-data-parallel"])
+    assert placed["big"]["cautions"][1].startswith(
         f"Offload needs 1624.4 GiB of host memory per node, more than the 1024 GiB assumed for a node of 8 GPUs "
         f"({SERVERS}), and nothing checks it: give the pool's host_ram_gb what")
     assert placed["small"]["caution_codes"] == ["uneven-data-parallel"]

@@ -80,7 +80,8 @@ def test_solve_memory_counts_lora_s_host_memory_and_takes_reference(cli: Callabl
     code, out, err = cli(*asked)
     assert (code, err) == (0, "")
     assert ("host memory: 71.5 GiB per node for Offload (the actor's states, or the model while it loads beside the "
-            "actor's pinned shards, whichever is more; no reference model), within --host-ram 100 GiB"
+            "actor's pinned shards, whichever is more; no reference model; here at start-up, loading the model; 41.4 "
+            "while training), within --host-ram 100 GiB"
             ) in " ".join(out.split())
     code, out, err = cli(*asked, "--reference")  # no release builds one for LoRA (counted as told before s74)
     assert (code, out) == (2, "")

@@ -106,6 +106,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         # shards, 42.24: 102.2; tests/reference.py)
         "host_memory_gb": 102.2,
         "host_critic_gb": None,  # no critic held in host memory
+        "host_training_gb": 93.4,  # the 102.2 is the load's, at start-up
         "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
     "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
@@ -343,6 +344,7 @@ GOOD_PLAN = {
     **_predicted("Qwen3-8B", 80.0, 4, Setting(sp=4), 32768),
     "host_memory_gb": None,  # no Offload
     "host_critic_gb": None,  # no critic held in host memory
+    "host_training_gb": None,  # no Offload
     "reference_model": True,  # no config says the run builds none
     "lora_rank": 0,  # full fine-tuning
     "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter

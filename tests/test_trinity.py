@@ -945,7 +945,8 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "  max_model_len: 102400",  # its comment said prompt + response, which stay 4096: dropped
         "    factor: 2.5  # 推荐值 = MAX_MODEL_LEN / 40960",
         "    rope_theta: 1000000",  # the model's own, which Trinity 0.6's trainer needs (ropetheta, s78)
-        "  # host memory: 102.2 GiB per node for Offload; not checked: host_ram_gb not given",
+        "  # host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 while",
+        "  #   training); not checked: host_ram_gb not given",
         "  trainer_strategy: fsdp2",
         "  ulysses_sequence_parallel_size: 4",
         "  max_token_len_per_gpu: 51200",
@@ -965,8 +966,8 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "          optimizer_offload: true",
         "          offload_policy: true",
     ]
-    assert ("  use_dynamic_bsz: true\n  # host memory: 102.2 GiB per node for Offload; not checked: host_ram_gb not "
-            "given\n  trainer_strategy: fsdp2\n" in after)
+    assert ("  use_dynamic_bsz: true\n  # host memory: 102.2 GiB per node for Offload (at start-up, loading the model; "
+            "93.4 while\n  #   training); not checked: host_ram_gb not given\n  trainer_strategy: fsdp2\n" in after)
     assert after.index("  offload_policy: true\n  trainer_config:\n") < after.index("# Monitoring")
     assert after.rindex("\n\n# Monitoring\n") > 0
 
@@ -1078,7 +1079,8 @@ def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_
             "  ulysses_sequence_parallel_size: 1\n")
     assert long_plan().host_memory_gb == 102.2
     assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
-        "trainer:\n  # host memory: 91.7 GiB per node for Offload; not checked: host_ram_gb not given\n"
+        "trainer:\n  # host memory: 91.7 GiB per node for Offload (at start-up, loading the model; 82.8 while\n"
+        "  #   training); not checked: host_ram_gb not given\n"
         "  trainer_strategy: fsdp2\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n"
         "  max_token_len_per_gpu: 51200\n")
 
@@ -1316,8 +1318,9 @@ def test_a_comment_after_an_anchor_stays_beside_it() -> None:
     after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
     assert "  - &first   # the first stage\n    seed: 1\n  - *first\n" in after
     assert "        fsdp_config: &fsdp  # shared by actor and ref\n          param_offload: true\n" in after
-    # the user's comments once each, and added: the host memory one and the note on Trinity 0.6's flags (2 lines)
-    assert after.count("#") == 3 + text.count("#")
+    # the user's comments once each, and added: the host memory one and the note on Trinity 0.6's flags (2 lines
+    # each: the host memory's start-up peak and its training need)
+    assert after.count("#") == 4 + text.count("#")
     assert patch_trinity_config(after, long_plan(), catalog().model("4B")) == after
 
 
@@ -1394,8 +1397,9 @@ def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
     )
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert after.startswith("---\nmodel:\n    model_path: /models/Qwen3-4B/\n    max_model_len: 102400\n")
-    assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    # host memory: 102.2 GiB per node for Offload; not "
-            "checked: host_ram_gb not given\n    trainer_strategy: fsdp2\n") in after
+    assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    # host memory: 102.2 GiB per node for Offload (at "
+            "start-up, loading the model; 93.4 while\n    #   training); not checked: host_ram_gb not given\n"
+            "    trainer_strategy: fsdp2\n") in after
     assert after.endswith("                    offload_policy: true\n\n# end of file\n")
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == [f"buffer.items: {NO_SUCH_KEY}"]
 
@@ -1405,17 +1409,25 @@ def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_
     # replaced by a later --write's (the need changes with the plan), removed by one without Offload, and the same
     # again on a second --write of the same plan; the lines after the block stay after it.
     model, plan = catalog().model("4B"), long_plan()
-    header = next(line for line in trinity_fragment(plan, model, 2).splitlines() if "host memory" in line)
-    assert header == "# host memory: 102.2 GiB per node for Offload; not checked: --host-ram not given"
+    fragment = trinity_fragment(plan, model, 2)
+    header = ("# host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 while training);\n"
+              "# not checked: --host-ram not given")
+    assert f"\n{header}\n" in fragment
+
+    def note(indent: str, eol: str = "\n") -> str:
+        """The note --write leaves above trainer_strategy, at `indent`, wrapped with its hanging indentation."""
+        return (f"{indent}# host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 "
+                f"while{eol}{indent}#   training); not checked: --host-ram not given{eol}")
+
     before = "trainer:\n  x: 1\n  trainer_strategy: fsdp2\n\n# Monitoring\nmonitor: {}\n"
     once = patch_trinity_config(before, plan, model, option_names=COMMAND_OPTIONS)  # as --write
-    assert once.startswith(f"trainer:\n  x: 1\n  {header}\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size")
+    assert once.startswith(f"trainer:\n  x: 1\n{note('  ')}  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size")
     assert once.count("host memory") == 1
     assert patch_trinity_config(once, plan, model, option_names=COMMAND_OPTIONS) == once
     again = patch_trinity_config(once, plan, model, version="0.5", host_ram_gb=512.0,  # 0.5's need: 91.7
                                  option_names=COMMAND_OPTIONS)
-    assert ("\n  # host memory: 91.7 GiB per node for Offload, within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n"
-            in again)
+    assert ("\n  # host memory: 91.7 GiB per node for Offload (at start-up, loading the model; 82.8 while\n"
+            "  #   training), within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n" in again)
     assert again.count("host memory") == 1 and "\n\n# Monitoring\nmonitor: {}\n" in again
     without = patch_trinity_config(again, sp2_plan(), model, option_names=COMMAND_OPTIONS)
     assert "host memory" not in without and "  x: 1\n  trainer_strategy: fsdp2\n" in without
@@ -1424,13 +1436,13 @@ def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_
     # as does the fragment's header line, which is not above trainer_strategy; CRLF and 4-space files alike.
     beside = patch_trinity_config("trainer:\n  trainer_strategy: fsdp2  # host memory: 1.0 GiB per node for Offload\n"
                                   "\n# Monitoring\nmonitor: {}\n", plan, model, option_names=COMMAND_OPTIONS)
-    assert beside.startswith(f"trainer:\n  {header}\n  trainer_strategy: fsdp2\n") and beside.count("host memory") == 1
+    assert beside.startswith(f"trainer:\n{note('  ')}  trainer_strategy: fsdp2\n") and beside.count("host memory") == 1
     assert "\n\n# Monitoring\nmonitor: {}\n" in beside
     mine = patch_trinity_config(f"{header}\ntrainer:\n    trainer_strategy: fsdp2  # mine\n", plan, model,
                                 option_names=COMMAND_OPTIONS)
-    assert mine.startswith(f"{header}\ntrainer:\n    {header}\n    trainer_strategy: fsdp2  # mine\n")
+    assert mine.startswith(f"{header}\ntrainer:\n{note('    ')}    trainer_strategy: fsdp2  # mine\n")
     crlf = patch_trinity_config("trainer:\r\n  trainer_strategy: fsdp2\r\n", plan, model, option_names=COMMAND_OPTIONS)
-    assert crlf.startswith(f"trainer:\r\n  {header}\r\n  trainer_strategy: fsdp2\r\n")
+    assert crlf.startswith(f"trainer:\r\n{note('  ', chr(13) + chr(10))}  trainer_strategy: fsdp2\r\n")
     assert patch_trinity_config(crlf, plan, model, option_names=COMMAND_OPTIONS) == crlf
     # A flow-style trainer, on one line, gets none (it would end the line).
     flow = patch_trinity_config("trainer: {trainer_strategy: fsdp2}\n", plan, model, option_names=COMMAND_OPTIONS)
@@ -1443,12 +1455,16 @@ def test_the_fragment_s_host_memory_line_says_whether_the_host_memory_given_hold
     model, plan = catalog().model("4B"), long_plan()
 
     def host_line(**host_ram: Any) -> str:
-        return next(line for line in trinity_fragment(plan, model, **host_ram).splitlines() if "host memory" in line)
+        """The fragment's host memory line, and the one it wraps onto (the 102.2 GiB is the start-up load's)."""
+        lines = trinity_fragment(plan, model, **host_ram).splitlines()
+        start = next(index for index, line in enumerate(lines) if "host memory" in line)
+        return " ".join(lines[start:start + 2]).replace(" # ", " ")
 
-    assert host_line() == "# host memory: 102.2 GiB per node for Offload; not checked: --host-ram not given"
-    assert host_line(host_ram_gb=512.0) == "# host memory: 102.2 GiB per node for Offload, within --host-ram 512 GiB"
+    moment = "# host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 while training)"
+    assert host_line() == f"{moment}; not checked: --host-ram not given"
+    assert host_line(host_ram_gb=512.0) == f"{moment}, within --host-ram 512 GiB"
     assert host_line(host_ram_gb=110.5, host_ram_source="the pool's host_ram_gb") == (
-        "# host memory: 102.2 GiB per node for Offload, within the pool's host_ram_gb of 110.5 GiB")
+        f"{moment}, within the pool's host_ram_gb of 110.5 GiB")
     assert "host memory" not in trinity_fragment(sp2_plan(), model, host_ram_gb=512.0)
     for bad, fragments, patches in ((0.0, "--host-ram must be above 0", "host_ram_gb must be above 0"),
                                     ("512", "host_ram_gb must be a number or None", "host_ram_gb must be a number")):

@@ -775,14 +775,14 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         query = _whole_pool_question(planner, job, pool, length)
         answer = planner.answer(query, pool.gpu)  # asked already where `reasons_may_ask_reach` asked it first
         if answer.plans:
-            layouts = _limits_words(planner, query, pool, job.rollout_gpus)
-            one, several = (
+            layouts = _limits_words(planner, query, pool, job.rollout_gpus, trainer_room)
+            no_layout, no_layouts = (
                 f"{pool.name}{_counted_besides(planner, job, them)}: with {rollout}, no trainer GPU count that trains "
                 f"{it} ({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.up_nodes, 'node')}"
-                f"{_up(pool)} of {pool.gpus_per_node} GPUs{layouts}"
-                f"{_fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)}"
+                f"{_up(pool)} of {pool.gpus_per_node} GPUs" + layouts
+                + _fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)
                 for it, them in (("it", False), ("them", True)))
-            reasons.append((one, several))
+            reasons.append((no_layout, no_layouts))
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT))
         else:
             # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
@@ -982,20 +982,24 @@ def _host_over_pool_words(planner: Planner, query: Query, plan: Plan, bound: str
     return host_over_words(model, plan, query.node_gpus, bound, query)
 
 
-def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
+def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, trainer_room: int) -> ReasonWords:
     """For a job whose trainer has no layout beside its `rollout_gpus` on the pool's nodes: where the pool's host
     memory, or the job's train batch, is what rules out the counts that would have one, the fewest that would train
-    the job without it, and the host memory they need (with Offload, or while the model loads) or the rule their
-    data-parallel ranks break, in words ("" otherwise)."""
-    hints = []
+    the job without it, and the host memory they need (with Offload, or while the model loads) with the least host
+    memory a count of at most `trainer_room` GPUs beside the rollout needs where that is less (`least_host_words`),
+    or the rule their data-parallel ranks break, in words ("" otherwise)."""
+    hints: list[ReasonWords | str] = []
     if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None)):
+        lifted = query.model_copy(update={"host_ram_gb": None, "rollout_gpus": rollout_gpus,
+                                          "budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS)})
+        least = least_host_words(query.counted_catalog(planner.catalog), lifted, plan, pool.gpu)
         hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
-                     f"{_host_over_pool_words(planner, query, plan, query.host_ram_bound_words)}")
+                     f"{_host_over_pool_words(planner, query, plan, query.host_ram_bound_words)}" + least)
     if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
                                                                     train_batch_size=None)):
         broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)
         hints += [f"{plan.gpus} would, with {plan.setting.label}, but {broken}"] if broken else []
-    return f" ({'; '.join(hints)})" if hints else ""
+    return " (" + ReasonWords.joined("; ", hints) + ")" if hints else ReasonWords()
 
 
 def _way_without(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, **lifted: object) -> Plan | None:

@@ -526,12 +526,23 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
                 f"it leaves the trainer none: give the rollout GPUs beside it instead: {beside}")
     if (other := kept.plan) is None:
         trains = "at any length" if answer.objective == "max_len" else f"for {counted(plan.max_model_len, 'token')}"
-        return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout}); give "
-                f"the rollout GPUs beside these instead: {beside}")
+        return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout})"
+                f"{_host_ruled_out_words(answer, kept.without_host_ram)}; give the rollout GPUs beside these instead: "
+                f"{beside}")
     kept_for_it = names.joined([names.valued(names.total_gpus, budget), names.valued(names.rollout_gpus, rollout)])
     return (f"{kept_for_it} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
             f"({other.evidence_and_single_gpu})")
+
+
+def _host_ruled_out_words(answer: Answer, lifted: Plan | None) -> str:
+    """Where the host memory given is what rules out the plans beside the rollout (`RolloutKept.without_host_ram`):
+    that bound, and the best plan without it with the host memory it needs, in words (``: --host-ram 2048 GiB rules
+    them out (Env + Offload on 24 GPUs needs 2319.6 GiB of host memory per node)``); "" otherwise."""
+    if lifted is None or lifted.host_memory_gb is None or answer.query is None:
+        return ""
+    return (f": {answer.query.host_ram_bound_words} rules them out ({lifted.setting.label} on "
+            f"{counted(lifted.gpus, 'GPU')} needs {lifted.host_memory_gb:.1f} GiB of host memory per node)")
 
 
 def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
@@ -689,13 +700,16 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNam
     if answer.open_budget:
         return counted(plan.gpus, "GPU") + spanned
     # --rollout-gpus 0: no rollout here; a config's rollout, with no cluster section to count it in, goes beside
-    spare = "unused" if answer.rollout_gpus == 0 or answer.current is not None else "left for rollout"
+    # DPO: Trinity trains it in mode train alone, with no explorer to leave GPUs to
+    no_rollout = answer.rollout_gpus == 0 or answer.current is not None or (answer.query is not None
+                                                                            and answer.query.dpo)
+    spare = "unused" if no_rollout else "left for rollout"
     capped = (f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS
               else "")
     # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
     # GPUs a user has leaves the explorer none. (A config's rollout, with no cluster section to count it in, goes
     # beside the trainer: its note says so.)
-    none_left = " (none left for rollout)" if answer.rollout_gpus is None and answer.current is None else ""
+    none_left = " (none left for rollout)" if answer.rollout_gpus is None and not no_rollout else ""
     left = none_left if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
     return f"{of_budget}{spanned}{left}"
 

@@ -139,6 +139,13 @@ def host_need_purpose(offload: bool, critic: CriticStates | None = None) -> str:
     return "for the critic's offloaded states" if held else "while the model loads"
 
 
+def host_moment_words(training_gib: float | None) -> str:
+    """Which moment a host memory need is, where training holds less than loading at start-up (`training_gib`, as
+    shown; None: training is the peak, or there is none of its own), in words: ``at start-up, loading the model;
+    1308.8 while training``; "" otherwise."""
+    return "" if training_gib is None else f"at start-up, loading the model; {training_gib:.1f} while training"
+
+
 def host_need_detail(offload: bool, reference_model: bool, critic: CriticStates | None = None,
                      critic_gib: float | None = None) -> str:
     """What a node's host memory need holds, for a line that says why it is so large: with `offload`, the states or the
@@ -286,6 +293,9 @@ def counted_critic(choice: CriticChoice | None) -> CriticStates | None:
 DPO_CONFLICTS: Final = {"critic": "trains no PPO critic (Trinity's dpo algorithm uses none)",
                         "reference": "without LoRA builds a reference model (Trinity's dpo algorithm uses one)"}
 """What a DPO run does that it is said not to (`dpo_conflict`), in words that follow what says it trains DPO."""
+DPO_NO_EXPLORER: Final = "Trinity trains DPO in mode train alone, with no explorer to use them (it refuses mode both)"
+"""Why a DPO run keeps no rollout GPUs (a cluster job's rollout_gpus, --rollout-gpus), in words that follow them:
+``algorithm/algorithm.py:291`` in Trinity 0.6.0, ``:248`` in 0.5.2."""
 
 
 def dpo_conflict(dpo: bool, critic: CriticChoice | None, reference_model: bool | None,

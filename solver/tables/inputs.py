@@ -28,6 +28,7 @@ from pydantic import (
 from solver.tables.bounds import (
     BARE_HOST_RAM_GB,
     DPO_CONFLICTS,
+    DPO_NO_EXPLORER,
     MAX_GPU_MEMORY_GB,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -560,8 +561,8 @@ class _JobFields(Frozen, defer_build=True):
         mode ``both`` (``algorithm/algorithm.py:291`` in 0.6.0, ``:248`` in 0.5.2), so they would be GPUs held for
         nothing. Refused rather than dropped: a file that asks for them asks for something its run never uses."""
         if self.dpo and self.rollout_gpus:
-            raise ValueError(f"dpo true with rollout_gpus {self.rollout_gpus}: Trinity trains DPO in mode train alone, "
-                             "with no explorer to use them (it refuses mode both): drop rollout_gpus, or give 0")
+            raise ValueError(f"dpo true with rollout_gpus {self.rollout_gpus}: {DPO_NO_EXPLORER}: drop rollout_gpus, "
+                             "or give 0")
         return self
 
     @model_validator(mode="after")

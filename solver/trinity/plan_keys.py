@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from solver.memory import lora_parameters, shown_host_need
+from solver.memory import lora_parameters, shown_host_need, shown_training_host_need
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
@@ -177,17 +177,18 @@ def other_release_words(plan: Plan, model: Model, version: TrinityVersion | None
 
 def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Plan:
     """`plan` of `model` with the host memory need (`Plan.host_memory_gb`, where it has one) of the Trinity release
-    `version` (None: 0.6's), whose reference model's shards differ (`solver.memory.REFERENCE_BYTES`): a plan made for
+    `version` (None: 0.6's), and what training holds where that is less (`Plan.host_training_gb`), whose reference
+    model's shards differ (`solver.memory.REFERENCE_BYTES`): a plan made for
     no release, or another, gets the figure a config written for `version` holds, with a reference model where the
     plan counted one (`Plan.reference_model`) and its critic (`Plan.critic`), on the nodes its trainer fills
     (`Plan.trainer_nodes`; a plan from JSON made before that field keeps its own figure), its routed experts laid out
     as the plan counted them where `version` holds them so (`Plan.expert_layout`: 0.5.1's separate under 0.5)."""
     if plan.host_memory_gb is None or plan.trainer_nodes is None:
         return plan
-    need = shown_host_need(model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version,
-                           plan.reference_model, plan.lora_rank, plan.critic,
-                           written_layout(version, plan.expert_layout))
-    return plan.model_copy(update={"host_memory_gb": need})
+    counted = (model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version, plan.reference_model,
+               plan.lora_rank, plan.critic, written_layout(version, plan.expert_layout))
+    return plan.model_copy(update={"host_memory_gb": shown_host_need(*counted),
+                                   "host_training_gb": shown_training_host_need(*counted)})
 
 
 def evidence_comment(plan: Plan, model: Model, gpu: str | None) -> str:
