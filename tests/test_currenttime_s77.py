@@ -56,8 +56,9 @@ def test_progress_reports_a_stage_only_where_its_count_or_bound_changes(tmp_path
     # The sequence is CP-SAT's (OR-Tools 9.15 reports (40, 70) then (41, 42); 9.12 (40, 70) then (41, 41)): what
     # holds on each is that no report repeats the one before, the count rises and the bound falls to the answer's.
     priority = [(value, bound) for stage, value, bound in reported if stage == "placed priority"]
-    # (39, 70) first since s82: the placement it runs now places the jobs earlier in the file where priority ties.
-    assert priority[0] == (39, 70) and priority[-1][0] == 41 and priority[-1][1] in (41, 42)
+    # The first count is the first solution CP-SAT finds (40 before s82, 39 or 40 since, as the placement it runs now
+    # moves with the tie rule): only its bound, 70, and the last report are fixed.
+    assert priority[0][1] == 70 and priority[0][0] < 41 and priority[-1][0] == 41 and priority[-1][1] in (41, 42)
     assert all(before[0] <= after[0] and before[1] >= after[1] for before, after in pairwise(priority))
     assert all(before != after for before, after in pairwise(reported))
 
