@@ -122,7 +122,8 @@ def _unwrapped(text: str) -> str:
 
 
 def test_dpo_fragment_without_mode_train_says_the_keys(cli: Cli) -> None:
-    # (s82: --dpo --rollout-gpus 4, which this took too, is refused: DPO has no explorer; tests/test_smallslips43_s82.py)
+    # (s82: --dpo --rollout-gpus 4, which this took too, is refused: DPO has no explorer;
+    # tests/test_smallslips43_s82.py)
     status, out, _ = cli(*DPO)
     assert status == 0
     assert "\nmode:" not in out
