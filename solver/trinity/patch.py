@@ -1194,7 +1194,7 @@ def _merged_kept_budgets(data: CommentedMap, reading: Any, written: dict[tuple[i
         mapping, name = value_at(data, path[:-1]), path[-1]
         if not isinstance(mapping, CommentedMap) or name in mapping._ok:
             continue
-        source = next((merged for merged in mapping.merge if name in merged), None)
+        source = _merge_source(mapping, name, value_at(reading, path))
         if source is not None and written.get((id(source), name), mapping[name]) != mapping[name]:
             found.append((mapping, name, _written_as(mapping[name], value_at(reading, path), False)))
     return found
@@ -1581,20 +1581,26 @@ def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[st
     """Where in the file (a round trip's `data`, its containers' and anchored scalars' `firsts`, `_first_places`)
     the key at `path` is written: its anchor's place where its value is an alias of an anchored scalar in `firsts`,
     else its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
-    mapping it merges that holds it: of a ``<<`` list, the first (YAML's merge key) but where the config as Trinity
-    reads it (`read`, its value there) has another's value (PyYAML 6.0.4 takes the last that holds a key of more
-    than one character), the first holding that. None where `data` has no such key as written (a key YAML 1.1
+    mapping it merges that holds it, the one the config as Trinity reads it (`read`, its value there) takes
+    (`_merge_source`). None where `data` has no such key as written (a key YAML 1.1
     reads otherwise than ruamel's YAML 1.2, such as ``on``), or that mapping is in a list alone (`_first_places`)."""
     node: Any = data
     for part in path[:-1]:
         node = node.get(part) if isinstance(node, CommentedMap) else None
     while isinstance(node, CommentedMap) and path[-1] not in node._ok:  # merged in: from the one read
-        holding = [merged for merged in node.merge if path[-1] in merged]
-        node = next((merged for merged in holding if merged[path[-1]] == read), holding[0] if holding else None)
+        node = _merge_source(node, path[-1], read)
     if node is None or id(node) not in firsts:
         return None
     value = node.get(path[-1])
     return firsts[id(value)] if id(value) in firsts and _anchored_scalar(value) else (*firsts[id(node)], path[-1])
+
+
+def _merge_source(mapping: CommentedMap, key: str, read: Any) -> CommentedMap | None:
+    """The mapping a ``<<`` merge of `mapping` brings `key` in from: of a merge list, the first that holds it (YAML's
+    merge key), but where the config as Trinity reads it (`read`, its value there) has another's value (PyYAML 6.0.4
+    takes the last that holds a key of more than one character), the first holding that; None where none holds it."""
+    holding = [merged for merged in mapping.merge if key in merged]
+    return next((merged for merged in holding if merged[key] == read), holding[0] if holding else None)
 
 
 def _anchored_scalar(value: Any) -> bool:
