@@ -2472,52 +2472,124 @@ DROPPED_NEAR_CUTOFF = 0.8
 line to name that one: 0.8 takes ``lrr`` for ``lr`` and ``ppo_mini_batchsize`` for ``ppo_mini_batch_size``."""
 
 
+ARR_SECTION = ACTOR_ROLLOUT_REF[-1]
+"""``actor_rollout_ref``, as a key of ``trainer.trainer_config``."""
+VERL_08_SECTIONS = ("model", "actor", "ref", "rollout", "critic")
+"""The sections of ``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later merges into verl's own config
+(``_MERGEABLE_KEYS``, ``trainer/verl/config.py:744`` in 0.6.0): each as ``actor_rollout_ref``'s, else written flat in
+the section itself, and the critic's as the section's own, else ``actor_rollout_ref``'s (``_normalize_trainer_config``,
+``:779`` to ``:816``); it drops the rest of ``trainer.trainer_config``."""
+VERL_08_SET_KEYS = frozenset((
+    "model.path", "model.trust_remote_code", "model.use_remove_padding", "model.custom_chat_template",
+    "model.lora_rank", "model.lora_alpha", "model.target_modules", "model.exclude_modules", "model.lora_adapter_path",
+    "actor.strategy", "actor.ppo_mini_batch_size", "actor.use_dynamic_bsz", "actor.ppo_max_token_len_per_gpu",
+    "actor.ppo_infer_max_token_len_per_gpu", "actor.use_kl_loss", "actor.loss_agg_mode", "actor.rollout_n",
+    "actor.grad_clip", "actor.ulysses_sequence_parallel_size", "actor.use_remove_padding", "ref.strategy",
+    "ref.rollout_n", "ref.log_prob_use_dynamic_bsz", "ref.log_prob_max_token_len_per_gpu",
+    "ref.ulysses_sequence_parallel_size", "ref.use_remove_padding", "rollout.temperature", "rollout.n",
+    "rollout.log_prob_use_dynamic_bsz", "rollout.log_prob_max_token_len_per_gpu", "critic.enable", "critic.strategy",
+    "critic.ppo_mini_batch_size", "critic.use_dynamic_bsz", "critic.ppo_max_token_len_per_gpu",
+    "critic.ppo_infer_max_token_len_per_gpu", "critic.rollout_n", "critic.grad_clip",
+    "critic.ulysses_sequence_parallel_size", "critic.forward_max_token_len_per_gpu"))
+"""The keys of `VERL_08_SECTIONS` that Trinity 0.6 on verl 0.8 or later sets from its own config, ignoring the key
+``trainer.trainer_config`` gives (``FROZEN_KEYS``, ``trainer/verl/config.py:696`` to ``:742`` in 0.6.0; skipped in
+``_deep_merge``, ``:819`` to ``:838``)."""
+
+
+def _verl_08_merge(section: Mapping[str, Any], below: Path) -> tuple[str, str]:
+    """Where Trinity 0.6 on verl 0.8 or later merges the key at `below` in ``trainer.trainer_config`` `section` into
+    verl's own config (`VERL_08_SECTIONS`): (that section, the key's path in verl's config, dotted), or, where it
+    drops the key, ("", why in words)."""
+    nested, flat = section.get(ARR_SECTION), below[0] != ARR_SECTION
+    role, rest = (str(below[0]), below[1:]) if flat else (str(below[1]), below[2:]) if len(below) > 1 else ("", ())
+    if role not in VERL_08_SECTIONS:
+        return "", f"it passes verl {and_joined([*VERL_08_SECTIONS])} alone"
+    if not flat and role == "critic" and "critic" in section:
+        return "", "it takes the section's own critic in its place"
+    if flat and role != "critic" and isinstance(nested, Mapping) and role in nested:
+        return "", f"it takes {ARR_SECTION}.{role} in its place"
+    return role, ".".join(str(key) for key in (role, *rest))
+
+
+def _trinity_06_words(section: Mapping[str, Any], below: Path) -> str:
+    """What Trinity 0.6 does with the key at `below` in ``trainer.trainer_config`` `section` that its legacy
+    ``veRLConfig`` lacks, on each path it takes (by the verl installed: ``is_verl_legacy``, ``trainer/trainer.py:371``
+    to ``:381`` in 0.6.0; no key of the config chooses), in words: on verl before 0.8 it drops the key
+    (`TrinityRelease.verl_legacy`); on verl 0.8 or later it drops it too where it passes verl no such section
+    (`_verl_08_merge`), ignores it where it sets the key itself (`VERL_08_SET_KEYS`), and else merges it into verl's
+    own config, which takes a key the installed verl has and, built with hydra as the trainer starts, fails on one it
+    lacks (``omega_conf_to_dataclass``, ``workers/engine_workers.py:514`` in verl 0.8.0): verl's keys, not judged."""
+    role, key = _verl_08_merge(section, below)
+    parts = key.split(".")
+    if role and any(".".join(parts[:depth]) in VERL_08_SET_KEYS for depth in range(2, len(parts) + 1)):
+        role, key = "", f"it sets verl's {key} itself"
+    if not role:
+        return (f"Trinity 0.6 drops it on any verl (its veRLConfig on verl before 0.8 has no such key there, and on 0.8 "
+                f"or later {key}), so it does nothing")
+    return ("Trinity 0.6 drops it on verl before 0.8 (its veRLConfig has no such key there), where it does nothing, "
+            f"and on verl 0.8 or later passes it to verl's own {role} config, which fails the trainer as it starts "
+            "unless the installed verl has such a key there (not judged here)")
+
+
+def _verl_config_sections(mapping: Mapping[str, Any]) -> list[tuple[Path, Mapping[str, Any]]]:
+    """Each ``trainer.trainer_config`` that Trinity builds a veRLConfig from, as (its path, the section): the
+    config's own (`UNCHECKED_SECTION`), then each stage's, which Trinity takes with the stage's ``trainer`` in place of
+    the config's (`solver.trinity.config.STAGE_SECTIONS`)."""
+    stages = value_at(mapping, ("stages",))
+    found: list[tuple[Path, Any]] = [(UNCHECKED_SECTION, value_at(mapping, UNCHECKED_SECTION))]
+    found += [(("stages", index, *UNCHECKED_SECTION), value_at(stage, UNCHECKED_SECTION))
+              for index, stage in enumerate(stages if isinstance(stages, list) else []) if isinstance(stage, Mapping)]
+    return [(path, section) for path, section in found if isinstance(section, Mapping)]
+
+
 def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | None, said: frozenset[Path]) -> None:
-    """Check for keys under ``trainer.trainer_config`` (`UNCHECKED_SECTION`) that the typed ``veRLConfig`` of a
-    release `version` may be (None: any) lacks (`TrinityFields.verl_lacking`): Trinity 0.5 merges the section into its
-    own (`TrinityRelease.verl_merged`, ``OmegaConf.merge`` at ``common/config_validator.py:1156`` in 0.5.0, ``:1135``
-    in 0.5.1, ``:1185`` in 0.5.2), which refuses the config as it loads it: refused where every release of `version`
-    does, else a caution naming those that do; 0.6.0 on verl before 0.8 builds it into its legacy one
-    (`TrinityRelease.verl_legacy`) with ``build_dataclass_from_mapping``, which drops the key
-    (``trinity/common/dataclass_utils.py:17`` to ``:21``), so the config loads and the key does nothing there; without
-    a release, one line names both. The line names the key of its section most alike (`DROPPED_NEAR_CUTOFF`), where
-    one is (none for verl's own, `OWN_KEYS_NEAR_READ`). Below a field typed as verl's own dataclass, whose keys are the
-    installed verl's, nothing is judged; nor is what verl 0.8 or later does with the key. Left to their own lines: a
-    key `said` (and those below it), one rft-solver reads (`READ_KEYS`), Trinity 0.6's keys that 0.5 lacks
-    (`KEYS_05_LACKS`: a role's ``engine``) and the ref's ``model`` (`REF_MODEL_KEY`)."""
-    section = value_at(checks.mapping, UNCHECKED_SECTION)
-    if not isinstance(section, Mapping):
-        return
+    """Check for keys under ``trainer.trainer_config`` (`UNCHECKED_SECTION`, and each stage's: `_verl_config_sections`)
+    that the typed ``veRLConfig`` of a release `version` may be (None: any) lacks (`TrinityFields.verl_lacking`):
+    Trinity 0.5 merges the section into its own (`TrinityRelease.verl_merged`, ``OmegaConf.merge`` at
+    ``common/config_validator.py:1156`` in 0.5.0, ``:1135`` in 0.5.1, ``:1185`` in 0.5.2), which refuses the config as
+    it loads it (a stage's, as it starts that stage: each stage's config is checked then, ``cli/launcher.py:241`` to
+    ``:251`` in 0.5.2): refused where every release of `version` does, else a caution naming those that do; 0.6.0 on
+    verl before 0.8 builds it into its legacy one (`TrinityRelease.verl_legacy`) with ``build_dataclass_from_mapping``,
+    which drops the key (``trinity/common/dataclass_utils.py:17`` to ``:21``), so the config loads and the key does
+    nothing there, and the line says what 0.6 on verl 0.8 or later does with it (`_trinity_06_words`); without a
+    release, one line names both. The line names the key of its section most alike (`DROPPED_NEAR_CUTOFF`), where one
+    is (none for verl's own, `OWN_KEYS_NEAR_READ`). Below a field typed as verl's own dataclass, whose keys are the
+    installed verl's, nothing is judged. Left to their own lines, in the config's own section: a key `said` (and those
+    below it), one rft-solver reads (`READ_KEYS`), Trinity 0.6's keys that 0.5 lacks (`KEYS_05_LACKS`: a role's
+    ``engine``) and the ref's ``model`` (`REF_MODEL_KEY`)."""
     fields = load_trinity_fields()
     chosen = _releases_of(fields, version)
-    for below, lacked_by in fields.verl_lacking(section).items():
-        path = (*UNCHECKED_SECTION, *(str(key) for key in below))
-        lacking = [name for name in lacked_by if name in chosen]
-        if (not lacking or any(path[:len(above)] == above for above in said)
-                or path[-1] in READ_KEYS.get(path[:-1], ()) or path in KEYS_05_LACKS or path == REF_MODEL_KEY):
-            continue
-        typed = fields.releases[lacking[0]].verl_config()
-        assert typed is not None  # verl_lacking judges the releases that build one alone
-        known = typed.sections.get(".".join(path[len(UNCHECKED_SECTION):-1]), ())
-        near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(path[-1], known, n=1,
-                                                                                   cutoff=DROPPED_NEAR_CUTOFF)
-        meant = f"; did you mean {near[0]}?" if near else ""
-        refusing = [name for name in lacking if fields.releases[name].verl_merged is not None]
-        if not refusing:
-            checks.add(ConfigProblemCode.KEY_DROPPED, (
-                f"{dotted(path)}: Trinity 0.6 on verl before 0.8 drops it (its veRLConfig has no such key there), so "
-                f"it does nothing{meant}"))
-            continue
-        named = _releases_named(refusing)
-        one = len(named) == 1
-        refused = (f"{dotted(path)}: Trinity {and_joined(named)} {'refuses' if one else 'refuse'} the config as "
-                   f"{'it loads' if one else 'they load'} it ({'its' if one else 'their'} veRLConfig has no such key "
-                   "there)")
-        if refusing == chosen:
-            checks.add(ConfigProblemCode.VERL_KEY_REFUSED, f"{refused}: remove it{meant}")
-        else:
-            also = ", and 0.6 on verl before 0.8 drops it, so it does nothing" if len(refusing) < len(lacking) else ""
-            checks.add(ConfigProblemCode.VERL_KEY, f"{refused}{also}{meant}")
+    for at, section in _verl_config_sections(checks.mapping):
+        for below, lacked_by in fields.verl_lacking(section).items():
+            path, own = (*at, *(str(key) for key in below)), (*UNCHECKED_SECTION, *(str(key) for key in below))
+            lacking = [name for name in lacked_by if name in chosen]
+            if not lacking or (at == UNCHECKED_SECTION and (
+                    any(own[:len(above)] == above for above in said) or own[-1] in READ_KEYS.get(own[:-1], ())
+                    or own in KEYS_05_LACKS or own == REF_MODEL_KEY)):
+                continue
+            typed = fields.releases[lacking[0]].verl_config()
+            assert typed is not None  # verl_lacking judges the releases that build one alone
+            known = typed.sections.get(".".join(own[len(UNCHECKED_SECTION):-1]), ())
+            near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(
+                str(path[-1]), known, n=1, cutoff=DROPPED_NEAR_CUTOFF)
+            meant = f"; did you mean {near[0]}?" if near else ""
+            refusing = [name for name in lacking if fields.releases[name].verl_merged is not None]
+            dropping = _trinity_06_words(section, below)
+            if not refusing:
+                checks.add(ConfigProblemCode.KEY_DROPPED, f"{dotted(path)}: {dropping}{meant}")
+                continue
+            named = _releases_named(refusing)
+            one = len(named) == 1
+            when = ((f"as {'it loads' if one else 'they load'} it") if at == UNCHECKED_SECTION
+                    else f"as {'it starts' if one else 'they start'} {dotted(at[:2])}"
+                         f"{', after the stages before it have run' if at[1] else ''}")
+            refused = (f"{dotted(path)}: Trinity {and_joined(named)} {'refuses' if one else 'refuse'} the config "
+                       f"{when} ({'its' if one else 'their'} veRLConfig has no such key there)")
+            if refusing == chosen:
+                checks.add(ConfigProblemCode.VERL_KEY_REFUSED, f"{refused}: remove it{meant}")
+            else:
+                also = f", and {dropping}" if len(refusing) < len(lacking) else ""
+                checks.add(ConfigProblemCode.VERL_KEY, f"{refused}{also}{meant}")
 
 
 def _releases_named(names: list[str]) -> list[str]:
