@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from benchmark_modules import load_benchmark
 from config_cases import ARR, config_lines, with_key, written
+from test_release06_s82 import PASSED_08
 from test_smallslips24_s77 import Cli
 
 from solver.tables import load_catalog, load_trinity_fields
@@ -117,9 +118,8 @@ def test_check_refuses_dapo_under_05_and_cautions_without_a_release(cli: Cli, tm
 
 @pytest.mark.parametrize(("version", "expected"), [
     ("0.5", [("verl-key-refused", f"{KL}: {REFUSED_05}: remove it")]),
-    (None, [("verl-key", f"{KL}: {REFUSED_05}, and 0.6 on verl before 0.8 drops it, so it does nothing")]),
-    ("0.6", [("key-dropped", (f"{KL}: Trinity 0.6 on verl before 0.8 drops it (its veRLConfig has no such key "
-                              "there), so it does nothing"))]),
+    (None, [("verl-key", f"{KL}: {REFUSED_05}, and {PASSED_08.format('actor')}")]),
+    ("0.6", [("key-dropped", f"{KL}: {PASSED_08.format('actor')}")]),
 ])
 def test_a_trainer_config_key_05_lacks_is_refused_under_05(version: str | None, expected: list[tuple[str, str]]):
     assert [line for line in _problems(with_key(KL, 0.01), version)

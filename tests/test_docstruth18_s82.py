@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_release06_s82 import PASSED_08
 
 import solver
 from solver.render.cluster import _solve_best_unasked
@@ -81,17 +82,17 @@ def test_trinity_md_quotes_the_refusal_of_a_value_that_holds_itself(cli: Cli, tm
                                             ("ppo_infer_micro_batch_size_per_gpu", "")])
 def test_key_dropped_says_what_trinity_md_and_json_md_say(cli: Cli, tmp_path: Path, key: str, guess: str) -> None:
     trinity, json_md = _page("trinity.md"), _page("json.md")
-    assert ("(`...ppo_mini_batchsize: Trinity 0.6 on verl before 0.8 drops it (its veRLConfig has no such key there), "
-            "so it does nothing; did you mean ppo_mini_batch_size?`), but for a key of verl's own spelt near one "
-            "rft-solver reads (verl 0.8's `ppo_infer_micro_batch_size_per_gpu`") in trinity
+    dropped = PASSED_08.format("actor")  # each verl's path since s83's stagesdrop
+    assert (f"(`...ppo_mini_batchsize: {dropped}; did you mean ppo_mini_batch_size?`). The line names the key of its "
+            "section most alike, where one is, but for a key of verl's own spelt near one rft-solver reads (verl 0.8's "
+            "`ppo_infer_micro_batch_size_per_gpu`") in trinity
     assert ("none for a key of verl's own spelt near one rft-solver reads, verl 0.8's "
             "`ppo_infer_micro_batch_size_per_gpu`") in json_md
     text = HEAD + f"trainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor: {{{key}: 4}}\n"
     said = f"trainer.trainer_config.actor_rollout_ref.actor.{key}"
-    dropped = "0.6 on verl before 0.8 drops it (its veRLConfig has no such key there), so it does nothing"
-    refused_too = ("Trinity 0.5 refuses the config as it loads it (its veRLConfig has no such key there), and 0.6 on "
-                   "verl before 0.8 drops it, so it does nothing")  # no release: verl-key names both (algorelease)
-    for version, words in (((), refused_too), (("--trinity-version", "0.6"), f"Trinity {dropped}")):
+    refused_too = ("Trinity 0.5 refuses the config as it loads it (its veRLConfig has no such key there), and "
+                   f"{dropped}")  # no release: verl-key names both (algorelease)
+    for version, words in (((), refused_too), (("--trinity-version", "0.6"), dropped)):
         status, out, _ = cli("--from-config", _config(tmp_path, text), "--check", "--gpu", "h100", *version)
         assert status == 1  # vanilla on the config's 4 trainer H100s runs out of memory at 16384 tokens
         (_, line) = _flat(out).split(f" but: {said}: ")
