@@ -46,7 +46,8 @@ def _dropped_config() -> dict[str, Any]:
 
 # Without a release named, 0.5's veRLConfig refuses these keys too: that line (verl-key, session 82's algorelease)
 # names both, tests/test_algorelease_s82.py
-BOTH = "{}: Trinity 0.5 refuses the config as it loads it (its veRLConfig has no such key there), and " + PASSED_08 + "{}"
+BOTH = ("{}: Trinity 0.5 refuses the config as it loads it (its veRLConfig has no such key there), and " + PASSED_08
+        + "{}")
 
 
 @pytest.mark.parametrize(("version", "code", "words"), [(None, "verl-key", BOTH), ("0.6", "key-dropped", DROPPED)])

@@ -2473,7 +2473,7 @@ line to name that one: 0.8 takes ``lrr`` for ``lr`` and ``ppo_mini_batchsize`` f
 
 
 ARR_SECTION = ACTOR_ROLLOUT_REF[-1]
-"""``actor_rollout_ref``, as a key of ``trainer.trainer_config``."""
+"""``actor_rollout_ref``, as a key of ``trainer.trainer_config`` (`UNCHECKED_SECTION`)."""
 VERL_08_SECTIONS = ("model", "actor", "ref", "rollout", "critic")
 """The sections of ``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later merges into verl's own config
 (``_MERGEABLE_KEYS``, ``trainer/verl/config.py:744`` in 0.6.0): each as ``actor_rollout_ref``'s, else written flat in
@@ -2499,7 +2499,7 @@ VERL_08_SET_KEYS = frozenset((
 def _verl_08_merge(section: Mapping[str, Any], below: Path) -> tuple[str, str]:
     """Where Trinity 0.6 on verl 0.8 or later merges the key at `below` in ``trainer.trainer_config`` `section` into
     verl's own config (`VERL_08_SECTIONS`): (that section, the key's path in verl's config, dotted), or, where it
-    drops the key, ("", why in words)."""
+    drops or ignores the key (`VERL_08_SET_KEYS`), ("", why in words)."""
     nested, flat = section.get(ARR_SECTION), below[0] != ARR_SECTION
     role, rest = (str(below[0]), below[1:]) if flat else (str(below[1]), below[2:]) if len(below) > 1 else ("", ())
     if role not in VERL_08_SECTIONS:
@@ -2508,27 +2508,30 @@ def _verl_08_merge(section: Mapping[str, Any], below: Path) -> tuple[str, str]:
         return "", "it takes the section's own critic in its place"
     if flat and role != "critic" and isinstance(nested, Mapping) and role in nested:
         return "", f"it takes {ARR_SECTION}.{role} in its place"
-    return role, ".".join(str(key) for key in (role, *rest))
+    keys = [role, *(str(key) for key in rest)]
+    if (set_by := next((".".join(keys[:depth]) for depth in range(2, len(keys) + 1)
+                        if ".".join(keys[:depth]) in VERL_08_SET_KEYS), None)) is not None:
+        return "", f"it sets verl's {set_by} itself"
+    return role, ".".join(keys)
 
 
 def _trinity_06_words(section: Mapping[str, Any], below: Path) -> str:
     """What Trinity 0.6 does with the key at `below` in ``trainer.trainer_config`` `section` that its legacy
     ``veRLConfig`` lacks, on each path it takes (by the verl installed: ``is_verl_legacy``, ``trainer/trainer.py:371``
     to ``:381`` in 0.6.0; no key of the config chooses), in words: on verl before 0.8 it drops the key
-    (`TrinityRelease.verl_legacy`); on verl 0.8 or later it drops it too where it passes verl no such section
-    (`_verl_08_merge`), ignores it where it sets the key itself (`VERL_08_SET_KEYS`), and else merges it into verl's
-    own config, which takes a key the installed verl has and, built with hydra as the trainer starts, fails on one it
-    lacks (``omega_conf_to_dataclass``, ``workers/engine_workers.py:514`` in verl 0.8.0): verl's keys, not judged."""
-    role, key = _verl_08_merge(section, below)
-    parts = key.split(".")
-    if role and any(".".join(parts[:depth]) in VERL_08_SET_KEYS for depth in range(2, len(parts) + 1)):
-        role, key = "", f"it sets verl's {key} itself"
+    (`TrinityRelease.verl_legacy`); on verl 0.8 or later it drops or ignores it too where `_verl_08_merge` says so, and
+    else merges it into verl's own config, which takes a key the installed verl has and, built with hydra as the
+    trainer starts, fails on one it lacks (``omega_conf_to_dataclass``, ``workers/engine_workers.py:514`` in verl
+    0.8.0): verl's keys, not judged."""
+    role, merged = _verl_08_merge(section, below)
     if not role:
-        return (f"Trinity 0.6 drops it on any verl (its veRLConfig on verl before 0.8 has no such key there, and on 0.8 "
-                f"or later {key}), so it does nothing")
+        return (f"Trinity 0.6 drops it on any verl (its veRLConfig on verl before 0.8 has no such key there, and "
+                f"on 0.8 or later {merged}), so it does nothing")
+    taken = (f"passes it to verl's own {role} config, which fails the trainer as it starts unless the installed verl "
+             "has such a key there" if "." in merged else f"takes its keys into verl's own {role} config, which fails "
+             "the trainer as it starts on any the installed verl lacks")
     return ("Trinity 0.6 drops it on verl before 0.8 (its veRLConfig has no such key there), where it does nothing, "
-            f"and on verl 0.8 or later passes it to verl's own {role} config, which fails the trainer as it starts "
-            "unless the installed verl has such a key there (not judged here)")
+            f"and on verl 0.8 or later {taken} (not judged here)")
 
 
 def _verl_config_sections(mapping: Mapping[str, Any]) -> list[tuple[Path, Mapping[str, Any]]]:
