@@ -19,6 +19,7 @@ from test_smallslips24_s77 import Cli
 from solver.tables import load_catalog
 from solver.trinity import trinity_config_problems
 
+KL_TOP = f"{ARR}.actor.kl_loss_coef"
 REFUSED_05 = "Trinity 0.5 refuses the config as {} (its veRLConfig has no such key there)"
 SLIP = "; did you mean ppo_mini_batch_size?"
 ANY_VERL = ("Trinity 0.6 drops it on any verl (its veRLConfig on verl before 0.8 has no such key there, and on 0.8 or "
@@ -140,3 +141,16 @@ def test_from_config_refuses_a_stage_that_sets_a_trainer_before_checking_it(cli:
                 "place of the config's own, whole, so not the trainer rft-solver plans from the config (or not on its "
                 "GPUs, or at its batch); plan each stage from a config of its own, with that stage's sections in "
                 "place of the config's\n"))
+
+
+@pytest.mark.parametrize(("stages", "expected"), [
+    # the config's own trainer is built as the first stage that keeps it starts; by none, never
+    ([{"stage_name": "a"}], [f"{KL_TOP}: {REFUSED_05.format('it loads it')}: remove it"]),
+    ([{"stage_name": "a", "trainer": {}}, {"stage_name": "b", "trainer": None}],
+     [f"{KL_TOP}: {REFUSED_05.format('it starts stages[1], after the stages before it have run')}: remove it"]),
+    ([{"stage_name": "a", "trainer": {}}, {"stage_name": "b", "trainer": {}}], []),
+])
+def test_the_configs_own_section_is_refused_as_the_first_stage_that_keeps_it_starts(stages: list[dict[str, Any]],
+                                                                                    expected: list[str]):
+    config = with_key("stages", stages, with_key(KL_TOP, 0.01))
+    assert [words for code, words in _problems(config, "0.5") if code == "verl-key-refused"] == expected

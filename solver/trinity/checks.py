@@ -2534,15 +2534,35 @@ def _trinity_06_words(section: Mapping[str, Any], below: Path) -> str:
             f"and on verl 0.8 or later {taken} (not judged here)")
 
 
-def _verl_config_sections(mapping: Mapping[str, Any]) -> list[tuple[Path, Mapping[str, Any]]]:
-    """Each ``trainer.trainer_config`` that Trinity builds a veRLConfig from, as (its path, the section): the
-    config's own (`UNCHECKED_SECTION`), then each stage's, which Trinity takes with the stage's ``trainer`` in place of
-    the config's (`solver.trinity.config.STAGE_SECTIONS`)."""
+class _VerlSection(NamedTuple):
+    """A ``trainer.trainer_config`` that Trinity builds a veRLConfig from (`_verl_config_sections`)."""
+
+    at: Path
+    """Its path."""
+    section: Mapping[str, Any]
+    """The section, as written."""
+    stage: int | None
+    """The stage (its index in ``stages``) as which Trinity first builds it, None where as it loads the config."""
+
+
+def _verl_config_sections(mapping: Mapping[str, Any]) -> list[_VerlSection]:
+    """Each ``trainer.trainer_config`` that Trinity builds a veRLConfig from: the config's own (`UNCHECKED_SECTION`),
+    then each stage's, which Trinity takes with the stage's ``trainer`` in place of the config's
+    (`solver.trinity.config.STAGE_SECTIONS`). With stages, Trinity checks (and builds) each stage's config as that stage
+    starts (``cli/launcher.py:399`` to ``:409`` in 0.6.0, ``:241`` to ``:251`` in 0.5.2), the config's own never: its
+    section is built as the first stage that keeps its ``trainer`` starts (as it loads, that stage the first), and is
+    left out where every stage sets one."""
     stages = value_at(mapping, ("stages",))
-    found: list[tuple[Path, Any]] = [(UNCHECKED_SECTION, value_at(mapping, UNCHECKED_SECTION))]
-    found += [(("stages", index, *UNCHECKED_SECTION), value_at(stage, UNCHECKED_SECTION))
-              for index, stage in enumerate(stages if isinstance(stages, list) else []) if isinstance(stage, Mapping)]
-    return [(path, section) for path, section in found if isinstance(section, Mapping)]
+    listed = stages if isinstance(stages, list) else []
+    keeping = [index for index, stage in enumerate(listed)
+               if not (isinstance(stage, Mapping) and stage.get("trainer") is not None)]
+    found: list[_VerlSection] = []
+    if keeping or not listed:
+        first = keeping[0] if keeping else 0
+        found.append(_VerlSection(UNCHECKED_SECTION, value_at(mapping, UNCHECKED_SECTION), first or None))
+    found += [_VerlSection(("stages", index, *UNCHECKED_SECTION), value_at(stage, UNCHECKED_SECTION), index)
+              for index, stage in enumerate(listed) if isinstance(stage, Mapping)]
+    return [found_at for found_at in found if isinstance(found_at.section, Mapping)]
 
 
 def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | None, said: frozenset[Path]) -> None:
@@ -2550,8 +2570,8 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
     that the typed ``veRLConfig`` of a release `version` may be (None: any) lacks (`TrinityFields.verl_lacking`):
     Trinity 0.5 merges the section into its own (`TrinityRelease.verl_merged`, ``OmegaConf.merge`` at
     ``common/config_validator.py:1156`` in 0.5.0, ``:1135`` in 0.5.1, ``:1185`` in 0.5.2), which refuses the config as
-    it loads it (a stage's, as it starts that stage: each stage's config is checked then, ``cli/launcher.py:241`` to
-    ``:251`` in 0.5.2): refused where every release of `version` does, else a caution naming those that do; 0.6.0 on
+    it loads it (with stages, as the stage starts that builds the section: `_VerlSection.stage`): refused where every
+    release of `version` does, else a caution naming those that do; 0.6.0 on
     verl before 0.8 builds it into its legacy one (`TrinityRelease.verl_legacy`) with ``build_dataclass_from_mapping``,
     which drops the key (``trinity/common/dataclass_utils.py:17`` to ``:21``), so the config loads and the key does
     nothing there, and the line says what 0.6 on verl 0.8 or later does with it (`_trinity_06_words`); without a
@@ -2562,7 +2582,7 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
     ``engine``) and the ref's ``model`` (`REF_MODEL_KEY`)."""
     fields = load_trinity_fields()
     chosen = _releases_of(fields, version)
-    for at, section in _verl_config_sections(checks.mapping):
+    for at, section, stage in _verl_config_sections(checks.mapping):
         for below, lacked_by in fields.verl_lacking(section).items():
             path, own = (*at, *(str(key) for key in below)), (*UNCHECKED_SECTION, *(str(key) for key in below))
             lacking = [name for name in lacked_by if name in chosen]
@@ -2583,9 +2603,9 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
                 continue
             named = _releases_named(refusing)
             one = len(named) == 1
-            when = ((f"as {'it loads' if one else 'they load'} it") if at == UNCHECKED_SECTION
-                    else f"as {'it starts' if one else 'they start'} {dotted(at[:2])}"
-                         f"{', after the stages before it have run' if at[1] else ''}")
+            when = (f"as {'it loads' if one else 'they load'} it" if stage is None
+                    else f"as {'it starts' if one else 'they start'} {dotted(('stages', stage))}"
+                         f"{', after the stages before it have run' if stage else ''}")
             refused = (f"{dotted(path)}: Trinity {and_joined(named)} {'refuses' if one else 'refuse'} the config "
                        f"{when} ({'its' if one else 'their'} veRLConfig has no such key there)")
             if refusing == chosen:
