@@ -2542,7 +2542,7 @@ class _VerlSection(NamedTuple):
     section: Mapping[str, Any]
     """The section, as written."""
     stage: int | None
-    """The stage (its index in ``stages``) as which Trinity first builds it, None where as it loads the config."""
+    """The stage (its index in ``stages``) at whose start Trinity builds it; None: as it loads the config."""
 
 
 def _verl_config_sections(mapping: Mapping[str, Any]) -> list[_VerlSection]:
@@ -2550,8 +2550,8 @@ def _verl_config_sections(mapping: Mapping[str, Any]) -> list[_VerlSection]:
     then each stage's, which Trinity takes with the stage's ``trainer`` in place of the config's
     (`solver.trinity.config.STAGE_SECTIONS`). With stages, Trinity checks (and builds) each stage's config as that stage
     starts (``cli/launcher.py:399`` to ``:409`` in 0.6.0, ``:241`` to ``:251`` in 0.5.2), the config's own never: its
-    section is built as the first stage that keeps its ``trainer`` starts (as it loads, that stage the first), and is
-    left out where every stage sets one."""
+    section is built as the first stage that keeps its ``trainer`` starts (the first stage's start: as Trinity loads
+    the config), and is left out where every stage sets one."""
     stages = value_at(mapping, ("stages",))
     listed = stages if isinstance(stages, list) else []
     keeping = [index for index, stage in enumerate(listed)
@@ -2571,11 +2571,11 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
     Trinity 0.5 merges the section into its own (`TrinityRelease.verl_merged`, ``OmegaConf.merge`` at
     ``common/config_validator.py:1156`` in 0.5.0, ``:1135`` in 0.5.1, ``:1185`` in 0.5.2), which refuses the config as
     it loads it (with stages, as the stage starts that builds the section: `_VerlSection.stage`): refused where every
-    release of `version` does, else a caution naming those that do; 0.6.0 on
-    verl before 0.8 builds it into its legacy one (`TrinityRelease.verl_legacy`) with ``build_dataclass_from_mapping``,
-    which drops the key (``trinity/common/dataclass_utils.py:17`` to ``:21``), so the config loads and the key does
-    nothing there, and the line says what 0.6 on verl 0.8 or later does with it (`_trinity_06_words`); without a
-    release, one line names both. The line names the key of its section most alike (`DROPPED_NEAR_CUTOFF`), where one
+    release of `version` does, else a caution naming those that do; 0.6.0 on verl before 0.8 builds it into its legacy
+    one (`TrinityRelease.verl_legacy`) with ``build_dataclass_from_mapping``, which drops the key
+    (``trinity/common/dataclass_utils.py:17`` to ``:21``), so the config loads and the key does nothing there, and the
+    line says what 0.6 on verl 0.8 or later does with it (`_trinity_06_words`); without a release, one line names
+    both. The line names the key of its section most alike (`DROPPED_NEAR_CUTOFF`), where one
     is (none for verl's own, `OWN_KEYS_NEAR_READ`). Below a field typed as verl's own dataclass, whose keys are the
     installed verl's, nothing is judged. Left to their own lines, in the config's own section: a key `said` (and those
     below it), one rft-solver reads (`READ_KEYS`), Trinity 0.6's keys that 0.5 lacks (`KEYS_05_LACKS`: a role's
