@@ -24,6 +24,7 @@ REFUSED_05 = "Trinity 0.5 refuses the config as {} (its veRLConfig has no such k
 SLIP = "; did you mean ppo_mini_batch_size?"
 ANY_VERL = ("Trinity 0.6 drops it on any verl (its veRLConfig on verl before 0.8 has no such key there, and on 0.8 or "
             "later {}), so it does nothing")
+ALONE = "it passes verl model, actor, ref, rollout and critic alone"
 SECTION_TAKEN = ("Trinity 0.6 drops it on verl before 0.8 (its veRLConfig has no such key there), where it does "
                  "nothing, and on verl 0.8 or later takes its keys into verl's own {} config, which fails the trainer "
                  "as it starts on any the installed verl lacks (not judged here)")
@@ -91,8 +92,8 @@ def test_the_keys_left_to_other_lines_at_the_top_are_said_at_a_stage():
     (f"{ARR}.actor.rollout_n", 8, ANY_VERL.format("it sets verl's actor.rollout_n itself")),
     (f"{ARR}.ref.rollout_n", 8, ANY_VERL.format("it sets verl's ref.rollout_n itself")),
     # outside model, actor, ref, rollout and critic
-    ("trainer.trainer_config.data.foo", 1, ANY_VERL.format("it passes verl model, actor, ref, rollout and critic alone")),
-    (f"{ARR}.foo", 1, ANY_VERL.format("it passes verl model, actor, ref, rollout and critic alone")),
+    ("trainer.trainer_config.data.foo", 1, ANY_VERL.format(ALONE)),
+    (f"{ARR}.foo", 1, ANY_VERL.format(ALONE)),
     # a role's section written flat in trainer_config, or actor_rollout_ref's critic: taken, where not shadowed
     ("trainer.trainer_config.rollout", {"n": 2}, SECTION_TAKEN.format("rollout")),
     (f"{ARR}.critic", {"ppo_epochs": 2}, SECTION_TAKEN.format("critic")),
