@@ -40,6 +40,7 @@ from solver.memory import (
     shown_training_host_need,
 )
 from solver.query import (
+    CONFIG_DPO_SOURCE,
     MODEL_PATH_KEY,
     NODE_SIZE_KEY,
     ROLE_TOKEN_BUDGETS,
@@ -57,6 +58,7 @@ from solver.query import (
     asked_gpus,
     check_counts,
     check_dpo,
+    check_dpo_rollout,
     check_host_ram,
     check_lora_rank,
     check_margin,
@@ -1379,6 +1381,8 @@ def config_query(
         raise QueryError(f"dpo={dpo}, but the config's algorithm.algorithm_type says the run "
                          f"{'trains' if config.dpo else 'does not train'} DPO: drop dpo (the config gives it, as "
                          "--from-config refuses --dpo)")
+    # rollout GPUs given beside the config's DPO, refused as beside dpo=True (--dpo)
+    check_dpo_rollout(config.dpo, rollout_gpus, option_names, None if dpo else CONFIG_DPO_SOURCE)
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     own_rollout = rollout_gpus is None and bool(config.rollout_gpus) and (
@@ -1406,7 +1410,7 @@ def config_query(
     # the config's DPO (or dpo=True, the same), refused beside a critic or no reference model as dpo=True (--dpo) is
     counted_rank = config.lora_rank if lora_rank is None else lora_rank
     check_dpo(config.dpo, critic, reference_model, counted_rank, option_names,
-              None if dpo else "the config's algorithm.algorithm_type dpo")
+              None if dpo else CONFIG_DPO_SOURCE)
     # exclusions alone leave out modules of the config's own targets, which messages name as its
     own_targets = None if lora_targets is not None or lora_exclude_modules is None or not counted_rank else (
         config.lora_targets)

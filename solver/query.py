@@ -1101,10 +1101,7 @@ def make_query(
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"{names.rollout_gpus} must be a whole number from 0 to {MAX_GPUS}, got "
                          f"{brief(rollout_gpus)}")
-    if dpo and rollout_gpus:
-        raise QueryError(f"{'dpo=True' if names.keywords else '--dpo'} with "
-                         f"{names.valued(names.rollout_gpus, rollout_gpus)}: {DPO_NO_EXPLORER}: drop "
-                         f"{names.rollout_gpus}, or give 0")
+    check_dpo_rollout(dpo, rollout_gpus, names)
     node_gpus_given = node_gpus is not None
     node_gpus = node_gpus if node_gpus is not None else NODE_GPUS
     if total_gpus is not None:
@@ -1272,12 +1269,31 @@ def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | No
     conflict = dpo_conflict(dpo, critic, reference_model, lora_rank)
     if conflict is None:
         return
-    asked = said if said is not None else "dpo=True" if names.keywords else "--dpo"
+    asked = _dpo_said(names, said)
     if conflict == "critic":
         drop = f"critic={critic!r}" if names.keywords else f"--critic {critic}"
         raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}")
     drop, lora = ("reference_model=False" if names.keywords else "--no-reference"), names.lora_options[0]
     raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}, or give {lora}")
+
+
+CONFIG_DPO_SOURCE = "the config's algorithm.algorithm_type dpo"
+"""What says a run planned from a Trinity config trains DPO, in a refusal's words (`check_dpo`, `check_dpo_rollout`)."""
+
+
+def check_dpo_rollout(dpo: bool, rollout_gpus: int | None, names: OptionNames, said: str | None = None) -> None:
+    """`QueryError` where a DPO run (`dpo`) is given rollout GPUs (`rollout_gpus` above 0): Trinity trains DPO in mode
+    train alone (`DPO_NO_EXPLORER`); named as `names` name the options, and what says the run trains DPO as `said`
+    does (None: the option, ``dpo=True`` or ``--dpo``), as `check_dpo` names it."""
+    if dpo and rollout_gpus:
+        raise QueryError(f"{_dpo_said(names, said)} with {names.valued(names.rollout_gpus, rollout_gpus)}: "
+                         f"{DPO_NO_EXPLORER}: drop {names.rollout_gpus}, or give 0")
+
+
+def _dpo_said(names: OptionNames, said: str | None) -> str:
+    """What says a run trains DPO, in a refusal's words: `said` (a config's ``algorithm.algorithm_type dpo``), else
+    the option as `names` name it, ``dpo=True`` or ``--dpo``."""
+    return said if said is not None else "dpo=True" if names.keywords else "--dpo"
 
 
 def check_lora_rank(lora_rank: int) -> None:
