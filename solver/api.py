@@ -58,6 +58,7 @@ from solver.query import (
     asked_gpus,
     check_counts,
     check_dpo,
+    check_dpo_budget_unread,
     check_dpo_rollout,
     check_host_ram,
     check_lora_rank,
@@ -1398,8 +1399,9 @@ def config_query(
     from solver.trinity.checks import config_counted_on
 
     # LoRA configs PEFT refuses on the model's names (which the config read alone does not know) count no adapter
-    config = config_counted_on(config, catalog.model(model if model is not None else config.model),
-                               counted_expert_layout(trinity_version))
+    planned = catalog.model(model if model is not None else config.model)
+    config = config_counted_on(config, planned, counted_expert_layout(trinity_version))
+    check_dpo_budget_unread(token_budget, config, planned, option_names)
     if lora_rank is not None:  # the config's own: its refused line (lora-rank-vllm-refused)
         check_lora_rank(lora_rank)
         check_vllm_lora_rank(lora_rank, rollout_gpus if rollout_gpus is not None else config.rollout_gpus,
@@ -1598,8 +1600,10 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
     are on), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
     longer than the config's too, where it may hold no sequence at the config's SP (the plans then take an SP that
     holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
-    (`one_sequence_per_micro_batch`: they are the default's, which says what was judged)."""
-    if length is None or estimate == "never" or one_sequence_per_micro_batch(model):
+    (`one_sequence_per_micro_batch`: they are the default's, which says what was judged), and for a config whose DPO
+    actor's micro-batches hold one pair, up to the default budget, whatever the budgets of its other passes
+    (`TrinityConfig.dpo_update_in_rows`)."""
+    if length is None or estimate == "never" or one_sequence_per_micro_batch(model) or config.dpo_update_in_rows:
         return "default"
     own = config.budget_in_effect(length)
     return own if own < token_budget(length, config.sp) else "default"

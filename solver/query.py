@@ -869,6 +869,11 @@ class TrinityConfig(Frozen, defer_build=True):
     dpo: bool = False
     """Whether the config trains DPO (``algorithm.algorithm_type: dpo``), whose plans count a pair of padded sequences
     per micro-batch for a model trained one per micro-batch (`Query.dpo`)."""
+    dpo_update_in_rows: bool = False
+    """Whether the config trains DPO (`dpo`) with the actor's update run with dynamic batch sizes off on some release
+    it may run on (`solver.trinity.reader.actor_update_in_rows`): its micro-batches hold rows, one pair as ``--write``
+    writes them (`solver.rules.DPO_PAIR_SIZES`), up to Trinity's default token budget, and read no budget, so its
+    plans are at that default (`check_dpo_budget_unread`)."""
     mode_train: bool = False
     """Whether the config's ``mode`` is ``train`` (unset, Trinity's is ``both``), the one mode Trinity trains DPO in
     (`Query.mode_train`)."""
@@ -1163,6 +1168,24 @@ def check_token_budget_read(token_budget: TokenBudgetMode | int, model: Model, o
         budget_name = token_budget_name(option_names)
         raise QueryError(f"{budget_name} {token_budget}: {model.name} trains one padded sequence per micro-batch, "
                          f"which reads no token budget: leave {budget_name} out")
+
+
+def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: TrinityConfig, model: Model,
+                            names: OptionNames) -> None:
+    """`QueryError` where a token budget other than the default (`token_budget`: a cap, or ``auto``, which lowers
+    budgets) is asked of the plans for a `config` that trains DPO with the actor's update run with dynamic batch sizes
+    off (`TrinityConfig.dpo_update_in_rows`): verl reads no budget there, and each micro-batch holds one pair, a
+    chosen and a rejected sequence of up to the length each (the size ``--write`` writes, `solver.rules.DPO_PAIR_SIZES`):
+    Trinity's default budget, ``ceil(2 x max_model_len / SP)`` tokens per GPU, which the plans count; a lower one
+    would count fewer tokens than the pair holds. Not for a `model` trained one padded sequence per micro-batch, whose
+    plans count the pair whatever the budget (`check_token_budget_read`)."""
+    if (config.dpo_update_in_rows and token_budget not in (None, "default")
+            and not one_sequence_per_micro_batch(model)):
+        budget_name = token_budget_name(names)
+        raise QueryError(f"{names.valued(budget_name, token_budget)}: the config trains DPO with dynamic batch sizes "
+                         "off in the actor's update, which reads no token budget: each micro-batch holds one pair, a "
+                         "chosen and a rejected sequence, which the plans count at Trinity's default budget, "
+                         f"ceil(2 x max_model_len / SP) tokens per GPU: leave {budget_name} out")
 
 
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,

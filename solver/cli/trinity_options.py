@@ -245,8 +245,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
                      f"made from it adds it, false for {model.name}; Trinity before 0.6 refuses it (--trinity-version "
                      "0.5 leaves it out)")
     # `TrinityConfig.dpo`: the algorithm read in this shell's environment, as the plans and all made for them read it
-    if config is not None and config.dpo and (dpo_note := dpo_pair_note(str(args.from_config), model,
-                                                                        args.trinity_version)):
+    if config is not None and config.dpo and (dpo_note := dpo_pair_note(
+            str(args.from_config), model, args.trinity_version, rows=config.dpo_update_in_rows)):
         notes.append(f"solve: note: {dpo_note}")
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     length_note: str | None = None  # the length written that prompt and response leave unused, or prompts take
