@@ -523,7 +523,8 @@ def _actor_update_in_rows(readings: _ConfigReadings, version: TrinityVersion | N
     """`solver.trinity.reader.actor_update_in_rows` of `readings`' dynamic batch size keys."""
     from solver.trinity.reader import actor_update_in_rows  # ruamel: only where a config is read
 
-    return actor_update_in_rows(readings.value, version)
+    # the dynamic batch size keys are names alone, as `readings` take them (a reader's paths may hold list indices)
+    return actor_update_in_rows(lambda path: readings.value(tuple(map(str, path))), version)
 
 
 def dpo_pair_note(name: str, model: Model, version: TrinityVersion | None,
