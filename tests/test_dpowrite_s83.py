@@ -29,15 +29,15 @@ SPLIT = (f"{ACTOR_SIZE} is {{size}} for DPO with dynamic batch sizes off: Trinit
          "double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in pairs, a "
          "chosen and a rejected sequence: {split}; it runs, but is not DPO: on verl 0.8 or later set it to {even}, an "
          "even size (on verl before 0.8, Trinity doubles what is written)")
-SPLIT_WORDS = {1: ("each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to 0 "
-                   "and trains every sequence, the rejected ones too, as a chosen one"),
+SPLIT_WORDS = {1: ("each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to "
+                   "0 and trains every sequence, the rejected ones too, as a chosen one"),
                3: ("each micro-batch holds 3 sequences, which splits a pair over two micro-batches, and the loss takes "
                    "the next one's rows the other way round, its rejected sequences as chosen")}
 UNREAD = ("solve: error: {option}: the config trains DPO with dynamic batch sizes off in the actor's update, which "
           "reads no token budget: each micro-batch holds one pair, a chosen and a rejected sequence, which the plans "
           "count at Trinity's default budget, ceil(2 x max_model_len / SP) tokens per GPU: leave --token-budget out\n")
-ROLLOUT = ("solve: error: the config's algorithm.algorithm_type dpo with --rollout-gpus {n}: Trinity trains DPO in mode "
-           "train alone, with no explorer to use them (it refuses mode both): drop --rollout-gpus, or give 0\n")
+ROLLOUT = ("solve: error: the config's algorithm.algorithm_type dpo with --rollout-gpus {n}: Trinity trains DPO in "
+           "mode train alone, with no explorer to use them (it refuses mode both): drop --rollout-gpus, or give 0\n")
 PLAN = ("--gpu", "h100", "--gpus", "8")
 
 
