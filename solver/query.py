@@ -1176,9 +1176,9 @@ def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: 
     budgets) is asked of the plans for a `config` that trains DPO with the actor's update run with dynamic batch sizes
     off (`TrinityConfig.dpo_update_in_rows`): verl reads no budget there, and each micro-batch holds one pair, a
     chosen and a rejected sequence of up to the length each (the size ``--write`` writes,
-    `solver.rules.DPO_PAIR_SIZES`): Trinity's default budget, ``ceil(2 x max_model_len / SP)`` tokens per GPU, which the plans count; a lower one
-    would count fewer tokens than the pair holds. Not for a `model` trained one padded sequence per micro-batch, whose
-    plans count the pair whatever the budget (`check_token_budget_read`)."""
+    `solver.rules.DPO_PAIR_SIZES`): Trinity's default budget, ``ceil(2 x max_model_len / SP)`` tokens per GPU, which
+    the plans count; a lower one would count fewer tokens than the pair holds. Not for a `model` trained one padded
+    sequence per micro-batch, whose plans count the pair whatever the budget (`check_token_budget_read`)."""
     if (config.dpo_update_in_rows and token_budget not in (None, "default")
             and not one_sequence_per_micro_batch(model)):
         budget_name = token_budget_name(names)
