@@ -16,9 +16,9 @@ import pytest
 import yaml
 from test_tokbudget_s72 import ARR, CATALOG, Cli, _config
 
-from solver.api import config_query
+from solver.api import answer_query, config_query
 from solver.query import QueryError
-from solver.trinity import read_trinity_config
+from solver.trinity import patched_trinity_config, read_trinity_config
 
 ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
 NOTE = ("solve: note: {name} trains DPO with dynamic batch sizes off in the actor's update, so what is made from it "
@@ -190,3 +190,16 @@ def test_the_plans_count_a_pair_where_a_lowered_budget_is_read_by_another_pass_a
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
         status, out, _ = cli("--from-config", str(path), *PLAN, "--json", "--trinity-version", "0.5")
         assert (status, json.loads(out)[0]["plans"][0]["max_token_len_per_gpu"]) == (0, budget)
+
+
+@pytest.mark.parametrize("version", [None, "0.5"])
+def test_the_apis_patch_gives_the_pairs_note_for_a_model_trained_with_remove_padding(version: str | None):
+    text = yaml.safe_dump(_dpo(3))
+    query = config_query(CATALOG, read_trinity_config(text, "dpo.yaml", {}), gpu="H100")
+    plan = answer_query(query, CATALOG)[0].best
+    assert plan is not None
+    patched = patched_trinity_config(text, plan, CATALOG.model("8B"), name="dpo.yaml", version=version)
+    note = None if version else NOTE.format(name="dpo.yaml", before="Trinity 0.5, 0.6 on verl 0.7",
+                                            writer=' (version="0.5" does)').removeprefix("solve: note: ")[:-1]
+    assert patched.dpo_note == note
+    assert _actor(yaml.safe_load(patched.text))["ppo_micro_batch_size_per_gpu"] == (1 if version else 2)
