@@ -40,6 +40,7 @@ from solver.memory import (
     shown_training_host_need,
 )
 from solver.query import (
+    CONFIG_DPO_SOURCE,
     MODEL_PATH_KEY,
     NODE_SIZE_KEY,
     ROLE_TOKEN_BUDGETS,
@@ -57,6 +58,8 @@ from solver.query import (
     asked_gpus,
     check_counts,
     check_dpo,
+    check_dpo_budget_unread,
+    check_dpo_rollout,
     check_host_ram,
     check_lora_rank,
     check_margin,
@@ -1379,6 +1382,8 @@ def config_query(
         raise QueryError(f"dpo={dpo}, but the config's algorithm.algorithm_type says the run "
                          f"{'trains' if config.dpo else 'does not train'} DPO: drop dpo (the config gives it, as "
                          "--from-config refuses --dpo)")
+    # rollout GPUs given beside the config's DPO, refused as beside dpo=True (--dpo)
+    check_dpo_rollout(config.dpo, rollout_gpus, option_names, None if dpo else CONFIG_DPO_SOURCE)
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     own_rollout = rollout_gpus is None and bool(config.rollout_gpus) and (
@@ -1394,8 +1399,9 @@ def config_query(
     from solver.trinity.checks import config_counted_on
 
     # LoRA configs PEFT refuses on the model's names (which the config read alone does not know) count no adapter
-    config = config_counted_on(config, catalog.model(model if model is not None else config.model),
-                               counted_expert_layout(trinity_version))
+    planned = catalog.model(model if model is not None else config.model)
+    config = config_counted_on(config, planned, counted_expert_layout(trinity_version))
+    check_dpo_budget_unread(token_budget, config, planned, option_names)
     if lora_rank is not None:  # the config's own: its refused line (lora-rank-vllm-refused)
         check_lora_rank(lora_rank)
         check_vllm_lora_rank(lora_rank, rollout_gpus if rollout_gpus is not None else config.rollout_gpus,
@@ -1406,7 +1412,7 @@ def config_query(
     # the config's DPO (or dpo=True, the same), refused beside a critic or no reference model as dpo=True (--dpo) is
     counted_rank = config.lora_rank if lora_rank is None else lora_rank
     check_dpo(config.dpo, critic, reference_model, counted_rank, option_names,
-              None if dpo else "the config's algorithm.algorithm_type dpo")
+              None if dpo else CONFIG_DPO_SOURCE)
     # exclusions alone leave out modules of the config's own targets, which messages name as its
     own_targets = None if lora_targets is not None or lora_exclude_modules is None or not counted_rank else (
         config.lora_targets)
@@ -1594,8 +1600,10 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
     are on), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
     longer than the config's too, where it may hold no sequence at the config's SP (the plans then take an SP that
     holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
-    (`one_sequence_per_micro_batch`: they are the default's, which says what was judged)."""
-    if length is None or estimate == "never" or one_sequence_per_micro_batch(model):
+    (`one_sequence_per_micro_batch`: they are the default's, which says what was judged), and for a config whose DPO
+    actor's micro-batches hold one pair, up to the default budget, whatever the budgets of its other passes
+    (`TrinityConfig.dpo_update_in_rows`)."""
+    if length is None or estimate == "never" or one_sequence_per_micro_batch(model) or config.dpo_update_in_rows:
         return "default"
     own = config.budget_in_effect(length)
     return own if own < token_budget(length, config.sp) else "default"

@@ -869,6 +869,11 @@ class TrinityConfig(Frozen, defer_build=True):
     dpo: bool = False
     """Whether the config trains DPO (``algorithm.algorithm_type: dpo``), whose plans count a pair of padded sequences
     per micro-batch for a model trained one per micro-batch (`Query.dpo`)."""
+    dpo_update_in_rows: bool = False
+    """Whether the config trains DPO (`dpo`) with the actor's update run with dynamic batch sizes off on some release
+    it may run on (`solver.trinity.reader.actor_update_in_rows`): its micro-batches hold rows, one pair as ``--write``
+    writes them (`solver.rules.DPO_PAIR_SIZES`), up to Trinity's default token budget, and read no budget, so its
+    plans are at that default (`check_dpo_budget_unread`)."""
     mode_train: bool = False
     """Whether the config's ``mode`` is ``train`` (unset, Trinity's is ``both``), the one mode Trinity trains DPO in
     (`Query.mode_train`)."""
@@ -1101,10 +1106,7 @@ def make_query(
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"{names.rollout_gpus} must be a whole number from 0 to {MAX_GPUS}, got "
                          f"{brief(rollout_gpus)}")
-    if dpo and rollout_gpus:
-        raise QueryError(f"{'dpo=True' if names.keywords else '--dpo'} with "
-                         f"{names.valued(names.rollout_gpus, rollout_gpus)}: {DPO_NO_EXPLORER}: drop "
-                         f"{names.rollout_gpus}, or give 0")
+    check_dpo_rollout(dpo, rollout_gpus, names)
     node_gpus_given = node_gpus is not None
     node_gpus = node_gpus if node_gpus is not None else NODE_GPUS
     if total_gpus is not None:
@@ -1166,6 +1168,24 @@ def check_token_budget_read(token_budget: TokenBudgetMode | int, model: Model, o
         budget_name = token_budget_name(option_names)
         raise QueryError(f"{budget_name} {token_budget}: {model.name} trains one padded sequence per micro-batch, "
                          f"which reads no token budget: leave {budget_name} out")
+
+
+def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: TrinityConfig, model: Model,
+                            names: OptionNames) -> None:
+    """`QueryError` where a token budget other than the default (`token_budget`: a cap, or ``auto``, which lowers
+    budgets) is asked of the plans for a `config` that trains DPO with the actor's update run with dynamic batch sizes
+    off (`TrinityConfig.dpo_update_in_rows`): verl reads no budget there, and each micro-batch holds one pair, a
+    chosen and a rejected sequence of up to the length each (the size ``--write`` writes,
+    `solver.rules.DPO_PAIR_SIZES`): Trinity's default budget, ``ceil(2 x max_model_len / SP)`` tokens per GPU, which
+    the plans count; a lower one would count fewer tokens than the pair holds. Not for a `model` trained one padded
+    sequence per micro-batch, whose plans count the pair whatever the budget (`check_token_budget_read`)."""
+    if (config.dpo_update_in_rows and token_budget not in (None, "default")
+            and not one_sequence_per_micro_batch(model)):
+        budget_name = token_budget_name(names)
+        raise QueryError(f"{names.valued(budget_name, token_budget)}: the config trains DPO with dynamic batch sizes "
+                         "off in the actor's update, which reads no token budget: each micro-batch holds one pair, a "
+                         "chosen and a rejected sequence, which the plans count at Trinity's default budget, "
+                         f"ceil(2 x max_model_len / SP) tokens per GPU: leave {budget_name} out")
 
 
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,
@@ -1272,12 +1292,31 @@ def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | No
     conflict = dpo_conflict(dpo, critic, reference_model, lora_rank)
     if conflict is None:
         return
-    asked = said if said is not None else "dpo=True" if names.keywords else "--dpo"
+    asked = _dpo_said(names, said)
     if conflict == "critic":
         drop = f"critic={critic!r}" if names.keywords else f"--critic {critic}"
         raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}")
     drop, lora = ("reference_model=False" if names.keywords else "--no-reference"), names.lora_options[0]
     raise QueryError(f"{asked} {DPO_CONFLICTS[conflict]}: drop {drop}, or give {lora}")
+
+
+CONFIG_DPO_SOURCE = "the config's algorithm.algorithm_type dpo"
+"""What says a run planned from a Trinity config trains DPO, in a refusal's words (`check_dpo`, `check_dpo_rollout`)."""
+
+
+def check_dpo_rollout(dpo: bool, rollout_gpus: int | None, names: OptionNames, said: str | None = None) -> None:
+    """`QueryError` where a DPO run (`dpo`) is given rollout GPUs (`rollout_gpus` above 0): Trinity trains DPO in mode
+    train alone (`DPO_NO_EXPLORER`); named as `names` name the options, and what says the run trains DPO as `said`
+    does (None: the option, ``dpo=True`` or ``--dpo``), as `check_dpo` names it."""
+    if dpo and rollout_gpus:
+        raise QueryError(f"{_dpo_said(names, said)} with {names.valued(names.rollout_gpus, rollout_gpus)}: "
+                         f"{DPO_NO_EXPLORER}: drop {names.rollout_gpus}, or give 0")
+
+
+def _dpo_said(names: OptionNames, said: str | None) -> str:
+    """What says a run trains DPO, in a refusal's words: `said` (a config's ``algorithm.algorithm_type dpo``), else
+    the option as `names` name it, ``dpo=True`` or ``--dpo``."""
+    return said if said is not None else "dpo=True" if names.keywords else "--dpo"
 
 
 def check_lora_rank(lora_rank: int) -> None:

@@ -96,7 +96,7 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
                          objective: Objective) -> None:
     """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
     other than FSDP, an unknown model, no length, a --write, --rollout-gpus or --write's --train-batch-size at odds
-    with the config."""
+    with the config, --rollout-gpus above 0 beside its DPO (`check_dpo_rollout`)."""
     if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{_config_file(args)}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
@@ -111,6 +111,9 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
         _check_write_keeps_gpus(args, objective, config)
     if args.write or args.out or args.emit:
         _check_write_keeps_model(args, catalog, config)
+    from solver.query import CONFIG_DPO_SOURCE, check_dpo_rollout
+    from solver.rules import COMMAND_OPTIONS
+    check_dpo_rollout(config.dpo, args.rollout_gpus, COMMAND_OPTIONS, CONFIG_DPO_SOURCE)  # why, before a mismatch
     if args.rollout_gpus is not None and config.trainer_gpus is not None and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives the rollout "
                          f"{counted(config.rollout_gpus, 'GPU')} (its engines times their GPUs each): "
@@ -242,8 +245,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
                      f"made from it adds it, false for {model.name}; Trinity before 0.6 refuses it (--trinity-version "
                      "0.5 leaves it out)")
     # `TrinityConfig.dpo`: the algorithm read in this shell's environment, as the plans and all made for them read it
-    if config is not None and config.dpo and (dpo_note := dpo_pair_note(str(args.from_config), model,
-                                                                        args.trinity_version)):
+    if config is not None and config.dpo and (dpo_note := dpo_pair_note(
+            str(args.from_config), model, args.trinity_version, rows=config.dpo_update_in_rows)):
         notes.append(f"solve: note: {dpo_note}")
     files = {args.out: fragments[0][0]} if args.out and fragments[0] is not None else {}
     length_note: str | None = None  # the length written that prompt and response leave unused, or prompts take

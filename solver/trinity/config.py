@@ -101,6 +101,7 @@ from solver.trinity.keys import (
 )
 from solver.trinity.reader import (
     ConfigReader,
+    actor_update_in_rows,
     check_config_arguments,
     load_config_mapping,
     omegaconf_integer,
@@ -1784,6 +1785,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     critic = _read_critic(reader, version, "critic" in counted, option_names)
     dpo = trains_dpo(reader.word(("algorithm", "algorithm_type")))
     micro_batches = micro_batch_counts(reader, counted, dpo, trainer_gpus // sp if trainer_gpus else None)
+    in_rows = dpo and actor_update_in_rows(lambda path: read_or_none(reader.get, path), version)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_saved_targets_notes(reader, version),
              *_chunked_entropy_notes(reader, version),
@@ -1825,6 +1827,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sources=micro_batches.sources,
         dpo=dpo,
+        dpo_update_in_rows=in_rows,
         mode_train=mode == "train",
         remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
         environment=tuple(variables.found.items()),

@@ -79,6 +79,7 @@ from solver.trinity.plan_keys import (
     caution_comment,
     check_gpu_name,
     comment_paragraph,
+    config_dpo_in_rows,
     config_trains_dpo,
     critic_engine_comment,
     dpo_pair_note,
@@ -875,7 +876,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     if ending != "\n":
         patched = patched.replace("\n", ending)
     dpo = config_trains_dpo(reading, environ)  # as the keys read it (`keys_for_plan`)
-    dpo_note = dpo_pair_note(name, model, version, option_names.trinity_05) if dpo else None
+    dpo_note = dpo_pair_note(name, model, version, option_names.trinity_05,
+                             config_dpo_in_rows(reading, environ, version)) if dpo else None
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged),
                          command if left_out is not None else None, left_out or (), dpo_note, lora_note)
 

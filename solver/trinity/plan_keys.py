@@ -220,8 +220,11 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
     model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
     for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`; for DPO, the actor's
-    one pair by `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`; None: where `config`
-    trains DPO in `environ`, `config_trains_dpo`); no LoRA config where `config` sets LoRA or the plan's LoRA is a
+    one pair by `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`, or else where
+    `config` trains DPO in `environ`, `config_trains_dpo`); for DPO where the actor's update runs with dynamic batch
+    sizes off on a release `version` may be, which ``--write`` keeps (`config_dpo_in_rows`), the actor's one pair for
+    any model: its micro-batches hold rows, not a token budget, and the plan counts one pair, Trinity's default budget
+    (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA is a
     config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace. For
     `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for
     that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the
@@ -230,7 +233,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     either source)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
-    pair = _trains_dpo(readings) if dpo is None else dpo
+    pair = bool(dpo) or _trains_dpo(readings)
+    rows = pair and _actor_update_in_rows(readings, version)
     return [
         *_model_keys(plan, model, config, readings, version, config_lora or _sets_lora(config, environ)),
         *_trainer_keys(plan, version, gpu, padded, token_cap),
@@ -245,7 +249,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         # verl's own key, commented where 0.5 reads it
         *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], version, commented=version == "0.5"),
         # a role's keys together, a section's together (the fragment nests them)
-        *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded, pair)),
+        *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded, pair, rows)),
         *_own_budget_keys(plan, "rollout", readings, version),
         *(_micro_batch_keys("rollout") if padded else []),
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
@@ -507,17 +511,37 @@ def _trains_dpo(readings: _ConfigReadings) -> bool:
     return trains_dpo(readings.value(("algorithm", "algorithm_type")))
 
 
+def config_dpo_in_rows(config: Any, environ: Mapping[str, str] | None, version: TrinityVersion | None) -> bool:
+    """Whether `config` (None for none), read in `environ`, trains DPO (`config_trains_dpo`) with the actor's update run
+    with dynamic batch sizes off on a release `version` may be (`solver.trinity.reader.actor_update_in_rows`), as
+    `keys_for_plan` reads it: it then writes the actor's one pair (`DPO_PAIR_SIZES`) for any model."""
+    readings = _config_readings(config, environ)
+    return _trains_dpo(readings) and _actor_update_in_rows(readings, version)
+
+
+def _actor_update_in_rows(readings: _ConfigReadings, version: TrinityVersion | None) -> bool:
+    """`solver.trinity.reader.actor_update_in_rows` of `readings`' dynamic batch size keys."""
+    from solver.trinity.reader import actor_update_in_rows  # ruamel: only where a config is read
+
+    # the dynamic batch size keys are names alone, as `readings` take them (a reader's paths may hold list indices)
+    return actor_update_in_rows(lambda path: readings.value(tuple(map(str, path))), version)
+
+
 def dpo_pair_note(name: str, model: Model, version: TrinityVersion | None,
-                  version_option: str = COMMAND_OPTIONS.trinity_05) -> str | None:
+                  version_option: str = COMMAND_OPTIONS.trinity_05, rows: bool = False) -> str | None:
     """What the actor's micro-batch size written for a DPO config (named `name`) of `model` means on each verl line,
     for the release `version` (`DPO_PAIR_SIZES`), naming the caller's `version_option` that writes 0.5's: ``--write``'s
     note, and `solver.trinity.PatchedConfig.dpo_note`; None where nothing needs saying (a model trained with remove
-    padding, `one_sequence_per_micro_batch`, whose token budget bounds a micro-batch; 0.5's 1, one pair there)."""
-    if version == "0.5" or not one_sequence_per_micro_batch(model):
+    padding, `one_sequence_per_micro_batch`, whose token budget bounds a micro-batch, unless the config's actor update
+    holds `rows`, `config_dpo_in_rows`; 0.5's 1, one pair there)."""
+    padded = one_sequence_per_micro_batch(model)
+    if version == "0.5" or not (padded or rows):
         return None
     before = "Trinity 0.6 on verl 0.7" if version else "Trinity 0.5, 0.6 on verl 0.7"
     writer = "" if version else f" ({version_option} does)"
-    return (f"{name} trains DPO with one padded sequence per micro-batch for {model.name}, so what is made from it "
+    how = (f"one padded sequence per micro-batch for {model.name}" if padded
+           else "dynamic batch sizes off in the actor's update")
+    return (f"{name} trains DPO with {how}, so what is made from it "
             f"writes {'.'.join(ROLE_MICRO_BATCH_SIZES[0])} 2, one pair, a chosen and a rejected sequence, as Trinity "
             f"0.6 on verl 0.8 or later needs; but no one size fits both verl lines: before verl 0.8 ({before}) "
             f"Trinity doubles it to 4 sequences, two pairs, so there write 1{writer}")
@@ -558,10 +582,11 @@ def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | No
 
 
 def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
-               version: TrinityVersion | None, padded: bool, dpo: bool) -> list[PlanKey]:
+               version: TrinityVersion | None, padded: bool, dpo: bool, rows: bool = False) -> list[PlanKey]:
     """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
     on (off, with one sequence per micro-batch, where its micro-batches are `padded`: `_dynamic_batch_keys`; the
-    actor's one pair for `dpo`: `_micro_batch_keys`), and its
+    actor's one pair for `dpo`: `_micro_batch_keys`, and so where the actor's update holds `rows`,
+    `config_dpo_in_rows`, whatever the model), and its
     offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which refuses that
     key: `KEYS_05_LACKS`; none for the ref where `plan` counts no reference model, `Plan.reference_model`: the run
     builds none to offload)."""
@@ -569,7 +594,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _dynamic_batch_keys(
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded, dpo=dpo)
-    keys += _micro_batch_keys(role, dpo, version) if padded else []
+    keys += _micro_batch_keys(role, dpo, version) if padded or (rows and role == "actor") else []
     keys += _own_budget_keys(plan, role, readings, version)
     if role == "ref" and not plan.reference_model:
         return keys

@@ -318,6 +318,18 @@ def sequence_counted_roles(flag: Callable[[Path], Any], version: TrinityVersion 
     return frozenset(role for role in ROLE_DYNAMIC_BATCH_KEYS if off(role))
 
 
+def actor_update_in_rows(flag: Callable[[Path], Any], version: TrinityVersion | None) -> bool:
+    """Whether the actor's update runs with dynamic batch sizes off (`sequence_counted_roles`, its keys read by `flag`)
+    on some release `version` may be (None: Trinity 0.5, which reads the actor's own key where set, or 0.6, which sets
+    it to the trainer's): verl then reads no token budget there and cuts each GPU's mini-batch into micro-batches of
+    the actor's micro-batch size per GPU in rows, in order (Trinity 0.5.1 ``trainer/verl/dp_actor.py:114``, 0.5.2
+    ``:119``, 0.6.0 ``trainer/verl_legacy/dp_actor.py:497``, verl 0.7.1's own ``workers/actor/dp_actor.py:565``:
+    ``mini_batch.split``), so that for DPO a micro-batch holds whole pairs only where that is even (on verl before 0.8,
+    Trinity doubles it: ``solver.trinity.checks._check_dpo_pairs``)."""
+    releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
+    return any("actor" in sequence_counted_roles(flag, release) for release in releases)
+
+
 def prompt_response_and_length(mapping: Mapping[str, Any], name: str,
                                environ: Mapping[str, str]) -> tuple[int, int, int] | None:
     """A config's ``max_prompt_tokens``, ``max_response_tokens`` and ``max_model_len`` (None where a key is absent

@@ -1,0 +1,205 @@
+"""DPO's pair in ``--write`` for a model trained with remove padding, and DPO configs beside ``--rollout-gpus`` (session
+83). With dynamic batch sizes off in the actor's update (which ``--write`` keeps for DPO), verl cuts each GPU's
+mini-batch into micro-batches of the actor's micro-batch size per GPU in rows, in order, and Trinity's DPO loss pairs
+a micro-batch's rows: ``--write`` (and the fragment) writes the release's one pair (2; 1 for Trinity 0.5, which
+doubles it), a note says that no one size fits both verl lines, and the plans stay at Trinity's default budget, a
+pair's tokens (``--token-budget`` refused: the actor reads none). An odd size is ``dpo-pair-split``. A DPO config read
+with ``--from-config`` refuses ``--rollout-gpus N`` as ``--dpo`` does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_tokbudget_s72 import ARR, CATALOG, Cli, _config
+
+from solver.api import answer_query, config_query
+from solver.query import QueryError
+from solver.trinity import patched_trinity_config, read_trinity_config
+
+ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
+NOTE = ("solve: note: {name} trains DPO with dynamic batch sizes off in the actor's update, so what is made from it "
+        f"writes {ACTOR_SIZE} 2, one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later "
+        "needs; but no one size fits both verl lines: before verl 0.8 ({before}) Trinity doubles it to 4 sequences, "
+        "two pairs, so there write 1{writer}\n")
+SPLIT = (f"{ACTOR_SIZE} is {{size}} for DPO with dynamic batch sizes off: Trinity 0.6 on verl 0.8 or later does not "
+         "double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in pairs, a "
+         "chosen and a rejected sequence: {split}; it runs, but is not DPO: on verl 0.8 or later set it to {even}, an "
+         "even size (on verl before 0.8, Trinity doubles what is written)")
+SPLIT_WORDS = {1: ("each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to "
+                   "0 and trains every sequence, the rejected ones too, as a chosen one"),
+               3: ("each micro-batch holds 3 sequences, which splits a pair over two micro-batches, and the loss takes "
+                   "the next one's rows the other way round, its rejected sequences as chosen")}
+UNREAD = ("solve: error: {option}: the config trains DPO with dynamic batch sizes off in the actor's update, which "
+          "reads no token budget: each micro-batch holds one pair, a chosen and a rejected sequence, which the plans "
+          "count at Trinity's default budget, ceil(2 x max_model_len / SP) tokens per GPU: leave --token-budget out\n")
+ROLLOUT = ("solve: error: the config's algorithm.algorithm_type dpo with --rollout-gpus {n}: Trinity trains DPO in "
+           "mode train alone, with no explorer to use them (it refuses mode both): drop --rollout-gpus, or give 0\n")
+PLAN = ("--gpu", "h100", "--gpus", "8")
+
+
+def _dpo(size: int | None = 3, algorithm: str = "dpo", **trainer: Any) -> dict[str, Any]:
+    """Qwen3-8B (trained with remove padding) at 8192 tokens on 8 trainer GPUs (`_config`: dynamic batch sizes off,
+    a trainer budget of 12000), trained by `algorithm`, the actor's micro-batch size per GPU `size` (None: unset),
+    with `trainer`'s keys over those."""
+    config = _config({"actor": {} if size is None else {"ppo_micro_batch_size_per_gpu": size}})
+    config["trainer"].update(trainer)
+    config["algorithm"]["algorithm_type"] = algorithm
+    config["buffer"]["train_batch_size"] = 64
+    return config
+
+
+def _written(tmp_path: Path, cli: Cli, config: dict[str, Any], *options: str) -> tuple[int, str, dict[str, Any]]:
+    """(exit status, stderr, the written copy read back) of ``--write`` on `config` with `options`."""
+    path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    status, _, err = cli("--from-config", str(path), *PLAN, "--write", str(out_path), *options)
+    return status, err, yaml.safe_load(out_path.read_text(encoding="utf-8")) if status == 0 else {}
+
+
+def _actor(written: dict[str, Any]) -> dict[str, Any]:
+    """The written copy's actor section."""
+    return written["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
+
+
+@pytest.mark.parametrize(("size", "version", "pair"), [(3, None, 2), (None, None, 2), (1, "0.6", 2), (4, "0.6", 2),
+                                                       (3, "0.5", 1), (2, "0.5", 1)])
+def test_write_sets_the_actors_pair_for_dpo_with_dynamic_batch_sizes_off(tmp_path: Path, cli: Cli, size: int | None,
+                                                                          version: str | None, pair: int):
+    options = ("--trinity-version", version) if version else ()
+    status, err, written = _written(tmp_path, cli, _dpo(size), *options)
+    assert status == 0
+    assert (_actor(written)["ppo_micro_batch_size_per_gpu"], written["trainer"]["use_dynamic_bsz"]) == (pair, False)
+    assert "dpo-pair-split" not in err and "takes a micro-batch's rows in pairs" not in err
+    note = NOTE.format(name=tmp_path / "c.yaml", before="Trinity 0.6 on verl 0.7" if version else
+                       "Trinity 0.5, 0.6 on verl 0.7", writer="" if version else " (--trinity-version 0.5 does)")
+    assert (note in err) == (version != "0.5")
+    # the plan counts one pair's tokens, Trinity's default: 2 x 8192 at SP 1, whatever the config's own 12000
+    assert written["trainer"]["max_token_len_per_gpu"] == 16384
+
+
+def test_the_pair_is_written_where_only_trinity_05_runs_the_actor_without_dynamic_batch_sizes(tmp_path: Path,
+                                                                                              cli: Cli):
+    # the trainer's on, the actor's own off: Trinity 0.5 reads the actor's; 0.6 sets it to the trainer's (on)
+    config = _dpo(3, use_dynamic_bsz=True)
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = False
+    assert _actor(_written(tmp_path, cli, config, "--trinity-version", "0.5")[2])["ppo_micro_batch_size_per_gpu"] == 1
+    assert _actor(_written(tmp_path, cli, config, "--trinity-version", "0.6")[2])["ppo_micro_batch_size_per_gpu"] == 3
+    assert _actor(_written(tmp_path, cli, config)[2])["ppo_micro_batch_size_per_gpu"] == 2  # 0.5 may run it
+
+
+@pytest.mark.parametrize(("algorithm", "dynamic"), [("dpo", True), ("dpo", None), ("grpo", False)])
+def test_no_pair_is_written_where_the_actor_reads_a_token_budget(tmp_path: Path, cli: Cli, algorithm: str,
+                                                                 dynamic: bool | None):
+    config = _dpo(3, algorithm, use_dynamic_bsz=dynamic)
+    if dynamic is None:
+        del config["trainer"]["use_dynamic_bsz"]
+    status, err, written = _written(tmp_path, cli, config)
+    # DPO with dynamic batch sizes on keeps them (and is told its pairs split); GRPO's are turned back on
+    assert (status, _actor(written)["ppo_micro_batch_size_per_gpu"]) == (0, 3)
+    assert written["trainer"].get("use_dynamic_bsz") == (True if algorithm == "grpo" else dynamic)
+    assert "writes " + ACTOR_SIZE not in err
+    assert ("for DPO: the actor's update then cuts" in err) == (algorithm == "dpo")
+
+
+def test_the_fragment_of_a_dpo_config_keeps_its_dynamic_batch_sizes_off_and_holds_a_pair(tmp_path: Path, cli: Cli):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_dpo(3)), encoding="utf-8")
+    status, out, err = cli("--from-config", str(path), *PLAN, "--emit", "trinity")
+    fragment = yaml.safe_load(out)
+    # before s83 the fragment turned the trainer's back on: the plan counted no pair (Answer.dpo_pairs is None)
+    assert (status, "use_dynamic_bsz" in fragment["trainer"]) == (0, False)
+    assert _actor(fragment) == {"ppo_micro_batch_size_per_gpu": 2}
+    assert ("# 2 for DPO: one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later\n"
+            "        # trains it (with 1 its DPO loss finds no rejected sequence)") in out
+    assert err.startswith(NOTE.format(name=path, before="Trinity 0.5, 0.6 on verl 0.7",
+                                      writer=" (--trinity-version 0.5 does)"))
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_check_says_an_odd_actor_size_splits_dpos_pairs(tmp_path: Path, cli: Cli, size: int):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_dpo(size)), encoding="utf-8")
+    status, out, err = cli("--from-config", str(path), "--check", *PLAN, "--json")
+    assert (status, err) == (0, "")
+    current = json.loads(out)[0]["current"]
+    said = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
+    assert said["dpo-pair-split"] == SPLIT.format(size=size, split=SPLIT_WORDS[size], even=size + 1)
+    # Trinity 0.5 doubles it: whole pairs
+    status, out, _ = cli("--from-config", str(path), "--check", *PLAN, "--json", "--trinity-version", "0.5")
+    assert "dpo-pair-split" not in json.loads(out)[0]["current"]["config_problem_codes"]
+
+
+@pytest.mark.parametrize("budget", ["8192", "auto", "32768"])
+def test_a_token_budget_is_refused_for_a_dpo_config_whose_actor_reads_none(tmp_path: Path, cli: Cli, budget: str):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_dpo(2)), encoding="utf-8")
+    assert cli("--from-config", str(path), *PLAN, "--token-budget", budget) == (
+        2, "", UNREAD.format(option=f"--token-budget {budget}"))
+    assert cli("--from-config", str(path), *PLAN, "--token-budget", "default")[0] == 0
+    # with dynamic batch sizes on the actor reads one: a cap is taken (and the pairs' split said)
+    path.write_text(yaml.safe_dump(_dpo(2, use_dynamic_bsz=True)), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), *PLAN, "--token-budget", "8192", "--json")
+    assert (status, json.loads(out)[0]["plans"][0]["max_token_len_per_gpu"]) == (0, 8192)
+
+
+def test_the_api_refuses_a_token_budget_and_rollout_gpus_beside_such_a_dpo_config():
+    read = read_trinity_config(yaml.safe_dump(_dpo(2)), "c.yaml", {})
+    assert read.dpo_update_in_rows
+    with pytest.raises(QueryError, match=r"^token_budget=8192: the config trains DPO with dynamic batch sizes off in "
+                                         r"the actor's update, which reads no token budget: .*: leave token_budget "
+                                         "out$"):
+        config_query(CATALOG, read, gpu="H100", token_budget=8192)
+    with pytest.raises(QueryError, match=r"^the config's algorithm.algorithm_type dpo with rollout_gpus=2: Trinity "
+                                         r"trains DPO in mode train alone, .*: drop rollout_gpus, or give 0$"):
+        config_query(CATALOG, read, gpu="H100", rollout_gpus=2)
+    assert config_query(CATALOG, read, gpu="H100", rollout_gpus=0).dpo
+    on = read_trinity_config(yaml.safe_dump(_dpo(2, use_dynamic_bsz=True)), "c.yaml", {})
+    assert not on.dpo_update_in_rows
+    assert config_query(CATALOG, on, gpu="H100", token_budget=8192).token_budget_cap == 8192
+
+
+@pytest.mark.parametrize("cluster", [True, False])
+def test_a_dpo_config_refuses_rollout_gpus_as_dpo_does(tmp_path: Path, cli: Cli, cluster: bool):
+    config = _dpo(2)
+    if not cluster:  # no cluster: the config gives no GPUs, so no mismatch to refuse before s83
+        del config["cluster"]
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert cli("--from-config", str(path), *PLAN, "--rollout-gpus", "2") == (2, "", ROLLOUT.format(n=2))
+    assert cli("--from-config", str(path), *PLAN, "--rollout-gpus", "0")[0] == 0
+    # as --dpo is refused: the same reason
+    assert cli("--dpo", "--model", "8B", "--len", "8192", *PLAN, "--rollout-gpus", "2")[2] == (
+        ROLLOUT.format(n=2).replace("the config's algorithm.algorithm_type dpo", "--dpo"))
+    # GRPO's config takes them where it gives no cluster
+    config["algorithm"]["algorithm_type"] = "grpo"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert cli("--from-config", str(path), *PLAN, "--rollout-gpus", "2")[0] == (0 if not cluster else 2)
+
+
+def test_the_plans_count_a_pair_where_a_lowered_budget_is_read_by_another_pass_alone(tmp_path: Path, cli: Cli):
+    # Trinity 0.5: the actor's own key off (its pair in rows), the trainer's on with 8000, which the ref reads: the
+    # plans stay at the default, 16384, a pair's tokens; GRPO's are capped (8192, the least at 8192 tokens)
+    path = tmp_path / "c.yaml"
+    for algorithm, budget in (("dpo", 16384), ("grpo", 8192)):
+        config = _dpo(1, algorithm, use_dynamic_bsz=True, max_token_len_per_gpu=8000)
+        config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = False
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        status, out, _ = cli("--from-config", str(path), *PLAN, "--json", "--trinity-version", "0.5")
+        assert (status, json.loads(out)[0]["plans"][0]["max_token_len_per_gpu"]) == (0, budget)
+
+
+@pytest.mark.parametrize("version", [None, "0.5"])
+def test_the_apis_patch_gives_the_pairs_note_for_a_model_trained_with_remove_padding(version: str | None):
+    text = yaml.safe_dump(_dpo(3))
+    query = config_query(CATALOG, read_trinity_config(text, "dpo.yaml", {}), gpu="H100")
+    plan = answer_query(query, CATALOG)[0].best
+    assert plan is not None
+    patched = patched_trinity_config(text, plan, CATALOG.model("8B"), name="dpo.yaml", version=version)
+    note = None if version else NOTE.format(name="dpo.yaml", before="Trinity 0.5, 0.6 on verl 0.7",
+                                            writer=' (version="0.5" does)').removeprefix("solve: note: ")[:-1]
+    assert patched.dpo_note == note
+    assert _actor(yaml.safe_load(patched.text))["ppo_micro_batch_size_per_gpu"] == (1 if version else 2)
