@@ -136,6 +136,7 @@ from solver.trinity.keys import (
     keys_05_refuses,
     keys_05_refuses_words,
     offload_path,
+    ref_forward_runs,
     rope_type_key,
     sp_key_in_effect,
     started_rollout_engine,
@@ -528,6 +529,16 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     return f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
 
 
+def _idle_roles(checks: _ConfigChecks, version: TrinityVersion | None) -> set[str]:
+    """The roles (`ROLE_BUDGET_PATHS`') whose passes never run under the config's algorithm as the Trinity release
+    `version` runs it, so that nothing reads their budgets (Trinity raises them all the same, to no effect): the
+    critic where the algorithm trains none (`trains_critic`), the ref where it computes no ref log-probs
+    (`ref_forward_runs`; with LoRA it does, the actor without its adapter taking the ref's budget)."""
+    algorithm = checks.value(("algorithm", "algorithm_type"))
+    return {role for role, idle in (("critic", not trains_critic(algorithm)),
+                                    ("ref", not ref_forward_runs(algorithm, version))) if idle}
+
+
 def _own_budget_set(checks: _ConfigChecks, role: str) -> bool:
     """Whether `role` (`ROLE_BUDGET_PATHS`') sets a token budget of its own: a pass that reads a budget takes the
     trainer's where it sets none (the rollout the actor's, where set, first)."""
@@ -537,12 +548,11 @@ def _own_budget_set(checks: _ConfigChecks, role: str) -> bool:
 
 def _trainer_budget_readers(checks: _ConfigChecks, version: TrinityVersion | None) -> dict[str, list[str]]:
     """With ``trainer.use_dynamic_bsz`` off: the roles whose own key turns dynamic batch sizes back on (not
-    `sequence_counted_roles` of a release `version` may be; the critic only where the algorithm trains one) and that
+    `sequence_counted_roles` of a release `version` may be; nor one whose passes never run, `_idle_roles`) and that
     read the trainer's budget, setting none of their own (`_own_budget_set`), each with those releases in words."""
-    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
     readers: dict[str, list[str]] = {}
     for release in (version,) if version is not None else _LEGACY_RELEASES:
-        on = set(ROLE_BUDGET_PATHS) - sequence_counted_roles(checks.flag, release) - (set() if critic else {"critic"})
+        on = set(ROLE_BUDGET_PATHS) - sequence_counted_roles(checks.flag, release) - _idle_roles(checks, release)
         for role in sorted(on, key=list(ROLE_BUDGET_PATHS).index):
             if not _own_budget_set(checks, role):
                 readers.setdefault(role, []).append(_LEGACY_RELEASES[release])
@@ -580,12 +590,10 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     own SP (`role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none of
     its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
     (`_budget_effect`), each raised budget's followed by a line on Trinity 0.5.1's padded width but with 0.6
-    (`raised_budget_stop_words`). Only a role's whose passes read a budget (not `sequence_counted_roles`), and the
-    trainer's where one of them sets none of its own."""
+    (`raised_budget_stop_words`). Only a role's whose passes run (not `_idle_roles`) and read a budget (not
+    `sequence_counted_roles`), and the trainer's where one of them sets none of its own."""
     trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
-    # The critic's budgets count only where the algorithm trains one (Trinity raises it all the same, to no effect).
-    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
-    counted = sequence_counted_roles(checks.flag, version) | (set() if critic else {"critic"})
+    counted = sequence_counted_roles(checks.flag, version) | _idle_roles(checks, version)
     if counted >= set(ROLE_BUDGET_PATHS):  # every pass fills its micro-batches by sequence count
         return
     unread = {path for role in counted for path in ROLE_BUDGET_PATHS[role]}

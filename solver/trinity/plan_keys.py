@@ -641,12 +641,14 @@ def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _Con
         if flag == held[0] else None)) for flag in held]
 
 
-def _given_budgets(readings: _ConfigReadings) -> dict[str, float]:
+def _given_budgets(readings: _ConfigReadings, ref_runs: bool) -> dict[str, float]:
     """The token budgets a config sets by hand (`readings`), by dotted key: ``trainer.max_token_len_per_gpu``
-    (`TRAINER_TOKEN_BUDGET`), the roles' (`ROLE_TOKEN_BUDGETS`) and, where its algorithm trains a PPO critic
-    (`trains_critic`), the critic's two (`CRITIC_BUDGETS`: elsewhere verl builds no critic to read them)."""
+    (`TRAINER_TOKEN_BUDGET`), the roles' (`ROLE_TOKEN_BUDGETS`; the ref's only where its forward runs, `ref_runs`:
+    elsewhere no pass reads it) and, where its algorithm trains a PPO critic (`trains_critic`), the critic's two
+    (`CRITIC_BUDGETS`: elsewhere verl builds no critic to read them). ``--write`` leaves the others as they are."""
     critic = trains_critic(readings.value(("algorithm", "algorithm_type")))
-    paths = (tuple(TRAINER_TOKEN_BUDGET.split(".")), *ROLE_TOKEN_BUDGETS, *(CRITIC_BUDGETS if critic else ()))
+    roles = (path for path in ROLE_TOKEN_BUDGETS if ref_runs or path not in ROLE_BUDGET_PATHS["ref"])
+    paths = (tuple(TRAINER_TOKEN_BUDGET.split(".")), *roles, *(CRITIC_BUDGETS if critic else ()))
     return {".".join(path): number for path in paths if (number := readings.number(path)) is not None}
 
 
@@ -679,8 +681,8 @@ def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None, pla
     it, and the critic's own SP where ``--write`` keeps it (not where it writes the plan's: `_critic_sp_keys`)."""
     own_sp = readings.number(CRITIC_SP_KEY)
     kept_sp = None if own_sp is None or _critic_sp_keys(plan, readings) else max(1, int(own_sp))
-    return _GivenBudgets(_given_budgets(readings),
-                         ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version), kept_sp)
+    ref_runs = ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version)
+    return _GivenBudgets(_given_budgets(readings, ref_runs), ref_runs, kept_sp)
 
 
 def _budget_sp(plan: Plan, key: str, given: _GivenBudgets) -> int:
