@@ -102,7 +102,9 @@ from solver.trinity.interpolation import (
 )
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
+    CRITIC_ENGINE_SP_KEY,
     CRITIC_FORWARD_WHOLE_SIZE,
+    CRITIC_SP_KEY,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
     ENGINE_KEYS_05_LACKS,
@@ -411,7 +413,7 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     sp = _check_sp_key(checks, path, model, trainer_gpus, "")
     role_sps = {role.name: sp for role in OWN_SP_ROLES}
     if version != "0.5":
-        return sp, role_sps
+        return sp, role_sps | _check_critic_sp_before_08(checks, model, trainer_gpus, sp, version)
     keys = {role.name: role.sp_key if value_at(checks.mapping, role.sp_key) is not None else TRAINER_SP_KEY
             for role in OWN_SP_ROLES}
     for key in dict.fromkeys(keys.values()):  # each key once: the trainer's may be given to both roles
@@ -425,6 +427,59 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
             checks, key, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config",
             heads=heads, batch=batch))
     return sp, role_sps
+
+
+def _check_critic_sp_before_08(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int,
+                               version: TrinityVersion | None) -> dict[str, int]:
+    """For a release that may be Trinity 0.6 (`version` 0.6, or none given), say where the critic's own SP
+    (`CRITIC_SP_KEY`), set to another than the trainer's `sp`, runs it (``role-sp-differs``, which refuses nothing:
+    Trinity 0.6 on verl 0.8 or later ignores the key, ``FROZEN_KEYS``, ``trainer/verl/config.py:740`` in 0.6.0, and
+    runs the critic's engine at `CRITIC_ENGINE_SP_KEY`, the trainer's where unset, ``:514``): Trinity with verl before
+    0.8 takes it over the trainer's (``set_if_none``, ``verl_legacy/verl_config.py:604``), checks it against the
+    trainer GPUs and the critic's heads as the actor's, refusing the config (``_check_parallel_config``, ``:608``;
+    not the heads of a critic of another model, `critic_of_another_model`), raises the critic's token budget at it
+    (``:613``) and runs the critic there (``verl_legacy/fsdp_workers.py:1287``). Return the critic's SP by name where
+    it is another (its budgets are judged there, `_check_token_budgets`), else none. Only where the algorithm trains
+    a critic (`trains_critic`); the engine's SP too (`_check_critic_engine_sp`)."""
+    if not trains_critic(checks.value(("algorithm", "algorithm_type"))):
+        return {}
+    another = critic_of_another_model(checks.value)
+    fix = (f"{checks.names.write} keeps it: the critic is model.critic_model_path's, whose heads rft-solver does not "
+           "know" if another else f"set them alike ({checks.names.write} does)")
+    _check_critic_engine_sp(checks, sp, fix)
+    own = checks.number(CRITIC_SP_KEY)
+    if own is None or max(1, int(own)) == sp:
+        return {}
+    own_sp = max(1, int(own))
+    who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
+    engine = checks.number(CRITIC_ENGINE_SP_KEY)
+    engine_sp = f"SP {sp}" if engine is None else f"SP {max(1, int(engine))} ({dotted(CRITIC_ENGINE_SP_KEY)})"
+    on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_sp}"
+    heads = None if another else sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, own_sp)
+    broken = sp_gpus_violation(trainer_gpus, own_sp) if trainer_gpus > 0 else None
+    if broken or heads:
+        runs = (f"{who} checks the critic's SP as the actor's and refuses the config "
+                f"({broken or f'{heads} of {model.name}'}); {on_08}")
+    else:
+        runs = f"{who} runs the critic at SP {own_sp}, raising its token budget to hold a sequence there; {on_08}"
+    checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+        f"{dotted(CRITIC_SP_KEY)} {own_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; the verdict "
+        f"and the plans count the critic at SP {sp}: {fix}"))
+    return {"critic": own_sp}
+
+
+def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, fix: str) -> None:
+    """Say where the critic's engine's SP (`CRITIC_ENGINE_SP_KEY`), set to another than the trainer's `sp`, runs the
+    critic (``role-sp-differs``): Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it.
+    `fix` says what to do (``--write`` sets it to the plan's SP, or keeps a critic of another model's)."""
+    engine = checks.number(CRITIC_ENGINE_SP_KEY)
+    if engine is None or max(1, int(engine)) == sp:
+        return
+    checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+        f"{dotted(CRITIC_ENGINE_SP_KEY)} {max(1, int(engine))} is not trainer.ulysses_sequence_parallel_size {sp}: "
+        f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {max(1, int(engine))}, its engine's over the "
+        f"trainer's (checking it against nothing), and with verl before 0.8 no release reads it; the verdict and the "
+        f"plans count the critic at SP {sp}: {fix}"))
 
 
 def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, batch: TrainBatch, sp: int,
