@@ -620,9 +620,10 @@ def _critic_sp_keys(plan: Plan, readings: _ConfigReadings, version: TrinityVersi
     trains a critic (`trains_critic`): the plan's, as a role's (`_role_keys`). Trinity with verl before 0.8 runs the
     critic at its own SP over the trainer's (``set_if_none``, ``trainer/verl/verl_config.py:597`` in 0.5.2,
     ``common/verl_config.py:585`` in 0.5.1, ``verl_legacy/verl_config.py:604`` in 0.6.0) and raises its token budget
-    to hold a sequence at it (``_adjust_token_len_if_needed``, ``:610``, ``:597``, ``:617``), where the plans count the critic at their SP and
-    ``--write`` judges its budgets there (`_own_budget_written`). Not where the critic is another model
-    (`critic_of_another_model`), whose heads the plan's SP may not divide (rft-solver does not know them)."""
+    to hold a sequence at it (``_adjust_token_len_if_needed``, ``:610``, ``:597``, ``:617``), where the plans count
+    the critic at their SP and ``--write`` judges its budgets there (`_own_budget_written`). Not where the critic is
+    another model (`critic_of_another_model`), whose heads the plan's SP may not divide (rft-solver does not know
+    them)."""
     if not trains_critic(readings.value(("algorithm", "algorithm_type"))) or critic_of_another_model(readings.value):
         return []
     return [PlanKey(path=path, value=plan.sp, existing_only=True)
