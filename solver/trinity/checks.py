@@ -413,7 +413,7 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     sp = _check_sp_key(checks, path, model, trainer_gpus, "")
     role_sps = {role.name: sp for role in OWN_SP_ROLES}
     if version != "0.5":
-        return sp, role_sps | _check_critic_sp_before_08(checks, model, trainer_gpus, sp, version)
+        return sp, role_sps | _check_critic_sp(checks, model, trainer_gpus, sp, version)
     keys = {role.name: role.sp_key if value_at(checks.mapping, role.sp_key) is not None else TRAINER_SP_KEY
             for role in OWN_SP_ROLES}
     for key in dict.fromkeys(keys.values()):  # each key once: the trainer's may be given to both roles
@@ -426,13 +426,17 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
         role_sps |= dict.fromkeys(names, _check_sp_key(
             checks, key, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config",
             heads=heads, batch=batch))
+    _check_critic_sp(checks, model, trainer_gpus, sp, version, role_sps["critic"])
     return sp, role_sps
 
 
-def _check_critic_sp_before_08(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int,
-                               version: TrinityVersion | None) -> dict[str, int]:
-    """For a release that may be Trinity 0.6 (`version` 0.6, or none given), say where the critic's own SP
-    (`CRITIC_SP_KEY`), set to another than the trainer's `sp`, runs it (``role-sp-differs``, which refuses nothing:
+def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
+                     critic_sp: int | None = None) -> dict[str, int]:
+    """Say where a critic's SP other than the one the trainer runs at, `sp`, runs it, while the verdict and the plans
+    count it at `sp` (``role-sp-differs``). With `version` 0.5, the critic's SP as 0.5 takes it (`critic_sp`: its own,
+    else the trainer's), which Trinity 0.5 runs it at, raising its budget there; not where 0.5 refuses it, which
+    `_check_sequence_parallel` says. For a release that may be Trinity 0.6 (`version` 0.6, or none given), the
+    critic's own SP (`CRITIC_SP_KEY`), set to another than the trainer's `sp` (a line that refuses nothing:
     Trinity 0.6 on verl 0.8 or later ignores the key, ``FROZEN_KEYS``, ``trainer/verl/config.py:740`` in 0.6.0, and
     runs the critic's engine at `CRITIC_ENGINE_SP_KEY`, the trainer's where unset, ``:514``): Trinity with verl before
     0.8 takes it over the trainer's (``set_if_none``, ``verl_legacy/verl_config.py:604``), checks it against the
@@ -446,6 +450,16 @@ def _check_critic_sp_before_08(checks: _ConfigChecks, model: Model, trainer_gpus
     another = critic_of_another_model(checks.value)
     fix = (f"{checks.names.write} keeps it: the critic is model.critic_model_path's, whose heads rft-solver does not "
            "know" if another else f"set them alike ({checks.names.write} does)")
+    if version == "0.5":
+        if (critic_sp is not None and critic_sp != sp and not (trainer_gpus > 0 and sp_gpus_violation(
+                trainer_gpus, critic_sp)) and (another or not sp_rule_violation(
+                model.num_attention_heads, model.num_key_value_heads, critic_sp))):
+            own = checks.number(CRITIC_SP_KEY) is not None
+            checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+                f"{dotted(CRITIC_SP_KEY if own else TRAINER_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 "
+                f"runs the critic at SP {critic_sp}{'' if own else ' (it sets none of its own)'}, raising its token "
+                f"budget to hold a sequence there; the verdict and the plans count the critic at SP {sp}: {fix}"))
+        return {}
     _check_critic_engine_sp(checks, sp, fix)
     own = checks.number(CRITIC_SP_KEY)
     if own is None or max(1, int(own)) == sp:
