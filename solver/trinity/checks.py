@@ -454,10 +454,10 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
         if (critic_sp is not None and critic_sp != sp and not (trainer_gpus > 0 and sp_gpus_violation(
                 trainer_gpus, critic_sp)) and (another or not sp_rule_violation(
                 model.num_attention_heads, model.num_key_value_heads, critic_sp))):
-            own = checks.number(CRITIC_SP_KEY) is not None
+            key = CRITIC_SP_KEY if checks.number(CRITIC_SP_KEY) is not None else TRAINER_SP_KEY
             checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
-                f"{dotted(CRITIC_SP_KEY if own else TRAINER_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 "
-                f"runs the critic at SP {critic_sp}{'' if own else ' (it sets none of its own)'}, raising its token "
+                f"{dotted(key)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
+                f"{critic_sp}{'' if key == CRITIC_SP_KEY else ' (it sets none of its own)'}, raising its token "
                 f"budget to hold a sequence there; the verdict and the plans count the critic at SP {sp}: {fix}"))
         return {}
     _check_critic_engine_sp(checks, sp, fix)
