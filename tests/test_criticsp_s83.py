@@ -160,3 +160,19 @@ def test_with_06_the_critics_budget_is_judged_at_its_own_sp(cli: Cli, tmp_path: 
 def test_no_line_on_the_critics_sp_where_the_algorithm_trains_none(cli: Cli, tmp_path: Path) -> None:
     text = _config("grpo", "    critic: {ulysses_sequence_parallel_size: 1, fsdp: {ulysses_sequence_parallel_size: 4}}\n")
     assert _problems(_check(cli, tmp_path, text)) == []
+
+
+def test_with_05_a_critic_at_another_sp_that_05_takes_is_said(cli: Cli, tmp_path: Path) -> None:
+    # before: no line (only its budget judged at SP 1); SP 5, which 0.5 refuses, keeps its refusal alone
+    text = _config("ppo", "    critic: {ulysses_sequence_parallel_size: 1}\n")
+    assert _problems(_check(cli, tmp_path, text, "--trinity-version", "0.5")) == [(
+        f"{SP} 1 is not the actor's SP 2: Trinity 0.5 runs the critic at SP 1, raising its token budget to hold a "
+        "sequence there; the verdict and the plans count the critic at SP 2: set them alike (--write does)")]
+    config = tmp_path / "c.yaml"
+    config.write_text(text.replace("ulysses_sequence_parallel_size: 1}", "ulysses_sequence_parallel_size: 5}"))
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json", "--trinity-version", "0.5")
+    problems = json.loads(out)[0]["current"]["config_problems"]
+    refuses = ", and Trinity 0.5 checks the critic's SP as the actor's: it refuses the config"
+    assert [words for words in problems if words.startswith(SP)] == [
+        f"{SP}: SP=5 does not divide 6 GPUs (the trainer's){refuses}",
+        f"{SP}: SP=5 does not divide its 32 attention heads of Qwen3-8B{refuses}"]
