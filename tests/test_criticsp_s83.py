@@ -29,6 +29,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+import solver
+
 Cli = Callable[..., tuple[int, str, str]]
 BASE = """\
 algorithm: {algorithm_type: ALGORITHM, repeat_times: 8}
@@ -46,6 +48,7 @@ trainer:
 SP = "trainer.trainer_config.critic.ulysses_sequence_parallel_size"
 ENGINE_SP = "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size"
 REF = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
+MEMORY_DOC = " ".join((Path(__file__).parents[1] / "docs" / "memory.md").read_text().split())
 
 
 @pytest.fixture(autouse=True)
@@ -176,3 +179,25 @@ def test_with_05_a_critic_at_another_sp_that_05_takes_is_said(cli: Cli, tmp_path
     assert [words for words in problems if words.startswith(SP)] == [
         f"{SP}: SP=5 does not divide 6 GPUs (the trainer's){refuses}",
         f"{SP}: SP=5 does not divide its 32 attention heads of Qwen3-8B{refuses}"]
+
+
+# (2) not counted: memory.md's figures of a critic at its own SP
+
+
+@pytest.mark.parametrize(("critic_sp", "tokens", "critic_pass"), [(1, 131072, 103.9), (2, 65536, 70.2)])
+def test_memory_docs_figures_of_a_critic_at_its_own_sp(critic_sp: int, tokens: int, critic_pass: float) -> None:
+    # Qwen3-8B at 131072 on 8 H20s at SP 4 with Env: the budget ceil(2 x 131072 / 4) = 65536; the critic's at its own
+    # SP, raised to ceil(131072 / SP) where below: SP 1, 131072 tokens per GPU; SP 2, 65536 = ceil(131072 / 2), kept
+    from solver.memory import breakdown, calibrated_terms, critic_pass_gib
+    from solver.tables.loaders import load_memory_model
+    from solver.tables.schema import Setting
+
+    catalog, coefficients = solver.load_catalog(), load_memory_model().coefficients
+    model, memory = catalog.model("Qwen3-8B"), catalog.gpu("h20").memory_gib
+    counted = breakdown(model, memory, 8, Setting(env=True, sp=4), 131072, coefficients, critic="resident")
+    assert (counted.tokens_per_gpu, round(counted.critic_pass_gib, 1), round(counted.usable_gib, 1)) == (
+        65536, 70.2, 88.7)
+    own = max(counted.tokens_per_gpu, -(-131072 // critic_sp))
+    terms = calibrated_terms(model, 8, Setting(env=True, sp=critic_sp), own, coefficients)
+    assert (own, round(critic_pass_gib(model, 8, own, terms, "resident"), 1)) == (tokens, critic_pass)
+    assert f"{critic_pass} GiB" in MEMORY_DOC or f"{critic_pass}, as counted" in MEMORY_DOC
