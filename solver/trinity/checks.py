@@ -433,10 +433,11 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
 def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
                      critic_sp: int | None = None) -> dict[str, int]:
     """Say where a critic's SP other than the one the trainer runs at, `sp`, runs it, while the verdict and the plans
-    count it at `sp` (``role-sp-differs``). With `version` 0.5, the critic's SP as 0.5 takes it (`critic_sp`: its own,
-    else the trainer's), which Trinity 0.5 runs it at, raising its budget there; not where 0.5 refuses it, which
-    `_check_sequence_parallel` says. For a release that may be Trinity 0.6 (`version` 0.6, or none given), the
-    critic's own SP (`CRITIC_SP_KEY`), set to another than the trainer's `sp` (a line that refuses nothing:
+    count it at `sp` (``role-sp-differs``). With `version` 0.5, the critic's own SP as 0.5 takes it (`critic_sp`),
+    which Trinity 0.5 runs it at, raising its budget there; not where 0.5 refuses it, which `_check_sequence_parallel`
+    says, nor the trainer's given to it (the line on the actor's own SP says that one). For a release that may be
+    Trinity 0.6 (`version` 0.6, or none given), the critic's own SP (`CRITIC_SP_KEY`), set to another than the
+    trainer's `sp` (a line that refuses nothing:
     Trinity 0.6 on verl 0.8 or later ignores the key, ``FROZEN_KEYS``, ``trainer/verl/config.py:740`` in 0.6.0, and
     runs the critic's engine at `CRITIC_ENGINE_SP_KEY`, the trainer's where unset, ``:514``): Trinity with verl before
     0.8 takes it over the trainer's (``set_if_none``, ``verl_legacy/verl_config.py:604``), checks it against the
@@ -450,15 +451,15 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     another = critic_of_another_model(checks.value)
     fix = (f"{checks.names.write} keeps it: the critic is model.critic_model_path's, whose heads rft-solver does not "
            "know" if another else f"set them alike ({checks.names.write} does)")
-    if version == "0.5":
-        if (critic_sp is not None and critic_sp != sp and not (trainer_gpus > 0 and sp_gpus_violation(
-                trainer_gpus, critic_sp)) and (another or not sp_rule_violation(
-                model.num_attention_heads, model.num_key_value_heads, critic_sp))):
-            key = CRITIC_SP_KEY if checks.number(CRITIC_SP_KEY) is not None else TRAINER_SP_KEY
+    if version == "0.5":  # the trainer's SP given to the critic: the actor's own SP has a line of its own
+        if (critic_sp is not None and critic_sp != sp and checks.number(CRITIC_SP_KEY) is not None
+                and not (trainer_gpus > 0 and sp_gpus_violation(trainer_gpus, critic_sp))
+                and (another or not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads,
+                                                      critic_sp))):
             checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
-                f"{dotted(key)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
-                f"{critic_sp}{'' if key == CRITIC_SP_KEY else ' (it sets none of its own)'}, raising its token "
-                f"budget to hold a sequence there; the verdict and the plans count the critic at SP {sp}: {fix}"))
+                f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
+                f"{critic_sp}, raising its token budget to hold a sequence there; the verdict and the plans count the "
+                f"critic at SP {sp}: {fix}"))
         return {}
     _check_critic_engine_sp(checks, sp, fix)
     own = checks.number(CRITIC_SP_KEY)
