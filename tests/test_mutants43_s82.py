@@ -202,7 +202,7 @@ def test_a_critics_own_sp_leaves_the_actors_budget_judged_at_the_plans(cli: Cli,
         f"NOTE {ACTOR} 20000 kept, below the plan's 32768: it holds a sequence of the plan's length "
         "(ceil(32768 / 2) = 16384 tokens per GPU or more), so verl takes it, splitting that role's batch "
         f"into more micro-batches of less memory, which the plan's figure bounds ({ROLE_KEYS_IGNORED})\n")
-    assert notes.startswith("solve: warning: ") and " ulysses_sequence_parallel_size 1 is not " in notes
+    assert notes.startswith("solve: warning: ") and "critic.ulysses_sequence_parallel_size 1 is not " in notes
 
 
 @pytest.mark.parametrize(("algorithm", "critic_model", "sp"), [
