@@ -48,6 +48,8 @@ trainer:
 SP = "trainer.trainer_config.critic.ulysses_sequence_parallel_size"
 ENGINE_SP = "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size"
 REF = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
+ENGINE_AT_4 = "    critic: {ulysses_sequence_parallel_size: 1, fsdp: {ulysses_sequence_parallel_size: 4}}\n"
+"""The critic's own SP 1 and its engine's 4, beside the trainer's 2."""
 MEMORY_DOC = " ".join((Path(__file__).parents[1] / "docs" / "memory.md").read_text().split())
 
 
@@ -90,7 +92,8 @@ def test_the_refs_budget_is_left_where_the_algorithm_computes_no_ref_log_probs(c
     # ceil(32768 / 2) = 16384), each with a note, and --check warned that 8192 x SP 2 is below 32768
     text = _config("asymre", f"    actor_rollout_ref:\n      ref: {{log_prob_max_token_len_per_gpu: {budget}}}\n")
     written, lines = _write(cli, tmp_path, text)
-    assert written["trainer"]["trainer_config"]["actor_rollout_ref"]["ref"] == {"log_prob_max_token_len_per_gpu": budget}
+    ref = written["trainer"]["trainer_config"]["actor_rollout_ref"]["ref"]
+    assert ref == {"log_prob_max_token_len_per_gpu": budget}
     assert lines == []
     answer = _check(cli, tmp_path, text)
     assert answer["config_keys_changed"] == []
@@ -129,7 +132,7 @@ def test_a_critic_sp_that_06_refuses_before_verl_08_is_said_not_refused(cli: Cli
 
 
 def test_the_critics_own_and_engine_sp_without_a_release_and_write_sets_both(cli: Cli, tmp_path: Path) -> None:
-    text = _config("ppo", "    critic: {ulysses_sequence_parallel_size: 1, fsdp: {ulysses_sequence_parallel_size: 4}}\n")
+    text = _config("ppo", ENGINE_AT_4)
     assert _problems(_check(cli, tmp_path, text)) == [(
         f"{ENGINE_SP} 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity 0.6 on verl 0.8 or later runs the "
         "critic at SP 4, its engine's over the trainer's (checking it against nothing), and with verl before 0.8 no "
@@ -145,7 +148,7 @@ def test_the_critics_own_and_engine_sp_without_a_release_and_write_sets_both(cli
 
 
 def test_with_05_write_leaves_the_engine_sp_which_05_refuses_with_its_section(cli: Cli, tmp_path: Path) -> None:
-    text = _config("ppo", "    critic: {ulysses_sequence_parallel_size: 1, fsdp: {ulysses_sequence_parallel_size: 4}}\n")
+    text = _config("ppo", ENGINE_AT_4)
     written, _ = _write(cli, tmp_path, text, "--trinity-version", "0.5")
     critic = written["trainer"]["trainer_config"]["critic"]
     assert (critic["ulysses_sequence_parallel_size"], critic["fsdp"]) == (2, {"ulysses_sequence_parallel_size": 4})
@@ -154,14 +157,15 @@ def test_with_05_write_leaves_the_engine_sp_which_05_refuses_with_its_section(cl
 def test_with_06_the_critics_budget_is_judged_at_its_own_sp(cli: Cli, tmp_path: Path) -> None:
     # 20000 x SP 1 = 20000 < 32768 (before: judged at the trainer's SP 2, 40000, no line)
     text = _config("ppo", "    critic: {ulysses_sequence_parallel_size: 1, ppo_max_token_len_per_gpu: 20000}\n")
-    problems = _check(cli, tmp_path, text, "--trinity-version", "0.6")["current"]["config_problems"]  # type: ignore[index]
+    current = _check(cli, tmp_path, text, "--trinity-version", "0.6")["current"]
+    problems = current["config_problems"]  # type: ignore[index]
     assert ("trainer.trainer_config.critic.ppo_max_token_len_per_gpu 20000 x SP 1 (the critic's) is below "
             "model.max_model_len 32768: Trinity 0.6 on verl before 0.8 raises it to ceil(32768 / 1) = 32768, and on "
             "verl 0.8 or later ignores the key") in problems
 
 
 def test_no_line_on_the_critics_sp_where_the_algorithm_trains_none(cli: Cli, tmp_path: Path) -> None:
-    text = _config("grpo", "    critic: {ulysses_sequence_parallel_size: 1, fsdp: {ulysses_sequence_parallel_size: 4}}\n")
+    text = _config("grpo", ENGINE_AT_4)
     assert _problems(_check(cli, tmp_path, text)) == []
 
 
