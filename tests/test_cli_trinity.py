@@ -3720,8 +3720,9 @@ PPO_CONFIG = (
 def test_trinity_05_refuses_a_critic_sp_that_does_not_divide_the_trainer_gpus(cli, tmp_path: Path):
     # Trinity 0.5 checks the critic's own SP as the actor's (_check_parallel_config on the critic): 4 does not divide
     # the 6 trainer GPUs, so it refuses the config and --check exits 1; its budget, 2048 x SP 4, holds no sequence of
-    # 16384 tokens there, which Trinity 0.5 raises. Trinity 0.6 on verl 0.8 or later runs the critic at the trainer's
-    # SP 2 and ignores its budget: 2048 x SP 2 is too small there too (verl_legacy raises it).
+    # 16384 tokens there, which Trinity 0.5 raises. Trinity 0.6 on verl before 0.8 reads the critic's SP as 0.5 does
+    # (and refuses it); on verl 0.8 or later it runs the critic at the trainer's SP 2 and ignores its budget: with 0.6
+    # a role-sp-differs line, which refuses nothing, and its budget judged at SP 4 (criticsp, s83: before, at SP 2).
     config = tmp_path / "trinity.yaml"
     config.write_text(PPO_CONFIG, encoding="utf-8")
     key = "trainer.trainer_config.critic"
@@ -3739,9 +3740,14 @@ def test_trinity_05_refuses_a_critic_sp_that_does_not_divide_the_trainer_gpus(cl
     assert cli("--from-config", str(config), "--gpu", "a100-80g", "--check", "--trinity-version", "0.5")[0] == 1
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--trinity-version", "0.6")
     assert status == 0
-    assert (f"  but: {key}.ppo_max_token_len_per_gpu 2048 x SP 2 is below model.max_model_len 16384: Trinity 0.6 on "
-            "verl before 0.8 raises it to ceil(16384 / 2) = 8192, and on verl 0.8 or later ignores the key\n"
-            ) in " ".join(out.split("\n       "))
+    shown = " ".join(out.split("\n       "))
+    assert (f"  but: {key}.ulysses_sequence_parallel_size 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity "
+            "0.6 on verl before 0.8 checks the critic's SP as the actor's and refuses the config (SP=4 does not "
+            "divide 6 GPUs); Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at SP 2; the verdict "
+            "and the plans count the critic at SP 2: set them alike (--write does)\n") in shown
+    assert (f"  but: {key}.ppo_max_token_len_per_gpu 2048 x SP 4 (the critic's) is below model.max_model_len 16384: "
+            "Trinity 0.6 on verl before 0.8 raises it to ceil(16384 / 4) = 4096, and on verl 0.8 or later ignores the "
+            "key\n") in shown
     assert cli("--from-config", str(config), "--gpu", "a100-80g", "--check", "--trinity-version", "0.6")[0] == 0
 
 

@@ -2239,9 +2239,14 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     actor_own["trainer"]["ulysses_sequence_parallel_size"] = 3
     assert check_trinity_config(actor_own, model, 4, version="0.5")[0] == (
         f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){given}")
-    # Its own budget holds no sequence at its own SP 1 (it would at the trainer's 2): Trinity 0.5 raises it there.
+    # Its own budget holds no sequence at its own SP 1 (it would at the trainer's 2): Trinity 0.5 raises it there;
+    # the critic runs at SP 1, the memory model counts it at 2 (criticsp, s83: that line first).
+    at_1 = (f"{critic_key}.ulysses_sequence_parallel_size 1 is not the actor's SP 2: Trinity 0.5 runs the critic at SP "
+            "1, raising its token budget to hold a sequence there; the verdict and the plans count the critic at SP 2: "
+            "set them alike (--write does)")
     low = config({"ulysses_sequence_parallel_size": 1, "ppo_max_token_len_per_gpu": 16384})
     assert check_trinity_config(low, model, 4, version="0.5") == [
+        at_1,
         (f"{critic_key}.ppo_max_token_len_per_gpu 16384 x SP 1 (the critic's) is below model.max_model_len 32768: "
          "Trinity 0.5 raises it to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = "
          "65536)"),
@@ -2257,6 +2262,7 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     taken = config({"ulysses_sequence_parallel_size": 1})
     taken["trainer"]["max_token_len_per_gpu"] = 16384
     assert check_trinity_config(taken, model, 4, version="0.5") == [
+        at_1,
         ("trainer.max_token_len_per_gpu 16384 x SP 1 (the critic's, which sets no budget of its own) is below "
          "model.max_model_len 32768: Trinity 0.5 raises the critic's to ceil(32768 / 1) = 32768 (Trinity 0.5.0 to its "
          "default, ceil(2 x 32768 / 1) = 65536)"),
@@ -2268,15 +2274,22 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
         "actor": {"ulysses_sequence_parallel_size": 2}, "ref": {"ulysses_sequence_parallel_size": 1}}
     both["trainer"]["max_token_len_per_gpu"] = 16384
     assert check_trinity_config(both, model, 4, version="0.5") == [
+        at_1,
         ("trainer.max_token_len_per_gpu 16384 x SP 1 (the ref's and the critic's, which set no budget of their own) "
          "is below model.max_model_len 32768: Trinity 0.5 raises the ref's and the critic's to ceil(32768 / 1) = 32768 "
          "(Trinity 0.5.0 to its default, ceil(2 x 32768 / 1) = 65536)"),
         PADDED_051.format(budget=("trainer.max_token_len_per_gpu (the ref's and the critic's, which set no budget of "
                                   "their own)"), least=32768, sp=1, tokens=32768)]
-    # Trinity 0.6 on verl 0.8 or later freezes the critic's SP and budget to the trainer's: its SP is not checked,
-    # and its own budget is judged at the trainer's SP, as the ref's (verl_legacy raises it, FROZEN_KEYS ignores it).
+    # Trinity 0.6 on verl 0.8 or later freezes the critic's SP and budget to the trainer's; 0.6 on verl before 0.8
+    # refuses its SP 3 as 0.5 does: a role-sp-differs line, which refuses nothing (criticsp, s83: before, none). Its
+    # own budget, with no SP of its own, is judged at the trainer's SP (verl_legacy raises it, FROZEN_KEYS ignores it).
     for version in ("0.6", None):
-        assert check_trinity_config(config({"ulysses_sequence_parallel_size": 3}), model, 4, version=version) == []
+        who = "Trinity 0.6 on verl before 0.8" if version else "Trinity with verl before 0.8"
+        assert check_trinity_config(config({"ulysses_sequence_parallel_size": 3}), model, 4, version=version) == [
+            (f"{critic_key}.ulysses_sequence_parallel_size 3 is not trainer.ulysses_sequence_parallel_size 2: {who} "
+             "checks the critic's SP as the actor's and refuses the config (SP=3 does not divide 4 GPUs); Trinity 0.6 "
+             "on verl 0.8 or later ignores the key and runs the critic at SP 2; the verdict and the plans count the "
+             "critic at SP 2: set them alike (--write does)")]
         assert check_trinity_config(config({"ppo_max_token_len_per_gpu": 8192}), model, 4, version=version) == [
             f"{critic_key}.ppo_max_token_len_per_gpu 8192 x SP 2 is below model.max_model_len 32768: " + (
                 "Trinity with verl before 0.8 raises it to ceil(32768 / 2) = 16384 (Trinity 0.5.0 to its default, "
@@ -2303,13 +2316,15 @@ def test_the_critics_forward_budget_is_judged_as_the_rollouts_at_the_critics_sp(
     # At the critic's own SP 1 under 0.5: 12000 holds no sequence (it would at the trainer's 2, 24000 < 32768 too).
     low = config({"ulysses_sequence_parallel_size": 1, "forward_max_token_len_per_gpu": 12000})
     problems = trinity_config_problems(low, model, 4, version="0.5")
-    assert problems == [(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
+    assert problems[0].code == ConfigProblemCode.ROLE_SP_DIFFERS  # the critic at SP 1, counted at 2 (criticsp, s83)
+    assert problems[1:] == [(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
         f"{forward_key} 12000 x SP 1 (the critic's) is below model.max_model_len 32768: Trinity 0.5 never raises it, "
         "and in the critic's value forward its verl (before 0.8) stops at the first step whose batch holds a sequence "
         "longer than that (Trinity 0.5.2) or is padded wider than that, to its longest prompt plus its longest "
         "response (0.5.0 and 0.5.1)"))]
-    # 0.6 and no version: at the trainer's SP, and Trinity 0.6 on verl 0.8 or later sets the key itself. 0.6.0 on verl
-    # before 0.8 checks the longest sequence; without a release, 0.5.0's and 0.5.1's padded width is named too.
+    # 0.6 and no version: at the trainer's SP where the critic sets none of its own, and Trinity 0.6 on verl 0.8 or
+    # later sets the key itself. 0.6.0 on verl before 0.8 checks the longest sequence; without a release, 0.5.0's and
+    # 0.5.1's padded width is named too.
     stops: dict[TrinityVersion | None, str] = {
         "0.6": "verl before 0.8 stops at the first sequence longer than that in the critic's value forward",
         None: ("in the critic's value forward verl before 0.8 stops at the first step whose batch holds a sequence "
@@ -2319,10 +2334,14 @@ def test_the_critics_forward_budget_is_judged_as_the_rollouts_at_the_critics_sp(
         assert check_trinity_config(config({"forward_max_token_len_per_gpu": 12000}), model, 4, version=version) == [
             (f"{forward_key} 12000 x SP 2 is below model.max_model_len 32768: {stop}, and Trinity 0.6 on verl 0.8 or "
              "later ignores the key")]
-        # 20000 x 2 holds one at the trainer's SP; under 0.5 the critic's own SP 1 does not.
+        # 20000 x 2 would hold one at the trainer's SP, but Trinity 0.6 on verl before 0.8, as 0.5, runs the critic's
+        # forward at its own SP 1, where it does not (criticsp, s83: before, judged at the trainer's SP, nothing)
         holds = config({"ulysses_sequence_parallel_size": 1, "forward_max_token_len_per_gpu": 20000})
-        assert check_trinity_config(holds, model, 4, version=version) == []
-    assert len(check_trinity_config(holds, model, 4, version="0.5")) == 1
+        assert [problem.code for problem in trinity_config_problems(holds, model, 4, version=version)] == [
+            ConfigProblemCode.ROLE_SP_DIFFERS, ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH]
+        assert (f"{forward_key} 20000 x SP 1 (the critic's) is below model.max_model_len 32768: "
+                in check_trinity_config(holds, model, 4, version=version)[1])
+    assert len(check_trinity_config(holds, model, 4, version="0.5")) == 2
     # No critic trained (GRPO): nothing is said of it; unset, it takes the raised ppo budget, which holds one.
     assert check_trinity_config(config({"forward_max_token_len_per_gpu": 12000}, "grpo"), model, 4) == []
     assert check_trinity_config(config({"ppo_max_token_len_per_gpu": 32768}), model, 4, version="0.5") == []

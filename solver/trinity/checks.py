@@ -102,7 +102,9 @@ from solver.trinity.interpolation import (
 )
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
+    CRITIC_ENGINE_SP_KEY,
     CRITIC_FORWARD_WHOLE_SIZE,
+    CRITIC_SP_KEY,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
     ENGINE_KEYS_05_LACKS,
@@ -136,6 +138,7 @@ from solver.trinity.keys import (
     keys_05_refuses,
     keys_05_refuses_words,
     offload_path,
+    ref_forward_runs,
     rope_type_key,
     sp_key_in_effect,
     started_rollout_engine,
@@ -410,7 +413,7 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     sp = _check_sp_key(checks, path, model, trainer_gpus, "")
     role_sps = {role.name: sp for role in OWN_SP_ROLES}
     if version != "0.5":
-        return sp, role_sps
+        return sp, role_sps | _check_critic_sp(checks, model, trainer_gpus, sp, version)
     keys = {role.name: role.sp_key if value_at(checks.mapping, role.sp_key) is not None else TRAINER_SP_KEY
             for role in OWN_SP_ROLES}
     for key in dict.fromkeys(keys.values()):  # each key once: the trainer's may be given to both roles
@@ -423,7 +426,75 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
         role_sps |= dict.fromkeys(names, _check_sp_key(
             checks, key, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config",
             heads=heads, batch=batch))
+    _check_critic_sp(checks, model, trainer_gpus, sp, version, role_sps["critic"])
     return sp, role_sps
+
+
+def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
+                     critic_sp: int | None = None) -> dict[str, int]:
+    """Say where a critic's SP other than the one the trainer runs at, `sp`, runs it, while the verdict and the plans
+    count it at `sp` (``role-sp-differs``). With `version` 0.5, the critic's own SP as 0.5 takes it (`critic_sp`),
+    which Trinity 0.5 runs it at, raising its budget there; not where 0.5 refuses it, which `_check_sequence_parallel`
+    says, nor the trainer's given to it (the line on the actor's own SP says that one). For a release that may be
+    Trinity 0.6 (`version` 0.6, or none given), the critic's own SP (`CRITIC_SP_KEY`), set to another than the
+    trainer's `sp` (a line that refuses nothing:
+    Trinity 0.6 on verl 0.8 or later ignores the key, ``FROZEN_KEYS``, ``trainer/verl/config.py:740`` in 0.6.0, and
+    runs the critic's engine at `CRITIC_ENGINE_SP_KEY`, the trainer's where unset, ``:514``): Trinity with verl before
+    0.8 takes it over the trainer's (``set_if_none``, ``verl_legacy/verl_config.py:604``), checks it against the
+    trainer GPUs and the critic's heads as the actor's, refusing the config (``_check_parallel_config``, ``:608``;
+    not the heads of a critic of another model, `critic_of_another_model`), raises the critic's token budget at it
+    (``:613``) and runs the critic there (``verl_legacy/fsdp_workers.py:1287``). Return the critic's SP by name where
+    it is another (its budgets are judged there, `_check_token_budgets`), else none. Only where the algorithm trains
+    a critic (`trains_critic`); the engine's SP too (`_check_critic_engine_sp`)."""
+    if not trains_critic(checks.value(("algorithm", "algorithm_type"))):
+        return {}
+    another = critic_of_another_model(checks.value)
+    fix = (f"{checks.names.write} keeps it: the critic is model.critic_model_path's, whose heads rft-solver does not "
+           "know" if another else f"set them alike ({checks.names.write} does)")
+    if version == "0.5":  # the trainer's SP given to the critic: the actor's own SP has a line of its own
+        if (critic_sp is not None and critic_sp != sp and checks.number(CRITIC_SP_KEY) is not None
+                and not (trainer_gpus > 0 and sp_gpus_violation(trainer_gpus, critic_sp))
+                and (another or not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads,
+                                                      critic_sp))):
+            checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+                f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
+                f"{critic_sp}, raising its token budget to hold a sequence there; the verdict and the plans count the "
+                f"critic at SP {sp}: {fix}"))
+        return {}
+    _check_critic_engine_sp(checks, sp, fix)
+    own = checks.number(CRITIC_SP_KEY)
+    if own is None or max(1, int(own)) == sp:
+        return {}
+    own_sp = max(1, int(own))
+    who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
+    engine = checks.number(CRITIC_ENGINE_SP_KEY)
+    engine_sp = f"SP {sp}" if engine is None else f"SP {max(1, int(engine))} ({dotted(CRITIC_ENGINE_SP_KEY)})"
+    on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_sp}"
+    heads = None if another else sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, own_sp)
+    broken = sp_gpus_violation(trainer_gpus, own_sp) if trainer_gpus > 0 else None
+    if broken or heads:
+        runs = (f"{who} checks the critic's SP as the actor's and refuses the config "
+                f"({broken or f'{heads} of {model.name}'}); {on_08}")
+    else:
+        runs = f"{who} runs the critic at SP {own_sp}, raising its token budget to hold a sequence there; {on_08}"
+    checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+        f"{dotted(CRITIC_SP_KEY)} {own_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; the verdict "
+        f"and the plans count the critic at SP {sp}: {fix}"))
+    return {"critic": own_sp}
+
+
+def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, fix: str) -> None:
+    """Say where the critic's engine's SP (`CRITIC_ENGINE_SP_KEY`), set to another than the trainer's `sp`, runs the
+    critic (``role-sp-differs``): Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it.
+    `fix` says what to do (``--write`` sets it to the plan's SP, or keeps a critic of another model's)."""
+    engine = checks.number(CRITIC_ENGINE_SP_KEY)
+    if engine is None or max(1, int(engine)) == sp:
+        return
+    checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+        f"{dotted(CRITIC_ENGINE_SP_KEY)} {max(1, int(engine))} is not trainer.ulysses_sequence_parallel_size {sp}: "
+        f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {max(1, int(engine))}, its engine's over the "
+        f"trainer's (checking it against nothing), and with verl before 0.8 no release reads it; the verdict and the "
+        f"plans count the critic at SP {sp}: {fix}"))
 
 
 def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, batch: TrainBatch, sp: int,
@@ -528,6 +599,16 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     return f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
 
 
+def _idle_roles(checks: _ConfigChecks, version: TrinityVersion | None) -> set[str]:
+    """The roles (`ROLE_BUDGET_PATHS`') whose passes never run under the config's algorithm as the Trinity release
+    `version` runs it, so that nothing reads their budgets (Trinity raises them all the same, to no effect): the
+    critic where the algorithm trains none (`trains_critic`), the ref where it computes no ref log-probs
+    (`ref_forward_runs`; with LoRA it does, the actor without its adapter taking the ref's budget)."""
+    algorithm = checks.value(("algorithm", "algorithm_type"))
+    return {role for role, idle in (("critic", not trains_critic(algorithm)),
+                                    ("ref", not ref_forward_runs(algorithm, version))) if idle}
+
+
 def _own_budget_set(checks: _ConfigChecks, role: str) -> bool:
     """Whether `role` (`ROLE_BUDGET_PATHS`') sets a token budget of its own: a pass that reads a budget takes the
     trainer's where it sets none (the rollout the actor's, where set, first)."""
@@ -537,12 +618,11 @@ def _own_budget_set(checks: _ConfigChecks, role: str) -> bool:
 
 def _trainer_budget_readers(checks: _ConfigChecks, version: TrinityVersion | None) -> dict[str, list[str]]:
     """With ``trainer.use_dynamic_bsz`` off: the roles whose own key turns dynamic batch sizes back on (not
-    `sequence_counted_roles` of a release `version` may be; the critic only where the algorithm trains one) and that
+    `sequence_counted_roles` of a release `version` may be; nor one whose passes never run, `_idle_roles`) and that
     read the trainer's budget, setting none of their own (`_own_budget_set`), each with those releases in words."""
-    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
     readers: dict[str, list[str]] = {}
     for release in (version,) if version is not None else _LEGACY_RELEASES:
-        on = set(ROLE_BUDGET_PATHS) - sequence_counted_roles(checks.flag, release) - (set() if critic else {"critic"})
+        on = set(ROLE_BUDGET_PATHS) - sequence_counted_roles(checks.flag, release) - _idle_roles(checks, release)
         for role in sorted(on, key=list(ROLE_BUDGET_PATHS).index):
             if not _own_budget_set(checks, role):
                 readers.setdefault(role, []).append(_LEGACY_RELEASES[release])
@@ -580,12 +660,10 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     own SP (`role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none of
     its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
     (`_budget_effect`), each raised budget's followed by a line on Trinity 0.5.1's padded width but with 0.6
-    (`raised_budget_stop_words`). Only a role's whose passes read a budget (not `sequence_counted_roles`), and the
-    trainer's where one of them sets none of its own."""
+    (`raised_budget_stop_words`). Only a role's whose passes run (not `_idle_roles`) and read a budget (not
+    `sequence_counted_roles`), and the trainer's where one of them sets none of its own."""
     trainer_path: tuple[str, ...] = ("trainer", "max_token_len_per_gpu")
-    # The critic's budgets count only where the algorithm trains one (Trinity raises it all the same, to no effect).
-    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
-    counted = sequence_counted_roles(checks.flag, version) | (set() if critic else {"critic"})
+    counted = sequence_counted_roles(checks.flag, version) | _idle_roles(checks, version)
     if counted >= set(ROLE_BUDGET_PATHS):  # every pass fills its micro-batches by sequence count
         return
     unread = {path for role in counted for path in ROLE_BUDGET_PATHS[role]}

@@ -220,6 +220,16 @@ ROLE_BUDGET_KEYS = (*ROLE_TOKEN_BUDGETS, *CRITIC_BUDGETS)
 overrides ``trainer.max_token_len_per_gpu`` for its role, or the budget it is filled from, on verl
 before 0.8)."""
 CRITIC_SP_KEY = (*CRITIC, "ulysses_sequence_parallel_size")
+"""The critic's own SP, which Trinity 0.5 and 0.6 on verl before 0.8 take over the trainer's (`OWN_SP_ROLES`);
+Trinity 0.6 on verl 0.8 or later sets it to the trainer's whatever it says (``FROZEN_KEYS``,
+``trainer/verl/config.py:478``, ``:740`` in 0.6.0) and runs the critic at its engine's (`CRITIC_ENGINE_SP_KEY`)."""
+CRITIC_ENGINE_SP_KEY = (*CRITIC_ENGINE, "ulysses_sequence_parallel_size")
+"""The SP Trinity 0.6 on verl 0.8 or later runs the critic at: its FSDP engine's, which Trinity builds as the trainer's
+(``_build_fsdp_engine_config``, ``trainer/verl/config.py:514`` in 0.6.0) and deep-merges the config's over (it is no
+``FROZEN_KEYS``); verl 0.8.0's critic runs its engine at it (``FSDPCriticConfig.__post_init__``, ``engine = fsdp``,
+``workers/config/critic.py:213``, which copies no SP of the critic's own there; ``workers/engine/fsdp/
+transformer_impl.py:220``), budget x SP tokens per micro-batch (``workers/engine/utils.py:77``), and Trinity checks it
+against nothing. Trinity 0.5's typed ``Critic`` refuses the section; 0.6.0 on verl before 0.8 drops it."""
 ROLE_DYNAMIC_BATCH_KEYS: dict[str, tuple[str, ...]] = {
     "actor": DYNAMIC_BATCH_KEYS[1], "ref": DYNAMIC_BATCH_KEYS[2],
     "rollout": (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_use_dynamic_bsz"), "critic": (*CRITIC, "use_dynamic_bsz")}

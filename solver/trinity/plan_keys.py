@@ -51,6 +51,7 @@ from solver.trinity.keys import (
     CRITIC,
     CRITIC_BUDGETS,
     CRITIC_ENGINE,
+    CRITIC_ENGINE_SP_KEY,
     CRITIC_MODEL_FSDP,
     CRITIC_SP_KEY,
     DYNAMIC_BATCH_KEYS,
@@ -255,8 +256,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
-        *_critic_keys(plan, version, version_option, readings),
-        *_critic_sp_keys(plan, readings),
+        *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version)]),
         *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
         *(_micro_batch_keys("critic") if padded else []),
     ]
@@ -639,17 +639,30 @@ def _critic_keys(plan: Plan, version: TrinityVersion | None, version_option: str
             *([strategy] if plan.critic == "offloaded" else [])]
 
 
-def _critic_sp_keys(plan: Plan, readings: _ConfigReadings) -> list[PlanKey]:
-    """The critic's own SP (`CRITIC_SP_KEY`) where a config sets it and its algorithm trains a critic
-    (`trains_critic`): the plan's, as a role's (`_role_keys`). Trinity with verl before 0.8 runs the critic at its own
-    SP over the trainer's (``set_if_none``, ``trainer/verl/verl_config.py:597`` in 0.5.2, ``common/verl_config.py:585``
-    in 0.5.1, ``verl_legacy/verl_config.py:604`` in 0.6.0) and raises its token budget to hold a sequence at it
-    (``_adjust_token_len_if_needed``, ``:610``, ``:597``, ``:617``), where the plans count the critic at their SP and
-    ``--write`` judges its budgets there (`_own_budget_written`). Not where the critic is another model
-    (`critic_of_another_model`), whose heads the plan's SP may not divide (rft-solver does not know them)."""
+def _critic_sp_keys(plan: Plan, readings: _ConfigReadings, version: TrinityVersion | None) -> list[PlanKey]:
+    """The critic's own SP (`CRITIC_SP_KEY`), and its engine's but for `version` 0.5 (`CRITIC_ENGINE_SP_KEY`, where
+    Trinity 0.6 on verl 0.8 or later runs it; 0.5 refuses the section), where a config sets it and its algorithm
+    trains a critic (`trains_critic`): the plan's, as a role's (`_role_keys`). Trinity with verl before 0.8 runs the
+    critic at its own SP over the trainer's (``set_if_none``, ``trainer/verl/verl_config.py:597`` in 0.5.2,
+    ``common/verl_config.py:585`` in 0.5.1, ``verl_legacy/verl_config.py:604`` in 0.6.0) and raises its token budget
+    to hold a sequence at it (``_adjust_token_len_if_needed``, ``:610``, ``:597``, ``:617``), where the plans count
+    the critic at their SP and ``--write`` judges its budgets there (`_own_budget_written`). Not where the critic is
+    another model (`critic_of_another_model`), whose heads the plan's SP may not divide (rft-solver does not know
+    them)."""
     if not trains_critic(readings.value(("algorithm", "algorithm_type"))) or critic_of_another_model(readings.value):
         return []
-    return [PlanKey(path=CRITIC_SP_KEY, value=plan.sp, existing_only=True)]
+    return [PlanKey(path=path, value=plan.sp, existing_only=True)
+            for path in (CRITIC_SP_KEY, *([CRITIC_ENGINE_SP_KEY] if version != "0.5" else []))]
+
+
+def _grouped(keys: list[PlanKey]) -> list[PlanKey]:
+    """`keys` with those of each section together (as the fragment nests them), each section where its first key
+    was, its keys in their order: the critic's engine SP beside its engine's offload flags."""
+    first: dict[tuple[str, ...], int] = {}
+    for index, key in enumerate(keys):
+        for depth in range(1, len(key.path)):
+            first.setdefault(key.path[:depth], index)
+    return sorted(keys, key=lambda key: [first[key.path[:depth]] for depth in range(1, len(key.path))])
 
 
 def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _ConfigReadings) -> list[PlanKey]:
@@ -666,12 +679,14 @@ def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _Con
         if flag == held[0] else None)) for flag in held]
 
 
-def _given_budgets(readings: _ConfigReadings) -> dict[str, float]:
+def _given_budgets(readings: _ConfigReadings, ref_runs: bool) -> dict[str, float]:
     """The token budgets a config sets by hand (`readings`), by dotted key: ``trainer.max_token_len_per_gpu``
-    (`TRAINER_TOKEN_BUDGET`), the roles' (`ROLE_TOKEN_BUDGETS`) and, where its algorithm trains a PPO critic
-    (`trains_critic`), the critic's two (`CRITIC_BUDGETS`: elsewhere verl builds no critic to read them)."""
+    (`TRAINER_TOKEN_BUDGET`), the roles' (`ROLE_TOKEN_BUDGETS`; the ref's only where its forward runs, `ref_runs`:
+    elsewhere no pass reads it) and, where its algorithm trains a PPO critic (`trains_critic`), the critic's two
+    (`CRITIC_BUDGETS`: elsewhere verl builds no critic to read them). ``--write`` leaves the others as they are."""
     critic = trains_critic(readings.value(("algorithm", "algorithm_type")))
-    paths = (tuple(TRAINER_TOKEN_BUDGET.split(".")), *ROLE_TOKEN_BUDGETS, *(CRITIC_BUDGETS if critic else ()))
+    roles = (path for path in ROLE_TOKEN_BUDGETS if ref_runs or path not in ROLE_BUDGET_PATHS["ref"])
+    paths = (tuple(TRAINER_TOKEN_BUDGET.split(".")), *roles, *(CRITIC_BUDGETS if critic else ()))
     return {".".join(path): number for path in paths if (number := readings.number(path)) is not None}
 
 
@@ -703,9 +718,9 @@ def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None, pla
     """`_GivenBudgets` of a config (`readings`) for `plan`, its ref's forward as the Trinity release `version` runs
     it, and the critic's own SP where ``--write`` keeps it (not where it writes the plan's: `_critic_sp_keys`)."""
     own_sp = readings.number(CRITIC_SP_KEY)
-    kept_sp = None if own_sp is None or _critic_sp_keys(plan, readings) else max(1, int(own_sp))
-    return _GivenBudgets(_given_budgets(readings),
-                         ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version), kept_sp)
+    kept_sp = None if own_sp is None or _critic_sp_keys(plan, readings, version) else max(1, int(own_sp))
+    ref_runs = ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version)
+    return _GivenBudgets(_given_budgets(readings, ref_runs), ref_runs, kept_sp)
 
 
 def _budget_sp(plan: Plan, key: str, given: _GivenBudgets) -> int:
