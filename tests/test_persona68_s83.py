@@ -1,6 +1,8 @@
 """A ``--current`` placement whose job names one node or one GPU index twice (a hand-written file, or one edited) is
 refused in one line, exit status 2, as ``down: [3, 3]`` is: counted, the name given twice was two nodes or GPUs
-(``nodes: [0, 0]`` moved the job for running on "8 GPUs of each of 2 nodes")."""
+(``nodes: [0, 0]`` moved the job for running on "8 GPUs of each of 2 nodes"). Its GPU indexes in another order are
+the same GPUs: a job on whole nodes whose ``gpu_indexes`` ran 3 to 0 moved, "keeping it where it runs (as well as
+the 2 running jobs kept)" though it was one of the 2, and a job sharing a node was shown on GPUs ``[3, 2]``."""
 
 from __future__ import annotations
 
@@ -65,3 +67,33 @@ def test_the_api_refuses_a_result_whose_job_names_a_gpu_twice(tmp_path: Path) ->
         solver.place(fleet, current=twice)
     assert str(refused.value) == (f"current: job probe, gpu_indexes: names GPU {placed.gpu_indexes[0]} twice: a "
                                   "placement names each once")
+
+
+WHOLE_AND_SHARED = """\
+pools:
+  - {name: h100, gpu: H100-80GB, nodes: 3, gpus_per_node: 4, node_interconnect: infiniband}
+jobs:
+  - {name: wide, model: Qwen3-8B, max_model_len: 32768, rollout_gpus: 4}
+  - {name: probe, model: Qwen3-0.6B, max_model_len: 8192, rollout_gpus: 1}
+"""
+"""wide takes nodes 0 and 1 whole (its trainer on node 0, its rollout on node 1); probe runs on GPUs 2-3 of node 2."""
+
+
+def test_gpu_indexes_in_another_order_are_the_same_gpus(cli: Cli, tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(WHOLE_AND_SHARED, encoding="utf-8")
+    plan = {"max_model_len": 8192, "sp": 1, "offload": False}
+    placed = [("wide", [0, 1], [0, 1, 2, 3], 4, 4, {**plan, "max_model_len": 32768, "sp": 4}),
+              ("probe", [2], [2, 3], 1, 1, plan)]
+    answers = []
+    for order in (1, -1):
+        now = tmp_path / f"now{order}.json"
+        now.write_text(json.dumps({"schema_version": 1, "placements": [
+            {"job": job, "pool": "h100", "nodes": nodes, "gpu_indexes": gpus[::order], "trainer_gpus": trainer,
+             "rollout_gpus": rollout, "plan": its_plan} for job, nodes, gpus, trainer, rollout, its_plan in placed]}),
+            encoding="utf-8")
+        status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--no-widen", "--json")
+        answers.append((status, json.loads(out)["placements"]))
+    assert answers[0] == answers[1]
+    assert [(p["job"], p["nodes"], p["gpu_indexes"], p["current"]) for p in answers[1][1]] == [
+        ("wide", [0, 1], [0, 1, 2, 3], "stays"), ("probe", [2], [2, 3], "stays")]
