@@ -2,7 +2,9 @@
 refused in one line, exit status 2, as ``down: [3, 3]`` is: counted, the name given twice was two nodes or GPUs
 (``nodes: [0, 0]`` moved the job for running on "8 GPUs of each of 2 nodes"). Its GPU indexes in another order are
 the same GPUs: a job on whole nodes whose ``gpu_indexes`` ran 3 to 0 moved, "keeping it where it runs (as well as
-the 2 running jobs kept)" though it was one of the 2, and a job sharing a node was shown on GPUs ``[3, 2]``."""
+the 2 running jobs kept)" though it was one of the 2, and a job sharing a node was shown on GPUs ``[3, 2]``. A job
+on whole nodes whose file gives its rollout as the job asked it (2), not the whole node its ways give it (4), moves
+saying so, not that the planner has no plan with the settings its cheapest way has."""
 
 from __future__ import annotations
 
@@ -97,3 +99,22 @@ def test_gpu_indexes_in_another_order_are_the_same_gpus(cli: Cli, tmp_path: Path
     assert answers[0] == answers[1]
     assert [(p["job"], p["nodes"], p["gpu_indexes"], p["current"]) for p in answers[1][1]] == [
         ("wide", [0, 1], [0, 1, 2, 3], "stays"), ("probe", [2], [2, 3], "stays")]
+
+
+def test_a_rollout_of_whole_nodes_given_as_asked_moves_saying_so(cli: Cli, tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(WHOLE_AND_SHARED.replace("rollout_gpus: 4}", "rollout_gpus: 2}"), encoding="utf-8")
+    moved = []
+    for rollout in (2, 4):
+        now = tmp_path / f"now{rollout}.json"
+        now.write_text(json.dumps({"schema_version": 1, "placements": [
+            {"job": "wide", "pool": "h100", "nodes": [0, 1], "gpu_indexes": [0, 1, 2, 3], "trainer_gpus": 4,
+             "rollout_gpus": rollout, "plan": {"max_model_len": 32768, "sp": 4, "offload": False}}]}), encoding="utf-8")
+        status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--no-widen", "--json")
+        wide = json.loads(out)["placements"][0]
+        moved.append((status, wide["job"], wide["rollout_gpus"], wide["current"], wide.get("move_reason_code"),
+                      wide.get("move_reason")))
+    assert moved == [
+        (0, "wide", 4, "moves", "no-way-as-it-runs",
+         "its ways on 4 trainer GPUs in pool h100 give its rollout 4 GPUs, not the 2 it runs with"),
+        (0, "wide", 4, "stays", None, None)]
