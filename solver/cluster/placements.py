@@ -292,6 +292,10 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
             shape = (f"its ways on {job.trainer_gpus} trainer GPUs in pool {pool.name} take {_gpus_on(*takes)}, "
                      f"not the {_gpus_on(len(job.gpu_indexes), len(job.nodes))} it runs on")
             return MoveCode.NO_WAY_AS_IT_RUNS, shape
+        if at_count.rollout_gpus != job.rollout_gpus:  # a rollout of whole nodes listed as the job asked it, say
+            return MoveCode.NO_WAY_AS_IT_RUNS, (
+                f"its ways on {job.trainer_gpus} trainer GPUs in pool {pool.name} give its rollout "
+                f"{at_count.rollout_gpus} GPUs, not the {job.rollout_gpus} it runs with")
         settings = (f"the planner has no plan for it with {_settings(job)} on its {job.trainer_gpus} trainer GPUs in "
                     f"pool {pool.name} (its cheapest way there: {at_count.plan.setting.label})")
         return MoveCode.NO_WAY_AS_IT_RUNS, settings

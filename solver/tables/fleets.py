@@ -354,9 +354,10 @@ def _current_json(path: Path) -> dict[str, Any]:
 
 
 def _running(placed: CurrentPlacement, job: int, pool: int) -> RunningJob:
-    """`placed` as job `job` of the fleet, in its pool `pool` (indexes)."""
+    """`placed` as job `job` of the fleet, in its pool `pool` (indexes), its GPU indexes in ascending order, as a
+    placement lists them (a file may list them in any: the same GPUs); its nodes in their own (its trainer's first)."""
     plan = placed.plan
-    return RunningJob(job=job, pool=pool, nodes=placed.nodes, gpu_indexes=placed.gpu_indexes,
+    return RunningJob(job=job, pool=pool, nodes=placed.nodes, gpu_indexes=tuple(sorted(placed.gpu_indexes)),
                       trainer_gpus=placed.trainer_gpus, rollout_gpus=placed.rollout_gpus,
                       max_model_len=plan.max_model_len, sp=plan.sp, offload=plan.offload, model=placed.model,
                       training=None if plan.lora_rank is None else (

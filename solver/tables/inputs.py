@@ -858,7 +858,8 @@ class CurrentPlacement(_Read):
 
 
 class CurrentFile(_Read):
-    """An earlier ``solve cluster --json`` (``--current``): its placements, each job once, no GPU taken twice."""
+    """An earlier ``solve cluster --json`` (``--current``): its placements, each job once, each naming a node or GPU
+    index once, no GPU taken twice."""
 
     schema_version: Annotated[int, Strict()]
     placements: tuple[CurrentPlacement, ...]
@@ -868,6 +869,11 @@ class CurrentFile(_Read):
         repeated = first_repeated([placed.job for placed in self.placements])
         if repeated is not None:
             raise ValueError(f"job {repeated} is placed twice")
+        for placed in self.placements:  # counted, a node or GPU named twice would be two of them
+            for key, what, indexes in (("nodes", "node", placed.nodes), ("gpu_indexes", "GPU", placed.gpu_indexes)):
+                if (twice := first_repeated(indexes)) is not None:
+                    raise ValueError(f"job {placed.job}, {key}: names {what} {twice} twice: a placement names each "
+                                     "once")
         taken: dict[tuple[str, int, int], str] = {}
         for placed in self.placements:
             for spot in ((placed.pool, node, gpu) for node in placed.nodes for gpu in placed.gpu_indexes):
