@@ -174,7 +174,7 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
                               partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
                               None if progress is None else partial(ProgressCallback, report=progress,
                                                                     started=started),
-                              most=most_priority(fleet, options))
+                              most_priority(fleet, options))
         search, first_failed = staged.search, staged.first_failed
         # No first solution: the greedy placement (still the search's) stands in, unless it is empty, CP-SAT proved
         # that none exists, every job must be placed, or it leaves out a required job.
