@@ -247,7 +247,8 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
     """The objectives `solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
     placed jobs (with `every_job`, the fewest nodes used instead), the running jobs kept where they run (where
     `built` keeps them: `keep_running_jobs`), which jobs are placed where priority ties (`tied_jobs_order`; not where
-    every job must be placed), the length the ``at_least`` jobs gain, the least total cost, and last a tie-break.
+    every job must be placed, and `solve_stages` skips it where the first stage places `most_priority`), the length
+    the ``at_least`` jobs gain, the least total cost, and last a tie-break.
     Which jobs run is thus settled before length and cost (but where `tied_jobs_order` ties too), which weigh only how
     the same jobs run: a plan's cost is relative to its own model's vanilla step, so the costs of different jobs do
     not compare."""

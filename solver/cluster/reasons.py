@@ -91,9 +91,9 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     `running`: the jobs that run now, which the placement kept where they run, after priority; `proven_stages`: the
     stages after priority that the search proved, `Search.proven_stages`; `stages_solved`: those it solved,
     `Search.stages_solved`, the goals after priority that the words name: `goals_words`) is: no room where it could
-    go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that hold the room
-    it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow: none left out,
-    their host memory exact), the priority that places it (`LeastPriority`, with CP-SAT's `seed`, by the wall
+    go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that hold
+    the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow: none
+    left out, their host memory exact), the priority that places it (`LeastPriority`, with CP-SAT's `seed`, by the wall
     clock's `reasons_by`, which the search, the one caller with a proven placement, gives); where
     `smaller_asks` (None: no hints) finds one of its ways that would fit the room the final placement leaves idle
     with fewer rollout GPUs or at a shorter length, the least of each change; and why the other pools it may use
