@@ -108,3 +108,18 @@ def test_the_reasons_name_no_stage_that_did_not_run(cli: Cli, tmp_path: Path, mo
     path = _fleet(tmp_path, H800 + QWEN32B + QWEN14B)
     assert _unplaced(cli, path) == (130, [("qwen32b", "no-room", reason)], [["qwen32b", reason]])
     assert len(solves) == len(set(map(id, solves))) * 2 == 4  # two solves in each of the two runs: priority, jobs
+
+
+def test_a_jobs_stage_the_wall_clock_stopped_is_named_where_it_runs(cli: Cli, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    # Every stage stopped by the wall clock, as on a machine too busy for any of them: where a job is left out, the
+    # jobs stage runs and is named (in JSON and in words); where every job is placed, it is not (`test_docstruth5_s71`).
+    monkeypatch.setattr(solver.cluster.search, "stopped_by_wall_clock", lambda cp_solver, status: True)
+    path = _fleet(tmp_path, H800 + QWEN32B + QWEN14B)
+    status, out, _ = cli("cluster", str(path), "--json")
+    assert (status, json.loads(out)["wall_clock_stopped"]) == (1, ["priority", "jobs", "length", "cost", "tie-break"])
+    assert ("the wall clock stopped the placed-priority stage, the stage choosing among jobs tied in priority, the "
+            "longer-contexts stage, the step-time-cost stage and the tie-break before the work they are given") in (
+        " ".join(cli("cluster", str(path))[1].split()))
+    status, out, _ = cli("cluster", str(_fleet(tmp_path, A100 + FITS)), "--json")
+    assert (status, json.loads(out)["wall_clock_stopped"]) == (0, ["priority", "length", "cost", "tie-break"])
