@@ -168,12 +168,15 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     # would take its place.
     assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs of one "
                                                                "node) after the jobs placed (the most priority in all, "
-                                                               "then length, then cost); math-4b (priority 3) holds "
+                                                               "then the jobs earlier in the file where priorities "
+                                                               "tie, then length, then cost); math-4b (priority 3) "
+                                                               "holds "
                                                                "the room it needs: priority 4 is the least that "
                                                                "places it",
                                    "reason_for_several": (
                                        "no room left in a100 (each needs at least 6 GPUs of one node) after the "
-                                       "jobs placed (the most priority in all, then length, then cost); math-4b "
+                                       "jobs placed (the most priority in all, then the jobs earlier in the file "
+                                       "where priorities tie, then length, then cost); math-4b "
                                        "(priority 3) holds the room each needs: priority 4 is the least that places "
                                        "one of "
                                        "them"),
@@ -215,11 +218,13 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
     assert [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [("y", 4, 2)]
     assert result["unplaced"] == [{"job": "x", "reason": (
         "no room left in a100 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); y (priority 2) holds the room it needs: priority 3 is the least that places it; with "
+        "then the jobs earlier in the file where priorities tie, then length, then cost); y (priority 2) holds the "
+        "room it needs: priority 3 is the least that places it; with "
         "rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)"),
         "reason_for_several": (
             "no room left in a100 (each needs at least 5 GPUs of one node) after the jobs placed (the most priority "
-            "in all, then length, then cost); y (priority 2) holds the room each needs: priority 3 is the least that "
+            "in all, then the jobs earlier in the file where priorities tie, then length, then cost); y (priority 2) "
+            "holds the room each needs: priority 3 is the least that "
             "places one of them; with rollout_gpus 1 (not 4) one of them would fit in node 0's 2 idle GPUs (a trainer "
             "of 1 GPU)"),
         "reason_code": "no-room",
@@ -246,7 +251,8 @@ def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_
     [unplaced] = result["unplaced"]
     assert unplaced["reason"] == (
         "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 5.2 GiB of host memory on one node) "
-        f"after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the room it "
+        f"after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, "
+        f"then length, then cost); y (priority 2) holds the room it "
         f"needs: priority 3 is the least that places it{hint}")
     assert len(unplaced["fits_with"]) == bool(hint)
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
@@ -398,9 +404,9 @@ def test_a_job_that_fits_the_room_a_placement_left_is_told_so(tmp_path: Path):
     result = greedy(fleet_of(instance, tmp_path), CATALOG)
     assert [(p.job, p.trainer_gpus, p.rollout_gpus) for p in result.placements] == [("z", 6, 1)]
     assert [(u.job, u.reason) for u in result.unplaced] == [("x", (
-        "no room left in a100 (it needs at least 6 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); yet it fits in the room left, with z on another of its ways: a placement with it "
-        "holds more priority"))]
+        "no room left in a100 (it needs at least 6 GPUs of one node) after the jobs placed (the most priority in "
+        "all); yet it fits in the room left, with z on another of its ways: a placement with it holds more "
+        "priority"))]
     assert [(p["job"], p["trainer_gpus"]) for p in solved(instance, tmp_path)["placements"]] == [("x", 2), ("z", 1)]
 
 
@@ -666,10 +672,12 @@ def test_the_staged_search_returns_what_it_reached_and_leaves_its_start_as_it_wa
                                               {"name": "b", "model": "4B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), catalog=CATALOG)
     [(before, after, staged)] = seen
-    # objective, bound, proven, tie_broken, wall_clock_stopped, kept (no running jobs), kept_proven
-    assert after == before and before[2:] == (3, None, True, False, (), None, False)
+    # objective, bound, proven, tie_broken, wall_clock_stopped, kept (no running jobs), kept_proven, stages_solved
+    assert after == before and before[2:] == (3, None, True, False, (), None, False, ())
     assert (staged.first_failed, staged.search.objective, staged.search.bound, staged.search.proven) == (
         None, 3, 3, True)
+    # Both jobs placed: the stage of jobs tied in priority could change nothing, and is skipped (s83).
+    assert staged.search.stages_solved == ("priority", "length", "cost", "tie-break")
     assert (result.status, result.objective, result.bound) == ("optimal", 3, 3)
     with pytest.raises(dataclasses.FrozenInstanceError):
         staged.search.proven = False  # type: ignore[misc]
@@ -1887,7 +1895,8 @@ def test_a_row_of_several_unplaced_jobs_says_its_reason_of_each_of_them(cli, tmp
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": jobs}), encoding="utf-8")
     no_room = ("no room left in a100 ({} needs at least {} GPUs of one node) after the jobs placed (the most priority "
-               "in all, then length, then cost); y (priority 2) holds the room {} needs: priority 3 is the least "
+               "in all, then the jobs earlier in the file where priorities tie, then length, then cost); y (priority "
+               "2) holds the room {} needs: priority 3 is the least "
                "that places {}; with rollout_gpus 1 (not {}) {} would fit in node 0's 2 idle GPUs (a trainer of 1 "
                "GPU)")
     too_long = ("a100: 300000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
@@ -1932,15 +1941,14 @@ def test_a_reason_for_several_jobs_left_out_by_the_greedy_placement_speaks_of_ea
     pair = [{"name": f"x-{index}", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4} for index in (0, 1)]
     z = {"name": "z", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "priority": 2}
     fits = ("no room left in a100 ({} needs at least 6 GPUs of one node) after the jobs placed (the most priority in "
-            "all, then length, then cost); yet {} fits in the room left, with z on another of its ways: a placement "
-            "with {} holds more priority")
+            "all); yet {} fits in the room left, with z on another of its ways: a placement with {} holds more "
+            "priority")
     assert several([*pair, z]) == [(name, fits.format("it", "it", "it"), fits.format("each", "each", "one of them"))
                                    for name in ("x-0", "x-1")]
     y = {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2}
     pair = [{"name": f"x-{index}", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4} for index in (0, 1)]
     held = ("no room (GPUs or host memory) left in a100 ({} needs at least 5 GPUs and 5.2 GiB of host memory on one "
-            "node) after the jobs placed (the most priority in all, then length, then cost); y (priority 2) holds the "
-            "room {} needs")
+            "node) after the jobs placed (the most priority in all); y (priority 2) holds the room {} needs")
     assert several([y, *pair], host_ram_gb=400) == [(name, held.format("it", "it"), held.format("each", "each"))
                                                     for name in ("x-0", "x-1")]
 
@@ -2483,8 +2491,9 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
     result = place(fleet, catalog=CATALOG)
     assert result.status == "feasible" and result.placements
     assert result.interrupted == (cut == "interrupted after the first stage")
-    # Unproven: priority, then the jobs tied in priority (since s82), length and cost; no tie-break.
-    solves = {"later stage unsolved": 2, "interrupted after the first stage": 1, "later stage unproven": 4}
+    # Unproven: priority, length and cost (the fleet's every job placed, no stage of jobs tied in priority: s83); no
+    # tie-break.
+    solves = {"later stage unsolved": 2, "interrupted after the first stage": 1, "later stage unproven": 3}
     assert len(calls) == solves[cut] and not result.tie_broken
     # Only an optimal placement says its tie-break was not proven: a feasible one is not the best proven at all.
     console = Console(width=200, record=True, file=io.StringIO())
@@ -2503,7 +2512,7 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
 
     def cut_tie_break(self, model, callback):
         calls.append(1)
-        if len(calls) < 5 or cut is None:  # the tie-break is the fifth stage (the jobs tied in priority: s82)
+        if len(calls) < 4 or cut is None:  # the tie-break is the fourth stage (every job placed: no jobs stage, s83)
             return original(self, model, callback)
         if cut == "tie-break unproven":  # an answer, not proven the lightest
             return original(self, model, callback) and cp_model.FEASIBLE
@@ -2513,7 +2522,7 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])), encoding="utf-8")
     result = json.loads(cli("cluster", str(path), "--json")[1])
-    assert (len(calls), result["status"], result["tie_broken"]) == (5, "optimal", cut is None)
+    assert (len(calls), result["status"], result["tie_broken"]) == (4, "optimal", cut is None)
     calls.clear()
     out = cli("cluster", str(path))[1]
     assert out.startswith("status: optimal; ")
@@ -2535,7 +2544,7 @@ def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path:
     def interrupted_tie_break(self, model, callback):
         calls.append(1)
         status = original(self, model, callback)
-        if len(calls) < 5:  # the tie-break is the fifth stage (the jobs tied in priority: s82)
+        if len(calls) < 4:  # the tie-break is the fourth stage (every job placed: no jobs stage, s83)
             return status
         self.caught = True
         return cp_model.OPTIMAL if proven else cp_model.FEASIBLE
@@ -2544,7 +2553,7 @@ def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path:
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])), encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
-    assert (len(calls), status) == (5, 130) and out.startswith("status: optimal; ")
+    assert (len(calls), status) == (4, 130) and out.startswith("status: optimal; ")
     assert ((" placement optimal; tie-break not proven: Ctrl-C stopped the pick among the equally good placements, "
              "so another run or --workers may give another of them pool ") in " ".join(out.split())) != proven
     assert ("tie-break not proven" in out) != proven
@@ -2850,12 +2859,15 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
                                                               "least 4 GPUs and 351.6 GiB of host memory on one node) "
                                                               "after the jobs placed (the most priority in all, then "
-                                                              "length, then cost); chat-a (priority 2) holds the room "
+                                                              "the jobs earlier in the file where priorities tie, "
+                                                              "then length, then cost); chat-a (priority 2) holds the "
+                                                              "room "
                                                               "it needs: priority 3 is the least that places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and "
                                        "351.6 GiB of host memory on one node) after the jobs placed (the most "
-                                       "priority in all, then length, then cost); chat-a (priority 2) holds the "
+                                       "priority in all, then the jobs earlier in the file where priorities tie, then "
+                                       "length, then cost); chat-a (priority 2) holds the "
                                        "room each needs: priority 3 is the least that places one of them"),
                                    "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
@@ -3015,11 +3027,13 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     # that holds the room; not a priority that places it: with the needs rounded, a placement of more may fit.
     assert rounded["unplaced"] == [{"job": "small", "reason": (
         "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 102.2 GiB of host memory on one "
-        "node) after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) holds the "
+        "node) after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities "
+        "tie, then length, then cost); mid (priority 2) holds the "
         "room it needs"),
         "reason_for_several": (
             "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and 102.2 GiB of host memory on "
-            "one node) after the jobs placed (the most priority in all, then length, then cost); mid (priority 2) "
+            "one node) after the jobs placed (the most priority in all, then the jobs earlier in the file where "
+            "priorities tie, then length, then cost); mid (priority 2) "
             "holds the room each needs"),
         "reason_code": "no-room",
                                     "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
@@ -3585,7 +3599,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
         "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); first (priority 10) holds the room it needs: priority 11 is the least that places "
+        "then the jobs earlier in the file where priorities tie, then length, then cost); first (priority 10) holds "
+        "the room it needs: priority 11 is the least that places "
         "it; l40s "
         "(up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
         "tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with 512 GiB of host "
@@ -3593,7 +3608,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "trains it (16384 tokens), and with Offload it needs 664.2 GiB of host memory per node"),
                                    "reason_for_several": (
                                        "no room left in h200 (each needs at least 5 GPUs of one node) after the "
-                                       "jobs placed (the most priority in all, then length, then cost); first "
+                                       "jobs placed (the most priority in all, then the jobs earlier in the file "
+                                       "where priorities tie, then length, then cost); first "
                                        "(priority 10) holds the room each needs: priority 11 is the least that "
                                        "places one of "
                                        "them; l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): "
@@ -3609,7 +3625,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"].startswith("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs "
-                                         "placed (the most priority in all, then length, then cost); first "
+                                         "placed (the most priority in all, then the jobs earlier in the file where "
+                                         "priorities tie, then length, then cost); first "
                                          "(priority 10) holds the room it needs: priority 11 is the least that "
                                          "places it; l40s "
                                          "(up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
@@ -3627,7 +3644,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         job["pool"] = "h200"
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"] == ("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed "
-                                  "(the most priority in all, then length, then cost); first (priority 10) holds the "
+                                  "(the most priority in all, then the jobs earlier in the file where priorities tie, "
+                                  "then length, then cost); first (priority 10) holds the "
                                   "room it needs: priority 11 is the least that places it; its pool: h200 keeps it "
                                   "out of l40s "
                                   "(1 idle node)")
@@ -3713,6 +3731,7 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
     # 2 + 1, tied and were settled by the names' fixed weights, until review82c).
     assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs of one "
                                                            "node) after the jobs placed (the most priority in all, "
+                                                           "then the jobs earlier in the file where priorities tie, "
                                                            "then length, then cost); small-0, small-1 (priority 4 "
                                                            "together) hold the room it needs: priority 4 is the "
                                                            "least that places it (with as much priority placed, a "
@@ -3720,7 +3739,9 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
                                                            "reason_for_several": (
                                                                "no room left in a100 (each needs at least 8 GPUs of "
                                                                "one node) after the jobs placed (the most priority "
-                                                               "in all, then length, then cost); small-0, small-1 "
+                                                               "in all, then the jobs earlier in the file where "
+                                                               "priorities tie, then length, then cost); small-0, "
+                                                               "small-1 "
                                                                "(priority 4 together) hold the room each needs: "
                                                                "priority 4 is the least that places one of them "
                                                                "(with as much priority placed, a tie goes to the "
@@ -3743,13 +3764,15 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
     assert result["unplaced"] == [{"job": "y", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
                                                          "least 2 GPUs and 183.0 GiB of host memory, or 4 GPUs and "
                                                          "71.2 GiB, on one node) after the jobs placed (the most "
-                                                         "priority in all, then length, then cost); x (priority 3) "
+                                                         "priority in all, then the jobs earlier in the file where "
+                                                         "priorities tie, then length, then cost); x (priority 3) "
                                                          "holds the room it needs: priority 4 is the least that "
                                                          "places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 2 GPUs and "
                                        "183.0 GiB of host memory, or 4 GPUs and 71.2 GiB, on one node) after the "
-                                       "jobs placed (the most priority in all, then length, then cost); x (priority "
+                                       "jobs placed (the most priority in all, then the jobs earlier in the file "
+                                       "where priorities tie, then length, then cost); x (priority "
                                        "3) holds the room each needs: priority 4 is the least that places one of them"),
                                    "reason_code": "no-room", "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": []}]
@@ -4027,11 +4050,13 @@ def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_ne
         {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
         "no room left in b and a (it needs at least 6 GPUs of one node) after the "
-        "jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the room it needs in a: "
+        "jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, then length, "
+        "then cost); m0 (priority 3) holds the room it needs in a: "
         "priority 4 is the least that places it"),
         "reason_for_several": (
             "no room left in b and a (each needs at least 6 GPUs of one node) "
-            "after the jobs placed (the most priority in all, then length, then cost); m0 (priority 3) holds the "
+            "after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, "
+            "then length, then cost); m0 (priority 3) holds the "
             "room each needs in a: priority 4 is the least that places one of them"),
         "reason_code": "no-room",
                                                        "pools": pool_codes(("b", "no-room"), ("a", "no-room")),
@@ -4097,7 +4122,8 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
     assert sorted(p["nodes"][0] for p in result["placements"]) == [0, 1]
     # Two nodes are idle; the third it needs is one of theirs (priority 5). Its 16 trainer GPUs alone take those two.
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 3 whole nodes) after "
-                                                         "the jobs placed (the most priority in all, then length, then "
+                                                         "the jobs placed (the most priority in all, then the jobs "
+                                                         "earlier in the file where priorities tie, then length, then "
                                                          "cost); a0 (priority 5) holds the room it needs: priority 6 "
                                                          "is the least that places it; with rollout_gpus 0 "
                                                          "(not 8; its explorer "
@@ -4106,7 +4132,9 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
                                                          "reason_for_several": (
                                                              "no room left in a100 (each needs at least 3 whole "
                                                              "nodes) after the jobs placed (the most priority in "
-                                                             "all, then length, then cost); a0 (priority 5) holds "
+                                                             "all, then the jobs earlier in the file where "
+                                                             "priorities tie, then length, then cost); a0 (priority "
+                                                             "5) holds "
                                                              "the room each needs: priority 6 is the least that "
                                                              "places one of them; with "
                                                              "rollout_gpus 0 (not 8; the explorer on "

@@ -87,14 +87,16 @@ def test_where_priorities_decide_no_tie_is_said(cli: Cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(path), "--json")
     assert (status, _placed(out)) == (1, [("qwen14b", 8, "sp=8 offload=False")])
     reason = ("no room (GPUs or host memory) left in h800 (it needs at least 4 GPUs and 664.2 GiB of host memory on "
-              "one node) after the jobs placed (the most priority in all, then length, then cost); qwen14b (priority "
+              "one node) after the jobs placed (the most priority in all, then the jobs earlier in the file where "
+              "priorities tie, then length, then cost); qwen14b (priority "
               "2) holds the room it needs: priority 2 is the least that places it (with as much priority placed, a tie "
               "goes to the jobs earlier in the file)")
     assert json.loads(out)["unplaced"] == [{
         "job": "qwen32b", "reason": reason, "reason_code": "no-room", "pools": NO_ROOM_POOL,
         "reason_for_several": (
             "no room (GPUs or host memory) left in h800 (each needs at least 4 GPUs and 664.2 GiB of host memory on "
-            "one node) after the jobs placed (the most priority in all, then length, then cost); qwen14b (priority 2) "
+            "one node) after the jobs placed (the most priority in all, then the jobs earlier in the file where "
+            "priorities tie, then length, then cost); qwen14b (priority 2) "
             "holds the room each needs: priority 2 is the least that places one of them (with as much priority "
             "placed, a tie goes to the jobs earlier in the file)"),
         "fits_with": []}]

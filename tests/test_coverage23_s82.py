@@ -14,7 +14,8 @@ Cli = Callable[..., tuple[int, str, str]]
 
 ONE_A100 = "pools:\n  - {name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\njobs:\n"
 SMALL = "  - {{name: {name}, model: Qwen3-0.6B, max_model_len: {length}, rollout_gpus: {rollout}, priority: {p}}}\n"
-AFTER = "after the jobs placed (the most priority in all, then length, then cost)"
+AFTER = ("after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, "
+         "then length, then cost)")
 
 
 def _fleet(cli: Cli, tmp_path: Path, j_priority: int) -> tuple[int, list[tuple[str, int]], list[tuple[str, str]]]:

@@ -165,7 +165,8 @@ def test_a_job_left_out_beside_running_jobs_names_keeping_them_in_the_goals(cli:
     # 1 are raised to 2, so that priority, not a tie (s82), leaves the other two out.
     fleet = _write(tmp_path / "same.yaml", [{**job, "priority": job.get("priority", 1) + 1}
                                             if job["name"] in ("p06-a", "m4-b", "c8-a") else job for job in JOBS])
-    goals = "after the jobs placed (the most priority in all, then {}length, then cost)"
+    goals = ("after the jobs placed (the most priority in all, then {}the jobs earlier in the file where priorities "
+             "tie, then length, then cost)")
     with_current = {u["job"]: u["reason"] for u in json.loads(
         cli("cluster", str(fleet), "--current", str(current), "--json")[1])["unplaced"]}
     without = {u["job"]: u["reason"] for u in json.loads(cli("cluster", str(fleet), "--json")[1])["unplaced"]}

@@ -63,7 +63,8 @@ def test_the_least_priority_that_places_a_job_weighs_its_place_at_that_priority(
     assert (status, placed) == (1, ["b14b", "c14b", "d14b"])
     assert unplaced == [("a32b", "no-room", (
         "no room (GPUs or host memory) left in h800 (it needs at least 4 GPUs and 664.2 GiB of host memory on one "
-        "node) after the jobs placed (the most priority in all, then length, then cost); b14b, c14b (priority 2 "
+        "node) after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities "
+        "tie, then length, then cost); b14b, c14b (priority 2 "
         "together) hold the room it needs: priority 2 is the least that places it (with as much priority placed, a "
         "tie goes to the jobs earlier in the file)"))]
 
@@ -88,7 +89,8 @@ def test_where_the_jobs_places_weighed_by_priority_sum_alike_length_decides_and_
     result = json.loads(out)
     assert (status, [(p["job"], p["plan"]["max_model_len"]) for p in result["placements"]]) == (
         1, [("j2", 28672), ("j3", 28672)])
-    after = "after the jobs placed (the most priority in all, then length, then cost)"
+    after = ("after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities "
+             "tie, then length, then cost)")
     j1 = (f"no room left in a100 (it needs at least 5 GPUs of one node) {after}; j2, j3 (priority 2 together) hold "
           "the room it needs: priority 2 is the least that places it (moving other jobs)")
     j4 = (f"no room left in a100 (it needs at least 3 GPUs of one node) {after}; j2 (priority 1, as much as its own) "

@@ -180,15 +180,18 @@ def test_the_no_room_reason_names_the_critic_that_sets_the_need(cli, tmp_path: P
     assert (status, left["reason_code"]) == (1, "no-room")
     assert left["reason"] == (
         "no room left in a100 (it needs at least 8 GPUs of one node, with its PPO critic (resident) counted) after the "
-        "jobs placed (the most priority in all, then length, then cost); first (priority 10) holds the room it needs: "
+        "jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, then length, "
+        "then cost); first (priority 10) holds the room it needs: "
         "priority 11 is the least that places it")
     assert left["reason_for_several"] == (
         "no room left in a100 (each needs at least 8 GPUs of one node, with each one's PPO critic (resident) counted) "
-        "after the jobs placed (the most priority in all, then length, then cost); first (priority 10) holds the room "
+        "after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, "
+        "then length, then cost); first (priority 10) holds the room "
         "each needs: priority 11 is the least that places one of them")
     # Without a critic (4 GPUs are its fewest), beside a first job holding 6 of the 8 (its rollout 4), as they were.
     fleet = _fleet_file(tmp_path, [{**FIRST, "rollout_gpus": 4}, _critic_job("plain", None)], "plain")
     [plain] = json.loads(cli("cluster", str(fleet), "--json")[1])["unplaced"]
     assert plain["reason"] == (
         "no room left in a100 (it needs at least 4 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); first (priority 10) holds the room it needs: priority 11 is the least that places it")
+        "then the jobs earlier in the file where priorities tie, then length, then cost); first (priority 10) holds "
+        "the room it needs: priority 11 is the least that places it")

@@ -66,7 +66,8 @@ PINNED = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_n
                     "pool": "h20"}]}
 """Two jobs pinned to the one H20 node, which holds one of them; the A100 node stays idle."""
 NO_ROOM = ("no room left in h20 ({} at least 6 GPUs of one node) after the jobs placed (the most priority in all, then "
-           "length, then cost); big (priority 2) holds the room {}: priority 3 is the least that places {}")
+           "the jobs earlier in the file where priorities tie, then length, then cost); big (priority 2) holds the "
+           "room {}: priority 3 is the least that places {}")
 
 
 def test_a_pinned_job_left_out_beside_another_pools_idle_node_is_told_its_pool_keeps_it_there(

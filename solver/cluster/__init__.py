@@ -16,9 +16,10 @@ runs a placement now (``running``), the most of its jobs kept on their nodes and
 weighed below the first stage's own count in that stage too, should the wall clock stop the search after it:
 `model.first_stage_objective`), then, where priority ties, the jobs earlier in the file (`model.tied_jobs_order`: which
 jobs run is settled before length and cost, whose costs of different models do not compare, but where the jobs'
-places, weighed by priority, sum alike), then
-the longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost, and, where
-each of those is proven, a tie-break that picks one of the equally good placements (`model.tie_break`).
+places, weighed by priority, sum alike; skipped where the first stage placed every job with a way, no set of jobs
+differing then: `model.most_priority`), then the longer contexts of jobs that asked for ``at_least`` a length, then
+the least total step-time cost, and, where each of those is proven, a tie-break that picks one of the equally good
+placements (`model.tie_break`).
 Last, the jobs of a node with idle GPUs may grow onto them, or a job sharing a node move to a node no job uses
 (`widen.widen_jobs`), where more GPUs run them faster or longer.
 

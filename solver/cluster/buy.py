@@ -23,6 +23,7 @@ from solver.cluster.model import (
     add_bought_nodes,
     build_placement_model,
     fewest_gpus,
+    most_priority,
     placement_solver,
     placement_stages,
 )
@@ -148,7 +149,8 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
         if staged.first_failed is None:
             # The purchase that places the jobs best, then the jobs on the pools as bought as solve cluster places them.
             chose = solve_stages(staged.search, built, model.placing, interrupt, deadline,
-                                 (budget - staged.spent) * PURCHASE_CHOICE_SHARE, int, report)
+                                 (budget - staged.spent) * PURCHASE_CHOICE_SHARE, int, report,
+                                 most_priority(model.raised, options))
             extra = _bought(fleet, options, chose.search)
             after = _raised(owned, extra)
             placed_with, search = _placed_as_bought(planner, after, limit, interrupt,
@@ -244,7 +246,8 @@ def _placed_as_bought(planner: Planner, after: Fleet, limit: WaysLimit, interrup
         return purchase_options, replace(purchase, proven=False, wall_clock_stopped=())
     options = fleet_options(planner, after, limit).options
     built, stages, start = placement_search(after, options, every_job=False)
-    staged = solve_stages(start, built, _weighed_stages(stages, after), interrupt, *limits, int, report)
+    staged = solve_stages(start, built, _weighed_stages(stages, after), interrupt, *limits, int, report,
+                          most_priority(after, options))
     if staged.first_failed is None:
         return options, staged.search
     return purchase_options, replace(purchase, proven=False, wall_clock_stopped=staged.search.wall_clock_stopped)

@@ -2,9 +2,9 @@
 fills (`build_placement_model`), with the GPUs each job takes at its fewest (`fewest_gpus`) held to the pools' where
 every job runs; the nodes a placement uses (`nodes_used`), the nodes bought where a pool may grow
 (`add_bought_nodes`); the running jobs kept where they run (`keep_running_jobs`), weighed in the first stage's
-objective too (`first_stage_objective`); which jobs are placed where priority ties (`tied_jobs_order`), the
-tie-break among equally good placements (`tie_break`), and a placement hinted as the next search's start
-(`hint_placement`)."""
+objective too (`first_stage_objective`); which jobs are placed where priority ties (`tied_jobs_order`; no set of
+jobs differs where a placement places `most_priority`), the tie-break among equally good placements (`tie_break`),
+and a placement hinted as the next search's start (`hint_placement`)."""
 
 from __future__ import annotations
 
@@ -247,7 +247,8 @@ def placement_stages(fleet: Fleet, options: list[Option], built: PlacementModel,
     """The objectives `solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
     placed jobs (with `every_job`, the fewest nodes used instead), the running jobs kept where they run (where
     `built` keeps them: `keep_running_jobs`), which jobs are placed where priority ties (`tied_jobs_order`; not where
-    every job must be placed), the length the ``at_least`` jobs gain, the least total cost, and last a tie-break.
+    every job must be placed, and `solve_stages` skips it where the first stage places `most_priority`), the length
+    the ``at_least`` jobs gain, the least total cost, and last a tie-break.
     Which jobs run is thus settled before length and cost (but where `tied_jobs_order` ties too), which weigh only how
     the same jobs run: a plan's cost is relative to its own model's vanilla step, so the costs of different jobs do
     not compare."""
@@ -276,6 +277,13 @@ def tied_jobs_order(fleet: Fleet, options: list[Option], built: PlacementModel,
     priorities are the user's), so a job it leaves out is said to be left out in a tie."""
     return sum(tied_job_weight(fleet, o.job, fleet.jobs[o.job].priority) * x
                for o, x in zip(options, built.chosen) if o.job not in required)
+
+
+def most_priority(fleet: Fleet, options: Sequence[Option]) -> int:
+    """The priority of every job with a way (`options`) together: the most a placement places. A placement that places
+    it places every job with a way (each job's priority is at least 1), so no set of jobs differs from it and the
+    stage of jobs tied in priority (`tied_jobs_order`) can change nothing (`solve_stages` skips it)."""
+    return sum(fleet.jobs[job].priority for job in {option.job for option in options})
 
 
 def tied_job_weight(fleet: Fleet, job: int, priority: int) -> int:

@@ -85,14 +85,15 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
                      cut_short: Collection[int] = (), reasons_by: float | None = None,
                      final: Mapping[int, tuple[Option, list[int]]] | None = None,
                      running: Sequence[RunningJob] = (), proven_stages: frozenset[str] = frozenset(),
-                     seed: int = 0) -> LeftOut:
+                     seed: int = 0, stages_solved: Sequence[str] = ()) -> LeftOut:
     """Why each job left out of the placement (`placed`: each placed job's option and nodes; `final`: the placement
     as it ends, grown onto idle GPUs and nodes, whose idle nodes the words of a pinned job count; None: `placed`;
     `running`: the jobs that run now, which the placement kept where they run, after priority; `proven_stages`: the
-    stages after priority that the search proved, `Search.proven_stages`) is: no room where it could go (as far
-    as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that hold the room
-    it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow: none left out,
-    their host memory exact), the priority that places it (`LeastPriority`, with CP-SAT's `seed`, by the wall
+    stages after priority that the search proved, `Search.proven_stages`; `stages_solved`: those it solved,
+    `Search.stages_solved`, the goals after priority that the words name: `goals_words`) is: no room where it could
+    go (as far as the search got, unless `proven`: the placed priority is its bound), with the placed jobs that hold
+    the room it needs and, where the placed priority is `certain` (proven the most that the jobs' ways allow: none
+    left out, their host memory exact), the priority that places it (`LeastPriority`, with CP-SAT's `seed`, by the wall
     clock's `reasons_by`, which the search, the one caller with a proven placement, gives); where
     `smaller_asks` (None: no hints) finds one of its ways that would fit the room the final placement leaves idle
     with fewer rollout GPUs or at a shorter length, the least of each change; and why the other pools it may use
@@ -101,8 +102,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     questions why the other pools have no plan, within `REASONS_QUESTIONS_PER_SECOND` new ones per second of the
     time limit and the wall clock's `reasons_by` (a `time.monotonic()`; None: no limit): a job shape reached past it
     is told that why was not worked out (`LeftOut.wall_clock_cut`, where the wall clock cut it)."""
-    kept_next = "then running jobs kept where they run, " if running else ""
-    goals = f"the most priority in all, {kept_next}then length, then cost"
+    goals = goals_words(stages_solved)
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   f"limit (raise {planner.option_names.time_limit})")
     pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
@@ -145,6 +145,19 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             pools=(*(UnplacedPool(pool=name, reason_code=pool_room) for name in pools[index]), *elsewhere.pools),
             fits_with=fits_with[index]).with_reason(words))
     return LeftOut(tuple(unplaced), wall_clock_cut, least is not None and least.wall_clock_stopped)
+
+
+GOAL_WORDS = {"stays": "running jobs kept where they run", "jobs": "the jobs earlier in the file where priorities tie",
+              "length": "length", "cost": "cost"}
+"""The goals of the placement's stages after priority (`placement_stages`, but the tie-break), in words."""
+
+
+def goals_words(stages_solved: Sequence[str]) -> str:
+    """The placement's goals in order, in words: the most priority (the first stage's, and the greedy placement's
+    that stands in where it found none), then each stage after it that the search solved (`stages_solved`, in order:
+    not one skipped or left unsolved)."""
+    return ", then ".join(["the most priority in all", *(GOAL_WORDS[stage] for stage in stages_solved
+                                                         if stage in GOAL_WORDS)])
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from solver.cluster.model import (
     first_stage_objective,
     hint_placement,
     keep_running_jobs,
+    most_priority,
     placement_solver,
     placement_stages,
     required_jobs,
@@ -172,7 +173,8 @@ def _place(fleet: Fleet, planner: Planner, minimize: Literal["nodes"] | None, wo
         staged = solve_stages(start, built, stages, interrupt, deadline, budget,
                               partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
                               None if progress is None else partial(ProgressCallback, report=progress,
-                                                                    started=started))
+                                                                    started=started),
+                              most_priority(fleet, options))
         search, first_failed = staged.search, staged.first_failed
         # No first solution: the greedy placement (still the search's) stands in, unless it is empty, CP-SAT proved
         # that none exists, every job must be placed, or it leaves out a required job.
@@ -333,14 +335,15 @@ def _placed_result(planned: _Planned, search: Search, planner: Planner, widen_by
     try:
         placements, unplaced, stopped, final = _decode(
             fleet, options, values, counts, planner, widen_by, first_proven, seed, certain, (hints_by, reasons_by),
-            planned.cut_short, search.kept, onto_idle_nodes=not planned.every_job, proven_stages=search.proven_stages)
+            planned.cut_short, search.kept, onto_idle_nodes=not planned.every_job, proven_stages=search.proven_stages,
+            stages_solved=search.stages_solved)
     except KeyboardInterrupt:  # Ctrl-C while widening, asking the hints or the reasons: the placement stands, as
         interrupted, widened = True, False  # placed, with its reasons (Ctrl-C held meanwhile: the answer comes out)
         with HoldInterrupt():
             placements, unplaced, stopped, final = _decode(
                 fleet, options, values, counts, planner, None, first_proven, certain=certain,
                 asked_by=(None, reasons_by), cut_short=planned.cut_short, kept=search.kept,
-                proven_stages=search.proven_stages)
+                proven_stages=search.proven_stages, stages_solved=search.stages_solved)
     proven = search.proven and not planned.unproven
     result = ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
                            objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
@@ -488,6 +491,9 @@ class Search:
     kept_proven: bool = False
     """Whether the stage of running jobs kept (``stays``) proved its count the most that a placement of the first
     stage's objective keeps (the later stages hold it: their placements keep as many)."""
+    stages_solved: tuple[str, ...] = ()
+    """The stages (`placement_stages`' names) that found a placement, in the order solved: not those skipped, left
+    unsolved by the time limit or Ctrl-C, or never reached (the reasons of the jobs left out name them)."""
 
     @property
     def kept_most(self) -> int | None:
@@ -517,7 +523,7 @@ class _Staged:
 
 def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, cp_model.LinearExprT, bool]],
                  interrupt: StopOnInterrupt, deadline: float, budget: float, first_bound: Callable[[int], int],
-                 progress: Callable[..., ProgressCallback] | None) -> _Staged:
+                 progress: Callable[..., ProgressCallback] | None, most: int | None = None) -> _Staged:
     """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within `budget`
     of CP-SAT's deterministic time, each keeping the value the one before it reached and starting from its answer
     (the first from `start`, a greedy placement; where running jobs may stay, the first stage weighs them below its
@@ -527,13 +533,17 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
     rest (what a stage leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together:
     a stage it stops first is named in the answer (`Search.wall_clock_stopped`).
     Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found no placement; a
-    later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every stage
+    later stage left unsolved keeps the previous stage's answer. The stage of jobs tied in priority is skipped where
+    the first stage placed `most` priority (`most_priority`: every job with a way placed, so no set of jobs differs and
+    it can change nothing), its share left to the stages after it. The tie-break is solved only where every stage
     before it is proven."""
     model, solver = built.model, interrupt.solver
     search, spent = start, 0.0
     for position, (name, expression, maximise) in enumerate(stages):
         if interrupt.caught or (name == "tie-break" and not search.proven):
             return _Staged(replace(search, proven=search.proven and not interrupt.caught), spent=spent)
+        if name == "jobs" and search.objective == most:
+            continue
         share = 0.6 if position == 0 else 0.5 if position == 1 or name in ("jobs", "length") else 1.0
         _set_limits(solver, (budget - spent) * share, deadline)
         objective, weight = first_stage_objective(built, expression, maximise) if position == 0 else (expression, 1)
@@ -552,7 +562,8 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
             return _Staged(replace(search, proven=search.proven and name == "tie-break"), spent=spent)
         search = replace(search, values=[solver.value(x) for x in built.chosen],
                          counts={key: solver.value(var) for key, var in built.pattern_counts.items()},
-                         kept=None if built.kept is None else built.kept.kept(solver.value))
+                         kept=None if built.kept is None else built.kept.kept(solver.value),
+                         stages_solved=(*search.stages_solved, name))
         if name == "stays":  # OPTIMAL is a proof, even where Ctrl-C came as it ended
             search = replace(search, kept_proven=status == cp_model.OPTIMAL)
         reached, bound = counted(round(solver.objective_value)), counted(round(solver.best_objective_bound))
@@ -668,6 +679,7 @@ def _decode(
     planner: Planner, widen_by: float | None, proven: bool = True, seed: int = 0, certain: bool = False,
     asked_by: tuple[float | None, float | None] = (None, None), cut_short: tuple[int, ...] = (),
     kept: Kept | None = None, onto_idle_nodes: bool = True, proven_stages: frozenset[str] = frozenset(),
+    stages_solved: tuple[str, ...] = (),
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...], tuple[str, ...], dict[int, tuple[Option, list[int]]]]:
     """The chosen options on their nodes (`node_indexes`), the jobs of a node with idle GPUs grown onto them or, where
     `onto_idle_nodes`, moved to a node of their pool no job uses (`widen_jobs`, with CP-SAT's `seed`, its solves ending
@@ -678,7 +690,8 @@ def _decode(
     pools a job left out may use have no way for it within theirs and until its second (None: no limit; each a
     `time.monotonic()`, the wall clock's safety net: `WaysLimit.after_search`); the jobs `cut_short` (their ways left
     unasked) are left out for want of time; the running jobs `kept` stay where they run; the search proved the
-    `proven_stages` after its first (`Search.proven_stages`). Then the steps the wall clock
+    `proven_stages` after its first (`Search.proven_stages`) and solved the `stages_solved`
+    (`Search.stages_solved`: the goals the reasons name). Then the steps the wall clock
     stopped (``widening``, ``hints``, ``reasons``, ``least priority``); last, each placed job's way and nodes as the
     placement ends (grown, some jobs moved to idle nodes)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
@@ -691,7 +704,7 @@ def _decode(
     smaller_asks = None if hints_by is None else SmallerAsks(planner, fleet, final, hints_by)
     left_out = unplaced_reasons(planner, fleet, options, where, proven, certain, smaller_asks, cut_short, reasons_by,
                                 final, running=() if kept is None else kept.running, proven_stages=proven_stages,
-                                seed=seed)
+                                seed=seed, stages_solved=stages_solved)
     stopped = (grown.wall_clock_stopped + (("hints",) if smaller_asks is not None and smaller_asks.wall_clock_stopped
                                            else ()) + (("reasons",) if left_out.wall_clock_cut else ())
                + (("least priority",) if left_out.least_priority_stopped else ()))
@@ -771,10 +784,10 @@ def node_indexes(fleet: Fleet, chosen: dict[int, Option], counts: dict[tuple[int
 
 def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_job: bool) -> int:
     """CP-SAT's bound on the first stage, never weaker than the obvious one: a search stopped early can
-    report more priority than the jobs with a way to run have together (or fewer than no nodes)."""
+    report more priority than the jobs with a way to run have together (`most_priority`), or fewer than no nodes."""
     if every_job:
         return max(bound, 0)
-    return min(bound, sum(fleet.jobs[job].priority for job in {option.job for option in options}))
+    return min(bound, most_priority(fleet, options))
 
 
 def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: bool, interrupt: StopOnInterrupt,
