@@ -69,7 +69,8 @@ def test_the_documented_figures_of_the_releases_that_load_otherwise() -> None:
     with the other 7 ranks' loads, 7 x 30.51 GiB more, as 0.6 on a GPU below compute capability 9 (0.5.2 anywhere)
     loads it: 284.8 (264.5); tied Qwen3-4B counted 141.0, and 7 x 14.98 less, as 0.6 loads it on rank 0 alone on an
     H100: 36.2."""
-    counted_8b = {version: host_memory_gib(QWEN3_8B, 8, 8, offload=False, version=version) for version in ("0.6", "0.5")}
+    counted_8b = {version: host_memory_gib(QWEN3_8B, 8, 8, offload=False, version=version)
+                  for version in ("0.6", "0.5")}
     counted_4b = host_memory_gib(QWEN3_4B, 8, 8, offload=False, version="0.6")
     assert [shown_host_gib(counted_8b[version]) for version in ("0.6", "0.5")] == [71.2, 50.9]
     assert [shown_host_gib(counted_8b[version] + 7 * LOAD_8B) for version in ("0.6", "0.5")] == [284.8, 264.5]
