@@ -1308,10 +1308,13 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
                     critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
     """Host memory one node needs, GiB. What loading takes at start-up, with Offload or not: `LOAD_BYTES` per
     parameter of the whole model (and of a LoRA adapter of `lora_rank`, which PEFT adds before FSDP shards them), on
-    every rank of a model with tied embeddings and on one otherwise, as verl loads it, beside the node's pinned shards
-    of the reference model where the run has one (`reference`; `REFERENCE_BYTES` of Trinity's `version`, None: 0.6)
-    and, with Offload, the actor's pinned parameter shards. With Offload, or a PPO critic whose states are in host
-    memory while the actor trains (`critic`: `HOST_HELD_CRITICS`), the larger of that and what its trainer GPUs'
+    every rank of a model with tied embeddings and on one otherwise, as verl's own workers (and Trinity 0.5.0's and
+    0.5.1's) load it (Trinity 0.5.2 loads it on every rank, 0.6 on rank 0 alone with FSDP2 on a GPU of compute
+    capability 9 or more, else on every rank: docs/memory.md), the node of rank 0's figure given for every node of a
+    trainer across nodes, beside the node's pinned shards of the reference model where the run has one (`reference`;
+    `REFERENCE_BYTES` of Trinity's `version`, None: 0.6) and, with Offload, the actor's pinned parameter shards.
+    With Offload, or a PPO critic whose states are in host memory while the actor trains (`critic`:
+    `HOST_HELD_CRITICS`), the larger of that and what its trainer GPUs'
     shares (of all `gpus`) hold while training: the reference model's, with Offload the actor's
     (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it offloads the critic's, as full fine-tuning's
     per parameter of `critic_parameters`. (The critic loads before the actor and frees its copy as FSDP shards it: its
