@@ -378,8 +378,13 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
-    from solver.trinity import config_key_changes, config_keys_changed, config_keys_kept, load_config_mapping
-    from solver.trinity import rope_scaling_written
+    from solver.trinity import (
+        config_key_changes,
+        config_keys_changed,
+        config_keys_kept,
+        load_config_mapping,
+        rope_scaling_written,
+    )
     from solver.trinity.reader import aliased_anchors
 
     config = {"name": str(args.from_config), "environ": os.environ, "version": args.trinity_version}
