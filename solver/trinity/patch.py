@@ -1397,14 +1397,15 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
             found.setdefault(anchor, words)
         for depth in range(1, len(key.path)):
             if (anchor := anchor_of(node := value_at(data, key.path[:depth]))) is not None:
-                others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
+                at, *repeats = _paths_to(data, node)  # the anchor's place first: the key's path may be an alias's
+                others = [".".join(path) for path in repeats]
                 changed, merging = key.path[depth], getattr(node, "_ref", [])  # the mappings that merge it in (<<)
                 if not others and merging and all(changed in each._ok or (id(each), changed) in kept
                                                   for each in merging):
                     continue  # merged in alone, by mappings that hold the key as their own, or keep it so
                 repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
                     "other keys repeat")
-                found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which {repeat} "
+                found.setdefault(anchor, f"{'.'.join(at)} is the anchor &{anchor}, which {repeat} "
                                          f"(*{anchor}): the patch's changes in it ({key.path[-1]} to "
                                          f"{yaml_scalar(key.value)}, ...) reach "
                                          f"{it_or_them(len(others))} too")
