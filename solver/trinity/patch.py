@@ -84,7 +84,7 @@ from solver.trinity.plan_keys import (
     dpo_pair_note,
     evidence_comment,
     host_memory_comment,
-    kept_own_budgets,
+    kept_own_keys,
     keys_for_plan,
     trinity_06_keys_comment,
 )
@@ -655,7 +655,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
     _alias_comments_moved(data, places, aliased, written)
-    kept = _merged_kept_budgets(data, reading, written, kept_own_budgets(plan, reading, environ, version))
+    kept = _merged_kept_keys(data, reading, written, kept_own_keys(plan, reading, environ, version))
     for key in writes:
         _set(data, key, lines, aliased)
     for mapping, name, value in kept:
@@ -1181,14 +1181,14 @@ def _aliased_scalars(node: Any, places: dict[int, list[_Place]] | None = None,
     return {anchored: held for anchored, held in places.items() if len(held) > 1}
 
 
-def _merged_kept_budgets(data: CommentedMap, reading: Any, written: dict[tuple[int, str], Any],
-                         kept: list[tuple[str, ...]]) -> list[tuple[CommentedMap, str, Any]]:
-    """The own token budgets ``--write`` keeps (`kept`, their paths: `kept_own_budgets`) that their mapping in `data`
-    (the config's round trip; `reading`, its values as loaded) merges in (``critic: {<<: *b}``: not its own key) from
-    a mapping where the patch changes that key (`written`, `_written_places`), so that the change would reach them
-    too: each with its mapping, its key and the value it had, as the config wrote it without an anchor
-    (`_written_as`), which the patch writes there as that mapping's own key, as it leaves an anchored scalar's other
-    places at their value (`_shared_anchors`)."""
+def _merged_kept_keys(data: CommentedMap, reading: Any, written: dict[tuple[int, str], Any],
+                      kept: list[tuple[str, ...]]) -> list[tuple[CommentedMap, str, Any]]:
+    """The own token budgets and the critic's own SP ``--write`` keeps (`kept`, their paths: `kept_own_keys`) that
+    their mapping in `data` (the config's round trip; `reading`, its values as loaded) merges in (``critic: {<<:
+    *b}``: not its own key) from a mapping where the patch changes that key (`written`, `_written_places`), so that
+    the change would reach them too: each with its mapping, its key and the value it had, as the config wrote it
+    without an anchor (`_written_as`), which the patch writes there as that mapping's own key, as it leaves an
+    anchored scalar's other places at their value (`_shared_anchors`)."""
     found = []
     for path in kept:
         mapping, name = value_at(data, path[:-1]), path[-1]
@@ -1384,7 +1384,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     found: dict[str, str] = {}  # per anchor, once
     written = _written_places(data, writes)
     kept = {(id(mapping), name) for mapping, name, _ in
-            _merged_kept_budgets(data, reading, written, kept_own_budgets(plan, reading, environ, version))}
+            _merged_kept_keys(data, reading, written, kept_own_keys(plan, reading, environ, version))}
     shared = _shared_anchors(_aliased_scalars(data), written)  # kept, with the new value its aliases repeat
     removed: set[tuple[str, ...]] = {("trainer", name) for name in _removed_for_05(data, version)}
     for key in writes:
