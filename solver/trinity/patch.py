@@ -652,10 +652,12 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     and, where the note above ``model.max_model_len`` was due and could not go there, its paragraphs but the command
     (`_note_evidence`), else None."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
+    kept_paths = kept_own_keys(plan, reading, environ, version)
+    _write_out_aliases(data, _set_and_kept(reading, writes, kept_paths))
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
     _alias_comments_moved(data, places, aliased, written)
-    kept = _merged_kept_keys(data, reading, written, kept_own_keys(plan, reading, environ, version))
+    kept = _merged_kept_keys(data, reading, written, kept_paths)
     for key in writes:
         _set(data, key, lines, aliased)
     for mapping, name, value in kept:
@@ -1200,6 +1202,62 @@ def _merged_kept_keys(data: CommentedMap, reading: Any, written: dict[tuple[int,
     return found
 
 
+def _set_and_kept(reading: Any, writes: list[PlanKey], kept: list[tuple[str, ...]]) -> list[tuple[tuple[str, ...], Any]]:
+    """The keys the patch sets (`writes`) and those it keeps at their values (`kept`: `kept_own_keys`, read in the
+    config as Trinity reads it, `reading`), each by its path with its value after the patch."""
+    return [*((key.path, key.value) for key in writes), *((path, value_at(reading, path)) for path in kept)]
+
+
+def _aliases_written_out(data: CommentedMap, values: list[tuple[tuple[str, ...], Any]]
+                         ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The aliases of mappings in `data` (a round trip) whose keys the patch leaves at other `values` (by path:
+    `_set_and_kept`) than the place they repeat (their anchor's, or another alias's: the one first in the file): the
+    actor's ``fsdp_config: &f`` turned resident and the critic's ``model.fsdp_config: *f`` offloaded cannot both be
+    one mapping. Each by its path, the highest alias on the way to the keys (``critic: *c`` where they are under the
+    critic's model), with the place it repeats; the patch writes each out as a mapping of its own (`_own_copy`), so
+    that each key holds the value the plan leaves there and no other path takes another's."""
+    by_mapping: dict[int, dict[tuple[str, ...], set[tuple[str, str]]]] = {}
+    for path, value in values:
+        if isinstance(mapping := value_at(data, path[:-1]), CommentedMap):
+            by_mapping.setdefault(id(mapping), {}).setdefault(path[:-1], set()).add((path[-1], repr(value)))
+    found = []
+    for sets in by_mapping.values():
+        places = _paths_to(data, value_at(data, next(iter(sets))))  # in the file's order, the anchor's first
+        first, *others = sorted(sets, key=lambda path: (places.index(path) if path in places else len(places), path))
+        for path in (path for path in others if sets[path] != sets[first]):
+            for depth in range(1, len(path) + 1):
+                if (place := _paths_to(data, value_at(data, path[:depth]))[0]) != path[:depth]:
+                    found.append((path[:depth], place))
+                    break
+    return list(dict.fromkeys(found))
+
+
+def _write_out_aliases(data: CommentedMap, values: list[tuple[tuple[str, ...], Any]]
+                       ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Write each alias in `data` that the patch leaves at other `values` than the place it repeats out as a mapping of
+    its own (`_aliases_written_out`, `_own_copy`); return them, each with that place."""
+    written_out = _aliases_written_out(data, values)
+    for path, _ in written_out:
+        value_at(data, path[:-1])[path[-1]] = _own_copy(value_at(data, path))
+    return written_out
+
+
+def _own_copy(value: Any) -> Any:
+    """A copy of the mapping or list `value` (a round trip's, merged keys as its own), without its anchor or those
+    inside it, to write where an alias of it was (`_aliases_written_out`); scalars as they are."""
+    if isinstance(value, CommentedMap):
+        copied = CommentedMap((key, _own_copy(item)) for key, item in value.items())
+        if value.fa.flow_style():
+            copied.fa.set_flow_style()
+        return copied
+    if isinstance(value, CommentedSeq):
+        listed = CommentedSeq(_own_copy(item) for item in value)
+        if value.fa.flow_style():
+            listed.fa.set_flow_style()
+        return listed
+    return value
+
+
 def _written_places(data: CommentedMap, writes: list[PlanKey]) -> dict[tuple[int, str], Any]:
     """Per place the patch's `writes` set in `data` (the id of the mapping that holds the key, the key), the value
     (a key set through an alias of its mapping, and at its anchor, is one place)."""
@@ -1382,9 +1440,12 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         return anchor if anchor in repeated else None
 
     found: dict[str, str] = {}  # per anchor, once
+    kept_paths = kept_own_keys(plan, reading, environ, version)
+    for path, place in _write_out_aliases(data, _set_and_kept(reading, writes, kept_paths)):
+        found[".".join(path)] = (f"{'.'.join(path)} repeats {'.'.join(place)} (*{anchor_of(value_at(data, place))}), "
+                                 "but the plan leaves other values in it than there: the patch writes it out as a mapping of its own")
     written = _written_places(data, writes)
-    kept = {(id(mapping), name) for mapping, name, _ in
-            _merged_kept_keys(data, reading, written, kept_own_keys(plan, reading, environ, version))}
+    kept = {(id(mapping), name) for mapping, name, _ in _merged_kept_keys(data, reading, written, kept_paths)}
     shared = _shared_anchors(_aliased_scalars(data), written)  # kept, with the new value its aliases repeat
     removed: set[tuple[str, ...]] = {("trainer", name) for name in _removed_for_05(data, version)}
     for key in writes:
@@ -1400,9 +1461,8 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                 at, *repeats = _paths_to(data, node)  # the anchor's place first: the key's path may be an alias's
                 others = [".".join(path) for path in repeats]
                 changed, merging = key.path[depth], getattr(node, "_ref", [])  # the mappings that merge it in (<<)
-                if not others and merging and all(changed in each._ok or (id(each), changed) in kept
-                                                  for each in merging):
-                    continue  # merged in alone, by mappings that hold the key as their own, or keep it so
+                if not others and all(changed in each._ok or (id(each), changed) in kept for each in merging):
+                    continue  # its aliases written out, or merged in alone by mappings that hold the key or keep it
                 repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
                     "other keys repeat")
                 found.setdefault(anchor, f"{'.'.join(at)} is the anchor &{anchor}, which {repeat} "
