@@ -433,8 +433,9 @@ def _repeats_line(key: str, changes: Sequence[ConfigKeyChange], config: str) -> 
     if not others:
         return None
     away = sorted(place for place in places if not under(place))
+    where, changed = f"at {and_joined(away)}" if away else "here", "both" if len(others) == 1 else "them all"
     return (f"# in {config} this key is also read at {and_joined(others)} (an alias or a <<: merge repeats it): one "
-            f"edit{f' at {and_joined(away)}' if away else ' here'} changes {'both' if len(others) == 1 else 'them all'}")
+            f"edit {where} changes {changed}")
 
 
 def _length_words(answer: Answer, plan: Plan, model: Model, kept_yarn: str | None) -> Text:

@@ -1202,7 +1202,8 @@ def _merged_kept_keys(data: CommentedMap, reading: Any, written: dict[tuple[int,
     return found
 
 
-def _set_and_kept(reading: Any, writes: list[PlanKey], kept: list[tuple[str, ...]]) -> list[tuple[tuple[str, ...], Any]]:
+def _set_and_kept(reading: Any, writes: list[PlanKey],
+                  kept: list[tuple[str, ...]]) -> list[tuple[tuple[str, ...], Any]]:
     """The keys the patch sets (`writes`) and those it keeps at their values (`kept`: `kept_own_keys`, read in the
     config as Trinity reads it, `reading`), each by its path with its value after the patch."""
     return [*((key.path, key.value) for key in writes), *((path, value_at(reading, path)) for path in kept)]
@@ -1443,7 +1444,8 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     kept_paths = kept_own_keys(plan, reading, environ, version)
     for path, place in _write_out_aliases(data, _set_and_kept(reading, writes, kept_paths)):
         found[".".join(path)] = (f"{'.'.join(path)} repeats {'.'.join(place)} (*{anchor_of(value_at(data, place))}), "
-                                 "but the plan leaves other values in it than there: the patch writes it out as a mapping of its own")
+                                 "but the plan leaves other values in it than there: the patch writes it out as a "
+                                 "mapping of its own")
     written = _written_places(data, writes)
     kept = {(id(mapping), name) for mapping, name, _ in _merged_kept_keys(data, reading, written, kept_paths)}
     shared = _shared_anchors(_aliased_scalars(data), written)  # kept, with the new value its aliases repeat
