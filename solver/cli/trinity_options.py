@@ -372,13 +372,15 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     would leave as they were, the keys --write keeps as the config has them (`config_keys_kept`), which the block
     leaves too, and the config's ``model.rope_scaling`` as --write leaves it (`rope_scaling_written`), and where the
     config has aliases, every key --write changes (`config_key_changes`), so that a line whose key an alias or a
-    ``<<:`` merge makes one value with others names them (`ConfigApplied.changes`); with --write
+    ``<<:`` merge makes one value with others names them (`ConfigApplied.changes`), and the aliases --write writes
+    out as mappings of their own (`aliases_written_out`); with --write
     too, so that the lines say what the written copy sets; without it, whether a copy --write wrote would differ
     from the config in its comments alone (`_comments_alone_written`)."""
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
     from solver.trinity import (
+        aliases_written_out,
         config_key_changes,
         config_keys_changed,
         config_keys_kept,
@@ -397,7 +399,8 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
                                       args.write is None and _runs_the_best_plan(answer)
                                       and _comments_alone_written(config_text, answer.best, model, config),
                                       lora_refusal(args, layout, answer.best, model, "these lines keep"),
-                                      config_key_changes(config_text, answer.best, model, **config) if aliased else ())
+                                      config_key_changes(config_text, answer.best, model, **config) if aliased else (),
+                                      aliases_written_out(config_text, answer.best, model, **config))
             for answer in answers if answer.best is not None}
 
 

@@ -1415,6 +1415,25 @@ def _gives(values: ConfigValues, key: PlanKey) -> Any:
     return resolved if same else None
 
 
+def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "config",
+                        environ: Mapping[str, str] | None = None,
+                        version: TrinityVersion | None = None) -> list[tuple[str, str, str]]:
+    """The aliases of mappings in the config `text` that `patch_trinity_config` writes out as mappings of their own
+    for `plan`, as it leaves other values in them than at the place they repeat (`_aliases_written_out`: the critic's
+    ``model.fsdp_config: *f`` offloaded beside the actor's ``&f`` resident): each dotted, with that place and its
+    anchor's name. None without aliases."""
+    version = written_release(plan, version)  # the plan's own release where none is named
+    text = _with_lf(text)
+    if not aliased_anchors(text):
+        return []
+    reading = load_config_mapping(text, name)
+    writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
+    data = load_config_mapping(text, name, YAML(typ="rt", pure=True))
+    values = _set_and_kept(reading, writes, kept_own_keys(plan, reading, environ, version))
+    return [(".".join(path), ".".join(place), value_at(data, place).anchor.value)
+            for path, place in _aliases_written_out(data, values)]
+
+
 @parsing_once()
 def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
@@ -1463,8 +1482,9 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                 at, *repeats = _paths_to(data, node)  # the anchor's place first: the key's path may be an alias's
                 others = [".".join(path) for path in repeats]
                 changed, merging = key.path[depth], getattr(node, "_ref", [])  # the mappings that merge it in (<<)
-                if not others and all(changed in each._ok or (id(each), changed) in kept for each in merging):
-                    continue  # its aliases written out, or merged in alone by mappings that hold the key or keep it
+                if not others and all(changed in each._ok or (id(each), changed) in kept | written.keys()
+                                       for each in merging):
+                    continue  # its aliases written out, or merged in alone by mappings that hold, set or keep it
                 repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
                     "other keys repeat")
                 found.setdefault(anchor, f"{'.'.join(at)} is the anchor &{anchor}, which {repeat} "
