@@ -89,10 +89,10 @@ def test_a_line_whose_key_is_an_alias_says_where_the_edit_is_made(cli: Cli, tmp_
     assert apply[4:] == [
         f"{ACTOR}.param_offload: false  # now true",
         (f"# in c.yaml this key is also read at {REF}.param_offload {ALSO}: one edit at {REF}.param_offload changes "
-        "both"),
+         "both"),
         f"{ACTOR}.optimizer_offload: false  # now true",
         (f"# in c.yaml this key is also read at {REF}.optimizer_offload {ALSO}: one edit at {REF}.optimizer_offload "
-        "changes both")]
+         "changes both")]
     assert [(change["key"], change.get("written_at")) for change in changes[2:]] == [
         (f"{ACTOR}.param_offload", f"{REF}.param_offload"), (f"{REF}.param_offload", None),
         (f"{ACTOR}.optimizer_offload", f"{REF}.optimizer_offload"), (f"{REF}.optimizer_offload", None)]
@@ -110,10 +110,10 @@ def test_the_plans_own_lines_name_every_path_aliases_of_aliases_repeat(cli: Cli,
     assert apply[1:] == [
         "trainer.ulysses_sequence_parallel_size: 2",
         (f"# in c.yaml this key is also read at {paths.format('ulysses_sequence_parallel_size')} {ALSO}: one edit "
-        "here changes them all"),
+         "here changes them all"),
         "trainer.max_token_len_per_gpu: 16384",
         (f"# in c.yaml this key is also read at {paths.format('max_token_len_per_gpu')} {ALSO}: one edit here changes "
-        "them all")]
+         "them all")]
 
 
 def test_a_config_without_aliases_has_no_such_comment(cli: Cli, tmp_path: Path) -> None:
