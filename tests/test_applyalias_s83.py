@@ -154,7 +154,7 @@ def test_a_critic_of_another_model_keeps_its_sp_through_the_actors_anchor(cli: C
     if alias:
         assert notes == (f"solve: warning: {tmp_path / 'w.yaml'}: {CRITIC} repeats {actor} (*roles), but the plan "
                          "leaves other values in it than there: the patch writes it out as a mapping of its own\n")
-        assert apply[-1] == (f"# in c.yaml {CRITIC} repeats {actor} (*roles), but the plan leaves other values in it "
+        assert apply[-1] == (f"# in c.yaml {CRITIC} is an alias of {actor}, but the plan leaves other values in it "
                              f"than there: write it out as a mapping of its own, as --write does (an edit at {actor} "
                              "reaches it)")
     else:
@@ -179,7 +179,7 @@ def test_an_alias_the_plan_sets_otherwise_than_its_anchor_is_written_out(cli: Cl
         {"key": f"{CRITIC}.strategy", "config_value": None, "plan_value": "fsdp2"}]
     assert notes == (f"solve: warning: {tmp_path / 'w.yaml'}: {CRITIC}.model.fsdp_config repeats {ACTOR} (*f), but "
                      "the plan leaves other values in it than there: the patch writes it out as a mapping of its own\n")
-    assert apply[-1] == (f"# in c.yaml {CRITIC}.model.fsdp_config repeats {ACTOR} (*f), but the plan leaves other "
+    assert apply[-1] == (f"# in c.yaml {CRITIC}.model.fsdp_config is an alias of {ACTOR}, but the plan leaves other "
                          f"values in it than there: write it out as a mapping of its own, as --write does (an edit "
                          f"at {ACTOR} reaches it)")
     # the entries are the keys whose values the copy changes

@@ -399,8 +399,10 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
                                       args.write is None and _runs_the_best_plan(answer)
                                       and _comments_alone_written(config_text, answer.best, model, config),
                                       lora_refusal(args, layout, answer.best, model, "these lines keep"),
-                                      config_key_changes(config_text, answer.best, model, **config) if aliased else (),
-                                      aliases_written_out(config_text, answer.best, model, **config))
+                                      changes=config_key_changes(config_text, answer.best, model, **config)
+                                      if aliased else (),
+                                      written_out=aliases_written_out(config_text, answer.best, model, **config)
+                                      if aliased else ())
             for answer in answers if answer.best is not None}
 
 

@@ -99,10 +99,10 @@ class ConfigApplied(NamedTuple):
     """Every key of the config that --write changes (``solver.trinity.config_key_changes``: --json's
     ``config_keys_changed``), where an alias or a ``<<:`` merge repeats one of them (``written_at``); else none: the
     block says under each line whose key is one value with others which (`_repeats_line`)."""
-    written_out: Sequence[tuple[str, str, str]] = ()
+    written_out: Sequence[tuple[str, str]] = ()
     """The aliases of mappings in the config that --write writes out as mappings of their own, as the plan leaves other
-    values in them than at the place they repeat (``solver.trinity.aliases_written_out``): each with that place and
-    its anchor's name, a comment at the block's end."""
+    values in them than at the place they repeat (``solver.trinity.aliases_written_out``): each with that place, a
+    comment at the block's end."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
@@ -400,9 +400,9 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
                           config_keys.rope_scaling, bool(answer.dpo_pairs), not lora_moe_said),
              *_config_key_lines(answer, config_keys.changed)]
     lines = [*_with_repeats(lines, config_keys.changes, kept_in),
-             *(f"# in {kept_in} {alias} repeats {place} (*{anchor}), but the plan leaves other values in it than "
-               f"there: write it out as a mapping of its own, as {names.write} does (an edit at {place} reaches it)"
-               for alias, place, anchor in config_keys.written_out)]
+             *(f"# in {kept_in} {alias} is an alias of {place}, but the plan leaves other values in it than there: "
+               f"write it out as a mapping of its own, as {names.write} does (an edit at {place} reaches it)"
+               for alias, place in config_keys.written_out)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 
 

@@ -1209,9 +1209,9 @@ def _set_and_kept(reading: Any, writes: list[PlanKey],
     return [*((key.path, key.value) for key in writes), *((path, value_at(reading, path)) for path in kept)]
 
 
-def _aliases_written_out(data: CommentedMap, values: list[tuple[tuple[str, ...], Any]]
+def _aliases_written_out(data: Mapping[str, Any], values: list[tuple[tuple[str, ...], Any]]
                          ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """The aliases of mappings in `data` (a round trip) whose keys the patch leaves at other `values` (by path:
+    """The aliases of mappings in `data` (a round trip, or the config as Trinity reads it) whose keys the patch leaves at other `values` (by path:
     `_set_and_kept`) than the place they repeat (their anchor's, or another alias's: the one first in the file): the
     actor's ``fsdp_config: &f`` turned resident and the critic's ``model.fsdp_config: *f`` offloaded cannot both be
     one mapping. Each by its path, the highest alias on the way to the keys (``critic: *c`` where they are under the
@@ -1219,7 +1219,7 @@ def _aliases_written_out(data: CommentedMap, values: list[tuple[tuple[str, ...],
     that each key holds the value the plan leaves there and no other path takes another's."""
     by_mapping: dict[int, dict[tuple[str, ...], set[tuple[str, str]]]] = {}
     for path, value in values:
-        if isinstance(mapping := value_at(data, path[:-1]), CommentedMap):
+        if isinstance(mapping := value_at(data, path[:-1]), Mapping):
             by_mapping.setdefault(id(mapping), {}).setdefault(path[:-1], set()).add((path[-1], repr(value)))
     found = []
     for sets in by_mapping.values():
@@ -1417,21 +1417,16 @@ def _gives(values: ConfigValues, key: PlanKey) -> Any:
 
 def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "config",
                         environ: Mapping[str, str] | None = None,
-                        version: TrinityVersion | None = None) -> list[tuple[str, str, str]]:
+                        version: TrinityVersion | None = None) -> list[tuple[str, str]]:
     """The aliases of mappings in the config `text` that `patch_trinity_config` writes out as mappings of their own
     for `plan`, as it leaves other values in them than at the place they repeat (`_aliases_written_out`: the critic's
-    ``model.fsdp_config: *f`` offloaded beside the actor's ``&f`` resident): each dotted, with that place and its
-    anchor's name. None without aliases."""
+    ``model.fsdp_config: *f`` offloaded beside the actor's ``&f`` resident): each dotted, with that place. Read from
+    the config as Trinity reads it, whose aliases are one object as the round trip's are (no round trip to parse)."""
     version = written_release(plan, version)  # the plan's own release where none is named
-    text = _with_lf(text)
-    if not aliased_anchors(text):
-        return []
-    reading = load_config_mapping(text, name)
+    reading = load_config_mapping(_with_lf(text), name)
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
-    data = load_config_mapping(text, name, YAML(typ="rt", pure=True))
     values = _set_and_kept(reading, writes, kept_own_keys(plan, reading, environ, version))
-    return [(".".join(path), ".".join(place), value_at(data, place).anchor.value)
-            for path, place in _aliases_written_out(data, values)]
+    return [(".".join(path), ".".join(place)) for path, place in _aliases_written_out(reading, values)]
 
 
 @parsing_once()
