@@ -194,3 +194,20 @@ def _leaves(mapping: Any, path: str = "") -> dict[str, Any]:
         dotted = f"{path}{key}"
         found.update(_leaves(value, f"{dotted}.") if isinstance(value, dict) else {dotted: value})
     return found
+
+
+def test_an_alias_written_out_keeps_its_block_form_and_lists(cli: Cli, tmp_path: Path) -> None:
+    # a block mapping with a flow list and a block list inside, written out where `critic: *roles` was: each in its
+    # own form
+    text = ANOTHER + ("    actor_rollout_ref:\n      actor: &roles\n        ulysses_sequence_parallel_size: 1\n"
+                      "        checkpoint:\n          save_contents: [model, optimizer]\n          load_contents:\n"
+                      "          - model\n    critic: *roles\n")
+    _, _, written, _ = _run(cli, tmp_path, text, "h20")
+    assert written["trainer"]["trainer_config"]["critic"]["checkpoint"] == {"save_contents": ["model", "optimizer"],
+                                                                           "load_contents": ["model"]}
+    assert ("      actor: &roles\n        ulysses_sequence_parallel_size: 2\n        checkpoint:\n          "
+            "save_contents: [model, optimizer]\n          load_contents:\n          - model\n    critic:\n"
+            "      ulysses_sequence_parallel_size: 1\n"
+            "      checkpoint:\n        save_contents: [model, optimizer]\n        load_contents:\n        - model\n"
+            "      model:\n") in (
+        tmp_path / "w.yaml").read_text()

@@ -1211,12 +1211,13 @@ def _set_and_kept(reading: Any, writes: list[PlanKey],
 
 def _aliases_written_out(data: Mapping[str, Any], values: list[tuple[tuple[str, ...], Any]]
                          ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """The aliases of mappings in `data` (a round trip, or the config as Trinity reads it) whose keys the patch leaves at other `values` (by path:
-    `_set_and_kept`) than the place they repeat (their anchor's, or another alias's: the one first in the file): the
-    actor's ``fsdp_config: &f`` turned resident and the critic's ``model.fsdp_config: *f`` offloaded cannot both be
-    one mapping. Each by its path, the highest alias on the way to the keys (``critic: *c`` where they are under the
-    critic's model), with the place it repeats; the patch writes each out as a mapping of its own (`_own_copy`), so
-    that each key holds the value the plan leaves there and no other path takes another's."""
+    """The aliases of mappings in `data` (a round trip, or the config as Trinity reads it) whose keys the patch
+    leaves at other `values` (by path: `_set_and_kept`) than the place they repeat (their anchor's, or another
+    alias's: the one first in the file): the actor's ``fsdp_config: &f`` turned resident and the critic's
+    ``model.fsdp_config: *f`` offloaded cannot both be one mapping. Each by its path, the highest alias on the way
+    to the keys (``critic: *c`` where they are under the critic's model), with the place it repeats; the patch
+    writes each out as a mapping of its own (`_own_copy`), so that each key holds the value the plan leaves there
+    and no other path takes another's."""
     by_mapping: dict[int, dict[tuple[str, ...], set[tuple[str, str]]]] = {}
     for path, value in values:
         if isinstance(mapping := value_at(data, path[:-1]), Mapping):
@@ -1225,11 +1226,9 @@ def _aliases_written_out(data: Mapping[str, Any], values: list[tuple[tuple[str, 
     for sets in by_mapping.values():
         places = _paths_to(data, value_at(data, next(iter(sets))))  # in the file's order, the anchor's first
         first, *others = sorted(sets, key=lambda path: (places.index(path) if path in places else len(places), path))
-        for path in (path for path in others if sets[path] != sets[first]):
-            for depth in range(1, len(path) + 1):
-                if (place := _paths_to(data, value_at(data, path[:depth]))[0]) != path[:depth]:
-                    found.append((path[:depth], place))
-                    break
+        for path in (path for path in others if sets[path] != sets[first]):  # another path: an alias on the way
+            found.append(next((path[:depth], place) for depth in range(1, len(path) + 1)
+                              if (place := _paths_to(data, value_at(data, path[:depth]))[0]) != path[:depth]))
     return list(dict.fromkeys(found))
 
 
