@@ -70,7 +70,9 @@ def test_write_of_an_anchored_config_reads_its_anchors_once_more(tmp_path, parse
     config, out = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
     config.write_text(ANCHORED)
     assert main(["--from-config", str(config), "--gpu", "h20", "--len", "16384", "--write", str(out)]) == 0
-    assert _of(parsed, ANCHORED) == ["pyyaml", "ruamel", "ruamel"]  # the patch's round trip, then the anchors'
+    # the patch's round trip, then the anchors'; then, for the apply block's words on aliases (applyalias, s83: only
+    # where the config has them), config_key_changes' patch and its places' round trip
+    assert _of(parsed, ANCHORED) == ["pyyaml", "ruamel", "ruamel", "ruamel", "ruamel"]
     # The rollout's length, the model's through the alias, is set with it: the anchor stays, and no warning.
     assert "is the anchor" not in capsys.readouterr().err
     assert "  max_model_len: &len 16384\n" in out.read_text() and "    max_model_len: *len\n" in out.read_text()

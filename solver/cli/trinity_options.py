@@ -373,23 +373,39 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     type, what the ``apply`` block says of the config: its keys that the best plan changes beyond its own keys
     (`config_keys_changed`: a role's own token budget or SP, offload flags turned off, ...), as lines, which the block
     would leave as they were, the keys --write keeps as the config has them (`config_keys_kept`), which the block
-    leaves too, and the config's ``model.rope_scaling`` as --write leaves it (`rope_scaling_written`); with --write
+    leaves too, and the config's ``model.rope_scaling`` as --write leaves it (`rope_scaling_written`), and where the
+    config has aliases, every key --write changes (`config_key_changes`), so that a line whose key an alias or a
+    ``<<:`` merge makes one value with others names them (`ConfigApplied.changes`), and the aliases --write writes
+    out as mappings of their own (`aliases_written_out`); with --write
     too, so that the lines say what the written copy sets; without it, whether a copy --write wrote would differ
     from the config in its comments alone (`_comments_alone_written`)."""
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
-    from solver.trinity import config_keys_changed, config_keys_kept, load_config_mapping, rope_scaling_written
+    from solver.trinity import (
+        aliases_written_out,
+        config_key_changes,
+        config_keys_changed,
+        config_keys_kept,
+        load_config_mapping,
+        rope_scaling_written,
+    )
+    from solver.trinity.reader import aliased_anchors
 
     config = {"name": str(args.from_config), "environ": os.environ, "version": args.trinity_version}
     with errors_named_by("--from-config"):
         layout = load_config_mapping(config_text, str(args.from_config))
+    aliased = bool(aliased_anchors(config_text))  # else no key is one value with another
     return {answer.gpu: ConfigApplied(config_keys_changed(config_text, answer.best, model, **config),
                                       config_keys_kept(config_text, answer.best, model, **config),
                                       rope_scaling_written(config_text, answer.best, model, **config),
                                       args.write is None and _runs_the_best_plan(answer)
                                       and _comments_alone_written(config_text, answer.best, model, config),
-                                      lora_refusal(args, layout, answer.best, model, "these lines keep"))
+                                      lora_refusal(args, layout, answer.best, model, "these lines keep"),
+                                      changes=config_key_changes(config_text, answer.best, model, **config)
+                                      if aliased else (),
+                                      written_out=aliases_written_out(config_text, answer.best, model, **config)
+                                      if aliased else ())
             for answer in answers if answer.best is not None}
 
 

@@ -28,6 +28,7 @@ from solver.results import (
     YARN_KEPT,
     Answer,
     CautionCode,
+    ConfigKeyChange,
     Plan,
     env_when,
     known_length_word,
@@ -94,6 +95,14 @@ class ConfigApplied(NamedTuple):
     """Where the plan counted a LoRA adapter (at its --lora-rank, on its --lora-targets) of fewer parameters than the
     config's own, which the block keeps (it writes no ``model.lora_configs`` over it): why, and what to do
     (``solver.trinity.lora_unkept``), the block's first line, a comment, as --emit trinity refuses it."""
+    changes: Sequence[ConfigKeyChange] = ()
+    """Every key of the config that --write changes (``solver.trinity.config_key_changes``: --json's
+    ``config_keys_changed``), where an alias or a ``<<:`` merge repeats one of them (``written_at``); else none: the
+    block says under each line whose key is one value with others which (`_repeats_line`)."""
+    written_out: Sequence[tuple[str, str]] = ()
+    """The aliases of mappings in the config that --write writes out as mappings of their own, as the plan leaves other
+    values in them than at the place they repeat (``solver.trinity.aliases_written_out``): each with that place, a
+    comment at the block's end."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
@@ -390,6 +399,10 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
              *apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept,
                           config_keys.rope_scaling, bool(answer.dpo_pairs), not lora_moe_said),
              *_config_key_lines(answer, config_keys.changed)]
+    lines = [*_with_repeats(lines, config_keys.changes, kept_in),
+             *(f"# in {kept_in} {alias} is an alias of {place}, but the plan leaves other values in it than there: "
+               f"write it out as a mapping of its own, as {names.write} does (an edit at {place} reaches it)"
+               for alias, place in config_keys.written_out)]
     return Group(grid, *(Text(line, no_wrap=True, overflow="ignore") for line in lines))
 
 
@@ -401,6 +414,35 @@ def _config_key_lines(answer: Answer, config_keys: Sequence[str]) -> list[str]:
         return []
     return [f"# and these keys of {answer.current.config}, which the plan changes too (after each, its value now):",
             *config_keys]
+
+
+def _with_repeats(lines: Sequence[str], changes: Sequence[ConfigKeyChange], config: str | None) -> list[str]:
+    """The apply block's `lines`, each that sets a key (``key: value``) followed by a comment naming the other keys
+    of the config named `config` that are one value with it (an alias or a ``<<:`` merge repeats it, `changes`:
+    `ConfigApplied.changes`), where any are (`_repeats_line`)."""
+    found = []
+    for line in lines:
+        found.append(line)
+        if config is not None and not line.startswith(("#", "export ")) and ": " in line:
+            found += [said] if (said := _repeats_line(line.split(": ", 1)[0], changes, config)) is not None else []
+    return found
+
+
+def _repeats_line(key: str, changes: Sequence[ConfigKeyChange], config: str) -> str | None:
+    """What the apply line of `key` (dotted: a key, or a mapping that the line gives whole) changes at other keys of
+    the config named `config` (`changes`: --write's, each with the key it is made at, ``written_at``, where another):
+    those an edit where the line's keys are written changes too, and where that is; None where there are none."""
+    def under(path: str) -> bool:
+        return path == key or path.startswith(f"{key}.")
+
+    places = {change.written_at or change.key for change in changes if under(change.key)}
+    others = [change.key for change in changes if not under(change.key) and (change.written_at or change.key) in places]
+    if not others:
+        return None
+    away = sorted(place for place in places if not under(place))
+    where, changed = f"at {and_joined(away)}" if away else "here", "both" if len(others) == 1 else "them all"
+    return (f"# in {config} this key is also read at {and_joined(others)} (an alias or a <<: merge repeats it): one "
+            f"edit {where} changes {changed}")
 
 
 def _length_words(answer: Answer, plan: Plan, model: Model, kept_yarn: str | None) -> Text:

@@ -55,6 +55,7 @@ _EXPORTS = {
     "TrinityConfig": "solver.query",
     "TrinitySettings": "solver.results",
     "adapter_unkept": "solver.trinity.plan_keys",
+    "aliases_written_out": "solver.trinity.patch",
     "anchored_keys": "solver.trinity.patch",
     "check_config_arguments": "solver.trinity.reader",
     "check_environment": "solver.trinity.checks",
@@ -112,6 +113,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.keys import trainer_level_offload as trainer_level_offload
     from solver.trinity.patch import CHECK_PLACEHOLDER as CHECK_PLACEHOLDER
     from solver.trinity.patch import PatchedConfig as PatchedConfig
+    from solver.trinity.patch import aliases_written_out as aliases_written_out
     from solver.trinity.patch import anchored_keys as anchored_keys
     from solver.trinity.patch import config_key_changes as config_key_changes
     from solver.trinity.patch import config_keys_changed as config_keys_changed

@@ -85,7 +85,7 @@ from solver.trinity.plan_keys import (
     dpo_pair_note,
     evidence_comment,
     host_memory_comment,
-    kept_own_budgets,
+    kept_own_keys,
     keys_for_plan,
     trinity_06_keys_comment,
 )
@@ -653,10 +653,12 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     and, where the note above ``model.max_model_len`` was due and could not go there, its paragraphs but the command
     (`_note_evidence`), else None."""
     writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
+    kept_paths = kept_own_keys(plan, reading, environ, version)
+    _write_out_aliases(data, _set_and_kept(reading, writes, kept_paths))
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
     _alias_comments_moved(data, places, aliased, written)
-    kept = _merged_kept_budgets(data, reading, written, kept_own_budgets(plan, reading, environ, version))
+    kept = _merged_kept_keys(data, reading, written, kept_paths)
     for key in writes:
         _set(data, key, lines, aliased)
     for mapping, name, value in kept:
@@ -1183,14 +1185,14 @@ def _aliased_scalars(node: Any, places: dict[int, list[_Place]] | None = None,
     return {anchored: held for anchored, held in places.items() if len(held) > 1}
 
 
-def _merged_kept_budgets(data: CommentedMap, reading: Any, written: dict[tuple[int, str], Any],
-                         kept: list[tuple[str, ...]]) -> list[tuple[CommentedMap, str, Any]]:
-    """The own token budgets ``--write`` keeps (`kept`, their paths: `kept_own_budgets`) that their mapping in `data`
-    (the config's round trip; `reading`, its values as loaded) merges in (``critic: {<<: *b}``: not its own key) from
-    a mapping where the patch changes that key (`written`, `_written_places`), so that the change would reach them
-    too: each with its mapping, its key and the value it had, as the config wrote it without an anchor
-    (`_written_as`), which the patch writes there as that mapping's own key, as it leaves an anchored scalar's other
-    places at their value (`_shared_anchors`)."""
+def _merged_kept_keys(data: CommentedMap, reading: Any, written: dict[tuple[int, str], Any],
+                      kept: list[tuple[str, ...]]) -> list[tuple[CommentedMap, str, Any]]:
+    """The own token budgets and the critic's own SP ``--write`` keeps (`kept`, their paths: `kept_own_keys`) that
+    their mapping in `data` (the config's round trip; `reading`, its values as loaded) merges in (``critic: {<<:
+    *b}``: not its own key) from a mapping where the patch changes that key (`written`, `_written_places`), so that
+    the change would reach them too: each with its mapping, its key and the value it had, as the config wrote it
+    without an anchor (`_written_as`), which the patch writes there as that mapping's own key, as it leaves an
+    anchored scalar's other places at their value (`_shared_anchors`)."""
     found = []
     for path in kept:
         mapping, name = value_at(data, path[:-1]), path[-1]
@@ -1200,6 +1202,62 @@ def _merged_kept_budgets(data: CommentedMap, reading: Any, written: dict[tuple[i
         if source is not None and written.get((id(source), name), mapping[name]) != mapping[name]:
             found.append((mapping, name, _written_as(mapping[name], value_at(reading, path), False)))
     return found
+
+
+def _set_and_kept(reading: Any, writes: list[PlanKey],
+                  kept: list[tuple[str, ...]]) -> list[tuple[tuple[str, ...], Any]]:
+    """The keys the patch sets (`writes`) and those it keeps at their values (`kept`: `kept_own_keys`, read in the
+    config as Trinity reads it, `reading`), each by its path with its value after the patch."""
+    return [*((key.path, key.value) for key in writes), *((path, value_at(reading, path)) for path in kept)]
+
+
+def _aliases_written_out(data: Mapping[str, Any], values: list[tuple[tuple[str, ...], Any]]
+                         ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The aliases of mappings in `data` (a round trip, or the config as Trinity reads it) whose keys the patch
+    leaves at other `values` (by path: `_set_and_kept`) than the place they repeat (their anchor's, or another
+    alias's: the one first in the file): the actor's ``fsdp_config: &f`` turned resident and the critic's
+    ``model.fsdp_config: *f`` offloaded cannot both be one mapping. Each by its path, the highest alias on the way
+    to the keys (``critic: *c`` where they are under the critic's model), with the place it repeats; the patch
+    writes each out as a mapping of its own (`_own_copy`), so that each key holds the value the plan leaves there
+    and no other path takes another's."""
+    by_mapping: dict[int, dict[tuple[str, ...], set[tuple[str, str]]]] = {}
+    for path, value in values:
+        if isinstance(mapping := value_at(data, path[:-1]), Mapping):
+            by_mapping.setdefault(id(mapping), {}).setdefault(path[:-1], set()).add((path[-1], repr(value)))
+    found = []
+    for sets in by_mapping.values():
+        places = _paths_to(data, value_at(data, next(iter(sets))))  # in the file's order, the anchor's first
+        first, *others = sorted(sets, key=lambda path: (places.index(path) if path in places else len(places), path))
+        for path in (path for path in others if sets[path] != sets[first]):  # another path: an alias on the way
+            found.append(next((path[:depth], place) for depth in range(1, len(path) + 1)
+                              if (place := _paths_to(data, value_at(data, path[:depth]))[0]) != path[:depth]))
+    return list(dict.fromkeys(found))
+
+
+def _write_out_aliases(data: CommentedMap, values: list[tuple[tuple[str, ...], Any]]
+                       ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Write each alias in `data` that the patch leaves at other `values` than the place it repeats out as a mapping of
+    its own (`_aliases_written_out`, `_own_copy`); return them, each with that place."""
+    written_out = _aliases_written_out(data, values)
+    for path, _ in written_out:
+        value_at(data, path[:-1])[path[-1]] = _own_copy(value_at(data, path))
+    return written_out
+
+
+def _own_copy(value: Any) -> Any:
+    """A copy of the mapping or list `value` (a round trip's, merged keys as its own), without its anchor or those
+    inside it, to write where an alias of it was (`_aliases_written_out`); scalars as they are."""
+    if isinstance(value, CommentedMap):
+        copied = CommentedMap((key, _own_copy(item)) for key, item in value.items())
+        if value.fa.flow_style():
+            copied.fa.set_flow_style()
+        return copied
+    if isinstance(value, CommentedSeq):
+        listed = CommentedSeq(_own_copy(item) for item in value)
+        if value.fa.flow_style():
+            listed.fa.set_flow_style()
+        return listed
+    return value
 
 
 def _written_places(data: CommentedMap, writes: list[PlanKey]) -> dict[tuple[int, str], Any]:
@@ -1358,6 +1416,20 @@ def _gives(values: ConfigValues, key: PlanKey) -> Any:
     return resolved if same else None
 
 
+def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "config",
+                        environ: Mapping[str, str] | None = None,
+                        version: TrinityVersion | None = None) -> list[tuple[str, str]]:
+    """The aliases of mappings in the config `text` that `patch_trinity_config` writes out as mappings of their own
+    for `plan`, as it leaves other values in them than at the place they repeat (`_aliases_written_out`: the critic's
+    ``model.fsdp_config: *f`` offloaded beside the actor's ``&f`` resident): each dotted, with that place. Read from
+    the config as Trinity reads it, whose aliases are one object as the round trip's are (no round trip to parse)."""
+    version = written_release(plan, version)  # the plan's own release where none is named
+    reading = load_config_mapping(_with_lf(text), name)
+    writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
+    values = _set_and_kept(reading, writes, kept_own_keys(plan, reading, environ, version))
+    return [(".".join(path), ".".join(place)) for path, place in _aliases_written_out(reading, values)]
+
+
 @parsing_once()
 def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
@@ -1384,9 +1456,13 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         return anchor if anchor in repeated else None
 
     found: dict[str, str] = {}  # per anchor, once
+    kept_paths = kept_own_keys(plan, reading, environ, version)
+    for path, place in _write_out_aliases(data, _set_and_kept(reading, writes, kept_paths)):
+        found[".".join(path)] = (f"{'.'.join(path)} repeats {'.'.join(place)} (*{anchor_of(value_at(data, place))}), "
+                                 "but the plan leaves other values in it than there: the patch writes it out as a "
+                                 "mapping of its own")
     written = _written_places(data, writes)
-    kept = {(id(mapping), name) for mapping, name, _ in
-            _merged_kept_budgets(data, reading, written, kept_own_budgets(plan, reading, environ, version))}
+    kept = {(id(mapping), name) for mapping, name, _ in _merged_kept_keys(data, reading, written, kept_paths)}
     shared = _shared_anchors(_aliased_scalars(data), written)  # kept, with the new value its aliases repeat
     removed: set[tuple[str, ...]] = {("trainer", name) for name in _removed_for_05(data, version)}
     for key in writes:
@@ -1399,14 +1475,15 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
             found.setdefault(anchor, words)
         for depth in range(1, len(key.path)):
             if (anchor := anchor_of(node := value_at(data, key.path[:depth]))) is not None:
-                others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
+                at, *repeats = _paths_to(data, node)  # the anchor's place first: the key's path may be an alias's
+                others = [".".join(path) for path in repeats]
                 changed, merging = key.path[depth], getattr(node, "_ref", [])  # the mappings that merge it in (<<)
-                if not others and merging and all(changed in each._ok or (id(each), changed) in kept
-                                                  for each in merging):
-                    continue  # merged in alone, by mappings that hold the key as their own, or keep it so
+                if not others and all(changed in each._ok or (id(each), changed) in kept | written.keys()
+                                       for each in merging):
+                    continue  # its aliases written out, or merged in alone by mappings that hold, set or keep it
                 repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
                     "other keys repeat")
-                found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which {repeat} "
+                found.setdefault(anchor, f"{'.'.join(at)} is the anchor &{anchor}, which {repeat} "
                                          f"(*{anchor}): the patch's changes in it ({key.path[-1]} to "
                                          f"{yaml_scalar(key.value)}, ...) reach "
                                          f"{it_or_them(len(others))} too")

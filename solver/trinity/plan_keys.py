@@ -791,15 +791,18 @@ def _own_budget_written(plan: Plan, key: str, given: _GivenBudgets) -> float:
     return budget if held and (critic or planned <= _most_roles_take(plan, given)) else max(planned, least)
 
 
-def kept_own_budgets(plan: Plan, config: Any, environ: Mapping[str, str] | None,
-                     version: TrinityVersion | None = None) -> list[tuple[str, ...]]:
+def kept_own_keys(plan: Plan, config: Any, environ: Mapping[str, str] | None,
+                  version: TrinityVersion | None = None) -> list[tuple[str, ...]]:
     """The paths of the own token budgets (`ROLE_BUDGET_KEYS`) a `config` (its mapping, interpolations resolved from
     `environ`) sets that ``--write`` keeps at their values for `plan` (`_own_budget_written`; the ref's forward as
-    the Trinity release `version` runs it), as `own_budget_changes` says: ``solver.trinity.patch`` writes one that a
-    ``<<: *anchor`` merges in from a mapping it changes as its mapping's own key, so that it stays."""
-    given = _read_budgets(_config_readings(config, environ), version, plan)
-    return [path for path in ROLE_BUDGET_KEYS if (key := ".".join(path)) in given.budgets
-            and _own_budget_written(plan, key, given) == given.budgets[key]]
+    the Trinity release `version` runs it), as `own_budget_changes` says, and the critic's own SP where it keeps
+    that (`_GivenBudgets.critic_sp`: a trained critic of another model's): ``solver.trinity.patch`` writes one that
+    a ``<<: *anchor`` merges in from a mapping it changes as its mapping's own key, so that it stays."""
+    readings = _config_readings(config, environ)
+    given = _read_budgets(readings, version, plan)
+    critic_sp = given.critic_sp is not None and trains_critic(readings.value(("algorithm", "algorithm_type")))
+    return [*(path for path in ROLE_BUDGET_KEYS if (key := ".".join(path)) in given.budgets
+              and _own_budget_written(plan, key, given) == given.budgets[key]), *([CRITIC_SP_KEY] if critic_sp else [])]
 
 
 def own_budget_changes(plan: Plan, config: Any, environ: Mapping[str, str] | None,
