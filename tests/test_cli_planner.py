@@ -103,6 +103,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "yarn_beyond_validated": False, "past_validated_length": None, "cost": 0.325,
         "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
+        "margin_gb": 0.72,
         "headroom_at_step": False, "headroom_at_critic_pass": False, "critic_pass_gb": None,
         "host_memory_gb": None, "host_critic_gb": None, "host_training_gb": None, "reference_model": True,
         "lora_rank": 0,
