@@ -544,7 +544,8 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, held_to, tokens, critic=critic)
     held = critic in ("offloaded", "reloaded")
-    # What the margin keeps: its share of the memory the tightest peak may take (the step's 98%, or the usable fraction).
+    # What the margin keeps: its share of the memory the tightest peak may take (the step's 98%, or the usable
+    # fraction).
     share = 0.98 if result.step_binds else memory.coefficients.usable_env if env else memory.coefficients.usable
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "margin_gb": held_to * share * memory_gib,
