@@ -120,3 +120,11 @@ def test_the_margins_words_follow_the_room_as_it_rounds():
     assert best.model_copy(update={"margin_gb": 0.0}).room_words == "0.0 GiB to spare"  # at margin 0, none kept
     assert best.model_copy(update={"headroom_at_step": True}).room_words == (
         f"0.0 GiB to spare{kept} at the optimizer step's peak, the tighter one")
+
+
+def test_memory_md_quotes_the_margins_words_as_solve_prints_them(cli):
+    docs = _joined((Path(__file__).parent.parent / "docs" / "memory.md").read_text(encoding="utf-8"))
+    said = "41.3 GiB per GPU predicted, 0.0 GiB to spare beyond the 0.4 GiB the safety margin keeps"
+    assert f"on four L40Ss at `--margin 0.01`: `{said}`)" in docs
+    status, out, _ = cli("--model", "0.6B", "--gpu", "l40s", "--gpus", "4", "--maximize", "len", "--margin", "0.01")
+    assert status == 0 and f"memory {said} (memory model)" in _joined(out)
