@@ -42,6 +42,7 @@ from solver.solve import (
     alternative_plan,
     answer_for,
     checked,
+    deadline_passed,
     deadline_words,
     grid_words,
     lowered_fewer,
@@ -265,7 +266,8 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
         reasons += (Reason(rule="incomplete", detail=(
             f"{prober.undecided} of the questions behind this explanation ran out of time "
             f"({query.time_limit_given} for the whole explanation{deadline_words()}): "
-            "what they would have shown is missing above")),)
+            f"what they would have shown is missing above; {query.option_names.longer_limit(deadline_passed())} "
+            "shows it")),)
     return reasons
 
 

@@ -224,6 +224,11 @@ class Breakdown(Frozen):
         return (bool(self.critic_pass_gib) and not self.step_binds
                 and self._critic_pass_room() < self.usable_gib - self.total_gib)
 
+    def margin_kept_gib(self, margin: float) -> float:
+        """What the safety `margin` this breakdown was held to keeps back at the tightest peak (`headroom_gib`'s): its
+        share of the usable memory there, beside the room left over."""
+        return (self.step_usable_gib if self.step_binds else self.usable_gib) * margin / (1 - margin)
+
     @property
     def headroom_gib(self) -> float:
         """Memory left at the tightest peak, negative for what it lacks: the activations against the usable memory,

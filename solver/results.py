@@ -1267,6 +1267,9 @@ class Plan(Frozen):
         "memory left over at the tightest peak, GiB: the activations' usable memory (less the safety margin), "
         "without Offload the optimizer step's share where that is tighter (headroom_at_step), or with a PPO critic "
         "the usable memory at its own update where that is (headroom_at_critic_pass)"))
+    margin_gb: Annotated[GiBFigure, Ge(0)] = Field(default=0.0, description=(
+        "what the safety margin (the answer's margin for an estimate; for a documented or inferred plan --margin or "
+        "the memory model's own) keeps back at the tightest peak, GiB: headroom_gb is the room left beside it"))
     headroom_at_step: bool = Field(default=False, description=(
         "whether headroom_gb is the optimizer step's room (memory_gb is the activations' peak)"))
     headroom_at_critic_pass: bool = Field(default=False, description=(
@@ -1626,9 +1629,17 @@ class Plan(Frozen):
               else " at the critic's own update, the tighter peak" if self.headroom_at_critic_pass
               else " at the actor's pass, the tighter peak" if self.critic_pass_shown else "")
         if self.headroom_gb >= 0:
-            return f"{self.headroom_gb:.1f} GiB to spare{at}"
+            return f"{self.headroom_gb:.1f} GiB to spare{self._margin_kept_words}{at}"
         over = f"{-self.headroom_gb:.1f}" if self.headroom_gb <= -0.05 else "less than 0.1"  # never "0.0 GiB over"
         return f"{over} GiB over what it may take{at}"
+
+    @property
+    def _margin_kept_words(self) -> str:
+        """Where the room to spare rounds to nothing (under 0.05 GiB: a longest length's plan, the memory filled up to
+        the margin), what the safety margin keeps back beside it, so that the plan is not read as on the edge: `` beyond
+        the 0.7 GiB the safety margin keeps``; "" otherwise."""
+        return (f" beyond the {self.margin_gb:.1f} GiB the safety margin keeps"
+                if 0 <= self.headroom_gb < 0.05 and self.margin_gb >= 0.05 else "")
 
     @property
     def beyond_calibration_words(self) -> str:

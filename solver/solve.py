@@ -1114,14 +1114,16 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
                     tokens: int, estimated: bool) -> dict[str, Any]:
     """A plan's memory model figures on `gpu` at a budget of `tokens` per GPU (the tokens it counts:
     `solver.rules.counted_tokens`): peak and headroom (an estimate's against the margin estimates are held to,
-    `Query.margin_on`), and for an estimate where it lies beyond the calibration."""
-    memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients,
-                       query.margin_on(gpu.memory_gib, estimated), tokens, query.lora_rank, query.critic, query.dpo,
-                       query.expert_layout)
+    `Query.margin_on`), what that margin keeps back beside it, and for an estimate where it lies beyond the
+    calibration."""
+    margin = query.margin_on(gpu.memory_gib, estimated)
+    memory = breakdown(shape, gpu.memory_gib, gpus, setting, length, query.memory.coefficients, margin, tokens,
+                       query.lora_rank, query.critic, query.dpo, query.expert_layout)
     beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
                                  query.node_gpus, gpu.rocm, query.expert_layout, query.lora_rank)
               if estimated else ())
     return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
+            "margin_gb": memory.margin_kept_gib(margin),
             "headroom_at_step": memory.step_binds, "headroom_at_critic_pass": memory.critic_pass_binds,
             "critic_pass_gb": None if query.critic is None else memory.critic_pass_gib,
             **beyond_fields(beyond)}

@@ -102,6 +102,7 @@ PLAN_ORDER = (
     "source",
     "memory_gb",
     "headroom_gb",
+    "margin_gb",
     "headroom_at_step",
     "headroom_at_critic_pass",
     "critic_pass_gb",
@@ -539,11 +540,15 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given or a critic held in host
     memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to."""
     memory = load_memory_model()
+    held_to = _estimate_margin(memory_gib, margin) if estimated else memory.margin
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
-                       memory.coefficients, _estimate_margin(memory_gib, margin) if estimated else memory.margin,
-                       tokens, critic=critic)
+                       memory.coefficients, held_to, tokens, critic=critic)
     held = critic in ("offloaded", "reloaded")
+    # What the margin keeps: its share of the memory the tightest peak may take (the step's 98%, or the usable
+    # fraction).
+    share = 0.98 if result.step_binds else memory.coefficients.usable_env if env else memory.coefficients.usable
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
+            "margin_gb": held_to * share * memory_gib,
             "headroom_at_step": result.step_binds,
             "headroom_at_critic_pass": result.critic_pass_binds,
             "critic_pass_gb": None if critic is None else result.critic_pass_gib,
@@ -918,7 +923,8 @@ def ranked_alternatives(plans: list[dict], model: Any, gpu: Any, weights: Weight
 def _rounded_figures(figures: dict) -> dict[str, float]:
     """The memory model's peak and headroom of `figures` (and a PPO critic's own update's peak and its states' share of
     a node's host memory, where there are) as the JSON gives them: to two decimals."""
-    return {key: round(figures[key], 2) for key in ("memory_gb", "headroom_gb", "critic_pass_gb", "host_critic_gb")
+    return {key: round(figures[key], 2) for key in ("memory_gb", "headroom_gb", "margin_gb", "critic_pass_gb",
+                                                     "host_critic_gb")
             if figures.get(key) is not None}
 
 

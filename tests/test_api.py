@@ -1234,16 +1234,19 @@ def test_only_the_serialization_schema_leaves_out_the_fields_its_json_leaves_out
 
 
 def test_a_plan_with_exactly_no_room_has_that_to_spare():
-    # The room is to spare down to 0.0 GiB (what a prediction at the usable memory leaves), and over it below.
+    # The room is to spare down to 0.0 GiB (what a prediction at the usable memory leaves: beyond what the safety
+    # margin keeps, which it names then), and over it below.
     (answer,) = solver.plan("8B", gpu="h100", max_model_len=131072, budget_gpus=8)
     best = answer.best
-    assert best.evidence == "estimated"
-    assert best.model_copy(update={"headroom_gb": 0.0}).room_words == "0.0 GiB to spare"
+    assert best.evidence == "estimated" and f"{best.margin_gb:.2f}" == "0.74"
+    assert best.model_copy(update={"headroom_gb": 0.0}).room_words == (
+        "0.0 GiB to spare beyond the 0.7 GiB the safety margin keeps")
+    assert best.model_copy(update={"headroom_gb": 0.0, "margin_gb": 0.0}).room_words == "0.0 GiB to spare"
     assert best.model_copy(update={"headroom_gb": -0.3}).room_words == "0.3 GiB over what it may take"
     assert best.model_copy(update={"headroom_gb": -0.04}).room_words == "less than 0.1 GiB over what it may take"
     assert best.model_copy(update={"headroom_gb": -0.05}).room_words == "0.1 GiB over what it may take"  # as it rounds
     assert best.model_copy(update={"headroom_gb": 0.0, "headroom_at_step": True}).room_words == (
-        "0.0 GiB to spare at the optimizer step's peak, the tighter one")
+        "0.0 GiB to spare beyond the 0.7 GiB the safety margin keeps at the optimizer step's peak, the tighter one")
 
 
 def test_a_documented_plan_names_the_row_its_length_falls_to_only_below_that_row():
@@ -1556,7 +1559,8 @@ def test_an_answer_the_deadline_cut_short_says_so():
         (detail,) = [reason.detail for reason in answer.explanation if reason.rule == "incomplete"]
         assert re.fullmatch(r"[1-9]\d* of the questions behind this explanation ran out of time \(time_limit_s=10 "
                             r"for the whole explanation, or the call's deadline_s, which came first\): what they "
-                            r"would have shown is missing above", detail), detail
+                            r"would have shown is missing above; a longer deadline_s \(and time_limit_s, where that "
+                            r"came first\) shows it", detail), detail
 
 
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one

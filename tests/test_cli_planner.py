@@ -103,6 +103,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "yarn_beyond_validated": False, "past_validated_length": None, "cost": 0.325,
         "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
+        "margin_gb": 0.72,
         "headroom_at_step": False, "headroom_at_critic_pass": False, "critic_pass_gb": None,
         "host_memory_gb": None, "host_critic_gb": None, "host_training_gb": None, "reference_model": True,
         "lora_rank": 0,
@@ -728,7 +729,8 @@ def test_an_estimated_best_plan_comes_with_the_tables_best(cli):
     assert (measured["gpus"], measured["offload"], measured["sp"], measured["evidence"]) == (8, True, 4, "inferred")
     assert measured["source"] == {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 71680, "setting": "Env + Offload + SP=4"}
     _, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "65536", "--gpus", "8")
-    assert "tables' best   Env + Offload + SP=4 on 8 GPUs at 65536 (inferred; 2.00x the cost), if you prefer" in out
+    assert ("tables' best   Env + Offload + SP=4 on 8 GPUs at 65536 (inferred; 2.00x the relative step time), if you "
+            "prefer") in out
     for flags in (["--gpus", "6"], ["--gpus", "8", "--no-estimate"], ["--gpus", "8", "--estimate"]):
         [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--len", "65536", *flags, "--json")[1])
         assert "measured" not in answer  # the best is documented, or only one kind of evidence was asked for
@@ -2851,7 +2853,7 @@ def test_the_ranked_table_has_a_yarn_column_only_where_a_plan_needs_yarn(cli):
 
 def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within_it(cli):
     # Qwen3-8B on 8 MI300X reaches 506880 tokens by estimate, a YaRN factor of 12.4; at 131072, the longest Qwen's
-    # model cards validate, Env + SP=4 on the same 8 GPUs trains it for 0.38x the cost.
+    # model cards validate, Env + SP=4 on the same 8 GPUs trains it for 0.38x the relative step time.
     flags = ("--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--maximize", "len")
     status, [answer] = run_json(cli, *flags)
     within = answer["validated"]
@@ -2861,7 +2863,7 @@ def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within
     assert check_plan(solver.tables.load_catalog(), within, gpu="MI300X", model="Qwen3-8B", budget_gpus=8,
                       max_model_len=131072, estimates=True) == []
     assert ("validated at 131072 (the longest YaRN is validated for), the cheapest plan is Env + SP=4 on 8 GPUs "
-            "(estimated, extrapolated; 0.38x the cost): --len 131072") in " ".join(cli(*flags)[1].split())
+            "(estimated, extrapolated; 0.38x the relative step time): --len 131072") in " ".join(cli(*flags)[1].split())
     # A model on its own RoPE scaling: its native context.
     _, out, _ = cli("--model", "llama-3.1-8b", "--gpu", "h200", "--gpus", "8", "--maximize", "len")
     assert "native at 131072, the cheapest plan is" in " ".join(out.split())

@@ -4198,8 +4198,8 @@ def test_a_job_s_host_need_names_the_nodes_its_trainer_runs_on_as_nodes(cli, tmp
 
 
 W_SOLVE_BEST = ("w: solve's best on its 8 trainer GPUs at 32768 is Env + SP=4 (estimated, extrapolated; 0.59x the "
-                "cost; 57.7 GiB per GPU predicted, 15.8 GiB to spare); placed on the tables' Env + Offload + SP=2 "
-                "(inferred), as the cluster takes the tables' plans first")
+                "relative step time; 57.7 GiB per GPU predicted, 15.8 GiB to spare); placed on the tables' Env + "
+                "Offload + SP=2 (inferred), as the cluster takes the tables' plans first")
 """The line under a pool's table on Qwen3-14B at 32768 on 8 A100s, where the tables' plan is inferred and solve picks
 an estimate (`Placement.solve_best`, s81)."""
 

@@ -55,9 +55,9 @@ def test_a_lora_job_on_the_tables_plan_names_the_cheaper_estimate_solve_gives_it
     assert status == 0 and _plan(json.loads(out)[0]["plans"][0]) == _plan(best)
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and (
-        "lora-agent-8b: solve's best on its 2 trainer GPUs at 32768 is Env + SP=2 (estimated; 0.50x the cost; 65.8 GiB "
-        "per GPU predicted, 7.8 GiB to spare); placed on the tables' Env + Offload + SP=2 (inferred), as the cluster "
-        "takes the tables' plans first") in " ".join(out.split())
+        "lora-agent-8b: solve's best on its 2 trainer GPUs at 32768 is Env + SP=2 (estimated; 0.50x the relative "
+        "step time; 65.8 GiB per GPU predicted, 7.8 GiB to spare); placed on the tables' Env + Offload + SP=2 "
+        "(inferred), as the cluster takes the tables' plans first") in " ".join(out.split())
     assert out.count("solve's best") == 1
 
 

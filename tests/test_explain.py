@@ -406,7 +406,8 @@ def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch
     assert [r.rule for r in reasons if r.rule in RULES] == []  # no question was put to CP-SAT, no rule named
     (incomplete,) = details(reasons, "incomplete")
     assert incomplete.endswith("of the questions behind this explanation ran out of time (--time-limit 5 s for the "
-                               "whole explanation): what they would have shown is missing above")
+                               "whole explanation): what they would have shown is missing above; a longer "
+                               "--time-limit shows it")
     monkeypatch.undo()
     assert details(explain(CATALOG, query, answer), "incomplete") == []  # with the time it needs: complete
 
@@ -695,7 +696,7 @@ def test_one_question_out_of_time_is_said_to_be_one(monkeypatch: pytest.MonkeyPa
     assert [reason.rule for reason in reasons] == ["limit", "more_gpus", "without_pins", "incomplete"]
     assert details(reasons, "incomplete") == [
         ("1 of the questions behind this explanation ran out of time (--time-limit 10 s for the whole explanation): "
-         "what they would have shown is missing above")]
+         "what they would have shown is missing above; a longer --time-limit shows it")]
 
 
 def test_host_memory_for_settings_with_and_without_offload_is_the_load_in_rules_order():

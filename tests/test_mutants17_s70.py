@@ -43,7 +43,7 @@ def test_the_native_row_says_the_one_gpu_caution_of_its_cheaper_plan_on_one_gpu(
                          "--maximize", "len")
     assert status == 0 and (
         f"native at 24576, the cheapest plan is Env on 1 GPU (estimated, extrapolated; {SINGLE_GPU_CAUTION_SHORT}; "
-        "0.50x the cost): --len 24576") in " ".join(out.split())
+        "0.50x the relative step time): --len 24576") in " ".join(out.split())
 
 
 def test_a_reason_names_an_extrapolated_plan_on_one_gpu_with_both_words(cli: Cli, tmp_path: Path):
@@ -60,8 +60,8 @@ def test_the_tables_best_row_says_the_one_gpu_caution_of_its_plan_on_one_gpu(cli
     cells = _x64_cells(tmp_path, [{"max_model_len": 8192, "cells": {"Qwen3-4B": "Env + Offload"}}])
     status, out, _ = cli("--model", "4B", "--gpu", "x64", "--cells", str(cells), "--gpus", "2", "--len", "8192")
     assert status == 0 and (
-        f"tables' best Env + Offload on 1 GPU at 8192 (documented; {SINGLE_GPU_CAUTION_SHORT}; 4.00x the cost), if "
-        "you prefer the tables' evidence to the memory model's") in " ".join(out.split())
+        f"tables' best Env + Offload on 1 GPU at 8192 (documented; {SINGLE_GPU_CAUTION_SHORT}; 4.00x the relative "
+        "step time), if you prefer the tables' evidence to the memory model's") in " ".join(out.split())
 
 
 def test_a_no_estimate_reason_keeps_the_code_of_its_tables_plan_beside_an_estimated_one(cli: Cli, tmp_path: Path):

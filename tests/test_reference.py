@@ -312,7 +312,8 @@ def _predicted(model: str, memory_gib: float, gpus: int, setting: Setting, lengt
     memory = load_memory_model()
     found = breakdown(CATALOG.model(model), memory_gib, gpus, setting, length, memory.coefficients, memory.margin)
     return {"memory_gb": round(found.total_gib, 2), "headroom_gb": round(found.headroom_gib, 2),
-            "headroom_at_step": found.step_binds, "headroom_at_critic_pass": found.critic_pass_binds,
+            "margin_gb": round(found.margin_kept_gib(memory.margin), 2), "headroom_at_step": found.step_binds,
+            "headroom_at_critic_pass": found.critic_pass_binds,
             "critic_pass_gb": None}  # no critic
 
 

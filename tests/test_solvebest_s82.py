@@ -36,9 +36,9 @@ jobs:
 is the estimate Env + SP=2 (lora-b's question lora-a's: asked once), and a full fine-tuning job on the tables'
 documented SP=4, solve's pick too: four jobs on the tables' plans, three questions, in the placements' order."""
 
-BEST_WORDS = ("{job}: solve's best on its 2 trainer GPUs at 32768 is Env + SP=2 (estimated; 0.50x the cost; {gib} GiB "
-              "per GPU predicted, {spare} GiB to spare); placed on the tables' Env + Offload + SP=2 (inferred), as the "
-              "cluster takes the tables' plans first")
+BEST_WORDS = ("{job}: solve's best on its 2 trainer GPUs at 32768 is Env + SP=2 (estimated; 0.50x the relative step "
+              "time; {gib} GiB per GPU predicted, {spare} GiB to spare); placed on the tables' Env + Offload + SP=2 "
+              "(inferred), as the cluster takes the tables' plans first")
 LORA_A, LORA_B = (BEST_WORDS.format(job=job, gib="65.8", spare="7.8") for job in ("lora-a", "lora-b"))
 LORA_C = BEST_WORDS.format(job="lora-c", gib="64.8", spare="8.8")
 UNASKED_NOTE = ("note: the time limit ran out before solve's best on their trainer GPUs was asked for 2 jobs placed on "

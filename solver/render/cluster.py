@@ -17,7 +17,7 @@ from rich.text import Text
 
 from solver.query import counts_reference
 from solver.render.layout import PIPED_WIDTH, TableOrBlocks, check_text_options, view_text
-from solver.render.phrases import lowered_note
+from solver.render.phrases import cost_ratio_words, lowered_note
 from solver.render.styles import setting_style
 from solver.results import (
     ClusterResult,
@@ -221,11 +221,11 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
 
 def _solve_best_words(placement: Placement, best: Plan) -> str:
     """A pool table's note on a job placed on the tables' plan where `solve` gives it a cheaper estimate on its
-    trainer GPUs (`best`, its `Placement.solve_best`): that plan, its cost beside the placed one's and its predicted
-    memory, and why the cluster took the tables'."""
+    trainer GPUs (`best`, its `Placement.solve_best`): that plan, its cost against the placed one's
+    (`cost_ratio_words`) and its predicted memory, and why the cluster took the tables'."""
     plan = placement.plan
     return (f"{placement.job}: solve's best on its {counted(plan.gpus, 'trainer GPU')} at {plan.max_model_len} is "
-            f"{best.setting.label} ({best.evidence_and_single_gpu}; {best.cost / plan.cost:.2f}x the cost; "
+            f"{best.setting.label} ({best.evidence_and_single_gpu}; {cost_ratio_words(best, plan)}; "
             f"{best.prediction_words}); placed on the tables' {plan.setting.label} ({plan.evidence}), as the cluster "
             "takes the tables' plans first")
 

@@ -479,8 +479,8 @@ def _validated_words(answer: Answer, plan: Plan, model: Model, names: OptionName
     if (within.gpus, within.setting) == (plan.gpus, plan.setting):
         return f"at {within.max_model_len}{known}, the cheapest plan is this one ({within.evidence_label}): {length}"
     return (f"at {within.max_model_len}{known}, the cheapest plan is {within.setting.label} on "
-            f"{counted(within.gpus, 'GPU')} ({within.evidence_and_single_gpu}; {within.cost / plan.cost:.2f}x "
-            f"the cost): {length}")
+            f"{counted(within.gpus, 'GPU')} ({within.evidence_and_single_gpu}; "
+            f"{cost_ratio_words(within, plan)}): {length}")
 
 
 def _larger_gpu_words(answer: Answer) -> str | None:
@@ -506,11 +506,11 @@ def _host_memory_words(answer: Answer, plan: Plan, model: Model, version: Trinit
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
     """The summary's ``tables' best`` row, where the plan is estimated: the tables' best plan for the same question,
-    where they have one (None otherwise)."""
+    where they have one, its cost against the plan's (`cost_ratio_words`; None otherwise)."""
     if (measured := answer.measured) is None:
         return None
     return (f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
-            f"({measured.evidence_and_single_gpu}; {measured.cost / plan.cost:.2f}x the cost), if you "
+            f"({measured.evidence_and_single_gpu}; {cost_ratio_words(measured, plan)}), if you "
             "prefer the tables' evidence to the memory model's")
 
 
