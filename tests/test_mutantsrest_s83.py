@@ -2,7 +2,9 @@
 re-anchored to the code as it now is. Each test kills one or more of them by what the code does: a LoRA exclusion
 taken as a config's own where the query has no adapter (L-2); verl's numeric ``target_modules`` read as Trinity 0.5's
 text (L-26, L-28); a running job whose ways the limit cut short asks no solve's best (S-6); Ctrl-C while the running
-jobs are marked keeps the placement (S-20); a purchase Ctrl-C stopped before widening is not widened (S-23)."""
+jobs are marked keeps the placement (S-20); a purchase Ctrl-C stopped before widening is not widened (S-23). Probing
+N-12 found a real bug, fixed: ``--write`` with ``--lora-rank`` over a ``model.lora_configs`` that is an anchored list,
+an alias, or in an anchored mapping ended in an internal error (exit 70): the plan's list was written as a scalar."""
 
 from __future__ import annotations
 
@@ -112,11 +114,12 @@ def test_ctrl_c_while_the_running_jobs_are_marked_keeps_the_placement_marked(
 
 # S-23: cluster/buy.py, widening after Ctrl-C.
 
-ONE_PROBE = "pools: [{name: a100, gpu: A100-80GB, nodes: 0, gpus_per_node: 8}]\n" \
-            "jobs: [{name: probe, model: 0.6B, max_model_len: 8192}]\n"
+ONE_PROBE = ("pools: [{name: a100, gpu: A100-80GB, nodes: 0, gpus_per_node: 8}]\n"
+             "jobs: [{name: probe, model: 0.6B, max_model_len: 8192}]\n")
 
 
-def test_a_purchase_ctrl_c_stopped_in_its_search_is_not_widened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_purchase_ctrl_c_stopped_in_its_search_is_not_widened(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "fleet.yaml"
     path.write_text(ONE_PROBE, encoding="utf-8")
     whole = solver.buy_nodes(path)
@@ -139,3 +142,38 @@ def test_a_purchase_ctrl_c_stopped_in_its_search_is_not_widened(tmp_path: Path, 
     cut = solver.buy_nodes(path)
     assert (cut.nodes, cut.interrupted, widened) == (1, True, [])
     assert [(p.job, p.widened_from) for p in cut.placements] == [("probe", None)]
+
+
+# N-11, N-12 probed: an anchored list where the plan writes model.lora_configs (--write crashed: a real bug, fixed).
+
+LORA_HEAD = "algorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+MODEL_KEYS = "model_path: Qwen/Qwen3-8B, max_model_len: 16384"
+
+
+ALIAS_WORDS = ("empty is the anchor &l, which other keys repeat (*l): the patch sets model.lora_configs to "
+               "[{lora_rank: 16}], written out (no longer *l), and leaves it at ")
+MAPPING_WORDS = ("model is the anchor &m, which base repeats (*m): the patch's changes in it (lora_configs to "
+                 "[{lora_rank: 16}], ...) reach it too")
+
+
+@pytest.mark.parametrize(("given", "warning"), [
+    (f"model: {{{MODEL_KEYS}, lora_configs: &l []}}\n", None),
+    (f"empty: &l []\nmodel: {{{MODEL_KEYS}, lora_configs: *l}}\n", ALIAS_WORDS + "[]"),
+    (f"empty: &l adapter\nmodel: {{{MODEL_KEYS}, lora_configs: *l}}\n", ALIAS_WORDS + "adapter"),
+    (f"base: &m {{{MODEL_KEYS}, lora_configs: []}}\nmodel: *m\n", MAPPING_WORDS)],
+    ids=["anchored list", "alias of a list", "alias of text", "in an anchored mapping"])
+def test_write_sets_the_lora_configs_list_over_an_anchor(
+        cli: Any, tmp_path: Path, given: str, warning: str | None) -> None:
+    # Each ended in an internal error (exit 70): the plan's list taken as a scalar (its anchor kept, the anchor's
+    # words, the one value every alias takes); Trinity refuses each as written (no LoRA config, or no list)
+    config, written = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    config.write_text(given + LORA_HEAD, encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--lora-rank", "16", "--write", str(written))
+    warnings = [line.removeprefix(f"solve: warning: {written}: ") for line in err.splitlines()]
+    assert status == 0 and out.endswith(f"wrote {written}\n")
+    assert [line for line in warnings if "is the anchor" in line] == ([warning] if warning else [])
+    data = yaml.safe_load(written.read_text(encoding="utf-8"))
+    assert data["model"]["lora_configs"] == [{"lora_rank": 16}]
+    assert {key: value for key, value in data.items() if key in ("empty", "base")} == (
+        {"empty": yaml.safe_load(given)["empty"]} if "empty" in given else
+        {"base": data["model"]} if "base" in given else {})

@@ -288,7 +288,7 @@ def _written_as(old: Any, value: Any, anchored: bool) -> Any:
     anchor = getattr(getattr(old, "anchor", None), "value", None) if anchored else None
     style = getattr(old, "style", None) if isinstance(old, ScalarString) and isinstance(value, str) else None
     quote = style if style in ('"', "'") else ""
-    if anchor is None and not quote:
+    if anchor is None and not quote or isinstance(value, list):  # the LoRA configs: the plan's list, as it is
         return value
     yaml = YAML(typ="rt", pure=True)
     yaml.preserve_quotes = True
@@ -1213,11 +1213,12 @@ def _shared_anchors(places: dict[int, list[_Place]], written: dict[tuple[int, st
     itself: a place written twice, through an alias of its mapping, keeps it); else None (`_replace`)."""
     shared: dict[int, Any] = {}
     for anchored, held in places.items():
-        values = {(_scalar_kind(value), value) for section, key in held
-                  if (value := written.get((id(section), key))) is not None}
-        everywhere = len(values) == 1 and all((id(section), key) in written for section, key in held)
+        values = [value for section, key in held if (value := written.get((id(section), key))) is not None]
+        everywhere = (bool(values) and all(_scalar_kind(value) is _scalar_kind(values[0]) and value == values[0]
+                                           for value in values)  # a list (the LoRA configs) is no set's member
+                      and all((id(section), key) in written for section, key in held))
         anchor_section, anchor_key = held[0]
-        shared[anchored] = _written_as(anchor_section[anchor_key], values.pop()[1], True) if everywhere else None
+        shared[anchored] = _written_as(anchor_section[anchor_key], values[0], True) if everywhere else None
     return shared | {id(scalar): scalar for scalar in shared.values() if scalar is not None}
 
 
@@ -1406,7 +1407,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                     "other keys repeat")
                 found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which {repeat} "
                                          f"(*{anchor}): the patch's changes in it ({key.path[-1]} to "
-                                         f"{yaml_scalar(key.value)}, ...) reach "
+                                         f"{yaml_flow(key.value)}, ...) reach "
                                          f"{it_or_them(len(others))} too")
     return list(found.values())
 
@@ -1420,7 +1421,7 @@ def _anchored_value_words(data: CommentedMap, scalar: Any, anchor: str, written:
     anchor_path, *alias_paths = _paths_to(data, scalar)
     new = {path: written.get((id(value_at(data, path[:-1])), path[-1])) for path in (anchor_path, *alias_paths)}
     named = {path: "it" if path == anchor_path else ".".join(path) for path in new}
-    sets = [f"{named[path]} to {yaml_scalar(value)}" for path, value in new.items() if value is not None]
+    sets = [f"{named[path]} to {yaml_flow(value)}" for path, value in new.items() if value is not None]
     removes = [named[path] for path, value in new.items() if value is None and path in removed]
     left = [named[path] for path, value in new.items() if value is None and path not in removed]
     words, joiner = f"sets {' and '.join(sets)}", " and "  # one place at least: the key the patch changes
