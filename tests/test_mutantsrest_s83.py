@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from cluster_api import place
+from test_aliaskeys_s82 import HEAD, MODEL
 from test_loraexclude2_s82 import CATALOG, MOE_MLP, OWN_LORA
 from test_minnodes_s64 import _questions_per_second
 from test_runpast_s76 import JOBS, _fleet, _running
@@ -23,7 +24,7 @@ import solver
 from solver.api import answer_query, config_query
 from solver.cluster.options import Planner
 from solver.tables import load_fleet
-from solver.trinity import read_trinity_config
+from solver.trinity import config_key_changes, load_config_mapping, patched_trinity_config, read_trinity_config
 
 SEARCH = importlib.import_module("solver.cluster.search")
 BUY = importlib.import_module("solver.cluster.buy")
@@ -177,3 +178,29 @@ def test_write_sets_the_lora_configs_list_over_an_anchor(
     assert {key: value for key, value in data.items() if key in ("empty", "base")} == (
         {"empty": yaml.safe_load(given)["empty"]} if "empty" in given else
         {"base": data["model"]} if "base" in given else {})
+
+
+# A-26 (re-anchored in `_merge_source`): a real bug, fixed. Of a ``<<: [*o, *t]`` list whose two mappings both hold
+# the plan's value in the copy, the place was the first (other's), which the patch never changed: the config as read
+# (PyYAML 6.0.4) takes the last's, trainer's, whose value the patch changed.
+
+def test_a_merge_list_key_is_written_where_the_reading_takes_it_where_two_hold_its_value() -> None:
+    text = (HEAD + MODEL + "other: &o {ulysses_sequence_parallel_size: 2, y: 1}\ntrainer: &t\n"
+            "  ulysses_sequence_parallel_size: 1\nexplorer:\n"
+            "  rollout_model: {engine_num: 4, tensor_parallel_size: 1}\n"
+            "  dummy:\n    <<: [*o, *t]\n    own: 1\n")
+    assert load_config_mapping(text, "c")["explorer"]["dummy"]["ulysses_sequence_parallel_size"] == 1  # trainer's
+    query = config_query(CATALOG, read_trinity_config(text, "c", {}), gpu="h100")
+    (answer,) = answer_query(query, CATALOG)
+    assert answer.best is not None and (answer.best.sp, answer.best.max_token_len_per_gpu) == (2, 16384)
+    model = CATALOG.model("Qwen3-8B")
+    assert [change.model_dump(mode="json") for change in config_key_changes(text, answer.best, model, environ={})] == [
+        {"key": "trainer.ulysses_sequence_parallel_size", "config_value": 1, "plan_value": 2},
+        {"key": "explorer.dummy.ulysses_sequence_parallel_size", "config_value": 1, "plan_value": 2,
+         "written_at": "trainer.ulysses_sequence_parallel_size"},
+        {"key": "trainer.max_token_len_per_gpu", "config_value": None, "plan_value": 16384},
+        {"key": "explorer.dummy.max_token_len_per_gpu", "config_value": None, "plan_value": 16384,
+         "written_at": "trainer.max_token_len_per_gpu"}]
+    copy = load_config_mapping(patched_trinity_config(text, answer.best, model, environ={}).text, "c")
+    assert (copy["other"], copy["explorer"]["dummy"]["ulysses_sequence_parallel_size"]) == (
+        {"ulysses_sequence_parallel_size": 2, "y": 1}, 2)
