@@ -57,7 +57,8 @@ def test_on_060_the_critics_note_names_the_critic_value_and_write_that_make_the_
     config = read_trinity_config(PPO_052, "ppo.yaml", {}, "0.6", COMMAND_OPTIONS)
     (note,) = [words for words, code in zip(config.notes, config.note_codes, strict=True)
                if code.value == "critic-trained"]
-    assert note == "algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; " + DIFFER
+    assert note == ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs; "
+                    + DIFFER)
     # The API's words name its keyword and its function.
     assert read_trinity_config(PPO_052, "ppo.yaml", {}, "0.6").notes[-1].endswith(
         'critic="none" counts the actor alone; critic="offloaded" counts it as verl before 0.8 reads it, and '
@@ -92,7 +93,8 @@ def test_following_the_note_writes_a_060_file_that_checks_offloaded_without_the_
                          "0.6.0", "--critic", "offloaded", "--write", str(written))
     assert status == 0, err
     text = written.read_text(encoding="utf-8")
-    assert "      fsdp:\n        param_offload: true\n        optimizer_offload: true\n        offload_policy: true\n" in text
+    assert ("      fsdp:\n        param_offload: true\n        optimizer_offload: true\n"
+            "        offload_policy: true\n") in text
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     status, answer = run_json(cli, written, "--trinity-version", "0.6.0", "--check")
     assert (status, answer["critic"], answer["current"]["trains"]) == (0, "offloaded", True)

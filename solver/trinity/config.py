@@ -2004,7 +2004,8 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
     if differ:
         least = min(readings, key=lambda reading: GPU_HELD_CRITICS.index(reading.states))
         given = names.valued(names.named("critic"), f'"{least.states}"' if names.keywords else least.states)
-        note += f"; {given} counts it as {least.verl} reads it, and {names.write} then sets both readings' flags to that"
+        note += (f"; {given} counts it as {least.verl} reads it, and {names.write} then sets both readings' flags "
+                 "to that")
     return CriticRead(counted.states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_TRAINED, note)])
 
 
