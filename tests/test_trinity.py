@@ -886,7 +886,8 @@ def test_a_critic_that_offloads_is_counted_so_and_its_own_budget_is_read_for_the
     assert trainer_level.offload and (trainer_level.notes, trainer_level.critic) == ((told.format(
         "by the more held on the GPUs of two readings, verl before 0.8's of its own critic.model.fsdp_config "
         "(resident) and verl 0.8 or later's of critic.fsdp, else the trainer's (offloaded)",
-        "resident (on the GPUs throughout)"),), "resident")
+        "resident (on the GPUs throughout)") + "; --critic offloaded counts it as verl 0.8 or later reads it, and "
+        "--write then sets both readings' flags to that",), "resident")
     # offload_policy is FSDP2's: under fsdp it offloads nothing.
     fsdp = base.replace("FLAGS", "{offload_policy: true}").replace("fsdp2", "fsdp")
     assert read_trinity_config(fsdp, "t.yaml", {}).notes == (resident,)

@@ -1981,7 +1981,8 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
     GPUs, `GPU_HELD_CRITICS`), (key, value) of each of its own token budgets set (`CRITIC_BUDGETS`; unreadable ones
     are left out, and all where its passes read none, `sequence_counted`) and a note
     (`ConfigProblemCode.CRITIC_TRAINED`): verl trains it on the trainer's GPUs beside the actor, and the verdict and
-    the plans count it so, which the option `names` name leaves out (`critic_note`); else (None, (), [])."""
+    the plans count it so, which the option `names` name leaves out (`critic_note`), and where the readings differ,
+    which option counts the other and that `names.write` then makes them agree; else (None, (), [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if not trains_critic(algorithm):
         return CriticRead(None, (), [])
@@ -1999,8 +2000,13 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
     found = ((".".join(path), read_or_none(reader.integer, path))
              for path in (() if sequence_counted else CRITIC_BUDGETS))
     budgets = tuple((key, budget) for key, budget in found if budget is not None)
-    return CriticRead(counted.states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_TRAINED, critic_note(
-        head, why, counted.states, None, names))])
+    note = critic_note(head, why, counted.states, None, names)
+    if differ:
+        least = min(readings, key=lambda reading: GPU_HELD_CRITICS.index(reading.states))
+        given = names.valued(names.named("critic"), f'"{least.states}"' if names.keywords else least.states)
+        note += (f"; {given} counts it as {least.verl} reads it, and {names.write} then sets both readings' flags "
+                 "to that")
+    return CriticRead(counted.states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_TRAINED, note)])
 
 
 def verdict_critic_note(note: ConfigProblem, asked: CriticStates | None, counted: CriticStates | None,
