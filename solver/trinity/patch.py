@@ -967,7 +967,7 @@ def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[s
     made for (``--write`` plans on the config's GPUs and nodes alone; a plan of the API's may be on any). A config
     without ``cluster.gpu_per_node`` gives no count: any plan is patched in. A plan with rollout GPUs of its own (a
     placement's, or one planned with them) is told that a fragment writes its cluster."""
-    cluster = cluster_trainer_gpus(reading, name, environ)
+    cluster = cluster_trainer_gpus(reading, name, environ, option_names)
     if cluster.trainer_gpus is None or cluster.node_gpus is None:
         return
     nodes = trainer_nodes_of(cluster.trainer_gpus, cluster.node_gpus)
