@@ -156,8 +156,8 @@ def test_a_critic_of_another_model_keeps_its_sp_through_the_actors_anchor(cli: C
     actor = "trainer.trainer_config.actor_rollout_ref.actor"
     if alias:
         assert notes == kept_sp + (f"solve: warning: {tmp_path / 'w.yaml'}: {CRITIC} repeats {actor} (*roles), but "
-                                   "the plan leaves other values in it than there: the patch writes it out as a mapping "
-                                   "of its own\n")
+                                   "the plan leaves other values in it than there: the patch writes it out as a "
+                                   "mapping of its own\n")
         assert apply[-1] == (f"# in c.yaml {CRITIC} is an alias of {actor}, but the plan leaves other values in it "
                              f"than there: write it out as a mapping of its own, as --write does (an edit at {actor} "
                              "reaches it)")
