@@ -1708,9 +1708,9 @@ def _check_dpo_pair_doubled(checks: _ConfigChecks, version: TrinityVersion | Non
 
 
 def _one_pair_words(version: TrinityVersion | None, writer: str = "") -> str:
-    """How to set DPO's actor micro-batch size per GPU with dynamic batch sizes off so that it holds one pair, a chosen and a
-    rejected sequence, on the release `version` may be (`solver.trinity.plan_keys.DPO_PAIR_SIZES`), in words; with
-    `writer`, naming it as the one that writes that size (``--write``)."""
+    """How to set DPO's actor micro-batch size per GPU with dynamic batch sizes off so that it holds one pair, a
+    chosen and a rejected sequence, on the release `version` may be (`solver.trinity.plan_keys.DPO_PAIR_SIZES`), in
+    words; with `writer`, naming it as the one that writes that size (``--write``)."""
     does = f" ({writer} does)" if writer else ""
     if version == "0.5":
         return f"set it to 1{does}, one pair, a chosen and a rejected sequence, once doubled"
