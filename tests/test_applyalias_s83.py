@@ -151,14 +151,21 @@ def test_a_critic_of_another_model_keeps_its_sp_through_the_actors_anchor(cli: C
     assert [change["key"] for change in changes if change["key"].endswith("ulysses_sequence_parallel_size")] == [
         "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size"]
     actor = "trainer.trainer_config.actor_rollout_ref.actor"
+    # the copy's critic SP 1 beside the trainer's 2, a role-sp-differs line since criticsp (s83; review83a)
+    kept = (f"solve: warning: {tmp_path / 'w.yaml'}: {CRITIC}.ulysses_sequence_parallel_size 1 is not "
+            "trainer.ulysses_sequence_parallel_size 2: Trinity with verl before 0.8 runs the critic at SP 1, raising its "
+            "token budget to hold a sequence there; Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic "
+            "at SP 2; the verdict and the plans count the critic at SP 2: --write keeps it: the critic is "
+            "model.critic_model_path's, whose heads rft-solver does not know\n")
     if alias:
-        assert notes == (f"solve: warning: {tmp_path / 'w.yaml'}: {CRITIC} repeats {actor} (*roles), but the plan "
-                         "leaves other values in it than there: the patch writes it out as a mapping of its own\n")
+        assert notes == kept + (f"solve: warning: {tmp_path / 'w.yaml'}: {CRITIC} repeats {actor} (*roles), but the "
+                                "plan leaves other values in it than there: the patch writes it out as a mapping of "
+                                "its own\n")
         assert apply[-1] == (f"# in c.yaml {CRITIC} is an alias of {actor}, but the plan leaves other values in it "
                              f"than there: write it out as a mapping of its own, as --write does (an edit at {actor} "
                              "reaches it)")
     else:
-        assert notes == "" and "      ulysses_sequence_parallel_size: 1\n" in (tmp_path / "w.yaml").read_text()
+        assert notes == kept and "      ulysses_sequence_parallel_size: 1\n" in (tmp_path / "w.yaml").read_text()
         assert apply[-1] == f"{actor}.ulysses_sequence_parallel_size: 2  # now 1"
 
 

@@ -7,7 +7,8 @@ verl 0.8.0 refuses with dynamic batch sizes off as the trainer starts (``workers
 ``workers/engine_workers.py:509``), and on verl before 0.8 Trinity doubles the ref's for DPO
 (``verl_legacy/verl_config.py:687``): a ref's 4 is 8 sequences there, beyond the pair's tokens the plans count.
 ``--write`` now writes the ref's and the rollout's 1 beside the actor's pair (as for a padded model), and ``--check``
-says a size left unset for such a config (``micro-batch-unset``), as it does for a padded model."""
+says a size left unset for such a config (``micro-batch-unset``), as it does for a padded model. And the critic's keys
+in ``--write``'s order (``config_keys_changed``): criticsp's grouping had put its own keys before its sections'."""
 
 from __future__ import annotations
 
@@ -86,3 +87,22 @@ def test_a_dpo_config_with_dynamic_batch_sizes_on_says_no_size_unset(tmp_path: P
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(_dpo(None, use_dynamic_bsz=True)), encoding="utf-8")
     assert "micro-batch-unset" not in _problems(cli, path, "--trinity-version", "0.6")
+
+
+def test_the_critics_keys_keep_their_order_beside_its_sections(tmp_path: Path, cli: Cli,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # criticsp's grouping put the critic's own keys (strategy, its SP) before its model's and its engine's sections,
+    # whatever their order, so config_keys_changed no longer followed the written copy (test_applyalias_s83's last
+    # assertion): each section stays where its first key was, and a key beside them where it was
+    from test_criticsp_s83 import ENGINE_AT_4, _config
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    path = tmp_path / "c.yaml"
+    path.write_text(_config("ppo", ENGINE_AT_4), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "h20", "--critic", "offloaded", "--json")
+    assert status == 0
+    critic = "trainer.trainer_config.critic"
+    assert [(change["key"], change["plan_value"]) for change in json.loads(out)[0]["config_keys_changed"]] == [
+        *((f"{critic}.{section}.{flag}", True) for section in ("model.fsdp_config", "fsdp")
+          for flag in ("param_offload", "optimizer_offload", "offload_policy")),
+        (f"{critic}.fsdp.ulysses_sequence_parallel_size", 2), (f"{critic}.strategy", "fsdp2"),
+        (f"{critic}.ulysses_sequence_parallel_size", 2)]

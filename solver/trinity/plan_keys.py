@@ -661,9 +661,9 @@ def _grouped(keys: list[PlanKey]) -> list[PlanKey]:
     was, its keys in their order: the critic's engine SP beside its engine's offload flags."""
     first: dict[tuple[str, ...], int] = {}
     for index, key in enumerate(keys):
-        for depth in range(1, len(key.path)):
+        for depth in range(1, len(key.path) + 1):  # a key its own place too: not before a section beside it
             first.setdefault(key.path[:depth], index)
-    return sorted(keys, key=lambda key: [first[key.path[:depth]] for depth in range(1, len(key.path))])
+    return sorted(keys, key=lambda key: [first[key.path[:depth]] for depth in range(1, len(key.path) + 1)])
 
 
 def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _ConfigReadings) -> list[PlanKey]:
