@@ -70,6 +70,13 @@ def _no_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
         monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: math.inf)
 
 
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ``--cache-dir`` for the tests that run ``mypy --strict`` in this test process: the package, checked by the
+    first, is read back from it by the others (each checks its own files still)."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
 @pytest.fixture
 def solve_script() -> Path:
     """The installed ``solve`` console script of the interpreter running the tests."""
