@@ -740,7 +740,9 @@ def _mend_budget_comment(data: CommentedMap, plan: Plan) -> None:
     plan's, ``# ceil(2 x 32768 / SP 1)``, which the patch sets the key to; where the plan's budget is lowered below
     it, drop it: either way it would say what is no longer so. The comment lines after it stay."""
     section = data.get("trainer")
-    entry = section.ca.items.get("max_token_len_per_gpu") if isinstance(section, CommentedMap) else None
+    if not isinstance(section, CommentedMap):
+        return
+    entry = section.ca.items.get("max_token_len_per_gpu")
     token = entry[2] if entry and len(entry) > 2 else None
     if not isinstance(token, CommentToken):
         return
