@@ -37,9 +37,11 @@ trainer:
         fsdp_config: &offload {param_offload: true, optimizer_offload: true, offload_policy: true}
       ref: {log_prob_max_token_len_per_gpu: *tok, ulysses_sequence_parallel_size: *sp, fsdp_config: *offload}
 """
-"""persona70's GRPO config for Trinity 0.5.2, shortened: Offload in the roles' flags alone, budgets shared by anchors."""
+"""persona70's GRPO config for Trinity 0.5.2, shortened: Offload in the roles' flags alone, budgets shared by
+anchors."""
 
-LORA = GRPO.replace("max_model_len: &len 32768}", "max_model_len: &len 32768,\n        lora_configs: [{lora_rank: 32}]}")
+LORA = GRPO.replace("max_model_len: &len 32768}",
+                    "max_model_len: &len 32768,\n        lora_configs: [{lora_rank: 32}]}")
 """The same with LoRA on all-linear."""
 
 OFF_LINE = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
@@ -66,9 +68,9 @@ def test_on_060_the_roles_flags_alone_count_offload_off_as_verl_before_08_runs_i
     path = written(tmp_path, GRPO)
     status, out, _ = cli("--from-config", str(path), "--gpu", "h200", "--check", "--trinity-version", "0.6.0")
     assert status == 1
-    assert ("c.yaml runs SP=4 on 4 trainer GPUs at 32768 tokens (Env off, PYTORCH_CUDA_ALLOC_CONF unset in this shell): "
-            "nothing in the tables and the memory model's estimates says it trains (the memory model predicts 147.2 "
-            "GiB per GPU, of 125.1 usable).") in " ".join(out.split())
+    assert ("c.yaml runs SP=4 on 4 trainer GPUs at 32768 tokens (Env off, PYTORCH_CUDA_ALLOC_CONF unset in this "
+            "shell): nothing in the tables and the memory model's estimates says it trains (the memory model "
+            "predicts 147.2 GiB per GPU, of 125.1 usable).") in " ".join(out.split())
     status, settings = current(cli, path, "--trinity-version", "0.6.0")
     assert (status, settings["offload"], settings["trains"], settings["refused"]) == (1, False, False, False)
     assert (settings["config_problem_codes"], settings["config_problems"]) == (
