@@ -149,14 +149,15 @@ def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_le
 def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The first stage 60% of the limit's deterministic time (here 1.0 a second, 10 s: 10), the second (the jobs tied
-    # in priority, s82) and the third (length) half of what the stages before left, the cost and the tie-break the
-    # rest; the wall clock (what is left of the limit) bounds each.
+    # in priority, s82) three quarters of what the first left (s83: it settles which jobs run), the third (length)
+    # half of what the stages before left, the cost and the tie-break the rest; the wall clock (what is left of the
+    # limit) bounds each.
     monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 1.0, raising=False)
     given, spent = _limits_given(monkeypatch)
     result = place(_fleet(tmp_path, jobs=40, nodes=4), catalog=CATALOG, time_limit_s=10)
     assert (result.status, result.tie_broken, result.wall_clock_stopped) == ("optimal", True, ())
     left = 10 - spent[0]
-    assert [work for work, _ in given] == pytest.approx([6.0, left / 2, (left - spent[1]) / 2, left - sum(spent[1:3]),
+    assert [work for work, _ in given] == pytest.approx([6.0, left * 0.75, (left - spent[1]) / 2, left - sum(spent[1:3]),
                                                         left - sum(spent[1:4])])
     assert all(0 < wall <= 10 for _, wall in given)
 

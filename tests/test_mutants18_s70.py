@@ -122,10 +122,12 @@ def test_a_critic_of_another_model_is_not_held_to_this_models_attention():
     assert CRITIC_SP_KEY == ("trainer", "trainer_config", "critic", "ulysses_sequence_parallel_size")
     model = load_model_config(INTERNLM2)
     other = {**critic_sp, "model": {"model_path": "internlm2-7b", "critic_model_path": "another-critic"}}
-    assert trinity_config_problems(other, model, 4, version="0.5") == []
+    # only said to differ from the actor's SP (1), which the verdict counts (s83's criticsp): not a refusal
+    assert [problem.code for problem in trinity_config_problems(other, model, 4, version="0.5")] == [
+        "role-sp-differs"]
     same = {**critic_sp, "model": {"model_path": "internlm2-7b"}}
     assert [problem.code for problem in trinity_config_problems(same, model, 4, version="0.5")] == [
-        "sp-model-attention"]
+        "sp-model-attention", "role-sp-differs"]
 
 
 THREE_NODES = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 3, "gpus_per_node": 8}],
