@@ -529,9 +529,10 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
     (the first from `start`, a greedy placement; where running jobs may stay, the first stage weighs them below its
     own count: `first_stage_objective`, its objective and bound read back as that count, which the stages after it
     keep; proven where its bound, as `first_bound` reports it, meets it); the first stage gets 60% of the budget, the
-    second half of what is left then (as do the stages of jobs tied in priority and of length after it), the rest the
-    rest (what a stage leaves goes to the next). The wall clock's `deadline` is a safety net for all of them together:
-    a stage it stops first is named in the answer (`Search.wall_clock_stopped`).
+    second half of what is left then (as does the stage of length after it; the stage of jobs tied in priority,
+    which settles which jobs run, three quarters), the rest the rest (what a stage leaves goes to the next). The
+    wall clock's `deadline` is a safety net for all of them together: a stage it stops first is named in the answer
+    (`Search.wall_clock_stopped`).
     Returns the placement reached (`_Staged`), with the first stage's CP-SAT status where it found no placement; a
     later stage left unsolved keeps the previous stage's answer. The stage of jobs tied in priority is skipped where
     the first stage placed `most` priority (`most_priority`: every job with a way placed, so no set of jobs differs and
@@ -544,7 +545,7 @@ def solve_stages(start: Search, built: PlacementModel, stages: list[tuple[str, c
             return _Staged(replace(search, proven=search.proven and not interrupt.caught), spent=spent)
         if name == "jobs" and search.objective == most:
             continue
-        share = 0.6 if position == 0 else 0.5 if position == 1 or name in ("jobs", "length") else 1.0
+        share = 0.6 if position == 0 else 0.75 if name == "jobs" else 0.5 if position == 1 or name == "length" else 1.0
         _set_limits(solver, (budget - spent) * share, deadline)
         objective, weight = first_stage_objective(built, expression, maximise) if position == 0 else (expression, 1)
         counted = partial(count_of, weight=weight, maximise=maximise)
