@@ -4,6 +4,7 @@ leaves it whole, --emit-dir's configs written, and exits with 130 saying what wa
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from solver.cluster.options import Planner
 
 Cli = Callable[..., tuple[int, str, str]]
+ROOT = Path(__file__).resolve().parent.parent
 
 FLEET = """\
 pools:
@@ -77,3 +79,20 @@ def test_ctrl_c_while_solve_best_is_asked_after_a_purchase_exits_130_with_it_who
     assert err.splitlines()[-1] == (
         "solve cluster: interrupted once the purchase was worked out: the purchase above is whole; solve's best was "
         "not asked for 2 jobs placed on the tables' plans")
+
+
+def _statuses_cli_md_gives_every_command() -> list[int]:
+    """The exit statuses docs/cli.md's words give every command: 130, 143 and 141, then 70 for a defect."""
+    text = " ".join((ROOT / "docs/cli.md").read_text(encoding="utf-8").split())
+    sentence = "exits with " + text.split("Every command exits with ", 1)[1].split(" a script does not take", 1)[0]
+    return [int(number) for number in re.findall(r"(?:exits with|\),|and) (\d+)(?: when|,)", sentence)]
+
+
+@pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"], ["examples"]])
+def test_every_commands_help_lists_the_statuses_cli_md_gives(cli: Cli, command: list[str]):
+    assert _statuses_cli_md_gives_every_command() == [130, 143, 141, 70]
+    status, out, _ = cli(*command, "--help")
+    statuses = " ".join(out.split()).rsplit("Exit status: ", 1)[1]
+    assert status == 0 and ", 2 bad input" in statuses and statuses.endswith(
+        ", 74 a full disk, 130 Ctrl-C, 143 a request to end (SIGTERM), 141 a reader gone (| head), 70 an internal "
+        "error.")

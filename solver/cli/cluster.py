@@ -47,7 +47,7 @@ from solver.cli.options import (
 from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_note, print_view
 from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
-from solver.cli.status import FULL_DISK_STATUS, INTERRUPTED, NO_PLAN
+from solver.cli.status import INTERRUPTED, NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.cli.trinity_options import engines_note
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
@@ -91,7 +91,7 @@ def build_cluster_parser() -> Parser:
         epilog=("Exit status: 0 every job placed (with --buy, every required job placed once the nodes it names "
                 "are added, however many; a job not required and left out leaves it 0), 1 some job unplaced, or no "
                 "placement (required jobs that do not all fit; with --buy, a required job that no purchase places, "
-                f"or no purchase found), 2 bad input, {FULL_DISK_STATUS}."),
+                f"or no purchase found), 2 bad input, {STATUSES_AFTER_BAD_INPUT}."),
         elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
         in_file=FILE_FIELDS,
     )

@@ -61,7 +61,7 @@ from solver.cli.options import (
 from solver.cli.output import escaped_line, print_note, print_view
 from solver.cli.parser import KeptLinesFormatter, OnceFlag, Parser
 from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
-from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
+from solver.cli.status import NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.cli.trinity_options import (
     check_planner_config,
     hand_applied_keys,
@@ -104,7 +104,7 @@ def build_parser() -> Parser:
         "(fit the memory model), solve examples (the docs' example files, written out); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
         f"or with --check the config's own settings do not train or Trinity refuses the config), 2 bad input, "
-        f"{FULL_DISK_STATUS}.",
+        f"{STATUSES_AFTER_BAD_INPUT}.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes",
                    ("maximize", "gpus"): "did you mean --minimize gpus (the fewest trainer GPUs for --len)?",
                    ("minimize", "len"): ("did you mean --maximize len (the longest context within --gpus or "
