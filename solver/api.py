@@ -343,6 +343,7 @@ def plan(
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
                        reference_model=reference_model, lora_rank=lora_rank, critic=critic, dpo=dpo,
                        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
+    check_dpo_budget_unread(token_budget, None, catalog.model(query.model), option_names, dpo=query.dpo)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 

@@ -1170,22 +1170,27 @@ def check_token_budget_read(token_budget: TokenBudgetMode | int, model: Model, o
                          f"which reads no token budget: leave {budget_name} out")
 
 
-def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: TrinityConfig, model: Model,
-                            names: OptionNames) -> None:
+def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: TrinityConfig | None, model: Model,
+                            names: OptionNames, dpo: bool = False) -> None:
     """`QueryError` where a token budget other than the default (`token_budget`: a cap, or ``auto``, which lowers
     budgets) is asked of the plans for a `config` that trains DPO with the actor's update run with dynamic batch sizes
-    off (`TrinityConfig.dpo_update_in_rows`): verl reads no budget there, and each micro-batch holds one pair, a
-    chosen and a rejected sequence of up to the length each (the size ``--write`` writes,
-    `solver.rules.DPO_PAIR_SIZES`): Trinity's default budget, ``ceil(2 x max_model_len / SP)`` tokens per GPU, which
-    the plans count; a lower one would count fewer tokens than the pair holds. Not for a `model` trained one padded
-    sequence per micro-batch, whose plans count the pair whatever the budget (`check_token_budget_read`)."""
-    if (config.dpo_update_in_rows and token_budget not in (None, "default")
-            and not one_sequence_per_micro_batch(model)):
+    off (`TrinityConfig.dpo_update_in_rows`), or, without a config (None), for a `dpo` run, whose Trinity keys turn
+    them off (Trinity's default, on, splits the pairs: `solver.trinity.plan_keys.turns_dpo_rows`): verl reads no
+    budget there, and each micro-batch holds one pair, a chosen and a rejected sequence of up to the length each (the
+    size ``--write`` and the keys write, `solver.rules.DPO_PAIR_SIZES`): Trinity's default budget,
+    ``ceil(2 x max_model_len / SP)`` tokens per GPU, which the plans count; a lower one would count fewer tokens than
+    the pair holds. Not for a `model` trained one padded sequence per micro-batch, whose plans count the pair whatever
+    the budget (`check_token_budget_read`)."""
+    in_rows = config.dpo_update_in_rows if config is not None else dpo
+    if in_rows and token_budget not in (None, "default") and not one_sequence_per_micro_batch(model):
         budget_name = token_budget_name(names)
-        raise QueryError(f"{names.valued(budget_name, token_budget)}: the config trains DPO with dynamic batch sizes "
-                         "off in the actor's update, which reads no token budget: each micro-batch holds one pair, a "
-                         "chosen and a rejected sequence, which the plans count at Trinity's default budget, "
-                         f"ceil(2 x max_model_len / SP) tokens per GPU: leave {budget_name} out")
+        how = ("the config trains DPO with dynamic batch sizes off in the actor's update" if config is not None else
+               f"{_dpo_said(names, None)} runs with dynamic batch sizes off in the actor's update, as its Trinity "
+               "keys write (on, they split DPO's pairs)")
+        raise QueryError(f"{names.valued(budget_name, token_budget)}: {how}, which reads no token budget: each "
+                         "micro-batch holds one pair, a chosen and a rejected sequence, which the plans count at "
+                         f"Trinity's default budget, ceil(2 x max_model_len / SP) tokens per GPU: leave {budget_name} "
+                         "out")
 
 
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,

@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+import solver
 from solver.cluster.options import Planner
+from solver.tables import QueryError
 
 Cli = Callable[..., tuple[int, str, str]]
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,3 +99,71 @@ def test_every_commands_help_lists_the_statuses_cli_md_gives(cli: Cli, command: 
     assert status == 0 and ", 2 bad input" in statuses and statuses.endswith(
         ", 74 a full disk, 130 Ctrl-C, 143 a request to end (SIGTERM), 141 a reader gone (| head), 70 an internal "
         "error.")
+
+
+# (3) solve --dpo without a config: Trinity's default, dynamic batch sizes on, splits DPO's pairs (dpo-pair-dynamic),
+# so the keys turn them off and hold the actor's one pair, as --write keeps a DPO config's; the plans then count
+# Trinity's default budget, a pair's tokens, and a budget of one's own is refused (the actor reads none).
+DPO_PLAN = ("--model", "Qwen3-8B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--dpo")
+DPO_OFF = ("  # off for DPO: the actor's micro-batch then holds the size below in rows, whole pairs; on, it is\n"
+           "  # cut by tokens and its pairs split (the plan counts one pair's tokens)\n"
+           "  use_dynamic_bsz: false\n")
+
+
+@pytest.mark.parametrize(("version", "pair"), [(None, 2), ("0.6", 2), ("0.5", 1)])
+def test_a_dpo_fragment_without_a_config_turns_dynamic_batch_sizes_off_and_holds_a_pair(
+        cli: Cli, version: str | None, pair: int):
+    status, out, _ = cli(*DPO_PLAN, "--emit", "trinity", *(("--trinity-version", version) if version else ()))
+    fragment = yaml.safe_load(out)
+    # before s83 neither key was written: Trinity's default (on) split the pairs
+    assert status == 0 and DPO_OFF in out
+    assert fragment["trainer"]["use_dynamic_bsz"] is False
+    assert fragment["trainer"]["max_token_len_per_gpu"] == 16384  # a pair of 8192, Trinity's default
+    assert fragment["trainer"]["trainer_config"] == {"actor_rollout_ref": {"actor": {
+        "ppo_micro_batch_size_per_gpu": pair}}}
+
+
+def test_a_dpo_fragment_merged_into_a_config_draws_no_dpo_pair_dynamic(cli: Cli, tmp_path: Path):
+    status, out, _ = cli(*DPO_PLAN, "--rollout-gpus", "0", "--train-batch-size", "64", "--emit", "trinity")
+    config = yaml.safe_load(out)
+    config["model"]["model_path"] = "Qwen/Qwen3-8B"
+    config["algorithm"] = {"algorithm_type": "dpo"}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--trinity-version", "0.6", "--json")
+    problems = json.loads(out)[0]["current"]["config_problem_codes"]
+    assert status == 0 and "dpo-pair-dynamic" not in problems and "dpo-pair-split" not in problems
+
+
+@pytest.mark.parametrize("budget", ["8192", "auto"])
+def test_a_token_budget_is_refused_beside_dpo_whose_actor_reads_none(cli: Cli, budget: str):
+    refusal = (f"--token-budget {budget}: --dpo runs with dynamic batch sizes off in the actor's update, as its "
+               "Trinity keys write (on, they split DPO's pairs), which reads no token budget: each micro-batch holds "
+               "one pair, a chosen and a rejected sequence, which the plans count at Trinity's default budget, "
+               "ceil(2 x max_model_len / SP) tokens per GPU: leave --token-budget out\n")
+    assert cli(*DPO_PLAN, "--token-budget", budget) == (2, "", f"solve: error: {refusal}")
+    assert cli("map", "--gpu", "h100", "--model", "Qwen3-8B", "--dpo", "--token-budget", budget) == (
+        2, "", f"solve map: error: {refusal}")
+    with pytest.raises(QueryError, match=rf"^token_budget='?{budget}'?: dpo=True runs with dynamic batch sizes off"):
+        solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=8192, dpo=True,
+                    token_budget=int(budget) if budget.isdigit() else budget)
+
+
+LONG_DPO = """\
+pools:
+  - {name: h100, gpu: H100-80GB, nodes: 1, gpus_per_node: 2}
+jobs:
+  - {name: d, model: Qwen3-8B, max_model_len: 64k, dpo: true, rollout_gpus: 0}
+"""
+
+
+def test_a_dpo_job_keeps_trinitys_default_budget_under_token_budget_auto(cli: Cli, tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(LONG_DPO, encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--token-budget", "auto", "--json")
+    answer = json.loads(out)
+    # before s83 it was placed on a lowered budget of 50176 tokens, which its config's actor, in rows, never reads
+    assert (status, answer["placements"], [unplaced["job"] for unplaced in answer["unplaced"]]) == (1, [], ["d"])
+    assert "--token-budget auto trains" not in answer["unplaced"][0]["reason"]
+    status, _, err = cli("cluster", str(fleet))
+    assert status == 1 and "--token-budget auto" not in err  # not told to run again with it
