@@ -778,6 +778,12 @@ class VllmRollout(NamedTuple):
     ``extra_engine_args.max_loras`` where it gives vLLM ``enable_lora`` itself."""
 
 
+DPO_DOUBLED_WORDS = ("the micro-batch size per GPU, 1 where unset, doubled: Trinity on verl before 0.8 doubles the "
+                     "actor's and the ref's for DPO, a chosen and a rejected sequence per example")
+"""Where a DPO pass's sequences per micro-batch come from, in words (`TrinityConfig.micro_batch_sources`,
+`solver.trinity.config.micro_batch_counts`)."""
+
+
 class TrinityConfig(Frozen, defer_build=True):
     """What rft-solver needs from a Trinity-RFT config, interpolations resolved (`solver.trinity.read_trinity_config`
     reads it; it is here, with the query it asks, so that its annotations resolve without ruamel).
@@ -935,6 +941,13 @@ class TrinityConfig(Frozen, defer_build=True):
         budgets = role_budgets(trainer, own, self.raised_actor_budget(max_model_len))
         return budgets | {key: sequences * least_token_budget(max_model_len, self.sequence_pass_sp(key))
                           for key, sequences in self.micro_batch_sequences}
+
+    def undoubled_sequences(self, key: str) -> int:
+        """The sequences per micro-batch of the pass of the token budget `key` among `micro_batch_sequences` on Trinity
+        0.6 with verl 0.8 or later, which doubles none for DPO: half the count where Trinity on verl before 0.8 doubles
+        it (`DPO_DOUBLED_WORDS`), else the count."""
+        sequences = dict(self.micro_batch_sequences)[key]
+        return sequences // 2 if dict(self.micro_batch_sources).get(key) == DPO_DOUBLED_WORDS else sequences
 
     def sequence_pass_sp(self, key: str) -> int:
         """The SP over which the pass of the token budget `key` that runs with dynamic batch sizes off

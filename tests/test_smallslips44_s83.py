@@ -167,3 +167,54 @@ def test_a_dpo_job_keeps_trinitys_default_budget_under_token_budget_auto(cli: Cl
     assert "--token-budget auto trains" not in answer["unplaced"][0]["reason"]
     status, _, err = cli("cluster", str(fleet))
     assert status == 1 and "--token-budget auto" not in err  # not told to run again with it
+
+
+# (4) --check of such a config (the actor's pair 2, dynamic batch sizes off) with no release named, or 0.6: the pair
+# is 4 sequences only where Trinity on verl before 0.8 doubles it; the line says it as that split.
+SPLIT_ABOVE = (
+    "dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 4 sequences (the micro-batch "
+    "size per GPU, 1 where unset, doubled: Trinity on verl before 0.8 doubles the actor's and the ref's for DPO, a "
+    "chosen and a rejected sequence per example), up to 4 x ceil(8192 / 1) = 32768 tokens per GPU, more than "
+    "Trinity's default ceil(2 x 8192 / 1) = 16384, which the tables measured, {before}: more tokens per GPU than the "
+    "verdict assumes there; Trinity 0.6 with verl 0.8 or later doubles nothing: 2 sequences, up to 16384 tokens per "
+    "GPU, within it. No micro-batch size fits both verl lines: on verl before 0.8 write the doubled sizes halved (the "
+    "actor's 1, one pair once doubled, which on verl 0.8 or later splits its pairs, dpo-pair-split)")
+
+
+def _dpo_config_from_fragment(cli: Cli, tmp_path: Path) -> Path:
+    """`solve --dpo`'s fragment (the actor's 2, dynamic batch sizes off) made a whole DPO config."""
+    status, out, _ = cli(*DPO_PLAN, "--rollout-gpus", "0", "--train-batch-size", "64", "--emit", "trinity")
+    config = yaml.safe_load(out)
+    config["model"]["model_path"] = "Qwen/Qwen3-8B"
+    config["algorithm"] = {"algorithm_type": "dpo"}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("version", "before"), [
+    (None, "on Trinity 0.5, and on 0.6 with verl before 0.8"), ("0.6", "on Trinity 0.6 with verl before 0.8")])
+def test_the_pair_doubled_before_verl_08_is_said_as_the_split_it_is(cli: Cli, tmp_path: Path, version: str | None,
+                                                                     before: str):
+    path = _dpo_config_from_fragment(cli, tmp_path)
+    status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--json",
+                         *(("--trinity-version", version) if version else ()))
+    current = json.loads(out)[0]["current"]
+    assert status == 0 and current["config_problem_codes"] == ["token-budget-above-verdict"]
+    assert current["config_problems"] == [SPLIT_ABOVE.format(before=before)]
+
+
+def test_a_pair_above_the_budget_on_verl_08_too_keeps_its_line(cli: Cli, tmp_path: Path):
+    # the actor's 4, two pairs on verl 0.8 or later too: no split to say
+    path = _dpo_config_from_fragment(cli, tmp_path)
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] = 4
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--json")
+    (line,) = json.loads(out)[0]["current"]["config_problems"]
+    assert status == 0 and line.startswith(
+        "dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 8 sequences")
+    assert line.endswith("more tokens per GPU than the verdict assumes; set the micro-batch sizes to 1 (for DPO the "
+                         "actor's 1 is one pair before verl 0.8, where Trinity doubles it, and on verl 0.8 or later "
+                         "needs 2, dpo-pair-split: no size fits both lines; dynamic batch sizes on would split its "
+                         "pairs, dpo-pair-dynamic)")
