@@ -124,12 +124,7 @@ def test_a_dpo_fragment_without_a_config_turns_dynamic_batch_sizes_off_and_holds
 
 
 def test_a_dpo_fragment_merged_into_a_config_draws_no_dpo_pair_dynamic(cli: Cli, tmp_path: Path):
-    status, out, _ = cli(*DPO_PLAN, "--rollout-gpus", "0", "--train-batch-size", "64", "--emit", "trinity")
-    config = yaml.safe_load(out)
-    config["model"]["model_path"] = "Qwen/Qwen3-8B"
-    config["algorithm"] = {"algorithm_type": "dpo"}
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    path = _dpo_config_from_fragment(cli, tmp_path)
     status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--trinity-version", "0.6", "--json")
     problems = json.loads(out)[0]["current"]["config_problem_codes"]
     assert status == 0 and "dpo-pair-dynamic" not in problems and "dpo-pair-split" not in problems
@@ -184,6 +179,7 @@ SPLIT_ABOVE = (
 def _dpo_config_from_fragment(cli: Cli, tmp_path: Path) -> Path:
     """`solve --dpo`'s fragment (the actor's 2, dynamic batch sizes off) made a whole DPO config."""
     status, out, _ = cli(*DPO_PLAN, "--rollout-gpus", "0", "--train-batch-size", "64", "--emit", "trinity")
+    assert status == 0
     config = yaml.safe_load(out)
     config["model"]["model_path"] = "Qwen/Qwen3-8B"
     config["algorithm"] = {"algorithm_type": "dpo"}
