@@ -214,3 +214,66 @@ def test_a_pair_above_the_budget_on_verl_08_too_keeps_its_line(cli: Cli, tmp_pat
                          "actor's 1 is one pair before verl 0.8, where Trinity doubles it, and on verl 0.8 or later "
                          "needs 2, dpo-pair-split: no size fits both lines; dynamic batch sizes on would split its "
                          "pairs, dpo-pair-dynamic)")
+
+
+# (5) Trinity on verl before 0.8 asserts, as the trainer starts, that the actor's micro-batch per GPU (doubled for DPO)
+# divides its mini-batch per GPU, the train batch over the data-parallel ranks (0.6.0 verl_legacy/fsdp_workers.py:
+# 239-266, 0.5.2 trainer/verl/fsdp_workers.py:223-250): 24 over 8 ranks is 3, which 2 x 2 = 4 does not divide.
+MINI_SPLIT = ("DPO with dynamic batch sizes off in the actor's update: {where} as the trainer starts that its "
+              "micro-batch per GPU, {micro} sequences ({source}), divides its mini-batch per GPU, "
+              "buffer.train_batch_size {batch} over the 8 data-parallel ranks (trainer GPUs 8 / SP 1) = {mini}, which "
+              "it does not: the trainer fails there; make buffer.train_batch_size a multiple of {multiple} (8 ranks x "
+              "{micro})")
+ACTOR_SIZE = "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
+
+
+def _with(path: Path, batch: int, actor: dict[str, int]) -> Path:
+    """The config at `path` with train batch `batch` and the actor's keys `actor` (in place of its own)."""
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    config["buffer"]["train_batch_size"] = batch
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"] = actor
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def _mini_batch_lines(cli: Cli, path: Path, *options: str) -> tuple[list[str], list[str], bool]:
+    status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--json", *options)
+    current = json.loads(out)[0]["current"]
+    assert status in (0, 1)
+    pairs = [(code, line) for code, line in zip(current["config_problem_codes"], current["config_problems"],
+                                                strict=True) if code.startswith("dpo-mini-batch-split")]
+    return [code for code, _ in pairs], [line for _, line in pairs], current["refused"]
+
+
+@pytest.mark.parametrize(("version", "where", "code", "refused"), [
+    (None, "Trinity 0.5, and 0.6 on verl before 0.8, assert", "dpo-mini-batch-split", False),
+    ("0.6", "Trinity 0.6 on verl before 0.8 asserts", "dpo-mini-batch-split", False),
+    ("0.5", "Trinity 0.5 asserts", "dpo-mini-batch-split-refused", True)])
+def test_check_says_where_the_doubled_dpo_micro_batch_splits_the_mini_batch(
+        cli: Cli, tmp_path: Path, version: str | None, where: str, code: str, refused: bool):
+    path = _with(_dpo_config_from_fragment(cli, tmp_path), 24, {"ppo_micro_batch_size_per_gpu": 2})
+    line = MINI_SPLIT.format(where=where, micro=4, source=f"{ACTOR_SIZE} 2 doubled for DPO", batch=24, mini=3,
+                             multiple=32)
+    assert _mini_batch_lines(cli, path, *(("--trinity-version", version) if version else ())) == (
+        [code], [line], refused)
+
+
+def test_the_dpo_mini_batch_is_said_only_where_the_micro_batch_does_not_divide_it(cli: Cli, tmp_path: Path):
+    path = _dpo_config_from_fragment(cli, tmp_path)
+    assert _mini_batch_lines(cli, _with(path, 32, {"ppo_micro_batch_size_per_gpu": 2}))[0] == []  # 4 per GPU: 4
+    assert _mini_batch_lines(cli, _with(path, 48, {"ppo_micro_batch_size_per_gpu": 1}))[0] == []  # 6 per GPU: 2
+    # unset: 1, doubled to 2, which 3 per GPU splits
+    _, (line,), _ = _mini_batch_lines(cli, _with(path, 24, {}))
+    assert line == MINI_SPLIT.format(where="Trinity 0.5, and 0.6 on verl before 0.8, assert", micro=2,
+                                     source=f"{ACTOR_SIZE} 1 (unset: 1) doubled for DPO", batch=24, mini=3,
+                                     multiple=16)
+    # the deprecated whole-batch size over the ranks in its place, not doubled: 16 / 8 = 2, which 3 per GPU splits
+    _, (line,), _ = _mini_batch_lines(cli, _with(path, 24, {"ppo_micro_batch_size": 16}))
+    assert line == MINI_SPLIT.format(where="Trinity 0.5, and 0.6 on verl before 0.8, assert", micro=2,
+                                     source="trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size 16 "
+                                     "over them", batch=24, mini=3, multiple=16)
+    # with dynamic batch sizes on, verl cuts by tokens: not asserted (dpo-pair-dynamic says what that does)
+    config = yaml.safe_load(_with(path, 24, {"ppo_micro_batch_size_per_gpu": 2}).read_text(encoding="utf-8"))
+    config["trainer"]["use_dynamic_bsz"] = True
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert _mini_batch_lines(cli, path)[0] == []

@@ -20,7 +20,7 @@ TERMINATED = 143
 CLOSED_PIPE = 141
 """128 + SIGPIPE: the exit status of a command whose output pipe closed (as `yes | head` gives)."""
 
-STATUSES_AFTER_BAD_INPUT = (f"{WRITE_FAILED} a full disk, {INTERRUPTED} Ctrl-C, {TERMINATED} a request to end (SIGTERM), "
-                            f"{CLOSED_PIPE} a reader gone (| head), {INTERNAL_ERROR} an internal error")
+STATUSES_AFTER_BAD_INPUT = (f"{WRITE_FAILED} a full disk, {INTERRUPTED} Ctrl-C, {TERMINATED} a request to end "
+                            f"(SIGTERM), {CLOSED_PIPE} a reader gone (| head), {INTERNAL_ERROR} an internal error")
 """How each command's help ends its exit statuses, after 2: `WRITE_FAILED` (docs/cli.md's exit table: its 74
 column), then those docs/cli.md gives every command, Ctrl-C, a request to end, a reader gone and a defect."""
