@@ -658,6 +658,8 @@ class ConfigProblemCode(str, Enum):
     DPO_PAIR_SPLIT = "dpo-pair-split"
     DPO_PAIR_DOUBLED = "dpo-pair-doubled"
     DPO_PAIR_DYNAMIC = "dpo-pair-dynamic"
+    DPO_MINI_BATCH_SPLIT = "dpo-mini-batch-split"
+    DPO_MINI_BATCH_SPLIT_REFUSED = "dpo-mini-batch-split-refused"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"
@@ -700,7 +702,8 @@ class ConfigProblemCode(str, Enum):
 REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, ConfigProblemCode.MISSPELT_KEY_REFUSED,
     ConfigProblemCode.SP_DIVIDES_GPUS, ConfigProblemCode.SP_MODEL_HEADS, ConfigProblemCode.WHOLE_NODES,
-    ConfigProblemCode.BATCH_DIVIDES, ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH,
+    ConfigProblemCode.BATCH_DIVIDES, ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED,
+    ConfigProblemCode.PROMPT_RESPONSE_OVER_LENGTH,
     ConfigProblemCode.TRAIN_BATCH_REQUIRED, ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED,
     ConfigProblemCode.TRAINER_KEYS_REFUSED, ConfigProblemCode.TRAINER_KEYS_MERGED_REFUSED,
     ConfigProblemCode.CONFIG_PATH_REFUSED, ConfigProblemCode.ALLOC_CONF_REFUSED,

@@ -1844,6 +1844,41 @@ def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int
                 f"{ROLE_MICRO_BATCH_SIZES[0 if path[-2] == 'actor' else 1][-1]} instead"))
 
 
+def _check_dpo_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, batch: TrainBatch,
+                          version: TrinityVersion | None) -> None:
+    """Check, for DPO whose actor's update runs with dynamic batch sizes off on every release `version` may be
+    (`sequence_counted_roles`), that the actor's micro-batch size per GPU (`ROLE_MICRO_BATCH_SIZES`; Trinity's 1
+    where unset), doubled as Trinity on verl before 0.8 doubles it for DPO (``trainer/verl_legacy/verl_config.py:685-688``
+    in 0.6.0), divides each GPU's mini-batch: the train `batch` over the data-parallel ranks, `trainer_gpus` / `sp`,
+    where they divide it (else ``batch-divides``). Trinity's actor worker asserts it as the trainer starts (0.6.0
+    ``trainer/verl_legacy/fsdp_workers.py:238-270``, 0.5.1 ``trainer/verl/fsdp_workers.py:216-245``, 0.5.2 ``:248``);
+    verl 0.8 or later checks only a whole-batch size (verl 0.9.1 ``workers/config/actor.py:222-241``). Refused for
+    Trinity 0.5 (``dpo-mini-batch-split-refused``), else said (``dpo-mini-batch-split``). Not where a deprecated
+    whole-batch size replaces the size (`_check_whole_batch_sizes_over_ranks`)."""
+    ranks = trainer_gpus // sp if sp > 0 else 0
+    if (batch.size is None or ranks < 1 or trainer_gpus % sp or batch.size % ranks
+            or not trains_dpo(checks.value(("algorithm", "algorithm_type")))
+            or "actor" not in sequence_counted_roles(checks.flag, version)
+            or checks.number(DEPRECATED_MICRO_BATCH_SIZES[0]) is not None):
+        return
+    size = checks.number(ROLE_MICRO_BATCH_SIZES[0])
+    doubled = 2 * int(size if size is not None and size >= 1 else 1)
+    mini = batch.size // ranks
+    if mini % doubled == 0:
+        return
+    before = ("Trinity 0.5" if version == "0.5" else "Trinity 0.6 on verl before 0.8" if version == "0.6" else
+              "Trinity 0.5, and 0.6 on verl before 0.8,")
+    shown = f"is {shown_number(size)}" if size is not None else "is unset (1)"
+    after = "" if version == "0.5" else " (on verl 0.8 or later Trinity 0.6 doubles nothing and verl checks no such rule)"
+    code = ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED if version == "0.5" else ConfigProblemCode.DPO_MINI_BATCH_SPLIT
+    checks.add(code, (
+        f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {shown} for DPO with dynamic batch sizes off, which {before} doubles to "
+        f"{doubled} sequences: the train batch of {batch.size} ({batch.source}) over {ranks} data-parallel ranks "
+        f"(trainer GPUs {trainer_gpus} / SP {sp}) is a mini-batch of {mini} per GPU, which {doubled} does not divide, "
+        f"and the actor's worker asserts that it does: the trainer fails as it starts{after}: give a train batch that "
+        f"{ranks * doubled} divides"))
+
+
 def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tuple[str, ...]],
                          version: TrinityVersion | None) -> str | None:
     """Where the micro-batch size at `path`, left without a value, fails with every release `version` may be, the words
@@ -2334,6 +2369,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
+    _check_dpo_mini_batch(checks, trainer_gpus, sp, batch, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)
