@@ -938,6 +938,23 @@ def kept_for_rollout(budget_gpus: int, node_gpus: int) -> int:
     return node_gpus if budget_gpus > node_gpus else max(budget_gpus // 4, 1)
 
 
+COLOCATE_ROLLOUT_SHARE = 0.25
+"""The most of the GPU's memory Trinity lets its vLLM engine take in mode colocate: it lowers a larger
+``explorer.rollout_model.gpu_memory_utilization`` to this (``config_validator.py``, every release 0.5.0 to 0.6.0)."""
+
+
+def colocate_words(names: OptionNames) -> str:
+    """Trinity's mode colocate in words: the trainer and its vLLM engine share the one GPU of a cluster that has one
+    (Trinity runs it so by itself on a one-GPU Ray cluster where the config gives no ``cluster.node_num`` or
+    ``gpu_per_node``), which rft-solver does not plan, and how to plan the trainer on what the engine leaves it, as
+    `names` name the option (``--gpu NAME --gpu-memory SIZE``)."""
+    left = round(100 * (1 - COLOCATE_ROLLOUT_SHARE))
+    return (f"Trinity's mode colocate runs the trainer and its vLLM engine on one GPU, the engine taking up to "
+            f"{round(100 * COLOCATE_ROLLOUT_SHARE)}% of it (gpu_memory_utilization), which rft-solver does not plan: "
+            f"plan the trainer on the {left}% left, a GPU type of your own ({names.own_gpu}: {left}% of nvidia-smi's "
+            "total, in MiB)")
+
+
 def trainer_gpus_on_node(gpus: int, node_gpus: int | None) -> int:
     """How many of a trainer's `gpus` GPUs one node of `node_gpus` (None: as many as it takes) holds: a trainer that
     spans nodes fills them, one that does not has its own GPUs alone."""
@@ -1108,6 +1125,8 @@ class OptionNames(NamedTuple):
     """What writes the configs of a cluster's placement, on its own."""
     placer: str
     """What places a cluster file's jobs on its pools."""
+    own_gpu: str
+    """What plans for a GPU type of your own by its memory (``SIZE`` where the memory goes)."""
     keywords: bool
     """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
     lora_keys: tuple[str, str, str] | None = None
@@ -1192,7 +1211,8 @@ COMMAND_OPTIONS = OptionNames(
     required="--required", fragment_writers="--out or solve cluster --emit-dir",
     pcie_interconnect="--gpu-interconnect pcie", explain="--explain", fragment_yaml="--emit trinity",
     write_copy="--write FILE writes", workers="--workers", placement_writer="--emit-dir",
-    placement_configs="solve cluster --emit-dir", placer="solve cluster", keywords=False)
+    placement_configs="solve cluster --emit-dir", placer="solve cluster", own_gpu="--gpu NAME --gpu-memory SIZE",
+    keywords=False)
 API_OPTIONS = OptionNames(
     host_ram="host_ram_gb", trinity_05='version="0.5"', node_gpus="node_gpus", rollout_gpus="rollout_gpus",
     train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
@@ -1206,7 +1226,7 @@ API_OPTIONS = OptionNames(
     pcie_interconnect='solver.described_gpu_type(..., interconnect="pcie")', explain="explain=True",
     fragment_yaml="solver.trinity_config", write_copy="solver.trinity.patch_trinity_config gives",
     workers="workers", placement_writer="solver.placement_configs", placement_configs="solver.placement_configs",
-    placer="solver.place", keywords=True)
+    placer="solver.place", own_gpu='solver.described_gpu_type("NAME", memory_mib=SIZE)', keywords=True)
 
 
 def option_names_of(source: str) -> OptionNames | None:

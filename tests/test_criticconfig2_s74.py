@@ -77,7 +77,8 @@ def test_where_the_readings_differ_the_note_names_both():
         "the same trainer GPUs; the verdict and the plans count its states by the more held on the GPUs of two "
         "readings, verl before 0.8's of its own critic.model.fsdp_config (reloaded) and verl 0.8 or later's of "
         "critic.fsdp, else the trainer's (resident): resident (on the GPUs throughout), and its own update "
-        "as a second peak; critic=\"none\" counts the actor alone")
+        "as a second peak; critic=\"none\" counts the actor alone; critic=\"reloaded\" counts it as verl before 0.8 "
+        "reads it, and solver.trinity.patch_trinity_config then sets both readings' flags to that")
 
 
 def verdict(cli: Cli, path: Path, *flags: str) -> dict:  # type: ignore[type-arg]

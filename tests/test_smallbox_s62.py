@@ -51,9 +51,12 @@ def test_one_gpu_in_all_says_the_rollout_needs_gpus_of_its_own(cli):
     assert (status, err) == (0, "")
     lines = out.splitlines()
     assert lines[1] == "plan           Env + Offload on 1 of 1 GPU (none left for rollout)"
-    assert " ".join(" ".join(lines[2:4]).split()) == (
+    assert " ".join(" ".join(lines[2:6]).split()) == (
         "for rollout the rollout (explorer) takes GPUs of its own beside the trainer's, and keeping the 1 GPU for it "
-        "leaves the trainer none: give the rollout GPUs beside it instead: --gpus 1 --rollout-gpus R")
+        "leaves the trainer none: give the rollout GPUs beside it instead: --gpus 1 --rollout-gpus R; or, with one "
+        "GPU in all, Trinity's mode colocate runs the trainer and its vLLM engine on one GPU, the engine taking up to "
+        "25% of it (gpu_memory_utilization), which rft-solver does not plan: plan the trainer on the 75% left, a GPU "
+        "type of your own (--gpu NAME --gpu-memory SIZE: 75% of nvidia-smi's total, in MiB)")
     status, out, _ = cli(*ONE_A100, "--json")
     assert status == 0 and json.loads(out)[0]["rollout_kept"] == {"rollout_gpus": 1, "plan": None,
                                                                   "without_host_ram": None}

@@ -742,7 +742,10 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
             {},
             ("t.yaml: cluster.node_num x cluster.gpu_per_node = 1 GPU: no trainer GPU is left after 1 rollout GPU "
              "(explorer.rollout_model.engine_num x each engine's GPUs): the trainer takes GPUs of its own beside the "
-             "rollout's, so the cluster needs 2 GPUs at least, one for each"),
+             "rollout's, so the cluster needs 2 GPUs at least, one for each; or, with one, Trinity's mode colocate "
+             "runs the trainer and its vLLM engine on one GPU, the engine taking up to 25% of it "
+             "(gpu_memory_utilization), which rft-solver does not plan: plan the trainer on the 75% left, a GPU type "
+             "of your own (--gpu NAME --gpu-memory SIZE: 75% of nvidia-smi's total, in MiB)"),
         ),
         ("model: q/Qwen3-4B\n", {}, "t.yaml: model must be a mapping"),
         ("model:\n  model_path: q/Qwen3-4B\n  model_path: q/Qwen3-8B\n", {}, "t.yaml: line 3: key 'model_path' appears twice"),
@@ -886,7 +889,8 @@ def test_a_critic_that_offloads_is_counted_so_and_its_own_budget_is_read_for_the
     assert trainer_level.offload and (trainer_level.notes, trainer_level.critic) == ((told.format(
         "by the more held on the GPUs of two readings, verl before 0.8's of its own critic.model.fsdp_config "
         "(resident) and verl 0.8 or later's of critic.fsdp, else the trainer's (offloaded)",
-        "resident (on the GPUs throughout)"),), "resident")
+        "resident (on the GPUs throughout)") + "; --critic offloaded counts it as verl 0.8 or later reads it, and "
+        "--write then sets both readings' flags to that",), "resident")
     # offload_policy is FSDP2's: under fsdp it offloads nothing.
     fsdp = base.replace("FLAGS", "{offload_policy: true}").replace("fsdp2", "fsdp")
     assert read_trinity_config(fsdp, "t.yaml", {}).notes == (resident,)

@@ -49,6 +49,7 @@ from solver.rules import (
     COMMAND_OPTIONS,
     DPO_PAIR_SIZES,
     OptionNames,
+    colocate_words,
     dividing_batch_words,
     host_ram_check_words,
     least_token_budget,
@@ -558,14 +559,16 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
     all, which a plan that takes them whole makes one node or whole nodes), their best plan and what it trades; or,
     where they have none (or,
     for one GPU, would leave the trainer none), that, and how to give the rollout GPUs beside the budget instead
-    (None where the answer did not ask: `Answer.rollout_kept`); the options as `names` name them."""
+    (and, for one GPU, Trinity's mode colocate: `colocate_words`) (None where the answer did not ask:
+    `Answer.rollout_kept`); the options as `names` name them."""
     if (kept := answer.rollout_kept) is None:
         return None
     budget, rollout = answer.budget_gpus, kept.rollout_gpus
     beside = names.joined([names.valued(names.budget, budget), names.valued(names.rollout_gpus, "R")])
     if rollout == budget:  # one GPU: the trainer's (--gpus counts the trainer's alone)
         return (f"the rollout (explorer) takes GPUs of its own beside the trainer's, and keeping the {budget} GPU for "
-                f"it leaves the trainer none: give the rollout GPUs beside it instead: {beside}")
+                f"it leaves the trainer none: give the rollout GPUs beside it instead: {beside}; or, with one GPU in "
+                f"all, {colocate_words(names)}")
     if (other := kept.plan) is None:
         trains = "at any length" if answer.objective == "max_len" else f"for {counted(plan.max_model_len, 'token')}"
         return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout})"

@@ -24,7 +24,15 @@ from solver.query import (
     lora_targets_given,
 )
 from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
-from solver.rules import API_OPTIONS, TRANSFORMERS_OF, OptionNames, saved_split, saved_split_models, saved_split_words
+from solver.rules import (
+    API_OPTIONS,
+    TRANSFORMERS_OF,
+    OptionNames,
+    colocate_words,
+    saved_split,
+    saved_split_models,
+    saved_split_words,
+)
 from solver.tables import (
     MAX_GPUS,
     MAX_TRAIN_BATCH,
@@ -455,15 +463,15 @@ def _read_model(reader: ConfigReader, names: OptionNames) -> tuple[str, str]:
     return model_path.strip(), model
 
 
-def _read_mode(reader: ConfigReader) -> str | None:
-    """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans."""
+def _read_mode(reader: ConfigReader, names: OptionNames) -> str | None:
+    """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans (for
+    ``colocate``, how to plan its trainer, as `names` name the option: `colocate_words`)."""
     name, mode = reader.name, reader.word(("mode",))
     if mode in NO_TRAINER_MODES:
         raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
                           "plans the trainer of mode both or train)")
     if mode == "colocate":
-        raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
-                          "the tables never measured (rft-solver plans the trainer of mode both or train)")
+        raise ConfigError(f"{name}: {colocate_words(names)}; it plans the trainer of mode both or train")
     if mode not in (None, *TRAINER_MODES):
         raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
                           f"colocate, as Trinity takes it, got {yaml_brief(mode)}")
@@ -512,9 +520,10 @@ def _check_local_rollout(reader: ConfigReader, mode: str | None) -> None:
                           "there is nothing to plan")
 
 
-def _read_trainer_gpus(reader: ConfigReader, rollout: int) -> tuple[int | None, int | None]:
+def _read_trainer_gpus(reader: ConfigReader, rollout: int, names: OptionNames) -> tuple[int | None, int | None]:
     """``cluster.gpu_per_node`` and the cluster's GPUs left to the trainer after the `rollout` GPUs (both None
-    without ``gpu_per_node``); `ConfigError` for a cluster above `MAX_GPUS`, or one that leaves the trainer none."""
+    without ``gpu_per_node``); `ConfigError` for a cluster above `MAX_GPUS`, or one that leaves the trainer none (of
+    one GPU: with Trinity's mode colocate besides, as `names` name its option, `colocate_words`)."""
     gpu_per_node = reader.integer(NODE_SIZE_PATH, maximum=MAX_GPUS)
     if gpu_per_node is None:
         return None, None
@@ -524,7 +533,7 @@ def _read_trainer_gpus(reader: ConfigReader, rollout: int) -> tuple[int | None, 
     trainer_gpus = total - rollout
     if trainer_gpus < 1:
         room = (f"give the rollout at most {total - 1} of the {total}" if total > 1 else
-                "the cluster needs 2 GPUs at least, one for each")
+                f"the cluster needs 2 GPUs at least, one for each; or, with one, {colocate_words(names)}")
         raise ConfigError(
             f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU is left "
             f"after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs): the "
@@ -543,13 +552,13 @@ class ClusterGpus(NamedTuple):
     rollout_gpus: int
 
 
-def cluster_trainer_gpus(data: Any, name: str, environ: Mapping[str, str]) -> ClusterGpus:
+def cluster_trainer_gpus(data: Any, name: str, environ: Mapping[str, str], names: OptionNames) -> ClusterGpus:
     """The GPUs a Trinity config's cluster gives the trainer, a node and the rollout, read from the config as nested
     mappings (`data`, named `name`, its ``${oc.env:...}`` from `environ`); `ConfigError` as `read_trinity_config`
     raises it for these keys."""
     reader = ConfigReader(data, name, VariablesRead(environ))
-    rollout = _rollout_gpus(reader, _read_mode(reader))[0]
-    node_gpus, trainer_gpus = _read_trainer_gpus(reader, rollout)
+    rollout = _rollout_gpus(reader, _read_mode(reader, names))[0]
+    node_gpus, trainer_gpus = _read_trainer_gpus(reader, rollout, names)
     return ClusterGpus(trainer_gpus=trainer_gpus, node_gpus=node_gpus, rollout_gpus=rollout)
 
 
@@ -1766,13 +1775,13 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     variables = VariablesRead(environ)
     reader = ConfigReader(data, name, variables)
     model_path, model = _read_model(reader, option_names)
-    mode = _read_mode(reader)
+    mode = _read_mode(reader, option_names)
     _check_one_trainer(reader)
     _check_verl_trainer(reader)
     _check_local_rollout(reader, mode)
     _check_lora_variables(reader)
     rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)
-    gpu_per_node, trainer_gpus = _read_trainer_gpus(reader, rollout)
+    gpu_per_node, trainer_gpus = _read_trainer_gpus(reader, rollout, option_names)
     given = reader.word(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, data, version)
     offload, offload_notes = _read_offload(reader, given, strategy, version, option_names)
@@ -1981,7 +1990,8 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
     GPUs, `GPU_HELD_CRITICS`), (key, value) of each of its own token budgets set (`CRITIC_BUDGETS`; unreadable ones
     are left out, and all where its passes read none, `sequence_counted`) and a note
     (`ConfigProblemCode.CRITIC_TRAINED`): verl trains it on the trainer's GPUs beside the actor, and the verdict and
-    the plans count it so, which the option `names` name leaves out (`critic_note`); else (None, (), [])."""
+    the plans count it so, which the option `names` name leaves out (`critic_note`), and where the readings differ,
+    which option counts the other and that `names.write` then makes them agree; else (None, (), [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if not trains_critic(algorithm):
         return CriticRead(None, (), [])
@@ -1999,8 +2009,13 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
     found = ((".".join(path), read_or_none(reader.integer, path))
              for path in (() if sequence_counted else CRITIC_BUDGETS))
     budgets = tuple((key, budget) for key, budget in found if budget is not None)
-    return CriticRead(counted.states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_TRAINED, critic_note(
-        head, why, counted.states, None, names))])
+    note = critic_note(head, why, counted.states, None, names)
+    if differ:
+        least = min(readings, key=lambda reading: GPU_HELD_CRITICS.index(reading.states))
+        given = names.valued(names.named("critic"), f'"{least.states}"' if names.keywords else least.states)
+        note += (f"; {given} counts it as {least.verl} reads it, and {names.write} then sets both readings' flags "
+                 "to that")
+    return CriticRead(counted.states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_TRAINED, note)])
 
 
 def verdict_critic_note(note: ConfigProblem, asked: CriticStates | None, counted: CriticStates | None,

@@ -9,12 +9,14 @@ moved so it stays in front of whatever came after the block.
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from copy import deepcopy
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import cache
 from itertools import islice, pairwise
 from math import inf
 from types import MappingProxyType
@@ -289,7 +291,7 @@ def _written_as(old: Any, value: Any, anchored: bool) -> Any:
     anchor = getattr(getattr(old, "anchor", None), "value", None) if anchored else None
     style = getattr(old, "style", None) if isinstance(old, ScalarString) and isinstance(value, str) else None
     quote = style if style in ('"', "'") else ""
-    if anchor is None and not quote:
+    if anchor is None and not quote or isinstance(value, list):  # the LoRA configs: the plan's list, as it is
         return value
     yaml = YAML(typ="rt", pure=True)
     yaml.preserve_quotes = True
@@ -965,7 +967,7 @@ def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[s
     made for (``--write`` plans on the config's GPUs and nodes alone; a plan of the API's may be on any). A config
     without ``cluster.gpu_per_node`` gives no count: any plan is patched in. A plan with rollout GPUs of its own (a
     placement's, or one planned with them) is told that a fragment writes its cluster."""
-    cluster = cluster_trainer_gpus(reading, name, environ)
+    cluster = cluster_trainer_gpus(reading, name, environ, option_names)
     if cluster.trainer_gpus is None or cluster.node_gpus is None:
         return
     nodes = trainer_nodes_of(cluster.trainer_gpus, cluster.node_gpus)
@@ -1198,7 +1200,7 @@ def _merged_kept_keys(data: CommentedMap, reading: Any, written: dict[tuple[int,
         mapping, name = value_at(data, path[:-1]), path[-1]
         if not isinstance(mapping, CommentedMap) or name in mapping._ok:
             continue
-        source = _merge_source(mapping, name, value_at(reading, path))
+        source = _merge_source(mapping, name)
         if source is not None and written.get((id(source), name), mapping[name]) != mapping[name]:
             found.append((mapping, name, _written_as(mapping[name], value_at(reading, path), False)))
     return found
@@ -1273,11 +1275,12 @@ def _shared_anchors(places: dict[int, list[_Place]], written: dict[tuple[int, st
     itself: a place written twice, through an alias of its mapping, keeps it); else None (`_replace`)."""
     shared: dict[int, Any] = {}
     for anchored, held in places.items():
-        values = {(_scalar_kind(value), value) for section, key in held
-                  if (value := written.get((id(section), key))) is not None}
-        everywhere = len(values) == 1 and all((id(section), key) in written for section, key in held)
+        values = [value for section, key in held if (value := written.get((id(section), key))) is not None]
+        everywhere = (bool(values) and all(_scalar_kind(value) is _scalar_kind(values[0]) and value == values[0]
+                                           for value in values)  # a list (the LoRA configs) is no set's member
+                      and all((id(section), key) in written for section, key in held))
         anchor_section, anchor_key = held[0]
-        shared[anchored] = _written_as(anchor_section[anchor_key], values.pop()[1], True) if everywhere else None
+        shared[anchored] = _written_as(anchor_section[anchor_key], values[0], True) if everywhere else None
     return shared | {id(scalar): scalar for scalar in shared.values() if scalar is not None}
 
 
@@ -1485,7 +1488,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                     "other keys repeat")
                 found.setdefault(anchor, f"{'.'.join(at)} is the anchor &{anchor}, which {repeat} "
                                          f"(*{anchor}): the patch's changes in it ({key.path[-1]} to "
-                                         f"{yaml_scalar(key.value)}, ...) reach "
+                                         f"{yaml_flow(key.value)}, ...) reach "
                                          f"{it_or_them(len(others))} too")
     return list(found.values())
 
@@ -1499,7 +1502,7 @@ def _anchored_value_words(data: CommentedMap, scalar: Any, anchor: str, written:
     anchor_path, *alias_paths = _paths_to(data, scalar)
     new = {path: written.get((id(value_at(data, path[:-1])), path[-1])) for path in (anchor_path, *alias_paths)}
     named = {path: "it" if path == anchor_path else ".".join(path) for path in new}
-    sets = [f"{named[path]} to {yaml_scalar(value)}" for path, value in new.items() if value is not None]
+    sets = [f"{named[path]} to {yaml_flow(value)}" for path, value in new.items() if value is not None]
     removes = [named[path] for path, value in new.items() if value is None and path in removed]
     left = [named[path] for path, value in new.items() if value is None and path not in removed]
     words, joiner = f"sets {' and '.join(sets)}", " and "  # one place at least: the key the patch changes
@@ -1629,8 +1632,8 @@ def _change_places(text: str, patched: str, name: str,
         return {}
     config, copy = (load_config_mapping(source, name, YAML(typ="rt", pure=True)) for source in (text, patched))
     config_firsts, copy_firsts = _first_places(config, scalars=False), _first_places(copy, scalars=True)
-    places = {difference.path: _place(copy, difference.path, copy_firsts, difference.after)
-              or _place(config, difference.path, config_firsts, difference.before) for difference in differences}
+    places = {difference.path: _place(copy, difference.path, copy_firsts)
+              or _place(config, difference.path, config_firsts) for difference in differences}
     return {path: place for path, place in places.items() if place not in (None, path)}
 
 
@@ -1655,31 +1658,40 @@ def _first_places(data: Any, *, scalars: bool) -> dict[int, tuple[str, ...]]:
     return firsts
 
 
-def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[str, ...]],
-           read: Any) -> tuple[str, ...] | None:
+def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[str, ...]]) -> tuple[str, ...] | None:
     """Where in the file (a round trip's `data`, its containers' and anchored scalars' `firsts`, `_first_places`)
     the key at `path` is written: its anchor's place where its value is an alias of an anchored scalar in `firsts`,
     else its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
-    mapping it merges that holds it, the one the config as Trinity reads it (`read`, its value there) takes
-    (`_merge_source`). None where `data` has no such key as written (a key YAML 1.1
+    mapping it merges that holds it, the one the config as Trinity reads it takes (`_merge_source`). None where `data` has no such key as written (a key YAML 1.1
     reads otherwise than ruamel's YAML 1.2, such as ``on``), or that mapping is in a list alone (`_first_places`)."""
     node: Any = data
     for part in path[:-1]:
         node = node.get(part) if isinstance(node, CommentedMap) else None
     while isinstance(node, CommentedMap) and path[-1] not in node._ok:  # merged in: from the one read
-        node = _merge_source(node, path[-1], read)
+        node = _merge_source(node, path[-1])
     if node is None or id(node) not in firsts:
         return None
     value = node.get(path[-1])
     return firsts[id(value)] if id(value) in firsts and _anchored_scalar(value) else (*firsts[id(node)], path[-1])
 
 
-def _merge_source(mapping: CommentedMap, key: str, read: Any) -> CommentedMap | None:
-    """The mapping a ``<<`` merge of `mapping` brings `key` in from: of a merge list, the first that holds it (YAML's
-    merge key), but where the config as Trinity reads it (`read`, its value there) has another's value (PyYAML 6.0.4
-    takes the last that holds a key of more than one character), the first holding that; None where none holds it."""
+def _merge_source(mapping: CommentedMap, key: str) -> CommentedMap | None:
+    """The mapping a ``<<`` merge of `mapping` brings `key` in from as the config as Trinity reads it takes it: of a
+    merge list, the first that holds it (YAML's merge key), or the last where that reading takes the last
+    (`_merge_takes_last`); None where none holds it. (Where two hold the value read, the one the patch changed is
+    that one: its value alone does not tell them apart.)"""
     holding = [merged for merged in mapping.merge if key in merged]
-    return next((merged for merged in holding if merged[key] == read), holding[0] if holding else None)
+    return (holding[-1] if _merge_takes_last(key) else holding[0]) if holding else None
+
+
+@cache
+def _merge_takes_last(key: str) -> bool:
+    """Whether the config as Trinity reads it (`load_config_mapping`'s PyYAML) takes `key` from the last mapping of a
+    ``<<`` merge list that holds it, not the first: PyYAML 6.0.4 does for a key of more than one character (it keeps
+    each merged key that is not the same object as one before, ``constructor.py:191`` to ``:205``)."""
+    probe = load_config_mapping(f"first: &first {{{json.dumps(key)}: 1}}\nlast: &last {{{json.dumps(key)}: 2}}\n"
+                                "merged: {<<: [*first, *last]}\n", "merge probe")
+    return bool(probe["merged"][key] == 2)
 
 
 def _anchored_scalar(value: Any) -> bool:

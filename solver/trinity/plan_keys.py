@@ -657,12 +657,13 @@ def _critic_sp_keys(plan: Plan, readings: _ConfigReadings, version: TrinityVersi
 
 def _grouped(keys: list[PlanKey]) -> list[PlanKey]:
     """`keys` with those of each section together (as the fragment nests them), each section where its first key
-    was, its keys in their order: the critic's engine SP beside its engine's offload flags."""
+    was, its keys in their order (a section's own key where it was, not before its subsections'): the critic's engine
+    SP beside its engine's offload flags."""
     first: dict[tuple[str, ...], int] = {}
     for index, key in enumerate(keys):
-        for depth in range(1, len(key.path)):
+        for depth in range(1, len(key.path) + 1):
             first.setdefault(key.path[:depth], index)
-    return sorted(keys, key=lambda key: [first[key.path[:depth]] for depth in range(1, len(key.path))])
+    return sorted(keys, key=lambda key: [first[key.path[:depth]] for depth in range(1, len(key.path) + 1)])
 
 
 def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _ConfigReadings) -> list[PlanKey]:
