@@ -5,7 +5,8 @@ worker asserts, as the trainer starts, that the doubled size divides the train b
 ``--write``'s copies with Trinity's own config code found train_batch_size 40 on 8 GPUs at SP 1 (5 per GPU) taken by
 every loader and said by nothing, though the written size (1 for 0.5, doubled to 2; 2 for 0.6, doubled to 4 before
 verl 0.8) fails there: now ``dpo-mini-batch-split-refused`` (0.5) or ``dpo-mini-batch-split``, in ``--check`` and in
-``--write``'s warnings on its copy."""
+``--write``'s warnings on its copy. Merged with smallslips44's check of the same rule (fixmerge2): its words, and
+its tests of each release's line and code (tests/test_smallslips44_s83.py), which this file no longer repeats."""
 
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ import yaml
 from test_dpowrite_s83 import ACTOR_SIZE, PLAN, _dpo
 from test_tokbudget_s72 import Cli
 
-WORDS = (f"{ACTOR_SIZE} {{shown}} for DPO with dynamic batch sizes off, which {{before}} doubles to {{doubled}} "
-         "sequences: the train batch of {batch} (buffer.train_batch_size) over 8 data-parallel ranks (trainer GPUs 8 / "
-         "SP 1) is a mini-batch of {mini} per GPU, which {doubled} does not divide, and the actor's worker asserts that "
-         "it does: the trainer fails as it starts{after}: give a train batch that {least} divides")
-ON_08 = " (on verl 0.8 or later Trinity 0.6 doubles nothing and verl checks no such rule)"
+# the merged line (smallslips44's words, tests/test_smallslips44_s83.py's MINI_SPLIT) for 8 ranks, 5 per GPU
+WORDS = ("DPO with dynamic batch sizes off in the actor's update: {where} as the trainer starts that its micro-batch "
+         f"per GPU, {{micro}} sequences ({ACTOR_SIZE} {{written}} doubled for DPO), divides its mini-batch per GPU, "
+         "buffer.train_batch_size 40 over the 8 data-parallel ranks (trainer GPUs 8 / SP 1) = 5, which it does not: "
+         "the trainer fails there; make buffer.train_batch_size a multiple of {multiple} (8 ranks x {micro})")
 
 
 def _config(size: int | None, batch: int) -> dict[str, Any]:
@@ -50,26 +51,6 @@ def _said(current: dict[str, Any]) -> list[tuple[str, str]]:
                                                  strict=True) if code.startswith("dpo-mini-batch-split")]
 
 
-def test_with_05_a_mini_batch_the_doubled_size_does_not_divide_refuses_the_config(tmp_path: Path, cli: Cli):
-    # 40 / (8 / 1) = 5 sequences per GPU; 1 doubled is 2, which does not divide 5
-    current = _current(tmp_path, cli, _config(1, 40), "--trinity-version", "0.5")
-    assert _said(current) == [("dpo-mini-batch-split-refused", WORDS.format(
-        shown="is 1", before="Trinity 0.5", doubled=2, batch=40, mini=5, after="", least=16))]
-    assert current["refused"] is True
-
-
-@pytest.mark.parametrize(("version", "before"), [("0.6", "Trinity 0.6 on verl before 0.8"),
-                                                 (None, "Trinity 0.5, and 0.6 on verl before 0.8,")])
-def test_where_the_release_may_be_06_it_is_said_not_refused(tmp_path: Path, cli: Cli, version: str | None,
-                                                            before: str):
-    options = ("--trinity-version", version) if version else ()
-    # the actor's size unset: Trinity's 1, doubled to 2; 40 / 8 = 5
-    current = _current(tmp_path, cli, _config(None, 40), *options)
-    assert _said(current) == [("dpo-mini-batch-split", WORDS.format(
-        shown="is unset (1)", before=before, doubled=2, batch=40, mini=5, after=ON_08, least=16))]
-    assert current["refused"] is False
-
-
 @pytest.mark.parametrize(("size", "batch", "said"), [(1, 64, False), (2, 64, False), (1, 48, False), (None, 16, False),
                                                      (2, 48, True)])
 def test_nothing_is_said_where_the_doubled_size_divides_the_mini_batch(tmp_path: Path, cli: Cli, size: int | None,
@@ -88,18 +69,18 @@ def test_not_for_another_algorithm_nor_with_dynamic_batch_sizes_on(tmp_path: Pat
     assert _said(_current(tmp_path, cli, dynamic, "--trinity-version", "0.5")) == []
 
 
-@pytest.mark.parametrize(("version", "written", "before", "after"), [
-    ("0.5", 1, "Trinity 0.5", ""), ("0.6", 2, "Trinity 0.6 on verl before 0.8", ON_08)])
+@pytest.mark.parametrize(("version", "written", "where"), [
+    ("0.5", 1, "Trinity 0.5 asserts"), ("0.6", 2, "Trinity 0.6 on verl before 0.8 asserts")])
 def test_write_warns_where_its_copy_still_breaks_the_rule(tmp_path: Path, cli: Cli, version: str, written: int,
-                                                          before: str, after: str):
+                                                          where: str):
     path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
     path.write_text(yaml.safe_dump(_config(3, 40)), encoding="utf-8")
     status, _, err = cli("--from-config", str(path), *PLAN, "--trinity-version", version, "--write", str(out_path))
     assert status == 0
     copy = yaml.safe_load(out_path.read_text(encoding="utf-8"))
     assert copy["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] == written
-    warning = f"solve: warning: {out_path}: " + WORDS.format(
-        shown=f"is {written}", before=before, doubled=2 * written, batch=40, mini=5, after=after, least=16 * written)
+    warning = f"solve: warning: {out_path}: " + WORDS.format(where=where, micro=2 * written, written=written,
+                                                             multiple=16 * written)
     assert warning in err.splitlines()
 
 

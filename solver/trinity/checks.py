@@ -1875,11 +1875,15 @@ def _check_dpo_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, bat
     the second where set (`DEPRECATED_MICRO_BATCH_SIZES`), and asserts that the micro-batch divides the mini-batch
     as the trainer starts (0.6.0 ``trainer/verl_legacy/fsdp_workers.py:239-266``, 0.5.2
     ``trainer/verl/fsdp_workers.py:223-250``). Refused (``dpo-mini-batch-split-refused``) with 0.5, whose every run
-    takes that path; else ``dpo-mini-batch-split``, which Trinity 0.6 on verl before 0.8 fails on. A mini-batch of 0
-    per GPU or a micro-batch of 0 is said elsewhere (``batch-divides``, ``micro-batch-unset-refused``)."""
-    releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
-    if (not trains_dpo(checks.value(("algorithm", "algorithm_type"))) or batch.size is None or sp < 1
-            or not any("actor" in sequence_counted_roles(checks.flag, release) for release in releases)):
+    takes that path; else ``dpo-mini-batch-split``, which Trinity 0.6 on verl before 0.8 fails on. The words name
+    only the releases whose actor runs so (Trinity 0.5 alone where 0.6 takes the trainer's dynamic batch sizes, on).
+    Not judged: Trinity 0.6 on verl 0.8 or later, which doubles nothing, but whose engine asserts at the actor's first
+    update that the size as written divides the mini-batch per GPU (verl 0.9.1 ``workers/engine/utils.py:124-126``).
+    A mini-batch of 0 per GPU or a micro-batch of 0 is said elsewhere (``batch-divides``,
+    ``micro-batch-unset-refused``)."""
+    in_rows = [release for release in (("0.5", "0.6") if version is None else (version,))
+               if "actor" in sequence_counted_roles(checks.flag, release)]
+    if not trains_dpo(checks.value(("algorithm", "algorithm_type"))) or batch.size is None or sp < 1 or not in_rows:
         return
     ranks = trainer_gpus // sp
     mini = batch.size // ranks if ranks > 0 else 0
@@ -1891,8 +1895,8 @@ def _check_dpo_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, bat
     source = (f"{dotted(DEPRECATED_MICRO_BATCH_SIZES[0])} {shown_number(whole)} over them" if whole is not None else
               f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'} doubled for "
               "DPO")
-    where = "Trinity 0.5 asserts" if version == "0.5" else (
-        "Trinity 0.6 on verl before 0.8 asserts" if version == "0.6" else
+    where = "Trinity 0.5 asserts" if in_rows == ["0.5"] else (
+        "Trinity 0.6 on verl before 0.8 asserts" if in_rows == ["0.6"] else
         "Trinity 0.5, and 0.6 on verl before 0.8, assert")
     code = (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED if version == "0.5"
             else ConfigProblemCode.DPO_MINI_BATCH_SPLIT)
