@@ -343,6 +343,7 @@ def plan(
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
                        reference_model=reference_model, lora_rank=lora_rank, critic=critic, dpo=dpo,
                        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
+    check_dpo_budget_unread(token_budget, None, catalog.model(query.model), option_names, dpo=query.dpo)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
@@ -1794,6 +1795,32 @@ _PASSES = dict(zip((".".join(path) for path in ROLE_TOKEN_BUDGETS),
 """Each role's pass, in words, by its token budget's key."""
 
 
+def _dpo_doubled_line(verdict: _BudgetVerdict, counted: dict[str, int], what: str) -> ConfigProblem | None:
+    """For DPO on a release that may be Trinity 0.6 (`TrinityConfig.version` None or 0.6), where the passes `counted`
+    (`_sequence_count_lines`: `what` says the most they take, with Trinity's doubling before verl 0.8) take more
+    tokens per GPU than the verdict's budget only as Trinity on verl before 0.8 doubles their micro-batches (on verl
+    0.8 or later, `TrinityConfig.undoubled_sequences`, within it): the ``token-budget-above-verdict`` line worded as
+    that split, where no size fits both verl lines (the actor's 2, one pair on verl 0.8 or later, is 4 sequences
+    before it); None otherwise."""
+    config = verdict.config
+    if not config.dpo or config.version == "0.5":
+        return None
+    undoubled = {key: config.undoubled_sequences(key) * least_token_budget(verdict.length, config.sequence_pass_sp(key))
+                 for key in counted}
+    most = max(undoubled, key=lambda key: undoubled[key])
+    if undoubled[most] > verdict.judged:
+        return None
+    sequences = config.undoubled_sequences(most)
+    before = "on Trinity 0.6 with verl before 0.8" if config.version == "0.6" else (
+        "on Trinity 0.5, and on 0.6 with verl before 0.8")
+    return ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT, (
+        f"{what}, more than {verdict.measure}, {before}: more tokens per GPU than the verdict assumes there; Trinity "
+        f"0.6 with verl 0.8 or later doubles nothing: {sequences} sequence{'' if sequences == 1 else 's'}, up to "
+        f"{undoubled[most]} tokens per GPU, within it. No micro-batch size fits both verl lines: on verl before 0.8 "
+        "write the doubled sizes halved (the actor's 1, one pair once doubled, which on verl 0.8 or later splits its "
+        "pairs, dpo-pair-split)"))
+
+
 def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """The line on the passes the verdict counts that run with dynamic batch sizes off
     (`TrinityConfig.micro_batch_sequences`): verl reads no budget there, and its micro-batches hold up to their size
@@ -1822,6 +1849,8 @@ def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     what = (f"dynamic batch sizes off{passes}: verl reads no token budget{' there' if passes else ''} and fills each "
             f"micro-batch with {sequences} sequence{'' if sequences == 1 else 's'} ({source}), up to {sequences} x "
             f"ceil({length} / {sp}) = {tokens} tokens per GPU{unsliced}")
+    if tokens > judged and (split := _dpo_doubled_line(verdict, counted, what)):
+        return [split]
     if tokens > judged:
         # for DPO, dynamic batch sizes on would split the actor's pairs (dpo-pair-dynamic)
         fix = ("set the micro-batch sizes to 1 (for DPO the actor's 1 is one pair before verl 0.8, where Trinity "

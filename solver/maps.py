@@ -16,7 +16,13 @@ from typing import Any
 
 from solver.memory import GRID
 from solver.model import prepare
-from solver.query import check_token_budget_read, given_lora_targets, make_query, token_budget_mode_and_cap
+from solver.query import (
+    check_dpo_budget_unread,
+    check_token_budget_read,
+    given_lora_targets,
+    make_query,
+    token_budget_mode_and_cap,
+)
 from solver.results import GpuMap, LengthMapRow, ModelMapRow, Plan
 from solver.rules import OptionNames
 from solver.solve import best_plan
@@ -46,7 +52,8 @@ def mapped_models(catalog: Catalog, gpu: str) -> list[str]:
 def check_rows(catalog: Catalog, gpus: Sequence[str], models: Sequence[str], **options: Any) -> None:
     """Before any solve, `QueryError` where what `options` (as `longest_by_model`'s) ask of every row is refused on
     a model of the maps' rows (`models`, else each of `gpus`' `mapped_models`) as that row's query refuses it: a
-    `token_budget` cap on a model that reads none (`check_token_budget_read`), then the `lora_targets`, less their
+    `token_budget` cap on a model that reads none (`check_token_budget_read`), or other than the default for `dpo`
+    (`check_dpo_budget_unread`), then the `lora_targets`, less their
     `lora_exclude_modules`, or those exclusions alone (`given_lora_targets`). The first row's refusal, and on a map of
     several models those that take what is refused, or that the others refuse it too (a refusal alike on every row,
     naming no model, as it is)."""
@@ -56,6 +63,9 @@ def check_rows(catalog: Catalog, gpus: Sequence[str], models: Sequence[str], **o
     if isinstance(cap, int):
         _refuse_on_rows(rows, lambda row: check_token_budget_read(cap, catalog.model(row), names), "it is read",
                         "it", names)
+    if options.get("dpo"):
+        _refuse_on_rows(rows, lambda row: check_dpo_budget_unread(cap, None, catalog.model(row), names, dpo=True),
+                        "it is read", "it", names)
     if targets is not None or excluded is not None:
         experts = counted_expert_layout(options.get("trinity_version"))
         _refuse_on_rows(rows, lambda row: given_lora_targets(targets, lora_rank, catalog.model(row), experts, names,

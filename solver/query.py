@@ -658,6 +658,8 @@ class ConfigProblemCode(str, Enum):
     DPO_PAIR_SPLIT = "dpo-pair-split"
     DPO_PAIR_DOUBLED = "dpo-pair-doubled"
     DPO_PAIR_DYNAMIC = "dpo-pair-dynamic"
+    DPO_MINI_BATCH_SPLIT = "dpo-mini-batch-split"
+    DPO_MINI_BATCH_SPLIT_REFUSED = "dpo-mini-batch-split-refused"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"
@@ -722,7 +724,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.NO_SUCH_KEY_REFUSED, ConfigProblemCode.SGLANG_LENGTH_REFUSED,
     ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
-    ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED})
+    ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
+    ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
@@ -780,6 +783,12 @@ class VllmRollout(NamedTuple):
     max_loras: int = 1
     """vLLM's ``max_loras``, the LoRA slots of that rank each engine makes: 1 as Trinity starts it, or the config's
     ``extra_engine_args.max_loras`` where it gives vLLM ``enable_lora`` itself."""
+
+
+DPO_DOUBLED_WORDS = ("the micro-batch size per GPU, 1 where unset, doubled: Trinity on verl before 0.8 doubles the "
+                     "actor's and the ref's for DPO, a chosen and a rejected sequence per example")
+"""Where a DPO pass's sequences per micro-batch come from, in words (`TrinityConfig.micro_batch_sources`,
+`solver.trinity.config.micro_batch_counts`)."""
 
 
 class TrinityConfig(Frozen, defer_build=True):
@@ -939,6 +948,13 @@ class TrinityConfig(Frozen, defer_build=True):
         budgets = role_budgets(trainer, own, self.raised_actor_budget(max_model_len))
         return budgets | {key: sequences * least_token_budget(max_model_len, self.sequence_pass_sp(key))
                           for key, sequences in self.micro_batch_sequences}
+
+    def undoubled_sequences(self, key: str) -> int:
+        """The sequences per micro-batch of the pass of the token budget `key` among `micro_batch_sequences` on Trinity
+        0.6 with verl 0.8 or later, which doubles none for DPO: half the count where Trinity on verl before 0.8 doubles
+        it (`DPO_DOUBLED_WORDS`), else the count."""
+        sequences = dict(self.micro_batch_sequences)[key]
+        return sequences // 2 if dict(self.micro_batch_sources).get(key) == DPO_DOUBLED_WORDS else sequences
 
     def sequence_pass_sp(self, key: str) -> int:
         """The SP over which the pass of the token budget `key` that runs with dynamic batch sizes off
@@ -1174,22 +1190,27 @@ def check_token_budget_read(token_budget: TokenBudgetMode | int, model: Model, o
                          f"which reads no token budget: leave {budget_name} out")
 
 
-def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: TrinityConfig, model: Model,
-                            names: OptionNames) -> None:
+def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: TrinityConfig | None, model: Model,
+                            names: OptionNames, dpo: bool = False) -> None:
     """`QueryError` where a token budget other than the default (`token_budget`: a cap, or ``auto``, which lowers
     budgets) is asked of the plans for a `config` that trains DPO with the actor's update run with dynamic batch sizes
-    off (`TrinityConfig.dpo_update_in_rows`): verl reads no budget there, and each micro-batch holds one pair, a
-    chosen and a rejected sequence of up to the length each (the size ``--write`` writes,
-    `solver.rules.DPO_PAIR_SIZES`): Trinity's default budget, ``ceil(2 x max_model_len / SP)`` tokens per GPU, which
-    the plans count; a lower one would count fewer tokens than the pair holds. Not for a `model` trained one padded
-    sequence per micro-batch, whose plans count the pair whatever the budget (`check_token_budget_read`)."""
-    if (config.dpo_update_in_rows and token_budget not in (None, "default")
-            and not one_sequence_per_micro_batch(model)):
+    off (`TrinityConfig.dpo_update_in_rows`), or, without a config (None), for a `dpo` run, whose Trinity keys turn
+    them off (Trinity's default, on, splits the pairs: `solver.trinity.plan_keys.turns_dpo_rows`): verl reads no
+    budget there, and each micro-batch holds one pair, a chosen and a rejected sequence of up to the length each (the
+    size ``--write`` and the keys write, `solver.rules.DPO_PAIR_SIZES`): Trinity's default budget,
+    ``ceil(2 x max_model_len / SP)`` tokens per GPU, which the plans count; a lower one would count fewer tokens than
+    the pair holds. Not for a `model` trained one padded sequence per micro-batch, whose plans count the pair whatever
+    the budget (`check_token_budget_read`)."""
+    in_rows = config.dpo_update_in_rows if config is not None else dpo
+    if in_rows and token_budget not in (None, "default") and not one_sequence_per_micro_batch(model):
         budget_name = token_budget_name(names)
-        raise QueryError(f"{names.valued(budget_name, token_budget)}: the config trains DPO with dynamic batch sizes "
-                         "off in the actor's update, which reads no token budget: each micro-batch holds one pair, a "
-                         "chosen and a rejected sequence, which the plans count at Trinity's default budget, "
-                         f"ceil(2 x max_model_len / SP) tokens per GPU: leave {budget_name} out")
+        how = ("the config trains DPO with dynamic batch sizes off in the actor's update" if config is not None else
+               f"{_dpo_said(names, None)} runs with dynamic batch sizes off in the actor's update, as its Trinity "
+               "keys write (on, they split DPO's pairs)")
+        raise QueryError(f"{names.valued(budget_name, token_budget)}: {how}, which reads no token budget: each "
+                         "micro-batch holds one pair, a chosen and a rejected sequence, which the plans count at "
+                         f"Trinity's default budget, ceil(2 x max_model_len / SP) tokens per GPU: leave {budget_name} "
+                         "out")
 
 
 def given_lora_targets(targets: str | None, lora_rank: int, model: Model, experts: ExpertLayout,

@@ -2753,6 +2753,10 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "where the search found none for another reason than time (none exists, or Ctrl-C came first)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
+    solve_best_interrupted: bool = Field(default=False, exclude=True, description=(
+        "whether Ctrl-C came while solve's best was asked, last, once the placement was worked out: the questions "
+        "left were skipped (solve_best_unasked counts them; no 'solve best' in wall_clock_stopped), the placement is "
+        "whole (not interrupted) and the command exits with 130"))
 
     @property
     def required_cut_short(self) -> bool:
@@ -2865,6 +2869,8 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
         "on every run"))
     memory_model_source: str | None = Field(default=None, description="as a placement's")
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
+    solve_best_interrupted: bool = Field(default=False, exclude=True, description=(
+        "as a placement's: whether Ctrl-C came while solve's best was asked, once the purchase was worked out"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")
 
     read_back_versions: ClassVar[tuple[int, ...]] = (PURCHASE_SCHEMA_VERSION, SCHEMA_VERSION)

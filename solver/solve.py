@@ -1475,9 +1475,10 @@ def _fewest_at_length(catalog: Catalog, query: Query, gpu: str, longest: Plan) -
 def _may_lower_budget(query: Query, model: Model) -> bool:
     """Whether --token-budget auto may train what `query` asks of `model` and does not get: a length at Trinity's
     default token budget, with estimates (the budgets it lowers are theirs), of a model that reads a budget
-    (`lowers_budget`)."""
+    (`lowers_budget`), not for DPO, whose actor's update runs with dynamic batch sizes off and reads none
+    (`solver.query.check_dpo_budget_unread`)."""
     return (query.token_budget == "default" and query.estimate != "never" and query.max_model_len is not None
-            and lowers_budget("auto", model))
+            and not query.dpo and lowers_budget("auto", model))
 
 
 class _NoPlanReason(NamedTuple):

@@ -70,7 +70,8 @@ def test_the_help_gives_the_exit_statuses_of_buy_and_of_required_jobs_as_the_exi
         "Exit status: 0 every job placed (with --buy, every required job placed once the nodes it names are added, "
         "however many; a job not required and left out leaves it 0), 1 some job unplaced, or no placement "
         "(required jobs that do not all fit; with --buy, a required job that no purchase places, or no purchase "
-        "found), 2 bad input, 74 a full disk.")
+        "found), 2 bad input, 74 a full disk, 130 Ctrl-C, 143 a request to end (SIGTERM), 141 a reader gone (| head), "
+        "70 an internal error.")
     row = next(line for line in (ROOT / "docs/cli.md").read_text().splitlines() if line.startswith("| `solve cluster`"))
     assert row == (
         "| `solve cluster` | every job placed (with `--buy`, every required job placed once the nodes it names are "

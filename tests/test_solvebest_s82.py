@@ -207,7 +207,8 @@ def test_ctrl_c_while_solve_best_is_asked_skips_the_rest_and_keeps_the_placement
     answer = json.loads(out)
     assert status == 130 and calls == ["lora-a", "lora-b", "lora-c"]  # full-8b's never asked
     assert _best(answer) == {"lora-a": ESTIMATE, "lora-b": ESTIMATE, "lora-c": None, "full-8b": None}
-    assert (answer["interrupted"], answer["solve_best_unasked"], answer["wall_clock_stopped"]) == (True, 2, [])
+    # the placement worked out, whole: not "interrupted" (s83: it was), though Ctrl-C gives 130
+    assert (answer["interrupted"], answer["solve_best_unasked"], answer["wall_clock_stopped"]) == (False, 2, [])
     calls.clear()
     status, out, _ = cli("cluster", str(path))
     assert status == 130 and _text(out).endswith(

@@ -14,7 +14,7 @@ from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import MODEL_CONFIG_HELP, model_config_option
 from solver.cli.output import print_escaped, print_note
 from solver.cli.parser import Parser
-from solver.cli.status import FULL_DISK_STATUS
+from solver.cli.status import STATUSES_AFTER_BAD_INPUT
 from solver.tables import (
     DEFAULT_MARGIN,
     MEMORY_MODEL_FILE,
@@ -40,7 +40,7 @@ def build_calibrate_parser() -> Parser:
         description="Fit the memory model's coefficients on documented cells (positive and negative evidence) "
         "and print them as a memory-model file.",
         epilog=("Exit status: 0 the memory model is printed (or written), 2 bad input (or cells that contradict "
-                f"themselves or one another, or that are all '-'), {FULL_DISK_STATUS}."),
+                f"themselves or one another, or that are all '-'), {STATUSES_AFTER_BAD_INPUT}."),
     )
     parser.add_argument("--cells", metavar="FILE", type=path_argument("file to read"), action="append",
                         help="your own measured cells, a GPU table file in the tables' format (repeatable); "

@@ -47,7 +47,7 @@ from solver.cli.options import (
 from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_note, print_view
 from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
-from solver.cli.status import FULL_DISK_STATUS, INTERRUPTED, NO_PLAN
+from solver.cli.status import INTERRUPTED, NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.cli.trinity_options import engines_note
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
@@ -58,6 +58,7 @@ from solver.tables import (
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
     QueryError,
+    counted,
     it_or_them,
     named_jobs,
 )
@@ -90,7 +91,7 @@ def build_cluster_parser() -> Parser:
         epilog=("Exit status: 0 every job placed (with --buy, every required job placed once the nodes it names "
                 "are added, however many; a job not required and left out leaves it 0), 1 some job unplaced, or no "
                 "placement (required jobs that do not all fit; with --buy, a required job that no purchase places, "
-                f"or no purchase found), 2 bad input, {FULL_DISK_STATUS}."),
+                f"or no purchase found), 2 bad input, {STATUSES_AFTER_BAD_INPUT}."),
         elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
         in_file=FILE_FIELDS,
     )
@@ -178,10 +179,13 @@ def run_cluster(args: argparse.Namespace) -> int:
             _note_other_release(args.current, args.file, fleet, args.trinity_release)
         if not args.json:
             _note_buy(args, result, fleet)
-        _say_ctrl_c_stopped_nothing(came, "placement", result.interrupted, " (its configs too)" if written else "")
+        _say_ctrl_c_stopped_nothing(came, "placement", result.interrupted or result.solve_best_interrupted,
+                                    " (its configs too)" if written else "")
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
+    if result.solve_best_interrupted:
+        return _solve_best_interrupted(result, "placement", " (its configs too)" if written else "")
     return 0 if result.placements and not result.unplaced else NO_PLAN
 
 
@@ -316,12 +320,24 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
             print_view(purchase_view(result, fleet), "solve cluster")
         sys.stdout.flush()  # all of it out before a Ctrl-C held comes
         _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
-        _say_ctrl_c_stopped_nothing(came, "purchase", result.interrupted)
+        _say_ctrl_c_stopped_nothing(came, "purchase", result.interrupted or result.solve_best_interrupted)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best purchase found so far is above", file=sys.stderr)
         return INTERRUPTED
+    if result.solve_best_interrupted:
+        return _solve_best_interrupted(result, "purchase")
     required_nowhere = {unplaced.job for unplaced in result.fits_nowhere} & set(result.required)
     return 0 if result.gpus is not None and not required_nowhere else NO_PLAN
+
+
+def _solve_best_interrupted(result: ClusterResult | PurchaseResult, answer: str, also: str = "") -> int:
+    """For Ctrl-C that came while solve's best was asked, once the `answer` (placement, purchase) was worked out
+    (`solve_best_interrupted`): on stderr, that the answer above is whole (`also` saying what else is) and which
+    questions were skipped; the exit status for Ctrl-C, 130."""
+    print_escaped(f"solve cluster: interrupted once the {answer} was worked out: the {answer} above is whole{also}; "
+                  f"solve's best was not asked for {counted(result.solve_best_unasked, 'job')} placed on the tables' "
+                  "plans", file=sys.stderr)
+    return INTERRUPTED
 
 
 def _say_ctrl_c_stopped_nothing(came: list[int], answer: str, interrupted: bool, also: str = "") -> None:

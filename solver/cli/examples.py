@@ -18,7 +18,7 @@ from solver.cli.atomic import (
 from solver.cli.output import print_escaped
 from solver.cli.parser import FILE_SUFFIXES, Parser
 from solver.cli.paths import EXAMPLES_FOLDER, refuse_tables_folder
-from solver.cli.status import FULL_DISK_STATUS
+from solver.cli.status import STATUSES_AFTER_BAD_INPUT
 from solver.tables import QueryError, it_or_them
 
 
@@ -33,7 +33,7 @@ def build_examples_parser() -> Parser:
                     epilog="Exit status: 0 the files are written (or unchanged), 2 bad input (a file there that "
                     "differs without --force, a DIR that is not a folder (or, not made yet, is named like a file: "
                     "x.yaml), cannot be written or is the shipped GPU tables' folder, feasibility/), "
-                    f"{FULL_DISK_STATUS}.")
+                    f"{STATUSES_AFTER_BAD_INPUT}.")
     parser.add_argument("dir", metavar="DIR", nargs="?", type=path_argument("folder to write in"),
                         default=EXAMPLES_FOLDER,
                         help=f"the folder to write them into, made if missing; default: {EXAMPLES_FOLDER.as_posix()} "

@@ -43,7 +43,7 @@ from solver.cli.options import (
 )
 from solver.cli.output import escaped_line, new_console, on_terminal, piped_columns, print_note
 from solver.cli.parser import Parser
-from solver.cli.status import FULL_DISK_STATUS
+from solver.cli.status import STATUSES_AFTER_BAD_INPUT
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     NODE_GPUS,
@@ -70,7 +70,7 @@ def build_map_parser() -> Parser:
                     instead={**dict.fromkeys(("--rollout-gpus", "--total-gpus"), TRAINER_BUDGETS),
                              "--from-config": MAP_WITHOUT_CONFIG},
                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
-                    f"printed), 2 bad input, {FULL_DISK_STATUS}.")
+                    f"printed), 2 bad input, {STATUSES_AFTER_BAD_INPUT}.")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100): a map for each, in "
                         "that order (a GPU type named twice is answered once); default: each with tables")

@@ -30,7 +30,7 @@ from solver.cli.options import (
 )
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
-from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
+from solver.cli.status import NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.tables import HOST_NEED_WORDS, MAX_GPUS, counted_critic, host_ram_argument, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
@@ -47,7 +47,7 @@ def build_memory_parser() -> Parser:
                     instead={"--from-config": CONFIG_VERDICT},
                     epilog="Exit status: 0 the setting trains, 1 it does not (a table says it ran out of memory, "
                     "the prediction exceeds the GPU's memory where no table says it trains, or the host memory it "
-                    f"needs exceeds --host-ram), 2 bad input, {FULL_DISK_STATUS}.")
+                    f"needs exceeds --host-ram), 2 bad input, {STATUSES_AFTER_BAD_INPUT}.")
     parser.add_argument("--model", metavar="M", type=model_name, help=f"model: {MODEL_NAMES} (or --model-config)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                         help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks (in place of --model)")

@@ -61,7 +61,7 @@ from solver.cli.options import (
 from solver.cli.output import escaped_line, print_note, print_view
 from solver.cli.parser import KeptLinesFormatter, OnceFlag, Parser
 from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
-from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
+from solver.cli.status import NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.cli.trinity_options import (
     check_planner_config,
     hand_applied_keys,
@@ -104,7 +104,7 @@ def build_parser() -> Parser:
         "(fit the memory model), solve examples (the docs' example files, written out); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
         f"or with --check the config's own settings do not train or Trinity refuses the config), 2 bad input, "
-        f"{FULL_DISK_STATUS}.",
+        f"{STATUSES_AFTER_BAD_INPUT}.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes",
                    ("maximize", "gpus"): "did you mean --minimize gpus (the fewest trainer GPUs for --len)?",
                    ("minimize", "len"): ("did you mean --maximize len (the longest context within --gpus or "
@@ -293,7 +293,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
     """The query the options (and --from-config's config) ask; `QueryError` where --out or --write would have
     more than one GPU type's plan."""
     from solver.api import config_query
-    from solver.query import check_vllm_lora_rank, make_query
+    from solver.query import check_dpo_budget_unread, check_vllm_lora_rank, make_query
     from solver.rules import COMMAND_OPTIONS
     asked = {"model": args.model or added or None, "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
              "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
@@ -310,6 +310,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
                            reference_model=args.reference, lora_rank=args.lora_rank or 0,
                            dpo=args.dpo, lora_targets=args.lora_targets, lora_exclude_modules=args.lora_exclude,
                            option_names=COMMAND_OPTIONS)
+        check_dpo_budget_unread(args.token_budget, None, catalog.model(query.model), COMMAND_OPTIONS, dpo=query.dpo)
         check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, COMMAND_OPTIONS)  # config_query's checks it too
     else:  # --write plans for the config's own GPU count, whatever the objective
         pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {

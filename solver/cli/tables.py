@@ -14,7 +14,7 @@ from solver.cli.notes import note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import GPU_NAMES, MODEL_CONFIG_HELP, MODEL_NAMES, add_cells_option, model_config_option
 from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
-from solver.cli.status import FULL_DISK_STATUS, NO_PLAN
+from solver.cli.status import NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, QueryError, counted
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def build_tables_parser() -> Parser:
         prog="solve tables",
         description="Show the source's feasibility tables: one per GPU type and trainer GPU count.",
         epilog=f"Exit status: 0 the tables are printed, 1 --check found a contradiction, 2 bad input, "
-        f"{FULL_DISK_STATUS}.",
+        f"{STATUSES_AFTER_BAD_INPUT}.",
     )
     parser.add_argument("--gpu", metavar="G", type=gpu_name,
                         help=f"only this GPU type, one ({GPU_NAMES}); without it, each")

@@ -446,7 +446,7 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
     Trinity refuses to load, or one set alone is not below it, which Trinity lowers, leaving the other one token
     (`limit_at_length_words`)."""
     from solver.api import fragment_check, rollout_memory_problem
-    from solver.query import ConfigProblemCode
+    from solver.query import TRAIN_BATCH_KEY, ConfigProblemCode
     from solver.results import YARN_KEPT
     from solver.rules import COMMAND_OPTIONS
     from solver.trinity import (
@@ -479,7 +479,10 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
         raise QueryError(f"--write {args.write}: {at_length}; lower it in {args.from_config} below {limit.length}")
     problems = patched_config_problems(config_text, patched, best, model, name=str(args.from_config),
                                        environ=os.environ, version=args.trinity_version,
-                                       option_names=COMMAND_OPTIONS)
+                                       option_names=COMMAND_OPTIONS,
+                                       train_batch_size=None if config is None else config.train_batch_size,
+                                       train_batch_source=TRAIN_BATCH_KEY if config is None else
+                                       config.train_batch_source)
     engine = None if config is None else rollout_memory_problem(config.vllm_rollout, model, catalog.gpu(gpu),
                                                                 config.node_gpus or node_gpus, best.max_model_len)
     problems += [engine] if engine is not None else []

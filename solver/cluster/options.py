@@ -351,8 +351,9 @@ class Planner:
                  margin: float | None = None) -> Query:
         """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
         on `estimate`'s evidence, with the planner's weights, time limit, memory model, margin (unless `margin`
-        raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default) and Trinity
-        release (`release_of`: the job's own, else the run's), the job's `training` (its train batch, LoRA rank,
+        raises it) and token budget (where estimates are on: the tables' tiers keep Trinity's default, as a DPO job
+        does, whose actor's update its config runs in rows, dynamic batch sizes off: `check_dpo_budget_unread`) and
+        Trinity release (`release_of`: the job's own, else the run's), the job's `training` (its train batch, LoRA rank,
         reference model, critic, DPO, LoRA targets and exclusions), and the pool's and the job's limits named as a
         cluster file gives them."""
         release = self.release_of(training)
@@ -362,7 +363,7 @@ class Planner:
                           margin=self.margin if margin is None else margin,
                           host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=POOL_NODE_SOURCE,
                           host_ram_source=POOL_HOST_RAM_SOURCE,
-                          token_budget=self.token_budget if estimate != "never" else "default",
+                          token_budget=self.token_budget if estimate != "never" and not training.dpo else "default",
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=release.version,
                           option_names=self.option_names._replace(lora_keys=JOB_LORA_KEYS),

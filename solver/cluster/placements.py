@@ -144,26 +144,26 @@ def with_solve_best(planner: Planner, fleet: Fleet, result: Answered, ways: Mapp
     (`Option.ways_cut_short`) asks nothing. A question the time cut short (not asked by then, or its solve undecided)
     is skipped, the job left without one: `solve_best_unasked` counts them, and ``solve best`` in
     `wall_clock_stopped` says the wall clock cut them; once Ctrl-C has come (before, `result.interrupted`, or while
-    they are asked: then `interrupted`), the rest are skipped and counted so."""
+    they are asked: then `solve_best_interrupted`, the answer whole), the rest are skipped and counted so."""
     by_name = {fleet.jobs[job].name: option for job, option in ways.items()}
     placements: list[Placement] = []
-    unasked, cut, interrupted = 0, False, result.interrupted
+    unasked, cut, came = 0, False, False
     with planner.asking_until(until):
         for placed in result.placements:
             option = by_name[placed.job]
             asks, best = not option.ways_cut_short and planner.asks_solve_best(option.plan), None
-            if asks and interrupted:
+            if asks and (result.interrupted or came):
                 unasked += 1
             elif asks:
                 try:
                     best = planner.solve_best(fleet.pools[option.pool], fleet.jobs[option.job], option.plan)
                 except WallClockPassed:
                     cut, unasked = True, unasked + 1
-                except KeyboardInterrupt:  # the placement stands: the questions left are not asked
-                    interrupted, unasked = True, unasked + 1
+                except KeyboardInterrupt:  # the placement stands, worked out: the questions left are not asked
+                    came, unasked = True, unasked + 1
             placements.append(placed if best is None else placed.model_copy(update={"solve_best": best}))
     return result.model_copy(update={
-        "placements": tuple(placements), "solve_best_unasked": unasked, "interrupted": interrupted,
+        "placements": tuple(placements), "solve_best_unasked": unasked, "solve_best_interrupted": came,
         "wall_clock_stopped": result.wall_clock_stopped + (("solve best",) if cut else ())})
 
 

@@ -889,9 +889,11 @@ def _more_nodes_reach(planner: Planner, query: Query, pool: Pool) -> tuple[bool 
 def _reach_budgets(query: Query) -> list[TokenBudgetMode]:
     """The token budgets `_more_nodes_reach` asks with at the most trainer GPUs: the query's own, unless it asked there
     already (the question its reason answered), and, where that is Trinity's default and estimates are on, ``auto``
-    too (a user would try it: long lengths often need it)."""
+    too (a user would try it: long lengths often need it), but not for DPO, whose plans keep the default
+    (`Planner.question`)."""
     own: list[TokenBudgetMode] = [] if query.budget_gpus >= MAX_ESTIMATED_GPUS else [query.token_budget]
-    return own + (["auto"] if query.token_budget == "default" and query.estimate != "never" else [])
+    return own + (["auto"] if query.token_budget == "default" and query.estimate != "never" and not query.dpo
+                  else [])
 
 
 def reasons_may_ask_reach(planner: Planner, fleet: Fleet, with_ways: dict[int, frozenset[int]]) -> bool:

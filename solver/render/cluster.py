@@ -235,8 +235,9 @@ def _solve_best_unasked(result: ClusterResult | PurchaseResult, names: OptionNam
     (`ClusterResult.solve_best_unasked`), how many; none where every one was asked."""
     if not result.solve_best_unasked:
         return []
-    came, raise_limit = (("Ctrl-C came", "") if result.interrupted and "solve best" not in result.wall_clock_stopped
-                         else ("the time limit ran out", f"; raise {names.time_limit}"))
+    # Left unasked by the time limit, or else by Ctrl-C (before them, or while they were asked)
+    came, raise_limit = (("the time limit ran out", f"; raise {names.time_limit}")
+                         if "solve best" in result.wall_clock_stopped else ("Ctrl-C came", ""))
     return [Text(f"note: {came} before solve's best on their trainer GPUs was asked for "
                  f"{counted(result.solve_best_unasked, 'job')} placed on the tables' plans (where it is a cheaper "
                  f"estimate, a line under the pool's table names it{raise_limit})", style="yellow")]

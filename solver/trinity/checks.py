@@ -1864,6 +1864,49 @@ def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int
                 f"{ROLE_MICRO_BATCH_SIZES[0 if path[-2] == 'actor' else 1][-1]} instead"))
 
 
+def _check_dpo_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, batch: TrainBatch,
+                          version: TrinityVersion | None) -> None:
+    """For DPO with the actor's update run with dynamic batch sizes off on verl before 0.8 (Trinity 0.5, and 0.6 on
+    verl 0.7, as `version` may be: `sequence_counted_roles`), check the actor's mini-batch per GPU against its
+    micro-batch there: Trinity sets ``ppo_mini_batch_size`` to the train `batch` (0.6.0
+    ``trainer/verl_legacy/verl_config.py:540``, 0.5.2 ``trainer/verl/verl_config.py:531``) and doubles the actor's
+    micro-batch size per GPU for DPO (0.6.0 ``:685-688``, 0.5.2 ``:672-675``); its worker divides the first by the
+    data-parallel ranks, `trainer_gpus` / `sp`, floored, takes the deprecated whole-batch size over them in place of
+    the second where set (`DEPRECATED_MICRO_BATCH_SIZES`), and asserts that the micro-batch divides the mini-batch
+    as the trainer starts (0.6.0 ``trainer/verl_legacy/fsdp_workers.py:239-266``, 0.5.2
+    ``trainer/verl/fsdp_workers.py:223-250``). Refused (``dpo-mini-batch-split-refused``) with 0.5, whose every run
+    takes that path; else ``dpo-mini-batch-split``, which Trinity 0.6 on verl before 0.8 fails on. The words name
+    only the releases whose actor runs so (Trinity 0.5 alone where 0.6 takes the trainer's dynamic batch sizes, on).
+    Not judged: Trinity 0.6 on verl 0.8 or later, which doubles nothing, but whose engine asserts at the actor's first
+    update that the size as written divides the mini-batch per GPU (verl 0.9.1 ``workers/engine/utils.py:124-126``).
+    A mini-batch of 0 per GPU or a micro-batch of 0 is said elsewhere (``batch-divides``,
+    ``micro-batch-unset-refused``)."""
+    in_rows = [release for release in (("0.5", "0.6") if version is None else (version,))
+               if "actor" in sequence_counted_roles(checks.flag, release)]
+    if not trains_dpo(checks.value(("algorithm", "algorithm_type"))) or batch.size is None or sp < 1 or not in_rows:
+        return
+    ranks = trainer_gpus // sp
+    mini = batch.size // ranks if ranks > 0 else 0
+    size, whole = checks.number(ROLE_MICRO_BATCH_SIZES[0]), checks.number(DEPRECATED_MICRO_BATCH_SIZES[0])
+    written = int(size) if size is not None and size >= 1 else 1
+    micro = int(whole) // ranks if whole is not None and ranks > 0 else 2 * written
+    if mini < 1 or micro < 1 or mini % micro == 0:
+        return
+    source = (f"{dotted(DEPRECATED_MICRO_BATCH_SIZES[0])} {shown_number(whole)} over them" if whole is not None else
+              f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'} doubled for "
+              "DPO")
+    where = "Trinity 0.5 asserts" if in_rows == ["0.5"] else (
+        "Trinity 0.6 on verl before 0.8 asserts" if in_rows == ["0.6"] else
+        "Trinity 0.5, and 0.6 on verl before 0.8, assert")
+    code = (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED if version == "0.5"
+            else ConfigProblemCode.DPO_MINI_BATCH_SPLIT)
+    checks.add(code, (
+        f"DPO with dynamic batch sizes off in the actor's update: {where} as the trainer starts that its micro-batch "
+        f"per GPU, {micro} sequences ({source}), divides its mini-batch per GPU, {batch.source} {batch.size} over the "
+        f"{ranks} data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = {mini}, which it does not: the trainer "
+        f"fails there; make {batch.source} a multiple of {ranks * micro} ({ranks} ranks x {micro})"))
+
+
 def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tuple[str, ...]],
                          version: TrinityVersion | None) -> str | None:
     """Where the micro-batch size at `path`, left without a value, fails with every release `version` may be, the words
@@ -2362,6 +2405,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
+    _check_dpo_mini_batch(checks, trainer_gpus, sp, batch, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)

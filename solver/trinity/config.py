@@ -12,6 +12,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    DPO_DOUBLED_WORDS,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
     ROLE_TOKEN_BUDGETS,
@@ -1932,11 +1933,6 @@ class MicroBatchCounts(NamedTuple):
 
     sequences: tuple[tuple[str, int], ...]
     sources: tuple[tuple[str, str], ...]
-
-
-DPO_DOUBLED_WORDS = ("the micro-batch size per GPU, 1 where unset, doubled: Trinity on verl before 0.8 doubles the "
-                     "actor's and the ref's for DPO, a chosen and a rejected sequence per example")
-"""Where a DPO pass's sequences per micro-batch come from, in words (`micro_batch_counts`)."""
 
 
 def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool, ranks: int | None) -> MicroBatchCounts:

@@ -31,7 +31,7 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import ConfigAdapter, ConfigProblem, ConfigProblemCode, check_host_ram
+from solver.query import TRAIN_BATCH_KEY, ConfigAdapter, ConfigProblem, ConfigProblemCode, check_host_ram
 from solver.results import CautionCode, ConfigKeyChange, Plan, past_validated_note, written_release
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, trainer_nodes_of
 from solver.tables import (
@@ -1814,7 +1814,8 @@ def _kept_for_plan(data: Any, plan: Plan, model: Model, environ: Mapping[str, st
 @parsing_once()
 def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model: Model, *, name: str = "config",
                             environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
-                            option_names: OptionNames = API_OPTIONS) -> list[ConfigProblem]:
+                            option_names: OptionNames = API_OPTIONS, train_batch_size: int | None = None,
+                            train_batch_source: str = TRAIN_BATCH_KEY) -> list[ConfigProblem]:
     """What ``--write`` warns of `patched`, the config `text` with `plan` applied (`patched_trinity_config`, given
     the same `environ` and `version`), each a `ConfigProblem`: Trinity 0.6's keys under ``trainer`` that the patch
     left for 0.5 because a ``<<: *anchor`` merges them in (`PatchedConfig.merged_for_05`), in one line of their own
@@ -1822,7 +1823,9 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     breaks Trinity's or verl's rules (`trinity_config_problems`, on the plan's trainer GPUs); and the keys the patch
     changed on a YAML anchor other keys repeat (`anchored_keys`). [] if none; not the check's ``dpo-pair-doubled``
     line where `PatchedConfig.dpo_note` says it. `option_names` as
-    `patched_trinity_config`'s: how the words name the patch (``--write`` passes its flags, `COMMAND_OPTIONS`)."""
+    `patched_trinity_config`'s: how the words name the patch (``--write`` passes its flags, `COMMAND_OPTIONS`).
+    `train_batch_size`, the config's train batch where known (from `train_batch_source`), is checked too: the patch
+    keeps it, but may change what must divide it (DPO's micro-batch, ``dpo-mini-batch-split``)."""
     check_types(("patched", patched, PatchedConfig), ("plan", plan, Plan), ("model", model, Model),
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
     check_config_arguments(text, name, {} if environ is None else environ, version)
@@ -1831,6 +1834,8 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
                                                               plan.gpus, environ=environ, version=version,
                                                               option_names=option_names,
+                                                              train_batch_size=train_batch_size,
+                                                              train_batch_source=train_batch_source,
                                                               experts=written_layout(version, plan.expert_layout))
                if not (merged and problem.code in _MERGED_KEYS_CODES)
                and not (patched.dpo_note and problem.code == ConfigProblemCode.DPO_PAIR_DOUBLED)]

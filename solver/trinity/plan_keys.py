@@ -234,13 +234,14 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     either source)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
-    pair = bool(dpo) or _trains_dpo(readings)
-    rows = pair and _actor_update_in_rows(readings, version)
+    rows_off = turns_dpo_rows(plan, model, config)
+    pair = bool(dpo) or _trains_dpo(readings) or rows_off
+    rows = rows_off or (pair and _actor_update_in_rows(readings, version))
     return [
         *_model_keys(plan, model, config, readings, version, config_lora or _sets_lora(config, environ)),
         *_trainer_keys(plan, version, gpu, padded, token_cap),
         *_dynamic_batch_keys(readings, DYNAMIC_BATCH_KEYS[:1], padded,  # the trainer's own
-                             pair and DPO_PAIR_SIZES[version == "0.5"] == 2, pair),
+                             pair and DPO_PAIR_SIZES[version == "0.5"] == 2, pair, rows_off),
         *(_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[0], version,
                                version_option if version is None else "")
           if version != "0.5" else []),  # a key 0.5 refuses
@@ -465,12 +466,15 @@ def _turned_back_on(readings: _ConfigReadings, paths: Iterable[Path]) -> list[Pl
 
 
 def _dynamic_batch_keys(readings: _ConfigReadings, paths: Iterable[Path], padded: bool,
-                        actor_pair: bool = False, dpo: bool = False) -> list[PlanKey]:
+                        actor_pair: bool = False, dpo: bool = False, dpo_rows: bool = False) -> list[PlanKey]:
     """The dynamic batch size keys of `paths`: back on where the config turns them off (`_turned_back_on`), but for
     `dpo` the trainer's and the actor's, which off keep the actor's pairs whole (``dpo-pair-dynamic``,
-    `solver.trinity.checks._check_dpo_pair_dynamic`); for a model whose micro-batches are `padded` (remove padding off,
-    `remove_padding_violation`), off: the trainer's always, with why (where the actor's size below is DPO's 2,
+    `solver.trinity.checks._check_dpo_pair_dynamic`): the trainer's off, with why, where no config says (`dpo_rows`:
+    Trinity's default is on; the actor's unset takes it); for a model whose micro-batches are `padded` (remove padding
+    off, `remove_padding_violation`), off: the trainer's always, with why (where the actor's size below is DPO's 2,
     `actor_pair`, saying so), a role's where the config has it (unset, it takes the trainer's)."""
+    if dpo_rows:
+        return [PlanKey(path=path, value=False, comment=DPO_DYNAMIC_BATCH_WORDS) for path in paths if len(path) == 2]
     if not padded:
         return _turned_back_on(readings, [path for path in paths if not (dpo and path in DYNAMIC_BATCH_KEYS[:2])])
     comment = PADDED_DPO_DYNAMIC_BATCH_WORDS if actor_pair else PADDED_DYNAMIC_BATCH_WORDS
@@ -484,6 +488,9 @@ PADDED_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro
 PADDED_DPO_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro-batch sizes of 1 below; the "
                                   "actor's 2 holds one DPO pair, as its comment says), as the caution says")
 """`PADDED_DYNAMIC_BATCH_WORDS` where the actor's micro-batch size below is DPO's pair, 2 (`DPO_PAIR_SIZES`)."""
+DPO_DYNAMIC_BATCH_WORDS = ("off for DPO: the actor's micro-batch then holds the size below in rows, whole pairs; "
+                           "on, it is cut by tokens and its pairs split (the plan counts one pair's tokens)")
+"""The comment on ``trainer.use_dynamic_bsz: false`` written without a config for DPO (`_dynamic_batch_keys`)."""
 
 
 def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion | None = None) -> list[PlanKey]:
@@ -497,6 +504,14 @@ def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion |
         size = DPO_PAIR_SIZES[version == "0.5"]
         return [PlanKey(path=path, value=size, comment=DPO_PAIR_COMMENT if size == 2 else None) for path in paths]
     return [PlanKey(path=path, value=1) for path in paths]
+
+
+def turns_dpo_rows(plan: Plan, model: Model, config: Any) -> bool:
+    """Whether the keys of `plan` for DPO (`Plan.dpo`) without a `config` (None) turn the trainer's dynamic batch sizes
+    off, the actor's update in rows of one pair (`DPO_PAIR_SIZES`), as ``--write`` keeps a DPO config's: Trinity's
+    default, on, splits the pairs (``dpo-pair-dynamic``); a padded `model`'s are off already
+    (`one_sequence_per_micro_batch`)."""
+    return config is None and plan.dpo and not one_sequence_per_micro_batch(model)
 
 
 def config_trains_dpo(config: Any, environ: Mapping[str, str] | None = None) -> bool:

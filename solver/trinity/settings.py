@@ -30,7 +30,7 @@ from solver.tables import (
     written_layout,
 )
 from solver.trinity.keys import REMOTE_ENGINES, check_environ, trains_dpo, value_at
-from solver.trinity.plan_keys import PlanKey, config_trains_dpo, keys_for_plan
+from solver.trinity.plan_keys import PlanKey, config_trains_dpo, keys_for_plan, turns_dpo_rows
 
 if TYPE_CHECKING:
     from solver.trinity.interpolation import NoEnvironment
@@ -97,7 +97,8 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames, gpu: 
     from solver.trinity.checks import trinity_config_problems
 
     # DPO's actor size is checked for DPO; its 2 where the release may be on either verl line is what its comment says
-    checked = {**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo else settings.config
+    checked = ({**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo or turns_dpo_rows(plan, model, layout)
+               else settings.config)
     # LoRA on a mixture of experts whose adapter config Trinity saves cut short, or on targets that one transformers'
     # PEFT alone takes where the release may run either (the plan's caution, checked on the layouts the config is
     # written for): the LoRA key's comment says so
