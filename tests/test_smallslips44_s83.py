@@ -119,8 +119,11 @@ def test_a_dpo_fragment_without_a_config_turns_dynamic_batch_sizes_off_and_holds
     assert status == 0 and DPO_OFF in out
     assert fragment["trainer"]["use_dynamic_bsz"] is False
     assert fragment["trainer"]["max_token_len_per_gpu"] == 16384  # a pair of 8192, Trinity's default
-    assert fragment["trainer"]["trainer_config"] == {"actor_rollout_ref": {"actor": {
-        "ppo_micro_batch_size_per_gpu": pair}}}
+    # and the ref's and the rollout's log-prob micro-batch 1, which verl 0.8 needs with dynamic batch sizes off
+    # (review83a's rule for --write, met by the fragment too)
+    assert fragment["trainer"]["trainer_config"] == {"actor_rollout_ref": {
+        "actor": {"ppo_micro_batch_size_per_gpu": pair}, "ref": {"log_prob_micro_batch_size_per_gpu": 1},
+        "rollout": {"log_prob_micro_batch_size_per_gpu": 1}}}
 
 
 def test_a_dpo_fragment_merged_into_a_config_draws_no_dpo_pair_dynamic(cli: Cli, tmp_path: Path):
