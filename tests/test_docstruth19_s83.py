@@ -1,6 +1,7 @@
-"""Session 83's doc claims checked against the code (helper docstruth19): the messages docs/trinity.md and docs/api.md
-quote for a DPO config beside ``--rollout-gpus`` or ``--token-budget`` are what is printed and raised; the ``key-dropped``
-and ``verl-key`` words they quote, a stage's too, are the checks' own; and ``--write`` writes DPO's pair with its
+"""Session 83's doc claims checked against the code (helper docstruth19): the messages docs/trinity.md and
+docs/api.md quote for a DPO config beside ``--rollout-gpus`` or ``--token-budget`` are what is printed and raised;
+the ``key-dropped`` and ``verl-key`` words they quote, a stage's too, are the checks' own; the apply lines' alias
+comment and the warning of an alias written out are printed as shown; and ``--write`` writes DPO's pair with its
 ``solve: note:`` alone, the comment on the key being the fragment's (docs/trinity.md said both wrote it)."""
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def test_the_dropped_key_words_trinity_md_quotes_are_the_checks(start: str, vers
 def test_a_stages_refusal_is_quoted_as_the_checks_say_it():
     config = _dpo() | {"algorithm": {"algorithm_type": "grpo"}, "stages": [
         {"stage_name": "a"},
-        {"stage_name": "b", "trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {"ppo_mini_batchsize": 16}}}}}]}
+        {"stage_name": "b",
+         "trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {"ppo_mini_batchsize": 16}}}}}]}
     start = f"stages[1].{ARR}.actor.ppo_mini_batchsize: "
     assert [words for words in _words(config, "0.5") if words.startswith("stages")] == [_quoted(TRINITY, start)]
 
@@ -96,3 +98,38 @@ def test_write_gives_dpos_pair_its_note_alone_and_the_fragment_its_comment(tmp_p
     flat = " ".join(TRINITY.split())
     assert "with its comment and `solve: note:` line" not in flat and "a comment on the key and a" not in flat
     assert "in the fragment (`--emit`, `--out`) a comment on the key (`--write` writes none there)" in flat
+
+
+ALIASED = """mode: both
+algorithm: {algorithm_type: ppo, repeat_times: 8}
+buffer: {batch_size: 96}
+model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}
+cluster: {node_num: 1, gpu_per_node: 8}
+explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}
+trainer:
+  trainer_config:
+    actor_rollout_ref:
+      actor:
+        fsdp_config: &f
+          param_offload: true
+          optimizer_offload: true
+      ref:
+        fsdp_config: *f
+    critic:
+      model:
+        fsdp_config: *f
+"""
+"""A PPO config whose actor's offload flags the ref's and the critic's repeat (``*f``): the plan on 6 H100s turns the
+actor's off and counts the critic reloaded."""
+
+
+def test_the_alias_lines_and_warning_trinity_md_shows_are_printed(tmp_path: Path, cli: Cli):
+    path = tmp_path / "c.yaml"
+    path.write_text(ALIASED, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "h100")
+    block = TRINITY.split("one edit that changes them\nall is made: here, or at the anchor's key where the line's key "
+                          "is an alias of it:\n\n```\n")[1].split("```")[0]
+    assert status == 0 and block in out
+    status, _, err = cli("--from-config", str(path), "--gpu", "h100", "--write", str(tmp_path / "w.yaml"))
+    warning = _quoted(TRINITY, "trainer.trainer_config.critic.model.fsdp_config repeats")
+    assert status == 0 and f"w.yaml: {warning}\n" in err
