@@ -13,9 +13,15 @@ import pytest
 import yaml
 from test_tokbudget_s72 import ARR, CATALOG, Cli
 
-from solver.api import config_query
+from solver.api import answer_query, config_query
 from solver.query import QueryError
-from solver.trinity import read_trinity_config, trinity_config_problems
+from solver.trinity import (
+    aliases_written_out,
+    config_key_changes,
+    config_keys_changed,
+    read_trinity_config,
+    trinity_config_problems,
+)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 TRINITY = (DOCS / "trinity.md").read_text(encoding="utf-8")
@@ -133,3 +139,21 @@ def test_the_alias_lines_and_warning_trinity_md_shows_are_printed(tmp_path: Path
     status, _, err = cli("--from-config", str(path), "--gpu", "h100", "--write", str(tmp_path / "w.yaml"))
     warning = _quoted(TRINITY, "trainer.trainer_config.critic.model.fsdp_config repeats")
     assert status == 0 and f"w.yaml: {warning}\n" in err
+
+
+def test_config_keys_changed_gives_the_lines_without_the_views_alias_comments():
+    # docs/api.md: the view adds the comments (from config_key_changes' written_at, and aliases_written_out's)
+    read = read_trinity_config(ALIASED, "c.yaml", {})
+    answer = answer_query(config_query(CATALOG, read, gpu="H100"), CATALOG)[0]
+    assert answer.best is not None
+    model = CATALOG.model(answer.model)
+    lines = config_keys_changed(ALIASED, answer.best, model, name="c.yaml")
+    assert lines == [f"{ARR}.actor.fsdp_config.param_offload: false  # now true",
+                     f"{ARR}.actor.fsdp_config.optimizer_offload: false  # now true"]
+    assert {change.written_at for change in config_key_changes(ALIASED, answer.best, model, name="c.yaml")
+            if change.key.startswith(f"{ARR}.ref.")} == {f"{ARR}.actor.fsdp_config.param_offload",
+                                                         f"{ARR}.actor.fsdp_config.optimizer_offload"}
+    assert aliases_written_out(ALIASED, answer.best, model, name="c.yaml") == [
+        ("trainer.trainer_config.critic.model.fsdp_config", f"{ARR}.actor.fsdp_config")]
+    assert "the view also puts, under each line of the block whose key an alias or a `<<:` merge repeats" in " ".join(
+        API.split())
