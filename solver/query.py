@@ -682,6 +682,7 @@ class ConfigProblemCode(str, Enum):
     LORA_COUNTED_AS_FULL = "lora-counted-as-full"
     LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
+    LORA_MOE_CONFIG_UNSAVED_REFUSED = "lora-moe-config-unsaved-refused"
     LORA_TARGETS_ASSUMED = "lora-targets-assumed"
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
@@ -721,7 +722,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.NO_SUCH_KEY_REFUSED, ConfigProblemCode.SGLANG_LENGTH_REFUSED,
     ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
-    ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED})
+    ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
@@ -737,7 +738,9 @@ missing), a micro-batch size that every release leaves verl without with dynamic
 too, a critic's value forward beside its whole-batch size, on which its worker fails as it starts), a rollout engine
 whose GPUs cannot hold the weights and one sequence's KV cache as vLLM loads it, or whose tensor-parallel size the
 model's heads do not allow, an engine across nodes that Trinity 0.6 refuses, or an SGLang engine whose
-tensor-parallel size is no multiple of its data-parallel size): the config as written does not run,
+tensor-parallel size is no multiple of its data-parallel size, LoRA on a mixture of experts whose adapter config
+Trinity 0.6 saves cut short, which its explorer's vLLM fails to reload at the first weight sync): the config as
+written does not run,
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
 that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
@@ -748,7 +751,8 @@ adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8; ``typed
 ``trainer.trainer_config`` that Trinity 0.6 on verl 0.8 or later reads as false or ignores; ``rope-scaling-missing``,
 where no vLLM rollout refuses the length; ``rope-scaling-wrong`` in their place under ``--trinity-version 0.5``,
 whose 0.5.0 also takes a vLLM before 0.12; ``micro-batch-unset``, where only some verl versions are left without a
-size) is not one."""
+size; ``lora-moe-config-unsaved``, where the release may be 0.5, which transformers 4 saves whole, or the run, in mode
+train, never reloads the adapter) is not one."""
 
 
 class ConfigProblem(NamedTuple):

@@ -750,7 +750,10 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
     started = time.monotonic()
     ends_by = started + query.time_limit_s if ends_by is None else ends_by
     if data.holds_no_plan(query):
-        return _answer(catalog, query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu),
+        steps = (_offloaded_critic_words(catalog, query, gpu) + _nearest_words(catalog, data, query) if explained
+                 else ReasonWords())
+        return _answer(catalog, query, gpu, "infeasible", (), started,
+                       reason=_no_data_reason(data, query, gpu) + steps,
                        reason_code=(ReasonCode.ESTIMATE_FITS_NOTHING if query.estimate == "only"
                                     else ReasonCode.NO_TABLE_FOR_MODEL))
     ranked = (_ranked_from_asked(catalog, data, query, asked, ends_by)
@@ -874,6 +877,23 @@ def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:
         return f"with {query.option_names.estimate_only} (the tables set aside),{query.critic_words} {nothing_fits}"
     return (f"the tables have no {query.model} on {gpu}"
             + ("" if query.estimate == "never" else f", and{query.critic_words} {nothing_fits}"))
+
+
+def _offloaded_critic_words(catalog: Catalog, query: Query, gpu: str) -> ReasonWords:
+    """Where `query` counts a PPO critic held on the GPUs (resident, or reloaded for its own update) and has no plan on
+    `gpu`: its best plan with the critic offloaded (in host memory throughout), the next step that keeps its GPUs, in
+    words (``; with --critic offloaded (its states in host memory throughout), Env + Offload + SP=2 on 4 GPUs trains
+    65536 tokens (estimated)``); "" where the critic is none or offloaded, or that has no plan either."""
+    if query.critic not in ("resident", "reloaded"):
+        return ReasonWords()
+    plan = optional_best(catalog, query.model_copy(update={"critic": "offloaded", "top": 1}), gpu)
+    if plan is None:
+        return ReasonWords()
+    names = query.option_names
+    given = names.valued(names.named("critic"), '"offloaded"' if names.keywords else "offloaded")
+    return (f"; with {given} (its states in host memory throughout), {plan.setting.label} on "
+            f"{counted(plan.gpus, 'GPU')} trains {counted(plan.max_model_len, 'token')}{plan.lowered_words} ("
+            + plan.evidence_cautioned + ")")
 
 
 def _ranking_solver(data: PlanningData, query: Query) -> cp_model.CpSolver:

@@ -3,8 +3,8 @@ stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with 
 `solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `answers_left_open`: answers a time
 limit left open; `unwrapped_fragments`: the Trinity
 fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test writes into the shipped tables
-is removed; and, for every test, no allocator variable set, nor vLLM's long-length one, and no deadline that passes,
-the planner's nor the cluster commands', unless marked ``wall_clock``) and
+is removed; `mypy_cache`: one mypy cache per test process; and, for every test, no allocator variable set, nor vLLM's
+long-length one, and no deadline that passes, the planner's nor the cluster commands', unless marked ``wall_clock``) and
 helpers (`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the hypothesis profiles: ``ci`` (the
 default: the same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
@@ -68,6 +68,13 @@ def _no_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     clock."""
     if request.node.get_closest_marker("wall_clock") is None:
         monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: math.inf)
+
+
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ``--cache-dir`` for the tests that run ``mypy --strict`` in this test process: the package, checked by the
+    first, is read back from it by the others (each checks its own files still)."""
+    return tmp_path_factory.mktemp("mypy-cache")
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ ABSOLUTE_HEADER = "# To check your config once these keys are in it (CONFIG: its
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
-def test_fleet_and_catalog_built_from_lists_pass_mypy_strict(tmp_path: Path):
+def test_fleet_and_catalog_built_from_lists_pass_mypy_strict(tmp_path: Path, mypy_cache: Path):
     # Before: "Argument "pools" to "Fleet" has incompatible type "list[Pool]"; expected "tuple[Pool, ...]"", and so
     # for jobs, model_config_of and Catalog's models and gpu_types. What the model holds stays a tuple (the last
     # line's error), and an item of another type is still refused (the line before it).
@@ -46,7 +46,7 @@ def test_fleet_and_catalog_built_from_lists_pass_mypy_strict(tmp_path: Path):
         "solver.Fleet(pools=[1], jobs=jobs)\n"
         "listed: list[solver.Job] = fleet.jobs\n", encoding="utf-8")
     result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--cache-dir",
-                             str(tmp_path / "cache"), "user.py"], cwd=tmp_path, capture_output=True, text=True,
+                             str(mypy_cache), "user.py"], cwd=tmp_path, capture_output=True, text=True,
                             timeout=300, check=False, env={**os.environ, "MYPYPATH": str(ROOT)})
     assert (result.returncode, result.stdout.splitlines()) == (1, [
         'user.py:10: error: List item 0 has incompatible type "int"; expected "Pool"  [list-item]',

@@ -166,8 +166,8 @@ def test_a_critic_budget_repeating_the_trainers_goes_with_it(cli: Cli, tmp_path:
     assert "critic: {ppo_max_token_len_per_gpu: *budget, forward_max_token_len_per_gpu: 32768, " in written
     assert notes == (f"NOTE {CRITIC} 24576 raised to the plan's 32768 with trainer.max_token_len_per_gpu, whose value "
                      f"it repeats: {OVERRIDES}\n"
-                     f"NOTE {FORWARD} 24576 raised to the plan's 32768 with {CRITIC}, whose value it repeats: "
-                     f"{OVERRIDES}\n")
+                     f"NOTE {FORWARD} 24576 raised to the plan's 32768 with trainer.max_token_len_per_gpu, whose value "
+                     f"it repeats: {OVERRIDES}\n")
     _fixed_point(cli, tmp_path, monkeypatch, written)
 
 

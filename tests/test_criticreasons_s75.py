@@ -231,7 +231,9 @@ def test_solves_own_no_plan_reasons_name_the_critic_they_count(cli: Cli):
         "within 1 GPU trains")
     assert _no_plan("32B", 2, "reloaded") == (
         "the tables have no Qwen3-32B on A100-80GB, and with a reloaded PPO critic the memory model estimates that "
-        "nothing fits (not even 1024 tokens)")
+        "nothing fits (not even 1024 tokens); with --critic offloaded (its states in host memory throughout), Env + "
+        "Offload + SP=2 on 2 GPUs trains 32768 tokens (estimated, extrapolated); more trainer GPUs train 32768 tokens: "
+        "Env + SP=8 on 16 GPUs (estimated, extrapolated)")
     assert _no_plan("32B", 2, "reloaded", estimate="only").startswith(
         "with --estimate (the tables set aside), with a reloaded PPO critic the memory model estimates that "
         "nothing fits")

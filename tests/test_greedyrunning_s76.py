@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 from test_runningfirst_s75 import JOBS, _fleet, _running
-from test_smallslips20_s75 import FORTY_JOBS
+from test_smallslips20_s75 import FORTY_JOBS, forty_jobs_answers_shared
 
+import solver
 import solver.cluster.search
+import solver.render
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -43,12 +45,40 @@ def _where(answer: dict[str, Any]) -> list[tuple[object, ...]]:
             for p in answer["placements"]]
 
 
+def _text_and_json(cli: Cli, *argv: str) -> tuple[int, str, str, dict[str, Any]]:
+    """`solve ARGV` (a placement's text): its exit status, stdout and stderr, and the JSON `--json` prints for the
+    placement it showed (`cluster_json` of the result it rendered: one search where a second run with --json would
+    place it again)."""
+    shown: list[solver.ClusterResult] = []
+
+    def recorded(result: solver.ClusterResult, *args: Any, **kwargs: Any) -> Any:
+        shown.append(result)
+        return rendered(result, *args, **kwargs)
+
+    rendered = solver.render.cluster_view
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(solver.render, "cluster_view", recorded)
+        status, text, err = cli(*argv)
+    [result] = shown
+    return status, text, err, json.loads(solver.render.cluster_json(result))
+
+
 def _fallback(cli: Cli, fleet: Path, now: Path, *options: str) -> tuple[int, str, list[str], dict[str, Any]]:
     """`solve cluster FLEET --current NOW` where the search finds no first placement: its exit status, its stderr, the
     text's lines, and its JSON."""
-    status, text, err = cli("cluster", str(fleet), "--current", str(now), *options)
-    _, out, _ = cli("cluster", str(fleet), "--current", str(now), "--json", *options)
-    return status, err, text.splitlines(), json.loads(out)
+    status, text, err, answer = _text_and_json(cli, "cluster", str(fleet), "--current", str(now), *options)
+    return status, err, text.splitlines(), answer
+
+
+_FORTY_JOBS_PLACED: list[tuple[int, str, str]] = []
+
+
+def _forty_jobs_placed(cli: Cli) -> tuple[int, str, str]:
+    """`solve cluster cluster-40-jobs.yaml --json --time-limit 15`: its exit status, stdout and stderr, run once per
+    test process (the same on every run: CP-SAT's deterministic time bounds it) for the tests that take it as now."""
+    if not _FORTY_JOBS_PLACED:
+        _FORTY_JOBS_PLACED.append(cli("cluster", str(FORTY_JOBS), "--json", "--time-limit", "15"))
+    return _FORTY_JOBS_PLACED[0]
 
 
 GREEDY = ("status: feasible; placed priority (of 4): 4, no bound proven (time ran out before the search's first "
@@ -92,7 +122,8 @@ def test_a_required_job_the_kept_jobs_leave_no_room_is_placed_first(cli: Cli, tm
 def test_the_forty_jobs_fleet_keeps_its_25_running_jobs(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The 40 jobs as a 15 s placement places them (25 jobs, priority 90), then again with that as --current: the greedy
     # placement said 1 stays, 10 move, 14 stop; 4 start (priority 69); it keeps all 25, and places no other job.
-    status, out, err = cli("cluster", str(FORTY_JOBS), "--json", "--time-limit", "15")
+    forty_jobs_answers_shared(monkeypatch)
+    status, out, err = _forty_jobs_placed(cli)
     now = tmp_path / "now.json"
     now.write_text(out, encoding="utf-8")
     running = _where(json.loads(out))

@@ -922,6 +922,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.SGLANG_PARALLEL_REFUSED]  # an SGLang TP no multiple of its DP: test_sglangdp_s75
     given += [C.ENGINE_ARGS_REPEATED_REFUSED, C.LORA_TARGETS_SAVED_SPLIT]  # test_lorarest4_s76
     given += [C.LORA_MOE_CONFIG_UNSAVED]  # LoRA on a mixture of experts: test_lorarest5_s76
+    given += [C.LORA_MOE_CONFIG_UNSAVED_REFUSED]  # the same under 0.6: test_release06b_s83
     given += [C.LORA_TARGETS_ASSUMED]  # a regex on an unknown model type's assumed names: test_peftnames_s77
     given += [C.DPO_PAIR_DOUBLED]  # DPO's actor size 2 where the release may be 0.6: test_dpofrag_s77
     given += [C.LORA_TARGETS_ONE_TRANSFORMERS]  # one transformers' names alone take it: test_smallslips28_s78

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from test_greedyrunning_s76 import _where, _written
+from test_greedyrunning_s76 import _text_and_json, _where, _written
 from test_runningfirst_s75 import JOBS, _fleet
 
 import solver.cluster.search
@@ -45,9 +45,8 @@ def _stopped_after_priority(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _answer(cli: Cli, fleet: Path, now: Path) -> tuple[int, str, list[str], dict[str, Any]]:
     """`solve cluster FLEET --current NOW --no-widen`: its exit status, its stderr, the text's lines, and its JSON."""
-    status, text, err = cli("cluster", str(fleet), "--current", str(now), "--no-widen")
-    _, out, _ = cli("cluster", str(fleet), "--current", str(now), "--no-widen", "--json")
-    return status, err, text.splitlines(), json.loads(out)
+    status, text, err, answer = _text_and_json(cli, "cluster", str(fleet), "--current", str(now), "--no-widen")
+    return status, err, text.splitlines(), answer
 
 
 def test_the_greedy_start_stands_where_it_keeps_more_at_the_same_priority(cli: Cli, tmp_path: Path,

@@ -89,7 +89,8 @@ def _lora_problems(model: str, lora: dict[str, Any], version: str | None = None,
     problems = trinity_config_problems(mapping, CATALOG.model(model), 8, version=version,  # type: ignore[arg-type]
                                        experts=experts)  # type: ignore[arg-type]
     return [(problem.code.value, problem.words) for problem in problems
-            if problem.code.value.startswith("lora") and problem.code is not ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED]
+            if problem.code.value.startswith("lora") and problem.code not in (
+                ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED)]
 
 
 EXCLUDED_ADAPTED = (

@@ -197,7 +197,7 @@ def test_the_fix_is_quoted_for_a_shell_and_not_in_yaml(cli: Cli, tmp_path: Path)
     # a config's own: give target_modules as YAML takes it
     config = own_config(tmp_path, ", exclude_modules: '.*\\.mlp\\..*'")
     status, out, _ = cli("--from-config", config, "--gpu", "h100", "--check", "--trinity-version", "0.6")
-    assert status == 0
+    assert status == 1  # LoRA on Qwen3-30B-A3B under 0.6: lora-moe-config-unsaved-refused (test_release06b_s83)
     assert ("give target_modules .*\\.(q_proj|k_proj|v_proj|o_proj), which adapts the other modules alone"
             in " ".join(out.split()))
 

@@ -45,7 +45,8 @@ def test_a_gpu_type_without_tables_names_the_larger_tables_that_cap_its_estimate
     assert (status, err, answer["status"], answer["reason_code"]) == (1, "", "infeasible", "no-table-for-model")
     assert answer["reason"] == (
         "the tables have no Qwen3-8B on x, and the memory model estimates that nothing fits (not even 1024 tokens) "
-        "within what the A100-80GB and H20-96GB tables allow (their GPUs have at least this one's memory)")
+        "within what the A100-80GB and H20-96GB tables allow (their GPUs have at least this one's memory); more "
+        "trainer GPUs have a plan: Env + Offload + SP=2 on 2 GPUs at 1024 tokens (estimated, extrapolated)")
 
 
 def test_a_fit_that_moves_no_multiplier_says_so(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

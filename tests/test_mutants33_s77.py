@@ -104,7 +104,7 @@ def test_the_fragments_lora_comment_follows_the_written_release(version: str, sa
 
 
 # None: the plan's own release, 0.5.1 (versionnone, s79; 0.6's before)
-@pytest.mark.parametrize(("version", "codes"), [("0.5", []), ("0.6", [CODE]), (None, [])])
+@pytest.mark.parametrize(("version", "codes"), [("0.5", []), ("0.6", [f"{CODE}-refused"]), (None, [])])
 def test_the_patch_checks_the_lora_config_as_the_written_release_holds_the_experts(version: str | None,
                                                                                    codes: list[str]) -> None:
     plan = _separate_plan()

@@ -2073,9 +2073,12 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
     assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4)[-1] == (
         "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy "
         "fsdp2, got none (Trinity before 0.6 takes fsdp; 0.6, fsdp2)")
-    # A config said to be Trinity 0.6's (--trinity-version 0.6) runs fsdp2, its default, and Offload counts.
+    # A config said to be Trinity 0.6's (--trinity-version 0.6) runs fsdp2, its default; Offload counts where verl
+    # before 0.8 reads it on too, from the trainer's flags (test_release06b_s83).
     for_06 = read_trinity_config(text, "t.yaml", {}, "0.6")
-    assert for_06.offload and not any("trainer_strategy" in note for note in for_06.notes)
+    assert not for_06.offload and for_06.note_codes == (ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET,)
+    both = read_trinity_config(text.replace("trainer:\n", "trainer:\n  offload_policy: true\n"), "t.yaml", {}, "0.6")
+    assert both.offload and not any("trainer_strategy" in note for note in both.notes)
     assert not any("trainer_strategy" in problem
                    for problem in check_trinity_config(_safe_load(text), catalog().model("8B"), 4, version="0.6"))
     assert not read_trinity_config(text, "t.yaml", {}, "0.5").offload

@@ -12,6 +12,7 @@ import pytest
 from cluster_api import buy, place
 from test_clusterbuy_s60 import fleet_file
 from test_minnodes_s64 import _questions_per_second
+from test_smallslips20_s75 import forty_jobs_answers_shared
 
 import solver
 from solver.cluster.options import Planner, WaysLimit, fleet_options
@@ -60,9 +61,11 @@ def test_where_the_wall_clock_cut_the_ways_no_limit_is_estimated():
     assert (ways.cut_short, ways.wall_clock_cut, ways.covering_time_limit_s) == ((0, 1, 2, 3), True, None)
 
 
-def test_the_reviews_forty_jobs_cut_at_the_default_limit_are_worked_out_at_the_limit_it_names():
+def test_the_reviews_forty_jobs_cut_at_the_default_limit_are_worked_out_at_the_limit_it_names(
+        monkeypatch: pytest.MonkeyPatch):
     # review-s72-persona34: 14 jobs cut short at the default 10 s (1019 questions of 1000 allowed), no limit named.
     # The estimate names 14 s; the fleet asks 1206 in all, under its 1400.
+    forty_jobs_answers_shared(monkeypatch)
     fleet = load_fleet(FORTY_JOBS, CATALOG)
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto", time_limit_s=10)
     cut = fleet_options(planner, fleet, WaysLimit.of(planner, 0.0))

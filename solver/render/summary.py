@@ -337,10 +337,12 @@ def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names
 def _lora_moe_said(answer: Answer) -> bool:
     """Whether the summary says its plan's caution on LoRA on a mixture of experts (and on a regex Trinity saves
     split, ``lora-targets-saved-split``, which the first alone gives) elsewhere than in a caution row: in the check
-    of the --from-config's own LoRA (``lora-moe-config-unsaved`` among its problems). Otherwise the caution rows give
-    them, and the apply lines' LoRA config comment points to them (`apply_lines`' `cautions_above`)."""
-    return (answer.current is not None
-            and ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED in answer.current.config_problem_codes)
+    of the --from-config's own LoRA (``lora-moe-config-unsaved`` or, where it refuses the config,
+    ``lora-moe-config-unsaved-refused`` among its problems). Otherwise the caution rows give them, and the apply lines'
+    LoRA config comment points to them (`apply_lines`' `cautions_above`)."""
+    return answer.current is not None and not {
+        ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
+    }.isdisjoint(answer.current.config_problem_codes)
 
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,

@@ -2208,7 +2208,10 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
     cut short at ``"target_parameters":``; vLLM reads it with ``json.load`` (``lora/peft_helper.py:108`` to ``:109`` in
     vLLM 0.19.1) as the explorer reloads the adapter at each weight sync (``common/models/vllm_model.py:570`` to
     ``:581``), and PEFT as it loads it. Checked with a tiny random Qwen3-MoE on CPU (docs/trinity.md). Its ways out
-    are the plan's caution's: under 0.5 transformers 4 first (`transformers_4_way_out`)."""
+    are the plan's caution's: under 0.5 transformers 4 first (`transformers_4_way_out`). Under 0.6, which requires
+    transformers 5 (no release-level way around it), the config is refused
+    (`ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED`) unless its mode is train, whose run no explorer reloads the
+    adapter in."""
     configs = checks.value(LORA_CONFIGS)
     if (lora_moe_unsaved_words(model, checks.version, checks.experts) is None or not isinstance(configs, list)
             or len(configs) != 1 or not isinstance(configs[0], Mapping)):
@@ -2231,7 +2234,12 @@ def _check_moe_lora_saved(checks: _ConfigChecks, model: Model) -> None:
                 "which it adapts in every layer, whatever layers the regular expression names")
         if routed_target_names(names).isdisjoint(converted):
             parameters = "(an empty one here: its target_modules name neither the router nor a routed expert)"
-    checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
+    # Trinity 0.6 runs on transformers 5 alone: where its explorer syncs the adapter (every mode but train), no release
+    # of it gets past the first weight sync, so the config is refused; elsewhere (0.5 on transformers 4, a later load
+    # in mode train) it is a caution.
+    refused = checks.version == "0.6" and checks.value(("mode",)) != "train"
+    checks.add(ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED if refused
+               else ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, (
         f"{dotted(LORA_CONFIGS)} trains LoRA on {model.name}, a mixture of experts: "
         f"{transformers_5_words(checks.version)} peft 0.21.2 makes the adapter's target_parameters a set {parameters}, "
         "which Trinity's _save_lora cannot write as JSON; it logs the error and leaves each "

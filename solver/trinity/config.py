@@ -106,6 +106,7 @@ from solver.trinity.keys import (
     trainer_level_offload,
     trains_critic,
     trains_dpo,
+    trinity_06_offload_off,
 )
 from solver.trinity.reader import (
     ConfigReader,
@@ -644,7 +645,10 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str, versio
             notes.append(ConfigProblem(ConfigProblemCode.OFFLOAD_POLICIES_DISAGREE,
                                        _policies_disagree_note(flags["offload_policy"], policy, names)))
         policy = merged and flags["offload_policy"]
-    elif policy and strategy == "fsdp2" and version != "0.5":
+    elif policy and strategy == "fsdp2" and version == "0.6":  # verl before 0.8 reads the trainer's: unset, off
+        notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET, trinity_06_offload_off(names.write)))
+        policy, disagree = False, True
+    elif policy and strategy == "fsdp2" and version is None:
         notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET, TRINITY_06_OFFLOAD))
     manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
     if strategy == "fsdp2" and manual and not policy and not disagree:

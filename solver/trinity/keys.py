@@ -30,11 +30,26 @@ TRINITY_06_TRAINER_KEYS = ("use_remove_padding", "balance_batch", "critic_warmup
 0.5.1 and 0.5.2: a subset of 0.6.0's) lacks, besides `OFFLOAD_FLAGS`: Trinity 0.5 refuses a config with any of them
 under ``trainer`` (`keys_05_refuses`)."""
 ROLES = ("actor", "ref")
-TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
-                      "optimizer_offload and offload_policy (false where unset): there, set those to true too")
+TRINITY_06_REPLACES = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
+                       "optimizer_offload and offload_policy (false where unset)")
+"""What Trinity 0.6 on verl before 0.8 does with the roles' offload flags (``trainer/verl_legacy/verl_config.py:645``
+to ``:648`` in 0.6.0, for the actor and the ref; on verl 0.8 or later a role's own flag wins,
+``trainer/verl/config.py``'s merge of ``trainer_config``)."""
+TRINITY_06_OFFLOAD = f"{TRINITY_06_REPLACES}: there, set those to true too"
 """What a config with the roles' offload flags alone needs for Trinity 0.6 on verl before 0.8 (Trinity before 0.6
-refuses the keys): `--check`'s line on such a config, and the comment on them in a fragment or --write made for
-Trinity 0.5 (`written_for_05_comment`)."""
+refuses the keys): `--check`'s line on such a config where the release is not named, and the comment on them in a
+fragment or --write made for Trinity 0.5 (`written_for_05_comment`). With ``--trinity-version 0.6`` the verdict
+takes Offload as off, as verl before 0.8 reads it (`trinity_06_offload_off`)."""
+
+
+def trinity_06_offload_off(write: str) -> str:
+    """The line on a config with the roles' offload flags alone, Offload on, for Trinity 0.6 (``--trinity-version
+    0.6``): verl before 0.8 runs the actor without Offload (`TRINITY_06_REPLACES`), which the verdict counts, as the
+    reading of the two that holds more on the GPUs (as it counts a PPO critic's), and the fix (`write`: the option or
+    function that writes it, as `OptionNames.write` names it)."""
+    return (f"{TRINITY_06_REPLACES}, so there the actor trains without Offload, which the verdict counts, the reading "
+            "that holds more on the GPUs (verl 0.8 or later reads the roles' own flags, with Offload): set "
+            f"trainer.param_offload, optimizer_offload and offload_policy to true too ({write} does)")
 
 
 def written_for_05_comment(plan: Plan, option_names: OptionNames, flags: str) -> str:

@@ -667,6 +667,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
         mapping[name] = value
     _alias_comments_copied(places, aliased)
     _drop_stale_sum_comment(data, reading, plan, environ)
+    _mend_budget_comment(data, plan)
     left_out = _note_evidence(data, plan, model, gpu, indent, check, version, option_names)
     _note_host_memory(data, plan, model, version, host_ram_gb, indent, option_names.host_ram)
     for section in NOTED_FLAGS if version is None else ():  # added, or noted by an earlier --write
@@ -725,6 +726,34 @@ def _drop_stale_sum_comment(data: CommentedMap, reading: Any, plan: Plan, enviro
         token.value = newline + rest
         if not token.value:
             entry[2] = None
+
+
+BUDGET_FORMULA_COMMENT = re.compile(r"#\s*ceil\(\s*2\s*x\s*\d+\s*/\s*SP\s*\d+\s*\)")
+"""An end-of-line comment beside ``trainer.max_token_len_per_gpu`` that is Trinity's default budget's formula and
+nothing else (``# ceil(2 x 32768 / SP 4)``), as `solve`'s token budget row writes it: `_mend_budget_comment` mends
+it to the plan's."""
+
+
+def _mend_budget_comment(data: CommentedMap, plan: Plan) -> None:
+    """Mend the end-of-line comment beside ``trainer.max_token_len_per_gpu`` that gives Trinity's default budget's
+    formula (`BUDGET_FORMULA_COMMENT`, those words alone: a comment of the user's own that says more stays) to the
+    plan's, ``# ceil(2 x 32768 / SP 1)``, which the patch sets the key to; where the plan's budget is lowered below
+    it, drop it: either way it would say what is no longer so. The comment lines after it stay."""
+    section = data.get("trainer")
+    if not isinstance(section, CommentedMap):
+        return
+    entry = section.ca.items.get("max_token_len_per_gpu")
+    token = entry[2] if entry and len(entry) > 2 else None
+    if not isinstance(token, CommentToken):
+        return
+    own, newline, rest = token.value.partition("\n")
+    if BUDGET_FORMULA_COMMENT.fullmatch(own.strip()) is None:
+        return
+    formula = "" if plan.lowered_budget else own[:len(own) - len(own.lstrip())] + (
+        f"# ceil(2 x {plan.max_model_len} / SP {plan.sp})")
+    token.value = formula + newline + rest
+    if not token.value:
+        entry[2] = None
 
 
 def _removed_for_05(data: CommentedMap, version: TrinityVersion | None) -> tuple[str, ...]:

@@ -826,6 +826,16 @@ def _repeated_source(key: str, given: Mapping[str, float]) -> str | None:
     return source if given.get(source) == given[key] else None
 
 
+def _repeated_root(key: str, given: Mapping[str, float]) -> str | None:
+    """The budget whose value the own token budget `key` repeats, followed back through the budgets that repeat
+    theirs (`_repeated_source`: the critic's forward that repeats the critic's training, which repeats the trainer's,
+    repeats the trainer's), as one alias may repeat one value in them all; None where `key` sets its own."""
+    source = _repeated_source(key, given)
+    while source in _budget_sources(()) and (further := _repeated_source(source, given)) is not None:
+        source = further
+    return source
+
+
 def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: bool = False, *,
                       ref_runs: bool = True, critic_sp: int | None = None) -> str | None:
     """What ``--write`` does with the own token budget `key` (a role's or the critic's) that a config sets
@@ -839,7 +849,7 @@ def own_budget_change(plan: Plan, key: str, given: Mapping[str, float], padded: 
     least = least_token_budget(length, sp)
     ceiling = f"ceil({length} / {sp}) = {least}"
     at = f" at the critic's own SP {sp}" if sp != plan.sp else ""
-    source = _repeated_source(key, given)
+    source = _repeated_root(key, given)
     if key in (_CRITIC_BUDGET, _CRITIC_FORWARD_BUDGET) and plan.critic is None and source is None:
         return None if written == budget else (
             f"{shown_number(budget)} raised to {ceiling}, the least that holds a sequence of the plan's length{at}, "

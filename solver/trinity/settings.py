@@ -101,7 +101,8 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames, gpu: 
     # LoRA on a mixture of experts whose adapter config Trinity saves cut short, or on targets that one transformers'
     # PEFT alone takes where the release may run either (the plan's caution, checked on the layouts the config is
     # written for): the LoRA key's comment says so
-    passed = (ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS,
+    passed = (ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
+              ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS,
               ConfigProblemCode.DPO_PAIR_DOUBLED, ConfigProblemCode.LORA_EXCLUDED_ADAPTED)
     problems = [problem.words for problem in trinity_config_problems(
         checked, model, plan.gpus, environ=settings.environment, version=version,
