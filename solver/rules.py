@@ -945,9 +945,9 @@ COLOCATE_ROLLOUT_SHARE = 0.25
 
 def colocate_words(names: OptionNames) -> str:
     """Trinity's mode colocate in words: the trainer and its vLLM engine share the one GPU of a cluster that has one
-    (Trinity runs it so by itself on a one-GPU Ray cluster where the config gives no ``cluster.node_num`` or
-    ``gpu_per_node``), which rft-solver does not plan, and how to plan the trainer on what the engine leaves it, as
-    `names` name the option (``--gpu NAME --gpu-memory SIZE``)."""
+    (Trinity runs it so by itself on a one-GPU Ray cluster where the config leaves ``cluster.node_num`` or
+    ``gpu_per_node`` unset), which rft-solver does not plan, and how to plan the trainer on what the engine leaves
+    it, as `names` name the option (``--gpu NAME --gpu-memory SIZE``)."""
     left = round(100 * (1 - COLOCATE_ROLLOUT_SHARE))
     return (f"Trinity's mode colocate runs the trainer and its vLLM engine on one GPU, the engine taking up to "
             f"{round(100 * COLOCATE_ROLLOUT_SHARE)}% of it (gpu_memory_utilization), which rft-solver does not plan: "
