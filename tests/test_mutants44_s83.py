@@ -12,6 +12,8 @@ import yaml
 import pytest
 from config_cases import ARR, with_key
 from test_release06_s82 import PASSED_08
+from test_criticsp_s83 import SP as CRITIC_SP
+from test_criticsp_s83 import _config as _critic_config
 from test_dpowrite_s83 import PLAN, _dpo
 from test_padbound_s71 import INTERNLM2
 from test_stagesdrop_s83 import KL_TOP, REFUSED_05, _problems
@@ -58,3 +60,44 @@ def test_a_dpo_config_of_a_model_trained_one_sequence_per_micro_batch_gets_the_m
     path.write_text(yaml.safe_dump(_dpo(2)), encoding="utf-8")
     got = cli("--from-config", str(path), "--model-config", str(INTERNLM2), *PLAN, "--token-budget", budget)
     assert (got[0], got[2]) == (status, err)
+
+
+@pytest.fixture
+def _env_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+
+
+def _critic_sp_lines(cli: Cli, tmp_path: Path, text: str, version: str) -> tuple[int, list[tuple[str, str]]]:
+    """--check's exit status on `text` (criticsp's config) with `version`, and (code, words) of its lines that name
+    the critic's own SP."""
+    config = tmp_path / "c.yaml"
+    config.write_text(text)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json", "--trinity-version",
+                         version)
+    current = json.loads(out)[0]["current"]
+    return status, [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
+                                                 strict=True) if CRITIC_SP in words]
+
+
+@pytest.mark.parametrize(("another", "runs"), [
+    ("", "Trinity 0.6 on verl before 0.8 checks the critic's SP as the actor's and refuses the config (SP=3 does not "
+         "divide"),
+    (", critic_model_path: /other/critic", "Trinity 0.6 on verl before 0.8 runs the critic at SP 3, raising its token "
+                                           "budget to hold a sequence there; Trinity 0.6 on verl 0.8 or later")])
+@pytest.mark.usefixtures("_env_on")
+def test_a_critic_sp_the_heads_refuse_is_refused_but_for_a_critic_of_another_model(cli: Cli, tmp_path: Path,
+                                                                                    another: str, runs: str):
+    # SP 3 divides the 6 trainer GPUs but not Qwen3-8B's heads; a critic of another model's heads are unknown
+    text = _critic_config("ppo", "    critic: {ulysses_sequence_parallel_size: 3}\n").replace(
+        "max_model_len: 32768}", f"max_model_len: 32768{another}}}")
+    status, ((code, words),) = _critic_sp_lines(cli, tmp_path, text, "0.6")
+    assert status == 0 and code == "role-sp-differs" and words.startswith(f"{CRITIC_SP} 3 is not trainer.ulysses_sequence_parallel_"
+                                                          f"size 2: {runs}")
+
+
+@pytest.mark.usefixtures("_env_on")
+def test_under_05_a_critic_sp_the_gpus_refuse_gets_no_role_sp_line(cli: Cli, tmp_path: Path):
+    # SP 4 does not divide the 6 trainer GPUs: 0.5 refuses the config (its line), and runs no critic at SP 4
+    text = _critic_config("ppo", "    critic: {ulysses_sequence_parallel_size: 4}\n")
+    status, lines = _critic_sp_lines(cli, tmp_path, text, "0.5")
+    assert (status, [code for code, _ in lines]) == (1, ["sp-divides-gpus"])
