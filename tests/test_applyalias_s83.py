@@ -23,6 +23,7 @@ import yaml
 from test_aliaskeys_s82 import ACTOR, CONFIGS, FSDP, HEAD, MODEL, REF, ROLES, ROLLOUT
 from test_criticbudget_s82 import BASE
 from test_json import jsonschema_errors
+from test_smallslips41_s82 import KEPT_SP
 
 Cli = Callable[..., tuple[int, str, str]]
 SWAPPED = (HEAD + MODEL + ROLLOUT + ROLES + "      ref:\n        fsdp_config: &offload {param_offload: true, "
@@ -144,21 +145,24 @@ def test_a_critics_own_sp_written_beside_a_merge_is_its_own_key(cli: Cli, tmp_pa
 def test_a_critic_of_another_model_keeps_its_sp_through_the_actors_anchor(cli: Cli, tmp_path: Path, critic: str,
                                                                           alias: bool) -> None:
     # the actor's SP set to the plan's 2 at &roles reached the critic, whose own SP 1 --write keeps (its heads the
-    # plan's SP need not divide): a merged one is written as the critic's own key, an alias out as its own mapping
+    # plan's SP need not divide): a merged one is written as the critic's own key, an alias out as its own mapping;
+    # the copy's line on the kept SP 1 first (session 83, criticsp: before, none)
     apply, changes, written, notes = _run(cli, tmp_path, ANOTHER + ROLES_SP + critic, "h20")
+    kept_sp = KEPT_SP.format(written=tmp_path / "w.yaml")
     assert written["trainer"]["trainer_config"]["critic"]["ulysses_sequence_parallel_size"] == 1
     assert written["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"] == {"ulysses_sequence_parallel_size": 2}
     assert [change["key"] for change in changes if change["key"].endswith("ulysses_sequence_parallel_size")] == [
         "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size"]
     actor = "trainer.trainer_config.actor_rollout_ref.actor"
     if alias:
-        assert notes == (f"solve: warning: {tmp_path / 'w.yaml'}: {CRITIC} repeats {actor} (*roles), but the plan "
-                         "leaves other values in it than there: the patch writes it out as a mapping of its own\n")
+        assert notes == kept_sp + (f"solve: warning: {tmp_path / 'w.yaml'}: {CRITIC} repeats {actor} (*roles), but "
+                                   "the plan leaves other values in it than there: the patch writes it out as a "
+                                   "mapping of its own\n")
         assert apply[-1] == (f"# in c.yaml {CRITIC} is an alias of {actor}, but the plan leaves other values in it "
                              f"than there: write it out as a mapping of its own, as --write does (an edit at {actor} "
                              "reaches it)")
     else:
-        assert notes == "" and "      ulysses_sequence_parallel_size: 1\n" in (tmp_path / "w.yaml").read_text()
+        assert notes == kept_sp and "      ulysses_sequence_parallel_size: 1\n" in (tmp_path / "w.yaml").read_text()
         assert apply[-1] == f"{actor}.ulysses_sequence_parallel_size: 2  # now 1"
 
 

@@ -153,8 +153,9 @@ MODEL_KEYS = "model_path: Qwen/Qwen3-8B, max_model_len: 16384"
 
 ALIAS_WORDS = ("empty is the anchor &l, which other keys repeat (*l): the patch sets model.lora_configs to "
                "[{lora_rank: 16}], written out (no longer *l), and leaves it at ")
-MAPPING_WORDS = ("model is the anchor &m, which base repeats (*m): the patch's changes in it (lora_configs to "
+MAPPING_WORDS = ("base is the anchor &m, which model repeats (*m): the patch's changes in it (lora_configs to "
                  "[{lora_rank: 16}], ...) reach it too")
+"""The anchor's place named, ``base`` (session 83, applyalias; before, the path the change was set through)."""
 
 
 @pytest.mark.parametrize(("given", "warning"), [

@@ -1574,6 +1574,8 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
                         _DYNAMIC_OFF_WORDS, version)
         _check_null_micro_batch_sizes(checks, version)
         _check_critic_forward_unset(checks, version)
+        if dpo and turned_off(checks.flag(trainer)):
+            _check_dpo_sizes_unset(checks, version)
         return
     trainer, *roles = DYNAMIC_BATCH_KEYS
     why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
@@ -1612,6 +1614,24 @@ def _check_null_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion
             f"on: {fix}"))
 
 
+def _check_dpo_sizes_unset(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """For DPO with the trainer's dynamic batch sizes off on a model trained with remove padding (off keeps the actor's
+    pairs whole: `_check_dynamic_batch`), check that each role's micro-batch size (`ROLE_MICRO_BATCH_SIZES`) is set,
+    as `_check_micro_batch_sizes` does for a padded model: Trinity 0.6 on verl 0.8 or later hands verl none for one
+    left unset, and verl refuses dynamic batch sizes off as the trainer starts (`_check_unset_size`). A null one is
+    `_check_null_micro_batch_sizes`'s."""
+    for path in ROLE_MICRO_BATCH_SIZES:
+        if not checks.written_null(path):
+            _check_unset_size(checks, path, ROLE_MICRO_BATCH_SIZES, version,
+                              _micro_batch_fix(checks, path == ROLE_MICRO_BATCH_SIZES[0], version))
+
+
+def _micro_batch_fix(checks: _ConfigChecks, pair: bool, version: TrinityVersion | None) -> str:
+    """How to set a micro-batch size with dynamic batch sizes off, in words: the actor's one DPO pair where `pair`
+    (`_one_pair_words`), else 1, each as ``--write`` writes it."""
+    return _one_pair_words(version, checks.names.write) if pair else f"set it to 1 ({checks.names.write} does)"
+
+
 def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check, with dynamic batch sizes off, that each pass's micro-batch holds one sequence (`ROLE_MICRO_BATCH_SIZES`,
     and the critic's, `CRITIC_MICRO_BATCH_SIZES`, where the algorithm trains one): more are padded past the token
@@ -1626,7 +1646,7 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
     for path in paths:
         size = checks.number(path)
         pair = dpo and path == ROLE_MICRO_BATCH_SIZES[0]
-        fix = _one_pair_words(version, checks.names.write) if pair else f"set it to 1 ({checks.names.write} does)"
+        fix = _micro_batch_fix(checks, pair, version)
         if pair and size is not None:
             _check_dpo_pair_size(checks, size, version)
         elif size is not None and size != 1:
@@ -1688,9 +1708,9 @@ def _check_dpo_pair_doubled(checks: _ConfigChecks, version: TrinityVersion | Non
 
 
 def _one_pair_words(version: TrinityVersion | None, writer: str = "") -> str:
-    """How to set DPO's actor micro-batch size per GPU for a padded model so that it holds one pair, a chosen and a
-    rejected sequence, on the release `version` may be (`solver.trinity.plan_keys.DPO_PAIR_SIZES`), in words; with
-    `writer`, naming it as the one that writes that size (``--write``)."""
+    """How to set DPO's actor micro-batch size per GPU with dynamic batch sizes off so that it holds one pair, a
+    chosen and a rejected sequence, on the release `version` may be (`solver.trinity.plan_keys.DPO_PAIR_SIZES`), in
+    words; with `writer`, naming it as the one that writes that size (``--write``)."""
     does = f" ({writer} does)" if writer else ""
     if version == "0.5":
         return f"set it to 1{does}, one pair, a chosen and a rejected sequence, once doubled"

@@ -252,7 +252,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         # a role's keys together, a section's together (the fragment nests them)
         *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded, pair, rows)),
         *_own_budget_keys(plan, "rollout", readings, version),
-        *(_micro_batch_keys("rollout") if padded else []),
+        *(_micro_batch_keys("rollout") if padded or rows else []),
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
@@ -586,7 +586,8 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
     on (off, with one sequence per micro-batch, where its micro-batches are `padded`: `_dynamic_batch_keys`; the
     actor's one pair for `dpo`: `_micro_batch_keys`, and so where the actor's update holds `rows`,
-    `config_dpo_in_rows`, whatever the model), and its
+    `config_dpo_in_rows`, whatever the model, the ref's 1 beside it, which Trinity doubles to one pair before verl 0.8
+    and verl 0.8 or later needs set with dynamic batch sizes off, `MICRO_BATCH_UNSET_ON_08`), and its
     offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which refuses that
     key: `KEYS_05_LACKS`; none for the ref where `plan` counts no reference model, `Plan.reference_model`: the run
     builds none to offload)."""
@@ -594,7 +595,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _dynamic_batch_keys(
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded, dpo=dpo)
-    keys += _micro_batch_keys(role, dpo, version) if padded or (rows and role == "actor") else []
+    keys += _micro_batch_keys(role, dpo, version) if padded or rows else []
     keys += _own_budget_keys(plan, role, readings, version)
     if role == "ref" and not plan.reference_model:
         return keys
@@ -657,12 +658,13 @@ def _critic_sp_keys(plan: Plan, readings: _ConfigReadings, version: TrinityVersi
 
 def _grouped(keys: list[PlanKey]) -> list[PlanKey]:
     """`keys` with those of each section together (as the fragment nests them), each section where its first key
-    was, its keys in their order: the critic's engine SP beside its engine's offload flags."""
+    was, its keys in their order (a section's own key where it was, not before its subsections'): the critic's engine
+    SP beside its engine's offload flags."""
     first: dict[tuple[str, ...], int] = {}
     for index, key in enumerate(keys):
-        for depth in range(1, len(key.path)):
+        for depth in range(1, len(key.path) + 1):
             first.setdefault(key.path[:depth], index)
-    return sorted(keys, key=lambda key: [first[key.path[:depth]] for depth in range(1, len(key.path))])
+    return sorted(keys, key=lambda key: [first[key.path[:depth]] for depth in range(1, len(key.path) + 1)])
 
 
 def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _ConfigReadings) -> list[PlanKey]:
