@@ -101,3 +101,45 @@ def test_under_05_a_critic_sp_the_gpus_refuse_gets_no_role_sp_line(cli: Cli, tmp
     text = _critic_config("ppo", "    critic: {ulysses_sequence_parallel_size: 4}\n")
     status, lines = _critic_sp_lines(cli, tmp_path, text, "0.5")
     assert (status, [code for code, _ in lines]) == (1, ["sp-divides-gpus"])
+
+
+@pytest.mark.usefixtures("_env_on")
+def test_under_05_the_trainers_sp_given_to_the_critic_beside_the_actors_own_gets_no_critic_sp_line(
+        cli: Cli, tmp_path: Path):
+    # the actor's own SP 1 is the one 0.5 runs at; the critic takes the trainer's 2, which the actor's line says
+    text = _critic_config("ppo", "    actor_rollout_ref:\n      actor: {ulysses_sequence_parallel_size: 1}\n")
+    assert _critic_sp_lines(cli, tmp_path, text, "0.5")[1] == []
+
+
+@pytest.mark.usefixtures("_env_on")
+def test_under_05_a_critic_of_another_model_at_an_sp_the_actors_heads_refuse_gets_the_role_sp_line(
+        cli: Cli, tmp_path: Path):
+    text = _critic_config("ppo", "    critic: {ulysses_sequence_parallel_size: 3}\n").replace(
+        "max_model_len: 32768}", "max_model_len: 32768, critic_model_path: /other/critic}")
+    status, ((code, words),) = _critic_sp_lines(cli, tmp_path, text, "0.5")
+    assert (status, code) == (0, "role-sp-differs") and words.startswith(
+        f"{CRITIC_SP} 3 is not the actor's SP 2: Trinity 0.5 runs the critic at SP 3")
+
+
+@pytest.mark.usefixtures("_env_on")
+def test_a_critic_sp_above_a_single_trainer_gpu_is_said_refused(cli: Cli, tmp_path: Path):
+    text = _critic_config("ppo", "    critic: {ulysses_sequence_parallel_size: 2}\n").replace(
+        "gpu_per_node: 8", "gpu_per_node: 3").replace("  ulysses_sequence_parallel_size: 2\n", "")
+    _, ((code, words),) = _critic_sp_lines(cli, tmp_path, text, "0.6")
+    assert code == "role-sp-differs" and words.startswith(
+        f"{CRITIC_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity 0.6 on verl before 0.8 checks the "
+        "critic's SP as the actor's and refuses the config (SP=2 does not divide 1 GPU")
+
+
+@pytest.mark.usefixtures("_env_on")
+@pytest.mark.parametrize(("algorithm", "ref_read"), [("grpo", True), ("asymre", False)])
+def test_the_trainers_budget_is_said_read_by_the_ref_only_where_its_forward_runs(cli: Cli, tmp_path: Path,
+                                                                                 algorithm: str, ref_read: bool):
+    text = _critic_config(algorithm, "    actor_rollout_ref:\n      ref: {log_prob_use_dynamic_bsz: true}\n").replace(
+        "trainer:\n", "trainer:\n  use_dynamic_bsz: false\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(text)
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json", "--trinity-version", "0.5")
+    (words,) = [words for words in json.loads(out)[0]["current"]["config_problems"]
+                if words.startswith("trainer.use_dynamic_bsz")]
+    assert ("in every pass but the ref's (Trinity 0.5), whose own key turns dynamic batch sizes back on" in words) is ref_read
