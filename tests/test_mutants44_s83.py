@@ -143,3 +143,24 @@ def test_the_trainers_budget_is_said_read_by_the_ref_only_where_its_forward_runs
     (words,) = [words for words in json.loads(out)[0]["current"]["config_problems"]
                 if words.startswith("trainer.use_dynamic_bsz")]
     assert ("in every pass but the ref's (Trinity 0.5), whose own key turns dynamic batch sizes back on" in words) is ref_read
+
+
+def test_a_dpo_config_of_a_padded_model_in_rows_gets_the_padded_models_note(tmp_path: Path, cli: Cli):
+    path, written = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(_dpo(2)), encoding="utf-8")
+    status, _, err = cli("--from-config", str(path), "--model-config", str(INTERNLM2), *PLAN, "--write", str(written))
+    assert status == 0 and (f"solve: note: {path} trains DPO with one padded sequence per micro-batch for "
+                            "internlm2-7b, so what is made from it writes ") in err
+
+
+@pytest.mark.usefixtures("_env_on")
+def test_the_critics_budget_is_judged_at_the_sp_write_sets_not_its_own(cli: Cli, tmp_path: Path):
+    # --write sets the critic's own SP 1 to the plan's 2, where its budget of 20000 holds a sequence (ceil(32768 / 2)
+    # = 16384): kept; at SP 1 it would be raised to hold one
+    text = _critic_config("ppo", "    critic: {ulysses_sequence_parallel_size: 1, ppo_max_token_len_per_gpu: 20000}\n")
+    config, written = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    config.write_text(text)
+    status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(written))
+    assert status == 0, err
+    critic = yaml.safe_load(written.read_text())["trainer"]["trainer_config"]["critic"]
+    assert (critic["ulysses_sequence_parallel_size"], critic["ppo_max_token_len_per_gpu"]) == (2, 20000)
