@@ -452,7 +452,7 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     fix = (f"{checks.names.write} keeps it: the critic is model.critic_model_path's, whose heads rft-solver does not "
            "know" if another else f"set them alike ({checks.names.write} does)")
     if version == "0.5":  # the trainer's SP given to the critic: the actor's own SP has a line of its own
-        if (critic_sp is not None and critic_sp != sp
+        if (critic_sp is not None and critic_sp != sp and checks.number(CRITIC_SP_KEY) is not None
                 and not (trainer_gpus > 0 and sp_gpus_violation(trainer_gpus, critic_sp))
                 and (another or not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads,
                                                       critic_sp))):
