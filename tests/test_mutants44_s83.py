@@ -12,6 +12,8 @@ import yaml
 import pytest
 from config_cases import ARR, with_key
 from test_release06_s82 import PASSED_08
+from test_applyalias_s83 import BASE as ALIAS_BASE
+from test_applyalias_s83 import _run as _run_alias
 from test_criticsp_s83 import SP as CRITIC_SP
 from test_criticsp_s83 import _config as _critic_config
 from test_dpowrite_s83 import PLAN, _dpo
@@ -164,3 +166,18 @@ def test_the_critics_budget_is_judged_at_the_sp_write_sets_not_its_own(cli: Cli,
     assert status == 0, err
     critic = yaml.safe_load(written.read_text())["trainer"]["trainer_config"]["critic"]
     assert (critic["ulysses_sequence_parallel_size"], critic["ppo_max_token_len_per_gpu"]) == (2, 20000)
+
+
+def test_an_alias_before_its_anchor_in_path_order_is_the_one_written_out(cli: Cli, tmp_path: Path):
+    # the critic's model.fsdp_config holds &f, first in the file; the actor's *f (a path sorting before it) is the
+    # alias written out, the anchor staying where it is
+    swapped = ("    critic:\n      model:\n        fsdp_config: &f {param_offload: true, optimizer_offload: true}\n"
+               "    actor_rollout_ref:\n      actor:\n        fsdp_config: *f\n")
+    _, _, written, notes = _run_alias(cli, tmp_path, ALIAS_BASE + swapped, "h20", "--critic", "offloaded")
+    roles = written["trainer"]["trainer_config"]
+    assert roles["actor_rollout_ref"]["actor"]["fsdp_config"] == {"param_offload": False, "optimizer_offload": False}
+    assert roles["critic"]["model"]["fsdp_config"] == {"param_offload": True, "optimizer_offload": True,
+                                                        "offload_policy": True}
+    actor, critic = f"{ARR}.actor.fsdp_config", "trainer.trainer_config.critic.model.fsdp_config"
+    assert notes == (f"solve: warning: {tmp_path / 'w.yaml'}: {actor} repeats {critic} (*f), but the plan leaves "
+                     "other values in it than there: the patch writes it out as a mapping of its own\n")
