@@ -7,17 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import pytest
+import yaml
 from config_cases import ARR, with_key
-from test_release06_s82 import PASSED_08
 from test_applyalias_s83 import BASE as ALIAS_BASE
 from test_applyalias_s83 import _run as _run_alias
 from test_criticsp_s83 import SP as CRITIC_SP
 from test_criticsp_s83 import _config as _critic_config
 from test_dpowrite_s83 import PLAN, _dpo
 from test_padbound_s71 import INTERNLM2
+from test_release06_s82 import PASSED_08
 from test_stagesdrop_s83 import KL_TOP, REFUSED_05, _problems
 from test_tokbudget_s72 import Cli
 
@@ -53,8 +52,8 @@ def test_a_dpo_config_whose_actor_may_run_in_rows_is_planned_at_the_default_budg
 
 @pytest.mark.parametrize(("budget", "status", "err"), [
     ("auto", 0, ""),
-    ("8192", 2, "solve: error: --token-budget 8192: internlm2-7b trains one padded sequence per micro-batch, which "
-                "reads no token budget: leave --token-budget out\n")])
+    ("8192", 2, ("solve: error: --token-budget 8192: internlm2-7b trains one padded sequence per micro-batch, which "
+                "reads no token budget: leave --token-budget out\n"))])
 def test_a_dpo_config_of_a_model_trained_one_sequence_per_micro_batch_gets_the_models_budget_words(
         tmp_path: Path, cli: Cli, budget: str, status: int, err: str):
     # its plans count the pair whatever the budget: not the DPO config's refusal (its actor in rows), the model's
@@ -82,10 +81,10 @@ def _critic_sp_lines(cli: Cli, tmp_path: Path, text: str, version: str) -> tuple
 
 
 @pytest.mark.parametrize(("another", "runs"), [
-    ("", "Trinity 0.6 on verl before 0.8 checks the critic's SP as the actor's and refuses the config (SP=3 does not "
-         "divide"),
-    (", critic_model_path: /other/critic", "Trinity 0.6 on verl before 0.8 runs the critic at SP 3, raising its token "
-                                           "budget to hold a sequence there; Trinity 0.6 on verl 0.8 or later")])
+    ("", ("Trinity 0.6 on verl before 0.8 checks the critic's SP as the actor's and refuses the config (SP=3 does not "
+         "divide")),
+    (", critic_model_path: /other/critic", ("Trinity 0.6 on verl before 0.8 runs the critic at SP 3, raising its token "
+                                           "budget to hold a sequence there; Trinity 0.6 on verl 0.8 or later"))])
 @pytest.mark.usefixtures("_env_on")
 def test_a_critic_sp_the_heads_refuse_is_refused_but_for_a_critic_of_another_model(cli: Cli, tmp_path: Path,
                                                                                     another: str, runs: str):
@@ -93,8 +92,8 @@ def test_a_critic_sp_the_heads_refuse_is_refused_but_for_a_critic_of_another_mod
     text = _critic_config("ppo", "    critic: {ulysses_sequence_parallel_size: 3}\n").replace(
         "max_model_len: 32768}", f"max_model_len: 32768{another}}}")
     status, ((code, words),) = _critic_sp_lines(cli, tmp_path, text, "0.6")
-    assert status == 0 and code == "role-sp-differs" and words.startswith(f"{CRITIC_SP} 3 is not trainer.ulysses_sequence_parallel_"
-                                                          f"size 2: {runs}")
+    assert (status, code) == (0, "role-sp-differs")
+    assert words.startswith(f"{CRITIC_SP} 3 is not trainer.ulysses_sequence_parallel_size 2: {runs}")
 
 
 @pytest.mark.usefixtures("_env_on")
@@ -144,7 +143,8 @@ def test_the_trainers_budget_is_said_read_by_the_ref_only_where_its_forward_runs
     _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json", "--trinity-version", "0.5")
     (words,) = [words for words in json.loads(out)[0]["current"]["config_problems"]
                 if words.startswith("trainer.use_dynamic_bsz")]
-    assert ("in every pass but the ref's (Trinity 0.5), whose own key turns dynamic batch sizes back on" in words) is ref_read
+    said = "in every pass but the ref's (Trinity 0.5), whose own key turns dynamic batch sizes back on"
+    assert (said in words) is ref_read
 
 
 def test_a_dpo_config_of_a_padded_model_in_rows_gets_the_padded_models_note(tmp_path: Path, cli: Cli):
