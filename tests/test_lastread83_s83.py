@@ -7,12 +7,15 @@ API raised ``RuntimeError`` (an internal error) in place of a fragment."""
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from test_tokbudget_s72 import ARR, CATALOG
 
+import solver.__main__
+import solver.cli.status
 from solver.api import plan
 from solver.results import Plan
 from solver.trinity import plan_settings, trinity_fragment
@@ -55,3 +58,10 @@ def test_the_settings_of_a_plan_without_dpo_made_with_dpo_are_in_rows() -> None:
 @pytest.mark.parametrize("dpo", [None, False])
 def test_the_fragment_of_a_plan_without_dpo_keeps_trinitys_dynamic_batch_sizes(dpo: bool | None) -> None:
     assert _rows_keys(yaml.safe_load(trinity_fragment(_plan(False), MODEL, dpo=dpo))) == (None, None, None, None)
+
+
+def test_the_internal_error_status_is_the_entry_points_without_importing_it() -> None:
+    # solver.cli.status names 70 in every help without importing solver.__main__ (a layer above the package's)
+    assert solver.cli.status.INTERNAL_ERROR == solver.__main__.INTERNAL_ERROR == 70
+    assert "from solver.__main__ import" not in Path(solver.cli.status.__file__).read_text(encoding="utf-8")
+    assert solver.cli.status.STATUSES_AFTER_BAD_INPUT.endswith(", 70 an internal error")
