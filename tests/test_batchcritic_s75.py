@@ -49,8 +49,10 @@ def _ppo(critic: dict[str, Any], **trainer: Any) -> dict[str, Any]:
 
 
 def _dpo(size: Any = 1, **trainer: Any) -> dict[str, Any]:
-    """`_config`'s for DPO, with the actor's micro-batch size per GPU `size` (None: unset)."""
-    config = _config({"actor": {} if size is None else {"ppo_micro_batch_size_per_gpu": size}}, **trainer)
+    """`_config`'s for DPO, with the actor's micro-batch size per GPU `size` (None: unset), the ref's and the rollout's
+    log-prob sizes 1 (unset, verl 0.8 refuses them with dynamic batch sizes off: s83's review83a, its own tests)."""
+    config = _config({"actor": {} if size is None else {"ppo_micro_batch_size_per_gpu": size},
+                      **{role: {"log_prob_micro_batch_size_per_gpu": 1} for role in ("ref", "rollout")}}, **trainer)
     config["algorithm"]["algorithm_type"] = "dpo"
     config["buffer"]["train_batch_size"] = 64
     return config
@@ -122,8 +124,9 @@ def test_dpo_with_an_odd_actor_size_and_dynamic_batch_sizes_off_splits_its_pairs
     # (and split pairs their own way: dpo-pair-dynamic, tests/test_dpopairs_s82.py)
     assert _problems(_dpo(1), "0.5") == _problems(_dpo(2)) == []
     assert [code for code, _ in _problems(_dpo(1, use_dynamic_bsz=True), "0.6")] == ["dpo-pair-dynamic"]
-    # unset: verl 0.8 or later reads none at all (another line's, for a padded model), nothing to pair
-    assert _problems(_dpo(None), "0.6") == []
+    # unset: no pair to split, but verl 0.8 or later is handed none, which it refuses with dynamic batch sizes off
+    # (s83's review83a: micro-batch-unset, which names the pair to set)
+    assert [code for code, _ in _problems(_dpo(None), "0.6")] == ["micro-batch-unset"]
     grpo = _dpo(1)
     grpo["algorithm"]["algorithm_type"] = "grpo"
     assert _problems(grpo) == []

@@ -37,7 +37,8 @@ LEAF_TYPES: dict[str, type] = {
     "gpu_per_node": int, "engine_num": int, "tensor_parallel_size": int, "train_batch_size": int, "lora_rank": int,
     "original_max_position_embeddings": int, "factor": float, "rope_type": str, "mode": str, "strategy": str,
     "trainer_strategy": str, "save_hf_checkpoint": str, "param_offload": bool, "optimizer_offload": bool,
-    "offload_policy": bool, "rope_theta": int, "use_dynamic_bsz": bool, "ppo_micro_batch_size_per_gpu": int}
+    "offload_policy": bool, "rope_theta": int, "use_dynamic_bsz": bool, "ppo_micro_batch_size_per_gpu": int,
+    "log_prob_micro_batch_size_per_gpu": int}
 """Each key name the cases below write, and the type Trinity 0.5.1's and 0.6.0's dataclasses (and verl's, under
 ``trainer_config``) give it."""
 
@@ -110,7 +111,10 @@ def test_a_ppo_critics_verl_0_8_flags_are_0_6s_alone() -> None:
       # dynamic batch sizes off, the actor's one pair (0.5's 1, which Trinity doubles): on, they split DPO's pairs
       # (s83: written neither)
       "trainer": {"ulysses_sequence_parallel_size": 1, "max_token_len_per_gpu": 16384, "use_dynamic_bsz": False,
-                  "trainer_config": {"actor_rollout_ref": {"actor": {"ppo_micro_batch_size_per_gpu": 1}}}}}),
+                  "trainer_config": {"actor_rollout_ref": {"actor": {"ppo_micro_batch_size_per_gpu": 1},
+                                                           # the ref's and the rollout's too (s83's review83a)
+                                                           "ref": {"log_prob_micro_batch_size_per_gpu": 1},
+                                                           "rollout": {"log_prob_micro_batch_size_per_gpu": 1}}}}}),
 ], ids=["yarn-0.6", "lora-moe-0.5.1", "dpo-0.5.2"])
 def test_an_answer_read_back_from_its_json_writes_keys_its_release_holds(model: str, asked: dict[str, Any],
                                                                          config: dict[str, Any]) -> None:

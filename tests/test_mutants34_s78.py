@@ -195,9 +195,12 @@ def test_the_verdicts_note_is_said_on_transformers_5s_names_unless_the_release_r
         "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 1}\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check", "--trinity-version", release,
                            "--json")
-    assert (status, err) == (0, ""), out
+    # under 0.6 the mixture of experts' adapter config is saved cut short, which 0.6 cannot reload: refused since s83
+    # (release06b), the note said all the same
+    assert (status, err) == (1 if release == "0.6" else 0, ""), out
     current = json.loads(out)[0]["current"]
     problems = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
+    assert ("lora-moe-config-unsaved-refused" in problems) == (release == "0.6")
     matched = "experts.gate_proj and experts.up_proj alone"
     counted = (f"{matched}, on which alone its adapter is counted)" if release == "0.6" else
                f"{matched} under transformers 5 and no module under transformers 4, its adapter counted on the larger "
