@@ -924,7 +924,7 @@ def _rounded_figures(figures: dict) -> dict[str, float]:
     """The memory model's peak and headroom of `figures` (and a PPO critic's own update's peak and its states' share of
     a node's host memory, where there are) as the JSON gives them: to two decimals."""
     return {key: round(figures[key], 2) for key in ("memory_gb", "headroom_gb", "margin_gb", "critic_pass_gb",
-                                                     "host_critic_gb")
+                                                    "host_critic_gb")
             if figures.get(key) is not None}
 
 

@@ -50,7 +50,7 @@ def _env_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run(cli: Cli, tmp_path: Path, text: str, gpu: str, *options: str) -> tuple[list[str], list[dict[str, Any]],
-                                                                                   dict[str, Any], str]:
+                                                                                dict[str, Any], str]:
     """For the config `text` (``c.yaml``) planned on `gpu` with `options`: the text output's apply lines after the
     plan's own (from ``model.max_model_len``), --json's ``config_keys_changed``, --write's copy as PyYAML reads it,
     and --write's stderr less its Env note; each command must succeed."""
@@ -141,7 +141,7 @@ def test_a_critics_own_sp_written_beside_a_merge_is_its_own_key(cli: Cli, tmp_pa
 
 
 @pytest.mark.parametrize(("critic", "alias"), [("    critic:\n      <<: *roles\n", False),
-                                              ("    critic: *roles\n", True)], ids=["merge", "alias"])
+                                               ("    critic: *roles\n", True)], ids=["merge", "alias"])
 def test_a_critic_of_another_model_keeps_its_sp_through_the_actors_anchor(cli: Cli, tmp_path: Path, critic: str,
                                                                           alias: bool) -> None:
     # the actor's SP set to the plan's 2 at &roles reached the critic, whose own SP 1 --write keeps (its heads the
@@ -173,7 +173,7 @@ def test_an_alias_the_plan_sets_otherwise_than_its_anchor_is_written_out(cli: Cl
     roles = written["trainer"]["trainer_config"]
     assert roles["actor_rollout_ref"]["actor"]["fsdp_config"] == {"param_offload": False, "optimizer_offload": False}
     assert roles["critic"]["model"]["fsdp_config"] == {"param_offload": True, "optimizer_offload": True,
-                                                        "offload_policy": True}
+                                                       "offload_policy": True}
     assert changes == [
         {"key": f"{ACTOR}.param_offload", "config_value": True, "plan_value": False},
         {"key": f"{ACTOR}.optimizer_offload", "config_value": True, "plan_value": False},
@@ -208,7 +208,7 @@ def test_an_alias_written_out_keeps_its_block_form_and_lists(cli: Cli, tmp_path:
                       "          - model\n    critic: *roles\n")
     _, _, written, _ = _run(cli, tmp_path, text, "h20")
     assert written["trainer"]["trainer_config"]["critic"]["checkpoint"] == {"save_contents": ["model", "optimizer"],
-                                                                           "load_contents": ["model"]}
+                                                                            "load_contents": ["model"]}
     assert ("      actor: &roles\n        ulysses_sequence_parallel_size: 2\n        checkpoint:\n          "
             "save_contents: [model, optimizer]\n          load_contents:\n          - model\n    critic:\n"
             "      ulysses_sequence_parallel_size: 1\n"

@@ -75,7 +75,7 @@ def _words(config: dict[str, Any], version: str | None) -> list[str]:
 def test_the_dropped_key_words_trinity_md_quotes_are_the_checks(start: str, version: str | None):
     config = _dpo() | {"algorithm": {"algorithm_type": "grpo"}}
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"] = {"ppo_mini_batchsize": 16, "rollout_n": 4,
-                                                                          "kl_loss_coef": 0.01}
+                                                                         "kl_loss_coef": 0.01}
     quote = _quoted(TRINITY, start).removeprefix("...").rstrip()
     said = _words(config, version)
     assert any(quote in words for words in said), (quote, said)

@@ -68,7 +68,7 @@ def _actor(written: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize(("size", "version", "pair"), [(3, None, 2), (None, None, 2), (1, "0.6", 2), (4, "0.6", 2),
                                                        (3, "0.5", 1), (2, "0.5", 1)])
 def test_write_sets_the_actors_pair_for_dpo_with_dynamic_batch_sizes_off(tmp_path: Path, cli: Cli, size: int | None,
-                                                                          version: str | None, pair: int):
+                                                                         version: str | None, pair: int):
     options = ("--trinity-version", version) if version else ()
     status, err, written = _written(tmp_path, cli, _dpo(size), *options)
     assert status == 0

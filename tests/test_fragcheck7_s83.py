@@ -54,7 +54,7 @@ def _said(current: dict[str, Any]) -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("size", "batch", "said"), [(1, 64, False), (2, 64, False), (1, 48, False), (None, 16, False),
                                                      (2, 48, True)])
 def test_nothing_is_said_where_the_doubled_size_divides_the_mini_batch(tmp_path: Path, cli: Cli, size: int | None,
-                                                                      batch: int, said: bool):
+                                                                       batch: int, said: bool):
     # per GPU 64 / 8 = 8, 48 / 8 = 6, 16 / 8 = 2: 2 x 1 divides each, 2 x 2 = 4 divides 8 but not 6
     for options in ((), ("--trinity-version", "0.5")):
         assert bool(_said(_current(tmp_path, cli, _config(size, batch), *options))) is said

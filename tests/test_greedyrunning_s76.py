@@ -119,7 +119,7 @@ def test_a_required_job_the_kept_jobs_leave_no_room_is_placed_first(cli: Cli, tm
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _fleet(tmp_path, [must, *JOBS[1:]]), now, "--no-widen")
     assert (status, err, lines[0], running_now(lines)) == (0, "", GREEDY.replace("(of 4): 4", "(of 3): 3"),
-                                                 "running now: 1 stays, 1 moves, 0 stop; 1 starts")
+                                                           "running now: 1 stays, 1 moves, 0 stop; 1 starts")
     assert ("moves: runs: the placement is not proven best (raise --time-limit); its GPUs now run must (priority 1)"
             in lines)
     assert _where(answer) == [("must", [0], list(range(8)), 2, 6, "starts"), ("runs", [1], [2, 3, 4], 1, 2, "moves"),

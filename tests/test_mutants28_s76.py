@@ -80,7 +80,7 @@ def test_running_jobs_are_kept_before_a_required_job_where_every_required_job_is
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _pool_fleet(tmp_path, 2, [must, JOBS[1]]), now, "--no-widen")
     assert (status, err, lines[0], running_now(lines)) == (0, "", GREEDY.replace("(of 4): 4", "(of 2): 2"),
-                                                 "running now: 1 stays, 0 move, 0 stop; 1 starts")
+                                                           "running now: 1 stays, 0 move, 0 stop; 1 starts")
     assert _where(answer) == [("must", [1], list(range(6)), 2, 4, "starts"),
                               ("runs", [0], [0, 1, 2, 3], 2, 2, "stays")]
 
@@ -385,6 +385,6 @@ def test_a_running_job_on_whole_nodes_is_kept_only_where_no_job_took_one_of_them
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _pool_fleet(tmp_path, 2, [must, big]), now, "--no-widen")
     assert (status, err, lines[0], running_now(lines)) == (0, "", GREEDY.replace("(of 4): 4", "(of 2): 2"),
-                                                 "running now: 0 stay, 1 moves, 0 stop; 1 starts")
+                                                           "running now: 0 stay, 1 moves, 0 stop; 1 starts")
     assert (_where(answer), answer["unplaced"]) == ([("must", [1], list(range(8)), 2, 6, "starts"),
                                                      ("big", [0], [0, 1, 2, 3], 4, 0, "moves")], [])

@@ -53,7 +53,7 @@ def test_a_dpo_config_whose_actor_may_run_in_rows_is_planned_at_the_default_budg
 @pytest.mark.parametrize(("budget", "status", "err"), [
     ("auto", 0, ""),
     ("8192", 2, ("solve: error: --token-budget 8192: internlm2-7b trains one padded sequence per micro-batch, which "
-                "reads no token budget: leave --token-budget out\n"))])
+                 "reads no token budget: leave --token-budget out\n"))])
 def test_a_dpo_config_of_a_model_trained_one_sequence_per_micro_batch_gets_the_models_budget_words(
         tmp_path: Path, cli: Cli, budget: str, status: int, err: str):
     # its plans count the pair whatever the budget: not the DPO config's refusal (its actor in rows), the model's
@@ -77,17 +77,17 @@ def _critic_sp_lines(cli: Cli, tmp_path: Path, text: str, version: str) -> tuple
                          version)
     current = json.loads(out)[0]["current"]
     return status, [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
-                                                 strict=True) if CRITIC_SP in words]
+                                                         strict=True) if CRITIC_SP in words]
 
 
 @pytest.mark.parametrize(("another", "runs"), [
     ("", ("Trinity 0.6 on verl before 0.8 checks the critic's SP as the actor's and refuses the config (SP=3 does not "
-         "divide")),
+          "divide")),
     (", critic_model_path: /other/critic", ("Trinity 0.6 on verl before 0.8 runs the critic at SP 3, raising its token "
-                                           "budget to hold a sequence there; Trinity 0.6 on verl 0.8 or later"))])
+                                            "budget to hold a sequence there; Trinity 0.6 on verl 0.8 or later"))])
 @pytest.mark.usefixtures("_env_on")
 def test_a_critic_sp_the_heads_refuse_is_refused_but_for_a_critic_of_another_model(cli: Cli, tmp_path: Path,
-                                                                                    another: str, runs: str):
+                                                                                   another: str, runs: str):
     # SP 3 divides the 6 trainer GPUs but not Qwen3-8B's heads; a critic of another model's heads are unknown
     text = _critic_config("ppo", "    critic: {ulysses_sequence_parallel_size: 3}\n").replace(
         "max_model_len: 32768}", f"max_model_len: 32768{another}}}")
@@ -177,7 +177,7 @@ def test_an_alias_before_its_anchor_in_path_order_is_the_one_written_out(cli: Cl
     roles = written["trainer"]["trainer_config"]
     assert roles["actor_rollout_ref"]["actor"]["fsdp_config"] == {"param_offload": False, "optimizer_offload": False}
     assert roles["critic"]["model"]["fsdp_config"] == {"param_offload": True, "optimizer_offload": True,
-                                                        "offload_policy": True}
+                                                       "offload_policy": True}
     actor, critic = f"{ARR}.actor.fsdp_config", "trainer.trainer_config.critic.model.fsdp_config"
     assert notes == (f"solve: warning: {tmp_path / 'w.yaml'}: {actor} repeats {critic} (*f), but the plan leaves "
                      "other values in it than there: the patch writes it out as a mapping of its own\n")

@@ -165,7 +165,7 @@ ON_4 = ("run it on transformers 4 (Trinity 0.5.2's vllm extra installs it: vLLM 
                                                           ("0.6", "", "lora-moe-config-unsaved-refused"),
                                                           (None, "", "lora-moe-config-unsaved")])
 def test_the_config_checks_moe_lora_line_names_transformers_4_as_the_caution_does(version: str | None, way_out: str,
-                                                                                    code: str):
+                                                                                  code: str):
     config = with_key("model.lora_configs", [{"lora_rank": 8}], with_key("model.model_path", "Qwen/Qwen3-30B-A3B"))
     words = dict(_problems(config, version, "Qwen3-30B-A3B"))[code]
     assert words.endswith(f"so does any later load of it: {way_out}train Qwen3-30B-A3B without LoRA (drop "

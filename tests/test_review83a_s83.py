@@ -45,7 +45,7 @@ def _problems(cli: Cli, path: Path, *options: str) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize(("version", "pair"), [(None, 2), ("0.6", 2), ("0.5", 1)])
 def test_write_sets_the_refs_and_the_rollouts_size_beside_the_actors_pair(tmp_path: Path, cli: Cli,
-                                                                           version: str | None, pair: int) -> None:
+                                                                          version: str | None, pair: int) -> None:
     config = _dpo(3)
     _roles(config)["ref"] = {"log_prob_micro_batch_size_per_gpu": 4}  # 8 sequences on verl before 0.8
     path, first, second = tmp_path / "c.yaml", tmp_path / "w1.yaml", tmp_path / "w2.yaml"
@@ -72,7 +72,7 @@ def test_write_sets_the_refs_and_the_rollouts_size_beside_the_actors_pair(tmp_pa
 
 @pytest.mark.parametrize("version", [None, "0.6", "0.5"])
 def test_check_says_each_size_a_dpo_config_with_dynamic_batch_sizes_off_leaves_unset(tmp_path: Path, cli: Cli,
-                                                                                      version: str | None) -> None:
+                                                                                     version: str | None) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(_dpo(None)), encoding="utf-8")
     said = _problems(cli, path, *(("--trinity-version", version) if version else ()))

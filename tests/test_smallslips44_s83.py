@@ -194,7 +194,7 @@ def _dpo_config_from_fragment(cli: Cli, tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("version", "before"), [
     (None, "on Trinity 0.5, and on 0.6 with verl before 0.8"), ("0.6", "on Trinity 0.6 with verl before 0.8")])
 def test_the_pair_doubled_before_verl_08_is_said_as_the_split_it_is(cli: Cli, tmp_path: Path, version: str | None,
-                                                                     before: str):
+                                                                    before: str):
     path = _dpo_config_from_fragment(cli, tmp_path)
     status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--json",
                          *(("--trinity-version", version) if version else ()))

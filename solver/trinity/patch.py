@@ -1511,7 +1511,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                 others = [".".join(path) for path in repeats]
                 changed, merging = key.path[depth], getattr(node, "_ref", [])  # the mappings that merge it in (<<)
                 if not others and all(changed in each._ok or (id(each), changed) in kept | written.keys()
-                                       for each in merging):
+                                      for each in merging):
                     continue  # its aliases written out, or merged in alone by mappings that hold, set or keep it
                 repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
                     "other keys repeat")
