@@ -31,9 +31,9 @@ def test_a_dpo_size_written_null_is_said_null_once_and_the_others_unset(tmp_path
     assert (status, err) == (1, "")
     assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [
         ("micro-batch-unset-refused",
-         f"{ARR}.ref.log_prob_micro_batch_size_per_gpu is null: Trinity 0.6 fails on it as the trainer starts: with "
-         "verl before 0.8 its typed config refuses it, and verl 0.8 or later, left with none, refuses dynamic batch "
-         "sizes off: set it to 1"),
+         (f"{ARR}.ref.log_prob_micro_batch_size_per_gpu is null: Trinity 0.6 fails on it as the trainer starts: "
+          "with verl before 0.8 its typed config refuses it, and verl 0.8 or later, left with none, refuses dynamic "
+          "batch sizes off: set it to 1")),
         ("micro-batch-unset", unset.format(
             path=f"{ARR}.actor.ppo_micro_batch_size_per_gpu",
             fix="2 (--write does), one pair, a chosen and a rejected sequence, on verl 0.8 or later, and to 1 before "
@@ -46,8 +46,8 @@ def test_write_of_a_budget_that_is_an_alias_sets_its_anchor_and_keeps_the_alias(
     # the trainer's budget an alias of the actor's: its entry holds no comment (ruamel holds an alias's in front of
     # what follows it), so the formula is not mended there; the anchor takes the plan's budget, read through the alias
     assert BUDGET_LINE in GRPO
-    text = (GRPO.replace(BUDGET_LINE, "").replace("ppo_max_token_len_per_gpu: *tok", "ppo_max_token_len_per_gpu: &tok 16384")
-            + "  max_token_len_per_gpu: *tok   # ceil(2 x 32768 / SP 4)\n")
+    anchored = GRPO.replace(BUDGET_LINE, "").replace("_len_per_gpu: *tok", "_len_per_gpu: &tok 16384", 1)
+    text = anchored + "  max_token_len_per_gpu: *tok   # ceil(2 x 32768 / SP 4)\n"
     path, out = tmp_path / "c.yaml", tmp_path / "out.yaml"
     path.write_text(text, encoding="utf-8")
     status, _, err = cli("--from-config", str(path), *H200, "--write", str(out))
