@@ -9,7 +9,8 @@ from types import FrameType
 
 INTERNAL_ERROR = 70
 """The exit status of an exception no command handles (a defect, or a library that fails to load; sysexits'
-EX_SOFTWARE): not 1, which says an answer has no plan, so that a script never takes a crash for one."""
+EX_SOFTWARE): not 1, which says an answer has no plan, so that a script never takes a crash for one;
+`solver.cli.status.INTERNAL_ERROR`, which may not have loaded, as each command's help gives it."""
 
 
 def main() -> int:

@@ -157,8 +157,8 @@ def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(
     result = place(_fleet(tmp_path, jobs=40, nodes=4), catalog=CATALOG, time_limit_s=10)
     assert (result.status, result.tie_broken, result.wall_clock_stopped) == ("optimal", True, ())
     left = 10 - spent[0]
-    assert [work for work, _ in given] == pytest.approx([6.0, left * 0.75, (left - spent[1]) / 2, left - sum(spent[1:3]),
-                                                        left - sum(spent[1:4])])
+    assert [work for work, _ in given] == pytest.approx([6.0, left * 0.75, (left - spent[1]) / 2,
+                                                        left - sum(spent[1:3]), left - sum(spent[1:4])])
     assert all(0 < wall <= 10 for _, wall in given)
 
 

@@ -99,7 +99,8 @@ def test_the_greedy_placement_keeps_every_running_job_where_it_runs(cli: Cli, tm
     running = _where(json.loads(now.read_text()))
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _fleet(tmp_path, JOBS), now)
-    assert (status, err, lines[0], running_now(lines)) == (0, "", GREEDY, "running now: 3 stay, 0 move, 0 stop; 0 start")
+    assert (status, err, lines[0], running_now(lines)) == (0, "", GREEDY,
+                                                           "running now: 3 stay, 0 move, 0 stop; 0 start")
     assert _where(answer) == [(*placed[:-1], "stays") for placed in running] == [
         ("new", [1], list(range(8)), 6, 2, "stays"), ("runs", [0], [0, 1, 2, 3], 2, 2, "stays"),
         ("also", [0], [4, 5, 6], 2, 1, "stays")]

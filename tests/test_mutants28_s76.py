@@ -65,7 +65,8 @@ def test_the_required_jobs_rerun_keeps_the_running_jobs_where_they_still_fit(cli
     more = {**JOBS[2], "name": "more"}
     _no_first_placement(monkeypatch)
     status, err, lines, answer = _fallback(cli, _pool_fleet(tmp_path, 3, [must, *JOBS[1:], more]), now, "--no-widen")
-    assert (status, err, lines[0], running_now(lines)) == (0, "", GREEDY, "running now: 2 stay, 1 moves, 0 stop; 1 starts")
+    assert (status, err, lines[0], running_now(lines)) == (0, "", GREEDY,
+                                                           "running now: 2 stay, 1 moves, 0 stop; 1 starts")
     assert _where(answer) == [("must", [0], list(range(8)), 2, 6, "starts"), ("runs", [1], [2, 3, 4], 1, 2, "moves"),
                               ("also", [2], [0, 1], 1, 1, "stays"), ("more", [1], [0, 1], 1, 1, "stays")]
 

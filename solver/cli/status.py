@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import errno
 
-from solver.__main__ import INTERNAL_ERROR
-
 NO_PLAN = 1
 BAD_INPUT = 2
 WRITE_FAILED = 74
@@ -19,6 +17,10 @@ TERMINATED = 143
 """128 + SIGTERM: the exit status of a command ended by ``kill``, ``timeout`` or a batch scheduler."""
 CLOSED_PIPE = 141
 """128 + SIGPIPE: the exit status of a command whose output pipe closed (as `yes | head` gives)."""
+INTERNAL_ERROR = 70
+"""sysexits' EX_SOFTWARE: the exit status of an exception no command handles, which ``solver.__main__`` gives (its
+own `INTERNAL_ERROR`, the same: it cannot import this module, which may be the one that fails to load; the solver
+layers import nothing from it)."""
 
 STATUSES_AFTER_BAD_INPUT = (f"{WRITE_FAILED} a full disk, {INTERRUPTED} Ctrl-C, {TERMINATED} a request to end "
                             f"(SIGTERM), {CLOSED_PIPE} a reader gone (| head), {INTERNAL_ERROR} an internal error")

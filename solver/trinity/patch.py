@@ -1685,8 +1685,9 @@ def _place(data: CommentedMap, path: tuple[str, ...], firsts: dict[int, tuple[st
     """Where in the file (a round trip's `data`, its containers' and anchored scalars' `firsts`, `_first_places`)
     the key at `path` is written: its anchor's place where its value is an alias of an anchored scalar in `firsts`,
     else its mapping's place (an alias's is its anchor's), or, for a key the mapping merges in, the place of the
-    mapping it merges that holds it, the one the config as Trinity reads it takes (`_merge_source`). None where `data` has no such key as written (a key YAML 1.1
-    reads otherwise than ruamel's YAML 1.2, such as ``on``), or that mapping is in a list alone (`_first_places`)."""
+    mapping it merges that holds it, the one the config as Trinity reads it takes (`_merge_source`). None where
+    `data` has no such key as written (a key YAML 1.1 reads otherwise than ruamel's YAML 1.2, such as ``on``), or
+    that mapping is in a list alone (`_first_places`)."""
     node: Any = data
     for part in path[:-1]:
         node = node.get(part) if isinstance(node, CommentedMap) else None

@@ -234,7 +234,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     either source)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
-    rows_off = turns_dpo_rows(plan, model, config)
+    rows_off = turns_dpo_rows(plan, model, config, bool(dpo))
     pair = bool(dpo) or _trains_dpo(readings) or rows_off
     rows = rows_off or (pair and _actor_update_in_rows(readings, version))
     return [
@@ -506,12 +506,12 @@ def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion |
     return [PlanKey(path=path, value=1) for path in paths]
 
 
-def turns_dpo_rows(plan: Plan, model: Model, config: Any) -> bool:
-    """Whether the keys of `plan` for DPO (`Plan.dpo`) without a `config` (None) turn the trainer's dynamic batch sizes
-    off, the actor's update in rows of one pair (`DPO_PAIR_SIZES`), as ``--write`` keeps a DPO config's: Trinity's
-    default, on, splits the pairs (``dpo-pair-dynamic``); a padded `model`'s are off already
-    (`one_sequence_per_micro_batch`)."""
-    return config is None and plan.dpo and not one_sequence_per_micro_batch(model)
+def turns_dpo_rows(plan: Plan, model: Model, config: Any, dpo: bool = False) -> bool:
+    """Whether the keys of `plan` for DPO (`Plan.dpo`, or the caller's `dpo`, as `keys_for_plan`'s: the fragment of a
+    plan asked with ``dpo=True``) without a `config` (None) turn the trainer's dynamic batch sizes off, the actor's
+    update in rows of one pair (`DPO_PAIR_SIZES`), as ``--write`` keeps a DPO config's: Trinity's default, on, splits
+    the pairs (``dpo-pair-dynamic``); a padded `model`'s are off already (`one_sequence_per_micro_batch`)."""
+    return config is None and (plan.dpo or dpo) and not one_sequence_per_micro_batch(model)
 
 
 def config_trains_dpo(config: Any, environ: Mapping[str, str] | None = None) -> bool:
