@@ -1,9 +1,9 @@
 """Coverage of session 83's changed lines (coverage24): the branches its own tests and those of the code it changed
 left unrun. A DPO config with dynamic batch sizes off and a role's micro-batch size written null gets the null line
 for it and the unset line for the others, each once; ``--write`` of a config whose ``trainer.max_token_len_per_gpu``
-is an alias (ruamel holds its comment elsewhere) sets the anchor and keeps the alias; and a config with old Mac line
-endings has its budget comment mended, or dropped below the formula, as one with ``\\n`` has (the comment token always
-ends with its line break: the patch reads the text with ``\\n`` alone)."""
+is an alias (ruamel holds its comment elsewhere) sets the anchor and keeps the alias; a config with old Mac line
+endings has its budget comment mended, or dropped below the formula, as one with ``\\n`` has (the patch reads the
+text with ``\\n`` alone); and one whose last line, the formula, ends with NEL has it dropped whole or mended."""
 
 from __future__ import annotations
 
@@ -68,3 +68,19 @@ def test_write_mends_and_drops_the_budget_formula_with_old_mac_line_endings(cli:
         assert status == 0, err
         written = out.read_bytes()
         assert line in written and b"\n" not in written
+
+
+def test_write_drops_and_mends_a_budget_formula_ended_by_a_nel_line_break(cli: Cli, tmp_path: Path) -> None:
+    # the formula the config's last line, ended by NEL: ruamel's comment has no \n; lowered, the comment goes whole
+    # (an empty one would fail ruamel's writer), else the plan's formula takes its place
+    last = GRPO.replace(BUDGET_LINE, "") + "  max_token_len_per_gpu: &tok 16384   # ceil(2 x 32768 / SP 4)\x85"
+    anchored = last.replace("_len_per_gpu: *tok", "_len_per_gpu: 16384")
+    path, out = tmp_path / "c.yaml", tmp_path / "out.yaml"
+    path.write_text(anchored, encoding="utf-8")
+    for budget, line in ((("--token-budget", "20000"), "  max_token_len_per_gpu: &tok 20000"),
+                         ((), "  max_token_len_per_gpu: &tok 65536   # ceil(2 x 32768 / SP 1)")):
+        status, _, err = cli("--from-config", str(path), *H200, *budget, "--write", str(out))
+        assert status == 0, err
+        written = out.read_text(encoding="utf-8")
+        assert "\x85" not in written and "SP 4)" not in written
+        assert [text for text in written.splitlines() if text.startswith("  max_token_len_per_gpu")] == [line]

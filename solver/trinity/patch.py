@@ -721,9 +721,11 @@ def _drop_stale_sum_comment(data: CommentedMap, reading: Any, plan: Plan, enviro
     token = entry[2] if entry and len(entry) > 2 else None
     if length != prompt + response or plan.max_model_len == length or not isinstance(token, CommentToken):
         return
-    own, newline, rest = token.value.partition("\n")  # ruamel ends the line's comment with its line break: never ""
+    own, newline, rest = token.value.partition("\n")
     if own.strip() == SUM_COMMENT:
         token.value = newline + rest
+        if not token.value:  # the config's last line, ended by a line break other than \n (NEL)
+            entry[2] = None
 
 
 BUDGET_FORMULA_COMMENT = re.compile(r"#\s*ceil\(\s*2\s*x\s*\d+\s*/\s*SP\s*\d+\s*\)")
@@ -742,12 +744,14 @@ def _mend_budget_comment(data: CommentedMap, plan: Plan) -> None:
     token = entry[2] if entry and len(entry) > 2 else None
     if not isinstance(token, CommentToken):
         return
-    own, newline, rest = token.value.partition("\n")  # ruamel ends the line's comment with its line break: never ""
+    own, newline, rest = token.value.partition("\n")
     if BUDGET_FORMULA_COMMENT.fullmatch(own.strip()) is None:
         return
     formula = "" if plan.lowered_budget else own[:len(own) - len(own.lstrip())] + (
         f"# ceil(2 x {plan.max_model_len} / SP {plan.sp})")
     token.value = formula + newline + rest
+    if not token.value:  # the config's last line, ended by a line break other than \n (NEL)
+        entry[2] = None
 
 
 def _removed_for_05(data: CommentedMap, version: TrinityVersion | None) -> tuple[str, ...]:
