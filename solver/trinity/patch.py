@@ -724,7 +724,7 @@ def _drop_stale_sum_comment(data: CommentedMap, reading: Any, plan: Plan, enviro
     own, newline, rest = token.value.partition("\n")
     if own.strip() == SUM_COMMENT:
         token.value = newline + rest
-        if not token.value:
+        if not token.value:  # the config's last line, ended by a line break other than \n (NEL)
             entry[2] = None
 
 
@@ -739,9 +739,7 @@ def _mend_budget_comment(data: CommentedMap, plan: Plan) -> None:
     formula (`BUDGET_FORMULA_COMMENT`, those words alone: a comment of the user's own that says more stays) to the
     plan's, ``# ceil(2 x 32768 / SP 1)``, which the patch sets the key to; where the plan's budget is lowered below
     it, drop it: either way it would say what is no longer so. The comment lines after it stay."""
-    section = data.get("trainer")
-    if not isinstance(section, CommentedMap):
-        return
+    section: CommentedMap = data["trainer"]  # the patch has set the budget there: a mapping (a config's other refused)
     entry = section.ca.items.get("max_token_len_per_gpu")
     token = entry[2] if entry and len(entry) > 2 else None
     if not isinstance(token, CommentToken):
@@ -752,7 +750,7 @@ def _mend_budget_comment(data: CommentedMap, plan: Plan) -> None:
     formula = "" if plan.lowered_budget else own[:len(own) - len(own.lstrip())] + (
         f"# ceil(2 x {plan.max_model_len} / SP {plan.sp})")
     token.value = formula + newline + rest
-    if not token.value:
+    if not token.value:  # the config's last line, ended by a line break other than \n (NEL)
         entry[2] = None
 
 
