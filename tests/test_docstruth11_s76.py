@@ -93,14 +93,14 @@ def test_the_benchmark_page_gives_one_range_of_the_quiet_runs_in_its_table_and_i
     # The target table's rows, then the planner's paragraph after the latest runs.
     ratio = _range(r"the floor \d\.\d+\); (\d\.\d+) to (\d\.\d+) in every run since 2026-12-02")
     explanations = _range(r"complete \((\d\.\d+) to (\d\.\d+) s, complete, in every run since 2026-12-02\)")
-    assert _range(r"start-up ratio (\d\.\d+) to (\d\.\d+) \(the floor") == ratio == (1.47, 2.00)
+    assert _range(r"start-up ratio (\d\.\d+) to (\d\.\d+) \(the floor") == ratio == (1.47, 2.03)
     assert _range(r"explanations (\d\.\d+) to (\d\.\d+) s, always complete") == explanations == (0.16, 3.31)
     # Every quiet session's start and end quoted lies within them (s73's end: ratio 1.93, the 4B explanation 0.16 s).
     history = " ".join((ROOT / "benchmarks" / "HISTORY.md").read_text(encoding="utf-8").split())
     ratios = [float(value) for value in re.findall(r"start-up \d+ ms \(ratio (\d\.\d+)", BENCHMARKS + history)]
     assert ratios and ratio[0] <= min(ratios) and max(ratios) <= ratio[1]
     quoted = [float(value) for value in re.findall(r"explanations \d\.\d+, \d\.\d+ and (\d\.\d+) s", BENCHMARKS)]
-    assert quoted and min(quoted) == explanations[0]
+    assert quoted and explanations[0] <= min(quoted) and max(quoted) <= explanations[1]  # within the range
 
 
 def test_the_readme_names_every_module_and_package_of_solver():
