@@ -28,21 +28,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_criticbudget_s82 import BASE as PPO_BASE
 
 import solver
 
 Cli = Callable[..., tuple[int, str, str]]
-BASE = """\
-algorithm: {algorithm_type: ALGORITHM, repeat_times: 8}
-buffer: {batch_size: 96}
-model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 2048, max_response_tokens: 30720, max_model_len: 32768}
-cluster: {node_num: 1, gpu_per_node: 8}
-explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}
-trainer:
-  ulysses_sequence_parallel_size: 2
-  max_token_len_per_gpu: 32768
-  trainer_config:
-"""
+BASE = PPO_BASE.replace("algorithm_type: ppo,", "algorithm_type: ALGORITHM,")
 """Qwen3-8B at 32768 tokens on 6 trainer H20s at SP 2 (2 rollout GPUs), the plan's budget 32768: ``ceil(32768 / 2)
 = 16384`` holds a sequence at SP 2, ``ceil(32768 / 1) = 32768`` at SP 1."""
 SP = "trainer.trainer_config.critic.ulysses_sequence_parallel_size"

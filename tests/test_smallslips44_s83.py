@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from test_solvebest_s82 import FLEET  # three LoRA jobs whose solve's best is asked, one on solve's pick
 
 import solver
 from solver.cluster.options import Planner
@@ -19,16 +20,6 @@ from solver.tables import QueryError
 Cli = Callable[..., tuple[int, str, str]]
 ROOT = Path(__file__).resolve().parent.parent
 
-FLEET = """\
-pools:
-  - {name: a100, gpu: A100-80GB, nodes: 4, gpus_per_node: 4, host_ram_gb: 1024}
-jobs:
-  - {name: lora-a, model: Qwen3-8B, max_model_len: 32k, rollout_gpus: 2, lora_rank: 64}
-  - {name: lora-b, model: Qwen3-8B, max_model_len: 32k, rollout_gpus: 2, lora_rank: 64}
-  - {name: lora-c, model: Qwen3-8B, max_model_len: 32k, rollout_gpus: 2, lora_rank: 16}
-  - {name: full-8b, model: Qwen3-8B, max_model_len: 32k, rollout_gpus: 0}
-"""
-"""test_solvebest_s82's: three LoRA jobs on the tables' plans whose solve's best is asked, and a job on solve's pick."""
 
 
 def _ctrl_c_at_third_solve_best(monkeypatch: pytest.MonkeyPatch) -> list[str]:
