@@ -176,6 +176,8 @@ from solver.tables import (
     load_model_config,
     load_weights,
     meant_fleet_name,
+    model_loaders,
+    model_loading,
     named_jobs,
     path_text,
     read_cells_files,
@@ -992,6 +994,7 @@ def estimate_memory(
     _check_trainer_layout(resolved, gpus, sp, node_size, names)
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
+    loading = model_loading(trinity_version, None, gpu_type.compute_capability, offload)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
                        budget, lora_rank, critic, dpo, experts)
     if max_token_len_per_gpu is None:
@@ -1005,11 +1008,12 @@ def estimate_memory(
                                 gpu_type.rocm, experts, lora_rank)
     return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(), **beyond_fields(beyond),
                           host_memory_gib=shown_host_need(resolved, gpus, node_size, offload, release, reference,
-                                                          lora_rank, critic, experts),
+                                                          lora_rank, critic, experts, loading),
                           host_critic_gib=host_critic_gib(resolved, gpus, node_size, critic, experts, release),
                           host_training_gib=shown_training_host_need(resolved, gpus, node_size, offload, release,
-                                                                     reference, lora_rank, critic, experts),
-                          reference_model=reference, host_ram_gib=host_ram_gb,
+                                                                     reference, lora_rank, critic, experts, loading),
+                          reference_model=reference, model_loading=model_loaders(loading, resolved.tied_embeddings),
+                          host_ram_gib=host_ram_gb,
                           dpo_pairs=counts_dpo_pairs(resolved, dpo)).with_cautions(
                               resolved, gpu_type, gpus, sp, max_model_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
@@ -1447,6 +1451,7 @@ def config_query(
         else CONFIG_TARGETS_SOURCE)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
+           "trainer_strategy": config.strategy,
            "config_lora": config.lora_key is not None,
            "config_adapter": None if config.lora_key is None else ConfigAdapter.of(config.lora_key, config.lora_rank,
                                                                                     config.lora_targets),
@@ -2095,11 +2100,13 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     predicted, predicted_step, critic_pass, problems, host_needed = None, None, None, current.config_problems, None
     smaller = None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
+    loading = query.model_loading(catalog.gpu(gpu).compute_capability, setting.offload)
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload,
                          query.trinity_version, query.reference_model, query.lora_rank, query.critic,
-                         query.expert_layout):
+                         query.expert_layout, loading):
         host_needed = shown_host_need(model, current.gpus, query.node_gpus, setting.offload, query.trinity_version,
-                                      query.reference_model, query.lora_rank, query.critic, query.expert_layout)
+                                      query.reference_model, query.lora_rank, query.critic, query.expert_layout,
+                                      loading)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:

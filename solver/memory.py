@@ -115,9 +115,11 @@ from solver.tables import (
     HeldExperts,
     MemoryModel,
     Model,
+    ModelLoading,
     Setting,
     TrinityVersion,
     counted,
+    loading_ranks,
     sp_rule_violation,
 )
 from solver.tables.peft_match import adapted_modules, peft_target_match
@@ -271,6 +273,10 @@ class MemoryEstimate(Breakdown, defer_build=True):
     reference_model: bool = Field(default=True, description=(
         "whether host_memory_gib counts the reference model's pinned shards (--reference/--no-reference; by default "
         "but with --lora-rank): false for a run that builds none"))
+    model_loading: ModelLoading = Field(default="every-rank", description=(
+        "which of a node's trainer ranks host_memory_gib counts loading the whole model at start-up, as a plan's "
+        "model_loading (`solver.tables.model_loading`): every-rank, rank-0, or verl (rank 0 for an untied model, "
+        "every rank for a tied one)"))
     host_ram_gib: HostRamGb | None = Field(default=None, description=(
         "the host memory a node has, as given (``--host-ram``), a whole amount without its ``.0`` in JSON; None "
         "when not given"))
@@ -1310,12 +1316,13 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: in
 
 def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                     version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
-                    critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
+                    critic: CriticStates | None = None, experts: ExpertLayout = "fused",
+                    loading: ModelLoading = "every-rank") -> float:
     """Host memory one node needs, GiB. What loading takes at start-up, with Offload or not: `LOAD_BYTES` per
     parameter of the whole model (and of a LoRA adapter of `lora_rank`, which PEFT adds before FSDP shards them), on
-    every rank of a model with tied embeddings and on one otherwise, as verl's own workers (and Trinity 0.5.0's and
-    0.5.1's) load it (Trinity 0.5.2 loads it on every rank, 0.6 on rank 0 alone with FSDP2 on a GPU of compute
-    capability 9 or more, else on every rank: docs/memory.md), the node of rank 0's figure given for every node of a
+    the ranks of the node that `loading` says load it (`loading_ranks`, `solver.tables.model_loading`: by default every
+    rank, the most any Trinity release loads; verl's rule under 0.5.0 and 0.5.1, rank 0 alone under 0.6 with FSDP2 on
+    a GPU of compute capability 9 or more: docs/memory.md), the node of rank 0's figure given for every node of a
     trainer across nodes, beside the node's pinned shards of the reference model where the run has one (`reference`;
     `REFERENCE_BYTES` of Trinity's `version`, None: 0.6) and, with Offload, the actor's pinned parameter shards.
     With Offload, or a PPO critic whose states are in host memory while the actor trains (`critic`:
@@ -1325,46 +1332,48 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     per parameter of `critic_parameters`. (The critic loads before the actor and frees its copy as FSDP shards it: its
     loading is not counted beside the actor's.) The pinned shards hold a mixture of experts' routed experts laid out
     as `experts`, each block as `version`'s trainer places it (`pinned_rounding`)."""
-    loading, training = host_moments_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
-                                         experts)
-    return loading if training is None else max(training, loading)
+    loaded, training = host_moments_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
+                                        experts, loading)
+    return loaded if training is None else max(training, loaded)
 
 
 def host_moments_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                      version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
-                     critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> tuple[float, float | None]:
+                     critic: CriticStates | None = None, experts: ExpertLayout = "fused",
+                     loading: ModelLoading = "every-rank") -> tuple[float, float | None]:
     """The two moments of `host_memory_gib`'s need, GiB: what loading takes at start-up, and what training holds (None
     without Offload or a critic held in host memory, where loading is the need: the reference model's shards, held
     from start-up on, are counted in it)."""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
-    loaders = on_node if model.tied_embeddings else 1
+    loaders = loading_ranks(loading, model.tied_embeddings, on_node)
     reference_bytes = REFERENCE_BYTES[version or "0.6"]
     placed = first_even_dim_release(version)
     reference_held = (reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts, placed)
                       if reference else 0)
     actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts, version)
     loaded = parameters + (lora_parameters(model, lora_rank, experts) if lora_rank else 0)
-    loading = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
+    at_start = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
     critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts, version) * GIB
     if not offload and not critic_held:
-        return loading / GIB, None
+        return at_start / GIB, None
     training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
-    return loading / GIB, training / GIB
+    return at_start / GIB, training / GIB
 
 
 def shown_training_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                              version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
-                             critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float | None:
+                             critic: CriticStates | None = None, experts: ExpertLayout = "fused",
+                             loading: ModelLoading = "every-rank") -> float | None:
     """Where the host memory need (`host_memory_gib`) is loading's at start-up and training holds less as rft-solver
     gives them (`shown_host_gib`): what training holds, so shown; None otherwise (training is the peak, or there is no
     training moment of its own: `host_moments_gib`, without Offload or a critic held in host memory)."""
     if not offload and critic not in HOST_HELD_CRITICS:
         return None
-    loading, training = host_moments_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
-                                         experts)
-    if training is None or shown_host_gib(training) >= shown_host_gib(loading):
+    loaded, training = host_moments_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
+                                        experts, loading)
+    if training is None or shown_host_gib(training) >= shown_host_gib(loaded):
         return None
     return shown_host_gib(training)
 
@@ -1416,24 +1425,27 @@ def shown_host_gib(need_gib: float) -> float:
 
 def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                     version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
-                    critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
+                    critic: CriticStates | None = None, experts: ExpertLayout = "fused",
+                    loading: ModelLoading = "every-rank") -> float:
     """The host memory one node needs (`host_memory_gib`, for Trinity's `version`, with a reference model or not, for
     full fine-tuning or LoRA of `lora_rank`, with a critic or not, the routed experts laid out as `experts`) as
     rft-solver gives it: rounded up to a tenth of a GiB (`shown_host_gib`)."""
     return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
-                                          experts))
+                                          experts, loading))
 
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
                   offload: bool = True, version: TrinityVersion | None = None, reference: bool = True,
-                  lora_rank: int = 0, critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> bool:
+                  lora_rank: int = 0, critic: CriticStates | None = None, experts: ExpertLayout = "fused",
+                  loading: ModelLoading = "every-rank") -> bool:
     """Whether the host memory a node needs (`host_memory_gib`, with Offload or without, under Trinity's `version`,
     with a reference model or not, for full fine-tuning or LoRA of `lora_rank`, with a critic or not, the routed
     experts laid out as `experts`) fits a node's
     `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's (`host_ram_holds`, as
     `MemoryEstimate.host_fits`)."""
     return host_ram_gb is None or host_ram_holds(
-        host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic, experts), host_ram_gb)
+        host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic, experts, loading),
+        host_ram_gb)
 
 
 def host_ram_holds(need_gib: float, host_ram_gb: float | None) -> bool:

@@ -99,6 +99,9 @@ class PlanningData:
     shape: Model
     interconnect: Interconnect | None
     """How the GPU type's GPUs reach one another (`GpuType.interconnect`), which SP's cost depends on."""
+    compute_capability: str | None
+    """The GPU type's compute capability (`GpuType.compute_capability`), which decides which ranks load the model at
+    start-up (`solver.query.Query.model_loading`), and so its host memory need."""
     columns: Mapping[int, str]
     """Per GPU count with a table, the name it gives the model's cells (`Table.name_for`)."""
     larger: tuple[tuple[str, TableCells], ...]
@@ -380,6 +383,7 @@ def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData
         model=shape.name,
         shape=shape,
         interconnect=gpu_type.interconnect,
+        compute_capability=gpu_type.compute_capability,
         columns=columns,
         larger=larger,
         counts=counts,
@@ -764,7 +768,7 @@ def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan
     room = [(n, offload) for n in data.counts for offload in (0, 1)
             if fits_host_ram(data.shape, n, query.node_gpus, query.host_ram_gb, bool(offload),
                              query.trinity_version, query.reference_model, query.lora_rank, query.critic,
-                             query.expert_layout)]
+                             query.expert_layout, query.model_loading(data.compute_capability, bool(offload)))]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.offload], room), guards, "host_ram")
 
 
@@ -773,7 +777,8 @@ def minimize_host_need(model: cp_model.CpModel, data: PlanningData, query: Query
     the prepared counts may have, as `fits_host_ram` reckons them), then the objective's rank: the plan that
     needs the least host memory. It replaces the objective `add_objective` set."""
     needs = {(n, offload): shown_host_need(data.shape, n, query.node_gpus, bool(offload), query.trinity_version,
-                                           query.reference_model, query.lora_rank, query.critic, query.expert_layout)
+                                           query.reference_model, query.lora_rank, query.critic, query.expert_layout,
+                                           query.model_loading(data.compute_capability, bool(offload)))
              for n in data.counts for offload in (0, 1)}
     levels = sorted(set(needs.values()))
     level = model.new_int_var(0, len(levels) - 1, "host_need_level")

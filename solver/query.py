@@ -59,6 +59,7 @@ from solver.tables import (
     Frozen,
     MemoryModel,
     Model,
+    ModelLoading,
     QueryError,
     RefusedNameError,
     TokenBudgetMode,
@@ -77,6 +78,7 @@ from solver.tables import (
     host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
+    model_loading,
     release_name,
     shown_number,
     sp_attention_violation,
@@ -273,6 +275,11 @@ class Query(Frozen):
     trinity_release: str | None = Field(default=None, description=(
         "the release named (--trinity-version) as the plans name it back (`solver.tables.release_name`: 0.5.1, "
         "0.5.0, 0.5), the one their check command gives; null: none named"))
+    trainer_strategy: str | None = Field(default=None, description=(
+        "the trainer strategy the Trinity config the query was read from sets (trainer.trainer_strategy: fsdp, "
+        "fsdp2), which a plan without Offload keeps (one with Offload writes fsdp2); null: none set, the release's "
+        "default (fsdp2 from 0.6). It decides, with the release and the GPU, which ranks load the model at start-up "
+        "(`model_loading`)"))
     batch_divisor: BatchDivisor = Field(default="ranks", description=(
         "what must divide the train batch for the release named (--trinity-version, "
         "`solver.tables.counted_batch_divisor`): gpus for 0.5.0 and 0.5.1, which refuse a train batch the trainer "
@@ -355,6 +362,12 @@ class Query(Frozen):
         if self.margin is None and not estimated:
             return self.memory.margin
         return resolve_margin(self.memory, self.margin, memory_gib)
+
+    def model_loading(self, compute_capability: str | None, offload: bool) -> ModelLoading:
+        """Which of a node's trainer ranks load the model at start-up (`solver.tables.model_loading`) for a plan with
+        `offload` or not on a GPU of `compute_capability`, under the release named (`trinity_release`): FSDP2 with
+        Offload (the plans write it), else the config's strategy (`trainer_strategy`) or the release's default."""
+        return model_loading(self.trinity_release, self.trainer_strategy, compute_capability, offload)
 
     def counted_catalog(self, catalog: Catalog) -> Catalog:
         """`catalog` with the query's model counting its LoRA adapter on the modules `lora_targets` adapts

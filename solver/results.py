@@ -93,6 +93,7 @@ from solver.tables import (
     LeftOutWhenNone,
     MemoryModel,
     Model,
+    ModelLoading,
     NodeInterconnect,
     QueryError,
     Setting,
@@ -1335,6 +1336,17 @@ class Plan(Frozen):
         "transformers holds them (the query's expert_layout, `solver.tables.counted_expert_layout`): separate for "
         "0.5.1, either for 0.5, 0.5.0 and 0.5.2 (the states and a LoRA adapter each the larger of the two), fused for "
         "0.6 and where none was named (and in JSON made before the field); a dense model's figures are alike in each"))
+    model_loading: ModelLoading = Field(default="verl", description=(
+        "which of a node's trainer ranks host_memory_gb counts loading the whole model in fp32 at start-up "
+        "(`solver.tables.model_loading`, from the Trinity release, the trainer strategy and the GPU's "
+        "compute_capability): every-rank (0.5.2; 0.6 with FSDP1 or below compute capability 9; none named, the most "
+        "any release loads), rank-0 (0.6 with FSDP2 on compute capability 9 or more), or verl, verl's own workers' "
+        "rule, rank 0 for an untied model and every rank for a tied one (0.5.0, 0.5.1; and in JSON made before the "
+        "field, whose figures counted it)"))
+    compute_capability: str | None = Field(default=None, description=(
+        "the GPU type's compute capability (`solver.tables.GpuType.compute_capability`), with which a figure for "
+        "another Trinity release counts its loading ranks; null for a GPU type of your own, and in JSON made before "
+        "the field"))
     experts_counted: str | None = Field(default=None, description=(
         "for a mixture of experts: how memory_gb and host_memory_gb count its routed experts, in words "
         "(`solver.memory.expert_layout_words`: 'routed experts counted separate, as Trinity 0.5.1's transformers 4 "
@@ -1587,7 +1599,7 @@ class Plan(Frozen):
         detail = (None if self.host_critic_gb is None else
                   host_need_detail(self.offload, self.reference_model, self.critic, self.host_critic_gb))
         said = [detail or ("" if self.reference_model else "no reference model"),
-                host_moment_words(self.host_training_gb)]
+                host_moment_words(self.host_training_gb, self.model_loading, self.offload, self.critic)]
         purpose = host_need_purpose(self.offload, self.critic) + (
             f" ({'; '.join(part for part in said if part)})" if any(said) else "")
         nodes = nodes if nodes is not None else self.nodes or 1

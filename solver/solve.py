@@ -100,6 +100,7 @@ from solver.tables import (
     Undecided,
     counted,
     load_catalog,
+    model_loaders,
 )
 
 ASKED_FIRST_SHARE = 0.5
@@ -515,7 +516,7 @@ def _within(query: Query, data: PlanningData, plan: Plan) -> bool:
             and (not query.exact or plan.gpus == query.budget_gpus)
             and fits_host_ram(data.shape, plan.gpus, query.node_gpus, query.host_ram_gb, plan.offload,
                               query.trinity_version, query.reference_model, query.lora_rank, query.critic,
-                              query.expert_layout))
+                              query.expert_layout, query.model_loading(data.compute_capability, plan.offload)))
 
 
 def _with_lowered_fewer(catalog: Catalog, query: Query, answer: Answer) -> Answer:
@@ -1065,6 +1066,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     if query.rollout_gpus is not None and layout is None:  # a defect of the model's: its rollout_layout rule holds
         raise RuntimeError(f"{gpus} trainer + {query.rollout_gpus} rollout GPUs have no layout")
     gpu = catalog.gpu(data.gpu)
+    loading = query.model_loading(gpu.compute_capability, bool(offload))
     return Plan(
         gpus=gpus,
         unused_gpus=0 if query.open_budget else query.budget_gpus - gpus,
@@ -1083,13 +1085,16 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         source=source,
         **_memory_figures(data.shape, gpu, query, gpus, setting, length, tokens, estimated=source is None),
         host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
-                                       query.reference_model, query.lora_rank, query.critic, query.expert_layout)
+                                       query.reference_model, query.lora_rank, query.critic, query.expert_layout,
+                                       loading)
         if offload or query.critic in HOST_HELD_CRITICS or query.host_ram_gb is not None else None,
         host_critic_gb=host_critic_gib(data.shape, gpus, query.node_gpus, query.critic, query.expert_layout,
                                        query.trinity_version) or None,
         host_training_gb=shown_training_host_need(data.shape, gpus, query.node_gpus, bool(offload),
                                                   query.trinity_version, query.reference_model, query.lora_rank,
-                                                  query.critic, query.expert_layout),
+                                                  query.critic, query.expert_layout, loading),
+        model_loading=model_loaders(loading, data.shape.tied_embeddings),
+        compute_capability=gpu.compute_capability,
         reference_model=query.reference_model,
         lora_rank=query.lora_rank,
         lora_target_modules=None if query.lora_targets is None else query.lora_targets.pattern,
@@ -1714,7 +1719,8 @@ def _lifts_every_need(data: PlanningData, query: Query) -> bool:
     limit, and its best plan their GPUs, settings and length (not their words: it states its host need, with no
     caution on an unchecked one)."""
     return all(fits_host_ram(data.shape, gpus, query.node_gpus, MAX_HOST_RAM_GB, offload, query.trinity_version,
-                             query.reference_model, query.lora_rank, query.critic, query.expert_layout)
+                             query.reference_model, query.lora_rank, query.critic, query.expert_layout,
+                             query.model_loading(data.compute_capability, offload))
                for gpus in data.counts for offload in (False, True))
 
 
@@ -1812,7 +1818,7 @@ def _shown_host_need(model: Model, node_gpus: int, plan: Plan, query: Query) -> 
     """The host memory per node `plan` of `model` needs on nodes of `node_gpus` as `query` counts it (under its
     Trinity release, with a reference model or not), GiB as shown (`shown_host_need`)."""
     return shown_host_need(model, plan.gpus, node_gpus, plan.offload, query.trinity_version, query.reference_model,
-                           query.lora_rank, query.critic, query.expert_layout)
+                           query.lora_rank, query.critic, query.expert_layout, plan.model_loading)
 
 
 def _host_need_words(model: Model, node_gpus: int, plan: Plan, query: Query) -> str:

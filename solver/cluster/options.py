@@ -441,16 +441,17 @@ class Planner:
         """`job`'s model as `job_catalog` counts it: its LoRA adapter on its own targets."""
         return self.job_catalog(job).model(job.model)
 
-    def host_tenths(self, job: Job, gpus: int, offload: bool) -> int:
-        """Host memory, tenths of a GiB, that a trainer of `job` on `gpus` GPUs on one node needs there
+    def host_tenths(self, job: Job, plan: Plan) -> int:
+        """Host memory, tenths of a GiB, that a trainer of `job` on `plan`'s GPUs on one node needs there
         (`host_memory_gib`, with its LoRA rank, reference model and critic, as placements give it: `shown_host_tenths`,
         rounded up to a tenth, a whole number of them: the jobs' figures, added up exactly, are what a node's host
-        memory must hold), under its Trinity release (`release_of`)."""
+        memory must hold), under its Trinity release (`release_of`), with Offload where `plan` has it and the ranks
+        loading the model that it counts (`Plan.model_loading`)."""
         release = self.release_of(job.training)
         return shown_host_tenths(host_memory_gib(
-            self.job_model(job), gpus, offload=offload, version=release.version,
+            self.job_model(job), plan.gpus, offload=plan.offload, version=release.version,
             reference=counts_reference(job.reference_model, job.lora_rank), lora_rank=job.lora_rank,
-            critic=job.training.critic, experts=release.expert_layout))
+            critic=job.training.critic, experts=release.expert_layout, loading=plan.model_loading))
 
 
 def job_options(planner: Planner, fleet: Fleet, index: int) -> list[Option]:
@@ -645,7 +646,7 @@ def way_with(planner: Planner, fleet: Fleet, index: int, pool_index: int, room: 
     gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
     return Option(job=index, pool=pool_index, plan=plan, size=room[0], whole_nodes=room[1], rollout_gpus=room[2],
                   gain=gain, cost=round(plan.cost * COST_SCALE),
-                  host_tenths=planner.host_tenths(job, plan.gpus, plan.offload) if shares_node else 0)
+                  host_tenths=planner.host_tenths(job, plan) if shares_node else 0)
 
 
 def stretch_ceiling(asked: AtLeast, model: Model) -> int:

@@ -65,8 +65,7 @@ class IdleRoom:
             for node in nodes:
                 self.gpus[option.pool][node] -= option.gpus_per_node(pool.gpus_per_node)
                 self.host[option.pool][node] -= (0 if pool.host_ram_gb is None or not option.size else
-                                                 planner.host_tenths(fleet.jobs[job], option.plan.gpus,
-                                                                     option.plan.offload))
+                                                 planner.host_tenths(fleet.jobs[job], option.plan))
         self.empty = [[node for node in range(pool.nodes) if self.gpus[index][node] == pool.gpus_per_node]
                       for index, pool in enumerate(fleet.pools)]
 
@@ -77,7 +76,7 @@ class IdleRoom:
         if not option.size:
             empty = self.empty[option.pool]
             return tuple(empty[:option.whole_nodes]) if len(empty) >= option.whole_nodes else ()
-        need = 0 if pool.host_ram_gb is None else self.planner.host_tenths(job, option.plan.gpus, option.plan.offload)
+        need = 0 if pool.host_ram_gb is None else self.planner.host_tenths(job, option.plan)
         return next(((node,) for node in range(pool.nodes) if option.size <= self.gpus[option.pool][node]
                      and need <= self.host[option.pool][node]), ())
 
@@ -116,7 +115,8 @@ def as_placement(planner: Planner, fleet: Fleet, option: Option, nodes: list[int
     release = planner.release_of(job.training)
     host = None if pool.host_ram_gb is None else shown_host_need(
         planner.job_model(job), option.plan.gpus, pool.gpus_per_node, option.plan.offload, release.version,
-        option.plan.reference_model, option.plan.lora_rank, option.plan.critic, release.expert_layout)
+        option.plan.reference_model, option.plan.lora_rank, option.plan.critic, release.expert_layout,
+        option.plan.model_loading)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
                               option.plan.max_model_len, pool.gpus_per_node,
                               lora_rank=option.plan.lora_rank) if option.rollout_gpus else None
@@ -371,10 +371,10 @@ def forgone_words(planner: Planner, fleet: Fleet, job: RunningJob, ways: tuple[O
     free_gpus = idle.gpus[job.pool][job.nodes[0]]
     if widens and own.size and free_gpus:
         asked = fleet.jobs[job.job]
-        free_host = idle.host[job.pool][job.nodes[0]] + planner.host_tenths(asked, own.plan.gpus, own.plan.offload)
+        free_host = idle.host[job.pool][job.nodes[0]] + planner.host_tenths(asked, own.plan)
         grown = min((way for way in ways_to_grow(planner, fleet, own, free_gpus)
                      if fleet.pools[job.pool].host_ram_gb is None
-                     or planner.host_tenths(asked, way.plan.gpus, way.plan.offload) <= free_host),
+                     or planner.host_tenths(asked, way.plan) <= free_host),
                     key=lambda way: (-way.gain, way.cost, way.size))
         if grown is not own:
             wider = (f"the {counted(free_gpus, 'idle GPU')} beside it on its node would grow it to {grown.plan.gpus} "

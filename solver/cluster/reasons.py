@@ -710,7 +710,7 @@ def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, c
     if not any(option.host_tenths for option in shared):
         return f"{needs} {counted(min(option.size for option in shared), 'GPU')} of one node{counted_too}"
     least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
-    own_footprints = {(option.size, planner.host_tenths(job, option.plan.gpus, option.plan.offload))
+    own_footprints = {(option.size, planner.host_tenths(job, option.plan))
                       for option in shared}
     for gpus, tenths in sorted(own_footprints):
         if not least or tenths < least[-1][1]:

@@ -205,5 +205,5 @@ def _within_node_host_memory(model: cp_model.CpModel, planner: Planner, fleet: F
     """The ways chosen on a node (`on_node`) need its host memory at most, where the pool gives it."""
     capacity = host_capacity_tenths(pool)
     if capacity is not None:
-        model.add(sum(planner.host_tenths(fleet.jobs[way.option.job], way.option.plan.gpus,
-                                          way.option.plan.offload) * way.literal for way in on_node) <= capacity)
+        model.add(sum(planner.host_tenths(fleet.jobs[way.option.job], way.option.plan) * way.literal
+                      for way in on_node) <= capacity)

@@ -316,7 +316,7 @@ def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, host
     else:
         room = host_ram_check_words(result.host_ram_gib, host_ram) if offload or result.host_ram_gib is not None else ""
     detail = host_need_detail(offload, result.reference_model, result.critic, result.host_critic_gib or None)
-    moment = host_moment_words(result.host_training_gib)
+    moment = host_moment_words(result.host_training_gib, result.model_loading, offload, result.critic)
     what = f"{host_need_purpose(offload, result.critic)} ({detail}{'; here ' + moment if moment else ''})"
     return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
                 style="" if result.host_fits else "red")

@@ -139,11 +139,16 @@ def host_need_purpose(offload: bool, critic: CriticStates | None = None) -> str:
     return "for the critic's offloaded states" if held else "while the model loads"
 
 
-def host_moment_words(training_gib: float | None) -> str:
-    """Which moment a host memory need is, where training holds less than loading at start-up (`training_gib`, as
-    shown; None: training is the peak, or there is none of its own), in words: ``at start-up, loading the model;
-    1308.8 while training``; "" otherwise."""
-    return "" if training_gib is None else f"at start-up, loading the model; {training_gib:.1f} while training"
+def host_moment_words(training_gib: float | None, loading: ModelLoading, offload: bool,
+                      critic: CriticStates | None) -> str:
+    """Which moment a host memory need is, with the ranks that load the model (`LOADING_WORDS`) where it is the load's,
+    in words: where training holds less than loading at start-up (`training_gib`, as shown; None: training is the
+    peak, or there is none of its own), ``at start-up, every rank loading the model; 1308.8 while training``; where
+    there is no training moment (no Offload, no critic held in host memory), ``every rank loading the model``; ""
+    otherwise."""
+    if training_gib is not None:
+        return f"at start-up, {LOADING_WORDS[loading]}; {training_gib:.1f} while training"
+    return "" if offload or critic in HOST_HELD_CRITICS else LOADING_WORDS[loading]
 
 
 def host_need_detail(offload: bool, reference_model: bool, critic: CriticStates | None = None,
@@ -397,6 +402,65 @@ def counted_batch_divisor(value: str | None) -> BatchDivisor:
     if release in GPUS_DIVIDE_BATCH_RELEASES:
         return "gpus"
     return "unsure" if release == ("0.5", None) else "ranks"
+
+
+ModelLoading = Literal["verl", "every-rank", "rank-0"]
+"""Which of a node's trainer ranks build the whole model on the CPU, in fp32, at start-up (`model_loading`): ``verl``,
+verl's own workers' rule, rank 0 for an untied model and every rank for one with tied embeddings (Trinity 0.5.0 and
+0.5.1, ``trainer/verl/fsdp_workers.py:379-380`` in 0.5.1); ``every-rank``, tied or not (0.5.2,
+``trainer/verl/fsdp_workers.py:386``; 0.6 with FSDP1 or below compute capability 9); ``rank-0``, tied or not (0.6
+with FSDP2 where the GPU's major compute capability is 9 or more: ``trainer/verl/monkey_patch.py:111-116`` in 0.6.0,
+the legacy workers' ``trainer/verl_legacy/fsdp_workers.py:413-424``)."""
+MODEL_LOADINGS: tuple[ModelLoading, ...] = ("verl", "every-rank", "rank-0")
+"""The values of `ModelLoading`."""
+VERL_LOADING_RELEASES = (("0.5", "0"), ("0.5", "1"))
+"""The Trinity releases (minor version, patch) whose workers load the model as verl's own do (`ModelLoading`
+``verl``); 0.5.2 builds it on every rank."""
+RANK_0_LOADING_MINORS = ("0.6",)
+"""The minor versions that build the model on rank 0 alone with FSDP2 on a GPU of major compute capability
+`RANK_0_LOADING_MAJOR` or more (their default strategy fsdp2)."""
+RANK_0_LOADING_MAJOR = 9
+"""The least major compute capability (``torch.cuda.get_device_capability(0)[0]``) on which Trinity 0.6 builds the
+model on rank 0 alone under FSDP2: Hopper (9.0) and newer; AMD's MI300X and MI325X report HIP's 9.4 (gfx942)."""
+
+
+def model_loading(release: str | None, strategy: str | None = None, compute_capability: str | None = None,
+                  offload: bool = False) -> ModelLoading:
+    """Which of a node's trainer ranks load the whole model at start-up (`ModelLoading`) under the Trinity `release`
+    (as `trinity_release` takes it; None: none named), its trainer's `strategy` (``fsdp``, ``fsdp2``; None: the
+    release's default, fsdp2 from 0.6; with `offload`, FSDP2's CPU offload, fsdp2 whatever it says, as the plans
+    write it) on a GPU of `compute_capability` (``9.0``; None: not known). With no release named, a release
+    `trinity_release` refuses, or 0.5 without its patch, ``every-rank``: the most any release loads, so that the count
+    holds whatever release runs; a capability not known counts below 9."""
+    known = _minor_and_patch(release)
+    if known in VERL_LOADING_RELEASES:
+        return "verl"
+    major = re.match(r"\d+", compute_capability or "")
+    fsdp2 = offload or (strategy or "fsdp2") == "fsdp2"
+    if (known is not None and known[0] in RANK_0_LOADING_MINORS and fsdp2
+            and major is not None and int(major.group()) >= RANK_0_LOADING_MAJOR):
+        return "rank-0"
+    return "every-rank"
+
+
+def model_loaders(loading: ModelLoading, tied_embeddings: bool) -> ModelLoading:
+    """Which ranks `loading` has load a model with `tied_embeddings` or not, ``rank-0`` or ``every-rank``: ``verl``'s
+    rule is rank 0 for an untied model, every rank for a tied one."""
+    if loading == "verl":
+        return "every-rank" if tied_embeddings else "rank-0"
+    return loading
+
+
+def loading_ranks(loading: ModelLoading, tied_embeddings: bool, ranks_on_node: int) -> int:
+    """How many of a node's `ranks_on_node` trainer ranks load the whole model at start-up as `loading` says, for a
+    model with `tied_embeddings` or not (`model_loaders`): one, or all of them."""
+    return 1 if model_loaders(loading, tied_embeddings) == "rank-0" else ranks_on_node
+
+
+LOADING_WORDS: dict[ModelLoading, str] = {
+    "every-rank": "every rank loading the model", "rank-0": "rank 0 loading the model",
+    "verl": "rank 0 loading the model, or every rank for tied embeddings"}
+"""Which ranks a `ModelLoading` has load the model, in words after ``at start-up``."""
 
 
 def _minor_and_patch(value: object) -> tuple[str, str | None] | None:

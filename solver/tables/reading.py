@@ -926,6 +926,7 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     owner = f"{earlier}'s" if earlier else "the catalogue's"
     for field, stated, known_value in (
             ("interconnect", tabled.interconnect, known.interconnect),
+            ("compute_capability", tabled.compute_capability, known.compute_capability),
             ("workstation_host_ram_gib", tabled.workstation_host_ram_gib, known.workstation_host_ram_gib),
             ("rocm", tabled.rocm if "rocm" in tabled.model_fields_set else None, known.rocm)):
         if stated not in (None, known_value):
@@ -936,7 +937,8 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib,
                                      "rocm": known.rocm, "workstation_host_ram_gib": known.workstation_host_ram_gib,
                                      "interconnect": known.interconnect,
-                                     "interconnect_source": known.interconnect_source})
+                                     "interconnect_source": known.interconnect_source,
+                                     "compute_capability": known.compute_capability})
 
 
 def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),

@@ -926,8 +926,21 @@ class GpuType(Frozen):
         "weighs its SP as on NVLink, and an SP plan is cautioned to state it"))
     interconnect_source: PrintableText | None = Field(default=None, description=(
         "where the interconnect comes from (a vendor datasheet or specification page)"))
+    compute_capability: Text | None = Field(default=None, description=(
+        "the GPU's compute capability as PyTorch reports it (torch.cuda.get_device_capability: CUDA's, 9.0 for an "
+        "H100; HIP's for an AMD GPU, 9.4 for gfx942), which decides which ranks Trinity 0.6 loads the model on "
+        "(`solver.tables.model_loading`); every GPU type of the catalogue gives it; null for one of your own: not "
+        "known, counted as every rank loading it"))
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, protected_namespaces=())
+
+    @field_validator("compute_capability")
+    @classmethod
+    def _capability_form(cls, value: str | None) -> str | None:
+        """A compute capability as major.minor (``8.0``, ``12.0``)."""
+        if value is not None and not re.fullmatch(r"\d{1,2}\.\d", value):
+            raise ValueError(f"{value!r} is no compute capability (major.minor, such as 9.0)")
+        return value
 
     @model_validator(mode="after")
     def _check_tables(self) -> GpuType:
@@ -1033,11 +1046,15 @@ class GpusFile(Frozen):
 
     @model_validator(mode="after")
     def _interconnect_given(self) -> GpusFile:
-        """Every GPU type of the catalogue says how its GPUs reach one another (the cost of SP depends on it)."""
+        """Every GPU type of the catalogue says how its GPUs reach one another (the cost of SP depends on it) and its
+        compute capability (which ranks Trinity 0.6 loads the model on depends on it)."""
         missing = next((gpu.name for gpu in self.gpus if gpu.interconnect is None), None)
         if missing is not None:
             raise ValueError(f"{missing}: give its interconnect (nvlink, infinity-fabric or pcie) and "
                              "interconnect_source")
+        unknown = next((gpu.name for gpu in self.gpus if gpu.compute_capability is None), None)
+        if unknown is not None:
+            raise ValueError(f"{unknown}: give its compute_capability (major.minor, such as 9.0)")
         return self
 
 

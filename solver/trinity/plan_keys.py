@@ -43,6 +43,7 @@ from solver.tables import (
     and_joined,
     brief,
     counted_release,
+    model_loading,
     remove_padding_violation,
     shown_number,
     written_layout,
@@ -183,11 +184,16 @@ def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Pla
     no release, or another, gets the figure a config written for `version` holds, with a reference model where the
     plan counted one (`Plan.reference_model`) and its critic (`Plan.critic`), on the nodes its trainer fills
     (`Plan.trainer_nodes`; a plan from JSON made before that field keeps its own figure), its routed experts laid out
-    as the plan counted them where `version` holds them so (`Plan.expert_layout`: 0.5.1's separate under 0.5)."""
+    as the plan counted them where `version` holds them so (`Plan.expert_layout`: 0.5.1's separate under 0.5), and
+    the ranks loading the model at start-up the plan counted where its release is of `version`, else `version`'s on
+    the plan's GPU (`Plan.model_loading`, `solver.tables.model_loading`)."""
     if plan.host_memory_gb is None or plan.trainer_nodes is None:
         return plan
+    release = counted_release(version, plan.expert_layout, plan.trinity_version)
+    loading = (plan.model_loading if release == plan.trinity_version else
+               model_loading(release, None, plan.compute_capability, plan.offload))
     counted = (model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version, plan.reference_model,
-               plan.lora_rank, plan.critic, written_layout(version, plan.expert_layout))
+               plan.lora_rank, plan.critic, written_layout(version, plan.expert_layout), loading)
     return plan.model_copy(update={"host_memory_gb": shown_host_need(*counted),
                                    "host_training_gb": shown_training_host_need(*counted)})
 
