@@ -457,10 +457,11 @@ def loading_ranks(loading: ModelLoading, tied_embeddings: bool, ranks_on_node: i
     return 1 if model_loaders(loading, tied_embeddings) == "rank-0" else ranks_on_node
 
 
-LOADING_WORDS: dict[ModelLoading, str] = {
-    "every-rank": "every rank loading the model", "rank-0": "rank 0 loading the model",
-    "verl": "rank 0 loading the model, or every rank for tied embeddings"}
-"""Which ranks a `ModelLoading` has load the model, in words after ``at start-up``."""
+LOADING_RANKS: dict[ModelLoading, str] = {
+    "every-rank": "every rank", "rank-0": "rank 0", "verl": "rank 0 (every rank if tied)"}
+"""Which ranks a `ModelLoading` has load the model, in words."""
+LOADING_WORDS: dict[ModelLoading, str] = {loading: f"{ranks} loading the model" for loading, ranks in LOADING_RANKS.items()}
+"""`LOADING_RANKS` after ``at start-up``: ``every rank loading the model``."""
 
 
 def _minor_and_patch(value: object) -> tuple[str, str | None] | None:

@@ -36,13 +36,16 @@ from solver.rules import (
     rope_theta_to_set,
 )
 from solver.tables import (
+    LOADING_RANKS,
     CriticStates,
     Model,
+    ModelLoading,
     QueryError,
     TrinityVersion,
     and_joined,
     brief,
     counted_release,
+    model_loaders,
     model_loading,
     remove_padding_violation,
     shown_number,
@@ -172,9 +175,22 @@ def other_release_words(plan: Plan, model: Model, version: TrinityVersion | None
         return ""
     reference, blocks, experts = OTHER_RELEASE_REASONS[other]
     layouts = {written_layout(release, plan.expert_layout) for release in (version, other)}
+    loaders = [_release_loading(plan, model, release) for release in (version, other)]
     reasons = [*([reference] if plan.reference_model else []), blocks,
-               *([experts] if model.moe is not None and len(layouts) > 1 else [])]
+               *([experts] if model.moe is not None and len(layouts) > 1 else []),
+               *([f"the model loaded on {LOADING_RANKS[loaders[1]]} where {version}'s loads it on "
+                  f"{LOADING_RANKS[loaders[0]]}"] if loaders[0] != loaders[1] else [])]
     return f"; Trinity {other} needs {there:.1f} ({'; '.join(reasons)})"
+
+
+def _release_loading(plan: Plan, model: Model, version: TrinityVersion | None) -> ModelLoading:
+    """Which ranks load `plan`'s `model` at start-up under the Trinity release `version`: the plan's own where it was
+    counted for a release of `version` (`counted_release`), else that release's on the plan's GPU, with Offload or
+    the release's default strategy (`Plan.model_loading`, `solver.tables.model_loading`)."""
+    release = counted_release(version, plan.expert_layout, plan.trinity_version)
+    if release == plan.trinity_version:
+        return plan.model_loading
+    return model_loaders(model_loading(release, None, plan.compute_capability, plan.offload), model.tied_embeddings)
 
 
 def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Plan:
@@ -189,11 +205,9 @@ def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Pla
     the plan's GPU (`Plan.model_loading`, `solver.tables.model_loading`)."""
     if plan.host_memory_gb is None or plan.trainer_nodes is None:
         return plan
-    release = counted_release(version, plan.expert_layout, plan.trinity_version)
-    loading = (plan.model_loading if release == plan.trinity_version else
-               model_loading(release, None, plan.compute_capability, plan.offload))
     counted = (model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version, plan.reference_model,
-               plan.lora_rank, plan.critic, written_layout(version, plan.expert_layout), loading)
+               plan.lora_rank, plan.critic, written_layout(version, plan.expert_layout),
+               _release_loading(plan, model, version))
     return plan.model_copy(update={"host_memory_gb": shown_host_need(*counted),
                                    "host_training_gb": shown_training_host_need(*counted)})
 
