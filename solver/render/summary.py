@@ -73,6 +73,7 @@ from solver.tables import (
     counted,
     host_moment_words,
     it_or_them,
+    some_release_loads_on_rank_0,
     written_layout,
 )
 
@@ -505,16 +506,17 @@ def _host_memory_words(answer: Answer, plan: Plan, model: Model, version: Trinit
 
     host = plan.host_memory_words()
     return None if host is None else (f"{host}{host_ram_check_words(answer.host_ram_gb, names.host_ram)}"
-                                      f"{other_release_words(plan, model, version)}{_loading_hint(plan, names)}")
+                                      f"{other_release_words(plan, model, version)}{_loading_hint(plan, model, names)}")
 
 
-def _loading_hint(plan: Plan, names: OptionNames) -> str:
+def _loading_hint(plan: Plan, model: Model, names: OptionNames) -> str:
     """Where no Trinity release is named and `plan`'s host memory need is its load at start-up on every rank of a node
-    with more than one trainer GPU (the most any release loads: `Plan.model_loading`), that naming one counts its own
-    loading, in words; "" otherwise."""
+    with more than one trainer GPU (the most any release loads: `Plan.model_loading`), and some release loads `model`
+    on rank 0 alone there (`some_release_loads_on_rank_0`), that naming one counts its own loading, in words; "" otherwise."""
     if (plan.trinity_version is not None or plan.trainer_nodes is None or plan.gpus // plan.trainer_nodes < 2
             or plan.model_loading != "every-rank"
-            or not host_moment_words(plan.host_training_gb, plan.model_loading, plan.offload, plan.critic)):
+            or not host_moment_words(plan.host_training_gb, plan.model_loading, plan.offload, plan.critic)
+            or not some_release_loads_on_rank_0(model.tied_embeddings, plan.compute_capability, plan.offload)):
         return ""
     return f"; {'trinity_version' if names.keywords else '--trinity-version'} counts a release's own loading"
 

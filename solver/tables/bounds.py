@@ -457,6 +457,14 @@ def loading_ranks(loading: ModelLoading, tied_embeddings: bool, ranks_on_node: i
     return 1 if model_loaders(loading, tied_embeddings) == "rank-0" else ranks_on_node
 
 
+def some_release_loads_on_rank_0(tied_embeddings: bool, compute_capability: str | None, offload: bool) -> bool:
+    """Whether some Trinity release rft-solver knows (`KNOWN_RELEASE_NAMES`) loads a model with `tied_embeddings` or
+    not on rank 0 alone (`model_loading`, `model_loaders`) on a GPU of `compute_capability`, with `offload` or
+    without (the release's default strategy): where none does, naming one counts what naming none counts."""
+    return any(model_loaders(model_loading(release, None, compute_capability, offload), tied_embeddings) == "rank-0"
+               for release in KNOWN_RELEASE_NAMES)
+
+
 LOADING_RANKS: dict[ModelLoading, str] = {
     "every-rank": "every rank", "rank-0": "rank 0", "verl": "rank 0 (every rank if tied)"}
 """Which ranks a `ModelLoading` has load the model, in words."""
