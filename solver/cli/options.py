@@ -52,6 +52,11 @@ SP_RULES_HELP = ("it must divide the trainer GPUs and the attention heads, SP an
                  "that runs its checkpoint's own code, its auto_map, takes SP=1 only)")
 """The rules an SP degree keeps (Trinity's and verl's, and rft-solver's node rule), in the help of the commands
 that take ``--sp``: the heads' rules are the ones users of models with few KV heads (Qwen3-30B-A3B's 4) miss."""
+LOADING_HELP = ("; the host memory counts the model loading at start-up on the ranks the release loads it on: 0.5.0 "
+                "and 0.5.1 rank 0 (every rank for tied embeddings), 0.5.2 every rank, 0.6 rank 0 with FSDP2 on a GPU "
+                "of compute capability 9 or more, else every rank; with none named every rank, the most any loads")
+"""How --trinity-version changes the ranks the host memory need counts loading the model
+(`solver.tables.model_loading`), in the option's help."""
 
 
 def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
@@ -69,7 +74,7 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
                              "holds it: 0.5 the reference model's host shards in bf16, 0.6 (and by default) in fp32; "
                              "0.5.1 a mixture of experts' routed experts each sharded over every GPU, by its "
                              "transformers 4, the other 0.5 releases the larger of that and transformers 5's fused "
-                             "tensors, each as verl 0.7 places it")
+                             f"tensors, each as verl 0.7 places it{LOADING_HELP}")
 
 
 def add_counted_release_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
@@ -86,7 +91,7 @@ def add_counted_release_option(parser: argparse.ArgumentParser | argparse._Argum
                              "experts each over every GPU, the other 0.5 releases the larger of that and transformers "
                              "5's fused tensors, each as verl 0.7 places it, 0.6 whole; 0.5 pins the reference "
                              "model's host "
-                             f"shards in bf16, 0.6 in fp32;{batch} default: 0.6's counts")
+                             f"shards in bf16, 0.6 in fp32;{batch} default: 0.6's counts{LOADING_HELP}")
 
 
 class _TrinityRelease(argparse.Action):
