@@ -6,11 +6,13 @@ every rank (the most any release loads). docs/memory.md, "Which ranks load the m
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from config_cases import with_key, written
 
 from solver.memory import host_moments_gib
 from solver.tables import (
@@ -181,3 +183,25 @@ def test_solve_memory_json_gives_the_loading_it_counts(cli: Cli) -> None:
     assert counted == {("a100", "0.6"): (284.8, "every-rank"), ("h100", "0.6"): (71.2, "rank-0"),
                        ("a100", "0.5.2"): (264.5, "every-rank"), ("a100", "0.5.1"): (50.9, "rank-0"),
                        ("a100", None): (284.8, "every-rank")}
+
+
+@pytest.mark.parametrize(("strategy", "offload", "loading"), [
+    ("fsdp", "--no-offload", "every-rank"), ("fsdp2", "--no-offload", "rank-0"), (None, "--no-offload", "rank-0"),
+    ("fsdp", "--offload", "rank-0"),  # an Offload plan writes trainer_strategy: fsdp2
+])
+def test_from_config_counts_the_configs_strategy(cli: Cli, tmp_path: Path, strategy: str | None, offload: str,
+                                                 loading: str) -> None:
+    """Under 0.6 on H100s, a config's FSDP1 (trainer_strategy: fsdp) loads the model on every rank of the trainer's 4
+    GPUs, its FSDP2 (0.6's default where unset) on rank 0 alone: 3 x 30.514 GiB apart without Offload."""
+    config = with_key("trainer.trainer_strategy", strategy) if strategy else with_key("trainer", {})
+    status, out, err = cli("--from-config", str(written(tmp_path, config)), "--gpu", "h100", "--trinity-version",
+                           "0.6", "--host-ram", "1000", offload, "--json")
+    assert status == 0, err
+    plan = json.loads(out)[0]["plans"][0]
+    assert (plan["gpus"], plan["model_loading"]) == (4, loading)
+    if offload == "--no-offload":
+        model = load_catalog().model("Qwen3-8B")
+        need = host_moments_gib(model, 4, 8, False, "0.6", loading=loading)[0]
+        assert plan["host_memory_gb"] == math.ceil(round(need * 10, 6)) / 10
+        assert abs(host_moments_gib(model, 4, 8, False, "0.6", loading="every-rank")[0]
+                   - host_moments_gib(model, 4, 8, False, "0.6", loading="rank-0")[0] - 3 * QWEN3_8B_LOAD_GIB) < 1e-3
