@@ -120,6 +120,8 @@ PLAN_ORDER = (
     "critic",
     "trinity_version",
     "expert_layout",
+    "model_loading",
+    "compute_capability",
     "experts_counted",
     "beyond_calibration",
     "beyond_calibration_codes",
@@ -563,6 +565,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "dpo": False, "mode_train": False,  # not DPO, no config
             "critic": critic,
             "trinity_version": None, "expert_layout": "fused",  # no release named: 0.6's counts, transformers 5's
+            "model_loading": "every-rank",  # no release named: every rank loads the model, the most any release does
             "experts_counted": None if model.moe is None else "routed experts counted whole, as transformers 5 holds "
                                                               "them"}
 
@@ -627,12 +630,12 @@ def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None,
     """GiB of host memory a node holds at two moments, (loading, training). With Offload, training: per trainer GPU
     on the node, pinned fp32 parameters, pinned fp32 gradients and the reference model's pinned fp32 weights (Trinity
     0.6's) (`_pinned_fp32` each), and Adam's two fp32 moments, 8 bytes a value, and the share of a `critic` held there
-    (`_held_critic`); loading: the whole fp32 model on each of the node's ranks (tied embeddings) or on one, beside
-    the node's pinned fp32 parameter and reference shards. Without Offload, loading: the model beside the node's
+    (`_held_critic`); loading: the whole fp32 model on each of the node's ranks (no Trinity release named: the most
+    any release loads, docs/memory.md's "Which ranks load the model"), beside the node's pinned fp32 parameter and
+    reference shards. Without Offload, loading: the model beside the node's
     pinned reference shards, which verl builds first; training: the reference shards and the critic's."""
     pinned_fp32 = _pinned_fp32(model, n)
-    on_node = min(n, node_gpus)
-    ranks = on_node if model.tied_embeddings else 1
+    on_node = ranks = min(n, node_gpus)
     if offload:
         per_gpu = 3 * pinned_fp32 + 8 * model.parameters_b * 1e9 / n + _held_critic(model, n, critic)
         loading = 4 * model.parameters_b * 1e9 * ranks + 2 * pinned_fp32 * on_node
@@ -878,6 +881,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic),
         **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus)
                          if evidence == "estimated" else []),
+        "compute_capability": gpu_type.compute_capability,  # the GPU type's, as the catalogue gives it
         "trainer_nodes": _trainer_nodes(n, query.node_gpus),
         **_layout(n, query.rollout_gpus, query.node_gpus),
     }

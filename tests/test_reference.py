@@ -114,6 +114,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
     "dpo": False, "mode_train": False,  # not DPO, no config
     "critic": None,  # no critic
     "trinity_version": None, "expert_layout": "fused", "experts_counted": None,  # no release named, a dense model
+    "model_loading": "every-rank", "compute_capability": "8.0",  # no release named: every rank loads it; an A100
         "beyond_calibration": [],  # documented: the memory model's range does not matter
         "beyond_calibration_codes": [],
         "trainer_nodes": 1,  # 4 GPUs, within a node of 8
@@ -353,6 +354,7 @@ GOOD_PLAN = {
     "dpo": False, "mode_train": False,  # not DPO, no config
     "critic": None,  # no critic
     "trinity_version": None, "expert_layout": "fused", "experts_counted": None,  # no release named, a dense model
+    "model_loading": "every-rank", "compute_capability": "8.0",  # no release named: every rank loads it; an A100
     "beyond_calibration": [],  # documented
     "beyond_calibration_codes": [],
     "trainer_nodes": 1,  # 4 GPUs, within a node of 8
