@@ -117,19 +117,25 @@ def test_host_memory_by_hand():
     # (Loading, tied embeddings: each of the 2 ranks reads the whole fp32 model, 4 bytes a parameter, beside the
     # pinned fp32 parameter and reference shards: 4.77e9 + 6.37e9 bytes, less than training takes.)
     # Qwen3-4B (tied) on 8 GPUs of a node: loading, 8 whole fp32 copies, is the larger moment; on 8 GPUs over two
-    # nodes of 4, each node has half of it; Qwen3-8B (untied) loads on one rank only, and training is the larger.
+    # nodes of 4, each node has half of it. Qwen3-8B (untied) loads on every rank where no release is named (the most
+    # any release loads: hostload, s84), and loading is the larger; where rank 0 alone loads it (verl's rule, Trinity
+    # 0.5.0 and 0.5.1; 0.6's rank-0), training is.
     four_b = CATALOG.model("4B")
     fp32_shards = 4 * 4.022e9 * pinned_rounding(four_b, 8, 4)  # every GPU's, together; the reference's as many
     assert host_memory_gib(four_b, 8, 8) == pytest.approx((8 * 4 * 4.022e9 + 2 * fp32_shards) / 2**30)  # 162.1 GiB
     assert host_memory_gib(four_b, 8, 4) == pytest.approx(host_memory_gib(four_b, 8, 8) / 2)
     eight_b = CATALOG.model("8B")
     training = 3 * 4 * pinned_rounding(eight_b, 8, 4) * 8.191e9 + 8 * 8.191e9
-    assert host_memory_gib(eight_b, 8, 8) == pytest.approx(training / 2**30)
-    # Qwen3-8B on 16 GPUs, nodes of 8: each node holds half of the states; rank 0's node also loads the whole model
-    # beside its pinned fp32 parameter and reference shards (7.5e10 bytes), less than its half of the training (9.8e10).
+    loading = 8 * 4 * 8.191e9 + 2 * 4 * pinned_rounding(eight_b, 8, 4) * 8.191e9  # 325.4 GiB
+    assert loading > training and host_memory_gib(eight_b, 8, 8) == pytest.approx(loading / 2**30)
+    assert host_memory_gib(eight_b, 8, 8, loading="verl") == pytest.approx(training / 2**30)
+    # Qwen3-8B on 16 GPUs, nodes of 8: each node holds half of the states; rank 0's node, where it alone loads the
+    # whole model, loads it beside its pinned fp32 parameter and reference shards (7.5e10 bytes), less than its half
+    # of the training (9.8e10); where every rank loads it, each node loads 8 copies, more.
     training = (3 * 4 * pinned_rounding(eight_b, 16, 4) * 8.191e9 + 8 * 8.191e9) / 2
     loading = 4 * 8.191e9 + 2 * 4 * pinned_rounding(eight_b, 16, 4) * 8.191e9 / 2
-    assert loading < training and host_memory_gib(eight_b, 16, 8) == pytest.approx(training / 2**30)
+    assert loading < training and host_memory_gib(eight_b, 16, 8, loading="rank-0") == pytest.approx(training / 2**30)
+    assert host_memory_gib(eight_b, 16, 8) == pytest.approx((loading + 7 * 4 * 8.191e9) / 2**30)
     # On 3 GPUs the rows do not split evenly, and each shard holds the rounded-up share of them (Qwen3-0.6B, fp32):
     # q 683 x 1024 x 4 -> 2**22, k and v 342 x 1024 x 4 -> 2**21, o 342 x 2048 x 4 -> 2**22, the norms 342 x 4 -> 2**11,
     # q_norm and k_norm 43 x 4 -> 2**8, gate and up 1024 x 1024 x 4 = 2**22, down 342 x 3072 x 4 = 4202496 -> 2**23
@@ -667,12 +673,12 @@ def test_bad_catalogue_files_are_refused(tmp_path: Path):
     with pytest.raises(TableError, match=r"gpus.yaml: gpu H100-80GB, memory_mib: must be above 0"):
         load_catalog(tmp_path)
     gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x, interconnect: nvlink, "
-                    "interconnect_source: x}\n", encoding="utf-8")
+                    "interconnect_source: x, compute_capability: '8.0'}\n", encoding="utf-8")
     with pytest.raises(TableError, match=(r"GPU A100-80GB: memory_gb 80 is not the catalogue's 40 for A100-80GB: "
                                           r"write that, or give another card a name of its own$")):
         load_catalog(tmp_path)
     gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, source: x, interconnect: nvlink, "
-                    "interconnect_source: x}\n", encoding="utf-8")
+                    "interconnect_source: x, compute_capability: '9.0'}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"a100-80gb.yaml: GPU A100-80GB is not in gpus.yaml; add it there$"):
         load_catalog(tmp_path)
 
