@@ -1751,9 +1751,13 @@ def test_the_longest_fitting_length_is_the_last_that_fits_on_its_grid():
 
 
 def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
-    flags = ["memory", "--model", "14B", "--gpu", "h100", "--gpus", "8", "--len", "65536", "--sp", "8", "--env"]
-    expected = host_memory_gib(CATALOG.model("14B"), 8)
+    # Under Trinity 0.6 on H100s (compute capability 9.0, FSDP2), which loads the model on rank 0 alone (hostload,
+    # s84); with no release named every rank's load is counted (8 x 55.02 GiB, 601.2 with Offload).
+    flags = ["memory", "--model", "14B", "--gpu", "h100", "--gpus", "8", "--len", "65536", "--sp", "8", "--env",
+             "--trinity-version", "0.6"]
+    expected = host_memory_gib(CATALOG.model("14B"), 8, version="0.6", loading="rank-0")
     assert round(expected, 2) == 351.53  # 3 x 80.50 GiB of pinned fp32 shards and Adam's 110.03
+    assert round(host_memory_gib(CATALOG.model("14B"), 8), 2) == 601.12  # 8 x 55.02 beside 2 x 80.50: the load
     status, out, _ = cli(*flags, "--offload")
     assert status == 0 and "host memory: 351.6 GiB per node for Offload" in out
     _, data, _ = cli(*flags, "--offload", "--json")
@@ -1763,7 +1767,8 @@ def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     loading = 4 * CATALOG.model("14B").parameters_b * 1e9 / 2**30
     reference = 4 * pinned_rounding(CATALOG.model("14B"), 8, 4) * CATALOG.model("14B").parameters_b * 1e9 / 2**30
     assert round(loading, 2) == 55.02 and round(reference, 2) == 80.50
-    assert host_memory_gib(CATALOG.model("14B"), 8, offload=False) == pytest.approx(loading + reference)
+    assert host_memory_gib(CATALOG.model("14B"), 8, offload=False, version="0.6", loading="rank-0") == pytest.approx(
+        loading + reference)
     _, out, _ = cli(*flags)
     _, data, _ = cli(*flags, "--json")
     assert "host memory: 135.6 GiB per node while the model loads" in out  # 135.52, rounded up: 135.5 would not hold it
