@@ -1780,8 +1780,8 @@ def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     # Host memory that holds it, given without Offload, is said to, as with Offload (the plan summary's words).
     status, out, _ = cli(*flags, "--host-ram", "160")
     assert status == 0 and ("host memory: 135.6 GiB per node while the model loads (verl reads it in fp32 before FSDP "
-                            "shards it, beside the reference model's pinned shards), within --host-ram 160 GiB"
-                            ) in " ".join(out.split())
+                            "shards it, beside the reference model's pinned shards; here rank 0 loading the model), "
+                            "within --host-ram 160 GiB") in " ".join(out.split())
 
 
 def test_a_memory_model_that_costs_nothing_per_token_is_held_to_the_physical_floor():
