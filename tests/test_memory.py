@@ -3576,11 +3576,11 @@ def test_calibrate_on_cells_in_another_format_says_which_keys_a_cells_file_takes
     assert cli("calibrate", "--cells", str(runs), "--out", str(fitted)) == (
         2, "", (f"solve calibrate: error: --cells {runs}: expected a mapping at the top level, got text, not YAML's "
                 "'key: value' lines (fields: gpu, memory_gb, memory_mib, aliases, source, tables, rocm, "
-                "workstation_host_ram_gib, interconnect, interconnect_source)\n"))
+                "workstation_host_ram_gib, interconnect, interconnect_source, compute_capability)\n"))
     runs.write_text("- {model: Qwen3-8B, gpus: 8}\n", encoding="utf-8")
     assert cli("calibrate", "--cells", str(runs), "--out", str(fitted))[2].endswith(
         ": expected a mapping at the top level, got a list (fields: gpu, memory_gb, memory_mib, aliases, source, "
-        "tables, rocm, workstation_host_ram_gib, interconnect, interconnect_source)\n")
+        "tables, rocm, workstation_host_ram_gib, interconnect, interconnect_source, compute_capability)\n")
     assert not fitted.exists()
 
 
