@@ -512,7 +512,8 @@ def _host_memory_words(answer: Answer, plan: Plan, model: Model, version: Trinit
 def _loading_hint(plan: Plan, model: Model, names: OptionNames) -> str:
     """Where no Trinity release is named and `plan`'s host memory need is its load at start-up on every rank of a node
     with more than one trainer GPU (the most any release loads: `Plan.model_loading`), and some release loads `model`
-    on rank 0 alone there (`some_release_loads_on_rank_0`), that naming one counts its own loading, in words; "" otherwise."""
+    on rank 0 alone there (`some_release_loads_on_rank_0`), that naming one counts its own loading, in words; ""
+    otherwise."""
     if (plan.trinity_version is not None or plan.trainer_nodes is None or plan.gpus // plan.trainer_nodes < 2
             or plan.model_loading != "every-rank"
             or not host_moment_words(plan.host_training_gb, plan.model_loading, plan.offload, plan.critic)

@@ -468,7 +468,8 @@ def some_release_loads_on_rank_0(tied_embeddings: bool, compute_capability: str 
 LOADING_RANKS: dict[ModelLoading, str] = {
     "every-rank": "every rank", "rank-0": "rank 0", "verl": "rank 0 (every rank if tied)"}
 """Which ranks a `ModelLoading` has load the model, in words."""
-LOADING_WORDS: dict[ModelLoading, str] = {loading: f"{ranks} loading the model" for loading, ranks in LOADING_RANKS.items()}
+LOADING_WORDS: dict[ModelLoading, str] = {loading: f"{ranks} loading the model"
+                                          for loading, ranks in LOADING_RANKS.items()}
 """`LOADING_RANKS` after ``at start-up``: ``every rank loading the model``."""
 
 

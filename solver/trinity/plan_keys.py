@@ -178,8 +178,8 @@ def other_release_words(plan: Plan, model: Model, version: TrinityVersion | None
     loaders = [_release_loading(plan, model, release) for release in (version, other)]
     reasons = [*([reference] if plan.reference_model else []), blocks,
                *([experts] if model.moe is not None and len(layouts) > 1 else []),
-               *([f"the model loaded on {LOADING_RANKS[loaders[1]]} where {version}'s loads it on "
-                  f"{LOADING_RANKS[loaders[0]]}"] if loaders[0] != loaders[1] else [])]
+               *([(f"the model loaded on {LOADING_RANKS[loaders[1]]} where {version}'s loads it on "
+                   f"{LOADING_RANKS[loaders[0]]}")] if loaders[0] != loaders[1] else [])]
     return f"; Trinity {other} needs {there:.1f} ({'; '.join(reasons)})"
 
 
