@@ -126,7 +126,7 @@ def test_a_file_that_is_not_a_mapping_says_what_it_holds_in_yaml_words(tmp_path:
         load_gpu_type(path, MODELS)
     assert str(caught.value) == (f"{path}: expected a mapping at the top level, got {got} (fields: gpu, memory_gb, "
                                  "memory_mib, aliases, source, tables, rocm, workstation_host_ram_gib, interconnect, "
-                                 "interconnect_source)")
+                                 "interconnect_source, compute_capability)")
 
 
 def test_a_missing_file_is_a_table_error(tmp_path: Path):
