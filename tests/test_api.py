@@ -971,20 +971,18 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
                                   "(memory only grows with the length); check the cells")
 
 
-@pytest.mark.parametrize("where", ["the repository root", "a folder solve examples wrote them to"])
-def test_the_python_examples_in_the_api_page_run(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli):
-    """Every ```python block of docs/api.md runs as shown, from the repository root, and (as the page says) without
-    it from a folder where `solve examples` wrote the files it reads."""
-    root = Path(__file__).resolve().parent.parent
-    page = (root / "docs" / "api.md").read_text(encoding="utf-8")
+def test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_their_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli):
+    """Every ```python block of docs/api.md runs as shown (as the page says) without the repository, from a folder
+    where `solve examples` wrote the files it reads. From the repository root they run in
+    `test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give`, which checks the values shown
+    beside them too."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
     assert blocks
-    if where == "the repository root":
-        monkeypatch.chdir(root)
-    else:
-        monkeypatch.chdir(tmp_path)
-        status, _, err = cli("examples")
-        assert status == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), err
+    monkeypatch.chdir(tmp_path)
+    status, _, err = cli("examples")
+    assert status == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), err
     for block in blocks:
         exec(compile(block, "docs/api.md", "exec"), {})  # noqa: S102 - the project's own documentation
 
@@ -1604,8 +1602,8 @@ def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
 @pytest.mark.parametrize(("page", "values"), [("api.md", 13), ("json.md", 4), ("planner.md", 0)])
 def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give(
         monkeypatch: pytest.MonkeyPatch, page: str, values: int):
-    """Every ```python block of the docs' pages runs, and an expression followed by a comment that is a Python value
-    (`# 2`), or starts with one before a colon (`# 0.06: why`), gives it."""
+    """Every ```python block of the docs' pages runs from the repository root, and an expression followed by a comment
+    that is a Python value (`# 2`), or starts with one before a colon (`# 0.06: why`), gives it."""
     monkeypatch.chdir(EXAMPLES.parent.parent)
     shown = 0
     for block in re.findall(r"```python\n(.*?)```", (EXAMPLES.parent / page).read_text(encoding="utf-8"),
