@@ -1,12 +1,12 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
-stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables;
-`solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `answers_left_open`: answers a time
-limit left open; `unwrapped_fragments`: the Trinity
-fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test writes into the shipped tables
-is removed; `mypy_strict`: ``mypy --strict`` over the package and the tests' user files, run once; and, for every
-test, no allocator variable set, nor vLLM's long-length one, and no deadline that passes, the planner's nor the cluster commands', unless marked ``wall_clock``) and
-helpers (`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the hypothesis profiles: ``ci`` (the
-default: the same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
+stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables; `solver_parameters`:
+the CP-SAT parameters of the solvers the planner makes; `answers_left_open`: answers a time limit left open;
+`unwrapped_fragments`: the Trinity fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test
+writes into the shipped tables is removed; `mypy_strict`: ``mypy --strict`` over the package and the tests' user files,
+run once; and, for every test, no allocator variable set, nor vLLM's long-length one, and no deadline that passes, the
+planner's nor the cluster commands', unless marked ``wall_clock``) and helpers (`made_up_table`, `qwen3_8b_checkpoint`,
+`fragment_comment`), and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
+(``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
 
