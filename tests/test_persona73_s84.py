@@ -1,0 +1,61 @@
+"""An infrastructure lead's slips planning a fleet: an unknown option after a flag is not told that the flag takes no
+value; CP-SAT's and other tools' names for the search workers are told --workers; a pool's field given to a job,
+a job's given to a pool, and a pool's price are told whose field it is, or that a pool has no price."""
+
+from __future__ import annotations
+
+import pytest
+
+USAGE = "usage: {} [options] (--help lists them)\n"
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["cluster", "fleet.yaml", "--json", "--seed", "3"], "solve cluster: error: unrecognized arguments: --seed 3"),
+    (["cluster", "fleet.yaml", "--no-widen", "--pool", "h20"],
+     "solve cluster: error: unrecognized arguments: --pool h20"),
+    (["--model", "4B", "--len", "32k", "--json", "--frobnicate"],
+     "solve: error: unrecognized arguments: --frobnicate"),
+    (["--model", "4B", "--json", "yes"],  # a word after a flag is still told the flag takes none
+     "solve: error: unrecognized arguments: yes (--json takes no value: --json, or leave it out)"),
+])
+def test_an_unknown_option_after_a_flag_is_not_called_its_value(cli, argv, error):
+    """`solve cluster f.yaml --json --seed 3` was told '(--json takes no value: --json, or leave it out)': the flag
+    had no value given; the option after it is what is unknown."""
+    prog = error.split(": error")[0]
+    assert cli(*argv) == (2, "", USAGE.format(prog) + error + "\n")
+
+
+@pytest.mark.parametrize("option", ["--threads", "--num-threads", "--num_workers", "--num-search-workers"])
+def test_other_names_of_the_search_workers_are_told_workers(cli, option):
+    """CP-SAT's num_workers (num_search_workers before it) and a thread count were refused with no guess."""
+    error = f"solve cluster: error: unrecognized arguments: {option} 4 (did you mean --workers?)\n"
+    assert cli("cluster", "fleet.yaml", option, "4") == (2, "", USAGE.format("solve cluster") + error)
+
+
+JOB_FIELDS = ("name, max_model_len, rollout_gpus, priority, pool, required, train_batch_size, lora_rank, lora_targets, "
+              "lora_exclude_modules, reference_model, critic, dpo, trinity_version, model, model_config")
+POOL_FIELDS = ("name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, "
+               "node_interconnect, down")
+
+
+@pytest.mark.parametrize(("pool_extra", "job_extra", "error"), [
+    ("", ", gpu: H20", (f"job j1: unknown field 'gpu' (a pool's field, not a job's: to keep a job to a pool, give it "
+                        f"pool: NAME; fields: {JOB_FIELDS})")),
+    ("", ", host_ram_gb: 100", (f"job j1: unknown field 'host_ram_gb' (a pool's field, not a job's: to keep a job "
+                                f"to a pool, give it pool: NAME; fields: {JOB_FIELDS})")),
+    (", priority: 2", "", (f"pool h20: unknown field 'priority' (a job's field, not a pool's: give it to the job, "
+                           f"under jobs; fields: {POOL_FIELDS})")),
+    (", max_model_len: 8k", "", (f"pool h20: unknown field 'max_model_len' (a job's field, not a pool's: give it to "
+                                 f"the job, under jobs; fields: {POOL_FIELDS})")),
+    (", cost_per_hour: 20", "", (f"pool h20: unknown field 'cost_per_hour' (a pool has no price: --buy adds the "
+                                 f"fewest GPUs, then nodes; fields: {POOL_FIELDS})")),
+    ("", ", trainer_gpus: 4", (f"job j1: unknown field 'trainer_gpus' (the placement chooses a job's trainer GPUs, "
+                               f"nodes and settings; rollout_gpus keeps GPUs for its explorer; fields: {JOB_FIELDS})")),
+])
+def test_a_field_in_the_wrong_entry_says_whose_it_is(cli, tmp_path, pool_extra, job_extra, error):
+    """A job's `gpu: H20` or a pool's `priority` got only the list of fields, where the field was the other entry's,
+    and a pool's price no word that --buy weighs none."""
+    fleet = tmp_path / "q.yaml"
+    fleet.write_text(f"pools:\n  - {{name: h20, gpu: H20-96GB, nodes: 1, gpus_per_node: 8{pool_extra}}}\n"
+                     f"jobs:\n  - {{name: j1, model: 4B, max_model_len: 8k{job_extra}}}\n", encoding="utf-8")
+    assert cli("cluster", str(fleet)) == (2, "", f"solve cluster: error: {fleet}: {error}\n")
