@@ -1,6 +1,7 @@
 """An infrastructure lead's slips planning a fleet: an unknown option after a flag is not told that the flag takes no
 value; CP-SAT's and other tools' names for the search workers are told --workers; a pool's field given to a job,
-a job's given to a pool, and a pool's price are told whose field it is, or that a pool has no price."""
+a job's given to a pool, and a pool's price are told whose field it is, or that a pool has no price; a --current
+placement saved with standard error's notes is told to save standard output alone."""
 
 from __future__ import annotations
 
@@ -59,3 +60,24 @@ def test_a_field_in_the_wrong_entry_says_whose_it_is(cli, tmp_path, pool_extra, 
     fleet.write_text(f"pools:\n  - {{name: h20, gpu: H20-96GB, nodes: 1, gpus_per_node: 8{pool_extra}}}\n"
                      f"jobs:\n  - {{name: j1, model: 4B, max_model_len: 8k{job_extra}}}\n", encoding="utf-8")
     assert cli("cluster", str(fleet)) == (2, "", f"solve cluster: error: {fleet}: {error}\n")
+
+
+def test_a_placement_saved_with_its_notes_is_told_to_save_standard_output_alone(cli, tmp_path):
+    """`solve cluster f.yaml --json > now.json 2>&1` saves the gpu note after the JSON; --current said only 'not
+    JSON (Extra data ...): a placement is what solve cluster --json printed', which it was."""
+    fleet = tmp_path / "n.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: A100, nodes: 1, gpus_per_node: 8}\n"
+                     "jobs:\n  - {name: j1, model: 4B, max_model_len: 8k, rollout_gpus: 0}\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json")
+    assert status == 0 and err.startswith("solve cluster: note: pool a: gpu 'A100' is taken as A100-80GB")
+    now = tmp_path / "now.json"
+    now.write_text(out + err, encoding="utf-8")
+    lines = out.count("\n") + 1
+    assert cli("cluster", str(fleet), "--current", str(now)) == (2, "", (
+        f"solve cluster: error: --current {now}: not JSON (Extra data: line {lines} column 1 (char {len(out)})); "
+        "solve's notes on standard error are in it too: a placement is what solve cluster --json printed on standard "
+        "output alone (> FILE, not 2>&1)\n"))
+    now.write_text(err + out, encoding="utf-8")  # the notes first, as a terminal may interleave them
+    assert "solve's notes on standard error are in it too" in cli("cluster", str(fleet), "--current", str(now))[2]
+    now.write_text(out, encoding="utf-8")
+    assert cli("cluster", str(fleet), "--current", str(now))[0] == 0
