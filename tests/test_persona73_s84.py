@@ -81,3 +81,19 @@ def test_a_placement_saved_with_its_notes_is_told_to_save_standard_output_alone(
     assert "solve's notes on standard error are in it too" in cli("cluster", str(fleet), "--current", str(now))[2]
     now.write_text(out, encoding="utf-8")
     assert cli("cluster", str(fleet), "--current", str(now))[0] == 0
+
+
+@pytest.mark.parametrize(("argv", "field"), [
+    (["--dpo"], "a job's dpo"),
+    (["--lora-targets", "q_proj"], "a job's lora_targets"),
+    (["--lora-exclude", ".*v_proj"], "a job's lora_exclude_modules"),
+    (["--maximize", "len"], "a job's max_model_len as {at_least: N}, longer where a plan allows"),
+    (["--critic", "resident"], "a job's critic"),
+])
+def test_a_planner_option_a_job_field_gives_names_the_field(cli, argv, field):
+    """solve cluster named the job field of --critic and --lora-rank, but not of --dpo, --lora-targets and
+    --lora-exclude, which jobs have given since (dpo, lora_targets, lora_exclude_modules), nor --maximize's."""
+    owners = "solve" if argv[0] == "--maximize" else "solve, solve memory and solve map"
+    error = (f"solve cluster: error: {argv[0]} is an option of {owners}, not of solve cluster (the file gives it: "
+             f"{field})\n")
+    assert cli("cluster", "fleet.yaml", *argv) == (2, "", USAGE.format("solve cluster") + error)
