@@ -39,26 +39,28 @@ POOL_FIELDS = ("name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu
                "node_interconnect, down")
 
 
-@pytest.mark.parametrize(("pool_extra", "job_extra", "error"), [
-    ("", ", gpu: H20", (f"job j1: unknown field 'gpu' (a pool's field, not a job's: to keep a job to a pool, give it "
-                        f"pool: NAME; fields: {JOB_FIELDS})")),
-    ("", ", host_ram_gb: 100", (f"job j1: unknown field 'host_ram_gb' (a pool's field, not a job's: to keep a job "
-                                f"to a pool, give it pool: NAME; fields: {JOB_FIELDS})")),
-    (", priority: 2", "", (f"pool h20: unknown field 'priority' (a job's field, not a pool's: give it to the job, "
-                           f"under jobs; fields: {POOL_FIELDS})")),
-    (", max_model_len: 8k", "", (f"pool h20: unknown field 'max_model_len' (a job's field, not a pool's: give it to "
-                                 f"the job, under jobs; fields: {POOL_FIELDS})")),
-    (", cost_per_hour: 20", "", (f"pool h20: unknown field 'cost_per_hour' (a pool has no price: --buy adds the "
-                                 f"fewest GPUs, then nodes; fields: {POOL_FIELDS})")),
-    ("", ", trainer_gpus: 4", (f"job j1: unknown field 'trainer_gpus' (the placement chooses a job's trainer GPUs, "
-                               f"nodes and settings; rollout_gpus keeps GPUs for its explorer; fields: {JOB_FIELDS})")),
+A_POOLS = "a pool's field, not a job's: to keep a job to a pool, give it pool: NAME"
+A_JOBS = "a job's field, not a pool's: give it to the job, under jobs"
+NO_PRICE = "a pool has no price: --buy adds the fewest GPUs, then nodes"
+CHOSEN = "the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps GPUs for its explorer"
+
+
+@pytest.mark.parametrize(("pool_extra", "job_extra", "field", "why"), [
+    ("", ", gpu: H20", "gpu", A_POOLS),
+    ("", ", host_ram_gb: 100", "host_ram_gb", A_POOLS),
+    (", priority: 2", "", "priority", A_JOBS),
+    (", max_model_len: 8k", "", "max_model_len", A_JOBS),
+    (", cost_per_hour: 20", "", "cost_per_hour", NO_PRICE),
+    ("", ", trainer_gpus: 4", "trainer_gpus", CHOSEN),
 ])
-def test_a_field_in_the_wrong_entry_says_whose_it_is(cli, tmp_path, pool_extra, job_extra, error):
+def test_a_field_in_the_wrong_entry_says_whose_it_is(cli, tmp_path, pool_extra, job_extra, field, why):
     """A job's `gpu: H20` or a pool's `priority` got only the list of fields, where the field was the other entry's,
     and a pool's price no word that --buy weighs none."""
     fleet = tmp_path / "q.yaml"
     fleet.write_text(f"pools:\n  - {{name: h20, gpu: H20-96GB, nodes: 1, gpus_per_node: 8{pool_extra}}}\n"
                      f"jobs:\n  - {{name: j1, model: 4B, max_model_len: 8k{job_extra}}}\n", encoding="utf-8")
+    entry, fields = ("pool h20", POOL_FIELDS) if pool_extra else ("job j1", JOB_FIELDS)
+    error = f"{entry}: unknown field {field!r} ({why}; fields: {fields})"
     assert cli("cluster", str(fleet)) == (2, "", f"solve cluster: error: {fleet}: {error}\n")
 
 
