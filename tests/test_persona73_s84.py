@@ -1,11 +1,18 @@
 """An infrastructure lead's slips planning a fleet: an unknown option after a flag is not told that the flag takes no
 value; CP-SAT's and other tools' names for the search workers are told --workers; a pool's field given to a job,
 a job's given to a pool, and a pool's price are told whose field it is, or that a pool has no price; a --current
-placement saved with standard error's notes is told to save standard output alone."""
+placement saved with standard error's notes is told to save standard output alone; solve cluster's options that a
+job's field gives name it; docs/guide.md lists the placement's goals with the tie of priority the file's order
+breaks."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+
+from solver.cluster import STAGES
 
 USAGE = "usage: {} [options] (--help lists them)\n"
 
@@ -99,3 +106,18 @@ def test_a_planner_option_a_job_field_gives_names_the_field(cli, argv, field):
     error = (f"solve cluster: error: {argv[0]} is an option of {owners}, not of solve cluster (the file gives it: "
              f"{field})\n")
     assert cli("cluster", "fleet.yaml", *argv) == (2, "", USAGE.format("solve cluster") + error)
+
+
+GUIDE_WORDS = {"priority": "the most priority placed", "jobs": "where priorities tie, the jobs earlier in the file",
+               "length": "the longest contexts", "cost": "the shortest steps"}
+"""The words docs/guide.md's list gives each of the default placement's goals (`solver.cluster.STAGES`' keys)."""
+
+
+def test_the_guide_lists_the_placement_goals_in_order_with_the_tie_break():
+    """docs/guide.md's 'Many jobs on a fleet' listed priority, then length, then cost: it left out the jobs earlier in
+    the file that win a tie of priority, which decides which jobs run before length does (cluster.md's objectives)."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "guide.md").read_text(encoding="utf-8")
+    section = guide.split("## Many jobs on a fleet", 1)[1].split("```", 1)[0]
+    items = [" ".join(item.split()) for item in re.split(r"\n\d\. ", section)[1:]]
+    goals = [stage for stage in STAGES if stage in GUIDE_WORDS]
+    assert len(items) == len(goals) and all(GUIDE_WORDS[goal] in item for goal, item in zip(goals, items))
