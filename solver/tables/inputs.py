@@ -332,6 +332,15 @@ def _ascending(indexes: tuple[int, ...]) -> tuple[int, ...]:
 class Pool(Frozen, defer_build=True):
     """A pool of identical nodes in the fleet."""
 
+    not_asked_here: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(("priority", "model", "modelconfig", "maxmodellen", "rolloutgpus", "required", "pool"),
+                        "a job's field, not a pool's: give it to the job, under jobs"),
+        **dict.fromkeys(("price", "cost", "costperhour", "pricepernode", "costpernode", "pricepergpu", "costpergpu"),
+                        "a pool has no price: --buy adds the fewest GPUs, then nodes"),
+    }
+    """Fields a pool may be given by mistake (without case or separators), a job's or a price, and why it takes
+    none."""
+
     name: Annotated[PrintableText, AfterValidator(_without_outer_spaces)]
     gpu: Text
     nodes: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = Field(description=(
@@ -622,10 +631,17 @@ class Job(_JobFields):
 class JobEntry(_JobFields):
     """A job as a cluster file gives it: its model by name, or by a config.json."""
 
-    chosen_for_it: ClassVar[dict[str, str]] = dict.fromkeys(
-        ("trainergpus", "gpus", "numgpus", "nodes", "numnodes", "sp", "ulysses", "offload", "env"),
-        "the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps GPUs for its explorer")
-    """Fields a job may be given by mistake for what the placement chooses (without case or separators), and why."""
+    not_asked_here: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(
+            ("trainergpus", "gpus", "numgpus", "nodes", "numnodes", "sp", "ulysses", "offload", "env"),
+            "the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps GPUs for its explorer"),
+        **dict.fromkeys(
+            ("gpu", "gputype", "gpuspernode", "hostramgb", "gpumemorygb", "gpumemorymib", "gpuinterconnect",
+             "nodeinterconnect", "down"),
+            "a pool's field, not a job's: to keep a job to a pool, give it pool: NAME"),
+    }
+    """Fields a job may be given by mistake (without case or separators): for what the placement chooses, or a
+    pool's; and why it takes none."""
 
     model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
     config_path: Text | None = Field(default=None, alias="model_config", description=(
