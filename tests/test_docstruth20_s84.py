@@ -90,3 +90,11 @@ def test_dpo_refuses_a_token_budget_of_n_as_of_auto(cli: Cli, command: tuple[str
     assert "`--dpo --token-budget auto` (or `N`) is refused" in " ".join(PLANNER.split())
     assert "`--dpo` beside `--critic resident`, `--no-reference` or `--token-budget`," in " ".join(
         (DOCS / "cli.md").read_text(encoding="utf-8").split())
+
+
+def test_index_names_every_variable_the_shown_outputs_are_made_without():
+    # tests/shown_output.py unsets each before it reruns the docs' commands; index.md said PYTORCH_CUDA_ALLOC_CONF alone.
+    script = (Path(__file__).resolve().parent / "shown_output.py").read_text(encoding="utf-8")
+    unset = re.findall(r'os\.environ\.pop\("(\w+)", None\)', script.split('if __name__ == "__main__":')[1])
+    shown = (DOCS / "index.md").read_text(encoding="utf-8").split("## Shown outputs")[1]
+    assert len(unset) == 2 and [name for name in unset if f"`{name}`" not in shown] == []
