@@ -98,3 +98,15 @@ def test_index_names_every_variable_the_shown_outputs_are_made_without():
     unset = re.findall(r'os\.environ\.pop\("(\w+)", None\)', script.split('if __name__ == "__main__":')[1])
     shown = (DOCS / "index.md").read_text(encoding="utf-8").split("## Shown outputs")[1]
     assert len(unset) == 2 and [name for name in unset if f"`{name}`" not in shown] == []
+
+
+def test_the_guides_fleet_goals_name_the_tie_in_file_order_and_at_least_lengths():
+    # As README.md and cluster.md give them (test_clustertie_s82 holds the tie): the longest contexts weigh only for
+    # the jobs that ask at_least a length, and where priorities tie the jobs earlier in the file are placed.
+    goals = GUIDE.split("By default it aims, in order, for:\n\n", 1)[1].split("\n\n", 1)[0]
+    assert goals.splitlines() == ["1. the most priority placed (where priorities tie, the jobs earlier in the file);",
+                                  "2. then the longest contexts, for the jobs that ask `at_least` a length;",
+                                  "3. then the shortest steps."]
+    readme = " ".join((DOCS.parent / "README.md").read_text(encoding="utf-8").split())
+    assert ("(most priority, then, where priorities tie, the jobs earlier in the file, then longer contexts for jobs "
+            "that ask `at_least` a length, then least cost)") in readme
