@@ -6,7 +6,11 @@ the actor's Offload and the critic resident. ``--write`` set the critic's flags 
 actor's off at the anchor (the plan's values there were the config's already, so the alias was not written out): the
 copy's own check found the actor without Offload (101.0 GiB a GPU, of 73.2). The apply block said one edit at the
 actor's flags changes the critic's. The alias is now written out as a mapping of its own whenever the plan leaves other
-values in it than at its anchor, the anchor's kept ones included (`solver.trinity.patch._set_and_kept`)."""
+values in it than at its anchor, the anchor's kept ones included (`solver.trinity.patch._set_and_kept`).
+
+(2) A GRPO config whose rollout model repeats the length (``max_model_len: *len``) and sets no RoPE scaling: the
+`rollout-length-refused` line offered ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` or a shorter rollout, not ``model.rope_scaling``'s
+YaRN, which the rollout takes too and ``--write`` sets; it now names it first."""
 
 from __future__ import annotations
 
@@ -17,6 +21,10 @@ from pathlib import Path
 import pytest
 import yaml
 from test_criticbudget_s82 import BASE
+
+from solver.query import ConfigProblemCode
+from solver.tables import load_catalog
+from solver.trinity import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 ACTOR = "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config"
@@ -89,9 +97,9 @@ def test_the_critic_resident_beside_the_actors_kept_offload_is_written_out(cli: 
     assert roles["critic"]["model"]["fsdp_config"] == OFF
     assert warnings == WRITTEN_OUT.format(critic=CRITIC_FSDP, actor=ACTOR, anchor="offload")
     # before: "one edit at ...actor.fsdp_config.offload_policy, ... changes them all"
-    assert comments == [f"# in c.yaml {CRITIC_FSDP} is an alias of {ACTOR}, but the plan leaves other values in it "
-                        f"than there: write it out as a mapping of its own, as --write does (an edit at {ACTOR} "
-                        "reaches it)"]
+    assert comments == [(f"# in c.yaml {CRITIC_FSDP} is an alias of {ACTOR}, but the plan leaves other values in it "
+                         f"than there: write it out as a mapping of its own, as --write does (an edit at {ACTOR} "
+                         "reaches it)")]
     # the copy trains as planned: Offload on the actor (before: 101.0 GiB predicted, Env + SP=4 without it)
     status, out, _ = cli("--from-config", str(tmp_path / "w.yaml"), *options, "--check", "--json")
     (answer,) = json.loads(out)
@@ -106,3 +114,31 @@ def test_the_critic_offloaded_beside_the_actors_kept_resident_is_written_out(cli
     assert roles["critic"]["model"]["fsdp_config"] == ON
     assert warnings == WRITTEN_OUT.format(critic=CRITIC_FSDP, actor=ACTOR, anchor="f")
     assert len(comments) == 1 and comments[0].startswith(f"# in c.yaml {CRITIC_FSDP} is an alias of {ACTOR}, but")
+
+
+ROLLOUT_LENGTH = ("explorer.rollout_model.max_model_len 65536 is beyond Qwen3-14B's native context of 40960, which the "
+                  "rollout's vLLM takes as its longest length: the rollout's vLLM refuses it unless {unless} is set "
+                  "before Ray starts; {fix} (and check that the model handles this length), or lower "
+                  "explorer.rollout_model.max_model_len to 40960")
+
+
+def test_the_rollouts_own_length_past_native_names_models_yarn_which_it_takes() -> None:
+    # (2) the rollout's max_model_len *len, no rope_scaling anywhere: the refusal offered the variable alone (vLLM past
+    # its native length without YaRN) or a shorter rollout, though model.rope_scaling's YaRN, which the rollout takes
+    # and --write sets, lifts it (the copy checks clean)
+    mapping = {"model": {"model_path": "Qwen/Qwen3-14B", "max_model_len": 65536},
+               "explorer": {"rollout_model": {"max_model_len": 65536}}}
+    problems = trinity_config_problems(mapping, load_catalog().model("14B"), 8, version="0.6")
+    yarn = "{rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, rope_theta: 1000000}"
+    assert [problem.words for problem in problems if problem.code is ConfigProblemCode.ROLLOUT_LENGTH_REFUSED] == [
+        ROLLOUT_LENGTH.format(unless="a rope_scaling covers it or VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+                              fix=f"in model.rope_scaling, which the rollout takes too, set {yarn} (as "
+                                  "solver.trinity.patch_trinity_config does), "
+                                  "or set the variable")]
+    mapping["model"]["rope_scaling"] = yaml.safe_load(yarn)
+    assert not trinity_config_problems(mapping, load_catalog().model("14B"), 8, version="0.6")
+    # a rollout longer than the model's length gets no such fix: a YaRN for the model's length does not cover it
+    shorter = {**mapping, "model": {"model_path": "Qwen/Qwen3-14B", "max_model_len": 32768}}
+    (words,) = (problem.words for problem in trinity_config_problems(shorter, load_catalog().model("14B"), 8,
+                                                                      version="0.6"))
+    assert words == ROLLOUT_LENGTH.format(unless="VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", fix="set it")

@@ -1396,9 +1396,17 @@ def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: f
     named, lower = ((f"{key} {shown_number(taken)}", f"lower {key} to {math.floor(longest)}") if own_length else
                     (f"{checks.length_words(taken, 'max_model_len')}, which the rollout takes,",
                      checks.lower_length_words(longest)))
+    variable = "=".join(LONG_LENGTH_VARIABLE)
+    wanted = model.yarn_factor(int(length)) if length is not None and taken <= length else None
+    if rope is None and wanted is not None and not model.vllm_skips_rope_factor:  # model's YaRN, which it takes too
+        unless = f"a rope_scaling covers it or {variable}"
+        fix = (f"in model.rope_scaling, which the rollout takes too, {_yarn_setting(model, wanted)}"
+               f"{_theta_setting(checks, model)} (as {checks.names.write} does), or set the variable")
+    else:
+        unless, fix = variable, "set it"
     checks.add(ConfigProblemCode.ROLLOUT_LENGTH_REFUSED, (
-        f"{named} is beyond {beyond}: the rollout's vLLM refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set "
-        f"before Ray starts; set it (and check that the model handles this length), or {lower}"))
+        f"{named} is beyond {beyond}: the rollout's vLLM refuses it unless {unless} is set before Ray starts; {fix} "
+        f"(and check that the model handles this length), or {lower}"))
 
 
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
