@@ -10,7 +10,9 @@ values in it than at its anchor, the anchor's kept ones included (`solver.trinit
 
 (2) A GRPO config whose rollout model repeats the length (``max_model_len: *len``) and sets no RoPE scaling: the
 `rollout-length-refused` line offered ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` or a shorter rollout, not ``model.rope_scaling``'s
-YaRN, which the rollout takes too and ``--write`` sets; it now names it first."""
+YaRN, which the rollout takes too and ``--write`` sets; it now names it first.
+
+(3) ``--ppo``, the flag a PPO user guesses, was answered "did you mean --dpo?": now ``--critic``."""
 
 from __future__ import annotations
 
@@ -142,3 +144,11 @@ def test_the_rollouts_own_length_past_native_names_models_yarn_which_it_takes() 
     (words,) = (problem.words for problem in trinity_config_problems(shorter, load_catalog().model("14B"), 8,
                                                                       version="0.6"))
     assert words == ROLLOUT_LENGTH.format(unless="VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", fix="set it")
+
+
+@pytest.mark.parametrize("option", ["--ppo", "--use-critic", "--with-critic"])
+def test_a_ppo_flag_is_pointed_to_critic_not_dpo(cli: Cli, option: str) -> None:
+    # (3) --ppo was told "did you mean --dpo?", a typo away: DPO trains no critic; PPO's is --critic WHERE
+    status, out, err = cli("--model", "14B", "--len", "64k", "--gpu", "h100", option)
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1] == f"solve: error: unrecognized arguments: {option} (did you mean --critic?)"
