@@ -9,10 +9,14 @@ actor's flags changes the critic's. The alias is now written out as a mapping of
 values in it than at its anchor, the anchor's kept ones included (`solver.trinity.patch._set_and_kept`).
 
 (2) A GRPO config whose rollout model repeats the length (``max_model_len: *len``) and sets no RoPE scaling: the
-`rollout-length-refused` line offered ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` or a shorter rollout, not ``model.rope_scaling``'s
-YaRN, which the rollout takes too and ``--write`` sets; it now names it first.
+`rollout-length-refused` line offered ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` or a shorter rollout, not
+``model.rope_scaling``'s YaRN, which the rollout takes too and ``--write`` sets; it now names it first.
 
-(3) ``--ppo``, the flag a PPO user guesses, was answered "did you mean --dpo?": now ``--critic``."""
+(3) ``--ppo``, the flag a PPO user guesses, was answered "did you mean --dpo?": now ``--critic``.
+
+(4) The actor's own ``ulysses_sequence_parallel_size`` beside the trainer's: its own token budget was judged at the
+trainer's SP, so a budget that holds the length at the actor's SP got a line saying Trinity 0.6 on verl before 0.8
+raises it; that verl raises it at the actor's own SP (``verl_legacy/verl_config.py:563`` in 0.6.0)."""
 
 from __future__ import annotations
 
@@ -152,3 +156,27 @@ def test_a_ppo_flag_is_pointed_to_critic_not_dpo(cli: Cli, option: str) -> None:
     status, out, err = cli("--model", "14B", "--len", "64k", "--gpu", "h100", option)
     assert (status, out) == (2, "")
     assert err.splitlines()[-1] == f"solve: error: unrecognized arguments: {option} (did you mean --critic?)"
+
+
+ACTOR_SP = "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size"
+ACTOR_BUDGET = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
+
+
+@pytest.mark.parametrize("version", ["0.6", None])
+def test_the_actors_own_budget_is_judged_at_the_actors_own_sp(version: str | None) -> None:
+    # (4) the actor's own SP 8 and budget 16384 at 65536 tokens, the trainer's SP unset (1): the line said Trinity 0.6
+    # on verl before 0.8 raises the budget to 65536 (16384 x SP 1), but that verl runs the actor at its own SP 8 and
+    # raises the budget at it (verl_legacy/verl_config.py:563 in 0.6.0): 16384 x 8 holds the length; verl 0.8 or later
+    # ignores the key
+    def budget_lines(actor_sp: int) -> list[str]:
+        mapping = {"model": {"model_path": "Qwen/Qwen3-14B", "max_model_len": 65536},
+                   "trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {
+                       "ulysses_sequence_parallel_size": actor_sp, "ppo_max_token_len_per_gpu": 16384}}}}}
+        model = load_catalog().model("14B")
+        problems = trinity_config_problems(mapping, model, 8, version=version)  # type: ignore[arg-type]
+        return [problem.words for problem in problems if problem.code is ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH]
+
+    assert budget_lines(8) == []
+    # at the actor's SP 2 it holds 32768 tokens, not the length: said at that SP
+    (line, *_) = budget_lines(2)
+    assert line.startswith(f"{ACTOR_BUDGET} 16384 x SP 2 (the actor's) is below model.max_model_len 65536: ")

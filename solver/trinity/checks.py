@@ -127,6 +127,8 @@ from solver.trinity.keys import (
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
     ROLE_KEY_SCOPES,
+    ROLE_SP_KEYS,
+    ROLE_TOKEN_BUDGETS,
     ROLES,
     ROLLOUT_MODEL,
     SET_TO_TRAINERS_BY_06,
@@ -675,6 +677,12 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS) if path not in unread}
     owners = {role.budget_key: role.name for role in roles} | {
         path: forward.role for path, forward in FORWARD_BUDGETS.items() if path in budgets}
+    actor_sp = checks.number(ROLE_SP_KEYS[0])
+    if version != "0.5" and actor_sp is not None and actor_sp >= 1 and actor_sp == int(actor_sp):
+        # verl before 0.8 runs the actor at its own SP and raises its own budget there (``_adjust_token_len_if_needed``,
+        # ``trainer/verl_legacy/verl_config.py:563`` in 0.6.0); 0.5's trainer SP is the actor's already
+        role_sps = {**role_sps, "actor": int(actor_sp)}
+        owners[ROLE_TOKEN_BUDGETS[0]] = "actor"
     at_own_sp = {path: name for path, name in owners.items() if role_sps.get(name, sp) != sp}
     judged = [(path, role_sps[at_own_sp[path]], f" (the {at_own_sp[path]}'s)", "it") if path in at_own_sp
               else (path, sp, "", "it") for path in budgets]
