@@ -158,7 +158,6 @@ def test_a_ppo_flag_is_pointed_to_critic_not_dpo(cli: Cli, option: str) -> None:
     assert err.splitlines()[-1] == f"solve: error: unrecognized arguments: {option} (did you mean --critic?)"
 
 
-ACTOR_SP = "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size"
 ACTOR_BUDGET = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
 
 
@@ -169,9 +168,9 @@ def test_the_actors_own_budget_is_judged_at_the_actors_own_sp(version: str | Non
     # raises the budget at it (verl_legacy/verl_config.py:563 in 0.6.0): 16384 x 8 holds the length; verl 0.8 or later
     # ignores the key
     def budget_lines(actor_sp: int) -> list[str]:
+        actor = {"ulysses_sequence_parallel_size": actor_sp, "ppo_max_token_len_per_gpu": 16384}
         mapping = {"model": {"model_path": "Qwen/Qwen3-14B", "max_model_len": 65536},
-                   "trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {
-                       "ulysses_sequence_parallel_size": actor_sp, "ppo_max_token_len_per_gpu": 16384}}}}}
+                   "trainer": {"trainer_config": {"actor_rollout_ref": {"actor": actor}}}}
         model = load_catalog().model("14B")
         problems = trinity_config_problems(mapping, model, 8, version=version)  # type: ignore[arg-type]
         return [problem.words for problem in problems if problem.code is ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH]
