@@ -18,6 +18,7 @@ from solver.query import (
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
+    ROLE_TOKEN_BUDGETS,
     TRAIN_BATCH_KEY,
     ConfigProblem,
     ConfigProblemCode,
@@ -127,6 +128,7 @@ from solver.trinity.keys import (
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
     ROLE_KEY_SCOPES,
+    ROLE_SP_KEYS,
     ROLES,
     ROLLOUT_MODEL,
     SET_TO_TRAINERS_BY_06,
@@ -675,6 +677,12 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS) if path not in unread}
     owners = {role.budget_key: role.name for role in roles} | {
         path: forward.role for path, forward in FORWARD_BUDGETS.items() if path in budgets}
+    actor_sp = checks.number(ROLE_SP_KEYS[0])
+    if version != "0.5" and actor_sp is not None and actor_sp >= 1 and actor_sp == int(actor_sp):
+        # verl before 0.8 runs the actor at its own SP and raises its own budget there (``_adjust_token_len_if_needed``,
+        # ``trainer/verl_legacy/verl_config.py:563`` in 0.6.0); 0.5's trainer SP is the actor's already
+        role_sps = {**role_sps, "actor": int(actor_sp)}
+        owners[ROLE_TOKEN_BUDGETS[0]] = "actor"
     at_own_sp = {path: name for path, name in owners.items() if role_sps.get(name, sp) != sp}
     judged = [(path, role_sps[at_own_sp[path]], f" (the {at_own_sp[path]}'s)", "it") if path in at_own_sp
               else (path, sp, "", "it") for path in budgets]
@@ -1396,9 +1404,17 @@ def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: f
     named, lower = ((f"{key} {shown_number(taken)}", f"lower {key} to {math.floor(longest)}") if own_length else
                     (f"{checks.length_words(taken, 'max_model_len')}, which the rollout takes,",
                      checks.lower_length_words(longest)))
+    variable = "=".join(LONG_LENGTH_VARIABLE)
+    wanted = model.yarn_factor(int(length)) if length is not None and taken <= length else None
+    if rope is None and wanted is not None and not model.vllm_skips_rope_factor:  # model's YaRN, which it takes too
+        unless = f"a rope_scaling covers it or {variable}"
+        fix = (f"in model.rope_scaling, which the rollout takes too, {_yarn_setting(model, wanted)}"
+               f"{_theta_setting(checks, model)} (as {checks.names.write} does), or set the variable")
+    else:
+        unless, fix = variable, "set it"
     checks.add(ConfigProblemCode.ROLLOUT_LENGTH_REFUSED, (
-        f"{named} is beyond {beyond}: the rollout's vLLM refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set "
-        f"before Ray starts; set it (and check that the model handles this length), or {lower}"))
+        f"{named} is beyond {beyond}: the rollout's vLLM refuses it unless {unless} is set before Ray starts; {fix} "
+        f"(and check that the model handles this length), or {lower}"))
 
 
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
