@@ -21,3 +21,23 @@ def test_a_dpo_configs_actor_key_off_is_not_said_to_be_true():
     config["trainer"]["use_dynamic_bsz"] = True
     said_true = DYNAMIC.format(key="trainer.use_dynamic_bsz", shown="true" + over) + PAIR[None]
     assert _lines(config, None) == [("dpo-pair-dynamic", said_true)]
+
+
+def test_a_catalogue_name_with_the_memory_of_its_sibling_is_told_the_sibling(cli, tmp_path):
+    # --gpu a100 is the A100-80GB; a user of 40 GB cards who adds --gpu-memory 40G meant the A100-40GB
+    known = "--gpu a100 names A100-80GB (80.0 GiB), a GPU type whose memory is known: "
+    rest = "drop --gpu-memory, or give your GPU type a name of its own\n"
+    for size in ("40G", "40960MiB", "40GiB"):
+        assert cli("--model", "4B", "--len", "8k", "--gpu", "a100", "--gpu-memory", size) == (
+            2, "", f"solve: error: {known}for the 40 GB card give --gpu A100-40GB; else {rest}")
+    # a size no other catalogue type has, or the type's own, keeps the words it had
+    for size in ("64", "80"):
+        assert cli("--model", "4B", "--len", "8k", "--gpu", "a100", "--gpu-memory", size) == (
+            2, "", f"solve: error: {known}{rest}")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: lab, gpu: a100, gpu_memory_gb: 40, nodes: 1, gpus_per_node: 4}\n"
+                     "jobs:\n  - {name: j, model: 4B, max_model_len: 8192}\n", encoding="utf-8")
+    assert cli("cluster", str(fleet)) == (2, "", (
+        f"solve cluster: error: {fleet}: pool lab: gpu a100 names A100-80GB (80.0 GiB), a GPU type whose memory is "
+        "known: for the 40 GB card give gpu: A100-40GB; else drop gpu_memory_gb and gpu_memory_mib, or give your GPU "
+        "type a name of its own\n"))
