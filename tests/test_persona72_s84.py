@@ -41,3 +41,11 @@ def test_a_catalogue_name_with_the_memory_of_its_sibling_is_told_the_sibling(cli
         f"solve cluster: error: {fleet}: pool lab: gpu a100 names A100-80GB (80.0 GiB), a GPU type whose memory is "
         "known: for the 40 GB card give gpu: A100-40GB; else drop gpu_memory_gb and gpu_memory_mib, or give your GPU "
         "type a name of its own\n"))
+
+
+def test_a_lora_rank_by_another_tools_name_is_told_lora_rank(cli):
+    # --lora starts three options (--lora-rank, --lora-targets, --lora-exclude), so no start of one named it
+    for given in ("--lora", "--lora_r", "--LORA-DIM"):
+        assert cli("--model", "4B", "--len", "8k", given, "64") == (2, "", (
+            "usage: solve [options] (--help lists them)\n"
+            f"solve: error: unrecognized arguments: {given} 64 (did you mean --lora-rank?)\n"))

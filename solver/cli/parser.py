@@ -55,6 +55,7 @@ MEANT = {
     **dict.fromkeys(("--format", "--output-format", "--json-output"), ("--json",)),
     **dict.fromkeys(("--rollout", "--rollout-gpu", "--vllm-gpus"), ("--rollout-gpus",)),
     "--batch-size": ("--train-batch-size",),
+    **dict.fromkeys(("--lora", "--lora-r", "--lora-dim", "--rank"), ("--lora-rank",)),
     "-v": ("--version",),  # -V, as options are matched in lower case
 }
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node) or another command's, hyphens
