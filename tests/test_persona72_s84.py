@@ -49,3 +49,14 @@ def test_a_lora_rank_by_another_tools_name_is_told_lora_rank(cli):
         assert cli("--model", "4B", "--len", "8k", given, "64") == (2, "", (
             "usage: solve [options] (--help lists them)\n"
             f"solve: error: unrecognized arguments: {given} 64 (did you mean --lora-rank?)\n"))
+
+
+def test_a_dpo_fragments_mode_train_says_dpo_has_no_explorer(cli):
+    # DPO trains from a preference dataset: no explorer runs anywhere, not "elsewhere, in mode explore"
+    flags = ("--model", "4B", "--len", "16k", "--gpus", "4", "--gpu", "a100-40g", "--rollout-gpus", "0",
+             "--train-batch-size", "64", "--emit", "trinity")
+    status, out, _ = cli(*flags, "--dpo")
+    assert status == 0
+    assert "\nmode: train  # Trinity trains DPO in mode train alone, with no explorer anywhere\n" in out
+    status, out, _ = cli(*flags)
+    assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore\n" in out
