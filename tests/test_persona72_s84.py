@@ -13,13 +13,14 @@ def test_a_dpo_configs_actor_key_off_is_not_said_to_be_true():
     # the actor's to the trainer's, which is what is on, and what the fix names
     config = _dpo()
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = False
-    over = f" (Trinity 0.6 sets {ARR}.actor.use_dynamic_bsz to it, over the false written there)"
+    over = f"Trinity 0.6 sets {ARR}.actor.use_dynamic_bsz to it, over the false written there"
     for version in (None, "0.6"):
-        line = DYNAMIC.format(key="trainer.use_dynamic_bsz", shown=UNSET + over) + PAIR[version]
+        unset = UNSET.removesuffix(")") + f"; {over})"
+        line = DYNAMIC.format(key="trainer.use_dynamic_bsz", shown=unset) + PAIR[version]
         assert _lines(config, version) == [("dpo-pair-dynamic", line)]
     assert _lines(config, "0.5") == []
     config["trainer"]["use_dynamic_bsz"] = True
-    said_true = DYNAMIC.format(key="trainer.use_dynamic_bsz", shown="true" + over) + PAIR[None]
+    said_true = DYNAMIC.format(key="trainer.use_dynamic_bsz", shown=f"true ({over})") + PAIR[None]
     assert _lines(config, None) == [("dpo-pair-dynamic", said_true)]
 
 
