@@ -1,9 +1,13 @@
 """What a new user of one node of four A100-40GB trips on (session 84, persona 72): a DPO config whose actor's own
 ``use_dynamic_bsz`` is false, which Trinity 0.6 replaces with the trainer's (true where unset), is told that the
 trainer's key is on, not that the actor's false is true; ``--gpu a100 --gpu-memory 40G`` is told the catalogue's
-A100-40GB; ``--lora 64`` is told ``--lora-rank``."""
+A100-40GB; ``--lora 64`` is told ``--lora-rank``; a ``--dpo`` fragment's ``mode: train`` says DPO has no explorer;
+a cluster job whose rollout leaves the GPUs that train it no layout, and that ``--token-budget auto`` places on the
+nodes as they are, is told that, not ``--buy``."""
 
 from __future__ import annotations
+
+import json
 
 from test_dpopairs_s82 import ARR, DYNAMIC, PAIR, UNSET, _dpo, _lines
 
@@ -61,3 +65,21 @@ def test_a_dpo_fragments_mode_train_says_dpo_has_no_explorer(cli):
     assert "\nmode: train  # Trinity trains DPO in mode train alone, with no explorer anywhere\n" in out
     status, out, _ = cli(*flags)
     assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore\n" in out
+
+
+def test_a_job_whose_rollout_leaves_no_layout_is_told_token_budget_auto_where_it_places_it(cli, tmp_path):
+    # Qwen3-4B LoRA at 49152 tokens trains on 4 A100-40GB at the default budget, which leaves no GPU of the node of 4
+    # for its rollout; --token-budget auto trains it on 2 beside it: that is said, not --buy
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: lab, gpu: a100-40gb, nodes: 1, gpus_per_node: 4, host_ram_gb: 256}\n"
+                     "jobs:\n  - {name: long, model: Qwen3-4B, max_model_len: 49152, lora_rank: 64, rollout_gpus: 1}\n",
+                     encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--json")
+    [pool] = json.loads(out)["unplaced"][0]["pools"]
+    assert (status, pool["reason_code"], pool["token_budget_auto_reach"]) == (1, "no-layout-beside-rollout", True)
+    status, _, err = cli("cluster", str(fleet))
+    assert status == 1 and err == (
+        "solve cluster: note: long: --token-budget auto trains its max_model_len on the pools' nodes as they are "
+        "(Trinity's default token budget does not): run again with it to place it where there is room\n")
+    status, out, _ = cli("cluster", str(fleet), "--token-budget", "auto", "--json")
+    assert (status, [placement["plan"]["gpus"] for placement in json.loads(out)["placements"]]) == (0, [2])
