@@ -2574,7 +2574,8 @@ class UnplacedPool(Frozen, defer_build=True):
         "'default' (Trinity's), or 'auto' (--token-budget auto, which --buy then needs too; asked only where the "
         "run's is the default and estimates are on); null otherwise"))
     token_budget_auto_reach: bool | None = Field(default=None, description=(
-        "where plan_reason_code is length-beyond-reach at Trinity's default token budget with estimates on: whether "
+        "where plan_reason_code is length-beyond-reach, or reason_code no-layout-beside-rollout (the GPUs that train "
+        "the length have no layout beside the rollout), at Trinity's default token budget with estimates on: whether "
         "--token-budget auto trains the job's length on the pool's nodes as they are (on the fewest GPUs that do, "
         "with a layout beside its rollout), so that a run with it may place the job there with no nodes added; null "
         "otherwise, or where that was not decided within the time limit"))

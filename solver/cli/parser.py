@@ -57,6 +57,7 @@ MEANT = {
     "--batch-size": ("--train-batch-size",),
     **dict.fromkeys(("--threads", "--num-threads", "--num-workers", "--num-search-workers"), ("--workers",)),
     **dict.fromkeys(("--ppo", "--use-critic", "--with-critic"), ("--critic",)),  # not --dpo, a typo away from --ppo
+    **dict.fromkeys(("--lora", "--lora-r", "--lora-dim", "--rank"), ("--lora-rank",)),
     "-v": ("--version",),  # -V, as options are matched in lower case
 }
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers) or another

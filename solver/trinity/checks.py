@@ -1844,8 +1844,11 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
             checks.flag, version):
         return
     trainer, actor = DYNAMIC_BATCH_KEYS[:2]
-    key = actor if version != "0.6" and checks.flag(actor) is not None else trainer
-    shown = "true" if checks.flag(key) is not None else "not set, so true (Trinity's default)"
+    actor_off = turned_off(checks.flag(actor))
+    key = actor if version != "0.6" and checks.flag(actor) is not None and not actor_off else trainer
+    over = f"Trinity 0.6 sets {dotted(actor)} to it, over the false written there" if actor_off else ""
+    shown = (("true" + (f" ({over})" if over else "")) if checks.flag(key) is not None else
+             f"not set, so true (Trinity's default{f'; {over}' if over else ''})")
     checks.add(ConfigProblemCode.DPO_PAIR_DYNAMIC, (
         f"{dotted(key)} is {shown} for DPO: the actor's update then cuts each GPU's mini-batch into micro-batches "
         "balanced by sequence length (Trinity 0.5.2 trainer/verl/dp_actor.py:108-119 through its "
