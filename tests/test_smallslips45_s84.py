@@ -1,10 +1,16 @@
-"""Small slips (s84, smallslips45): ``solve memory --dpo --token-budget`` refused as ``solve --dpo`` refuses it; ..."""
+"""Small slips (s84, smallslips45): (1) ``solve memory --dpo --token-budget`` refused as ``solve --dpo`` refuses it;
+(2) a PPO critic of another model (``model.critic_model_path``) whose own SP does not divide the trainer GPUs gets the
+plan's from ``--write``, and the line says so; ..."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+import yaml
+from test_criticbudget_s82 import BASE as PPO_BASE  # PPO on Qwen3-8B, 6 trainer H20s at SP 2
 
 import solver
 from solver.tables import QueryError
@@ -14,6 +20,12 @@ DPO_BUDGET_UNREAD = ("runs with dynamic batch sizes off in the actor's update, a
                      "split DPO's pairs), which reads no token budget: each micro-batch holds one pair, a chosen and "
                      "a rejected sequence, which the plans count at Trinity's default budget, ceil(2 x max_model_len "
                      "/ SP) tokens per GPU: leave {option} out")
+ANOTHER_CRITIC = PPO_BASE.replace("model_path: Qwen/Qwen3-8B,",
+                                  "model_path: Qwen/Qwen3-8B, critic_model_path: Qwen/Qwen3-4B,")
+"""`PPO_BASE` whose critic is another model's, Qwen3-4B's, whose heads rft-solver is not told of."""
+SP = "trainer.trainer_config.critic.ulysses_sequence_parallel_size"
+ENGINE_SP = "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size"
+HEADS = "the critic is model.critic_model_path's, whose heads rft-solver does not know"
 MEMORY = ("memory", "--model", "Qwen3-8B", "--gpu", "h100", "--gpus", "8", "--len", "8192")
 
 
@@ -37,3 +49,58 @@ def test_the_api_memory_estimate_refuses_a_token_budget_beside_dpo_naming_its_ke
     with pytest.raises(QueryError) as refused:
         estimate("Qwen3-8B", "h100", 8, 8192, dpo=True, max_token_len_per_gpu=16384)
     assert str(refused.value) == f"max_token_len_per_gpu=16384: dpo=True {words}"
+
+
+# (2) a critic of another model whose own SP does not divide the trainer GPUs
+
+
+@pytest.fixture
+def _env_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+
+
+def _critic_sp_write(cli: Cli, tmp_path: Path, critic_sp: int, *options: str) -> tuple[dict, list[str]]:
+    """``--write``'s copy of `ANOTHER_CRITIC` with the critic's own SP and its engine's at `critic_sp` (on H20s, with
+    `options`), and the ``role-sp-differs`` lines ``--check --json`` gives the config."""
+    config, written = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    config.write_text(ANOTHER_CRITIC + f"    critic: {{ulysses_sequence_parallel_size: {critic_sp}, "
+                      f"fsdp: {{ulysses_sequence_parallel_size: {critic_sp}}}}}\n")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json", *options)
+    assert status in (0, 1), err
+    current = json.loads(out)[0]["current"]
+    lines = [line for line, code in zip(current["config_problems"], current["config_problem_codes"], strict=True)
+             if code == "role-sp-differs"]
+    status, _, err = cli("--from-config", str(config), "--gpu", "h20", *options, "--write", str(written))
+    assert status == 0, err
+    return yaml.safe_load(written.read_text()), lines
+
+
+def _critic(written: dict) -> dict:
+    return written["trainer"]["trainer_config"]["critic"]
+
+
+@pytest.mark.usefixtures("_env_on")
+def test_write_sets_another_models_critic_sp_that_does_not_divide_the_trainer_gpus(cli: Cli, tmp_path: Path):
+    written, lines = _critic_sp_write(cli, tmp_path, 4)
+    assert _critic(written)["ulysses_sequence_parallel_size"] == 2
+    assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 2
+    fix = f"--write sets it to the plan's SP, as SP=4 does not divide 6 GPUs ({HEADS}: check that the plan's SP divides " \
+          "them)"
+    assert [line.startswith(key) and line.endswith(f"count the critic at SP 2: {fix}")
+            for line, key in zip(lines, (f"{ENGINE_SP} 4 is not", f"{SP} 4 is not"), strict=True)] == [True, True]
+
+
+@pytest.mark.usefixtures("_env_on")
+def test_write_keeps_another_models_critic_sp_that_divides_the_trainer_gpus(cli: Cli, tmp_path: Path):
+    written, lines = _critic_sp_write(cli, tmp_path, 3)
+    assert _critic(written)["ulysses_sequence_parallel_size"] == 3
+    assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 3
+    assert len(lines) == 2
+    assert all(line.endswith(f"count the critic at SP 2: --write keeps it: {HEADS}") for line in lines)
+
+
+@pytest.mark.usefixtures("_env_on")
+def test_write_for_trinity_05_sets_another_models_critic_sp_it_refuses(cli: Cli, tmp_path: Path):
+    written, _ = _critic_sp_write(cli, tmp_path, 4, "--trinity-version", "0.5")
+    assert _critic(written)["ulysses_sequence_parallel_size"] == 2
+    assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 4  # 0.5 refuses the section: left to you
