@@ -1,6 +1,8 @@
 """Small slips (s84, smallslips45): (1) ``solve memory --dpo --token-budget`` refused as ``solve --dpo`` refuses it;
 (2) a PPO critic of another model (``model.critic_model_path``) whose own SP does not divide the trainer GPUs gets the
-plan's from ``--write``, and the line says so; ..."""
+plan's from ``--write``, and the line says so; (3) ``solve cluster --current`` refuses a running job whose trainer and
+rollout GPUs are more than its nodes and GPU indexes name (fewer, a job holding GPUs it does not use, moves:
+test_persona68_s83, test_movereason_s72); ..."""
 
 from __future__ import annotations
 
@@ -104,3 +106,50 @@ def test_write_for_trinity_05_sets_another_models_critic_sp_it_refuses(cli: Cli,
     written, _ = _critic_sp_write(cli, tmp_path, 4, "--trinity-version", "0.5")
     assert _critic(written)["ulysses_sequence_parallel_size"] == 2
     assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 4  # 0.5 refuses the section: left to you
+
+
+# (3) --current: a job on more GPUs than its placement names
+
+SMALL = """\
+pools:
+  - {name: a100, gpu: A100-80GB, nodes: 2, gpus_per_node: 8}
+jobs:
+  - {name: small, model: Qwen3-0.6B, max_model_len: 8192, rollout_gpus: 0}
+"""
+
+
+def _current(cli: Cli, tmp_path: Path, **placed: object) -> tuple[int, str, str]:
+    """``solve cluster --current`` of `SMALL` with job small running as `placed` gives it (on node 0, SP 1)."""
+    fleet, now = tmp_path / "fleet.yaml", tmp_path / "now.json"
+    fleet.write_text(SMALL, encoding="utf-8")
+    running = {"job": "small", "pool": "a100", "nodes": [0], "plan": {"max_model_len": 8192, "sp": 1, "offload": False},
+               **placed}
+    now.write_text(json.dumps({"schema_version": 1, "placements": [running]}), encoding="utf-8")
+    return cli("cluster", str(fleet), "--current", str(now), "--json")
+
+
+@pytest.mark.parametrize(("nodes", "gpus", "trainer", "rollout", "named", "on"), [
+    ([0], 6, 8, 0, 6, "6 GPUs on 1 node"),  # the docs' example
+    ([0], 6, 4, 4, 6, "6 GPUs on 1 node"),
+    ([0, 1], 4, 8, 2, 8, "4 GPUs on 2 nodes")])
+def test_current_refuses_a_job_on_more_gpus_than_its_placement_names(cli: Cli, tmp_path: Path, nodes: list[int],
+                                                                      gpus: int, trainer: int, rollout: int,
+                                                                      named: int, on: str):
+    status, out, err = _current(cli, tmp_path, nodes=nodes, gpu_indexes=list(range(gpus)), trainer_gpus=trainer,
+                                rollout_gpus=rollout)
+    assert (status, out) == (2, "")
+    assert err == (f"solve cluster: error: --current {tmp_path / 'now.json'}: job small: trainer_gpus {trainer} and "
+                   f"rollout_gpus {rollout} make {trainer + rollout} GPUs, more than the {named} its nodes and "
+                   f"gpu_indexes name ({on}): a job runs on the GPUs its placement names\n")
+
+
+def test_cluster_md_quotes_the_refusal_as_the_first_case_words_it():
+    docs = " ".join((Path(__file__).parents[1] / "docs" / "cluster.md").read_text().split())
+    assert ("`--current now.json: job small: trainer_gpus 8 and rollout_gpus 0 make 8 GPUs, more than the 6 its nodes "
+            "and gpu_indexes name (6 GPUs on 1 node): a job runs on the GPUs its placement names`") in docs
+
+
+def test_current_takes_a_job_holding_more_gpus_than_it_uses_and_moves_it(cli: Cli, tmp_path: Path):
+    status, out, err = _current(cli, tmp_path, gpu_indexes=list(range(8)), trainer_gpus=6, rollout_gpus=0)
+    (placed,) = json.loads(out)["placements"]
+    assert (status, err, placed["current"], placed["move_reason_code"]) == (0, "", "moves", "no-way-as-it-runs")
