@@ -2,7 +2,8 @@
 (2) a PPO critic of another model (``model.critic_model_path``) whose own SP does not divide the trainer GPUs gets the
 plan's from ``--write``, and the line says so; (3) ``solve cluster --current`` refuses a running job whose trainer and
 rollout GPUs are more than its nodes and GPU indexes name (fewer, a job holding GPUs it does not use, moves:
-test_persona68_s83, test_movereason_s72); ..."""
+test_persona68_s83, test_movereason_s72); (4) a ``???`` read first through a reference (``model.critic_model_path``,
+read first since s83) carries the advice of one read directly; ..."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import yaml
 from test_criticbudget_s82 import BASE as PPO_BASE  # PPO on Qwen3-8B, 6 trainer H20s at SP 2
 
 import solver
-from solver.tables import QueryError
+from solver.tables import QueryError, load_catalog
+from solver.trinity import trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 DPO_BUDGET_UNREAD = ("runs with dynamic batch sizes off in the actor's update, as its Trinity keys write (on, they "
@@ -153,3 +155,23 @@ def test_current_takes_a_job_holding_more_gpus_than_it_uses_and_moves_it(cli: Cl
     status, out, err = _current(cli, tmp_path, gpu_indexes=list(range(8)), trainer_gpus=6, rollout_gpus=0)
     (placed,) = json.loads(out)["placements"]
     assert (status, err, placed["current"], placed["move_reason_code"]) == (0, "", "moves", "no-way-as-it-runs")
+
+
+# (4) a ??? read through a reference: the same advice as read directly
+
+MISSING_ADVICE = "is ???, a value missing (OmegaConf refuses to read it): give it"
+
+
+@pytest.mark.parametrize("missing", ["max_prompt_tokens", "max_response_tokens"])
+def test_a_missing_value_read_first_through_the_critics_model_path_says_give_it(missing: str):
+    model = {"model_path": "Qwen/Qwen3-8B", missing: "???", "critic_model_path": f"${{model.{missing}}}"}
+    problems = trinity_config_problems({"model": model}, load_catalog().model("8B"), 8)
+    assert [(problem.code.value, problem.words) for problem in problems] == [("unresolved-value", (
+        f"cannot check model.critic_model_path: cannot resolve '${{model.{missing}}}': model.{missing} "
+        f"{MISSING_ADVICE}"))]
+
+
+def test_a_missing_critic_model_path_read_directly_says_the_same():
+    model = {"model_path": "Qwen/Qwen3-8B", "critic_model_path": "???"}
+    (problem,) = trinity_config_problems({"model": model}, load_catalog().model("8B"), 8)
+    assert problem.words == f"cannot check model.critic_model_path {MISSING_ADVICE}"
