@@ -3,7 +3,9 @@
 plan's from ``--write``, and the line says so; (3) ``solve cluster --current`` refuses a running job whose trainer and
 rollout GPUs are more than its nodes and GPU indexes name (fewer, a job holding GPUs it does not use, moves:
 test_persona68_s83, test_movereason_s72); (4) a ``???`` read first through a reference (``model.critic_model_path``,
-read first since s83) carries the advice of one read directly; ..."""
+read first since s83) carries the advice of one read directly; (5) a top-level key that parks YAML anchors, which
+Trinity refuses (OmegaConf 2.3.0's merge into its typed Config raises ConfigKeyError: ``Key 'base' not in
+'Config'``), says where the anchors go instead."""
 
 from __future__ import annotations
 
@@ -175,3 +177,27 @@ def test_a_missing_critic_model_path_read_directly_says_the_same():
     model = {"model_path": "Qwen/Qwen3-8B", "critic_model_path": "???"}
     (problem,) = trinity_config_problems({"model": model}, load_catalog().model("8B"), 8)
     assert problem.words == f"cannot check model.critic_model_path {MISSING_ADVICE}"
+
+
+# (5) a top-level key that parks YAML anchors
+
+NO_SUCH_KEY = ("no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity refuses the config (it knows no "
+               "such key): remove it, or move it where Trinity reads it")
+ANCHORS = "; where it parks YAML anchors, put each anchor on the first key that uses it, then remove it"
+
+
+def test_a_top_level_key_parking_anchors_is_refused_saying_where_they_go(cli: Cli, tmp_path: Path):
+    config = tmp_path / "c.yaml"
+    config.write_text("base: &model {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\nmodel: *model\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    said = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
+    assert (status, current["refused"]) == (1, True), err
+    assert said["no-such-key-refused"] == f"base: {NO_SUCH_KEY}{ANCHORS}"
+
+
+def test_a_key_below_the_top_level_gets_no_anchor_words():
+    (problem,) = trinity_config_problems({"model": {"model_path": "Qwen/Qwen3-8B"}, "trainer": {"foo": 1}},
+                                         load_catalog().model("8B"), 8)
+    assert (problem.code.value, problem.words) == ("no-such-key-refused", f"trainer.foo: {NO_SUCH_KEY}")

@@ -2848,11 +2848,15 @@ def _releases_of(fields: TrinityFields, version: TrinityVersion | None) -> list[
 
 def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion | None, having: list[str]) -> str:
     """Why the key at `path` is refused, in words: none of the `releases` (the table's) has it, or (`version` given)
-    none of `version`'s, and those `having` it do."""
+    none of `version`'s, and those `having` it do. A top-level key may only park YAML anchors (``base: &roles``), which
+    Trinity refuses alike (OmegaConf 2.3.0's merge into the typed ``Config`` raises ``ConfigKeyError``,
+    ``trinity/common/config.py:1058`` in 0.6.0, ``:983`` in 0.5.2): its line says where they go instead."""
     if not having:
+        anchors = ("; where it parks YAML anchors, put each anchor on the first key that uses it, then remove it"
+                   if len(path) == 1 else "")
         return (f"{dotted(path)}: no release of Trinity ({min(releases)} to {max(releases)}) has this "
                 "key there, so Trinity refuses the config (it knows no such key): remove it, or move it where Trinity "
-                "reads it")
+                f"reads it{anchors}")
     return (f"{dotted(path)}: Trinity {version} has no such key there, so it refuses the config (it knows no such "
             f"key): remove it, or run a release that has it (Trinity {and_joined(having)})")
 
