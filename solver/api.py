@@ -954,7 +954,9 @@ def estimate_memory(
 
     `dpo` counts a DPO run (as ``solve memory --dpo``; `plan`'s `dpo`): for a model trained one padded sequence per
     micro-batch, a pair per micro-batch (`solver.rules.counted_tokens`; ``dpo_pairs``), with the padded caution's
-    words for it; a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as `plan`'s.
+    words for it; a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as `plan`'s,
+    and with `max_token_len_per_gpu` for a model that reads a budget (`check_dpo_budget_unread`: DPO's Trinity keys
+    turn dynamic batch sizes off, so the actor's update reads none), as `plan`'s `token_budget`.
 
     `trinity_version` (as `plan`'s, ``"0.5.1"`` too): the Trinity release whose memory it counts: a mixture of
     experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, 0.6's
@@ -990,6 +992,7 @@ def estimate_memory(
     catalog = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names, lora_exclude_modules)
     resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS
     _check_trainer_layout(resolved, gpus, sp, node_size, names)
+    check_dpo_budget_unread(max_token_len_per_gpu, None, resolved, names, dpo=dpo, budget_name=names.tokens_per_gpu)
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,

@@ -66,7 +66,7 @@ from solver.tables.schema import (
     Weight,
     described_gpu_type,
 )
-from solver.tables.text import EVERY_JOB, QueryError, first_repeated, meant_fleet_name, shown_number
+from solver.tables.text import EVERY_JOB, QueryError, counted, first_repeated, meant_fleet_name, shown_number
 
 TYPED = "typed"
 """The validation context's key that says the data is as a person typed it in a file (a cluster file's), where a
@@ -875,7 +875,7 @@ class CurrentPlacement(_Read):
 
 class CurrentFile(_Read):
     """An earlier ``solve cluster --json`` (``--current``): its placements, each job once, each naming a node or GPU
-    index once, no GPU taken twice."""
+    index once, no GPU taken twice, none using more GPUs (trainer and rollout) than its nodes and GPU indexes name."""
 
     schema_version: Annotated[int, Strict()]
     placements: tuple[CurrentPlacement, ...]
@@ -890,6 +890,13 @@ class CurrentFile(_Read):
                 if (twice := first_repeated(indexes)) is not None:
                     raise ValueError(f"job {placed.job}, {key}: names {what} {twice} twice: a placement names each "
                                      "once")
+            named, used = len(placed.nodes) * len(placed.gpu_indexes), placed.trainer_gpus + placed.rollout_gpus
+            if used > named:  # fewer is a job holding more than it uses (a rollout given as asked): it moves
+                raise ValueError(
+                    f"job {placed.job}: trainer_gpus {placed.trainer_gpus} and rollout_gpus {placed.rollout_gpus} make "
+                    f"{used} GPUs, more than the {named} its nodes and gpu_indexes name "
+                    f"({counted(len(placed.gpu_indexes), 'GPU')} on {counted(len(placed.nodes), 'node')}): a job runs "
+                    "on the GPUs its placement names")
         taken: dict[tuple[str, int, int], str] = {}
         for placed in self.placements:
             for spot in ((placed.pool, node, gpu) for node in placed.nodes for gpu in placed.gpu_indexes):

@@ -451,8 +451,6 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     if not trains_critic(checks.value(("algorithm", "algorithm_type"))):
         return {}
     another = critic_of_another_model(checks.value)
-    fix = (f"{checks.names.write} keeps it: the critic is model.critic_model_path's, whose heads rft-solver does not "
-           "know" if another else f"set them alike ({checks.names.write} does)")
     if version == "0.5":  # the trainer's SP given to the critic: the actor's own SP has a line of its own
         if (critic_sp is not None and critic_sp != sp and checks.number(CRITIC_SP_KEY) is not None
                 and not (trainer_gpus > 0 and sp_gpus_violation(trainer_gpus, critic_sp))
@@ -461,9 +459,9 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
             checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
                 f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
                 f"{critic_sp}, raising its token budget to hold a sequence there; the verdict and the plans count the "
-                f"critic at SP {sp}: {fix}"))
+                f"critic at SP {sp}: {_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}"))
         return {}
-    _check_critic_engine_sp(checks, sp, fix)
+    _check_critic_engine_sp(checks, sp, another, trainer_gpus)
     own = checks.number(CRITIC_SP_KEY)
     if own is None or max(1, int(own)) == sp:
         return {}
@@ -481,22 +479,38 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
         runs = f"{who} runs the critic at SP {own_sp}, raising its token budget to hold a sequence there; {on_08}"
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
         f"{dotted(CRITIC_SP_KEY)} {own_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; the verdict "
-        f"and the plans count the critic at SP {sp}: {fix}"))
+        f"and the plans count the critic at SP {sp}: {_critic_sp_fix(checks, another, own_sp, trainer_gpus)}"))
     return {"critic": own_sp}
 
 
-def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, fix: str) -> None:
+def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer_gpus: int) -> str:
+    """What a ``role-sp-differs`` line on the critic's SP `critic_sp` says to do, as ``--write`` does it
+    (`solver.trinity.plan_keys`' ``_critic_sp_keys``): set it to the plan's; for a critic of `another` model, whose
+    heads rft-solver does not know, only where `critic_sp` does not divide the `trainer_gpus`, else keep it."""
+    write = checks.names.write
+    if not another:
+        return f"set them alike ({write} does)"
+    heads = "the critic is model.critic_model_path's, whose heads rft-solver does not know"
+    broken = sp_gpus_violation(trainer_gpus, critic_sp) if trainer_gpus > 0 else None
+    if broken:
+        return f"{write} sets it to the plan's SP, as {broken} ({heads}: check that the plan's SP divides them)"
+    return f"{write} keeps it: {heads}"
+
+
+def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, trainer_gpus: int) -> None:
     """Say where the critic's engine's SP (`CRITIC_ENGINE_SP_KEY`), set to another than the trainer's `sp`, runs the
     critic (``role-sp-differs``): Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it.
-    `fix` says what to do (``--write`` sets it to the plan's SP, or keeps a critic of another model's)."""
+    The line says what to do (`_critic_sp_fix`: a critic of `another` model's kept where it divides the
+    `trainer_gpus`)."""
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     if engine is None or max(1, int(engine)) == sp:
         return
+    engine_sp = max(1, int(engine))
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
-        f"{dotted(CRITIC_ENGINE_SP_KEY)} {max(1, int(engine))} is not trainer.ulysses_sequence_parallel_size {sp}: "
-        f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {max(1, int(engine))}, its engine's over the "
+        f"{dotted(CRITIC_ENGINE_SP_KEY)} {engine_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
+        f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {engine_sp}, its engine's over the "
         f"trainer's (checking it against nothing), and with verl before 0.8 no release reads it; the verdict and the "
-        f"plans count the critic at SP {sp}: {fix}"))
+        f"plans count the critic at SP {sp}: {_critic_sp_fix(checks, another, engine_sp, trainer_gpus)}"))
 
 
 def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, batch: TrainBatch, sp: int,
@@ -2853,11 +2867,15 @@ def _releases_of(fields: TrinityFields, version: TrinityVersion | None) -> list[
 
 def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion | None, having: list[str]) -> str:
     """Why the key at `path` is refused, in words: none of the `releases` (the table's) has it, or (`version` given)
-    none of `version`'s, and those `having` it do."""
+    none of `version`'s, and those `having` it do. A top-level key may only park YAML anchors (``base: &roles``), which
+    Trinity refuses alike (OmegaConf 2.3.0's merge into the typed ``Config`` raises ``ConfigKeyError``,
+    ``trinity/common/config.py:1058`` in 0.6.0, ``:983`` in 0.5.2): its line says where they go instead."""
     if not having:
+        anchors = ("; where it parks YAML anchors, put each anchor on the first key that uses it, then remove it"
+                   if len(path) == 1 else "")
         return (f"{dotted(path)}: no release of Trinity ({min(releases)} to {max(releases)}) has this "
                 "key there, so Trinity refuses the config (it knows no such key): remove it, or move it where Trinity "
-                "reads it")
+                f"reads it{anchors}")
     return (f"{dotted(path)}: Trinity {version} has no such key there, so it refuses the config (it knows no such "
             f"key): remove it, or run a release that has it (Trinity {and_joined(having)})")
 
