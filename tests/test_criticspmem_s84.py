@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_criticbudget_s82 import BASE
 
 import solver
 from solver.memory import (
@@ -30,20 +31,13 @@ from solver.tables.loaders import load_memory_model
 from solver.tables.schema import Setting
 
 Cli = Callable[..., tuple[int, str, str]]
-CONFIG = """\
-algorithm: {algorithm_type: ppo, repeat_times: 8}
-buffer: {batch_size: 32}
-model: {model_path: Qwen/Qwen3-8B, max_prompt_tokens: 4096, max_response_tokens: 126976, max_model_len: 131072,
-        rope_scaling: {rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960, rope_theta: 1000000}}
-cluster: {node_num: 2, gpu_per_node: 8}
-explorer: {rollout_model: {engine_num: 8, tensor_parallel_size: 1}}
-trainer:
-  ulysses_sequence_parallel_size: 4
-  max_token_len_per_gpu: 32768
-  trainer_config:
-"""
-"""PPO on Qwen3-8B at 131072 tokens, 8 trainer H20s at SP 4 (8 rollout GPUs; Env, the critic resident), its own
-budget 32768 = ``ceil(131072 / 4)``, the least that holds a sequence at SP 4."""
+CONFIG = BASE.replace("max_prompt_tokens: 2048, max_response_tokens: 30720, max_model_len: 32768}", (
+    "max_prompt_tokens: 4096, max_response_tokens: 126976, max_model_len: 131072,\n        rope_scaling: "
+    "{rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960, rope_theta: 1000000}}")).replace(
+    "node_num: 1", "node_num: 2").replace("engine_num: 2", "engine_num: 8").replace(
+    "ulysses_sequence_parallel_size: 2", "ulysses_sequence_parallel_size: 4")
+"""test_criticbudget_s82's PPO on Qwen3-8B at 131072 tokens, 8 trainer H20s at SP 4 (8 rollout GPUs; Env, the
+critic resident), its own budget 32768 = ``ceil(131072 / 4)``, the least that holds a sequence at SP 4."""
 SP_1 = "    critic: {ulysses_sequence_parallel_size: 1}\n"
 """The critic's own SP 1: Trinity with verl before 0.8 raises its budget to ``ceil(131072 / 1) = 131072``."""
 SP_KEY = "trainer.trainer_config.critic.ulysses_sequence_parallel_size"
@@ -56,12 +50,10 @@ def _env_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _current(cli: Cli, tmp_path: Path, text: str, *options: str) -> tuple[int, dict[str, object]]:
     """``--check --json``'s exit status and ``current`` for `text` on H20s with `options`."""
-    config = tmp_path / "c.yaml"
-    config.write_text(text)
-    status, out, err = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json", *options)
+    (tmp_path / "c.yaml").write_text(text)
+    status, out, err = cli("--from-config", str(tmp_path / "c.yaml"), "--gpu", "h20", "--check", "--json", *options)
     assert status in (0, 1), err
-    (answer,) = json.loads(out)
-    return status, dict(answer["current"])
+    return status, dict(json.loads(out)[0]["current"])
 
 
 def _sp_lines(current: dict[str, object]) -> list[str]:
