@@ -464,7 +464,7 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
             checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
                 f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
                 f"{critic_sp}, raising its token budget to hold a sequence there; "
-                f"{critic_sp_counted_words(critic_sp, sp)}: {fix}"))
+                f"{critic_sp_counted_words(checks.critic_sps, sp)}: {fix}"))
         return {}
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     engine_sp = sp if engine is None else max(1, int(engine))  # Trinity 0.6 on verl 0.8 or later runs it there
@@ -492,15 +492,15 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     return {"critic": legacy_sp}
 
 
-def critic_sp_counted_words(critic_sps: int | tuple[int, ...], sp: int, need: str = "") -> str:
+def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = "") -> str:
     """What the verdict and the plans count of a critic that may run at `critic_sps` (`_ConfigChecks.critic_sps`;
-    one SP, or () where the releases run it at the trainer's `sp` alone), in words: the verdict its update at the
+    () where the releases run it at the trainer's `sp` alone), in words: the verdict its update at the
     one of them that needs the most (`need`: how much that is, in words after the SP, where known), its token budget
     raised to hold a sequence there, the plans at `sp` (``--write`` sets the critic's SP to the plan's)."""
-    sps = (critic_sps,) if isinstance(critic_sps, int) else critic_sps
-    if not sps:
+    if not critic_sps:
         return f"the verdict and the plans count the critic at SP {sp}"
-    at = f"SP {sps[0]}" if len(sps) == 1 else f"the one of SP {' and SP '.join(map(str, sps))} that needs the most"
+    at = (f"SP {critic_sps[0]}" if len(critic_sps) == 1 else
+          f"the one of SP {' and SP '.join(map(str, critic_sps))} that needs the most")
     return (f"the verdict counts the critic's update at {at}{need}, its token budget raised to hold a sequence there, "
             f"and the plans at SP {sp}")
 
