@@ -1705,6 +1705,11 @@ class CurrentSettings(Frozen, defer_build=True):
     offload: bool = Field(description=(
         "whether the verdict takes Offload as on: fsdp2 with the offload flags, offload_policy among them"))
     sp: PositiveInt = Field(description="the config's Ulysses SP degree (trainer.ulysses_sequence_parallel_size)")
+    critic_sps: tuple[PositiveInt, ...] = Field(default=(), description=(
+        "where the config gives the PPO critic it trains an SP of its own that is not sp "
+        "(trainer.trainer_config.critic's, or Trinity 0.6's critic.fsdp's): every SP the releases it may run on run "
+        "the critic at, at the one of which its update needs the most the verdict counts it (its token budget raised "
+        "to hold a sequence there, ceil(max_model_len / SP)); empty: at sp, as the plans"))
     max_model_len: PositiveInt = Field(description=(
         "the length its settings are judged at, tokens: the config's, or --len's (length_given)"))
     length_given: bool = Field(default=True, description=(

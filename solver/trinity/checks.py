@@ -193,6 +193,9 @@ class _ConfigChecks:
         self._numbers: dict[Path, float | None] = {}
         self.flags_judged: set[Path] = set()
         """The flags whose type a check has judged (`_check_flag_on`), which `_check_read_type` leaves alone."""
+        self.critic_sps: tuple[int, ...] = ()
+        """Where a trained critic may run at another SP than the trainer's (`_check_critic_sp`): every SP the releases
+        judged for may run it at, the trainer's among them where one does; () where each runs it there."""
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
@@ -434,8 +437,9 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
 
 def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
                      critic_sp: int | None = None) -> dict[str, int]:
-    """Say where a critic's SP other than the one the trainer runs at, `sp`, runs it, while the verdict and the plans
-    count it at `sp` (``role-sp-differs``). With `version` 0.5, the critic's own SP as 0.5 takes it (`critic_sp`),
+    """Say where a critic's SP other than the one the trainer runs at, `sp`, runs it, and that the verdict counts its
+    update there, the plans at `sp` (``role-sp-differs``, `critic_sp_counted_words`; the SPs it may run at in
+    `_ConfigChecks.critic_sps`). With `version` 0.5, the critic's own SP as 0.5 takes it (`critic_sp`),
     which Trinity 0.5 runs it at, raising its budget there; not where 0.5 refuses it, which `_check_sequence_parallel`
     says, nor the trainer's given to it (the line on the actor's own SP says that one). For a release that may be
     Trinity 0.6 (`version` 0.6, or none given), the critic's own SP (`CRITIC_SP_KEY`), set to another than the
@@ -456,31 +460,62 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
                 and not (trainer_gpus > 0 and sp_gpus_violation(trainer_gpus, critic_sp))
                 and (another or not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads,
                                                       critic_sp))):
+            checks.critic_sps = (critic_sp,)
             checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
                 f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
-                f"{critic_sp}, raising its token budget to hold a sequence there; the verdict and the plans count the "
-                f"critic at SP {sp}: {_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}"))
+                f"{critic_sp}, raising its token budget to hold a sequence there; "
+                f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
+                f"{_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}"))
         return {}
-    _check_critic_engine_sp(checks, sp, another, trainer_gpus)
-    own = checks.number(CRITIC_SP_KEY)
-    if own is None or max(1, int(own)) == sp:
-        return {}
-    own_sp = max(1, int(own))
-    who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
-    engine_sp = f"SP {sp}" if engine is None else f"SP {max(1, int(engine))} ({dotted(CRITIC_ENGINE_SP_KEY)})"
-    on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_sp}"
-    heads = None if another else sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, own_sp)
-    broken = sp_gpus_violation(trainer_gpus, own_sp) if trainer_gpus > 0 else None
-    if broken or heads:
+    engine_sp = sp if engine is None else max(1, int(engine))  # Trinity 0.6 on verl 0.8 or later runs it there
+    own = checks.number(CRITIC_SP_KEY)
+    legacy_sp = sp if own is None else max(1, int(own))  # and with verl before 0.8 here, where not refused
+    refused = (None if legacy_sp == sp or another
+               else sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, legacy_sp))
+    broken = sp_gpus_violation(trainer_gpus, legacy_sp) if trainer_gpus > 0 and legacy_sp != sp else None
+    runs_at = sorted({engine_sp, *(() if broken or refused else (legacy_sp,))})
+    checks.critic_sps = tuple(runs_at) if runs_at != [sp] else ()
+    _check_critic_engine_sp(checks, sp, another, trainer_gpus)
+    if legacy_sp == sp:
+        return {}
+    who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
+    engine_words = f"SP {sp}" if engine is None else f"SP {engine_sp} ({dotted(CRITIC_ENGINE_SP_KEY)})"
+    on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_words}"
+    if broken or refused:
         runs = (f"{who} checks the critic's SP as the actor's and refuses the config "
-                f"({broken or f'{heads} of {model.name}'}); {on_08}")
+                f"({broken or f'{refused} of {model.name}'}); {on_08}")
     else:
-        runs = f"{who} runs the critic at SP {own_sp}, raising its token budget to hold a sequence there; {on_08}"
+        runs = f"{who} runs the critic at SP {legacy_sp}, raising its token budget to hold a sequence there; {on_08}"
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
-        f"{dotted(CRITIC_SP_KEY)} {own_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; the verdict "
-        f"and the plans count the critic at SP {sp}: {_critic_sp_fix(checks, another, own_sp, trainer_gpus)}"))
-    return {"critic": own_sp}
+        f"{dotted(CRITIC_SP_KEY)} {legacy_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; "
+        f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
+        f"{_critic_sp_fix(checks, another, legacy_sp, trainer_gpus)}"))
+    return {"critic": legacy_sp}
+
+
+def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = "") -> str:
+    """What the verdict and the plans count of a critic that may run at `critic_sps` (`_ConfigChecks.critic_sps`;
+    () where the releases run it at the trainer's `sp` alone), in words: the verdict its update at the
+    one of them that needs the most (`need`: how much that is, in words after the SP, where known), its token budget
+    raised to hold a sequence there, the plans at `sp` (``--write`` sets the critic's SP to the plan's)."""
+    if not critic_sps:
+        return f"the verdict and the plans count the critic at SP {sp}"
+    at = (f"SP {critic_sps[0]}" if len(critic_sps) == 1 else
+          f"the one of SP {' and SP '.join(map(str, critic_sps))} that needs the most")
+    return (f"the verdict counts the critic's update at {at}{need}, its token budget raised to hold a sequence there, "
+            f"and the plans at SP {sp}")
+
+
+def critic_run_sps(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
+                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> tuple[int, ...]:
+    """Every SP a PPO critic the config (nested `mapping`s, Env read from `environ`) trains on `trainer_gpus` may run
+    at where the config gives it its own that is not the trainer's, as the releases of `version` (None: any) take it
+    (`_check_critic_sp`: its own where not refused, its engine's on verl 0.8 or later, else the trainer's); () where
+    each runs it at the trainer's SP, or the algorithm trains none."""
+    checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
+    _check_sequence_parallel(checks, model, trainer_gpus, version, TrainBatch())
+    return checks.critic_sps
 
 
 def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer_gpus: int) -> str:
@@ -509,8 +544,9 @@ def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, train
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
         f"{dotted(CRITIC_ENGINE_SP_KEY)} {engine_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
         f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {engine_sp}, its engine's over the "
-        f"trainer's (checking it against nothing), and with verl before 0.8 no release reads it; the verdict and the "
-        f"plans count the critic at SP {sp}: {_critic_sp_fix(checks, another, engine_sp, trainer_gpus)}"))
+        f"trainer's (checking it against nothing), and with verl before 0.8 no release reads it; "
+        f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
+        f"{_critic_sp_fix(checks, another, engine_sp, trainer_gpus)}"))
 
 
 def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, batch: TrainBatch, sp: int,
