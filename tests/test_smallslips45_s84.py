@@ -92,7 +92,7 @@ def test_write_sets_another_models_critic_sp_that_does_not_divide_the_trainer_gp
     assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 2
     fix = f"--write sets it to the plan's SP, as SP=4 does not divide 6 GPUs ({HEADS}: check that the plan's SP divides " \
           "them)"
-    assert [line.startswith(key) and line.endswith(f"count the critic at SP 2: {fix}")
+    assert [line.startswith(key) and line.endswith(f"and the plans at SP 2: {fix}")
             for line, key in zip(lines, (f"{ENGINE_SP} 4 is not", f"{SP} 4 is not"), strict=True)] == [True, True]
 
 
@@ -102,7 +102,7 @@ def test_write_keeps_another_models_critic_sp_that_divides_the_trainer_gpus(cli:
     assert _critic(written)["ulysses_sequence_parallel_size"] == 3
     assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 3
     assert len(lines) == 2
-    assert all(line.endswith(f"count the critic at SP 2: --write keeps it: {HEADS}") for line in lines)
+    assert all(line.endswith(f"and the plans at SP 2: --write keeps it: {HEADS}") for line in lines)
 
 
 @pytest.mark.usefixtures("_env_on")
