@@ -1,0 +1,60 @@
+"""What docs/api.md, docs/json.md and docs/cluster.md say, held to the code (session 84's second pass)."""
+
+import importlib
+import inspect
+import pkgutil
+import re
+from pathlib import Path
+
+import solver
+from solver.tables.text import CACHED_NAME_LENGTH
+from solver.trinity.patch import _merge_takes_last
+
+ROOT = Path(__file__).resolve().parent.parent
+API_PAGE = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+
+
+def _unbounded_caches() -> list[str]:
+    """The functions of the API's modules (all but `solver.cli`, which a service does not call) whose functools cache
+    keeps every argument it was given: an `lru_cache(maxsize=None)` or `cache` of a function that takes any."""
+    found = []
+    for info in pkgutil.walk_packages(solver.__path__, "solver."):
+        if info.name.startswith("solver.cli"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            parameters = getattr(value, "cache_parameters", None)
+            if (parameters is not None and getattr(value, "__module__", None) == info.name
+                    and parameters()["maxsize"] is None and inspect.signature(value).parameters):
+                found.append(f"{info.name}.{name}")
+    return found
+
+
+def test_every_cache_the_api_fills_is_bounded_as_in_a_service_says():
+    assert "The caches are bounded" in API_PAGE
+    assert _unbounded_caches() == []
+
+
+def test_a_merged_key_longer_than_the_cached_names_is_read_as_a_short_one():
+    # `<<: [*a, *b]` takes a key of more than one character from b as PyYAML reads it, long or short (a long key is
+    # worked out anew, not cached), and a one-character key from a.
+    long_key = "k" * (CACHED_NAME_LENGTH + 1)
+    assert [_merge_takes_last(key) for key in ("kk", long_key, long_key, "k")] == [True, True, True, False]
+
+
+def _paragraph(start: str) -> str:
+    """api.md's text from `start` on, far enough to hold the field list it starts."""
+    return start + API_PAGE.split(start, 1)[1][:6000]
+
+
+def test_api_md_names_every_field_of_the_memory_answers_question_in_order():
+    words = _paragraph("`MemoryAnswer` (what `solve memory --json` prints")
+    named = [name for name in re.findall(r"`([a-z_]+)`", words) if name in solver.MemoryQuestion.model_fields]
+    assert list(dict.fromkeys(named)) == list(solver.MemoryQuestion.model_fields)
+
+
+def test_api_md_names_every_field_of_an_unplaced_job():
+    words = _paragraph("`unplaced` (`job`, `reason`")
+    words = words.split("`required`: the names of the jobs", 1)[0]
+    named = set(re.findall(r"`([a-z_]+)`", words))
+    assert set(solver.Unplaced.model_fields) - named == set()
