@@ -58,3 +58,25 @@ def test_api_md_names_every_field_of_an_unplaced_job():
     words = words.split("`required`: the names of the jobs", 1)[0]
     named = set(re.findall(r"`([a-z_]+)`", words))
     assert set(solver.Unplaced.model_fields) - named == set()
+
+
+def _named_between(start: str, stop: str) -> set[str]:
+    """The names in backquotes of api.md's text from `start` to `stop`."""
+    return set(re.findall(r"`([a-z_]+)`", API_PAGE.split(start, 1)[1].split(stop, 1)[0]))
+
+
+def test_api_md_names_every_field_of_the_results_it_lists():
+    listed = {
+        # apply, apply_left_out and config_keys_changed: solve --json's alone, said under Words.
+        solver.Answer: (_named_between("Results: `Answer` (", "`Plan` (the fields"),
+                        {"apply", "apply_left_out", "config_keys_changed"}),
+        solver.ClusterResult: (_named_between("`ClusterResult` (", "`Breakdown` ("), {"memory_model_source"}),
+        solver.PurchaseResult: (_named_between("| `PurchaseResult` (", " | "), set()),
+        solver.Breakdown: (_named_between("`Breakdown` (", "`MemoryEstimate` ("), set()),
+        solver.MemoryEstimate: (_named_between("`MemoryEstimate` (", "`MemoryAnswer` ("),
+                                set(solver.Breakdown.model_fields)),  # a Breakdown's, listed above
+    }
+    # A ClusterResult's memory_model_source is said where place returns it, in place's row.
+    assert "`ClusterResult` (its `memory_model_source`" in API_PAGE
+    assert {kind.__name__: set(kind.model_fields) - named - elsewhere
+            for kind, (named, elsewhere) in listed.items()} == {kind.__name__: set() for kind in listed}
