@@ -80,3 +80,25 @@ def test_api_md_names_every_field_of_the_results_it_lists():
     assert "`ClusterResult` (its `memory_model_source`" in API_PAGE
     assert {kind.__name__: set(kind.model_fields) - named - elsewhere
             for kind, (named, elsewhere) in listed.items()} == {kind.__name__: set() for kind in listed}
+
+
+def _json_keys(kind: type) -> list[str]:
+    """The keys `kind`'s JSON gives, in their order: its fields (less those left out of the JSON), then its computed
+    fields."""
+    return [name for name, field in kind.model_fields.items() if not field.exclude] + list(kind.model_computed_fields)
+
+
+def test_cluster_md_gives_the_json_keys_in_the_order_solve_cluster_prints_them():
+    page = (ROOT / "docs" / "cluster.md").read_text(encoding="utf-8")
+    bought = page.split('- `--json`: `{"status", "gpus"', 1)[1].split("`\n", 1)[0]
+    words = page.split('- `--json`: `{"status": "optimal"', 1)[1].split("\n- `--emit-dir DIR`", 1)[0]
+    placements, rest = words.split('"placements": [{', 1)[1].split('"unplaced": [{', 1)
+    unplaced = rest.split('"required": [', 1)[0]
+    top = words.replace(placements, "").replace(unplaced, "")
+
+    def quoted(text: str, kind: type) -> list[str]:
+        return list(dict.fromkeys(name for name in re.findall(r'"([a-z_]+)"', text) if name in _json_keys(kind)))
+    assert quoted('"status"' + top, solver.ClusterResult) == _json_keys(solver.ClusterResult)
+    assert quoted('"placements"' + placements, solver.Placement) == _json_keys(solver.Placement)
+    assert quoted('"unplaced"' + unplaced, solver.Unplaced) == _json_keys(solver.Unplaced)
+    assert quoted('"status", "gpus"' + bought, solver.PurchaseResult) == _json_keys(solver.PurchaseResult)
