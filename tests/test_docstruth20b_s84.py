@@ -102,3 +102,14 @@ def test_cluster_md_gives_the_json_keys_in_the_order_solve_cluster_prints_them()
     assert quoted('"placements"' + placements, solver.Placement) == _json_keys(solver.Placement)
     assert quoted('"unplaced"' + unplaced, solver.Unplaced) == _json_keys(solver.Unplaced)
     assert quoted('"status", "gpus"' + bought, solver.PurchaseResult) == _json_keys(solver.PurchaseResult)
+
+
+def test_json_md_names_every_key_that_holds_a_plan_where_it_says_plans_carry_caution_codes():
+    page = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
+    words = page.split("A plan's `cautions` (in ", 1)[1].split(") come with `caution_codes`", 1)[0]
+    named = set(re.findall(r"`([a-z_.]+)`", words))
+    holders = {solver.Answer: "", solver.RolloutKept: "rollout_kept.", solver.RoomKept: "room_kept.",
+               solver.CurrentSettings: "current.", solver.Placement: ""}
+    plans = {prefix + name for kind, prefix in holders.items() for name, field in kind.model_fields.items()
+             if "Plan" in str(field.annotation) and not field.exclude}
+    assert plans - named == set()
