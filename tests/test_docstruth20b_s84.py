@@ -8,6 +8,7 @@ from pathlib import Path
 
 import solver
 from solver.tables.text import CACHED_NAME_LENGTH
+from solver.cluster.model import tied_job_weight
 from solver.trinity.patch import _merge_takes_last
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,3 +114,20 @@ def test_json_md_names_every_key_that_holds_a_plan_where_it_says_plans_carry_cau
     plans = {prefix + name for kind, prefix in holders.items() for name, field in kind.model_fields.items()
              if "Plan" in str(field.annotation) and not field.exclude}
     assert plans - named == set()
+
+
+def test_cluster_md_weighs_the_tie_of_its_two_small_jobs_as_the_placement_does():
+    # Two jobs of priority 2 on half a node each, then one of priority 3 that needs the whole node: at priority 4 the
+    # small jobs, first in the file, weigh 2 x 3 + 2 x 2 against its 4 x 1, so 5 is the least that places it.
+    page = (ROOT / "docs" / "cluster.md").read_text(encoding="utf-8")
+    assert "weigh 2 x 3 + 2 x 2 = 10 against its 4 x 1" in " ".join(page.split())
+    small = {"model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 3, "priority": 2}
+    fleet = solver.Fleet.model_validate({
+        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+        "jobs": [{"name": "small-0", **small}, {"name": "small-1", **small},
+                 {"name": "big", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 7, "priority": 3}]})
+    assert [tied_job_weight(fleet, job, priority) for job, priority in ((0, 2), (1, 2), (2, 4))] == [6, 4, 4]
+    (big,) = solver.place(fleet, time_limit_s=10).unplaced
+    assert big.reason.endswith("small-0, small-1 (priority 4 together) hold the room it needs: priority 5 is the least "
+                               "that places it")
+    assert big.reason in " ".join(page.split()).replace("POOL", "a100")
