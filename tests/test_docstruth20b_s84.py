@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import solver
-from solver.tables.text import CACHED_NAME_LENGTH
 from solver.cluster.model import tied_job_weight
+from solver.tables.text import CACHED_NAME_LENGTH
 from solver.trinity.patch import _merge_takes_last
 
 ROOT = Path(__file__).resolve().parent.parent
