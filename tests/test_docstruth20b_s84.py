@@ -16,11 +16,11 @@ API_PAGE = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
 
 
 def _unbounded_caches() -> list[str]:
-    """The functions of the API's modules (all but `solver.cli`, which a service does not call) whose functools cache
+    """The functions of the API's modules (not the command's, `solver.cli` and `__main__`) whose functools cache
     keeps every argument it was given: an `lru_cache(maxsize=None)` or `cache` of a function that takes any."""
     found = []
     for info in pkgutil.walk_packages(solver.__path__, "solver."):
-        if info.name.startswith("solver.cli"):
+        if info.name.startswith(("solver.cli", "solver.__main__")):  # the command's, as solve runs them
             continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
