@@ -131,3 +131,15 @@ def test_cluster_md_weighs_the_tie_of_its_two_small_jobs_as_the_placement_does()
     assert big.reason.endswith("small-0, small-1 (priority 4 together) hold the room it needs: priority 5 is the least "
                                "that places it")
     assert big.reason in " ".join(page.split()).replace("POOL", "a100")
+
+
+def test_a_placements_plan_counts_its_nodes_without_rollout_gpus_as_json_md_says():
+    page = " ".join((ROOT / "docs" / "json.md").read_text(encoding="utf-8").split())
+    assert "1 for a job without rollout GPUs on one node" in page
+    fleet = solver.Fleet.model_validate({
+        "pools": [{"name": "a", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+        "jobs": [{"name": "j", "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 0}]})
+    (placed,) = solver.place(fleet, time_limit_s=10).placements
+    assert (placed.plan.nodes, placed.plan.rollout_gpus) == (1, 0)
+    (answer,) = solver.plan("4B", gpu="a100", max_model_len=8192, budget_gpus=4)
+    assert answer.best is not None and answer.best.nodes is None  # solve without --rollout-gpus
