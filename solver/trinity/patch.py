@@ -16,7 +16,6 @@ from collections.abc import Set as AbstractSet
 from copy import deepcopy
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from functools import cache
 from itertools import islice, pairwise
 from math import inf
 from types import MappingProxyType
@@ -38,6 +37,7 @@ from solver.tables import (
     Model,
     QueryError,
     TrinityVersion,
+    cached_names,
     check_types,
     counted,
     it_or_them,
@@ -1722,7 +1722,7 @@ def _merge_source(mapping: CommentedMap, key: str) -> CommentedMap | None:
     return (holding[-1] if _merge_takes_last(key) else holding[0]) if holding else None
 
 
-@cache
+@cached_names
 def _merge_takes_last(key: str) -> bool:
     """Whether the config as Trinity reads it (`load_config_mapping`'s PyYAML) takes `key` from the last mapping of a
     ``<<`` merge list that holds it, not the first: PyYAML 6.0.4 does for a key of more than one character (it keeps
