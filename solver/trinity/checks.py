@@ -613,24 +613,25 @@ release on verl before 0.8)."""
 
 
 def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: str,
-                   version: TrinityVersion | None, *, read_on_08: bool) -> str:
+                   version: TrinityVersion | None, *, read_on_08: bool, raised: bool = True) -> str:
     """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
     and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's).
     A forward's budget (`_trinity_raises`) is never raised, and verl stops there as `micro_batch_stop_words` says with
     Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2. A raised
     budget holds every sequence, but with Trinity 0.5.1 not every padded batch: a line of its own
     (`raised_budget_stop_words`). With 0.6 the words name that release alone, not 0.5.0's raise. verl 0.8 or later
-    reads the trainer's budget only where `read_on_08` (its dynamic batch sizes on)."""
+    reads the trainer's budget only where `read_on_08` (its dynamic batch sizes on); verl before 0.8 raises it at
+    `role_sp` only where `raised` (a role that takes it runs there, `_check_token_budgets`)."""
     # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
     # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
     who = _RAISING_RELEASE.get(version, "Trinity with verl before 0.8")
     least = least_token_budget(length, role_sp)
     default_050 = (f" (Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {role_sp}) = "
                    f"{math.ceil(2 * length / role_sp)})")
-    raised = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least}"
-              + ("" if version == "0.6" else default_050))
+    raised_words = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least}"
+                    + ("" if version == "0.6" else default_050))
     if subject != "it":  # a role's, taken from the trainer's
-        return raised
+        return raised_words
     if not _trinity_raises(path, subject):  # filled from a raised budget, never raised itself
         forward = FORWARD_BUDGETS[path].forward
         if version == "0.5":
@@ -642,13 +643,16 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
         return (f"verl before 0.8 stops at the first sequence longer than that in {forward}, and Trinity 0.6 on verl "
                 "0.8 or later ignores the key")
     if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys
-        return raised
+        return raised_words
     on_08 = f"{'' if version == '0.6' else 'Trinity 0.6 '}on verl 0.8 or later"
     if path in ROLE_BUDGET_KEYS:
-        return f"{raised}, and {on_08} ignores the key"
+        return f"{raised_words}, and {on_08} ignores the key"
     if not read_on_08:
-        return f"{raised}, and {on_08} reads no token budget with dynamic batch sizes off"
-    return f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
+        return f"{raised_words}, and {on_08} reads no token budget with dynamic batch sizes off"
+    stops = "verl 0.8 or later stops at the first sequence longer than that"
+    if not raised:
+        return f"{stops}; on verl before 0.8 each role that takes it runs at an SP of its own"
+    return f"{stops}, and {raised_words}"
 
 
 def _idle_roles(checks: _ConfigChecks, version: TrinityVersion | None) -> set[str]:
@@ -705,12 +709,29 @@ _DYNAMIC_OFF_WORDS = ("verl then ignores the token budget (max_token_len_per_gpu
 """Why a dynamic batch size key must be on, said where it is off (the trainer's: `_trainer_dynamic_off_words`)."""
 
 
+def _legacy_role_sps(checks: _ConfigChecks, version: TrinityVersion | None) -> dict[str, int]:
+    """For a release that may be Trinity 0.6 on verl before 0.8 (`version` 0.6, or none given), the actor's and the
+    ref's own SP (`ROLE_SP_KEYS`), by name, where set to a whole number of at least 1: that path takes each over the
+    trainer's (``set_if_none``, ``trainer/verl_legacy/verl_config.py:554``, ``:577`` in 0.6.0, as 0.5.2's
+    ``trainer/verl/verl_config.py:546``, ``:569``) and raises the role's token budget at it
+    (``_adjust_token_len_if_needed``, reading the role's SP at ``:484``, called at ``:563``, ``:586``), and verl
+    0.7.1 fills each of the role's micro-batches with its budget x that SP (``workers/actor/dp_actor.py:72``,
+    ``:467``, ``:559``); Trinity 0.6 on verl 0.8 or later freezes both to the trainer's (``FROZEN_KEYS``,
+    ``trainer/verl/config.py:717``, ``:724``). Trinity 0.5's are `_check_sequence_parallel`'s."""
+    if version == "0.5":
+        return {}
+    sps = {name: checks.number(key) for name, key in zip(ROLES, ROLE_SP_KEYS, strict=True)}
+    return {name: int(own) for name, own in sps.items() if own is not None and own >= 1 and own == int(own)}
+
+
 def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, role_sps: Mapping[str, int],
                          version: TrinityVersion | None) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_BUDGET_KEYS`), where set, hold a
-    sequence of `length` at `sp`; the budget of each of `OWN_SP_ROLES` (and of its forward, `FORWARD_BUDGETS`) at its
-    own SP (`role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none of
-    its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
+    sequence of `length` at `sp`; the budget of the actor, of each of `OWN_SP_ROLES` (and of its forward,
+    `FORWARD_BUDGETS`) at its own SP (`role_sps`, and verl before 0.8's own SP of the actor and the ref,
+    `_legacy_role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none
+    of its own), the trainer's at `sp` only where a role that takes it runs there or verl 0.8 reads it; the critic's
+    only where the algorithm trains one (`trains_critic`); the words are `version`'s
     (`_budget_effect`), each raised budget's followed by a line on Trinity 0.5.1's padded width but with 0.6
     (`raised_budget_stop_words`). Only a role's whose passes run (not `_idle_roles`) and read a budget (not
     `sequence_counted_roles`), and the trainer's where one of them sets none of its own."""
@@ -721,39 +742,42 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     unread = {path for role in counted for path in ROLE_BUDGET_PATHS[role]}
     # Trinity 0.6 on verl 0.8 or later gives each pass the trainer's, where that reads one (dynamic batch sizes on).
     read_on_08 = version != "0.5" and not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
-    if not read_on_08 and all(_own_budget_set(checks, role) for role in set(ROLE_BUDGET_PATHS) - counted):
-        unread.add(trainer_path)
     roles = [role for role in OWN_SP_ROLES if role.name not in counted]
     budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS) if path not in unread}
     owners = {role.budget_key: role.name for role in roles} | {
         path: forward.role for path, forward in FORWARD_BUDGETS.items() if path in budgets}
-    actor_sp = checks.number(ROLE_SP_KEYS[0])
-    if version != "0.5" and actor_sp is not None and actor_sp >= 1 and actor_sp == int(actor_sp):
-        # verl before 0.8 runs the actor at its own SP and raises its own budget there (``_adjust_token_len_if_needed``,
-        # ``trainer/verl_legacy/verl_config.py:563`` in 0.6.0); 0.5's trainer SP is the actor's already
-        role_sps = {**role_sps, "actor": int(actor_sp)}
+    role_sps = {**role_sps, **_legacy_role_sps(checks, version)}
+    takers = [(role.name, role.budget_key) for role in roles]
+    if "actor" not in counted:
         owners[ROLE_TOKEN_BUDGETS[0]] = "actor"
+        takers.insert(0, ("actor", ROLE_TOKEN_BUDGETS[0]))
     at_own_sp = {path: name for path, name in owners.items() if role_sps.get(name, sp) != sp}
+    # verl before 0.8 hands the trainer's budget to each role that sets none, at that role's SP (the rollout's pass at
+    # the actor's), so it judges the trainer's at `sp` only where such a role runs there; verl 0.8 or later reads it
+    # at `sp` where its dynamic batch sizes are on
+    taken_at_sp = any(not _own_budget_set(checks, role) and role_sps.get("actor" if role == "rollout" else role, sp)
+                      == sp for role in set(ROLE_BUDGET_PATHS) - counted)
     judged = [(path, role_sps[at_own_sp[path]], f" (the {at_own_sp[path]}'s)", "it") if path in at_own_sp
-              else (path, sp, "", "it") for path in budgets]
+              else (path, sp, "", "it") for path in budgets
+              if path != trainer_path or taken_at_sp or read_on_08]
     taking: dict[int, list[str]] = {}  # the roles at another SP that take the trainer's budget, by that SP
-    for role in roles:
-        if role.budget_key in at_own_sp and budgets[role.budget_key] is None:
-            taking.setdefault(role_sps[role.name], []).append(role.name)
+    for name, budget_key in takers:
+        if budget_key in at_own_sp and budgets[budget_key] is None:
+            taking.setdefault(role_sps[name], []).append(name)
     for role_sp, names in taking.items():
         whose = " and ".join(f"the {name}'s" for name in names)
         sets = "sets no budget of its own" if len(names) == 1 else "set no budget of their own"
         judged.append((trainer_path, role_sp, f" ({whose}, which {sets})", whose))
     for path, role_sp, named, subject in judged:
-        budget = budgets[path]
+        budget, raised = budgets[path], path != trainer_path or subject != "it" or taken_at_sp
         if budget is not None and length is not None and budget < least_token_budget(length, role_sp):
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
                 f"{'.'.join(path)} {shown_number(budget)} x SP {role_sp}{named} is below "
                 f"{checks.length_words(length)}: "
-                f"{_budget_effect(path, length, role_sp, subject, version, read_on_08=read_on_08)}"
+                f"{_budget_effect(path, length, role_sp, subject, version, read_on_08=read_on_08, raised=raised)}"
             )
-            if version != "0.6" and _trinity_raises(path, subject):
+            if version != "0.6" and raised and _trinity_raises(path, subject):
                 checks.add(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, raised_budget_stop_words(
                     f"{'.'.join(path)}{named}", least_token_budget(length, role_sp), role_sp))
 
