@@ -19,6 +19,7 @@ from solver.memory import (
     GRID,
     ROLLOUT_CONTEXT_GIB,
     ROLLOUT_UTILIZATION,
+    Breakdown,
     MemoryAnswer,
     MemoryEstimate,
     beyond_calibration,
@@ -956,7 +957,9 @@ def estimate_memory(
 
     `dpo` counts a DPO run (as ``solve memory --dpo``; `plan`'s `dpo`): for a model trained one padded sequence per
     micro-batch, a pair per micro-batch (`solver.rules.counted_tokens`; ``dpo_pairs``), with the padded caution's
-    words for it; a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as `plan`'s.
+    words for it; a `QueryError` with a `critic` or, without `lora_rank`, ``reference_model=False``, as `plan`'s,
+    and with `max_token_len_per_gpu` for a model that reads a budget (`check_dpo_budget_unread`: DPO's Trinity keys
+    turn dynamic batch sizes off, so the actor's update reads none), as `plan`'s `token_budget`.
 
     `trinity_version` (as `plan`'s, ``"0.5.1"`` too): the Trinity release whose memory it counts: a mixture of
     experts' routed experts as its transformers lays them out (`counted_expert_layout`: 0.5.1's separate, 0.6's
@@ -992,6 +995,7 @@ def estimate_memory(
     catalog = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names, lora_exclude_modules)
     resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS
     _check_trainer_layout(resolved, gpus, sp, node_size, names)
+    check_dpo_budget_unread(max_token_len_per_gpu, None, resolved, names, dpo=dpo, budget_name=names.tokens_per_gpu)
     budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     loading = model_loading(trinity_version, None, gpu_type.compute_capability, offload)
@@ -1620,7 +1624,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     """The config's own settings (Env read from `environ`) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
-    from solver.trinity import load_config_mapping, trinity_config_problems
+    from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
 
     gpus = config.trainer_gpus or query.budget_gpus
@@ -1666,8 +1670,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     reads_budget = not one_sequence_per_micro_batch(model)
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
     problems += _token_budget_problems(config, length, lowered, query.option_names) if reads_budget else []
+    # A critic counted where the config gives it its own SP: its update at the SPs the releases may run it at.
+    critic_sps = () if query.critic is None else critic_run_sps(mapping, model, gpus, environ=environ, version=version)
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
-                                  offload=config.offload, sp=config.sp, max_model_len=length,
+                                  offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
                                   broken_rule=broken.words if broken else None,
@@ -2092,12 +2098,16 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,
                                    lora=query.lora_rank > 0, critic=query.critic is not None)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
+    own_critic = _critic_at_own_sp(catalog, query, current, gpu, setting, own)
+    problems = current.config_problems if own_critic is None else _critic_need_said(current, own_critic, gpu)
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
-    # plan's tables line says.
-    if vouching is not None and (out_of_memory is None or vouching.lowered_budget):
-        return current.model_copy(update={"trains": True, "plan": vouching})
-    predicted, predicted_step, critic_pass, problems, host_needed = None, None, None, current.config_problems, None
+    # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too.
+    plan_fits = vouching is not None and (out_of_memory is None or vouching.lowered_budget)
+    if plan_fits and (own_critic is None or own_critic[1].critic_pass_fits):
+        return current.model_copy(update={"trains": True, "plan": vouching, "config_problems": problems})
+    out_of_memory = None if plan_fits else out_of_memory  # the critic at its own SP alone does not fit: no cell's say
+    predicted, predicted_step, critic_pass, host_needed = None, None, None, None
     smaller = None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     loading = query.model_loading(catalog.gpu(gpu).compute_capability, setting.offload)
@@ -2110,9 +2120,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
-        memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
-                           query.memory.coefficients, query.margin_on(catalog.gpu(gpu).memory_gib), own,
-                           query.lora_rank, query.critic, query.dpo, query.expert_layout)
+        memory = own_critic[1] if own_critic is not None else _verdict_breakdown(catalog, query, current, gpu,
+                                                                                  setting, own)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))
@@ -2126,6 +2135,41 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
                                       "predicted_step": predicted_step, "predicted_critic_pass": critic_pass,
                                       "host_memory_needed": host_needed, "out_of_memory": out_of_memory,
                                       "smaller_card": smaller, "config_problems": problems})
+
+
+def _verdict_breakdown(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
+                       own: int | None, critic_sp: int | None = None) -> Breakdown:
+    """The memory model's breakdown of the config's `setting` on `gpu` at its own token budget `own` (None:
+    Trinity's default), with the `query`'s critic at `critic_sp` (None: at the trainer's SP)."""
+    memory_gib = catalog.gpu(gpu).memory_gib
+    return breakdown(catalog.model(query.model), memory_gib, current.gpus, setting, current.max_model_len,
+                     query.memory.coefficients, query.margin_on(memory_gib), own, query.lora_rank, query.critic,
+                     query.dpo, query.expert_layout, critic_sp)
+
+
+def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
+                      own: int | None) -> tuple[int, Breakdown] | None:
+    """Where the config's critic may run at SPs of its own (`CurrentSettings.critic_sps`) and estimates may speak:
+    the one of them at which its update needs the most, with the breakdown there (`_verdict_breakdown`); None
+    otherwise (the critic counted at the trainer's SP)."""
+    if not current.critic_sps or query.critic is None or query.estimate == "never":
+        return None
+    return max(((sp, _verdict_breakdown(catalog, query, current, gpu, setting, own, sp)) for sp in current.critic_sps),
+               key=lambda each: each[1].critic_pass_gib)
+
+
+def _critic_need_said(current: CurrentSettings, own_critic: tuple[int, Breakdown], gpu: str) -> tuple[str, ...]:
+    """The config's problems with its ``role-sp-differs`` lines on the critic's SP saying how much its update needs
+    at the SP the verdict counts it at (`own_critic`: that SP and the breakdown there), on `gpu`."""
+    from solver.trinity import critic_sp_counted_words
+
+    sp, memory = own_critic
+    counted = critic_sp_counted_words(current.critic_sps, current.sp)
+    need = (f" (SP {sp}, " if len(current.critic_sps) > 1 else " (") + (
+        f"{memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")
+    said = critic_sp_counted_words(current.critic_sps, current.sp, need)
+    return tuple(words.replace(counted, said) if code == ConfigProblemCode.ROLE_SP_DIFFERS else words
+                 for code, words in zip(current.config_problem_codes, current.config_problems, strict=True))
 
 
 def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentSettings, setting: Setting,

@@ -94,7 +94,9 @@ from solver.rules import (
     OptionNames,
     TablesVerdict,
     counted_tokens,
+    least_token_budget,
     longest_length_of_tokens,
+    one_sequence_per_micro_batch,
     sp_degrees,
     trainer_gpus_on_node,
     uneven_split_caution,
@@ -577,18 +579,24 @@ def _ffn_width(model: Model) -> int:
 def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
     margin: float = 0.0, tokens_per_gpu: int | None = None, lora_rank: int = 0, critic: CriticStates | None = None,
-    dpo: bool = False, experts: ExpertLayout = "fused",
+    dpo: bool = False, experts: ExpertLayout = "fused", critic_sp: int | None = None,
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory, and of the optimizer step against
     its share (both less a safety `margin`), at the tokens per GPU it counts for `max_model_len` (`counted_tokens`:
     Trinity's default token budget, or `tokens_per_gpu`, a ``max_token_len_per_gpu`` of the user's; one sequence for a
     model trained one per micro-batch, a pair for `dpo`), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO
     critic's states
-    where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`), a
+    where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`: at
+    `critic_sp`, a config's own SP for it, where given, `critic_tokens`; else at the trainer's SP and tokens), a
     mixture of experts' routed experts sharded as `experts` lays them out (`expert_padding`)."""
     tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu, dpo)
     terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank, experts)
     critic_gib = resident_critic_gib(model, gpus, critic, experts)
+    critic_tokens, critic_terms = tokens, terms
+    if critic is not None and critic_sp is not None and critic_sp != setting.sp:
+        critic_tokens = _critic_tokens(model, max_model_len, tokens, critic_sp)
+        critic_terms = calibrated_terms(model, gpus, setting.model_copy(update={"sp": critic_sp}), critic_tokens,
+                                        coefficients, lora_rank, experts)
     return Breakdown(
         terms=Terms(**terms),
         total_gib=sum(terms.values()) + critic_gib,
@@ -598,8 +606,20 @@ def breakdown(
         step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic, experts),
         step_usable_gib=_step_usable_gib(memory_gib, margin),
         critic_gib=critic_gib,
-        critic_pass_gib=critic_pass_gib(model, gpus, tokens, terms, critic, lora_rank, experts),
+        critic_pass_gib=critic_pass_gib(model, gpus, critic_tokens, critic_terms, critic, lora_rank, experts),
     )
+
+
+def _critic_tokens(model: Model, max_model_len: int, tokens: int, critic_sp: int) -> int:
+    """The tokens per GPU of a PPO critic's update at its own SP `critic_sp` (a config's, not the trainer's), where
+    the trainer's budget is `tokens`: the critic's micro-batches of a model trained one sequence per micro-batch hold
+    one sequence there (`counted_tokens`); otherwise it takes the trainer's budget, which Trinity raises to hold a
+    sequence at its SP, ``ceil(max_model_len / critic_sp)`` (`least_token_budget`; with verl before 0.8,
+    ``verl_legacy/verl_config.py:613`` in 0.6.0; 0.5's ``_adjust_token_len_if_needed``), and at a higher SP keeps
+    (each GPU still holds the budget of an SP group's micro-batch of budget x SP tokens)."""
+    if one_sequence_per_micro_batch(model):
+        return counted_tokens(model, max_model_len, critic_sp)
+    return max(tokens, least_token_budget(max_model_len, critic_sp))
 
 
 CRITIC_HEAD_PARAMETERS = 1

@@ -1204,7 +1204,7 @@ def check_token_budget_read(token_budget: TokenBudgetMode | int, model: Model, o
 
 
 def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: TrinityConfig | None, model: Model,
-                            names: OptionNames, dpo: bool = False) -> None:
+                            names: OptionNames, dpo: bool = False, budget_name: str | None = None) -> None:
     """`QueryError` where a token budget other than the default (`token_budget`: a cap, or ``auto``, which lowers
     budgets) is asked of the plans for a `config` that trains DPO with the actor's update run with dynamic batch sizes
     off (`TrinityConfig.dpo_update_in_rows`), or, without a config (None), for a `dpo` run, whose Trinity keys turn
@@ -1213,10 +1213,12 @@ def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: 
     size ``--write`` and the keys write, `solver.rules.DPO_PAIR_SIZES`): Trinity's default budget,
     ``ceil(2 x max_model_len / SP)`` tokens per GPU, which the plans count; a lower one would count fewer tokens than
     the pair holds. Not for a `model` trained one padded sequence per micro-batch, whose plans count the pair whatever
-    the budget (`check_token_budget_read`)."""
+    the budget (`check_token_budget_read`). `budget_name`: the option that gave the budget, where not the token
+    budget's (`token_budget_name`): ``solve memory``'s ``--token-budget`` is `estimate_memory`'s
+    ``max_token_len_per_gpu``."""
     in_rows = config.dpo_update_in_rows if config is not None else dpo
     if in_rows and token_budget not in (None, "default") and not one_sequence_per_micro_batch(model):
-        budget_name = token_budget_name(names)
+        budget_name = budget_name if budget_name is not None else token_budget_name(names)
         how = ("the config trains DPO with dynamic batch sizes off in the actor's update" if config is not None else
                f"{_dpo_said(names, None)} runs with dynamic batch sizes off in the actor's update, as its Trinity "
                "keys write (on, they split DPO's pairs)")

@@ -1717,6 +1717,11 @@ class CurrentSettings(Frozen, defer_build=True):
     offload: bool = Field(description=(
         "whether the verdict takes Offload as on: fsdp2 with the offload flags, offload_policy among them"))
     sp: PositiveInt = Field(description="the config's Ulysses SP degree (trainer.ulysses_sequence_parallel_size)")
+    critic_sps: tuple[PositiveInt, ...] = Field(default=(), description=(
+        "where the config gives the PPO critic it trains an SP of its own that is not sp "
+        "(trainer.trainer_config.critic's, or Trinity 0.6's critic.fsdp's): every SP the releases it may run on run "
+        "the critic at, at the one of which its update needs the most the verdict counts it (its token budget raised "
+        "to hold a sequence there, ceil(max_model_len / SP)); empty: at sp, as the plans"))
     max_model_len: PositiveInt = Field(description=(
         "the length its settings are judged at, tokens: the config's, or --len's (length_given)"))
     length_given: bool = Field(default=True, description=(
@@ -2586,7 +2591,8 @@ class UnplacedPool(Frozen, defer_build=True):
         "'default' (Trinity's), or 'auto' (--token-budget auto, which --buy then needs too; asked only where the "
         "run's is the default and estimates are on); null otherwise"))
     token_budget_auto_reach: bool | None = Field(default=None, description=(
-        "where plan_reason_code is length-beyond-reach at Trinity's default token budget with estimates on: whether "
+        "where plan_reason_code is length-beyond-reach, or reason_code no-layout-beside-rollout (the GPUs that train "
+        "the length have no layout beside the rollout), at Trinity's default token budget with estimates on: whether "
         "--token-budget auto trains the job's length on the pool's nodes as they are (on the fewest GPUs that do, "
         "with a layout beside its rollout), so that a run with it may place the job there with no nodes added; null "
         "otherwise, or where that was not decided within the time limit"))

@@ -1,12 +1,12 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
-stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables;
-`solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `answers_left_open`: answers a time
-limit left open; `unwrapped_fragments`: the Trinity
-fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test writes into the shipped tables
-is removed; `mypy_cache`: one mypy cache per test process; and, for every test, no allocator variable set, nor vLLM's
-long-length one, and no deadline that passes, the planner's nor the cluster commands', unless marked ``wall_clock``) and
-helpers (`made_up_table`, `qwen3_8b_checkpoint`, `fragment_comment`), and the hypothesis profiles: ``ci`` (the
-default: the same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
+stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables; `solver_parameters`:
+the CP-SAT parameters of the solvers the planner makes; `answers_left_open`: answers a time limit left open;
+`unwrapped_fragments`: the Trinity fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test
+writes into the shipped tables is removed; `mypy_strict`: ``mypy --strict`` over the package and the tests' user files,
+run once; and, for every test, no allocator variable set, nor vLLM's long-length one, and no deadline that passes, the
+planner's nor the cluster commands', unless marked ``wall_clock``) and helpers (`made_up_table`, `qwen3_8b_checkpoint`,
+`fragment_comment`), and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
+(``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ import math
 import os
 import shutil
 import signal
+import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -70,11 +72,63 @@ def _no_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
         monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: math.inf)
 
 
+MYPY_USER_FILE = "MYPY_USER_FILE"
+"""The name of a test module's user file for `mypy_strict`: Python source that uses the package as a user's code does,
+checked as ``<module>_user.py``."""
+
+MYPY_WAIT_S = 300
+"""How long a pytest-xdist worker waits for the one that runs `mypy_strict`'s check before the test fails."""
+
+
 @pytest.fixture(scope="session")
-def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One ``--cache-dir`` for the tests that run ``mypy --strict`` in this test process: the package, checked by the
-    first, is read back from it by the others (each checks its own files still)."""
-    return tmp_path_factory.mktemp("mypy-cache")
+def mypy_strict(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """``mypy --strict`` under the project's configuration, run once per test session (once for all pytest-xdist
+    workers) over the package and the user file (`MYPY_USER_FILE`) of each test module whose tests ask for this: each
+    file's findings, ``solver`` holding those of every file of the package, ``<module>_user.py`` those of a module's
+    user file (each line named by the file's name alone). The run checked every file and ended in its summary."""
+    modules = {item.module.__name__: item.module for item in request.session.items
+               if "mypy_strict" in getattr(item, "fixturenames", ())}
+    sources = {f"{name}_user.py": getattr(module, MYPY_USER_FILE) for name, module in sorted(modules.items())
+               if hasattr(module, MYPY_USER_FILE)}
+    # The workers' temporary folders share a parent (a folder of this session alone); without xdist, the session's own.
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+    answer = shared / "mypy-strict.json"
+    try:
+        os.close(os.open(shared / "mypy-strict.lock", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:  # another worker runs it: its findings
+        waited = 0.0
+        while not answer.exists():
+            assert waited < MYPY_WAIT_S, f"no {answer} after {MYPY_WAIT_S} s"
+            time.sleep(0.1)
+            waited += 0.1
+        run, by_file = json.loads(answer.read_text(encoding="utf-8"))
+        assert run[:3] == run[3:], run
+        return dict(by_file)
+    users = shared / "mypy-users"
+    users.mkdir()
+    for name, source in sources.items():
+        (users / name).write_text(source, encoding="utf-8")
+    root = Path(__file__).parents[1]
+    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(shared / "mypy-cache"),
+                             "solver", *(str(users / name) for name in sources)], cwd=root, capture_output=True,
+                            text=True, timeout=MYPY_WAIT_S, check=False)
+    *lines, summary = result.stdout.splitlines() or [""]
+    by_file: dict[str, list[str]] = {"solver": [], **{name: [] for name in sources}}
+    for line in lines:
+        path, _, rest = line.partition(":")
+        name = "solver" if Path(path).parts[0] == "solver" else Path(path).name
+        by_file[name].append(line if name == "solver" else f"{name}:{rest}")
+    errors = sum(": error: " in line for line in lines)
+    checked = len(list((root / "solver").rglob("*.py"))) + len(sources)
+    files = sum(any(": error: " in line for line in found) for found in by_file.values())
+    expected = (f"Found {errors} error{'s' * (errors != 1)} in {files} file{'s' * (files != 1)} (checked {checked} "
+                f"source files)" if errors else f"Success: no issues found in {checked} source files")
+    run = [result.returncode, result.stderr, summary, int(errors > 0), "", expected]
+    (shared / "mypy-strict.part").write_text(json.dumps([run, by_file]), encoding="utf-8")
+    (shared / "mypy-strict.part").replace(answer)  # whole, for the workers that wait for it
+    assert run[:3] == run[3:], result.stdout
+    return by_file
 
 
 @pytest.fixture

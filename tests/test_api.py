@@ -902,31 +902,27 @@ def test_every_type_a_result_holds_is_exported_for_annotations(result_type: type
     assert sorted(t.__name__ for t in held if getattr(solver, t.__name__, None) is not t) == []
 
 
+MYPY_USER_FILE = (f"from solver import {', '.join(solver.__all__)}\n"
+                  f"from solver.api import {', '.join(solver.api.__all__)}\n"
+                  f"from solver.trinity import {', '.join(solver.trinity.__all__)}\n"
+                  "catalog = load_catalog()\n"
+                  "answers: tuple[Answer, ...] = answer_query(make_query(catalog, model='4B', max_model_len=32768), "
+                  "catalog)\n")
+"""A user's file importing every public name (conftest's `mypy_strict` checks it)."""
+
+
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
-def test_a_user_file_importing_the_public_names_passes_mypy_strict(tmp_path: Path, mypy_cache: Path):
-    # As a user's type checker sees the installed package (its own modules' findings silenced): each public name of
+def test_a_user_file_importing_the_public_names_passes_mypy_strict(mypy_strict: dict[str, list[str]]):
+    # As a user's type checker sees the package (the package's own findings are its test's): each public name of
     # solver, solver.api and solver.trinity is exported, not an implicit re-export that --strict refuses.
-    (tmp_path / "user.py").write_text(
-        f"from solver import {', '.join(solver.__all__)}\n"
-        f"from solver.api import {', '.join(solver.api.__all__)}\n"
-        f"from solver.trinity import {', '.join(solver.trinity.__all__)}\n"
-        "catalog = load_catalog()\n"
-        "answers: tuple[Answer, ...] = answer_query(make_query(catalog, model='4B', max_model_len=32768), catalog)\n",
-        encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--cache-dir",
-                             str(mypy_cache), "user.py"], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=300, check=False, env={**os.environ, "MYPYPATH": str(Path(__file__).parents[1])})
-    assert (result.returncode, result.stdout) == (0, "Success: no issues found in 1 source file\n")
+    assert mypy_strict["test_api_user.py"] == []
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
-def test_the_package_itself_passes_mypy_strict(mypy_cache: Path):
+def test_the_package_itself_passes_mypy_strict(mypy_strict: dict[str, list[str]]):
     # What a user who follows imports into the source sees (--follow-imports=normal), under the project's own
     # configuration (pyproject.toml: strict, and OR-Tools' unannotated methods callable).
-    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(mypy_cache),
-                             "solver"], cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300,
-                            check=False)
-    assert (result.returncode, result.stdout.startswith("Success: no issues found in ")) == (0, True), result.stdout
+    assert mypy_strict["solver"] == []
 
 
 def test_solver_api_exports_its_functions_and_make_query():
@@ -975,20 +971,18 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
                                   "(memory only grows with the length); check the cells")
 
 
-@pytest.mark.parametrize("where", ["the repository root", "a folder solve examples wrote them to"])
-def test_the_python_examples_in_the_api_page_run(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli):
-    """Every ```python block of docs/api.md runs as shown, from the repository root, and (as the page says) without
-    it from a folder where `solve examples` wrote the files it reads."""
-    root = Path(__file__).resolve().parent.parent
-    page = (root / "docs" / "api.md").read_text(encoding="utf-8")
+def test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_their_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli):
+    """Every ```python block of docs/api.md runs as shown (as the page says) without the repository, from a folder
+    where `solve examples` wrote the files it reads. From the repository root they run in
+    `test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give`, which checks the values shown
+    beside them too."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
     assert blocks
-    if where == "the repository root":
-        monkeypatch.chdir(root)
-    else:
-        monkeypatch.chdir(tmp_path)
-        status, _, err = cli("examples")
-        assert status == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), err
+    monkeypatch.chdir(tmp_path)
+    status, _, err = cli("examples")
+    assert status == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), err
     for block in blocks:
         exec(compile(block, "docs/api.md", "exec"), {})  # noqa: S102 - the project's own documentation
 
@@ -1608,8 +1602,8 @@ def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
 @pytest.mark.parametrize(("page", "values"), [("api.md", 13), ("json.md", 4), ("planner.md", 0)])
 def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give(
         monkeypatch: pytest.MonkeyPatch, page: str, values: int):
-    """Every ```python block of the docs' pages runs, and an expression followed by a comment that is a Python value
-    (`# 2`), or starts with one before a colon (`# 0.06: why`), gives it."""
+    """Every ```python block of the docs' pages runs from the repository root, and an expression followed by a comment
+    that is a Python value (`# 2`), or starts with one before a colon (`# 0.06: why`), gives it."""
     monkeypatch.chdir(EXAMPLES.parent.parent)
     shown = 0
     for block in re.findall(r"```python\n(.*?)```", (EXAMPLES.parent / page).read_text(encoding="utf-8"),

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,31 +25,29 @@ RELATIVE_HEADER = ("# To check your config once these keys are in it (CONFIG: it
 ABSOLUTE_HEADER = "# To check your config once these keys are in it (CONFIG: its file), as this plan was made:\n"
 
 
+MYPY_USER_FILE = ("from pathlib import Path\n"
+                  "import solver\n"
+                  "pool = solver.Pool(name='a', gpu='h100', nodes=1, gpus_per_node=8)\n"
+                  "jobs = [solver.Job(name='j', model='4B', max_model_len=8192)]\n"
+                  "fleet = solver.Fleet(pools=[pool], jobs=jobs, model_config_of=[('j', Path('c.json'))])\n"
+                  "shipped = solver.load_catalog()\n"
+                  "catalog = solver.Catalog(models=list(shipped.models), gpu_types=[*shipped.gpu_types])\n"
+                  "held: tuple[solver.Pool, ...] = fleet.pools\n"
+                  "models: tuple[solver.Model, ...] = catalog.models + shipped.models\n"
+                  "solver.Fleet(pools=[1], jobs=jobs)\n"
+                  "listed: list[solver.Job] = fleet.jobs\n")
+"""A user's file building a `Fleet` and a `Catalog` from lists (conftest's `mypy_strict` checks it)."""
+
+
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
-def test_fleet_and_catalog_built_from_lists_pass_mypy_strict(tmp_path: Path, mypy_cache: Path):
+def test_fleet_and_catalog_built_from_lists_pass_mypy_strict(mypy_strict: dict[str, list[str]]):
     # Before: "Argument "pools" to "Fleet" has incompatible type "list[Pool]"; expected "tuple[Pool, ...]"", and so
     # for jobs, model_config_of and Catalog's models and gpu_types. What the model holds stays a tuple (the last
     # line's error), and an item of another type is still refused (the line before it).
-    (tmp_path / "user.py").write_text(
-        "from pathlib import Path\n"
-        "import solver\n"
-        "pool = solver.Pool(name='a', gpu='h100', nodes=1, gpus_per_node=8)\n"
-        "jobs = [solver.Job(name='j', model='4B', max_model_len=8192)]\n"
-        "fleet = solver.Fleet(pools=[pool], jobs=jobs, model_config_of=[('j', Path('c.json'))])\n"
-        "shipped = solver.load_catalog()\n"
-        "catalog = solver.Catalog(models=list(shipped.models), gpu_types=[*shipped.gpu_types])\n"
-        "held: tuple[solver.Pool, ...] = fleet.pools\n"
-        "models: tuple[solver.Model, ...] = catalog.models + shipped.models\n"
-        "solver.Fleet(pools=[1], jobs=jobs)\n"
-        "listed: list[solver.Job] = fleet.jobs\n", encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--cache-dir",
-                             str(mypy_cache), "user.py"], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=300, check=False, env={**os.environ, "MYPYPATH": str(ROOT)})
-    assert (result.returncode, result.stdout.splitlines()) == (1, [
-        'user.py:10: error: List item 0 has incompatible type "int"; expected "Pool"  [list-item]',
-        ('user.py:11: error: Incompatible types in assignment (expression has type "tuple[Job, ...]", variable has '
-         'type "list[Job]")  [assignment]'),
-        "Found 2 errors in 1 file (checked 1 source file)"])
+    assert mypy_strict["test_apileft_s79_user.py"] == [
+        'test_apileft_s79_user.py:10: error: List item 0 has incompatible type "int"; expected "Pool"  [list-item]',
+        ('test_apileft_s79_user.py:11: error: Incompatible types in assignment (expression has type '
+         '"tuple[Job, ...]", variable has type "list[Job]")  [assignment]')]
 
 
 def test_fleet_and_catalog_built_from_lists_hold_tuples():

@@ -218,8 +218,9 @@ def test_place_checks_its_arguments_in_their_order(options: dict, named: str, tm
 
 ROLLOUT_TAKES_THE_POOL = {"name": "roll", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 8}
 """On one node of 8, a rollout of 8 GPUs leaves no trainer GPU: a second node gives it one."""
-NO_LAYOUT_BESIDE_ROLLOUT = {"name": "huge", "model": "Qwen3-32B", "max_model_len": 131072, "rollout_gpus": 4}
-"""On one node of 8, a trainer of 8 GPUs at the fewest has no layout beside 4 rollout GPUs: two more nodes give one."""
+NO_LAYOUT_BESIDE_ROLLOUT = {"name": "huge", "model": "Qwen3-32B", "max_model_len": 131072, "rollout_gpus": 6}
+"""On one node of 8, a trainer of 8 GPUs at the fewest has no layout beside 6 rollout GPUs, nor does --token-budget
+auto on the 2 they leave (beside 4, it trains on 4: s84): more nodes give one."""
 
 
 def test_a_job_more_nodes_may_give_a_way_to_run_is_told_of_buy(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

@@ -116,7 +116,7 @@ def test_a_typed_missing_value_read_directly_and_through_a_reference_is_said_onc
     # said once, where it is first read: through the critic's model path since s83's criticsp reads that first
     assert problems == [("unresolved-value", (
         "cannot check model.critic_model_path: cannot resolve '${model.max_prompt_tokens}': model.max_prompt_tokens "
-        "is ???, a value missing"))]
+        "is ???, a value missing (OmegaConf refuses to read it): give it"))]
 
 
 def _reference(field: str) -> dict[str, object]:

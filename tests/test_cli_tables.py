@@ -282,8 +282,10 @@ def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, mess
     (["--model", "4B", "--emit-dir=out"], "--emit-dir is an option of solve cluster, not of solve"),
     (["memory", "--gpu", "a100", "--time-limit", "30"],
      "--time-limit is an option of solve, solve cluster and solve map, not of solve memory"),
-    # no guess a typo away: cluster's --minimize is no --maximize
-    (["cluster", "fleet.yaml", "--maximize", "len"], "--maximize is an option of solve, not of solve cluster"),
+    # no guess a typo away: cluster's --minimize is no --maximize; the job field that asks longer (persona73, s84)
+    (["cluster", "fleet.yaml", "--maximize", "len"],
+     ("--maximize is an option of solve, not of solve cluster (the file gives it: a job's max_model_len as "
+      "{at_least: N}, longer where a plan allows)")),
     # what the cluster file gives instead: the field
     (["cluster", "fleet.yaml", "--host-ram", "1024"],
      ("--host-ram is an option of solve, solve memory and solve map, not of solve cluster (the file gives it: a pool's "

@@ -552,6 +552,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
+                                 "critic_sps": [],
                                  "env_variable": "PYTORCH_CUDA_ALLOC_CONF", "env_variable_set": False,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
                                  "trains": False, "plan": None,
@@ -3823,8 +3824,9 @@ def test_trinity_05_fills_the_rollout_budget_from_the_raised_actors(cli, tmp_pat
 
 
 def test_trinity_05_checks_the_refs_own_budget_at_the_refs_own_sp(cli, tmp_path: Path):
-    # Trinity 0.5 raises the ref's budget to hold a sequence at the ref's own SP (_adjust_token_len_if_needed on the
-    # ref's config), not the actor's: 16384 holds 32768 tokens at the actor's SP 4, not at the ref's SP 1.
+    # Trinity 0.5 (and 0.6 on verl before 0.8) raises the ref's budget to hold a sequence at the ref's own SP
+    # (_adjust_token_len_if_needed on the ref's config), not the actor's: 16384 holds 32768 tokens at the actor's SP 4,
+    # not at the ref's SP 1.
     key = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
     config = tmp_path / "trinity.yaml"
     config.write_text(
@@ -3846,7 +3848,12 @@ def test_trinity_05_checks_the_refs_own_budget_at_the_refs_own_sp(cli, tmp_path:
                 )
             assert current["config_problems"][1] == PADDED_051.format(budget=f"{key} (the ref's)", least=32768, sp=1,
                                                                       tokens=32768)
-    assert codes == {"0.5": ["token-budget-below-length"] * 2 + ["role-sp-differs"], "0.6": ["role-sp-differs"]}
+        else:  # 0.6 on verl before 0.8 alike (s84: verl_legacy/verl_config.py:577, :586 in 0.6.0); 0.8 ignores it
+            assert current["config_problems"][0] == (
+                f"{key} 16384 x SP 1 (the ref's) is below model.max_model_len 32768: Trinity 0.6 on verl before 0.8 "
+                "raises it to ceil(32768 / 1) = 32768, and on verl 0.8 or later ignores the key")
+    assert codes == {"0.5": ["token-budget-below-length"] * 2 + ["role-sp-differs"],
+                     "0.6": ["token-budget-below-length", "role-sp-differs"]}
 
 
 def test_write_on_an_amd_gpu_says_what_rocms_pytorch_reads_beside_the_env_export(cli, tmp_path: Path):

@@ -89,12 +89,13 @@ def pool_codes(*pools: tuple[str | bool, ...]) -> list[dict[str, str | bool | No
     """An unplaced job's `pools` in JSON, from (pool, code) or (pool, "no-plan", the planner's code) each, with
     whether more nodes reach the length after a length-beyond-reach code (and then the token budget with which they
     do, "default" where not given; then whether --token-budget auto trains it on the pool as it is, False where not
-    given)."""
+    given; for no-layout-beside-rollout, False: s84 asks it there too)."""
     return [{"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None,
              "more_nodes_reach": planner[1] if len(planner) > 1 else None,
              "more_nodes_token_budget": (planner[2] if len(planner) > 2 else "default") if len(planner) > 1
              and planner[1] is True else None,
-             "token_budget_auto_reach": (planner[3] if len(planner) > 3 else False) if len(planner) > 1 else None}
+             "token_budget_auto_reach": (planner[3] if len(planner) > 3 else False) if len(planner) > 1
+             else False if code == "no-layout-beside-rollout" else None}
             for pool, code, *planner in pools]
 
 

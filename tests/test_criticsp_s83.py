@@ -41,6 +41,12 @@ ENGINE_SP = "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size"
 REF = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
 ENGINE_AT_4 = "    critic: {ulysses_sequence_parallel_size: 1, fsdp: {ulysses_sequence_parallel_size: 4}}\n"
 """The critic's own SP 1 and its engine's 4, beside the trainer's 2."""
+COUNTED_1_4 = ("the verdict counts the critic's update at the one of SP 1 and SP 4 that needs the most (SP 4, 58.8 GiB "
+               "per H20-96GB GPU, of 87.9 usable), its token budget raised to hold a sequence there, and the plans at "
+               "SP 2")
+"""What the lines on the critic's own SP 1 and its engine's 4 say is counted (session 84, criticspmem: before, the
+critic at the trainer's SP 2): at SP 4, the budget 32768 kept, its update needs more than at SP 1, 32768 =
+``ceil(32768 / 1)`` too."""
 MEMORY_DOC = " ".join((Path(__file__).parents[1] / "docs" / "memory.md").read_text().split())
 
 
@@ -127,11 +133,10 @@ def test_the_critics_own_and_engine_sp_without_a_release_and_write_sets_both(cli
     assert _problems(_check(cli, tmp_path, text)) == [(
         f"{ENGINE_SP} 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity 0.6 on verl 0.8 or later runs the "
         "critic at SP 4, its engine's over the trainer's (checking it against nothing), and with verl before 0.8 no "
-        "release reads it; the verdict and the plans count the critic at SP 2: set them alike (--write does)"), (
+        f"release reads it; {COUNTED_1_4}: set them alike (--write does)"), (
         f"{SP} 1 is not trainer.ulysses_sequence_parallel_size 2: Trinity with verl before 0.8 runs the critic at SP "
         "1, raising its token budget to hold a sequence there; Trinity 0.6 on verl 0.8 or later ignores the key and "
-        f"runs the critic at SP 4 ({ENGINE_SP}); the verdict and the plans count the critic at SP 2: set them alike "
-        "(--write does)")]
+        f"runs the critic at SP 4 ({ENGINE_SP}); {COUNTED_1_4}: set them alike (--write does)")]
     written, _ = _write(cli, tmp_path, text)
     critic = written["trainer"]["trainer_config"]["critic"]
     assert (critic["ulysses_sequence_parallel_size"], critic["fsdp"]["ulysses_sequence_parallel_size"]) == (2, 2)
@@ -165,7 +170,8 @@ def test_with_05_a_critic_at_another_sp_that_05_takes_is_said(cli: Cli, tmp_path
     text = _config("ppo", "    critic: {ulysses_sequence_parallel_size: 1}\n")
     assert _problems(_check(cli, tmp_path, text, "--trinity-version", "0.5")) == [(
         f"{SP} 1 is not the actor's SP 2: Trinity 0.5 runs the critic at SP 1, raising its token budget to hold a "
-        "sequence there; the verdict and the plans count the critic at SP 2: set them alike (--write does)")]
+        "sequence there; the verdict counts the critic's update at SP 1 (57.2 GiB per H20-96GB GPU, of 87.9 usable), "
+        "its token budget raised to hold a sequence there, and the plans at SP 2: set them alike (--write does)")]
     config = tmp_path / "c.yaml"
     config.write_text(text.replace("ulysses_sequence_parallel_size: 1}", "ulysses_sequence_parallel_size: 5}"))
     _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json", "--trinity-version", "0.5")

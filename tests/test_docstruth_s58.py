@@ -103,7 +103,7 @@ def test_write_sets_the_roles_budgets_and_sp_and_warns_of_an_unknown_key_as_the_
     assert warned["unknown"] == [(
         f"solve: warning: {tmp_path / 'unknown-patched.yaml'}: extra_key: no release of Trinity (0.5.0 to 0.6.0) has "
         "this key there, so Trinity refuses the config (it knows no such key): remove it, or move it where Trinity "
-        "reads it")]
+        "reads it; where it parks YAML anchors, put each anchor on the first key that uses it, then remove it")]
     paragraph = page_text("trinity.md").split("**A patched config that still breaks Trinity's rules**")[1][:300]
     assert "a key no release of Trinity has there" in paragraph
     assert "A critic's own `ulysses_sequence_parallel_size` it sets to the plan's SP" in paragraph

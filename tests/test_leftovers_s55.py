@@ -39,7 +39,8 @@ def test_the_patch_says_which_keys_it_removed_for_05(cli, tmp_path: Path, monkey
          "refuses (its TrainerConfig has no such key), so the config does not load; a '<<: *anchor' merges it into "
          "trainer, and --write leaves the anchor as it is, since other sections may share it: remove it there"),
         (f"solve: warning: {patched}: base: no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity "
-         "refuses the config (it knows no such key): remove it, or move it where Trinity reads it"),  # the anchor's
+         "refuses the config (it knows no such key): remove it, or move it where Trinity reads it; where it parks "
+         "YAML anchors, put each anchor on the first key that uses it, then remove it"),  # the anchor's
         (f"solve: note: {patched}: trainer.megatron removed: a key of Trinity 0.6's trainer, which Trinity 0.5 "
          "refuses (its TrainerConfig has no such key)")]
 

@@ -65,14 +65,15 @@ def test_a_job_stays_in_the_pool_it_runs_in_beside_a_pool_of_the_same_nodes(cli:
 
 
 @pytest.mark.parametrize(("field", "value"), [
-    ("nodes", [1, 0]), ("gpu_indexes", [0, 1, 2, 3, 4, 5, 6, 7]), ("trainer_gpus", 4), ("rollout_gpus", 2),
+    ("nodes", [1, 0]), ("gpu_indexes", [0, 1, 2, 3, 4, 5, 6, 7]), ("trainer_gpus", 4), ("rollout_gpus", 0),
     ("max_model_len", 8192 // 2), ("sp", 4)])
 def test_a_job_running_otherwise_than_any_of_its_ways_is_placed_afresh_and_moves(cli: Cli, tmp_path: Path,
                                                                                  field: str, value: object):
     # No way of the job runs it as it runs now (one field differs), so nothing keeps it on node 1: it is placed as
     # without --current, on node 0. (SP=4, which does not divide its 6 trainer GPUs: since s72 a running job gets a
     # way with its own SP and Offload where the planner trains it so, and SP=2 or Offload stays:
-    # test_movereason_s72.py.)
+    # test_movereason_s72.py.) A rollout of 0, not 2: 6 + 2 GPUs on the 7 it names is refused since s84
+    # (test_smallslips45_s84.py).
     running = ({**RUNS_ON_NODE_1, "plan": {**RUNS_ON_NODE_1["plan"], field: value}} if field in RUNS_ON_NODE_1["plan"]
                else {**RUNS_ON_NODE_1, field: value})
     assert _placed(cli, tmp_path, running) == [([0], [0, 1, 2, 3, 4, 5, 6], "moves")]

@@ -105,7 +105,7 @@ def test_a_missing_value_deeper_in_the_rollout_model_is_not_its_rope_scalings():
     # the critic's model path is read first since s83's criticsp (a critic of another model keeps its own SP)
     assert problems[0] == ("unresolved-value", (
         "cannot check model.critic_model_path: cannot resolve '${explorer.rollout_model.extra.x}': "
-        "explorer.rollout_model.extra.x is ???, a value missing"))
+        "explorer.rollout_model.extra.x is ???, a value missing (OmegaConf refuses to read it): give it"))
     assert [problem[0] for problem in problems[1:]] == ["no-such-key-refused"]  # the test's own key, extra
 
 

@@ -33,7 +33,8 @@ MERGED = HEAD + "base: &base\n  balance_batch: true\n  param_offload: false\ntra
 balance_batch), whose lines in the check have codes of their own."""
 BASE_REFUSED = ConfigProblem(C.NO_SUCH_KEY_REFUSED, (
     "base: no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity refuses the config (it knows no such "
-    "key): remove it, or move it where Trinity reads it"))
+    "key): remove it, or move it where Trinity reads it; where it parks YAML anchors, put each anchor on the first key "
+    "that uses it, then remove it"))
 """The anchor's own key, ``base``, which Trinity's typed Config lacks in every release: the configs that hold it are
 refused for it too (s74), whatever the patch does."""
 MERGED_WORDS = ("trainer.param_offload, trainer.balance_batch: keys of Trinity 0.6's trainer, which Trinity 0.5 "

@@ -133,7 +133,7 @@ def test_dpo_fragment_without_mode_train_says_the_keys(cli: Cli) -> None:
 def test_dpo_fragment_in_mode_train_says_nothing_more(cli: Cli) -> None:
     status, out, _ = cli(*DPO, "--rollout-gpus", "0", "--train-batch-size", "64")
     assert status == 0
-    assert "\nmode: train  # no explorer here" in out
+    assert "\nmode: train  # Trinity trains DPO in mode train alone, with no explorer anywhere\n" in out
     assert "  train_batch_size: 64" in out
     assert "# DPO:" not in out
     status, out, _ = cli(*DPO[:-3], "--emit", "trinity")  # no --dpo: no note

@@ -168,8 +168,10 @@ def test_followed_and_in_effect_budgets_at_the_trainers_sp():
     ({}, {"sp": 4}, {"sp": 4, "budget": 16384}, "0.5", []),
     # The ref's own SP 2 beside the actor's 1: 16384 x 2 holds 32768; the actor's SP would not.
     ({"sp": 2}, {"sp": 1}, {"sp": 2, "budget": 16384}, "0.5", []),
-    # With 0.6 the ref runs at the trainer's SP 4: 16384 holds a sequence at it, whatever the ref's own says.
-    ({"sp": 4}, {"sp": 4}, {"sp": 1, "budget": 16384}, "0.6", []),
+    # 0.6 on verl before 0.8 takes the ref's own SP 1 over the trainer's 4 and raises its budget there (s84:
+    # verl_legacy/verl_config.py:577, :586 in 0.6.0, as 0.5.2): 16384 x 1 holds no sequence (verl 0.8 ignores the key).
+    ({"sp": 4}, {"sp": 4}, {"sp": 1, "budget": 16384}, "0.6",
+     [f"{REF_BUDGET} 16384 x SP 1 (the ref's) is below model.max_model_len 32768"]),
     # The actor's budget stays at the actor's SP under 0.5, not the ref's 1: 10000 x 4 holds 32768, 4096 x 4 does not.
     ({"sp": 1}, {"sp": 4, "budget": 10000}, {}, "0.5", []),
     # The ref at the actor's SP 4 (the trainer's, which it takes): said without "(the ref's)"; likewise with 0.6.

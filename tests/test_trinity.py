@@ -1779,6 +1779,9 @@ def test_no_trainer_gpus_is_said_once_though_trinity_05_checks_a_role_sp_as_well
 NO_SUCH_KEY = ("no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity refuses the config (it knows no "
                "such key): remove it, or move it where Trinity reads it")
 """The words of a key that every Trinity release's typed section lacks (`no-such-key-refused`), after its path."""
+TOP_NO_SUCH_KEY = (f"{NO_SUCH_KEY}; where it parks YAML anchors, put each anchor on the first key that uses it, then "
+                   "remove it")
+"""Those of a top-level key, which may park YAML anchors (s84)."""
 
 
 def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
@@ -1797,7 +1800,7 @@ def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
         f"trainer.max_tokens_len_per_gpu: did you mean max_token_len_per_gpu? {unset}",
         ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_polcy: did you mean offload_policy? "
          f"{dropped}"),
-        f"trainr: {NO_SUCH_KEY}",
+        f"trainr: {TOP_NO_SUCH_KEY}",
     ]  # trainr no misspelling: the config has its trainer; nor Trinity's min_response_tokens, less alike to
     # max_response_tokens; but Trinity refuses trainr as it refuses any key its typed Config lacks
     assert check_trinity_config({"trainr": {}, "model": {"max_model_len": 4096}}, catalog().model("8B"), 4) == [
@@ -2247,10 +2250,10 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     assert check_trinity_config(actor_own, model, 4, version="0.5")[0] == (
         f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){given}")
     # Its own budget holds no sequence at its own SP 1 (it would at the trainer's 2): Trinity 0.5 raises it there;
-    # the critic runs at SP 1, the memory model counts it at 2 (criticsp, s83: that line first).
+    # the critic runs at SP 1, where the verdict counts it, the plans at 2 (criticsp, s83: that line first; s84).
     at_1 = (f"{critic_key}.ulysses_sequence_parallel_size 1 is not the actor's SP 2: Trinity 0.5 runs the critic at SP "
-            "1, raising its token budget to hold a sequence there; the verdict and the plans count the critic at SP 2: "
-            "set them alike (--write does)")
+            "1, raising its token budget to hold a sequence there; the verdict counts the critic's update at SP 1, its "
+            "token budget raised to hold a sequence there, and the plans at SP 2: set them alike (--write does)")
     low = config({"ulysses_sequence_parallel_size": 1, "ppo_max_token_len_per_gpu": 16384})
     assert check_trinity_config(low, model, 4, version="0.5") == [
         at_1,
@@ -2802,7 +2805,8 @@ def test_references_resolve_as_omegaconf_resolves_them(text: str, path: tuple[st
     ("a: [1]\nx: '${a.b}'", "c: x: cannot resolve '${a.b}': a is a list, and 'b' is no index"),
     ("a: 5\nx: '${a.b}'", "c: x: cannot resolve '${a.b}': a is 5, not a mapping or list, so it has no b"),
     ("a: null\nx: '${a.b}'", "c: x: cannot resolve '${a.b}': a is null, not a mapping or list, so it has no b"),
-    ("a: ???\nx: '${a}'", "c: x: cannot resolve '${a}': a is ???, a value missing"),
+    ("a: ???\nx: '${a}'",
+     "c: x: cannot resolve '${a}': a is ???, a value missing (OmegaConf refuses to read it): give it"),
     ("k: 5\na: {b: 7}\nx: '${a.${k}}'", "c: x: cannot resolve '${a.${k}}': '${k}' gives 5, not a key's name"),
     ("x: '${a..b}'", "c: x: OmegaConf cannot read '${a..b}': not a key's path (the ${ at character 1)"),
     ("a: '${oc.env:A}'\nx: '${a}'",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,8 +76,13 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
             known = [catalog.gpu(name) for name in names]
             listed = ", ".join(f"{gpu_type.name} ({gpu_type.memory_gib:.1f} GiB)" for gpu_type in known)
             whose = "a GPU type whose memory is" if len(known) == 1 else "GPU types whose memory is each"
-            raise QueryError(f"--gpu {cut(','.join(names))} names {listed}, {whose} known: drop --gpu-memory, or give "
-                             "your GPU type a name of its own")
+            sized = None
+            with contextlib.suppress(QueryError, ValueError):  # a size no GPU has: no catalogue type of it to name
+                sized = catalog.sized_gpu(names[0], described_gpu_type(names[0], *memory).memory_gb)
+            instead = "" if sized is None or len(known) > 1 else (
+                f"for the {sized.memory_gb} GB card give --gpu {sized.name}; else ")
+            raise QueryError(f"--gpu {cut(','.join(names))} names {listed}, {whose} known: {instead}drop --gpu-memory, "
+                             "or give your GPU type a name of its own")
         catalog = catalog.with_gpu_types([described_gpu_type(unknown[0][0], *memory, source="--gpu-memory",
                                                              interconnect=interconnect,
                                                              interconnect_source="--gpu-interconnect")])

@@ -78,7 +78,9 @@ FILE_FIELDS = {
     "--model": "a job's model", "--model-config": "a job's model_config", "--len": "a job's max_model_len",
     "--rollout-gpus": "a job's rollout_gpus", "--train-batch-size": "a job's train_batch_size",
     "--lora-rank": "a job's lora_rank", "--reference": "a job's reference_model",
-    "--no-reference": "a job's reference_model", "--critic": "a job's critic",
+    "--no-reference": "a job's reference_model", "--critic": "a job's critic", "--dpo": "a job's dpo",
+    "--lora-targets": "a job's lora_targets", "--lora-exclude": "a job's lora_exclude_modules",
+    "--maximize": "a job's max_model_len as {at_least: N}, longer where a plan allows",
 }
 """The planner's options whose values a cluster file gives, by the field that gives them."""
 

@@ -55,10 +55,14 @@ MEANT = {
     **dict.fromkeys(("--format", "--output-format", "--json-output"), ("--json",)),
     **dict.fromkeys(("--rollout", "--rollout-gpu", "--vllm-gpus"), ("--rollout-gpus",)),
     "--batch-size": ("--train-batch-size",),
+    **dict.fromkeys(("--threads", "--num-threads", "--num-workers", "--num-search-workers"), ("--workers",)),
+    **dict.fromkeys(("--ppo", "--use-critic", "--with-critic"), ("--critic",)),  # not --dpo, a typo away from --ppo
+    **dict.fromkeys(("--lora", "--lora-r", "--lora-dim", "--rank"), ("--lora-rank",)),
     "-v": ("--version",),  # -V, as options are matched in lower case
 }
-"""Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node) or another command's, hyphens
-for underscores, and the options they mean, in order: an unknown option is told the first of them the command has."""
+"""Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers) or another
+command's, hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them
+the command has."""
 
 
 def _one_typo_apart(written: str, name: str) -> bool:
@@ -333,7 +337,9 @@ class Parser(argparse.ArgumentParser):
 
     def _took_one_word(self, argv: list[str], stray: str) -> str:
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3
-        8b``, ``--len 32k tokens``, ``--model=qwen3 8b``), a note that the option took the one word before it."""
+        8b``, ``--len 32k tokens``, ``--model=qwen3 8b``), a note that the option took the one word before it; or
+        follows a flag (``--json yes``), that the flag takes no value (an unknown option after one, ``--json --seed
+        3``, is no value of it)."""
         for at, word in enumerate(argv[1:], start=1):
             before = argv[at - 1]
             option, _, value = before.partition("=") if before.startswith("--") and "=" in before else (
@@ -341,7 +347,7 @@ class Parser(argparse.ArgumentParser):
             action = self._option_string_actions.get(option)
             if word == stray and not stray.startswith("-") and action is not None and action.nargs is None:
                 return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
-            if word == stray and self._flag(before) is not None:
+            if word == stray and not stray.startswith("-") and self._flag(before) is not None:
                 return f" ({before} takes no value: {self._flag_forms(before)})"
         return ""
 

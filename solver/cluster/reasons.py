@@ -796,14 +796,18 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                 + _fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)
                 for it, them in (("it", False), ("them", True)))
             reasons.append((no_layout, no_layouts))
-            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT))
+            # --token-budget auto may train the length on fewer GPUs, which have a layout beside the rollout
+            beside_query = _beside_rollout(query, trainer_room, job.rollout_gpus)
+            auto_reach = _token_budget_auto_reach(beside_query, planner.answer(beside_query, pool.gpu), pool,
+                                                  job.rollout_gpus)
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT,
+                                      token_budget_auto_reach=auto_reach))
         else:
             # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
             # way with no room beside the rollout), said as such where that differs.
             where, whole_pool = pool.name, query
             if job.rollout_gpus:
-                query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
-                                                 "rollout_gpus": job.rollout_gpus})
+                query = _beside_rollout(query, trainer_room, job.rollout_gpus)
                 if (beside := planner.answer(query, pool.gpu)).reason != answer.reason:
                     # The pool's GPUs bound the trainer only where they leave it fewer than the planner weighs (the
                     # reason names that bound: one, not two; with --buy's pools raised, never the pool's).
@@ -843,6 +847,12 @@ def _counted_besides(planner: Planner, job: Job, several: bool, critic: bool = T
         *([f"{whose} PPO critic ({states})"] if critic and states is not None else []),
         *([f"{whose} DPO pair per micro-batch"] if counts_dpo_pairs(planner.job_model(job), job.dpo) else [])]
     return f", with {and_joined(counted_too)} counted" if counted_too else ""
+
+
+def _beside_rollout(query: Query, trainer_room: int, rollout_gpus: int) -> Query:
+    """`query` asked of the `trainer_room` GPUs a pool leaves the trainer beside a job's `rollout_gpus` (at most
+    `MAX_ESTIMATED_GPUS`), the rollout beside it."""
+    return query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS), "rollout_gpus": rollout_gpus})
 
 
 def _token_budget_auto_reach(query: Query, answer: Answer, pool: Pool, rollout_gpus: int) -> bool | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -338,6 +339,15 @@ class Catalog(Frozen):
             if with_count is None or not isinstance(name, str) or (found := self.counted_gpu(name)) is None:
                 raise
             raise RefusedNameError(with_count(found)) from None
+
+    def sized_gpu(self, name: str, memory_gb: int) -> GpuType | None:
+        """The other GPU type that `name`, a GPU type's, names with a memory size after it (``a100`` of 40 GB:
+        A100-40GB, the card of that size where ``a100`` alone names the A100-80GB); None where it names none, or the
+        GPU type `name` names alone."""
+        with contextlib.suppress(QueryError):
+            sized = self.gpu(f"{name}-{memory_gb}gb")
+            return None if sized.name == self.gpu(name).name else sized
+        return None
 
     def counted_gpu(self, name: str) -> CountedGpu | None:
         """The GPU type and the count that `name`, a GPU name the catalogue lacks, gives together (``a100x4``:
@@ -731,9 +741,11 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
         if known is not None and known.source == gpu_type.source:  # a fleet's own, added already (for_fleet)
             described.setdefault(normalise(pool.gpu), known)
         elif known is not None:
+            sized = catalog.sized_gpu(pool.gpu, gpu_type.memory_gb)
+            instead = "" if sized is None else f"for the {sized.memory_gb} GB card give gpu: {sized.name}; else "
             raise QueryError(f"pool {pool.name}: gpu {pool.gpu} names {known.name} ({known.memory_gib:.1f} GiB), a "
-                             "GPU type whose memory is known: drop gpu_memory_gb and gpu_memory_mib, or give your GPU "
-                             "type a name of its own")
+                             f"GPU type whose memory is known: {instead}drop gpu_memory_gb and gpu_memory_mib, or give "
+                             "your GPU type a name of its own")
         earlier = described.setdefault(normalise(pool.gpu), gpu_type)
         if earlier.memory_gib != gpu_type.memory_gib:
             raise QueryError(f"pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "

@@ -4,6 +4,7 @@ fleet runs now (`read_current`: an earlier ``solve cluster --json``)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -334,14 +335,22 @@ PURCHASE_KEY = "fits_nowhere"
 `ClusterResult`'s): `read_current` refuses a file with it."""
 
 
+STDERR_LINE = re.compile(r"^solve(?: [a-z]+)?: (?:note|caution): ", re.MULTILINE)
+"""A line that ``solve`` writes to standard error (``solve cluster: note: ...``), which a placement saved with
+``2>&1`` holds beside the JSON."""
+
+
 def _current_json(path: Path) -> dict[str, Any]:
-    """The JSON object at `path`, with the two keys every ``solve cluster --json`` has; `TableError` otherwise."""
+    """The JSON object at `path`, with the two keys every ``solve cluster --json`` has; `TableError` otherwise (for
+    a file that holds standard error's notes too, saying to save standard output alone)."""
     text = read_user_file(path)  # its own one-line error where the file cannot be read
     try:
         raw = json.loads(text)
     except ValueError as error:
-        raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}): a placement is what solve cluster "
-                         "--json printed") from None
+        mixed = ("; solve's notes on standard error are in it too: a placement is what solve cluster --json printed on "
+                 "standard output alone (> FILE, not 2>&1)" if STDERR_LINE.search(text) else
+                 ": a placement is what solve cluster --json printed")
+        raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}){mixed}") from None
     except RecursionError:  # arrays in arrays thousands deep: json's own limit is Python's stack
         raise TableError(f"{path}: nested too deeply: a placement is what solve cluster --json printed") from None
     if not isinstance(raw, dict) or not {"schema_version", "placements"} <= raw.keys():

@@ -66,7 +66,7 @@ from solver.tables.schema import (
     Weight,
     described_gpu_type,
 )
-from solver.tables.text import EVERY_JOB, QueryError, first_repeated, meant_fleet_name, shown_number
+from solver.tables.text import EVERY_JOB, QueryError, counted, first_repeated, meant_fleet_name, shown_number
 
 TYPED = "typed"
 """The validation context's key that says the data is as a person typed it in a file (a cluster file's), where a
@@ -331,6 +331,15 @@ def _ascending(indexes: tuple[int, ...]) -> tuple[int, ...]:
 
 class Pool(Frozen, defer_build=True):
     """A pool of identical nodes in the fleet."""
+
+    not_asked_here: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(("priority", "model", "modelconfig", "maxmodellen", "rolloutgpus", "required", "pool"),
+                        "a job's field, not a pool's: give it to the job, under jobs"),
+        **dict.fromkeys(("price", "cost", "costperhour", "pricepernode", "costpernode", "pricepergpu", "costpergpu"),
+                        "a pool has no price: --buy adds the fewest GPUs, then nodes"),
+    }
+    """Fields a pool may be given by mistake (without case or separators), a job's or a price, and why it takes
+    none."""
 
     name: Annotated[PrintableText, AfterValidator(_without_outer_spaces)]
     gpu: Text
@@ -622,10 +631,17 @@ class Job(_JobFields):
 class JobEntry(_JobFields):
     """A job as a cluster file gives it: its model by name, or by a config.json."""
 
-    chosen_for_it: ClassVar[dict[str, str]] = dict.fromkeys(
-        ("trainergpus", "gpus", "numgpus", "nodes", "numnodes", "sp", "ulysses", "offload", "env"),
-        "the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps GPUs for its explorer")
-    """Fields a job may be given by mistake for what the placement chooses (without case or separators), and why."""
+    not_asked_here: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(
+            ("trainergpus", "gpus", "numgpus", "nodes", "numnodes", "sp", "ulysses", "offload", "env"),
+            "the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps GPUs for its explorer"),
+        **dict.fromkeys(
+            ("gpu", "gputype", "gpuspernode", "hostramgb", "gpumemorygb", "gpumemorymib", "gpuinterconnect",
+             "nodeinterconnect", "down"),
+            "a pool's field, not a job's: to keep a job to a pool, give it pool: NAME"),
+    }
+    """Fields a job may be given by mistake (without case or separators): for what the placement chooses, or a
+    pool's; and why it takes none."""
 
     model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
     config_path: Text | None = Field(default=None, alias="model_config", description=(
@@ -859,7 +875,7 @@ class CurrentPlacement(_Read):
 
 class CurrentFile(_Read):
     """An earlier ``solve cluster --json`` (``--current``): its placements, each job once, each naming a node or GPU
-    index once, no GPU taken twice."""
+    index once, no GPU taken twice, none using more GPUs (trainer and rollout) than its nodes and GPU indexes name."""
 
     schema_version: Annotated[int, Strict()]
     placements: tuple[CurrentPlacement, ...]
@@ -874,6 +890,13 @@ class CurrentFile(_Read):
                 if (twice := first_repeated(indexes)) is not None:
                     raise ValueError(f"job {placed.job}, {key}: names {what} {twice} twice: a placement names each "
                                      "once")
+            named, used = len(placed.nodes) * len(placed.gpu_indexes), placed.trainer_gpus + placed.rollout_gpus
+            if used > named:  # fewer is a job holding more than it uses (a rollout given as asked): it moves
+                raise ValueError(
+                    f"job {placed.job}: trainer_gpus {placed.trainer_gpus} and rollout_gpus {placed.rollout_gpus} make "
+                    f"{used} GPUs, more than the {named} its nodes and gpu_indexes name "
+                    f"({counted(len(placed.gpu_indexes), 'GPU')} on {counted(len(placed.nodes), 'node')}): a job runs "
+                    "on the GPUs its placement names")
         taken: dict[tuple[str, int, int], str] = {}
         for placed in self.placements:
             for spot in ((placed.pool, node, gpu) for node in placed.nodes for gpu in placed.gpu_indexes):

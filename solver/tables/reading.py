@@ -491,12 +491,13 @@ def _fields_note(fields: Sequence[str], lead: str = "") -> str:
 
 def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseModel]) -> tuple[str, list[Any]]:
     """An unknown field `name`'s problem, naming its mapping's fields, with the one it was meant to be
-    (`_meant_field`) or else why no such field is asked there (a model's ``chosen_for_it``: a job's GPUs are the
-    placement's); and `errors` less the meant field's missing one, no problem of its own."""
+    (`_meant_field`) or else why no such field is asked there (a model's ``not_asked_here``: a job's GPUs are the
+    placement's, a pool's GPU type is no job's); and `errors` less the meant field's missing one, no problem of its
+    own."""
     mapping_at = tuple(error["loc"][:-1])
     fields = _fields_at(schema, mapping_at)
     meant = _meant_field(name, fields)
-    chosen = getattr(_model_at(schema, mapping_at), "chosen_for_it", {})
+    chosen = getattr(_model_at(schema, mapping_at), "not_asked_here", {})
     if meant is not None:
         note = _fields_note(fields, f"did you mean {meant}? ")
         errors = [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) == (*mapping_at, meant))]

@@ -64,8 +64,9 @@ is worked out anew each time, so that many requests of long names do not fill th
 megabyte each held gigabytes)."""
 
 
-def _cached_names(forms: Callable[[str], _Forms]) -> Callable[[str], _Forms]:
-    """`forms` with an LRU cache of the last 4096 names of at most `CACHED_NAME_LENGTH` characters."""
+def cached_names(forms: Callable[[str], _Forms]) -> Callable[[str], _Forms]:
+    """`forms` with an LRU cache of the last 4096 names of at most `CACHED_NAME_LENGTH` characters: a cache of a
+    function of names that users give, bounded however many and however long they are."""
     cached = lru_cache(maxsize=4096)(forms)
 
     @wraps(forms)
@@ -74,7 +75,7 @@ def _cached_names(forms: Callable[[str], _Forms]) -> Callable[[str], _Forms]:
     return named
 
 
-@_cached_names
+@cached_names
 def normalise(name: str) -> str:
     """A name as it is matched: any case, spaces and underscores as hyphens (``A100 80GB`` = ``a100-80gb``); cached,
     as every lookup by name normalises the catalogue's names again."""
@@ -252,7 +253,7 @@ def smi_name_form(name: str) -> str:
     return SMI_WORDS.sub("", normalise(name))
 
 
-@_cached_names
+@cached_names
 def gpu_name_forms(name: str) -> tuple[str, ...]:
     """The forms a GPU name is matched by, in turn, wherever one is read (--gpu, a cluster file's pools, a cells
     file): `normalise`'s, then `smi_name_form`'s where it differs (``L40S PCIe``, ``l40spcie``: l40s)."""
@@ -263,7 +264,7 @@ _SIZE_IN_G = re.compile(r"(?<=\d)g$")
 """A memory size's ``G`` at the end of a GPU name (``a100-40g``), read as ``GB``."""
 
 
-@_cached_names
+@cached_names
 def sized_gpu_form(name: str) -> str:
     """A GPU name as `sized_gpu_names` are matched: normalised, a memory size's ``G`` at its end read as ``GB``
     (``RTX4090-24G``, ``rtx4090 24gb``: ``rtx4090-24gb``)."""

@@ -65,6 +65,8 @@ _EXPORTS = {
     "config_keys_changed": "solver.trinity.patch",
     "config_keys_kept": "solver.trinity.patch",
     "critic_budget_note": "solver.trinity.keys",
+    "critic_run_sps": "solver.trinity.checks",
+    "critic_sp_counted_words": "solver.trinity.checks",
     "fragment_for": "solver.trinity.fragment",
     "kept_interpolated_keys": "solver.trinity.patch",
     "kept_interpolations": "solver.trinity.patch",
@@ -95,6 +97,8 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.results import TrinitySettings as TrinitySettings
     from solver.trinity.checks import check_environment as check_environment
     from solver.trinity.checks import check_trinity_config as check_trinity_config
+    from solver.trinity.checks import critic_run_sps as critic_run_sps
+    from solver.trinity.checks import critic_sp_counted_words as critic_sp_counted_words
     from solver.trinity.checks import trinity_config_problems as trinity_config_problems
     from solver.trinity.config import read_trinity_config as read_trinity_config
     from solver.trinity.fragment import check_flags as check_flags

@@ -18,6 +18,7 @@ from solver.query import (
     NODE_SIZE_KEY,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
+    ROLE_TOKEN_BUDGETS,
     TRAIN_BATCH_KEY,
     ConfigProblem,
     ConfigProblemCode,
@@ -127,6 +128,7 @@ from solver.trinity.keys import (
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
     ROLE_KEY_SCOPES,
+    ROLE_SP_KEYS,
     ROLES,
     ROLLOUT_MODEL,
     SET_TO_TRAINERS_BY_06,
@@ -191,6 +193,9 @@ class _ConfigChecks:
         self._numbers: dict[Path, float | None] = {}
         self.flags_judged: set[Path] = set()
         """The flags whose type a check has judged (`_check_flag_on`), which `_check_read_type` leaves alone."""
+        self.critic_sps: tuple[int, ...] = ()
+        """Where a trained critic may run at another SP than the trainer's (`_check_critic_sp`): every SP the releases
+        judged for may run it at, the trainer's among them where one does; () where each runs it there."""
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
@@ -432,8 +437,9 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
 
 def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
                      critic_sp: int | None = None) -> dict[str, int]:
-    """Say where a critic's SP other than the one the trainer runs at, `sp`, runs it, while the verdict and the plans
-    count it at `sp` (``role-sp-differs``). With `version` 0.5, the critic's own SP as 0.5 takes it (`critic_sp`),
+    """Say where a critic's SP other than the one the trainer runs at, `sp`, runs it, and that the verdict counts its
+    update there, the plans at `sp` (``role-sp-differs``, `critic_sp_counted_words`; the SPs it may run at in
+    `_ConfigChecks.critic_sps`). With `version` 0.5, the critic's own SP as 0.5 takes it (`critic_sp`),
     which Trinity 0.5 runs it at, raising its budget there; not where 0.5 refuses it, which `_check_sequence_parallel`
     says, nor the trainer's given to it (the line on the actor's own SP says that one). For a release that may be
     Trinity 0.6 (`version` 0.6, or none given), the critic's own SP (`CRITIC_SP_KEY`), set to another than the
@@ -449,52 +455,98 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     if not trains_critic(checks.value(("algorithm", "algorithm_type"))):
         return {}
     another = critic_of_another_model(checks.value)
-    fix = (f"{checks.names.write} keeps it: the critic is model.critic_model_path's, whose heads rft-solver does not "
-           "know" if another else f"set them alike ({checks.names.write} does)")
     if version == "0.5":  # the trainer's SP given to the critic: the actor's own SP has a line of its own
         if (critic_sp is not None and critic_sp != sp and checks.number(CRITIC_SP_KEY) is not None
                 and not (trainer_gpus > 0 and sp_gpus_violation(trainer_gpus, critic_sp))
                 and (another or not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads,
                                                       critic_sp))):
+            checks.critic_sps = (critic_sp,)
             checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
                 f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
-                f"{critic_sp}, raising its token budget to hold a sequence there; the verdict and the plans count the "
-                f"critic at SP {sp}: {fix}"))
+                f"{critic_sp}, raising its token budget to hold a sequence there; "
+                f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
+                f"{_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}"))
         return {}
-    _check_critic_engine_sp(checks, sp, fix)
-    own = checks.number(CRITIC_SP_KEY)
-    if own is None or max(1, int(own)) == sp:
-        return {}
-    own_sp = max(1, int(own))
-    who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
-    engine_sp = f"SP {sp}" if engine is None else f"SP {max(1, int(engine))} ({dotted(CRITIC_ENGINE_SP_KEY)})"
-    on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_sp}"
-    heads = None if another else sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, own_sp)
-    broken = sp_gpus_violation(trainer_gpus, own_sp) if trainer_gpus > 0 else None
-    if broken or heads:
+    engine_sp = sp if engine is None else max(1, int(engine))  # Trinity 0.6 on verl 0.8 or later runs it there
+    own = checks.number(CRITIC_SP_KEY)
+    legacy_sp = sp if own is None else max(1, int(own))  # and with verl before 0.8 here, where not refused
+    refused = (None if legacy_sp == sp or another
+               else sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, legacy_sp))
+    broken = sp_gpus_violation(trainer_gpus, legacy_sp) if trainer_gpus > 0 and legacy_sp != sp else None
+    runs_at = sorted({engine_sp, *(() if broken or refused else (legacy_sp,))})
+    checks.critic_sps = tuple(runs_at) if runs_at != [sp] else ()
+    _check_critic_engine_sp(checks, sp, another, trainer_gpus)
+    if legacy_sp == sp:
+        return {}
+    who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
+    engine_words = f"SP {sp}" if engine is None else f"SP {engine_sp} ({dotted(CRITIC_ENGINE_SP_KEY)})"
+    on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_words}"
+    if broken or refused:
         runs = (f"{who} checks the critic's SP as the actor's and refuses the config "
-                f"({broken or f'{heads} of {model.name}'}); {on_08}")
+                f"({broken or f'{refused} of {model.name}'}); {on_08}")
     else:
-        runs = f"{who} runs the critic at SP {own_sp}, raising its token budget to hold a sequence there; {on_08}"
+        runs = f"{who} runs the critic at SP {legacy_sp}, raising its token budget to hold a sequence there; {on_08}"
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
-        f"{dotted(CRITIC_SP_KEY)} {own_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; the verdict "
-        f"and the plans count the critic at SP {sp}: {fix}"))
-    return {"critic": own_sp}
+        f"{dotted(CRITIC_SP_KEY)} {legacy_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; "
+        f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
+        f"{_critic_sp_fix(checks, another, legacy_sp, trainer_gpus)}"))
+    return {"critic": legacy_sp}
 
 
-def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, fix: str) -> None:
+def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = "") -> str:
+    """What the verdict and the plans count of a critic that may run at `critic_sps` (`_ConfigChecks.critic_sps`;
+    () where the releases run it at the trainer's `sp` alone), in words: the verdict its update at the
+    one of them that needs the most (`need`: how much that is, in words after the SP, where known), its token budget
+    raised to hold a sequence there, the plans at `sp` (``--write`` sets the critic's SP to the plan's)."""
+    if not critic_sps:
+        return f"the verdict and the plans count the critic at SP {sp}"
+    at = (f"SP {critic_sps[0]}" if len(critic_sps) == 1 else
+          f"the one of SP {' and SP '.join(map(str, critic_sps))} that needs the most")
+    return (f"the verdict counts the critic's update at {at}{need}, its token budget raised to hold a sequence there, "
+            f"and the plans at SP {sp}")
+
+
+def critic_run_sps(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
+                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> tuple[int, ...]:
+    """Every SP a PPO critic the config (nested `mapping`s, Env read from `environ`) trains on `trainer_gpus` may run
+    at where the config gives it its own that is not the trainer's, as the releases of `version` (None: any) take it
+    (`_check_critic_sp`: its own where not refused, its engine's on verl 0.8 or later, else the trainer's); () where
+    each runs it at the trainer's SP, or the algorithm trains none."""
+    checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
+    _check_sequence_parallel(checks, model, trainer_gpus, version, TrainBatch())
+    return checks.critic_sps
+
+
+def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer_gpus: int) -> str:
+    """What a ``role-sp-differs`` line on the critic's SP `critic_sp` says to do, as ``--write`` does it
+    (`solver.trinity.plan_keys`' ``_critic_sp_keys``): set it to the plan's; for a critic of `another` model, whose
+    heads rft-solver does not know, only where `critic_sp` does not divide the `trainer_gpus`, else keep it."""
+    write = checks.names.write
+    if not another:
+        return f"set them alike ({write} does)"
+    heads = "the critic is model.critic_model_path's, whose heads rft-solver does not know"
+    broken = sp_gpus_violation(trainer_gpus, critic_sp) if trainer_gpus > 0 else None
+    if broken:
+        return f"{write} sets it to the plan's SP, as {broken} ({heads}: check that the plan's SP divides them)"
+    return f"{write} keeps it: {heads}"
+
+
+def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, trainer_gpus: int) -> None:
     """Say where the critic's engine's SP (`CRITIC_ENGINE_SP_KEY`), set to another than the trainer's `sp`, runs the
     critic (``role-sp-differs``): Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it.
-    `fix` says what to do (``--write`` sets it to the plan's SP, or keeps a critic of another model's)."""
+    The line says what to do (`_critic_sp_fix`: a critic of `another` model's kept where it divides the
+    `trainer_gpus`)."""
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     if engine is None or max(1, int(engine)) == sp:
         return
+    engine_sp = max(1, int(engine))
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
-        f"{dotted(CRITIC_ENGINE_SP_KEY)} {max(1, int(engine))} is not trainer.ulysses_sequence_parallel_size {sp}: "
-        f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {max(1, int(engine))}, its engine's over the "
-        f"trainer's (checking it against nothing), and with verl before 0.8 no release reads it; the verdict and the "
-        f"plans count the critic at SP {sp}: {fix}"))
+        f"{dotted(CRITIC_ENGINE_SP_KEY)} {engine_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
+        f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {engine_sp}, its engine's over the "
+        f"trainer's (checking it against nothing), and with verl before 0.8 no release reads it; "
+        f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
+        f"{_critic_sp_fix(checks, another, engine_sp, trainer_gpus)}"))
 
 
 def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, batch: TrainBatch, sp: int,
@@ -561,24 +613,25 @@ release on verl before 0.8)."""
 
 
 def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: str,
-                   version: TrinityVersion | None, *, read_on_08: bool) -> str:
+                   version: TrinityVersion | None, *, read_on_08: bool, raised: bool = True) -> str:
     """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
     and too small to hold a sequence of `length`, in words (`subject`: the budget Trinity raises, "it" or a role's).
     A forward's budget (`_trinity_raises`) is never raised, and verl stops there as `micro_batch_stop_words` says with
     Trinity 0.5 (or no release); Trinity 0.6.0 on verl before 0.8 at the first sequence longer, as 0.5.2. A raised
     budget holds every sequence, but with Trinity 0.5.1 not every padded batch: a line of its own
     (`raised_budget_stop_words`). With 0.6 the words name that release alone, not 0.5.0's raise. verl 0.8 or later
-    reads the trainer's budget only where `read_on_08` (its dynamic batch sizes on)."""
+    reads the trainer's budget only where `read_on_08` (its dynamic batch sizes on); verl before 0.8 raises it at
+    `role_sp` only where `raised` (a role that takes it runs there, `_check_token_budgets`)."""
     # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
     # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
     who = _RAISING_RELEASE.get(version, "Trinity with verl before 0.8")
     least = least_token_budget(length, role_sp)
     default_050 = (f" (Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {role_sp}) = "
                    f"{math.ceil(2 * length / role_sp)})")
-    raised = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least}"
-              + ("" if version == "0.6" else default_050))
+    raised_words = (f"{who} raises {subject} to ceil({shown_number(length)} / {role_sp}) = {least}"
+                    + ("" if version == "0.6" else default_050))
     if subject != "it":  # a role's, taken from the trainer's
-        return raised
+        return raised_words
     if not _trinity_raises(path, subject):  # filled from a raised budget, never raised itself
         forward = FORWARD_BUDGETS[path].forward
         if version == "0.5":
@@ -590,13 +643,16 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
         return (f"verl before 0.8 stops at the first sequence longer than that in {forward}, and Trinity 0.6 on verl "
                 "0.8 or later ignores the key")
     if version == "0.5":  # its verl is before 0.8: it reads the roles' own keys
-        return raised
+        return raised_words
     on_08 = f"{'' if version == '0.6' else 'Trinity 0.6 '}on verl 0.8 or later"
     if path in ROLE_BUDGET_KEYS:
-        return f"{raised}, and {on_08} ignores the key"
+        return f"{raised_words}, and {on_08} ignores the key"
     if not read_on_08:
-        return f"{raised}, and {on_08} reads no token budget with dynamic batch sizes off"
-    return f"verl 0.8 or later stops at the first sequence longer than that, and {raised}"
+        return f"{raised_words}, and {on_08} reads no token budget with dynamic batch sizes off"
+    stops = "verl 0.8 or later stops at the first sequence longer than that"
+    if not raised:
+        return f"{stops}; on verl before 0.8 each role that takes it runs at an SP of its own"
+    return f"{stops}, and {raised_words}"
 
 
 def _idle_roles(checks: _ConfigChecks, version: TrinityVersion | None) -> set[str]:
@@ -653,12 +709,29 @@ _DYNAMIC_OFF_WORDS = ("verl then ignores the token budget (max_token_len_per_gpu
 """Why a dynamic batch size key must be on, said where it is off (the trainer's: `_trainer_dynamic_off_words`)."""
 
 
+def _legacy_role_sps(checks: _ConfigChecks, version: TrinityVersion | None) -> dict[str, int]:
+    """For a release that may be Trinity 0.6 on verl before 0.8 (`version` 0.6, or none given), the actor's and the
+    ref's own SP (`ROLE_SP_KEYS`), by name, where set to a whole number of at least 1: that path takes each over the
+    trainer's (``set_if_none``, ``trainer/verl_legacy/verl_config.py:554``, ``:577`` in 0.6.0, as 0.5.2's
+    ``trainer/verl/verl_config.py:546``, ``:569``) and raises the role's token budget at it
+    (``_adjust_token_len_if_needed``, reading the role's SP at ``:484``, called at ``:563``, ``:586``), and verl
+    0.7.1 fills each of the role's micro-batches with its budget x that SP (``workers/actor/dp_actor.py:72``,
+    ``:467``, ``:559``); Trinity 0.6 on verl 0.8 or later freezes both to the trainer's (``FROZEN_KEYS``,
+    ``trainer/verl/config.py:717``, ``:724``). Trinity 0.5's are `_check_sequence_parallel`'s."""
+    if version == "0.5":
+        return {}
+    sps = {name: checks.number(key) for name, key in zip(ROLES, ROLE_SP_KEYS, strict=True)}
+    return {name: int(own) for name, own in sps.items() if own is not None and own >= 1 and own == int(own)}
+
+
 def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, role_sps: Mapping[str, int],
                          version: TrinityVersion | None) -> None:
     """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_BUDGET_KEYS`), where set, hold a
-    sequence of `length` at `sp`; the budget of each of `OWN_SP_ROLES` (and of its forward, `FORWARD_BUDGETS`) at its
-    own SP (`role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none of
-    its own); the critic's only where the algorithm trains one (`trains_critic`); the words are `version`'s
+    sequence of `length` at `sp`; the budget of the actor, of each of `OWN_SP_ROLES` (and of its forward,
+    `FORWARD_BUDGETS`) at its own SP (`role_sps`, and verl before 0.8's own SP of the actor and the ref,
+    `_legacy_role_sps`) where that is another, and there the trainer's too where such a role takes it (it sets none
+    of its own), the trainer's at `sp` only where a role that takes it runs there or verl 0.8 reads it; the critic's
+    only where the algorithm trains one (`trains_critic`); the words are `version`'s
     (`_budget_effect`), each raised budget's followed by a line on Trinity 0.5.1's padded width but with 0.6
     (`raised_budget_stop_words`). Only a role's whose passes run (not `_idle_roles`) and read a budget (not
     `sequence_counted_roles`), and the trainer's where one of them sets none of its own."""
@@ -669,33 +742,42 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     unread = {path for role in counted for path in ROLE_BUDGET_PATHS[role]}
     # Trinity 0.6 on verl 0.8 or later gives each pass the trainer's, where that reads one (dynamic batch sizes on).
     read_on_08 = version != "0.5" and not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
-    if not read_on_08 and all(_own_budget_set(checks, role) for role in set(ROLE_BUDGET_PATHS) - counted):
-        unread.add(trainer_path)
     roles = [role for role in OWN_SP_ROLES if role.name not in counted]
     budgets = {path: checks.number(path) for path in (trainer_path, *ROLE_BUDGET_KEYS) if path not in unread}
     owners = {role.budget_key: role.name for role in roles} | {
         path: forward.role for path, forward in FORWARD_BUDGETS.items() if path in budgets}
+    role_sps = {**role_sps, **_legacy_role_sps(checks, version)}
+    takers = [(role.name, role.budget_key) for role in roles]
+    if "actor" not in counted:
+        owners[ROLE_TOKEN_BUDGETS[0]] = "actor"
+        takers.insert(0, ("actor", ROLE_TOKEN_BUDGETS[0]))
     at_own_sp = {path: name for path, name in owners.items() if role_sps.get(name, sp) != sp}
+    # verl before 0.8 hands the trainer's budget to each role that sets none, at that role's SP (the rollout's pass at
+    # the actor's), so it judges the trainer's at `sp` only where such a role runs there; verl 0.8 or later reads it
+    # at `sp` where its dynamic batch sizes are on
+    taken_at_sp = any(not _own_budget_set(checks, role) and role_sps.get("actor" if role == "rollout" else role, sp)
+                      == sp for role in set(ROLE_BUDGET_PATHS) - counted)
     judged = [(path, role_sps[at_own_sp[path]], f" (the {at_own_sp[path]}'s)", "it") if path in at_own_sp
-              else (path, sp, "", "it") for path in budgets]
+              else (path, sp, "", "it") for path in budgets
+              if path != trainer_path or taken_at_sp or read_on_08]
     taking: dict[int, list[str]] = {}  # the roles at another SP that take the trainer's budget, by that SP
-    for role in roles:
-        if role.budget_key in at_own_sp and budgets[role.budget_key] is None:
-            taking.setdefault(role_sps[role.name], []).append(role.name)
+    for name, budget_key in takers:
+        if budget_key in at_own_sp and budgets[budget_key] is None:
+            taking.setdefault(role_sps[name], []).append(name)
     for role_sp, names in taking.items():
         whose = " and ".join(f"the {name}'s" for name in names)
         sets = "sets no budget of its own" if len(names) == 1 else "set no budget of their own"
         judged.append((trainer_path, role_sp, f" ({whose}, which {sets})", whose))
     for path, role_sp, named, subject in judged:
-        budget = budgets[path]
+        budget, raised = budgets[path], path != trainer_path or subject != "it" or taken_at_sp
         if budget is not None and length is not None and budget < least_token_budget(length, role_sp):
             checks.add(
                 ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH,
                 f"{'.'.join(path)} {shown_number(budget)} x SP {role_sp}{named} is below "
                 f"{checks.length_words(length)}: "
-                f"{_budget_effect(path, length, role_sp, subject, version, read_on_08=read_on_08)}"
+                f"{_budget_effect(path, length, role_sp, subject, version, read_on_08=read_on_08, raised=raised)}"
             )
-            if version != "0.6" and _trinity_raises(path, subject):
+            if version != "0.6" and raised and _trinity_raises(path, subject):
                 checks.add(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, raised_budget_stop_words(
                     f"{'.'.join(path)}{named}", least_token_budget(length, role_sp), role_sp))
 
@@ -1396,9 +1478,17 @@ def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: f
     named, lower = ((f"{key} {shown_number(taken)}", f"lower {key} to {math.floor(longest)}") if own_length else
                     (f"{checks.length_words(taken, 'max_model_len')}, which the rollout takes,",
                      checks.lower_length_words(longest)))
+    variable = "=".join(LONG_LENGTH_VARIABLE)
+    wanted = model.yarn_factor(int(length)) if length is not None and taken <= length else None
+    if rope is None and wanted is not None and not model.vllm_skips_rope_factor:  # model's YaRN, which it takes too
+        unless = f"a rope_scaling covers it or {variable}"
+        fix = (f"in model.rope_scaling, which the rollout takes too, {_yarn_setting(model, wanted)}"
+               f"{_theta_setting(checks, model)} (as {checks.names.write} does), or set the variable")
+    else:
+        unless, fix = variable, "set it"
     checks.add(ConfigProblemCode.ROLLOUT_LENGTH_REFUSED, (
-        f"{named} is beyond {beyond}: the rollout's vLLM refuses it unless {'='.join(LONG_LENGTH_VARIABLE)} is set "
-        f"before Ray starts; set it (and check that the model handles this length), or {lower}"))
+        f"{named} is beyond {beyond}: the rollout's vLLM refuses it unless {unless} is set before Ray starts; {fix} "
+        f"(and check that the model handles this length), or {lower}"))
 
 
 def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float, allowed: int) -> None:
@@ -1828,8 +1918,11 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
             checks.flag, version):
         return
     trainer, actor = DYNAMIC_BATCH_KEYS[:2]
-    key = actor if version != "0.6" and checks.flag(actor) is not None else trainer
-    shown = "true" if checks.flag(key) is not None else "not set, so true (Trinity's default)"
+    actor_off = turned_off(checks.flag(actor))
+    key = actor if version != "0.6" and checks.flag(actor) is not None and not actor_off else trainer
+    over = f"Trinity 0.6 sets {dotted(actor)} to it, over the false written there" if actor_off else ""
+    shown = (("true" + (f" ({over})" if over else "")) if checks.flag(key) is not None else
+             f"not set, so true (Trinity's default{f'; {over}' if over else ''})")
     checks.add(ConfigProblemCode.DPO_PAIR_DYNAMIC, (
         f"{dotted(key)} is {shown} for DPO: the actor's update then cuts each GPU's mini-batch into micro-batches "
         "balanced by sequence length (Trinity 0.5.2 trainer/verl/dp_actor.py:108-119 through its "
@@ -2834,11 +2927,15 @@ def _releases_of(fields: TrinityFields, version: TrinityVersion | None) -> list[
 
 def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion | None, having: list[str]) -> str:
     """Why the key at `path` is refused, in words: none of the `releases` (the table's) has it, or (`version` given)
-    none of `version`'s, and those `having` it do."""
+    none of `version`'s, and those `having` it do. A top-level key may only park YAML anchors (``base: &roles``), which
+    Trinity refuses alike (OmegaConf 2.3.0's merge into the typed ``Config`` raises ``ConfigKeyError``,
+    ``trinity/common/config.py:1058`` in 0.6.0, ``:983`` in 0.5.2): its line says where they go instead."""
     if not having:
+        anchors = ("; where it parks YAML anchors, put each anchor on the first key that uses it, then remove it"
+                   if len(path) == 1 else "")
         return (f"{dotted(path)}: no release of Trinity ({min(releases)} to {max(releases)}) has this "
                 "key there, so Trinity refuses the config (it knows no such key): remove it, or move it where Trinity "
-                "reads it")
+                f"reads it{anchors}")
     return (f"{dotted(path)}: Trinity {version} has no such key there, so it refuses the config (it knows no such "
             f"key): remove it, or run a release that has it (Trinity {and_joined(having)})")
 

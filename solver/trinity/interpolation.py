@@ -40,6 +40,11 @@ class VariableUnset(ConfigError):
         self.variable = variable
 
 
+def _missing_words(key: str) -> str:
+    """That `key` (as a message names it) is ``???``, and what to do, read directly or through a reference alike."""
+    return f"{key} is ???, a value missing (OmegaConf refuses to read it): give it"
+
+
 class MissingValue(ConfigError):
     """OmegaConf's missing value `MISSING` (``???``), read or referred to, at `at`: Trinity loads the config or refuses
     it by where that is (`solver.trinity.keys.MISSING_KEPT_SECTIONS`)."""
@@ -610,8 +615,7 @@ class ConfigValues:
             if key not in node if isinstance(node, Mapping) else not 0 <= int(key) < len(node):
                 return None
             if (node[key] if isinstance(node, Mapping) else node[int(key)]) == MISSING:
-                raise MissingValue(f"{self.where(path[: depth + 1])} is ???, a value missing (OmegaConf refuses to "
-                                   "read it): give it", path[: depth + 1])
+                raise MissingValue(_missing_words(self.where(path[: depth + 1])), path[: depth + 1])
             node, at = self._child(node, at, key, self.where(path[: depth + 1]))
         return node
 
@@ -711,8 +715,7 @@ class ConfigValues:
             raise ResolvesToNothing(f"{where}: cannot resolve {source!r}: {dotted(at)} is {yaml_brief(node)}, not a "
                                     f"mapping or list, so it has no {part}")
         if node[key] == MISSING:
-            raise MissingValue(f"{where}: cannot resolve {source!r}: {dotted((*at, key))} is ???, a value missing",
-                               (*at, key))
+            raise MissingValue(f"{where}: cannot resolve {source!r}: {_missing_words(dotted((*at, key)))}", (*at, key))
         return self._child(node, at, key, f"{where}: {source!r} reads {dotted((*at, key))}")
 
 

@@ -16,7 +16,6 @@ from collections.abc import Set as AbstractSet
 from copy import deepcopy
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from functools import cache
 from itertools import islice, pairwise
 from math import inf
 from types import MappingProxyType
@@ -38,6 +37,7 @@ from solver.tables import (
     Model,
     QueryError,
     TrinityVersion,
+    cached_names,
     check_types,
     counted,
     it_or_them,
@@ -654,9 +654,10 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     ``trainer`` that 0.5 refuses (`keys_05_refuses`), where they are the section's own; return those removed, dotted,
     and, where the note above ``model.max_model_len`` was due and could not go there, its paragraphs but the command
     (`_note_evidence`), else None."""
-    writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
+    keys = keys_for_plan(plan, model, reading, environ, version)
+    writes = _written(reading, keys, environ or {})
     kept_paths = kept_own_keys(plan, reading, environ, version)
-    _write_out_aliases(data, _set_and_kept(reading, writes, kept_paths))
+    _write_out_aliases(data, _set_and_kept(reading, keys, writes, kept_paths))
     written = _written_places(data, writes)
     aliased = _shared_anchors(places, written)
     _alias_comments_moved(data, places, aliased, written)
@@ -1233,11 +1234,14 @@ def _merged_kept_keys(data: CommentedMap, reading: Any, written: dict[tuple[int,
     return found
 
 
-def _set_and_kept(reading: Any, writes: list[PlanKey],
+def _set_and_kept(reading: Any, keys: list[PlanKey], writes: list[PlanKey],
                   kept: list[tuple[str, ...]]) -> list[tuple[tuple[str, ...], Any]]:
-    """The keys the patch sets (`writes`) and those it keeps at their values (`kept`: `kept_own_keys`, read in the
-    config as Trinity reads it, `reading`), each by its path with its value after the patch."""
-    return [*((key.path, key.value) for key in writes), *((path, value_at(reading, path)) for path in kept)]
+    """The keys the patch sets (`writes`), those of the plan's `keys` the config holds at the plan's value already
+    (`_holds`: the actor's offload flags that an Offload plan keeps on), and those it keeps at their values (`kept`:
+    `kept_own_keys`), read in the config as Trinity reads it (`reading`), each by its path with its value after the
+    patch."""
+    held = [key for key in keys if key not in writes and _holds(key, value_at(reading, key.path))]
+    return [*((key.path, key.value) for key in (*writes, *held)), *((path, value_at(reading, path)) for path in kept)]
 
 
 def _aliases_written_out(data: Mapping[str, Any], values: list[tuple[tuple[str, ...], Any]]
@@ -1381,8 +1385,12 @@ def _writes(key: PlanKey, current: Any) -> bool:
     keeps an interpolation there (`_kept`): not a choice of the user's it keeps (`PlanKey.default_only`), nor a key
     it only sets where present (`PlanKey.existing_only`), nor the plan's value already (of its type: written again,
     an anchored value would move its anchor to an alias)."""
-    already = _scalar_kind(current) is _scalar_kind(key.value) and current == key.value
-    return not _users_choice(key, current) and not (key.existing_only and current is None) and not already
+    return not _users_choice(key, current) and not (key.existing_only and current is None) and not _holds(key, current)
+
+
+def _holds(key: PlanKey, current: Any) -> bool:
+    """Whether the config's `current` value at `key` is the plan's value already, of its type."""
+    return _scalar_kind(current) is _scalar_kind(key.value) and current == key.value
 
 
 def _users_choice(key: PlanKey, current: Any) -> bool:
@@ -1455,8 +1463,9 @@ def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "con
     the config as Trinity reads it, whose aliases are one object as the round trip's are (no round trip to parse)."""
     version = written_release(plan, version)  # the plan's own release where none is named
     reading = load_config_mapping(_with_lf(text), name)
-    writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
-    values = _set_and_kept(reading, writes, kept_own_keys(plan, reading, environ, version))
+    keys = keys_for_plan(plan, model, reading, environ, version)
+    writes = _written(reading, keys, environ or {})
+    values = _set_and_kept(reading, keys, writes, kept_own_keys(plan, reading, environ, version))
     return [(".".join(path), ".".join(place)) for path, place in _aliases_written_out(reading, values)]
 
 
@@ -1475,7 +1484,8 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     except ConfigError:
         load_config_mapping(text, name, YAML(typ="rt", pure=True))  # ruamel's word first where it refuses it too
         raise
-    writes = _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {})
+    keys = keys_for_plan(plan, model, reading, environ, version)
+    writes = _written(reading, keys, environ or {})
     repeated = aliased_anchors(text)
     if not repeated:  # no key sits on an anchor that aliases repeat: no round trip to read the anchors from
         return []
@@ -1487,7 +1497,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
 
     found: dict[str, str] = {}  # per anchor, once
     kept_paths = kept_own_keys(plan, reading, environ, version)
-    for path, place in _write_out_aliases(data, _set_and_kept(reading, writes, kept_paths)):
+    for path, place in _write_out_aliases(data, _set_and_kept(reading, keys, writes, kept_paths)):
         found[".".join(path)] = (f"{'.'.join(path)} repeats {'.'.join(place)} (*{anchor_of(value_at(data, place))}), "
                                  "but the plan leaves other values in it than there: the patch writes it out as a "
                                  "mapping of its own")
@@ -1712,7 +1722,7 @@ def _merge_source(mapping: CommentedMap, key: str) -> CommentedMap | None:
     return (holding[-1] if _merge_takes_last(key) else holding[0]) if holding else None
 
 
-@cache
+@cached_names
 def _merge_takes_last(key: str) -> bool:
     """Whether the config as Trinity reads it (`load_config_mapping`'s PyYAML) takes `key` from the last mapping of a
     ``<<`` merge list that holds it, not the first: PyYAML 6.0.4 does for a key of more than one character (it keeps

@@ -34,6 +34,7 @@ from solver.rules import (
     mapped_theta_words,
     one_sequence_per_micro_batch,
     rope_theta_to_set,
+    sp_gpus_violation,
 )
 from solver.tables import (
     LOADING_RANKS,
@@ -682,13 +683,19 @@ def _critic_sp_keys(plan: Plan, readings: _ConfigReadings, version: TrinityVersi
     critic at its own SP over the trainer's (``set_if_none``, ``trainer/verl/verl_config.py:597`` in 0.5.2,
     ``common/verl_config.py:585`` in 0.5.1, ``verl_legacy/verl_config.py:604`` in 0.6.0) and raises its token budget
     to hold a sequence at it (``_adjust_token_len_if_needed``, ``:610``, ``:597``, ``:617``), where the plans count
-    the critic at their SP and ``--write`` judges its budgets there (`_own_budget_written`). Not where the critic is
+    the critic at their SP and ``--write`` judges its budgets there (`_own_budget_written`). Where the critic is
     another model (`critic_of_another_model`), whose heads the plan's SP may not divide (rft-solver does not know
-    them)."""
-    if not trains_critic(readings.value(("algorithm", "algorithm_type"))) or critic_of_another_model(readings.value):
+    them), only a key whose SP does not divide the plan's trainer GPUs (`sp_gpus_violation`), which no release runs:
+    Trinity with verl before 0.8 refuses the critic's (``_check_parallel_config``, ``verl_legacy/verl_config.py:608``
+    in 0.6.0), and verl 0.8.0's engine lays its SP mesh out over GPUs // SP data-parallel ranks, which leaves GPUs
+    out (``_init_device_mesh``, ``workers/engine/fsdp/transformer_impl.py:224``)."""
+    if not trains_critic(readings.value(("algorithm", "algorithm_type"))):
         return []
+    another = critic_of_another_model(readings.value)
     return [PlanKey(path=path, value=plan.sp, existing_only=True)
-            for path in (CRITIC_SP_KEY, *([CRITIC_ENGINE_SP_KEY] if version != "0.5" else []))]
+            for path in (CRITIC_SP_KEY, *([CRITIC_ENGINE_SP_KEY] if version != "0.5" else []))
+            if not another or ((own := readings.number(path)) is not None
+                               and sp_gpus_violation(plan.gpus, max(1, int(own))))]
 
 
 def _grouped(keys: list[PlanKey]) -> list[PlanKey]:
@@ -755,7 +762,8 @@ def _read_budgets(readings: _ConfigReadings, version: TrinityVersion | None, pla
     """`_GivenBudgets` of a config (`readings`) for `plan`, its ref's forward as the Trinity release `version` runs
     it, and the critic's own SP where ``--write`` keeps it (not where it writes the plan's: `_critic_sp_keys`)."""
     own_sp = readings.number(CRITIC_SP_KEY)
-    kept_sp = None if own_sp is None or _critic_sp_keys(plan, readings, version) else max(1, int(own_sp))
+    written = any(key.path == CRITIC_SP_KEY for key in _critic_sp_keys(plan, readings, version))
+    kept_sp = None if own_sp is None or written else max(1, int(own_sp))
     ref_runs = ref_forward_runs(readings.value(("algorithm", "algorithm_type")), version)
     return _GivenBudgets(_given_budgets(readings, ref_runs), ref_runs, kept_sp)
 

@@ -1,0 +1,161 @@
+"""A PPO critic's update counted at the SP a config gives it (session 84, criticspmem).
+
+``--from-config``'s verdict counted the critic at the trainer's SP, where Trinity with verl before 0.8 runs it at
+``trainer.trainer_config.critic.ulysses_sequence_parallel_size`` (raising its token budget to ``ceil(L/SP)``) and 0.6
+on verl 0.8 or later at ``critic.fsdp.ulysses_sequence_parallel_size``: Qwen3-8B at 131072 tokens on 8 H20s at SP 4
+with Env and its own budget 32768 "trained" (the critic's update 50.2 GiB at SP 4), while its critic at SP 1 takes
+131072 tokens per GPU, 103.9 GiB of 87.9 usable. The verdict on the config as written now counts the critic's update at
+each SP the release may run it at (``current.critic_sps``) and takes the larger need; the ``role-sp-differs`` lines
+say so, and how much. (At Trinity's default budget, 65536, the actor alone takes 119.5 GiB there: no change to show.)"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_criticbudget_s82 import BASE
+
+import solver
+from solver.memory import (
+    CRITIC_PASS_TERMS,
+    actor_held_at_critic_pass,
+    breakdown,
+    calibrated_terms,
+    critic_states_gib,
+    token_floor_gib,
+)
+from solver.tables import Coefficients, CriticStates
+from solver.tables.loaders import load_memory_model
+from solver.tables.schema import Setting
+
+Cli = Callable[..., tuple[int, str, str]]
+CONFIG = BASE.replace("max_prompt_tokens: 2048, max_response_tokens: 30720, max_model_len: 32768}", (
+    "max_prompt_tokens: 4096, max_response_tokens: 126976, max_model_len: 131072,\n        rope_scaling: "
+    "{rope_type: yarn, factor: 3.2, original_max_position_embeddings: 40960, rope_theta: 1000000}}")).replace(
+    "node_num: 1", "node_num: 2").replace("engine_num: 2", "engine_num: 8").replace(
+    "ulysses_sequence_parallel_size: 2", "ulysses_sequence_parallel_size: 4")
+"""test_criticbudget_s82's PPO on Qwen3-8B at 131072 tokens, 8 trainer H20s at SP 4 (8 rollout GPUs; Env, the
+critic resident), its own budget 32768 = ``ceil(131072 / 4)``, the least that holds a sequence at SP 4."""
+SP_1 = "    critic: {ulysses_sequence_parallel_size: 1}\n"
+"""The critic's own SP 1: Trinity with verl before 0.8 raises its budget to ``ceil(131072 / 1) = 131072``."""
+SP_KEY = "trainer.trainer_config.critic.ulysses_sequence_parallel_size"
+
+
+@pytest.fixture(autouse=True)
+def _env_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+
+
+def _current(cli: Cli, tmp_path: Path, text: str, *options: str) -> tuple[int, dict[str, object]]:
+    """``--check --json``'s exit status and ``current`` for `text` on H20s with `options`."""
+    (tmp_path / "c.yaml").write_text(text)
+    status, out, err = cli("--from-config", str(tmp_path / "c.yaml"), "--gpu", "h20", "--check", "--json", *options)
+    assert status in (0, 1), err
+    return status, dict(json.loads(out)[0]["current"])
+
+
+def _sp_lines(current: dict[str, object]) -> list[str]:
+    """The ``role-sp-differs`` lines of `current`."""
+    pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
+    return [words for code, words in pairs if code == "role-sp-differs"]
+
+
+def _memory() -> tuple[solver.Catalog, Coefficients]:
+    """The catalogue and the memory model's coefficients."""
+    return solver.load_catalog(), load_memory_model().coefficients
+
+
+@pytest.mark.parametrize(("version", "sps"), [((), [1, 4]), (("--trinity-version", "0.6"), [1, 4]),
+                                              (("--trinity-version", "0.5"), [1])])
+def test_a_critic_at_its_own_sp_1_no_longer_fits(cli: Cli, tmp_path: Path, version: tuple[str, ...],
+                                                 sps: list[int]) -> None:
+    status, current = _current(cli, tmp_path, CONFIG + SP_1, *version)
+    # before: trains (estimated: 75.0 GiB for the actor's pass and 50.2 for the critic's own update at SP 4)
+    assert (status, current["trains"], current["plan"], current["critic_sps"]) == (1, False, None, sps)
+    assert current["predicted"] == [75.0, 87.9]
+    assert current["predicted_critic_pass"] == [103.86, 87.85]
+    assert ("says it trains (the memory model predicts 75.0 GiB per GPU, of 87.9 usable, but 103.86 GiB at the PPO "
+            "critic's own update, more than the 87.85 usable)") in str(current["verdict"])
+    at = "SP 1" if version[-1:] == ("0.5",) else "the one of SP 1 and SP 4 that needs the most"
+    need = "(103.9 GiB" if version[-1:] == ("0.5",) else "(SP 1, 103.9 GiB"
+    (line,) = _sp_lines(current)
+    assert line.startswith(f"{SP_KEY} 1 is not ")
+    assert (f"the verdict counts the critic's update at {at} {need} per H20-96GB GPU, of 87.9 usable), its token "
+            "budget raised to hold a sequence there, and the plans at SP 4: set them alike (--write does)") in line
+
+
+def test_the_figure_is_the_breakdowns_terms_at_sp_1_and_131072_tokens() -> None:
+    catalog, coefficients = _memory()
+    model, memory = catalog.model("Qwen3-8B"), catalog.gpu("h20").memory_gib
+    counted = breakdown(model, memory, 8, Setting(env=True, sp=4), 131072, coefficients, 0.0, 32768,
+                        critic="resident", critic_sp=1)
+    terms = calibrated_terms(model, 8, Setting(env=True, sp=1), 131072, coefficients)
+    actor = terms["states"] * actor_held_at_critic_pass(model, 8)  # 15.70 x 12/16 = 11.77
+    others = sum(terms[term] for term in CRITIC_PASS_TERMS if term not in ("states", "checkpoints", "recompute"))
+    per_token = max(terms["checkpoints"] + terms["recompute"], token_floor_gib(model, 131072, logits=False))  # 73.75
+    critic = critic_states_gib(model, 8)  # 16 bytes x 7.57e9 / 8 GPUs = 14.10 GiB
+    assert (round(actor, 2), round(others, 2), round(per_token, 2), round(critic, 2)) == (11.77, 4.23, 73.75, 14.1)
+    assert counted.critic_pass_gib == pytest.approx(actor + others + per_token + critic, abs=1e-9)
+    figures = (round(counted.critic_pass_gib, 1), counted.tokens_per_gpu, round(counted.total_gib, 1))
+    assert figures == (103.9, 32768, 75.0)
+    assert not counted.fits and counted.critic_pass_binds
+
+
+def test_at_sp_2_the_figure_is_unchanged_at_the_default_budget_and_fits_at_32768(cli: Cli, tmp_path: Path) -> None:
+    catalog, coefficients = _memory()
+    model, memory, setting = catalog.model("Qwen3-8B"), catalog.gpu("h20").memory_gib, Setting(env=True, sp=4)
+    plain = breakdown(model, memory, 8, setting, 131072, coefficients, critic="resident")
+    at_2 = breakdown(model, memory, 8, setting, 131072, coefficients, critic="resident",
+                     critic_sp=2)
+    # 65536 = ceil(131072 / 2): the budget holds a sequence at SP 2, so the critic's tokens are the actor's
+    assert at_2 == plain and round(plain.critic_pass_gib, 1) == 70.2
+    status, current = _current(cli, tmp_path, CONFIG + SP_1.replace("size: 1", "size: 2"))
+    # at 32768 its budget is raised to 65536 = ceil(131072 / 2): 70.2 GiB, which fits
+    assert (status, current["trains"], current["critic_sps"]) == (0, True, [2, 4])
+    (line,) = _sp_lines(current)
+    assert "(SP 2, 70.2 GiB per H20-96GB GPU, of 87.9 usable)" in line
+
+
+@pytest.mark.parametrize("critic", ["", "    critic: {ulysses_sequence_parallel_size: 4}\n"])
+def test_a_config_without_its_own_critic_sp_is_judged_as_before(cli: Cli, tmp_path: Path, critic: str) -> None:
+    # before and now (main's words): it trains, the critic counted at SP 4
+    status, current = _current(cli, tmp_path, CONFIG + critic)
+    assert (status, current["trains"], current["critic_sps"], _sp_lines(current)) == (0, True, [], [])
+    assert "predicts 75.0 GiB per GPU for the actor's pass and 50.2 for the critic's own update" in str(
+        current["verdict"])
+
+
+@pytest.mark.parametrize(("setting", "lora_rank", "critic"), [
+    (Setting(env=True, sp=4), 0, "resident"), (Setting(offload=True, sp=2), 0, "reloaded"),
+    (Setting(env=True, sp=8), 32, "offloaded")])
+def test_the_critic_at_the_trainers_sp_is_bit_identical(setting: Setting, lora_rank: int,
+                                                          critic: CriticStates) -> None:
+    catalog, coefficients = _memory()
+    model, memory = catalog.model("Qwen3-8B"), catalog.gpu("h20").memory_gib
+    plain = breakdown(model, memory, 8, setting, 65536, coefficients, lora_rank=lora_rank,
+                      critic=critic)
+    assert breakdown(model, memory, 8, setting, 65536, coefficients, lora_rank=lora_rank,
+                     critic=critic, critic_sp=setting.sp) == plain
+
+
+def test_a_critic_of_another_model_is_counted_at_its_own_sp(cli: Cli, tmp_path: Path) -> None:
+    # its heads are unknown, so no release refuses its SP for them: counted at SP 1 as a critic of Qwen3-8B's shape
+    text = (CONFIG + SP_1).replace("max_model_len: 131072,",
+                                   "max_model_len: 131072, critic_model_path: /models/critic,")
+    status, current = _current(cli, tmp_path, text)
+    assert (status, current["trains"], current["critic_sps"]) == (1, False, [1, 4])
+    assert current["predicted_critic_pass"] == [103.86, 87.85]
+    (line,) = _sp_lines(current)
+    assert line.endswith("(SP 1, 103.9 GiB per H20-96GB GPU, of 87.9 usable), its token budget raised to hold a "
+                         "sequence there, and the plans at SP 4: --write keeps it: the critic is "
+                         "model.critic_model_path's, whose heads rft-solver does not know")
+
+
+def test_a_critic_sp_the_release_refuses_is_not_counted(cli: Cli, tmp_path: Path) -> None:
+    # SP 3 does not divide 8 GPUs: Trinity with verl before 0.8 refuses the config, 0.6 on verl 0.8 runs it at SP 4
+    status, current = _current(cli, tmp_path, CONFIG + SP_1.replace("size: 1", "size: 3"), "--trinity-version", "0.6")
+    assert (status, current["trains"], current["critic_sps"]) == (0, True, [])
+    (line,) = _sp_lines(current)
+    assert line.endswith("the verdict and the plans count the critic at SP 4: set them alike (--write does)")
