@@ -1,0 +1,42 @@
+"""What a user of two nodes of 8 H200s training Qwen3-32B and Llama-3.1-70B past the tables trips on (persona74, s84)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+H200_CELLS = ("gpu: H200\nmemory_gb: 141\nsource: our runs\ntables:\n"
+              "  - gpus: {gpus}\n    section: mine\n    models: [Qwen3-32B, Llama-3.1-70B]\n    rows:\n"
+              "      - {{max_model_len: 131072, cells: {{Qwen3-32B: {cell}, Llama-3.1-70B: {other}}}}}\n")
+"""Cells of yours on H200s: one row, a cell per model."""
+
+
+@pytest.mark.parametrize("command", [("calibrate",), ("--model", "32B", "--gpu", "h200", "--gpus", "16", "--len", "128k"),
+                                     ("tables", "--gpu", "h200")])
+def test_a_cell_of_sp_across_nodes_gets_a_note_saying_it_counts_only_as_trained(cli, tmp_path: Path,
+                                                                                 command: tuple[str, ...]):
+    # SP=16 on 16 GPUs (two nodes of 8) is outside the order cells are read in: the Env + SP=8 the user tried first
+    # is not counted as out of memory, and on nodes of 8 no plan takes SP=16. It used to pass without a word.
+    cells = tmp_path / "h200.yaml"
+    cells.write_text(H200_CELLS.format(gpus=16, cell="Env + SP=16", other="Env + Offload + SP=8"), encoding="utf-8")
+    prog = "solve" if command[0].startswith("--") else f"solve {command[0]}"
+    status, _, err = cli(*command, "--cells", str(cells))
+    assert status == 0 and (
+        f"{prog}: note: {cells}: table gpus=16, row max_model_len=131072, Qwen3-32B: 'Env + SP=16' is outside the "
+        "order cells are read in (SP=16 puts each SP group across nodes of 8 GPUs, and rft-solver plans it only where "
+        "--node-gpus gives nodes of 16 or more): it counts as a setting that trained, not as saying that the settings "
+        "before it ran out of memory\n") in err
+    cells.write_text(H200_CELLS.format(gpus=16, cell="Env + SP=8", other="Env + Offload + SP=8"), encoding="utf-8")
+    status, _, err = cli(*command, "--cells", str(cells))
+    assert status == 0 and "outside the order" not in err
+
+
+def test_offload_without_env_gets_the_note_with_the_cells_after_the_first_counted(cli, tmp_path: Path):
+    cells = tmp_path / "h200.yaml"
+    cells.write_text(H200_CELLS.format(gpus=8, cell="Offload + SP=8", other="Offload + SP=4"), encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(cells))
+    assert status == 0 and (
+        f"solve calibrate: note: {cells}: table gpus=8, row max_model_len=131072, Qwen3-32B: 'Offload + SP=8' (and 1 "
+        "more cell) is outside the order cells are read in (the order tries Offload with Env only): it counts as a "
+        "setting that trained, not as saying that the settings before it ran out of memory\n") in err
