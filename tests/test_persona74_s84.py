@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,20 @@ def test_solve_memory_counts_the_reference_model_by_the_release_it_is_given_as_t
     text = (Path(__file__).parent.parent / "docs" / "memory.md").read_text(encoding="utf-8")
     assert "in `solve memory`, which takes none" not in text
     assert "(`--trinity-version`, `solve`'s and\n`solve memory`'s, the API's `trinity_version=`" in text
+
+
+def test_a_fit_on_cells_of_two_nodes_is_not_said_to_be_calibrated_on_one(cli, tmp_path: Path):
+    # A fit on cells of 16 H200s (two nodes of 8, as cells are read) said "2 nodes (NCCL's memory calibrated on one
+    # node)" of an estimate on those very 16 GPUs; it is beyond its calibration only on more nodes than that.
+    cells, fit = tmp_path / "h200.yaml", tmp_path / "fit.yaml"
+    cells.write_text(H200_CELLS.format(gpus=16, cell="Env + SP=8", other="Env + Offload + SP=8"), encoding="utf-8")
+    assert cli("calibrate", "--cells", str(cells), "--out", str(fit))[0] == 0
+    asked = ("memory", "--model", "Llama-3.1-70B", "--gpu", "h200", "--len", "128k", "--sp", "8", "--env", "--offload",
+             "--memory-model", str(fit), "--json")
+    status, out, _ = cli(*asked, "--gpus", "16")
+    assert status == 0 and json.loads(out)["beyond_calibration"] == []
+    status, out, _ = cli(*asked, "--gpus", "32")
+    assert status == 0 and json.loads(out)["beyond_calibration"] == [
+        "32 GPUs (calibrated up to 16)", "4 nodes (NCCL's memory calibrated on up to 2 nodes)"]
+    status, out, _ = cli(*asked[:-3], "--gpus", "16", "--json")  # the shipped fit's tables ran on one node
+    assert status == 0 and "2 nodes (NCCL's memory calibrated on one node)" in json.loads(out)["beyond_calibration"]
