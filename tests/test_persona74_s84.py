@@ -73,3 +73,20 @@ def test_a_fit_on_cells_of_two_nodes_is_not_said_to_be_calibrated_on_one(cli, tm
         "32 GPUs (calibrated up to 16)", "4 nodes (NCCL's memory calibrated on up to 2 nodes)"]
     status, out, _ = cli(*asked[:-3], "--gpus", "16", "--json")  # the shipped fit's tables ran on one node
     assert status == 0 and "2 nodes (NCCL's memory calibrated on one node)" in json.loads(out)["beyond_calibration"]
+
+
+@pytest.mark.parametrize("written", ["--tp", "--tensor-parallel-size", "--tensor_model_parallel_size"])
+@pytest.mark.parametrize("command", [(), ("memory", "--sp", "8")])
+def test_a_tensor_parallel_option_is_told_the_trainer_has_none_not_did_you_mean_top(cli, written: str,
+                                                                                    command: tuple[str, ...]):
+    # --tp, from Megatron or vLLM, was answered "did you mean --top?" (a typo away): the FSDP trainer has no tensor
+    # parallelism; SP is what splits its sequences, and the rollout's TP is its own key.
+    prog = " ".join(("solve", *command[:1]))
+    status, out, err = cli(*command, "--model", "32B", "--gpu", "h200", "--gpus", "16", "--len", "64k", written, "2")
+    assert (status, out) == (2, "") and err.endswith(
+        f"{prog}: error: unrecognized arguments: {written} 2 (the trainer rft-solver plans, verl's FSDP, has no tensor "
+        "parallelism: Ulysses SP splits each sequence over --sp S GPUs instead; the rollout's tensor parallelism is "
+        "its own, explorer.rollout_model.tensor_parallel_size)\n") and err.count("\n") == 2
+    if not command:  # a typo of --top is still told it
+        status, _, err = cli("--model", "32B", "--gpu", "h200", "--gpus", "16", "--len", "64k", "--to", "2")
+        assert status == 2 and err.endswith("--to 2 (did you mean --top?)\n")
