@@ -90,3 +90,18 @@ def test_a_tensor_parallel_option_is_told_the_trainer_has_none_not_did_you_mean_
     if not command:  # a typo of --top is still told it
         status, _, err = cli("--model", "32B", "--gpu", "h200", "--gpus", "16", "--len", "64k", "--to", "2")
         assert status == 2 and err.endswith("--to 2 (did you mean --top?)\n")
+
+
+@pytest.mark.parametrize(("field", "option"), [("margin: 0.05", "--margin F"), ("memory_model: fit.yaml",
+                                                "--memory-model FILE"), ("token_budget: auto", "--token-budget MODE|N")])
+def test_a_jobs_field_that_is_a_cluster_option_is_told_the_option(cli, tmp_path: Path, field: str, option: str):
+    # A wider margin for the one job far past the calibration (Llama-3.1-70B) was refused as an unknown field alone.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: h200, gpu: H200, nodes: 2, gpus_per_node: 8}\njobs:\n"
+                     f"  - name: big\n    model: Llama-3.1-70B\n    max_model_len: 65536\n    {field}\n", encoding="utf-8")
+    key = field.split(":")[0]
+    assert cli("cluster", str(fleet)) == (2, "", (
+        f"solve cluster: error: {fleet}: job big: unknown field '{key}' (solve cluster's {option} gives it, for every "
+        "job of the file; fields: name, max_model_len, rollout_gpus, priority, pool, required, train_batch_size, "
+        "lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, trinity_version, model, "
+        "model_config)\n"))
