@@ -1466,8 +1466,9 @@ def beyond_calibration(
     empty when within it, or when the range is not known. There the prediction extrapolates the fitted
     terms, and a measurement is worth more than usual. A trainer on more nodes of `node_gpus` GPUs than the
     observations spanned is beyond it too (`calibrated_nodes`): the flat overhead counts NCCL's memory (RCCL's on an
-    AMD GPU, where `rocm`: `gpu_runtime`) as the observations took it. A mixture of experts' phrase says how its routed experts were counted
-    (`expert_layout_words`: under a release holding them as `experts`, with LoRA at `lora_rank` or not)."""
+    AMD GPU, where `rocm`: `gpu_runtime`) as the observations took it. A mixture of experts' phrase says how its
+    routed experts were counted (`expert_layout_words`: under a release holding them as `experts`, with LoRA at
+    `lora_rank` or not)."""
     if calibrated is None:
         return ()
     least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
