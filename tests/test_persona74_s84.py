@@ -34,6 +34,19 @@ def test_a_cell_of_sp_across_nodes_gets_a_note_saying_it_counts_only_as_trained(
     assert status == 0 and "outside the order" not in err
 
 
+def test_solve_cluster_names_a_pools_gpus_per_node_for_a_cell_of_sp_across_nodes(cli, tmp_path: Path):
+    cells, fleet = tmp_path / "h200.yaml", tmp_path / "fleet.yaml"
+    cells.write_text(H200_CELLS.format(gpus=16, cell="Env + SP=16", other="Env + Offload + SP=8"), encoding="utf-8")
+    fleet.write_text("pools:\n  - {name: h200, gpu: H200, nodes: 2, gpus_per_node: 8}\njobs:\n"
+                     "  - {name: long, model: Qwen3-32B, max_model_len: 65536}\n", encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet), "--cells", str(cells))
+    assert status == 0 and (
+        f"solve cluster: note: {cells}: table gpus=16, row max_model_len=131072, Qwen3-32B: 'Env + SP=16' is outside "
+        "the order cells are read in (SP=16 puts each SP group across nodes of 8 GPUs, and rft-solver plans it only "
+        "where a pool's gpus_per_node is 16 or more): it counts as a setting that trained, not as saying that the "
+        "settings before it ran out of memory\n") in err
+
+
 def test_offload_without_env_gets_the_note_with_the_cells_after_the_first_counted(cli, tmp_path: Path):
     cells = tmp_path / "h200.yaml"
     cells.write_text(H200_CELLS.format(gpus=8, cell="Offload + SP=8", other="Offload + SP=4"), encoding="utf-8")

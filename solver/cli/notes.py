@@ -230,8 +230,9 @@ def note_cells_off_order(prog: str, path: Path, gpu_type: GpuType, catalog: Cata
            if setting is not None and setting not in tried_settings(catalog.model(name), table.gpus)]
     if off:
         gpus, length, name, setting = off[0]
+        nodes = "a pool's gpus_per_node is" if prog == "solve cluster" else "--node-gpus gives nodes of"
         why = (f"SP={setting.sp} puts each SP group across nodes of {NODE_GPUS} GPUs, and rft-solver plans it only "
-               f"where --node-gpus gives nodes of {setting.sp} or more"
+               f"where {nodes} {setting.sp} or more"
                if gpus > NODE_GPUS and NODE_GPUS % setting.sp else "the order tries Offload with Env only")
         more = f" (and {counted(len(off) - 1, 'more cell')})" if len(off) > 1 else ""
         print_note(
