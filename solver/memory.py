@@ -1496,10 +1496,11 @@ def beyond_calibration(
     """Where an estimate lies outside the range of the observations the memory model was calibrated on
     (`calibrated`), one phrase per quantity with its code, compared as shown (parameters to 0.1B, memory to 1 GiB);
     empty when within it, or when the range is not known. There the prediction extrapolates the fitted
-    terms, and a measurement is worth more than usual. A trainer on more than one node of `node_gpus` GPUs is
-    beyond it too: observations record no nodes, and the flat overhead counts NCCL's memory (RCCL's on an AMD GPU,
-    where `rocm`: `gpu_runtime`) as on one node. A mixture of experts' phrase says how its routed experts were counted
-    (`expert_layout_words`: under a release holding them as `experts`, with LoRA at `lora_rank` or not)."""
+    terms, and a measurement is worth more than usual. A trainer on more nodes of `node_gpus` GPUs than the
+    observations spanned is beyond it too (`calibrated_nodes`): the flat overhead counts NCCL's memory (RCCL's on an
+    AMD GPU, where `rocm`: `gpu_runtime`) as the observations took it. A mixture of experts' phrase says how its
+    routed experts were counted (`expert_layout_words`: under a release holding them as `experts`, with LoRA at
+    `lora_rank` or not)."""
     if calibrated is None:
         return ()
     least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
@@ -1508,7 +1509,8 @@ def beyond_calibration(
     fewer = smallest is not None and round(model.parameters_b, 1) < round(smallest, 1)
     least_vocab, most_vocab = calibrated.least_vocab_size, calibrated.most_vocab_size
     fewest = calibrated.fewest_gpus
-    nodes = ceil(gpus / node_gpus)
+    nodes, measured_nodes = ceil(gpus / node_gpus), calibrated_nodes(calibrated)
+    measured_on = "one node" if measured_nodes == 1 else f"up to {measured_nodes} nodes"
     vocab_range = f"{least_vocab}" if least_vocab == most_vocab else f"{least_vocab} to {most_vocab}"
     outside = [
         (larger_than_calibrated(model, calibrated), BeyondCode.LARGER_MODEL,
@@ -1525,7 +1527,8 @@ def beyond_calibration(
         (not least <= round(memory_gib) <= most, BeyondCode.OTHER_GPU_MEMORY,
          f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
         (gpus > calibrated.most_gpus, BeyondCode.MORE_GPUS, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
-        (nodes > 1, BeyondCode.MORE_NODES, f"{nodes} nodes ({gpu_runtime(rocm)[1]}'s memory calibrated on one node)"),
+        (nodes > measured_nodes, BeyondCode.MORE_NODES,
+         f"{nodes} nodes ({gpu_runtime(rocm)[1]}'s memory calibrated on {measured_on})"),
         (fewest is not None and gpus < fewest, BeyondCode.FEWER_GPUS,
          f"{counted(gpus, 'GPU')} (calibrated from {fewest})"),
         (setting.sp > calibrated.largest_sp, BeyondCode.LARGER_SP,
@@ -1536,6 +1539,12 @@ def beyond_calibration(
          f"{tokens_per_gpu} tokens per GPU (calibrated on fits of up to {calibrated.most_tokens_per_gpu})"),
     ]
     return tuple(Beyond(code, words) for is_outside, code, words in outside if is_outside)
+
+
+def calibrated_nodes(calibrated: CalibrationRange) -> int:
+    """The nodes the observations of `calibrated` spanned: the documented tables' ran on one; cells of yours on more
+    GPUs than a node of `NODE_GPUS` are read on such nodes (`tried_settings`), so a fit on 16 GPUs saw two."""
+    return ceil(calibrated.most_gpus / NODE_GPUS)
 
 
 def larger_than_calibrated(model: Model, calibrated: CalibrationRange) -> bool:

@@ -433,24 +433,41 @@ def _source_order(model: Any, n: int) -> list[tuple[bool, bool, int]]:
     return [(env, False, s) for s in degrees for env in (False, True)] + [(True, True, s) for s in degrees]
 
 
+_ROWS_SAYING_SO: dict[tuple[int, int, bool, bool, int], tuple[Table, Any, tuple[bool, ...]]] = {}
+"""`_rows_saying_so`'s answers by the ids of the table and the model, and the switches; each kept with its table and
+model, so that neither id names another object while it is kept."""
+
+
+def _rows_saying_so(table: Table, model: Any, env: bool, offload: bool, sp: int) -> tuple[bool, ...]:
+    """For each row of `table`, whether it says the setting ran out of memory: a setting the source tried before the
+    row's cell (every one it tried, at a `-`) is at least as strong in Env, Offload and SP. Worked out once per table,
+    model and setting: the estimates ask it of many lengths (a bisection each)."""
+    key = (id(table), id(model), env, offload, sp)
+    if key not in _ROWS_SAYING_SO:
+        tried = _source_order(model, table.gpus)
+
+        def says_so(row: Any) -> bool:
+            cell = row.setting(_cell_column(table, model))
+            setting = None if cell is None else (cell.env, cell.offload, cell.sp)
+            failed = tried if setting is None else tried[: tried.index(setting)] if setting in tried else []
+            return any(e >= env and o >= offload and s >= sp for e, o, s in failed)
+
+        _ROWS_SAYING_SO[key] = (table, model, tuple(says_so(row) for row in table.rows))
+    return _ROWS_SAYING_SO[key][2]
+
+
 def _ran_out_of_memory(table: Table, model: Any, env: bool, offload: bool, sp: int, length: int) -> bool:
     """Whether `table` (for its own GPU count) says the setting runs out of memory at `length`: at some
     row up to row(L) (every row when L is past the table), a setting the source tried before the cell's
-    (every one it tried, at a `-`) is at least as strong in Env, Offload and SP; unless no row up to L itself
-    says so and a row shorter than L takes as many tokens per GPU at Trinity's default, ceil(2 x row / sp), as L
-    does (the memory follows the tokens: at SP=4, 30002 takes 15001, as 30001 does)."""
-    tried = _source_order(model, table.gpus)
-
-    def says_so(row: Any) -> bool:
-        cell = row.setting(_cell_column(table, model))
-        key = None if cell is None else (cell.env, cell.offload, cell.sp)
-        failed = tried if key is None else tried[: tried.index(key)] if key in tried else []
-        return any(e >= env and o >= offload and s >= sp for e, o, s in failed)
-
+    (every one it tried, at a `-`) is at least as strong in Env, Offload and SP (`_rows_saying_so`); unless no row up
+    to L itself says so and a row shorter than L takes as many tokens per GPU at Trinity's default, ceil(2 x row / sp),
+    as L does (the memory follows the tokens: at SP=4, 30002 takes 15001, as 30001 does)."""
+    said = zip(table.rows, _rows_saying_so(table, model, env, offload, sp), strict=True)
     last = _row_for_length(table, length) or table.rows[-1]
-    if not any(says_so(row) for row in table.rows if row.max_model_len <= last.max_model_len):
+    saying = [row.max_model_len for row, says_so in said if says_so and row.max_model_len <= last.max_model_len]
+    if not saying:
         return False
-    if any(says_so(row) for row in table.rows if row.max_model_len <= length):
+    if any(row_length <= length for row_length in saying):
         return True
     return not any(_max_token_len_per_gpu(row.max_model_len, sp) >= _max_token_len_per_gpu(length, sp)
                    for row in table.rows if row.max_model_len < length)

@@ -1176,19 +1176,33 @@ def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(solve_script: 
     (["cluster", str(EXAMPLES / "fleet.yaml"), "--emit-dir", "configs"], "--emit-dir configs"),
     (["examples"], "docs/examples"),
 ], ids=["out", "svg", "calibrate-out", "emit-dir", "examples"])
-def test_a_relative_path_from_a_removed_working_directory_is_one_line(solve_script: Path, tmp_path: Path,
-                                                                      argv: list[str], path: str):
+def test_a_relative_path_from_a_removed_working_directory_is_one_line(cli, monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path, argv: list[str], path: str):
     # The shell's folder was removed under it (a rebuilt checkout): a relative path names nothing; no traceback. The
     # line names the option that gives the file, as every error about it does (--out, --svg and calibrate's --out
-    # named the file alone; --emit-dir said 'cannot write: No such file or directory').
+    # named the file alone; --emit-dir said 'cannot write: No such file or directory'). In-process: the next test
+    # starts the installed command there.
     gone = tmp_path / "gone"
     gone.mkdir()
-    result = subprocess.run([str(solve_script), *argv], cwd=gone, capture_output=True, text=True, timeout=60,
-                            check=False, preexec_fn=lambda: os.rmdir(gone))  # run after the child's chdir
+    monkeypatch.chdir(gone)
+    gone.rmdir()
     prog = "solve" if argv[0].startswith("-") else f"solve {argv[0]}"
-    assert (result.returncode, result.stdout, result.stderr) == (2, "", (
+    assert cli(*argv) == (2, "", (
         f"{prog}: error: {path}: the working directory, where a relative path starts, no longer exists; cd to one "
         "that does, or give an absolute path\n"))
+
+
+def test_the_installed_command_started_in_a_removed_working_directory_says_so_in_one_line(solve_script: Path,
+                                                                                           tmp_path: Path):
+    # The case above as a shell starts it: the console script's interpreter starts in the removed folder.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "a100", "--out", "plan.yaml"],
+                            cwd=gone, capture_output=True, text=True, timeout=60, check=False,
+                            preexec_fn=lambda: os.rmdir(gone))  # run after the child's chdir
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", (
+        "solve: error: --out plan.yaml: the working directory, where a relative path starts, no longer exists; cd to "
+        "one that does, or give an absolute path\n"))
 
 
 @pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100"], ["--help"]])

@@ -26,26 +26,31 @@ from solver.tables import QueryError
 Cli = Callable[..., tuple[int, str, str]]
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = solver.load_catalog()
-FITTED = solver.calibrate_memory_model([ROOT / "docs" / "examples" / "my-cells.yaml"], with_tables=True).memory_model
-"""A memory model of one's own (its source: ``calibrated on my-cells.yaml and the documented tables``)."""
 ASKED = {"model": "32B", "gpu": "h20", "gpus": 2, "max_model_len": 131072}
 """A breakdown that does not train (so its text ends in the planner's call)."""
 ARGV = ["--model", "32B", "--gpu", "h20", "--gpus", "2", "--len", "131072"]
 """`ASKED` as ``solve memory``'s flags."""
 CALL = 'solver.plan("Qwen3-32B", gpu="H20-96GB", budget_gpus=2, max_model_len=131072, margin=0.01'
-"""The planner's call for `ASKED` with `FITTED` (whose default margin is 0.01), up to its memory keyword."""
+"""The planner's call for `ASKED` with `fitted` (whose default margin is 0.01), up to its memory keyword."""
+
+
+@pytest.fixture(scope="module")
+def fitted() -> solver.MemoryModel:
+    """A memory model of one's own (its source: ``calibrated on my-cells.yaml and the documented tables``), fitted
+    once for the tests that use it, not as the module is collected."""
+    return solver.calibrate_memory_model([ROOT / "docs" / "examples" / "my-cells.yaml"], with_tables=True).memory_model
 
 
 @pytest.fixture
-def memory_file(tmp_path: Path) -> Path:
-    """`FITTED` written as a memory-model file."""
+def memory_file(tmp_path: Path, fitted: solver.MemoryModel) -> Path:
+    """`fitted` written as a memory-model file."""
     path = tmp_path / "mine.yaml"
-    path.write_text(memory_model_yaml(FITTED), encoding="utf-8")
+    path.write_text(memory_model_yaml(fitted), encoding="utf-8")
     return path
 
 
 def test_memory_text_with_a_memory_model_file_is_solve_memory_s_but_for_the_call_which_names_the_file(
-        cli: Cli, monkeypatch: pytest.MonkeyPatch, memory_file: Path) -> None:
+        cli: Cli, monkeypatch: pytest.MonkeyPatch, memory_file: Path, fitted: solver.MemoryModel) -> None:
     monkeypatch.setenv("COLUMNS", "400")
     status, printed, _ = cli("memory", *ARGV, "--memory-model", str(memory_file))
     answer = solver.memory_answer(**ASKED, memory=str(memory_file))  # type: ignore[arg-type]
@@ -53,29 +58,29 @@ def test_memory_text_with_a_memory_model_file_is_solve_memory_s_but_for_the_call
     command = f"  solve {' '.join(ARGV)} --memory-model {memory_file}\n"
     call = f'  {CALL}, memory=solver.load_memory_model("{memory_file}"))\n'
     assert status == 1 and printed.endswith(command) and text == printed.replace(command, call)
-    assert f"margin 0.01, memory model: {FITTED.own_source}\n" in text and "MEMORY" not in text
-    assert (answer.memory_model, answer.memory_model_source) == (str(memory_file), FITTED.own_source)
+    assert f"margin 0.01, memory model: {fitted.own_source}\n" in text and "MEMORY" not in text
+    assert (answer.memory_model, answer.memory_model_source) == (str(memory_file), fitted.own_source)
     # The JSON is solve memory --json's, the file and the source in it.
     _, out, _ = cli("memory", *ARGV, "--memory-model", str(memory_file), "--json")
     in_command_words = solver.memory_answer(**ASKED, memory=str(memory_file),  # type: ignore[arg-type]
                                             option_names=COMMAND_OPTIONS)
     assert json.loads(solver.render.memory_json(in_command_words)) == json.loads(out)
     assert (json.loads(out)["memory_model"], json.loads(out)["memory_model_source"]) == (
-        str(memory_file), FITTED.own_source)
+        str(memory_file), fitted.own_source)
     # The call runs as printed, with the same memory model.
     (planned,) = eval(call.strip(), {"solver": solver})  # the text's own call
-    assert planned.memory_model_source == FITTED.own_source and planned.margin == answer.margin
+    assert planned.memory_model_source == fitted.own_source and planned.margin == answer.margin
 
 
 def test_memory_text_with_a_memory_model_passed_asks_for_it_by_its_source(
-        cli: Cli, monkeypatch: pytest.MonkeyPatch, memory_file: Path) -> None:
+        cli: Cli, monkeypatch: pytest.MonkeyPatch, memory_file: Path, fitted: solver.MemoryModel) -> None:
     monkeypatch.setenv("COLUMNS", "400")
     _, printed, _ = cli("memory", *ARGV, "--memory-model", str(memory_file))
-    answer = solver.memory_answer(**ASKED, memory=FITTED)  # type: ignore[arg-type]
-    assert (answer.memory_model, answer.memory_model_source) == (None, FITTED.own_source)
+    answer = solver.memory_answer(**ASKED, memory=fitted)  # type: ignore[arg-type]
+    assert (answer.memory_model, answer.memory_model_source) == (None, fitted.own_source)
     text = solver.memory_text(answer, width=400)
     asks = ("to find a setting that trains, run the planner, which tries every SP, Env, Offload and token budget, "
-            f"with memory= the MemoryModel you passed ({FITTED.own_source}):\n  {CALL})\n")
+            f"with memory= the MemoryModel you passed ({fitted.own_source}):\n  {CALL})\n")
     assert text.endswith(asks) and "MEMORY" not in text
     # Above the planner's lines, solve memory's with the file, byte for byte (the heading names the source).
     assert text[:-len(asks)] == printed[:printed.index("to find a setting")]

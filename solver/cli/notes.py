@@ -1,10 +1,11 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
-memory as sold, or with a row off the 1024-token grid), a short --len (or a cluster file's job length), a
-config.json one term off a tabled model's shape, with multi-token prediction layers (not counted) or with
-output_router_logits (not counted), or whose class computes every expert (Llama 4), or that vLLM refuses to build
-(read for a trainer alone), or whose YaRN factor the plan replaces, a pool's GPU type or --gpu named without its
-memory where the catalogue has it with other memory too, or naming the PCIe cards of a GPU type the catalogue has as
-SXM boards, or GPU types that share a budget without --gpus that some of them would not get alone."""
+memory as sold, with a row off the 1024-token grid or with a cell outside the order cells are read in), a short
+--len (or a cluster file's job length), a config.json one term off a tabled model's shape, with multi-token
+prediction layers (not counted) or with output_router_logits (not counted), or whose class computes every expert
+(Llama 4), or that vLLM refuses to build (read for a trainer alone), or whose YaRN factor the plan replaces, a
+pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too, or naming the
+PCIe cards of a GPU type the catalogue has as SXM boards, or GPU types that share a budget without --gpus that some
+of them would not get alone."""
 
 from __future__ import annotations
 
@@ -168,8 +169,8 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
     each GPU type --gpu (`gpu`: a name or names, of `catalog`) asks for that the file's tables do not speak for
     (neither it nor one with its driver-reported memory): with less memory they are not used; with more, only their
     cells that say a setting ran out of memory are (`larger_gpu_types`); one for a GPU type of its own given by its
-    memory as sold (`memory_gb` alone), as `note_memory_as_sold`; and one for rows off the 1024-token grid
-    (`note_rows_off_grid`)."""
+    memory as sold (`memory_gb` alone), as `note_memory_as_sold`; one for rows off the 1024-token grid
+    (`note_rows_off_grid`); and one for cells outside the order they are read in (`note_cells_off_order`)."""
     from solver.tables import load_catalog
     named = dict.fromkeys(catalog.gpu(name).name for name in given_gpus(gpu))
     asked = [catalog.with_same_memory(name) for name in named]
@@ -186,6 +187,7 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
                 f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
                 f"memory_mib ({'amd' if gpu_type.rocm else 'nvidia'}-smi's total) where you have it")
         note_rows_off_grid(prog, path, gpu_type)
+        note_cells_off_order(prog, path, gpu_type, catalog)
         for each in asked:
             if any(gpu_type.name == speaking.name for speaking in each.gpu_types):
                 continue
@@ -213,6 +215,30 @@ def note_rows_off_grid(prog: str, path: Path, gpu_type: GpuType) -> None:
             f"{prog}: note: {path}: table gpus={gpus}, row max_model_len={length}{more} is not a multiple of {GRID} "
             f"tokens: a row speaks for its length and the shorter ones down to the row before, so not for {above} "
             f"({above // GRID}k) above it; check the row for a typo")
+
+
+def note_cells_off_order(prog: str, path: Path, gpu_type: GpuType, catalog: Catalog) -> None:
+    """A note on stderr where a --cells file's cells (`gpu_type`'s tables, read from `path`, their models of `catalog`)
+    name a setting outside the order cells are read in (`tried_settings`): Offload without Env, or an SP degree whose
+    groups span nodes of `NODE_GPUS`. Such a cell says that it trained, and nothing of the settings before it (a
+    user who measured SP=16 across two nodes of 8 had tried Env + SP=8 first); and an SP group across nodes vouches
+    for no plan on nodes of 8, rft-solver's default. Named: the first such cell, and how many more."""
+    from solver.rules import tried_settings
+    from solver.tables.bounds import NODE_GPUS
+    off = [(table.gpus, row.max_model_len, name, setting) for table in gpu_type.tables for row in table.rows
+           for name, setting in row.cells
+           if setting is not None and setting not in tried_settings(catalog.model(name), table.gpus)]
+    if off:
+        gpus, length, name, setting = off[0]
+        nodes = "a pool's gpus_per_node is" if prog == "solve cluster" else "--node-gpus gives nodes of"
+        why = (f"SP={setting.sp} puts each SP group across nodes of {NODE_GPUS} GPUs, and rft-solver plans it only "
+               f"where {nodes} {setting.sp} or more"
+               if gpus > NODE_GPUS and NODE_GPUS % setting.sp else "the order tries Offload with Env only")
+        more = f" (and {counted(len(off) - 1, 'more cell')})" if len(off) > 1 else ""
+        print_note(
+            f"{prog}: note: {path}: table gpus={gpus}, row max_model_len={length}, {name}: '{setting.label}'{more} is "
+            f"outside the order cells are read in ({why}): it counts as a setting that trained, not as saying that "
+            "the settings before it ran out of memory")
 
 
 SHORT_LENGTH_NOTED = 256

@@ -99,6 +99,10 @@ NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--
 """Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
 (--gpus, on nodes of --node-gpus) answers with that count."""
 
+TENSOR_PARALLEL = ("--tp", "--tp-size", "--tensor-parallel", "--tensor-parallel-size", "--tensor-model-parallel-size")
+"""Options of tensor parallelism (Megatron's, vLLM's): verl's FSDP trainer, which rft-solver plans, has none, so a
+command with --sp says what splits its long sequences instead (not --top, a typo away from --tp)."""
+
 
 class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage on errors: the problem, not the whole synopsis; options only by their whole
@@ -171,6 +175,10 @@ class Parser(argparse.ArgumentParser):
         opposite's meaning); where it is a flag of this command written another way (--nowiden, --No_Widen:
         --no-widen), that flag; else the command it names, or the option it most likely means; "" where none is."""
         spelled = _spelled(option)
+        if spelled in TENSOR_PARALLEL and "--sp" in self._option_string_actions:
+            return (" (the trainer rft-solver plans, verl's FSDP, has no tensor parallelism: Ulysses SP splits each "
+                    "sequence over --sp S GPUs instead; the rollout's tensor parallelism is its own, "
+                    "explorer.rollout_model.tensor_parallel_size)")
         opposite = _opposite(spelled)
         takes_no_value = getattr(self._option_string_actions.get(opposite), "nargs", None) == 0  # --help's too
         if option.startswith("--") and takes_no_value and self._flag(spelled) is None:

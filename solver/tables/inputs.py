@@ -639,9 +639,13 @@ class JobEntry(_JobFields):
             ("gpu", "gputype", "gpuspernode", "hostramgb", "gpumemorygb", "gpumemorymib", "gpuinterconnect",
              "nodeinterconnect", "down"),
             "a pool's field, not a job's: to keep a job to a pool, give it pool: NAME"),
+        **{field: f"solve cluster's {option} gives it, for every job of the file" for field, option in (
+            ("margin", "--margin F"), ("safetymargin", "--margin F"), ("memorymodel", "--memory-model FILE"),
+            ("tokenbudget", "--token-budget MODE|N"), ("estimate", "--estimate or --no-estimate"),
+            ("cells", "--cells FILE"))},
     }
-    """Fields a job may be given by mistake (without case or separators): for what the placement chooses, or a
-    pool's; and why it takes none."""
+    """Fields a job may be given by mistake (without case or separators): for what the placement chooses, a pool's,
+    or solve cluster's options; and why it takes none."""
 
     model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
     config_path: Text | None = Field(default=None, alias="model_config", description=(
