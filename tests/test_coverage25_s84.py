@@ -5,7 +5,10 @@ the model's length needs, or a Gemma 3's (whose length vLLM takes with no factor
 ``--current`` file that is not JSON but names ``solve`` on no line of standard error's is not told of ``2>&1``;
 ``--gpu`` of two types with ``--gpu-memory`` is offered no one sized card; ``--no-estimate``'s verdict says no critic's
 need at its own SP; ``--rank`` is told ``--lora-rank``; a critic of another model whose own SP divides the trainer GPUs
-keeps its budget judged at that SP where only its engine's SP is set to the plan's."""
+keeps its budget judged at that SP where only its engine's SP is set to the plan's; an actor's own SP below 1
+leaves its budget judged at the trainer's SP (taken as the actor's, 0 would divide by zero). Removed as unreachable:
+``_critic_at_own_sp``'s test for no critic (``critic_sps`` is empty without one) and ``_check_token_budgets``' test
+that the actor's SP is whole (read as an int key, it is)."""
 
 from __future__ import annotations
 
@@ -126,3 +129,20 @@ def test_another_models_critic_keeps_its_budget_at_its_own_sp_where_only_its_eng
             "sequence of the plan's length at the critic's own SP 3 (ceil(32768 / 3) = 10923 tokens per GPU or more)"
             ) in " ".join(err.split())
     assert f"--write keeps it: {HEADS}" in " ".join(err.split())
+
+
+@pytest.mark.parametrize("actor_sp", [0, -2, 2.5])
+def test_an_actor_sp_below_1_or_not_whole_is_not_the_actors_budgets_sp(actor_sp: float) -> None:
+    # the actor's own budget is judged at the actor's own SP only where that is at least 1 (taken as the actor's, 0
+    # would divide by zero and -2 hold every length); 2.5 is refused as no whole number (a line of its own)
+    def budget_lines(actor: dict[str, float]) -> list[str]:
+        mapping = {"model": {"model_path": "Qwen/Qwen3-14B", "max_model_len": 65536},
+                   "trainer": {"trainer_config": {"actor_rollout_ref": {"actor": actor}}}}
+        problems = trinity_config_problems(mapping, load_catalog().model("14B"), 8, version="0.6")
+        return [problem.words for problem in problems if problem.code is ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH]
+
+    budget = {"ppo_max_token_len_per_gpu": 16384}
+    (line,) = budget_lines(budget)  # the trainer's SP 1, as with no SP of the actor's
+    assert line.startswith("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 16384 x SP 1 is "
+                           "below model.max_model_len 65536: ")
+    assert budget_lines({**budget, "ulysses_sequence_parallel_size": actor_sp}) == [line]
