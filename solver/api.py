@@ -2152,7 +2152,7 @@ def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, 
     """Where the config's critic may run at SPs of its own (`CurrentSettings.critic_sps`) and estimates may speak:
     the one of them at which its update needs the most, with the breakdown there (`_verdict_breakdown`); None
     otherwise (the critic counted at the trainer's SP)."""
-    if not current.critic_sps or query.critic is None or query.estimate == "never":
+    if not current.critic_sps or query.estimate == "never":  # none without a critic (`_current`)
         return None
     return max(((sp, _verdict_breakdown(catalog, query, current, gpu, setting, own, sp)) for sp in current.critic_sps),
                key=lambda each: each[1].critic_pass_gib)

@@ -721,7 +721,7 @@ def _legacy_role_sps(checks: _ConfigChecks, version: TrinityVersion | None) -> d
     if version == "0.5":
         return {}
     sps = {name: checks.number(key) for name, key in zip(ROLES, ROLE_SP_KEYS, strict=True)}
-    return {name: int(own) for name, own in sps.items() if own is not None and own >= 1 and own == int(own)}
+    return {name: int(own) for name, own in sps.items() if own is not None and own >= 1}  # read whole (NUMBER_KEYS)
 
 
 def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, role_sps: Mapping[str, int],
