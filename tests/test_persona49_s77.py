@@ -24,8 +24,10 @@ MIXTRAL = solver.load_model_config(MIXTRAL_CONFIG)
 CATALOG = solver.load_catalog().with_model(MIXTRAL)
 # Mixtral-8x7B on 32 A100s, 8 a node, no Offload, Trinity 0.5's bf16 reference pinned: 270.8 GiB of host memory a
 # node with whole experts (0.5, 0.5.0, 0.5.2), 72 GiB less with 0.5.1's separate ones, shown rounded up: 198.8
-# (test_moerelease_s77); 0.6 pins no reference shards in bf16 but in fp32: 367.5.
-SEPARATE_HOST = "198.8 GiB per node while the model loads"
+# (test_moerelease_s77); 0.6 pins no reference shards in bf16 but in fp32: 367.5. Those count the model loaded on rank
+# 0 alone, as 0.5.1 loads the untied Mixtral (verl's rule); 0.5.2, 0.5 without its patch, and 0.6 on A100s load it on
+# every rank (s84): 8 x 46.7B x 4 bytes = 1391.9 GiB more than 174.0, 1416.7 and 1585.4.
+SEPARATE_HOST = "198.8 GiB per node while the model loads (rank 0 loading the model)"
 CHECK = (f"solve --from-config CONFIG --check --gpu A100-80GB --model-config {MIXTRAL_CONFIG} --host-ram 250 "
          "--critic none --trinity-version 0.5.1")
 
@@ -48,7 +50,7 @@ def _emitted(cli: Cli, release: str) -> tuple[int, str, str]:
 def test_the_fragment_of_a_0_5_1_plan_keeps_its_host_memory_and_release(cli: Cli, release: str) -> None:
     status, out, err = _emitted(cli, release)
     assert status == 0, err
-    assert f"# host memory: {SEPARATE_HOST}, within --host-ram 250 GiB\n" in out  # was 270.8, "within" 250
+    assert f"# host memory: {SEPARATE_HOST}, within\n# --host-ram 250 GiB\n" in out  # was 270.8, "within" 250
     assert f"#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True {CHECK}\n" in out  # was --trinity-version 0.5
 
 
@@ -64,12 +66,15 @@ def test_the_check_command_the_fragment_prints_finds_the_plan_it_was_made_from(c
     assert status == 0, err
     assert "cheapest plan for 16384 tokens on exactly 32 GPUs: optimal" in out
     assert f"host memory    {SEPARATE_HOST}, within --host-ram 250 GiB" in out
-    # 0.5's fused experts as verl 0.7 places them (fusedpad, s80): an even share, the same plan; 0.6's whole experts
+    # 0.5's fused experts as verl 0.7 places them (fusedpad, s80): an even share, the same plan, given the host memory
+    # of 0.5 without its patch loading the model on every rank (s84: 1416.7 GiB, more than 250); 0.6's whole experts
     # need Offload, its fp32 blocks by rows: none.
-    status, out, err = cli(*checked, "--trinity-version", "0.5")
+    more_host = tuple("1500" if arg == "250" else arg for arg in checked)  # --host-ram 1500
+    status, out, err = cli(*more_host, "--trinity-version", "0.5")
     assert status == 0, err
     assert "cheapest plan for 16384 tokens on exactly 32 GPUs: optimal" in out
-    assert f"host memory    {SEPARATE_HOST}, within --host-ram 250 GiB" in out
+    assert ("host memory    1416.7 GiB per node while the model loads (every rank loading the model), within --host-ram "
+            "1500 GiB") in out
     status, out, err = cli(*checked, "--trinity-version", "0.6")
     assert (status, "on exactly 32 GPUs: infeasible" in out) == (1, True), err
 
@@ -82,7 +87,7 @@ def test_a_cluster_emits_a_0_5_1_placement_as_it_placed_it(cli: Cli, tmp_path: P
     status, _, err = cli("cluster", str(fleet), "--trinity-version", "0.5.1", "--emit-dir", str(tmp_path / "out"))
     assert status == 0, err  # was 2: "job mix's plan needs 270.8 GiB of host memory per node under Trinity 0.5"
     fragment = (tmp_path / "out" / "mix.yaml").read_text(encoding="utf-8")
-    assert f"# host memory: {SEPARATE_HOST}, within the pool's host_ram_gb of 250 GiB\n" in fragment
+    assert f"# host memory: {SEPARATE_HOST}, within the\n# pool's host_ram_gb of 250 GiB\n" in fragment
     assert f"#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True {CHECK}\n" in fragment
 
 
@@ -94,7 +99,7 @@ def _planned(release: str) -> solver.Answer:
 @pytest.mark.parametrize("version", [None, "0.5.1", "v0.5.1"])
 def test_the_apis_fragment_of_a_0_5_1_answer_keeps_its_release(version: str | None) -> None:
     fragment = solver.trinity_config(_planned("0.5.1"), CATALOG, version=version)
-    assert f"# host memory: {SEPARATE_HOST}, within host_ram_gb of 250 GiB\n" in fragment
+    assert f"# host memory: {SEPARATE_HOST}, within\n# host_ram_gb of 250 GiB\n" in fragment
     # Mixtral is a model of one's own here: --model-config MODEL_CONFIG, its config.json to put there (s77)
     assert ("solve --from-config CONFIG --check --gpu A100-80GB --model-config MODEL_CONFIG --host-ram 250 --critic "
             "none --trinity-version 0.5.1\n") in fragment
@@ -124,7 +129,7 @@ def test_placement_configs_keep_the_placed_release() -> None:
     result = solver.place(fleet, catalog=CATALOG, trinity_version="0.5.1")
     assert [placement.job for placement in result.placements] == ["mix"]
     fragment = solver.placement_configs(result, fleet, CATALOG)["mix"]
-    assert f"# host memory: {SEPARATE_HOST}, within the pool's host_ram_gb of 250 GiB\n" in fragment
+    assert f"# host memory: {SEPARATE_HOST}, within the\n# pool's host_ram_gb of 250 GiB\n" in fragment
     assert fragment.count("--trinity-version 0.5.1\n") == 1
     with pytest.raises(QueryError, match=r"^job mix's plan was counted for Trinity 0\.5\.1 \(.*: its memory figures "
                                          r"do not hold for Trinity 0\.5\.2, "):
@@ -139,19 +144,20 @@ def test_solve_memory_counts_the_release_as_solve_does(cli: Cli) -> None:
     # solve --trinity-version 0.5.1 plans Env on these 32 GPUs at 58.8 GiB (test_moerelease_s77); solve memory had
     # no --trinity-version: it counted whole experts (123.6 GiB, no fit) and 0.6's host memory (367.5 GiB) for all.
     # 0.5's reference blocks as verl 0.7 places them, whole experts or separate: 198.8 (pinnedplace, s79); its fused
-    # experts placed so too, an even share on the GPUs, as 0.5.1's (fusedpad, s80).
-    for release in ("0.5.1", "0.5", "0.5.2"):
+    # experts placed so too, an even share on the GPUs, as 0.5.1's (fusedpad, s80). 0.5 without its patch and 0.5.2
+    # load the model on every rank (s84): 1416.7.
+    for release, host in (("0.5.1", "198.8 GiB"), ("0.5", "1416.7 GiB"), ("0.5.2", "1416.7 GiB")):
         status, out, err = cli(*MEMORY, "--trinity-version", release)
         assert status == 0, err
         assert out.startswith("Mixtral-8x7B-v0.1 (46.7B parameters, 12.9B active) on 32 x A100-80GB (80.0 GiB), Env, "
                               f"Trinity {release}, 16384 tokens (32768 per GPU), margin 0.01\n")
         assert "│ states        │ 22.38 │" in out and "│ total         │ 58.82 │" in out
-        assert f"host memory: {SEPARATE_HOST} (verl reads it" in out
+        assert f"host memory: {host} per node while the model loads (verl reads it" in out
     for release in (None, "0.6.0"):
         status, out, _ = cli(*MEMORY, *(("--trinity-version", release) if release else ()))
         assert status == 1  # does not fit: whole experts
         assert "│ states        │  87.21 │" in out and "│ total         │ 123.65 │" in out
-        assert "host memory: 367.5 GiB per node while the model loads" in out
+        assert "host memory: 1585.4 GiB per node while the model loads" in out  # every rank loading on A100s (s84)
         assert out.rstrip().endswith(f"--gpus 32 --len 16384{f' --trinity-version {release}' if release else ''}")
 
 
@@ -205,8 +211,9 @@ def test_write_keeps_the_releases_host_memory_and_check(cli: Cli, tmp_path: Path
     status, out, err = cli("--from-config", str(config), "--gpu", "a100-80gb", "--model-config", str(MIXTRAL_CONFIG),
                            "--trinity-version", "0.5.1", "--offload", "--write", str(written))
     assert status == 0, err
-    host = "248.3 GiB for Offload (at start-up, loading the model; 210.8 while training), per"  # the moments: s82
-    assert f"host memory    {host} node the trainer runs on (4 of 5: the other holds only its" in out
+    host = "248.3 GiB for Offload (at start-up, rank 0 loading the model; 210.8 while"  # the moments: s82
+    assert f"host memory    {host} training), per node the trainer runs on (4 of 5: the other holds only" in out
     text = written.read_text(encoding="utf-8")
-    assert f"  # host memory: {host}\n  #   node the trainer runs on (4 of 5: the other holds only its rollout)" in text
+    assert (f"  # host memory: {host}\n  #   training), per node the trainer runs on (4 of 5: the other holds only its "
+            "rollout)") in text
     assert f"--model-config {MIXTRAL_CONFIG} --trinity-version 0.5.1\n" in text
