@@ -949,8 +949,8 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "  max_model_len: 102400",  # its comment said prompt + response, which stay 4096: dropped
         "    factor: 2.5  # 推荐值 = MAX_MODEL_LEN / 40960",
         "    rope_theta: 1000000",  # the model's own, which Trinity 0.6's trainer needs (ropetheta, s78)
-        "  # host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 while",
-        "  #   training); not checked: host_ram_gb not given",
+        "  # host memory: 102.2 GiB per node for Offload (at start-up, every rank loading the model; 93.4",
+        "  #   while training); not checked: host_ram_gb not given",
         "  trainer_strategy: fsdp2",
         "  ulysses_sequence_parallel_size: 4",
         "  max_token_len_per_gpu: 51200",
@@ -970,8 +970,8 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "          optimizer_offload: true",
         "          offload_policy: true",
     ]
-    assert ("  use_dynamic_bsz: true\n  # host memory: 102.2 GiB per node for Offload (at start-up, loading the model; "
-            "93.4 while\n  #   training); not checked: host_ram_gb not given\n  trainer_strategy: fsdp2\n" in after)
+    assert ("  use_dynamic_bsz: true\n  # host memory: 102.2 GiB per node for Offload (at start-up, every rank loading the "
+            "model; 93.4\n  #   while training); not checked: host_ram_gb not given\n  trainer_strategy: fsdp2\n" in after)
     assert after.index("  offload_policy: true\n  trainer_config:\n") < after.index("# Monitoring")
     assert after.rindex("\n\n# Monitoring\n") > 0
 
@@ -1083,8 +1083,8 @@ def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_
             "  ulysses_sequence_parallel_size: 1\n")
     assert long_plan().host_memory_gb == 102.2
     assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
-        "trainer:\n  # host memory: 91.7 GiB per node for Offload (at start-up, loading the model; 82.8 while\n"
-        "  #   training); not checked: host_ram_gb not given\n"
+        "trainer:\n  # host memory: 91.7 GiB per node for Offload (at start-up, every rank loading the model; 82.8\n"
+        "  #   while training); not checked: host_ram_gb not given\n"
         "  trainer_strategy: fsdp2\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n"
         "  max_token_len_per_gpu: 51200\n")
 
@@ -1402,7 +1402,7 @@ def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert after.startswith("---\nmodel:\n    model_path: /models/Qwen3-4B/\n    max_model_len: 102400\n")
     assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    # host memory: 102.2 GiB per node for Offload (at "
-            "start-up, loading the model; 93.4 while\n    #   training); not checked: host_ram_gb not given\n"
+            "start-up, every rank loading the model; 93.4\n    #   while training); not checked: host_ram_gb not given\n"
             "    trainer_strategy: fsdp2\n") in after
     assert after.endswith("                    offload_policy: true\n\n# end of file\n")
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == [f"buffer.items: {NO_SUCH_KEY}"]
@@ -1414,14 +1414,14 @@ def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_
     # again on a second --write of the same plan; the lines after the block stay after it.
     model, plan = catalog().model("4B"), long_plan()
     fragment = trinity_fragment(plan, model, 2)
-    header = ("# host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 while training);\n"
-              "# not checked: --host-ram not given")
+    header = ("# host memory: 102.2 GiB per node for Offload (at start-up, every rank loading the model; 93.4 while\n"
+              "# training); not checked: --host-ram not given")
     assert f"\n{header}\n" in fragment
 
     def note(indent: str, eol: str = "\n") -> str:
         """The note --write leaves above trainer_strategy, at `indent`, wrapped with its hanging indentation."""
-        return (f"{indent}# host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 "
-                f"while{eol}{indent}#   training); not checked: --host-ram not given{eol}")
+        return (f"{indent}# host memory: 102.2 GiB per node for Offload (at start-up, every rank loading the model; "
+                f"93.4{eol}{indent}#   while training); not checked: --host-ram not given{eol}")
 
     before = "trainer:\n  x: 1\n  trainer_strategy: fsdp2\n\n# Monitoring\nmonitor: {}\n"
     once = patch_trinity_config(before, plan, model, option_names=COMMAND_OPTIONS)  # as --write
@@ -1430,8 +1430,8 @@ def test_patch_notes_an_offload_plans_host_memory_on_its_own_line_above_trainer_
     assert patch_trinity_config(once, plan, model, option_names=COMMAND_OPTIONS) == once
     again = patch_trinity_config(once, plan, model, version="0.5", host_ram_gb=512.0,  # 0.5's need: 91.7
                                  option_names=COMMAND_OPTIONS)
-    assert ("\n  # host memory: 91.7 GiB per node for Offload (at start-up, loading the model; 82.8 while\n"
-            "  #   training), within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n" in again)
+    assert ("\n  # host memory: 91.7 GiB per node for Offload (at start-up, every rank loading the model; 82.8\n"
+            "  #   while training), within --host-ram 512 GiB\n  trainer_strategy: fsdp2\n" in again)
     assert again.count("host memory") == 1 and "\n\n# Monitoring\nmonitor: {}\n" in again
     without = patch_trinity_config(again, sp2_plan(), model, option_names=COMMAND_OPTIONS)
     assert "host memory" not in without and "  x: 1\n  trainer_strategy: fsdp2\n" in without
@@ -1464,7 +1464,8 @@ def test_the_fragment_s_host_memory_line_says_whether_the_host_memory_given_hold
         start = next(index for index, line in enumerate(lines) if "host memory" in line)
         return " ".join(lines[start:start + 2]).replace(" # ", " ")
 
-    moment = "# host memory: 102.2 GiB per node for Offload (at start-up, loading the model; 93.4 while training)"
+    moment = ("# host memory: 102.2 GiB per node for Offload (at start-up, every rank loading the model; 93.4 while "
+              "training)")
     assert host_line() == f"{moment}; not checked: --host-ram not given"
     assert host_line(host_ram_gb=512.0) == f"{moment}, within --host-ram 512 GiB"
     assert host_line(host_ram_gb=110.5, host_ram_source="the pool's host_ram_gb") == (
