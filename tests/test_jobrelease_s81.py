@@ -18,8 +18,10 @@ from solver.render.cluster import RELEASE_NOTE
 from solver.tables import Job, Pool
 
 POOL = "  - {name: h100, gpu: h100, gpus_per_node: 6, nodes: 2, host_ram_gb: 700}\n"
-"""Two nodes of 6 H100s, 700 GiB of host memory each: Qwen3-30B-A3B at 8192 needs Offload there, whose host memory
-0.6 counts more of than 0.5.2 (899.0 GiB on 6 GPUs, 517.3 for 0.5.2), so 0.6 takes 4 GPUs (681.1 GiB)."""
+"""Two nodes of 6 H100s, 700 GiB of host memory each: Qwen3-30B-A3B at 8192 needs Offload there. 0.5.2 loads the
+untied model on every rank (113.6 GiB each), 0.6 on rank 0 alone on H100s (s84; before, both on rank 0): on 6 GPUs
+0.5.2 needs 855.8 GiB (517.3 while training), 0.6 899.0 (its fp32 reference), both more than 700, so each takes 4 GPUs,
+0.5.2 at 681.4 (every rank loading), 0.6 at 681.1."""
 
 
 def _fleet(tmp_path: Path, old: str = ", trinity_version: 0.5.2", new: str = ", trinity_version: 0.6",
@@ -44,11 +46,11 @@ def test_a_mixed_fleet_counts_each_job_under_its_own_release(cli: Cli, tmp_path:
     for run in ((), ("--trinity-version", "0.6"), ("--trinity-version", "0.5.1")):  # the run's names neither job's
         status, out, err = cli("cluster", str(fleet), "--json", *run)
         assert status == 0, err
-        assert _placed(out) == {"old": ([1], 6, 517.3, "0.5.2", "either", None, None),
+        assert _placed(out) == {"old": ([1], 4, 681.4, "0.5.2", "either", None, None),
                                 "new": ([0], 4, 681.1, "0.6", "fused", None, None)}
     # Under one release for both, as before: both as the one
     plain = _fleet(tmp_path, old="", new="", name="plain.yaml")
-    for release, (gpus, host, layout) in {"0.5.2": (6, 517.3, "either"), "0.6": (4, 681.1, "fused")}.items():
+    for release, (gpus, host, layout) in {"0.5.2": (4, 681.4, "either"), "0.6": (4, 681.1, "fused")}.items():
         status, out, _ = cli("cluster", str(plain), "--json", "--trinity-version", release)
         assert status == 0
         assert {job: placed[1:5] for job, placed in _placed(out).items()} == {
@@ -57,18 +59,22 @@ def test_a_mixed_fleet_counts_each_job_under_its_own_release(cli: Cli, tmp_path:
 
 def test_each_jobs_ways_carry_their_own_figures(tmp_path: Path) -> None:
     # The CP-SAT model takes each way's GPUs and host memory as its job's planner question gave them: the same model
-    # and length give two jobs of two releases other host figures on 6 GPUs
+    # and length give two jobs of two releases other host figures on 4 GPUs, and on 6, where neither fits in 700
     fleet = solver.load_fleet(_fleet(tmp_path))
     planner = solver.api._fleet_and_planner(  # type: ignore[attr-defined]
         fleet, weights=None, workers=1, memory=None, margin=None, catalog=None, progress=None, estimate="auto",
         token_budget="default", time_limit_s=10.0, seed=0, trinity_version=None, required=None,
         option_names=solver.rules.API_OPTIONS)[1]
-    on_six = {fleet.jobs[index].name: sorted((option.plan.gpus, option.host_tenths, option.plan.trinity_version)
-                                             for option in job_options(planner, fleet, index)
-                                             if option.plan.gpus == 6) for index in range(2)}
-    assert on_six == {"old": [(6, 5173, "0.5.2")], "new": []}  # 0.6's 899.0 GiB on 6 exceeds the pool's 700
-    assert planner.host_tenths(fleet.jobs[1], 6, True) == 8990
-    assert planner.host_tenths(fleet.jobs[0], 6, True) == 5173
+    on_four = {fleet.jobs[index].name: [(option.plan.gpus, option.host_tenths, option.plan.trinity_version,
+                                         option.plan.model_loading)
+                                        for option in job_options(planner, fleet, index) if option.plan.gpus == 4]
+               for index in range(2)}
+    assert on_four == {"old": [(4, 6814, "0.5.2", "every-rank")], "new": [(4, 6811, "0.6", "rank-0")]}
+    for index, tenths in ((1, 8990), (0, 8558)):  # 0.6's 899.0 GiB and 0.5.2's 855.8 on 6: no way there
+        options = job_options(planner, fleet, index)
+        [four] = [option.plan for option in options if option.plan.gpus == 4]
+        assert planner.host_tenths(fleet.jobs[index], four.model_copy(update={"gpus": 6})) == tenths
+        assert all(option.plan.gpus != 6 for option in options)
 
 
 def test_the_tables_name_each_jobs_release_where_they_mix(cli: Cli, tmp_path: Path) -> None:
@@ -89,17 +95,18 @@ def test_a_running_job_keeps_the_release_its_plan_names(cli: Cli, tmp_path: Path
     _, out, _ = cli("cluster", str(plain), "--trinity-version", "0.5.2", "--json")
     current = tmp_path / "now.json"
     current.write_text(out, encoding="utf-8")
-    # Re-planned without a release: before, both were judged by 0.6's counts and moved to 4 GPUs (681.1 GiB)
+    # Re-planned without a release: before, both were judged by no release's counts and moved (every rank loading
+    # the model, s84: to 2 GPUs at 681.1 GiB, test_a_plan_naming_no_release_is_judged_by_the_runs_with_the_note)
     status, out, err = cli("cluster", str(plain), "--current", str(current), "--json")
     assert status == 0 and "note:" not in err
-    assert _placed(out) == {"old": ([0], 6, 517.3, "0.5.2", "either", "stays", None),
-                            "new": ([1], 6, 517.3, "0.5.2", "either", "stays", None)}
+    assert _placed(out) == {"old": ([0], 4, 681.4, "0.5.2", "either", "stays", None),
+                            "new": ([1], 4, 681.4, "0.5.2", "either", "stays", None)}
     # The file's own release, another than the one it runs on: a restart on it
     moved = _fleet(tmp_path, old=", trinity_version: 0.6", new="", name="moved.yaml")
     status, out, err = cli("cluster", str(moved), "--current", str(current), "--json")
     assert status == 0 and "note:" not in err
     assert _placed(out) == {"old": ([0], 4, 681.1, "0.6", "fused", "moves", "release-changed"),
-                            "new": ([1], 6, 517.3, "0.5.2", "either", "stays", None)}
+                            "new": ([1], 4, 681.4, "0.5.2", "either", "stays", None)}
     (old,) = [p for p in json.loads(out)["placements"] if p["job"] == "old"]
     assert old["move_reason"] == "the file asks trinity_version 0.6 now; it runs on Trinity 0.5.2"
     status, text, _ = cli("cluster", str(moved), "--current", str(current))
@@ -121,9 +128,11 @@ def test_a_plan_naming_no_release_is_judged_by_the_runs_with_the_note(cli: Cli, 
     current = tmp_path / "old.json"
     current.write_text(json.dumps(placed), encoding="utf-8")
     status, out, err = cli("cluster", str(plain), "--current", str(current), "--json")
-    assert status == 0 and "note:" not in err  # judged under none named, 0.6's counts, as before: they move
-    assert {job: p[1:6] for job, p in _placed(out).items()} == {"old": (4, 681.1, None, "fused", "moves"),
-                                                                "new": (4, 681.1, None, "fused", "moves")}
+    # judged under none named, 0.6's counts with every rank loading the model (s84: 757.1 GiB on 4 GPUs, so 2, where
+    # training's 681.1 is the need), as before: they move
+    assert status == 0 and "note:" not in err
+    assert {job: p[1:6] for job, p in _placed(out).items()} == {"old": (2, 681.1, None, "fused", "moves"),
+                                                                "new": (2, 681.1, None, "fused", "moves")}
     status, out, err = cli("cluster", str(plain), "--current", str(current), "--json", "--trinity-version", "0.5.2")
     assert status == 0
     assert {job: p[5] for job, p in _placed(out).items()} == {"old": "stays", "new": "stays"}
@@ -174,4 +183,4 @@ def test_a_fleet_built_in_code_names_its_jobs_releases_as_the_file_does() -> Non
                                Job(name="new", model="Qwen3-30B-A3B", max_model_len=8192)))
     result = solver.place(fleet, trinity_version="0.6")
     assert {p.job: (p.trainer_gpus, p.plan.trinity_version) for p in result.placements} == {
-        "old": (6, "0.5.2"), "new": (4, "0.6")}
+        "old": (4, "0.5.2"), "new": (4, "0.6")}
