@@ -19,9 +19,12 @@ from solver.cli.maps import MAP_WITHOUT_CONFIG
 from solver.tables import QueryError, load_catalog
 from solver.tables.model_config import load_model_config
 
-LORA_MAP = ("map", "--gpu", "h100", "--model", "8B", "--lora-rank", "64", "--host-ram", "72", "--budgets", "1,2,4,8")
+LORA_MAP = ("map", "--gpu", "h100", "--model", "8B", "--lora-rank", "64", "--host-ram", "72", "--budgets", "1,2,4,8",
+            "--trinity-version", "0.6")
 """Qwen3-8B at LoRA rank 64 on H100s, 72 GiB of host memory per node: Offload's need is 72.6 GiB with the adapter on
-all-linear's modules, 71.4 GiB on q_proj,v_proj's, so the targets decide whether the cells may offload."""
+all-linear's modules, 71.4 GiB on q_proj,v_proj's, so the targets decide whether the cells may offload. Under Trinity
+0.6, which loads the untied model on rank 0 alone on H100s: with no release named every rank of the node loads it
+(s84), 30.5 GiB each, and no cell beyond 2 GPUs fits in 72 GiB."""
 QV = ("--lora-targets", "q_proj,v_proj")
 QV_PATTERN = r".*\.(q_proj|v_proj)"
 
@@ -35,13 +38,13 @@ def _row(out: str) -> str:
 def test_the_targets_move_the_maps_cells_and_its_title_names_them(cli: Cli):
     status, out, err = cli(*LORA_MAP)
     assert (status, err) == (0, "")
-    assert out.splitlines()[0] == ("H100-80GB: longest context per model and GPU budget, LoRA rank 64, host memory 72 "
-                                   "GiB per node")
+    assert out.splitlines()[0] == ("H100-80GB: longest context per model and GPU budget, LoRA rank 64, Trinity 0.6, "
+                                   "host memory 72 GiB per node")
     assert _row(out) == "│ Qwen3-8B │ 13k E@1~† │ 37k E+SP2@2~ │ 86k E+SP4@4~ │ 186k E+SP8@8~!^ │"
     status, out, err = cli(*LORA_MAP, *QV)
     assert (status, err) == (0, "")
     assert out.splitlines()[0] == ("H100-80GB: longest context per model and GPU budget, LoRA rank 64 on "
-                                   "q_proj,v_proj, host memory 72 GiB per node")
+                                   "q_proj,v_proj, Trinity 0.6, host memory 72 GiB per node")
     assert _row(out) == "│ Qwen3-8B │ 25k E+O@1~† │ 49k E+O+SP2@2~ │ 99k E+O+SP4@4~ │ 198k E+O+SP8@8~!^ │"
 
 
@@ -63,10 +66,10 @@ def test_the_json_gives_the_targets_and_each_cell_counted_on_them(cli: Cli):
 @pytest.mark.parametrize(("targets", "lengths"), [(None, (13312, 190464)), ("q_proj,v_proj", (25600, 202752))])
 def test_each_cell_is_solves_answer_with_the_same_targets(targets: str | None, lengths: tuple[int, int]):
     (gpu_map,) = solver.map_plans("8B", gpu="h100", budgets=[1, 8], lora_rank=64, lora_targets=targets,
-                                  host_ram_gb=72.0)
+                                  host_ram_gb=72.0, trinity_version="0.6")
     for budget, cell, length in zip((1, 8), gpu_map.rows[0].plans, lengths, strict=True):
         (answer,) = solver.plan("8B", gpu="h100", budget_gpus=budget, objective="max_len", lora_rank=64,
-                                lora_targets=targets, host_ram_gb=72.0)
+                                lora_targets=targets, host_ram_gb=72.0, trinity_version="0.6")
         assert cell is not None and cell == answer.plans[0].model_copy(update={"unused_gpus": cell.unused_gpus})
         assert cell.max_model_len == length
 
