@@ -19,8 +19,10 @@ Cli = Callable[..., tuple[int, str, str]]
 SERVERS = "128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
 GIVE = ("and nothing checks it: give --host-ram what a node can spare for the trainer (free -g's total less what the "
         "OS, Ray and the rollout take) to check it")
-MOE_ON_6 = ("--model", "30B-A3B", "--gpu", "h100", "--gpus", "6", "--exact", "--offload", "--len", "32k", "--json")
-"""Qwen3-30B-A3B on 6 H100s with Offload: 899.0 GiB of host memory a node (review-s69-persona24)."""
+MOE_ON_6 = ("--model", "30B-A3B", "--gpu", "h100", "--gpus", "6", "--exact", "--offload", "--len", "32k", "--json",
+            "--trinity-version", "0.6")
+"""Qwen3-30B-A3B on 6 H100s with Offload: 899.0 GiB of host memory a node (review-s69-persona24), under Trinity 0.6,
+which loads the untied model on rank 0 alone on H100s (with no release named, every rank: 1129.6 GiB at start-up, s84)."""
 
 
 def _host_cautions(out: str) -> list[str]:
@@ -53,11 +55,11 @@ def test_a_node_size_given_that_holds_too_little_is_named_with_its_figure(cli: C
 
 def test_solve_memory_and_the_api_count_a_node_size_given_and_pass_it_on(cli: Cli):
     flags = ("memory", "--model", "30B-A3B", "--gpu", "h100", "--gpus", "6", "--sp", "2", "--env", "--offload",
-             "--len", "32k")
+             "--len", "32k", "--trinity-version", "0.6")  # rank 0 loading, as MOE_ON_6
     codes = [json.loads(cli(*flags, *more, "--json")[1])["caution_codes"] for more in ((), ("--node-gpus", "8"))]
     assert codes == [["host-memory-unchecked", "uneven-data-parallel"], ["uneven-data-parallel"]]
-    estimates = [solver.estimate_memory("30B-A3B", "h100", 6, 32768, sp=2, env=True, offload=True, node_gpus=nodes)
-                 for nodes in (None, 8)]
+    estimates = [solver.estimate_memory("30B-A3B", "h100", 6, 32768, sp=2, env=True, offload=True, node_gpus=nodes,
+                                        trinity_version="0.6") for nodes in (None, 8)]
     assert [[code.value for code in estimate.caution_codes] for estimate in estimates] == codes
     assert estimates[0].cautions[0] == (
         "Offload needs 899.0 GiB of host memory per node (149.9 GiB per trainer GPU), more than the 768 GiB assumed "
