@@ -16,6 +16,7 @@ from command_words import make_query
 from test_peftgap_s77 import _deepseek
 from test_ropetype_s77 import _phi3_4k
 
+import solver
 from solver.cluster.options import Planner
 from solver.explain import _Words
 from solver.memory import (
@@ -29,7 +30,7 @@ from solver.memory import (
 from solver.model import prepare
 from solver.results import length_cautions, own_scaling_words
 from solver.tables import Job, Model, Setting, counted_expert_layout, load_catalog, load_weights
-from solver.tables.bounds import trinity_release
+from solver.tables.bounds import ExpertLayout, trinity_release
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_match import QWEN3_MOE, converted_target_names, peft_target_match
 from solver.tables.peft_names import PEFT_NAMES_BY_MODEL_TYPE
@@ -63,10 +64,14 @@ def test_a_release_trinity_refuses_counts_fused_and_a_two_digit_patch_is_read() 
 def test_the_node_sharing_host_figure_follows_the_planners_layout() -> None:
     # Planner.host_tenths (what jobs sharing a node must hold together): Qwen3-30B-A3B on 6 GPUs without Offload,
     # 0.6's fp32 reference pinned by rows: whole experts, 22 of 128 on the fullest GPU, 337.6 GiB; separate, 265.6.
-    # Under 0.5 (a bf16 reference as verl 0.7 places it, pinnedplace s79) 171.7 either way.
+    # Under 0.5 (a bf16 reference as verl 0.7 places it, pinnedplace s79) 171.7 either way. Each with the model
+    # loaded on rank 0 alone (a plan's `model_loading`, as 0.6 on H100s loads it, s84), on 6 GPUs without Offload.
     job = Job(name="q", model="Qwen3-30B-A3B", max_model_len=8192)
+    plan = solver.plan("30B-A3B", gpu="h100", max_model_len=8192, trinity_version="0.6")[0].plans[0]
+    assert plan.model_loading == "rank-0"
+    plan = plan.model_copy(update={"gpus": 6, "offload": False})
     tenths = {(version, layout): Planner(CATALOG, load_weights(), "auto", trinity_version=version,
-                                         expert_layout=layout).host_tenths(job, 6, False)
+                                         expert_layout=layout).host_tenths(job, plan)
               for version in ("0.6", "0.5") for layout in ("fused", "separate")}
     assert tenths == {("0.6", "fused"): 3376, ("0.6", "separate"): 2656, ("0.5", "fused"): 1717,
                       ("0.5", "separate"): 1717}
@@ -74,14 +79,16 @@ def test_the_node_sharing_host_figure_follows_the_planners_layout() -> None:
 
 def test_offloads_host_memory_and_an_offloaded_critic_follow_the_layout() -> None:
     # Mixtral on 32 GPUs, 8 to a node, Offload, no reference: the actor's pinned shards (parameters, gradients) hold
-    # 1 of 8 expert rows each where fused (rounded up to a power of two), an even share where separate.
-    assert host_memory_gib(MIXTRAL, 32, 8, True, "0.6", False, 0, None, "fused") == pytest.approx(473.99899, abs=1e-4)
-    assert host_memory_gib(MIXTRAL, 32, 8, True, "0.6", False, 0, None, "separate") == pytest.approx(223.48561,
-                                                                                                     abs=1e-4)
+    # 1 of 8 expert rows each where fused (rounded up to a power of two), an even share where separate. The model
+    # loaded on rank 0 alone (as 0.6 loads it on H100s; every rank, the default, adds 7 x 174.0 GiB, s84).
+    def host(lora_rank: int, layout: ExpertLayout) -> float:
+        return host_memory_gib(MIXTRAL, 32, 8, True, "0.6", False, lora_rank, None, layout, loading="rank-0")
+
+    assert host(0, "fused") == pytest.approx(473.99899, abs=1e-4)
+    assert host(0, "separate") == pytest.approx(223.48561, abs=1e-4)
     # with LoRA rank 8: the frozen base's shards, and the adapter's share (8 experts' own under separate)
-    assert host_memory_gib(MIXTRAL, 32, 8, True, "0.6", False, 8, None, "fused") == pytest.approx(368.49781, abs=1e-4)
-    assert host_memory_gib(MIXTRAL, 32, 8, True, "0.6", False, 8, None, "separate") == pytest.approx(224.21659,
-                                                                                                     abs=1e-4)
+    assert host(8, "fused") == pytest.approx(368.49781, abs=1e-4)
+    assert host(8, "separate") == pytest.approx(224.21659, abs=1e-4)
     # an offloaded critic's states on a node, as full fine-tuning's Offload holds them
     assert host_critic_gib(MIXTRAL, 32, 8, "offloaded", "fused") == pytest.approx(472.66874, abs=1e-4)
     assert host_critic_gib(MIXTRAL, 32, 8, "offloaded", "separate") == pytest.approx(185.47704, abs=1e-4)
@@ -102,8 +109,10 @@ def test_a_plans_offloaded_critic_on_the_host_follows_the_release(cli: Cli) -> N
 def test_a_plan_of_the_lifted_host_memory_question_is_kept_only_where_the_releases_need_fits(cli: Cli) -> None:
     # Qwen2-57B-A14B with LoRA rank 8 and Offload on 6 of 8 GPUs: under 0.5.1 each expert's own adapter makes the
     # node's need 512.2 GiB, more than whole experts' 509.6 (their fused adapter, 0.5's count before release05a);
-    # 0.5 takes either layout and counts the larger adapter (release05a). On nodes of 511 GiB no plan fits under
-    # 0.5.1: the best plan on nodes with the most host memory, asked first, is not the answer.
+    # 0.5 takes either layout and counts the larger adapter (release05a), and, without its patch, the model loaded on
+    # each of the 6 ranks where 0.5.1 loads the untied model on rank 0 alone (s84: 5 x 214.9 GiB more, 1586.9). On
+    # nodes of 511 GiB no plan fits under either: the best plan on nodes with the most host memory, asked first, is
+    # not the answer.
     argv = ("--model-config", str(CONFIGS / "Qwen2-57B-A14B.json"), "--gpu", "h100", "--gpus", "6", "--exact",
             "--offload", "--lora-rank", "8", "--len", "8k", "--node-gpus", "8", "--json")
     needs = {}
@@ -111,7 +120,7 @@ def test_a_plan_of_the_lifted_host_memory_question_is_kept_only_where_the_releas
         status, out, _ = cli(*argv, "--trinity-version", release)
         [plan] = json.loads(out)[0]["plans"]
         needs[release] = (status, plan["host_memory_gb"])
-    assert needs == {"0.5.1": (0, 512.2), "0.5": (0, 512.2)}
+    assert needs == {"0.5.1": (0, 512.2), "0.5": (0, 1586.9)}
     for release in ("0.5.1", "0.5"):
         status, out, _ = cli(*argv, "--trinity-version", release, "--host-ram", "511")
         answer = json.loads(out)[0]
