@@ -134,9 +134,12 @@ def _two_node_config() -> str:
     return text.replace("node_num: 1", "node_num: 2").replace("engine_num: 2", "engine_num: 12")
 
 
-NOTE = ("  # host memory: 183.0 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only\n"
-        "  #   its rollout); not checked: --host-ram not given\n"
+NOTE = ("  # host memory: 203.4 GiB for Offload (at start-up, every rank loading the model; 183.0 while\n"
+        "  #   training), per node the trainer runs on (1 of 2: the other holds only its rollout); not\n"
+        "  #   checked: --host-ram not given\n"
         "  trainer_strategy: fsdp2\n")
+"""Qwen3-8B's 4 trainer GPUs with Offload: the untied model loaded on each of them with no release named (s84, 4 x 30.5
+GiB at start-up, more than training holds), the moments named, on three lines."""
 
 
 def test_the_host_memory_note_is_wrapped_and_a_later_write_replaces_it_whole(cli, tmp_path: Path):
