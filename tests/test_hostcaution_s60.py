@@ -104,12 +104,14 @@ def test_one_l40s_is_cautioned_from_qwen3_8b_up():
 
 
 def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
+    # With no release named each of the 8 ranks loads the untied model in fp32 at start-up (s84): 7 x 262.8 GiB more
+    # than rank 0 alone, 2688.6 where it was 1404.7 (training's need, the larger then).
     (answer,) = solver.plan("Llama-3.1-70B", gpu="h100", budget_gpus=8, max_model_len=4096,
                             option_names=COMMAND_OPTIONS)
     assert (answer.best.gpus, answer.best.offload, answer.best.host_memory_gb, answer.best.caution_codes) == (
-        8, True, 1404.7, (CautionCode.FAR_BEYOND_CALIBRATION, CautionCode.HOST_MEMORY_UNCHECKED))
+        8, True, 2688.6, (CautionCode.FAR_BEYOND_CALIBRATION, CautionCode.HOST_MEMORY_UNCHECKED))
     assert answer.best.cautions[1] == (
-        "Offload needs 1404.7 GiB of host memory per node (175.6 GiB per trainer GPU), more than the 1024 GiB assumed "
+        "Offload needs 2688.6 GiB of host memory per node (336.1 GiB per trainer GPU), more than the 1024 GiB assumed "
         f"for its 8 trainer GPUs there ({SERVERS}; --node-gpus counts all of a node's GPUs), and nothing checks it: "
         "give --host-ram what a node can spare for the trainer (free -g's total less what the OS, Ray and the rollout "
         "take) to check it")
@@ -168,8 +170,9 @@ def test_solve_memory_cautions_a_large_offload_need_without_host_ram(cli):
 
 
 def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp_path):
-    # Llama-3.1-70B on 5 of a DGX's H100s: 1624.4 GiB, more than the node's 8 GPUs are assumed to have (the pool gives
-    # its size); Qwen3-8B on 3 needs no Offload.
+    # Llama-3.1-70B on 5 of a DGX's H100s: 2046.6 GiB (each of the 5 ranks loading it with no release named, s84; 1624.4
+    # with rank 0 alone), more than the node's 8 GPUs are assumed to have (the pool gives its size); Qwen3-8B on 3
+    # needs no Offload.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: dgx, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
                      "jobs:\n  - {name: small, model: 8B, max_model_len: 4096}\n"
@@ -177,9 +180,9 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
     status, out, _ = cli("cluster", str(fleet), "--json")
     placed = {placement["job"]: placement["plan"] for placement in json.loads(out)["placements"]}
     assert (status, placed["big"]["gpus"], placed["big"]["host_memory_gb"], placed["big"]["caution_codes"]) == (
-        0, 5, 1624.4, ["far-beyond-calibration", "host-memory-unchecked", "uneven-data-parallel"])
+        0, 5, 2046.6, ["far-beyond-calibration", "host-memory-unchecked", "uneven-data-parallel"])
     assert placed["big"]["cautions"][1].startswith(
-        f"Offload needs 1624.4 GiB of host memory per node, more than the 1024 GiB assumed for a node of 8 GPUs "
+        f"Offload needs 2046.6 GiB of host memory per node, more than the 1024 GiB assumed for a node of 8 GPUs "
         f"({SERVERS}), and nothing checks it: give the pool's host_ram_gb what")
     assert placed["small"]["caution_codes"] == ["uneven-data-parallel"]
 
