@@ -106,8 +106,10 @@ def test_ctrl_c_once_the_placement_is_printed_leaves_its_exit_status(cli: Cli, t
 def test_no_room_where_host_memory_was_rounded_is_proven_of_the_rounded_needs_alone(tmp_path: Path,
                                                                                     monkeypatch: pytest.MonkeyPatch):
     # docs/json.md said no-room's placement was "proven best" even where the status is feasible for host memory
-    # rounded: with the exact needs, the job left out for no-room is placed (test_cluster's fleet).
-    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}], "jobs": [
+    # rounded: with the exact needs, the job left out for no-room is placed (test_cluster's fleet, on nodes of 400 GiB
+    # where it had 360: with no release named every rank loads the untied 14B and 8B (s84), whose Offload on 4 GPUs
+    # needs 381.1 and 203.4 GiB, 4B's 102.2 as before; rounded, each counts as 381.1 and no two share a node).
+    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 400}], "jobs": [
         {"name": "big", "model": "14B", "max_model_len": 61440, "priority": 3},
         {"name": "mid", "model": "8B", "max_model_len": 61440, "priority": 2},
         {"name": "small", "model": "4B", "max_model_len": 102400, "priority": 2}]}
