@@ -136,7 +136,9 @@ def test_solve_cluster_notes_no_experts_layout_where_no_release_was_named(cli, t
     mixtral_like, fleet = tmp_path / "mixtral-like", tmp_path / "fleet.yaml"
     mixtral_like.mkdir()
     (mixtral_like / "config.json").write_text(json.dumps(MIXTRAL_LIKE), encoding="utf-8")
-    fleet.write_text("pools:\n  - {name: h100s, gpu: h100, nodes: 2, gpus_per_node: 8, host_ram_gb: 60}\n"
+    # 200 GiB a node: with no release named each of a node's 8 ranks loads the untied model (s84), 166.6 GiB there;
+    # 60 held 0.6's and 0.5.1's rank 0 alone.
+    fleet.write_text("pools:\n  - {name: h100s, gpu: h100, nodes: 2, gpus_per_node: 8, host_ram_gb: 200}\n"
                      f"jobs:\n  - {{name: mix, model_config: {mixtral_like}, max_model_len: 8192, "
                      "rollout_gpus: 0}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))

@@ -169,8 +169,10 @@ def test_a_cluster_read_back_keeps_its_release_and_notes_the_layout(cli: Cli, mi
     # does), which a placement read back wrote before as 0.6's, for no release.
     assert (placed.placements[0].plan.trinity_version, placed.placements[0].plan.host_memory_gb) == ("0.5.1", 24.1)
     fragment = solver.placement_configs(placed, fleet, _catalog(mixtral_like))["mix"]
-    assert _host_and_check(fragment)[0] == ("# host memory: 24.1 GiB per node while the model loads, within the "
-                                            "pool's host_ram_gb of 60 GiB")
+    # 0.5.1 loads the untied model on rank 0 alone, as its words now say (s84), onto a second line
+    assert _host_and_check(fragment)[0] == ("# host memory: 24.1 GiB per node while the model loads (rank 0 loading "
+                                            "the model), within the pool's")
+    assert "the model), within the pool's\n# host_ram_gb of 60 GiB\n" in fragment
     assert fragment.count("--trinity-version 0.5.1\n") == 1
     current = tmp_path / "placement.json"
     current.write_text(out, encoding="utf-8")
