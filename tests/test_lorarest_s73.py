@@ -113,22 +113,26 @@ def test_the_cluster_table_marks_what_each_job_trains_where_one_is_lora_or_witho
     code, out, err = cli("cluster", str(fleet))
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    # The header, the rows and the note, their cells' padding shortened to one space.
+    # The header, the rows and the note, their cells' padding shortened to one space. The LoRA job's host need is its 3
+    # ranks each loading the untied Qwen3-8B and its adapter in fp32 (no release named, s84): 3 x 30.7 GiB.
     assert [" ".join(lines[at].split()) for at in (3, 5, 6, 8, 9)] == [
         ("┃ nodes ┃ GPUs ┃ job ┃ trainer ┃ rollout ┃ plan ┃ training ┃ max_model_len ┃ cost ┃ evidence ┃ host "
          "GiB/node ┃"),
-        "│ 0 │ 0-4 │ lora │ 3 │ 2 │ Env │ LoRA 16, no ref │ 8192 │ 0.3367 │ estimated │ 30.7 │",
+        "│ 0 │ 0-4 │ lora │ 3 │ 2 │ Env │ LoRA 16, no ref │ 8192 │ 0.3367 │ estimated │ 92.1 │",
         "│ 0 │ 5-7 │ full │ 3 │ 0 │ Env │ full, no ref │ 8192 │ 0.3367 │ estimated │ 45.0 │",
         ("training: full fine-tuning, or LoRA of the job's lora_rank; ref or no ref: whether its run builds a "
          "reference model (the"),
         "job's reference_model; absent, none with LoRA), whose pinned shards the host memory need counts"]
     assert len(lines[3]) == 121  # within the 160 columns of a pipe
     # A job that builds its reference model beside one that does not says so; full fine-tuning with one alone adds
-    # no column. (A LoRA job with one, shown "LoRA 16, ref" before session 74, is refused: no release builds one.)
-    fleet.write_text(FLEET.replace("lora_rank: 16, ", ""), encoding="utf-8")
+    # no column. (A LoRA job with one, shown "LoRA 16, ref" before session 74, is refused: no release builds one.) On
+    # a node of 200 GiB: the full 8B's 3 ranks each loading it with its reference model's shards need 133.0 (s84),
+    # beside the 4B's 45.0 (60.8 with its reference model).
+    roomier = FLEET.replace("host_ram_gb: 160", "host_ram_gb: 200")
+    fleet.write_text(roomier.replace("lora_rank: 16, ", ""), encoding="utf-8")
     rows = [line for line in cli("cluster", str(fleet))[1].splitlines() if line.startswith("│")]
     assert [row.split("│")[7].strip() for row in rows] == ["full, ref", "full, no ref"]
-    fleet.write_text(FLEET.replace("lora_rank: 16, ", "").replace(", reference_model: false", ""), encoding="utf-8")
+    fleet.write_text(roomier.replace("lora_rank: 16, ", "").replace(", reference_model: false", ""), encoding="utf-8")
     code, out, _ = cli("cluster", str(fleet))
     assert code == 0 and "┃ training" not in out and "│ Env  │          8192 │" in out
 
