@@ -85,8 +85,11 @@ def test_token_budget_auto_on_a_pool_of_the_most_gpus_asks_nothing_and_keeps_the
     # y is left out of a100; on big it has no way (65536 tokens beyond 62 RTX 4090s' reach beside its rollout). With
     # --token-budget auto there is no question left for its reason to ask (`_reach_budgets`: the pool's 64 GPUs are
     # the most the planner weighs, asked already, and auto is the run's own), so the search keeps nothing back.
+    # The jobs under Trinity 0.5.1, which loads the untied Qwen3-14B on rank 0 alone: with no release named each of
+    # a 4090 node's 4 ranks loads it (s84), 220.1 GiB, more than big's 64, where it trains no length at all.
     searched = _Searched(monkeypatch)
-    fleet = load_fleet(fleet_file({"pools": [A100, BIG_4090], "jobs": TWO_14B}, tmp_path), CATALOG)
+    jobs = [{**job, "trinity_version": "0.5.1"} for job in TWO_14B]
+    fleet = load_fleet(fleet_file({"pools": [A100, BIG_4090], "jobs": jobs}, tmp_path), CATALOG)
     result = place(fleet, catalog=CATALOG, time_limit_s=10, token_budget="auto")
     assert searched.decided == [False] and searched.planners[0].reach_work.spent == 0.0
     assert searched.given[0] == 0.6 * DETERMINISTIC_PER_SECOND * 10
