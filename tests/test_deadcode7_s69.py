@@ -46,8 +46,8 @@ def test_routed_expert_parameters_count_the_gated_mlps_of_every_routed_expert_an
 def test_memory_text_of_json_made_before_the_host_memory_need_has_no_host_memory_line():
     answer = memory_answer("4B", "h100", 2, max_model_len=8192)
     # Its two lines (s84: they name the ranks loading the model, every rank for the tied Qwen3-4B, as before).
-    host_lines = ["host memory: 51.1 GiB per node while the model loads (verl reads it in fp32 before FSDP shards it, "
-                  "beside the reference model's pinned shards; here every rank", "loading the model)"]
+    host_lines = [("host memory: 51.1 GiB per node while the model loads (verl reads it in fp32 before FSDP shards it, "
+                   "beside the reference model's pinned shards; here every rank"), "loading the model)"]
     lines = memory_text(answer).splitlines()
     older = json.loads(answer.model_dump_json())
     del older["host_memory_gib"]
