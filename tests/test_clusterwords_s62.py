@@ -18,8 +18,10 @@ LONG_JOB_FLEET = """\
 pools:
   - {name: h800, gpu: H800-80GB, nodes: 10, gpus_per_node: 8, host_ram_gb: 2048}
 jobs:
-  - {name: long, model: Llama-3.1-70B, max_model_len: 256k, rollout_gpus: 8}
+  - {name: long, model: Llama-3.1-70B, max_model_len: 256k, rollout_gpus: 8, trinity_version: "0.6"}
 """
+"""Trinity 0.6 named: its rank 0 alone loads the model on H800s (every rank's 8 loads of 262.6 GiB, counted with no
+release named, would not fit 2048 GiB: s84)."""
 
 REQUIRED_AND_FIVE_MORE = """\
 pools:

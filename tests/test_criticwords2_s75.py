@@ -110,8 +110,10 @@ def test_solve_memory_gives_a_host_held_critics_share():
     assert host_critic_gib(model, 4, None, "offloaded") == pytest.approx(share, rel=1e-12)
     assert round(share, 2) == 131.47
     assert (host_critic_gib(model, 4, None, "resident"), host_critic_gib(model, 4, None, None)) == (0.0, 0.0)
-    # the training need is the actor's (with Offload) and the reference model's, plus it
-    with_critic, alone = (host_memory_gib(model, 4, None, True, critic=critic) for critic in ("reloaded", None))
+    # the training need is the actor's (with Offload) and the reference model's, plus it (where rank 0 alone loads
+    # the model, so that training's need is the larger: every rank's load would outweigh the actor's alone)
+    with_critic, alone = (host_memory_gib(model, 4, None, True, critic=critic, loading="rank-0")
+                          for critic in ("reloaded", None))
     assert with_critic - alone == pytest.approx(share, rel=1e-9)
     answer = solver.memory_answer("Qwen3-8B", "A100-80GB", 4, 32768, sp=2, env=True, offload=True,
                                   critic="reloaded")
@@ -158,17 +160,20 @@ def test_the_critic_note_says_plainly_what_critic_none_does():
 # 5. one place words a host memory need's purpose
 
 
-@pytest.mark.parametrize(("offload", "critic", "purpose"), [
-    (True, "offloaded", "for Offload and the critic's offloaded states"),
-    (True, "reloaded", "for Offload and the critic's offloaded states"),
-    (True, "resident", "for Offload"),
-    (True, None, "for Offload"),
-    (False, "offloaded", "for the critic's offloaded states"),
-    (False, "reloaded", "for the critic's offloaded states"),
-    (False, "resident", "while the model loads"),
-    (False, None, "while the model loads"),
+# loading: the plan's words for a figure that is the load's, every rank loading on A100s (s84): at start-up beside
+# training's need with Offload, alone without
+@pytest.mark.parametrize(("offload", "critic", "purpose", "loading"), [
+    (True, "offloaded", "for Offload and the critic's offloaded states", ""),
+    (True, "reloaded", "for Offload and the critic's offloaded states", ""),
+    (True, "resident", "for Offload", " (at start-up, every rank loading the model; 183.0 while training)"),
+    (True, None, "for Offload", " (at start-up, every rank loading the model; 183.0 while training)"),
+    (False, "offloaded", "for the critic's offloaded states", ""),
+    (False, "reloaded", "for the critic's offloaded states", ""),
+    (False, "resident", "while the model loads", " (every rank loading the model)"),
+    (False, None, "while the model loads", " (every rank loading the model)"),
 ])
-def test_the_plan_and_solve_memory_word_the_purpose_alike(offload: bool, critic: CriticStates | None, purpose: str):
+def test_the_plan_and_solve_memory_word_the_purpose_alike(offload: bool, critic: CriticStates | None, purpose: str,
+                                                          loading: str):
     assert host_need_purpose(offload, critic) == purpose
     answer = solver.memory_answer("Qwen3-8B", "A100-80GB", 4, 4096, env=True, offload=offload, critic=critic,
                                   host_ram_gb=2048.0)
@@ -179,7 +184,7 @@ def test_the_plan_and_solve_memory_word_the_purpose_alike(offload: bool, critic:
     # With the critic's share where it is held in host memory (s76), in solve memory's words, of its figure.
     share = (f" ({host_need_detail(offload, True, critic, answer.host_critic_gib)})" if answer.host_critic_gib
              else "")
-    assert planned.best.host_memory_words() == f"{answer.host_memory_gib:.1f} GiB per node {purpose}{share}"
+    assert planned.best.host_memory_words() == f"{answer.host_memory_gib:.1f} GiB per node {purpose}{share}{loading}"
 
 
 def test_a_reasons_host_need_words_a_critic_with_offload_too():

@@ -17,7 +17,7 @@ from test_refmodel_s72 import _shown
 
 from solver.api import estimate_memory, map_plans, plan
 from solver.memory import host_memory_gib, lora_parameters, offloaded_actor_bytes, pinned_rounding
-from solver.tables import QueryError, load_catalog
+from solver.tables import ModelLoading, QueryError, load_catalog
 
 QWEN3_8B = load_catalog().model("Qwen3-8B")
 
@@ -48,26 +48,36 @@ def test_the_hand_counts_hold_together() -> None:
     assert (base * shards, states * shards) == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.parametrize(("offload", "reference", "need", "shown"), [
-    (False, False, LORA_LOAD_GIB, 30.7),  # full fine-tuning's 30.6 and the adapter's 0.16
-    (False, True, LORA_LOAD_GIB + FP32_PINNED_GIB, 71.4),
-    (True, False, LORA_LOAD_GIB + FP32_PINNED_GIB + ADAPTER_PINNED_GIB, 71.5),  # full fine-tuning: 142.3
-    (True, True, LORA_LOAD_GIB + 2 * FP32_PINNED_GIB + ADAPTER_PINNED_GIB, 112.2),  # full fine-tuning: 183.0
+@pytest.mark.parametrize(("offload", "reference", "loading", "need", "shown"), [
+    # rank 0 alone loading (0.6 with FSDP2 on an H100)
+    (False, False, "rank-0", LORA_LOAD_GIB, 30.7),  # full fine-tuning's 30.6 and the adapter's 0.16
+    (False, True, "rank-0", LORA_LOAD_GIB + FP32_PINNED_GIB, 71.4),
+    (True, False, "rank-0", LORA_LOAD_GIB + FP32_PINNED_GIB + ADAPTER_PINNED_GIB, 71.5),  # full fine-tuning: 142.3
+    (True, True, "rank-0", LORA_LOAD_GIB + 2 * FP32_PINNED_GIB + ADAPTER_PINNED_GIB, 112.2),  # full: 183.0
+    # every rank loading (the default: no release named), 8 loads of model and adapter
+    (False, False, "every-rank", 8 * LORA_LOAD_GIB, 245.5),
+    (False, True, "every-rank", 8 * LORA_LOAD_GIB + FP32_PINNED_GIB, 286.1),
+    (True, False, "every-rank", 8 * LORA_LOAD_GIB + FP32_PINNED_GIB + ADAPTER_PINNED_GIB, 286.3),
+    (True, True, "every-rank", 8 * LORA_LOAD_GIB + 2 * FP32_PINNED_GIB + ADAPTER_PINNED_GIB, 326.9),
 ])
-def test_lora_s_host_need_on_a_node_of_8(offload: bool, reference: bool, need: float, shown: float) -> None:
-    assert host_memory_gib(QWEN3_8B, 8, 8, offload, None, reference, RANK) == pytest.approx(need, rel=1e-12)
+def test_lora_s_host_need_on_a_node_of_8(offload: bool, reference: bool, loading: ModelLoading, need: float,
+                                         shown: float) -> None:
+    assert host_memory_gib(QWEN3_8B, 8, 8, offload, None, reference, RANK, loading=loading) == pytest.approx(
+        need, rel=1e-12)
     assert _shown(need) == shown
 
 
 def test_full_fine_tuning_s_host_need_is_unchanged() -> None:
-    assert host_memory_gib(QWEN3_8B, 8, 8, True, None, False) == pytest.approx(2 * FP32_PINNED_GIB + ADAM_GIB,
-                                                                               rel=1e-12)
+    # Where rank 0 alone loads, training's need is the larger (every rank's load would outweigh it).
+    assert host_memory_gib(QWEN3_8B, 8, 8, True, None, False, loading="rank-0") == pytest.approx(
+        2 * FP32_PINNED_GIB + ADAM_GIB, rel=1e-12)
 
 
 def test_the_planner_holds_a_lora_plan_to_lora_s_host_need() -> None:
     def best(lora_rank: int) -> tuple[bool, float | None] | None:
+        # Trinity 0.6: rank 0 alone loads on H100s with Offload's FSDP2 (every rank's load would not fit 80 GiB)
         (answer,) = plan("Qwen3-8B", gpu="h100", budget_gpus=8, exact=True, max_model_len=8192, offload=True,
-                         host_ram_gb=80.0, lora_rank=lora_rank)
+                         host_ram_gb=80.0, lora_rank=lora_rank, trinity_version="0.6")
         return None if answer.best is None else (answer.best.reference_model, answer.best.host_memory_gb)
 
     assert best(RANK) == (False, 71.5)
@@ -76,20 +86,20 @@ def test_the_planner_holds_a_lora_plan_to_lora_s_host_need() -> None:
 
 def test_solve_memory_counts_lora_s_host_memory_and_takes_reference(cli: Callable[..., tuple[int, str, str]]) -> None:
     asked = ("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "8192", "--offload",
-             "--lora-rank", "16", "--host-ram", "100")
+             "--lora-rank", "16", "--host-ram", "100", "--trinity-version", "0.6")  # rank 0 alone loads on H100s
     code, out, err = cli(*asked)
     assert (code, err) == (0, "")
     assert ("host memory: 71.5 GiB per node for Offload (the actor's states, or the model while it loads beside the "
-            "actor's pinned shards, whichever is more; no reference model; here at start-up, loading the model; 41.4 "
-            "while training), within --host-ram 100 GiB"
+            "actor's pinned shards, whichever is more; no reference model; here at start-up, rank 0 loading the model; "
+            "41.4 while training), within --host-ram 100 GiB"
             ) in " ".join(out.split())
     code, out, err = cli(*asked, "--reference")  # no release builds one for LoRA (counted as told before s74)
     assert (code, out) == (2, "")
     assert err.splitlines()[-1].startswith("solve memory: error: --reference with --lora-rank 16: no Trinity release")
-    code, out, _ = cli(*asked[:-2], "--no-reference", "--json")
+    code, out, _ = cli(*asked[:-4], *asked[-2:], "--no-reference", "--json")
     answer = json.loads(out)
     assert (code, answer["host_memory_gib"], answer["reference_model"]) == (0, 71.5, False)
-    code, out, _ = cli(*asked[:-4], "--json")  # full fine-tuning counts the reference model by default
+    code, out, _ = cli(*asked[:-6], *asked[-2:], "--json")  # full fine-tuning counts the reference model by default
     assert (code, json.loads(out)["host_memory_gib"], json.loads(out)["reference_model"]) == (0, 183.0, True)
 
 
@@ -134,8 +144,8 @@ def test_map_plans_checks_the_lora_rank() -> None:
 FLEET = """pools:
   - {name: a, gpu: H100, nodes: 1, gpus_per_node: 8, host_ram_gb: 60}
 jobs:
-  - {name: lora, model: Qwen3-8B, max_model_len: 8192, lora_rank: 16}
-  - {name: full, model: Qwen3-8B, max_model_len: 8192, reference_model: false}
+  - {name: lora, model: Qwen3-8B, max_model_len: 8192, lora_rank: 16, trinity_version: "0.6"}
+  - {name: full, model: Qwen3-8B, max_model_len: 8192, reference_model: false, trinity_version: "0.6"}
 """
 
 
@@ -149,7 +159,8 @@ def test_a_cluster_job_gives_its_lora_rank_and_reference_model(tmp_path: Path,
     assert (code, placed["job"], placed["host_memory_gb"]) == (1, "lora", 30.7)
     assert (placed["plan"]["lora_rank"], placed["plan"]["reference_model"]) == (16, False)
     reasons = {job["job"]: job["reason"] for job in answer["unplaced"]}
-    # Full fine-tuning without a reference model: its load alone, 30.6 GiB (the room is the LoRA job's).
+    # Full fine-tuning without a reference model: its load alone, 30.6 GiB (the room is the LoRA job's). Both jobs
+    # name Trinity 0.6, whose rank 0 alone loads the model on H100s (every rank's would not fit the pool's 60 GiB).
     assert "it needs at least 3 GPUs and 30.6 GiB of host memory on one node" in reasons["full"]
 
 

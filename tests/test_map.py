@@ -130,7 +130,9 @@ def test_a_terminal_too_narrow_for_the_maps_folds_cells_before_their_gpu_count(
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.maps, "new_console", lambda width=160: Console(
         width=50, force_terminal=True, file=screen, **PLAIN_TEXT))
-    asked = ("map", "--gpu", "h200", "--model", "llama3.1-70b", "--gpus-up-to", "32", "--host-ram", "2048")
+    # (Trinity 0.6: rank 0 alone loads the model on H200s; every rank's 8 loads of 262.6 GiB would not fit 2048 GiB.)
+    asked = ("map", "--gpu", "h200", "--model", "llama3.1-70b", "--gpus-up-to", "32", "--host-ram", "2048",
+             "--trinity-version", "0.6")
     svg = tmp_path / "map.svg"
     status, _, err = cli(*asked, "--svg", str(svg))
     shown = re.sub(r"\x1b\[[0-9;]*m", "", screen.getvalue())  # the terminal's colours left out
@@ -273,9 +275,10 @@ def test_a_map_with_host_memory_keeps_to_plans_that_fit_there(cli):
                                           "per node\n")
     assert {cell.strip() for cell in row.split("│")[2:-1]} == {"-"}
     assert "- nothing trains within the limits in the title" in " ".join(out.split())
-    # On two nodes each holds half of the states (332.1 GiB), which 512 GiB hold: the 16-GPU budget has a plan.
+    # On two nodes each holds half of the states (332.1 GiB), which 512 GiB hold: the 16-GPU budget has a plan, under
+    # Trinity 0.6, whose rank 0 alone loads the model on H100s (every rank's 8 loads of 122.1 GiB would not fit).
     [h100] = json.loads(cli("map", "--gpu", "h100", "--model", "32B", "--host-ram", "512", "--gpus-up-to", "16",
-                            "--json")[1])
+                            "--trinity-version", "0.6", "--json")[1])
     [plans] = [row["plans"] for row in h100["rows"]]
     assert [plan is None for plan in plans] == [True] * 15 + [False]
     assert (plans[-1]["gpus"], plans[-1]["offload"], plans[-1]["host_memory_gb"]) == (16, True, 332.1)

@@ -2616,14 +2616,15 @@ def test_an_estimate_far_beyond_the_calibration_is_cautioned_for_its_margin_and_
     # As docs/guide.md says: Llama-3.1-70B (4.8 times the largest model fitted) with Env + SP=8 on 32 H100s at 32768
     # tokens has 11.3 GiB to spare and gets the far-beyond-calibration caution alone, the margins docs/memory.md
     # advises (s82: it got none); on 16 H200s at the longest length it fits, 0.4 GiB to spare, the thin-headroom
-    # caution names the margin.
+    # caution names the margin. Trinity 0.6 named: its rank 0 alone loads the model on H200s, so that the host memory
+    # (2395.6 GiB per node with every rank loading, as counted with no release named) raises no caution of its own.
     (roomy,) = json.loads(cli("--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "32", "--len", "32k", "--json")[1])
     plan = roomy["plans"][0]
     assert (plan["sp"], plan["env"], plan["offload"], round(plan["headroom_gb"], 1)) == (8, True, False, 11.3)
     assert plan["beyond_calibration"][0] == "70.5B parameters (calibrated up to 14.8B)"
     assert plan["caution_codes"] == ["far-beyond-calibration"]
     (thin,) = json.loads(cli("--model", "Llama-3.1-70B", "--gpu", "h200", "--gpus", "16", "--maximize", "len",
-                             "--json")[1])
+                             "--trinity-version", "0.6", "--json")[1])
     assert thin["plans"][0]["cautions"][-1].startswith("0.4 GiB to spare where the estimate extrapolates")
 
 
@@ -3092,7 +3093,8 @@ def test_mixture_of_experts_configs_plan_as_the_catalogue_models_of_their_shape(
     (tmp_path / "config.json").write_text(json.dumps(coder), encoding="utf-8")
     assert round(load_model_config(tmp_path).parameters_b, 2) == 235.09
     status, out, _ = cli("memory", "--model-config", str(HF_CONFIGS / "Mixtral-8x7B-v0.1.json"), "--gpu", "h100",
-                         "--gpus", "8", "--len", "32768", "--env", "--offload", "--json")
+                         "--gpus", "8", "--len", "32768", "--env", "--offload", "--trinity-version", "0.6",
+                         "--json")  # 0.6: rank 0 alone loads it on H100s, no host memory caution (every rank's 1787.9 GiB)
     estimate = json.loads(out)
     assert (status, estimate["model"], estimate["model_parameters_b"]) == (0, "Mixtral-8x7B-v0.1", 46.703)
     # Its model card's 12.9B active: attention, norms, embeddings, routers and 2 experts of 8 in every layer.

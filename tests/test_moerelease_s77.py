@@ -133,8 +133,10 @@ def test_the_pinned_reference_shards_follow_the_layout_too() -> None:
 
 def test_a_cluster_places_mixtral_on_32_a100s_under_0_5_not_0_6(cli: Cli, tmp_path: Path) -> None:
     # Host memory without Offload under 0.5.1 (a bf16 reference pinned): 198.8 GiB a node, shown rounded up; 250
-    # holds it. Under 0.5 the fused experts placed as verl 0.7 places them (fusedpad, s80) are an even share on the GPUs
-    # too, the same plan; under 0.6 whole experts need Offload, its fp32 blocks by rows, which 250 does not hold.
+    # holds it. Under 0.5.0 the fused experts placed as verl 0.7 places them (fusedpad, s80) are an even share on the
+    # GPUs too, the same plan; under 0.6 whole experts need Offload, its fp32 blocks by rows, which 250 does not hold.
+    # (0.5.0 and 0.5.1 load the untied Mixtral on rank 0 alone, verl's rule; 0.5 without its patch, 0.5.2 and 0.6 on
+    # A100s load it on every rank, 8 x 174.0 GiB, which 250 does not hold either: s84.)
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: a100s, gpu: a100-80gb, nodes: 4, gpus_per_node: 8, host_ram_gb: 250}\n"
                      f"jobs:\n  - {{name: mix, model_config: {MIXTRAL_CONFIG}, max_model_len: 16384}}\n",
@@ -144,7 +146,7 @@ def test_a_cluster_places_mixtral_on_32_a100s_under_0_5_not_0_6(cli: Cli, tmp_pa
     assert "│ 0, 1, 2, 3 │ all  │ mix │      32 │       0 │ Env  │         16384 │ 0.03156 │" in out
     assert "│         198.8 │" in out
     assert "mix: 58.8 GiB per GPU predicted, 14.7 GiB to spare (memory model)" in out
-    status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5")
+    status, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5.0")
     assert status == 0, err
     assert "│ 0, 1, 2, 3 │ all  │ mix │      32 │       0 │ Env  │         16384 │ 0.03156 │" in out
     assert ("│         198.8 │" in out, "mix: 58.8 GiB per GPU predicted, 14.7 GiB to spare (memory model)" in out) == (

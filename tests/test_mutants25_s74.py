@@ -112,16 +112,20 @@ def test_a_deprecated_size_below_the_ranks_counts_one_sequence():
 
 
 def test_a_plan_for_another_release_keeps_its_critics_host_memory():
-    # P8: for_release's host memory need counts the plan's critic (offloaded: its states in host memory)
+    # P8: for_release's host memory need counts the plan's critic (offloaded: its states in host memory). Planned for
+    # Trinity 0.5.1, whose verl rule loads the untied Qwen3-8B on rank 0 alone, and restated for 0.6, which loads it
+    # on rank 0 alone on H100s: the critic's states outweigh the load (every rank's, counted with no release named
+    # or for 0.5 without its patch, would be the figure: 284.8 and 264.5 GiB).
     catalog = load_catalog()
     model = catalog.model("Qwen3-8B")
-    (answer,) = plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=8192, critic="offloaded", host_ram_gb=1000)
+    (answer,) = plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=8192, critic="offloaded", host_ram_gb=1000,
+                     trinity_version="0.5.1")
     best = answer.best
+    # Trinity 0.5's reference shards (bf16) differ from 0.6's (fp32): 151.8 with the critic's states, 50.9 without
     assert best is not None and (best.gpus, best.trainer_nodes, best.critic, best.host_memory_gb) == (
-        8, 1, "offloaded", 172.1)
-    # Trinity 0.5's reference shards differ: 151.8 with the critic's states, 50.9 without
-    assert for_release(best, model, "0.5").host_memory_gb == 151.8
-    assert shown_host_need(model, 8, 8, best.offload, "0.5", best.reference_model, 0, None) == 50.9
+        8, 1, "offloaded", 151.8)
+    assert for_release(best, model, "0.6").host_memory_gb == 172.1
+    assert shown_host_need(model, 8, 8, best.offload, "0.5", best.reference_model, 0, None, loading="rank-0") == 50.9
 
 
 def test_a_users_own_partial_rotary_factor_in_the_rope_scaling_is_kept(cli: Cli, tmp_path: Path):
@@ -233,13 +237,23 @@ def _staged_budgets(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, float]
     return calls
 
 
+def _verl_loading(fleet: dict[str, Any]) -> dict[str, Any]:
+    """`fleet` with each job under Trinity 0.5.1, whose verl rule loads an untied model (Qwen3-8B) on rank 0 alone
+    (s84: with no release named every rank loads it, and the eight jobs' first bound rounds no pool, so nothing is
+    asked again); its reference shards in bf16 make the needs smaller than before s84's count (fp32 ones, rank 0),
+    and the purchases a node fewer."""
+    for job in fleet["jobs"]:
+        job["trinity_version"] = "0.5.1"
+    return fleet
+
+
 def test_buy_asked_again_gives_the_purchases_choice_what_both_questions_left(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch):
-    # U5: test_clusterrest_s74's eight jobs, asked again on the tighter bound (4 nodes, none rounded): the choice among
-    # the purchases of as few GPUs and nodes gets its share of the budget less what both questions spent
+    # U5: test_clusterrest_s74's eight jobs, asked again on the tighter bound (2 nodes under 0.5.1, none rounded): the
+    # choice among the purchases of as few GPUs and nodes gets its share of the budget less what both questions spent
     calls = _staged_budgets(monkeypatch)
-    purchase = _bought(tmp_path, _host_bound_fleet(0, SMALL_QWEN3 * 2))
-    assert (purchase["status"], purchase["nodes"], purchase["host_rounded"]) == ("optimal", 3, [])
+    purchase = _bought(tmp_path, _verl_loading(_host_bound_fleet(0, SMALL_QWEN3 * 2)))
+    assert (purchase["status"], purchase["nodes"], purchase["host_rounded"]) == ("optimal", 2, [])
     (budget, first), (again, second), (choice, _) = calls[:3]
     assert again == budget - first
     assert choice == pytest.approx((budget - first - second) * PURCHASE_CHOICE_SHARE, rel=1e-12, abs=0)
@@ -247,11 +261,11 @@ def test_buy_asked_again_gives_the_purchases_choice_what_both_questions_left(tmp
 
 def test_buy_asks_no_question_again_where_the_tighter_bound_rounds_as_many_pools(tmp_path: Path,
                                                                                  monkeypatch: pytest.MonkeyPatch):
-    # U3: twelve jobs, the bound's 12 nodes and the purchase's 5 both round pool p: the purchase is not asked again,
+    # U3: twelve jobs, the bound's 12 nodes and the purchase's 4 both round pool p: the purchase is not asked again,
     # its choice gets its share of what the one question left
     calls = _staged_budgets(monkeypatch)
-    purchase = _bought(tmp_path, _host_bound_fleet(0, SMALL_QWEN3 * 3))
-    assert (purchase["status"], purchase["nodes"], purchase["host_rounded"]) == ("feasible", 5, ["p"])
+    purchase = _bought(tmp_path, _verl_loading(_host_bound_fleet(0, SMALL_QWEN3 * 3)))
+    assert (purchase["status"], purchase["nodes"], purchase["host_rounded"]) == ("feasible", 4, ["p"])
     (budget, first), (choice, _) = calls[:2]
     assert choice == pytest.approx((budget - first) * PURCHASE_CHOICE_SHARE, rel=1e-12, abs=0)
 

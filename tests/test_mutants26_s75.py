@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from cluster_api import buy
+from test_coverage13_s74 import _purchase_bounds
 from test_critickept_s74 import PPO as TRAINER_FLAGS_PPO
 
 import solver
@@ -323,24 +324,29 @@ def test_whether_reasons_may_ask_reach_is_asked_per_training(tmp_path: Path):
     assert reasons_may_ask_reach(Planner(load_catalog(), load_weights(), "auto"), loaded, only_a) is False
 
 
-def test_buy_asks_again_on_the_floor_of_the_bought_gpus_in_a_pool_of_larger_nodes(tmp_path: Path):
-    # U7: test_clusterrest_s74's eight jobs on A100 nodes of 16 (host needs rounded on 5 nodes or more, not on 4),
-    # and one more in a pool of H100 nodes of 8: the first purchase, on rounded needs, buys 4 + 1 nodes, 72 GPUs; the
-    # second ask bounds the A100 pool by the nodes of 16 those GPUs fill, 4 (rounded up, 5: the needs round again and
-    # the purchase stays at 72 GPUs, feasible). It buys 3 + 1 nodes, 56 GPUs, optimal.
+def test_buy_asks_again_on_the_floor_of_the_bought_gpus_in_a_pool_of_larger_nodes(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    # U7: test_clusterrest_s74's eight jobs on A100 nodes of 16 (host needs rounded on the first bound's 8 nodes),
+    # and one more in a pool of H100 nodes of 8: the first purchase is made on rounded needs; the second ask bounds
+    # the A100 pool by the nodes of 16 those GPUs fill, 2 (unrounded). It buys 2 + 1 nodes, 40 GPUs, optimal. The
+    # jobs name Trinity 0.5.1, whose verl rule loads the untied Qwen3-8B on rank 0 alone: with no release named
+    # every rank loads it (s84), and the first bound rounds no pool, so nothing is asked again. (Before s84, with
+    # 0.6's fp32 reference shards: 4 + 1 nodes, then 3 + 1, 56 GPUs.)
     models = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B"] * 2
     fleet = {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": 0, "gpus_per_node": 16, "host_ram_gb": 128},
                        {"name": "q", "gpu": "H100-80GB", "nodes": 0, "gpus_per_node": 8}],
              "jobs": [*({"name": f"j{index}", "model": model, "max_model_len": 8192, "rollout_gpus": 0, "pool": "p",
-                         "required": True} for index, model in enumerate(models)),
+                         "required": True, "trinity_version": "0.5.1"} for index, model in enumerate(models)),
                       {"name": "q0", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 0, "pool": "q",
-                       "required": True}]}
+                       "required": True, "trinity_version": "0.5.1"}]}
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(fleet), encoding="utf-8")
     catalog = load_catalog()
+    made = _purchase_bounds(monkeypatch)
     purchase = json.loads(buy(load_fleet(path, catalog), catalog=catalog, time_limit_s=60).model_dump_json())
+    assert made == [([8, 8], ("p",)), ([2, 5], ())]
     assert (purchase["status"], purchase["gpus"], purchase["nodes"], purchase["host_rounded"]) == (
-        "optimal", 56, 4, [])
+        "optimal", 40, 3, [])
 
 
 def test_a_memory_answer_without_a_critic_counts_no_critic_parameters():

@@ -96,11 +96,13 @@ def test_trinity_05_alone_counts_the_placed_blocks() -> None:
     # actor's fp32 parameters' and gradients', halved on each of the 6 GPUs, scaled to the model's 8.191e9.
     saved = 6 * DOWN_PROJ_SAVED * 8.191e9 / QWEN3_8B_VALUES / GIB
     assert saved == pytest.approx(16.875 * 8.191e9 / QWEN3_8B_VALUES, rel=1e-12)
+    # (Rank 0 alone loading the model, so that training's need is the larger: s84.)
     by_rows = 164.6291087284882  # 0.5's need before this session: the blocks by rows
-    assert host_memory_gib(QWEN3_8B, 6, 8, True, "0.5") == pytest.approx(by_rows - saved, rel=1e-12)
-    assert host_memory_gib(QWEN3_8B, 6, 8, True, "0.5") == pytest.approx(147.7535635027, abs=1e-9)
+    assert host_memory_gib(QWEN3_8B, 6, 8, True, "0.5", loading="rank-0") == pytest.approx(by_rows - saved, rel=1e-12)
+    assert host_memory_gib(QWEN3_8B, 6, 8, True, "0.5", loading="rank-0") == pytest.approx(147.7535635027, abs=1e-9)
     # 0.6 and none named: by rows, unchanged to the bit.
-    assert host_memory_gib(QWEN3_8B, 6, 8, True, "0.6") == host_memory_gib(QWEN3_8B, 6, 8) == 185.34938934030524
+    assert host_memory_gib(QWEN3_8B, 6, 8, True, "0.6", loading="rank-0") == host_memory_gib(
+        QWEN3_8B, 6, 8, loading="rank-0") == 185.34938934030524
     # A critic offloaded beside it: its fp32 parameters' and gradients' down_proj blocks halved under 0.5, per
     # parameter of the critic (`critic_parameters`) on each of the 6 GPUs.
     critic_saved = 2 * 36 * 2**25 * 6 / QWEN3_8B_VALUES * critic_parameters(QWEN3_8B) / GIB
@@ -111,10 +113,15 @@ def test_trinity_05_alone_counts_the_placed_blocks() -> None:
 
 
 def test_estimate_memory_names_the_placed_need_for_a_05_release() -> None:
-    # solver.estimate_memory on 6 H100s with Offload: 0.5.1 (bf16 reference, placed blocks) against none named.
+    # solver.estimate_memory on 6 H100s with Offload: 0.5.1 (bf16 reference, placed blocks) against 0.6.0 (fp32, by
+    # rows), each loading the model on rank 0 alone (verl's rule for the untied Qwen3-8B; 0.6 with FSDP2 on an H100).
     def need(version: str | None) -> float | None:
         return solver.estimate_memory("Qwen3-8B", "H100", 6, 8192, offload=True, node_gpus=8,
                                       trinity_version=version).host_memory_gib
 
-    assert need("0.5.1") == need("0.5") == need("v0.5.2") == 147.8
-    assert need(None) == need("0.6.0") == 185.4
+    assert need("0.5.1") == 147.8
+    assert need("0.6.0") == 185.4
+    # Every rank loading (0.5 without its patch, 0.5.2, none named): the 6 loads of 30.51 GiB beside the pinned shards
+    # outweigh training, 0.5's pinned shards (placed blocks, bf16 reference) 30.85 GiB fewer than none named's.
+    assert need("0.5") == need("v0.5.2") == 235.2
+    assert need(None) == 266.0

@@ -41,7 +41,8 @@ def _host_and_lora(fragment: str) -> list[str]:
 
 
 # (1) A config's q/v adapter, planned with Offload on 6 A100-80GBs: read back from JSON, the answer counts the adapter
-# on q and v still (65.5 GiB of host memory per node, not all-linear's 66.7) and writes no lora_configs, as before.
+# on q and v still (218.7 GiB of host memory per node, not all-linear's 222.5: 0.5.2 loads the model and its adapter
+# on each of the 6 ranks, s84) and writes no lora_configs, as before.
 
 def test_a_configs_lora_targets_survive_the_json_round_trip() -> None:
     config = read_trinity_config(QV_LORA, "config.yaml", {}, "0.5")
@@ -51,19 +52,19 @@ def test_a_configs_lora_targets_survive_the_json_round_trip() -> None:
     plan = json.loads(answer.model_dump_json())["plans"][0]
     assert (plan["lora_rank"], plan["lora_target_modules"], plan["lora_exclude_modules"], plan["config_lora"]) == (
         64, QV, None, True)
-    assert (plan["host_memory_gb"], round(plan["memory_gb"], 2)) == (65.5, 47.12)
+    assert (plan["host_memory_gb"], round(plan["memory_gb"], 2)) == (218.7, 47.12)
     read_back = solver.Answer.model_validate_json(answer.model_dump_json())
     assert read_back.query is None and read_back.best is not None
     assert (read_back.best.lora_targets, read_back.best.config_lora) == (LoraTargets(QV), True)
     fragment = solver.trinity_config(read_back)
     assert fragment == solver.trinity_config(answer)
-    # Before: read back without them, 66.7 GiB (all-linear's adapter) and a lora_configs in place of the config's own.
-    assert _host_and_lora(fragment) == [  # its first line: the 65.5 GiB is the start-up load's
-        "# host memory: 65.5 GiB per node for Offload (no reference model; at start-up, loading the model;"]
+    # Before: read back without them, 222.5 GiB (all-linear's adapter) and a lora_configs in place of the config's own.
+    assert _host_and_lora(fragment) == [  # its first line: the 218.7 GiB is the start-up load's
+        "# host memory: 218.7 GiB per node for Offload (no reference model; at start-up, every rank loading"]
     assert solver.trinity_settings(read_back).config["model"] == {"max_model_len": 16384}
     forgotten = read_back.model_copy(update={"plans": (read_back.best.model_copy(
         update={"lora_target_modules": None, "config_lora": False}),)})
-    assert _host_and_lora(solver.trinity_config(forgotten))[0].startswith("# host memory: 66.7 GiB per node")
+    assert _host_and_lora(solver.trinity_config(forgotten))[0].startswith("# host memory: 222.5 GiB per node")
 
 
 def test_an_exclude_modules_survives_too() -> None:

@@ -2,7 +2,9 @@
 later builds it for an algorithm whose ``use_reference`` is true (GRPO, with a KL term or without), not for SFT, and
 never with ``model.lora_configs`` (``trainer/verl/trainer.py:252`` to ``:258`` in 0.6.0); Trinity 0.5 (verl 0.7's
 ``need_reference_policy``) builds it whatever the algorithm, unless LoRA is on. Without a config it is counted
-(``--no-reference`` leaves it out). Figures: Qwen3-8B on a node of 8, the hand counts of `test_hostref_s71`."""
+(``--no-reference`` leaves it out). Figures: Qwen3-8B on a node of 8, the hand counts of `test_hostref_s71`, with the
+model loaded on every rank (s84: no release named, 0.5 without its patch, or 0.6 with FSDP1, as these configs' ``fsdp``)
+where not said otherwise: `EVERY_RANK_LOAD_GIB`."""
 
 from __future__ import annotations
 
@@ -17,11 +19,13 @@ from test_hostref_s71 import ADAM_GIB, BF16_PINNED_GIB, FP32_PINNED_GIB, LOAD_GI
 from solver.api import answer_query, config_query, plan
 from solver.memory import host_memory_gib
 from solver.results import Plan
-from solver.tables import QueryError, load_catalog
+from solver.tables import ModelLoading, QueryError, load_catalog
 from solver.trinity import patch_trinity_config, read_trinity_config, trinity_fragment
 
 CATALOG = load_catalog()
 QWEN3_8B = CATALOG.model("Qwen3-8B")
+EVERY_RANK_LOAD_GIB = 8 * LOAD_GIB
+"""Qwen3-8B's fp32 load on each of a node's 8 ranks (docs/memory.md, "Which ranks load the model"): 244.11 GiB."""
 
 
 def _shown(need_gib: float) -> float:
@@ -65,16 +69,25 @@ def test_a_config_says_whether_trinity_builds_a_reference_model(text: str, built
                  for version in (None, "0.6", "0.5")) == built
 
 
-@pytest.mark.parametrize(("version", "offload", "with_reference", "without"), [
-    (None, False, LOAD_GIB + FP32_PINNED_GIB, LOAD_GIB),
-    ("0.5", False, LOAD_GIB + BF16_PINNED_GIB, LOAD_GIB),
-    (None, True, 3 * FP32_PINNED_GIB + ADAM_GIB, 2 * FP32_PINNED_GIB + ADAM_GIB),
-    ("0.5", True, 2 * FP32_PINNED_GIB + BF16_PINNED_GIB + ADAM_GIB, 2 * FP32_PINNED_GIB + ADAM_GIB),
+@pytest.mark.parametrize(("version", "offload", "loading", "with_reference", "without"), [
+    # rank 0 alone loading (0.6 with FSDP2 on an H100, say): with Offload training's need is the larger
+    (None, False, "rank-0", LOAD_GIB + FP32_PINNED_GIB, LOAD_GIB),
+    ("0.5", False, "rank-0", LOAD_GIB + BF16_PINNED_GIB, LOAD_GIB),
+    (None, True, "rank-0", 3 * FP32_PINNED_GIB + ADAM_GIB, 2 * FP32_PINNED_GIB + ADAM_GIB),
+    ("0.5", True, "rank-0", 2 * FP32_PINNED_GIB + BF16_PINNED_GIB + ADAM_GIB, 2 * FP32_PINNED_GIB + ADAM_GIB),
+    # every rank loading (the default): the load beside the pinned shards (with Offload the actor's too) is the larger
+    (None, False, "every-rank", EVERY_RANK_LOAD_GIB + FP32_PINNED_GIB, EVERY_RANK_LOAD_GIB),
+    ("0.5", False, "every-rank", EVERY_RANK_LOAD_GIB + BF16_PINNED_GIB, EVERY_RANK_LOAD_GIB),
+    (None, True, "every-rank", EVERY_RANK_LOAD_GIB + 2 * FP32_PINNED_GIB, EVERY_RANK_LOAD_GIB + FP32_PINNED_GIB),
+    ("0.5", True, "every-rank", EVERY_RANK_LOAD_GIB + FP32_PINNED_GIB + BF16_PINNED_GIB,
+     EVERY_RANK_LOAD_GIB + FP32_PINNED_GIB),
 ])
 def test_the_host_need_holds_the_reference_model_s_shards_only_where_counted(
-        version: str | None, offload: bool, with_reference: float, without: float) -> None:
-    assert host_memory_gib(QWEN3_8B, 8, 8, offload, version) == pytest.approx(with_reference, rel=1e-12)
-    assert host_memory_gib(QWEN3_8B, 8, 8, offload, version, reference=False) == pytest.approx(without, rel=1e-12)
+        version: str | None, offload: bool, loading: ModelLoading, with_reference: float, without: float) -> None:
+    assert host_memory_gib(QWEN3_8B, 8, 8, offload, version, loading=loading) == pytest.approx(with_reference,
+                                                                                                rel=1e-12)
+    assert host_memory_gib(QWEN3_8B, 8, 8, offload, version, reference=False, loading=loading) == pytest.approx(
+        without, rel=1e-12)
 
 
 def _need(text: str, version: str | None = None, **keywords: object) -> tuple[bool, float | None, bool]:
@@ -89,14 +102,15 @@ def _need(text: str, version: str | None = None, **keywords: object) -> tuple[bo
 
 
 def test_a_config_s_plans_count_the_reference_model_where_it_builds_one() -> None:
-    counted, counted_05, left_out = _shown(LOAD_GIB + FP32_PINNED_GIB), _shown(LOAD_GIB + BF16_PINNED_GIB), _shown(
-        LOAD_GIB)
-    assert (counted, counted_05, left_out) == (71.2, 50.9, 30.6)
+    # Every rank loads: no release named, 0.5 without its patch, 0.6 with the configs' FSDP1 (without Offload).
+    counted, counted_05, left_out = (_shown(EVERY_RANK_LOAD_GIB + FP32_PINNED_GIB),
+                                     _shown(EVERY_RANK_LOAD_GIB + BF16_PINNED_GIB), _shown(EVERY_RANK_LOAD_GIB))
+    assert (counted, counted_05, left_out) == (284.8, 264.5, 244.2)
     assert _need(GRPO_KL) == _need(GRPO_NO_KL) == (True, counted, True)
     assert _need(SFT, "0.6") == (False, left_out, False)
     assert _need(SFT, "0.5") == (True, counted_05, True)
     assert _need(SFT) == (True, counted, True)  # no release: 0.5 would build one
-    assert _need(LORA_CONFIGS) == (False, 30.7, False)  # the load holds the adapter too: test_lorahost_s73
+    assert _need(LORA_CONFIGS) == (False, 245.5, False)  # 8 loads of 30.68 (the adapter too): test_lorahost_s73
     # The keyword overrides the config either way.
     assert _need(SFT, "0.6", reference_model=True) == (True, counted, True)
     assert _need(GRPO_KL, reference_model=False) == (False, left_out, False)
@@ -108,8 +122,9 @@ def test_the_api_counts_it_without_a_config_unless_told_not_to() -> None:
         assert answer.best is not None
         return answer.reference_model, answer.best.host_memory_gb
 
-    assert need() == (True, _shown(3 * FP32_PINNED_GIB + ADAM_GIB)) == (True, 183.0)
-    assert need(reference_model=False) == (False, _shown(2 * FP32_PINNED_GIB + ADAM_GIB)) == (False, 142.3)
+    # No release named: every rank loads, the load beside the pinned shards outweighs training's need.
+    assert need() == (True, _shown(EVERY_RANK_LOAD_GIB + 2 * FP32_PINNED_GIB)) == (True, 325.4)
+    assert need(reference_model=False) == (False, _shown(EVERY_RANK_LOAD_GIB + FP32_PINNED_GIB)) == (False, 284.8)
     with pytest.raises(QueryError, match="reference_model must be"):
         plan("8B", gpu="h100", max_model_len=8192, reference_model="no")
 
@@ -123,26 +138,30 @@ def _offload_plan(reference_model: bool = True) -> Plan:
 
 
 def test_a_config_written_for_0_5_says_0_5_s_host_need() -> None:
-    # The plan, made for no release, carries 0.6's figure (fp32 reference shards); the patch and the fragment for 0.5
-    # say 0.5's (bf16 ones), for 0.6 0.6's; a plan that counted no reference model says none in either.
+    # The plan, made for no release, carries every rank's load beside fp32 reference shards; the patch and the
+    # fragment for 0.5 (every rank too, without its patch) say 0.5's (bf16 ones), for 0.6 0.6's (rank 0 alone loads
+    # on H100s with Offload's FSDP2: training's need is the larger); a plan that counted no reference model says none.
     best = _offload_plan()
-    assert best.host_memory_gb == _shown(3 * FP32_PINNED_GIB + ADAM_GIB) == 183.0
-    for_05 = _shown(2 * FP32_PINNED_GIB + BF16_PINNED_GIB + ADAM_GIB)
-    assert for_05 == 162.6
+    assert best.host_memory_gb == _shown(EVERY_RANK_LOAD_GIB + 2 * FP32_PINNED_GIB) == 325.4
+    for_05 = _shown(EVERY_RANK_LOAD_GIB + FP32_PINNED_GIB + BF16_PINNED_GIB)
+    assert for_05 == 305.1
+    assert _shown(3 * FP32_PINNED_GIB + ADAM_GIB) == 183.0
 
     def noted(text: str) -> str:
-        match = re.search(r"# host memory: [^;,]*", text)
+        match = re.search(r"# host memory: [^;]*", text)
         assert match is not None
         return match[0]
 
     note = "# host memory: {} GiB per node for Offload"
+    loading = " (at start-up, every rank loading the model"
     patched = {version: noted(patch_trinity_config(GRPO_KL, best, QWEN3_8B, version=version))
                for version in (None, "0.6", "0.5")}
-    assert patched == {None: note.format(183.0), "0.6": note.format(183.0), "0.5": note.format(for_05)}
-    assert noted(trinity_fragment(best, QWEN3_8B, version="0.5")) == note.format(for_05)
-    assert noted(trinity_fragment(best, QWEN3_8B)) == note.format(183.0)
+    assert patched == {None: note.format(325.4) + loading, "0.6": note.format(183.0),
+                       "0.5": note.format(for_05) + loading}
+    assert noted(trinity_fragment(best, QWEN3_8B, version="0.5")) == note.format(for_05) + loading
+    assert noted(trinity_fragment(best, QWEN3_8B)) == note.format(325.4) + loading
     alone = _offload_plan(reference_model=False)
-    none = note.format(_shown(2 * FP32_PINNED_GIB + ADAM_GIB)) + " (no reference model)"
+    none = note.format(_shown(EVERY_RANK_LOAD_GIB + FP32_PINNED_GIB)) + " (no reference model"
     assert noted(patch_trinity_config(GRPO_KL, alone, QWEN3_8B, version="0.5")) == noted(
         patch_trinity_config(GRPO_KL, alone, QWEN3_8B)) == none
     # The header's command checks a config as the plan was made: without the reference model where it counted none.
@@ -158,18 +177,19 @@ def test_the_command_follows_the_config_and_the_flag(tmp_path: Path, cli: Callab
     sft.write_text(SFT, encoding="utf-8")
     grpo = tmp_path / "grpo.yaml"
     grpo.write_text(GRPO_KL, encoding="utf-8")
-    # 40 GiB holds the load alone (30.6), not the load beside the reference model's shards (71.2; 50.9 on 0.5).
-    check = ("--gpu", "h100", "--host-ram", "40", "--no-offload", "--check")
+    # 250 GiB holds every rank's load alone (244.2: these configs' FSDP1 loads on every rank under 0.6), not the load
+    # beside the reference model's shards (284.8; 264.5 on 0.5).
+    check = ("--gpu", "h100", "--host-ram", "250", "--no-offload", "--check")
     code, out, err = cli("--from-config", str(sft), *check, "--trinity-version", "0.6", "--json")
     (answer,) = json.loads(out)
     assert (code, err, answer["reference_model"], answer["current"]["trains"]) == (0, "", False, True)
-    assert answer["plans"][0]["host_memory_gb"] == 30.6 and answer["plans"][0]["reference_model"] is False
+    assert answer["plans"][0]["host_memory_gb"] == 244.2 and answer["plans"][0]["reference_model"] is False
     code, out, _ = cli("--from-config", str(sft), *check, "--trinity-version", "0.5", "--json")
     (answer,) = json.loads(out)
     assert (code, answer["reference_model"], answer["current"]["trains"],
-            answer["current"]["host_memory_needed"]) == (1, True, False, 50.9)
+            answer["current"]["host_memory_needed"]) == (1, True, False, 264.5)
     code, out, _ = cli("--from-config", str(grpo), *check, "--json")
-    assert code == 1 and json.loads(out)[0]["current"]["host_memory_needed"] == 71.2
+    assert code == 1 and json.loads(out)[0]["current"]["host_memory_needed"] == 284.8
     code, out, err = cli("--from-config", str(grpo), *check, "--no-reference", "--json")
     assert (code, err, json.loads(out)[0]["reference_model"]) == (0, "", False)
     code, out, err = cli("--from-config", str(sft), *check, "--trinity-version", "0.6", "--reference")
@@ -177,8 +197,8 @@ def test_the_command_follows_the_config_and_the_flag(tmp_path: Path, cli: Callab
     # Without a config: counted, unless --no-reference; the plan's host memory line says where none is.
     code, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--exact", "--len", "8192", "--no-offload",
                        "--host-ram", "512", "--no-reference")
-    assert code == 0 and "30.6 GiB per node while the model loads (no reference model), within --host-ram 512 GiB" \
-        in " ".join(out.split())
+    assert code == 0 and ("244.2 GiB per node while the model loads (no reference model; every rank loading the model), "
+                          "within --host-ram 512 GiB") in " ".join(out.split())
     code, out, err = cli("--model", "8B", "--len", "8192", "--no-reference", "--reference")
     assert (code, out, err.splitlines()[-1]) == (
         2, "", "solve: error: --no-reference and --reference contradict each other: give one of them")

@@ -125,11 +125,17 @@ def test_a_current_file_of_a_wrong_value_is_refused_as_a_fleet_file_is(cli: Cli,
 def test_a_fragment_for_a_release_whose_host_need_breaks_the_limit_planned_within_is_refused(tmp_path: Path):
     # Before, an answer planned for Trinity 0.5 within 60 GiB (Env + SP=2 on 8 H100s, 50.9 GiB per node) got, asked
     # for 0.6's fragment, "host memory: 71.2 GiB per node while the model loads, within host_ram_gb of 60 GiB".
+    # (s84: 0.5.1 named, whose verl rule loads the untied Qwen3-8B on rank 0 alone, as 0.6 does on H100s; 0.5 without
+    # its patch, and no release named, load it on every rank: 264.5 and 284.8 GiB.)
     (answer,) = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768, host_ram_gb=60.0,
-                            trinity_version="0.5")
-    assert "# host memory: 50.9 GiB per node while the model loads, within host_ram_gb of 60 GiB" in (
-        solver.trinity_config(answer).splitlines())
-    assert solver.trinity_config(answer, version="0.5") == solver.trinity_config(answer)
+                            trinity_version="0.5.1")
+    def header(text: str) -> str:
+        """A fragment's lines joined, its header comment's wrapped lines read as one."""
+        return " ".join(line.removeprefix("# ") for line in text.splitlines())
+
+    assert ("host memory: 50.9 GiB per node while the model loads (rank 0 loading the model), within host_ram_gb of "
+            "60 GiB ") in header(solver.trinity_config(answer))
+    assert solver.trinity_config(answer, version="0.5.1") == solver.trinity_config(answer)
     refused = ("the answer's plan needs 71.2 GiB of host memory per node under Trinity 0.6, more than host_ram_gb of "
                "60 GiB it was planned within (for another release): plan it again with trinity_version='0.6', or "
                "pass version= the release it was planned for")
@@ -140,17 +146,18 @@ def test_a_fragment_for_a_release_whose_host_need_breaks_the_limit_planned_withi
     # Read back from JSON, its plan keeps its release since planjson (s78; 0.6's figure was judged there before).
     read_back = solver.Answer.model_validate_json(answer.model_dump_json())
     assert solver.trinity_config(read_back) == solver.trinity_config(answer)
-    assert solver.trinity_config(read_back, version="0.5") == solver.trinity_config(answer)
-    # 0.5's need is the lower: an answer planned for 0.6 (or for none) gets 0.5's fragment.
-    (newer,) = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768, host_ram_gb=80.0)
-    assert "# host memory: 50.9 GiB per node while the model loads, within host_ram_gb of 80 GiB" in (
-        solver.trinity_config(newer, version="0.5").splitlines())
+    assert solver.trinity_config(read_back, version="0.5.1") == solver.trinity_config(answer)
+    # 0.5.1's need is the lower: an answer planned for 0.6 gets 0.5.1's fragment.
+    (newer,) = solver.plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768, host_ram_gb=80.0,
+                           trinity_version="0.6")
+    assert ("host memory: 50.9 GiB per node while the model loads (rank 0 loading the model), within host_ram_gb of "
+            "80 GiB ") in header(solver.trinity_config(newer, version="0.5.1"))
     fleet = _write(tmp_path / "fleet.yaml", {
         "pools": [{"name": "h", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 60}],
         "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 32768}]})
-    placed = solver.place(fleet, trinity_version="0.5")
-    assert "# host memory: 50.9 GiB per node while the model loads, within the pool's host_ram_gb of 60 GiB" in (
-        solver.placement_configs(placed, fleet)["j"].splitlines())
+    placed = solver.place(fleet, trinity_version="0.5.1")
+    assert ("host memory: 50.9 GiB per node while the model loads (rank 0 loading the model), within the pool's "
+            "host_ram_gb of 60 GiB ") in header(solver.placement_configs(placed, fleet)["j"])
     for make_all in (solver.placement_configs, solver.placement_settings):
         with pytest.raises(solver.QueryError) as raised:
             make_all(placed, fleet, version="0.6")
@@ -227,7 +234,10 @@ def test_the_plans_host_memory_row_gives_the_critics_share_as_solve_memory_does(
         cli: Cli, critic: str, options: tuple[str, ...], host: str):
     # Before, the row said "172.1 GiB per node for the critic's offloaded states" alone, where solve memory (and its
     # host_critic_gib) gives the critic's 131.5 GiB of it: now both from the same figure, in the same words.
-    asked = ("--model", "8B", "--gpu", "h100", "--len", "32768", "--critic", critic, *options)
+    # Trinity 0.6: rank 0 alone loads the model on H100s, so that the critic's states outweigh the load (every rank's,
+    # counted with no release named, 284.8 GiB with the reference model's shards, would be the figure)
+    asked = ("--model", "8B", "--gpu", "h100", "--len", "32768", "--critic", critic, *options, "--trinity-version",
+             "0.6")
     status, out, _ = cli(*asked, "--gpus", "8", "--host-ram", "512", "--json")
     (plan,) = [answer["plans"][0] for answer in json.loads(out)]
     memory = json.loads(cli("memory", *asked, "--gpus", "8", "--env", "--sp", str(plan["sp"]), "--json")[1])
