@@ -2834,7 +2834,8 @@ def test_the_cluster_view_shows_the_host_memory_of_offload_jobs(cli, tmp_path: P
 
 def two_offload_jobs(host_ram_gb: float | None) -> dict:
     """Two Qwen3-14B jobs at 61440 tokens on one node of 8 A100s: each needs 4 GPUs with Env + Offload + SP=4
-    (the A100 tables' only count for it) and 351.6 GiB of host memory for its states."""
+    (the A100 tables' only count for it) and 381.1 GiB of host memory at start-up (no release named: its 4 ranks
+    each load the model, 4 x 4 bytes x 14.768e9, beside the pinned shards), more than its states' 381.1."""
     pool = {**ONE_NODE, **({"host_ram_gb": host_ram_gb} if host_ram_gb is not None else {})}
     return {"pools": [pool], "jobs": [
         {"name": "chat-a", "model": "Qwen3-14B", "max_model_len": 61440, "priority": 2},
@@ -2842,12 +2843,12 @@ def two_offload_jobs(host_ram_gb: float | None) -> dict:
     ]}
 
 
-@pytest.mark.parametrize("host_ram_gb", [None, 720])
+@pytest.mark.parametrize("host_ram_gb", [None, 770])  # 770: the two jobs' 762.2 GiB
 def test_offload_jobs_share_a_node_whose_host_memory_holds_both(tmp_path: Path, host_ram_gb: float | None):
     result = solved(two_offload_jobs(host_ram_gb), tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 3)
     assert [(p["job"], p["nodes"], p["plan"]["offload"], p["plan"]["host_memory_gb"]) for p in result["placements"]] \
-        == [("chat-a", [0], True, 351.6), ("chat-b", [0], True, 351.6)]
+        == [("chat-a", [0], True, 381.1), ("chat-b", [0], True, 381.1)]
 
 
 def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_path: Path):
@@ -2858,7 +2859,7 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
     # Its reason says what it needs: 4 idle GPUs are there, not the host memory.
     assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
-                                                              "least 4 GPUs and 351.6 GiB of host memory on one node) "
+                                                              "least 4 GPUs and 381.1 GiB of host memory on one node) "
                                                               "after the jobs placed (the most priority in all, then "
                                                               "the jobs earlier in the file where priorities tie, "
                                                               "then length, then cost); chat-a (priority 2) holds the "
@@ -2866,7 +2867,7 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
                                                               "it needs: priority 3 is the least that places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and "
-                                       "351.6 GiB of host memory on one node) after the jobs placed (the most "
+                                       "381.1 GiB of host memory on one node) after the jobs placed (the most "
                                        "priority in all, then the jobs earlier in the file where priorities tie, then "
                                        "length, then cost); chat-a (priority 2) holds the "
                                        "room each needs: priority 3 is the least that places one of them"),
@@ -2878,31 +2879,33 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     path = tmp_path / "fleet.yaml"
     status, out, _ = cli("cluster", str(path), "--no-widen")
     assert status == 1 and "pool a100: 1 x 8 A100-80GB (400 GiB host memory each); 1 node and 4 of 8 GPUs used" in out
-    # The 4 GPUs no job can use go to chat-a: its setting on 8 GPUs, which the 4-GPU cell vouches for, runs
-    # twice as fast, and its states take the same host memory.
+    # The 4 GPUs no job can use stay idle: chat-a's setting on 8 GPUs, which the 4-GPU cell vouches for, would run
+    # twice as fast, but its 8 ranks would each load the model (no release named): 601.2 GiB, past the node's 400.
     [placement] = result["placements"]
-    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (8, 4, 351.6)
+    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (
+        4, None, 381.1)
 
 
 def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
-    # 200 GiB cannot hold one job's 351.6 GiB: no Offload plan, so the tables leave both out; the estimates place the
-    # first on the whole node without Offload.
+    # 200 GiB cannot hold one job's 381.1 GiB: no Offload plan, so the tables leave both out. The estimates placed
+    # the first on the whole node without Offload while rank 0 alone loaded the model; with every rank loading it (no
+    # release named) that plan needs 520.7 GiB, and they place none either.
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
     needs = ("with 200 GiB of host memory per node (the pool's host_ram_gb)",
-             ("(the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, documented); on nodes with more "
-              "host memory, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
-              "tokens), and with Offload it needs 351.6 GiB of host memory per node"))
+             # (nothing trains: without Offload, Env + SP=4 on 4 GPUs' 4 ranks loading the model need 300.6 GiB)
+             ("(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
+              "tokens), and with Offload it needs 381.1 GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
     result = solved(instance, tmp_path)
-    assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
+    assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == []
 
 
 def test_the_checker_finds_offload_jobs_that_overfill_a_nodes_host_memory(tmp_path: Path):
     shared = solved(two_offload_jobs(None), tmp_path)
     assert check_placements(CATALOG, two_offload_jobs(400), shared, estimates=True) == [
-        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 703.2 GiB of host memory, over its 400"]
+        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 762.2 GiB of host memory, over its 400"]
 
 
 def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: Path):
@@ -2936,9 +2939,9 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
 
 
 def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_there(tmp_path: Path):
-    # Qwen3-14B's Offload needs 351.53268 GiB of host memory, given as 351.6; a node of 351.6 GiB holds it (as the
-    # planner's --host-ram says): 3516 tenths of a GiB of its 3516.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 351.6}],
+    # Qwen3-14B's Offload needs 381.06202 GiB of host memory, given as 381.1; a node of 381.1 GiB holds it (as the
+    # planner's --host-ram says): 3811 tenths of a GiB of its 3811.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 381.1}],
                 "jobs": [{"name": "chat", "model": "14B", "max_model_len": 65536}]}
     result = solved(instance, tmp_path)
     assert [(p["job"], p["plan"]["offload"]) for p in result["placements"]] == [("chat", True)]
@@ -3671,11 +3674,12 @@ def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_
 
 
 def test_offload_jobs_do_not_share_a_node_that_holds_their_raw_needs_but_not_their_given_ones(tmp_path: Path):
-    # Each job needs 351.53 GiB of host memory, given as 351.6: a node of 703.1 GiB holds the two raw needs (703.07)
-    # but not the two given (703.2), and a plan never needs more than it says, so they do not share it.
-    result = solved(two_offload_jobs(703.1), tmp_path)
+    # Each job needs 381.062 GiB of host memory (every rank loading the model, no release named), given as 381.1: a
+    # node of 762.15 GiB holds the two raw needs (762.124) but not the two given (762.2), and a plan never needs more
+    # than it says, so they do not share it.
+    result = solved(two_offload_jobs(762.15), tmp_path)
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
-    assert solved(two_offload_jobs(703.2), tmp_path)["objective"] == 3  # with 703.2 they share it
+    assert solved(two_offload_jobs(762.2), tmp_path)["objective"] == 3  # with 762.2 they share it
 
 
 def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: Path):
