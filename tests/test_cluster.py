@@ -4209,26 +4209,29 @@ W_SOLVE_BEST = ("w: solve's best on its 8 trainer GPUs at 32768 is Env + SP=4 (e
 an estimate (`Placement.solve_best`, s81)."""
 
 
-@pytest.mark.parametrize(("rollout", "trainer"), [(8, 8), (12, 4)])
+@pytest.mark.parametrize(("rollout", "trainer", "need"), [(8, 8, 601.2), (12, 4, 381.1)])
 def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
-        cli, tmp_path: Path, rollout: int, trainer: int):
+        cli, tmp_path: Path, rollout: int, trainer: int, need: float):
     # Qwen3-14B with Offload on a trainer in node 0 (whole, or 4 GPUs with the rollout filling the rest): node 1 holds
-    # its rollout alone, which needs none of the trainer's host memory.
+    # its rollout alone, which needs none of the trainer's host memory. Node 0's need is at start-up, each of its
+    # trainer ranks loading the model (no release named): 4 bytes x 14.768e9 a rank beside the pinned shards, more
+    # than training's 351.6.
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 2, gpus_per_node: 8, host_ram_gb: 1024}]\n"
                     f"jobs: [{{name: w, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: {rollout}}}]\n",
                     encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
-    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, 351.6)
+    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, need)
     out = cli("cluster", str(path))[1]
     assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out
-    assert "│ 351.6 (node 0) │\n" in out
+    assert f"│ {need} (node 0) │\n" in out
     # s81: on 8 trainer GPUs (not a count the tables measured) solve picks an estimate, named under the table.
     cheaper = f" {W_SOLVE_BEST}" if trainer == 8 else ""
     assert f" {solver.render.TRAINER_NODES_NOTE}{cheaper} cost: " in " ".join(out.split())
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
-    comment = fragment_comment("host memory: 351.6 GiB for Offload, per node the trainer runs on (1 of 2: the other "
-                               "holds only its rollout), within the pool's host_ram_gb of 1024 GiB")
+    comment = fragment_comment(f"host memory: {need} GiB for Offload (at start-up, every rank loading the model; 351.6 "
+                               "while training), per node the trainer runs on (1 of 2: the other holds only its "
+                               "rollout), within the pool's host_ram_gb of 1024 GiB")
     assert "\n" + comment in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
 
 
