@@ -3584,14 +3584,15 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
 
 def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_more_host_memory(tmp_path: Path):
     # Qwen3-14B at 65536 tokens beside 1 rollout GPU on A100 nodes of 4 with 48 GiB: the tables train it with Offload
-    # on nodes with 351.6 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
-    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 351.6 GiB ..."), adding nothing.
+    # on nodes with 381.1 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
+    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 381.1 GiB ..."), adding nothing.
+    # (381.1: no release named, so its 4 ranks each load the model at start-up, more than training's 351.6.)
     pools = [{"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
     jobs = [{"name": "q14b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [{"job": "q14b", "reason": (
         "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
         "A100-80GB within 7 GPUs trains with 48 GiB of host memory per node (the pool's host_ram_gb); on nodes with "
-        "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 351.6 "
+        "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 381.1 "
         "GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
