@@ -236,14 +236,14 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
 
 
 @pytest.mark.parametrize(("host_ram_gb", "hint"), [
-    (440, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.4 GiB of idle host memory (a "
-           "trainer of 1 GPU)")),
-    (355, "")])
-def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_ram_gb: int, hint: str,
+    (469.5, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.4 GiB of idle host memory (a "
+             "trainer of 1 GPU)")),
+    (384.5, "")])
+def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_ram_gb: float, hint: str,
                                                                            tmp_path: Path):
-    # 14B with Offload takes 351.6 GiB of the node's host memory: 0.6B on 1 + 1 GPUs needs 5.2 GiB while it loads
-    # (2.2 for the load, 3.0 for the reference model's fp32 shards), which 440 GiB leave room for (88.4 idle) and 355
-    # do not (3.4 idle): then it is told nothing.
+    # 14B with Offload takes 381.1 GiB of the node's host memory (its 4 ranks each loading it at start-up, no release
+    # named): 0.6B on 1 + 1 GPUs needs 5.2 GiB while it loads (2.2 for the load, 3.0 for the reference model's fp32
+    # shards), which 469.5 GiB leave room for (88.4 idle) and 384.5 do not (3.4 idle): then it is told nothing.
     instance = {"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}], "jobs": [
         {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
         {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
