@@ -3010,10 +3010,11 @@ def round_host_memory_always(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Offload jobs of three models on nodes of 360 GiB: Qwen3-8B (183 GiB) and Qwen3-4B (102 GiB) share one
+    # Offload jobs of three models on nodes of 390 GiB: Qwen3-8B (203 GiB) and Qwen3-4B (102 GiB) share one
     # by their exact needs. Rounded into one class (as a pool with too many ways to fill a node would be),
-    # every need counts as the largest, Qwen3-14B's 352 GiB, and no two share a node.
-    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}], "jobs": [
+    # every need counts as the largest, Qwen3-14B's 381 GiB, and no two share a node. (Every rank of the 4 loading
+    # each model, no release named: 360 GiB nodes, as before, no longer hold the 14B's.)
+    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 390}], "jobs": [
         {"name": "big", "model": "14B", "max_model_len": 61440, "priority": 3},
         {"name": "mid", "model": "8B", "max_model_len": 61440, "priority": 2},
         {"name": "small", "model": "4B", "max_model_len": 102400, "priority": 2},
