@@ -236,14 +236,14 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
 
 
 @pytest.mark.parametrize(("host_ram_gb", "hint"), [
-    (440, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.4 GiB of idle host memory (a "
-           "trainer of 1 GPU)")),
-    (355, "")])
-def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_ram_gb: int, hint: str,
+    (469.5, ("; with rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs and 88.4 GiB of idle host memory (a "
+             "trainer of 1 GPU)")),
+    (384.5, "")])
+def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_ram_gb: float, hint: str,
                                                                            tmp_path: Path):
-    # 14B with Offload takes 351.6 GiB of the node's host memory: 0.6B on 1 + 1 GPUs needs 5.2 GiB while it loads
-    # (2.2 for the load, 3.0 for the reference model's fp32 shards), which 440 GiB leave room for (88.4 idle) and 355
-    # do not (3.4 idle): then it is told nothing.
+    # 14B with Offload takes 381.1 GiB of the node's host memory (its 4 ranks each loading it at start-up, no release
+    # named): 0.6B on 1 + 1 GPUs needs 5.2 GiB while it loads (2.2 for the load, 3.0 for the reference model's fp32
+    # shards), which 469.5 GiB leave room for (88.4 idle) and 384.5 do not (3.4 idle): then it is told nothing.
     instance = {"pools": [{**ONE_NODE, "host_ram_gb": host_ram_gb}], "jobs": [
         {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2},
         {"name": "x", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4}]}
@@ -2834,7 +2834,8 @@ def test_the_cluster_view_shows_the_host_memory_of_offload_jobs(cli, tmp_path: P
 
 def two_offload_jobs(host_ram_gb: float | None) -> dict:
     """Two Qwen3-14B jobs at 61440 tokens on one node of 8 A100s: each needs 4 GPUs with Env + Offload + SP=4
-    (the A100 tables' only count for it) and 351.6 GiB of host memory for its states."""
+    (the A100 tables' only count for it) and 381.1 GiB of host memory at start-up (no release named: its 4 ranks
+    each load the model, 4 x 4 bytes x 14.768e9, beside the pinned shards), more than its states' 381.1."""
     pool = {**ONE_NODE, **({"host_ram_gb": host_ram_gb} if host_ram_gb is not None else {})}
     return {"pools": [pool], "jobs": [
         {"name": "chat-a", "model": "Qwen3-14B", "max_model_len": 61440, "priority": 2},
@@ -2842,12 +2843,12 @@ def two_offload_jobs(host_ram_gb: float | None) -> dict:
     ]}
 
 
-@pytest.mark.parametrize("host_ram_gb", [None, 720])
+@pytest.mark.parametrize("host_ram_gb", [None, 770])  # 770: the two jobs' 762.2 GiB
 def test_offload_jobs_share_a_node_whose_host_memory_holds_both(tmp_path: Path, host_ram_gb: float | None):
     result = solved(two_offload_jobs(host_ram_gb), tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 3)
     assert [(p["job"], p["nodes"], p["plan"]["offload"], p["plan"]["host_memory_gb"]) for p in result["placements"]] \
-        == [("chat-a", [0], True, 351.6), ("chat-b", [0], True, 351.6)]
+        == [("chat-a", [0], True, 381.1), ("chat-b", [0], True, 381.1)]
 
 
 def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_path: Path):
@@ -2858,7 +2859,7 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
     # Its reason says what it needs: 4 idle GPUs are there, not the host memory.
     assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
-                                                              "least 4 GPUs and 351.6 GiB of host memory on one node) "
+                                                              "least 4 GPUs and 381.1 GiB of host memory on one node) "
                                                               "after the jobs placed (the most priority in all, then "
                                                               "the jobs earlier in the file where priorities tie, "
                                                               "then length, then cost); chat-a (priority 2) holds the "
@@ -2866,7 +2867,7 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
                                                               "it needs: priority 3 is the least that places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 4 GPUs and "
-                                       "351.6 GiB of host memory on one node) after the jobs placed (the most "
+                                       "381.1 GiB of host memory on one node) after the jobs placed (the most "
                                        "priority in all, then the jobs earlier in the file where priorities tie, then "
                                        "length, then cost); chat-a (priority 2) holds the "
                                        "room each needs: priority 3 is the least that places one of them"),
@@ -2878,31 +2879,33 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     path = tmp_path / "fleet.yaml"
     status, out, _ = cli("cluster", str(path), "--no-widen")
     assert status == 1 and "pool a100: 1 x 8 A100-80GB (400 GiB host memory each); 1 node and 4 of 8 GPUs used" in out
-    # The 4 GPUs no job can use go to chat-a: its setting on 8 GPUs, which the 4-GPU cell vouches for, runs
-    # twice as fast, and its states take the same host memory.
+    # The 4 GPUs no job can use stay idle: chat-a's setting on 8 GPUs, which the 4-GPU cell vouches for, would run
+    # twice as fast, but its 8 ranks would each load the model (no release named): 601.2 GiB, past the node's 400.
     [placement] = result["placements"]
-    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (8, 4, 351.6)
+    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (
+        4, None, 381.1)
 
 
 def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
-    # 200 GiB cannot hold one job's 351.6 GiB: no Offload plan, so the tables leave both out; the estimates place the
-    # first on the whole node without Offload.
+    # 200 GiB cannot hold one job's 381.1 GiB: no Offload plan, so the tables leave both out. The estimates placed
+    # the first on the whole node without Offload while rank 0 alone loaded the model; with every rank loading it (no
+    # release named) that plan needs 520.7 GiB, and they place none either.
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
     needs = ("with 200 GiB of host memory per node (the pool's host_ram_gb)",
-             ("(the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, documented); on nodes with more "
-              "host memory, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
-              "tokens), and with Offload it needs 351.6 GiB of host memory per node"))
+             # (nothing trains: without Offload, Env + SP=4 on 4 GPUs' 4 ranks loading the model need 300.6 GiB)
+             ("(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
+              "tokens), and with Offload it needs 381.1 GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
     result = solved(instance, tmp_path)
-    assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
+    assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == []
 
 
 def test_the_checker_finds_offload_jobs_that_overfill_a_nodes_host_memory(tmp_path: Path):
     shared = solved(two_offload_jobs(None), tmp_path)
     assert check_placements(CATALOG, two_offload_jobs(400), shared, estimates=True) == [
-        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 703.2 GiB of host memory, over its 400"]
+        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 762.2 GiB of host memory, over its 400"]
 
 
 def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: Path):
@@ -2936,9 +2939,9 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
 
 
 def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_there(tmp_path: Path):
-    # Qwen3-14B's Offload needs 351.53268 GiB of host memory, given as 351.6; a node of 351.6 GiB holds it (as the
-    # planner's --host-ram says): 3516 tenths of a GiB of its 3516.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 351.6}],
+    # Qwen3-14B's Offload needs 381.06202 GiB of host memory, given as 381.1; a node of 381.1 GiB holds it (as the
+    # planner's --host-ram says): 3811 tenths of a GiB of its 3811.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 381.1}],
                 "jobs": [{"name": "chat", "model": "14B", "max_model_len": 65536}]}
     result = solved(instance, tmp_path)
     assert [(p["job"], p["plan"]["offload"]) for p in result["placements"]] == [("chat", True)]
@@ -3007,10 +3010,11 @@ def round_host_memory_always(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Offload jobs of three models on nodes of 360 GiB: Qwen3-8B (183 GiB) and Qwen3-4B (102 GiB) share one
+    # Offload jobs of three models on nodes of 390 GiB: Qwen3-8B (203 GiB) and Qwen3-4B (102 GiB) share one
     # by their exact needs. Rounded into one class (as a pool with too many ways to fill a node would be),
-    # every need counts as the largest, Qwen3-14B's 352 GiB, and no two share a node.
-    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}], "jobs": [
+    # every need counts as the largest, Qwen3-14B's 381 GiB, and no two share a node. (Every rank of the 4 loading
+    # each model, no release named: 360 GiB nodes, as before, no longer hold the 14B's.)
+    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 390}], "jobs": [
         {"name": "big", "model": "14B", "max_model_len": 61440, "priority": 3},
         {"name": "mid", "model": "8B", "max_model_len": 61440, "priority": 2},
         {"name": "small", "model": "4B", "max_model_len": 102400, "priority": 2},
@@ -3355,13 +3359,19 @@ def test_jobs_that_cannot_all_be_placed_say_what_they_need(tmp_path: Path, cli, 
     assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {reason}
 
 
+RANK_0_ON_HOPPER = ("--trinity-version", "0.6")
+"""Trinity 0.6 loads the model on rank 0 alone with FSDP2 on a GPU of compute capability 9 or more (H100, H20, H200)."""
+
+
 def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     # Qwen3-32B at 290816 tokens on 8 H200s (the estimate's longest is 291840): YaRN 7.1, past the 131072 tokens
-    # Qwen validates, with 0.6 GiB to spare where the memory model extrapolates (0.647: the JSON's 0.65).
+    # Qwen validates, with 0.6 GiB to spare where the memory model extrapolates (0.647: the JSON's 0.65). Asked under
+    # Trinity 0.6, which loads the model on rank 0 alone on H200s: with no release named every rank loads it, and a
+    # host memory caution (1256.4 GiB per node, past the 1024 assumed) joins these.
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: long-32b, model: 32B, max_model_len: 290816, rollout_gpus: 0}]\n", encoding="utf-8")
-    status, out, _ = cli("cluster", str(path))
+    status, out, _ = cli("cluster", str(path), *RANK_0_ON_HOPPER)
     assert status == 0 and "┃ max_model_len ┃ YaRN ┃" in out and "│        290816 │  7.1 │" in out
     after_table = out.split("┘\n")[-1]
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in after_table.split("caution: ")[1:]]
@@ -3378,7 +3388,7 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
                     "  - {name: llama, model: Llama-3.1-8B, max_model_len: 262144}\n"
                     "  - {name: long-a, model: 32B, max_model_len: 290816}\n"
                     "  - {name: long-b, model: 32B, max_model_len: 290816}\n", encoding="utf-8")
-    status, out, _ = cli("cluster", str(path))
+    status, out, _ = cli("cluster", str(path), *RANK_0_ON_HOPPER)
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in out.split("┘\n")[-1].split("caution: ")[1:]]
     assert status == 0 and [caution.split(": ")[1] for caution in cautions] == ["llama", "long-a, long-b",
                                                                                  "long-a, long-b"]
@@ -3389,12 +3399,12 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     # Past four jobs, the rest are counted.
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 6, gpus_per_node: 8}]\njobs:\n" + "".join(
         f"  - {{name: j{i}, model: 0.6B, max_model_len: 262144}}\n" for i in range(1, 7)), encoding="utf-8")
-    status, out, _ = cli("cluster", str(path))
+    status, out, _ = cli("cluster", str(path), *RANK_0_ON_HOPPER)
     assert status == 0 and "\ncaution: j1, j2, j3, j4 and 2 more jobs: YaRN factor 6.4 at 262144 tokens: " in out
     # A plan within what YaRN is validated for, with room to spare, gets neither (nor a YaRN column).
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: short-32b, model: 32B, max_model_len: 32768}]\n", encoding="utf-8")
-    status, out, _ = cli("cluster", str(path))
+    status, out, _ = cli("cluster", str(path), *RANK_0_ON_HOPPER)
     assert status == 0 and "caution" not in out and "YaRN" not in out
 
 
@@ -3575,14 +3585,15 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
 
 def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_more_host_memory(tmp_path: Path):
     # Qwen3-14B at 65536 tokens beside 1 rollout GPU on A100 nodes of 4 with 48 GiB: the tables train it with Offload
-    # on nodes with 351.6 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
-    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 351.6 GiB ..."), adding nothing.
+    # on nodes with 381.1 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
+    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 381.1 GiB ..."), adding nothing.
+    # (381.1: no release named, so its 4 ranks each load the model at start-up, more than training's 351.6.)
     pools = [{"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
     jobs = [{"name": "q14b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [{"job": "q14b", "reason": (
         "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
         "A100-80GB within 7 GPUs trains with 48 GiB of host memory per node (the pool's host_ram_gb); on nodes with "
-        "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 351.6 "
+        "more host memory, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 381.1 "
         "GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
@@ -3671,11 +3682,12 @@ def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_
 
 
 def test_offload_jobs_do_not_share_a_node_that_holds_their_raw_needs_but_not_their_given_ones(tmp_path: Path):
-    # Each job needs 351.53 GiB of host memory, given as 351.6: a node of 703.1 GiB holds the two raw needs (703.07)
-    # but not the two given (703.2), and a plan never needs more than it says, so they do not share it.
-    result = solved(two_offload_jobs(703.1), tmp_path)
+    # Each job needs 381.062 GiB of host memory (every rank loading the model, no release named), given as 381.1: a
+    # node of 762.15 GiB holds the two raw needs (762.124) but not the two given (762.2), and a plan never needs more
+    # than it says, so they do not share it.
+    result = solved(two_offload_jobs(762.15), tmp_path)
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
-    assert solved(two_offload_jobs(703.2), tmp_path)["objective"] == 3  # with 703.2 they share it
+    assert solved(two_offload_jobs(762.2), tmp_path)["objective"] == 3  # with 762.2 they share it
 
 
 def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: Path):
@@ -4205,26 +4217,29 @@ W_SOLVE_BEST = ("w: solve's best on its 8 trainer GPUs at 32768 is Env + SP=4 (e
 an estimate (`Placement.solve_best`, s81)."""
 
 
-@pytest.mark.parametrize(("rollout", "trainer"), [(8, 8), (12, 4)])
+@pytest.mark.parametrize(("rollout", "trainer", "need"), [(8, 8, 601.2), (12, 4, 381.1)])
 def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
-        cli, tmp_path: Path, rollout: int, trainer: int):
+        cli, tmp_path: Path, rollout: int, trainer: int, need: float):
     # Qwen3-14B with Offload on a trainer in node 0 (whole, or 4 GPUs with the rollout filling the rest): node 1 holds
-    # its rollout alone, which needs none of the trainer's host memory.
+    # its rollout alone, which needs none of the trainer's host memory. Node 0's need is at start-up, each of its
+    # trainer ranks loading the model (no release named): 4 bytes x 14.768e9 a rank beside the pinned shards, more
+    # than training's 351.6.
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 2, gpus_per_node: 8, host_ram_gb: 1024}]\n"
                     f"jobs: [{{name: w, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: {rollout}}}]\n",
                     encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
-    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, 351.6)
+    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, need)
     out = cli("cluster", str(path))[1]
     assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out
-    assert "│ 351.6 (node 0) │\n" in out
+    assert f"│ {need} (node 0) │\n" in out
     # s81: on 8 trainer GPUs (not a count the tables measured) solve picks an estimate, named under the table.
     cheaper = f" {W_SOLVE_BEST}" if trainer == 8 else ""
     assert f" {solver.render.TRAINER_NODES_NOTE}{cheaper} cost: " in " ".join(out.split())
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
-    comment = fragment_comment("host memory: 351.6 GiB for Offload, per node the trainer runs on (1 of 2: the other "
-                               "holds only its rollout), within the pool's host_ram_gb of 1024 GiB")
+    comment = fragment_comment(f"host memory: {need} GiB for Offload (at start-up, every rank loading the model; 351.6 "
+                               "while training), per node the trainer runs on (1 of 2: the other holds only its "
+                               "rollout), within the pool's host_ram_gb of 1024 GiB")
     assert "\n" + comment in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
 
 
@@ -4325,7 +4340,7 @@ def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monke
         "         YaRN           3.0",
         "         cost           0.6565",
         "         evidence       documented",
-        "         host GiB/node  183.0",
+        "         host GiB/node  203.4",  # 4 ranks loading Qwen3-8B at start-up (no release named)
         "(≥N): the job asked for at_least N tokens, longer where a plan allows",
     ]) == h20_blocks
     assert ("math-4b     nodes          0" in lines) == a100_blocks

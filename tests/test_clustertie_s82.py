@@ -23,7 +23,9 @@ QWEN14B = "  - {name: qwen14b, model: Qwen3-14B, max_model_len: 65536}\n"
 PRIORITY_2 = "  - {name: qwen14b, model: Qwen3-14B, max_model_len: 65536, priority: 2}\n"
 """Persona64's node of 8 H800s (900 GiB of host memory), where a Qwen3-32B and a Qwen3-14B job at 65536 tokens do not
 both fit: the 32B's fewest are 4 GPUs with Offload's 664.2 GiB of host memory, the 14B's 4 GPUs and 351.6 GiB or 8
-GPUs and 135.6 GiB."""
+GPUs and 135.6 GiB. Each is asked under Trinity 0.6 (`RELEASE`), which loads the model on rank 0 alone on H800s
+(FSDP2, compute capability 9): with no release named every rank would load it, and the host figures would be others."""
+RELEASE = ("--trinity-version", "0.6")
 
 NO_ROOM_POOL = [{"pool": "h800", "reason_code": "no-room", "plan_reason_code": None, "more_nodes_reach": None,
                  "more_nodes_token_budget": None, "token_budget_auto_reach": None}]
@@ -47,7 +49,7 @@ def test_of_equal_priority_the_job_earlier_in_the_file_is_placed_and_the_other_i
     # of its own), and the 32B's reason read as if priority had been weighed ("priority 2 is the least that places
     # it"). Now the 32B, first in the file, is placed, and the 14B says it was left out in a tie.
     path = _fleet(tmp_path, QWEN32B, QWEN14B)
-    status, out, _ = cli("cluster", str(path), "--json")
+    status, out, _ = cli("cluster", str(path), "--json", *RELEASE)
     assert (status, _placed(out)) == (1, [("qwen32b", 8, "sp=4 offload=True")])
     reason = ("left out in a tie with qwen32b: equal priority 1, and only one of them fits in h800 (it needs at least "
               "4 GPUs and 351.6 GiB of host memory, or 8 GPUs and 135.6 GiB, on one node); a tie goes to the jobs "
@@ -59,19 +61,19 @@ def test_of_equal_priority_the_job_earlier_in_the_file_is_placed_and_the_other_i
             "4 GPUs and 351.6 GiB of host memory, or 8 GPUs and 135.6 GiB, on one node); a tie goes to the jobs "
             "earlier in the file: give priorities to choose, priority 2 places one of them"),
         "fits_with": []}]
-    status, text, err = cli("cluster", str(path))
+    status, text, err = cli("cluster", str(path), *RELEASE)
     assert (status, unplaced_rows(text)) == (1, [["qwen14b", reason]])
     assert "unplaced jobs: 1 of 2\n" in text
     assert err == (f"solve cluster: note: to place every job: solve cluster {path} --buy names the fewest GPUs, then "
                    "nodes, to add to the pools (and the jobs no number of nodes runs)\n")
     # The API gives the same code.
-    [left_out] = solver.place(solver.load_fleet(path)).unplaced
+    [left_out] = solver.place(solver.load_fleet(path), trinity_version="0.6").unplaced
     assert (left_out.job, left_out.reason_code, left_out.reason) == ("qwen14b", UnplacedCode.PRIORITY_TIE, reason)
 
 
 def test_the_file_s_order_not_the_cost_decides_the_tie(cli: Cli, tmp_path: Path):
     # The same two jobs, the 14B first: it is placed (on its 8 GPUs, its cheapest), and the 32B is told of the tie.
-    status, out, _ = cli("cluster", str(_fleet(tmp_path, QWEN14B, QWEN32B)), "--json")
+    status, out, _ = cli("cluster", str(_fleet(tmp_path, QWEN14B, QWEN32B)), "--json", *RELEASE)
     assert (status, _placed(out)) == (1, [("qwen14b", 8, "sp=8 offload=False")])
     assert [(u["job"], u["reason_code"], u["reason"]) for u in json.loads(out)["unplaced"]] == [(
         "qwen32b", "priority-tie",
@@ -84,7 +86,7 @@ def test_where_priorities_decide_no_tie_is_said(cli: Cli, tmp_path: Path):
     # The 14B of priority 2: it is placed, as before s82, and the 32B's reason names no tie of its own; at priority 2
     # the 32B would tie, and the file's order (it comes first) would place it.
     path = _fleet(tmp_path, QWEN32B, PRIORITY_2)
-    status, out, _ = cli("cluster", str(path), "--json")
+    status, out, _ = cli("cluster", str(path), "--json", *RELEASE)
     assert (status, _placed(out)) == (1, [("qwen14b", 8, "sp=8 offload=False")])
     reason = ("no room (GPUs or host memory) left in h800 (it needs at least 4 GPUs and 664.2 GiB of host memory on "
               "one node) after the jobs placed (the most priority in all, then the jobs earlier in the file where "
@@ -100,5 +102,5 @@ def test_where_priorities_decide_no_tie_is_said(cli: Cli, tmp_path: Path):
             "holds the room each needs: priority 2 is the least that places one of them (with as much priority "
             "placed, a tie goes to the jobs earlier in the file)"),
         "fits_with": []}]
-    status, text, _ = cli("cluster", str(path))
+    status, text, _ = cli("cluster", str(path), *RELEASE)
     assert (status, unplaced_rows(text)) == (1, [["qwen32b", reason]]) and "left out in a tie" not in text

@@ -86,11 +86,13 @@ def test_solve_memory_counts_them_and_its_planner_hint_carries_them(cli: Cli) ->
 
 
 def test_solve_map_counts_them_and_its_title_and_json_say_them(cli: Cli) -> None:
-    asked = ("map", "--gpu", "h100", "--model", "8B", "--host-ram", "72", "--budgets", "1,2,4,8", *LESS_MLP)
+    # Trinity 0.6 on H100s loads the model on rank 0 alone: with no release named every rank would, past 72 GiB.
+    asked = ("map", "--gpu", "h100", "--model", "8B", "--host-ram", "72", "--budgets", "1,2,4,8", "--trinity-version",
+             "0.6", *LESS_MLP)
     status, out, err = cli(*asked)
     assert (status, err) == (0, "")
     assert out.splitlines()[0] == ("H100-80GB: longest context per model and GPU budget, LoRA rank 64 on all-linear "
-                                   "less .*\\.mlp\\..*, host memory 72 GiB per node")
+                                   "less .*\\.mlp\\..*, Trinity 0.6, host memory 72 GiB per node")
     # all-linear's cells (test_maplora_s80) are 13k E@1 to 186k: its Offload needs 72.6 GiB
     assert "│ Qwen3-8B │ 25k E+O@1~† │ 49k E+O+SP2@2~ │ 99k E+O+SP4@4~ │ 198k E+O+SP8@8~!^ │" in out
     status, out, _ = cli(*asked, "--json")

@@ -178,12 +178,14 @@ def test_a_least_priority_keeping_as_many_running_jobs_as_the_placement_is_no_ti
 def test_a_pools_host_memory_reason_counts_the_reference_shards_of_the_trinity_release_asked(
         cli: Cli, tmp_path: Path):
     # Qwen3-32B's 8-GPU Offload plan beside 8 rollout GPUs: under Trinity 0.5 the reference model's shards are bf16,
-    # 70 GiB less per node than 0.6's fp32 (664.2 GiB); either is more than the pool's 512.
+    # 70 GiB less per node than 0.6's fp32 (664.2 GiB); either is more than the pool's 512. Asked under 0.5.1, which
+    # loads this untied model on rank 0 alone (verl's rule), as 0.6 does on H100s: 0.5 named alone may be 0.5.2,
+    # which loads it on every rank, and its figure is that load's.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(yaml.safe_dump({
         "pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 512}],
         "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}), encoding="utf-8")
-    status, out, _ = cli("cluster", str(fleet), "--json", "--trinity-version", "0.5")
+    status, out, _ = cli("cluster", str(fleet), "--json", "--trinity-version", "0.5.1")
     (left,) = json.loads(out)["unplaced"]
     assert status == 1 and ("(8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory "
                             "per node, more than the pool's host_ram_gb of 512 GiB)") in left["reason"]

@@ -29,13 +29,15 @@ CASES = [  # (gpu, model, budget, length (None: the longest), the rest of the qu
     ("A100-80GB", "Qwen3-8B", 8, 32768, {"exact": True, "top": 3}),
     ("H20-96GB", "Qwen3-14B", 4, 65536, {"exact": True, "top": 3}),
     ("A100-80GB", "Qwen3-14B", 1, 8192, {"offload": False, "top": 2}),  # no plan; without the pin one
-    ("A100-80GB", "Qwen3-8B", 8, 32768, {"host_ram_gb": 96}),  # the best plan fits: the limit costs nothing
+    # (host figures with no release named: every rank loads the model, 284.8 GiB on 8 GPUs, 224.6 on 6, 266.0 on 6
+    # with Offload)
+    ("A100-80GB", "Qwen3-8B", 8, 32768, {"host_ram_gb": 300}),  # the best plan fits: the limit costs nothing
     ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 96}),  # Offload's 183.0 GiB does not fit: it costs
     ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 512, "top": 3}),  # all three fit
-    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 96, "top": 3}),  # the best does not fit
-    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 183.0, "top": 3}),  # Offload needs 183.0 GiB: it just fits
+    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 200, "top": 3}),  # the best does not fit
+    ("A100-80GB", "Qwen3-8B", 6, None, {"host_ram_gb": 266.0, "top": 3}),  # Offload needs 266.0 GiB: it just fits
     ("A100-80GB", "Qwen3-8B", 8, 32768, {"host_ram_gb": MAX_HOST_RAM_GB}),  # the wider question is the query's
-    ("A100-80GB", "Qwen3-8B", 6, 32768, {"sp": 2, "host_ram_gb": 96}),  # both cost nothing
+    ("A100-80GB", "Qwen3-8B", 6, 32768, {"sp": 2, "host_ram_gb": 230}),  # both cost nothing
     ("A100-80GB", "Qwen3-8B", 6, None, {"sp": 2, "host_ram_gb": 96}),  # both cost tokens
     ("A100-80GB", "Qwen3-8B", 6, 32768, {"env": False, "host_ram_gb": 96}),  # no unpinned question first
     ("H100-80GB", "Qwen3-30B-A3B", 8, None, {"host_ram_gb": 512}),  # persona17's: 25600 tokens, 210944 without
@@ -131,7 +133,9 @@ def test_a_wider_question_first_saves_the_solves_its_plans_settle(monkeypatch: p
 @pytest.mark.parametrize(("case", "own", "alone"), [
     (CASES[18], 5, 6),  # the reason's plan without the limit is the host question's
     (CASES[19], 5, 7),  # the host question has no plan: nor the query, nor the question without the limit
-    (CASES[20], 7, 9),  # the question without the pins has none: nor the query, nor the reason's without its pins
+    # the question without the pins has none: nor the query, nor the reason's without its pins (8 and 11 since every
+    # rank's load is counted with no release named: the reason is then the host limit's, 465.9 GiB on 6 with Offload)
+    (CASES[20], 8, 11),
     (CASES[21], 4, 6),  # the host question on exactly 6 has none: nor the query, nor the one without the limit
 ])
 def test_a_reason_asks_no_question_that_one_asked_first_settles(
@@ -191,10 +195,12 @@ def test_a_reason_takes_the_host_questions_answer_for_the_plan_without_the_limit
 def test_a_reason_solves_the_plan_without_the_limit_where_the_host_question_may_leave_one_out(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # with the most host memory a node may have made 30 GiB, the host question leaves out the plan the question
-    # without a limit has (Env + SP=8 on 8 A100s, which needs 135.6 GiB): the reason does not take its answer
+    # without a limit has (Env + Offload + SP=4 on 4 A100s, which needs 381.1 GiB with every rank loading the model,
+    # no release named): the reason does not take its answer
     query = _query("A100-80GB", "Qwen3-14B", 8, 65536, {"host_ram_gb": 16})
     expected = answer_for(CATALOG, query, "A100-80GB")
-    assert "Env + SP=8 on 8 GPUs trains it (65536 tokens), and it needs 135.6 GiB" in (expected.reason or "")
+    assert ("Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 381.1 GiB"
+            in (expected.reason or ""))
     monkeypatch.setattr(solver.solve, "MAX_HOST_RAM_GB", 30)
     asked = _asked_first(CATALOG, query, "A100-80GB")
     assert asked.more_host_ram is not None and asked.more_host_ram.query.host_ram_gb == 30

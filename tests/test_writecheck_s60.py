@@ -85,7 +85,8 @@ def test_the_written_command_is_the_emitted_headers_naming_the_file_with_the_pla
     (EXAMPLE, ("--gpu", "a100"), "documented"),
     (EXAMPLE.replace("engine_num: 2", "engine_num: 0"), ("--gpu", "a100", "--len", "32k"), "inferred"),
     (T32, ("--gpu", "h100", "--token-budget", "auto"), "estimated"),
-    (LLAMA70, ("--gpu", "h200", "--maximize", "len", "--host-ram", "1024"), "estimated"),
+    # Trinity 0.6 on H200s loads the model on rank 0 alone: with no release named every rank would, past 1024 GiB.
+    (LLAMA70, ("--gpu", "h200", "--maximize", "len", "--host-ram", "1024", "--trinity-version", "0.6"), "estimated"),
 ])
 def test_the_printed_command_passes_on_the_written_file_and_a_rewrite_stacks_no_second(
         cli, tmp_path, monkeypatch, text, flags, evidence):
@@ -145,8 +146,9 @@ def test_the_patch_without_a_check_command_eats_no_indented_comment_below_its_no
                                  rollout_gpus=4, token_budget="auto"), catalog)
     model = catalog.model(answer.model)
     written = patch_trinity_config(QWEN32, answer.plans[0], model)
-    # the evidence's second line, the caution's 3, and the second of the note on Trinity 0.6's flags under trainer
-    assert INTRO not in written and written.count("  #   ") == 5
+    # the evidence's second line, the caution's 3, the host memory line's second (its start-up figure, every rank
+    # loading the model with no release named, beside training's), and the second of the note on Trinity 0.6's flags
+    assert INTRO not in written and written.count("  #   ") == 6
     mine = "  #   (not the note's: mine)\n"
     edited = written.replace("  max_model_len: ", mine + "  max_model_len: ")
     assert patch_trinity_config(edited, answer.plans[0], model) == edited.replace(
