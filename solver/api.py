@@ -846,7 +846,9 @@ def _written_for(plan: Plan, model: Model, version: str | None, planned: str) ->
     `Plan.experts_counted` still says how its memory figures were counted, which this does not change.
     `QueryError` where the plan's memory figures do not hold for that layout (`counts_hold_for`: a plan of a mixture
     of experts counted for 0.5.1, written for another release, or one counted whole written for 0.5.1; with LoRA,
-    one whose adapter that release's transformers lays out otherwise: `layout_difference_words` says which)."""
+    one whose adapter that release's transformers lays out otherwise: `layout_difference_words` says which). A plan
+    counted for another release, or none, takes that release's ranks loading the model at start-up
+    (`Plan.model_loading`), which the fragment's host memory counts."""
     if version is None:
         return plan
     experts = counted_expert_layout(version)
@@ -861,7 +863,12 @@ def _written_for(plan: Plan, model: Model, version: str | None, planned: str) ->
             f"Trinity {release_words(version)}, "
             f"{layout_difference_words(model, plan.lora_rank, plan.expert_layout, experts)}; plan it again with "
             f"trinity_version='{version.strip()}', or leave version out to write it for {counted_for}")
-    return plan.model_copy(update={"expert_layout": experts, "trinity_version": release_name(version)})
+    release = release_name(version)
+    # the ranks loading the model at start-up are the release's where the plan was counted for another, or none
+    loading = (plan.model_loading if release == plan.trinity_version else
+               model_loaders(model_loading(release, None, plan.compute_capability, plan.offload),
+                             model.tied_embeddings))
+    return plan.model_copy(update={"expert_layout": experts, "trinity_version": release, "model_loading": loading})
 
 
 def _within_host_memory(plan: Plan, model: Model, release: TrinityVersion | None, host_ram_gb: float | None,
