@@ -2832,8 +2832,10 @@ def test_the_ranked_tables_host_need_names_the_trainers_nodes_where_others_hold_
     rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
-    # (On 2 nodes, the one that loads holds half the reference model's shards beside the load: 30.5 + 20.3 GiB.)
-    assert status == 0 and [row[column] for row in rows] == ["50.9 (2 of 3)", "71.2 (1 of 2)", "71.2"]
+    # (No release named: each rank loads the model, 30.5 GiB. On 2 nodes, each of rank 0's node's 8 holds it beside
+    # half the reference model's shards: 8 x 30.5 + 20.3 GiB; on one node of 8, 8 x 30.5 + 40.6; on 4 GPUs, 4 x
+    # 30.5 + 40.6.)
+    assert status == 0 and [row[column] for row in rows] == ["264.5 (2 of 3)", "284.8 (1 of 2)", "162.7"]
     assert "per node the trainer runs on (2 of 3: the other holds only its rollout)" in " ".join(out.split())
     assert ("\nhost GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold its rollout alone\n"
             in out)
@@ -2933,9 +2935,10 @@ def test_an_h100_estimate_names_the_a100_cell_that_measured_the_same_plan(cli):
 
 def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given(cli):
     # Within 8 A100s at 65536, Qwen3-8B's documented and inferred Offload plans need 162.6 GiB of host memory per
-    # node: --host-ram 100GB leaves one plan, and the line under it says what the others were weighed within.
+    # node: --host-ram 100GB leaves one plan, and the line under it says what the others were weighed within. (On
+    # Trinity 0.5.1, which loads the model on rank 0 alone: on every rank, no release named, no plan fits 100 GiB.)
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top", "3",
-                         "--host-ram", "100")
+                         "--host-ram", "100", "--trinity-version", "0.5.1")
     assert status == 0 and ("1 plan of the 3 asked for: each other plan that trains within --host-ram 100 GiB is no "
                             "cheaper") in " ".join(out.split())
     assert "within --host-ram" not in cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top",
@@ -3034,13 +3037,16 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
 
 
 def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli):
-    # The load, 262.8 GiB on rank 0's node, beside that node's half of the reference model's fp32 shards, 146.5.
-    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "410")
+    # The load, 262.8 GiB on rank 0's node, beside that node's half of the reference model's fp32 shards, 146.5: on
+    # Trinity 0.6, which loads it on rank 0 alone on an H200 (no release named, each of the node's 8 ranks would).
+    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--trinity-version", "0.6",
+             "--host-ram", "410")
     status, out, _ = cli(*flags)
-    assert status == 0 and "host memory    409.4 GiB per node while the model loads, within --host-ram 410 GiB\n" in out
+    assert status == 0 and ("host memory    409.4 GiB per node while the model loads (rank 0 loading the model), "
+                            "within --host-ram 410 GiB; Trinity 0.5 needs") in out
     assert "for Offload" not in out
     status, out, _ = cli(*flags[:-1], "1000", "--offload")  # with Offload: its states, or the load where that is more
-    assert status == 0 and "GiB per node for Offload, within --host-ram 1000 GiB\n" in out
+    assert status == 0 and "GiB per node for Offload, within --host-ram 1000 GiB; Trinity 0.5 needs" in out
 
 
 @pytest.mark.parametrize(("budget", "node_gpus", "kept"), [
