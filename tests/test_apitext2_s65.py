@@ -48,7 +48,9 @@ def _flags(text: str) -> list[str]:
      {"model": "8B", "gpu": "h20", "objective": "max_len", "budget_gpus": 16},
      {"--total-gpus 16 --rollout-gpus 8": "total_gpus=16, rollout_gpus=8", "(--node-gpus)": "(node_gpus)",
       "--len 131072": "max_model_len=131072", "--margin 0.03": "margin=0.03",
-      "not checked: --host-ram not given": "not checked: host_ram_gb not given", **APPLY}),
+      "not checked: --host-ram not given": "not checked: host_ram_gb not given",
+      # No release named: every rank loads Qwen3-8B, and the host row names the release's own count.
+      "--trinity-version counts a release's own loading": "trinity_version counts a release's own loading", **APPLY}),
     (["--model", "8B", "--gpu", "a100", "--len", "32768", "--gpus", "8", "--rollout-gpus", "4"],
      {"model": "8B", "gpu": "a100", "max_model_len": 32768, "budget_gpus": 8, "rollout_gpus": 4},
      {"(documented): --gpus 4": "(documented): budget_gpus=4", "(--rollout-gpus 4 asked": "(rollout_gpus=4 asked",

@@ -27,10 +27,12 @@ Cli = Callable[..., tuple[int, str, str]]
 # Six jobs on three pools, where placements tie: big-32b and agent-14b each take two whole nodes of A100s or of H100s
 # at the same priority, lengths and cost, so that the tie-break alone puts each where it goes. The pools hold every
 # job as they are (nothing to buy); with two A100 nodes (and big-32b not required) two more H20 nodes place every job,
-# and big-32b and long-32b tie there on A100s and H100s.
+# and big-32b and long-32b tie there on A100s and H100s. The A100 nodes have 2048 GiB of host memory, as the H100s: the
+# jobs name no release, so each rank of a node loads its model at start-up (Qwen3-32B's 122.0 GiB on each of 8, more
+# than 1024 GiB with Offload's pinned shards).
 TEAM = """\
 pools:
-  - {name: a100, gpu: A100-80GB, nodes: 4, gpus_per_node: 8, host_ram_gb: 1024}
+  - {name: a100, gpu: A100-80GB, nodes: 4, gpus_per_node: 8, host_ram_gb: 2048}
   - {name: h100, gpu: H100, nodes: 2, gpus_per_node: 8, host_ram_gb: 2048}
   - {name: h20, gpu: H20, nodes: 2, gpus_per_node: 8}
 jobs:

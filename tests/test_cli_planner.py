@@ -109,7 +109,8 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "lora_rank": 0,
         "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False, "config_adapter": None,
         "dpo": False, "mode_train": False, "critic": None,
-        "trinity_version": None, "expert_layout": "fused", "experts_counted": None,
+        "trinity_version": None, "expert_layout": "fused", "model_loading": "every-rank", "compute_capability": "8.0",
+        "experts_counted": None,
         "beyond_calibration": [],
         "beyond_calibration_codes": [],
         "trainer_nodes": 1, "nodes": None, "rollout_gpus": None, "cautions": [], "caution_codes": [],
@@ -1840,8 +1841,10 @@ def test_host_memory_in_another_unit_is_refused(cli):
 
 @pytest.mark.parametrize("given", ["1TB", "1 tib", "1024", "1024GiB"])
 def test_host_memory_in_tb_as_sold_is_1024_gib_each(cli, given: str):
-    # 1 TB of RAM as sold is 1024 GiB: Qwen3-32B's Offload on one node of 8 H100s needs 664.2 GiB, which fits.
-    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", given)
+    # 1 TB of RAM as sold is 1024 GiB: Qwen3-32B's Offload on one node of 8 H100s needs 664.2 GiB, which fits (on
+    # Trinity 0.6, which loads it on rank 0 alone there; no release named, every rank's load leads).
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", given,
+                         "--trinity-version", "0.6")
     assert status == 0 and "host memory    664.2 GiB per node" in out
 
 
@@ -2829,8 +2832,10 @@ def test_the_ranked_tables_host_need_names_the_trainers_nodes_where_others_hold_
     rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
-    # (On 2 nodes, the one that loads holds half the reference model's shards beside the load: 30.5 + 20.3 GiB.)
-    assert status == 0 and [row[column] for row in rows] == ["50.9 (2 of 3)", "71.2 (1 of 2)", "71.2"]
+    # (No release named: each rank loads the model, 30.5 GiB. On 2 nodes, each of rank 0's node's 8 holds it beside
+    # half the reference model's shards: 8 x 30.5 + 20.3 GiB; on one node of 8, 8 x 30.5 + 40.6; on 4 GPUs, 4 x
+    # 30.5 + 40.6.)
+    assert status == 0 and [row[column] for row in rows] == ["264.5 (2 of 3)", "284.8 (1 of 2)", "162.7"]
     assert "per node the trainer runs on (2 of 3: the other holds only its rollout)" in " ".join(out.split())
     assert ("\nhost GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold its rollout alone\n"
             in out)
@@ -2930,9 +2935,10 @@ def test_an_h100_estimate_names_the_a100_cell_that_measured_the_same_plan(cli):
 
 def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given(cli):
     # Within 8 A100s at 65536, Qwen3-8B's documented and inferred Offload plans need 162.6 GiB of host memory per
-    # node: --host-ram 100GB leaves one plan, and the line under it says what the others were weighed within.
+    # node: --host-ram 100GB leaves one plan, and the line under it says what the others were weighed within. (On
+    # Trinity 0.5.1, which loads the model on rank 0 alone: on every rank, no release named, no plan fits 100 GiB.)
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top", "3",
-                         "--host-ram", "100")
+                         "--host-ram", "100", "--trinity-version", "0.5.1")
     assert status == 0 and ("1 plan of the 3 asked for: each other plan that trains within --host-ram 100 GiB is no "
                             "cheaper") in " ".join(out.split())
     assert "within --host-ram" not in cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top",
@@ -3031,13 +3037,16 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
 
 
 def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli):
-    # The load, 262.8 GiB on rank 0's node, beside that node's half of the reference model's fp32 shards, 146.5.
-    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "410")
+    # The load, 262.8 GiB on rank 0's node, beside that node's half of the reference model's fp32 shards, 146.5: on
+    # Trinity 0.6, which loads it on rank 0 alone on an H200 (no release named, each of the node's 8 ranks would).
+    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--trinity-version", "0.6",
+             "--host-ram", "410")
     status, out, _ = cli(*flags)
-    assert status == 0 and "host memory    409.4 GiB per node while the model loads, within --host-ram 410 GiB\n" in out
+    assert status == 0 and ("host memory    409.4 GiB per node while the model loads (rank 0 loading the model), "
+                            "within --host-ram 410 GiB; Trinity 0.5 needs") in out
     assert "for Offload" not in out
     status, out, _ = cli(*flags[:-1], "1000", "--offload")  # with Offload: its states, or the load where that is more
-    assert status == 0 and "GiB per node for Offload, within --host-ram 1000 GiB\n" in out
+    assert status == 0 and "GiB per node for Offload, within --host-ram 1000 GiB; Trinity 0.5 needs" in out
 
 
 @pytest.mark.parametrize(("budget", "node_gpus", "kept"), [
@@ -3149,14 +3158,14 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
               "--sp", "4")
     chart = ("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "4")
     checks = (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256 GiB"))
-    moment = "at start-up, loading the model; 93.4 while training)"  # the 102.2 is the load's
+    moment = "at start-up, every rank loading the model; 93.4 while training)"  # the 102.2 is the load's (tied)
     for host, words in checks:
         outputs = [" ".join(cli(*flags, *host)[1].replace("\n# ", " ").split())
                    for flags in (plan, (*plan, "--emit", "trinity"), memory)]
         assert [words in out for out in outputs] == [True] * 3
         assert f"102.2 GiB per node for Offload ({moment}{words}" in outputs[0]
         assert f"whichever is more; here {moment}{words}" in outputs[2]
-        assert (f"# host memory: 102.2 GiB per node for Offload ({moment}{words[0]}\n# {words[2:]}\n"
+        assert (f"\n{fragment_comment(f'host memory: 102.2 GiB per node for Offload ({moment}{words}')}"
                 in cli(*plan, *host, "--emit", "trinity")[1])
     legend = "O Offload (host memory per node not checked: --host-ram not given)"
     assert legend in cli(*chart)[1] and "not checked" not in cli(*chart, "--host-ram", "256")[1]
@@ -3202,30 +3211,38 @@ def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli)
     flags = ("--model", "8B", "--gpu", "rtx4090", "--gpus", "4", "--len", "16k")
     status, out, _ = cli(*flags)
     assert status == 0 and "plan           Env + Offload + SP=4 on 4 of 4 GPUs" in out
-    assert "host memory    183.0 GiB per node for Offload; not checked: --host-ram not given\n" in out
-    status, out, _ = cli(*flags, "--host-ram", "192")
-    assert status == 0 and "host memory    183.0 GiB per node for Offload, within --host-ram 192 GiB\n" in out
+    # No release named: each of the 4 ranks loads the model at start-up, 4 x 30.5 GiB beside the reference model's
+    # and the actor's pinned shards, 203.4, more than training's 183.0.
+    loading = "203.4 GiB per node for Offload (at start-up, every rank loading the model; 183.0 while training)"
+    release = "; --trinity-version counts a release's own loading"  # the row wraps
+    assert f"host memory {loading}; not checked: --host-ram not given{release}" in " ".join(out.split())
+    status, out, _ = cli(*flags, "--host-ram", "256")
+    assert status == 0 and f"host memory {loading}, within --host-ram 256 GiB{release}" in " ".join(out.split())
     assert "not checked" not in out
     status, out, _ = cli(*flags, "--host-ram", "128")
-    assert status == 1 and "with Offload it needs 183.0 GiB of host memory per node" in out
+    assert status == 1 and "with Offload it needs 203.4 GiB of host memory per node" in out
 
 
+# No release named: each rank of the trainer's node loads the untied model at start-up, 55.0 GiB each.
 @pytest.mark.parametrize(("rollout", "gpus", "words"), [
-    ("4", "4", "351.6 GiB per node for Offload"),  # one node: trainer and rollout share it
-    ("8", "8", ("135.6 GiB while the model loads, per node the trainer runs on (1 of 2: the other holds only its "
-                "rollout)")),
-    ("16", "8", ("135.6 GiB while the model loads, per node the trainer runs on (1 of 3: the others hold only its "
-                 "rollout)")),
-    # A trainer on 2 whole nodes, no rollout: both need it (the load, 55.0 GiB, on one, and each its half of the
+    # one node: trainer and rollout share it (4 x 55.0 beside the reference model's and the actor's pinned shards)
+    ("4", "4", "381.1 GiB per node for Offload (at start-up, every rank loading the model; 351.6 while training)"),
+    # 8 x 55.0 beside the reference model's fp32 shards, 80.6
+    ("8", "8", ("520.7 GiB while the model loads (every rank loading the model), per node the trainer runs on (1 of 2: "
+                "the other holds only its rollout)")),
+    ("16", "8", ("520.7 GiB while the model loads (every rank loading the model), per node the trainer runs on (1 of "
+                 "3: the others hold only its rollout)")),
+    # A trainer on 2 whole nodes, no rollout: both need it (the load, 8 x 55.0 GiB, on each, and each its half of the
     # reference model's fp32 shards, 40.3).
-    (None, "16", "95.3 GiB per node while the model loads"),
+    (None, "16", "480.4 GiB per node while the model loads (every rank loading the model)"),
 ])
 def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_its_rollout(
         cli, rollout: str | None, gpus: str, words: str):
     flags = ("--model", "14B", "--gpu", "a100", "--len", "32k", "--host-ram", "1024", "--exact", "--gpus", gpus,
              *(("--rollout-gpus", rollout) if rollout else ()))
     status, out, _ = cli(*flags)
-    assert status == 0 and f"host memory    {words}, within --host-ram 1024 GiB\n" in out
+    assert status == 0 and (f"host memory {words}, within --host-ram 1024 GiB; --trinity-version counts a release's "
+                            "own loading") in " ".join(out.split())
     status, out, _ = cli(*flags, "--emit", "trinity")
     said = fragment_comment(f"host memory: {words}, within --host-ram 1024 GiB")  # as the summary says it, wrapped
     assert status == 0 and f"\n{said}" in out

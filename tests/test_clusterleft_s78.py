@@ -23,10 +23,12 @@ from solver.tables import load_fleet
 CATALOG = solver.load_catalog()
 ROUNDED_AND_STUCK = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8,
                                 "host_ram_gb": 360}],
-                     "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440},
-                              {"name": "mid", "model": "8B", "max_model_len": 61440},
+                     "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440, "trinity_version": "0.5.1"},
+                              {"name": "mid", "model": "8B", "max_model_len": 61440, "trinity_version": "0.5.1"},
                               {"name": "huge", "model": "Qwen3-14B", "max_model_len": 1048576}]}
-"""Two Offload jobs whose host needs a100 rounds (with `round_host_memory_always`), and a job no pool's nodes train."""
+"""Two Offload jobs whose host needs a100 rounds (with `round_host_memory_always`), and a job no pool's nodes train.
+The two name Trinity 0.5.1, which loads their untied models on rank 0 alone: on every rank, no release named, their
+host needs leave nothing to round."""
 
 
 def _fleet_file(instance: dict, tmp_path: Path) -> Path:

@@ -95,8 +95,10 @@ def test_a_least_past_the_roomy_stop_runs_at_the_least_with_the_caution(tmp_path
 
 
 def _host_bound_fleet(nodes: int, models: list[str]) -> dict[str, Any]:
-    """Required jobs of `models` on `nodes` nodes of 16 A100s with 128 GB of host memory each (test_clusterrest_s74)."""
-    return {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": nodes, "gpus_per_node": 16, "host_ram_gb": 128}],
+    """Required jobs of `models` on `nodes` nodes of 16 A100s with 192 GB of host memory each (test_clusterrest_s74's
+    128 GB, raised as every rank of a job's node loads the model at start-up where no release is named: Qwen3-8B's
+    30.5 GiB on each, so that the host memory still decides how many jobs share a node)."""
+    return {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": nodes, "gpus_per_node": 16, "host_ram_gb": 192}],
             "jobs": [{"name": f"j{index}", "model": model, "max_model_len": 8192, "rollout_gpus": 0,
                       "required": True} for index, model in enumerate(models)]}
 

@@ -42,40 +42,55 @@ def test_the_hand_counts_hold_together() -> None:
     assert LOAD_GIB == pytest.approx(30.51385, abs=1e-5)
 
 
-@pytest.mark.parametrize(("version", "offload", "need"), [
-    # Without Offload: the load beside the reference model's pinned shards, 30.51 + 40.63 (0.6) or + 20.31 (0.5).
-    (None, False, LOAD_GIB + FP32_PINNED_GIB),
-    ("0.6", False, LOAD_GIB + FP32_PINNED_GIB),
-    ("0.5", False, LOAD_GIB + BF16_PINNED_GIB),
+@pytest.mark.parametrize(("version", "offload", "loading", "need"), [
+    # Without Offload: the load beside the reference model's pinned shards, 30.51 + 40.63 (0.6) or + 20.31 (0.5), on
+    # rank 0 alone (0.6 with FSDP2 on an H100; verl's rule for this untied model under 0.5.0 and 0.5.1)...
+    ("0.6", False, "rank-0", LOAD_GIB + FP32_PINNED_GIB),
+    ("0.5", False, "verl", LOAD_GIB + BF16_PINNED_GIB),
+    # ... or on each of the node's 8 ranks, with no release named: 8 x 30.51 + 40.63.
+    (None, False, "every-rank", 8 * LOAD_GIB + FP32_PINNED_GIB),
     # With Offload: training's fp32 parameters and gradients, the reference model and Adam's moments, more than the
-    # load beside two sets of pinned shards (30.51 + 81.25 on 0.6).
-    (None, True, 3 * FP32_PINNED_GIB + ADAM_GIB),
-    ("0.5", True, 2 * FP32_PINNED_GIB + BF16_PINNED_GIB + ADAM_GIB),
+    # load on rank 0 beside two sets of pinned shards (30.51 + 81.25 on 0.6)...
+    ("0.6", True, "rank-0", 3 * FP32_PINNED_GIB + ADAM_GIB),
+    ("0.5", True, "verl", 2 * FP32_PINNED_GIB + BF16_PINNED_GIB + ADAM_GIB),
+    # ... but less than the load on every rank beside them: 8 x 30.51 + 81.25 (0.6), + 40.63 + 20.31 (0.5).
+    (None, True, "every-rank", 8 * LOAD_GIB + 2 * FP32_PINNED_GIB),
+    ("0.5", True, "every-rank", 8 * LOAD_GIB + FP32_PINNED_GIB + BF16_PINNED_GIB),
 ])
-def test_qwen3_8b_on_a_node_of_8(version: str | None, offload: bool, need: float) -> None:
-    assert host_memory_gib(QWEN3_8B, 8, 8, offload, version) == pytest.approx(need, rel=1e-12)
+def test_qwen3_8b_on_a_node_of_8(version: str | None, offload: bool, loading: str, need: float) -> None:
+    assert host_memory_gib(QWEN3_8B, 8, 8, offload, version,  # type: ignore[arg-type]
+                           loading=loading) == pytest.approx(need, rel=1e-12)  # type: ignore[arg-type]
 
 
 def test_shown_figures_round_up_to_a_tenth() -> None:
-    assert [shown_host_need(QWEN3_8B, 8, 8, offload, version)
-            for version in ("0.5", "0.6") for offload in (False, True)] == [50.9, 162.6, 71.2, 183.0]
+    """Loading on rank 0 alone (verl's rule under 0.5.1, 0.6 on an H100) and on every rank (no release named)."""
+    assert [shown_host_need(QWEN3_8B, 8, 8, offload, version, loading=loading)
+            for version, loading in (("0.5", "verl"), ("0.6", "rank-0"), ("0.6", "every-rank"))
+            for offload in (False, True)] == [50.9, 162.6, 71.2, 183.0, 284.8, 325.4]
 
 
-def test_the_memory_estimate_says_it_while_the_model_loads(cli: Callable[..., tuple[int, str, str]]) -> None:
+@pytest.mark.parametrize(("release", "need", "loaders"), [
+    (("--trinity-version", "0.6"), 71.2, "rank 0"),  # 0.6 with FSDP2 on an H100 loads on rank 0 alone
+    ((), 284.8, "every rank"),  # no release named: every rank, 8 x 30.51 + 40.63
+])
+def test_the_memory_estimate_says_it_while_the_model_loads(cli: Callable[..., tuple[int, str, str]],
+                                                           release: tuple[str, ...], need: float, loaders: str) -> None:
     status, out, err = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--env",
-                           "--sp", "2")
+                           "--sp", "2", *release)
     assert (status, err) == (0, "")
-    assert ("host memory: 71.2 GiB per node while the model loads (verl reads it in fp32 before FSDP shards it, "
-            "beside the reference model's pinned shards)") in " ".join(out.split())
+    assert (f"host memory: {need} GiB per node while the model loads (verl reads it in fp32 before FSDP shards it, "
+            f"beside the reference model's pinned shards; here {loaders} loading the model)") in " ".join(out.split())
 
 
 def test_the_release_decides_a_plan_under_a_host_limit() -> None:
-    """60 GiB holds the no-Offload need on Trinity 0.5 (50.9 GiB) but not on 0.6 (71.2), nor given no release."""
-    older, = plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768, host_ram_gb=60.0, trinity_version="0.5")
+    """60 GiB holds the no-Offload need on Trinity 0.5.1 (50.9 GiB: bf16 reference shards, the load on rank 0) but not
+    on 0.6 (71.2: fp32 shards), nor given no release (284.8: the load on every rank)."""
+    older, = plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768, host_ram_gb=60.0,
+                  trinity_version="0.5.1")
     assert older.best is not None
     assert (older.best.gpus, older.best.setting.label, older.best.host_memory_gb) == (8, "Env + SP=2", 50.9)
-    for version in ("0.6", None):
+    for version, need in (("0.6", 71.2), (None, 284.8)):
         newer, = plan("Qwen3-8B", gpu="h100", budget_gpus=8, max_model_len=32768, host_ram_gb=60.0,
                       trinity_version=version)
         assert (newer.status, newer.best) == ("infeasible", None)
-        assert "it needs 71.2 GiB of host memory per node while the model loads" in newer.reason
+        assert f"it needs {need} GiB of host memory per node while the model loads" in newer.reason

@@ -75,11 +75,12 @@ def test_a_ctrl_c_while_two_files_are_staged_comes_once_both_are_in_place(
 
 def _room_fleet(tmp_path: Path) -> tuple[Planner, Fleet, list[Option], list[Option]]:
     """A node of 8 H20s with 96 GiB of host memory, and the ways of Qwen3-8B at 32768 tokens (job 0: 4 GPUs need
-    71.2 GiB of host memory, 6 need 72.0) and of Qwen3-4B at 8192 (job 1: 1 GPU needs 36.2 GiB)."""
+    71.2 GiB of host memory, 6 need 72.0, on Trinity 0.6, which loads it on rank 0 alone on an H20: on every rank, no
+    release named, 96 GiB holds none of its ways) and of Qwen3-4B at 8192 (job 1: 1 GPU needs 36.2 GiB)."""
     path = tmp_path / "room.yaml"
     h20 = {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 96}
     path.write_text(yaml.safe_dump({"pools": [h20], "jobs": [
-        {"name": "j", "model": "Qwen3-8B", "max_model_len": 32768},
+        {"name": "j", "model": "Qwen3-8B", "max_model_len": 32768, "trinity_version": "0.6"},
         {"name": "other", "model": "Qwen3-4B", "max_model_len": 8192}]}), encoding="utf-8")
     fleet = load_fleet(path)
     planner = Planner(CATALOG, load_weights(), "auto")
@@ -90,7 +91,7 @@ def test_the_idle_room_holds_a_way_only_where_its_node_has_the_host_memory_too(t
     planner, fleet, ways, others = _room_fleet(tmp_path)
     four, one = ways[0], others[0]
     assert (four.size, four.plan.gpus, one.size, one.plan.gpus) == (4, 4, 1, 1)
-    assert [planner.host_tenths(fleet.jobs[0], 4, False), planner.host_tenths(fleet.jobs[1], 1, False)] == [712, 362]
+    assert [planner.host_tenths(fleet.jobs[0], four.plan), planner.host_tenths(fleet.jobs[1], one.plan)] == [712, 362]
     assert IdleRoom(planner, fleet, {}).room_for(four, fleet.jobs[0]) == (0,)
     # Beside the other job on 1 GPU: 7 idle GPUs, but 96.0 - 36.2 = 59.8 GiB of host memory, short of 71.2.
     beside = IdleRoom(planner, fleet, {1: (one, [0])})

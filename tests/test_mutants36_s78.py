@@ -32,8 +32,9 @@ from solver.trinity.fragment import defaults_taken_note
 CATALOG = load_catalog()
 MOE_QV_LORA = QV_LORA.replace("Qwen/Qwen3-8B", "Qwen/Qwen3-30B-A3B")
 """A Qwen3-30B-A3B config whose LoRA adapts q_proj and v_proj alone (rank 64)."""
-QV_HOST = "# host memory: 113.8 GiB per node while the model loads (no reference model)"
-"""The host memory of its best plan on H100s, its adapter counted on q_proj and v_proj (128.5 GiB on all-linear)."""
+QV_HOST = "# host memory: 113.8 GiB per node while the model loads (no reference model; rank 0 loading the\n# model)"
+"""The host memory of its best plan on H100s, its adapter counted on q_proj and v_proj (128.5 GiB on all-linear), as
+Trinity 0.6 loads it with FSDP2 on an H100: on rank 0 alone."""
 
 
 def _moe_query():  # type: ignore[no-untyped-def]
@@ -68,7 +69,8 @@ def test_the_commands_fragment_counts_the_regexs_adapter_as_its_plan(cli: Cli, t
     assert status == 0, err
     assert QV_HOST in fragment
     table = cli(*flags)[1]
-    assert "host memory    113.8 GiB per node while the model loads (no reference model)" in table
+    assert ("host memory    113.8 GiB per node while the model loads (no reference model; rank 0 loading the model), "
+            "within --host-ram 512 GiB") in table
 
 
 def test_routed_experts_peft_does_not_convert_are_not_counted_on_a_regex(tmp_path: Path):

@@ -113,9 +113,11 @@ def test_required_on_the_command_line_is_named_first_in_the_buy_note(tmp_path: P
 
 def test_the_buy_note_beside_a_required_job_placed_names_the_job_more_nodes_may_run(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    # r (required) is placed on the box; mid (Qwen3-8B at 8192) has no way on one box, and 2 boxes train it.
+    # r (required) is placed on the box; mid (Qwen3-8B at 8192) has no way on one box, and 2 boxes train it (on
+    # Trinity 0.5.1, which loads the untied model on rank 0 alone: on every rank, no release named, 80 GiB holds none).
     instance = {"pools": [BOX], "jobs": [{"name": "r", "model": "Qwen3-0.6B", "max_model_len": 4096, "required": True},
-                                         {"name": "mid", "model": "Qwen3-8B", "max_model_len": 8192}]}
+                                         {"name": "mid", "model": "Qwen3-8B", "max_model_len": 8192,
+                                          "trinity_version": "0.5.1"}]}
     path = _fleet_file(instance, tmp_path)
     assert main(["cluster", str(path)]) == 1
     assert capsys.readouterr().err == (
@@ -150,8 +152,10 @@ def test_a_job_beyond_reach_in_one_pool_and_with_no_plan_at_all_in_another_gets_
 
 def test_two_jobs_no_number_of_nodes_trains_are_named_together_in_the_plural(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    # (vast on Trinity 0.5.1, rank 0 loading: on every rank, no release named, the box's host memory trains none.)
     instance = {"pools": [BOX], "jobs": [{"name": "huge", "model": "Qwen3-4B", "max_model_len": 9000000},
-                                         {"name": "vast", "model": "Qwen3-8B", "max_model_len": 9000000}]}
+                                         {"name": "vast", "model": "Qwen3-8B", "max_model_len": 9000000,
+                                          "trinity_version": "0.5.1"}]}
     assert main(["cluster", str(_fleet_file(instance, tmp_path))]) == 1
     assert capsys.readouterr().err == (
         "solve cluster: note: huge, vast: no number of nodes trains their max_model_len in any pool they may use, so "
@@ -160,9 +164,11 @@ def test_two_jobs_no_number_of_nodes_trains_are_named_together_in_the_plural(
 
 def test_a_pool_that_leaves_the_trainer_exactly_the_gpus_the_planner_weighs_names_no_pool_bound(tmp_path: Path):
     # 9 nodes of 8, 8 of them rollout GPUs: 64 for the trainer, the most the planner weighs; the reason names that
-    # bound once ("within 64 GPUs"), not the pool's too.
+    # bound once ("within 64 GPUs"), not the pool's too. (On Trinity 0.6, which loads the model on rank 0 alone on an
+    # H800: on every rank, no release named, 8 x 262.8 GiB, nothing fits 2048 GiB.)
     path = tmp_path / "fleet.yaml"
-    path.write_text(LONG_JOB_FLEET.replace("nodes: 10", "nodes: 9"), encoding="utf-8")
+    path.write_text(LONG_JOB_FLEET.replace("nodes: 10", "nodes: 9").replace(
+        "rollout_gpus: 8}", "rollout_gpus: 8, trinity_version: '0.6'}"), encoding="utf-8")
     [unplaced] = solver.place(path).unplaced
     assert unplaced.reason.startswith(
         "h800 (beside 8 rollout GPUs): 262144 tokens is beyond what the tables and the memory model's estimates allow "

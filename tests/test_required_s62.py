@@ -146,13 +146,16 @@ def test_a_placement_with_required_jobs_names_them_to_buy_for_those_left_out(tmp
 
 BOX = {"name": "box", "gpu": "RTX-4090", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 80}
 """A node of 8 RTX 4090s with 80 GiB of host memory: too little for Offload (Qwen3-8B's 183.0 GiB on 8 GPUs, 91.5 on
-16), enough to load it without (71.2 GiB), so a model's states need many GPUs."""
+16), enough to load it without (71.2 GiB), so a model's states need many GPUs: on rank 0 alone, as Trinity 0.5.1 loads
+an untied model (verl's rule). No release named, every rank loads it, 284.8 GiB without Offload on 8 GPUs."""
 
 
 def test_more_nodes_reaching_a_length_is_told_of_buy_and_none_plainly(tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]):
-    # Qwen3-8B at 8192 tokens: beyond 8 of the box's GPUs, trained on 16 (2 nodes); Qwen3-4B at 9000000: on none.
-    instance = {"pools": [BOX], "jobs": [{"name": "mid", "model": "Qwen3-8B", "max_model_len": 8192},
+    # Qwen3-8B at 8192 tokens on Trinity 0.5.1: beyond 8 of the box's GPUs, trained on 16 (2 nodes); Qwen3-4B at
+    # 9000000: on none.
+    instance = {"pools": [BOX], "jobs": [{"name": "mid", "model": "Qwen3-8B", "max_model_len": 8192,
+                                          "trinity_version": "0.5.1"},
                                          {"name": "huge", "model": "Qwen3-4B", "max_model_len": 9000000}]}
     path = fleet_file(instance, tmp_path)
     assert main(["cluster", str(path), "--json"]) == 1
@@ -177,9 +180,10 @@ def test_more_nodes_reaching_a_length_is_told_of_buy_and_none_plainly(tmp_path: 
 
 
 def test_a_required_job_keeps_its_room_where_host_memory_is_what_runs_short(tmp_path: Path):
-    # Two Qwen3-8B jobs of 4 GPUs fit the node's 8 GPUs, but not its 100 GiB of host memory together (71.2 GiB or more
-    # each at start-up): the GPUs alone would let b, of priority 5, take a's place; a is required.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 100}], "jobs": [
+    # Two Qwen3-8B jobs of 4 GPUs fit the node's 8 GPUs, but not its 200 GiB of host memory together (162.7 GiB or
+    # more each at start-up: no release named, each of the 4 ranks loads the model, 4 x 30.51 GiB beside the reference
+    # model's pinned shards): the GPUs alone would let b, of priority 5, take a's place; a is required.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 200}], "jobs": [
         {"name": "a", "model": "Qwen3-8B", "max_model_len": 8192, "required": True},
         {"name": "b", "model": "Qwen3-8B", "max_model_len": 8192, "priority": 5}]}
     result = placement_json(instance, tmp_path, widen=False)

@@ -71,6 +71,7 @@ def _row(out: str, label: str) -> str:
 
 
 A100_8B = ("--model", "8B", "--gpu", "a100")
+V051 = ("--trinity-version", "0.5.1")
 
 
 @pytest.mark.parametrize(("argv", "best"), [
@@ -78,13 +79,16 @@ A100_8B = ("--model", "8B", "--gpu", "a100")
     (("--gpus", "6", "--len", "32768", "--train-batch-size", "256"), "best with --train-batch-size 256"),
     # A batch the best plan's ranks divide shows no other plan: best, as without it.
     (("--gpus", "6", "--len", "32768", "--train-batch-size", "96"), "best"),
-    # More host memory reaches 102400 tokens (the host limit row): the plan is best within 96 GiB, pins first.
-    (("--maximize", "len", "--gpus", "6", "--host-ram", "96"), "best with --host-ram 96 GiB"),
-    (("--maximize", "len", "--gpus", "6", "--host-ram", "96", "--sp", "4"), "best with --sp 4 and --host-ram 96 GiB"),
-    (("--maximize", "len", "--gpus", "6", "--host-ram", "96", "--train-batch-size", "256"),
+    # More host memory reaches 102400 tokens (the host limit row): the plan is best within 96 GiB, pins first. (Trinity
+    # 0.5.1 loads this untied model on rank 0 alone, 50.9 GiB; on every rank, as no release named counts, no plan
+    # fits 96 GiB.)
+    (("--maximize", "len", "--gpus", "6", "--host-ram", "96", *V051), "best with --host-ram 96 GiB"),
+    (("--maximize", "len", "--gpus", "6", "--host-ram", "96", "--sp", "4", *V051),
+     "best with --sp 4 and --host-ram 96 GiB"),
+    (("--maximize", "len", "--gpus", "6", "--host-ram", "96", "--train-batch-size", "256", *V051),
      "best with --host-ram 96 GiB"),
-    # The host memory the best plan fits in costs nothing: best, as without it.
-    (("--len", "32k", "--host-ram", "96"), "best"),
+    # The host memory the best plan fits in costs nothing: best, as without it (47.9 GiB on 0.5.1).
+    (("--len", "32k", "--host-ram", "96", *V051), "best"),
 ])
 def test_the_cost_line_names_the_limits_a_better_plan_beside_it_lifts(cli: Cli, argv: tuple[str, ...], best: str):
     status, out, _ = cli(*A100_8B, *argv)

@@ -176,7 +176,7 @@ def test_a_cluster_lora_caution_names_the_jobs_lora_targets_key(cli: Cli, tmp_pa
 
 UNPLACED_FLEET = """\
 pools:
-  - {name: h100, gpu: h100, gpus_per_node: 6, nodes: 2, host_ram_gb: 700}
+  - {name: h100, gpu: h100, gpus_per_node: 6, nodes: 2, host_ram_gb: 900}
 jobs:
   - {name: old, model: Qwen3-30B-A3B, max_model_len: 8192, trinity_version: v0.5.2}
   - {name: third, model: Qwen3-30B-A3B, max_model_len: 8192}
@@ -184,7 +184,9 @@ jobs:
   - {name: new, model: Qwen3-30B-A3B, max_model_len: 8192%s}
 """
 """Four Qwen3-30B-A3B jobs on two nodes of 6 H100s: ``new`` (given the key ``%s``), last in the file, is left out for
-want of room (a tie of priority goes to the jobs earlier in the file, s82)."""
+want of room (a tie of priority goes to the jobs earlier in the file, s82). 900 GiB of host memory a node, not 700:
+``third`` names no release, so each of its ranks loads the untied model at start-up (113.6 GiB each), and with 700
+``fourth`` is left out too."""
 
 
 def test_an_unplaced_job_names_its_own_release(cli: Cli, tmp_path: Path) -> None:
