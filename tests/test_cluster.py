@@ -89,14 +89,21 @@ def pool_codes(*pools: tuple[str | bool, ...]) -> list[dict[str, str | bool | No
     """An unplaced job's `pools` in JSON, from (pool, code) or (pool, "no-plan", the planner's code) each, with
     whether more nodes reach the length after a length-beyond-reach code (and then the token budget with which they
     do, "default" where not given; then whether --token-budget auto trains it on the pool as it is, False where not
-    given; for no-layout-beside-rollout, False: s84 asks it there too)."""
-    return [{"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None,
-             "more_nodes_reach": planner[1] if len(planner) > 1 else None,
-             "more_nodes_token_budget": (planner[2] if len(planner) > 2 else "default") if len(planner) > 1
-             and planner[1] is True else None,
-             "token_budget_auto_reach": (planner[3] if len(planner) > 3 else False) if len(planner) > 1
-             else False if code == "no-layout-beside-rollout" else None}
-            for pool, code, *planner in pools]
+    given; for no-layout-beside-rollout, False, or where given after the code, that: None where the answer beside the
+    rollout is not a length beyond reach, which leaves it unasked)."""
+    codes = []
+    for pool, code, *planner in pools:
+        if code == "no-layout-beside-rollout":
+            codes.append({"pool": pool, "reason_code": code, "plan_reason_code": None, "more_nodes_reach": None,
+                          "more_nodes_token_budget": None, "token_budget_auto_reach": planner[0] if planner else False})
+            continue
+        codes.append({"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None,
+                      "more_nodes_reach": planner[1] if len(planner) > 1 else None,
+                      "more_nodes_token_budget": (planner[2] if len(planner) > 2 else "default") if len(planner) > 1
+                      and planner[1] is True else None,
+                      "token_budget_auto_reach": (planner[3] if len(planner) > 3 else False) if len(planner) > 1
+                      else None})
+    return codes
 
 
 def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimates: bool = True,
@@ -771,7 +778,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
             "memory per node, more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (their explorers "
             "on GPUs outside the fleet), a trainer of 16 GPUs has one"),
         "reason_code": "no-way-to-run",
-                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout")),
+                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout", None)),
                                                        "fits_with": []}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
@@ -3913,7 +3920,7 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
                                    "it); with "
                                    "rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
                                    "has one", "reason_code": "no-way-to-run",
-                                   "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
+                                   "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": []}]
     # Beside 3 rollout GPUs neither has a way, and each is told its own fewest, in either order: the reasons are
     # asked once per job shape, and the batch is part of it.
     free["rollout_gpus"] = batched["rollout_gpus"] = 3
@@ -3941,7 +3948,7 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
          "reason_for_several": f"{several}the train batch of 256 (the job's train_batch_size) must split evenly over "
                                "the data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it); with rollout_gpus: "
                                "6 or fewer, a trainer of 2 GPUs has one",
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": []}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
         {"job": "j", "reason": f"{head}it needs 105.8 GiB of host memory per node while the model loads, more than the "
                                "pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs has "
@@ -3949,7 +3956,7 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
          "reason_for_several": f"{several}it needs 105.8 GiB of host memory per node while the model loads, more than "
                                "the pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs "
                                "has one", "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
+         "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": []}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
                   {"pools": [{**pool, "host_ram_gb": 110}], "jobs": [job]}):
@@ -3978,7 +3985,7 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
                 "memory per node, more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a "
                 "trainer of 6 GPUs has one"),
             "reason_code": "no-way-to-run",
-                                       "pools": pool_codes(("tight", "no-layout-beside-rollout")), "fits_with": []}]
+                                       "pools": pool_codes(("tight", "no-layout-beside-rollout", None)), "fits_with": []}]
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
