@@ -22,7 +22,8 @@ PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus-per-node", "--nproc-per-node",
                  "--trinity", "--vram", "--cpu-ram", "--format", "--lenght", "--length", "--nodes", "--node",
                  "--memory", "--cluster", "--no-json", "--widen", "--without-tables", "--nojson", "--withouttables",
-                 "--nowiden", "--noenv", "--threads", "--num-workers", "--ppo", "--lora")
+                 "--nowiden", "--noenv", "--threads", "--num-workers", "--ppo", "--lora",
+                 "--output")
 """The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
 opposite)."""
 
