@@ -76,3 +76,17 @@ def test_a_cluster_output_option_given_yaml_is_told_emit_dir(cli: Cli):
     status, _, err = cli("cluster", str(EXAMPLE.parent / "fleet.yaml"), "--output", "yaml")
     assert (status, err.splitlines()[-1]) == (
         2, "solve cluster: error: unrecognized arguments: --output yaml (did you mean --emit-dir?)")
+
+
+THOUSANDS = " (Trinity reads no thousands of 1024: write {})"
+
+
+@pytest.mark.parametrize(("written", "hint"), [
+    ("32k", THOUSANDS.format(32768)), ("40 K", THOUSANDS.format(40960)), ("lots", ""), ("1.5k", ""),
+])
+def test_a_configs_length_in_thousands_is_told_the_number_to_write(cli: Cli, tmp_path: Path, written: str, hint: str):
+    config = tmp_path / "team.yaml"
+    config.write_text(EXAMPLE.read_text().replace("max_model_len: 32768", f"max_model_len: {written}"))
+    status, out, err = cli("--from-config", str(config), "--gpu", "h20")
+    refusal = f"solve: error: --from-config {config}: model.max_model_len must be a whole number, got '{written}'"
+    assert (status, out, err) == (2, "", f"{refusal}{hint}\n")
