@@ -3948,7 +3948,8 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
          "reason_for_several": f"{several}the train batch of 256 (the job's train_batch_size) must split evenly over "
                                "the data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it); with rollout_gpus: "
                                "6 or fewer, a trainer of 2 GPUs has one",
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": []}]
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout", None)),
+         "fits_with": []}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
         {"job": "j", "reason": f"{head}it needs 105.8 GiB of host memory per node while the model loads, more than the "
                                "pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs has "
@@ -3985,7 +3986,8 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
                 "memory per node, more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a "
                 "trainer of 6 GPUs has one"),
             "reason_code": "no-way-to-run",
-                                       "pools": pool_codes(("tight", "no-layout-beside-rollout", None)), "fits_with": []}]
+                                       "pools": pool_codes(("tight", "no-layout-beside-rollout", None)),
+                                       "fits_with": []}]
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
