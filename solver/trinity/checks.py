@@ -728,7 +728,7 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int, r
     owners = {role.budget_key: role.name for role in roles} | {
         path: forward.role for path, forward in FORWARD_BUDGETS.items() if path in budgets}
     actor_sp = checks.number(ROLE_SP_KEYS[0])
-    if version != "0.5" and actor_sp is not None and actor_sp >= 1 and actor_sp == int(actor_sp):
+    if version != "0.5" and actor_sp is not None and actor_sp >= 1:  # a whole number, as `number` reads SPs
         # verl before 0.8 runs the actor at its own SP and raises its own budget there (``_adjust_token_len_if_needed``,
         # ``trainer/verl_legacy/verl_config.py:563`` in 0.6.0); 0.5's trainer SP is the actor's already
         role_sps = {**role_sps, "actor": int(actor_sp)}
