@@ -144,6 +144,7 @@ def test_write_turns_a_trainer_offload_flag_of_0_into_false(cli: Cli, tmp_path: 
                                           "  param_offload: 0\n")
     trainer = _written(cli, tmp_path, text, "--trinity-version", "0.6")["trainer"]
     assert [trainer[flag] for flag in ("param_offload", "optimizer_offload", "offload_policy")] == [False] * 3
+    assert trainer["param_offload"] is False  # 0 == False: the type is the point
 
 
 @pytest.mark.parametrize("version", ["0.5", "0.6"])
