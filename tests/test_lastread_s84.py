@@ -3,7 +3,6 @@ does."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 
 def test_a_placement_saved_with_a_warning_on_standard_error_is_told_to_save_standard_output_alone(cli, tmp_path):
