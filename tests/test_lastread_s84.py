@@ -4,7 +4,6 @@ does."""
 from __future__ import annotations
 
 
-
 def test_a_placement_saved_with_a_warning_on_standard_error_is_told_to_save_standard_output_alone(cli, tmp_path):
     """`solve cluster --memory-model` warns as ``solve cluster: warning: ...``; saved with ``2>&1`` after the JSON,
     --current was told only 'not JSON': the pattern of standard error's lines knew ``note`` (and a ``caution`` that
