@@ -2094,7 +2094,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
                                    lora=query.lora_rank > 0, critic=query.critic is not None)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     own_critic = _critic_at_own_sp(catalog, query, current, gpu, setting, own)
-    problems = current.config_problems if own_critic is None else _critic_need_said(current, own_critic, gpu)
+    problems = _critic_need_said(current, own_critic, gpu)
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
     # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too.
@@ -2151,16 +2151,24 @@ def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, 
                key=lambda each: each[1].critic_pass_gib)
 
 
-def _critic_need_said(current: CurrentSettings, own_critic: tuple[int, Breakdown], gpu: str) -> tuple[str, ...]:
+def _critic_need_said(current: CurrentSettings, own_critic: tuple[int, Breakdown] | None,
+                      gpu: str) -> tuple[str, ...]:
     """The config's problems with its ``role-sp-differs`` lines on the critic's SP saying how much its update needs
-    at the SP the verdict counts it at (`own_critic`: that SP and the breakdown there), on `gpu`."""
+    at the SP the verdict counts it at (`own_critic`: that SP and the breakdown there), on `gpu`; where the critic may
+    run at SPs of its own but the verdict counts none of them (`own_critic` None: estimates off, the tables alone
+    judge), that the verdict and the plans count it at the trainer's SP."""
     from solver.trinity import critic_sp_counted_words
 
-    sp, memory = own_critic
+    if not current.critic_sps:  # the lines say the critic is counted at the trainer's SP already
+        return current.config_problems
     counted = critic_sp_counted_words(current.critic_sps, current.sp)
-    need = (f" (SP {sp}, " if len(current.critic_sps) > 1 else " (") + (
-        f"{memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")
-    said = critic_sp_counted_words(current.critic_sps, current.sp, need)
+    if own_critic is None:
+        said = critic_sp_counted_words((), current.sp)
+    else:
+        sp, memory = own_critic
+        need = (f" (SP {sp}, " if len(current.critic_sps) > 1 else " (") + (
+            f"{memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")
+        said = critic_sp_counted_words(current.critic_sps, current.sp, need)
     return tuple(words.replace(counted, said) if code == ConfigProblemCode.ROLE_SP_DIFFERS else words
                  for code, words in zip(current.config_problem_codes, current.config_problems, strict=True))
 

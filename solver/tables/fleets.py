@@ -335,9 +335,9 @@ PURCHASE_KEY = "fits_nowhere"
 `ClusterResult`'s): `read_current` refuses a file with it."""
 
 
-STDERR_LINE = re.compile(r"^solve(?: [a-z]+)?: (?:note|caution): ", re.MULTILINE)
-"""A line that ``solve`` writes to standard error (``solve cluster: note: ...``), which a placement saved with
-``2>&1`` holds beside the JSON."""
+STDERR_LINE = re.compile(r"^solve(?: [a-z]+)?: (?:note|warning): ", re.MULTILINE)
+"""A line that ``solve`` writes to standard error (``solve cluster: note: ...``, ``solve cluster: warning: ...``),
+which a placement saved with ``2>&1`` holds beside the JSON."""
 
 
 def _current_json(path: Path) -> dict[str, Any]:
