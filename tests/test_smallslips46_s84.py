@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 import solver
@@ -31,3 +34,28 @@ def test_check_environment_tells_a_patch_release_the_minor_version_to_pass():
     config = solver.trinity.read_trinity_config("model: {model_path: Qwen/Qwen3-8B}\n", "c.yaml", {})
     with pytest.raises(solver.QueryError, match=r"got '0\.6\.0': pass '0\.6'$"):
         solver.trinity.check_environment(config, {}, model, 8, environ={}, version="0.6.0")  # type: ignore[arg-type]
+
+
+def test_a_job_left_out_for_room_says_its_trainer_and_rollout_gpus_that_the_node_holds(tmp_path: Path, cli):
+    # persona71's fleet: a PPO job of 4 rollout GPUs was said to need "at least 8 GPUs of one node", read as its
+    # trainer's alone (8 + 4 = 12, more than a node); the 8 are its 4 trainer and 4 rollout GPUs together.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: h100, gpu: H100, nodes: 2, gpus_per_node: 8, host_ram_gb: 1TiB}]\njobs:\n"
+                     "  - {name: grpo, model: Qwen3-14B, max_model_len: 64k, rollout_gpus: 8, train_batch_size: 512}\n"
+                     "  - {name: ppo, model: Qwen3-14B, max_model_len: 65536, rollout_gpus: 4, critic: offloaded}\n",
+                     encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    [unplaced] = json.loads(out)["unplaced"]
+    assert (status, unplaced["job"]) == (1, "ppo")
+    assert unplaced["reason"] == (
+        "left out in a tie with grpo: equal priority 1, and only one of them fits in h100 (it needs at least 8 GPUs (4 "
+        "trainer + 4 rollout) of one node, with its PPO critic (offloaded) counted); a tie goes to the jobs earlier in "
+        "the file: give priorities to choose, priority 2 places it")
+    # a job without a rollout says its GPUs alone
+    fleet.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs:\n"
+                     "  - {name: first, model: 8B, max_model_len: 131072}\n"
+                     "  - {name: second, model: 8B, max_model_len: 131072}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    assert json.loads(out)["unplaced"][0]["reason"].startswith(
+        "left out in a tie with first: equal priority 1, and only one of them fits in a100 (it needs at least 8 GPUs "
+        "of one node);")
