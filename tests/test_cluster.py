@@ -1511,7 +1511,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
                             "required", "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken",
                             "wall_clock_stopped", "ways_cut_short", "ways_time_limit_s", "solve_best_unasked",
-                            "memory_model_source", "interrupted", "schema_version", "rft_solver_version"]
+                            "memory_model_source", "jobs_gone", "interrupted", "schema_version", "rft_solver_version"]
     assert result["no_way_to_run"] == []
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
     assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "down": [], "nodes_used": 2, "gpus_used": 15},

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
+from test_persona55_s79 import FLEET, _fleet_file, _placement_json
 
 import solver
 from solver.tables import load_catalog
@@ -59,3 +61,29 @@ def test_a_job_left_out_for_room_says_its_trainer_and_rollout_gpus_that_the_node
     assert json.loads(out)["unplaced"][0]["reason"].startswith(
         "left out in a tie with first: equal priority 1, and only one of them fits in a100 (it needs at least 8 GPUs "
         "of one node);")
+
+
+def test_a_running_job_the_file_lacks_is_named_in_the_json_as_gone(cli, tmp_path: Path):
+    # A dashboard reading --json saw no trace of a running job the file lacks: only stderr named it (persona55's note).
+    now = _placement_json(cli, _fleet_file(tmp_path))
+    instance = {**FLEET, "jobs": [{**job, "name": job["name"] + "-2"} if job["name"] in ("mid", "sft") else job
+                                  for job in FLEET["jobs"]]}
+    path = tmp_path / "renamed.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--current", str(now), "--json")
+    gone = [{"job": "mid", "pool": "a100", "nodes": [2], "gpu_indexes": [2, 3, 4, 5]},
+            {"job": "sft", "pool": "a100", "nodes": [2], "gpu_indexes": [6, 7]}]
+    assert (status, json.loads(out)["jobs_gone"]) == (0, gone)
+    assert f"runs mid, sft in pool a100, jobs {path} lacks" in " ".join(err.split())
+    # the API's placement says the same, from the path or from the placement run now; none without current
+    fleet = solver.load_fleet(path)
+    from_path = solver.place(fleet, current=now)
+    assert [job.model_dump(mode="json") for job in from_path.jobs_gone] == gone
+    assert solver.place(fleet, current=solver.ClusterResult.model_validate_json(now.read_text())).jobs_gone == (
+        from_path.jobs_gone)
+    assert solver.place(fleet).jobs_gone == ()
+    # the placement with the key reads back as --current, and the file keeping every job names none gone
+    again = tmp_path / "again.json"
+    again.write_text(out, encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--current", str(again), "--json")
+    assert (status, json.loads(out)["jobs_gone"], err) == (0, [], "")

@@ -8,7 +8,7 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -64,7 +64,7 @@ from solver.tables import (
 )
 
 if TYPE_CHECKING:
-    from solver.results import ClusterResult, Placement, PurchaseResult, Unplaced
+    from solver.results import ClusterResult, JobGone, Placement, PurchaseResult, Unplaced
     from solver.tables import Catalog, Fleet, GpuType, Weights
 
     Found = TypeVar("Found", ClusterResult, PurchaseResult)
@@ -177,7 +177,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
         if args.current is not None:
             _note_pools_gone(args.current, args.file, fleet)
-            _note_jobs_gone(args.current, args.file, fleet)
+            _note_jobs_gone(args.current, args.file, result.jobs_gone)
             _note_other_release(args.current, args.file, fleet, args.trinity_release)
         if not args.json:
             _note_buy(args, result, fleet)
@@ -523,12 +523,14 @@ def _note_other_release(current: Path, file: Path, fleet: Fleet, trinity_version
                    f"run's release, not the one {they_run} on; {judge}")
 
 
-def _note_jobs_gone(current: Path, file: Path, fleet: Fleet) -> None:
+def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone]) -> None:
     """On stderr, for each pool of the fleet the --current placement runs jobs in that the cluster `file` has none of
-    (`jobs_gone`: renamed or removed), that the placement takes their GPUs as free, though they run there until
-    stopped."""
-    from solver.tables import jobs_gone
-    for pool, jobs in jobs_gone(current, fleet).items():
+    (`gone`, the placement's `jobs_gone`: renamed or removed), that the placement takes their GPUs as free, though
+    they run there until stopped (as its JSON's ``jobs_gone`` says)."""
+    by_pool: dict[str, list[str]] = {}
+    for job in gone:
+        by_pool.setdefault(job.pool, []).append(job.job)
+    for pool, jobs in by_pool.items():
         one = len(jobs) == 1
         them, they_run, their = it_or_them(len(jobs)), "it runs" if one else "they run", "its" if one else "their"
         renamed = f"name it {jobs[0]} again" if one else "give it its name again"
