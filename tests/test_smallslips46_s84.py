@@ -87,3 +87,31 @@ def test_a_running_job_the_file_lacks_is_named_in_the_json_as_gone(cli, tmp_path
     again.write_text(out, encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--current", str(again), "--json")
     assert (status, json.loads(out)["jobs_gone"], err) == (0, [], "")
+
+
+@pytest.mark.parametrize(("given", "words"), [
+    ("1024MB", "--host-ram reads as 1 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); "
+               "for 1 TB write --host-ram 1TB"),
+    ("1.5", "--host-ram reads as 1.5 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); "
+            "for 1.5 TB write --host-ram 1.5TB"),
+])
+def test_a_host_ram_below_any_gpu_node_is_noted_as_read_in_gib(cli, given: str, words: str):
+    # taken as given (MB are free -m's MiB), silently before
+    status, out, err = cli("memory", "--model", "0.6B", "--gpu", "h100", "--gpus", "1", "--len", "4096",
+                           "--host-ram", given, "--json")
+    answer = json.loads(out)
+    assert (status, err, answer["host_ram_gib"], answer["host_fits"]) == (
+        1, f"solve memory: note: {words}\n", 1 if given == "1024MB" else 1.5, False)  # 5.2 GiB needed
+    assert cli("memory", "--model", "0.6B", "--gpu", "h100", "--gpus", "1", "--len", "4096", "--host-ram", "8",
+               "--json")[2] == ""
+
+
+def test_a_pools_host_ram_below_any_gpu_node_is_noted_as_read_in_gib(cli, tmp_path: Path):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: big, gpu: h100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1.5}]\n"
+                     "jobs: [{name: j, model: 0.6B, max_model_len: 8192, rollout_gpus: 0}]\n", encoding="utf-8")
+    _, _, err = cli("cluster", str(fleet), "--json")
+    assert ("solve cluster: note: pool big: host_ram_gb reads as 1.5 GiB per node, less than any GPU node has (GB as "
+            "sold; MB are free -m's MiB); for 1.5 TB write host_ram_gb: 1.5TB\n") in err
+    fleet.write_text(fleet.read_text(encoding="utf-8").replace("1.5", "1.5TB"), encoding="utf-8")
+    assert "host_ram_gb reads as" not in cli("cluster", str(fleet), "--json")[2]
