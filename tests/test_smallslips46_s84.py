@@ -115,3 +115,13 @@ def test_a_pools_host_ram_below_any_gpu_node_is_noted_as_read_in_gib(cli, tmp_pa
             "sold; MB are free -m's MiB); for 1.5 TB write host_ram_gb: 1.5TB\n") in err
     fleet.write_text(fleet.read_text(encoding="utf-8").replace("1.5", "1.5TB"), encoding="utf-8")
     assert "host_ram_gb reads as" not in cli("cluster", str(fleet), "--json")[2]
+
+
+@pytest.mark.parametrize(("given", "meant"), [("2m", ": 2m is 120 seconds, give 120"),
+                                              ("1.5 h", ": 1.5 h is 5400 seconds, give 5400"),
+                                              ("0.5min", ": 0.5min is 30 seconds, give 30"),
+                                              ("0m", ""), ("2x", "")])
+def test_a_time_limit_in_minutes_is_refused_with_the_seconds_meant(cli, given: str, meant: str):
+    status, out, err = cli("--model", "8B", "--time-limit", given)
+    assert (status, out, err.splitlines()[-1]) == (
+        2, "", f"solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got {given!r}{meant}")
