@@ -125,3 +125,20 @@ def test_a_time_limit_in_minutes_is_refused_with_the_seconds_meant(cli, given: s
     status, out, err = cli("--model", "8B", "--time-limit", given)
     assert (status, out, err.splitlines()[-1]) == (
         2, "", f"solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got {given!r}{meant}")
+
+
+@pytest.mark.parametrize(("options", "goal"), [(("--required", "all", "--minimize", "nodes"), "to place every job"),
+                                               (("--required", "all"), "to place the required jobs")])
+def test_required_all_on_a_file_marking_none_is_told_buy_alone(cli, tmp_path: Path, options: tuple[str, ...],
+                                                               goal: str):
+    # Two jobs that each need the one node: --required all asks for both; --buy alone buys for every job of a file that
+    # marks none required, the same purchase, so the note says it, not "--buy --required all" (before).
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\njobs:\n"
+                     "  - {name: a, model: 8B, max_model_len: 131072}\n"
+                     "  - {name: b, model: 8B, max_model_len: 131072}\n", encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet), *options)
+    assert (status, err) == (1, f"solve cluster: note: {goal}: solve cluster {fleet} --buy names the fewest GPUs, then "
+                                "nodes, to add to the pools (and the jobs no number of nodes runs)\n")
+    bought = [json.loads(cli("cluster", str(fleet), "--buy", *more, "--json")[1]) for more in ((), ("--required", "all"))]
+    assert [(answer["gpus"], answer["nodes"], answer["required"]) for answer in bought] == [(8, 1, ["a", "b"])] * 2

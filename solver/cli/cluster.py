@@ -199,9 +199,10 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     --token-budget auto does not give them, that --buy names the fewest GPUs, then nodes, to add (with --required naming
     the run's --required jobs and, where the required jobs are placed or with --minimize nodes, every other job but
     those no nodes place: --buy buys for the required ones alone, and drops the others it need not; more than
-    `JOBS_NAMED` of them as ``--required all`` where they are every job the run does not require already (`EVERY_JOB`),
-    else as ``--required JOBS``, counted and named in full after the command; with none where
-    the file marks no job required and nodes may place each one it would name: --buy alone buys for every such job;
+    `JOBS_NAMED` of them, or every job, as ``--required all`` where they are every job the run does not require
+    already (`EVERY_JOB`), else as ``--required JOBS``, counted and named in full after the command; with none where
+    the file marks no job required and nodes may place each one it would name (``--required all``'s too): --buy alone
+    buys for every such job;
     with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
     the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     from solver.results import PoolCode, ReasonCode, UnplacedCode
@@ -233,19 +234,23 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     command = f"solve cluster {shlex.quote(str(args.file))} --buy"
     goal, jobs_said = "to place every job", ""
     if result.required:
-        named = dict.fromkeys(args.required or ())  # a new run needs --required's jobs again; the file's stay required
+        # A new run needs --required's jobs again (all of them for --required all); the file's stay required.
+        every = [job.name for job in fleet.jobs] if fleet.all_names_every_job else [EVERY_JOB]
+        named = dict.fromkeys(name for given in args.required or () for name in (every if given == EVERY_JOB
+                                                                                  else [given]))
+        placed = [placement.job for placement in result.placements]
+        placeable = {*placed, *short_of_room, *wayless, *auto_now, *result.ways_cut_short}
         if result.placements or args.minimize:  # --buy would buy for the required jobs alone
-            placed = [placement.job for placement in result.placements]
-            placeable = {*placed, *short_of_room, *wayless, *auto_now, *result.ways_cut_short}
             named.update(dict.fromkeys(job.name for job in fleet.jobs
                                        if job.name in placeable and job.name not in result.required))
-            if not any(job.required for job in fleet.jobs) and placeable.issuperset(named):
-                named = {}  # every job nodes place is named: --buy alone buys for them all, the same purchase
             goal = "to place the jobs left out too" if result.placements else goal
-        else:
+        else:  # --buy alone would buy for every job, unless the run requires them all
             goal = "to place the required jobs"
+        every_named = named.keys() >= {job.name for job in fleet.jobs} or bool(result.placements or args.minimize)
+        if not any(job.required for job in fleet.jobs) and every_named and placeable.issuperset(named):
+            named = {}  # every job nodes place is named: --buy alone buys for them all, the same purchase
         others = [job.name for job in fleet.jobs if job.name not in named]
-        if (len(named) > JOBS_NAMED and set(others) <= set(result.required)
+        if ((len(named) > JOBS_NAMED or named and not others) and set(others) <= set(result.required)
                 and fleet.all_names_every_job):  # every job, none left unmarked: in one word
             command += f" --required {EVERY_JOB}"
         elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
