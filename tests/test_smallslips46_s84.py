@@ -90,10 +90,10 @@ def test_a_running_job_the_file_lacks_is_named_in_the_json_as_gone(cli, tmp_path
 
 
 @pytest.mark.parametrize(("given", "words"), [
-    ("1024MB", "--host-ram reads as 1 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); "
-               "for 1 TB write --host-ram 1TB"),
-    ("1.5", "--host-ram reads as 1.5 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); "
-            "for 1.5 TB write --host-ram 1.5TB"),
+    ("1024MB", ("--host-ram reads as 1 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); "
+                "for 1 TB write --host-ram 1TB")),
+    ("1.5", ("--host-ram reads as 1.5 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); "
+             "for 1.5 TB write --host-ram 1.5TB")),
 ])
 def test_a_host_ram_below_any_gpu_node_is_noted_as_read_in_gib(cli, given: str, words: str):
     # taken as given (MB are free -m's MiB), silently before
@@ -138,7 +138,8 @@ def test_required_all_on_a_file_marking_none_is_told_buy_alone(cli, tmp_path: Pa
                      "  - {name: a, model: 8B, max_model_len: 131072}\n"
                      "  - {name: b, model: 8B, max_model_len: 131072}\n", encoding="utf-8")
     status, _, err = cli("cluster", str(fleet), *options)
-    assert (status, err) == (1, f"solve cluster: note: {goal}: solve cluster {fleet} --buy names the fewest GPUs, then "
-                                "nodes, to add to the pools (and the jobs no number of nodes runs)\n")
-    bought = [json.loads(cli("cluster", str(fleet), "--buy", *more, "--json")[1]) for more in ((), ("--required", "all"))]
+    assert (status, err) == (1, (f"solve cluster: note: {goal}: solve cluster {fleet} --buy names the fewest GPUs, "
+                                 "then nodes, to add to the pools (and the jobs no number of nodes runs)\n"))
+    bought = [json.loads(cli("cluster", str(fleet), "--buy", *more, "--json")[1])
+              for more in ((), ("--required", "all"))]
     assert [(answer["gpus"], answer["nodes"], answer["required"]) for answer in bought] == [(8, 1, ["a", "b"])] * 2
