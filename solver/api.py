@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from solver.memory import (
     GRID,
@@ -88,6 +88,7 @@ from solver.results import (
     ClusterResult,
     CurrentSettings,
     GpuMap,
+    JobGone,
     Placement,
     Plan,
     PurchaseResult,
@@ -416,30 +417,37 @@ def place(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version, required=required, widen=widen, minimize=minimize, option_names=option_names)
-    running = () if current is None else _running_now(current, fleet, option_names)
+    running, gone = ((), ()) if current is None else _running_now(current, fleet, option_names)
     if running:  # a running job keeps the release its plan names, its LoRA targets checked under it
         fleet = running_releases(fleet, running)
         check_fleet_lora_targets(fleet, planner.catalog, trinity_version, source)
     result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen,
                         running=running)
-    return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+    own_source = None if memory is None else memory.own_source
+    return result.model_copy(update={"memory_model_source": own_source, "jobs_gone": gone})
 
 
 def _running_now(current: ClusterResult | Path | str, fleet: Fleet,
-                 option_names: OptionNames) -> tuple[RunningJob, ...]:
-    """The jobs of `fleet` that run now, as `place`'s `current` places them: a `ClusterResult` read as its JSON is
-    (`current_jobs`; `QueryError` for one changed by `model_copy` into no placement: a job placed twice, a GPU taken
-    twice), or the file at its path (`read_current`'s `TableError`, naming the file as `option_names` name
-    ``--current``)."""
-    from solver.tables import current_jobs, read_current  # a fleet's modules: only where a placement is asked for
+                 option_names: OptionNames) -> tuple[tuple[RunningJob, ...], tuple[JobGone, ...]]:
+    """The jobs of `fleet` that run now, as `place`'s `current` places them, and those it runs that `fleet` has none
+    of in a pool it has (`current_jobs_gone`): a `ClusterResult` read as its JSON is (`current_jobs`; `QueryError` for
+    one changed by `model_copy` into no placement: a job placed twice, a GPU taken twice), or the file at its path
+    (`read_current`'s `TableError`, naming the file as `option_names` name ``--current``)."""
+    from solver.tables import current_jobs, current_jobs_gone, read_current  # a fleet's: only for a placement
 
+    given: Path | dict[str, Any]
     if not isinstance(current, ClusterResult):
-        return read_current(given_path("current", current), fleet, SCHEMA_VERSION,
-                            flag="" if option_names.keywords else "--current ")
-    try:
-        return current_jobs(current.model_dump(mode="json"), "current", fleet, SCHEMA_VERSION)
-    except TableError as error:
-        raise QueryError(str(error)) from None
+        given = given_path("current", current)
+        running = read_current(given, fleet, SCHEMA_VERSION, flag="" if option_names.keywords else "--current ")
+    else:
+        given = current.model_dump(mode="json")
+        try:
+            running = current_jobs(given, "current", fleet, SCHEMA_VERSION)
+        except TableError as error:
+            raise QueryError(str(error)) from None
+    gone = tuple(JobGone(job=placed.job, pool=placed.pool, nodes=placed.nodes, gpu_indexes=placed.gpu_indexes)
+                 for placed in current_jobs_gone(given, fleet))
+    return running, gone
 
 
 def buy_nodes(
