@@ -59,6 +59,7 @@ _EXPORTS = {
     "FitsWith": "solver.results",
     "RolloutEngines": "solver.results",
     "PoolUse": "solver.results",
+    "JobGone": "solver.results",
     "PurchaseResult": "solver.results",
     "PoolPurchase": "solver.results",
     "TablesVerdict": "solver.rules",
@@ -154,6 +155,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import CurrentSettings as CurrentSettings
     from solver.results import FitsWith as FitsWith
     from solver.results import GpuMap as GpuMap
+    from solver.results import JobGone as JobGone
     from solver.results import LengthMapRow as LengthMapRow
     from solver.results import ModelMapRow as ModelMapRow
     from solver.results import MoveCode as MoveCode

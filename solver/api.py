@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from solver.memory import (
     GRID,
@@ -88,6 +88,7 @@ from solver.results import (
     ClusterResult,
     CurrentSettings,
     GpuMap,
+    JobGone,
     Placement,
     Plan,
     PurchaseResult,
@@ -418,30 +419,37 @@ def place(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version, required=required, widen=widen, minimize=minimize, option_names=option_names)
-    running = () if current is None else _running_now(current, fleet, option_names)
+    running, gone = ((), ()) if current is None else _running_now(current, fleet, option_names)
     if running:  # a running job keeps the release its plan names, its LoRA targets checked under it
         fleet = running_releases(fleet, running)
         check_fleet_lora_targets(fleet, planner.catalog, trinity_version, source)
     result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen,
                         running=running)
-    return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+    own_source = None if memory is None else memory.own_source
+    return result.model_copy(update={"memory_model_source": own_source, "jobs_gone": gone})
 
 
 def _running_now(current: ClusterResult | Path | str, fleet: Fleet,
-                 option_names: OptionNames) -> tuple[RunningJob, ...]:
-    """The jobs of `fleet` that run now, as `place`'s `current` places them: a `ClusterResult` read as its JSON is
-    (`current_jobs`; `QueryError` for one changed by `model_copy` into no placement: a job placed twice, a GPU taken
-    twice), or the file at its path (`read_current`'s `TableError`, naming the file as `option_names` name
-    ``--current``)."""
-    from solver.tables import current_jobs, read_current  # a fleet's modules: only where a placement is asked for
+                 option_names: OptionNames) -> tuple[tuple[RunningJob, ...], tuple[JobGone, ...]]:
+    """The jobs of `fleet` that run now, as `place`'s `current` places them, and those it runs that `fleet` has none
+    of in a pool it has (`current_jobs_gone`): a `ClusterResult` read as its JSON is (`current_jobs`; `QueryError` for
+    one changed by `model_copy` into no placement: a job placed twice, a GPU taken twice), or the file at its path
+    (`read_current`'s `TableError`, naming the file as `option_names` name ``--current``)."""
+    from solver.tables import current_jobs, current_jobs_gone, read_current  # a fleet's: only for a placement
 
+    given: Path | dict[str, Any]
     if not isinstance(current, ClusterResult):
-        return read_current(given_path("current", current), fleet, SCHEMA_VERSION,
-                            flag="" if option_names.keywords else "--current ")
-    try:
-        return current_jobs(current.model_dump(mode="json"), "current", fleet, SCHEMA_VERSION)
-    except TableError as error:
-        raise QueryError(str(error)) from None
+        given = given_path("current", current)
+        running = read_current(given, fleet, SCHEMA_VERSION, flag="" if option_names.keywords else "--current ")
+    else:
+        given = current.model_dump(mode="json")
+        try:
+            running = current_jobs(given, "current", fleet, SCHEMA_VERSION)
+        except TableError as error:
+            raise QueryError(str(error)) from None
+    gone = tuple(JobGone(job=placed.job, pool=placed.pool, nodes=placed.nodes, gpu_indexes=placed.gpu_indexes)
+                 for placed in current_jobs_gone(given, fleet))
+    return running, gone
 
 
 def buy_nodes(
@@ -2106,7 +2114,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
                                    lora=query.lora_rank > 0, critic=query.critic is not None)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     own_critic = _critic_at_own_sp(catalog, query, current, gpu, setting, own)
-    problems = current.config_problems if own_critic is None else _critic_need_said(current, own_critic, gpu)
+    problems = _critic_need_said(current, own_critic, gpu)
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
     # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too.
@@ -2165,16 +2173,24 @@ def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, 
                key=lambda each: each[1].critic_pass_gib)
 
 
-def _critic_need_said(current: CurrentSettings, own_critic: tuple[int, Breakdown], gpu: str) -> tuple[str, ...]:
+def _critic_need_said(current: CurrentSettings, own_critic: tuple[int, Breakdown] | None,
+                      gpu: str) -> tuple[str, ...]:
     """The config's problems with its ``role-sp-differs`` lines on the critic's SP saying how much its update needs
-    at the SP the verdict counts it at (`own_critic`: that SP and the breakdown there), on `gpu`."""
+    at the SP the verdict counts it at (`own_critic`: that SP and the breakdown there), on `gpu`; where the critic may
+    run at SPs of its own but the verdict counts none of them (`own_critic` None: estimates off, the tables alone
+    judge), that the verdict and the plans count it at the trainer's SP."""
     from solver.trinity import critic_sp_counted_words
 
-    sp, memory = own_critic
+    if not current.critic_sps:  # the lines say the critic is counted at the trainer's SP already
+        return current.config_problems
     counted = critic_sp_counted_words(current.critic_sps, current.sp)
-    need = (f" (SP {sp}, " if len(current.critic_sps) > 1 else " (") + (
-        f"{memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")
-    said = critic_sp_counted_words(current.critic_sps, current.sp, need)
+    if own_critic is None:
+        said = critic_sp_counted_words((), current.sp)
+    else:
+        sp, memory = own_critic
+        need = (f" (SP {sp}, " if len(current.critic_sps) > 1 else " (") + (
+            f"{memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")
+        said = critic_sp_counted_words(current.critic_sps, current.sp, need)
     return tuple(words.replace(counted, said) if code == ConfigProblemCode.ROLE_SP_DIFFERS else words
                  for code, words in zip(current.config_problem_codes, current.config_problems, strict=True))
 

@@ -103,16 +103,23 @@ from solver.tables.peft_match import (
 from solver.tables.peft_names import LoraTargets
 
 
-def check_trinity_version(name: str, value: object) -> None:
+def check_trinity_version(name: str, value: object, counts_taken: bool = False) -> None:
     """`QueryError` unless `value` is None, ``"0.5"`` or ``"0.6"`` (`name`'s, for functions below the API's, which
-    take the minor version alone); a release of one (``"0.5.2"``) is told the minor version to pass."""
+    take the minor version alone); a release of one (``"0.5.2"``) is told the minor version to pass, and, for a
+    function that takes the release's counts apart (`counts_taken`: ``experts=`` and ``batch_divisor=``, as
+    `solver.trinity.trinity_config_problems`), those of the release where they are not the minor version's
+    defaults."""
     try:
         release = trinity_release(name, value)
     except QueryError:
         release = None
     if release is not None and release != value:
+        counts = {"experts": (counted_expert_layout(str(value)), "fused"),
+                  "batch_divisor": (counted_batch_divisor(str(value)), counted_batch_divisor(release))}
+        differ = [f"{key}={count!r}" for key, (count, default) in counts.items() if count != default]
+        with_counts = f" with {' and '.join(differ)}, as {brief(value)} counts" if counts_taken and differ else ""
         raise QueryError(f"{name} must be one of None, 0.5, 0.6 (the minor version), got {brief(value)}: pass "
-                         f"{release!r}")
+                         f"{release!r}{with_counts}")
     check_choice(name, value, (None, *get_args(TrinityVersion)))
 Objective = Literal["cheapest", "max_len", "min_gpus"]
 GpuNames = str | list[str] | tuple[str, ...] | None

@@ -1721,7 +1721,7 @@ class CurrentSettings(Frozen, defer_build=True):
         "where the config gives the PPO critic it trains an SP of its own that is not sp "
         "(trainer.trainer_config.critic's, or Trinity 0.6's critic.fsdp's): every SP the releases it may run on run "
         "the critic at, at the one of which its update needs the most the verdict counts it (its token budget raised "
-        "to hold a sequence there, ceil(max_model_len / SP)); empty: at sp, as the plans"))
+        "to hold a sequence there, ceil(max_model_len / SP); with estimates off, at sp); empty: at sp, as the plans"))
     max_model_len: PositiveInt = Field(description=(
         "the length its settings are judged at, tokens: the config's, or --len's (length_given)"))
     length_given: bool = Field(default=True, description=(
@@ -2691,6 +2691,16 @@ class PoolUse(Frozen, defer_build=True):
                            "may leave some of them idle)")
 
 
+class JobGone(Frozen, defer_build=True):
+    """A job the placement the fleet runs now (``--current``) runs in a pool of the fleet that the fleet has no job of
+    that name for (renamed or removed): the placement takes its GPUs as free, though it runs on them until stopped."""
+
+    job: str = Field(description="the job, as the placement run now names it")
+    pool: str = Field(description="its pool, which the cluster file still has")
+    nodes: tuple[int, ...] = Field(description="the nodes of the pool it runs on, by index")
+    gpu_indexes: tuple[int, ...] = Field(description="the GPUs of each of those nodes it runs on, by index")
+
+
 class ClusterResult(_Timed, Versioned, defer_build=True):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
@@ -2760,6 +2770,11 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
     memory_model_source: str | None = Field(default=None, description=(
         "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), which the "
         "estimated plans are predicted with; null for the shipped one"))
+    jobs_gone: tuple[JobGone, ...] = Field(default=(), description=(
+        "with --current, the jobs the placement run now runs in pools of the fleet that the cluster file has no job "
+        "of that name for (renamed or removed), in that placement's order: their GPUs are taken as free, though they "
+        "run on them until stopped (stop them before a job starts there, or give a renamed job its name again); "
+        "empty without --current, and in JSON made before the key"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     planning_s: float = Field(default=0.0, exclude=True, description=(
         "of those, the seconds spent working out the jobs' ways to run before the search (not compared)"))

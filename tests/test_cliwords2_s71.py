@@ -58,7 +58,8 @@ def test_the_time_limit_takes_seconds_with_or_without_their_unit(written: str, s
 
 @pytest.mark.parametrize(("argv", "error"), [
     (["--model", "8B", "--time-limit", "10m"],
-     "solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got '10m'"),
+     ("solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got '10m': 10m is 600 seconds, "
+      "give 600")),
     (["--model", "8B", "--time-limit", "s"],
      "solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got 's'"),
     (["--model", "8B", "--time-limit", "10ss"],

@@ -89,14 +89,21 @@ def pool_codes(*pools: tuple[str | bool, ...]) -> list[dict[str, str | bool | No
     """An unplaced job's `pools` in JSON, from (pool, code) or (pool, "no-plan", the planner's code) each, with
     whether more nodes reach the length after a length-beyond-reach code (and then the token budget with which they
     do, "default" where not given; then whether --token-budget auto trains it on the pool as it is, False where not
-    given; for no-layout-beside-rollout, False: s84 asks it there too)."""
-    return [{"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None,
-             "more_nodes_reach": planner[1] if len(planner) > 1 else None,
-             "more_nodes_token_budget": (planner[2] if len(planner) > 2 else "default") if len(planner) > 1
-             and planner[1] is True else None,
-             "token_budget_auto_reach": (planner[3] if len(planner) > 3 else False) if len(planner) > 1
-             else False if code == "no-layout-beside-rollout" else None}
-            for pool, code, *planner in pools]
+    given; for no-layout-beside-rollout, False, or where given after the code, that: None where the answer beside the
+    rollout is not a length beyond reach, which leaves it unasked)."""
+    codes = []
+    for pool, code, *planner in pools:
+        if code == "no-layout-beside-rollout":
+            codes.append({"pool": pool, "reason_code": code, "plan_reason_code": None, "more_nodes_reach": None,
+                          "more_nodes_token_budget": None, "token_budget_auto_reach": planner[0] if planner else False})
+            continue
+        codes.append({"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None,
+                      "more_nodes_reach": planner[1] if len(planner) > 1 else None,
+                      "more_nodes_token_budget": (planner[2] if len(planner) > 2 else "default") if len(planner) > 1
+                      and planner[1] is True else None,
+                      "token_budget_auto_reach": (planner[3] if len(planner) > 3 else False) if len(planner) > 1
+                      else None})
+    return codes
 
 
 def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimates: bool = True,
@@ -167,15 +174,17 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     assert value_of(CATALOG, instance, result) == (3, 0, 1833)
     # 8B takes 2 + 4 GPUs at the fewest, 4B 2 + 2: they cannot share the node, and at a priority above 4B's 3 it
     # would take its place.
-    assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs of one "
-                                                               "node) after the jobs placed (the most priority in all, "
+    assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs (2 "
+                                                               "trainer + 4 rollout) of one node) after the jobs "
+                                                               "placed (the most priority in all, "
                                                                "then the jobs earlier in the file where priorities "
                                                                "tie, then length, then cost); math-4b (priority 3) "
                                                                "holds "
                                                                "the room it needs: priority 4 is the least that "
                                                                "places it",
                                    "reason_for_several": (
-                                       "no room left in a100 (each needs at least 6 GPUs of one node) after the "
+                                       "no room left in a100 (each needs at least 6 GPUs (2 trainer + 4 rollout) of "
+                                       "one node) after the "
                                        "jobs placed (the most priority in all, then the jobs earlier in the file "
                                        "where priorities tie, then length, then cost); math-4b "
                                        "(priority 3) holds the room each needs: priority 4 is the least that places "
@@ -198,11 +207,13 @@ def test_a_job_left_out_is_told_the_jobs_that_hold_its_room_and_the_least_priori
     placed = [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]]
     assert placed == [("x", 2, 4), ("z", 1, 1)]
     assert result["unplaced"] == [{"job": "y", "reason": (
-        "left out in a tie with x: equal priority 1, and only one of them fits in a100 (it needs at least 4 GPUs of "
-        "one node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places it"),
+        "left out in a tie with x: equal priority 1, and only one of them fits in a100 (it needs at least 4 GPUs (2 "
+        "trainer + 2 rollout) of one node); a tie goes to the jobs earlier in the file: give priorities to choose, "
+        "priority 2 places it"),
         "reason_for_several": (
             "left out in a tie with x: equal priority 1, and only one of them fits in a100 (each needs at least 4 GPUs "
-            "of one node); a tie goes to the jobs earlier in the file: give priorities to choose, priority 2 places "
+            "(2 trainer + 2 rollout) of one node); a tie goes to the jobs earlier in the file: give priorities to "
+            "choose, priority 2 places "
             "one of them"),
         "reason_code": "priority-tie", "pools": pool_codes(("a100", "no-room")), "fits_with": []}]
     assert check_tie_claims(CATALOG, instance, result, estimates=True) == []
@@ -218,12 +229,14 @@ def test_a_job_left_out_is_told_the_fewest_rollout_gpus_dropped_that_fit_a_node_
     result = solved(instance, tmp_path)
     assert [(p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [("y", 4, 2)]
     assert result["unplaced"] == [{"job": "x", "reason": (
-        "no room left in a100 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
+        "no room left in a100 (it needs at least 5 GPUs (1 trainer + 4 rollout) of one node) after the jobs placed "
+        "(the most priority in all, "
         "then the jobs earlier in the file where priorities tie, then length, then cost); y (priority 2) holds the "
         "room it needs: priority 3 is the least that places it; with "
         "rollout_gpus 1 (not 4) it would fit in node 0's 2 idle GPUs (a trainer of 1 GPU)"),
         "reason_for_several": (
-            "no room left in a100 (each needs at least 5 GPUs of one node) after the jobs placed (the most priority "
+            "no room left in a100 (each needs at least 5 GPUs (1 trainer + 4 rollout) of one node) after the jobs "
+            "placed (the most priority "
             "in all, then the jobs earlier in the file where priorities tie, then length, then cost); y (priority 2) "
             "holds the room each needs: priority 3 is the least that "
             "places one of them; with rollout_gpus 1 (not 4) one of them would fit in node 0's 2 idle GPUs (a trainer "
@@ -251,7 +264,8 @@ def test_the_fewer_rollout_gpus_a_job_is_told_fit_the_idle_host_memory_too(host_
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("y", 4, True)]
     [unplaced] = result["unplaced"]
     assert unplaced["reason"] == (
-        "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs and 5.2 GiB of host memory on one node) "
+        "no room (GPUs or host memory) left in a100 (it needs at least 5 GPUs (1 trainer + 4 rollout) and 5.2 GiB of "
+        "host memory on one node) "
         f"after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, "
         f"then length, then cost); y (priority 2) holds the room it "
         f"needs: priority 3 is the least that places it{hint}")
@@ -405,7 +419,8 @@ def test_a_job_that_fits_the_room_a_placement_left_is_told_so(tmp_path: Path):
     result = greedy(fleet_of(instance, tmp_path), CATALOG)
     assert [(p.job, p.trainer_gpus, p.rollout_gpus) for p in result.placements] == [("z", 6, 1)]
     assert [(u.job, u.reason) for u in result.unplaced] == [("x", (
-        "no room left in a100 (it needs at least 6 GPUs of one node) after the jobs placed (the most priority in "
+        "no room left in a100 (it needs at least 6 GPUs (2 trainer + 4 rollout) of one node) after the jobs placed "
+        "(the most priority in "
         "all); yet it fits in the room left, with z on another of its ways: a placement with it holds more "
         "priority"))]
     assert [(p["job"], p["trainer_gpus"]) for p in solved(instance, tmp_path)["placements"]] == [("x", 2), ("z", 1)]
@@ -771,7 +786,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
             "memory per node, more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (their explorers "
             "on GPUs outside the fleet), a trainer of 16 GPUs has one"),
         "reason_code": "no-way-to-run",
-                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout")),
+                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout", None)),
                                                        "fits_with": []}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
@@ -1503,7 +1518,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
                             "required", "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken",
                             "wall_clock_stopped", "ways_cut_short", "ways_time_limit_s", "solve_best_unasked",
-                            "memory_model_source", "interrupted", "schema_version", "rft_solver_version"]
+                            "memory_model_source", "jobs_gone", "interrupted", "schema_version", "rft_solver_version"]
     assert result["no_way_to_run"] == []
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
     assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "down": [], "nodes_used": 2, "gpus_used": 15},
@@ -1895,7 +1910,7 @@ def test_a_row_of_several_unplaced_jobs_says_its_reason_of_each_of_them(cli, tmp
     jobs.append({"name": "solo", "model": "0.6B", "max_model_len": 8192, "rollout_gpus": 5})
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": jobs}), encoding="utf-8")
-    no_room = ("no room left in a100 ({} needs at least {} GPUs of one node) after the jobs placed (the most priority "
+    no_room = ("no room left in a100 ({} needs at least {} of one node) after the jobs placed (the most priority "
                "in all, then the jobs earlier in the file where priorities tie, then length, then cost); y (priority "
                "2) holds the room {} needs: priority 3 is the least "
                "that places {}; with rollout_gpus 1 (not {}) {} would fit in node 0's 2 idle GPUs (a trainer of 1 "
@@ -1906,29 +1921,31 @@ def test_a_row_of_several_unplaced_jobs_says_its_reason_of_each_of_them(cli, tmp
                 "GPUs with max_token_len_per_gpu = 46080 (estimated, extrapolated)")
     status, out, _ = cli("cluster", str(path))
     assert status == 1 and unplaced_rows(out) == [
-        ["x-0, x-1", no_room.format("each", 5, "each", "one of them", 4, "one of them")],
+        ["x-0, x-1", no_room.format("each", "5 GPUs (1 trainer + 4 rollout)", "each", "one of them", 4, "one of them")],
         ["r-0, r-1", "a100: each job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"],
         ["m-0, m-1", ("a100: with 2 rollout GPUs, no trainer GPU count that trains them (8 at the fewest) has a layout "
                       "on its 1 node of 8 GPUs; with rollout_gpus: 0 (their explorers on GPUs outside the fleet), a "
                       "trainer of 8 GPUs has one")],
         ["h-0, h-1", too_long],
-        ["solo", no_room.format("it", 6, "it", "it", 5, "it")]]
+        ["solo", no_room.format("it", "6 GPUs (1 trainer + 5 rollout)", "it", "it", 5, "it")]]
     status, out, _ = cli("cluster", str(path), "--json")
     unplaced = {entry["job"]: entry["reason"] for entry in json.loads(out)["unplaced"]}
     assert status == 1 and unplaced == {
-        **dict.fromkeys(["x-0", "x-1"], no_room.format("it", 5, "it", "it", 4, "it")),
+        **dict.fromkeys(["x-0", "x-1"], no_room.format("it", "5 GPUs (1 trainer + 4 rollout)", "it", "it", 4, "it")),
         **dict.fromkeys(["r-0", "r-1"], "a100: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a "
                                         "trainer"),
         **dict.fromkeys(["m-0", "m-1"], (
             "a100: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a layout on its 1 "
             "node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer of 8 GPUs has "
             "one")),
-        **dict.fromkeys(["h-0", "h-1"], too_long), "solo": no_room.format("it", 6, "it", "it", 5, "it")}
+        **dict.fromkeys(["h-0", "h-1"], too_long),
+        "solo": no_room.format("it", "6 GPUs (1 trainer + 5 rollout)", "it", "it", 5, "it")}
     several = {entry["job"]: entry["reason_for_several"] for entry in json.loads(out)["unplaced"]}
-    assert several["x-0"] == no_room.format("each", 5, "each", "one of them", 4, "one of them")
+    assert several["x-0"] == no_room.format("each", "5 GPUs (1 trainer + 4 rollout)", "each", "one of them", 4,
+                                            "one of them")
     # h's reason reads true of each as it is: null, and the row above shows the reason itself.
-    assert (several["h-0"], several["solo"]) == (None, no_room.format("each", 6, "each", "one of them", 5,
-                                                                      "one of them"))
+    assert (several["h-0"], several["solo"]) == (None, no_room.format("each", "6 GPUs (1 trainer + 5 rollout)", "each",
+                                                                      "one of them", 5, "one of them"))
 
 
 def test_a_reason_for_several_jobs_left_out_by_the_greedy_placement_speaks_of_each(tmp_path: Path):
@@ -1941,15 +1958,17 @@ def test_a_reason_for_several_jobs_left_out_by_the_greedy_placement_speaks_of_ea
 
     pair = [{"name": f"x-{index}", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4} for index in (0, 1)]
     z = {"name": "z", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1, "priority": 2}
-    fits = ("no room left in a100 ({} needs at least 6 GPUs of one node) after the jobs placed (the most priority in "
+    fits = ("no room left in a100 ({} needs at least 6 GPUs (2 trainer + 4 rollout) of one node) after the jobs placed "
+            "(the most priority in "
             "all); yet {} fits in the room left, with z on another of its ways: a placement with {} holds more "
             "priority")
     assert several([*pair, z]) == [(name, fits.format("it", "it", "it"), fits.format("each", "each", "one of them"))
                                    for name in ("x-0", "x-1")]
     y = {"name": "y", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2, "priority": 2}
     pair = [{"name": f"x-{index}", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 4} for index in (0, 1)]
-    held = ("no room (GPUs or host memory) left in a100 ({} needs at least 5 GPUs and 5.2 GiB of host memory on one "
-            "node) after the jobs placed (the most priority in all); y (priority 2) holds the room {} needs")
+    held = ("no room (GPUs or host memory) left in a100 ({} needs at least 5 GPUs (1 trainer + 4 rollout) and 5.2 "
+            "GiB of host memory on one node) after the jobs placed (the most priority in all); y (priority 2) holds "
+            "the room {} needs")
     assert several([y, *pair], host_ram_gb=400) == [(name, held.format("it", "it"), held.format("each", "each"))
                                                     for name in ("x-0", "x-1")]
 
@@ -3610,7 +3629,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     result = solved({"pools": pools, "jobs": jobs}, tmp_path)
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
-        "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
+        "no room left in h200 (it needs at least 5 GPUs (1 trainer + 4 rollout) of one node) after the jobs placed "
+        "(the most priority in all, "
         "then the jobs earlier in the file where priorities tie, then length, then cost); first (priority 10) holds "
         "the room it needs: priority 11 is the least that places "
         "it; l40s "
@@ -3619,7 +3639,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "memory per node (the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 2 GPUs "
         "trains it (16384 tokens), and with Offload it needs 664.2 GiB of host memory per node"),
                                    "reason_for_several": (
-                                       "no room left in h200 (each needs at least 5 GPUs of one node) after the "
+                                       "no room left in h200 (each needs at least 5 GPUs (1 trainer + 4 rollout) of "
+                                       "one node) after the "
                                        "jobs placed (the most priority in all, then the jobs earlier in the file "
                                        "where priorities tie, then length, then cost); first "
                                        "(priority 10) holds the room each needs: priority 11 is the least that "
@@ -3636,7 +3657,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
-    assert unplaced["reason"].startswith("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs "
+    assert unplaced["reason"].startswith("no room left in h200 (it needs at least 5 GPUs (1 trainer + 4 rollout) of "
+                                         "one node) after the jobs "
                                          "placed (the most priority in all, then the jobs earlier in the file where "
                                          "priorities tie, then length, then cost); first "
                                          "(priority 10) holds the room it needs: priority 11 is the least that "
@@ -3655,7 +3677,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     for job in jobs:
         job["pool"] = "h200"
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
-    assert unplaced["reason"] == ("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed "
+    assert unplaced["reason"] == ("no room left in h200 (it needs at least 5 GPUs (1 trainer + 4 rollout) of one node) "
+                                  "after the jobs placed "
                                   "(the most priority in all, then the jobs earlier in the file where priorities tie, "
                                   "then length, then cost); first (priority 10) holds the "
                                   "room it needs: priority 11 is the least that places it; its pool: h200 keeps it "
@@ -3742,16 +3765,18 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
     # which goes to the jobs earlier in the file, each place weighed by its job's priority (its 4 x 3 against theirs,
     # 2 x 2 + 2 x 1): priority 4 is the least that places it (5 from s82's clustertie, whose places alone, 3 against
     # 2 + 1, tied and were settled by the names' fixed weights, until review82c).
-    assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs of one "
-                                                           "node) after the jobs placed (the most priority in all, "
+    assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs (4 trainer "
+                                                           "+ 4 rollout) of one node) after the jobs placed (the most "
+                                                           "priority in all, "
                                                            "then the jobs earlier in the file where priorities tie, "
                                                            "then length, then cost); small-0, small-1 (priority 4 "
                                                            "together) hold the room it needs: priority 4 is the "
                                                            "least that places it (with as much priority placed, a "
                                                            "tie goes to the jobs earlier in the file)",
                                                            "reason_for_several": (
-                                                               "no room left in a100 (each needs at least 8 GPUs of "
-                                                               "one node) after the jobs placed (the most priority "
+                                                               "no room left in a100 (each needs at least 8 GPUs (4 "
+                                                               "trainer + 4 rollout) of one node) after the jobs "
+                                                               "placed (the most priority "
                                                                "in all, then the jobs earlier in the file where "
                                                                "priorities tie, then length, then cost); small-0, "
                                                                "small-1 "
@@ -3925,7 +3950,7 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
                                    "it); with "
                                    "rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
                                    "has one", "reason_code": "no-way-to-run",
-                                   "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
+                                   "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": []}]
     # Beside 3 rollout GPUs neither has a way, and each is told its own fewest, in either order: the reasons are
     # asked once per job shape, and the batch is part of it.
     free["rollout_gpus"] = batched["rollout_gpus"] = 3
@@ -3953,7 +3978,8 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
          "reason_for_several": f"{several}the train batch of 256 (the job's train_batch_size) must split evenly over "
                                "the data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it); with rollout_gpus: "
                                "6 or fewer, a trainer of 2 GPUs has one",
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout", None)),
+         "fits_with": []}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
         {"job": "j", "reason": f"{head}it needs 105.8 GiB of host memory per node while the model loads, more than the "
                                "pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs has "
@@ -3961,7 +3987,7 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
          "reason_for_several": f"{several}it needs 105.8 GiB of host memory per node while the model loads, more than "
                                "the pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs "
                                "has one", "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a100", "no-layout-beside-rollout")), "fits_with": []}]
+         "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": []}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
                   {"pools": [{**pool, "host_ram_gb": 110}], "jobs": [job]}):
@@ -3990,7 +4016,8 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
                 "memory per node, more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a "
                 "trainer of 6 GPUs has one"),
             "reason_code": "no-way-to-run",
-                                       "pools": pool_codes(("tight", "no-layout-beside-rollout")), "fits_with": []}]
+                                       "pools": pool_codes(("tight", "no-layout-beside-rollout", None)),
+                                       "fits_with": []}]
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
@@ -4062,12 +4089,12 @@ def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_ne
           for n in range(3)),
         {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
-        "no room left in b and a (it needs at least 6 GPUs of one node) after the "
+        "no room left in b and a (it needs at least 6 GPUs (2 trainer + 4 rollout) of one node) after the "
         "jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, then length, "
         "then cost); m0 (priority 3) holds the room it needs in a: "
         "priority 4 is the least that places it"),
         "reason_for_several": (
-            "no room left in b and a (each needs at least 6 GPUs of one node) "
+            "no room left in b and a (each needs at least 6 GPUs (2 trainer + 4 rollout) of one node) "
             "after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, "
             "then length, then cost); m0 (priority 3) holds the "
             "room each needs in a: priority 4 is the least that places one of them"),

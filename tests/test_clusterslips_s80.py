@@ -104,7 +104,8 @@ def test_a_job_left_out_for_room_names_its_adapter_and_its_critic(tmp_path: Path
              "lora_targets": "q_proj,v_proj", "critic": "resident", "rollout_gpus": 2}]
     (unplaced,) = solver.place(_fleet(tmp_path, pools, jobs)).unplaced
     assert unplaced.reason.startswith(
-        "no room left in a100 (it needs at least 6 GPUs of one node, with its LoRA adapter on q_proj,v_proj and its "
+        "no room left in a100 (it needs at least 6 GPUs (4 trainer + 2 rollout) of one node, with its LoRA adapter on "
+        "q_proj,v_proj and its "
         "PPO critic (resident) counted) after the jobs placed")
 
 

@@ -37,10 +37,12 @@ def test_a_job_left_out_that_length_would_place_at_the_least_priority_is_told_so
     status, placed, unplaced = _fleet(cli, tmp_path, 1)
     assert (status, placed) == (1, [("y", 8192)])
     assert unplaced == [
-        ("j", (f"no room left in a100 (it needs at least 4 GPUs of one node) {AFTER}; y (priority 4) holds the room "
+        ("j", (f"no room left in a100 (it needs at least 4 GPUs (1 trainer + 3 rollout) of one node) {AFTER}; y "
+               f"(priority 4) holds the room "
                "it needs: priority 2 is the least that places it (moving other jobs; with as much priority placed, "
                "the at_least jobs run longer with it)")),
-        ("x", (f"no room left in a100 (it needs at least 4 GPUs of one node) {AFTER}; y (priority 4) holds the room "
+        ("x", (f"no room left in a100 (it needs at least 4 GPUs (1 trainer + 3 rollout) of one node) {AFTER}; y "
+               f"(priority 4) holds the room "
                "it needs: priority 4 is the least that places it (moving other jobs)"))]
 
 
@@ -49,7 +51,8 @@ def test_at_that_priority_the_job_is_placed_and_the_one_it_displaces_is_told_the
     status, placed, unplaced = _fleet(cli, tmp_path, 2)
     assert (status, placed) == (1, [("j", 28672), ("x", 8192)])
     assert unplaced == [("y", (
-        f"no room left in a100 (it needs at least 8 GPUs of one node) {AFTER}; j, x (priority 4 together, as much as "
+        f"no room left in a100 (it needs at least 8 GPUs (1 trainer + 7 rollout) of one node) {AFTER}; j, x (priority "
+        f"4 together, as much as "
         "its own) hold the room it needs: priority 5 is the least that places it"))]
 
 
@@ -74,7 +77,8 @@ def test_a_job_left_out_that_cost_would_place_at_the_least_priority_is_told_so(c
     # vanilla step against 1 + 1), so the cost stage places it.
     placed, unplaced = _costlier(cli, tmp_path, 2)
     assert placed == [("j", 8192), ("x", 8192)]
-    held = (f"no room left in a100 (it needs at least 7 GPUs of one node) {AFTER}; j, x (priority 3 together) hold "
+    held = (f"no room left in a100 (it needs at least 7 GPUs (4 trainer + 3 rollout) of one node) {AFTER}; j, x "
+            f"(priority 3 together) hold "
             "the room it needs: priority 3 is the least that places it (with as much priority placed, ")
     assert unplaced == [("y1", f"{held}a tie goes to the jobs earlier in the file)"),
                         ("y2", f"{held}the placed jobs cost less with it)")]

@@ -101,9 +101,9 @@ def test_without_estimates_the_critic_sp_line_says_no_need(cli: Cli, tmp_path: P
                                                                                                     None)
     (line,) = (words for code, words in zip(current["config_problem_codes"], current["config_problems"], strict=True)
                if code == "role-sp-differs")
-    assert line.endswith("the verdict counts the critic's update at the one of SP 1 and SP 4 that needs the most, its "
-                         "token budget raised to hold a sequence there, and the plans at SP 4: set them alike (--write "
-                         "does)")
+    # the tables' verdict counts no critic at its own SP: the line says where the verdict counts it, as before s84
+    assert line.endswith("Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at SP 4; the verdict and "
+                         "the plans count the critic at SP 4: set them alike (--write does)")
 
 
 def test_rank_is_told_lora_rank(cli: Cli) -> None:

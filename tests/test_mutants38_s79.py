@@ -28,7 +28,7 @@ from solver.memory import expert_padding, lora_parameters
 from solver.query import given_lora_targets
 from solver.render.phrases import room_kept_words
 from solver.rules import COMMAND_OPTIONS, lora_configs_words
-from solver.tables import QueryError, TableError, jobs_gone, load_catalog, load_model_config
+from solver.tables import QueryError, TableError, current_jobs_gone, load_catalog, load_model_config
 from solver.tables.peft_names import LoraTargets
 from solver.trinity import patch_trinity_config
 from solver.trinity.fragment import names_relative_path
@@ -91,9 +91,9 @@ def test_a_job_gone_from_a_pool_gone_too_is_no_job_gone(cli: Cli, tmp_path: Path
     jobs = [{**job, "name": "mid-2"} if job["name"] == "mid" else job for job in FLEET["jobs"]]
     path = tmp_path / "moved.yaml"
     path.write_text(yaml.safe_dump({**FLEET, "pools": pools, "jobs": jobs}), encoding="utf-8")
-    assert jobs_gone(now, solver.load_fleet(path)) == {}
+    assert current_jobs_gone(now, solver.load_fleet(path)) == ()
     path.write_text(yaml.safe_dump({**FLEET, "jobs": jobs}), encoding="utf-8")  # the pool kept: the job is gone
-    assert jobs_gone(now, solver.load_fleet(path)) == {"a100": ("mid",)}
+    assert [(gone.pool, gone.job) for gone in current_jobs_gone(now, solver.load_fleet(path))] == [("a100", "mid")]
 
 
 QWEN3_8B = load_catalog().model("Qwen3-8B")

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 import solver
-from solver.tables import jobs_gone
+from solver.tables import current_jobs_gone
 from solver.trinity import placed_on_words
 
 FLEET = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 3, "gpus_per_node": 8}],
@@ -103,4 +103,4 @@ def test_a_running_job_the_file_keeps_gets_no_such_note(cli, tmp_path: Path):
     now = _placement_json(cli, path)
     status, _, err = cli("cluster", str(path), "--current", str(now), "--json")
     assert (status, err) == (0, "")
-    assert jobs_gone(now, solver.load_fleet(path)) == {}
+    assert current_jobs_gone(now, solver.load_fleet(path)) == ()

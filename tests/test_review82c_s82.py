@@ -92,9 +92,11 @@ def test_where_the_jobs_places_weighed_by_priority_sum_alike_length_decides_and_
         1, [("j2", 28672), ("j3", 28672)])
     after = ("after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities "
              "tie, then length, then cost)")
-    j1 = (f"no room left in a100 (it needs at least 5 GPUs of one node) {after}; j2, j3 (priority 2 together) hold "
+    j1 = (f"no room left in a100 (it needs at least 5 GPUs (1 trainer + 4 rollout) of one node) {after}; j2, j3 "
+          f"(priority 2 together) hold "
           "the room it needs: priority 2 is the least that places it (moving other jobs)")
-    j4 = (f"no room left in a100 (it needs at least 3 GPUs of one node) {after}; j2 (priority 1, as much as its own) "
+    j4 = (f"no room left in a100 (it needs at least 3 GPUs (1 trainer + 2 rollout) of one node) {after}; j2 (priority "
+          f"1, as much as its own) "
           "holds the room it needs: priority 2 is the least that places it")
     assert [(u["job"], u["reason_code"], u["reason"]) for u in result["unplaced"]] == [
         ("j1", "no-room", j1), ("j4", "no-room", j4)]

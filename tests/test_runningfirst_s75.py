@@ -75,7 +75,8 @@ def test_a_running_job_kept_as_it_runs_still_stops_for_more_priority(cli: Cli, t
     _questions_per_second(monkeypatch, 1)
     assert _placed(cli, tmp_path, now) == (1, "feasible", [], [
         ("new", "starts", None, None), ("runs", "stays", "ways-cut-short", KEPT)], [
-        ("also", "stops", ("no room left in a100 (it needs at least 7 GPUs of one node) after the jobs placed (the "
+        ("also", "stops", ("no room left in a100 (it needs at least 7 GPUs (6 trainer + 1 rollout) of one node) after "
+                           "the jobs placed (the "
                            "most priority in all, then running jobs kept where they run, then the jobs earlier in the "
                            "file where priorities tie, then length, then cost) (on "
                            "its way as it runs alone: the time limit cut working out its other ways short; raise "

@@ -66,7 +66,8 @@ def test_a_job_on_a_node_its_pool_no_longer_has_stops_where_left_out(cli: Cli, t
     current, down = _lowered(cli, tmp_path, small_priority=1)
     lines = cli("cluster", str(down), "--current", str(current))[1].splitlines()
     assert lines[1] == "running now: 1 stays, 0 move, 1 stops; 0 start"  # before: "0 stop" (small not running)
-    assert any(line.startswith("│ small (stops) │ no room left in a100 (it needs at least 4 GPUs of one node)")
+    assert any(line.startswith("│ small (stops) │ no room left in a100 (it needs at least 4 GPUs (2 trainer + 2 "
+                               "rollout) of one node)")
                for line in lines)
 
 
@@ -111,10 +112,12 @@ def test_an_unplaced_jobs_pools_of_one_need_are_named_together(cli: Cli, tmp_pat
     out = cli("cluster", str(_write(tmp_path / "group.yaml", fleet)), "--no-widen", "--json")[1]
     (unplaced,) = json.loads(out)["unplaced"]
     assert unplaced["reason"].startswith(
-        "no room left in b and a (it needs at least 6 GPUs of one node), four (it needs at least 2 whole nodes) after "
+        "no room left in b and a (it needs at least 6 GPUs (2 trainer + 4 rollout) of one node), four (it needs at "
+        "least 2 whole nodes) after "
         "the jobs placed")
     assert unplaced["reason_for_several"].startswith(
-        "no room left in b and a (each needs at least 6 GPUs of one node), four (each needs at least 2 whole nodes) ")
+        "no room left in b and a (each needs at least 6 GPUs (2 trainer + 4 rollout) of one node), four (each needs at "
+        "least 2 whole nodes) ")
 
 
 def test_the_greedy_baseline_weighs_no_running_jobs_where_the_search_start_does(tmp_path: Path):

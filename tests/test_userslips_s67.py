@@ -65,7 +65,8 @@ PINNED = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_n
                    {"name": "pinned", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4,
                     "pool": "h20"}]}
 """Two jobs pinned to the one H20 node, which holds one of them; the A100 node stays idle."""
-NO_ROOM = ("no room left in h20 ({} at least 6 GPUs of one node) after the jobs placed (the most priority in all, then "
+NO_ROOM = ("no room left in h20 ({} at least 6 GPUs (2 trainer + 4 rollout) of one node) after the jobs placed (the "
+           "most priority in all, then "
            "the jobs earlier in the file where priorities tie, then length, then cost); big (priority 2) holds the "
            "room {}: priority 3 is the least that places {}")
 

@@ -26,6 +26,7 @@ from solver.tables import (
     length_forms,
     mib_as_gb_hint,
     read_host_ram,
+    shown_number,
     thousands_of_tokens,
     trinity_release,
 )
@@ -283,14 +284,35 @@ SECONDS = re.compile(r"(.*?\d)\s*s\s*")
 """A number of seconds written with their unit, ``s`` (``10s``, ``0.5 s``): the number before it."""
 
 
+MINUTES_OR_HOURS = re.compile(r"(.*?\d)\s*(m|mins?|minutes?|h|hrs?|hours?)\s*", flags=re.IGNORECASE)
+"""A number of minutes or hours written with their unit (``2m``, ``1.5 h``), which ``--time-limit`` refuses, naming
+the seconds meant: the number before it, and the unit."""
+
+
 def positive_seconds(text: str) -> float:
-    """An argparse type: a number of seconds above zero, bare or with an ``s`` (``10``, ``10s``, ``0.5s``)."""
+    """An argparse type: a number of seconds above zero, bare or with an ``s`` (``10``, ``10s``, ``0.5s``); minutes or
+    hours (``2m``) are refused with the seconds meant (`seconds_meant`)."""
     unit = SECONDS.fullmatch(text)
     try:
         value = number(unit[1] if unit else text)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds (10 or 10s), got {brief(text)}") from None
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (10 or 10s), got {brief(text)}"
+                                         f"{seconds_meant(text)}") from None
     if not 0 < value <= MAX_TIME_LIMIT_S:
         raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {MAX_TIME_LIMIT_S:.0f}, "
                                          f"got {cut(text)}")
     return value
+
+
+def seconds_meant(text: str) -> str:
+    """For minutes or hours written with their unit (`MINUTES_OR_HOURS`: ``2m``), the seconds they are, as a refusal
+    ends: ``: 2m is 120 seconds, give 120``; "" for anything else, and for seconds --time-limit refuses."""
+    written = MINUTES_OR_HOURS.fullmatch(text)
+    try:
+        amount = number(written[1]) if written else None
+    except argparse.ArgumentTypeError:
+        amount = None
+    seconds = None if amount is None else amount * (3600 if written and written[2][0].lower() == "h" else 60)
+    if seconds is None or not 0 < seconds <= MAX_TIME_LIMIT_S:  # none that --time-limit takes
+        return ""
+    return f": {text.strip()} is {shown_number(seconds)} seconds, give {shown_number(seconds)}"

@@ -8,7 +8,7 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -31,6 +31,7 @@ from solver.cli.notes import (
     note_gpu_variants_of_pools,
     note_replaced_yarn_factor,
     note_short_job_lengths,
+    note_small_pool_host_ram,
 )
 from solver.cli.options import (
     add_cells_option,
@@ -64,7 +65,7 @@ from solver.tables import (
 )
 
 if TYPE_CHECKING:
-    from solver.results import ClusterResult, Placement, PurchaseResult, Unplaced
+    from solver.results import ClusterResult, JobGone, Placement, PurchaseResult, Unplaced
     from solver.tables import Catalog, Fleet, GpuType, Weights
 
     Found = TypeVar("Found", ClusterResult, PurchaseResult)
@@ -177,7 +178,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
         if args.current is not None:
             _note_pools_gone(args.current, args.file, fleet)
-            _note_jobs_gone(args.current, args.file, fleet)
+            _note_jobs_gone(args.current, args.file, result.jobs_gone)
             _note_other_release(args.current, args.file, fleet, args.trinity_release)
         if not args.json:
             _note_buy(args, result, fleet)
@@ -198,9 +199,10 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     --token-budget auto does not give them, that --buy names the fewest GPUs, then nodes, to add (with --required naming
     the run's --required jobs and, where the required jobs are placed or with --minimize nodes, every other job but
     those no nodes place: --buy buys for the required ones alone, and drops the others it need not; more than
-    `JOBS_NAMED` of them as ``--required all`` where they are every job the run does not require already (`EVERY_JOB`),
-    else as ``--required JOBS``, counted and named in full after the command; with none where
-    the file marks no job required and nodes may place each one it would name: --buy alone buys for every such job;
+    `JOBS_NAMED` of them, or every job, as ``--required all`` where they are every job the run does not require
+    already (`EVERY_JOB`), else as ``--required JOBS``, counted and named in full after the command; with none where
+    the file marks no job required and nodes may place each one it would name (``--required all``'s too): --buy alone
+    buys for every such job;
     with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
     the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     from solver.results import PoolCode, ReasonCode, UnplacedCode
@@ -232,19 +234,23 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     command = f"solve cluster {shlex.quote(str(args.file))} --buy"
     goal, jobs_said = "to place every job", ""
     if result.required:
-        named = dict.fromkeys(args.required or ())  # a new run needs --required's jobs again; the file's stay required
+        # A new run needs --required's jobs again (all of them for --required all); the file's stay required.
+        every = [job.name for job in fleet.jobs] if fleet.all_names_every_job else [EVERY_JOB]
+        named = dict.fromkeys(name for given in args.required or () for name in (every if given == EVERY_JOB
+                                                                                  else [given]))
+        placed = [placement.job for placement in result.placements]
+        placeable = {*placed, *short_of_room, *wayless, *auto_now, *result.ways_cut_short}
         if result.placements or args.minimize:  # --buy would buy for the required jobs alone
-            placed = [placement.job for placement in result.placements]
-            placeable = {*placed, *short_of_room, *wayless, *auto_now, *result.ways_cut_short}
             named.update(dict.fromkeys(job.name for job in fleet.jobs
                                        if job.name in placeable and job.name not in result.required))
-            if not any(job.required for job in fleet.jobs) and placeable.issuperset(named):
-                named = {}  # every job nodes place is named: --buy alone buys for them all, the same purchase
             goal = "to place the jobs left out too" if result.placements else goal
-        else:
+        else:  # --buy alone would buy for every job, unless the run requires them all
             goal = "to place the required jobs"
+        every_named = named.keys() >= {job.name for job in fleet.jobs} or bool(result.placements or args.minimize)
+        if not any(job.required for job in fleet.jobs) and every_named and placeable.issuperset(named):
+            named = {}  # every job nodes place is named: --buy alone buys for them all, the same purchase
         others = [job.name for job in fleet.jobs if job.name not in named]
-        if (len(named) > JOBS_NAMED and set(others) <= set(result.required)
+        if ((len(named) > JOBS_NAMED or named and not others) and set(others) <= set(result.required)
                 and fleet.all_names_every_job):  # every job, none left unmarked: in one word
             command += f" --required {EVERY_JOB}"
         elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
@@ -477,6 +483,7 @@ def _note_what_was_read(placements: tuple[Placement, ...], fleet: Fleet, catalog
     """On stderr, after the placement, what the planner made of the file's jobs and pools and of the --cells tables:
     short lengths, cells that belong elsewhere, models added, YaRN factors replaced, GPU variants."""
     note_short_job_lengths(fleet, "solve cluster")
+    note_small_pool_host_ram(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
     note_added_models_of_jobs("solve cluster", catalog, fleet)
     for model in fleet.models:
@@ -523,12 +530,14 @@ def _note_other_release(current: Path, file: Path, fleet: Fleet, trinity_version
                    f"run's release, not the one {they_run} on; {judge}")
 
 
-def _note_jobs_gone(current: Path, file: Path, fleet: Fleet) -> None:
+def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone]) -> None:
     """On stderr, for each pool of the fleet the --current placement runs jobs in that the cluster `file` has none of
-    (`jobs_gone`: renamed or removed), that the placement takes their GPUs as free, though they run there until
-    stopped."""
-    from solver.tables import jobs_gone
-    for pool, jobs in jobs_gone(current, fleet).items():
+    (`gone`, the placement's `jobs_gone`: renamed or removed), that the placement takes their GPUs as free, though
+    they run there until stopped (as its JSON's ``jobs_gone`` says)."""
+    by_pool: dict[str, list[str]] = {}
+    for job in gone:
+        by_pool.setdefault(job.pool, []).append(job.job)
+    for pool, jobs in by_pool.items():
         one = len(jobs) == 1
         them, they_run, their = it_or_them(len(jobs)), "it runs" if one else "they run", "its" if one else "their"
         renamed = f"name it {jobs[0]} again" if one else "give it its name again"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
-from solver.tables import counted, named_jobs, says_pcie
+from solver.tables import counted, named_jobs, says_pcie, shown_number
 
 if TYPE_CHECKING:
     from solver.tables import Catalog, Fleet, GpuType, Model
@@ -269,6 +269,36 @@ def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
     if length <= SHORT_LENGTH_NOTED:
         print_note(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
                    f"{written.format(length)}")
+
+
+SMALL_HOST_RAM_GIB = 8
+"""The host memory per node (GiB) below which a figure gets a note that it reads as GiB: no GPU node has less, so
+``--host-ram 1024MB`` (1 GiB: MB are ``free -m``'s MiB) or a pool's ``host_ram_gb: 1.5`` was likely meant in TB."""
+
+
+def note_small_host_ram(args: argparse.Namespace, prog: str) -> None:
+    """A note on stderr where --host-ram is below `SMALL_HOST_RAM_GIB`: ``--host-ram 1024MB`` is 1 GiB, likely meant
+    as 1 TB."""
+    host_ram = getattr(args, "host_ram", None)
+    if host_ram is not None:
+        _note_if_small_host_ram(prog, "--host-ram", host_ram, "--host-ram {}TB")
+
+
+def note_small_pool_host_ram(fleet: Fleet, prog: str) -> None:
+    """A note on stderr for each pool of a cluster file whose host_ram_gb is below `SMALL_HOST_RAM_GIB`, as
+    `note_small_host_ram` for --host-ram."""
+    for pool in fleet.pools:
+        if pool.host_ram_gb is not None:
+            _note_if_small_host_ram(prog, f"pool {pool.name}: host_ram_gb", pool.host_ram_gb, "host_ram_gb: {}TB")
+
+
+def _note_if_small_host_ram(prog: str, given: str, gib: float, written: str) -> None:
+    """Where `gib` of host memory per node (`given`, in words) is below `SMALL_HOST_RAM_GIB`, a note on stderr that it
+    reads as GiB, and how to write it as TB (`written`, a format with one ``{}``), as it was likely meant."""
+    if gib < SMALL_HOST_RAM_GIB:
+        amount = shown_number(gib)
+        print_note(f"{prog}: note: {given} reads as {amount} GiB per node, less than any GPU node has (GB as sold; MB "
+                   f"are free -m's MiB); for {amount} TB write {written.format(amount)}")
 
 
 def _without_memory(name: str) -> str:

@@ -9,7 +9,7 @@ import itertools
 import re
 import sys
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from solver.cli.argtypes import output_path
@@ -63,6 +63,14 @@ MEANT = {
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers) or another
 command's, hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them
 the command has."""
+
+OUTPUT_OPTIONS = ("--output", "--output-file", "-o")
+"""Other tools' options for where, or in what format, output goes: given a format's name (`FORMATS_MEANT`), they mean
+that format's option, not --out (which writes a fragment to a file of that name)."""
+
+FORMATS_MEANT = {"json": ("--json",), "yaml": ("--emit trinity", "--emit-dir"), "trinity": ("--emit trinity", "--emit-dir")}
+"""Output formats by name, and the options that give them, in order: ``--output json`` is told the first of them the
+command has."""
 
 
 def _one_typo_apart(written: str, name: str) -> bool:
@@ -157,6 +165,8 @@ class Parser(argparse.ArgumentParser):
         if rest and rest != ["--"]:  # a last ``--`` ends the options (POSIX): none follows, no word is left
             options = [option for word, option in _options_named(rest) if word.startswith("-")]  # -V too: --version
             close = [hint for option in options if (hint := self._option_hint(option))]
+            if meant_format := self._format_meant(rest):
+                close.insert(0, f" (did you mean {meant_format}?)")
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, f" (did you mean {command}?)")  # ``solve --gpu h100 memory``: the command first
             after_options = f" (after --, no word is an option, and {self.prog} takes none there)"
@@ -187,6 +197,17 @@ class Parser(argparse.ArgumentParser):
             return f" (did you mean {spelled}?)"
         meant = self._command_named(option) or self._meant(option, typos=option.startswith("--"))
         return f" (did you mean {meant}?)" if meant else ""
+
+    def _format_meant(self, rest: list[str]) -> str | None:
+        """The option that gives the format an unknown output option of another tool names (``--output json``,
+        ``-o=yaml``: `OUTPUT_OPTIONS`, `FORMATS_MEANT`), where this command has one; else None."""
+        for at, (word, option) in enumerate(_options_named(rest)):
+            value = word[len(option) + 1:] if word != option else rest[at + 1] if at + 1 < len(rest) else ""
+            if option.lower() in OUTPUT_OPTIONS:
+                meant = self._meant_by(value.lower(), self._option_string_actions, FORMATS_MEANT)
+                if meant:
+                    return meant[0]
+        return None
 
     def _flag(self, option: str) -> argparse.Action | None:
         """The action of this command's `option` where it is a flag, which takes no value (--json, --env, --no-widen;
@@ -219,9 +240,9 @@ class Parser(argparse.ArgumentParser):
                     None)
 
     @staticmethod
-    def _meant_by(name: str, known: Collection[str]) -> list[str]:
-        """The options of `known` that `MEANT` says another tool's `name` means, in its order."""
-        return [meant for meant in MEANT.get(name, ()) if meant.split()[0] in known]
+    def _meant_by(name: str, known: Collection[str], meanings: Mapping[str, tuple[str, ...]] = MEANT) -> list[str]:
+        """The options of `known` that `meanings` (`MEANT`: another tool's option) says `name` means, in its order."""
+        return [meant for meant in meanings.get(name, ()) if meant.split()[0] in known]
 
     def _command_named(self, option: str) -> str | None:
         """The other command an unknown `option` or stray word names (``solve --memory`` or ``solve --gpu h100

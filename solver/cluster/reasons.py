@@ -693,7 +693,8 @@ def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], seve
     memory) of a way that no other way needs less of both: an Offload way may take fewer GPUs and more host memory),
     or the fewest whole nodes; where `several` jobs are given them, what each needs; with what else its plans count
     that may set that need (`_counted_besides`). Pools of one need are named together, before it, where the first of
-    them comes: ``a100 and h20 (it needs at least 8 GPUs of one node)``."""
+    them comes: ``a100 and h20 (it needs at least 8 GPUs (6 trainer + 2 rollout) of one node)``, a job's rollout GPUs
+    counted in with its trainer's (`_node_gpus`)."""
     needs = "each needs" if several else "it needs"
     counted_too = _counted_besides(planner, job, several)
     by_need: dict[str, list[str]] = {}  # the need in words -> its pools, in the fleet's order
@@ -708,16 +709,23 @@ def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, c
     if not shared:
         return f"{needs} {min(option.whole_nodes for option in options)} whole nodes{counted_too}"
     if not any(option.host_tenths for option in shared):
-        return f"{needs} {counted(min(option.size for option in shared), 'GPU')} of one node{counted_too}"
+        return f"{needs} {_node_gpus(min(option.size for option in shared), job)} of one node{counted_too}"
     least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
     own_footprints = {(option.size, planner.host_tenths(job, option.plan))
                       for option in shared}
     for gpus, tenths in sorted(own_footprints):
         if not least or tenths < least[-1][1]:
             least.append((gpus, tenths))
-    least_needs = [f"{counted(gpus, 'GPU')} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
+    least_needs = [f"{_node_gpus(gpus, job)} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
     return (f"{needs} {least_needs[0]} of host memory{''.join(f', or {n}' for n in least_needs[1:])}"
             f"{',' if len(least_needs) > 1 else ''} on one node{counted_too}")
+
+
+def _node_gpus(gpus: int, job: Job) -> str:
+    """The `gpus` a way of `job` takes on the one node it shares, in words, with its trainer's and its rollout's where
+    it has a rollout, which they count together: ``8 GPUs (4 trainer + 4 rollout)``; ``6 GPUs`` without one."""
+    split = f" ({gpus - job.rollout_gpus} trainer + {job.rollout_gpus} rollout)" if job.rollout_gpus else ""
+    return f"{counted(gpus, 'GPU')}{split}"
 
 
 def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[str],

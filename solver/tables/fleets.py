@@ -289,27 +289,30 @@ def pools_gone(path: Path, fleet: Fleet) -> dict[str, tuple[str, ...]]:
     """The pools the placement at `path` (``--current``, which `read_current` has read) runs jobs of `fleet` in that
     `fleet` has none of (renamed or removed), each with those jobs, by name: `read_current` takes them as not running,
     though they run there until stopped."""
-    return _running_gone(path, fleet, pool_gone=True)
+    by_pool: dict[str, list[str]] = {}
+    for placed in _running_gone(_current_json(path), str(path), fleet, pool_gone=True):
+        by_pool.setdefault(placed.pool, []).append(placed.job)
+    return {pool: tuple(names) for pool, names in by_pool.items()}
 
 
-def jobs_gone(path: Path, fleet: Fleet) -> dict[str, tuple[str, ...]]:
-    """The jobs the placement at `path` (``--current``, which `read_current` has read) runs in pools of `fleet` that
-    `fleet` has none of (renamed or removed), by their pool: `read_current` takes them as not running, so their GPUs
-    as free, though they run there until stopped."""
-    return _running_gone(path, fleet, pool_gone=False)
+def current_jobs_gone(current: Path | dict[str, Any], fleet: Fleet) -> tuple[CurrentPlacement, ...]:
+    """The entries of the placement `current` (its path, as `read_current` takes it, or its JSON object, as
+    `current_jobs` does, which has read it) whose job `fleet` has none of (renamed or removed) in a pool it has, in
+    the placement's order: they are taken as not running, so their GPUs as free, though they run there until
+    stopped."""
+    if isinstance(current, Path):
+        return _running_gone(_current_json(current), str(current), fleet, pool_gone=False)
+    return _running_gone(current, "current", fleet, pool_gone=False)
 
 
-def _running_gone(path: Path, fleet: Fleet, *, pool_gone: bool) -> dict[str, tuple[str, ...]]:
-    """The jobs of the placement at `path` whose pool `fleet` lacks though it has the job (`pool_gone`), or whose job it
-    lacks though it has the pool, by their pool, in the placement's order."""
+def _running_gone(raw: dict[str, Any], where: str, fleet: Fleet, *, pool_gone: bool) -> tuple[CurrentPlacement, ...]:
+    """The entries of the placement `raw` whose pool `fleet` lacks though it has the job (`pool_gone`), or whose job it
+    lacks though it has the pool, in the placement's order."""
     pools = {pool.name for pool in fleet.pools}
     jobs = {job.name for job in fleet.jobs}
-    gone: dict[str, list[str]] = {}
-    for placed in validated_data(CurrentFile, _current_json(path), str(path), yaml_read=False).placements:
-        if ((placed.pool not in pools and placed.job in jobs) if pool_gone
-                else (placed.pool in pools and placed.job not in jobs)):
-            gone.setdefault(placed.pool, []).append(placed.job)
-    return {pool: tuple(names) for pool, names in gone.items()}
+    return tuple(placed for placed in validated_data(CurrentFile, raw, where, yaml_read=False).placements
+                 if ((placed.pool not in pools and placed.job in jobs) if pool_gone
+                     else (placed.pool in pools and placed.job not in jobs)))
 
 
 def releases_differing(path: Path, fleet: Fleet, release: str | None) -> dict[str | None, tuple[str, ...]]:
@@ -335,9 +338,9 @@ PURCHASE_KEY = "fits_nowhere"
 `ClusterResult`'s): `read_current` refuses a file with it."""
 
 
-STDERR_LINE = re.compile(r"^solve(?: [a-z]+)?: (?:note|caution): ", re.MULTILINE)
-"""A line that ``solve`` writes to standard error (``solve cluster: note: ...``), which a placement saved with
-``2>&1`` holds beside the JSON."""
+STDERR_LINE = re.compile(r"^solve(?: [a-z]+)?: (?:note|warning): ", re.MULTILINE)
+"""A line that ``solve`` writes to standard error (``solve cluster: note: ...``, ``solve cluster: warning: ...``),
+which a placement saved with ``2>&1`` holds beside the JSON."""
 
 
 def _current_json(path: Path) -> dict[str, Any]:

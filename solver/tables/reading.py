@@ -497,12 +497,12 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
     mapping_at = tuple(error["loc"][:-1])
     fields = _fields_at(schema, mapping_at)
     meant = _meant_field(name, fields)
-    chosen = getattr(_model_at(schema, mapping_at), "not_asked_here", {})
+    not_asked = getattr(_model_at(schema, mapping_at), "not_asked_here", {})
     if meant is not None:
         note = _fields_note(fields, f"did you mean {meant}? ")
         errors = [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) == (*mapping_at, meant))]
-    elif isinstance(name, str) and _letters(name) in chosen:
-        note = _fields_note(fields, f"{chosen[_letters(name)]}; ")
+    elif isinstance(name, str) and _letters(name) in not_asked:
+        note = _fields_note(fields, f"{not_asked[_letters(name)]}; ")
     else:
         note = _fields_note(fields)
     return f"unknown field {name!r}{note}", errors

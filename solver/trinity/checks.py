@@ -23,6 +23,7 @@ from solver.query import (
     ConfigProblem,
     ConfigProblemCode,
     TrinityConfig,
+    check_trinity_version,
 )
 from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
@@ -58,6 +59,7 @@ from solver.tables import (
     Model,
     TrinityVersion,
     and_joined,
+    check_types,
     counted_batch_divisor,
     either,
     it_or_them,
@@ -136,6 +138,7 @@ from solver.trinity.keys import (
     UNTYPED_SECTIONS,
     VERL_LORA_RANK,
     ConfigError,
+    check_environ,
     critic_of_another_model,
     keys_05_refuses,
     keys_05_refuses_words,
@@ -2468,6 +2471,11 @@ def trinity_config_problems(
     do, gets ``batch-divides-trainer-gpus`` (0.5.0 and 0.5.1 refuse it, 0.5.2 takes it); with ``ranks`` (0.5.2, 0.6)
     or ``gpus`` (0.5.0, 0.5.1, whose verdict says the batch breaks that rule) it is not said.
     """
+    check_types(("mapping", mapping, Mapping), ("model", model, Model), ("trainer_gpus", trainer_gpus, int),
+                ("train_batch_size", train_batch_size, int | None), ("max_model_len", max_model_len, int | None),
+                ("option_names", option_names, OptionNames))
+    check_environ(environ)
+    check_trinity_version("version", version, counts_taken=True)
     divisor = batch_divisor if batch_divisor is not None else counted_batch_divisor(version)
     return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
                     TrainBatch(train_batch_size, train_batch_source, divisor), max_model_len, option_names,
@@ -2484,6 +2492,7 @@ def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: 
     `max_model_len`, with `version`), in the order first read. Unset ones are left out, and so are those set to the
     default of each ``oc.env`` that reads them (`VariablesRead.or_default`): their defaults apply in any shell. The
     command reads them so, and so judges the same config in a shell without them."""
+    check_trinity_version("version", version)
     checked = _checked(mapping, model, trainer_gpus, environ, version, False, TrainBatch(None, TRAIN_BATCH_KEY),
                        max_model_len, API_OPTIONS)
     return tuple({**dict(config.environment), **checked.variables.found}.items())

@@ -1240,7 +1240,7 @@ def _set_and_kept(reading: Any, keys: list[PlanKey], writes: list[PlanKey],
     (`_holds`: the actor's offload flags that an Offload plan keeps on), and those it keeps at their values (`kept`:
     `kept_own_keys`), read in the config as Trinity reads it (`reading`), each by its path with its value after the
     patch."""
-    held = [key for key in keys if key not in writes and _holds(key, value_at(reading, key.path))]
+    held = [key for key in keys if _holds(key, value_at(reading, key.path))]  # none written: `_writes` skips them
     return [*((key.path, key.value) for key in (*writes, *held)), *((path, value_at(reading, path)) for path in kept)]
 
 

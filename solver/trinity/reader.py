@@ -23,6 +23,7 @@ from solver.tables import (
     check_types,
     parsed_once,
     shown_number,
+    thousands_of_tokens,
     unquoted_text_hint,
     yaml_brief,
     yaml_error_place,
@@ -220,7 +221,9 @@ class ConfigReader:
             except ValueError:  # longer than Python converts (4300 digits)
                 raise ConfigError(f"{self.where(path)}: {NUMBER_TOO_LONG}") from None
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{self.where(path)} must be a whole number, got {yaml_brief(value)}")
+            tokens = thousands_of_tokens(value) if isinstance(value, str) else None
+            written = f" (Trinity reads no thousands of 1024: write {tokens})" if isinstance(tokens, int) else ""
+            raise ConfigError(f"{self.where(path)} must be a whole number, got {yaml_brief(value)}{written}")
         if value < minimum:
             raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
         if value > maximum:
