@@ -2191,16 +2191,18 @@ def test_no_estimate_names_an_estimate_on_one_gpu_in_the_singular(cli):
 
 
 def test_the_host_memory_a_refusal_names_is_per_node_of_the_node_gpus_given(cli):
-    # Qwen3-32B's Offload on 8 A100s needs 664.2 GiB on one node of 8; on two nodes of 4 they share its states:
-    # 332.1 GiB each, with estimates off (their plan beside an 8-GPU rollout) and on (the plan without --host-ram).
-    flags = ("--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "8", "--host-ram", "200", "--node-gpus", "4")
+    # Qwen3-32B's Offload on 8 A100s needs 594.2 GiB on one node of 8 under Trinity 0.5.1 (rank 0 alone loads it, and
+    # training, which holds the states, is the peak); on two nodes of 4 they share its states: 297.1 GiB each, with
+    # estimates off (their plan beside an 8-GPU rollout) and on (the plan without --host-ram).
+    flags = ("--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "8", "--host-ram", "200", "--node-gpus", "4",
+             "--trinity-version", "0.5.1")
     status, out, _ = cli(*flags, "--rollout-gpus", "8", "--no-estimate")
     assert status == 1 and ("the memory model estimates a plan, Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but "
-                            "with Offload it needs 332.1 GiB of host memory per node, more than --host-ram 200 GiB "
+                            "with Offload it needs 297.1 GiB of host memory per node, more than --host-ram 200 GiB "
                             "--explain") in " ".join(out.split())
     status, out, _ = cli(*flags)
     assert status == 1 and ("without --host-ram, Env + Offload + SP=2 on 8 GPUs trains it (32768 tokens), and with "
-                            "Offload it needs 332.1 GiB of host memory per node; --token-budget auto reaches 9216 "
+                            "Offload it needs 297.1 GiB of host memory per node; --token-budget auto reaches 9216 "
                             "tokens on the 1024-token grid: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 2304 "
                             "(estimated, extrapolated) --explain") in " ".join(out.split())
 
