@@ -2659,10 +2659,10 @@ def test_no_estimate_says_to_take_another_count_only_for_an_exact_one(cli):
 
 
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
-    # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.8 GiB on that node,
-    # with Offload or without, beside the node's half of the reference model's fp32 shards (146.5 GiB on 16 GPUs).
-    # 128 GB nodes cannot start it; 410 GB ones can, without Offload.
-    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k")
+    # Trinity 0.6 reads Llama-3.1-70B into one rank's host memory in fp32 on H200s before FSDP shards it: 262.8 GiB on
+    # that node, with Offload or without, beside the node's half of the reference model's fp32 shards (146.5 GiB on 16
+    # GPUs). 128 GB nodes cannot start it; 410 GB ones can, without Offload.
+    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--trinity-version", "0.6")
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and ("no plan: nothing in the tables and the memory model's estimates for Llama-3.1-70B on "
                             "H200-141GB within 16 GPUs trains with --host-ram 128 GiB; without --host-ram, Env + SP=4 "
@@ -2679,13 +2679,15 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                             "Offload, or for the model while it loads, beside the reference model's pinned shards)"
                             ) in " ".join(out.split())
     # The refusal names the least a plan needs too: without Offload only the start-up load, the fp32 model on one rank
-    # (30.5 GiB for Qwen3-8B) beside the node's share of the reference model's fp32 shards, which the most nodes thin
-    # most: 64 GPUs, 8 a node, need 35.6 GiB (the brute-force reference's least too; 8 GPUs need 71.2).
-    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
+    # (30.5 GiB for Qwen3-8B: Trinity 0.5.1 keeps verl's rule on A100s) beside the node's share of the reference
+    # model's bf16 shards (2 bytes x 8.191e9 / 8 x 1.33 rounding, 2.54 GiB), which the most nodes thin most: 64 GPUs,
+    # 8 a node, need 33.1 GiB. With Offload, training holds more (162.6 GiB on 1 GPU).
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus",
+                         "--trinity-version", "0.5.1")
     assert status == 1 and (f"without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens; {ONE_GPU}), and with "
-                            "Offload it needs 183.0 GiB of host memory per node; at the least, vanilla on 64 GPUs "
+                            "Offload it needs 162.6 GiB of host memory per node; at the least, vanilla on 64 GPUs "
                             "trains it (8192 tokens), and it needs "
-                            "35.6 GiB of host memory per node while the model loads") in " ".join(out.split())
+                            "33.1 GiB of host memory per node while the model loads") in " ".join(out.split())
     # A model with tied embeddings loads on every rank: the fewest GPUs need the least (Qwen3-4B: 51.1 GiB on 2).
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--gpus", "8", "--host-ram", "20")
     assert status == 1 and ("needs 141.0 GiB of host memory per node while the model loads; at the least, vanilla on 2 "
@@ -2700,9 +2702,10 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                             "other 3 free for rollout") in " ".join(out.split())
     assert "--token-budget auto" not in out
     # With Offload the least is on the most nodes, which share its states: the fewest GPUs (4, one node) hold all of
-    # Llama-3.1-70B's 1404.7 GiB, 16 GPUs on two nodes half of it each.
+    # Llama-3.1-70B's 1404.7 GiB, 16 GPUs on two nodes half of it each (Trinity 0.6: rank 0 alone loads it on H100s,
+    # so training is the peak).
     status, out, _ = cli("--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "16", "--len", "32k", "--minimize",
-                         "gpus", "--host-ram", "512")
+                         "gpus", "--host-ram", "512", "--trinity-version", "0.6")
     assert status == 1 and ("without --host-ram, Env + Offload + SP=4 on 4 GPUs trains it (32768 tokens), and with "
                             "Offload it needs 1404.7 GiB of host memory per node; at the least, Env + Offload + "
                             "SP=4 on 16 GPUs trains it (32768 tokens), and with Offload it needs 702.4 GiB of host "
