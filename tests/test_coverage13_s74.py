@@ -94,11 +94,12 @@ def test_a_least_past_the_roomy_stop_runs_at_the_least_with_the_caution(tmp_path
     assert placed(solved(moe_64k({"at_least": 124928}), tmp_path))[1:5] == (124928, (True, True, 4), 2.64, [])
 
 
-def _host_bound_fleet(nodes: int, models: list[str]) -> dict[str, Any]:
-    """Required jobs of `models` on `nodes` nodes of 16 A100s with 192 GB of host memory each (test_clusterrest_s74's
-    128 GB, raised as every rank of a job's node loads the model at start-up where no release is named: Qwen3-8B's
-    30.5 GiB on each, so that the host memory still decides how many jobs share a node)."""
-    return {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": nodes, "gpus_per_node": 16, "host_ram_gb": 192}],
+def _host_bound_fleet(nodes: int, models: list[str], host_ram_gb: int = 192) -> dict[str, Any]:
+    """Required jobs of `models` on `nodes` nodes of 16 A100s with `host_ram_gb` of host memory each (by default 192,
+    test_clusterrest_s74's 128 GB raised as every rank of a job's node loads the model at start-up where no release
+    is named: Qwen3-8B's 30.5 GiB on each, so that the host memory still decides how many jobs share a node)."""
+    return {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": nodes, "gpus_per_node": 16,
+                       "host_ram_gb": host_ram_gb}],
             "jobs": [{"name": f"j{index}", "model": model, "max_model_len": 8192, "rollout_gpus": 0,
                       "required": True} for index, model in enumerate(models)]}
 
@@ -142,8 +143,10 @@ def test_buy_keeps_its_purchase_where_the_tighter_bound_rounds_as_many_pools(tmp
 
 def test_buy_keeps_its_first_purchase_where_the_question_asked_again_finds_none(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # test_clusterrest_s74's eight jobs: asked again on 4 nodes (unrounded), the purchase is 3 nodes, optimal. Where
-    # that second question finds nothing in its time (as CP-SAT's UNKNOWN), the first purchase stands: 4 nodes, rounded.
+    # test_clusterrest_s74's eight jobs on nodes of 136 GB (every rank loading the model; 133 to 139 GB give this
+    # sequence, 132 no rounding, 140 a second rounded purchase): asked again on 4 nodes (unrounded), the purchase is 4
+    # nodes, optimal. Where that second question finds nothing in its time (as CP-SAT's UNKNOWN), the first purchase
+    # stands: 4 nodes, rounded.
     made = _purchase_bounds(monkeypatch)
     solve_stages, calls = buy_module.solve_stages, [0]
 
@@ -154,10 +157,10 @@ def test_buy_keeps_its_first_purchase_where_the_question_asked_again_finds_none(
         return solve_stages(start, *args)
 
     monkeypatch.setattr(buy_module, "solve_stages", second_unsolved)
-    purchase = _bought(tmp_path, _host_bound_fleet(0, SMALL_QWEN3 * 2))
+    purchase = _bought(tmp_path, _host_bound_fleet(0, SMALL_QWEN3 * 2, 136))
     assert made == [([8], ("p",)), ([4], ())]
     assert (purchase["status"], purchase["gpus"], purchase["nodes"], purchase["host_rounded"]) == (
         "feasible", 64, 4, ["p"])
     as_placed = {"placements": purchase["placements"], "unplaced": []}
-    assert check_placements(CATALOG, _host_bound_fleet(4, SMALL_QWEN3 * 2), as_placed, minimize_nodes=True,
+    assert check_placements(CATALOG, _host_bound_fleet(4, SMALL_QWEN3 * 2, 136), as_placed, minimize_nodes=True,
                             estimates=True) == []
