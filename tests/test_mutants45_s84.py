@@ -45,9 +45,7 @@ def test_without_estimates_the_critic_sp_line_gives_no_figure(cli: Cli, tmp_path
         1, False, [1, 4], None), err
     (line,) = [words for code, words in zip(current["config_problem_codes"], current["config_problems"], strict=True)
                if code == "role-sp-differs"]
-    assert line.endswith("the verdict counts the critic's update at the one of SP 1 and SP 4 that needs the most, its "
-                         "token budget raised to hold a sequence there, and the plans at SP 4: set them alike (--write "
-                         "does)")
+    assert line.endswith("the verdict and the plans count the critic at SP 4: set them alike (--write does)")
 
 
 def test_a_padded_models_critic_at_its_own_sp_holds_one_sequence_split_over_that_sp() -> None:
