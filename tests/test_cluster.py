@@ -1624,20 +1624,23 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
 
 def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_the_pool_has(tmp_path: Path):
     # The tables have no Qwen3-32B on the A100; the estimates' fewest GPUs beside 8 rollout GPUs on 2 nodes (8 + 8)
-    # offload 664.2 GiB per node, more than the pool's 400: dropping --no-estimate would not place it either.
+    # offload 594.2 GiB per node under Trinity 0.5.1, more than the pool's 400: dropping --no-estimate would not place
+    # it either. 0.5.1 (verl's rule: rank 0 loads the untied 32B, its reference in bf16) keeps the need the training's;
+    # with no release named every rank loads it (1256.4), and the 16-GPU count is ruled out by host memory too.
     instance = {"pools": [{**ONE_NODE, "name": "a", "nodes": 2, "host_ram_gb": 400}],
-                "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8}]}
+                "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8,
+                          "trinity_version": "0.5.1"}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
-        "GPUs at 32768 tokens, but with Offload it needs 664.2 GiB of host memory per node, more than the pool's "
+        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 400 GiB)"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "no-plan", "no-table-for-model")),
-                                                                        "fits_with": []}]
+                                                                        "fits_with": [], "trinity_version": "0.5.1"}]
     [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
-    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB" in unplaced["reason"]
+    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
 
 def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
