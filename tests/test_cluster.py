@@ -1672,9 +1672,11 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
 def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_the_rollout(tmp_path: Path):
     # No tables for Qwen3-8B on the H100; the estimates' fewest trainer GPUs beside 2 rollout GPUs offload 183.0 GiB
     # per node, Env + SP=4 on 4 needs 71.2 GiB while the model loads: both more than 16, and the reason names both.
+    # Trinity 0.6 loads it on rank 0 alone on H100s (FSDP2, compute capability 9.0); with no release named every rank
+    # loads it, 162.7 on 4.
     pool = {"name": "p", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 16}
     instance = {"pools": [pool], "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 32768,
-                                           "rollout_gpus": 2}]}
+                                           "rollout_gpus": 2, "trinity_version": "0.6"}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "p: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 2 "
         "GPUs at 32768 tokens, but with Offload it needs 183.0 GiB of host memory per node, more than the pool's "
@@ -1684,7 +1686,7 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_t
         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("p", "no-plan", "no-table-for-model")),
-                                                                        "fits_with": []}]
+                                                                        "fits_with": [], "trinity_version": "0.6"}]
     # Beside 6 rollout GPUs only 2 are left for the trainer, where only Offload trains it: no least is named.
     instance["jobs"][0]["rollout_gpus"] = 6
     [unplaced] = solved(instance, tmp_path, estimates=False)["unplaced"]
