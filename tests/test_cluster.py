@@ -757,9 +757,12 @@ def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
 def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_path: Path):
     # Qwen3-32B at 32768 with 8 rollout GPUs on two nodes of 8 H100s: 8 trainer GPUs on one node (Env +
     # Offload + SP=2) and the rollout on the other would do, but 512 GB of host memory per node does not
-    # hold the offloaded states; 16 GPUs, which need less host memory per node, leave the rollout no room.
+    # hold the offloaded states; 16 GPUs, which need less host memory per node, leave the rollout no room. Trinity 0.6
+    # loads the model on rank 0 alone on H100s; with no release named every rank loads it (1256.4 GiB on 8 GPUs,
+    # 1046.4 a node on 16, while 2 GPUs fit in less): fewer GPUs would then have a layout.
     instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 512}],
-                "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}
+                "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8,
+                          "trinity_version": "0.6"}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
         "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB of host memory per node, "
@@ -771,9 +774,12 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
             "memory per node, more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (their explorers "
             "on GPUs outside the fleet), a trainer of 16 GPUs has one"),
         "reason_code": "no-way-to-run",
-                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout")),
-                                                       "fits_with": []}]
-    instance["pools"][0]["host_ram_gb"] = 1024
+        # Host memory, not the length, rules out the 8 GPUs beside the rollout: --token-budget auto is not asked.
+        "pools": [{**pool_codes(("h100", "no-layout-beside-rollout"))[0], "token_budget_auto_reach": None}],
+        "fits_with": [], "trinity_version": "0.6"}]
+    # Nodes that hold every rank's load (the reference checker counts no release's) place the 8 GPUs.
+    del instance["jobs"][0]["trinity_version"]
+    instance["pools"][0]["host_ram_gb"] = 1280
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
     instance["pools"][0]["host_ram_gb"], instance["jobs"][0]["rollout_gpus"] = 512, 16
