@@ -799,10 +799,13 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
     # Env + SP=4 at 20480 (as `solve --minimize gpus --gpus 6 ...` says), not the 108544 that an
     # estimate on all 8 would reach, and the nearest plan past them (16 GPUs at a lowered token budget, on 3 nodes of
     # 8 with the rollout's: the pool has 1, so the reason says how many it takes); the job at 102400 that such a hint
-    # invites gets the layout reason.
+    # invites gets the layout reason. Both under Trinity 0.5.1, whose rank 0 alone loads the (untied) 14B: with no
+    # release named every rank loads it, and 256 GB rule out every plan on 6 GPUs, not the length alone.
     instance = {"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}],
-                "jobs": [{"name": "huge", "model": "14B", "max_model_len": 262144, "rollout_gpus": 2},
-                         {"name": "mid", "model": "14B", "max_model_len": 102400, "rollout_gpus": 2},
+                "jobs": [{"name": "huge", "model": "14B", "max_model_len": 262144, "rollout_gpus": 2,
+                          "trinity_version": "0.5.1"},
+                         {"name": "mid", "model": "14B", "max_model_len": 102400, "rollout_gpus": 2,
+                          "trinity_version": "0.5.1"},
                          {"name": "all", "model": "14B", "max_model_len": 8192, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": "huge", "reason": "a (up to 6 of its GPUs for the trainer, beside 2 rollout GPUs): 262144 tokens is "
@@ -816,7 +819,7 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          # More nodes reach it with --token-budget auto, as the reason says (s63: was false, asked at the default).
          "reason_code": "no-way-to-run",
          "pools": pool_codes(("a", "no-plan", "length-beyond-reach", True, "auto")),
-         "fits_with": []},
+         "fits_with": [], "trinity_version": "0.5.1"},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer "
          "of 8 GPUs has one",
@@ -825,7 +828,7 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
              "node of 8 GPUs; with rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
              "has one"),
          "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout")),
-         "fits_with": []},
+         "fits_with": [], "trinity_version": "0.5.1"},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
          "reason_for_several": "a: each job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
          "reason_code": "no-way-to-run", "pools": pool_codes(("a", "rollout-takes-pool")), "fits_with": []}]
