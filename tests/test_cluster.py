@@ -3083,11 +3083,12 @@ def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory
         "host-memory-rounded")}
 
 
-THREE_FOUR_GPU_JOBS = {"pools": [{**ONE_NODE, "host_ram_gb": 360}],
+THREE_FOUR_GPU_JOBS = {"pools": [{**ONE_NODE, "host_ram_gb": 400}],
                        "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440},
                                 {"name": "mid", "model": "8B", "max_model_len": 61440},
                                 {"name": "small", "model": "4B", "max_model_len": 102400}]}
-"""Three jobs of 4 GPUs on one node of 8: no host memory makes room for the third."""
+"""Three jobs of 4 GPUs on one node of 8: no host memory makes room for the third. 400 GB hold the largest need alone
+(Qwen3-14B's 381.1 GiB, every rank loading it with no release named)."""
 
 
 def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_without_host_memory(
@@ -3099,12 +3100,12 @@ def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_witho
         ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
          "without --minimize nodes, as many as fit are placed")}
 
-THREE_JOBS_THAT_DO_NOT_PACK = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}],
+THREE_JOBS_THAT_DO_NOT_PACK = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 400}],
                                "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440, "rollout_gpus": 2},
                                         {"name": "mid", "model": "8B", "max_model_len": 61440, "rollout_gpus": 2},
                                         {"name": "small", "model": "4B", "max_model_len": 102400}]}
 """Jobs of 6, 6 and 4 GPUs on two nodes of 8: all 16 GPUs, but the 4 fit beside neither 6, host memory or not (a proof
-that takes CP-SAT's search, not the GPUs' sum alone)."""
+that takes CP-SAT's search, not the GPUs' sum alone). 400 GB a node hold the 14B's 381.1 GiB (every rank loading)."""
 
 
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one
