@@ -3780,25 +3780,25 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
 
 def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_way_s_gpus_with_another_s(
         tmp_path: Path):
-    # Qwen3-8B at 32768 on A100s: 2 GPUs with Offload (183.0 GiB of host memory) or 4 without (71.2 GiB). The 14B
-    # job takes 5 GPUs and 351.6 GiB of the 440, leaving 3 GPUs and 88.4 GiB: neither way fits. "At least 2 GPUs and
-    # 71.2 GiB", the least of each taken apart, would say that it fits there.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 440}], "jobs": [
+    # Qwen3-8B at 32768 on A100s: 2 GPUs with Offload (183.0 GiB of host memory) or 4 without (162.7 GiB, every rank
+    # loading it with no release named). The 14B job takes 5 GPUs and 381.1 GiB of the 550, leaving 3 GPUs and 168.9
+    # GiB: neither way fits. "At least 2 GPUs and 162.7 GiB", the least of each taken apart, would say that it fits.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 550}], "jobs": [
         {"name": "x", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1, "priority": 3},
         {"name": "y", "model": "Qwen3-8B", "max_model_len": 32768}]}
     result = solved(instance, tmp_path, widen=False)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
-        ("x", 4, 351.6)]
+        ("x", 4, 381.1)]
     assert result["unplaced"] == [{"job": "y", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
                                                          "least 2 GPUs and 183.0 GiB of host memory, or 4 GPUs and "
-                                                         "71.2 GiB, on one node) after the jobs placed (the most "
+                                                         "162.7 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then the jobs earlier in the file where "
                                                          "priorities tie, then length, then cost); x (priority 3) "
                                                          "holds the room it needs: priority 4 is the least that "
                                                          "places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 2 GPUs and "
-                                       "183.0 GiB of host memory, or 4 GPUs and 71.2 GiB, on one node) after the "
+                                       "183.0 GiB of host memory, or 4 GPUs and 162.7 GiB, on one node) after the "
                                        "jobs placed (the most priority in all, then the jobs earlier in the file "
                                        "where priorities tie, then length, then cost); x (priority "
                                        "3) holds the room each needs: priority 4 is the least that places one of them"),
