@@ -3809,10 +3809,12 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
 def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_path: Path):
     # Two A100 nodes of 256 GiB: Qwen3-14B at 65536 cannot keep Offload's 311.3 GiB there, and without it takes 8
     # trainer GPUs and a node for its 4 rollout GPUs. The 8B job, cheaper, takes one node; the other stays idle, and
-    # "no room" alone would not say why the 14B job cannot have it.
+    # "no room" alone would not say why the 14B job cannot have it. The 14B job under Trinity 0.5.1, whose rank 0
+    # alone loads it (95.3 GiB a node on 8 GPUs): with every rank loading, as with no release named, nothing trains
+    # 65536 tokens in less host memory than Offload's 381.1 on 4 GPUs, so no pool's host memory keeps this situation.
     instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 256}], "jobs": [
         {"name": "a", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2},
-        {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4}]}
+        {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4, "trinity_version": "0.5.1"}]}
     result = solved(instance, tmp_path)
     assert ([p["job"] for p in result["placements"]], result["pools"][0]["nodes_used"]) == (["a"], 1)
     # Of equal priority, the job earlier in the file holds the node that the other would take with the idle one: a
@@ -3833,7 +3835,8 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
                                    "reason_code": "priority-tie",
                                    "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": [{"rollout_gpus": 4, "max_model_len": 20480, "pool": "a100",
-                                                  "nodes": [1], "whole_nodes": 0, "trainer_gpus": 4}]}]
+                                                  "nodes": [1], "whole_nodes": 0, "trainer_gpus": 4}],
+                                   "trinity_version": "0.5.1"}]
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
