@@ -3858,10 +3858,11 @@ def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_
 
 
 def test_jobs_on_whole_nodes_take_the_first_nodes_in_the_order_of_the_file_before_the_shared_ones(tmp_path: Path):
-    # Qwen3-14B at 65536 beside 4 rollout GPUs, on A100 nodes of 256 GiB: 16 trainer GPUs and a node for the rollout
-    # (the tables' fewest), 3 whole nodes each; the 8B job fills the seventh node.
-    instance = {"pools": [{**ONE_NODE, "nodes": 7, "host_ram_gb": 256}], "jobs": [
-        *({"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4} for name in ("a", "b")),
+    # Qwen3-14B at 131072 beside 4 rollout GPUs, on A100 nodes of 512 GiB: 16 trainer GPUs (Env + SP=8, 480.4 GiB a
+    # node with every rank loading the model) and a node for the rollout, 3 whole nodes each; the 8B job fills the
+    # seventh node. (At 65536 every rank's load rules out, below Offload's 381.1 on 4 GPUs, the 16 GPUs without it.)
+    instance = {"pools": [{**ONE_NODE, "nodes": 7, "host_ram_gb": 512}], "jobs": [
+        *({"name": name, "model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 4} for name in ("a", "b")),
         {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2}]}
     result = solved(instance, tmp_path)
     assert [(p["job"], p["nodes"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [
