@@ -774,9 +774,8 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
             "memory per node, more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (their explorers "
             "on GPUs outside the fleet), a trainer of 16 GPUs has one"),
         "reason_code": "no-way-to-run",
-        # Host memory, not the length, rules out the 8 GPUs beside the rollout: --token-budget auto is not asked.
-        "pools": [{**pool_codes(("h100", "no-layout-beside-rollout"))[0], "token_budget_auto_reach": None}],
-        "fits_with": [], "trinity_version": "0.6"}]
+                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout")),
+                                                       "fits_with": [], "trinity_version": "0.6"}]
     # Nodes that hold every rank's load (the reference checker counts no release's) place the 8 GPUs.
     del instance["jobs"][0]["trinity_version"]
     instance["pools"][0]["host_ram_gb"] = 1280
