@@ -3565,8 +3565,9 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         tmp_path: Path, cli):
     # A pool's host_ram_gb is what its nodes have: a reason names nodes with more of it, where the planner's
     # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 8 L40S with 64 GiB,
-    # and on two A100 nodes of 4 with 48 GiB, Offload and a lowered token budget need 664.2 GiB (it said "drop the
-    # pool's host_ram_gb 64", "without the pool's host_ram_gb and ..."). A pool's node size is hardware too: on nodes
+    # and on two A100 nodes of 4 with 48 GiB, Offload and a lowered token budget need 1256.4 and 768.2 GiB (every rank
+    # of the node loading the model, no release named; it said "drop the pool's host_ram_gb 64", "without the pool's
+    # host_ram_gb and ..."). A pool's node size is hardware too: on nodes
     # of 4 L40S nothing trains it, and the reason says so rather than name a node of 8 the pool does not have.
     # The L40S budget is at its card's default margin 0.04: 20480 tokens per GPU have 0.26 GiB to spare at 0.01, and
     # the 0.03 more held back (about 1.25 GiB) leaves them short, so 19456, a grid step less.
@@ -3578,11 +3579,11 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         "l40s-8: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs "
         "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on nodes with more host memory and with "
         "--token-budget auto, Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 19456 trains it "
-        "(131072 tokens), and with Offload it needs 664.2 GiB of host memory per node; a100-4: nothing in the tables "
+        "(131072 tokens), and with Offload it needs 1256.4 GiB of host memory per node; a100-4: nothing in the tables "
         "and the memory model's estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory "
         "per node (the pool's host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
-        "Offload it needs 664.2 GiB of host memory per node"),
+        "Offload it needs 768.2 GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run", "pools": codes,
         "fits_with": []}]
