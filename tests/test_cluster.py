@@ -3544,8 +3544,9 @@ def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_
 
 def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: Path):
     # Two nodes of 4 48-GB GPUs with 256 GiB of host memory, and Qwen3-32B with 4 rollout GPUs: the trainer has 4 GPUs
-    # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (332.1 GiB per node), which has no room
-    # beside the rollout; it is asked on the 4 GPUs the rollout leaves.
+    # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (628.2 GiB per node, every rank loading the
+    # model), which has no room beside the rollout; it is asked on the 4 GPUs the rollout leaves (768.2 on 4: 4 ranks
+    # loading on one node; a GPU type the tables lack has no compute capability, so every rank under any release).
     pools = [{"name": "lab", "gpu": "RTX-PRO-5000", "gpu_memory_gb": 48, "nodes": 2, "gpus_per_node": 4,
               "host_ram_gb": 256}]
     jobs = [{"name": "e", "model": "32B", "max_model_len": 16384, "rollout_gpus": 4}]
@@ -3553,7 +3554,7 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
         "model's estimates for Qwen3-32B on RTX-PRO-5000 within 4 GPUs trains with 256 GiB of host memory per node "
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
-        "tokens), and with Offload it needs 664.2 GiB of host memory per node"),
+        "tokens), and with Offload it needs 768.2 GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                              "pools": pool_codes(
