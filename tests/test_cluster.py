@@ -4145,12 +4145,14 @@ def test_a_fleet_loaded_against_a_catalogue_names_its_model_configs_as_that_cata
 
 
 def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Path):
-    # Qwen3-14B at 65536 beside 8 rollout GPUs on A100 nodes of 256 GiB: 16 trainer GPUs on 3 whole nodes or 24 on
-    # 4. The two 8B jobs of more priority take a node each (6 GPUs or more: they cannot share one), leaving 2.
-    instance = {"pools": [{**ONE_NODE, "nodes": 4, "host_ram_gb": 256}], "jobs": [
+    # Qwen3-14B at 131072 beside 8 rollout GPUs on A100 nodes of 512 GiB: 16 trainer GPUs on 3 whole nodes at the
+    # fewest (Env + SP=8, 480.4 GiB a node with every rank loading the model; at 65536 every rank's load leaves
+    # Offload on 4 GPUs its only way below 381.1). The two 8B jobs of more priority take a node each (6 GPUs or more:
+    # they cannot share one), leaving 2.
+    instance = {"pools": [{**ONE_NODE, "nodes": 4, "host_ram_gb": 512}], "jobs": [
         *({"name": f"a{n}", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4, "priority": 5}
           for n in range(2)),
-        {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 8}]}
+        {"name": "b", "model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 8}]}
     result = solved(instance, tmp_path)
     assert sorted(p["nodes"][0] for p in result["placements"]) == [0, 1]
     # Two nodes are idle; the third it needs is one of theirs (priority 5). Its 16 trainer GPUs alone take those two.
@@ -4175,7 +4177,7 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
                                                              "2 idle nodes (a trainer of 16 GPUs)"),
                                                          "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")),
-                                   "fits_with": [{"rollout_gpus": 0, "max_model_len": 65536, "pool": "a100",
+                                   "fits_with": [{"rollout_gpus": 0, "max_model_len": 131072, "pool": "a100",
                                                   "nodes": [2, 3], "whole_nodes": 2, "trainer_gpus": 16}]}]
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
