@@ -3991,7 +3991,9 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
 def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_plans(tmp_path: Path):
     # Qwen3-8B at 4096 tokens beside 6 rollout GPUs on a node of 8 A100-40GBs: its 2 trainer GPUs need Offload, and
     # 183.0 GiB of host memory on the node for it, which a pool's 1024 GB hold and another's 128 GB do not. The
-    # planner's answers are cached per question, in either order: the pool's host memory is part of it.
+    # planner's answers are cached per question, in either order: the pool's host memory is part of it. (6 GPUs
+    # without Offload need 224.6 GiB with every rank loading the model, no release named, more than Offload's 183.0:
+    # the tight pool's reason is that nothing within its 2 GPUs trains with its host memory, not a layout's.)
     pools = [{"name": "tight", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 128},
              {"name": "roomy", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}]
     jobs = [{"name": name, "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 6, "pool": name}
@@ -4001,16 +4003,14 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
         assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"], p["host_memory_gb"])
                 for p in result["placements"]] == [("roomy", 2, True, 183.0)]
         assert result["unplaced"] == [{"job": "tight", "reason": (
-            "tight: with 6 rollout GPUs, no trainer GPU count that trains it (6 at the fewest) has a layout on its 1 "
-            "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host memory per node, "
-            "more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a trainer of 6 GPUs has one"),
-            "reason_for_several": (
-                "tight: with 6 rollout GPUs, no trainer GPU count that trains them (6 at the fewest) has a layout "
-                "on its 1 node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host "
-                "memory per node, more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a "
-                "trainer of 6 GPUs has one"),
-            "reason_code": "no-way-to-run",
-                                       "pools": pool_codes(("tight", "no-layout-beside-rollout")), "fits_with": []}]
+            "tight (up to 2 of its GPUs for the trainer, beside 6 rollout GPUs): nothing in the tables and the memory "
+            "model's estimates for Qwen3-8B on A100-40GB within 2 GPUs trains with 128 GiB of host memory per node "
+            "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload on 1 GPU trains it (4096 tokens; "
+            "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs), and with Offload it needs 183.0 GiB of "
+            "host memory per node"),
+            "reason_for_several": None, "reason_code": "no-way-to-run",
+            "pools": pool_codes(("tight", "no-plan", "nothing-trains")), "fits_with": [],
+            "reason_caution_codes": ["single-gpu-advised-against"]}]
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
