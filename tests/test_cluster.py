@@ -772,9 +772,12 @@ def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
 def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_path: Path):
     # Qwen3-32B at 32768 with 8 rollout GPUs on two nodes of 8 H100s: 8 trainer GPUs on one node (Env +
     # Offload + SP=2) and the rollout on the other would do, but 512 GB of host memory per node does not
-    # hold the offloaded states; 16 GPUs, which need less host memory per node, leave the rollout no room.
+    # hold the offloaded states; 16 GPUs, which need less host memory per node, leave the rollout no room. Trinity 0.6
+    # loads the model on rank 0 alone on H100s; with no release named every rank loads it (1256.4 GiB on 8 GPUs,
+    # 1046.4 a node on 16, while 2 GPUs fit in less): fewer GPUs would then have a layout.
     instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 512}],
-                "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}
+                "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8,
+                          "trinity_version": "0.6"}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
         "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB of host memory per node, "
@@ -787,8 +790,10 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
             "on GPUs outside the fleet), a trainer of 16 GPUs has one"),
         "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(("h100", "no-layout-beside-rollout", None)),
-                                                       "fits_with": []}]
-    instance["pools"][0]["host_ram_gb"] = 1024
+                                                       "fits_with": [], "trinity_version": "0.6"}]
+    # Nodes that hold every rank's load (the reference checker counts no release's) place the 8 GPUs.
+    del instance["jobs"][0]["trinity_version"]
+    instance["pools"][0]["host_ram_gb"] = 1280
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
     instance["pools"][0]["host_ram_gb"], instance["jobs"][0]["rollout_gpus"] = 512, 16
@@ -808,10 +813,13 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
     # Env + SP=4 at 20480 (as `solve --minimize gpus --gpus 6 ...` says), not the 108544 that an
     # estimate on all 8 would reach, and the nearest plan past them (16 GPUs at a lowered token budget, on 3 nodes of
     # 8 with the rollout's: the pool has 1, so the reason says how many it takes); the job at 102400 that such a hint
-    # invites gets the layout reason.
+    # invites gets the layout reason. Both under Trinity 0.5.1, whose rank 0 alone loads the (untied) 14B: with no
+    # release named every rank loads it, and 256 GB rule out every plan on 6 GPUs, not the length alone.
     instance = {"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}],
-                "jobs": [{"name": "huge", "model": "14B", "max_model_len": 262144, "rollout_gpus": 2},
-                         {"name": "mid", "model": "14B", "max_model_len": 102400, "rollout_gpus": 2},
+                "jobs": [{"name": "huge", "model": "14B", "max_model_len": 262144, "rollout_gpus": 2,
+                          "trinity_version": "0.5.1"},
+                         {"name": "mid", "model": "14B", "max_model_len": 102400, "rollout_gpus": 2,
+                          "trinity_version": "0.5.1"},
                          {"name": "all", "model": "14B", "max_model_len": 8192, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": "huge", "reason": "a (up to 6 of its GPUs for the trainer, beside 2 rollout GPUs): 262144 tokens is "
@@ -825,7 +833,7 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          # More nodes reach it with --token-budget auto, as the reason says (s63: was false, asked at the default).
          "reason_code": "no-way-to-run",
          "pools": pool_codes(("a", "no-plan", "length-beyond-reach", True, "auto")),
-         "fits_with": []},
+         "fits_with": [], "trinity_version": "0.5.1"},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs; with rollout_gpus: 0 (its explorer on GPUs outside the fleet), a trainer "
          "of 8 GPUs has one",
@@ -834,7 +842,7 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
              "node of 8 GPUs; with rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
              "has one"),
          "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout")),
-         "fits_with": []},
+         "fits_with": [], "trinity_version": "0.5.1"},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
          "reason_for_several": "a: each job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
          "reason_code": "no-way-to-run", "pools": pool_codes(("a", "rollout-takes-pool")), "fits_with": []}]
@@ -1639,20 +1647,23 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
 
 def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_the_pool_has(tmp_path: Path):
     # The tables have no Qwen3-32B on the A100; the estimates' fewest GPUs beside 8 rollout GPUs on 2 nodes (8 + 8)
-    # offload 664.2 GiB per node, more than the pool's 400: dropping --no-estimate would not place it either.
+    # offload 594.2 GiB per node under Trinity 0.5.1, more than the pool's 400: dropping --no-estimate would not place
+    # it either. 0.5.1 (verl's rule: rank 0 loads the untied 32B, its reference in bf16) keeps the need the training's;
+    # with no release named every rank loads it (1256.4), and the 16-GPU count is ruled out by host memory too.
     instance = {"pools": [{**ONE_NODE, "name": "a", "nodes": 2, "host_ram_gb": 400}],
-                "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8}]}
+                "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8,
+                          "trinity_version": "0.5.1"}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
-        "GPUs at 32768 tokens, but with Offload it needs 664.2 GiB of host memory per node, more than the pool's "
+        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
         "host_ram_gb of 400 GiB)"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("a", "no-plan", "no-table-for-model")),
-                                                                        "fits_with": []}]
+                                                                        "fits_with": [], "trinity_version": "0.5.1"}]
     [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
-    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 664.2 GiB" in unplaced["reason"]
+    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
 
 def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
@@ -1684,9 +1695,11 @@ def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
 def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_the_rollout(tmp_path: Path):
     # No tables for Qwen3-8B on the H100; the estimates' fewest trainer GPUs beside 2 rollout GPUs offload 183.0 GiB
     # per node, Env + SP=4 on 4 needs 71.2 GiB while the model loads: both more than 16, and the reason names both.
+    # Trinity 0.6 loads it on rank 0 alone on H100s (FSDP2, compute capability 9.0); with no release named every rank
+    # loads it, 162.7 on 4.
     pool = {"name": "p", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 16}
     instance = {"pools": [pool], "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 32768,
-                                           "rollout_gpus": 2}]}
+                                           "rollout_gpus": 2, "trinity_version": "0.6"}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "p: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 2 "
         "GPUs at 32768 tokens, but with Offload it needs 183.0 GiB of host memory per node, more than the pool's "
@@ -1696,7 +1709,7 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_t
         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
                                                                             ("p", "no-plan", "no-table-for-model")),
-                                                                        "fits_with": []}]
+                                                                        "fits_with": [], "trinity_version": "0.6"}]
     # Beside 6 rollout GPUs only 2 are left for the trainer, where only Offload trains it: no least is named.
     instance["jobs"][0]["rollout_gpus"] = 6
     [unplaced] = solved(instance, tmp_path, estimates=False)["unplaced"]
@@ -3088,11 +3101,12 @@ def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory
         "host-memory-rounded")}
 
 
-THREE_FOUR_GPU_JOBS = {"pools": [{**ONE_NODE, "host_ram_gb": 360}],
+THREE_FOUR_GPU_JOBS = {"pools": [{**ONE_NODE, "host_ram_gb": 400}],
                        "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440},
                                 {"name": "mid", "model": "8B", "max_model_len": 61440},
                                 {"name": "small", "model": "4B", "max_model_len": 102400}]}
-"""Three jobs of 4 GPUs on one node of 8: no host memory makes room for the third."""
+"""Three jobs of 4 GPUs on one node of 8: no host memory makes room for the third. 400 GB hold the largest need alone
+(Qwen3-14B's 381.1 GiB, every rank loading it with no release named)."""
 
 
 def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_without_host_memory(
@@ -3104,12 +3118,12 @@ def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_witho
         ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
          "without --minimize nodes, as many as fit are placed")}
 
-THREE_JOBS_THAT_DO_NOT_PACK = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}],
+THREE_JOBS_THAT_DO_NOT_PACK = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 400}],
                                "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440, "rollout_gpus": 2},
                                         {"name": "mid", "model": "8B", "max_model_len": 61440, "rollout_gpus": 2},
                                         {"name": "small", "model": "4B", "max_model_len": 102400}]}
 """Jobs of 6, 6 and 4 GPUs on two nodes of 8: all 16 GPUs, but the 4 fit beside neither 6, host memory or not (a proof
-that takes CP-SAT's search, not the GPUs' sum alone)."""
+that takes CP-SAT's search, not the GPUs' sum alone). 400 GB a node hold the 14B's 381.1 GiB (every rank loading)."""
 
 
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one
@@ -3549,8 +3563,9 @@ def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_
 
 def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: Path):
     # Two nodes of 4 48-GB GPUs with 256 GiB of host memory, and Qwen3-32B with 4 rollout GPUs: the trainer has 4 GPUs
-    # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (332.1 GiB per node), which has no room
-    # beside the rollout; it is asked on the 4 GPUs the rollout leaves.
+    # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (628.2 GiB per node, every rank loading the
+    # model), which has no room beside the rollout; it is asked on the 4 GPUs the rollout leaves (768.2 on 4: 4 ranks
+    # loading on one node; a GPU type the tables lack has no compute capability, so every rank under any release).
     pools = [{"name": "lab", "gpu": "RTX-PRO-5000", "gpu_memory_gb": 48, "nodes": 2, "gpus_per_node": 4,
               "host_ram_gb": 256}]
     jobs = [{"name": "e", "model": "32B", "max_model_len": 16384, "rollout_gpus": 4}]
@@ -3558,7 +3573,7 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
         "model's estimates for Qwen3-32B on RTX-PRO-5000 within 4 GPUs trains with 256 GiB of host memory per node "
         "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
-        "tokens), and with Offload it needs 664.2 GiB of host memory per node"),
+        "tokens), and with Offload it needs 768.2 GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run",
                                                                              "pools": pool_codes(
@@ -3570,8 +3585,9 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         tmp_path: Path, cli):
     # A pool's host_ram_gb is what its nodes have: a reason names nodes with more of it, where the planner's
     # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 8 L40S with 64 GiB,
-    # and on two A100 nodes of 4 with 48 GiB, Offload and a lowered token budget need 664.2 GiB (it said "drop the
-    # pool's host_ram_gb 64", "without the pool's host_ram_gb and ..."). A pool's node size is hardware too: on nodes
+    # and on two A100 nodes of 4 with 48 GiB, Offload and a lowered token budget need 1256.4 and 768.2 GiB (every rank
+    # of the node loading the model, no release named; it said "drop the pool's host_ram_gb 64", "without the pool's
+    # host_ram_gb and ..."). A pool's node size is hardware too: on nodes
     # of 4 L40S nothing trains it, and the reason says so rather than name a node of 8 the pool does not have.
     # The L40S budget is at its card's default margin 0.04: 20480 tokens per GPU have 0.26 GiB to spare at 0.01, and
     # the 0.03 more held back (about 1.25 GiB) leaves them short, so 19456, a grid step less.
@@ -3583,11 +3599,11 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         "l40s-8: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs "
         "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on nodes with more host memory and with "
         "--token-budget auto, Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 19456 trains it "
-        "(131072 tokens), and with Offload it needs 664.2 GiB of host memory per node; a100-4: nothing in the tables "
+        "(131072 tokens), and with Offload it needs 1256.4 GiB of host memory per node; a100-4: nothing in the tables "
         "and the memory model's estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory "
         "per node (the pool's host_ram_gb); on nodes with more host memory and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
-        "Offload it needs 664.2 GiB of host memory per node"),
+        "Offload it needs 768.2 GiB of host memory per node"),
         "reason_for_several": None,
         "reason_code": "no-way-to-run", "pools": codes,
         "fits_with": []}]
@@ -3790,25 +3806,25 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
 
 def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_way_s_gpus_with_another_s(
         tmp_path: Path):
-    # Qwen3-8B at 32768 on A100s: 2 GPUs with Offload (183.0 GiB of host memory) or 4 without (71.2 GiB). The 14B
-    # job takes 5 GPUs and 351.6 GiB of the 440, leaving 3 GPUs and 88.4 GiB: neither way fits. "At least 2 GPUs and
-    # 71.2 GiB", the least of each taken apart, would say that it fits there.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 440}], "jobs": [
+    # Qwen3-8B at 32768 on A100s: 2 GPUs with Offload (183.0 GiB of host memory) or 4 without (162.7 GiB, every rank
+    # loading it with no release named). The 14B job takes 5 GPUs and 381.1 GiB of the 550, leaving 3 GPUs and 168.9
+    # GiB: neither way fits. "At least 2 GPUs and 162.7 GiB", the least of each taken apart, would say that it fits.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 550}], "jobs": [
         {"name": "x", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1, "priority": 3},
         {"name": "y", "model": "Qwen3-8B", "max_model_len": 32768}]}
     result = solved(instance, tmp_path, widen=False)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
-        ("x", 4, 351.6)]
+        ("x", 4, 381.1)]
     assert result["unplaced"] == [{"job": "y", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
                                                          "least 2 GPUs and 183.0 GiB of host memory, or 4 GPUs and "
-                                                         "71.2 GiB, on one node) after the jobs placed (the most "
+                                                         "162.7 GiB, on one node) after the jobs placed (the most "
                                                          "priority in all, then the jobs earlier in the file where "
                                                          "priorities tie, then length, then cost); x (priority 3) "
                                                          "holds the room it needs: priority 4 is the least that "
                                                          "places it",
                                    "reason_for_several": (
                                        "no room (GPUs or host memory) left in a100 (each needs at least 2 GPUs and "
-                                       "183.0 GiB of host memory, or 4 GPUs and 71.2 GiB, on one node) after the "
+                                       "183.0 GiB of host memory, or 4 GPUs and 162.7 GiB, on one node) after the "
                                        "jobs placed (the most priority in all, then the jobs earlier in the file "
                                        "where priorities tie, then length, then cost); x (priority "
                                        "3) holds the room each needs: priority 4 is the least that places one of them"),
@@ -3819,10 +3835,12 @@ def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_w
 def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_path: Path):
     # Two A100 nodes of 256 GiB: Qwen3-14B at 65536 cannot keep Offload's 311.3 GiB there, and without it takes 8
     # trainer GPUs and a node for its 4 rollout GPUs. The 8B job, cheaper, takes one node; the other stays idle, and
-    # "no room" alone would not say why the 14B job cannot have it.
+    # "no room" alone would not say why the 14B job cannot have it. The 14B job under Trinity 0.5.1, whose rank 0
+    # alone loads it (95.3 GiB a node on 8 GPUs): with every rank loading, as with no release named, nothing trains
+    # 65536 tokens in less host memory than Offload's 381.1 on 4 GPUs, so no pool's host memory keeps this situation.
     instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 256}], "jobs": [
         {"name": "a", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2},
-        {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4}]}
+        {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4, "trinity_version": "0.5.1"}]}
     result = solved(instance, tmp_path)
     assert ([p["job"] for p in result["placements"]], result["pools"][0]["nodes_used"]) == (["a"], 1)
     # Of equal priority, the job earlier in the file holds the node that the other would take with the idle one: a
@@ -3843,7 +3861,8 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
                                    "reason_code": "priority-tie",
                                    "pools": pool_codes(("a100", "no-room")),
                                    "fits_with": [{"rollout_gpus": 4, "max_model_len": 20480, "pool": "a100",
-                                                  "nodes": [1], "whole_nodes": 0, "trainer_gpus": 4}]}]
+                                                  "nodes": [1], "whole_nodes": 0, "trainer_gpus": 4}],
+                                   "trinity_version": "0.5.1"}]
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
@@ -3865,10 +3884,11 @@ def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_
 
 
 def test_jobs_on_whole_nodes_take_the_first_nodes_in_the_order_of_the_file_before_the_shared_ones(tmp_path: Path):
-    # Qwen3-14B at 65536 beside 4 rollout GPUs, on A100 nodes of 256 GiB: 16 trainer GPUs and a node for the rollout
-    # (the tables' fewest), 3 whole nodes each; the 8B job fills the seventh node.
-    instance = {"pools": [{**ONE_NODE, "nodes": 7, "host_ram_gb": 256}], "jobs": [
-        *({"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4} for name in ("a", "b")),
+    # Qwen3-14B at 131072 beside 4 rollout GPUs, on A100 nodes of 512 GiB: 16 trainer GPUs (Env + SP=8, 480.4 GiB a
+    # node with every rank loading the model) and a node for the rollout, 3 whole nodes each; the 8B job fills the
+    # seventh node. (At 65536 every rank's load rules out, below Offload's 381.1 on 4 GPUs, the 16 GPUs without it.)
+    instance = {"pools": [{**ONE_NODE, "nodes": 7, "host_ram_gb": 512}], "jobs": [
+        *({"name": name, "model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 4} for name in ("a", "b")),
         {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2}]}
     result = solved(instance, tmp_path)
     assert [(p["job"], p["nodes"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [
@@ -3997,7 +4017,9 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
 def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_plans(tmp_path: Path):
     # Qwen3-8B at 4096 tokens beside 6 rollout GPUs on a node of 8 A100-40GBs: its 2 trainer GPUs need Offload, and
     # 183.0 GiB of host memory on the node for it, which a pool's 1024 GB hold and another's 128 GB do not. The
-    # planner's answers are cached per question, in either order: the pool's host memory is part of it.
+    # planner's answers are cached per question, in either order: the pool's host memory is part of it. (6 GPUs
+    # without Offload need 224.6 GiB with every rank loading the model, no release named, more than Offload's 183.0:
+    # the tight pool's reason is that nothing within its 2 GPUs trains with its host memory, not a layout's.)
     pools = [{"name": "tight", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 128},
              {"name": "roomy", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}]
     jobs = [{"name": name, "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 6, "pool": name}
@@ -4007,17 +4029,14 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
         assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"], p["host_memory_gb"])
                 for p in result["placements"]] == [("roomy", 2, True, 183.0)]
         assert result["unplaced"] == [{"job": "tight", "reason": (
-            "tight: with 6 rollout GPUs, no trainer GPU count that trains it (6 at the fewest) has a layout on its 1 "
-            "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host memory per node, "
-            "more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a trainer of 6 GPUs has one"),
-            "reason_for_several": (
-                "tight: with 6 rollout GPUs, no trainer GPU count that trains them (6 at the fewest) has a layout "
-                "on its 1 node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host "
-                "memory per node, more than the pool's host_ram_gb of 128 GiB); with rollout_gpus: 2 or fewer, a "
-                "trainer of 6 GPUs has one"),
-            "reason_code": "no-way-to-run",
-                                       "pools": pool_codes(("tight", "no-layout-beside-rollout", None)),
-                                       "fits_with": []}]
+            "tight (up to 2 of its GPUs for the trainer, beside 6 rollout GPUs): nothing in the tables and the memory "
+            "model's estimates for Qwen3-8B on A100-40GB within 2 GPUs trains with 128 GiB of host memory per node "
+            "(the pool's host_ram_gb); on nodes with more host memory, Env + Offload on 1 GPU trains it (4096 tokens; "
+            "one trainer GPU: Trinity-RFT's guide strongly advises more GPUs), and with Offload it needs 183.0 GiB of "
+            "host memory per node"),
+            "reason_for_several": None, "reason_code": "no-way-to-run",
+            "pools": pool_codes(("tight", "no-plan", "nothing-trains")), "fits_with": [],
+            "reason_caution_codes": ["single-gpu-advised-against"]}]
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
@@ -4152,12 +4171,14 @@ def test_a_fleet_loaded_against_a_catalogue_names_its_model_configs_as_that_cata
 
 
 def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Path):
-    # Qwen3-14B at 65536 beside 8 rollout GPUs on A100 nodes of 256 GiB: 16 trainer GPUs on 3 whole nodes or 24 on
-    # 4. The two 8B jobs of more priority take a node each (6 GPUs or more: they cannot share one), leaving 2.
-    instance = {"pools": [{**ONE_NODE, "nodes": 4, "host_ram_gb": 256}], "jobs": [
+    # Qwen3-14B at 131072 beside 8 rollout GPUs on A100 nodes of 512 GiB: 16 trainer GPUs on 3 whole nodes at the
+    # fewest (Env + SP=8, 480.4 GiB a node with every rank loading the model; at 65536 every rank's load leaves
+    # Offload on 4 GPUs its only way below 381.1). The two 8B jobs of more priority take a node each (6 GPUs or more:
+    # they cannot share one), leaving 2.
+    instance = {"pools": [{**ONE_NODE, "nodes": 4, "host_ram_gb": 512}], "jobs": [
         *({"name": f"a{n}", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4, "priority": 5}
           for n in range(2)),
-        {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 8}]}
+        {"name": "b", "model": "Qwen3-14B", "max_model_len": 131072, "rollout_gpus": 8}]}
     result = solved(instance, tmp_path)
     assert sorted(p["nodes"][0] for p in result["placements"]) == [0, 1]
     # Two nodes are idle; the third it needs is one of theirs (priority 5). Its 16 trainer GPUs alone take those two.
@@ -4182,7 +4203,7 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
                                                              "2 idle nodes (a trainer of 16 GPUs)"),
                                                          "reason_code": "no-room",
                                    "pools": pool_codes(("a100", "no-room")),
-                                   "fits_with": [{"rollout_gpus": 0, "max_model_len": 65536, "pool": "a100",
+                                   "fits_with": [{"rollout_gpus": 0, "max_model_len": 131072, "pool": "a100",
                                                   "nodes": [2, 3], "whole_nodes": 2, "trainer_gpus": 16}]}]
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
