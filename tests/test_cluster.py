@@ -3943,20 +3943,30 @@ def test_an_at_least_job_asked_again_at_the_yarn_ceiling_keeps_its_train_batch(t
             placement["plan"]["max_model_len"], placement["plan"]["cautions"]) == (8, 8, False, 131072, [])
 
 
+def placed_as_json(instance: dict, tmp_path: Path) -> dict:
+    """`place`'s JSON for the instance, unwidened, for jobs that name their Trinity release, which the reference
+    checker (`solved`'s) does not count."""
+    return json.loads(place(fleet_of(instance, tmp_path), catalog=CATALOG, widen=False).model_dump_json())
+
+
 def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpus_that_split_it(tmp_path: Path):
     # Qwen3-8B at 4096 tokens beside 2 rollout GPUs on a node of 8 A100-40GBs whose 128 GB of host memory hold no
     # Offload: 6 trainer GPUs alone train it there (SP=2: 3 data-parallel ranks; SP=1, with 0.88 GiB to spare at
     # 0.01, is 0.03 x 36.7 = 1.1 GiB short at the A100-40GB's default margin 0.04). A job without a train
     # batch takes them; one with a batch of 256, which neither splits, has no way: the fewest GPUs that train it with
     # that batch, 8, have no layout beside its rollout on one node; the reason says what rules out fewer, the host
-    # memory (for 1 GPU) and the batch (for 6).
+    # memory (for 1 GPU) and the batch (for 6). Both jobs run Trinity 0.5.1, whose rank 0 alone loads the untied 8B
+    # (verl's rule): with every rank loading (no release named) 6 GPUs without Offload need 224.6 GiB, more than 1
+    # with it (162.6 under 0.5.1's bf16 reference, 183.0 with 0.6's fp32 one), so no host memory would keep the case.
+    # The reference checker counts no release's loading: the placement is checked by its figures here instead.
     pool = {"name": "a100", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 128}
-    free = {"name": "free", "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 2}
+    free = {"name": "free", "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 2, "trinity_version": "0.5.1"}
     batched = {**free, "name": "batched", "train_batch_size": 256}
-    result = solved({"pools": [pool], "jobs": [free, batched]}, tmp_path, widen=False)
-    host = ("1 would, with Env + Offload, but with Offload it needs 183.0 GiB of host memory per node, more than the "
+    result = placed_as_json({"pools": [pool], "jobs": [free, batched]}, tmp_path)
+    host = ("1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than the "
             "pool's host_ram_gb of 128 GiB")
-    assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("free", 6)]
+    assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"], p["plan"]["host_memory_gb"] <= 128)
+            for p in result["placements"]] == [("free", 6, False, True)]
     assert result["unplaced"] == [{"job": "batched", "reason": "a100: with 2 rollout GPUs, no trainer GPU count that "
                                    f"trains it (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 "
                                    "would, with Env + SP=2, but the train batch of 256 (the job's train_batch_size) "
@@ -3970,17 +3980,21 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
                                    "it); with "
                                    "rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
                                    "has one", "reason_code": "no-way-to-run",
-                                   "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": []}]
+                                   "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": [],
+                                   "trinity_version": "0.5.1"}]
     # Beside 3 rollout GPUs neither has a way, and each is told its own fewest, in either order: the reasons are
     # asked once per job shape, and the batch is part of it.
     free["rollout_gpus"] = batched["rollout_gpus"] = 3
     for jobs in ([free, batched], [batched, free]):
-        result = solved({"pools": [pool], "jobs": jobs}, tmp_path, widen=False)
+        result = placed_as_json({"pools": [pool], "jobs": jobs}, tmp_path)
         assert result["placements"] == [] and {u["job"]: u["reason"] for u in result["unplaced"]} == {
             name: f"a100: with 3 rollout GPUs, no trainer GPU count that trains it ({fewest} at the fewest) has a "
-                  f"layout on its 1 node of 8 GPUs ({host}); with rollout_gpus: {fewer}, a trainer of {fewest} GPUs "
-                  "has one" for name, fewest, fewer in (("free", 6, "2 or fewer"),
-                                                        ("batched", 8, "0 (its explorer on GPUs outside the fleet)"))}
+                  f"layout on its 1 node of 8 GPUs ({host}{least}); with rollout_gpus: {fewer}, a trainer of {fewest} "
+                  "GPUs has one"
+            for name, fewest, fewer, least in (
+                ("free", 6, "2 or fewer", "; at the least, Env + Offload on 3 GPUs trains it (4096 tokens), and with "
+                                          "Offload it needs 147.8 GiB of host memory per node"),
+                ("batched", 8, "0 (its explorer on GPUs outside the fleet)", ""))}
 
 
 def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_fewer_gpus_train_the_job(tmp_path: Path):
