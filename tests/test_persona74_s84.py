@@ -59,14 +59,17 @@ def test_offload_without_env_gets_the_note_with_the_cells_after_the_first_counte
 
 def test_solve_memory_counts_the_reference_model_by_the_release_it_is_given_as_the_docs_say(cli):
     # docs/memory.md said solve memory takes no --trinity-version and counts 0.6's reference model; it takes one:
-    # Qwen3-32B on two nodes of 8 H200s loads beside a bf16 reference model under 0.5.2, an fp32 one under 0.6.
+    # Qwen3-32B on two nodes of 8 H200s loads beside a bf16 reference model under 0.5.x (35.0 GiB of pinned shards a
+    # node), an fp32 one under 0.6 (70.0). The untied model (122.05 GiB in fp32) loads on rank 0 alone under 0.5.1
+    # (verl's rule) and 0.6 (FSDP2 on a 9.0 GPU): 157.1 and 192.1; on every rank of the node under 0.5.2: 8 x 122.05
+    # + 35.0 = 1011.4.
     asked = ("memory", "--model", "32B", "--gpu", "h200", "--gpus", "16", "--len", "128k", "--sp", "8", "--env")
     figures = {}
-    for release in ("0.5.2", "0.6"):
+    for release in ("0.5.1", "0.5.2", "0.6"):
         status, out, _ = cli(*asked, "--trinity-version", release)
         assert status == 0
         figures[release] = next(line for line in out.splitlines() if line.startswith("host memory:")).split()[2]
-    assert figures == {"0.5.2": "157.1", "0.6": "192.1"}
+    assert figures == {"0.5.1": "157.1", "0.5.2": "1011.4", "0.6": "192.1"}
     text = (Path(__file__).parent.parent / "docs" / "memory.md").read_text(encoding="utf-8")
     assert "in `solve memory`, which takes none" not in text
     assert "(`--trinity-version`, `solve`'s and\n`solve memory`'s, the API's `trinity_version=`" in text
