@@ -22,7 +22,7 @@ from solver.api import answer_query, config_query, trinity_config, with_config_v
 from solver.memory import adapted_shapes, lora_parameters
 from solver.render.cluster import _current_reasons, _move_reasons
 from solver.results import Placement
-from solver.tables import load_catalog
+from solver.tables import QueryError, load_catalog
 from solver.tables.bounds import ExpertLayout
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import LoraTargets
@@ -46,9 +46,17 @@ def test_a_fragment_for_a_named_release_counts_the_regexs_adapter():
     # mutant A-2: _answer_keys on the plain catalogue recounted the host memory on all-linear (128.5 GiB)
     _, query = _moe_query()
     (answer,) = answer_query(query, CATALOG)
-    for version in (None, "0.6", "0.5.2"):
+    for version in (None, "0.6"):
         fragment = trinity_config(answer, CATALOG, version=version)
         assert QV_HOST in fragment, version
+    # 0.5.2 loads the untied model on every rank of the node: 6 x 113.7 GiB (113.6 in fp32 and 0.1 for the q/v
+    # adapter; all-linear's would be more), past the 512 GiB it was planned within for 0.6 under rank 0's loading
+    with pytest.raises(QueryError) as refused:
+        trinity_config(answer, CATALOG, version="0.5.2")
+    assert str(refused.value) == (
+        "the answer's plan needs 682.4 GiB of host memory per node under Trinity 0.5.2, more than host_ram_gb of 512 GiB "
+        "it was planned within (for another release): plan it again with trinity_version='0.5.2', or pass version= the "
+        "release it was planned for")
 
 
 def test_the_verdict_counts_the_regexs_adapter_given_the_plain_catalogue():
