@@ -63,16 +63,18 @@ def test_where_the_wall_clock_cut_the_ways_no_limit_is_estimated():
 
 def test_the_reviews_forty_jobs_cut_at_the_default_limit_are_worked_out_at_the_limit_it_names(
         monkeypatch: pytest.MonkeyPatch):
-    # review-s72-persona34: 14 jobs cut short at the default 10 s (1019 questions of 1000 allowed), no limit named.
-    # The estimate names 14 s; the fleet asks 1206 in all, under its 1400.
+    # review-s72-persona34: 14 jobs cut short at the default 10 s (1012 questions of 1000 allowed), no limit named.
+    # The estimate names 14 s; the fleet asks 1199 in all, under its 1400. The fleet names no Trinity release, so every
+    # rank of a node loads the model at start-up (s84); with 0.5.1's loading (rank 0 alone for the untied 8B, 14B and
+    # 32B) it asked 7 more either way, 1019 and 1206, cut and estimate the same.
     forty_jobs_answers_shared(monkeypatch)
     fleet = load_fleet(FORTY_JOBS, CATALOG)
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto", time_limit_s=10)
     cut = fleet_options(planner, fleet, WaysLimit.of(planner, 0.0))
-    assert (len(cut.cut_short), planner.asked, cut.covering_time_limit_s) == (14, 1019, 14)
+    assert (len(cut.cut_short), planner.asked, cut.covering_time_limit_s) == (14, 1012, 14)
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto", time_limit_s=14)
     whole = fleet_options(planner, fleet, WaysLimit.of(planner, 0.0))
-    assert (whole.cut_short, planner.asked, whole.covering_time_limit_s) == ((), 1206, None)
+    assert (whole.cut_short, planner.asked, whole.covering_time_limit_s) == ((), 1199, None)
 
 
 def test_the_command_names_the_limit_in_its_line_and_its_json(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
