@@ -32,7 +32,7 @@ Cli = Callable[..., tuple[int, str, str]]
 # Trinity 0.5.1 keeps verl's loading (rank 0 alone for these untied models), so that --host-ram 96 leaves plans; with
 # no release named every rank loads the model, and none fits on A100s (where 0.6 loads on every rank too).
 VERL_LOADING = ("--trinity-version", "0.5.1")
-PINNED = (*ASKED, *LONGEST, "--sp", "2", "--host-ram", "96", *VERL_LOADING)
+PINNED = (*ASKED, *LONGEST, "--sp", "2", "--host-ram", "96")  # ASKED already names 0.5.1 (VERL_LOADING)
 UNPINNED_ROW = ("without --sp 2, the best plan is Env + SP=4 on 4 GPUs at 51200 tokens, cost 0.3282 (documented): the "
                 "pin costs 18432 tokens")
 

@@ -241,7 +241,9 @@ def _verl_loading(fleet: dict[str, Any]) -> dict[str, Any]:
     """`fleet` with each job under Trinity 0.5.1, whose verl rule loads an untied model (Qwen3-8B) on rank 0 alone
     (s84: with no release named every rank loads it, and the eight jobs' first bound rounds no pool, so nothing is
     asked again); its reference shards in bf16 make the needs smaller than before s84's count (fp32 ones, rank 0),
-    and the purchases a node fewer."""
+    and the purchases a node fewer. The nodes keep test_clusterrest_s74's 128 GB: test_coverage13_s74's default of
+    192 GB is sized for every rank loading; under 0.5.1 the eight jobs' purchase there is rounded (feasible, not the
+    unrounded optimum U5 asks again) and the twelve fit on 2 nodes."""
     for job in fleet["jobs"]:
         job["trinity_version"] = "0.5.1"
     return fleet
@@ -252,7 +254,7 @@ def test_buy_asked_again_gives_the_purchases_choice_what_both_questions_left(tmp
     # U5: test_clusterrest_s74's eight jobs, asked again on the tighter bound (2 nodes under 0.5.1, none rounded): the
     # choice among the purchases of as few GPUs and nodes gets its share of the budget less what both questions spent
     calls = _staged_budgets(monkeypatch)
-    purchase = _bought(tmp_path, _verl_loading(_host_bound_fleet(0, SMALL_QWEN3 * 2)))
+    purchase = _bought(tmp_path, _verl_loading(_host_bound_fleet(0, SMALL_QWEN3 * 2, 128)))
     assert (purchase["status"], purchase["nodes"], purchase["host_rounded"]) == ("optimal", 2, [])
     (budget, first), (again, second), (choice, _) = calls[:3]
     assert again == budget - first
@@ -264,7 +266,7 @@ def test_buy_asks_no_question_again_where_the_tighter_bound_rounds_as_many_pools
     # U3: twelve jobs, the bound's 12 nodes and the purchase's 4 both round pool p: the purchase is not asked again,
     # its choice gets its share of what the one question left
     calls = _staged_budgets(monkeypatch)
-    purchase = _bought(tmp_path, _verl_loading(_host_bound_fleet(0, SMALL_QWEN3 * 3)))
+    purchase = _bought(tmp_path, _verl_loading(_host_bound_fleet(0, SMALL_QWEN3 * 3, 128)))
     assert (purchase["status"], purchase["nodes"], purchase["host_rounded"]) == ("feasible", 4, ["p"])
     (budget, first), (choice, _) = calls[:2]
     assert choice == pytest.approx((budget - first) * PURCHASE_CHOICE_SHARE, rel=1e-12, abs=0)
