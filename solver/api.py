@@ -2135,8 +2135,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
-        memory = own_critic[1] if own_critic is not None else _verdict_breakdown(catalog, query, current, gpu,
-                                                                                  setting, own)
+        memory = (own_critic[1] if own_critic is not None
+                  else _verdict_breakdown(catalog, query, current, gpu, setting, own))
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))

@@ -1422,7 +1422,7 @@ def test_the_api_page_leaves_out_of_an_answers_json_only_what_as_json_leaves_out
     # (test_smallslips38_s80), token_budget_cap_raised in a refusal that a larger cap lifts (test_jsonkeys_s81).
     # (`plan`'s, a possessive, names the function whose keywords the query's attributes are, not an attribute)
     assert set(re.findall(r"`(\w+)`(?!'s)", within)) - {"dpo_pairs", "token_budget_cap", "token_budget_cap_source",
-                                                  "token_budget_cap_raised"} <= answer.as_json().keys()
+                                                        "token_budget_cap_raised"} <= answer.as_json().keys()
     assert re.findall(r"`(\w+)`", left_out) == ["alternatives"] and "alternatives" not in answer.as_json()
 
 

@@ -1194,7 +1194,7 @@ def test_a_relative_path_from_a_removed_working_directory_is_one_line(cli, monke
 
 
 def test_the_installed_command_started_in_a_removed_working_directory_says_so_in_one_line(solve_script: Path,
-                                                                                           tmp_path: Path):
+                                                                                          tmp_path: Path):
     # The case above as a shell starts it: the console script's interpreter starts in the removed folder.
     gone = tmp_path / "gone"
     gone.mkdir()

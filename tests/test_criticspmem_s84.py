@@ -131,7 +131,7 @@ def test_a_config_without_its_own_critic_sp_is_judged_as_before(cli: Cli, tmp_pa
     (Setting(env=True, sp=4), 0, "resident"), (Setting(offload=True, sp=2), 0, "reloaded"),
     (Setting(env=True, sp=8), 32, "offloaded")])
 def test_the_critic_at_the_trainers_sp_is_bit_identical(setting: Setting, lora_rank: int,
-                                                          critic: CriticStates) -> None:
+                                                        critic: CriticStates) -> None:
     catalog, coefficients = _memory()
     model, memory = catalog.model("Qwen3-8B"), catalog.gpu("h20").memory_gib
     plain = breakdown(model, memory, 8, setting, 65536, coefficients, lora_rank=lora_rank,

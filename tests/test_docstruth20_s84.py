@@ -93,7 +93,8 @@ def test_dpo_refuses_a_token_budget_of_n_as_of_auto(cli: Cli, command: tuple[str
 
 
 def test_index_names_every_variable_the_shown_outputs_are_made_without():
-    # tests/shown_output.py unsets each before it reruns the docs' commands; index.md said PYTORCH_CUDA_ALLOC_CONF alone.
+    # tests/shown_output.py unsets each before it reruns the docs' commands; index.md said PYTORCH_CUDA_ALLOC_CONF
+    # alone.
     script = (Path(__file__).resolve().parent / "shown_output.py").read_text(encoding="utf-8")
     unset = re.findall(r'os\.environ\.pop\("(\w+)", None\)', script.split('if __name__ == "__main__":')[1])
     shown = (DOCS / "index.md").read_text(encoding="utf-8").split("## Shown outputs")[1]

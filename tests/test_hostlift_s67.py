@@ -140,7 +140,8 @@ def test_a_host_question_the_time_limit_leaves_open_is_left_out(
 def test_the_api_names_the_limit_as_it_was_given() -> None:
     """The API's keyword (``host_ram_gb=96``), a caller's own words for hardware, and a pool's host memory each name
     it as given; an answer without a limit has no more_host_ram."""
-    answer = solver.plan("8B", gpu="a100", objective="max_len", budget_gpus=6, host_ram_gb=96, trinity_version="0.5.1")[0]
+    answer = solver.plan("8B", gpu="a100", objective="max_len", budget_gpus=6, host_ram_gb=96,
+                         trinity_version="0.5.1")[0]
     free = solver.plan("8B", gpu="a100", objective="max_len", budget_gpus=6, trinity_version="0.5.1")[0]
     assert free.more_host_ram is None and answer.more_host_ram is not None
     assert (answer.more_host_ram.max_model_len, answer.more_host_ram.host_memory_gb) == (102400, 162.6)

@@ -100,7 +100,7 @@ def test_a_cells_file_stating_another_compute_capability_is_refused(tmp_path: Pa
     cells.write_text(yaml.safe_dump({
         "gpu": "A100-80GB", "memory_gb": 80, "compute_capability": "9.0", "source": "my runs",
         "tables": [{"gpus": 8, "section": "mine", "models": ["Qwen3-8B"], "rows": [{"max_model_len": 8192,
-                                                                  "cells": {"Qwen3-8B": "vanilla"}}]}]}))
+                                                                                    "cells": {"Qwen3-8B": "vanilla"}}]}]}))
     with pytest.raises(TableError, match="compute_capability 9.0, where the catalogue's A100-80GB has 8.0"):
         read_cells_files(load_catalog(), [cells])
 
@@ -117,7 +117,7 @@ def _plan(cli: Cli, *argv: str) -> dict[str, object]:
     ("0.5.2", "h100", 8, "every-rank"), (None, "h100", 8, "every-rank"),
 ])
 def test_solve_counts_the_ranks_loading_the_model_without_offload(cli: Cli, release: str | None, gpu: str,
-                                                                   loaders: int, loading: str) -> None:
+                                                                  loaders: int, loading: str) -> None:
     """Without Offload or a reference model the need is the load alone: the fp32 model on each loading rank of the
     node of 8, rounded up to a tenth (244.2 GiB on every rank, 30.6 on one)."""
     plan = _plan(cli, "--gpu", gpu, "--no-offload", "--no-reference", "--host-ram", "1000",

@@ -3094,7 +3094,8 @@ def test_mixture_of_experts_configs_plan_as_the_catalogue_models_of_their_shape(
     assert round(load_model_config(tmp_path).parameters_b, 2) == 235.09
     status, out, _ = cli("memory", "--model-config", str(HF_CONFIGS / "Mixtral-8x7B-v0.1.json"), "--gpu", "h100",
                          "--gpus", "8", "--len", "32768", "--env", "--offload", "--trinity-version", "0.6",
-                         "--json")  # 0.6: rank 0 alone loads it on H100s, no host memory caution (every rank's 1787.9 GiB)
+                         "--json")  # 0.6: rank 0 alone loads it on H100s, no host memory caution
+    # (every rank's 1787.9 GiB)
     estimate = json.loads(out)
     assert (status, estimate["model"], estimate["model_parameters_b"]) == (0, "Mixtral-8x7B-v0.1", 46.703)
     # Its model card's 12.9B active: attention, norms, embeddings, routers and 2 experts of 8 in every layer.

@@ -325,7 +325,7 @@ def test_whether_reasons_may_ask_reach_is_asked_per_training(tmp_path: Path):
 
 
 def test_buy_asks_again_on_the_floor_of_the_bought_gpus_in_a_pool_of_larger_nodes(tmp_path: Path,
-                                                                                   monkeypatch: pytest.MonkeyPatch):
+                                                                                  monkeypatch: pytest.MonkeyPatch):
     # U7: test_clusterrest_s74's eight jobs on A100 nodes of 16 (host needs rounded on the first bound's 8 nodes),
     # and one more in a pool of H100 nodes of 8: the first purchase is made on rounded needs; the second ask bounds
     # the A100 pool by the nodes of 16 those GPUs fill, 2 (unrounded). It buys 2 + 1 nodes, 40 GPUs, optimal. The

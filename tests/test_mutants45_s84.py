@@ -68,7 +68,7 @@ def test_a_padded_models_critic_at_its_own_sp_holds_one_sequence_split_over_that
     (3, ()),  # divides the 6 GPUs, not the 32 heads: refused before 0.8 likewise
 ])
 def test_a_critic_sp_refused_for_the_gpus_or_the_heads_alone_is_no_sp_it_runs_at(critic_sp: int,
-                                                                                  runs_at: tuple[int, ...]) -> None:
+                                                                                 runs_at: tuple[int, ...]) -> None:
     mapping = load_config_mapping(_with_critic_sp(PPO_BASE, critic_sp), "c.yaml")
     assert critic_run_sps(mapping, load_catalog().model("Qwen3-8B"), 6) == runs_at
 

@@ -146,7 +146,7 @@ def test_the_rollouts_own_length_past_native_names_models_yarn_which_it_takes() 
     # a rollout longer than the model's length gets no such fix: a YaRN for the model's length does not cover it
     shorter = {**mapping, "model": {"model_path": "Qwen/Qwen3-14B", "max_model_len": 32768}}
     (words,) = (problem.words for problem in trinity_config_problems(shorter, load_catalog().model("14B"), 8,
-                                                                      version="0.6"))
+                                                                     version="0.6"))
     assert words == ROLLOUT_LENGTH.format(unless="VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", fix="set it")
 
 

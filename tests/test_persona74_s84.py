@@ -17,7 +17,7 @@ H200_CELLS = ("gpu: H200\nmemory_gb: 141\nsource: our runs\ntables:\n"
 @pytest.mark.parametrize("command", [("calibrate",), ("tables", "--gpu", "h200"),
                                      ("--model", "32B", "--gpu", "h200", "--gpus", "16", "--len", "128k")])
 def test_a_cell_of_sp_across_nodes_gets_a_note_saying_it_counts_only_as_trained(cli, tmp_path: Path,
-                                                                                 command: tuple[str, ...]):
+                                                                                command: tuple[str, ...]):
     # SP=16 on 16 GPUs (two nodes of 8) is outside the order cells are read in: the Env + SP=8 the user tried first
     # is not counted as out of memory, and on nodes of 8 no plan takes SP=16. It used to pass without a word.
     cells = tmp_path / "h200.yaml"

@@ -85,7 +85,7 @@ def test_a_config_says_whether_trinity_builds_a_reference_model(text: str, built
 def test_the_host_need_holds_the_reference_model_s_shards_only_where_counted(
         version: str | None, offload: bool, loading: ModelLoading, with_reference: float, without: float) -> None:
     assert host_memory_gib(QWEN3_8B, 8, 8, offload, version, loading=loading) == pytest.approx(with_reference,
-                                                                                                rel=1e-12)
+                                                                                               rel=1e-12)
     assert host_memory_gib(QWEN3_8B, 8, 8, offload, version, reference=False, loading=loading) == pytest.approx(
         without, rel=1e-12)
 

@@ -137,8 +137,8 @@ def _current(cli: Cli, tmp_path: Path, **placed: object) -> tuple[int, str, str]
     ([0], 6, 4, 4, 6, "6 GPUs on 1 node"),
     ([0, 1], 4, 8, 2, 8, "4 GPUs on 2 nodes")])
 def test_current_refuses_a_job_on_more_gpus_than_its_placement_names(cli: Cli, tmp_path: Path, nodes: list[int],
-                                                                      gpus: int, trainer: int, rollout: int,
-                                                                      named: int, on: str):
+                                                                     gpus: int, trainer: int, rollout: int,
+                                                                     named: int, on: str):
     status, out, err = _current(cli, tmp_path, nodes=nodes, gpu_indexes=list(range(gpus)), trainer_gpus=trainer,
                                 rollout_gpus=rollout)
     assert (status, out) == (2, "")

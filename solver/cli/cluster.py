@@ -237,7 +237,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
         # A new run needs --required's jobs again (all of them for --required all); the file's stay required.
         every = [job.name for job in fleet.jobs] if fleet.all_names_every_job else [EVERY_JOB]
         named = dict.fromkeys(name for given in args.required or () for name in (every if given == EVERY_JOB
-                                                                                  else [given]))
+                                                                                 else [given]))
         placed = [placement.job for placement in result.placements]
         placeable = {*placed, *short_of_room, *wayless, *auto_now, *result.ways_cut_short}
         if result.placements or args.minimize:  # --buy would buy for the required jobs alone

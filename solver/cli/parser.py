@@ -68,7 +68,8 @@ OUTPUT_OPTIONS = ("--output", "--output-file", "-o")
 """Other tools' options for where, or in what format, output goes: given a format's name (`FORMATS_MEANT`), they mean
 that format's option, not --out (which writes a fragment to a file of that name)."""
 
-FORMATS_MEANT = {"json": ("--json",), "yaml": ("--emit trinity", "--emit-dir"), "trinity": ("--emit trinity", "--emit-dir")}
+FORMATS_MEANT = {"json": ("--json",), "yaml": ("--emit trinity", "--emit-dir"),
+                 "trinity": ("--emit trinity", "--emit-dir")}
 """Output formats by name, and the options that give them, in order: ``--output json`` is told the first of them the
 command has."""
 
