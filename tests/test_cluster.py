@@ -3992,8 +3992,8 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
                   f"layout on its 1 node of 8 GPUs ({host}{least}); with rollout_gpus: {fewer}, a trainer of {fewest} "
                   "GPUs has one"
             for name, fewest, fewer, least in (
-                ("free", 6, "2 or fewer", "; at the least, Env + Offload on 3 GPUs trains it (4096 tokens), and with "
-                                          "Offload it needs 147.8 GiB of host memory per node"),
+                ("free", 6, "2 or fewer", ("; at the least, Env + Offload on 3 GPUs trains it (4096 tokens), and "
+                                           "with Offload it needs 147.8 GiB of host memory per node")),
                 ("batched", 8, "0 (its explorer on GPUs outside the fleet)", ""))}
 
 
