@@ -143,3 +143,20 @@ def test_required_all_on_a_file_marking_none_is_told_buy_alone(cli, tmp_path: Pa
     bought = [json.loads(cli("cluster", str(fleet), "--buy", *more, "--json")[1])
               for more in ((), ("--required", "all"))]
     assert [(answer["gpus"], answer["nodes"], answer["required"]) for answer in bought] == [(8, 1, ["a", "b"])] * 2
+
+
+@pytest.mark.parametrize("release", [None, "0.6", "0.5.1"])
+def test_the_buy_note_carries_the_runs_trinity_version(cli, tmp_path: Path, release: str | None):
+    # Three Qwen3-8B jobs beside 4 rollout GPUs each on one node of 8 H100s: one is left out for room. Its --buy
+    # command counts host memory as the run does, so it names the run's release (without it, --buy would count every
+    # rank loading the model, as no release named does: a purchase for another host need).
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: h100, gpu: h100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1024}\njobs:\n"
+                     + "".join(f"  - {{name: {name}, model: 8B, max_model_len: 32768, rollout_gpus: 4}}\n"
+                               for name in "abc"))
+    given = () if release is None else ("--trinity-version", release)
+    status, _, err = cli("cluster", str(fleet), *given)
+    named = "" if release is None else f" --trinity-version {release}"
+    assert (status, err.splitlines()[-1]) == (1, (
+        f"solve cluster: note: to place every job: solve cluster {fleet} --buy{named} names the fewest GPUs, then "
+        "nodes, to add to the pools (and the jobs no number of nodes runs)"))

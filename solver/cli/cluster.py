@@ -203,8 +203,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     already (`EVERY_JOB`), else as ``--required JOBS``, counted and named in full after the command; with none where
     the file marks no job required and nodes may place each one it would name (``--required all``'s too): --buy alone
     buys for every such job;
-    with --token-budget auto where the run has it, or where only that gives a job's length a way on more nodes or on
-    the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
+    with the run's --trinity-version, whose host memory counts differ; with --token-budget auto where the run has it,
+    or where only that gives a job's length a way on more nodes or on the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     from solver.results import PoolCode, ReasonCode, UnplacedCode
     # The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json)
     # names --buy in a note on stderr.
@@ -259,6 +259,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             jobs_said = f"; JOBS (every job{but}): {','.join(named)}"
         elif named:
             command += f" --required {shlex.quote(','.join(named))}"
+    if args.trinity_release is not None:  # the release the run counts for, whose host memory --buy needs too
+        command += f" --trinity-version {shlex.quote(args.trinity_release)}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
         command += " --token-budget auto"
     auto = ("" if not auto_only or args.token_budget == "auto" else "with --token-budget auto"
