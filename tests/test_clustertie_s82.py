@@ -64,8 +64,8 @@ def test_of_equal_priority_the_job_earlier_in_the_file_is_placed_and_the_other_i
     status, text, err = cli("cluster", str(path), *RELEASE)
     assert (status, unplaced_rows(text)) == (1, [["qwen14b", reason]])
     assert "unplaced jobs: 1 of 2\n" in text
-    assert err == (f"solve cluster: note: to place every job: solve cluster {path} --buy names the fewest GPUs, then "
-                   "nodes, to add to the pools (and the jobs no number of nodes runs)\n")
+    assert err == (f"solve cluster: note: to place every job: solve cluster {path} --buy {' '.join(RELEASE)} names the "
+                   "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
     # The API gives the same code.
     [left_out] = solver.place(solver.load_fleet(path), trinity_version="0.6").unplaced
     assert (left_out.job, left_out.reason_code, left_out.reason) == ("qwen14b", UnplacedCode.PRIORITY_TIE, reason)
