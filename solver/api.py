@@ -871,12 +871,10 @@ def _written_for(plan: Plan, model: Model, version: str | None, planned: str) ->
             f"Trinity {release_words(version)}, "
             f"{layout_difference_words(model, plan.lora_rank, plan.expert_layout, experts)}; plan it again with "
             f"trinity_version='{version.strip()}', or leave version out to write it for {counted_for}")
+    from solver.trinity.plan_keys import loading_under  # no ruamel
     release = release_name(version)
-    # the ranks loading the model at start-up are the release's where the plan was counted for another, or none
-    loading = (plan.model_loading if release == plan.trinity_version else
-               model_loaders(model_loading(release, None, plan.compute_capability, plan.offload),
-                             model.tied_embeddings))
-    return plan.model_copy(update={"expert_layout": experts, "trinity_version": release, "model_loading": loading})
+    return plan.model_copy(update={"expert_layout": experts, "trinity_version": release,
+                                   "model_loading": loading_under(plan, model, release)})
 
 
 def _within_host_memory(plan: Plan, model: Model, release: TrinityVersion | None, host_ram_gb: float | None,

@@ -188,7 +188,13 @@ def _release_loading(plan: Plan, model: Model, version: TrinityVersion | None) -
     """Which ranks load `plan`'s `model` at start-up under the Trinity release `version`: the plan's own where it was
     counted for a release of `version` (`counted_release`), else that release's on the plan's GPU, with Offload or
     the release's default strategy (`Plan.model_loading`, `solver.tables.model_loading`)."""
-    release = counted_release(version, plan.expert_layout, plan.trinity_version)
+    return loading_under(plan, model, counted_release(version, plan.expert_layout, plan.trinity_version))
+
+
+def loading_under(plan: Plan, model: Model, release: str | None) -> ModelLoading:
+    """Which ranks load `plan`'s `model` at start-up under the Trinity `release` (a release's name; None: none named):
+    the plan's own where it was counted for that release, else the release's on the plan's GPU, with Offload or the
+    release's default strategy (`Plan.model_loading`, `solver.tables.model_loading`)."""
     if release == plan.trinity_version:
         return plan.model_loading
     return model_loaders(model_loading(release, None, plan.compute_capability, plan.offload), model.tied_embeddings)
