@@ -77,10 +77,10 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
             listed = ", ".join(f"{gpu_type.name} ({gpu_type.memory_gib:.1f} GiB)" for gpu_type in known)
             whose = "a GPU type whose memory is" if len(known) == 1 else "GPU types whose memory is each"
             sized = None
-            with contextlib.suppress(QueryError, ValueError):  # a size no GPU has: no catalogue type of it to name
-                sized = catalog.sized_gpu(names[0], described_gpu_type(names[0], *memory).memory_gb)
-            instead = "" if sized is None or len(known) > 1 else (
-                f"for the {sized.memory_gb} GB card give --gpu {sized.name}; else ")
+            if len(known) == 1:  # one card named: the catalogue's of that size, where it has one
+                with contextlib.suppress(QueryError, ValueError):  # a size no GPU has: no catalogue type to name
+                    sized = catalog.sized_gpu(names[0], described_gpu_type(names[0], *memory).memory_gb)
+            instead = "" if sized is None else f"for the {sized.memory_gb} GB card give --gpu {sized.name}; else "
             raise QueryError(f"--gpu {cut(','.join(names))} names {listed}, {whose} known: {instead}drop --gpu-memory, "
                              "or give your GPU type a name of its own")
         catalog = catalog.with_gpu_types([described_gpu_type(unknown[0][0], *memory, source="--gpu-memory",
