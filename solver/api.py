@@ -1685,6 +1685,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     problems += _token_budget_problems(config, length, lowered, query.option_names) if reads_budget else []
     # A critic counted where the config gives it its own SP: its update at the SPs the releases may run it at.
     critic_sps = () if query.critic is None else critic_run_sps(mapping, model, gpus, environ=environ, version=version)
+    if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
+        # none counted (--critic none): the lines on its SP claim no count of it
+        problems = _critic_left_out_said(problems, critic_run_sps(mapping, model, gpus, environ=environ,
+                                                                  version=version), config.sp, query.option_names)
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
@@ -2164,6 +2168,20 @@ def _verdict_breakdown(catalog: Catalog, query: Query, current: CurrentSettings,
     return breakdown(catalog.model(query.model), memory_gib, current.gpus, setting, current.max_model_len,
                      query.memory.coefficients, query.margin_on(memory_gib), own, query.lora_rank, query.critic,
                      query.dpo, query.expert_layout, critic_sp)
+
+
+def _critic_left_out_said(problems: list[ConfigProblem], run_sps: tuple[int, ...], sp: int,
+                          names: OptionNames) -> list[ConfigProblem]:
+    """`problems` for a verdict that counts no critic (``--critic none``, `names`'): the ``role-sp-differs`` lines on
+    the critic's SP, which the checks word as counting it where the releases run it (`run_sps`, at the trainer's
+    `sp`: `critic_sp_counted_words`), say that the verdict and the plans leave it out."""
+    from solver.trinity import critic_sp_counted_words
+    from solver.trinity.config import critic_left_out_option
+
+    counted = critic_sp_counted_words(run_sps, sp)
+    left_out = f"the verdict and the plans count no critic ({critic_left_out_option(names)} leaves it out)"
+    return [ConfigProblem(problem.code, problem.words.replace(counted, left_out))
+            if problem.code == ConfigProblemCode.ROLE_SP_DIFFERS else problem for problem in problems]
 
 
 def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,

@@ -774,7 +774,7 @@ def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tu
                 "micro-batches back and fails at its first step (remove padding on)")
     budget = "its own" if read_or_none(reader.integer, budget_path) is not None else "the trainer's"
     runs = f"that role at SP {role_sp} (with {budget} token budget)"
-    if path == ROLE_SP_KEYS[1]:
+    if path == ROLE_SP_KEYS[1] and role_sp != actor_sp:
         runs = f"that role's forward at SP {role_sp} (with {budget} token budget)" + (
             " within the actor's SP groups" if removes_padding else
             ", splitting none of its micro-batches with remove padding off")
@@ -2037,12 +2037,17 @@ def verdict_critic_note(note: ConfigProblem, asked: CriticStates | None, counted
     return ConfigProblem(note.code, critic_note(head, "", counted, NO_CRITIC if asked is None else asked, names))
 
 
+def critic_left_out_option(names: OptionNames) -> str:
+    """The option that leaves the critic out, as `names` name it (``--critic none``, ``critic="none"``)."""
+    return names.valued(names.named("critic"), f'"{NO_CRITIC}"' if names.keywords else NO_CRITIC)
+
+
 def critic_note(head: str, why: str, counted: CriticStates, asked: CriticChoice | None, names: OptionNames) -> str:
     """The note on a config's critic: its `head` (what trains it, `_read_critic`; no semicolon in it), then what the
     verdict and the plans count: where not `asked` (None), where its flags hold its states (`counted`, `why` so, in
     words) and how to leave it out; else the value asked, or for `NO_CRITIC` none (as the option `names` name it:
     ``--critic none``)."""
-    left_out = names.valued(names.named("critic"), f'"{NO_CRITIC}"' if names.keywords else NO_CRITIC)
+    left_out = critic_left_out_option(names)
     if asked is None:
         return (f"{head}; the verdict and the plans count its states {why}: {CRITIC_STATES_WORDS[counted]}, and its "
                 f"own update as a second peak; {left_out} counts the actor alone")
