@@ -1685,6 +1685,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     problems += _token_budget_problems(config, length, lowered, query.option_names) if reads_budget else []
     # A critic counted where the config gives it its own SP: its update at the SPs the releases may run it at.
     critic_sps = () if query.critic is None else critic_run_sps(mapping, model, gpus, environ=environ, version=version)
+    if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
+        # none counted (--critic none): the lines on its SP claim no count of it
+        problems = _critic_left_out_said(problems, critic_run_sps(mapping, model, gpus, environ=environ,
+                                                                  version=version), config.sp, query.option_names)
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
@@ -1868,8 +1872,8 @@ def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     passes = "" if every else f" for {and_joined([_PASSES[key] for key in counted])}"
     source = dict(config.micro_batch_sources).get(most) or (
         f"{'the largest' if len(set(counted.values())) > 1 else 'the'} micro-batch size per GPU, 1 where unset")
-    unsliced = (f" ({_PASSES[most]}: Trinity 0.5 runs it at the ref's own SP 1, slicing none of its micro-batches)"
-                if sp != config.sp else "")
+    unsliced = (f" ({_PASSES[most]}: {config.legacy_words} runs it at the ref's own SP 1, slicing none of its "
+                f"micro-batches{_on_08_words(config)})" if sp != config.sp else "")
     what = (f"dynamic batch sizes off{passes}: verl reads no token budget{' there' if passes else ''} and fills each "
             f"micro-batch with {sequences} sequence{'' if sequences == 1 else 's'} ({source}), up to {sequences} x "
             f"ceil({length} / {sp}) = {tokens} tokens per GPU{unsliced}")
@@ -1982,17 +1986,23 @@ def _set_budget_line(verdict: _BudgetVerdict, key: str, budget: int) -> ConfigPr
         f"than the verdict assumes{cautious}{_roles_scope(verdict.config, [key])}"))
 
 
+def _on_08_words(config: TrinityConfig) -> str:
+    """Where the release may be Trinity 0.6 (`TrinityConfig.version` 0.6 or none), that on verl 0.8 or later it runs
+    the ref at the trainer's SP, in words after a clause; "" with 0.5."""
+    return "" if config.version == "0.5" else f"; Trinity 0.6 on verl 0.8 or later runs it at SP {config.sp}"
+
+
 def _ref_over_actor_sp(config: TrinityConfig) -> bool:
-    """Whether Trinity 0.5 runs the ref at a higher SP than the actor's (`TrinityConfig.ref_sp`), the actor's at least
-    2 (at 1 it builds no SP groups) or remove padding off (verl then splits nothing over SP): each GPU takes more of
-    the ref's tokens than its budget then."""
+    """Whether a release on verl before 0.8 runs the ref at a higher SP than the actor's (`TrinityConfig.ref_sp`),
+    the actor's at least 2 (at 1 it builds no SP groups) or remove padding off (verl then splits nothing over SP):
+    each GPU takes more of the ref's tokens than its budget then."""
     return config.ref_sp is not None and config.ref_sp > config.sp and (config.sp > 1 or not config.remove_padding)
 
 
 def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
-    """Where Trinity 0.5 runs the ref at a higher SP than the actor's (`_ref_over_actor_sp`), the line on the ref's
-    forward: its micro-batches hold its budget x its SP (verl's dp_actor), but it runs in the actor's SP groups
-    (Trinity 0.5's worker builds them from the actor's SP), so each GPU takes its budget x its SP / the actor's SP
+    """Where a release on verl before 0.8 runs the ref at a higher SP than the actor's (`_ref_over_actor_sp`), the
+    line on the ref's forward: its micro-batches hold its budget x its SP (verl's dp_actor), but it runs in the actor's
+    SP groups (the worker builds them from the actor's SP; Trinity 0.6 on verl 0.8 or later runs it at the trainer's), so each GPU takes its budget x its SP / the actor's SP
     tokens, or, with remove padding off (`TrinityConfig.remove_padding`), which splits nothing, its budget x its SP;
     none where that is the verdict's budget, or where the budget holds no sequence at the ref's SP (a
     `token-budget-below-length` line says so)."""
@@ -2005,14 +2015,14 @@ def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     if budget * ref_sp < verdict.length or per_gpu == judged:
         return []
     above = per_gpu > judged
-    spread = (f"but Trinity 0.5 runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes {budget} x "
+    spread = (f"but {config.legacy_words} runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes {budget} x "
               f"{ref_sp} / {sp} = {per_gpu} tokens there" if config.remove_padding else
               f"and with remove padding off verl splits none of them, so each GPU takes all {per_gpu} (padded to the "
               f"longest sequence)")
     return [ConfigProblem(_budget_code(above), (
         f"{_ref_budget_words(verdict, budget)}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds "
         f"{budget} x {ref_sp} tokens, {spread}, {'more' if above else 'fewer'} than the verdict's {judged}"
-        + ("" if above else " (so it is cautious)")
+        + ("" if above else " (so it is cautious)") + _on_08_words(config)
         + f": set the ref's SP to the actor's ({verdict.option_names.write} does)"))]
 
 
@@ -2158,6 +2168,20 @@ def _verdict_breakdown(catalog: Catalog, query: Query, current: CurrentSettings,
     return breakdown(catalog.model(query.model), memory_gib, current.gpus, setting, current.max_model_len,
                      query.memory.coefficients, query.margin_on(memory_gib), own, query.lora_rank, query.critic,
                      query.dpo, query.expert_layout, critic_sp)
+
+
+def _critic_left_out_said(problems: list[ConfigProblem], run_sps: tuple[int, ...], sp: int,
+                          names: OptionNames) -> list[ConfigProblem]:
+    """`problems` for a verdict that counts no critic (``--critic none``, `names`'): the ``role-sp-differs`` lines on
+    the critic's SP, which the checks word as counting it where the releases run it (`run_sps`, at the trainer's
+    `sp`: `critic_sp_counted_words`), say that the verdict and the plans leave it out."""
+    from solver.trinity import critic_sp_counted_words
+    from solver.trinity.config import critic_left_out_option
+
+    counted = critic_sp_counted_words(run_sps, sp)
+    left_out = f"the verdict and the plans count no critic ({critic_left_out_option(names)} leaves it out)"
+    return [ConfigProblem(problem.code, problem.words.replace(counted, left_out))
+            if problem.code == ConfigProblemCode.ROLE_SP_DIFFERS else problem for problem in problems]
 
 
 def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,

@@ -858,9 +858,11 @@ class TrinityConfig(Frozen, defer_build=True):
     """The Trinity release the config was read for (None: not known): with 0.5, the actor's budget is raised before
     the rollout's is filled from it (`role_budgets`)."""
     ref_sp: int | None = None
-    """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs
-    a forward of its own (not with LoRA, nor where `ref_forward_runs` is false): Trinity 0.5 sizes the ref's
-    micro-batches at it but runs its forward in the actor's SP groups; else None."""
+    """The ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs a forward of its own
+    (not with LoRA, nor where `ref_forward_runs` is false), the actor's SP groups at `sp`: every release on verl
+    before 0.8 (`legacy_words`) sizes the ref's micro-batches at it but runs its forward in the actor's SP groups
+    (Trinity 0.6.0's ``verl_legacy/fsdp_workers.py:158-180`` as 0.5.2's ``trainer/verl/fsdp_workers.py:144-166``,
+    verl 0.7.1's ``workers/actor/dp_actor.py:72``, ``:467``); else None."""
     lora_ref_sp: int | None = None
     """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is above `sp` and LoRA gives the ref's
     log-probs (the actor's log-prob pass, at `sp`, with the ref's budget, which Trinity 0.5 raises at this SP); else
@@ -931,6 +933,12 @@ class TrinityConfig(Frozen, defer_build=True):
             raise ValueError(f"{len(self.note_codes)} note_codes for {len(self.notes)} notes: give one code per note")
         return self
 
+    @property
+    def legacy_words(self) -> str:
+        """The releases of `version` that run verl's legacy workers (verl before 0.8), in words."""
+        return {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(self.version or "",
+                                                                                  "Trinity with verl before 0.8")
+
     def default_budget(self, max_model_len: int) -> int:
         """What Trinity fills an unset ``trainer.max_token_len_per_gpu`` with at `max_model_len`: ``ceil(2L/sp)`` at
         the trainer's own SP (`trainer_sp`, else `sp`)."""
@@ -979,8 +987,8 @@ class TrinityConfig(Frozen, defer_build=True):
     def sequence_pass_sp(self, key: str) -> int:
         """The SP over which the pass of the token budget `key` that runs with dynamic batch sizes off
         (`micro_batch_sequences`) splits each micro-batch: the actor's (`sp`), its SP groups' (Trinity 0.5's worker
-        builds them from the actor's SP, ``fsdp_workers.py:136`` in 0.5.0), but 1 for the ref's where Trinity 0.5 runs
-        it at its own SP 1 (`ref_sp`): verl 0.7 slices a role's micro-batch only where that role's own SP is above 1
+        builds them from the actor's SP, ``fsdp_workers.py:136`` in 0.5.0), but 1 for the ref's where a release on verl
+        before 0.8 runs it at its own SP 1 (`ref_sp`; Trinity 0.6 on verl 0.8 or later at `sp`, fewer tokens): verl 0.7 slices a role's micro-batch only where that role's own SP is above 1
         (``workers/actor/dp_actor.py:72-73``, ``:167`` in 0.7.0), so each GPU takes the ref's whole. Above 1, the
         ref's is sliced over the actor's groups (``utils/ulysses.py:117-130``: padded to the ref's SP, cut into the
         group's size), so each GPU takes its share at the actor's SP."""

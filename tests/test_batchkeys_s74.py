@@ -169,5 +169,6 @@ def test_trinity_0_5_counts_the_refs_pass_at_its_own_sp_1_whole_and_above_1_at_t
         "micro-batch size per GPU, 1 where unset), up to 2 x ceil(8192 / 1) = 16384 tokens per GPU (the ref's forward: "
         "Trinity 0.5 runs it at the ref's own SP 1, slicing none of its micro-batches), "
         f"{ABOVE.format(sp=2, default=8192)}"))])
-    # Trinity 0.6 runs the ref at the trainer's SP whatever its own key says: counted at 2
-    assert _verdict(_ref_sp(1), "0.6") == at_actor
+    # Trinity 0.6 on verl 0.8 or later runs the ref at the trainer's SP, but on verl before 0.8 at its own SP 1, as
+    # 0.5 does (verl_legacy/fsdp_workers.py:158-180 builds the groups from the actor's SP): counted there, the most
+    assert _verdict(_ref_sp(1), "0.6") == (None, [])

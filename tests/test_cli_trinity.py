@@ -3781,9 +3781,13 @@ def test_trinity_05_ref_above_the_actors_sp_takes_its_budget_times_its_sp_over_t
     assert json.loads(out)[0]["current"]["config_problems"][1].startswith(
         "the unset trainer.max_token_len_per_gpu, which Trinity fills with 32768 and the ref takes, at the ref's SP 4: "
         "each of the ref's micro-batches holds 32768 x 4 tokens")
-    # Trinity 0.6 on verl 0.8 or later runs the ref at the trainer's SP: no such line.
+    # Trinity 0.6 on verl 0.8 or later runs the ref at the trainer's SP, but on verl before 0.8 as 0.5 does
+    # (verl_legacy/fsdp_workers.py:158-180): the line, saying both (test_legacyref_s85).
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.6")
-    assert json.loads(out)[0]["current"]["config_problem_codes"] == ["role-sp-differs"]
+    assert json.loads(out)[0]["current"]["config_problems"][1].endswith(
+        "but Trinity 0.6 on verl before 0.8 runs its forward in the actor's SP groups of 2 GPUs, so each GPU takes "
+        "32768 x 4 / 2 = 65536 tokens there, more than the verdict's 32768; Trinity 0.6 on verl 0.8 or later runs it "
+        "at SP 2: set the ref's SP to the actor's (--write does)")
 
 
 def test_trinity_05_fills_the_rollout_budget_from_the_raised_actors(cli, tmp_path: Path):

@@ -41,12 +41,14 @@ ENGINE_SP = "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size"
 REF = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
 ENGINE_AT_4 = "    critic: {ulysses_sequence_parallel_size: 1, fsdp: {ulysses_sequence_parallel_size: 4}}\n"
 """The critic's own SP 1 and its engine's 4, beside the trainer's 2."""
-COUNTED_1_4 = ("the verdict counts the critic's update at the one of SP 1 and SP 4 that needs the most (SP 4, 58.8 GiB "
-               "per H20-96GB GPU, of 87.9 usable), its token budget raised to hold a sequence there, and the plans at "
-               "SP 2")
+COUNTED_1 = ("the verdict counts the critic's update at SP 1 (57.2 GiB per H20-96GB GPU, of 87.9 usable), its token "
+             "budget raised to hold a sequence there, and the plans at SP 2")
 """What the lines on the critic's own SP 1 and its engine's 4 say is counted (session 84, criticspmem: before, the
-critic at the trainer's SP 2): at SP 4, the budget 32768 kept, its update needs more than at SP 1, 32768 =
-``ceil(32768 / 1)`` too."""
+critic at the trainer's SP 2): at SP 1 alone (session 85, legacyref: before, at SP 4, 58.8 GiB, which does not divide
+the 6 trainer GPUs, where verl 0.8.0's engine fails as it starts, ``transformer_impl.py:226``)."""
+FAILS_AT_4 = ("where SP=4 does not divide 6 GPUs: its engine's SP mesh holds 4 of them and it fails as it starts on the "
+              "2 left out")
+"""What the lines say of the engine's SP 4 on the 6 trainer GPUs."""
 MEMORY_DOC = " ".join((Path(__file__).parents[1] / "docs" / "memory.md").read_text().split())
 
 
@@ -131,12 +133,12 @@ def test_a_critic_sp_that_06_refuses_before_verl_08_is_said_not_refused(cli: Cli
 def test_the_critics_own_and_engine_sp_without_a_release_and_write_sets_both(cli: Cli, tmp_path: Path) -> None:
     text = _config("ppo", ENGINE_AT_4)
     assert _problems(_check(cli, tmp_path, text)) == [(
-        f"{ENGINE_SP} 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity 0.6 on verl 0.8 or later runs the "
-        "critic at SP 4, its engine's over the trainer's (checking it against nothing), and with verl before 0.8 no "
-        f"release reads it; {COUNTED_1_4}: set them alike (--write does)"), (
+        f"{ENGINE_SP} 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity 0.6 on verl 0.8 or later takes SP "
+        f"4, its engine's over the trainer's (checking it against nothing), {FAILS_AT_4}, and with verl before 0.8 no "
+        f"release reads it; {COUNTED_1}: set them alike (--write does)"), (
         f"{SP} 1 is not trainer.ulysses_sequence_parallel_size 2: Trinity with verl before 0.8 runs the critic at SP "
         "1, raising its token budget to hold a sequence there; Trinity 0.6 on verl 0.8 or later ignores the key and "
-        f"runs the critic at SP 4 ({ENGINE_SP}); {COUNTED_1_4}: set them alike (--write does)")]
+        f"runs the critic at SP 4 ({ENGINE_SP}), {FAILS_AT_4}; {COUNTED_1}: set them alike (--write does)")]
     written, _ = _write(cli, tmp_path, text)
     critic = written["trainer"]["trainer_config"]["critic"]
     assert (critic["ulysses_sequence_parallel_size"], critic["fsdp"]["ulysses_sequence_parallel_size"]) == (2, 2)

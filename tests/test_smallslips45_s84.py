@@ -92,7 +92,9 @@ def test_write_sets_another_models_critic_sp_that_does_not_divide_the_trainer_gp
     assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 2
     fix = f"--write sets it to the plan's SP, as SP=4 does not divide 6 GPUs ({HEADS}: check that the plan's SP divides " \
           "them)"
-    assert [line.startswith(key) and line.endswith(f"and the plans at SP 2: {fix}")
+    # neither SP runs (verl before 0.8 refuses 4, verl 0.8's engine fails at it: test_legacyref_s85), so the
+    # critic is counted at the trainer's SP
+    assert [line.startswith(key) and line.endswith(f"the verdict and the plans count the critic at SP 2: {fix}")
             for line, key in zip(lines, (f"{ENGINE_SP} 4 is not", f"{SP} 4 is not"), strict=True)] == [True, True]
 
 

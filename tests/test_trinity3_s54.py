@@ -88,9 +88,9 @@ def test_under_05_a_ref_sp_under_the_trainer_key_gets_05_words(cli, tmp_path: Pa
     assert words == {
         ("0.5",): (f"{REF_SP} 4 is not the actor's 2: Trinity 0.5 runs that role's forward at SP 4 within the actor's "
                    "SP groups; the verdict is at SP 2: set them alike (--write does)"),
-        (): (f"{REF_SP} 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity with verl before 0.8 runs that role "
-             "at SP 4 (with the trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 2; the verdict is at "
-             "SP 2: set them alike (--write does)")}
+        (): (f"{REF_SP} 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity with verl before 0.8 runs that "
+             "role's forward at SP 4 (with the trainer's token budget) within the actor's SP groups, Trinity 0.6 on "
+             "verl 0.8 or later at SP 2; the verdict is at SP 2: set them alike (--write does)")}
 
 
 def test_the_refs_line_reads_a_followed_trainer_budget_as_unset(cli, tmp_path: Path):

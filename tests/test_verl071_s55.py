@@ -45,9 +45,10 @@ FAILS_BEFORE_08 = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1:
                    "the ref at SP 1, but Trinity with verl before 0.8 builds no SP groups at the actor's SP 1, so the "
                    "ref's forward at SP 2 gathers none of its split micro-batches back and fails at its first step "
                    "(remove padding on); the verdict is at SP 1: set them alike (--write does)")
-RUNS_AT_2 = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity with verl before 0.8 runs that role "
-             "at SP 2 (with the trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 1; the verdict is at "
-             "SP 1: set them alike (--write does)")
+RUNS_AT_2 = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity with verl before 0.8 runs that role's "
+             "forward at SP 2 (with the trainer's token budget), splitting none of its micro-batches with remove "
+             "padding off, Trinity 0.6 on verl 0.8 or later at SP 1; the verdict is at SP 1: set them alike (--write "
+             "does)")
 
 
 def test_05_refuses_a_ref_sp_above_an_actor_sp_of_one_whose_forward_runs(cli, tmp_path: Path):
@@ -134,7 +135,8 @@ def test_05_with_remove_padding_off_a_ref_over_actor_groups_is_not_split(cli, tm
 
 
 def test_06_with_its_own_remove_padding_off_the_ref_runs_before_verl_08(cli, tmp_path: Path):
-    # Trinity 0.6's own trainer.use_remove_padding off: its verl_legacy path slices nothing, the old words hold.
+    # Trinity 0.6's own trainer.use_remove_padding off: its verl_legacy path slices nothing (verl_config.py:707 copies
+    # the key to verl's), so each GPU takes the ref's budget x 2 whole, as 0.5's worker does (test_legacyref_s85).
     config = _config(tmp_path, "grpo", "  use_remove_padding: false\n" + REF_AT_2)
     for version in ("0.6", "none"):
         status, refused, problems, check, _ = _judged(cli, config, version)
@@ -143,7 +145,13 @@ def test_06_with_its_own_remove_padding_off_the_ref_runs_before_verl_08(cli, tmp
                                     "padding, Trinity's default, and the verdict and the plans assume it; without it "
                                     "each micro-batch is padded to its longest sequence, and verl splits no sequence "
                                     "over Ulysses SP: set it to true")),
-            ("role-sp-differs", RUNS_AT_2)], 0)
+            ("role-sp-differs", RUNS_AT_2),
+            ("token-budget-above-verdict", (
+                "the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384 and the ref takes, at the "
+                "ref's SP 2: each of the ref's micro-batches holds 16384 x 2 tokens, and with remove padding off verl "
+                "splits none of them, so each GPU takes all 32768 (padded to the longest sequence), more than the "
+                "verdict's 16384; Trinity 0.6 on verl 0.8 or later runs it at SP 1: set the ref's SP to the actor's "
+                "(--write does)"))], 0)
 
 
 def test_a_misspelt_lora_key_is_named_now_that_it_is_read(cli, tmp_path: Path):

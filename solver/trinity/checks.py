@@ -472,19 +472,21 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
         return {}
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     engine_sp = sp if engine is None else max(1, int(engine))  # Trinity 0.6 on verl 0.8 or later runs it there
+    engine_fails = _engine_mesh_failure(trainer_gpus, engine_sp) if engine_sp != sp else None  # but where it fails
     own = checks.number(CRITIC_SP_KEY)
     legacy_sp = sp if own is None else max(1, int(own))  # and with verl before 0.8 here, where not refused
     refused = (None if legacy_sp == sp or another
                else sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, legacy_sp))
     broken = sp_gpus_violation(trainer_gpus, legacy_sp) if trainer_gpus > 0 and legacy_sp != sp else None
-    runs_at = sorted({engine_sp, *(() if broken or refused else (legacy_sp,))})
+    runs_at = sorted({*(() if engine_fails else (engine_sp,)), *(() if broken or refused else (legacy_sp,))})
     checks.critic_sps = tuple(runs_at) if runs_at != [sp] else ()
     _check_critic_engine_sp(checks, sp, another, trainer_gpus)
     if legacy_sp == sp:
         return {}
     who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
     engine_words = f"SP {sp}" if engine is None else f"SP {engine_sp} ({dotted(CRITIC_ENGINE_SP_KEY)})"
-    on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_words}"
+    on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_words}" + (
+        f", where {engine_fails}" if engine_fails else "")
     if broken or refused:
         runs = (f"{who} checks the critic's SP as the actor's and refuses the config "
                 f"({broken or f'{refused} of {model.name}'}); {on_08}")
@@ -535,6 +537,21 @@ def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer
     return f"{write} keeps it: {heads}"
 
 
+def _engine_mesh_failure(trainer_gpus: int, engine_sp: int) -> str | None:
+    """Why verl 0.8's FSDP engine fails as it starts at SP `engine_sp` on `trainer_gpus`, in words (after "where"):
+    it builds its Ulysses mesh of ``trainer_gpus // engine_sp`` x `engine_sp` GPUs (``_init_device_mesh``,
+    ``workers/engine/fsdp/transformer_impl.py:220-226`` in verl 0.8.0), which leaves the remainder out, and each GPU
+    left out fails on the mesh's SP group (``self.ulysses_device_mesh["sp"].get_group()``, ``:226``: an
+    ``IndexError`` in torch's ``DeviceMesh.get_group``, read on torch 2.13 with gloo); None where SP divides them (or
+    the GPUs are not known)."""
+    broken = sp_gpus_violation(trainer_gpus, engine_sp) if trainer_gpus > 0 else None
+    if broken is None:
+        return None
+    meshed = trainer_gpus // engine_sp * engine_sp
+    return (f"{broken}: its engine's SP mesh holds {meshed} of them and it fails as it starts on the "
+            f"{trainer_gpus - meshed} left out")
+
+
 def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, trainer_gpus: int) -> None:
     """Say where the critic's engine's SP (`CRITIC_ENGINE_SP_KEY`), set to another than the trainer's `sp`, runs the
     critic (``role-sp-differs``): Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it.
@@ -544,10 +561,14 @@ def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, train
     if engine is None or max(1, int(engine)) == sp:
         return
     engine_sp = max(1, int(engine))
+    fails = _engine_mesh_failure(trainer_gpus, engine_sp)
+    runs = (f"Trinity 0.6 on verl 0.8 or later takes SP {engine_sp}, its engine's over the trainer's (checking it "
+            f"against nothing), where {fails}" if fails else
+            f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {engine_sp}, its engine's over the trainer's "
+            f"(checking it against nothing)")
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
         f"{dotted(CRITIC_ENGINE_SP_KEY)} {engine_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
-        f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {engine_sp}, its engine's over the "
-        f"trainer's (checking it against nothing), and with verl before 0.8 no release reads it; "
+        f"{runs}, and with verl before 0.8 no release reads it; "
         f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
         f"{_critic_sp_fix(checks, another, engine_sp, trainer_gpus)}"))
 

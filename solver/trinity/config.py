@@ -750,7 +750,9 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
             f"({names.write} does)")))
     if ungrouped:
         notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp, skipped, names))
-    sized = version == "0.5" and ref_sp != sp and skipped is None
+    # every release on verl before 0.8 sizes the ref's micro-batches at its own SP within the actor's SP groups,
+    # which it builds from the actor's SP: the verdict's, but with 0.6 where the actor sets another of its own
+    sized = ref_sp != sp and skipped is None and (read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp) == sp
     by_lora = version == "0.5" and ref_sp > sp and skipped is not None and skipped.lora
     return sp, trainer_sp if trainer_sp != sp else None, ref_sp if sized else None, ref_sp if by_lora else None, notes
 
@@ -759,18 +761,24 @@ def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tu
                   budget_path: tuple[str, ...], sp: int) -> str:
     """How Trinity (`version`: 0.6, or none given; 0.5 has words of its own) runs the role SP `role_sp` at `path`, in
     words, for a role whose forward runs (a ref that runs none has words of its own, `_ref_step_skipped`): with 0.6's
-    ``verl_legacy`` (verl 0.7.1) at it, except the ref's above an actor SP of 1 (the actor's own, else the trainer's
+    ``verl_legacy`` (verl 0.7.1) at it (the ref's forward within the actor's SP groups, which the worker builds from
+    the actor's SP, ``verl_legacy/fsdp_workers.py:158-180``, as 0.5.2's), except the ref's above an actor SP of 1 (the actor's own, else the trainer's
     `sp`), whose forward fails with remove padding on (`_ref_removes_padding`: Trinity 0.6.0's
     ``verl_legacy/fsdp_workers.py:162`` builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's);
     Trinity 0.6 on verl 0.8 or later at `sp`."""
     actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp
-    if path == ROLE_SP_KEYS[1] and role_sp > actor_sp == 1 and _ref_removes_padding(reader, version):
+    removes_padding = _ref_removes_padding(reader, version)
+    if path == ROLE_SP_KEYS[1] and role_sp > actor_sp == 1 and removes_padding:
         return (f"Trinity 0.6 on verl 0.8 or later runs the ref at SP {sp}, but Trinity with verl before 0.8 builds no "
                 f"SP groups at the actor's SP 1, so the ref's forward at SP {role_sp} gathers none of its split "
                 "micro-batches back and fails at its first step (remove padding on)")
     budget = "its own" if read_or_none(reader.integer, budget_path) is not None else "the trainer's"
-    return (f"Trinity with verl before 0.8 runs that role at SP {role_sp} (with {budget} token budget), Trinity 0.6 on "
-            f"verl 0.8 or later at SP {sp}")
+    runs = f"that role at SP {role_sp} (with {budget} token budget)"
+    if path == ROLE_SP_KEYS[1] and role_sp != actor_sp:
+        runs = f"that role's forward at SP {role_sp} (with {budget} token budget)" + (
+            " within the actor's SP groups" if removes_padding else
+            ", splitting none of its micro-batches with remove padding off")
+    return f"Trinity with verl before 0.8 runs {runs}, Trinity 0.6 on verl 0.8 or later at SP {sp}"
 
 
 LORA_KEYS = (LORA_CONFIGS, VERL_LORA_RANK,
@@ -781,10 +789,10 @@ in 0.5.2)."""
 
 
 def _ref_removes_padding(reader: ConfigReader, version: TrinityVersion | None) -> bool:
-    """Whether the ref's forward runs with remove padding on, for `version` 0.6 (the trainer's key, which it copies to
-    ``actor_rollout_ref.model``'s, ``verl_legacy/verl_config.py:707``) or none given (neither key off); 0.5's ref is
-    `_ungrouped_ref_problem`'s."""
-    keys = REMOVE_PADDING_KEYS[:1] if version == "0.6" else REMOVE_PADDING_KEYS
+    """Whether the ref's forward runs with remove padding on: for `version` 0.5 by verl's key, which its worker reads
+    (``fsdp_workers.py:632`` in 0.5.2), for 0.6 by the trainer's, which it copies to verl's
+    (``verl_legacy/verl_config.py:707``), with none given where neither key is off."""
+    keys = {"0.5": REMOVE_PADDING_KEYS[1:], "0.6": REMOVE_PADDING_KEYS[:1]}.get(version or "", REMOVE_PADDING_KEYS)
     return not any(turned_off(read_or_none(reader.get, key)) for key in keys)
 
 
@@ -1843,7 +1851,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         dpo=dpo,
         dpo_update_in_rows=in_rows,
         mode_train=mode == "train",
-        remove_padding=not turned_off(read_or_none(reader.get, REMOVE_PADDING_KEYS[1])),
+        remove_padding=_ref_removes_padding(reader, version),
         environment=tuple(variables.found.items()),
     )
 
@@ -2029,12 +2037,17 @@ def verdict_critic_note(note: ConfigProblem, asked: CriticStates | None, counted
     return ConfigProblem(note.code, critic_note(head, "", counted, NO_CRITIC if asked is None else asked, names))
 
 
+def critic_left_out_option(names: OptionNames) -> str:
+    """The option that leaves the critic out, as `names` name it (``--critic none``, ``critic="none"``)."""
+    return names.valued(names.named("critic"), f'"{NO_CRITIC}"' if names.keywords else NO_CRITIC)
+
+
 def critic_note(head: str, why: str, counted: CriticStates, asked: CriticChoice | None, names: OptionNames) -> str:
     """The note on a config's critic: its `head` (what trains it, `_read_critic`; no semicolon in it), then what the
     verdict and the plans count: where not `asked` (None), where its flags hold its states (`counted`, `why` so, in
     words) and how to leave it out; else the value asked, or for `NO_CRITIC` none (as the option `names` name it:
     ``--critic none``)."""
-    left_out = names.valued(names.named("critic"), f'"{NO_CRITIC}"' if names.keywords else NO_CRITIC)
+    left_out = critic_left_out_option(names)
     if asked is None:
         return (f"{head}; the verdict and the plans count its states {why}: {CRITIC_STATES_WORDS[counted]}, and its "
                 f"own update as a second peak; {left_out} counts the actor alone")
