@@ -342,7 +342,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
         uneven = uneven_split_caution(gpus, sp, source=None)
         host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus or NODE_GPUS),
                                    node_gpus, offload, option_names.host_ram if self.host_ram_gib is None else None,
-                                   option_names.node_gpus)
+                                   option_names.node_gpus, self.host_training_gib, self.model_loading)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
                                option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe,
