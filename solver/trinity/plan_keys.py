@@ -188,9 +188,9 @@ def _other_release_reasons(plan: Plan, model: Model, version: TrinityVersion, ot
     `version`'s alone changes `other`'s figure as shown."""
     counted, own = (_host_counts(plan, model, release) for release in (other, version))
     there = shown_host_need(**counted)
-    placements = {"placed": first_even_dim_release(other)}, {"placed": first_even_dim_release(version)}
-    swaps = ({**placements[0], "version": version}, placements[1], {"experts": own["experts"]},
-             {"loading": own["loading"]})
+    swaps: list[dict[str, Any]] = [  # the reference model's bytes alone: `other`'s placement kept
+        {"version": version, "placed": first_even_dim_release(other)}, {"placed": first_even_dim_release(version)},
+        {"experts": own["experts"]}, {"loading": own["loading"]}]
     reference, blocks, experts = OTHER_RELEASE_REASONS[other]
     ranks = [LOADING_RANKS[model_loaders(counts["loading"], model.tied_embeddings)] for counts in (counted, own)]
     loader = _loading_release(plan, model, other)
