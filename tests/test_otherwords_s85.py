@@ -7,9 +7,12 @@ nothing checks the host need says which moment the figure is and which ranks loa
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from test_smallslips37_s80 import _row
 
+import solver
+from solver.cluster.options import job_options
 from solver.memory import shown_host_need
 from solver.tables import load_catalog
 
@@ -47,7 +50,8 @@ def test_one_gpu_loads_on_its_one_rank_so_the_loading_is_no_reason(cli: Cli) -> 
     status, out, _ = cli("--model", "14B", "--len", "16k", "--minimize", "gpus", "--dpo", "--gpu", "h20",
                          "--trinity-version", "0.6")
     assert status == 0
-    assert _row(out, "host memory").endswith("Trinity 0.5 needs 311.3 (the reference model in bf16 where 0.6's is fp32)")
+    assert _row(out, "host memory").endswith(
+        "Trinity 0.5 needs 311.3 (the reference model in bf16 where 0.6's is fp32)")
 
 
 def test_the_other_family_names_the_patch_whose_loading_it_counts(cli: Cli) -> None:
@@ -86,3 +90,23 @@ def test_the_unchecked_host_caution_says_every_rank_loads_the_model(cli: Cli) ->
         "the model; 664.2 while training), more than the 1024 GiB assumed for its 8 trainer GPUs there")
     status, out, _ = cli("--model", "32B", "--len", "16k", "--gpus", "8", "--gpu", "h100", "--trinity-version", "0.6")
     assert status == 0 and "caution        Offload needs" not in out  # rank 0 alone loads it: 664.2 at most
+
+
+def test_a_ways_host_tenths_are_its_plans_figure_on_nodes_of_4_and_16(tmp_path: Path) -> None:
+    # `Planner.host_tenths` counts no node size: every way it counts shares one node (a trainer within it, whose
+    # figure the node's size leaves alone), so on nodes of 4 or 16 it gives the plan's own figure, which the
+    # planner counted for that node size; a way across whole nodes is counted by the planner's question alone
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n"
+                    "  - {name: four, gpu: h100, gpus_per_node: 4, nodes: 2, host_ram_gb: 2000}\n"
+                    "  - {name: sixteen, gpu: h100, gpus_per_node: 16, nodes: 1, host_ram_gb: 4000}\n"
+                    "jobs:\n  - {name: a, model: Qwen3-8B, max_model_len: 8192, rollout_gpus: 1}\n", encoding="utf-8")
+    fleet = solver.load_fleet(path)
+    planner = solver.api._fleet_and_planner(  # type: ignore[attr-defined]
+        fleet, weights=None, workers=1, memory=None, margin=None, catalog=None, progress=None, estimate="auto",
+        token_budget="default", time_limit_s=10.0, seed=0, trinity_version=None, required=None,
+        option_names=solver.rules.API_OPTIONS)[1]
+    options = job_options(planner, fleet, 0)
+    shared = [(option.pool, option.host_tenths, option.plan.host_memory_gb) for option in options if option.size]
+    assert {pool for pool, _, _ in shared} == {0, 1}
+    assert all(tenths == round((need or 0) * 10) > 0 for _, tenths, need in shared)
