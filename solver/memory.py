@@ -342,7 +342,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
         uneven = uneven_split_caution(gpus, sp, source=None)
         host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus or NODE_GPUS),
                                    node_gpus, offload, option_names.host_ram if self.host_ram_gib is None else None,
-                                   option_names.node_gpus)
+                                   option_names.node_gpus, self.host_training_gib, self.model_loading)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
                                option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe,
@@ -1337,7 +1337,7 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int, lora_rank: in
 def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                     version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
                     critic: CriticStates | None = None, experts: ExpertLayout = "fused",
-                    loading: ModelLoading = "every-rank") -> float:
+                    loading: ModelLoading = "every-rank", *, placed: bool | None = None) -> float:
     """Host memory one node needs, GiB. What loading takes at start-up, with Offload or not: `LOAD_BYTES` per
     parameter of the whole model (and of a LoRA adapter of `lora_rank`, which PEFT adds before FSDP shards them), on
     the ranks of the node that `loading` says load it (`loading_ranks`, `solver.tables.model_loading`: by default every
@@ -1351,31 +1351,32 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     (`offloaded_actor_bytes`, for full fine-tuning or LoRA), and where it offloads the critic's, as full fine-tuning's
     per parameter of `critic_parameters`. (The critic loads before the actor and frees its copy as FSDP shards it: its
     loading is not counted beside the actor's.) The pinned shards hold a mixture of experts' routed experts laid out
-    as `experts`, each block as `version`'s trainer places it (`pinned_rounding`)."""
+    as `experts`, each block as `version`'s trainer places it (`pinned_rounding`; `placed`, where given, as verl 0.7
+    places it or by rows whatever the release: `offloaded_actor_bytes`)."""
     loaded, training = host_moments_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
-                                        experts, loading)
+                                        experts, loading, placed=placed)
     return loaded if training is None else max(training, loaded)
 
 
 def host_moments_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                      version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
                      critic: CriticStates | None = None, experts: ExpertLayout = "fused",
-                     loading: ModelLoading = "every-rank") -> tuple[float, float | None]:
+                     loading: ModelLoading = "every-rank", *, placed: bool | None = None) -> tuple[float, float | None]:
     """The two moments of `host_memory_gib`'s need, GiB: what loading takes at start-up, and what training holds (None
     without Offload or a critic held in host memory, where loading is the need: the reference model's shards, held
-    from start-up on, are counted in it)."""
+    from start-up on, are counted in it); the pinned blocks placed as `placed` says (`offloaded_actor_bytes`)."""
     on_node = trainer_gpus_on_node(gpus, node_gpus)
     parameters = model.parameters_b * 1e9
     shards = parameters * on_node / gpus
     loaders = loading_ranks(loading, model.tied_embeddings, on_node)
     reference_bytes = REFERENCE_BYTES[version or "0.6"]
-    placed = first_even_dim_release(version)
+    placed = first_even_dim_release(version) if placed is None else placed
     reference_held = (reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts, placed)
                       if reference else 0)
-    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts, version)
+    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts, version, placed=placed)
     loaded = parameters + (lora_parameters(model, lora_rank, experts) if lora_rank else 0)
     at_start = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
-    critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts, version) * GIB
+    critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts, version, placed=placed) * GIB
     if not offload and not critic_held:
         return at_start / GIB, None
     training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
@@ -1399,29 +1400,31 @@ def shown_training_host_need(model: Model, gpus: int, node_gpus: int | None = No
 
 
 def host_critic_gib(model: Model, gpus: int, node_gpus: int | None, critic: CriticStates | None,
-                    experts: ExpertLayout = "fused", version: TrinityVersion | None = None) -> float:
+                    experts: ExpertLayout = "fused", version: TrinityVersion | None = None, *,
+                    placed: bool | None = None) -> float:
     """What one node holds in host memory of a PPO critic's states while the actor trains, GiB (part of
     `host_memory_gib`'s training need): where `critic` keeps them there (`HOST_HELD_CRITICS`), its trainer GPUs' share
     (of all `gpus`, `node_gpus` to a node) as full fine-tuning's Offload holds them (`offloaded_actor_bytes`, under
-    Trinity's `version`) per parameter of `critic_parameters`, its routed experts laid out as `experts`; 0
-    otherwise."""
+    Trinity's `version`, its blocks placed as `placed` says) per parameter of `critic_parameters`, its routed experts
+    laid out as `experts`; 0 otherwise."""
     if critic not in HOST_HELD_CRITICS:
         return 0.0
     on_node = trainer_gpus_on_node(gpus, node_gpus)
-    held = offloaded_actor_bytes(model, gpus, 0, experts, version)[1]
+    held = offloaded_actor_bytes(model, gpus, 0, experts, version, placed=placed)[1]
     return held * critic_parameters(model) * on_node / gpus / GIB
 
 
 def offloaded_actor_bytes(model: Model, gpus: int, lora_rank: int = 0, experts: ExpertLayout = "fused",
-                          version: TrinityVersion | None = None) -> tuple[float, float]:
+                          version: TrinityVersion | None = None, *, placed: bool | None = None) -> tuple[float, float]:
     """What Offload keeps of the actor in host memory, bytes per parameter of the model: its pinned parameter shards,
     and those with its pinned gradients and pageable Adam moments while training (`PINNED_BYTES`, rounded as
     `pinned_rounding` says, and `PAGEABLE_BYTES`). With LoRA (`lora_rank`), FSDP2's CPU offload holds the frozen
     base's fp32 parameter shards alone (`FROZEN_BASE_BYTES`: no gradient, no Adam state), and the adapter's
     (`lora_parameters`) all three, counted in fp32 as on the GPU (`STATE_BYTES`). The model's routed experts are
     laid out as `experts`, each block as Trinity's `version` places it (`pinned_rounding`,
-    `FIRST_EVEN_DIM_RELEASES`; None: by rows)."""
-    placed = first_even_dim_release(version)
+    `FIRST_EVEN_DIM_RELEASES`; None: by rows), or where `placed` is given as verl 0.7 places it (True) or by rows
+    (False) whatever `version` (to tell what the placement alone changes: `solver.trinity.plan_keys`)."""
+    placed = first_even_dim_release(version) if placed is None else placed
     pinned = [size * pinned_rounding(model, gpus, size, 0, experts, placed) for size in PINNED_BYTES]
     if not lora_rank:
         return pinned[0], sum(pinned) + PAGEABLE_BYTES
@@ -1446,12 +1449,13 @@ def shown_host_gib(need_gib: float) -> float:
 def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True,
                     version: TrinityVersion | None = None, reference: bool = True, lora_rank: int = 0,
                     critic: CriticStates | None = None, experts: ExpertLayout = "fused",
-                    loading: ModelLoading = "every-rank") -> float:
+                    loading: ModelLoading = "every-rank", *, placed: bool | None = None) -> float:
     """The host memory one node needs (`host_memory_gib`, for Trinity's `version`, with a reference model or not, for
-    full fine-tuning or LoRA of `lora_rank`, with a critic or not, the routed experts laid out as `experts`) as
-    rft-solver gives it: rounded up to a tenth of a GiB (`shown_host_gib`)."""
+    full fine-tuning or LoRA of `lora_rank`, with a critic or not, the routed experts laid out as `experts`, the
+    pinned blocks placed as `placed` says) as rft-solver gives it: rounded up to a tenth of a GiB
+    (`shown_host_gib`)."""
     return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload, version, reference, lora_rank, critic,
-                                          experts, loading))
+                                          experts, loading, placed=placed))
 
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,

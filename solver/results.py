@@ -781,13 +781,16 @@ than that for each of the node's GPUs (where its size is given), or else of its 
 
 
 def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int, node_gpus: int | None, offload: bool,
-                        unchecked_source: str | None, node_option: str = "--node-gpus") -> str | None:
+                        unchecked_source: str | None, node_option: str = "--node-gpus",
+                        training_gib: float | None = None, loading: ModelLoading = "every-rank") -> str | None:
     """The caution for an Offload plan that needs `need_gib` of the host memory of a node where it has `gpus_on_node`
     trainer GPUs of type `gpu`, more than such a node is assumed to have, where none was given to hold it to
     (`unchecked_source`: the flag or key that would give it, ``--host-ram``; None where it was given), in words; None
     otherwise. The node is assumed to have, on a card sold for workstations, its `GpuType.workstation_host_ram_gib` for
     the whole box; else `SERVER_HOST_RAM_PER_GPU_GIB` for each of its `node_gpus` GPUs where its size was given (None
-    where not: the words name `node_option`, which gives it), or else for each of its trainer GPUs alone."""
+    where not: the words name `node_option`, which gives it), or else for each of its trainer GPUs alone. Where the
+    need is the start-up load and training holds less (`training_gib`, as shown; None: training is the peak), the
+    words say so, and which ranks load the model (`loading`: `host_moment_words`), what makes the need so large."""
     if unchecked_source is None or not offload or need_gib is None:
         return None
     per_gpu = f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
@@ -802,13 +805,15 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
     else:
         assumed_gib = SERVER_HOST_RAM_PER_GPU_GIB * gpus_on_node
         per_trainer_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound
-        share = f" ({per_trainer_gpu:.1f} GiB per trainer GPU)" if gpus_on_node > 1 else ""
+        share = f"{per_trainer_gpu:.1f} GiB per trainer GPU" if gpus_on_node > 1 else ""
         trainer_gpus = f"its {gpus_on_node} trainer GPUs" if gpus_on_node > 1 else "its one trainer GPU"
         assumed = (f"the {assumed_gib:g} GiB assumed for {trainer_gpus} there ({per_gpu}; {node_option} counts "
                    "all of a node's GPUs)")
     if need_gib <= assumed_gib:
         return None
-    return (f"Offload needs {need_gib:.1f} GiB of host memory per node{share}, more than {assumed}, and nothing "
+    said = [part for part in (share, host_moment_words(training_gib, loading, offload, None)) if part]
+    why = f" ({'; '.join(said)})" if said else ""
+    return (f"Offload needs {need_gib:.1f} GiB of host memory per node{why}, more than {assumed}, and nothing "
             f"checks it: give {unchecked_source} what a node can spare for the trainer (free -g's total less what the "
             "OS, Ray and the rollout take) to check it")
 
@@ -1428,7 +1433,7 @@ class Plan(Frozen):
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
         host = unchecked_host_need(self.host_memory_gb, gpu, trainer_gpus_on_node(self.gpus, node_gpus),
                                    node_gpus if node_gpus_given else None, self.offload, unchecked_host_ram,
-                                   option_names.node_gpus)
+                                   option_names.node_gpus, self.host_training_gb, self.model_loading)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,

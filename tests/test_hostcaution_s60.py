@@ -111,7 +111,8 @@ def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
     assert (answer.best.gpus, answer.best.offload, answer.best.host_memory_gb, answer.best.caution_codes) == (
         8, True, 2688.6, (CautionCode.FAR_BEYOND_CALIBRATION, CautionCode.HOST_MEMORY_UNCHECKED))
     assert answer.best.cautions[1] == (
-        "Offload needs 2688.6 GiB of host memory per node (336.1 GiB per trainer GPU), more than the 1024 GiB assumed "
+        "Offload needs 2688.6 GiB of host memory per node (336.1 GiB per trainer GPU; at start-up, every rank loading "
+        "the model; 1404.7 while training), more than the 1024 GiB assumed "
         f"for its 8 trainer GPUs there ({SERVERS}; --node-gpus counts all of a node's GPUs), and nothing checks it: "
         "give --host-ram what a node can spare for the trainer (free -g's total less what the OS, Ray and the rollout "
         "take) to check it")
@@ -182,7 +183,8 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
     assert (status, placed["big"]["gpus"], placed["big"]["host_memory_gb"], placed["big"]["caution_codes"]) == (
         0, 5, 2046.6, ["far-beyond-calibration", "host-memory-unchecked", "uneven-data-parallel"])
     assert placed["big"]["cautions"][1].startswith(
-        f"Offload needs 2046.6 GiB of host memory per node, more than the 1024 GiB assumed for a node of 8 GPUs "
+        f"Offload needs 2046.6 GiB of host memory per node (at start-up, every rank loading the model; 1624.4 while "
+        f"training), more than the 1024 GiB assumed for a node of 8 GPUs "
         f"({SERVERS}), and nothing checks it: give the pool's host_ram_gb what")
     assert placed["small"]["caution_codes"] == ["uneven-data-parallel"]
 

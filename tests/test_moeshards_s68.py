@@ -56,7 +56,8 @@ def test_solve_memory_says_the_need_on_6_gpus_and_that_no_node_is_assumed_to_hol
     # 1129.6: no release named, so every rank of the 6 loads the model at start-up (the test above), beside the
     # pinned shards; training's 899.0 is less.
     assert "host-memory-unchecked" in answer["caution_codes"]
-    assert ("Offload needs 1129.6 GiB of host memory per node (188.3 GiB per trainer GPU), more than the 768 GiB "
+    assert ("Offload needs 1129.6 GiB of host memory per node (188.3 GiB per trainer GPU; at start-up, every rank "
+            "loading the model; 899.0 while training), more than the 768 GiB "
             "assumed for its 6 trainer GPUs there (128 GiB per GPU, as servers commonly have") in " ".join(
         answer["cautions"])
     # --host-ram 768 (a node of 6 trainer GPUs at 128 GiB each) is too little: the setting does not train.

@@ -82,14 +82,12 @@ def test_the_host_memory_row_says_what_the_other_release_needs_and_why(cli: Cli)
     assert status == 0
     assert _row(out, "host memory") == (
         "311.3 GiB per node for Offload; not checked: --host-ram not given; Trinity 0.6 needs 351.6 (the reference "
-        "model in fp32 where 0.5's is bf16; each pinned block by rows where 0.5's verl 0.7 places it; the model loaded "
-        "on rank 0 where 0.5's loads it on every rank)")  # 0.5.2 loads it on every rank, 0.6 on an H20 on rank 0
+        "model in fp32 where 0.5's is bf16)")  # one GPU: its one rank loads the model, its blocks are whole (s85)
     status, out, _ = cli(*DPO_14B, "--trinity-version", "0.6")
     assert status == 0
     assert _row(out, "host memory") == (
         "351.6 GiB per node for Offload; not checked: --host-ram not given; Trinity 0.5 needs 311.3 (the reference "
-        "model in bf16 where 0.6's is fp32; each pinned block as its verl 0.7 places it where 0.6's is by rows; the "
-        "model loaded on every rank where 0.6's loads it on rank 0)")
+        "model in bf16 where 0.6's is fp32)")
     status, out, _ = cli(*DPO_14B)  # no release named: none
     unnamed = "351.6 GiB per node for Offload; not checked: --host-ram not given"
     assert (status, _row(out, "host memory")) == (0, unnamed)

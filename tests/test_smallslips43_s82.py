@@ -76,9 +76,8 @@ def test_the_start_up_peak_is_said_with_the_training_need(cli: Cli, config: Path
     assert status == 0
     assert _row(out, "host memory") == (
         "1456.4 GiB per node for Offload (at start-up, rank 0 loading the model; 1308.8 while training), within "
-        "--host-ram 2048 GiB; Trinity 0.5 needs 7441.8 (the reference model in bf16 where 0.6's is fp32; each pinned "
-        "block as its verl 0.7 places it where 0.6's is by rows; the routed experts at the larger of transformers 4's "
-        "and 5's layouts; the model loaded on every rank where 0.6's loads it on rank 0)")
+        "--host-ram 2048 GiB; Trinity 0.5 needs 7441.8 (the reference model in bf16 where 0.6's is fp32; the model "
+        "loaded on every rank as 0.5.2 loads it where 0.6's loads it on rank 0)")  # 32 GPUs: blocks, layouts alike
     plan = _solve_json(cli, "--model-config", str(config), *H200_32, "--gpus", "32", "--host-ram", "2TB")["plans"][0]
     assert (plan["host_memory_gb"], plan["host_training_gb"]) == (1456.4, 1308.8)
 

@@ -446,7 +446,10 @@ class Planner:
         (`host_memory_gib`, with its LoRA rank, reference model and critic, as placements give it: `shown_host_tenths`,
         rounded up to a tenth, a whole number of them: the jobs' figures, added up exactly, are what a node's host
         memory must hold), under its Trinity release (`release_of`), with Offload where `plan` has it and the ranks
-        loading the model that it counts (`Plan.model_loading`)."""
+        loading the model that it counts (`Plan.model_loading`). No node size is counted: each way it is asked of
+        shares a node (`Option.size`), its trainer within it, whose figure a node's size leaves alone
+        (`solver.rules.trainer_gpus_on_node`); a way across whole nodes is held to the host memory by the planner's
+        question."""
         release = self.release_of(job.training)
         return shown_host_tenths(host_memory_gib(
             self.job_model(job), plan.gpus, offload=plan.offload, version=release.version,

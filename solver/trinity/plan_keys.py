@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from solver.memory import lora_parameters, shown_host_need, shown_training_host_need
+from solver.memory import first_even_dim_release, lora_parameters, shown_host_need, shown_training_host_need
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_MICRO_BATCH_SIZES,
@@ -37,6 +37,7 @@ from solver.rules import (
     sp_gpus_violation,
 )
 from solver.tables import (
+    KNOWN_TRINITY_RELEASES,
     LOADING_RANKS,
     CriticStates,
     Model,
@@ -165,23 +166,63 @@ def other_release_words(plan: Plan, model: Model, version: TrinityVersion | None
     """Where a Trinity release `version` is named (None: none, "") and the other release (0.6 for 0.5, 0.5 for 0.6)
     needs another host memory figure for `plan` of `model` (`for_release`), that one and why, as a clause after the
     need (`Plan.host_memory_words`) and its check: ``; Trinity 0.6 needs 351.6 (the reference model in fp32 where
-    0.5's is bf16; ...)``, the reference model's words where the plan counts one, the experts' where their layouts
-    differ; "" otherwise. ``solve``'s host memory row gives it, where runs for either release are compared; a config
-    written for one release says its own figure alone."""
+    0.5's is bf16; ...)``; each reason only where it alone moves the other release's figure (that figure with this
+    release's reference model, placement of the pinned blocks, experts' layout or loading in its stead differs:
+    `_other_release_reasons`); "" otherwise. ``solve``'s host memory row gives it, where runs for either release are
+    compared; a config written for one release says its own figure alone."""
     if version is None or plan.host_memory_gb is None or plan.trainer_nodes is None:
         return ""
     other: TrinityVersion = "0.6" if version == "0.5" else "0.5"
     here, there = (for_release(plan, model, release).host_memory_gb for release in (version, other))
     if there is None or here is None or f"{here:.1f}" == f"{there:.1f}":
         return ""
+    reasons = _other_release_reasons(plan, model, version, other)
+    return f"; Trinity {other} needs {there:.1f}" + (f" ({'; '.join(reasons)})" if reasons else "")
+
+
+def _other_release_reasons(plan: Plan, model: Model, version: TrinityVersion, other: TrinityVersion) -> list[str]:
+    """Why the Trinity release `other` needs another host memory figure for `plan` of `model` than `version`, in words
+    (`OTHER_RELEASE_REASONS`, and which ranks each loads the model on, naming the release whose loading each counts,
+    `_loading_release`, where `other`'s is not the whole minor version's): each part of `other`'s count (its reference
+    model's precision, its pinned blocks' placement, its experts' layout, its loading) whose replacement by
+    `version`'s alone changes `other`'s figure as shown."""
+    counted, own = (_host_counts(plan, model, release) for release in (other, version))
+    there = shown_host_need(**counted)
+    swaps: list[dict[str, Any]] = [  # the reference model's bytes alone: `other`'s placement kept
+        {"version": version, "placed": first_even_dim_release(other)}, {"placed": first_even_dim_release(version)},
+        {"experts": own["experts"]}, {"loading": own["loading"]}]
     reference, blocks, experts = OTHER_RELEASE_REASONS[other]
-    layouts = {written_layout(release, plan.expert_layout) for release in (version, other)}
-    loaders = [_release_loading(plan, model, release) for release in (version, other)]
-    reasons = [*([reference] if plan.reference_model else []), blocks,
-               *([experts] if model.moe is not None and len(layouts) > 1 else []),
-               *([(f"the model loaded on {LOADING_RANKS[loaders[1]]} where {version}'s loads it on "
-                   f"{LOADING_RANKS[loaders[0]]}")] if loaders[0] != loaders[1] else [])]
-    return f"; Trinity {other} needs {there:.1f} ({'; '.join(reasons)})"
+    ranks = [LOADING_RANKS[model_loaders(counts["loading"], model.tied_embeddings)] for counts in (counted, own)]
+    loader = _loading_release(plan, model, other)
+    loading = (f"the model loaded on {ranks[0]}{'' if loader == other else f' as {loader} loads it'} where "
+               f"{_loading_release(plan, model, version)}'s loads it on {ranks[1]}")
+    return [words for words, swap in zip((reference, blocks, experts, loading), swaps, strict=True)
+            if shown_host_need(**{**counted, **swap}) != there]
+
+
+def _host_counts(plan: Plan, model: Model, version: TrinityVersion | None) -> dict[str, Any]:
+    """What `for_release` counts of `plan` of `model` under the Trinity release `version`, as `shown_host_need` and
+    `shown_training_host_need` take it by name (`plan.trainer_nodes` given)."""
+    return {"model": model, "gpus": plan.gpus, "node_gpus": plan.gpus // (plan.trainer_nodes or 1),
+            "offload": plan.offload, "version": version, "reference": plan.reference_model,
+            "lora_rank": plan.lora_rank, "critic": plan.critic,
+            "experts": written_layout(version, plan.expert_layout), "loading": _release_loading(plan, model, version)}
+
+
+def _loading_release(plan: Plan, model: Model, version: TrinityVersion) -> str:
+    """The Trinity release whose loading of `plan`'s `model` at start-up the figure for `version` counts
+    (`counted_release`, `_release_loading`), as the words name it: that one where it names a patch, or where the
+    patches of `version` all load it alike; else the patches that load it as counted (0.5 without its patch counts
+    every rank, 0.5.2's loading, where 0.5.0 and 0.5.1 load an untied model on rank 0 alone)."""
+    release = counted_release(version, plan.expert_layout, plan.trinity_version) or version
+    if release != version:
+        return release
+    counted = model_loaders(_release_loading(plan, model, version), model.tied_embeddings)
+    patches = {patch: model_loaders(loading_under(plan, model, patch), model.tied_embeddings)
+               for patch in (f"{version}.{number}" for number in KNOWN_TRINITY_RELEASES[version])}
+    if len(set(patches.values())) == 1:
+        return version
+    return and_joined([patch for patch, loading in patches.items() if loading == counted])
 
 
 def _release_loading(plan: Plan, model: Model, version: TrinityVersion | None) -> ModelLoading:
@@ -212,11 +253,9 @@ def for_release(plan: Plan, model: Model, version: TrinityVersion | None) -> Pla
     the plan's GPU (`Plan.model_loading`, `solver.tables.model_loading`)."""
     if plan.host_memory_gb is None or plan.trainer_nodes is None:
         return plan
-    counted = (model, plan.gpus, plan.gpus // plan.trainer_nodes, plan.offload, version, plan.reference_model,
-               plan.lora_rank, plan.critic, written_layout(version, plan.expert_layout),
-               _release_loading(plan, model, version))
-    return plan.model_copy(update={"host_memory_gb": shown_host_need(*counted),
-                                   "host_training_gb": shown_training_host_need(*counted)})
+    counted = _host_counts(plan, model, version)
+    return plan.model_copy(update={"host_memory_gb": shown_host_need(**counted),
+                                   "host_training_gb": shown_training_host_need(**counted)})
 
 
 def evidence_comment(plan: Plan, model: Model, gpu: str | None) -> str:
