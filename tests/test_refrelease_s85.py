@@ -1,0 +1,101 @@
+"""The reference checkers count a plan's Trinity release: which ranks load the model at start-up, the reference
+model's bytes, the pinned blocks' placement, the routed experts' layout and the train batch rule
+(docs/memory.md, "Which ranks load the model"); placed jobs naming each release go through them."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from cluster_reference import check_placements, random_instance
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import TRINITY_RELEASES, Release, enumerate_plans
+from test_cluster import CATALOG, reaches_the_optimum_then_widens, solved
+
+
+def untied_8b_job(release: str | None, model: str = "Qwen3-8B") -> dict:
+    """A job of `model` at 4096 tokens naming `release` (None: none), alone on its pool's trainer GPUs."""
+    job = {"name": "j", "model": model, "max_model_len": 4096, "rollout_gpus": 0}
+    return job if release is None else {**job, "trinity_version": release}
+
+
+@pytest.mark.parametrize(("release", "gpu", "model", "need", "loading"), [
+    (None, "A100-80GB", "Qwen3-8B", 284.8, "every-rank"),
+    ("0.6", "A100-80GB", "Qwen3-8B", 284.8, "every-rank"),  # compute capability 8.0: every rank under 0.6
+    ("0.6.0", "A100-80GB", "Qwen3-8B", 284.8, "every-rank"),
+    ("0.5.2", "A100-80GB", "Qwen3-8B", 264.5, "every-rank"),  # every rank, its reference model in bf16
+    ("0.5", "A100-80GB", "Qwen3-8B", 264.5, "every-rank"),  # 0.5 without its patch: every rank, the most
+    ("0.5.1", "A100-80GB", "Qwen3-8B", 50.9, "rank-0"),  # verl's rule: rank 0 for an untied model
+    ("0.5.0", "A100-80GB", "Qwen3-8B", 50.9, "rank-0"),
+    ("0.6", "H100-80GB", "Qwen3-8B", 71.2, "rank-0"),  # FSDP2 on compute capability 9.0
+    ("0.6", "H100-80GB", "Qwen3-4B", 36.2, "rank-0"),  # tied, rank 0 alone all the same
+    (None, "H100-80GB", "Qwen3-4B", 141.0, "every-rank"),
+    ("0.5.1", "H100-80GB", "Qwen3-4B", 130.5, "every-rank"),  # verl's rule: every rank for a tied model
+])
+def test_a_placed_job_s_start_up_need_is_its_release_s_in_the_product_and_the_reference(
+        tmp_path: Path, release: str | None, gpu: str, model: str, need: float, loading: str):
+    # One node of 8 GPUs with room for any release's need: the job takes all 8 without Offload (the cheapest), and
+    # `solved` checks the placement against the reference, which counts the need alike.
+    pool = {"name": "p", "gpu": gpu, "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 300}
+    [placed] = solved({"pools": [pool], "jobs": [untied_8b_job(release, model)]}, tmp_path)["placements"]
+    plan = placed["plan"]
+    assert (placed["trainer_gpus"], plan["offload"], plan["host_memory_gb"], plan["model_loading"],
+            plan["trinity_version"]) == (8, False, need, loading, release)
+    [best, *_] = enumerate_plans(CATALOG, objective="cheapest", gpu=gpu, model=model, budget_gpus=8, exact=True,
+                                 max_model_len=4096, offload=False, host_ram_gb=300, estimates=True,
+                                 trinity_version=release)
+    assert (best["host_memory_gb"], best["model_loading"], best["trinity_version"]) == (need, loading, release)
+
+
+def test_the_checker_refuses_a_placement_counted_for_another_release(tmp_path: Path):
+    # The 0.5.1 job's placement, checked as if it named no release (or 0.5.2), is wrong: its need, its loading and
+    # its release differ.
+    instance = {"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 300}],
+                "jobs": [untied_8b_job("0.5.1")]}
+    result = solved(instance, tmp_path)
+    for other in (None, "0.5.2"):
+        problems = check_placements(CATALOG, {**instance, "jobs": [untied_8b_job(other)]}, result, estimates=True)
+        assert len(problems) == 1 and "'host_memory_gb': 50.9" in problems[0] and "'model_loading': 'rank-0'" in \
+            problems[0] and f"'trinity_version': {other!r}" in problems[0]
+
+
+def test_offload_counts_the_release_s_reference_bytes_and_placed_blocks(tmp_path: Path):
+    # Qwen3-8B with Offload on 6 of a node's GPUs (2 for the rollout): 0.5.1 pins the bf16 reference model's blocks
+    # as verl 0.7 places them, rank 0 loading the model (147.8 GiB, docs/memory.md); 0.6 on A100s every rank with the
+    # fp32 reference by rows; 0.5.2 every rank with 0.5's blocks.
+    pool = {"name": "p", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 512}
+    needs, placed_needs = {}, {}
+    for release in ("0.5.1", "0.5.2", "0.6"):
+        plans = enumerate_plans(CATALOG, objective="cheapest", gpu="A100-40GB", model="Qwen3-8B", budget_gpus=6,
+                                exact=True, max_model_len=4096, offload=True, sp=1, estimates=True,
+                                trinity_version=release)
+        needs[release] = plans[0]["host_memory_gb"]
+        job = {**untied_8b_job(release), "rollout_gpus": 2}
+        [placed] = solved({"pools": [pool], "jobs": [job]}, tmp_path)["placements"]  # checked by the reference
+        placed_needs[release] = (placed["trainer_gpus"], placed["plan"]["offload"], placed["plan"]["host_memory_gb"])
+    assert needs == {"0.5.1": 147.8, "0.5.2": 235.2, "0.6": 266.0}
+    # Placed, the job trains without Offload on the 6 GPUs (SP=2), its start-up need checked against the pool's.
+    assert placed_needs == {"0.5.1": (6, False, 47.9), "0.5.2": (6, False, 200.5), "0.6": (6, False, 224.6)}
+
+
+def test_a_release_the_reference_does_not_know_is_refused():
+    assert [Release.named(name).name for name in ("v0.5.2", "0.6.0")] == ["0.5.2", "0.6.0"]
+    with pytest.raises(ValueError, match="unknown Trinity release '0.7'"):
+        Release.named("0.7")
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10_000), minimize_nodes=st.booleans(), estimates=st.booleans())
+def test_random_tiny_instances_of_several_releases_reach_the_brute_force_optimum(seed: int, minimize_nodes: bool,
+                                                                                estimates: bool, tmp_path_factory):
+    # test_cluster's random tiny instances, each job on a release drawn at random (or none): A100s load the model on
+    # every rank under 0.6, H20s on rank 0, and the pools' host memory rules out some ways under one release alone.
+    rng = random.Random(seed)
+    instance = random_instance(rng)
+    for job in instance["jobs"]:
+        release = rng.choice((None, *TRINITY_RELEASES))
+        if release is not None:
+            job["trinity_version"] = release
+    reaches_the_optimum_then_widens(instance, tmp_path_factory.mktemp("fleet"), minimize_nodes, estimates)
