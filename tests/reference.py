@@ -805,11 +805,12 @@ def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None,
 
 
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int,
-                        node_gpus: int) -> list[tuple[str, str]]:
+                        node_gpus: int, experts: str = "fused") -> list[tuple[str, str]]:
     """Where an estimated plan with `tokens` per GPU lies outside the shipped memory model's observations (its
     committed ``fit`` range, which test_memory checks that calibration reproduces), each as (code, words), the code
     docs/json.md gives it: parameters compared to 0.1B, memory to 1 GiB; a trainer on more than one node of
-    `node_gpus` GPUs too (the observations record no nodes: NCCL's memory is counted as on one)."""
+    `node_gpus` GPUs too (the observations record no nodes: NCCL's memory is counted as on one); a mixture of
+    experts' words say how its routed experts were counted (`experts`: `EXPERTS_COUNTED`)."""
     fit = load_memory_model().fit.range
     assert fit is not None, "the shipped memory model records its calibration range"
     found = []
@@ -823,8 +824,8 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
     if not fit.least_vocab_size / 1.1 <= model.vocab_size <= fit.most_vocab_size * 1.1:
         found.append(("other-vocabulary", f"a vocabulary of {model.vocab_size} (calibrated on {fit.least_vocab_size})"))
     if model.moe is not None:  # the shipped fit saw dense models only
-        found.append(("mixture-of-experts", ("a mixture of experts (calibrated on dense models; routed experts "
-                                             "counted whole, as transformers 5 holds them)")))  # transformers 5's
+        found.append(("mixture-of-experts",
+                      f"a mixture of experts (calibrated on dense models; {EXPERTS_COUNTED[experts]})"))
     if model.logit_softcapping:  # no tabled model caps its logits
         found.append(("capped-logits",
                       "capped logits (their extra copy counted from first principles, not calibrated)"))
@@ -1032,7 +1033,8 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
                   gpu_type.compute_capability),
-        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus)
+        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus,
+                                             query.experts)
                          if evidence == "estimated" else []),
         "compute_capability": gpu_type.compute_capability,  # the GPU type's, as the catalogue gives it
         "trainer_nodes": _trainer_nodes(n, query.node_gpus),
@@ -1374,7 +1376,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                         f"{predicted}")
 
     want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens,
-                                                     query.node_gpus)
+                                                     query.node_gpus, query.experts)
                                  if plan["evidence"] == "estimated" else [])
     for key, want in want_beyond.items():
         if plan.get(key) is None or list(plan[key]) != want:

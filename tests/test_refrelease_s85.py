@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 from cluster_reference import check_placements, random_instance
+from command_words import make_query
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import TRINITY_RELEASES, Release, enumerate_plans
+from reference import TRINITY_RELEASES, Release, enumerate_plans, ranked_alternatives
 from test_cluster import CATALOG, reaches_the_optimum_then_widens, solved
+
+from solver.solve import plan as solve_plan
 
 
 def untied_8b_job(release: str | None, model: str = "Qwen3-8B") -> dict:
@@ -78,6 +81,45 @@ def test_offload_counts_the_release_s_reference_bytes_and_placed_blocks(tmp_path
     assert needs == {"0.5.1": 147.8, "0.5.2": 235.2, "0.6": 266.0}
     # Placed, the job trains without Offload on the 6 GPUs (SP=2), its start-up need checked against the pool's.
     assert placed_needs == {"0.5.1": (6, False, 47.9), "0.5.2": (6, False, 200.5), "0.6": (6, False, 224.6)}
+
+
+def planned_and_referenced(**query: object) -> tuple[list[dict], list[dict]]:
+    """The solver's plans for `query` (estimates on, the best five) and the reference's best five."""
+    (answer,) = solve_plan(make_query(CATALOG, top=5, **query), CATALOG)
+    every = enumerate_plans(CATALOG, estimates=True, **query)
+    return [plan.model_dump(mode="json") for plan in answer.plans], ranked_alternatives(
+        every, CATALOG.model(str(query["model"])), CATALOG.gpu(str(query["gpu"])))[:5]
+
+
+@pytest.mark.parametrize(("release", "memory", "host"), [
+    (None, 106.98, 905.7), ("0.5", 104.66, 739.8), ("0.5.0", 104.66, 171.7), ("0.5.1", 104.66, 171.7),
+    ("0.5.2", 104.66, 739.8), ("0.6", 106.98, 337.6), ("0.6.0", 106.98, 337.6)])
+def test_a_mixture_of_experts_plans_are_the_references_under_each_release(release: str | None, memory: float,
+                                                                            host: float):
+    # Qwen3-30B-A3B on 6 H200s without Offload, a node's host memory given: the states of its routed experts as the
+    # release's transformers holds them and verl 0.7 places them (0.5's: no padding on 6 GPUs, where 0.6's whole
+    # experts pad 22 a GPU), the reference model's bytes and pinned blocks, the loading ranks, and the words saying
+    # how the experts were counted.
+    planned, referenced = planned_and_referenced(gpu="H200-141GB", model="30B-A3B", objective="cheapest",
+                                                 budget_gpus=6, exact=True, offload=False, max_model_len=8192,
+                                                 host_ram_gb=2048.0, trinity_version=release)
+    assert planned == referenced
+    assert (planned[0]["memory_gb"], planned[0]["host_memory_gb"], planned[0]["expert_layout"]) == (
+        memory, host, Release.named(release).expert_layout)
+
+
+@pytest.mark.parametrize(("release", "plans", "cautioned"), [
+    (None, 1, False), ("0.5", 1, True), ("0.5.0", 0, False), ("0.5.1", 0, False), ("0.5.2", 1, False),
+    ("0.6", 1, False)])
+def test_a_train_batch_the_gpus_do_not_divide_is_refused_or_cautioned_as_the_release_says(
+        release: str | None, plans: int, cautioned: bool):
+    # 8 GPUs at SP=2 make 4 data-parallel ranks, which divide a train batch of 12; the 8 GPUs do not, which 0.5.0 and
+    # 0.5.1 refuse, and 0.5 without its patch is cautioned of.
+    planned, referenced = planned_and_referenced(gpu="A100-80GB", model="4B", objective="cheapest", budget_gpus=8,
+                                                 exact=True, sp=2, max_model_len=8192, train_batch_size=12,
+                                                 trinity_version=release)
+    assert planned == referenced and len(planned[:1]) == plans
+    assert ["batch-divides-trainer-gpus" in plan["caution_codes"] for plan in planned[:1]] == [cautioned] * plans
 
 
 def test_a_release_the_reference_does_not_know_is_refused():
