@@ -60,6 +60,16 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   own update's peak (`breakdown(..., critic=...)`), the tables still refuting; an offloaded or reloaded critic's
   states count in host memory, per trainer GPU what Offload keeps of the actor per parameter for each of the
   critic's parameters (the model's less its untied output projection, with a one-output value head).
+- Host memory, per node of the trainer (rank 0's): at start-up the whole model in fp32 on the ranks that load it,
+  beside the reference model's pinned shards (and with Offload the actor's pinned fp32 parameters); with Offload,
+  while training, the pinned fp32 parameters and gradients, the reference model's shards and Adam's two moments;
+  each pinned shard rounded up to a power of two. With a Trinity release (`trinity_version`, `Release`): 0.5.0 and
+  0.5.1 load an untied model on rank 0 alone, 0.6 on rank 0 alone on a GPU of major compute capability 9 or more,
+  else (0.5.2, 0.5 without its patch, none named) every rank; the reference model is bf16 under 0.5, fp32 otherwise;
+  0.5's verl 0.7 places each tensor by its first dimension the GPUs divide; a mixture of experts' routed experts are
+  laid out as the release's transformers holds them (0.5.1 separate, 0.5, 0.5.0 and 0.5.2 the larger of the two,
+  else fused), on the GPUs and in host memory. 0.5.0 and 0.5.1 also need the trainer GPUs to divide a train batch,
+  and under 0.5 without its patch a plan whose GPUs do not is cautioned.
 - A plan with SP (s > 1) on a GPU type whose GPUs reach one another over PCIe is cautioned; the caution names SP 1 as
   what may train faster only where the same query, cheapest, with SP pinned to 1 at the plan's length has a plan,
   and else says that no plan without SP fits that length.

@@ -4,6 +4,7 @@ model's bytes, the pinned blocks' placement, the routed experts' layout and the 
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 
@@ -12,10 +13,20 @@ from cluster_reference import check_placements, random_instance
 from command_words import make_query
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import TRINITY_RELEASES, Release, enumerate_plans, ranked_alternatives
+from reference import (
+    TRINITY_RELEASES,
+    Release,
+    _host_need,
+    _load_need,
+    _up_to_a_tenth,
+    enumerate_plans,
+    ranked_alternatives,
+)
 from test_cluster import CATALOG, reaches_the_optimum_then_widens, solved
 
+from solver.memory import shown_host_need
 from solver.solve import plan as solve_plan
+from solver.tables import counted_expert_layout, model_loading, trinity_release
 
 
 def untied_8b_job(release: str | None, model: str = "Qwen3-8B") -> dict:
@@ -141,3 +152,26 @@ def test_random_tiny_instances_of_several_releases_reach_the_brute_force_optimum
         if release is not None:
             job["trinity_version"] = release
     reaches_the_optimum_then_widens(instance, tmp_path_factory.mktemp("fleet"), minimize_nodes, estimates)
+
+
+SHAPES = ("Qwen3-0.6B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "Qwen3-32B", "Qwen3-30B-A3B", "Qwen2.5-7B", "Qwen2.5-32B",
+          "Llama-3.1-8B", "Llama-3.1-70B")
+"""A catalogued model of each shape (the base, instruct and 2507 releases share their model's)."""
+
+
+def test_every_catalogued_shape_s_host_need_is_the_references_under_each_release():
+    # The reference writes each tensor out by name; the product counts kinds and takes the ranks from
+    # `solver.tables.model_loading`. Both ways, with and without Offload, on 6 GPUs of a node (which divide few
+    # dimensions: verl 0.7 places the tensors otherwise than by rows) and across two nodes of 8, on an A100 (every
+    # rank under 0.6) and an H100 (rank 0 under 0.6).
+    for model in map(CATALOG.model, SHAPES):
+        for release in (None, *TRINITY_RELEASES):
+            counted = Release.named(release)
+            for gpu, gpus, offload in itertools.product(("A100-80GB", "H100-80GB"), (6, 16), (False, True)):
+                capability = CATALOG.gpu(gpu).compute_capability
+                loading = model_loading(release, None, capability, offload)
+                product = shown_host_need(model, gpus, 8, offload, trinity_release("trinity_version", release), True,
+                                          0, None, counted_expert_layout(release), loading)
+                need = _host_need if offload else _load_need
+                assert product == _up_to_a_tenth(need(model, gpus, 8, None, counted, capability)), (
+                    model.name, release, gpu, gpus, offload)
