@@ -139,7 +139,7 @@ def test_a_release_the_reference_does_not_know_is_refused():
         Release.named("0.7")
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=10_000), minimize_nodes=st.booleans(), estimates=st.booleans())
 def test_random_tiny_instances_of_several_releases_reach_the_brute_force_optimum(seed: int, minimize_nodes: bool,
                                                                                 estimates: bool, tmp_path_factory):
