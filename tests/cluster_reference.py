@@ -12,7 +12,9 @@ Instance (plain dicts, as loaded from YAML)::
 `priority` defaults to 1, `required` to false (true: the job must be placed, else there is no placement),
 `pool` to any pool, `rollout_gpus` to 0, `host_ram_gb` and `train_batch_size` to
 unchecked, `critic` to "none" (else "resident", "offloaded" or "reloaded": a PPO critic its plans count, as
-`reference.enumerate_plans(..., critic=...)` does). GPU and model names may be aliases.
+`reference.enumerate_plans(..., critic=...)` does), `trinity_version` to none named (else the Trinity release
+its plans are counted for, as `reference.enumerate_plans(..., trinity_version=...)` counts them). GPU and model names
+may be aliases.
 
 Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = trainer GPUs:
 
@@ -73,7 +75,7 @@ import math
 import re
 from typing import Any
 
-from reference import _estimate_margin, _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
+from reference import Release, _estimate_margin, _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
 
 from solver.memory import margin_room
 from solver.results import trainer_spans_nodes_caution
@@ -204,27 +206,28 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, node_gpus: int,
                   estimates: bool, host_ram_gb: float | None, token_budget: str,
                   train_batch_size: int | None, margin: float | None, host_node_gpus: int,
-                  critic: str | None) -> tuple[dict, ...]:
+                  critic: str | None, trinity_version: str | None) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
             exact=True, max_model_len=length, node_gpus=node_gpus, host_node_gpus=host_node_gpus,
             estimates=estimates, host_ram_gb=host_ram_gb,
             token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size, margin=margin,
-            critic=critic,
+            critic=critic, trinity_version=trinity_version,
         )
     )
 
 
 def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, pool: dict,
            estimates: bool, token_budget: str = "default", margin: float | None = None) -> tuple[dict, ...]:
-    """enumerate_plans for the job's model, train batch and critic with exactly n trainer GPUs at length L (None: the
+    """enumerate_plans for the job's model, train batch, critic and Trinity release with exactly n trainer GPUs at length L (None: the
     longest first), best first (shared: copy to keep); a trainer on more than one node has the pool's nodes, which
     sets the host memory Offload needs per node (checked against the pool's host memory) and the counts the memory
     model estimates; estimates held to `margin` (None: the default on the card)."""
     g = pool["gpus_per_node"]
     return _plans_cached(catalog, gpu, catalog.model(job["model"]).name, n, length, g if n > g else n, estimates,
-                         pool.get("host_ram_gb"), token_budget, job.get("train_batch_size"), margin, g, _critic(job))
+                         pool.get("host_ram_gb"), token_budget, job.get("train_batch_size"), margin, g, _critic(job),
+                         job.get("trinity_version"))
 
 
 def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, estimates: bool, token_budget: str,
@@ -271,12 +274,14 @@ def _roomy_margin(catalog: Catalog, gpu: str, job: dict) -> float:
 def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
     """GiB of host memory a job takes on a node it shares, where the pool checks host memory: with Offload its
     states (or the model while it loads), without it the model while it loads, each beside the reference model's pinned
-    shards, and a critic's states where the plan's (its "critic") are held there; rounded up to a tenth, as placements
-    give it."""
+    shards, and a critic's states where the plan's (its "critic") are held there, as the Trinity release the plan
+    names (its "trinity_version") counts them on the pool's GPU; rounded up to a tenth, as placements give it."""
     if shape[0] != ONE or pool.get("host_ram_gb") is None:
         return 0.0
-    return _up_to_a_tenth((_host_need if plan["offload"] else _load_need)(catalog.model(model), n, n,
-                                                                          plan.get("critic")))
+    need = _host_need if plan["offload"] else _load_need
+    return _up_to_a_tenth(need(catalog.model(model), n, n, plan.get("critic"),
+                               Release.named(plan.get("trinity_version")),
+                               catalog.gpu(pool["gpu"]).compute_capability))
 
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False,
@@ -606,7 +611,7 @@ def check_placements(
                                    estimates=estimates, token_budget=token_budget if estimates else "default",
                                    host_ram_gb=pool.get("host_ram_gb"), train_batch_size=job.get("train_batch_size"),
                                    budget_margin=_roomy_margin(catalog, gpu, job) if stopped else None,
-                                   critic=_critic(job))
+                                   critic=_critic(job), trinity_version=job.get("trinity_version"))
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

@@ -60,6 +60,16 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   own update's peak (`breakdown(..., critic=...)`), the tables still refuting; an offloaded or reloaded critic's
   states count in host memory, per trainer GPU what Offload keeps of the actor per parameter for each of the
   critic's parameters (the model's less its untied output projection, with a one-output value head).
+- Host memory, per node of the trainer (rank 0's): at start-up the whole model in fp32 on the ranks that load it,
+  beside the reference model's pinned shards (and with Offload the actor's pinned fp32 parameters); with Offload,
+  while training, the pinned fp32 parameters and gradients, the reference model's shards and Adam's two moments;
+  each pinned shard rounded up to a power of two. With a Trinity release (`trinity_version`, `Release`): 0.5.0 and
+  0.5.1 load an untied model on rank 0 alone, 0.6 on rank 0 alone on a GPU of major compute capability 9 or more,
+  else (0.5.2, 0.5 without its patch, none named) every rank; the reference model is bf16 under 0.5, fp32 otherwise;
+  0.5's verl 0.7 places each tensor by its first dimension the GPUs divide; a mixture of experts' routed experts are
+  laid out as the release's transformers holds them (0.5.1 separate, 0.5, 0.5.0 and 0.5.2 the larger of the two,
+  else fused), on the GPUs and in host memory. 0.5.0 and 0.5.1 also need the trainer GPUs to divide a train batch,
+  and under 0.5 without its patch a plan whose GPUs do not is cautioned.
 - A plan with SP (s > 1) on a GPU type whose GPUs reach one another over PCIe is cautioned; the caution names SP 1 as
   what may train faster only where the same query, cheapest, with SP pinned to 1 at the plan's length has a plan,
   and else says that no plan without SP fits that length.
@@ -172,6 +182,79 @@ def exact_cost(weights: Weights, model: Any, gpu: Any, n: int, env: bool, offloa
     return Fraction(1, n) * (1 + w_off * r * o + c) * (1 + w_sp * (sp - 1)) * (1 + w_env * e)
 
 
+@dataclass(frozen=True)
+class Release:
+    """The Trinity release a plan is counted for (`name`: 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0; None: none named),
+    and what its counts depend on, written from docs/memory.md ("Which ranks load the model", "Host memory", a
+    mixture of experts' layouts) and docs/json.md (`batch-divides-trainer-gpus`)."""
+
+    name: str | None = None
+
+    @staticmethod
+    def named(value: str | None) -> Release:
+        """The release `value` names (a leading ``v`` dropped: ``v0.5.2`` is 0.5.2); ValueError for another."""
+        name = None if value is None else value.strip().removeprefix("v").removeprefix("V")
+        if name not in (None, *TRINITY_RELEASES):
+            raise ValueError(f"unknown Trinity release {value!r}; the reference knows {', '.join(TRINITY_RELEASES)}")
+        return Release(name)
+
+    @property
+    def minor(self) -> str | None:
+        """The minor version whose rules the release takes (0.5 or 0.6; None: none named)."""
+        return None if self.name is None else self.name[:3]
+
+    def loads_on_rank_0(self, model: Any, compute_capability: str | None) -> bool:
+        """Whether rank 0 alone of a node builds the whole model in host memory at start-up (else every rank does):
+        verl's own rule under 0.5.0 and 0.5.1, rank 0 for an untied model; never under 0.5.2 (every rank, tied or
+        not); under 0.6 with FSDP2 (the reference's plans, Offload's or 0.6's default strategy) where the GPU's major
+        compute capability is 9 or more; never with no release named or 0.5 without its patch (the most any
+        release loads)."""
+        if self.name in ("0.5.0", "0.5.1"):
+            return not model.tied_embeddings
+        if self.minor == "0.6":
+            return compute_capability is not None and int(compute_capability.split(".")[0]) >= 9
+        return False
+
+    @property
+    def reference_bytes(self) -> int:
+        """Bytes per value of the reference model's pinned shards: bf16 under 0.5 (verl 0.7's workers), fp32 under
+        0.6 and with no release named (0.6's engine, `model_dtype: fp32`)."""
+        return 2 if self.minor == "0.5" else 4
+
+    @property
+    def placed(self) -> bool:
+        """Whether FSDP2 shards each tensor as verl 0.7 places it (its first dimension the GPUs divide, else by rows,
+        padded): every 0.5 release; 0.6 and none named are counted by rows, the larger blocks."""
+        return self.minor == "0.5"
+
+    @property
+    def expert_layout(self) -> str:
+        """How the release's transformers holds a mixture of experts' routed experts: ``separate`` under 0.5.1
+        (transformers 4 alone), ``either`` under 0.5, 0.5.0 and 0.5.2 (4 or 5: the larger of the two is counted),
+        else ``fused`` (transformers 5's 3-D tensors)."""
+        if self.name == "0.5.1":
+            return "separate"
+        return "either" if self.minor == "0.5" else "fused"
+
+    @property
+    def gpus_divide_batch(self) -> bool:
+        """Whether the release refuses a train batch the trainer GPUs do not divide (0.5.0 and 0.5.1)."""
+        return self.name in ("0.5.0", "0.5.1")
+
+    @property
+    def batch_divisor(self) -> str:
+        """What must divide the train batch, as plans' cautions take it: the trainer GPUs (``gpus``: 0.5.0, 0.5.1),
+        perhaps they (``unsure``: 0.5 without its patch, whose 0.5.0 and 0.5.1 would refuse it), else the
+        data-parallel ranks alone (``ranks``)."""
+        return "gpus" if self.gpus_divide_batch else "unsure" if self.name == "0.5" else "ranks"
+
+
+TRINITY_RELEASES = ("0.5", "0.5.0", "0.5.1", "0.5.2", "0.6", "0.6.0")
+"""The Trinity releases whose rules the reference counts (`Release`)."""
+NO_RELEASE = Release()
+"""No release named: every rank loading the model, 0.6's fp32 reference model and blocks by rows."""
+
+
 def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
     problems = []
     if sp < 1:
@@ -188,11 +271,14 @@ def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
     return problems
 
 
-def _batch_problem(train_batch_size: int | None, n: int, sp: int) -> list[str]:
-    """A train batch that n GPUs at SP sp cannot split evenly over their n / sp data-parallel ranks."""
+def _batch_problem(train_batch_size: int | None, n: int, sp: int, release: Release = NO_RELEASE) -> list[str]:
+    """A train batch that n GPUs at SP sp cannot split evenly over their n / sp data-parallel ranks, or under a
+    `release` that needs it (0.5.0, 0.5.1) over the n GPUs themselves."""
     if train_batch_size is not None and n % sp == 0 and train_batch_size % (n // sp) != 0:
         return [(f"{n} GPUs at SP={sp} make {n // sp} data-parallel ranks, which do not divide the train batch of "
                  f"{train_batch_size}")]
+    if train_batch_size is not None and release.gpus_divide_batch and train_batch_size % n != 0:
+        return [f"{n} GPUs do not divide the train batch of {train_batch_size}, which Trinity {release.name} refuses"]
     return []
 
 
@@ -206,18 +292,19 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
 
 
 def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None, offload: bool,
-                      critic: str | None = None) -> list[str]:
+                      critic: str | None = None, release: Release = NO_RELEASE,
+                      compute_capability: str | None = None) -> list[str]:
     """With --host-ram: every plan loads the model into host memory at start-up (`_load_need`); Offload keeps the
     states there too, each node its trainer GPUs' share (`_host_need`), and so does an offloaded or reloaded PPO
-    `critic` its own; more than `host_ram_gb`, the need rounded up to a tenth of a GiB as plans give it, does not
-    fit."""
+    `critic` its own, each as the Trinity `release` counts it on a GPU of `compute_capability`; more than
+    `host_ram_gb`, the need rounded up to a tenth of a GiB as plans give it, does not fit."""
     if host_ram_gb is None:
         return []
     if not offload:
-        need = _up_to_a_tenth(_load_need(model, n, node_gpus, critic))
+        need = _up_to_a_tenth(_load_need(model, n, node_gpus, critic, release, compute_capability))
         problem = f"loading the model needs {need:.1f} GiB of host memory per node, more than --host-ram"
         return [f"{problem} {host_ram_gb:g}"] if need > host_ram_gb else []
-    need = _up_to_a_tenth(_host_need(model, n, node_gpus, critic))
+    need = _up_to_a_tenth(_host_need(model, n, node_gpus, critic, release, compute_capability))
     return [f"Offload needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"] \
         if need > host_ram_gb else []
 
@@ -270,9 +357,11 @@ def _estimate_margin(memory_gib: float, margin: float | None = None) -> float:
 
 @functools.cache
 def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int,
-                      env_pinned_off: bool, margin: float | None = None, critic: str | None = None) -> int:
+                      env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
+                      experts: str = "fused") -> int:
     """The longest length (up to 2**21 tokens) at which the shipped memory model, with its margin, fits this
-    setting (with a PPO `critic` beside the actor: its states where they stay on the GPU, and its own update's peak);
+    setting (with a PPO `critic` beside the actor: its states where they stay on the GPU, and its own update's peak;
+    a mixture of experts' routed experts laid out as `experts`, `Release.expert_layout`);
     0 when not even 1 token does, or the setting is not estimated (Env off, unless pinned off).
     Memory grows with the length (a tested property), so a bisection finds it."""
     memory = load_memory_model()
@@ -281,7 +370,8 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 
     def fits(length: int) -> bool:
         return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
-                         memory.coefficients, _estimate_margin(memory_gib, margin), critic=critic).fits
+                         memory.coefficients, _estimate_margin(memory_gib, margin), critic=critic,
+                         experts=experts).fits
 
     if not fits(1):
         return 0
@@ -294,13 +384,14 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 
 def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool,
                       offload: bool, sp: int, env_pinned_off: bool, margin: float | None = None,
-                      critic: str | None = None) -> int:
+                      critic: str | None = None, experts: str = "fused") -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
     (the memory model's longest, no longer than the last row of each refuting table, `_tables_asked`,
     that does not say the setting ran out of memory); one fewer where a refuting table says the setting ran out of
     memory at the longest length that takes Tc, floor(Tc x s / 2) (cells that contradict themselves); 0 when
     nothing is estimated."""
-    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic)
+    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
+                                experts)
     asked = _tables_asked(tables, n, bool(offload))
     for table, asked_offload in asked:
         if _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, longest):
@@ -323,19 +414,21 @@ def _tables_asked(tables: list[dict[int, Table]], n: int, offload: bool) -> list
 
 
 def _table_stop(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
-                sp: int, env_pinned_off: bool, margin: float | None = None, critic: str | None = None) -> int | None:
+                sp: int, env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
+                experts: str = "fused") -> int | None:
     """Where a refuting table stops the setting's estimate short of the memory model's longest: the longest L that
     `_estimated` holds at, when it does not hold at the memory model's longest; None otherwise (or when no length is
     estimated). A bisection: a length that a table says ran out of memory, so does every longer one."""
-    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic)
+    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
+                                experts)
     if not longest or _estimated(tables, the_model, memory_gib, n, env, offload, sp, longest, env_pinned_off, margin,
-                                 critic):
+                                 critic, experts):
         return None
     low, high = 0, longest  # estimated at low (0: none), not at high
     while high - low > 1:
         middle = (low + high) // 2
         estimated = _estimated(tables, the_model, memory_gib, n, env, offload, sp, middle, env_pinned_off, margin,
-                               critic)
+                               critic, experts)
         low, high = (middle, high) if estimated else (low, middle)
     return low or None
 
@@ -352,12 +445,12 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
 
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                sp: int, length: int, env_pinned_off: bool, margin: float | None = None,
-               critic: str | None = None) -> bool:
+               critic: str | None = None, experts: str = "fused") -> bool:
     """Whether the memory model vouches for the setting on n GPUs at L (with a PPO `critic`, its states and update
     counted): it fits, and no refuting table (`_tables_asked`) says the setting ran out of memory at L (the tables
     measured the actor alone: what ran out of memory without a critic does with one)."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off,
-                                        margin, critic)
+                                        margin, critic, experts)
             and not any(_ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, length)
                         for table, asked_offload in _tables_asked(tables, n, bool(offload))))
 
@@ -553,38 +646,50 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
             length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None,
-            estimated: bool, margin: float | None = None, critic: str | None = None) -> dict[str, float | None]:
+            estimated: bool, margin: float | None = None, critic: str | None = None, release: Release = NO_RELEASE,
+            compute_capability: str | None = None) -> dict[str, float | str | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
     shipped memory model (not the tables), with a PPO `critic` beside the actor where one is counted; the host memory
     a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given or a critic held in host
-    memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to."""
+    memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to. Each as the Trinity
+    `release` counts it on a GPU of `compute_capability` (`Release`)."""
     memory = load_memory_model()
     held_to = _estimate_margin(memory_gib, margin) if estimated else memory.margin
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
-                       memory.coefficients, held_to, tokens, critic=critic)
+                       memory.coefficients, held_to, tokens, critic=critic, experts=release.expert_layout)
     held = critic in ("offloaded", "reloaded")
     # What the margin keeps: its share of the memory the tightest peak may take (the step's 98%, or the usable
     # fraction).
     share = 0.98 if result.step_binds else memory.coefficients.usable_env if env else memory.coefficients.usable
+    counted = (model, n, node_gpus, critic, release, compute_capability)
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "margin_gb": held_to * share * memory_gib,
             "headroom_at_step": result.step_binds,
             "headroom_at_critic_pass": result.critic_pass_binds,
             "critic_pass_gb": None if critic is None else result.critic_pass_gib,
-            "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus, critic)) if offload
-            else _up_to_a_tenth(_load_need(model, n, node_gpus, critic)) if host_ram_gb is not None or held else None,
-            "host_critic_gb": _held_critic(model, n, critic) * min(n, node_gpus) / 2**30 if held else None,
-            "host_training_gb": _training_below_load(model, n, node_gpus, critic, bool(offload)),
+            "host_memory_gb": _up_to_a_tenth(_host_need(*counted)) if offload
+            else _up_to_a_tenth(_load_need(*counted)) if host_ram_gb is not None or held else None,
+            "host_critic_gb": _held_critic(model, n, critic, release) * min(n, node_gpus) / 2**30 if held else None,
+            "host_training_gb": _training_below_load(*counted, offload=bool(offload)),
             "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
             "lora_rank": 0,  # full fine-tuning's states
             "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
             "config_adapter": None,  # no config's
             "dpo": False, "mode_train": False,  # not DPO, no config
             "critic": critic,
-            "trinity_version": None, "expert_layout": "fused",  # no release named: 0.6's counts, transformers 5's
-            "model_loading": "every-rank",  # no release named: every rank loads the model, the most any release does
-            "experts_counted": None if model.moe is None else "routed experts counted whole, as transformers 5 holds "
-                                                              "them"}
+            "trinity_version": release.name, "expert_layout": release.expert_layout,
+            "model_loading": "rank-0" if release.loads_on_rank_0(model, compute_capability) else "every-rank",
+            "experts_counted": None if model.moe is None else EXPERTS_COUNTED[release.expert_layout]}
+
+
+EXPERTS_COUNTED = {
+    "fused": "routed experts counted whole, as transformers 5 holds them",
+    "separate": "routed experts counted separate, as Trinity 0.5.1's transformers 4 holds them",
+    "either": ("routed experts counted at the larger of Trinity 0.5's two layouts, 3-D as transformers 5 holds them "
+               "or separate as transformers 4 does, each as verl 0.7 places it"),
+}
+"""How a plan says a Qwen3 mixture of experts' routed experts were counted, by `Release.expert_layout`
+(docs/memory.md, "Calibration": what the estimates say)."""
 
 
 def _up_to_a_tenth(gib: float) -> float:
@@ -593,24 +698,38 @@ def _up_to_a_tenth(gib: float) -> float:
 
 
 @functools.cache  # a pure function of its arguments, asked about the same plans again and again
-def _pinned_fp32(model: Any, n: int) -> float:
-    """Bytes one GPU of `n` pins for a copy of the model's weights in fp32: each weight tensor's shard (rows split
-    over the `n` GPUs, rounded up), 4 bytes a value, each block rounded up to a power of two, scaled to the model's
-    own parameter count. Written out tensor by tensor, by name."""
+def _pinned(model: Any, n: int, bytes_per_value: int = 4, placed: bool = False, experts: str = "fused") -> float:
+    """Bytes one GPU of `n` pins for a copy of the model's weights, `bytes_per_value` a value: each weight tensor's
+    shard rounded up to a power of two, scaled to the model's own parameter count. A shard is the tensor's rows split
+    over the `n` GPUs, rounded up; where `placed` (verl 0.7's placement, `Release.placed`), its values split evenly
+    where the GPUs divide one of its dimensions. A mixture of experts' routed experts laid out as `experts`: ``fused``
+    (transformers 5's two 3-D tensors a layer, a row per expert), ``separate`` (transformers 4's three matrices an
+    expert) or ``either`` (the layout that pins more). Written out tensor by tensor, by name."""
+    if experts == "either":
+        return max(_pinned(model, n, bytes_per_value, placed, layout) for layout in ("fused", "separate"))
     h, d, layers = model.hidden_size, model.head_size, model.num_layers
-    tensors = {"embed_tokens": [(model.vocab_size, h)], "norm": [(h, 1)]}
+    tensors = {"embed_tokens": [((model.vocab_size, h), 1)], "norm": [((h, 1), 1)]}  # (dimensions, how many)
     if not model.tied_embeddings:
-        tensors["lm_head"] = [(model.vocab_size, h)]
+        tensors["lm_head"] = [((model.vocab_size, h), 1)]
     for layer in range(layers):
-        weights = [(model.num_attention_heads * d, h), (model.num_key_value_heads * d, h),
-                   (model.num_key_value_heads * d, h), (h, model.num_attention_heads * d), (h, 1), (h, 1), (d, 1), (d, 1)]
+        weights = [((model.num_attention_heads * d, h), 1), ((model.num_key_value_heads * d, h), 2),
+                   ((h, model.num_attention_heads * d), 1), ((h, 1), 2), ((d, 1), 2)]
         if model.moe is None:
-            weights += [(model.intermediate_size, h), (model.intermediate_size, h), (h, model.intermediate_size)]
-        else:
-            # The router, then the experts as transformers 5 holds them: gate_up_proj and down_proj, a row per expert.
+            weights += [((model.intermediate_size, h), 2), ((h, model.intermediate_size), 1)]
+        elif experts == "fused":  # the router, then gate_up_proj and down_proj
             width = model.moe.moe_intermediate_size
-            weights += [(model.moe.experts, h), (model.moe.experts, 2 * width * h), (model.moe.experts, h * width)]
+            weights += [((model.moe.experts, h), 1), ((model.moe.experts, 2 * width, h), 1),
+                        ((model.moe.experts, h, width), 1)]
+        else:  # the router, then each expert's gate_proj, up_proj and down_proj
+            width = model.moe.moe_intermediate_size
+            weights += [((model.moe.experts, h), 1), ((width, h), 2 * model.moe.experts),
+                        ((h, width), model.moe.experts)]
         tensors[f"layers.{layer}"] = weights
+
+    def shard(dimensions: tuple[int, ...]) -> int:
+        if placed and any(size % n == 0 for size in dimensions):
+            return math.prod(dimensions) // n
+        return math.ceil(dimensions[0] / n) * math.prod(dimensions[1:])
 
     def block(size: int) -> int:
         power = 1
@@ -618,9 +737,10 @@ def _pinned_fp32(model: Any, n: int) -> float:
             power *= 2
         return power
 
-    shards = [math.ceil(rows / n) * columns for weights in tensors.values() for rows, columns in weights]
-    values = sum(rows * columns for weights in tensors.values() for rows, columns in weights)
-    return sum(block(4 * shard) for shard in shards) * model.parameters_b * 1e9 / values
+    pinned = sum(block(bytes_per_value * shard(dimensions)) * count
+                 for weights in tensors.values() for dimensions, count in weights)
+    values = sum(math.prod(dimensions) * count for weights in tensors.values() for dimensions, count in weights)
+    return pinned * model.parameters_b * 1e9 / values
 
 
 def _critic_parameters(model: Any) -> float:
@@ -631,63 +751,76 @@ def _critic_parameters(model: Any) -> float:
     return model.parameters_b * 1e9 - output + model.hidden_size + 1
 
 
-def _held_critic(model: Any, n: int, critic: str | None) -> float:
+def _actor_pinned(model: Any, n: int, release: Release) -> float:
+    """Bytes one GPU of `n` pins for the actor's fp32 parameters (or its fp32 gradients) under `release`."""
+    return _pinned(model, n, 4, release.placed, release.expert_layout)
+
+
+def _held_critic(model: Any, n: int, critic: str | None, release: Release = NO_RELEASE) -> float:
     """Bytes one trainer GPU's share of a PPO critic keeps in host memory while the actor trains: for an offloaded or
     reloaded `critic`, what Offload keeps of a full fine-tuned actor per parameter (pinned fp32 parameters and
-    gradients, `_pinned_fp32` each, and Adam's two fp32 moments, 8 bytes a value) for each of the critic's
+    gradients, `_actor_pinned` each, and Adam's two fp32 moments, 8 bytes a value) for each of the critic's
     parameters; none for a resident critic, nor without one."""
     if critic not in ("offloaded", "reloaded"):
         return 0.0
     parameters = model.parameters_b * 1e9
-    return (2 * _pinned_fp32(model, n) + 8 * parameters / n) * _critic_parameters(model) / parameters
+    return (2 * _actor_pinned(model, n, release) + 8 * parameters / n) * _critic_parameters(model) / parameters
 
 
-def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None,
-                  offload: bool = True) -> tuple[float, float]:
-    """GiB of host memory a node holds at two moments, (loading, training). With Offload, training: per trainer GPU
-    on the node, pinned fp32 parameters, pinned fp32 gradients and the reference model's pinned fp32 weights (Trinity
-    0.6's) (`_pinned_fp32` each), and Adam's two fp32 moments, 8 bytes a value, and the share of a `critic` held there
-    (`_held_critic`); loading: the whole fp32 model on each of the node's ranks (no Trinity release named: the most
-    any release loads, docs/memory.md's "Which ranks load the model"), beside the node's pinned fp32 parameter and
-    reference shards. Without Offload, loading: the model beside the node's
-    pinned reference shards, which verl builds first; training: the reference shards and the critic's."""
-    pinned_fp32 = _pinned_fp32(model, n)
-    on_node = ranks = min(n, node_gpus)
+def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
+                  compute_capability: str | None = None, offload: bool = True) -> tuple[float, float]:
+    """GiB of host memory a node holds at two moments, (loading, training), under the Trinity `release` on a GPU of
+    `compute_capability`. With Offload, training: per trainer GPU on the node, pinned fp32 parameters and pinned fp32
+    gradients (`_actor_pinned` each), the reference model's pinned shards (`Release.reference_bytes` a value), Adam's
+    two fp32 moments, 8 bytes a value, and the share of a `critic` held there (`_held_critic`); loading: the whole
+    fp32 model on the node's ranks that load it (`Release.loads_on_rank_0`: one, else every trainer rank of the node;
+    with no release named every rank, the most any release loads), beside the node's pinned fp32 parameter and
+    reference shards. Without Offload, loading: the model beside the node's pinned reference shards, which verl builds
+    first; training: the reference shards and the critic's."""
+    actor = _actor_pinned(model, n, release)
+    reference = _pinned(model, n, release.reference_bytes, release.placed, release.expert_layout)
+    on_node = min(n, node_gpus)
+    loaders = 1 if release.loads_on_rank_0(model, compute_capability) else on_node
+    load = 4 * model.parameters_b * 1e9 * loaders
+    critic_held = _held_critic(model, n, critic, release)
     if offload:
-        per_gpu = 3 * pinned_fp32 + 8 * model.parameters_b * 1e9 / n + _held_critic(model, n, critic)
-        loading = 4 * model.parameters_b * 1e9 * ranks + 2 * pinned_fp32 * on_node
-        return loading / 2**30, per_gpu * on_node / 2**30
-    loading = 4 * model.parameters_b * 1e9 * ranks + pinned_fp32 * on_node
-    return loading / 2**30, (pinned_fp32 + _held_critic(model, n, critic)) * on_node / 2**30
+        per_gpu = 2 * actor + reference + 8 * model.parameters_b * 1e9 / n + critic_held
+        return (load + (actor + reference) * on_node) / 2**30, per_gpu * on_node / 2**30
+    return (load + reference * on_node) / 2**30, (reference + critic_held) * on_node / 2**30
 
 
-def _host_need(model: Any, n: int, node_gpus: int, critic: str | None = None) -> float:
+def _host_need(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
+               compute_capability: str | None = None) -> float:
     """GiB of host memory a node needs for Offload, the larger of two moments (`_host_moments`)."""
-    return max(_host_moments(model, n, node_gpus, critic))
+    return max(_host_moments(model, n, node_gpus, critic, release, compute_capability))
 
 
-def _load_need(model: Any, n: int, node_gpus: int, critic: str | None = None) -> float:
+def _load_need(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
+               compute_capability: str | None = None) -> float:
     """GiB of host memory a node needs without Offload: while verl loads the model (`_host_moments`); with a `critic`
     held in host memory, the larger of that and what training holds."""
-    loading, training = _host_moments(model, n, node_gpus, critic, offload=False)
+    loading, training = _host_moments(model, n, node_gpus, critic, release, compute_capability, offload=False)
     return max(loading, training) if critic in ("offloaded", "reloaded") else loading
 
 
-def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None, offload: bool) -> float | None:
+def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None, release: Release = NO_RELEASE,
+                         compute_capability: str | None = None, *, offload: bool) -> float | None:
     """With Offload or a critic held in host memory, where training holds less than loading takes, both as shown (up
     to a tenth of a GiB), what training holds; None otherwise (the plan's `host_training_gb`)."""
     if not offload and critic not in ("offloaded", "reloaded"):
         return None
-    loading, training = (_up_to_a_tenth(need) for need in _host_moments(model, n, node_gpus, critic, offload))
+    loading, training = (_up_to_a_tenth(need) for need in _host_moments(model, n, node_gpus, critic, release,
+                                                                        compute_capability, offload))
     return training if training < loading else None
 
 
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int,
-                        node_gpus: int) -> list[tuple[str, str]]:
+                        node_gpus: int, experts: str = "fused") -> list[tuple[str, str]]:
     """Where an estimated plan with `tokens` per GPU lies outside the shipped memory model's observations (its
     committed ``fit`` range, which test_memory checks that calibration reproduces), each as (code, words), the code
     docs/json.md gives it: parameters compared to 0.1B, memory to 1 GiB; a trainer on more than one node of
-    `node_gpus` GPUs too (the observations record no nodes: NCCL's memory is counted as on one)."""
+    `node_gpus` GPUs too (the observations record no nodes: NCCL's memory is counted as on one); a mixture of
+    experts' words say how its routed experts were counted (`experts`: `EXPERTS_COUNTED`)."""
     fit = load_memory_model().fit.range
     assert fit is not None, "the shipped memory model records its calibration range"
     found = []
@@ -701,8 +834,8 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
     if not fit.least_vocab_size / 1.1 <= model.vocab_size <= fit.most_vocab_size * 1.1:
         found.append(("other-vocabulary", f"a vocabulary of {model.vocab_size} (calibrated on {fit.least_vocab_size})"))
     if model.moe is not None:  # the shipped fit saw dense models only
-        found.append(("mixture-of-experts", ("a mixture of experts (calibrated on dense models; routed experts "
-                                             "counted whole, as transformers 5 holds them)")))  # transformers 5's
+        found.append(("mixture-of-experts",
+                      f"a mixture of experts (calibrated on dense models; {EXPERTS_COUNTED[experts]})"))
     if model.logit_softcapping:  # no tabled model caps its logits
         found.append(("capped-logits",
                       "capped logits (their extra copy counted from first principles, not calibrated)"))
@@ -767,6 +900,18 @@ class Query:
     """A PPO critic trained beside the actor ("resident", "offloaded" or "reloaded"; None: none): the memory model
     counts it, no cell vouches for a plan (the tables measured the actor alone; they still refute), and an offloaded
     or reloaded one's states count in host memory."""
+    trinity_version: str | None = None
+    """The Trinity release the plans are counted for (`Release.named`; None: none named)."""
+
+    @property
+    def release(self) -> Release:
+        """`trinity_version` as the reference counts it."""
+        return Release.named(self.trinity_version)
+
+    @property
+    def experts(self) -> str:
+        """How the release lays out a mixture of experts' routed experts (`Release.expert_layout`)."""
+        return self.release.expert_layout
 
     def cell_evidence(self, tables: dict[int, Table], the_model: Any, n: int, env: bool, offload: bool, sp: int,
                       length: int, refuting: list[dict[int, Table]]) -> tuple[str, Any] | None:
@@ -818,24 +963,25 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
             continue
         for e in _pinned_values(query.env, [False, True]):
             for o in _pinned_values(query.offload, [False, True]):
-                if _host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic):
+                if _host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic,
+                                     query.release, gpu_type.compute_capability):
                     continue
                 for s in _pinned_values(query.sp, list(range(1, n + 1))):
                     if (_sp_rule_problems(the_model, n, s) or _node_problem(n, s, query.node_gpus)
-                            or _batch_problem(query.train_batch_size, n, s)):
+                            or _batch_problem(query.train_batch_size, n, s, query.release)):
                         continue
                     longest = 0 if not query.estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env, query.margin,
-                        query.critic)
+                        query.critic, query.experts)
                     most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                    query.without_env, query.margin, query.critic) \
+                                                    query.without_env, query.margin, query.critic, query.experts) \
                         if query.estimates and query.token_budget == "auto" else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
                     # rows), the estimate's grid, and at the default budget where a table stops the estimate.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
                     stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env,
-                                       query.margin, query.critic) \
+                                       query.margin, query.critic, query.experts) \
                         if query.estimates and query.token_budget == "default" else None
                     lengths = sorted(rows | set(range(1024, reach + 1, 1024)) | ({stop} if stop else set())) \
                         if objective == "max_len" else [query.max_model_len]
@@ -844,7 +990,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         tokens = _max_token_len_per_gpu(length, s)
                         if found is None and query.estimates and _estimated(
                                 refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                                query.margin, query.critic):
+                                query.margin, query.critic, query.experts):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
@@ -895,8 +1041,10 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         "evidence": evidence,
         "source": None if source is None else _cited(source, catalog, gpu_type, the_model),
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
-                  query.host_ram_gb, evidence == "estimated", query.margin, query.critic),
-        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus)
+                  query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
+                  gpu_type.compute_capability),
+        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus,
+                                             query.experts)
                          if evidence == "estimated" else []),
         "compute_capability": gpu_type.compute_capability,  # the GPU type's, as the catalogue gives it
         "trainer_nodes": _trainer_nodes(n, query.node_gpus),
@@ -905,7 +1053,8 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
     plan["cautions"], plan["caution_codes"] = _cautions(plan, the_model, gpu_type, query.train_batch_size,
                                                         None if query.host_ram_gb is not None else "--host-ram",
                                                         query.node_gpus, query.margin, query.host_node_gpus,
-                                                        _fits_without_sp(catalog, query, gpu_type, sp, length))
+                                                        _fits_without_sp(catalog, query, gpu_type, sp, length),
+                                                        query.release)
     plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
     return plan
 
@@ -960,9 +1109,9 @@ def _is_int(value: Any) -> bool:
 def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
               unchecked_host_ram: str | None, node_gpus: int,
               margin: float | None = None, host_node_gpus: int | None = None,
-              fits_without_sp: bool | None = None) -> tuple[list[str], list[str]]:
-    """The words of `plan`'s cautions and their codes, as the planner gives them (shared: see the module's docstring;
-    `check_plan` checks the codes against the words)."""
+              fits_without_sp: bool | None = None, release: Release = NO_RELEASE) -> tuple[list[str], list[str]]:
+    """The words of `plan`'s cautions and their codes, as the planner gives them for the Trinity `release` (shared:
+    see the module's docstring; `check_plan` checks the codes against the words)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
     memory = load_memory_model()
     setting = Setting(env=plan["env"], offload=plan["offload"], sp=plan["sp"])
@@ -971,7 +1120,8 @@ def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
                                              unchecked_host_ram=unchecked_host_ram,
                                              node_gpus=host_node_gpus or node_gpus,
                                              node_gpus_given=host_node_gpus is not None,
-                                             fits_without_sp=fits_without_sp)
+                                             fits_without_sp=fits_without_sp, version=release.minor,
+                                             batch_divisor=release.batch_divisor)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
 
 
@@ -989,7 +1139,8 @@ def _gathered_shortfall_gib(model: Any) -> float:
 
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
                       parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
-                      over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None) -> list[str]:
+                      over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None,
+                      batch_over_gpus: bool = False) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (on a card of at most 48 GiB too: its default margin holds back the GiB such a card
@@ -997,7 +1148,8 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     layers may take beyond the fit, `_gathered_shortfall_gib`), one on a single GPU exactly where the guide
     strongly advises more (one GPU of at most 80 GiB, for a model of 4B parameters or more or more than 20480
     tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
-    8, ..., one on host memory exactly where an Offload plan needs more than 128 GiB per GPU of a node of
+    8, ..., one on the trainer GPUs exactly where they do not divide a train batch that a release named may refuse so
+    (`batch_over_gpus`: Trinity 0.5 without its patch), one on host memory exactly where an Offload plan needs more than 128 GiB per GPU of a node of
     `host_node_gpus` (None: the node size not given, per trainer GPU on a node of `node_gpus`) and no host memory was
     given, one on SP over PCIe exactly where SP is above 1 on a GPU type whose
     GPUs reach one another `over_pcie`, one on the interconnect exactly where SP is above 1 on a GPU type whose
@@ -1026,7 +1178,10 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
         problems.append(f"a single-GPU caution {'given' if single else 'missing'} ({plan.get('gpus')!r} GPUs, "
                         f"{parameters_b}B parameters, {length!r} tokens, {memory_gib} GiB)")
     ranks = plan["gpus"] // plan["sp"] if _is_int(plan.get("gpus")) and _is_int(plan.get("sp")) and plan["sp"] else 1
-    uneven = any("data-parallel ranks" in caution for caution in cautions)
+    over_gpus = any(BATCH_OVER_GPUS in caution for caution in cautions)
+    if over_gpus != batch_over_gpus:
+        problems.append(f"a caution on a train batch the GPUs do not divide {'given' if over_gpus else 'missing'}")
+    uneven = any("data-parallel ranks" in caution and BATCH_OVER_GPUS not in caution for caution in cautions)
     if uneven != (not batch_given and ranks not in {2**k for k in range(17)}):
         problems.append(f"a data-parallel caution {'given' if uneven else 'missing'} ({ranks} ranks)")
     host = any(caution.startswith("Offload needs ") for caution in cautions)
@@ -1049,6 +1204,8 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     return problems
 
 
+BATCH_OVER_GPUS = "trainer GPUs, which Trinity 0.5.0 and 0.5.1 refuse"
+"""The words of a caution that the trainer GPUs do not divide the train batch (`batch-divides-trainer-gpus`)."""
 CAUTION_CODES_BY_WORDS = (
     ("YaRN factor ", "YaRN on a model that is not Qwen's", "yarn-unvalidated-model"),
     ("YaRN factor ", "", "past-validated-length"),
@@ -1058,6 +1215,7 @@ CAUTION_CODES_BY_WORDS = (
     ("", "GiB to spare where the estimate extrapolates", "thin-headroom"),
     ("Offload needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
     ("one trainer GPU: ", "", "single-gpu-advised-against"),
+    ("", BATCH_OVER_GPUS, "batch-divides-trainer-gpus"),
     ("", "data-parallel ranks", "uneven-data-parallel"),
     ("beyond the native ", "with no RoPE scaling to reach it", "past-native-no-yarn"),
     ("beyond the native ", "RoPE scaling", "past-native-on-own-scaling"),
@@ -1103,7 +1261,10 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                                   host_ram_given=query.host_ram_gb is not None, node_gpus=query.node_gpus,
                                   over_pcie=gpu_type.interconnect == "pcie",
                                   link_stated=gpu_type.interconnect is not None,
-                                  host_node_gpus=query.host_node_gpus)
+                                  host_node_gpus=query.host_node_gpus,
+                                  batch_over_gpus=query.release.batch_divisor == "unsure"
+                                  and query.train_batch_size is not None and _is_int(plan["gpus"]) and plan["gpus"] > 0
+                                  and query.train_batch_size % plan["gpus"] != 0)
 
     n = plan["gpus"]
     e = plan["env"]
@@ -1155,14 +1316,15 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     # The SP rules.
     problems.extend(_sp_rule_problems(the_model, n, s))
     problems.extend(_node_problem(n, s, query.node_gpus))
-    problems.extend(_batch_problem(query.train_batch_size, n, s))
+    problems.extend(_batch_problem(query.train_batch_size, n, s, query.release))
     problems.extend(_rollout_problem(n, query.rollout_gpus or 0, query.node_gpus))
     if not _rollout_problem(n, query.rollout_gpus or 0, query.node_gpus):
         layout = _layout(n, query.rollout_gpus, query.node_gpus)
         if (plan["nodes"], plan["rollout_gpus"]) != (layout["nodes"], layout["rollout_gpus"]):
             problems.append(f"nodes/rollout_gpus {plan['nodes']}/{plan['rollout_gpus']}, expected "
                             f"{layout['nodes']}/{layout['rollout_gpus']}")
-    problems.extend(_host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic))
+    problems.extend(_host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic,
+                                      query.release, gpu_type.compute_capability))
 
     # Pins.
     for name, pin, value in (("sp", query.sp, s), ("env", query.env, e), ("offload", query.offload, o)):
@@ -1175,7 +1337,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"max_model_len={length} but {query.max_model_len} was asked for")
     elif plan["evidence"] == "estimated":
         stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env, query.margin,
-                           query.critic) if query.token_budget == "default" else None
+                           query.critic, query.experts) if query.token_budget == "default" else None
         if length % 1024 and length != stop:
             problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid), nor where a "
                             "table stops the estimate")
@@ -1190,10 +1352,11 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     if estimated and query.token_budget == "auto" and plan["evidence"] == "estimated" and \
             query.cell_evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
             not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                           budget_margin, query.critic) and \
+                           budget_margin, query.critic, query.experts) and \
             length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                               query.without_env, budget_margin, query.critic))
+                                                               query.without_env, budget_margin, query.critic,
+                                                               query.experts))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
@@ -1215,14 +1378,15 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
 
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
-                        query.host_ram_gb, plan["evidence"] == "estimated", query.margin, query.critic)
+                        query.host_ram_gb, plan["evidence"] == "estimated", query.margin, query.critic,
+                        query.release, gpu_type.compute_capability)
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
                         f"{predicted}")
 
     want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens,
-                                                     query.node_gpus)
+                                                     query.node_gpus, query.experts)
                                  if plan["evidence"] == "estimated" else [])
     for key, want in want_beyond.items():
         if plan.get(key) is None or list(plan[key]) != want:
@@ -1250,7 +1414,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         )
     else:
         if lowered is None and not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length,
-                                              query.without_env, query.margin, query.critic):
+                                              query.without_env, query.margin, query.critic, query.experts):
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")

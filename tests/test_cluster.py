@@ -791,8 +791,12 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
         "reason_code": "no-way-to-run",
                                                        "pools": pool_codes(("h100", "no-layout-beside-rollout", None)),
                                                        "fits_with": [], "trinity_version": "0.6"}]
-    # Nodes that hold every rank's load (the reference checker counts no release's) place the 8 GPUs.
+    # Nodes that hold the 8 GPUs' Offload need under 0.6 place them; with no release named they would need 1280.
+    instance["pools"][0]["host_ram_gb"] = 672
+    assert [(p["trainer_gpus"], p["plan"]["host_memory_gb"], p["plan"]["model_loading"])
+            for p in solved(instance, tmp_path)["placements"]] == [(8, 664.2, "rank-0")]
     del instance["jobs"][0]["trinity_version"]
+    assert solved(instance, tmp_path)["placements"] == []
     instance["pools"][0]["host_ram_gb"] = 1280
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
@@ -3943,12 +3947,6 @@ def test_an_at_least_job_asked_again_at_the_yarn_ceiling_keeps_its_train_batch(t
             placement["plan"]["max_model_len"], placement["plan"]["cautions"]) == (8, 8, False, 131072, [])
 
 
-def placed_as_json(instance: dict, tmp_path: Path) -> dict:
-    """`place`'s JSON for the instance, unwidened, for jobs that name their Trinity release, which the reference
-    checker (`solved`'s) does not count."""
-    return json.loads(place(fleet_of(instance, tmp_path), catalog=CATALOG, widen=False).model_dump_json())
-
-
 def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpus_that_split_it(tmp_path: Path):
     # Qwen3-8B at 4096 tokens beside 2 rollout GPUs on a node of 8 A100-40GBs whose 128 GB of host memory hold no
     # Offload: 6 trainer GPUs alone train it there (SP=2: 3 data-parallel ranks; SP=1, with 0.88 GiB to spare at
@@ -3958,11 +3956,10 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
     # memory (for 1 GPU) and the batch (for 6). Both jobs run Trinity 0.5.1, whose rank 0 alone loads the untied 8B
     # (verl's rule): with every rank loading (no release named) 6 GPUs without Offload need 224.6 GiB, more than 1
     # with it (162.6 under 0.5.1's bf16 reference, 183.0 with 0.6's fp32 one), so no host memory would keep the case.
-    # The reference checker counts no release's loading: the placement is checked by its figures here instead.
     pool = {"name": "a100", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 128}
     free = {"name": "free", "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 2, "trinity_version": "0.5.1"}
     batched = {**free, "name": "batched", "train_batch_size": 256}
-    result = placed_as_json({"pools": [pool], "jobs": [free, batched]}, tmp_path)
+    result = solved({"pools": [pool], "jobs": [free, batched]}, tmp_path, widen=False)
     host = ("1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than the "
             "pool's host_ram_gb of 128 GiB")
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"], p["plan"]["host_memory_gb"] <= 128)
@@ -3986,7 +3983,7 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
     # asked once per job shape, and the batch is part of it.
     free["rollout_gpus"] = batched["rollout_gpus"] = 3
     for jobs in ([free, batched], [batched, free]):
-        result = placed_as_json({"pools": [pool], "jobs": jobs}, tmp_path)
+        result = solved({"pools": [pool], "jobs": jobs}, tmp_path, widen=False)
         assert result["placements"] == [] and {u["job"]: u["reason"] for u in result["unplaced"]} == {
             name: f"a100: with 3 rollout GPUs, no trainer GPU count that trains it ({fewest} at the fewest) has a "
                   f"layout on its 1 node of 8 GPUs ({host}{least}); with rollout_gpus: {fewer}, a trainer of {fewest} "
