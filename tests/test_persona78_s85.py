@@ -1,0 +1,81 @@
+"""A researcher checking and patching their own Trinity configs (persona78, s85): Qwen3-14B DPO with LoRA on one
+node of 8 H100s. The summary's `apply` row offers `--write FILE` only where --write takes the options asked with
+(not with `--gpus`, `--node-gpus` or `--train-batch-size` at odds with the config, nor `--minimize gpus`, which
+--write refuses); under `--minimize gpus` the verdict on a config's Env-off settings does not say the plan on fewer
+GPUs ranks first for Env or counts fewer micro-batches (it ranks first for its GPUs; per-GPU budgets over 2 and 8
+GPUs do not compare)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DPO_14B = """\
+# DPO on Qwen3-14B with LoRA; one node of 8 x H100
+mode: train
+algorithm: {algorithm_type: dpo}
+model:
+  model_path: Qwen/Qwen3-14B
+  max_prompt_tokens: 4096
+  max_response_tokens: 28672
+  max_model_len: ${oc.env:MAX_LEN,32768}
+  lora_configs: [{name: dpo, lora_rank: 32, lora_alpha: 64}]
+cluster: {node_num: 1, gpu_per_node: 8}
+buffer: {train_batch_size: 64}
+trainer:
+  trainer_strategy: fsdp2
+  ulysses_sequence_parallel_size: 4
+  trainer_config:
+    actor_rollout_ref:
+      actor:
+        ppo_micro_batch_size_per_gpu: 1
+        fsdp_config: &off {param_offload: true, optimizer_offload: true, offload_policy: true}
+      ref: {fsdp_config: *off}
+"""
+"""persona78's DPO config: Offload + SP=4 on its 8 trainer GPUs, which trains by estimate without Env."""
+
+WRITE_OFFERED = "--write FILE writes a copy of dpo14b.yaml with the plan applied"
+
+
+@pytest.fixture
+def dpo_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    monkeypatch.delenv("MAX_LEN", raising=False)
+    config = tmp_path / "dpo14b.yaml"
+    config.write_text(DPO_14B, encoding="utf-8")
+    return config
+
+
+def _apply_row(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith("apply "))
+
+
+@pytest.mark.parametrize("options", [("--gpus", "16"), ("--minimize", "gpus"), ("--node-gpus", "4"),
+                                     ("--train-batch-size", "32")])
+def test_apply_offers_no_write_that_would_be_refused(cli, dpo_config: Path, options: tuple[str, str]):
+    status, out, _ = cli("--from-config", str(dpo_config), "--gpu", "h100", *options)
+    assert status == 0 and _apply_row(out) == (
+        "apply          the lines below (dotted keys; --emit trinity writes YAML)")
+    refused, _, err = cli("--from-config", str(dpo_config), "--gpu", "h100", *options,
+                          "--write", str(dpo_config.with_name("patched.yaml")))
+    assert refused == 2 and err.startswith("solve: error: ") and "--write keeps" in err
+    assert not dpo_config.with_name("patched.yaml").exists()
+
+
+@pytest.mark.parametrize("options", [(), ("--gpus", "8"), ("--node-gpus", "8"), ("--train-batch-size", "64")])
+def test_apply_offers_write_where_it_takes_the_options(cli, dpo_config: Path, options: tuple[str, ...]):
+    status, out, _ = cli("--from-config", str(dpo_config), "--gpu", "h100", *options)
+    assert status == 0 and _apply_row(out).endswith(f"; {WRITE_OFFERED}")
+    written = dpo_config.with_name("patched.yaml")
+    assert cli("--from-config", str(dpo_config), "--gpu", "h100", *options, "--write", str(written))[0] == 0
+    assert written.exists()
+
+
+def test_minimize_gpus_verdict_does_not_blame_env_or_micro_batches(cli, dpo_config: Path):
+    status, out, _ = cli("--from-config", str(dpo_config), "--gpu", "h100", "--minimize", "gpus")
+    verdict = " ".join(out.split("\n  but: ")[0].split())
+    assert status == 0 and "on 2 of 8 GPUs (6 unused)" in out
+    assert verdict.endswith("8 GPUs (calibrated up to 6)).")
+    assert "did not rank" not in out and "micro-batches, which the cost" not in verdict
+
