@@ -3,13 +3,15 @@ node of 8 H100s. The summary's `apply` row offers `--write FILE` only where --wr
 (not with `--gpus`, `--node-gpus` or `--train-batch-size` at odds with the config, nor `--minimize gpus`, which
 --write refuses); under `--minimize gpus` the verdict on a config's Env-off settings does not say the plan on fewer
 GPUs ranks first for Env or counts fewer micro-batches (it ranks first for its GPUs; per-GPU budgets over 2 and 8
-GPUs do not compare)."""
+GPUs do not compare); --write's warning on an anchored length that a role's budget repeats, in a mapping `<<:`
+merges into others, says the merged places take the patched value (it said they stayed at the old one)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+import yaml
 
 DPO_14B = """\
 # DPO on Qwen3-14B with LoRA; one node of 8 x H100
@@ -79,3 +81,51 @@ def test_minimize_gpus_verdict_does_not_blame_env_or_micro_batches(cli, dpo_conf
     assert verdict.endswith("8 GPUs (calibrated up to 6)).")
     assert "did not rank" not in out and "micro-batches, which the cost" not in verdict
 
+
+
+GRPO_ANCHORED = """\
+algorithm: {algorithm_type: grpo, repeat_times: 8}
+model:
+  model_path: Qwen/Qwen3-14B
+  max_prompt_tokens: 2048
+  max_response_tokens: 63488
+  max_model_len: &len 65536
+  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960, rope_theta: 1000000}
+cluster: {node_num: 2, gpu_per_node: 8}
+buffer: {batch_size: 32}
+explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 2}}
+trainer:
+  trainer_strategy: fsdp2
+  ulysses_sequence_parallel_size: 4
+  max_token_len_per_gpu: *len
+  trainer_config:
+    actor_rollout_ref:
+      actor: &role
+        ppo_max_token_len_per_gpu: *len
+      ref:
+        <<: *role
+    critic:
+      <<: *role
+"""
+"""persona78's GRPO config: the length's anchor repeated as the token budgets, the actor's mapping merged into the
+ref's and the (left over) critic's."""
+
+
+def test_write_says_a_merged_alias_of_the_length_follows_the_mapping_it_merges(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
+    config, written = tmp_path / "grpo.yaml", tmp_path / "patched.yaml"
+    config.write_text(GRPO_ANCHORED, encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.6.0",
+                         "--write", str(written))
+    roles = "trainer.trainer_config.actor_rollout_ref"
+    assert status == 0 and (
+        f"solve: warning: {written}: model.max_model_len is the anchor &len, which other keys repeat (*len): the "
+        f"patch sets trainer.max_token_len_per_gpu to 16384 and {roles}.actor.ppo_max_token_len_per_gpu to 16384 and "
+        f"{roles}.ref.ppo_max_token_len_per_gpu to 16384 and trainer.trainer_config.critic.ppo_max_token_len_per_gpu "
+        "to 16384, written out (no longer *len), and leaves it at 65536\n") in err
+    patched = yaml.safe_load(written.read_text(encoding="utf-8"))
+    sections = patched["trainer"]["trainer_config"]
+    assert patched["model"]["max_model_len"] == 65536 and [
+        sections["actor_rollout_ref"]["ref"]["ppo_max_token_len_per_gpu"],
+        sections["critic"]["ppo_max_token_len_per_gpu"]] == [16384, 16384]
