@@ -1502,6 +1502,12 @@ class Plan(Frozen):
         return {"lora_rank": self.lora_rank, **{key: value for key, value in targets.items() if value is not None}}
 
     @property
+    def without_rollout(self) -> bool:
+        """Whether the run has no rollout (vLLM) engines: DPO (Trinity trains it in mode train alone), a config of
+        mode train (`mode_train`), or none kept for it (`rollout_gpus` 0)."""
+        return self.dpo or self.mode_train or self.rollout_gpus == 0
+
+    @property
     def dpo_mode_unset(self) -> bool:
         """Whether the run trains DPO (`dpo`) without a config of mode train (`mode_train`): a fragment for it whose
         keys leave the mode says the mode and batch Trinity's DPO needs (`solver.trinity.fragment.DPO_MODE_NOTE`)."""

@@ -4,7 +4,8 @@ node of 8 H100s. The summary's `apply` row offers `--write FILE` only where --wr
 --write refuses); under `--minimize gpus` the verdict on a config's Env-off settings does not say the plan on fewer
 GPUs ranks first for Env or counts fewer micro-batches (it ranks first for its GPUs; per-GPU budgets over 2 and 8
 GPUs do not compare); --write's warning on an anchored length that a role's budget repeats, in a mapping `<<:`
-merges into others, says the merged places take the patched value (it said they stayed at the old one)."""
+merges into others, says the merged places take the patched value (it said they stayed at the old one); the YaRN
+note of a run without a rollout says the key reaches no model there on Trinity 0.6 with verl 0.8 or later."""
 
 from __future__ import annotations
 
@@ -129,3 +130,24 @@ def test_write_says_a_merged_alias_of_the_length_follows_the_mapping_it_merges(
     assert patched["model"]["max_model_len"] == 65536 and [
         sections["actor_rollout_ref"]["ref"]["ppo_max_token_len_per_gpu"],
         sections["critic"]["ppo_max_token_len_per_gpu"]] == [16384, 16384]
+
+
+def test_yarn_note_of_a_run_without_a_rollout_says_it_reaches_no_model(cli, dpo_config: Path):
+    # DPO at 98304 tokens: no rollout (vLLM) takes model.rope_scaling, and on Trinity 0.6 with verl 0.8 or later
+    # neither does the trainer; the note said it reached the rollout.
+    longer = dpo_config.read_text(encoding="utf-8").replace("28672", "94208").replace("${oc.env:MAX_LEN,32768}",
+                                                                                        "98304")
+    dpo_config.write_text(longer, encoding="utf-8")
+    written = dpo_config.with_name("patched.yaml")
+    status, _, err = cli("--from-config", str(dpo_config), "--gpu", "h100", "--write", str(written))
+    assert status == 0 and (
+        f"solve: note: {written}: model.rope_scaling reaches no model of this run (it has no rollout) on Trinity 0.6 "
+        "with verl 0.8 or later: the trainer's model reads the checkpoint's config.json alone: to train with YaRN, add "
+        "the same rope_scaling there, the way Qwen's model cards add theirs (memory is the same either way)\n") in err
+    assert "reaches the rollout" not in err
+    status, out, _ = cli("--model", "14B", "--len", "96k", "--gpu", "h100", "--dpo", "--emit", "trinity")
+    comment = " ".join(line.removeprefix("# ") for line in out.splitlines() if line.startswith("# "))
+    assert status == 0 and "# model.rope_scaling reaches no model of this run (it has no rollout) on Trinity 0.6" in out
+    assert "reaches the rollout" not in comment
+    status, out, _ = cli("--model", "14B", "--len", "96k", "--gpu", "h100", "--rollout-gpus", "2", "--emit", "trinity")
+    assert status == 0 and "# model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8" in out

@@ -625,18 +625,18 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
     interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
     ``trainer``, which 0.5 refuses), a length no sequence uses or prompts take (`length_note`), the roles' and the
-    critic's own token budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach (`YARN_TRAINER`), a
-    lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm,
+    critic's own token budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach
+    (`yarn_trainer_words`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm,
     with the word on its other variable, `rocm_env_note`)."""
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
     from solver.rules import one_sequence_per_micro_batch, token_budget
     from solver.trinity import (
         ROLE_KEYS_IGNORED,
-        YARN_TRAINER,
         kept_interpolated_keys,
         kept_interpolations,
         keys_05_refuses_why,
         load_config_mapping,
+        yarn_trainer_words,
     )
     from solver.trinity.plan_keys import own_budget_changes
 
@@ -660,7 +660,7 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
                      f"ceil(2 x {best.max_model_len} / {best.sp}) = {token_budget(best.max_model_len, best.sp)}: "
                      f"{undone}")
     if best.rope_scaling_factor is not None and args.trinity_version != "0.5":
-        notes.append(f"solve: note: {args.write}: {YARN_TRAINER}")
+        notes.append(f"solve: note: {args.write}: {yarn_trainer_words(not best.without_rollout)}")
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`
         when = env_when(spans_nodes(best, node_gpus))  # as the summary's apply lines say it
         rocm_note = f". {rocm_env_note()}" if rocm else ""
