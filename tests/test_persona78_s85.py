@@ -5,7 +5,8 @@ node of 8 H100s. The summary's `apply` row offers `--write FILE` only where --wr
 GPUs ranks first for Env or counts fewer micro-batches (it ranks first for its GPUs; per-GPU budgets over 2 and 8
 GPUs do not compare); --write's warning on an anchored length that a role's budget repeats, in a mapping `<<:`
 merges into others, says the merged places take the patched value (it said they stayed at the old one); the YaRN
-note of a run without a rollout says the key reaches no model there on Trinity 0.6 with verl 0.8 or later."""
+note of a run without a rollout says the key reaches no model there on Trinity 0.6 with verl 0.8 or later; a
+release given to `--trinity` (or by `--release`) is told --trinity-version, not --emit trinity."""
 
 from __future__ import annotations
 
@@ -151,3 +152,19 @@ def test_yarn_note_of_a_run_without_a_rollout_says_it_reaches_no_model(cli, dpo_
     assert "reaches the rollout" not in comment
     status, out, _ = cli("--model", "14B", "--len", "96k", "--gpu", "h100", "--rollout-gpus", "2", "--emit", "trinity")
     assert status == 0 and "# model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8" in out
+
+
+@pytest.mark.parametrize("argv", [("--trinity", "0.6"), ("--trinity=v0.5.1",), ("--release", "0.6"),
+                                  ("--trinity-release", "0.5.1")])
+def test_a_release_given_by_another_name_is_told_trinity_version(cli, argv: tuple[str, ...]):
+    status, out, err = cli("--model", "14B", "--len", "32k", "--gpu", "h100", *argv)
+    assert (status, out) == (2, "") and err.endswith(
+        f"solve: error: unrecognized arguments: {' '.join(argv)} (did you mean --trinity-version?)\n")
+    status, _, err = cli("memory", "--model", "14B", "--len", "32k", "--gpu", "h100", "--gpus", "8", *argv)
+    assert status == 2 and err.endswith("(did you mean --trinity-version?)\n")
+
+
+def test_trinity_alone_is_still_told_emit_trinity(cli):
+    status, _, err = cli("--model", "14B", "--len", "32k", "--gpu", "h100", "--trinity", "--json")
+    assert status == 2 and err.endswith(
+        "solve: error: unrecognized arguments: --trinity (did you mean --emit trinity?)\n")
