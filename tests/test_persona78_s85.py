@@ -6,7 +6,8 @@ GPUs ranks first for Env or counts fewer micro-batches (it ranks first for its G
 GPUs do not compare); --write's warning on an anchored length that a role's budget repeats, in a mapping `<<:`
 merges into others, says the merged places take the patched value (it said they stayed at the old one); the YaRN
 note of a run without a rollout says the key reaches no model there on Trinity 0.6 with verl 0.8 or later; a
-release given to `--trinity` (or by `--release`) is told --trinity-version, not --emit trinity."""
+release given to `--trinity` (or by `--release`) is told --trinity-version, not --emit trinity; Trinity's and verl's
+key names (`--max-token-len-per-gpu`, `--param-offload`) are told the option that gives them."""
 
 from __future__ import annotations
 
@@ -168,3 +169,13 @@ def test_trinity_alone_is_still_told_emit_trinity(cli):
     status, _, err = cli("--model", "14B", "--len", "32k", "--gpu", "h100", "--trinity", "--json")
     assert status == 2 and err.endswith(
         "solve: error: unrecognized arguments: --trinity (did you mean --emit trinity?)\n")
+
+
+@pytest.mark.parametrize(("argv", "meant"), [
+    (("--max-token-len-per-gpu", "16384"), "--token-budget"), (("--max_token_len_per_gpu=8192",), "--token-budget"),
+    (("--param-offload",), "--offload"), (("--offload_policy",), "--offload"),
+    (("--expandable-segments",), "--env")])
+def test_trinity_and_verl_key_names_are_told_the_option(cli, argv: tuple[str, ...], meant: str):
+    status, _, err = cli("--model", "14B", "--len", "32k", "--gpu", "h100", *argv)
+    assert status == 2 and err.endswith(
+        f"solve: error: unrecognized arguments: {' '.join(argv)} (did you mean {meant}?)\n")
