@@ -57,8 +57,8 @@ def _apply_row(out: str) -> str:
 
 
 @pytest.mark.parametrize("options", [("--gpus", "16"), ("--minimize", "gpus"), ("--node-gpus", "4"),
-                                     ("--train-batch-size", "32")])
-def test_apply_offers_no_write_that_would_be_refused(cli, dpo_config: Path, options: tuple[str, str]):
+                                     ("--train-batch-size", "32"), ("--total-gpus", "16", "--rollout-gpus", "0")])
+def test_apply_offers_no_write_that_would_be_refused(cli, dpo_config: Path, options: tuple[str, ...]):
     status, out, _ = cli("--from-config", str(dpo_config), "--gpu", "h100", *options)
     assert status == 0 and _apply_row(out) == (
         "apply          the lines below (dotted keys; --emit trinity writes YAML)")

@@ -123,9 +123,11 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
 
 
 def write_refused(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> bool:
-    """Whether --write would refuse to patch --from-config's `config` as these options plan it: its cluster or its
-    train batch, which the copy keeps, at odds with theirs (the summary then offers no --write)."""
-    return bool(_write_cluster_refusal(args, objective, config) or _write_batch_refusal(args, config))
+    """Whether --write would refuse to patch --from-config's `config` as these options plan it: its cluster (or
+    --total-gpus, which `solver.cli.planner` refuses beside --write) or its train batch, which the copy keeps, at odds
+    with theirs (the summary then offers no --write)."""
+    return bool(args.total_gpus is not None or _write_cluster_refusal(args, objective, config)
+                or _write_batch_refusal(args, config))
 
 
 def _write_batch_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
