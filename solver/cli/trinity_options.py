@@ -200,8 +200,9 @@ def _write_cluster_refusal(args: argparse.Namespace, objective: Objective, confi
             return (f"{unsaid}: drop --minimize gpus and give them with --gpus N (or use --out FILE for a fragment "
                     "with its own cluster)")
         return f"{unsaid}: give them with --gpus N" if args.gpus is None else None
-    keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {counted(config.trainer_gpus, 'GPU')}"
-             ", so the plan must use exactly that many")
+    trainer = counted(config.trainer_gpus, "GPU")
+    keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {trainer}, so the plan must use "
+             "exactly that many")
     if objective == "min_gpus":
         return f"{keeps}: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)"
     if args.gpus is not None and args.gpus != config.trainer_gpus:
@@ -628,8 +629,8 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
     ``trainer``, which 0.5 refuses), a length no sequence uses or prompts take (`length_note`), the roles' and the
     critic's own token budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach
-    (`yarn_trainer_words`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm,
-    with the word on its other variable, `rocm_env_note`)."""
+    (`yarn_trainer_words`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config
+    key can carry (on ROCm, with the word on its other variable, `rocm_env_note`)."""
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
     from solver.rules import one_sequence_per_micro_batch, token_budget
     from solver.trinity import (
