@@ -1507,6 +1507,12 @@ class Plan(Frozen):
         return {"lora_rank": self.lora_rank, **{key: value for key, value in targets.items() if value is not None}}
 
     @property
+    def without_rollout(self) -> bool:
+        """Whether the run has no rollout (vLLM) engines: DPO (Trinity trains it in mode train alone), a config of
+        mode train (`mode_train`), or none kept for it (`rollout_gpus` 0)."""
+        return self.dpo or self.mode_train or self.rollout_gpus == 0
+
+    @property
     def dpo_mode_unset(self) -> bool:
         """Whether the run trains DPO (`dpo`) without a config of mode train (`mode_train`): a fragment for it whose
         keys leave the mode says the mode and batch Trinity's DPO needs (`solver.trinity.fragment.DPO_MODE_NOTE`)."""
@@ -2251,11 +2257,12 @@ def _dearer(answer: Answer, current: CurrentSettings, query: Query) -> str:
     why that plan ranks first and what differs, in sentences after a space ("" otherwise: a longer plan's cost is
     its length's). Estimates keep Env on unless --no-env (`estimates_setting`), so the config's were no candidate;
     where the plan differs in Env alone, Env's ranking weight is all its cost adds. A token budget that
-    differs too (the config's own lowered one; the plan's, the most that fits) the cost does not count. Options are
-    named as `query`'s names do."""
+    differs too (the config's own lowered one; the plan's, the most that fits) the cost does not count. Under
+    --minimize gpus a plan on fewer GPUs ranks first for that alone, as the answer's heading says: "" there too.
+    Options are named as `query`'s names do."""
     own, best = current.plan, answer.plans[0] if answer.plans else None
     if (own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env
-            or best.max_model_len != own.max_model_len):
+            or best.max_model_len != own.max_model_len or query.objective == "min_gpus" and best.gpus < own.gpus):
         return ""
     costs = f"{best.cost:.4g} against {own.cost:.4g}"
     if (best.offload, best.sp, best.gpus) != (own.offload, own.sp, own.gpus):

@@ -44,8 +44,13 @@ MEANT = {
     **dict.fromkeys(("--gpus-per-node", "--gpu-per-node", "--nproc-per-node"), ("--node-gpus",)),
     **dict.fromkeys(("--ulysses", "--ulysses-sp", "--ulysses-sequence-parallel-size", "--sequence-parallel",
                      "--sp-size"), ("--sp",)),
+    **dict.fromkeys(("--max-token-len-per-gpu", "--ppo-max-token-len-per-gpu", "--log-prob-max-token-len-per-gpu"),
+                    ("--token-budget",)),
+    **dict.fromkeys(("--param-offload", "--optimizer-offload", "--offload-policy", "--fsdp-offload"), ("--offload",)),
+    "--expandable-segments": ("--env",),
     **dict.fromkeys(("--model-name", "--model-path", "--model-name-or-path", "--models"), ("--model",)),
     **dict.fromkeys(("--trinity", "--emit-trinity"), ("--emit trinity", "--emit-dir")),
+    **dict.fromkeys(("--release", "--trinity-release"), ("--trinity-version",)),
     "--emit": ("--emit-dir",),
     **dict.fromkeys(("--output", "--output-file"), ("--out",)),
     **dict.fromkeys(("--config", "--trinity-config"), ("--from-config",)),
@@ -91,6 +96,17 @@ def _options_named(argv: Sequence[str]) -> Iterator[tuple[str, str]]:
     ``=`` (``--len=8k``: ``--len``)."""
     for word in itertools.takewhile(lambda word: word != "--", argv):
         yield word, word.split("=", 1)[0]
+
+
+def _options_valued(argv: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """Each option `_options_named` names in `argv`, with the value it would take: after its ``=``, else the next
+    word ("" at the end)."""
+    for at, (word, option) in enumerate(_options_named(argv)):
+        yield option, word[len(option) + 1:] if word != option else argv[at + 1] if at + 1 < len(argv) else ""
+
+
+RELEASE_WORD = re.compile(r"v?\d+\.\d+(\.\d+)?\S*")
+"""A word that names a release (``0.6``, ``v0.5.1``): given to an unknown ``--trinity``, it means --trinity-version."""
 
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -166,8 +182,8 @@ class Parser(argparse.ArgumentParser):
         if rest and rest != ["--"]:  # a last ``--`` ends the options (POSIX): none follows, no word is left
             options = [option for word, option in _options_named(rest) if word.startswith("-")]  # -V too: --version
             close = [hint for option in options if (hint := self._option_hint(option))]
-            if meant_format := self._format_meant(rest):
-                close.insert(0, f" (did you mean {meant_format}?)")
+            if meant_value := self._format_meant(rest) or self._release_meant(rest):
+                close.insert(0, f" (did you mean {meant_value}?)")
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, f" (did you mean {command}?)")  # ``solve --gpu h100 memory``: the command first
             after_options = f" (after --, no word is an option, and {self.prog} takes none there)"
@@ -202,13 +218,21 @@ class Parser(argparse.ArgumentParser):
     def _format_meant(self, rest: list[str]) -> str | None:
         """The option that gives the format an unknown output option of another tool names (``--output json``,
         ``-o=yaml``: `OUTPUT_OPTIONS`, `FORMATS_MEANT`), where this command has one; else None."""
-        for at, (word, option) in enumerate(_options_named(rest)):
-            value = word[len(option) + 1:] if word != option else rest[at + 1] if at + 1 < len(rest) else ""
+        for option, value in _options_valued(rest):
             if option.lower() in OUTPUT_OPTIONS:
                 meant = self._meant_by(value.lower(), self._option_string_actions, FORMATS_MEANT)
                 if meant:
                     return meant[0]
         return None
+
+    def _release_meant(self, rest: list[str]) -> str | None:
+        """--trinity-version, where this command has it and an unknown ``--trinity`` is given a release (``--trinity
+        0.6``), not the --emit trinity its name alone means (`MEANT`); else None."""
+        if "--trinity-version" not in self._option_string_actions:
+            return None
+        named = any(option.lower() == "--trinity" and RELEASE_WORD.fullmatch(value)
+                    for option, value in _options_valued(rest))
+        return "--trinity-version" if named else None
 
     def _flag(self, option: str) -> argparse.Action | None:
         """The action of this command's `option` where it is a flag, which takes no value (--json, --env, --no-widen;

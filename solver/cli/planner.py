@@ -69,6 +69,7 @@ from solver.cli.trinity_options import (
     local_model,
     read_config_file,
     with_apply,
+    write_refused,
     write_trinity,
 )
 from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_TOP, NODE_GPUS, QueryError, counted, counted_critic
@@ -250,7 +251,8 @@ def _answer(args: argparse.Namespace) -> int:
     if args.json:  # each best plan's settings, as --emit writes them
         answers = with_apply(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus, config)
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
-    _print_planner(args, answers, fragments, query, catalog, cells, config_keys)
+    unwritable = args.write is not None or config is not None and write_refused(args, objective, config)
+    _print_planner(args, answers, fragments, query, catalog, cells, config_keys, unwritable)
     note_added_model("solve", catalog, added)
     note_replaced_yarn_factor("solve", catalog.model(query.model), (
         answer.plans[0].rope_scaling_factor for answer in answers
@@ -329,10 +331,11 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
 
 def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[Fragment | None],
                    query: Query, catalog: Catalog, cells: Sequence[tuple[Path, GpuType]],
-                   config_keys: Mapping[str, ConfigApplied]) -> None:
+                   config_keys: Mapping[str, ConfigApplied], unwritable: bool) -> None:
     """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view (with, per GPU type, what its
-    apply lines say of the --from-config, `config_keys`), with the --cells optimism note on stderr, a line for each
-    file written and the --cells notes (`note_cells_elsewhere`)."""
+    apply lines say of the --from-config, `config_keys`, and, unless `unwritable` (written already, or --write would
+    refuse these options), that --write applies the plan to a copy), with the --cells optimism note on stderr, a line
+    for each file written and the --cells notes (`note_cells_elsewhere`)."""
     from solver.render import answers_json, answers_view
     if cells and (note := _optimism_note([gpu_type for _, gpu_type in cells], catalog, answers, query)):
         print_note(note)
@@ -341,7 +344,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
     elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:
-        view = answers_view(answers, query, catalog, args.trinity_version, writing=args.write is not None,
+        view = answers_view(answers, query, catalog, args.trinity_version, writing=unwritable,
                             config_keys=config_keys)
         console = print_view(view, "solve")
         for written in (args.out, args.write):

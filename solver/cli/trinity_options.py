@@ -107,8 +107,8 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
                            where=f"{_config_file(args)}: ", why=_not_found_locally(config))
     if objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
         raise QueryError(f"{_config_file(args)}: no model.max_model_len to plan for: give --len L (or --maximize len)")
-    if args.write:
-        _check_write_keeps_gpus(args, objective, config)
+    if args.write and (refusal := _write_cluster_refusal(args, objective, config)):
+        raise QueryError(refusal)
     if args.write or args.out or args.emit:
         _check_write_keeps_model(args, catalog, config)
     from solver.query import CONFIG_DPO_SOURCE, check_dpo_rollout
@@ -118,10 +118,26 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives the rollout "
                          f"{counted(config.rollout_gpus, 'GPU')} (its engines times their GPUs each): "
                          "drop --rollout-gpus")
-    if args.write and args.train_batch_size not in (None, config.train_batch_size) and config.train_batch_size:
-        raise QueryError(f"--train-batch-size {args.train_batch_size}: {args.from_config} gives a train batch of "
-                         f"{config.train_batch_size} ({config.train_batch_source}), which --write keeps: drop "
-                         "--train-batch-size, or change the config's batch first")
+    if args.write and (refusal := _write_batch_refusal(args, config)):
+        raise QueryError(refusal)
+
+
+def write_refused(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> bool:
+    """Whether --write would refuse to patch --from-config's `config` as these options plan it: its cluster (or
+    --total-gpus, which `solver.cli.planner` refuses beside --write) or its train batch, which the copy keeps, at odds
+    with theirs (the summary then offers no --write)."""
+    return bool(args.total_gpus is not None or _write_cluster_refusal(args, objective, config)
+                or _write_batch_refusal(args, config))
+
+
+def _write_batch_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
+    """Why --write refuses a --train-batch-size other than the batch the config sets, which the copy keeps; None
+    where it takes it."""
+    if args.train_batch_size in (None, config.train_batch_size) or not config.train_batch_size:
+        return None
+    return (f"--train-batch-size {args.train_batch_size}: {args.from_config} gives a train batch of "
+            f"{config.train_batch_size} ({config.train_batch_source}), which --write keeps: drop "
+            "--train-batch-size, or change the config's batch first")
 
 
 def engines_note(engines: RolloutEngines, model: str, gpu: GpuType, prefix: str = "solve: note: ") -> str | None:
@@ -173,31 +189,30 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
                          f"{made} would give it another model's plan; drop {flag}")
 
 
-def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> None:
-    """--write changes the plan's keys, not the config's cluster: the plan must use the trainer GPUs the
-    config gives it (or, for a config that does not say, that --gpus gives), on its nodes."""
+def _write_cluster_refusal(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> str | None:
+    """Why --write refuses these options: it changes the plan's keys, not the config's cluster, so the plan must use
+    the trainer GPUs the config gives it (or, for a config that does not say, that --gpus gives), on its nodes; None
+    where they keep to that."""
     if config.trainer_gpus is None:
         unsaid = (f"--write keeps {args.from_config}'s cluster, which does not say how many GPUs the trainer gets (no "
                   "cluster.gpu_per_node)")
         if objective == "min_gpus":  # the count is the question: a plan on fewer GPUs would not be the config's
-            raise QueryError(f"{unsaid}: drop --minimize gpus and give them with --gpus N (or use --out FILE for a "
-                             "fragment with its own cluster)")
-        if args.gpus is None:
-            raise QueryError(f"{unsaid}: give them with --gpus N")
-        return
-    trainer_gpus = config.trainer_gpus
-    keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {counted(trainer_gpus, 'GPU')}, "
-             "so the plan must use exactly that many")
+            return (f"{unsaid}: drop --minimize gpus and give them with --gpus N (or use --out FILE for a fragment "
+                    "with its own cluster)")
+        return f"{unsaid}: give them with --gpus N" if args.gpus is None else None
+    trainer = counted(config.trainer_gpus, "GPU")
+    keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {trainer}, so the plan must use "
+             "exactly that many")
     if objective == "min_gpus":
-        raise QueryError(f"{keeps}: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)")
-    if args.gpus is not None and args.gpus != trainer_gpus:
-        raise QueryError(f"{keeps}: drop --gpus {args.gpus} or change the config's cluster "
-                         "(or use --out FILE for a fragment with its own cluster)")
+        return f"{keeps}: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)"
+    if args.gpus is not None and args.gpus != config.trainer_gpus:
+        return (f"{keeps}: drop --gpus {args.gpus} or change the config's cluster (or use --out FILE for a fragment "
+                "with its own cluster)")
     if args.node_gpus is not None and args.node_gpus != config.node_gpus:
-        raise QueryError(f"--node-gpus {args.node_gpus}: --write keeps {args.from_config}'s cluster, whose nodes have "
-                         f"{config.node_gpus} GPUs (cluster.gpu_per_node), so the plan must lay out the trainer on "
-                         "those: drop --node-gpus or change the config's cluster (or use --out FILE for a fragment "
-                         "with its own cluster)")
+        return (f"--node-gpus {args.node_gpus}: --write keeps {args.from_config}'s cluster, whose nodes have "
+                f"{config.node_gpus} GPUs (cluster.gpu_per_node), so the plan must lay out the trainer on those: drop "
+                "--node-gpus or change the config's cluster (or use --out FILE for a fragment with its own cluster)")
+    return None
 
 
 def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
@@ -613,18 +628,18 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
     interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
     ``trainer``, which 0.5 refuses), a length no sequence uses or prompts take (`length_note`), the roles' and the
-    critic's own token budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach (`YARN_TRAINER`), a
-    lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm,
-    with the word on its other variable, `rocm_env_note`)."""
+    critic's own token budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach
+    (`yarn_trainer_words`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config
+    key can carry (on ROCm, with the word on its other variable, `rocm_env_note`)."""
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
     from solver.rules import one_sequence_per_micro_batch, token_budget
     from solver.trinity import (
         ROLE_KEYS_IGNORED,
-        YARN_TRAINER,
         kept_interpolated_keys,
         kept_interpolations,
         keys_05_refuses_why,
         load_config_mapping,
+        yarn_trainer_words,
     )
     from solver.trinity.plan_keys import own_budget_changes
 
@@ -648,7 +663,7 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
                      f"ceil(2 x {best.max_model_len} / {best.sp}) = {token_budget(best.max_model_len, best.sp)}: "
                      f"{undone}")
     if best.rope_scaling_factor is not None and args.trinity_version != "0.5":
-        notes.append(f"solve: note: {args.write}: {YARN_TRAINER}")
+        notes.append(f"solve: note: {args.write}: {yarn_trainer_words(not best.without_rollout)}")
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`
         when = env_when(spans_nodes(best, node_gpus))  # as the summary's apply lines say it
         rocm_note = f". {rocm_env_note()}" if rocm else ""

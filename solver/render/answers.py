@@ -67,7 +67,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
                  *, writing: bool = False, config_keys: Mapping[str, ConfigApplied] | None = None) -> Group:
     """Per answer: what was asked, the best plan in full (or why there is none; its config keys for the Trinity
     release `version` where given; for a config read with --from-config, how --write applies it, unless `writing`
-    already, and what its apply lines say of the config, `config_keys` per GPU type), then the ranking."""
+    already or unable to, for options --write refuses, and what its apply lines say of the config, `config_keys` per
+    GPU type), then the ranking."""
     model, names = catalog.model(query.model), query.option_names
     renderables: list[Any] = []
     for answer in answers:

@@ -48,7 +48,6 @@ _EXPORTS = {
     "CHECK_PLACEHOLDER": "solver.trinity.patch",
     "ROLE_KEYS_IGNORED": "solver.trinity.keys",
     "TRINITY_06_OFFLOAD": "solver.trinity.keys",
-    "YARN_TRAINER": "solver.trinity.keys",
     "ConfigError": "solver.trinity.keys",
     "EngineError": "solver.trinity.settings",
     "PatchedConfig": "solver.trinity.patch",
@@ -89,6 +88,7 @@ _EXPORTS = {
     "trinity_config_problems": "solver.trinity.checks",
     "trinity_fragment": "solver.trinity.fragment",
     "unused_length": "solver.trinity.reader",
+    "yarn_trainer_words": "solver.trinity.keys",
 }
 __all__ = [*_EXPORTS]  # noqa: PLE0604 (strings: the keys of _EXPORTS)
 
@@ -108,13 +108,13 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.fragment import trinity_fragment as trinity_fragment
     from solver.trinity.keys import ROLE_KEYS_IGNORED as ROLE_KEYS_IGNORED
     from solver.trinity.keys import TRINITY_06_OFFLOAD as TRINITY_06_OFFLOAD
-    from solver.trinity.keys import YARN_TRAINER as YARN_TRAINER
     from solver.trinity.keys import ConfigError as ConfigError
     from solver.trinity.keys import critic_budget_note as critic_budget_note
     from solver.trinity.keys import keys_05_refuses as keys_05_refuses
     from solver.trinity.keys import keys_05_refuses_why as keys_05_refuses_why
     from solver.trinity.keys import keys_05_refuses_words as keys_05_refuses_words
     from solver.trinity.keys import trainer_level_offload as trainer_level_offload
+    from solver.trinity.keys import yarn_trainer_words as yarn_trainer_words
     from solver.trinity.patch import CHECK_PLACEHOLDER as CHECK_PLACEHOLDER
     from solver.trinity.patch import PatchedConfig as PatchedConfig
     from solver.trinity.patch import aliases_written_out as aliases_written_out

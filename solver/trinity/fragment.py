@@ -56,7 +56,7 @@ from solver.tables import (
     counted_release,
     host_ram_argument,
 )
-from solver.trinity.keys import LORA_CONFIGS, YARN_TRAINER, written_for_05_comment, yaml_flow
+from solver.trinity.keys import LORA_CONFIGS, written_for_05_comment, yaml_flow, yarn_trainer_words
 from solver.trinity.plan_keys import (
     COMMENT_WIDTH,
     PlanKey,
@@ -289,7 +289,8 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
         _long_length_note(model, plan.max_model_len)
         if LONG_LENGTH_VARIABLE[0] in environment or model.beyond_native_on_own_scaling(plan.max_model_len)
         or model.beyond_native_no_yarn(plan.max_model_len) else [],
-        [f"# {YARN_TRAINER}."] if plan.rope_scaling_factor is not None and options.version != "0.5" else [],
+        [f"# {yarn_trainer_words(not plan.without_rollout)}."]
+        if plan.rope_scaling_factor is not None and options.version != "0.5" else [],
         _whole_nodes_note(plan.gpus, node_gpus)  # where no cluster section says it
         if options.rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus else [],
         _shared_gpus_note(shared_gpus, environment) if shared_gpus else [],

@@ -404,11 +404,17 @@ def sp_key_in_effect(config: Mapping[str, Any], version: TrinityVersion | None) 
     return actor if version == "0.5" and value_at(config, actor) is not None else TRAINER_SP_KEY
 
 
-YARN_TRAINER = ("model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the "
-                "trainer, whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same "
-                "rope_scaling there, the way Qwen's model cards add theirs (memory is the same either way)")
-"""Where a config's YaRN takes effect: Trinity 0.6's verl 0.8 path hands it to vLLM only (before 0.6, and on older
-verl, the trainer gets it too)."""
+def yarn_trainer_words(rollout: bool) -> str:
+    """Where a config's YaRN takes effect: Trinity 0.6's verl 0.8 path hands it to vLLM only (before 0.6, and on older
+    verl, the trainer gets it too), so in a run without a `rollout` (DPO, mode train) it reaches no model there."""
+    reach = ("reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the trainer, whose model reads"
+             if rollout else
+             "reaches no model of this run (it has no rollout) on Trinity 0.6 with verl 0.8 or later: the trainer's "
+             "model reads")
+    train = "to train with YaRN too" if rollout else "to train with YaRN"
+    return (f"model.rope_scaling {reach} the checkpoint's config.json alone: {train}, add the same rope_scaling there, "
+            "the way Qwen's model cards add theirs (memory is the same either way)")
+
 
 
 def rope_type_key(rope_scaling: Any) -> str:

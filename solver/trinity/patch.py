@@ -1535,9 +1535,19 @@ def _anchored_value_words(data: CommentedMap, scalar: Any, anchor: str, written:
     """What the patch does at each place of the anchored `scalar` (``&anchor``, `old` as written) in `data`, which it
     changes but does not set to one value everywhere (`written`, `_written_places`): the places it sets get their
     values written out (an alias of them goes); those it removes (`removed`: keys Trinity 0.5 refuses) go; those it
-    leaves keep `old`, and the anchor moves to the first of them where it leaves its own key."""
+    leaves keep `old`, and the anchor moves to the first of them where it leaves its own key. A place a ``<<`` merge
+    brings in, where the patch does not set it there, takes what it does in the mapping it comes from
+    (`_merge_source`)."""
     anchor_path, *alias_paths = _paths_to(data, scalar)
-    new = {path: written.get((id(value_at(data, path[:-1])), path[-1])) for path in (anchor_path, *alias_paths)}
+
+    def new_value(path: tuple[str, ...]) -> Any:  # set at the place, else in the mapping whose own key it reads
+        node = value_at(data, path[:-1])
+        while (value := written.get((id(node), path[-1]))) is None and isinstance(node, CommentedMap) and (
+                path[-1] not in node._ok):
+            node = _merge_source(node, path[-1])
+        return value
+
+    new = {path: new_value(path) for path in (anchor_path, *alias_paths)}
     named = {path: "it" if path == anchor_path else ".".join(path) for path in new}
     sets = [f"{named[path]} to {yaml_flow(value)}" for path, value in new.items() if value is not None]
     removes = [named[path] for path, value in new.items() if value is None and path in removed]
