@@ -25,6 +25,7 @@ from solver.tables import (
     empty_name,
     length_forms,
     mib_as_gb_hint,
+    names_a_stream,
     read_host_ram,
     shown_number,
     thousands_of_tokens,
@@ -176,17 +177,13 @@ def path_argument(kind: PathKind) -> Callable[[str], Path]:
     return parse
 
 
-STANDARD_STREAM_PATH = re.compile(r"^/(dev/(stdout|stderr|stdin|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
-"""Names of the process's own streams: written by rename, they would replace what the stream is redirected to."""
-
-
 def output_path(text: str) -> Path:
     """An argparse type: the name of a file to write (not a folder's, ``out/``, nor a standard stream's,
     ``/dev/stdout``)."""
     path = path_argument("file to write")(text)
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {text!r}")
-    if STANDARD_STREAM_PATH.match(os.path.normpath(text)):
+    if names_a_stream(text):
         raise argparse.ArgumentTypeError(f"expected a file name, got {text} (what it would write goes to standard "
                                          "output without the option)")
     return path

@@ -1,0 +1,76 @@
+"""An SRE wrapping ``solve`` in CI and cron jobs (persona77, s85): files read from standard input, and the files of two
+options that are one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import qwen3_8b_checkpoint
+
+FLEET = """pools:
+  - {name: h100, gpu: H100, nodes: 1, gpus_per_node: 8}
+jobs:
+  - {name: tuned, model_config: ckpt/config.json, max_model_len: 16384}
+"""
+TRINITY_CONFIG = "model: {model_path: Qwen/Qwen3-4B, max_model_len: 4096}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+
+
+def solve(folder: Path, *argv: str, given: str) -> subprocess.CompletedProcess[str]:
+    """``solve argv`` run in `folder` with `given` on its standard input, through a pipe."""
+    return subprocess.run([sys.executable, "-m", "solver", *argv], input=given, cwd=folder, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+needs_dev_stdin = pytest.mark.skipif(not Path("/dev/stdin").exists(), reason="no /dev/stdin on this system")
+
+
+@needs_dev_stdin
+@pytest.mark.parametrize("fleet", ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"])
+def test_a_fleet_on_standard_input_names_model_configs_from_the_working_directory(tmp_path: Path, fleet: str):
+    if not Path(fleet).exists():
+        pytest.skip(f"no {fleet} on this system")
+    qwen3_8b_checkpoint(tmp_path / "ckpt", _name_or_path="acme/tuned-8b")
+    ran = solve(tmp_path, "cluster", fleet, "--json", given=FLEET)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["placements"][0]["job"] == "tuned"
+
+
+def test_a_fleet_in_a_file_still_names_model_configs_from_its_own_folder(tmp_path: Path):
+    qwen3_8b_checkpoint(tmp_path / "fleets" / "ckpt", _name_or_path="acme/tuned-8b")
+    (tmp_path / "fleets" / "fleet.yaml").write_text(FLEET, encoding="utf-8")
+    ran = solve(tmp_path, "cluster", "fleets/fleet.yaml", "--json", given="")
+    assert ran.returncode == 0, ran.stderr
+    missing = solve(tmp_path / "fleets", "cluster", "/dev/stdin", "--json", given=FLEET.replace("ckpt/", "gone/"))
+    assert (missing.returncode, missing.stderr.splitlines()) == (2, [(
+        "solve cluster: error: /dev/stdin: job tuned, model_config: gone/config.json: cannot read: No such file or "
+        "directory")])
+
+
+@needs_dev_stdin
+@pytest.mark.parametrize(("argv", "given", "named"), [
+    (["--from-config", "/dev/stdin", "--cells", "/dev/stdin", "--gpu", "h100"], TRINITY_CONFIG,
+     "--from-config /dev/stdin and --cells /dev/stdin"),
+    (["cluster", "/dev/stdin", "--current", "/dev/fd/0"], FLEET, "the cluster file /dev/stdin and --current /dev/fd/0"),
+    (["--model-config", "/dev/stdin", "--weights", "/dev/stdin", "--len", "8k"], "{}",
+     "--weights /dev/stdin and --model-config /dev/stdin"),
+])
+def test_two_options_reading_standard_input_are_refused_before_either_reads_it(
+        tmp_path: Path, argv: list[str], given: str, named: str):
+    ran = solve(tmp_path, *argv, given=given)
+    command = "solve cluster" if argv[0] == "cluster" else "solve"
+    assert (ran.returncode, ran.stdout, ran.stderr.splitlines()) == (2, "", [(
+        f"{command}: error: {named} name one file: each option reads a file of its own kind, and standard input "
+        "is read once: give each its own file")])
+
+
+def test_two_options_naming_one_file_are_refused(tmp_path: Path):
+    (tmp_path / "trinity.yaml").write_text(TRINITY_CONFIG, encoding="utf-8")
+    (tmp_path / "link.yaml").symlink_to("trinity.yaml")
+    ran = solve(tmp_path, "--from-config", "trinity.yaml", "--cells", "link.yaml", "--gpu", "h100", given="")
+    assert (ran.returncode, ran.stderr.splitlines()) == (2, [(
+        "solve: error: --from-config trinity.yaml and --cells link.yaml name one file: each option reads a file of "
+        "its own kind: give each its own file")])
