@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import qwen3_8b_checkpoint
+from test_smallslips24_s77 import Cli
 
 FLEET = """pools:
   - {name: h100, gpu: H100, nodes: 1, gpus_per_node: 8}
@@ -74,3 +75,17 @@ def test_two_options_naming_one_file_are_refused(tmp_path: Path):
     assert (ran.returncode, ran.stderr.splitlines()) == (2, [(
         "solve: error: --from-config trinity.yaml and --cells link.yaml name one file: each option reads a file of "
         "its own kind: give each its own file")])
+
+
+@pytest.mark.parametrize(("argv", "written"), [
+    (["--model", "4B", "--len", "32k", "--no-color"], "--no-color"),
+    (["--model", "4B", "--len", "32k", "--color", "never"], "--color never"),
+    (["map", "--color=never"], "--color=never"),
+    (["tables", "--nocolour"], "--nocolour"),
+])
+def test_a_colour_option_of_another_tool_is_told_the_environment_variables(cli: Cli, argv: list[str], written: str):
+    status, out, err = cli(*argv)
+    command = f"solve {argv[0]}" if argv[0] in ("map", "tables") else "solve"
+    assert (status, out, err.splitlines()[-1]) == (2, "", (
+        f"{command}: error: unrecognized arguments: {written} (colour follows the environment, not an option: "
+        "NO_COLOR=1 turns a terminal's off, and FORCE_COLOR=1 turns it on in a pipe, which otherwise gets none)"))

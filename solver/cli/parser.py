@@ -113,6 +113,14 @@ TENSOR_PARALLEL = ("--tp", "--tp-size", "--tensor-parallel", "--tensor-parallel-
 command with --sp says what splits its long sequences instead (not --top, a typo away from --tp)."""
 
 
+COLOUR_OPTIONS = ("--color", "--colour", "--colors", "--colours", "--no-color", "--no-colour", "--no-colors",
+                  "--no-colours", "--monochrome")
+"""Other tools' options for colour (``ls --color=never``, ``--no-color``): rft-solver takes it from the environment."""
+COLOUR_HINT = (" (colour follows the environment, not an option: NO_COLOR=1 turns a terminal's off, and FORCE_COLOR=1 "
+               "turns it on in a pipe, which otherwise gets none)")
+"""The guess for one of `COLOUR_OPTIONS`."""
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage on errors: the problem, not the whole synopsis; options only by their whole
     names (argparse's prefixes made `solve cluster --emit trinity` write the configs into ./trinity, as --emit-dir)."""
@@ -190,6 +198,8 @@ class Parser(argparse.ArgumentParser):
             return (" (the trainer rft-solver plans, verl's FSDP, has no tensor parallelism: Ulysses SP splits each "
                     "sequence over --sp S GPUs instead; the rollout's tensor parallelism is its own, "
                     "explorer.rollout_model.tensor_parallel_size)")
+        if spelled in COLOUR_OPTIONS:
+            return COLOUR_HINT
         opposite = _opposite(spelled)
         takes_no_value = getattr(self._option_string_actions.get(opposite), "nargs", None) == 0  # --help's too
         if option.startswith("--") and takes_no_value and self._flag(spelled) is None:
