@@ -89,3 +89,16 @@ def test_a_colour_option_of_another_tool_is_told_the_environment_variables(cli: 
     assert (status, out, err.splitlines()[-1]) == (2, "", (
         f"{command}: error: unrecognized arguments: {written} (colour follows the environment, not an option: "
         "NO_COLOR=1 turns a terminal's off, and FORCE_COLOR=1 turns it on in a pipe, which otherwise gets none)"))
+
+
+@pytest.mark.parametrize(("given", "meant"), [("500ms", ": 500ms is 0.5 seconds, give 0.5"),
+                                              ("2 milliseconds", ": 2 milliseconds is 0.002 seconds, give 0.002"),
+                                              ("10sec", ": 10sec is 10 seconds, give 10"),
+                                              ("30 Seconds", ": 30 Seconds is 30 seconds, give 30"),
+                                              ("2min", ": 2min is 120 seconds, give 120"),
+                                              ("0.0000001ms", ""), ("0sec", "")])
+def test_a_time_limit_in_another_unit_is_refused_with_the_seconds_meant(cli: Cli, given: str, meant: str):
+    # A cron job's 500ms or 10sec (systemd's units) was refused without the seconds, as minutes and hours were not.
+    status, out, err = cli("--model", "8B", "--time-limit", given)
+    assert (status, out, err.splitlines()[-1]) == (
+        2, "", f"solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got {given!r}{meant}")
