@@ -102,3 +102,30 @@ def test_a_time_limit_in_another_unit_is_refused_with_the_seconds_meant(cli: Cli
     status, out, err = cli("--model", "8B", "--time-limit", given)
     assert (status, out, err.splitlines()[-1]) == (
         2, "", f"solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got {given!r}{meant}")
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["--model", "4B", "--len", "8k", "-o", "plan.yaml"],
+     "solve: error: unrecognized arguments: -o plan.yaml (did you mean --out?)"),
+    (["--model", "4B", "--len", "8k", "-o=plan.yaml"],
+     "solve: error: unrecognized arguments: -o=plan.yaml (did you mean --out?)"),
+    (["--model", "4B", "--len", "8k", "-o", "json"],
+     "solve: error: unrecognized arguments: -o json (did you mean --json?)"),
+    (["cluster", "fleet.yaml", "--output", "configs"],
+     "solve cluster: error: unrecognized arguments: --output configs (did you mean --emit-dir?)"),
+    (["map", "-o", "map.svg"], "solve map: error: unrecognized arguments: -o map.svg (did you mean --svg?)"),
+    (["cluster", "fleet.yaml", "--out", "configs"],
+     ("solve cluster: error: --out is an option of solve and solve calibrate, not of solve cluster (did you mean "
+      "--emit-dir?)")),
+    (["cluster", "fleet.yaml", "--write", "j.yaml"],
+     "solve cluster: error: --write is an option of solve, not of solve cluster (did you mean --emit-dir?)"),
+    (["map", "--out", "map.svg"],
+     "solve map: error: --out is an option of solve and solve calibrate, not of solve map (did you mean --svg?)"),
+    (["memory", "--out", "m.yaml"],
+     "solve memory: error: --out is an option of solve and solve calibrate, not of solve memory"),
+])
+def test_another_tools_output_option_is_told_the_commands_own(cli: Cli, argv: list[str], error: str):
+    # docs/cli.md said -o given a file name meant --out, which no guess said; solve cluster and solve map, which write
+    # files too, named no option of their own for --out, --write, --output or -o.
+    status, out, err = cli(*argv)
+    assert (status, out, err.splitlines()[-1]) == (2, "", error)

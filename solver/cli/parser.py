@@ -47,7 +47,9 @@ MEANT = {
     **dict.fromkeys(("--model-name", "--model-path", "--model-name-or-path", "--models"), ("--model",)),
     **dict.fromkeys(("--trinity", "--emit-trinity"), ("--emit trinity", "--emit-dir")),
     "--emit": ("--emit-dir",),
-    **dict.fromkeys(("--output", "--output-file"), ("--out",)),
+    "--out": ("--emit-dir", "--svg"),  # solve's and solve calibrate's file, where solve cluster and solve map write
+    "--write": ("--emit-dir",),
+    **dict.fromkeys(("--output", "--output-file", "-o"), ("--out", "--emit-dir", "--svg")),
     **dict.fromkeys(("--config", "--trinity-config"), ("--from-config",)),
     **dict.fromkeys(("--host-memory", "--cpu-memory", "--ram", "--cpu-ram", "--system-ram", "--system-memory",
                      "--host-mem"), ("--host-ram",)),

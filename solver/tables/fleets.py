@@ -173,11 +173,11 @@ def _check_one_context_per_model(path: Path, entries: Iterable[JobEntry], jobs: 
 
 
 def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -> dict[str, Model]:
-    """The model of each job's ``model_config`` (a path relative to the cluster file at `path`: `relative_paths_folder`),
-    named as `Catalog.with_model` names it; `TableError` naming the job for a bad config, or for two configs
-    that give one name to two models: of different shapes, or of one shape but otherwise different (a context, a
-    RoPE scaling, a ``model_type``: the fleet knows a model by its name; the error names the config.json keys that
-    differ). Two configs of one model are one."""
+    """The model of each job's ``model_config`` (a path relative to the cluster file at `path`, as
+    `relative_paths_folder` says), named as `Catalog.with_model` names it; `TableError` naming the job for a bad
+    config, or for two configs that give one name to two models: of different shapes, or of one shape but otherwise
+    different (a context, a RoPE scaling, a ``model_type``: the fleet knows a model by its name; the error names the
+    config.json keys that differ). Two configs of one model are one."""
     models: dict[str, Model] = {}
     read: dict[str, tuple[str, Model]] = {}  # the name a config gives, normalised: the job and model read
     named: dict[str, tuple[str, Model, Path]] = {}  # the name the catalogue gives it: the job, model and file
