@@ -129,3 +129,18 @@ def test_another_tools_output_option_is_told_the_commands_own(cli: Cli, argv: li
     # files too, named no option of their own for --out, --write, --output or -o.
     status, out, err = cli(*argv)
     assert (status, out, err.splitlines()[-1]) == (2, "", error)
+
+
+def test_emit_dir_leaves_an_earlier_runs_config_and_names_only_its_own(cli: Cli, tmp_path: Path):
+    # docs/cluster.md now says so: a cron job that deploys every file of DIR would deploy a job no longer placed.
+    fleet = tmp_path / "fleet.yaml"
+    jobs = "  - {name: a, model: 4B, max_model_len: 8192, rollout_gpus: 0}\n"
+    fleet.write_text("pools: [{name: p, gpu: H100, nodes: 1, gpus_per_node: 8}]\njobs:\n" + jobs
+                     + jobs.replace("name: a", "name: b"), encoding="utf-8")
+    configs = tmp_path / "configs"
+    assert cli("cluster", str(fleet), "--emit-dir", str(configs))[0] == 0
+    fleet.write_text(fleet.read_text(encoding="utf-8").replace(jobs.replace("name: a", "name: b"), ""),
+                     encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--emit-dir", str(configs))
+    assert (status, [line for line in out.splitlines() if line.startswith("wrote")]) == (0, [f"wrote {configs}/a.yaml"])
+    assert sorted(path.name for path in configs.iterdir()) == ["a.yaml", "b.yaml"]
