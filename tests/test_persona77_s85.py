@@ -4,6 +4,7 @@ options that are one."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -144,3 +145,21 @@ def test_emit_dir_leaves_an_earlier_runs_config_and_names_only_its_own(cli: Cli,
     status, out, _ = cli("cluster", str(fleet), "--emit-dir", str(configs))
     assert (status, [line for line in out.splitlines() if line.startswith("wrote")]) == (0, [f"wrote {configs}/a.yaml"])
     assert sorted(path.name for path in configs.iterdir()) == ["a.yaml", "b.yaml"]
+
+
+@needs_dev_stdin
+@pytest.mark.parametrize(("argv", "error"), [
+    (["cluster", "/dev/stdin"], ("solve cluster: error: /dev/stdin: cannot read: No such file or directory "
+                                 "(standard input is closed: the command was started with <&-; give the file by its "
+                                 "name, or < FILE)")),
+    (["--from-config", "/dev/fd/0", "--gpu", "h100"], ("solve: error: --from-config /dev/fd/0: cannot read: No such "
+                                                       "file or directory (standard input is closed: the command was "
+                                                       "started with <&-; give the file by its name, or < FILE)")),
+    (["cluster", "/dev/fd/9"], ("solve cluster: error: /dev/fd/9: cannot read: No such file or directory (the "
+                                "command was started without that stream open)")),
+])
+def test_a_closed_standard_input_is_said_to_be_closed(tmp_path: Path, argv: list[str], error: str):
+    # A script that closes standard input (<&-) was told /dev/stdin had no such file or directory.
+    ran = subprocess.run([sys.executable, "-m", "solver", *argv], stdin=None, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120, check=False, preexec_fn=lambda: os.close(0))
+    assert (ran.returncode, ran.stdout, ran.stderr.splitlines()) == (2, "", [error])
