@@ -111,7 +111,7 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got 0\n"),
         (["tables", "--gpus", "four"],
          "solve tables: error: argument --gpus: expected a whole number from 1 to 65536, got 'four'\n"),
-        (["tables", "--colour"], "solve tables: error: unrecognized arguments: --colour\n"),
+        (["tables", "--flavour"], "solve tables: error: unrecognized arguments: --flavour\n"),
         # an option one typo from a known one gets a guess (the first such), the command's own
         (["--maximise", "len", "--model", "4B"],
          "solve: error: unrecognized arguments: --maximise len (did you mean --maximize?)\n"),
@@ -324,7 +324,7 @@ def test_an_option_no_command_takes_nor_one_after_a_double_dash_is_named_so(cli)
     assert cli("memory", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--model", "4B", "--", "--explain")[2].endswith(
         "solve memory: error: unrecognized arguments: -- --explain (after --, no word is an option, and solve memory "
         "takes none there)\n")
-    assert cli("tables", "--colour")[2].endswith("solve tables: error: unrecognized arguments: --colour\n")
+    assert cli("tables", "--flavour")[2].endswith("solve tables: error: unrecognized arguments: --flavour\n")
 
 
 @pytest.mark.parametrize(("argv", "error"), [

@@ -52,7 +52,9 @@ MEANT = {
     **dict.fromkeys(("--trinity", "--emit-trinity"), ("--emit trinity", "--emit-dir")),
     **dict.fromkeys(("--release", "--trinity-release"), ("--trinity-version",)),
     "--emit": ("--emit-dir",),
-    **dict.fromkeys(("--output", "--output-file"), ("--out",)),
+    "--out": ("--emit-dir", "--svg"),  # solve's and solve calibrate's file, where solve cluster and solve map write
+    "--write": ("--emit-dir",),
+    **dict.fromkeys(("--output", "--output-file", "-o"), ("--out", "--emit-dir", "--svg")),
     **dict.fromkeys(("--config", "--trinity-config"), ("--from-config",)),
     **dict.fromkeys(("--host-memory", "--cpu-memory", "--ram", "--cpu-ram", "--system-ram", "--system-memory",
                      "--host-mem"), ("--host-ram",)),
@@ -127,6 +129,14 @@ NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--
 TENSOR_PARALLEL = ("--tp", "--tp-size", "--tensor-parallel", "--tensor-parallel-size", "--tensor-model-parallel-size")
 """Options of tensor parallelism (Megatron's, vLLM's): verl's FSDP trainer, which rft-solver plans, has none, so a
 command with --sp says what splits its long sequences instead (not --top, a typo away from --tp)."""
+
+
+COLOUR_OPTIONS = ("--color", "--colour", "--colors", "--colours", "--no-color", "--no-colour", "--no-colors",
+                  "--no-colours", "--monochrome")
+"""Other tools' options for colour (``ls --color=never``, ``--no-color``): rft-solver takes it from the environment."""
+COLOUR_HINT = (" (colour follows the environment, not an option: NO_COLOR=1 turns a terminal's off, and FORCE_COLOR=1 "
+               "turns it on in a pipe, which otherwise gets none)")
+"""The guess for one of `COLOUR_OPTIONS`."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -206,6 +216,8 @@ class Parser(argparse.ArgumentParser):
             return (" (the trainer rft-solver plans, verl's FSDP, has no tensor parallelism: Ulysses SP splits each "
                     "sequence over --sp S GPUs instead; the rollout's tensor parallelism is its own, "
                     "explorer.rollout_model.tensor_parallel_size)")
+        if spelled in COLOUR_OPTIONS:
+            return COLOUR_HINT
         opposite = _opposite(spelled)
         takes_no_value = getattr(self._option_string_actions.get(opposite), "nargs", None) == 0  # --help's too
         if option.startswith("--") and takes_no_value and self._flag(spelled) is None:
