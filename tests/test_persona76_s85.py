@@ -1,0 +1,32 @@
+"""An engineer with H20-96GB nodes who checks the answers cell by cell against Trinity-RFT's guide (persona76, s85)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _h20_cells(tmp_path: Path, cell_14b_at_65536: str) -> Path:
+    """Made-up 8 x H20 cells of Qwen3-14B at 65536 tokens, a length between the 4-GPU table's rows 61440 and
+    71680."""
+    cells = tmp_path / "h20-8.yaml"
+    cells.write_text("gpu: H20-96GB\nmemory_gb: 96\nsource: mine\ntables:\n"
+                     "  - {gpus: 8, section: 8 x H20, models: [Qwen3-14B], rows: [{max_model_len: 65536, "
+                     f"cells: {{Qwen3-14B: '{cell_14b_at_65536}'}}}}]}}\n", encoding="utf-8")
+    return cells
+
+
+def test_more_gpus_refused_at_a_length_between_the_rows_of_the_table_for_fewer(cli, tmp_path: Path):
+    # The H20's 4-GPU table trains Qwen3-14B with Env + Offload + SP=4 at 71680, the row that 65536 falls to, so it
+    # trains at 65536 on 4 GPUs and on 8: cells saying '-' on 8 GPUs at 65536 contradict it (--check found none, and
+    # planning took them, answering that nothing trains on exactly 8).
+    cells = _h20_cells(tmp_path, "-")
+    said = ("H20-96GB, Qwen3-14B at 65536: Env + Offload + SP=4 trains on 4 GPUs (at 71680, the row 65536 falls to) "
+            "but 8 GPUs need - (more GPUs only shard the states further)")
+    assert cli("tables", "--gpu", "h20", "--cells", str(cells), "--check") == (
+        1, f"solve tables: warning: {said}\n1 contradiction in 296 cells\n", "")
+    assert cli("--model", "14B", "--gpu", "h20", "--gpus", "8", "--exact", "--len", "64k", "--cells", str(cells)) == (
+        2, "", f"solve: error: --cells {cells}: {said}; check the cells\n")
+    # Cells that agree (Env + SP=8 comes before Env + Offload + SP=4 on 8 GPUs) are still taken.
+    agreeing = _h20_cells(tmp_path, "Env + SP=8")
+    assert cli("tables", "--gpu", "h20", "--cells", str(agreeing), "--check") == (
+        0, "0 contradictions in 296 cells\n", "")
