@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+PLAN = ("--model", "14B", "--gpu", "h20", "--len", "64k")
+"""The fewest H20s question's plan: Qwen3-14B at 65536 tokens."""
+
 
 def _h20_cells(tmp_path: Path, cell_14b_at_65536: str) -> Path:
     """Made-up 8 x H20 cells of Qwen3-14B at 65536 tokens, a length between the 4-GPU table's rows 61440 and
@@ -30,3 +35,33 @@ def test_more_gpus_refused_at_a_length_between_the_rows_of_the_table_for_fewer(c
     agreeing = _h20_cells(tmp_path, "Env + SP=8")
     assert cli("tables", "--gpu", "h20", "--cells", str(agreeing), "--check") == (
         0, "0 contradictions in 296 cells\n", "")
+
+
+@pytest.mark.parametrize(("given", "meant"), [
+    (("--format", "yaml"), "--emit trinity"), (("--format=yaml",), "--emit trinity"),
+    (("--output-format", "trinity"), "--emit trinity"), (("--yaml",), "--emit trinity"), (("--yml",), "--emit trinity"),
+    (("--format", "json"), "--json"), (("--format",), "--json"),
+])
+def test_yaml_asked_for_with_another_tools_option_is_told_emit_trinity(cli, given: tuple[str, ...], meant: str):
+    # A script that reads YAML: --format yaml was told --json, and --yaml no option at all.
+    status, out, err = cli(*PLAN, *given)
+    assert (status, out, err.splitlines()[-1]) == (
+        2, "", f"solve: error: unrecognized arguments: {' '.join(given)} (did you mean {meant}?)")
+
+
+def test_a_cluster_asked_for_yaml_is_told_emit_dir(cli):
+    fleet = Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"
+    for given in (("--format", "yaml"), ("--yaml",)):
+        status, _, err = cli("cluster", str(fleet), *given)
+        assert (status, err.splitlines()[-1]) == (
+            2, f"solve cluster: error: unrecognized arguments: {' '.join(given)} (did you mean --emit-dir?)")
+
+
+@pytest.mark.parametrize(("emit", "hint"), [
+    ("json", "did you mean --json?"), ("yaml", "did you mean 'trinity'? (--emit trinity prints the plan as Trinity YAML)"),
+    ("YAML", "did you mean 'trinity'? (--emit trinity prints the plan as Trinity YAML)"), ("trinity-yaml", "did you mean 'trinity'?"),
+])
+def test_emit_given_a_format_names_the_option_for_it(cli, emit: str, hint: str):
+    assert cli(*PLAN, "--emit", emit) == (2, "", (
+        "usage: solve [options] (--help lists them)\n"
+        f"solve: error: argument --emit: invalid choice: '{emit}' (choose from 'trinity'); {hint}\n"))
