@@ -65,3 +65,21 @@ def test_emit_given_a_format_names_the_option_for_it(cli, emit: str, hint: str):
     assert cli(*PLAN, "--emit", emit) == (2, "", (
         "usage: solve [options] (--help lists them)\n"
         f"solve: error: argument --emit: invalid choice: '{emit}' (choose from 'trinity'); {hint}\n"))
+
+
+def test_a_file_saved_in_gbk_is_told_to_be_saved_as_utf8(cli, tmp_path: Path):
+    # Chinese Windows editors save GBK: the file is text, with Chinese comments, and was refused as "not a text file".
+    config = tmp_path / "gbk.yaml"
+    config.write_bytes("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536  # 64K 上下文\n".encode("gbk"))
+    said = f"{config}: line 3 is not UTF-8 (another encoding, such as GBK or Latin-1): save the file as UTF-8"
+    assert cli("--from-config", str(config), "--gpu", "h20") == (2, "", f"solve: error: --from-config {said}\n")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_bytes("# 我们的 H20 集群\npools: []\n".encode("gbk"))
+    assert cli("cluster", str(fleet)) == (2, "", (
+        f"solve cluster: error: {fleet}: line 1 is not UTF-8 (another encoding, such as GBK or Latin-1): save the file "
+        "as UTF-8\n"))
+    # A file with NUL bytes is no text at all, as before.
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\x00\xff\xfe")
+    assert cli("--from-config", str(binary), "--gpu", "h20") == (
+        2, "", f"solve: error: --from-config {binary}: not a text file (UTF-8)\n")
