@@ -83,3 +83,13 @@ def test_a_file_saved_in_gbk_is_told_to_be_saved_as_utf8(cli, tmp_path: Path):
     binary.write_bytes(b"\x00\xff\xfe")
     assert cli("--from-config", str(binary), "--gpu", "h20") == (
         2, "", f"solve: error: --from-config {binary}: not a text file (UTF-8)\n")
+
+
+@pytest.mark.parametrize("cell", ["—", "——", "–", "−", " - ", "OOM", "oom", "out of memory", "N/A", "x", "×"])
+def test_a_cell_of_nothing_trained_written_another_way_is_told_the_dash(cli, tmp_path: Path, cell: str):
+    # A Chinese input method types '——' for '-' (Shift and the hyphen key), and people log a run that ran out of
+    # memory as OOM: each was an unknown setting, without the '-' that the source writes there.
+    cells = _h20_cells(tmp_path, cell)
+    assert cli("tables", "--gpu", "h20", "--cells", str(cells)) == (2, "", (
+        f"solve tables: error: --cells {cells}: table gpus=8, row max_model_len=65536, cells: Qwen3-14B: setting "
+        f"{cell!r} is not in the source's form; write '-' (no setting trained there)\n"))
