@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,17 @@ def test_a_cell_of_nothing_trained_written_another_way_is_told_the_dash(cli, tmp
     assert cli("tables", "--gpu", "h20", "--cells", str(cells)) == (2, "", (
         f"solve tables: error: --cells {cells}: table gpus=8, row max_model_len=65536, cells: Qwen3-14B: setting "
         f"{cell!r} is not in the source's form; write '-' (no setting trained there)\n"))
+
+
+def test_why_six_gpus_stop_short_names_the_row_the_next_length_falls_to(cli):
+    # On exactly 6 H20s Qwen3-4B stops at 61440; the next length, 62464, falls to the '-' row 71680, which the reason
+    # named as if 62464 were below what the table measured.
+    status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--maximize", "len", "--explain",
+                         "--json")
+    explanation = [(reason["rule"], reason["detail"]) for reason in json.loads(out)[0]["explanation"]]
+    assert status == 0 and explanation[-3:] == [
+        ("longer", "no plan reaches the next length, 62464 tokens:"),
+        ("budget", "1-5 GPUs: --exact asks for 6"),
+        ("no_setting", ("the H20-96GB table for 6 GPUs says '-' for Qwen3-4B from 71680 tokens (the row that 62464 "
+                        "falls to) to 81920, where its rows end: nothing trained there; nor does a cell of a table for "
+                        "fewer GPUs vouch"))]
