@@ -49,7 +49,7 @@ MEANT = {
     **dict.fromkeys(("--param-offload", "--optimizer-offload", "--offload-policy", "--fsdp-offload"), ("--offload",)),
     "--expandable-segments": ("--env",),
     **dict.fromkeys(("--model-name", "--model-path", "--model-name-or-path", "--models"), ("--model",)),
-    **dict.fromkeys(("--trinity", "--emit-trinity"), ("--emit trinity", "--emit-dir")),
+    **dict.fromkeys(("--trinity", "--emit-trinity", "--yaml", "--yml"), ("--emit trinity", "--emit-dir")),
     **dict.fromkeys(("--release", "--trinity-release"), ("--trinity-version",)),
     "--emit": ("--emit-dir",),
     "--out": ("--emit-dir", "--svg"),  # solve's and solve calibrate's file, where solve cluster and solve map write
@@ -71,12 +71,11 @@ MEANT = {
 command's, hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them
 the command has."""
 
-OUTPUT_OPTIONS = ("--output", "--output-file", "-o")
+OUTPUT_OPTIONS = ("--output", "--output-file", "-o", "--format", "--output-format")
 """Other tools' options for where, or in what format, output goes: given a format's name (`FORMATS_MEANT`), they mean
-that format's option, not --out (which writes a fragment to a file of that name)."""
+that format's option, not --out (which writes a fragment to a file of that name) nor --json (``--format yaml``)."""
 
-FORMATS_MEANT = {"json": ("--json",), "yaml": ("--emit trinity", "--emit-dir"),
-                 "trinity": ("--emit trinity", "--emit-dir")}
+FORMATS_MEANT = {"json": ("--json",), **dict.fromkeys(("yaml", "yml", "trinity"), ("--emit trinity", "--emit-dir"))}
 """Output formats by name, and the options that give them, in order: ``--output json`` is told the first of them the
 command has."""
 

@@ -997,5 +997,14 @@ def read_user_file(path: Path, limit_bytes: int = MAX_FILE_BYTES) -> str:
         return data.decode("utf-8")  # line endings as they are (a patched copy keeps them)
     except OSError as error:
         raise TableError(f"{path}: cannot read: {error.strerror or error}{_closed_stream(path, error)}") from None
-    except UnicodeDecodeError:
-        raise TableError(f"{path}: not a text file (UTF-8)") from None
+    except UnicodeDecodeError as error:
+        raise TableError(_not_utf8(path, data, error.start)) from None
+
+
+def _not_utf8(path: Path, data: bytes, start: int) -> str:
+    """Why the bytes `data` of the file at `path` are refused, UTF-8 failing at byte `start`: no text at all where
+    they hold a NUL byte, else the line that is text in another encoding (a Chinese Windows editor's GBK)."""
+    if b"\0" in data:
+        return f"{path}: not a text file (UTF-8)"
+    line = data.count(b"\n", 0, start) + 1
+    return f"{path}: line {line} is not UTF-8 (another encoding, such as GBK or Latin-1): save the file as UTF-8"
