@@ -12,9 +12,9 @@ Instance (plain dicts, as loaded from YAML)::
 `priority` defaults to 1, `required` to false (true: the job must be placed, else there is no placement),
 `pool` to any pool, `rollout_gpus` to 0, `host_ram_gb` and `train_batch_size` to
 unchecked, `critic` to "none" (else "resident", "offloaded" or "reloaded": a PPO critic its plans count, as
-`reference.enumerate_plans(..., critic=...)` does), `trinity_version` to none named (else the Trinity release
-its plans are counted for, as `reference.enumerate_plans(..., trinity_version=...)` counts them). GPU and model names
-may be aliases.
+`reference.enumerate_plans(..., critic=...)` does), `trinity_version` to none named, or in `check_placements` the
+run's release (else the Trinity release its plans are counted for, as `reference.enumerate_plans(...,
+trinity_version=...)` counts them). GPU and model names may be aliases.
 
 Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = trainer GPUs:
 

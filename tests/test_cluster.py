@@ -107,13 +107,14 @@ def pool_codes(*pools: tuple[str | bool, ...]) -> list[dict[str, str | bool | No
 
 
 def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimates: bool = True,
-           widen: bool = True, token_budget: str = "default") -> dict:
-    """`place`'s JSON for the instance (with the memory model's estimates unless `estimates` is False; `widen`
-    as `place`'s), checked by the reference."""
+           widen: bool = True, token_budget: str = "default", trinity_version: str | None = None) -> dict:
+    """`place`'s JSON for the instance (with the memory model's estimates unless `estimates` is False; `widen` and
+    the run's Trinity release `trinity_version` as `place`'s), checked by the reference."""
     result = place(fleet_of(instance, tmp_path), catalog=CATALOG, minimize="nodes" if minimize_nodes else None,
-                   estimate="auto" if estimates else "never", widen=widen, token_budget=token_budget)
+                   estimate="auto" if estimates else "never", widen=widen, token_budget=token_budget,
+                   trinity_version=trinity_version)
     as_json = reference_checked(instance, result.model_dump_json(), minimize_nodes=minimize_nodes, estimates=estimates,
-                                token_budget=token_budget)
+                                token_budget=token_budget, trinity_version=trinity_version)
     assert (as_json["objective_counts"], as_json["interrupted"]) == ("nodes" if minimize_nodes else "priority", False)
     return as_json
 
