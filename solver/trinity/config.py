@@ -1747,7 +1747,7 @@ def verdict_length_note(note: ConfigProblem, config_length: int | None, length: 
     return ConfigProblem(note.code, f"{words}; the verdict is at {names.length_at(str(length))}")
 
 
-def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
+def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: str | None = None,
                         option_names: OptionNames = API_OPTIONS) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.  Only the keys
     read are resolved, so interpolations elsewhere in the file do not matter. A value may be, or contain,
@@ -1774,7 +1774,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     unresolvable interpolations (in a key read only for a note, that note is skipped), configs that leave the trainer no
     GPU, and stages that replace its sections (`_check_one_trainer`); `QueryError` for arguments of the wrong type, or a
     `version` that is not a Trinity release rft-solver knows. """
-    check_config_arguments(text, name, environ, version)
+    version = check_config_arguments(text, name, environ, version)
     check_types(("option_names", option_names, OptionNames))
     data = load_config_mapping(text, name)
     variables = VariablesRead(environ)

@@ -788,7 +788,7 @@ class PatchedConfig:
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
-                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                         environ: Mapping[str, str] | None = None, version: str | None = None,
                          host_ram_gb: float | None = None, gpu: str | None = None,
                          check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER,
                          option_names: OptionNames = API_OPTIONS,
@@ -801,7 +801,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
 
 @parsing_once()
 def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
-                           environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                           environ: Mapping[str, str] | None = None, version: str | None = None,
                            host_ram_gb: float | None = None, gpu: str | None = None,
                            check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER,
                            option_names: OptionNames = API_OPTIONS,
@@ -876,8 +876,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                 ("check", check, tuple | None), ("path", path, str), ("option_names", option_names, OptionNames))
     check_host_ram(host_ram_gb, option_names)
     check_gpu_name(gpu)
-    check_config_arguments(text, name, {} if environ is None else environ, version)
-    version = written_release(plan, version)  # the plan's own release where none is named
+    # a release read as its minor version, as plan reads it; the plan's own release where none is named
+    version = written_release(plan, check_config_arguments(text, name, {} if environ is None else environ, version))
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
     text = _with_lf(text).removeprefix("\ufeff")
@@ -1822,7 +1822,7 @@ def _kept_for_plan(data: Any, plan: Plan, model: Model, environ: Mapping[str, st
 
 @parsing_once()
 def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model: Model, *, name: str = "config",
-                            environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                            environ: Mapping[str, str] | None = None, version: str | None = None,
                             option_names: OptionNames = API_OPTIONS, train_batch_size: int | None = None,
                             train_batch_source: str = TRAIN_BATCH_KEY) -> list[ConfigProblem]:
     """What ``--write`` warns of `patched`, the config `text` with `plan` applied (`patched_trinity_config`, given
@@ -1837,8 +1837,8 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     keeps it, but may change what must divide it (DPO's micro-batch, ``dpo-mini-batch-split``)."""
     check_types(("patched", patched, PatchedConfig), ("plan", plan, Plan), ("model", model, Model),
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
-    check_config_arguments(text, name, {} if environ is None else environ, version)
-    version = written_release(plan, version)  # the plan's own release where none is named
+    # a release read as its minor version, as plan reads it; the plan's own release where none is named
+    version = written_release(plan, check_config_arguments(text, name, {} if environ is None else environ, version))
     merged = [_merged_keys_problem(patched.merged_for_05, option_names)] if patched.merged_for_05 else []
     checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
                                                               plan.gpus, environ=environ, version=version,
