@@ -121,7 +121,8 @@ def build_parser() -> Parser:
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100,h200): an answer for "
                         "each, in that order (a GPU type named twice is answered once); default: each one with tables")
-    parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
+    parser.add_argument("--gpus", metavar="N",
+                        type=whole_number(1, MAX_GPUS, "one budget: solve map --budgets {} answers for several"),
                         help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
                         "--total-gpus counts them); "
                         "default: the largest count of the GPU types' tables (6 for the A100 and H20), else "
