@@ -20,6 +20,8 @@ from solver.cli.output import print_note
 from solver.tables import MAX_TOKENS, counted, named_jobs, says_pcie, shown_number
 
 if TYPE_CHECKING:
+    from solver.query import TrinityConfig
+    from solver.results import Answer
     from solver.tables import Catalog, Fleet, GpuType, Model
 
 
@@ -110,6 +112,23 @@ def note_check_without_gpu(prog: str, config_name: str, gpus: Sequence[str]) -> 
     Trinity config names none and its verdict on another GPU type may differ."""
     print_note(f"{prog}: note: --check without --gpu judged {config_name} on {' and '.join(gpus)}, as a Trinity config "
                "names no GPU type; give --gpu TYPE to judge it on the GPUs it runs on")
+
+
+def note_config_nodes_outgrown(prog: str, config_name: str, config: TrinityConfig, answers: Sequence[Answer]) -> None:
+    """A note on stderr where --gpus gives the trainer of a --from-config more GPUs than the config's cluster holds
+    beside its rollout: the config's GPUs and nodes, and the most nodes a best plan takes with its rollout."""
+    if config.trainer_gpus is None or config.node_gpus is None:
+        return
+    held = config.trainer_gpus + config.rollout_gpus
+    plans = [answer.plans[0] for answer in answers if answer.plans]
+    nodes = max((plan.nodes or plan.trainer_nodes or 1 for plan in plans), default=0)
+    if nodes * config.node_gpus > held:
+        largest = max(plans, key=lambda plan: plan.nodes or plan.trainer_nodes or 1)
+        rollout = f" + {largest.rollout_gpus} rollout" if largest.rollout_gpus else ""
+        config_nodes = counted(held // config.node_gpus, "node")
+        print_note(f"{prog}: note: {config_name}'s cluster holds {held} GPUs in all ({config_nodes} of "
+                   f"{config.node_gpus}); the plan takes {largest.gpus} trainer{rollout} GPUs on {nodes} nodes: give "
+                   f"the config cluster.node_num {nodes}, or plan within its {held} with --total-gpus {held}")
 
 
 def note_shared_budget(prog: str, catalog: Catalog, gpus: Sequence[str], budget: int) -> None:

@@ -26,6 +26,7 @@ from solver.cli.notes import (
     note_added_model,
     note_cells_elsewhere,
     note_check_without_gpu,
+    note_config_nodes_outgrown,
     note_gpu_variant,
     note_replaced_yarn_factor,
     note_shared_budget,
@@ -259,6 +260,8 @@ def _answer(args: argparse.Namespace) -> int:
     if args.gpus is None and args.total_gpus is None and not query.open_budget and (
             config is None or config.trainer_gpus is None):  # the budget make_query defaults to
         note_shared_budget("solve", catalog, query.gpus, query.budget_gpus)
+    if config is not None and args.gpus is not None:
+        note_config_nodes_outgrown("solve", args.from_config.name, config, answers)
     if args.check and args.gpu is None:
         note_check_without_gpu("solve", args.from_config.name, [answer.gpu for answer in answers])
     for note in written_notes:  # after the notes on the input
