@@ -23,7 +23,8 @@ SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus
                  "--trinity", "--vram", "--cpu-ram", "--format", "--lenght", "--length", "--nodes", "--node",
                  "--memory", "--cluster", "--no-json", "--widen", "--without-tables", "--nojson", "--withouttables",
                  "--nowiden", "--noenv", "--threads", "--num-workers", "--ppo", "--lora", "--tp",
-                 "--tensor-parallel-size", "--tensor-model-parallel-size", "--output")
+                 "--tensor-parallel-size", "--tensor-model-parallel-size", "--output", "--algorithm", "--lora-alpha",
+                 "--seed")
 """The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
 opposite)."""
 
