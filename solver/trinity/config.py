@@ -1773,7 +1773,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not booleans,
     unresolvable interpolations (in a key read only for a note, that note is skipped), configs that leave the trainer no
     GPU, and stages that replace its sections (`_check_one_trainer`); `QueryError` for arguments of the wrong type, or a
-    `version` that is not a Trinity release rft-solver knows. """
+    `version` that is not a Trinity release rft-solver knows (one it knows is read as its minor version, ``0.6.0`` as
+    0.6, as `plan` reads it: `check_config_arguments`)."""
     version = check_config_arguments(text, name, environ, version)
     check_types(("option_names", option_names, OptionNames))
     data = load_config_mapping(text, name)
