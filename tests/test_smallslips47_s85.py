@@ -29,6 +29,11 @@ def test_config_functions_read_a_release_as_plan_does(release: str):
     plan, model = answers[0].plans[0], catalog.model(query.model)
     patched = patch_trinity_config(text, plan, model, name="trinity.yaml", version=release)
     assert patched == patch_trinity_config(text, plan, model, name="trinity.yaml", version="0.6")
+    # the functions beside the patch read it alike (they took any string before, "0.7" too)
+    for view in (solver.trinity.config_key_changes, solver.trinity.kept_interpolations):
+        assert view(text, plan, model, version="0.5.2") == view(text, plan, model, version="0.5")
+        with pytest.raises(solver.QueryError, match=r"^version takes 0\.5, .*, got '0\.7'"):
+            view(text, plan, model, version="0.7")
     # a release rft-solver does not know is refused in plan's words
     with pytest.raises(solver.QueryError) as caught:
         read_trinity_config(text, "trinity.yaml", {}, "0.7")

@@ -1456,7 +1456,7 @@ def _gives(values: ConfigValues, key: PlanKey) -> Any:
 
 def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "config",
                         environ: Mapping[str, str] | None = None,
-                        version: TrinityVersion | None = None) -> list[tuple[str, str]]:
+                        version: str | None = None) -> list[tuple[str, str]]:
     """The aliases of mappings in the config `text` that `patch_trinity_config` writes out as mappings of their own
     for `plan`, as it leaves other values in them than at the place they repeat (`_aliases_written_out`: the critic's
     ``model.fsdp_config: *f`` offloaded beside the actor's ``&f`` resident): each dotted, with that place. Read from
@@ -1471,7 +1471,7 @@ def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "con
 
 @parsing_once()
 def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
-                  environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+                  environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
     """The keys `patch_trinity_config` changes that sit on a YAML anchor other keys repeat, in words: a value
     that is one (``&len 65536``, ``*len`` elsewhere: what the patch does at the anchor's key and at each alias,
     `_anchored_value_words`; not where it sets them all to one value, which they then repeat, `_shared_anchors`), or
@@ -1577,7 +1577,7 @@ def _paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
 
 
 def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "config",
-                        environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+                        environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
     """The keys of the config `text` that `patch_trinity_config` changes for `plan` only because the config has them
     (`PlanKey.existing_only`: a role's own SP and token budget, dynamic batch sizes, gradient checkpointing and remove
     padding back on; or keys a plan without a config sets none of: the rollout model's YaRN where it was the model's),
@@ -1589,7 +1589,7 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
 
 def config_key_changes(text: str, plan: Plan, model: Model, *, name: str = "config",
                        environ: Mapping[str, str] | None = None,
-                       version: TrinityVersion | None = None) -> tuple[ConfigKeyChange, ...]:
+                       version: str | None = None) -> tuple[ConfigKeyChange, ...]:
     """Every key of the config `text` whose value, as Trinity reads it, `patch_trinity_config` changes for `plan`:
     the difference of the config and the patched copy, read so (`_differences`), each path that an alias or a
     ``<<: *anchor`` repeats named too, with the place in the file where the change is made where that is another
@@ -1740,7 +1740,7 @@ def _anchored_scalar(value: Any) -> bool:
 
 
 def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
-                  version: TrinityVersion | None) -> list[tuple[PlanKey, Any, bool]]:
+                  version: str | None) -> list[tuple[PlanKey, Any, bool]]:
     """The plan's keys that `patch_trinity_config` writes into the config `text` for `plan`, each with the config's
     value there (None where it lacks the key) and whether it is beyond the plan's own keys (`config_keys_changed`'s:
     set only because the config has it, or one a plan without a config sets none of)."""
@@ -1754,7 +1754,7 @@ def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mappi
 
 def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
                      environ: Mapping[str, str] | None = None,
-                     version: TrinityVersion | None = None) -> dict[tuple[str, ...], str]:
+                     version: str | None = None) -> dict[tuple[str, ...], str]:
     """The plan's keys that `patch_trinity_config` leaves as the config `text` has them, the user's choice
     (`PlanKey.default_only`): a YaRN ``model.rope_scaling`` of its own form that reaches the plan's length
     (`YARN_KEPT`), its own ``model.rope_theta`` beside a YaRN, and with Offload ``trainer.save_hf_checkpoint``; by
@@ -1769,7 +1769,7 @@ def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config
 
 
 def rope_scaling_written(text: str, plan: Plan, model: Model, *, name: str = "config",
-                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str | None:
+                         environ: Mapping[str, str] | None = None, version: str | None = None) -> str | None:
     """The ``model.rope_scaling`` mapping that `patch_trinity_config` leaves in the config `text` for `plan`, where the
     config has a mapping there: its own with the plan's keys set as the patch sets them (`_set`: ``rope_type`` right
     after a legacy ``type``, which stays, as its other keys do), in YAML's flow style (`yaml_flow`), so that the
@@ -1795,7 +1795,7 @@ def _as_written(value: Any) -> str:
 
 
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",
-                        environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+                        environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
     version = written_release(plan, version)  # the plan's own release where none is named
@@ -1806,7 +1806,7 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
 
 def kept_interpolated_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                            environ: Mapping[str, str] | None = None,
-                           version: TrinityVersion | None = None) -> tuple[str, ...]:
+                           version: str | None = None) -> tuple[str, ...]:
     """The dotted keys `patch_trinity_config` leaves as the config's interpolations (those `kept_interpolations`
     names): the patch sets none of them, though what they give may change with a key they refer to."""
     version = written_release(plan, version)  # the plan's own release where none is named
