@@ -1497,7 +1497,7 @@ def check_config_model(catalog: Catalog, config: TrinityConfig, shape: str, own:
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,
-                         name: str, environ: Mapping[str, str], version: TrinityVersion | None = None
+                         name: str, environ: Mapping[str, str], version: str | None = None
                          ) -> tuple[Answer, ...]:
     """`answers` (to `query`, made from the config) with the verdict on the Trinity config's own settings
     (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not, and whether the
@@ -1508,7 +1508,7 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     length to judge at."""
     from solver.trinity import check_config_arguments
 
-    check_config_arguments(text, name, environ, version)
+    version = check_config_arguments(text, name, environ, version)
     check_types(("answers", answers, tuple), ("query", query, Query), ("catalog", catalog, Catalog),
                 ("config", config, TrinityConfig))
     for index, answer in enumerate(answers):

@@ -111,6 +111,7 @@ from solver.tables import (
     planned_release,
     remove_padding_violation,
     shown_number,
+    trinity_release,
     without_none,
 )
 from solver.tables.model_config import NO_LIMIT_LENGTH
@@ -1924,14 +1925,17 @@ class SettingsArguments(NamedTuple):
     ``model.lora_configs`` is written, as none is beside a `layout`."""
 
 
-def written_release(plan: Plan, version: TrinityVersion | None = None,
+def written_release(plan: Plan, version: str | None = None,
                     planned: str = "the plan") -> TrinityVersion | None:
-    """The Trinity minor version a config made for `plan` is written for: `version` where given, else the release the
-    plan was counted for (`Plan.trinity_version`, read by `planned_release`, which names it as `planned`'s; None where
-    none was named: 0.6's keys, with the notes that Trinity 0.5 refuses them). Every fragment, settings object and
+    """The Trinity minor version a config made for `plan` is written for: `version`'s where given (``0.6.0``: 0.6,
+    as `trinity_release` reads it, whose `QueryError` it raises for a release rft-solver does not know), else the
+    release the plan was counted for (`Plan.trinity_version`, read by `planned_release`, which names it as
+    `planned`'s; None where none was named: 0.6's keys, with the notes that Trinity 0.5 refuses them). Every fragment, settings object and
     patch takes its release here (`solver.trinity.trinity_fragment`, `plan_settings`, `patch_trinity_config`,
     `solver.trinity_config`), so a plan made for 0.5.1 gets 0.5's keys wherever none is named."""
-    return version if version is not None else planned_release(plan.trinity_version, planned)
+    if version is None:
+        return planned_release(plan.trinity_version, planned)
+    return trinity_release("version", version)
 
 
 class ApplySettings(TrinitySettings):

@@ -542,7 +542,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: read_trinity_config("model: {model_path: q/Qwen3-4B}", "t.yaml", None),
          "environ must be a Mapping, got None"),
         (lambda: read_trinity_config("model: {model_path: q/Qwen3-4B}", "t.yaml", {}, "0.7"),
-         "version must be one of None, 0.5, 0.6, got '0.7'"),
+         ("version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2), got '0.7' (rft-solver "
+          "knows the rules of these releases alone)")),
         (lambda: solver.load_catalog().with_model("x"), "model must be a Model, got 'x'"),
         (lambda: solver.load_catalog().with_gpu_types(["h100"]), "gpu_types must be a GpuType, got 'h100'"),
         (lambda: solver.load_catalog().with_gpu_types("h100"), "gpu_types must be a list of GpuType, got 'h100'"),
@@ -1021,7 +1022,7 @@ def test_a_trinity_configs_own_settings_are_judged_through_the_api():
     # Bad arguments are one-line QueryErrors, and a config that cannot be read a ConfigError: all OneLineErrors.
     with pytest.raises(solver.QueryError, match="^environ must be a Mapping, got None$"):
         with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml", None)
-    with pytest.raises(solver.QueryError, match="^version must be one of None, 0.5, 0.6, got '9'$"):
+    with pytest.raises(solver.QueryError, match=r"^version takes 0\.5, .* \(or a tag of one, v0\.5\.2\), got '9'$"):
         with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml", {}, "9")
     no_model = r"^t.yaml: missing model.model_path: set it to the model, .*\)$"
     with pytest.raises(solver.ConfigError, match=no_model) as raised:

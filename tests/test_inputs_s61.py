@@ -158,12 +158,17 @@ def test_the_api_fragments_and_placements_read_a_release_as_its_minor_version():
 
 
 def test_solver_trinity_functions_tell_a_patch_release_the_minor_version_to_pass():
+    # trinity_fragment takes the minor version alone (read_trinity_config reads a release as plan does: smallslips47)
+    (answer,) = solver.plan("8B", gpu="h100", max_model_len=4096)
+    model = load_catalog().model("Qwen3-8B")
     with pytest.raises(solver.QueryError) as caught:
-        solver.trinity.read_trinity_config("model: {}\n", "c.yaml", {}, "0.5.2")  # type: ignore[arg-type]
+        solver.trinity.trinity_fragment(answer.plans[0], model, version="0.5.2")  # type: ignore[arg-type]
     assert str(caught.value) == "version must be one of None, 0.5, 0.6 (the minor version), got '0.5.2': pass '0.5'"
     with pytest.raises(solver.QueryError) as caught:
-        solver.trinity.read_trinity_config("model: {}\n", "c.yaml", {}, "0.7")  # type: ignore[arg-type]
+        solver.trinity.trinity_fragment(answer.plans[0], model, version="0.7")  # type: ignore[arg-type]
     assert str(caught.value) == "version must be one of None, 0.5, 0.6, got '0.7'"
+    config = solver.trinity.read_trinity_config("model: {model_path: Qwen/Qwen3-8B}\n", "c.yaml", {}, "0.5.2")
+    assert config.version == "0.5"
 
 
 def test_a_cluster_files_memory_fields_name_their_unit_and_refuse_unit_letters(tmp_path: Path, cli):

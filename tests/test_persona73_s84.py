@@ -18,7 +18,8 @@ USAGE = "usage: {} [options] (--help lists them)\n"
 
 
 @pytest.mark.parametrize(("argv", "error"), [
-    (["cluster", "fleet.yaml", "--json", "--seed", "3"], "solve cluster: error: unrecognized arguments: --seed 3"),
+    (["cluster", "fleet.yaml", "--json", "--seed", "3"],  # a hint of its own since smallslips47
+     "solve cluster: error: unrecognized arguments: --seed 3 (rft-solver takes no seed: its answers are deterministic)"),
     (["cluster", "fleet.yaml", "--no-widen", "--pool", "h20"],
      "solve cluster: error: unrecognized arguments: --pool h20"),
     (["--model", "4B", "--len", "32k", "--json", "--frobnicate"],

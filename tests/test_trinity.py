@@ -351,7 +351,8 @@ def test_fragment_nodes_that_split_the_trainer_are_a_query_error() -> None:
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
-    ({"version": "0.7"}, "version must be one of None, 0.5, 0.6, got '0.7'"),
+    ({"version": "0.7"}, ("version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2), got "
+                          "'0.7' (rft-solver knows the rules of these releases alone)")),
     ({"environ": 5}, "environ must be a Mapping or None, got 5"),
     ({"environ": {"PYTORCH_CUDA_ALLOC_CONF": 1}}, "environ's values must be"),
     ({"name": None}, "name must be a str, got None"),

@@ -47,16 +47,20 @@ def _within(match: re.Match[str], least: int, most: int) -> int | None:
     return value if value is not None and least <= value <= most else None
 
 
-def whole_number(least: int, most: int) -> Callable[[str], int]:
+def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int]:
     """An argparse type: a whole number from `least` to `most`, written in ASCII digits; out of range, the error names
-    both bounds."""
+    both bounds. `listed`: what a list of such numbers (``8,16``) is told, the list in place of ``{}``."""
 
     def parse(text: str) -> int:
         match = WHOLE_NUMBER.fullmatch(text)
         if match is None:
             product = PRODUCT.fullmatch(text)
             times = int(product[1]) * int(product[2]) if product else None
-            written = f" (write the product: {times})" if times is not None and least <= times <= most else ""
+            numbers = [WHOLE_NUMBER.fullmatch(part) for part in text.split(",")]
+            listing = len(numbers) > 1 and all(number is not None and _within(number, least, most) is not None
+                                               for number in numbers)
+            written = (f" (write the product: {times})" if times is not None and least <= times <= most
+                       else f" ({listed.format(text.replace(' ', ''))})" if listed and listing else "")
             raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, got {brief(text)}"
                                              f"{written}")
         value = _within(match, least, most)

@@ -73,7 +73,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
                              f"({', '.join(brief(name) for name, _ in unknown)}), and --gpu-memory gives the memory of "
                              "one: name one GPU type of your own, the others from the catalogue")
         if not unknown:
-            known = [catalog.gpu(name) for name in names]
+            known = list({gpu_type.name: gpu_type for gpu_type in map(catalog.gpu, names)}.values())  # each once
             listed = ", ".join(f"{gpu_type.name} ({gpu_type.memory_gib:.1f} GiB)" for gpu_type in known)
             whose = "a GPU type whose memory is" if len(known) == 1 else "GPU types whose memory is each"
             sized = None

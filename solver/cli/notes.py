@@ -1,7 +1,7 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
 memory as sold, with a row off the 1024-token grid or with a cell outside the order cells are read in), a short
---len (or a cluster file's job length), a config.json one term off a tabled model's shape, with multi-token
-prediction layers (not counted) or with output_router_logits (not counted), or whose class computes every expert
+--len (or a cluster file's job length) or one in thousands that cuts a power of two (131k), a config.json one
+term off a tabled model's shape, with multi-token prediction layers (not counted) or with output_router_logits (not counted), or whose class computes every expert
 (Llama 4), or that vLLM refuses to build (read for a trainer alone), or whose YaRN factor the plan replaces, a
 pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too, or naming the
 PCIe cards of a GPU type the catalogue has as SXM boards, or GPU types that share a budget without --gpus that some
@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING
 
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
-from solver.tables import counted, named_jobs, says_pcie, shown_number
+from solver.tables import MAX_TOKENS, counted, named_jobs, says_pcie, shown_number
 
 if TYPE_CHECKING:
+    from solver.query import TrinityConfig
+    from solver.results import Answer
     from solver.tables import Catalog, Fleet, GpuType, Model
 
 
@@ -110,6 +112,23 @@ def note_check_without_gpu(prog: str, config_name: str, gpus: Sequence[str]) -> 
     Trinity config names none and its verdict on another GPU type may differ."""
     print_note(f"{prog}: note: --check without --gpu judged {config_name} on {' and '.join(gpus)}, as a Trinity config "
                "names no GPU type; give --gpu TYPE to judge it on the GPUs it runs on")
+
+
+def note_config_nodes_outgrown(prog: str, config_name: str, config: TrinityConfig, answers: Sequence[Answer]) -> None:
+    """A note on stderr where --gpus gives the trainer of a --from-config more GPUs than the config's cluster holds
+    beside its rollout: the config's GPUs and nodes, and the most nodes a best plan takes with its rollout."""
+    if config.trainer_gpus is None or config.node_gpus is None:
+        return
+    held = config.trainer_gpus + config.rollout_gpus
+    plans = [answer.plans[0] for answer in answers if answer.plans]
+    nodes = max((plan.nodes or plan.trainer_nodes or 1 for plan in plans), default=0)
+    if nodes * config.node_gpus > held:
+        largest = max(plans, key=lambda plan: plan.nodes or plan.trainer_nodes or 1)
+        rollout = f" + {largest.rollout_gpus} rollout" if largest.rollout_gpus else ""
+        config_nodes = counted(held // config.node_gpus, "node")
+        print_note(f"{prog}: note: {config_name}'s cluster holds {held} GPUs in all ({config_nodes} of "
+                   f"{config.node_gpus}); the plan takes {largest.gpus} trainer{rollout} GPUs on {nodes} nodes: give "
+                   f"the config cluster.node_num {nodes}, or plan within its {held} with --total-gpus {held}")
 
 
 def note_shared_budget(prog: str, catalog: Catalog, gpus: Sequence[str], budget: int) -> None:
@@ -250,6 +269,19 @@ def note_short_length(args: argparse.Namespace, prog: str) -> None:
     length = getattr(args, "max_model_len", None)
     if length is not None:
         _note_if_short(prog, "--len", length, "--len {}k")
+
+
+def note_thousands_meant(args: argparse.Namespace, prog: str) -> None:
+    """A note on stderr where --len is N thousands of 1024 and N thousand is a power of two of tokens, cut: ``--len
+    131k`` is 134144 tokens, likely meant as 131072, which is 128k."""
+    length = getattr(args, "max_model_len", None)
+    if length is None or length % 1024:
+        return
+    thousands = length // 1024
+    meant = next((2 ** power for power in range(10, MAX_TOKENS.bit_length()) if 2 ** power // 1000 == thousands), None)
+    if meant is not None and meant != length:
+        print_note(f"{prog}: note: --len {thousands}k is {length} tokens (k is 1024); for {meant} tokens write "
+                   f"--len {meant // 1024}k")
 
 
 def note_short_job_lengths(fleet: Fleet, prog: str) -> None:

@@ -79,6 +79,21 @@ FORMATS_MEANT = {"json": ("--json",), **dict.fromkeys(("yaml", "yml", "trinity")
 """Output formats by name, and the options that give them, in order: ``--output json`` is told the first of them the
 command has."""
 
+ALGORITHM_OPTIONS = ("--algorithm", "--algorithm-type", "--algo")
+"""Options naming the RL algorithm (Trinity's algorithm.algorithm_type): given one by name (`ALGORITHMS_MEANT`), they
+mean the option that plans for it."""
+
+ALGORITHMS_MEANT = {"ppo": ("--critic",), "dpo": ("--dpo",)}
+"""Algorithms by name, and the options that plan for them: ``--algorithm ppo`` is told --critic (its critic's
+states), ``--algorithm dpo`` --dpo."""
+
+COUNTS_NOTHING = {
+    "--seed": (None, "rft-solver takes no seed: its answers are deterministic"),
+    "--lora-alpha": ("--lora-rank", "LoRA's alpha changes no memory: --lora-rank is what counts"),
+}
+"""Options of training scripts that change nothing rft-solver counts, with the option of this command the words
+point to (None: none) and the words an unknown one is told."""
+
 
 def _one_typo_apart(written: str, name: str) -> bool:
     """Whether `written` is `name` with one typo: a character changed, left out, added, or swapped with the next
@@ -191,7 +206,10 @@ class Parser(argparse.ArgumentParser):
         if rest and rest != ["--"]:  # a last ``--`` ends the options (POSIX): none follows, no word is left
             options = [option for word, option in _options_named(rest) if word.startswith("-")]  # -V too: --version
             close = [hint for option in options if (hint := self._option_hint(option))]
-            if meant_value := self._format_meant(rest) or self._release_meant(rest):
+            meant_value = (self._meant_by_value(rest, OUTPUT_OPTIONS, FORMATS_MEANT)
+                           or self._meant_by_value(rest, ALGORITHM_OPTIONS, ALGORITHMS_MEANT)
+                           or self._release_meant(rest))
+            if meant_value:
                 close.insert(0, f" (did you mean {meant_value}?)")
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, f" (did you mean {command}?)")  # ``solve --gpu h100 memory``: the command first
@@ -211,6 +229,9 @@ class Parser(argparse.ArgumentParser):
         opposite's meaning); where it is a flag of this command written another way (--nowiden, --No_Widen:
         --no-widen), that flag; else the command it names, or the option it most likely means; "" where none is."""
         spelled = _spelled(option)
+        pointed_to, words = COUNTS_NOTHING.get(spelled, ("", ""))
+        if words and (pointed_to is None or pointed_to in self._option_string_actions):
+            return f" ({words})"
         if spelled in TENSOR_PARALLEL and "--sp" in self._option_string_actions:
             return (" (the trainer rft-solver plans, verl's FSDP, has no tensor parallelism: Ulysses SP splits each "
                     "sequence over --sp S GPUs instead; the rollout's tensor parallelism is its own, "
@@ -226,12 +247,15 @@ class Parser(argparse.ArgumentParser):
         meant = self._command_named(option) or self._meant(option, typos=option.startswith("--"))
         return f" (did you mean {meant}?)" if meant else ""
 
-    def _format_meant(self, rest: list[str]) -> str | None:
-        """The option that gives the format an unknown output option of another tool names (``--output json``,
-        ``-o=yaml``: `OUTPUT_OPTIONS`, `FORMATS_MEANT`), where this command has one; else None."""
+    def _meant_by_value(self, rest: list[str], named: tuple[str, ...],
+                        meanings: Mapping[str, tuple[str, ...]]) -> str | None:
+        """The option that gives what the value of an unknown option of another tool names (`named`: an output
+        option, `OUTPUT_OPTIONS`, given a format, ``--output json`` or ``-o=yaml``, `FORMATS_MEANT`; an algorithm
+        option, `ALGORITHM_OPTIONS`, given one, ``--algorithm ppo``, `ALGORITHMS_MEANT`), where this command has
+        one; else None."""
         for option, value in _options_valued(rest):
-            if option.lower() in OUTPUT_OPTIONS:
-                meant = self._meant_by(value.lower(), self._option_string_actions, FORMATS_MEANT)
+            if _spelled(option) in named:
+                meant = self._meant_by(value.lower(), self._option_string_actions, meanings)
                 if meant:
                     return meant[0]
         return None

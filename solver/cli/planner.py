@@ -26,6 +26,7 @@ from solver.cli.notes import (
     note_added_model,
     note_cells_elsewhere,
     note_check_without_gpu,
+    note_config_nodes_outgrown,
     note_gpu_variant,
     note_replaced_yarn_factor,
     note_shared_budget,
@@ -125,7 +126,8 @@ def build_parser() -> Parser:
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
                         help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100,h200): an answer for "
                         "each, in that order (a GPU type named twice is answered once); default: each one with tables")
-    parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
+    parser.add_argument("--gpus", metavar="N",
+                        type=whole_number(1, MAX_GPUS, "one budget: solve map --budgets {} answers for several"),
                         help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
                         "--total-gpus counts them); "
                         "default: the largest count of the GPU types' tables (6 for the A100 and H20), else "
@@ -263,6 +265,8 @@ def _answer(args: argparse.Namespace) -> int:
     if args.gpus is None and args.total_gpus is None and not query.open_budget and (
             config is None or config.trainer_gpus is None):  # the budget make_query defaults to
         note_shared_budget("solve", catalog, query.gpus, query.budget_gpus)
+    if config is not None and args.gpus is not None:
+        note_config_nodes_outgrown("solve", args.from_config.name, config, answers)
     if args.check and args.gpu is None:
         note_check_without_gpu("solve", args.from_config.name, [answer.gpu for answer in answers])
     for note in written_notes:  # after the notes on the input

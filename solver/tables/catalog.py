@@ -163,6 +163,12 @@ def _named_entry(wanted: tuple[str, ...], entries: tuple[_Entry, ...]) -> _Entry
                          None)
 
 
+def _family(gpu_type: GpuType) -> str:
+    """The name `gpu_type` shares with its cards of other memory sizes: its own, less its size (A100-40GB and
+    A100-80GB: ``a100``), as `sized_gpu_form` writes it."""
+    return sized_gpu_form(gpu_type.name).removesuffix(f"-{gpu_type.memory_gb}gb")
+
+
 def _meant_names(wanted: str, entries: tuple[_Entry, ...], refused: tuple[GpuWithoutBf16, ...]) -> list[str]:
     """What `wanted` (normalised), a name none of `entries` has, was likely meant to be: for a GPU's memory size
     alone (``96gb``), every GPU type with that memory as sold (H20-96GB and GH200-96GB; those without bf16,
@@ -173,8 +179,7 @@ def _meant_names(wanted: str, entries: tuple[_Entry, ...], refused: tuple[GpuWit
     sized = [entry.name for entry in entries if isinstance(entry, GpuType) and entry.memory_gb == size]
     if sized:
         return sized
-    family = [entry.name for entry in entries if isinstance(entry, GpuType)
-              and sized_gpu_form(entry.name).removesuffix(f"-{entry.memory_gb}gb") == sized_gpu_form(wanted)]
+    family = [entry.name for entry in entries if isinstance(entry, GpuType) and _family(entry) == sized_gpu_form(wanted)]
     if family:
         return family
     names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
@@ -345,12 +350,13 @@ class Catalog(Frozen):
             raise RefusedNameError(with_count(found)) from None
 
     def sized_gpu(self, name: str, memory_gb: int) -> GpuType | None:
-        """The other GPU type that `name`, a GPU type's, names with a memory size after it (``a100`` of 40 GB:
-        A100-40GB, the card of that size where ``a100`` alone names the A100-80GB); None where it names none, or the
-        GPU type `name` names alone."""
+        """The other GPU type of `memory_gb` GB in the family of the one `name` names (`_family`: ``a100`` of 40 GB:
+        A100-40GB, the card of that size where ``a100`` alone names the A100-80GB; ``a100-40gb`` of 80 GB:
+        A100-80GB); None where there is none, or `name` names no GPU type."""
         with contextlib.suppress(QueryError):
-            sized = self.gpu(f"{name}-{memory_gb}gb")
-            return None if sized.name == self.gpu(name).name else sized
+            named = self.gpu(name)
+            return next((gpu_type for gpu_type in self.gpu_types if gpu_type.memory_gb == memory_gb
+                         and gpu_type.name != named.name and _family(gpu_type) == _family(named)), None)
         return None
 
     def counted_gpu(self, name: str) -> CountedGpu | None:

@@ -1755,7 +1755,7 @@ def verdict_length_note(note: ConfigProblem, config_length: int | None, length: 
     return ConfigProblem(note.code, f"{words}; the verdict is at {names.length_at(str(length))}")
 
 
-def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None = None,
+def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: str | None = None,
                         option_names: OptionNames = API_OPTIONS) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.  Only the keys
     read are resolved, so interpolations elsewhere in the file do not matter. A value may be, or contain,
@@ -1781,8 +1781,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not booleans,
     unresolvable interpolations (in a key read only for a note, that note is skipped), configs that leave the trainer no
     GPU, and stages that replace its sections (`_check_one_trainer`); `QueryError` for arguments of the wrong type, or a
-    `version` that is not a Trinity release rft-solver knows. """
-    check_config_arguments(text, name, environ, version)
+    `version` that is not a Trinity release rft-solver knows (one it knows is read as its minor version, ``0.6.0`` as
+    0.6, as `plan` reads it: `check_config_arguments`)."""
+    version = check_config_arguments(text, name, environ, version)
     check_types(("option_names", option_names, OptionNames))
     data = load_config_mapping(text, name)
     variables = VariablesRead(environ)

@@ -788,7 +788,7 @@ class PatchedConfig:
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
-                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                         environ: Mapping[str, str] | None = None, version: str | None = None,
                          host_ram_gb: float | None = None, gpu: str | None = None,
                          check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER,
                          option_names: OptionNames = API_OPTIONS,
@@ -801,7 +801,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
 
 @parsing_once()
 def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
-                           environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                           environ: Mapping[str, str] | None = None, version: str | None = None,
                            host_ram_gb: float | None = None, gpu: str | None = None,
                            check: tuple[str, ...] | None = None, path: str = CHECK_PLACEHOLDER,
                            option_names: OptionNames = API_OPTIONS,
@@ -876,8 +876,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                 ("check", check, tuple | None), ("path", path, str), ("option_names", option_names, OptionNames))
     check_host_ram(host_ram_gb, option_names)
     check_gpu_name(gpu)
-    check_config_arguments(text, name, {} if environ is None else environ, version)
-    version = written_release(plan, version)  # the plan's own release where none is named
+    # a release read as its minor version, as plan reads it; the plan's own release where none is named
+    version = written_release(plan, check_config_arguments(text, name, {} if environ is None else environ, version))
     ending = _line_ending(text)  # the file's own, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
     text = _with_lf(text).removeprefix("\ufeff")
@@ -1456,7 +1456,7 @@ def _gives(values: ConfigValues, key: PlanKey) -> Any:
 
 def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "config",
                         environ: Mapping[str, str] | None = None,
-                        version: TrinityVersion | None = None) -> list[tuple[str, str]]:
+                        version: str | None = None) -> list[tuple[str, str]]:
     """The aliases of mappings in the config `text` that `patch_trinity_config` writes out as mappings of their own
     for `plan`, as it leaves other values in them than at the place they repeat (`_aliases_written_out`: the critic's
     ``model.fsdp_config: *f`` offloaded beside the actor's ``&f`` resident): each dotted, with that place. Read from
@@ -1471,7 +1471,7 @@ def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "con
 
 @parsing_once()
 def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
-                  environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+                  environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
     """The keys `patch_trinity_config` changes that sit on a YAML anchor other keys repeat, in words: a value
     that is one (``&len 65536``, ``*len`` elsewhere: what the patch does at the anchor's key and at each alias,
     `_anchored_value_words`; not where it sets them all to one value, which they then repeat, `_shared_anchors`), or
@@ -1587,7 +1587,7 @@ def _paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
 
 
 def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "config",
-                        environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+                        environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
     """The keys of the config `text` that `patch_trinity_config` changes for `plan` only because the config has them
     (`PlanKey.existing_only`: a role's own SP and token budget, dynamic batch sizes, gradient checkpointing and remove
     padding back on; or keys a plan without a config sets none of: the rollout model's YaRN where it was the model's),
@@ -1599,7 +1599,7 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
 
 def config_key_changes(text: str, plan: Plan, model: Model, *, name: str = "config",
                        environ: Mapping[str, str] | None = None,
-                       version: TrinityVersion | None = None) -> tuple[ConfigKeyChange, ...]:
+                       version: str | None = None) -> tuple[ConfigKeyChange, ...]:
     """Every key of the config `text` whose value, as Trinity reads it, `patch_trinity_config` changes for `plan`:
     the difference of the config and the patched copy, read so (`_differences`), each path that an alias or a
     ``<<: *anchor`` repeats named too, with the place in the file where the change is made where that is another
@@ -1750,7 +1750,7 @@ def _anchored_scalar(value: Any) -> bool:
 
 
 def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
-                  version: TrinityVersion | None) -> list[tuple[PlanKey, Any, bool]]:
+                  version: str | None) -> list[tuple[PlanKey, Any, bool]]:
     """The plan's keys that `patch_trinity_config` writes into the config `text` for `plan`, each with the config's
     value there (None where it lacks the key) and whether it is beyond the plan's own keys (`config_keys_changed`'s:
     set only because the config has it, or one a plan without a config sets none of)."""
@@ -1764,7 +1764,7 @@ def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mappi
 
 def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
                      environ: Mapping[str, str] | None = None,
-                     version: TrinityVersion | None = None) -> dict[tuple[str, ...], str]:
+                     version: str | None = None) -> dict[tuple[str, ...], str]:
     """The plan's keys that `patch_trinity_config` leaves as the config `text` has them, the user's choice
     (`PlanKey.default_only`): a YaRN ``model.rope_scaling`` of its own form that reaches the plan's length
     (`YARN_KEPT`), its own ``model.rope_theta`` beside a YaRN, and with Offload ``trainer.save_hf_checkpoint``; by
@@ -1779,7 +1779,7 @@ def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config
 
 
 def rope_scaling_written(text: str, plan: Plan, model: Model, *, name: str = "config",
-                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str | None:
+                         environ: Mapping[str, str] | None = None, version: str | None = None) -> str | None:
     """The ``model.rope_scaling`` mapping that `patch_trinity_config` leaves in the config `text` for `plan`, where the
     config has a mapping there: its own with the plan's keys set as the patch sets them (`_set`: ``rope_type`` right
     after a legacy ``type``, which stays, as its other keys do), in YAML's flow style (`yaml_flow`), so that the
@@ -1805,7 +1805,7 @@ def _as_written(value: Any) -> str:
 
 
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",
-                        environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+                        environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
     version = written_release(plan, version)  # the plan's own release where none is named
@@ -1816,7 +1816,7 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
 
 def kept_interpolated_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                            environ: Mapping[str, str] | None = None,
-                           version: TrinityVersion | None = None) -> tuple[str, ...]:
+                           version: str | None = None) -> tuple[str, ...]:
     """The dotted keys `patch_trinity_config` leaves as the config's interpolations (those `kept_interpolations`
     names): the patch sets none of them, though what they give may change with a key they refer to."""
     version = written_release(plan, version)  # the plan's own release where none is named
@@ -1832,7 +1832,7 @@ def _kept_for_plan(data: Any, plan: Plan, model: Model, environ: Mapping[str, st
 
 @parsing_once()
 def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model: Model, *, name: str = "config",
-                            environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                            environ: Mapping[str, str] | None = None, version: str | None = None,
                             option_names: OptionNames = API_OPTIONS, train_batch_size: int | None = None,
                             train_batch_source: str = TRAIN_BATCH_KEY) -> list[ConfigProblem]:
     """What ``--write`` warns of `patched`, the config `text` with `plan` applied (`patched_trinity_config`, given
@@ -1847,8 +1847,8 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     keeps it, but may change what must divide it (DPO's micro-batch, ``dpo-mini-batch-split``)."""
     check_types(("patched", patched, PatchedConfig), ("plan", plan, Plan), ("model", model, Model),
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
-    check_config_arguments(text, name, {} if environ is None else environ, version)
-    version = written_release(plan, version)  # the plan's own release where none is named
+    # a release read as its minor version, as plan reads it; the plan's own release where none is named
+    version = written_release(plan, check_config_arguments(text, name, {} if environ is None else environ, version))
     merged = [_merged_keys_problem(patched.merged_for_05, option_names)] if patched.merged_for_05 else []
     checked = [problem for problem in trinity_config_problems(load_config_mapping(patched.text, name), model,
                                                               plan.gpus, environ=environ, version=version,

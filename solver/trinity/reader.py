@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import yaml as pyyaml
 
-from solver.query import check_trinity_version
 from solver.tables import (
     MAX_GPUS,
     MAX_TOKENS,
@@ -24,6 +23,7 @@ from solver.tables import (
     parsed_once,
     shown_number,
     thousands_of_tokens,
+    trinity_release,
     unquoted_text_hint,
     yaml_brief,
     yaml_error_place,
@@ -456,9 +456,11 @@ def unset_strategy_words(version: TrinityVersion | None) -> str:
     return "Trinity 0.5 takes fsdp" if version == "0.5" else "Trinity before 0.6 takes fsdp; 0.6, fsdp2"
 
 
-def check_config_arguments(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None) -> None:
-    """`QueryError` unless a config's `text` and `name` are strings, `environ` a mapping (``os.environ``) and
-    `version` a Trinity release rft-solver knows (or None)."""
+def check_config_arguments(text: str, name: str, environ: Mapping[str, str], version: str | None
+                           ) -> TrinityVersion | None:
+    """The minor version of the Trinity release `version` (``0.6.0`` and ``v0.6.0`` are 0.6, as `plan` and
+    ``--trinity-version`` read it: `trinity_release`; None: none named); `QueryError` unless a config's `text` and
+    `name` are strings, `environ` a mapping (``os.environ``) and `version` a release rft-solver knows (or None)."""
     check_types(("text", text, str), ("name", name, str), ("environ", environ, Mapping))
     check_environ(environ)
-    check_trinity_version("version", version)
+    return trinity_release("version", version)

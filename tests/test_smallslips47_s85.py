@@ -1,0 +1,121 @@
+"""Small slips in the CLI and API that earlier reviews found and left (smallslips47, s85): each test failed before
+its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import solver
+from solver.api import answer_query, config_query, with_config_verdicts
+from solver.tables import load_catalog
+from solver.trinity import patch_trinity_config, read_trinity_config
+
+CONFIG = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+
+
+@pytest.mark.parametrize("release", ["0.6.0", "v0.6.0"])
+def test_config_functions_read_a_release_as_plan_does(release: str):
+    # plan(trinity_version="0.6.0") was taken where these three refused it ("pass '0.6'")
+    catalog, text = load_catalog(), CONFIG.read_text(encoding="utf-8")
+    config = read_trinity_config(text, "trinity.yaml", {}, release)
+    assert config == read_trinity_config(text, "trinity.yaml", {}, "0.6")
+    query = config_query(catalog, config, gpu="h100")
+    answers = answer_query(query, catalog)
+    judged = with_config_verdicts(answers, query, catalog, config, text, "trinity.yaml", {}, release)
+    assert judged == with_config_verdicts(answers, query, catalog, config, text, "trinity.yaml", {}, "0.6")
+    assert judged[0].current is not None
+    plan, model = answers[0].plans[0], catalog.model(query.model)
+    patched = patch_trinity_config(text, plan, model, name="trinity.yaml", version=release)
+    assert patched == patch_trinity_config(text, plan, model, name="trinity.yaml", version="0.6")
+    # the functions beside the patch read it alike (they took any string before, "0.7" too)
+    for view in (solver.trinity.config_key_changes, solver.trinity.kept_interpolations):
+        assert view(text, plan, model, version="0.5.2") == view(text, plan, model, version="0.5")
+        with pytest.raises(solver.QueryError, match=r"^version takes 0\.5, .*, got '0\.7'"):
+            view(text, plan, model, version="0.7")
+    # a release rft-solver does not know is refused in plan's words
+    with pytest.raises(solver.QueryError) as caught:
+        read_trinity_config(text, "trinity.yaml", {}, "0.7")
+    with pytest.raises(solver.QueryError) as planned:
+        solver.plan("8B", gpu="h100", max_model_len=4096, trinity_version="0.7")
+    assert str(caught.value) == str(planned.value).replace("trinity_version", "version") == (
+        "version takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a tag of one, v0.5.2), got '0.7' (rft-solver knows "
+        "the rules of these releases alone)")
+
+
+@pytest.mark.parametrize(("flags", "hint"), [
+    (("--seed", "1"), "(rft-solver takes no seed: its answers are deterministic)"),
+    (("--algorithm", "ppo"), "(did you mean --critic?)"),
+    (("--algorithm=DPO",), "(did you mean --dpo?)"),
+    (("--lora-alpha", "32"), "(LoRA's alpha changes no memory: --lora-rank is what counts)"),
+])
+def test_other_tools_training_options_get_a_hint(cli, flags: tuple[str, ...], hint: str):
+    status, out, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", *flags)
+    assert (status, out) == (2, "")
+    assert err.endswith(f"solve: error: unrecognized arguments: {' '.join(flags)} {hint}\n")
+
+
+def test_other_tools_options_without_a_meaning_here_get_no_hint(cli):
+    # a command without --lora-rank is not pointed to it; an algorithm with no option of its own gets no guess
+    _, _, err = cli("cluster", "fleet.yaml", "--lora-alpha", "32")
+    assert err.endswith("solve cluster: error: unrecognized arguments: --lora-alpha 32\n")
+    _, _, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--algorithm", "grpo")
+    assert err.endswith("solve: error: unrecognized arguments: --algorithm grpo\n")
+
+
+def test_a_list_of_gpu_counts_points_to_solve_map(cli):
+    status, _, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--gpus", "8, 16")
+    assert (status, err.splitlines()[-1]) == (2, (
+        "solve: error: argument --gpus: expected a whole number from 1 to 65536, got '8, 16' (one budget: solve map "
+        "--budgets 8,16 answers for several)"))
+    _, _, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--gpus", "8,0")  # 0 is no budget
+    assert err.endswith("got '8,0'\n")
+    _, _, err = cli("memory", "--model", "8B", "--gpu", "h100", "--len", "32k", "--gpus", "8,16")  # no map of memory
+    assert err.endswith("got '8,16'\n")
+
+
+@pytest.mark.parametrize(("length", "note"), [
+    ("131k", "solve memory: note: --len 131k is 134144 tokens (k is 1024); for 131072 tokens write --len 128k\n"),
+    ("65k", "solve memory: note: --len 65k is 66560 tokens (k is 1024); for 65536 tokens write --len 64k\n"),
+    ("128k", ""),
+    ("32k", ""),
+    ("131000", ""),
+])
+def test_a_length_in_thousands_that_cuts_a_power_of_two_is_noted(cli, length: str, note: str):
+    status, out, err = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", length)
+    assert status in (0, 1) and out
+    assert err == note
+
+
+def test_a_sized_card_of_the_memory_given_is_named_whichever_size_gpu_names(cli):
+    _, _, err = cli("--model", "8B", "--gpu", "a100-40gb", "--gpu-memory", "80G", "--len", "32k")
+    assert err == ("solve: error: --gpu a100-40gb names A100-40GB (40.0 GiB), a GPU type whose memory is known: for "
+                   "the 80 GB card give --gpu A100-80GB; else drop --gpu-memory, or give your GPU type a name of its "
+                   "own\n")
+    catalog = load_catalog()
+    assert catalog.sized_gpu("gh200-144gb", 96) == catalog.gpu("GH200-96GB")
+    assert catalog.sized_gpu("a100", 80) is None  # the card it names already
+    assert catalog.sized_gpu("h100", 94) is None  # the H100 NVL is another card, not an H100 of 94 GB
+
+
+def test_a_card_named_twice_is_listed_once(cli):
+    _, _, err = cli("--model", "8B", "--gpu", "a100,a100-80gb", "--gpu-memory", "40G", "--len", "32k")
+    assert err == ("solve: error: --gpu a100,a100-80gb names A100-80GB (80.0 GiB), a GPU type whose memory is known: "
+                   "for the 40 GB card give --gpu A100-40GB; else drop --gpu-memory, or give your GPU type a name of "
+                   "its own\n")
+
+
+def test_gpus_past_the_configs_nodes_is_noted(cli, tmp_path: Path):
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG.read_text(encoding="utf-8").replace("node_num: 1", "node_num: 2")
+                      .replace("engine_num: 2", "engine_num: 8"), encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--gpus", "16")
+    assert status == 0 and "on 16 of 16 GPUs, with 8 rollout GPUs, trainer and rollout on 3 nodes of 8" in out
+    assert err == ("solve: note: c.yaml's cluster holds 16 GPUs in all (2 nodes of 8); the plan takes 16 trainer + 8 "
+                   "rollout GPUs on 3 nodes: give the config cluster.node_num 3, or plan within its 16 with "
+                   "--total-gpus 16\n")
+    # within the config's nodes, or without --gpus, no note
+    for flags in (("--gpus", "8"), ("--total-gpus", "16"), ()):
+        _, _, err = cli("--from-config", str(config), "--gpu", "h100", *flags)
+        assert err == ""
