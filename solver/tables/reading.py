@@ -539,9 +539,12 @@ FIELDS_MEANT = {
     **dict.fromkeys(("min", "minimum", "least", "atleastlen", "gte", "from"), "at_least"),
     **dict.fromkeys(("max", "maximum", "most", "cap", "lte", "upto"), "at_most"),
     **dict.fromkeys(("must", "mustrun", "mandatory", "essential"), "required"),
+    **dict.fromkeys(("downnodes", "nodesdown", "failed", "failednodes", "drained", "drainednodes", "cordoned",
+                     "offline", "offlinenodes", "unhealthy", "broken"), "down"),
 }
 """Fields by the names a newcomer may guess for them (a pool's count of nodes, Trinity's max_model_len by other
-tools' names, a fleet's pools as nodes, a length's least as min and its most as max), without case or separators:
+tools' names, a fleet's pools as nodes, a length's least as min and its most as max, a pool's nodes down as an
+operator's failed or drained ones), without case or separators:
 an unknown field is told the field it names, where the mapping it is in has that field."""
 
 

@@ -1,0 +1,65 @@
+"""A cluster operator re-planning a shared fleet after a node fails (persona79, s85): a pool's nodes down given by an
+operator's word for them (`down_nodes`, `failed`, `drained`) is told `down`; a job pinned to a node or GPUs by hand
+(`node`, `gpu_indexes`) is told that the placement chooses them and that `--current` keeps a running job where it
+runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+POOL_FIELDS = ("name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, "
+               "node_interconnect, down")
+JOB_FIELDS = ("name, max_model_len, rollout_gpus, priority, pool, required, train_batch_size, lora_rank, lora_targets, "
+              "lora_exclude_modules, reference_model, critic, dpo, trinity_version, model, model_config")
+
+
+def _fleet(tmp_path: Path, pool_extra: str = "", job_extra: str = "") -> Path:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(f"pools:\n  - {{name: a100, gpu: A100-80GB, nodes: 4, gpus_per_node: 8{pool_extra}}}\n"
+                    f"jobs:\n  - {{name: j, model: 4B, max_model_len: 4096{job_extra}}}\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("field", ["down_nodes", "failed", "drained", "Failed-Nodes", "cordoned", "offline"])
+def test_nodes_down_by_an_operators_word_are_told_down(cli: Callable[..., tuple[int, str, str]], tmp_path: Path,
+                                                       field: str):
+    path = _fleet(tmp_path, pool_extra=f", {field}: [2]")
+    status, out, err = cli("cluster", str(path))
+    assert (status, out) == (2, "")
+    assert err == (f"solve cluster: error: {path}: pool a100: unknown field {field!r} (did you mean down? fields: "
+                   f"{POOL_FIELDS})\n")
+
+
+def test_a_failed_field_in_a_job_is_no_guess_of_down(cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
+    # down is a pool's field: a job's `failed` is no slip for it.
+    path = _fleet(tmp_path, job_extra=", failed: true")
+    status, _, err = cli("cluster", str(path))
+    assert status == 2
+    assert err == f"solve cluster: error: {path}: job j: unknown field 'failed' (fields: {JOB_FIELDS})\n"
+
+
+@pytest.mark.parametrize("extra", [", node: 3", ", node_index: 3", ", gpu_indexes: [0, 1, 2, 3]",
+                                   ", CUDA_VISIBLE_DEVICES: '0,1'"])
+def test_a_job_pinned_to_a_node_or_gpus_is_told_current_keeps_a_running_job(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, extra: str):
+    path = _fleet(tmp_path, job_extra=extra)
+    field = extra.split(":")[0].removeprefix(", ")
+    status, out, err = cli("cluster", str(path))
+    assert (status, out) == (2, "")
+    assert err == (f"solve cluster: error: {path}: job j: unknown field {field!r} (the placement chooses a job's "
+                   "nodes and GPUs: to keep a running job where it runs, give solve cluster --current PLACEMENT.json "
+                   "(an earlier solve cluster --json); to keep it to a pool, pool: NAME; fields: "
+                   f"{JOB_FIELDS})\n")
+
+
+def test_a_pools_node_is_still_told_nodes(cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a100, gpu: A100-80GB, node: 4, gpus_per_node: 8}\n"
+                    "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n", encoding="utf-8")
+    status, _, err = cli("cluster", str(path))
+    assert status == 2
+    assert err == (f"solve cluster: error: {path}: pool a100: unknown field 'node' (did you mean nodes? fields: "
+                   f"{POOL_FIELDS})\n")
