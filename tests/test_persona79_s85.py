@@ -1,10 +1,11 @@
 """A cluster operator re-planning a shared fleet after a node fails (persona79, s85): a pool's nodes down given by an
 operator's word for them (`down_nodes`, `failed`, `drained`) is told `down`; a job pinned to a node or GPUs by hand
 (`node`, `gpu_indexes`) is told that the placement chooses them and that `--current` keeps a running job where it
-runs."""
+runs; a purchase's bound, and required jobs that do not fit, count the fleet's GPUs on its nodes up and say so."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,3 +64,43 @@ def test_a_pools_node_is_still_told_nodes(cli: Callable[..., tuple[int, str, str
     assert status == 2
     assert err == (f"solve cluster: error: {path}: pool a100: unknown field 'node' (did you mean nodes? fields: "
                    f"{POOL_FIELDS})\n")
+
+
+def _down_fleet(tmp_path: Path, nodes: int, down: int, jobs: list[str]) -> Path:
+    path = tmp_path / "down.yaml"
+    listed = "".join(f"  - {{name: {name}, {job}}}\n" for name, job in zip("abc", jobs, strict=False))
+    path.write_text(f"pools:\n  - {{name: a100, gpu: A100-80GB, nodes: {nodes}, gpus_per_node: 8, down: [{down}]}}\n"
+                    f"jobs:\n{listed}", encoding="utf-8")
+    return path
+
+
+WHOLE_NODE = "model: 14B, max_model_len: 65536, rollout_gpus: 4"  # 4 trainer + 4 rollout GPUs: a node of 8
+FIVE_GPUS = "model: 4B, max_model_len: 98304, rollout_gpus: 1"  # 4 trainer + 1 rollout
+
+
+def test_a_purchase_counts_the_fleets_gpus_on_nodes_up(cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
+    # A node of two down: the fleet's 8 GPUs the bound compares with are those up, not its 16.
+    status, out, _ = cli("cluster", str(_down_fleet(tmp_path, 2, 1, [WHOLE_NODE] * 2)), "--buy", "--no-widen")
+    assert status == 0
+    assert out.splitlines()[0] == ("status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest (at "
+                                   "their fewest they take 16 GPUs, 8 more than the fleet's 8 on nodes up)")
+    status, out, _ = cli("cluster", str(_down_fleet(tmp_path, 3, 2, [FIVE_GPUS] * 3)), "--buy", "--no-widen")
+    assert status == 0
+    assert " ".join(out.splitlines()[:2]) == (
+        "status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest (at their fewest they take 15 of "
+        "the fleet's 16 GPUs on nodes up; the 8 bought are for the pools they may use and their layouts (GPUs and host "
+        "memory) to pack into the nodes)")
+
+
+def test_required_jobs_that_do_not_fit_count_the_fleets_gpus_on_nodes_up(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
+    status, out, _ = cli("cluster", str(_down_fleet(tmp_path, 2, 1, [WHOLE_NODE] * 2)), "--required", "all", "--json")
+    assert status == 1
+    assert json.loads(out)["unplaced"][0]["reason"] == (
+        "the required jobs (a, b) do not all fit the fleet together: at their fewest they take 16 GPUs, more than the "
+        "fleet's 8 on nodes up; --buy names the nodes to add for them")
+    status, out, _ = cli("cluster", str(_down_fleet(tmp_path, 3, 2, [FIVE_GPUS] * 3)), "--required", "all", "--json")
+    assert status == 1
+    assert json.loads(out)["unplaced"][0]["reason"] == (
+        "the required jobs (a, b, c) do not all fit the fleet together: at their fewest they take 15 of the fleet's 16 "
+        "GPUs on nodes up, but their layouts do not pack into the nodes; --buy names the nodes to add for them")
