@@ -104,3 +104,24 @@ def test_required_jobs_that_do_not_fit_count_the_fleets_gpus_on_nodes_up(
     assert json.loads(out)["unplaced"][0]["reason"] == (
         "the required jobs (a, b, c) do not all fit the fleet together: at their fewest they take 15 of the fleet's 16 "
         "GPUs on nodes up, but their layouts do not pack into the nodes; --buy names the nodes to add for them")
+
+
+PLACEMENT_KIND = ("solve cluster --json's output, a placement: give it with --current, beside the cluster file, to "
+                  "keep its jobs where they run")
+PURCHASE_KIND = ("solve cluster --buy --json's output, what to buy: set each pool's nodes to its nodes_after in the "
+                 "cluster file")
+
+
+@pytest.mark.parametrize(("buy", "kind"), [((), PLACEMENT_KIND), (("--buy",), PURCHASE_KIND)])
+def test_a_placement_given_as_the_cluster_file_is_told_what_it_is(
+        cli: Callable[..., tuple[int, str, str]], tmp_path: Path, buy: tuple[str, ...], kind: str):
+    # The operator gives yesterday's --json where the cluster file goes (solve cluster yesterday.json): JSON reads
+    # as YAML, so its fields were refused one by one, a placement's pool told it is a job's field, and no more.
+    fleet = _down_fleet(tmp_path, 2, 1, [WHOLE_NODE])
+    _, out, _ = cli("cluster", str(fleet), "--json", *buy)
+    placement = tmp_path / "yesterday.json"
+    placement.write_text(out, encoding="utf-8")
+    status, out, err = cli("cluster", str(placement))
+    assert (status, out) == (2, "")
+    assert err.startswith(f"solve cluster: error: {placement}: ")
+    assert err.count("\n") == 1 and err.endswith(f" (this looks like {kind})\n")

@@ -858,7 +858,7 @@ def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None) -> str:
     """For a file that did not load as `expected` (None: a Trinity config): `` (this looks like a fleet file, for solve
     cluster)`` where its top-level keys are another kind's (`_FILE_KINDS`); "" otherwise."""
     other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not expected and keys <= set(raw)),
-                 None)
+                 None) or next((kind for kind, keys in _OUTPUT_KINDS.items() if keys <= set(raw)), None)
     return f" (this looks like {other})" if other else ""
 
 
@@ -872,6 +872,15 @@ _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
 }
 """The kinds of file a user gives, each by its schema (a config.json's: the `Model` it reads as) and the top-level keys
 that tell it apart."""
+
+_OUTPUT_KINDS: dict[str, set[str]] = {
+    "solve cluster --json's output, a placement: give it with --current, beside the cluster file, to keep its jobs "
+    "where they run": {"schema_version", "placements", "unplaced"},
+    "solve cluster --buy --json's output, what to buy: set each pool's nodes to its nodes_after in the cluster file":
+        {"schema_version", "placements", "fits_nowhere"},
+}
+"""The kinds of file rft-solver writes that a user may give as an input (a placement as the cluster file, say), by
+the top-level keys that tell them apart: none is read as any input's schema."""
 
 
 def yaml_looks_like(text: str, expected: type[BaseModel] | None) -> str:
