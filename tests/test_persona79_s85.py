@@ -125,3 +125,15 @@ def test_a_placement_given_as_the_cluster_file_is_told_what_it_is(
     assert (status, out) == (2, "")
     assert err.startswith(f"solve cluster: error: {placement}: ")
     assert err.count("\n") == 1 and err.endswith(f" (this looks like {kind})\n")
+
+
+def test_a_placement_beside_the_cluster_file_is_told_current(cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
+    # solve cluster today.yaml yesterday.json: --current forgotten; a second YAML file is stray, with no hint.
+    fleet = _down_fleet(tmp_path, 2, 1, [WHOLE_NODE])
+    status, out, err = cli("cluster", str(fleet), "yesterday.json")
+    assert (status, out) == (2, "")
+    assert err == ("usage: solve cluster [options] (--help lists them)\nsolve cluster: error: unrecognized arguments: "
+                   "yesterday.json (a placement is named after its option: --current PLACEMENT.json)\n")
+    status, _, err = cli("cluster", str(fleet), "other.yaml")
+    assert status == 2
+    assert err.endswith("solve cluster: error: unrecognized arguments: other.yaml\n")
