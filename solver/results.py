@@ -2859,6 +2859,13 @@ class PoolPurchase(Frozen, defer_build=True):
         return {renamed.get(key, key): value for key, value in raw.items()}
 
 
+def fleet_gpus_words(gpus: int, any_down: bool, noun: str = "") -> str:
+    """The fleet's GPUs as a purchase's or a placement's bound compares with them, ``the fleet's 48`` (``the fleet's
+    48 GPUs`` with `noun` " GPUs"), or where some pool has nodes down, which the count leaves out, ``the fleet's 48
+    on nodes up``."""
+    return f"the fleet's {gpus}{noun}" + (" on nodes up" if any_down else "")
+
+
 class PurchaseResult(_Timed, Versioned, defer_build=True):
     """The fewest nodes to buy so that every job of a fleet is placed (`solve cluster --buy`): the fewest GPUs, then
     the fewest nodes; the jobs that no number of nodes of any pool they may use runs are named apart."""

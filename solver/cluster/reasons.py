@@ -47,6 +47,7 @@ from solver.results import (
     Unplaced,
     UnplacedCode,
     UnplacedPool,
+    fleet_gpus_words,
 )
 from solver.rules import COMMAND_OPTIONS, OptionNames, batch_split_violation, counts_dpo_pairs
 from solver.solve import checked, estimated_plan_words, host_over_words, least_host_words, work_budget
@@ -1065,8 +1066,9 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> s
     packing = ("but their layouts, with the host memory they need on a node, do not pack into the nodes"
                if host else "but their layouts do not pack into the nodes")
     has, need = sum(pool.up_nodes * pool.gpus_per_node for pool in fleet.pools), sum(fewest.values())
+    any_down = any(pool.down for pool in fleet.pools)
     if need > has:
-        return f": at their fewest they take {need} GPUs, more than the fleet's {has}{after}"
+        return f": at their fewest they take {need} GPUs, more than {fleet_gpus_words(has, any_down)}{after}"
     tightest = None  # (share of the pool, words) of the pool its own jobs fill the most
     for index, pool in enumerate(fleet.pools if len(fleet.pools) > 1 else ()):  # the jobs only one pool can run
         bound = [job for job, where in pools.items() if where == {index}]
@@ -1083,7 +1085,7 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> s
     # Where no pool's own jobs overflow it, the packing is the fleet's: the pool its own jobs fill the most is named
     # beside it, not as the cause (its jobs may pack there alone, the others leaving no room for them elsewhere).
     within = "" if tightest is None else tightest[1]
-    return f": at their fewest they take {need} of the fleet's {has} GPUs{within}, {packing}{after}"
+    return f": at their fewest they take {need} of {fleet_gpus_words(has, any_down, ' GPUs')}{within}, {packing}{after}"
 
 
 def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool, host_rounded: tuple[str, ...] = (),

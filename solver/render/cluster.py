@@ -28,6 +28,7 @@ from solver.results import (
     StayCode,
     Unplaced,
     check_placed_on,
+    fleet_gpus_words,
     index_range,
 )
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames
@@ -745,9 +746,11 @@ def _fewest_gpus_words(result: PurchaseResult) -> str:
         return ""
     packing = gpus - max(need - has, 0)
     why = "for the pools they may use and their layouts (GPUs and host memory) to pack into the nodes"
+    any_down = any(pool.down for pool in result.pools)
     if need <= has:
-        return f" (at their fewest they take {need} of the fleet's {has} GPUs; the {gpus} bought are {why})"
-    more = f"at their fewest they take {need} GPUs, {need - has} more than the fleet's {has}"
+        fleet = fleet_gpus_words(has, any_down, " GPUs")
+        return f" (at their fewest they take {need} of {fleet}; the {gpus} bought are {why})"
+    more = f"at their fewest they take {need} GPUs, {need - has} more than {fleet_gpus_words(has, any_down)}"
     return f" ({more}; the other {packing} bought are {why})" if packing else f" ({more})"
 
 

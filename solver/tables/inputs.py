@@ -636,6 +636,10 @@ class JobEntry(_JobFields):
             ("trainergpus", "gpus", "numgpus", "nodes", "numnodes", "sp", "ulysses", "offload", "env"),
             "the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps GPUs for its explorer"),
         **dict.fromkeys(
+            ("node", "nodeindex", "nodeindexes", "gpuindexes", "cudavisibledevices"),
+            "the placement chooses a job's nodes and GPUs: to keep a running job where it runs, give solve cluster "
+            "--current PLACEMENT.json (an earlier solve cluster --json); to keep it to a pool, pool: NAME"),
+        **dict.fromkeys(
             ("gpu", "gputype", "gpuspernode", "hostramgb", "gpumemorygb", "gpumemorymib", "gpuinterconnect",
              "nodeinterconnect", "down"),
             "a pool's field, not a job's: to keep a job to a pool, give it pool: NAME"),

@@ -541,9 +541,12 @@ FIELDS_MEANT = {
     **dict.fromkeys(("min", "minimum", "least", "atleastlen", "gte", "from"), "at_least"),
     **dict.fromkeys(("max", "maximum", "most", "cap", "lte", "upto"), "at_most"),
     **dict.fromkeys(("must", "mustrun", "mandatory", "essential"), "required"),
+    **dict.fromkeys(("downnodes", "nodesdown", "failed", "failednodes", "drained", "drainednodes", "cordoned",
+                     "offline", "offlinenodes", "unhealthy", "broken"), "down"),
 }
 """Fields by the names a newcomer may guess for them (a pool's count of nodes, Trinity's max_model_len by other
-tools' names, a fleet's pools as nodes, a length's least as min and its most as max), without case or separators:
+tools' names, a fleet's pools as nodes, a length's least as min and its most as max, a pool's nodes down as an
+operator's failed or drained ones), without case or separators:
 an unknown field is told the field it names, where the mapping it is in has that field."""
 
 
@@ -857,7 +860,7 @@ def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None) -> str:
     """For a file that did not load as `expected` (None: a Trinity config): `` (this looks like a fleet file, for solve
     cluster)`` where its top-level keys are another kind's (`_FILE_KINDS`); "" otherwise."""
     other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not expected and keys <= set(raw)),
-                 None)
+                 None) or next((kind for kind, keys in _OUTPUT_KINDS.items() if keys <= set(raw)), None)
     return f" (this looks like {other})" if other else ""
 
 
@@ -871,6 +874,15 @@ _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
 }
 """The kinds of file a user gives, each by its schema (a config.json's: the `Model` it reads as) and the top-level keys
 that tell it apart."""
+
+_OUTPUT_KINDS: dict[str, set[str]] = {
+    "solve cluster --json's output, a placement: give it with --current, beside the cluster file, to keep its jobs "
+    "where they run": {"schema_version", "placements", "unplaced"},
+    "solve cluster --buy --json's output, what to buy: set each pool's nodes to its nodes_after in the cluster file":
+        {"schema_version", "placements", "fits_nowhere"},
+}
+"""The kinds of file rft-solver writes that a user may give as an input (a placement as the cluster file, say), by
+the top-level keys that tell them apart: none is read as any input's schema."""
 
 
 def yaml_looks_like(text: str, expected: type[BaseModel] | None) -> str:
