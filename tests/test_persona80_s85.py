@@ -85,3 +85,27 @@ def test_memory_on_a_gpu_with_tables_still_says_how_far_they_let_it_train(cli):
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "64k", "--sp", "4",
                          "--env")
     assert status == 1 and "and they decide: they let it train up to 51200" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(("command", "written", "joined"), [
+    ((), ("--gpu", "a100", "h100"), "--gpu a100,h100"),
+    ((), ("--gpu=a100", "h100"), "--gpu a100,h100"),
+    (("map",), ("--model", "8B", "14B"), "--model 8B,14B"),
+    (("map",), ("--gpu", "a100", "h20"), "--gpu a100,h20")])
+def test_a_second_value_of_a_list_option_is_told_the_commas(cli, command: tuple[str, ...], written: tuple[str, ...],
+                                                            joined: str):
+    # --gpu a100 h100 was told "quote one with spaces", which gives the unknown GPU 'a100 h100'.
+    asked = ("--model", "8B", "--len", "32k", *written) if not command else (*command, *written)
+    option, _, value = (written[0].partition("=") if "=" in written[0] else (written[0], "", written[1]))
+    status, out, err = cli(*asked)
+    assert (status, out) == (2, "") and err.endswith(
+        f"unrecognized arguments: {written[-1]} ({option} took '{value}': several are separated by commas, "
+        f"{joined})\n")
+
+
+@pytest.mark.parametrize("asked", [("--model", "8B", "14B", "--len", "32k"), ("tables", "--gpu", "a100", "h20"),
+                                   ("--model", "8B", "--gpu", "a100", "32k"), ("map", "--gpu", "a100", "foo")])
+def test_a_second_word_an_option_takes_alone_is_still_told_one_word(cli, asked: tuple[str, ...]):
+    # solve's --model and solve tables' --gpu take one; 32k is no GPU type, nor foo.
+    status, out, err = cli(*asked)
+    assert (status, out) == (2, "") and err.endswith(": an option's value is one word; quote one with spaces)\n")

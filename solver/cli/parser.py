@@ -428,17 +428,30 @@ class Parser(argparse.ArgumentParser):
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3
         8b``, ``--len 32k tokens``, ``--model=qwen3 8b``), a note that the option took the one word before it; or
         follows a flag (``--json yes``), that the flag takes no value (an unknown option after one, ``--json --seed
-        3``, is no value of it)."""
+        3``, is no value of it); where the option takes several values and `stray` is another of them (``--gpu a100
+        h100``), that they are separated by commas."""
         for at, word in enumerate(argv[1:], start=1):
             before = argv[at - 1]
             option, _, value = before.partition("=") if before.startswith("--") and "=" in before else (
                 argv[at - 2] if at >= 2 else "", "", before)
             action = self._option_string_actions.get(option)
             if word == stray and not stray.startswith("-") and action is not None and action.nargs is None:
+                if self._another_of_several(action, option, value, stray):
+                    return f" ({option} took {brief(value)}: several are separated by commas, {option} {value},{stray})"
                 return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
             if word == stray and not stray.startswith("-") and self._flag(before) is not None:
                 return f" ({before} takes no value: {self._flag_forms(before)})"
         return ""
+
+    def _another_of_several(self, action: argparse.Action, option: str, value: str, stray: str) -> bool:
+        """Whether `option` (its `action`) takes several values separated by commas (solve's --gpu, solve map's
+        --model) and `stray`, the word after its `value`, is another of them: a name the guess for a stray word
+        (`value_hint`) gives this option."""
+        try:
+            several = callable(action.type) and isinstance(action.type(f"{value},{stray}"), tuple)
+        except (argparse.ArgumentTypeError, ValueError):
+            return False
+        return several and self.value_hint(stray) == f" (did you mean {option} {stray}?)"
 
     def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
         """argparse's, with the accepted values where an option with choices is given without one (``--emit``:
