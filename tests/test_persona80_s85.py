@@ -109,3 +109,10 @@ def test_a_second_word_an_option_takes_alone_is_still_told_one_word(cli, asked: 
     # solve's --model and solve tables' --gpu take one; 32k is no GPU type, nor foo.
     status, out, err = cli(*asked)
     assert (status, out) == (2, "") and err.endswith(": an option's value is one word; quote one with spaces)\n")
+
+
+@pytest.mark.parametrize("written", ["--dp", "--pp", "--tp"])
+def test_solve_map_makes_no_wrong_guess_for_another_parallelism(cli, written: str):
+    # solve map chooses the SP degree itself: --dp 2 was told --dpo, --pp 2 --critic.
+    assert cli("map", "--gpu", "h100", "--model", "8B", written, "2") == (
+        2, "", f"usage: solve map [options] (--help lists them)\nsolve map: error: unrecognized arguments: {written} 2\n")

@@ -149,7 +149,7 @@ OTHER_PARALLELISMS = {
 }
 """Options of other trainers' parallelisms (Megatron's, vLLM's, DeepSpeed's), with what verl's FSDP trainer, which
 rft-solver plans, does instead: said by a command with --sp, in place of a guess a typo away that means something else
-(--tp: --top; --dp: --dpo, DPO training; --pp: --ppo's --critic; --fsdp: --sp)."""
+(--tp: --top; --dp: --dpo, DPO training; --pp: --ppo's --critic; --fsdp: --sp), which no command makes."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -225,8 +225,8 @@ class Parser(argparse.ArgumentParser):
         opposite's meaning); where it is a flag of this command written another way (--nowiden, --No_Widen:
         --no-widen), that flag; else the command it names, or the option it most likely means; "" where none is."""
         spelled = _spelled(option)
-        if spelled in OTHER_PARALLELISMS and "--sp" in self._option_string_actions:
-            return f" ({OTHER_PARALLELISMS[spelled]})"
+        if spelled in OTHER_PARALLELISMS:  # a command without --sp chooses the SP degree itself: no guess
+            return f" ({OTHER_PARALLELISMS[spelled]})" if "--sp" in self._option_string_actions else ""
         opposite = _opposite(spelled)
         takes_no_value = getattr(self._option_string_actions.get(opposite), "nargs", None) == 0  # --help's too
         if option.startswith("--") and takes_no_value and self._flag(spelled) is None:
