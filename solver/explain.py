@@ -706,7 +706,7 @@ class _Words:
         if rule in SP_RULES:
             return [self._sp_reason(rule, combinations, length)]
         if rule == "table_rows":
-            return [self._beyond_table(first_count)]
+            return [self._beyond_table(first_count, length)]
         if rule == "evidence":
             return self._evidence(first_count, length, combinations)
         return [self._limit_reason(rule, combinations)]
@@ -932,7 +932,9 @@ class _Words:
         return ", nor a cell of a table for fewer GPUs that vouches" if any(
             1 < m < n for m, _ in self.data.rows) else ""
 
-    def _beyond_table(self, n: int) -> Reason:
+    def _beyond_table(self, n: int, length: int) -> Reason:
+        """What stops `n` GPUs at `length` where the table for them (or the memory model) goes no further: the
+        table's '-' rows to its end, the row `length` falls to among them named, or the end of the table."""
         if not self.rows(n) or self.query.lora_rank:
             longest = self.data.longest_estimate.get(n, 0) // GRID * GRID
             lowered = " with a lowered token budget" if self.data.lowers_budget else ""
@@ -947,7 +949,8 @@ class _Words:
         nor = "; nor does a cell of a table for fewer GPUs vouch" if self._nor_fewer(n) else ""
         if documented != rows[-1]:  # its last rows say '-': a measurement, not the table's end, stops it
             first = min(row for row in rows if row > (documented or 0))
-            span = f"at {first} tokens" if first == rows[-1] else f"from {first} tokens to {rows[-1]}"
+            falls = f" (the row that {length} falls to)" if (documented or 0) < length < first else ""
+            span = f"at {first} tokens{falls}" if first == rows[-1] else f"from {first} tokens{falls} to {rows[-1]}"
             return Reason(rule="no_setting", detail=(
                 f"{self.data.table_words(n)} says '-' for {self.column(n)} {span}, where its rows end: nothing "
                 f"trained there{nor}"))
@@ -973,7 +976,7 @@ class _Words:
                 f"it: no cell of it vouches for these settings at {counted(length, 'token')}; "
                 f"{self._predictions(n, length, combinations)}"))]
         if not rows:  # the table ends before the length: at the default budget it measured (`_lowered`)
-            beyond = self._beyond_table(n)
+            beyond = self._beyond_table(n, length)
             return [beyond.model_copy(update={"detail": beyond.detail + self._lowered(length, combinations)})]
         row = rows[0]
         if not any((n, r) in data.settings for r in rows):  # '-' from the row after the last that trains

@@ -12,9 +12,9 @@ Instance (plain dicts, as loaded from YAML)::
 `priority` defaults to 1, `required` to false (true: the job must be placed, else there is no placement),
 `pool` to any pool, `rollout_gpus` to 0, `host_ram_gb` and `train_batch_size` to
 unchecked, `critic` to "none" (else "resident", "offloaded" or "reloaded": a PPO critic its plans count, as
-`reference.enumerate_plans(..., critic=...)` does), `trinity_version` to none named (else the Trinity release
-its plans are counted for, as `reference.enumerate_plans(..., trinity_version=...)` counts them). GPU and model names
-may be aliases.
+`reference.enumerate_plans(..., critic=...)` does), `trinity_version` to none named, or in `check_placements` the
+run's release (else the Trinity release its plans are counted for, as `reference.enumerate_plans(...,
+trinity_version=...)` counts them). GPU and model names may be aliases.
 
 Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = trainer GPUs:
 
@@ -102,6 +102,11 @@ def _jobs(instance: dict) -> list[dict]:
     if len(set(names)) != len(names):
         raise ValueError(f"a job name is used twice: {names}")
     return list(instance["jobs"])
+
+
+def _under_release(job: dict, run_release: str | None) -> dict:
+    """The job counted for its own Trinity release, else (it names none) for the run's `run_release`."""
+    return job if job.get("trinity_version") is not None else {**job, "trinity_version": run_release}
 
 
 def _priority(job: dict) -> int:
@@ -526,16 +531,19 @@ def check_placements(
     ignore_unused_gpus: bool = False,
     estimates: bool = False,
     token_budget: str = "default",
+    trinity_version: str | None = None,
 ) -> list[str]:
     """Problems with a solver result (validity only, not optimality); an empty list means valid.
 
     The plan of each placement is checked with `reference.check_plan(..., budget_gpus=trainer_gpus,
     exact=True)`, which wants unused_gpus == 0; `ignore_unused_gpus=True` drops only that one complaint. A plan
     whose trainer spans nodes (more GPUs than a node) is cautioned ``trainer-spans-nodes`` unless its pool states
-    ``node_interconnect: infiniband`` or ``roce``. With minimize_nodes every job must be placed.
+    ``node_interconnect: infiniband`` or ``roce``. With minimize_nodes every job must be placed. `trinity_version` is
+    the run's release (``solve cluster --trinity-version``, `place`'s keyword): each job's plans are counted for its
+    own ``trinity_version``, else for the run's (docs/cluster.md).
     """
     problems: list[str] = []
-    jobs = {job["name"]: job for job in _jobs(instance)}
+    jobs = {job["name"]: _under_release(job, trinity_version) for job in _jobs(instance)}
     pools = _pools(instance)
     placements = result.get("placements")
     unplaced = result.get("unplaced")

@@ -111,7 +111,7 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got 0\n"),
         (["tables", "--gpus", "four"],
          "solve tables: error: argument --gpus: expected a whole number from 1 to 65536, got 'four'\n"),
-        (["tables", "--colour"], "solve tables: error: unrecognized arguments: --colour\n"),
+        (["tables", "--flavour"], "solve tables: error: unrecognized arguments: --flavour\n"),
         # an option one typo from a known one gets a guess (the first such), the command's own
         (["--maximise", "len", "--model", "4B"],
          "solve: error: unrecognized arguments: --maximise len (did you mean --maximize?)\n"),
@@ -324,7 +324,7 @@ def test_an_option_no_command_takes_nor_one_after_a_double_dash_is_named_so(cli)
     assert cli("memory", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--model", "4B", "--", "--explain")[2].endswith(
         "solve memory: error: unrecognized arguments: -- --explain (after --, no word is an option, and solve memory "
         "takes none there)\n")
-    assert cli("tables", "--colour")[2].endswith("solve tables: error: unrecognized arguments: --colour\n")
+    assert cli("tables", "--flavour")[2].endswith("solve tables: error: unrecognized arguments: --flavour\n")
 
 
 @pytest.mark.parametrize(("argv", "error"), [
@@ -452,13 +452,13 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
     status, out, err = cli("--model", "4B", "--gpu", "a800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
     assert (status, out, err) == (2, "", (
         f"solve: error: --cells {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs (the "
-        "A100-80GB's table) need SP=2 (more GPUs only shard the states further); and 5 more (solve tables --check, "
+        "A100-80GB's table) need SP=2 (more GPUs only shard the states further); and 7 more (solve tables --check, "
         "with the same --cells and --model-config, lists them); check the cells\n"))
     # Each said once, by the GPU type of the table for fewer GPUs (between two of one count, the first by name).
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
     prefix = "solve tables: warning: "
     warnings = [line.removeprefix(prefix) for line in out.splitlines() if line.startswith(prefix)]
-    assert (status, out.splitlines()[-1]) == (1, "6 contradictions in 562 cells")
+    assert (status, out.splitlines()[-1]) == (1, "8 contradictions in 562 cells")
     assert warnings[:2] == [
         "A100-80GB and A800-80GB (the same memory), 4 GPUs, Qwen3-4B at 32768: SP=2 and vanilla",
         ("A100-80GB, Qwen3-4B at 32768: Env + SP=2 trains on 2 GPUs but 8 GPUs (the A800-80GB's table) need - (more "
@@ -467,7 +467,7 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
             "states further)") in warnings
     # Narrowed to one GPU type, it is checked against those with its memory all the same.
     status, out, _ = cli("tables", "--gpu", "a800", "--cells", str(cells), "--check")
-    assert (status, out.splitlines()[-1]) == (1, "6 contradictions in 2 cells")
+    assert (status, out.splitlines()[-1]) == (1, "8 contradictions in 2 cells")
 
 
 def test_tables_check_narrows_to_the_gpu_count_and_model_asked(cli, tmp_path: Path):
@@ -487,7 +487,7 @@ def test_tables_check_narrows_to_the_gpu_count_and_model_asked(cli, tmp_path: Pa
     assert cli(*check, "--gpus", "4", "--model", "8b") == (
         1, f"solve tables: warning: {same_count.format(8, 4)}\n1 contradiction in 1 cell\n", "")
     status, out, _ = cli(*check, "--model", "4b")
-    assert (status, out.splitlines()[-1]) == (1, "6 contradictions in 2 cells") and "Qwen3-8B" not in out
+    assert (status, out.splitlines()[-1]) == (1, "8 contradictions in 2 cells") and "Qwen3-8B" not in out
     assert cli(*check, "--gpus", "4", "--model", "4b", "--json") == (1, f'[\n  "{same_count.format(4, 2)}"\n]\n', "")
 
 
@@ -500,7 +500,7 @@ def test_tables_without_check_refuse_cells_that_contradict_the_tables(cli, tmp_p
     for flags in ((), ("--json",)):
         assert cli("tables", "--cells", str(cells), *flags) == (2, "", (
             f"solve tables: error: --cells {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs "
-            "(the A100-80GB's table) need SP=2 (more GPUs only shard the states further); and 1 more (solve tables "
+            "(the A100-80GB's table) need SP=2 (more GPUs only shard the states further); and 3 more (solve tables "
             "--check, with the same --cells and --model-config, lists them); check the cells\n"))
     assert cli("tables", "--cells", str(cells), "--check")[0] == 1
 

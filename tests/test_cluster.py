@@ -107,15 +107,33 @@ def pool_codes(*pools: tuple[str | bool, ...]) -> list[dict[str, str | bool | No
 
 
 def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimates: bool = True,
-           widen: bool = True, token_budget: str = "default") -> dict:
-    """`place`'s JSON for the instance (with the memory model's estimates unless `estimates` is False; `widen`
-    as `place`'s), checked by the reference."""
+           widen: bool = True, token_budget: str = "default", trinity_version: str | None = None) -> dict:
+    """`place`'s JSON for the instance (with the memory model's estimates unless `estimates` is False; `widen` and
+    the run's Trinity release `trinity_version` as `place`'s), checked by the reference."""
     result = place(fleet_of(instance, tmp_path), catalog=CATALOG, minimize="nodes" if minimize_nodes else None,
-                   estimate="auto" if estimates else "never", widen=widen, token_budget=token_budget)
-    as_json = json.loads(result.model_dump_json())
-    assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes, estimates=estimates,
-                            token_budget=token_budget) == [] or as_json["status"] == "infeasible"
+                   estimate="auto" if estimates else "never", widen=widen, token_budget=token_budget,
+                   trinity_version=trinity_version)
+    as_json = reference_checked(instance, result.model_dump_json(), minimize_nodes=minimize_nodes, estimates=estimates,
+                                token_budget=token_budget, trinity_version=trinity_version)
     assert (as_json["objective_counts"], as_json["interrupted"]) == ("nodes" if minimize_nodes else "priority", False)
+    return as_json
+
+
+def reference_checked(instance: dict | Path, placed: str, minimize_nodes: bool = False, estimates: bool = True,
+                      token_budget: str = "default", trinity_version: str | None = None) -> dict:
+    """A placement's JSON (`solve cluster --json`'s text, or `place`'s result's), parsed, and checked by the reference
+    against the instance (or the fleet file it is read from) as the run placed it: `minimize_nodes`, `estimates`,
+    `token_budget` and the run's Trinity release (`trinity_version`) as the run's (an infeasible result goes
+    unchecked)."""
+    if isinstance(instance, Path):
+        instance = yaml.safe_load(instance.read_text(encoding="utf-8"))
+        for job in instance["jobs"]:  # a release written unquoted (0.6) is its text, as the fleet reads it
+            if isinstance(job.get("trinity_version"), float):
+                job["trinity_version"] = str(job["trinity_version"])
+    as_json = json.loads(placed)
+    assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes, estimates=estimates,
+                            token_budget=token_budget, trinity_version=trinity_version) == [] or \
+        as_json["status"] == "infeasible"
     return as_json
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_cluster import unplaced_rows
+from test_cluster import reference_checked, unplaced_rows
 
 import solver
 import solver.cluster.search
@@ -41,9 +41,11 @@ def _fleet(tmp_path: Path, text: str) -> Path:
 
 
 def _staged(path: Path, trinity_version: str | None = None) -> tuple[solver.ClusterResult, list[str]]:
-    """`place`'s answer under `trinity_version` and the stages it reported progress of, in order (each once)."""
+    """`place`'s answer under `trinity_version` (checked by the reference) and the stages it reported progress of, in
+    order (each once)."""
     reports: list[str] = []
     result = solver.place(path, progress=lambda stage, *_: reports.append(stage), trinity_version=trinity_version)
+    reference_checked(path, result.model_dump_json(), trinity_version=trinity_version)
     return result, list(dict.fromkeys(reports))
 
 
@@ -66,8 +68,9 @@ def test_where_every_job_with_a_way_is_placed_the_jobs_stage_is_skipped_and_the_
 
 def _unplaced(cli: Cli, path: Path) -> tuple[int, list[tuple[str, str, str]], list[list[str]]]:
     """`solve cluster`'s exit status, its --json unplaced jobs (job, code, reason), and its text's unplaced rows, under
-    Trinity 0.6 (`H800`)."""
+    Trinity 0.6 (`H800`); its placements checked by the reference."""
     status, out, _ = cli("cluster", str(path), "--json", "--trinity-version", "0.6")
+    reference_checked(path, out, trinity_version="0.6")
     text_status, text, _ = cli("cluster", str(path), "--trinity-version", "0.6")
     assert text_status == status
     return status, [(u["job"], u["reason_code"], u["reason"]) for u in json.loads(out)["unplaced"]], unplaced_rows(text)

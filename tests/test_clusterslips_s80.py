@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_cluster import reference_checked
 from test_clustercli_s79 import SMALLER_ASKS, buy_module
 from test_smallslips24_s77 import Cli
 
@@ -126,7 +127,7 @@ def test_current_notes_running_jobs_planned_for_another_release(cli: Cli, tmp_pa
     # jobrelease (s81): a running job whose plan names its release keeps it (no note); one whose plan names none is
     # judged by this run's release, as the note says
     _, out, _ = cli("cluster", str(SMALLER_ASKS), "--trinity-version", "0.5", "--json")
-    placed = json.loads(out)
+    placed = reference_checked(SMALLER_ASKS, out, trinity_version="0.5")
     assert [(p["job"], p["plan"]["trinity_version"]) for p in placed["placements"]] == [("chat-14b", "0.5")]
     current = tmp_path / "now.json"
     current.write_text(out, encoding="utf-8")

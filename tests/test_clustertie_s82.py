@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from test_cluster import unplaced_rows
+from test_cluster import reference_checked, unplaced_rows
 
 import solver
 from solver.results import UnplacedCode
@@ -26,6 +26,14 @@ both fit: the 32B's fewest are 4 GPUs with Offload's 664.2 GiB of host memory, t
 GPUs and 135.6 GiB. Each is asked under Trinity 0.6 (`RELEASE`), which loads the model on rank 0 alone on H800s
 (FSDP2, compute capability 9): with no release named every rank would load it, and the host figures would be others."""
 RELEASE = ("--trinity-version", "0.6")
+
+
+def _checked_run(cli: Cli, path: Path) -> tuple[int, str]:
+    """``solve cluster PATH --json`` under `RELEASE`: its exit status and output, its placements checked by the
+    reference."""
+    status, out, _ = cli("cluster", str(path), "--json", *RELEASE)
+    reference_checked(path, out, trinity_version=RELEASE[1])
+    return status, out
 
 NO_ROOM_POOL = [{"pool": "h800", "reason_code": "no-room", "plan_reason_code": None, "more_nodes_reach": None,
                  "more_nodes_token_budget": None, "token_budget_auto_reach": None}]
@@ -49,7 +57,7 @@ def test_of_equal_priority_the_job_earlier_in_the_file_is_placed_and_the_other_i
     # of its own), and the 32B's reason read as if priority had been weighed ("priority 2 is the least that places
     # it"). Now the 32B, first in the file, is placed, and the 14B says it was left out in a tie.
     path = _fleet(tmp_path, QWEN32B, QWEN14B)
-    status, out, _ = cli("cluster", str(path), "--json", *RELEASE)
+    status, out = _checked_run(cli, path)
     assert (status, _placed(out)) == (1, [("qwen32b", 8, "sp=4 offload=True")])
     reason = ("left out in a tie with qwen32b: equal priority 1, and only one of them fits in h800 (it needs at least "
               "4 GPUs and 351.6 GiB of host memory, or 8 GPUs and 135.6 GiB, on one node); a tie goes to the jobs "
@@ -73,7 +81,7 @@ def test_of_equal_priority_the_job_earlier_in_the_file_is_placed_and_the_other_i
 
 def test_the_file_s_order_not_the_cost_decides_the_tie(cli: Cli, tmp_path: Path):
     # The same two jobs, the 14B first: it is placed (on its 8 GPUs, its cheapest), and the 32B is told of the tie.
-    status, out, _ = cli("cluster", str(_fleet(tmp_path, QWEN14B, QWEN32B)), "--json", *RELEASE)
+    status, out = _checked_run(cli, _fleet(tmp_path, QWEN14B, QWEN32B))
     assert (status, _placed(out)) == (1, [("qwen14b", 8, "sp=8 offload=False")])
     assert [(u["job"], u["reason_code"], u["reason"]) for u in json.loads(out)["unplaced"]] == [(
         "qwen32b", "priority-tie",
@@ -86,7 +94,7 @@ def test_where_priorities_decide_no_tie_is_said(cli: Cli, tmp_path: Path):
     # The 14B of priority 2: it is placed, as before s82, and the 32B's reason names no tie of its own; at priority 2
     # the 32B would tie, and the file's order (it comes first) would place it.
     path = _fleet(tmp_path, QWEN32B, PRIORITY_2)
-    status, out, _ = cli("cluster", str(path), "--json", *RELEASE)
+    status, out = _checked_run(cli, path)
     assert (status, _placed(out)) == (1, [("qwen14b", 8, "sp=8 offload=False")])
     reason = ("no room (GPUs or host memory) left in h800 (it needs at least 4 GPUs and 664.2 GiB of host memory on "
               "one node) after the jobs placed (the most priority in all, then the jobs earlier in the file where "

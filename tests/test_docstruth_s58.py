@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_cluster import reference_checked
 
 import solver
 from solver import model, solve
@@ -115,6 +116,7 @@ def test_trinity_version_is_taken_by_solve_and_solve_cluster_with_any_output(
     # its apply lines following it; solve cluster without --emit-dir, its rules cautioning the placed plans).
     view = cli("--model", "4B", "--gpu", "a100-80g", "--len", "8k", "--trinity-version", "0.5")
     taken = cli("cluster", str(DOCS / "examples" / "fleet.yaml"), "--trinity-version", "0.5", "--json")
+    reference_checked(DOCS / "examples" / "fleet.yaml", taken[1], trinity_version="0.5")  # cautioned by 0.5's rules
     assert (view[0], view[2], taken[0]) == (0, "", 0)
     words = page_text("trinity.md").split("**`--trinity-version`** chooses")[1]
     words = words.split("- **`PYTORCH_CUDA_ALLOC_CONF`**")[0]

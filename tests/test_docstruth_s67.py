@@ -24,9 +24,9 @@ SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus
                  "--memory", "--cluster", "--no-json", "--widen", "--without-tables", "--nojson", "--withouttables",
                  "--nowiden", "--noenv", "--threads", "--num-workers", "--ppo", "--lora", "--tp",
                  "--tensor-parallel-size", "--tensor-model-parallel-size", "--output", "--release",
-                 "--max-token-len-per-gpu", "--param-offload", "--offload-policy", "--expandable-segments", "--dp",
-                 "--pp", "--cp", "--zero3", "--fsdp", "--deepspeed", "--maximize-len", "--min-gpus", "--fewest-gpus",
-                 "--longest")
+                 "--max-token-len-per-gpu", "--param-offload", "--offload-policy", "--expandable-segments",
+                 "--no-color", "--color", "--output-format", "--yaml", "--dp", "--pp", "--cp", "--zero3", "--fsdp",
+                 "--deepspeed", "--maximize-len", "--min-gpus", "--fewest-gpus", "--longest")
 """The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
 opposite)."""
 

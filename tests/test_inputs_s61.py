@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from test_cluster import reference_checked
 
 import solver
 from solver.cli.argtypes import gpu_memory, trinity_version
@@ -133,10 +134,10 @@ def test_the_api_fragments_and_placements_read_a_release_as_its_minor_version():
     with pytest.raises(solver.QueryError) as caught:
         solver.trinity_config(answer, version="0.4")
     assert str(caught.value) == f"version {RELEASE_FORMS}, got '0.4'{UNKNOWN_MINOR}"
-    fleet = solver.Fleet.model_validate({"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1,
-                                                    "gpus_per_node": 6}],
-                                         "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768,
-                                                   "rollout_gpus": 0, "train_batch_size": 75}]})
+    instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 6}],
+                "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 0,
+                          "train_batch_size": 75}]}
+    fleet = solver.Fleet.model_validate(instance)
     placed = solver.place(fleet, trinity_version="0.5")
     assert placed.placements[0].plan.caution_codes == (solver.CautionCode.BATCH_DIVIDES_TRAINER_GPUS,)
     # 0.5.2 takes the batch the 6 GPUs do not divide: the same placement, without 0.5's caution (release05b, s77)
@@ -145,6 +146,8 @@ def test_the_api_fragments_and_placements_read_a_release_as_its_minor_version():
     assert patch.placements[0].plan.setting == placed.placements[0].plan.setting
     # a placement made for no release gets the caution in its fragment for the releases that may refuse the batch
     free = solver.place(fleet)
+    for release, result in (("0.5", placed), ("0.5.2", patch), (None, free)):  # each release's batch rule
+        reference_checked(instance, result.model_dump_json(), trinity_version=release)
     fragments = {version: solver.placement_configs(free, fleet, version=version)["big"]
                  for version in ("0.5.2", "0.5", "0.5.1")}
     cautioned = {version: "# caution: a train batch of 75 (the job's train_batch_size) does not divide" in fragment

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_cluster import reference_checked
 from test_smallslips24_s77 import Cli
 
 import solver
@@ -43,9 +44,10 @@ def _placed(out: str) -> dict[str, tuple[object, ...]]:
 
 def test_a_mixed_fleet_counts_each_job_under_its_own_release(cli: Cli, tmp_path: Path) -> None:
     fleet = _fleet(tmp_path)
-    for run in ((), ("--trinity-version", "0.6"), ("--trinity-version", "0.5.1")):  # the run's names neither job's
-        status, out, err = cli("cluster", str(fleet), "--json", *run)
+    for release in (None, "0.6", "0.5.1"):  # the run's names neither job's
+        status, out, err = cli("cluster", str(fleet), "--json", *(("--trinity-version", release) if release else ()))
         assert status == 0, err
+        reference_checked(fleet, out, trinity_version=release)  # each job's plans counted for its own release
         assert _placed(out) == {"old": ([1], 4, 681.4, "0.5.2", "either", None, None),
                                 "new": ([0], 4, 681.1, "0.6", "fused", None, None)}
     # Under one release for both, as before: both as the one
@@ -53,6 +55,7 @@ def test_a_mixed_fleet_counts_each_job_under_its_own_release(cli: Cli, tmp_path:
     for release, (gpus, host, layout) in {"0.5.2": (4, 681.4, "either"), "0.6": (4, 681.1, "fused")}.items():
         status, out, _ = cli("cluster", str(plain), "--json", "--trinity-version", release)
         assert status == 0
+        reference_checked(plain, out, trinity_version=release)  # both counted for the run's release
         assert {job: placed[1:5] for job, placed in _placed(out).items()} == {
             "old": (gpus, host, release, layout), "new": (gpus, host, release, layout)}
 

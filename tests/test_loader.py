@@ -774,12 +774,13 @@ def test_a_value_of_sixty_characters_is_shown_whole_and_a_longer_one_cut(tmp_pat
         assert str(caught.value) == f"{path}: offload: must be a number, got {shown}"
 
 
-def test_a_file_that_is_not_utf8_is_refused_as_not_text(tmp_path: Path):
+def test_a_file_that_is_not_utf8_is_refused_naming_its_line(tmp_path: Path):
     path = tmp_path / "weights.yaml"
     path.write_bytes("offload: 1.0\nsp: 0.1\nenv: 0.01  # caf\u00e9\n".encode("latin-1"))
     with pytest.raises(TableError) as caught:
         load_weights(path)
-    assert str(caught.value) == f"{path}: not a text file (UTF-8)"
+    assert str(caught.value) == (f"{path}: line 3 is not UTF-8 (another encoding, such as GBK or Latin-1): save the "
+                                 "file as UTF-8")
 
 
 @pytest.mark.parametrize(("load", "wrong", "kind"), [

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from ortools.sat.python import cp_model
-from test_cluster import CATALOG, fleet_of
+from test_cluster import CATALOG, fleet_of, reference_checked
 from test_clusterkeep2_s71 import A100_NODES, DUO, FOUR_AND_ONE
 from test_mutants20_s71 import HF_CONFIGS, x_and_y_left_out
 from test_slidingkv_s71 import _published, _refusal
@@ -186,7 +186,7 @@ def test_a_pools_host_memory_reason_counts_the_reference_shards_of_the_trinity_r
         "pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 512}],
         "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}), encoding="utf-8")
     status, out, _ = cli("cluster", str(fleet), "--json", "--trinity-version", "0.5.1")
-    (left,) = json.loads(out)["unplaced"]
+    (left,) = reference_checked(fleet, out, trinity_version="0.5.1")["unplaced"]
     assert status == 1 and ("(8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory "
                             "per node, more than the pool's host_ram_gb of 512 GiB)") in left["reason"]
 

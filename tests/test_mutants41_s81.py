@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_cluster import reference_checked
 
 import solver
 import solver.maps
@@ -187,7 +188,8 @@ def test_a_running_jobs_release_beside_the_runs_is_named_in_the_tables(cli: Cli,
     fleet = tmp_path / "plain.yaml"
     fleet.write_text(f"pools:\n{pool}jobs:\n  - {{name: old, model: Qwen3-30B-A3B, max_model_len: 8192}}\n"
                      "  - {name: new, model: Qwen3-30B-A3B, max_model_len: 8192}\n", encoding="utf-8")
-    now = json.loads(cli("cluster", str(fleet), "--trinity-version", "0.5.1", "--json")[1])
+    now = reference_checked(fleet, cli("cluster", str(fleet), "--trinity-version", "0.5.1", "--json")[1],
+                            trinity_version="0.5.1")
     now["placements"] = [placement for placement in now["placements"] if placement["job"] == "old"]
     current = tmp_path / "now.json"
     current.write_text(json.dumps(now), encoding="utf-8")
@@ -249,6 +251,7 @@ def test_a_fragment_written_for_the_version_asked_names_that_option(tmp_path: Pa
                      "  - {name: old, model: Qwen3-30B-A3B, max_model_len: 8192, trinity_version: 0.5.2}\n"
                      "  - {name: new, model: Qwen3-30B-A3B, max_model_len: 8192}\n", encoding="utf-8")
     result = solver.place(fleet)
+    reference_checked(fleet, result.model_dump_json())  # old counted for its own 0.5.2, new for none named
     for version, named in ((None, "the job's trinity_version 0.5.2"), ("0.5.2", 'version="0.5.2"')):
         fragment = " ".join(line.strip(" #") for line in placement_configs(result, fleet, version=version)[
             "old"].splitlines())

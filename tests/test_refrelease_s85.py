@@ -75,6 +75,23 @@ def test_the_checker_refuses_a_placement_counted_for_another_release(tmp_path: P
             problems[0] and f"'trinity_version': {other!r}" in problems[0]
 
 
+def test_the_checker_counts_a_job_naming_no_release_for_the_run_s(tmp_path: Path):
+    # Placed under the run's 0.5.1 (`place`'s trinity_version, `solve cluster --trinity-version`), the job naming none
+    # is counted for 0.5.1 (rank 0 loading the untied model: 50.9 GiB), and `solved` checks it so; checked as if the
+    # run named none, or 0.6, it is wrong. A job's own release wins over the run's: 0.5.2's every-rank need.
+    pool = {"name": "p", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 300}
+    instance = {"pools": [pool], "jobs": [untied_8b_job(None)]}
+    result = solved(instance, tmp_path, trinity_version="0.5.1")
+    [placed] = result["placements"]
+    assert (placed["plan"]["host_memory_gb"], placed["plan"]["trinity_version"]) == (50.9, "0.5.1")
+    for other in (None, "0.6"):
+        problems = check_placements(CATALOG, instance, result, estimates=True, trinity_version=other)
+        assert len(problems) == 1 and "'host_memory_gb': 50.9" in problems[0], problems
+    own = {"pools": [pool], "jobs": [untied_8b_job("0.5.2")]}
+    [placed] = solved(own, tmp_path, trinity_version="0.5.1")["placements"]
+    assert (placed["plan"]["host_memory_gb"], placed["plan"]["trinity_version"]) == (264.5, "0.5.2")
+
+
 def test_offload_counts_the_release_s_reference_bytes_and_placed_blocks(tmp_path: Path):
     # Qwen3-8B with Offload on 6 of a node's GPUs (2 for the rollout): 0.5.1 pins the bf16 reference model's blocks
     # as verl 0.7 places them, rank 0 loading the model (147.8 GiB, docs/memory.md); 0.6 on A100s every rank with the

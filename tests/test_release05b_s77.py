@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 
 import pytest
+from test_cluster import reference_checked
 
 import solver
 from solver.rules import COMMAND_OPTIONS, dividing_batch_words
@@ -141,11 +142,13 @@ def test_dpo_fragment_in_mode_train_says_nothing_more(cli: Cli) -> None:
 
 
 def test_cluster_jobs_follow_the_release() -> None:
-    fleet = solver.Fleet.model_validate({
-        "pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 6}],
-        "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 0,
-                  "train_batch_size": 75}]})
-    placed = {release: solver.place(fleet, trinity_version=release) for release in ("0.5.2", "0.5.1")}
+    instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 6}],
+                "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 0,
+                          "train_batch_size": 75}]}
+    placed = {release: solver.place(solver.Fleet.model_validate(instance), trinity_version=release)
+              for release in ("0.5.2", "0.5.1")}
+    for release, result in placed.items():  # the batch rule of the run's release, as the reference counts it
+        reference_checked(instance, result.model_dump_json(), trinity_version=release)
     plan = placed["0.5.2"].placements[0].plan
     assert (plan.gpus, plan.sp, plan.caution_codes) == (6, 2, ())
     assert placed["0.5.1"].placements == ()

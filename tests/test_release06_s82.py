@@ -16,6 +16,7 @@ import pytest
 import yaml
 from benchmark_modules import load_benchmark
 from config_cases import BASE, with_key, written
+from test_cluster import reference_checked
 from test_clustercli_s79 import SMALLER_ASKS
 from test_smallslips24_s77 import Cli
 
@@ -175,6 +176,7 @@ def test_the_config_checks_moe_lora_line_names_transformers_4_as_the_caution_doe
 
 def _running_on_05(cli: Cli, tmp_path: Path) -> Path:
     _, out, _ = cli("cluster", str(SMALLER_ASKS), "--trinity-version", "0.5", "--json")
+    reference_checked(SMALLER_ASKS, out, trinity_version="0.5")  # every rank loading, as 0.5 without its patch does
     current = tmp_path / "now.json"
     current.write_text(out, encoding="utf-8")
     return current

@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from test_cluster import reference_checked
+
 Cli = Callable[..., tuple[int, str, str]]
 
 POOLS = ("pools:\n  - {name: h800, gpu: H800-80GB, nodes: 1, gpus_per_node: 8, host_ram_gb: 900}\n"
@@ -28,7 +30,7 @@ def _run(cli: Cli, tmp_path: Path, *jobs: str) -> tuple[int, list[str], list[tup
     path = tmp_path / "fleet.yaml"
     path.write_text(POOLS + "".join(jobs), encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--json")
-    result = json.loads(out)
+    result = reference_checked(path, out)  # each job's host memory counted for its own 0.6
     return (status, sorted(p["job"] for p in result["placements"]),
             [(u["job"], u["reason_code"], u["reason"]) for u in result["unplaced"]])
 

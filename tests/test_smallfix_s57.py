@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import fragment_comment
+from test_cluster import reference_checked
 from test_lora2_s56 import FLEET, JOB_75, _batch_words
 
 import solver
@@ -27,7 +28,7 @@ def test_cluster_table_and_json_say_the_05_batch_caution_its_fragment_says(
     fleet.write_text(FLEET.replace("BATCH", str(batch)), encoding="utf-8")
     flags = ("cluster", str(fleet), "--emit-dir", str(tmp_path / "out"), "--trinity-version", version)
     status, out, _ = cli(*flags, "--json")
-    plan = json.loads(out)["placements"][0]["plan"]
+    plan = reference_checked(fleet, out, trinity_version=version)["placements"][0]["plan"]
     assert (status, plan["gpus"], plan["sp"]) == (0, 6, 2)
     assert (plan["caution_codes"], plan["cautions"]) == ((["batch-divides-trainer-gpus"], [JOB_75]) if cautioned
                                                          else ([], []))
@@ -38,11 +39,13 @@ def test_cluster_table_and_json_say_the_05_batch_caution_its_fragment_says(
 
 
 def test_place_takes_the_trinity_version_as_plan_does():
-    fleet = solver.Fleet.model_validate({"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1,
-                                                    "gpus_per_node": 6}],
-                                         "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768,
-                                                   "rollout_gpus": 0, "train_batch_size": 75}]})
-    (placed,) = solver.place(fleet, trinity_version="0.5").placements
+    instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 6}],
+                "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 0,
+                          "train_batch_size": 75}]}
+    fleet = solver.Fleet.model_validate(instance)
+    result = solver.place(fleet, trinity_version="0.5")
+    reference_checked(instance, result.model_dump_json(), trinity_version="0.5")  # 0.5's caution, as it counts it
+    (placed,) = result.placements
     assert placed.plan.caution_codes == (CautionCode.BATCH_DIVIDES_TRAINER_GPUS,)
     # Its fragment says it once, as one of a result placed without the release does.
     fragments = [solver.placement_configs(result, fleet, version="0.5")["big"]
@@ -123,7 +126,7 @@ def test_cluster_trinity_version_without_emit_dir_cautions_the_table_and_json(cl
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET.replace("BATCH", "75"), encoding="utf-8")
     status, out, _ = cli("cluster", str(fleet), "--trinity-version", "0.5", "--json")
-    plan = json.loads(out)["placements"][0]["plan"]
+    plan = reference_checked(fleet, out, trinity_version="0.5")["placements"][0]["plan"]
     assert (status, plan["caution_codes"], plan["cautions"]) == (0, ["batch-divides-trainer-gpus"], [JOB_75])
     status, out, _ = cli("cluster", str(fleet), "--trinity-version", "0.5")
     assert status == 0 and f"caution: big: {JOB_75}" in " ".join(out.split()) and "wrote" not in out

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from cluster_api import buy, place
+from test_cluster import reference_checked
 
 import solver
 import solver.clock
@@ -22,7 +23,7 @@ import solver.cluster.reasons
 import solver.cluster.search
 import solver.cluster.widen
 from solver.cluster.options import Planner, WaysLimit, fleet_options
-from solver.tables import Fleet, Job, Pool, load_catalog, load_fleet, load_weights
+from solver.tables import Fleet, load_catalog, load_fleet, load_weights
 
 CATALOG = load_catalog()
 buy_module = importlib.import_module("solver.cluster.buy")  # `solver.cluster.buy` the name is the function
@@ -222,9 +223,11 @@ def test_an_answer_held_to_05s_host_figure_shows_05s_in_its_fragment():
 def test_a_placement_held_to_05s_host_figure_shows_05s_in_its_fragment():
     # The same 14B job at 64k on a node of 320 GiB: placed for 0.5 on 8 GPUs with Offload (311.3 GiB), for 0.6 without
     # (135.6); the 0.5 placement's fragment showed 0.6's 351.6 GiB "within the pool's host_ram_gb of 320 GiB".
-    fleet = Fleet(pools=(Pool(name="a", gpu="A100-80GB", nodes=1, gpus_per_node=8, host_ram_gb=320.0),),
-                  jobs=(Job(name="long", model="Qwen3-14B", max_model_len=65536),))
+    instance = {"pools": [{"name": "a", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 320.0}],
+                "jobs": [{"name": "long", "model": "Qwen3-14B", "max_model_len": 65536}]}
+    fleet = Fleet.model_validate(instance)
     placed = place(fleet, catalog=CATALOG, time_limit_s=5, trinity_version="0.5.1")
+    reference_checked(instance, placed.model_dump_json(), trinity_version="0.5.1")  # 0.5.1's host figure, as counted
     assert (placed.placements[0].plan.trinity_version, placed.placements[0].plan.host_memory_gb) == ("0.5.1", 311.3)
     assert _host_lines(solver.placement_configs(placed, fleet)["long"]) == [
         "# host memory: 311.3 GiB per node for Offload, within the pool's host_ram_gb of 320 GiB"]

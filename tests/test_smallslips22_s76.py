@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_cluster import reference_checked
 
 import solver
 from solver import load_weights
@@ -156,6 +157,7 @@ def test_a_fragment_for_a_release_whose_host_need_breaks_the_limit_planned_withi
         "pools": [{"name": "h", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 60}],
         "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 32768}]})
     placed = solver.place(fleet, trinity_version="0.5.1")
+    reference_checked(fleet, placed.model_dump_json(), trinity_version="0.5.1")  # rank 0 loading, as 0.5.1 counts it
     assert ("host memory: 50.9 GiB per node while the model loads (rank 0 loading the model), within the pool's "
             "host_ram_gb of 60 GiB ") in header(solver.placement_configs(placed, fleet)["j"])
     for make_all in (solver.placement_configs, solver.placement_settings):

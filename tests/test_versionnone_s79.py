@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_cluster import reference_checked
 
 import solver
 from solver.api import _written_for
@@ -181,6 +182,7 @@ def test_a_placement_read_back_naming_a_refused_release_names_its_job(tmp_path: 
                      "jobs:\n  - {name: small, model: Qwen3-8B, max_model_len: 8192, rollout_gpus: 0}\n",
                      encoding="utf-8")
     placed = solver.place(fleet, trinity_version="0.6.0")
+    reference_checked(fleet, placed.model_dump_json(), trinity_version="0.6.0")
     text = placed.model_dump_json().replace('"trinity_version":"0.6.0"', '"trinity_version":"0.6.1"')
     read_back = solver.ClusterResult.model_validate_json(text)
     with pytest.raises(QueryError, match=r"^job small's plan was counted for Trinity '0\.6\.1', a release whose "

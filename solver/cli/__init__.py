@@ -34,7 +34,7 @@ from solver.cli.atomic import WriteFailed
 from solver.cli.notes import note_memory_as_sold, note_short_length, note_small_host_ram
 from solver.cli.output import OutputError, print_escaped, standard_streams_open
 from solver.cli.parser import Parser, full_width_note
-from solver.cli.paths import check_outputs_spare_inputs, refuse_missing_examples
+from solver.cli.paths import check_inputs_apart, check_outputs_spare_inputs, refuse_missing_examples
 from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN, TERMINATED, WRITE_FAILED, WRITE_FAILURES
 from solver.tables import OneLineError, Undecided, brief
 
@@ -144,6 +144,7 @@ def _parse_and_run(parser: Parser, handler: Callable[[argparse.Namespace], int],
     except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
         return int(done.code or 0)
     refuse_missing_examples(args)
+    check_inputs_apart(args)
     check_outputs_spare_inputs(args)
     status = handler(args)
     note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr

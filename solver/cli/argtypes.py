@@ -25,6 +25,7 @@ from solver.tables import (
     empty_name,
     length_forms,
     mib_as_gb_hint,
+    names_a_stream,
     read_host_ram,
     shown_number,
     thousands_of_tokens,
@@ -176,17 +177,13 @@ def path_argument(kind: PathKind) -> Callable[[str], Path]:
     return parse
 
 
-STANDARD_STREAM_PATH = re.compile(r"^/(dev/(stdout|stderr|stdin|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
-"""Names of the process's own streams: written by rename, they would replace what the stream is redirected to."""
-
-
 def output_path(text: str) -> Path:
     """An argparse type: the name of a file to write (not a folder's, ``out/``, nor a standard stream's,
     ``/dev/stdout``)."""
     path = path_argument("file to write")(text)
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {text!r}")
-    if STANDARD_STREAM_PATH.match(os.path.normpath(text)):
+    if names_a_stream(text):
         raise argparse.ArgumentTypeError(f"expected a file name, got {text} (what it would write goes to standard "
                                          "output without the option)")
     return path
@@ -284,14 +281,17 @@ SECONDS = re.compile(r"(.*?\d)\s*s\s*")
 """A number of seconds written with their unit, ``s`` (``10s``, ``0.5 s``): the number before it."""
 
 
-MINUTES_OR_HOURS = re.compile(r"(.*?\d)\s*(m|mins?|minutes?|h|hrs?|hours?)\s*", flags=re.IGNORECASE)
-"""A number of minutes or hours written with their unit (``2m``, ``1.5 h``), which ``--time-limit`` refuses, naming
-the seconds meant: the number before it, and the unit."""
+OTHER_TIME_UNIT = re.compile(r"(.*?\d)\s*(ms|msecs?|milliseconds?|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\s*",
+                             flags=re.IGNORECASE)
+"""A time written with a unit other than ``s`` (``500ms``, ``10sec``, ``2m``, ``1.5 h``), which ``--time-limit``
+refuses, naming the seconds meant: the number before it, and the unit."""
+SECONDS_PER_UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+"""Seconds in a unit of `OTHER_TIME_UNIT`, by its first letter (``ms`` for milliseconds)."""
 
 
 def positive_seconds(text: str) -> float:
-    """An argparse type: a number of seconds above zero, bare or with an ``s`` (``10``, ``10s``, ``0.5s``); minutes or
-    hours (``2m``) are refused with the seconds meant (`seconds_meant`)."""
+    """An argparse type: a number of seconds above zero, bare or with an ``s`` (``10``, ``10s``, ``0.5s``); another
+    unit (``500ms``, ``10sec``, ``2m``) is refused with the seconds meant (`seconds_meant`)."""
     unit = SECONDS.fullmatch(text)
     try:
         value = number(unit[1] if unit else text)
@@ -305,14 +305,17 @@ def positive_seconds(text: str) -> float:
 
 
 def seconds_meant(text: str) -> str:
-    """For minutes or hours written with their unit (`MINUTES_OR_HOURS`: ``2m``), the seconds they are, as a refusal
-    ends: ``: 2m is 120 seconds, give 120``; "" for anything else, and for seconds --time-limit refuses."""
-    written = MINUTES_OR_HOURS.fullmatch(text)
+    """For a time written with a unit other than ``s`` (`OTHER_TIME_UNIT`: ``2m``, ``500ms``), the seconds it is, as a
+    refusal ends: ``: 2m is 120 seconds, give 120``; "" for anything else, and for seconds --time-limit refuses."""
+    written = OTHER_TIME_UNIT.fullmatch(text)
+    if written is None:
+        return ""
     try:
-        amount = number(written[1]) if written else None
+        amount = number(written[1])
     except argparse.ArgumentTypeError:
-        amount = None
-    seconds = None if amount is None else amount * (3600 if written and written[2][0].lower() == "h" else 60)
-    if seconds is None or not 0 < seconds <= MAX_TIME_LIMIT_S:  # none that --time-limit takes
+        return ""
+    unit = written[2].lower()
+    seconds = round(amount * SECONDS_PER_UNIT["ms" if unit.startswith(("ms", "mil")) else unit[0]], 6)  # 500ms: 0.5
+    if not 0 < seconds <= MAX_TIME_LIMIT_S:  # none that --time-limit takes
         return ""
     return f": {text.strip()} is {shown_number(seconds)} seconds, give {shown_number(seconds)}"

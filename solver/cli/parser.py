@@ -49,10 +49,12 @@ MEANT = {
     **dict.fromkeys(("--param-offload", "--optimizer-offload", "--offload-policy", "--fsdp-offload"), ("--offload",)),
     "--expandable-segments": ("--env",),
     **dict.fromkeys(("--model-name", "--model-path", "--model-name-or-path", "--models"), ("--model",)),
-    **dict.fromkeys(("--trinity", "--emit-trinity"), ("--emit trinity", "--emit-dir")),
+    **dict.fromkeys(("--trinity", "--emit-trinity", "--yaml", "--yml"), ("--emit trinity", "--emit-dir")),
     **dict.fromkeys(("--release", "--trinity-release"), ("--trinity-version",)),
     "--emit": ("--emit-dir",),
-    **dict.fromkeys(("--output", "--output-file"), ("--out",)),
+    "--out": ("--emit-dir", "--svg"),  # solve's and solve calibrate's file, where solve cluster and solve map write
+    "--write": ("--emit-dir",),
+    **dict.fromkeys(("--output", "--output-file", "-o"), ("--out", "--emit-dir", "--svg")),
     **dict.fromkeys(("--config", "--trinity-config"), ("--from-config",)),
     **dict.fromkeys(("--host-memory", "--cpu-memory", "--ram", "--cpu-ram", "--system-ram", "--system-memory",
                      "--host-mem"), ("--host-ram",)),
@@ -72,12 +74,11 @@ MEANT = {
 command's, hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them
 the command has (one given with a value, --minimize gpus, where the command's takes that value)."""
 
-OUTPUT_OPTIONS = ("--output", "--output-file", "-o")
+OUTPUT_OPTIONS = ("--output", "--output-file", "-o", "--format", "--output-format")
 """Other tools' options for where, or in what format, output goes: given a format's name (`FORMATS_MEANT`), they mean
-that format's option, not --out (which writes a fragment to a file of that name)."""
+that format's option, not --out (which writes a fragment to a file of that name) nor --json (``--format yaml``)."""
 
-FORMATS_MEANT = {"json": ("--json",), "yaml": ("--emit trinity", "--emit-dir"),
-                 "trinity": ("--emit trinity", "--emit-dir")}
+FORMATS_MEANT = {"json": ("--json",), **dict.fromkeys(("yaml", "yml", "trinity"), ("--emit trinity", "--emit-dir"))}
 """Output formats by name, and the options that give them, in order: ``--output json`` is told the first of them the
 command has."""
 
@@ -150,6 +151,14 @@ OTHER_PARALLELISMS = {
 """Options of other trainers' parallelisms (Megatron's, vLLM's, DeepSpeed's), with what verl's FSDP trainer, which
 rft-solver plans, does instead: said by a command with --sp, in place of a guess a typo away that means something else
 (--tp: --top; --dp: --dpo, DPO training; --pp: --ppo's --critic; --fsdp: --sp), which no command makes."""
+
+
+COLOUR_OPTIONS = ("--color", "--colour", "--colors", "--colours", "--no-color", "--no-colour", "--no-colors",
+                  "--no-colours", "--monochrome")
+"""Other tools' options for colour (``ls --color=never``, ``--no-color``): rft-solver takes it from the environment."""
+COLOUR_HINT = (" (colour follows the environment, not an option: NO_COLOR=1 turns a terminal's off, and FORCE_COLOR=1 "
+               "turns it on in a pipe, which otherwise gets none)")
+"""The guess for one of `COLOUR_OPTIONS`."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -227,6 +236,8 @@ class Parser(argparse.ArgumentParser):
         spelled = _spelled(option)
         if spelled in OTHER_PARALLELISMS:  # a command without --sp chooses the SP degree itself: no guess
             return f" ({OTHER_PARALLELISMS[spelled]})" if "--sp" in self._option_string_actions else ""
+        if spelled in COLOUR_OPTIONS:
+            return COLOUR_HINT
         opposite = _opposite(spelled)
         takes_no_value = getattr(self._option_string_actions.get(opposite), "nargs", None) == 0  # --help's too
         if option.startswith("--") and takes_no_value and self._flag(spelled) is None:

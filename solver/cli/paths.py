@@ -92,20 +92,49 @@ def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`; for --model-config of a
     folder, the folder's config.json), and the shipped tables every command reads (but the memory model that
     `solve calibrate --out` regenerates from the shipped tables alone)."""
-    from solver.tables import model_config_file, shipped_table_files
+    from solver.tables import shipped_table_files
     regenerates = getattr(args, "regenerates", None)
     yours = regenerates is not None and getattr(args, "cells", None)  # a fit on your cells is not the shipped one
     inputs = [("the shipped memory model (a fit on your cells goes to a file of its own, for --memory-model FILE)"
                if yours and path.name == regenerates else "the shipped tables' file", path)
               for path in shipped_table_files()
               if yours or path.name != regenerates]
+    return inputs + [(option if option == CLUSTER_FILE else f"the file of {option}", path)
+                     for option, path in given_inputs(args)]
+
+
+CLUSTER_FILE = "the cluster file"
+"""How an error names ``solve cluster``'s FILE beside the options that name files."""
+
+
+def given_inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """(the option, or `CLUSTER_FILE`; path) of every file the command line names to read (`INPUT_FLAGS`; for
+    --model-config of a folder, the folder's config.json), in `INPUT_FLAGS`' order."""
+    from solver.tables import model_config_file
+    given: list[tuple[str, Path]] = []
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
-        words = "the cluster file" if name == "file" else f"the file of --{name.replace('_', '-')}"
+        option = CLUSTER_FILE if name == "file" else f"--{name.replace('_', '-')}"
         with errors_named_by("--model-config"):  # only its folder is looked into, which may refuse it
-            inputs += [(words, model_config_file(path) if name == "model_config" else path)
-                       for path in (value if isinstance(value, list) else [value]) if path is not None]
-    return inputs
+            given += [(option, model_config_file(path) if name == "model_config" else path)
+                      for path in (value if isinstance(value, list) else [value]) if path is not None]
+    return given
+
+
+def check_inputs_apart(args: argparse.Namespace) -> None:
+    """`QueryError`, before any file is read, where two options (or the cluster file and an option) name one file:
+    each reads a file of its own kind, and standard input (``/dev/stdin`` twice) is read once, leaving the second
+    option an empty file. A file named twice by one option is `check_once`'s, and a missing one its reader's."""
+    from solver.tables import file_identity, names_a_stream
+    seen: dict[tuple[int, int] | str, tuple[str, Path]] = {}
+    for option, path in given_inputs(args):
+        if not os.path.exists(path):
+            continue
+        first, first_path = seen.setdefault(file_identity(path), (option, path))
+        if first != option:
+            stream = ", and standard input is read once" if names_a_stream(path) or names_a_stream(first_path) else ""
+            raise QueryError(f"{first} {first_path} and {option} {path} name one file: each option reads a file of its "
+                             f"own kind{stream}: give each its own file")
 
 
 def input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:

@@ -110,6 +110,9 @@ def build_parser() -> Parser:
                    ("maximize", "gpus"): "did you mean --minimize gpus (the fewest trainer GPUs for --len)?",
                    ("minimize", "len"): ("did you mean --maximize len (the longest context within --gpus or "
                                          "--total-gpus)?"),
+                   ("emit", "json"): "did you mean --json?",
+                   **dict.fromkeys((("emit", "yaml"), ("emit", "yml")),
+                                   "did you mean 'trinity'? (--emit trinity prints the plan as Trinity YAML)"),
                    **dict.fromkeys((("minimize", "cost"), ("minimize", "time")),
                                    "the cheapest plan (the shortest step time) is what solve answers without "
                                    "--minimize or --maximize: --len L")},

@@ -277,7 +277,8 @@ def _wider_table_contradictions(
     candidates: Mapping[int, list[Table]], origin: Mapping[int, str], shape_of: Mapping[str, Shape],
 ) -> list[str]:
     """Where `model`'s `column` of `table` trains a setting at a length while the table for more GPUs that the
-    planner takes for it (of `candidates`, vouched for) names a later setting, or ``-``, there: in words."""
+    planner takes for it (of `candidates`, vouched for) names a later setting, or ``-``, there or at a shorter length
+    that falls to that row (after the row before it): in words."""
     found = []
     wider_counts = (count for count in candidates if count > table.gpus and vouches_for(table.gpus, count, MAX_GPUS))
     for more in sorted(wider_counts):
@@ -286,18 +287,21 @@ def _wider_table_contradictions(
         if wider is None:
             continue
         whose = f" (the {origin[id(wider)]}'s table)" if id(wider) in origin else ""
-        wider_rows = {row.max_model_len: row for row in wider.rows}
-        for length, setting in column:
-            other = wider_rows.get(length)
-            if other is None or setting is None or more % setting.sp:
+        for index, (length, setting) in enumerate(column):
+            if setting is None or more % setting.sp:
                 continue
-            for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
-                there = other.setting(twin)  # the model's own cell, or one of its shape's
-                if there is None or there.escalation_key > setting.escalation_key:
-                    shaped = "" if twin == model else f" ({twin}, of its shape)"
-                    found.append(f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
-                                 f"{counted(table.gpus, 'GPU')} but {more} GPUs{whose} need "
-                                 f"{cell_text(there)}{shaped} (more GPUs only shard the states further)")
+            shorter = column[index - 1][0] if index else 0  # the lengths after it fall to this row
+            # the same length first, then the shorter ones that fall to this row
+            for other in reversed([row for row in wider.rows if shorter < row.max_model_len <= length]):
+                at = other.max_model_len
+                falls = "" if at == length else f" (at {length}, the row {at} falls to)"
+                for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
+                    there = other.setting(twin)  # the model's own cell, or one of its shape's
+                    if there is None or there.escalation_key > setting.escalation_key:
+                        shaped = "" if twin == model else f" ({twin}, of its shape)"
+                        found.append(f"{gpu_type.name}, {model} at {at}: {setting.label} trains on "
+                                     f"{counted(table.gpus, 'GPU')}{falls} but {more} GPUs{whose} need "
+                                     f"{cell_text(there)}{shaped} (more GPUs only shard the states further)")
     return found
 
 
@@ -648,7 +652,8 @@ class Catalog(Frozen):
           is documented at a longer length on the same GPUs (memory only grows with the length);
         - a setting documented on fewer GPUs (two or more, as `vouches_for` says) that more GPUs could run
           (SP divides their count) while the table for more GPUs names a later setting, or ``-``, at the same
-          length (more GPUs only shard the states further), the table for more GPUs being the one the planner
+          length or a shorter one that falls to its row (more GPUs only shard the states further, and memory
+          only grows with the length), the table for more GPUs being the one the planner
           takes for the model: the GPU type's own, or one it borrows of a GPU type with the same memory
           (`tables_for`);
         - two models of one shape (the same memory) with different cells in a row;

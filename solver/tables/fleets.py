@@ -38,6 +38,7 @@ from solver.tables.text import (
     QueryError,
     TableError,
     check_types,
+    names_a_stream,
     normalise,
     with_own_hint,
     yaml_brief,
@@ -107,6 +108,13 @@ def read_fleet(path: Path, catalog: Catalog) -> ReadFleet:
     return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog))
 
 
+def relative_paths_folder(path: Path) -> Path:
+    """Where the relative paths of the cluster file at `path` (its jobs' ``model_config``) start: its folder, or the
+    working directory where it is standard input (``/dev/stdin``; a shell's ``<(cat fleet.yaml)``), in no folder of
+    the user's (`names_a_stream`)."""
+    return Path() if names_a_stream(path) else path.parent
+
+
 def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
     """The fleet of a cluster file read (`read_fleet`), its GPU and model names checked against `catalog` and
     made canonical; `TableError` naming the file, the pool or job, and the field."""
@@ -124,8 +132,8 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
     def model_hint(model: str) -> str:
         """An unknown job model's hint: ``model_config``, with the path where `model` is a checkpoint's (relative to
         the file, as ``model_config`` reads it), written as YAML reads it back (`yaml_flow_text`: ``'#ckpt'``)."""
-        return OWN_MODEL_HINT.format(own_model_option(yaml_flow_text(model), path.parent / model, "model_config: ",
-                                                      "model", "model_config"))
+        return OWN_MODEL_HINT.format(own_model_option(yaml_flow_text(model), relative_paths_folder(path) / model,
+                                                      "model_config: ", "model", "model_config"))
 
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}, exclude_unset=True),  # rollout_gpus_given
                      model=configured[job.config_path].name if job.config_path is not None
@@ -133,7 +141,7 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
                                           partial(model_hint, job.model or "")))
                  for job in entries.jobs)
     _check_one_context_per_model(path, entries.jobs, jobs, configured, catalog)
-    files = {name: model_config_file(path.parent / name) for name in configured}
+    files = {name: model_config_file(relative_paths_folder(path) / name) for name in configured}
     # Each job's own file: two files may give one model (a copy; a catalogue model's shape), and its config is checked
     # with the file it named.
     job_files = tuple((job.name, files[entry.config_path]) for entry, job in zip(entries.jobs, jobs)
@@ -165,11 +173,11 @@ def _check_one_context_per_model(path: Path, entries: Iterable[JobEntry], jobs: 
 
 
 def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -> dict[str, Model]:
-    """The model of each job's ``model_config`` (a path relative to the cluster file at `path`), named as
-    `Catalog.with_model` names it; `TableError` naming the job for a bad config, or for two configs
-    that give one name to two models: of different shapes, or of one shape but otherwise different (a context, a
-    RoPE scaling, a ``model_type``: the fleet knows a model by its name; the error names the config.json keys that
-    differ). Two configs of one model are one."""
+    """The model of each job's ``model_config`` (a path relative to the cluster file at `path`, as
+    `relative_paths_folder` says), named as `Catalog.with_model` names it; `TableError` naming the job for a bad
+    config, or for two configs that give one name to two models: of different shapes, or of one shape but otherwise
+    different (a context, a RoPE scaling, a ``model_type``: the fleet knows a model by its name; the error names the
+    config.json keys that differ). Two configs of one model are one."""
     models: dict[str, Model] = {}
     read: dict[str, tuple[str, Model]] = {}  # the name a config gives, normalised: the job and model read
     named: dict[str, tuple[str, Model, Path]] = {}  # the name the catalogue gives it: the job, model and file
@@ -177,7 +185,7 @@ def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -
         if job.config_path is None or job.config_path in models:
             continue
         try:
-            found = model_config_file(path.parent / job.config_path)
+            found = model_config_file(relative_paths_folder(path) / job.config_path)
             if found.exists() and not found.is_file():  # a FIFO would block: a file names files
                 raise TableError(f"{found}: not a regular file")
             model = load_model_config(found)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import datetime
 import difflib
+import errno
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -37,6 +38,7 @@ from solver.tables.text import (
     gpu_name_forms,
     length_forms,
     named_jobs,
+    names_a_stream,
     names_joined_hint,
     normalise,
     thousands_of_tokens,
@@ -968,6 +970,15 @@ def holds_text(path: Path, text: str) -> bool:
         raise QueryError(f"{path}: cannot read: {error.strerror or error}") from None
 
 
+def _closed_stream(path: Path, error: OSError) -> str:
+    """Why `path`, one of the process's streams (`names_a_stream`: ``/dev/stdin``), is not there (`error`): the
+    command was started with it closed (``<&-``); "" for any other path or error."""
+    if error.errno != errno.ENOENT or not names_a_stream(path):
+        return ""
+    return (" (standard input is closed: the command was started with <&-; give the file by its name, or < FILE)"
+            if path.name in ("stdin", "0") else " (the command was started without that stream open)")
+
+
 def read_user_file(path: Path, limit_bytes: int = MAX_FILE_BYTES) -> str:
     """The text of a file the user names (a Trinity config), of at most `limit_bytes`; `TableError`, one line,
     when unreadable."""
@@ -985,6 +996,15 @@ def read_user_file(path: Path, limit_bytes: int = MAX_FILE_BYTES) -> str:
             raise TableError(f"{path}: too large ({limit})")
         return data.decode("utf-8")  # line endings as they are (a patched copy keeps them)
     except OSError as error:
-        raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise TableError(f"{path}: not a text file (UTF-8)") from None
+        raise TableError(f"{path}: cannot read: {error.strerror or error}{_closed_stream(path, error)}") from None
+    except UnicodeDecodeError as error:
+        raise TableError(_not_utf8(path, data, error.start)) from None
+
+
+def _not_utf8(path: Path, data: bytes, start: int) -> str:
+    """Why the bytes `data` of the file at `path` are refused, UTF-8 failing at byte `start`: no text at all where
+    they hold a NUL byte, else the line that is text in another encoding (a Chinese Windows editor's GBK)."""
+    if b"\0" in data:
+        return f"{path}: not a text file (UTF-8)"
+    line = data.count(b"\n", 0, start) + 1
+    return f"{path}: line {line} is not UTF-8 (another encoding, such as GBK or Latin-1): save the file as UTF-8"

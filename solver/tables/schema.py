@@ -109,6 +109,10 @@ SETTING_GRAMMAR = "vanilla, -, or Env, Offload and SP=N joined by ' + ' in that 
 
 _SP_PART = re.compile(r"SP=(\d+)")
 
+_NO_SETTING_MEANT = re.compile(r"\s*(?:-|[\u2010-\u2015\u2212]+|oom|out of memory|n/a|x|\u00d7)\s*", re.IGNORECASE)
+"""Other ways of writing that no setting trained (the source's ``-``): a dash of another kind (a Chinese input
+method's ``——``, an em or en dash, a minus), spaces around ``-``, or a mark of a failed run (``OOM``, ``N/A``, ``x``)."""
+
 
 class Frozen(BaseModel):
     """A frozen pydantic model that refuses unknown fields: the base of the package's data types. Field names may
@@ -214,6 +218,8 @@ class Setting(Frozen):
         or order (``env + sp=2``) is refused naming it (``write 'Env + SP=2'``)."""
         if text == NO_SETTING:
             return None
+        if _NO_SETTING_MEANT.fullmatch(text):
+            raise ValueError(f"setting {text!r} is not in the source's form; write '-' (no setting trained there)")
         flags: dict[str, Any] = {}
         for part in ([] if text.strip().casefold() == "vanilla" else text.split("+")):
             part = part.strip()

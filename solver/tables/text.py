@@ -478,6 +478,16 @@ def path_text(path: os.PathLike[str] | str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+STANDARD_STREAM_PATH = re.compile(r"^/(dev/(stdout|stderr|stdin|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
+"""Names of the process's own streams (``/dev/stdin``; ``/dev/fd/63``, a shell's ``<(cat fleet.yaml)``)."""
+
+
+def names_a_stream(path: os.PathLike[str] | str) -> bool:
+    """Whether `path` names one of the process's own streams (`STANDARD_STREAM_PATH`): a file in no folder of the
+    user's, which can be read once; written by rename, it would replace what the stream is redirected to."""
+    return STANDARD_STREAM_PATH.match(os.path.normpath(path)) is not None
+
+
 def cut(text: str) -> str:
     """`text` cut to 60 characters, as `brief` cuts a repr: for a name or value shown as it is given."""
     return text if len(text) <= 60 else text[:57] + "..."
