@@ -25,7 +25,9 @@ SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus
                  "--nowiden", "--noenv", "--threads", "--num-workers", "--ppo", "--lora", "--tp",
                  "--tensor-parallel-size", "--tensor-model-parallel-size", "--output", "--release",
                  "--max-token-len-per-gpu", "--param-offload", "--offload-policy", "--expandable-segments",
-                 "--no-color", "--color", "--output-format", "--yaml", "--algorithm", "--lora-alpha", "--seed")
+                 "--no-color", "--color", "--output-format", "--yaml", "--algorithm", "--lora-alpha", "--seed",
+                 "--dp", "--pp", "--cp", "--zero3", "--fsdp", "--deepspeed", "--maximize-len", "--min-gpus",
+                 "--fewest-gpus", "--longest")
 """The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
 opposite)."""
 

@@ -66,10 +66,13 @@ MEANT = {
     **dict.fromkeys(("--ppo", "--use-critic", "--with-critic"), ("--critic",)),  # not --dpo, a typo away from --ppo
     **dict.fromkeys(("--lora", "--lora-r", "--lora-dim", "--rank"), ("--lora-rank",)),
     "-v": ("--version",),  # -V, as options are matched in lower case
+    "-m": ("--model",),
+    **dict.fromkeys(("--min-gpus", "--fewest-gpus"), ("--minimize gpus",)),
+    **dict.fromkeys(("--longest", "--longest-context", "--max-context"), ("--maximize len",)),
 }
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers) or another
 command's, hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them
-the command has."""
+the command has (one given with a value, --minimize gpus, where the command's takes that value)."""
 
 OUTPUT_OPTIONS = ("--output", "--output-file", "-o", "--format", "--output-format")
 """Other tools' options for where, or in what format, output goes: given a format's name (`FORMATS_MEANT`), they mean
@@ -140,9 +143,29 @@ NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--
 """Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
 (--gpus, on nodes of --node-gpus) answers with that count."""
 
-TENSOR_PARALLEL = ("--tp", "--tp-size", "--tensor-parallel", "--tensor-parallel-size", "--tensor-model-parallel-size")
-"""Options of tensor parallelism (Megatron's, vLLM's): verl's FSDP trainer, which rft-solver plans, has none, so a
-command with --sp says what splits its long sequences instead (not --top, a typo away from --tp)."""
+TRAINER = "the trainer rft-solver plans, verl's FSDP,"
+"""How the words of `OTHER_PARALLELISMS` name the trainer."""
+
+OTHER_PARALLELISMS = {
+    **dict.fromkeys(("--tp", "--tp-size", "--tensor-parallel", "--tensor-parallel-size",
+                     "--tensor-model-parallel-size"),
+                    f"{TRAINER} has no tensor parallelism: Ulysses SP splits each sequence over --sp S GPUs instead; "
+                    "the rollout's tensor parallelism is its own, explorer.rollout_model.tensor_parallel_size"),
+    **dict.fromkeys(("--pp", "--pp-size", "--pipeline-parallel", "--pipeline-parallel-size",
+                     "--pipeline-model-parallel-size"),
+                    f"{TRAINER} has no pipeline parallelism: FSDP shards every layer over the trainer GPUs (--gpus N)"),
+    **dict.fromkeys(("--dp", "--dp-size", "--data-parallel", "--data-parallel-size"),
+                    "the data-parallel ranks are not given: they are the trainer GPUs over the SP degree (--gpus N, "
+                    "--sp S)"),
+    **dict.fromkeys(("--cp", "--cp-size", "--context-parallel", "--context-parallel-size"),
+                    f"{TRAINER} splits a long sequence over GPUs by Ulysses SP: --sp S"),
+    **dict.fromkeys(("--zero", "--zero2", "--zero3", "--zero-3", "--zero-stage", "--fsdp", "--fsdp2", "--deepspeed"),
+                    f"{TRAINER} always shards the parameters, gradients and optimizer states over the trainer GPUs, "
+                    "as ZeRO-3 does; --offload moves them to host memory"),
+}
+"""Options of other trainers' parallelisms (Megatron's, vLLM's, DeepSpeed's), with what verl's FSDP trainer, which
+rft-solver plans, does instead: said by a command with --sp, in place of a guess a typo away that means something else
+(--tp: --top; --dp: --dpo, DPO training; --pp: --ppo's --critic; --fsdp: --sp), which no command makes."""
 
 
 COLOUR_OPTIONS = ("--color", "--colour", "--colors", "--colours", "--no-color", "--no-colour", "--no-colors",
@@ -232,10 +255,8 @@ class Parser(argparse.ArgumentParser):
         pointed_to, words = COUNTS_NOTHING.get(spelled, ("", ""))
         if words and (pointed_to is None or pointed_to in self._option_string_actions):
             return f" ({words})"
-        if spelled in TENSOR_PARALLEL and "--sp" in self._option_string_actions:
-            return (" (the trainer rft-solver plans, verl's FSDP, has no tensor parallelism: Ulysses SP splits each "
-                    "sequence over --sp S GPUs instead; the rollout's tensor parallelism is its own, "
-                    "explorer.rollout_model.tensor_parallel_size)")
+        if spelled in OTHER_PARALLELISMS:  # a command without --sp chooses the SP degree itself: no guess
+            return f" ({OTHER_PARALLELISMS[spelled]})" if "--sp" in self._option_string_actions else ""
         if spelled in COLOUR_OPTIONS:
             return COLOUR_HINT
         opposite = _opposite(spelled)
@@ -290,7 +311,7 @@ class Parser(argparse.ArgumentParser):
         is."""
         known = [name for name in self._option_string_actions if name.startswith("--")]
         spelled = option.lower().replace("_", "-")
-        named = [spelled] if spelled in known else self._meant_by(spelled, known)
+        named = [spelled] if spelled in known else self._meant_by(spelled, known) or self._joined_to_value(spelled)
         started = [name for name in known
                    if len(spelled) > 3 and spelled not in NODE_COUNTS and name.startswith(spelled)]
         close = (difflib.get_close_matches(option, known, n=1, cutoff=0.8) or started[:1 if len(started) == 1 else 0]
@@ -299,10 +320,24 @@ class Parser(argparse.ArgumentParser):
         return next(iter(named or close or [meant for name in other_names for meant in self._meant_by(name, known)]),
                     None)
 
-    @staticmethod
-    def _meant_by(name: str, known: Collection[str], meanings: Mapping[str, tuple[str, ...]] = MEANT) -> list[str]:
-        """The options of `known` that `meanings` (`MEANT`: another tool's option) says `name` means, in its order."""
-        return [meant for meant in meanings.get(name, ()) if meant.split()[0] in known]
+    def _meant_by(self, name: str, known: Collection[str],
+                  meanings: Mapping[str, tuple[str, ...]] = MEANT) -> list[str]:
+        """The options of `known` that `meanings` (`MEANT`: another tool's option) says `name` means, in its order;
+        one given with a value (--minimize gpus) only where this command's option takes it."""
+        return [meant for meant in meanings.get(name, ()) if meant.split()[0] in known and self._takes(meant)]
+
+    def _takes(self, meant: str) -> bool:
+        """Whether this command's option takes the value `meant` gives it (``--minimize gpus``: solve's, not solve
+        cluster's, whose choice is nodes); true for an option `meant` gives no value, or one of any value."""
+        option, _, value = meant.partition(" ")
+        choices = getattr(self._option_string_actions.get(option), "choices", None)
+        return not value or choices is None or value in choices
+
+    def _joined_to_value(self, spelled: str) -> list[str]:
+        """The option of this command and the value of its choices that `spelled` joins with a hyphen
+        (--maximize-len: --maximize len), as one guess; none where it joins none."""
+        return [f"{option} {value}" for option, action in self._option_string_actions.items()
+                for value in action.choices or () if spelled == f"{option}-{value}"][:1]
 
     def _command_named(self, option: str) -> str | None:
         """The other command an unknown `option` or stray word names (``solve --memory`` or ``solve --gpu h100
@@ -435,17 +470,30 @@ class Parser(argparse.ArgumentParser):
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3
         8b``, ``--len 32k tokens``, ``--model=qwen3 8b``), a note that the option took the one word before it; or
         follows a flag (``--json yes``), that the flag takes no value (an unknown option after one, ``--json --seed
-        3``, is no value of it)."""
+        3``, is no value of it); where the option takes several values and `stray` is another of them (``--gpu a100
+        h100``), that they are separated by commas."""
         for at, word in enumerate(argv[1:], start=1):
             before = argv[at - 1]
             option, _, value = before.partition("=") if before.startswith("--") and "=" in before else (
                 argv[at - 2] if at >= 2 else "", "", before)
             action = self._option_string_actions.get(option)
             if word == stray and not stray.startswith("-") and action is not None and action.nargs is None:
+                if self._another_of_several(action, option, value, stray):
+                    return f" ({option} took {brief(value)}: several are separated by commas, {option} {value},{stray})"
                 return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
             if word == stray and not stray.startswith("-") and self._flag(before) is not None:
                 return f" ({before} takes no value: {self._flag_forms(before)})"
         return ""
+
+    def _another_of_several(self, action: argparse.Action, option: str, value: str, stray: str) -> bool:
+        """Whether `option` (its `action`) takes several values separated by commas (solve's --gpu, solve map's
+        --model) and `stray`, the word after its `value`, is another of them: a name the guess for a stray word
+        (`value_hint`) gives this option."""
+        try:
+            several = callable(action.type) and isinstance(action.type(f"{value},{stray}"), tuple)
+        except (argparse.ArgumentTypeError, ValueError):
+            return False
+        return several and self.value_hint(stray) == f" (did you mean {option} {stray}?)"
 
     def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
         """argparse's, with the accepted values where an option with choices is given without one (``--emit``:

@@ -350,10 +350,12 @@ def _longest_words(result: MemoryAnswer, gpu: str, model: str, gpus: int, offloa
                f"a {GRID}-token grid{'; ' + CEILING_WORDS if at_least else ''})" if result.longest_len else
                "no length fits with this setting, by the memory model")
     if result.longest_refuted is not None and result.longest_len:  # a measurement there says otherwise
+        source = result.longest_refuted.source
         allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
                    else " (they measured the actor alone, so with a critic they vouch for no length)" if result.critic
+                   else f": they vouch for it at no length on {gpu} (another GPU type's table rules lengths out, "
+                        "not in)" if source.gpu is not None
                    else ": they let it train at no length")
-        source = result.longest_refuted.source
         where = ("there" if source.max_model_len == result.longest_len else
                  f"at {source.max_model_len}, the row that {result.longest_len} falls to"
                  if source.max_model_len > result.longest_len else f"already at {source.max_model_len}")
