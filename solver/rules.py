@@ -1009,8 +1009,8 @@ def dividing_batch_words(gpus: int, sp: int, gpus_divide: bool, nearest_to: int 
     the batch asked for (`nearest_to`), the nearest such batch (`nearest_dividing_batches`): ``(the nearest to 37:
     36)``."""
     divisor = gpus if gpus_divide else gpus // sp
-    nearest = ("" if nearest_to is None else
-               f" (the nearest to {nearest_to}: {' or '.join(map(str, nearest_dividing_batches(nearest_to, divisor)))})")
+    batches = () if nearest_to is None else nearest_dividing_batches(nearest_to, divisor)
+    nearest = f" (the nearest to {nearest_to}: {' or '.join(map(str, batches))})" if batches else ""
     return (f"a train batch that {gpus} trainer GPUs divide{nearest}" if gpus_divide
             else f"a train batch that {divisor} data-parallel ranks divide{nearest}")
 

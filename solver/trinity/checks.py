@@ -2013,11 +2013,12 @@ def _check_dpo_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, bat
     the batch over the ranks, ``workers/engine_workers.py:258-261``): judged where the size is set and the ranks
     divide the batch (a size left unset, or a deprecated one, verl 0.8 refuses as the trainer starts, and a batch the
     ranks do not divide it asserts first: said elsewhere). Refused (``dpo-mini-batch-split-refused``) where every
-    release `version` may be fails so (`_dpo_mini_batch_fails_everywhere`); else ``dpo-mini-batch-split``. The words
+    release `version` may be fails so (each runs the actor's update in rows, the micro-batch splitting the
+    mini-batch before verl 0.8, and for 0.6 on verl 0.8 or later too); else ``dpo-mini-batch-split``. The words
     name only the releases and verl lines that fail. A mini-batch of 0 per GPU or a micro-batch of 0 is said elsewhere
     (``batch-divides``, ``micro-batch-unset-refused``)."""
-    in_rows = [release for release in (("0.5", "0.6") if version is None else (version,))
-               if "actor" in sequence_counted_roles(checks.flag, release)]
+    releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
+    in_rows = [release for release in releases if "actor" in sequence_counted_roles(checks.flag, release)]
     if not trains_dpo(checks.value(("algorithm", "algorithm_type"))) or batch.size is None or sp < 1 or not in_rows:
         return
     ranks = trainer_gpus // sp
@@ -2032,37 +2033,30 @@ def _check_dpo_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, bat
     on_08 = ("0.6" in in_rows and mini >= 1 and size is not None and size >= 1 and whole is None
              and batch.size % ranks == 0 and mini % written != 0)
     code = (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED
-            if _dpo_mini_batch_fails_everywhere(version, in_rows, before_08, on_08)
+            if set(in_rows) == set(releases) and before_08 and (on_08 or "0.6" not in releases)
             else ConfigProblemCode.DPO_MINI_BATCH_SPLIT)
     if before_08:
         where = "Trinity 0.5 asserts" if in_rows == ["0.5"] else (
             "Trinity 0.6 on verl before 0.8 asserts" if in_rows == ["0.6"] else
             "Trinity 0.5, and 0.6 on verl before 0.8, assert")
-        checks.add(code, _dpo_mini_batch_words(f"{where} as the trainer starts", doubled, source, batch, ranks,
-                                               trainer_gpus, sp))
+        checks.add(code, _dpo_mini_batch_words(f"{where} as the trainer starts", doubled, source, batch, mini,
+                                               (ranks, trainer_gpus, sp)))
     if on_08:
         checks.add(code, _dpo_mini_batch_words(
             "Trinity 0.6 on verl 0.8 or later, which doubles nothing, asserts at the actor's first update "
             "(verl 0.8.0 workers/engine/utils.py:91-93)", written, f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}",
-            batch, ranks, trainer_gpus, sp))
+            batch, mini, (ranks, trainer_gpus, sp)))
 
 
-def _dpo_mini_batch_fails_everywhere(version: TrinityVersion | None, in_rows: list[TrinityVersion], before_08: bool,
-                                     on_08: bool) -> bool:
-    """Whether DPO's actor fails on its mini-batch (`_check_dpo_mini_batch`) on every release `version` may be: each
-    runs the actor's update in rows (`in_rows`), with the micro-batch splitting the mini-batch before verl 0.8
-    (`before_08`), and for Trinity 0.6 on verl 0.8 or later too (`on_08`)."""
-    releases = ("0.5", "0.6") if version is None else (version,)
-    return set(in_rows) == set(releases) and before_08 and (on_08 or "0.6" not in releases)
-
-
-def _dpo_mini_batch_words(where: str, micro: int, source: str, batch: TrainBatch, ranks: int, trainer_gpus: int,
-                          sp: int) -> str:
+def _dpo_mini_batch_words(where: str, micro: int, source: str, batch: TrainBatch, mini: int,
+                          layout: tuple[int, int, int]) -> str:
     """The words of a ``dpo-mini-batch-split`` line: `where` asserts that the actor's micro-batch per GPU, `micro`
-    sequences (from `source`), divides its mini-batch per GPU, the train `batch` over the `ranks`; what to set."""
+    sequences (from `source`), divides its mini-batch per GPU, `mini`, the train `batch` over the ranks of `layout`
+    (ranks, trainer GPUs, SP); what to set."""
+    ranks, trainer_gpus, sp = layout
     return (f"DPO with dynamic batch sizes off in the actor's update: {where} that its micro-batch per GPU, {micro} "
             f"sequences ({source}), divides its mini-batch per GPU, {batch.source} {batch.size} over the {ranks} "
-            f"data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = {batch.size // ranks}, which it does not: "
+            f"data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = {mini}, which it does not: "
             f"the trainer fails there; make {batch.source} a multiple of {ranks * micro} ({ranks} ranks x {micro})")
 
 
