@@ -3,13 +3,13 @@ only where it changes the size, and the nearest train batch that splits where th
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from test_dpowrite_s83 import ACTOR_SIZE, PLAN, _dpo
+from test_dpowrite_s83 import ACTOR_SIZE, _dpo
+from test_fragcheck7_s83 import _current
 from test_tokbudget_s72 import Cli
 
 from solver.rules import dividing_batch_words, nearest_dividing_batches
@@ -23,16 +23,6 @@ ON_08 = ("DPO with dynamic batch sizes off in the actor's update: Trinity 0.6 on
          f"per GPU, 2 sequences ({ACTOR_SIZE} 2), divides its mini-batch per GPU, buffer.train_batch_size 24 over the "
          "8 data-parallel ranks (trainer GPUs 8 / SP 1) = 3, which it does not: the trainer fails there; make "
          "buffer.train_batch_size a multiple of 16 (8 ranks x 2)")
-
-
-def _current(tmp_path: Path, cli: Cli, config: dict[str, Any], *options: str) -> dict[str, Any]:
-    """``--check --json``'s ``current`` for `config` on 8 H100s with `options`."""
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    status, out, err = cli("--from-config", str(path), *PLAN, "--check", "--json", *options)
-    current = dict(json.loads(out)[0]["current"])
-    assert status == (1 if current["refused"] else 0), err
-    return current
 
 
 def _said(current: dict[str, Any], prefix: str) -> list[tuple[str, str]]:
