@@ -1306,10 +1306,11 @@ class _Nearest(NamedTuple):
             (query.host_ram_limit_words if "host_ram" in lifted and not query.more_host_ram_words() else "", True),
             rollout))
         drops = " and ".join(filter(None, (names.no_estimate if "estimate" in lifted else "", flags)))
+        batch = dividing_batch_words(self.plan.gpus, self.plan.sp, query.batch_divisor == "gpus",
+                                     query.train_batch_size)
         return " and ".join(filter(None, (
             drops and f"drop {drops}", f"add {names.token_budget_auto}" if "token_budget" in lifted else "",
-            f"take {dividing_batch_words(self.plan.gpus, self.plan.sp, query.batch_divisor == 'gpus')}"
-            if "batch_divides" in lifted else "")))
+            f"take {batch}" if "batch_divides" in lifted else "")))
 
     def host_words(self, model: Model, query: Query) -> str:
         """Where the plan lifts the query's host memory: the host memory per node it needs as `query` counts it
@@ -1801,15 +1802,16 @@ def _raised_cap_words(query: Query, plan: Plan | None) -> ReasonWords:
 
 def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
     """When the train batch is what rules the plans out (without it one exists): the plan without it and the
-    data-parallel ranks (or, for Trinity 0.5.0 and 0.5.1, GPUs) a batch must split over for it, in words (""
-    otherwise)."""
+    data-parallel ranks (or, for Trinity 0.5.0 and 0.5.1, GPUs) a batch must split over for it, with the nearest such
+    batch to the one asked for, in words ("" otherwise)."""
     if query.train_batch_size is None:
         return ReasonWords()
     best = answer_for(catalog, query.model_copy(update={"train_batch_size": None, "top": 1}), data.gpu,
                       explained=False).best
     if best is None:
         return ReasonWords()
-    return (f"; {dividing_batch_words(best.gpus, best.sp, query.batch_divisor == 'gpus')} lets {best.setting.label} on "
+    words = dividing_batch_words(best.gpus, best.sp, query.batch_divisor == "gpus", query.train_batch_size)
+    return (f"; {words} lets {best.setting.label} on "
             f"{counted(best.gpus, 'GPU')} train it ({counted(best.max_model_len, 'token')}, "
             + best.evidence_cautioned + ")")
 

@@ -2422,7 +2422,8 @@ def test_the_nearest_plan_may_lift_the_train_batch_or_the_rollout_gpus(cli):
     status, out, _ = cli("--model", "4B", "--gpu", "a100-40g", "--len", "16384", "--gpus", "8", "--sp", "4",
                          "--train-batch-size", "5", "--rollout-gpus", "7", "--node-gpus", "8", "--no-estimate")
     assert status == 1 and ("the memory model estimates a plan, Env + SP=4 on 8 GPUs at 16384 tokens: drop "
-                            "--no-estimate and take a train batch that 2 data-parallel ranks divide --explain"
+                            "--no-estimate and take a train batch that 2 data-parallel ranks divide (the nearest to 5: 4 or 6) "
+                            "--explain"
                             ) in " ".join(out.split())
     # Beside 127 rollout GPUs on nodes of 128 a trainer takes 1 GPU (no more than 64 are planned): only without the
     # rollout GPUs do 4 train 65536 tokens.

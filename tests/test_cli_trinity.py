@@ -616,7 +616,7 @@ def test_from_config_plans_for_the_configs_train_batch(cli, user_config: Path):
     assert answer["reason"].startswith(
         "nothing in the tables and the memory model's estimates for Qwen3-8B on A100-80GB on exactly 6 GPUs trains "
         "with a train batch of 256 (buffer.batch_size x algorithm.repeat_times); a train batch that 3 data-parallel "
-        "ranks divide lets Env + SP=2 on 6 GPUs train it (32768 tokens, documented); fewer trainer GPUs train 32768 "
+        "ranks divide (the nearest to 256: 255) lets Env + SP=2 on 6 GPUs train it (32768 tokens, documented); fewer trainer GPUs train 32768 "
         "tokens: SP=4 on 4 GPUs (documented)")
     # --train-batch-size overrides the config's: 96 splits over 3 ranks, and the verdict is the tables'.
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--train-batch-size", "96", "--json")

@@ -29,8 +29,8 @@ DYNAMIC = ("{key} is {shown} for DPO: the actor's update then cuts each GPU's mi
            "loss takes a micro-batch's even rows as chosen and its odd ones as rejected "
            "(algorithm/policy_loss_fn/dpo_loss.py:30-33): it runs, but is not DPO: set trainer.use_dynamic_bsz to "
            f"false, and for {ACTOR_SIZE} ")
-PAIR = {None: ("set it to 2, one pair, a chosen and a rejected sequence, on verl 0.8 or later, and to 1 before 0.8, "
-               "which Trinity doubles to one pair"),
+# the actor's 2 is one pair on verl 0.8 or later already: only the size before 0.8 is said (dpoverl08, s85)
+PAIR = {None: "set it to 1 before verl 0.8, which Trinity doubles to one pair (its 2 is one pair on verl 0.8 or later)",
         "0.5": "set it to 1, one pair, a chosen and a rejected sequence, once doubled"}
 PAIR["0.6"] = PAIR[None]
 UNSET = "not set, so true (Trinity's default)"

@@ -121,8 +121,9 @@ def test_the_fragment_of_a_dpo_config_keeps_its_dynamic_batch_sizes_off_and_hold
 
 @pytest.mark.parametrize("size", [1, 3])
 def test_check_says_an_odd_actor_size_splits_dpos_pairs(tmp_path: Path, cli: Cli, size: int):
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(_dpo(size)), encoding="utf-8")
+    path, config = tmp_path / "c.yaml", _dpo(size)
+    config["buffer"]["train_batch_size"] = 48  # 6 per GPU, which 1, 3 and their doubles divide: no mini-batch line
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
     status, out, err = cli("--from-config", str(path), "--check", *PLAN, "--json")
     assert (status, err) == (0, "")
     current = json.loads(out)[0]["current"]

@@ -219,7 +219,8 @@ def test_a_length_only_a_batch_the_ranks_divide_reaches_says_which_batch_would()
     assert answer.plans == () and answer.reason == (
         "13312 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB "
         "within 8 GPUs with --sp 1 --no-offload --train-batch-size 4: the longest is 4096 (Env on 4 GPUs, "
-        "documented); a train batch that 8 data-parallel ranks divide lets Env on 8 GPUs train it (13312 tokens, "
+        "documented); a train batch that 8 data-parallel ranks divide (the nearest to 4: 8) lets Env on 8 GPUs "
+        "train it (13312 tokens, "
         "estimated, extrapolated); --token-budget auto reaches 7168 tokens on the 1024-token grid: Env on 4 GPUs with "
         "max_token_len_per_gpu = 7168 (estimated)")  # at the batch's 4 ranks, as the longest
 

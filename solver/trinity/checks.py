@@ -1954,8 +1954,24 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
         "verl 0.8 or later verl's prepare_micro_batches, workers/engine/utils.py:108-120 in 0.9.1), which puts a "
         "pair's chosen and rejected sequences in different micro-batches wherever a mini-batch takes more than one, "
         "and Trinity's DPO loss takes a micro-batch's even rows as chosen and its odd ones as rejected "
-        "(algorithm/policy_loss_fn/dpo_loss.py:30-33): it runs, but is not DPO: set trainer.use_dynamic_bsz to false, "
-        f"and for {dotted(ROLE_MICRO_BATCH_SIZES[0])} {_one_pair_words(version)}"))
+        "(algorithm/policy_loss_fn/dpo_loss.py:30-33): it runs, but is not DPO: set trainer.use_dynamic_bsz to false"
+        f"{_pair_size_advice(checks.number(ROLE_MICRO_BATCH_SIZES[0]), version)}"))
+
+
+def _pair_size_advice(size: float | None, version: TrinityVersion | None) -> str:
+    """What `_check_dpo_pair_dynamic` says to set the actor's micro-batch size per GPU, now `size` (None: unset), to
+    for one pair on each verl line the release `version` may run on (`_one_pair_words`), only where that changes it:
+    "" where it holds one pair on all of them (1 with 0.5), the other line's size alone where it holds one on one."""
+    key = dotted(ROLE_MICRO_BATCH_SIZES[0])
+    if version == "0.5":
+        return "" if size == 1 else f", and for {key} {_one_pair_words(version)}"
+    if size == 1:
+        return (f", and for {key} set it to 2, one pair, a chosen and a rejected sequence, on verl 0.8 or later (its 1 "
+                "is one pair before 0.8, which Trinity doubles)")
+    if size == 2:
+        return (f", and for {key} set it to 1 before verl 0.8, which Trinity doubles to one pair (its 2 is one pair "
+                "on verl 0.8 or later)")
+    return f", and for {key} {_one_pair_words(version)}"
 
 
 def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int, sp: int,
@@ -1983,45 +1999,65 @@ def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int
 
 def _check_dpo_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, batch: TrainBatch,
                           version: TrinityVersion | None) -> None:
-    """For DPO with the actor's update run with dynamic batch sizes off on verl before 0.8 (Trinity 0.5, and 0.6 on
-    verl 0.7, as `version` may be: `sequence_counted_roles`), check the actor's mini-batch per GPU against its
-    micro-batch there: Trinity sets ``ppo_mini_batch_size`` to the train `batch` (0.6.0
-    ``trainer/verl_legacy/verl_config.py:540``, 0.5.2 ``trainer/verl/verl_config.py:531``) and doubles the actor's
-    micro-batch size per GPU for DPO (0.6.0 ``:685-688``, 0.5.2 ``:672-675``); its worker divides the first by the
-    data-parallel ranks, `trainer_gpus` / `sp`, floored, takes the deprecated whole-batch size over them in place of
-    the second where set (`DEPRECATED_MICRO_BATCH_SIZES`), and asserts that the micro-batch divides the mini-batch
-    as the trainer starts (0.6.0 ``trainer/verl_legacy/fsdp_workers.py:239-266``, 0.5.2
-    ``trainer/verl/fsdp_workers.py:223-250``). Refused (``dpo-mini-batch-split-refused``) with 0.5, whose every run
-    takes that path; else ``dpo-mini-batch-split``, which Trinity 0.6 on verl before 0.8 fails on. The words name
-    only the releases whose actor runs so (Trinity 0.5 alone where 0.6 takes the trainer's dynamic batch sizes, on).
-    Not judged: Trinity 0.6 on verl 0.8 or later, which doubles nothing, but whose engine asserts at the actor's first
-    update that the size as written divides the mini-batch per GPU (verl 0.9.1 ``workers/engine/utils.py:124-126``).
-    A mini-batch of 0 per GPU or a micro-batch of 0 is said elsewhere (``batch-divides``,
-    ``micro-batch-unset-refused``)."""
-    in_rows = [release for release in (("0.5", "0.6") if version is None else (version,))
-               if "actor" in sequence_counted_roles(checks.flag, release)]
+    """For DPO with the actor's update run with dynamic batch sizes off (as `version` may be:
+    `sequence_counted_roles`), check the actor's mini-batch per GPU against its micro-batch on each verl line. Trinity
+    sets ``ppo_mini_batch_size`` to the train `batch` (0.6.0 ``trainer/verl_legacy/verl_config.py:540`` and
+    ``trainer/verl/config.py:285``, 0.5.2 ``trainer/verl/verl_config.py:531``), which the data-parallel ranks,
+    `trainer_gpus` / `sp`, share. Before verl 0.8 (Trinity 0.5, and 0.6 on verl 0.7) it doubles the actor's
+    micro-batch size per GPU for DPO (0.6.0 ``:685-688``, 0.5.2 ``:672-675``), and its worker divides the mini-batch
+    by the ranks, floored, takes the deprecated whole-batch size over them in place of the micro-batch size where set
+    (`DEPRECATED_MICRO_BATCH_SIZES`), and asserts that the micro-batch divides the mini-batch as the trainer starts
+    (0.6.0 ``trainer/verl_legacy/fsdp_workers.py:239-266``, 0.5.2 ``trainer/verl/fsdp_workers.py:223-250``). On verl
+    0.8 or later Trinity 0.6 doubles nothing, and verl's engine asserts at the actor's first update that the size as
+    written divides the mini-batch per GPU (verl 0.8.0 ``workers/engine/utils.py:91-93``; the mini-batch per GPU is
+    the batch over the ranks, ``workers/engine_workers.py:258-261``): judged where the size is set and the ranks
+    divide the batch (a size left unset, or a deprecated one, verl 0.8 refuses as the trainer starts, and a batch the
+    ranks do not divide it asserts first: said elsewhere). Refused (``dpo-mini-batch-split-refused``) where every
+    release `version` may be fails so (each runs the actor's update in rows, the micro-batch splitting the
+    mini-batch before verl 0.8, and for 0.6 on verl 0.8 or later too); else ``dpo-mini-batch-split``. The words
+    name only the releases and verl lines that fail. A mini-batch of 0 per GPU or a micro-batch of 0 is said elsewhere
+    (``batch-divides``, ``micro-batch-unset-refused``)."""
+    releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
+    in_rows = [release for release in releases if "actor" in sequence_counted_roles(checks.flag, release)]
     if not trains_dpo(checks.value(("algorithm", "algorithm_type"))) or batch.size is None or sp < 1 or not in_rows:
         return
     ranks = trainer_gpus // sp
     mini = batch.size // ranks if ranks > 0 else 0
     size, whole = checks.number(ROLE_MICRO_BATCH_SIZES[0]), checks.number(DEPRECATED_MICRO_BATCH_SIZES[0])
     written = int(size) if size is not None and size >= 1 else 1
-    micro = int(whole) // ranks if whole is not None and ranks > 0 else 2 * written
-    if mini < 1 or micro < 1 or mini % micro == 0:
-        return
+    doubled = int(whole) // ranks if whole is not None and ranks > 0 else 2 * written
     source = (f"{dotted(DEPRECATED_MICRO_BATCH_SIZES[0])} {shown_number(whole)} over them" if whole is not None else
               f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'} doubled for "
               "DPO")
-    where = "Trinity 0.5 asserts" if in_rows == ["0.5"] else (
-        "Trinity 0.6 on verl before 0.8 asserts" if in_rows == ["0.6"] else
-        "Trinity 0.5, and 0.6 on verl before 0.8, assert")
-    code = (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED if version == "0.5"
+    before_08 = mini >= 1 and doubled >= 1 and mini % doubled != 0
+    on_08 = ("0.6" in in_rows and mini >= 1 and size is not None and size >= 1 and whole is None
+             and batch.size % ranks == 0 and mini % written != 0)
+    code = (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED
+            if set(in_rows) == set(releases) and before_08 and (on_08 or "0.6" not in releases)
             else ConfigProblemCode.DPO_MINI_BATCH_SPLIT)
-    checks.add(code, (
-        f"DPO with dynamic batch sizes off in the actor's update: {where} as the trainer starts that its micro-batch "
-        f"per GPU, {micro} sequences ({source}), divides its mini-batch per GPU, {batch.source} {batch.size} over the "
-        f"{ranks} data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = {mini}, which it does not: the trainer "
-        f"fails there; make {batch.source} a multiple of {ranks * micro} ({ranks} ranks x {micro})"))
+    if before_08:
+        where = "Trinity 0.5 asserts" if in_rows == ["0.5"] else (
+            "Trinity 0.6 on verl before 0.8 asserts" if in_rows == ["0.6"] else
+            "Trinity 0.5, and 0.6 on verl before 0.8, assert")
+        checks.add(code, _dpo_mini_batch_words(f"{where} as the trainer starts", doubled, source, batch, mini,
+                                               (ranks, trainer_gpus, sp)))
+    if on_08:
+        checks.add(code, _dpo_mini_batch_words(
+            "Trinity 0.6 on verl 0.8 or later, which doubles nothing, asserts at the actor's first update "
+            "(verl 0.8.0 workers/engine/utils.py:91-93)", written, f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}",
+            batch, mini, (ranks, trainer_gpus, sp)))
+
+
+def _dpo_mini_batch_words(where: str, micro: int, source: str, batch: TrainBatch, mini: int,
+                          layout: tuple[int, int, int]) -> str:
+    """The words of a ``dpo-mini-batch-split`` line: `where` asserts that the actor's micro-batch per GPU, `micro`
+    sequences (from `source`), divides its mini-batch per GPU, `mini`, the train `batch` over the ranks of `layout`
+    (ranks, trainer GPUs, SP); what to set."""
+    ranks, trainer_gpus, sp = layout
+    return (f"DPO with dynamic batch sizes off in the actor's update: {where} that its micro-batch per GPU, {micro} "
+            f"sequences ({source}), divides its mini-batch per GPU, {batch.source} {batch.size} over the {ranks} "
+            f"data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = {mini}, which it does not: "
+            f"the trainer fails there; make {batch.source} a multiple of {ranks * micro} ({ranks} ranks x {micro})")
 
 
 def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tuple[str, ...]],

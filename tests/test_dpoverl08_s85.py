@@ -1,0 +1,121 @@
+"""DPO on Trinity 0.6 / verl 0.8 (session 85, dpoverl08): verl 0.8's mini-batch assertion, the actor's pair advice
+only where it changes the size, and the nearest train batch that splits where the batch rule leaves no plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_dpowrite_s83 import ACTOR_SIZE, _dpo
+from test_fragcheck7_s83 import _current
+from test_tokbudget_s72 import Cli
+
+from solver.rules import dividing_batch_words, nearest_dividing_batches
+
+LEGACY = ("DPO with dynamic batch sizes off in the actor's update: {where} as the trainer starts that its micro-batch "
+          f"per GPU, 4 sequences ({ACTOR_SIZE} 2 doubled for DPO), divides its mini-batch per GPU, "
+          "buffer.train_batch_size 24 over the 8 data-parallel ranks (trainer GPUs 8 / SP 1) = 3, which it does not: "
+          "the trainer fails there; make buffer.train_batch_size a multiple of 32 (8 ranks x 4)")
+ON_08 = ("DPO with dynamic batch sizes off in the actor's update: Trinity 0.6 on verl 0.8 or later, which doubles "
+         "nothing, asserts at the actor's first update (verl 0.8.0 workers/engine/utils.py:91-93) that its micro-batch "
+         f"per GPU, 2 sequences ({ACTOR_SIZE} 2), divides its mini-batch per GPU, buffer.train_batch_size 24 over the "
+         "8 data-parallel ranks (trainer GPUs 8 / SP 1) = 3, which it does not: the trainer fails there; make "
+         "buffer.train_batch_size a multiple of 16 (8 ranks x 2)")
+
+
+def _said(current: dict[str, Any], prefix: str) -> list[tuple[str, str]]:
+    """(code, words) of each line of `current` whose code starts with `prefix`."""
+    return [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
+                                                 strict=True) if code.startswith(prefix)]
+
+
+def _batch(size: int | None, batch: int) -> dict[str, Any]:
+    """`_dpo`'s config (8 trainer GPUs, dynamic batch sizes off), the actor's size `size`, the train batch `batch`."""
+    config = _dpo(size)
+    config["buffer"]["train_batch_size"] = batch
+    return config
+
+
+@pytest.mark.parametrize(("options", "where"), [
+    ((), "Trinity 0.5, and 0.6 on verl before 0.8, assert"),
+    (("--trinity-version", "0.6"), "Trinity 0.6 on verl before 0.8 asserts")])
+def test_verl_08_asserts_the_written_size_divides_the_mini_batch_per_gpu(tmp_path: Path, cli: Cli,
+                                                                         options: tuple[str, ...], where: str):
+    """Trinity 0.6.0 on verl 0.8 sets ``ppo_mini_batch_size`` to the train batch (``trainer/verl/config.py:285``) and
+    doubles nothing; verl 0.8.0 divides it by the ranks (``workers/engine_workers.py:258-261``) and asserts that the
+    size as written divides each GPU's share (``workers/engine/utils.py:91-93``). Before: not judged, and the config,
+    which fails on every verl line (24 / 8 = 3, split by the doubled 4 and the written 2), was not refused."""
+    current = _current(tmp_path, cli, _batch(2, 24), *options)
+    assert _said(current, "dpo-mini-batch-split") == [("dpo-mini-batch-split-refused", LEGACY.format(where=where)),
+                                                      ("dpo-mini-batch-split-refused", ON_08)]
+    assert current["refused"]
+
+
+def test_verl_08_line_only_where_its_figures_trip_it_and_its_release_runs_it(tmp_path: Path, cli: Cli):
+    """16 / 8 = 2 per GPU: the doubled 4 before verl 0.8 splits it, the written 2 on verl 0.8 does not, so the config
+    runs there (not refused); Trinity 0.5 never runs verl 0.8's engine (``trainer/trainer.py:371-382`` in 0.6.0 picks
+    the line, 0.5.1 has only ``trainer/verl``); a size left unset verl 0.8 refuses first (``micro-batch-unset``)."""
+    assert [code for code, _ in _said(_current(tmp_path, cli, _batch(2, 16)), "dpo-mini-batch-split")] == [
+        "dpo-mini-batch-split"]
+    assert [code for code, _ in _said(_current(tmp_path, cli, _batch(2, 24), "--trinity-version", "0.5"),
+                                      "dpo-mini-batch-split")] == ["dpo-mini-batch-split-refused"]
+    assert all("verl 0.8 or later, which doubles nothing" not in words
+               for _, words in _said(_current(tmp_path, cli, _batch(None, 24)), "dpo-mini-batch-split"))
+    # 32 / 8 = 4: 2 and its double divide it
+    assert _said(_current(tmp_path, cli, _batch(2, 32)), "dpo-mini-batch-split") == []
+
+
+DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false"
+
+
+@pytest.mark.parametrize(("size", "version", "advice"), [
+    (1, "0.5.1", ""),
+    (3, "0.5.1", f", and for {ACTOR_SIZE} set it to 1, one pair, a chosen and a rejected sequence, once doubled"),
+    (1, "0.6", (f", and for {ACTOR_SIZE} set it to 2, one pair, a chosen and a rejected sequence, on verl 0.8 or "
+                "later (its 1 is one pair before 0.8, which Trinity doubles)")),
+    (2, None, (f", and for {ACTOR_SIZE} set it to 1 before verl 0.8, which Trinity doubles to one pair (its 2 is one "
+               "pair on verl 0.8 or later)")),
+    (3, "0.6", (f", and for {ACTOR_SIZE} set it to 2, one pair, a chosen and a rejected sequence, on verl 0.8 or "
+                "later, and to 1 before 0.8, which Trinity doubles to one pair"))])
+def test_dynamic_dpo_advises_the_actors_size_only_where_it_changes_it(tmp_path: Path, cli: Cli, size: int,
+                                                                      version: str | None, advice: str):
+    """``dpo-pair-dynamic``'s fix named the actor's pair size even where it already was one (``set it to 1`` for a
+    1 under 0.5.1, whose 0.5 line doubles it: ``trainer/verl_legacy/verl_config.py:685-688`` in 0.6.0, the same
+    doubling in 0.5.1's ``trainer/verl/verl_config.py``); now only what changes it."""
+    config = _batch(size, 64)
+    config["trainer"]["use_dynamic_bsz"] = True
+    options = ("--trinity-version", version) if version else ()
+    ((_, words),) = _said(_current(tmp_path, cli, config, *options), "dpo-pair-dynamic")
+    assert words.endswith(DYNAMIC_FIX + advice)
+
+
+@pytest.mark.parametrize(("batch", "divisor", "nearest"), [
+    (37, 16, (32,)), (40, 16, (32, 48)), (9, 16, (16,)), (63, 6, (60, 66)), (256, 3, (255,)), (5, 2, (4, 6)),
+    (1, 8, (8,))])
+def test_nearest_dividing_batches(batch: int, divisor: int, nearest: tuple[int, ...]):
+    assert nearest_dividing_batches(batch, divisor) == nearest
+
+
+def test_dividing_batch_words_name_the_nearest_batch():
+    assert dividing_batch_words(16, 1, False, 37) == (
+        "a train batch that 16 data-parallel ranks divide (the nearest to 37: 32)")
+    assert dividing_batch_words(6, 2, True, 63) == (
+        "a train batch that 6 trainer GPUs divide (the nearest to 63: 60 or 66)")
+    assert dividing_batch_words(6, 2, False) == "a train batch that 3 data-parallel ranks divide"
+
+
+def test_write_without_a_plan_for_the_batch_names_the_nearest_that_splits(tmp_path: Path, cli: Cli):
+    """A batch of 37 on 16 trainer GPUs: no SP of Qwen3-8B's leaves ranks that divide it (verl 0.8.0's engine asserts
+    ``mini_batch_size % dp``, ``workers/engine_workers.py:258``), so no plan, and ``--write`` writes nothing and sets
+    no batch (docs/trinity.md, "What it does not set"); the reason now names the batch to set, 32, not only the rule."""
+    config = _batch(2, 37)
+    config["cluster"]["node_num"] = 2
+    path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    status, out, err = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "16", "--write", str(out_path))
+    assert status == 1 and not out_path.exists()
+    assert f"solve: note: no plan, so {out_path} is not written" in err
+    assert ("a train batch that 16 data-parallel ranks divide (the nearest to 37: 32) lets Env on 16 GPUs train it"
+            in " ".join(out.split()))
