@@ -117,9 +117,11 @@ def test_the_api_names_the_length_to_plan_past_the_validated_one_as_its_keyword(
     assert answer.best is not None and answer.best.max_model_len == 367616
     note = "max_model_len past the validated 131072: check the model's quality at this length, or plan"
     assert f"\n# {note} max_model_len=131072\n" in solver.answers_text([answer])
-    # a cluster that gives the plan's 64 trainer GPUs: 9 nodes of 8, less 8 engines of one GPU (the patch keeps it)
+    # a cluster that gives the plan's 64 trainer GPUs: 9 nodes of 8, less 8 engines of one GPU, and the plan's model
+    # (the patch keeps both)
     config = (TRINITY_DATA / "user-config.yaml").read_text(encoding="utf-8").replace(
-        "  node_num: 1\n", "  node_num: 9\n").replace("    engine_num: 2\n", "    engine_num: 8\n")
+        "  node_num: 1\n", "  node_num: 9\n").replace("    engine_num: 2\n", "    engine_num: 8\n").replace(
+        "Qwen/Qwen3-0.6B}", "Qwen/Qwen3-8B}")
     written = patch_trinity_config(config, answer.best, load_catalog().model(answer.model))
     assert f"  # {note}\n  #   max_model_len=131072\n" in written
 

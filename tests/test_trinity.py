@@ -107,10 +107,13 @@ def long_plan() -> Plan:
 
 def _user_config(plan: Plan) -> str:
     """The user's config (`USER_CONFIG`: one node of 8 GPUs) with as many rollout engines (of one GPU) as leave the
-    trainer `plan`'s GPUs: `patch_trinity_config` keeps the cluster, and refuses a plan on other GPUs than it gives."""
+    trainer `plan`'s GPUs, training Qwen3-4B, the model of this module's plans, where it trains Qwen3-0.6B:
+    `patch_trinity_config` keeps the cluster and the model, and refuses a plan on other GPUs, or of another model."""
     text = USER_CONFIG.read_text(encoding="utf-8")
     assert "    engine_num: 2\n" in text and "  gpu_per_node: 8\n" in text
-    return text.replace("    engine_num: 2\n", f"    engine_num: {8 - plan.gpus}\n")
+    assert "  model_path: ${oc.env:MODEL_PATH,Qwen/Qwen3-0.6B}\n" in text
+    return text.replace("    engine_num: 2\n", f"    engine_num: {8 - plan.gpus}\n").replace(
+        "Qwen/Qwen3-0.6B}", "Qwen/Qwen3-4B}")
 
 
 def _safe_load(text: str) -> Any:

@@ -30,10 +30,18 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import TRAIN_BATCH_KEY, ConfigAdapter, ConfigProblem, ConfigProblemCode, check_host_ram
+from solver.query import (
+    MODEL_PATH_KEY,
+    TRAIN_BATCH_KEY,
+    ConfigAdapter,
+    ConfigProblem,
+    ConfigProblemCode,
+    check_host_ram,
+)
 from solver.results import CautionCode, ConfigKeyChange, Plan, past_validated_note, written_release
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, trainer_nodes_of
 from solver.tables import (
+    CONFIG_SHAPE,
     Model,
     QueryError,
     TrinityVersion,
@@ -41,6 +49,8 @@ from solver.tables import (
     check_types,
     counted,
     it_or_them,
+    load_catalog,
+    model_name_from_path,
     parsing_once,
     written_layout,
     yaml_brief,
@@ -867,7 +877,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping, or a cluster that cannot be read (`cluster_trainer_gpus`);
     `QueryError` for a `plan` on other trainer GPUs than the config's cluster gives the trainer, which the patch
-    keeps (`_check_cluster_takes`), or of LoRA at another rank than the config's own adapter, which it keeps, or on
+    keeps (`_check_cluster_takes`), or of another catalogue model than the one the config trains, which it keeps
+    (`_check_config_model`), or of LoRA at another rank than the config's own adapter, which it keeps, or on
     targets that adapt fewer parameters than its own (`_config_lora_kept`); a config without LoRA gets the plan's
     (``model.lora_configs``, as the fragment's).
     """
@@ -890,6 +901,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
         plan, model, check, host_ram_gb, version, path, check_environment, trained,
         _config_rank(plan, model, reading, name, {} if environ is None else environ, version))
     check_note = None if check is None or command is None else (_check_note(check, path), command)
+    _check_config_model(model, reading, name, {} if environ is None else environ, option_names)
     _check_cluster_takes(plan, reading, name, {} if environ is None else environ, option_names)
     lora_note = _config_lora_kept(plan, model, reading, name, {} if environ is None else environ, version,
                                   option_names)
@@ -985,6 +997,30 @@ def lora_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapp
     adapter = ConfigAdapter.of(own[0], config_counted_lora_rank(reading, name, environ, version),
                                config_counted_lora_targets(reading, name, environ, version))
     return adapter_unkept(plan, model, adapter, name, kept_by, option_names)
+
+
+def _check_config_model(model: Model, reading: Any, name: str, environ: Mapping[str, str],
+                        option_names: OptionNames) -> None:
+    """`QueryError` where the config `reading` (its ``${oc.env:...}`` from `environ`) trains another model than
+    `model`, the one the plan was made for: both its ``model.model_path`` and `model` name catalogue models (the
+    shipped catalogue's; a model of a config.json's other shape, ``NAME (config shape)``, by its NAME), and not the
+    same one. The patch keeps ``model.model_path``, and would give that model this one's figures, as ``--write``
+    refuses a ``--model`` of another model. A path that names no catalogue model (a fine-tune's folder, a model of
+    the user's own) is the user's to give, as a model path that cannot be read here is `read_trinity_config`'s to
+    refuse."""
+    model_path = read_or_none(ConfigValues(reading, environ).get, ("model", "model_path"))
+    if not isinstance(model_path, str):
+        return
+    shipped = load_catalog()
+    try:
+        configured = shipped.model(model_name_from_path(model_path)).name
+        planned = shipped.model(model.name.removesuffix(CONFIG_SHAPE)).name
+    except QueryError:
+        return
+    if configured != planned:
+        raise QueryError(f"{name}: the plan is {planned}'s (model), but the config trains {configured} "
+                         f"({MODEL_PATH_KEY}), which {option_names.write} keeps: it would give {configured} another "
+                         f"model's plan; give it a plan of {configured}, with that model")
 
 
 def _check_cluster_takes(plan: Plan, reading: Any, name: str, environ: Mapping[str, str],
@@ -1461,7 +1497,7 @@ def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "con
     for `plan`, as it leaves other values in them than at the place they repeat (`_aliases_written_out`: the critic's
     ``model.fsdp_config: *f`` offloaded beside the actor's ``&f`` resident): each dotted, with that place. Read from
     the config as Trinity reads it, whose aliases are one object as the round trip's are (no round trip to parse)."""
-    version = written_release(plan, version)  # the plan's own release where none is named
+    version = _checked_release(text, plan, model, name, environ, version)
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     writes = _written(reading, keys, environ or {})
@@ -1477,7 +1513,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     `_anchored_value_words`; not where it sets them all to one value, which they then repeat, `_shared_anchors`), or
     a mapping it changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change reaches them too).
     (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
-    version = written_release(plan, version)  # the plan's own release where none is named
+    version = _checked_release(text, plan, model, name, environ, version)
     text = _with_lf(text)
     try:
         reading = load_config_mapping(text, name)  # for the values, as `patch_trinity_config` decides on them
@@ -1749,12 +1785,22 @@ def _anchored_scalar(value: Any) -> bool:
     return not isinstance(value, Mapping | list) and anchor is not None and anchor.value is not None
 
 
+def _checked_release(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
+                     version: TrinityVersion | None) -> TrinityVersion | None:
+    """The release the patch writes `plan` for (`written_release`: the plan's own where `version` names none), after
+    `QueryError` for arguments of the wrong type (`text`, `name`, `environ` and `version` as `check_config_arguments`
+    takes them), as `patched_trinity_config` refuses them, for the functions that say what it does."""
+    check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None))
+    check_config_arguments(text, name, {} if environ is None else environ, version)
+    return written_release(plan, version)
+
+
 def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
                   version: str | None) -> list[tuple[PlanKey, Any, bool]]:
     """The plan's keys that `patch_trinity_config` writes into the config `text` for `plan`, each with the config's
     value there (None where it lacks the key) and whether it is beyond the plan's own keys (`config_keys_changed`'s:
     set only because the config has it, or one a plan without a config sets none of)."""
-    version = written_release(plan, version)  # the plan's own release where none is named
+    version = _checked_release(text, plan, model, name, environ, version)
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     own = {key.path for key in keys_for_plan(plan, model, None, environ, version) if not key.existing_only}
@@ -1770,7 +1816,7 @@ def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config
     (`YARN_KEPT`), its own ``model.rope_theta`` beside a YaRN, and with Offload ``trainer.save_hf_checkpoint``; by
     path, each with the config's value as written (``4.0``), an interpolation's as it resolves in `environ`
     (``${yarn.factor}``: ``4``), as the plan reads it. The ``apply`` lines then leave them too."""
-    version = written_release(plan, version)  # the plan's own release where none is named
+    version = _checked_release(text, plan, model, name, environ, version)
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     values = ConfigValues(reading, environ or {})
@@ -1784,7 +1830,7 @@ def rope_scaling_written(text: str, plan: Plan, model: Model, *, name: str = "co
     config has a mapping there: its own with the plan's keys set as the patch sets them (`_set`: ``rope_type`` right
     after a legacy ``type``, which stays, as its other keys do), in YAML's flow style (`yaml_flow`), so that the
     ``apply`` line says what --write writes; None where the config has no mapping there (the line's own then)."""
-    version = written_release(plan, version)  # the plan's own release where none is named
+    version = _checked_release(text, plan, model, name, environ, version)
     text = _with_lf(text).removeprefix("\ufeff")
     reading = load_config_mapping(text, name)
     rope = ("model", "rope_scaling")
@@ -1808,7 +1854,7 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
                         environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
-    version = written_release(plan, version)  # the plan's own release where none is named
+    version = _checked_release(text, plan, model, name, environ, version)
     data = load_config_mapping(_with_lf(text), name)
     return [f"{'.'.join(path)} stays {value_at(data, path)}, which gives {given} in this environment: the plan holds "
             "for that value" for path, given in _kept_for_plan(data, plan, model, environ, version).items()]
@@ -1819,7 +1865,7 @@ def kept_interpolated_keys(text: str, plan: Plan, model: Model, *, name: str = "
                            version: str | None = None) -> tuple[str, ...]:
     """The dotted keys `patch_trinity_config` leaves as the config's interpolations (those `kept_interpolations`
     names): the patch sets none of them, though what they give may change with a key they refer to."""
-    version = written_release(plan, version)  # the plan's own release where none is named
+    version = _checked_release(text, plan, model, name, environ, version)
     data = load_config_mapping(_with_lf(text), name)
     return tuple(".".join(path) for path in _kept_for_plan(data, plan, model, environ, version))
 
