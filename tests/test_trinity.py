@@ -2214,11 +2214,10 @@ def test_trinity_05_checks_the_refs_sp_as_the_actors() -> None:
     # Trinity 0.6 on verl before 0.8 checks it alike, and on verl 0.8 or later sets the roles' SP to the trainer's (1
     # here): one line says both, naming the release (test_legacyref2_s85).
     for version, who in (("0.6", "Trinity 0.6 on verl before 0.8"), (None, "Trinity with verl before 0.8")):
-        assert check_trinity_config(config(3), model, 4, version=version) == [
+        assert check_trinity_config(config(3), model, 4, version=version) == [(
             f"{roles_key}.ref.ulysses_sequence_parallel_size 3 is not trainer.ulysses_sequence_parallel_size 1: {who} "
             "checks the ref's SP as the actor's and refuses the config (SP=3 does not divide 4 GPUs); Trinity 0.6 on "
-            "verl 0.8 or later runs the ref at SP 1; the verdict is at SP 1: set them alike "
-            "(solver.trinity.patch_trinity_config does)"]
+            "verl 0.8 or later runs the ref at SP 1; the verdict is at SP 1: set them alike (--write does)")]
 
 
 def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
