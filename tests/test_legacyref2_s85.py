@@ -20,17 +20,15 @@ LoRA: 0.6.0's legacy worker gives the ref's log-probs from the actor without its
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_legacyref_s85 import _current, _lines
 
 from solver.query import ConfigProblem, ConfigProblemCode
 from solver.tables import load_catalog
 from solver.trinity.checks import TrainBatch, legacy_sp_refusals, ref_sp_refused
 
-Cli = Callable[..., tuple[int, str, str]]
 REF_SP = "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size"
 HEAD = ("algorithm: {{algorithm_type: {algorithm}}}\nmodel: {{model_path: Qwen/Qwen3-8B, max_model_len: 8192}}\n"
         "cluster: {{node_num: 1, gpu_per_node: 8}}\nexplorer: {{rollout_model: {{engine_num: {engines}}}}}\n"
@@ -43,20 +41,6 @@ def _config(ref_sp: int, *, engines: int = 4, batch: int = 64, algorithm: str = 
     """A config whose ref sets its own SP `ref_sp`."""
     return HEAD.format(algorithm=algorithm, engines=engines, batch=batch) + (
         f"  trainer_config:\n    actor_rollout_ref:\n      ref: {{ulysses_sequence_parallel_size: {ref_sp}}}\n")
-
-
-def _current(cli: Cli, tmp_path: Path, text: str, *options: str) -> dict:
-    """``--from-config --json``'s ``current`` for the config `text` on A100 80GB with `options`."""
-    path = tmp_path / "trinity.yaml"
-    path.write_text(text, encoding="utf-8")
-    status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--json", *options)
-    assert status == 0
-    return json.loads(out)[0]["current"]
-
-
-def _lines(current: dict) -> list[tuple[str, str]]:
-    """(code, words) of each of the verdict's problems."""
-    return list(zip(current["config_problem_codes"], current["config_problems"], strict=True))
 
 
 RELEASES = [(("--trinity-version", "0.6"), "Trinity 0.6 on verl before 0.8"), ((), "Trinity with verl before 0.8")]
