@@ -86,7 +86,8 @@ def test_05_neither_sizes_nor_runs_a_ref_sp_it_refuses(cli, tmp_path: Path):
 
 
 WHOLE_AT_SP_1 = ("  use_dynamic_bsz: false\n  trainer_config:\n    actor_rollout_ref:\n"
-                 "      actor: {ppo_micro_batch_size_per_gpu: 1}\n      rollout: {log_prob_micro_batch_size_per_gpu: 1}\n"
+                 "      actor: {ppo_micro_batch_size_per_gpu: 1}\n"
+                 "      rollout: {log_prob_micro_batch_size_per_gpu: 1}\n"
                  "      ref: {ulysses_sequence_parallel_size: 1, log_prob_micro_batch_size_per_gpu: 2}\n")
 """Under ``trainer``: dynamic batch sizes off, the ref at its own SP 1 with 2 sequences per micro-batch."""
 
@@ -156,8 +157,8 @@ LORA = ("algorithm: {algorithm_type: grpo}\n"
         "      ref: {ulysses_sequence_parallel_size: 4, log_prob_max_token_len_per_gpu: 4096}\n")
 """LoRA at the actor's SP 2, the ref's own SP 4 and budget 4096, raised at SP 4 to 8192: 16384 tokens at SP 2."""
 PASS = ("8192 x the actor's SP 2 = 16384 tokens hold no sequence of 32768, and with LoRA the actor's log-prob pass "
-        "gives the ref's log-probs at the actor's SP with the ref's budget, so verl stops at the first step whose batch "
-        "holds a sequence longer than that")
+        "gives the ref's log-probs at the actor's SP with the ref's budget, so verl stops at the first step whose "
+        "batch holds a sequence longer than that")
 FIX = "; set the ref's SP to the actor's (--write does), or its budget to at least ceil(32768 / 2) = 16384"
 BUDGET = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 4096"
 ON_08 = "; Trinity 0.6 on verl 0.8 or later sets the ref's SP and budget to the trainer's"

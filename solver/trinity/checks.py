@@ -478,7 +478,8 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     runs the critic's engine at `CRITIC_ENGINE_SP_KEY`, the trainer's where unset, ``:514``): Trinity with verl before
     0.8 takes it over the trainer's (``set_if_none``, ``verl_legacy/verl_config.py:604``), checks it against the
     trainer GPUs, the train `batch` and the critic's heads as the actor's, refusing the config (`legacy_sp_refusals`,
-    ``:609``; not the heads of a critic of another model, `critic_of_another_model`), raises the critic's token budget at it
+    ``:609``; not the heads of a critic of another model, `critic_of_another_model`), raises the critic's token
+    budget at it
     (``:613``) and runs the critic there (``verl_legacy/fsdp_workers.py:1287``). Return the critic's SP by name where
     it is another (its budgets are judged there, `_check_token_budgets`), else none. Only where the algorithm trains
     a critic (`trains_critic`); the engine's SP too (`_check_critic_engine_sp`)."""
@@ -551,8 +552,8 @@ def ref_sp_refused(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, 
                    train_batch_size: int | None = None, train_batch_source: str = TRAIN_BATCH_KEY) -> bool:
     """Whether every release of `version` (None: any) that runs verl before 0.8 refuses the ref's SP of the config
     (nested `mapping`s, Env read from `environ`) on `trainer_gpus`, with a train batch of `train_batch_size` where
-    known (from `train_batch_source`), as it loads it (`legacy_sp_refusals`: with 0.5 its own else the trainer's, otherwise its own where another than the
-    trainer's): then none of them sizes the ref's micro-batches at it."""
+    known (from `train_batch_source`), as it loads it (`legacy_sp_refusals`: with 0.5 its own else the trainer's,
+    otherwise its own where another than the trainer's): then none of them sizes the ref's micro-batches at it."""
     return _sequence_parallel_checked(mapping, model, trainer_gpus, environ, version,
                                       TrainBatch(train_batch_size, train_batch_source)).ref_sp_refused
 
