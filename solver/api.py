@@ -1638,6 +1638,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
+    from solver.trinity.checks import ref_sp_refused
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
 
     gpus = config.trainer_gpus or query.budget_gpus
@@ -1660,6 +1661,13 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       option_names=query.option_names, experts=query.expert_layout,
                                       batch_divisor=query.batch_divisor)
     problems = [problem for problem in checked if not (said and said in problem.words)]
+    size, source = query.train_batch_size, query.train_batch_source
+    # A ref SP the releases on verl before 0.8 refuse (the checks say so) runs nowhere at it: the reading's line on how
+    # it runs is moot, and so is the sizing of its micro-batches (or of LoRA's pass in its stead) at it.
+    ref_refused = ref_sp_refused(mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
+                                 train_batch_source=source)
+    if ref_refused:
+        config = config.model_copy(update={"ref_sp": None, "lora_ref_sp": None})
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself; one line
     # says what is counted in their place (without --lora-rank: full fine-tuning). Where no transformers the release
@@ -1674,7 +1682,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                      config.critic, query.option_names), mapping, name, environ, version,
                      {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[query.expert_layout]},
                      query.lora_rank, query.option_names, query.lora_targets, model)
-                 for code, words in zip(config.note_codes, config.notes, strict=True) if code not in moot)
+                 for code, words in zip(config.note_codes, config.notes, strict=True)
+                 if code not in moot and not (ref_refused and _ref_sp_line(code, words)))
     refused = (refused_lora_note(mapping, name, environ)
                if ConfigProblemCode.LORA_CONFIGS_REFUSED in codes | {*config.note_codes} and not query.lora_rank
                else None)
@@ -1684,11 +1693,12 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
     problems += _token_budget_problems(config, length, lowered, query.option_names) if reads_budget else []
     # A critic counted where the config gives it its own SP: its update at the SPs the releases may run it at.
-    critic_sps = () if query.critic is None else critic_run_sps(mapping, model, gpus, environ=environ, version=version)
+    run_sps = partial(critic_run_sps, mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
+                      train_batch_source=source)
+    critic_sps = () if query.critic is None else run_sps()
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
-        problems = _critic_left_out_said(problems, critic_run_sps(mapping, model, gpus, environ=environ,
-                                                                  version=version), config.sp, query.option_names)
+        problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
@@ -1697,6 +1707,14 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
                                   config_problem_codes=tuple(problem.code for problem in problems))
+
+
+def _ref_sp_line(code: ConfigProblemCode, words: str) -> bool:
+    """Whether the config reading's note (`code`, `words`) is its line on the ref's SP (``role-sp-differs``, named by
+    the ref's SP key), which says how the releases run the ref there."""
+    from solver.trinity.keys import ROLE_SP_KEYS  # no ruamel
+
+    return code == ConfigProblemCode.ROLE_SP_DIFFERS and words.startswith(f"{'.'.join(ROLE_SP_KEYS[1])} ")
 
 
 _ADAPTER_NOTES = (ConfigProblemCode.LORA_COUNTED_AS_FULL, ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT)
@@ -2027,14 +2045,17 @@ def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
 
 
 def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
-    """Where LoRA gives the ref's log-probs under Trinity 0.5 at a ref SP above the actor's
+    """Where LoRA gives the ref's log-probs on a release on verl before 0.8 at a ref SP above the actor's
     (`TrinityConfig.lora_ref_sp`), the line on the actor's log-prob pass that gives them where it holds no sequence of
-    the length: it takes the ref's budget (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in 0.5.2)
-    x the actor's SP tokens per micro-batch (verl's ``dp_actor.py:467`` in 0.7.1), a budget Trinity 0.5 raises at the
-    ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:578`` in 0.5.2: to ``ceil(L / the ref's SP)``,
-    0.5.0 to ``ceil(2L / the ref's SP)``), and verl asserts that each step's batch fits a micro-batch (0.5.2 at its
+    the length: it takes the ref's budget (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in 0.5.2,
+    ``verl_legacy/fsdp_workers.py:1006`` in 0.6.0) x the actor's SP tokens per micro-batch (verl's ``dp_actor.py:467``
+    in 0.7.1), a budget Trinity raises at the ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:578``
+    in 0.5.2, ``verl_legacy/verl_config.py:586`` in 0.6.0: to ``ceil(L / the ref's SP)``, 0.5.0 to
+    ``ceil(2L / the ref's SP)``), and verl asserts that each step's batch fits a micro-batch (0.5.2 and 0.6.0 at its
     longest sequence, 0.5.0 and 0.5.1 at its padded width: `micro_batch_stop_words`): a ``but:`` line, for a batch
-    whose sequences are short enough passes; none where the budget holds a sequence of the length."""
+    whose sequences are short enough passes; none where the budget holds a sequence of the length. The words name
+    the release (`TrinityConfig.legacy_words`; 0.5.0's raise and padded width not with 0.6, which on verl 0.8 or
+    later sets the ref's SP and budget to the trainer's, ``FROZEN_KEYS``, ``trainer/verl/config.py:723-724``)."""
     config, length, sp = verdict.config, verdict.length, verdict.config.sp
     ref_sp = config.lora_ref_sp
     if ref_sp is None:
@@ -2045,16 +2066,21 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
                           else (least_token_budget(length, ref_sp), token_budget(length, ref_sp)))
     if raised * sp >= length:
         return []
-    named = _ref_budget_words(verdict, budget)
+    named, only_06 = _ref_budget_words(verdict, budget), config.version == "0.6"
     if not held:
         holds = "which holds one" if raised_050 * sp >= length else "which holds none either"
-        named += (f", which Trinity 0.5 raises at the ref's SP {ref_sp} to ceil({length} / {ref_sp}) = {raised} "
-                  f"(0.5.0 to ceil(2 x {length} / {ref_sp}) = {raised_050}, {holds} at the actor's SP)")
+        named += (f", which {config.legacy_words} raises at the ref's SP {ref_sp} to ceil({length} / {ref_sp}) = "
+                  f"{raised}" + ("" if only_06 else f" (0.5.0 to ceil(2 x {length} / {ref_sp}) = {raised_050}, {holds} "
+                                                    "at the actor's SP)"))
+    stops = ("stops at the first step whose batch holds a sequence longer than that" if only_06 else
+             micro_batch_stop_words("Trinity 0.5.2" if config.version == "0.5" else "Trinity 0.5.2 and 0.6"))
+    on_08 = ("" if config.version == "0.5" else
+             "; Trinity 0.6 on verl 0.8 or later sets the ref's SP and budget to the trainer's")
     return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
         f"{named}: {raised} x the actor's SP {sp} = {raised * sp} tokens hold no sequence of {length}, and with LoRA "
         f"the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so verl "
-        f"{micro_batch_stop_words('Trinity 0.5.2')}; set the ref's SP to the actor's ({verdict.option_names.write} "
-        f"does), or its budget to at least ceil({length} / {sp}) = {least_token_budget(length, sp)}"))]
+        f"{stops}{on_08}; set the ref's SP to the actor's ({verdict.option_names.write} does), or its budget to at "
+        f"least ceil({length} / {sp}) = {least_token_budget(length, sp)}"))]
 
 
 def _ref_budget_words(verdict: _BudgetVerdict, budget: int) -> str:

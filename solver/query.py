@@ -864,9 +864,11 @@ class TrinityConfig(Frozen, defer_build=True):
     (Trinity 0.6.0's ``verl_legacy/fsdp_workers.py:158-180`` as 0.5.2's ``trainer/verl/fsdp_workers.py:144-166``,
     verl 0.7.1's ``workers/actor/dp_actor.py:72``, ``:467``); else None."""
     lora_ref_sp: int | None = None
-    """With `version` 0.5, the ref's SP (its own, else the trainer's) where it is above `sp` and LoRA gives the ref's
-    log-probs (the actor's log-prob pass, at `sp`, with the ref's budget, which Trinity 0.5 raises at this SP); else
-    None."""
+    """The ref's SP (its own, else the trainer's) where it is above `sp` and LoRA gives the ref's log-probs on every
+    release on verl before 0.8 (`legacy_words`): the actor's log-prob pass, at `sp`, with the ref's budget, which
+    Trinity raises at this SP (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in 0.5.2,
+    ``verl_legacy/fsdp_workers.py:1006`` in 0.6.0; ``_adjust_token_len_if_needed`` at ``verl_legacy/verl_config.py:586``
+    in 0.6.0); else None."""
     reference_model: bool = True
     """Whether Trinity (`version`) builds a reference model of its own for this config, whose pinned shards a node's
     host memory holds (`solver.trinity.config.builds_reference_model`)."""

@@ -2215,8 +2215,13 @@ def test_trinity_05_checks_the_refs_sp_as_the_actors() -> None:
     assert check_trinity_config(config(2, 3), model, 4, version="0.5") == [
         f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide 4 GPUs (the trainer's){critic}",
         f"trainer.ulysses_sequence_parallel_size: SP=3 does not divide its 32 attention heads of Qwen3-8B{critic}"]
-    # Trinity 0.6 on verl 0.8 or later sets the roles' SP to the trainer's (1 here): the ref's own is not checked.
-    assert check_trinity_config(config(3), model, 4, version="0.6") == check_trinity_config(config(3), model, 4) == []
+    # Trinity 0.6 on verl before 0.8 checks it alike, and on verl 0.8 or later sets the roles' SP to the trainer's (1
+    # here): one line says both, naming the release (test_legacyref2_s85).
+    for version, who in (("0.6", "Trinity 0.6 on verl before 0.8"), (None, "Trinity with verl before 0.8")):
+        assert check_trinity_config(config(3), model, 4, version=version) == [(
+            f"{roles_key}.ref.ulysses_sequence_parallel_size 3 is not trainer.ulysses_sequence_parallel_size 1: {who} "
+            "checks the ref's SP as the actor's and refuses the config (SP=3 does not divide 4 GPUs); Trinity 0.6 on "
+            "verl 0.8 or later runs the ref at SP 1; the verdict is at SP 1: set them alike (--write does)")]
 
 
 def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
@@ -2383,10 +2388,15 @@ def test_trinity_05_checks_the_ref_and_critic_ranks_at_their_own_sp_against_the_
         f"{ref_key}: the train batch of 75 (buffer.train_batch_size) must split evenly over the data-parallel ranks, "
         "and 6 (6 GPUs / SP=1) do not divide it, and Trinity 0.5 checks the ref's SP as the actor's: it refuses the "
         "config"))]
-    # A batch the role's ranks divide, no batch known, or another release: nothing of it.
+    # A batch the role's ranks divide, or no batch known: nothing of it.
     assert trinity_config_problems(mapping, model, 6, version="0.5", train_batch_size=96) == []
     assert trinity_config_problems(mapping, model, 6, version="0.5") == []
-    assert trinity_config_problems(mapping, model, 6, version="0.6", train_batch_size=75) == []
+    # 0.6 on verl before 0.8 runs the same check (verl_legacy/verl_config.py:430): one line for both verl lines, its
+    # words in test_legacyref2_s85.
+    assert [problem.code for problem in trinity_config_problems(mapping, model, 6, version="0.6",
+                                                                train_batch_size=75)] == [
+        ConfigProblemCode.ROLE_SP_DIFFERS]
+    assert trinity_config_problems(mapping, model, 6, version="0.6", train_batch_size=96) == []
     # The trainer's SP 1 given to an unset critic, the actor and the ref at their own 2: named from the trainer's key.
     critic = {"model": mapping["model"], "trainer": {"ulysses_sequence_parallel_size": 1, "trainer_config": {
         "actor_rollout_ref": {role: {"ulysses_sequence_parallel_size": 2} for role in ("actor", "ref")}}}}

@@ -199,6 +199,9 @@ class _ConfigChecks:
         self.critic_sps: tuple[int, ...] = ()
         """Where a trained critic may run at another SP than the trainer's (`_check_critic_sp`): every SP the releases
         judged for may run it at, the trainer's among them where one does; () where each runs it there."""
+        self.ref_sp_refused = False
+        """Whether the releases judged for that run verl before 0.8 refuse the ref's SP as they load the config
+        (`_check_sequence_parallel`, `_check_legacy_ref_sp`)."""
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
@@ -421,7 +424,8 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     sp = _check_sp_key(checks, path, model, trainer_gpus, "")
     role_sps = {role.name: sp for role in OWN_SP_ROLES}
     if version != "0.5":
-        return sp, role_sps | _check_critic_sp(checks, model, trainer_gpus, sp, version)
+        _check_legacy_ref_sp(checks, model, trainer_gpus, sp, version, batch)
+        return sp, role_sps | _check_critic_sp(checks, model, trainer_gpus, sp, version, batch)
     keys = {role.name: role.sp_key if value_at(checks.mapping, role.sp_key) is not None else TRAINER_SP_KEY
             for role in OWN_SP_ROLES}
     for key in dict.fromkeys(keys.values()):  # each key once: the trainer's may be given to both roles
@@ -434,12 +438,35 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
         role_sps |= dict.fromkeys(names, _check_sp_key(
             checks, key, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config",
             heads=heads, batch=batch))
-    _check_critic_sp(checks, model, trainer_gpus, sp, version, role_sps["critic"])
+    checks.ref_sp_refused = bool(legacy_sp_refusals(model, trainer_gpus, role_sps["ref"], batch))
+    _check_critic_sp(checks, model, trainer_gpus, sp, version, batch, role_sps["critic"])
     return sp, role_sps
 
 
+def _check_legacy_ref_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int,
+                         version: TrinityVersion | None, batch: TrainBatch) -> None:
+    """For a release that may be Trinity 0.6 (`version` 0.6, or none given), say where Trinity with verl before 0.8
+    refuses the ref's own SP (`ROLE_SP_KEYS`), set to another than the trainer's `sp`, as Trinity 0.5 does
+    (`legacy_sp_refusals`: 0.6.0's ``synchronize_config`` takes it over the trainer's, ``set_if_none``,
+    ``trainer/verl_legacy/verl_config.py:577``, and checks it as the actor's, ``:578``, the ref being the actor's
+    model), in a ``role-sp-differs`` line (Trinity 0.6 on verl 0.8 or later freezes it to the trainer's,
+    ``FROZEN_KEYS``, ``trainer/verl/config.py:724``), and mark it refused (`_ConfigChecks.ref_sp_refused`): the
+    reading's line on it, which says how it runs, and the sizing of its micro-batches are moot then."""
+    own = checks.number(ROLE_SP_KEYS[1])
+    ref_sp = sp if own is None else max(1, int(own))  # Trinity sets one below 1 to 1
+    refusals = legacy_sp_refusals(model, trainer_gpus, ref_sp, batch) if ref_sp != sp else []
+    if not refusals:
+        return
+    checks.ref_sp_refused = True
+    who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
+    checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+        f"{dotted(ROLE_SP_KEYS[1])} {ref_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {who} checks the "
+        f"ref's SP as the actor's and refuses the config ({refusals[0].words}); Trinity 0.6 on verl 0.8 or later "
+        f"runs the ref at SP {sp}; the verdict is at SP {sp}: set them alike ({checks.names.write} does)"))
+
+
 def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
-                     critic_sp: int | None = None) -> dict[str, int]:
+                     batch: TrainBatch, critic_sp: int | None = None) -> dict[str, int]:
     """Say where a critic's SP other than the one the trainer runs at, `sp`, runs it, and that the verdict counts its
     update there, the plans at `sp` (``role-sp-differs``, `critic_sp_counted_words`; the SPs it may run at in
     `_ConfigChecks.critic_sps`). With `version` 0.5, the critic's own SP as 0.5 takes it (`critic_sp`),
@@ -450,8 +477,9 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     Trinity 0.6 on verl 0.8 or later ignores the key, ``FROZEN_KEYS``, ``trainer/verl/config.py:740`` in 0.6.0, and
     runs the critic's engine at `CRITIC_ENGINE_SP_KEY`, the trainer's where unset, ``:514``): Trinity with verl before
     0.8 takes it over the trainer's (``set_if_none``, ``verl_legacy/verl_config.py:604``), checks it against the
-    trainer GPUs and the critic's heads as the actor's, refusing the config (``_check_parallel_config``, ``:608``;
-    not the heads of a critic of another model, `critic_of_another_model`), raises the critic's token budget at it
+    trainer GPUs, the train `batch` and the critic's heads as the actor's, refusing the config (`legacy_sp_refusals`,
+    ``:609``; not the heads of a critic of another model, `critic_of_another_model`), raises the critic's token
+    budget at it
     (``:613``) and runs the critic there (``verl_legacy/fsdp_workers.py:1287``). Return the critic's SP by name where
     it is another (its budgets are judged there, `_check_token_budgets`), else none. Only where the algorithm trains
     a critic (`trains_critic`); the engine's SP too (`_check_critic_engine_sp`)."""
@@ -460,9 +488,7 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     another = critic_of_another_model(checks.value)
     if version == "0.5":  # the trainer's SP given to the critic: the actor's own SP has a line of its own
         if (critic_sp is not None and critic_sp != sp and checks.number(CRITIC_SP_KEY) is not None
-                and not (trainer_gpus > 0 and sp_gpus_violation(trainer_gpus, critic_sp))
-                and (another or not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads,
-                                                      critic_sp))):
+                and not legacy_sp_refusals(model, trainer_gpus, critic_sp, batch, heads=not another)):
             checks.critic_sps = (critic_sp,)
             checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
                 f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
@@ -475,10 +501,8 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     engine_fails = _engine_mesh_failure(trainer_gpus, engine_sp) if engine_sp != sp else None  # but where it fails
     own = checks.number(CRITIC_SP_KEY)
     legacy_sp = sp if own is None else max(1, int(own))  # and with verl before 0.8 here, where not refused
-    refused = (None if legacy_sp == sp or another
-               else sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, legacy_sp))
-    broken = sp_gpus_violation(trainer_gpus, legacy_sp) if trainer_gpus > 0 and legacy_sp != sp else None
-    runs_at = sorted({*(() if engine_fails else (engine_sp,)), *(() if broken or refused else (legacy_sp,))})
+    refusals = legacy_sp_refusals(model, trainer_gpus, legacy_sp, batch, heads=not another) if legacy_sp != sp else []
+    runs_at = sorted({*(() if engine_fails else (engine_sp,)), *(() if refusals else (legacy_sp,))})
     checks.critic_sps = tuple(runs_at) if runs_at != [sp] else ()
     _check_critic_engine_sp(checks, sp, another, trainer_gpus)
     if legacy_sp == sp:
@@ -487,9 +511,8 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     engine_words = f"SP {sp}" if engine is None else f"SP {engine_sp} ({dotted(CRITIC_ENGINE_SP_KEY)})"
     on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_words}" + (
         f", where {engine_fails}" if engine_fails else "")
-    if broken or refused:
-        runs = (f"{who} checks the critic's SP as the actor's and refuses the config "
-                f"({broken or f'{refused} of {model.name}'}); {on_08}")
+    if refusals:
+        runs = f"{who} checks the critic's SP as the actor's and refuses the config ({refusals[0].words}); {on_08}"
     else:
         runs = f"{who} runs the critic at SP {legacy_sp}, raising its token budget to hold a sequence there; {on_08}"
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
@@ -513,14 +536,35 @@ def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = ""
 
 
 def critic_run_sps(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
-                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> tuple[int, ...]:
+                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                   train_batch_size: int | None = None, train_batch_source: str = TRAIN_BATCH_KEY) -> tuple[int, ...]:
     """Every SP a PPO critic the config (nested `mapping`s, Env read from `environ`) trains on `trainer_gpus` may run
     at where the config gives it its own that is not the trainer's, as the releases of `version` (None: any) take it
-    (`_check_critic_sp`: its own where not refused, its engine's on verl 0.8 or later, else the trainer's); () where
-    each runs it at the trainer's SP, or the algorithm trains none."""
+    (`_check_critic_sp`: its own where not refused, a train batch of `train_batch_size`, where known, from
+    `train_batch_source`, judged too; its engine's on verl 0.8 or later, else the trainer's); () where each runs it
+    at the trainer's SP, or the algorithm trains none."""
+    return _sequence_parallel_checked(mapping, model, trainer_gpus, environ, version,
+                                      TrainBatch(train_batch_size, train_batch_source)).critic_sps
+
+
+def ref_sp_refused(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
+                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                   train_batch_size: int | None = None, train_batch_source: str = TRAIN_BATCH_KEY) -> bool:
+    """Whether every release of `version` (None: any) that runs verl before 0.8 refuses the ref's SP of the config
+    (nested `mapping`s, Env read from `environ`) on `trainer_gpus`, with a train batch of `train_batch_size` where
+    known (from `train_batch_source`), as it loads it (`legacy_sp_refusals`: with 0.5 its own else the trainer's,
+    otherwise its own where another than the trainer's): then none of them sizes the ref's micro-batches at it."""
+    return _sequence_parallel_checked(mapping, model, trainer_gpus, environ, version,
+                                      TrainBatch(train_batch_size, train_batch_source)).ref_sp_refused
+
+
+def _sequence_parallel_checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int,
+                               environ: Mapping[str, str] | None, version: TrinityVersion | None,
+                               batch: TrainBatch) -> _ConfigChecks:
+    """The checks of the config's SPs alone (`_check_sequence_parallel`), for what they found of the roles'."""
     checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
-    _check_sequence_parallel(checks, model, trainer_gpus, version, TrainBatch())
-    return checks.critic_sps
+    _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
+    return checks
 
 
 def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer_gpus: int) -> str:
@@ -609,19 +653,36 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     if sp < 1:
         checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"{key} must be at least 1, got {sp}")
         sp = 1
-    if trainer_gpus < 1:
-        if not whose:  # said once, with the trainer's SP
-            checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
-    elif broken := sp_gpus_violation(trainer_gpus, sp):
-        checks.add(ConfigProblemCode.SP_DIVIDES_GPUS, f"{key}: {broken} (the trainer's){whose}")
-    elif batch and (split := batch_split_violation(batch.size, trainer_gpus, sp, batch.source)):
-        checks.add(ConfigProblemCode.BATCH_DIVIDES, f"{key}: {split}{whose}")
-    violation = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp) if heads else None
-    if violation:
-        checks.add(ConfigProblemCode.SP_MODEL_HEADS, f"{key}: {violation} of {model.name}{whose}")
-    elif heads and (unreached := sp_attention_violation(model, sp)):  # no release refuses it, as `whose` would say
+    if trainer_gpus < 1 and not whose:  # said once, with the trainer's SP
+        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
+    refusals = legacy_sp_refusals(model, trainer_gpus, sp, batch, heads=heads)
+    for code, words in refusals:
+        trainers = " (the trainer's)" if code is ConfigProblemCode.SP_DIVIDES_GPUS else ""
+        checks.add(code, f"{key}: {words}{trainers}{whose}")
+    if (heads and all(code is not ConfigProblemCode.SP_MODEL_HEADS for code, _ in refusals)
+            and (unreached := sp_attention_violation(model, sp))):  # no release refuses it, as `whose` would say
         checks.add(ConfigProblemCode.SP_MODEL_ATTENTION, f"{key}: {unreached} ({model.name})")
     return sp
+
+
+def legacy_sp_refusals(model: Model, trainer_gpus: int, sp: int, batch: TrainBatch | None = None, *,
+                       heads: bool = True) -> list[ConfigProblem]:
+    """Why Trinity with verl before 0.8 refuses a role's SP `sp` as it loads the config, each with its code, in the
+    order it checks them (``_check_parallel_config``, ``trainer/verl_legacy/verl_config.py:405`` in 0.6.0, the same
+    code as 0.5.2's ``trainer/verl/verl_config.py:399``, run on the actor, the ref and the critic alike): SP divides
+    the `trainer_gpus` (``:423``; not judged where they are not known, below 1), its data-parallel ranks divide the
+    train `batch` where known (``:430``), and (with `heads`: not for a critic of another model, whose heads
+    rft-solver does not know) `model`'s heads (`sp_rule_violation`: its attention heads, ``:447``, then its KV heads
+    and SP dividing one another, as with the trainer's SP); [] where it takes it."""
+    refusals = []
+    if trainer_gpus >= 1 and (broken := sp_gpus_violation(trainer_gpus, sp)):
+        refusals.append(ConfigProblem(ConfigProblemCode.SP_DIVIDES_GPUS, broken))
+    elif trainer_gpus >= 1 and batch and (split := batch_split_violation(batch.size, trainer_gpus, sp, batch.source)):
+        refusals.append(ConfigProblem(ConfigProblemCode.BATCH_DIVIDES, split))
+    violation = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp) if heads else None
+    if violation:
+        refusals.append(ConfigProblem(ConfigProblemCode.SP_MODEL_HEADS, f"{violation} of {model.name}"))
+    return refusals
 
 
 def _trinity_raises(path: tuple[str, ...], subject: str) -> bool:

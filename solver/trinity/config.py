@@ -716,10 +716,11 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
         int, int | None, int | None, int | None, list[ConfigProblem]]:
     """The SP the trainer runs at (`sp_key_in_effect`: ``trainer.ulysses_sequence_parallel_size``, default 1, or with
     Trinity 0.5 the actor's own), the trainer's own where that is another number (`TrinityConfig.trainer_sp`: Trinity
-    0.5 fills the unset token budget at it), else None, the ref's where Trinity 0.5 sizes its micro-batches at another
-    (`TrinityConfig.ref_sp`) or, where the ref runs no forward (`skipped`, `_ref_step_skipped`'s), its SP where
-    LoRA runs the actor's log-prob pass in its stead and the ref's SP is above the actor's
-    (`TrinityConfig.lora_ref_sp`), else None, and a note on each other SP key the config sets to another number."""
+    0.5 fills the unset token budget at it), else None, the ref's where a release on verl before 0.8 sizes its
+    micro-batches at another (`TrinityConfig.ref_sp`) or, where the ref runs no forward (`skipped`,
+    `_ref_step_skipped`'s), its SP where LoRA runs the actor's log-prob pass in its stead and the ref's SP is above
+    the actor's (`TrinityConfig.lora_ref_sp`), each only where the actor runs at that SP, else None, and a note on
+    each other SP key the config sets to another number."""
     in_effect = sp_key_in_effect(reader.data, version)
     sp = reader.count(in_effect, 1)
     trainer_sp = reader.count(TRAINER_SP_KEY, 1)
@@ -752,8 +753,10 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
         notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp, skipped, names))
     # every release on verl before 0.8 sizes the ref's micro-batches at its own SP within the actor's SP groups,
     # which it builds from the actor's SP: the verdict's, but with 0.6 where the actor sets another of its own
-    sized = ref_sp != sp and skipped is None and (read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp) == sp
-    by_lora = version == "0.5" and ref_sp > sp and skipped is not None and skipped.lora
+    actor_at_sp = (read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp) == sp
+    sized = ref_sp != sp and skipped is None and actor_at_sp
+    # every release on verl before 0.8 runs LoRA's pass in the ref's stead at the actor's SP with the ref's budget
+    by_lora = ref_sp > sp and skipped is not None and skipped.lora and actor_at_sp
     return sp, trainer_sp if trainer_sp != sp else None, ref_sp if sized else None, ref_sp if by_lora else None, notes
 
 
