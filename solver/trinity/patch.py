@@ -1786,7 +1786,7 @@ def _anchored_scalar(value: Any) -> bool:
 
 
 def _checked_release(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
-                     version: TrinityVersion | None) -> TrinityVersion | None:
+                     version: str | None) -> TrinityVersion | None:
     """The release the patch writes `plan` for (`written_release`: the plan's own where `version` names none), after
     `QueryError` for arguments of the wrong type (`text`, `name`, `environ` and `version` as `check_config_arguments`
     takes them), as `patched_trinity_config` refuses them, for the functions that say what it does."""
