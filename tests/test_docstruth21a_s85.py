@@ -33,7 +33,7 @@ def _host_need(cli: Cli, model: str, gpus: int, *release: str) -> str:
     """The host memory per node an Offload plan of `model` on exactly `gpus` H100s needs, as its line says."""
     _, out, _ = cli("--model", model, "--len", "4k", "--gpus", str(gpus), "--exact", "--gpu", "h100", "--offload",
                     *release)
-    return re.findall(r"^host memory +(\d+\.\d) GiB per node", out, re.M)[0]
+    return re.findall(r"^host memory +(\d+\.\d) GiB per node", out, re.MULTILINE)[0]
 
 
 def test_the_guides_least_need_example_is_trinity_06s(cli: Cli):
