@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
-from solver.tables import MAX_TOKENS, counted, named_jobs, says_pcie, shown_number
+from solver.tables import MAX_TOKENS, counted, named_jobs, says_pcie, shown_number, thousands_of_tokens
 
 if TYPE_CHECKING:
     from solver.query import TrinityConfig
@@ -271,15 +271,17 @@ def note_short_length(args: argparse.Namespace, prog: str) -> None:
         _note_if_short(prog, "--len", length, "--len {}k")
 
 
-def note_thousands_meant(args: argparse.Namespace, prog: str) -> None:
-    """A note on stderr where --len is N thousands of 1024 and N thousand is a power of two of tokens, cut: ``--len
-    131k`` is 134144 tokens, likely meant as 131072, which is 128k."""
+def note_thousands_meant(args: argparse.Namespace, prog: str, argv: Sequence[str]) -> None:
+    """A note on stderr where --len is N thousands of 1024, written so in `argv` (not in digits), and N thousand is a
+    power of two of tokens, cut: ``--len 131k`` is 134144 tokens, likely meant as 131072, which is 128k."""
     length = getattr(args, "max_model_len", None)
     if length is None or length % 1024:
         return
     thousands = length // 1024
     meant = next((2 ** power for power in range(10, MAX_TOKENS.bit_length()) if 2 ** power // 1000 == thousands), None)
-    if meant is not None and meant != length:
+    values = (word.partition("=")[2] if word.startswith("-") else word for word in argv)
+    in_thousands = any(value.strip().lower().endswith("k") and thousands_of_tokens(value) == length for value in values)
+    if meant is not None and meant != length and in_thousands:
         print_note(f"{prog}: note: --len {thousands}k is {length} tokens (k is 1024); for {meant} tokens write "
                    f"--len {meant // 1024}k")
 
