@@ -2020,8 +2020,9 @@ def _ref_over_actor_sp(config: TrinityConfig) -> bool:
 def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """Where a release on verl before 0.8 runs the ref at a higher SP than the actor's (`_ref_over_actor_sp`), the
     line on the ref's forward: its micro-batches hold its budget x its SP (verl's dp_actor), but it runs in the actor's
-    SP groups (the worker builds them from the actor's SP; Trinity 0.6 on verl 0.8 or later runs it at the trainer's), so each GPU takes its budget x its SP / the actor's SP
-    tokens, or, with remove padding off (`TrinityConfig.remove_padding`), which splits nothing, its budget x its SP;
+    SP groups (the worker builds them from the actor's SP; Trinity 0.6 on verl 0.8 or later runs it at the
+    trainer's), so each GPU takes its budget x its SP / the actor's SP tokens, or, with remove padding off
+    (`TrinityConfig.remove_padding`), which splits nothing, its budget x its SP;
     none where that is the verdict's budget, or where the budget holds no sequence at the ref's SP (a
     `token-budget-below-length` line says so)."""
     config, judged = verdict.config, verdict.judged
@@ -2033,8 +2034,8 @@ def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     if budget * ref_sp < verdict.length or per_gpu == judged:
         return []
     above = per_gpu > judged
-    spread = (f"but {config.legacy_words} runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes {budget} x "
-              f"{ref_sp} / {sp} = {per_gpu} tokens there" if config.remove_padding else
+    spread = (f"but {config.legacy_words} runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes "
+              f"{budget} x {ref_sp} / {sp} = {per_gpu} tokens there" if config.remove_padding else
               f"and with remove padding off verl splits none of them, so each GPU takes all {per_gpu} (padded to the "
               f"longest sequence)")
     return [ConfigProblem(_budget_code(above), (

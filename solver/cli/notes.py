@@ -1,8 +1,9 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
 memory as sold, with a row off the 1024-token grid or with a cell outside the order cells are read in), a short
 --len (or a cluster file's job length) or one in thousands that cuts a power of two (131k), a config.json one
-term off a tabled model's shape, with multi-token prediction layers (not counted) or with output_router_logits (not counted), or whose class computes every expert
-(Llama 4), or that vLLM refuses to build (read for a trainer alone), or whose YaRN factor the plan replaces, a
+term off a tabled model's shape, with multi-token prediction layers (not counted) or with output_router_logits (not
+counted), or whose class computes every expert (Llama 4), or that vLLM refuses to build (read for a trainer alone),
+or whose YaRN factor the plan replaces, a
 pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too, or naming the
 PCIe cards of a GPU type the catalogue has as SXM boards, or GPU types that share a budget without --gpus that some
 of them would not get alone."""
