@@ -1825,8 +1825,9 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
     budget, else Trinity's default, which the tables measured), each with its code: the lowered budget in effect, the
     keys that only write out the default, each other budget key above or below it (the trainer's unset one too, where
-    Trinity 0.5 fills it at another SP), the ref over the actor's SP groups, Trinity 0.5's fill that holds no
-    sequence, and each of the critic's budgets above it (naming the patch as `option_names` do)."""
+    Trinity 0.5 fills it at another SP), the ref over the actor's SP groups and the raised fill of LoRA's pass in its
+    stead that holds no sequence (releases on verl before 0.8), and each of the critic's budgets above it (naming the
+    patch as `option_names` do)."""
     verdict = _BudgetVerdict(config, length, lowered, option_names)
     counted = verdict.sequence_counted
     if counted and counted == verdict.passes:  # no pass the verdict counts reads a budget
@@ -1871,7 +1872,7 @@ def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """The line on the passes the verdict counts that run with dynamic batch sizes off
     (`TrinityConfig.micro_batch_sequences`): verl reads no budget there, and its micro-batches hold up to their size
     in sequences of the length over SP, tokens per GPU (verl 0.9.1 ``workers/engine/utils.py:122``, each SP group's
-    micro-batch split over its GPUs; the ref's whole where Trinity 0.5 runs it at SP 1:
+    micro-batch split over its GPUs; the ref's whole where a release on verl before 0.8 runs it at SP 1:
     `TrinityConfig.sequence_pass_sp`), as a model trained one sequence per micro-batch is counted
     (`solver.rules.counted_tokens`); the line names the pass that takes the most, and where its sequences come from
     (`TrinityConfig.micro_batch_sources`). Where every pass does and that is below Trinity's default, the verdict is
@@ -2062,7 +2063,7 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     if ref_sp is None:
         return []
     budget = config.role_budgets_in_effect(length)[_REF_BUDGET]
-    held = budget * ref_sp >= length  # else Trinity 0.5 raises it
+    held = budget * ref_sp >= length  # else Trinity raises it (on verl before 0.8)
     raised, raised_050 = ((budget, budget) if held
                           else (least_token_budget(length, ref_sp), token_budget(length, ref_sp)))
     if raised * sp >= length:
