@@ -1825,8 +1825,9 @@ def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | No
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
     budget, else Trinity's default, which the tables measured), each with its code: the lowered budget in effect, the
     keys that only write out the default, each other budget key above or below it (the trainer's unset one too, where
-    Trinity 0.5 fills it at another SP), the ref over the actor's SP groups, Trinity 0.5's fill that holds no
-    sequence, and each of the critic's budgets above it (naming the patch as `option_names` do)."""
+    Trinity 0.5 fills it at another SP), the ref over the actor's SP groups and the raised fill of LoRA's pass in its
+    stead that holds no sequence (releases on verl before 0.8), and each of the critic's budgets above it (naming the
+    patch as `option_names` do)."""
     verdict = _BudgetVerdict(config, length, lowered, option_names)
     counted = verdict.sequence_counted
     if counted and counted == verdict.passes:  # no pass the verdict counts reads a budget
@@ -1871,7 +1872,7 @@ def _sequence_count_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """The line on the passes the verdict counts that run with dynamic batch sizes off
     (`TrinityConfig.micro_batch_sequences`): verl reads no budget there, and its micro-batches hold up to their size
     in sequences of the length over SP, tokens per GPU (verl 0.9.1 ``workers/engine/utils.py:122``, each SP group's
-    micro-batch split over its GPUs; the ref's whole where Trinity 0.5 runs it at SP 1:
+    micro-batch split over its GPUs; the ref's whole where a release on verl before 0.8 runs it at SP 1:
     `TrinityConfig.sequence_pass_sp`), as a model trained one sequence per micro-batch is counted
     (`solver.rules.counted_tokens`); the line names the pass that takes the most, and where its sequences come from
     (`TrinityConfig.micro_batch_sources`). Where every pass does and that is below Trinity's default, the verdict is
@@ -2020,8 +2021,9 @@ def _ref_over_actor_sp(config: TrinityConfig) -> bool:
 def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """Where a release on verl before 0.8 runs the ref at a higher SP than the actor's (`_ref_over_actor_sp`), the
     line on the ref's forward: its micro-batches hold its budget x its SP (verl's dp_actor), but it runs in the actor's
-    SP groups (the worker builds them from the actor's SP; Trinity 0.6 on verl 0.8 or later runs it at the trainer's), so each GPU takes its budget x its SP / the actor's SP
-    tokens, or, with remove padding off (`TrinityConfig.remove_padding`), which splits nothing, its budget x its SP;
+    SP groups (the worker builds them from the actor's SP; Trinity 0.6 on verl 0.8 or later runs it at the
+    trainer's), so each GPU takes its budget x its SP / the actor's SP tokens, or, with remove padding off
+    (`TrinityConfig.remove_padding`), which splits nothing, its budget x its SP;
     none where that is the verdict's budget, or where the budget holds no sequence at the ref's SP (a
     `token-budget-below-length` line says so)."""
     config, judged = verdict.config, verdict.judged
@@ -2033,8 +2035,8 @@ def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     if budget * ref_sp < verdict.length or per_gpu == judged:
         return []
     above = per_gpu > judged
-    spread = (f"but {config.legacy_words} runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes {budget} x "
-              f"{ref_sp} / {sp} = {per_gpu} tokens there" if config.remove_padding else
+    spread = (f"but {config.legacy_words} runs its forward in the actor's SP groups of {sp} GPUs, so each GPU takes "
+              f"{budget} x {ref_sp} / {sp} = {per_gpu} tokens there" if config.remove_padding else
               f"and with remove padding off verl splits none of them, so each GPU takes all {per_gpu} (padded to the "
               f"longest sequence)")
     return [ConfigProblem(_budget_code(above), (
@@ -2061,7 +2063,7 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     if ref_sp is None:
         return []
     budget = config.role_budgets_in_effect(length)[_REF_BUDGET]
-    held = budget * ref_sp >= length  # else Trinity 0.5 raises it
+    held = budget * ref_sp >= length  # else Trinity raises it (on verl before 0.8)
     raised, raised_050 = ((budget, budget) if held
                           else (least_token_budget(length, ref_sp), token_budget(length, ref_sp)))
     if raised * sp >= length:

@@ -990,7 +990,8 @@ class TrinityConfig(Frozen, defer_build=True):
         """The SP over which the pass of the token budget `key` that runs with dynamic batch sizes off
         (`micro_batch_sequences`) splits each micro-batch: the actor's (`sp`), its SP groups' (Trinity 0.5's worker
         builds them from the actor's SP, ``fsdp_workers.py:136`` in 0.5.0), but 1 for the ref's where a release on verl
-        before 0.8 runs it at its own SP 1 (`ref_sp`; Trinity 0.6 on verl 0.8 or later at `sp`, fewer tokens): verl 0.7 slices a role's micro-batch only where that role's own SP is above 1
+        before 0.8 runs it at its own SP 1 (`ref_sp`; Trinity 0.6 on verl 0.8 or later at `sp`, fewer tokens): verl
+        0.7 slices a role's micro-batch only where that role's own SP is above 1
         (``workers/actor/dp_actor.py:72-73``, ``:167`` in 0.7.0), so each GPU takes the ref's whole. Above 1, the
         ref's is sliced over the actor's groups (``utils/ulysses.py:117-130``: padded to the ref's SP, cut into the
         group's size), so each GPU takes its share at the actor's SP."""

@@ -1930,8 +1930,9 @@ def written_release(plan: Plan, version: str | None = None,
     """The Trinity minor version a config made for `plan` is written for: `version`'s where given (``0.6.0``: 0.6,
     as `trinity_release` reads it, whose `QueryError` it raises for a release rft-solver does not know), else the
     release the plan was counted for (`Plan.trinity_version`, read by `planned_release`, which names it as
-    `planned`'s; None where none was named: 0.6's keys, with the notes that Trinity 0.5 refuses them). Every fragment, settings object and
-    patch takes its release here (`solver.trinity.trinity_fragment`, `plan_settings`, `patch_trinity_config`,
+    `planned`'s; None where none was named: 0.6's keys, with the notes that Trinity 0.5 refuses them). Every
+    fragment, settings object and patch takes its release here (`solver.trinity.trinity_fragment`, `plan_settings`,
+    `patch_trinity_config`,
     `solver.trinity_config`), so a plan made for 0.5.1 gets 0.5's keys wherever none is named."""
     if version is None:
         return planned_release(plan.trinity_version, planned)

@@ -1,8 +1,9 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
 memory as sold, with a row off the 1024-token grid or with a cell outside the order cells are read in), a short
 --len (or a cluster file's job length) or one in thousands that cuts a power of two (131k), a config.json one
-term off a tabled model's shape, with multi-token prediction layers (not counted) or with output_router_logits (not counted), or whose class computes every expert
-(Llama 4), or that vLLM refuses to build (read for a trainer alone), or whose YaRN factor the plan replaces, a
+term off a tabled model's shape, with multi-token prediction layers (not counted) or with output_router_logits (not
+counted), or whose class computes every expert (Llama 4), or that vLLM refuses to build (read for a trainer alone),
+or whose YaRN factor the plan replaces, a
 pool's GPU type or --gpu named without its memory where the catalogue has it with other memory too, or naming the
 PCIe cards of a GPU type the catalogue has as SXM boards, or GPU types that share a budget without --gpus that some
 of them would not get alone."""
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
-from solver.tables import MAX_TOKENS, counted, named_jobs, says_pcie, shown_number
+from solver.tables import MAX_TOKENS, counted, named_jobs, says_pcie, shown_number, thousands_of_tokens
 
 if TYPE_CHECKING:
     from solver.query import TrinityConfig
@@ -271,15 +272,17 @@ def note_short_length(args: argparse.Namespace, prog: str) -> None:
         _note_if_short(prog, "--len", length, "--len {}k")
 
 
-def note_thousands_meant(args: argparse.Namespace, prog: str) -> None:
-    """A note on stderr where --len is N thousands of 1024 and N thousand is a power of two of tokens, cut: ``--len
-    131k`` is 134144 tokens, likely meant as 131072, which is 128k."""
+def note_thousands_meant(args: argparse.Namespace, prog: str, argv: Sequence[str]) -> None:
+    """A note on stderr where --len is N thousands of 1024, written so in `argv` (not in digits), and N thousand is a
+    power of two of tokens, cut: ``--len 131k`` is 134144 tokens, likely meant as 131072, which is 128k."""
     length = getattr(args, "max_model_len", None)
     if length is None or length % 1024:
         return
     thousands = length // 1024
     meant = next((2 ** power for power in range(10, MAX_TOKENS.bit_length()) if 2 ** power // 1000 == thousands), None)
-    if meant is not None and meant != length:
+    values = (word.partition("=")[2] if word.startswith("-") else word for word in argv)
+    in_thousands = any(value.strip().lower().endswith("k") and thousands_of_tokens(value) == length for value in values)
+    if meant is not None and meant != length and in_thousands:
         print_note(f"{prog}: note: --len {thousands}k is {length} tokens (k is 1024); for {meant} tokens write "
                    f"--len {meant // 1024}k")
 

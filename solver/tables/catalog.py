@@ -179,7 +179,8 @@ def _meant_names(wanted: str, entries: tuple[_Entry, ...], refused: tuple[GpuWit
     sized = [entry.name for entry in entries if isinstance(entry, GpuType) and entry.memory_gb == size]
     if sized:
         return sized
-    family = [entry.name for entry in entries if isinstance(entry, GpuType) and _family(entry) == sized_gpu_form(wanted)]
+    family = [entry.name for entry in entries
+              if isinstance(entry, GpuType) and _family(entry) == sized_gpu_form(wanted)]
     if family:
         return family
     names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}

@@ -111,7 +111,8 @@ _SP_PART = re.compile(r"SP=(\d+)")
 
 _NO_SETTING_MEANT = re.compile(r"\s*(?:-|[\u2010-\u2015\u2212]+|oom|out of memory|n/a|x|\u00d7)\s*", re.IGNORECASE)
 """Other ways of writing that no setting trained (the source's ``-``): a dash of another kind (a Chinese input
-method's ``——``, an em or en dash, a minus), spaces around ``-``, or a mark of a failed run (``OOM``, ``N/A``, ``x``)."""
+method's ``——``, an em or en dash, a minus), spaces around ``-``, or a mark of a failed run (``OOM``, ``N/A``,
+``x``)."""
 
 
 class Frozen(BaseModel):

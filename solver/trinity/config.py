@@ -765,8 +765,9 @@ def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tu
     """How Trinity (`version`: 0.6, or none given; 0.5 has words of its own) runs the role SP `role_sp` at `path`, in
     words, for a role whose forward runs (a ref that runs none has words of its own, `_ref_step_skipped`): with 0.6's
     ``verl_legacy`` (verl 0.7.1) at it (the ref's forward within the actor's SP groups, which the worker builds from
-    the actor's SP, ``verl_legacy/fsdp_workers.py:158-180``, as 0.5.2's), except the ref's above an actor SP of 1 (the actor's own, else the trainer's
-    `sp`), whose forward fails with remove padding on (`_ref_removes_padding`: Trinity 0.6.0's
+    the actor's SP, ``verl_legacy/fsdp_workers.py:158-180``, as 0.5.2's), except the ref's above an actor SP of 1
+    (the actor's own, else the trainer's `sp`), whose forward fails with remove padding on (`_ref_removes_padding`:
+    Trinity 0.6.0's
     ``verl_legacy/fsdp_workers.py:162`` builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's);
     Trinity 0.6 on verl 0.8 or later at `sp`."""
     actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp

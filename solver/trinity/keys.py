@@ -416,7 +416,6 @@ def yarn_trainer_words(rollout: bool) -> str:
             "the way Qwen's model cards add theirs (memory is the same either way)")
 
 
-
 def rope_type_key(rope_scaling: Any) -> str:
     """The key a RoPE scaling mapping (`rope_scaling`; any other value has none) names its type with, as a
     config.json's is read: the legacy ``type`` where the mapping has that key and no ``rope_type``, whatever their
