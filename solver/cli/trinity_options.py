@@ -42,17 +42,10 @@ def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, T
 
 
 def local_config_json(config: TrinityConfig | None) -> Path | None:
-    """The config.json that the config's ``model.model_path`` names on this machine (a folder holding one,
-    or the file itself; relative to the working directory, as Trinity reads it); None otherwise (a Hugging
-    Face id, say: nothing is fetched)."""
-    from solver.tables import model_config_file
-    if config is None or config.model_path is None:
-        return None
-    try:
-        file = model_config_file(Path(config.model_path))
-        return file if file.is_file() else None
-    except (OSError, TableError):  # a name too long for a path, a folder it may not look into: nothing local
-        return None
+    """The config.json that the config's ``model.model_path`` names on this machine (`local_model_config`); None
+    otherwise (a Hugging Face id, say: nothing is fetched)."""
+    from solver.tables import local_model_config
+    return None if config is None else local_model_config(config.model_path)
 
 
 def _not_found_locally(config: TrinityConfig) -> str:

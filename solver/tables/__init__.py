@@ -157,6 +157,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     )
     from solver.tables.model_config import (
         load_model_config,
+        local_model_config,
         model_config_file,
     )
     from solver.tables.reading import (
@@ -396,6 +397,7 @@ __all__ = [
     "load_trinity_fields",
     "load_weights",
     "loading_ranks",
+    "local_model_config",
     "looks_like",
     "meant_fleet_name",
     "mib_as_gb_hint",

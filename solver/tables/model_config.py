@@ -272,6 +272,19 @@ def model_config_file(path: Path) -> Path:
         raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
 
 
+def local_model_config(model_path: str | None) -> Path | None:
+    """The config.json that a config's ``model.model_path`` names on this machine (a folder holding one, or the file
+    itself; relative to the working directory, as Trinity reads it); None otherwise (a Hugging Face id, say: nothing
+    is fetched; a name too long for a path, a folder it may not look into: nothing local)."""
+    if model_path is None:
+        return None
+    try:
+        file = model_config_file(Path(model_path))
+        return file if file.is_file() else None
+    except (OSError, TableError):
+        return None
+
+
 class _RepeatedKey(Exception):
     """A JSON object names a key twice: the message is the key's repr."""
 

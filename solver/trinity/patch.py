@@ -50,6 +50,7 @@ from solver.tables import (
     counted,
     it_or_them,
     load_catalog,
+    local_model_config,
     model_name_from_path,
     parsing_once,
     written_layout,
@@ -1009,8 +1010,8 @@ def _check_config_model(model: Model, reading: Any, name: str, environ: Mapping[
     the user's own) is the user's to give, as a model path that cannot be read here is `read_trinity_config`'s to
     refuse."""
     model_path = read_or_none(ConfigValues(reading, environ).get, ("model", "model_path"))
-    if not isinstance(model_path, str):
-        return
+    if not isinstance(model_path, str) or local_model_config(model_path) is not None:
+        return  # a folder of this machine holding a config.json: what it holds, not its name, says the model
     shipped = load_catalog()
     try:
         configured = shipped.model(model_name_from_path(model_path)).name
