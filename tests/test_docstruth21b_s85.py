@@ -59,3 +59,30 @@ def test_an_offloaded_critic_gets_env_and_sp_4_not_the_actor_alones_plan(cli: Cl
     assert "plan           SP=4 on 4 of 4 GPUs" in alone
     assert "plan           Env + SP=4 on 4 of 4 GPUs" in offloaded
     assert "to spare at the actor's pass, the tighter peak" in _flat(offloaded)
+
+
+LORA_CONFIG = """\
+mode: both
+algorithm: {algorithm_type: grpo}
+model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384, lora_configs: [{name: a, lora_rank: 64, lora_alpha: 128}]}
+cluster: {node_num: 1, gpu_per_node: 8}
+explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}
+buffer: {train_batch_size: 48}
+"""
+
+
+def test_the_apply_row_offers_write_only_at_a_lora_rank_write_takes(cli: Cli, tmp_path: Path):
+    # trinity.md: the apply row offers --write FILE only where the options are ones --write takes; --write refuses a
+    # --lora-rank other than the config's own LoRA's (it keeps that adapter), so the row offers none there
+    assert ("the summary's `apply` row offers `--write FILE` only where these options are ones it takes: with `--gpus`, "
+            "`--node-gpus`, `--train-batch-size` or `--lora-rank` at odds with the config") in TRINITY_PAGE
+    config = tmp_path / "lora.yaml"
+    config.write_text(LORA_CONFIG, encoding="utf-8")
+    offer = "--write FILE writes a copy of lora.yaml with the plan applied"
+    for rank, offered in ((None, True), ("64", True), ("0", True), ("128", False), ("16", False)):
+        rank_option = () if rank is None else ("--lora-rank", rank)
+        status, out, _ = cli("--from-config", str(config), "--gpu", "h100", *rank_option)
+        assert status == 0 and (offer in _flat(out)) == offered, rank
+        status, _, err = cli("--from-config", str(config), "--gpu", "h100", *rank_option, "--write",
+                             str(tmp_path / f"written-{rank}.yaml"))
+        assert status == (0 if offered else 2), (rank, err)

@@ -122,12 +122,18 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
         raise QueryError(refusal)
 
 
-def write_refused(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> bool:
-    """Whether --write would refuse to patch --from-config's `config` as these options plan it: its cluster (or
-    --total-gpus, which `solver.cli.planner` refuses beside --write) or its train batch, which the copy keeps, at odds
-    with theirs (the summary then offers no --write)."""
+def write_refused(args: argparse.Namespace, objective: Objective, config: TrinityConfig, config_text: str,
+                  lora_rank: int) -> bool:
+    """Whether --write would refuse to patch --from-config's `config` (its text `config_text`) as these options plan
+    it: its cluster (or --total-gpus, which `solver.cli.planner` refuses beside --write), its train batch or its LoRA
+    rank, which the copy keeps, at odds with theirs (`lora_rank`: the plans') (the summary then offers no --write)."""
+    from solver.rules import COMMAND_OPTIONS
+    from solver.trinity import lora_rank_unkept
+
     return bool(args.total_gpus is not None or _write_cluster_refusal(args, objective, config)
-                or _write_batch_refusal(args, config))
+                or _write_batch_refusal(args, config) or lora_rank_unkept(
+                    lora_rank, _config_layout(args, config_text, config), _config_file(args), os.environ,
+                    COMMAND_OPTIONS))
 
 
 def _write_batch_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
