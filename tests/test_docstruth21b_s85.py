@@ -74,8 +74,9 @@ buffer: {train_batch_size: 48}
 def test_the_apply_row_offers_write_only_at_a_lora_rank_write_takes(cli: Cli, tmp_path: Path):
     # trinity.md: the apply row offers --write FILE only where the options are ones --write takes; --write refuses a
     # --lora-rank other than the config's own LoRA's (it keeps that adapter), so the row offers none there
-    assert ("the summary's `apply` row offers `--write FILE` only where these options are ones it takes: with `--gpus`, "
-            "`--node-gpus`, `--train-batch-size` or `--lora-rank` at odds with the config") in TRINITY_PAGE
+    assert ("the summary's `apply` row offers `--write FILE` only where these options are ones it takes: with "
+            "`--gpus`, `--node-gpus`, `--train-batch-size`, `--lora-rank` or `--model` at odds with the config") in (
+                TRINITY_PAGE)
     config = tmp_path / "lora.yaml"
     config.write_text(LORA_CONFIG, encoding="utf-8")
     offer = "--write FILE writes a copy of lora.yaml with the plan applied"
@@ -86,3 +87,16 @@ def test_the_apply_row_offers_write_only_at_a_lora_rank_write_takes(cli: Cli, tm
         status, _, err = cli("--from-config", str(config), "--gpu", "h100", *rank_option, "--write",
                              str(tmp_path / f"written-{rank}.yaml"))
         assert status == (0 if offered else 2), (rank, err)
+
+
+def test_the_apply_row_offers_no_write_beside_a_model_other_than_the_configs(cli: Cli, tmp_path: Path):
+    # trinity.md: --write refuses a --model naming another model than the config's model.model_path
+    assert "- **`--model`** naming another model than the config's `model.model_path` is refused" in TRINITY_PAGE
+    config = tmp_path / "batch.yaml"
+    config.write_text(TRAIN_BATCH_CONFIG.replace("train_batch_size: 12", "train_batch_size: 48"), encoding="utf-8")
+    for model, offered in (("8B", True), ("14B", False)):
+        status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--model", model)
+        assert status == 0 and ("--write FILE writes a copy of batch.yaml" in _flat(out)) == offered, model
+        status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--model", model, "--write",
+                             str(tmp_path / f"written-{model}.yaml"))
+        assert status == (0 if offered else 2), (model, err)

@@ -109,8 +109,8 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
         raise QueryError(f"{_config_file(args)}: no model.max_model_len to plan for: give --len L (or --maximize len)")
     if args.write and (refusal := _write_cluster_refusal(args, objective, config)):
         raise QueryError(refusal)
-    if args.write or args.out or args.emit:
-        _check_write_keeps_model(args, catalog, config)
+    if (args.write or args.out or args.emit) and (refusal := _write_model_refusal(args, catalog, config)):
+        raise QueryError(refusal)
     from solver.query import CONFIG_DPO_SOURCE, check_dpo_rollout
     from solver.rules import COMMAND_OPTIONS
     check_dpo_rollout(config.dpo, args.rollout_gpus, COMMAND_OPTIONS, CONFIG_DPO_SOURCE)  # why, before a mismatch
@@ -122,18 +122,19 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
         raise QueryError(refusal)
 
 
-def write_refused(args: argparse.Namespace, objective: Objective, config: TrinityConfig, config_text: str,
-                  lora_rank: int) -> bool:
+def write_refused(args: argparse.Namespace, objective: Objective, catalog: Catalog, config: TrinityConfig,
+                  config_text: str, lora_rank: int) -> bool:
     """Whether --write would refuse to patch --from-config's `config` (its text `config_text`) as these options plan
-    it: its cluster (or --total-gpus, which `solver.cli.planner` refuses beside --write), its train batch or its LoRA
-    rank, which the copy keeps, at odds with theirs (`lora_rank`: the plans') (the summary then offers no --write)."""
+    it: its cluster (or --total-gpus, which `solver.cli.planner` refuses beside --write), its train batch, its model
+    (`catalog`'s name for it) or its LoRA rank, which the copy keeps, at odds with theirs (`lora_rank`: the plans')
+    (the summary then offers no --write)."""
     from solver.rules import COMMAND_OPTIONS
     from solver.trinity import lora_rank_unkept
 
+    layout = _config_layout(args, config_text, config)
     return bool(args.total_gpus is not None or _write_cluster_refusal(args, objective, config)
-                or _write_batch_refusal(args, config) or lora_rank_unkept(
-                    lora_rank, _config_layout(args, config_text, config), _config_file(args), os.environ,
-                    COMMAND_OPTIONS))
+                or _write_batch_refusal(args, config) or _write_model_refusal(args, catalog, config)
+                or lora_rank_unkept(lora_rank, layout, _config_file(args), os.environ, COMMAND_OPTIONS))
 
 
 def _write_batch_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
@@ -170,15 +171,16 @@ def engines_note(engines: RolloutEngines, model: str, gpu: GpuType, prefix: str 
     return None
 
 
-def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> None:
-    """--write patches the config's model, and --out and --emit give keys to merge into it: a --model, or a
-    --model-config named after a catalogue model, that names another catalogue model would apply that model's
-    plan to it. (A name the catalogue does not know, a local path say, is the user's to give.)"""
+def _write_model_refusal(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> str | None:
+    """Why --write (or --out, --emit) refuses these options, in one line: --write patches the config's model, and
+    --out and --emit give keys to merge into it, so a --model, or a --model-config named after a catalogue model,
+    that names another catalogue model would apply that model's plan to it. None where it takes them (a name the
+    catalogue does not know, a local path say, is the user's to give)."""
     from solver.tables import load_catalog, model_config_file, same_file
     flag = "--model" if args.model else "--model-config"
     local = local_config_json(config)
     if args.model_config and local is not None and same_file(model_config_file(args.model_config), local):
-        return  # the config.json its model.model_path names: the config's own model
+        return None  # the config.json its model.model_path names: the config's own model
     try:
         configured = catalog.model(config.model).name
         if args.model:
@@ -186,13 +188,14 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
         elif args.model_config:  # named after a catalogue model (its shape or not)? else it is the user's own
             named = load_catalog().model(catalog.models[-1].name.removesuffix(CONFIG_SHAPE)).name
         else:
-            return
+            return None
     except QueryError:
-        return
-    if named != configured:
-        made = "--write" if args.write else "--out" if args.out else "--emit trinity"
-        raise QueryError(f"{flag} names {named}, but {args.from_config} trains {configured} (model.model_path): "
-                         f"{made} would give it another model's plan; drop {flag}")
+        return None
+    if named == configured:
+        return None
+    made = "--write" if args.write else "--out" if args.out else "--emit trinity"
+    return (f"{flag} names {named}, but {args.from_config} trains {configured} (model.model_path): {made} would give "
+            f"it another model's plan; drop {flag}")
 
 
 def _write_cluster_refusal(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> str | None:
