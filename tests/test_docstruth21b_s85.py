@@ -100,3 +100,16 @@ def test_the_apply_row_offers_no_write_beside_a_model_other_than_the_configs(cli
         status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--model", model, "--write",
                              str(tmp_path / f"written-{model}.yaml"))
         assert status == (0 if offered else 2), (model, err)
+
+
+def test_the_apply_row_offers_no_write_for_a_config_of_another_trainer_strategy(cli: Cli, tmp_path: Path):
+    # trinity.md: a trainer_strategy other than fsdp or fsdp2 (megatron) is refused by --write
+    assert "- **A `trainer_strategy` other than `fsdp` or `fsdp2`** (`megatron`) is refused" in TRINITY_PAGE
+    for strategy, offered in (("fsdp2", True), ("megatron", False)):
+        config = tmp_path / f"{strategy}.yaml"
+        config.write_text(LORA_CONFIG.replace(", lora_configs: [{name: a, lora_rank: 64, lora_alpha: 128}]", "")
+                          + f"trainer: {{trainer_strategy: {strategy}}}\n", encoding="utf-8")
+        status, out, _ = cli("--from-config", str(config), "--gpu", "h100")
+        assert status == 0 and ("--write FILE writes a copy of" in _flat(out)) == offered, strategy
+        status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--write", str(tmp_path / "written.yaml"))
+        assert status == (0 if offered else 2), (strategy, err)

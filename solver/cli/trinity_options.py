@@ -97,10 +97,8 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
     """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
     other than FSDP, an unknown model, no length, a --write, --rollout-gpus or --write's --train-batch-size at odds
     with the config, --rollout-gpus above 0 beside its DPO (`check_dpo_rollout`)."""
-    if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
-        raise QueryError(f"{_config_file(args)}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
-                         "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
-                         "by hand")
+    if (args.write or args.emit or args.out) and (refusal := _write_strategy_refusal(args, config)):
+        raise QueryError(refusal)
     if args.model is None and not added:
         from solver.api import check_config_model
         check_config_model(catalog, config, "--model M", "--model-config PATH (its config.json)",
@@ -125,16 +123,26 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
 def write_refused(args: argparse.Namespace, objective: Objective, catalog: Catalog, config: TrinityConfig,
                   config_text: str, lora_rank: int) -> bool:
     """Whether --write would refuse to patch --from-config's `config` (its text `config_text`) as these options plan
-    it: its cluster (or --total-gpus, which `solver.cli.planner` refuses beside --write), its train batch, its model
-    (`catalog`'s name for it) or its LoRA rank, which the copy keeps, at odds with theirs (`lora_rank`: the plans')
-    (the summary then offers no --write)."""
+    it: a trainer other than FSDP, or its cluster (or --total-gpus, which `solver.cli.planner` refuses beside --write),
+    its train batch, its model (`catalog`'s name for it) or its LoRA rank, which the copy keeps, at odds with theirs
+    (`lora_rank`: the plans') (the summary then offers no --write)."""
     from solver.rules import COMMAND_OPTIONS
     from solver.trinity import lora_rank_unkept
 
     layout = _config_layout(args, config_text, config)
-    return bool(args.total_gpus is not None or _write_cluster_refusal(args, objective, config)
+    return bool(args.total_gpus is not None or _write_strategy_refusal(args, config)
+                or _write_cluster_refusal(args, objective, config)
                 or _write_batch_refusal(args, config) or _write_model_refusal(args, catalog, config)
                 or lora_rank_unkept(lora_rank, layout, _config_file(args), os.environ, COMMAND_OPTIONS))
+
+
+def _write_strategy_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
+    """Why --write (or --out, --emit) refuses --from-config's `config`: a trainer other than FSDP, whose settings the
+    plan's do not carry over to; None where it takes it."""
+    if config.strategy in (None, "fsdp", "fsdp2"):
+        return None
+    return (f"{_config_file(args)}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP trainers "
+            "(fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand")
 
 
 def _write_batch_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
