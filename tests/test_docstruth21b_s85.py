@@ -113,3 +113,14 @@ def test_the_apply_row_offers_no_write_for_a_config_of_another_trainer_strategy(
         assert status == 0 and ("--write FILE writes a copy of" in _flat(out)) == offered, strategy
         status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--write", str(tmp_path / "written.yaml"))
         assert status == (0 if offered else 2), (strategy, err)
+
+
+def test_writes_yarn_note_in_a_run_without_a_rollout_says_the_key_reaches_no_model(cli: Cli, tmp_path: Path):
+    assert ("so that in a run without a rollout (`mode: train`, DPO) it reaches no model of the run there"
+            in TRINITY_PAGE)
+    config = tmp_path / "sft.yaml"
+    config.write_text("mode: train\nalgorithm: {algorithm_type: sft}\nmodel: {model_path: Qwen/Qwen3-8B, "
+                      "max_model_len: 65536}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "buffer: {train_batch_size: 64}\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--write", str(tmp_path / "written.yaml"))
+    assert status == 0 and "model.rope_scaling reaches no model of this run (it has no rollout)" in _flat(err)
