@@ -129,11 +129,11 @@ def write_refused(args: argparse.Namespace, objective: Objective, catalog: Catal
     from solver.rules import COMMAND_OPTIONS
     from solver.trinity import lora_rank_unkept
 
-    layout = _config_layout(args, config_text, config)
     return bool(args.total_gpus is not None or _write_strategy_refusal(args, config)
                 or _write_cluster_refusal(args, objective, config)
                 or _write_batch_refusal(args, config) or _write_model_refusal(args, catalog, config)
-                or lora_rank_unkept(lora_rank, layout, _config_file(args), os.environ, COMMAND_OPTIONS))
+                or lora_rank and lora_rank_unkept(lora_rank, _config_layout(args, config_text, config),
+                                                  _config_file(args), os.environ, COMMAND_OPTIONS))
 
 
 def _write_strategy_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
