@@ -269,12 +269,24 @@ def test_the_trainer_config_keys_are_merged_or_built_as_the_field_tables_say(rel
     assert said == (ways.pop() if len(ways) == 1 else "both, in one `but:` line")
 
 
+OWN_RAISES = {"0.5.0": 2, "0.5.1": 1, "0.5.2": 1, "0.6.0": 1}
+"""What each release raises an actor budget below a sequence to, in `max_model_len`s (`_adjust_token_len_if_needed`'s
+`required_min`: `max_model_len * 2` in 0.5.0, `max_model_len` in 0.5.1, 0.5.2 and 0.6.0's `verl_legacy`)."""
+RAISE_WORDS = {2: "ceil(2L/SP)", 1: "ceil(L/SP)"}
+
+
 @pytest.mark.parametrize("release", RELEASES)
-def test_the_raised_token_budget_is_raised_actor_budgets(release):
+def test_the_raised_token_budget_is_each_releases_own_raise_and_the_raised_actor_budget_counted(release):
     length, sp = 32768, 2
     raised = TrinityConfig(model="Qwen3-8B", sp=sp, version=minor(release)).raised_actor_budget(length)
-    expected = "not counted" if raised is None else {math.ceil(2 * length / sp): "ceil(2L/SP)",
-                                                    math.ceil(length / sp): "ceil(L/SP)"}[raised.to]
+    counted = "not counted" if raised is None else {math.ceil(times * length / sp): words
+                                                    for times, words in RAISE_WORDS.items()}[raised.to]
+    if raised is not None:  # the most any patch of the minor version gives
+        patches = [times for patch, times in OWN_RAISES.items() if minor(patch) == minor(release)]
+        assert raised.to == math.ceil(max(patches) * length / sp)
+    own = RAISE_WORDS[OWN_RAISES[release]] if release in OWN_RAISES else counted
+    expected = (counted if own == counted else f"{own} before verl 0.8; {counted}" if raised is None
+                else f"{own}, counted as {counted}")
     assert cell("raised token budget", release) == expected
 
 

@@ -256,7 +256,8 @@ def _answer(args: argparse.Namespace) -> int:
     if args.json:  # each best plan's settings, as --emit writes them
         answers = with_apply(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus, config)
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
-    unwritable = args.write is not None or config is not None and write_refused(args, objective, config)
+    unwritable = args.write is not None or config is not None and write_refused(
+        args, objective, catalog, config, config_text, query.lora_rank)
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys, unwritable)
     note_added_model("solve", catalog, added)
     note_replaced_yarn_factor("solve", catalog.model(query.model), (

@@ -90,10 +90,8 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
     """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
     other than FSDP, an unknown model, no length, a --write, --rollout-gpus or --write's --train-batch-size at odds
     with the config, --rollout-gpus above 0 beside its DPO (`check_dpo_rollout`)."""
-    if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
-        raise QueryError(f"{_config_file(args)}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
-                         "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
-                         "by hand")
+    if (args.write or args.emit or args.out) and (refusal := _write_strategy_refusal(args, config)):
+        raise QueryError(refusal)
     if args.model is None and not added:
         from solver.api import check_config_model
         check_config_model(catalog, config, "--model M", "--model-config PATH (its config.json)",
@@ -102,8 +100,8 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
         raise QueryError(f"{_config_file(args)}: no model.max_model_len to plan for: give --len L (or --maximize len)")
     if args.write and (refusal := _write_cluster_refusal(args, objective, config)):
         raise QueryError(refusal)
-    if args.write or args.out or args.emit:
-        _check_write_keeps_model(args, catalog, config)
+    if (args.write or args.out or args.emit) and (refusal := _write_model_refusal(args, catalog, config)):
+        raise QueryError(refusal)
     from solver.query import CONFIG_DPO_SOURCE, check_dpo_rollout
     from solver.rules import COMMAND_OPTIONS
     check_dpo_rollout(config.dpo, args.rollout_gpus, COMMAND_OPTIONS, CONFIG_DPO_SOURCE)  # why, before a mismatch
@@ -115,12 +113,29 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
         raise QueryError(refusal)
 
 
-def write_refused(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> bool:
-    """Whether --write would refuse to patch --from-config's `config` as these options plan it: its cluster (or
-    --total-gpus, which `solver.cli.planner` refuses beside --write) or its train batch, which the copy keeps, at odds
-    with theirs (the summary then offers no --write)."""
-    return bool(args.total_gpus is not None or _write_cluster_refusal(args, objective, config)
-                or _write_batch_refusal(args, config))
+def write_refused(args: argparse.Namespace, objective: Objective, catalog: Catalog, config: TrinityConfig,
+                  config_text: str, lora_rank: int) -> bool:
+    """Whether --write would refuse to patch --from-config's `config` (its text `config_text`) as these options plan
+    it: a trainer other than FSDP, or its cluster (or --total-gpus, which `solver.cli.planner` refuses beside --write),
+    its train batch, its model (`catalog`'s name for it) or its LoRA rank, which the copy keeps, at odds with theirs
+    (`lora_rank`: the plans') (the summary then offers no --write)."""
+    from solver.rules import COMMAND_OPTIONS
+    from solver.trinity import lora_rank_unkept
+
+    return bool(args.total_gpus is not None or _write_strategy_refusal(args, config)
+                or _write_cluster_refusal(args, objective, config)
+                or _write_batch_refusal(args, config) or _write_model_refusal(args, catalog, config)
+                or lora_rank and lora_rank_unkept(lora_rank, _config_layout(args, config_text, config),
+                                                  _config_file(args), os.environ, COMMAND_OPTIONS))
+
+
+def _write_strategy_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
+    """Why --write (or --out, --emit) refuses --from-config's `config`: a trainer other than FSDP, whose settings the
+    plan's do not carry over to; None where it takes it."""
+    if config.strategy in (None, "fsdp", "fsdp2"):
+        return None
+    return (f"{_config_file(args)}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP trainers "
+            "(fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand")
 
 
 def _write_batch_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
@@ -157,15 +172,16 @@ def engines_note(engines: RolloutEngines, model: str, gpu: GpuType, prefix: str 
     return None
 
 
-def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> None:
-    """--write patches the config's model, and --out and --emit give keys to merge into it: a --model, or a
-    --model-config named after a catalogue model, that names another catalogue model would apply that model's
-    plan to it. (A name the catalogue does not know, a local path say, is the user's to give.)"""
+def _write_model_refusal(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> str | None:
+    """Why --write (or --out, --emit) refuses these options, in one line: --write patches the config's model, and
+    --out and --emit give keys to merge into it, so a --model, or a --model-config named after a catalogue model,
+    that names another catalogue model would apply that model's plan to it. None where it takes them (a name the
+    catalogue does not know, a local path say, is the user's to give)."""
     from solver.tables import load_catalog, model_config_file, same_file
     flag = "--model" if args.model else "--model-config"
     local = local_config_json(config)
     if args.model_config and local is not None and same_file(model_config_file(args.model_config), local):
-        return  # the config.json its model.model_path names: the config's own model
+        return None  # the config.json its model.model_path names: the config's own model
     try:
         configured = catalog.model(config.model).name
         if args.model:
@@ -173,13 +189,14 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
         elif args.model_config:  # named after a catalogue model (its shape or not)? else it is the user's own
             named = load_catalog().model(catalog.models[-1].name.removesuffix(CONFIG_SHAPE)).name
         else:
-            return
+            return None
     except QueryError:
-        return
-    if named != configured:
-        made = "--write" if args.write else "--out" if args.out else "--emit trinity"
-        raise QueryError(f"{flag} names {named}, but {args.from_config} trains {configured} (model.model_path): "
-                         f"{made} would give it another model's plan; drop {flag}")
+        return None
+    if named == configured:
+        return None
+    made = "--write" if args.write else "--out" if args.out else "--emit trinity"
+    return (f"{flag} names {named}, but {args.from_config} trains {configured} (model.model_path): {made} would give "
+            f"it another model's plan; drop {flag}")
 
 
 def _write_cluster_refusal(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> str | None:

@@ -73,6 +73,7 @@ _EXPORTS = {
     "keys_05_refuses_why": "solver.trinity.keys",
     "keys_05_refuses_words": "solver.trinity.keys",
     "load_config_mapping": "solver.trinity.reader",
+    "lora_rank_unkept": "solver.trinity.patch",
     "lora_unkept": "solver.trinity.patch",
     "overlong_sequences": "solver.trinity.reader",
     "patch_trinity_config": "solver.trinity.patch",
@@ -124,6 +125,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.patch import config_keys_kept as config_keys_kept
     from solver.trinity.patch import kept_interpolated_keys as kept_interpolated_keys
     from solver.trinity.patch import kept_interpolations as kept_interpolations
+    from solver.trinity.patch import lora_rank_unkept as lora_rank_unkept
     from solver.trinity.patch import lora_unkept as lora_unkept
     from solver.trinity.patch import patch_trinity_config as patch_trinity_config
     from solver.trinity.patch import patched_config_problems as patched_config_problems

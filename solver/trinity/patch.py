@@ -941,7 +941,7 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
     own = written_lora(reading, name, environ)
     if own is None:
         return None
-    key, rank = own
+    key = own[0]
     refused = (f"{name} sets LoRA ({key}), which {option_names.write} keeps as written, though Trinity refuses it so "
                f"(its refused line, {ConfigProblemCode.LORA_CONFIGS_REFUSED.value}, says why): the plan counted "
                if _lora_refused(plan, model, reading, name, environ, version) else None)
@@ -952,11 +952,9 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
         return (f"{name} sets LoRA ({key}), which {option_names.write} keeps: the plan counted full fine-tuning, which "
                 f"holds more than a LoRA run; remove {key} to train every parameter")
     lora = option_names.lora_options[0]
-    if rank and rank != plan.lora_rank:
-        raise QueryError(f"{name}: the plan counted LoRA rank {plan.lora_rank}, but {key} trains rank {rank}, which "
-                         f"{option_names.write} keeps (its lora_alpha scales the adapter by its rank): plan at rank "
-                         f"{rank} ({option_names.valued(lora, rank)}, or leave it out), or set {key}'s rank to "
-                         f"{plan.lora_rank} first")
+    other_rank = lora_rank_unkept(plan.lora_rank, reading, name, environ, option_names)
+    if other_rank is not None:
+        raise QueryError(other_rank)
     if refused is not None:  # the rank it writes: its adapter, once fixed, is the plan's
         return (f"{refused}LoRA rank {plan.lora_rank} ({option_names.valued(lora, plan.lora_rank)}); fix {key} to one "
                 "LoRA config of that rank that Trinity takes, or the run fails")
@@ -964,6 +962,22 @@ def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ
     if unkept is not None:
         raise QueryError(unkept)
     return None
+
+
+def lora_rank_unkept(plan_rank: int, reading: Any, name: str, environ: Mapping[str, str],
+                     option_names: OptionNames) -> str | None:
+    """Why the patch refuses a plan that counted LoRA rank `plan_rank` for the config `reading` (the file `name`, read
+    in `environ`), in one line: the LoRA it sets (`written_lora`), which the patch keeps, trains another rank, and
+    setting the plan's would change its scaling (lora_alpha / rank). None where it takes it: no LoRA of the config's,
+    a plan of full fine-tuning (`plan_rank` 0), or an adapter it sets without a rank of its own."""
+    own = written_lora(reading, name, environ)
+    if own is None or not plan_rank or not own[1] or own[1] == plan_rank:
+        return None
+    key, rank = own
+    lora = option_names.lora_options[0]
+    return (f"{name}: the plan counted LoRA rank {plan_rank}, but {key} trains rank {rank}, which "
+            f"{option_names.write} keeps (its lora_alpha scales the adapter by its rank): plan at rank "
+            f"{rank} ({option_names.valued(lora, rank)}, or leave it out), or set {key}'s rank to {plan_rank} first")
 
 
 def _lora_refused(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],
