@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 MEANT = {
     **dict.fromkeys(("--max-model-len", "--max-len", "--maxlen", "--length", "--max-length", "--seq-len",
                      "--seqlen", "--sequence-length", "--context", "--context-len", "--context-length", "--ctx",
-                     "--tokens"), ("--len",)),
+                     "--tokens", "--max-seq-len", "--max-seq-length", "--max-sequence-length", "--seq-length",
+                     "--model-max-length", "--cutoff-len"), ("--len",)),
     **dict.fromkeys(("--num-gpus", "--num-gpu", "--gpu-count", "--gpu-num", "--max-gpus", "--trainer-gpus",
                      "--world-size"), ("--gpus", "--gpus-up-to")),
     "--gpus": ("--gpus-up-to",),
@@ -57,7 +58,7 @@ MEANT = {
     **dict.fromkeys(("--output", "--output-file", "-o"), ("--out", "--emit-dir", "--svg")),
     **dict.fromkeys(("--config", "--trinity-config"), ("--from-config",)),
     **dict.fromkeys(("--host-memory", "--cpu-memory", "--ram", "--cpu-ram", "--system-ram", "--system-memory",
-                     "--host-mem"), ("--host-ram",)),
+                     "--host-mem", "--mem"), ("--host-ram",)),  # Slurm's --mem: a node's host memory
     **dict.fromkeys(("--vram", "--gpu-ram", "--gpu-mem-gb", "--gpu-memory-gb", "--memory-per-gpu"), ("--gpu-memory",)),
     **dict.fromkeys(("--format", "--output-format", "--json-output"), ("--json",)),
     **dict.fromkeys(("--rollout", "--rollout-gpu", "--vllm-gpus"), ("--rollout-gpus",)),
@@ -70,9 +71,10 @@ MEANT = {
     **dict.fromkeys(("--min-gpus", "--fewest-gpus"), ("--minimize gpus",)),
     **dict.fromkeys(("--longest", "--longest-context", "--max-context"), ("--maximize len",)),
 }
-"""Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers) or another
-command's, hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them
-the command has (one given with a value, --minimize gpus, where the command's takes that value)."""
+"""Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers, TRL's
+max_seq_length, Megatron's seq_length, Slurm's mem) or another command's, hyphens for underscores, and the options they
+mean, in order: an unknown option is told the first of them the command has (one given with a value, --minimize gpus,
+where the command's takes that value)."""
 
 OUTPUT_OPTIONS = ("--output", "--output-file", "-o", "--format", "--output-format")
 """Other tools' options for where, or in what format, output goes: given a format's name (`FORMATS_MEANT`), they mean
@@ -306,14 +308,16 @@ class Parser(argparse.ArgumentParser):
         """The option of this command that the unknown `option` most likely means: the same with hyphens for
         underscores (--train_batch_size), the first of `MEANT`'s for it that this command has (--max-model-len:
         --len; solve map's --gpus: --gpus-up-to), or with `typos`, one a typo away (--maximise: --maximize) or the one
-        it starts (--max: --maximize; options are taken by their whole names alone; not --node, which counts nodes),
-        else the option meant by a name of `MEANT`'s a typo away (--lenght, for --length: --len); None where none
-        is."""
+        it starts (--max: --maximize; options are taken by their whole names alone; not --node, which counts nodes;
+        a name of `MEANT`'s, which means what it names, only by whole words: --trinity, --trinity-version, but Slurm's
+        --mem, a node's host memory, not --memory-model), else the option meant by a name of `MEANT`'s a typo away
+        (--lenght, for --length: --len); None where none is."""
         known = [name for name in self._option_string_actions if name.startswith("--")]
         spelled = option.lower().replace("_", "-")
         named = [spelled] if spelled in known else self._meant_by(spelled, known) or self._joined_to_value(spelled)
+        start = f"{spelled}-" if spelled in MEANT else spelled
         started = [name for name in known
-                   if len(spelled) > 3 and spelled not in NODE_COUNTS and name.startswith(spelled)]
+                   if len(spelled) > 3 and spelled not in NODE_COUNTS and name.startswith(start)]
         close = (difflib.get_close_matches(option, known, n=1, cutoff=0.8) or started[:1 if len(started) == 1 else 0]
                  if typos else [])
         other_names = [name for name in MEANT if typos and name.startswith("--") and _one_typo_apart(spelled, name)]
