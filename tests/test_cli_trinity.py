@@ -1183,7 +1183,10 @@ def test_one_plan_outputs_name_only_the_flags_given(cli, user_config: Path, outp
 def test_rollout_gpus_must_match_the_configs(cli, user_config: Path):
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--rollout-gpus", "4", "--emit", "trinity")
     assert (status, out) == (2, "") and err == (f"solve: error: --rollout-gpus 4: {user_config} gives the rollout "
-                                                "2 GPUs (its engines times their GPUs each): drop --rollout-gpus\n")
+                                                "2 GPUs (its engines times their GPUs each): drop --rollout-gpus, or "
+                                                "plan a rollout of 4 GPUs from a copy whose "
+                                                "explorer.rollout_model.engine_num x each engine's GPUs gives it "
+                                                "that many\n")
 
 
 @pytest.mark.parametrize(("section", "message"), [

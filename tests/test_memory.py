@@ -2431,7 +2431,8 @@ def test_a_plan_says_when_its_room_is_the_optimizer_steps(cli):
     assert (plan["headroom_at_step"], plan["headroom_gb"]) == (True, 0.34)
 
 
-FIND_ONE = "to find a setting that trains, run the planner, which tries every SP, Env, Offload and token budget:"
+FIND_ONE = ("to find a setting that trains, run the planner, which tries every SP, Env and Offload (lower token budgets "
+            "too with --token-budget auto):")
 
 
 def test_solve_memory_points_to_the_planner_where_the_setting_does_not_train(cli):

@@ -57,7 +57,8 @@ def test_memory_text_with_a_memory_model_file_is_solve_memory_s_but_for_the_call
     text = solver.memory_text(answer, width=400)
     command = f"  solve {' '.join(ARGV)} --memory-model {memory_file}\n"
     call = f'  {CALL}, memory=solver.load_memory_model("{memory_file}"))\n'
-    assert status == 1 and printed.endswith(command) and text == printed.replace(command, call)
+    in_api_words = printed.replace(command, call).replace("--token-budget auto", 'token_budget="auto"')
+    assert status == 1 and printed.endswith(command) and text == in_api_words
     assert f"margin 0.01, memory model: {fitted.own_source}\n" in text and "MEMORY" not in text
     assert (answer.memory_model, answer.memory_model_source) == (str(memory_file), fitted.own_source)
     # The JSON is solve memory --json's, the file and the source in it.
@@ -79,8 +80,9 @@ def test_memory_text_with_a_memory_model_passed_asks_for_it_by_its_source(
     answer = solver.memory_answer(**ASKED, memory=fitted)  # type: ignore[arg-type]
     assert (answer.memory_model, answer.memory_model_source) == (None, fitted.own_source)
     text = solver.memory_text(answer, width=400)
-    asks = ("to find a setting that trains, run the planner, which tries every SP, Env, Offload and token budget, "
-            f"with memory= the MemoryModel you passed ({fitted.own_source}):\n  {CALL})\n")
+    asks = ("to find a setting that trains, run the planner, which tries every SP, Env and Offload (lower token "
+            'budgets too with token_budget="auto"), with memory= the MemoryModel you passed '
+            f"({fitted.own_source}):\n  {CALL})\n")
     assert text.endswith(asks) and "MEMORY" not in text
     # Above the planner's lines, solve memory's with the file, byte for byte (the heading names the source).
     assert text[:-len(asks)] == printed[:printed.index("to find a setting")]
@@ -91,7 +93,8 @@ def test_memory_text_of_the_shipped_memory_model_names_none() -> None:
     text = solver.memory_text(answer, width=400)
     assert (answer.memory_model, answer.memory_model_source) == (None, None)
     assert "memory model:" not in text and text.endswith(
-        'token budget:\n  solver.plan("Qwen3-32B", gpu="H20-96GB", budget_gpus=2, max_model_len=131072)\n')
+        '(lower token budgets too with token_budget="auto"):\n'
+        '  solver.plan("Qwen3-32B", gpu="H20-96GB", budget_gpus=2, max_model_len=131072)\n')
 
 
 def test_a_memory_answer_s_json_from_before_the_source_reads_back() -> None:

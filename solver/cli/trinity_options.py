@@ -108,7 +108,8 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
     if args.rollout_gpus is not None and config.trainer_gpus is not None and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives the rollout "
                          f"{counted(config.rollout_gpus, 'GPU')} (its engines times their GPUs each): "
-                         "drop --rollout-gpus")
+                         f"drop --rollout-gpus, or plan a rollout of {counted(args.rollout_gpus, 'GPU')} from a copy "
+                         "whose explorer.rollout_model.engine_num x each engine's GPUs gives it that many")
     if args.write and (refusal := _write_batch_refusal(args, config)):
         raise QueryError(refusal)
 

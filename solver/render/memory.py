@@ -203,8 +203,9 @@ def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: in
         lines.append(_tables_line(result, result.tables, gpu, model, gpus, offload, own_budget))
     if not result.trains:  # solve memory judges one setting: the planner tries them all
         with_memory = f", with memory= the MemoryModel you passed ({passed_memory})" if passed_memory else ""
-        lines += [Text("to find a setting that trains, run the planner, which tries every SP, Env, Offload and token "
-                       f"budget{with_memory}:"), Text(f"  {planner_command}", no_wrap=True, overflow="ignore")]
+        budgets = "" if result.dpo else f" (lower token budgets too with {names.token_budget_auto})"
+        lines += [Text(f"to find a setting that trains, run the planner, which tries every SP, Env and Offload{budgets}"
+                       f"{with_memory}:"), Text(f"  {planner_command}", no_wrap=True, overflow="ignore")]
     return Group(*lines)
 
 
