@@ -2,7 +2,8 @@
 lower token budgets take `--token-budget auto` (the command it prints keeps Trinity's default budget, so it found no
 Env + SP=4 at a lowered budget, which `--token-budget auto` does), and none for DPO, which refuses it; a
 `--rollout-gpus` at odds with `--from-config`'s rollout says how to plan another rollout (a copy whose engines give
-it), not only to drop the flag."""
+it), not only to drop the flag; a trainer on whole nodes beside a config's rollout names the config's explorer as what
+asks for that rollout, not a ``--rollout-gpus`` the user never gave."""
 
 from __future__ import annotations
 
@@ -60,3 +61,15 @@ def test_a_rollout_at_odds_with_the_config_says_how_to_plan_that_rollout(cli: Cl
     copy.write_text(CONFIG.replace("ENGINES", "4"))
     status, out, _ = cli("--from-config", str(copy), "--gpu", "a100")
     assert status == 0 and "plan           Env + SP=2 on 4 of 4 GPUs, with 4 rollout GPUs" in out.splitlines()
+
+
+def test_a_trainer_on_whole_nodes_names_the_configs_rollout_as_the_configs_not_as_an_option(
+        cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "run.yaml"  # 4 rollout GPUs from the explorer; --gpus 8 takes a whole node for the trainer
+    config.write_text(CONFIG.replace("ENGINES", "4").replace("max_model_len: 40960", "max_model_len: 65536")
+                      .replace("max_response_tokens: 36864", "max_response_tokens: 61440"))
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--gpus", "8")
+    assert status == 0 and ("with 8 rollout GPUs, trainer and rollout on 2 nodes of 8 (the config's explorer asks for "
+                            "4 rollout GPUs: a trainer on whole nodes leaves the rollout whole nodes)"
+                            ) in " ".join(out.split())
+    assert "--rollout-gpus 4 asked" not in " ".join(out.split())

@@ -752,9 +752,11 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNam
                 plan.unused_gpus and not answer.open_budget and answer.current is None
                 and plan.gpus + widened <= node_gpus) else ""
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"
-        asked = names.valued(names.rollout_gpus, answer.rollout_gpus)
+        source = answer.query.rollout_source if answer.query is not None else None
+        asked = (f"{source} asks for {counted(answer.rollout_gpus, 'rollout GPU')}" if source
+                 else f"{names.valued(names.rollout_gpus, answer.rollout_gpus)} asked")
         more = "" if rollout == answer.rollout_gpus else \
-            f" ({asked} asked: a trainer on whole nodes leaves the rollout whole nodes)"
+            f" ({asked}: a trainer on whole nodes leaves the rollout whole nodes)"
         # The nodes are the whole job's, not the rollout's alone: the words say so.
         together = f"trainer and rollout on {nodes} nodes of {node_gpus}"
         return f"{trainer}, with {counted(rollout, 'rollout GPU')}, {together}{more}"
