@@ -3,7 +3,8 @@ lower token budgets take `--token-budget auto` (the command it prints keeps Trin
 Env + SP=4 at a lowered budget, which `--token-budget auto` does), and none for DPO, which refuses it; a
 `--rollout-gpus` at odds with `--from-config`'s rollout says how to plan another rollout (a copy whose engines give
 it), not only to drop the flag; a trainer on whole nodes beside a config's rollout names the config's explorer as what
-asks for that rollout, not a ``--rollout-gpus`` the user never gave."""
+asks for that rollout, not a ``--rollout-gpus`` the user never gave; ``--sp``, ``--env`` and ``--offload`` beside
+``--from-config`` pin the plan, not the verdict, which reads Env from this shell, as docs/trinity.md says."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
 Cli = Callable[..., tuple[int, str, str]]
 
 ASKED = ("--model", "8B", "--gpu", "h100", "--gpus", "4", "--len", "64k")
@@ -73,3 +77,23 @@ def test_a_trainer_on_whole_nodes_names_the_configs_rollout_as_the_configs_not_a
                             "4 rollout GPUs: a trainer on whole nodes leaves the rollout whole nodes)"
                             ) in " ".join(out.split())
     assert "--rollout-gpus 4 asked" not in " ".join(out.split())
+
+
+def test_pins_beside_from_config_pin_the_plan_not_the_verdict_as_trinity_md_says(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    said = " ".join((ROOT / "docs" / "trinity.md").read_text(encoding="utf-8").split())
+    assert ("**`--sp`**, **`--env`/`--no-env`**, **`--offload`/`--no-offload`** pin the plan, not the verdict, which "
+            "judges the config's own SP and Offload, and Env from this shell's `PYTORCH_CUDA_ALLOC_CONF`") in said
+    config = tmp_path / "run.yaml"
+    config.write_text(CONFIG.replace("ENGINES", "4"))
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--env", "--sp", "4")
+    lines = out.splitlines()
+    assert status == 0 and lines[1].startswith(
+        "run.yaml runs vanilla on 4 trainer GPUs at 40960 tokens (Env off, PYTORCH_CUDA_ALLOC_CONF unset in this shell)")
+    assert [line for line in lines if line.startswith("plan ")] == [
+        "plan           Env + SP=4 on 4 of 4 GPUs, with 4 rollout GPUs"]
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # as the doc says: the verdict's Env
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert status == 0 and out.splitlines()[1].startswith(
+        "run.yaml runs Env on 4 trainer GPUs at 40960 tokens (Env on, read from this shell's PYTORCH_CUDA_ALLOC_CONF)")
