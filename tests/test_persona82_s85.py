@@ -28,7 +28,8 @@ def test_solve_memory_names_token_budget_auto_which_its_planner_command_needs_fo
     argv = shlex.split(command)[1:]
     assert argv == ["--model", "8B", "--gpu", "h100", "--gpus", "4", "--len", "65536"]
     status, out, _ = cli(*argv)  # the command as printed keeps the default budget: Offload
-    assert status == 0 and out.splitlines()[1] == "plan           Env + Offload + SP=4 on 4 of 4 GPUs (none left for rollout)"
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + Offload + SP=4 on 4 of 4 GPUs (none left for rollout)")
     status, out, _ = cli(*argv, "--token-budget", "auto")  # with the option the words name: a lowered budget
     assert status == 0 and out.splitlines()[1] == "plan           Env + SP=4 on 4 of 4 GPUs (none left for rollout)"
     assert "max_token_len_per_gpu = 25600 (lowered from Trinity's default" in out
@@ -90,7 +91,8 @@ def test_pins_beside_from_config_pin_the_plan_not_the_verdict_as_trinity_md_says
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--env", "--sp", "4")
     lines = out.splitlines()
     assert status == 0 and lines[1].startswith(
-        "run.yaml runs vanilla on 4 trainer GPUs at 40960 tokens (Env off, PYTORCH_CUDA_ALLOC_CONF unset in this shell)")
+        "run.yaml runs vanilla on 4 trainer GPUs at 40960 tokens (Env off, PYTORCH_CUDA_ALLOC_CONF unset in this "
+        "shell)")
     assert [line for line in lines if line.startswith("plan ")] == [
         "plan           Env + SP=4 on 4 of 4 GPUs, with 4 rollout GPUs"]
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # as the doc says: the verdict's Env
