@@ -1184,9 +1184,9 @@ def test_rollout_gpus_must_match_the_configs(cli, user_config: Path):
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--rollout-gpus", "4", "--emit", "trinity")
     assert (status, out) == (2, "") and err == (f"solve: error: --rollout-gpus 4: {user_config} gives the rollout "
                                                 "2 GPUs (its engines times their GPUs each): drop --rollout-gpus, or "
-                                                "plan a rollout of 4 GPUs from a copy whose "
-                                                "explorer.rollout_model.engine_num x each engine's GPUs gives it "
-                                                "that many\n")
+                                                "plan a rollout of 4 GPUs from a copy whose explorer takes that "
+                                                "many (explorer.rollout_model.engine_num x each engine's GPUs, with "
+                                                "any auxiliary models')\n")
 
 
 @pytest.mark.parametrize(("section", "message"), [

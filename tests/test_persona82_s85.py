@@ -60,8 +60,8 @@ def test_a_rollout_at_odds_with_the_config_says_how_to_plan_that_rollout(cli: Cl
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--rollout-gpus", "4")
     assert (status, out) == (2, "") and err == (
         f"solve: error: --rollout-gpus 4: {config} gives the rollout 6 GPUs (its engines times their GPUs each): drop "
-        "--rollout-gpus, or plan a rollout of 4 GPUs from a copy whose explorer.rollout_model.engine_num x each "
-        "engine's GPUs gives it that many\n")
+        "--rollout-gpus, or plan a rollout of 4 GPUs from a copy whose explorer takes that many "
+        "(explorer.rollout_model.engine_num x each engine's GPUs, with any auxiliary models')\n")
     copy = tmp_path / "copy.yaml"  # as the refusal says: the copy plans 4 trainer GPUs beside 4 rollout GPUs
     copy.write_text(CONFIG.replace("ENGINES", "4"))
     status, out, _ = cli("--from-config", str(copy), "--gpu", "a100")

@@ -109,7 +109,8 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives the rollout "
                          f"{counted(config.rollout_gpus, 'GPU')} (its engines times their GPUs each): "
                          f"drop --rollout-gpus, or plan a rollout of {counted(args.rollout_gpus, 'GPU')} from a copy "
-                         "whose explorer.rollout_model.engine_num x each engine's GPUs gives it that many")
+                         "whose explorer takes that many (explorer.rollout_model.engine_num x each engine's GPUs, "
+                         "with any auxiliary models')")
     if args.write and (refusal := _write_batch_refusal(args, config)):
         raise QueryError(refusal)
 
