@@ -1,0 +1,120 @@
+"""Mutation test of session 85's solver/ changes (mutants46): each test kills a mutant that the session's own tests
+let live, asserting the behaviour the mutated line gives."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from test_smallslips37_s80 import _row
+
+from solver.api import answer_query, config_query, with_config_verdicts
+from solver.memory import shown_host_need
+from solver.tables import load_catalog
+from solver.trinity import read_trinity_config
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def test_without_a_reference_model_the_placement_alone_is_the_reason(cli: Cli) -> None:
+    # Mutants pk2 (the reference model's swap taking this release's placement too) and mem2 (the placement given
+    # ignored where the actor's bytes are counted): no reference model, so its precision is no reason.
+    status, out, _ = cli("--model", "8B", "--gpus", "6", "--gpu", "a100", "--trinity-version", "0.5.2",
+                         "--no-reference", "--offload", "--len", "16k", "--host-ram", "1000")
+    assert status == 0
+    assert _row(out, "host memory") == (
+        "217.8 GiB per node for Offload (no reference model; at start-up, every rank loading the model; 130.5 while "
+        "training), within --host-ram 1000 GiB; Trinity 0.6 needs 224.6 (each pinned block by rows where 0.5's verl "
+        "0.7 places it)")
+
+
+def test_a_critic_engine_sp_above_one_trainer_gpu_fails_on_that_gpu(cli: Cli, tmp_path: Path) -> None:
+    # Mutant ck4 (`_engine_mesh_failure` only from 2 trainer GPUs): on 1 GPU an engine SP of 2 meshes none of them.
+    path = tmp_path / "trinity.yaml"
+    path.write_text("algorithm: {algorithm_type: ppo}\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
+                    "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 7}}\n"
+                    "trainer:\n  trainer_config:\n    critic: {fsdp: {ulysses_sequence_parallel_size: 2}}\n",
+                    encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--json", "--trinity-version", "0.6")
+    assert status == 0
+    current = json.loads(out)[0]["current"]
+    assert current["critic_sps"] == []
+    assert current["config_problems"][0] == (
+        "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size 2 is not trainer.ulysses_sequence_parallel_"
+        "size 1: Trinity 0.6 on verl 0.8 or later takes SP 2, its engine's over the trainer's (checking it against "
+        "nothing), where SP=2 does not divide 1 GPU: its engine's SP mesh holds 0 of them and it fails as it starts on "
+        "the 1 left out, and with verl before 0.8 no release reads it; the verdict and the plans count the critic at "
+        "SP 1: set them alike (--write does)")
+
+
+
+def test_placed_places_the_critics_offloaded_states_too() -> None:
+    # Mutant mem4 (the critic's host states placed as the release places them whatever `placed` says): without a
+    # reference model, a dense model's figure differs between the releases by the placement alone, the critic's too.
+    model = load_catalog().model("Qwen3-8B")
+
+    def need(version: str, placed: bool | None) -> float:
+        return shown_host_need(model, 6, 8, True, version, reference=False, critic="offloaded", loading="every-rank",
+                               placed=placed)
+
+    assert (need("0.5", None), need("0.6", None)) == (251.0, 276.9)
+    assert (need("0.5", False), need("0.6", True)) == (276.9, 251.0)
+
+
+def test_a_ref_at_the_actors_own_sp_1_runs_at_it(cli: Cli, tmp_path: Path) -> None:
+    # Mutant cf2 (a ref at SP 1 beside the actor's own SP 1 taken for one above it, whose forward fails): both roles
+    # at SP 1 under a trainer's SP 2 run at SP 1 with verl before 0.8.
+    path = tmp_path / "trinity.yaml"
+    path.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                    "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+                    "  trainer_config:\n    actor_rollout_ref:\n      actor: {ulysses_sequence_parallel_size: 1}\n"
+                    "      ref: {ulysses_sequence_parallel_size: 1}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--json", "--trinity-version", "0.6")
+    assert status == 0
+    assert json.loads(out)[0]["current"]["config_problems"][1] == (
+        "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 1 is not trainer.ulysses_sequence_"
+        "parallel_size 2: Trinity with verl before 0.8 runs that role at SP 1 (with the trainer's token budget), "
+        "Trinity 0.6 on verl 0.8 or later at SP 2; the verdict is at SP 2: set them alike (--write does)")
+
+
+def test_with_config_verdicts_judges_the_config_for_the_release_given() -> None:
+    # Mutant api7 (the release given to `with_config_verdicts` dropped): Trinity 0.5 reads the critic's own SP key,
+    # where the config's keys alone say 0.6 (whose verl 0.8 path reads the critic's engine's).
+    catalog = load_catalog()
+    text = ("algorithm: {algorithm_type: ppo}\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+            "  trainer_config:\n    critic: {ulysses_sequence_parallel_size: 2, fsdp: {ulysses_sequence_parallel_size: 2}}\n")
+    config = read_trinity_config(text, "trinity.yaml", {})
+    query = config_query(catalog, config, gpu="h100")
+    answers = answer_query(query, catalog)
+    current = {release: with_config_verdicts(answers, query, catalog, config, text, "trinity.yaml", {}, release)[0]
+               .current for release in ("0.5.2", None)}
+    assert current["0.5.2"] is not None and current[None] is not None
+    assert current["0.5.2"].config_problems[0].startswith(
+        "trainer.trainer_config.critic.ulysses_sequence_parallel_size 2 is not the actor's SP 1: Trinity 0.5 runs the "
+        "critic at SP 2, raising its token budget to hold a sequence there")
+    assert current[None].config_problems[0].startswith(
+        "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size 2 is not trainer.ulysses_sequence_parallel_"
+        "size 1: Trinity 0.6 on verl 0.8 or later runs the critic at SP 2")
+
+
+def test_remove_padding_is_read_from_the_key_the_release_reads() -> None:
+    # Mutants cf5 (0.5 reading the trainer's key) and cf7 (`read_trinity_config` reading both keys whatever the
+    # release): Trinity 0.5's worker reads verl's key, 0.6 copies the trainer's into verl's; none named, either off.
+    head = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    trainer_off = head + "trainer: {use_remove_padding: false}\n"
+    verl_off = head + ("trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model: {use_remove_padding: false}\n")
+    read = {(name, release): read_trinity_config(text, "trinity.yaml", {}, release).remove_padding
+            for name, text in (("trainer", trainer_off), ("verl", verl_off)) for release in ("0.5", "0.6", None)}
+    assert read == {("trainer", "0.5"): True, ("trainer", "0.6"): False, ("trainer", None): False,
+                    ("verl", "0.5"): False, ("verl", "0.6"): True, ("verl", None): False}
+
+
+def test_a_stray_word_is_told_the_file_options_only_where_it_names_a_yaml_or_json_file(cli: Cli) -> None:
+    # Mutant pa11 (any stray word not starting with "-" taken for a file): notes.txt gets no hint; the suffix is
+    # read without case.
+    assert cli("calibrate", "notes.txt")[::2] == (2, "usage: solve calibrate [options] (--help lists them)\n"
+                                                   "solve calibrate: error: unrecognized arguments: notes.txt\n")
+    assert cli("calibrate", "NOTES.YAML")[2].endswith(
+        "unrecognized arguments: NOTES.YAML (a file is named after its option: --cells FILE or --model-config PATH)\n")
