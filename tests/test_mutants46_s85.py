@@ -114,7 +114,7 @@ def test_remove_padding_is_read_from_the_key_the_release_reads() -> None:
 def test_a_stray_word_is_told_the_file_options_only_where_it_names_a_yaml_or_json_file(cli: Cli) -> None:
     # Mutant pa11 (any stray word not starting with "-" taken for a file): notes.txt gets no hint; the suffix is
     # read without case.
-    assert cli("calibrate", "notes.txt")[::2] == (2, "usage: solve calibrate [options] (--help lists them)\n"
-                                                   "solve calibrate: error: unrecognized arguments: notes.txt\n")
+    assert cli("calibrate", "notes.txt")[::2] == (2, (
+        "usage: solve calibrate [options] (--help lists them)\nsolve calibrate: error: unrecognized arguments: notes.txt\n"))
     assert cli("calibrate", "NOTES.YAML")[2].endswith(
         "unrecognized arguments: NOTES.YAML (a file is named after its option: --cells FILE or --model-config PATH)\n")
