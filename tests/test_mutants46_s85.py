@@ -4,14 +4,17 @@ let live, asserting the behaviour the mutated line gives."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from test_smallslips37_s80 import _row
 
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.memory import shown_host_need
-from solver.tables import load_catalog
+from solver.tables import load_catalog, names_a_stream
 from solver.trinity import read_trinity_config
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -118,3 +121,38 @@ def test_a_stray_word_is_told_the_file_options_only_where_it_names_a_yaml_or_jso
         "usage: solve calibrate [options] (--help lists them)\nsolve calibrate: error: unrecognized arguments: notes.txt\n"))
     assert cli("calibrate", "NOTES.YAML")[2].endswith(
         "unrecognized arguments: NOTES.YAML (a file is named after its option: --cells FILE or --model-config PATH)\n")
+
+
+@pytest.mark.parametrize(("third", "kind"), [
+    ("unplaced", "solve cluster --json's output, a placement: give it with --current"),
+    ("fits_nowhere", "solve cluster --buy --json's output, what to buy")])
+def test_an_output_of_exactly_its_telling_keys_is_told_what_it_is(cli: Cli, tmp_path: Path, third: str,
+                                                                  kind: str) -> None:
+    # Mutant rd5 (an output told only where it holds more keys than those that tell it apart): a trimmed placement.
+    path = tmp_path / "yesterday.json"
+    path.write_text(json.dumps({"schema_version": 1, "placements": [], third: []}), encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert (status, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"solve cluster: error: {path}: unknown field 'schema_version' (fields: pools, jobs)")
+    assert f" (this looks like {kind}" in err
+
+
+@pytest.mark.parametrize(("path", "stream"), [("/proc/4242/fd/0", True), ("/proc/self/fd/1", True),
+                                              ("/dev/fd/63", True), ("/proc/4242/fd", False), ("/dev/stdinx", False)])
+def test_a_stream_is_named_by_a_process_number_too(path: str, stream: bool) -> None:
+    # Mutant tx3 (``/proc/PID/fd/N`` not a stream, only ``/proc/self``'s).
+    assert names_a_stream(path) is stream
+
+
+@pytest.mark.skipif(not Path("/dev/stdin").exists(), reason="no /dev/stdin on this system")
+def test_a_file_and_standard_input_redirected_from_it_are_one_file_read_once(tmp_path: Path) -> None:
+    # Mutant pt3 (standard input named only where both options name a stream): --cells /dev/stdin < trinity.yaml.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 4096}\n", encoding="utf-8")
+    with config.open(encoding="utf-8") as given:
+        ran = subprocess.run([sys.executable, "-m", "solver", "--from-config", "trinity.yaml", "--cells", "/dev/stdin",
+                              "--gpu", "h100"], stdin=given, cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120, check=False)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (2, "", (
+        "solve: error: --from-config trinity.yaml and --cells /dev/stdin name one file: each option reads a file of "
+        "its own kind, and standard input is read once: give each its own file\n"))
