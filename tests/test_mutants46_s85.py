@@ -156,3 +156,12 @@ def test_a_file_and_standard_input_redirected_from_it_are_one_file_read_once(tmp
     assert (ran.returncode, ran.stdout, ran.stderr) == (2, "", (
         "solve: error: --from-config trinity.yaml and --cells /dev/stdin name one file: each option reads a file of "
         "its own kind, and standard input is read once: give each its own file\n"))
+
+
+@pytest.mark.parametrize(("given", "meant"), [("1000000000000ms", ": 1000000000000ms is 1000000000 seconds, give 1000000000"),
+                                              ("1000000000001ms", "")])
+def test_the_most_seconds_time_limit_takes_is_still_meant(cli: Cli, given: str, meant: str) -> None:
+    # Mutant at6 (the seconds meant only below the most --time-limit takes, 1e9): exactly 1e9 seconds is taken.
+    status, out, err = cli("--model", "4B", "--len", "8k", "--time-limit", given)
+    assert (status, out, err.splitlines()[-1]) == (
+        2, "", f"solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got {given!r}{meant}")
