@@ -87,7 +87,8 @@ def test_with_config_verdicts_judges_the_config_for_the_release_given() -> None:
     catalog = load_catalog()
     text = ("algorithm: {algorithm_type: ppo}\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
             "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
-            "  trainer_config:\n    critic: {ulysses_sequence_parallel_size: 2, fsdp: {ulysses_sequence_parallel_size: 2}}\n")
+            "  trainer_config:\n    critic: {ulysses_sequence_parallel_size: 2,\n"
+            "             fsdp: {ulysses_sequence_parallel_size: 2}}\n")
     config = read_trinity_config(text, "trinity.yaml", {})
     query = config_query(catalog, config, gpu="h100")
     answers = answer_query(query, catalog)
@@ -107,7 +108,7 @@ def test_remove_padding_is_read_from_the_key_the_release_reads() -> None:
     # release): Trinity 0.5's worker reads verl's key, 0.6 copies the trainer's into verl's; none named, either off.
     head = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
     trainer_off = head + "trainer: {use_remove_padding: false}\n"
-    verl_off = head + ("trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model: {use_remove_padding: false}\n")
+    verl_off = head + "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model: {use_remove_padding: false}\n"
     read = {(name, release): read_trinity_config(text, "trinity.yaml", {}, release).remove_padding
             for name, text in (("trainer", trainer_off), ("verl", verl_off)) for release in ("0.5", "0.6", None)}
     assert read == {("trainer", "0.5"): True, ("trainer", "0.6"): False, ("trainer", None): False,
@@ -118,7 +119,8 @@ def test_a_stray_word_is_told_the_file_options_only_where_it_names_a_yaml_or_jso
     # Mutant pa11 (any stray word not starting with "-" taken for a file): notes.txt gets no hint; the suffix is
     # read without case.
     assert cli("calibrate", "notes.txt")[::2] == (2, (
-        "usage: solve calibrate [options] (--help lists them)\nsolve calibrate: error: unrecognized arguments: notes.txt\n"))
+        "usage: solve calibrate [options] (--help lists them)\n"
+        "solve calibrate: error: unrecognized arguments: notes.txt\n"))
     assert cli("calibrate", "NOTES.YAML")[2].endswith(
         "unrecognized arguments: NOTES.YAML (a file is named after its option: --cells FILE or --model-config PATH)\n")
 
@@ -158,8 +160,8 @@ def test_a_file_and_standard_input_redirected_from_it_are_one_file_read_once(tmp
         "its own kind, and standard input is read once: give each its own file\n"))
 
 
-@pytest.mark.parametrize(("given", "meant"), [("1000000000000ms", ": 1000000000000ms is 1000000000 seconds, give 1000000000"),
-                                              ("1000000000001ms", "")])
+@pytest.mark.parametrize(("given", "meant"), [
+    ("1000000000000ms", ": 1000000000000ms is 1000000000 seconds, give 1000000000"), ("1000000000001ms", "")])
 def test_the_most_seconds_time_limit_takes_is_still_meant(cli: Cli, given: str, meant: str) -> None:
     # Mutant at6 (the seconds meant only below the most --time-limit takes, 1e9): exactly 1e9 seconds is taken.
     status, out, err = cli("--model", "4B", "--len", "8k", "--time-limit", given)
