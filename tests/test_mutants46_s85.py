@@ -167,3 +167,11 @@ def test_the_most_seconds_time_limit_takes_is_still_meant(cli: Cli, given: str, 
     status, out, err = cli("--model", "4B", "--len", "8k", "--time-limit", given)
     assert (status, out, err.splitlines()[-1]) == (
         2, "", f"solve: error: argument --time-limit: expected a number of seconds (10 or 10s), got {given!r}{meant}")
+
+
+def test_the_unchecked_host_caution_gives_the_share_of_each_of_two_trainer_gpus(cli: Cli) -> None:
+    # Mutant rs3 (the share per trainer GPU only from 3 GPUs on a node): 2 GPUs share 351.6 GiB; one takes it all.
+    for gpus, share in (("2", " (175.8 GiB per trainer GPU)"), ("1", "")):
+        status, out, _ = cli("--model", "14B", "--len", "16k", "--gpus", gpus, "--gpu", "a100")
+        assert status == 0
+        assert _row(out, "caution").startswith(f"Offload needs 351.6 GiB of host memory per node{share}, more than ")
