@@ -175,3 +175,21 @@ def test_the_unchecked_host_caution_gives_the_share_of_each_of_two_trainer_gpus(
         status, out, _ = cli("--model", "14B", "--len", "16k", "--gpus", gpus, "--gpu", "a100")
         assert status == 0
         assert _row(out, "caution").startswith(f"Offload needs 351.6 GiB of host memory per node{share}, more than ")
+
+
+def test_one_pool_of_two_with_a_node_down_counts_the_fleets_gpus_on_nodes_up(cli: Cli, tmp_path: Path) -> None:
+    # Mutants rc1 and rc2 (nodes up said only where every pool has one down): a spare pool beside one with a node down.
+    path = tmp_path / "fleet.yaml"
+    whole_node = "model: 14B, max_model_len: 65536, rollout_gpus: 4"
+    path.write_text("pools:\n  - {name: a100, gpu: A100-80GB, nodes: 2, gpus_per_node: 8, down: [1]}\n"
+                    "  - {name: spare, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    + "".join(f"  - {{name: {name}, {whole_node}}}\n" for name in "abc"), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--buy", "--no-widen")
+    assert status == 0
+    assert out.splitlines()[0] == ("status: optimal; to place every job, buy 8 GPUs (1 node), proven the fewest (at "
+                                   "their fewest they take 24 GPUs, 8 more than the fleet's 16 on nodes up)")
+    status, out, _ = cli("cluster", str(path), "--required", "all", "--json")
+    assert status == 1
+    assert json.loads(out)["unplaced"][0]["reason"] == (
+        "the required jobs (a, b, c) do not all fit the fleet together: at their fewest they take 24 GPUs, more than "
+        "the fleet's 16 on nodes up; --buy names the nodes to add for them")
