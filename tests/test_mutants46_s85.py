@@ -10,10 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+import solver
 from test_smallslips37_s80 import _row
 
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.memory import shown_host_need
+from solver.results import written_release
 from solver.tables import load_catalog, names_a_stream
 from solver.trinity import read_trinity_config
 
@@ -193,3 +196,11 @@ def test_one_pool_of_two_with_a_node_down_counts_the_fleets_gpus_on_nodes_up(cli
     assert json.loads(out)["unplaced"][0]["reason"] == (
         "the required jobs (a, b, c) do not all fit the fleet together: at their fewest they take 24 GPUs, more than "
         "the fleet's 16 on nodes up; --buy names the nodes to add for them")
+
+
+def test_a_release_named_for_the_config_overrides_the_plans() -> None:
+    # Mutant rs5 (the release named taken only where none is, the plan's otherwise): 0.5.1 named is 0.5's keys.
+    planned = solver.plan("4B", gpu="h100", max_model_len=4096, trinity_version="0.6")[0].plans[0]
+    unnamed = solver.plan("4B", gpu="h100", max_model_len=4096)[0].plans[0]
+    assert [written_release(planned), written_release(planned, "0.5.1"), written_release(unnamed),
+            written_release(unnamed, "v0.5.2")] == ["0.6", "0.5", None, "0.5"]
