@@ -10,10 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-import solver
 from test_smallslips37_s80 import _row
 
+import solver
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.memory import shown_host_need
 from solver.results import written_release
