@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import qwen3_8b_checkpoint
 from test_smallslips37_s80 import _row
 
 import solver
@@ -203,3 +204,13 @@ def test_a_release_named_for_the_config_overrides_the_plans() -> None:
     unnamed = solver.plan("4B", gpu="h100", max_model_len=4096)[0].plans[0]
     assert [written_release(planned), written_release(planned, "0.5.1"), written_release(unnamed),
             written_release(unnamed, "v0.5.2")] == ["0.6", "0.5", None, "0.5"]
+
+
+def test_a_model_config_folder_is_its_config_json_beside_another_option(cli: Cli, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutant pt5 (--model-config's folder compared as the folder, not its config.json, and others as config.json).
+    qwen3_8b_checkpoint(tmp_path / "ckpt")
+    monkeypatch.chdir(tmp_path)
+    assert cli("--model-config", "ckpt", "--weights", "ckpt/config.json", "--len", "8k") == (2, "", (
+        "solve: error: --weights ckpt/config.json and --model-config ckpt/config.json name one file: each option reads "
+        "a file of its own kind: give each its own file\n"))
