@@ -90,7 +90,8 @@ def test_the_cluster_file_is_no_option(cli, tmp_path: Path):
 
 @pytest.mark.parametrize(("asked", "said"), [
     (("--model", "8B", "--len", "32k", "--gpu", "a100", "a100"), "--gpu took 'a100', which names 'a100' already"),
-    (("--model", "8B", "--len", "32k", "--gpu=a100,h100", "H100"), "--gpu took 'a100,h100', which names 'H100' already"),
+    (("--model", "8B", "--len", "32k", "--gpu=a100,h100", "H100"),
+     "--gpu took 'a100,h100', which names 'H100' already"),
     (("map", "--model", "8B", "8B"), "--model took '8B', which names '8B' already")])
 def test_a_value_named_again_is_told_one_is_enough(cli, asked: tuple[str, ...], said: str):
     # Before: told to write --gpu a100,a100, the same GPU type twice.

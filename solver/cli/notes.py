@@ -130,8 +130,8 @@ def note_config_nodes_outgrown(prog: str, config_name: str, config: TrinityConfi
         config_nodes = counted(held // config.node_gpus, "node")
         print_note(f"{prog}: note: {config_name}'s cluster holds {held} GPUs in all ({config_nodes} of "
                    f"{config.node_gpus}); the plan takes {largest.gpus} trainer{rollout} GPUs on {nodes} nodes: give "
-                   f"the config cluster.node_num {nodes}, or plan within its {held} with --total-gpus {held} in place of "
-                   "--gpus")
+                   f"the config cluster.node_num {nodes}, or plan within its {held} with --total-gpus {held} in "
+                   "place of --gpus")
 
 
 def note_shared_budget(prog: str, catalog: Catalog, gpus: Sequence[str], budget: int) -> None:

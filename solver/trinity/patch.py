@@ -1034,13 +1034,10 @@ def other_catalogue_model(model: Model, model_path: str) -> tuple[str, str] | No
 
 def _check_config_model(model: Model, reading: Any, name: str, environ: Mapping[str, str],
                         option_names: OptionNames) -> None:
-    """`QueryError` where the config `reading` (its ``${oc.env:...}`` from `environ`) trains another model than
-    `model`, the one the plan was made for: both its ``model.model_path`` and `model` name catalogue models (the
-    shipped catalogue's; a model of a config.json's other shape, ``NAME (config shape)``, by its NAME), and not the
-    same one. The patch keeps ``model.model_path``, and would give that model this one's figures, as ``--write``
-    refuses a ``--model`` of another model. A path that names no catalogue model (a fine-tune's folder, a model of
-    the user's own) is the user's to give, as a model path that cannot be read here is `read_trinity_config`'s to
-    refuse."""
+    """`QueryError` where the config `reading` (its ``${oc.env:...}`` from `environ`) trains another catalogue model
+    than `model`, the one the plan was made for (`other_catalogue_model`). The patch keeps ``model.model_path``, and
+    would give that model this one's figures, as ``--write`` refuses a ``--model`` of another model (the same check,
+    in the options' words). A model path that cannot be read here is `read_trinity_config`'s to refuse."""
     model_path = read_or_none(ConfigValues(reading, environ).get, ("model", "model_path"))
     if not isinstance(model_path, str):
         return
