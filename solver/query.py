@@ -623,6 +623,7 @@ class ConfigProblemCode(str, Enum):
     BATCH_DIVIDES = "batch-divides"
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROLE_SP_DIFFERS = "role-sp-differs"
+    ROLE_SP_DIFFERS_REFUSED = "role-sp-differs-refused"
     REF_SP_UNGROUPED_REFUSED = "ref-sp-ungrouped-refused"
     LORA_CONFIGS_REFUSED = "lora-configs-refused"
     EMPTY_ADAPTER_PATH_REFUSED = "empty-adapter-path-refused"
@@ -745,7 +746,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
     ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
-    ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED})
+    ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
@@ -762,7 +763,8 @@ too, a critic's value forward beside its whole-batch size, on which its worker f
 whose GPUs cannot hold the weights and one sequence's KV cache as vLLM loads it, or whose tensor-parallel size the
 model's heads do not allow, an engine across nodes that Trinity 0.6 refuses, or an SGLang engine whose
 tensor-parallel size is no multiple of its data-parallel size, LoRA on a mixture of experts whose adapter config
-Trinity 0.6 saves cut short, which its explorer's vLLM fails to reload at the first weight sync): the config as
+Trinity 0.6 saves cut short, which its explorer's vLLM fails to reload at the first weight sync, a PPO critic's own
+SP that verl before 0.8 refuses beside an engine SP on which verl 0.8's engine fails to start): the config as
 written does not run,
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
@@ -809,6 +811,12 @@ DPO_DOUBLED_WORDS = ("the micro-batch size per GPU, 1 where unset, doubled: Trin
                      "actor's and the ref's for DPO, a chosen and a rejected sequence per example")
 """Where a DPO pass's sequences per micro-batch come from, in words (`TrinityConfig.micro_batch_sources`,
 `solver.trinity.config.micro_batch_counts`)."""
+
+
+def legacy_release_words(version: TrinityVersion | None) -> str:
+    """The releases of `version` (None: any) that run verl's legacy workers (verl before 0.8), in words."""
+    return {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(version or "",
+                                                                              "Trinity with verl before 0.8")
 
 
 class TrinityConfig(Frozen, defer_build=True):
@@ -937,9 +945,9 @@ class TrinityConfig(Frozen, defer_build=True):
 
     @property
     def legacy_words(self) -> str:
-        """The releases of `version` that run verl's legacy workers (verl before 0.8), in words."""
-        return {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(self.version or "",
-                                                                                  "Trinity with verl before 0.8")
+        """The releases of `version` that run verl's legacy workers (verl before 0.8), in words
+        (`legacy_release_words`)."""
+        return legacy_release_words(self.version)
 
     def default_budget(self, max_model_len: int) -> int:
         """What Trinity fills an unset ``trainer.max_token_len_per_gpu`` with at `max_model_len`: ``ceil(2L/sp)`` at

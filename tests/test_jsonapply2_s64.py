@@ -161,7 +161,8 @@ def test_json_says_why_apply_is_left_out_in_emits_words(cli, tmp_path: Path):
     why = (f"--from-config {config}: 8 rollout GPUs less the 0 of auxiliary models are not whole engines of 3 GPUs "
            "each on nodes of 8: choose a trainer size with --gpus that leaves the config's engines exactly their GPUs")
     nodes = ("solve: note: trinity.yaml's cluster holds 8 GPUs in all (1 node of 8); the plan takes 8 trainer + 8 "
-             "rollout GPUs on 2 nodes: give the config cluster.node_num 2, or plan within its 8 with --total-gpus 8\n")
+             "rollout GPUs on 2 nodes: give the config cluster.node_num 2, or plan within its 8 with --total-gpus 8 "
+             "in place of --gpus\n")
     assert (status, err, answer["plans"][0]["gpus"], "apply" in answer) == (0, nodes, 8, False)
     assert answer["apply_left_out"] == why
     assert cli(*query, "--emit", "trinity") == (2, "", f"solve: error: {why}\n")

@@ -229,7 +229,8 @@ def test_a_rollout_the_configs_engines_cannot_take_leaves_apply_out_of_the_json(
     status, out, err = cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--json")
     (answer,) = json.loads(out)
     nodes = ("solve: note: trinity.yaml's cluster holds 8 GPUs in all (1 node of 8); the plan takes 8 trainer + 8 "
-             "rollout GPUs on 2 nodes: give the config cluster.node_num 2, or plan within its 8 with --total-gpus 8\n")
+             "rollout GPUs on 2 nodes: give the config cluster.node_num 2, or plan within its 8 with --total-gpus 8 "
+             "in place of --gpus\n")
     assert (status, err) == (0, nodes) and answer["plans"] and "apply" not in answer  # --emit refuses it
     assert answer["apply_left_out"].startswith(f"--from-config {config}: ")  # why: test_jsonapply2_s64
 

@@ -65,7 +65,7 @@ def test_two_options_reading_standard_input_are_refused_before_either_reads_it(
     ran = solve(tmp_path, *argv, given=given)
     command = "solve cluster" if argv[0] == "cluster" else "solve"
     assert (ran.returncode, ran.stdout, ran.stderr.splitlines()) == (2, "", [(
-        f"{command}: error: {named} name one file: each option reads a file of its own kind, and standard input "
+        f"{command}: error: {named} name one file: each reads a file of its own kind, and standard input "
         "is read once: give each its own file")])
 
 
@@ -74,7 +74,7 @@ def test_two_options_naming_one_file_are_refused(tmp_path: Path):
     (tmp_path / "link.yaml").symlink_to("trinity.yaml")
     ran = solve(tmp_path, "--from-config", "trinity.yaml", "--cells", "link.yaml", "--gpu", "h100", given="")
     assert (ran.returncode, ran.stderr.splitlines()) == (2, [(
-        "solve: error: --from-config trinity.yaml and --cells link.yaml name one file: each option reads a file of "
+        "solve: error: --from-config trinity.yaml and --cells link.yaml name one file: each reads a file of "
         "its own kind: give each its own file")])
 
 

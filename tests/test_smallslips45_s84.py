@@ -67,7 +67,7 @@ def _env_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _critic_sp_write(cli: Cli, tmp_path: Path, critic_sp: int, *options: str) -> tuple[dict, list[str]]:
     """``--write``'s copy of `ANOTHER_CRITIC` with the critic's own SP and its engine's at `critic_sp` (on H20s, with
-    `options`), and the ``role-sp-differs`` lines ``--check --json`` gives the config."""
+    `options`), and the ``role-sp-differs`` (or ``-refused``) lines ``--check --json`` gives the config."""
     config, written = tmp_path / "c.yaml", tmp_path / "w.yaml"
     config.write_text(ANOTHER_CRITIC + f"    critic: {{ulysses_sequence_parallel_size: {critic_sp}, "
                       f"fsdp: {{ulysses_sequence_parallel_size: {critic_sp}}}}}\n")
@@ -75,7 +75,7 @@ def _critic_sp_write(cli: Cli, tmp_path: Path, critic_sp: int, *options: str) ->
     assert status in (0, 1), err
     current = json.loads(out)[0]["current"]
     lines = [line for line, code in zip(current["config_problems"], current["config_problem_codes"], strict=True)
-             if code == "role-sp-differs"]
+             if code.startswith("role-sp-differs")]
     status, _, err = cli("--from-config", str(config), "--gpu", "h20", *options, "--write", str(written))
     assert status == 0, err
     return yaml.safe_load(written.read_text()), lines
@@ -92,9 +92,9 @@ def test_write_sets_another_models_critic_sp_that_does_not_divide_the_trainer_gp
     assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 2
     fix = f"--write sets it to the plan's SP, as SP=4 does not divide 6 GPUs ({HEADS}: check that the plan's SP divides " \
           "them)"
-    # neither SP runs (verl before 0.8 refuses 4, verl 0.8's engine fails at it: test_legacyref_s85), so the
-    # critic is counted at the trainer's SP
-    assert [line.startswith(key) and line.endswith(f"the verdict and the plans count the critic at SP 2: {fix}")
+    # neither SP runs (verl before 0.8 refuses 4, verl 0.8's engine fails at it: test_legacyref_s85), so no verl
+    # runs the config (role-sp-differs-refused: test_lastfix85_s85)
+    assert [line.startswith(key) and line.endswith(f"the config runs on no verl: {fix}")
             for line, key in zip(lines, (f"{ENGINE_SP} 4 is not", f"{SP} 4 is not"), strict=True)] == [True, True]
 
 

@@ -114,7 +114,7 @@ def test_gpus_past_the_configs_nodes_is_noted(cli, tmp_path: Path):
     assert status == 0 and "on 16 of 16 GPUs, with 8 rollout GPUs, trainer and rollout on 3 nodes of 8" in out
     assert err == ("solve: note: c.yaml's cluster holds 16 GPUs in all (2 nodes of 8); the plan takes 16 trainer + 8 "
                    "rollout GPUs on 3 nodes: give the config cluster.node_num 3, or plan within its 16 with "
-                   "--total-gpus 16\n")
+                   "--total-gpus 16 in place of --gpus\n")
     # within the config's nodes, or without --gpus, no note
     for flags in (("--gpus", "8"), ("--total-gpus", "16"), ()):
         _, _, err = cli("--from-config", str(config), "--gpu", "h100", *flags)

@@ -117,7 +117,8 @@ def note_check_without_gpu(prog: str, config_name: str, gpus: Sequence[str]) -> 
 
 def note_config_nodes_outgrown(prog: str, config_name: str, config: TrinityConfig, answers: Sequence[Answer]) -> None:
     """A note on stderr where --gpus gives the trainer of a --from-config more GPUs than the config's cluster holds
-    beside its rollout: the config's GPUs and nodes, and the most nodes a best plan takes with its rollout."""
+    beside its rollout: the config's GPUs and nodes, and the most nodes a best plan takes with its rollout (and
+    --total-gpus in place of --gpus, which `solve` refuses together, to plan within the config's GPUs)."""
     if config.trainer_gpus is None or config.node_gpus is None:
         return
     held = config.trainer_gpus + config.rollout_gpus
@@ -129,7 +130,8 @@ def note_config_nodes_outgrown(prog: str, config_name: str, config: TrinityConfi
         config_nodes = counted(held // config.node_gpus, "node")
         print_note(f"{prog}: note: {config_name}'s cluster holds {held} GPUs in all ({config_nodes} of "
                    f"{config.node_gpus}); the plan takes {largest.gpus} trainer{rollout} GPUs on {nodes} nodes: give "
-                   f"the config cluster.node_num {nodes}, or plan within its {held} with --total-gpus {held}")
+                   f"the config cluster.node_num {nodes}, or plan within its {held} with --total-gpus {held} in "
+                   "place of --gpus")
 
 
 def note_shared_budget(prog: str, catalog: Catalog, gpus: Sequence[str], budget: int) -> None:

@@ -475,7 +475,8 @@ class Parser(argparse.ArgumentParser):
         8b``, ``--len 32k tokens``, ``--model=qwen3 8b``), a note that the option took the one word before it; or
         follows a flag (``--json yes``), that the flag takes no value (an unknown option after one, ``--json --seed
         3``, is no value of it); where the option takes several values and `stray` is another of them (``--gpu a100
-        h100``), that they are separated by commas."""
+        h100``), that they are separated by commas, or, where it repeats one the option took (``--gpu a100 a100``),
+        that one is enough."""
         for at, word in enumerate(argv[1:], start=1):
             before = argv[at - 1]
             option, _, value = before.partition("=") if before.startswith("--") and "=" in before else (
@@ -483,6 +484,8 @@ class Parser(argparse.ArgumentParser):
             action = self._option_string_actions.get(option)
             if word == stray and not stray.startswith("-") and action is not None and action.nargs is None:
                 if self._another_of_several(action, option, value, stray):
+                    if stray.casefold() in {name.strip().casefold() for name in value.split(",")}:
+                        return f" ({option} took {brief(value)}, which names {brief(stray)} already: one is enough)"
                     return f" ({option} took {brief(value)}: several are separated by commas, {option} {value},{stray})"
                 return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
             if word == stray and not stray.startswith("-") and self._flag(before) is not None:

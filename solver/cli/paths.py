@@ -133,8 +133,8 @@ def check_inputs_apart(args: argparse.Namespace) -> None:
         first, first_path = seen.setdefault(file_identity(path), (option, path))
         if first != option:
             stream = ", and standard input is read once" if names_a_stream(path) or names_a_stream(first_path) else ""
-            raise QueryError(f"{first} {first_path} and {option} {path} name one file: each option reads a file of its "
-                             f"own kind{stream}: give each its own file")
+            raise QueryError(f"{first} {first_path} and {option} {path} name one file: each reads a file of its own "
+                             f"kind{stream}: give each its own file")
 
 
 def input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:

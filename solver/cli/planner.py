@@ -256,9 +256,9 @@ def _answer(args: argparse.Namespace) -> int:
     if args.json:  # each best plan's settings, as --emit writes them
         answers = with_apply(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus, config)
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
-    unwritable = args.write is not None or config is not None and write_refused(
+    write_unoffered = args.write is not None or config is not None and write_refused(
         args, objective, catalog, config, config_text, query.lora_rank)
-    _print_planner(args, answers, fragments, query, catalog, cells, config_keys, unwritable)
+    _print_planner(args, answers, fragments, query, catalog, cells, config_keys, write_unoffered)
     note_added_model("solve", catalog, added)
     note_replaced_yarn_factor("solve", catalog.model(query.model), (
         answer.plans[0].rope_scaling_factor for answer in answers
@@ -339,11 +339,11 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
 
 def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[Fragment | None],
                    query: Query, catalog: Catalog, cells: Sequence[tuple[Path, GpuType]],
-                   config_keys: Mapping[str, ConfigApplied], unwritable: bool) -> None:
+                   config_keys: Mapping[str, ConfigApplied], write_unoffered: bool) -> None:
     """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view (with, per GPU type, what its
-    apply lines say of the --from-config, `config_keys`, and, unless `unwritable` (written already, or --write would
-    refuse these options), that --write applies the plan to a copy), with the --cells optimism note on stderr, a line
-    for each file written and the --cells notes (`note_cells_elsewhere`)."""
+    apply lines say of the --from-config, `config_keys`, and, unless `write_unoffered` (written already, or --write
+    would refuse these options), that --write applies the plan to a copy), with the --cells optimism note on stderr,
+    a line for each file written and the --cells notes (`note_cells_elsewhere`)."""
     from solver.render import answers_json, answers_view
     if cells and (note := _optimism_note([gpu_type for _, gpu_type in cells], catalog, answers, query)):
         print_note(note)
@@ -352,7 +352,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
     elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:
-        view = answers_view(answers, query, catalog, args.trinity_version, writing=unwritable,
+        view = answers_view(answers, query, catalog, args.trinity_version, write_unoffered=write_unoffered,
                             config_keys=config_keys)
         console = print_view(view, "solve")
         for written in (args.out, args.write):

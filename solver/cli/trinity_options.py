@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from solver.cli.atomic import errors_named_by, write_all_atomically
 from solver.cli.options import planning_check_options
-from solver.tables import CONFIG_SHAPE, OneLineError, QueryError, TableError, TrinityVersion, counted
+from solver.tables import OneLineError, QueryError, TableError, TrinityVersion, counted
 
 if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
     from solver.query import Objective, TrinityConfig
@@ -177,25 +177,18 @@ def engines_note(engines: RolloutEngines, model: str, gpu: GpuType, prefix: str 
 def _write_model_refusal(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> str | None:
     """Why --write (or --out, --emit) refuses these options, in one line: --write patches the config's model, and
     --out and --emit give keys to merge into it, so a --model, or a --model-config named after a catalogue model,
-    that names another catalogue model would apply that model's plan to it. None where it takes them (a name the
-    catalogue does not know, a local path say, is the user's to give)."""
-    from solver.tables import load_catalog, model_config_file, same_file
+    that names another catalogue model than the config's would apply that model's plan to it (the patch's own check,
+    `other_catalogue_model`, said in the options' words). None where it takes them (a name the catalogue does not
+    know, a local path say, is the user's to give)."""
+    from solver.trinity import other_catalogue_model
+    if args.model is None and args.model_config is None or config.model_path is None:
+        return None
+    planned = catalog.model(args.model) if args.model else catalog.models[-1]  # --model-config's, added last
+    other = other_catalogue_model(planned, config.model_path)
+    if other is None:
+        return None
+    configured, named = other
     flag = "--model" if args.model else "--model-config"
-    local = local_config_json(config)
-    if args.model_config and local is not None and same_file(model_config_file(args.model_config), local):
-        return None  # the config.json its model.model_path names: the config's own model
-    try:
-        configured = catalog.model(config.model).name
-        if args.model:
-            named = catalog.model(args.model).name
-        elif args.model_config:  # named after a catalogue model (its shape or not)? else it is the user's own
-            named = load_catalog().model(catalog.models[-1].name.removesuffix(CONFIG_SHAPE)).name
-        else:
-            return None
-    except QueryError:
-        return None
-    if named == configured:
-        return None
     made = "--write" if args.write else "--out" if args.out else "--emit trinity"
     return (f"{flag} names {named}, but {args.from_config} trains {configured} (model.model_path): {made} would give "
             f"it another model's plan; drop {flag}")

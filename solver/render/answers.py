@@ -64,11 +64,12 @@ def _explanation(reasons: Iterable[Reason], said: str | None) -> Group:
 
 
 def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, version: TrinityVersion | None = None,
-                 *, writing: bool = False, config_keys: Mapping[str, ConfigApplied] | None = None) -> Group:
+                 *, write_unoffered: bool = False,
+                 config_keys: Mapping[str, ConfigApplied] | None = None) -> Group:
     """Per answer: what was asked, the best plan in full (or why there is none; its config keys for the Trinity
-    release `version` where given; for a config read with --from-config, how --write applies it, unless `writing`
-    already or unable to, for options --write refuses, and what its apply lines say of the config, `config_keys` per
-    GPU type), then the ranking."""
+    release `version` where given; for a config read with --from-config, how --write applies it, unless
+    `write_unoffered` (written already, or --write would refuse the options), and what its apply lines say of the
+    config, `config_keys` per GPU type), then the ranking."""
     model, names = catalog.model(query.model), query.option_names
     renderables: list[Any] = []
     for answer in answers:
@@ -78,7 +79,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         after_apply = None  # where what follows the summary's apply lines starts
         if answer.plans:
             renderables.append(plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
-                                            query.memory.own_source, len(query.gpus) > 1, writing, names,
+                                            query.memory.own_source, len(query.gpus) > 1, write_unoffered, names,
                                             (config_keys or {}).get(answer.gpu, NO_CONFIG_APPLIED), query.given_pins,
                                             query.host_ram_named, query.batch_named))
             after_apply = len(renderables)

@@ -319,15 +319,15 @@ APPLY_HEADING = apply_heading(COMMAND_OPTIONS)
 """`apply_heading` in the command's words."""
 
 
-def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool, names: OptionNames,
+def _apply_heading(answer: Answer, several_gpu_types: bool, write_unoffered: bool, names: OptionNames,
                    comments_alone: bool = False) -> str:
-    """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config, unless `writing` it
-    already (or --write would refuse it: `ConfigApplied.lora_unkept`), what applies the plan to a copy of it
-    (``--write FILE``, with the answer's --gpu where the answers are for `several_gpu_types`: --write takes one; the
-    API's function takes one answer), or where that copy would change its comments alone (`comments_alone`), that the
-    config has its keys already."""
+    """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config, unless
+    `write_unoffered` (written already, or --write would refuse it: `ConfigApplied.lora_unkept`), what applies the
+    plan to a copy of it (``--write FILE``, with the answer's --gpu where the answers are for `several_gpu_types`:
+    --write takes one; the API's function takes one answer), or where that copy would change its comments alone
+    (`comments_alone`), that the config has its keys already."""
     heading = apply_heading(names)
-    if answer.current is None or writing:
+    if answer.current is None or write_unoffered:
         return heading
     if comments_alone:
         return (f"{heading}; {answer.current.config} has these keys already: {names.write_copy} a copy that differs "
@@ -348,7 +348,7 @@ def _lora_moe_said(answer: Answer) -> bool:
 
 
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
-                 memory_source: str | None, several_gpu_types: bool, writing: bool, names: OptionNames,
+                 memory_source: str | None, several_gpu_types: bool, write_unoffered: bool, names: OptionNames,
                  config_keys: ConfigApplied = NO_CONFIG_APPLIED, pins: Sequence[str] = (), host_limit: str = "",
                  batch: str = "") -> Group:
     """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it: the
@@ -392,7 +392,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("unpinned", _unpinned_words(answer, plan, pins, names)),
         ("host limit", _host_limit_words(answer, plan, host_limit)),
         ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
-        ("apply", _apply_heading(answer, several_gpu_types, writing or config_keys.lora_unkept is not None,
+        ("apply", _apply_heading(answer, several_gpu_types, write_unoffered or config_keys.lora_unkept is not None,
                                  names, config_keys.comments_alone)),
     ]
     for label, value in rows:

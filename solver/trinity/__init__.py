@@ -75,6 +75,7 @@ _EXPORTS = {
     "load_config_mapping": "solver.trinity.reader",
     "lora_rank_unkept": "solver.trinity.patch",
     "lora_unkept": "solver.trinity.patch",
+    "other_catalogue_model": "solver.trinity.patch",
     "overlong_sequences": "solver.trinity.reader",
     "patch_trinity_config": "solver.trinity.patch",
     "patched_config_problems": "solver.trinity.patch",
@@ -127,6 +128,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.patch import kept_interpolations as kept_interpolations
     from solver.trinity.patch import lora_rank_unkept as lora_rank_unkept
     from solver.trinity.patch import lora_unkept as lora_unkept
+    from solver.trinity.patch import other_catalogue_model as other_catalogue_model
     from solver.trinity.patch import patch_trinity_config as patch_trinity_config
     from solver.trinity.patch import patched_config_problems as patched_config_problems
     from solver.trinity.patch import patched_trinity_config as patched_trinity_config

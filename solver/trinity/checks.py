@@ -24,6 +24,7 @@ from solver.query import (
     ConfigProblemCode,
     TrinityConfig,
     check_trinity_version,
+    legacy_release_words,
 )
 from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
@@ -458,7 +459,7 @@ def _check_legacy_ref_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int,
     if not refusals:
         return
     checks.ref_sp_refused = True
-    who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
+    who = legacy_release_words(version)
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
         f"{dotted(ROLE_SP_KEYS[1])} {ref_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {who} checks the "
         f"ref's SP as the actor's and refuses the config ({refusals[0].words}); Trinity 0.6 on verl 0.8 or later "
@@ -479,10 +480,11 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     0.8 takes it over the trainer's (``set_if_none``, ``verl_legacy/verl_config.py:604``), checks it against the
     trainer GPUs, the train `batch` and the critic's heads as the actor's, refusing the config (`legacy_sp_refusals`,
     ``:609``; not the heads of a critic of another model, `critic_of_another_model`), raises the critic's token
-    budget at it
-    (``:613``) and runs the critic there (``verl_legacy/fsdp_workers.py:1287``). Return the critic's SP by name where
-    it is another (its budgets are judged there, `_check_token_budgets`), else none. Only where the algorithm trains
-    a critic (`trains_critic`); the engine's SP too (`_check_critic_engine_sp`)."""
+    budget at it (``:613``) and runs the critic there (``verl_legacy/fsdp_workers.py:1287``). Where verl before 0.8
+    refuses it and verl 0.8's engine fails at the engine's SP (`_engine_mesh_failure`), no verl line runs the critic:
+    both lines are ``role-sp-differs-refused``. Return the critic's SP by name where it is another (its budgets are
+    judged there, `_check_token_budgets`), else none. Only where the algorithm trains a critic (`trains_critic`); the
+    engine's SP too (`_check_critic_engine_sp`)."""
     if not trains_critic(checks.value(("algorithm", "algorithm_type"))):
         return {}
     another = critic_of_another_model(checks.value)
@@ -504,10 +506,14 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     refusals = legacy_sp_refusals(model, trainer_gpus, legacy_sp, batch, heads=not another) if legacy_sp != sp else []
     runs_at = sorted({*(() if engine_fails else (engine_sp,)), *(() if refusals else (legacy_sp,))})
     checks.critic_sps = tuple(runs_at) if runs_at != [sp] else ()
-    _check_critic_engine_sp(checks, sp, another, trainer_gpus)
+    who = legacy_release_words(version)
+    # Where verl before 0.8 refuses the critic's own SP and verl 0.8's engine fails at its, no verl line runs it.
+    code, counted = ((ConfigProblemCode.ROLE_SP_DIFFERS, critic_sp_counted_words(checks.critic_sps, sp)) if runs_at
+                     else (ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, "the config runs on no verl"))
+    refused_before_08 = f"{who} refuses the critic's own SP {legacy_sp} ({dotted(CRITIC_SP_KEY)}), so {counted}"
+    _check_critic_engine_sp(checks, sp, another, trainer_gpus, (code, counted if runs_at else refused_before_08))
     if legacy_sp == sp:
         return {}
-    who = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity with verl before 0.8"
     engine_words = f"SP {sp}" if engine is None else f"SP {engine_sp} ({dotted(CRITIC_ENGINE_SP_KEY)})"
     on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_words}" + (
         f", where {engine_fails}" if engine_fails else "")
@@ -515,10 +521,9 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
         runs = f"{who} checks the critic's SP as the actor's and refuses the config ({refusals[0].words}); {on_08}"
     else:
         runs = f"{who} runs the critic at SP {legacy_sp}, raising its token budget to hold a sequence there; {on_08}"
-    checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+    checks.add(code, (
         f"{dotted(CRITIC_SP_KEY)} {legacy_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; "
-        f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
-        f"{_critic_sp_fix(checks, another, legacy_sp, trainer_gpus)}"))
+        f"{counted}: {_critic_sp_fix(checks, another, legacy_sp, trainer_gpus)}"))
     return {"critic": legacy_sp}
 
 
@@ -596,11 +601,13 @@ def _engine_mesh_failure(trainer_gpus: int, engine_sp: int) -> str | None:
             f"{trainer_gpus - meshed} left out")
 
 
-def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, trainer_gpus: int) -> None:
+def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, trainer_gpus: int,
+                            counted: tuple[ConfigProblemCode, str]) -> None:
     """Say where the critic's engine's SP (`CRITIC_ENGINE_SP_KEY`), set to another than the trainer's `sp`, runs the
-    critic (``role-sp-differs``): Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it.
-    The line says what to do (`_critic_sp_fix`: a critic of `another` model's kept where it divides the
-    `trainer_gpus`)."""
+    critic: Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it. `counted` gives the
+    line's code and what it says the verdict counts (``role-sp-differs``, `critic_sp_counted_words`), or, where no
+    verl line runs the critic, that the config runs on none (``role-sp-differs-refused``). The line says what to do
+    (`_critic_sp_fix`: a critic of `another` model's kept where it divides the `trainer_gpus`)."""
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     if engine is None or max(1, int(engine)) == sp:
         return
@@ -610,10 +617,10 @@ def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, train
             f"against nothing), where {fails}" if fails else
             f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {engine_sp}, its engine's over the trainer's "
             f"(checking it against nothing)")
-    checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+    code, counted_words = counted
+    checks.add(code, (
         f"{dotted(CRITIC_ENGINE_SP_KEY)} {engine_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
-        f"{runs}, and with verl before 0.8 no release reads it; "
-        f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
+        f"{runs}, and with verl before 0.8 no release reads it; {counted_words}: "
         f"{_critic_sp_fix(checks, another, engine_sp, trainer_gpus)}"))
 
 
@@ -692,11 +699,6 @@ def _trinity_raises(path: tuple[str, ...], subject: str) -> bool:
     return subject != "it" or path not in FORWARD_BUDGETS
 
 
-_RAISING_RELEASE: dict[TrinityVersion | None, str] = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}
-"""The Trinity that raises a token budget holding no sequence, by the release asked for, in words (without one: any
-release on verl before 0.8)."""
-
-
 def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: str,
                    version: TrinityVersion | None, *, read_on_08: bool, raised: bool = True) -> str:
     """What the release (`version`, None where not known) does with the token budget at `path`, judged at `role_sp`
@@ -709,7 +711,7 @@ def _budget_effect(path: tuple[str, ...], length: float, role_sp: int, subject: 
     `role_sp` only where `raised` (a role that takes it runs there, `_check_token_budgets`)."""
     # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that (Trinity
     # 0.5.0's _adjust_token_len_if_needed to twice that, its default).
-    who = _RAISING_RELEASE.get(version, "Trinity with verl before 0.8")
+    who = legacy_release_words(version)  # the Trinity that raises a budget holding no sequence
     least = least_token_budget(length, role_sp)
     default_050 = (f" (Trinity 0.5.0 to its default, ceil(2 x {shown_number(length)} / {role_sp}) = "
                    f"{math.ceil(2 * length / role_sp)})")
@@ -770,7 +772,7 @@ def _trainer_budget_readers(checks: _ConfigChecks, version: TrinityVersion | Non
     return readers
 
 
-_LEGACY_RELEASES: dict[TrinityVersion, str] = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}
+_LEGACY_RELEASES: dict[TrinityVersion, str] = {"0.5": legacy_release_words("0.5"), "0.6": legacy_release_words("0.6")}
 """The releases whose roles' own dynamic batch size keys count (`ROLE_DYNAMIC_BATCH_KEYS`), in words."""
 
 

@@ -1014,25 +1014,35 @@ def lora_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapp
     return adapter_unkept(plan, model, adapter, name, kept_by, option_names)
 
 
-def _check_config_model(model: Model, reading: Any, name: str, environ: Mapping[str, str],
-                        option_names: OptionNames) -> None:
-    """`QueryError` where the config `reading` (its ``${oc.env:...}`` from `environ`) trains another model than
-    `model`, the one the plan was made for: both its ``model.model_path`` and `model` name catalogue models (the
-    shipped catalogue's; a model of a config.json's other shape, ``NAME (config shape)``, by its NAME), and not the
-    same one. The patch keeps ``model.model_path``, and would give that model this one's figures, as ``--write``
-    refuses a ``--model`` of another model. A path that names no catalogue model (a fine-tune's folder, a model of
-    the user's own) is the user's to give, as a model path that cannot be read here is `read_trinity_config`'s to
-    refuse."""
-    model_path = read_or_none(ConfigValues(reading, environ).get, ("model", "model_path"))
-    if not isinstance(model_path, str) or local_model_config(model_path) is not None:
-        return  # a folder of this machine holding a config.json: what it holds, not its name, says the model
+def other_catalogue_model(model: Model, model_path: str) -> tuple[str, str] | None:
+    """Where a config whose ``model.model_path`` is `model_path` trains another catalogue model than `model`, the one
+    a plan was made for: the name `model_path` gives (`model_name_from_path`) and `model` both name catalogue models
+    (the shipped catalogue's; a model of a config.json's other shape, ``NAME (config shape)``, by its NAME), and not
+    the same one: their names, the config's first. None otherwise: a name no catalogue model has (a fine-tune's folder,
+    a model of the user's own) is the user's to give, and a folder of this machine holding a config.json says the
+    model by what it holds, not by its name."""
+    if local_model_config(model_path) is not None:
+        return None
     shipped = load_catalog()
     try:
         configured = shipped.model(model_name_from_path(model_path)).name
         planned = shipped.model(model.name.removesuffix(CONFIG_SHAPE)).name
     except QueryError:
+        return None
+    return (configured, planned) if configured != planned else None
+
+
+def _check_config_model(model: Model, reading: Any, name: str, environ: Mapping[str, str],
+                        option_names: OptionNames) -> None:
+    """`QueryError` where the config `reading` (its ``${oc.env:...}`` from `environ`) trains another catalogue model
+    than `model`, the one the plan was made for (`other_catalogue_model`). The patch keeps ``model.model_path``, and
+    would give that model this one's figures, as ``--write`` refuses a ``--model`` of another model (the same check,
+    in the options' words). A model path that cannot be read here is `read_trinity_config`'s to refuse."""
+    model_path = read_or_none(ConfigValues(reading, environ).get, ("model", "model_path"))
+    if not isinstance(model_path, str):
         return
-    if configured != planned:
+    if other := other_catalogue_model(model, model_path):
+        configured, planned = other
         raise QueryError(f"{name}: the plan is {planned}'s (model), but the config trains {configured} "
                          f"({MODEL_PATH_KEY}), which {option_names.write} keeps: it would give {configured} another "
                          f"model's plan; give it a plan of {configured}, with that model")
