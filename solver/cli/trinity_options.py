@@ -180,11 +180,15 @@ def _write_model_refusal(args: argparse.Namespace, catalog: Catalog, config: Tri
     that names another catalogue model than the config's would apply that model's plan to it (the patch's own check,
     `other_catalogue_model`, said in the options' words). None where it takes them (a name the catalogue does not
     know, a local path say, is the user's to give)."""
+    from solver.tables import model_config_file, same_file
     from solver.trinity import other_catalogue_model
     if args.model is None and args.model_config is None or config.model_path is None:
         return None
+    local = local_config_json(config)
+    if args.model_config and local is not None and same_file(model_config_file(args.model_config), local):
+        return None  # the config.json its model.model_path names: the config's own model
     planned = catalog.model(args.model) if args.model else catalog.models[-1]  # --model-config's, added last
-    other = other_catalogue_model(planned, config.model_path)
+    other = other_catalogue_model(planned, config.model_path, local_by_contents=False)
     if other is None:
         return None
     configured, named = other

@@ -1014,14 +1014,15 @@ def lora_unkept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapp
     return adapter_unkept(plan, model, adapter, name, kept_by, option_names)
 
 
-def other_catalogue_model(model: Model, model_path: str) -> tuple[str, str] | None:
+def other_catalogue_model(model: Model, model_path: str, *, local_by_contents: bool = True) -> tuple[str, str] | None:
     """Where a config whose ``model.model_path`` is `model_path` trains another catalogue model than `model`, the one
     a plan was made for: the name `model_path` gives (`model_name_from_path`) and `model` both name catalogue models
     (the shipped catalogue's; a model of a config.json's other shape, ``NAME (config shape)``, by its NAME), and not
     the same one: their names, the config's first. None otherwise: a name no catalogue model has (a fine-tune's folder,
     a model of the user's own) is the user's to give, and a folder of this machine holding a config.json says the
-    model by what it holds, not by its name."""
-    if local_model_config(model_path) is not None:
+    model by what it holds, not by its name (with `local_by_contents`; the command line, which compares a
+    --model-config with that file itself, holds another model to the folder's name)."""
+    if local_by_contents and local_model_config(model_path) is not None:
         return None
     shipped = load_catalog()
     try:
