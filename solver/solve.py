@@ -90,6 +90,7 @@ from solver.rules import (
 )
 from solver.tables import (
     HOST_HELD_CRITICS,
+    KNOWN_RELEASE_NAMES,
     MAX_ESTIMATED_GPUS,
     MAX_HOST_RAM_GB,
     MAX_NODE_GPUS,
@@ -1697,7 +1698,8 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
     if best is not None:
         return (f"; {query.without_host_ram_words(named)}, "
                 + _host_words(data.shape, query.node_gpus, best, query)
-                + least_host_words(catalog, unlimited, best, data.gpu))
+                + least_host_words(catalog, unlimited, best, data.gpu)
+                + _rank_0_release_words(catalog, data, query))
     if query.pin_flags:
         best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:
@@ -1712,6 +1714,27 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
         return ReasonWords()
     return (f"; {query.without_host_ram_words(named)} and with {query.option_names.token_budget_auto}, "
             + _host_words(data.shape, query.node_gpus, best, query))
+
+
+def _rank_0_release_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
+    """Where `query` names no Trinity release (its count of host memory is every rank loading the model, the most any
+    release loads) and the same question under the newest release (of `KNOWN_RELEASE_NAMES` with a patch) whose rank 0
+    alone loads the model on `data`'s GPU (`model_loaders`: 0.6.0 with FSDP2 on compute capability 9 or more, 0.5.0
+    and 0.5.1 an untied model) has a plan, that plan and its host need, in words: ``; with
+    --trinity-version 0.5.1, whose rank 0 alone loads the model, Env + Offload + SP=4 on 12 GPUs trains it (28672
+    tokens), and with Offload it needs 61.2 GiB of host memory per node``; "" otherwise."""
+    if query.trinity_version is not None:
+        return ReasonWords()
+    for release in reversed([name for name in KNOWN_RELEASE_NAMES if name.count(".") == 2]):
+        named = query.under_release(release).model_copy(update={"top": 1})
+        if not any(model_loaders(named.model_loading(data.compute_capability, offload), data.shape.tied_embeddings)
+                   == "rank-0" for offload in (False, True)):
+            continue
+        best = answer_for(catalog, named, data.gpu, explained=False).best
+        if best is not None:
+            return (f"; with {query.option_names.trinity_release(release)}, whose rank 0 alone loads the model, "
+                    + _host_words(data.shape, query.node_gpus, best, named))
+    return ReasonWords()
 
 
 def _lifts_every_need(data: PlanningData, query: Query) -> bool:
