@@ -967,7 +967,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                 f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
                 f"of {native}, which the rollout's vLLM refuses unless "
                 + (f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts (it applies no RoPE scaling's factor "
-                   f"to a Gemma 3's length): {_yarn_setting(model, wanted)}{_theta_setting(checks, model)} "
+                   f"to a Gemma 3's length): {_yarn_setting(model, wanted)}{_theta_setting(checks, model)}"
                    f"{checks.names.write_does('as ')}, and set the variable"
                    if model.vllm_skips_rope_factor else
                    f"a rope_scaling covers it or {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts: "
