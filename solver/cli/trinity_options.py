@@ -36,7 +36,8 @@ def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, T
     return text, read_config_text(text, path, version)
 
 
-def read_config_text(text: str, path: Path, version: TrinityVersion | None, write_offered: bool = True) -> TrinityConfig:
+def read_config_text(text: str, path: Path, version: TrinityVersion | None,
+                     write_offered: bool = True) -> TrinityConfig:
     """What rft-solver reads of the Trinity config `text` (the file `path`), its fixes naming --write only where it is
     offered (`OptionNames.write_offered`); `QueryError` in one line where it cannot."""
     from solver.rules import COMMAND_OPTIONS

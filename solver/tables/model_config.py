@@ -124,9 +124,9 @@ HEAD_DIM_BY_MODEL_TYPE = {"gemma": 256, "gemma2": 256, "gemma3_text": 256, "erni
                           "helium": 128, "llama4_text": 128, "qwen3": 128, "seed_oss": 128}
 """A config.json's ``head_dim`` where it gives none (or null), by its ``model_type``: its config class's default, the
 same in transformers 4.51.3 (where the class exists), 4.57.6, 5.0.0 and 5.25.0 (``configuration_qwen3.py:160``,
-``:163``, ``:133`` and ``:67``: Qwen3-4B's 128, not its 2560 / 32 = 80; Gemma's, Gemma-2's and Gemma-3 text's 256; GLM's,
-GLM-4's, Helium's, Llama 4 text's, ERNIE-4.5's and Seed-OSS's 128). No listed type's default differs between the
-majors. Other types, Qwen3-MoE's among them (``Qwen3MoeConfig`` declares no ``head_dim``, and
+``:163``, ``:133`` and ``:67``: Qwen3-4B's 128, not its 2560 / 32 = 80; Gemma's, Gemma-2's and Gemma-3 text's
+256; GLM's, GLM-4's, Helium's, Llama 4 text's, ERNIE-4.5's and Seed-OSS's 128). No listed type's default differs
+between the majors. Other types, Qwen3-MoE's among them (``Qwen3MoeConfig`` declares no ``head_dim``, and
 ``modeling_qwen3_moe.py:144`` in 4.51.3 takes ``hidden_size // num_attention_heads``), take that quotient."""
 UNGATED_MODEL_TYPES = ("apertus", "arcee", "bloom", "codegen", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox",
                        "gptj", "mpt", "nemotron", "opt", "persimmon", "phi", "starcoder2")

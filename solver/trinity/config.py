@@ -647,7 +647,8 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str, versio
                                        _policies_disagree_note(flags["offload_policy"], policy, names)))
         policy = merged and flags["offload_policy"]
     elif policy and strategy == "fsdp2" and version == "0.6":  # verl before 0.8 reads the trainer's: unset, off
-        notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET, trinity_06_offload_off(names.write_does())))
+        notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET,
+                                   trinity_06_offload_off(names.write_does())))
         policy, disagree = False, True
     elif policy and strategy == "fsdp2" and version is None:
         notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET, TRINITY_06_OFFLOAD))
