@@ -41,7 +41,7 @@ def _words(text: str) -> str:
 def test_qwen3_config_without_head_dim_takes_its_class_default(cli: Cli, tmp_path: Path):
     folder = _folder(tmp_path, QWEN3_4B)
     assert load_model_config(folder / "config.json").head_dim == 128  # was 2560 // 32 = 80
-    status, out, err = cli("--model-config", str(folder), "--gpu", "l40s", "--gpus", "4", "--len", "16k")
+    status, _, err = cli("--model-config", str(folder), "--gpu", "l40s", "--gpus", "4", "--len", "16k")
     assert status == 0
     assert "head_dim 80" not in err and "shape but for" not in err  # was: "head_dim 80 (Qwen3-4B's: 128)"
 
