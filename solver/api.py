@@ -2043,7 +2043,7 @@ def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
         f"{_ref_budget_words(verdict, budget)}, at the ref's SP {ref_sp}: each of the ref's micro-batches holds "
         f"{budget} x {ref_sp} tokens, {spread}, {'more' if above else 'fewer'} than the verdict's {judged}"
         + ("" if above else " (so it is cautious)") + _on_08_words(config)
-        + f": set the ref's SP to the actor's ({verdict.option_names.write} does)"))]
+        + f": set the ref's SP to the actor's{verdict.option_names.write_does()}"))]
 
 
 def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
@@ -2081,7 +2081,7 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     return [ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_BELOW_LENGTH, (
         f"{named}: {raised} x the actor's SP {sp} = {raised * sp} tokens hold no sequence of {length}, and with LoRA "
         f"the actor's log-prob pass gives the ref's log-probs at the actor's SP with the ref's budget, so verl "
-        f"{stops}{on_08}; set the ref's SP to the actor's ({verdict.option_names.write} does), or its budget to at "
+        f"{stops}{on_08}; set the ref's SP to the actor's{verdict.option_names.write_does()}, or its budget to at "
         f"least ceil({length} / {sp}) = {least_token_budget(length, sp)}"))]
 
 

@@ -376,6 +376,14 @@ class Query(Frozen):
         Offload (the plans write it), else the config's strategy (`trainer_strategy`) or the release's default."""
         return model_loading(self.trinity_release, self.trainer_strategy, compute_capability, offload)
 
+    def under_release(self, release: str) -> Query:
+        """The query as the same one names the Trinity `release` (``0.5.1``: as `trinity_release` takes it), with the
+        rules the release decides (`trinity_version`, `batch_divisor`, `expert_layout`, the ranks loading the model)."""
+        return self.model_copy(update={"trinity_version": trinity_release("trinity_version", release),
+                                       "trinity_release": release_name(release),
+                                       "expert_layout": counted_expert_layout(release),
+                                       "batch_divisor": counted_batch_divisor(release)})
+
     def counted_catalog(self, catalog: Catalog) -> Catalog:
         """`catalog` with the query's model counting its LoRA adapter on the modules `lora_targets` adapts
         (`Catalog.with_lora_targets`), as the plans and the verdict count it."""

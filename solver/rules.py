@@ -1145,6 +1145,16 @@ class OptionNames(NamedTuple):
     lora_keys: tuple[str, str, str] | None = None
     """The keys that give a LoRA run's rank, targets and exclusions where no option of the caller's does (a cluster
     job's: ``solver.cluster.JOB_LORA_KEYS``), which `lora_options` names then; None: the caller's options."""
+    write_offered: bool = True
+    """Whether `write` is offered for the config judged (`write_does`): ``solve --from-config`` offers no --write
+    where it would refuse to patch the config as the options plan it (`solver.cli.trinity_options.write_refused`)."""
+
+    def write_does(self, lead: str = "", after: str = "") -> str:
+        """`` (--write does)`` after a fix the patch makes (`lead` before `write`: ``as ``; `after`, more words in the
+        brackets: ``(--write does; harmless on transformers 4)``); where `write` is not offered (`write_offered`), only
+        `after` in brackets, else ""."""
+        words = [f"{lead}{self.write} does"] if self.write_offered else []
+        return f" ({'; '.join([*words, after] if after else words)})" if words or after else ""
 
     def valued(self, name: str, value: object, unit: str = "") -> str:
         """Option `name` given `value`, as the caller writes it: ``--sp 2``, ``--host-ram 48GB`` (a flag's `unit`

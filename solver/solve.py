@@ -90,6 +90,7 @@ from solver.rules import (
 )
 from solver.tables import (
     HOST_HELD_CRITICS,
+    KNOWN_RELEASE_NAMES,
     MAX_ESTIMATED_GPUS,
     MAX_HOST_RAM_GB,
     MAX_NODE_GPUS,
@@ -1697,7 +1698,8 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
     if best is not None:
         return (f"; {query.without_host_ram_words(named)}, "
                 + _host_words(data.shape, query.node_gpus, best, query)
-                + least_host_words(catalog, unlimited, best, data.gpu))
+                + least_host_words(catalog, unlimited, best, data.gpu)
+                + _rank_0_release_words(catalog, data, query))
     if query.pin_flags:
         best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:
@@ -1714,15 +1716,52 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
             + _host_words(data.shape, query.node_gpus, best, query))
 
 
+def _rank_0_release_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
+    """Where `query` names no Trinity release (its count of host memory is every rank loading the model, the most any
+    release loads) and the same question under the newest release (of `KNOWN_RELEASE_NAMES` with a patch) whose rank 0
+    alone loads the model on `data`'s GPU (`model_loaders`: 0.6.0 with FSDP2 on compute capability 9 or more, 0.5.0
+    and 0.5.1 an untied model) has a plan, that plan and its host need, in words: ``; with
+    --trinity-version 0.5.1, whose rank 0 alone loads the model, Env + Offload + SP=4 on 12 GPUs trains it (28672
+    tokens), and with Offload it needs 61.2 GiB of host memory per node``; "" otherwise."""
+    if query.trinity_version is not None:
+        return ReasonWords()
+    tried: set[tuple[str, ...]] = set()
+    for release in reversed([name for name in KNOWN_RELEASE_NAMES if name.count(".") == 2]):
+        named = query.under_release(release).model_copy(update={"top": 1})
+        loadings = tuple(named.model_loading(data.compute_capability, offload) for offload in (False, True))
+        if (loadings in tried or "rank-0" not in (model_loaders(loading, data.shape.tied_embeddings)
+                                                  for loading in loadings)
+                or not _host_fits_some_plan(data, named)):
+            continue  # 0.5.0 loads as 0.5.1 does, and holds at least as much: asked once
+        tried.add(loadings)
+        best = answer_for(catalog, named, data.gpu, explained=False).best
+        if best is not None:
+            return (f"; with {query.option_names.trinity_release(release)}, whose rank 0 alone loads the model, "
+                    + _host_words(data.shape, query.node_gpus, best, named))
+    return ReasonWords()
+
+
+def _host_fits_some_plan(data: PlanningData, query: Query) -> bool:
+    """Whether `query`'s host memory per node holds what some GPU count of `data`, with Offload or without, needs
+    (`fits_host_ram`, whatever the length): where none does, the question has no plan, with no solve."""
+    return any(_host_fits(data, query, query.host_ram_gb))
+
+
 def _lifts_every_need(data: PlanningData, query: Query) -> bool:
     """Whether the most host memory a node may have (`_more_host_ram_question`'s) holds what every plan of `data` needs
     (`fits_host_ram`, the model's rule), so that the question on such nodes has the plans of the one without a host
     limit, and its best plan their GPUs, settings and length (not their words: it states its host need, with no
     caution on an unchecked one)."""
-    return all(fits_host_ram(data.shape, gpus, query.node_gpus, MAX_HOST_RAM_GB, offload, query.trinity_version,
-                             query.reference_model, query.lora_rank, query.critic, query.expert_layout,
-                             query.model_loading(data.compute_capability, offload))
-               for gpus in data.counts for offload in (False, True))
+    return all(_host_fits(data, query, MAX_HOST_RAM_GB))
+
+
+def _host_fits(data: PlanningData, query: Query, host_ram_gb: float | None) -> Iterator[bool]:
+    """For each GPU count of `data`, without Offload and with it, whether `host_ram_gb` per node holds what a plan
+    needs as `query` counts it (`fits_host_ram`)."""
+    return (fits_host_ram(data.shape, gpus, query.node_gpus, host_ram_gb, offload, query.trinity_version,
+                          query.reference_model, query.lora_rank, query.critic, query.expert_layout,
+                          query.model_loading(data.compute_capability, offload))
+            for gpus in data.counts for offload in (False, True))
 
 
 def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -> ReasonWords:

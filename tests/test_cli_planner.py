@@ -2695,10 +2695,13 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                             "GPUs trains it (8192 tokens), and it needs 51.1 GiB") in " ".join(out.split())
     # On an exact count that host memory rules out, fewer GPUs are named as fewer GPUs, not as a lowered budget:
     # Qwen3-4B ties its embeddings, every rank loads it (15 GiB each, beside its share of the reference model's fp32
-    # shards: 36.2 on one GPU, 60.8 on 3, 81.1 on 4), so 64 GB take 3 ranks.
+    # shards: 36.2 on one GPU, 60.8 on 3, 81.1 on 4), so 64 GB take 3 ranks; Trinity 0.6.0 loads it on rank 0 alone on
+    # an H20 (compute capability 9.0), so naming it trains 6 (30.9 GiB).
     status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "64")
     assert status == 1 and ("needs 105.8 GiB of host memory per node while the model loads; at the least, vanilla on 1 "
                             "GPU trains it (8192 tokens), and it needs 36.2 GiB of host memory per node while the "
+                            "model loads; with --trinity-version 0.6.0, whose rank 0 alone loads the model, vanilla on "
+                            "6 GPUs trains it (8192 tokens), and it needs 30.9 GiB of host memory per node while the "
                             "model loads; fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the "
                             "other 3 free for rollout") in " ".join(out.split())
     assert "--token-budget auto" not in out

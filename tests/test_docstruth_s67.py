@@ -27,7 +27,8 @@ SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus
                  "--max-token-len-per-gpu", "--param-offload", "--offload-policy", "--expandable-segments",
                  "--no-color", "--color", "--output-format", "--yaml", "--algorithm", "--lora-alpha", "--seed",
                  "--dp", "--pp", "--cp", "--zero3", "--fsdp", "--deepspeed", "--maximize-len", "--min-gpus",
-                 "--fewest-gpus", "--longest", "--max-seq-length", "--seq-length", "--cutoff-len", "--mem")
+                 "--fewest-gpus", "--longest", "--max-seq-length", "--seq-length", "--cutoff-len", "--mem",
+                 "--host-memory")
 """The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
 opposite)."""
 

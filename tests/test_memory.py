@@ -1352,12 +1352,15 @@ def test_a_model_config_that_borrows_a_catalogue_name_gets_no_tables(cli, tmp_pa
 def test_a_host_memory_note_only_when_host_memory_is_the_limit():
     # 8B at 65536 within 4 A100s needs Offload (203.4 GiB of host memory per node, every rank of the 4 loading the
     # model where no release is named): --host-ram 170 is what stops it (it holds the 162.7 GiB the plan without
-    # Offload on 4 GPUs needs while the model loads, 4 x 30.51 beside the reference model's 40.63 of pinned shards).
+    # Offload on 4 GPUs needs while the model loads, 4 x 30.51 beside the reference model's 40.63 of pinned shards);
+    # Trinity 0.5.1 loads the untied model on rank 0 alone, and its Offload plan needs 162.6.
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=170),
                      CATALOG)
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented); without --host-ram, "
                                   "Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs "
-                                  "203.4 GiB of host memory per node; --token-budget auto trains 65536 tokens: Env + "
+                                  "203.4 GiB of host memory per node; with --trinity-version 0.5.1, whose rank 0 alone loads "
+                                  "the model, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload "
+                                  "it needs 162.6 GiB of host memory per node; --token-budget auto trains 65536 tokens: Env + "
                                   "SP=4 on 4 GPUs with "
                                   "max_token_len_per_gpu = 25600 (estimated)")  # the tokens per GPU of the documented cell at 51200
     # The need is rounded up (203.4 GiB, 203.31 unrounded): 203.3 does not train it, 203.4 does.

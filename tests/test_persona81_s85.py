@@ -30,10 +30,11 @@ def test_slurms_mem_is_told_host_ram_not_the_memory_model_file(cli, command: tup
 
 
 def test_slurms_mem_to_solve_cluster_gets_no_guess_of_the_memory_model(cli):
-    # solve cluster takes host memory from a pool's host_ram_gb; the prefix guess --memory-model was wrong.
+    # solve cluster takes host memory from a pool's host_ram_gb; the prefix guess --memory-model was wrong (that field
+    # is named, as for --host-ram: session 85, smallslips48).
     assert cli("cluster", "fleet.yaml", "--mem", "256G") == (2, "", (
         "usage: solve cluster [options] (--help lists them)\n"
-        "solve cluster: error: unrecognized arguments: --mem 256G\n"))
+        "solve cluster: error: unrecognized arguments: --mem 256G (the file gives it: a pool's host_ram_gb)\n"))
 
 
 def test_a_name_of_another_tool_still_guesses_the_option_it_starts_by_whole_words(cli):

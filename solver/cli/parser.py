@@ -252,7 +252,9 @@ class Parser(argparse.ArgumentParser):
         --widen for --no-widen, --without-tables for --with-tables) or of --help or --version (--no-help), however
         written (`_spelled`: --nojson, --no_json), that leaving it out is the default (the flag's name would be its
         opposite's meaning); where it is a flag of this command written another way (--nowiden, --No_Widen:
-        --no-widen), that flag; else the command it names, or the option it most likely means; "" where none is."""
+        --no-widen), that flag; else the command it names, or the option it most likely means; else, where it is
+        another tool's name (`MEANT`) for an option whose value this command's file gives (`in_file`: solve
+        cluster's --host-memory or Slurm's --mem, for --host-ram), that file's field; "" where none is."""
         spelled = _spelled(option)
         pointed_to, words = COUNTS_NOTHING.get(spelled, ("", ""))
         if words and (pointed_to is None or pointed_to in self._option_string_actions):
@@ -268,7 +270,10 @@ class Parser(argparse.ArgumentParser):
         if option.startswith("--") and self._flag(spelled) is not None:
             return f" (did you mean {spelled}?)"
         meant = self._command_named(option) or self._meant(option, typos=option.startswith("--"))
-        return f" (did you mean {meant}?)" if meant else ""
+        if meant:
+            return f" (did you mean {meant}?)"
+        field = next((self.in_file[name] for name in MEANT.get(spelled, ()) if name in self.in_file), None)
+        return f" (the file gives it: {field})" if field else ""
 
     def _meant_by_value(self, rest: list[str], named: tuple[str, ...],
                         meanings: Mapping[str, tuple[str, ...]]) -> str | None:

@@ -69,6 +69,7 @@ from solver.cli.trinity_options import (
     local_config_json,
     local_model,
     read_config_file,
+    read_config_text,
     with_apply,
     write_refused,
     write_trinity,
@@ -248,16 +249,19 @@ def _answer(args: argparse.Namespace) -> int:
     query = _planner_query(args, catalog, added, config, objective)
     catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
     answers = answer_query(query, catalog, explain=args.explain)
-    if config is not None:
-        answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,
-                                       args.trinity_version)
+    refused = config is not None and write_refused(args, objective, catalog, config, config_text, query.lora_rank)
+    if config is not None:  # the verdict's fixes name --write only where the summary offers it
+        if refused:
+            config = read_config_text(config_text, args.from_config, args.trinity_version, write_offered=False)
+        offered = query.option_names._replace(write_offered=not refused)
+        answers = with_config_verdicts(answers, query.model_copy(update={"option_names": offered}), catalog, config,
+                                       config_text, args.from_config.name, os.environ, args.trinity_version)
     fragments, written_notes = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                                              query.node_gpus, config)
     if args.json:  # each best plan's settings, as --emit writes them
         answers = with_apply(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus, config)
     config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
-    write_unoffered = args.write is not None or config is not None and write_refused(
-        args, objective, catalog, config, config_text, query.lora_rank)
+    write_unoffered = args.write is not None or refused
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys, write_unoffered)
     note_added_model("solve", catalog, added)
     note_replaced_yarn_factor("solve", catalog.model(query.model), (

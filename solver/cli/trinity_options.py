@@ -30,13 +30,22 @@ MAX_CONFIG_BYTES = 256 * 1024
 
 def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
     """A Trinity config's text and what rft-solver reads of it (`QueryError` in one line where it cannot)."""
-    from solver.rules import COMMAND_OPTIONS
     from solver.tables import read_user_file
-    from solver.trinity import ConfigError, read_trinity_config
 
     text = read_user_file(path, MAX_CONFIG_BYTES)
+    return text, read_config_text(text, path, version)
+
+
+def read_config_text(text: str, path: Path, version: TrinityVersion | None,
+                     write_offered: bool = True) -> TrinityConfig:
+    """What rft-solver reads of the Trinity config `text` (the file `path`), its fixes naming --write only where it is
+    offered (`OptionNames.write_offered`); `QueryError` in one line where it cannot."""
+    from solver.rules import COMMAND_OPTIONS
+    from solver.trinity import ConfigError, read_trinity_config
+
+    names = COMMAND_OPTIONS._replace(write_offered=write_offered)
     try:
-        return text, read_trinity_config(text, str(path), os.environ, version, option_names=COMMAND_OPTIONS)
+        return read_trinity_config(text, str(path), os.environ, version, option_names=names)
     except ConfigError as error:
         raise QueryError(str(error)) from None
 

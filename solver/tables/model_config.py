@@ -120,6 +120,14 @@ false)."""
 SOFTCAP_BY_MODEL_TYPE = {"gemma2": 30.0}
 """A config.json's ``final_logit_softcapping`` where it gives none, by its ``model_type``: its class's default
 (Gemma-2 caps the logits at 30; the others, and null, do not cap them)."""
+HEAD_DIM_BY_MODEL_TYPE = {"gemma": 256, "gemma2": 256, "gemma3_text": 256, "ernie4_5": 128, "glm": 128, "glm4": 128,
+                          "helium": 128, "llama4_text": 128, "qwen3": 128, "seed_oss": 128}
+"""A config.json's ``head_dim`` where it gives none (or null), by its ``model_type``: its config class's default, the
+same in transformers 4.51.3 (where the class exists), 4.57.6, 5.0.0 and 5.25.0 (``configuration_qwen3.py:160``,
+``:163``, ``:133`` and ``:67``: Qwen3-4B's 128, not its 2560 / 32 = 80; Gemma's, Gemma-2's and Gemma-3 text's
+256; GLM's, GLM-4's, Helium's, Llama 4 text's, ERNIE-4.5's and Seed-OSS's 128). No listed type's default differs
+between the majors. Other types, Qwen3-MoE's among them (``Qwen3MoeConfig`` declares no ``head_dim``, and
+``modeling_qwen3_moe.py:144`` in 4.51.3 takes ``hidden_size // num_attention_heads``), take that quotient."""
 UNGATED_MODEL_TYPES = ("apertus", "arcee", "bloom", "codegen", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox",
                        "gptj", "mpt", "nemotron", "opt", "persimmon", "phi", "starcoder2")
 """Model types whose MLP is two matrices (up and down), not the three of a gated MLP (gate, up and down) that
@@ -636,10 +644,11 @@ def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
         head_dim = mla.qk_head_dim
         attention = mla.attention_parameters(hidden, heads)
     else:
-        if config.get("head_dim") is None and hidden < heads:
+        class_head_dim = HEAD_DIM_BY_MODEL_TYPE.get(str(config.get("model_type")), hidden // heads)
+        if config.get("head_dim") is None and not class_head_dim:
             raise TableError(f"{path}: head_dim: not given, and hidden_size {hidden} over {heads} attention heads "
                              "leaves none")
-        head_dim = _config_number(path, config, "head_dim", hidden // heads)
+        head_dim = _config_number(path, config, "head_dim", class_head_dim)
         attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     moe = _config_moe(path, config, layers)
     if moe is not None and config.get("model_type") not in PEFT_CONVERTED_MODEL_TYPES:

@@ -463,7 +463,7 @@ def _check_legacy_ref_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int,
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
         f"{dotted(ROLE_SP_KEYS[1])} {ref_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {who} checks the "
         f"ref's SP as the actor's and refuses the config ({refusals[0].words}); Trinity 0.6 on verl 0.8 or later "
-        f"runs the ref at SP {sp}; the verdict is at SP {sp}: set them alike ({checks.names.write} does)"))
+        f"runs the ref at SP {sp}; the verdict is at SP {sp}: set them alike{checks.names.write_does()}"))
 
 
 def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
@@ -578,12 +578,13 @@ def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer
     heads rft-solver does not know, only where `critic_sp` does not divide the `trainer_gpus`, else keep it."""
     write = checks.names.write
     if not another:
-        return f"set them alike ({write} does)"
+        return f"set them alike{checks.names.write_does()}"
     heads = "the critic is model.critic_model_path's, whose heads rft-solver does not know"
     broken = sp_gpus_violation(trainer_gpus, critic_sp) if trainer_gpus > 0 else None
     if broken:
-        return f"{write} sets it to the plan's SP, as {broken} ({heads}: check that the plan's SP divides them)"
-    return f"{write} keeps it: {heads}"
+        return (f"{write} sets it" if checks.names.write_offered else "set it") + (
+            f" to the plan's SP, as {broken} ({heads}: check that the plan's SP divides them)")
+    return f"{write} keeps it: {heads}" if checks.names.write_offered else f"keep it: {heads}"
 
 
 def _engine_mesh_failure(trainer_gpus: int, engine_sp: int) -> str | None:
@@ -968,11 +969,11 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
                 f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
                 f"of {native}, which the rollout's vLLM refuses unless "
                 + (f"{'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts (it applies no RoPE scaling's factor "
-                   f"to a Gemma 3's length): {_yarn_setting(model, wanted)}{_theta_setting(checks, model)} (as "
-                   f"{checks.names.write} does), and set the variable"
+                   f"to a Gemma 3's length): {_yarn_setting(model, wanted)}{_theta_setting(checks, model)}"
+                   f"{checks.names.write_does('as ')}, and set the variable"
                    if model.vllm_skips_rope_factor else
                    f"a rope_scaling covers it or {'='.join(LONG_LENGTH_VARIABLE)} is set before Ray starts: "
-                   f"{_yarn_setting(model, wanted)}{_theta_setting(checks, model)} (as {checks.names.write} does)")))
+                   f"{_yarn_setting(model, wanted)}{_theta_setting(checks, model)}{checks.names.write_does('as ')}")))
         elif rope is None:
             checks.add(ConfigProblemCode.ROPE_SCALING_MISSING, (
                 f"{checks.rope_length_words(length)} is beyond {model.name}'s native context "
@@ -1089,7 +1090,7 @@ def _type_refuses_rope(checks: _ConfigChecks, model: Model, path: Path, rope: Ma
         if caution:
             checks.add(ConfigProblemCode.ROPE_SCALING_UNTRAINED, (
                 f"{named}, for whose model_type {extension.model_type} rft-solver writes no YaRN: "
-                f"{extension.why_no_yarn}; remove it (as {checks.names.write} does), and {extension.accepted}"))
+                f"{extension.why_no_yarn}; remove it{checks.names.write_does('as ')}, and {extension.accepted}"))
         return False
     checks.add(ConfigProblemCode.ROPE_SCALING_UNBUILT_REFUSED, (
         f"{named} lacks {' and '.join(failure.missing)}, which the trainer reads from it at every step on transformers "
@@ -1158,8 +1159,8 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
         return
     theta = model.own_rope_theta
     fix = "the model's rope_theta" if theta is None else f"rope_theta: {mapped_rope_theta(model)}"
-    add = f"add {fix} to it (as {checks.names.write} does"
-    harmless = f"{add}; harmless on transformers 4)"  # which builds it without
+    add = f"add {fix} to it{checks.names.write_does('as ')}"
+    harmless = f"add {fix} to it{checks.names.write_does('as ', 'harmless on transformers 4')}"  # 4 builds it
     if checks.version == "0.5":
         if checks.absent(("model", "rope_theta")):
             checks.add(ConfigProblemCode.ROPE_THETA_MISSING, (
@@ -1175,7 +1176,7 @@ def _check_mapped_theta(checks: _ConfigChecks, model: Model, rope: Mapping[str, 
              f"in 5.12.1, :488 in 5.25.0) unless model.rope_theta is set and transformers is 5.12.1{given}")
     if checks.version == "0.6":
         checks.add(ConfigProblemCode.ROPE_THETA_MISSING_REFUSED, (
-            f"model.rope_scaling has no rope_theta: {fails}; {add})"))
+            f"model.rope_scaling has no rope_theta: {fails}; {add}"))
         return
     releases_05 = ("Trinity 0.5.0's and 0.5.2's fail alike on transformers 5 unless model.rope_theta is set"
                    if not given else "Trinity 0.5.0's and 0.5.2's build it on transformers 5 with the model.rope_theta "
@@ -1570,7 +1571,7 @@ def _check_rollout_length_refused(checks: _ConfigChecks, model: Model, length: f
     if rope is None and wanted is not None and not model.vllm_skips_rope_factor:  # model's YaRN, which it takes too
         unless = f"a rope_scaling covers it or {variable}"
         fix = (f"in model.rope_scaling, which the rollout takes too, {_yarn_setting(model, wanted)}"
-               f"{_theta_setting(checks, model)} (as {checks.names.write} does), or set the variable")
+               f"{_theta_setting(checks, model)}{checks.names.write_does('as ')}, or set the variable")
     else:
         unless, fix = variable, "set it"
     checks.add(ConfigProblemCode.ROLLOUT_LENGTH_REFUSED, (
@@ -1757,8 +1758,8 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
     trainer, *roles = DYNAMIC_BATCH_KEYS
     why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
            "batching fills it by the sequences' own lengths, so one of uneven lengths holds more tokens than the "
-           f"token budget the memory estimate counts: set it to false, with one sequence per micro-batch "
-           f"({checks.names.write} does)")
+           f"token budget the memory estimate counts: set it to false, with one sequence per micro-batch"
+           f"{checks.names.write_does()}")
     _check_flag_on(checks, trainer, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False)
     _check_flags_on(checks, roles, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False, unset_on=False)
     if turned_off(checks.flag(trainer)):
@@ -1806,7 +1807,7 @@ def _check_dpo_sizes_unset(checks: _ConfigChecks, version: TrinityVersion | None
 def _micro_batch_fix(checks: _ConfigChecks, pair: bool, version: TrinityVersion | None) -> str:
     """How to set a micro-batch size with dynamic batch sizes off, in words: the actor's one DPO pair where `pair`
     (`_one_pair_words`), else 1, each as ``--write`` writes it."""
-    return _one_pair_words(version, checks.names.write) if pair else f"set it to 1 ({checks.names.write} does)"
+    return _one_pair_words(version, checks.names.write_does()) if pair else f"set it to 1{checks.names.write_does()}"
 
 
 def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -1884,11 +1885,10 @@ def _check_dpo_pair_doubled(checks: _ConfigChecks, version: TrinityVersion | Non
         "the verl line of the verl installed beside it: pip show verl)"))
 
 
-def _one_pair_words(version: TrinityVersion | None, writer: str = "") -> str:
+def _one_pair_words(version: TrinityVersion | None, does: str = "") -> str:
     """How to set DPO's actor micro-batch size per GPU with dynamic batch sizes off so that it holds one pair, a
     chosen and a rejected sequence, on the release `version` may be (`solver.trinity.plan_keys.DPO_PAIR_SIZES`), in
-    words; with `writer`, naming it as the one that writes that size (``--write``)."""
-    does = f" ({writer} does)" if writer else ""
+    words; with `does`, naming the one that writes that size (`` (--write does)``, `OptionNames.write_does`)."""
     if version == "0.5":
         return f"set it to 1{does}, one pair, a chosen and a rejected sequence, once doubled"
     return (f"set it to 2{does}, one pair, a chosen and a rejected sequence, on verl 0.8 or later, and to 1 before "
@@ -2204,13 +2204,13 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
     others = [f"trainer.{key}" for key in present if key not in OFFLOAD_FLAGS]
     if offload:
         checks.add(ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, (
-            f"{_refused_keys_words(offload)} and set the roles' fsdp_config flags ({checks.names.write} does; the "
-            "verdict reads the roles', as 0.5 would)"))
+            f"{_refused_keys_words(offload)} and set the roles' fsdp_config flags"
+            + checks.names.write_does(after="the verdict reads the roles', as 0.5 would")))
     if others:
         padding = ".".join(REMOVE_PADDING_KEYS[1])
         checks.add(ConfigProblemCode.TRAINER_KEYS_REFUSED, _refused_keys_words(others) + (
-            f" ({checks.names.write} does; 0.5 takes remove padding from {padding}, on by default)"
-            if ".".join(REMOVE_PADDING_KEYS[0]) in others else f" ({checks.names.write} does)"))
+            checks.names.write_does(after=f"0.5 takes remove padding from {padding}, on by default")
+            if ".".join(REMOVE_PADDING_KEYS[0]) in others else checks.names.write_does()))
     return frozenset(("trainer", key) for key in present)
 
 

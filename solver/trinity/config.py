@@ -578,7 +578,7 @@ def _policies_disagree_note(trainer_policy: bool, actor_policy: bool, names: Opt
     return (f"trainer.offload_policy is {str(trainer_policy).lower()} but "
             f"{'.'.join(offload_path('actor', 'offload_policy'))} is {str(actor_policy).lower()}: Trinity 0.6 takes "
             "the trainer's with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload "
-            f"as off; set both alike ({names.write} does)")
+            f"as off; set both alike{names.write_does()}")
 
 
 def _manual_offload_note(manual: list[str], where: str) -> str:
@@ -616,7 +616,7 @@ def _engine_section_notes(reader: ConfigReader, version: TrinityVersion | None,
         f"{', '.join(unread)} (under {'.'.join(ACTOR_ROLLOUT_REF)}): Trinity reads a role's offload flags "
         "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
         "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
-        f"fsdp_config ({names.write} does)"))]
+        f"fsdp_config{names.write_does()}"))]
 
 
 def _read_offload(reader: ConfigReader, given: str | None, strategy: str, version: TrinityVersion | None,
@@ -647,7 +647,8 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str, versio
                                        _policies_disagree_note(flags["offload_policy"], policy, names)))
         policy = merged and flags["offload_policy"]
     elif policy and strategy == "fsdp2" and version == "0.6":  # verl before 0.8 reads the trainer's: unset, off
-        notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET, trinity_06_offload_off(names.write)))
+        notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET,
+                                   trinity_06_offload_off(names.write_does())))
         policy, disagree = False, True
     elif policy and strategy == "fsdp2" and version is None:
         notes.append(ConfigProblem(ConfigProblemCode.TRAINER_OFFLOAD_FLAGS_UNSET, TRINITY_06_OFFLOAD))
@@ -729,7 +730,7 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
             f"{'.'.join(in_effect)} {sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 runs "
             f"the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is at SP "
-            f"{sp}: set them alike ({names.write} does)")))
+            f"{sp}: set them alike{names.write_does()}")))
     ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
     ungrouped = version == "0.5" and ref_sp > sp == 1
     sp_named = "the actor's" if version == "0.5" else "trainer.ulysses_sequence_parallel_size"
@@ -747,8 +748,8 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
         else:
             runs = f": {_role_sp_runs(reader, version, path, role_sp, budget_path, sp)}"
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
-            f"{'.'.join(path)} {role_sp} is not {sp_named} {sp}{runs}; the verdict is at SP {sp}: set them alike "
-            f"({names.write} does)")))
+            f"{'.'.join(path)} {role_sp} is not {sp_named} {sp}{runs}; the verdict is at SP {sp}: set them alike"
+            f"{names.write_does()}")))
     if ungrouped:
         notes.append(_ungrouped_ref_problem(reader, ref_sp, trainer_sp, skipped, names))
     # every release on verl before 0.8 sizes the ref's micro-batches at its own SP within the actor's SP groups,
@@ -1710,7 +1711,7 @@ def _ungrouped_ref_problem(reader: ConfigReader, ref_sp: int, trainer_sp: int, s
     named = (f"{'.'.join(ROLE_SP_KEYS[1])} {ref_sp}" if own
              else f"trainer.ulysses_sequence_parallel_size {trainer_sp}, the ref's SP (it sets none of its own),")
     ungrouped = f"{named} is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1"
-    fix = f"set the ref's SP to the actor's ({names.write} does)"
+    fix = f"set the ref's SP to the actor's{names.write_does()}"
     padding = REMOVE_PADDING_KEYS[1]
     if turned_off(read_or_none(reader.get, padding)):  # nothing sliced: `solver.api` gives the ref's tokens per GPU
         whole = f"{ungrouped}, and with {'.'.join(padding)} false verl 0.7 splits none of the ref's micro-batches"

@@ -42,14 +42,14 @@ fragment or --write made for Trinity 0.5 (`written_for_05_comment`). With ``--tr
 takes Offload as off, as verl before 0.8 reads it (`trinity_06_offload_off`)."""
 
 
-def trinity_06_offload_off(write: str) -> str:
+def trinity_06_offload_off(write_does: str) -> str:
     """The line on a config with the roles' offload flags alone, Offload on, for Trinity 0.6 (``--trinity-version
     0.6``): verl before 0.8 runs the actor without Offload (`TRINITY_06_REPLACES`), which the verdict counts, as the
-    reading of the two that holds more on the GPUs (as it counts a PPO critic's), and the fix (`write`: the option or
-    function that writes it, as `OptionNames.write` names it)."""
+    reading of the two that holds more on the GPUs (as it counts a PPO critic's), and the fix (`write_does`: what
+    writes it, as `OptionNames.write_does` says it, `` (--write does)``, or "")."""
     return (f"{TRINITY_06_REPLACES}, so there the actor trains without Offload, which the verdict counts, the reading "
             "that holds more on the GPUs (verl 0.8 or later reads the roles' own flags, with Offload): set "
-            f"trainer.param_offload, optimizer_offload and offload_policy to true too ({write} does)")
+            f"trainer.param_offload, optimizer_offload and offload_policy to true too{write_does}")
 
 
 def written_for_05_comment(plan: Plan, option_names: OptionNames, flags: str) -> str:

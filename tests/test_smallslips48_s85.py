@@ -1,0 +1,122 @@
+"""Four slips users found in session 85 (smallslips48).
+
+1. A ``qwen3`` config.json without ``head_dim`` was read as ``hidden_size / num_attention_heads`` (80 for Qwen3-4B's
+   shape), but transformers' ``Qwen3Config`` defaults it to 128 (``configuration_qwen3.py:160`` in 4.51.3, ``:133``
+   in 5.0.0, ``:67`` in 5.25.0); ``Qwen3MoeConfig`` declares none, so a ``qwen3_moe`` one keeps the quotient
+   (``modeling_qwen3_moe.py:144`` in 4.51.3).
+2. A no-plan answer on host memory, every rank loading the model (no release named), did not say that 0.5.1, whose
+   rank 0 alone loads an untied model, trains it within that host memory.
+3. ``solve cluster --host-memory`` and Slurm's ``--mem`` got no hint to a pool's host_ram_gb, as ``--host-ram`` did.
+4. ``--from-config``'s ``but:`` lines said "(--write does)" where the summary offers no --write."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from solver.tables import load_model_config
+
+Cli = Callable[..., tuple[int, str, str]]
+QWEN3_4B = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 2560,
+            "intermediate_size": 9728, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "vocab_size": 151936, "max_position_embeddings": 40960, "tie_word_embeddings": True,
+            "rope_theta": 1000000, "torch_dtype": "bfloat16"}
+"""Qwen3-4B's config.json without its head_dim (128)."""
+
+
+def _folder(tmp_path: Path, config: dict) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_qwen3_config_without_head_dim_takes_its_class_default(cli: Cli, tmp_path: Path):
+    folder = _folder(tmp_path, QWEN3_4B)
+    assert load_model_config(folder / "config.json").head_dim == 128  # was 2560 // 32 = 80
+    status, _, err = cli("--model-config", str(folder), "--gpu", "l40s", "--gpus", "4", "--len", "16k")
+    assert status == 0
+    assert "head_dim 80" not in err and "shape but for" not in err  # was: "head_dim 80 (Qwen3-4B's: 128)"
+
+
+@pytest.mark.parametrize(("model_type", "given", "read"), [
+    ("qwen3", None, 128), ("qwen3", 64, 64), ("gemma2", None, 256), ("llama", None, 80), ("qwen3_moe", None, 80)])
+def test_head_dim_default_by_model_type(tmp_path: Path, model_type: str, given: int | None, read: int):
+    config = {**QWEN3_4B, "model_type": model_type, "head_dim": given}
+    if model_type == "qwen3_moe":  # Qwen3MoeConfig declares no head_dim: hidden_size // num_attention_heads
+        config |= {"num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 768}
+    assert load_model_config(_folder(tmp_path, config) / "config.json").head_dim == read
+
+
+HOST_LIMITED = ("--model", "llama-3.1-8b", "--maximize", "len", "--gpu", "4090", "--gpus", "12", "--node-gpus", "4",
+                "--host-ram", "128")
+
+
+def test_no_plan_on_host_memory_names_a_release_whose_rank_0_alone_loads(cli: Cli):
+    status, out, _ = cli(*HOST_LIMITED)
+    assert status == 1
+    assert ("with Offload it needs 152.7 GiB of host memory per node; with --trinity-version 0.5.1, whose rank 0 alone "
+            "loads the model, Env + Offload + SP=4 on 12 GPUs trains it (28672 tokens), and with Offload it needs 61.2 "
+            "GiB of host memory per node") in _words(out)
+    # that release's answer is the one the clause names
+    status, out, _ = cli(*HOST_LIMITED, "--trinity-version", "0.5.1")
+    assert status == 0 and "Env + Offload + SP=4 on 12 of 12 GPUs" in out
+
+
+def test_on_hopper_the_release_named_is_0_6_0(cli: Cli):
+    # 0.6.0 builds the model on rank 0 alone with FSDP2 on compute capability 9 or more; newest first
+    status, out, _ = cli("--model", "llama-3.1-8b", "--len", "64k", "--gpu", "h100", "--gpus", "8", "--exact",
+                         "--host-ram", "150")
+    assert status == 1
+    assert ("needs 185.7 GiB of host memory per node; with --trinity-version 0.6.0, whose rank 0 alone loads the "
+            "model, Env + SP=4 on 8 GPUs trains it (65536 tokens), and it needs 63.0 GiB of host memory per node while "
+            "the model loads") in _words(out)
+
+
+@pytest.mark.parametrize("options", [
+    ("--trinity-version", "0.6.0"),  # named, its own loading is counted: every rank below compute capability 9
+    ("--model", "4B", "--host-ram", "60")])  # tied embeddings: 0.5.0 and 0.5.1 load them on every rank too
+def test_no_release_clause_where_none_lifts_the_host_limit(cli: Cli, options: tuple[str, ...]):
+    argv = [*HOST_LIMITED]
+    for option, value in zip(options[::2], options[1::2], strict=True):
+        if option in argv:
+            argv[argv.index(option) + 1] = value
+        else:
+            argv += [option, value]
+    status, out, _ = cli(*argv)
+    assert status == 1 and "no plan" in out and "rank 0 alone" not in out
+
+
+@pytest.mark.parametrize("option", ["--host-ram", "--host-memory", "--mem"])
+def test_cluster_names_the_pool_field_for_host_memory_by_any_name(cli: Cli, option: str):
+    status, _, err = cli("cluster", option, "1TB")
+    assert status == 2
+    assert err.splitlines()[-1].endswith("(the file gives it: a pool's host_ram_gb)")
+
+
+CONFIG = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+          "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\ntrainer:\n"
+          "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n"
+          "      ref: {ulysses_sequence_parallel_size: 4}\n")
+"""Qwen3-8B on 4 trainer GPUs, the ref at SP 4 beside the trainer's 2: two ``but:`` lines whose fix --write makes."""
+
+
+@pytest.mark.parametrize(("options", "offered"), [
+    ((), True), (("--minimize", "gpus"), False), (("--gpus", "2"), False)])
+def test_but_lines_name_write_only_where_it_is_offered(cli: Cli, tmp_path: Path, options: tuple[str, ...],
+                                                       offered: bool):
+    path = tmp_path / "trinity.yaml"
+    path.write_text(CONFIG, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", *options)
+    assert status == 0
+    text = _words(out)
+    assert ("--write FILE writes a copy" in text) is offered
+    assert "set them alike" in text and "set the ref's SP to the actor's" in text
+    assert text.count("(--write does)") == (2 if offered else 0)
