@@ -1,7 +1,8 @@
 """A team lead's capacity plan (persona83, s85): a cluster file's number written with thousands separators in a
 ``{...}`` entry (``max_model_len: 131,072``, which YAML reads as 131 and a field ``'072'``) is told so, not only as an
 unknown field; a job's length written as a range is told the mapping a range is; a ``--weights`` file given a price
-is told that the weights price no GPU type, and how GPU types are compared."""
+is told that the weights price no GPU type, and how GPU types are compared; `--explain` names the table that stops an
+estimate where a question has no plan left and the memory model fits the nearest (docs/memory.md says it does)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -79,3 +80,33 @@ def test_a_price_in_a_weights_file_is_told_the_weights_price_no_gpu_type(cli: Cl
         "relative step time, from a plan's GPUs and settings, not a GPU type's speed or price; to compare GPU types, "
         "solve --gpu a100,h200 answers for each, and solve cluster --buy names the fewest GPUs to buy; fields: "
         "offload, sp, env, offload_moe_scaling, sp_pcie_factor, critic)\n"))
+
+
+def test_explain_names_the_table_that_stops_an_estimate_where_no_plan_is_left(cli: Cli):
+    # The memory model fits Env alone on 8 A100s at 29696 tokens (up to 30720), but the 1-GPU table's '-' at 32768
+    # stops it (docs/memory.md, "When an estimate stands in"): --explain says so, where it named nothing.
+    status, out, _ = cli("--model", "0.6B", "--len", "29696", "--gpu", "A100-80GB", "--gpus", "8", "--exact",
+                         "--sp", "1", "--no-offload", "--explain")
+    assert status == 1
+    assert " ".join(out.split()).count(
+        "nothing in the tables and the memory model's estimates vouches for Qwen3-0.6B on A100-80GB at 29696 tokens "
+        "within the limits above (Env on 8 GPUs: the memory model predicts 70.8 GiB of 73.5 usable, but the A100-80GB "
+        "table for 1 GPU says it ran out of memory at 32768, and with Offload each GPU holds as much on any count, "
+        "without it more)") == 1
+
+
+def test_explain_names_another_gpu_types_cells_that_stop_an_estimate(cli: Cli, tmp_path: Path):
+    # A team lead's own H200 cells, far apart: '-' at 131072 on 8 GPUs stops every setting of Qwen3-32B on fewer
+    # GPUs of less memory up to 131072 (the row a length between falls to), on more GPUs too (with Offload, as much
+    # per GPU on any count); --explain names that cell, not only that nothing vouches.
+    cells = tmp_path / "h200-cells.yaml"
+    cells.write_text("gpu: H200\nmemory_gb: 141\nsource: our H200 runs\ntables:\n  - gpus: 8\n"
+                     "    section: 8 x H200\n    models: [Qwen3-32B]\n    rows:\n"
+                     "      - {max_model_len: 32768, cells: {Qwen3-32B: Env + SP=2}}\n"
+                     "      - {max_model_len: 131072, cells: {Qwen3-32B: '-'}}\n", encoding="utf-8")
+    status, out, _ = cli("--model", "32B", "--len", "40k", "--gpu", "A100-80GB", "--gpus", "64", "--exact",
+                         "--sp", "8", "--no-offload", "--cells", str(cells), "--explain")
+    assert status == 1
+    assert ("(Env + SP=8 on 64 GPUs: the memory model predicts 31.8 GiB of 73.5 usable, but the H200-141GB table for "
+            "8 GPUs, whose GPU has at least this one's memory, says it ran out of memory at 131072, and with Offload "
+            "each GPU holds as much on any count, without it more)") in " ".join(out.split())
